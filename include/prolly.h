@@ -1,0 +1,582 @@
+/*
+ * prolly.h - a versioned, content-addressed key-value engine built on Prolly trees.
+ *
+ * This header is the whole public contract. Read it top to bottom once.
+ *
+ * THE MODEL
+ *   A tree is an immutable ordered map from byte-string keys to byte-string values. It is named by
+ *   the 32-byte SHA-256 id of its root node (prolly_id). Every edit returns the id of a new tree;
+ *   old trees stay valid and share all unchanged nodes. Nodes live in a store (memory, LMDB,
+ *   PostgreSQL, or your own prolly_store). A commit is a content-addressed object naming a tree,
+ *   its parent commits, a time and a message. A branch is a named ref to a commit, moved only by
+ *   compare-and-swap.
+ *
+ * ERRORS
+ *   Every function returning int returns 0 on success or one of the negative PROLLY_E* codes below.
+ *   On failure a message for the calling thread is kept in prolly_last_error(); it names what was
+ *   wrong (the key, the node id, the store's own words). Output parameters are left untouched on
+ *   failure unless the function says otherwise.
+ *
+ * OWNERSHIP
+ *   prolly_slice values handed to callbacks or returned by cursors point into memory owned by the
+ *   library; each function says how long they stay valid. prolly_buf is owned by the caller and
+ *   reused across calls; release it with prolly_buf_dispose(). Every _free/_close accepts NULL.
+ *
+ * THREADS
+ *   A prolly_db may be shared by any number of threads: reads, edits, diffs, merges, commits and
+ *   gc may run concurrently on one handle. prolly_txn, prolly_builder and prolly_cursor objects
+ *   belong to one thread at a time (they may be handed between threads, never used by two at
+ *   once). The per-thread last error and per-thread counters are per OS thread.
+ */
+#ifndef PROLLY_H
+#define PROLLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROLLY_VERSION_MAJOR 0
+#define PROLLY_VERSION_MINOR 1
+#define PROLLY_VERSION_PATCH 0
+#define PROLLY_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Errors                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+enum {
+	PROLLY_OK = 0,
+	PROLLY_ENOTFOUND = -1,  /* key, branch, commit, ref or node does not exist */
+	PROLLY_ECONFLICT = -2,  /* compare-and-swap lost: the ref moved (or a gc ran) meanwhile */
+	PROLLY_ECORRUPT = -3,   /* stored bytes do not hash to their id, or fail to decode */
+	PROLLY_ETOOBIG = -4,    /* key > PROLLY_MAX_KEY or value > PROLLY_MAX_VALUE bytes */
+	PROLLY_EINVAL = -5,     /* bad argument: unsorted builder input, malformed id or name, ... */
+	PROLLY_ENOMEM = -6,     /* out of memory */
+	PROLLY_ESTORE = -7,     /* the store failed: I/O error, lost connection, server error */
+	PROLLY_EFULL = -8,      /* the store is out of space (disk full, map cannot grow) */
+	PROLLY_EVERSION = -9,   /* node format or store schema newer than this library */
+	PROLLY_ETIMEOUT = -10,  /* waited too long (connection pool, lock) */
+	PROLLY_EMERGE = -11,    /* three-way merge left conflicts unresolved */
+	PROLLY_EUNSUPPORTED = -12, /* the store does not support this operation */
+	PROLLY_ITEROVER = -31   /* not an error: an iteration has no more items */
+};
+
+/* A static English description of an error code. Never NULL. */
+const char *prolly_strerror(int err);
+
+/* The calling thread's message for its most recent failure. Never NULL ("" if none). Valid until
+ * the next failing call on this thread. */
+const char *prolly_last_error(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Plain values                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY_ID_SIZE 32
+#define PROLLY_ID_HEX_SIZE 65 /* 64 hex digits and a NUL */
+#define PROLLY_MAX_KEY 2048
+#define PROLLY_MAX_VALUE 65536
+
+/* SHA-256 of a node's bytes. Shown as 64 lowercase hex digits. */
+typedef struct prolly_id {
+	unsigned char bytes[PROLLY_ID_SIZE];
+} prolly_id;
+
+/* A borrowed byte string. */
+typedef struct prolly_slice {
+	const void *data;
+	size_t size;
+} prolly_slice;
+
+/* A caller-owned growable buffer. Initialise with PROLLY_BUF_INIT (all zero); functions that
+ * fill it replace its contents, growing it as needed. Release with prolly_buf_dispose(). */
+typedef struct prolly_buf {
+	unsigned char *ptr;
+	size_t size;
+	size_t asize;
+} prolly_buf;
+#define PROLLY_BUF_INIT {NULL, 0, 0}
+
+void prolly_buf_dispose(prolly_buf *buf);
+
+/* Writes 64 lowercase hex digits and a NUL into out. */
+void prolly_id_to_hex(char out[PROLLY_ID_HEX_SIZE], const prolly_id *id);
+/* Parses exactly 64 hex digits (either case). PROLLY_EINVAL otherwise. */
+int prolly_id_from_hex(prolly_id *out, const char *hex);
+/* 1 if equal, 0 otherwise. */
+int prolly_id_equal(const prolly_id *a, const prolly_id *b);
+/* Id of the empty tree (a leaf with no records). Every store can read it without holding it. */
+void prolly_id_empty_tree(prolly_id *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Counters                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Work counters. The handle keeps cumulative ones (prolly_db_stats); every thread keeps its own
+ * (prolly_thread_stats), which a benchmark resets before an operation to get per-operation
+ * figures. Store round trips are counted by the store (one per statement/transaction that went
+ * to the server for PostgreSQL; one per store call for in-process stores). */
+typedef struct prolly_stats {
+	uint64_t cache_hits;        /* node found decoded in the cache (or the operation's working set) */
+	uint64_t cache_misses;      /* node requested from the store */
+	uint64_t cache_evictions;   /* nodes evicted to stay within cache_bytes */
+	uint64_t nodes_read;        /* nodes returned by the store */
+	uint64_t bytes_read;        /* their bytes */
+	uint64_t nodes_written;     /* nodes handed to the store for writing */
+	uint64_t bytes_written;     /* their bytes */
+	uint64_t store_reads;       /* get_nodes calls */
+	uint64_t store_read_items;  /* ids asked for in those calls (items per call = this / store_reads) */
+	uint64_t store_writes;      /* write calls (each one atomic transaction) */
+	uint64_t store_round_trips; /* round trips reported by the store */
+	uint64_t store_statements;  /* SQL statements reported by the store (0 for in-process stores) */
+	uint64_t pool_waits;        /* times a connection had to be waited for */
+	uint64_t pool_wait_ns;      /* total time spent waiting for connections */
+} prolly_stats;
+
+/* Copies the calling thread's counters into out. */
+void prolly_thread_stats(prolly_stats *out);
+/* Zeroes the calling thread's counters. */
+void prolly_thread_stats_reset(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Store backends                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A store holds nodes (immutable byte strings named by their SHA-256) and refs (names mapped to
+ * ids, moved by compare-and-swap). It is a versioned table of functions, like a VFS: to write a
+ * backend, fill in a struct whose first member is a prolly_store, set version to
+ * PROLLY_STORE_VERSION, and hand it to prolly_db_new(). All functions must be safe to call from
+ * several threads at once. They return 0 or a PROLLY_E* code, setting the last-error message with
+ * prolly_set_error() in their own words.
+ */
+#define PROLLY_STORE_VERSION 1
+#define PROLLY_MAX_REF_NAME 255
+
+typedef struct prolly_store prolly_store;
+
+/* A node handed to a store for writing. */
+typedef struct prolly_store_node {
+	prolly_id id;
+	const void *data;
+	size_t size;
+} prolly_store_node;
+
+/* What a ref update expects to find before it applies. */
+typedef enum prolly_ref_expect {
+	PROLLY_REF_EXPECT_ANY = 0,    /* no check: set (or delete) unconditionally */
+	PROLLY_REF_EXPECT_ABSENT = 1, /* the ref must not exist (create) */
+	PROLLY_REF_EXPECT_VALUE = 2   /* the ref must exist and equal `expected` (move or delete) */
+} prolly_ref_expect;
+
+typedef struct prolly_ref_update {
+	const char *name;           /* NUL-terminated, 1..PROLLY_MAX_REF_NAME bytes */
+	prolly_ref_expect expect;
+	prolly_id expected;         /* read when expect == PROLLY_REF_EXPECT_VALUE */
+	int remove;                 /* non-zero: delete the ref; otherwise set it to `value` */
+	prolly_id value;
+	/* Set by the store when the write fails with PROLLY_ECONFLICT because of this ref: */
+	int conflict;               /* 1 if this update's expectation failed */
+	int current_exists;         /* whether the ref exists now */
+	prolly_id current;          /* its value now, when it exists */
+} prolly_ref_update;
+
+/* One atomic write: all of it becomes visible at once, or none of it. */
+typedef struct prolly_store_write {
+	const prolly_store_node *nodes; /* written if absent; identical rows are never rewritten */
+	size_t n_nodes;
+	prolly_ref_update *refs;        /* applied in name order after checking every expectation */
+	size_t n_refs;
+	int check_epoch;                /* non-zero: fail with PROLLY_ECONFLICT unless the store's */
+	uint64_t epoch;                 /*   gc epoch still equals `epoch` */
+	uint64_t current_epoch;         /* out: the store's epoch (always set on success and conflict) */
+	int durable;                    /* non-zero: durable when write returns (fsync); node-only
+	                                   flushes of a bulk build pass 0 */
+} prolly_store_write;
+
+/* Called by get_nodes for each id found. data is valid only during the call. index is the
+ * position in the request. Return 0 to go on, non-zero to stop (get_nodes then returns it). */
+typedef int (*prolly_store_found_fn)(void *payload, size_t index, const void *data, size_t size);
+/* Called by list_refs for each ref, in name order. Same return rule. */
+typedef int (*prolly_store_ref_fn)(void *payload, const char *name, const prolly_id *value);
+/* gc: mark() is called while the store excludes every writer; keep() then says, per stored node
+ * id, whether it survives. */
+typedef int (*prolly_gc_mark_fn)(void *payload);
+typedef int (*prolly_gc_keep_fn)(void *payload, const prolly_id *id);
+
+typedef struct prolly_gc_result {
+	uint64_t nodes_kept;
+	uint64_t nodes_removed;
+	uint64_t bytes_removed;
+} prolly_gc_result;
+
+struct prolly_store {
+	unsigned version;  /* PROLLY_STORE_VERSION */
+	const char *kind;  /* "mem", "lmdb", "postgres", ... */
+
+	/* Looks up n ids (duplicates allowed) in one round trip where the store can. Calls found()
+	 * for each id present, in any order; absent ids are simply not reported. Does not verify
+	 * hashes (the engine does). */
+	int (*get_nodes)(prolly_store *st, const prolly_id *ids, size_t n, prolly_store_found_fn found,
+	                 void *payload);
+
+	/* One atomic transaction, see prolly_store_write. On PROLLY_ECONFLICT nothing was written and
+	 * the failing ref updates carry conflict/current_*. */
+	int (*write)(prolly_store *st, prolly_store_write *w);
+
+	/* Reads one ref. PROLLY_ENOTFOUND if absent. epoch (may be NULL) receives the gc epoch. */
+	int (*get_ref)(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch);
+
+	/* Lists refs whose name starts with prefix ("" for all), in byte order of name. */
+	int (*list_refs)(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload);
+
+	/* Mark and sweep: excludes writers, bumps the gc epoch (so a write begun before the gc and
+	 * checking the epoch fails with PROLLY_ECONFLICT), calls mark(payload), deletes every node for
+	 * which keep() returns 0. May be NULL (PROLLY_EUNSUPPORTED). */
+	int (*gc)(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+	          prolly_gc_result *out);
+
+	/* Counts stored nodes and their bytes. May be NULL. */
+	int (*stat)(prolly_store *st, uint64_t *nodes, uint64_t *bytes);
+
+	/* Releases everything. Called once, by prolly_close (or prolly_store_close). */
+	void (*close)(prolly_store *st);
+};
+
+/* Sets the calling thread's last-error message (printf-style) and returns err. For backends. */
+int prolly_set_error(int err, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Adds to the calling thread's counters (and nothing else). For backends reporting round trips,
+ * statements and pool waits. */
+void prolly_stats_add(const prolly_stats *delta);
+
+/* Built-in stores. Each returns a store the caller owns until handed to prolly_db_new(). */
+
+/* A store in process memory; everything is lost at close. */
+int prolly_store_mem_new(prolly_store **out);
+
+/* An LMDB environment in directory `path` (created if missing, with mode 0755 for the directory,
+ * 0644 for files). map_size 0 picks a generous default; the map grows by itself when full, and a
+ * full disk is PROLLY_EFULL. Nodes and refs live in separate databases; one write() is one LMDB
+ * write transaction, durable when it returns if w->durable. Several processes may open the same
+ * directory. */
+int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size);
+
+/* Opens a store by URL: "mem:", "lmdb:PATH", or (when built with PostgreSQL support)
+ * "postgres://...", "postgresql://..." or a libpq conninfo string ("host=... dbname=..."). */
+int prolly_store_open(prolly_store **out, const char *url);
+
+/* Closes a store that was never handed to prolly_db_new(). NULL is fine. */
+void prolly_store_close(prolly_store *st);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The database handle                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct prolly_db prolly_db;
+
+typedef struct prolly_options {
+	size_t cache_bytes;      /* decoded-node cache budget; default 256 MiB; 0 disables caching */
+	unsigned retain_commits; /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
+	size_t flush_bytes;      /* a builder hands nodes to the store every this many bytes (4 MiB) */
+} prolly_options;
+
+/* Fills in the defaults. */
+void prolly_options_init(prolly_options *opts);
+
+/* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults). */
+int prolly_open(prolly_db **out, const char *url, const prolly_options *opts);
+
+/* Wraps a store; the handle owns it from now on, also on failure. */
+int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);
+
+/* Closes the handle and its store. Every txn, builder and cursor must be freed first. NULL ok. */
+void prolly_close(prolly_db *db);
+
+/* The store behind the handle (owned by the handle). */
+prolly_store *prolly_db_store(prolly_db *db);
+
+/* Cumulative counters of the handle since open. */
+void prolly_db_stats(prolly_db *db, prolly_stats *out);
+
+/* Drops every cached node (so the next operation starts cold). Nodes pinned by an open txn stay. */
+void prolly_db_cache_clear(prolly_db *db);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading a tree                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Looks key up in tree root. Copies the value into out. PROLLY_ENOTFOUND if absent;
+ * PROLLY_ECORRUPT / PROLLY_ESTORE if a node cannot be read. */
+int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void *key, size_t klen);
+
+/* Called by prolly_get_many once per requested key, in request order. value is NULL when the key
+ * is absent; it is valid only during the call. Return non-zero to stop (returned by get_many). */
+typedef int (*prolly_value_fn)(void *payload, size_t index, const void *value, size_t vlen);
+
+/* Looks up n keys (any order, duplicates allowed) reading each tree level with one store call. */
+int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys, size_t n,
+                    prolly_value_fn fn, void *payload);
+
+/* Number of records in the tree, in O(1) (read from the root). */
+int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root);
+
+/* Number of keys strictly less than key, in O(height). */
+int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key, size_t klen);
+
+/* The record at position index (0-based, key order), in O(height). PROLLY_ENOTFOUND if
+ * index >= count. key or value may be NULL. */
+int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const prolly_id *root,
+                  uint64_t index);
+
+/* Tree shape. */
+typedef struct prolly_tree_stats {
+	uint64_t records;
+	unsigned height;  /* 1 for a single leaf */
+	uint64_t nodes;   /* nodes reachable from the root */
+	uint64_t bytes;   /* their encoded bytes */
+	uint64_t leaves;
+} prolly_tree_stats;
+
+/* Walks every node of the tree (level by level, one store call per level batch). With verify
+ * non-zero every node is re-hashed even if cached (a mismatch is PROLLY_ECORRUPT naming it). */
+int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root, int verify);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Cursors                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct prolly_cursor prolly_cursor;
+
+/* Which records a cursor visits. Zero-initialise, then set what you need. */
+typedef struct prolly_range {
+	prolly_slice lo;   /* lower bound, used when has_lo */
+	int has_lo;
+	int lo_exclusive;  /* default inclusive */
+	prolly_slice hi;   /* upper bound, used when has_hi */
+	int has_hi;
+	int hi_inclusive;  /* default exclusive */
+	prolly_slice prefix; /* only keys starting with these bytes (size 0: all) */
+	int reverse;       /* visit in descending key order */
+} prolly_range;
+
+/* Opens a cursor over tree root limited to range (NULL: the whole tree). Nodes are loaded in
+ * batches (the next leaves of a parent in one store call). */
+int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prolly_id *root,
+                       const prolly_range *range);
+
+/* Moves to the next record. key and value (either may be NULL) point into the cursor's node and
+ * stay valid until the next call on the cursor or its free. Returns PROLLY_ITEROVER at the end. */
+int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *value);
+
+void prolly_cursor_free(prolly_cursor *cur);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing: transactions, bulk build, batch edits                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A txn collects the nodes that edits, builds and merges create, and publishes them with ref
+ * moves in one atomic store write. Until then its nodes are readable through the same prolly_db
+ * (they are pinned in its cache), so trees made in a txn can be read, diffed and edited again.
+ * Freeing a txn that was not committed discards it; nothing of it reaches the store except the
+ * nodes a builder flushed early (unreachable until a ref names them; gc may remove them).
+ */
+typedef struct prolly_txn prolly_txn;
+
+int prolly_txn_begin(prolly_txn **out, prolly_db *db);
+
+/* Queues a ref update (copied) for the commit. */
+int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update);
+
+/* Writes the txn's nodes and ref updates atomically. On PROLLY_ECONFLICT nothing was published;
+ * conflicts (may be NULL) receives a copy of the failing updates with current values, up to
+ * n_conflicts of them. The txn cannot be committed twice; free it after either result. */
+int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts);
+
+/* Discards the txn if uncommitted. NULL ok. */
+void prolly_txn_free(prolly_txn *txn);
+
+typedef enum prolly_op { PROLLY_PUT = 0, PROLLY_DEL = 1 } prolly_op;
+
+typedef struct prolly_edit {
+	prolly_op op;
+	prolly_slice key;
+	prolly_slice value; /* ignored for PROLLY_DEL */
+} prolly_edit;
+
+/* Applies n edits (any order; for equal keys the last one wins; deleting an absent key is a
+ * no-op) to tree root, creating the new tree's nodes in txn. Cost is proportional to the number
+ * of edits times the height. PROLLY_ETOOBIG for an oversized key or value (nothing changes). */
+int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                     const prolly_edit *edits, size_t n);
+
+/* Bulk build from records in strictly increasing key order. Memory stays bounded: finished nodes
+ * are handed to the store every flush_bytes (unreferenced until the txn commits). */
+typedef struct prolly_builder prolly_builder;
+
+int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
+/* PROLLY_EINVAL if key is not greater than the previous one; PROLLY_ETOOBIG if oversized. */
+int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val, size_t vlen);
+/* Finishes the tree; out_root receives its id. The builder cannot be used afterwards. */
+int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
+void prolly_builder_free(prolly_builder *b);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Diff and merge                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum prolly_diff_kind {
+	PROLLY_DIFF_ADDED = 1,   /* key only in `to`; new_value set */
+	PROLLY_DIFF_REMOVED = 2, /* key only in `from`; old_value set */
+	PROLLY_DIFF_CHANGED = 3  /* key in both with different values; both set */
+} prolly_diff_kind;
+
+typedef struct prolly_diff_entry {
+	prolly_diff_kind kind;
+	prolly_slice key;
+	prolly_slice old_value;
+	prolly_slice new_value;
+} prolly_diff_entry;
+
+/* Return non-zero to stop; the diff then returns that value. Slices valid during the call. */
+typedef int (*prolly_diff_fn)(void *payload, const prolly_diff_entry *e);
+
+/* Reports every difference from tree `from` to tree `to`, in key order, limited to range (NULL:
+ * all; prefix and reverse are not supported here and give PROLLY_EINVAL). Subtrees with equal ids
+ * are skipped without being read; each level of the changed region is read with one store call. */
+int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
+                const prolly_range *range, prolly_diff_fn fn, void *payload);
+
+typedef enum prolly_resolver {
+	PROLLY_RESOLVE_FAIL = 0,   /* report conflicts, produce nothing, return PROLLY_EMERGE */
+	PROLLY_RESOLVE_OURS = 1,   /* take ours */
+	PROLLY_RESOLVE_THEIRS = 2, /* take theirs */
+	PROLLY_RESOLVE_CALLBACK = 3
+} prolly_resolver;
+
+/* A key changed differently on both sides. A side's value has data NULL when the key is absent
+ * there (deleted, or never existed in base). */
+typedef struct prolly_conflict {
+	prolly_slice key;
+	prolly_slice base;
+	prolly_slice ours;
+	prolly_slice theirs;
+	int base_exists, ours_exists, theirs_exists;
+} prolly_conflict;
+
+/* For PROLLY_RESOLVE_CALLBACK: decide the key. Set *out_exists to 0 to delete the key, or to 1
+ * with *out_value pointing to the value (it must stay valid until the merge returns). Return 0,
+ * or PROLLY_EMERGE to leave it a conflict, or any other error to abort the merge. */
+typedef int (*prolly_resolve_fn)(void *payload, const prolly_conflict *c, prolly_slice *out_value,
+                                 int *out_exists);
+/* Called for every conflict left unresolved (for reporting), in key order. */
+typedef int (*prolly_conflict_fn)(void *payload, const prolly_conflict *c);
+
+typedef struct prolly_merge_options {
+	prolly_resolver resolve;
+	prolly_resolve_fn resolve_fn;       /* for PROLLY_RESOLVE_CALLBACK */
+	prolly_conflict_fn on_conflict;     /* may be NULL */
+	void *payload;
+} prolly_merge_options;
+
+typedef struct prolly_merge_stats {
+	uint64_t applied;    /* changes taken from theirs */
+	uint64_t convergent; /* identical changes on both sides */
+	uint64_t conflicts;  /* keys changed differently (resolved or not) */
+} prolly_merge_stats;
+
+/* Three-way merge: applies what changed from base to theirs onto ours, creating the result in
+ * txn. Cost is proportional to the changes on both sides. With PROLLY_RESOLVE_FAIL and any
+ * conflict, every conflict is reported to on_conflict, out_root is untouched, PROLLY_EMERGE.
+ * stats may be NULL. */
+int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                 const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
+                 const prolly_merge_options *opts);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Commits and branches                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A commit object (stored in the node store, content-addressed like a node). */
+typedef struct prolly_commit {
+	prolly_id id;
+	prolly_id tree;
+	size_t n_parents;
+	prolly_id *parents;
+	int64_t time_us;  /* microseconds since the Unix epoch, UTC */
+	char *message;    /* NUL-terminated */
+} prolly_commit;
+
+/* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for
+ * instance removed by gc beyond the retention horizon). */
+int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
+void prolly_commit_free(prolly_commit *c);
+
+/* Creates a commit object in txn (published when the txn commits). time_us 0 means now. */
+int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
+                         const prolly_id *parents, size_t n_parents, int64_t time_us,
+                         const char *message);
+
+/* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~'.
+ * A branch is stored as the ref "refs/heads/NAME". */
+int prolly_branch_name_valid(const char *name);
+
+/* Head commit of a branch. PROLLY_ENOTFOUND if no such branch. */
+int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch);
+
+/* Resolves "BRANCH", "BRANCH~N" (N first-parent steps back) or a 64-hex commit id to a commit. */
+int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
+
+/* Queues in txn the move of branch from expected (NULL: must not exist) to commit. */
+int prolly_txn_move_branch(prolly_txn *txn, const char *branch, const prolly_id *expected,
+                           const prolly_id *commit);
+
+/* Convenience: applies edits to the branch head's tree and commits with message, moving the
+ * branch by compare-and-swap in one store write. On a lost race returns PROLLY_ECONFLICT with
+ * *out_commit set to the head that won (when it exists). */
+int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
+                        const prolly_edit *edits, size_t n, const char *message);
+
+/* Creates branch `name` at commit (O(1): no node is copied). PROLLY_ECONFLICT if it exists. */
+int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
+/* Deletes a branch; PROLLY_ENOTFOUND if absent. */
+int prolly_branch_delete(prolly_db *db, const char *name);
+
+/* Lists branches in name order. */
+typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
+int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
+
+/* Lowest common ancestor of two commits. PROLLY_ENOTFOUND if they share no history (or it
+ * was removed by retention). */
+int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b);
+
+/* Walks history from commit, newest first (by time, then id), visiting each commit once.
+ * Stops quietly where retention removed older commits. */
+typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
+int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload);
+
+/* Merges branch `from` into branch `into`: three-way against their merge base, then a merge
+ * commit with both heads as parents, moving `into` by compare-and-swap. When `into`'s head is an
+ * ancestor of `from`'s the branch fast-forwards. PROLLY_EMERGE on unresolved conflicts (nothing
+ * is written); PROLLY_ECONFLICT if `into` moved meanwhile. out_commit may be NULL. */
+int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prolly_db *db,
+                          const char *into, const char *from, const prolly_merge_options *opts,
+                          const char *message);
+
+/* Removes every node and commit not reachable from the newest opts.retain_commits commits (0:
+ * all) of every branch. Safe while other threads or processes write: a write that began before
+ * the gc fails with PROLLY_ECONFLICT instead of publishing a tree whose nodes were removed. */
+int prolly_gc(prolly_db *db, prolly_gc_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PROLLY_H */

@@ -1,0 +1,61 @@
+/*
+ * chunk.c - where chunks end: the content-defined, size-aware boundary rule.
+ *
+ * A chunk (node) being built keeps its running encoded size s. After an item of encoded size r
+ * with key k is appended (s already includes r):
+ *
+ *   C1  s <  PROLLY_CHUNK_MIN (512):   never split here.
+ *   C2  s >  PROLLY_CHUNK_MAX (16384): always split here.
+ *   C3  otherwise split iff h(k) / 2^32 < 1 - exp(-((s/4096)^4 - ((s-r)/4096)^4)),
+ *       which is (F(s) - F(s-r)) / (1 - F(s-r)) for F(x) = 1 - exp(-(x/4096)^4): the chance that
+ *       a chunk whose size follows the Weibull distribution F ends within this item, given that it
+ *       did not end before it. Chunk sizes cluster near 4 KiB.
+ *
+ * h(k) is the high 32 bits of XXH3-64 of the key bytes alone, seeded per level (C4), so values
+ * never move boundaries except through their size, and levels do not split in lockstep. The
+ * decision depends only on the items since the chunk began (C5): that is what makes the tree
+ * history independent and what lets an edit re-chunk only until a boundary reappears where an
+ * old node ended.
+ *
+ * Determinism: the rule must give the same answer on every platform, or trees would differ
+ * between builds. The quartic difference is computed exactly in 64-bit integers; exp() is not
+ * taken from libm (whose last bit may differ between implementations) but computed here with
+ * only IEEE-754 double additions, multiplications and divisions, which are correctly rounded
+ * everywhere; the build disables floating-point contraction (-ffp-contract=off).
+ */
+#include "internal.h"
+
+#include <xxhash.h>
+
+#define LEVEL_SEED_BASE 0x9e3779b97f4a7c15ULL
+
+/* exp(-x) for x >= 0 using only correctly rounded basic operations: exp(-x) = (exp(-x/1024))^1024
+ * with a Taylor series for the small argument. Accuracy is about 1e-13; what matters is that the
+ * result is bit-identical on every IEEE-754 platform. */
+static double det_exp_neg(double x)
+{
+	double y = x / 1024.0; /* exact: a power of two */
+	double term = 1.0, sum = 1.0;
+	for (int i = 1; i <= 12; i++) {
+		term = term * (-y) / (double)i;
+		sum = sum + term;
+	}
+	for (int i = 0; i < 10; i++)
+		sum = sum * sum;
+	return sum;
+}
+
+int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, size_t r)
+{
+	if (s < PROLLY_CHUNK_MIN) /* C1 */
+		return 0;
+	if (s > PROLLY_CHUNK_MAX) /* C2 */
+		return 1;
+	uint64_t a = (uint64_t)s, b = (uint64_t)(s - r);
+	uint64_t d = a * a * a * a - b * b * b * b; /* < 2^57: exact */
+	double x = (double)d / 281474976710656.0;   /* 4096^4 = 2^48 */
+	double p = 1.0 - det_exp_neg(x);
+	uint64_t seed = LEVEL_SEED_BASE * (uint64_t)(level + 1); /* C4 */
+	uint32_t h = (uint32_t)(XXH3_64bits_withSeed(key, klen, seed) >> 32);
+	return (double)h < p * 4294967296.0; /* C3 */
+}

@@ -1,0 +1,74 @@
+/*
+ * chunker.c - turning a stream of items at one level into nodes.
+ *
+ * Invariants:
+ *   H1  ch->s is the encoded item size of the pending items (0 right after a boundary), so the
+ *       boundary decision sees exactly the items since the chunk began (chunk.c, C5).
+ *   H2  a node is made only at a boundary or by prolly__chunker_finish.
+ */
+#include "internal.h"
+
+void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level)
+{
+	memset(ch, 0, sizeof(*ch));
+	ch->txn = txn;
+	prolly__enc_init(&ch->enc, level);
+}
+
+void prolly__chunker_dispose(prolly__chunker *ch)
+{
+	prolly__enc_dispose(&ch->enc);
+	prolly_buf_dispose(&ch->out);
+}
+
+static int make_node(prolly__chunker *ch, pnode **made)
+{
+	prolly_id id;
+	int rc = prolly__enc_finish(&ch->enc, &ch->out);
+	if (rc)
+		return rc;
+	prolly__hash(&id, ch->out.ptr, ch->out.size);
+	if ((rc = prolly__txn_add_node(ch->txn, &id, ch->out.ptr, ch->out.size, made)))
+		return rc;
+	ch->emitted++;
+	ch->bytes += ch->out.size;
+	prolly__enc_reset(&ch->enc);
+	ch->s = 0; /* H1 */
+	return 0;
+}
+
+int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const void *v, size_t vlen,
+                         pnode **made)
+{
+	size_t r = prolly__leaf_item_size(klen, vlen);
+	int rc = prolly__enc_add_leaf(&ch->enc, k, klen, v, vlen);
+	*made = NULL;
+	if (rc)
+		return rc;
+	ch->s += r;
+	if (prolly__boundary(0, k, klen, ch->s, r)) /* H2 */
+		return make_node(ch, made);
+	return 0;
+}
+
+int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const prolly_id *id,
+                          uint64_t count, pnode **made)
+{
+	size_t r = prolly__child_item_size(klen);
+	int rc = prolly__enc_add_child(&ch->enc, k, klen, id, count);
+	*made = NULL;
+	if (rc)
+		return rc;
+	ch->s += r;
+	if (prolly__boundary(ch->enc.level, k, klen, ch->s, r))
+		return make_node(ch, made);
+	return 0;
+}
+
+int prolly__chunker_finish(prolly__chunker *ch, pnode **made)
+{
+	*made = NULL;
+	if (ch->enc.n == 0)
+		return 0;
+	return make_node(ch, made);
+}

@@ -1,0 +1,361 @@
+/*
+ * db.c - the handle: store + node cache + options; batched node loading.
+ *
+ * Every operation that reads nodes keeps them in a working set (prolly__nodeset) and asks for
+ * all the nodes it needs at one tree level with one prolly__load call: ids found in the set or
+ * the cache cost nothing, the rest go to the store in one get_nodes call. Every node read from a
+ * store is hash-verified before anyone sees it.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+void prolly_options_init(prolly_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->cache_bytes = (size_t)256 << 20;
+	opts->retain_commits = 0;
+	opts->flush_bytes = (size_t)4 << 20;
+}
+
+void prolly_id_empty_tree(prolly_id *out)
+{
+	static const unsigned char empty[20] = {'P', 'R', 'L', 'Y', PROLLY_FORMAT_VERSION, 0, 0, 0};
+	prolly__hash(out, empty, sizeof(empty));
+}
+
+int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts)
+{
+	int rc;
+	prolly_db *db = NULL;
+	prolly__enc enc;
+	prolly_buf bytes = PROLLY_BUF_INIT;
+	prolly__enc_init(&enc, 0);
+
+	if (!store || store->version != PROLLY_STORE_VERSION) {
+		rc = prolly_set_error(PROLLY_EVERSION, "store interface version %u; this library speaks %d",
+		                      store ? store->version : 0, PROLLY_STORE_VERSION);
+		goto cleanup;
+	}
+	db = calloc(1, sizeof(*db));
+	if (!db) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory opening a handle");
+		goto cleanup;
+	}
+	db->store = store;
+	store = NULL;
+	if (opts)
+		db->opts = *opts;
+	else
+		prolly_options_init(&db->opts);
+	if (!db->opts.flush_bytes)
+		db->opts.flush_bytes = (size_t)4 << 20;
+	pthread_mutex_init(&db->stats_lock, NULL);
+	if ((rc = prolly__cache_new(&db->cache, db->opts.cache_bytes)))
+		goto cleanup;
+	if ((rc = prolly__enc_finish(&enc, &bytes)))
+		goto cleanup;
+	prolly__hash(&db->empty_tree, bytes.ptr, bytes.size);
+	if ((rc = prolly__node_decode(&db->empty_node, &db->empty_tree, bytes.ptr, bytes.size, 1)))
+		goto cleanup;
+
+	/* Learn the store's gc epoch with an empty write (see prolly_store_write). */
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	if ((rc = db->store->write(db->store, &w)))
+		goto cleanup;
+	atomic_store(&db->epoch, w.current_epoch);
+	*out = db;
+	db = NULL;
+cleanup:
+	prolly_store_close(store);
+	prolly_close(db);
+	prolly__enc_dispose(&enc);
+	prolly_buf_dispose(&bytes);
+	return rc;
+}
+
+int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
+{
+	prolly_store *st;
+	int rc = prolly_store_open(&st, url);
+	if (rc)
+		return rc;
+	return prolly_db_new(out, st, opts);
+}
+
+void prolly_close(prolly_db *db)
+{
+	if (!db)
+		return;
+	prolly__cache_free(db->cache);
+	prolly__node_unref(db->empty_node);
+	if (db->store)
+		db->store->close(db->store);
+	pthread_mutex_destroy(&db->stats_lock);
+	free(db);
+}
+
+prolly_store *prolly_db_store(prolly_db *db)
+{
+	return db->store;
+}
+
+void prolly_db_stats(prolly_db *db, prolly_stats *out)
+{
+	pthread_mutex_lock(&db->stats_lock);
+	*out = db->stats;
+	pthread_mutex_unlock(&db->stats_lock);
+}
+
+void prolly_db_cache_clear(prolly_db *db)
+{
+	prolly__cache_clear(db->cache);
+}
+
+/* ---- working sets ---- */
+
+void prolly__nodeset_init(prolly__nodeset *s)
+{
+	s->slots = NULL;
+	s->cap = s->len = 0;
+}
+
+void prolly__nodeset_dispose(prolly__nodeset *s)
+{
+	for (size_t i = 0; i < s->cap; i++)
+		prolly__node_unref(s->slots[i]);
+	free(s->slots);
+	prolly__nodeset_init(s);
+}
+
+static size_t id_slot(const prolly_id *id)
+{
+	uint64_t h;
+	memcpy(&h, id->bytes, sizeof(h));
+	return (size_t)h;
+}
+
+pnode *prolly__nodeset_find(const prolly__nodeset *s, const prolly_id *id)
+{
+	if (!s->cap)
+		return NULL;
+	size_t mask = s->cap - 1;
+	for (size_t i = id_slot(id) & mask;; i = (i + 1) & mask) {
+		pnode *n = s->slots[i];
+		if (!n)
+			return NULL;
+		if (prolly_id_equal(&n->id, id))
+			return n;
+	}
+}
+
+static void place(pnode **slots, size_t cap, pnode *n)
+{
+	size_t mask = cap - 1;
+	size_t i = id_slot(&n->id) & mask;
+	while (slots[i])
+		i = (i + 1) & mask;
+	slots[i] = n;
+}
+
+int prolly__nodeset_add(prolly__nodeset *s, pnode *n)
+{
+	if (prolly__nodeset_find(s, &n->id))
+		return 0;
+	if ((s->len + 1) * 4 > s->cap * 3) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		pnode **ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory growing a node set");
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->slots[i])
+				place(ns, ncap, s->slots[i]);
+		free(s->slots);
+		s->slots = ns;
+		s->cap = ncap;
+	}
+	prolly__node_ref(n);
+	place(s->slots, s->cap, n);
+	s->len++;
+	return 0;
+}
+
+/* ---- loading ---- */
+
+typedef struct load_ctx {
+	prolly_db *db;
+	prolly__nodeset *ws;
+	const prolly_id *ids;
+	unsigned char *found;
+	prolly_stats *delta;
+	int rc;
+} load_ctx;
+
+static int on_found(void *payload, size_t index, const void *data, size_t size)
+{
+	load_ctx *lc = payload;
+	pnode *nd;
+	if (lc->found[index])
+		return 0;
+	int rc = prolly__node_decode(&nd, &lc->ids[index], data, size, 1);
+	if (rc)
+		return lc->rc = rc;
+	lc->found[index] = 1;
+	lc->delta->nodes_read++;
+	lc->delta->bytes_read += size;
+	prolly__cache_put(lc->db->cache, nd, &lc->delta->cache_evictions);
+	rc = prolly__nodeset_add(lc->ws, nd);
+	prolly__node_unref(nd);
+	return rc ? (lc->rc = rc) : 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	return memcmp(a, b, PROLLY_ID_SIZE);
+}
+
+int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out)
+{
+	int rc = 0;
+	prolly_stats delta;
+	prolly_id *miss = NULL;
+	unsigned char *found = NULL;
+	size_t nmiss = 0;
+	memset(&delta, 0, sizeof(delta));
+
+	for (size_t i = 0; i < n; i++) {
+		if (prolly__nodeset_find(ws, &ids[i])) {
+			delta.cache_hits++;
+			continue;
+		}
+		pnode *nd = prolly__cache_get(db->cache, &ids[i]);
+		if (!nd && prolly_id_equal(&ids[i], &db->empty_tree)) {
+			nd = db->empty_node;
+			prolly__node_ref(nd);
+		}
+		if (nd) {
+			delta.cache_hits++;
+			rc = prolly__nodeset_add(ws, nd);
+			prolly__node_unref(nd);
+			if (rc)
+				goto cleanup;
+			continue;
+		}
+		if (!miss && !(miss = malloc(n * sizeof(*miss)))) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory loading %zu nodes", n);
+			goto cleanup;
+		}
+		miss[nmiss++] = ids[i];
+	}
+	if (nmiss) {
+		if (nmiss > 1) {
+			qsort(miss, nmiss, sizeof(*miss), cmp_id);
+			size_t u = 1;
+			for (size_t i = 1; i < nmiss; i++)
+				if (!prolly_id_equal(&miss[i], &miss[u - 1]))
+					miss[u++] = miss[i];
+			nmiss = u;
+		}
+		if (!(found = calloc(nmiss, 1))) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory loading %zu nodes", nmiss);
+			goto cleanup;
+		}
+		delta.cache_misses += nmiss;
+		delta.store_reads++;
+		delta.store_read_items += nmiss;
+		load_ctx lc = {db, ws, miss, found, &delta, 0};
+		rc = db->store->get_nodes(db->store, miss, nmiss, on_found, &lc);
+		if (lc.rc)
+			rc = lc.rc;
+		if (rc)
+			goto cleanup;
+		for (size_t i = 0; i < nmiss; i++) {
+			if (!found[i]) {
+				char hex[PROLLY_ID_HEX_SIZE];
+				prolly_id_to_hex(hex, &miss[i]);
+				rc = prolly_set_error(PROLLY_ECORRUPT, "node %s is missing from the %s store", hex,
+				                      db->store->kind);
+				goto cleanup;
+			}
+		}
+	}
+	if (out)
+		for (size_t i = 0; i < n; i++)
+			out[i] = prolly__nodeset_find(ws, &ids[i]);
+cleanup:
+	prolly__stats_add(db, &delta);
+	free(miss);
+	free(found);
+	return rc;
+}
+
+int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode **out)
+{
+	pnode *nd = prolly__nodeset_find(ws, id);
+	if (nd) {
+		prolly__thread_stats()->cache_hits++;
+		*out = nd;
+		return 0;
+	}
+	return prolly__load(db, ws, id, 1, out);
+}
+
+int prolly__load_root(prolly_db *db, prolly__nodeset *ws, const prolly_id *root, pnode **out)
+{
+	int rc = prolly__load1(db, ws, root, out);
+	if (rc == PROLLY_ECORRUPT && !prolly__nodeset_find(ws, root) &&
+	    strstr(prolly_last_error(), "missing")) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, root);
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store", hex,
+		                      db->store->kind);
+	}
+	return rc;
+}
+
+typedef struct raw_ctx {
+	const prolly_id *ids;
+	prolly_store_found_fn fn;
+	void *payload;
+	int rc;
+} raw_ctx;
+
+static int on_raw(void *payload, size_t index, const void *data, size_t size)
+{
+	raw_ctx *rc = payload;
+	prolly_id h;
+	prolly__hash(&h, data, size);
+	if (!prolly_id_equal(&h, &rc->ids[index])) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, &rc->ids[index]);
+		return rc->rc = prolly_set_error(PROLLY_ECORRUPT, "object %s is corrupt: bytes do not hash to the id", hex);
+	}
+	int r = rc->fn(rc->payload, index, data, size);
+	return r ? (rc->rc = r) : 0;
+}
+
+int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
+                     void *payload)
+{
+	prolly_stats delta;
+	memset(&delta, 0, sizeof(delta));
+	delta.store_reads = 1;
+	delta.store_read_items = n;
+	raw_ctx rc = {ids, fn, payload, 0};
+	int r = db->store->get_nodes(db->store, ids, n, on_raw, &rc);
+	prolly__stats_add(db, &delta);
+	return rc.rc ? rc.rc : r;
+}
+
+int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out)
+{
+	uint64_t epoch = 0;
+	int rc = db->store->get_ref(db->store, name, out, &epoch);
+	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch) {
+		uint64_t cur = atomic_load(&db->epoch);
+		while (cur < epoch && !atomic_compare_exchange_weak(&db->epoch, &cur, epoch))
+			;
+	}
+	return rc;
+}

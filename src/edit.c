@@ -1,0 +1,463 @@
+/*
+ * edit.c - batch edits whose cost follows the number of edits, not the size of the tree.
+ *
+ * The edits are applied level by level, bottom up. At every level they are key-ordered item
+ * edits: at the leaves, the caller's puts and deletes; above, "delete the entry of old child X
+ * (keyed by X's last key)" and "put an entry for new child N (N's last key, id, count)".
+ *
+ * At one level, a run starts at the old node X holding the next edit. Because every node begins
+ * right after a boundary (chunk.c, C5), a fresh chunker started at X sees exactly what the
+ * original chunker saw there. The run feeds X's items merged with the edits that belong to X,
+ * and at X's end checks whether the chunker has just made a node (nothing pending). If so the
+ * new sequence is back in step with the old one: every following old node is unchanged until the
+ * next edit, and is reused by id. If not, the run goes on into the next old node, even one with
+ * no edits, until the boundaries line up again or the level ends.
+ *
+ * Invariants:
+ *   E1  edits at every level are strictly increasing by key.
+ *   E2  a run starts at the first item of an old node, with an empty chunker.
+ *   E3  the edits that belong to old node X are those with key <= last key of X; for the last
+ *       node of a level, all remaining edits.
+ *   E4  each old node a run consumed yields a parent delete of its last key, each node made a
+ *       parent put; a put and a delete of the same key leave only the put.
+ *   E5  the root is the single node of the top level, collapsed while it is an internal node with
+ *       one child; when the top level has several nodes, new levels are built above it. Together
+ *       with build.c B2 this gives the canonical shape: the lowest level with exactly one node.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+typedef struct ledit {
+	prolly_slice key;
+	int del;
+	prolly_slice val; /* leaf puts */
+	prolly_id id;     /* internal puts */
+	uint64_t count;
+} ledit;
+
+typedef struct ledits {
+	ledit *v;
+	size_t n, cap;
+} ledits;
+
+typedef struct pathent {
+	pnode *node;
+	uint32_t idx;
+} pathent;
+
+typedef struct editor {
+	prolly_db *db;
+	prolly_txn *txn;
+	prolly__nodeset ws;
+	pnode *root;
+	unsigned height; /* root level */
+	pathent path[PROLLY_MAX_LEVEL + 1];
+} editor;
+
+static int push_edit(ledits *e, const ledit *x)
+{
+	if (e->n == e->cap) {
+		size_t ncap = e->cap ? e->cap * 2 : 64;
+		ledit *nv = realloc(e->v, ncap * sizeof(*nv));
+		if (!nv)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory collecting %zu edits", ncap);
+		e->v = nv;
+		e->cap = ncap;
+	}
+	e->v[e->n++] = *x;
+	return 0;
+}
+
+static int cmp_ledit(const void *a, const void *b)
+{
+	const ledit *x = a, *y = b;
+	int c = prolly__keycmp(x->key.data, x->key.size, y->key.data, y->key.size);
+	return c ? c : x->del - y->del; /* puts first */
+}
+
+/* E4: sort the parent edits and keep the put where a key has both. */
+static void normalize(ledits *e)
+{
+	if (e->n < 2)
+		return;
+	qsort(e->v, e->n, sizeof(*e->v), cmp_ledit);
+	size_t u = 1;
+	for (size_t i = 1; i < e->n; i++) {
+		ledit *p = &e->v[u - 1];
+		if (prolly__keycmp(p->key.data, p->key.size, e->v[i].key.data, e->v[i].key.size) == 0)
+			continue;
+		e->v[u++] = e->v[i];
+	}
+	e->n = u;
+}
+
+/* Path from the root down to `level` towards key (clamped to the last child: appends). */
+static int descend(editor *ed, const void *key, size_t klen, unsigned level)
+{
+	pnode *nd = ed->root;
+	for (unsigned lev = ed->height; lev > level; lev--) {
+		uint32_t i = prolly__node_lower_bound(nd, key, klen);
+		if (i == nd->n)
+			i = nd->n - 1;
+		ed->path[lev].node = nd;
+		ed->path[lev].idx = i;
+		int rc = prolly__load1(ed->db, &ed->ws, prolly__node_child(nd, i), &nd);
+		if (rc)
+			return rc;
+	}
+	ed->path[level].node = nd;
+	ed->path[level].idx = 0;
+	return 0;
+}
+
+/* Whether the node at path[level] is the last node of its level. */
+static int is_last(const editor *ed, unsigned level)
+{
+	for (unsigned lev = level + 1; lev <= ed->height; lev++)
+		if (ed->path[lev].idx + 1 < ed->path[lev].node->n)
+			return 0;
+	return 1;
+}
+
+/* Moves path[level] to the next node of the level. Returns 1 if moved, 0 at the end. */
+static int advance(editor *ed, unsigned level, int *rc)
+{
+	unsigned lev = level + 1;
+	while (lev <= ed->height && ed->path[lev].idx + 1 >= ed->path[lev].node->n)
+		lev++;
+	if (lev > ed->height)
+		return 0;
+	ed->path[lev].idx++;
+	while (lev > level) {
+		pnode *child;
+		pathent *p = &ed->path[lev];
+		if ((*rc = prolly__load1(ed->db, &ed->ws, prolly__node_child(p->node, p->idx), &child)))
+			return 0;
+		lev--;
+		ed->path[lev].node = child;
+		ed->path[lev].idx = 0;
+	}
+	return 1;
+}
+
+typedef struct feeder {
+	prolly__chunker ch;
+	ledits *parent;
+} feeder;
+
+static int made_node(feeder *f, pnode *made)
+{
+	if (!made)
+		return 0;
+	ledit up;
+	memset(&up, 0, sizeof(up));
+	up.key = prolly__node_last_key(made);
+	up.id = made->id;
+	up.count = made->count;
+	return push_edit(f->parent, &up);
+}
+
+static int feed_old(feeder *f, const pnode *x, uint32_t j)
+{
+	pnode *made;
+	prolly_slice k = prolly__node_key(x, j);
+	int rc;
+	if (x->level == 0) {
+		prolly_slice v = prolly__node_value(x, j);
+		rc = prolly__chunker_leaf(&f->ch, k.data, k.size, v.data, v.size, &made);
+	} else {
+		rc = prolly__chunker_child(&f->ch, k.data, k.size, prolly__node_child(x, j),
+		                           prolly__node_child_count(x, j), &made);
+	}
+	return rc ? rc : made_node(f, made);
+}
+
+static int feed_edit(feeder *f, unsigned level, const ledit *e)
+{
+	pnode *made;
+	int rc;
+	if (e->del)
+		return 0;
+	if (level == 0)
+		rc = prolly__chunker_leaf(&f->ch, e->key.data, e->key.size, e->val.data, e->val.size, &made);
+	else
+		rc = prolly__chunker_child(&f->ch, e->key.data, e->key.size, &e->id, e->count, &made);
+	return rc ? rc : made_node(f, made);
+}
+
+/* Applies the sorted edits `in` to `level`, producing the parent level's edits in `out`. */
+static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
+{
+	feeder f;
+	int rc = 0;
+	size_t i = 0;
+	prolly__chunker_init(&f.ch, ed->txn, level);
+	f.parent = out;
+	while (i < in->n) {
+		if ((rc = descend(ed, in->v[i].key.data, in->v[i].key.size, level)))
+			goto cleanup;
+		assert(prolly__chunker_empty(&f.ch)); /* E2 */
+		for (;;) {
+			pnode *x = ed->path[level].node;
+			int last = is_last(ed, level);
+			prolly_slice bound = x->n ? prolly__node_last_key(x) : (prolly_slice){NULL, 0};
+			if (x->n) {
+				ledit del;
+				memset(&del, 0, sizeof(del));
+				del.key = bound;
+				del.del = 1;
+				if ((rc = push_edit(out, &del)))
+					goto cleanup;
+			}
+			uint32_t j = 0;
+			for (;;) { /* E3: merge x's items with its edits */
+				int have_edit = i < in->n &&
+				                (last || prolly__keycmp(in->v[i].key.data, in->v[i].key.size,
+				                                        bound.data, bound.size) <= 0);
+				if (!have_edit && j == x->n)
+					break;
+				int c;
+				if (!have_edit)
+					c = -1;
+				else if (j == x->n)
+					c = 1;
+				else {
+					prolly_slice k = prolly__node_key(x, j);
+					c = prolly__keycmp(k.data, k.size, in->v[i].key.data, in->v[i].key.size);
+				}
+				if (c < 0) {
+					rc = feed_old(&f, x, j++);
+				} else {
+					if (c == 0)
+						j++; /* the edit replaces or deletes the old item */
+					rc = feed_edit(&f, level, &in->v[i++]);
+				}
+				if (rc)
+					goto cleanup;
+			}
+			if (prolly__chunker_empty(&f.ch))
+				break; /* back in step with the old nodes */
+			if (!advance(ed, level, &rc)) {
+				pnode *made;
+				if (rc || (rc = prolly__chunker_finish(&f.ch, &made)) || (rc = made_node(&f, made)))
+					goto cleanup;
+				break;
+			}
+		}
+	}
+	normalize(out);
+cleanup:
+	prolly__chunker_dispose(&f.ch);
+	return rc;
+}
+
+/* Loads, with one store call per level, every node on the paths of the leaf edits. */
+static int prefetch(editor *ed, const prolly_edit *edits, size_t n)
+{
+	prolly_id *ids = NULL;
+	pnode **cur = NULL;
+	int rc = 0;
+	if (ed->height == 0 || n == 0)
+		return 0;
+	ids = malloc(n * sizeof(*ids));
+	cur = malloc(n * sizeof(*cur));
+	if (!ids || !cur) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory planning %zu edits", n);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		cur[i] = ed->root;
+	for (unsigned lev = ed->height; lev > 0; lev--) {
+		size_t nid = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t j = prolly__node_lower_bound(cur[i], edits[i].key.data, edits[i].key.size);
+			if (j == cur[i]->n)
+				j = cur[i]->n - 1;
+			const prolly_id *c = prolly__node_child(cur[i], j);
+			if (!nid || !prolly_id_equal(&ids[nid - 1], c))
+				ids[nid++] = *c;
+		}
+		if ((rc = prolly__load(ed->db, &ed->ws, ids, nid, NULL)))
+			goto cleanup;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t j = prolly__node_lower_bound(cur[i], edits[i].key.data, edits[i].key.size);
+			if (j == cur[i]->n)
+				j = cur[i]->n - 1;
+			cur[i] = prolly__nodeset_find(&ed->ws, prolly__node_child(cur[i], j));
+		}
+	}
+cleanup:
+	free(ids);
+	free(cur);
+	return rc;
+}
+
+/* E5: the new root from the nodes made at the old root's level. */
+static int finish_root(editor *ed, const ledits *top, prolly_id *out_root)
+{
+	int rc = 0;
+	ledits cur = *top, next = {NULL, 0, 0};
+	unsigned level = ed->height + 1; /* `cur` holds entries for nodes of level `level - 1` */
+	pnode *nd;
+
+	for (;;) {
+		size_t puts = 0, last = 0;
+		for (size_t i = 0; i < cur.n; i++)
+			if (!cur.v[i].del) {
+				puts++;
+				last = i;
+			}
+		if (puts == 0) {
+			*out_root = ed->db->empty_tree;
+			goto cleanup;
+		}
+		if (puts == 1) {
+			*out_root = cur.v[last].id;
+			break;
+		}
+		/* Several nodes on this level: build the level above. */
+		feeder f;
+		pnode *made;
+		if (level > PROLLY_MAX_LEVEL) {
+			rc = prolly_set_error(PROLLY_ECORRUPT, "tree deeper than %d levels", PROLLY_MAX_LEVEL);
+			goto cleanup;
+		}
+		prolly__chunker_init(&f.ch, ed->txn, level);
+		next.n = 0;
+		f.parent = &next;
+		for (size_t i = 0; i < cur.n && !rc; i++)
+			if (!cur.v[i].del)
+				rc = feed_edit(&f, level, &cur.v[i]);
+		if (!rc && !(rc = prolly__chunker_finish(&f.ch, &made)))
+			rc = made_node(&f, made);
+		prolly__chunker_dispose(&f.ch);
+		if (rc)
+			goto cleanup;
+		if (cur.v != top->v)
+			free(cur.v);
+		cur = next;
+		next = (ledits){NULL, 0, 0};
+		level++;
+	}
+	/* Collapse single-child roots. */
+	for (;;) {
+		if ((rc = prolly__load1(ed->db, &ed->ws, out_root, &nd)))
+			goto cleanup;
+		if (nd->level == 0 || nd->n != 1)
+			break;
+		*out_root = *prolly__node_child(nd, 0);
+	}
+cleanup:
+	if (cur.v != top->v)
+		free(cur.v);
+	free(next.v);
+	return rc;
+}
+
+int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                         const prolly_edit *edits, size_t n)
+{
+	editor ed;
+	ledits cur = {NULL, 0, 0}, next = {NULL, 0, 0};
+	int rc;
+	memset(&ed, 0, sizeof(ed));
+	ed.db = txn->db;
+	ed.txn = txn;
+	prolly__nodeset_init(&ed.ws);
+	if ((rc = prolly__load_root(ed.db, &ed.ws, root, &ed.root)))
+		goto cleanup;
+	if (n == 0) {
+		*out_root = *root;
+		goto cleanup;
+	}
+	ed.height = ed.root->level;
+	if ((rc = prefetch(&ed, edits, n)))
+		goto cleanup;
+	for (size_t i = 0; i < n; i++) {
+		ledit e;
+		memset(&e, 0, sizeof(e));
+		e.key = edits[i].key;
+		e.del = edits[i].op == PROLLY_DEL;
+		e.val = edits[i].value;
+		if (i)
+			assert(prolly__keycmp(edits[i - 1].key.data, edits[i - 1].key.size, e.key.data,
+			                      e.key.size) < 0); /* E1 */
+		if ((rc = push_edit(&cur, &e)))
+			goto cleanup;
+	}
+	for (unsigned level = 0; level <= ed.height; level++) {
+		next.n = 0;
+		if (cur.n && (rc = edit_level(&ed, level, &cur, &next)))
+			goto cleanup;
+		ledits t = cur;
+		cur = next;
+		next = t;
+		if (cur.n == 0) { /* nothing changed from here up */
+			*out_root = *root;
+			goto cleanup;
+		}
+	}
+	rc = finish_root(&ed, &cur, out_root);
+cleanup:
+	free(cur.v);
+	free(next.v);
+	prolly__nodeset_dispose(&ed.ws);
+	return rc;
+}
+
+typedef struct sorted_edit {
+	prolly_edit e;
+	size_t index;
+} sorted_edit;
+
+static int cmp_sorted(const void *a, const void *b)
+{
+	const sorted_edit *x = a, *y = b;
+	int c = prolly__keycmp(x->e.key.data, x->e.key.size, y->e.key.data, y->e.key.size);
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                     const prolly_edit *edits, size_t n)
+{
+	sorted_edit *s = NULL;
+	prolly_edit *u = NULL;
+	size_t m = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (edits[i].key.size > PROLLY_MAX_KEY ||
+		    (edits[i].op == PROLLY_PUT && edits[i].value.size > PROLLY_MAX_VALUE))
+			return prolly_set_error(PROLLY_ETOOBIG, "edit %zu has a %zu-byte key and %zu-byte value; "
+			                        "the limits are %d and %d", i, edits[i].key.size,
+			                        edits[i].value.size, PROLLY_MAX_KEY, PROLLY_MAX_VALUE);
+		if (edits[i].op != PROLLY_PUT && edits[i].op != PROLLY_DEL)
+			return prolly_set_error(PROLLY_EINVAL, "edit %zu has an unknown op %d", i, (int)edits[i].op);
+	}
+	if (n) {
+		s = malloc(n * sizeof(*s));
+		u = malloc(n * sizeof(*u));
+		if (!s || !u) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory sorting %zu edits", n);
+			goto cleanup;
+		}
+		for (size_t i = 0; i < n; i++) {
+			s[i].e = edits[i];
+			s[i].index = i;
+		}
+		qsort(s, n, sizeof(*s), cmp_sorted);
+		for (size_t i = 0; i < n; i++) { /* last write wins */
+			if (i + 1 < n && prolly__keycmp(s[i].e.key.data, s[i].e.key.size, s[i + 1].e.key.data,
+			                                s[i + 1].e.key.size) == 0)
+				continue;
+			u[m++] = s[i].e;
+		}
+	}
+	rc = prolly__apply_sorted(out_root, txn, root, u, m);
+cleanup:
+	free(s);
+	free(u);
+	return rc;
+}

@@ -1,0 +1,319 @@
+/*
+ * internal.h - what the engine's files share. Not installed; not part of the contract.
+ *
+ * Naming: prolly__ for functions shared across files, no prefix for static ones.
+ */
+#ifndef PROLLY_INTERNAL_H
+#define PROLLY_INTERNAL_H
+
+#include "prolly.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small utilities (util.c)                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define PROLLY_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Little-endian fixed-width integers. */
+static inline uint32_t prolly__rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t prolly__rd64(const unsigned char *p)
+{
+	return (uint64_t)prolly__rd32(p) | (uint64_t)prolly__rd32(p + 4) << 32;
+}
+static inline void prolly__wr32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+static inline void prolly__wr64(unsigned char *p, uint64_t v)
+{
+	prolly__wr32(p, (uint32_t)v);
+	prolly__wr32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* memcmp order on byte strings, shorter prefix first. <0, 0, >0. */
+static inline int prolly__keycmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	size_t m = alen < blen ? alen : blen;
+	int c = m ? memcmp(a, b, m) : 0;
+	if (c)
+		return c;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+/* Buffers: ensure room for `need` bytes in total, append bytes. ENOMEM on failure. */
+int prolly__buf_grow(prolly_buf *b, size_t need);
+int prolly__buf_set(prolly_buf *b, const void *data, size_t size);
+int prolly__buf_put(prolly_buf *b, const void *data, size_t size);
+
+/* SHA-256 of data (OpenSSL libcrypto). */
+void prolly__hash(prolly_id *out, const void *data, size_t size);
+
+/* Wall clock in microseconds, and a monotonic clock in nanoseconds. */
+int64_t prolly__now_us(void);
+uint64_t prolly__mono_ns(void);
+
+/* Adds delta to the calling thread's counters and (when db is not NULL) to db's. */
+struct prolly_db;
+void prolly__stats_add(struct prolly_db *db, const prolly_stats *delta);
+/* The calling thread's counters, for direct increments. */
+prolly_stats *prolly__thread_stats(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY_NODE_MAGIC "PRLY"    /* tree nodes */
+#define PROLLY_COMMIT_MAGIC "PRLC"  /* commit objects */
+#define PROLLY_FORMAT_VERSION 1
+#define PROLLY_NODE_HEADER 12       /* magic 4, version 1, level 1, flags 2, n 4 */
+#define PROLLY_CHILD_ENTRY 40       /* id 32 + record count 8 */
+#define PROLLY_MAX_LEVEL 63
+
+/*
+ * A decoded, verified, immutable node, shared by reference count. `bytes` is the node's exact
+ * encoding (hash(bytes) == id); the table pointers point into it. Lookups binary-search the
+ * encoded bytes directly.
+ */
+typedef struct pnode {
+	atomic_int refs;
+	prolly_id id;
+	unsigned level;              /* 0: leaf */
+	uint32_t n;                  /* items */
+	uint64_t count;              /* records in this subtree */
+	size_t size;                 /* bytes */
+	const unsigned char *bytes;  /* the encoding (allocated with the struct) */
+	const unsigned char *koff;   /* u32[n+1] key offsets into kheap */
+	const unsigned char *voff;   /* leaf: u32[n+1] value offsets into vheap */
+	const unsigned char *kids;   /* internal: n entries of (id 32, count u64) */
+	const unsigned char *kheap;
+	const unsigned char *vheap;  /* leaf only */
+} pnode;
+
+/* Decodes and validates bytes as a tree node. Checks (each a numbered invariant in node.c):
+ * magic, version (PROLLY_EVERSION if newer), level, all offsets in bounds and monotonic, keys
+ * strictly increasing, exact total size, internal counts summing without overflow. When `verify`
+ * is set, also that hash(bytes) == *id. The node is returned with one reference.
+ * PROLLY_ECORRUPT naming the id on any failure. */
+int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size, int verify);
+
+void prolly__node_ref(pnode *n);
+void prolly__node_unref(pnode *n); /* NULL ok; frees at zero */
+
+static inline prolly_slice prolly__node_key(const pnode *nd, uint32_t i)
+{
+	uint32_t a = prolly__rd32(nd->koff + 4 * i), b = prolly__rd32(nd->koff + 4 * (i + 1));
+	prolly_slice s = {nd->kheap + a, b - a};
+	return s;
+}
+static inline prolly_slice prolly__node_value(const pnode *nd, uint32_t i)
+{
+	uint32_t a = prolly__rd32(nd->voff + 4 * i), b = prolly__rd32(nd->voff + 4 * (i + 1));
+	prolly_slice s = {nd->vheap + a, b - a};
+	return s;
+}
+static inline const prolly_id *prolly__node_child(const pnode *nd, uint32_t i)
+{
+	return (const prolly_id *)(const void *)(nd->kids + (size_t)PROLLY_CHILD_ENTRY * i);
+}
+static inline uint64_t prolly__node_child_count(const pnode *nd, uint32_t i)
+{
+	return prolly__rd64(nd->kids + (size_t)PROLLY_CHILD_ENTRY * i + PROLLY_ID_SIZE);
+}
+/* The node's last key (every node but the empty leaf has one). */
+static inline prolly_slice prolly__node_last_key(const pnode *nd)
+{
+	return prolly__node_key(nd, nd->n - 1);
+}
+
+/* Index of the first item whose key is >= key (n if none). Binary search over the encoding. */
+uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen);
+
+/* Encoder: accumulates items, then writes one node. Used by the chunker. */
+typedef struct prolly__enc {
+	unsigned level;
+	uint32_t n;
+	prolly_buf keys;   /* concatenated key bytes */
+	prolly_buf vals;   /* leaf: concatenated values; internal: n child entries of 40 bytes */
+	prolly_buf koffs;  /* u32 end offset per item */
+	prolly_buf voffs;  /* leaf: u32 end offset per item */
+	uint64_t count;    /* records below */
+} prolly__enc;
+
+void prolly__enc_init(prolly__enc *e, unsigned level);
+void prolly__enc_dispose(prolly__enc *e);
+void prolly__enc_reset(prolly__enc *e);
+int prolly__enc_add_leaf(prolly__enc *e, const void *k, size_t klen, const void *v, size_t vlen);
+int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prolly_id *child,
+                          uint64_t count);
+/* Encodes the accumulated items into out (replacing its contents). */
+int prolly__enc_finish(prolly__enc *e, prolly_buf *out);
+
+/* Encoded size an item adds to a node: leaf 8 + klen + vlen, internal 4 + 40 + klen. */
+static inline size_t prolly__leaf_item_size(size_t klen, size_t vlen) { return 8 + klen + vlen; }
+static inline size_t prolly__child_item_size(size_t klen) { return 4 + PROLLY_CHILD_ENTRY + klen; }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Chunk boundaries (chunk.c)                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY_CHUNK_MIN 512
+#define PROLLY_CHUNK_TARGET 4096
+#define PROLLY_CHUNK_MAX 16384
+
+/* After appending an item of encoded size r with key `key` to a chunk at `level`, making the
+ * chunk's running size s (r included): 1 if the chunk ends here. Depends on nothing else. */
+int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, size_t r);
+
+/*
+ * A chunker builds the nodes of one level: items go in, and whenever prolly__boundary says so the
+ * pending items become a node, added to the txn. It is the only place nodes are made (chunker.c).
+ */
+typedef struct prolly__chunker {
+	prolly_txn *txn;
+	prolly__enc enc;
+	size_t s;          /* running encoded size of the pending chunk */
+	prolly_buf out;    /* encoding scratch */
+	uint64_t emitted;  /* nodes made so far */
+	size_t bytes;      /* their bytes */
+} prolly__chunker;
+
+void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level);
+void prolly__chunker_dispose(prolly__chunker *ch);
+/* Add an item; *made receives the node made by this item's boundary (borrowed from the txn,
+ * valid until the txn flushes) or NULL. */
+int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const void *v, size_t vlen,
+                         pnode **made);
+int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const prolly_id *id,
+                          uint64_t count, pnode **made);
+/* Makes a node of whatever is pending (end of the level); *made NULL if nothing was pending. */
+int prolly__chunker_finish(prolly__chunker *ch, pnode **made);
+static inline int prolly__chunker_empty(const prolly__chunker *ch) { return ch->enc.n == 0; }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Node cache (cache.c)                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct prolly__cache prolly__cache;
+
+int prolly__cache_new(prolly__cache **out, size_t budget_bytes);
+void prolly__cache_free(prolly__cache *c);
+/* A new reference to the cached node, or NULL. Counts a hit or miss in *st. */
+pnode *prolly__cache_get(prolly__cache *c, const prolly_id *id);
+/* Inserts n (the cache takes its own reference; an existing entry wins). Evicts to budget;
+ * evictions are added to *evicted. */
+void prolly__cache_put(prolly__cache *c, pnode *n, uint64_t *evicted);
+/* Pinned nodes are never evicted or cleared. Pins nest. pin inserts the node if absent. */
+void prolly__cache_pin(prolly__cache *c, pnode *n);
+void prolly__cache_unpin(prolly__cache *c, const prolly_id *id);
+void prolly__cache_clear(prolly__cache *c);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The handle and node loading (db.c)                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+struct prolly_db {
+	prolly_store *store;
+	prolly__cache *cache;
+	prolly_options opts;
+	prolly_id empty_tree;       /* id of the empty leaf, never fetched from the store */
+	pnode *empty_node;
+	_Atomic uint64_t epoch;     /* last gc epoch seen from the store */
+	pthread_mutex_t stats_lock;
+	prolly_stats stats;         /* cumulative, under stats_lock */
+};
+
+/*
+ * An operation's working set: nodes an operation has loaded and holds references to, so that it
+ * does not depend on the cache keeping them (cache_bytes may be 0). Keyed by id.
+ */
+typedef struct prolly__nodeset {
+	pnode **slots;
+	size_t cap;   /* power of two, or 0 */
+	size_t len;
+} prolly__nodeset;
+
+void prolly__nodeset_init(prolly__nodeset *s);
+void prolly__nodeset_dispose(prolly__nodeset *s); /* drops every reference */
+/* Borrowed pointer (valid while the set holds it) or NULL. */
+pnode *prolly__nodeset_find(const prolly__nodeset *s, const prolly_id *id);
+/* Adds a reference to n (no-op if present). */
+int prolly__nodeset_add(prolly__nodeset *s, pnode *n);
+
+/*
+ * Loads n nodes with at most one store call for all of those not in ws or the cache
+ * (duplicates asked once). Every node read from the store is hash-verified and decoded, put in
+ * the cache and in ws. If out is not NULL, out[i] is a pointer borrowed from ws. A missing id
+ * is PROLLY_ECORRUPT ("node <hex> missing") since a tree referenced it; a root that is missing is
+ * reported the same way by the caller's context. ws must not be NULL.
+ */
+int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out);
+
+/* One node, borrowed from ws (loaded if needed). */
+int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode **out);
+
+/* Fetches raw objects (commits) without decoding them as tree nodes: fn is called per found
+ * id with verified bytes (hash checked; PROLLY_ECORRUPT on mismatch). Missing ids are skipped. */
+int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
+                     void *payload);
+
+/* Reads a ref, remembering the gc epoch it came with. */
+int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Transactions (txn.c)                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+struct prolly_txn {
+	prolly_db *db;
+	uint64_t epoch;              /* gc epoch when the txn began */
+	prolly__nodeset nodes;       /* new nodes, pinned in the cache until commit/free */
+	prolly_buf raw;              /* raw objects (commits): concatenated (id, u32 size, bytes) */
+	size_t raw_count;
+	prolly_ref_update *refs;
+	char **ref_names;            /* owned copies of refs[i].name */
+	size_t n_refs, cap_refs;
+	int flushed;                 /* a builder wrote nodes early */
+	int done;
+};
+
+/* Adds an encoded tree node (decoded and pinned; returns a borrowed pointer in *out if not NULL). */
+int prolly__txn_add_node(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size,
+                         pnode **out);
+/* Adds a raw object (a commit) to be written with the txn. */
+int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size);
+/* Finds a raw object added to the txn (commit objects made and read before commit). */
+int prolly__txn_find_raw(prolly_txn *txn, const prolly_id *id, const void **bytes, size_t *size);
+/* Writes the nodes collected so far to the store (not durable, no refs) and unpins them. */
+int prolly__txn_flush(prolly_txn *txn);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tree internals shared by read.c, edit.c, cursor.c, diff.c, merge.c                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The root node (the empty tree is answered without a store call). Borrowed from ws. */
+int prolly__load_root(prolly_db *db, prolly__nodeset *ws, const prolly_id *root, pnode **out);
+
+/* Applies sorted, de-duplicated edits (strictly increasing keys) to root in txn. edit.c. */
+int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                         const prolly_edit *edits, size_t n);
+
+/* Commit object encoding (commit.c). */
+int prolly__commit_encode(prolly_buf *out, const prolly_id *tree, const prolly_id *parents,
+                          size_t n_parents, int64_t time_us, const char *message);
+int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *bytes, size_t size);
+
+#endif /* PROLLY_INTERNAL_H */

@@ -1,0 +1,279 @@
+/*
+ * node.c - the tree node format: encoding, validation, lookups.
+ *
+ * A node is an immutable byte string named by its SHA-256. Lookups binary-search the encoding
+ * directly; decoding only validates it and records where its tables start.
+ *
+ * Format version 1. Every integer is little-endian. n is the number of items.
+ *
+ *   offset            size       field
+ *   0                 4          magic "PRLY"
+ *   4                 1          format version (1)
+ *   5                 1          level: 0 for a leaf, at most 63
+ *   6                 2          flags: 0 (any other value is corrupt in version 1)
+ *   8                 4          n
+ *   12                4(n+1)     koff: key offsets into the key heap; koff[0] = 0
+ *
+ *   leaf (level 0):
+ *   12+4(n+1)         4(n+1)     voff: value offsets into the value heap; voff[0] = 0
+ *   12+8(n+1)         koff[n]    key heap: key i is bytes [koff[i], koff[i+1])
+ *   ...               voff[n]    value heap: value i is bytes [voff[i], voff[i+1]); node ends here
+ *
+ *   internal (level > 0): item i describes child i
+ *   12+4(n+1)         40n        child entries: child id (32 bytes), records below it (u64)
+ *   12+4(n+1)+40n     koff[n]    key heap: key i is the LAST key of child i; node ends here
+ *
+ * The empty tree is the leaf with n = 0 (20 bytes).
+ *
+ * Invariants (checked by prolly__node_decode; a violation is PROLLY_ECORRUPT naming the id):
+ *   N1  magic is "PRLY", flags are 0, version is 1 (a larger version is PROLLY_EVERSION).
+ *   N2  level <= PROLLY_MAX_LEVEL; an internal node has n >= 1.
+ *   N3  offset tables start at 0, never decrease, and the heaps end exactly at the node's end.
+ *   N4  keys are strictly increasing (memcmp order, shorter prefix first).
+ *   N5  keys are at most PROLLY_MAX_KEY bytes, values at most PROLLY_MAX_VALUE.
+ *   N6  every child count is >= 1 and their sum does not overflow.
+ *   N7  with verify, SHA-256(bytes) equals the id the node was asked for.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static int corrupt(const prolly_id *id, const char *what)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	return prolly_set_error(PROLLY_ECORRUPT, "node %s is corrupt: %s", hex, what);
+}
+
+/* Validates an offset table of n+1 entries; heap size returned in *total. */
+static int check_offsets(const unsigned char *tab, uint32_t n, uint32_t limit, uint32_t *total)
+{
+	uint32_t prev = prolly__rd32(tab);
+	if (prev != 0)
+		return -1;
+	for (uint32_t i = 1; i <= n; i++) {
+		uint32_t cur = prolly__rd32(tab + 4 * (size_t)i);
+		if (cur < prev || cur - prev > limit)
+			return -1;
+		prev = cur;
+	}
+	*total = prev;
+	return 0;
+}
+
+int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size, int verify)
+{
+	const unsigned char *b = bytes;
+	if (size < PROLLY_NODE_HEADER + 4 || memcmp(b, PROLLY_NODE_MAGIC, 4) != 0)
+		return corrupt(id, "bad magic or too short");
+	if (b[4] > PROLLY_FORMAT_VERSION) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, id);
+		return prolly_set_error(PROLLY_EVERSION, "node %s has format version %u; this library reads %d",
+		                        hex, b[4], PROLLY_FORMAT_VERSION);
+	}
+	if (b[4] != PROLLY_FORMAT_VERSION || b[6] != 0 || b[7] != 0) /* N1 */
+		return corrupt(id, "bad version or flags");
+	unsigned level = b[5];
+	uint32_t n = prolly__rd32(b + 8);
+	if (level > PROLLY_MAX_LEVEL || (level > 0 && n == 0)) /* N2 */
+		return corrupt(id, "bad level or item count");
+	size_t per = level == 0 ? 8 : 4 + PROLLY_CHILD_ENTRY;
+	if (n > (size - PROLLY_NODE_HEADER) / per)
+		return corrupt(id, "item count exceeds the node size");
+	if (verify) { /* N7 */
+		prolly_id h;
+		prolly__hash(&h, b, size);
+		if (!prolly_id_equal(&h, id))
+			return corrupt(id, "bytes do not hash to the id");
+	}
+
+	const unsigned char *koff = b + PROLLY_NODE_HEADER;
+	size_t fixed = PROLLY_NODE_HEADER + 4 * ((size_t)n + 1);
+	uint32_t klen_total, vlen_total = 0;
+	const unsigned char *voff = NULL, *kids = NULL, *kheap, *vheap = NULL;
+	if (fixed > size || check_offsets(koff, n, PROLLY_MAX_KEY, &klen_total)) /* N3, N5 */
+		return corrupt(id, "bad key offsets");
+	if (level == 0) {
+		voff = b + fixed;
+		fixed += 4 * ((size_t)n + 1);
+		if (fixed > size || check_offsets(voff, n, PROLLY_MAX_VALUE, &vlen_total))
+			return corrupt(id, "bad value offsets");
+		kheap = b + fixed;
+		vheap = kheap + klen_total;
+		if (fixed + (size_t)klen_total + vlen_total != size)
+			return corrupt(id, "heap sizes do not match the node size");
+	} else {
+		kids = b + fixed;
+		fixed += (size_t)PROLLY_CHILD_ENTRY * n;
+		kheap = b + fixed;
+		if (fixed > size || fixed + (size_t)klen_total != size)
+			return corrupt(id, "heap sizes do not match the node size");
+	}
+
+	pnode *nd = malloc(sizeof(*nd) + size);
+	if (!nd)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory decoding a node of %zu bytes", size);
+	unsigned char *copy = (unsigned char *)(nd + 1);
+	memcpy(copy, b, size);
+	atomic_init(&nd->refs, 1);
+	nd->id = *id;
+	nd->level = level;
+	nd->n = n;
+	nd->size = size;
+	nd->bytes = copy;
+	nd->koff = copy + (koff - b);
+	nd->voff = voff ? copy + (voff - b) : NULL;
+	nd->kids = kids ? copy + (kids - b) : NULL;
+	nd->kheap = copy + (kheap - b);
+	nd->vheap = vheap ? copy + (vheap - b) : NULL;
+
+	/* N4: strictly increasing keys. */
+	for (uint32_t i = 1; i < n; i++) {
+		prolly_slice a = prolly__node_key(nd, i - 1), c = prolly__node_key(nd, i);
+		if (prolly__keycmp(a.data, a.size, c.data, c.size) >= 0) {
+			free(nd);
+			return corrupt(id, "keys out of order");
+		}
+	}
+	/* N6: child counts. */
+	if (level == 0) {
+		nd->count = n;
+	} else {
+		uint64_t sum = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t c = prolly__node_child_count(nd, i);
+			if (c == 0 || sum + c < sum) {
+				free(nd);
+				return corrupt(id, "bad child record count");
+			}
+			sum += c;
+		}
+		nd->count = sum;
+	}
+	*out = nd;
+	return 0;
+}
+
+void prolly__node_ref(pnode *n)
+{
+	atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+}
+
+void prolly__node_unref(pnode *n)
+{
+	if (n && atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1)
+		free(n);
+}
+
+uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen)
+{
+	uint32_t lo = 0, hi = nd->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		prolly_slice k = prolly__node_key(nd, mid);
+		if (prolly__keycmp(k.data, k.size, key, klen) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- encoder ---- */
+
+void prolly__enc_init(prolly__enc *e, unsigned level)
+{
+	memset(e, 0, sizeof(*e));
+	e->level = level;
+}
+
+void prolly__enc_dispose(prolly__enc *e)
+{
+	prolly_buf_dispose(&e->keys);
+	prolly_buf_dispose(&e->vals);
+	prolly_buf_dispose(&e->koffs);
+	prolly_buf_dispose(&e->voffs);
+}
+
+void prolly__enc_reset(prolly__enc *e)
+{
+	e->n = 0;
+	e->count = 0;
+	e->keys.size = e->vals.size = e->koffs.size = e->voffs.size = 0;
+}
+
+static int put32(prolly_buf *b, uint32_t v)
+{
+	unsigned char tmp[4];
+	prolly__wr32(tmp, v);
+	return prolly__buf_put(b, tmp, 4);
+}
+
+int prolly__enc_add_leaf(prolly__enc *e, const void *k, size_t klen, const void *v, size_t vlen)
+{
+	int rc;
+	assert(e->level == 0);
+	if ((rc = prolly__buf_put(&e->keys, k, klen)) || (rc = prolly__buf_put(&e->vals, v, vlen)) ||
+	    (rc = put32(&e->koffs, (uint32_t)e->keys.size)) ||
+	    (rc = put32(&e->voffs, (uint32_t)e->vals.size)))
+		return rc;
+	e->n++;
+	e->count++;
+	return 0;
+}
+
+int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prolly_id *child,
+                          uint64_t count)
+{
+	unsigned char ent[PROLLY_CHILD_ENTRY];
+	int rc;
+	assert(e->level > 0 && count > 0);
+	memcpy(ent, child->bytes, PROLLY_ID_SIZE);
+	prolly__wr64(ent + PROLLY_ID_SIZE, count);
+	if ((rc = prolly__buf_put(&e->keys, k, klen)) ||
+	    (rc = prolly__buf_put(&e->vals, ent, sizeof(ent))) ||
+	    (rc = put32(&e->koffs, (uint32_t)e->keys.size)))
+		return rc;
+	e->n++;
+	e->count += count;
+	return 0;
+}
+
+int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
+{
+	size_t n = e->n;
+	size_t size = PROLLY_NODE_HEADER + 4 * (n + 1) + (e->level == 0 ? 4 * (n + 1) : 0) +
+	              e->keys.size + e->vals.size;
+	int rc = prolly__buf_grow(out, size);
+	if (rc)
+		return rc;
+	unsigned char *p = out->ptr;
+	memcpy(p, PROLLY_NODE_MAGIC, 4);
+	p[4] = PROLLY_FORMAT_VERSION;
+	p[5] = (unsigned char)e->level;
+	p[6] = p[7] = 0;
+	prolly__wr32(p + 8, (uint32_t)n);
+	p += PROLLY_NODE_HEADER;
+	prolly__wr32(p, 0);
+	if (n)
+		memcpy(p + 4, e->koffs.ptr, 4 * n);
+	p += 4 * (n + 1);
+	if (e->level == 0) {
+		prolly__wr32(p, 0);
+		if (n)
+			memcpy(p + 4, e->voffs.ptr, 4 * n);
+		p += 4 * (n + 1);
+		if (e->keys.size)
+			memcpy(p, e->keys.ptr, e->keys.size);
+		p += e->keys.size;
+		if (e->vals.size)
+			memcpy(p, e->vals.ptr, e->vals.size);
+	} else {
+		memcpy(p, e->vals.ptr, e->vals.size);
+		p += e->vals.size;
+		memcpy(p, e->keys.ptr, e->keys.size);
+	}
+	out->size = size;
+	return 0;
+}

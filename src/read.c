@@ -1,0 +1,276 @@
+/*
+ * read.c - point lookups, batched lookups, counts, rank/select and tree statistics.
+ *
+ * A lookup descends from the root: in an internal node the child holding key k is the first
+ * item whose key (its subtree's last key) is >= k; past the last item, k is beyond the tree.
+ * get_many descends all keys together, one store call per level.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void *key, size_t klen)
+{
+	prolly__nodeset ws;
+	pnode *nd;
+	int rc;
+	prolly__nodeset_init(&ws);
+	if ((rc = prolly__load_root(db, &ws, root, &nd)))
+		goto cleanup;
+	while (nd->level > 0) {
+		uint32_t i = prolly__node_lower_bound(nd, key, klen);
+		if (i == nd->n) {
+			rc = PROLLY_ENOTFOUND;
+			goto cleanup;
+		}
+		if ((rc = prolly__load1(db, &ws, prolly__node_child(nd, i), &nd)))
+			goto cleanup;
+	}
+	uint32_t i = prolly__node_lower_bound(nd, key, klen);
+	prolly_slice k;
+	if (i == nd->n || (k = prolly__node_key(nd, i), prolly__keycmp(k.data, k.size, key, klen) != 0)) {
+		rc = PROLLY_ENOTFOUND;
+		goto cleanup;
+	}
+	prolly_slice v = prolly__node_value(nd, i);
+	rc = prolly__buf_set(out, v.data, v.size);
+cleanup:
+	if (rc == PROLLY_ENOTFOUND)
+		prolly_set_error(rc, "key not found");
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+typedef struct req {
+	const prolly_slice *key;
+	size_t index;
+	pnode *node;     /* current node on the way down; NULL once known absent */
+	uint32_t pos;    /* leaf position once found */
+	int found;
+} req;
+
+static int cmp_req(const void *a, const void *b)
+{
+	const req *x = a, *y = b;
+	int c = prolly__keycmp(x->key->data, x->key->size, y->key->data, y->key->size);
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	const req *x = a, *y = b;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys, size_t n,
+                    prolly_value_fn fn, void *payload)
+{
+	prolly__nodeset ws;
+	req *rq = NULL;
+	prolly_id *ids = NULL;
+	pnode *rootn;
+	int rc;
+	prolly__nodeset_init(&ws);
+	if ((rc = prolly__load_root(db, &ws, root, &rootn)))
+		goto cleanup;
+	if (n == 0)
+		goto cleanup;
+	rq = calloc(n, sizeof(*rq));
+	ids = calloc(n, sizeof(*ids));
+	if (!rq || !ids) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory for %zu lookups", n);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rq[i].key = &keys[i];
+		rq[i].index = i;
+		rq[i].node = rootn;
+	}
+	qsort(rq, n, sizeof(*rq), cmp_req);
+	for (unsigned level = rootn->level; level > 0; level--) {
+		size_t nid = 0;
+		for (size_t i = 0; i < n; i++) {
+			pnode *nd = rq[i].node;
+			if (!nd)
+				continue;
+			uint32_t j = prolly__node_lower_bound(nd, rq[i].key->data, rq[i].key->size);
+			if (j == nd->n) {
+				rq[i].node = NULL;
+				continue;
+			}
+			rq[i].pos = j;
+			const prolly_id *c = prolly__node_child(nd, j);
+			if (nid == 0 || !prolly_id_equal(&ids[nid - 1], c))
+				ids[nid++] = *c;
+		}
+		if ((rc = prolly__load(db, &ws, ids, nid, NULL)))
+			goto cleanup;
+		for (size_t i = 0; i < n; i++)
+			if (rq[i].node)
+				rq[i].node = prolly__nodeset_find(&ws, prolly__node_child(rq[i].node, rq[i].pos));
+	}
+	for (size_t i = 0; i < n; i++) {
+		pnode *nd = rq[i].node;
+		if (!nd)
+			continue;
+		uint32_t j = prolly__node_lower_bound(nd, rq[i].key->data, rq[i].key->size);
+		if (j < nd->n) {
+			prolly_slice k = prolly__node_key(nd, j);
+			if (prolly__keycmp(k.data, k.size, rq[i].key->data, rq[i].key->size) == 0) {
+				rq[i].pos = j;
+				rq[i].found = 1;
+			}
+		}
+	}
+	qsort(rq, n, sizeof(*rq), cmp_index);
+	for (size_t i = 0; i < n; i++) {
+		if (rq[i].found) {
+			prolly_slice v = prolly__node_value(rq[i].node, rq[i].pos);
+			rc = fn(payload, i, v.data, v.size);
+		} else {
+			rc = fn(payload, i, NULL, 0);
+		}
+		if (rc)
+			goto cleanup;
+	}
+cleanup:
+	free(rq);
+	free(ids);
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root)
+{
+	prolly__nodeset ws;
+	pnode *nd;
+	prolly__nodeset_init(&ws);
+	int rc = prolly__load_root(db, &ws, root, &nd);
+	if (!rc)
+		*out = nd->count;
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key, size_t klen)
+{
+	prolly__nodeset ws;
+	pnode *nd;
+	uint64_t rank = 0;
+	int rc;
+	prolly__nodeset_init(&ws);
+	if ((rc = prolly__load_root(db, &ws, root, &nd)))
+		goto cleanup;
+	while (nd->level > 0) {
+		uint32_t i = prolly__node_lower_bound(nd, key, klen);
+		for (uint32_t j = 0; j < i; j++)
+			rank += prolly__node_child_count(nd, j);
+		if (i == nd->n)
+			goto done;
+		if ((rc = prolly__load1(db, &ws, prolly__node_child(nd, i), &nd)))
+			goto cleanup;
+	}
+	rank += prolly__node_lower_bound(nd, key, klen);
+done:
+	*out = rank;
+cleanup:
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const prolly_id *root,
+                  uint64_t index)
+{
+	prolly__nodeset ws;
+	pnode *nd;
+	int rc;
+	prolly__nodeset_init(&ws);
+	if ((rc = prolly__load_root(db, &ws, root, &nd)))
+		goto cleanup;
+	if (index >= nd->count) {
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "index %llu is past the %llu records",
+		                      (unsigned long long)index, (unsigned long long)nd->count);
+		goto cleanup;
+	}
+	while (nd->level > 0) {
+		uint32_t j = 0;
+		uint64_t c;
+		while ((c = prolly__node_child_count(nd, j)) <= index) {
+			index -= c;
+			j++;
+		}
+		if ((rc = prolly__load1(db, &ws, prolly__node_child(nd, j), &nd)))
+			goto cleanup;
+	}
+	prolly_slice k = prolly__node_key(nd, (uint32_t)index), v = prolly__node_value(nd, (uint32_t)index);
+	if (key && (rc = prolly__buf_set(key, k.data, k.size)))
+		goto cleanup;
+	if (value && (rc = prolly__buf_set(value, v.data, v.size)))
+		goto cleanup;
+cleanup:
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+#define STATS_BATCH 4096
+
+int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root, int verify)
+{
+	prolly_tree_stats st;
+	prolly__nodeset ws;
+	prolly_buf cur = PROLLY_BUF_INIT, next = PROLLY_BUF_INIT; /* arrays of ids */
+	pnode *nd;
+	int rc;
+	memset(&st, 0, sizeof(st));
+	prolly__nodeset_init(&ws);
+	if ((rc = prolly__load_root(db, &ws, root, &nd)))
+		goto cleanup;
+	st.records = nd->count;
+	st.height = nd->level + 1;
+	if ((rc = prolly__buf_put(&cur, root->bytes, PROLLY_ID_SIZE)))
+		goto cleanup;
+	while (cur.size) {
+		size_t nids = cur.size / PROLLY_ID_SIZE;
+		const prolly_id *ids = (const prolly_id *)(const void *)cur.ptr;
+		next.size = 0;
+		for (size_t off = 0; off < nids; off += STATS_BATCH) {
+			size_t m = PROLLY_MIN(STATS_BATCH, nids - off);
+			prolly__nodeset_dispose(&ws);
+			if ((rc = prolly__load(db, &ws, ids + off, m, NULL)))
+				goto cleanup;
+			for (size_t i = 0; i < m; i++) {
+				nd = prolly__nodeset_find(&ws, &ids[off + i]);
+				if (verify) {
+					prolly_id h;
+					prolly__hash(&h, nd->bytes, nd->size);
+					if (!prolly_id_equal(&h, &nd->id)) {
+						char hex[PROLLY_ID_HEX_SIZE];
+						prolly_id_to_hex(hex, &nd->id);
+						rc = prolly_set_error(PROLLY_ECORRUPT, "node %s does not hash to its id", hex);
+						goto cleanup;
+					}
+				}
+				st.nodes++;
+				st.bytes += nd->size;
+				if (nd->level == 0) {
+					st.leaves++;
+					continue;
+				}
+				for (uint32_t j = 0; j < nd->n; j++)
+					if ((rc = prolly__buf_put(&next, prolly__node_child(nd, j)->bytes, PROLLY_ID_SIZE)))
+						goto cleanup;
+			}
+		}
+		prolly_buf tmp = cur;
+		cur = next;
+		next = tmp;
+	}
+	*out = st;
+cleanup:
+	prolly_buf_dispose(&cur);
+	prolly_buf_dispose(&next);
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}

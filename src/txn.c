@@ -1,0 +1,250 @@
+/*
+ * txn.c - collecting new nodes and ref moves, publishing them in one atomic store write.
+ *
+ * New tree nodes are decoded and pinned in the handle's cache, so trees built in a txn can be
+ * read, diffed and edited before they are published. Commit objects ("raw" objects) are kept as
+ * bytes. Commit hands every node, raw object and ref update to the store's write() at once,
+ * checking the gc epoch the txn began with.
+ *
+ * Invariants:
+ *   T1  every node in txn->nodes is pinned exactly once in the cache on its behalf.
+ *   T2  after commit or free, nothing of the txn is pinned.
+ *   T3  a commit refuses (PROLLY_ECONFLICT) if a gc ran after the txn began (epoch check), so a
+ *       txn never publishes a tree that reuses nodes the gc removed.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+int prolly_txn_begin(prolly_txn **out, prolly_db *db)
+{
+	prolly_txn *txn = calloc(1, sizeof(*txn));
+	if (!txn)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory starting a txn");
+	txn->db = db;
+	txn->epoch = atomic_load(&db->epoch);
+	prolly__nodeset_init(&txn->nodes);
+	*out = txn;
+	return 0;
+}
+
+static void unpin_all(prolly_txn *txn)
+{
+	for (size_t i = 0; i < txn->nodes.cap; i++)
+		if (txn->nodes.slots[i])
+			prolly__cache_unpin(txn->db->cache, &txn->nodes.slots[i]->id);
+	prolly__nodeset_dispose(&txn->nodes); /* T2 */
+}
+
+void prolly_txn_free(prolly_txn *txn)
+{
+	if (!txn)
+		return;
+	unpin_all(txn);
+	prolly_buf_dispose(&txn->raw);
+	for (size_t i = 0; i < txn->n_refs; i++)
+		free(txn->ref_names[i]);
+	free(txn->ref_names);
+	free(txn->refs);
+	free(txn);
+}
+
+int prolly__txn_add_node(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size,
+                         pnode **out)
+{
+	pnode *nd = prolly__nodeset_find(&txn->nodes, id);
+	if (!nd) {
+		int rc = prolly__node_decode(&nd, id, bytes, size, 0);
+		if (rc)
+			return rc;
+		rc = prolly__nodeset_add(&txn->nodes, nd);
+		prolly__node_unref(nd);
+		if (rc)
+			return rc;
+		prolly__cache_pin(txn->db->cache, nd); /* T1 */
+	}
+	if (out)
+		*out = nd;
+	return 0;
+}
+
+int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size)
+{
+	unsigned char hdr[PROLLY_ID_SIZE + 4];
+	const void *dummy;
+	size_t dsize;
+	int rc;
+	if (prolly__txn_find_raw(txn, id, &dummy, &dsize) == 0)
+		return 0;
+	memcpy(hdr, id->bytes, PROLLY_ID_SIZE);
+	prolly__wr32(hdr + PROLLY_ID_SIZE, (uint32_t)size);
+	if ((rc = prolly__buf_put(&txn->raw, hdr, sizeof(hdr))) ||
+	    (rc = prolly__buf_put(&txn->raw, bytes, size)))
+		return rc;
+	txn->raw_count++;
+	return 0;
+}
+
+int prolly__txn_find_raw(prolly_txn *txn, const prolly_id *id, const void **bytes, size_t *size)
+{
+	size_t off = 0;
+	while (off < txn->raw.size) {
+		const unsigned char *p = txn->raw.ptr + off;
+		uint32_t sz = prolly__rd32(p + PROLLY_ID_SIZE);
+		if (memcmp(p, id->bytes, PROLLY_ID_SIZE) == 0) {
+			*bytes = p + PROLLY_ID_SIZE + 4;
+			*size = sz;
+			return 0;
+		}
+		off += PROLLY_ID_SIZE + 4 + sz;
+	}
+	return PROLLY_ENOTFOUND;
+}
+
+int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
+{
+	size_t len = update->name ? strlen(update->name) : 0;
+	if (len == 0 || len > PROLLY_MAX_REF_NAME)
+		return prolly_set_error(PROLLY_EINVAL, "a ref name has 1 to %d bytes", PROLLY_MAX_REF_NAME);
+	if (txn->done)
+		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+	for (size_t i = 0; i < txn->n_refs; i++)
+		if (strcmp(txn->ref_names[i], update->name) == 0)
+			return prolly_set_error(PROLLY_EINVAL, "ref '%s' is moved twice in one txn", update->name);
+	if (txn->n_refs == txn->cap_refs) {
+		size_t ncap = txn->cap_refs ? txn->cap_refs * 2 : 4;
+		prolly_ref_update *nr = realloc(txn->refs, ncap * sizeof(*nr));
+		if (!nr)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
+		txn->refs = nr;
+		char **nn = realloc(txn->ref_names, ncap * sizeof(*nn));
+		if (!nn)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
+		txn->ref_names = nn;
+		txn->cap_refs = ncap;
+	}
+	char *name = strdup(update->name);
+	if (!name)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
+	txn->ref_names[txn->n_refs] = name;
+	txn->refs[txn->n_refs] = *update;
+	txn->refs[txn->n_refs].name = name;
+	txn->refs[txn->n_refs].conflict = 0;
+	txn->n_refs++;
+	return 0;
+}
+
+/* Collects the txn's nodes and raw objects into an array for the store. */
+static int gather(prolly_txn *txn, prolly_store_node **out, size_t *n)
+{
+	size_t total = txn->nodes.len + txn->raw_count, k = 0;
+	prolly_store_node *arr = calloc(total ? total : 1, sizeof(*arr));
+	if (!arr)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory gathering %zu nodes", total);
+	for (size_t i = 0; i < txn->nodes.cap; i++) {
+		pnode *nd = txn->nodes.slots[i];
+		if (nd) {
+			arr[k].id = nd->id;
+			arr[k].data = nd->bytes;
+			arr[k].size = nd->size;
+			k++;
+		}
+	}
+	size_t off = 0;
+	while (off < txn->raw.size) {
+		const unsigned char *p = txn->raw.ptr + off;
+		uint32_t sz = prolly__rd32(p + PROLLY_ID_SIZE);
+		memcpy(arr[k].id.bytes, p, PROLLY_ID_SIZE);
+		arr[k].data = p + PROLLY_ID_SIZE + 4;
+		arr[k].size = sz;
+		k++;
+		off += PROLLY_ID_SIZE + 4 + sz;
+	}
+	*out = arr;
+	*n = k;
+	return 0;
+}
+
+static void count_written(prolly_db *db, const prolly_store_node *nodes, size_t n)
+{
+	prolly_stats d;
+	memset(&d, 0, sizeof(d));
+	d.store_writes = 1;
+	d.nodes_written = n;
+	for (size_t i = 0; i < n; i++)
+		d.bytes_written += nodes[i].size;
+	prolly__stats_add(db, &d);
+}
+
+int prolly__txn_flush(prolly_txn *txn)
+{
+	prolly_store_node *nodes = NULL;
+	size_t n = 0;
+	int rc;
+	if (!txn->nodes.len)
+		return 0;
+	if ((rc = gather(txn, &nodes, &n)))
+		return rc;
+	/* Raw objects stay for the final commit; flush only tree nodes. */
+	n = txn->nodes.len;
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = nodes;
+	w.n_nodes = n;
+	rc = txn->db->store->write(txn->db->store, &w);
+	if (!rc) {
+		count_written(txn->db, nodes, n);
+		txn->flushed = 1;
+		unpin_all(txn);
+	}
+	free(nodes);
+	return rc;
+}
+
+int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts)
+{
+	prolly_store_node *nodes = NULL;
+	size_t n = 0;
+	int rc;
+	if (txn->done)
+		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+	if ((rc = gather(txn, &nodes, &n)))
+		return rc;
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = nodes;
+	w.n_nodes = n;
+	w.refs = txn->refs;
+	w.n_refs = txn->n_refs;
+	w.check_epoch = 1; /* T3 */
+	w.epoch = txn->epoch;
+	w.durable = 1;
+	rc = txn->db->store->write(txn->db->store, &w);
+	if (w.current_epoch) {
+		uint64_t cur = atomic_load(&txn->db->epoch);
+		while (cur < w.current_epoch &&
+		       !atomic_compare_exchange_weak(&txn->db->epoch, &cur, w.current_epoch))
+			;
+	}
+	if (rc == 0) {
+		count_written(txn->db, nodes, n);
+		txn->done = 1;
+		unpin_all(txn);
+	} else if (rc == PROLLY_ECONFLICT) {
+		size_t k = 0;
+		int any = 0;
+		for (size_t i = 0; i < txn->n_refs; i++) {
+			if (!txn->refs[i].conflict)
+				continue;
+			any = 1;
+			if (conflicts && k < n_conflicts)
+				conflicts[k++] = txn->refs[i];
+		}
+		if (!any)
+			prolly_set_error(PROLLY_ECONFLICT,
+			                 "a gc ran while this txn was open (epoch %llu, now %llu); retry",
+			                 (unsigned long long)txn->epoch, (unsigned long long)w.current_epoch);
+	}
+	free(nodes);
+	return rc;
+}

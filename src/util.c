@@ -1,0 +1,165 @@
+/*
+ * util.c - buffers, ids, hashing, clocks and counters.
+ */
+#include "internal.h"
+
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <time.h>
+
+void prolly_buf_dispose(prolly_buf *buf)
+{
+	if (!buf)
+		return;
+	free(buf->ptr);
+	buf->ptr = NULL;
+	buf->size = buf->asize = 0;
+}
+
+int prolly__buf_grow(prolly_buf *b, size_t need)
+{
+	if (need <= b->asize)
+		return 0;
+	size_t cap = b->asize ? b->asize : 64;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2)
+			return prolly_set_error(PROLLY_ENOMEM, "buffer of %zu bytes is too large", need);
+		cap *= 2;
+	}
+	unsigned char *p = realloc(b->ptr, cap);
+	if (!p)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory growing a buffer to %zu bytes", cap);
+	b->ptr = p;
+	b->asize = cap;
+	return 0;
+}
+
+int prolly__buf_set(prolly_buf *b, const void *data, size_t size)
+{
+	b->size = 0;
+	return prolly__buf_put(b, data, size);
+}
+
+int prolly__buf_put(prolly_buf *b, const void *data, size_t size)
+{
+	int rc = prolly__buf_grow(b, b->size + size + 1);
+	if (rc)
+		return rc;
+	if (size)
+		memcpy(b->ptr + b->size, data, size);
+	b->size += size;
+	b->ptr[b->size] = 0; /* always NUL-terminated for convenience; not part of size */
+	return 0;
+}
+
+void prolly__hash(prolly_id *out, const void *data, size_t size)
+{
+	SHA256(data, size, out->bytes);
+}
+
+void prolly_id_to_hex(char out[PROLLY_ID_HEX_SIZE], const prolly_id *id)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < PROLLY_ID_SIZE; i++) {
+		out[2 * i] = digits[id->bytes[i] >> 4];
+		out[2 * i + 1] = digits[id->bytes[i] & 15];
+	}
+	out[2 * PROLLY_ID_SIZE] = 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int prolly_id_from_hex(prolly_id *out, const char *hex)
+{
+	prolly_id id;
+	if (!hex || strlen(hex) != 2 * PROLLY_ID_SIZE)
+		return prolly_set_error(PROLLY_EINVAL, "an id is 64 hex digits: '%s'", hex ? hex : "(null)");
+	for (int i = 0; i < PROLLY_ID_SIZE; i++) {
+		int hi = hexval((unsigned char)hex[2 * i]), lo = hexval((unsigned char)hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return prolly_set_error(PROLLY_EINVAL, "not a hex id: '%s'", hex);
+		id.bytes[i] = (unsigned char)(hi << 4 | lo);
+	}
+	*out = id;
+	return 0;
+}
+
+int prolly_id_equal(const prolly_id *a, const prolly_id *b)
+{
+	return memcmp(a->bytes, b->bytes, PROLLY_ID_SIZE) == 0;
+}
+
+int64_t prolly__now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+uint64_t prolly__mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- counters ---- */
+
+static _Thread_local prolly_stats thread_stats;
+
+prolly_stats *prolly__thread_stats(void)
+{
+	return &thread_stats;
+}
+
+void prolly_thread_stats(prolly_stats *out)
+{
+	*out = thread_stats;
+}
+
+void prolly_thread_stats_reset(void)
+{
+	memset(&thread_stats, 0, sizeof(thread_stats));
+}
+
+static void stats_sum(prolly_stats *to, const prolly_stats *d)
+{
+	to->cache_hits += d->cache_hits;
+	to->cache_misses += d->cache_misses;
+	to->cache_evictions += d->cache_evictions;
+	to->nodes_read += d->nodes_read;
+	to->bytes_read += d->bytes_read;
+	to->nodes_written += d->nodes_written;
+	to->bytes_written += d->bytes_written;
+	to->store_reads += d->store_reads;
+	to->store_read_items += d->store_read_items;
+	to->store_writes += d->store_writes;
+	to->store_round_trips += d->store_round_trips;
+	to->store_statements += d->store_statements;
+	to->pool_waits += d->pool_waits;
+	to->pool_wait_ns += d->pool_wait_ns;
+}
+
+void prolly_stats_add(const prolly_stats *delta)
+{
+	stats_sum(&thread_stats, delta);
+}
+
+void prolly__stats_add(prolly_db *db, const prolly_stats *delta)
+{
+	stats_sum(&thread_stats, delta);
+	if (db) {
+		pthread_mutex_lock(&db->stats_lock);
+		stats_sum(&db->stats, delta);
+		pthread_mutex_unlock(&db->stats_lock);
+	}
+}
