@@ -6,7 +6,8 @@
  *
  *   C1  s <  PROLLY_CHUNK_MIN (512):   never split here.
  *   C2  s >  PROLLY_CHUNK_MAX (16384): always split here.
- *   C3  otherwise split iff h(k) / 2^32 < 1 - exp(-((s/4096)^4 - ((s-r)/4096)^4)),
+ *   C3  otherwise, with x = (s^4 - (s-r)^4) / 4096^4, split iff h(k) < 2^32 * x and
+ *       h(k) < 2^32 * (1 - exp(-x)), that is h(k) / 2^32 < 1 - exp(-x) = 1 - exp(-((s/4096)^4 - ((s-r)/4096)^4)),
  *       which is (F(s) - F(s-r)) / (1 - F(s-r)) for F(x) = 1 - exp(-(x/4096)^4): the chance that
  *       a chunk whose size follows the Weibull distribution F ends within this item, given that it
  *       did not end before it. Chunk sizes cluster near 4 KiB.
@@ -54,8 +55,9 @@ int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, siz
 	uint64_t a = (uint64_t)s, b = (uint64_t)(s - r);
 	uint64_t d = a * a * a * a - b * b * b * b; /* < 2^57: exact */
 	double x = (double)d / 281474976710656.0;   /* 4096^4 = 2^48 */
-	double p = 1.0 - det_exp_neg(x);
 	uint64_t seed = LEVEL_SEED_BASE * (uint64_t)(level + 1); /* C4 */
 	uint32_t h = (uint32_t)(XXH3_64bits_withSeed(key, klen, seed) >> 32);
-	return (double)h < p * 4294967296.0; /* C3 */
+	if ((double)h >= x * 4294967296.0) /* C3, first test */
+		return 0;
+	return (double)h < (1.0 - det_exp_neg(x)) * 4294967296.0;
 }
