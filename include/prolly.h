@@ -346,7 +346,8 @@ typedef struct prolly_tree_stats {
 } prolly_tree_stats;
 
 /* Walks every node of the tree (level by level, one store call per level batch). With verify
- * non-zero every node is re-hashed even if cached (a mismatch is PROLLY_ECORRUPT naming it). */
+ * non-zero every node is read again from the store, bypassing the cache, and re-hashed (a
+ * mismatch is PROLLY_ECORRUPT naming it). */
 int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root, int verify);
 
 /* ------------------------------------------------------------------------------------------ */

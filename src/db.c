@@ -217,6 +217,12 @@ static int cmp_id(const void *a, const void *b)
 
 int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out)
 {
+	return prolly__load_ex(db, ws, ids, n, out, 0);
+}
+
+int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out,
+                    int fresh)
+{
 	int rc = 0;
 	prolly_stats delta;
 	prolly_id *miss = NULL;
@@ -229,7 +235,7 @@ int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_
 			delta.cache_hits++;
 			continue;
 		}
-		pnode *nd = prolly__cache_get(db->cache, &ids[i]);
+		pnode *nd = fresh ? NULL : prolly__cache_get(db->cache, &ids[i]);
 		if (!nd && prolly_id_equal(&ids[i], &db->empty_tree)) {
 			nd = db->empty_node;
 			prolly__node_ref(nd);

@@ -252,17 +252,35 @@ cleanup:
 	return rc;
 }
 
-/* Loads, with one store call per level, every node on the paths of the leaf edits. */
+/* Whether a leaf edit changes the size of its leaf (and so may move the boundary at its end). */
+static int resizes(const pnode *leaf, const prolly_edit *e)
+{
+	uint32_t j = prolly__node_lower_bound(leaf, e->key.data, e->key.size);
+	prolly_slice k;
+	if (j == leaf->n || (k = prolly__node_key(leaf, j),
+	                     prolly__keycmp(k.data, k.size, e->key.data, e->key.size) != 0))
+		return e->op == PROLLY_PUT; /* an insert; deleting an absent key changes nothing */
+	return e->op == PROLLY_DEL || prolly__node_value(leaf, j).size != e->value.size;
+}
+
+/*
+ * Loads, with one store call per level, every node on the paths of the leaf edits; then, with
+ * one more call, the next sibling of each leaf whose size an edit changes, since re-chunking such
+ * a leaf usually runs on into it.
+ */
 static int prefetch(editor *ed, const prolly_edit *edits, size_t n)
 {
 	prolly_id *ids = NULL;
-	pnode **cur = NULL;
+	pnode **cur = NULL, **par = NULL;
+	uint32_t *pidx = NULL;
 	int rc = 0;
 	if (ed->height == 0 || n == 0)
 		return 0;
 	ids = malloc(n * sizeof(*ids));
 	cur = malloc(n * sizeof(*cur));
-	if (!ids || !cur) {
+	par = malloc(n * sizeof(*par));
+	pidx = malloc(n * sizeof(*pidx));
+	if (!ids || !cur || !par || !pidx) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory planning %zu edits", n);
 		goto cleanup;
 	}
@@ -274,22 +292,32 @@ static int prefetch(editor *ed, const prolly_edit *edits, size_t n)
 			uint32_t j = prolly__node_lower_bound(cur[i], edits[i].key.data, edits[i].key.size);
 			if (j == cur[i]->n)
 				j = cur[i]->n - 1;
+			par[i] = cur[i];
+			pidx[i] = j;
 			const prolly_id *c = prolly__node_child(cur[i], j);
 			if (!nid || !prolly_id_equal(&ids[nid - 1], c))
 				ids[nid++] = *c;
 		}
 		if ((rc = prolly__load(ed->db, &ed->ws, ids, nid, NULL)))
 			goto cleanup;
-		for (size_t i = 0; i < n; i++) {
-			uint32_t j = prolly__node_lower_bound(cur[i], edits[i].key.data, edits[i].key.size);
-			if (j == cur[i]->n)
-				j = cur[i]->n - 1;
-			cur[i] = prolly__nodeset_find(&ed->ws, prolly__node_child(cur[i], j));
-		}
+		for (size_t i = 0; i < n; i++)
+			cur[i] = prolly__nodeset_find(&ed->ws, prolly__node_child(par[i], pidx[i]));
 	}
+	size_t nid = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (pidx[i] + 1 >= par[i]->n || !resizes(cur[i], &edits[i]))
+			continue;
+		const prolly_id *c = prolly__node_child(par[i], pidx[i] + 1);
+		if (!nid || !prolly_id_equal(&ids[nid - 1], c))
+			ids[nid++] = *c;
+	}
+	if (nid)
+		rc = prolly__load(ed->db, &ed->ws, ids, nid, NULL);
 cleanup:
 	free(ids);
 	free(cur);
+	free(par);
+	free(pidx);
 	return rc;
 }
 

@@ -262,6 +262,11 @@ int prolly__nodeset_add(prolly__nodeset *s, pnode *n);
  */
 int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out);
 
+/* prolly__load, or with fresh set: ignore the cache and read every id not in ws from the store
+ * (re-verifying its hash), for `verify`. */
+int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out,
+                    int fresh);
+
 /* One node, borrowed from ws (loaded if needed). */
 int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode **out);
 

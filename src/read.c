@@ -238,20 +238,10 @@ int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id
 		for (size_t off = 0; off < nids; off += STATS_BATCH) {
 			size_t m = PROLLY_MIN(STATS_BATCH, nids - off);
 			prolly__nodeset_dispose(&ws);
-			if ((rc = prolly__load(db, &ws, ids + off, m, NULL)))
+			if ((rc = prolly__load_ex(db, &ws, ids + off, m, NULL, verify)))
 				goto cleanup;
 			for (size_t i = 0; i < m; i++) {
 				nd = prolly__nodeset_find(&ws, &ids[off + i]);
-				if (verify) {
-					prolly_id h;
-					prolly__hash(&h, nd->bytes, nd->size);
-					if (!prolly_id_equal(&h, &nd->id)) {
-						char hex[PROLLY_ID_HEX_SIZE];
-						prolly_id_to_hex(hex, &nd->id);
-						rc = prolly_set_error(PROLLY_ECORRUPT, "node %s does not hash to its id", hex);
-						goto cleanup;
-					}
-				}
 				st.nodes++;
 				st.bytes += nd->size;
 				if (nd->level == 0) {
