@@ -210,9 +210,10 @@ void prolly__cache_pin(prolly__cache *c, pnode *n)
 	pthread_mutex_unlock(&s->lock);
 }
 
-void prolly__cache_unpin(prolly__cache *c, const prolly_id *id)
+uint64_t prolly__cache_unpin(prolly__cache *c, const prolly_id *id)
 {
 	stripe *s = stripe_of(c, id);
+	uint64_t evicted = 0;
 	pthread_mutex_lock(&s->lock);
 	centry **pp = find_slot(s, id);
 	if (pp && *pp && (*pp)->pins) {
@@ -220,10 +221,11 @@ void prolly__cache_unpin(prolly__cache *c, const prolly_id *id)
 		if (--e->pins == 0) {
 			lru_push(s, e);
 			s->bytes += e->node->size;
-			evict(s);
+			evicted = evict(s);
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
+	return evicted;
 }
 
 void prolly__cache_clear(prolly__cache *c)

@@ -218,7 +218,8 @@ pnode *prolly__cache_get(prolly__cache *c, const prolly_id *id);
 void prolly__cache_put(prolly__cache *c, pnode *n, uint64_t *evicted);
 /* Pinned nodes are never evicted or cleared. Pins nest. pin inserts the node if absent. */
 void prolly__cache_pin(prolly__cache *c, pnode *n);
-void prolly__cache_unpin(prolly__cache *c, const prolly_id *id);
+/* Returns the number of nodes evicted to make room. */
+uint64_t prolly__cache_unpin(prolly__cache *c, const prolly_id *id);
 void prolly__cache_clear(prolly__cache *c);
 
 /* ------------------------------------------------------------------------------------------ */

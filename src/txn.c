@@ -30,10 +30,14 @@ int prolly_txn_begin(prolly_txn **out, prolly_db *db)
 
 static void unpin_all(prolly_txn *txn)
 {
+	prolly_stats d;
+	memset(&d, 0, sizeof(d));
 	for (size_t i = 0; i < txn->nodes.cap; i++)
 		if (txn->nodes.slots[i])
-			prolly__cache_unpin(txn->db->cache, &txn->nodes.slots[i]->id);
+			d.cache_evictions += prolly__cache_unpin(txn->db->cache, &txn->nodes.slots[i]->id);
 	prolly__nodeset_dispose(&txn->nodes); /* T2 */
+	if (d.cache_evictions)
+		prolly__stats_add(txn->db, &d);
 }
 
 void prolly_txn_free(prolly_txn *txn)
