@@ -195,6 +195,13 @@ typedef struct prolly_store_write {
 	uint64_t current_epoch;         /* out: the store's epoch (always set on success and conflict) */
 	int durable;                    /* non-zero: durable when write returns (fsync); node-only
 	                                   flushes of a bulk build pass 0 */
+	const prolly_id *requires;      /* ids this write builds on without writing them (children of
+	                                   its new nodes, trees of its new commits): a store whose gc
+	                                   can run concurrently with writers must fail the write with
+	                                   PROLLY_ECONFLICT if one is gone, and keep them from being
+	                                   removed until the write commits. Stores whose gc excludes
+	                                   writers and bumps the epoch may ignore this list. */
+	size_t n_requires;
 } prolly_store_write;
 
 /* Called by get_nodes for each id found. data is valid only during the call. index is the

@@ -205,15 +205,55 @@ int prolly__txn_flush(prolly_txn *txn)
 	return rc;
 }
 
+/* The ids the txn's new nodes point at without creating them (see prolly_store_write): children
+ * of new internal nodes, and the trees of new commits, unless the txn made them. */
+static int gather_requires(prolly_txn *txn, prolly_buf *out)
+{
+	int rc;
+	out->size = 0;
+	for (size_t i = 0; i < txn->nodes.cap; i++) {
+		pnode *nd = txn->nodes.slots[i];
+		if (!nd || nd->level == 0)
+			continue;
+		for (uint32_t j = 0; j < nd->n; j++) {
+			const prolly_id *c = prolly__node_child(nd, j);
+			if (!prolly__nodeset_find(&txn->nodes, c) && (rc = prolly__buf_put(out, c, PROLLY_ID_SIZE)))
+				return rc;
+		}
+	}
+	size_t off = 0;
+	while (off < txn->raw.size) {
+		const unsigned char *p = txn->raw.ptr + off;
+		uint32_t sz = prolly__rd32(p + PROLLY_ID_SIZE);
+		prolly_id id;
+		prolly_commit *c = NULL;
+		memcpy(id.bytes, p, PROLLY_ID_SIZE);
+		if (prolly__commit_decode(&c, &id, p + PROLLY_ID_SIZE + 4, sz) == 0) {
+			rc = 0;
+			if (!prolly__nodeset_find(&txn->nodes, &c->tree) &&
+			    !prolly_id_equal(&c->tree, &txn->db->empty_tree))
+				rc = prolly__buf_put(out, c->tree.bytes, PROLLY_ID_SIZE);
+			prolly_commit_free(c);
+			if (rc)
+				return rc;
+		}
+		off += PROLLY_ID_SIZE + 4 + sz;
+	}
+	return 0;
+}
+
 int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts)
 {
 	prolly_store_node *nodes = NULL;
+	prolly_buf req = PROLLY_BUF_INIT;
 	size_t n = 0;
 	int rc;
 	if (txn->done)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+	if ((rc = gather_requires(txn, &req)))
+		goto out;
 	if ((rc = gather(txn, &nodes, &n)))
-		return rc;
+		goto out;
 	prolly_store_write w;
 	memset(&w, 0, sizeof(w));
 	w.nodes = nodes;
@@ -223,6 +263,8 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	w.check_epoch = 1; /* T3 */
 	w.epoch = txn->epoch;
 	w.durable = 1;
+	w.requires = (const prolly_id *)(const void *)req.ptr;
+	w.n_requires = req.size / PROLLY_ID_SIZE;
 	rc = txn->db->store->write(txn->db->store, &w);
 	if (w.current_epoch) {
 		uint64_t cur = atomic_load(&txn->db->epoch);
@@ -249,6 +291,8 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 			                 "a gc ran while this txn was open (epoch %llu, now %llu); retry",
 			                 (unsigned long long)txn->epoch, (unsigned long long)w.current_epoch);
 	}
+out:
 	free(nodes);
+	prolly_buf_dispose(&req);
 	return rc;
 }
