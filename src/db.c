@@ -277,6 +277,23 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 		if (rc)
 			goto cleanup;
 		for (size_t i = 0; i < nmiss; i++) {
+			pnode *pinned;
+			if (!found[i] && fresh && (pinned = prolly__cache_get(db->cache, &miss[i]))) {
+				/* Made by an open txn and not yet stored: re-hash the bytes in memory. */
+				prolly_id h;
+				prolly__hash(&h, pinned->bytes, pinned->size);
+				rc = prolly_id_equal(&h, &miss[i]) ? prolly__nodeset_add(ws, pinned)
+				                                   : PROLLY_ECORRUPT;
+				prolly__node_unref(pinned);
+				if (rc == PROLLY_ECORRUPT) {
+					char hex[PROLLY_ID_HEX_SIZE];
+					prolly_id_to_hex(hex, &miss[i]);
+					prolly_set_error(rc, "node %s does not hash to its id", hex);
+				}
+				if (rc)
+					goto cleanup;
+				continue;
+			}
 			if (!found[i]) {
 				char hex[PROLLY_ID_HEX_SIZE];
 				prolly_id_to_hex(hex, &miss[i]);

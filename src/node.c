@@ -64,6 +64,12 @@ static int check_offsets(const unsigned char *tab, uint32_t n, uint32_t limit, u
 int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size, int verify)
 {
 	const unsigned char *b = bytes;
+	if (verify) { /* N7 first: damaged bytes are corrupt, whatever their version byte says */
+		prolly_id h;
+		prolly__hash(&h, b, size);
+		if (!prolly_id_equal(&h, id))
+			return corrupt(id, "bytes do not hash to the id");
+	}
 	if (size < PROLLY_NODE_HEADER + 4 || memcmp(b, PROLLY_NODE_MAGIC, 4) != 0)
 		return corrupt(id, "bad magic or too short");
 	if (b[4] > PROLLY_FORMAT_VERSION) {
@@ -81,12 +87,6 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 	size_t per = level == 0 ? 8 : 4 + PROLLY_CHILD_ENTRY;
 	if (n > (size - PROLLY_NODE_HEADER) / per)
 		return corrupt(id, "item count exceeds the node size");
-	if (verify) { /* N7 */
-		prolly_id h;
-		prolly__hash(&h, b, size);
-		if (!prolly_id_equal(&h, id))
-			return corrupt(id, "bytes do not hash to the id");
-	}
 
 	const unsigned char *koff = b + PROLLY_NODE_HEADER;
 	size_t fixed = PROLLY_NODE_HEADER + 4 * ((size_t)n + 1);

@@ -1,0 +1,1587 @@
+/*
+ * scale.c - the serial large-tree benchmark: a matrix of sizes x stores x operations x patterns.
+ *
+ * Workload (see docs/benchmarks.md): the base tree of a size N holds records i = 0..N-1 with the
+ * 24-byte key "k" + 23-digit zero-padded (16 i) and a 27-byte value derived from the seed, the
+ * key and a generation. The spacing of 16 leaves room for inserts between existing keys.
+ *
+ * For each size and store a child process builds the base tree (the fixture) and runs every
+ * selected cell on it; each mutating cell edits the base root again in a fresh txn and commits
+ * the result, so every run writes real nodes. A cell runs --runs times; its row reports the
+ * median, min and max wall time and the counters of the median run. Rows go to the CSV file
+ * (appended, flushed row by row) and as a Markdown table to stdout; progress goes to stderr.
+ * A second table compares the measured values with the targets.
+ *
+ * Running each (size, store) in its own process isolates the peak RSS of that fixture and keeps
+ * a crash in one fixture from losing the others (--no-fork runs everything in one process).
+ */
+#include "bench_util.h"
+#include "prolly.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#define KEY_LEN 24
+#define VAL_LEN 27
+#define SLOT_STEP 16
+#define MAX_SIZES 16
+#define MAX_RUNS 64
+#define BUILD_CHUNK 65536
+
+/* ------------------------------------------------------------------------------------------ */
+/* The matrix                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+enum {
+	OP_BUILD,
+	OP_SCAN,
+	OP_SCAN_WARM,
+	OP_GET_COLD,
+	OP_GET_WARM,
+	OP_GET_MANY,
+	OP_RANGE,
+	OP_BATCH,
+	OP_SINGLE,
+	OP_SINGLE_NOSYNC,
+	OP_DIFF,
+	OP_MERGE,
+	N_OPS
+};
+static const char *const op_names[N_OPS] = {
+	"build", "scan", "scan_warm", "get_cold", "get_warm", "get_many",
+	"range", "batch", "single", "single_nosync", "diff", "merge",
+};
+#define FIRST_PATTERN_OP OP_BATCH
+
+enum { PAT_APPEND, PAT_UPDATE, PAT_CLUSTERED, PAT_INSERT, PAT_DELETE, N_PATTERNS };
+static const char *const pattern_names[N_PATTERNS] = {
+	"append", "update", "clustered", "insert", "delete",
+};
+
+enum { STORE_MEM, STORE_LMDB, N_STORES };
+static const char *const store_names[N_STORES] = {"mem", "lmdb"};
+
+typedef struct config {
+	uint64_t sizes[MAX_SIZES];
+	int n_sizes;
+	unsigned stores;   /* bit mask over store_names */
+	unsigned ops;      /* bit mask over op_names */
+	unsigned patterns; /* bit mask over pattern_names */
+	unsigned runs;
+	uint64_t changes;  /* edits per batch / diff / merge (split in two halves) */
+	uint64_t reads;    /* keys per get / get_many / range cell */
+	uint64_t singles;  /* single-edit commits per single cell */
+	uint64_t seed;
+	const char *dir;
+	const char *csv;
+	size_t cache_mb;
+	size_t flush_mb;   /* builder flush size; 0: the library default */
+	double max_cell_s;
+	int no_fork;
+	int keep;
+	char workdir[4096]; /* scratch directory made under dir */
+	char stamp[32];
+} config;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Records                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static void make_key(unsigned char *out, uint64_t slot)
+{
+	out[0] = 'k';
+	for (int i = KEY_LEN - 1; i >= 1; i--) {
+		out[i] = (unsigned char)('0' + slot % 10);
+		slot /= 10;
+	}
+}
+
+/* 'v', two digits of the generation, 24 hex digits of a hash of (seed, slot, generation). */
+static void make_value(unsigned char *out, uint64_t seed, uint64_t slot, unsigned gen)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint64_t a = mix64(seed ^ mix64(slot) ^ ((uint64_t)gen << 48));
+	uint64_t b = mix64(a);
+	out[0] = 'v';
+	out[1] = (unsigned char)('0' + gen / 10 % 10);
+	out[2] = (unsigned char)('0' + gen % 10);
+	for (int i = 0; i < 12; i++) {
+		out[3 + i] = (unsigned char)hex[(a >> (4 * i)) & 15];
+		out[15 + i] = (unsigned char)hex[(b >> (4 * i)) & 15];
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fixture: one store with the base tree of one size                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct fixture {
+	const config *cfg;
+	int store;
+	uint64_t n;
+	prolly_db *db;
+	timed_store *ts;
+	char path[4200]; /* directory of the open LMDB store, "" otherwise */
+	unsigned seq;
+	prolly_id base;
+	int have_base;
+	char shape[160]; /* "height 3, 7719 nodes, 30.2 MiB" of the base tree */
+	/* Root of base + the whole edit set of (pattern, run), made by batch or on demand. */
+	prolly_id edited[N_PATTERNS][MAX_RUNS];
+	unsigned char have_edited[N_PATTERNS][MAX_RUNS];
+} fixture;
+
+static void fixture_close(fixture *fx)
+{
+	prolly_close(fx->db);
+	fx->db = NULL;
+	fx->ts = NULL;
+	if (fx->path[0] && !fx->cfg->keep)
+		rm_tree(fx->path);
+	fx->path[0] = '\0';
+	fx->have_base = 0;
+	memset(fx->have_edited, 0, sizeof(fx->have_edited));
+}
+
+/* Opens an empty store of fx->store (an LMDB store in a new directory of the workdir). */
+static int fixture_open(fixture *fx)
+{
+	prolly_store *inner = NULL;
+	int rc;
+	if (fx->store == STORE_LMDB) {
+		snprintf(fx->path, sizeof(fx->path), "%s/lmdb-%" PRIu64 "-%u", fx->cfg->workdir, fx->n,
+		         fx->seq++);
+		rc = prolly_store_lmdb_open(&inner, fx->path, 0);
+	} else {
+		fx->path[0] = '\0';
+		rc = prolly_store_mem_new(&inner);
+	}
+	if (rc != 0)
+		return rc;
+	rc = timed_store_wrap(&fx->ts, inner);
+	if (rc != 0)
+		return rc;
+	prolly_options opts;
+	prolly_options_init(&opts);
+	opts.cache_bytes = fx->cfg->cache_mb * 1024 * 1024;
+	if (fx->cfg->flush_mb)
+		opts.flush_bytes = fx->cfg->flush_mb * 1024 * 1024;
+	prolly_store *wrapped = &fx->ts->base;
+	rc = prolly_db_new(&fx->db, wrapped, &opts);
+	if (rc != 0) {
+		fx->ts = NULL; /* owned (and closed) by prolly_db_new */
+		fx->db = NULL;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Cells                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct sample {
+	double ms;
+	double cpu_ms;
+	prolly_stats st;
+	uint64_t read_ns, write_ns, durable_writes;
+	uint64_t minflt;
+} sample;
+
+typedef struct cell {
+	fixture *fx;
+	int op, pattern; /* pattern -1 for cells without one */
+	unsigned run;
+	uint64_t ops;    /* operations in one run */
+	int valid;
+	char note[200];
+	stopwatch sw;
+	uint64_t cpu0, flt0;
+	sample cur;
+} cell;
+
+/* Records an error (keeps the first one) and returns rc. */
+static int fail(cell *c, int rc, const char *what)
+{
+	c->valid = 0;
+	if (!c->note[0])
+		snprintf(c->note, sizeof(c->note), "run %u: %s: %s (%s)", c->run + 1, what,
+		         prolly_strerror(rc), prolly_last_error());
+	return rc;
+}
+
+/* Marks the run invalid with a reason (validation failure, not an engine error). */
+static void invalid(cell *c, const char *fmt, ...)
+{
+	c->valid = 0;
+	if (c->note[0])
+		return;
+	int k = snprintf(c->note, sizeof(c->note), "run %u: ", c->run + 1);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->note + k, sizeof(c->note) - (size_t)k, fmt, ap);
+	va_end(ap);
+}
+
+#define CK(call, what)                     \
+	do {                               \
+		rc = (call);               \
+		if (rc != 0) {             \
+			fail(c, rc, what); \
+			goto out;          \
+		}                          \
+	} while (0)
+
+static void measure_begin(cell *c)
+{
+	prolly_thread_stats_reset();
+	timed_store_reset(c->fx->ts);
+	c->cpu0 = cpu_ns();
+	c->flt0 = minor_faults();
+	sw_start(&c->sw);
+}
+
+static void measure_end(cell *c)
+{
+	c->cur.ms = sw_ms(&c->sw);
+	c->cur.cpu_ms = (double)(cpu_ns() - c->cpu0) / 1e6;
+	c->cur.minflt = minor_faults() - c->flt0;
+	prolly_thread_stats(&c->cur.st);
+	c->cur.read_ns = atomic_load(&c->fx->ts->read_ns);
+	c->cur.write_ns = atomic_load(&c->fx->ts->write_ns);
+	c->cur.durable_writes = atomic_load(&c->fx->ts->durable_writes);
+}
+
+/* A deterministic stream per (seed, size, what, pattern, run). */
+static void cell_rng(rng *r, const cell *c, uint64_t what)
+{
+	uint64_t s = c->fx->cfg->seed;
+	s = mix64(s ^ c->fx->n);
+	s = mix64(s ^ what);
+	s = mix64(s ^ (uint64_t)(c->pattern + 1));
+	rng_seed(r, s ^ c->run);
+}
+
+static int publish(prolly_txn *txn, const char *ref, const prolly_id *root)
+{
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = ref;
+	u.expect = PROLLY_REF_EXPECT_ANY;
+	u.value = *root;
+	int rc = prolly_txn_set_ref(txn, &u);
+	if (rc != 0)
+		return rc;
+	return prolly_txn_commit(txn, NULL, 0);
+}
+
+/* ---- build --------------------------------------------------------------------------------- */
+
+/* Builds the base tree into a fresh store (the previous one of this fixture is dropped). */
+static int cell_build(cell *c)
+{
+	fixture *fx = c->fx;
+	prolly_txn *txn = NULL;
+	prolly_builder *b = NULL;
+	unsigned char *recs = NULL;
+	int rc;
+	if (fx->db) {
+		prolly_id prev = fx->base;
+		int had = fx->have_base;
+		fixture_close(fx);
+		fx->base = prev;
+		fx->have_base = had;
+	}
+	CK(fixture_open(fx), "opening the store");
+	recs = malloc((size_t)BUILD_CHUNK * (KEY_LEN + VAL_LEN));
+	if (!recs) {
+		rc = fail(c, PROLLY_ENOMEM, "allocating the record buffer");
+		goto out;
+	}
+	prolly_id root;
+	measure_begin(c);
+	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
+	CK(prolly_builder_new(&b, txn), "prolly_builder_new");
+	for (uint64_t i = 0; i < fx->n;) {
+		sw_pause(&c->sw);
+		uint64_t m = fx->n - i < BUILD_CHUNK ? fx->n - i : BUILD_CHUNK;
+		for (uint64_t j = 0; j < m; j++) {
+			unsigned char *p = recs + j * (KEY_LEN + VAL_LEN);
+			make_key(p, (i + j) * SLOT_STEP);
+			make_value(p + KEY_LEN, fx->cfg->seed, (i + j) * SLOT_STEP, 0);
+		}
+		sw_resume(&c->sw);
+		for (uint64_t j = 0; j < m; j++) {
+			const unsigned char *p = recs + j * (KEY_LEN + VAL_LEN);
+			CK(prolly_builder_add(b, p, KEY_LEN, p + KEY_LEN, VAL_LEN), "prolly_builder_add");
+		}
+		i += m;
+	}
+	CK(prolly_builder_finish(b, &root), "prolly_builder_finish");
+	prolly_builder_free(b);
+	b = NULL;
+	CK(publish(txn, "refs/bench/base", &root), "committing the built tree");
+	prolly_txn_free(txn);
+	txn = NULL;
+	measure_end(c);
+	c->ops = fx->n;
+
+	uint64_t count;
+	CK(prolly_count(&count, fx->db, &root), "prolly_count");
+	if (count != fx->n)
+		invalid(c, "built tree has %" PRIu64 " records, expected %" PRIu64, count, fx->n);
+	if (fx->have_base && !prolly_id_equal(&fx->base, &root))
+		invalid(c, "the same records built a different root than the previous run");
+	fx->base = root;
+	fx->have_base = 1;
+	if (!fx->shape[0]) {
+		prolly_tree_stats ts;
+		CK(prolly_tree_stats_get(&ts, fx->db, &root, 0), "prolly_tree_stats_get");
+		snprintf(fx->shape, sizeof(fx->shape),
+		         "height %u, %" PRIu64 " nodes (%" PRIu64 " leaves), %.1f MiB", ts.height,
+		         ts.nodes, ts.leaves, (double)ts.bytes / 1048576.0);
+	}
+out:
+	prolly_builder_free(b);
+	prolly_txn_free(txn);
+	free(recs);
+	return rc;
+}
+
+/* ---- scans --------------------------------------------------------------------------------- */
+
+/* Walks the cursor, checking order and sizes; returns the count in *count. */
+static int scan_all(cell *c, prolly_cursor *cur, uint64_t *count, unsigned char *first,
+                    unsigned char *last)
+{
+	prolly_slice k, v;
+	uint64_t n = 0;
+	int rc, bad = 0;
+	while ((rc = prolly_cursor_next(cur, &k, &v)) == 0) {
+		if (k.size != KEY_LEN || v.size != VAL_LEN) {
+			bad = 1;
+			continue;
+		}
+		if (n == 0)
+			memcpy(first, k.data, KEY_LEN);
+		else if (memcmp(last, k.data, KEY_LEN) >= 0)
+			bad = 1;
+		memcpy(last, k.data, KEY_LEN);
+		n++;
+	}
+	if (rc != PROLLY_ITEROVER)
+		return fail(c, rc, "prolly_cursor_next");
+	if (bad)
+		invalid(c, "scan returned records out of order or of the wrong size");
+	*count = n;
+	return 0;
+}
+
+static int cell_scan(cell *c)
+{
+	fixture *fx = c->fx;
+	prolly_cursor *cur = NULL;
+	unsigned char first[KEY_LEN], last[KEY_LEN], want[KEY_LEN];
+	uint64_t count = 0;
+	int rc;
+	if (c->op == OP_SCAN_WARM) { /* one untimed pass fills the cache */
+		CK(prolly_cursor_open(&cur, fx->db, &fx->base, NULL), "prolly_cursor_open");
+		CK(scan_all(c, cur, &count, first, last), "warming scan");
+		prolly_cursor_free(cur);
+		cur = NULL;
+	} else {
+		prolly_db_cache_clear(fx->db);
+	}
+	measure_begin(c);
+	CK(prolly_cursor_open(&cur, fx->db, &fx->base, NULL), "prolly_cursor_open");
+	CK(scan_all(c, cur, &count, first, last), "scan");
+	prolly_cursor_free(cur);
+	cur = NULL;
+	measure_end(c);
+	c->ops = fx->n;
+	if (count != fx->n) {
+		invalid(c, "scan saw %" PRIu64 " records, expected %" PRIu64, count, fx->n);
+	} else if (count) {
+		make_key(want, 0);
+		if (memcmp(first, want, KEY_LEN) != 0)
+			invalid(c, "first key differs");
+		make_key(want, (fx->n - 1) * SLOT_STEP);
+		if (memcmp(last, want, KEY_LEN) != 0)
+			invalid(c, "last key differs");
+	}
+out:
+	prolly_cursor_free(cur);
+	return rc;
+}
+
+/* ---- point reads --------------------------------------------------------------------------- */
+
+typedef struct readset {
+	size_t n;
+	unsigned char *keys; /* n * KEY_LEN */
+	unsigned char *vals; /* n * VAL_LEN: the expected values */
+	prolly_slice *slices;
+	size_t mismatches, found;
+} readset;
+
+static void readset_free(readset *r)
+{
+	free(r->keys);
+	free(r->vals);
+	free(r->slices);
+	memset(r, 0, sizeof(*r));
+}
+
+/* n random base records (with repetition), the same sample for every read cell of a run. */
+static int readset_random(readset *r, cell *c, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->keys = malloc(n * KEY_LEN + 1);
+	r->vals = malloc(n * VAL_LEN + 1);
+	r->slices = malloc(n * sizeof(*r->slices) + 1);
+	if (!r->keys || !r->vals || !r->slices)
+		return fail(c, PROLLY_ENOMEM, "allocating the read sample");
+	r->n = n;
+	rng g;
+	cell_rng(&g, c, 0x7265616473ull); /* "reads" */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t slot = rng_below(&g, c->fx->n) * SLOT_STEP;
+		make_key(r->keys + i * KEY_LEN, slot);
+		make_value(r->vals + i * VAL_LEN, c->fx->cfg->seed, slot, 0);
+		r->slices[i].data = r->keys + i * KEY_LEN;
+		r->slices[i].size = KEY_LEN;
+	}
+	return 0;
+}
+
+static int get_each(cell *c, readset *r)
+{
+	prolly_buf buf = PROLLY_BUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		rc = prolly_get(&buf, c->fx->db, &c->fx->base, r->keys + i * KEY_LEN, KEY_LEN);
+		if (rc == PROLLY_ENOTFOUND) {
+			r->mismatches++;
+			rc = 0;
+			continue;
+		}
+		if (rc != 0) {
+			fail(c, rc, "prolly_get");
+			break;
+		}
+		r->found++;
+		if (buf.size != VAL_LEN || memcmp(buf.ptr, r->vals + i * VAL_LEN, VAL_LEN) != 0)
+			r->mismatches++;
+	}
+	prolly_buf_dispose(&buf);
+	return rc;
+}
+
+static int cell_get(cell *c)
+{
+	readset r;
+	int rc;
+	CK(readset_random(&r, c, (size_t)c->fx->cfg->reads), "preparing reads");
+	if (c->op == OP_GET_WARM) {
+		CK(get_each(c, &r), "warming gets");
+	} else {
+		prolly_db_cache_clear(c->fx->db);
+	}
+	r.found = r.mismatches = 0;
+	measure_begin(c);
+	CK(get_each(c, &r), "gets");
+	measure_end(c);
+	c->ops = r.n;
+	if (r.mismatches)
+		invalid(c, "%zu of %zu gets missing or wrong", r.mismatches, r.n);
+out:
+	readset_free(&r);
+	return rc;
+}
+
+static int many_cb(void *payload, size_t index, const void *value, size_t vlen)
+{
+	readset *r = payload;
+	if (!value) {
+		r->mismatches++;
+		return 0;
+	}
+	r->found++;
+	if (index >= r->n || vlen != VAL_LEN || memcmp(value, r->vals + index * VAL_LEN, VAL_LEN))
+		r->mismatches++;
+	return 0;
+}
+
+static int cell_get_many(cell *c)
+{
+	readset r;
+	int rc;
+	CK(readset_random(&r, c, (size_t)c->fx->cfg->reads), "preparing reads");
+	prolly_db_cache_clear(c->fx->db);
+	measure_begin(c);
+	CK(prolly_get_many(c->fx->db, &c->fx->base, r.slices, r.n, many_cb, &r), "prolly_get_many");
+	measure_end(c);
+	c->ops = r.n;
+	if (r.mismatches || r.found != r.n)
+		invalid(c, "get_many: %zu answers, %zu missing or wrong of %zu", r.found, r.mismatches,
+		        r.n);
+out:
+	readset_free(&r);
+	return rc;
+}
+
+static int cell_range(cell *c)
+{
+	fixture *fx = c->fx;
+	readset r;
+	prolly_cursor *cur = NULL;
+	unsigned char lo[KEY_LEN], hi[KEY_LEN];
+	int rc;
+	memset(&r, 0, sizeof(r));
+	size_t len = (size_t)(fx->cfg->reads < fx->n ? fx->cfg->reads : fx->n);
+	rng g;
+	cell_rng(&g, c, 0x72616e6765ull); /* "range" */
+	uint64_t start = rng_below(&g, fx->n - len + 1);
+	r.keys = malloc(len * KEY_LEN + 1);
+	r.vals = malloc(len * VAL_LEN + 1);
+	if (!r.keys || !r.vals) {
+		rc = fail(c, PROLLY_ENOMEM, "allocating the expected range");
+		goto out;
+	}
+	r.n = len;
+	for (size_t i = 0; i < len; i++) {
+		make_key(r.keys + i * KEY_LEN, (start + i) * SLOT_STEP);
+		make_value(r.vals + i * VAL_LEN, fx->cfg->seed, (start + i) * SLOT_STEP, 0);
+	}
+	make_key(lo, start * SLOT_STEP);
+	make_key(hi, (start + len) * SLOT_STEP);
+	prolly_range range;
+	memset(&range, 0, sizeof(range));
+	range.lo.data = lo;
+	range.lo.size = KEY_LEN;
+	range.has_lo = 1;
+	range.hi.data = hi;
+	range.hi.size = KEY_LEN;
+	range.has_hi = 1;
+	prolly_db_cache_clear(fx->db);
+
+	prolly_slice k, v;
+	size_t i = 0;
+	measure_begin(c);
+	CK(prolly_cursor_open(&cur, fx->db, &fx->base, &range), "prolly_cursor_open");
+	while ((rc = prolly_cursor_next(cur, &k, &v)) == 0) {
+		if (i >= len || k.size != KEY_LEN || v.size != VAL_LEN ||
+		    memcmp(k.data, r.keys + i * KEY_LEN, KEY_LEN) != 0 ||
+		    memcmp(v.data, r.vals + i * VAL_LEN, VAL_LEN) != 0)
+			r.mismatches++;
+		i++;
+	}
+	if (rc != PROLLY_ITEROVER) {
+		fail(c, rc, "prolly_cursor_next");
+		goto out;
+	}
+	rc = 0;
+	prolly_cursor_free(cur);
+	cur = NULL;
+	measure_end(c);
+	c->ops = len;
+	if (i != len || r.mismatches)
+		invalid(c, "range returned %zu records (%zu wrong), expected %zu", i, r.mismatches, len);
+out:
+	prolly_cursor_free(cur);
+	readset_free(&r);
+	return rc;
+}
+
+/* ---- edit patterns ------------------------------------------------------------------------- */
+
+typedef struct editset {
+	size_t n;
+	uint64_t *slots;
+	unsigned char *keys; /* n * KEY_LEN */
+	unsigned char *vals; /* n * VAL_LEN */
+	prolly_edit *edits;
+	prolly_diff_kind kind; /* what a diff from base reports per edit */
+	int64_t per_edit;      /* record count change per edit: +1, 0, -1 */
+} editset;
+
+static void editset_free(editset *e)
+{
+	free(e->slots);
+	free(e->keys);
+	free(e->vals);
+	free(e->edits);
+	memset(e, 0, sizeof(*e));
+}
+
+/*
+ * The edits of (pattern, run), distinct keys, in the order a client would send them (random for
+ * the random patterns). Values carry generation run + 1, so every run writes a different tree.
+ * Variant 1 (the merge cell) samples other keys and writes generation run + 33, so that the
+ * merged tree is not the tree the batch cell already stored.
+ */
+static int editset_make(editset *e, cell *c, unsigned variant)
+{
+	fixture *fx = c->fx;
+	uint64_t n = fx->cfg->changes;
+	memset(e, 0, sizeof(*e));
+	if (c->pattern != PAT_APPEND && n > fx->n)
+		n = fx->n;
+	e->n = (size_t)n;
+	e->slots = malloc(e->n * sizeof(*e->slots) + 1);
+	e->keys = malloc(e->n * KEY_LEN + 1);
+	e->vals = malloc(e->n * VAL_LEN + 1);
+	e->edits = malloc(e->n * sizeof(*e->edits) + 1);
+	if (!e->slots || !e->keys || !e->vals || !e->edits)
+		return fail(c, PROLLY_ENOMEM, "allocating the edit set");
+	rng g;
+	cell_rng(&g, c, 0x6564697473ull + variant); /* "edits" */
+	unsigned gen = c->run + 1 + 32 * variant;
+	switch (c->pattern) {
+	case PAT_APPEND:
+		for (size_t i = 0; i < e->n; i++)
+			e->slots[i] = (fx->n + i) * SLOT_STEP;
+		e->kind = PROLLY_DIFF_ADDED;
+		e->per_edit = 1;
+		break;
+	case PAT_CLUSTERED: {
+		uint64_t start = (fx->n - e->n) / 2;
+		for (size_t i = 0; i < e->n; i++)
+			e->slots[i] = (start + i) * SLOT_STEP;
+		e->kind = PROLLY_DIFF_CHANGED;
+		e->per_edit = 0;
+		break;
+	}
+	case PAT_UPDATE:
+	case PAT_INSERT:
+	case PAT_DELETE:
+		if (rng_sample_distinct(&g, fx->n, e->slots, e->n) != 0)
+			return fail(c, PROLLY_ENOMEM, "sampling the edited keys");
+		for (size_t i = 0; i < e->n; i++)
+			e->slots[i] = e->slots[i] * SLOT_STEP + (c->pattern == PAT_INSERT ? SLOT_STEP / 2 : 0);
+		e->kind = c->pattern == PAT_UPDATE   ? PROLLY_DIFF_CHANGED
+		          : c->pattern == PAT_INSERT ? PROLLY_DIFF_ADDED
+		                                     : PROLLY_DIFF_REMOVED;
+		e->per_edit = c->pattern == PAT_UPDATE ? 0 : c->pattern == PAT_INSERT ? 1 : -1;
+		break;
+	default:
+		return fail(c, PROLLY_EINVAL, "unknown pattern");
+	}
+	for (size_t i = 0; i < e->n; i++) {
+		unsigned char *k = e->keys + i * KEY_LEN, *v = e->vals + i * VAL_LEN;
+		make_key(k, e->slots[i]);
+		make_value(v, fx->cfg->seed, e->slots[i], gen);
+		e->edits[i].op = c->pattern == PAT_DELETE ? PROLLY_DEL : PROLLY_PUT;
+		e->edits[i].key.data = k;
+		e->edits[i].key.size = KEY_LEN;
+		e->edits[i].value.data = v;
+		e->edits[i].value.size = c->pattern == PAT_DELETE ? 0 : VAL_LEN;
+	}
+	return 0;
+}
+
+static uint64_t expected_count(const fixture *fx, const editset *e, size_t edits)
+{
+	return (uint64_t)((int64_t)fx->n + e->per_edit * (int64_t)edits);
+}
+
+/* Checks the record count of root. */
+static int check_count(cell *c, const prolly_id *root, uint64_t want, const char *what)
+{
+	uint64_t got;
+	int rc = prolly_count(&got, c->fx->db, root);
+	if (rc != 0)
+		return fail(c, rc, "prolly_count");
+	if (got != want)
+		invalid(c, "%s has %" PRIu64 " records, expected %" PRIu64, what, got, want);
+	return 0;
+}
+
+/* Root of base + all of e, committed; made once per (pattern, run) and remembered. */
+static int edited_root(cell *c, const editset *e, prolly_id *out)
+{
+	fixture *fx = c->fx;
+	if (fx->have_edited[c->pattern][c->run]) {
+		*out = fx->edited[c->pattern][c->run];
+		return 0;
+	}
+	prolly_txn *txn = NULL;
+	prolly_id root;
+	int rc;
+	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
+	CK(prolly_edit_tree(&root, txn, &fx->base, e->edits, e->n), "prolly_edit_tree");
+	CK(publish(txn, "refs/bench/edited", &root), "committing the edited tree");
+	CK(check_count(c, &root, expected_count(fx, e, e->n), "edited tree"), "prolly_count");
+	fx->edited[c->pattern][c->run] = root;
+	fx->have_edited[c->pattern][c->run] = 1;
+	*out = root;
+out:
+	prolly_txn_free(txn);
+	return rc;
+}
+
+static int cell_batch(cell *c)
+{
+	fixture *fx = c->fx;
+	editset e;
+	prolly_txn *txn = NULL;
+	prolly_id root;
+	int rc;
+	CK(editset_make(&e, c, 0), "making the edit set");
+	measure_begin(c);
+	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
+	CK(prolly_edit_tree(&root, txn, &fx->base, e.edits, e.n), "prolly_edit_tree");
+	CK(publish(txn, "refs/bench/batch", &root), "committing the batch");
+	prolly_txn_free(txn);
+	txn = NULL;
+	measure_end(c);
+	c->ops = e.n;
+	CK(check_count(c, &root, expected_count(fx, &e, e.n), "edited tree"), "prolly_count");
+	if (fx->have_edited[c->pattern][c->run] &&
+	    !prolly_id_equal(&fx->edited[c->pattern][c->run], &root))
+		invalid(c, "the same edits gave a different root than before");
+	fx->edited[c->pattern][c->run] = root;
+	fx->have_edited[c->pattern][c->run] = 1;
+out:
+	prolly_txn_free(txn);
+	editset_free(&e);
+	return rc;
+}
+
+/* --singles commits of one edit each, every one from the base root. */
+static int cell_single(cell *c)
+{
+	fixture *fx = c->fx;
+	editset e;
+	prolly_txn *txn = NULL;
+	prolly_id *roots = NULL;
+	size_t k = (size_t)fx->cfg->singles;
+	int rc;
+	CK(editset_make(&e, c, 0), "making the edit set");
+	if (e.n == 0) {
+		rc = fail(c, PROLLY_EINVAL, "no edits to commit (--changes 0?)");
+		goto out;
+	}
+	roots = malloc(k * sizeof(*roots) + 1);
+	if (!roots) {
+		rc = fail(c, PROLLY_ENOMEM, "allocating roots");
+		goto out;
+	}
+	size_t first = c->op == OP_SINGLE_NOSYNC ? k : 0; /* different keys for the two variants */
+	if (c->op == OP_SINGLE_NOSYNC)
+		atomic_store(&fx->ts->nosync, 1);
+	measure_begin(c);
+	for (size_t i = 0; i < k; i++) {
+		const prolly_edit *ed = &e.edits[(first + i) % e.n];
+		CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
+		CK(prolly_edit_tree(&roots[i], txn, &fx->base, ed, 1), "prolly_edit_tree");
+		CK(publish(txn, "refs/bench/single", &roots[i]), "committing a single edit");
+		prolly_txn_free(txn);
+		txn = NULL;
+	}
+	measure_end(c);
+	atomic_store(&fx->ts->nosync, 0);
+	c->ops = k;
+	for (size_t i = 0; i < k; i++)
+		CK(check_count(c, &roots[i], expected_count(fx, &e, 1), "single-edit tree"),
+		   "prolly_count");
+out:
+	atomic_store(&fx->ts->nosync, 0);
+	prolly_txn_free(txn);
+	free(roots);
+	editset_free(&e);
+	return rc;
+}
+
+typedef struct diffcheck {
+	const unsigned char *keys; /* expected keys in order */
+	size_t n, seen, wrong;
+	prolly_diff_kind kind;
+} diffcheck;
+
+static int diff_cb(void *payload, const prolly_diff_entry *d)
+{
+	diffcheck *dc = payload;
+	if (dc->seen >= dc->n || d->kind != dc->kind || d->key.size != KEY_LEN ||
+	    memcmp(d->key.data, dc->keys + dc->seen * KEY_LEN, KEY_LEN) != 0)
+		dc->wrong++;
+	dc->seen++;
+	return 0;
+}
+
+static int slot_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cell_diff(cell *c)
+{
+	fixture *fx = c->fx;
+	editset e;
+	unsigned char *sorted = NULL;
+	prolly_id to;
+	int rc;
+	CK(editset_make(&e, c, 0), "making the edit set");
+	CK(edited_root(c, &e, &to), "making the edited tree");
+	sorted = malloc(e.n * KEY_LEN + 1);
+	if (!sorted) {
+		rc = fail(c, PROLLY_ENOMEM, "allocating expected keys");
+		goto out;
+	}
+	qsort(e.slots, e.n, sizeof(*e.slots), slot_cmp);
+	for (size_t i = 0; i < e.n; i++)
+		make_key(sorted + i * KEY_LEN, e.slots[i]);
+	diffcheck dc = {sorted, e.n, 0, 0, e.kind};
+	measure_begin(c);
+	CK(prolly_diff(fx->db, &fx->base, &to, NULL, diff_cb, &dc), "prolly_diff");
+	measure_end(c);
+	c->ops = e.n;
+	if (dc.seen != e.n || dc.wrong)
+		invalid(c, "diff reported %zu entries (%zu unexpected), expected %zu", dc.seen, dc.wrong,
+		        e.n);
+out:
+	free(sorted);
+	editset_free(&e);
+	return rc;
+}
+
+static int cell_merge(cell *c)
+{
+	fixture *fx = c->fx;
+	editset e;
+	prolly_txn *txn = NULL;
+	prolly_id want, ours, theirs, merged;
+	int rc;
+	CK(editset_make(&e, c, 1), "making the edit set");
+	/* Untimed: the expected result, in a txn that is never committed (so the merge's commit
+	 * writes new nodes), then the two branches, committed. */
+	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
+	CK(prolly_edit_tree(&want, txn, &fx->base, e.edits, e.n), "prolly_edit_tree (expected)");
+	prolly_txn_free(txn);
+	txn = NULL;
+	size_t half = e.n / 2;
+	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
+	CK(prolly_edit_tree(&ours, txn, &fx->base, e.edits, half), "prolly_edit_tree (ours)");
+	CK(prolly_edit_tree(&theirs, txn, &fx->base, e.edits + half, e.n - half),
+	   "prolly_edit_tree (theirs)");
+	CK(publish(txn, "refs/bench/ours", &ours), "committing the branches");
+	prolly_txn_free(txn);
+	txn = NULL;
+
+	prolly_merge_options mo;
+	memset(&mo, 0, sizeof(mo));
+	mo.resolve = PROLLY_RESOLVE_FAIL;
+	prolly_merge_stats ms;
+	memset(&ms, 0, sizeof(ms));
+	measure_begin(c);
+	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
+	CK(prolly_merge(&merged, &ms, txn, &fx->base, &ours, &theirs, &mo), "prolly_merge");
+	CK(publish(txn, "refs/bench/merged", &merged), "committing the merge");
+	prolly_txn_free(txn);
+	txn = NULL;
+	measure_end(c);
+	c->ops = e.n;
+	CK(check_count(c, &merged, expected_count(fx, &e, e.n), "merged tree"), "prolly_count");
+	if (!prolly_id_equal(&merged, &want))
+		invalid(c, "merged root differs from base + all edits");
+	if (ms.conflicts)
+		invalid(c, "%" PRIu64 " conflicts in a disjoint merge", ms.conflicts);
+out:
+	prolly_txn_free(txn);
+	editset_free(&e);
+	return rc;
+}
+
+typedef int (*cell_fn)(cell *c);
+static const cell_fn cell_fns[N_OPS] = {
+	cell_build, cell_scan,  cell_scan,   cell_get,   cell_get,    cell_get_many,
+	cell_range, cell_batch, cell_single, cell_single, cell_diff, cell_merge,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running cells, emitting rows                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+static FILE *csv_file;
+static int row_fd = -1;       /* child: rows go to the parent through this pipe */
+static bench_row *all_rows;   /* parent (or --no-fork): every row, for the target table */
+static size_t n_rows, cap_rows;
+
+static void keep_row(const bench_row *r)
+{
+	if (n_rows == cap_rows) {
+		size_t cap = cap_rows ? cap_rows * 2 : 64;
+		bench_row *p = realloc(all_rows, cap * sizeof(*p));
+		if (!p) {
+			fprintf(stderr, "warning: out of memory keeping rows for the target table\n");
+			return;
+		}
+		all_rows = p;
+		cap_rows = cap;
+	}
+	all_rows[n_rows++] = *r;
+}
+
+static void emit_row(const bench_row *r)
+{
+	csv_row(csv_file, r);
+	fflush(csv_file);
+	md_row(stdout, r);
+	fflush(stdout);
+	if (row_fd >= 0) {
+		const char *p = (const char *)r;
+		size_t left = sizeof(*r);
+		while (left) {
+			ssize_t w = write(row_fd, p, left);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				fprintf(stderr, "warning: cannot pass a row to the parent: %s\n",
+				        strerror(errno));
+				break;
+			}
+			p += w;
+			left -= (size_t)w;
+		}
+	} else {
+		keep_row(r);
+	}
+}
+
+static void row_init(bench_row *r, const fixture *fx, int op, int pattern)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->stamp, sizeof(r->stamp), "%s", fx->cfg->stamp);
+	r->seed = fx->cfg->seed;
+	r->size = fx->n;
+	snprintf(r->store, sizeof(r->store), "%s", store_names[fx->store]);
+	snprintf(r->op, sizeof(r->op), "%s", op_names[op]);
+	snprintf(r->pattern, sizeof(r->pattern), "%s", pattern < 0 ? "-" : pattern_names[pattern]);
+}
+
+static int sample_cmp(const void *a, const void *b)
+{
+	const sample *x = a, *y = b;
+	return dbl_cmp(&x->ms, &y->ms);
+}
+
+/* Runs one cell --runs times and emits its row. Returns 0, or the engine error of the last
+ * run (the row is then invalid). With emit 0 (an untimed fixture build) nothing is printed. */
+static int run_cell(fixture *fx, int op, int pattern, int emit)
+{
+	const config *cfg = fx->cfg;
+	static sample samples[MAX_RUNS];
+	cell c;
+	memset(&c, 0, sizeof(c));
+	c.fx = fx;
+	c.op = op;
+	c.pattern = pattern;
+	c.valid = 1;
+	unsigned runs = emit ? cfg->runs : 1, done = 0;
+	int rc = 0;
+	char label[64];
+	snprintf(label, sizeof(label), "%s%s%s", op_names[op], pattern < 0 ? "" : "/",
+	         pattern < 0 ? "" : pattern_names[pattern]);
+	for (unsigned run = 0; run < runs; run++) {
+		c.run = run;
+		memset(&c.cur, 0, sizeof(c.cur));
+		rc = cell_fns[op](&c);
+		if (rc != 0) {
+			fprintf(stderr, "[%" PRIu64 " %s] %s run %u/%u FAILED: %s\n", fx->n,
+			        store_names[fx->store], label, run + 1, runs, c.note);
+			break;
+		}
+		samples[done++] = c.cur;
+		fprintf(stderr, "[%" PRIu64 " %s] %s run %u/%u: %.3f ms%s\n", fx->n,
+		        store_names[fx->store], label, run + 1, runs, c.cur.ms,
+		        c.valid ? "" : " (INVALID)");
+		if (c.cur.ms > cfg->max_cell_s * 1000.0 && run + 1 < runs) {
+			if (!c.note[0])
+				snprintf(c.note, sizeof(c.note),
+				         "stopped after %u of %u runs: a run took longer than %.0f s", done,
+				         runs, cfg->max_cell_s);
+			break;
+		}
+	}
+	if (!emit)
+		return rc;
+	bench_row r;
+	row_init(&r, fx, op, pattern);
+	r.runs = done;
+	r.ops = c.ops;
+	r.valid = c.valid && done > 0;
+	if (done) {
+		qsort(samples, done, sizeof(samples[0]), sample_cmp);
+		const sample *m = &samples[(done - 1) / 2];
+		r.ms_min = samples[0].ms;
+		r.ms_max = samples[done - 1].ms;
+		/* Even count: the mean of the two middle runs; counters of the lower one. */
+		r.ms_median = done % 2 ? m->ms : (m->ms + samples[done / 2].ms) / 2;
+		r.ops_per_s = r.ms_median > 0 ? (double)c.ops * 1000.0 / r.ms_median : 0;
+		r.us_per_op = c.ops ? r.ms_median * 1000.0 / (double)c.ops : 0;
+		r.st = m->st;
+		r.cpu_ms = m->cpu_ms;
+		r.minor_faults = m->minflt;
+		r.store_read_ms = (double)m->read_ns / 1e6;
+		r.store_write_ms = (double)m->write_ns / 1e6;
+		r.durable_writes = m->durable_writes;
+	}
+	snprintf(r.note, sizeof(r.note), "%s", c.note);
+	if (op == OP_BUILD && !r.note[0])
+		snprintf(r.note, sizeof(r.note), "%s", fx->shape);
+	r.peak_rss_mib = peak_rss_mib();
+	current_rss_mib(&r.rss_anon_mib, &r.rss_file_mib);
+	r.load1 = load1();
+	emit_row(&r);
+	return rc;
+}
+
+/* Everything for one size and store. Returns 0, or 1 if the fixture could not be built. */
+static int run_fixture(const config *cfg, uint64_t n, int store)
+{
+	fixture *fx = calloc(1, sizeof(*fx));
+	if (!fx) {
+		fprintf(stderr, "error: out of memory\n");
+		return 1;
+	}
+	fx->cfg = cfg;
+	fx->n = n;
+	fx->store = store;
+	fprintf(stderr, "[%" PRIu64 " %s] fixture\n", n, store_names[store]);
+	int rc = run_cell(fx, OP_BUILD, -1, (cfg->ops >> OP_BUILD) & 1);
+	if (rc != 0 || !fx->have_base) {
+		fprintf(stderr, "[%" PRIu64 " %s] no base tree: skipping this fixture\n", n,
+		        store_names[store]);
+		fixture_close(fx);
+		free(fx);
+		return 1;
+	}
+	for (int op = OP_BUILD + 1; op < FIRST_PATTERN_OP; op++)
+		if ((cfg->ops >> op) & 1)
+			run_cell(fx, op, -1, 1);
+	for (int p = 0; p < N_PATTERNS; p++) {
+		if (!((cfg->patterns >> p) & 1))
+			continue;
+		for (int op = FIRST_PATTERN_OP; op < N_OPS; op++)
+			if ((cfg->ops >> op) & 1)
+				run_cell(fx, op, p, 1);
+	}
+	fixture_close(fx);
+	free(fx);
+	return 0;
+}
+
+/* Runs a fixture in a child process, collecting its rows through a pipe. */
+static void run_fixture_forked(const config *cfg, uint64_t n, int store)
+{
+	int fds[2];
+	fflush(stdout);
+	fflush(stderr);
+	fflush(csv_file);
+	if (pipe(fds) != 0) {
+		fprintf(stderr, "warning: pipe failed (%s): running in this process\n", strerror(errno));
+		run_fixture(cfg, n, store);
+		return;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "warning: fork failed (%s): running in this process\n", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		run_fixture(cfg, n, store);
+		return;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		row_fd = fds[1];
+		int bad = run_fixture(cfg, n, store);
+		fflush(stdout);
+		fflush(stderr);
+		fflush(csv_file);
+		close(row_fd);
+		_exit(bad ? 3 : 0);
+	}
+	close(fds[1]);
+	bench_row r;
+	size_t got = 0;
+	for (;;) {
+		ssize_t k = read(fds[0], (char *)&r + got, sizeof(r) - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		if (got == sizeof(r)) {
+			keep_row(&r);
+			got = 0;
+		}
+	}
+	close(fds[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+	                            WEXITSTATUS(status) != 3)) {
+		fixture dummy;
+		memset(&dummy, 0, sizeof(dummy));
+		dummy.cfg = cfg;
+		dummy.n = n;
+		dummy.store = store;
+		bench_row f;
+		row_init(&f, &dummy, OP_BUILD, -1);
+		snprintf(f.op, sizeof(f.op), "(fixture)");
+		if (WIFSIGNALED(status))
+			snprintf(f.note, sizeof(f.note), "benchmark process died of signal %d (%s)",
+			         WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			snprintf(f.note, sizeof(f.note), "benchmark process exited with status %d",
+			         WEXITSTATUS(status));
+		fprintf(stderr, "[%" PRIu64 " %s] %s\n", n, store_names[store], f.note);
+		row_fd = -1;
+		emit_row(&f);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Target table                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * M_ENGINE_US: per-operation time spent outside the store's write call (the edit, encoding,
+ * hashing, txn bookkeeping), i.e. the commit "before the disk sync". The LMDB store cannot skip
+ * its sync: every LMDB commit flushes the data pages (MDB_NOMETASYNC), and a durable write adds a
+ * second flush for the meta page, so the wrapper's nosync variant only removes the second one.
+ */
+enum { M_RATE, M_MS, M_US_PER_OP, M_ENGINE_US, M_RSS, M_ANON };
+
+typedef struct target {
+	const char *what;
+	const char *store, *op, *pattern;
+	int metric;
+	double goal;     /* rate: at least; others: at most; 0: information only */
+	const char *goal_text;
+} target;
+
+static const target targets[] = {
+	{"build", "lmdb", "build", "-", M_RATE, 1.5e6, ">= 1.5M records/s"},
+	{"full scan (cold cache)", "lmdb", "scan", "-", M_RATE, 10e6, ">= 10M records/s"},
+	{"full scan (warm cache, info)", "lmdb", "scan_warm", "-", M_RATE, 0, "-"},
+	{"10k point gets, cold cache", "lmdb", "get_cold", "-", M_MS, 20, "<= 20 ms"},
+	{"10k random updates", "lmdb", "batch", "update", M_MS, 100, "<= 100 ms"},
+	{"10k random updates", "mem", "batch", "update", M_MS, 40, "<= 40 ms"},
+	{"10k random inserts", "lmdb", "batch", "insert", M_MS, 120, "<= 120 ms"},
+	{"10k random deletes", "lmdb", "batch", "delete", M_MS, 120, "<= 120 ms"},
+	{"single-edit commit, before the store write (sync)", "lmdb", "single", "update",
+	 M_ENGINE_US, 200, "<= 0.2 ms"},
+	{"single-edit commit, durable (info)", "lmdb", "single", "update", M_US_PER_OP, 0, "-"},
+	{"single-edit commit, one sync instead of two (info)", "lmdb", "single_nosync", "update",
+	 M_US_PER_OP, 0, "-"},
+	{"diff after 10k random updates", "lmdb", "diff", "update", M_MS, 40, "<= 40 ms"},
+	{"merge of two disjoint 5k branches", "lmdb", "merge", "update", M_MS, 100, "<= 100 ms"},
+	{"peak memory (peak RSS of the LMDB process)", "lmdb", NULL, NULL, M_RSS, 600, "<= 600 MiB"},
+	{"anonymous (private) memory, highest at a cell's end (info)", "lmdb", NULL, NULL, M_ANON, 0,
+	 "-"},
+};
+
+static const bench_row *find_row(uint64_t size, const char *store, const char *op,
+                                 const char *pattern)
+{
+	for (size_t i = 0; i < n_rows; i++) {
+		const bench_row *r = &all_rows[i];
+		if (r->size == size && !strcmp(r->store, store) && !strcmp(r->op, op) &&
+		    !strcmp(r->pattern, pattern))
+			return r;
+	}
+	return NULL;
+}
+
+/* The target's metric from wall time (by_cpu 0) or process CPU time (1); -1 if none. */
+static double metric_of(const target *g, const bench_row *r, int by_cpu)
+{
+	double ms = by_cpu ? r->cpu_ms : r->ms_median;
+	if (ms <= 0 || !r->ops)
+		return -1;
+	switch (g->metric) {
+	case M_RATE:
+		return (double)r->ops * 1000.0 / ms;
+	case M_MS:
+		return ms;
+	case M_US_PER_OP:
+		return ms * 1000.0 / (double)r->ops;
+	case M_ENGINE_US:
+		return by_cpu ? -1 : (ms - r->store_write_ms) * 1000.0 / (double)r->ops;
+	default:
+		return -1;
+	}
+}
+
+static void format_metric(char *buf, size_t n, int metric, double v)
+{
+	if (v < 0) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	switch (metric) {
+	case M_RATE:
+		snprintf(buf, n, "%.2fM records/s", v / 1e6);
+		break;
+	case M_MS:
+		snprintf(buf, n, "%.2f ms", v);
+		break;
+	case M_US_PER_OP:
+	case M_ENGINE_US:
+		snprintf(buf, n, "%.3f ms", v / 1000.0);
+		break;
+	default:
+		snprintf(buf, n, "%.0f MiB", v);
+		break;
+	}
+}
+
+static void print_targets(const config *cfg)
+{
+	uint64_t size = 0;
+	for (int i = 0; i < cfg->n_sizes; i++)
+		if (cfg->sizes[i] == 1000000 || (size != 1000000 && cfg->sizes[i] > size))
+			size = cfg->sizes[i];
+	char hs[32];
+	printf("\n### Targets vs measured (%s records%s)\n\n", human_count(hs, sizeof(hs), (double)size),
+	       size == 1000000 ? "" : "; the targets are stated for 1M");
+	printf("Status is judged on wall time; the CPU column gives the same figure computed from the\n"
+	       "process CPU time of the same run (lower when the run waited for the disk or for a\n"
+	       "busy CPU).\n\n");
+	int comparable = size == 1000000 && cfg->changes == 10000 && cfg->reads == 10000;
+	if (!comparable)
+		printf("The workload differs from the one the targets state (1M records, 10k changes and\n"
+		       "reads), so each status is shown in parentheses.\n\n");
+	printf("| target | store | goal | measured (wall) | from CPU time | status |\n"
+	       "|---|---|---|---:|---:|---|\n");
+	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
+		const target *g = &targets[t];
+		double v = -1, vc = -1;
+		int valid = 1;
+		if (g->metric == M_RSS || g->metric == M_ANON) {
+			for (size_t i = 0; i < n_rows; i++) {
+				const bench_row *r = &all_rows[i];
+				double m = g->metric == M_RSS ? r->peak_rss_mib : r->rss_anon_mib;
+				if (r->size == size && !strcmp(r->store, g->store) && m > v)
+					v = m;
+			}
+		} else {
+			const bench_row *r = find_row(size, g->store, g->op, g->pattern);
+			if (r && r->runs) {
+				valid = r->valid;
+				v = metric_of(g, r, 0);
+				vc = metric_of(g, r, 1);
+			}
+		}
+		char meas[64], cpu[64];
+		const char *status;
+		format_metric(meas, sizeof(meas), g->metric, v);
+		format_metric(cpu, sizeof(cpu), g->metric, vc);
+		if (v < 0) {
+			snprintf(meas, sizeof(meas), "not measured");
+			status = "-";
+		} else if (!valid) {
+			status = "INVALID";
+		} else if (g->goal == 0) {
+			status = "info";
+		} else if (g->metric == M_RATE) {
+			status = v >= g->goal ? "met" : "missed";
+		} else {
+			status = v <= g->goal ? "met" : "missed";
+		}
+		printf("| %s | %s | %s | %s | %s | %s%s%s |\n", g->what, g->store, g->goal_text, meas, cpu,
+		       comparable || v < 0 ? "" : "(", status, comparable || v < 0 ? "" : ")");
+	}
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Options                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: scale [options]\n"
+	        "Serial large-tree benchmark of prolly: sizes x stores x operations x patterns.\n"
+	        "Rows are appended to the CSV file and printed as a Markdown table on stdout;\n"
+	        "progress goes to stderr.\n\n"
+	        "  --sizes LIST        base tree sizes (default 100000,1000000; k/M suffixes ok)\n"
+	        "  --stores LIST       mem,lmdb (default both)\n"
+	        "  --ops LIST          operations (default all):\n"
+	        "                      build scan scan_warm get_cold get_warm get_many range\n"
+	        "                      batch single single_nosync diff merge\n"
+	        "  --patterns LIST     edit patterns for batch..merge (default all):\n"
+	        "                      append update clustered insert delete\n"
+	        "  --runs N            runs per cell, median reported (default 3, max %d)\n"
+	        "  --changes N         edits per batch, diff and merge (default 10000)\n"
+	        "  --reads N           keys per get/get_many/range cell (default 10000)\n"
+	        "  --singles N         commits per single-edit cell (default 100)\n"
+	        "  --seed N            workload seed (default 42)\n"
+	        "  --dir DIR           scratch directory for LMDB stores (default /tmp)\n"
+	        "  --cache-mb N        decoded-node cache budget in MiB (default 256)\n"
+	        "  --flush-mb N        builder flush size in MiB (default: the library's, 4)\n"
+	        "  --csv FILE          CSV output, appended (default build/bench/scale.csv)\n"
+	        "  --max-cell-seconds S  skip a cell's remaining runs after a run this long (60)\n"
+	        "  --no-fork           run every fixture in this process\n"
+	        "  --keep              keep the LMDB directories\n"
+	        "  --help              this text\n",
+	        MAX_RUNS);
+}
+
+static int parse_u64_opt(const char *name, const char *arg, uint64_t *out)
+{
+	if (parse_count(arg, out) != 0) {
+		fprintf(stderr, "error: %s: not a count: %s\n", name, arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Returns 0 to go on, 1 to exit successfully (--help), -1 on a bad option. */
+static int parse_args(config *cfg, int argc, char **argv)
+{
+	enum {
+		O_SIZES = 256, O_STORES, O_OPS, O_PATTERNS, O_RUNS, O_CHANGES, O_READS, O_SINGLES,
+		O_SEED, O_DIR, O_CACHE, O_FLUSH, O_CSV, O_MAXCELL, O_NOFORK, O_KEEP, O_HELP
+	};
+	static const struct option longs[] = {
+		{"sizes", required_argument, NULL, O_SIZES},
+		{"stores", required_argument, NULL, O_STORES},
+		{"ops", required_argument, NULL, O_OPS},
+		{"patterns", required_argument, NULL, O_PATTERNS},
+		{"runs", required_argument, NULL, O_RUNS},
+		{"changes", required_argument, NULL, O_CHANGES},
+		{"reads", required_argument, NULL, O_READS},
+		{"singles", required_argument, NULL, O_SINGLES},
+		{"seed", required_argument, NULL, O_SEED},
+		{"dir", required_argument, NULL, O_DIR},
+		{"cache-mb", required_argument, NULL, O_CACHE},
+		{"flush-mb", required_argument, NULL, O_FLUSH},
+		{"csv", required_argument, NULL, O_CSV},
+		{"max-cell-seconds", required_argument, NULL, O_MAXCELL},
+		{"no-fork", no_argument, NULL, O_NOFORK},
+		{"keep", no_argument, NULL, O_KEEP},
+		{"help", no_argument, NULL, O_HELP},
+		{NULL, 0, NULL, 0},
+	};
+	char bad[64];
+	uint64_t v;
+	int o;
+	while ((o = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+		switch (o) {
+		case O_SIZES:
+			cfg->n_sizes = parse_count_list(optarg, cfg->sizes, MAX_SIZES);
+			if (cfg->n_sizes < 0) {
+				fprintf(stderr, "error: --sizes: expected up to %d positive counts: %s\n",
+				        MAX_SIZES, optarg);
+				return -1;
+			}
+			break;
+		case O_STORES:
+			if (parse_name_list(optarg, store_names, N_STORES, &cfg->stores, bad, sizeof(bad))) {
+				fprintf(stderr, "error: --stores: unknown store '%s' (mem, lmdb)\n", bad);
+				return -1;
+			}
+			break;
+		case O_OPS:
+			if (parse_name_list(optarg, op_names, N_OPS, &cfg->ops, bad, sizeof(bad))) {
+				fprintf(stderr, "error: --ops: unknown operation '%s' (see --help)\n", bad);
+				return -1;
+			}
+			break;
+		case O_PATTERNS:
+			if (parse_name_list(optarg, pattern_names, N_PATTERNS, &cfg->patterns, bad,
+			                    sizeof(bad))) {
+				fprintf(stderr, "error: --patterns: unknown pattern '%s' (see --help)\n", bad);
+				return -1;
+			}
+			break;
+		case O_RUNS:
+			if (parse_u64_opt("--runs", optarg, &v) || v < 1 || v > MAX_RUNS) {
+				fprintf(stderr, "error: --runs must be 1..%d\n", MAX_RUNS);
+				return -1;
+			}
+			cfg->runs = (unsigned)v;
+			break;
+		case O_CHANGES:
+			if (parse_u64_opt("--changes", optarg, &cfg->changes))
+				return -1;
+			break;
+		case O_READS:
+			if (parse_u64_opt("--reads", optarg, &cfg->reads))
+				return -1;
+			break;
+		case O_SINGLES:
+			if (parse_u64_opt("--singles", optarg, &cfg->singles) || cfg->singles == 0) {
+				fprintf(stderr, "error: --singles must be at least 1\n");
+				return -1;
+			}
+			break;
+		case O_SEED:
+			if (parse_u64_opt("--seed", optarg, &cfg->seed))
+				return -1;
+			break;
+		case O_DIR:
+			cfg->dir = optarg;
+			break;
+		case O_CACHE:
+			if (parse_u64_opt("--cache-mb", optarg, &v) || v > (1u << 20)) {
+				fprintf(stderr, "error: --cache-mb: 0..%u\n", 1u << 20);
+				return -1;
+			}
+			cfg->cache_mb = (size_t)v;
+			break;
+		case O_FLUSH:
+			if (parse_u64_opt("--flush-mb", optarg, &v) || v > (1u << 20)) {
+				fprintf(stderr, "error: --flush-mb: 0..%u\n", 1u << 20);
+				return -1;
+			}
+			cfg->flush_mb = (size_t)v;
+			break;
+		case O_CSV:
+			cfg->csv = optarg;
+			break;
+		case O_MAXCELL: {
+			char *end;
+			cfg->max_cell_s = strtod(optarg, &end);
+			if (*end || cfg->max_cell_s <= 0) {
+				fprintf(stderr, "error: --max-cell-seconds: not a positive number: %s\n",
+				        optarg);
+				return -1;
+			}
+			break;
+		}
+		case O_NOFORK:
+			cfg->no_fork = 1;
+			break;
+		case O_KEEP:
+			cfg->keep = 1;
+			break;
+		case O_HELP:
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "error: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_machine(const config *cfg, int argc, char **argv)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	char model[128] = "?";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		char line[256];
+		while (fgets(line, sizeof(line), f)) {
+			char *colon = strchr(line, ':');
+			if (strncmp(line, "model name", 10) == 0 && colon) {
+				snprintf(model, sizeof(model), "%s", colon + 2);
+				model[strcspn(model, "\n")] = '\0';
+				break;
+			}
+		}
+		fclose(f);
+	}
+	printf("## prolly scale benchmark\n\n");
+	printf("- date: %s\n", cfg->stamp);
+	printf("- machine: %ld CPUs (%s), %.1f GiB memory\n", cpus, model, mem / 1073741824.0);
+	printf("- command:");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n- workload: %d-byte keys, %d-byte values, seed %" PRIu64 ", %u run(s) per cell, "
+	       "%" PRIu64 " changes, %" PRIu64 " reads, %" PRIu64 " single commits, cache %zu MiB\n",
+	       KEY_LEN, VAL_LEN, cfg->seed, cfg->runs, cfg->changes, cfg->reads, cfg->singles,
+	       cfg->cache_mb);
+	if (cfg->flush_mb)
+		printf("- builder flush: %zu MiB\n", cfg->flush_mb);
+	printf("- load average at start: %.2f (other processes compete for the CPUs when high)\n",
+	       load1());
+	printf("- csv: %s\n\n", cfg->csv);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.sizes[0] = 100000;
+	cfg.sizes[1] = 1000000;
+	cfg.n_sizes = 2;
+	cfg.stores = (1u << N_STORES) - 1;
+	cfg.ops = (1u << N_OPS) - 1;
+	cfg.patterns = (1u << N_PATTERNS) - 1;
+	cfg.runs = 3;
+	cfg.changes = 10000;
+	cfg.reads = 10000;
+	cfg.singles = 100;
+	cfg.seed = 42;
+	cfg.dir = "/tmp";
+	cfg.cache_mb = 256;
+	cfg.csv = "build/bench/scale.csv";
+	cfg.max_cell_s = 60;
+
+	int a = parse_args(&cfg, argc, argv);
+	if (a != 0)
+		return a > 0 ? 0 : 2;
+
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(cfg.stamp, sizeof(cfg.stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+	if ((cfg.stores >> STORE_LMDB) & 1) {
+		snprintf(cfg.workdir, sizeof(cfg.workdir), "%s/prolly-scale-XXXXXX", cfg.dir);
+		if (!mkdtemp(cfg.workdir)) {
+			fprintf(stderr, "error: cannot create a scratch directory in %s: %s\n", cfg.dir,
+			        strerror(errno));
+			return 1;
+		}
+	}
+	csv_file = csv_open(cfg.csv);
+	if (!csv_file) {
+		if (cfg.workdir[0])
+			rm_tree(cfg.workdir);
+		return 1;
+	}
+
+	print_machine(&cfg, argc, argv);
+	md_header(stdout);
+	uint64_t t0 = now_ns();
+	for (int s = 0; s < cfg.n_sizes; s++) {
+		for (int st = 0; st < N_STORES; st++) {
+			if (!((cfg.stores >> st) & 1))
+				continue;
+			if (cfg.no_fork)
+				run_fixture(&cfg, cfg.sizes[s], st);
+			else
+				run_fixture_forked(&cfg, cfg.sizes[s], st);
+		}
+	}
+	print_targets(&cfg);
+
+	size_t invalid_rows = 0;
+	for (size_t i = 0; i < n_rows; i++)
+		invalid_rows += !all_rows[i].valid;
+	fprintf(stderr, "done in %.1f s: %zu rows, %zu invalid; csv: %s\n",
+	        (double)(now_ns() - t0) / 1e9, n_rows, invalid_rows, cfg.csv);
+	if (fclose(csv_file) != 0)
+		fprintf(stderr, "warning: closing %s: %s\n", cfg.csv, strerror(errno));
+	if (cfg.workdir[0] && !cfg.keep)
+		rm_tree(cfg.workdir);
+	free(all_rows);
+	return invalid_rows ? 1 : 0;
+}

@@ -1,0 +1,137 @@
+/*
+ * gen_corpus.c - writes seed corpora of valid encodings for the fuzz targets:
+ *   DIR/node/   leaves and internal nodes of assorted shapes (empty leaf, empty keys and values,
+ *               binary keys, 2 KiB keys, big values, high levels) plus the nodes of a small tree;
+ *   DIR/commit/ commits with 0..5 parents and assorted messages.
+ * Usage: gen_corpus DIR (the two sub-directories must exist). Built by fuzz/run.sh.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static uint64_t rng_state = 0x243f6a8885a308d3ULL;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int write_file(const char *dir, const char *kind, unsigned n, const void *p, size_t size)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s/seed-%04u", dir, kind, n);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, size, f) != size || fclose(f) != 0) {
+		perror(path);
+		return -1;
+	}
+	return 0;
+}
+
+/* n keys in increasing order: "key" + a 6-digit counter, or klen-byte keys with a big-endian
+ * counter at the end. */
+static size_t make_key(unsigned char *out, unsigned i, size_t klen)
+{
+	if (klen == 0)
+		return (size_t)snprintf((char *)out, 32, "key%06u", i);
+	memset(out, (int)(rnd() & 0xff), klen);
+	for (size_t b = 0; b < 4 && b < klen; b++)
+		out[klen - 1 - b] = (unsigned char)(i >> (8 * b));
+	if (klen > 4)
+		memset(out, 0x61, klen - 4);
+	return klen;
+}
+
+static int leaf(const char *dir, unsigned *seq, unsigned n, size_t klen, size_t vmax)
+{
+	prolly__enc e;
+	prolly_buf out = PROLLY_BUF_INIT;
+	unsigned char *k = malloc(PROLLY_MAX_KEY), *v = malloc(PROLLY_MAX_VALUE);
+	prolly__enc_init(&e, 0);
+	for (unsigned i = 0; i < n; i++) {
+		size_t kl = make_key(k, i, klen);
+		size_t vl = vmax ? (size_t)(rnd() % (vmax + 1)) : 0;
+		for (size_t j = 0; j < vl; j++)
+			v[j] = (unsigned char)rnd();
+		prolly__enc_add_leaf(&e, k, kl, v, vl);
+	}
+	prolly__enc_finish(&e, &out);
+	int rc = write_file(dir, "node", (*seq)++, out.ptr, out.size);
+	prolly__enc_dispose(&e);
+	prolly_buf_dispose(&out);
+	free(k);
+	free(v);
+	return rc;
+}
+
+static int inner(const char *dir, unsigned *seq, unsigned level, unsigned n, size_t klen)
+{
+	prolly__enc e;
+	prolly_buf out = PROLLY_BUF_INIT;
+	unsigned char *k = malloc(PROLLY_MAX_KEY);
+	prolly__enc_init(&e, level);
+	for (unsigned i = 0; i < n; i++) {
+		prolly_id c;
+		for (size_t j = 0; j < sizeof(c.bytes); j++)
+			c.bytes[j] = (unsigned char)rnd();
+		size_t kl = make_key(k, i, klen);
+		prolly__enc_add_child(&e, k, kl, &c, 1 + rnd() % 5000);
+	}
+	prolly__enc_finish(&e, &out);
+	int rc = write_file(dir, "node", (*seq)++, out.ptr, out.size);
+	prolly__enc_dispose(&e);
+	prolly_buf_dispose(&out);
+	free(k);
+	return rc;
+}
+
+static int commit(const char *dir, unsigned *seq, size_t np, const char *msg)
+{
+	prolly_id tree, parents[8];
+	prolly_buf out = PROLLY_BUF_INIT;
+	for (size_t j = 0; j < sizeof(tree.bytes); j++)
+		tree.bytes[j] = (unsigned char)rnd();
+	for (size_t p = 0; p < 8; p++)
+		for (size_t j = 0; j < sizeof(tree.bytes); j++)
+			parents[p].bytes[j] = (unsigned char)rnd();
+	if (prolly__commit_encode(&out, &tree, parents, np, (int64_t)(rnd() >> 1), msg) != 0)
+		return -1;
+	int rc = write_file(dir, "commit", (*seq)++, out.ptr, out.size);
+	prolly_buf_dispose(&out);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	const char *dir = argv[1];
+	unsigned ns = 0, cs = 0;
+	int rc = 0;
+	rc |= leaf(dir, &ns, 0, 0, 0);
+	rc |= leaf(dir, &ns, 1, 0, 0);
+	rc |= leaf(dir, &ns, 2, 1, 3);
+	rc |= leaf(dir, &ns, 5, 0, 16);
+	rc |= leaf(dir, &ns, 20, 24, 40);
+	rc |= leaf(dir, &ns, 60, 0, 100);
+	rc |= leaf(dir, &ns, 3, 2048, 10);
+	rc |= leaf(dir, &ns, 1, 8, 3000);
+	rc |= inner(dir, &ns, 1, 1, 0);
+	rc |= inner(dir, &ns, 1, 2, 1);
+	rc |= inner(dir, &ns, 2, 12, 0);
+	rc |= inner(dir, &ns, 3, 40, 24);
+	rc |= inner(dir, &ns, 63, 3, 0);
+	rc |= inner(dir, &ns, 1, 2, 2048);
+	rc |= commit(dir, &cs, 0, "");
+	rc |= commit(dir, &cs, 1, "initial import");
+	rc |= commit(dir, &cs, 2, "merge branch 'feature' into main\n\nwith a body");
+	rc |= commit(dir, &cs, 5, "octopus");
+	printf("gen_corpus: %u nodes, %u commits in %s\n", ns, cs, dir);
+	return rc ? 1 : 0;
+}

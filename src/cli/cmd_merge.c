@@ -1,0 +1,199 @@
+/*
+ * cmd_merge.c - merge and gc.
+ *
+ * merge is built from the lower-level calls (merge base, prolly_merge, commit, branch move) rather
+ * than prolly_merge_branches so that the merge commit takes its time from PROLLY_COMMIT_TIME like
+ * every other commit the CLI makes.
+ */
+#include "cli.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_side(const prolly_slice *s, int exists)
+{
+	putchar('\t');
+	if (exists)
+		escape_write(stdout, s->data, s->size);
+	else
+		fputs(ABSENT_MARK, stdout);
+}
+
+static int print_conflict(void *payload, const prolly_conflict *c)
+{
+	uint64_t *count = payload;
+	++*count;
+	putchar('!');
+	print_side(&c->key, 1);
+	print_side(&c->base, c->base_exists);
+	print_side(&c->ours, c->ours_exists);
+	print_side(&c->theirs, c->theirs_exists);
+	putchar('\n');
+	return 0;
+}
+
+static int parse_resolver(struct cli *cli, prolly_resolver *out, const char *s)
+{
+	if (!s || strcmp(s, "fail") == 0)
+		*out = PROLLY_RESOLVE_FAIL;
+	else if (strcmp(s, "ours") == 0)
+		*out = PROLLY_RESOLVE_OURS;
+	else if (strcmp(s, "theirs") == 0)
+		*out = PROLLY_RESOLVE_THEIRS;
+	else
+		return usage_error(cli, "--resolve takes fail, ours or theirs, not '%s'", s);
+	return 0;
+}
+
+/* Reads a commit, reporting failure. */
+static int read_commit(struct cli *cli, prolly_commit **out, const prolly_id *id, const char *what)
+{
+	int err = prolly_commit_read(out, cli->db, id);
+	if (err) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, id);
+		return fail_lib(cli, err, "cannot read commit %s (%s)", hex, what);
+	}
+	return 0;
+}
+
+int cmd_merge(struct cli *cli, int argc, char **argv)
+{
+	const char *msg = NULL, *resolve = NULL;
+	struct opt opts[] = {
+	    {"resolve", 0, &resolve, NULL}, {"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[2], *auto_msg = NULL;
+	prolly_commit *ours_c = NULL, *theirs_c = NULL, *base_c = NULL;
+	prolly_txn *txn = NULL;
+	prolly_id ours, theirs, base, base_tree, merged, cid;
+	prolly_merge_options mo;
+	prolly_merge_stats ms;
+	uint64_t n_conflicts = 0;
+	int n_pos, rc, err, have_base;
+
+	memset(&mo, 0, sizeof mo);
+	memset(&ms, 0, sizeof ms);
+	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
+	if (rc)
+		goto cleanup;
+	const char *into = pos[0], *from = pos[1];
+	if ((rc = parse_resolver(cli, &mo.resolve, resolve)) || (rc = need_branch_name(cli, into)) ||
+	    (rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &ours, into)) ||
+	    (rc = resolve_commit(cli, &theirs, from)))
+		goto cleanup;
+
+	/* Already merged, or a fast-forward: no merge commit. */
+	if (prolly_id_equal(&ours, &theirs)) {
+		print_id(&ours);
+		goto cleanup;
+	}
+	err = prolly_merge_base(&base, cli->db, &ours, &theirs);
+	if (err && err != PROLLY_ENOTFOUND) {
+		rc = fail_lib(cli, err, "cannot find the merge base of '%s' and '%s'", into, from);
+		goto cleanup;
+	}
+	have_base = err == 0;
+	if (have_base && prolly_id_equal(&base, &theirs)) {
+		print_id(&ours);
+		goto cleanup;
+	}
+	if (have_base && prolly_id_equal(&base, &ours)) {
+		if ((err = prolly_txn_begin(&txn, cli->db)) ||
+		    (err = prolly_txn_move_branch(txn, into, &ours, &theirs))) {
+			rc = fail_lib(cli, err, "cannot move branch '%s'", into);
+			goto cleanup;
+		}
+		if ((rc = publish(cli, txn, into)))
+			goto cleanup;
+		print_id(&theirs);
+		goto cleanup;
+	}
+
+	/* A true merge. Without common history the base is the empty tree. */
+	if ((rc = read_commit(cli, &ours_c, &ours, into)) ||
+	    (rc = read_commit(cli, &theirs_c, &theirs, from)))
+		goto cleanup;
+	if (have_base) {
+		if ((rc = read_commit(cli, &base_c, &base, "the merge base")))
+			goto cleanup;
+		base_tree = base_c->tree;
+	} else {
+		prolly_id_empty_tree(&base_tree);
+	}
+	mo.on_conflict = print_conflict;
+	mo.payload = &n_conflicts;
+	if ((err = prolly_txn_begin(&txn, cli->db))) {
+		rc = fail_lib(cli, err, "cannot begin a transaction");
+		goto cleanup;
+	}
+	err = prolly_merge(&merged, &ms, txn, &base_tree, &ours_c->tree, &theirs_c->tree, &mo);
+	if (err == PROLLY_EMERGE) {
+		rc = fail(cli, EXIT_MERGE,
+		          "%llu conflict%s merging '%s' into '%s'; nothing was "
+		          "committed (--resolve ours or theirs settles them)",
+		          (unsigned long long)n_conflicts, n_conflicts == 1 ? "" : "s", from, into);
+		goto cleanup;
+	}
+	if (err) {
+		rc = fail_lib(cli, err, "cannot merge '%s' into '%s'", from, into);
+		goto cleanup;
+	}
+	if (!msg) {
+		auto_msg = format("merge %s into %s", from, into);
+		if (!auto_msg) {
+			rc = fail(cli, EXIT_STORE, "out of memory");
+			goto cleanup;
+		}
+		msg = auto_msg;
+	}
+	prolly_id parents[2] = {ours, theirs};
+	const prolly_commit *pc[2] = {ours_c, theirs_c};
+	if ((err = prolly_commit_create(&cid, txn, &merged, parents, 2, commit_time(cli, pc, 2),
+	                                msg)) ||
+	    (err = prolly_txn_move_branch(txn, into, &ours, &cid))) {
+		rc = fail_lib(cli, err, "cannot commit the merge");
+		goto cleanup;
+	}
+	if ((rc = publish(cli, txn, into)))
+		goto cleanup;
+	print_id(&cid);
+cleanup:
+	prolly_txn_free(txn);
+	prolly_commit_free(ours_c);
+	prolly_commit_free(theirs_c);
+	prolly_commit_free(base_c);
+	free(auto_msg);
+	return rc;
+}
+
+int cmd_gc(struct cli *cli, int argc, char **argv)
+{
+	const char *keep = NULL;
+	struct opt opts[] = {{"keep", 0, &keep, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[1];
+	int n_pos, rc, err;
+	prolly_options po;
+	prolly_gc_result res;
+	uint64_t n = 0;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
+	if (rc)
+		return rc;
+	if (keep && (rc = arg_count(cli, &n, keep, "--keep")))
+		return rc;
+	if (keep && (n == 0 || n > UINT_MAX))
+		return usage_error(cli, "--keep needs at least 1 commit (omit it to keep all)");
+	prolly_options_init(&po);
+	po.retain_commits = (unsigned)n;
+	if ((rc = open_store(cli, 0, &po)))
+		return rc;
+	memset(&res, 0, sizeof res);
+	err = prolly_gc(cli->db, &res);
+	if (err)
+		return fail_lib(cli, err, "gc failed");
+	printf("nodes_kept\t%llu\nnodes_removed\t%llu\nbytes_removed\t%llu\n",
+	       (unsigned long long)res.nodes_kept, (unsigned long long)res.nodes_removed,
+	       (unsigned long long)res.bytes_removed);
+	return 0;
+}

@@ -1,0 +1,421 @@
+/*
+ * cmd_read.c - commands that only read: get, scan, diff, branches, log, root, stats, verify.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int cmd_get(struct cli *cli, int argc, char **argv)
+{
+	int raw = 0;
+	struct opt opts[] = {{"raw", 0, NULL, &raw}, {NULL, 0, NULL, NULL}};
+	char *pos[2];
+	struct bytes key = BYTES_INIT;
+	prolly_buf val = PROLLY_BUF_INIT;
+	prolly_id root;
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((rc = arg_bytes(cli, &key, pos[1], "key")) || (rc = open_store(cli, 0, NULL)) ||
+	    (rc = resolve_tree(cli, &root, pos[0])))
+		goto cleanup;
+	err = prolly_get(&val, cli->db, &root, key.ptr, key.size);
+	if (err == PROLLY_ENOTFOUND) {
+		char *shown = escape_dup(key.ptr, key.size);
+		rc = fail(cli, EXIT_NOTFOUND, "key '%s' not found in %s", shown ? shown : pos[1], pos[0]);
+		free(shown);
+		goto cleanup;
+	}
+	if (err) {
+		rc = fail_lib(cli, err, "cannot read '%s'", pos[0]);
+		goto cleanup;
+	}
+	if (raw) {
+		fwrite(val.ptr, 1, val.size, stdout);
+	} else {
+		escape_write(stdout, val.ptr, val.size);
+		putchar('\n');
+	}
+cleanup:
+	prolly_buf_dispose(&val);
+	bytes_dispose(&key);
+	return rc;
+}
+
+static void print_record(const prolly_slice *k, const prolly_slice *v)
+{
+	escape_write(stdout, k->data, k->size);
+	putchar('\t');
+	escape_write(stdout, v->data, v->size);
+	putchar('\n');
+}
+
+int cmd_scan(struct cli *cli, int argc, char **argv)
+{
+	const char *from = NULL, *to = NULL, *prefix = NULL, *limit = NULL;
+	int reverse = 0;
+	struct opt opts[] = {{"from", 0, &from, NULL},       {"to", 0, &to, NULL},
+	                     {"prefix", 0, &prefix, NULL},   {"limit", 0, &limit, NULL},
+	                     {"reverse", 0, NULL, &reverse}, {NULL, 0, NULL, NULL}};
+	char *pos[1];
+	struct bytes lo = BYTES_INIT, hi = BYTES_INIT, pre = BYTES_INIT;
+	prolly_cursor *cur = NULL;
+	prolly_range range;
+	prolly_id root;
+	uint64_t max = UINT64_MAX, shown = 0;
+	int n_pos, rc, err;
+
+	memset(&range, 0, sizeof range);
+	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((from && (rc = arg_bytes(cli, &lo, from, "--from key"))) ||
+	    (to && (rc = arg_bytes(cli, &hi, to, "--to key"))) ||
+	    (prefix && (rc = arg_bytes(cli, &pre, prefix, "--prefix"))) ||
+	    (limit && (rc = arg_count(cli, &max, limit, "--limit"))))
+		goto cleanup;
+	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
+		goto cleanup;
+	range.has_lo = from != NULL;
+	range.lo.data = lo.ptr;
+	range.lo.size = lo.size;
+	range.has_hi = to != NULL;
+	range.hi.data = hi.ptr;
+	range.hi.size = hi.size;
+	range.prefix.data = pre.ptr;
+	range.prefix.size = pre.size;
+	range.reverse = reverse;
+	if (max == 0)
+		goto cleanup;
+	err = prolly_cursor_open(&cur, cli->db, &root, &range);
+	while (!err && shown < max) {
+		prolly_slice k, v;
+		err = prolly_cursor_next(cur, &k, &v);
+		if (err)
+			break;
+		print_record(&k, &v);
+		shown++;
+	}
+	if (err && err != PROLLY_ITEROVER)
+		rc = fail_lib(cli, err, "cannot scan '%s'", pos[0]);
+cleanup:
+	prolly_cursor_free(cur);
+	bytes_dispose(&lo);
+	bytes_dispose(&hi);
+	bytes_dispose(&pre);
+	return rc;
+}
+
+static int print_diff(void *payload, const prolly_diff_entry *e)
+{
+	(void)payload;
+	switch (e->kind) {
+	case PROLLY_DIFF_ADDED:
+		fputs("+\t", stdout);
+		print_record(&e->key, &e->new_value);
+		break;
+	case PROLLY_DIFF_REMOVED:
+		fputs("-\t", stdout);
+		print_record(&e->key, &e->old_value);
+		break;
+	case PROLLY_DIFF_CHANGED:
+		fputs("~\t", stdout);
+		escape_write(stdout, e->key.data, e->key.size);
+		putchar('\t');
+		escape_write(stdout, e->old_value.data, e->old_value.size);
+		putchar('\t');
+		escape_write(stdout, e->new_value.data, e->new_value.size);
+		putchar('\n');
+		break;
+	}
+	return 0;
+}
+
+int cmd_diff(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[2];
+	prolly_id a, b;
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
+	if (rc)
+		return rc;
+	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &a, pos[0])) ||
+	    (rc = resolve_tree(cli, &b, pos[1])))
+		return rc;
+	err = prolly_diff(cli->db, &a, &b, NULL, print_diff, NULL);
+	if (err)
+		return fail_lib(cli, err, "cannot diff '%s' and '%s'", pos[0], pos[1]);
+	return 0;
+}
+
+/* ---- branches ---------------------------------------------------------------------------- */
+
+struct branch_list {
+	char **names;
+	prolly_id *heads;
+	size_t n, cap;
+	int oom;
+};
+
+static int collect_branch(void *payload, const char *name, const prolly_id *commit)
+{
+	struct branch_list *bl = payload;
+	if (bl->n == bl->cap) {
+		size_t cap = bl->cap ? bl->cap * 2 : 16;
+		char **names = realloc(bl->names, cap * sizeof *names);
+		if (names)
+			bl->names = names;
+		prolly_id *heads = names ? realloc(bl->heads, cap * sizeof *heads) : NULL;
+		if (!heads) {
+			bl->oom = 1;
+			return 1;
+		}
+		bl->heads = heads;
+		bl->cap = cap;
+	}
+	bl->names[bl->n] = strdup(name);
+	if (!bl->names[bl->n]) {
+		bl->oom = 1;
+		return 1;
+	}
+	bl->heads[bl->n++] = *commit;
+	return 0;
+}
+
+int cmd_branches(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[1];
+	struct branch_list bl = {NULL, NULL, 0, 0, 0};
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((rc = open_store(cli, 0, NULL)))
+		goto cleanup;
+	/* Collect first: commits are read after the listing, not from inside its callback. */
+	err = prolly_branch_list(cli->db, collect_branch, &bl);
+	if (bl.oom) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
+	if (err) {
+		rc = fail_lib(cli, err, "cannot list branches");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < bl.n; i++) {
+		prolly_commit *c = NULL;
+		char chex[PROLLY_ID_HEX_SIZE], thex[PROLLY_ID_HEX_SIZE];
+		err = prolly_commit_read(&c, cli->db, &bl.heads[i]);
+		prolly_id_to_hex(chex, &bl.heads[i]);
+		if (err) {
+			rc = fail_lib(cli, err, "cannot read commit %s (head of '%s')", chex, bl.names[i]);
+			goto cleanup;
+		}
+		prolly_id_to_hex(thex, &c->tree);
+		prolly_commit_free(c);
+		printf("%s\t%s\t%s\n", bl.names[i], chex, thex);
+	}
+cleanup:
+	for (size_t i = 0; i < bl.n; i++)
+		free(bl.names[i]);
+	free(bl.names);
+	free(bl.heads);
+	return rc;
+}
+
+/* ---- log --------------------------------------------------------------------------------- */
+
+struct log_state {
+	uint64_t max, shown;
+};
+
+/* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ. */
+static void print_time(int64_t time_us)
+{
+	int64_t secs = time_us / 1000000, frac = time_us % 1000000;
+	if (frac < 0) {
+		frac += 1000000;
+		secs--;
+	}
+	time_t t = (time_t)secs;
+	struct tm tm;
+	char buf[64];
+	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm)) {
+		printf("@%lld", (long long)time_us);
+		return;
+	}
+	printf("%s.%06lldZ", buf, (long long)frac);
+}
+
+static int print_commit(void *payload, const prolly_commit *c)
+{
+	struct log_state *st = payload;
+	char hex[PROLLY_ID_HEX_SIZE];
+	if (st->shown == st->max)
+		return 1;
+	if (st->shown++)
+		putchar('\n');
+	prolly_id_to_hex(hex, &c->id);
+	printf("commit\t%s\n", hex);
+	for (size_t i = 0; i < c->n_parents; i++) {
+		prolly_id_to_hex(hex, &c->parents[i]);
+		printf("parent\t%s\n", hex);
+	}
+	prolly_id_to_hex(hex, &c->tree);
+	printf("tree\t%s\ndate\t", hex);
+	print_time(c->time_us);
+	fputs("\nmessage\t", stdout);
+	escape_write(stdout, c->message, strlen(c->message));
+	putchar('\n');
+	return 0;
+}
+
+int cmd_log(struct cli *cli, int argc, char **argv)
+{
+	const char *limit = NULL;
+	struct opt opts[] = {{"limit", 0, &limit, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[1];
+	struct log_state st = {UINT64_MAX, 0};
+	prolly_id cid;
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
+	if (rc)
+		return rc;
+	if ((limit && (rc = arg_count(cli, &st.max, limit, "--limit"))) ||
+	    (rc = open_store(cli, 0, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
+		return rc;
+	if (st.max == 0)
+		return 0;
+	err = prolly_log(cli->db, &cid, print_commit, &st);
+	if (err && !(err == 1 && st.shown == st.max))
+		return fail_lib(cli, err, "cannot read the history of '%s'", pos[0]);
+	return 0;
+}
+
+/* ---- root, stats, verify ----------------------------------------------------------------- */
+
+int cmd_root(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[1];
+	prolly_id root;
+	int n_pos, rc;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
+	if (rc)
+		return rc;
+	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
+		return rc;
+	print_id(&root);
+	return 0;
+}
+
+int cmd_stats(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[1];
+	prolly_tree_stats ts;
+	prolly_id root;
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
+	if (rc)
+		return rc;
+	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
+		return rc;
+	memset(&ts, 0, sizeof ts);
+	err = prolly_tree_stats_get(&ts, cli->db, &root, 0);
+	if (err)
+		return fail_lib(cli, err, "cannot walk the tree of '%s'", pos[0]);
+	printf("records\t%llu\nheight\t%u\nnodes\t%llu\nleaves\t%llu\nbytes\t%llu\n",
+	       (unsigned long long)ts.records, ts.height, (unsigned long long)ts.nodes,
+	       (unsigned long long)ts.leaves, (unsigned long long)ts.bytes);
+	return 0;
+}
+
+struct tree_list {
+	prolly_id *ids;
+	size_t n, cap;
+	int oom;
+};
+
+static int collect_tree(void *payload, const prolly_commit *c)
+{
+	struct tree_list *tl = payload;
+	for (size_t i = 0; i < tl->n; i++)
+		if (prolly_id_equal(&tl->ids[i], &c->tree))
+			return 0;
+	if (tl->n == tl->cap) {
+		size_t cap = tl->cap ? tl->cap * 2 : 16;
+		prolly_id *ids = realloc(tl->ids, cap * sizeof *ids);
+		if (!ids) {
+			tl->oom = 1;
+			return 1;
+		}
+		tl->ids = ids;
+		tl->cap = cap;
+	}
+	tl->ids[tl->n++] = c->tree;
+	return 0;
+}
+
+int cmd_verify(struct cli *cli, int argc, char **argv)
+{
+	int history = 0;
+	struct opt opts[] = {{"history", 0, NULL, &history}, {NULL, 0, NULL, NULL}};
+	char *pos[1];
+	struct tree_list tl = {NULL, 0, 0, 0};
+	prolly_commit *c = NULL;
+	prolly_id cid;
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
+		goto cleanup;
+	if (history) {
+		err = prolly_log(cli->db, &cid, collect_tree, &tl);
+		if (tl.oom) {
+			rc = fail(cli, EXIT_STORE, "out of memory");
+			goto cleanup;
+		}
+	} else {
+		err = prolly_commit_read(&c, cli->db, &cid);
+		if (!err)
+			err = collect_tree(&tl, c) ? PROLLY_ENOMEM : 0;
+	}
+	if (err) {
+		rc = fail_lib(cli, err, "cannot read the commits of '%s'", pos[0]);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < tl.n; i++) {
+		prolly_tree_stats ts;
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, &tl.ids[i]);
+		memset(&ts, 0, sizeof ts);
+		err = prolly_tree_stats_get(&ts, cli->db, &tl.ids[i], 1);
+		if (err) {
+			rc = fail_lib(cli, err, "tree %s of '%s' is damaged", hex, pos[0]);
+			/* A missing node is damage too, not a missing key. */
+			if (rc == EXIT_NOTFOUND)
+				rc = EXIT_STORE;
+			goto cleanup;
+		}
+		printf("ok\t%s\t%llu nodes\t%llu bytes\n", hex, (unsigned long long)ts.nodes,
+		       (unsigned long long)ts.bytes);
+	}
+cleanup:
+	prolly_commit_free(c);
+	free(tl.ids);
+	return rc;
+}

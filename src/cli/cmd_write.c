@@ -1,0 +1,388 @@
+/*
+ * cmd_write.c - commands that change the store: init, put, del, apply, branch.
+ * (merge and gc are in cmd_merge.c.)
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_init(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[1];
+	int n_pos, rc, err;
+	prolly_txn *txn = NULL;
+	prolly_id head, empty, cid;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
+	if (rc)
+		return rc;
+	rc = open_store(cli, 1, NULL);
+	if (rc)
+		return rc;
+	err = prolly_branch_head(&head, cli->db, "main");
+	if (err == 0) {
+		printf("already initialized %s\n", cli->store_url);
+		return 0;
+	}
+	if (err != PROLLY_ENOTFOUND)
+		return fail_lib(cli, err, "cannot read branch 'main' in %s", cli->store_url);
+
+	prolly_id_empty_tree(&empty);
+	err = prolly_txn_begin(&txn, cli->db);
+	if (!err)
+		err = prolly_commit_create(&cid, txn, &empty, NULL, 0, commit_time(cli, NULL, 0), "init");
+	if (!err)
+		err = prolly_txn_move_branch(txn, "main", NULL, &cid);
+	if (!err)
+		err = prolly_txn_commit(txn, NULL, 0);
+	if (err == PROLLY_ECONFLICT) {
+		/* Another process created main meanwhile: the store is initialized all the same. */
+		printf("already initialized %s\n", cli->store_url);
+		rc = 0;
+	} else if (err) {
+		rc = fail_lib(cli, err, "cannot initialize %s", cli->store_url);
+	} else {
+		printf("initialized %s\n", cli->store_url);
+	}
+	prolly_txn_free(txn);
+	return rc;
+}
+
+/* Checks sizes here so that the message names the argument. */
+static int check_size(struct cli *cli, const struct bytes *b, size_t limit, const char *what)
+{
+	if (b->size <= limit)
+		return 0;
+	return fail(cli, EXIT_USAGE, "%s is %zu bytes; at most %zu are allowed", what, b->size, limit);
+}
+
+int cmd_put(struct cli *cli, int argc, char **argv)
+{
+	const char *msg = NULL;
+	struct opt opts[] = {{"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[3], *auto_msg = NULL, *ekey = NULL;
+	struct bytes key = BYTES_INIT, val = BYTES_INIT;
+	prolly_id head, cid;
+	int n_pos, rc;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 3, 3, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((rc = need_branch_name(cli, pos[0])) || (rc = arg_bytes(cli, &key, pos[1], "key")) ||
+	    (rc = arg_bytes(cli, &val, pos[2], "value")) ||
+	    (rc = check_size(cli, &key, PROLLY_MAX_KEY, "the key")) ||
+	    (rc = check_size(cli, &val, PROLLY_MAX_VALUE, "the value")))
+		goto cleanup;
+	if (!msg) {
+		ekey = escape_dup(key.ptr, key.size);
+		auto_msg = ekey ? format("put %s", ekey) : NULL;
+		if (!auto_msg) {
+			rc = fail(cli, EXIT_STORE, "out of memory");
+			goto cleanup;
+		}
+		msg = auto_msg;
+	}
+	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+		goto cleanup;
+	prolly_edit e = {PROLLY_PUT, {key.ptr, key.size}, {val.ptr, val.size}};
+	rc = commit_edits(cli, &cid, pos[0], &head, &e, 1, msg);
+	if (rc == 0)
+		print_id(&cid);
+cleanup:
+	free(auto_msg);
+	free(ekey);
+	bytes_dispose(&key);
+	bytes_dispose(&val);
+	return rc;
+}
+
+int cmd_del(struct cli *cli, int argc, char **argv)
+{
+	const char *msg = NULL;
+	struct opt opts[] = {{"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[2], *auto_msg = NULL, *ekey = NULL;
+	struct bytes key = BYTES_INIT;
+	prolly_buf old = PROLLY_BUF_INIT;
+	prolly_commit *c = NULL;
+	prolly_id head, cid;
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((rc = need_branch_name(cli, pos[0])) || (rc = arg_bytes(cli, &key, pos[1], "key")))
+		goto cleanup;
+	ekey = escape_dup(key.ptr, key.size);
+	if (!ekey) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
+	if (!msg) {
+		auto_msg = format("del %s", ekey);
+		if (!auto_msg) {
+			rc = fail(cli, EXIT_STORE, "out of memory");
+			goto cleanup;
+		}
+		msg = auto_msg;
+	}
+	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+		goto cleanup;
+	/* Deleting an absent key is reported rather than committed as an empty change. */
+	err = prolly_commit_read(&c, cli->db, &head);
+	if (!err)
+		err = prolly_get(&old, cli->db, &c->tree, key.ptr, key.size);
+	if (err == PROLLY_ENOTFOUND) {
+		rc = fail(cli, EXIT_NOTFOUND, "key '%s' not found in %s; nothing was committed", ekey,
+		          pos[0]);
+		goto cleanup;
+	}
+	if (err) {
+		rc = fail_lib(cli, err, "cannot read '%s'", pos[0]);
+		goto cleanup;
+	}
+	prolly_edit e = {PROLLY_DEL, {key.ptr, key.size}, {NULL, 0}};
+	rc = commit_edits(cli, &cid, pos[0], &head, &e, 1, msg);
+	if (rc == 0)
+		print_id(&cid);
+cleanup:
+	prolly_commit_free(c);
+	prolly_buf_dispose(&old);
+	free(auto_msg);
+	free(ekey);
+	bytes_dispose(&key);
+	return rc;
+}
+
+/* ---- apply ------------------------------------------------------------------------------- */
+
+/* One parsed line: offsets into the arena, since it moves as it grows. */
+struct pending {
+	prolly_op op;
+	size_t koff, klen, voff, vlen;
+};
+
+struct edit_file {
+	struct bytes arena; /* decoded keys and values */
+	struct pending *items;
+	size_t n, cap;
+};
+
+/* Decodes one tab-separated field into the arena. Returns 0, or an exit code (reported). */
+static int field(struct cli *cli, struct edit_file *ef, const char *src, size_t len,
+                 const char *name, unsigned long line, const char *what, size_t limit, size_t *off,
+                 size_t *out_len)
+{
+	const char *why = NULL;
+	size_t where = 0;
+	*off = ef->arena.size;
+	int r = unescape_append(&ef->arena, src, len, &why, &where);
+	if (r == -2)
+		return fail(cli, EXIT_STORE, "out of memory");
+	if (r)
+		return fail(cli, EXIT_USAGE, "%s:%lu: bad %s: %s at offset %zu; nothing was committed",
+		            name, line, what, why, where);
+	*out_len = ef->arena.size - *off;
+	if (*out_len > limit)
+		return fail(cli, EXIT_USAGE,
+		            "%s:%lu: the %s is %zu bytes; at most %zu are allowed; "
+		            "nothing was committed",
+		            name, line, what, *out_len, limit);
+	return 0;
+}
+
+/* Parses one line (without its newline). Returns 0, or an exit code (reported). */
+static int parse_line(struct cli *cli, struct edit_file *ef, const char *s, size_t len,
+                      const char *name, unsigned long line)
+{
+	const char *tab[3];
+	size_t n_tabs = 0;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\t') {
+			if (n_tabs == 3)
+				break;
+			tab[n_tabs++] = s + i;
+		}
+	size_t oplen = n_tabs ? (size_t)(tab[0] - s) : len;
+	struct pending p = {PROLLY_PUT, 0, 0, 0, 0};
+	int rc;
+
+	if (oplen == 3 && memcmp(s, "put", 3) == 0) {
+		if (n_tabs != 2)
+			return fail(cli, EXIT_USAGE,
+			            "%s:%lu: expected put<TAB>KEY<TAB>VALUE (%zu fields "
+			            "found); nothing was committed",
+			            name, line, n_tabs + 1);
+		if ((rc = field(cli, ef, tab[0] + 1, (size_t)(tab[1] - tab[0] - 1), name, line, "key",
+		                PROLLY_MAX_KEY, &p.koff, &p.klen)) ||
+		    (rc = field(cli, ef, tab[1] + 1, (size_t)(s + len - tab[1] - 1), name, line, "value",
+		                PROLLY_MAX_VALUE, &p.voff, &p.vlen)))
+			return rc;
+	} else if (oplen == 3 && memcmp(s, "del", 3) == 0) {
+		if (n_tabs != 1)
+			return fail(cli, EXIT_USAGE,
+			            "%s:%lu: expected del<TAB>KEY (%zu fields found); "
+			            "nothing was committed",
+			            name, line, n_tabs + 1);
+		p.op = PROLLY_DEL;
+		if ((rc = field(cli, ef, tab[0] + 1, (size_t)(s + len - tab[0] - 1), name, line, "key",
+		                PROLLY_MAX_KEY, &p.koff, &p.klen)))
+			return rc;
+	} else {
+		char *shown = escape_dup(s, oplen > 40 ? 40 : oplen);
+		rc = fail(cli, EXIT_USAGE,
+		          "%s:%lu: expected put<TAB>KEY<TAB>VALUE or del<TAB>KEY, "
+		          "not '%s%s'; nothing was committed",
+		          name, line, shown ? shown : "", oplen > 40 ? "..." : "");
+		free(shown);
+		return rc;
+	}
+	if (ef->n == ef->cap) {
+		size_t cap = ef->cap ? ef->cap * 2 : 64;
+		struct pending *items = realloc(ef->items, cap * sizeof *items);
+		if (!items)
+			return fail(cli, EXIT_STORE, "out of memory");
+		ef->items = items;
+		ef->cap = cap;
+	}
+	ef->items[ef->n++] = p;
+	return 0;
+}
+
+/* Reads and parses the whole file. Returns 0, or an exit code (reported). */
+static int read_edit_file(struct cli *cli, struct edit_file *ef, const char *path, const char *name)
+{
+	FILE *f = NULL;
+	char *line = NULL;
+	size_t lcap = 0;
+	unsigned long lineno = 0;
+	ssize_t len;
+	int rc = 0;
+
+	if (strcmp(path, "-") == 0) {
+		f = stdin;
+	} else {
+		f = fopen(path, "rb");
+		if (!f) {
+			int e = errno;
+			rc = fail(cli, e == ENOENT ? EXIT_NOTFOUND : EXIT_USAGE, "cannot open %s: %s", path,
+			          strerror(e));
+			goto cleanup;
+		}
+	}
+	while ((len = getline(&line, &lcap, f)) >= 0) {
+		lineno++;
+		size_t n = (size_t)len;
+		if (n && line[n - 1] == '\n')
+			n--;
+		if (n == 0 || line[0] == '#')
+			continue;
+		rc = parse_line(cli, ef, line, n, name, lineno);
+		if (rc)
+			goto cleanup;
+	}
+	if (ferror(f)) {
+		rc = fail(cli, EXIT_USAGE, "cannot read %s: %s", name, strerror(errno));
+		goto cleanup;
+	}
+cleanup:
+	free(line);
+	if (f && f != stdin)
+		fclose(f);
+	return rc;
+}
+
+int cmd_apply(struct cli *cli, int argc, char **argv)
+{
+	const char *msg = NULL;
+	struct opt opts[] = {{"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[2], *auto_msg = NULL;
+	struct edit_file ef = {BYTES_INIT, NULL, 0, 0};
+	prolly_edit *edits = NULL;
+	prolly_id head, cid;
+	int n_pos, rc;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((rc = need_branch_name(cli, pos[0])))
+		goto cleanup;
+	/* The head is read before the input: a missing branch fails before a long input is read,
+	 * and a branch that moves while it is read is a lost update (exit 4), never overwritten. */
+	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+		goto cleanup;
+	const char *name = strcmp(pos[1], "-") == 0 ? "<stdin>" : pos[1];
+	if ((rc = read_edit_file(cli, &ef, pos[1], name)))
+		goto cleanup;
+	edits = calloc(ef.n ? ef.n : 1, sizeof *edits);
+	if (!edits) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < ef.n; i++) {
+		const struct pending *p = &ef.items[i];
+		edits[i].op = p->op;
+		edits[i].key.data = ef.arena.ptr + p->koff;
+		edits[i].key.size = p->klen;
+		edits[i].value.data = p->op == PROLLY_PUT ? ef.arena.ptr + p->voff : NULL;
+		edits[i].value.size = p->vlen;
+	}
+	if (!msg) {
+		auto_msg = format("apply %s (%zu edit%s)", pos[1], ef.n, ef.n == 1 ? "" : "s");
+		if (!auto_msg) {
+			rc = fail(cli, EXIT_STORE, "out of memory");
+			goto cleanup;
+		}
+		msg = auto_msg;
+	}
+	rc = commit_edits(cli, &cid, pos[0], &head, edits, ef.n, msg);
+	if (rc == 0)
+		print_id(&cid);
+cleanup:
+	free(auto_msg);
+	free(edits);
+	free(ef.items);
+	bytes_dispose(&ef.arena);
+	return rc;
+}
+
+/* ---- branch ------------------------------------------------------------------------------ */
+
+int cmd_branch(struct cli *cli, int argc, char **argv)
+{
+	int del = 0;
+	struct opt opts[] = {{"delete", 'd', NULL, &del}, {NULL, 0, NULL, NULL}};
+	char *pos[2];
+	int n_pos, rc, err;
+	prolly_id cid;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 1, 2, &n_pos);
+	if (rc)
+		return rc;
+	if (del) {
+		if (n_pos != 1)
+			return usage_error(cli, "-d takes one branch name");
+		if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, 0, NULL)))
+			return rc;
+		err = prolly_branch_delete(cli->db, pos[0]);
+		if (err == PROLLY_ENOTFOUND)
+			return fail(cli, EXIT_NOTFOUND, "no branch '%s'", pos[0]);
+		if (err)
+			return fail_lib(cli, err, "cannot delete branch '%s'", pos[0]);
+		return 0;
+	}
+	if (n_pos != 2)
+		return usage_error(cli, "missing arguments: usage: prolly branch NEW FROM");
+	if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, 0, NULL)) ||
+	    (rc = resolve_commit(cli, &cid, pos[1])))
+		return rc;
+	err = prolly_branch_create(cli->db, pos[0], &cid);
+	if (err == PROLLY_ECONFLICT)
+		return fail(cli, EXIT_USAGE, "branch '%s' already exists", pos[0]);
+	if (err)
+		return fail_lib(cli, err, "cannot create branch '%s'", pos[0]);
+	print_id(&cid);
+	return 0;
+}

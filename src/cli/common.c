@@ -1,0 +1,377 @@
+/*
+ * common.c - helpers every command uses: argument parsing, error reporting, opening the store,
+ * resolving branch specs, and the one path by which the CLI commits edits.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+char *format(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (!s)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static void vreport(struct cli *cli, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("prolly: ", stderr);
+	if (cli && cli->cmd)
+		fprintf(stderr, "%s: ", cli->cmd->name);
+	vfprintf(stderr, fmt, ap);
+}
+
+int usage_error(struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(cli, fmt, ap);
+	va_end(ap);
+	if (cli && cli->cmd)
+		fprintf(stderr, " (see 'prolly %s --help')", cli->cmd->name);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+int fail(struct cli *cli, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(cli, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+int exit_code_for(int err)
+{
+	switch (err) {
+	case PROLLY_OK: return EXIT_DONE;
+	case PROLLY_ENOTFOUND: return EXIT_NOTFOUND;
+	case PROLLY_EINVAL:
+	case PROLLY_ETOOBIG: return EXIT_USAGE;
+	case PROLLY_EMERGE: return EXIT_MERGE;
+	case PROLLY_ECONFLICT: return EXIT_RACE;
+	default: return EXIT_STORE;
+	}
+}
+
+int fail_lib(struct cli *cli, int err, const char *fmt, ...)
+{
+	/* Copy the message first: reporting must not depend on it surviving other calls. */
+	const char *msg = prolly_last_error();
+	char *detail = format("%s", msg && *msg ? msg : prolly_strerror(err));
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vreport(cli, fmt, ap);
+		va_end(ap);
+		fputs(": ", stderr);
+	} else {
+		fflush(stdout);
+		fprintf(stderr, "prolly: %s%s", cli && cli->cmd ? cli->cmd->name : "",
+		        cli && cli->cmd ? ": " : "");
+	}
+	fprintf(stderr, "%s\n", detail ? detail : prolly_strerror(err));
+	free(detail);
+	return exit_code_for(err);
+}
+
+static const struct opt *find_long(const struct opt *opts, const char *name, size_t len)
+{
+	for (const struct opt *o = opts; o && o->name; o++)
+		if (strlen(o->name) == len && memcmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+static const struct opt *find_short(const struct opt *opts, char letter)
+{
+	for (const struct opt *o = opts; o && o->name; o++)
+		if (o->letter && o->letter == letter)
+			return o;
+	return NULL;
+}
+
+int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, char **pos, int min,
+               int max, int *n_pos)
+{
+	int n = 0, only_pos = 0;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (only_pos || a[0] != '-' || a[1] == '\0') {
+			if (n >= max)
+				return usage_error(cli, "unexpected argument '%s'", a);
+			pos[n++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_pos = 1;
+			continue;
+		}
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			print_command_help(cli->cmd, stdout);
+			return HELP_SHOWN;
+		}
+		const struct opt *o;
+		const char *inline_value = NULL;
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			o = find_long(opts, name, len);
+			if (eq)
+				inline_value = eq + 1;
+		} else {
+			o = find_short(opts, a[1]);
+			if (o && a[2] != '\0') {
+				if (!o->value)
+					o = NULL;
+				else
+					inline_value = a + 2;
+			}
+		}
+		if (!o)
+			return fail(cli, EXIT_USAGE,
+			            "unknown option '%s' (see 'prolly %s --help'; put -- "
+			            "before arguments that start with -)",
+			            a, cli->cmd->name);
+		if (o->flag) {
+			if (inline_value)
+				return usage_error(cli, "option --%s takes no value", o->name);
+			*o->flag = 1;
+			continue;
+		}
+		if (inline_value) {
+			*o->value = inline_value;
+		} else {
+			if (i + 1 >= argc)
+				return usage_error(cli, "option --%s needs a value", o->name);
+			*o->value = argv[++i];
+		}
+	}
+	if (n < min)
+		return usage_error(cli, "missing arguments: usage: prolly %s %s", cli->cmd->name,
+		                   cli->cmd->synopsis);
+	*n_pos = n;
+	return 0;
+}
+
+int open_store(struct cli *cli, int create, const prolly_options *opts)
+{
+	const char *url = cli->store_url;
+	if (!create && strncmp(url, "lmdb:", 5) == 0) {
+		struct stat st;
+		const char *path = url + 5;
+		if (stat(path, &st) != 0 && errno == ENOENT)
+			return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", url);
+	}
+	int err = prolly_open(&cli->db, url, opts);
+	if (err) {
+		/* A URL of a known kind that cannot be opened is an unreachable store; PROLLY_EINVAL
+		 * is bad usage only for a URL the library does not understand. */
+		int known = strncmp(url, "lmdb:", 5) == 0 || strcmp(url, "mem:") == 0;
+		int code = fail_lib(cli, err, "cannot open store %s", url);
+		return code == EXIT_USAGE && !known ? EXIT_USAGE : code == EXIT_RACE ? code : EXIT_STORE;
+	}
+	return 0;
+}
+
+int arg_bytes(struct cli *cli, struct bytes *out, const char *arg, const char *what)
+{
+	const char *why = NULL;
+	size_t where = 0;
+	out->size = 0;
+	int rc = unescape_append(out, arg, strlen(arg), &why, &where);
+	if (rc == -2)
+		return fail(cli, EXIT_STORE, "out of memory");
+	if (rc)
+		return fail(cli, EXIT_USAGE, "bad %s '%s': %s at offset %zu", what, arg, why, where);
+	return 0;
+}
+
+int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what)
+{
+	char *end;
+	if (arg[0] < '0' || arg[0] > '9')
+		return usage_error(cli, "%s must be a non-negative integer, not '%s'", what, arg);
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (errno || *end != '\0')
+		return usage_error(cli, "%s must be a non-negative integer, not '%s'", what, arg);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int resolve_commit(struct cli *cli, prolly_id *out, const char *spec)
+{
+	int err = prolly_resolve(out, cli->db, spec);
+	/* The library's message names the spec and what is wrong with it. */
+	if (err == PROLLY_ENOTFOUND || err == PROLLY_EINVAL)
+		return fail_lib(cli, err, NULL);
+	if (err)
+		return fail_lib(cli, err, "cannot resolve '%s'", spec);
+	return 0;
+}
+
+int resolve_tree(struct cli *cli, prolly_id *out, const char *spec)
+{
+	prolly_id cid;
+	prolly_commit *c = NULL;
+	int rc = resolve_commit(cli, &cid, spec);
+	if (rc)
+		return rc;
+	int err = prolly_commit_read(&c, cli->db, &cid);
+	if (err) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, &cid);
+		return fail_lib(cli, err, "cannot read commit %s of '%s'", hex, spec);
+	}
+	*out = c->tree;
+	prolly_commit_free(c);
+	return 0;
+}
+
+int need_branch_name(struct cli *cli, const char *name)
+{
+	/* Like every int function of the library: 0 when valid, PROLLY_EINVAL saying why not. */
+	int err = prolly_branch_name_valid(name);
+	if (err == 0)
+		return 0;
+	if (strchr(name, '~'))
+		return fail(cli, EXIT_USAGE,
+		            "'%s' is not a branch name: %s writes to a branch, and "
+		            "BRANCH~N names an old commit",
+		            name, cli->cmd->name);
+	return fail_lib(cli, PROLLY_EINVAL, "'%s' is not a valid branch name", name);
+}
+
+int branch_head(struct cli *cli, prolly_id *out, const char *branch)
+{
+	int err = prolly_branch_head(out, cli->db, branch);
+	if (err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_NOTFOUND, "no branch '%s'", branch);
+	if (err)
+		return fail_lib(cli, err, "cannot read branch '%s'", branch);
+	return 0;
+}
+
+int publish(struct cli *cli, prolly_txn *txn, const char *branch)
+{
+	prolly_ref_update conflict;
+	memset(&conflict, 0, sizeof conflict);
+	int err = prolly_txn_commit(txn, &conflict, 1);
+	if (err == PROLLY_ECONFLICT && conflict.conflict && conflict.current_exists) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, &conflict.current);
+		return fail(cli, EXIT_RACE,
+		            "branch '%s' moved to %s meanwhile; nothing was "
+		            "committed (run the command again)",
+		            branch, hex);
+	}
+	if (err == PROLLY_ECONFLICT && conflict.conflict)
+		return fail(cli, EXIT_RACE,
+		            "branch '%s' was created or deleted meanwhile; nothing "
+		            "was committed",
+		            branch);
+	if (err == PROLLY_ECONFLICT)
+		return fail_lib(cli, err,
+		                "lost a concurrent update of '%s'; nothing was committed "
+		                "(run the command again)",
+		                branch);
+	if (err)
+		return fail_lib(cli, err, "cannot commit to '%s'", branch);
+	return 0;
+}
+
+int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t n)
+{
+	int64_t t = cli->time_us;
+	if (t == 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (parents[i]->time_us >= t)
+			t = parents[i]->time_us + 1;
+	return t;
+}
+
+int commit_edits(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
+                 const prolly_edit *edits, size_t n, const char *message)
+{
+	prolly_commit *c = NULL;
+	prolly_txn *txn = NULL;
+	prolly_id root, cid;
+	int rc = 0, err;
+	char hex[PROLLY_ID_HEX_SIZE];
+
+	prolly_id_to_hex(hex, head);
+	err = prolly_commit_read(&c, cli->db, head);
+	if (err) {
+		rc = fail_lib(cli, err, "cannot read commit %s (head of '%s')", hex, branch);
+		goto cleanup;
+	}
+	err = prolly_txn_begin(&txn, cli->db);
+	if (err) {
+		rc = fail_lib(cli, err, "cannot begin a transaction");
+		goto cleanup;
+	}
+	err = prolly_edit_tree(&root, txn, &c->tree, edits, n);
+	if (err) {
+		rc = fail_lib(cli, err, "cannot edit the tree of '%s'", branch);
+		goto cleanup;
+	}
+	const prolly_commit *parent = c;
+	err = prolly_commit_create(&cid, txn, &root, head, 1, commit_time(cli, &parent, 1), message);
+	if (err) {
+		rc = fail_lib(cli, err, "cannot create a commit");
+		goto cleanup;
+	}
+	err = prolly_txn_move_branch(txn, branch, head, &cid);
+	if (err) {
+		rc = fail_lib(cli, err, "cannot move branch '%s'", branch);
+		goto cleanup;
+	}
+	rc = publish(cli, txn, branch);
+	if (rc == 0)
+		*out = cid;
+cleanup:
+	prolly_txn_free(txn);
+	prolly_commit_free(c);
+	return rc;
+}
+
+void print_id(const prolly_id *id)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	printf("%s\n", hex);
+}
+
+int finish_output(struct cli *cli, int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno;
+		fail(cli, EXIT_STORE, "cannot write the output: %s", strerror(e));
+		return code ? code : EXIT_STORE;
+	}
+	return code;
+}

@@ -1,0 +1,169 @@
+/*
+ * escape.c - the text form of keys and values.
+ *
+ * Input: `\\` is a backslash, `\t` a tab, `\n` a newline, `\xHH` the byte with hex value HH
+ * (either case); any other byte stands for itself. Any other backslash sequence is an error.
+ *
+ * Output: printable ASCII (0x20..0x7e) other than the backslash is written as is; backslash,
+ * tab and newline as `\\`, `\t`, `\n`; every other byte as `\xHH` with lowercase hex. So the
+ * output of a key or value never contains a tab or newline, and unescaping it gives the bytes.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int bytes_append(struct bytes *b, const void *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	if (b->size + size < b->size)
+		return -1;
+	if (b->size + size > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap < b->size + size)
+			cap *= 2;
+		unsigned char *p = realloc(b->ptr, cap);
+		if (!p)
+			return -1;
+		b->ptr = p;
+		b->cap = cap;
+	}
+	memcpy(b->ptr + b->size, data, size);
+	b->size += size;
+	return 0;
+}
+
+void bytes_dispose(struct bytes *b)
+{
+	free(b->ptr);
+	b->ptr = NULL;
+	b->size = b->cap = 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int unescape_append(struct bytes *out, const char *s, size_t n, const char **why, size_t *where)
+{
+	size_t i = 0;
+	while (i < n) {
+		/* Copy the run of plain bytes up to the next backslash in one go. */
+		const char *bs = memchr(s + i, '\\', n - i);
+		size_t run = bs ? (size_t)(bs - (s + i)) : n - i;
+		if (bytes_append(out, s + i, run))
+			return -2;
+		i += run;
+		if (i == n)
+			break;
+		unsigned char c;
+		size_t len = 2;
+		if (i + 1 >= n) {
+			*why = "backslash at the end (write \\\\ for a backslash)";
+			*where = i;
+			return -1;
+		}
+		switch (s[i + 1]) {
+		case '\\': c = '\\'; break;
+		case 't': c = '\t'; break;
+		case 'n': c = '\n'; break;
+		case 'x': {
+			int hi = i + 2 < n ? hexval(s[i + 2]) : -1;
+			int lo = i + 3 < n ? hexval(s[i + 3]) : -1;
+			if (hi < 0 || lo < 0) {
+				*why = "\\x needs two hex digits";
+				*where = i;
+				return -1;
+			}
+			c = (unsigned char)(hi << 4 | lo);
+			len = 4;
+			break;
+		}
+		default:
+			*why = "unknown escape (use \\\\, \\t, \\n or \\xHH)";
+			*where = i;
+			return -1;
+		}
+		if (bytes_append(out, &c, 1))
+			return -2;
+		i += len;
+	}
+	return 0;
+}
+
+/* Calls emit for each piece of the escaped form of data. */
+static void escape_each(const void *data, size_t size, void (*emit)(void *, const char *, size_t),
+                        void *ctx)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = data;
+	size_t start = 0;
+	for (size_t i = 0; i < size; i++) {
+		unsigned char c = p[i];
+		if (c >= 0x20 && c <= 0x7e && c != '\\')
+			continue;
+		if (i > start)
+			emit(ctx, (const char *)p + start, i - start);
+		char esc[4] = {'\\', 0, 0, 0};
+		size_t len = 2;
+		if (c == '\\')
+			esc[1] = '\\';
+		else if (c == '\t')
+			esc[1] = 't';
+		else if (c == '\n')
+			esc[1] = 'n';
+		else {
+			esc[1] = 'x';
+			esc[2] = hex[c >> 4];
+			esc[3] = hex[c & 15];
+			len = 4;
+		}
+		emit(ctx, esc, len);
+		start = i + 1;
+	}
+	if (size > start)
+		emit(ctx, (const char *)p + start, size - start);
+}
+
+static void emit_file(void *ctx, const char *s, size_t n)
+{
+	fwrite(s, 1, n, ctx);
+}
+
+void escape_write(FILE *f, const void *data, size_t size)
+{
+	escape_each(data, size, emit_file, f);
+}
+
+struct dup_state {
+	struct bytes out;
+	int failed;
+};
+
+static void emit_bytes(void *ctx, const char *s, size_t n)
+{
+	struct dup_state *st = ctx;
+	if (!st->failed && bytes_append(&st->out, s, n))
+		st->failed = 1;
+}
+
+char *escape_dup(const void *data, size_t size)
+{
+	struct dup_state st = {BYTES_INIT, 0};
+	escape_each(data, size, emit_bytes, &st);
+	if (!st.failed && bytes_append(&st.out, "", 1))
+		st.failed = 1;
+	if (st.failed) {
+		bytes_dispose(&st.out);
+		return NULL;
+	}
+	return (char *)st.out.ptr;
+}

@@ -1,0 +1,228 @@
+/*
+ * commit.c - commit objects: encoding, decoding, reading, creating.
+ *
+ * A commit is a content-addressed object stored beside the tree nodes: its id is the SHA-256 of
+ * its encoded bytes, exactly like a node. It names a tree, its parent commits, a time and a
+ * message. All integers are little-endian. With p parents and an m-byte message:
+ *
+ *   offset       size  field
+ *   0            4     magic "PRLC" (PROLLY_COMMIT_MAGIC)
+ *   4            1     format version, 1 (PROLLY_FORMAT_VERSION)
+ *   5            32    tree id (root node of the commit's tree)
+ *   37           4     p, parent count, u32, 0..PROLLY_COMMIT_MAX_PARENTS
+ *   41           32*p  parent commit ids, pairwise distinct, in order (first parent first)
+ *   41+32p       8     time_us, int64 (two's complement), microseconds since the Unix epoch, UTC
+ *   49+32p       4     m, message length, u32, 0..PROLLY_COMMIT_MAX_MESSAGE
+ *   53+32p       m     message bytes (no NUL byte; not otherwise interpreted)
+ *   53+32p+m           end: the object is exactly this long
+ *
+ * Decoding checks, each failure PROLLY_ECORRUPT naming the commit id:
+ *   C1  at least the fixed 53 bytes are present;
+ *   C2  the magic is "PRLC" (a tree node's "PRLY" is reported as "a tree node, not a commit");
+ *   C3  the version is 1..PROLLY_FORMAT_VERSION (a greater one is PROLLY_EVERSION);
+ *   C4  p <= PROLLY_COMMIT_MAX_PARENTS and the parents fit in the bytes;
+ *   C5  the parents are pairwise distinct;
+ *   C6  m <= PROLLY_COMMIT_MAX_MESSAGE and the total size is exactly 53 + 32p + m;
+ *   C7  the message holds no NUL byte (it is handed out as a C string).
+ * The hash (bytes hash to the id) is checked by the loader (prolly__load_raw) before decoding.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+#define COMMIT_FIXED 53 /* magic 4 + version 1 + tree 32 + p 4 + time 8 + m 4 */
+#define PROLLY_COMMIT_MAX_PARENTS 64
+#define PROLLY_COMMIT_MAX_MESSAGE 65536
+
+void prolly_commit_free(prolly_commit *c)
+{
+	if (!c)
+		return;
+	free(c->parents);
+	free(c->message);
+	free(c);
+}
+
+int prolly__commit_encode(prolly_buf *out, const prolly_id *tree, const prolly_id *parents,
+                          size_t n_parents, int64_t time_us, const char *message)
+{
+	size_t mlen = message ? strlen(message) : 0;
+	unsigned char hdr[41], tail[12];
+	uint64_t t;
+	int rc;
+
+	if (n_parents > PROLLY_COMMIT_MAX_PARENTS)
+		return prolly_set_error(PROLLY_EINVAL, "a commit has at most %d parents, not %zu",
+		                        PROLLY_COMMIT_MAX_PARENTS, n_parents);
+	if (n_parents && !parents)
+		return prolly_set_error(PROLLY_EINVAL, "%zu parents given without an array", n_parents);
+	if (mlen > PROLLY_COMMIT_MAX_MESSAGE)
+		return prolly_set_error(PROLLY_ETOOBIG, "a commit message has at most %d bytes, not %zu",
+		                        PROLLY_COMMIT_MAX_MESSAGE, mlen);
+	for (size_t i = 0; i < n_parents; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (prolly_id_equal(&parents[i], &parents[j])) {
+				char hex[PROLLY_ID_HEX_SIZE];
+				prolly_id_to_hex(hex, &parents[i]);
+				return prolly_set_error(PROLLY_EINVAL, "parent %s is listed twice", hex);
+			}
+		}
+	}
+
+	memcpy(hdr, PROLLY_COMMIT_MAGIC, 4);
+	hdr[4] = PROLLY_FORMAT_VERSION;
+	memcpy(hdr + 5, tree->bytes, PROLLY_ID_SIZE);
+	prolly__wr32(hdr + 37, (uint32_t)n_parents);
+	memcpy(&t, &time_us, sizeof(t));
+	prolly__wr64(tail, t);
+	prolly__wr32(tail + 8, (uint32_t)mlen);
+
+	out->size = 0;
+	if ((rc = prolly__buf_grow(out, COMMIT_FIXED + PROLLY_ID_SIZE * n_parents + mlen + 1)))
+		return rc;
+	if ((rc = prolly__buf_put(out, hdr, sizeof(hdr))))
+		return rc;
+	for (size_t i = 0; i < n_parents; i++)
+		if ((rc = prolly__buf_put(out, parents[i].bytes, PROLLY_ID_SIZE)))
+			return rc;
+	if ((rc = prolly__buf_put(out, tail, sizeof(tail))))
+		return rc;
+	return prolly__buf_put(out, message, mlen);
+}
+
+static int corrupt(const prolly_id *id, const char *what)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	return prolly_set_error(PROLLY_ECORRUPT, "commit %s is corrupt: %s", hex, what);
+}
+
+int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *bytes, size_t size)
+{
+	const unsigned char *p = bytes;
+	prolly_commit *c = NULL;
+	uint32_t np, mlen;
+	uint64_t t;
+	size_t off;
+	int rc = 0;
+
+	if (size < COMMIT_FIXED) /* C1 */
+		return corrupt(id, "shorter than the fixed header");
+	if (memcmp(p, PROLLY_COMMIT_MAGIC, 4) != 0) { /* C2 */
+		if (memcmp(p, PROLLY_NODE_MAGIC, 4) == 0)
+			return corrupt(id, "it is a tree node, not a commit");
+		return corrupt(id, "bad magic");
+	}
+	if (p[4] == 0) /* C3 */
+		return corrupt(id, "version 0");
+	if (p[4] > PROLLY_FORMAT_VERSION) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, id);
+		return prolly_set_error(PROLLY_EVERSION,
+		                        "commit %s has format version %u; this library reads up to %d", hex,
+		                        p[4], PROLLY_FORMAT_VERSION);
+	}
+	np = prolly__rd32(p + 37);
+	if (np > PROLLY_COMMIT_MAX_PARENTS || (size - COMMIT_FIXED) / PROLLY_ID_SIZE < np) /* C4 */
+		return corrupt(id, "parent count out of range");
+	off = 41 + (size_t)PROLLY_ID_SIZE * np;
+	for (uint32_t i = 0; i < np; i++) /* C5 */
+		for (uint32_t j = 0; j < i; j++)
+			if (memcmp(p + 41 + PROLLY_ID_SIZE * (size_t)i, p + 41 + PROLLY_ID_SIZE * (size_t)j,
+			           PROLLY_ID_SIZE) == 0)
+				return corrupt(id, "a parent is listed twice");
+	t = prolly__rd64(p + off);
+	mlen = prolly__rd32(p + off + 8);
+	if (mlen > PROLLY_COMMIT_MAX_MESSAGE || size != off + 12 + mlen) /* C6 */
+		return corrupt(id, "message length does not match the size");
+	if (mlen && memchr(p + off + 12, 0, mlen)) /* C7 */
+		return corrupt(id, "NUL byte in the message");
+
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->message = malloc((size_t)mlen + 1)) ||
+	    (np && !(c->parents = malloc((size_t)np * sizeof(*c->parents))))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory decoding a commit");
+		goto cleanup;
+	}
+	c->id = *id;
+	memcpy(c->tree.bytes, p + 5, PROLLY_ID_SIZE);
+	c->n_parents = np;
+	for (uint32_t i = 0; i < np; i++)
+		memcpy(c->parents[i].bytes, p + 41 + PROLLY_ID_SIZE * (size_t)i, PROLLY_ID_SIZE);
+	memcpy(&c->time_us, &t, sizeof(t));
+	if (mlen)
+		memcpy(c->message, p + off + 12, mlen);
+	c->message[mlen] = 0;
+	*out = c;
+	c = NULL;
+cleanup:
+	prolly_commit_free(c);
+	return rc;
+}
+
+typedef struct read_ctx {
+	const prolly_id *id;
+	prolly_commit *c;
+	int rc;
+} read_ctx;
+
+static int on_commit(void *payload, size_t index, const void *data, size_t size)
+{
+	read_ctx *rc = payload;
+	(void)index;
+	if (rc->c)
+		return 0;
+	rc->rc = prolly__commit_decode(&rc->c, rc->id, data, size);
+	return rc->rc;
+}
+
+int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id)
+{
+	read_ctx ctx = {id, NULL, 0};
+	int rc = prolly__load_raw(db, id, 1, on_commit, &ctx);
+	if (ctx.rc)
+		rc = ctx.rc;
+	if (rc)
+		goto cleanup;
+	if (!ctx.c) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, id);
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "commit %s not found in the %s store", hex,
+		                      db->store->kind);
+		goto cleanup;
+	}
+	*out = ctx.c;
+	ctx.c = NULL;
+cleanup:
+	prolly_commit_free(ctx.c);
+	return rc;
+}
+
+int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
+                         const prolly_id *parents, size_t n_parents, int64_t time_us,
+                         const char *message)
+{
+	prolly_buf bytes = PROLLY_BUF_INIT;
+	prolly_id id;
+	int rc;
+
+	if (!txn || !tree || !out) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_commit_create needs a txn, a tree and out");
+		goto cleanup;
+	}
+	if (txn->done) {
+		rc = prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+		goto cleanup;
+	}
+	if (!time_us)
+		time_us = prolly__now_us();
+	if ((rc = prolly__commit_encode(&bytes, tree, parents, n_parents, time_us, message)))
+		goto cleanup;
+	prolly__hash(&id, bytes.ptr, bytes.size);
+	if ((rc = prolly__txn_add_raw(txn, &id, bytes.ptr, bytes.size)))
+		goto cleanup;
+	*out = id;
+cleanup:
+	prolly_buf_dispose(&bytes);
+	return rc;
+}

@@ -1,0 +1,1147 @@
+/*
+ * lmdb.c - the LMDB store.
+ *
+ * Layout: one LMDB environment per directory with three named databases,
+ *   nodes  key: 32-byte id      value: the node's bytes
+ *   refs   key: the name bytes  value: 32-byte id
+ *   meta   "schema_version" -> u32 LE (SCHEMA_VERSION), "gc_epoch" -> u64 LE (starts at 1)
+ *
+ * Environments. LMDB forbids opening one environment twice in a process (its locks are per
+ * process), so environments live in a process-wide registry keyed by the directory's device and
+ * inode, shared by reference count between every handle on that directory. The registry
+ * remembers the pid that opened each environment: a child of fork() opens its own.
+ *
+ * Flags. MDB_NOTLS: read transactions are not tied to threads, so a thread may hold several (the
+ * gc's mark callback reads the store while the same thread holds the gc's write transaction).
+ * MDB_NOMETASYNC: every commit flushes its data pages before writing the meta page, but the meta
+ * page itself is not flushed. LMDB documents this as keeping atomicity and integrity across a
+ * system crash (the previous meta page stays valid), at the price of possibly losing the last
+ * commits. A durable write (w->durable) then calls mdb_env_sync(env, 1), which flushes the meta
+ * page as well: when write() returns, the commit is on disk. We do not use MDB_NOSYNC for the
+ * non-durable writes of a bulk build: without the data flush a system crash could leave a meta
+ * page on disk that points to pages that never reached it, which corrupts the tree rather than
+ * losing a few nodes.
+ *
+ * Map size. The map is virtual address space (the file is not extended to it without
+ * MDB_WRITEMAP), so the default is generous. When a write transaction hits MDB_MAP_FULL the store
+ * aborts it, doubles the map and retries. mdb_env_set_mapsize() needs no transaction of this
+ * process to be active, so every transaction passes a gate: the resizing thread closes the gate
+ * to new transactions and waits for the open ones to finish. A thread that already holds a
+ * transaction (the gc's mark callback; a callback of get_nodes) passes a closed gate, and a
+ * thread that holds one never resizes (it gets PROLLY_EFULL instead), so the gate cannot
+ * deadlock on one thread. When another process has grown the map, LMDB answers MDB_MAP_RESIZED
+ * and the store adopts the new size the same way.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCHEMA_VERSION 1u
+#define META_SCHEMA "schema_version"
+#define META_EPOCH "gc_epoch"
+#define MAX_READERS 1024
+#define RESIZE_WAIT_SECONDS 30
+#define MAX_ATTEMPTS 64
+#define MIN_DEFAULT_MAP ((size_t)64 << 20)
+
+#if SIZE_MAX > 0xffffffffu
+#define DEFAULT_MAP ((size_t)16 << 30) /* 16 GiB of address space */
+#define MAX_MAP ((size_t)1 << 44)      /* 16 TiB */
+#else
+#define DEFAULT_MAP ((size_t)512 << 20)
+#define MAX_MAP ((size_t)2 << 30)
+#endif
+
+typedef struct env_entry {
+	struct env_entry *next;
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+	char *path;
+	int handles;
+	MDB_env *env;
+	MDB_dbi nodes, refs, meta;
+	pthread_mutex_t gate_mu;
+	pthread_cond_t gate_cv;
+	int active;      /* transactions open in this process */
+	int resizing;    /* the gate is closed */
+	size_t map_size; /* the map size in effect */
+	int broken;      /* a failed resize left no map: every call fails until reopened */
+} env_entry;
+
+typedef struct lmdb_store {
+	prolly_store base;
+	env_entry *e;
+} lmdb_store;
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static env_entry *registry;
+/* Transactions (of any LMDB store) the calling thread holds. */
+static _Thread_local int txn_depth;
+
+static void count_trip(void)
+{
+	prolly_stats d;
+	memset(&d, 0, sizeof(d));
+	d.store_round_trips = 1;
+	prolly_stats_add(&d);
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+static int translate(int mrc)
+{
+	switch (mrc) {
+	case MDB_MAP_FULL:
+	case MDB_TXN_FULL:
+	case ENOSPC:
+#ifdef EDQUOT
+	case EDQUOT:
+#endif
+		return PROLLY_EFULL;
+	case ENOMEM: return PROLLY_ENOMEM;
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:
+	case MDB_INVALID: return PROLLY_ECORRUPT;
+	case MDB_VERSION_MISMATCH: return PROLLY_EVERSION;
+	case MDB_NOTFOUND: return PROLLY_ENOTFOUND;
+	default: return PROLLY_ESTORE;
+	}
+}
+
+/* Sets the message for an LMDB (or errno) failure while doing `what`, returns the PROLLY_E code. */
+static int fail(const env_entry *e, int mrc, const char *what)
+{
+	int code = translate(mrc);
+	const char *path = e ? e->path : "?";
+	if (mrc == MDB_MAP_FULL)
+		return prolly_set_error(code,
+		                        "lmdb: %s in %s: %s: the store is full and its map could not grow "
+		                        "further; reopen it with a larger map_size or free space",
+		                        what, path, mdb_strerror(mrc));
+	if (mrc == MDB_TXN_FULL)
+		return prolly_set_error(code,
+		                        "lmdb: %s in %s: %s: one write is too large for an LMDB "
+		                        "transaction; write fewer nodes at a time",
+		                        what, path, mdb_strerror(mrc));
+	if (code == PROLLY_EFULL)
+		return prolly_set_error(code, "lmdb: %s in %s: %s: the store is full; free disk space",
+		                        what, path, mdb_strerror(mrc));
+	if (mrc == MDB_READERS_FULL)
+		return prolly_set_error(code,
+		                        "lmdb: %s in %s: %s: more than %d transactions are open at once",
+		                        what, path, mdb_strerror(mrc), MAX_READERS);
+	return prolly_set_error(code, "lmdb: %s in %s: %s", what, path, mdb_strerror(mrc));
+}
+
+/* ---- the transaction gate and map resizing ---------------------------------------------------- */
+
+/* Returns the environment's broken flag (the caller then leaves at once). */
+static int gate_enter(env_entry *e, size_t *map_size)
+{
+	pthread_mutex_lock(&e->gate_mu);
+	if (txn_depth == 0)
+		while (e->resizing)
+			pthread_cond_wait(&e->gate_cv, &e->gate_mu);
+	e->active++;
+	if (map_size)
+		*map_size = e->map_size;
+	int broken = e->broken;
+	pthread_mutex_unlock(&e->gate_mu);
+	txn_depth++;
+	return broken;
+}
+
+static void gate_leave(env_entry *e)
+{
+	txn_depth--;
+	pthread_mutex_lock(&e->gate_mu);
+	e->active--;
+	if (e->active == 0 && e->resizing)
+		pthread_cond_broadcast(&e->gate_cv);
+	pthread_mutex_unlock(&e->gate_mu);
+}
+
+static size_t next_map_size(size_t cur)
+{
+	if (cur >= MAX_MAP)
+		return 0;
+	if (cur > MAX_MAP / 2)
+		return MAX_MAP;
+	return cur * 2;
+}
+
+/*
+ * Changes the map size: grows it (adopt 0) from `seen`, the size in effect when the caller's
+ * transaction began, or adopts the size another process set (adopt 1). The calling thread must
+ * hold no transaction. Returns 0 when the caller should retry (also when another thread changed
+ * the size meanwhile).
+ */
+static int resize(env_entry *e, size_t seen, int adopt)
+{
+	struct timespec deadline;
+	int rc = 0;
+
+	if (txn_depth != 0) {
+		if (adopt)
+			return prolly_set_error(
+			    PROLLY_ESTORE,
+			    "lmdb: %s: another process grew the map, and this thread holds a "
+			    "transaction so it cannot adopt the new size; retry",
+			    e->path);
+		return prolly_set_error(PROLLY_EFULL,
+		                        "lmdb: %s: the store is full (map size %zu bytes) and cannot grow "
+		                        "while this thread holds another transaction; reopen it with a "
+		                        "larger map_size",
+		                        e->path, seen);
+	}
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += RESIZE_WAIT_SECONDS;
+	pthread_mutex_lock(&e->gate_mu);
+	while (e->resizing)
+		pthread_cond_wait(&e->gate_cv, &e->gate_mu);
+	if (!adopt && e->map_size != seen)
+		goto cleanup; /* someone grew it meanwhile */
+	e->resizing = 1;
+	while (e->active > 0)
+		if (pthread_cond_timedwait(&e->gate_cv, &e->gate_mu, &deadline) == ETIMEDOUT &&
+		    e->active > 0) {
+			if (adopt)
+				rc = prolly_set_error(PROLLY_ETIMEOUT,
+				                      "lmdb: %s: another process grew the map and this process "
+				                      "could not adopt it: transactions stayed open for %d s",
+				                      e->path, RESIZE_WAIT_SECONDS);
+			else
+				rc = prolly_set_error(PROLLY_EFULL,
+				                      "lmdb: %s: the store is full (map size %zu bytes) and could "
+				                      "not grow: other transactions stayed open for %d s; retry",
+				                      e->path, seen, RESIZE_WAIT_SECONDS);
+			break;
+		}
+	if (!rc) {
+		size_t want = adopt ? 0 : next_map_size(seen);
+		int mrc;
+		if (!adopt && want == 0) {
+			rc = prolly_set_error(PROLLY_EFULL,
+			                      "lmdb: %s: the store is full: the map has reached its limit of "
+			                      "%zu bytes",
+			                      e->path, seen);
+		} else if ((mrc = mdb_env_set_mapsize(e->env, want))) {
+			/* LMDB unmapped the old map before failing to map the new one: map the old size
+			 * again, or nothing can be read any more. */
+			if (mdb_env_set_mapsize(e->env, seen) != 0)
+				e->broken = 1;
+			if (translate(mrc) == PROLLY_ENOMEM && !e->broken)
+				rc = prolly_set_error(PROLLY_EFULL,
+				                      "lmdb: %s: the store is full (map size %zu bytes) and the "
+				                      "map cannot grow to %zu bytes: %s (address space limit?)",
+				                      e->path, seen, want, mdb_strerror(mrc));
+			else
+				rc = fail(e, mrc,
+				          e->broken ? "resizing the map (the handle is now unusable: "
+				                      "close and reopen the store)"
+				                    : "resizing the map");
+		} else {
+			MDB_envinfo info;
+			if (mdb_env_info(e->env, &info) == 0)
+				e->map_size = info.me_mapsize;
+			else
+				e->map_size = want;
+		}
+	}
+	e->resizing = 0;
+	pthread_cond_broadcast(&e->gate_cv);
+cleanup:
+	pthread_mutex_unlock(&e->gate_mu);
+	return rc;
+}
+
+/* Begins a transaction through the gate (adopting a map grown by another process). On success
+ * the caller must end it with txn_end(). *seen receives the map size in effect. */
+static int txn_begin(env_entry *e, unsigned flags, MDB_txn **out, size_t *seen)
+{
+	for (int attempt = 0;; attempt++) {
+		size_t size;
+		if (gate_enter(e, &size)) {
+			gate_leave(e);
+			return prolly_set_error(PROLLY_ESTORE,
+			                        "lmdb: %s: an earlier failure to resize the map left this "
+			                        "handle unusable; close and reopen the store",
+			                        e->path);
+		}
+		int mrc = mdb_txn_begin(e->env, NULL, flags, out);
+		if (mrc == 0) {
+			if (seen)
+				*seen = size;
+			return 0;
+		}
+		gate_leave(e);
+		if (mrc != MDB_MAP_RESIZED || attempt >= MAX_ATTEMPTS)
+			return fail(e, mrc,
+			            flags & MDB_RDONLY ? "beginning a read transaction"
+			                               : "beginning a write transaction");
+		int rc = resize(e, size, 1);
+		if (rc)
+			return rc;
+	}
+}
+
+static void txn_abort(env_entry *e, MDB_txn *txn)
+{
+	mdb_txn_abort(txn);
+	gate_leave(e);
+}
+
+static int txn_commit(env_entry *e, MDB_txn *txn)
+{
+	int mrc = mdb_txn_commit(txn);
+	gate_leave(e);
+	return mrc;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+static int read_epoch(env_entry *e, MDB_txn *txn, uint64_t *out)
+{
+	MDB_val k = {sizeof(META_EPOCH) - 1, (void *)META_EPOCH}, v;
+	int mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc == MDB_NOTFOUND || (mrc == 0 && v.mv_size != 8))
+		return prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: the gc epoch row is %s", e->path,
+		                        mrc ? "missing" : "malformed");
+	if (mrc)
+		return fail(e, mrc, "reading the gc epoch");
+	*out = prolly__rd64(v.mv_data);
+	return 0;
+}
+
+static int put_epoch(MDB_txn *txn, env_entry *e, uint64_t epoch)
+{
+	unsigned char b[8];
+	prolly__wr64(b, epoch);
+	MDB_val k = {sizeof(META_EPOCH) - 1, (void *)META_EPOCH}, v = {8, b};
+	return mdb_put(txn, e->meta, &k, &v, 0);
+}
+
+/* Reads a ref: 0 found, MDB_NOTFOUND absent, another LMDB code, or -1 for a malformed row. */
+static int read_ref(env_entry *e, MDB_txn *txn, const char *name, prolly_id *out)
+{
+	MDB_val k = {strlen(name), (void *)name}, v;
+	int mrc = mdb_get(txn, e->refs, &k, &v);
+	if (mrc)
+		return mrc;
+	if (v.mv_size != PROLLY_ID_SIZE)
+		return -1;
+	memcpy(out->bytes, v.mv_data, PROLLY_ID_SIZE);
+	return 0;
+}
+
+static int check_ref_name(const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+	if (len == 0 || len > PROLLY_MAX_REF_NAME)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: a ref name has 1 to %d bytes (got %zu)",
+		                        PROLLY_MAX_REF_NAME, len);
+	return 0;
+}
+
+static int cmp_update_ptr(const void *a, const void *b)
+{
+	const prolly_ref_update *x = *(prolly_ref_update *const *)a;
+	const prolly_ref_update *y = *(prolly_ref_update *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+/* Checks the shape of a write and sorts its ref updates by name into *order (caller frees).
+ * Clears the conflict outputs. */
+static int validate_write(prolly_store_write *w, prolly_ref_update ***order)
+{
+	prolly_ref_update **o = NULL;
+	int rc = 0;
+	*order = NULL;
+	if ((w->n_nodes && !w->nodes) || (w->n_refs && !w->refs))
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: write with a NULL nodes or refs array");
+	for (size_t i = 0; i < w->n_nodes; i++)
+		if (w->nodes[i].size && !w->nodes[i].data)
+			return prolly_set_error(PROLLY_EINVAL, "lmdb: node %zu has %zu bytes but no data", i,
+			                        w->nodes[i].size);
+	for (size_t i = 0; i < w->n_refs; i++) {
+		if ((rc = check_ref_name(w->refs[i].name)))
+			return rc;
+		if (w->refs[i].expect != PROLLY_REF_EXPECT_ANY &&
+		    w->refs[i].expect != PROLLY_REF_EXPECT_ABSENT &&
+		    w->refs[i].expect != PROLLY_REF_EXPECT_VALUE)
+			return prolly_set_error(PROLLY_EINVAL, "lmdb: ref '%s' has an unknown expectation %d",
+			                        w->refs[i].name, (int)w->refs[i].expect);
+		w->refs[i].conflict = 0;
+		w->refs[i].current_exists = 0;
+	}
+	if (!w->n_refs)
+		return 0;
+	o = malloc(w->n_refs * sizeof(*o));
+	if (!o)
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory sorting %zu ref updates",
+		                        w->n_refs);
+	for (size_t i = 0; i < w->n_refs; i++)
+		o[i] = &w->refs[i];
+	qsort(o, w->n_refs, sizeof(*o), cmp_update_ptr);
+	for (size_t i = 1; i < w->n_refs; i++)
+		if (strcmp(o[i - 1]->name, o[i]->name) == 0) {
+			rc = prolly_set_error(PROLLY_EINVAL, "lmdb: ref '%s' is updated twice in one write",
+			                      o[i]->name);
+			goto cleanup;
+		}
+	*order = o;
+	o = NULL;
+cleanup:
+	free(o);
+	return rc;
+}
+
+static int conflict_error(const env_entry *e, const prolly_ref_update *u, size_t failing)
+{
+	char want[PROLLY_ID_HEX_SIZE], now[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(want, &u->expected);
+	if (u->current_exists)
+		prolly_id_to_hex(now, &u->current);
+	else
+		snprintf(now, sizeof(now), "absent");
+	if (u->expect == PROLLY_REF_EXPECT_ABSENT)
+		return prolly_set_error(
+		    PROLLY_ECONFLICT,
+		    "lmdb: %s: ref '%s' was expected to be absent but is %s (%zu of the "
+		    "write's ref updates failed; nothing was written)",
+		    e->path, u->name, now, failing);
+	return prolly_set_error(
+	    PROLLY_ECONFLICT,
+	    "lmdb: %s: ref '%s' was expected to be %s but is %s (%zu of the write's "
+	    "ref updates failed; nothing was written)",
+	    e->path, u->name, want, now, failing);
+}
+
+/* ---- write ------------------------------------------------------------------------------------ */
+
+/* One attempt at a write. *mrc receives the LMDB code of a failure that came from LMDB. */
+static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **order, size_t *seen,
+                      int *mrc)
+{
+	MDB_txn *txn = NULL;
+	uint64_t epoch;
+	size_t failing = 0, first = 0;
+	int rc;
+
+	*mrc = 0;
+	if ((rc = txn_begin(e, 0, &txn, seen)))
+		return rc;
+	if ((rc = read_epoch(e, txn, &epoch)))
+		goto cleanup;
+	w->current_epoch = epoch;
+
+	for (size_t i = 0; i < w->n_refs; i++) {
+		prolly_ref_update *u = order[i];
+		prolly_id cur;
+		int r = read_ref(e, txn, u->name, &cur), found = r == 0, ok = 1;
+		if (r == -1) {
+			rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: ref '%s' does not hold a 32-byte id",
+			                      e->path, u->name);
+			goto cleanup;
+		}
+		if (r && r != MDB_NOTFOUND) {
+			*mrc = r;
+			rc = fail(e, r, "reading a ref");
+			goto cleanup;
+		}
+		if (u->expect == PROLLY_REF_EXPECT_ABSENT)
+			ok = !found;
+		else if (u->expect == PROLLY_REF_EXPECT_VALUE)
+			ok = found && prolly_id_equal(&cur, &u->expected);
+		if (ok)
+			continue;
+		u->conflict = 1;
+		u->current_exists = found;
+		if (found)
+			u->current = cur;
+		if (!failing)
+			first = i;
+		failing++;
+	}
+	if (failing) {
+		rc = conflict_error(e, order[first], failing);
+		goto cleanup;
+	}
+	if (w->check_epoch && w->epoch != epoch) {
+		rc = prolly_set_error(PROLLY_ECONFLICT,
+		                      "lmdb: %s: a gc ran meanwhile (the write expected gc epoch %llu, the "
+		                      "store is at %llu); nothing was written",
+		                      e->path, (unsigned long long)w->epoch, (unsigned long long)epoch);
+		goto cleanup;
+	}
+
+	for (size_t i = 0; i < w->n_nodes; i++) {
+		const prolly_store_node *n = &w->nodes[i];
+		MDB_val k = {PROLLY_ID_SIZE, (void *)n->id.bytes}, v = {n->size, (void *)n->data};
+		int r = mdb_put(txn, e->nodes, &k, &v, MDB_NOOVERWRITE);
+		if (r && r != MDB_KEYEXIST) {
+			*mrc = r;
+			rc = fail(e, r, "writing a node");
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; i < w->n_refs; i++) {
+		prolly_ref_update *u = order[i];
+		MDB_val k = {strlen(u->name), (void *)u->name}, v = {PROLLY_ID_SIZE, u->value.bytes};
+		int r = u->remove ? mdb_del(txn, e->refs, &k, NULL) : mdb_put(txn, e->refs, &k, &v, 0);
+		if (r && !(u->remove && r == MDB_NOTFOUND)) {
+			*mrc = r;
+			rc = fail(e, r, u->remove ? "deleting a ref" : "setting a ref");
+			goto cleanup;
+		}
+	}
+	int r = txn_commit(e, txn);
+	txn = NULL;
+	if (r) {
+		*mrc = r;
+		rc = fail(e, r, "committing a write");
+		goto cleanup;
+	}
+	if (w->durable && (r = mdb_env_sync(e->env, 1))) {
+		rc = prolly_set_error(translate(r) == PROLLY_EFULL ? PROLLY_EFULL : PROLLY_ESTORE,
+		                      "lmdb: %s: the write was committed but flushing it to disk failed: "
+		                      "%s",
+		                      e->path, mdb_strerror(r));
+		goto cleanup;
+	}
+	rc = 0;
+
+cleanup:
+	if (txn)
+		txn_abort(e, txn);
+	return rc;
+}
+
+static int lmdb_write(prolly_store *st, prolly_store_write *w)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	prolly_ref_update **order = NULL;
+	int rc;
+
+	count_trip();
+	if ((rc = validate_write(w, &order)))
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		size_t seen = 0;
+		int mrc;
+		rc = write_once(e, w, order, &seen, &mrc);
+		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
+			break;
+		if ((rc = resize(e, seen, 0)))
+			break;
+	}
+	free(order);
+	return rc;
+}
+
+/* ---- reads ------------------------------------------------------------------------------------ */
+
+static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                          prolly_store_found_fn found, void *payload)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	int rc;
+
+	count_trip();
+	if (!n)
+		return 0;
+	if (!ids || !found)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: get_nodes without ids or callback");
+	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++) {
+		MDB_val k = {PROLLY_ID_SIZE, (void *)ids[i].bytes}, v;
+		int mrc = mdb_get(txn, e->nodes, &k, &v);
+		if (mrc == MDB_NOTFOUND)
+			continue;
+		if (mrc)
+			rc = fail(e, mrc, "reading a node");
+		else
+			rc = found(payload, i, v.mv_data, v.mv_size);
+	}
+	txn_abort(e, txn);
+	return rc;
+}
+
+static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	prolly_id v;
+	uint64_t ep;
+	int rc;
+
+	count_trip();
+	if ((rc = check_ref_name(name)))
+		return rc;
+	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	if ((rc = read_epoch(e, txn, &ep)))
+		goto cleanup;
+	if (epoch)
+		*epoch = ep;
+	int r = read_ref(e, txn, name, &v);
+	if (r == MDB_NOTFOUND)
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "lmdb: %s: ref '%s' not found", e->path, name);
+	else if (r == -1)
+		rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: ref '%s' does not hold a 32-byte id",
+		                      e->path, name);
+	else if (r)
+		rc = fail(e, r, "reading a ref");
+	else if (out)
+		*out = v;
+
+cleanup:
+	txn_abort(e, txn);
+	return rc;
+}
+
+typedef struct ref_row {
+	char name[PROLLY_MAX_REF_NAME + 1];
+	prolly_id value;
+} ref_row;
+
+static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
+                          void *payload)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	ref_row *rows = NULL;
+	size_t n = 0, cap = 0, plen = prefix ? strlen(prefix) : 0;
+	int rc, mrc;
+
+	count_trip();
+	if (!fn)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: list_refs without a callback");
+	if (plen > PROLLY_MAX_REF_NAME)
+		return 0; /* no name is that long (and LMDB would refuse the key) */
+	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	if ((mrc = mdb_cursor_open(txn, e->refs, &cur))) {
+		rc = fail(e, mrc, "opening a cursor on refs");
+		goto cleanup;
+	}
+	/* Collect first, call fn after the transaction ends (fn may use the store freely). */
+	if (!prefix)
+		prefix = "";
+	MDB_val k = {plen, (void *)prefix}, v;
+	mrc = plen ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)
+	           : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+	for (; mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+			break;
+		if (k.mv_size == 0 || k.mv_size > PROLLY_MAX_REF_NAME || v.mv_size != PROLLY_ID_SIZE) {
+			rc = prolly_set_error(PROLLY_ECORRUPT,
+			                      "lmdb: %s: a malformed ref row (name of %zu "
+			                      "bytes, value of %zu bytes)",
+			                      e->path, k.mv_size, v.mv_size);
+			goto cleanup;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			ref_row *nr = realloc(rows, ncap * sizeof(*nr));
+			if (!nr) {
+				rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory listing refs");
+				goto cleanup;
+			}
+			rows = nr;
+			cap = ncap;
+		}
+		memcpy(rows[n].name, k.mv_data, k.mv_size);
+		rows[n].name[k.mv_size] = 0;
+		memcpy(rows[n].value.bytes, v.mv_data, PROLLY_ID_SIZE);
+		n++;
+	}
+	if (mrc != MDB_NOTFOUND && mrc != 0) {
+		rc = fail(e, mrc, "listing refs");
+		goto cleanup;
+	}
+	mdb_cursor_close(cur);
+	cur = NULL;
+	txn_abort(e, txn);
+	txn = NULL;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = fn(payload, rows[i].name, &rows[i].value);
+
+cleanup:
+	if (cur)
+		mdb_cursor_close(cur);
+	if (txn)
+		txn_abort(e, txn);
+	free(rows);
+	return rc;
+}
+
+static int lmdb_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_stat ms;
+	uint64_t sum = 0;
+	int rc, mrc;
+
+	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	if ((mrc = mdb_stat(txn, e->nodes, &ms))) {
+		rc = fail(e, mrc, "counting nodes");
+		goto cleanup;
+	}
+	if (bytes) {
+		if ((mrc = mdb_cursor_open(txn, e->nodes, &cur))) {
+			rc = fail(e, mrc, "opening a cursor on nodes");
+			goto cleanup;
+		}
+		MDB_val k, v;
+		for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0;
+		     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+			sum += v.mv_size;
+		if (mrc != MDB_NOTFOUND) {
+			rc = fail(e, mrc, "summing node sizes");
+			goto cleanup;
+		}
+		*bytes = sum;
+	}
+	if (nodes)
+		*nodes = ms.ms_entries;
+
+cleanup:
+	if (cur)
+		mdb_cursor_close(cur);
+	txn_abort(e, txn);
+	return rc;
+}
+
+/* ---- gc --------------------------------------------------------------------------------------- */
+
+static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+                   prolly_gc_result *res, size_t *seen, int *mrc)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	uint64_t epoch;
+	int rc, r;
+
+	*mrc = 0;
+	memset(res, 0, sizeof(*res));
+	if ((rc = txn_begin(e, 0, &txn, seen)))
+		return rc;
+	/* Writers are excluded from here on: LMDB has one write transaction at a time. */
+	if ((rc = read_epoch(e, txn, &epoch)))
+		goto cleanup;
+	if ((r = put_epoch(txn, e, epoch + 1))) {
+		*mrc = r;
+		rc = fail(e, r, "bumping the gc epoch");
+		goto cleanup;
+	}
+	if (mark && (rc = mark(payload)))
+		goto cleanup;
+	if ((r = mdb_cursor_open(txn, e->nodes, &cur))) {
+		rc = fail(e, r, "opening a cursor on nodes");
+		goto cleanup;
+	}
+	MDB_val k, v;
+	for (r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0;
+	     r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		prolly_id id;
+		if (k.mv_size != PROLLY_ID_SIZE) {
+			rc = prolly_set_error(PROLLY_ECORRUPT,
+			                      "lmdb: %s: a node row has a key of %zu bytes, not 32", e->path,
+			                      k.mv_size);
+			goto cleanup;
+		}
+		memcpy(id.bytes, k.mv_data, PROLLY_ID_SIZE);
+		if (keep(payload, &id)) {
+			res->nodes_kept++;
+			continue;
+		}
+		size_t size = v.mv_size;
+		/* After a delete the cursor stands on the following row; MDB_NEXT then returns it. */
+		if ((r = mdb_cursor_del(cur, 0))) {
+			*mrc = r;
+			rc = fail(e, r, "deleting a node");
+			goto cleanup;
+		}
+		res->nodes_removed++;
+		res->bytes_removed += size;
+	}
+	if (r != MDB_NOTFOUND) {
+		*mrc = r;
+		rc = fail(e, r, "walking the nodes");
+		goto cleanup;
+	}
+	mdb_cursor_close(cur);
+	cur = NULL;
+	r = txn_commit(e, txn);
+	txn = NULL;
+	if (r) {
+		*mrc = r;
+		rc = fail(e, r, "committing the gc");
+		goto cleanup;
+	}
+	if ((r = mdb_env_sync(e->env, 1))) {
+		rc = prolly_set_error(PROLLY_ESTORE,
+		                      "lmdb: %s: the gc was committed but flushing it to disk failed: %s",
+		                      e->path, mdb_strerror(r));
+		goto cleanup;
+	}
+
+cleanup:
+	if (cur)
+		mdb_cursor_close(cur);
+	if (txn)
+		txn_abort(e, txn);
+	return rc;
+}
+
+static size_t current_map_size(env_entry *e)
+{
+	pthread_mutex_lock(&e->gate_mu);
+	size_t size = e->map_size;
+	pthread_mutex_unlock(&e->gate_mu);
+	return size;
+}
+
+/*
+ * Grows the map before a gc so that its one write transaction will not run out of room: deleting
+ * copies every touched page of the nodes database (pages freed by the transaction itself are not
+ * reused by it), and the free list grows. Running out anyway only costs a retry (see lmdb_gc).
+ */
+static int gc_headroom(env_entry *e)
+{
+	MDB_txn *txn = NULL;
+	MDB_stat ms;
+	MDB_envinfo info;
+	int rc, mrc;
+
+	if (txn_depth != 0)
+		return 0;
+	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	mrc = mdb_stat(txn, e->nodes, &ms);
+	if (!mrc)
+		mrc = mdb_env_info(e->env, &info);
+	txn_abort(e, txn);
+	if (mrc)
+		return fail(e, mrc, "sizing the gc");
+	uint64_t pages = (uint64_t)info.me_last_pgno + 1 +
+	                 2 * ((uint64_t)ms.ms_branch_pages + ms.ms_leaf_pages) + 256;
+	uint64_t need = pages * ms.ms_psize;
+	for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+		size_t have = current_map_size(e);
+		if (need <= have)
+			break;
+		if ((rc = resize(e, have, 0)))
+			return rc;
+	}
+	return 0;
+}
+
+static int lmdb_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+                   prolly_gc_result *out)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	prolly_gc_result res;
+	int rc;
+
+	if (!keep)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: gc without a keep callback");
+	if ((rc = gc_headroom(e)))
+		return rc;
+	/* Should the map fill up anyway, the whole gc is retried after growing it: the failed attempt
+	 * deleted nothing and its epoch bump was rolled back, so writers that commit in between are
+	 * safe, and the next attempt marks again from the refs as they are then. */
+	for (int attempt = 0;; attempt++) {
+		size_t seen = 0;
+		int mrc;
+		rc = gc_once(e, mark, keep, payload, &res, &seen, &mrc);
+		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
+			break;
+		if ((rc = resize(e, seen, 0)))
+			break;
+	}
+	if (!rc && out)
+		*out = res;
+	return rc;
+}
+
+/* ---- open and close --------------------------------------------------------------------------- */
+
+static int make_dirs(const char *path)
+{
+	char *p = strdup(path);
+	int rc = 0;
+	if (!p)
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != 0)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			int err = errno;
+			rc = prolly_set_error(err == ENOSPC ? PROLLY_EFULL : PROLLY_ESTORE,
+			                      "lmdb: cannot create directory %s: %s", p, strerror(err));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+/* Opens the databases and checks (or writes) the schema row, in one write transaction. */
+static int init_env(env_entry *e)
+{
+	MDB_txn *txn = NULL;
+	int mrc, rc = 0;
+
+	for (int attempt = 0;; attempt++) {
+		mrc = mdb_txn_begin(e->env, NULL, 0, &txn);
+		if (mrc != MDB_MAP_RESIZED || attempt >= 8)
+			break;
+		if ((mrc = mdb_env_set_mapsize(e->env, 0)))
+			break;
+	}
+	if (mrc) {
+		txn = NULL;
+		return fail(e, mrc, "beginning the opening transaction");
+	}
+	if ((mrc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &e->nodes)) ||
+	    (mrc = mdb_dbi_open(txn, "refs", MDB_CREATE, &e->refs)) ||
+	    (mrc = mdb_dbi_open(txn, "meta", MDB_CREATE, &e->meta))) {
+		rc = fail(e, mrc, "opening the databases");
+		goto cleanup;
+	}
+	MDB_val k = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, v;
+	mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc == MDB_NOTFOUND) {
+		unsigned char b[4];
+		prolly__wr32(b, SCHEMA_VERSION);
+		v.mv_size = 4;
+		v.mv_data = b;
+		if ((mrc = mdb_put(txn, e->meta, &k, &v, 0))) {
+			rc = fail(e, mrc, "writing the schema version");
+			goto cleanup;
+		}
+	} else if (mrc) {
+		rc = fail(e, mrc, "reading the schema version");
+		goto cleanup;
+	} else if (v.mv_size != 4) {
+		rc = prolly_set_error(PROLLY_ECORRUPT,
+		                      "lmdb: %s: the schema version row is malformed "
+		                      "(%zu bytes)",
+		                      e->path, v.mv_size);
+		goto cleanup;
+	} else {
+		uint32_t have = prolly__rd32(v.mv_data);
+		if (have > SCHEMA_VERSION) {
+			rc = prolly_set_error(PROLLY_EVERSION,
+			                      "lmdb: %s: the store has schema version %u, newer than the %u "
+			                      "this library knows; upgrade prolly to open it",
+			                      e->path, (unsigned)have, SCHEMA_VERSION);
+			goto cleanup;
+		}
+		if (have < 1) {
+			rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: invalid schema version %u", e->path,
+			                      (unsigned)have);
+			goto cleanup;
+		}
+	}
+	k.mv_size = sizeof(META_EPOCH) - 1;
+	k.mv_data = (void *)META_EPOCH;
+	mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc == MDB_NOTFOUND) {
+		if ((mrc = put_epoch(txn, e, 1))) {
+			rc = fail(e, mrc, "writing the gc epoch");
+			goto cleanup;
+		}
+	} else if (mrc) {
+		rc = fail(e, mrc, "reading the gc epoch");
+		goto cleanup;
+	} else if (v.mv_size != 8) {
+		rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: the gc epoch row is malformed", e->path);
+		goto cleanup;
+	}
+	mrc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (mrc) {
+		rc = fail(e, mrc, "committing the opening transaction");
+		goto cleanup;
+	}
+	if ((mrc = mdb_env_sync(e->env, 1)))
+		rc = fail(e, mrc, "flushing the new store");
+
+cleanup:
+	if (txn)
+		mdb_txn_abort(txn);
+	return rc;
+}
+
+static void entry_free(env_entry *e)
+{
+	if (!e)
+		return;
+	if (e->env)
+		mdb_env_close(e->env);
+	pthread_cond_destroy(&e->gate_cv);
+	pthread_mutex_destroy(&e->gate_mu);
+	free(e->path);
+	free(e);
+}
+
+static int entry_open(env_entry **out, const char *path, size_t map_size, const struct stat *sb)
+{
+	env_entry *e = NULL;
+	size_t size = map_size ? map_size : DEFAULT_MAP;
+	int rc = 0, mrc;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+	pthread_mutex_init(&e->gate_mu, NULL);
+	pthread_cond_init(&e->gate_cv, NULL);
+	e->pid = getpid();
+	e->dev = sb->st_dev;
+	e->ino = sb->st_ino;
+	e->handles = 1;
+	if (!(e->path = strdup(path))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+		goto cleanup;
+	}
+	for (;;) {
+		if ((mrc = mdb_env_create(&e->env))) {
+			e->env = NULL;
+			rc = fail(e, mrc, "creating the environment");
+			goto cleanup;
+		}
+		if ((mrc = mdb_env_set_maxreaders(e->env, MAX_READERS)) ||
+		    (mrc = mdb_env_set_maxdbs(e->env, 4)) || (mrc = mdb_env_set_mapsize(e->env, size))) {
+			rc = fail(e, mrc, "configuring the environment");
+			goto cleanup;
+		}
+		mrc = mdb_env_open(e->env, path, MDB_NOTLS | MDB_NOMETASYNC, 0644);
+		if (mrc == 0)
+			break;
+		mdb_env_close(e->env);
+		e->env = NULL;
+		/* The default map may exceed the address space allowed here (ulimit -v): shrink it. */
+		if (mrc == ENOMEM && !map_size && size / 2 >= MIN_DEFAULT_MAP) {
+			size /= 2;
+			continue;
+		}
+		if (mrc == MDB_VERSION_MISMATCH || mrc == MDB_INVALID)
+			rc = prolly_set_error(translate(mrc),
+			                      "lmdb: %s is not an LMDB environment this liblmdb can open: %s",
+			                      path, mdb_strerror(mrc));
+		else
+			rc = fail(e, mrc, "opening the environment");
+		goto cleanup;
+	}
+	int dead = 0;
+	mdb_reader_check(e->env, &dead); /* clear reader slots left by dead processes */
+	if ((rc = init_env(e)))
+		goto cleanup;
+	MDB_envinfo info;
+	e->map_size = mdb_env_info(e->env, &info) == 0 ? info.me_mapsize : size;
+	*out = e;
+	e = NULL;
+
+cleanup:
+	entry_free(e);
+	return rc;
+}
+
+static void lmdb_close(prolly_store *st)
+{
+	lmdb_store *s = (lmdb_store *)st;
+	if (!s)
+		return;
+	env_entry *e = s->e;
+	pthread_mutex_lock(&registry_mu);
+	if (--e->handles == 0) {
+		for (env_entry **pp = &registry; *pp; pp = &(*pp)->next)
+			if (*pp == e) {
+				*pp = e->next;
+				break;
+			}
+	} else {
+		e = NULL;
+	}
+	pthread_mutex_unlock(&registry_mu);
+	/* An environment inherited through fork() belongs to the parent: closing it here would
+	 * release the parent's reader slots. Leave it alone. */
+	if (e && e->pid == getpid())
+		entry_free(e);
+	free(s);
+}
+
+int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size)
+{
+	lmdb_store *s = NULL;
+	env_entry *e = NULL;
+	struct stat sb;
+	int rc = 0, locked = 0;
+
+	if (!out || !path || !*path)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: open needs an output pointer and a path");
+	if ((rc = make_dirs(path)))
+		return rc;
+	if (stat(path, &sb) != 0)
+		return prolly_set_error(PROLLY_ESTORE, "lmdb: cannot stat %s: %s", path, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: %s is not a directory", path);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+
+	pthread_mutex_lock(&registry_mu);
+	locked = 1;
+	pid_t me = getpid();
+	for (e = registry; e; e = e->next)
+		if (e->pid == me && e->dev == sb.st_dev && e->ino == sb.st_ino)
+			break;
+	if (e) {
+		e->handles++;
+	} else {
+		if ((rc = entry_open(&e, path, map_size, &sb)))
+			goto cleanup;
+		e->next = registry;
+		registry = e;
+	}
+	s->e = e;
+	s->base.version = PROLLY_STORE_VERSION;
+	s->base.kind = "lmdb";
+	s->base.get_nodes = lmdb_get_nodes;
+	s->base.write = lmdb_write;
+	s->base.get_ref = lmdb_get_ref;
+	s->base.list_refs = lmdb_list_refs;
+	s->base.gc = lmdb_gc;
+	s->base.stat = lmdb_stat;
+	s->base.close = lmdb_close;
+	*out = &s->base;
+	s = NULL;
+
+cleanup:
+	if (locked)
+		pthread_mutex_unlock(&registry_mu);
+	free(s);
+	return rc;
+}

@@ -1,0 +1,599 @@
+/*
+ * mem.c - the in-memory store.
+ *
+ * Nodes live in a chained hash table keyed by id (ids are SHA-256, so their first bytes are already
+ * uniformly spread); refs in an array sorted by name bytes. Two locks:
+ *
+ *   write_mu  serialises write() and gc(): held by a writer for its whole call and by gc() from
+ *             the epoch bump to the end of the sweep, so gc excludes every writer.
+ *   lock      a reader/writer lock over the data. Readers (get_nodes, get_ref, list_refs, stat)
+ *             take it shared; a writer takes it exclusive only while it checks and applies.
+ *
+ * gc() holds write_mu but not `lock` while mark() runs, so mark() may call get_nodes, get_ref and
+ * list_refs on this same store from the same thread.
+ *
+ * get_nodes() calls found() with `lock` held shared: found() must not call write() or gc() of this
+ * store. list_refs() copies the matching refs first and calls fn() with no lock held.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct mnode {
+	struct mnode *next;
+	prolly_id id;
+	size_t size;
+	unsigned char data[];
+} mnode;
+
+typedef struct mref {
+	char *name;
+	size_t len;
+	prolly_id value;
+} mref;
+
+typedef struct mem_store {
+	prolly_store base;
+	pthread_mutex_t write_mu;
+	pthread_rwlock_t lock;
+	mnode **buckets;
+	size_t nbuckets; /* power of two */
+	uint64_t count;
+	uint64_t bytes;
+	mref *refs;
+	size_t nrefs, caprefs;
+	uint64_t epoch;
+} mem_store;
+
+static void count_trip(void)
+{
+	prolly_stats d;
+	memset(&d, 0, sizeof(d));
+	d.store_round_trips = 1;
+	prolly_stats_add(&d);
+}
+
+static size_t bucket_of(const mem_store *m, const prolly_id *id)
+{
+	return (size_t)prolly__rd64(id->bytes) & (m->nbuckets - 1);
+}
+
+static mnode *find_node(const mem_store *m, const prolly_id *id)
+{
+	for (mnode *n = m->buckets[bucket_of(m, id)]; n; n = n->next)
+		if (memcmp(n->id.bytes, id->bytes, PROLLY_ID_SIZE) == 0)
+			return n;
+	return NULL;
+}
+
+/* Doubles the table when it is fuller than one node per bucket. Failing to grow is harmless. */
+static void maybe_grow(mem_store *m)
+{
+	if (m->count < m->nbuckets || m->nbuckets > SIZE_MAX / 2 / sizeof(mnode *))
+		return;
+	size_t nb = m->nbuckets * 2;
+	mnode **t = calloc(nb, sizeof(*t));
+	if (!t)
+		return;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		mnode *n = m->buckets[i];
+		while (n) {
+			mnode *next = n->next;
+			size_t b = (size_t)prolly__rd64(n->id.bytes) & (nb - 1);
+			n->next = t[b];
+			t[b] = n;
+			n = next;
+		}
+	}
+	free(m->buckets);
+	m->buckets = t;
+	m->nbuckets = nb;
+}
+
+/* Unlinks and returns the node with this id, or NULL. */
+static mnode *unlink_node(mem_store *m, const prolly_id *id)
+{
+	mnode **pp = &m->buckets[bucket_of(m, id)];
+	for (; *pp; pp = &(*pp)->next) {
+		mnode *n = *pp;
+		if (memcmp(n->id.bytes, id->bytes, PROLLY_ID_SIZE) == 0) {
+			*pp = n->next;
+			m->count--;
+			m->bytes -= n->size;
+			return n;
+		}
+	}
+	return NULL;
+}
+
+/* Index of the first ref whose name is >= name (nrefs if none); *found set on an exact match. */
+static size_t ref_lower_bound(const mem_store *m, const char *name, size_t len, int *found)
+{
+	size_t lo = 0, hi = m->nrefs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (prolly__keycmp(m->refs[mid].name, m->refs[mid].len, name, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (found)
+		*found = lo < m->nrefs && prolly__keycmp(m->refs[lo].name, m->refs[lo].len, name, len) == 0;
+	return lo;
+}
+
+static int check_ref_name(const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+	if (len == 0 || len > PROLLY_MAX_REF_NAME)
+		return prolly_set_error(PROLLY_EINVAL, "mem store: a ref name has 1 to %d bytes (got %zu)",
+		                        PROLLY_MAX_REF_NAME, len);
+	return 0;
+}
+
+static int cmp_update_ptr(const void *a, const void *b)
+{
+	const prolly_ref_update *x = *(const prolly_ref_update *const *)a;
+	const prolly_ref_update *y = *(const prolly_ref_update *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+/* Checks the shape of a write before any lock is taken: names, node pointers, one update per
+ * ref. Clears the conflict outputs. */
+static int validate_write(prolly_store_write *w)
+{
+	const prolly_ref_update **order = NULL;
+	int rc = 0;
+	if ((w->n_nodes && !w->nodes) || (w->n_refs && !w->refs)) {
+		rc = prolly_set_error(PROLLY_EINVAL, "mem store: write with a NULL nodes or refs array");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < w->n_nodes; i++)
+		if (w->nodes[i].size && !w->nodes[i].data) {
+			rc = prolly_set_error(PROLLY_EINVAL, "mem store: node %zu has %zu bytes but no data", i,
+			                      w->nodes[i].size);
+			goto cleanup;
+		}
+	for (size_t i = 0; i < w->n_refs; i++) {
+		if ((rc = check_ref_name(w->refs[i].name)))
+			goto cleanup;
+		if (w->refs[i].expect != PROLLY_REF_EXPECT_ANY &&
+		    w->refs[i].expect != PROLLY_REF_EXPECT_ABSENT &&
+		    w->refs[i].expect != PROLLY_REF_EXPECT_VALUE) {
+			rc = prolly_set_error(PROLLY_EINVAL,
+			                      "mem store: ref '%s' has an unknown expectation %d",
+			                      w->refs[i].name, (int)w->refs[i].expect);
+			goto cleanup;
+		}
+		w->refs[i].conflict = 0;
+		w->refs[i].current_exists = 0;
+	}
+	if (w->n_refs > 1) {
+		order = malloc(w->n_refs * sizeof(*order));
+		if (!order) {
+			rc = prolly_set_error(PROLLY_ENOMEM,
+			                      "mem store: out of memory checking %zu ref updates", w->n_refs);
+			goto cleanup;
+		}
+		for (size_t i = 0; i < w->n_refs; i++)
+			order[i] = &w->refs[i];
+		qsort(order, w->n_refs, sizeof(*order), cmp_update_ptr);
+		for (size_t i = 1; i < w->n_refs; i++)
+			if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
+				rc = prolly_set_error(PROLLY_EINVAL,
+				                      "mem store: ref '%s' is updated twice in one write",
+				                      order[i]->name);
+				goto cleanup;
+			}
+	}
+cleanup:
+	free(order);
+	return rc;
+}
+
+/* Checks every expectation (lock held). Fills the conflict outputs; returns the number failing. */
+static size_t check_refs(mem_store *m, prolly_store_write *w, size_t *first)
+{
+	size_t failing = 0;
+	for (size_t i = 0; i < w->n_refs; i++) {
+		prolly_ref_update *u = &w->refs[i];
+		int found;
+		size_t at = ref_lower_bound(m, u->name, strlen(u->name), &found);
+		int ok = 1;
+		if (u->expect == PROLLY_REF_EXPECT_ABSENT)
+			ok = !found;
+		else if (u->expect == PROLLY_REF_EXPECT_VALUE)
+			ok = found && prolly_id_equal(&m->refs[at].value, &u->expected);
+		if (ok)
+			continue;
+		u->conflict = 1;
+		u->current_exists = found;
+		if (found)
+			u->current = m->refs[at].value;
+		if (!failing)
+			*first = i;
+		failing++;
+	}
+	return failing;
+}
+
+static int conflict_error(const char *who, const prolly_ref_update *u, size_t failing)
+{
+	char want[PROLLY_ID_HEX_SIZE], now[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(want, &u->expected);
+	if (u->current_exists)
+		prolly_id_to_hex(now, &u->current);
+	else
+		snprintf(now, sizeof(now), "absent");
+	if (u->expect == PROLLY_REF_EXPECT_ABSENT)
+		return prolly_set_error(PROLLY_ECONFLICT,
+		                        "%s: ref '%s' was expected to be absent but is %s (%zu of the "
+		                        "write's ref updates failed; nothing was written)",
+		                        who, u->name, now, failing);
+	return prolly_set_error(PROLLY_ECONFLICT,
+	                        "%s: ref '%s' was expected to be %s but is %s (%zu of the write's ref "
+	                        "updates failed; nothing was written)",
+	                        who, u->name, want, now, failing);
+}
+
+static int mem_write(prolly_store *st, prolly_store_write *w)
+{
+	mem_store *m = (mem_store *)st;
+	mnode **added = NULL;
+	char **names = NULL;
+	size_t n_added = 0;
+	int rc, locked = 0;
+
+	count_trip();
+	if ((rc = validate_write(w)))
+		return rc;
+	if (w->n_nodes) {
+		added = malloc(w->n_nodes * sizeof(*added));
+		if (!added)
+			return prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory writing %zu nodes",
+			                        w->n_nodes);
+	}
+	if (w->n_refs) {
+		names = calloc(w->n_refs, sizeof(*names));
+		if (!names) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory writing %zu refs",
+			                      w->n_refs);
+			goto cleanup;
+		}
+	}
+
+	pthread_mutex_lock(&m->write_mu);
+	pthread_rwlock_wrlock(&m->lock);
+	locked = 1;
+	w->current_epoch = m->epoch;
+
+	size_t first = 0, failing = check_refs(m, w, &first);
+	if (failing) {
+		rc = conflict_error("mem store", &w->refs[first], failing);
+		goto cleanup;
+	}
+	if (w->check_epoch && w->epoch != m->epoch) {
+		rc = prolly_set_error(
+		    PROLLY_ECONFLICT,
+		    "mem store: a gc ran meanwhile (the write expected gc epoch %llu, the "
+		    "store is at %llu); nothing was written",
+		    (unsigned long long)w->epoch, (unsigned long long)m->epoch);
+		goto cleanup;
+	}
+
+	/* Everything that can fail (allocation) happens before anything becomes visible: nodes are
+	 * inserted as they are copied and taken out again if a later allocation fails. */
+	for (size_t i = 0; i < w->n_nodes; i++) {
+		const prolly_store_node *sn = &w->nodes[i];
+		if (find_node(m, &sn->id))
+			continue;
+		mnode *n = malloc(sizeof(*n) + sn->size);
+		if (!n) {
+			rc = prolly_set_error(PROLLY_ENOMEM,
+			                      "mem store: out of memory storing a node of %zu bytes", sn->size);
+			goto cleanup;
+		}
+		n->id = sn->id;
+		n->size = sn->size;
+		if (sn->size)
+			memcpy(n->data, sn->data, sn->size);
+		size_t b = bucket_of(m, &n->id);
+		n->next = m->buckets[b];
+		m->buckets[b] = n;
+		m->count++;
+		m->bytes += n->size;
+		added[n_added++] = n;
+	}
+	size_t creates = 0;
+	for (size_t i = 0; i < w->n_refs; i++) {
+		prolly_ref_update *u = &w->refs[i];
+		int found;
+		ref_lower_bound(m, u->name, strlen(u->name), &found);
+		if (found || u->remove)
+			continue;
+		if (!(names[i] = strdup(u->name))) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory creating ref '%s'",
+			                      u->name);
+			goto cleanup;
+		}
+		creates++;
+	}
+	if (m->nrefs + creates > m->caprefs) {
+		size_t ncap = m->caprefs ? m->caprefs : 8;
+		while (ncap < m->nrefs + creates)
+			ncap *= 2;
+		mref *nr = realloc(m->refs, ncap * sizeof(*nr));
+		if (!nr) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory growing the ref table");
+			goto cleanup;
+		}
+		m->refs = nr;
+		m->caprefs = ncap;
+	}
+
+	/* Apply: nothing below can fail. */
+	for (size_t i = 0; i < w->n_refs; i++) {
+		prolly_ref_update *u = &w->refs[i];
+		size_t len = strlen(u->name);
+		int found;
+		size_t at = ref_lower_bound(m, u->name, len, &found);
+		if (u->remove) {
+			if (found) {
+				free(m->refs[at].name);
+				memmove(&m->refs[at], &m->refs[at + 1], (m->nrefs - at - 1) * sizeof(mref));
+				m->nrefs--;
+			}
+		} else if (found) {
+			m->refs[at].value = u->value;
+		} else {
+			memmove(&m->refs[at + 1], &m->refs[at], (m->nrefs - at) * sizeof(mref));
+			m->refs[at].name = names[i];
+			m->refs[at].len = len;
+			m->refs[at].value = u->value;
+			names[i] = NULL;
+			m->nrefs++;
+		}
+	}
+	n_added = 0; /* committed */
+	maybe_grow(m);
+	rc = 0;
+
+cleanup:
+	for (size_t i = 0; i < n_added; i++) /* roll back a failed write's nodes */
+		free(unlink_node(m, &added[i]->id));
+	if (locked) {
+		pthread_rwlock_unlock(&m->lock);
+		pthread_mutex_unlock(&m->write_mu);
+	}
+	if (names)
+		for (size_t i = 0; i < w->n_refs; i++)
+			free(names[i]);
+	free(names);
+	free(added);
+	return rc;
+}
+
+static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                         prolly_store_found_fn found, void *payload)
+{
+	mem_store *m = (mem_store *)st;
+	int rc = 0;
+	count_trip();
+	if (n && (!ids || !found))
+		return prolly_set_error(PROLLY_EINVAL, "mem store: get_nodes without ids or callback");
+	pthread_rwlock_rdlock(&m->lock);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const mnode *nd = find_node(m, &ids[i]);
+		if (nd)
+			rc = found(payload, i, nd->data, nd->size);
+	}
+	pthread_rwlock_unlock(&m->lock);
+	return rc;
+}
+
+static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	mem_store *m = (mem_store *)st;
+	int rc, found;
+	count_trip();
+	if ((rc = check_ref_name(name)))
+		return rc;
+	pthread_rwlock_rdlock(&m->lock);
+	size_t at = ref_lower_bound(m, name, strlen(name), &found);
+	if (epoch)
+		*epoch = m->epoch;
+	if (found) {
+		if (out)
+			*out = m->refs[at].value;
+		rc = 0;
+	} else {
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "mem store: ref '%s' not found", name);
+	}
+	pthread_rwlock_unlock(&m->lock);
+	return rc;
+}
+
+static int mem_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
+                         void *payload)
+{
+	mem_store *m = (mem_store *)st;
+	size_t plen = prefix ? strlen(prefix) : 0;
+	mref *copy = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	count_trip();
+	if (!fn)
+		return prolly_set_error(PROLLY_EINVAL, "mem store: list_refs without a callback");
+	pthread_rwlock_rdlock(&m->lock);
+	size_t at = ref_lower_bound(m, plen ? prefix : "", plen, NULL);
+	size_t end = at;
+	while (end < m->nrefs && m->refs[end].len >= plen &&
+	       memcmp(m->refs[end].name, prefix ? prefix : "", plen) == 0)
+		end++;
+	if (end > at) {
+		copy = calloc(end - at, sizeof(*copy));
+		if (!copy) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory listing refs");
+		} else {
+			for (size_t i = at; i < end && !rc; i++) {
+				mref *c = &copy[n];
+				if (!(c->name = strdup(m->refs[i].name))) {
+					rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory listing refs");
+					break;
+				}
+				c->len = m->refs[i].len;
+				c->value = m->refs[i].value;
+				n++;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&m->lock);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = fn(payload, copy[i].name, &copy[i].value);
+	for (size_t i = 0; i < n; i++)
+		free(copy[i].name);
+	free(copy);
+	return rc;
+}
+
+static int mem_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+                  prolly_gc_result *out)
+{
+	mem_store *m = (mem_store *)st;
+	mnode **doomed = NULL;
+	size_t n_doomed = 0;
+	uint64_t kept = 0, removed_bytes = 0;
+	int rc = 0;
+
+	if (!keep)
+		return prolly_set_error(PROLLY_EINVAL, "mem store: gc without a keep callback");
+	pthread_mutex_lock(&m->write_mu);
+	pthread_rwlock_wrlock(&m->lock);
+	m->epoch++;
+	pthread_rwlock_unlock(&m->lock);
+
+	if (mark && (rc = mark(payload)))
+		goto cleanup;
+
+	/* Decide with the data lock shared (keep() may read the store), then delete exclusively.
+	 * write_mu keeps the node set unchanged in between. */
+	pthread_rwlock_rdlock(&m->lock);
+	if (m->count) {
+		doomed = malloc((size_t)m->count * sizeof(*doomed));
+		if (!doomed)
+			rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory during gc");
+	}
+	for (size_t b = 0; b < m->nbuckets && !rc; b++)
+		for (mnode *n = m->buckets[b]; n; n = n->next) {
+			if (keep(payload, &n->id)) {
+				kept++;
+			} else {
+				doomed[n_doomed++] = n;
+				removed_bytes += n->size;
+			}
+		}
+	pthread_rwlock_unlock(&m->lock);
+	if (rc)
+		goto cleanup;
+
+	pthread_rwlock_wrlock(&m->lock);
+	for (size_t i = 0; i < n_doomed; i++)
+		free(unlink_node(m, &doomed[i]->id));
+	pthread_rwlock_unlock(&m->lock);
+	if (out) {
+		out->nodes_kept = kept;
+		out->nodes_removed = n_doomed;
+		out->bytes_removed = removed_bytes;
+	}
+
+cleanup:
+	pthread_mutex_unlock(&m->write_mu);
+	free(doomed);
+	return rc;
+}
+
+static int mem_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
+{
+	mem_store *m = (mem_store *)st;
+	pthread_rwlock_rdlock(&m->lock);
+	if (nodes)
+		*nodes = m->count;
+	if (bytes)
+		*bytes = m->bytes;
+	pthread_rwlock_unlock(&m->lock);
+	return 0;
+}
+
+static void mem_close(prolly_store *st)
+{
+	mem_store *m = (mem_store *)st;
+	if (!m)
+		return;
+	for (size_t b = 0; b < m->nbuckets; b++) {
+		mnode *n = m->buckets[b];
+		while (n) {
+			mnode *next = n->next;
+			free(n);
+			n = next;
+		}
+	}
+	for (size_t i = 0; i < m->nrefs; i++)
+		free(m->refs[i].name);
+	free(m->refs);
+	free(m->buckets);
+	pthread_rwlock_destroy(&m->lock);
+	pthread_mutex_destroy(&m->write_mu);
+	free(m);
+}
+
+int prolly_store_mem_new(prolly_store **out)
+{
+	mem_store *m = NULL;
+	int rc = 0, have_mu = 0;
+
+	if (!out)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_mem_new: out is NULL");
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory");
+		goto cleanup;
+	}
+	m->nbuckets = 1024;
+	m->buckets = calloc(m->nbuckets, sizeof(*m->buckets));
+	if (!m->buckets) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory");
+		goto cleanup;
+	}
+	if (pthread_mutex_init(&m->write_mu, NULL)) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "mem store: cannot create a mutex");
+		goto cleanup;
+	}
+	have_mu = 1;
+	if (pthread_rwlock_init(&m->lock, NULL)) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "mem store: cannot create a lock");
+		goto cleanup;
+	}
+	m->epoch = 1;
+	m->base.version = PROLLY_STORE_VERSION;
+	m->base.kind = "mem";
+	m->base.get_nodes = mem_get_nodes;
+	m->base.write = mem_write;
+	m->base.get_ref = mem_get_ref;
+	m->base.list_refs = mem_list_refs;
+	m->base.gc = mem_gc;
+	m->base.stat = mem_stat;
+	m->base.close = mem_close;
+	*out = &m->base;
+	m = NULL;
+
+cleanup:
+	if (m) {
+		if (have_mu)
+			pthread_mutex_destroy(&m->write_mu);
+		free(m->buckets);
+		free(m);
+	}
+	return rc;
+}

@@ -1,0 +1,38 @@
+# apply: a whole file in one commit; a malformed line rejects everything and names the line.
+p init
+printf 'put\ta\t1\nput\tb\t2\n\n# a comment\nput\tc\tx\\ty\ndel\tb\nput\td\t4' >edits.txt
+p apply main edits.txt
+p scan main
+prolly log main --limit 1 | grep message
+# stdin, with -m
+printf 'put\te\t5\ndel\ta\n' | p apply main - -m "from stdin"
+p scan main
+prolly log main --limit 1 | grep message
+# the same key twice: the last one wins
+printf 'put\tk\tfirst\nput\tk\tsecond\n' | p apply main -
+p get main k
+# an empty file is one commit with no change
+: >empty.txt
+p apply main empty.txt
+prolly log main --limit 1 | grep message
+p diff main~1 main
+before=$(prolly log main | grep -c '^commit')
+# malformed files: nothing is committed, the line is named
+printf 'put\tx\t1\nput\ty\t2\nupsert\tz\t3\nput\tw\t4\n' >bad1.txt
+pe apply main bad1.txt
+printf 'put\tx\t1\ndel\tx\textra\n' >bad2.txt
+pe apply main bad2.txt
+printf 'put\tx\n' >bad3.txt
+pe apply main bad3.txt
+printf 'put\tx\t1\n\nput\tx\\q\t2\n' >bad4.txt
+pe apply main bad4.txt
+printf 'put\tx\t1\tmore\n' >bad5.txt
+pe apply main bad5.txt
+printf 'del\tx\n\nput\tok\tok\nput\tk\t\\x1\n' | pe apply main -
+after=$(prolly log main | grep -c '^commit')
+echo "commits before $before, after $after"
+p get main x
+# missing file, missing branch, read-only spec
+pe apply main nosuchfile.txt
+pe apply nosuchbranch edits.txt
+pe apply main~1 edits.txt

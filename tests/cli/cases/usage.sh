@@ -1,0 +1,30 @@
+# Bad usage is exit 2 with one line on stderr; -- ends options.
+p init
+pe put
+pe put main
+pe put main k v extra
+pe put main k v --bogus
+pe put main k v -m
+pe put main k v -x
+pe scan main --reverse=yes
+pe get --raw
+# arguments that start with '-' come after --
+pe put main -k v
+p put main -- -k -v
+p get main -- -k
+p scan main
+p put -m msg main -- -- --
+p get main -- --
+# a lone - is an argument
+p put main - dash
+p get main -
+# PROLLY_COMMIT_TIME must be a number
+PROLLY_COMMIT_TIME=soon pe put main k v
+PROLLY_COMMIT_TIME=-5 pe put main k v
+# sizes: keys up to 2048 bytes, values up to 65536
+long=$(head -c 2049 /dev/zero | tr '\0' k)
+prolly put main "$long" v; echo "exit $?"
+prolly put main "${long%k}" v | wc -l
+prolly put main k "$(head -c 65537 /dev/zero | tr '\0' v)"; echo "exit $?"
+prolly put main k "$(head -c 65536 /dev/zero | tr '\0' v)" | wc -l
+prolly get main k | wc -c

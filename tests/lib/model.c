@@ -1,0 +1,641 @@
+/*
+ * model.c - the reference model and helpers of tests/lib/model.h.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- PRNG ---------------------------------------------------------------------------------- */
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void tm_rng_seed(tm_rng *r, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix(&x);
+}
+
+static uint64_t rotl(uint64_t v, int k)
+{
+	return (v << k) | (v >> (64 - k));
+}
+
+uint64_t tm_rng_next(tm_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t out = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
+}
+
+uint64_t tm_rng_below(tm_rng *r, uint64_t n)
+{
+	if (n == 0)
+		return 0;
+	/* Rejection sampling keeps it uniform. */
+	uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+	uint64_t v;
+	do
+		v = tm_rng_next(r);
+	while (v >= limit);
+	return v % n;
+}
+
+uint64_t tm_rng_range(tm_rng *r, uint64_t lo, uint64_t hi)
+{
+	return lo + tm_rng_below(r, hi - lo + 1);
+}
+
+int tm_rng_chance(tm_rng *r, uint64_t num, uint64_t den)
+{
+	return tm_rng_below(r, den) < num;
+}
+
+void tm_rng_bytes(tm_rng *r, void *out, size_t n)
+{
+	unsigned char *p = out;
+	while (n) {
+		uint64_t v = tm_rng_next(r);
+		for (int i = 0; i < 8 && n; i++, n--) {
+			*p++ = (unsigned char)v;
+			v >>= 8;
+		}
+	}
+}
+
+void tm_shuffle(tm_rng *r, void *base, size_t n, size_t size)
+{
+	unsigned char *b = base, tmp[256];
+	if (size > sizeof(tmp))
+		abort();
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)tm_rng_below(r, i);
+		if (j != i - 1) {
+			memcpy(tmp, b + j * size, size);
+			memcpy(b + j * size, b + (i - 1) * size, size);
+			memcpy(b + (i - 1) * size, tmp, size);
+		}
+	}
+}
+
+unsigned tm_scale(void)
+{
+	const char *s = getenv("PROLLY_TEST_SCALE");
+	long v = s && *s ? strtol(s, NULL, 0) : 1;
+	return v < 1 ? 1 : v > 1000 ? 1000 : (unsigned)v;
+}
+
+/* ---- generators ---------------------------------------------------------------------------- */
+
+size_t tm_gen_key(tm_rng *r, unsigned char *out)
+{
+	size_t len;
+	uint64_t shape = tm_rng_below(r, 8);
+	if (shape < 3)
+		len = (size_t)tm_rng_range(r, 1, 4);
+	else if (shape < 6)
+		len = (size_t)tm_rng_range(r, 5, 16);
+	else
+		len = (size_t)tm_rng_range(r, 17, TM_KEY_MAX);
+	tm_rng_bytes(r, out, len);
+	/* A small first-byte alphabet makes shared prefixes common; sometimes force extremes. */
+	uint64_t f = tm_rng_below(r, 16);
+	if (f < 10)
+		out[0] = (unsigned char)("\x00\x01\x7f\x80\xfe\xff"
+		                         "abcd"[f]);
+	else if (f < 12 && len > 1)
+		out[1] = out[0] = 0;
+	return len;
+}
+
+void tm_key24(unsigned char out[TM_KEY24], uint64_t i)
+{
+	for (int b = 0; b < 8; b++)
+		out[b] = (unsigned char)(i >> (56 - 8 * b));
+	uint64_t x = i ^ 0x243f6a8885a308d3ULL;
+	uint64_t h1 = splitmix(&x), h2 = splitmix(&x);
+	for (int b = 0; b < 8; b++) {
+		out[8 + b] = (unsigned char)(h1 >> (8 * b));
+		out[16 + b] = (unsigned char)(h2 >> (8 * b));
+	}
+}
+
+size_t tm_gen_value(tm_rng *r, unsigned char *out, unsigned big_den)
+{
+	size_t len;
+	if (big_den && tm_rng_chance(r, 1, big_den))
+		len = tm_rng_chance(r, 1, 4) ? TM_VAL_BIG : (size_t)tm_rng_range(r, 201, TM_VAL_BIG);
+	else
+		len = (size_t)tm_rng_below(r, 201);
+	if (len <= 64) {
+		tm_rng_bytes(r, out, len);
+	} else {
+		/* Cheap for big values: a random head and a repeated pattern. */
+		tm_rng_bytes(r, out, 64);
+		for (size_t i = 64; i < len; i++)
+			out[i] = (unsigned char)(out[i % 64] + i / 64);
+	}
+	return len;
+}
+
+/* ---- the model ----------------------------------------------------------------------------- */
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "model: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+static unsigned char *dup_bytes(const void *p, size_t n)
+{
+	unsigned char *d = xmalloc(n);
+	if (n)
+		memcpy(d, p, n);
+	return d;
+}
+
+static int keycmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	size_t m = alen < blen ? alen : blen;
+	int c = m ? memcmp(a, b, m) : 0;
+	if (c)
+		return c;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+void tm_model_init(tm_model *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void tm_model_clear(tm_model *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->r[i].k);
+		free(m->r[i].v);
+	}
+	m->n = 0;
+}
+
+void tm_model_dispose(tm_model *m)
+{
+	tm_model_clear(m);
+	free(m->r);
+	memset(m, 0, sizeof(*m));
+}
+
+void tm_model_copy(tm_model *dst, const tm_model *src)
+{
+	tm_model_clear(dst);
+	if (dst->cap < src->n) {
+		free(dst->r);
+		dst->cap = src->n;
+		dst->r = xmalloc(sizeof(tm_rec) * dst->cap);
+	}
+	for (size_t i = 0; i < src->n; i++) {
+		dst->r[i].k = dup_bytes(src->r[i].k, src->r[i].klen);
+		dst->r[i].klen = src->r[i].klen;
+		dst->r[i].v = dup_bytes(src->r[i].v, src->r[i].vlen);
+		dst->r[i].vlen = src->r[i].vlen;
+	}
+	dst->n = src->n;
+}
+
+size_t tm_model_lower_bound(const tm_model *m, const void *key, size_t klen)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (keycmp(m->r[mid].k, m->r[mid].klen, key, klen) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+long tm_model_find(const tm_model *m, const void *key, size_t klen)
+{
+	size_t i = tm_model_lower_bound(m, key, klen);
+	if (i < m->n && keycmp(m->r[i].k, m->r[i].klen, key, klen) == 0)
+		return (long)i;
+	return -1;
+}
+
+const tm_rec *tm_model_get(const tm_model *m, const void *key, size_t klen)
+{
+	long i = tm_model_find(m, key, klen);
+	return i < 0 ? NULL : &m->r[i];
+}
+
+void tm_model_put(tm_model *m, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	size_t i = tm_model_lower_bound(m, key, klen);
+	if (i < m->n && keycmp(m->r[i].k, m->r[i].klen, key, klen) == 0) {
+		free(m->r[i].v);
+		m->r[i].v = dup_bytes(val, vlen);
+		m->r[i].vlen = vlen;
+		return;
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		tm_rec *r = realloc(m->r, sizeof(tm_rec) * cap);
+		if (!r)
+			abort();
+		m->r = r;
+		m->cap = cap;
+	}
+	memmove(&m->r[i + 1], &m->r[i], sizeof(tm_rec) * (m->n - i));
+	m->r[i].k = dup_bytes(key, klen);
+	m->r[i].klen = klen;
+	m->r[i].v = dup_bytes(val, vlen);
+	m->r[i].vlen = vlen;
+	m->n++;
+}
+
+int tm_model_del(tm_model *m, const void *key, size_t klen)
+{
+	long i = tm_model_find(m, key, klen);
+	if (i < 0)
+		return 0;
+	free(m->r[i].k);
+	free(m->r[i].v);
+	memmove(&m->r[i], &m->r[i + 1], sizeof(tm_rec) * (m->n - (size_t)i - 1));
+	m->n--;
+	return 1;
+}
+
+void tm_model_apply(tm_model *m, const prolly_edit *edits, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const prolly_edit *e = &edits[i];
+		if (e->op == PROLLY_PUT)
+			tm_model_put(m, e->key.data, e->key.size, e->value.data, e->value.size);
+		else
+			tm_model_del(m, e->key.data, e->key.size);
+	}
+}
+
+int tm_model_equal(const tm_model *a, const tm_model *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++) {
+		if (keycmp(a->r[i].k, a->r[i].klen, b->r[i].k, b->r[i].klen) != 0 ||
+		    keycmp(a->r[i].v, a->r[i].vlen, b->r[i].v, b->r[i].vlen) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+int tm_model_in_range(const tm_model *m, size_t i, const prolly_range *rg)
+{
+	const tm_rec *r = &m->r[i];
+	if (!rg)
+		return 1;
+	if (rg->has_lo) {
+		int c = keycmp(r->k, r->klen, rg->lo.data, rg->lo.size);
+		if (c < 0 || (c == 0 && rg->lo_exclusive))
+			return 0;
+	}
+	if (rg->has_hi) {
+		int c = keycmp(r->k, r->klen, rg->hi.data, rg->hi.size);
+		if (c > 0 || (c == 0 && !rg->hi_inclusive))
+			return 0;
+	}
+	if (rg->prefix.size &&
+	    (r->klen < rg->prefix.size || memcmp(r->k, rg->prefix.data, rg->prefix.size) != 0))
+		return 0;
+	return 1;
+}
+
+size_t tm_model_range(const tm_model *m, const prolly_range *rg, size_t **out)
+{
+	size_t *idx = xmalloc(sizeof(size_t) * (m->n + 1)), k = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (tm_model_in_range(m, i, rg))
+			idx[k++] = i;
+	if (rg && rg->reverse)
+		for (size_t a = 0, b = k; a + 1 < b; a++, b--) {
+			size_t t = idx[a];
+			idx[a] = idx[b - 1];
+			idx[b - 1] = t;
+		}
+	*out = idx;
+	return k;
+}
+
+/* ---- engine glue --------------------------------------------------------------------------- */
+
+int tm_build(prolly_id *out, prolly_txn *txn, const tm_model *m)
+{
+	prolly_builder *b = NULL;
+	int rc = prolly_builder_new(&b, txn);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < m->n && !rc; i++)
+		rc = prolly_builder_add(b, m->r[i].k, m->r[i].klen, m->r[i].v, m->r[i].vlen);
+	if (!rc)
+		rc = prolly_builder_finish(b, out);
+	prolly_builder_free(b);
+	return rc;
+}
+
+int tm_build_commit(prolly_id *out, prolly_db *db, const tm_model *m)
+{
+	prolly_txn *txn = NULL;
+	int rc = prolly_txn_begin(&txn, db);
+	if (rc)
+		return rc;
+	rc = tm_build(out, txn, m);
+	if (!rc)
+		rc = prolly_txn_commit(txn, NULL, 0);
+	prolly_txn_free(txn);
+	return rc;
+}
+
+int tm_tree_check(prolly_db *db, const prolly_id *root, const tm_model *m, const char *what)
+{
+	prolly_cursor *cur = NULL;
+	int rc = prolly_cursor_open(&cur, db, root, NULL);
+	if (rc) {
+		fprintf(stderr, "  %s: cursor_open: %d (%s)\n", what, rc, prolly_last_error());
+		return rc;
+	}
+	size_t i = 0;
+	prolly_slice k, v;
+	int bad = 0;
+	while ((rc = prolly_cursor_next(cur, &k, &v)) == 0) {
+		if (i >= m->n) {
+			fprintf(stderr, "  %s: tree has extra record %zu key %s\n", what, i,
+			        tm_bhex(k.data, k.size));
+			bad = 1;
+			break;
+		}
+		const tm_rec *r = &m->r[i];
+		if (keycmp(k.data, k.size, r->k, r->klen) != 0) {
+			fprintf(stderr, "  %s: record %zu: tree key %s, model key %s\n", what, i,
+			        tm_bhex(k.data, k.size), tm_bhex(r->k, r->klen));
+			bad = 1;
+			break;
+		}
+		if (keycmp(v.data, v.size, r->v, r->vlen) != 0) {
+			fprintf(stderr, "  %s: record %zu key %s: tree value (%zu bytes) %s, model (%zu) %s\n",
+			        what, i, tm_bhex(k.data, k.size), v.size, tm_bhex(v.data, v.size), r->vlen,
+			        tm_bhex(r->v, r->vlen));
+			bad = 1;
+			break;
+		}
+		i++;
+	}
+	prolly_cursor_free(cur);
+	if (bad)
+		return -1;
+	if (rc != PROLLY_ITEROVER) {
+		fprintf(stderr, "  %s: cursor_next: %d (%s)\n", what, rc, prolly_last_error());
+		return rc;
+	}
+	if (i != m->n) {
+		fprintf(stderr, "  %s: tree has %zu records, model %zu (first missing key %s)\n", what, i,
+		        m->n, tm_bhex(m->r[i].k, m->r[i].klen));
+		return -1;
+	}
+	uint64_t cnt = 0;
+	rc = prolly_count(&cnt, db, root);
+	if (rc || cnt != m->n) {
+		fprintf(stderr, "  %s: count %d %llu, model %zu\n", what, rc, (unsigned long long)cnt,
+		        m->n);
+		return rc ? rc : -1;
+	}
+	return 0;
+}
+
+const char *tm_hex(const prolly_id *id)
+{
+	static _Thread_local char bufs[4][PROLLY_ID_HEX_SIZE];
+	static _Thread_local unsigned next;
+	char *b = bufs[next++ % 4];
+	prolly_id_to_hex(b, id);
+	return b;
+}
+
+const char *tm_bhex(const void *p, size_t n)
+{
+	static _Thread_local char bufs[4][96];
+	static _Thread_local unsigned next;
+	char *b = bufs[next++ % 4];
+	const unsigned char *s = p;
+	size_t i, o = 0;
+	for (i = 0; i < n && i < 40; i++)
+		o += (size_t)snprintf(b + o, 96 - o, "%02x", s[i]);
+	if (i < n)
+		snprintf(b + o, 96 - o, "...");
+	if (n == 0)
+		snprintf(b, 96, "\"\"");
+	return b;
+}
+
+/* ---- tap store ----------------------------------------------------------------------------- */
+
+struct tap_get {
+	tm_tap *t;
+	const prolly_id *ids;
+	prolly_store_found_fn found;
+	void *payload;
+	int other_needed;
+	unsigned char *other;
+	size_t other_size;
+};
+
+static int tap_other_found(void *payload, size_t index, const void *data, size_t size)
+{
+	struct tap_get *g = payload;
+	(void)index;
+	free(g->other);
+	g->other = dup_bytes(data, size);
+	g->other_size = size;
+	return 0;
+}
+
+static int tap_found(void *payload, size_t index, const void *data, size_t size)
+{
+	struct tap_get *g = payload;
+	tm_tap *t = g->t;
+	t->nodes_served++;
+	if (t->mode == TM_TAP_PASS || !prolly_id_equal(&g->ids[index], &t->target))
+		return g->found(g->payload, index, data, size);
+	t->hits++;
+	unsigned char *copy;
+	int rc;
+	switch (t->mode) {
+	case TM_TAP_FLIP:
+		copy = dup_bytes(data, size);
+		if (t->pos < size)
+			copy[t->pos] ^= t->mask;
+		rc = g->found(g->payload, index, copy, size);
+		free(copy);
+		return rc;
+	case TM_TAP_TRUNCATE:
+		copy = dup_bytes(data, size);
+		rc = g->found(g->payload, index, copy, t->pos < size ? t->pos : size);
+		free(copy);
+		return rc;
+	case TM_TAP_EXTEND:
+		copy = xmalloc(size + t->pos);
+		memcpy(copy, data, size);
+		memset(copy + size, 0, t->pos);
+		rc = g->found(g->payload, index, copy, size + t->pos);
+		free(copy);
+		return rc;
+	case TM_TAP_REPLACE:
+		if (!g->other)
+			return g->found(g->payload, index, data, size);
+		return g->found(g->payload, index, g->other, g->other_size);
+	case TM_TAP_DROP: return 0;
+	default: return g->found(g->payload, index, data, size);
+	}
+}
+
+static int tap_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                         prolly_store_found_fn found, void *payload)
+{
+	tm_tap *t = (tm_tap *)st;
+	struct tap_get g = {t, ids, found, payload, 0, NULL, 0};
+	if (t->mode == TM_TAP_REPLACE) {
+		for (size_t i = 0; i < n; i++)
+			if (prolly_id_equal(&ids[i], &t->target))
+				g.other_needed = 1;
+		if (g.other_needed) {
+			int rc = t->inner->get_nodes(t->inner, &t->other, 1, tap_other_found, &g);
+			if (rc)
+				return rc;
+		}
+	}
+	int rc = t->inner->get_nodes(t->inner, ids, n, tap_found, &g);
+	free(g.other);
+	return rc;
+}
+
+static int tap_write(prolly_store *st, prolly_store_write *w)
+{
+	tm_tap *t = (tm_tap *)st;
+	t->writes++;
+	if (t->on_write)
+		for (size_t i = 0; i < w->n_nodes; i++)
+			t->on_write(t->on_write_payload, &w->nodes[i].id, w->nodes[i].data, w->nodes[i].size);
+	return t->inner->write(t->inner, w);
+}
+
+static int tap_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	tm_tap *t = (tm_tap *)st;
+	return t->inner->get_ref(t->inner, name, out, epoch);
+}
+
+static int tap_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
+                         void *payload)
+{
+	tm_tap *t = (tm_tap *)st;
+	return t->inner->list_refs(t->inner, prefix, fn, payload);
+}
+
+static int tap_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+                  prolly_gc_result *out)
+{
+	tm_tap *t = (tm_tap *)st;
+	if (!t->inner->gc)
+		return prolly_set_error(PROLLY_EUNSUPPORTED, "tap: inner store has no gc");
+	return t->inner->gc(t->inner, mark, keep, payload, out);
+}
+
+static int tap_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
+{
+	tm_tap *t = (tm_tap *)st;
+	if (!t->inner->stat)
+		return prolly_set_error(PROLLY_EUNSUPPORTED, "tap: inner store has no stat");
+	return t->inner->stat(t->inner, nodes, bytes);
+}
+
+static void tap_close(prolly_store *st)
+{
+	tm_tap *t = (tm_tap *)st;
+	if (t->inner && t->inner->close)
+		t->inner->close(t->inner);
+	free(t);
+}
+
+int tm_tap_new(tm_tap **out, prolly_store *inner)
+{
+	tm_tap *t = calloc(1, sizeof(*t));
+	if (!t) {
+		prolly_store_close(inner);
+		return PROLLY_ENOMEM;
+	}
+	t->base.version = PROLLY_STORE_VERSION;
+	t->base.kind = "tap";
+	t->base.get_nodes = tap_get_nodes;
+	t->base.write = tap_write;
+	t->base.get_ref = tap_get_ref;
+	t->base.list_refs = tap_list_refs;
+	t->base.gc = tap_gc;
+	t->base.stat = tap_stat;
+	t->base.close = tap_close;
+	t->inner = inner;
+	*out = t;
+	return 0;
+}
+
+/* ---- scratch directories ------------------------------------------------------------------- */
+
+char *tm_tmpdir(const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	size_t n = strlen(base) + strlen(tag) + 32;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/prolly-%s-XXXXXX", base, tag);
+	if (!mkdtemp(p)) {
+		fprintf(stderr, "mkdtemp %s: %s\n", p, strerror(errno));
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void tm_rmtree(const char *path)
+{
+	if (path)
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}

@@ -1,0 +1,150 @@
+/*
+ * model.h - test helpers shared by every test program (linked in from tests/lib/model.c):
+ *
+ *   - tm_rng: a deterministic PRNG (splitmix64 seeding a xoshiro256** state);
+ *   - key and value generators (random binary keys, fixed 24-byte ordered keys, values);
+ *   - tm_model: a sorted array of (key, value) byte strings, the reference map the engine is
+ *     compared with;
+ *   - glue between the model and the engine (build a tree from a model, compare a tree with it);
+ *   - tm_tap: a store that wraps another one and can corrupt, drop or count what it returns;
+ *   - scratch directories for the LMDB store.
+ *
+ * Nothing here registers tests or defines main.
+ */
+#ifndef PROLLY_TEST_MODEL_H
+#define PROLLY_TEST_MODEL_H
+
+#include "prolly.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- PRNG ---------------------------------------------------------------------------------- */
+
+typedef struct tm_rng {
+	uint64_t s[4];
+} tm_rng;
+
+void tm_rng_seed(tm_rng *r, uint64_t seed);
+uint64_t tm_rng_next(tm_rng *r);
+/* Uniform in [0, n); n == 0 gives 0. */
+uint64_t tm_rng_below(tm_rng *r, uint64_t n);
+/* Uniform in [lo, hi]. */
+uint64_t tm_rng_range(tm_rng *r, uint64_t lo, uint64_t hi);
+/* 1 with probability num/den. */
+int tm_rng_chance(tm_rng *r, uint64_t num, uint64_t den);
+void tm_rng_bytes(tm_rng *r, void *out, size_t n);
+/* Fisher-Yates shuffle of n elements of `size` bytes. */
+void tm_shuffle(tm_rng *r, void *base, size_t n, size_t size);
+
+/* The test's scale factor: $PROLLY_TEST_SCALE (default 1, at least 1). Multiply sizes by it. */
+unsigned tm_scale(void);
+
+/* ---- generators ---------------------------------------------------------------------------- */
+
+#define TM_KEY_MAX 64
+#define TM_KEY24 24
+#define TM_VAL_BIG 65536
+
+/* A random key of 1..TM_KEY_MAX bytes, any byte values (binary, zeros included), with a bias
+ * toward short keys and shared prefixes so that prefix scans find something. Returns its length. */
+size_t tm_gen_key(tm_rng *r, unsigned char *out);
+/* Fixed 24-byte key ordered by i: 8 bytes big-endian i, then 16 bytes derived from i. Like the
+ * benchmark's keys. */
+void tm_key24(unsigned char out[TM_KEY24], uint64_t i);
+/* A value of 0..200 bytes, with probability 1/big_den (0: never) up to TM_VAL_BIG bytes. out must
+ * hold TM_VAL_BIG bytes. Returns its length. */
+size_t tm_gen_value(tm_rng *r, unsigned char *out, unsigned big_den);
+
+/* ---- the reference model ------------------------------------------------------------------- */
+
+typedef struct tm_rec {
+	unsigned char *k;
+	size_t klen;
+	unsigned char *v;
+	size_t vlen;
+} tm_rec;
+
+typedef struct tm_model {
+	tm_rec *r;
+	size_t n, cap;
+} tm_model;
+
+void tm_model_init(tm_model *m);
+void tm_model_dispose(tm_model *m);
+void tm_model_clear(tm_model *m);
+/* Deep copy; dst must be initialised (its contents are replaced). */
+void tm_model_copy(tm_model *dst, const tm_model *src);
+/* Index of the first record whose key is >= key (m->n if none). */
+size_t tm_model_lower_bound(const tm_model *m, const void *key, size_t klen);
+/* Index of key, or -1. */
+long tm_model_find(const tm_model *m, const void *key, size_t klen);
+/* The record for key or NULL. */
+const tm_rec *tm_model_get(const tm_model *m, const void *key, size_t klen);
+void tm_model_put(tm_model *m, const void *key, size_t klen, const void *val, size_t vlen);
+/* 1 if the key was present. */
+int tm_model_del(tm_model *m, const void *key, size_t klen);
+/* Applies edits in order (a later edit of the same key wins, deleting an absent key is a no-op). */
+void tm_model_apply(tm_model *m, const prolly_edit *edits, size_t n);
+/* 1 if both hold the same records. */
+int tm_model_equal(const tm_model *a, const tm_model *b);
+/* Records in range (the engine's cursor semantics: bounds, prefix, reverse), as indexes into m
+ * in visiting order. *out is malloc'd; returns the count. */
+size_t tm_model_range(const tm_model *m, const prolly_range *range, size_t **out);
+/* 1 if record i of m passes range's bounds and prefix (ignoring reverse). */
+int tm_model_in_range(const tm_model *m, size_t i, const prolly_range *range);
+
+/* ---- engine glue --------------------------------------------------------------------------- */
+
+/* Bulk-builds the model's records into txn. 0 or the failing call's code. */
+int tm_build(prolly_id *out, prolly_txn *txn, const tm_model *m);
+/* Builds in a fresh txn and commits it. */
+int tm_build_commit(prolly_id *out, prolly_db *db, const tm_model *m);
+/* Compares tree root (full forward cursor scan and count) with m. Returns 0 if equal; otherwise
+ * prints what differs to stderr (prefixed by `what`) and returns -1 (or the engine error). */
+int tm_tree_check(prolly_db *db, const prolly_id *root, const tm_model *m, const char *what);
+
+/* Hex of an id in a static rotating buffer (for messages; 4 may be live at once). */
+const char *tm_hex(const prolly_id *id);
+/* Hex (up to 40 bytes, then "...") of a byte string, for messages. Static rotating buffer. */
+const char *tm_bhex(const void *p, size_t n);
+
+/* ---- tap store ----------------------------------------------------------------------------- */
+
+/* What the tap does to the bytes returned for `target` by get_nodes. */
+typedef enum tm_tap_mode {
+	TM_TAP_PASS = 0,
+	TM_TAP_FLIP,     /* xor byte `pos` with `mask` */
+	TM_TAP_TRUNCATE, /* return only the first `pos` bytes */
+	TM_TAP_REPLACE,  /* return the bytes of `other` instead */
+	TM_TAP_DROP,     /* report the node absent */
+	TM_TAP_EXTEND    /* append `pos` zero bytes */
+} tm_tap_mode;
+
+typedef struct tm_tap {
+	prolly_store base; /* must be first */
+	prolly_store *inner;
+	tm_tap_mode mode;
+	prolly_id target;
+	prolly_id other;
+	size_t pos;
+	unsigned char mask;
+	uint64_t hits;         /* times target was served (modified) */
+	uint64_t nodes_served; /* every node handed out by get_nodes */
+	uint64_t writes;
+	/* If set, called with every node written through the tap. */
+	void (*on_write)(void *payload, const prolly_id *id, const void *data, size_t size);
+	void *on_write_payload;
+} tm_tap;
+
+/* Wraps inner (owned from now on; closed with the tap). The tap starts in TM_TAP_PASS mode. */
+int tm_tap_new(tm_tap **out, prolly_store *inner);
+
+/* ---- scratch directories ------------------------------------------------------------------- */
+
+/* Creates a fresh directory under $TMPDIR (or /tmp); path is malloc'd. NULL on failure. */
+char *tm_tmpdir(const char *tag);
+/* Removes a directory tree. */
+void tm_rmtree(const char *path);
+
+#endif

@@ -1,0 +1,1175 @@
+/*
+ * store_conformance.c - the store conformance suite (see store_conformance.h).
+ *
+ * Every case works through the prolly_store function table only, so any backend can run it.
+ * Node ids are made up (stores do not verify hashes), bytes come from a seeded generator.
+ */
+#include "store_conformance.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- checking --------------------------------------------------------------------------------- */
+
+typedef struct sc {
+	const char *label;
+	const char *name;
+	int bad;
+	const char *skip; /* non-NULL: the case was skipped for this reason */
+} sc;
+
+static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void sc_fail(sc *t, int line, const char *what, int rc, int want)
+{
+	pthread_mutex_lock(&report_mu);
+	if (rc == want)
+		printf("# %s: %s: line %d: check failed: %s\n", t->label, t->name, line, what);
+	else
+		printf("# %s: %s: line %d: %s returned %d (%s), want %d; last error: %s\n", t->label,
+		       t->name, line, what, rc, prolly_strerror(rc), want, prolly_last_error());
+	fflush(stdout);
+	t->bad = 1;
+	pthread_mutex_unlock(&report_mu);
+}
+
+#define CHECK(t, cond)                                                                             \
+	do {                                                                                           \
+		if (!(cond))                                                                               \
+			sc_fail((t), __LINE__, #cond, 0, 0);                                                   \
+	} while (0)
+
+#define CHECK_RC(t, expr, want)                                                                    \
+	do {                                                                                           \
+		int rc_ = (expr);                                                                          \
+		if (rc_ != (want))                                                                         \
+			sc_fail((t), __LINE__, #expr, rc_, (want));                                            \
+	} while (0)
+
+/* Stops the case when it has failed so far. */
+#define REQUIRE(t, cond)                                                                           \
+	do {                                                                                           \
+		CHECK(t, cond);                                                                            \
+		if ((t)->bad)                                                                              \
+			return;                                                                                \
+	} while (0)
+
+/* ---- data ------------------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* A made-up id: distinct for distinct (tag, i). */
+static prolly_id make_id(uint64_t tag, uint64_t i)
+{
+	prolly_id id;
+	uint64_t s = mix(tag * 0x100000001b3ULL ^ mix(i));
+	for (int k = 0; k < PROLLY_ID_SIZE; k += 8) {
+		s = mix(s);
+		for (int j = 0; j < 8; j++)
+			id.bytes[k + j] = (unsigned char)(s >> (8 * j));
+	}
+	return id;
+}
+
+static void fill(unsigned char *buf, size_t size, uint64_t seed)
+{
+	uint64_t s = mix(seed);
+	for (size_t i = 0; i < size; i++) {
+		if (i % 8 == 0)
+			s = mix(s + i);
+		buf[i] = (unsigned char)(s >> (8 * (i % 8)));
+	}
+}
+
+/* A node with its own buffer. */
+typedef struct tnode {
+	prolly_id id;
+	unsigned char *data;
+	size_t size;
+} tnode;
+
+static tnode tnode_make(uint64_t tag, uint64_t i, size_t size)
+{
+	tnode n;
+	n.id = make_id(tag, i);
+	n.size = size;
+	n.data = malloc(size ? size : 1);
+	if (n.data)
+		fill(n.data, size, tag * 7919 + i);
+	return n;
+}
+
+static void tnode_free(tnode *n)
+{
+	free(n->data);
+	n->data = NULL;
+}
+
+static prolly_store_node as_store_node(const tnode *n)
+{
+	prolly_store_node s = {n->id, n->data, n->size};
+	return s;
+}
+
+/* ---- store helpers ---------------------------------------------------------------------------- */
+
+static int write_nodes(prolly_store *st, const tnode *nodes, size_t n, int durable)
+{
+	prolly_store_node *sn = calloc(n ? n : 1, sizeof(*sn));
+	if (!sn)
+		return PROLLY_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		sn[i] = as_store_node(&nodes[i]);
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = sn;
+	w.n_nodes = n;
+	w.durable = durable;
+	int rc = st->write(st, &w);
+	free(sn);
+	return rc;
+}
+
+static prolly_ref_update ref_update(const char *name, prolly_ref_expect expect,
+                                    const prolly_id *expected, int remove, const prolly_id *value)
+{
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = name;
+	u.expect = expect;
+	if (expected)
+		u.expected = *expected;
+	u.remove = remove;
+	if (value)
+		u.value = *value;
+	return u;
+}
+
+static int write_refs(prolly_store *st, prolly_ref_update *refs, size_t n, uint64_t *epoch_out)
+{
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.refs = refs;
+	w.n_refs = n;
+	w.durable = 1;
+	int rc = st->write(st, &w);
+	if (epoch_out)
+		*epoch_out = w.current_epoch;
+	return rc;
+}
+
+static int set_ref(prolly_store *st, const char *name, const prolly_id *value)
+{
+	prolly_ref_update u = ref_update(name, PROLLY_REF_EXPECT_ANY, NULL, 0, value);
+	return write_refs(st, &u, 1, NULL);
+}
+
+/* One node fetched: 1 found (copied into got, up to cap bytes; size in *size), 0 absent. */
+typedef struct got1 {
+	int calls;
+	size_t size;
+	size_t index;
+	unsigned char *buf;
+	size_t cap;
+} got1;
+
+static int got1_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	got1 *g = payload;
+	g->calls++;
+	g->index = index;
+	g->size = size;
+	free(g->buf);
+	g->buf = malloc(size ? size : 1);
+	if (!g->buf)
+		return PROLLY_ENOMEM;
+	memcpy(g->buf, data, size);
+	return 0;
+}
+
+/* Checks that node n is stored with exactly its bytes. */
+static int has_node(prolly_store *st, const tnode *n)
+{
+	got1 g;
+	memset(&g, 0, sizeof(g));
+	int rc = st->get_nodes(st, &n->id, 1, got1_fn, &g);
+	int ok = rc == 0 && g.calls == 1 && g.index == 0 && g.size == n->size &&
+	         (n->size == 0 || memcmp(g.buf, n->data, n->size) == 0);
+	free(g.buf);
+	return ok;
+}
+
+static int lacks_node(prolly_store *st, const prolly_id *id)
+{
+	got1 g;
+	memset(&g, 0, sizeof(g));
+	int rc = st->get_nodes(st, id, 1, got1_fn, &g);
+	free(g.buf);
+	return rc == 0 && g.calls == 0;
+}
+
+static int ref_is(prolly_store *st, const char *name, const prolly_id *want)
+{
+	prolly_id got;
+	int rc = st->get_ref(st, name, &got, NULL);
+	if (!want)
+		return rc == PROLLY_ENOTFOUND;
+	return rc == 0 && prolly_id_equal(&got, want);
+}
+
+/* ---- cases ------------------------------------------------------------------------------------ */
+
+static int count_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	(void)index;
+	(void)data;
+	(void)size;
+	(*(int *)payload)++;
+	return 0;
+}
+
+static void case_missing(sc *t, prolly_store *st)
+{
+	prolly_id ids[3] = {make_id(1, 1), make_id(1, 2), make_id(1, 3)};
+	int calls = 0;
+	CHECK_RC(t, st->get_nodes(st, ids, 3, count_fn, &calls), 0);
+	CHECK(t, calls == 0);
+	CHECK_RC(t, st->get_nodes(st, ids, 0, count_fn, &calls), 0);
+	CHECK(t, calls == 0);
+	prolly_id v;
+	CHECK_RC(t, st->get_ref(st, "refs/heads/none", &v, NULL), PROLLY_ENOTFOUND);
+}
+
+static void case_put_get(sc *t, prolly_store *st)
+{
+	tnode n[4] = {tnode_make(2, 0, 1), tnode_make(2, 1, 100), tnode_make(2, 2, 4096),
+	              tnode_make(2, 3, 12)};
+	REQUIRE(t, n[0].data && n[1].data && n[2].data && n[3].data);
+	CHECK_RC(t, write_nodes(st, n, 3, 1), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(t, has_node(st, &n[i]));
+	CHECK(t, lacks_node(st, &n[3].id));
+	for (int i = 0; i < 4; i++)
+		tnode_free(&n[i]);
+}
+
+typedef struct by_index {
+	int calls[8];
+	size_t size[8];
+	int same[8];
+	const tnode *want[8];
+	int stop_after; /* 0: never */
+	int total;
+} by_index;
+
+static int by_index_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	by_index *b = payload;
+	b->total++;
+	if (index < 8) {
+		b->calls[index]++;
+		b->size[index] = size;
+		b->same[index] = b->want[index] && b->want[index]->size == size &&
+		                 memcmp(b->want[index]->data, data, size) == 0;
+	}
+	if (b->stop_after && b->total >= b->stop_after)
+		return 77;
+	return 0;
+}
+
+static void case_duplicates(sc *t, prolly_store *st)
+{
+	tnode a = tnode_make(3, 0, 300), b = tnode_make(3, 1, 50);
+	prolly_id x = make_id(3, 2), y = make_id(3, 3);
+	REQUIRE(t, a.data && b.data);
+	tnode both[2] = {a, b};
+	CHECK_RC(t, write_nodes(st, both, 2, 0), 0);
+	/* A, X, B, A, Y, B, A */
+	prolly_id req[7] = {a.id, x, b.id, a.id, y, b.id, a.id};
+	const tnode *want[7] = {&a, NULL, &b, &a, NULL, &b, &a};
+	by_index r;
+	memset(&r, 0, sizeof(r));
+	for (int i = 0; i < 7; i++)
+		r.want[i] = want[i];
+	CHECK_RC(t, st->get_nodes(st, req, 7, by_index_fn, &r), 0);
+	for (int i = 0; i < 7; i++) {
+		if (want[i]) {
+			CHECK(t, r.calls[i] == 1);
+			CHECK(t, r.same[i]);
+		} else {
+			CHECK(t, r.calls[i] == 0);
+		}
+	}
+	CHECK(t, r.total == 5);
+
+	/* A non-zero callback result stops the call and is returned. */
+	memset(&r, 0, sizeof(r));
+	for (int i = 0; i < 7; i++)
+		r.want[i] = want[i];
+	r.stop_after = 2;
+	CHECK_RC(t, st->get_nodes(st, req, 7, by_index_fn, &r), 77);
+	CHECK(t, r.total == 2);
+	tnode_free(&a);
+	tnode_free(&b);
+}
+
+static void case_reput(sc *t, prolly_store *st)
+{
+	tnode a = tnode_make(4, 0, 500), b = tnode_make(4, 1, 40);
+	REQUIRE(t, a.data && b.data);
+	CHECK_RC(t, write_nodes(st, &a, 1, 1), 0);
+	CHECK_RC(t, write_nodes(st, &a, 1, 1), 0);
+	/* The same id twice in one write, and again with other bytes: the first bytes stay. */
+	tnode twice[3] = {b, b, a};
+	CHECK_RC(t, write_nodes(st, twice, 3, 0), 0);
+	tnode other = tnode_make(4, 99, 500);
+	REQUIRE(t, other.data);
+	other.id = a.id;
+	CHECK_RC(t, write_nodes(st, &other, 1, 0), 0);
+	CHECK(t, has_node(st, &a));
+	CHECK(t, has_node(st, &b));
+	if (st->stat) {
+		uint64_t nodes = 0, bytes = 0;
+		CHECK_RC(t, st->stat(st, &nodes, &bytes), 0);
+		CHECK(t, nodes == 2);
+		CHECK(t, bytes == 540);
+	}
+	tnode_free(&a);
+	tnode_free(&b);
+	tnode_free(&other);
+}
+
+static void case_atomic_write(sc *t, prolly_store *st)
+{
+	tnode n[2] = {tnode_make(5, 0, 64), tnode_make(5, 1, 128)};
+	REQUIRE(t, n[0].data && n[1].data);
+	prolly_store_node sn[2] = {as_store_node(&n[0]), as_store_node(&n[1])};
+	prolly_ref_update u[2] = {
+	    ref_update("refs/heads/main", PROLLY_REF_EXPECT_ABSENT, NULL, 0, &n[0].id),
+	    ref_update("refs/heads/dev", PROLLY_REF_EXPECT_ANY, NULL, 0, &n[1].id)};
+	u[0].conflict = u[1].conflict = 1; /* must be cleared */
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = sn;
+	w.n_nodes = 2;
+	w.refs = u;
+	w.n_refs = 2;
+	w.durable = 1;
+	CHECK_RC(t, st->write(st, &w), 0);
+	CHECK(t, u[0].conflict == 0 && u[1].conflict == 0);
+	CHECK(t, w.current_epoch != 0);
+	CHECK(t, has_node(st, &n[0]) && has_node(st, &n[1]));
+	CHECK(t, ref_is(st, "refs/heads/main", &n[0].id));
+	CHECK(t, ref_is(st, "refs/heads/dev", &n[1].id));
+	uint64_t epoch = 0;
+	prolly_id v;
+	CHECK_RC(t, st->get_ref(st, "refs/heads/main", &v, &epoch), 0);
+	CHECK(t, epoch == w.current_epoch);
+	/* An empty write is fine and reports the epoch. */
+	prolly_store_write empty;
+	memset(&empty, 0, sizeof(empty));
+	CHECK_RC(t, st->write(st, &empty), 0);
+	CHECK(t, empty.current_epoch == epoch);
+	tnode_free(&n[0]);
+	tnode_free(&n[1]);
+}
+
+static void case_cas(sc *t, prolly_store *st)
+{
+	const char *r = "refs/heads/cas";
+	prolly_id v1 = make_id(6, 1), v2 = make_id(6, 2), v3 = make_id(6, 3), v4 = make_id(6, 4);
+	prolly_ref_update u;
+
+	/* create */
+	u = ref_update(r, PROLLY_REF_EXPECT_ABSENT, NULL, 0, &v1);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), 0);
+	CHECK(t, ref_is(st, r, &v1));
+	u = ref_update(r, PROLLY_REF_EXPECT_ABSENT, NULL, 0, &v2);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), PROLLY_ECONFLICT);
+	CHECK(t, u.conflict == 1 && u.current_exists == 1 && prolly_id_equal(&u.current, &v1));
+	CHECK(t, ref_is(st, r, &v1));
+
+	/* move */
+	u = ref_update(r, PROLLY_REF_EXPECT_VALUE, &v1, 0, &v2);
+	u.conflict = 1;
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), 0);
+	CHECK(t, u.conflict == 0);
+	CHECK(t, ref_is(st, r, &v2));
+	u = ref_update(r, PROLLY_REF_EXPECT_VALUE, &v1, 0, &v3);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), PROLLY_ECONFLICT);
+	CHECK(t, u.conflict == 1 && u.current_exists == 1 && prolly_id_equal(&u.current, &v2));
+	CHECK(t, ref_is(st, r, &v2));
+
+	/* delete */
+	u = ref_update(r, PROLLY_REF_EXPECT_VALUE, &v1, 1, NULL);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), PROLLY_ECONFLICT);
+	CHECK(t, ref_is(st, r, &v2));
+	u = ref_update(r, PROLLY_REF_EXPECT_VALUE, &v2, 1, NULL);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), 0);
+	CHECK(t, ref_is(st, r, NULL));
+
+	/* expecting a value of an absent ref */
+	u = ref_update(r, PROLLY_REF_EXPECT_VALUE, &v2, 0, &v3);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), PROLLY_ECONFLICT);
+	CHECK(t, u.conflict == 1 && u.current_exists == 0);
+	CHECK(t, ref_is(st, r, NULL));
+
+	/* unconditional set, overwrite, delete, delete of an absent ref */
+	u = ref_update(r, PROLLY_REF_EXPECT_ANY, NULL, 0, &v3);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), 0);
+	CHECK(t, ref_is(st, r, &v3));
+	u = ref_update(r, PROLLY_REF_EXPECT_ANY, NULL, 0, &v4);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), 0);
+	CHECK(t, ref_is(st, r, &v4));
+	u = ref_update(r, PROLLY_REF_EXPECT_ANY, NULL, 1, NULL);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), 0);
+	CHECK(t, ref_is(st, r, NULL));
+	u = ref_update(r, PROLLY_REF_EXPECT_ANY, NULL, 1, NULL);
+	CHECK_RC(t, write_refs(st, &u, 1, NULL), 0);
+	CHECK(t, ref_is(st, r, NULL));
+}
+
+static void case_conflict_writes_nothing(sc *t, prolly_store *st)
+{
+	const char *r = "refs/heads/main";
+	prolly_id v1 = make_id(7, 1), wrong = make_id(7, 2);
+	tnode n = tnode_make(7, 3, 700);
+	REQUIRE(t, n.data);
+	CHECK_RC(t, set_ref(st, r, &v1), 0);
+	prolly_store_node sn = as_store_node(&n);
+	prolly_ref_update u = ref_update(r, PROLLY_REF_EXPECT_VALUE, &wrong, 0, &n.id);
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = &sn;
+	w.n_nodes = 1;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.durable = 1;
+	CHECK_RC(t, st->write(st, &w), PROLLY_ECONFLICT);
+	CHECK(t, w.current_epoch != 0);
+	CHECK(t, u.conflict == 1 && u.current_exists == 1 && prolly_id_equal(&u.current, &v1));
+	CHECK(t, strlen(prolly_last_error()) > 0);
+	CHECK(t, lacks_node(st, &n.id));
+	CHECK(t, ref_is(st, r, &v1));
+	tnode_free(&n);
+}
+
+static void case_two_refs_one_fails(sc *t, prolly_store *st)
+{
+	prolly_id v1 = make_id(8, 1), v2 = make_id(8, 2), v9 = make_id(8, 9);
+	CHECK_RC(t, set_ref(st, "refs/heads/a", &v1), 0);
+	/* Listed out of name order on purpose. */
+	prolly_ref_update u[2] = {ref_update("refs/heads/b", PROLLY_REF_EXPECT_VALUE, &v9, 0, &v2),
+	                          ref_update("refs/heads/a", PROLLY_REF_EXPECT_VALUE, &v1, 0, &v2)};
+	CHECK_RC(t, write_refs(st, u, 2, NULL), PROLLY_ECONFLICT);
+	CHECK(t, u[0].conflict == 1 && u[0].current_exists == 0);
+	CHECK(t, u[1].conflict == 0);
+	CHECK(t, ref_is(st, "refs/heads/a", &v1));
+	CHECK(t, ref_is(st, "refs/heads/b", NULL));
+
+	/* Both failing: both reported. */
+	prolly_ref_update w[2] = {ref_update("refs/heads/a", PROLLY_REF_EXPECT_ABSENT, NULL, 0, &v2),
+	                          ref_update("refs/heads/b", PROLLY_REF_EXPECT_VALUE, &v1, 1, NULL)};
+	CHECK_RC(t, write_refs(st, w, 2, NULL), PROLLY_ECONFLICT);
+	CHECK(t, w[0].conflict == 1 && w[0].current_exists == 1 && prolly_id_equal(&w[0].current, &v1));
+	CHECK(t, w[1].conflict == 1 && w[1].current_exists == 0);
+	CHECK(t, ref_is(st, "refs/heads/a", &v1));
+}
+
+typedef struct listed {
+	int n;
+	char names[16][64];
+	prolly_id values[16];
+	int stop_after;
+} listed;
+
+static int listed_fn(void *payload, const char *name, const prolly_id *value)
+{
+	listed *l = payload;
+	if (l->n < 16) {
+		snprintf(l->names[l->n], sizeof(l->names[l->n]), "%s", name);
+		l->values[l->n] = *value;
+	}
+	l->n++;
+	if (l->stop_after && l->n >= l->stop_after)
+		return 55;
+	return 0;
+}
+
+static void case_list_refs(sc *t, prolly_store *st)
+{
+	/* Inserted in scrambled order; the expected order is memcmp order of the bytes. */
+	const char *names[] = {"refs/heads/b",        "z",
+	                       "refs/heads/a/x",      "refs/tags/v1",
+	                       "refs/heads/a",        "refs/heads/a-1",
+	                       "refs/heads/\xc3\xa9", "refs/heads"};
+	const char *sorted[] = {
+	    "refs/heads",   "refs/heads/a",        "refs/heads/a-1", "refs/heads/a/x",
+	    "refs/heads/b", "refs/heads/\xc3\xa9", "refs/tags/v1",   "z"};
+	size_t n = sizeof(names) / sizeof(names[0]);
+	for (size_t i = 0; i < n; i++) {
+		prolly_id v = make_id(9, i);
+		CHECK_RC(t, set_ref(st, names[i], &v), 0);
+	}
+	listed l;
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "", listed_fn, &l), 0);
+	REQUIRE(t, l.n == (int)n);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(t, strcmp(l.names[i], sorted[i]) == 0);
+		for (size_t j = 0; j < n; j++)
+			if (strcmp(names[j], l.names[i]) == 0) {
+				prolly_id v = make_id(9, j);
+				CHECK(t, prolly_id_equal(&l.values[i], &v));
+			}
+	}
+
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "refs/heads/", listed_fn, &l), 0);
+	REQUIRE(t, l.n == 5);
+	for (int i = 0; i < 5; i++)
+		CHECK(t, strcmp(l.names[i], sorted[i + 1]) == 0);
+
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "refs/heads/a", listed_fn, &l), 0);
+	REQUIRE(t, l.n == 3);
+	CHECK(t, strcmp(l.names[0], "refs/heads/a") == 0);
+	CHECK(t, strcmp(l.names[1], "refs/heads/a-1") == 0);
+	CHECK(t, strcmp(l.names[2], "refs/heads/a/x") == 0);
+
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "refs/heads/a/x", listed_fn, &l), 0);
+	CHECK(t, l.n == 1);
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "nothing", listed_fn, &l), 0);
+	CHECK(t, l.n == 0);
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "zz", listed_fn, &l), 0);
+	CHECK(t, l.n == 0);
+
+	/* A non-zero callback result stops the listing and is returned. */
+	memset(&l, 0, sizeof(l));
+	l.stop_after = 2;
+	CHECK_RC(t, st->list_refs(st, "", listed_fn, &l), 55);
+	CHECK(t, l.n == 2);
+}
+
+static void case_ref_names(sc *t, prolly_store *st)
+{
+	char longname[PROLLY_MAX_REF_NAME + 2];
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0; /* 256 bytes */
+	prolly_id v = make_id(10, 1), out;
+	tnode n = tnode_make(10, 2, 33);
+	REQUIRE(t, n.data);
+
+	CHECK_RC(t, st->get_ref(st, "", &out, NULL), PROLLY_EINVAL);
+	CHECK_RC(t, st->get_ref(st, longname, &out, NULL), PROLLY_EINVAL);
+
+	/* An invalid update makes the whole write fail before anything is written. */
+	prolly_store_node sn = as_store_node(&n);
+	prolly_ref_update u[2] = {ref_update("refs/heads/ok", PROLLY_REF_EXPECT_ANY, NULL, 0, &v),
+	                          ref_update(longname, PROLLY_REF_EXPECT_ANY, NULL, 0, &v)};
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = &sn;
+	w.n_nodes = 1;
+	w.refs = u;
+	w.n_refs = 2;
+	CHECK_RC(t, st->write(st, &w), PROLLY_EINVAL);
+	CHECK(t, ref_is(st, "refs/heads/ok", NULL));
+	CHECK(t, lacks_node(st, &n.id));
+
+	/* The same ref twice in one write is refused. */
+	u[1] = ref_update("refs/heads/ok", PROLLY_REF_EXPECT_ANY, NULL, 1, NULL);
+	CHECK_RC(t, st->write(st, &w), PROLLY_EINVAL);
+	CHECK(t, ref_is(st, "refs/heads/ok", NULL));
+	CHECK(t, lacks_node(st, &n.id));
+
+	/* The longest valid name works. */
+	longname[PROLLY_MAX_REF_NAME] = 0;
+	CHECK_RC(t, set_ref(st, longname, &v), 0);
+	CHECK(t, ref_is(st, longname, &v));
+	tnode_free(&n);
+}
+
+static void case_epoch(sc *t, prolly_store *st)
+{
+	prolly_id v = make_id(11, 1);
+	uint64_t epoch = 0;
+	CHECK_RC(t, write_refs(st, NULL, 0, &epoch), 0);
+	REQUIRE(t, epoch != 0);
+
+	tnode n = tnode_make(11, 2, 90);
+	REQUIRE(t, n.data);
+	prolly_store_node sn = as_store_node(&n);
+	prolly_ref_update u = ref_update("refs/heads/e", PROLLY_REF_EXPECT_ANY, NULL, 0, &v);
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = &sn;
+	w.n_nodes = 1;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.check_epoch = 1;
+	w.epoch = epoch + 1;
+	CHECK_RC(t, st->write(st, &w), PROLLY_ECONFLICT);
+	CHECK(t, w.current_epoch == epoch);
+	CHECK(t, u.conflict == 0);
+	CHECK(t, lacks_node(st, &n.id));
+	CHECK(t, ref_is(st, "refs/heads/e", NULL));
+
+	w.epoch = epoch;
+	w.current_epoch = 0;
+	CHECK_RC(t, st->write(st, &w), 0);
+	CHECK(t, w.current_epoch == epoch);
+	CHECK(t, has_node(st, &n));
+	CHECK(t, ref_is(st, "refs/heads/e", &v));
+	tnode_free(&n);
+}
+
+/* gc */
+
+#define GC_NODES 200
+
+typedef struct gc_ctx {
+	sc *t;
+	prolly_store *st;
+	tnode nodes[GC_NODES];
+	int marked;
+	int keep_calls;
+	int keep_before_mark;
+	uint64_t old_epoch;
+	/* a writer started during mark() */
+	pthread_t writer;
+	int writer_started;
+	_Atomic int writer_done;
+	int writer_rc;
+	uint64_t writer_epoch;
+} gc_ctx;
+
+static void *gc_writer(void *arg)
+{
+	gc_ctx *g = arg;
+	tnode n = tnode_make(12, 5000, 77);
+	prolly_store_node sn = as_store_node(&n);
+	prolly_id v = make_id(12, 5001);
+	prolly_ref_update u = ref_update("refs/heads/late", PROLLY_REF_EXPECT_ANY, NULL, 0, &v);
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = &sn;
+	w.n_nodes = 1;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.check_epoch = 1;
+	w.epoch = g->old_epoch;
+	w.durable = 1;
+	g->writer_rc = g->st->write(g->st, &w);
+	g->writer_epoch = w.current_epoch;
+	g->writer_done = 1;
+	tnode_free(&n);
+	return NULL;
+}
+
+static int gc_mark(void *payload)
+{
+	gc_ctx *g = payload;
+	sc *t = g->t;
+	prolly_store *st = g->st;
+	/* mark() may read the store from the gc's own thread. */
+	prolly_id v;
+	CHECK_RC(t, st->get_ref(st, "refs/heads/main", &v, NULL), 0);
+	CHECK(t, prolly_id_equal(&v, &g->nodes[0].id));
+	CHECK(t, has_node(st, &g->nodes[0]));
+	listed l;
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "", listed_fn, &l), 0);
+	CHECK(t, l.n == 1 || g->writer_started);
+	/* Writers are excluded while mark() runs: a write begun now waits for the gc. (A store may
+	 * call mark() again when it retries a gc; only the first call starts the writer.) */
+	if (!g->writer_started && pthread_create(&g->writer, NULL, gc_writer, g) == 0) {
+		g->writer_started = 1;
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		CHECK(t, !g->writer_done);
+	}
+	g->marked = 1;
+	return 0;
+}
+
+static int gc_keep(void *payload, const prolly_id *id)
+{
+	gc_ctx *g = payload;
+	g->keep_calls++; /* counted over every attempt */
+	if (!g->marked)
+		g->keep_before_mark = 1;
+	for (int i = 0; i < GC_NODES; i++)
+		if (prolly_id_equal(id, &g->nodes[i].id))
+			return i % 3 == 0;
+	return 0;
+}
+
+static int keep_all(void *payload, const prolly_id *id)
+{
+	(void)payload;
+	(void)id;
+	return 1;
+}
+
+static void case_gc(sc *t, prolly_store *st)
+{
+	if (!st->gc) {
+		t->skip = "the store has no gc";
+		return;
+	}
+	gc_ctx *g = calloc(1, sizeof(*g));
+	REQUIRE(t, g);
+	g->t = t;
+	g->st = st;
+	uint64_t removed_bytes = 0, kept = 0;
+	for (int i = 0; i < GC_NODES; i++) {
+		g->nodes[i] = tnode_make(12, (uint64_t)i, 20 + (size_t)i * 3);
+		if (!g->nodes[i].data)
+			t->bad = 1;
+		if (i % 3 == 0)
+			kept++;
+		else
+			removed_bytes += g->nodes[i].size;
+	}
+	if (t->bad)
+		goto cleanup;
+	CHECK_RC(t, write_nodes(st, g->nodes, GC_NODES, 1), 0);
+	CHECK_RC(t, set_ref(st, "refs/heads/main", &g->nodes[0].id), 0);
+	prolly_id v;
+	CHECK_RC(t, st->get_ref(st, "refs/heads/main", &v, &g->old_epoch), 0);
+
+	prolly_gc_result res;
+	memset(&res, 0, sizeof(res));
+	CHECK_RC(t, st->gc(st, gc_mark, gc_keep, g, &res), 0);
+	if (g->writer_started)
+		pthread_join(g->writer, NULL);
+	CHECK(t, g->marked && !g->keep_before_mark);
+	CHECK(t, g->keep_calls >= GC_NODES);
+	CHECK(t, res.nodes_kept == kept);
+	CHECK(t, res.nodes_removed == GC_NODES - kept);
+	CHECK(t, res.bytes_removed == removed_bytes);
+	for (int i = 0; i < GC_NODES; i++) {
+		if (i % 3 == 0)
+			CHECK(t, has_node(st, &g->nodes[i]));
+		else
+			CHECK(t, lacks_node(st, &g->nodes[i].id));
+	}
+	if (st->stat) {
+		uint64_t nodes = 0;
+		CHECK_RC(t, st->stat(st, &nodes, NULL), 0);
+		CHECK(t, nodes == kept);
+	}
+
+	/* The epoch moved; the write that waited for the gc was refused; so is any write still
+	 * carrying the old epoch. */
+	uint64_t new_epoch = 0;
+	CHECK_RC(t, st->get_ref(st, "refs/heads/main", &v, &new_epoch), 0);
+	CHECK(t, new_epoch > g->old_epoch);
+	CHECK(t, g->writer_started);
+	CHECK(t, g->writer_rc == PROLLY_ECONFLICT);
+	CHECK(t, g->writer_epoch == new_epoch);
+	CHECK(t, ref_is(st, "refs/heads/late", NULL));
+	prolly_id late = make_id(12, 5000);
+	CHECK(t, lacks_node(st, &late));
+
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	prolly_ref_update u = ref_update("refs/heads/x", PROLLY_REF_EXPECT_ANY, NULL, 0, &v);
+	w.refs = &u;
+	w.n_refs = 1;
+	w.check_epoch = 1;
+	w.epoch = g->old_epoch;
+	CHECK_RC(t, st->write(st, &w), PROLLY_ECONFLICT);
+	CHECK(t, w.current_epoch == new_epoch);
+	CHECK(t, ref_is(st, "refs/heads/x", NULL));
+	w.epoch = new_epoch;
+	CHECK_RC(t, st->write(st, &w), 0);
+	CHECK(t, ref_is(st, "refs/heads/x", &v));
+
+	/* A gc that keeps everything removes nothing and still bumps the epoch. */
+	memset(&res, 0, sizeof(res));
+	CHECK_RC(t, st->gc(st, NULL, keep_all, NULL, &res), 0);
+	CHECK(t, res.nodes_kept == kept && res.nodes_removed == 0 && res.bytes_removed == 0);
+	uint64_t third = 0;
+	CHECK_RC(t, st->get_ref(st, "refs/heads/main", &v, &third), 0);
+	CHECK(t, third > new_epoch);
+
+cleanup:
+	for (int i = 0; i < GC_NODES; i++)
+		tnode_free(&g->nodes[i]);
+	free(g);
+}
+
+static void case_stat(sc *t, prolly_store *st)
+{
+	if (!st->stat) {
+		t->skip = "the store has no stat";
+		return;
+	}
+	uint64_t nodes = 99, bytes = 99;
+	CHECK_RC(t, st->stat(st, &nodes, &bytes), 0);
+	CHECK(t, nodes == 0 && bytes == 0);
+	tnode n[3] = {tnode_make(13, 0, 10), tnode_make(13, 1, 20), tnode_make(13, 2, 30)};
+	REQUIRE(t, n[0].data && n[1].data && n[2].data);
+	CHECK_RC(t, write_nodes(st, n, 3, 0), 0);
+	CHECK_RC(t, write_nodes(st, n, 2, 0), 0);
+	prolly_id v = make_id(13, 9);
+	CHECK_RC(t, set_ref(st, "refs/heads/s", &v), 0);
+	CHECK_RC(t, st->stat(st, &nodes, &bytes), 0);
+	CHECK(t, nodes == 3 && bytes == 60);
+	for (int i = 0; i < 3; i++)
+		tnode_free(&n[i]);
+}
+
+static void case_round_trips(sc *t, prolly_store *st)
+{
+	prolly_id id = make_id(14, 1), v;
+	int calls = 0;
+	listed l;
+	memset(&l, 0, sizeof(l));
+	prolly_stats s;
+	prolly_thread_stats_reset();
+	CHECK_RC(t, set_ref(st, "refs/heads/r", &id), 0);
+	CHECK_RC(t, st->get_nodes(st, &id, 1, count_fn, &calls), 0);
+	CHECK_RC(t, st->get_ref(st, "refs/heads/r", &v, NULL), 0);
+	CHECK_RC(t, st->list_refs(st, "", listed_fn, &l), 0);
+	prolly_thread_stats(&s);
+	CHECK(t, s.store_round_trips >= 4);
+}
+
+/* The race: RACERS threads move one ref by compare-and-swap each round; a writer moves another
+ * ref the whole time, and a reader reads. */
+
+#define RACERS 16
+#define ROUNDS 30
+
+typedef struct race {
+	prolly_store *st;
+	pthread_barrier_t start, end;
+	prolly_id prev; /* the ref's value before the round (set by the coordinator) */
+	int rc[RACERS];
+	int conflict[RACERS], exists[RACERS];
+	prolly_id current[RACERS];
+	_Atomic int stop;
+	int other_writes, other_refused, reads, read_errors;
+	char other_error[256], read_error[256];
+} race;
+
+typedef struct racer_arg {
+	race *r;
+	int idx;
+} racer_arg;
+
+static void *racer(void *arg)
+{
+	racer_arg *a = arg;
+	race *r = a->r;
+	for (int round = 0; round < ROUNDS; round++) {
+		pthread_barrier_wait(&r->start);
+		prolly_id mine = make_id(15, (uint64_t)round * RACERS + (uint64_t)a->idx);
+		unsigned char bytes[40];
+		fill(bytes, sizeof(bytes), (uint64_t)round * RACERS + (uint64_t)a->idx);
+		prolly_store_node sn = {mine, bytes, sizeof(bytes)};
+		prolly_ref_update u =
+		    round == 0 ? ref_update("refs/heads/race", PROLLY_REF_EXPECT_ABSENT, NULL, 0, &mine)
+		               : ref_update("refs/heads/race", PROLLY_REF_EXPECT_VALUE, &r->prev, 0, &mine);
+		prolly_store_write w;
+		memset(&w, 0, sizeof(w));
+		w.nodes = &sn;
+		w.n_nodes = 1;
+		w.refs = &u;
+		w.n_refs = 1;
+		w.durable = round % 4 == 0;
+		r->rc[a->idx] = r->st->write(r->st, &w);
+		r->conflict[a->idx] = u.conflict;
+		r->exists[a->idx] = u.current_exists;
+		r->current[a->idx] = u.current;
+		pthread_barrier_wait(&r->end);
+	}
+	return NULL;
+}
+
+static void *other_writer(void *arg)
+{
+	race *r = arg;
+	prolly_id last;
+	int have = 0;
+	for (uint64_t i = 0; !r->stop; i++) {
+		prolly_id next = make_id(16, i);
+		unsigned char bytes[24];
+		fill(bytes, sizeof(bytes), 16000 + i);
+		prolly_store_node sn = {next, bytes, sizeof(bytes)};
+		prolly_ref_update u =
+		    have ? ref_update("refs/heads/other", PROLLY_REF_EXPECT_VALUE, &last, 0, &next)
+		         : ref_update("refs/heads/other", PROLLY_REF_EXPECT_ABSENT, NULL, 0, &next);
+		prolly_store_write w;
+		memset(&w, 0, sizeof(w));
+		w.nodes = &sn;
+		w.n_nodes = 1;
+		w.refs = &u;
+		w.n_refs = 1;
+		int rc = r->st->write(r->st, &w);
+		if (rc) {
+			if (!r->other_refused)
+				snprintf(r->other_error, sizeof(r->other_error), "%d: %s", rc, prolly_last_error());
+			r->other_refused++;
+		} else {
+			last = next;
+			have = 1;
+			r->other_writes++;
+		}
+	}
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	race *r = arg;
+	while (!r->stop) {
+		prolly_id v;
+		int rc = r->st->get_ref(r->st, "refs/heads/race", &v, NULL);
+		if (rc == 0) {
+			int calls = 0;
+			rc = r->st->get_nodes(r->st, &v, 1, count_fn, &calls);
+			if (rc == 0 && calls != 1)
+				rc = -1000; /* the ref names a node that is not visible */
+		} else if (rc == PROLLY_ENOTFOUND) {
+			rc = 0;
+		}
+		if (rc) {
+			if (!r->read_errors)
+				snprintf(r->read_error, sizeof(r->read_error), "%d: %s", rc, prolly_last_error());
+			r->read_errors++;
+		}
+		r->reads++;
+	}
+	return NULL;
+}
+
+static void case_race(sc *t, prolly_store *st)
+{
+	race *r = calloc(1, sizeof(*r));
+	racer_arg args[RACERS];
+	pthread_t th[RACERS], ow, rd;
+	int ow_started = 0, rd_started = 0;
+	REQUIRE(t, r);
+	r->st = st;
+	pthread_barrier_init(&r->start, NULL, RACERS + 1);
+	pthread_barrier_init(&r->end, NULL, RACERS + 1);
+	if (pthread_create(&ow, NULL, other_writer, r) == 0)
+		ow_started = 1;
+	if (pthread_create(&rd, NULL, reader, r) == 0)
+		rd_started = 1;
+	for (int i = 0; i < RACERS; i++) {
+		args[i].r = r;
+		args[i].idx = i;
+		if (pthread_create(&th[i], NULL, racer, &args[i]) != 0) {
+			/* The rounds need every racer (they meet at barriers): nothing sensible is left. */
+			printf("# %s: race: cannot start thread %d: %s\n", t->label, i, strerror(errno));
+			fflush(stdout);
+			abort();
+		}
+	}
+	/* Every round runs in lock step whatever happens, so the threads can always be joined. */
+	for (int round = 0; round < ROUNDS; round++) {
+		pthread_barrier_wait(&r->start);
+		pthread_barrier_wait(&r->end);
+		int winners = 0, winner = 0;
+		for (int i = 0; i < RACERS; i++)
+			if (r->rc[i] == 0) {
+				winners++;
+				winner = i;
+			}
+		CHECK(t, winners == 1);
+		prolly_id won = make_id(15, (uint64_t)round * RACERS + (uint64_t)winner);
+		prolly_id ids[RACERS];
+		for (int i = 0; i < RACERS; i++) {
+			ids[i] = make_id(15, (uint64_t)round * RACERS + (uint64_t)i);
+			if (i == winner) {
+				CHECK(t, r->conflict[i] == 0);
+				continue;
+			}
+			CHECK_RC(t, r->rc[i], PROLLY_ECONFLICT);
+			CHECK(t, r->conflict[i] == 1 && r->exists[i] == 1);
+			CHECK(t, prolly_id_equal(&r->current[i], &won));
+		}
+		CHECK(t, ref_is(st, "refs/heads/race", &won));
+		/* Only the winner's node became visible. */
+		int calls = 0;
+		CHECK_RC(t, st->get_nodes(st, ids, RACERS, count_fn, &calls), 0);
+		CHECK(t, calls == 1);
+		r->prev = won;
+	}
+	r->stop = 1;
+	for (int i = 0; i < RACERS; i++)
+		pthread_join(th[i], NULL);
+	if (ow_started)
+		pthread_join(ow, NULL);
+	if (rd_started)
+		pthread_join(rd, NULL);
+	CHECK(t, ow_started && rd_started);
+	CHECK(t, r->other_writes > 0);
+	if (r->other_refused)
+		printf("# %s: race: the other writer was refused %d times, first: %s\n", t->label,
+		       r->other_refused, r->other_error);
+	CHECK(t, r->other_refused == 0);
+	if (r->read_errors)
+		printf("# %s: race: %d reads failed, first: %s\n", t->label, r->read_errors, r->read_error);
+	CHECK(t, r->read_errors == 0);
+	pthread_barrier_destroy(&r->start);
+	pthread_barrier_destroy(&r->end);
+	free(r);
+}
+
+static void case_large(sc *t, prolly_store *st)
+{
+	size_t sizes[3] = {65536, 65537, (1u << 20) + 3};
+	tnode n[3];
+	for (int i = 0; i < 3; i++)
+		n[i] = tnode_make(17, (uint64_t)i, sizes[i]);
+	REQUIRE(t, n[0].data && n[1].data && n[2].data);
+	CHECK_RC(t, write_nodes(st, n, 3, 1), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(t, has_node(st, &n[i]));
+	for (int i = 0; i < 3; i++)
+		tnode_free(&n[i]);
+}
+
+#define MANY 10000
+
+typedef struct many_ctx {
+	int calls;
+	int wrong;
+	unsigned char *scratch;
+} many_ctx;
+
+static size_t many_size(size_t i)
+{
+	return 50 + (i * 37) % 251;
+}
+
+static int many_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	many_ctx *m = payload;
+	m->calls++;
+	if (size != many_size(index)) {
+		m->wrong++;
+		return 0;
+	}
+	fill(m->scratch, size, 18 * 7919 + index);
+	if (memcmp(m->scratch, data, size) != 0)
+		m->wrong++;
+	return 0;
+}
+
+static void case_many(sc *t, prolly_store *st)
+{
+	tnode *n = calloc(MANY, sizeof(*n));
+	prolly_id *ids = calloc(MANY + 1, sizeof(*ids));
+	many_ctx m = {0, 0, malloc(512)};
+	uint64_t total = 0;
+	if (!n || !ids || !m.scratch) {
+		t->bad = 1;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < MANY; i++) {
+		n[i] = tnode_make(18, i, many_size(i));
+		if (!n[i].data) {
+			t->bad = 1;
+			goto cleanup;
+		}
+		ids[i] = n[i].id;
+		total += n[i].size;
+	}
+	ids[MANY] = make_id(18, MANY + 5); /* absent */
+	CHECK_RC(t, write_nodes(st, n, MANY, 1), 0);
+	CHECK_RC(t, st->get_nodes(st, ids, MANY + 1, many_fn, &m), 0);
+	CHECK(t, m.calls == MANY);
+	CHECK(t, m.wrong == 0);
+	if (st->stat) {
+		uint64_t nodes = 0, bytes = 0;
+		CHECK_RC(t, st->stat(st, &nodes, &bytes), 0);
+		CHECK(t, nodes == MANY && bytes == total);
+	}
+
+cleanup:
+	if (n)
+		for (size_t i = 0; i < MANY; i++)
+			tnode_free(&n[i]);
+	free(n);
+	free(ids);
+	free(m.scratch);
+}
+
+/* ---- the runner ------------------------------------------------------------------------------- */
+
+typedef void (*case_fn)(sc *t, prolly_store *st);
+
+static const struct {
+	const char *name;
+	case_fn fn;
+} cases[] = {
+    {"missing ids are not reported", case_missing},
+    {"put then get", case_put_get},
+    {"duplicate and missing ids answered by index", case_duplicates},
+    {"re-putting a node is idempotent", case_reput},
+    {"nodes and refs are written atomically", case_atomic_write},
+    {"ref create, move, delete and unconditional set", case_cas},
+    {"a conflict reports the current value and writes nothing", case_conflict_writes_nothing},
+    {"two refs, one expectation fails: neither applies", case_two_refs_one_fails},
+    {"list_refs order and prefix", case_list_refs},
+    {"ref names are validated", case_ref_names},
+    {"the gc epoch check", case_epoch},
+    {"gc keeps what keep() keeps and bumps the epoch", case_gc},
+    {"stat counts nodes and bytes", case_stat},
+    {"round trips are counted", case_round_trips},
+    {"16 threads race on one ref", case_race},
+    {"a large node round trip", case_large},
+    {"10000 nodes in one write", case_many},
+};
+
+int store_conformance_run(const char *label, store_open_fresh_fn open_fresh, void *ctx, int *passed,
+                          int *failed)
+{
+	int bad_here = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sc t = {label, cases[i].name, 0, NULL};
+		prolly_store *st = open_fresh(ctx);
+		if (!st) {
+			printf("# %s: %s: cannot open a fresh store: %s\n", label, cases[i].name,
+			       prolly_last_error());
+			t.bad = 1;
+		} else {
+			cases[i].fn(&t, st);
+			prolly_store_close(st);
+		}
+		int n = *passed + *failed + 1;
+		if (t.bad) {
+			printf("not ok %d - %s: %s\n", n, label, cases[i].name);
+			(*failed)++;
+			bad_here++;
+		} else if (t.skip) {
+			printf("ok %d - %s: %s # SKIP %s\n", n, label, cases[i].name, t.skip);
+			(*passed)++;
+		} else {
+			printf("ok %d - %s: %s\n", n, label, cases[i].name);
+			(*passed)++;
+		}
+		fflush(stdout);
+	}
+	return bad_here;
+}

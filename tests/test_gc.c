@@ -1,0 +1,618 @@
+/*
+ * test_gc.c - retention and garbage collection, on the memory store and on LMDB:
+ *
+ *   - retain 2: after several commits gc removes the nodes only older commits reached (the store
+ *     shrinks by exactly what gc reports), every retained commit's tree still reads in full, the
+ *     log stops quietly at the horizon, a second gc removes nothing; marking reads one store call
+ *     per level and never reads a leaf;
+ *   - retain 0 keeps all history and removes only unreachable nodes; refs other than branches
+ *     (to a tree or to a commit) keep what they name;
+ *   - a txn begun before a gc and committed after it fails with PROLLY_ECONFLICT and publishes
+ *     nothing (also when a builder flushed nodes early);
+ *   - writers on several threads racing a gc loop: every branch reads in full afterwards;
+ *   - a branch naming a missing commit stops the gc with nothing removed; a store without gc.
+ *
+ * Re-run one test: build/tests/test_gc NAME.
+ */
+#include "internal.h"
+#include "lib/model.h"
+#include "ptest.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- fixtures ------------------------------------------------------------------------------ */
+
+typedef struct tdb {
+	prolly_db *db;
+	char *dir;
+} tdb;
+
+static int tdb_open(tdb *t, int lmdb, unsigned retain, size_t flush_bytes)
+{
+	prolly_store *st = NULL;
+	prolly_options o;
+	int rc;
+	memset(t, 0, sizeof(*t));
+	if (lmdb) {
+		if (!(t->dir = tm_tmpdir("gc")))
+			return PROLLY_ESTORE;
+		rc = prolly_store_lmdb_open(&st, t->dir, 0);
+	} else {
+		rc = prolly_store_mem_new(&st);
+	}
+	if (rc)
+		return rc;
+	prolly_options_init(&o);
+	o.retain_commits = retain;
+	if (flush_bytes)
+		o.flush_bytes = flush_bytes;
+	return prolly_db_new(&t->db, st, &o);
+}
+
+static void tdb_close(tdb *t)
+{
+	prolly_close(t->db);
+	if (t->dir) {
+		tm_rmtree(t->dir);
+		free(t->dir);
+	}
+	memset(t, 0, sizeof(*t));
+}
+
+#define BOTH_STORES(name)                                                                          \
+	static void name##_body(int lmdb);                                                             \
+	PT_TEST(name##_mem)                                                                            \
+	{                                                                                              \
+		name##_body(0);                                                                            \
+	}                                                                                              \
+	PT_TEST(name##_lmdb)                                                                           \
+	{                                                                                              \
+		name##_body(1);                                                                            \
+	}                                                                                              \
+	static void name##_body(int lmdb)
+
+static void stat_of(prolly_db *db, uint64_t *nodes, uint64_t *bytes)
+{
+	prolly_store *st = prolly_db_store(db);
+	*nodes = *bytes = 0;
+	if (st->stat)
+		st->stat(st, nodes, bytes);
+}
+
+/* Applies the model-side edits to m and commits them on branch. */
+static int commit_model(prolly_id *out, prolly_db *db, const char *branch, tm_model *m,
+                        const prolly_edit *e, size_t n, const char *msg)
+{
+	tm_model_apply(m, e, n);
+	return prolly_commit_edits(out, db, branch, e, n, msg);
+}
+
+/* n puts of keys key24(first + i*stride) with values tagged by `tag`. Storage in keys/vals. */
+static void make_puts(prolly_edit *e, unsigned char (*keys)[TM_KEY24], char (*vals)[48], size_t n,
+                      tm_rng *r, uint64_t range, int tag)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = r ? tm_rng_below(r, range) : i;
+		tm_key24(keys[i], k);
+		int len = snprintf(vals[i], sizeof(vals[i]), "value-%d-%llu-%zu-padding-padding", tag,
+		                   (unsigned long long)k, i);
+		e[i].op = PROLLY_PUT;
+		e[i].key.data = keys[i];
+		e[i].key.size = TM_KEY24;
+		e[i].value.data = vals[i];
+		e[i].value.size = (size_t)len;
+	}
+}
+
+typedef struct log_ids {
+	prolly_id ids[32];
+	int n;
+} log_ids;
+
+static int on_log(void *payload, const prolly_commit *c)
+{
+	log_ids *l = payload;
+	if (l->n < 32)
+		l->ids[l->n] = c->id;
+	l->n++;
+	return 0;
+}
+
+static prolly_id fake_id(unsigned char b)
+{
+	prolly_id id;
+	memset(id.bytes, b, sizeof(id.bytes));
+	return id;
+}
+
+/* The tree of commit c. */
+static int tree_of(prolly_id *tree, prolly_db *db, const prolly_id *c)
+{
+	prolly_commit *cm = NULL;
+	int rc = prolly_commit_read(&cm, db, c);
+	if (!rc)
+		*tree = cm->tree;
+	prolly_commit_free(cm);
+	return rc;
+}
+
+/* ---- retention ----------------------------------------------------------------------------- */
+
+#define BASE_N 4000
+#define EDIT_N 300
+
+BOTH_STORES(gc_retention)
+{
+	tdb t;
+	tm_rng r;
+	tm_model models[6];
+	prolly_id c[6];
+	static prolly_edit e[BASE_N];
+	static unsigned char keys[BASE_N][TM_KEY24];
+	static char vals[BASE_N][48];
+	PT_REQUIRE(tdb_open(&t, lmdb, 2, 0) == 0);
+	tm_rng_seed(&r, PT_SEED());
+	for (int i = 0; i < 6; i++)
+		tm_model_init(&models[i]);
+
+	/* c0: BASE_N records; c1..c5: EDIT_N random value updates each. dev at c2. */
+	make_puts(e, keys, vals, BASE_N, NULL, 0, 0);
+	PT_REQUIRE(commit_model(&c[0], t.db, "main", &models[0], e, BASE_N, "base") == 0);
+	for (int i = 1; i < 6; i++) {
+		tm_model_copy(&models[i], &models[i - 1]);
+		make_puts(e, keys, vals, EDIT_N, &r, BASE_N, i);
+		PT_REQUIRE(commit_model(&c[i], t.db, "main", &models[i], e, EDIT_N, "update") == 0);
+		if (i == 2)
+			PT_REQUIRE(prolly_branch_create(t.db, "dev", &c[2]) == 0);
+	}
+
+	uint64_t n0, b0, n1, b1;
+	stat_of(t.db, &n0, &b0);
+	prolly_gc_result res;
+	memset(&res, 0, sizeof(res));
+	prolly_db_cache_clear(t.db); /* so that the mark's reads are counted */
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	prolly_stats st;
+	prolly_thread_stats(&st);
+	stat_of(t.db, &n1, &b1);
+	fprintf(stderr,
+	        "  # gc: %llu -> %llu nodes, removed %llu (%llu bytes), kept %llu; mark: %llu "
+	        "store calls, %llu nodes read\n",
+	        (unsigned long long)n0, (unsigned long long)n1, (unsigned long long)res.nodes_removed,
+	        (unsigned long long)res.bytes_removed, (unsigned long long)res.nodes_kept,
+	        (unsigned long long)st.store_reads, (unsigned long long)st.nodes_read);
+	PT_CHECK(res.nodes_removed > 2); /* more than the two commit objects */
+	PT_CHECK(n1 < n0 && n0 - n1 == res.nodes_removed);
+	PT_CHECK(b1 < b0 && b0 - b1 == res.bytes_removed);
+	PT_CHECK(res.nodes_kept == n1);
+	/* Mark cost: refs, 2 commit generations, then one call per tree level (height <= 3 here),
+	 * and only internal nodes and roots are read. */
+	PT_CHECKF(st.store_reads <= 8, "%llu store calls", (unsigned long long)st.store_reads);
+	uint64_t internal = 0;
+	const int kept[] = {5, 4, 2, 1};
+	for (int i = 0; i < 4; i++) {
+		prolly_id tree;
+		prolly_tree_stats ts;
+		PT_REQUIRE(tree_of(&tree, t.db, &c[kept[i]]) == 0);
+		PT_CHECK_RC(prolly_tree_stats_get(&ts, t.db, &tree, 1), 0);
+		internal += ts.nodes - ts.leaves;
+	}
+	PT_CHECKF(st.nodes_read <= internal + 4, "mark read %llu nodes; the trees have %llu internal",
+	          (unsigned long long)st.nodes_read, (unsigned long long)internal);
+
+	/* Retained: main c5 c4, dev c2 c1; every record of each reads back. */
+	for (int i = 0; i < 4; i++) {
+		prolly_id tree;
+		char what[32];
+		snprintf(what, sizeof(what), "commit %d after gc", kept[i]);
+		PT_REQUIRE(tree_of(&tree, t.db, &c[kept[i]]) == 0);
+		PT_CHECK(tm_tree_check(t.db, &tree, &models[kept[i]], what) == 0);
+	}
+	/* Beyond the horizon: c0 and c3 are gone. */
+	prolly_commit *gone = NULL;
+	PT_CHECK_RC(prolly_commit_read(&gone, t.db, &c[0]), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_commit_read(&gone, t.db, &c[3]), PROLLY_ENOTFOUND);
+	prolly_id x;
+	PT_CHECK_RC(prolly_resolve(&x, t.db, "main~1"), 0);
+	PT_CHECK(prolly_id_equal(&x, &c[4]));
+	PT_CHECK_RC(prolly_resolve(&x, t.db, "main~2"), PROLLY_ENOTFOUND);
+	/* The log stops quietly at the horizon. */
+	log_ids l;
+	memset(&l, 0, sizeof(l));
+	PT_CHECK_RC(prolly_log(t.db, &c[5], on_log, &l), 0);
+	PT_CHECK(l.n == 2 && prolly_id_equal(&l.ids[0], &c[5]) && prolly_id_equal(&l.ids[1], &c[4]));
+	memset(&l, 0, sizeof(l));
+	PT_CHECK_RC(prolly_log(t.db, &c[2], on_log, &l), 0);
+	PT_CHECK(l.n == 2 && prolly_id_equal(&l.ids[0], &c[2]) && prolly_id_equal(&l.ids[1], &c[1]));
+	/* main's retained history (c5 c4) and dev's (c2 c1) no longer meet: c3 is gone. */
+	PT_CHECK_RC(prolly_merge_base(&x, t.db, &c[5], &c[2]), PROLLY_ENOTFOUND);
+
+	/* Nothing more to remove; committing goes on normally. */
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECK(res.nodes_removed == 0);
+	make_puts(e, keys, vals, 10, &r, BASE_N, 9);
+	tm_model m6;
+	tm_model_init(&m6);
+	tm_model_copy(&m6, &models[5]);
+	prolly_id c6, tree6;
+	PT_CHECK_RC(commit_model(&c6, t.db, "main", &m6, e, 10, "after gc"), 0);
+	PT_REQUIRE(tree_of(&tree6, t.db, &c6) == 0);
+	PT_CHECK(tm_tree_check(t.db, &tree6, &m6, "commit after gc") == 0);
+	tm_model_dispose(&m6);
+	for (int i = 0; i < 6; i++)
+		tm_model_dispose(&models[i]);
+	tdb_close(&t);
+}
+
+BOTH_STORES(gc_retain_all_and_other_refs)
+{
+	tdb t;
+	prolly_id c[4], orphan, tagged, h;
+	tm_model m, om, tm;
+	static prolly_edit e[500];
+	static unsigned char keys[500][TM_KEY24];
+	static char vals[500][48];
+	tm_rng r;
+	PT_REQUIRE(tdb_open(&t, lmdb, 0, 0) == 0);
+	tm_rng_seed(&r, PT_SEED() + 1);
+	tm_model_init(&m);
+	tm_model_init(&om);
+	tm_model_init(&tm);
+	for (int i = 0; i < 4; i++) {
+		make_puts(e, keys, vals, 500, &r, 100000, i);
+		PT_REQUIRE(commit_model(&c[i], t.db, "main", &m, e, 500, "c") == 0);
+	}
+	/* An orphan tree (no ref reaches it) and a tagged tree (refs/tags/t names its root). */
+	for (int i = 0; i < 300; i++) {
+		unsigned char k[TM_KEY24];
+		tm_key24(k, 1000000 + (uint64_t)i);
+		tm_model_put(&om, k, TM_KEY24, "orphan", 6);
+		tm_key24(k, 2000000 + (uint64_t)i);
+		tm_model_put(&tm, k, TM_KEY24, "tagged", 6);
+	}
+	PT_REQUIRE(tm_build_commit(&orphan, t.db, &om) == 0);
+	PT_REQUIRE(tm_build_commit(&tagged, t.db, &tm) == 0);
+	{
+		prolly_txn *txn = NULL;
+		prolly_ref_update u;
+		memset(&u, 0, sizeof(u));
+		u.name = "refs/tags/t";
+		u.value = tagged;
+		PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+		PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
+		PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+		prolly_txn_free(txn);
+	}
+	prolly_tree_stats os;
+	PT_REQUIRE(prolly_tree_stats_get(&os, t.db, &orphan, 0) == 0);
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECKF(res.nodes_removed == os.nodes, "removed %llu, orphan tree has %llu nodes",
+	          (unsigned long long)res.nodes_removed, (unsigned long long)os.nodes);
+	prolly_db_cache_clear(t.db);
+	PT_CHECK(prolly_tree_stats_get(&os, t.db, &orphan, 0) != 0); /* really gone */
+	PT_CHECK(tm_tree_check(t.db, &tagged, &tm, "tagged tree") == 0);
+	log_ids l;
+	memset(&l, 0, sizeof(l));
+	PT_CHECK_RC(prolly_branch_head(&h, t.db, "main"), 0);
+	PT_CHECK_RC(prolly_log(t.db, &h, on_log, &l), 0);
+	PT_CHECK(l.n == 4);
+	prolly_id tree;
+	PT_REQUIRE(tree_of(&tree, t.db, &h) == 0);
+	PT_CHECK(tm_tree_check(t.db, &tree, &m, "main") == 0);
+	tm_model_dispose(&m);
+	tm_model_dispose(&om);
+	tm_model_dispose(&tm);
+	tdb_close(&t);
+}
+
+/* A ref outside refs/heads naming an old commit keeps it (and its tree) under retention. */
+BOTH_STORES(gc_tag_keeps_commit)
+{
+	tdb t;
+	prolly_id c[4];
+	tm_model models[4];
+	static prolly_edit e[400];
+	static unsigned char keys[400][TM_KEY24];
+	static char vals[400][48];
+	tm_rng r;
+	PT_REQUIRE(tdb_open(&t, lmdb, 1, 0) == 0);
+	tm_rng_seed(&r, PT_SEED() + 2);
+	for (int i = 0; i < 4; i++) {
+		tm_model_init(&models[i]);
+		if (i)
+			tm_model_copy(&models[i], &models[i - 1]);
+		make_puts(e, keys, vals, 400, &r, 2000, i);
+		PT_REQUIRE(commit_model(&c[i], t.db, "main", &models[i], e, 400, "c") == 0);
+	}
+	{
+		prolly_txn *txn = NULL;
+		prolly_ref_update u;
+		memset(&u, 0, sizeof(u));
+		u.name = "refs/tags/v0";
+		u.value = c[0];
+		PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+		PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
+		PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+		prolly_txn_free(txn);
+	}
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECK(res.nodes_removed > 0);
+	prolly_db_cache_clear(t.db);
+	const int kept[] = {0, 3};
+	for (int i = 0; i < 2; i++) {
+		prolly_id tree;
+		PT_REQUIRE(tree_of(&tree, t.db, &c[kept[i]]) == 0);
+		PT_CHECK(tm_tree_check(t.db, &tree, &models[kept[i]], "kept commit") == 0);
+	}
+	prolly_commit *gone = NULL;
+	PT_CHECK_RC(prolly_commit_read(&gone, t.db, &c[1]), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_commit_read(&gone, t.db, &c[2]), PROLLY_ENOTFOUND);
+	for (int i = 0; i < 4; i++)
+		tm_model_dispose(&models[i]);
+	tdb_close(&t);
+}
+
+/* ---- gc against writes in flight ----------------------------------------------------------- */
+
+BOTH_STORES(gc_during_write)
+{
+	tdb t;
+	prolly_id c0, c1, head, tree, root, nc, h;
+	prolly_txn *txn = NULL;
+	prolly_edit e;
+	PT_REQUIRE(tdb_open(&t, lmdb, 1, 0) == 0);
+	memset(&e, 0, sizeof(e));
+	e.op = PROLLY_PUT;
+	e.key.data = "a";
+	e.key.size = 1;
+	e.value.data = "1";
+	e.value.size = 1;
+	PT_REQUIRE(prolly_commit_edits(&c0, t.db, "main", &e, 1, "c0") == 0);
+	e.key.data = "b";
+	PT_REQUIRE(prolly_commit_edits(&c1, t.db, "main", &e, 1, "c1") == 0);
+
+	/* A write begins: reads the head, builds on its tree. */
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	PT_REQUIRE(prolly_branch_head(&head, t.db, "main") == 0);
+	PT_REQUIRE(tree_of(&tree, t.db, &head) == 0);
+	e.key.data = "c";
+	PT_REQUIRE(prolly_edit_tree(&root, txn, &tree, &e, 1) == 0);
+	PT_REQUIRE(prolly_commit_create(&nc, txn, &root, &head, 1, 0, "in flight") == 0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", &head, &nc) == 0);
+	uint64_t n0, b0, n1, b1;
+	/* A gc runs meanwhile (it removes c0). */
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECK(res.nodes_removed > 0);
+	stat_of(t.db, &n0, &b0);
+	/* The write fails and publishes nothing. */
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), PROLLY_ECONFLICT);
+	prolly_txn_free(txn);
+	stat_of(t.db, &n1, &b1);
+	PT_CHECK(n1 == n0 && b1 == b0);
+	PT_CHECK_RC(prolly_branch_head(&h, t.db, "main"), 0);
+	PT_CHECK(prolly_id_equal(&h, &c1));
+	prolly_commit *none = NULL;
+	PT_CHECK_RC(prolly_commit_read(&none, t.db, &nc), PROLLY_ENOTFOUND);
+	/* Retrying after the gc works. */
+	PT_CHECK_RC(prolly_commit_edits(&h, t.db, "main", &e, 1, "retry"), 0);
+	prolly_buf v = PROLLY_BUF_INIT;
+	PT_REQUIRE(tree_of(&tree, t.db, &h) == 0);
+	PT_CHECK_RC(prolly_get(&v, t.db, &tree, "c", 1), 0);
+	PT_CHECK_RC(prolly_get(&v, t.db, &tree, "a", 1), 0);
+	prolly_buf_dispose(&v);
+	tdb_close(&t);
+}
+
+/* A builder that flushed nodes early, then a gc removing them: the commit must fail. */
+BOTH_STORES(gc_during_bulk_build)
+{
+	tdb t;
+	prolly_txn *txn = NULL;
+	prolly_builder *b = NULL;
+	prolly_id e0, root, c;
+	PT_REQUIRE(tdb_open(&t, lmdb, 0, 8192) == 0);
+	prolly_id_empty_tree(&e0);
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	PT_REQUIRE(prolly_builder_new(&b, txn) == 0);
+	for (uint64_t i = 0; i < 5000; i++) {
+		unsigned char k[TM_KEY24];
+		tm_key24(k, i);
+		PT_REQUIRE(prolly_builder_add(b, k, TM_KEY24, "some value bytes", 16) == 0);
+	}
+	uint64_t n0, b0;
+	stat_of(t.db, &n0, &b0);
+	PT_CHECK(n0 > 0); /* flushed early */
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECK(res.nodes_removed == n0); /* nothing reaches them yet */
+	PT_REQUIRE(prolly_builder_finish(b, &root) == 0);
+	prolly_builder_free(b);
+	PT_REQUIRE(prolly_commit_create(&c, txn, &root, NULL, 0, 0, "bulk") == 0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "bulk", NULL, &c) == 0);
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), PROLLY_ECONFLICT);
+	prolly_txn_free(txn);
+	prolly_id h;
+	PT_CHECK_RC(prolly_branch_head(&h, t.db, "bulk"), PROLLY_ENOTFOUND);
+	tdb_close(&t);
+}
+
+#define GW_THREADS 4
+#define GW_COMMITS 25
+
+typedef struct gw_arg {
+	prolly_db *db;
+	int tid;
+	int bad;
+	int conflicts;
+	atomic_int *stop;
+	int gcs;
+} gw_arg;
+
+static void *gw_writer(void *p)
+{
+	gw_arg *a = p;
+	char branch[16];
+	snprintf(branch, sizeof(branch), "w%d", a->tid);
+	for (int i = 0; i < GW_COMMITS; i++) {
+		unsigned char keys[20][TM_KEY24];
+		char val[32];
+		prolly_edit e[20];
+		snprintf(val, sizeof(val), "t%d-c%d", a->tid, i);
+		for (int j = 0; j < 20; j++) {
+			tm_key24(keys[j], (uint64_t)(a->tid * 100000 + i * 20 + j));
+			e[j].op = PROLLY_PUT;
+			e[j].key.data = keys[j];
+			e[j].key.size = TM_KEY24;
+			e[j].value.data = val;
+			e[j].value.size = strlen(val);
+		}
+		/* Half the commits go to the thread's branch, half to the shared one. */
+		const char *target = (i % 2) ? "shared" : branch;
+		for (;;) {
+			prolly_id out;
+			int rc = prolly_commit_edits(&out, a->db, target, e, 20, val);
+			if (!rc)
+				break;
+			if (rc != PROLLY_ECONFLICT) {
+				fprintf(stderr, "  writer %d: %d %s\n", a->tid, rc, prolly_last_error());
+				a->bad++;
+				break;
+			}
+			a->conflicts++;
+		}
+	}
+	return NULL;
+}
+
+static void *gw_gc(void *p)
+{
+	gw_arg *a = p;
+	while (!atomic_load(a->stop)) {
+		prolly_gc_result res;
+		int rc = prolly_gc(a->db, &res);
+		if (rc) {
+			fprintf(stderr, "  gc: %d %s\n", rc, prolly_last_error());
+			a->bad++;
+			break;
+		}
+		a->gcs++;
+	}
+	return NULL;
+}
+
+BOTH_STORES(gc_races_writers)
+{
+	tdb t;
+	pthread_t th[GW_THREADS], gth;
+	gw_arg args[GW_THREADS], garg;
+	atomic_int stop = 0;
+	PT_REQUIRE(tdb_open(&t, lmdb, 2, 0) == 0);
+	memset(&garg, 0, sizeof(garg));
+	garg.db = t.db;
+	garg.stop = &stop;
+	PT_REQUIRE(pthread_create(&gth, NULL, gw_gc, &garg) == 0);
+	for (int i = 0; i < GW_THREADS; i++) {
+		memset(&args[i], 0, sizeof(args[i]));
+		args[i].db = t.db;
+		args[i].tid = i;
+		PT_REQUIRE(pthread_create(&th[i], NULL, gw_writer, &args[i]) == 0);
+	}
+	int conflicts = 0;
+	for (int i = 0; i < GW_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		PT_CHECK(args[i].bad == 0);
+		conflicts += args[i].conflicts;
+	}
+	atomic_store(&stop, 1);
+	pthread_join(gth, NULL);
+	PT_CHECK(garg.bad == 0);
+	fprintf(stderr, "  # %d gcs ran, %d conflicts retried\n", garg.gcs, conflicts);
+	/* One more gc, a cold cache, then every branch's head (and its retained parent) must read
+	 * in full with every node hash-verified, and hold every key written to it. */
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	prolly_db_cache_clear(t.db);
+	const char *branches[] = {"w0", "w1", "w2", "w3", "shared"};
+	for (int bi = 0; bi < 5; bi++) {
+		prolly_id h, tree;
+		prolly_tree_stats ts;
+		PT_REQUIRE(prolly_branch_head(&h, t.db, branches[bi]) == 0);
+		PT_REQUIRE(tree_of(&tree, t.db, &h) == 0);
+		PT_CHECK_RC(prolly_tree_stats_get(&ts, t.db, &tree, 1), 0);
+		uint64_t want = bi < 4 ? (GW_COMMITS + 1) / 2 * 20 : GW_THREADS * (GW_COMMITS / 2) * 20;
+		PT_CHECKF(ts.records == want, "branch %s has %llu records, want %llu", branches[bi],
+		          (unsigned long long)ts.records, (unsigned long long)want);
+		prolly_id parent;
+		char spec[32];
+		snprintf(spec, sizeof(spec), "%s~1", branches[bi]);
+		if (prolly_resolve(&parent, t.db, spec) == 0) {
+			PT_REQUIRE(tree_of(&tree, t.db, &parent) == 0);
+			PT_CHECK_RC(prolly_tree_stats_get(&ts, t.db, &tree, 1), 0);
+		}
+	}
+	tdb_close(&t);
+}
+
+/* ---- failures ------------------------------------------------------------------------------ */
+
+BOTH_STORES(gc_refuses_dangling_branch)
+{
+	tdb t;
+	prolly_id c0;
+	prolly_edit e;
+	memset(&e, 0, sizeof(e));
+	e.op = PROLLY_PUT;
+	e.key.data = "k";
+	e.key.size = 1;
+	e.value.data = "v";
+	e.value.size = 1;
+	PT_REQUIRE(tdb_open(&t, lmdb, 0, 0) == 0);
+	PT_REQUIRE(prolly_commit_edits(&c0, t.db, "main", &e, 1, "c0") == 0);
+	/* An orphan (would be removed) and a branch naming a commit that does not exist. */
+	tm_model om;
+	tm_model_init(&om);
+	tm_model_put(&om, "orphan", 6, "x", 1);
+	prolly_id orphan;
+	PT_REQUIRE(tm_build_commit(&orphan, t.db, &om) == 0);
+	tm_model_dispose(&om);
+	prolly_txn *txn = NULL;
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/broken";
+	u.value = fake_id(0x66);
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	PT_REQUIRE(prolly_txn_set_ref(txn, &u) == 0);
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	uint64_t n0, b0, n1, b1;
+	stat_of(t.db, &n0, &b0);
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(t.db, &res), PROLLY_ECORRUPT);
+	PT_CHECK(strstr(prolly_last_error(), "broken") != NULL);
+	stat_of(t.db, &n1, &b1);
+	PT_CHECK(n1 == n0 && b1 == b0);
+	tdb_close(&t);
+}
+
+PT_TEST(gc_unsupported)
+{
+	prolly_store *st = NULL;
+	prolly_db *db = NULL;
+	PT_REQUIRE(prolly_store_mem_new(&st) == 0);
+	st->gc = NULL; /* a backend without gc */
+	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(db, &res), PROLLY_EUNSUPPORTED);
+	prolly_close(db);
+}
+
+int main(int argc, char **argv)
+{
+	return pt_run(argc, argv);
+}
