@@ -226,7 +226,7 @@ struct prolly_store {
 
 	/* Looks up n ids (duplicates allowed) in one round trip where the store can. Calls found()
 	 * for each id present, in any order; absent ids are simply not reported. Does not verify
-	 * hashes (the engine does). */
+	 * hashes (the engine does). found() must not call write() or gc() of the same store. */
 	int (*get_nodes)(prolly_store *st, const prolly_id *ids, size_t n, prolly_store_found_fn found,
 	                 void *payload);
 
@@ -273,7 +273,8 @@ int prolly_store_mem_new(prolly_store **out);
  * 0644 for files). map_size 0 picks a generous default; the map grows by itself when full, and a
  * full disk is PROLLY_EFULL. Nodes and refs live in separate databases; one write() is one LMDB
  * write transaction, durable when it returns if w->durable. Several processes may open the same
- * directory. */
+ * directory; handles on a directory this process already has open share its environment (and
+ * map_size is then ignored). */
 int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size);
 
 /* Opens a store by URL: "mem:", "lmdb:PATH", or (when built with PostgreSQL support)
@@ -528,13 +529,16 @@ typedef struct prolly_commit {
 int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
 void prolly_commit_free(prolly_commit *c);
 
-/* Creates a commit object in txn (published when the txn commits). time_us 0 means now. */
+/* Creates a commit object in txn (published when the txn commits). time_us 0 means now. The
+ * history walks (log, merge base) are fastest when a commit's time is later than its parents';
+ * prolly_commit_edits and prolly_merge_branches ensure it. */
 int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                          const prolly_id *parents, size_t n_parents, int64_t time_us,
                          const char *message);
 
 /* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~'.
- * A branch is stored as the ref "refs/heads/NAME". */
+ * A branch is stored as the ref "refs/heads/NAME". Returns 0 for a valid name, PROLLY_EINVAL
+ * (with a message saying why) otherwise. */
 int prolly_branch_name_valid(const char *name);
 
 /* Head commit of a branch. PROLLY_ENOTFOUND if no such branch. */
@@ -548,8 +552,9 @@ int prolly_txn_move_branch(prolly_txn *txn, const char *branch, const prolly_id 
                            const prolly_id *commit);
 
 /* Convenience: applies edits to the branch head's tree and commits with message, moving the
- * branch by compare-and-swap in one store write. On a lost race returns PROLLY_ECONFLICT with
- * *out_commit set to the head that won (when it exists). */
+ * branch by compare-and-swap in one store write. A branch that does not exist yet is created
+ * with a root commit of the edits (if it is still absent when the write lands). On a lost race
+ * returns PROLLY_ECONFLICT with *out_commit set to the head that won (when it exists). */
 int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
                         const prolly_edit *edits, size_t n, const char *message);
 

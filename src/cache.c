@@ -228,6 +228,23 @@ uint64_t prolly__cache_unpin(prolly__cache *c, const prolly_id *id)
 	return evicted;
 }
 
+void prolly__cache_retain(prolly__cache *c, int (*keep)(void *payload, const prolly_id *id),
+                          void *payload)
+{
+	for (int i = 0; i < STRIPES; i++) {
+		stripe *s = &c->s[i];
+		pthread_mutex_lock(&s->lock);
+		centry *e = s->tail;
+		while (e) {
+			centry *prev = e->prev; /* only unpinned entries are on the LRU list (K1) */
+			if (!keep(payload, &e->node->id))
+				remove_entry(s, e);
+			e = prev;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
 void prolly__cache_clear(prolly__cache *c)
 {
 	for (int i = 0; i < STRIPES; i++) {

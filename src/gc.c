@@ -369,6 +369,8 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out)
 	}
 	if ((rc = st->gc(st, gc_mark, gc_keep, &gc, &res)))
 		goto cleanup;
+	/* Nodes the gc removed must not stay readable through this handle's cache either. */
+	prolly__cache_retain(db->cache, gc_keep, &gc);
 	/* Learn the epoch the gc moved the store to (an empty write reports it), so that txns begun
 	 * from now on carry it; txns begun before keep the old one and fail at commit. */
 	memset(&w, 0, sizeof(w));

@@ -221,6 +221,9 @@ void prolly__cache_pin(prolly__cache *c, pnode *n);
 /* Returns the number of nodes evicted to make room. */
 uint64_t prolly__cache_unpin(prolly__cache *c, const prolly_id *id);
 void prolly__cache_clear(prolly__cache *c);
+/* Drops every unpinned entry for which keep() returns 0 (after a gc removed those nodes). */
+void prolly__cache_retain(prolly__cache *c, int (*keep)(void *payload, const prolly_id *id),
+                          void *payload);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The handle and node loading (db.c)                                                         */
