@@ -242,7 +242,9 @@ struct prolly_store {
 
 	/* Mark and sweep: excludes writers, bumps the gc epoch (so a write begun before the gc and
 	 * checking the epoch fails with PROLLY_ECONFLICT), calls mark(payload), deletes every node for
-	 * which keep() returns 0. May be NULL (PROLLY_EUNSUPPORTED). */
+	 * which keep() returns 0. A store may call mark() more than once (for instance to retry
+	 * after growing its map); each call starts over from the current refs. keep() may read the
+	 * store but must not write. May be NULL (PROLLY_EUNSUPPORTED). */
 	int (*gc)(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
 	          prolly_gc_result *out);
 
