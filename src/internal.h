@@ -90,6 +90,7 @@ prolly_stats *prolly__thread_stats(void);
  */
 typedef struct pnode {
 	atomic_int refs;
+	uint8_t mem_class;           /* size class of this allocation (alloc.c) */
 	prolly_id id;
 	unsigned level;              /* 0: leaf */
 	uint32_t n;                  /* items */
@@ -102,6 +103,11 @@ typedef struct pnode {
 	const unsigned char *kheap;
 	const unsigned char *vheap;  /* leaf only */
 } pnode;
+
+/* Memory for decoded nodes (alloc.c): size classes carved from huge-page regions and reused.
+ * Free with the class that alloc returned. */
+void *prolly__node_mem_alloc(size_t size, uint8_t *cls);
+void prolly__node_mem_free(void *p, uint8_t cls);
 
 /* Decodes and validates bytes as a tree node. Checks (each a numbered invariant in node.c):
  * magic, version (PROLLY_EVERSION if newer), level, all offsets in bounds and monotonic, keys

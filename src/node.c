@@ -111,12 +111,14 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 			return corrupt(id, "heap sizes do not match the node size");
 	}
 
-	pnode *nd = malloc(sizeof(*nd) + size);
+	uint8_t cls;
+	pnode *nd = prolly__node_mem_alloc(sizeof(*nd) + size, &cls);
 	if (!nd)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory decoding a node of %zu bytes", size);
 	unsigned char *copy = (unsigned char *)(nd + 1);
 	memcpy(copy, b, size);
 	atomic_init(&nd->refs, 1);
+	nd->mem_class = cls;
 	nd->id = *id;
 	nd->level = level;
 	nd->n = n;
@@ -132,7 +134,7 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 	for (uint32_t i = 1; i < n; i++) {
 		prolly_slice a = prolly__node_key(nd, i - 1), c = prolly__node_key(nd, i);
 		if (prolly__keycmp(a.data, a.size, c.data, c.size) >= 0) {
-			free(nd);
+			prolly__node_mem_free(nd, cls);
 			return corrupt(id, "keys out of order");
 		}
 	}
@@ -144,7 +146,7 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t c = prolly__node_child_count(nd, i);
 			if (c == 0 || sum + c < sum) {
-				free(nd);
+				prolly__node_mem_free(nd, cls);
 				return corrupt(id, "bad child record count");
 			}
 			sum += c;
@@ -163,7 +165,7 @@ void prolly__node_ref(pnode *n)
 void prolly__node_unref(pnode *n)
 {
 	if (n && atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1)
-		free(n);
+		prolly__node_mem_free(n, n->mem_class);
 }
 
 uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen)

@@ -24,6 +24,7 @@ typedef struct mnode {
 	struct mnode *next;
 	prolly_id id;
 	size_t size;
+	uint8_t mem_class; /* node memory comes from the engine's node allocator (alloc.c) */
 	unsigned char data[];
 } mnode;
 
@@ -45,6 +46,12 @@ typedef struct mem_store {
 	size_t nrefs, caprefs;
 	uint64_t epoch;
 } mem_store;
+
+static void mnode_free(mnode *n)
+{
+	if (n)
+		prolly__node_mem_free(n, n->mem_class);
+}
 
 static void count_trip(void)
 {
@@ -288,7 +295,8 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		const prolly_store_node *sn = &w->nodes[i];
 		if (find_node(m, &sn->id))
 			continue;
-		mnode *n = malloc(sizeof(*n) + sn->size);
+		uint8_t cls;
+		mnode *n = prolly__node_mem_alloc(sizeof(*n) + sn->size, &cls);
 		if (!n) {
 			rc = prolly_set_error(PROLLY_ENOMEM,
 			                      "mem store: out of memory storing a node of %zu bytes", sn->size);
@@ -296,6 +304,7 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		}
 		n->id = sn->id;
 		n->size = sn->size;
+		n->mem_class = cls;
 		if (sn->size)
 			memcpy(n->data, sn->data, sn->size);
 		size_t b = bucket_of(m, &n->id);
@@ -361,7 +370,7 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 
 cleanup:
 	for (size_t i = 0; i < n_added; i++) /* roll back a failed write's nodes */
-		free(unlink_node(m, &added[i]->id));
+		mnode_free(unlink_node(m, &added[i]->id));
 	if (locked) {
 		pthread_rwlock_unlock(&m->lock);
 		pthread_mutex_unlock(&m->write_mu);
@@ -500,7 +509,7 @@ static int mem_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn ke
 
 	pthread_rwlock_wrlock(&m->lock);
 	for (size_t i = 0; i < n_doomed; i++)
-		free(unlink_node(m, &doomed[i]->id));
+		mnode_free(unlink_node(m, &doomed[i]->id));
 	pthread_rwlock_unlock(&m->lock);
 	if (out) {
 		out->nodes_kept = kept;
@@ -535,7 +544,7 @@ static void mem_close(prolly_store *st)
 		mnode *n = m->buckets[b];
 		while (n) {
 			mnode *next = n->next;
-			free(n);
+			mnode_free(n);
 			n = next;
 		}
 	}

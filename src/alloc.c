@@ -1,0 +1,147 @@
+/*
+ * alloc.c - memory for decoded nodes.
+ *
+ * Nodes come and go at high rates: an edit of 10k random keys makes thousands, and the cache
+ * evicts as many. Fresh memory costs a page fault per 4 KiB page, which is expensive (tens of
+ * microseconds on virtual machines), so node memory comes from large regions that ask for
+ * transparent huge pages, carved into size classes whose freed blocks are reused by the next
+ * node of that class. The memory is kept for reuse, not returned to the system: it is bounded by
+ * the peak of the cache budget plus the nodes operations hold at once.
+ *
+ * Sizes above the largest class, and every size in sanitizer builds (so that AddressSanitizer
+ * still sees each block), go to malloc.
+ *
+ * Invariants:
+ *   A1  class_size[] is strictly increasing and every class size is a multiple of 64.
+ *   A2  a block on a class's free list is at least class_size bytes and not in use.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define USE_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define USE_MALLOC 1
+#endif
+#endif
+
+#define MAX_CLASSES 64
+#define MAX_CLASS_SIZE (256u << 10)
+#define REGION_SIZE ((size_t)64 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
+#define REFILL_BYTES ((size_t)64 << 10)
+
+typedef struct freeblock {
+	struct freeblock *next;
+} freeblock;
+
+static size_t class_size[MAX_CLASSES];
+static unsigned nclasses;
+static struct {
+	pthread_mutex_t lock;
+	freeblock *free;
+} classes[MAX_CLASSES];
+static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char *region_cur, *region_end;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void init_classes(void)
+{
+	size_t s = 256;
+	while (s <= MAX_CLASS_SIZE && nclasses < MAX_CLASSES) { /* A1: eight classes per doubling */
+		pthread_mutex_init(&classes[nclasses].lock, NULL);
+		class_size[nclasses++] = s;
+		size_t step = s / 8;
+		s += step < 64 ? 64 : (step + 63) / 64 * 64;
+	}
+}
+
+static unsigned class_of(size_t size)
+{
+	unsigned lo = 0, hi = nclasses;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (class_size[mid] < size)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Carves `count` blocks of `size` bytes from the current region; NULL if memory is exhausted. */
+static unsigned char *carve(size_t size, size_t *count)
+{
+	unsigned char *p = NULL;
+	pthread_mutex_lock(&region_lock);
+	if ((size_t)(region_end - region_cur) < size) {
+		void *m = mmap(NULL, REGION_SIZE + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			goto out;
+		uintptr_t a = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+#ifdef MADV_HUGEPAGE
+		madvise((void *)a, REGION_SIZE, MADV_HUGEPAGE);
+#endif
+		region_cur = (unsigned char *)a;
+		region_end = region_cur + REGION_SIZE;
+	}
+	size_t fit = (size_t)(region_end - region_cur) / size;
+	if (*count > fit)
+		*count = fit;
+	p = region_cur;
+	region_cur += *count * size;
+out:
+	pthread_mutex_unlock(&region_lock);
+	return p;
+}
+
+void *prolly__node_mem_alloc(size_t size, uint8_t *cls)
+{
+#ifndef USE_MALLOC
+	pthread_once(&once, init_classes);
+	if (size <= MAX_CLASS_SIZE) {
+		unsigned c = class_of(size);
+		void *p = NULL;
+		pthread_mutex_lock(&classes[c].lock);
+		if (classes[c].free) {
+			p = classes[c].free;
+			classes[c].free = classes[c].free->next;
+		} else {
+			size_t bs = class_size[c], count = REFILL_BYTES / bs ? REFILL_BYTES / bs : 1;
+			unsigned char *blk = carve(bs, &count);
+			if (blk) {
+				p = blk;
+				for (size_t i = 1; i < count; i++) { /* A2 */
+					freeblock *f = (freeblock *)(void *)(blk + i * bs);
+					f->next = classes[c].free;
+					classes[c].free = f;
+				}
+			}
+		}
+		pthread_mutex_unlock(&classes[c].lock);
+		*cls = (uint8_t)c;
+		return p;
+	}
+#endif
+	*cls = UINT8_MAX;
+	return malloc(size);
+}
+
+void prolly__node_mem_free(void *p, uint8_t cls)
+{
+	if (!p)
+		return;
+	if (cls == UINT8_MAX) {
+		free(p);
+		return;
+	}
+	freeblock *f = p;
+	pthread_mutex_lock(&classes[cls].lock);
+	f->next = classes[cls].free;
+	classes[cls].free = f;
+	pthread_mutex_unlock(&classes[cls].lock);
+}
