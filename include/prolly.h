@@ -279,6 +279,29 @@ int prolly_store_mem_new(prolly_store **out);
  * map_size is then ignored). */
 int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size);
 
+/* The PostgreSQL store (libpq). See docs/postgres.md for its schema, privileges and gc. */
+/* Zero (or NULL) in any field means its default. */
+typedef struct prolly_pg_options {
+	const char *schema;       /* schema holding the tables; default "public" */
+	unsigned pool_size;       /* connections at most; default 8 (gc needs 2) */
+	unsigned pool_timeout_ms; /* longest wait for a connection; default 5000 (PROLLY_ETIMEOUT) */
+	size_t batch_items;       /* nodes per INSERT statement of a write; default 1024 */
+	size_t read_chunk;        /* ids per SELECT statement of get_nodes; default 4096 */
+	size_t gc_batch;          /* candidate nodes per gc sweep transaction; default 10000 */
+	int no_create;            /* non-zero: never create the schema on open (see init) */
+} prolly_pg_options;
+
+/* Opens a store on the database named by conninfo (a postgres:// or postgresql:// URL or a libpq
+ * "key=value" string). Connects once to check the schema: a schema created by a newer library is
+ * PROLLY_EVERSION; a missing one is created (as prolly_store_pg_init does) unless opts->no_create,
+ * in which case it is PROLLY_ENOTFOUND. opts may be NULL. A password in conninfo never appears in
+ * any message. */
+int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_pg_options *opts);
+
+/* Creates the tables and functions if missing (idempotent; concurrent callers serialise on an
+ * advisory lock). Needs CREATE on the database (or the schema); nothing later does. */
+int prolly_store_pg_init(prolly_store *st);
+
 /* Opens a store by URL: "mem:", "lmdb:PATH", or (when built with PostgreSQL support)
  * "postgres://...", "postgresql://..." or a libpq conninfo string ("host=... dbname=..."). */
 int prolly_store_open(prolly_store **out, const char *url);

@@ -34,6 +34,7 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 #define REFILL_BYTES ((size_t)64 << 10)
 
+#ifndef USE_MALLOC
 typedef struct freeblock {
 	struct freeblock *next;
 } freeblock;
@@ -99,6 +100,8 @@ out:
 	return p;
 }
 
+#endif /* USE_MALLOC */
+
 void *prolly__node_mem_alloc(size_t size, uint8_t *cls)
 {
 #ifndef USE_MALLOC
@@ -135,13 +138,16 @@ void prolly__node_mem_free(void *p, uint8_t cls)
 {
 	if (!p)
 		return;
-	if (cls == UINT8_MAX) {
-		free(p);
+#ifndef USE_MALLOC
+	if (cls != UINT8_MAX) {
+		freeblock *f = p;
+		pthread_mutex_lock(&classes[cls].lock);
+		f->next = classes[cls].free;
+		classes[cls].free = f;
+		pthread_mutex_unlock(&classes[cls].lock);
 		return;
 	}
-	freeblock *f = p;
-	pthread_mutex_lock(&classes[cls].lock);
-	f->next = classes[cls].free;
-	classes[cls].free = f;
-	pthread_mutex_unlock(&classes[cls].lock);
+#endif
+	(void)cls;
+	free(p);
 }

@@ -5,23 +5,26 @@
 # A failing program's output is shown (all but its "ok" lines). The last line is always
 # "N passed, N failed"; the exit status is non-zero if anything failed.
 #
+# Programs run TEST_JOBS at a time (each with its own TMPDIR); results are printed in the order
+# given, each with its wall time.
+#
 # Environment: BUILD (build dir, default build), PROLLY_CLI (CLI path, default $BUILD/prolly),
-# TEST_TIMEOUT (seconds per program, default 600; 0 = none), SAN (non-empty: sanitizer build).
+# TEST_TIMEOUT (seconds per program, default 600; 0 = none), TEST_JOBS (programs at once, default
+# the number of CPUs), SAN (non-empty: sanitizer build).
 set -u
 
 BUILD=${BUILD:-build}
 CLI=${PROLLY_CLI:-$BUILD/prolly}
 case "$CLI" in /*) ;; *) CLI="$PWD/$CLI" ;; esac
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 SAN=${SAN:-}
 
 passed=0 failed=0
 failed_names=()
 
-# Every test gets its own scratch area through TMPDIR; removed at the end.
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/prolly-tests.XXXXXX") || exit 2
 trap 'rm -rf "$scratch"' EXIT
-out="$scratch/out"
 
 # LeakSanitizer refuses to run under ptrace (strace, gdb, some sandboxes). Detect that up front
 # and turn leak detection off with a note rather than failing every program.
@@ -36,25 +39,32 @@ fi
 have_timeout=0
 if [ "$TEST_TIMEOUT" != 0 ] && command -v timeout >/dev/null 2>&1; then have_timeout=1; fi
 
-# run_capture NAME CMD... : runs CMD with the timeout, output (stdout+stderr) into $out; sets rc.
-run_capture() {
-	local name=$1
+# run_one ID CMD... : runs CMD in its own TMPDIR with the timeout; writes $scratch/ID.out (stdout
+# and stderr), ID.rc (exit status) and ID.sec (wall seconds).
+run_one() {
+	local id=$1 rc t0 t1
 	shift
-	local dir="$scratch/tmp-$name"
+	local dir="$scratch/tmp-$id"
 	mkdir -p "$dir"
+	t0=$(date +%s%N)
 	# The braces' 2>/dev/null only hides bash's own "Segmentation fault" notice; account() reports it.
 	if [ "$have_timeout" = 1 ]; then
-		{ TMPDIR="$dir" timeout -k 10 "$TEST_TIMEOUT" "$@" >"$out" 2>&1 </dev/null; } 2>/dev/null
+		{ TMPDIR="$dir" timeout -k 10 "$TEST_TIMEOUT" "$@" >"$scratch/$id.out" 2>&1 </dev/null; } 2>/dev/null
 	else
-		{ TMPDIR="$dir" "$@" >"$out" 2>&1 </dev/null; } 2>/dev/null
+		{ TMPDIR="$dir" "$@" >"$scratch/$id.out" 2>&1 </dev/null; } 2>/dev/null
 	fi
 	rc=$?
+	t1=$(date +%s%N)
+	echo "$rc" >"$scratch/$id.rc"
+	echo $(((t1 - t0) / 1000000)) | awk '{printf "%.1f\n", $1 / 1000}' >"$scratch/$id.sec"
 	rm -rf "$dir"
 }
 
-# account NAME : counts $out and $rc, prints the per-program line (and the output on failure).
+# account ID NAME : counts ID's results, prints the per-program line (and the output on failure).
 account() {
-	local name=$1 p f why=""
+	local id=$1 name=$2 p f why="" out="$scratch/$1.out" rc sec
+	rc=$(cat "$scratch/$id.rc")
+	sec=$(cat "$scratch/$id.sec")
 	p=$(grep -c '^ok ' "$out")
 	f=$(grep -c '^not ok ' "$out")
 	if [ "$rc" = 124 ] && [ "$have_timeout" = 1 ]; then
@@ -74,43 +84,73 @@ account() {
 		echo "---- end of $name output ----"
 		failed_names+=("$name")
 	fi
-	echo "$name: $p passed, $f failed${why:+ ($why)}"
+	echo "$name: $p passed, $f failed (${sec}s${why:+; $why})"
 	passed=$((passed + p))
 	failed=$((failed + f))
 }
 
+# The jobs: id, display name, command (the CLI golden tests last).
+ids=() names=() cmds=()
+n=0
 for t in "$@"; do
-	name=$(basename "$t")
-	if [ ! -x "$t" ]; then
-		echo "$name: 0 passed, 1 failed (not built: $t)"
+	n=$((n + 1))
+	ids+=("p$n")
+	names+=("$(basename "$t")")
+	cmds+=("$t")
+done
+if [ -f tests/cli/run.sh ]; then
+	ids+=(cli)
+	names+=(cli)
+	cmds+=("$CLI")
+fi
+
+start_job() {
+	local i=$1
+	local id=${ids[$i]} cmd=${cmds[$i]}
+	if [ "$id" = cli ]; then
+		[ -x "$cmd" ] || return 0
+		run_one "$id" bash tests/cli/run.sh "$cmd"
+	else
+		[ -x "$cmd" ] || return 0
+		run_one "$id" "$cmd"
+	fi
+}
+
+# Run them, at most TEST_JOBS at once; the CLI golden tests (the longest job) start first.
+order=()
+for i in "${!ids[@]}"; do
+	if [ "${ids[$i]}" = cli ]; then order=("$i" "${order[@]}"); else order+=("$i"); fi
+done
+running=0
+for i in "${order[@]}"; do
+	if [ "$running" -ge "$TEST_JOBS" ]; then
+		wait -n 2>/dev/null || true
+		running=$((running - 1))
+	fi
+	start_job "$i" &
+	running=$((running + 1))
+done
+wait
+
+for i in "${!ids[@]}"; do
+	id=${ids[$i]} name=${names[$i]} cmd=${cmds[$i]}
+	if [ ! -x "$cmd" ]; then
+		if [ "$id" = cli ]; then
+			echo "cli: 0 passed, 1 failed (CLI not built: $cmd)"
+		else
+			echo "$name: 0 passed, 1 failed (not built: $cmd)"
+		fi
 		failed=$((failed + 1))
 		failed_names+=("$name")
 		continue
 	fi
-	run_capture "$name" "$t"
-	if [ -n "$SAN" ] && grep -q 'LeakSanitizer does not work under ptrace' "$out"; then
+	if [ -n "$SAN" ] && grep -q 'LeakSanitizer does not work under ptrace' "$scratch/$id.out"; then
 		echo "# note: $name: LeakSanitizer cannot run here (ptrace); rerunning without leak detection"
 		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-		run_capture "$name" "$t"
+		start_job "$i"
 	fi
-	account "$name"
+	account "$id" "$name"
 done
-
-if [ -f tests/cli/run.sh ]; then
-	if [ -x "$CLI" ]; then
-		run_capture cli bash tests/cli/run.sh "$CLI"
-		if [ -n "$SAN" ] && grep -q 'LeakSanitizer does not work under ptrace' "$out"; then
-			echo "# note: cli: LeakSanitizer cannot run here (ptrace); rerunning without leak detection"
-			export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-			run_capture cli bash tests/cli/run.sh "$CLI"
-		fi
-		account cli
-	else
-		echo "cli: 0 passed, 1 failed (CLI not built: $CLI)"
-		failed=$((failed + 1))
-		failed_names+=(cli)
-	fi
-fi
 
 if [ "${#failed_names[@]}" -gt 0 ]; then
 	echo "# failing: ${failed_names[*]}"

@@ -4,7 +4,7 @@
  *   "mem:"                          a new memory store
  *   "lmdb:PATH"                     the LMDB store in directory PATH (created if missing)
  *   "postgres://...", "postgresql://...", or a libpq conninfo string ("host=... dbname=...")
- *                                   PostgreSQL (not built yet: PROLLY_EUNSUPPORTED)
+ *                                   PostgreSQL (pg.c; the schema is created if missing)
  */
 #include "internal.h"
 
@@ -29,8 +29,7 @@ int prolly_store_open(prolly_store **out, const char *url)
 		return prolly_store_lmdb_open(out, path, 0);
 	}
 	if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") || strchr(url, '='))
-		return prolly_set_error(PROLLY_EUNSUPPORTED,
-		                        "PostgreSQL store is not built yet (store URL '%s')", url);
+		return prolly_store_pg_open(out, url, NULL);
 	return prolly_set_error(PROLLY_EINVAL,
 	                        "unknown store URL '%s': use mem:, lmdb:PATH, postgres://..., "
 	                        "postgresql://... or a libpq conninfo string (host=... dbname=...)",

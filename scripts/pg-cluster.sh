@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# pg-cluster.sh - a throwaway PostgreSQL cluster for tests and benchmarks.
+#
+#   scripts/pg-cluster.sh start [DIR]   initdb into DIR/data (DIR: a new mktemp directory under
+#                                       /tmp when omitted), start the server on a private Unix
+#                                       socket (DIR/sock) and a free TCP port on 127.0.0.1, create
+#                                       the database "prolly"; print `export ...` lines (also
+#                                       written to DIR/env) and nothing else on stdout
+#   scripts/pg-cluster.sh stop DIR      fast shutdown, then remove DIR (also after a failed start)
+#   scripts/pg-cluster.sh env DIR       print DIR/env again
+#
+# Exported: PROLLY_PG_URL (superuser "postgres" over the socket, trust auth), PROLLY_PG_PW_URL
+# (role prolly_pw with a random password over TCP, scram-sha-256: for tests about passwords),
+# PROLLY_PG_DIR, PROLLY_PG_PORT, PROLLY_PG_BIN (the server's bin directory, for pg_ctl).
+#
+# Usage from a shell:   eval "$(scripts/pg-cluster.sh start)"; ...; scripts/pg-cluster.sh stop "$PROLLY_PG_DIR"
+#
+# Run as root (as CI does), initdb and postgres run as the "postgres" user (they refuse root), so
+# DIR must be a directory that user can reach; run as anyone else they run as that user. Settings:
+# shared_preload_libraries=pg_stat_statements (the extension is created in "prolly"),
+# track_io_timing=on, everything about durability left at its default. The newest PostgreSQL found
+# under /usr/lib/postgresql (or PG_BIN=...) is used.
+set -euo pipefail
+
+die() {
+	echo "pg-cluster.sh: $*" >&2
+	exit 1
+}
+
+usage() {
+	echo "usage: $0 start [DIR] | stop DIR | env DIR" >&2
+	exit 2
+}
+
+find_bin() {
+	if [ -n "${PG_BIN:-}" ]; then
+		[ -x "$PG_BIN/initdb" ] || die "PG_BIN=$PG_BIN has no initdb"
+		echo "$PG_BIN"
+		return
+	fi
+	local best="" v
+	for d in /usr/lib/postgresql/*/bin; do
+		[ -x "$d/initdb" ] || continue
+		v=$(basename "$(dirname "$d")")
+		if [ -z "$best" ] || [ "$(printf '%s\n%s\n' "$best" "$v" | sort -V | tail -n 1)" = "$v" ]; then
+			best=$v
+		fi
+	done
+	[ -n "$best" ] || die "no PostgreSQL server found under /usr/lib/postgresql (apt-get install postgresql)"
+	echo "/usr/lib/postgresql/$best/bin"
+}
+
+# Runs a command as the cluster's owner.
+as_owner() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# Prints a TCP port on which nothing listens (IPv4 or IPv6), from a random start.
+free_port() {
+	local used port i
+	used=$(awk 'NR > 1 && $4 == "0A" { split($2, a, ":"); print strtonum("0x" a[2]) }' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u || true)
+	port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+	for ((i = 0; i < 200; i++)); do
+		if ! grep -qx "$port" <<<"$used"; then
+			echo "$port"
+			return
+		fi
+		port=$((port + 1))
+		[ "$port" -lt 60000 ] || port=20000
+	done
+	die "no free TCP port found"
+}
+
+cmd_stop() {
+	local dir=$1 bin
+	[ -n "$dir" ] || usage
+	[ -e "$dir" ] || return 0
+	if [ -f "$dir/data/postmaster.pid" ]; then
+		bin=$(cat "$dir/bin" 2>/dev/null || find_bin)
+		as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 || {
+			# Last resort: the postmaster's pid from its own pid file.
+			local pid
+			pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null || true)
+			if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+				kill -QUIT "$pid" 2>/dev/null || true
+				sleep 1
+			fi
+		}
+	fi
+	rm -rf "$dir"
+}
+
+cmd_start() {
+	local dir=${1:-} bin port pw t0 t1 log
+	t0=$(date +%s%N)
+	bin=$(find_bin)
+	if [ -z "$dir" ]; then
+		dir=$(mktemp -d /tmp/prolly-pg.XXXXXX) || die "mktemp failed"
+	else
+		[ ! -e "$dir/data" ] || die "$dir/data exists: stop that cluster first ($0 stop $dir)"
+		mkdir -p "$dir" || die "cannot create $dir"
+	fi
+	dir=$(cd "$dir" && pwd)
+	# From here on any failure (an error or a die) stops what was started and removes DIR.
+	started=0
+	trap 'if [ "$started" != 1 ]; then cmd_stop "$dir" >/dev/null 2>&1 || true; fi' EXIT
+	echo "$bin" >"$dir/bin"
+	mkdir -p "$dir/sock"
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres: "$dir" "$dir/sock" "$dir/bin"
+		as_owner test -w "$dir" ||
+			die "user postgres cannot write $dir (a parent directory is not traversable); pick a DIR under /tmp"
+	fi
+	chmod 700 "$dir/sock"
+	log="$dir/server.log"
+	pw=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+
+	as_owner "$bin/initdb" -D "$dir/data" -U postgres -E UTF8 --locale=C.UTF-8 --no-sync \
+		--auth-local=trust --auth-host=scram-sha-256 >"$dir/initdb.log" 2>&1 || {
+		tail -n 20 "$dir/initdb.log" >&2
+		false
+	}
+	cat >>"$dir/data/postgresql.conf" <<EOF
+# pg-cluster.sh
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$dir/sock'
+shared_preload_libraries = 'pg_stat_statements'
+track_io_timing = on
+max_connections = 200
+logging_collector = off
+EOF
+	local tries
+	for tries in 1 2 3; do
+		port=$(free_port)
+		if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$log" -w -t 60 -o "-p $port" start >/dev/null 2>&1; then
+			break
+		fi
+		if [ "$tries" = 3 ] || ! grep -q "could not bind\|Address already in use" "$log"; then
+			tail -n 20 "$log" >&2 || true
+			die "the server did not start (log above, from $log)"
+		fi
+	done
+	local i
+	for ((i = 0; i < 100; i++)); do
+		as_owner "$bin/pg_isready" -q -h "$dir/sock" -p "$port" -d postgres -U postgres && break
+		sleep 0.1
+	done
+	as_owner "$bin/pg_isready" -q -h "$dir/sock" -p "$port" -d postgres -U postgres ||
+		die "the server does not accept connections (see $log)"
+	as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/sock" -p "$port" -U postgres -d postgres \
+		>"$dir/setup.log" 2>&1 <<EOF || { cat "$dir/setup.log" >&2; false; }
+CREATE DATABASE prolly;
+CREATE ROLE prolly_pw LOGIN PASSWORD '$pw';
+GRANT ALL ON DATABASE prolly TO prolly_pw;
+\c prolly
+CREATE EXTENSION pg_stat_statements;
+GRANT ALL ON SCHEMA public TO prolly_pw;
+EOF
+	{
+		echo "export PROLLY_PG_URL='postgresql://postgres@/prolly?host=$dir/sock&port=$port'"
+		echo "export PROLLY_PG_PW_URL='postgresql://prolly_pw:$pw@127.0.0.1:$port/prolly'"
+		echo "export PROLLY_PG_DIR='$dir'"
+		echo "export PROLLY_PG_PORT='$port'"
+		echo "export PROLLY_PG_BIN='$bin'"
+	} >"$dir/env"
+	chmod 600 "$dir/env"
+	started=1
+	t1=$(date +%s%N)
+	cat "$dir/env"
+	echo "pg-cluster.sh: started PostgreSQL $("$bin/postgres" --version | awk '{print $3}') in $dir (port $port) in $(((t1 - t0) / 1000000)) ms" >&2
+}
+
+case "${1:-}" in
+start)
+	[ $# -le 2 ] || usage
+	cmd_start "${2:-}"
+	;;
+stop)
+	[ $# -eq 2 ] || usage
+	cmd_stop "$2"
+	;;
+env)
+	[ $# -eq 2 ] || usage
+	[ -f "$2/env" ] || die "no cluster in $2 (no $2/env)"
+	cat "$2/env"
+	;;
+*)
+	usage
+	;;
+esac

@@ -1,0 +1,40 @@
+/*
+ * pg.h - the PostgreSQL store's extras for tests and benchmarks; its public part (options, open,
+ * init) is in prolly.h.
+ *
+ * See docs/postgres.md for the schema, the privileges a runtime role needs, the write pipeline,
+ * the gc protocol and the pool.
+ */
+#ifndef PROLLY_STORE_PG_H
+#define PROLLY_STORE_PG_H
+
+#include "prolly.h"
+
+#include <stdint.h>
+
+/* The store's own cumulative counters (all connections, all threads). */
+typedef struct prolly_pg_counters {
+	uint64_t round_trips;       /* pipeline syncs waited for */
+	uint64_t statements;        /* statements sent */
+	uint64_t insert_statements; /* node INSERT statements */
+	uint64_t rows_inserted;     /* node rows actually inserted (not already present) */
+	uint64_t rows_read;         /* node rows returned by get_nodes */
+	uint64_t bytes_read;        /* their bytes */
+	uint64_t bytes_sent;        /* node bytes sent by writes */
+	uint64_t pool_waits;        /* acquisitions that had to wait */
+	uint64_t pool_wait_ns;      /* time spent waiting */
+	uint64_t pool_timeouts;     /* waits that gave up */
+	uint64_t connects;          /* connections opened (first ones and reconnects) */
+	uint64_t broken;            /* connections found broken and dropped */
+	uint64_t gc_batches;        /* sweep transactions committed */
+	uint64_t gc_remarks;        /* times a sweep found refs moved and called mark() again */
+} prolly_pg_counters;
+
+/* PROLLY_EINVAL if st is not a PostgreSQL store. */
+int prolly_store_pg_counters(prolly_store *st, prolly_pg_counters *out);
+
+/* Test hook: the next write that sends at least `chunk` INSERT statements makes its chunk number
+ * `chunk` (1-based) fail on the server (a malformed array). 0 disarms. */
+void prolly_store_pg_fail_chunk(prolly_store *st, unsigned chunk);
+
+#endif /* PROLLY_STORE_PG_H */

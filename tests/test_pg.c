@@ -1,0 +1,1118 @@
+/*
+ * test_pg.c - the PostgreSQL store against a real server.
+ *
+ * Uses $PROLLY_PG_URL; when it is unset, starts a throwaway cluster with scripts/pg-cluster.sh
+ * and stops it at the end. Never skips: without a server every case fails.
+ *
+ * Every store gets a fresh schema (prolly_t_<pid>_<n>), dropped at the end. Besides the shared
+ * conformance suite: chunked inserts counted, a failing third chunk, ordered chunked reads,
+ * writers on other refs not blocked, pool timeouts, a backend killed mid-operation and a server
+ * restart, a corrupted row, schema versions, and passwords kept out of every message.
+ */
+#include "lib/store_conformance.h"
+#include "prolly.h"
+#include "ptest.h"
+#include "store/pg.h"
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *pg_url;
+static char cluster_dir[512]; /* set when this program started the cluster */
+static int schema_seq;
+static char schemas[256][64];
+static int n_schemas;
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static const char *new_schema(void)
+{
+	if (n_schemas >= 256)
+		return "prolly_t_overflow";
+	snprintf(schemas[n_schemas], sizeof(schemas[0]), "prolly_t_%d_%d", (int)getpid(), ++schema_seq);
+	return schemas[n_schemas++];
+}
+
+static void quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+static PGconn *admin(void)
+{
+	PGconn *c = PQconnectdb(pg_url);
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "  admin connection failed: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return NULL;
+	}
+	PQsetNoticeProcessor(c, quiet, NULL);
+	return c;
+}
+
+/* Runs sql on c; returns the first value of the first row as a number (or -1). */
+static long long sql1(PGconn *c, const char *sql)
+{
+	long long v = -1;
+	PGresult *r = PQexec(c, sql);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+		v = atoll(PQgetvalue(r, 0, 0));
+	else if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
+		fprintf(stderr, "  sql failed: %s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	return v;
+}
+
+static prolly_store *open_pg(const char *schema, size_t batch_items, size_t read_chunk,
+                             unsigned pool_size, unsigned timeout_ms)
+{
+	prolly_pg_options o;
+	memset(&o, 0, sizeof(o));
+	o.schema = schema;
+	o.batch_items = batch_items;
+	o.read_chunk = read_chunk;
+	o.pool_size = pool_size;
+	o.pool_timeout_ms = timeout_ms;
+	prolly_store *st = NULL;
+	if (prolly_store_pg_open(&st, pg_url, &o)) {
+		fprintf(stderr, "  open failed: %s\n", prolly_last_error());
+		return NULL;
+	}
+	return st;
+}
+
+static prolly_store *open_fresh(void *ctx)
+{
+	(void)ctx;
+	return open_pg(new_schema(), 0, 0, 0, 0);
+}
+
+static prolly_id mkid(unsigned tag, unsigned i)
+{
+	prolly_id id;
+	for (int k = 0; k < PROLLY_ID_SIZE; k++)
+		id.bytes[k] = (unsigned char)(tag * 131 + i * 31 + (unsigned)k * 7 + (k == 0 ? i : 0));
+	id.bytes[1] = (unsigned char)tag;
+	id.bytes[2] = (unsigned char)i;
+	return id;
+}
+
+typedef struct tn {
+	prolly_store_node sn;
+	unsigned char buf[300];
+} tn;
+
+static void tn_make(tn *t, unsigned tag, unsigned i)
+{
+	t->sn.id = mkid(tag, i);
+	for (size_t k = 0; k < sizeof(t->buf); k++)
+		t->buf[k] = (unsigned char)(tag + i * 3 + k);
+	t->sn.data = t->buf;
+	t->sn.size = 100 + i % 150;
+}
+
+static prolly_ref_update upd(const char *name, prolly_ref_expect ex, const prolly_id *expected,
+                             const prolly_id *value)
+{
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = name;
+	u.expect = ex;
+	if (expected)
+		u.expected = *expected;
+	if (value)
+		u.value = *value;
+	else
+		u.remove = 1;
+	return u;
+}
+
+static int write1(prolly_store *st, const prolly_store_node *nodes, size_t n, prolly_ref_update *u)
+{
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = nodes;
+	w.n_nodes = n;
+	w.refs = u;
+	w.n_refs = u ? 1 : 0;
+	w.durable = 1;
+	return st->write(st, &w);
+}
+
+static int count_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	(void)index;
+	(void)data;
+	(void)size;
+	(*(int *)payload)++;
+	return 0;
+}
+
+static int present(prolly_store *st, const prolly_id *ids, size_t n)
+{
+	int calls = 0;
+	if (st->get_nodes(st, ids, n, count_fn, &calls))
+		return -1;
+	return calls;
+}
+
+/* ---- chunked publication ---------------------------------------------------------------------- */
+
+PT_TEST(five_nodes_three_insert_statements)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 2, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	tn t[5];
+	prolly_store_node sn[5];
+	for (unsigned i = 0; i < 5; i++) {
+		tn_make(&t[i], 1, i);
+		sn[i] = t[i].sn;
+	}
+	prolly_id head = mkid(1, 0);
+	prolly_ref_update u = upd("refs/heads/main", PROLLY_REF_EXPECT_ABSENT, NULL, &head);
+	prolly_pg_counters c0, c1;
+	prolly_stats s;
+	char q[256];
+	snprintf(q, sizeof(q),
+	         "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE 'INSERT "
+	         "INTO \"%s\".nodes%%'",
+	         schema);
+	long long pss0 = sql1(a, q);
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c0), 0);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(write1(st, sn, 5, &u), 0);
+	prolly_thread_stats(&s);
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c1), 0);
+	PT_CHECKF(c1.insert_statements - c0.insert_statements == 3, "%llu insert statements",
+	          (unsigned long long)(c1.insert_statements - c0.insert_statements));
+	PT_CHECK(c1.rows_inserted - c0.rows_inserted == 5);
+	/* BEGIN, prolly_write_begin, 3 inserts, 1 CAS, prolly_write_finish, COMMIT: one round trip. */
+	PT_CHECKF(s.store_statements == 8, "%llu statements", (unsigned long long)s.store_statements);
+	PT_CHECKF(s.store_round_trips == 1, "%llu round trips",
+	          (unsigned long long)s.store_round_trips);
+	long long pss1 = sql1(a, q);
+	PT_CHECKF(pss0 >= 0 && pss1 - pss0 == 3, "pg_stat_statements says %lld", pss1 - pss0);
+	printf("# 5 nodes, batch_items 2: %llu insert statements, %llu statements, %llu round "
+	       "trip(s); pg_stat_statements counted %lld inserts\n",
+	       (unsigned long long)(c1.insert_statements - c0.insert_statements),
+	       (unsigned long long)s.store_statements, (unsigned long long)s.store_round_trips,
+	       pss1 - pss0);
+	/* The same five again: nothing new is inserted (identical rows are not rewritten). */
+	prolly_id ids[5];
+	for (int i = 0; i < 5; i++)
+		ids[i] = sn[i].id;
+	PT_CHECK_RC(write1(st, sn, 5, NULL), 0);
+	prolly_pg_counters c2;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c2), 0);
+	PT_CHECK(c2.rows_inserted == c1.rows_inserted);
+	PT_CHECK(present(st, ids, 5) == 5);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+PT_TEST(failure_in_third_chunk_leaves_nothing)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 2, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id v0 = mkid(2, 99);
+	prolly_ref_update u0 = upd("refs/heads/main", PROLLY_REF_EXPECT_ANY, NULL, &v0);
+	PT_CHECK_RC(write1(st, NULL, 0, &u0), 0);
+	tn t[5];
+	prolly_store_node sn[5];
+	prolly_id ids[5];
+	for (unsigned i = 0; i < 5; i++) {
+		tn_make(&t[i], 2, i);
+		sn[i] = t[i].sn;
+		ids[i] = sn[i].id;
+	}
+	prolly_id v1 = mkid(2, 0);
+	prolly_ref_update u = upd("refs/heads/main", PROLLY_REF_EXPECT_VALUE, &v0, &v1);
+	prolly_store_pg_fail_chunk(st, 3);
+	int rc = write1(st, sn, 5, &u);
+	PT_CHECK(rc == PROLLY_ESTORE);
+	PT_CHECK(strstr(prolly_last_error(), "insert statement 3 of 3") != NULL);
+	printf("# forced failure: %s\n", prolly_last_error());
+	PT_CHECK(present(st, ids, 5) == 0);
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT count(*) FROM \"%s\".nodes", schema);
+	PT_CHECK(sql1(a, q) == 0);
+	prolly_id got;
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/main", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v0));
+	/* The connection is still good and the same write now succeeds. */
+	PT_CHECK_RC(write1(st, sn, 5, &u), 0);
+	PT_CHECK(present(st, ids, 5) == 5);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* ---- ordered chunked reads -------------------------------------------------------------------- */
+
+typedef struct slots {
+	int hits[8];
+	size_t size[8];
+	unsigned char first[8];
+} slots;
+
+static int slot_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	slots *s = payload;
+	if (index < 8) {
+		s->hits[index]++;
+		s->size[index] = size;
+		s->first[index] = size ? *(const unsigned char *)data : 0;
+	}
+	return 0;
+}
+
+PT_TEST(ordered_read_across_chunks)
+{
+	prolly_store *st = open_pg(new_schema(), 0, 2, 0, 0);
+	PT_REQUIRE(st);
+	tn t[3];
+	prolly_store_node sn[3];
+	for (unsigned i = 0; i < 3; i++) {
+		tn_make(&t[i], 3, i);
+		sn[i] = t[i].sn;
+	}
+	PT_CHECK_RC(write1(st, sn, 3, NULL), 0);
+	prolly_id req[5] = {sn[2].id, mkid(3, 77) /* missing */, sn[0].id, sn[2].id /* duplicate */,
+	                    sn[1].id};
+	slots s;
+	memset(&s, 0, sizeof(s));
+	prolly_stats d;
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(st->get_nodes(st, req, 5, slot_fn, &s), 0);
+	prolly_thread_stats(&d);
+	int want_idx[5] = {2, -1, 0, 2, 1};
+	for (int i = 0; i < 5; i++) {
+		if (want_idx[i] < 0) {
+			PT_CHECK(s.hits[i] == 0);
+			continue;
+		}
+		PT_CHECKF(s.hits[i] == 1, "slot %d answered %d times", i, s.hits[i]);
+		PT_CHECK(s.size[i] == sn[want_idx[i]].size);
+		PT_CHECK(s.first[i] == t[want_idx[i]].buf[0]);
+	}
+	PT_CHECKF(d.store_statements == 3 && d.store_round_trips == 1,
+	          "%llu statements, %llu round trips", (unsigned long long)d.store_statements,
+	          (unsigned long long)d.store_round_trips);
+	prolly_store_close(st);
+}
+
+/* ---- concurrency ------------------------------------------------------------------------------ */
+
+typedef struct bg {
+	prolly_store *st;
+	const char *ref;
+	prolly_id expected, value;
+	prolly_ref_expect expect;
+	int rc;
+	char err[512];
+	_Atomic int done;
+	double secs;
+} bg;
+
+static void *bg_write(void *arg)
+{
+	bg *b = arg;
+	double t0 = now_s();
+	tn t;
+	tn_make(&t, 9, (unsigned)(b->value.bytes[5]));
+	t.sn.id = b->value;
+	prolly_ref_update u = upd(b->ref, b->expect, &b->expected, &b->value);
+	b->rc = write1(b->st, &t.sn, 1, &u);
+	snprintf(b->err, sizeof(b->err), "%s", b->rc ? prolly_last_error() : "");
+	b->secs = now_s() - t0;
+	b->done = 1;
+	return NULL;
+}
+
+/* A transaction holding ref a's row lock (as a slow writer would) blocks writers of a, never
+ * those of b. */
+PT_TEST(other_ref_is_not_blocked)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id va = mkid(4, 1), vb = mkid(4, 2);
+	prolly_ref_update ua = upd("refs/heads/a", PROLLY_REF_EXPECT_ANY, NULL, &va);
+	prolly_ref_update ub = upd("refs/heads/b", PROLLY_REF_EXPECT_ANY, NULL, &vb);
+	PT_CHECK_RC(write1(st, NULL, 0, &ua), 0);
+	PT_CHECK_RC(write1(st, NULL, 0, &ub), 0);
+	char q[256];
+	snprintf(q, sizeof(q),
+	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/a'::bytea",
+	         schema);
+	sql1(a, q);
+	bg ba, bb;
+	memset(&ba, 0, sizeof(ba));
+	memset(&bb, 0, sizeof(bb));
+	ba.st = bb.st = st;
+	ba.ref = "refs/heads/a";
+	ba.expect = PROLLY_REF_EXPECT_VALUE;
+	ba.expected = va;
+	ba.value = mkid(4, 3);
+	bb.ref = "refs/heads/b";
+	bb.expect = PROLLY_REF_EXPECT_VALUE;
+	bb.expected = vb;
+	bb.value = mkid(4, 4);
+	pthread_t ta, tb;
+	PT_REQUIRE(pthread_create(&ta, NULL, bg_write, &ba) == 0);
+	sleep_ms(100);
+	PT_REQUIRE(pthread_create(&tb, NULL, bg_write, &bb) == 0);
+	pthread_join(tb, NULL);
+	PT_CHECKF(bb.rc == 0, "%s", bb.err);
+	PT_CHECKF(bb.secs < 1.0, "the writer of b took %.3f s", bb.secs);
+	sleep_ms(200);
+	PT_CHECK(!ba.done); /* a waits for the lock */
+	sql1(a, "COMMIT");
+	pthread_join(ta, NULL);
+	PT_CHECKF(ba.rc == 0, "%s", ba.err);
+	printf(
+	    "# writer of b done in %.1f ms while a was locked; a finished after the lock (%.0f ms)\n",
+	    bb.secs * 1000, ba.secs * 1000);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* Pool of 2, both connections stuck behind a lock: the third caller times out after ~300 ms,
+ * and its wait is counted. */
+PT_TEST(pool_timeout_and_wait_counters)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 2, 300);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = mkid(5, 1);
+	prolly_ref_update u = upd("refs/heads/p", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+	char q[256];
+	snprintf(q, sizeof(q),
+	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/p'::bytea",
+	         schema);
+	sql1(a, q);
+	bg b[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		b[i].st = st;
+		b[i].ref = "refs/heads/p";
+		b[i].expect = PROLLY_REF_EXPECT_ANY;
+		b[i].value = mkid(5, 10 + (unsigned)i);
+		PT_REQUIRE(pthread_create(&th[i], NULL, bg_write, &b[i]) == 0);
+	}
+	sleep_ms(200);
+	prolly_stats s;
+	prolly_thread_stats_reset();
+	double t0 = now_s();
+	prolly_id got;
+	int rc = st->get_ref(st, "refs/heads/p", &got, NULL);
+	double waited = now_s() - t0;
+	prolly_thread_stats(&s);
+	PT_CHECK(rc == PROLLY_ETIMEOUT);
+	PT_CHECKF(waited >= 0.25 && waited < 2.0, "waited %.3f s", waited);
+	PT_CHECK(s.pool_waits == 1 && s.pool_wait_ns >= 250000000ULL);
+	printf("# pool timeout after %.0f ms: %s\n", waited * 1000, prolly_last_error());
+	sql1(a, "COMMIT");
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		PT_CHECKF(b[i].rc == 0, "%s", b[i].err);
+	}
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/p", &got, NULL), 0);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* ---- broken connections ----------------------------------------------------------------------- */
+
+/* Waits until a backend of this database waits for a lock; returns its pid or -1. */
+static long long blocked_pid(PGconn *a)
+{
+	for (int i = 0; i < 100; i++) {
+		long long pid = sql1(a, "SELECT pid FROM pg_stat_activity WHERE datname = "
+		                        "current_database() AND wait_event_type = 'Lock' LIMIT 1");
+		if (pid > 0)
+			return pid;
+		sleep_ms(20);
+	}
+	return -1;
+}
+
+PT_TEST(backend_killed_mid_write)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = mkid(6, 1);
+	prolly_ref_update u = upd("refs/heads/k", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+	char q[256];
+	snprintf(q, sizeof(q),
+	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/k'::bytea",
+	         schema);
+	sql1(a, q);
+	bg b;
+	memset(&b, 0, sizeof(b));
+	b.st = st;
+	b.ref = "refs/heads/k";
+	b.expect = PROLLY_REF_EXPECT_VALUE;
+	b.expected = v;
+	b.value = mkid(6, 2);
+	pthread_t th;
+	PT_REQUIRE(pthread_create(&th, NULL, bg_write, &b) == 0);
+	long long pid = blocked_pid(a);
+	PT_CHECK(pid > 0);
+	char k[128];
+	snprintf(k, sizeof(k), "SELECT pg_terminate_backend(%lld)", pid);
+	sql1(a, k);
+	pthread_join(th, NULL);
+	sql1(a, "COMMIT");
+	PT_CHECK(b.rc == PROLLY_ESTORE);
+	printf("# in flight: %s\n", b.err);
+	/* Nothing of it is visible; the next operation reconnects and succeeds. */
+	PT_CHECK(present(st, &b.value, 1) == 0);
+	prolly_id got;
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/k", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v));
+	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+	prolly_pg_counters c;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c), 0);
+	PT_CHECK(c.broken >= 1);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+PT_TEST(server_restart)
+{
+	const char *dir = getenv("PROLLY_PG_DIR"), *bin = getenv("PROLLY_PG_BIN");
+	if (!dir || !bin) {
+		/* Not our cluster: terminate every other backend of the database instead. */
+		prolly_store *st = open_pg(new_schema(), 0, 0, 4, 0);
+		PGconn *a = admin();
+		PT_REQUIRE(st && a);
+		prolly_id v = mkid(7, 1), got;
+		prolly_ref_update u = upd("refs/heads/r", PROLLY_REF_EXPECT_ANY, NULL, &v);
+		PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+		sql1(a, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+		        "current_database() AND pid <> pg_backend_pid() AND application_name = 'prolly'");
+		sleep_ms(100);
+		PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
+		prolly_store_close(st);
+		PQfinish(a);
+		return;
+	}
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 4, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = mkid(7, 1), got;
+	prolly_ref_update u = upd("refs/heads/r", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+	char q[256];
+	snprintf(q, sizeof(q),
+	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/r'::bytea",
+	         schema);
+	sql1(a, q);
+	bg b;
+	memset(&b, 0, sizeof(b));
+	b.st = st;
+	b.ref = "refs/heads/r";
+	b.expect = PROLLY_REF_EXPECT_VALUE;
+	b.expected = v;
+	b.value = mkid(7, 2);
+	pthread_t th;
+	PT_REQUIRE(pthread_create(&th, NULL, bg_write, &b) == 0);
+	PT_CHECK(blocked_pid(a) > 0);
+	/* While the writer holds one connection, this read opens a second one, idle at the restart. */
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
+	prolly_pg_counters before;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &before), 0);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+	         "%s -u postgres -- %s/pg_ctl -D %s/data -m fast -w -t 60 restart >/dev/null 2>&1",
+	         getuid() == 0 ? "runuser" : "env", bin, dir);
+	if (getuid() != 0)
+		snprintf(cmd, sizeof(cmd), "%s/pg_ctl -D %s/data -m fast -w -t 60 restart >/dev/null 2>&1",
+		         bin, dir);
+	double t0 = now_s();
+	int sys = system(cmd);
+	double restart_s = now_s() - t0;
+	PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
+	pthread_join(th, NULL);
+	PT_CHECK(b.rc == PROLLY_ESTORE);
+	printf("# in flight during restart: %s\n", b.err);
+	PQfinish(a);
+	a = admin();
+	PT_REQUIRE(a);
+	/* The next operation succeeds: dead idle connections are noticed before use. */
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v));
+	PT_CHECK(present(st, &b.value, 1) == 0);
+	for (int i = 0; i < 6; i++)
+		PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+	prolly_pg_counters c;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c), 0);
+	PT_CHECKF(before.connects >= 2 && c.broken >= 2, "%llu connects before, %llu broken",
+	          (unsigned long long)before.connects, (unsigned long long)c.broken);
+	printf("# restart took %.2f s; %llu connections dropped as broken (the one in flight and the "
+	       "idle one, found dead before use), %llu connects in all\n",
+	       restart_s, (unsigned long long)c.broken, (unsigned long long)c.connects);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* ---- the engine on top ------------------------------------------------------------------------ */
+
+PT_TEST(altered_row_is_corrupt)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_db *db = NULL;
+	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
+	prolly_txn *txn = NULL;
+	prolly_builder *b = NULL;
+	prolly_id root;
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(prolly_builder_new(&b, txn) == 0);
+	for (int i = 0; i < 2000; i++) {
+		char k[32], v[64];
+		snprintf(k, sizeof(k), "key%06d", i);
+		snprintf(v, sizeof(v), "value number %d", i);
+		PT_CHECK_RC(prolly_builder_add(b, k, strlen(k), v, strlen(v)), 0);
+	}
+	PT_CHECK_RC(prolly_builder_finish(b, &root), 0);
+	prolly_builder_free(b);
+	prolly_ref_update u = upd("refs/trees/t", PROLLY_REF_EXPECT_ABSENT, NULL, &root);
+	PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+	prolly_txn_free(txn);
+	prolly_buf out = PROLLY_BUF_INIT;
+	PT_CHECK_RC(prolly_get(&out, db, &root, "key000500", 9), 0);
+	/* Flip one byte of every leaf in SQL. */
+	char q[512];
+	snprintf(q, sizeof(q),
+	         "UPDATE \"%s\".nodes SET node = set_byte(node, length(node) - 1, "
+	         "get_byte(node, length(node) - 1) # 1) WHERE get_byte(node, 5) = 0",
+	         schema);
+	PT_CHECK(sql1(a, q) == -1);
+	prolly_db_cache_clear(db);
+	int rc = prolly_get(&out, db, &root, "key000500", 9);
+	PT_CHECK(rc == PROLLY_ECORRUPT);
+	printf("# altered row: %s\n", prolly_last_error());
+	prolly_buf_dispose(&out);
+	prolly_close(db);
+	PQfinish(a);
+}
+
+/* gc with the real engine while two writers commit: values flip between two states, so old
+ * nodes come back to life (re-inserted rows that already exist) while the sweep runs. Every
+ * branch's head tree must be complete afterwards. */
+
+typedef struct gw {
+	prolly_db *db;
+	char branch[32];
+	_Atomic int *stop;
+	int commits, conflicts, errors;
+	char err[256];
+	unsigned seed;
+} gw;
+
+static void *gc_engine_writer(void *arg)
+{
+	gw *w = arg;
+	char keys[40][16];
+	prolly_edit e[40];
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (w->seed + 1);
+	while (!*w->stop) {
+		for (int i = 0; i < 40; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			snprintf(keys[i], sizeof(keys[i]), "k%05u", (unsigned)(x % 3000));
+			e[i].op = PROLLY_PUT;
+			e[i].key.data = keys[i];
+			e[i].key.size = strlen(keys[i]);
+			e[i].value.data = (x >> 40) & 1 ? "state-one-value-xxxxxxxx"
+			                                : "state-two-value-yyyyyyyy";
+			e[i].value.size = 24;
+		}
+		prolly_id c;
+		int rc = prolly_commit_edits(&c, w->db, w->branch, e, 40, "flip");
+		if (rc == 0)
+			w->commits++;
+		else if (rc == PROLLY_ECONFLICT)
+			w->conflicts++;
+		else {
+			if (!w->errors)
+				snprintf(w->err, sizeof(w->err), "%d: %s", rc, prolly_last_error());
+			w->errors++;
+		}
+	}
+	return NULL;
+}
+
+PT_TEST(gc_while_engine_writes)
+{
+	prolly_store *st = open_pg(new_schema(), 0, 0, 0, 0);
+	PT_REQUIRE(st);
+	prolly_db *db = NULL;
+	prolly_options o;
+	prolly_options_init(&o);
+	o.retain_commits = 2;
+	PT_REQUIRE(prolly_db_new(&db, st, &o) == 0);
+	_Atomic int stop = 0;
+	gw w[2];
+	pthread_t th[2];
+	/* Both branches start with 3000 keys. */
+	for (int b = 0; b < 2; b++) {
+		prolly_edit *e = calloc(3000, sizeof(*e));
+		char(*k)[16] = calloc(3000, 16);
+		PT_REQUIRE(e && k);
+		for (int i = 0; i < 3000; i++) {
+			snprintf(k[i], 16, "k%05d", i);
+			e[i].op = PROLLY_PUT;
+			e[i].key.data = k[i];
+			e[i].key.size = strlen(k[i]);
+			e[i].value.data = "state-one-value-xxxxxxxx";
+			e[i].value.size = 24;
+		}
+		memset(&w[b], 0, sizeof(w[b]));
+		snprintf(w[b].branch, sizeof(w[b].branch), "w%d", b);
+		prolly_id c;
+		PT_CHECK_RC(prolly_commit_edits(&c, db, w[b].branch, e, 3000, "base"), 0);
+		free(e);
+		free(k);
+		w[b].db = db;
+		w[b].stop = &stop;
+		w[b].seed = (unsigned)b;
+	}
+	for (int b = 0; b < 2; b++)
+		PT_REQUIRE(pthread_create(&th[b], NULL, gc_engine_writer, &w[b]) == 0);
+	uint64_t removed = 0;
+	int gcs = 0;
+	double t0 = now_s();
+	for (int i = 0; i < 6; i++) {
+		prolly_gc_result r;
+		sleep_ms(150);
+		int rc = prolly_gc(db, &r);
+		PT_CHECKF(rc == 0, "gc %d: %s", i, prolly_last_error());
+		if (rc == 0) {
+			removed += r.nodes_removed;
+			gcs++;
+		}
+	}
+	double secs = now_s() - t0;
+	stop = 1;
+	for (int b = 0; b < 2; b++) {
+		pthread_join(th[b], NULL);
+		PT_CHECKF(w[b].errors == 0, "writer %d: %d errors, first %s", b, w[b].errors, w[b].err);
+	}
+	/* Every head's tree is complete and hashes right, read from the store. */
+	prolly_db_cache_clear(db);
+	for (int b = 0; b < 2; b++) {
+		prolly_id head;
+		prolly_commit *c = NULL;
+		PT_CHECK_RC(prolly_branch_head(&head, db, w[b].branch), 0);
+		PT_CHECK_RC(prolly_commit_read(&c, db, &head), 0);
+		if (c) {
+			prolly_tree_stats ts;
+			PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &c->tree, 1), 0);
+			PT_CHECK(ts.records == 3000);
+			prolly_commit_free(c);
+		}
+	}
+	prolly_pg_counters pc;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &pc), 0);
+	printf("# %d gcs in %.2f s removed %llu nodes in %llu sweep batches (%llu re-marks) while "
+	       "writers committed %d + %d times (%d + %d conflicts)\n",
+	       gcs, secs, (unsigned long long)removed, (unsigned long long)pc.gc_batches,
+	       (unsigned long long)pc.gc_remarks, w[0].commits, w[1].commits, w[0].conflicts,
+	       w[1].conflicts);
+	PT_CHECK(w[0].commits > 0 && w[1].commits > 0 && removed > 0);
+	prolly_close(db);
+}
+
+/* ---- schema ----------------------------------------------------------------------------------- */
+
+PT_TEST(schema_versions_and_no_create)
+{
+	const char *schema = new_schema();
+	prolly_pg_options o;
+	memset(&o, 0, sizeof(o));
+	o.schema = schema;
+	o.no_create = 1;
+	prolly_store *st = NULL;
+	PT_CHECK_RC(prolly_store_pg_open(&st, pg_url, &o), PROLLY_ENOTFOUND);
+	PT_CHECK(strstr(prolly_last_error(), "prolly init") != NULL);
+	o.no_create = 0;
+	PT_REQUIRE(prolly_store_pg_open(&st, pg_url, &o) == 0);
+	PT_CHECK_RC(prolly_store_pg_init(st), 0); /* idempotent */
+	prolly_store_close(st);
+	st = NULL;
+	o.no_create = 1;
+	PT_REQUIRE(prolly_store_pg_open(&st, pg_url, &o) == 0);
+	prolly_store_close(st);
+	st = NULL;
+	PGconn *a = admin();
+	PT_REQUIRE(a);
+	char q[256];
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 2 WHERE key = 'schema_version'", schema);
+	sql1(a, q);
+	PT_CHECK_RC(prolly_store_pg_open(&st, pg_url, &o), PROLLY_EVERSION);
+	printf("# newer schema: %s\n", prolly_last_error());
+	PQfinish(a);
+}
+
+/* ---- passwords -------------------------------------------------------------------------------- */
+
+static void no_secret(const char *conninfo, const char *secret, int want)
+{
+	prolly_store *st = NULL;
+	int rc = prolly_store_pg_open(&st, conninfo, NULL);
+	PT_CHECKF(rc == want, "rc %d want %d: %s", rc, want, prolly_last_error());
+	PT_CHECKF(strstr(prolly_last_error(), secret) == NULL, "secret leaked: %s",
+	          prolly_last_error());
+	if (rc == 0)
+		prolly_store_close(st);
+	else
+		printf("# %s\n", prolly_last_error());
+}
+
+PT_TEST(password_never_in_messages)
+{
+	no_secret("postgresql://someone:Sup3rS3cret@127.0.0.1:1/prolly?connect_timeout=2",
+	          "Sup3rS3cret", PROLLY_ESTORE);
+	no_secret("host=127.0.0.1 port=1 user=x password=Sup3rS3cret dbname=prolly connect_timeout=2",
+	          "Sup3rS3cret", PROLLY_ESTORE);
+	no_secret("postgresql://someone:Sup3rS3cret@127.0.0.1:notaport/prolly", "Sup3rS3cret",
+	          PROLLY_ESTORE);
+	no_secret("postgresql://someone:Sup3rS3cret@[::1/prolly", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 password='Sup3r S3cret' bogus=1", "S3cret", PROLLY_EINVAL);
+	const char *pw = getenv("PROLLY_PG_PW_URL");
+	if (pw) {
+		/* Right user, wrong password: authentication fails. */
+		char bad[512];
+		const char *at = strchr(pw + strlen("postgresql://"), '@');
+		const char *colon = strchr(pw + strlen("postgresql://"), ':');
+		PT_REQUIRE(at && colon && colon < at);
+		snprintf(bad, sizeof(bad), "%.*sWr0ngPassw0rd%s", (int)(colon + 1 - pw), pw, at);
+		no_secret(bad, "Wr0ngPassw0rd", PROLLY_ESTORE);
+		/* The right one: works; a killed backend's message still hides it. */
+		char secret[128];
+		snprintf(secret, sizeof(secret), "%.*s", (int)(at - colon - 1), colon + 1);
+		prolly_pg_options o;
+		memset(&o, 0, sizeof(o));
+		o.schema = new_schema();
+		prolly_store *st = NULL;
+		PGconn *a = admin();
+		PT_REQUIRE(a);
+		char q[256];
+		snprintf(q, sizeof(q), "CREATE SCHEMA \"%s\" AUTHORIZATION prolly_pw", o.schema);
+		sql1(a, q);
+		PT_CHECKF(prolly_store_pg_open(&st, pw, &o) == 0, "%s", prolly_last_error());
+		if (st) {
+			prolly_id v = mkid(8, 1), got;
+			prolly_ref_update u = upd("refs/heads/pw", PROLLY_REF_EXPECT_ANY, NULL, &v);
+			PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+			sql1(a, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = "
+			        "'prolly_pw'");
+			sleep_ms(100);
+			/* Either noticed before use (and reconnected) or failed: never the password. */
+			int rc = st->get_ref(st, "refs/heads/pw", &got, NULL);
+			PT_CHECK(rc == 0 || rc == PROLLY_ESTORE);
+			PT_CHECK(strstr(prolly_last_error(), secret) == NULL);
+			prolly_store_close(st);
+		}
+		PQfinish(a);
+	} else {
+		printf("# PROLLY_PG_PW_URL unset: the password-auth part ran only on the URLs above\n");
+	}
+}
+
+/* ---- storage measurement: test_pg --storage [RECORDS] ------------------------------------------ */
+
+typedef struct idcol {
+	prolly_id *ids;
+	size_t n;
+} idcol;
+
+static int sink_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	(void)index;
+	(void)data;
+	*(uint64_t *)payload += size;
+	return 0;
+}
+
+static int storage_bench(long records, int binary)
+{
+	static const char *modes[3][2] = {
+	    {"default (EXTENDED, pglz)",
+	     "SET STORAGE EXTENDED, ALTER COLUMN node SET COMPRESSION pglz"},
+	    {"COMPRESSION lz4", "SET STORAGE EXTENDED, ALTER COLUMN node SET COMPRESSION lz4"},
+	    {"STORAGE EXTERNAL", "SET STORAGE EXTERNAL"}};
+	PGconn *a = admin();
+	if (!a)
+		return 1;
+	printf("# %ld records, keys 'k%%012ld' (13 B), values %s\n", records,
+	       binary ? "24 pseudo-random bytes" : "24 pseudo-random hex digits");
+	printf("# %-26s %9s %8s %10s %10s %11s %10s\n", "node column", "build s", "nodes", "node MiB",
+	       "table MiB", "read all s", "10k rand s");
+	for (int m = 0; m < 3; m++) {
+		const char *schema = new_schema();
+		prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+		if (!st)
+			return 1;
+		char q[512];
+		snprintf(q, sizeof(q), "ALTER TABLE \"%s\".nodes ALTER COLUMN node %s", schema,
+		         modes[m][1]);
+		sql1(a, q);
+		prolly_db *db = NULL;
+		prolly_options o;
+		prolly_options_init(&o);
+		if (prolly_db_new(&db, st, &o))
+			return 1;
+		double t0 = now_s();
+		prolly_txn *txn = NULL;
+		prolly_builder *b = NULL;
+		prolly_id root;
+		if (prolly_txn_begin(&txn, db) || prolly_builder_new(&b, txn))
+			return 1;
+		uint64_t x = 88172645463325252ULL;
+		for (long i = 0; i < records; i++) {
+			char k[32], v[32];
+			snprintf(k, sizeof(k), "k%012ld", i);
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			snprintf(v, sizeof(v), "%016llx%08llx", (unsigned long long)x,
+			         (unsigned long long)(x >> 20) & 0xffffffffULL);
+			if (binary) {
+				uint64_t y = x * 0x9e3779b97f4a7c15ULL, z = y ^ (y >> 29);
+				memcpy(v, &x, 8);
+				memcpy(v + 8, &y, 8);
+				memcpy(v + 16, &z, 8);
+			}
+			if (prolly_builder_add(b, k, 13, v, 24))
+				return 1;
+		}
+		if (prolly_builder_finish(b, &root))
+			return 1;
+		prolly_builder_free(b);
+		prolly_ref_update u = upd("refs/trees/bench", PROLLY_REF_EXPECT_ANY, NULL, &root);
+		if (prolly_txn_set_ref(txn, &u) || prolly_txn_commit(txn, NULL, 0)) {
+			fprintf(stderr, "%s\n", prolly_last_error());
+			return 1;
+		}
+		prolly_txn_free(txn);
+		double build = now_s() - t0;
+		uint64_t nodes = 0, bytes = 0;
+		st->stat(st, &nodes, &bytes);
+		snprintf(q, sizeof(q), "SELECT pg_total_relation_size('\"%s\".nodes')", schema);
+		long long tsize = sql1(a, q);
+		/* All ids, then every node in one get_nodes call; then 10k random ones. */
+		snprintf(q, sizeof(q), "SELECT id FROM \"%s\".nodes", schema);
+		PGresult *r = PQexecParams(a, q, 0, NULL, NULL, NULL, NULL, 1);
+		size_t n = (size_t)PQntuples(r);
+		prolly_id *ids = malloc((n ? n : 1) * sizeof(*ids));
+		for (size_t i = 0; i < n; i++)
+			memcpy(ids[i].bytes, PQgetvalue(r, (int)i, 0), PROLLY_ID_SIZE);
+		PQclear(r);
+		uint64_t got = 0;
+		t0 = now_s();
+		st->get_nodes(st, ids, n, sink_fn, &got);
+		double read_all = now_s() - t0;
+		prolly_id *rnd = malloc(10000 * sizeof(*rnd));
+		for (size_t i = 0; i < 10000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			rnd[i] = ids[x % n];
+		}
+		t0 = now_s();
+		st->get_nodes(st, rnd, 10000, sink_fn, &got);
+		double read_rnd = now_s() - t0;
+		snprintf(q, sizeof(q),
+		         "SELECT string_agg(coalesce(c, 'none') || ':' || k, ' ') FROM (SELECT "
+		         "pg_column_compression(node) c, count(*) k FROM \"%s\".nodes GROUP BY 1) s",
+		         schema);
+		r = PQexec(a, q);
+		printf("#   stored as %s\n", PQntuples(r) ? PQgetvalue(r, 0, 0) : "?");
+		PQclear(r);
+		printf("# %-26s %9.2f %8llu %10.1f %10.1f %11.3f %10.3f\n", modes[m][0], build,
+		       (unsigned long long)nodes, (double)bytes / 1048576.0, (double)tsize / 1048576.0,
+		       read_all, read_rnd);
+		fflush(stdout);
+		free(ids);
+		free(rnd);
+		prolly_close(db);
+	}
+	PQfinish(a);
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------------------------------- */
+
+static int start_cluster(void)
+{
+	const char *script = getenv("PROLLY_PG_SCRIPT");
+	char cmd[1024], line[1024];
+	if (!script)
+		script = access("scripts/pg-cluster.sh", X_OK) == 0 ? "scripts/pg-cluster.sh"
+		                                                    : "../scripts/pg-cluster.sh";
+	snprintf(cmd, sizeof(cmd), "%s start", script);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *eq = strchr(line, '='), *k = line;
+		if (strncmp(line, "export ", 7) != 0 || !eq)
+			continue;
+		k += 7;
+		*eq = 0;
+		char *v = eq + 1;
+		size_t n = strlen(v);
+		while (n && (v[n - 1] == '\n' || v[n - 1] == '\''))
+			v[--n] = 0;
+		if (*v == '\'')
+			v++;
+		setenv(k, v, 1);
+		if (strcmp(k, "PROLLY_PG_DIR") == 0)
+			snprintf(cluster_dir, sizeof(cluster_dir), "%s", v);
+	}
+	int rc = pclose(f);
+	if (rc != 0 || !getenv("PROLLY_PG_URL"))
+		return -1;
+	/* Remember where the script is for stopping. */
+	setenv("PROLLY_PG_SCRIPT_USED", script, 1);
+	return 0;
+}
+
+static void drop_schemas(void)
+{
+	PGconn *a = admin();
+	if (!a)
+		return;
+	for (int i = 0; i < n_schemas; i++) {
+		char q[128];
+		snprintf(q, sizeof(q), "DROP SCHEMA IF EXISTS \"%s\" CASCADE", schemas[i]);
+		PGresult *r = PQexec(a, q);
+		PQclear(r);
+	}
+	PQfinish(a);
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : NULL;
+	int passed = 0, failed = 0;
+
+	if (!getenv("PROLLY_PG_URL")) {
+		double t0 = now_s();
+		if (start_cluster()) {
+			printf("not ok 1 - could not start a PostgreSQL cluster with scripts/pg-cluster.sh "
+			       "(set PROLLY_PG_URL to use an existing server)\n# 0 passed, 1 failed\n");
+			return 1;
+		}
+		printf("# started a throwaway cluster in %s (%.1f s)\n", cluster_dir, now_s() - t0);
+	} else {
+		/* A server we do not own: never restart it. */
+		if (!getenv("PROLLY_PG_DIR"))
+			unsetenv("PROLLY_PG_BIN");
+	}
+	if (cluster_dir[0]) {
+		/* Run the cases in a child, so that the cluster is stopped whatever happens to them. */
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid < 0) {
+			printf("not ok 1 - fork failed\n");
+			failed = 1;
+			goto out;
+		}
+		if (pid > 0) {
+			int status = 0;
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			char cmd[1200];
+			snprintf(cmd, sizeof(cmd), "%s stop '%s'", getenv("PROLLY_PG_SCRIPT_USED"),
+			         cluster_dir);
+			if (system(cmd) != 0)
+				printf("# could not stop the cluster in %s\n", cluster_dir);
+			if (WIFSIGNALED(status)) {
+				printf("not ok - the test process died of signal %d\n", WTERMSIG(status));
+				return 1;
+			}
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+		}
+		cluster_dir[0] = 0; /* the child leaves stopping to the parent */
+	}
+	pg_url = getenv("PROLLY_PG_URL");
+	PGconn *probe = admin();
+	if (!probe) {
+		printf("not ok 1 - cannot connect to $PROLLY_PG_URL\n# 0 passed, 1 failed\n");
+		failed = 1;
+		goto out;
+	}
+	PQfinish(probe);
+
+	if (only && strcmp(only, "--storage") == 0) {
+		failed = storage_bench(argc > 2 ? atol(argv[2]) : 1000000,
+		                       argc > 3 && strcmp(argv[3], "binary") == 0);
+		drop_schemas();
+		goto out;
+	}
+	if (!only || strstr("conformance postgres", only))
+		store_conformance_run("postgres", open_fresh, NULL, &passed, &failed);
+	for (int i = 0; i < pt_ncases; i++) {
+		if (only && !strstr(pt_cases[i].name, only))
+			continue;
+		pt_failed_now = 0;
+		pt_cases[i].fn();
+		int n = passed + failed + 1;
+		if (pt_failed_now) {
+			failed++;
+			printf("not ok %d - %s\n", n, pt_cases[i].name);
+		} else {
+			passed++;
+			printf("ok %d - %s\n", n, pt_cases[i].name);
+		}
+		fflush(stdout);
+	}
+	drop_schemas();
+out:
+	if (cluster_dir[0]) {
+		char cmd[1200];
+		snprintf(cmd, sizeof(cmd), "%s stop '%s'", getenv("PROLLY_PG_SCRIPT_USED"), cluster_dir);
+		if (system(cmd) != 0)
+			printf("# could not stop the cluster in %s\n", cluster_dir);
+	}
+	printf("# %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
