@@ -473,6 +473,7 @@ typedef struct bench_row {
 	double peak_rss_mib; /* process peak at the end of the cell */
 	double rss_anon_mib, rss_file_mib; /* current resident memory at the end of the cell */
 	double load1;        /* one-minute load average at the end of the cell */
+	double vs_plain;     /* pg store: ms_median / the matching plain-table cell's; 0 if none */
 	int valid;
 	char note[200];
 } bench_row;
@@ -482,7 +483,8 @@ static inline const char *csv_header(void)
 	return "stamp,seed,size,store,op,pattern,runs,ops,ms_median,ms_min,ms_max,cpu_ms,ops_per_s,"
 	       "us_per_op,store_reads,items_per_read,nodes_read,bytes_read,nodes_written,"
 	       "bytes_written,store_writes,durable_writes,cache_hits,cache_misses,cache_evictions,"
-	       "store_read_ms,store_write_ms,minor_faults,peak_rss_mib,rss_anon_mib,rss_file_mib,load1,valid,note";
+	       "store_read_ms,store_write_ms,minor_faults,peak_rss_mib,rss_anon_mib,rss_file_mib,load1,valid,note,"
+	       "store_round_trips,store_statements,pool_waits,vs_plain";
 }
 
 static inline double items_per_read(const prolly_stats *s)
@@ -517,7 +519,8 @@ static inline void csv_row(FILE *f, const bench_row *r)
 	        r->rss_file_mib, r->load1,
 	        r->valid);
 	csv_quoted(f, r->note);
-	fputc('\n', f);
+	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f\n", s->store_round_trips,
+	        s->store_statements, s->pool_waits, r->vs_plain);
 }
 
 /* Opens the CSV for appending (creating its directory), writing the header if it is new. */
@@ -526,6 +529,27 @@ static inline FILE *csv_open(const char *path)
 	if (mkdir_parents(path) != 0) {
 		fprintf(stderr, "error: cannot create the directory of %s: %s\n", path, strerror(errno));
 		return NULL;
+	}
+	FILE *old = fopen(path, "r");
+	if (old) {
+		/* A file written by a version with other columns is moved aside, not mixed. */
+		char line[1024];
+		size_t hl = strlen(csv_header());
+		int got = fgets(line, sizeof(line), old) != NULL;
+		int same = got && strncmp(line, csv_header(), hl) == 0 &&
+		           (line[hl] == '\n' || line[hl] == '\0');
+		int empty = !got;
+		fclose(old);
+		if (!same && !empty) {
+			char moved[4200];
+			snprintf(moved, sizeof(moved), "%s.old-columns", path);
+			if (rename(path, moved) != 0) {
+				fprintf(stderr, "error: %s has other columns and cannot be moved to %s: %s\n",
+				        path, moved, strerror(errno));
+				return NULL;
+			}
+			fprintf(stderr, "note: %s had other columns; moved to %s\n", path, moved);
+		}
 	}
 	FILE *f = fopen(path, "a");
 	if (!f) {
@@ -557,25 +581,31 @@ static inline void md_header(FILE *f)
 {
 	fprintf(f, "| size | store | op | pattern | ms (median) | min | max | CPU ms | ops/s | us/op "
 	           "| store reads | items/read | nodes read | MiB read | nodes written | MiB written "
-	           "| cache hit/miss | peak RSS MiB | valid |\n");
+	           "| cache hit/miss | round trips | statements | vs plain | peak RSS MiB | valid |\n");
 	fprintf(f, "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-	           "|---|\n");
+	           "|---:|---:|---:|---|\n");
 }
 
 static inline void md_row(FILE *f, const bench_row *r)
 {
-	char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
+	char a[32], b[32], c[32], d[32], e[32], g[32], h[32], rt[32], sm[32], vp[32];
 	const prolly_stats *s = &r->st;
+	if (r->vs_plain > 0)
+		snprintf(vp, sizeof(vp), "%.2fx", r->vs_plain);
+	else
+		snprintf(vp, sizeof(vp), "-");
 	fprintf(f,
 	        "| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.1f | %s | %.3f | %s | %.1f | %s | %.2f | %s "
-	        "| %.2f | %s/%s | %.0f | %s |\n",
+	        "| %.2f | %s/%s | %s | %s | %s | %.0f | %s |\n",
 	        human_count(a, sizeof(a), (double)r->size), r->store, r->op, r->pattern, r->ms_median,
 	        r->ms_min, r->ms_max, r->cpu_ms, human_count(b, sizeof(b), r->ops_per_s), r->us_per_op,
 	        human_count(c, sizeof(c), (double)s->store_reads), items_per_read(s),
 	        human_count(d, sizeof(d), (double)s->nodes_read), (double)s->bytes_read / 1048576.0,
 	        human_count(e, sizeof(e), (double)s->nodes_written),
 	        (double)s->bytes_written / 1048576.0, human_count(g, sizeof(g), (double)s->cache_hits),
-	        human_count(h, sizeof(h), (double)s->cache_misses), r->peak_rss_mib,
+	        human_count(h, sizeof(h), (double)s->cache_misses),
+	        human_count(rt, sizeof(rt), (double)s->store_round_trips),
+	        human_count(sm, sizeof(sm), (double)s->store_statements), vp, r->peak_rss_mib,
 	        r->valid ? "yes" : "NO");
 }
 

@@ -16,6 +16,7 @@
  * a crash in one fixture from losing the others (--no-fork runs everything in one process).
  */
 #include "bench_util.h"
+#include "pg_baseline.h"
 #include "prolly.h"
 
 #include <getopt.h>
@@ -59,8 +60,16 @@ static const char *const pattern_names[N_PATTERNS] = {
 	"append", "update", "clustered", "insert", "delete",
 };
 
-enum { STORE_MEM, STORE_LMDB, N_STORES };
-static const char *const store_names[N_STORES] = {"mem", "lmdb"};
+enum { STORE_MEM, STORE_LMDB, STORE_PG, N_STORES };
+static const char *const store_names[N_STORES] = {"mem", "lmdb", "pg"};
+#define PLAIN_STORE "pg-plain" /* store column of the plain-table baseline rows */
+
+/* The plain-table baseline's name for each operation it has an analogue of (NULL: none). The
+ * Prolly pg row of op X is compared with the plain row named plain_op_names[X], same pattern. */
+static const char *const plain_op_names[] = {
+	"copy", "scan", "scan", "get", "get", "get_any",
+	"range", "batch", "single", "single_nosync", NULL, NULL,
+};
 
 typedef struct config {
 	uint64_t sizes[MAX_SIZES];
@@ -80,6 +89,10 @@ typedef struct config {
 	double max_cell_s;
 	int no_fork;
 	int keep;
+	int no_baseline;     /* pg: skip the plain-table baseline */
+	int pg_statements;   /* pg: print this many top pg_stat_statements entries per fixture */
+	char pg_url[4096];   /* pg: the conninfo (never printed) */
+	char pg_dir[4096];   /* pg: the throwaway cluster's directory, "" when PROLLY_PG_URL was given */
 	char workdir[4096]; /* scratch directory made under dir */
 	char stamp[32];
 } config;
@@ -123,6 +136,11 @@ typedef struct fixture {
 	prolly_db *db;
 	timed_store *ts;
 	char path[4200]; /* directory of the open LMDB store, "" otherwise */
+	char schema[96]; /* schema of the open pg store, "" otherwise */
+	char plain_schema[96]; /* schema of the plain baseline table, "" when none */
+	PGconn *admin;   /* pg: connection for the baseline and for dropping schemas */
+	char plain_table[200]; /* "schema".kv */
+	int plain_prepared;
 	unsigned seq;
 	prolly_id base;
 	int have_base;
@@ -132,6 +150,19 @@ typedef struct fixture {
 	unsigned char have_edited[N_PATTERNS][MAX_RUNS];
 } fixture;
 
+/* Drops a schema of this run (warning only: the cluster is thrown away anyway). */
+static void drop_schema(fixture *fx, const char *schema)
+{
+	char q[160], sql[256];
+	if (!fx->admin || !schema[0] || fx->cfg->keep)
+		return;
+	if (pgb_ident(q, sizeof(q), schema) != 0)
+		return;
+	snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE", q);
+	if (pgb_exec(fx->admin, sql, NULL) != 0)
+		fprintf(stderr, "warning: %s\n", prolly_last_error());
+}
+
 static void fixture_close(fixture *fx)
 {
 	prolly_close(fx->db);
@@ -140,6 +171,8 @@ static void fixture_close(fixture *fx)
 	if (fx->path[0] && !fx->cfg->keep)
 		rm_tree(fx->path);
 	fx->path[0] = '\0';
+	drop_schema(fx, fx->schema);
+	fx->schema[0] = '\0';
 	fx->have_base = 0;
 	memset(fx->have_edited, 0, sizeof(fx->have_edited));
 }
@@ -153,6 +186,14 @@ static int fixture_open(fixture *fx)
 		snprintf(fx->path, sizeof(fx->path), "%s/lmdb-%" PRIu64 "-%u", fx->cfg->workdir, fx->n,
 		         fx->seq++);
 		rc = prolly_store_lmdb_open(&inner, fx->path, 0);
+	} else if (fx->store == STORE_PG) {
+		/* A fresh schema per store: dropped by fixture_close. */
+		snprintf(fx->schema, sizeof(fx->schema), "prolly_bench_%ld_%" PRIu64 "_%u",
+		         (long)getpid(), fx->n, fx->seq++);
+		prolly_pg_options po;
+		memset(&po, 0, sizeof(po));
+		po.schema = fx->schema;
+		rc = prolly_store_pg_open(&inner, fx->cfg->pg_url, &po);
 	} else {
 		fx->path[0] = '\0';
 		rc = prolly_store_mem_new(&inner);
@@ -191,6 +232,7 @@ typedef struct sample {
 typedef struct cell {
 	fixture *fx;
 	int op, pattern; /* pattern -1 for cells without one */
+	int plain;       /* the plain-table baseline's analogue of op */
 	unsigned run;
 	uint64_t ops;    /* operations in one run */
 	int valid;
@@ -247,9 +289,11 @@ static void measure_end(cell *c)
 	c->cur.cpu_ms = (double)(cpu_ns() - c->cpu0) / 1e6;
 	c->cur.minflt = minor_faults() - c->flt0;
 	prolly_thread_stats(&c->cur.st);
-	c->cur.read_ns = atomic_load(&c->fx->ts->read_ns);
-	c->cur.write_ns = atomic_load(&c->fx->ts->write_ns);
-	c->cur.durable_writes = atomic_load(&c->fx->ts->durable_writes);
+	if (c->fx->ts) { /* no store during the plain baseline */
+		c->cur.read_ns = atomic_load(&c->fx->ts->read_ns);
+		c->cur.write_ns = atomic_load(&c->fx->ts->write_ns);
+		c->cur.durable_writes = atomic_load(&c->fx->ts->durable_writes);
+	}
 }
 
 /* A deterministic stream per (seed, size, what, pattern, run). */
@@ -891,10 +935,475 @@ out:
 	return rc;
 }
 
+
+/* ---- the plain-table baseline (pg only) ---------------------------------------------------- */
+
+/*
+ * The same records in an ordinary table (key bytea PRIMARY KEY, value bytea), through libpq
+ * directly with binary parameters and results, on the fixture's admin connection. Every cell
+ * reuses the Prolly cell's sample (same keys, same edits, same range), so the two rows of a pair
+ * did the same logical work. Statements and round trips are counted into the thread's prolly
+ * counters like the store counts its own.
+ */
+
+static int plain_sql(char *out, size_t n, const fixture *fx, const char *fmt)
+{
+	int k = snprintf(out, n, fmt, fx->plain_table);
+	return k < 0 || (size_t)k >= n ? prolly_set_error(PROLLY_EINVAL, "statement too long") : 0;
+}
+
+static int plain_prepare(cell *c)
+{
+	fixture *fx = c->fx;
+	static const struct {
+		const char *name, *fmt;
+		int nparams;
+	} stmts[] = {
+		{"plain_get", "SELECT value FROM %s WHERE key = $1", 1},
+		{"plain_any", "SELECT key, value FROM %s WHERE key = ANY($1::bytea[])", 1},
+		{"plain_range", "SELECT key, value FROM %s WHERE key >= $1 AND key < $2 ORDER BY key", 2},
+		{"plain_upsert",
+		 "INSERT INTO %s (key, value) SELECT * FROM unnest($1::bytea[], $2::bytea[]) "
+		 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+		 2},
+		{"plain_delete", "DELETE FROM %s WHERE key = ANY($1::bytea[])", 1},
+		{"plain_upsert1",
+		 "INSERT INTO %s (key, value) VALUES ($1, $2) "
+		 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+		 2},
+		{"plain_delete1", "DELETE FROM %s WHERE key = $1", 1},
+	};
+	char sql[512];
+	int rc;
+	if (fx->plain_prepared)
+		return 0;
+	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
+		rc = plain_sql(sql, sizeof(sql), fx, stmts[i].fmt);
+		if (rc == 0)
+			rc = pgb_prepare(fx->admin, stmts[i].name, sql, stmts[i].nparams);
+		if (rc != 0)
+			return fail(c, rc, "preparing the plain-table statements");
+	}
+	fx->plain_prepared = 1;
+	return 0;
+}
+
+/* Slot of a benchmark key (its 23 digits). */
+static uint64_t key_slot(const unsigned char *k)
+{
+	uint64_t v = 0;
+	for (int i = 1; i < KEY_LEN; i++)
+		v = v * 10 + (uint64_t)(k[i] - '0');
+	return v;
+}
+
+/* Does (k, v) hold the base record of k's slot (generation 0)? */
+static int plain_base_record(const fixture *fx, const void *k, size_t klen, const void *v,
+                             size_t vlen)
+{
+	unsigned char want[VAL_LEN];
+	if (klen != KEY_LEN || vlen != VAL_LEN)
+		return 0;
+	make_value(want, fx->cfg->seed, key_slot(k), 0);
+	return memcmp(want, v, VAL_LEN) == 0;
+}
+
+/* CREATE TABLE + COPY of the N base records (a fresh table each run), then (untimed) VACUUM
+ * ANALYZE as any loaded table gets, and a count. */
+static int plain_build(cell *c)
+{
+	fixture *fx = c->fx;
+	PGconn *pc = fx->admin;
+	pgb_buf b = {0};
+	PGresult *res = NULL;
+	unsigned char rec[KEY_LEN + VAL_LEN];
+	char sql[512];
+	int rc;
+	CK(plain_sql(sql, sizeof(sql), fx, "DROP TABLE IF EXISTS %s"), "DROP TABLE");
+	CK(pgb_exec(pc, sql, NULL), "dropping the previous plain table");
+	fx->plain_prepared = 0;
+	if (pgb_exec(pc, "CHECKPOINT", NULL) != 0) /* untimed; needs pg_checkpoint or superuser */
+		fprintf(stderr, "note: CHECKPOINT before the plain build failed: %s\n",
+		        prolly_last_error());
+	measure_begin(c);
+	CK(plain_sql(sql, sizeof(sql), fx,
+	             "CREATE TABLE %s (key bytea PRIMARY KEY, value bytea NOT NULL)"),
+	   "CREATE TABLE");
+	CK(pgb_exec(pc, sql, NULL), "creating the plain table");
+	CK(plain_sql(sql, sizeof(sql), fx, "COPY %s (key, value) FROM STDIN (FORMAT binary)"), "COPY");
+	res = PQexec(pc, sql);
+	pgb_count(1, 1);
+	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
+		rc = fail(c, pgb_error(pc, res, "starting COPY"), "COPY");
+		goto out;
+	}
+	PQclear(res);
+	res = NULL;
+	sw_pause(&c->sw);
+	CK(pgb_copy_header(&b), "encoding COPY");
+	for (uint64_t i = 0; i < fx->n; i++) {
+		make_key(rec, i * SLOT_STEP);
+		make_value(rec + KEY_LEN, fx->cfg->seed, i * SLOT_STEP, 0);
+		CK(pgb_copy_row2(&b, rec, KEY_LEN, rec + KEY_LEN, VAL_LEN), "encoding COPY");
+		if (b.n >= (1u << 20)) { /* record generation is untimed, sending is timed */
+			sw_resume(&c->sw);
+			CK(pgb_copy_send(pc, &b), "COPY");
+			sw_pause(&c->sw);
+		}
+	}
+	CK(pgb_copy_trailer(&b), "encoding COPY");
+	sw_resume(&c->sw);
+	CK(pgb_copy_send(pc, &b), "COPY");
+	CK(pgb_copy_end(pc), "COPY");
+	measure_end(c);
+	c->ops = fx->n;
+	CK(plain_sql(sql, sizeof(sql), fx, "VACUUM ANALYZE %s"), "VACUUM");
+	CK(pgb_exec(pc, sql, NULL), "VACUUM ANALYZE of the plain table");
+	CK(plain_sql(sql, sizeof(sql), fx, "SELECT count(*)::bigint FROM %s"), "count");
+	CK(pgb_exec(pc, sql, &res), "counting the plain table");
+	if (PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 8) {
+		invalid(c, "count(*) gave no bigint");
+	} else {
+		const unsigned char *p = (const unsigned char *)PQgetvalue(res, 0, 0);
+		uint64_t cnt = (uint64_t)pgb_get32(p) << 32 | pgb_get32(p + 4);
+		if (cnt != fx->n)
+			invalid(c, "plain table has %" PRIu64 " rows, expected %" PRIu64, cnt, fx->n);
+	}
+out:
+	if (rc != 0 && PQtransactionStatus(pc) == PQTRANS_ACTIVE) /* a COPY in flight */
+		(void)pgb_copy_end(pc);
+	PQclear(res);
+	pgb_buf_free(&b);
+	return rc;
+}
+
+/* SELECT key, value ... ORDER BY key through a cursor, FETCH 100000 rows at a time. */
+static int plain_scan(cell *c)
+{
+	fixture *fx = c->fx;
+	PGconn *pc = fx->admin;
+	PGresult *res = NULL;
+	unsigned char first[KEY_LEN], last[KEY_LEN], want[KEY_LEN];
+	char sql[512];
+	uint64_t count = 0;
+	int rc, bad = 0, in_txn = 0;
+	measure_begin(c);
+	CK(pgb_exec(pc, "BEGIN", NULL), "BEGIN");
+	in_txn = 1;
+	CK(plain_sql(sql, sizeof(sql), fx,
+	             "DECLARE plain_scan NO SCROLL CURSOR FOR SELECT key, value FROM %s ORDER BY key"),
+	   "DECLARE");
+	CK(pgb_exec(pc, sql, NULL), "DECLARE");
+	for (;;) {
+		CK(pgb_exec(pc, "FETCH FORWARD 100000 FROM plain_scan", &res), "FETCH");
+		int rows = PQntuples(res);
+		for (int i = 0; i < rows; i++) {
+			const char *k = PQgetvalue(res, i, 0);
+			if (PQgetlength(res, i, 0) != KEY_LEN || PQgetlength(res, i, 1) != VAL_LEN) {
+				bad = 1;
+				continue;
+			}
+			if (count == 0)
+				memcpy(first, k, KEY_LEN);
+			else if (memcmp(last, k, KEY_LEN) >= 0)
+				bad = 1;
+			memcpy(last, k, KEY_LEN);
+			count++;
+		}
+		PQclear(res);
+		res = NULL;
+		if (rows == 0)
+			break;
+	}
+	CK(pgb_exec(pc, "COMMIT", NULL), "COMMIT");
+	in_txn = 0;
+	measure_end(c);
+	c->ops = fx->n;
+	if (bad)
+		invalid(c, "scan returned rows out of order or of the wrong size");
+	if (count != fx->n) {
+		invalid(c, "scan saw %" PRIu64 " rows, expected %" PRIu64, count, fx->n);
+	} else if (count) {
+		make_key(want, 0);
+		if (memcmp(first, want, KEY_LEN) != 0)
+			invalid(c, "first key differs");
+		make_key(want, (fx->n - 1) * SLOT_STEP);
+		if (memcmp(last, want, KEY_LEN) != 0)
+			invalid(c, "last key differs");
+	}
+out:
+	PQclear(res);
+	if (in_txn)
+		(void)pgb_exec(pc, "ROLLBACK", NULL);
+	return rc;
+}
+
+/* --reads point selects one after another (the keys of get_cold / get_warm). */
+static int plain_get(cell *c)
+{
+	readset r;
+	PGresult *res = NULL;
+	int rc;
+	memset(&r, 0, sizeof(r));
+	CK(plain_prepare(c), "preparing");
+	CK(readset_random(&r, c, (size_t)c->fx->cfg->reads), "preparing reads");
+	measure_begin(c);
+	for (size_t i = 0; i < r.n; i++) {
+		const char *v[1] = {(const char *)r.keys + i * KEY_LEN};
+		const int l[1] = {KEY_LEN};
+		CK(pgb_run(c->fx->admin, "plain_get", 1, v, l, &res), "point select");
+		if (PQntuples(res) != 1 || PQgetlength(res, 0, 0) != VAL_LEN ||
+		    memcmp(PQgetvalue(res, 0, 0), r.vals + i * VAL_LEN, VAL_LEN) != 0)
+			r.mismatches++;
+		PQclear(res);
+		res = NULL;
+	}
+	measure_end(c);
+	c->ops = r.n;
+	if (r.mismatches)
+		invalid(c, "%zu of %zu point selects missing or wrong", r.mismatches, r.n);
+out:
+	PQclear(res);
+	readset_free(&r);
+	return rc;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One SELECT ... WHERE key = ANY($1) of the get_many keys (the answer is a set: duplicates
+ * in the request come back once, in no particular order). */
+static int plain_get_any(cell *c)
+{
+	readset r;
+	PGresult *res = NULL;
+	pgb_buf b = {0};
+	uint64_t *slots = NULL;
+	int rc;
+	memset(&r, 0, sizeof(r));
+	CK(plain_prepare(c), "preparing");
+	CK(readset_random(&r, c, (size_t)c->fx->cfg->reads), "preparing reads");
+	slots = malloc(r.n * sizeof(*slots) + 1);
+	if (!slots) {
+		rc = fail(c, PROLLY_ENOMEM, "allocating slots");
+		goto out;
+	}
+	size_t distinct = 0;
+	for (size_t i = 0; i < r.n; i++)
+		slots[i] = key_slot(r.keys + i * KEY_LEN);
+	qsort(slots, r.n, sizeof(*slots), u64_cmp);
+	for (size_t i = 0; i < r.n; i++)
+		distinct += i == 0 || slots[i] != slots[i - 1];
+	measure_begin(c);
+	CK(pgb_array_begin(&b, r.n), "encoding keys");
+	for (size_t i = 0; i < r.n; i++)
+		CK(pgb_array_add(&b, r.keys + i * KEY_LEN, KEY_LEN), "encoding keys");
+	const char *v[1] = {(const char *)b.p};
+	const int l[1] = {(int)b.n};
+	CK(pgb_run(c->fx->admin, "plain_any", 1, v, l, &res), "= ANY select");
+	int rows = PQntuples(res);
+	for (int i = 0; i < rows; i++)
+		if (!plain_base_record(c->fx, PQgetvalue(res, i, 0), (size_t)PQgetlength(res, i, 0),
+		                       PQgetvalue(res, i, 1), (size_t)PQgetlength(res, i, 1)))
+			r.mismatches++;
+	measure_end(c);
+	c->ops = r.n;
+	if ((size_t)rows != distinct || r.mismatches)
+		invalid(c, "= ANY gave %d rows (%zu wrong), expected %zu distinct keys", rows,
+		        r.mismatches, distinct);
+out:
+	PQclear(res);
+	pgb_buf_free(&b);
+	free(slots);
+	readset_free(&r);
+	return rc;
+}
+
+/* SELECT ... WHERE key >= lo AND key < hi ORDER BY key over the range cell's records. */
+static int plain_range(cell *c)
+{
+	fixture *fx = c->fx;
+	PGresult *res = NULL;
+	unsigned char lo[KEY_LEN], hi[KEY_LEN], want[KEY_LEN];
+	int rc;
+	CK(plain_prepare(c), "preparing");
+	size_t len = (size_t)(fx->cfg->reads < fx->n ? fx->cfg->reads : fx->n);
+	rng g;
+	cell_rng(&g, c, 0x72616e6765ull); /* "range": the same start as the Prolly cell */
+	uint64_t start = rng_below(&g, fx->n - len + 1);
+	make_key(lo, start * SLOT_STEP);
+	make_key(hi, (start + len) * SLOT_STEP);
+	size_t wrong = 0;
+	measure_begin(c);
+	const char *v[2] = {(const char *)lo, (const char *)hi};
+	const int l[2] = {KEY_LEN, KEY_LEN};
+	CK(pgb_run(fx->admin, "plain_range", 2, v, l, &res), "range select");
+	int rows = PQntuples(res);
+	for (int i = 0; i < rows; i++) {
+		make_key(want, (start + (uint64_t)i) * SLOT_STEP);
+		if (PQgetlength(res, i, 0) != KEY_LEN || memcmp(PQgetvalue(res, i, 0), want, KEY_LEN) ||
+		    !plain_base_record(fx, want, KEY_LEN, PQgetvalue(res, i, 1),
+		                       (size_t)PQgetlength(res, i, 1)))
+			wrong++;
+	}
+	measure_end(c);
+	c->ops = len;
+	if ((size_t)rows != len || wrong)
+		invalid(c, "range gave %d rows (%zu wrong), expected %zu", rows, wrong, len);
+out:
+	PQclear(res);
+	return rc;
+}
+
+/* Puts (upsert) or deletes of edits[0..n) in one autocommit statement; *affected gets the
+ * statement's row count. */
+static int plain_apply(cell *c, const prolly_edit *edits, size_t n, int del, uint64_t *affected)
+{
+	pgb_buf kb = {0}, vb = {0};
+	PGresult *res = NULL;
+	int rc = 0;
+	if (pgb_array_begin(&kb, n) || (!del && pgb_array_begin(&vb, n))) {
+		rc = PROLLY_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (pgb_array_add(&kb, edits[i].key.data, edits[i].key.size) ||
+		    (!del && pgb_array_add(&vb, edits[i].value.data, edits[i].value.size))) {
+			rc = PROLLY_ENOMEM;
+			goto out;
+		}
+	}
+	const char *v[2] = {(const char *)kb.p, (const char *)vb.p};
+	const int l[2] = {(int)kb.n, (int)vb.n};
+	rc = pgb_run(c->fx->admin, del ? "plain_delete" : "plain_upsert", del ? 1 : 2, v, l, &res);
+	if (rc == 0)
+		*affected = strtoull(PQcmdTuples(res), NULL, 10);
+out:
+	PQclear(res);
+	pgb_buf_free(&kb);
+	pgb_buf_free(&vb);
+	return rc;
+}
+
+/* Untimed: brings the table back to the base records for the keys of edits (deletes what an
+ * insert added, re-inserts what a delete removed; updated values stay, reads ran before). */
+static int plain_undo(cell *c, const editset *e, size_t n)
+{
+	uint64_t affected = 0;
+	if (c->pattern == PAT_INSERT || c->pattern == PAT_APPEND)
+		return plain_apply(c, e->edits, n, 1, &affected);
+	if (c->pattern != PAT_DELETE)
+		return 0;
+	prolly_edit *puts = malloc(n * sizeof(*puts) + 1);
+	unsigned char *vals = malloc(n * VAL_LEN + 1);
+	int rc = PROLLY_ENOMEM;
+	if (puts && vals) {
+		for (size_t i = 0; i < n; i++) {
+			make_value(vals + i * VAL_LEN, c->fx->cfg->seed, e->slots[i], 0);
+			puts[i].op = PROLLY_PUT;
+			puts[i].key = e->edits[i].key;
+			puts[i].value.data = vals + i * VAL_LEN;
+			puts[i].value.size = VAL_LEN;
+		}
+		rc = plain_apply(c, puts, n, 0, &affected);
+	}
+	free(puts);
+	free(vals);
+	return rc;
+}
+
+/* The batch analogue: one INSERT ... SELECT FROM unnest ... ON CONFLICT DO UPDATE of the edit
+ * set (DELETE ... = ANY for the delete pattern), autocommit (a durable commit). */
+static int plain_batch(cell *c)
+{
+	editset e;
+	uint64_t affected = 0;
+	int rc;
+	memset(&e, 0, sizeof(e));
+	CK(plain_prepare(c), "preparing");
+	CK(editset_make(&e, c, 0), "making the edit set");
+	measure_begin(c);
+	CK(plain_apply(c, e.edits, e.n, c->pattern == PAT_DELETE, &affected), "batch statement");
+	measure_end(c);
+	c->ops = e.n;
+	if (affected != e.n)
+		invalid(c, "the statement affected %" PRIu64 " rows, expected %zu", affected, e.n);
+	CK(plain_undo(c, &e, e.n), "undoing the batch");
+out:
+	editset_free(&e);
+	return rc;
+}
+
+/* --singles autocommit statements of one edit each (the keys of the single cells); the
+ * nosync variant runs them with synchronous_commit off, as the store does for durable = 0. */
+static int plain_single(cell *c)
+{
+	editset e;
+	PGresult *res = NULL;
+	size_t k = (size_t)c->fx->cfg->singles;
+	int rc, nosync = c->op == OP_SINGLE_NOSYNC, wrong = 0;
+	memset(&e, 0, sizeof(e));
+	CK(plain_prepare(c), "preparing");
+	CK(editset_make(&e, c, 0), "making the edit set");
+	if (e.n == 0) {
+		rc = fail(c, PROLLY_EINVAL, "no edits (--changes 0?)");
+		goto out;
+	}
+	if (k > e.n)
+		k = e.n; /* distinct keys, so that the undo below is exact */
+	size_t first = nosync ? k : 0;
+	if (nosync)
+		CK(pgb_exec(c->fx->admin, "SET synchronous_commit TO off", NULL), "SET");
+	measure_begin(c);
+	for (size_t i = 0; i < k; i++) {
+		const prolly_edit *ed = &e.edits[(first + i) % e.n];
+		const char *v[2] = {(const char *)ed->key.data, (const char *)ed->value.data};
+		const int l[2] = {(int)ed->key.size, (int)ed->value.size};
+		int del = ed->op == PROLLY_DEL;
+		CK(pgb_run(c->fx->admin, del ? "plain_delete1" : "plain_upsert1", del ? 1 : 2, v, l,
+		           &res),
+		   "single statement");
+		wrong += strcmp(PQcmdTuples(res), "1") != 0;
+		PQclear(res);
+		res = NULL;
+	}
+	measure_end(c);
+	c->ops = k;
+	if (wrong)
+		invalid(c, "%d single statements did not affect exactly one row", wrong);
+	if (nosync)
+		CK(pgb_exec(c->fx->admin, "RESET synchronous_commit", NULL), "RESET");
+	nosync = 0;
+	/* Undo exactly the keys used (a window of the edit set, wrapping). */
+	if (first % e.n + k <= e.n) {
+		editset w = e;
+		w.edits += first % e.n;
+		w.slots += first % e.n;
+		CK(plain_undo(c, &w, k), "undoing the singles");
+	} else {
+		CK(plain_undo(c, &e, e.n), "undoing the singles");
+	}
+out:
+	if (nosync)
+		(void)pgb_exec(c->fx->admin, "RESET synchronous_commit", NULL);
+	PQclear(res);
+	editset_free(&e);
+	return rc;
+}
+
 typedef int (*cell_fn)(cell *c);
 static const cell_fn cell_fns[N_OPS] = {
 	cell_build, cell_scan,  cell_scan,   cell_get,   cell_get,    cell_get_many,
 	cell_range, cell_batch, cell_single, cell_single, cell_diff, cell_merge,
+};
+/* The plain-table analogue of each op (NULL: none); one cell serves two ops where the plain
+ * table makes no difference (scan and scan_warm, get_cold and get_warm). */
+static const cell_fn plain_fns[N_OPS] = {
+	plain_build, plain_scan,  NULL,         plain_get, NULL, plain_get_any,
+	plain_range, plain_batch, plain_single, plain_single, NULL, NULL,
 };
 
 /* ------------------------------------------------------------------------------------------ */

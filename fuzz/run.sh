@@ -15,7 +15,7 @@ if ! command -v clang >/dev/null 2>&1; then
 	exit 2
 fi
 
-PKGS="libcrypto libxxhash lmdb"
+PKGS="libcrypto libxxhash lmdb libpq"
 libs="$(pkg-config --libs $PKGS) -lpthread -lm"
 out=build-fuzz/fuzz-own
 mkdir -p "$out"

@@ -8,6 +8,14 @@
 # "not ok N - NAME" followed by the diff as comments) and "# N passed, N failed" last; exits 1 if
 # any case failed. With UPDATE=1 the .out files are (re)written instead: review them by hand.
 # Cases run in parallel, JOBS at a time (default: the number of CPUs).
+#
+# PostgreSQL: a case with a line "#@ any-store" does not depend on the store, so it runs a second
+# time (reported as "pg/NAME") with PROLLY_STORE set to a fresh, empty database on
+# $PROLLY_PG_URL, and must give the same cases/NAME.out (after the case's store URL is shown as
+# "lmdb:store", the URL of the LMDB run). When PROLLY_PG_URL is unset, a throwaway cluster is
+# started with scripts/pg-cluster.sh (or $PROLLY_PG_SCRIPT) and stopped at the end, also on
+# failure or interruption. Without a server every pg/ case fails; none is skipped. The databases
+# (prolly_cli_PID_N) are created before the cases start and dropped at the end.
 set -u
 
 if [ $# -lt 1 ]; then
@@ -27,7 +35,28 @@ fi
 here=$(cd "$(dirname "$0")" && pwd)
 # Run a private copy, so that a rebuild of the binary meanwhile cannot disturb the run.
 private=$(mktemp -d "${TMPDIR:-/tmp}/prolly-cli-bin.XXXXXX")
-trap 'rm -rf "$private"' EXIT
+pg_script=${PROLLY_PG_SCRIPT:-$here/../../scripts/pg-cluster.sh}
+pg_own_dir= # set when this run started the cluster
+pg_dbs=()   # databases created on a server this run does not own
+
+cleanup() {
+	if [ -n "$pg_own_dir" ]; then
+		bash "$pg_script" stop "$pg_own_dir" >/dev/null 2>&1 ||
+			echo "# could not stop the PostgreSQL cluster in $pg_own_dir"
+		pg_own_dir=
+	elif [ ${#pg_dbs[@]} -gt 0 ]; then
+		local db
+		for db in "${pg_dbs[@]}"; do
+			printf 'DROP DATABASE IF EXISTS "%s";\n' "$db"
+		done | pg_sql >/dev/null 2>&1 || echo "# could not drop the databases ${pg_dbs[*]}"
+		pg_dbs=()
+	fi
+	rm -rf "$private"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 cp "$bin" "$private/prolly"
 bin=$private/prolly
 
@@ -38,42 +67,120 @@ else
 	cases=("$here"/cases/*.sh)
 fi
 
-# Replaces every 64-hex id by <idN>, N counting distinct ids in order of first appearance.
+# The runs: every case on LMDB, then the any-store ones on PostgreSQL.
+run_file=() run_name=() run_pg=()
+for c in "${cases[@]}"; do
+	run_file+=("$c")
+	run_name+=("$(basename "$c" .sh)")
+	run_pg+=(0)
+done
+for c in "${cases[@]}"; do
+	if [ -f "$c" ] && grep -q '^#@ any-store' "$c"; then
+		run_file+=("$c")
+		run_name+=("pg/$(basename "$c" .sh)")
+		run_pg+=(1)
+	fi
+done
+
+# Runs SQL from stdin on $PROLLY_PG_URL's database, one statement per line (so that CREATE
+# DATABASE is not inside a transaction block).
+pg_sql() {
+	local psql=psql
+	if [ -n "${PROLLY_PG_BIN:-}" ] && [ -x "$PROLLY_PG_BIN/psql" ]; then
+		psql=$PROLLY_PG_BIN/psql
+	fi
+	"$psql" -X -q -v ON_ERROR_STOP=1 -d "$PROLLY_PG_URL"
+}
+
+# The URL of database $1 on the server of $PROLLY_PG_URL (a libpq URL or key=value string).
+pg_db_url() {
+	case $PROLLY_PG_URL in
+	postgres://*\?* | postgresql://*\?*) printf '%s&dbname=%s' "$PROLLY_PG_URL" "$1" ;;
+	postgres://* | postgresql://*) printf '%s?dbname=%s' "$PROLLY_PG_URL" "$1" ;;
+	*) printf '%s dbname=%s' "$PROLLY_PG_URL" "$1" ;;
+	esac
+}
+
+# A server for the pg/ runs, and one fresh database per run. pg_error says why there is none.
+pg_error=
+run_url=()
+n_pg=0
+for i in "${!run_pg[@]}"; do
+	run_url+=("")
+	[ "${run_pg[$i]}" = 1 ] && n_pg=$((n_pg + 1))
+done
+if [ "$n_pg" -gt 0 ]; then
+	if [ -z "${PROLLY_PG_URL:-}" ]; then
+		t0=$(date +%s%N)
+		if env_lines=$(bash "$pg_script" start 2>"$private/pg-start.err") &&
+			eval "$env_lines" && [ -n "${PROLLY_PG_URL:-}" ]; then
+			pg_own_dir=$PROLLY_PG_DIR
+			echo "# started a throwaway PostgreSQL cluster in $pg_own_dir ($((($(date +%s%N) - t0) / 1000000)) ms)"
+		else
+			pg_error="could not start a PostgreSQL cluster with $pg_script (set PROLLY_PG_URL to use an existing server): $(tail -n 3 "$private/pg-start.err" | tr '\n' ' ')"
+		fi
+	fi
+	if [ -z "$pg_error" ]; then
+		sql=
+		dbs=()
+		for i in "${!run_pg[@]}"; do
+			[ "${run_pg[$i]}" = 1 ] || continue
+			db=prolly_cli_$$_$i
+			dbs+=("$db")
+			sql+="CREATE DATABASE \"$db\";"$'\n'
+			run_url[$i]=$(pg_db_url "$db")
+		done
+		[ -n "$pg_own_dir" ] || pg_dbs=("${dbs[@]}")
+		if ! printf '%s' "$sql" | pg_sql >"$private/pg-create.err" 2>&1; then
+			pg_error="could not create the databases on \$PROLLY_PG_URL: $(tail -n 3 "$private/pg-create.err" | tr '\n' ' ')"
+		fi
+	fi
+fi
+
+# Replaces the store URL $1 (if not empty) by lmdb:store, then every 64-hex id by <idN>, N
+# counting distinct ids in order of first appearance.
 normalize() {
-	perl -pe 'BEGIN { our %seen; our $n = 0 }
+	STORE_URL=$1 perl -pe 'BEGIN { our %seen; our $n = 0 }
+		s/\Q$ENV{STORE_URL}\E/lmdb:store/g if length $ENV{STORE_URL};
 		s/\b([0-9a-f]{64})\b/ $seen{$1} \/\/= "<id" . ++$n . ">" /ge'
 }
 
-# Runs one case; writes its normalized transcript to $2.
+# Runs case $1 with store URL $3 (empty: lib.sh's lmdb:store); writes its normalized transcript
+# to $2.
 run_case() {
-	local c=$1 result=$2 tmp
+	local c=$1 result=$2 url=$3 tmp
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/prolly-cli.XXXXXX")
-	(cd "$tmp" && PROLLY_BIN=$bin bash -c '. "$1"; . "$2"' case "$here/lib.sh" "$c" 2>&1) |
-		normalize >"$result"
+	(cd "$tmp" && PROLLY_BIN=$bin bash -c '. "$1"; [ -z "$3" ] || PROLLY_STORE=$3; . "$2"' \
+		case "$here/lib.sh" "$c" "$url" 2>&1) | normalize "$url" >"$result"
 	chmod -R u+w "$tmp" 2>/dev/null
 	rm -rf "$tmp"
 }
 
-# The cases are independent: run up to $JOBS (default: the number of CPUs) at once.
+# The runs are independent: run up to $JOBS (default: the number of CPUs) at once.
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
-i=0
-for c in "${cases[@]}"; do
-	run_case "$c" "$private/$i.out" &
-	i=$((i + 1))
+for i in "${!run_file[@]}"; do
+	[ "${run_pg[$i]}" = 1 ] && [ -n "$pg_error" ] && continue
+	run_case "${run_file[$i]}" "$private/$i.out" "${run_url[$i]}" &
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
 		wait -n
 	done
 done
 wait
 
-echo "1..${#cases[@]}"
+echo "1..${#run_file[@]}"
 n=0 passed=0 failed=0
-for c in "${cases[@]}"; do
-	name=$(basename "$c" .sh)
-	actual=$private/$n.out
+for i in "${!run_file[@]}"; do
+	name=${run_name[$i]}
+	actual=$private/$i.out
 	n=$((n + 1))
-	expected_file=$here/cases/$name.out
-	if [ "${UPDATE:-0}" = 1 ]; then
+	expected_file=$here/cases/$(basename "${run_file[$i]}" .sh).out
+	if [ "${run_pg[$i]}" = 1 ] && [ -n "$pg_error" ]; then
+		echo "not ok $n - $name"
+		echo "# $pg_error"
+		failed=$((failed + 1))
+		continue
+	fi
+	if [ "${UPDATE:-0}" = 1 ] && [ "${run_pg[$i]}" = 0 ]; then
 		cp "$actual" "$expected_file"
 	fi
 	if [ -f "$expected_file" ] && diff_out=$(diff -u --label expected --label actual \

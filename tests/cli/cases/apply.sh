@@ -1,4 +1,5 @@
 # apply: a whole file in one commit; a malformed line rejects everything and names the line.
+#@ any-store
 p init
 printf 'put\ta\t1\nput\tb\t2\n\n# a comment\nput\tc\tx\\ty\ndel\tb\nput\td\t4' >edits.txt
 p apply main edits.txt

@@ -1,4 +1,5 @@
 # branch NEW FROM (from a branch, BRANCH~N or a commit id), branches, branch -d.
+#@ any-store
 p init
 p put main k 1
 p put main k 2

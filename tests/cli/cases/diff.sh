@@ -1,4 +1,5 @@
 # diff FROM TO: + added, - removed, ~ changed, in key order; FROM and TO are any specs.
+#@ any-store
 p init
 printf 'put\ta\t1\nput\tb\t2\nput\tc\t3\nput\td\t4\n' | p apply main -
 p branch old main

@@ -1,4 +1,5 @@
 # Keys and values are escaped text: \\ \t \n \xHH in, the same out; everything else verbatim.
+#@ any-store
 p init
 p put main 'tab\there' 'line1\nline2'
 p put main 'back\\slash' 'a\\b\\\\c'

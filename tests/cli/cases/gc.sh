@@ -1,4 +1,5 @@
 # gc removes what no branch reaches; --keep N also drops history older than N commits.
+#@ any-store
 p init
 p put main k 1
 p put main k 2

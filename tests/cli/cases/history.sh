@@ -1,4 +1,5 @@
 # BRANCH~N and commit ids are accepted wherever a branch is read; writes need a branch name.
+#@ any-store
 p init
 p put main k v1
 p put main k v2

@@ -1,4 +1,5 @@
 # init creates branch main with one empty commit; a second init changes nothing.
+#@ any-store
 pe get main k
 p init
 p init

@@ -1,4 +1,5 @@
 # log: one block per commit, newest first, deterministic dates, --limit, specs.
+#@ any-store
 p init
 p put main a 1
 p put main b 2 -m 'a message with a	tab and

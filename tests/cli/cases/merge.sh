@@ -1,4 +1,5 @@
 # merge: fast-forward, up to date, clean three-way, conflicts with each resolver.
+#@ any-store
 p init
 printf 'put\ta\t1\nput\tb\t2\nput\tc\t3\nput\td\t4\n' | p apply main -
 p branch dev main

@@ -1,4 +1,5 @@
 # put, get, del: one commit each, default and -m messages, exit 1 for absent keys.
+#@ any-store
 p init
 p put main color blue
 p get main color

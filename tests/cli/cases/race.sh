@@ -1,4 +1,5 @@
 # Exit 4: apply reads the branch head first, then its input; a commit landing in between wins
+#@ any-store
 # the compare-and-swap and apply commits nothing.
 p init
 p put main a 1

@@ -1,4 +1,5 @@
 # scan: --from (inclusive), --to (exclusive), --prefix, --limit, --reverse and combinations.
+#@ any-store
 p init
 printf 'put\t%s\t%s\n' a 1 b 2 c 3 d 4 e 5 fa 6 fb 7 fc 8 g 9 >recs.txt
 p apply main recs.txt

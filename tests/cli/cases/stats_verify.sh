@@ -1,4 +1,5 @@
 # stats and verify on a small and a larger tree.
+#@ any-store
 p init
 prolly stats main | grep -E '^(records|height|nodes|leaves)'
 prolly verify main | cut -f1,2,3

@@ -1,4 +1,5 @@
 # Bad usage is exit 2 with one line on stderr; -- ends options.
+#@ any-store
 p init
 pe put
 pe put main
