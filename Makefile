@@ -64,9 +64,14 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# bench/lib/*.c (TOML reader, HDR histogram): linked into every bench program and into the tests
+# listed in BLIB_TESTS.
+BLIB_SRC  := $(wildcard bench/lib/*.c)
+BLIB_OBJ  := $(BLIB_SRC:%.c=$(BUILD)/obj/%.o)
+BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
 
 ALL_OBJ := $(LIB_OBJ) $(CLI_OBJ) $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
-           $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+           $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ)
 
 FORMAT_SRC := $(wildcard include/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch])
@@ -112,9 +117,13 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libprolly.a
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BLIB_OBJ) $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(BLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+
+$(BLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BLIB_OBJ) $(TLIB_OBJ) $(BUILD)/libprolly.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(BLIB_OBJ) $(TLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 # ---- tests ------------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@
 
 #include "prolly.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
@@ -58,6 +59,57 @@ static inline uint64_t minor_faults(void)
 	if (getrusage(RUSAGE_SELF, &ru) != 0)
 		return 0;
 	return (uint64_t)ru.ru_minflt;
+}
+
+/* CPU time (user + system, ms) of a PostgreSQL server: the postmaster, its live children and
+ * the children it has reaped (a closed backend's time moves into the postmaster's cutime).
+ * postmaster_pid 0 or an unreadable /proc: -1. */
+static inline double server_cpu_ms(long postmaster_pid)
+{
+	if (postmaster_pid <= 0)
+		return -1;
+	long tck = sysconf(_SC_CLK_TCK);
+	double total = 0;
+	int found = 0;
+	char path[300];
+	FILE *f;
+	DIR *d = opendir("/proc");
+	if (!d || tck <= 0) {
+		if (d)
+			closedir(d);
+		return -1;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		char buf[1024];
+		size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[k] = '\0';
+		char *rp = strrchr(buf, ')'); /* the command may hold spaces */
+		if (!rp)
+			continue;
+		long pid = strtol(buf, NULL, 10), ppid;
+		unsigned long long ut, st, cut, cst;
+		/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+		 * utime stime cutime cstime */
+		if (sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+		           &ppid, &ut, &st, &cut, &cst) != 5)
+			continue;
+		if (pid == postmaster_pid) {
+			total += (double)(ut + st + cut + cst);
+			found = 1;
+		} else if (ppid == postmaster_pid) {
+			total += (double)(ut + st);
+		}
+	}
+	closedir(d);
+	return found ? total * 1000.0 / (double)tck : -1;
 }
 
 /* The one-minute load average, or -1. */
@@ -474,6 +526,7 @@ typedef struct bench_row {
 	double rss_anon_mib, rss_file_mib; /* current resident memory at the end of the cell */
 	double load1;        /* one-minute load average at the end of the cell */
 	double vs_plain;     /* pg store: ms_median / the matching plain-table cell's; 0 if none */
+	double server_cpu_ms; /* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
 	int valid;
 	char note[200];
 } bench_row;
@@ -484,7 +537,7 @@ static inline const char *csv_header(void)
 	       "us_per_op,store_reads,items_per_read,nodes_read,bytes_read,nodes_written,"
 	       "bytes_written,store_writes,durable_writes,cache_hits,cache_misses,cache_evictions,"
 	       "store_read_ms,store_write_ms,minor_faults,peak_rss_mib,rss_anon_mib,rss_file_mib,load1,valid,note,"
-	       "store_round_trips,store_statements,pool_waits,vs_plain";
+	       "store_round_trips,store_statements,pool_waits,vs_plain,server_cpu_ms";
 }
 
 static inline double items_per_read(const prolly_stats *s)
@@ -519,8 +572,8 @@ static inline void csv_row(FILE *f, const bench_row *r)
 	        r->rss_file_mib, r->load1,
 	        r->valid);
 	csv_quoted(f, r->note);
-	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f\n", s->store_round_trips,
-	        s->store_statements, s->pool_waits, r->vs_plain);
+	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.1f\n", s->store_round_trips,
+	        s->store_statements, s->pool_waits, r->vs_plain, r->server_cpu_ms);
 }
 
 /* Opens the CSV for appending (creating its directory), writing the header if it is new. */
@@ -579,26 +632,30 @@ static inline const char *human_count(char *buf, size_t n, double v)
 
 static inline void md_header(FILE *f)
 {
-	fprintf(f, "| size | store | op | pattern | ms (median) | min | max | CPU ms | ops/s | us/op "
+	fprintf(f, "| size | store | op | pattern | ms (median) | min | max | CPU ms | server CPU ms | ops/s | us/op "
 	           "| store reads | items/read | nodes read | MiB read | nodes written | MiB written "
 	           "| cache hit/miss | round trips | statements | vs plain | peak RSS MiB | valid |\n");
-	fprintf(f, "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+	fprintf(f, "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
 	           "|---:|---:|---:|---|\n");
 }
 
 static inline void md_row(FILE *f, const bench_row *r)
 {
-	char a[32], b[32], c[32], d[32], e[32], g[32], h[32], rt[32], sm[32], vp[32];
+	char a[32], b[32], c[32], d[32], e[32], g[32], h[32], rt[32], sm[32], vp[32], sc[32];
 	const prolly_stats *s = &r->st;
+	if (r->server_cpu_ms >= 0)
+		snprintf(sc, sizeof(sc), "%.1f", r->server_cpu_ms);
+	else
+		snprintf(sc, sizeof(sc), "-");
 	if (r->vs_plain > 0)
 		snprintf(vp, sizeof(vp), "%.2fx", r->vs_plain);
 	else
 		snprintf(vp, sizeof(vp), "-");
 	fprintf(f,
-	        "| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.1f | %s | %.3f | %s | %.1f | %s | %.2f | %s "
+	        "| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.1f | %s | %s | %.3f | %s | %.1f | %s | %.2f | %s "
 	        "| %.2f | %s/%s | %s | %s | %s | %.0f | %s |\n",
 	        human_count(a, sizeof(a), (double)r->size), r->store, r->op, r->pattern, r->ms_median,
-	        r->ms_min, r->ms_max, r->cpu_ms, human_count(b, sizeof(b), r->ops_per_s), r->us_per_op,
+	        r->ms_min, r->ms_max, r->cpu_ms, sc, human_count(b, sizeof(b), r->ops_per_s), r->us_per_op,
 	        human_count(c, sizeof(c), (double)s->store_reads), items_per_read(s),
 	        human_count(d, sizeof(d), (double)s->nodes_read), (double)s->bytes_read / 1048576.0,
 	        human_count(e, sizeof(e), (double)s->nodes_written),

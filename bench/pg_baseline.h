@@ -50,6 +50,12 @@ static inline int pgb_error(PGconn *conn, const PGresult *res, const char *what)
 	return prolly_set_error(PROLLY_ESTORE, "%s: %.*s", what, (int)len, m);
 }
 
+static inline void pgb_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
 static inline int pgb_connect(PGconn **out, const char *conninfo)
 {
 	PGconn *c = PQconnectdb(conninfo);
@@ -60,6 +66,7 @@ static inline int pgb_connect(PGconn **out, const char *conninfo)
 		PQfinish(c);
 		return rc;
 	}
+	PQsetNoticeProcessor(c, pgb_quiet, NULL); /* DROP ... CASCADE lists what it dropped */
 	pgb_count(0, 1);
 	*out = c;
 	return 0;

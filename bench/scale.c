@@ -40,6 +40,7 @@ enum {
 	OP_SCAN_WARM,
 	OP_GET_COLD,
 	OP_GET_WARM,
+	OP_GET_NOCACHE,
 	OP_GET_MANY,
 	OP_RANGE,
 	OP_BATCH,
@@ -50,7 +51,7 @@ enum {
 	N_OPS
 };
 static const char *const op_names[N_OPS] = {
-	"build", "scan", "scan_warm", "get_cold", "get_warm", "get_many",
+	"build", "scan", "scan_warm", "get_cold", "get_warm", "get_nocache", "get_many",
 	"range", "batch", "single", "single_nosync", "diff", "merge",
 };
 #define FIRST_PATTERN_OP OP_BATCH
@@ -67,7 +68,7 @@ static const char *const store_names[N_STORES] = {"mem", "lmdb", "pg"};
 /* The plain-table baseline's name for each operation it has an analogue of (NULL: none). The
  * Prolly pg row of op X is compared with the plain row named plain_op_names[X], same pattern. */
 static const char *const plain_op_names[] = {
-	"copy", "scan", "scan", "get", "get", "get_any",
+	"copy", "scan", "scan", "get", "get", "get", "get_any",
 	"range", "batch", "single", "single_nosync", NULL, NULL,
 };
 
@@ -93,6 +94,7 @@ typedef struct config {
 	int pg_statements;   /* pg: print this many top pg_stat_statements entries per fixture */
 	char pg_url[4096];   /* pg: the conninfo (never printed) */
 	char pg_dir[4096];   /* pg: the throwaway cluster's directory, "" when PROLLY_PG_URL was given */
+	long pg_postmaster;  /* pg: the throwaway server's postmaster pid (server CPU time), or 0 */
 	char workdir[4096]; /* scratch directory made under dir */
 	char stamp[32];
 } config;
@@ -227,6 +229,7 @@ typedef struct sample {
 	prolly_stats st;
 	uint64_t read_ns, write_ns, durable_writes;
 	uint64_t minflt;
+	double srv_ms; /* server CPU ms, -1 if unknown */
 } sample;
 
 typedef struct cell {
@@ -239,6 +242,7 @@ typedef struct cell {
 	char note[200];
 	stopwatch sw;
 	uint64_t cpu0, flt0;
+	double srv0;
 	sample cur;
 } cell;
 
@@ -278,6 +282,7 @@ static void measure_begin(cell *c)
 {
 	prolly_thread_stats_reset();
 	timed_store_reset(c->fx->ts);
+	c->srv0 = c->fx->store == STORE_PG ? server_cpu_ms(c->fx->cfg->pg_postmaster) : -1;
 	c->cpu0 = cpu_ns();
 	c->flt0 = minor_faults();
 	sw_start(&c->sw);
@@ -289,6 +294,8 @@ static void measure_end(cell *c)
 	c->cur.cpu_ms = (double)(cpu_ns() - c->cpu0) / 1e6;
 	c->cur.minflt = minor_faults() - c->flt0;
 	prolly_thread_stats(&c->cur.st);
+	double srv = c->srv0 >= 0 ? server_cpu_ms(c->fx->cfg->pg_postmaster) : -1;
+	c->cur.srv_ms = srv >= 0 ? srv - c->srv0 : -1;
 	if (c->fx->ts) { /* no store during the plain baseline */
 		c->cur.read_ns = atomic_load(&c->fx->ts->read_ns);
 		c->cur.write_ns = atomic_load(&c->fx->ts->write_ns);
@@ -552,6 +559,38 @@ static int many_cb(void *payload, size_t index, const void *value, size_t vlen)
 	if (index >= r->n || vlen != VAL_LEN || memcmp(value, r->vals + index * VAL_LEN, VAL_LEN))
 		r->mismatches++;
 	return 0;
+}
+
+/* --reads / 10 gets (at least 1), each with the node cache cleared just before it (untimed):
+ * every get reads its whole root-to-leaf path from the store, the "cold point get". */
+static int cell_get_nocache(cell *c)
+{
+	readset r;
+	prolly_buf buf = PROLLY_BUF_INIT;
+	int rc;
+	CK(readset_random(&r, c, (size_t)c->fx->cfg->reads), "preparing reads");
+	size_t n = r.n / 10 ? r.n / 10 : r.n;
+	measure_begin(c);
+	for (size_t i = 0; i < n; i++) {
+		sw_pause(&c->sw);
+		prolly_db_cache_clear(c->fx->db);
+		sw_resume(&c->sw);
+		rc = prolly_get(&buf, c->fx->db, &c->fx->base, r.keys + i * KEY_LEN, KEY_LEN);
+		if (rc != 0) {
+			fail(c, rc, "prolly_get");
+			goto out;
+		}
+		if (buf.size != VAL_LEN || memcmp(buf.ptr, r.vals + i * VAL_LEN, VAL_LEN) != 0)
+			r.mismatches++;
+	}
+	measure_end(c);
+	c->ops = n;
+	if (r.mismatches)
+		invalid(c, "%zu of %zu gets wrong", r.mismatches, n);
+out:
+	prolly_buf_dispose(&buf);
+	readset_free(&r);
+	return rc;
 }
 
 static int cell_get_many(cell *c)
@@ -1396,13 +1435,13 @@ out:
 
 typedef int (*cell_fn)(cell *c);
 static const cell_fn cell_fns[N_OPS] = {
-	cell_build, cell_scan,  cell_scan,   cell_get,   cell_get,    cell_get_many,
+	cell_build, cell_scan,  cell_scan,   cell_get,   cell_get,    cell_get_nocache, cell_get_many,
 	cell_range, cell_batch, cell_single, cell_single, cell_diff, cell_merge,
 };
 /* The plain-table analogue of each op (NULL: none); one cell serves two ops where the plain
  * table makes no difference (scan and scan_warm, get_cold and get_warm). */
 static const cell_fn plain_fns[N_OPS] = {
-	plain_build, plain_scan,  NULL,         plain_get, NULL, plain_get_any,
+	plain_build, plain_scan,  NULL,         plain_get, NULL, NULL, plain_get_any,
 	plain_range, plain_batch, plain_single, plain_single, NULL, NULL,
 };
 
@@ -1451,9 +1490,10 @@ static void emit_row(const bench_row *r)
 			p += w;
 			left -= (size_t)w;
 		}
-	} else {
-		keep_row(r);
 	}
+	/* A fixture's process keeps its plain-table rows too: its pg rows compare with them. */
+	if (row_fd < 0 || !strcmp(r->store, PLAIN_STORE))
+		keep_row(r);
 }
 
 static void row_init(bench_row *r, const fixture *fx, int op, int pattern)
@@ -1465,6 +1505,27 @@ static void row_init(bench_row *r, const fixture *fx, int op, int pattern)
 	snprintf(r->store, sizeof(r->store), "%s", store_names[fx->store]);
 	snprintf(r->op, sizeof(r->op), "%s", op_names[op]);
 	snprintf(r->pattern, sizeof(r->pattern), "%s", pattern < 0 ? "-" : pattern_names[pattern]);
+	r->server_cpu_ms = -1;
+}
+
+static void plain_row_init(bench_row *r, const fixture *fx, int op, int pattern)
+{
+	row_init(r, fx, op, pattern);
+	snprintf(r->store, sizeof(r->store), "%s", PLAIN_STORE);
+	snprintf(r->op, sizeof(r->op), "%s", plain_op_names[op]);
+}
+
+static const bench_row *find_row(uint64_t size, const char *store, const char *op,
+                                 const char *pattern);
+
+/* The plain-table row a Prolly pg row compares with, or NULL. */
+static const bench_row *plain_match(const bench_row *r)
+{
+	for (int op = 0; op < N_OPS; op++)
+		if (!strcmp(r->op, op_names[op]))
+			return plain_op_names[op] ? find_row(r->size, PLAIN_STORE, plain_op_names[op], r->pattern)
+			                          : NULL;
+	return NULL;
 }
 
 static int sample_cmp(const void *a, const void *b)
@@ -1474,8 +1535,9 @@ static int sample_cmp(const void *a, const void *b)
 }
 
 /* Runs one cell --runs times and emits its row. Returns 0, or the engine error of the last
- * run (the row is then invalid). With emit 0 (an untimed fixture build) nothing is printed. */
-static int run_cell(fixture *fx, int op, int pattern, int emit)
+ * run (the row is then invalid). With emit 0 (an untimed fixture build) nothing is printed.
+ * With plain set it runs the plain-table analogue of op instead (pg fixtures only). */
+static int run_cell(fixture *fx, int op, int pattern, int emit, int plain)
 {
 	const config *cfg = fx->cfg;
 	static sample samples[MAX_RUNS];
@@ -1484,16 +1546,18 @@ static int run_cell(fixture *fx, int op, int pattern, int emit)
 	c.fx = fx;
 	c.op = op;
 	c.pattern = pattern;
+	c.plain = plain;
 	c.valid = 1;
 	unsigned runs = emit ? cfg->runs : 1, done = 0;
 	int rc = 0;
 	char label[64];
-	snprintf(label, sizeof(label), "%s%s%s", op_names[op], pattern < 0 ? "" : "/",
+	snprintf(label, sizeof(label), "%s%s%s%s", plain ? "plain " : "",
+	         plain ? plain_op_names[op] : op_names[op], pattern < 0 ? "" : "/",
 	         pattern < 0 ? "" : pattern_names[pattern]);
 	for (unsigned run = 0; run < runs; run++) {
 		c.run = run;
 		memset(&c.cur, 0, sizeof(c.cur));
-		rc = cell_fns[op](&c);
+		rc = (plain ? plain_fns : cell_fns)[op](&c);
 		if (rc != 0) {
 			fprintf(stderr, "[%" PRIu64 " %s] %s run %u/%u FAILED: %s\n", fx->n,
 			        store_names[fx->store], label, run + 1, runs, c.note);
@@ -1514,7 +1578,10 @@ static int run_cell(fixture *fx, int op, int pattern, int emit)
 	if (!emit)
 		return rc;
 	bench_row r;
-	row_init(&r, fx, op, pattern);
+	if (plain)
+		plain_row_init(&r, fx, op, pattern);
+	else
+		row_init(&r, fx, op, pattern);
 	r.runs = done;
 	r.ops = c.ops;
 	r.valid = c.valid && done > 0;
@@ -1533,15 +1600,129 @@ static int run_cell(fixture *fx, int op, int pattern, int emit)
 		r.store_read_ms = (double)m->read_ns / 1e6;
 		r.store_write_ms = (double)m->write_ns / 1e6;
 		r.durable_writes = m->durable_writes;
+		r.server_cpu_ms = m->srv_ms;
 	}
 	snprintf(r.note, sizeof(r.note), "%s", c.note);
-	if (op == OP_BUILD && !r.note[0])
+	if (op == OP_BUILD && !plain && !r.note[0])
 		snprintf(r.note, sizeof(r.note), "%s", fx->shape);
+	if (fx->store == STORE_PG && !plain && r.valid) {
+		const bench_row *p = plain_match(&r);
+		if (p && p->valid && p->us_per_op > 0) /* per operation: get_nocache does fewer gets */
+			r.vs_plain = r.us_per_op / p->us_per_op;
+	}
 	r.peak_rss_mib = peak_rss_mib();
 	current_rss_mib(&r.rss_anon_mib, &r.rss_file_mib);
 	r.load1 = load1();
 	emit_row(&r);
 	return rc;
+}
+
+/* Is the plain analogue of op wanted (op or its sibling selected)? */
+static int plain_wanted(const config *cfg, int op)
+{
+	unsigned m = cfg->ops;
+	switch (op) {
+	case OP_SCAN:
+		return ((m >> OP_SCAN) | (m >> OP_SCAN_WARM)) & 1;
+	case OP_GET_COLD:
+		return ((m >> OP_GET_COLD) | (m >> OP_GET_WARM) | (m >> OP_GET_NOCACHE)) & 1;
+	default:
+		return plain_fns[op] && ((m >> op) & 1);
+	}
+}
+
+/* pg fixture, before the Prolly cells: the admin connection, then the plain-table baseline
+ * (in its own schema, dropped when done). 0, or 1 when the server cannot be reached. */
+static int pg_fixture_begin(fixture *fx)
+{
+	const config *cfg = fx->cfg;
+	char q[160], sql[256];
+	if (pgb_connect(&fx->admin, cfg->pg_url) != 0) {
+		fprintf(stderr, "[%" PRIu64 " pg] %s\n", fx->n, prolly_last_error());
+		return 1;
+	}
+	if (cfg->pg_statements) { /* per fixture; needs the superuser or pg_read_all_stats */
+		PGresult *res = NULL;
+		if (pgb_exec(fx->admin, "SELECT pg_stat_statements_reset()", &res) != 0)
+			fprintf(stderr, "note: pg_stat_statements_reset: %s\n", prolly_last_error());
+		PQclear(res);
+	}
+	if (cfg->no_baseline)
+		return 0;
+	snprintf(fx->plain_schema, sizeof(fx->plain_schema), "prolly_bench_plain_%ld_%" PRIu64,
+	         (long)getpid(), fx->n);
+	if (pgb_ident(q, sizeof(q), fx->plain_schema) != 0)
+		return 1;
+	snprintf(fx->plain_table, sizeof(fx->plain_table), "%s.kv", q);
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", q);
+	if (pgb_exec(fx->admin, sql, NULL) != 0) {
+		fprintf(stderr, "[%" PRIu64 " pg] %s\n", fx->n, prolly_last_error());
+		fx->plain_schema[0] = '\0';
+		return 1;
+	}
+	fprintf(stderr, "[%" PRIu64 " pg] plain-table baseline\n", fx->n);
+	int rc = run_cell(fx, OP_BUILD, -1, (cfg->ops >> OP_BUILD) & 1, 1);
+	if (rc == 0) {
+		for (int op = OP_BUILD + 1; op < FIRST_PATTERN_OP; op++)
+			if (plain_fns[op] && plain_wanted(cfg, op))
+				run_cell(fx, op, -1, 1, 1);
+		for (int p = 0; p < N_PATTERNS; p++) {
+			if (!((cfg->patterns >> p) & 1))
+				continue;
+			for (int op = FIRST_PATTERN_OP; op < N_OPS; op++)
+				if (plain_fns[op] && plain_wanted(cfg, op))
+					run_cell(fx, op, p, 1, 1);
+		}
+	} else {
+		fprintf(stderr, "[%" PRIu64 " pg] no plain table: the baseline is skipped\n", fx->n);
+	}
+	drop_schema(fx, fx->plain_schema);
+	fx->plain_schema[0] = '\0';
+	if (pgb_exec(fx->admin, "CHECKPOINT", NULL) != 0) /* the Prolly build starts clean too */
+		fprintf(stderr, "note: CHECKPOINT: %s\n", prolly_last_error());
+	return 0;
+}
+
+static void pg_fixture_end(fixture *fx)
+{
+	if (fx->plain_schema[0])
+		drop_schema(fx, fx->plain_schema);
+	fx->plain_schema[0] = '\0';
+	PQfinish(fx->admin);
+	fx->admin = NULL;
+}
+
+/* --pg-statements N: the fixture's top statements by total execution time (stderr). */
+static void pg_top_statements(fixture *fx)
+{
+	PGresult *res = NULL;
+	char sql[512];
+	if (!fx->cfg->pg_statements || !fx->admin)
+		return;
+	snprintf(sql, sizeof(sql),
+	         "SELECT calls::text, round(total_exec_time::numeric, 1)::text, "
+	         "round(mean_exec_time::numeric, 4)::text, rows::text, "
+	         "(shared_blks_hit + shared_blks_read)::text, shared_blks_read::text, "
+	         "left(regexp_replace(query, '\\s+', ' ', 'g'), 110) "
+	         "FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT %d",
+	         fx->cfg->pg_statements);
+	if (pgb_exec(fx->admin, sql, &res) != 0) {
+		fprintf(stderr, "note: pg_stat_statements: %s\n", prolly_last_error());
+		return;
+	}
+	fprintf(stderr, "\n[%" PRIu64 " pg] pg_stat_statements, top %d by total time "
+	                "(whole fixture, baseline included):\n"
+	                "| calls | total ms | mean ms | rows | blocks | read | query |\n"
+	                "|---:|---:|---:|---:|---:|---:|---|\n",
+	        fx->n, fx->cfg->pg_statements);
+	for (int i = 0; i < PQntuples(res); i++) {
+		fprintf(stderr, "|");
+		for (int j = 0; j < 7; j++)
+			fprintf(stderr, " %.*s |", PQgetlength(res, i, j), PQgetvalue(res, i, j));
+		fprintf(stderr, "\n");
+	}
+	fprintf(stderr, "\n");
+	PQclear(res);
 }
 
 /* Everything for one size and store. Returns 0, or 1 if the fixture could not be built. */
@@ -1556,25 +1737,34 @@ static int run_fixture(const config *cfg, uint64_t n, int store)
 	fx->n = n;
 	fx->store = store;
 	fprintf(stderr, "[%" PRIu64 " %s] fixture\n", n, store_names[store]);
-	int rc = run_cell(fx, OP_BUILD, -1, (cfg->ops >> OP_BUILD) & 1);
+	if (store == STORE_PG && pg_fixture_begin(fx) != 0) {
+		pg_fixture_end(fx);
+		free(fx);
+		return 1;
+	}
+	int rc = run_cell(fx, OP_BUILD, -1, (cfg->ops >> OP_BUILD) & 1, 0);
 	if (rc != 0 || !fx->have_base || !fx->db) {
 		fprintf(stderr, "[%" PRIu64 " %s] no base tree: skipping this fixture\n", n,
 		        store_names[store]);
 		fixture_close(fx);
+		pg_fixture_end(fx);
 		free(fx);
 		return 1;
 	}
 	for (int op = OP_BUILD + 1; op < FIRST_PATTERN_OP; op++)
 		if ((cfg->ops >> op) & 1)
-			run_cell(fx, op, -1, 1);
+			run_cell(fx, op, -1, 1, 0);
 	for (int p = 0; p < N_PATTERNS; p++) {
 		if (!((cfg->patterns >> p) & 1))
 			continue;
 		for (int op = FIRST_PATTERN_OP; op < N_OPS; op++)
 			if ((cfg->ops >> op) & 1)
-				run_cell(fx, op, p, 1);
+				run_cell(fx, op, p, 1, 0);
 	}
+	if (store == STORE_PG)
+		pg_top_statements(fx);
 	fixture_close(fx);
+	pg_fixture_end(fx);
 	free(fx);
 	return 0;
 }
@@ -1660,7 +1850,7 @@ static void run_fixture_forked(const config *cfg, uint64_t n, int store)
  * its sync: every LMDB commit flushes the data pages (MDB_NOMETASYNC), and a durable write adds a
  * second flush for the meta page, so the wrapper's nosync variant only removes the second one.
  */
-enum { M_RATE, M_MS, M_US_PER_OP, M_ENGINE_US, M_RSS, M_ANON };
+enum { M_RATE, M_MS, M_US_PER_OP, M_ENGINE_US, M_RSS, M_ANON, M_RT_PER_OP };
 
 typedef struct target {
 	const char *what;
@@ -1718,6 +1908,8 @@ static double metric_of(const target *g, const bench_row *r, int by_cpu)
 		return ms * 1000.0 / (double)r->ops;
 	case M_ENGINE_US:
 		return by_cpu ? -1 : (ms - r->store_write_ms) * 1000.0 / (double)r->ops;
+	case M_RT_PER_OP:
+		return by_cpu ? -1 : (double)r->st.store_round_trips / (double)r->ops;
 	default:
 		return -1;
 	}
@@ -1739,6 +1931,9 @@ static void format_metric(char *buf, size_t n, int metric, double v)
 	case M_US_PER_OP:
 	case M_ENGINE_US:
 		snprintf(buf, n, "%.3f ms", v / 1000.0);
+		break;
+	case M_RT_PER_OP:
+		snprintf(buf, n, "%.2f round trips", v);
 		break;
 	default:
 		snprintf(buf, n, "%.0f MiB", v);
@@ -1805,6 +2000,97 @@ static void print_targets(const config *cfg)
 	fflush(stdout);
 }
 
+
+/*
+ * Issue 3's targets for the PostgreSQL store at 10M records (PostgreSQL on the same machine).
+ * The round-trip target is "at most one per tree level": its goal is the base tree's height,
+ * read from the build row's note. Random inserts and deletes have no goal ("measured").
+ */
+static const target pg_targets[] = {
+	{"build", "pg", "build", "-", M_MS, 6000, "<= 6 s"},
+	{"full scan (cold cache)", "pg", "scan", "-", M_MS, 3000, "<= 3 s"},
+	{"cold point get (cache cleared before each get)", "pg", "get_nocache", "-", M_US_PER_OP, 400,
+	 "<= 0.4 ms"},
+	{"cold point get: store round trips per get", "pg", "get_nocache", "-", M_RT_PER_OP, -1,
+	 "<= 1 per level"},
+	{"10k point gets after one cache clear, per get (info)", "pg", "get_cold", "-", M_US_PER_OP,
+	 0, "-"},
+	{"10k random get_many", "pg", "get_many", "-", M_MS, 200, "<= 200 ms"},
+	{"10k random update batch", "pg", "batch", "update", M_MS, 600, "<= 0.6 s"},
+	{"single random put committed", "pg", "single", "update", M_US_PER_OP, 1500, "<= 1.5 ms"},
+	{"diff after 10k random updates", "pg", "diff", "update", M_MS, 300, "<= 0.3 s"},
+	{"merge of two disjoint 5k branches", "pg", "merge", "update", M_MS, 800, "<= 0.8 s"},
+	{"append merge (10k appended keys)", "pg", "merge", "append", M_MS, 50, "<= 50 ms"},
+	{"10k random inserts (measured)", "pg", "batch", "insert", M_MS, 0, "-"},
+	{"10k random deletes (measured)", "pg", "batch", "delete", M_MS, 0, "-"},
+};
+
+static void print_pg_targets(const config *cfg)
+{
+	uint64_t size = 0;
+	for (size_t i = 0; i < n_rows; i++)
+		if (!strcmp(all_rows[i].store, "pg") && all_rows[i].size > size)
+			size = all_rows[i].size;
+	if (!size)
+		return;
+	unsigned height = 0;
+	const bench_row *b = find_row(size, "pg", "build", "-");
+	if (!b || sscanf(b->note, "height %u", &height) != 1)
+		height = 0;
+	char hs[32];
+	int comparable = size == 10000000 && cfg->changes == 10000 && cfg->reads == 10000;
+	printf("\n### PostgreSQL targets vs measured (%s records%s)\n\n",
+	       human_count(hs, sizeof(hs), (double)size),
+	       size == 10000000 ? "" : "; the targets are stated for 10M");
+	if (!comparable)
+		printf("The workload differs from the one the targets state (10M records, 10k changes and\n"
+		       "reads), so each status is shown in parentheses.\n\n");
+	printf("Wall time decides the status. \"vs plain\" is the Prolly cell's time over the plain\n"
+	       "table's for the same work (see the pg-plain rows).\n\n");
+	printf("| target | store | goal | measured (wall) | from CPU time | vs plain | status |\n"
+	       "|---|---|---|---:|---:|---:|---|\n");
+	for (size_t t = 0; t < sizeof(pg_targets) / sizeof(pg_targets[0]); t++) {
+		target g = pg_targets[t];
+		char goal_text[64];
+		snprintf(goal_text, sizeof(goal_text), "%s", g.goal_text);
+		if (g.goal < 0) {
+			g.goal = height;
+			if (height)
+				snprintf(goal_text, sizeof(goal_text), "<= %u (height)", height);
+		}
+		double v = -1, vc = -1, vp = 0;
+		int valid = 1;
+		const bench_row *r = find_row(size, g.store, g.op, g.pattern);
+		if (r && r->runs) {
+			valid = r->valid;
+			v = metric_of(&g, r, 0);
+			vc = metric_of(&g, r, 1);
+			vp = r->vs_plain;
+		}
+		char meas[64], cpu[64], vps[32];
+		const char *status;
+		format_metric(meas, sizeof(meas), g.metric, v);
+		format_metric(cpu, sizeof(cpu), g.metric, vc);
+		if (vp > 0 && g.metric != M_RT_PER_OP)
+			snprintf(vps, sizeof(vps), "%.2fx", vp);
+		else
+			snprintf(vps, sizeof(vps), "-");
+		if (v < 0) {
+			snprintf(meas, sizeof(meas), "not measured");
+			status = "-";
+		} else if (!valid) {
+			status = "INVALID";
+		} else if (g.goal == 0) {
+			status = "info";
+		} else {
+			status = v <= g.goal ? "met" : "missed";
+		}
+		printf("| %s | %s | %s | %s | %s | %s | %s%s%s |\n", g.what, g.store, goal_text, meas, cpu,
+		       vps, comparable || v < 0 ? "" : "(", status, comparable || v < 0 ? "" : ")");
+	}
+	fflush(stdout);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Options                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
@@ -1817,9 +2103,13 @@ static void usage(FILE *f)
 	        "Rows are appended to the CSV file and printed as a Markdown table on stdout;\n"
 	        "progress goes to stderr.\n\n"
 	        "  --sizes LIST        base tree sizes (default 100000,1000000; k/M suffixes ok)\n"
-	        "  --stores LIST       mem,lmdb (default both)\n"
+	        "  --stores LIST       mem,lmdb,pg (default all three). pg uses $PROLLY_PG_URL, or\n"
+	        "                      a throwaway cluster from scripts/pg-cluster.sh (stopped at\n"
+	        "                      the end); each store in a fresh schema, dropped afterwards;\n"
+	        "                      pg fixtures also run the plain-table baseline (pg-plain rows)\n"
 	        "  --ops LIST          operations (default all):\n"
-	        "                      build scan scan_warm get_cold get_warm get_many range\n"
+	        "                      build scan scan_warm get_cold get_warm get_nocache get_many\n"
+	        "                      range\n"
 	        "                      batch single single_nosync diff merge\n"
 	        "  --patterns LIST     edit patterns for batch..merge (default all):\n"
 	        "                      append update clustered insert delete\n"
@@ -1834,7 +2124,10 @@ static void usage(FILE *f)
 	        "  --csv FILE          CSV output, appended (default build/bench/scale.csv)\n"
 	        "  --max-cell-seconds S  skip a cell's remaining runs after a run this long (60)\n"
 	        "  --no-fork           run every fixture in this process\n"
-	        "  --keep              keep the LMDB directories\n"
+	        "  --keep              keep the LMDB directories and the pg schemas\n"
+	        "  --no-baseline       pg: skip the plain-table baseline\n"
+	        "  --pg-statements N   pg: print the top N pg_stat_statements entries of each\n"
+	        "                      fixture on stderr (default 0: none)\n"
 	        "  --help              this text\n",
 	        MAX_RUNS);
 }
@@ -1853,7 +2146,8 @@ static int parse_args(config *cfg, int argc, char **argv)
 {
 	enum {
 		O_SIZES = 256, O_STORES, O_OPS, O_PATTERNS, O_RUNS, O_CHANGES, O_READS, O_SINGLES,
-		O_SEED, O_DIR, O_CACHE, O_FLUSH, O_CSV, O_MAXCELL, O_NOFORK, O_KEEP, O_HELP
+		O_SEED, O_DIR, O_CACHE, O_FLUSH, O_CSV, O_MAXCELL, O_NOFORK, O_KEEP, O_HELP,
+		O_NOBASE, O_PGSTMTS
 	};
 	static const struct option longs[] = {
 		{"sizes", required_argument, NULL, O_SIZES},
@@ -1872,6 +2166,8 @@ static int parse_args(config *cfg, int argc, char **argv)
 		{"max-cell-seconds", required_argument, NULL, O_MAXCELL},
 		{"no-fork", no_argument, NULL, O_NOFORK},
 		{"keep", no_argument, NULL, O_KEEP},
+		{"no-baseline", no_argument, NULL, O_NOBASE},
+		{"pg-statements", required_argument, NULL, O_PGSTMTS},
 		{"help", no_argument, NULL, O_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -1890,7 +2186,7 @@ static int parse_args(config *cfg, int argc, char **argv)
 			break;
 		case O_STORES:
 			if (parse_name_list(optarg, store_names, N_STORES, &cfg->stores, bad, sizeof(bad))) {
-				fprintf(stderr, "error: --stores: unknown store '%s' (mem, lmdb)\n", bad);
+				fprintf(stderr, "error: --stores: unknown store '%s' (mem, lmdb, pg)\n", bad);
 				return -1;
 			}
 			break;
@@ -1968,6 +2264,16 @@ static int parse_args(config *cfg, int argc, char **argv)
 		case O_KEEP:
 			cfg->keep = 1;
 			break;
+		case O_NOBASE:
+			cfg->no_baseline = 1;
+			break;
+		case O_PGSTMTS:
+			if (parse_u64_opt("--pg-statements", optarg, &v) || v > 1000) {
+				fprintf(stderr, "error: --pg-statements: 0..1000\n");
+				return -1;
+			}
+			cfg->pg_statements = (int)v;
+			break;
 		case O_HELP:
 		case 'h':
 			usage(stdout);
@@ -2021,6 +2327,109 @@ static void print_machine(const config *cfg, int argc, char **argv)
 	fflush(stdout);
 }
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* The throwaway PostgreSQL cluster                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PG_SCRIPT "scripts/pg-cluster.sh"
+
+static char cluster_dir[4096]; /* set while this process owns a running cluster */
+static pid_t cluster_owner;
+
+static void cluster_stop(void)
+{
+	if (!cluster_dir[0] || getpid() != cluster_owner)
+		return;
+	if (pgb_cluster_stop(PG_SCRIPT, cluster_dir) != 0) {
+		static const char m[] = "warning: " PG_SCRIPT " stop failed\n";
+		(void)!write(2, m, sizeof(m) - 1);
+	}
+	cluster_dir[0] = '\0';
+}
+
+/* SIGINT / SIGTERM / SIGHUP: stop the cluster (parent only), then die of the signal. */
+static void cluster_signal(int sig)
+{
+	cluster_stop();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int cluster_start(config *cfg)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = cluster_signal;
+	sigemptyset(&sa.sa_mask);
+	cluster_owner = getpid();
+	/* The handlers go in first: a signal during the start still stops what was started. */
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGHUP, &sa, NULL)) {
+		fprintf(stderr, "error: sigaction: %s\n", strerror(errno));
+		return -1;
+	}
+	if (atexit(cluster_stop) != 0) {
+		fprintf(stderr, "error: atexit failed\n");
+		return -1;
+	}
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	int rc = pgb_cluster_start(PG_SCRIPT, cfg->pg_url, sizeof(cfg->pg_url), cfg->pg_dir,
+	                           sizeof(cfg->pg_dir));
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if (cfg->pg_dir[0])
+		snprintf(cluster_dir, sizeof(cluster_dir), "%s", cfg->pg_dir);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	char pidfile[4200];
+	snprintf(pidfile, sizeof(pidfile), "%s/data/postmaster.pid", cfg->pg_dir);
+	FILE *f = fopen(pidfile, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &cfg->pg_postmaster) != 1)
+			cfg->pg_postmaster = 0;
+		fclose(f);
+	}
+	return 0;
+}
+
+/* The server's version and the settings that matter for these numbers, in the header. */
+static int print_pg_settings(const config *cfg)
+{
+	PGconn *c = NULL;
+	PGresult *res = NULL;
+	if (pgb_connect(&c, cfg->pg_url) != 0) {
+		fprintf(stderr, "error: %s\n", prolly_last_error());
+		return -1;
+	}
+	int rc = pgb_exec(c,
+	                  "SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ', ' "
+	                  "ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', "
+	                  "'work_mem', 'synchronous_commit', 'fsync', 'full_page_writes', "
+	                  "'wal_level', 'max_wal_size', 'checkpoint_timeout', 'track_io_timing', "
+	                  "'shared_preload_libraries', 'default_toast_compression', 'jit', "
+	                  "'effective_cache_size', 'wal_compression', 'max_connections')",
+	                  &res);
+	if (rc != 0) {
+		fprintf(stderr, "error: %s\n", prolly_last_error());
+		PQfinish(c);
+		return -1;
+	}
+	int v = PQserverVersion(c);
+	printf("- PostgreSQL: server %d.%d, libpq %d, %s, same machine; settings: %.*s\n", v / 10000,
+	       v % 10000, PQlibVersion(),
+	       cfg->pg_dir[0] ? "throwaway cluster from " PG_SCRIPT " (Unix socket)"
+	                      : "PROLLY_PG_URL (not printed)",
+	       PQgetlength(res, 0, 0), PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	config cfg;
@@ -2028,7 +2437,7 @@ int main(int argc, char **argv)
 	cfg.sizes[0] = 100000;
 	cfg.sizes[1] = 1000000;
 	cfg.n_sizes = 2;
-	cfg.stores = (1u << N_STORES) - 1;
+	cfg.stores = (1u << N_STORES) - 1; /* mem, lmdb, pg */
 	cfg.ops = (1u << N_OPS) - 1;
 	cfg.patterns = (1u << N_PATTERNS) - 1;
 	cfg.runs = 3;
@@ -2065,7 +2474,40 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	int use_pg = (cfg.stores >> STORE_PG) & 1;
+	if (use_pg) {
+		const char *url = getenv("PROLLY_PG_URL");
+		int bad = 0;
+		if (url && *url) {
+			if (strlen(url) >= sizeof(cfg.pg_url)) {
+				fprintf(stderr, "error: PROLLY_PG_URL is too long\n");
+				bad = 1;
+			} else {
+				snprintf(cfg.pg_url, sizeof(cfg.pg_url), "%s", url);
+			}
+		} else {
+			bad = cluster_start(&cfg) != 0;
+		}
+		if (bad) {
+			fprintf(stderr, "error: no PostgreSQL server for --stores pg\n");
+			cluster_stop();
+			fclose(csv_file);
+			if (cfg.workdir[0])
+				rm_tree(cfg.workdir);
+			return 1;
+		}
+	}
+
 	print_machine(&cfg, argc, argv);
+	if (use_pg && print_pg_settings(&cfg) != 0) {
+		cluster_stop();
+		fclose(csv_file);
+		if (cfg.workdir[0])
+			rm_tree(cfg.workdir);
+		return 1;
+	}
+	if (use_pg)
+		printf("\n");
 	md_header(stdout);
 	uint64_t t0 = now_ns();
 	for (int s = 0; s < cfg.n_sizes; s++) {
@@ -2078,7 +2520,24 @@ int main(int argc, char **argv)
 				run_fixture_forked(&cfg, cfg.sizes[s], st);
 		}
 	}
-	print_targets(&cfg);
+	if (cfg.stores & ((1u << STORE_MEM) | (1u << STORE_LMDB)))
+		print_targets(&cfg);
+	if (use_pg)
+		print_pg_targets(&cfg);
+	struct rusage self, kids;
+	if (getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &kids) == 0) {
+		double cpu_s = (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+		                        kids.ru_stime.tv_sec) +
+		               (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec +
+		                        kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) / 1e6;
+		double srv = use_pg ? server_cpu_ms(cfg.pg_postmaster) : -1;
+		printf("\n- wall %.1f s; CPU of the benchmark processes %.1f s", (double)(now_ns() - t0) / 1e9,
+		       cpu_s);
+		if (srv >= 0)
+			printf("; CPU of the PostgreSQL server %.1f s", srv / 1000.0);
+		printf("; load average at the end %.2f\n", load1());
+		fflush(stdout);
+	}
 
 	size_t invalid_rows = 0;
 	for (size_t i = 0; i < n_rows; i++)
@@ -2090,5 +2549,6 @@ int main(int argc, char **argv)
 	if (cfg.workdir[0] && !cfg.keep)
 		rm_tree(cfg.workdir);
 	free(all_rows);
+	cluster_stop();
 	return invalid_rows ? 1 : 0;
 }

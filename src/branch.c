@@ -227,7 +227,7 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 		goto cleanup;
 	if (exists) {
 		if ((rc = read_commits(db, &head, 1, &hc)))
-			goto cleanup;
+			goto gone;
 		tree = hc->tree;
 		t = next_time(hc->time_us);
 	} else {
@@ -236,7 +236,7 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 		t = prolly__now_us();
 	}
 	if ((rc = prolly_edit_tree(&root, txn, &tree, edits, n)))
-		goto cleanup;
+		goto gone;
 	if ((rc = prolly_commit_create(&cid, txn, &root, exists ? &head : NULL, exists ? 1 : 0, t,
 	                               message ? message : "")))
 		goto cleanup;
@@ -256,6 +256,23 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 		goto cleanup;
 	if (out_commit)
 		*out_commit = cid;
+	goto cleanup;
+gone:
+	/* The head we read may have moved on and its commit or nodes been removed by a gc (beyond
+	 * retention) before we read them: that is a lost race, not damage, if the branch moved. */
+	if (exists && (rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT)) {
+		prolly_id now;
+		int err = rc, r = prolly__get_ref(db, ref, &now);
+		if ((r == 0 && !prolly_id_equal(&now, &head)) || r == PROLLY_ENOTFOUND) {
+			if (r == 0 && out_commit)
+				*out_commit = now;
+			rc = prolly_set_error(PROLLY_ECONFLICT, "branch '%s' moved while this commit was "
+			                      "being made (and a gc removed what it was built on); retry",
+			                      branch);
+		} else {
+			rc = err;
+		}
+	}
 cleanup:
 	prolly_commit_free(hc);
 	prolly_txn_free(txn);
