@@ -73,7 +73,7 @@ BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
 ALL_OBJ := $(LIB_OBJ) $(CLI_OBJ) $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
            $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ)
 
-FORMAT_SRC := $(wildcard include/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
+FORMAT_SRC := $(wildcard include/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \ $(wildcard bench/lib/*.[ch])
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch])
 CLANG_FORMAT ?= clang-format
 

@@ -41,9 +41,9 @@ static uint64_t sample(uint64_t *rng, int shape, uint64_t max)
 {
 	double u = (double)(rng_next(rng) >> 11) / 9007199254740992.0;
 	switch (shape) {
-	case 0: return rng_next(rng) % (max + 1);                              /* uniform */
-	case 1: return (uint64_t)exp(u * log((double)max));                    /* log-uniform */
-	case 2: return 50000 + (uint64_t)(-log(1 - u) * 200000.0) % max;       /* exponential */
+	case 0: return rng_next(rng) % (max + 1);                                     /* uniform */
+	case 1: return (uint64_t)exp(u * log((double)max));                           /* log-uniform */
+	case 2: return 50000 + (uint64_t)(-log(1 - u) * 200000.0) % max;              /* exponential */
 	default: return u < 0.99 ? 1000 + rng_next(rng) % 9000 : rng_next(rng) % max; /* tail */
 	}
 }
@@ -64,8 +64,8 @@ static int check_percentiles(const hdr_hist *h, uint64_t *v, size_t n, const cha
 		uint64_t exact = p == 0 ? v[0] : v[rank - 1], got = hdr_percentile(h, p);
 		double bound = (double)exact * hdr_relative_error(h);
 		if (got < exact || (double)(got - exact) > bound) {
-			fprintf(stderr, "  %s: p%g = %" PRIu64 ", exact %" PRIu64 " (bound %g)\n", what, p,
-			        got, exact, bound);
+			fprintf(stderr, "  %s: p%g = %" PRIu64 ", exact %" PRIu64 " (bound %g)\n", what, p, got,
+			        exact, bound);
 			return 0;
 		}
 	}
@@ -367,11 +367,16 @@ PT_TEST(text_rejects_damage)
 		}
 	}
 	PT_CHECKF(rejected > (int)len * 4, "only %d rejected", rejected);
-	const char *bad[] = {"", "hdr2:3:1:0:0:0:0:0:0:", "hdr1:9:100:0:0:0:0:0:0:",
-	                     "hdr1:3:100:1:5:5:0:5:0:5.0", "hdr1:3:100:1:7:7:0:7:0:5",
-	                     "hdr1:3:100:1:5:5:0:5:2:5", "hdr1:3:100:0:0:0:0:1:0:",
+	const char *bad[] = {"",
+	                     "hdr2:3:1:0:0:0:0:0:0:",
+	                     "hdr1:9:100:0:0:0:0:0:0:",
+	                     "hdr1:3:100:1:5:5:0:5:0:5.0",
+	                     "hdr1:3:100:1:7:7:0:7:0:5",
+	                     "hdr1:3:100:1:5:5:0:5:2:5",
+	                     "hdr1:3:100:0:0:0:0:1:0:",
 	                     "hdr1:3:100:1:200:200:0:200:0:zzzz",
-	                     "hdr1:3:100:1:5:5:0:5:0:5-0", "hdr1:3:99999999999999999999:0:0:0:0:0:0:"};
+	                     "hdr1:3:100:1:5:5:0:5:0:5-0",
+	                     "hdr1:3:99999999999999999999:0:0:0:0:0:0:"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		back = NULL;
 		PT_CHECKF(hdr_from_text(&back, bad[i], err, sizeof(err)) == -1 && back == NULL,

@@ -61,37 +61,36 @@ cleanup:
 
 /* ---- valid documents ------------------------------------------------------------------------ */
 
-static const char *const every_feature =
-	"# a workload file\n"
-	"schema = 1\n"
-	"seed = 42 # trailing comment\n"
-	"name = \"smoke\"\n"
-	"\"quoted key\" = 'literal \\n stays'\n"
-	"'lit.key' = true\n"
-	"site.region = \"eu\"   # dotted key in the root\n"
-	"site.\"zone id\" = 3\n"
-	"\n"
-	"[service]\n"
-	"enabled = true\n"
-	"records = 1_000_000\n"
-	"hot_root_share = 0.25\n"
-	"clients = [1, 4, 32]\n"
-	"pool_sizes = [\n"
-	"  2,  # small\n"
-	"  8,\n"
-	"]\n"
-	"empty = []\n"
-	"nested = [[1, 2], [\"a\"], []]\n"
-	"mixed = [1, 2.5, \"x\", false, { a = 1 }]\n"
-	"point = { x = 1, y.z = -2, s = { t = \"u\" } }\n"
-	"  [service.operation_mix]\n"
-	"  point_read = 45\n"
-	"  multi_read = +15\n"
-	"\n"
-	"[ scale . \"deep key\" ]\n"
-	"x = -0\n"
-	"[scale]\n"
-	"sizes = [1000, 10_000]\n";
+static const char *const every_feature = "# a workload file\n"
+                                         "schema = 1\n"
+                                         "seed = 42 # trailing comment\n"
+                                         "name = \"smoke\"\n"
+                                         "\"quoted key\" = 'literal \\n stays'\n"
+                                         "'lit.key' = true\n"
+                                         "site.region = \"eu\"   # dotted key in the root\n"
+                                         "site.\"zone id\" = 3\n"
+                                         "\n"
+                                         "[service]\n"
+                                         "enabled = true\n"
+                                         "records = 1_000_000\n"
+                                         "hot_root_share = 0.25\n"
+                                         "clients = [1, 4, 32]\n"
+                                         "pool_sizes = [\n"
+                                         "  2,  # small\n"
+                                         "  8,\n"
+                                         "]\n"
+                                         "empty = []\n"
+                                         "nested = [[1, 2], [\"a\"], []]\n"
+                                         "mixed = [1, 2.5, \"x\", false, { a = 1 }]\n"
+                                         "point = { x = 1, y.z = -2, s = { t = \"u\" } }\n"
+                                         "  [service.operation_mix]\n"
+                                         "  point_read = 45\n"
+                                         "  multi_read = +15\n"
+                                         "\n"
+                                         "[ scale . \"deep key\" ]\n"
+                                         "x = -0\n"
+                                         "[scale]\n"
+                                         "sizes = [1000, 10_000]\n";
 
 PT_TEST(valid_every_feature)
 {
@@ -114,14 +113,11 @@ PT_TEST(valid_every_feature)
 	PT_CHECK(toml_get_bool(doc, "service.enabled", &b, &err) == TOML_OK && b == 1);
 	PT_CHECK(toml_get_int(doc, "service.records", &i, &err) == TOML_OK && i == 1000000);
 	PT_CHECK(toml_get_float(doc, "service.hot_root_share", &f, &err) == TOML_OK && f == 0.25);
-	PT_CHECK(toml_get_int(doc, "service.operation_mix.point_read", &i, &err) == TOML_OK &&
-	         i == 45);
-	PT_CHECK(toml_get_int(doc, "service.operation_mix.multi_read", &i, &err) == TOML_OK &&
-	         i == 15);
+	PT_CHECK(toml_get_int(doc, "service.operation_mix.point_read", &i, &err) == TOML_OK && i == 45);
+	PT_CHECK(toml_get_int(doc, "service.operation_mix.multi_read", &i, &err) == TOML_OK && i == 15);
 	PT_CHECK(toml_get_int(doc, "scale.\"deep key\".x", &i, &err) == TOML_OK && i == 0);
 	PT_CHECK(toml_get_int(doc, "service.point.y.z", &i, &err) == TOML_OK && i == -2);
-	PT_CHECK(toml_get_string(doc, "service.point.s.t", &s, &err) == TOML_OK &&
-	         strcmp(s, "u") == 0);
+	PT_CHECK(toml_get_string(doc, "service.point.s.t", &s, &err) == TOML_OK && strcmp(s, "u") == 0);
 
 	PT_CHECK(toml_get_array(doc, "service.clients", &a, &err) == TOML_OK && toml_len(a) == 3);
 	PT_CHECK(toml_node_int(toml_at(a, 2), &i, &err) == TOML_OK && i == 32);
@@ -159,18 +155,18 @@ PT_TEST(valid_strings)
 	const char *s;
 	size_t len;
 	const char *text =
-		"a = \"tab\\t nl\\n cr\\r bs\\b ff\\f q\\\" bsl\\\\ e\\u00e9 g\\U0001F600 \"\n"
-		"b = 'C:\\path\\\"x\"'\n"
-		"c = \"\"\"\nfirst\n  second\"\"\"\n"
-		"d = \"\"\"one \\\n     two \\  \n\n   three\"\"\"\n"
-		"e = '''\nraw \\n ''quote'' '''\n"
-		"f = \"\"\"ends with quotes\"\"\"\"\"\n"
-		"g = \"utf-8 \xc3\xa9\xe2\x82\xac\"\n"
-		"h = \"nul\\u0000in\"\n"
-		"i = \"\"\n"
-		"j = ''\n"
-		"k = \"tab\tinside\"\n"
-		"l = \"\"\"crlf\r\nline\"\"\"\n";
+	    "a = \"tab\\t nl\\n cr\\r bs\\b ff\\f q\\\" bsl\\\\ e\\u00e9 g\\U0001F600 \"\n"
+	    "b = 'C:\\path\\\"x\"'\n"
+	    "c = \"\"\"\nfirst\n  second\"\"\"\n"
+	    "d = \"\"\"one \\\n     two \\  \n\n   three\"\"\"\n"
+	    "e = '''\nraw \\n ''quote'' '''\n"
+	    "f = \"\"\"ends with quotes\"\"\"\"\"\n"
+	    "g = \"utf-8 \xc3\xa9\xe2\x82\xac\"\n"
+	    "h = \"nul\\u0000in\"\n"
+	    "i = \"\"\n"
+	    "j = ''\n"
+	    "k = \"tab\tinside\"\n"
+	    "l = \"\"\"crlf\r\nline\"\"\"\n";
 	toml_doc *doc = parse(text, &err);
 	PT_REQUIRE(doc != NULL);
 	PT_CHECK(toml_get_string(doc, "a", &s, &err) == 0 &&
@@ -180,7 +176,8 @@ PT_TEST(valid_strings)
 	PT_CHECK(toml_get_string(doc, "d", &s, &err) == 0 && strcmp(s, "one two three") == 0);
 	PT_CHECK(toml_get_string(doc, "e", &s, &err) == 0 && strcmp(s, "raw \\n ''quote'' ") == 0);
 	PT_CHECK(toml_get_string(doc, "f", &s, &err) == 0 && strcmp(s, "ends with quotes\"\"") == 0);
-	PT_CHECK(toml_get_string(doc, "g", &s, &err) == 0 && strcmp(s, "utf-8 \xc3\xa9\xe2\x82\xac") == 0);
+	PT_CHECK(toml_get_string(doc, "g", &s, &err) == 0 &&
+	         strcmp(s, "utf-8 \xc3\xa9\xe2\x82\xac") == 0);
 	PT_CHECK(toml_node_string(toml_find(toml_root(doc), "h"), &s, &len, &err) == 0 && len == 6 &&
 	         memcmp(s, "nul\0in", 6) == 0);
 	PT_CHECK(toml_get_string(doc, "i", &s, &err) == 0 && strcmp(s, "") == 0);
@@ -238,16 +235,16 @@ PT_TEST(valid_table_rules)
 	int64_t i;
 	/* Each is valid TOML 1.0. */
 	const char *docs[] = {
-		"[a.b]\nx = 1\n[a]\ny = 2\n",             /* implicit table defined later */
-		"[a]\nb.c = 1\nb.d = 2\n[a.b.e]\nz = 3\n", /* header below dotted tables */
-		"a.b.c = 1\na.b.d = 2\na.e = 3\n",         /* dotted keys extend their own tables */
-		"[a]\n[b]\n[a.c]\n",                       /* empty tables, out of order */
-		"x = { a.b = 1, a.c = 2 }\n",              /* dotted keys inside an inline table */
-		"\xef\xbb\xbf"
-		"a = 1\r\n[b]\r\nc = 2 # crlf\r\n", /* byte order mark, CRLF */
-		"",
-		"# only a comment",
-		"a=1#no space\n\n\n",
+	    "[a.b]\nx = 1\n[a]\ny = 2\n",              /* implicit table defined later */
+	    "[a]\nb.c = 1\nb.d = 2\n[a.b.e]\nz = 3\n", /* header below dotted tables */
+	    "a.b.c = 1\na.b.d = 2\na.e = 3\n",         /* dotted keys extend their own tables */
+	    "[a]\n[b]\n[a.c]\n",                       /* empty tables, out of order */
+	    "x = { a.b = 1, a.c = 2 }\n",              /* dotted keys inside an inline table */
+	    "\xef\xbb\xbf"
+	    "a = 1\r\n[b]\r\nc = 2 # crlf\r\n", /* byte order mark, CRLF */
+	    "",
+	    "# only a comment",
+	    "a=1#no space\n\n\n",
 	};
 	for (size_t k = 0; k < sizeof(docs) / sizeof(docs[0]); k++) {
 		toml_doc *doc = parse(docs[k], &err);
@@ -283,10 +280,19 @@ PT_TEST(valid_workload_file)
 	                   "sizes = [1000]\nchanges = \"auto\"\n"
 	                   "operations = [\"put\", \"batch\", \"get_cold\"]\n"
 	                   "patterns = [\"append\", \"random\", \"clustered\"]\nmin_free_gb = 1.5\n";
-	static const char *const service_keys[] = {
-		"enabled", "records", "value_bytes", "clients", "pool_sizes", "tenants", "hot_roots",
-		"hot_root_share", "warmup_ms", "duration_ms", "operation_timeout_ms", "operation_mix",
-		NULL};
+	static const char *const service_keys[] = {"enabled",
+	                                           "records",
+	                                           "value_bytes",
+	                                           "clients",
+	                                           "pool_sizes",
+	                                           "tenants",
+	                                           "hot_roots",
+	                                           "hot_root_share",
+	                                           "warmup_ms",
+	                                           "duration_ms",
+	                                           "operation_timeout_ms",
+	                                           "operation_mix",
+	                                           NULL};
 	toml_error err;
 	toml_doc *doc = parse(text, &err);
 	const toml_node *mix, *ops;
@@ -316,86 +322,88 @@ typedef struct bad {
 } bad;
 
 static const bad bads[] = {
-	/* duplicates and redefinitions */
-	{"a = 1\nb = 2\na = 3\n", 3, 1, "a", "duplicate key (first defined at line 1)"},
-	{"[s]\nx = 1\n x = 2\n", 3, 2, "s.x", "duplicate key"},
-	{"[a]\nx = 1\n[b]\n[a]\n", 4, 1, "a", "table defined twice (first at line 1)"},
-	{"[a.b]\n[a.b]\n", 2, 1, "a.b", "defined twice"},
-	{"[a]\nb.c = 1\n[a.b]\n", 3, 1, "a.b", "already defined by dotted keys at line 2"},
-	{"a = 1\n[a]\n", 2, 1, "a", "is already an integer (line 1), so it cannot be a table"},
-	{"a = [1]\n[a.b]\n", 2, 1, "a", "arrays of tables are not supported"},
-	{"a = 1\na.b = 2\n", 2, 1, "a", "is already an integer (line 1), so it cannot hold keys"},
-	{"[a.b]\nx = 1\n[a]\nb.y = 2\n", 4, 1, "a.b", "cannot be extended with dotted keys"},
-	{"a.b = 1\n[c]\n[a]\n", 3, 1, "a", "already defined by dotted keys at line 1"},
-	{"a = { x = 1 }\n[a]\n", 2, 1, "a", "inline table at line 1 cannot be extended"},
-	{"a = { x = 1 }\n[a.y]\n", 2, 1, "a", "inline table at line 1 cannot be extended"},
-	{"a = { x = 1 }\na.y = 2\n", 2, 1, "a", "inline table at line 1 cannot be extended"},
-	{"a = { x = 1, x = 2 }\n", 1, 14, "a.x", "duplicate key"},
-	{"a = { b.c = 1, b = 2 }\n", 1, 16, "a.b", "duplicate key"},
-	/* structure */
-	{"[[a]]\n", 1, 1, "", "arrays of tables ([[...]]) are not supported"},
-	{"[a\nx = 1\n", 1, 3, "a", "expected ']' to close the table header, found end of line"},
-	{"[]\n", 1, 2, "", "expected a key, found ']'"},
-	{"x = 1\n  [a] junk\n", 2, 7, "a", "expected the end of the line after the table header"},
-	{"a = \n", 1, 5, "a", "expected a value, found end of line"},
-	{"a =", 1, 4, "a", "expected a value, found end of file"},
-	{"a 1\n", 1, 3, "a", "expected '=' after the key, found '1'"},
-	{"= 1\n", 1, 1, "", "expected a key, found '='"},
-	{"a.= 1\n", 1, 3, "", "expected a key, found '='"},
-	{"[s]\nrecords = 1000 2000\n", 2, 16, "s.records", "expected the end of the line after the value, found '2'"},
-	{"a = 1,\n", 1, 6, "a", "found ','"},
-	{"a = [1, 2\n", 1, 5, "a", "unterminated array"},
-	{"a = [1 2]\n", 1, 8, "a", "expected ',' or ']' in the array, found '2'"},
-	{"a = {x = 1,}\n", 1, 12, "a", "trailing comma is not allowed in an inline table"},
-	{"a = {x = 1\n}\n", 1, 11, "a", "must be written on one line"},
-	{"a = {x = 1 y = 2}\n", 1, 12, "a", "expected ',' or '}' in the inline table, found 'y'"},
-	{"a = {x = }\n", 1, 10, "a.x", "expected a value, found '}'"},
-	/* strings */
-	{"a = \"abc\nb = 1\n", 1, 5, "a", "unterminated string (found end of line before the closing \")"},
-	{"a = 'abc", 1, 5, "a", "unterminated string"},
-	{"a = \"\"\"abc\n", 1, 5, "a", "unterminated multi-line string"},
-	{"a = '''abc\n''", 1, 5, "a", "unterminated multi-line string"},
-	{"a = \"x\\qy\"\n", 1, 7, "a", "invalid escape sequence '\\q'"},
-	{"a = \"\\u12\"\n", 1, 6, "a", "\\u needs 4 hexadecimal digits"},
-	{"a = \"\\uD800\"\n", 1, 6, "a", "is not a Unicode scalar value"},
-	{"a = \"\\U00110000\"\n", 1, 6, "a", "is not a Unicode scalar value"},
-	{"a = \"x\x01\"\n", 1, 7, "a", "control character U+0001 in a string"},
-	{"a = \"\"\"x\"\"\"\"\"\"\n", 1, 9, "a", "too many quotes"},
-	{"a = \"\"\"x \\ y\"\"\"\n", 1, 10, "a", "invalid escape sequence (backslash before a space)"},
-	{"\"\"\"k\"\"\" = 1\n", 1, 1, "", "a multi-line string cannot be a key"},
-	{"\"a\\u0000b\" = 1\n", 1, 1, "", "a key cannot contain U+0000"},
-	/* integers */
-	{"a = 9223372036854775808\n", 1, 5, "a", "does not fit in 64 bits"},
-	{"a = -9_223_372_036_854_775_809\n", 1, 5, "a", "does not fit in 64 bits"},
-	{"a = 0x8000000000000000\n", 1, 5, "a", "does not fit in 64 bits"},
-	{"a = 01\n", 1, 5, "a", "leading zeros are not allowed in '01'"},
-	{"a = 1__0\n", 1, 5, "a", "'_' must be between two digits in '1__0'"},
-	{"a = 1_\n", 1, 5, "a", "'_' must be between two digits"},
-	{"a = +0x10\n", 1, 5, "a", "cannot have a sign"},
-	{"a = 0b102\n", 1, 5, "a", "invalid digit '2' in '0b102'"},
-	{"a = 0x\n", 1, 5, "a", "expected digits in '0x'"},
-	{"a = +\n", 1, 5, "a", "expected digits in '+'"},
-	{"a = 12abc\n", 1, 5, "a", "invalid number '12abc'"},
-	/* floats */
-	{"a = 1.\n", 1, 5, "a", "a float needs digits after the '.'"},
-	{"a = 1.e5\n", 1, 5, "a", "a float needs digits after the '.'"},
-	{"a = 1e\n", 1, 5, "a", "an exponent needs digits"},
-	{"a = 1e400\n", 1, 5, "a", "float 1e400 is out of range"},
-	{"a = .5\n", 1, 5, "a", "invalid value '.5'"},
-	{"a = 00.5\n", 1, 5, "a", "leading zeros"},
-	/* other values */
-	{"a = 1979-05-27\n", 1, 5, "a", "dates and times are not supported"},
-	{"a = 07:32:00\n", 1, 5, "a", "dates and times are not supported"},
-	{"a = yes\n", 1, 5, "a", "invalid value 'yes' (strings need quotes"},
-	{"a = True\n", 1, 5, "a", "invalid value 'True'"},
-	/* characters */
-	{"a = 1 # c\x01\n", 1, 10, "a", "control character U+0001 in a comment"},
-	{"a = 1\rb = 2\n", 1, 6, "", "carriage return not followed by a line feed"},
-	{"a = 1\nb = \"\xff\"\n", 2, 6, "", "invalid UTF-8 (byte 0xFF)"},
-	{"a = \"\xc0\xaf\"\n", 1, 6, "", "overlong"},
-	{"a = \"\xe2\x82\"\n", 1, 6, "", "invalid UTF-8"},
-	{"\xc3\xa9 = 1\n", 1, 1, "", "expected a key, found '\xc3\xa9'"},
-	{"k = \"\xc3\xa9\" x\n", 1, 9, "k", "found 'x'"}, /* columns count characters */
+    /* duplicates and redefinitions */
+    {"a = 1\nb = 2\na = 3\n", 3, 1, "a", "duplicate key (first defined at line 1)"},
+    {"[s]\nx = 1\n x = 2\n", 3, 2, "s.x", "duplicate key"},
+    {"[a]\nx = 1\n[b]\n[a]\n", 4, 1, "a", "table defined twice (first at line 1)"},
+    {"[a.b]\n[a.b]\n", 2, 1, "a.b", "defined twice"},
+    {"[a]\nb.c = 1\n[a.b]\n", 3, 1, "a.b", "already defined by dotted keys at line 2"},
+    {"a = 1\n[a]\n", 2, 1, "a", "is already an integer (line 1), so it cannot be a table"},
+    {"a = [1]\n[a.b]\n", 2, 1, "a", "arrays of tables are not supported"},
+    {"a = 1\na.b = 2\n", 2, 1, "a", "is already an integer (line 1), so it cannot hold keys"},
+    {"[a.b]\nx = 1\n[a]\nb.y = 2\n", 4, 1, "a.b", "cannot be extended with dotted keys"},
+    {"a.b = 1\n[c]\n[a]\n", 3, 1, "a", "already defined by dotted keys at line 1"},
+    {"a = { x = 1 }\n[a]\n", 2, 1, "a", "inline table at line 1 cannot be extended"},
+    {"a = { x = 1 }\n[a.y]\n", 2, 1, "a", "inline table at line 1 cannot be extended"},
+    {"a = { x = 1 }\na.y = 2\n", 2, 1, "a", "inline table at line 1 cannot be extended"},
+    {"a = { x = 1, x = 2 }\n", 1, 14, "a.x", "duplicate key"},
+    {"a = { b.c = 1, b = 2 }\n", 1, 16, "a.b", "duplicate key"},
+    /* structure */
+    {"[[a]]\n", 1, 1, "", "arrays of tables ([[...]]) are not supported"},
+    {"[a\nx = 1\n", 1, 3, "a", "expected ']' to close the table header, found end of line"},
+    {"[]\n", 1, 2, "", "expected a key, found ']'"},
+    {"x = 1\n  [a] junk\n", 2, 7, "a", "expected the end of the line after the table header"},
+    {"a = \n", 1, 5, "a", "expected a value, found end of line"},
+    {"a =", 1, 4, "a", "expected a value, found end of file"},
+    {"a 1\n", 1, 3, "a", "expected '=' after the key, found '1'"},
+    {"= 1\n", 1, 1, "", "expected a key, found '='"},
+    {"a.= 1\n", 1, 3, "", "expected a key, found '='"},
+    {"[s]\nrecords = 1000 2000\n", 2, 16, "s.records",
+     "expected the end of the line after the value, found '2'"},
+    {"a = 1,\n", 1, 6, "a", "found ','"},
+    {"a = [1, 2\n", 1, 5, "a", "unterminated array"},
+    {"a = [1 2]\n", 1, 8, "a", "expected ',' or ']' in the array, found '2'"},
+    {"a = {x = 1,}\n", 1, 12, "a", "trailing comma is not allowed in an inline table"},
+    {"a = {x = 1\n}\n", 1, 11, "a", "must be written on one line"},
+    {"a = {x = 1 y = 2}\n", 1, 12, "a", "expected ',' or '}' in the inline table, found 'y'"},
+    {"a = {x = }\n", 1, 10, "a.x", "expected a value, found '}'"},
+    /* strings */
+    {"a = \"abc\nb = 1\n", 1, 5, "a",
+     "unterminated string (found end of line before the closing \")"},
+    {"a = 'abc", 1, 5, "a", "unterminated string"},
+    {"a = \"\"\"abc\n", 1, 5, "a", "unterminated multi-line string"},
+    {"a = '''abc\n''", 1, 5, "a", "unterminated multi-line string"},
+    {"a = \"x\\qy\"\n", 1, 7, "a", "invalid escape sequence '\\q'"},
+    {"a = \"\\u12\"\n", 1, 6, "a", "\\u needs 4 hexadecimal digits"},
+    {"a = \"\\uD800\"\n", 1, 6, "a", "is not a Unicode scalar value"},
+    {"a = \"\\U00110000\"\n", 1, 6, "a", "is not a Unicode scalar value"},
+    {"a = \"x\x01\"\n", 1, 7, "a", "control character U+0001 in a string"},
+    {"a = \"\"\"x\"\"\"\"\"\"\n", 1, 9, "a", "too many quotes"},
+    {"a = \"\"\"x \\ y\"\"\"\n", 1, 10, "a", "invalid escape sequence (backslash before a space)"},
+    {"\"\"\"k\"\"\" = 1\n", 1, 1, "", "a multi-line string cannot be a key"},
+    {"\"a\\u0000b\" = 1\n", 1, 1, "", "a key cannot contain U+0000"},
+    /* integers */
+    {"a = 9223372036854775808\n", 1, 5, "a", "does not fit in 64 bits"},
+    {"a = -9_223_372_036_854_775_809\n", 1, 5, "a", "does not fit in 64 bits"},
+    {"a = 0x8000000000000000\n", 1, 5, "a", "does not fit in 64 bits"},
+    {"a = 01\n", 1, 5, "a", "leading zeros are not allowed in '01'"},
+    {"a = 1__0\n", 1, 5, "a", "'_' must be between two digits in '1__0'"},
+    {"a = 1_\n", 1, 5, "a", "'_' must be between two digits"},
+    {"a = +0x10\n", 1, 5, "a", "cannot have a sign"},
+    {"a = 0b102\n", 1, 5, "a", "invalid digit '2' in '0b102'"},
+    {"a = 0x\n", 1, 5, "a", "expected digits in '0x'"},
+    {"a = +\n", 1, 5, "a", "expected digits in '+'"},
+    {"a = 12abc\n", 1, 5, "a", "invalid number '12abc'"},
+    /* floats */
+    {"a = 1.\n", 1, 5, "a", "a float needs digits after the '.'"},
+    {"a = 1.e5\n", 1, 5, "a", "a float needs digits after the '.'"},
+    {"a = 1e\n", 1, 5, "a", "an exponent needs digits"},
+    {"a = 1e400\n", 1, 5, "a", "float 1e400 is out of range"},
+    {"a = .5\n", 1, 5, "a", "invalid value '.5'"},
+    {"a = 00.5\n", 1, 5, "a", "leading zeros"},
+    /* other values */
+    {"a = 1979-05-27\n", 1, 5, "a", "dates and times are not supported"},
+    {"a = 07:32:00\n", 1, 5, "a", "dates and times are not supported"},
+    {"a = yes\n", 1, 5, "a", "invalid value 'yes' (strings need quotes"},
+    {"a = True\n", 1, 5, "a", "invalid value 'True'"},
+    /* characters */
+    {"a = 1 # c\x01\n", 1, 10, "a", "control character U+0001 in a comment"},
+    {"a = 1\rb = 2\n", 1, 6, "", "carriage return not followed by a line feed"},
+    {"a = 1\nb = \"\xff\"\n", 2, 6, "", "invalid UTF-8 (byte 0xFF)"},
+    {"a = \"\xc0\xaf\"\n", 1, 6, "", "overlong"},
+    {"a = \"\xe2\x82\"\n", 1, 6, "", "invalid UTF-8"},
+    {"\xc3\xa9 = 1\n", 1, 1, "", "expected a key, found '\xc3\xa9'"},
+    {"k = \"\xc3\xa9\" x\n", 1, 9, "k", "found 'x'"}, /* columns count characters */
 };
 
 PT_TEST(errors_every_kind)
@@ -409,13 +417,12 @@ PT_TEST(errors_every_kind)
 		PT_CHECKF(rc == TOML_ERR && doc == NULL, "case %zu parsed", k);
 		toml_free(doc);
 		PT_CHECKF(strcmp(err.file, "w.toml") == 0, "case %zu: file '%s'", k, err.file);
-		PT_CHECKF(err.line == b->line && err.col == b->col,
-		          "case %zu: at %d:%d, want %d:%d (%s)", k, err.line, err.col, b->line, b->col,
-		          err.text);
-		PT_CHECKF(strcmp(err.key, b->key) == 0, "case %zu: key '%s', want '%s' (%s)", k,
-		          err.key, b->key, err.text);
-		PT_CHECKF(strstr(err.msg, b->msg) != NULL, "case %zu: message '%s', want '%s'", k,
-		          err.msg, b->msg);
+		PT_CHECKF(err.line == b->line && err.col == b->col, "case %zu: at %d:%d, want %d:%d (%s)",
+		          k, err.line, err.col, b->line, b->col, err.text);
+		PT_CHECKF(strcmp(err.key, b->key) == 0, "case %zu: key '%s', want '%s' (%s)", k, err.key,
+		          b->key, err.text);
+		PT_CHECKF(strstr(err.msg, b->msg) != NULL, "case %zu: message '%s', want '%s'", k, err.msg,
+		          b->msg);
 	}
 }
 
@@ -531,8 +538,9 @@ PT_TEST(getters_types_and_missing)
 	                               "(expected 1 to 999)") == 0,
 	          "%s", err.text);
 	/* toml_error_at for the caller's own checks: at the key. */
-	PT_CHECK(toml_error_at(&err, toml_find(toml_root(doc), "service.mix"), "must total 100, "
-	                                                                        "not %d",
+	PT_CHECK(toml_error_at(&err, toml_find(toml_root(doc), "service.mix"),
+	                       "must total 100, "
+	                       "not %d",
 	                       0) == TOML_ERR);
 	PT_CHECKF(strcmp(err.text, "t.toml:7:1: service.mix: must total 100, not 0") == 0, "%s",
 	          err.text);
@@ -602,8 +610,7 @@ PT_TEST(setters_and_overrides)
 	/* Overrides from text, with their own source name in errors. */
 	PT_CHECK(toml_set_value(doc, "service.clients", "[1, 8, 32]", "--set", &err) == 0);
 	PT_CHECK(toml_get_array(doc, "service.clients", &n, &err) == 0 && toml_len(n) == 3);
-	PT_CHECK(toml_set_value(doc, "service.mix", " { read = 50, write = 50 } ", "--set", &err) ==
-	         0);
+	PT_CHECK(toml_set_value(doc, "service.mix", " { read = 50, write = 50 } ", "--set", &err) == 0);
 	PT_CHECK(toml_get_int(doc, "service.mix.write", &i, &err) == 0 && i == 50);
 	PT_CHECK(toml_set_value(doc, "service.records", "100_000", "--records", &err) == 0);
 	PT_CHECK(toml_get_int(doc, "service.records", &i, &err) == 0 && i == 100000);
@@ -672,9 +679,10 @@ static uint64_t rng_next(uint64_t *s)
 /* A random valid UTF-8 string, with control characters, quotes, backslashes, and non-ASCII. */
 static void random_string(uint64_t *rng, char *buf, size_t cap)
 {
-	static const char *const pieces[] = {"a", "Z", "_", "-", ".", " ", "\"", "'", "\\",
-	                                     "\t", "\n", "\r", "\x01", "\x7f", "#", "=", "[",
-	                                     "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "0"};
+	static const char *const pieces[] = {
+	    "a",  "Z",  "_",    "-",    ".", " ", "\"", "'",        "\\",           "\t",
+	    "\n", "\r", "\x01", "\x7f", "#", "=", "[",  "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+	    "0"};
 	size_t n = 0, want = rng_next(rng) % 12;
 	for (size_t i = 0; i < want; i++) {
 		const char *p = pieces[rng_next(rng) % (sizeof(pieces) / sizeof(pieces[0]))];

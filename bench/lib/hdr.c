@@ -312,7 +312,7 @@ char *hdr_to_text(const hdr_hist *h)
 }
 
 static int fail(char *err, size_t errsize, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errsize, const char *fmt, ...)
 {
 	va_list ap;
@@ -363,8 +363,7 @@ int hdr_from_text(hdr_hist **out, const char *text, char *err, size_t errsize)
 	s += 5;
 	for (int i = 0; i < 8; i++) {
 		if (get_num(&s, 10, &f[i]) || *s++ != ':') {
-			fail(err, errsize, "bad header field %d at offset %zu", i + 1,
-			     (size_t)(s - text));
+			fail(err, errsize, "bad header field %d at offset %zu", i + 1, (size_t)(s - text));
 			goto cleanup;
 		}
 	}

@@ -13,7 +13,7 @@
  *     s <= v <= s * (1 + hdr_relative_error(h)) (p = 0 gives the exact min, p = 100 the max);
  *   - count, min, max and mean are exact (the sum is kept in 128 bits);
  *   - a value above the highest trackable value is counted as the highest (and as saturated);
- *   - memory: 8 bytes per bucket slot; one hour at 3 digits is 33 x 1024 slots, 264 KiB.
+ *   - memory: 8 bytes per slot; one hour at 3 digits is 33,421 slots, 261 KiB.
  *
  * Thread safety: none inside. Give each thread its own histogram, and merge them (hdr_merge)
  * after the threads have finished (or under the caller's lock). Readers of a histogram must not

@@ -282,7 +282,7 @@ int toml_error_at(toml_error *err, const toml_node *n, const char *fmt, ...)
 
 /* Like toml_error_at, but at the value's position. */
 static int value_error(toml_error *err, const toml_node *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int value_error(toml_error *err, const toml_node *n, const char *fmt, ...)
 {
 	char path[256];
@@ -346,7 +346,7 @@ static void adv_n(parser *ps, size_t n)
 }
 
 static int perr_at(parser *ps, int line, int col, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static int perr_at(parser *ps, int line, int col, const char *fmt, ...)
 {
 	va_list ap;
@@ -388,8 +388,8 @@ static int is_ws(int c)
 
 static int is_bare_char(int c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '-';
 }
 
 static int is_ctrl(int c)
@@ -553,15 +553,17 @@ static int escape(parser *ps, sbuf *out)
 			cp = cp << 4 | (uint32_t)h;
 		}
 		if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return perr_at(ps, line, col, "\\%c%0*" PRIX32 " is not a Unicode scalar value", c,
-			               nd, cp);
+			return perr_at(ps, line, col, "\\%c%0*" PRIX32 " is not a Unicode scalar value", c, nd,
+			               cp);
 		adv_n(ps, 2 + (size_t)nd);
 		return put_utf8(out, cp);
 	}
 	if (c >= 0x21 && c < 0x7f)
 		return perr_at(ps, line, col, "invalid escape sequence '\\%c'", c);
 	return perr_at(ps, line, col, "invalid escape sequence (backslash before %s)",
-	               c < 0 ? "end of file" : c == '\n' || c == '\r' ? "end of line" : "a space");
+	               c < 0                    ? "end of file"
+	               : c == '\n' || c == '\r' ? "end of line"
+	                                        : "a space");
 }
 
 /* A string at the cursor (its opening quote); multi-line forms only if `multi`. */
@@ -832,7 +834,8 @@ static int parse_number(parser *ps, toml_node *n, const char *tok, size_t len)
 		n->f = tok[i] == 'i' ? (neg ? -INFINITY : INFINITY) : (neg ? -NAN : NAN);
 		return TOML_OK;
 	}
-	if (len - i >= 2 && tok[i] == '0' && (tok[i + 1] == 'x' || tok[i + 1] == 'o' || tok[i + 1] == 'b')) {
+	if (len - i >= 2 && tok[i] == '0' &&
+	    (tok[i + 1] == 'x' || tok[i + 1] == 'o' || tok[i + 1] == 'b')) {
 		int base = tok[i + 1] == 'x' ? 16 : tok[i + 1] == 'o' ? 8 : 2;
 		uint64_t v = 0;
 		if (sign)
@@ -951,8 +954,7 @@ static int parse_value(parser *ps, toml_node *n)
 		return perr(ps, "expected a value, found %s", found(ps, fb, sizeof(fb)));
 	if ((len >= 5 && tok[4] == '-' && strspn(tok, "0123456789") == 4) ||
 	    (len >= 3 && tok[2] == ':' && strspn(tok, "0123456789") == 2))
-		return perr(ps, "dates and times are not supported ('%.*s'); use a string", (int)len,
-		            tok);
+		return perr(ps, "dates and times are not supported ('%.*s'); use a string", (int)len, tok);
 	if ((len == 4 && memcmp(tok, "true", 4) == 0) || (len == 5 && memcmp(tok, "false", 5) == 0)) {
 		n->type = TOML_BOOL;
 		n->b = len == 4;
@@ -993,9 +995,8 @@ static int keyval(parser *ps, toml_node *t, int section)
 			goto cleanup;
 		}
 		if (c && c->type != TOML_TABLE) {
-			rc = perr_at(ps, k.line[i], k.col[i],
-			             "is already %s (line %d), so it cannot hold keys", a_type(c->type),
-			             origin_line(c));
+			rc = perr_at(ps, k.line[i], k.col[i], "is already %s (line %d), so it cannot hold keys",
+			             a_type(c->type), origin_line(c));
 			goto cleanup;
 		}
 		if (c && c->origin == ORIGIN_INLINE) {
@@ -1088,8 +1089,7 @@ static int header(parser *ps, toml_node **cur)
 			rc = perr_at(ps, line, col, "table defined twice (first at line %d)", c->line);
 			goto cleanup;
 		} else if (last && c->origin == ORIGIN_DOTTED) {
-			rc = perr_at(ps, line, col, "table already defined by dotted keys at line %d",
-			             c->line);
+			rc = perr_at(ps, line, col, "table already defined by dotted keys at line %d", c->line);
 			goto cleanup;
 		} else if (last) {
 			c->origin = ORIGIN_HEADER;
@@ -1364,8 +1364,7 @@ static int walk(const toml_node *t, const char *path, const toml_node **out, tom
 			goto cleanup;
 		}
 		if (i < k.n - 1 && c->type != TOML_TABLE) {
-			rc = value_error(err, c, "is %s, not a table (looking up '%s')", a_type(c->type),
-			                 path);
+			rc = value_error(err, c, "is %s, not a table (looking up '%s')", a_type(c->type), path);
 			goto cleanup;
 		}
 		t = c;
@@ -1454,8 +1453,8 @@ int toml_get_int(const toml_doc *doc, const char *path, int64_t *v, toml_error *
 	return rc ? rc : toml_node_int(n, v, err);
 }
 
-int toml_get_int_range(const toml_doc *doc, const char *path, int64_t min, int64_t max,
-                       int64_t *v, toml_error *err)
+int toml_get_int_range(const toml_doc *doc, const char *path, int64_t min, int64_t max, int64_t *v,
+                       toml_error *err)
 {
 	const toml_node *n;
 	int64_t x;
@@ -1463,9 +1462,9 @@ int toml_get_int_range(const toml_doc *doc, const char *path, int64_t min, int64
 	if (rc || (rc = toml_node_int(n, &x, err)))
 		return rc;
 	if (x < min || x > max)
-		return value_error(err, n, "%" PRId64 " is out of range (expected %" PRId64 " to %" PRId64
-		                   ")",
-		                   x, min, max);
+		return value_error(err, n,
+		                   "%" PRId64 " is out of range (expected %" PRId64 " to %" PRId64 ")", x,
+		                   min, max);
 	*v = x;
 	return TOML_OK;
 }
@@ -1565,8 +1564,7 @@ int toml_equal(const toml_node *a, const toml_node *b)
 	case TOML_STRING: return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
 	case TOML_INT: return a->i == b->i;
 	case TOML_FLOAT:
-		return (isnan(a->f) && isnan(b->f)) ||
-		       (a->f == b->f && signbit(a->f) == signbit(b->f));
+		return (isnan(a->f) && isnan(b->f)) || (a->f == b->f && signbit(a->f) == signbit(b->f));
 	case TOML_BOOL: return a->b == b->b;
 	case TOML_ARRAY:
 		if (a->nkids != b->nkids)

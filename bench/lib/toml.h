@@ -75,13 +75,13 @@ const char *toml_doc_name(const toml_doc *doc);
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-toml_type toml_node_type(const toml_node *n);       /* TOML_NONE for NULL */
-const char *toml_type_name(toml_type t);            /* "integer", "table", ... */
-const char *toml_node_key(const toml_node *n);      /* NULL for the root and array elements */
+toml_type toml_node_type(const toml_node *n);  /* TOML_NONE for NULL */
+const char *toml_type_name(toml_type t);       /* "integer", "table", ... */
+const char *toml_node_key(const toml_node *n); /* NULL for the root and array elements */
 const toml_node *toml_node_parent(const toml_node *n);
-int toml_node_line(const toml_node *n);             /* where its key (or header) was written */
+int toml_node_line(const toml_node *n); /* where its key (or header) was written */
 int toml_node_col(const toml_node *n);
-const char *toml_node_source(const toml_node *n);   /* source name it was read from */
+const char *toml_node_source(const toml_node *n); /* source name it was read from */
 /* The full dotted path ("service.operation_mix.commit", "scale.sizes[1]") into buf; returns buf. */
 char *toml_node_path(const toml_node *n, char *buf, size_t size);
 
@@ -116,8 +116,8 @@ int toml_get_table(const toml_doc *doc, const char *path, const toml_node **t, t
 int toml_get_array(const toml_doc *doc, const char *path, const toml_node **a, toml_error *err);
 /* An integer in [min, max]; outside it is TOML_ERR ("service.clients[1]: 0 is out of range,
  * expected 1 to 4096"). */
-int toml_get_int_range(const toml_doc *doc, const char *path, int64_t min, int64_t max,
-                       int64_t *v, toml_error *err);
+int toml_get_int_range(const toml_doc *doc, const char *path, int64_t min, int64_t max, int64_t *v,
+                       toml_error *err);
 
 /* ---- validation helpers ---------------------------------------------------------------------- */
 
@@ -127,7 +127,7 @@ int toml_check_keys(const toml_node *table, const char *const *allowed, toml_err
 /* Fills err for a problem with node n (its source, line, column and path); returns TOML_ERR.
  * For the caller's own checks: toml_error_at(err, n, "must total 100, not %d", sum). */
 int toml_error_at(toml_error *err, const toml_node *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Deep equality of two trees (keys in any order, values and types exactly; nan equals nan). */
 int toml_equal(const toml_node *a, const toml_node *b);
