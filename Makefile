@@ -73,8 +73,8 @@ BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
 ALL_OBJ := $(LIB_OBJ) $(CLI_OBJ) $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
            $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ)
 
-FORMAT_SRC := $(wildcard include/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \ $(wildcard bench/lib/*.[ch])
-                         tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch])
+FORMAT_SRC := $(wildcard include/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
+                         tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch])
 CLANG_FORMAT ?= clang-format
 
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when

@@ -1,11 +1,13 @@
 /*
  * test_model.c - seeded randomized tests of every tree operation against a reference model
  * (tests/lib/model.c), on the memory store (default cache, no cache, a tiny cache) and on LMDB.
+ * tests/test_pg_model.c compiles this file again with TEST_MODEL_PG defined: the same runs on
+ * the PostgreSQL store, and only those (see the end of this file).
  *
  * Each run is a random sequence of steps: batch edits (puts, overwrites, deletes of present and
  * absent keys, duplicate keys in one batch where the last edit wins), bulk builds, three-way
  * merges of two branches edited from a common base, edits inside a txn that is then discarded,
- * and (LMDB) closing and reopening the store. After every step the tree is compared with the
+ * and (LMDB, PostgreSQL) closing and reopening the store. After every step the tree is compared with the
  * model: every record (cursor scan), count, a verifying stats walk, and the root id must equal
  * the id of a tree bulk-built from the model's records (history independence). Random reads
  * follow: get, get_many (request order, missing and duplicate keys), rank, select, cursors
@@ -22,6 +24,15 @@
 
 #define MAXV 8 /* versions kept for diffs */
 
+#ifdef TEST_MODEL_PG
+#define PROG "build/tests/test_pg_model"
+#else
+#define PROG "build/tests/test_model"
+#endif
+
+/* Store kinds. */
+enum { K_MEM = 0, K_LMDB = 1, K_PG = 2 };
+
 typedef struct version {
 	prolly_id id;
 	tm_model m;
@@ -34,8 +45,10 @@ typedef struct run {
 	unsigned step;
 	tm_rng rng;
 	prolly_db *db;
-	int lmdb;
-	char *dir;
+	int kind;               /* K_MEM, K_LMDB, K_PG */
+	char *dir;              /* K_LMDB: the environment's directory */
+	char schema[64];        /* K_PG: this run's schema on $PROLLY_PG_URL, dropped at the end */
+	prolly_pg_options pgo;  /* K_PG: batch sizes and pool */
 	size_t cache_bytes;
 	int key24;            /* keys are tm_key24(i) instead of random binary keys */
 	uint64_t append_next; /* for key24 runs: the next key of the appending stream */
@@ -105,10 +118,19 @@ static int open_db(run *r)
 {
 	prolly_store *st = NULL;
 	int rc;
-	if (r->lmdb)
+	if (r->kind == K_LMDB) {
 		rc = prolly_store_lmdb_open(&st, r->dir, 0);
-	else
+	} else if (r->kind == K_PG) {
+		const char *url = getenv("PROLLY_PG_URL");
+		if (!url) {
+			FAILF(r, "PROLLY_PG_URL is not set");
+			return -1;
+		}
+		r->pgo.schema = r->schema;
+		rc = prolly_store_pg_open(&st, url, &r->pgo);
+	} else {
 		rc = prolly_store_mem_new(&st);
+	}
 	if (rc) {
 		FAILF(r, "opening the store: %d (%s)", rc, prolly_last_error());
 		return rc;
@@ -122,20 +144,26 @@ static int open_db(run *r)
 	return rc;
 }
 
-static int run_init(run *r, const char *name, uint64_t salt, int lmdb, size_t cache_bytes)
+/* pg (K_PG only, may be NULL): batch_items, read_chunk and pool_size for the store. */
+static int run_init(run *r, const char *name, uint64_t salt, int kind, size_t cache_bytes,
+                    const prolly_pg_options *pg)
 {
 	memset(r, 0, sizeof(*r));
 	r->name = name;
 	r->seed = PT_SEED() ^ salt;
 	tm_rng_seed(&r->rng, r->seed);
-	r->lmdb = lmdb;
+	r->kind = kind;
 	r->cache_bytes = cache_bytes;
+	if (pg)
+		r->pgo = *pg;
+	if (kind == K_PG)
+		tm_pg_schema_name(r->schema, "model");
 	tm_model_init(&r->m);
 	for (int i = 0; i < MAXV; i++)
 		tm_model_init(&r->v[i].m);
 	r->vbuf = malloc(TM_VAL_BIG);
 	prolly_id_empty_tree(&r->root);
-	if (lmdb && !(r->dir = tm_tmpdir("model"))) {
+	if (kind == K_LMDB && !(r->dir = tm_tmpdir("model"))) {
 		FAILF(r, "no temp dir");
 		return -1;
 	}
@@ -145,10 +173,13 @@ static int run_init(run *r, const char *name, uint64_t salt, int lmdb, size_t ca
 static void run_dispose(run *r)
 {
 	prolly_close(r->db);
+	r->db = NULL;
 	if (r->dir) {
 		tm_rmtree(r->dir);
 		free(r->dir);
 	}
+	if (r->schema[0] && tm_pg_schema_drop(r->schema) != 0)
+		FAILF(r, "could not drop schema %s", r->schema);
 	tm_model_dispose(&r->m);
 	for (int i = 0; i < MAXV; i++)
 		tm_model_dispose(&r->v[i].m);
@@ -1073,7 +1104,7 @@ static void step_merge(run *r)
 
 static void step_reopen(run *r)
 {
-	/* LMDB: everything committed must survive closing and reopening the store. */
+	/* LMDB, PostgreSQL: everything committed must survive closing and reopening the store. */
 	prolly_close(r->db);
 	r->db = NULL;
 	if (open_db(r))
@@ -1096,11 +1127,11 @@ static void run_steps(run *r, unsigned steps)
 			step_delete_range(r), r->n_edits++;
 		else if (w < 87)
 			step_merge(r);
-		else if (w < 89 && r->lmdb)
+		else if (w < 89 && r->kind != K_MEM)
 			step_reopen(r), r->n_reopen++;
 		else
 			step_edit(r), r->n_edits++;
-		if (!r->failed && r->lmdb && r->step % 16 == 15)
+		if (!r->failed && r->kind != K_MEM && r->step % 16 == 15)
 			step_reopen(r), r->n_reopen++;
 		if (!r->failed)
 			check_reads(r, &r->root, &r->m);
@@ -1116,68 +1147,84 @@ static void run_steps(run *r, unsigned steps)
 	       r->name, r->step, r->n_edits, r->n_builds, r->n_merges, r->n_conflicts, r->n_diffs,
 	       r->n_diff_entries, r->n_cursors, r->n_reopen, r->max_n, r->max_height);
 	if (r->failed)
-		fprintf(stderr, "  re-run: PROLLY_TEST_SEED=0x%llx build/tests/test_model %s\n",
+		fprintf(stderr, "  re-run: PROLLY_TEST_SEED=0x%llx " PROG " %s\n",
 		        (unsigned long long)PT_SEED(), r->name);
 }
 
-static void model_run(const char *name, uint64_t salt, int lmdb, size_t cache_bytes, int key24,
-                      unsigned steps, size_t target, unsigned big_den)
+static void model_run_pg(const char *name, uint64_t salt, int kind, size_t cache_bytes,
+                         int key24, unsigned steps, size_t target, unsigned big_den,
+                         const prolly_pg_options *pg)
 {
 	run r;
-	if (run_init(&r, name, salt, lmdb, cache_bytes) == 0) {
+	if (run_init(&r, name, salt, kind, cache_bytes, pg) == 0) {
 		r.key24 = key24;
 		r.target = target * tm_scale();
 		r.big_den = big_den;
 		if (target < 100)
 			r.max_batch = 2 * target + 2;
+		prolly_stats s0, s1;
+		prolly_thread_stats(&s0);
 		run_steps(&r, steps * tm_scale());
+		prolly_thread_stats(&s1);
+		if (kind == K_PG)
+			printf("# %s: %llu store round trips, %llu SQL statements\n", name,
+			       (unsigned long long)(s1.store_round_trips - s0.store_round_trips),
+			       (unsigned long long)(s1.store_statements - s0.store_statements));
 	}
 	run_dispose(&r);
 }
 
+static void model_run(const char *name, uint64_t salt, int kind, size_t cache_bytes, int key24,
+                      unsigned steps, size_t target, unsigned big_den)
+{
+	model_run_pg(name, salt, kind, cache_bytes, key24, steps, target, big_den, NULL);
+}
+
 /* ---- tests --------------------------------------------------------------------------------- */
+
+#ifndef TEST_MODEL_PG
 
 PT_TEST(model_mem_binary_keys)
 {
-	model_run("model_mem_binary_keys", 0x1111, 0, 64u << 20, 0, 100, 1500, 300);
+	model_run("model_mem_binary_keys", 0x1111, K_MEM, 64u << 20, 0, 100, 1500, 300);
 }
 
 PT_TEST(model_mem_key24)
 {
-	model_run("model_mem_key24", 0x2222, 0, 64u << 20, 1, 100, 3000, 0);
+	model_run("model_mem_key24", 0x2222, K_MEM, 64u << 20, 1, 100, 3000, 0);
 }
 
 PT_TEST(model_mem_no_cache)
 {
-	model_run("model_mem_no_cache", 0x3333, 0, 0, 0, 80, 1200, 400);
+	model_run("model_mem_no_cache", 0x3333, K_MEM, 0, 0, 80, 1200, 400);
 }
 
 PT_TEST(model_mem_tiny_cache)
 {
-	model_run("model_mem_tiny_cache", 0x4444, 0, 20000, 1, 80, 1500, 500);
+	model_run("model_mem_tiny_cache", 0x4444, K_MEM, 20000, 1, 80, 1500, 500);
 }
 
 PT_TEST(model_small_trees)
 {
 	/* Trees of a few records: single leaves, the empty tree, collapses to a leaf. */
-	model_run("model_small_trees", 0x5555, 0, 1u << 20, 0, 300, 8, 0);
+	model_run("model_small_trees", 0x5555, K_MEM, 1u << 20, 0, 300, 8, 0);
 }
 
 PT_TEST(model_lmdb)
 {
-	model_run("model_lmdb", 0x6666, 1, 8u << 20, 0, 80, 1500, 300);
+	model_run("model_lmdb", 0x6666, K_LMDB, 8u << 20, 0, 80, 1500, 300);
 }
 
 PT_TEST(model_lmdb_no_cache)
 {
-	model_run("model_lmdb_no_cache", 0x7777, 1, 0, 1, 50, 1500, 0);
+	model_run("model_lmdb_no_cache", 0x7777, K_LMDB, 0, 1, 50, 1500, 0);
 }
 
 /* Deterministic edge cases that random runs reach only by chance. */
 PT_TEST(model_edge_batches)
 {
 	run r;
-	if (run_init(&r, "model_edge_batches", 0x8888, 0, 0) != 0) {
+	if (run_init(&r, "model_edge_batches", 0x8888, K_MEM, 0, NULL) != 0) {
 		run_dispose(&r);
 		return;
 	}
@@ -1242,7 +1289,48 @@ PT_TEST(model_txn_tree_stats_verify)
 	prolly_close(db);
 }
 
+#else /* TEST_MODEL_PG: the same runs on the PostgreSQL store, a fresh schema each. */
+
+PT_TEST(model_pg_binary_keys)
+{
+	/* Random binary keys, some big values, the default batch sizes. */
+	model_run("model_pg_binary_keys", 0x9191, K_PG, 8u << 20, 0, 50, 1500, 300);
+}
+
+PT_TEST(model_pg_no_cache)
+{
+	/* Every node read goes to the server. */
+	model_run("model_pg_no_cache", 0x9292, K_PG, 0, 1, 24, 1000, 0);
+}
+
+PT_TEST(model_pg_small_chunks)
+{
+	/* A write is several INSERT statements and a read several SELECTs (in one round trip), with
+	 * a pool of two connections. */
+	prolly_pg_options o;
+	memset(&o, 0, sizeof(o));
+	o.batch_items = 3;
+	o.read_chunk = 4;
+	o.pool_size = 2;
+	model_run_pg("model_pg_small_chunks", 0x9393, K_PG, 20000, 0, 30, 500, 200, &o);
+}
+
+PT_TEST(model_pg_small_trees)
+{
+	/* Many small commits: single leaves, the empty tree, collapses to a leaf. */
+	model_run("model_pg_small_trees", 0x9494, K_PG, 1u << 20, 0, 80, 8, 0);
+}
+
+#endif
+
 int main(int argc, char **argv)
 {
+#ifdef TEST_MODEL_PG
+	if (tm_pg_guard() != 0) {
+		printf("not ok 1 - could not start a PostgreSQL cluster with scripts/pg-cluster.sh (set "
+		       "PROLLY_PG_URL to use an existing server)\n# 0 passed, 1 failed\n");
+		return 1;
+	}
+#endif
 	return pt_run(argc, argv);
 }

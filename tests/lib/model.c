@@ -5,9 +5,12 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <libpq-fe.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- PRNG ---------------------------------------------------------------------------------- */
@@ -638,4 +641,146 @@ void tm_rmtree(const char *path)
 {
 	if (path)
 		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- PostgreSQL ---------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t pg_child;
+
+static void pg_pass_signal(int sig)
+{
+	if (pg_child > 0)
+		kill((pid_t)pg_child, sig);
+}
+
+static void pg_stop(const char *script, const char *dir)
+{
+	size_t n = strlen(script) + strlen(dir) + 32;
+	char *cmd = xmalloc(n);
+	snprintf(cmd, n, "'%s' stop '%s'", script, dir);
+	if (system(cmd) != 0)
+		printf("# could not stop the PostgreSQL cluster in %s\n", dir);
+	free(cmd);
+}
+
+int tm_pg_guard(void)
+{
+	if (getenv("PROLLY_PG_URL"))
+		return 0;
+	const char *script = getenv("PROLLY_PG_SCRIPT");
+	if (!script || !*script)
+		script = access("scripts/pg-cluster.sh", X_OK) == 0 ? "scripts/pg-cluster.sh"
+		                                                    : "../scripts/pg-cluster.sh";
+	if (access(script, X_OK) != 0 || strchr(script, '\'')) {
+		fprintf(stderr, "tm_pg_guard: no usable %s (set PROLLY_PG_SCRIPT or PROLLY_PG_URL)\n",
+		        script);
+		return -1;
+	}
+	char cmd[1200], line[1024], dir[512] = "";
+	snprintf(cmd, sizeof(cmd), "'%s' start", script);
+	fflush(stdout);
+	FILE *f = popen(cmd, "r");
+	if (!f) {
+		fprintf(stderr, "tm_pg_guard: popen %s: %s\n", cmd, strerror(errno));
+		return -1;
+	}
+	/* Lines "export NAME='VALUE'". */
+	while (fgets(line, sizeof(line), f)) {
+		char *eq = strchr(line, '=');
+		if (strncmp(line, "export ", 7) != 0 || !eq)
+			continue;
+		*eq = 0;
+		char *v = eq + 1;
+		size_t n = strlen(v);
+		while (n && (v[n - 1] == '\n' || v[n - 1] == '\''))
+			v[--n] = 0;
+		if (*v == '\'')
+			v++;
+		setenv(line + 7, v, 1);
+		if (strcmp(line + 7, "PROLLY_PG_DIR") == 0)
+			snprintf(dir, sizeof(dir), "%s", v);
+	}
+	int status = pclose(f);
+	if (dir[0] && (status != 0 || !getenv("PROLLY_PG_URL"))) {
+		pg_stop(script, dir);
+		dir[0] = 0;
+	}
+	if (!dir[0] || !getenv("PROLLY_PG_URL")) {
+		fprintf(stderr, "tm_pg_guard: %s failed (status %d)\n", cmd, status);
+		unsetenv("PROLLY_PG_URL");
+		return -1;
+	}
+	printf("# started a throwaway PostgreSQL cluster in %s\n", dir);
+	fflush(stdout);
+
+	/* The tests run in a child, so that the cluster is stopped whatever happens to them. */
+	struct sigaction sa, old[3];
+	const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = pg_pass_signal;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "tm_pg_guard: fork: %s\n", strerror(errno));
+		pg_stop(script, dir);
+		return -1;
+	}
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++)
+			sigaction(sigs[i], &old[i], NULL);
+		return 0;
+	}
+	pg_child = pid;
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	pg_stop(script, dir);
+	if (WIFSIGNALED(st)) {
+		printf("not ok - the test process died of signal %d\n# 0 passed, 1 failed\n",
+		       WTERMSIG(st));
+		fflush(stdout);
+		exit(1);
+	}
+	exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+void tm_pg_schema_name(char out[64], const char *tag)
+{
+	static unsigned seq;
+	snprintf(out, 64, "prolly_%.20s_%ld_%u", tag, (long)getpid(), ++seq);
+}
+
+static void pg_quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+int tm_pg_schema_drop(const char *schema)
+{
+	const char *url = getenv("PROLLY_PG_URL");
+	if (!url) {
+		fprintf(stderr, "tm_pg_schema_drop: PROLLY_PG_URL is not set\n");
+		return -1;
+	}
+	PGconn *c = PQconnectdb(url);
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "tm_pg_schema_drop: cannot connect: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return -1;
+	}
+	PQsetNoticeProcessor(c, pg_quiet, NULL);
+	char *q = PQescapeIdentifier(c, schema, strlen(schema));
+	char sql[160];
+	snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE", q ? q : "\"\"");
+	PQfreemem(q);
+	PGresult *r = PQexec(c, sql);
+	int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : -1;
+	if (rc)
+		fprintf(stderr, "tm_pg_schema_drop: %s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	return rc;
 }

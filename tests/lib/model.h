@@ -7,7 +7,9 @@
  *     compared with;
  *   - glue between the model and the engine (build a tree from a model, compare a tree with it);
  *   - tm_tap: a store that wraps another one and can corrupt, drop or count what it returns;
- *   - scratch directories for the LMDB store.
+ *   - scratch directories for the LMDB store;
+ *   - a PostgreSQL server for programs that need one (a throwaway cluster unless $PROLLY_PG_URL
+ *     is set), and fresh schemas on it.
  *
  * Nothing here registers tests or defines main.
  */
@@ -146,5 +148,23 @@ int tm_tap_new(tm_tap **out, prolly_store *inner);
 char *tm_tmpdir(const char *tag);
 /* Removes a directory tree. */
 void tm_rmtree(const char *path);
+
+/* ---- PostgreSQL ---------------------------------------------------------------------------- */
+
+/* Makes sure $PROLLY_PG_URL names a server; call it first thing in main. With PROLLY_PG_URL set
+ * it returns 0 at once. Otherwise it starts a throwaway cluster with scripts/pg-cluster.sh
+ * ($PROLLY_PG_SCRIPT, else scripts/ or ../scripts/ from the current directory), exports what the
+ * script prints (PROLLY_PG_URL, PROLLY_PG_DIR, ...) and forks. The child returns 0 and runs the
+ * tests. The parent never returns: it waits for the child (passing SIGINT, SIGTERM and SIGHUP on
+ * to it), stops the cluster -- whatever happened to the child -- and exits with the child's status
+ * (1 with a TAP "not ok" line if it died of a signal). Returns -1 (with a message on stderr) if
+ * no cluster could be started; the caller must then report a failure, never skip. */
+int tm_pg_guard(void);
+
+/* A fresh schema name, "prolly_<tag>_<pid>_<n>", into out (at most 63 bytes). */
+void tm_pg_schema_name(char out[64], const char *tag);
+
+/* DROP SCHEMA IF EXISTS "schema" CASCADE on $PROLLY_PG_URL. 0, or -1 with a message on stderr. */
+int tm_pg_schema_drop(const char *schema);
 
 #endif
