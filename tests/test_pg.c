@@ -571,8 +571,16 @@ PT_TEST(server_restart)
 	PT_REQUIRE(a);
 	/* The next operation succeeds: dead idle connections are noticed before use. */
 	PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
-	PT_CHECK(prolly_id_equal(&got, &v));
-	PT_CHECK(present(st, &b.value, 1) == 0);
+	/* A write cut off while committing may have been applied (the server can release the
+	 * blocker's lock and commit the writer before the shutdown reaches it), but only wholly:
+	 * the ref moved and its node stored, or neither. */
+	if (prolly_id_equal(&got, &b.value)) {
+		PT_CHECK(present(st, &b.value, 1) == 1);
+		printf("# the cut-off write had committed before the shutdown reached it\n");
+	} else {
+		PT_CHECK(prolly_id_equal(&got, &v));
+		PT_CHECK(present(st, &b.value, 1) == 0);
+	}
 	for (int i = 0; i < 6; i++)
 		PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
 	prolly_pg_counters c;

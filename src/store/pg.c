@@ -601,10 +601,14 @@ static int pipe_run(pipe *p)
 	cnt_add(&st->cnt.statements, stmts);
 
 	if (p->broken) {
+		int is_write = strcmp(p->what, "write") == 0;
 		rc = prolly_set_error(PROLLY_ESTORE,
 		                      "postgres: %s: the connection to %s failed: %s (the next operation "
-		                      "reconnects)",
-		                      p->what, st->target, p->msg);
+		                      "reconnects%s)",
+		                      p->what, st->target, p->msg,
+		                      is_write ? "; a write cut off while committing may or may not have "
+		                                 "been applied, wholly or not at all: read the refs to know"
+		                               : "");
 	} else if (p->failed) {
 		int code = PROLLY_ESTORE;
 		if (strcmp(p->sqlstate, "53100") == 0)
