@@ -1060,6 +1060,8 @@ static int plain_build(cell *c)
 	int rc;
 	CK(plain_sql(sql, sizeof(sql), fx, "DROP TABLE IF EXISTS %s"), "DROP TABLE");
 	CK(pgb_exec(pc, sql, NULL), "dropping the previous plain table");
+	if (fx->plain_prepared) /* they named the dropped table */
+		CK(pgb_exec(pc, "DEALLOCATE ALL", NULL), "DEALLOCATE");
 	fx->plain_prepared = 0;
 	if (pgb_exec(pc, "CHECKPOINT", NULL) != 0) /* untimed; needs pg_checkpoint or superuser */
 		fprintf(stderr, "note: CHECKPOINT before the plain build failed: %s\n",
@@ -1450,6 +1452,7 @@ static const cell_fn plain_fns[N_OPS] = {
 /* ------------------------------------------------------------------------------------------ */
 
 static FILE *csv_file;
+static volatile pid_t fixture_child; /* the running fixture's process (parent side), or 0 */
 static int row_fd = -1;       /* child: rows go to the parent through this pipe */
 static bench_row *all_rows;   /* parent (or --no-fork): every row, for the target table */
 static size_t n_rows, cap_rows;
@@ -1790,6 +1793,7 @@ static void run_fixture_forked(const config *cfg, uint64_t n, int store)
 		return;
 	}
 	if (pid == 0) {
+		fixture_child = 0;
 		close(fds[0]);
 		row_fd = fds[1];
 		int bad = run_fixture(cfg, n, store);
@@ -1799,6 +1803,7 @@ static void run_fixture_forked(const config *cfg, uint64_t n, int store)
 		close(row_fd);
 		_exit(bad ? 3 : 0);
 	}
+	fixture_child = pid;
 	close(fds[1]);
 	bench_row r;
 	size_t got = 0;
@@ -1818,6 +1823,7 @@ static void run_fixture_forked(const config *cfg, uint64_t n, int store)
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	fixture_child = 0;
 	if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
 	                            WEXITSTATUS(status) != 3)) {
 		fixture dummy;
@@ -2351,6 +2357,12 @@ static void cluster_stop(void)
 /* SIGINT / SIGTERM / SIGHUP: stop the cluster (parent only), then die of the signal. */
 static void cluster_signal(int sig)
 {
+	pid_t child = fixture_child;
+	if (child > 0 && getpid() == cluster_owner) { /* the fixture first: it uses the server */
+		kill(child, SIGKILL);
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	cluster_stop();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -2474,7 +2486,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	int use_pg = (cfg.stores >> STORE_PG) & 1;
+	int use_pg = (cfg.stores >> STORE_PG) & 1, pg_missing = 0;
 	if (use_pg) {
 		const char *url = getenv("PROLLY_PG_URL");
 		int bad = 0;
@@ -2488,24 +2500,32 @@ int main(int argc, char **argv)
 		} else {
 			bad = cluster_start(&cfg) != 0;
 		}
+		PGconn *probe = NULL;
+		if (!bad && pgb_connect(&probe, cfg.pg_url) != 0) {
+			fprintf(stderr, "error: %s\n", prolly_last_error());
+			bad = 1;
+		}
+		PQfinish(probe);
 		if (bad) {
-			fprintf(stderr, "error: no PostgreSQL server for --stores pg\n");
+			/* The other stores still run; the exit status says that pg did not. */
 			cluster_stop();
-			fclose(csv_file);
-			if (cfg.workdir[0])
-				rm_tree(cfg.workdir);
-			return 1;
+			cfg.stores &= ~(1u << STORE_PG);
+			use_pg = 0;
+			pg_missing = 1;
+			fprintf(stderr, "error: no PostgreSQL server: the pg store is skipped%s\n",
+			        cfg.stores ? "" : " (nothing else to run)");
+			if (!cfg.stores) {
+				fclose(csv_file);
+				if (cfg.workdir[0])
+					rm_tree(cfg.workdir);
+				return 1;
+			}
 		}
 	}
 
 	print_machine(&cfg, argc, argv);
-	if (use_pg && print_pg_settings(&cfg) != 0) {
-		cluster_stop();
-		fclose(csv_file);
-		if (cfg.workdir[0])
-			rm_tree(cfg.workdir);
-		return 1;
-	}
+	if (use_pg && print_pg_settings(&cfg) != 0)
+		printf("- PostgreSQL: settings could not be read (see stderr)\n");
 	if (use_pg)
 		printf("\n");
 	md_header(stdout);
@@ -2550,5 +2570,5 @@ int main(int argc, char **argv)
 		rm_tree(cfg.workdir);
 	free(all_rows);
 	cluster_stop();
-	return invalid_rows ? 1 : 0;
+	return invalid_rows || pg_missing ? 1 : 0;
 }

@@ -45,10 +45,10 @@ typedef struct run {
 	unsigned step;
 	tm_rng rng;
 	prolly_db *db;
-	int kind;               /* K_MEM, K_LMDB, K_PG */
-	char *dir;              /* K_LMDB: the environment's directory */
-	char schema[64];        /* K_PG: this run's schema on $PROLLY_PG_URL, dropped at the end */
-	prolly_pg_options pgo;  /* K_PG: batch sizes and pool */
+	int kind;              /* K_MEM, K_LMDB, K_PG */
+	char *dir;             /* K_LMDB: the environment's directory */
+	char schema[64];       /* K_PG: this run's schema on $PROLLY_PG_URL, dropped at the end */
+	prolly_pg_options pgo; /* K_PG: batch sizes and pool */
 	size_t cache_bytes;
 	int key24;            /* keys are tm_key24(i) instead of random binary keys */
 	uint64_t append_next; /* for key24 runs: the next key of the appending stream */
@@ -1151,8 +1151,8 @@ static void run_steps(run *r, unsigned steps)
 		        (unsigned long long)PT_SEED(), r->name);
 }
 
-static void model_run_pg(const char *name, uint64_t salt, int kind, size_t cache_bytes,
-                         int key24, unsigned steps, size_t target, unsigned big_den,
+static void model_run_pg(const char *name, uint64_t salt, int kind, size_t cache_bytes, int key24,
+                         unsigned steps, size_t target, unsigned big_den,
                          const prolly_pg_options *pg)
 {
 	run r;

@@ -46,10 +46,15 @@ struct command {
 /* State of one invocation. */
 struct cli {
 	const char *store_url;     /* --store, $PROLLY_STORE or the default */
+	char store_shown[512];     /* store_url with any password hidden: the one to print */
 	const struct command *cmd; /* the command running */
 	int64_t time_us;           /* commit time: $PROLLY_COMMIT_TIME or 0 (now) */
 	prolly_db *db;             /* opened by open_store */
 };
+
+/* Copies url into out with the value of any password (in a URL's user info, a "password="
+ * query parameter or conninfo keyword) replaced by "***". */
+void redact_url(char *out, size_t cap, const char *url);
 
 /* The command table (main.c) and the commands (cmd_read.c, cmd_write.c). */
 extern const struct command commands[];

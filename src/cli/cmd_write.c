@@ -24,11 +24,11 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 		return rc;
 	err = prolly_branch_head(&head, cli->db, "main");
 	if (err == 0) {
-		printf("already initialized %s\n", cli->store_url);
+		printf("already initialized %s\n", cli->store_shown);
 		return 0;
 	}
 	if (err != PROLLY_ENOTFOUND)
-		return fail_lib(cli, err, "cannot read branch 'main' in %s", cli->store_url);
+		return fail_lib(cli, err, "cannot read branch 'main' in %s", cli->store_shown);
 
 	prolly_id_empty_tree(&empty);
 	err = prolly_txn_begin(&txn, cli->db);
@@ -40,12 +40,12 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 		err = prolly_txn_commit(txn, NULL, 0);
 	if (err == PROLLY_ECONFLICT) {
 		/* Another process created main meanwhile: the store is initialized all the same. */
-		printf("already initialized %s\n", cli->store_url);
+		printf("already initialized %s\n", cli->store_shown);
 		rc = 0;
 	} else if (err) {
-		rc = fail_lib(cli, err, "cannot initialize %s", cli->store_url);
+		rc = fail_lib(cli, err, "cannot initialize %s", cli->store_shown);
 	} else {
-		printf("initialized %s\n", cli->store_url);
+		printf("initialized %s\n", cli->store_shown);
 	}
 	prolly_txn_free(txn);
 	return rc;

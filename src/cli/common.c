@@ -173,21 +173,102 @@ int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, c
 	return 0;
 }
 
+void redact_url(char *out, size_t cap, const char *url)
+{
+	size_t n = 0, len = strlen(url);
+	const char *scheme_end = strstr(url, "://");
+	const char *hide_from = NULL, *hide_to = NULL;
+	if (!cap)
+		return;
+	/* postgres://user:PASSWORD@host/... */
+	if (scheme_end) {
+		const char *auth = scheme_end + 3;
+		const char *auth_end = auth + strcspn(auth, "/?#");
+		const char *at = NULL;
+		for (const char *p = auth; p < auth_end; p++)
+			if (*p == '@')
+				at = p;
+		const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+		if (colon) {
+			hide_from = colon + 1;
+			hide_to = at;
+		}
+	}
+	for (size_t i = 0; i < len && n + 1 < cap;) {
+		const char *p = url + i;
+		if (p == hide_from) {
+			n += (size_t)snprintf(out + n, cap - n, "***");
+			i = (size_t)(hide_to - url);
+			continue;
+		}
+		/* password=VALUE in a query string or a conninfo string (VALUE maybe quoted) */
+		if (strncmp(p, "password", 8) == 0 && (i == 0 || strchr(" \t?&", url[i - 1]))) {
+			const char *q = p + 8;
+			while (*q == ' ')
+				q++;
+			if (*q == '=') {
+				q++;
+				while (*q == ' ')
+					q++;
+				size_t keep = (size_t)(q - p);
+				if (n + keep >= cap)
+					break;
+				memcpy(out + n, p, keep);
+				n += keep;
+				if (*q == '\'') {
+					for (q++; *q && *q != '\''; q++)
+						if (*q == '\\' && q[1])
+							q++;
+					if (*q)
+						q++;
+				} else {
+					q += strcspn(q, scheme_end ? "&#" : " \t");
+				}
+				n += (size_t)snprintf(out + n, cap - n, "***");
+				i = (size_t)(q - url);
+				continue;
+			}
+		}
+		out[n++] = url[i++];
+	}
+	out[n < cap ? n : cap - 1] = 0;
+}
+
+static int is_pg_url(const char *url)
+{
+	return strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0 ||
+	       strchr(url, '=') != NULL;
+}
+
 int open_store(struct cli *cli, int create, const prolly_options *opts)
 {
-	const char *url = cli->store_url;
+	const char *url = cli->store_url, *shown = cli->store_shown;
+	int err;
 	if (!create && strncmp(url, "lmdb:", 5) == 0) {
 		struct stat st;
 		const char *path = url + 5;
 		if (stat(path, &st) != 0 && errno == ENOENT)
-			return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", url);
+			return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", shown);
 	}
-	int err = prolly_open(&cli->db, url, opts);
+	if (!create && is_pg_url(url)) {
+		/* Only init creates the tables; other commands find them or say there is no store. */
+		prolly_pg_options po;
+		prolly_store *st = NULL;
+		memset(&po, 0, sizeof(po));
+		po.no_create = 1;
+		err = prolly_store_pg_open(&st, url, &po);
+		if (err == PROLLY_ENOTFOUND)
+			return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", shown);
+		if (!err)
+			err = prolly_db_new(&cli->db, st, opts);
+	} else {
+		err = prolly_open(&cli->db, url, opts);
+	}
 	if (err) {
 		/* A URL of a known kind that cannot be opened is an unreachable store; PROLLY_EINVAL
 		 * is bad usage only for a URL the library does not understand. */
-		int known = strncmp(url, "lmdb:", 5) == 0 || strcmp(url, "mem:") == 0;
-		int code = fail_lib(cli, err, "cannot open store %s", url);
+		int known = strncmp(url, "lmdb:", 5) == 0 || strcmp(url, "mem:") == 0 || is_pg_url(url);
+		int code = fail_lib(cli, err, "cannot open store %s", shown);
 		return code == EXIT_USAGE && !known ? EXIT_USAGE : code == EXIT_RACE ? code : EXIT_STORE;
 	}
 	return 0;

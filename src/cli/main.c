@@ -162,7 +162,7 @@ static int read_commit_time(int64_t *out)
 
 int main(int argc, char **argv)
 {
-	struct cli cli = {NULL, NULL, 0, NULL};
+	struct cli cli = {NULL, {0}, NULL, 0, NULL};
 	const char *env = getenv("PROLLY_STORE");
 	int i = 1, rc;
 
@@ -208,6 +208,7 @@ int main(int argc, char **argv)
 	cli.cmd = find_command(argv[i]);
 	if (!cli.cmd)
 		return fail(&cli, EXIT_USAGE, "unknown command '%s' (see 'prolly --help')", argv[i]);
+	redact_url(cli.store_shown, sizeof(cli.store_shown), cli.store_url);
 	if (!*cli.store_url) {
 		cli.cmd = NULL;
 		return fail(&cli, EXIT_USAGE, "the store URL is empty");

@@ -738,8 +738,7 @@ int tm_pg_guard(void)
 		;
 	pg_stop(script, dir);
 	if (WIFSIGNALED(st)) {
-		printf("not ok - the test process died of signal %d\n# 0 passed, 1 failed\n",
-		       WTERMSIG(st));
+		printf("not ok - the test process died of signal %d\n# 0 passed, 1 failed\n", WTERMSIG(st));
 		fflush(stdout);
 		exit(1);
 	}

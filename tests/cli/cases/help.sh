@@ -1,5 +1,4 @@
 # --help, COMMAND --help, help COMMAND, --version, and usage errors before any store is touched.
-#@ any-store
 p --version
 p --help
 p put --help

@@ -1,6 +1,5 @@
 # init creates branch main with one empty commit; a second init changes nothing.
-# (Not "#@ any-store" yet: on PostgreSQL a read before init creates the tables and says "no
-# branch 'main'" with exit 1 instead of "no store at URL" with exit 5.)
+#@ any-store
 pe get main k
 p init
 p init
