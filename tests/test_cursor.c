@@ -12,20 +12,6 @@
 
 #define PROLLY_MIN(a, b) ((a) < (b) ? (a) : (b))
 
-static prolly_db *open_mem(size_t cache_bytes)
-{
-	prolly_store *st;
-	prolly_db *db;
-	prolly_options o;
-	prolly_options_init(&o);
-	o.cache_bytes = cache_bytes;
-	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
-		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
-		exit(2);
-	}
-	return db;
-}
-
 static void random_model(tm_model *m, tm_rng *r, size_t n)
 {
 	unsigned char k[TM_KEY_MAX];
@@ -143,7 +129,7 @@ static void random_ranges(prolly_db *db, const prolly_id *root, const tm_model *
 static void run_sizes(size_t cache_bytes, const size_t *sizes, size_t nsizes, int ranges)
 {
 	uint64_t seed = PT_SEED();
-	prolly_db *db = open_mem(cache_bytes);
+	prolly_db *db = tm_open_mem(cache_bytes);
 	for (size_t s = 0; s < nsizes; s++) {
 		tm_rng r;
 		tm_model m;
@@ -188,7 +174,7 @@ PT_TEST(cursor_no_cache)
 
 PT_TEST(cursor_empty_tree)
 {
-	prolly_db *db = open_mem((size_t)1 << 20);
+	prolly_db *db = tm_open_mem((size_t)1 << 20);
 	prolly_id empty;
 	prolly_cursor *cur = NULL;
 	prolly_slice k, v;
@@ -218,7 +204,7 @@ static void seq_model(tm_model *m, size_t n)
 
 PT_TEST(cursor_prefix_edges)
 {
-	prolly_db *db = open_mem((size_t)16 << 20);
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	tm_model m;
 	prolly_id root;
 	tm_model_init(&m);
@@ -274,7 +260,7 @@ static uint64_t tree_leaves(prolly_db *db, const prolly_id *root, unsigned *heig
 
 PT_TEST(cursor_full_scan_is_batched)
 {
-	prolly_db *db = open_mem((size_t)256 << 20);
+	prolly_db *db = tm_open_mem((size_t)256 << 20);
 	tm_model m;
 	prolly_id root;
 	unsigned height = 0;
@@ -347,7 +333,7 @@ PT_TEST(cursor_full_scan_is_batched)
 
 PT_TEST(cursor_empty_ranges_read_nothing)
 {
-	prolly_db *db = open_mem((size_t)16 << 20);
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	tm_model m;
 	prolly_id root;
 	tm_model_init(&m);
@@ -388,7 +374,7 @@ PT_TEST(cursor_empty_ranges_read_nothing)
 
 PT_TEST(cursor_early_free_and_missing_root)
 {
-	prolly_db *db = open_mem(0);
+	prolly_db *db = tm_open_mem(0);
 	tm_model m;
 	prolly_id root, bogus;
 	tm_model_init(&m);

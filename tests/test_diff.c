@@ -10,31 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static prolly_db *open_mem(size_t cache_bytes)
-{
-	prolly_store *st;
-	prolly_db *db;
-	prolly_options o;
-	prolly_options_init(&o);
-	o.cache_bytes = cache_bytes;
-	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
-		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
-		exit(2);
-	}
-	return db;
-}
-
-static void random_model(tm_model *m, tm_rng *r, size_t n)
-{
-	unsigned char k[TM_KEY_MAX];
-	static unsigned char v[TM_VAL_BIG];
-	while (m->n < n) {
-		size_t kl = tm_gen_key(r, k);
-		size_t vl = tm_gen_value(r, v, 1000);
-		tm_model_put(m, k, kl, v, vl);
-	}
-}
-
 /* ---- random edit sets ---- */
 
 typedef struct edset {
@@ -239,13 +214,13 @@ static void random_range(prolly_range *rg, tm_rng *r, const tm_model *m, unsigne
 static void run_random(size_t cache_bytes, size_t base_n, size_t rounds, uint64_t salt)
 {
 	uint64_t seed = PT_SEED() ^ salt;
-	prolly_db *db = open_mem(cache_bytes);
+	prolly_db *db = tm_open_mem(cache_bytes);
 	tm_rng r;
 	tm_model base;
 	prolly_id broot;
 	tm_rng_seed(&r, seed);
 	tm_model_init(&base);
-	random_model(&base, &r, base_n);
+	tm_random_model(&base, &r, base_n);
 	PT_REQUIRE(tm_build_commit(&broot, db, &base) == 0);
 	static const size_t ksizes[] = {1, 2, 5, 20, 100, 500, 2000, 5000};
 	for (size_t t = 0; t < rounds; t++) {
@@ -307,13 +282,13 @@ static int count_fn(void *payload, const prolly_diff_entry *e)
 
 PT_TEST(diff_identical_reads_nothing)
 {
-	prolly_db *db = open_mem((size_t)16 << 20);
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	tm_rng r;
 	tm_model m;
 	prolly_id root, empty;
 	tm_rng_seed(&r, PT_SEED());
 	tm_model_init(&m);
-	random_model(&m, &r, 5000);
+	tm_random_model(&m, &r, 5000);
 	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
@@ -331,7 +306,7 @@ PT_TEST(diff_identical_reads_nothing)
 
 PT_TEST(diff_one_change_reads_one_path)
 {
-	prolly_db *db = open_mem((size_t)256 << 20);
+	prolly_db *db = tm_open_mem((size_t)256 << 20);
 	tm_model m;
 	prolly_id root, root2;
 	char k[32], v[32];
@@ -371,15 +346,15 @@ PT_TEST(diff_unrelated_trees_windowed)
 {
 	uint64_t seed = PT_SEED();
 	for (int cache = 0; cache < 2; cache++) {
-		prolly_db *db = open_mem(cache ? (size_t)256 << 20 : 0);
+		prolly_db *db = tm_open_mem(cache ? (size_t)256 << 20 : 0);
 		tm_rng r;
 		tm_model a, b;
 		prolly_id ra, rb, empty;
 		tm_rng_seed(&r, seed + 11);
 		tm_model_init(&a);
 		tm_model_init(&b);
-		random_model(&a, &r, 60000);
-		random_model(&b, &r, 45000);
+		tm_random_model(&a, &r, 60000);
+		tm_random_model(&b, &r, 45000);
 		/* share some records so that equal and unequal values meet */
 		for (size_t i = 0; i < a.n; i += 3)
 			tm_model_put(&b, a.r[i].k, a.r[i].klen, a.r[i].v, a.r[i].vlen);
@@ -418,15 +393,15 @@ PT_TEST(diff_unrelated_trees_windowed)
 
 PT_TEST(diff_stop_and_bad_arguments)
 {
-	prolly_db *db = open_mem((size_t)16 << 20);
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	tm_rng r;
 	tm_model a, b;
 	prolly_id ra, rb;
 	tm_rng_seed(&r, PT_SEED() + 5);
 	tm_model_init(&a);
 	tm_model_init(&b);
-	random_model(&a, &r, 3000);
-	random_model(&b, &r, 3000);
+	tm_random_model(&a, &r, 3000);
+	tm_random_model(&b, &r, 3000);
 	PT_REQUIRE(tm_build_commit(&ra, db, &a) == 0);
 	PT_REQUIRE(tm_build_commit(&rb, db, &b) == 0);
 	checker c;
@@ -487,8 +462,8 @@ PT_TEST(diff_missing_node_is_an_error)
 	tm_rng_seed(&r, PT_SEED() + 9);
 	tm_model_init(&a);
 	tm_model_init(&b);
-	random_model(&a, &r, 8000);
-	random_model(&b, &r, 8000);
+	tm_random_model(&a, &r, 8000);
+	tm_random_model(&b, &r, 8000);
 	PT_REQUIRE(tm_build_commit(&ra, db, &a) == 0);
 	static prolly_id written[4096];
 	prolly_id *wp = written;

@@ -4,24 +4,11 @@
  */
 #include "internal.h"
 #include "ptest.h"
+#include "lib/model.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static prolly_db *open_mem(size_t cache_bytes)
-{
-	prolly_store *st;
-	prolly_db *db;
-	prolly_options o;
-	prolly_options_init(&o);
-	o.cache_bytes = cache_bytes;
-	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
-		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
-		exit(2);
-	}
-	return db;
-}
 
 static void key_of(char *buf, size_t cap, uint64_t i)
 {
@@ -146,7 +133,7 @@ PT_TEST(chunk_rule_limits)
 
 PT_TEST(chunk_sizes_cluster_near_target)
 {
-	prolly_db *db = open_mem((size_t)64 << 20);
+	prolly_db *db = tm_open_mem((size_t)64 << 20);
 	prolly_id root = build_range(db, 200000, 1);
 	prolly_tree_stats st;
 	PT_REQUIRE(prolly_tree_stats_get(&st, db, &root, 1) == 0);
@@ -159,7 +146,7 @@ PT_TEST(chunk_sizes_cluster_near_target)
 
 PT_TEST(empty_tree_needs_no_store)
 {
-	prolly_db *db = open_mem(0);
+	prolly_db *db = tm_open_mem(0);
 	prolly_id empty;
 	uint64_t n = 1;
 	prolly_buf v = PROLLY_BUF_INIT;
@@ -181,7 +168,7 @@ PT_TEST(empty_tree_needs_no_store)
 
 PT_TEST(txn_nodes_readable_before_commit_and_gone_after_free)
 {
-	prolly_db *db = open_mem(0); /* cache off: pinning alone keeps txn nodes readable */
+	prolly_db *db = tm_open_mem(0); /* cache off: pinning alone keeps txn nodes readable */
 	prolly_txn *txn;
 	prolly_id empty, root;
 	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
@@ -208,7 +195,7 @@ static int cb(void *p, size_t i, const void *v, size_t vl)
 
 PT_TEST(get_many_one_store_call_per_level)
 {
-	prolly_db *db = open_mem((size_t)64 << 20);
+	prolly_db *db = tm_open_mem((size_t)64 << 20);
 	prolly_id root = build_range(db, 100000, 2);
 	prolly_slice keys[1000];
 	char kb[1000][32];
@@ -233,7 +220,7 @@ PT_TEST(get_many_one_store_call_per_level)
 
 PT_TEST(edit_cost_follows_edits_not_size)
 {
-	prolly_db *db = open_mem((size_t)256 << 20);
+	prolly_db *db = tm_open_mem((size_t)256 << 20);
 	prolly_id root = build_range(db, 300000, 2);
 	prolly_txn *txn;
 	prolly_id out;
@@ -298,7 +285,7 @@ static void *work(void *arg)
 
 PT_TEST(threads_share_one_handle)
 {
-	prolly_db *db = open_mem((size_t)1 << 20); /* small cache: evictions under contention */
+	prolly_db *db = tm_open_mem((size_t)1 << 20); /* small cache: evictions under contention */
 	prolly_id base = build_range(db, 50000, 2);
 	pthread_t th[4];
 	worker w[4];
@@ -318,7 +305,7 @@ PT_TEST(threads_share_one_handle)
 
 PT_TEST(builder_rejects_bad_input)
 {
-	prolly_db *db = open_mem(0);
+	prolly_db *db = tm_open_mem(0);
 	prolly_txn *txn;
 	prolly_builder *b;
 	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0 && prolly_builder_new(&b, txn) == 0);

@@ -11,31 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static prolly_db *open_mem(size_t cache_bytes)
-{
-	prolly_store *st;
-	prolly_db *db;
-	prolly_options o;
-	prolly_options_init(&o);
-	o.cache_bytes = cache_bytes;
-	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
-		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
-		exit(2);
-	}
-	return db;
-}
-
-static void random_model(tm_model *m, tm_rng *r, size_t n)
-{
-	unsigned char k[TM_KEY_MAX];
-	static unsigned char v[TM_VAL_BIG];
-	while (m->n < n) {
-		size_t kl = tm_gen_key(r, k);
-		size_t vl = tm_gen_value(r, v, 1000);
-		tm_model_put(m, k, kl, v, vl);
-	}
-}
-
 /* ---- edit sets ---- */
 
 typedef struct edset {
@@ -359,7 +334,7 @@ static void make_edits(edset *eo, edset *et, tm_rng *r, const tm_model *base, si
 PT_TEST(merge_disjoint_edits)
 {
 	uint64_t seed = PT_SEED();
-	prolly_db *db = open_mem((size_t)256 << 20);
+	prolly_db *db = tm_open_mem((size_t)256 << 20);
 	tm_rng r;
 	tm_rng_seed(&r, seed);
 	static const size_t sizes[][3] = {{0, 1, 1}, {1, 1, 1}, {300, 5, 7}, {5000, 1, 1},
@@ -369,7 +344,7 @@ PT_TEST(merge_disjoint_edits)
 		edset eo, et;
 		scene s;
 		tm_model_init(&base);
-		random_model(&base, &r, sizes[t][0]);
+		tm_random_model(&base, &r, sizes[t][0]);
 		make_edits(&eo, &et, &r, &base, sizes[t][1], sizes[t][2], 0, 1);
 		PT_CHECK_RC(scene_make(&s, db, &base, &eo, &et), 0);
 		char what[64];
@@ -394,7 +369,7 @@ PT_TEST(merge_disjoint_edits)
 PT_TEST(merge_convergent_and_conflicting_all_resolvers)
 {
 	uint64_t seed = PT_SEED();
-	prolly_db *db = open_mem((size_t)256 << 20);
+	prolly_db *db = tm_open_mem((size_t)256 << 20);
 	tm_rng r;
 	tm_rng_seed(&r, seed ^ 0x99);
 	seen_conflicts = seen_convergent = seen_applied = 0;
@@ -405,7 +380,7 @@ PT_TEST(merge_convergent_and_conflicting_all_resolvers)
 		edset eo, et;
 		scene s;
 		tm_model_init(&base);
-		random_model(&base, &r, sizes[t][0]);
+		tm_random_model(&base, &r, sizes[t][0]);
 		make_edits(&eo, &et, &r, &base, sizes[t][1], sizes[t][2], sizes[t][3], 0);
 		PT_CHECK_RC(scene_make(&s, db, &base, &eo, &et), 0);
 		static const int resolvers[] = {PROLLY_RESOLVE_FAIL, PROLLY_RESOLVE_OURS, PROLLY_RESOLVE_THEIRS};
@@ -429,7 +404,7 @@ PT_TEST(merge_convergent_and_conflicting_all_resolvers)
 
 PT_TEST(merge_delete_vs_update)
 {
-	prolly_db *db = open_mem((size_t)16 << 20);
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	tm_model base;
 	edset eo, et;
 	scene s;
@@ -510,7 +485,7 @@ static int count_conflict(void *payload, const prolly_conflict *c)
 
 PT_TEST(merge_callback_resolution)
 {
-	prolly_db *db = open_mem((size_t)16 << 20);
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	tm_model base;
 	edset eo, et;
 	scene s;
@@ -601,14 +576,14 @@ PT_TEST(merge_callback_resolution)
 
 PT_TEST(merge_fast_paths)
 {
-	prolly_db *db = open_mem((size_t)16 << 20);
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	tm_rng r;
 	tm_model base;
 	edset eo, et;
 	scene s;
 	tm_rng_seed(&r, PT_SEED() + 3);
 	tm_model_init(&base);
-	random_model(&base, &r, 4000);
+	tm_random_model(&base, &r, 4000);
 	make_edits(&eo, &et, &r, &base, 30, 20, 0, 1);
 	PT_REQUIRE(scene_make(&s, db, &base, &eo, &et) == 0);
 	prolly_merge_stats st;
@@ -645,7 +620,7 @@ PT_TEST(merge_fast_paths)
 /* The merge reads in proportion to theirs' changes, not to the tree or to ours' changes. */
 PT_TEST(merge_cost_follows_theirs)
 {
-	prolly_db *db = open_mem((size_t)256 << 20);
+	prolly_db *db = tm_open_mem((size_t)256 << 20);
 	tm_model base;
 	edset eo, et;
 	scene s;

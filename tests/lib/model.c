@@ -783,3 +783,29 @@ int tm_pg_schema_drop(const char *schema)
 	PQfinish(c);
 	return rc;
 }
+
+prolly_db *tm_open_mem(size_t cache_bytes)
+{
+	prolly_store *st;
+	prolly_db *db;
+	prolly_options o;
+	prolly_options_init(&o);
+	o.cache_bytes = cache_bytes;
+	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
+		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
+		exit(2);
+	}
+	return db;
+}
+
+void tm_random_model(tm_model *m, tm_rng *r, size_t n)
+{
+	unsigned char k[TM_KEY_MAX];
+	static unsigned char v[TM_VAL_BIG];
+	while (m->n < n) {
+		size_t kl = tm_gen_key(r, k);
+		size_t vl = tm_gen_value(r, v, 1000);
+		tm_model_put(m, k, kl, v, vl);
+	}
+}
+

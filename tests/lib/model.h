@@ -102,6 +102,13 @@ int tm_model_in_range(const tm_model *m, size_t i, const prolly_range *range);
 int tm_build(prolly_id *out, prolly_txn *txn, const tm_model *m);
 /* Builds in a fresh txn and commits it. */
 int tm_build_commit(prolly_id *out, prolly_db *db, const tm_model *m);
+
+/* A handle on a new memory store with the given cache budget; exits the test program (status 2)
+ * if it cannot be made. */
+prolly_db *tm_open_mem(size_t cache_bytes);
+
+/* Fills m with random records (tm_gen_key keys, values up to 1000 bytes) until it holds n. */
+void tm_random_model(tm_model *m, tm_rng *r, size_t n);
 /* Compares tree root (full forward cursor scan and count) with m. Returns 0 if equal; otherwise
  * prints what differs to stderr (prefixed by `what`) and returns -1 (or the engine error). */
 int tm_tree_check(prolly_db *db, const prolly_id *root, const tm_model *m, const char *what);
