@@ -426,11 +426,28 @@ static int scan_all(cell *c, prolly_cursor *cur, uint64_t *count, unsigned char 
 	return 0;
 }
 
+/* A full scan must have seen every record of the fixture, from its first key to its last. */
+static void check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsigned char *first,
+                            const unsigned char *last)
+{
+	unsigned char want[KEY_LEN];
+	if (count != fx->n) {
+		invalid(c, "scan saw %" PRIu64 " records, expected %" PRIu64, count, fx->n);
+	} else if (count) {
+		make_key(want, 0);
+		if (memcmp(first, want, KEY_LEN) != 0)
+			invalid(c, "first key differs");
+		make_key(want, (fx->n - 1) * SLOT_STEP);
+		if (memcmp(last, want, KEY_LEN) != 0)
+			invalid(c, "last key differs");
+	}
+}
+
 static int cell_scan(cell *c)
 {
 	fixture *fx = c->fx;
 	prolly_cursor *cur = NULL;
-	unsigned char first[KEY_LEN], last[KEY_LEN], want[KEY_LEN];
+	unsigned char first[KEY_LEN], last[KEY_LEN];
 	uint64_t count = 0;
 	int rc;
 	if (c->op == OP_SCAN_WARM) { /* one untimed pass fills the cache */
@@ -448,16 +465,7 @@ static int cell_scan(cell *c)
 	cur = NULL;
 	measure_end(c);
 	c->ops = fx->n;
-	if (count != fx->n) {
-		invalid(c, "scan saw %" PRIu64 " records, expected %" PRIu64, count, fx->n);
-	} else if (count) {
-		make_key(want, 0);
-		if (memcmp(first, want, KEY_LEN) != 0)
-			invalid(c, "first key differs");
-		make_key(want, (fx->n - 1) * SLOT_STEP);
-		if (memcmp(last, want, KEY_LEN) != 0)
-			invalid(c, "last key differs");
-	}
+	check_full_scan(c, fx, count, first, last);
 out:
 	prolly_cursor_free(cur);
 	return rc;
@@ -1124,7 +1132,7 @@ static int plain_scan(cell *c)
 	fixture *fx = c->fx;
 	PGconn *pc = fx->admin;
 	PGresult *res = NULL;
-	unsigned char first[KEY_LEN], last[KEY_LEN], want[KEY_LEN];
+	unsigned char first[KEY_LEN], last[KEY_LEN];
 	char sql[512];
 	uint64_t count = 0;
 	int rc, bad = 0, in_txn = 0;
@@ -1162,16 +1170,7 @@ static int plain_scan(cell *c)
 	c->ops = fx->n;
 	if (bad)
 		invalid(c, "scan returned rows out of order or of the wrong size");
-	if (count != fx->n) {
-		invalid(c, "scan saw %" PRIu64 " rows, expected %" PRIu64, count, fx->n);
-	} else if (count) {
-		make_key(want, 0);
-		if (memcmp(first, want, KEY_LEN) != 0)
-			invalid(c, "first key differs");
-		make_key(want, (fx->n - 1) * SLOT_STEP);
-		if (memcmp(last, want, KEY_LEN) != 0)
-			invalid(c, "last key differs");
-	}
+	check_full_scan(c, fx, count, first, last);
 out:
 	PQclear(res);
 	if (in_txn)
