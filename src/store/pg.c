@@ -2,7 +2,7 @@
  * pg.c - the PostgreSQL store, through libpq.
  *
  * Tables (in a configurable schema, default public; DDL in init_sql below and docs/postgres.md):
- *   nodes (id bytea primary key, node bytea)   node column COMPRESSION lz4 (measured, see docs)
+ *   nodes (id bytea primary key, node bytea)   STORAGE MAIN, COMPRESSION lz4: compressed, in-line
  *   refs  (name bytea primary key, value bytea) names as bytes: byte order is memcmp order
  *   meta  (key text primary key, value bigint)  rows schema_version and epoch
  * plus four small PL/pgSQL functions that let a whole write run in ONE pipelined round trip:
@@ -97,11 +97,14 @@ static const char init_tmpl[] =
     "PERFORM pg_advisory_xact_lock(1886547820, hashtext(#));\n"
     "IF to_regclass(#) IS NULL THEN\n"
     "CREATE SCHEMA IF NOT EXISTS @;\n"
+    /* Nodes are compressed (lz4 where the server has it) and stay in their heap row: STORAGE
+     * MAIN moves a value out of line only when even compressed it cannot fit a page, so a node
+     * read costs no TOAST lookup. */
     "CREATE TABLE @.nodes (id bytea PRIMARY KEY, node bytea NOT NULL);\n"
-    "BEGIN\n" /* lz4 where the server has it (PostgreSQL >= 14 built with lz4), else EXTERNAL */
+    "EXECUTE 'ALTER TABLE ' || left(#, -5) || '.nodes ALTER COLUMN node SET STORAGE MAIN';\n"
+    "BEGIN\n"
     "  EXECUTE 'ALTER TABLE ' || left(#, -5) || '.nodes ALTER COLUMN node SET COMPRESSION lz4';\n"
-    "EXCEPTION WHEN OTHERS THEN\n"
-    "  EXECUTE 'ALTER TABLE ' || left(#, -5) || '.nodes ALTER COLUMN node SET STORAGE EXTERNAL';\n"
+    "EXCEPTION WHEN OTHERS THEN NULL;\n"
     "END;\n"
     "CREATE TABLE @.refs (name bytea PRIMARY KEY, value bytea NOT NULL);\n"
     "CREATE TABLE @.meta (key text PRIMARY KEY, value bigint NOT NULL);\n"
