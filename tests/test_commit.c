@@ -25,59 +25,14 @@
 
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
-typedef struct tdb {
-	prolly_db *db;
-	tm_tap *tap;
-	char *dir;
-} tdb;
-
-/* Opens a handle on a fresh memory store (lmdb 0) or LMDB directory (lmdb 1), through a tap. */
+/* A handle on a fresh memory store (lmdb 0) or LMDB directory (lmdb 1), through a tap. */
+typedef tm_db tdb;
 static int tdb_open(tdb *t, int lmdb, unsigned retain)
 {
-	prolly_store *st = NULL;
-	prolly_options o;
-	int rc;
-	memset(t, 0, sizeof(*t));
-	if (lmdb) {
-		if (!(t->dir = tm_tmpdir("commit")))
-			return PROLLY_ESTORE;
-		rc = prolly_store_lmdb_open(&st, t->dir, 0);
-	} else {
-		rc = prolly_store_mem_new(&st);
-	}
-	if (rc)
-		return rc;
-	if ((rc = tm_tap_new(&t->tap, st))) {
-		prolly_store_close(st);
-		return rc;
-	}
-	prolly_options_init(&o);
-	o.retain_commits = retain;
-	return prolly_db_new(&t->db, &t->tap->base, &o);
+	return tm_db_open(t, lmdb, "commit", 1, retain, 0);
 }
-
-static void tdb_close(tdb *t)
-{
-	prolly_close(t->db);
-	if (t->dir) {
-		tm_rmtree(t->dir);
-		free(t->dir);
-	}
-	memset(t, 0, sizeof(*t));
-}
-
-/* Runs body on the memory store and on LMDB. */
-#define BOTH_STORES(name)                                                                          \
-	static void name##_body(int lmdb);                                                             \
-	PT_TEST(name##_mem)                                                                            \
-	{                                                                                              \
-		name##_body(0);                                                                            \
-	}                                                                                              \
-	PT_TEST(name##_lmdb)                                                                           \
-	{                                                                                              \
-		name##_body(1);                                                                            \
-	}                                                                                              \
-	static void name##_body(int lmdb)
+#define tdb_close tm_db_close
+#define BOTH_STORES TM_BOTH_STORES
 
 /* A commit with explicit everything, in its own txn. */
 static int mk_commit(prolly_id *out, prolly_db *db, const prolly_id *tree, const prolly_id *parents,

@@ -24,54 +24,13 @@
 
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
-typedef struct tdb {
-	prolly_db *db;
-	char *dir;
-} tdb;
-
+typedef tm_db tdb;
 static int tdb_open(tdb *t, int lmdb, unsigned retain, size_t flush_bytes)
 {
-	prolly_store *st = NULL;
-	prolly_options o;
-	int rc;
-	memset(t, 0, sizeof(*t));
-	if (lmdb) {
-		if (!(t->dir = tm_tmpdir("gc")))
-			return PROLLY_ESTORE;
-		rc = prolly_store_lmdb_open(&st, t->dir, 0);
-	} else {
-		rc = prolly_store_mem_new(&st);
-	}
-	if (rc)
-		return rc;
-	prolly_options_init(&o);
-	o.retain_commits = retain;
-	if (flush_bytes)
-		o.flush_bytes = flush_bytes;
-	return prolly_db_new(&t->db, st, &o);
+	return tm_db_open(t, lmdb, "gc", 0, retain, flush_bytes);
 }
-
-static void tdb_close(tdb *t)
-{
-	prolly_close(t->db);
-	if (t->dir) {
-		tm_rmtree(t->dir);
-		free(t->dir);
-	}
-	memset(t, 0, sizeof(*t));
-}
-
-#define BOTH_STORES(name)                                                                          \
-	static void name##_body(int lmdb);                                                             \
-	PT_TEST(name##_mem)                                                                            \
-	{                                                                                              \
-		name##_body(0);                                                                            \
-	}                                                                                              \
-	PT_TEST(name##_lmdb)                                                                           \
-	{                                                                                              \
-		name##_body(1);                                                                            \
-	}                                                                                              \
-	static void name##_body(int lmdb)
+#define tdb_close tm_db_close
+#define BOTH_STORES TM_BOTH_STORES
 
 static void stat_of(prolly_db *db, uint64_t *nodes, uint64_t *bytes)
 {

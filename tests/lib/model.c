@@ -809,3 +809,42 @@ void tm_random_model(tm_model *m, tm_rng *r, size_t n)
 	}
 }
 
+
+int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, size_t flush_bytes)
+{
+	prolly_store *st = NULL;
+	prolly_options o;
+	int rc;
+	memset(t, 0, sizeof(*t));
+	if (lmdb) {
+		if (!(t->dir = tm_tmpdir(tag)))
+			return PROLLY_ESTORE;
+		rc = prolly_store_lmdb_open(&st, t->dir, 0);
+	} else {
+		rc = prolly_store_mem_new(&st);
+	}
+	if (rc)
+		return rc;
+	if (tap) {
+		if ((rc = tm_tap_new(&t->tap, st))) {
+			prolly_store_close(st);
+			return rc;
+		}
+		st = &t->tap->base;
+	}
+	prolly_options_init(&o);
+	o.retain_commits = retain;
+	if (flush_bytes)
+		o.flush_bytes = flush_bytes;
+	return prolly_db_new(&t->db, st, &o);
+}
+
+void tm_db_close(tm_db *t)
+{
+	prolly_close(t->db);
+	if (t->dir) {
+		tm_rmtree(t->dir);
+		free(t->dir);
+	}
+	memset(t, 0, sizeof(*t));
+}

@@ -174,4 +174,29 @@ void tm_pg_schema_name(char out[64], const char *tag);
 /* DROP SCHEMA IF EXISTS "schema" CASCADE on $PROLLY_PG_URL. 0, or -1 with a message on stderr. */
 int tm_pg_schema_drop(const char *schema);
 
+/* A handle on a fresh memory store (lmdb 0) or LMDB directory (lmdb 1, a temp dir named after
+ * tag, removed by tm_db_close), optionally through a tap store (tap non-zero). retain and
+ * flush_bytes (0: default) go to prolly_options. */
+typedef struct tm_db {
+	prolly_db *db;
+	tm_tap *tap; /* NULL unless asked for */
+	char *dir;   /* the LMDB directory, or NULL */
+} tm_db;
+int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, size_t flush_bytes);
+void tm_db_close(tm_db *t);
+
+/* Defines tests NAME_mem and NAME_lmdb running one body with its `lmdb` argument 0 and 1 (for
+ * files that include ptest.h). */
+#define TM_BOTH_STORES(name)                                                                       \
+	static void name##_body(int lmdb);                                                             \
+	PT_TEST(name##_mem)                                                                            \
+	{                                                                                              \
+		name##_body(0);                                                                            \
+	}                                                                                              \
+	PT_TEST(name##_lmdb)                                                                           \
+	{                                                                                              \
+		name##_body(1);                                                                            \
+	}                                                                                              \
+	static void name##_body(int lmdb)
+
 #endif
