@@ -221,8 +221,9 @@ int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_
 }
 
 int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out,
-                    int fresh)
+                    int flags)
 {
+	int fresh = flags & PROLLY__LOAD_FRESH;
 	int rc = 0;
 	prolly_stats delta;
 	prolly_id *miss = NULL;
@@ -297,8 +298,11 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 			if (!found[i]) {
 				char hex[PROLLY_ID_HEX_SIZE];
 				prolly_id_to_hex(hex, &miss[i]);
-				rc = prolly_set_error(PROLLY_ECORRUPT, "node %s is missing from the %s store", hex,
-				                      db->store->kind);
+				rc = flags & PROLLY__LOAD_ROOTS
+				         ? prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store",
+				                            hex, db->store->kind)
+				         : prolly_set_error(PROLLY_ECORRUPT, "node %s is missing from the %s store",
+				                            hex, db->store->kind);
 				goto cleanup;
 			}
 		}
@@ -326,15 +330,13 @@ int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode
 
 int prolly__load_root(prolly_db *db, prolly__nodeset *ws, const prolly_id *root, pnode **out)
 {
-	int rc = prolly__load1(db, ws, root, out);
-	if (rc == PROLLY_ECORRUPT && !prolly__nodeset_find(ws, root) &&
-	    strstr(prolly_last_error(), "missing")) {
-		char hex[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(hex, root);
-		rc = prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store", hex,
-		                      db->store->kind);
+	pnode *nd = prolly__nodeset_find(ws, root);
+	if (nd) {
+		prolly__thread_stats()->cache_hits++;
+		*out = nd;
+		return 0;
 	}
-	return rc;
+	return prolly__load_ex(db, ws, root, 1, out, PROLLY__LOAD_ROOTS);
 }
 
 typedef struct raw_ctx {

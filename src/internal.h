@@ -272,10 +272,13 @@ int prolly__nodeset_add(prolly__nodeset *s, pnode *n);
  */
 int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out);
 
-/* prolly__load, or with fresh set: ignore the cache and read every id not in ws from the store
- * (re-verifying its hash), for `verify`. */
+/* prolly__load with flags: PROLLY__LOAD_FRESH ignores the cache and reads every id not in ws
+ * from the store (re-verifying its hash), for `verify`; PROLLY__LOAD_ROOTS reports a missing id
+ * as PROLLY_ENOTFOUND ("tree ... not found": the caller named it, no tree referenced it). */
+#define PROLLY__LOAD_FRESH 1
+#define PROLLY__LOAD_ROOTS 2
 int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out,
-                    int fresh);
+                    int flags);
 
 /* One node, borrowed from ws (loaded if needed). */
 int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode **out);

@@ -238,7 +238,7 @@ int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id
 		for (size_t off = 0; off < nids; off += STATS_BATCH) {
 			size_t m = PROLLY_MIN(STATS_BATCH, nids - off);
 			prolly__nodeset_dispose(&ws);
-			if ((rc = prolly__load_ex(db, &ws, ids + off, m, NULL, verify)))
+			if ((rc = prolly__load_ex(db, &ws, ids + off, m, NULL, verify ? PROLLY__LOAD_FRESH : 0)))
 				goto cleanup;
 			for (size_t i = 0; i < m; i++) {
 				nd = prolly__nodeset_find(&ws, &ids[off + i]);
