@@ -34,7 +34,7 @@ endif
 # appended, so `make CFLAGS=-DFOO` keeps -std=c11, the warnings and -ffp-contract=off (the chunker
 # depends on no FP contraction).
 P_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra $(WERROR) -ffp-contract=off -fPIC \
-            -Iinclude -Isrc $(PKG_CFLAGS) $(SANFLAGS) $(FUZZFLAGS)
+            -Iinclude -Isrc -Ibench/lib $(PKG_CFLAGS) $(SANFLAGS) $(FUZZFLAGS)
 P_LDFLAGS := $(SANFLAGS)
 P_LDLIBS  := $(PKG_LIBS) -lpthread -lm
 DEPFLAGS  := -MMD -MP
@@ -64,17 +64,24 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-# bench/lib/*.c (TOML reader, HDR histogram): linked into every bench program and into the tests
-# listed in BLIB_TESTS.
-BLIB_SRC  := $(wildcard bench/lib/*.c)
+# bench/lib/*.c (TOML reader, HDR histogram, SVG charts) and bench/scale/*.c (the scale engine):
+# the archive libbench.a, linked into every bench program and into the tests in BLIB_TESTS.
+# bench/harness/*.c: the harness program; all but main.c also form libharness.a, which the
+# tests in HLIB_TESTS link.
+BLIB_SRC  := $(wildcard bench/lib/*.c bench/scale/*.c)
 BLIB_OBJ  := $(BLIB_SRC:%.c=$(BUILD)/obj/%.o)
+HARN_SRC  := $(wildcard bench/harness/*.c)
+HLIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out bench/harness/main.c,$(HARN_SRC)))
+HARN_BIN  := $(if $(HARN_SRC),$(BUILD)/bench/harness)
 BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
+HLIB_TESTS := $(filter $(BUILD)/tests/test_workload $(BUILD)/tests/test_harness_%,$(TEST_BIN))
 
 ALL_OBJ := $(LIB_OBJ) $(CLI_OBJ) $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
-           $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ)
+           $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ) $(HARN_SRC:%.c=$(BUILD)/obj/%.o)
 
 FORMAT_SRC := $(wildcard include/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
-                         tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch])
+                         tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
+                         bench/scale/*.[ch] bench/harness/*.[ch])
 CLANG_FORMAT ?= clang-format
 
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when
@@ -117,13 +124,30 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BLIB_OBJ) $(BUILD)/libprolly.a
+$(BUILD)/libbench.a: $(BLIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(BLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	rm -f $@ && $(AR) rcs $@ $^
 
-$(BLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BLIB_OBJ) $(TLIB_OBJ) $(BUILD)/libprolly.a
+$(BUILD)/libharness.a: $(HLIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(BLIB_OBJ) $(TLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# The harness program (bench/harness/*.c).
+$(BUILD)/bench/harness: $(BUILD)/obj/bench/harness/main.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbench.a $(BUILD)/libprolly.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+
+$(BLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbench.a $(TLIB_OBJ) $(BUILD)/libprolly.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+
+$(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(BUILD)/libprolly.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 # ---- tests ------------------------------------------------------------------------------------
 
@@ -138,7 +162,7 @@ san-test:
 
 # ---- benchmarks -------------------------------------------------------------------------------
 
-bench-bin: all $(BENCH_BIN)
+bench-bin: all $(BENCH_BIN) $(HARN_BIN)
 
 bench: bench-bin
 	@if [ -x $(BUILD)/bench/scale ]; then \

@@ -1,0 +1,332 @@
+/*
+ * harness.h - the benchmark harness's shared contract (bench/harness/*.c).
+ *
+ * The harness (`build/bench/harness`, driven by scripts/run_postgres_scale_benchmark.sh) runs two
+ * suites against one store, as a TOML workload file says (docs/harness.md):
+ *
+ *   service  closed-loop concurrent clients (point reads, multi reads, commits with CAS, diffs,
+ *            merges) per (clients, pool size) cell; service.c
+ *   scale    the serial sizes x runs x operations x patterns matrix; scalesuite.c, on top of the
+ *            scale engine in bench/scale/
+ *
+ * and leaves a result directory (results.c: manifest, provenance, raw and summary CSV, resume),
+ * a report with SVG charts (report.c) and, given a baseline directory, regression gates
+ * (gates.c). Modules:
+ *
+ *   workload.c  hw_*   the TOML contract: parse, validate, defaults, overrides, resolved form, hash
+ *   results.c   hr_*   the output directory, manifest, rows (hrow), CSV tables, resume
+ *   env.c       he_*   machine.txt, postgres.txt, dependencies.txt, binary.sha256
+ *   pgstat.c    hp_*   server-side counters (pg_stat_statements, pg_stat_database, WAL, sizes)
+ *   service.c   hsvc_* the service suite
+ *   scalesuite.c hsc_* the scale suite
+ *   gates.c     hg_*   baseline comparison and regression gates
+ *   report.c    hrep_* report.md and charts (bench/lib/svg.h)
+ *   main.c             flags, orchestration, progress
+ *
+ * Every function returns 0 on success and -1 on failure with a one-line message in the caller's
+ * err buffer (char *err, size_t errn), unless it says otherwise. Nothing here prints a password:
+ * URLs are only ever shown through hr_redact_url().
+ */
+#ifndef BENCH_HARNESS_H
+#define BENCH_HARNESS_H
+
+#include "hdr.h"
+#include "prolly.h"
+#include "toml.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define H_ERR 512 /* size of the err buffers passed around */
+
+/* ============================================================================================ */
+/* Workload (workload.c)                                                                        */
+/* ============================================================================================ */
+
+#define HW_SCHEMA 1
+#define HW_MAX_LIST 32 /* most entries in any list (clients, pool_sizes, sizes) */
+
+/* Service operation classes, in the order of [service.operation_mix]. */
+enum { HW_POINT_READ, HW_MULTI_READ, HW_COMMIT, HW_DIFF, HW_MERGE, HW_N_SERVICE_OPS };
+extern const char *const hw_service_op_names[HW_N_SERVICE_OPS]; /* "point_read", ... */
+
+/* Scale operations and patterns (bit i of hw_scale.operations / .patterns). */
+enum {
+	HW_S_PUT,              /* single random put, committed (one txn per edit) */
+	HW_S_BATCH,            /* one batch of `changes` edits, committed */
+	HW_S_GET_COLD,         /* read_samples point gets, decoded cache cleared before each */
+	HW_S_GET_WARM,         /* read_samples point gets on a warm cache */
+	HW_S_QUERY,            /* one get_many of read_samples keys */
+	HW_S_CONCURRENT_QUERY, /* `concurrency` get_many queries at once */
+	HW_S_SCAN,             /* an ordered range read of read_samples records */
+	HW_S_FULL_SCAN,        /* every record, in order */
+	HW_S_DIFF,             /* diff of the base against the base plus `changes` edits */
+	HW_S_MERGE,            /* three-way merge of two branches of changes/2 edits each */
+	HW_N_SCALE_OPS
+};
+extern const char *const hw_scale_op_names[HW_N_SCALE_OPS]; /* "put", "batch", ... */
+
+enum {
+	HW_P_APPEND,        /* keys after the last one */
+	HW_P_RANDOM,        /* updates of uniformly random existing keys */
+	HW_P_CLUSTERED,     /* updates of a contiguous run of existing keys around the middle */
+	HW_P_RANDOM_INSERT, /* new keys between random existing ones */
+	HW_P_RANDOM_DELETE, /* deletes of random existing keys */
+	HW_N_PATTERNS
+};
+extern const char *const hw_pattern_names[HW_N_PATTERNS]; /* "append", "random", ... */
+
+typedef struct hw_service {
+	int enabled;
+	uint64_t records;     /* records in each tenant's base tree */
+	uint32_t value_bytes;
+	uint32_t clients[HW_MAX_LIST];
+	int n_clients;
+	uint32_t pool_sizes[HW_MAX_LIST];
+	int n_pool_sizes;
+	uint32_t tenants;
+	uint32_t hot_roots;     /* shared hot branches */
+	double hot_root_share;  /* 0..1: share of operations that go to a hot branch */
+	uint64_t warmup_ms, duration_ms, operation_timeout_ms;
+	uint32_t multi_read_keys, commit_keys, retained_versions, cas_retries;
+	uint32_t adapter_batch_items; /* prolly_pg_options.batch_items */
+	uint32_t mix[HW_N_SERVICE_OPS]; /* percentages, total 100 */
+} hw_service;
+
+typedef struct hw_scale {
+	int enabled;
+	uint64_t sizes[HW_MAX_LIST];
+	int n_sizes;
+	uint32_t value_bytes;
+	uint32_t runs;
+	uint64_t changes;     /* edits per batch / diff / merge; 0 = auto (1% of the size, 10..10000) */
+	uint64_t read_samples;
+	uint32_t concurrency;
+	unsigned operations;  /* bit mask over hw_scale_op_names */
+	unsigned patterns;    /* bit mask over hw_pattern_names */
+	double min_free_gb;   /* refuse a size whose estimated footprint leaves less free disk */
+} hw_scale;
+
+typedef struct hw_regression {
+	double max_throughput_loss_percent;
+	double max_p99_increase_percent;
+	double max_conflict_rate;      /* conflicts / CAS attempts, 0..1 */
+	double max_error_rate;         /* errors / attempted operations, 0..1 */
+	double max_pg_statements_per_operation;
+	uint64_t minimum_percentile_samples; /* p99 gate only on cells with at least this many */
+} hw_regression;
+
+typedef struct hw_workload {
+	int schema;
+	uint64_t seed;
+	hw_service service;
+	hw_scale scale;
+	hw_regression regression;
+	char path[4096];     /* the file as given */
+	toml_doc *given;     /* the file as parsed (overrides not applied) */
+	toml_doc *resolved;  /* overrides applied and every default filled in */
+	char hash[65];       /* SHA-256 (hex) of the resolved document's canonical text */
+} hw_workload;
+
+/* Reads and validates path: an unknown key, a wrong type or an impossible value fails with err
+ * naming file, line and key. Does not resolve (call hw_workload_resolve after overrides). */
+int hw_workload_load(hw_workload *w, const char *path, toml_error *err);
+/* Sets dotted `key` to the TOML value `text` ("[1, 4]", "2000", "true") as a command-line
+ * override; `source` names it in errors ("--clients"). Unknown keys fail. */
+int hw_workload_set(hw_workload *w, const char *key, const char *text, const char *source,
+                    toml_error *err);
+/* Validates everything, fills defaults, fills the structs, builds w->resolved and w->hash. */
+int hw_workload_resolve(hw_workload *w, toml_error *err);
+/* Writes the resolved document (with a comment header) to path. */
+int hw_workload_write_resolved(const hw_workload *w, const char *path, toml_error *err);
+void hw_workload_free(hw_workload *w); /* NULL-safe; leaves *w zeroed */
+
+/* The command-line shortcuts for common settings, all mapped onto hw_workload_set. kind says how
+ * the flag's argument is turned into TOML text: a comma list of integers "1,4" -> [1, 4], of
+ * names "put,batch" -> ["put", "batch"], an integer with k/M/G suffixes, a float, a bool. */
+typedef enum { HW_FLAG_INT, HW_FLAG_INT_LIST, HW_FLAG_NAME_LIST, HW_FLAG_FLOAT, HW_FLAG_BOOL } hw_flag_kind;
+typedef struct hw_override_flag {
+	const char *flag; /* "clients" (used as --clients) */
+	const char *key;  /* "service.clients" */
+	hw_flag_kind kind;
+	const char *help; /* one line for --help */
+} hw_override_flag;
+extern const hw_override_flag hw_override_flags[]; /* terminated by a {NULL} entry */
+/* Converts a flag argument to TOML text in out; -1 with err on a malformed argument. */
+int hw_flag_to_toml(const hw_override_flag *f, const char *arg, char *out, size_t n, char *err,
+                    size_t errn);
+
+/* ============================================================================================ */
+/* Rows and CSV tables (results.c)                                                              */
+/* ============================================================================================ */
+
+/* A row under construction: named values, written in the column order of a suite's column list
+ * (columns the row does not set are written empty). Values are copied. */
+typedef struct hrow hrow;
+hrow *hrow_new(void); /* NULL on no memory */
+void hrow_free(hrow *r);
+void hrow_clear(hrow *r);
+void hrow_str(hrow *r, const char *col, const char *v);
+void hrow_u64(hrow *r, const char *col, uint64_t v);
+void hrow_i64(hrow *r, const char *col, int64_t v);
+void hrow_f64(hrow *r, const char *col, double v); /* "%.6g"-like, exact enough to compare */
+const char *hrow_get(const hrow *r, const char *col); /* NULL if unset */
+
+/* A whole CSV file in memory (RFC 4180 quoting). */
+typedef struct csv_table {
+	size_t ncols, nrows;
+	char **header;  /* ncols names */
+	char ***rows;   /* nrows x ncols values */
+} csv_table;
+int csv_table_read(csv_table *t, const char *path, char *err, size_t errn); /* missing file: -1 */
+int csv_table_col(const csv_table *t, const char *name); /* index or -1 */
+const char *csv_table_get(const csv_table *t, size_t row, const char *col); /* "" if no column */
+double csv_table_num(const csv_table *t, size_t row, const char *col);      /* NaN if empty */
+void csv_table_free(csv_table *t);
+
+/* ============================================================================================ */
+/* Result directory (results.c)                                                                 */
+/* ============================================================================================ */
+
+/* What a run is; written to run-manifest.txt as "key: value" lines. */
+typedef struct hr_manifest {
+	int schema;            /* HW_SCHEMA */
+	char config_hash[65];
+	char revision[128];    /* --revision, else `git rev-parse HEAD`, else "unknown" */
+	int dirty;             /* the work tree had uncommitted changes (-1 unknown) */
+	uint64_t seed;
+	char suites[32];       /* "service", "scale" or "service,scale" */
+	char store[16];        /* "postgres", "lmdb", "mem" */
+	char baseline[4096];   /* --baseline DIR or "" */
+	char started[32], finished[32]; /* UTC ISO 8601; finished "" while running */
+} hr_manifest;
+
+typedef struct hr_dir hr_dir;
+
+/*
+ * Opens (creating it if needed) the output directory for a run described by m.
+ *  - a new or empty directory: writes run-manifest.txt (finished empty), workload.toml (copy of
+ *    the given file) and resolved-workload.toml;
+ *  - a directory holding a manifest with the same schema, config_hash, revision, store and
+ *    suites: resumes. Rows of incomplete cells (see hr_append) and a torn last line are removed
+ *    from the raw CSV files; the manifest's started time is kept;
+ *  - a manifest that differs in any of those: returns -2 with err saying which field differs
+ *    (and both values), having changed nothing in the directory.
+ */
+int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_workload *w, char *err,
+            size_t errn);
+const char *hr_path(const hr_dir *d); /* the directory */
+/* Writes the manifest again with finished = now. */
+int hr_finish(hr_dir *d, char *err, size_t errn);
+void hr_close(hr_dir *d); /* NULL ok */
+
+/*
+ * Raw rows. file is "service-raw.csv" or "scale-raw.csv"; columns is the suite's column list
+ * (NULL-terminated; the header is written when the file is created). A cell is a group of rows
+ * sharing the value of column "cell_id"; every row of a cell carries the cell's row count in
+ * column "cell_rows". hr_append writes all n rows of one cell with a single write() and
+ * fdatasync(), so a cell is on disk entirely or (after a crash) as rows that hr_open discards.
+ */
+int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *const *rows, size_t n,
+              char *err, size_t errn);
+/* Non-zero if a complete cell with this id is already in file (resume: skip it). */
+int hr_cell_done(hr_dir *d, const char *file, const char *cell_id);
+/* Counts of this invocation: cells measured and cells skipped because they were done. */
+void hr_counts(const hr_dir *d, unsigned *measured, unsigned *skipped);
+void hr_count_skip(hr_dir *d);
+
+/* service-summary.csv and scale-summary.csv from the raw files (whichever exist). */
+int hr_write_summaries(hr_dir *d, char *err, size_t errn);
+
+/* postgres://user:secret@host/db -> postgres://user:***@host/db; "password=x" -> "password=***". */
+void hr_redact_url(char *out, size_t n, const char *url);
+
+/* ============================================================================================ */
+/* Environment (env.c)                                                                          */
+/* ============================================================================================ */
+
+/* Writes machine.txt, dependencies.txt, binary.sha256 and (url non-NULL: PostgreSQL store)
+ * postgres.txt into dir, as "key: value" lines. Keys marked material in he_material_keys
+ * decide whether two runs may be compared. */
+int he_write_all(const char *dir, const char *url, const char *schema, char *err, size_t errn);
+/* NULL-terminated lists of the keys whose difference is a material mismatch. */
+extern const char *const he_material_machine[];
+extern const char *const he_material_postgres[];
+/* Reads "key: value" lines; returns a malloc'd value or NULL. */
+char *he_read_value(const char *file, const char *key);
+
+/* ============================================================================================ */
+/* PostgreSQL counters (pgstat.c)                                                               */
+/* ============================================================================================ */
+
+typedef struct hp_snapshot {
+	int valid;              /* 0 when the store is not PostgreSQL or the query failed */
+	double stmt_calls;      /* sum of pg_stat_statements.calls in this database */
+	double stmt_exec_ms;    /* sum of total_exec_time */
+	double wal_bytes;       /* pg_stat_wal.wal_bytes */
+	double xact_commit, xact_rollback, blks_hit, blks_read; /* pg_stat_database */
+	double db_bytes, table_bytes, index_bytes; /* database; node+ref tables (heap+toast); indexes */
+} hp_snapshot;
+
+typedef struct hp_conn hp_conn;
+/* A monitoring connection (its own statements are excluded from stmt_calls). */
+int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, size_t errn);
+void hp_close(hp_conn *c); /* NULL ok */
+/* Takes a snapshot (pg_stat_statements is read after pg_stat_clear_snapshot()). Sets
+ * s->valid = 0 and returns -1 on failure. */
+int hp_snap(hp_conn *c, hp_snapshot *s, char *err, size_t errn);
+/* Writes the delta b - a into row: pg_calls, pg_exec_ms, wal_bytes, xact_commit, xact_rollback,
+ * blks_hit, blks_read, and the sizes before/after: db_bytes_before, db_bytes_after,
+ * table_bytes_before, table_bytes_after, index_bytes_before, index_bytes_after. Writes nothing
+ * if either snapshot is invalid. */
+void hp_delta_row(hrow *row, const hp_snapshot *a, const hp_snapshot *b);
+/* The column names hp_delta_row fills, NULL-terminated (suites append them to their lists). */
+extern const char *const hp_columns[];
+
+/* ============================================================================================ */
+/* Runs (main.c builds it, the suites read it)                                                  */
+/* ============================================================================================ */
+
+typedef struct h_run {
+	const hw_workload *w;
+	hr_dir *out;
+	const char *store;      /* "postgres", "lmdb", "mem" */
+	const char *url;        /* PostgreSQL conninfo (store "postgres"), else NULL */
+	const char *schema;     /* PostgreSQL schema for the harness's tables ("prolly_bench") */
+	const char *scratch;    /* a scratch directory (LMDB files) */
+	int verbose;
+	/* Progress (stderr): the suite calls h_progress at the start of each cell. */
+	unsigned cells_total, cells_done;
+	uint64_t started_ns;
+} h_run;
+
+/* "[service 3/8, 41 s elapsed, ~1 min 50 s left] clients=8 pool=8" on stderr. */
+void h_progress(h_run *run, const char *suite, const char *what);
+
+/* Suites: return 0 when every cell ran (failed operations inside a cell are data, not failures),
+ * -1 on a failure that stopped the suite. */
+int hsvc_run(h_run *run, char *err, size_t errn);
+int hsc_run(h_run *run, char *err, size_t errn);
+/* Cells each suite would run (for progress and --dry-run). */
+unsigned hsvc_cells(const hw_workload *w);
+unsigned hsc_cells(const hw_workload *w);
+/* The column lists of the raw files. */
+extern const char *const hsvc_columns[];
+extern const char *const hsc_columns[];
+
+/* ============================================================================================ */
+/* Regression gates (gates.c) and report (report.c)                                             */
+/* ============================================================================================ */
+
+/* Compares dir's summaries with baseline's, cell by cell, under w->regression. Writes
+ * regression.md into dir and prints the table of what fell short to f.
+ * Returns 0 all gates passed (or exploratory), 1 a gate tripped, 2 the environments differ
+ * materially and allow_mismatch is 0 (nothing compared), -1 an error (err). */
+int hg_compare(const char *dir, const char *baseline, const hw_regression *g, int allow_mismatch,
+               FILE *f, char *err, size_t errn);
+
+/* report.md and the charts (*.svg) in dir, from the CSV files there. */
+int hrep_write(const char *dir, char *err, size_t errn);
+
+#endif
