@@ -306,6 +306,7 @@ struct prolly_txn {
 	size_t n_refs, cap_refs;
 	int flushed;                 /* a builder wrote nodes early */
 	int done;
+	struct prolly__flush *pending; /* a builder flush being written by a background thread */
 };
 
 /* Adds an encoded tree node (decoded and pinned; returns a borrowed pointer in *out if not NULL). */
@@ -317,6 +318,8 @@ int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes,
 int prolly__txn_find_raw(prolly_txn *txn, const prolly_id *id, const void **bytes, size_t *size);
 /* Writes the nodes collected so far to the store (not durable, no refs) and unpins them. */
 int prolly__txn_flush(prolly_txn *txn);
+/* Waits for the txn's background flush, if any; returns its result (T4). */
+int prolly__txn_flush_wait(prolly_txn *txn);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tree internals shared by read.c, edit.c, cursor.c, diff.c, merge.c                         */

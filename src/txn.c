@@ -11,9 +11,16 @@
  *   T2  after commit or free, nothing of the txn is pinned.
  *   T3  a commit refuses (PROLLY_ECONFLICT) if a gc ran after the txn began (epoch check), so a
  *       txn never publishes a tree that reuses nodes the gc removed.
+ *   T4  a builder's flush is written by a background thread while the builder goes on making
+ *       nodes (client CPU and store I/O overlap; with PostgreSQL the server does its share on
+ *       another core). At most one flush is in flight: the next flush, the commit and the free
+ *       wait for it first, so its failure is reported by one of them, and its nodes stay pinned
+ *       (in the flush's own node set) until it is done. The flushing thread's store counters
+ *       and error message are handed back to the waiting thread.
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 int prolly_txn_begin(prolly_txn **out, prolly_db *db)
@@ -28,22 +35,28 @@ int prolly_txn_begin(prolly_txn **out, prolly_db *db)
 	return 0;
 }
 
-static void unpin_all(prolly_txn *txn)
+static void unpin_set(prolly_db *db, prolly__nodeset *set)
 {
 	prolly_stats d;
 	memset(&d, 0, sizeof(d));
-	for (size_t i = 0; i < txn->nodes.cap; i++)
-		if (txn->nodes.slots[i])
-			d.cache_evictions += prolly__cache_unpin(txn->db->cache, &txn->nodes.slots[i]->id);
-	prolly__nodeset_dispose(&txn->nodes); /* T2 */
+	for (size_t i = 0; i < set->cap; i++)
+		if (set->slots[i])
+			d.cache_evictions += prolly__cache_unpin(db->cache, &set->slots[i]->id);
+	prolly__nodeset_dispose(set); /* T2 */
 	if (d.cache_evictions)
-		prolly__stats_add(txn->db, &d);
+		prolly__stats_add(db, &d);
+}
+
+static void unpin_all(prolly_txn *txn)
+{
+	unpin_set(txn->db, &txn->nodes);
 }
 
 void prolly_txn_free(prolly_txn *txn)
 {
 	if (!txn)
 		return;
+	prolly__txn_flush_wait(txn);
 	unpin_all(txn);
 	prolly_buf_dispose(&txn->raw);
 	for (size_t i = 0; i < txn->n_refs; i++)
@@ -180,29 +193,85 @@ static void count_written(prolly_db *db, const prolly_store_node *nodes, size_t 
 	prolly__stats_add(db, &d);
 }
 
+/* A builder flush in flight (T4). */
+typedef struct prolly__flush {
+	pthread_t thread;
+	int joinable;             /* 0: the write ran in the caller (no thread could be started) */
+	prolly_store *store;
+	prolly__nodeset nodes;    /* the flushed nodes: pinned, owned here until the flush is done */
+	prolly_store_node *arr;   /* what the store is given (pointing into those nodes) */
+	size_t n;
+	int rc;
+	prolly_stats stats;       /* the flushing thread's counters, handed to the waiter */
+	char msg[1024];           /* its error message */
+} prolly__flush;
+
+static void *flush_main(void *arg)
+{
+	prolly__flush *f = arg;
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = f->arr;
+	w.n_nodes = f->n;
+	prolly_thread_stats_reset();
+	f->rc = f->store->write(f->store, &w);
+	if (f->rc)
+		snprintf(f->msg, sizeof(f->msg), "%s", prolly_last_error());
+	prolly_thread_stats(&f->stats);
+	return NULL;
+}
+
+int prolly__txn_flush_wait(prolly_txn *txn)
+{
+	prolly__flush *f = txn->pending;
+	if (!f)
+		return 0;
+	if (f->joinable)
+		pthread_join(f->thread, NULL);
+	txn->pending = NULL;
+	prolly_stats_add(&f->stats);
+	int rc = f->rc;
+	if (rc == 0)
+		count_written(txn->db, f->arr, f->n);
+	else
+		prolly_set_error(rc, "%s", f->msg);
+	unpin_set(txn->db, &f->nodes);
+	free(f->arr);
+	free(f);
+	return rc;
+}
+
 int prolly__txn_flush(prolly_txn *txn)
 {
-	prolly_store_node *nodes = NULL;
-	size_t n = 0;
+	prolly__flush *f;
 	int rc;
 	if (!txn->nodes.len)
 		return 0;
-	if ((rc = gather(txn, &nodes, &n)))
+	if ((rc = prolly__txn_flush_wait(txn)))
 		return rc;
-	/* Raw objects stay for the final commit; flush only tree nodes. */
-	n = txn->nodes.len;
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.nodes = nodes;
-	w.n_nodes = n;
-	rc = txn->db->store->write(txn->db->store, &w);
-	if (!rc) {
-		count_written(txn->db, nodes, n);
-		txn->flushed = 1;
-		unpin_all(txn);
+	if (!(f = calloc(1, sizeof(*f))))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory flushing a txn");
+	if ((rc = gather(txn, &f->arr, &f->n))) {
+		free(f);
+		return rc;
 	}
-	free(nodes);
-	return rc;
+	/* Raw objects stay for the final commit; flush only tree nodes (they come first). */
+	f->n = txn->nodes.len;
+	f->store = txn->db->store;
+	f->nodes = txn->nodes; /* the flush owns the nodes and their pins now */
+	prolly__nodeset_init(&txn->nodes);
+	txn->flushed = 1;
+	txn->pending = f;
+	if (pthread_create(&f->thread, NULL, flush_main, f) == 0)
+		f->joinable = 1;
+	else { /* no thread: write now (keeping this thread's counters), report at the next wait */
+		prolly_stats mine;
+		prolly_thread_stats(&mine);
+		flush_main(f);
+		prolly_thread_stats_reset();
+		prolly_stats_add(&mine);
+	}
+	return 0;
 }
 
 /* The ids the txn's new nodes point at without creating them (see prolly_store_write): children
@@ -250,6 +319,8 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	int rc;
 	if (txn->done)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+	if ((rc = prolly__txn_flush_wait(txn)))
+		return rc;
 	if ((rc = gather_requires(txn, &req)))
 		goto out;
 	if ((rc = gather(txn, &nodes, &n)))

@@ -339,6 +339,85 @@ PT_TEST(flush_keeps_build_memory_bounded)
 	prolly_close(db);
 }
 
+/* A mem store whose write number fail_at (1-based) fails, for the background-flush test. */
+typedef struct failing_store {
+	prolly_store base; /* must be first */
+	prolly_store *inner;
+	int writes, fail_at;
+} failing_store;
+
+static int fs_get_nodes(prolly_store *st, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
+                        void *payload)
+{
+	prolly_store *in = ((failing_store *)st)->inner;
+	return in->get_nodes(in, ids, n, fn, payload);
+}
+static int fs_write(prolly_store *st, prolly_store_write *w)
+{
+	failing_store *f = (failing_store *)st;
+	if (++f->writes == f->fail_at)
+		return prolly_set_error(PROLLY_ESTORE, "injected failure of write %d", f->writes);
+	return f->inner->write(f->inner, w);
+}
+static int fs_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	prolly_store *in = ((failing_store *)st)->inner;
+	return in->get_ref(in, name, out, epoch);
+}
+static void fs_close(prolly_store *st)
+{
+	failing_store *f = (failing_store *)st;
+	f->inner->close(f->inner);
+	free(f);
+}
+
+/* T4: a builder flush is written in the background; its failure is reported by a later builder
+ * call or by the commit, with the store's message, and nothing is published. */
+PT_TEST(background_flush_failure_is_reported)
+{
+	failing_store *f = calloc(1, sizeof(*f));
+	prolly_store *mem;
+	PT_REQUIRE(f && prolly_store_mem_new(&mem) == 0);
+	f->base = *mem; /* version, and the functions we do not wrap */
+	f->base.get_nodes = fs_get_nodes;
+	f->base.write = fs_write;
+	f->base.get_ref = fs_get_ref;
+	f->base.close = fs_close;
+	f->inner = mem;
+	f->fail_at = 3;
+	prolly_options o;
+	prolly_options_init(&o);
+	o.flush_bytes = 16 << 10;
+	prolly_db *db;
+	PT_REQUIRE(prolly_db_new(&db, &f->base, &o) == 0);
+	prolly_txn *txn;
+	prolly_builder *b;
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0 && prolly_builder_new(&b, txn) == 0);
+	int rc = 0;
+	char key[32], val[64];
+	for (int i = 0; i < 50000 && rc == 0; i++) {
+		snprintf(key, sizeof key, "key%08d", i);
+		snprintf(val, sizeof val, "value %d", i * 7);
+		rc = prolly_builder_add(b, key, strlen(key), val, strlen(val));
+	}
+	prolly_id root;
+	if (rc == 0)
+		rc = prolly_builder_finish(b, &root);
+	if (rc == 0) {
+		prolly_ref_update u = {.name = "refs/heads/x", .expect = PROLLY_REF_EXPECT_ABSENT, .value = root};
+		PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
+		rc = prolly_txn_commit(txn, NULL, 0);
+	}
+	PT_CHECK_RC(rc, PROLLY_ESTORE);
+	PT_CHECKF(strstr(prolly_last_error(), "injected failure of write 3") != NULL, "%s",
+	          prolly_last_error());
+	prolly_builder_free(b);
+	prolly_txn_free(txn);
+	prolly_id head;
+	PT_CHECK_RC(prolly_branch_head(&head, db, "x"), PROLLY_ENOTFOUND);
+	prolly_close(db);
+}
+
 int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);
