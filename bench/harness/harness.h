@@ -1,5 +1,5 @@
 /*
- * harness.h - the benchmark harness's shared contract (bench/harness/*.c).
+ * harness.h - the benchmark harness's shared contract (the .c files in bench/harness/).
  *
  * The harness (`build/bench/harness`, driven by scripts/run_postgres_scale_benchmark.sh) runs two
  * suites against one store, as a TOML workload file says (docs/harness.md):

@@ -1852,6 +1852,18 @@ static void put_float(sbuf *b, double f)
 		if (strtod(buf, NULL) == f)
 			break;
 	}
+	/* Shortest is not always clearest: write 10.0 rather than 1e+01 when a plain decimal of
+	 * modest length reads back exactly. */
+	if (strchr(buf, 'e') && fabs(f) >= 1e-4 && fabs(f) < 1e15) {
+		char fixed[40];
+		for (int prec = 0; prec <= 17; prec++) {
+			snprintf(fixed, sizeof(fixed), "%.*f", prec, f);
+			if (strtod(fixed, NULL) == f) {
+				memcpy(buf, fixed, sizeof(buf));
+				break;
+			}
+		}
+	}
 	sb_puts(b, buf);
 	if (!strpbrk(buf, ".e"))
 		sb_puts(b, ".0");

@@ -1,0 +1,1051 @@
+/*
+ * workload.c - the workload file, the harness's contract (docs/harness.md; issue 4):
+ *
+ *   schema = 1                      required; the only schema this harness reads
+ *   seed = 42
+ *   [service]                       enabled, records, value_bytes, clients, pool_sizes, tenants,
+ *                                   hot_roots, hot_root_share, warmup_ms, duration_ms,
+ *                                   operation_timeout_ms, multi_read_keys, commit_keys,
+ *                                   retained_versions, cas_retries, adapter_batch_items
+ *   [service.operation_mix]         point_read, multi_read, commit, diff, merge (percent, total 100)
+ *   [scale]                         enabled, sizes, value_bytes, runs, changes (integer or "auto"),
+ *                                   read_samples, concurrency, operations, patterns, min_free_gb
+ *   [regression]                    max_throughput_loss_percent, max_p99_increase_percent,
+ *                                   max_conflict_rate, max_error_rate,
+ *                                   max_pg_statements_per_operation, minimum_percentile_samples
+ *
+ * Any key but schema may be left out: it gets the default profile's value (set_defaults). A
+ * missing [service.operation_mix] table gets the default mix; a present one, even partial, must
+ * total 100 (its missing keys count 0). An unknown key (with a "did you mean"), a value of the
+ * wrong type, or an impossible value fails, naming file, line and key (toml_error).
+ *
+ * The two documents of a hw_workload (harness.h has no spare field, so they are used thus):
+ *   given     the file as parsed; never changed.
+ *   resolved  until hw_workload_resolve: the working document, the file parsed a second time
+ *             (so its errors keep the file's lines) with the command-line overrides of
+ *             hw_workload_set applied; w->hash[0] == 0 marks this state.
+ *             After hw_workload_resolve: the canonical document, rebuilt from the validated
+ *             values in a fixed key order with every default filled in (lists of names in the
+ *             order of the hw_*_names tables, floats as floats), so its text depends on the
+ *             values only, not on the file's order, comments or spelling ("auto", 1 vs 1.0).
+ *             w->hash is the SHA-256 of toml_to_string() of that document without its
+ *             [regression] table (limits judge results; they do not change what is measured,
+ *             so re-judging a result directory with other limits is not "another run"). A later hw_workload_set
+ *             edits this document (it is a valid workload) and clears the hash until the next
+ *             resolve.
+ * Without hw_workload_load, hw_workload_set and hw_workload_resolve start from an empty document
+ * ("schema = 1" only), that is the defaults.
+ */
+#include "harness.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const hw_service_op_names[HW_N_SERVICE_OPS] = {"point_read", "multi_read", "commit",
+                                                           "diff", "merge"};
+const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {
+    "put",  "batch",     "get_cold", "get_warm", "query", "concurrent_query",
+    "scan", "full_scan", "diff",     "merge"};
+const char *const hw_pattern_names[HW_N_PATTERNS] = {"append", "random", "clustered",
+                                                     "random_insert", "random_delete"};
+
+static const char *const root_keys[] = {"schema", "seed", "service", "scale", "regression", NULL};
+static const char *const service_keys[] = {"enabled",
+                                           "records",
+                                           "value_bytes",
+                                           "clients",
+                                           "pool_sizes",
+                                           "tenants",
+                                           "hot_roots",
+                                           "hot_root_share",
+                                           "warmup_ms",
+                                           "duration_ms",
+                                           "operation_timeout_ms",
+                                           "multi_read_keys",
+                                           "commit_keys",
+                                           "retained_versions",
+                                           "cas_retries",
+                                           "adapter_batch_items",
+                                           "operation_mix",
+                                           NULL};
+static const char *const mix_keys[] = {"point_read", "multi_read", "commit", "diff", "merge", NULL};
+static const char *const scale_keys[] = {"enabled",  "sizes",        "value_bytes", "runs",
+                                         "changes",  "read_samples", "concurrency", "operations",
+                                         "patterns", "min_free_gb",  NULL};
+static const char *const regression_keys[] = {"max_throughput_loss_percent",
+                                              "max_p99_increase_percent",
+                                              "max_conflict_rate",
+                                              "max_error_rate",
+                                              "max_pg_statements_per_operation",
+                                              "minimum_percentile_samples",
+                                              NULL};
+
+#define MAX_VALUE_BYTES (1u << 20)
+#define MAX_COUNT INT64_C(10000000000) /* records, sizes, samples: 10 billion */
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+/* Fills err for a problem with no node to point at: "file: key: msg". */
+static int errorf(toml_error *err, const char *file, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int errorf(toml_error *err, const char *file, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err)
+		return -1;
+	memset(err, 0, sizeof(*err));
+	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+	snprintf(err->key, sizeof(err->key), "%s", key ? key : "");
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	snprintf(err->text, sizeof(err->text), "%s%s%s%s%s", err->file, err->file[0] ? ": " : "",
+	         err->key, err->key[0] ? ": " : "", err->msg);
+	return -1;
+}
+
+/* An error about the value at path in doc: at its node if it is there, else naming the file. */
+static int fail_at(toml_error *err, const toml_doc *doc, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(toml_error *err, const toml_doc *doc, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	const toml_node *n = toml_find(toml_root(doc), path);
+	if (n)
+		return toml_error_at(err, n, "%s", msg);
+	return errorf(err, toml_doc_name(doc), path, "%s", msg);
+}
+
+/* Of two keys an impossible combination involves, the one to point at: a, if the file has it. */
+static const char *either(const toml_doc *d, const char *a, const char *b)
+{
+	return toml_find(toml_root(d), a) ? a : b;
+}
+
+/* ---- defaults ----------------------------------------------------------------------------- */
+
+/* The default profile (issue 4), and what a key left out of the file gets. */
+static void set_defaults(hw_workload *v)
+{
+	static const uint32_t clients[] = {1, 8, 32, 64}, pools[] = {8, 32};
+	static const uint32_t mix[HW_N_SERVICE_OPS] = {45, 15, 25, 10, 5};
+	hw_service *s = &v->service;
+	hw_scale *c = &v->scale;
+	hw_regression *g = &v->regression;
+
+	v->schema = HW_SCHEMA;
+	v->seed = 42;
+
+	s->enabled = 1;
+	s->records = 1000000;
+	s->value_bytes = 256;
+	memcpy(s->clients, clients, sizeof(clients));
+	s->n_clients = 4;
+	memcpy(s->pool_sizes, pools, sizeof(pools));
+	s->n_pool_sizes = 2;
+	s->tenants = 64;
+	s->hot_roots = 1;
+	s->hot_root_share = 0.20;
+	s->warmup_ms = 15000;
+	s->duration_ms = 60000;
+	s->operation_timeout_ms = 5000;
+	s->multi_read_keys = 8;
+	s->commit_keys = 4;
+	s->retained_versions = 8;
+	s->cas_retries = 3;
+	s->adapter_batch_items = 1024;
+	memcpy(s->mix, mix, sizeof(mix));
+
+	c->enabled = 1;
+	c->sizes[0] = 1000000;
+	c->sizes[1] = 10000000;
+	c->n_sizes = 2;
+	c->value_bytes = 27;
+	c->runs = 3;
+	c->changes = 0; /* auto */
+	c->read_samples = 10000;
+	c->concurrency = 32;
+	c->operations = (1u << HW_N_SCALE_OPS) - 1;
+	c->patterns = 1u << HW_P_APPEND | 1u << HW_P_RANDOM | 1u << HW_P_CLUSTERED;
+	c->min_free_gb = 2.0;
+
+	g->max_throughput_loss_percent = 10.0;
+	g->max_p99_increase_percent = 25.0;
+	g->max_conflict_rate = 0.5;
+	g->max_error_rate = 0.01;
+	g->max_pg_statements_per_operation = 6.0;
+	g->minimum_percentile_samples = 100;
+}
+
+/* ---- typed reads: a missing key leaves *out (the default) as it is --------------------------- */
+
+static int get_i64(const toml_doc *d, const char *path, int64_t min, int64_t max, int64_t *out,
+                   toml_error *err)
+{
+	int64_t v;
+	int rc = toml_get_int_range(d, path, min, max, &v, err);
+	if (rc == TOML_OK)
+		*out = v;
+	return rc == TOML_ERR ? -1 : 0;
+}
+
+static int get_u64(const toml_doc *d, const char *path, int64_t min, int64_t max, uint64_t *out,
+                   toml_error *err)
+{
+	int64_t v = 0;
+	int rc = toml_get_int_range(d, path, min, max, &v, err);
+	if (rc == TOML_OK)
+		*out = (uint64_t)v;
+	return rc == TOML_ERR ? -1 : 0;
+}
+
+static int get_u32(const toml_doc *d, const char *path, int64_t min, int64_t max, uint32_t *out,
+                   toml_error *err)
+{
+	uint64_t v = *out;
+	if (get_u64(d, path, min, max, &v, err))
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int get_bool(const toml_doc *d, const char *path, int *out, toml_error *err)
+{
+	return toml_get_bool(d, path, out, err) == TOML_ERR ? -1 : 0;
+}
+
+static int get_float(const toml_doc *d, const char *path, double min, double max, double *out,
+                     toml_error *err)
+{
+	double v;
+	int rc = toml_get_float(d, path, &v, err);
+	if (rc == TOML_MISSING)
+		return 0;
+	if (rc)
+		return -1;
+	if (!(v >= min && v <= max))
+		return fail_at(err, d, path, "%g is out of range (expected %g to %g)", v, min, max);
+	*out = v;
+	return 0;
+}
+
+/* A list of distinct integers in [min, max], 1 to HW_MAX_LIST of them. */
+static int get_int_list(const toml_doc *d, const char *path, int64_t min, int64_t max,
+                        uint64_t *out, int *n, toml_error *err)
+{
+	const toml_node *a;
+	uint64_t tmp[HW_MAX_LIST];
+	int rc = toml_get_array(d, path, &a, err);
+	if (rc == TOML_MISSING)
+		return 0;
+	if (rc)
+		return -1;
+	size_t len = toml_len(a);
+	if (len == 0)
+		return toml_error_at(err, a, "the list is empty (it needs at least one entry)");
+	if (len > HW_MAX_LIST)
+		return toml_error_at(err, a, "the list has %zu entries (at most %d)", len, HW_MAX_LIST);
+	for (size_t i = 0; i < len; i++) {
+		const toml_node *e = toml_at(a, i);
+		int64_t v;
+		if (toml_node_int(e, &v, err))
+			return -1;
+		if (v < min || v > max)
+			return toml_error_at(
+			    err, e, "%" PRId64 " is out of range (expected %" PRId64 " to %" PRId64 ")", v, min,
+			    max);
+		for (size_t j = 0; j < i; j++)
+			if (tmp[j] == (uint64_t)v)
+				return toml_error_at(err, e, "%" PRId64 " is listed twice (also at [%zu])", v, j);
+		tmp[i] = (uint64_t)v;
+	}
+	memcpy(out, tmp, len * sizeof(*tmp));
+	*n = (int)len;
+	return 0;
+}
+
+static int get_u32_list(const toml_doc *d, const char *path, int64_t max, uint32_t *out, int *n,
+                        toml_error *err)
+{
+	uint64_t tmp[HW_MAX_LIST];
+	int m = -1;
+	if (get_int_list(d, path, 1, max, tmp, &m, err))
+		return -1;
+	for (int i = 0; i < m; i++)
+		out[i] = (uint32_t)tmp[i];
+	if (m >= 0)
+		*n = m;
+	return 0;
+}
+
+static int name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* A list of distinct names from names[0..n) as a bit mask; `what` is "operation", "pattern". */
+static int get_name_list(const toml_doc *d, const char *path, const char *const *names, int n,
+                         const char *what, unsigned *mask, toml_error *err)
+{
+	const toml_node *a;
+	unsigned m = 0;
+	int rc = toml_get_array(d, path, &a, err);
+	if (rc == TOML_MISSING)
+		return 0;
+	if (rc)
+		return -1;
+	if (toml_len(a) == 0)
+		return toml_error_at(err, a,
+		                     "the list is empty (it needs at least one %s; to skip the suite, "
+		                     "set enabled = false)",
+		                     what);
+	for (size_t i = 0; i < toml_len(a); i++) {
+		const toml_node *e = toml_at(a, i);
+		const char *s;
+		if (toml_node_string(e, &s, NULL, err))
+			return -1;
+		int k = name_index(names, n, s);
+		if (k < 0) {
+			char all[256] = "";
+			size_t used = 0;
+			for (int j = 0; j < n && used < sizeof(all); j++)
+				used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s", j ? ", " : "",
+				                         names[j]);
+			return toml_error_at(err, e, "unknown %s '%.64s' (expected one of: %s)", what, s, all);
+		}
+		if (m & 1u << k)
+			return toml_error_at(err, e, "'%s' is listed twice", s);
+		m |= 1u << k;
+	}
+	*mask = m;
+	return 0;
+}
+
+/* A table at path: TOML_OK with *t (checked against allowed keys), TOML_MISSING, or -1. */
+static int get_table(const toml_doc *d, const char *path, const char *const *allowed,
+                     const toml_node **t, toml_error *err)
+{
+	int rc = toml_get_table(d, path, t, err);
+	if (rc == TOML_ERR)
+		return -1;
+	if (rc == TOML_OK && toml_check_keys(*t, allowed, err))
+		return -1;
+	return rc;
+}
+
+/* ---- reading a whole document ------------------------------------------------------------- */
+
+static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
+{
+	hw_service *s = &v->service;
+	const toml_node *t;
+	int rc = get_table(d, "service", service_keys, &t, err);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (get_bool(d, "service.enabled", &s->enabled, err) ||
+	    get_u64(d, "service.records", 16, MAX_COUNT, &s->records, err) ||
+	    get_u32(d, "service.value_bytes", 1, MAX_VALUE_BYTES, &s->value_bytes, err) ||
+	    get_u32_list(d, "service.clients", 4096, s->clients, &s->n_clients, err) ||
+	    get_u32_list(d, "service.pool_sizes", 1024, s->pool_sizes, &s->n_pool_sizes, err) ||
+	    get_u32(d, "service.tenants", 1, 1000000, &s->tenants, err) ||
+	    get_u32(d, "service.hot_roots", 0, 4096, &s->hot_roots, err) ||
+	    get_float(d, "service.hot_root_share", 0.0, 1.0, &s->hot_root_share, err) ||
+	    get_u64(d, "service.warmup_ms", 0, 86400000, &s->warmup_ms, err) ||
+	    get_u64(d, "service.duration_ms", 1, 7 * INT64_C(86400000), &s->duration_ms, err) ||
+	    get_u64(d, "service.operation_timeout_ms", 1, 3600000, &s->operation_timeout_ms, err) ||
+	    get_u32(d, "service.multi_read_keys", 1, 1000000, &s->multi_read_keys, err) ||
+	    get_u32(d, "service.commit_keys", 1, 1000000, &s->commit_keys, err) ||
+	    get_u32(d, "service.retained_versions", 1, 4096, &s->retained_versions, err) ||
+	    get_u32(d, "service.cas_retries", 0, 1000, &s->cas_retries, err) ||
+	    get_u32(d, "service.adapter_batch_items", 1, 1000000, &s->adapter_batch_items, err))
+		return -1;
+
+	const toml_node *mix;
+	rc = get_table(d, "service.operation_mix", mix_keys, &mix, err);
+	if (rc < 0)
+		return -1;
+	if (rc == TOML_OK) {
+		char path[64];
+		unsigned total = 0;
+		for (int i = 0; i < HW_N_SERVICE_OPS; i++) {
+			snprintf(path, sizeof(path), "service.operation_mix.%s", hw_service_op_names[i]);
+			s->mix[i] = 0;
+			if (get_u32(d, path, 0, 100, &s->mix[i], err))
+				return -1;
+			total += s->mix[i];
+		}
+		if (total != 100)
+			return toml_error_at(
+			    err, mix, "the percentages total %u, not 100 (a key left out counts 0)", total);
+	}
+
+	if (s->commit_keys > s->records)
+		return fail_at(err, d, either(d, "service.commit_keys", "service.records"),
+		               "commit_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
+		               s->commit_keys, s->records);
+	if (s->multi_read_keys > s->records)
+		return fail_at(err, d, either(d, "service.multi_read_keys", "service.records"),
+		               "multi_read_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
+		               s->multi_read_keys, s->records);
+	if (s->hot_root_share > 0 && s->hot_roots == 0)
+		return fail_at(err, d, either(d, "service.hot_roots", "service.hot_root_share"),
+		               "hot_root_share is %g but hot_roots is 0 (hot operations need at least one "
+		               "hot root; set hot_root_share = 0 for none)",
+		               s->hot_root_share);
+	return 0;
+}
+
+static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
+{
+	hw_scale *c = &v->scale;
+	const toml_node *t;
+	int rc = get_table(d, "scale", scale_keys, &t, err);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (get_bool(d, "scale.enabled", &c->enabled, err) ||
+	    get_int_list(d, "scale.sizes", 16, MAX_COUNT, c->sizes, &c->n_sizes, err) ||
+	    get_u32(d, "scale.value_bytes", 1, MAX_VALUE_BYTES, &c->value_bytes, err) ||
+	    get_u32(d, "scale.runs", 1, 1000, &c->runs, err) ||
+	    get_u64(d, "scale.read_samples", 1, MAX_COUNT, &c->read_samples, err) ||
+	    get_u32(d, "scale.concurrency", 1, 1024, &c->concurrency, err) ||
+	    get_name_list(d, "scale.operations", hw_scale_op_names, HW_N_SCALE_OPS, "operation",
+	                  &c->operations, err) ||
+	    get_name_list(d, "scale.patterns", hw_pattern_names, HW_N_PATTERNS, "pattern", &c->patterns,
+	                  err) ||
+	    get_float(d, "scale.min_free_gb", 0.0, 1e6, &c->min_free_gb, err))
+		return -1;
+
+	/* changes: an integer, or "auto" (0 in the struct) */
+	const toml_node *ch = toml_child(t, "changes");
+	const char *str;
+	int64_t x;
+	if (toml_node_type(ch) == TOML_STRING) {
+		toml_node_string(ch, &str, NULL, NULL);
+		if (strcmp(str, "auto") != 0)
+			return toml_error_at(err, ch, "expected an integer or \"auto\", found \"%.64s\"", str);
+		c->changes = 0;
+	} else if (toml_node_type(ch) == TOML_INT) {
+		toml_node_int(ch, &x, NULL);
+		if (x < 1 || x > 1000000000)
+			return toml_error_at(
+			    err, ch, "%" PRId64 " is out of range (expected 1 to 1000000000, or \"auto\")", x);
+		c->changes = (uint64_t)x;
+	} else if (ch) {
+		return toml_error_at(err, ch, "expected an integer or \"auto\", found %s",
+		                     toml_type_name(toml_node_type(ch)));
+	}
+	if (c->changes) {
+		uint64_t smallest = c->sizes[0];
+		for (int i = 1; i < c->n_sizes; i++)
+			if (c->sizes[i] < smallest)
+				smallest = c->sizes[i];
+		if (c->changes > smallest)
+			return fail_at(err, d, ch ? "scale.changes" : "scale.sizes",
+			               "changes (%" PRIu64 ") is more than the smallest size (%" PRIu64 ")",
+			               c->changes, smallest);
+	}
+	return 0;
+}
+
+static int read_regression(hw_workload *v, const toml_doc *d, toml_error *err)
+{
+	hw_regression *g = &v->regression;
+	const toml_node *t;
+	int rc = get_table(d, "regression", regression_keys, &t, err);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (get_float(d, "regression.max_throughput_loss_percent", 0.0, 100.0,
+	              &g->max_throughput_loss_percent, err) ||
+	    get_float(d, "regression.max_p99_increase_percent", 0.0, 1e6, &g->max_p99_increase_percent,
+	              err) ||
+	    get_float(d, "regression.max_conflict_rate", 0.0, 1.0, &g->max_conflict_rate, err) ||
+	    get_float(d, "regression.max_error_rate", 0.0, 1.0, &g->max_error_rate, err) ||
+	    get_float(d, "regression.max_pg_statements_per_operation", 0.0, 1e6,
+	              &g->max_pg_statements_per_operation, err) ||
+	    get_u64(d, "regression.minimum_percentile_samples", 1, MAX_COUNT,
+	            &g->minimum_percentile_samples, err))
+		return -1;
+	return 0;
+}
+
+/* Validates doc and fills v (defaults first, then the document's values). */
+static int read_doc(hw_workload *v, const toml_doc *d, toml_error *err)
+{
+	int64_t schema = 0, seed = 42;
+	set_defaults(v);
+	if (toml_check_keys(toml_root(d), root_keys, err))
+		return -1;
+	int rc = toml_get_int(d, "schema", &schema, err);
+	if (rc == TOML_ERR)
+		return -1;
+	if (rc == TOML_MISSING)
+		return errorf(err, toml_doc_name(d), "schema",
+		              "is missing (a workload file starts with schema = %d)", HW_SCHEMA);
+	if (schema != HW_SCHEMA)
+		return fail_at(err, d, "schema",
+		               "schema %" PRId64 " is not supported (this harness reads schema %d)", schema,
+		               HW_SCHEMA);
+	if (get_i64(d, "seed", 0, INT64_MAX, &seed, err))
+		return -1;
+	v->seed = (uint64_t)seed;
+	if (read_service(v, d, err) || read_scale(v, d, err) || read_regression(v, d, err))
+		return -1;
+	return 0;
+}
+
+/* ---- the canonical document --------------------------------------------------------------- */
+
+static int set_u32_list(toml_doc *d, const char *path, const uint32_t *v, int n)
+{
+	toml_node *a;
+	if (toml_set_array(d, path, &a, NULL))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (toml_array_push_int(a, v[i]))
+			return -1;
+	return 0;
+}
+
+static int set_names(toml_doc *d, const char *path, const char *const *names, int n, unsigned mask)
+{
+	toml_node *a;
+	if (toml_set_array(d, path, &a, NULL))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if ((mask & 1u << i) && toml_array_push_string(a, names[i]))
+			return -1;
+	return 0;
+}
+
+/* Builds the resolved document from validated values, every key in a fixed order. */
+static int build_doc(toml_doc **out, const hw_workload *v, const char *name, toml_error *err)
+{
+	const hw_service *s = &v->service;
+	const hw_scale *c = &v->scale;
+	const hw_regression *g = &v->regression;
+	toml_doc *d = NULL;
+	toml_node *a;
+	char path[64];
+	int rc = -1;
+	*out = NULL;
+	if (toml_doc_new(&d, name))
+		goto cleanup;
+	if (toml_set_int(d, "schema", v->schema, NULL) ||
+	    toml_set_int(d, "seed", (int64_t)v->seed, NULL) ||
+	    toml_set_bool(d, "service.enabled", s->enabled, NULL) ||
+	    toml_set_int(d, "service.records", (int64_t)s->records, NULL) ||
+	    toml_set_int(d, "service.value_bytes", s->value_bytes, NULL) ||
+	    set_u32_list(d, "service.clients", s->clients, s->n_clients) ||
+	    set_u32_list(d, "service.pool_sizes", s->pool_sizes, s->n_pool_sizes) ||
+	    toml_set_int(d, "service.tenants", s->tenants, NULL) ||
+	    toml_set_int(d, "service.hot_roots", s->hot_roots, NULL) ||
+	    toml_set_float(d, "service.hot_root_share", s->hot_root_share, NULL) ||
+	    toml_set_int(d, "service.warmup_ms", (int64_t)s->warmup_ms, NULL) ||
+	    toml_set_int(d, "service.duration_ms", (int64_t)s->duration_ms, NULL) ||
+	    toml_set_int(d, "service.operation_timeout_ms", (int64_t)s->operation_timeout_ms, NULL) ||
+	    toml_set_int(d, "service.multi_read_keys", s->multi_read_keys, NULL) ||
+	    toml_set_int(d, "service.commit_keys", s->commit_keys, NULL) ||
+	    toml_set_int(d, "service.retained_versions", s->retained_versions, NULL) ||
+	    toml_set_int(d, "service.cas_retries", s->cas_retries, NULL) ||
+	    toml_set_int(d, "service.adapter_batch_items", s->adapter_batch_items, NULL))
+		goto cleanup;
+	for (int i = 0; i < HW_N_SERVICE_OPS; i++) {
+		snprintf(path, sizeof(path), "service.operation_mix.%s", hw_service_op_names[i]);
+		if (toml_set_int(d, path, s->mix[i], NULL))
+			goto cleanup;
+	}
+	if (toml_set_bool(d, "scale.enabled", c->enabled, NULL) ||
+	    toml_set_array(d, "scale.sizes", &a, NULL))
+		goto cleanup;
+	for (int i = 0; i < c->n_sizes; i++)
+		if (toml_array_push_int(a, (int64_t)c->sizes[i]))
+			goto cleanup;
+	if (toml_set_int(d, "scale.value_bytes", c->value_bytes, NULL) ||
+	    toml_set_int(d, "scale.runs", c->runs, NULL) ||
+	    (c->changes ? toml_set_int(d, "scale.changes", (int64_t)c->changes, NULL)
+	                : toml_set_string(d, "scale.changes", "auto", NULL)) ||
+	    toml_set_int(d, "scale.read_samples", (int64_t)c->read_samples, NULL) ||
+	    toml_set_int(d, "scale.concurrency", c->concurrency, NULL) ||
+	    set_names(d, "scale.operations", hw_scale_op_names, HW_N_SCALE_OPS, c->operations) ||
+	    set_names(d, "scale.patterns", hw_pattern_names, HW_N_PATTERNS, c->patterns) ||
+	    toml_set_float(d, "scale.min_free_gb", c->min_free_gb, NULL) ||
+	    toml_set_float(d, "regression.max_throughput_loss_percent", g->max_throughput_loss_percent,
+	                   NULL) ||
+	    toml_set_float(d, "regression.max_p99_increase_percent", g->max_p99_increase_percent,
+	                   NULL) ||
+	    toml_set_float(d, "regression.max_conflict_rate", g->max_conflict_rate, NULL) ||
+	    toml_set_float(d, "regression.max_error_rate", g->max_error_rate, NULL) ||
+	    toml_set_float(d, "regression.max_pg_statements_per_operation",
+	                   g->max_pg_statements_per_operation, NULL) ||
+	    toml_set_int(d, "regression.minimum_percentile_samples",
+	                 (int64_t)g->minimum_percentile_samples, NULL))
+		goto cleanup;
+	*out = d;
+	d = NULL;
+	rc = 0;
+cleanup:
+	toml_free(d);
+	if (rc)
+		errorf(err, name, "", "out of memory building the resolved workload");
+	return rc;
+}
+
+static int sha256_hex(char out[65], const char *s)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	if (!EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL) || n != 32)
+		return -1;
+	for (unsigned i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
+/* ---- the API ------------------------------------------------------------------------------ */
+
+int hw_workload_load(hw_workload *w, const char *path, toml_error *err)
+{
+	hw_workload v;
+	memset(w, 0, sizeof(*w));
+	memset(&v, 0, sizeof(v));
+	if (strlen(path) >= sizeof(w->path))
+		return errorf(err, "", "", "the workload path is too long (%zu bytes)", strlen(path));
+	snprintf(w->path, sizeof(w->path), "%s", path);
+	if (toml_parse_file(&w->given, path, err) || toml_parse_file(&w->resolved, path, err) ||
+	    read_doc(&v, w->resolved, err)) {
+		hw_workload_free(w);
+		return -1;
+	}
+	w->schema = v.schema;
+	w->seed = v.seed;
+	w->service = v.service;
+	w->scale = v.scale;
+	w->regression = v.regression;
+	return 0;
+}
+
+/* The working document: the one loaded, or a new one holding only "schema = 1". */
+static int working_doc(hw_workload *w, toml_error *err)
+{
+	if (w->resolved)
+		return 0;
+	if (toml_doc_new(&w->resolved, w->path[0] ? w->path : "<defaults>") ||
+	    toml_set_int(w->resolved, "schema", HW_SCHEMA, err)) {
+		toml_free(w->resolved);
+		w->resolved = NULL;
+		return errorf(err, w->path, "", "out of memory");
+	}
+	w->hash[0] = 0;
+	return 0;
+}
+
+/* A settable key: a value (not a table) the file may hold. */
+static int known_key(const char *key)
+{
+	const char *const *list = NULL;
+	const char *rest = NULL;
+	if (strcmp(key, "schema") == 0 || strcmp(key, "seed") == 0)
+		return 1;
+	if (strncmp(key, "service.operation_mix.", 22) == 0)
+		list = mix_keys, rest = key + 22;
+	else if (strncmp(key, "service.", 8) == 0)
+		list = service_keys, rest = key + 8;
+	else if (strncmp(key, "scale.", 6) == 0)
+		list = scale_keys, rest = key + 6;
+	else if (strncmp(key, "regression.", 11) == 0)
+		list = regression_keys, rest = key + 11;
+	if (!list || strcmp(rest, "operation_mix") == 0)
+		return 0;
+	for (; *list; list++)
+		if (strcmp(*list, rest) == 0)
+			return 1;
+	return 0;
+}
+
+/* The error for an unknown key: the file's own key check gives "did you mean". */
+static int unknown_key(const char *key, const char *text, const char *source, toml_error *err)
+{
+	toml_doc *tmp = NULL;
+	const toml_node *t;
+	int found = 0;
+	if (toml_doc_new(&tmp, source) == TOML_OK &&
+	    toml_set_value(tmp, key, text, source, NULL) == TOML_OK) {
+		static const char *const *const lists[] = {root_keys, service_keys, mix_keys, scale_keys,
+		                                           regression_keys};
+		static const char *const tables[] = {NULL, "service", "service.operation_mix", "scale",
+		                                     "regression"};
+		for (int i = 0; i < 5 && !found; i++) {
+			t = tables[i] ? toml_find(toml_root(tmp), tables[i]) : toml_root(tmp);
+			found = toml_node_type(t) == TOML_TABLE && toml_check_keys(t, lists[i], err);
+		}
+	}
+	toml_free(tmp);
+	if (!found)
+		errorf(err, source, key,
+		       "not a workload setting (an override sets one value, such as service.clients or "
+		       "service.operation_mix.commit)");
+	return -1;
+}
+
+int hw_workload_set(hw_workload *w, const char *key, const char *text, const char *source,
+                    toml_error *err)
+{
+	if (!source)
+		source = key;
+	if (!known_key(key))
+		return unknown_key(key, text, source, err);
+	if (working_doc(w, err))
+		return -1;
+	if (toml_set_value(w->resolved, key, text, source, err))
+		return -1;
+	w->hash[0] = 0;
+	return 0;
+}
+
+int hw_workload_resolve(hw_workload *w, toml_error *err)
+{
+	hw_workload v;
+	toml_doc *out = NULL, *hashed = NULL;
+	char *text = NULL;
+	int rc = -1;
+	memset(&v, 0, sizeof(v));
+	if (working_doc(w, err) || read_doc(&v, w->resolved, err))
+		goto cleanup;
+	if (build_doc(&out, &v, toml_doc_name(w->resolved), err))
+		goto cleanup;
+	/* The hash covers what is measured: everything but [regression], whose limits only judge
+	 * results, so a directory can be re-judged with other limits without being refused. */
+	if (build_doc(&hashed, &v, toml_doc_name(w->resolved), err))
+		goto cleanup;
+	toml_remove(hashed, "regression", NULL);
+	if (!(text = toml_to_string(hashed, NULL)) || sha256_hex(v.hash, text)) {
+		errorf(err, w->path, "", "cannot hash the resolved workload");
+		goto cleanup;
+	}
+	toml_free(w->resolved);
+	w->resolved = out;
+	out = NULL;
+	w->schema = v.schema;
+	w->seed = v.seed;
+	w->service = v.service;
+	w->scale = v.scale;
+	w->regression = v.regression;
+	memcpy(w->hash, v.hash, sizeof(w->hash));
+	rc = 0;
+cleanup:
+	free(text);
+	toml_free(out);
+	toml_free(hashed);
+	return rc;
+}
+
+int hw_workload_write_resolved(const hw_workload *w, const char *path, toml_error *err)
+{
+	char comment[4096 + 512];
+	if (!w->resolved || !w->hash[0])
+		return errorf(err, path, "", "the workload has not been resolved");
+	snprintf(comment, sizeof(comment),
+	         "resolved-workload.toml: the workload as run, every default filled in and every\n"
+	         "command-line override applied. Read from:\n"
+	         "  %s\n"
+	         "Config hash (SHA-256 of this file without these comment lines and without\n"
+	         "[regression]):\n"
+	         "  %s",
+	         w->path[0] ? w->path : "(defaults only)", w->hash);
+	return toml_write_file(w->resolved, path, comment, err) ? -1 : 0;
+}
+
+void hw_workload_free(hw_workload *w)
+{
+	if (!w)
+		return;
+	toml_free(w->given);
+	toml_free(w->resolved);
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---- command-line shortcuts --------------------------------------------------------------- */
+
+const hw_override_flag hw_override_flags[] = {
+    {"clients", "service.clients", HW_FLAG_INT_LIST, "client counts of the service sweep: 1,8,32"},
+    {"pool-sizes", "service.pool_sizes", HW_FLAG_INT_LIST, "connection pool sizes: 8,32"},
+    {"records", "service.records", HW_FLAG_INT, "records in each tenant's base tree (1M = 10^6)"},
+    {"value-bytes", "service.value_bytes", HW_FLAG_INT, "service value size in bytes"},
+    {"tenants", "service.tenants", HW_FLAG_INT, "tenants, each with its own branches"},
+    {"hot-roots", "service.hot_roots", HW_FLAG_INT, "shared hot branches"},
+    {"hot-root-share", "service.hot_root_share", HW_FLAG_FLOAT,
+     "share (0..1) of operations that go to a hot branch"},
+    {"warmup-ms", "service.warmup_ms", HW_FLAG_INT, "unmeasured warmup of each service cell"},
+    {"duration-ms", "service.duration_ms", HW_FLAG_INT, "measured length of each service cell"},
+    {"operation-timeout-ms", "service.operation_timeout_ms", HW_FLAG_INT,
+     "an operation taking longer counts as a timeout"},
+    {"multi-read-keys", "service.multi_read_keys", HW_FLAG_INT, "keys per multi read"},
+    {"commit-keys", "service.commit_keys", HW_FLAG_INT, "keys edited per commit"},
+    {"retained-versions", "service.retained_versions", HW_FLAG_INT,
+     "older versions kept per branch for diffs"},
+    {"cas-retries", "service.cas_retries", HW_FLAG_INT, "retries of a commit whose CAS lost"},
+    {"batch-items", "service.adapter_batch_items", HW_FLAG_INT,
+     "nodes per INSERT statement of the PostgreSQL store"},
+    {"sizes", "scale.sizes", HW_FLAG_INT_LIST, "record counts of the scale matrix: 1M,10M"},
+    {"scale-value-bytes", "scale.value_bytes", HW_FLAG_INT, "scale value size in bytes"},
+    {"runs", "scale.runs", HW_FLAG_INT, "runs of each scale cell (the median is reported)"},
+    {"changes", "scale.changes", HW_FLAG_INT,
+     "edits per batch, diff and merge, or auto (1% of the size, 10..10000)"},
+    {"read-samples", "scale.read_samples", HW_FLAG_INT, "reads per get, query and scan cell"},
+    {"concurrency", "scale.concurrency", HW_FLAG_INT, "queries at once in concurrent_query"},
+    {"operations", "scale.operations", HW_FLAG_NAME_LIST,
+     "scale operations: put,batch,get_cold,get_warm,query,concurrent_query,scan,full_scan,diff,"
+     "merge or all"},
+    {"patterns", "scale.patterns", HW_FLAG_NAME_LIST,
+     "scale patterns: append,random,clustered,random_insert,random_delete or all"},
+    {"min-free-gb", "scale.min_free_gb", HW_FLAG_FLOAT,
+     "free disk (GB) a scale fixture must leave"},
+    {"seed", "seed", HW_FLAG_INT, "seed of every random choice"},
+    {"service-enabled", "service.enabled", HW_FLAG_BOOL, "run the service suite (true/false)"},
+    {"scale-enabled", "scale.enabled", HW_FLAG_BOOL, "run the scale suite (true/false)"},
+    {"max-throughput-loss", "regression.max_throughput_loss_percent", HW_FLAG_FLOAT,
+     "gate: largest throughput loss against the baseline, percent"},
+    {"max-p99-increase", "regression.max_p99_increase_percent", HW_FLAG_FLOAT,
+     "gate: largest p99 latency increase, percent"},
+    {"max-conflict-rate", "regression.max_conflict_rate", HW_FLAG_FLOAT,
+     "gate: largest conflicts / CAS attempts (0..1)"},
+    {"max-error-rate", "regression.max_error_rate", HW_FLAG_FLOAT,
+     "gate: largest errors / attempted operations (0..1)"},
+    {"max-statements-per-op", "regression.max_pg_statements_per_operation", HW_FLAG_FLOAT,
+     "gate: most PostgreSQL statements per operation"},
+    {"min-percentile-samples", "regression.minimum_percentile_samples", HW_FLAG_INT,
+     "p99 gate only on cells with at least this many samples"},
+    {NULL, NULL, HW_FLAG_INT, NULL},
+};
+
+/* Appends to out[*used..n); -1 if it does not fit. */
+static int put(char *out, size_t n, size_t *used, const char *s, size_t len)
+{
+	if (*used + len >= n)
+		return -1;
+	memcpy(out + *used, s, len);
+	*used += len;
+	out[*used] = 0;
+	return 0;
+}
+
+static int too_long(const hw_override_flag *f, char *err, size_t errn)
+{
+	snprintf(err, errn, "--%s: the value is too long", f->flag);
+	return -1;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* A count with an optional k/M/G suffix (10^3, 10^6, 10^9) and, with a suffix, a fraction:
+ * "1000", "100k", "1.5M". Must fit a TOML integer. */
+static int parse_count(const char *s, size_t len, int64_t *out)
+{
+	uint64_t ip = 0, fp = 0, fscale = 1, mult = 1;
+	size_t i = 0, ndig = 0;
+	int frac = 0;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, ndig++) {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -1;
+		ip = ip * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < len && s[i] == '.') {
+		frac = 1;
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, ndig++) {
+			if (fscale > UINT64_MAX / 100)
+				return -1;
+			fp = fp * 10 + (uint64_t)(s[i] - '0');
+			fscale *= 10;
+		}
+	}
+	if (!ndig)
+		return -1;
+	if (i < len) {
+		switch (s[i]) {
+		case 'k':
+		case 'K': mult = 1000; break;
+		case 'M': mult = 1000000; break;
+		case 'G': mult = 1000000000; break;
+		default: return -1;
+		}
+		i++;
+	}
+	if (i != len || (frac && mult == 1))
+		return -1;
+	if (ip > (uint64_t)INT64_MAX / mult)
+		return -1;
+	/* fp / fscale * mult, exactly: both are powers of ten, so once their common powers of ten are
+	 * divided out one of f, m is 1; the fraction must come out whole ("1.0001k" does not). */
+	uint64_t f = fscale, m = mult;
+	while (f % 10 == 0 && m % 10 == 0)
+		f /= 10, m /= 10;
+	if (fp % f != 0)
+		return -1;
+	uint64_t v = ip * mult, add = fp / f * m;
+	if (v > (uint64_t)INT64_MAX - add)
+		return -1;
+	*out = (int64_t)(v + add);
+	return 0;
+}
+
+/* The shortest text that reads back as v, without an exponent for ordinary magnitudes ("10.0",
+ * not "1e+01"), always with a '.' or an exponent so that TOML reads a float. */
+static void shortest_float(char *buf, size_t n, double v)
+{
+	int prec = 1;
+	for (double a = fabs(v); a >= 10 && a < 1e15 && prec < 17; a /= 10)
+		prec++; /* at least the integer digits, so %g does not switch to an exponent */
+	for (; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (!strpbrk(buf, ".e") && strlen(buf) + 2 < n)
+		strcat(buf, ".0");
+}
+
+/* A list flag: "1,4" -> [1, 4], "put, batch" -> ["put", "batch"], "all" -> every name of
+ * scale.operations / scale.patterns. */
+static int list_text(const hw_override_flag *f, const char *arg, size_t len, char *out, size_t n,
+                     char *err, size_t errn)
+{
+	const char *const *names = NULL;
+	int nnames = 0;
+	size_t used = 0;
+	char num[32];
+	if (f->kind == HW_FLAG_NAME_LIST && len == 3 && memcmp(arg, "all", 3) == 0) {
+		if (strcmp(f->key, "scale.operations") == 0)
+			names = hw_scale_op_names, nnames = HW_N_SCALE_OPS;
+		else if (strcmp(f->key, "scale.patterns") == 0)
+			names = hw_pattern_names, nnames = HW_N_PATTERNS;
+	}
+	if (put(out, n, &used, "[", 1))
+		return too_long(f, err, errn);
+	for (int i = 0; i < nnames; i++)
+		if ((i && put(out, n, &used, ", ", 2)) || put(out, n, &used, "\"", 1) ||
+		    put(out, n, &used, names[i], strlen(names[i])) || put(out, n, &used, "\"", 1))
+			return too_long(f, err, errn);
+	for (const char *p = arg, *end = arg + len; !names; p++) {
+		const char *q = memchr(p, ',', (size_t)(end - p)), *e = q ? q : end, *b = p;
+		int64_t v;
+		while (b < e && is_space(*b))
+			b++;
+		while (e > b && is_space(e[-1]))
+			e--;
+		if (b == e) {
+			snprintf(err, errn, "--%s: an empty entry in '%.*s'", f->flag, (int)len, arg);
+			return -1;
+		}
+		if (p != arg && put(out, n, &used, ", ", 2))
+			return too_long(f, err, errn);
+		if (f->kind == HW_FLAG_INT_LIST) {
+			if (parse_count(b, (size_t)(e - b), &v)) {
+				snprintf(err, errn,
+				         "--%s: '%.*s' is not a count (digits with an optional k, M or G)", f->flag,
+				         (int)(e - b), b);
+				return -1;
+			}
+			snprintf(num, sizeof(num), "%" PRId64, v);
+			if (put(out, n, &used, num, strlen(num)))
+				return too_long(f, err, errn);
+		} else {
+			for (const char *c = b; c < e; c++)
+				if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+				      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-')) {
+					snprintf(err, errn, "--%s: '%.*s' is not a name (letters, digits, _ and -)",
+					         f->flag, (int)(e - b), b);
+					return -1;
+				}
+			if (put(out, n, &used, "\"", 1) || put(out, n, &used, b, (size_t)(e - b)) ||
+			    put(out, n, &used, "\"", 1))
+				return too_long(f, err, errn);
+		}
+		if (!q)
+			break;
+		p = q;
+	}
+	return put(out, n, &used, "]", 1) ? too_long(f, err, errn) : 0;
+}
+
+int hw_flag_to_toml(const hw_override_flag *f, const char *arg, char *out, size_t n, char *err,
+                    size_t errn)
+{
+	size_t used = 0, len = strlen(arg);
+	const char *text = NULL;
+	char num[48];
+	int64_t v;
+	if (n)
+		out[0] = 0;
+	while (len && is_space(arg[len - 1]))
+		len--;
+	while (len && is_space(*arg))
+		arg++, len--;
+	switch (f->kind) {
+	case HW_FLAG_INT:
+		if (strcmp(f->key, "scale.changes") == 0 && len == 4 && memcmp(arg, "auto", 4) == 0) {
+			text = "\"auto\"";
+		} else if (parse_count(arg, len, &v) == 0) {
+			snprintf(num, sizeof(num), "%" PRId64, v);
+			text = num;
+		} else {
+			snprintf(err, errn, "--%s: '%.*s' is not a count (digits with an optional k, M or G)",
+			         f->flag, (int)len, arg);
+			return -1;
+		}
+		break;
+	case HW_FLAG_INT_LIST:
+	case HW_FLAG_NAME_LIST: return list_text(f, arg, len, out, n, err, errn);
+	case HW_FLAG_FLOAT: {
+		char buf[64], *endp;
+		double x = 0;
+		if (len && len < sizeof(buf)) {
+			memcpy(buf, arg, len);
+			buf[len] = 0;
+			x = strtod(buf, &endp);
+		}
+		if (!len || len >= sizeof(buf) || *endp || !isfinite(x) || strpbrk(buf, "xXpP")) {
+			snprintf(err, errn, "--%s: '%.*s' is not a number", f->flag, (int)len, arg);
+			return -1;
+		}
+		shortest_float(num, sizeof(num), x);
+		text = num;
+		break;
+	}
+	case HW_FLAG_BOOL: {
+		static const char *const yes[] = {"true", "1", "yes", "on"};
+		static const char *const no[] = {"false", "0", "no", "off"};
+		for (int i = 0; i < 4 && !text; i++) {
+			if (strlen(yes[i]) == len && strncasecmp(arg, yes[i], len) == 0)
+				text = "true";
+			else if (strlen(no[i]) == len && strncasecmp(arg, no[i], len) == 0)
+				text = "false";
+		}
+		if (!text) {
+			snprintf(err, errn, "--%s: '%.*s' is not a boolean (true, false, 1, 0, yes, no)",
+			         f->flag, (int)len, arg);
+			return -1;
+		}
+		break;
+	}
+	}
+	if (!text) {
+		snprintf(err, errn, "--%s: unknown flag kind", f->flag);
+		return -1;
+	}
+	return put(out, n, &used, text, strlen(text)) ? too_long(f, err, errn) : 0;
+}
