@@ -262,9 +262,10 @@ char *he_read_value(const char *file, const char *key);
 
 typedef struct hp_snapshot {
 	int valid;              /* 0 when the store is not PostgreSQL or the query failed */
-	double stmt_calls;      /* sum of pg_stat_statements.calls in this database */
-	double stmt_exec_ms;    /* sum of total_exec_time */
-	double wal_bytes;       /* pg_stat_wal.wal_bytes */
+	double stmt_calls;      /* sum of pg_stat_statements.calls in this database (NaN when the
+	                           extension is unavailable: never a false 0) */
+	double stmt_exec_ms;    /* sum of total_exec_time (NaN likewise) */
+	double wal_bytes;       /* the WAL insert position (cluster-wide, no statistics delay) */
 	double xact_commit, xact_rollback, blks_hit, blks_read; /* pg_stat_database */
 	double db_bytes, table_bytes, index_bytes; /* database; node+ref tables (heap+toast); indexes */
 } hp_snapshot;
@@ -273,6 +274,8 @@ typedef struct hp_conn hp_conn;
 /* A monitoring connection (its own statements are excluded from stmt_calls). */
 int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, size_t errn);
 void hp_close(hp_conn *c); /* NULL ok */
+/* Non-zero if pg_stat_statements can be read through c. */
+int hp_statements_available(const hp_conn *c);
 /* Takes a snapshot (pg_stat_statements is read after pg_stat_clear_snapshot()). Sets
  * s->valid = 0 and returns -1 on failure. */
 int hp_snap(hp_conn *c, hp_snapshot *s, char *err, size_t errn);
