@@ -1,9 +1,9 @@
 /*
  * bench_util.h - pieces shared by the benchmark programs under bench/.
  *
- * Every bench program is linked on its own, so everything here is static inline: a program
- * that does not use a helper pays nothing for it. Nothing here knows about a particular workload;
- * the workload lives in the program (bench/scale.c) and, later, in a TOML workload file.
+ * Everything here is static inline: a program or library file that does not use a helper pays
+ * nothing for it. Nothing here knows about a particular workload; the workload lives in the scale
+ * engine (bench/scale/) and in the harness's TOML workload file.
  *
  *   clocks        now_ns(), a stopwatch that can pause (untimed setup inside a timed cell)
  *   randomness    splitmix64 (deterministic from --seed), mix64() for derived values
@@ -527,6 +527,10 @@ typedef struct bench_row {
 	double load1;        /* one-minute load average at the end of the cell */
 	double vs_plain;     /* pg store: ms_median / the matching plain-table cell's; 0 if none */
 	double server_cpu_ms; /* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
+	/* Per-operation latency of the median run (cells of many operations, when recorded; else
+	 * 0): median and 99th percentile in microseconds, and how many operations were timed. */
+	double p50_us, p99_us;
+	uint64_t lat_samples;
 	int valid;
 	char note[200];
 } bench_row;

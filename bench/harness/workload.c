@@ -417,7 +417,7 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 	if (get_bool(d, "scale.enabled", &c->enabled, err) ||
 	    get_int_list(d, "scale.sizes", 16, MAX_COUNT, c->sizes, &c->n_sizes, err) ||
 	    get_u32(d, "scale.value_bytes", 1, MAX_VALUE_BYTES, &c->value_bytes, err) ||
-	    get_u32(d, "scale.runs", 1, 1000, &c->runs, err) ||
+	    get_u32(d, "scale.runs", 1, 64, &c->runs, err) ||
 	    get_u64(d, "scale.read_samples", 1, MAX_COUNT, &c->read_samples, err) ||
 	    get_u32(d, "scale.concurrency", 1, 1024, &c->concurrency, err) ||
 	    get_name_list(d, "scale.operations", hw_scale_op_names, HW_N_SCALE_OPS, "operation",

@@ -1,0 +1,181 @@
+/*
+ * engine.h - internals of the scale engine, shared by its files (not for callers: see scale.h).
+ *
+ *   fixture.c  records (keys, values), read and edit samples, the store of a fixture, the
+ *              measurement of a run (stopwatch, counters, latency histogram), error notes
+ *   cells.c    the Prolly cells: one function per op (sc_cell_fns)
+ *   plain.c    the plain-table baseline (pg only): its cells (sc_plain_fns), its schema
+ *   matrix.c   the matrix: cells -> runs -> rows, the hooks, fixtures in child processes
+ *
+ * A cell function runs one run of its op: untimed setup, sc_measure_begin(), the timed work,
+ * sc_measure_end(), c->ops, then validation through sc_invalid(); engine errors go through CK()
+ * (which records the error in the cell's note and jumps to `out`). Functions with the sc_ prefix
+ * are internal to the engine (libbench.a); everything else is static in its file.
+ */
+#ifndef BENCH_SCALE_ENGINE_H
+#define BENCH_SCALE_ENGINE_H
+
+#include "../bench_util.h"
+#include "../pg_baseline.h"
+#include "hdr.h"
+#include "prolly.h"
+#include "scale.h"
+
+#define KEY_LEN SCALE_KEY_LEN
+#define SLOT_STEP 16 /* record i has slot 16 i: room for inserts between records */
+
+typedef struct sc_ctx sc_ctx; /* one scale_run (matrix.c) */
+
+/* ---- fixture ------------------------------------------------------------------------------- */
+
+/* One store with the base tree of one size. */
+typedef struct fixture {
+	const scale_config *cfg;
+	sc_ctx *ctx;
+	int store;
+	uint64_t n;
+	size_t vlen; /* cfg->value_bytes */
+	prolly_db *db;
+	timed_store *ts;
+	char path[4200];       /* directory of the open LMDB store, "" otherwise */
+	char workdir[4096];    /* the run's LMDB scratch directory */
+	char schema[96];       /* schema of the open pg store, "" otherwise */
+	char plain_schema[96]; /* schema of the plain baseline table, "" when none */
+	PGconn *admin;         /* pg: connection for the baseline and for dropping schemas */
+	char plain_table[200]; /* "schema".kv */
+	int plain_prepared;
+	unsigned seq;
+	prolly_id base;
+	int have_base;
+	char shape[160]; /* "height 3, 7719 nodes, 30.2 MiB" of the base tree */
+	/* Root of base + the whole edit set of (pattern, run), made by batch or on demand. */
+	prolly_id edited[SCALE_N_PATTERNS][SCALE_MAX_RUNS];
+	unsigned char have_edited[SCALE_N_PATTERNS][SCALE_MAX_RUNS];
+} fixture;
+
+int sc_fixture_open(fixture *fx);   /* an empty store of fx->store */
+void sc_fixture_close(fixture *fx); /* closes the store, removes its directory or schema */
+void sc_drop_schema(fixture *fx, const char *schema); /* warning only on failure */
+
+/* ---- records ------------------------------------------------------------------------------- */
+
+void sc_make_key(unsigned char *out, uint64_t slot);
+/* vlen bytes of the value of slot at generation gen (0: the base tree). */
+void sc_make_value(unsigned char *out, size_t vlen, uint64_t seed, uint64_t slot, unsigned gen);
+uint64_t sc_key_slot(const unsigned char *k); /* the slot of a benchmark key */
+
+/* ---- cells and runs ------------------------------------------------------------------------ */
+
+typedef struct sample {
+	double ms;
+	double cpu_ms;
+	prolly_stats st;
+	uint64_t read_ns, write_ns, durable_writes;
+	uint64_t minflt;
+	double srv_ms;         /* server CPU ms, -1 if unknown */
+	double p50_us, p99_us; /* per-operation latency (0 when not recorded) */
+	uint64_t lat_n;
+} sample;
+
+typedef struct cell {
+	fixture *fx;
+	int op, pattern; /* pattern -1 for cells without one */
+	int plain;       /* the plain-table baseline's analogue of op */
+	unsigned run;
+	uint64_t ops; /* operations in one run */
+	int valid;
+	char note[200];
+	stopwatch sw;
+	uint64_t cpu0, flt0;
+	double srv0;
+	hdr_hist *lat; /* per-operation latencies of this run, or NULL (not recorded) */
+	sample cur;
+} cell;
+
+/* Records an engine error (keeps the first one) and returns rc. */
+int sc_fail(cell *c, int rc, const char *what);
+/* Marks the run invalid with a reason (validation failure, not an engine error). */
+void sc_invalid(cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define CK(call, what)                                                                             \
+	do {                                                                                           \
+		rc = (call);                                                                               \
+		if (rc != 0) {                                                                             \
+			sc_fail(c, rc, what);                                                                  \
+			goto out;                                                                              \
+		}                                                                                          \
+	} while (0)
+
+void sc_measure_begin(cell *c);
+void sc_measure_end(cell *c);
+
+/* Per-operation latency: t = sc_lat_start(c); ...; sc_lat_stop(c, t). No clock is read when
+ * latencies are not recorded. */
+static inline uint64_t sc_lat_start(const cell *c)
+{
+	return c->lat ? now_ns() : 0;
+}
+
+static inline void sc_lat_stop(cell *c, uint64_t t0)
+{
+	if (c->lat)
+		hdr_record(c->lat, now_ns() - t0);
+}
+
+/* A deterministic stream per (seed, size, what, pattern, run). */
+void sc_cell_rng(rng *r, const cell *c, uint64_t what);
+/* Points ref at root and commits txn. */
+int sc_publish(prolly_txn *txn, const char *ref, const prolly_id *root);
+
+/* ---- samples ------------------------------------------------------------------------------- */
+
+typedef struct readset {
+	size_t n;
+	unsigned char *keys; /* n * KEY_LEN */
+	unsigned char *vals; /* n * vlen: the expected values */
+	prolly_slice *slices;
+	size_t mismatches, found;
+} readset;
+
+/* n random base records (with repetition) from the stream `what` (the same sample for every
+ * read cell of a run with the same what). */
+int sc_readset_random(readset *r, cell *c, size_t n, uint64_t what);
+void sc_readset_free(readset *r);
+#define SC_READS 0x7265616473ull /* "reads": the stream of the point-read cells */
+
+typedef struct editset {
+	size_t n;
+	uint64_t *slots;
+	unsigned char *keys; /* n * KEY_LEN */
+	unsigned char *vals; /* n * vlen */
+	prolly_edit *edits;
+	prolly_diff_kind kind; /* what a diff from base reports per edit */
+	int64_t per_edit;      /* record count change per edit: +1, 0, -1 */
+} editset;
+
+/* The edits of (pattern, run): distinct keys, in the order a client would send them. Variant 1
+ * (merge) samples other keys and writes another generation. */
+int sc_editset_make(editset *e, cell *c, unsigned variant);
+void sc_editset_free(editset *e);
+
+/* The start of the range cell's window of len records (the same for Prolly and plain). */
+uint64_t sc_range_start(const cell *c, size_t len);
+/* A full scan must have seen every record of the fixture, from its first key to its last. */
+void sc_check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsigned char *first,
+                        const unsigned char *last);
+
+/* ---- the cell tables ----------------------------------------------------------------------- */
+
+typedef int (*sc_cell_fn)(cell *c);
+extern const sc_cell_fn sc_cell_fns[SCALE_N_OPS];  /* cells.c */
+extern const sc_cell_fn sc_plain_fns[SCALE_N_OPS]; /* plain.c; NULL: no analogue */
+
+/* plain.c: the admin connection and (unless no_baseline) the baseline's schema. 0, or -1 when
+ * the server cannot be reached or the schema not made (a message on stderr). */
+int sc_plain_connect(fixture *fx);
+int sc_plain_schema(fixture *fx);
+void sc_plain_end(fixture *fx); /* drops the baseline schema, closes the connection */
+/* cfg->pg_statements: the fixture's top statements by total execution time (stderr). */
+void sc_pg_top_statements(fixture *fx);
+
+#endif /* BENCH_SCALE_ENGINE_H */

@@ -1,0 +1,482 @@
+/*
+ * test_harness_scale.c - the harness's scale suite (bench/harness/scalesuite.c) and the scale
+ * engine under it (bench/scale/):
+ *
+ *   - hsc_columns carries every PostgreSQL counter column of hp_columns; hsc_cells counts sizes x
+ *     (pattern-less operations + pattern operations x patterns);
+ *   - a tiny workload (2000 records, 1 run, 50 changes, 50 read samples, concurrency 4, every
+ *     operation, all five patterns) on the memory store, LMDB and PostgreSQL: one validated row
+ *     per cell with the harness's names, latency percentiles where a cell is many operations;
+ *     on PostgreSQL also the plain-table baseline rows, vs_plain, statements and the server's
+ *     counters;
+ *   - resume: a second hsc_run into the same directory measures nothing and skips every cell;
+ *   - the disk guard refuses a size when min_free_gb cannot be met;
+ *   - the engine on its own: other value sizes validate; a fixture whose cells are all skipped
+ *     is not built; a skipped plain cell is still measured for vs_plain.
+ *
+ * Re-run one test: build/tests/test_harness_scale NAME.
+ */
+#include "../bench/harness/harness.h"
+#include "../bench/scale/scale.h"
+#include "lib/model.h"
+#include "prolly.h"
+#include "ptest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int pg_ok; /* tm_pg_guard found or started a server */
+
+/* main.c's progress line, which the suite calls once per measured cell. */
+void h_progress(h_run *run, const char *suite, const char *what)
+{
+	run->cells_done++;
+	fprintf(stderr, "  [%s %u/%u] %s\n", suite, run->cells_done, run->cells_total, what);
+}
+
+static const char base_toml[] =
+    "schema = 1\n"
+    "seed = 7\n"
+    "[service]\n"
+    "enabled = false\n"
+    "[scale]\n"
+    "enabled = true\n"
+    "sizes = [2000]\n"
+    "value_bytes = 27\n"
+    "runs = 1\n"
+    "changes = 50\n"
+    "read_samples = 50\n"
+    "concurrency = 4\n"
+    "operations = [\"put\", \"batch\", \"get_cold\", \"get_warm\", \"query\", "
+    "\"concurrent_query\",\n"
+    "              \"scan\", \"full_scan\", \"diff\", \"merge\"]\n"
+    "patterns = [\"append\", \"random\", \"clustered\", \"random_insert\", \"random_delete\"]\n"
+    "min_free_gb = 0\n";
+
+/* A run: a temp directory holding the workload file, the output and the scratch directory. */
+typedef struct trun {
+	char *tmp;
+	char toml[4200], out[4200], scratch[4200];
+	hw_workload w;
+	hr_dir *d;
+	h_run run;
+	char schema[64];
+} trun;
+
+static int trun_dir(trun *t)
+{
+	hr_manifest m;
+	char err[H_ERR];
+	memset(&m, 0, sizeof(m));
+	m.schema = HW_SCHEMA;
+	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
+	snprintf(m.revision, sizeof(m.revision), "test");
+	m.seed = t->w.seed;
+	snprintf(m.suites, sizeof(m.suites), "scale");
+	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
+	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
+		fprintf(stderr, "  hr_open: %s\n", err);
+		return -1;
+	}
+	t->run.out = t->d;
+	t->run.cells_done = 0;
+	t->run.cells_total = hsc_cells(&t->w);
+	return 0;
+}
+
+/* Loads base_toml with the overrides (dotted key, TOML text; NULL-terminated pairs). */
+static int trun_open(trun *t, const char *store, const char *const *sets)
+{
+	toml_error te;
+	memset(t, 0, sizeof(*t));
+	if (!(t->tmp = tm_tmpdir("hsc")))
+		return -1;
+	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
+	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
+	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
+	FILE *f = fopen(t->toml, "w");
+	if (!f)
+		return -1;
+	fputs(base_toml, f);
+	fclose(f);
+	if (hw_workload_load(&t->w, t->toml, &te)) {
+		fprintf(stderr, "  workload: %s\n", te.text);
+		return -1;
+	}
+	for (size_t i = 0; sets && sets[i]; i += 2)
+		if (hw_workload_set(&t->w, sets[i], sets[i + 1], "test", &te)) {
+			fprintf(stderr, "  workload: %s\n", te.text);
+			return -1;
+		}
+	if (hw_workload_resolve(&t->w, &te)) {
+		fprintf(stderr, "  workload: %s\n", te.text);
+		return -1;
+	}
+	t->run.w = &t->w;
+	t->run.store = store;
+	t->run.scratch = t->scratch;
+	if (!strcmp(store, "postgres")) {
+		t->run.url = getenv("PROLLY_PG_URL");
+		tm_pg_schema_name(t->schema, "hsc");
+		t->run.schema = t->schema;
+	}
+	return trun_dir(t);
+}
+
+/* A second invocation into the same directory. */
+static int trun_reopen(trun *t)
+{
+	hr_close(t->d);
+	t->d = NULL;
+	return trun_dir(t);
+}
+
+static void trun_close(trun *t)
+{
+	hr_close(t->d);
+	hw_workload_free(&t->w);
+	if (t->schema[0]) { /* the engine drops them; an interrupted run may not have */
+		char s[96];
+		snprintf(s, sizeof(s), "%s_scale", t->schema);
+		tm_pg_schema_drop(s);
+		snprintf(s, sizeof(s), "%s_scale_plain", t->schema);
+		tm_pg_schema_drop(s);
+	}
+	if (t->tmp)
+		tm_rmtree(t->tmp);
+	free(t->tmp);
+}
+
+static int read_raw(csv_table *tab, const trun *t)
+{
+	char path[4300], err[H_ERR];
+	snprintf(path, sizeof(path), "%s/scale-raw.csv", t->out);
+	if (csv_table_read(tab, path, err, sizeof(err))) {
+		fprintf(stderr, "  %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static double num(const csv_table *tab, size_t r, const char *col)
+{
+	return csv_table_num(tab, r, col);
+}
+
+static const char *get(const csv_table *tab, size_t r, const char *col)
+{
+	return csv_table_get(tab, r, col);
+}
+
+/* The row of cell id, or -1. */
+static long find(const csv_table *tab, const char *id)
+{
+	for (size_t r = 0; r < tab->nrows; r++)
+		if (!strcmp(get(tab, r, "cell_id"), id))
+			return (long)r;
+	return -1;
+}
+
+/* Checks of every row of the tiny workload (26 Prolly cells, 14 plain ones on PostgreSQL). */
+static void check_rows(const csv_table *tab, const char *store)
+{
+	int pg = !strcmp(store, "postgres");
+	size_t plain = 0;
+	PT_CHECKF(tab->nrows == (pg ? 40u : 26u), "%zu rows", tab->nrows);
+	for (size_t r = 0; r < tab->nrows; r++) {
+		const char *id = get(tab, r, "cell_id"), *op = get(tab, r, "op");
+		int is_plain = !strcmp(get(tab, r, "store"), "pg-plain");
+		plain += is_plain;
+		PT_CHECKF(num(tab, r, "validated") == 1, "%s: not validated: %s", id, get(tab, r, "note"));
+		PT_CHECKF(num(tab, r, "cell_rows") == 1, "%s", id);
+		PT_CHECKF(!strcmp(get(tab, r, "suite"), "scale"), "%s", id);
+		PT_CHECKF(num(tab, r, "size") == 2000, "%s", id);
+		PT_CHECKF(num(tab, r, "runs") == 1, "%s", id);
+		PT_CHECKF(num(tab, r, "ops") > 0 && num(tab, r, "ms_median") > 0, "%s", id);
+		PT_CHECKF(num(tab, r, "ops_per_s") > 0, "%s", id);
+		PT_CHECKF(find(tab, id) == (long)r, "%s: the id is not unique", id);
+		PT_CHECKF(get(tab, r, "started")[0] && get(tab, r, "finished")[0], "%s", id);
+		if (is_plain) {
+			PT_CHECKF(!strncmp(id, "s2000-pg-plain-", 15), "%s", id);
+			PT_CHECKF(!strcmp(op, get(tab, r, "engine_op")), "%s", id);
+			PT_CHECKF(num(tab, r, "statements_per_op") > 0, "%s", id);
+			continue;
+		}
+		PT_CHECKF(!strcmp(get(tab, r, "store"), store), "%s", id);
+		PT_CHECKF(num(tab, r, "store_round_trips") > 0 || !strcmp(op, "get_warm") ||
+		              !strcmp(op, "diff"),
+		          "%s: no round trips", id);
+		if (pg) {
+			PT_CHECKF(num(tab, r, "statements_per_op") > 0 || !strcmp(op, "get_warm") ||
+			              !strcmp(op, "diff"),
+			          "%s: %g statements per op", id, num(tab, r, "statements_per_op"));
+			PT_CHECKF(isfinite(num(tab, r, "pg_calls")), "%s: no pg_calls", id);
+			PT_CHECKF(num(tab, r, "db_bytes_after") > 0, "%s: no database size", id);
+		}
+		/* Latency percentiles where a cell is many operations. */
+		int many = !strcmp(op, "put") || !strcmp(op, "get_cold") || !strcmp(op, "get_warm") ||
+		           !strcmp(op, "concurrent_query");
+		if (many) {
+			double want = !strcmp(op, "concurrent_query") ? 4 : 50;
+			PT_CHECKF(num(tab, r, "samples") == want, "%s: %g samples", id, num(tab, r, "samples"));
+			PT_CHECKF(num(tab, r, "p50_us") > 0 && num(tab, r, "p99_us") >= num(tab, r, "p50_us"),
+			          "%s: p50 %g p99 %g", id, num(tab, r, "p50_us"), num(tab, r, "p99_us"));
+		} else {
+			PT_CHECKF(!get(tab, r, "p99_us")[0], "%s: a p99 for one operation", id);
+		}
+		if (!strcmp(op, "concurrent_query")) {
+			PT_CHECKF(num(tab, r, "ops") == 200, "%s: %g ops", id, num(tab, r, "ops"));
+			PT_CHECKF(num(tab, r, "concurrency") == 4, "%s", id);
+		}
+		/* vs_plain on the PostgreSQL rows with a plain analogue. */
+		int compared = strcmp(op, "diff") && strcmp(op, "merge") && strcmp(op, "concurrent_query");
+		if (pg && compared)
+			PT_CHECKF(num(tab, r, "vs_plain") > 0, "%s: no vs_plain", id);
+		else
+			PT_CHECKF(!get(tab, r, "vs_plain")[0], "%s: vs_plain without a baseline", id);
+	}
+	PT_CHECKF(plain == (pg ? 14u : 0u), "%zu plain rows", plain);
+	/* A few ids by name. */
+	PT_CHECK(find(tab, "s2000-batch-random") >= 0);
+	PT_CHECK(find(tab, "s2000-put-random_delete") >= 0);
+	PT_CHECK(find(tab, "s2000-get_cold") >= 0);
+	PT_CHECK(find(tab, "s2000-full_scan") >= 0);
+	if (pg) {
+		PT_CHECK(find(tab, "s2000-pg-plain-get") >= 0);
+		PT_CHECK(find(tab, "s2000-pg-plain-batch-random_insert") >= 0);
+	}
+	long g = find(tab, "s2000-get_cold");
+	if (g >= 0)
+		PT_CHECKF(!strcmp(get(tab, (size_t)g, "engine_op"), "get_nocache") &&
+		              !strcmp(get(tab, (size_t)g, "pattern"), "-"),
+		          "get_cold maps to %s", get(tab, (size_t)g, "engine_op"));
+}
+
+/* The whole suite on one store, then the resume. */
+static void suite_on(const char *store)
+{
+	trun t;
+	csv_table tab = {0}, again = {0};
+	char err[H_ERR];
+	unsigned measured = 0, skipped = 0;
+	PT_REQUIRE(trun_open(&t, store, NULL) == 0);
+	PT_CHECK(t.run.cells_total == 26);
+	int rc = hsc_run(&t.run, err, sizeof(err));
+	PT_CHECKF(rc == 0, "hsc_run: %s", err);
+	hr_counts(t.d, &measured, &skipped);
+	PT_CHECKF(measured == (strcmp(store, "postgres") ? 26u : 40u) && skipped == 0,
+	          "measured %u skipped %u", measured, skipped);
+	PT_CHECK(t.run.cells_done == 26);
+	if (read_raw(&tab, &t) == 0)
+		check_rows(&tab, store);
+
+	/* A second invocation: everything is done. */
+	if (trun_reopen(&t) == 0) {
+		rc = hsc_run(&t.run, err, sizeof(err));
+		PT_CHECKF(rc == 0, "hsc_run again: %s", err);
+		hr_counts(t.d, &measured, &skipped);
+		PT_CHECKF(measured == 0 && skipped == tab.nrows, "again: measured %u skipped %u of %zu",
+		          measured, skipped, tab.nrows);
+		PT_CHECK(t.run.cells_done == 0);
+		if (read_raw(&again, &t) == 0)
+			PT_CHECKF(again.nrows == tab.nrows, "%zu rows after resume, %zu before", again.nrows,
+			          tab.nrows);
+	} else {
+		PT_CHECK(!"reopen");
+	}
+	csv_table_free(&tab);
+	csv_table_free(&again);
+	trun_close(&t);
+}
+
+/* ---- tests ----------------------------------------------------------------------------------- */
+
+PT_TEST(columns_and_cells)
+{
+	for (size_t i = 0; hp_columns[i]; i++) {
+		int found = 0;
+		for (size_t j = 0; hsc_columns[j]; j++)
+			found |= !strcmp(hp_columns[i], hsc_columns[j]);
+		PT_CHECKF(found, "hsc_columns lacks %s", hp_columns[i]);
+	}
+	for (size_t i = 0; hsc_columns[i]; i++)
+		for (size_t j = i + 1; hsc_columns[j]; j++)
+			PT_CHECKF(strcmp(hsc_columns[i], hsc_columns[j]), "%s twice", hsc_columns[i]);
+	hw_workload w;
+	memset(&w, 0, sizeof(w));
+	w.scale.n_sizes = 2;
+	w.scale.operations = (1u << HW_N_SCALE_OPS) - 1;
+	w.scale.patterns = 1u << HW_P_APPEND | 1u << HW_P_RANDOM | 1u << HW_P_CLUSTERED;
+	PT_CHECK(hsc_cells(&w) == 2 * (6 + 4 * 3));
+	w.scale.operations = 1u << HW_S_GET_WARM | 1u << HW_S_MERGE;
+	PT_CHECK(hsc_cells(&w) == 2 * (1 + 3));
+}
+
+PT_TEST(suite_mem)
+{
+	suite_on("mem");
+}
+
+PT_TEST(suite_lmdb)
+{
+	suite_on("lmdb");
+}
+
+PT_TEST(suite_postgres)
+{
+	PT_REQUIRE(pg_ok);
+	suite_on("postgres");
+}
+
+PT_TEST(disk_guard)
+{
+	static const char *const sets[] = {"scale.min_free_gb", "1000000", NULL};
+	trun t;
+	char err[H_ERR];
+	unsigned measured = 9, skipped = 9;
+	PT_REQUIRE(trun_open(&t, "mem", sets) == 0);
+	PT_CHECK(hsc_run(&t.run, err, sizeof(err)) == -1);
+	PT_CHECKF(strstr(err, "refused") && strstr(err, "2000"), "err: %s", err);
+	hr_counts(t.d, &measured, &skipped);
+	PT_CHECK(measured == 0 && skipped == 0);
+	trun_close(&t);
+}
+
+/* ---- the engine on its own ------------------------------------------------------------------- */
+
+typedef struct hook_log {
+	unsigned before, after, invalid, skip_calls;
+	int skip_all, skip_plain;
+	scale_rows rows;
+} hook_log;
+
+static int log_skip(void *payload, uint64_t size, const char *store, const char *op,
+                    const char *pattern)
+{
+	hook_log *l = payload;
+	(void)size, (void)op, (void)pattern;
+	l->skip_calls++;
+	return l->skip_all || (l->skip_plain && !strcmp(store, SCALE_PLAIN_STORE));
+}
+
+static void log_before(void *payload, uint64_t size, const char *store, const char *op,
+                       const char *pattern)
+{
+	hook_log *l = payload;
+	(void)size, (void)store, (void)op, (void)pattern;
+	l->before++;
+}
+
+static int log_after(void *payload, const bench_row *r)
+{
+	hook_log *l = payload;
+	l->after++;
+	if (!r->valid) {
+		l->invalid++;
+		fprintf(stderr, "  invalid: %s %s %s: %s\n", r->store, r->op, r->pattern, r->note);
+	}
+	return 0;
+}
+
+static void engine_config(scale_config *cfg, int store, const char *dir)
+{
+	scale_config_init(cfg);
+	cfg->sizes[0] = 700;
+	cfg->n_sizes = 1;
+	cfg->stores = 1u << store;
+	cfg->ops = (1u << SCALE_N_OPS) - 1;
+	cfg->runs = 1;
+	cfg->changes = 30;
+	cfg->reads = 40;
+	cfg->singles = 5;
+	cfg->concurrency = 3;
+	cfg->dir = dir;
+	cfg->no_fork = 1;
+	cfg->quiet = 1;
+	cfg->op_latency = 1;
+}
+
+PT_TEST(engine_value_sizes)
+{
+	static const uint32_t sizes[] = {1, 2, 3, 100, 5000};
+	char err[256];
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		scale_config cfg;
+		hook_log l;
+		memset(&l, 0, sizeof(l));
+		engine_config(&cfg, SCALE_STORE_MEM, "/tmp");
+		cfg.value_bytes = sizes[i];
+		scale_hooks h = {&l, log_skip, log_before, log_after};
+		PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
+		/* 9 read cells (build included) + 5 edit ops x 5 patterns */
+		PT_CHECKF(l.rows.n == 9 + 25 && l.after == l.rows.n && l.before == l.rows.n,
+		          "value_bytes %u: %zu rows", sizes[i], l.rows.n);
+		PT_CHECKF(l.invalid == 0, "value_bytes %u: %u invalid rows", sizes[i], l.invalid);
+		const bench_row *b = scale_rows_find(&l.rows, 700, "mem", "build", "-");
+		PT_CHECK(b && b->ops == 700 && b->lat_samples == 0);
+		const bench_row *c = scale_rows_find(&l.rows, 700, "mem", "concurrent_query", "-");
+		PT_CHECK(c && c->ops == 120 && c->lat_samples == 3 && c->p99_us > 0);
+		const bench_row *g = scale_rows_find(&l.rows, 700, "mem", "get_nocache", "-");
+		PT_CHECK(g && g->ops == 4 && g->lat_samples == 4); /* reads / 10 */
+		scale_rows_free(&l.rows);
+	}
+}
+
+PT_TEST(engine_skip_everything)
+{
+	scale_config cfg;
+	hook_log l;
+	char err[256];
+	memset(&l, 0, sizeof(l));
+	l.skip_all = 1;
+	engine_config(&cfg, SCALE_STORE_MEM, "/tmp");
+	scale_hooks h = {&l, log_skip, log_before, log_after};
+	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
+	PT_CHECK(l.rows.n == 0 && l.before == 0 && l.after == 0 && l.skip_calls == 34);
+	scale_rows_free(&l.rows);
+
+	/* A bad configuration is refused with a message. */
+	engine_config(&cfg, SCALE_STORE_MEM, "/tmp");
+	cfg.value_bytes = 0;
+	PT_CHECK(scale_run(NULL, &cfg, NULL, err, sizeof(err)) == -1 && strstr(err, "value_bytes"));
+}
+
+/* Plain cells skipped (done) while the pg cells are not: no plain rows, vs_plain still set. */
+PT_TEST(engine_plain_measured_for_comparison)
+{
+	PT_REQUIRE(pg_ok);
+	scale_config cfg;
+	hook_log l;
+	char err[256], schema[64];
+	memset(&l, 0, sizeof(l));
+	l.skip_plain = 1;
+	engine_config(&cfg, SCALE_STORE_PG, "/tmp");
+	cfg.ops = 1u << SCALE_OP_GET_COLD | 1u << SCALE_OP_BATCH | 1u << SCALE_OP_DIFF;
+	cfg.patterns = 1u << SCALE_PAT_UPDATE;
+	snprintf(cfg.pg_url, sizeof(cfg.pg_url), "%s", getenv("PROLLY_PG_URL"));
+	tm_pg_schema_name(schema, "hsce");
+	snprintf(cfg.pg_schema, sizeof(cfg.pg_schema), "%s", schema);
+	scale_hooks h = {&l, log_skip, log_before, log_after};
+	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
+	PT_CHECKF(l.rows.n == 3 && l.invalid == 0, "%zu rows, %u invalid", l.rows.n, l.invalid);
+	for (size_t i = 0; i < l.rows.n; i++) {
+		const bench_row *r = &l.rows.rows[i];
+		PT_CHECKF(strcmp(r->store, SCALE_PLAIN_STORE) != 0, "a plain row: %s", r->op);
+		if (strcmp(r->op, "diff") != 0)
+			PT_CHECKF(r->vs_plain > 0, "%s: no vs_plain", r->op);
+		PT_CHECKF(r->st.store_statements > 0 || !strcmp(r->op, "diff"), "%s", r->op);
+	}
+	scale_rows_free(&l.rows);
+	tm_pg_schema_drop(schema);
+	char plain[96];
+	snprintf(plain, sizeof(plain), "%s_plain", schema);
+	tm_pg_schema_drop(plain);
+}
+
+int main(int argc, char **argv)
+{
+	pg_ok = tm_pg_guard() == 0; /* a missing server fails the PostgreSQL tests */
+	return pt_run(argc, argv);
+}
