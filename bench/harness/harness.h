@@ -14,10 +14,12 @@
  * (gates.c). Modules:
  *
  *   workload.c  hw_*   the TOML contract: parse, validate, defaults, overrides, resolved form, hash
- *   results.c   hr_*   the output directory, manifest, rows (hrow), CSV tables, resume
+ *   results.c   hr_*   the output directory, manifest, cell rows on disk, resume
+ *   rows.c      hrow_*, csv_table_*  rows under construction, whole CSV files in memory
+ *   summary.c   hr_write_summaries   the summary CSV files from the raw ones
  *   env.c       he_*   machine.txt, postgres.txt, dependencies.txt, binary.sha256
  *   pgstat.c    hp_*   server-side counters (pg_stat_statements, pg_stat_database, WAL, sizes)
- *   service.c   hsvc_* the service suite
+ *   service.c   hsvc_* the service suite (service_ops.c: its operations)
  *   scalesuite.c hsc_* the scale suite
  *   gates.c     hg_*   baseline comparison and regression gates
  *   report.c    hrep_* report.md and charts (bench/lib/svg.h)
@@ -158,7 +160,7 @@ int hw_flag_to_toml(const hw_override_flag *f, const char *arg, char *out, size_
                     size_t errn);
 
 /* ============================================================================================ */
-/* Rows and CSV tables (results.c)                                                              */
+/* Rows and CSV tables (rows.c)                                                                 */
 /* ============================================================================================ */
 
 /* A row under construction: named values, written in the column order of a suite's column list

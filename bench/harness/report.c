@@ -464,6 +464,8 @@ static int matrix_chart(const char *dir, const csv_table *t, char *err, size_t e
 	for (size_t r = 0; r < t->nrows; r++) {
 		const char *size = csv_table_get(t, r, "size");
 		size_t i = 0;
+		if (strcmp(csv_table_get(t, r, "store"), "pg-plain") == 0)
+			continue; /* the baseline table's rows have their own chart (scale-vs-plain.svg) */
 		while (i < n && strcmp(sizes[i], size) != 0)
 			i++;
 		if (i == n) {
@@ -500,9 +502,10 @@ cleanup:
 
 static int scale_section(FILE *f, const char *dir, char *err, size_t errn)
 {
-	static const char *const cols[] = {"size",          "op",         "pattern",   "runs",
-	                                   "median ms",     "min-max ms", "ops/s",     "p99 us",
-	                                   "statements/op", "vs plain",   "validated", NULL};
+	static const char *const cols[] = {"store",     "size",          "op",         "pattern",
+	                                   "runs",      "median ms",     "min-max ms", "ops/s",
+	                                   "p99 us",    "statements/op", "vs plain",   "validated",
+	                                   NULL};
 	char p[PATHN];
 	csv_table t = {0};
 	int rc = -1, drawn = 0;
@@ -513,8 +516,9 @@ static int scale_section(FILE *f, const char *dir, char *err, size_t errn)
 	           "from [scale-summary.csv](scale-summary.csv) (raw rows: "
 	           "[scale-raw.csv](scale-raw.csv)). vs plain: Prolly's time per operation over the "
 	           "plain PostgreSQL table's (PostgreSQL store).\n\n");
-	md_header(f, cols, "lllrrrrrrrl");
+	md_header(f, cols, "llllrrrrrrrl");
 	for (size_t r = 0; r < t.nrows; r++) {
+		md_cell(f, csv_table_get(&t, r, "store"));
 		md_cell(f, csv_table_get(&t, r, "size"));
 		md_cell(f, csv_table_get(&t, r, "op"));
 		md_cell(f, csv_table_get(&t, r, "pattern"));

@@ -1,0 +1,508 @@
+/*
+ * main.c - the benchmark harness program (build/bench/harness).
+ *
+ *   harness --config FILE --output DIR [--suite service|scale|both] [--store postgres|lmdb|mem]
+ *           [--url URL] [--baseline DIR] [--allow-environment-mismatch] [--revision REV]
+ *           [--set KEY=VALUE]... [--clients 1,4] [--sizes 1M] ... [--compare-only] [--dry-run]
+ *
+ * Order of work: read and validate the workload (nothing runs if it is wrong), apply the
+ * command-line overrides, resolve; check the environment against --baseline (a material
+ * mismatch stops here unless --allow-environment-mismatch); open the output directory (resume,
+ * or refuse a run of another revision or configuration without touching it); write the
+ * provenance files; run the suites (cells already complete are skipped); write the summaries and
+ * the report; apply the regression gates.
+ *
+ * Exit status: 0 done (and every gate passed); 1 a regression gate tripped; 2 bad usage or a bad
+ * workload file; 3 the output directory belongs to another run; 4 the environments differ
+ * materially and --allow-environment-mismatch was not given; 5 a suite failed or a row did not
+ * validate.
+ *
+ * The PostgreSQL URL comes from --url or $PROLLY_PG_URL (the script passes it in the
+ * environment so that it never appears in a process listing); it is never printed.
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_DIR = 3, EXIT_ENV = 4, EXIT_FAIL = 5 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void fmt_duration(char *out, size_t n, double s)
+{
+	if (s < 60)
+		snprintf(out, n, "%.0f s", s);
+	else if (s < 3600)
+		snprintf(out, n, "%d min %02d s", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(out, n, "%d h %02d min", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+void h_progress(h_run *run, const char *suite, const char *what)
+{
+	double elapsed = (double)(mono_ns() - run->started_ns) / 1e9;
+	char el[32], left[48] = "";
+	fmt_duration(el, sizeof el, elapsed);
+	run->cells_done++;
+	if (run->cells_done > 1 && run->cells_total >= run->cells_done) {
+		double per = elapsed / (double)(run->cells_done - 1);
+		char l[32];
+		fmt_duration(l, sizeof l, per * (double)(run->cells_total - run->cells_done + 1));
+		snprintf(left, sizeof left, ", ~%s left", l);
+	}
+	fprintf(stderr, "[%s %u/%u, %s elapsed%s] %s\n", suite, run->cells_done, run->cells_total, el,
+	        left, what);
+}
+
+/* ---- options ---------------------------------------------------------------------------------- */
+
+typedef struct opts {
+	const char *config, *output, *baseline, *url, *revision, *schema, *scratch;
+	const char *store;
+	int suite_service, suite_scale;
+	int allow_mismatch, compare_only, dry_run, verbose;
+} opts;
+
+enum {
+	O_CONFIG = 256, O_SUITE, O_OUTPUT, O_BASELINE, O_ALLOW, O_URL, O_STORE, O_REVISION, O_SET,
+	O_SCHEMA, O_SCRATCH, O_COMPARE, O_DRY, O_HELP, O_VERBOSE, O_FLAG0 = 1000
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: harness --config FILE --output DIR [options]\n"
+	        "\n"
+	        "Runs the service and/or scale suites of a TOML workload file against one store and\n"
+	        "leaves the results in DIR (see docs/harness.md). Running again into the same DIR\n"
+	        "resumes: completed cells are skipped.\n"
+	        "\n"
+	        "  --config FILE        the workload file (schema = 1)\n"
+	        "  --output DIR         result directory (created; resumed if it holds this run)\n"
+	        "  --suite S            service, scale or both (default both; a suite disabled in\n"
+	        "                       the workload is skipped)\n"
+	        "  --store S            postgres (default), lmdb or mem\n"
+	        "  --url URL            PostgreSQL URL or conninfo (default $PROLLY_PG_URL); never printed\n"
+	        "  --schema NAME        PostgreSQL schema for the benchmark's tables (prolly_bench)\n"
+	        "  --scratch DIR        scratch directory for LMDB files (default DIR/scratch)\n"
+	        "  --baseline DIR       compare with an earlier result directory; a gate that trips\n"
+	        "                       exits 1\n"
+	        "  --allow-environment-mismatch\n"
+	        "                       compare even if machine or PostgreSQL differ materially (the\n"
+	        "                       comparison is then exploratory: no gates)\n"
+	        "  --revision REV       source revision recorded in the manifest (default: git HEAD)\n"
+	        "  --compare-only       measure nothing: rewrite summaries and report of DIR, compare\n"
+	        "                       with --baseline\n"
+	        "  --dry-run            validate the workload, print the resolved form and the cells\n"
+	        "  --set KEY=VALUE      override any workload key (TOML value: --set service.clients=[1,2])\n"
+	        "  -v, --verbose        more progress output\n"
+	        "  -h, --help           this text\n"
+	        "\n"
+	        "Overrides of common settings (each equals --set KEY=...):\n");
+	for (const hw_override_flag *o = hw_override_flags; o->flag; o++) {
+		char left[64];
+		snprintf(left, sizeof left, "--%s %s", o->flag,
+		         o->kind == HW_FLAG_INT_LIST    ? "N,N.."
+		         : o->kind == HW_FLAG_NAME_LIST ? "A,B.."
+		         : o->kind == HW_FLAG_BOOL      ? "BOOL"
+		         : o->kind == HW_FLAG_FLOAT     ? "X"
+		                                        : "N");
+		fprintf(f, "  %-26s %s (%s)\n", left, o->help, o->key);
+	}
+	fprintf(f, "\nExit status: 0 done; 1 a regression gate tripped; 2 usage or workload error;\n"
+	           "3 DIR belongs to another run; 4 environment mismatch with --baseline; 5 a suite\n"
+	           "failed or a row did not validate.\n");
+}
+
+static int set_override(hw_workload *w, const char *kv, const char *source)
+{
+	toml_error e;
+	const char *eq = strchr(kv, '=');
+	if (!eq || eq == kv) {
+		fprintf(stderr, "harness: %s: expected KEY=VALUE, got '%s'\n", source, kv);
+		return -1;
+	}
+	char key[256];
+	size_t kl = (size_t)(eq - kv);
+	if (kl >= sizeof key) {
+		fprintf(stderr, "harness: %s: key too long\n", source);
+		return -1;
+	}
+	memcpy(key, kv, kl);
+	key[kl] = 0;
+	if (hw_workload_set(w, key, eq + 1, source, &e) != 0) {
+		fprintf(stderr, "harness: %s\n", e.text);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- provenance ------------------------------------------------------------------------------- */
+
+static void utc_now(char *out, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* First line of a shell command's output, or "" (the harness only asks git). */
+static void command_line(char *out, size_t n, const char *cmd)
+{
+	out[0] = 0;
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	if (fgets(out, (int)n, p))
+		out[strcspn(out, "\r\n")] = 0;
+	else
+		out[0] = 0;
+	pclose(p);
+}
+
+/* The revision is git's HEAD in $PROLLY_SOURCE_DIR (set by the script) or else the current
+ * directory; dirty when tracked files differ from it. */
+static void revision_of(hr_manifest *m, const char *given)
+{
+	char head[128], git[4200] = "git";
+	const char *src = getenv("PROLLY_SOURCE_DIR");
+	if (src && *src && !strchr(src, '\''))
+		snprintf(git, sizeof git, "git -C '%s'", src);
+	char cmd[4400];
+	snprintf(cmd, sizeof cmd, "%s rev-parse HEAD 2>/dev/null", git);
+	command_line(head, sizeof head, cmd);
+	if (given)
+		snprintf(m->revision, sizeof m->revision, "%s", given);
+	else
+		snprintf(m->revision, sizeof m->revision, "%s", head[0] ? head : "unknown");
+	m->dirty = -1;
+	if (head[0] && strcmp(head, m->revision) == 0) {
+		char st[8];
+		snprintf(cmd, sizeof cmd,
+		         "%s status --porcelain --untracked-files=no 2>/dev/null | head -n 1", git);
+		command_line(st, sizeof st, cmd);
+		m->dirty = st[0] != 0;
+	}
+}
+
+/* Compares the material keys of the environment files in dir and baseline. Returns the number of
+ * differences, printing each. The current run's files must exist already. */
+static int environment_diff(const char *dir, const char *baseline, FILE *f)
+{
+	static const char *const files[] = {"machine.txt", "postgres.txt"};
+	const char *const *keys[] = {he_material_machine, he_material_postgres};
+	int diffs = 0;
+	for (int i = 0; i < 2; i++) {
+		char a[4096], b[4096];
+		snprintf(a, sizeof a, "%s/%s", dir, files[i]);
+		snprintf(b, sizeof b, "%s/%s", baseline, files[i]);
+		for (const char *const *k = keys[i]; *k; k++) {
+			char *va = he_read_value(a, *k), *vb = he_read_value(b, *k);
+			if ((va || vb) && (!va || !vb || strcmp(va, vb) != 0)) {
+				fprintf(f, "  %s %s: this run '%s', baseline '%s'\n", files[i], *k,
+				        va ? va : "(none)", vb ? vb : "(none)");
+				diffs++;
+			}
+			free(va);
+			free(vb);
+		}
+	}
+	return diffs;
+}
+
+/* Rows of a raw CSV whose "validated" column is not 1. */
+static int unvalidated_rows(const char *dir, const char *file, size_t *rows)
+{
+	char path[4096], err[H_ERR];
+	csv_table t = {0};
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	*rows = 0;
+	if (access(path, F_OK) != 0 || csv_table_read(&t, path, err, sizeof err) != 0)
+		return 0;
+	int bad = 0;
+	*rows = t.nrows;
+	for (size_t i = 0; i < t.nrows; i++)
+		if (strcmp(csv_table_get(&t, i, "validated"), "1") != 0)
+			bad++;
+	csv_table_free(&t);
+	return bad;
+}
+
+/* ---- main ------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	opts o = {.store = "postgres", .suite_service = 1, .suite_scale = 1, .schema = "prolly_bench"};
+	hw_workload w = {0};
+	hr_dir *out = NULL;
+	char err[H_ERR] = "";
+	int rc = EXIT_OK, n_flags = 0;
+	char scratch[4096] = "";
+
+	for (const hw_override_flag *f = hw_override_flags; f->flag; f++)
+		n_flags++;
+	static const struct option fixed[] = {
+		{"config", required_argument, 0, O_CONFIG},   {"suite", required_argument, 0, O_SUITE},
+		{"output", required_argument, 0, O_OUTPUT},   {"baseline", required_argument, 0, O_BASELINE},
+		{"allow-environment-mismatch", no_argument, 0, O_ALLOW},
+		{"url", required_argument, 0, O_URL},         {"store", required_argument, 0, O_STORE},
+		{"revision", required_argument, 0, O_REVISION}, {"set", required_argument, 0, O_SET},
+		{"schema", required_argument, 0, O_SCHEMA},   {"scratch", required_argument, 0, O_SCRATCH},
+		{"compare-only", no_argument, 0, O_COMPARE},  {"dry-run", no_argument, 0, O_DRY},
+		{"verbose", no_argument, 0, 'v'},             {"help", no_argument, 0, 'h'},
+	};
+	size_t n_fixed = sizeof fixed / sizeof fixed[0];
+	struct option *longopts = calloc(n_fixed + (size_t)n_flags + 1, sizeof *longopts);
+	/* Overrides are applied after the file is read, in the order given: keep them. */
+	char **pending = calloc((size_t)argc + 1, sizeof *pending);
+	char **pending_src = calloc((size_t)argc + 1, sizeof *pending_src);
+	int n_pending = 0;
+	if (!longopts || !pending || !pending_src) {
+		fprintf(stderr, "harness: out of memory\n");
+		return EXIT_FAIL;
+	}
+	memcpy(longopts, fixed, sizeof fixed);
+	for (int i = 0; i < n_flags; i++)
+		longopts[n_fixed + (size_t)i] =
+		    (struct option){hw_override_flags[i].flag, required_argument, 0, O_FLAG0 + i};
+
+	int c;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_CONFIG: o.config = optarg; break;
+		case O_OUTPUT: o.output = optarg; break;
+		case O_BASELINE: o.baseline = optarg; break;
+		case O_ALLOW: o.allow_mismatch = 1; break;
+		case O_URL: o.url = optarg; break;
+		case O_REVISION: o.revision = optarg; break;
+		case O_SCHEMA: o.schema = optarg; break;
+		case O_SCRATCH: o.scratch = optarg; break;
+		case O_COMPARE: o.compare_only = 1; break;
+		case O_DRY: o.dry_run = 1; break;
+		case 'v': o.verbose = 1; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		case O_STORE:
+			if (strcmp(optarg, "postgres") && strcmp(optarg, "lmdb") && strcmp(optarg, "mem")) {
+				fprintf(stderr, "harness: --store: expected postgres, lmdb or mem, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.store = optarg;
+			break;
+		case O_SUITE:
+			if (strcmp(optarg, "service") == 0)
+				o.suite_service = 1, o.suite_scale = 0;
+			else if (strcmp(optarg, "scale") == 0)
+				o.suite_service = 0, o.suite_scale = 1;
+			else if (strcmp(optarg, "both") == 0)
+				o.suite_service = 1, o.suite_scale = 1;
+			else {
+				fprintf(stderr, "harness: --suite: expected service, scale or both, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case O_SET:
+			pending[n_pending] = strdup(optarg);
+			pending_src[n_pending++] = strdup("--set");
+			break;
+		default:
+			if (c >= O_FLAG0 && c < O_FLAG0 + n_flags) {
+				const hw_override_flag *f = &hw_override_flags[c - O_FLAG0];
+				char text[2048], src[80];
+				if (hw_flag_to_toml(f, optarg, text, sizeof text, err, sizeof err) != 0) {
+					fprintf(stderr, "harness: --%s: %s\n", f->flag, err);
+					return EXIT_USAGE;
+				}
+				size_t need = strlen(f->key) + strlen(text) + 2;
+				char *kv = malloc(need);
+				if (!kv)
+					return EXIT_FAIL;
+				snprintf(kv, need, "%s=%s", f->key, text);
+				snprintf(src, sizeof src, "--%s", f->flag);
+				pending[n_pending] = kv;
+				pending_src[n_pending++] = strdup(src);
+				break;
+			}
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "harness: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!o.config || (!o.output && !o.dry_run)) {
+		fprintf(stderr, "harness: --config and --output are required (see --help)\n");
+		return EXIT_USAGE;
+	}
+	if (!o.url)
+		o.url = getenv("PROLLY_PG_URL");
+
+	/* 1. The workload: nothing runs if it is wrong. */
+	toml_error te;
+	if (hw_workload_load(&w, o.config, &te) != 0) {
+		fprintf(stderr, "harness: %s\n", te.text);
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
+	for (int i = 0; i < n_pending; i++)
+		if (set_override(&w, pending[i], pending_src[i]) != 0) {
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
+	if (hw_workload_resolve(&w, &te) != 0) {
+		fprintf(stderr, "harness: %s\n", te.text);
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
+	if (!w.service.enabled)
+		o.suite_service = 0;
+	if (!w.scale.enabled)
+		o.suite_scale = 0;
+	if (o.dry_run) {
+		toml_write(w.resolved, stdout, "resolved workload");
+		printf("# config hash %s\n# cells: service %u, scale %u\n", w.hash,
+		       o.suite_service ? hsvc_cells(&w) : 0, o.suite_scale ? hsc_cells(&w) : 0);
+		goto cleanup;
+	}
+	if (strcmp(o.store, "postgres") == 0 && !o.url && !o.compare_only) {
+		fprintf(stderr, "harness: the postgres store needs --url or $PROLLY_PG_URL "
+		                "(scripts/run_postgres_scale_benchmark.sh starts a throwaway server)\n");
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
+	const char *url = strcmp(o.store, "postgres") == 0 ? o.url : NULL;
+
+	if (o.compare_only) {
+		if (!o.baseline) {
+			fprintf(stderr, "harness: --compare-only needs --baseline\n");
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
+		goto compare;
+	}
+
+	/* 2. The output directory: resume, or refuse another run's directory untouched. */
+	hr_manifest m = {.schema = HW_SCHEMA, .seed = w.seed};
+	snprintf(m.config_hash, sizeof m.config_hash, "%s", w.hash);
+	revision_of(&m, o.revision);
+	snprintf(m.suites, sizeof m.suites, "%s",
+	         o.suite_service && o.suite_scale ? "service,scale"
+	         : o.suite_service                ? "service"
+	         : o.suite_scale                  ? "scale"
+	                                          : "none");
+	snprintf(m.store, sizeof m.store, "%s", o.store);
+	snprintf(m.baseline, sizeof m.baseline, "%s", o.baseline ? o.baseline : "");
+	utc_now(m.started, sizeof m.started);
+	int orc = hr_open(&out, o.output, &m, &w, err, sizeof err);
+	if (orc != 0) {
+		fprintf(stderr, "harness: %s: %s\n", o.output, err);
+		rc = orc == -2 ? EXIT_DIR : EXIT_FAIL;
+		goto cleanup;
+	}
+	if (he_write_all(o.output, url, o.schema, err, sizeof err) != 0)
+		fprintf(stderr, "harness: warning: environment files: %s\n", err);
+
+	/* 3. A baseline from another environment is refused before anything is measured. */
+	if (o.baseline && !o.allow_mismatch) {
+		fprintf(stderr, "harness: checking the environment against %s\n", o.baseline);
+		if (environment_diff(o.output, o.baseline, stderr) > 0) {
+			fprintf(stderr, "harness: the environments differ materially (above); refusing the "
+			                "comparison (--allow-environment-mismatch makes it exploratory)\n");
+			rc = EXIT_ENV;
+			goto cleanup;
+		}
+	}
+
+	/* 4. The suites. */
+	if (o.scratch)
+		snprintf(scratch, sizeof scratch, "%s", o.scratch);
+	else
+		snprintf(scratch, sizeof scratch, "%s/scratch", o.output);
+	mkdir(scratch, 0755);
+	h_run run = {.w = &w, .out = out, .store = o.store, .url = url, .schema = o.schema,
+	             .scratch = scratch, .verbose = o.verbose, .started_ns = mono_ns()};
+	run.cells_total = (o.suite_service ? hsvc_cells(&w) : 0) + (o.suite_scale ? hsc_cells(&w) : 0);
+	fprintf(stderr, "harness: %s store, suites %s, %u cells, config %.12s, revision %.12s%s\n",
+	        o.store, m.suites, run.cells_total, w.hash, m.revision, m.dirty == 1 ? " (dirty)" : "");
+	if (o.suite_service && hsvc_run(&run, err, sizeof err) != 0) {
+		fprintf(stderr, "harness: service suite: %s\n", err);
+		rc = EXIT_FAIL;
+	}
+	if (rc == EXIT_OK && o.suite_scale && hsc_run(&run, err, sizeof err) != 0) {
+		fprintf(stderr, "harness: scale suite: %s\n", err);
+		rc = EXIT_FAIL;
+	}
+	unsigned measured = 0, skipped = 0;
+	hr_counts(out, &measured, &skipped);
+	if (scratch[0] && !o.scratch)
+		rmdir(scratch); /* only if the suites left it empty */
+
+	/* 5. Summaries, report, manifest. */
+	if (hr_write_summaries(out, err, sizeof err) != 0) {
+		fprintf(stderr, "harness: summaries: %s\n", err);
+		rc = EXIT_FAIL;
+	}
+	if (rc == EXIT_OK && hr_finish(out, err, sizeof err) != 0) {
+		fprintf(stderr, "harness: manifest: %s\n", err);
+		rc = EXIT_FAIL;
+	}
+	size_t srows = 0, crows = 0;
+	int sbad = unvalidated_rows(o.output, "service-raw.csv", &srows);
+	int cbad = unvalidated_rows(o.output, "scale-raw.csv", &crows);
+	fprintf(stderr,
+	        "harness: measured %u cells, skipped %u completed cells; rows: service %zu, scale %zu, "
+	        "not validated %d\n",
+	        measured, skipped, srows, crows, sbad + cbad);
+	if (sbad + cbad > 0 && rc == EXIT_OK)
+		rc = EXIT_FAIL;
+
+compare:
+	if (!o.baseline && o.output) {
+		/* A comparison left by an earlier invocation would be linked from the report. */
+		char stale[4200];
+		snprintf(stale, sizeof stale, "%s/regression.md", o.output);
+		unlink(stale);
+	}
+	if (o.baseline) {
+		int g = hg_compare(o.output, o.baseline, &w.regression, o.allow_mismatch, stderr, err,
+		                   sizeof err);
+		if (g < 0) {
+			fprintf(stderr, "harness: comparison: %s\n", err);
+			if (rc == EXIT_OK)
+				rc = EXIT_FAIL;
+		} else if (g == 1 && rc == EXIT_OK)
+			rc = EXIT_GATE;
+		else if (g == 2 && rc == EXIT_OK)
+			rc = EXIT_ENV;
+	}
+	if (hrep_write(o.output, err, sizeof err) != 0)
+		fprintf(stderr, "harness: report: %s\n", err);
+	else
+		fprintf(stderr, "harness: report %s/report.md\n", o.output);
+
+cleanup:
+	hr_close(out);
+	hw_workload_free(&w);
+	for (int i = 0; i < n_pending; i++) {
+		free(pending[i]);
+		free(pending_src[i]);
+	}
+	free(pending);
+	free(pending_src);
+	free(longopts);
+	return rc;
+}

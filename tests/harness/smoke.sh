@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# tests/harness/smoke.sh - the benchmark harness end to end, as CI runs it (issue 4).
+#
+# Runs the smoke workload through scripts/run_postgres_scale_benchmark.sh (which starts and stops
+# its own throwaway PostgreSQL cluster), then checks the result directory: every file present,
+# every row validated; a second invocation measures nothing and skips every completed cell; a
+# different --revision is refused and leaves the manifest and rows unchanged; a bad workload file
+# is rejected with its line named; each regression gate trips on a doctored comparison, and an
+# environment mismatch is refused unless allowed. Last line: "N passed, N failed".
+#
+#   bash tests/harness/smoke.sh [BUILD]     (BUILD: the build directory, default build)
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export BUILD=${1:-${BUILD:-build}}
+script="$root/scripts/run_postgres_scale_benchmark.sh"
+harness="$root/$BUILD/bench/harness"
+smoke="$root/benchmarks/postgres-scale/workloads/smoke.toml"
+work=$(mktemp -d /tmp/prolly-harness-smoke.XXXXXX)
+out="$work/out"
+passed=0 failed=0
+trap 'rm -rf "$work"' EXIT
+
+ok() { passed=$((passed + 1)); echo "ok   - $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $*"; }
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+# Column NAME's values (data rows) of a CSV without quoted commas (summary files).
+col() {
+	awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+		c { print $c }' "$1"
+}
+# Rewrites column NAME of every data row of FILE with awk expression EXPR of v (the old value).
+doctor() {
+	local file=$1 name=$2 expr=$3
+	awk -F, -v OFS=, -v name="$name" "NR == 1 { for (i = 1; i <= NF; i++) if (\$i == name) c = i; print; next }
+		c && \$c != \"\" { v = \$c + 0; \$c = $expr } { print }" "$file" >"$file.tmp" && mv "$file.tmp" "$file"
+}
+# Rows of a raw CSV (quoted fields may hold commas: count lines that start a row with a cell id).
+rows_of() { tail -n +2 "$1" | grep -c '^[a-z0-9"]' || true; }
+all_validated() { # every value of column "validated" in FILE is 1, and there is at least one row
+	local f=$1 vals
+	vals=$(awk -v FPAT='([^,]*)|("([^"]|"")*")' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "validated") c = i; next }
+		c { print $c }' "$f")
+	[ -n "$vals" ] && ! grep -qv '^1$' <<<"$vals"
+}
+
+echo "# building"
+if ! make -C "$root" -s BUILD="$BUILD" "$BUILD/bench/harness" >"$work/build.log" 2>&1; then
+	cat "$work/build.log"
+	bad "build the harness"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+ok "build the harness"
+
+# ---- 1. the smoke profile, end to end ----------------------------------------------------------
+echo "# run 1: smoke profile (both suites, throwaway cluster)"
+start=$(date +%s)
+"$script" --config "$smoke" --suite both --output "$out" >"$work/run1.out" 2>"$work/run1.err"
+rc=$?
+tail -n 5 "$work/run1.err"
+echo "# run 1 took $(($(date +%s) - start)) s"
+check "run 1 exits 0 (got $rc)" test "$rc" -eq 0
+for f in workload.toml resolved-workload.toml run-manifest.txt machine.txt postgres.txt \
+	dependencies.txt binary.sha256 service-raw.csv scale-raw.csv service-summary.csv \
+	scale-summary.csv report.md service-throughput.svg service-p99.svg; do
+	check "result file $f" test -s "$out/$f"
+done
+check "workload.toml is the file as given" cmp -s "$smoke" "$out/workload.toml"
+check "per-cell service charts" compgen -G "$out/service-cell-*.svg"
+check "every service row validated" all_validated "$out/service-raw.csv"
+check "every scale row validated" all_validated "$out/scale-raw.csv"
+srows=$(rows_of "$out/service-raw.csv")
+check "12 service rows: 2 cells x (5 classes + all) (got $srows)" test "$srows" -eq 12
+check "scale rows present" test "$(rows_of "$out/scale-raw.csv")" -ge 20
+check "manifest has an end time" grep -Eq '^finished: [0-9]{4}-' "$out/run-manifest.txt"
+check "no password or URL in the results" bash -c "! grep -rqiE 'password=|postgres(ql)?://' '$out'"
+spo=$(col "$out/service-summary.csv" statements_per_op | head -n 1)
+echo "# statements per service operation (first cell): $spo"
+check "statements per service operation recorded ($spo)" grep -qE '^[0-9.]+(e[-+]?[0-9]+)?$' <<<"$spo"
+
+# ---- 2. resume: a second invocation measures nothing ---------------------------------------------
+echo "# run 2: resume"
+sha_before=$(cat "$out"/*-raw.csv | sha256sum)
+"$script" --config "$smoke" --suite both --output "$out" >"$work/run2.out" 2>"$work/run2.err"
+rc=$?
+tail -n 2 "$work/run2.err"
+check "run 2 exits 0 (got $rc)" test "$rc" -eq 0
+check "run 2 measured 0 cells" grep -q 'measured 0 cells' "$work/run2.err"
+check "run 2 skipped every cell" grep -Eq 'skipped [1-9][0-9]* completed cells' "$work/run2.err"
+check "raw rows unchanged by run 2" test "$sha_before" = "$(cat "$out"/*-raw.csv | sha256sum)"
+
+# ---- 3. another revision is refused, nothing touched ---------------------------------------------
+echo "# run 3: mismatched revision"
+man_before=$(sha256sum <"$out/run-manifest.txt")
+"$script" --config "$smoke" --suite both --output "$out" --revision not-this-one \
+	>"$work/run3.out" 2>"$work/run3.err"
+rc=$?
+tail -n 1 "$work/run3.err"
+check "mismatched revision exits 3 (got $rc)" test "$rc" -eq 3
+check "refusal names the revision" grep -q 'revision' "$work/run3.err"
+check "manifest unchanged" test "$man_before" = "$(sha256sum <"$out/run-manifest.txt")"
+check "raw rows unchanged" test "$sha_before" = "$(cat "$out"/*-raw.csv | sha256sum)"
+
+# ---- 4. a bad workload file is rejected with its line ---------------------------------------------
+echo "# bad workload files"
+sed 's/^duration_ms *=.*/duration_msec = 2000/' "$smoke" >"$work/bad1.toml"
+line=$(grep -n '^duration_msec' "$work/bad1.toml" | cut -d: -f1)
+"$harness" --config "$work/bad1.toml" --output "$work/bad1" --store mem >/dev/null 2>"$work/bad1.err"
+rc=$?
+cat "$work/bad1.err"
+check "unknown key: exit 2 (got $rc)" test "$rc" -eq 2
+check "unknown key: file and line $line named" grep -q "bad1.toml:$line:" "$work/bad1.err"
+check "unknown key: key named" grep -q 'duration_msec' "$work/bad1.err"
+check "nothing created for a bad workload" test ! -e "$work/bad1"
+sed 's/^clients *=.*/clients = [1, "four"]/' "$smoke" >"$work/bad2.toml"
+line=$(grep -n '^clients' "$work/bad2.toml" | cut -d: -f1)
+"$harness" --config "$work/bad2.toml" --output "$work/bad2" --store mem >/dev/null 2>"$work/bad2.err"
+rc=$?
+cat "$work/bad2.err"
+check "wrong type: exit 2 with line $line" bash -c "[ $rc -eq 2 ] && grep -q 'bad2.toml:$line:' '$work/bad2.err'"
+
+# ---- 5. regression gates ------------------------------------------------------------------------
+echo "# regression gates"
+base="$work/base"
+gate() { # gate NAME EXPECTED_RC DIR BASELINE [extra flags]
+	local what=$1 want=$2 dir=$3 bl=$4 rc
+	shift 4
+	"$harness" --config "$smoke" --compare-only --output "$dir" --baseline "$bl" "$@" \
+		>"$work/gate.out" 2>"$work/gate.err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then cat "$work/gate.err"; fi
+	check "$what: exit $want (got $rc)" test "$rc" -eq "$want"
+}
+fresh_copy() { rm -rf "$1" && cp -a "$out" "$1"; }
+fresh_copy "$base"
+gate "identical baseline passes" 0 "$out" "$base"
+fresh_copy "$base"
+doctor "$base/service-summary.csv" succeeded_per_s 'v * 10'
+gate "throughput loss (service) trips" 1 "$out" "$base"
+fresh_copy "$base"
+doctor "$base/scale-summary.csv" ops_per_s 'v * 10'
+gate "throughput loss (scale) trips" 1 "$out" "$base"
+fresh_copy "$base"
+doctor "$base/service-summary.csv" p99_ms 'v / 10'
+gate "p99 increase trips (min samples 1)" 1 "$out" "$base" --set regression.minimum_percentile_samples=1
+fresh_copy "$base"
+new="$work/new"
+fresh_copy "$new"
+doctor "$new/service-summary.csv" conflict_rate '0.99'
+gate "conflict rate trips" 1 "$new" "$base"
+fresh_copy "$new"
+doctor "$new/service-summary.csv" error_rate '0.5'
+gate "error rate trips" 1 "$new" "$base"
+fresh_copy "$new"
+doctor "$new/service-summary.csv" statements_per_op '99'
+gate "statements per operation trips" 1 "$new" "$base"
+fresh_copy "$new"
+doctor "$new/service-summary.csv" validated '0'
+gate "an unvalidated row trips" 1 "$new" "$base"
+fresh_copy "$base"
+sed -i 's/^cpu_model:.*/cpu_model: Imaginary CPU 9000/' "$base/machine.txt"
+gate "machine mismatch is refused" 4 "$out" "$base"
+gate "machine mismatch allowed: exploratory" 0 "$out" "$base" --allow-environment-mismatch
+check "exploratory comparison says so" grep -qi 'exploratory' "$out/regression.md"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,388 @@
+/*
+ * test_harness_service.c - the harness's service suite (bench/harness/service.c, service_ops.c):
+ *
+ *   - the value codec and key space the suite validates results with;
+ *   - hsvc_columns carries every PostgreSQL counter column of hp_columns;
+ *   - a tiny workload (200 records, clients [1, 3], pool [2], 300 ms, every class) on the memory
+ *     store, LMDB and PostgreSQL: six rows per cell, all validated, successful operations, store
+ *     counters; on PostgreSQL statements per operation and the server's counters;
+ *   - resume: a second hsvc_run into the same directory measures nothing and skips every cell;
+ *   - contention: every operation a commit to one hot root from several clients gives CAS
+ *     conflicts and retries.
+ *
+ * Re-run one test: build/tests/test_harness_service NAME.
+ */
+#include "../bench/harness/harness.h"
+#include "../bench/harness/service_int.h"
+#include "lib/model.h"
+#include "prolly.h"
+#include "ptest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* main.c's progress line, which the suite calls once per cell. */
+void h_progress(h_run *run, const char *suite, const char *what)
+{
+	run->cells_done++;
+	fprintf(stderr, "  [%s %u/%u] %s\n", suite, run->cells_done, run->cells_total, what);
+}
+
+static const char base_toml[] = "schema = 1\n"
+                                "seed = 7\n"
+                                "[service]\n"
+                                "enabled = true\n"
+                                "records = 200\n"
+                                "value_bytes = 64\n"
+                                "clients = [1, 3]\n"
+                                "pool_sizes = [2]\n"
+                                "tenants = 2\n"
+                                "hot_roots = 1\n"
+                                "hot_root_share = 0.25\n"
+                                "warmup_ms = 50\n"
+                                "duration_ms = 300\n"
+                                "operation_timeout_ms = 5000\n"
+                                "multi_read_keys = 8\n"
+                                "commit_keys = 4\n"
+                                "retained_versions = 4\n"
+                                "cas_retries = 3\n"
+                                "adapter_batch_items = 128\n"
+                                "[service.operation_mix]\n"
+                                "point_read = 40\n"
+                                "multi_read = 15\n"
+                                "commit = 25\n"
+                                "diff = 10\n"
+                                "merge = 10\n"
+                                "[scale]\n"
+                                "enabled = false\n";
+
+/* A run: a temp directory holding the workload file and the output directory. */
+typedef struct trun {
+	char *tmp;
+	char toml[4200], out[4200], scratch[4200];
+	hw_workload w;
+	hr_dir *d;
+	h_run run;
+	char schema[64];
+} trun;
+
+/* Loads base_toml with the overrides (dotted key, TOML text; NULL-terminated pairs). */
+static int trun_open(trun *t, const char *store, const char *const *sets)
+{
+	toml_error te;
+	char err[H_ERR];
+	memset(t, 0, sizeof(*t));
+	if (!(t->tmp = tm_tmpdir("svc")))
+		return -1;
+	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
+	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
+	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
+	FILE *f = fopen(t->toml, "w");
+	if (!f)
+		return -1;
+	fputs(base_toml, f);
+	fclose(f);
+	if (hw_workload_load(&t->w, t->toml, &te)) {
+		fprintf(stderr, "  workload: %s\n", te.text);
+		return -1;
+	}
+	for (size_t i = 0; sets && sets[i]; i += 2)
+		if (hw_workload_set(&t->w, sets[i], sets[i + 1], "test", &te)) {
+			fprintf(stderr, "  workload: %s\n", te.text);
+			return -1;
+		}
+	if (hw_workload_resolve(&t->w, &te)) {
+		fprintf(stderr, "  workload: %s\n", te.text);
+		return -1;
+	}
+	hr_manifest m;
+	memset(&m, 0, sizeof(m));
+	m.schema = HW_SCHEMA;
+	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
+	snprintf(m.revision, sizeof(m.revision), "test");
+	m.seed = t->w.seed;
+	snprintf(m.suites, sizeof(m.suites), "service");
+	snprintf(m.store, sizeof(m.store), "%s", store);
+	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
+		fprintf(stderr, "  hr_open: %s\n", err);
+		return -1;
+	}
+	t->run.w = &t->w;
+	t->run.out = t->d;
+	t->run.store = store;
+	t->run.scratch = t->scratch;
+	t->run.cells_total = hsvc_cells(&t->w);
+	if (!strcmp(store, "postgres")) {
+		t->run.url = getenv("PROLLY_PG_URL");
+		tm_pg_schema_name(t->schema, "svc");
+		t->run.schema = t->schema;
+	}
+	return 0;
+}
+
+/* Reopens the output directory (a second invocation: resume). */
+static int trun_reopen(trun *t)
+{
+	hr_manifest m;
+	char err[H_ERR];
+	hr_close(t->d);
+	t->d = NULL;
+	memset(&m, 0, sizeof(m));
+	m.schema = HW_SCHEMA;
+	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
+	snprintf(m.revision, sizeof(m.revision), "test");
+	m.seed = t->w.seed;
+	snprintf(m.suites, sizeof(m.suites), "service");
+	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
+	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
+		fprintf(stderr, "  hr_open again: %s\n", err);
+		return -1;
+	}
+	t->run.out = t->d;
+	t->run.cells_done = 0;
+	return 0;
+}
+
+static void trun_close(trun *t)
+{
+	hr_close(t->d);
+	hw_workload_free(&t->w);
+	if (t->schema[0])
+		tm_pg_schema_drop(t->schema);
+	if (t->tmp)
+		tm_rmtree(t->tmp);
+	free(t->tmp);
+}
+
+static int read_raw(csv_table *tab, const trun *t)
+{
+	char path[4300], err[H_ERR];
+	snprintf(path, sizeof(path), "%s/service-raw.csv", t->out);
+	if (csv_table_read(tab, path, err, sizeof(err))) {
+		fprintf(stderr, "  %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static double num(const csv_table *tab, size_t r, const char *col)
+{
+	return csv_table_num(tab, r, col);
+}
+
+/* The checks every run must pass: 6 validated rows per cell, successes, sane counters. */
+static void check_rows(const csv_table *tab, size_t cells, int pg)
+{
+	PT_CHECKF(tab->nrows == cells * 6, "%zu rows for %zu cells", tab->nrows, cells);
+	for (size_t r = 0; r < tab->nrows; r++) {
+		const char *cls = csv_table_get(tab, r, "op_class");
+		int all = !strcmp(cls, "all");
+		PT_CHECKF(num(tab, r, "cell_rows") == 6, "row %zu", r);
+		PT_CHECKF(num(tab, r, "validated") == 1, "row %zu (%s %s): not validated: %s", r,
+		          csv_table_get(tab, r, "cell_id"), cls, csv_table_get(tab, r, "first_error"));
+		PT_CHECKF(num(tab, r, "validation_failures") == 0, "row %zu", r);
+		PT_CHECKF(!strcmp(csv_table_get(tab, r, "suite"), "service"), "row %zu", r);
+		PT_CHECKF(num(tab, r, "samples") == num(tab, r, "attempted"), "row %zu", r);
+		PT_CHECKF(strncmp(csv_table_get(tab, r, "hdr"), "hdr1:", 5) == 0, "row %zu", r);
+		/* The only failure allowed: a commit that lost its race cas_retries + 1 times. */
+		const char *errs = csv_table_get(tab, r, "errors");
+		PT_CHECKF(!errs[0] || (!strncmp(errs, "conflict_exhausted:", 19) && !strchr(errs, ';')),
+		          "row %zu (%s): errors %s: %s", r, cls, errs,
+		          csv_table_get(tab, r, "first_error"));
+		if (!all && num(tab, r, "attempted") == 0)
+			continue; /* a class the short run happened not to draw */
+		PT_CHECKF(num(tab, r, "succeeded") > 0, "row %zu (%s %s): nothing succeeded: %s", r,
+		          csv_table_get(tab, r, "cell_id"), cls, csv_table_get(tab, r, "first_error"));
+		PT_CHECKF(num(tab, r, "p99_ms") > 0 && num(tab, r, "p99_ms") <= num(tab, r, "max_ms"),
+		          "row %zu", r);
+		PT_CHECKF(num(tab, r, "store_round_trips") > 0, "row %zu", r);
+		PT_CHECKF(num(tab, r, "cache_misses") > 0, "row %zu (cold cache)", r);
+		if (pg) {
+			PT_CHECKF(num(tab, r, "statements_per_op") >= 3, "row %zu (%s): %g statements", r, cls,
+			          num(tab, r, "statements_per_op"));
+		} else {
+			PT_CHECKF(num(tab, r, "store_statements") == 0, "row %zu", r);
+		}
+		if (all) {
+			const char *ps = csv_table_get(tab, r, "per_second_ops");
+			PT_CHECKF(ps[0] != '\0' && strchr(ps, ';') == NULL, "row %zu: '%s' (one second)", r,
+			          ps);
+			PT_CHECKF(num(tab, r, "per_second_p99_ms") > 0, "row %zu", r);
+			PT_CHECKF(num(tab, r, "diff_entries") >= 0, "row %zu", r);
+			PT_CHECKF(num(tab, r, "merge_applied") == 4 * num(tab, r - 1, "succeeded"),
+			          "row %zu: %g merged changes for %g merges", r, num(tab, r, "merge_applied"),
+			          num(tab, r - 1, "succeeded"));
+			if (pg)
+				PT_CHECKF(num(tab, r, "pg_calls") > 0 && num(tab, r, "wal_bytes") > 0,
+				          "row %zu: pg counters %s %s", r, csv_table_get(tab, r, "pg_calls"),
+				          csv_table_get(tab, r, "wal_bytes"));
+		}
+	}
+}
+
+/* The whole flow on one store: run, check, run again (everything skipped). */
+static void flow(const char *store)
+{
+	trun t;
+	csv_table tab;
+	char err[H_ERR] = "";
+	unsigned measured, skipped;
+	int pg = !strcmp(store, "postgres");
+
+	memset(&tab, 0, sizeof(tab));
+	if (trun_open(&t, store, NULL) != 0) {
+		PT_CHECKF(0, "cannot set up a run on %s", store);
+		trun_close(&t);
+		return;
+	}
+	PT_CHECK(hsvc_cells(&t.w) == 2);
+	PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	hr_counts(t.d, &measured, &skipped);
+	PT_CHECKF(measured == 2 && skipped == 0, "measured %u skipped %u", measured, skipped);
+	PT_CHECK(t.run.cells_done == 2);
+	if (read_raw(&tab, &t) == 0) {
+		check_rows(&tab, 2, pg);
+		PT_CHECK(!strcmp(csv_table_get(&tab, 0, "cell_id"), "c1-p2"));
+		PT_CHECK(!strcmp(csv_table_get(&tab, 6, "cell_id"), "c3-p2"));
+		PT_CHECK(!strcmp(csv_table_get(&tab, 0, "store"), store));
+		PT_CHECK(num(&tab, 6, "clients") == 3 && num(&tab, 6, "pool_size") == 2);
+		/* One client never conflicts with itself. */
+		PT_CHECK(num(&tab, 5, "conflicts") == 0);
+	}
+	csv_table_free(&tab);
+
+	/* A second invocation: every cell is done. */
+	if (trun_reopen(&t) == 0) {
+		PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+		hr_counts(t.d, &measured, &skipped);
+		PT_CHECKF(measured == 0 && skipped == 2, "measured %u skipped %u", measured, skipped);
+		PT_CHECK(t.run.cells_done == 2);
+		if (read_raw(&tab, &t) == 0)
+			PT_CHECK(tab.nrows == 12);
+	} else {
+		PT_CHECK(0);
+	}
+	csv_table_free(&tab);
+	trun_close(&t);
+}
+
+PT_TEST(value_codec)
+{
+	unsigned char v[300], k[SVC_KEY_LEN];
+	uint64_t slot;
+	uint32_t gen;
+	for (uint32_t n = SVC_VALUE_MIN; n <= 300; n += 41) {
+		svc_value(v, n, 123456, 77);
+		PT_CHECK(svc_value_check(v, n, n, 123456, &gen) == 0 && gen == 77);
+		PT_CHECK(svc_value_check(v, n, n, 123457, NULL) != 0); /* another key's value */
+		PT_CHECK(svc_value_check(v, n - 1, n, 123456, NULL) != 0);
+		v[n / 2] ^= 1;
+		PT_CHECK(svc_value_check(v, n, n, 123456, NULL) != 0); /* a flipped bit */
+	}
+	svc_key(k, 42);
+	PT_CHECK(memcmp(k, "k0000000042", SVC_KEY_LEN) == 0);
+	PT_CHECK(svc_key_parse(k, SVC_KEY_LEN, 43, &slot) == 0 && slot == 42);
+	PT_CHECK(svc_key_parse(k, SVC_KEY_LEN, 42, &slot) != 0); /* outside the key space */
+	PT_CHECK(svc_key_parse(k, SVC_KEY_LEN - 1, 100, &slot) != 0);
+}
+
+PT_TEST(columns)
+{
+	for (size_t i = 0; hp_columns[i]; i++) {
+		int found = 0;
+		for (size_t j = 0; hsvc_columns[j] && !found; j++)
+			found = !strcmp(hp_columns[i], hsvc_columns[j]);
+		PT_CHECKF(found, "%s is not in hsvc_columns", hp_columns[i]);
+	}
+	static const char *const need[] = {"cell_id",        "cell_rows", "op_class",
+	                                   "p99_ms",         "hdr",       "statements_per_op",
+	                                   "per_second_ops", "validated", NULL};
+	for (size_t i = 0; need[i]; i++) {
+		int found = 0;
+		for (size_t j = 0; hsvc_columns[j] && !found; j++)
+			found = !strcmp(need[i], hsvc_columns[j]);
+		PT_CHECKF(found, "%s", need[i]);
+	}
+}
+
+PT_TEST(mem_flow)
+{
+	flow("mem");
+}
+
+PT_TEST(lmdb_flow)
+{
+	flow("lmdb");
+}
+
+PT_TEST(postgres_flow)
+{
+	flow("postgres");
+}
+
+/* Every operation a commit to the one hot root, several clients: lost races. */
+static void contention(const char *store)
+{
+	static const char *const sets[] = {"service.clients",
+	                                   "[4]",
+	                                   "service.hot_root_share",
+	                                   "1.0",
+	                                   "service.operation_mix.point_read",
+	                                   "0",
+	                                   "service.operation_mix.multi_read",
+	                                   "0",
+	                                   "service.operation_mix.commit",
+	                                   "100",
+	                                   "service.operation_mix.diff",
+	                                   "0",
+	                                   "service.operation_mix.merge",
+	                                   "0",
+	                                   NULL};
+	trun t;
+	csv_table tab;
+	char err[H_ERR] = "";
+	memset(&tab, 0, sizeof(tab));
+	if (trun_open(&t, store, sets) != 0) {
+		PT_CHECKF(0, "cannot set up a run on %s", store);
+		trun_close(&t);
+		return;
+	}
+	PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	if (read_raw(&tab, &t) == 0 && tab.nrows == 6) {
+		size_t r = 2; /* commit */
+		PT_CHECK(!strcmp(csv_table_get(&tab, r, "op_class"), "commit"));
+		PT_CHECK(num(&tab, 5, "attempted") == num(&tab, r, "attempted"));
+		PT_CHECKF(num(&tab, r, "conflicts") > 0 && num(&tab, r, "retries") > 0,
+		          "%s: conflicts %g retries %g of %g CAS attempts", store,
+		          num(&tab, r, "conflicts"), num(&tab, r, "retries"), num(&tab, r, "cas_attempts"));
+		PT_CHECK(num(&tab, r, "cas_attempts") >=
+		         num(&tab, r, "attempted") + num(&tab, r, "retries"));
+		PT_CHECK(num(&tab, r, "succeeded") > 0 && num(&tab, r, "validated") == 1);
+		PT_CHECK(num(&tab, r, "conflict_rate") > 0 && num(&tab, r, "conflict_rate") <= 1);
+	} else {
+		PT_CHECKF(0, "%s: no rows, or not 6", store);
+	}
+	csv_table_free(&tab);
+	trun_close(&t);
+}
+
+PT_TEST(mem_contention)
+{
+	contention("mem");
+}
+
+PT_TEST(postgres_contention)
+{
+	contention("postgres");
+}
+
+int main(int argc, char **argv)
+{
+	if (tm_pg_guard() != 0) {
+		printf("not ok 1 - no PostgreSQL server could be started\n");
+		return 1;
+	}
+	return pt_run(argc, argv);
+}
