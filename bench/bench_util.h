@@ -365,6 +365,17 @@ static inline int ts_get_ref(prolly_store *st, const char *name, prolly_id *out,
 	return t->inner->get_ref(t->inner, name, out, epoch);
 }
 
+static inline int ts_get_ref_objects(prolly_store *st, const char *name, size_t follow,
+                                     prolly_id *out, uint64_t *epoch, prolly_store_found_fn found,
+                                     void *payload)
+{
+	timed_store *t = (timed_store *)st;
+	uint64_t t0 = now_ns();
+	int rc = t->inner->get_ref_objects(t->inner, name, follow, out, epoch, found, payload);
+	atomic_fetch_add(&t->read_ns, now_ns() - t0);
+	return rc;
+}
+
 static inline int ts_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
                                void *payload)
 {
@@ -409,6 +420,8 @@ static inline int timed_store_wrap(timed_store **out, prolly_store *inner)
 	t->base.gc = inner->gc ? ts_gc : NULL;
 	t->base.stat = inner->stat ? ts_stat : NULL;
 	t->base.close = ts_close;
+	t->base.get_ref_objects =
+	    inner->version >= 2 && inner->get_ref_objects ? ts_get_ref_objects : NULL;
 	t->inner = inner;
 	atomic_init(&t->read_ns, 0);
 	atomic_init(&t->write_ns, 0);

@@ -153,7 +153,7 @@ void prolly_thread_stats_reset(void);
  * several threads at once. They return 0 or a PROLLY_E* code, setting the last-error message with
  * prolly_set_error() in their own words.
  */
-#define PROLLY_STORE_VERSION 1
+#define PROLLY_STORE_VERSION 2 /* this library also accepts version-1 stores */
 #define PROLLY_MAX_REF_NAME 255
 
 typedef struct prolly_store prolly_store;
@@ -253,6 +253,19 @@ struct prolly_store {
 
 	/* Releases everything. Called once, by prolly_close (or prolly_store_close). */
 	void (*close)(prolly_store *st);
+
+	/* ---- version 2: read only when version >= 2 ---- */
+
+	/* Optional (NULL: the engine reads the ref, then the objects, in separate calls). Reads ref
+	 * `name` like get_ref and, from the same snapshot in the same round trip, the stored object
+	 * the ref names (reported to found() with index 0) and the object whose id is the
+	 * PROLLY_ID_SIZE bytes at offset `follow` of that first object (index 1). The engine passes
+	 * the offset of a commit's tree id, so a branch head, its commit and its tree's root node
+	 * arrive in one round trip. Absent objects, or a first object too short to hold the followed
+	 * id, are simply not reported; found() is called in index order, and the same rules as for
+	 * get_nodes apply. PROLLY_ENOTFOUND (found() not called) if the ref is absent. */
+	int (*get_ref_objects)(prolly_store *st, const char *name, size_t follow, prolly_id *out,
+	                       uint64_t *epoch, prolly_store_found_fn found, void *payload);
 };
 
 /* Sets the calling thread's last-error message (printf-style) and returns err. For backends. */
@@ -568,6 +581,15 @@ int prolly_branch_name_valid(const char *name);
 
 /* Head commit of a branch. PROLLY_ENOTFOUND if no such branch. */
 int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch);
+
+/* The head commit of a branch, decoded (free with prolly_commit_free), for reading or editing
+ * the branch: with a store that implements get_ref_objects (PostgreSQL, memory) the ref, the
+ * commit and its tree's root node come back in one round trip, and the root is left in the
+ * cache, so a prolly_get, prolly_get_many or prolly_edit_tree on (*out)->tree that follows reads
+ * one level less. Everything read is hash-checked as usual. PROLLY_ENOTFOUND if no such branch
+ * (or its commit is gone); PROLLY_EINVAL for a bad name; PROLLY_ECORRUPT if the commit or root
+ * fails its checks; store errors. *out is NULL on failure. */
+int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
 
 /* Resolves "BRANCH", "BRANCH~N" (N first-parent steps back) or a 64-hex commit id to a commit. */
 int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);

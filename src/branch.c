@@ -69,13 +69,6 @@ static int branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch)
 	return 0;
 }
 
-static void raise_db_epoch(prolly_db *db, uint64_t epoch)
-{
-	uint64_t cur = atomic_load(&db->epoch);
-	while (cur < epoch && !atomic_compare_exchange_weak(&db->epoch, &cur, epoch))
-		;
-}
-
 /*
  * Reads a branch head as the first read of txn and adopts the gc epoch the store returned with
  * it: the head is retained by every gc up to that epoch (a gc excludes writers, so a head read
@@ -83,16 +76,19 @@ static void raise_db_epoch(prolly_db *db, uint64_t epoch)
  * the spurious conflict a txn would get from a stale handle epoch after another process's gc.
  * *exists is set to 0 when the branch is absent (not an error here).
  */
-static int read_head_at(prolly_txn *txn, const char *ref, prolly_id *head, int *exists)
+static int read_head_at(prolly_txn *txn, const char *ref, prolly_id *head, int *exists,
+                        prolly_commit **hc)
 {
 	prolly_db *db = txn->db;
 	uint64_t epoch = 0;
-	int rc = db->store->get_ref(db->store, ref, head, &epoch);
+	/* With hc: the commit and its tree's root too, in the same call where the store can. */
+	int rc = hc ? prolly__head_read(db, ref, head, &epoch, hc)
+	            : db->store->get_ref(db->store, ref, head, &epoch);
 	if (rc && rc != PROLLY_ENOTFOUND)
 		return rc;
 	*exists = rc == 0;
 	if (epoch) {
-		raise_db_epoch(db, epoch);
+		prolly__raise_epoch(db, epoch);
 		if (epoch > txn->epoch)
 			txn->epoch = epoch;
 	}
@@ -223,10 +219,10 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 		goto cleanup;
 	if ((rc = prolly_txn_begin(&txn, db)))
 		goto cleanup;
-	if ((rc = read_head_at(txn, ref, &head, &exists)))
+	if ((rc = read_head_at(txn, ref, &head, &exists, &hc)))
 		goto cleanup;
 	if (exists) {
-		if ((rc = read_commits(db, &head, 1, &hc)))
+		if (!hc && (rc = read_commits(db, &head, 1, &hc)))
 			goto gone;
 		tree = hc->tree;
 		t = next_time(hc->time_us);
@@ -298,7 +294,7 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 	for (int attempt = 0;; attempt++) {
 		if ((rc = prolly_txn_begin(&txn, db)))
 			goto cleanup;
-		if ((rc = read_head_at(txn, ref, &cur, &exists)))
+		if ((rc = read_head_at(txn, ref, &cur, &exists, NULL)))
 			goto cleanup;
 		if (exists) {
 			rc = prolly_set_error(PROLLY_ECONFLICT, "branch '%s' already exists", name);
@@ -346,7 +342,7 @@ int prolly_branch_delete(prolly_db *db, const char *name)
 	for (int attempt = 0;; attempt++) {
 		if ((rc = prolly_txn_begin(&txn, db)))
 			goto cleanup;
-		if ((rc = read_head_at(txn, ref, &cur, &exists)))
+		if ((rc = read_head_at(txn, ref, &cur, &exists, NULL)))
 			goto cleanup;
 		if (!exists) {
 			rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", name);
@@ -1147,7 +1143,7 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 		goto cleanup;
 	if ((rc = prolly_txn_begin(&txn, db)))
 		goto cleanup;
-	if ((rc = read_head_at(txn, iref, &heads[1], &exists)))
+	if ((rc = read_head_at(txn, iref, &heads[1], &exists, NULL)))
 		goto cleanup;
 	if (!exists) {
 		rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s' to merge into", into);

@@ -32,8 +32,9 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly_buf bytes = PROLLY_BUF_INIT;
 	prolly__enc_init(&enc, 0);
 
-	if (!store || store->version != PROLLY_STORE_VERSION) {
-		rc = prolly_set_error(PROLLY_EVERSION, "store interface version %u; this library speaks %d",
+	if (!store || store->version < 1 || store->version > PROLLY_STORE_VERSION) {
+		rc = prolly_set_error(PROLLY_EVERSION,
+		                      "store interface version %u; this library speaks 1 to %d",
 		                      store ? store->version : 0, PROLLY_STORE_VERSION);
 		goto cleanup;
 	}
@@ -373,14 +374,18 @@ int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store
 	return rc.rc ? rc.rc : r;
 }
 
+void prolly__raise_epoch(prolly_db *db, uint64_t epoch)
+{
+	uint64_t cur = atomic_load(&db->epoch);
+	while (cur < epoch && !atomic_compare_exchange_weak(&db->epoch, &cur, epoch))
+		;
+}
+
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out)
 {
 	uint64_t epoch = 0;
 	int rc = db->store->get_ref(db->store, name, out, &epoch);
-	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch) {
-		uint64_t cur = atomic_load(&db->epoch);
-		while (cur < epoch && !atomic_compare_exchange_weak(&db->epoch, &cur, epoch))
-			;
-	}
+	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
+		prolly__raise_epoch(db, epoch);
 	return rc;
 }

@@ -289,6 +289,13 @@ int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store
                      void *payload);
 
 /* Reads a ref, remembering the gc epoch it came with. */
+/* Reads ref with its gc epoch and, in the same store call where the store can
+ * (get_ref_objects), the commit it names (decoded into *out, hash-checked) and that commit's tree
+ * root (decoded into the cache). *out is NULL when the store could not return the commit. */
+int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t *epoch,
+                      prolly_commit **out);
+/* Raises the handle's idea of the store's gc epoch to at least epoch. */
+void prolly__raise_epoch(prolly_db *db, uint64_t epoch);
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -313,6 +313,74 @@ BOTH_STORES(commit_stored_damage)
 
 /* ---- branches ------------------------------------------------------------------------------ */
 
+/* prolly_branch_commit: head, commit and root in one store call where the store can (the memory
+ * store implements get_ref_objects; the tap and LMDB stores take the three reads in turn), the
+ * same answers either way, and the root left in the cache. */
+static void branch_tree_check(prolly_db *db, int fast)
+{
+	prolly_id c1, c2, head, tree, want_tree;
+	PT_REQUIRE(put1(&c1, db, "bt", "a", "1", "one") == 0);
+	/* a second level: enough records that the tree has a root above its leaves */
+	prolly_edit e[2000];
+	char keys[2000][16];
+	for (int i = 0; i < 2000; i++) {
+		snprintf(keys[i], sizeof keys[i], "key%05d", i);
+		e[i].op = PROLLY_PUT;
+		e[i].key.data = keys[i];
+		e[i].key.size = strlen(keys[i]);
+		e[i].value.data = "some value that takes room";
+		e[i].value.size = 26;
+	}
+	PT_REQUIRE(prolly_commit_edits(&c2, db, "bt", e, 2000, "many") == 0);
+	prolly_commit *cm = NULL;
+	PT_REQUIRE(prolly_commit_read(&cm, db, &c2) == 0);
+	want_tree = cm->tree;
+	prolly_commit_free(cm);
+
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	prolly_commit *hc = NULL;
+	PT_CHECK_RC(prolly_branch_commit(&hc, db, "bt"), 0);
+	PT_REQUIRE(hc);
+	PT_CHECK(prolly_id_equal(&hc->id, &c2) && prolly_id_equal(&hc->tree, &want_tree));
+	PT_CHECK(hc->n_parents == 1 && prolly_id_equal(&hc->parents[0], &c1));
+	PT_CHECK(strcmp(hc->message, "many") == 0);
+	head = hc->id;
+	tree = hc->tree;
+	prolly_commit_free(hc);
+	prolly_stats s;
+	prolly_thread_stats(&s);
+	PT_CHECKF(s.store_round_trips == (fast ? 1u : 2u), "%llu round trips",
+	          (unsigned long long)s.store_round_trips);
+	/* the root is cached after the fast path: a get reads only the leaf */
+	prolly_buf v = PROLLY_BUF_INIT;
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_get(&v, db, &tree, "key01000", 8), 0);
+	PT_CHECK(v.size == 26);
+	prolly_thread_stats(&s);
+	PT_CHECKF(s.store_reads == (fast ? 1u : 2u), "%llu store reads", (unsigned long long)s.store_reads);
+	prolly_buf_dispose(&v);
+
+	hc = (prolly_commit *)&v; /* must be set to NULL on failure */
+	PT_CHECK_RC(prolly_branch_commit(&hc, db, "nope"), PROLLY_ENOTFOUND);
+	PT_CHECK(hc == NULL && strstr(prolly_last_error(), "no branch 'nope'") != NULL);
+	PT_CHECK_RC(prolly_branch_commit(&hc, db, "-bad"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_branch_commit(NULL, db, "bt"), PROLLY_EINVAL);
+	PT_CHECK(prolly_id_equal(&head, &c2));
+}
+
+PT_TEST(branch_commit_fast_and_fallback)
+{
+	prolly_db *db = tm_open_mem(64 << 20); /* memory store: get_ref_objects */
+	PT_REQUIRE(db);
+	branch_tree_check(db, 1);
+	prolly_close(db);
+	tdb t;
+	PT_REQUIRE(tdb_open(&t, 1, 0) == 0); /* LMDB through the tap: three reads */
+	branch_tree_check(t.db, 0);
+	tdb_close(&t);
+}
+
 PT_TEST(branch_names)
 {
 	const char *good[] = {"main",  "a",     "feature/x", "v1.2.3", "a-b_c",

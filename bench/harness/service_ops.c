@@ -8,11 +8,12 @@
  * does what a stateless service would do for one request, in as few store round trips as the
  * library allows:
  *
- *   point_read  head of a branch (get_ref), its commit (one get_nodes), one prolly_get (one
- *               get_nodes per tree level); the value is checked against its key.
+ *   point_read  head of a branch, its commit and its tree's root (prolly_branch_commit: one
+ *               statement on PostgreSQL), one prolly_get (one get_nodes per tree level below the
+ *               root); the value is checked against its key.
  *   multi_read  the same with one prolly_get_many of multi_read_keys random keys (still one
  *               get_nodes per level); every value is checked.
- *   commit      head, its commit, prolly_edit_tree of commit_keys updates, a commit object, and
+ *   commit      head, commit and root (one call), prolly_edit_tree of commit_keys updates, a commit object, and
  *               ONE store write that publishes the nodes and moves the branch by compare-and-swap
  *               (what prolly_commit_edits does, done by hand so that the new tree's id is known
  *               for the diff ring, and a retry after a lost race starts from the winning head the
@@ -99,6 +100,13 @@ static int sh_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
 	return in->stat(in, nodes, bytes);
 }
 
+static int sh_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
+                              uint64_t *epoch, prolly_store_found_fn found, void *payload)
+{
+	prolly_store *in = ((svc_shared *)st)->inner;
+	return in->get_ref_objects(in, name, follow, out, epoch, found, payload);
+}
+
 static void sh_close(prolly_store *st)
 {
 	free(st); /* the shared store stays open (S1) */
@@ -118,6 +126,7 @@ int svc_shared_new(prolly_store **out, prolly_store *inner)
 	s->base.gc = inner->gc ? sh_gc : NULL;
 	s->base.stat = inner->stat ? sh_stat : NULL;
 	s->base.close = sh_close;
+	s->base.get_ref_objects = inner->version >= 2 && inner->get_ref_objects ? sh_get_ref_objects : NULL;
 	s->inner = inner;
 	*out = &s->base;
 	return 0;
@@ -594,15 +603,15 @@ static uint32_t pick_branch(svc_worker *w)
 	return (uint32_t)svc_below(w, fx->tenants);
 }
 
-/* Head commit of branch and its tree (two store calls: get_ref, get_nodes). */
+/* Head commit of branch and its tree: one store call with a store that has get_ref_objects
+ * (PostgreSQL: ref, commit and the tree's root in one statement; the root is then cached). */
 static int head_tree(prolly_id *head, prolly_id *tree, int64_t *time_us, prolly_db *db,
                      const char *branch)
 {
 	prolly_commit *c = NULL;
-	int rc = prolly_branch_head(head, db, branch);
-	if (rc == 0)
-		rc = prolly_commit_read(&c, db, head);
+	int rc = prolly_branch_commit(&c, db, branch);
 	if (rc == 0) {
+		*head = c->id;
 		*tree = c->tree;
 		if (time_us)
 			*time_us = c->time_us;
@@ -732,9 +741,15 @@ static void op_commit(svc_worker *w, svc_result *r)
 	for (uint32_t attempt = 0;; attempt++) {
 		prolly_ref_update conf;
 		r->cas_attempts++;
-		if (!have_head && (rc = prolly_branch_head(&head, w->db, branch)))
+		/* The head, its commit and the tree's root in one store call (prolly_branch_commit);
+		 * after a lost race, the winning head the failed write reported, and its commit. */
+		if (!have_head) {
+			if ((rc = prolly_branch_commit(&hc, w->db, branch)))
+				break;
+			head = hc->id;
+		} else if ((rc = prolly_commit_read(&hc, w->db, &head)))
 			break;
-		if ((rc = prolly_commit_read(&hc, w->db, &head)) || (rc = prolly_txn_begin(&txn, w->db)) ||
+		if ((rc = prolly_txn_begin(&txn, w->db)) ||
 		    (rc = prolly_edit_tree(&root, txn, &hc->tree, w->edits, n)) ||
 		    (rc = prolly_commit_create(&cid, txn, &root, &head, 1, next_time_us(hc->time_us),
 		                               msg)) ||

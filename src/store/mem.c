@@ -423,6 +423,40 @@ static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint6
 	return rc;
 }
 
+static int mem_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
+                               uint64_t *epoch, prolly_store_found_fn found, void *payload)
+{
+	mem_store *m = (mem_store *)st;
+	int rc, have;
+	count_trip();
+	if ((rc = check_ref_name(name)))
+		return rc;
+	if (!found)
+		return prolly_set_error(PROLLY_EINVAL, "mem store: get_ref_objects without a callback");
+	pthread_rwlock_rdlock(&m->lock);
+	size_t at = ref_lower_bound(m, name, strlen(name), &have);
+	if (epoch)
+		*epoch = m->epoch;
+	if (!have) {
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "mem store: ref '%s' not found", name);
+		goto unlock;
+	}
+	if (out)
+		*out = m->refs[at].value;
+	const mnode *first = find_node(m, &m->refs[at].value);
+	if (first && (rc = found(payload, 0, first->data, first->size)) == 0 &&
+	    first->size >= follow + PROLLY_ID_SIZE) {
+		prolly_id next;
+		memcpy(next.bytes, (const unsigned char *)first->data + follow, PROLLY_ID_SIZE);
+		const mnode *second = find_node(m, &next);
+		if (second)
+			rc = found(payload, 1, second->data, second->size);
+	}
+unlock:
+	pthread_rwlock_unlock(&m->lock);
+	return rc;
+}
+
 static int mem_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
                          void *payload)
 {
@@ -586,6 +620,7 @@ int prolly_store_mem_new(prolly_store **out)
 	}
 	m->epoch = 1;
 	m->base.version = PROLLY_STORE_VERSION;
+	m->base.get_ref_objects = mem_get_ref_objects;
 	m->base.kind = "mem";
 	m->base.get_nodes = mem_get_nodes;
 	m->base.write = mem_write;

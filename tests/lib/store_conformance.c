@@ -837,6 +837,79 @@ static void case_stat(sc *t, prolly_store *st)
 		tnode_free(&n[i]);
 }
 
+typedef struct objs {
+	int calls;
+	size_t index[4];
+	size_t size[4];
+	unsigned char first[4];
+} objs;
+
+static int objs_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	objs *o = payload;
+	if (o->calls < 4) {
+		o->index[o->calls] = index;
+		o->size[o->calls] = size;
+		o->first[o->calls] = size ? ((const unsigned char *)data)[0] : 0;
+	}
+	o->calls++;
+	return 0;
+}
+
+/* get_ref_objects (interface version 2, optional): the ref, the object it names and the object
+ * named at offset `follow` of that one, from one snapshot. */
+static void case_ref_objects(sc *t, prolly_store *st)
+{
+	if (st->version < 2 || !st->get_ref_objects) {
+		t->skip = "the store has no get_ref_objects";
+		return;
+	}
+	/* head -> a 60-byte object whose bytes 5..37 are the id of a 3000-byte object */
+	tnode leaf = tnode_make(15, 1, 3000);
+	REQUIRE(t, leaf.data);
+	unsigned char commit[60];
+	memset(commit, 'c', sizeof(commit));
+	memcpy(commit + 5, leaf.id.bytes, PROLLY_ID_SIZE);
+	tnode head = {make_id(15, 2), commit, sizeof(commit)};
+	prolly_store_node sn[2] = {as_store_node(&leaf), as_store_node(&head)};
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = sn;
+	w.n_nodes = 2;
+	CHECK_RC(t, st->write(st, &w), 0);
+	CHECK_RC(t, set_ref(st, "refs/heads/o", &head.id), 0);
+
+	objs o;
+	prolly_id got;
+	uint64_t epoch = 0;
+	memset(&o, 0, sizeof(o));
+	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/o", 5, &got, &epoch, objs_fn, &o), 0);
+	CHECK(t, prolly_id_equal(&got, &head.id) && epoch >= 1);
+	CHECK(t, o.calls == 2 && o.index[0] == 0 && o.size[0] == 60 && o.first[0] == 'c');
+	CHECK(t, o.index[1] == 1 && o.size[1] == 3000 && o.first[1] == leaf.data[0]);
+
+	/* the followed id names nothing: only the first object */
+	memset(&o, 0, sizeof(o));
+	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/o", 6, &got, NULL, objs_fn, &o), 0);
+	CHECK(t, o.calls == 1 && o.index[0] == 0);
+	/* the first object is too short to hold the id at that offset */
+	memset(&o, 0, sizeof(o));
+	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/o", 40, &got, NULL, objs_fn, &o), 0);
+	CHECK(t, o.calls == 1);
+	/* the ref names an object that is not stored: no call */
+	prolly_id nowhere = make_id(15, 3);
+	CHECK_RC(t, set_ref(st, "refs/heads/p", &nowhere), 0);
+	memset(&o, 0, sizeof(o));
+	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/p", 5, &got, NULL, objs_fn, &o), 0);
+	CHECK(t, o.calls == 0 && prolly_id_equal(&got, &nowhere));
+	/* no such ref */
+	memset(&o, 0, sizeof(o));
+	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/none", 5, &got, NULL, objs_fn, &o),
+	         PROLLY_ENOTFOUND);
+	CHECK(t, o.calls == 0);
+	tnode_free(&leaf);
+}
+
 static void case_round_trips(sc *t, prolly_store *st)
 {
 	prolly_id id = make_id(14, 1), v;
@@ -1139,6 +1212,7 @@ static const struct {
     {"gc keeps what keep() keeps and bumps the epoch", case_gc},
     {"stat counts nodes and bytes", case_stat},
     {"round trips are counted", case_round_trips},
+    {"a ref and the objects it leads to in one call", case_ref_objects},
     {"16 threads race on one ref", case_race},
     {"a large node round trip", case_large},
     {"10000 nodes in one write", case_many},

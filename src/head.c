@@ -1,0 +1,113 @@
+/*
+ * head.c - a branch's head commit, decoded, with its tree's root, in one store round trip.
+ *
+ * Reading a branch to query or edit it takes three dependent reads: the ref (branch -> commit
+ * id), the commit object (-> tree id), the tree's root node. A store that implements
+ * get_ref_objects (PostgreSQL: one statement joining the refs and nodes tables) returns all three
+ * at once: the engine asks it to follow the tree id inside the commit, which sits at a fixed
+ * offset of the commit format (HEAD_TREE_OFFSET, see commit.c). Everything it returns is checked
+ * as if it had been read on its own: the commit must hash to the ref's value and decode (C1-C7),
+ * the root must hash to the commit's tree id and decode (N1-N7); the root then goes into the
+ * cache, so the read or edit that follows starts one level down. Stores without get_ref_objects
+ * (or of interface version 1) take the reads in turn.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define HEAD_TREE_OFFSET 5 /* magic 4 + version 1: where a commit's tree id begins */
+
+typedef struct head_ctx {
+	prolly_buf obj[2]; /* copies of the commit (0) and the root node (1) */
+	int have[2];
+	int rc;
+} head_ctx;
+
+static int on_object(void *payload, size_t index, const void *data, size_t size)
+{
+	head_ctx *h = payload;
+	if (index > 1 || h->have[index])
+		return 0;
+	if ((h->rc = prolly__buf_set(&h->obj[index], data, size)))
+		return h->rc;
+	h->have[index] = 1;
+	return 0;
+}
+
+int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t *epoch,
+                      prolly_commit **out)
+{
+	prolly_store *st = db->store;
+	prolly_commit *c = NULL;
+	head_ctx h;
+	int rc;
+
+	*out = NULL;
+	*epoch = 0;
+	if (st->version < 2 || !st->get_ref_objects)
+		return st->get_ref(st, ref, head, epoch);
+	memset(&h, 0, sizeof(h));
+	rc = st->get_ref_objects(st, ref, HEAD_TREE_OFFSET, head, epoch, on_object, &h);
+	if (h.rc)
+		rc = h.rc;
+	if (rc || !h.have[0]) /* an absent commit is left to the caller's usual read */
+		goto cleanup;
+
+	prolly_stats d;
+	prolly_id got;
+	memset(&d, 0, sizeof(d));
+	d.store_reads = 1;
+	d.store_read_items = 2;
+	d.cache_misses = 2;
+	prolly__hash(&got, h.obj[0].ptr, h.obj[0].size);
+	if (!prolly_id_equal(&got, head)) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, head);
+		rc = prolly_set_error(PROLLY_ECORRUPT, "commit %s does not hash to its id", hex);
+		goto cleanup;
+	}
+	if ((rc = prolly__commit_decode(&c, head, h.obj[0].ptr, h.obj[0].size)))
+		goto cleanup;
+	if (h.have[1] && !prolly_id_equal(&c->tree, &db->empty_tree)) {
+		pnode *nd;
+		if ((rc = prolly__node_decode(&nd, &c->tree, h.obj[1].ptr, h.obj[1].size, 1)))
+			goto cleanup;
+		d.nodes_read = 1;
+		d.bytes_read = h.obj[1].size;
+		prolly__cache_put(db->cache, nd, &d.cache_evictions);
+		prolly__node_unref(nd);
+	}
+	prolly__stats_add(db, &d);
+	*out = c;
+	c = NULL;
+cleanup:
+	prolly_commit_free(c);
+	prolly_buf_dispose(&h.obj[0]);
+	prolly_buf_dispose(&h.obj[1]);
+	return rc;
+}
+
+int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	prolly_id head;
+	uint64_t epoch;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (!out || !db || !branch)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_branch_commit: NULL argument");
+	if ((rc = prolly_branch_name_valid(branch)))
+		return rc;
+	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
+	rc = prolly__head_read(db, ref, &head, &epoch, out);
+	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
+		prolly__raise_epoch(db, epoch);
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", branch);
+	if (rc == 0 && !*out) /* a store without get_ref_objects, or the commit is absent */
+		rc = prolly_commit_read(out, db, &head);
+	return rc;
+}
