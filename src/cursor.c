@@ -22,6 +22,14 @@
  * level is positioned at the child holding the range start (a seek); later ones start at their
  * first (forward) or last (reverse) item.
  *
+ * Read-ahead. Once the leaf batch has grown to MAX_BATCH (a long scan), every leaf refill also
+ * gathers the ids of the batch after it and hands their load to a background thread, so the
+ * store (PostgreSQL on another core) fetches batches k+1.. while the caller walks batch k. The next
+ * refill joins that load instead of calling the store. Ids are gathered exactly as a synchronous
+ * refill would gather them, so read-ahead never loads a node outside the range; a cursor closed
+ * early has read at most RA_DEPTH batches it did not need. At most RA_DEPTH loads are in flight
+ * per cursor (a ring, consumed in walking order).
+ *
  * Memory. The cursor holds its own reference on every node it keeps (current nodes and FIFOs)
  * and drops a node as soon as it is passed. Each load uses a short-lived working set that is
  * disposed right after the cursor has taken its references. At most (1 + MAX_BATCH) nodes per
@@ -37,9 +45,12 @@
  *   C4  nodes in a FIFO follow the current node in walking order without gaps among the nodes
  *       that intersect the range.
  *   C5  once lv[L].ended is set no further node at level L intersects the range.
+ *   C6  while a read-ahead is in flight, the leaf FIFO holds the nodes before its batch and no
+ *       other thread touches the cursor's levels; its ids were taken from level 1 already.
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #define MAX_BATCH 64
@@ -58,8 +69,29 @@ typedef struct lvl {
 	int ended;         /* C5 */
 } lvl;
 
+/* A leaf batch being loaded by a background thread (C6). */
+typedef struct readahead {
+	pthread_t thread;
+	int active;              /* a load was started and not yet joined */
+	prolly_db *db;
+	prolly_id ids[MAX_BATCH];
+	pnode *got[MAX_BATCH];   /* borrowed from ws */
+	uint32_t n;
+	prolly__nodeset ws;
+	int rc;
+	prolly_stats stats;      /* the loading thread's counters, handed to the cursor's thread */
+	char msg[1024];
+} readahead;
+
+/* Leaf batches read ahead at once: two, so that with PostgreSQL one is being fetched by a server
+ * backend while the other is being verified and decoded here, keeping both cores busy. */
+#define RA_DEPTH 2
+
 struct prolly_cursor {
 	prolly_db *db;
+	readahead ra[RA_DEPTH]; /* a ring: ra_n slots from ra_head, in walking order */
+	unsigned ra_head, ra_n;
+	int ra_over;            /* gathering for read-ahead found no more leaves */
 	int reverse;
 	int done;          /* no more records */
 	int err;           /* sticky error */
@@ -193,6 +225,105 @@ static int next_child(prolly_cursor *c, unsigned L, prolly_id *out)
 	return NEED_LOAD; /* the current node is exhausted: the caller decides whether to advance */
 }
 
+/* Takes up to `want` child ids from level L+1 into ids (*n of them). 0, or an error. */
+static int gather(prolly_cursor *c, unsigned L, prolly_id *ids, uint32_t want, uint32_t *n)
+{
+	int rc;
+	*n = 0;
+	while (*n < want) {
+		rc = next_child(c, L + 1, &ids[*n]);
+		if (rc == 0) {
+			(*n)++;
+			continue;
+		}
+		if (rc < 0 && rc != PROLLY_ITEROVER)
+			return rc;
+		if (rc == PROLLY_ITEROVER)
+			break;
+		/* NEED_LOAD: the parent is exhausted; move on only if that costs no round trip. */
+		rc = level_advance(c, L + 1, *n == 0);
+		if (rc == NEED_LOAD || rc == PROLLY_ITEROVER)
+			break;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Checks the levels of n loaded nodes and moves them (referenced) into the empty FIFO of L. */
+static int fill_queue(prolly_cursor *c, unsigned L, pnode **got, uint32_t n)
+{
+	lvl *v = &c->lv[L];
+	for (uint32_t k = 0; k < n; k++)
+		if (got[k]->level != L)
+			return corrupt_level(got[k], L);
+	for (uint32_t k = 0; k < n; k++) {
+		prolly__node_ref(got[k]);
+		v->q[k] = got[k];
+	}
+	v->qh = 0;
+	v->qn = n;
+	return 0;
+}
+
+static void *readahead_main(void *arg)
+{
+	readahead *ra = arg;
+	prolly_thread_stats_reset();
+	ra->rc = prolly__load(ra->db, &ra->ws, ra->ids, ra->n, ra->got);
+	if (ra->rc)
+		snprintf(ra->msg, sizeof(ra->msg), "%s", prolly_last_error());
+	prolly_thread_stats(&ra->stats);
+	return NULL;
+}
+
+/* Waits for the read-ahead; its counters and error become the calling thread's. */
+static int readahead_join(readahead *ra)
+{
+	if (!ra->active)
+		return 0;
+	pthread_join(ra->thread, NULL);
+	ra->active = 0;
+	prolly_stats_add(&ra->stats);
+	if (ra->rc)
+		prolly_set_error(ra->rc, "%s", ra->msg);
+	return ra->rc;
+}
+
+static void readahead_dispose(readahead *ra)
+{
+	readahead_join(ra);
+	prolly__nodeset_dispose(&ra->ws);
+	ra->n = 0;
+}
+
+/* Fills the read-ahead ring: gathers each next leaf batch and starts loading it in the
+ * background, until RA_DEPTH loads are pending or no leaf is left. */
+static int readahead_top_up(prolly_cursor *c)
+{
+	while (c->ra_n < RA_DEPTH && !c->ra_over) {
+		readahead *ra = &c->ra[(c->ra_head + c->ra_n) % RA_DEPTH];
+		uint32_t n;
+		int rc = gather(c, 0, ra->ids, MAX_BATCH, &n);
+		if (rc)
+			return rc;
+		if (n == 0) {
+			c->ra_over = 1;
+			break;
+		}
+		ra->db = c->db;
+		ra->n = n;
+		ra->rc = 0;
+		prolly__nodeset_init(&ra->ws);
+		c->ra_n++;
+		if (pthread_create(&ra->thread, NULL, readahead_main, ra) == 0)
+			ra->active = 1;
+		else if ((ra->rc = prolly__load(c->db, &ra->ws, ra->ids, n, ra->got)))
+			return ra->rc; /* no thread: loaded here (the ids were taken already) */
+	}
+	return 0;
+}
+
 /* Loads up to lv[L].batch nodes of level L with one store call into lv[L].q. */
 static int refill(prolly_cursor *c, unsigned L)
 {
@@ -204,46 +335,29 @@ static int refill(prolly_cursor *c, unsigned L)
 	prolly__nodeset ws;
 	prolly__nodeset_init(&ws);
 	assert(v->qn == 0 && L < c->top);
-	while (n < v->batch) {
-		rc = next_child(c, L + 1, &ids[n]);
-		if (rc == 0) {
-			n++;
-			continue;
-		}
-		if (rc < 0 && rc != PROLLY_ITEROVER)
-			goto cleanup;
-		if (rc == PROLLY_ITEROVER)
-			break;
-		/* NEED_LOAD: the parent is exhausted; move on only if that costs no round trip. */
-		rc = level_advance(c, L + 1, n == 0);
-		if (rc == NEED_LOAD || rc == PROLLY_ITEROVER)
-			break;
-		if (rc)
-			goto cleanup;
+	if (L == 0 && c->ra_n > 0) { /* the oldest batch read ahead (C6) */
+		readahead *ra = &c->ra[c->ra_head];
+		if ((rc = readahead_join(ra)) == 0)
+			rc = fill_queue(c, 0, ra->got, ra->n);
+		readahead_dispose(ra);
+		c->ra_head = (c->ra_head + 1) % RA_DEPTH;
+		c->ra_n--;
+		return rc ? rc : readahead_top_up(c);
 	}
-	rc = 0;
+	if ((rc = gather(c, L, ids, v->batch, &n)))
+		goto cleanup;
 	if (n == 0) {
 		v->ended = 1;
 		rc = PROLLY_ITEROVER;
 		goto cleanup;
 	}
 	rc = prolly__load(c->db, &ws, ids, n, got);
-	if (rc)
+	if (rc || (rc = fill_queue(c, L, got, n)))
 		goto cleanup;
-	for (uint32_t k = 0; k < n; k++) {
-		if (got[k]->level != L) {
-			rc = corrupt_level(got[k], L);
-			goto cleanup;
-		}
-	}
-	for (uint32_t k = 0; k < n; k++) {
-		prolly__node_ref(got[k]);
-		v->q[k] = got[k];
-	}
-	v->qh = 0;
-	v->qn = n;
 	if (v->batch < MAX_BATCH)
 		v->batch *= 2;
+	else if (L == 0)
+		rc = readahead_top_up(c);
 cleanup:
 	prolly__nodeset_dispose(&ws);
 	return rc;
@@ -473,6 +587,8 @@ void prolly_cursor_free(prolly_cursor *cur)
 {
 	if (!cur)
 		return;
+	for (unsigned k = 0; k < RA_DEPTH; k++)
+		readahead_dispose(&cur->ra[k]);
 	if (cur->lv) {
 		for (unsigned L = 0; L <= cur->top; L++) {
 			lvl *v = &cur->lv[L];

@@ -331,6 +331,66 @@ PT_TEST(cursor_full_scan_is_batched)
 	prolly_close(db);
 }
 
+/* Read-ahead (C6) never loads leaves past the range, in either direction, and a cursor freed in
+ * the middle of a long scan has read at most the read-ahead batches beyond where it stopped. */
+PT_TEST(cursor_readahead_stays_in_range)
+{
+	prolly_db *db = tm_open_mem((size_t)256 << 20);
+	tm_model m;
+	prolly_id root;
+	unsigned height = 0;
+	tm_model_init(&m);
+	seq_model(&m, 200000);
+	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
+	uint64_t leaves = tree_leaves(db, &root, &height);
+	PT_REQUIRE(leaves > 1000);
+	char lo[32], hi[32];
+	snprintf(lo, sizeof(lo), "k%08u", 50000u);
+	snprintf(hi, sizeof(hi), "k%08u", 100000u); /* a quarter of the records */
+	for (int rev = 0; rev < 2; rev++) {
+		prolly_range rg;
+		memset(&rg, 0, sizeof(rg));
+		rg.has_lo = rg.has_hi = 1;
+		rg.lo.data = lo;
+		rg.lo.size = strlen(lo);
+		rg.hi.data = hi;
+		rg.hi.size = strlen(hi);
+		rg.reverse = rev;
+		prolly_db_cache_clear(db);
+		prolly_thread_stats_reset();
+		prolly_cursor *cur = NULL;
+		PT_REQUIRE(prolly_cursor_open(&cur, db, &root, &rg) == 0);
+		size_t n = 0;
+		prolly_slice k;
+		while (prolly_cursor_next(cur, &k, NULL) == 0)
+			n++;
+		prolly_cursor_free(cur);
+		prolly_stats st;
+		prolly_thread_stats(&st);
+		PT_CHECK(n == 50000);
+		/* the leaves of a quarter of the records, two boundary leaves, and the levels above */
+		uint64_t bound = leaves / 4 + leaves / 16 + 2 + 8 * (uint64_t)height;
+		PT_CHECKF(st.nodes_read <= bound, "rev %d: %llu nodes read, bound %llu", rev,
+		          (unsigned long long)st.nodes_read, (unsigned long long)bound);
+	}
+	/* stop after 20000 records of a full scan */
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	prolly_cursor *cur = NULL;
+	PT_REQUIRE(prolly_cursor_open(&cur, db, &root, NULL) == 0);
+	prolly_slice k;
+	for (int i = 0; i < 20000; i++)
+		PT_REQUIRE(prolly_cursor_next(cur, &k, NULL) == 0);
+	prolly_cursor_free(cur);
+	prolly_stats st;
+	prolly_thread_stats(&st);
+	uint64_t bound = leaves / 10 + leaves / 40 + 3 * 64 + 8 * (uint64_t)height;
+	PT_CHECKF(st.nodes_read <= bound, "early stop: %llu nodes read, bound %llu",
+	          (unsigned long long)st.nodes_read, (unsigned long long)bound);
+	tm_model_dispose(&m);
+	prolly_close(db);
+}
+
 PT_TEST(cursor_empty_ranges_read_nothing)
 {
 	prolly_db *db = tm_open_mem((size_t)16 << 20);
