@@ -302,6 +302,10 @@ int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
 /* Transactions (txn.c)                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Builder flushes in flight at once per txn (T4): two, so that with PostgreSQL two server
+ * backends (two cores) insert while the builder makes the next batch. */
+#define PROLLY__FLUSH_DEPTH 2
+
 struct prolly_txn {
 	prolly_db *db;
 	uint64_t epoch;              /* gc epoch when the txn began */
@@ -313,7 +317,9 @@ struct prolly_txn {
 	size_t n_refs, cap_refs;
 	int flushed;                 /* a builder wrote nodes early */
 	int done;
-	struct prolly__flush *pending; /* a builder flush being written by a background thread */
+	struct prolly__flush *pending[PROLLY__FLUSH_DEPTH]; /* builder flushes being written by
+	                                                      background threads, oldest first */
+	unsigned n_pending;
 };
 
 /* Adds an encoded tree node (decoded and pinned; returns a borrowed pointer in *out if not NULL). */
@@ -325,7 +331,7 @@ int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes,
 int prolly__txn_find_raw(prolly_txn *txn, const prolly_id *id, const void **bytes, size_t *size);
 /* Writes the nodes collected so far to the store (not durable, no refs) and unpins them. */
 int prolly__txn_flush(prolly_txn *txn);
-/* Waits for the txn's background flush, if any; returns its result (T4). */
+/* Waits for every background flush of the txn; returns the first failure (T4). */
 int prolly__txn_flush_wait(prolly_txn *txn);
 
 /* ------------------------------------------------------------------------------------------ */

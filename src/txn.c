@@ -12,10 +12,12 @@
  *   T3  a commit refuses (PROLLY_ECONFLICT) if a gc ran after the txn began (epoch check), so a
  *       txn never publishes a tree that reuses nodes the gc removed.
  *   T4  a builder's flush is written by a background thread while the builder goes on making
- *       nodes (client CPU and store I/O overlap; with PostgreSQL the server does its share on
- *       another core). At most one flush is in flight: the next flush, the commit and the free
- *       wait for it first, so its failure is reported by one of them, and its nodes stay pinned
- *       (in the flush's own node set) until it is done. The flushing thread's store counters
+ *       nodes (client CPU and store I/O overlap; with PostgreSQL two server backends insert on
+ *       both cores). At most PROLLY__FLUSH_DEPTH flushes are in flight: a flush beyond that
+ *       waits for the oldest, and the commit and the free wait for all, so a failure is
+ *       reported by one of them; a flush's nodes stay pinned (in its own node set) until it is
+ *       done. Concurrent flushes insert id-sorted batches (a store that locks ids in
+ *       id order cannot deadlock on them). The flushing thread's store counters
  *       and error message are handed back to the waiting thread.
  */
 #include "internal.h"
@@ -221,14 +223,14 @@ static void *flush_main(void *arg)
 	return NULL;
 }
 
-int prolly__txn_flush_wait(prolly_txn *txn)
+/* Waits for the oldest flush in flight; its counters and error become this thread's. */
+static int flush_wait_oldest(prolly_txn *txn)
 {
-	prolly__flush *f = txn->pending;
-	if (!f)
-		return 0;
+	prolly__flush *f = txn->pending[0];
 	if (f->joinable)
 		pthread_join(f->thread, NULL);
-	txn->pending = NULL;
+	memmove(&txn->pending[0], &txn->pending[1], (txn->n_pending - 1) * sizeof(txn->pending[0]));
+	txn->n_pending--;
 	prolly_stats_add(&f->stats);
 	int rc = f->rc;
 	if (rc == 0)
@@ -241,13 +243,24 @@ int prolly__txn_flush_wait(prolly_txn *txn)
 	return rc;
 }
 
+int prolly__txn_flush_wait(prolly_txn *txn)
+{
+	int rc = 0;
+	while (txn->n_pending) {
+		int r = flush_wait_oldest(txn);
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
 int prolly__txn_flush(prolly_txn *txn)
 {
 	prolly__flush *f;
 	int rc;
 	if (!txn->nodes.len)
 		return 0;
-	if ((rc = prolly__txn_flush_wait(txn)))
+	if (txn->n_pending == PROLLY__FLUSH_DEPTH && (rc = flush_wait_oldest(txn)))
 		return rc;
 	if (!(f = calloc(1, sizeof(*f))))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory flushing a txn");
@@ -261,7 +274,7 @@ int prolly__txn_flush(prolly_txn *txn)
 	f->nodes = txn->nodes; /* the flush owns the nodes and their pins now */
 	prolly__nodeset_init(&txn->nodes);
 	txn->flushed = 1;
-	txn->pending = f;
+	txn->pending[txn->n_pending++] = f;
 	if (pthread_create(&f->thread, NULL, flush_main, f) == 0)
 		f->joinable = 1;
 	else { /* no thread: write now (keeping this thread's counters), report at the next wait */
