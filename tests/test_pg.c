@@ -5,9 +5,11 @@
  * and stops it at the end. Never skips: without a server every case fails.
  *
  * Every store gets a fresh schema (prolly_t_<pid>_<n>), dropped at the end. Besides the shared
- * conformance suite: chunked inserts counted, a failing third chunk, ordered chunked reads,
- * writers on other refs not blocked, pool timeouts, a backend killed mid-operation and a server
- * restart, a corrupted row, schema versions, and passwords kept out of every message.
+ * conformance suite: chunked inserts counted, a failing third chunk, one-statement writes (cost,
+ * conflicts, epoch, requires, non-durable), ordered chunked reads, writers on other refs not
+ * blocked, pool timeouts, a backend killed mid-operation and a server restart, get_ref_objects
+ * in one statement, a corrupted row, schema versions (a version-1 schema used as it is, then
+ * migrated; a runtime role with least privileges), and passwords kept out of every message.
  */
 #include "lib/store_conformance.h"
 #include "prolly.h"
@@ -264,6 +266,335 @@ PT_TEST(failure_in_third_chunk_leaves_nothing)
 	/* The connection is still good and the same write now succeeds. */
 	PT_CHECK_RC(write1(st, sn, 5, &u), 0);
 	PT_CHECK(present(st, ids, 5) == 5);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* ---- one-statement writes (schema version 2) -------------------------------------------------- */
+
+/* What one store call cost: the thread's statements and round trips, the store's insert
+ * statements and inserted rows. */
+typedef struct cost {
+	uint64_t stmts, trips, inserts, rows, store_stmts;
+} cost;
+
+static prolly_pg_counters cost_c0;
+
+static void cost_begin(prolly_store *st)
+{
+	prolly_store_pg_counters(st, &cost_c0);
+	prolly_thread_stats_reset();
+}
+
+static cost cost_end(prolly_store *st)
+{
+	prolly_stats s;
+	prolly_pg_counters c1;
+	cost k;
+	prolly_thread_stats(&s);
+	prolly_store_pg_counters(st, &c1);
+	k.stmts = s.store_statements;
+	k.trips = s.store_round_trips;
+	k.inserts = c1.insert_statements - cost_c0.insert_statements;
+	k.rows = c1.rows_inserted - cost_c0.rows_inserted;
+	k.store_stmts = c1.statements - cost_c0.statements;
+	return k;
+}
+
+/* Statements pg_stat_statements has counted in this database so far (its own queries left out),
+ * all of them or only those naming schema. */
+static long long pss_calls(PGconn *a, const char *schema)
+{
+	char q[512], like[96] = "%";
+	if (schema)
+		snprintf(like, sizeof(like), "%%\"%s\".%%", schema);
+	snprintf(q, sizeof(q),
+	         "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON "
+	         "d.oid = s.dbid WHERE d.datname = current_database() AND s.query NOT LIKE "
+	         "'%%pg_stat_statements%%' AND s.query LIKE '%s'",
+	         like);
+	return sql1(a, q);
+}
+
+/* The first value of the first row as text ("" if none). */
+static void sql_text(PGconn *c, const char *sql, char *out, size_t size)
+{
+	PGresult *r = PQexec(c, sql);
+	out[0] = 0;
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
+		snprintf(out, size, "%s", PQgetvalue(r, 0, 0));
+	else if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		fprintf(stderr, "  sql failed: %s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+}
+
+static long long schema_version(PGconn *a, const char *schema)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT value FROM \"%s\".meta WHERE key = 'schema_version'", schema);
+	return sql1(a, q);
+}
+
+static long long node_count(PGconn *a, const char *schema)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT count(*) FROM \"%s\".nodes", schema);
+	return sql1(a, q);
+}
+
+PT_TEST(fast_write_is_one_statement)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	tn t[4];
+	prolly_store_node sn[5];
+	for (unsigned i = 0; i < 4; i++) {
+		tn_make(&t[i], 20, i);
+		sn[i] = t[i].sn;
+	}
+	sn[4] = sn[1]; /* a duplicate: sent once */
+	prolly_id h1 = mkid(20, 0), h2 = mkid(20, 1);
+	/* Out of name order on purpose: the rows come back in name order. */
+	prolly_ref_update u[2] = {upd("refs/heads/z", PROLLY_REF_EXPECT_ABSENT, NULL, &h2),
+	                          upd("refs/heads/a", PROLLY_REF_EXPECT_ABSENT, NULL, &h1)};
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = sn;
+	w.n_nodes = 5;
+	w.refs = u;
+	w.n_refs = 2;
+	w.durable = 1;
+	long long all0 = pss_calls(a, NULL), ours0 = pss_calls(a, schema);
+	cost_begin(st);
+	PT_CHECK_RC(st->write(st, &w), 0);
+	cost k = cost_end(st);
+	long long all1 = pss_calls(a, NULL), ours1 = pss_calls(a, schema);
+	PT_CHECKF(k.stmts == 1 && k.trips == 1 && k.store_stmts == 1,
+	          "%llu statements, %llu round trips", (unsigned long long)k.stmts,
+	          (unsigned long long)k.trips);
+	PT_CHECKF(k.inserts == 1 && k.rows == 4, "%llu inserts, %llu rows",
+	          (unsigned long long)k.inserts, (unsigned long long)k.rows);
+	PT_CHECKF(all1 - all0 == 1 && ours1 - ours0 == 1, "pg_stat_statements: %lld, %lld", all1 - all0,
+	          ours1 - ours0);
+	PT_CHECK(w.current_epoch == 1);
+	PT_CHECK(!u[0].conflict && !u[1].conflict);
+	printf("# 4 nodes and 2 refs: %llu statement(s), %llu round trip(s); pg_stat_statements "
+	       "counted %lld\n",
+	       (unsigned long long)k.stmts, (unsigned long long)k.trips, all1 - all0);
+	prolly_id got, ids[4];
+	for (int i = 0; i < 4; i++)
+		ids[i] = sn[i].id;
+	PT_CHECK(present(st, ids, 4) == 4);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/a", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &h1));
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/z", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &h2));
+
+	/* The same nodes again, a move and a removal: nothing re-inserted, both refs applied. */
+	u[0] = upd("refs/heads/z", PROLLY_REF_EXPECT_VALUE, &h2, NULL);
+	u[1] = upd("refs/heads/a", PROLLY_REF_EXPECT_VALUE, &h1, &h2);
+	cost_begin(st);
+	PT_CHECK_RC(st->write(st, &w), 0);
+	k = cost_end(st);
+	PT_CHECK(k.stmts == 1 && k.rows == 0);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/z", &got, NULL), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/a", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &h2));
+
+	/* Refs only, nodes only, unconditional updates: one statement each. */
+	prolly_id h3 = mkid(20, 3);
+	prolly_ref_update any = upd("refs/heads/a", PROLLY_REF_EXPECT_ANY, NULL, &h3);
+	cost_begin(st);
+	PT_CHECK_RC(write1(st, NULL, 0, &any), 0);
+	k = cost_end(st);
+	PT_CHECK(k.stmts == 1 && k.inserts == 0);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/a", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &h3));
+	tn extra;
+	tn_make(&extra, 20, 9);
+	cost_begin(st);
+	PT_CHECK_RC(write1(st, &extra.sn, 1, NULL), 0);
+	k = cost_end(st);
+	PT_CHECK(k.stmts == 1 && k.inserts == 1 && k.rows == 1);
+	PT_CHECK(node_count(a, schema) == 5);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+PT_TEST(fast_write_conflict_writes_nothing)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id v0 = mkid(21, 50), wrong = mkid(21, 51), v1 = mkid(21, 52), got;
+	prolly_ref_update u0 = upd("refs/heads/main", PROLLY_REF_EXPECT_ANY, NULL, &v0);
+	PT_CHECK_RC(write1(st, NULL, 0, &u0), 0);
+	tn t[3];
+	prolly_store_node sn[3];
+	prolly_id ids[3];
+	for (unsigned i = 0; i < 3; i++) {
+		tn_make(&t[i], 21, i);
+		sn[i] = t[i].sn;
+		ids[i] = sn[i].id;
+	}
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = sn;
+	w.n_nodes = 3;
+	w.durable = 1;
+
+	/* One failing ref among two: "refs/heads/new" would apply, "refs/heads/main" does not. */
+	prolly_ref_update u[2] = {upd("refs/heads/new", PROLLY_REF_EXPECT_ABSENT, NULL, &v1),
+	                          upd("refs/heads/main", PROLLY_REF_EXPECT_VALUE, &wrong, &v1)};
+	w.refs = u;
+	w.n_refs = 2;
+	cost_begin(st);
+	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT);
+	cost k = cost_end(st);
+	printf("# one of two refs failing: %s\n", prolly_last_error());
+	PT_CHECK(strstr(prolly_last_error(), "refs/heads/main") != NULL);
+	PT_CHECK(strstr(prolly_last_error(), "1 of the write's") != NULL);
+	PT_CHECK(k.stmts == 1 && k.trips == 1 && k.rows == 0);
+	PT_CHECK(!u[0].conflict);
+	PT_CHECK(u[1].conflict && u[1].current_exists && prolly_id_equal(&u[1].current, &v0));
+	PT_CHECK(w.current_epoch == 1);
+	PT_CHECK(present(st, ids, 3) == 0);
+	PT_CHECK(node_count(a, schema) == 0);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/new", &got, NULL), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/main", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v0));
+
+	/* Both failing: one expected absent but present, one expected present but absent. */
+	u[0] = upd("refs/heads/main", PROLLY_REF_EXPECT_ABSENT, NULL, &v1);
+	u[1] = upd("refs/heads/gone", PROLLY_REF_EXPECT_VALUE, &v0, NULL);
+	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT);
+	printf("# both failing: %s\n", prolly_last_error());
+	PT_CHECK(strstr(prolly_last_error(), "2 of the write's") != NULL);
+	PT_CHECK(u[0].conflict && u[0].current_exists && prolly_id_equal(&u[0].current, &v0));
+	PT_CHECK(u[1].conflict && !u[1].current_exists);
+	PT_CHECK(node_count(a, schema) == 0);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/main", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v0));
+
+	/* The right expectation now succeeds on the same connection. */
+	u[0] = upd("refs/heads/main", PROLLY_REF_EXPECT_VALUE, &v0, &v1);
+	w.n_refs = 1;
+	PT_CHECK_RC(st->write(st, &w), 0);
+	PT_CHECK(!u[0].conflict && present(st, ids, 3) == 3);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/main", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v1));
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* The epoch check (PLY01), requires (PLY03) and a failing statement through the fast path. */
+PT_TEST(fast_write_epoch_requires_failure)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	tn t;
+	tn_make(&t, 22, 1);
+	prolly_id v = mkid(22, 1), missing = mkid(22, 99), got;
+	prolly_ref_update u = upd("refs/heads/e", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = &t.sn;
+	w.n_nodes = 1;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.check_epoch = 1;
+	w.epoch = 7;
+	w.durable = 1;
+	cost_begin(st);
+	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT);
+	cost k = cost_end(st);
+	PT_CHECK(k.stmts == 1 && strstr(prolly_last_error(), "gc ran meanwhile") != NULL);
+	PT_CHECK(w.current_epoch == 1 && !u.conflict);
+	w.check_epoch = 0;
+	w.requires = &missing;
+	w.n_requires = 1;
+	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT);
+	PT_CHECK(strstr(prolly_last_error(), "a gc removed 1 node(s)") != NULL);
+	prolly_store_pg_fail_chunk(st, 1);
+	w.requires = NULL;
+	w.n_requires = 0;
+	PT_CHECK_RC(st->write(st, &w), PROLLY_ESTORE);
+	printf("# forced failure of a one-statement write: %s\n", prolly_last_error());
+	PT_CHECK(strstr(prolly_last_error(), "nothing was written") != NULL);
+	PT_CHECK(node_count(a, schema) == 0);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/e", &got, NULL), PROLLY_ENOTFOUND);
+	w.requires = &t.sn.id; /* present once written: the next write builds on it */
+	w.n_requires = 1;
+	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT); /* not yet: it is in this very write */
+	w.n_requires = 0;
+	PT_CHECK_RC(st->write(st, &w), 0);
+	w.n_requires = 1;
+	PT_CHECK_RC(st->write(st, &w), 0);
+	PT_CHECK(node_count(a, schema) == 1);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* A non-durable write turns synchronous_commit off for its own transaction only. */
+PT_TEST(fast_write_not_durable)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	tn t;
+	tn_make(&t, 23, 1);
+	prolly_id v = mkid(23, 1), got;
+	prolly_ref_update u = upd("refs/heads/n", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = &t.sn;
+	w.n_nodes = 1;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.durable = 0;
+	cost_begin(st);
+	PT_CHECK_RC(st->write(st, &w), 0);
+	cost k = cost_end(st);
+	PT_CHECK(k.stmts == 1 && k.trips == 1 && k.rows == 1);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/n", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v));
+	/* Read back inside a transaction: the function's setting holds until that transaction
+	 * ends, so it is in force when the write's own transaction commits. */
+	char q[512], val[64];
+	for (int async = 0; async < 2; async++) {
+		sql1(a, "BEGIN");
+		snprintf(q, sizeof(q),
+		         "SELECT count(*) FROM \"%s\".prolly_write(NULL, %s, NULL, NULL, NULL, NULL, "
+		         "NULL, NULL, NULL, NULL)",
+		         schema, async ? "true" : "false");
+		PT_CHECK(sql1(a, q) == 1);
+		sql_text(a, "SHOW synchronous_commit", val, sizeof(val));
+		PT_CHECKF(strcmp(val, async ? "off" : "on") == 0, "async %d: synchronous_commit %s", async,
+		          val);
+		sql1(a, "COMMIT");
+	}
+	sql_text(a, "SHOW synchronous_commit", val, sizeof(val));
+	PT_CHECKF(strcmp(val, "on") == 0, "after the transaction: %s", val);
+	/* Timed, for the record: 30 ref moves each way. */
+	double secs[2];
+	for (int durable = 0; durable < 2; durable++) {
+		double t0 = now_s();
+		w.durable = durable;
+		w.n_nodes = 0;
+		for (unsigned i = 0; i < 30; i++) {
+			u.value = mkid(23, 10 + i);
+			PT_CHECK_RC(st->write(st, &w), 0);
+		}
+		secs[durable] = now_s() - t0;
+	}
+	printf("# 30 one-ref writes: %.2f ms each not durable, %.2f ms each durable\n",
+	       secs[0] * 1000 / 30, secs[1] * 1000 / 30);
 	prolly_store_close(st);
 	PQfinish(a);
 }
@@ -594,6 +925,151 @@ PT_TEST(server_restart)
 	PQfinish(a);
 }
 
+/* ---- get_ref_objects -------------------------------------------------------------------------- */
+
+typedef struct seen {
+	int calls, stop_at;
+	size_t index[4], size[4];
+	unsigned char first[4];
+} seen;
+
+static int seen_fn(void *payload, size_t index, const void *data, size_t size)
+{
+	seen *s = payload;
+	if (s->calls < 4) {
+		s->index[s->calls] = index;
+		s->size[s->calls] = size;
+		s->first[s->calls] = size ? *(const unsigned char *)data : 0;
+	}
+	s->calls++;
+	return s->stop_at && s->calls == s->stop_at ? 99 : 0;
+}
+
+PT_TEST(get_ref_objects_one_statement)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PT_REQUIRE(st && st->get_ref_objects);
+	/* A commit-like object: 5 bytes, the 32-byte id of a "root", 20 more bytes. */
+	tn root;
+	tn_make(&root, 24, 1);
+	unsigned char commit[57];
+	memset(commit, 'C', sizeof(commit));
+	memcpy(commit + 5, root.sn.id.bytes, PROLLY_ID_SIZE);
+	prolly_store_node sn[2] = {root.sn, {mkid(24, 2), commit, sizeof(commit)}};
+	prolly_ref_update u = upd("refs/heads/o", PROLLY_REF_EXPECT_ABSENT, NULL, &sn[1].id);
+	PT_CHECK_RC(write1(st, sn, 2, &u), 0);
+
+	seen s;
+	prolly_id got;
+	uint64_t epoch = 0;
+	memset(&s, 0, sizeof(s));
+	cost_begin(st);
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/o", 5, &got, &epoch, seen_fn, &s), 0);
+	cost k = cost_end(st);
+	PT_CHECKF(k.stmts == 1 && k.trips == 1 && k.store_stmts == 1, "%llu statements",
+	          (unsigned long long)k.stmts);
+	PT_CHECK(prolly_id_equal(&got, &sn[1].id) && epoch == 1);
+	PT_CHECK(s.calls == 2 && s.index[0] == 0 && s.size[0] == sizeof(commit) && s.first[0] == 'C');
+	PT_CHECK(s.index[1] == 1 && s.size[1] == root.sn.size && s.first[1] == root.buf[0]);
+	/* found() stopping the call: its code comes back, nothing more is reported. */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 1;
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/o", 5, &got, NULL, seen_fn, &s), 99);
+	PT_CHECK(s.calls == 1);
+	/* The followed id names nothing stored. */
+	memset(&s, 0, sizeof(s));
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/o", 6, &got, NULL, seen_fn, &s), 0);
+	PT_CHECK(s.calls == 1 && s.index[0] == 0);
+	/* The first object is too short to hold an id at that offset (26 + 32 > 57), or far too
+	 * short. */
+	memset(&s, 0, sizeof(s));
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/o", 26, &got, NULL, seen_fn, &s), 0);
+	PT_CHECK(s.calls == 1);
+	memset(&s, 0, sizeof(s));
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/o", (size_t)-1, &got, NULL, seen_fn, &s), 0);
+	PT_CHECK(s.calls == 1);
+	/* An id that just fits (bytes 25..56) but names nothing. */
+	memset(&s, 0, sizeof(s));
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/o", 25, &got, NULL, seen_fn, &s), 0);
+	PT_CHECK(s.calls == 1);
+	/* A ref naming an object that is not stored: the ref, no object. */
+	prolly_id nowhere = mkid(24, 3);
+	prolly_ref_update u2 = upd("refs/heads/p", PROLLY_REF_EXPECT_ANY, NULL, &nowhere);
+	PT_CHECK_RC(write1(st, NULL, 0, &u2), 0);
+	memset(&s, 0, sizeof(s));
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/p", 5, &got, NULL, seen_fn, &s), 0);
+	PT_CHECK(s.calls == 0 && prolly_id_equal(&got, &nowhere));
+	/* No such ref: ENOTFOUND, found() not called, still one statement; bad arguments. */
+	memset(&s, 0, sizeof(s));
+	cost_begin(st);
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/none", 5, &got, &epoch, seen_fn, &s),
+	            PROLLY_ENOTFOUND);
+	k = cost_end(st);
+	PT_CHECK(s.calls == 0 && k.stmts == 1 && k.trips == 1);
+	PT_CHECK_RC(st->get_ref_objects(st, "", 5, &got, NULL, seen_fn, &s), PROLLY_EINVAL);
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/o", 5, &got, NULL, NULL, NULL), PROLLY_EINVAL);
+	prolly_store_close(st);
+}
+
+typedef struct bgr {
+	prolly_store *st;
+	int rc, calls;
+	char err[512];
+} bgr;
+
+static void *bg_ref_objects(void *arg)
+{
+	bgr *b = arg;
+	seen s;
+	prolly_id got;
+	memset(&s, 0, sizeof(s));
+	b->rc = b->st->get_ref_objects(b->st, "refs/heads/b", 5, &got, NULL, seen_fn, &s);
+	b->calls = s.calls;
+	snprintf(b->err, sizeof(b->err), "%s", b->rc ? prolly_last_error() : "");
+	return NULL;
+}
+
+/* A backend killed while the call waits (on a lock held here): the call fails like get_ref
+ * does, and the next one reconnects. */
+PT_TEST(get_ref_objects_broken_connection)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = mkid(25, 1), got;
+	prolly_ref_update u = upd("refs/heads/b", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
+	char q[256];
+	snprintf(q, sizeof(q), "BEGIN; LOCK TABLE \"%s\".refs IN ACCESS EXCLUSIVE MODE", schema);
+	sql1(a, q);
+	bgr b;
+	memset(&b, 0, sizeof(b));
+	b.st = st;
+	pthread_t th;
+	PT_REQUIRE(pthread_create(&th, NULL, bg_ref_objects, &b) == 0);
+	long long pid = blocked_pid(a);
+	PT_CHECK(pid > 0);
+	char k[128];
+	snprintf(k, sizeof(k), "SELECT pg_terminate_backend(%lld)", pid);
+	sql1(a, k);
+	pthread_join(th, NULL);
+	sql1(a, "COMMIT");
+	PT_CHECK(b.rc == PROLLY_ESTORE && b.calls == 0);
+	printf("# get_ref_objects cut off: %s\n", b.err);
+	PT_CHECK(strstr(b.err, "get_ref_objects") != NULL);
+	seen s;
+	memset(&s, 0, sizeof(s));
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/b", 5, &got, NULL, seen_fn, &s), 0);
+	PT_CHECK(prolly_id_equal(&got, &v) && s.calls == 0);
+	prolly_pg_counters c;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c), 0);
+	PT_CHECK(c.broken >= 1);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
 /* ---- the engine on top ------------------------------------------------------------------------ */
 
 PT_TEST(altered_row_is_corrupt)
@@ -791,10 +1267,169 @@ PT_TEST(schema_versions_and_no_create)
 	PGconn *a = admin();
 	PT_REQUIRE(a);
 	char q[256];
-	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 2 WHERE key = 'schema_version'", schema);
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 3 WHERE key = 'schema_version'", schema);
 	sql1(a, q);
 	PT_CHECK_RC(prolly_store_pg_open(&st, pg_url, &o), PROLLY_EVERSION);
 	printf("# newer schema: %s\n", prolly_last_error());
+	PQfinish(a);
+}
+
+/* Turns a fresh schema back into a version-1 one, as an older library created it. */
+static void downgrade(PGconn *a, const char *schema)
+{
+	char q[512];
+	snprintf(q, sizeof(q),
+	         "DROP FUNCTION \"%s\".prolly_write(bigint, boolean, bytea[], bytea[], bytea[], "
+	         "bytea[], int[], bytea[], boolean[], bytea[]); UPDATE \"%s\".meta SET value = 1 "
+	         "WHERE key = 'schema_version'",
+	         schema, schema);
+	sql1(a, q);
+}
+
+static prolly_store *open_opt(const char *conninfo, const char *schema, int no_create)
+{
+	prolly_pg_options o;
+	memset(&o, 0, sizeof(o));
+	o.schema = schema;
+	o.no_create = no_create;
+	prolly_store *st = NULL;
+	if (prolly_store_pg_open(&st, conninfo, &o)) {
+		fprintf(stderr, "  open failed: %s\n", prolly_last_error());
+		return NULL;
+	}
+	return st;
+}
+
+/* One node and a ref move from *head (NULL: absent) to that node; returns the statements. */
+static uint64_t commit_one(prolly_store *st, unsigned tag, unsigned i, prolly_id *head, int *rc)
+{
+	tn t;
+	tn_make(&t, tag, i);
+	prolly_ref_update u = upd(
+	    "refs/heads/m", head ? PROLLY_REF_EXPECT_VALUE : PROLLY_REF_EXPECT_ABSENT, head, &t.sn.id);
+	cost_begin(st);
+	*rc = write1(st, &t.sn, 1, &u);
+	cost k = cost_end(st);
+	if (*rc == 0 && head)
+		*head = t.sn.id;
+	return k.stmts;
+}
+
+PT_TEST(schema_v1_keeps_working_and_migrates)
+{
+	const char *schema = new_schema();
+	PGconn *a = admin();
+	PT_REQUIRE(a);
+	prolly_store *st = open_opt(pg_url, schema, 0);
+	PT_REQUIRE(st);
+	PT_CHECK(schema_version(a, schema) == 2);
+	prolly_store_close(st);
+	downgrade(a, schema);
+	PT_REQUIRE(schema_version(a, schema) == 1);
+
+	/* no_create: used as it is, through the version-1 pipeline. */
+	st = open_opt(pg_url, schema, 1);
+	PT_REQUIRE(st);
+	PT_CHECK(schema_version(a, schema) == 1);
+	prolly_id head = mkid(26, 0);
+	int rc;
+	uint64_t n = commit_one(st, 26, 0, NULL, &rc);
+	PT_CHECK_RC(rc, 0);
+	/* BEGIN, prolly_write_begin, INSERT, prolly_ref_cas, prolly_write_finish, COMMIT */
+	PT_CHECKF(n == 6, "%llu statements", (unsigned long long)n);
+	n = commit_one(st, 26, 1, &head, &rc);
+	PT_CHECK_RC(rc, 0);
+	PT_CHECK(n == 6);
+	prolly_id wrong = mkid(26, 77);
+	n = commit_one(st, 26, 2, &wrong, &rc);
+	PT_CHECK_RC(rc, PROLLY_ECONFLICT);
+	PT_CHECK(n == 7); /* and a ROLLBACK */
+	seen s;
+	prolly_id got;
+	memset(&s, 0, sizeof(s));
+	cost_begin(st);
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/m", 5, &got, NULL, seen_fn, &s), 0);
+	cost k = cost_end(st);
+	PT_CHECK(k.stmts == 1 && s.calls == 1 && prolly_id_equal(&got, &head));
+
+	/* init migrates, and this store switches to one-statement writes. */
+	PT_CHECK_RC(prolly_store_pg_init(st), 0);
+	PT_CHECK(schema_version(a, schema) == 2);
+	n = commit_one(st, 26, 3, &head, &rc);
+	PT_CHECK_RC(rc, 0);
+	PT_CHECKF(n == 1, "%llu statements after init", (unsigned long long)n);
+	PT_CHECK_RC(prolly_store_pg_init(st), 0); /* idempotent */
+	PT_CHECK(schema_version(a, schema) == 2);
+	prolly_store_close(st);
+
+	/* An open that may create migrates too. */
+	downgrade(a, schema);
+	st = open_opt(pg_url, schema, 0);
+	PT_REQUIRE(st);
+	PT_CHECK(schema_version(a, schema) == 2);
+	n = commit_one(st, 26, 4, &head, &rc);
+	PT_CHECK_RC(rc, 0);
+	PT_CHECK(n == 1);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/m", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &head));
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* A runtime role with exactly the grants of docs/postgres.md. On a version-1 schema, an open
+ * without no_create cannot migrate (no CREATE on the schema) and keeps the old pipeline. */
+PT_TEST(runtime_role_least_privileges)
+{
+	if (!getenv("PROLLY_PG_DIR")) {
+		printf("# not our cluster (no trust login for a new role): skipped the role part\n");
+		return;
+	}
+	const char *schema = new_schema();
+	PGconn *a = admin();
+	PT_REQUIRE(a);
+	prolly_store *st = open_opt(pg_url, schema, 0);
+	PT_REQUIRE(st);
+	prolly_store_close(st);
+	char role[64], q[1024], conninfo[600];
+	snprintf(role, sizeof(role), "prolly_rt_%d", (int)getpid());
+	snprintf(q, sizeof(q),
+	         "CREATE ROLE %s LOGIN; GRANT USAGE ON SCHEMA \"%s\" TO %s; "
+	         "GRANT SELECT, INSERT ON \"%s\".nodes TO %s; "
+	         "GRANT SELECT, INSERT, UPDATE, DELETE ON \"%s\".refs TO %s; "
+	         "GRANT SELECT, UPDATE ON \"%s\".meta TO %s",
+	         role, schema, role, schema, role, schema, role, schema, role);
+	sql1(a, q);
+	snprintf(conninfo, sizeof(conninfo), "host=%s port=%s dbname=%s user=%s", PQhost(a), PQport(a),
+	         PQdb(a), role);
+	st = open_opt(conninfo, schema, 1);
+	PT_CHECK(st != NULL);
+	prolly_id head = mkid(27, 0), got;
+	int rc;
+	if (st) {
+		uint64_t n = commit_one(st, 27, 0, NULL, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 1);
+		PT_CHECK_RC(st->get_ref(st, "refs/heads/m", &got, NULL), 0);
+		PT_CHECK(prolly_id_equal(&got, &head));
+		prolly_store_close(st);
+	}
+	downgrade(a, schema);
+	st = open_opt(conninfo, schema, 0);
+	PT_CHECK(st != NULL);
+	PT_CHECK(schema_version(a, schema) == 1);
+	if (st) {
+		uint64_t n = commit_one(st, 27, 1, &head, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 6);
+		PT_CHECK_RC(prolly_store_pg_init(st), PROLLY_ESTORE); /* no right to migrate */
+		printf("# init as the runtime role: %s\n", prolly_last_error());
+		n = commit_one(st, 27, 2, &head, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 6);
+		prolly_store_close(st);
+	}
+	snprintf(q, sizeof(q), "DROP OWNED BY %s; DROP ROLE %s", role, role);
+	sql1(a, q);
 	PQfinish(a);
 }
 

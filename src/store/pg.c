@@ -1,21 +1,31 @@
 /*
  * pg.c - the PostgreSQL store, through libpq.
  *
- * Tables (in a configurable schema, default public; DDL in init_sql below and docs/postgres.md):
+ * Tables (in a configurable schema, default public; DDL in init_tmpl below and docs/postgres.md):
  *   nodes (id bytea primary key, node bytea)   STORAGE MAIN, COMPRESSION lz4: compressed, in-line
  *   refs  (name bytea primary key, value bytea) names as bytes: byte order is memcmp order
- *   meta  (key text primary key, value bigint)  rows schema_version and epoch
- * plus four small PL/pgSQL functions that let a whole write run in ONE pipelined round trip:
- * prolly_write_begin (locks the epoch row FOR SHARE, raises PLY01 if the epoch moved),
- * prolly_write_requires (raises PLY03 if a required node is missing), prolly_ref_cas (one
- * conditional INSERT/UPDATE/DELETE, reporting whether it applied and the current value, and
- * flagging a failure in a transaction-local setting) and prolly_write_finish (raises PLY02 if any
- * ref update failed, so the COMMIT already in the pipeline is skipped).
+ *   meta  (key text primary key, value bigint)  rows schema_version (2) and epoch
+ * plus small PL/pgSQL functions. prolly_write (schema version 2) publishes a whole write in ONE
+ * statement run in its own implicit transaction: epoch check, requires check, node insert and
+ * every ref compare-and-swap, the last two inside a BEGIN ... EXCEPTION block that a failed
+ * compare-and-swap rolls back while the per-ref outcome survives in local variables. Writes
+ * larger than one INSERT chunk (batch_items nodes), and stores on a version-1 schema, use the
+ * version-1 pipeline instead: BEGIN, prolly_write_begin (locks the epoch row FOR SHARE, raises
+ * PLY01 if the epoch moved), [prolly_write_requires (PLY03 if a required node is missing)], the
+ * INSERT chunks, one prolly_ref_cas per ref (one conditional INSERT/UPDATE/DELETE, reporting
+ * whether it applied and the current value, flagging a failure in a transaction-local setting),
+ * prolly_write_finish (PLY02 if any ref update failed, so the queued COMMIT is skipped), COMMIT:
+ * one round trip either way.
+ *
+ * Schema versions: a new schema is created at version 2; a version-1 schema is migrated (the
+ * prolly_write function added, the version set to 2) by prolly_store_pg_init and by an open
+ * without no_create when the role may create functions; otherwise the store keeps using the
+ * version-1 pipeline (decided at open, switched on by a later init). Newer versions are refused.
  *
  * Every connection lives in pipeline mode, non-blocking, with every statement prepared once.
  * An operation queues its statements, one Sync, then reads every result while flushing (so a
  * large pipeline cannot deadlock on full socket buffers). Parameters and results are binary;
- * bytea[] parameters are encoded here in PostgreSQL's binary array format.
+ * array parameters are encoded here in PostgreSQL's binary array format.
  *
  * gc: see gc() and docs/postgres.md ("gc while others write").
  */
@@ -29,7 +39,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
+#define BOOL_OID 16
 #define BYTEA_OID 17
 #define INT4_OID 23
 #define LOCK_INIT 1886547820 /* advisory lock keys (first half): "prol" */
@@ -51,9 +62,11 @@ enum {
 	Q_WINSERT,
 	Q_WCAS,
 	Q_WFINISH,
+	Q_WRITE, /* schema version 2 only: prepared where the function exists */
 	Q_EPOCH,
 	Q_GETNODES,
 	Q_GETREF,
+	Q_GETREFOBJS,
 	Q_LISTREFS,
 	Q_STAT,
 	Q_GCBUMP,
@@ -74,11 +87,21 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_WCAS] = "SELECT applied, cur_exists, cur FROM @.prolly_ref_cas($1::bytea, $2::int4, "
                "$3::bytea, $4::bool, $5::bytea)",
     [Q_WFINISH] = "SELECT @.prolly_write_finish()",
+    [Q_WRITE] = "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
+                "@.prolly_write($1::int8, $2::bool, $3::bytea[], $4::bytea[], $5::bytea[], "
+                "$6::bytea[], $7::int4[], $8::bytea[], $9::bool[], $10::bytea[])",
     [Q_EPOCH] = "SELECT value FROM @.meta WHERE key = 'epoch'",
     [Q_GETNODES] = "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
                    "JOIN @.nodes n ON n.id = r.id",
     [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
                  "(SELECT value FROM @.meta WHERE key = 'epoch')",
+    /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it. */
+    [Q_GETREFOBJS] = "SELECT r.value, (SELECT value FROM @.meta WHERE key = 'epoch'), c.node, "
+                     "t.node FROM (SELECT $1::bytea AS name) q "
+                     "LEFT JOIN @.refs r ON r.name = q.name "
+                     "LEFT JOIN @.nodes c ON c.id = r.value "
+                     "LEFT JOIN @.nodes t ON octet_length(c.node) >= $2::int4 + 32 "
+                     "AND t.id = substring(c.node FROM $2::int4 + 1 FOR 32)",
     [Q_LISTREFS] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea "
                    "AND ($2::bytea IS NULL OR name < $2::bytea) ORDER BY name",
     [Q_STAT] = "SELECT count(*), coalesce(sum(octet_length(node)), 0)::int8 FROM @.nodes",
@@ -89,10 +112,15 @@ static const char *const query_tmpl[N_QUERIES] = {
                    "FROM d",
 };
 
-/* The schema, idempotently: one DO block, serialised by an advisory lock, that creates everything
- * when the meta table is missing. '#' stands for the literal 'schema.meta'. */
+/*
+ * The schema, idempotently: one DO block, serialised by an advisory lock, that creates the
+ * version-1 objects when the meta table is missing, then migrates a version-1 schema to version 2
+ * (adds prolly_write, sets schema_version); a new schema thus ends at version 2 in one
+ * transaction. '#' stands for the literal 'schema.meta'.
+ */
 static const char init_tmpl[] =
     "DO $prolly_init$\n"
+    "DECLARE v bigint;\n"
     "BEGIN\n"
     "PERFORM pg_advisory_xact_lock(1886547820, hashtext(#));\n"
     "IF to_regclass(#) IS NULL THEN\n"
@@ -180,6 +208,82 @@ static const char init_tmpl[] =
     "  END IF;\n"
     "END $f$;\n"
     "END IF;\n"
+    "SELECT value INTO v FROM @.meta WHERE key = 'schema_version';\n"
+    "IF v = 1 THEN\n"
+    /* One write in one statement (see pg_write). The node insert and the compare-and-swaps run
+     * in a subtransaction (the EXCEPTION block): a failed compare-and-swap raises PLY02 inside
+     * it, which undoes them all, while the outcome of every ref stays in the local arrays. One
+     * row per ref, in the order given (name order); one row with NULL ref columns if none. */
+    "CREATE FUNCTION @.prolly_write(p_epoch bigint, p_async boolean, p_requires bytea[],\n"
+    "  p_ids bytea[], p_nodes bytea[], p_names bytea[], p_expects int[], p_expected bytea[],\n"
+    "  p_removes boolean[], p_values bytea[])\n"
+    "RETURNS TABLE (o_epoch bigint, o_inserted bigint, o_applied boolean,\n"
+    "  o_cur_exists boolean, o_cur bytea)\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "DECLARE\n"
+    "  v_epoch bigint;\n"
+    "  v_have bigint;\n"
+    "  v_inserted bigint := 0;\n"
+    "  v_n int := coalesce(cardinality(p_names), 0);\n"
+    "  v_applied boolean[] := '{}';\n"
+    "  v_exists boolean[] := '{}';\n"
+    "  v_cur bytea[] := '{}';\n"
+    "  v_failed boolean := false;\n"
+    "  c record;\n"
+    "BEGIN\n"
+    "  SELECT value INTO v_epoch FROM @.meta WHERE key = 'epoch' FOR SHARE;\n"
+    "  IF p_epoch IS NOT NULL AND v_epoch IS DISTINCT FROM p_epoch THEN\n"
+    "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
+    "      DETAIL = v_epoch::text;\n"
+    "  END IF;\n"
+    /* Local to this statement's transaction, read when it commits. */
+    "  IF p_async THEN\n"
+    "    PERFORM set_config('synchronous_commit', 'off', true);\n"
+    "  END IF;\n"
+    "  IF coalesce(cardinality(p_requires), 0) > 0 THEN\n"
+    "    SELECT count(*) INTO v_have FROM @.nodes WHERE id = ANY(p_requires);\n"
+    "    IF v_have < cardinality(p_requires) THEN\n"
+    "      RAISE EXCEPTION USING ERRCODE = 'PLY03',\n"
+    "        MESSAGE = 'prolly: nodes this write builds on are missing',\n"
+    "        DETAIL = (cardinality(p_requires) - v_have)::text;\n"
+    "    END IF;\n"
+    "  END IF;\n"
+    "  BEGIN\n"
+    "    IF coalesce(cardinality(p_ids), 0) > 0 THEN\n"
+    "      INSERT INTO @.nodes (id, node) SELECT * FROM unnest(p_ids, p_nodes)\n"
+    "        ON CONFLICT DO NOTHING;\n"
+    "      GET DIAGNOSTICS v_inserted = ROW_COUNT;\n"
+    "    END IF;\n"
+    "    FOR i IN 1 .. v_n LOOP\n"
+    "      SELECT * INTO c FROM @.prolly_ref_cas(p_names[i], p_expects[i], p_expected[i],\n"
+    "        p_removes[i], p_values[i]);\n"
+    "      v_applied[i] := c.applied;\n"
+    "      v_exists[i] := c.cur_exists;\n"
+    "      v_cur[i] := c.cur;\n"
+    "      IF NOT c.applied THEN\n"
+    "        v_failed := true;\n"
+    "      END IF;\n"
+    "    END LOOP;\n"
+    "    IF v_failed THEN\n"
+    "      RAISE EXCEPTION USING ERRCODE = 'PLY02',\n"
+    "        MESSAGE = 'prolly: a ref update found an unexpected value';\n"
+    "    END IF;\n"
+    "  EXCEPTION WHEN SQLSTATE 'PLY02' THEN\n"
+    /* Nothing was written: the commit record of the epoch row lock need not be flushed. */
+    "    v_inserted := 0;\n"
+    "    PERFORM set_config('synchronous_commit', 'off', true);\n"
+    "  END;\n"
+    "  FOR i IN 1 .. greatest(v_n, 1) LOOP\n"
+    "    o_epoch := v_epoch;\n"
+    "    o_inserted := v_inserted;\n"
+    "    o_applied := v_applied[i];\n"
+    "    o_cur_exists := v_exists[i];\n"
+    "    o_cur := v_cur[i];\n"
+    "    RETURN NEXT;\n"
+    "  END LOOP;\n"
+    "END $f$;\n"
+    "UPDATE @.meta SET value = 2 WHERE key = 'schema_version';\n"
+    "END IF;\n"
     "END\n"
     "$prolly_init$";
 
@@ -190,6 +294,7 @@ static const char init_tmpl[] =
 typedef struct pgconn {
 	PGconn *pg;
 	int prepared;
+	int has_write; /* Q_WRITE is prepared (the schema had prolly_write when prepared) */
 } pgconn;
 
 typedef struct waiter {
@@ -218,6 +323,7 @@ typedef struct pg_store {
 	size_t batch_items, read_chunk, gc_batch;
 	int no_create;
 	_Atomic int ready; /* the schema is known to exist: connections prepare statements */
+	_Atomic int fast;  /* the schema is at version 2: one-statement writes (prolly_write) */
 	_Atomic unsigned fail_chunk;
 
 	pthread_mutex_t mu; /* the pool */
@@ -463,7 +569,7 @@ static void pipe_broken(pipe *p, const char *why)
 	}
 }
 
-static const int binary_formats[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+static const int binary_formats[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 /* Queues a prepared statement (binary parameters and results). NULL value = SQL NULL. */
 static void pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens)
@@ -641,14 +747,20 @@ static void conn_close(pg_store *st, pgconn *c, int broken)
 			cnt_add(&st->cnt.broken, 1);
 	}
 	c->prepared = 0;
+	c->has_write = 0;
 }
 
+/* Prepares every statement not prepared yet on c; Q_WRITE only on a version-2 schema (on a
+ * version-1 schema its function does not exist). */
 static int conn_prepare(pg_store *st, pgconn *c)
 {
+	int fast = atomic_load(&st->fast);
 	pipe p;
 	pipe_init(&p, st, c, "preparing statements", NULL, NULL);
 	for (int q = 0; q < N_QUERIES && !p.broken; q++) {
 		char name[16];
+		if (q == Q_WRITE ? !fast || c->has_write : c->prepared)
+			continue;
 		snprintf(name, sizeof(name), "p%d", q);
 		if (!PQsendPrepare(c->pg, name, st->sql[q], 0, NULL))
 			pipe_broken(&p, NULL);
@@ -656,8 +768,10 @@ static int conn_prepare(pg_store *st, pgconn *c)
 			p.queued++;
 	}
 	int rc = pipe_run(&p);
-	if (rc == 0)
+	if (rc == 0) {
 		c->prepared = 1;
+		c->has_write = fast;
+	}
 	return rc;
 }
 
@@ -704,7 +818,8 @@ static int conn_ready(pg_store *st, pgconn *c)
 	}
 	if (!c->pg && (rc = conn_connect(st, c)))
 		return rc;
-	if (atomic_load(&st->ready) && !c->prepared && (rc = conn_prepare(st, c))) {
+	if (atomic_load(&st->ready) && (!c->prepared || (!c->has_write && atomic_load(&st->fast))) &&
+	    (rc = conn_prepare(st, c))) {
 		conn_close(st, c, 1);
 		return rc;
 	}
@@ -862,6 +977,15 @@ static int array_add(prolly_buf *b, const void *data, size_t size)
 	return size ? prolly__buf_put(b, data, size) : 0;
 }
 
+/* A NULL element (length -1; the header's has-nulls flag set). */
+static int array_add_null(prolly_buf *b)
+{
+	unsigned char l[4];
+	put_be32(l, 0xffffffffu);
+	put_be32(b->ptr + 4, 1);
+	return prolly__buf_put(b, l, 4);
+}
+
 static int array_too_big(size_t size)
 {
 	if (size > INT32_MAX)
@@ -923,27 +1047,34 @@ static int check_version(pg_store *st, uint64_t version)
 	return 0;
 }
 
-static int init_on(pg_store *st, pgconn *c)
+/*
+ * Creates the schema if it is missing and migrates an older one (the init DO block); *version
+ * receives the version in force afterwards. With may_skip, a migration the role has no right to
+ * run (SQLSTATE 42501: the whole block rolled back) is not an error: the schema stays as it was.
+ */
+static int init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip)
 {
-	uint64_t version = 0;
 	int missing = 0, rc;
 	pipe p;
-	if ((rc = read_version(st, c, &version, &missing)))
+	if ((rc = read_version(st, c, version, &missing)))
 		return rc;
-	if (!missing)
-		return check_version(st, version);
-	pipe_init(&p, st, c, "creating the schema", NULL, NULL);
+	if (!missing && ((rc = check_version(st, *version)) || *version == SCHEMA_VERSION))
+		return rc;
+	pipe_init(&p, st, c, missing ? "creating the schema" : "migrating the schema", NULL, NULL);
 	pipe_send_sql(&p, st->init_sql);
-	if ((rc = pipe_run(&p)))
+	if ((rc = pipe_run(&p))) {
+		if (may_skip && !missing && p.failed && strcmp(p.sqlstate, "42501") == 0)
+			return 0;
 		return rc;
-	if ((rc = read_version(st, c, &version, &missing)))
+	}
+	if ((rc = read_version(st, c, version, &missing)))
 		return rc;
 	if (missing)
 		return prolly_set_error(PROLLY_ESTORE,
 		                        "postgres: schema \"%s\" on %s: the tables are "
 		                        "still missing after creating them",
 		                        st->schema, st->target);
-	return check_version(st, version);
+	return check_version(st, *version);
 }
 
 int prolly_store_pg_init(prolly_store *base)
@@ -953,12 +1084,14 @@ int prolly_store_pg_init(prolly_store *base)
 	int rc;
 	if (!st || !st->base.kind || strcmp(st->base.kind, "postgres") != 0)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_init: not a PostgreSQL store");
+	uint64_t version = 0;
 	if ((rc = pool_acquire(st, &c)))
 		return rc;
-	rc = init_on(st, c);
+	rc = init_on(st, c, &version, 0);
 	if (rc == 0) {
 		atomic_store(&st->ready, 1);
-		if (!c->prepared)
+		atomic_store(&st->fast, version >= 2);
+		if (!c->prepared || (!c->has_write && version >= 2))
 			rc = conn_prepare(st, c);
 	}
 	pool_release(st, c, rc != 0 && (!c->pg || PQstatus(c->pg) != CONNECTION_OK));
@@ -1000,37 +1133,66 @@ static int cmp_id(const void *a, const void *b)
 typedef struct wctx {
 	prolly_store_write *w;
 	prolly_ref_update **refs; /* in name order */
+	int fast;                 /* one prolly_write statement (else the version-1 pipeline) */
 	size_t q_begin, q_ins0, n_ins, q_cas0;
 	uint64_t epoch;
 	int have_epoch;
 	uint64_t inserted;
+	int conflict; /* a ref update failed its expectation */
 	int bad;
 } wctx;
+
+/* A ref update's outcome from the columns (applied, cur_exists, cur) starting at col. */
+static void ref_outcome(wctx *x, prolly_ref_update *u, const PGresult *r, int row, int col)
+{
+	if (read_bool(r, row, col))
+		return;
+	u->conflict = 1;
+	x->conflict = 1;
+	u->current_exists = read_bool(r, row, col + 1);
+	if (u->current_exists) {
+		if (PQgetisnull(r, row, col + 2) || PQgetlength(r, row, col + 2) != PROLLY_ID_SIZE)
+			x->bad = 1;
+		else
+			memcpy(u->current.bytes, PQgetvalue(r, row, col + 2), PROLLY_ID_SIZE);
+	}
+}
+
+/* prolly_write's rows: (epoch, inserted, applied, cur_exists, cur), one per ref in name order,
+ * or one with NULL ref columns when the write has no ref. */
+static void fast_rows(wctx *x, const PGresult *r)
+{
+	size_t n = x->w->n_refs;
+	if (PQnfields(r) != 5 || (size_t)PQntuples(r) != (n ? n : 1) || read_int8(r, 0, 0, &x->epoch) ||
+	    read_int8(r, 0, 1, &x->inserted)) {
+		x->bad = 1;
+		return;
+	}
+	x->have_epoch = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (PQgetisnull(r, (int)i, 2)) {
+			x->bad = 1;
+			return;
+		}
+		ref_outcome(x, x->refs[i], r, (int)i, 2);
+	}
+}
 
 static int write_fn(void *ctx, size_t qi, const PGresult *r)
 {
 	wctx *x = ctx;
-	if (qi == x->q_begin) {
+	if (x->fast) {
+		fast_rows(x, r);
+	} else if (qi == x->q_begin) {
 		if (PQntuples(r) == 1 && read_int8(r, 0, 0, &x->epoch) == 0)
 			x->have_epoch = 1;
 	} else if (qi >= x->q_ins0 && qi < x->q_ins0 + x->n_ins) {
 		x->inserted += strtoull(PQcmdTuples((PGresult *)r), NULL, 10);
 	} else if (qi >= x->q_cas0 && qi < x->q_cas0 + x->w->n_refs) {
-		prolly_ref_update *u = x->refs[qi - x->q_cas0];
-		if (PQntuples(r) != 1 || PQnfields(r) != 3) {
+		if (PQntuples(r) != 1 || PQnfields(r) != 3)
 			x->bad = 1;
-			return 0;
-		}
-		if (!read_bool(r, 0, 0)) {
-			u->conflict = 1;
-			u->current_exists = read_bool(r, 0, 1);
-			if (u->current_exists) {
-				if (PQgetisnull(r, 0, 2) || PQgetlength(r, 0, 2) != PROLLY_ID_SIZE)
-					x->bad = 1;
-				else
-					memcpy(u->current.bytes, PQgetvalue(r, 0, 2), PROLLY_ID_SIZE);
-			}
-		}
+		else
+			ref_outcome(x, x->refs[qi - x->q_cas0], r, 0, 0);
 	}
 	return 0;
 }
@@ -1124,138 +1286,132 @@ static int write_empty(pg_store *st, prolly_store_write *w)
 	return 0;
 }
 
-static int pg_write(prolly_store *base, prolly_store_write *w)
+/* A write ready to send: nodes in id order without duplicates (concurrent publishers lock ids in
+ * the same order), refs in name order (each at most once), requires sorted without duplicates
+ * (only for a write that does not check the epoch: every sweep batch of the gc bumps it). */
+typedef struct wplan {
+	const prolly_store_node **nodes;
+	size_t n;
+	prolly_ref_update **refs;
+	prolly_id *req;
+	size_t n_req;
+} wplan;
+
+static void plan_dispose(wplan *pl)
 {
-	pg_store *st = (pg_store *)base;
-	const prolly_store_node **nodes = NULL;
-	prolly_ref_update **refs = NULL;
-	prolly_id *req = NULL;
-	prolly_buf a = PROLLY_BUF_INIT, b = PROLLY_BUF_INIT, c5[3];
-	pgconn *c = NULL;
-	size_t n = 0, n_req = 0;
-	uint64_t sent = 0;
-	wctx x;
-	pipe p;
-	int rc = 0, have_pipe = 0;
+	free(pl->nodes);
+	free(pl->refs);
+	free(pl->req);
+	memset(pl, 0, sizeof(*pl));
+}
 
-	memset(c5, 0, sizeof(c5));
-	memset(&x, 0, sizeof(x));
-	if (!w)
-		return prolly_set_error(PROLLY_EINVAL, "postgres: write without a write");
-	if ((rc = validate_write(w)))
-		return rc;
-	if (!w->n_nodes && !w->n_refs && !(w->n_requires && !w->check_epoch))
-		return write_empty(st, w);
-
-	/* Nodes in id order without duplicates (concurrent publishers lock ids in the same order);
-	 * refs in name order, each at most once. */
+static int plan_write(wplan *pl, const prolly_store_write *w)
+{
+	memset(pl, 0, sizeof(*pl));
 	if (w->n_nodes) {
-		if (!(nodes = malloc(w->n_nodes * sizeof(*nodes)))) {
-			rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory writing %zu nodes",
-			                      w->n_nodes);
-			goto cleanup;
-		}
+		if (!(pl->nodes = malloc(w->n_nodes * sizeof(*pl->nodes))))
+			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory writing %zu nodes",
+			                        w->n_nodes);
 		for (size_t i = 0; i < w->n_nodes; i++)
-			nodes[i] = &w->nodes[i];
-		qsort(nodes, w->n_nodes, sizeof(*nodes), cmp_node_ptr);
+			pl->nodes[i] = &w->nodes[i];
+		qsort(pl->nodes, w->n_nodes, sizeof(*pl->nodes), cmp_node_ptr);
 		for (size_t i = 0; i < w->n_nodes; i++)
-			if (!n || memcmp(nodes[n - 1]->id.bytes, nodes[i]->id.bytes, PROLLY_ID_SIZE))
-				nodes[n++] = nodes[i];
+			if (!pl->n ||
+			    memcmp(pl->nodes[pl->n - 1]->id.bytes, pl->nodes[i]->id.bytes, PROLLY_ID_SIZE))
+				pl->nodes[pl->n++] = pl->nodes[i];
 	}
 	if (w->n_refs) {
-		if (!(refs = malloc(w->n_refs * sizeof(*refs)))) {
-			rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory writing %zu refs",
-			                      w->n_refs);
-			goto cleanup;
-		}
+		if (!(pl->refs = malloc(w->n_refs * sizeof(*pl->refs))))
+			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory writing %zu refs",
+			                        w->n_refs);
 		for (size_t i = 0; i < w->n_refs; i++)
-			refs[i] = &w->refs[i];
-		qsort(refs, w->n_refs, sizeof(*refs), cmp_update_ptr);
+			pl->refs[i] = &w->refs[i];
+		qsort(pl->refs, w->n_refs, sizeof(*pl->refs), cmp_update_ptr);
 		for (size_t i = 1; i < w->n_refs; i++)
-			if (strcmp(refs[i - 1]->name, refs[i]->name) == 0) {
-				rc = prolly_set_error(PROLLY_EINVAL,
-				                      "postgres: ref '%s' is updated twice in one write",
-				                      refs[i]->name);
-				goto cleanup;
-			}
+			if (strcmp(pl->refs[i - 1]->name, pl->refs[i]->name) == 0)
+				return prolly_set_error(PROLLY_EINVAL,
+				                        "postgres: ref '%s' is updated twice in one write",
+				                        pl->refs[i]->name);
 	}
-	/* `requires` is needed only by a write that does not check the epoch: every sweep batch of
-	 * the gc bumps the epoch (see gc()). */
 	if (w->n_requires && !w->check_epoch) {
-		if (!(req = malloc(w->n_requires * sizeof(*req)))) {
-			rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
-			goto cleanup;
-		}
-		memcpy(req, w->requires, w->n_requires * sizeof(*req));
-		qsort(req, w->n_requires, sizeof(*req), cmp_id);
+		if (!(pl->req = malloc(w->n_requires * sizeof(*pl->req))))
+			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
+		memcpy(pl->req, w->requires, w->n_requires * sizeof(*pl->req));
+		qsort(pl->req, w->n_requires, sizeof(*pl->req), cmp_id);
 		for (size_t i = 0; i < w->n_requires; i++)
-			if (!n_req || memcmp(&req[n_req - 1], &req[i], PROLLY_ID_SIZE))
-				req[n_req++] = req[i];
+			if (!pl->n_req || memcmp(&pl->req[pl->n_req - 1], &pl->req[i], PROLLY_ID_SIZE))
+				pl->req[pl->n_req++] = pl->req[i];
 	}
+	return 0;
+}
 
-	if ((rc = pool_acquire(st, &c)))
-		goto cleanup;
-	x.w = w;
-	x.refs = refs;
-	x.q_ins0 = x.q_cas0 = SIZE_MAX;
-	pipe_init(&p, st, c, "write", write_fn, &x);
-	have_pipe = 1;
+/* The id array (a) and node array (b) of nodes [at, at + m) of pl; b gets a wrong element type
+ * when the test hook wants this chunk to fail. */
+static int encode_nodes(prolly_buf *a, prolly_buf *b, const wplan *pl, size_t at, size_t m,
+                        int fail, uint64_t *sent)
+{
+	int rc;
+	if ((rc = array_begin(a, m, BYTEA_OID)) ||
+	    (rc = array_begin(b, m, fail ? INT4_OID : BYTEA_OID)))
+		return rc;
+	for (size_t i = at; i < at + m; i++) {
+		if ((rc = array_add(a, pl->nodes[i]->id.bytes, PROLLY_ID_SIZE)) ||
+		    (rc = array_add(b, pl->nodes[i]->data, pl->nodes[i]->size)))
+			return rc;
+		*sent += pl->nodes[i]->size;
+	}
+	return array_too_big(b->size);
+}
 
+static int encode_requires(prolly_buf *a, const wplan *pl)
+{
+	int rc = array_begin(a, pl->n_req, BYTEA_OID);
+	for (size_t i = 0; i < pl->n_req && !rc; i++)
+		rc = array_add(a, pl->req[i].bytes, PROLLY_ID_SIZE);
+	return rc ? rc : array_too_big(a->size);
+}
+
+/* The version-1 pipeline: BEGIN, [SET LOCAL synchronous_commit], prolly_write_begin,
+ * [prolly_write_requires], one INSERT per chunk of batch nodes, one prolly_ref_cas per ref,
+ * [prolly_write_finish], COMMIT. Chunks are sent as they are encoded. */
+static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const prolly_store_write *w,
+                         size_t batch, unsigned fail, prolly_buf *a, prolly_buf *b, uint64_t *sent)
+{
 	char ebuf[8];
 	const char *vals[5];
-	int lens[5];
-	pipe_send(&p, Q_BEGIN, 0, NULL, NULL);
+	int lens[5], rc;
+	pipe_send(p, Q_BEGIN, 0, NULL, NULL);
 	if (!w->durable)
-		pipe_send(&p, Q_ASYNC, 0, NULL, NULL);
+		pipe_send(p, Q_ASYNC, 0, NULL, NULL);
 	put_be64((unsigned char *)ebuf, w->epoch);
 	vals[0] = w->check_epoch ? ebuf : NULL;
 	lens[0] = 8;
-	x.q_begin = p.queued;
-	pipe_send(&p, Q_WBEGIN, 1, vals, lens);
-	if (n_req) {
-		if ((rc = array_begin(&a, n_req, BYTEA_OID)))
-			goto cleanup;
-		for (size_t i = 0; i < n_req && !rc; i++)
-			rc = array_add(&a, req[i].bytes, PROLLY_ID_SIZE);
-		if (rc || (rc = array_too_big(a.size)))
-			goto cleanup;
-		vals[0] = (const char *)a.ptr;
-		lens[0] = (int)a.size;
-		pipe_send(&p, Q_WREQUIRES, 1, vals, lens);
+	x->q_begin = p->queued;
+	pipe_send(p, Q_WBEGIN, 1, vals, lens);
+	if (pl->n_req) {
+		if ((rc = encode_requires(a, pl)))
+			return rc;
+		vals[0] = (const char *)a->ptr;
+		lens[0] = (int)a->size;
+		pipe_send(p, Q_WREQUIRES, 1, vals, lens);
 	}
-	size_t chunks = (n + st->batch_items - 1) / st->batch_items;
-	unsigned fail = atomic_load(&st->fail_chunk);
-	if (fail && fail <= chunks)
-		atomic_store(&st->fail_chunk, 0);
-	else
-		fail = 0;
-	x.q_ins0 = p.queued;
-	x.n_ins = chunks;
-	for (size_t k = 0; k < chunks; k++) {
-		size_t at = k * st->batch_items, m = PROLLY_MIN(st->batch_items, n - at);
-		if ((rc = array_begin(&a, m, BYTEA_OID)) ||
-		    (rc = array_begin(&b, m, fail == k + 1 ? INT4_OID : BYTEA_OID)))
-			goto cleanup;
-		for (size_t i = at; i < at + m; i++) {
-			if ((rc = array_add(&a, nodes[i]->id.bytes, PROLLY_ID_SIZE)) ||
-			    (rc = array_add(&b, nodes[i]->data, nodes[i]->size)))
-				goto cleanup;
-			sent += nodes[i]->size;
-		}
-		if ((rc = array_too_big(b.size)))
-			goto cleanup;
-		vals[0] = (const char *)a.ptr;
-		lens[0] = (int)a.size;
-		vals[1] = (const char *)b.ptr;
-		lens[1] = (int)b.size;
-		pipe_send(&p, Q_WINSERT, 2, vals, lens);
+	x->q_ins0 = p->queued;
+	for (size_t k = 0; k < x->n_ins; k++) {
+		size_t at = k * batch;
+		if ((rc = encode_nodes(a, b, pl, at, PROLLY_MIN(batch, pl->n - at), fail == k + 1, sent)))
+			return rc;
+		vals[0] = (const char *)a->ptr;
+		lens[0] = (int)a->size;
+		vals[1] = (const char *)b->ptr;
+		lens[1] = (int)b->size;
+		pipe_send(p, Q_WINSERT, 2, vals, lens);
 		/* Let the server start on this chunk while the next one is encoded. */
-		if (!p.broken && PQflush(c->pg) < 0)
-			pipe_broken(&p, NULL);
+		if (!p->broken && PQflush(p->c->pg) < 0)
+			pipe_broken(p, NULL);
 	}
-	x.q_cas0 = p.queued;
+	x->q_cas0 = p->queued;
 	for (size_t i = 0; i < w->n_refs; i++) {
-		prolly_ref_update *u = refs[i];
+		prolly_ref_update *u = pl->refs[i];
 		unsigned char expect[4], remove = u->remove ? 1 : 0;
 		put_be32(expect, (uint32_t)u->expect);
 		vals[0] = u->name;
@@ -1268,22 +1424,125 @@ static int pg_write(prolly_store *base, prolly_store_write *w)
 		lens[3] = 1;
 		vals[4] = u->remove ? NULL : (const char *)u->value.bytes;
 		lens[4] = PROLLY_ID_SIZE;
-		pipe_send(&p, Q_WCAS, 5, vals, lens);
+		pipe_send(p, Q_WCAS, 5, vals, lens);
 	}
 	if (w->n_refs)
-		pipe_send(&p, Q_WFINISH, 0, NULL, NULL);
-	pipe_send(&p, Q_COMMIT, 0, NULL, NULL);
+		pipe_send(p, Q_WFINISH, 0, NULL, NULL);
+	pipe_send(p, Q_COMMIT, 0, NULL, NULL);
+	return 0;
+}
+
+/* Arrays of the fast write: requires, ids, nodes, names, expects, expected, removes, values. */
+enum { FA_REQ, FA_IDS, FA_NODES, FA_NAMES, FA_EXPECTS, FA_EXPECTED, FA_REMOVES, FA_VALUES, N_FA };
+
+/*
+ * One statement, run in its own implicit transaction: SELECT ... FROM prolly_write(epoch, async,
+ * requires, ids, nodes, names, expects, expected, removes, values), all of a write that fits one
+ * INSERT chunk. Everything is encoded before anything is sent. NULL array elements stand where
+ * prolly_ref_cas takes NULL (expected unless EXPECT_VALUE, the value of a removal).
+ */
+static int send_fast(pipe *p, const wplan *pl, const prolly_store_write *w, unsigned fail,
+                     prolly_buf *fa, uint64_t *sent)
+{
+	size_t r = w->n_refs;
+	char ebuf[8], async = w->durable ? 0 : 1;
+	const char *vals[2 + N_FA];
+	int lens[2 + N_FA], rc;
+	if (pl->n_req && (rc = encode_requires(&fa[FA_REQ], pl)))
+		return rc;
+	if (pl->n && (rc = encode_nodes(&fa[FA_IDS], &fa[FA_NODES], pl, 0, pl->n, fail == 1, sent)))
+		return rc;
+	if (r && ((rc = array_begin(&fa[FA_NAMES], r, BYTEA_OID)) ||
+	          (rc = array_begin(&fa[FA_EXPECTS], r, INT4_OID)) ||
+	          (rc = array_begin(&fa[FA_EXPECTED], r, BYTEA_OID)) ||
+	          (rc = array_begin(&fa[FA_REMOVES], r, BOOL_OID)) ||
+	          (rc = array_begin(&fa[FA_VALUES], r, BYTEA_OID))))
+		return rc;
+	for (size_t i = 0; i < r; i++) {
+		const prolly_ref_update *u = pl->refs[i];
+		unsigned char expect[4], remove = u->remove ? 1 : 0;
+		put_be32(expect, (uint32_t)u->expect);
+		if ((rc = array_add(&fa[FA_NAMES], u->name, strlen(u->name))) ||
+		    (rc = array_add(&fa[FA_EXPECTS], expect, 4)) ||
+		    (rc = u->expect == PROLLY_REF_EXPECT_VALUE
+		              ? array_add(&fa[FA_EXPECTED], u->expected.bytes, PROLLY_ID_SIZE)
+		              : array_add_null(&fa[FA_EXPECTED])) ||
+		    (rc = array_add(&fa[FA_REMOVES], &remove, 1)) ||
+		    (rc = u->remove ? array_add_null(&fa[FA_VALUES])
+		                    : array_add(&fa[FA_VALUES], u->value.bytes, PROLLY_ID_SIZE)))
+			return rc;
+	}
+	put_be64((unsigned char *)ebuf, w->epoch);
+	vals[0] = w->check_epoch ? ebuf : NULL;
+	lens[0] = 8;
+	vals[1] = &async;
+	lens[1] = 1;
+	for (int k = 0; k < N_FA; k++) {
+		int used = k == FA_REQ ? pl->n_req > 0 : k <= FA_NODES ? pl->n > 0 : r > 0;
+		vals[2 + k] = used ? (const char *)fa[k].ptr : NULL;
+		lens[2 + k] = used ? (int)fa[k].size : 0;
+	}
+	pipe_send(p, Q_WRITE, 2 + N_FA, vals, lens);
+	return 0;
+}
+
+static int pg_write(prolly_store *base, prolly_store_write *w)
+{
+	pg_store *st = (pg_store *)base;
+	prolly_buf fa[N_FA];
+	wplan pl;
+	pgconn *c = NULL;
+	uint64_t sent = 0;
+	wctx x;
+	pipe p;
+	int rc = 0, have_pipe = 0, unsent = 0;
+
+	memset(fa, 0, sizeof(fa));
+	memset(&pl, 0, sizeof(pl));
+	memset(&x, 0, sizeof(x));
+	if (!w)
+		return prolly_set_error(PROLLY_EINVAL, "postgres: write without a write");
+	if ((rc = validate_write(w)))
+		return rc;
+	if (!w->n_nodes && !w->n_refs && !(w->n_requires && !w->check_epoch))
+		return write_empty(st, w);
+	if ((rc = plan_write(&pl, w)) || (rc = pool_acquire(st, &c)))
+		goto cleanup;
+
+	size_t chunks = (pl.n + st->batch_items - 1) / st->batch_items;
+	unsigned fail = atomic_load(&st->fail_chunk);
+	if (fail && fail <= chunks)
+		atomic_store(&st->fail_chunk, 0);
+	else
+		fail = 0;
+	x.w = w;
+	x.refs = pl.refs;
+	x.fast = c->has_write && chunks <= 1;
+	x.q_begin = x.q_ins0 = x.q_cas0 = SIZE_MAX;
+	x.n_ins = chunks;
+	pipe_init(&p, st, c, "write", write_fn, &x);
+	have_pipe = 1;
+	if (x.fast)
+		rc = send_fast(&p, &pl, w, fail, fa, &sent);
+	else
+		rc = send_pipeline(&p, &x, &pl, w, st->batch_items, fail, &fa[0], &fa[1], &sent);
+	if (rc) {
+		unsent = p.queued > 0; /* queued without a Sync: the connection is not reusable */
+		goto cleanup;
+	}
 	rc = pipe_run(&p);
 
 	cnt_add(&st->cnt.insert_statements, chunks);
-	if (rc == 0) {
-		cnt_add(&st->cnt.rows_inserted, x.inserted);
-		cnt_add(&st->cnt.bytes_sent, sent);
-	}
 	if (x.have_epoch)
 		w->current_epoch = x.epoch;
 	if (rc == 0 && x.bad)
 		rc = prolly_set_error(PROLLY_ECORRUPT, "postgres: a ref update returned a malformed row");
+	else if (rc == 0 && x.conflict) /* the fast path reports failed refs in its rows */
+		rc = conflict_message(w);
+	if (rc == 0) {
+		cnt_add(&st->cnt.rows_inserted, x.inserted);
+		cnt_add(&st->cnt.bytes_sent, sent);
+	}
 	if (rc && p.failed && strcmp(p.sqlstate, "PLY01") == 0) {
 		uint64_t cur = strtoull(p.detail, NULL, 10);
 		w->current_epoch = cur;
@@ -1298,6 +1557,9 @@ static int pg_write(prolly_store *base, prolly_store_write *w)
 		                      "postgres: a gc removed %s node(s) this write builds on; nothing was "
 		                      "written (retry from the current refs)",
 		                      p.detail);
+	} else if (rc && p.failed && x.fast) {
+		rc = prolly_set_error(rc, "postgres: write: %s (SQLSTATE %s); nothing was written", p.msg,
+		                      p.sqlstate);
 	} else if (rc && p.failed && p.err_qi >= x.q_ins0 && p.err_qi < x.q_ins0 + x.n_ins) {
 		rc = prolly_set_error(rc,
 		                      "postgres: write: node insert statement %zu of %zu failed: %s "
@@ -1310,12 +1572,10 @@ static int pg_write(prolly_store *base, prolly_store_write *w)
 
 cleanup:
 	if (c)
-		pool_done(st, c, have_pipe ? &p : NULL);
-	prolly_buf_dispose(&a);
-	prolly_buf_dispose(&b);
-	free(nodes);
-	free(refs);
-	free(req);
+		pool_release(st, c, unsent || (have_pipe && p.broken));
+	for (int k = 0; k < N_FA; k++)
+		prolly_buf_dispose(&fa[k]);
+	plan_dispose(&pl);
 	return rc;
 }
 
@@ -1455,6 +1715,77 @@ static int pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uint
 		return prolly_set_error(PROLLY_ENOTFOUND, "postgres: ref '%s' not found", name);
 	if (out)
 		*out = x.value;
+	return 0;
+}
+
+typedef struct roctx {
+	rctx ref;
+	prolly_store_found_fn found;
+	void *payload;
+	uint64_t rows, bytes;
+} roctx;
+
+/* One row: (ref value, epoch, the object it names, the followed object). found() is called only
+ * for a well-formed ref, in index order. */
+static int refobjs_fn(void *ctx, size_t qi, const PGresult *r)
+{
+	roctx *x = ctx;
+	int rc = 0;
+	ref_fn(&x->ref, qi, r);
+	if (!x->ref.found || PQntuples(r) != 1 || PQnfields(r) != 4)
+		return 0;
+	for (int i = 0; i < 2 && !rc; i++) {
+		if (PQgetisnull(r, 0, 2 + i))
+			break;
+		size_t len = (size_t)PQgetlength(r, 0, 2 + i);
+		x->rows++;
+		x->bytes += len;
+		rc = x->found(x->payload, (size_t)i, PQgetvalue(r, 0, 2 + i), len);
+	}
+	return rc;
+}
+
+/* get_ref and the two objects it leads to (see prolly.h): one statement, one round trip. */
+static int pg_get_ref_objects(prolly_store *base, const char *name, size_t follow, prolly_id *out,
+                              uint64_t *epoch, prolly_store_found_fn found, void *payload)
+{
+	pg_store *st = (pg_store *)base;
+	pgconn *c = NULL;
+	unsigned char off[4];
+	roctx x;
+	pipe p;
+	int rc;
+	if ((rc = check_ref_name(name)))
+		return rc;
+	if (!found)
+		return prolly_set_error(PROLLY_EINVAL, "postgres: get_ref_objects without a callback");
+	if ((rc = pool_acquire(st, &c)))
+		return rc;
+	memset(&x, 0, sizeof(x));
+	x.found = found;
+	x.payload = payload;
+	put_be32(off, (uint32_t)follow);
+	pipe_init(&p, st, c, "get_ref_objects", refobjs_fn, &x);
+	/* An offset past any object's reach follows nothing (NULL). */
+	const char *vals[2] = {name, follow <= INT32_MAX - PROLLY_ID_SIZE ? (const char *)off : NULL};
+	int lens[2] = {(int)strlen(name), 4};
+	pipe_send(&p, Q_GETREFOBJS, 2, vals, lens);
+	rc = pipe_run(&p);
+	pool_done(st, c, &p);
+	cnt_add(&st->cnt.rows_read, x.rows);
+	cnt_add(&st->cnt.bytes_read, x.bytes);
+	if (rc)
+		return rc;
+	if (epoch && x.ref.have_epoch)
+		*epoch = x.ref.epoch;
+	if (x.ref.bad)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "postgres: ref '%s' holds a value that is not %d bytes", name,
+		                        PROLLY_ID_SIZE);
+	if (!x.ref.found)
+		return prolly_set_error(PROLLY_ENOTFOUND, "postgres: ref '%s' not found", name);
+	if (out)
+		*out = x.ref.value;
 	return 0;
 }
 
@@ -1996,6 +2327,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	st->base.gc = pg_gc;
 	st->base.stat = pg_stat;
 	st->base.close = pg_close;
+	st->base.get_ref_objects = pg_get_ref_objects;
 
 	const char *schema = opts && opts->schema && opts->schema[0] ? opts->schema : "public";
 	st->pool_size = opts && opts->pool_size ? opts->pool_size : 8;
@@ -2065,10 +2397,16 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		                      st->schema, st->target);
 		goto cleanup;
 	}
-	rc = missing ? init_on(st, c) : check_version(st, version);
+	/* A missing schema is created at the current version; an older one is migrated unless
+	 * no_create (or the role may not), else used as it is. */
+	if (missing || (!st->no_create && version >= 1 && version < SCHEMA_VERSION))
+		rc = init_on(st, c, &version, !missing);
+	else
+		rc = check_version(st, version);
 	if (rc)
 		goto cleanup;
 	atomic_store(&st->ready, 1);
+	atomic_store(&st->fast, version >= 2);
 	if ((rc = conn_prepare(st, c)))
 		goto cleanup;
 	pool_release(st, c, 0);

@@ -16,9 +16,10 @@
 typedef struct prolly_pg_counters {
 	uint64_t round_trips;       /* pipeline syncs waited for */
 	uint64_t statements;        /* statements sent */
-	uint64_t insert_statements; /* node INSERT statements */
+	uint64_t insert_statements; /* node INSERT statements (a one-statement write counts 1 if it
+	                               has nodes) */
 	uint64_t rows_inserted;     /* node rows actually inserted (not already present) */
-	uint64_t rows_read;         /* node rows returned by get_nodes */
+	uint64_t rows_read;         /* node rows returned by get_nodes and get_ref_objects */
 	uint64_t bytes_read;        /* their bytes */
 	uint64_t bytes_sent;        /* node bytes sent by writes */
 	uint64_t pool_waits;        /* acquisitions that had to wait */
@@ -33,8 +34,9 @@ typedef struct prolly_pg_counters {
 /* PROLLY_EINVAL if st is not a PostgreSQL store. */
 int prolly_store_pg_counters(prolly_store *st, prolly_pg_counters *out);
 
-/* Test hook: the next write that sends at least `chunk` INSERT statements makes its chunk number
- * `chunk` (1-based) fail on the server (a malformed array). 0 disarms. */
+/* Test hook: the next write that sends at least `chunk` INSERT chunks makes its chunk number
+ * `chunk` (1-based) fail on the server (a malformed array); with chunk 1 that includes a
+ * one-statement write (prolly_write), whose nodes are one chunk. 0 disarms. */
 void prolly_store_pg_fail_chunk(prolly_store *st, unsigned chunk);
 
 #endif /* PROLLY_STORE_PG_H */
