@@ -10,9 +10,10 @@
  * every ref compare-and-swap, the last two inside a BEGIN ... EXCEPTION block that a failed
  * compare-and-swap rolls back while the per-ref outcome survives in local variables. Writes
  * larger than one INSERT chunk (batch_items nodes), and stores on a version-1 schema, use the
- * version-1 pipeline instead: BEGIN, prolly_write_begin (locks the epoch row FOR SHARE, raises
- * PLY01 if the epoch moved), [prolly_write_requires (PLY03 if a required node is missing)], the
- * INSERT chunks, one prolly_ref_cas per ref (one conditional INSERT/UPDATE/DELETE, reporting
+ * version-1 pipeline instead: BEGIN, prolly_write_begin (takes the write lock shared -- a
+ * transaction-level advisory lock the gc's epoch bump takes exclusive; version-1 schemas lock the
+ * epoch row FOR SHARE instead -- and raises PLY01 if the epoch moved), [prolly_write_requires
+ * (PLY03 if a required node is missing)], the INSERT chunks, one prolly_ref_cas per ref (one conditional INSERT/UPDATE/DELETE, reporting
  * whether it applied and the current value, flagging a failure in a transaction-local setting),
  * prolly_write_finish (PLY02 if any ref update failed, so the queued COMMIT is skipped), COMMIT:
  * one round trip either way.
@@ -45,6 +46,8 @@
 #define INT4_OID 23
 #define LOCK_INIT 1886547820 /* advisory lock keys (first half): "prol" */
 #define LOCK_GC 1886547821
+/* 1886547822: writes (shared, inside prolly_write and prolly_write_begin) against the gc's epoch
+ * bump (exclusive); written as a literal in the SQL above and below. */
 #define GC_REMARKS_OUTSIDE 2 /* sweeps retried after a re-mark without the lock, then with it */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -105,7 +108,10 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_LISTREFS] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea "
                    "AND ($2::bytea IS NULL OR name < $2::bytea) ORDER BY name",
     [Q_STAT] = "SELECT count(*), coalesce(sum(octet_length(node)), 0)::int8 FROM @.nodes",
-    [Q_GCBUMP] = "UPDATE @.meta SET value = value + 1 WHERE key = 'epoch' RETURNING value",
+    /* The exclusive side of the writers' shared advisory lock, then the bump (whose row lock
+     * also waits for version-1 writers, which lock the epoch row FOR SHARE). */
+    [Q_GCBUMP] = "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(1886547822, hashtext(#))) "
+                 "UPDATE @.meta SET value = value + 1 FROM l WHERE key = 'epoch' RETURNING value",
     [Q_GCREFS] = "SELECT name, value FROM @.refs",
     [Q_GCDELETE] = "WITH d AS (DELETE FROM @.nodes WHERE id = ANY($1::bytea[]) "
                    "RETURNING octet_length(node) AS n) SELECT count(*), coalesce(sum(n), 0)::int8 "
@@ -231,7 +237,11 @@ static const char init_tmpl[] =
     "  v_failed boolean := false;\n"
     "  c record;\n"
     "BEGIN\n"
-    "  SELECT value INTO v_epoch FROM @.meta WHERE key = 'epoch' FOR SHARE;\n"
+    /* Writers hold this lock shared, the gc's epoch bump exclusive: it waits for the writes in
+     * flight and holds new ones back, with no row lock (a FOR SHARE row lock dirties the meta
+     * row and, among concurrent writers, makes a MultiXact every time). */
+    "  PERFORM pg_advisory_xact_lock_shared(1886547822, hashtext(#));\n"
+    "  SELECT value INTO v_epoch FROM @.meta WHERE key = 'epoch';\n"
     "  IF p_epoch IS NOT NULL AND v_epoch IS DISTINCT FROM p_epoch THEN\n"
     "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
     "      DETAIL = v_epoch::text;\n"
@@ -281,6 +291,18 @@ static const char init_tmpl[] =
     "    o_cur := v_cur[i];\n"
     "    RETURN NEXT;\n"
     "  END LOOP;\n"
+    "END $f$;\n"
+    "CREATE OR REPLACE FUNCTION @.prolly_write_begin(expected bigint) RETURNS bigint\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "DECLARE cur bigint;\n"
+    "BEGIN\n"
+    "  PERFORM pg_advisory_xact_lock_shared(1886547822, hashtext(#));\n"
+    "  SELECT value INTO cur FROM @.meta WHERE key = 'epoch';\n"
+    "  IF expected IS NOT NULL AND cur IS DISTINCT FROM expected THEN\n"
+    "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
+    "      DETAIL = cur::text;\n"
+    "  END IF;\n"
+    "  RETURN cur;\n"
     "END $f$;\n"
     "UPDATE @.meta SET value = 2 WHERE key = 'schema_version';\n"
     "END IF;\n"
