@@ -895,8 +895,11 @@ PT_TEST(server_restart)
 	double restart_s = now_s() - t0;
 	PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
 	pthread_join(th, NULL);
-	PT_CHECK(b.rc == PROLLY_ESTORE);
-	printf("# in flight during restart: %s\n", b.err);
+	/* The fast shutdown ends the blocker first: the write in flight either fails as a store
+	 * error, or (one statement, its own transaction) gets its lock and commits before its own
+	 * backend is told to stop, and then it reports success. */
+	PT_CHECKF(b.rc == PROLLY_ESTORE || b.rc == 0, "%d: %s", b.rc, b.err);
+	printf("# in flight during restart: %s\n", b.rc ? b.err : "committed before the shutdown");
 	PQfinish(a);
 	a = admin();
 	PT_REQUIRE(a);
@@ -905,6 +908,7 @@ PT_TEST(server_restart)
 	/* A write cut off while committing may have been applied (the server can release the
 	 * blocker's lock and commit the writer before the shutdown reaches it), but only wholly:
 	 * the ref moved and its node stored, or neither. */
+	PT_CHECK(b.rc != 0 || prolly_id_equal(&got, &b.value)); /* a success is applied */
 	if (prolly_id_equal(&got, &b.value)) {
 		PT_CHECK(present(st, &b.value, 1) == 1);
 		printf("# the cut-off write had committed before the shutdown reached it\n");
@@ -916,10 +920,10 @@ PT_TEST(server_restart)
 		PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
 	prolly_pg_counters c;
 	PT_CHECK_RC(prolly_store_pg_counters(st, &c), 0);
-	PT_CHECKF(before.connects >= 2 && c.broken >= 2, "%llu connects before, %llu broken",
+	PT_CHECKF(before.connects >= 2 && c.broken >= (b.rc ? 2u : 1u), "%llu connects before, %llu broken",
 	          (unsigned long long)before.connects, (unsigned long long)c.broken);
-	printf("# restart took %.2f s; %llu connections dropped as broken (the one in flight and the "
-	       "idle one, found dead before use), %llu connects in all\n",
+	printf("# restart took %.2f s; %llu connections dropped as broken (the idle one, found dead "
+	       "before use, and the one in flight if it failed), %llu connects in all\n",
 	       restart_s, (unsigned long long)c.broken, (unsigned long long)c.connects);
 	prolly_store_close(st);
 	PQfinish(a);
