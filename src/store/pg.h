@@ -3,7 +3,8 @@
  * init) is in prolly.h.
  *
  * See docs/postgres.md for the schema, the privileges a runtime role needs, the write pipeline,
- * the gc protocol and the pool.
+ * the gc protocol and the pool. The store itself is pg.c and the pg_*.c files beside it (their
+ * shared declarations: pg_int.h).
  */
 #ifndef PROLLY_STORE_PG_H
 #define PROLLY_STORE_PG_H

@@ -1,0 +1,213 @@
+/*
+ * pg_int.h - what the PostgreSQL store's files share; included by src/store/pg*.c only.
+ *
+ *   pg.c        open and close, the reads (get_nodes, get_ref, get_ref_objects, list_refs, stat),
+ *               the counters and the test hook
+ *   pg_sql.c    the statement texts, the schema DDL and its migration, the substitution helper,
+ *               binary parameters (bytea[] and friends) and results
+ *   pg_pool.c   connections, the pool, pipelines (pipe_*) and the translation of errors
+ *   pg_write.c  write: one prolly_write statement, or the version-1 pipeline
+ *   pg_gc.c     gc: mark, snapshot, sweep batches
+ *
+ * Naming as in internal.h: prolly__pg_ for functions shared across these files, no prefix for
+ * static ones.
+ *
+ * A pg_store owns its statements (the schema substituted into every template at open, freed at
+ * close), a fixed array of pool_size connection slots (a slot is connected lazily and reconnected
+ * after it breaks) and the counters prolly_store_pg_counters reports. A slot is used by one thread
+ * at a time: the one that acquired it from the pool, or the gc's thread it is pinned to.
+ */
+#ifndef PROLLY_STORE_PG_INT_H
+#define PROLLY_STORE_PG_INT_H
+
+#include "internal.h"
+#include "store/pg.h"
+
+#include <libpq-fe.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCHEMA_VERSION 2
+#define BOOL_OID 16
+#define BYTEA_OID 17
+#define INT4_OID 23
+#define LOCK_INIT 1886547820 /* advisory lock keys (first half): "prol" */
+#define LOCK_GC 1886547821
+/* 1886547822: writes (shared, inside prolly_write and prolly_write_begin) against the gc's epoch
+ * bump (exclusive); written as a literal in the SQL of pg_sql.c. */
+
+/* The prepared statements; their texts are query_tmpl in pg_sql.c, prepared as "p<number>". */
+enum {
+	Q_BEGIN,
+	Q_COMMIT,
+	Q_ROLLBACK,
+	Q_ASYNC,
+	Q_WBEGIN,
+	Q_WREQUIRES,
+	Q_WINSERT,
+	Q_WCAS,
+	Q_WFINISH,
+	Q_WRITE, /* schema version 2 only: prepared where the function exists */
+	Q_EPOCH,
+	Q_GETNODES,
+	Q_GETREF,
+	Q_GETREFOBJS,
+	Q_LISTREFS,
+	Q_STAT,
+	Q_GCBUMP,
+	Q_GCREFS,
+	Q_GCDELETE,
+	N_QUERIES
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* The store                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct pgconn {
+	PGconn *pg;
+	int prepared;
+	int has_write; /* Q_WRITE is prepared (the schema had prolly_write when prepared) */
+} pgconn;
+
+typedef struct waiter waiter; /* a thread queued for a connection (pg_pool.c) */
+
+typedef struct counters {
+	_Atomic uint64_t round_trips, statements, insert_statements, rows_inserted, rows_read,
+	    bytes_read, bytes_sent, pool_waits, pool_wait_ns, pool_timeouts, connects, broken,
+	    gc_batches, gc_remarks;
+} counters;
+
+typedef struct pg_store {
+	prolly_store base;
+	char *conninfo;
+	char *password; /* NULL if none: every message is scrubbed of it */
+	char *target;   /* "host=... port=... dbname=... user=..." for messages */
+	char *schema;
+	char *qs; /* the schema as a quoted identifier */
+	char *sql[N_QUERIES];
+	char *init_sql;
+	char *meta_literal;
+	unsigned pool_size, pool_timeout_ms;
+	size_t batch_items, read_chunk, gc_batch;
+	int no_create;
+	_Atomic int ready; /* the schema is known to exist: connections prepare statements */
+	_Atomic int fast;  /* the schema is at version 2: one-statement writes (prolly_write) */
+	_Atomic unsigned fail_chunk;
+
+	pthread_mutex_t mu; /* the pool */
+	pgconn *conns;
+	pgconn **idle;
+	size_t n_idle;
+	waiter *head, *tail;
+	pthread_mutex_t gc_mu; /* one gc at a time per store (across processes: an advisory lock) */
+	counters cnt;
+} pg_store;
+
+static inline void prolly__pg_cnt_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* A ref as listed. list_refs gathers its rows in a preflist before calling back; the gc keeps in
+ * one the refs list_refs returned on its thread while mark() ran: what the mark started from. */
+typedef struct pref {
+	char *name;
+	size_t len;
+	prolly_id value;
+} pref;
+
+typedef struct preflist {
+	pref *v;
+	size_t n, cap;
+} preflist;
+
+/* Two int8 columns of one row (stat's count and bytes, a gc batch's deletions). */
+typedef struct sctx {
+	uint64_t a, b;
+	int have;
+} sctx;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pipelines (pg_pool.c)                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Called for every successful result, with its statement's index in the pipe (qi). */
+typedef int (*result_fn)(void *ctx, size_t qi, const PGresult *r);
+
+typedef struct pipe {
+	pg_store *st;
+	pgconn *c;
+	const char *what;
+	size_t queued;
+	result_fn fn;
+	void *ctx;
+	int fn_rc;  /* first non-zero result of fn; fn is not called again */
+	int failed; /* a statement failed on the server */
+	int broken; /* the connection failed */
+	size_t err_qi;
+	char sqlstate[6];
+	char msg[600];
+	char detail[200];
+} pipe;
+
+void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, result_fn fn,
+                          void *ctx);
+void prolly__pg_pipe_broken(pipe *p, const char *why);
+void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens);
+void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
+int prolly__pg_pipe_run(pipe *p);
+
+void prolly__pg_redact(char *out, size_t outsz, const char *msg, const char *password);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Connections and the pool (pg_pool.c)                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken);
+int prolly__pg_conn_prepare(pg_store *st, pgconn *c);
+int prolly__pg_pool_acquire(pg_store *st, pgconn **out);
+void prolly__pg_pool_release(pg_store *st, pgconn *c, int broken);
+void prolly__pg_pool_done(pg_store *st, pgconn *c, const pipe *p);
+void prolly__pg_pin(pg_store *st, pgconn *c);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Statements, parameters and the schema (pg_sql.c)                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+char *prolly__pg_subst(const char *tmpl, const char *a, const char *b);
+int prolly__pg_sql_init(pg_store *st);
+
+void prolly__pg_put_be32(unsigned char *p, uint32_t v);
+void prolly__pg_put_be64(unsigned char *p, uint64_t v);
+int prolly__pg_read_int8(const PGresult *r, int row, int col, uint64_t *out);
+int prolly__pg_read_bool(const PGresult *r, int row, int col);
+int prolly__pg_array_begin(prolly_buf *b, size_t n, uint32_t oid);
+int prolly__pg_array_add(prolly_buf *b, const void *data, size_t size);
+int prolly__pg_array_add_null(prolly_buf *b);
+int prolly__pg_array_too_big(size_t size);
+
+int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing);
+int prolly__pg_check_version(pg_store *st, uint64_t version);
+int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The store's operations                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* pg.c */
+int prolly__pg_check_ref_name(const char *name);
+int prolly__pg_preflist_push(preflist *l, const char *name, size_t len, const prolly_id *value);
+void prolly__pg_preflist_dispose(preflist *l);
+int prolly__pg_list_fn(void *ctx, size_t qi, const PGresult *r);
+int prolly__pg_two_int8_fn(void *ctx, size_t qi, const PGresult *r);
+
+/* pg_write.c */
+int prolly__pg_write(prolly_store *base, prolly_store_write *w);
+
+/* pg_gc.c */
+int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+                  prolly_gc_result *out);
+int prolly__pg_gc_saw_refs(pg_store *st, const preflist *l);
+
+#endif /* PROLLY_STORE_PG_INT_H */

@@ -1,0 +1,517 @@
+/*
+ * pg_pool.c - the PostgreSQL store's connections: libpq sessions, the pool, pipelines and the
+ * translation of errors.
+ *
+ * Every connection lives in pipeline mode, non-blocking, with every statement prepared once.
+ * An operation queues its statements, one Sync, then reads every result while flushing (so a
+ * large pipeline cannot deadlock on full socket buffers). Parameters and results are binary (their
+ * encoding is in pg_sql.c). A statement that fails aborts the rest of the pipeline; a transaction
+ * left in error is rolled back in a second round trip. Errors:
+ * SQLSTATE 53100 is PROLLY_EFULL, PLY* (the store's own), 40001 and 40P01 PROLLY_ECONFLICT, 57014
+ * PROLLY_ETIMEOUT, any other PROLLY_ESTORE; a lost connection is PROLLY_ESTORE and is reopened by
+ * the next operation. No message carries the password (prolly__pg_redact).
+ *
+ * The pool: pool_size slots, each connected on first use. Idle slots form a stack, connected ones
+ * on top (the warmest is taken next), unconnected ones at the bottom; when none is idle (or others
+ * wait already), threads queue first come, first served and give up after pool_timeout_ms. A slot
+ * is made ready when taken (a session the server closed while idle is dropped; it is connected and
+ * its statements prepared as needed) and closed when given back broken or with a transaction
+ * open. The gc pins one connection to its thread while mark() runs: that thread's store calls use
+ * it instead of the pool.
+ */
+#include "store/pg_int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct waiter {
+	pthread_cond_t cv;
+	pgconn *got;
+	struct waiter *next;
+};
+
+/* A connection pinned to the calling thread (the gc's, while it calls mark()), used for that
+ * thread's store calls instead of the pool. */
+static _Thread_local pg_store *pin_store;
+static _Thread_local pgconn *pin_conn;
+static _Thread_local int pin_busy;
+
+/* Pins c to the calling thread for st's store calls (st NULL and c NULL: unpins). */
+void prolly__pg_pin(pg_store *st, pgconn *c)
+{
+	pin_store = st;
+	pin_conn = c;
+	pin_busy = 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Messages                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Copies msg into out (size outsz), removing what could be a password: every occurrence of
+ * password (when known), the value after "password=", and the part after ':' of a URI's
+ * user-info ("scheme://user:SECRET@host"). Trailing newlines are dropped.
+ */
+void prolly__pg_redact(char *out, size_t outsz, const char *msg, const char *password)
+{
+	size_t o = 0, plen = password ? strlen(password) : 0;
+	const char *p = msg ? msg : "";
+	if (!outsz)
+		return;
+	while (*p && o + 1 < outsz) {
+		if (plen && strncmp(p, password, plen) == 0) {
+			for (const char *s = "***"; *s && o + 1 < outsz; s++)
+				out[o++] = *s;
+			p += plen;
+			continue;
+		}
+		if (strncmp(p, "password=", 9) == 0) {
+			for (const char *s = "password=***"; *s && o + 1 < outsz; s++)
+				out[o++] = *s;
+			p += 9;
+			while (*p && *p != ' ' && *p != '"' && *p != '\'' && *p != '&')
+				p++;
+			continue;
+		}
+		if (strncmp(p, "://", 3) == 0) {
+			const char *at = NULL, *colon = NULL, *q = p + 3;
+			for (; *q && *q != '/' && *q != ' ' && *q != '"' && *q != '?'; q++) {
+				if (*q == '@')
+					at = q; /* the last '@' of the authority */
+				if (*q == ':' && !at && !colon)
+					colon = q;
+			}
+			if (at && colon && colon < at) {
+				for (const char *s = p; s <= colon && o + 1 < outsz; s++)
+					out[o++] = *s;
+				for (const char *s = "***"; *s && o + 1 < outsz; s++)
+					out[o++] = *s;
+				p = at;
+				continue;
+			}
+		}
+		if (*p == '\n' || *p == '\t') { /* libpq's messages span lines: keep one line */
+			if (o && out[o - 1] != ' ')
+				out[o++] = ' ';
+			p++;
+			continue;
+		}
+		out[o++] = *p++;
+	}
+	while (o && (out[o - 1] == '\n' || out[o - 1] == ' '))
+		o--;
+	out[o] = 0;
+}
+
+static void quiet_notice(void *arg, const PGresult *res)
+{
+	(void)arg;
+	(void)res;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pipelines                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, result_fn fn,
+                          void *ctx)
+{
+	memset(p, 0, sizeof(*p));
+	p->st = st;
+	p->c = c;
+	p->what = what;
+	p->fn = fn;
+	p->ctx = ctx;
+}
+
+void prolly__pg_pipe_broken(pipe *p, const char *why)
+{
+	if (!p->broken) {
+		p->broken = 1;
+		prolly__pg_redact(p->msg, sizeof(p->msg), why ? why : PQerrorMessage(p->c->pg),
+		                  p->st->password);
+		if (!p->msg[0])
+			snprintf(p->msg, sizeof(p->msg), "connection lost");
+	}
+}
+
+static const int binary_formats[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+/* Queues a prepared statement (binary parameters and results). NULL value = SQL NULL. */
+void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens)
+{
+	char name[16];
+	if (p->broken)
+		return;
+	snprintf(name, sizeof(name), "p%d", q);
+	if (!PQsendQueryPrepared(p->c->pg, name, n, vals, lens, binary_formats, 1))
+		prolly__pg_pipe_broken(p, NULL);
+	else
+		p->queued++;
+}
+
+/* Queues an unprepared statement without parameters. */
+void prolly__pg_pipe_send_sql(pipe *p, const char *sql)
+{
+	if (p->broken)
+		return;
+	if (!PQsendQueryParams(p->c->pg, sql, 0, NULL, NULL, NULL, NULL, 1))
+		prolly__pg_pipe_broken(p, NULL);
+	else
+		p->queued++;
+}
+
+static int wait_socket(PGconn *pg, int want_write)
+{
+	struct pollfd pfd;
+	int r;
+	pfd.fd = PQsocket(pg);
+	pfd.events = (short)(POLLIN | (want_write ? POLLOUT : 0));
+	pfd.revents = 0;
+	if (pfd.fd < 0)
+		return -1;
+	do
+		r = poll(&pfd, 1, -1);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -1 : 0;
+}
+
+/* Sends a Sync and reads every result up to it, flushing as it goes. */
+static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
+{
+	PGconn *pg = p->c->pg;
+	size_t nulls = 0;
+	if (p->broken)
+		return;
+	if (PQpipelineSync(pg) != 1) {
+		prolly__pg_pipe_broken(p, NULL);
+		return;
+	}
+	(*trips)++;
+	for (;;) {
+		if (PQstatus(pg) != CONNECTION_OK) {
+			prolly__pg_pipe_broken(p, NULL);
+			return;
+		}
+		int fl = PQflush(pg);
+		if (fl < 0) {
+			prolly__pg_pipe_broken(p, NULL);
+			return;
+		}
+		if (PQisBusy(pg)) {
+			if (wait_socket(pg, fl == 1) || !PQconsumeInput(pg)) {
+				prolly__pg_pipe_broken(p, NULL);
+				return;
+			}
+			continue;
+		}
+		PGresult *r = PQgetResult(pg);
+		if (!r) {
+			/* Between one statement's results and the next: fine a few times, never forever. */
+			if (++nulls > 2 * p->queued + 16) {
+				prolly__pg_pipe_broken(p, "the connection stopped answering");
+				return;
+			}
+			continue;
+		}
+		nulls = 0;
+		ExecStatusType s = PQresultStatus(r);
+		if (s == PGRES_PIPELINE_SYNC) {
+			PQclear(r);
+			return;
+		}
+		if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
+			if (!p->fn_rc && !p->failed && p->fn)
+				p->fn_rc = p->fn(p->ctx, *qi, r);
+		} else if (s != PGRES_PIPELINE_ABORTED && !p->failed) {
+			const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+			const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+			const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+			p->failed = 1;
+			p->err_qi = *qi;
+			snprintf(p->sqlstate, sizeof(p->sqlstate), "%s", state ? state : "");
+			prolly__pg_redact(p->msg, sizeof(p->msg), m ? m : PQresultErrorMessage(r),
+			                  p->st->password);
+			prolly__pg_redact(p->detail, sizeof(p->detail), detail, p->st->password);
+		}
+		(*qi)++;
+		PQclear(r);
+	}
+}
+
+/*
+ * Runs what was queued: one round trip (two if the transaction must be rolled back after a
+ * failure). Returns 0, fn's non-zero result, or a PROLLY_E* code with the message set (server
+ * errors mapped by SQLSTATE; the caller may refine PLY* conflicts). Counts statements and round
+ * trips on the calling thread and in the store.
+ */
+int prolly__pg_pipe_run(pipe *p)
+{
+	pg_store *st = p->st;
+	size_t qi = 0;
+	uint64_t trips = 0, stmts = p->queued;
+	int rc = 0;
+
+	pipe_drain(p, &qi, &trips);
+	if (!p->broken && PQtransactionStatus(p->c->pg) == PQTRANS_INERROR) {
+		pipe rb;
+		size_t rqi = 0;
+		prolly__pg_pipe_init(&rb, st, p->c, p->what, NULL, NULL);
+		prolly__pg_pipe_send(&rb, Q_ROLLBACK, 0, NULL, NULL);
+		if (!p->c->prepared) {
+			rb.queued = 0;
+			rb.broken = 0;
+			prolly__pg_pipe_send_sql(&rb, "ROLLBACK");
+		}
+		pipe_drain(&rb, &rqi, &trips);
+		stmts += rb.queued;
+		if (rb.broken || rb.failed)
+			prolly__pg_pipe_broken(p, "the rollback failed");
+	}
+	prolly_stats d;
+	memset(&d, 0, sizeof(d));
+	d.store_round_trips = trips;
+	d.store_statements = stmts;
+	prolly_stats_add(&d);
+	prolly__pg_cnt_add(&st->cnt.round_trips, trips);
+	prolly__pg_cnt_add(&st->cnt.statements, stmts);
+
+	if (p->broken) {
+		int is_write = strcmp(p->what, "write") == 0;
+		rc = prolly_set_error(PROLLY_ESTORE,
+		                      "postgres: %s: the connection to %s failed: %s (the next operation "
+		                      "reconnects%s)",
+		                      p->what, st->target, p->msg,
+		                      is_write ? "; a write cut off while committing may or may not have "
+		                                 "been applied, wholly or not at all: read the refs to know"
+		                               : "");
+	} else if (p->failed) {
+		int code = PROLLY_ESTORE;
+		if (strcmp(p->sqlstate, "53100") == 0)
+			code = PROLLY_EFULL;
+		else if (strncmp(p->sqlstate, "PLY", 3) == 0 || strcmp(p->sqlstate, "40001") == 0 ||
+		         strcmp(p->sqlstate, "40P01") == 0)
+			code = PROLLY_ECONFLICT;
+		else if (strcmp(p->sqlstate, "57014") == 0)
+			code = PROLLY_ETIMEOUT;
+		rc = prolly_set_error(code, "postgres: %s: %s (SQLSTATE %s)", p->what, p->msg, p->sqlstate);
+	} else if (p->fn_rc) {
+		rc = p->fn_rc;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Connections and the pool                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
+{
+	if (c->pg) {
+		PQfinish(c->pg);
+		c->pg = NULL;
+		if (broken)
+			prolly__pg_cnt_add(&st->cnt.broken, 1);
+	}
+	c->prepared = 0;
+	c->has_write = 0;
+}
+
+/* Prepares every statement not prepared yet on c; Q_WRITE only on a version-2 schema (on a
+ * version-1 schema its function does not exist). */
+int prolly__pg_conn_prepare(pg_store *st, pgconn *c)
+{
+	int fast = atomic_load(&st->fast);
+	pipe p;
+	prolly__pg_pipe_init(&p, st, c, "preparing statements", NULL, NULL);
+	for (int q = 0; q < N_QUERIES && !p.broken; q++) {
+		char name[16];
+		if (q == Q_WRITE ? !fast || c->has_write : c->prepared)
+			continue;
+		snprintf(name, sizeof(name), "p%d", q);
+		if (!PQsendPrepare(c->pg, name, st->sql[q], 0, NULL))
+			prolly__pg_pipe_broken(&p, NULL);
+		else
+			p.queued++;
+	}
+	int rc = prolly__pg_pipe_run(&p);
+	if (rc == 0) {
+		c->prepared = 1;
+		c->has_write = fast;
+	}
+	return rc;
+}
+
+static int conn_connect(pg_store *st, pgconn *c)
+{
+	const char *kw[] = {"dbname", "fallback_application_name", NULL};
+	const char *val[] = {st->conninfo, "prolly", NULL};
+	char msg[600];
+	PGconn *pg = PQconnectdbParams(kw, val, 1);
+	if (!pg)
+		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory connecting");
+	if (PQstatus(pg) != CONNECTION_OK) {
+		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st->password);
+		PQfinish(pg);
+		return prolly_set_error(PROLLY_ESTORE, "postgres: cannot connect to %s: %s", st->target,
+		                        msg);
+	}
+	PQsetNoticeReceiver(pg, quiet_notice, NULL);
+	if (PQsetnonblocking(pg, 1) != 0 || PQenterPipelineMode(pg) != 1) {
+		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st->password);
+		PQfinish(pg);
+		return prolly_set_error(PROLLY_ESTORE,
+		                        "postgres: cannot enter pipeline mode on %s (libpq >= 14 "
+		                        "needed): %s",
+		                        st->target, msg);
+	}
+	c->pg = pg;
+	c->prepared = 0;
+	prolly__pg_cnt_add(&st->cnt.connects, 1);
+	return 0;
+}
+
+/* Makes an acquired slot usable: drops a connection the server closed while it sat idle, connects,
+ * prepares. */
+static int conn_ready(pg_store *st, pgconn *c)
+{
+	int rc;
+	if (c->pg) {
+		/* Nothing is outstanding on an idle connection, so anything to read (a FATAL message
+		 * from a terminated backend, end of file) means the session is gone or going. */
+		struct pollfd pfd = {PQsocket(c->pg), POLLIN, 0};
+		if (pfd.fd < 0 || PQstatus(c->pg) != CONNECTION_OK || poll(&pfd, 1, 0) != 0)
+			prolly__pg_conn_close(st, c, 1);
+	}
+	if (!c->pg && (rc = conn_connect(st, c)))
+		return rc;
+	if (atomic_load(&st->ready) && (!c->prepared || (!c->has_write && atomic_load(&st->fast))) &&
+	    (rc = prolly__pg_conn_prepare(st, c))) {
+		prolly__pg_conn_close(st, c, 1);
+		return rc;
+	}
+	return 0;
+}
+
+void prolly__pg_pool_release(pg_store *st, pgconn *c, int broken)
+{
+	if (!c)
+		return;
+	if (pin_store == st && c == pin_conn) {
+		pin_busy = 0;
+		return;
+	}
+	if (c->pg &&
+	    (broken || PQstatus(c->pg) != CONNECTION_OK || PQtransactionStatus(c->pg) != PQTRANS_IDLE))
+		prolly__pg_conn_close(st, c, 1);
+	pthread_mutex_lock(&st->mu);
+	if (st->head) {
+		waiter *w = st->head;
+		st->head = w->next;
+		if (!st->head)
+			st->tail = NULL;
+		w->got = c;
+		pthread_cond_signal(&w->cv);
+	} else if (c->pg) {
+		st->idle[st->n_idle++] = c; /* taken next: the warmest connection */
+	} else {
+		/* An unconnected slot goes to the bottom: connected ones are used first. */
+		memmove(&st->idle[1], &st->idle[0], st->n_idle * sizeof(*st->idle));
+		st->idle[0] = c;
+		st->n_idle++;
+	}
+	pthread_mutex_unlock(&st->mu);
+}
+
+/* A connection: the thread's pinned one, an idle one, or the first one released to the waiters'
+ * queue (first come, first served) within pool_timeout_ms. */
+int prolly__pg_pool_acquire(pg_store *st, pgconn **out)
+{
+	pgconn *c = NULL;
+	int waited = 0, rc;
+	uint64_t t0 = 0;
+
+	if (pin_store == st && pin_conn && !pin_busy) {
+		pin_busy = 1;
+		*out = pin_conn;
+		return 0;
+	}
+	pthread_mutex_lock(&st->mu);
+	if (st->n_idle && !st->head) {
+		c = st->idle[--st->n_idle];
+	} else {
+		waiter w;
+		pthread_condattr_t ca;
+		struct timespec dl;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&w.cv, &ca);
+		pthread_condattr_destroy(&ca);
+		w.got = NULL;
+		w.next = NULL;
+		if (st->tail)
+			st->tail->next = &w;
+		else
+			st->head = &w;
+		st->tail = &w;
+		waited = 1;
+		t0 = prolly__mono_ns();
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_sec += st->pool_timeout_ms / 1000;
+		dl.tv_nsec += (long)(st->pool_timeout_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		while (!w.got) {
+			int e = pthread_cond_timedwait(&w.cv, &st->mu, &dl);
+			if (e == ETIMEDOUT && !w.got) {
+				waiter **pp = &st->head, *prev = NULL;
+				for (; *pp && *pp != &w; pp = &(*pp)->next)
+					prev = *pp;
+				if (*pp)
+					*pp = w.next;
+				if (st->tail == &w)
+					st->tail = prev;
+				break;
+			}
+		}
+		c = w.got;
+		pthread_cond_destroy(&w.cv);
+	}
+	pthread_mutex_unlock(&st->mu);
+	if (waited) {
+		uint64_t ns = prolly__mono_ns() - t0;
+		prolly_stats d;
+		memset(&d, 0, sizeof(d));
+		d.pool_waits = 1;
+		d.pool_wait_ns = ns;
+		prolly_stats_add(&d);
+		prolly__pg_cnt_add(&st->cnt.pool_waits, 1);
+		prolly__pg_cnt_add(&st->cnt.pool_wait_ns, ns);
+	}
+	if (!c) {
+		prolly__pg_cnt_add(&st->cnt.pool_timeouts, 1);
+		return prolly_set_error(PROLLY_ETIMEOUT,
+		                        "postgres: no connection to %s became free within %u ms (pool of "
+		                        "%u)",
+		                        st->target, st->pool_timeout_ms, st->pool_size);
+	}
+	if ((rc = conn_ready(st, c))) {
+		prolly__pg_pool_release(st, c, 1);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+/* Releases c after an operation; a connection whose pipe failed at the connection level (or is in
+ * an unexpected state) is closed, to be reopened by the next acquire. */
+void prolly__pg_pool_done(pg_store *st, pgconn *c, const pipe *p)
+{
+	prolly__pg_pool_release(st, c, p && p->broken);
+}

@@ -1,0 +1,525 @@
+/*
+ * pg_sql.c - the PostgreSQL store's SQL: the statement texts, the schema's DDL and its migration
+ * (and running them: prolly_store_pg_init), the substitution of the schema name into both, and
+ * the binary encoding of parameters and decoding of results.
+ *
+ * Templates: '@' stands for the quoted schema name, '#' for the literal 'schema.meta' (hashed
+ * into the second half of the advisory lock keys, listed in pg_int.h). prolly__pg_sql_init
+ * substitutes them once per store at open; every connection prepares the statements once
+ * (pg_pool.c).
+ *
+ * Schema versions: a new schema is created at version 2; a version-1 schema is migrated (the
+ * prolly_write function added, the version set to 2) by prolly_store_pg_init and by an open
+ * without no_create when the role may create functions; otherwise the store keeps using the
+ * version-1 pipeline (decided at open, switched on by a later init). Newer versions are refused.
+ * The functions and the write protocol they serve are described in pg_write.c and
+ * docs/postgres.md.
+ *
+ * Parameters and results are binary; array parameters are encoded here in PostgreSQL's binary
+ * array format: a header of five big-endian int32 (1 dimension, has-nulls flag, element type oid,
+ * element count, lower bound 1), then per element its length (-1 for NULL) and its bytes.
+ */
+#include "store/pg_int.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* Statements                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* '@' stands for the quoted schema name, '#' for the literal 'schema.meta'. */
+static const char *const query_tmpl[N_QUERIES] = {
+    [Q_BEGIN] = "BEGIN",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_ASYNC] = "SET LOCAL synchronous_commit TO off",
+    [Q_WBEGIN] = "SELECT @.prolly_write_begin($1::int8)",
+    [Q_WREQUIRES] = "SELECT @.prolly_write_requires($1::bytea[])",
+    [Q_WINSERT] = "INSERT INTO @.nodes (id, node) SELECT * FROM unnest($1::bytea[], $2::bytea[]) "
+                  "ON CONFLICT DO NOTHING",
+    [Q_WCAS] = "SELECT applied, cur_exists, cur FROM @.prolly_ref_cas($1::bytea, $2::int4, "
+               "$3::bytea, $4::bool, $5::bytea)",
+    [Q_WFINISH] = "SELECT @.prolly_write_finish()",
+    [Q_WRITE] = "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
+                "@.prolly_write($1::int8, $2::bool, $3::bytea[], $4::bytea[], $5::bytea[], "
+                "$6::bytea[], $7::int4[], $8::bytea[], $9::bool[], $10::bytea[])",
+    [Q_EPOCH] = "SELECT value FROM @.meta WHERE key = 'epoch'",
+    [Q_GETNODES] = "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
+                   "JOIN @.nodes n ON n.id = r.id",
+    [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
+                 "(SELECT value FROM @.meta WHERE key = 'epoch')",
+    /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it. */
+    [Q_GETREFOBJS] = "SELECT r.value, (SELECT value FROM @.meta WHERE key = 'epoch'), c.node, "
+                     "t.node FROM (SELECT $1::bytea AS name) q "
+                     "LEFT JOIN @.refs r ON r.name = q.name "
+                     "LEFT JOIN @.nodes c ON c.id = r.value "
+                     "LEFT JOIN @.nodes t ON octet_length(c.node) >= $2::int4 + 32 "
+                     "AND t.id = substring(c.node FROM $2::int4 + 1 FOR 32)",
+    [Q_LISTREFS] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea "
+                   "AND ($2::bytea IS NULL OR name < $2::bytea) ORDER BY name",
+    [Q_STAT] = "SELECT count(*), coalesce(sum(octet_length(node)), 0)::int8 FROM @.nodes",
+    /* The exclusive side of the writers' shared advisory lock, then the bump (whose row lock
+     * also waits for version-1 writers, which lock the epoch row FOR SHARE). */
+    [Q_GCBUMP] = "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(1886547822, hashtext(#))) "
+                 "UPDATE @.meta SET value = value + 1 FROM l WHERE key = 'epoch' RETURNING value",
+    [Q_GCREFS] = "SELECT name, value FROM @.refs",
+    [Q_GCDELETE] = "WITH d AS (DELETE FROM @.nodes WHERE id = ANY($1::bytea[]) "
+                   "RETURNING octet_length(node) AS n) SELECT count(*), coalesce(sum(n), 0)::int8 "
+                   "FROM d",
+};
+
+/*
+ * The schema, idempotently: one DO block, serialised by an advisory lock, that creates the
+ * version-1 objects when the meta table is missing, then migrates a version-1 schema to version 2
+ * (adds prolly_write, sets schema_version); a new schema thus ends at version 2 in one
+ * transaction. '#' stands for the literal 'schema.meta'.
+ */
+static const char init_tmpl[] =
+    "DO $prolly_init$\n"
+    "DECLARE v bigint;\n"
+    "BEGIN\n"
+    "PERFORM pg_advisory_xact_lock(1886547820, hashtext(#));\n"
+    "IF to_regclass(#) IS NULL THEN\n"
+    "CREATE SCHEMA IF NOT EXISTS @;\n"
+    /* Nodes are compressed (lz4 where the server has it) and stay in their heap row: STORAGE
+     * MAIN moves a value out of line only when even compressed it cannot fit a page, so a node
+     * read costs no TOAST lookup. */
+    "CREATE TABLE @.nodes (id bytea PRIMARY KEY, node bytea NOT NULL);\n"
+    "EXECUTE 'ALTER TABLE ' || left(#, -5) || '.nodes ALTER COLUMN node SET STORAGE MAIN';\n"
+    "BEGIN\n"
+    "  EXECUTE 'ALTER TABLE ' || left(#, -5) || '.nodes ALTER COLUMN node SET COMPRESSION lz4';\n"
+    "EXCEPTION WHEN OTHERS THEN NULL;\n"
+    "END;\n"
+    "CREATE TABLE @.refs (name bytea PRIMARY KEY, value bytea NOT NULL);\n"
+    "CREATE TABLE @.meta (key text PRIMARY KEY, value bigint NOT NULL);\n"
+    "INSERT INTO @.meta (key, value) VALUES ('schema_version', 1), ('epoch', 1);\n"
+    "CREATE FUNCTION @.prolly_write_begin(expected bigint) RETURNS bigint\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "DECLARE cur bigint;\n"
+    "BEGIN\n"
+    "  SELECT value INTO cur FROM @.meta WHERE key = 'epoch' FOR SHARE;\n"
+    "  IF expected IS NOT NULL AND cur IS DISTINCT FROM expected THEN\n"
+    "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
+    "      DETAIL = cur::text;\n"
+    "  END IF;\n"
+    "  RETURN cur;\n"
+    "END $f$;\n"
+    "CREATE FUNCTION @.prolly_write_requires(ids bytea[]) RETURNS bigint\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "DECLARE have bigint;\n"
+    "BEGIN\n"
+    "  SELECT count(*) INTO have FROM @.nodes WHERE id = ANY(ids);\n"
+    "  IF have < cardinality(ids) THEN\n"
+    "    RAISE EXCEPTION USING ERRCODE = 'PLY03',\n"
+    "      MESSAGE = 'prolly: nodes this write builds on are missing',\n"
+    "      DETAIL = (cardinality(ids) - have)::text;\n"
+    "  END IF;\n"
+    "  RETURN have;\n"
+    "END $f$;\n"
+    "CREATE FUNCTION @.prolly_ref_cas(p_name bytea, p_expect int, p_expected bytea,\n"
+    "  p_remove boolean, p_value bytea, OUT applied boolean, OUT cur_exists boolean,\n"
+    "  OUT cur bytea)\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "BEGIN\n"
+    "  IF p_expect = 0 THEN\n"
+    "    IF p_remove THEN\n"
+    "      DELETE FROM @.refs WHERE name = p_name;\n"
+    "    ELSE\n"
+    "      INSERT INTO @.refs (name, value) VALUES (p_name, p_value)\n"
+    "        ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;\n"
+    "    END IF;\n"
+    "    applied := true;\n"
+    "  ELSIF p_expect = 1 THEN\n"
+    "    IF p_remove THEN\n"
+    "      PERFORM 1 FROM @.refs WHERE name = p_name;\n"
+    "      applied := NOT FOUND;\n"
+    "    ELSE\n"
+    "      INSERT INTO @.refs (name, value) VALUES (p_name, p_value) ON CONFLICT (name) DO "
+    "NOTHING;\n"
+    "      applied := FOUND;\n"
+    "    END IF;\n"
+    "  ELSE\n"
+    "    IF p_remove THEN\n"
+    "      DELETE FROM @.refs WHERE name = p_name AND value = p_expected;\n"
+    "    ELSE\n"
+    "      UPDATE @.refs SET value = p_value WHERE name = p_name AND value = p_expected;\n"
+    "    END IF;\n"
+    "    applied := FOUND;\n"
+    "  END IF;\n"
+    "  IF applied THEN\n"
+    "    cur_exists := NOT p_remove;\n"
+    "    cur := CASE WHEN p_remove THEN NULL ELSE p_value END;\n"
+    "  ELSE\n"
+    "    SELECT value INTO cur FROM @.refs WHERE name = p_name;\n"
+    "    cur_exists := FOUND;\n"
+    "    PERFORM set_config('prolly.ref_conflict', 'yes', true);\n"
+    "  END IF;\n"
+    "END $f$;\n"
+    "CREATE FUNCTION @.prolly_write_finish() RETURNS void\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "BEGIN\n"
+    "  IF current_setting('prolly.ref_conflict', true) = 'yes' THEN\n"
+    "    RAISE EXCEPTION USING ERRCODE = 'PLY02',\n"
+    "      MESSAGE = 'prolly: a ref update found an unexpected value';\n"
+    "  END IF;\n"
+    "END $f$;\n"
+    "END IF;\n"
+    "SELECT value INTO v FROM @.meta WHERE key = 'schema_version';\n"
+    "IF v = 1 THEN\n"
+    /* One write in one statement (see pg_write.c). The node insert and the compare-and-swaps run
+     * in a subtransaction (the EXCEPTION block): a failed compare-and-swap raises PLY02 inside
+     * it, which undoes them all, while the outcome of every ref stays in the local arrays. One
+     * row per ref, in the order given (name order); one row with NULL ref columns if none. */
+    "CREATE FUNCTION @.prolly_write(p_epoch bigint, p_async boolean, p_requires bytea[],\n"
+    "  p_ids bytea[], p_nodes bytea[], p_names bytea[], p_expects int[], p_expected bytea[],\n"
+    "  p_removes boolean[], p_values bytea[])\n"
+    "RETURNS TABLE (o_epoch bigint, o_inserted bigint, o_applied boolean,\n"
+    "  o_cur_exists boolean, o_cur bytea)\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "DECLARE\n"
+    "  v_epoch bigint;\n"
+    "  v_have bigint;\n"
+    "  v_inserted bigint := 0;\n"
+    "  v_n int := coalesce(cardinality(p_names), 0);\n"
+    "  v_applied boolean[] := '{}';\n"
+    "  v_exists boolean[] := '{}';\n"
+    "  v_cur bytea[] := '{}';\n"
+    "  v_failed boolean := false;\n"
+    "  c record;\n"
+    "BEGIN\n"
+    /* Writers hold this lock shared, the gc's epoch bump exclusive: it waits for the writes in
+     * flight and holds new ones back, with no row lock (a FOR SHARE row lock dirties the meta
+     * row and, among concurrent writers, makes a MultiXact every time). */
+    "  PERFORM pg_advisory_xact_lock_shared(1886547822, hashtext(#));\n"
+    "  SELECT value INTO v_epoch FROM @.meta WHERE key = 'epoch';\n"
+    "  IF p_epoch IS NOT NULL AND v_epoch IS DISTINCT FROM p_epoch THEN\n"
+    "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
+    "      DETAIL = v_epoch::text;\n"
+    "  END IF;\n"
+    /* Local to this statement's transaction, read when it commits. */
+    "  IF p_async THEN\n"
+    "    PERFORM set_config('synchronous_commit', 'off', true);\n"
+    "  END IF;\n"
+    "  IF coalesce(cardinality(p_requires), 0) > 0 THEN\n"
+    "    SELECT count(*) INTO v_have FROM @.nodes WHERE id = ANY(p_requires);\n"
+    "    IF v_have < cardinality(p_requires) THEN\n"
+    "      RAISE EXCEPTION USING ERRCODE = 'PLY03',\n"
+    "        MESSAGE = 'prolly: nodes this write builds on are missing',\n"
+    "        DETAIL = (cardinality(p_requires) - v_have)::text;\n"
+    "    END IF;\n"
+    "  END IF;\n"
+    "  BEGIN\n"
+    "    IF coalesce(cardinality(p_ids), 0) > 0 THEN\n"
+    "      INSERT INTO @.nodes (id, node) SELECT * FROM unnest(p_ids, p_nodes)\n"
+    "        ON CONFLICT DO NOTHING;\n"
+    "      GET DIAGNOSTICS v_inserted = ROW_COUNT;\n"
+    "    END IF;\n"
+    "    FOR i IN 1 .. v_n LOOP\n"
+    "      SELECT * INTO c FROM @.prolly_ref_cas(p_names[i], p_expects[i], p_expected[i],\n"
+    "        p_removes[i], p_values[i]);\n"
+    "      v_applied[i] := c.applied;\n"
+    "      v_exists[i] := c.cur_exists;\n"
+    "      v_cur[i] := c.cur;\n"
+    "      IF NOT c.applied THEN\n"
+    "        v_failed := true;\n"
+    "      END IF;\n"
+    "    END LOOP;\n"
+    "    IF v_failed THEN\n"
+    "      RAISE EXCEPTION USING ERRCODE = 'PLY02',\n"
+    "        MESSAGE = 'prolly: a ref update found an unexpected value';\n"
+    "    END IF;\n"
+    "  EXCEPTION WHEN SQLSTATE 'PLY02' THEN\n"
+    /* Nothing was written: the commit record of the epoch row lock need not be flushed. */
+    "    v_inserted := 0;\n"
+    "    PERFORM set_config('synchronous_commit', 'off', true);\n"
+    "  END;\n"
+    "  FOR i IN 1 .. greatest(v_n, 1) LOOP\n"
+    "    o_epoch := v_epoch;\n"
+    "    o_inserted := v_inserted;\n"
+    "    o_applied := v_applied[i];\n"
+    "    o_cur_exists := v_exists[i];\n"
+    "    o_cur := v_cur[i];\n"
+    "    RETURN NEXT;\n"
+    "  END LOOP;\n"
+    "END $f$;\n"
+    "CREATE OR REPLACE FUNCTION @.prolly_write_begin(expected bigint) RETURNS bigint\n"
+    "LANGUAGE plpgsql AS $f$\n"
+    "DECLARE cur bigint;\n"
+    "BEGIN\n"
+    "  PERFORM pg_advisory_xact_lock_shared(1886547822, hashtext(#));\n"
+    "  SELECT value INTO cur FROM @.meta WHERE key = 'epoch';\n"
+    "  IF expected IS NOT NULL AND cur IS DISTINCT FROM expected THEN\n"
+    "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
+    "      DETAIL = cur::text;\n"
+    "  END IF;\n"
+    "  RETURN cur;\n"
+    "END $f$;\n"
+    "UPDATE @.meta SET value = 2 WHERE key = 'schema_version';\n"
+    "END IF;\n"
+    "END\n"
+    "$prolly_init$";
+
+/* ------------------------------------------------------------------------------------------ */
+/* Building the statements                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Replaces every '@' of tmpl with a, every '#' with b. */
+char *prolly__pg_subst(const char *tmpl, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = 0;
+	for (const char *p = tmpl; *p; p++)
+		n += *p == '@' ? la : *p == '#' ? lb : 1;
+	char *out = malloc(n + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (const char *p = tmpl; *p; p++) {
+		if (*p == '@') {
+			memcpy(o, a, la);
+			o += la;
+		} else if (*p == '#') {
+			memcpy(o, b, lb);
+			o += lb;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+/* s between two q characters, every q in it doubled: "name" (an identifier) or 'text' (a
+ * literal; the schema name has no backslash). */
+static char *quote(const char *s, char q)
+{
+	size_t n = 2;
+	for (const char *p = s; *p; p++)
+		n += *p == q ? 2 : 1;
+	char *out = malloc(n + 1), *o = out;
+	if (!out)
+		return NULL;
+	*o++ = q;
+	for (const char *p = s; *p; p++) {
+		if (*p == q)
+			*o++ = q;
+		*o++ = *p;
+	}
+	*o++ = q;
+	*o = 0;
+	return out;
+}
+
+/*
+ * The store's statements for st->schema: its quoted identifier (st->qs), the literal
+ * 'schema.meta' (st->meta_literal), every template with both substituted (st->sql) and the init
+ * block (st->init_sql). Whatever was set is freed by the store's close, also after a failure.
+ */
+int prolly__pg_sql_init(pg_store *st)
+{
+	char *qmeta;
+	st->qs = quote(st->schema, '"');
+	qmeta = st->qs ? malloc(strlen(st->qs) + 6) : NULL;
+	if (qmeta) {
+		strcpy(qmeta, st->qs);
+		strcat(qmeta, ".meta");
+		st->meta_literal = quote(qmeta, '\'');
+		free(qmeta);
+	}
+	if (!st->qs || !st->meta_literal)
+		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
+	for (int q = 0; q < N_QUERIES; q++)
+		if (!(st->sql[q] = prolly__pg_subst(query_tmpl[q], st->qs, st->meta_literal)))
+			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
+	if (!(st->init_sql = prolly__pg_subst(init_tmpl, st->qs, st->meta_literal)))
+		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Binary parameters and results                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+void prolly__pg_put_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+void prolly__pg_put_be64(unsigned char *p, uint64_t v)
+{
+	prolly__pg_put_be32(p, (uint32_t)(v >> 32));
+	prolly__pg_put_be32(p + 4, (uint32_t)v);
+}
+
+static uint64_t get_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int prolly__pg_read_int8(const PGresult *r, int row, int col, uint64_t *out)
+{
+	if (PQgetisnull(r, row, col) || PQgetlength(r, row, col) != 8)
+		return -1;
+	*out = get_be64((const unsigned char *)PQgetvalue(r, row, col));
+	return 0;
+}
+
+int prolly__pg_read_bool(const PGresult *r, int row, int col)
+{
+	return !PQgetisnull(r, row, col) && PQgetlength(r, row, col) == 1 &&
+	       PQgetvalue(r, row, col)[0] != 0;
+}
+
+/* Starts a one-dimensional array of n elements of type oid in b (replacing its contents). */
+int prolly__pg_array_begin(prolly_buf *b, size_t n, uint32_t oid)
+{
+	unsigned char h[20];
+	if (n > INT32_MAX)
+		return prolly_set_error(PROLLY_EINVAL, "postgres: an array of %zu elements is too long", n);
+	prolly__pg_put_be32(h, 1);
+	prolly__pg_put_be32(h + 4, 0);
+	prolly__pg_put_be32(h + 8, oid);
+	prolly__pg_put_be32(h + 12, (uint32_t)n);
+	prolly__pg_put_be32(h + 16, 1);
+	b->size = 0;
+	return prolly__buf_put(b, h, sizeof(h));
+}
+
+int prolly__pg_array_add(prolly_buf *b, const void *data, size_t size)
+{
+	unsigned char l[4];
+	int rc;
+	if (size > 0x3fffffff)
+		return prolly_set_error(PROLLY_ETOOBIG, "postgres: a value of %zu bytes is over 1 GiB",
+		                        size);
+	prolly__pg_put_be32(l, (uint32_t)size);
+	if ((rc = prolly__buf_put(b, l, 4)))
+		return rc;
+	return size ? prolly__buf_put(b, data, size) : 0;
+}
+
+/* A NULL element (length -1; the header's has-nulls flag set). */
+int prolly__pg_array_add_null(prolly_buf *b)
+{
+	unsigned char l[4];
+	prolly__pg_put_be32(l, 0xffffffffu);
+	prolly__pg_put_be32(b->ptr + 4, 1);
+	return prolly__buf_put(b, l, 4);
+}
+
+int prolly__pg_array_too_big(size_t size)
+{
+	if (size > INT32_MAX)
+		return prolly_set_error(PROLLY_ETOOBIG,
+		                        "postgres: a statement parameter of %zu bytes is over 2 GiB; lower "
+		                        "batch_items",
+		                        size);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Schema                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static int version_fn(void *ctx, size_t qi, const PGresult *r)
+{
+	uint64_t *v = ctx;
+	(void)qi;
+	if (PQntuples(r) == 1 && prolly__pg_read_int8(r, 0, 0, v) == 0)
+		return 0;
+	*v = 0;
+	return 0;
+}
+
+/* Reads the schema version: 0 with *missing set when the tables do not exist. */
+int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing)
+{
+	char *q = prolly__pg_subst("SELECT value FROM @.meta WHERE key = 'schema_version'", st->qs, "");
+	pipe p;
+	int rc;
+	*version = 0;
+	*missing = 0;
+	if (!q)
+		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
+	prolly__pg_pipe_init(&p, st, c, "reading the schema version", version_fn, version);
+	prolly__pg_pipe_send_sql(&p, q);
+	rc = prolly__pg_pipe_run(&p);
+	if (rc && p.failed && (strcmp(p.sqlstate, "42P01") == 0 || strcmp(p.sqlstate, "3F000") == 0)) {
+		*missing = 1;
+		rc = 0;
+	}
+	free(q);
+	return rc;
+}
+
+int prolly__pg_check_version(pg_store *st, uint64_t version)
+{
+	if (version > SCHEMA_VERSION)
+		return prolly_set_error(
+		    PROLLY_EVERSION,
+		    "postgres: schema \"%s\" on %s has prolly schema version %llu; this "
+		    "library knows versions up to %d (upgrade prolly)",
+		    st->schema, st->target, (unsigned long long)version, SCHEMA_VERSION);
+	if (version < 1)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "postgres: schema \"%s\" on %s has a meta table without a valid "
+		                        "schema_version row",
+		                        st->schema, st->target);
+	return 0;
+}
+
+/*
+ * Creates the schema if it is missing and migrates an older one (the init DO block); *version
+ * receives the version in force afterwards. With may_skip, a migration the role has no right to
+ * run (SQLSTATE 42501: the whole block rolled back) is not an error: the schema stays as it was.
+ */
+int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip)
+{
+	int missing = 0, rc;
+	pipe p;
+	if ((rc = prolly__pg_read_version(st, c, version, &missing)))
+		return rc;
+	if (!missing && ((rc = prolly__pg_check_version(st, *version)) || *version == SCHEMA_VERSION))
+		return rc;
+	prolly__pg_pipe_init(&p, st, c, missing ? "creating the schema" : "migrating the schema", NULL,
+	                     NULL);
+	prolly__pg_pipe_send_sql(&p, st->init_sql);
+	if ((rc = prolly__pg_pipe_run(&p))) {
+		if (may_skip && !missing && p.failed && strcmp(p.sqlstate, "42501") == 0)
+			return 0;
+		return rc;
+	}
+	if ((rc = prolly__pg_read_version(st, c, version, &missing)))
+		return rc;
+	if (missing)
+		return prolly_set_error(PROLLY_ESTORE,
+		                        "postgres: schema \"%s\" on %s: the tables are "
+		                        "still missing after creating them",
+		                        st->schema, st->target);
+	return prolly__pg_check_version(st, *version);
+}
+
+int prolly_store_pg_init(prolly_store *base)
+{
+	pg_store *st = (pg_store *)base;
+	pgconn *c = NULL;
+	int rc;
+	if (!st || !st->base.kind || strcmp(st->base.kind, "postgres") != 0)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_init: not a PostgreSQL store");
+	uint64_t version = 0;
+	if ((rc = prolly__pg_pool_acquire(st, &c)))
+		return rc;
+	rc = prolly__pg_init_on(st, c, &version, 0);
+	if (rc == 0) {
+		atomic_store(&st->ready, 1);
+		atomic_store(&st->fast, version >= 2);
+		if (!c->prepared || (!c->has_write && version >= 2))
+			rc = prolly__pg_conn_prepare(st, c);
+	}
+	prolly__pg_pool_release(st, c, rc != 0 && (!c->pg || PQstatus(c->pg) != CONNECTION_OK));
+	return rc;
+}
