@@ -18,7 +18,9 @@
 # Run as root (as CI does), initdb and postgres run as the "postgres" user (they refuse root), so
 # DIR must be a directory that user can reach; run as anyone else they run as that user. Settings:
 # shared_preload_libraries=pg_stat_statements (the extension is created in "prolly"),
-# track_io_timing=on, everything about durability left at its default. The newest PostgreSQL found
+# track_io_timing=on, everything about durability left at its default. PG_SETTINGS (lines of
+# postgresql.conf, e.g. PG_SETTINGS='shared_buffers = 1GB') is appended, for experiments.
+# The newest PostgreSQL found
 # under /usr/lib/postgresql (or PG_BIN=...) is used.
 set -euo pipefail
 
@@ -133,6 +135,7 @@ shared_preload_libraries = 'pg_stat_statements'
 track_io_timing = on
 max_connections = 200
 logging_collector = off
+${PG_SETTINGS:-}
 EOF
 	local tries
 	for tries in 1 2 3; do

@@ -19,6 +19,7 @@
  *       done. Concurrent flushes insert id-sorted batches (a store that locks ids in
  *       id order cannot deadlock on them). The flushing thread's store counters
  *       and error message are handed back to the waiting thread.
+ *   T5  a commit of many nodes writes them first, in two halves at once (see flush_halves).
  */
 #include "internal.h"
 
@@ -254,25 +255,29 @@ int prolly__txn_flush_wait(prolly_txn *txn)
 	return rc;
 }
 
-int prolly__txn_flush(prolly_txn *txn)
+/* Starts writing the nodes of `set` (moved into the flush, pins included) in the background. */
+static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 {
 	prolly__flush *f;
 	int rc;
-	if (!txn->nodes.len)
-		return 0;
 	if (txn->n_pending == PROLLY__FLUSH_DEPTH && (rc = flush_wait_oldest(txn)))
 		return rc;
-	if (!(f = calloc(1, sizeof(*f))))
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory flushing a txn");
-	if ((rc = gather(txn, &f->arr, &f->n))) {
+	if (!(f = calloc(1, sizeof(*f))) || !(f->arr = calloc(set->len ? set->len : 1, sizeof(*f->arr)))) {
 		free(f);
-		return rc;
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory flushing a txn");
 	}
-	/* Raw objects stay for the final commit; flush only tree nodes (they come first). */
-	f->n = txn->nodes.len;
+	for (size_t i = 0; i < set->cap; i++) {
+		pnode *nd = set->slots[i];
+		if (nd) {
+			f->arr[f->n].id = nd->id;
+			f->arr[f->n].data = nd->bytes;
+			f->arr[f->n].size = nd->size;
+			f->n++;
+		}
+	}
 	f->store = txn->db->store;
-	f->nodes = txn->nodes; /* the flush owns the nodes and their pins now */
-	prolly__nodeset_init(&txn->nodes);
+	f->nodes = *set; /* the flush owns the nodes and their pins now */
+	prolly__nodeset_init(set);
 	txn->flushed = 1;
 	txn->pending[txn->n_pending++] = f;
 	if (pthread_create(&f->thread, NULL, flush_main, f) == 0)
@@ -285,6 +290,50 @@ int prolly__txn_flush(prolly_txn *txn)
 		prolly_stats_add(&mine);
 	}
 	return 0;
+}
+
+int prolly__txn_flush(prolly_txn *txn)
+{
+	if (!txn->nodes.len)
+		return 0;
+	return start_flush(txn, &txn->nodes); /* raw objects (commits) stay for the commit */
+}
+
+/* T5: a commit with at least COMMIT_SPLIT nodes first writes them in two halves at once, like
+ * builder flushes (two store connections, two server backends), then publishes the commit
+ * objects and ref moves in its one checked, durable write. The halves cannot be half-visible in
+ * a way that matters: nothing references them until that write lands, its epoch check fails if
+ * a gc ran meanwhile, and its durable commit also makes the earlier writes durable (a store that
+ * orders its log, as PostgreSQL's WAL does, or one that syncs every write). */
+#define COMMIT_SPLIT 2048
+
+static int flush_halves(prolly_txn *txn)
+{
+	prolly__nodeset half[2];
+	size_t k = 0;
+	int rc = 0;
+	prolly__nodeset_init(&half[0]);
+	prolly__nodeset_init(&half[1]);
+	for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
+		pnode *nd = txn->nodes.slots[i];
+		if (nd)
+			rc = prolly__nodeset_add(&half[k++ * 2 / txn->nodes.len], nd);
+	}
+	if (rc) {
+		prolly__nodeset_dispose(&half[0]);
+		prolly__nodeset_dispose(&half[1]);
+		return rc;
+	}
+	/* The halves hold their own references; the pins move with them (T1). */
+	prolly__nodeset_dispose(&txn->nodes);
+	if ((rc = start_flush(txn, &half[0])) == 0)
+		rc = start_flush(txn, &half[1]);
+	if (rc) { /* not started: unpin what is left here */
+		unpin_set(txn->db, &half[0]);
+		unpin_set(txn->db, &half[1]);
+		return rc;
+	}
+	return prolly__txn_flush_wait(txn);
 }
 
 /* The ids the txn's new nodes point at without creating them (see prolly_store_write): children
@@ -333,6 +382,8 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	if (txn->done)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
 	if ((rc = prolly__txn_flush_wait(txn)))
+		return rc;
+	if (txn->nodes.len >= COMMIT_SPLIT && (rc = flush_halves(txn)))
 		return rc;
 	if ((rc = gather_requires(txn, &req)))
 		goto out;
