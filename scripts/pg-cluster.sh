@@ -20,8 +20,7 @@
 # shared_preload_libraries=pg_stat_statements (the extension is created in "prolly"),
 # track_io_timing=on, everything about durability left at its default. PG_SETTINGS (lines of
 # postgresql.conf, e.g. PG_SETTINGS='shared_buffers = 1GB') is appended, for experiments.
-# The newest PostgreSQL found
-# under /usr/lib/postgresql (or PG_BIN=...) is used.
+# The newest PostgreSQL found under /usr/lib/postgresql (or PG_BIN=...) is used.
 set -euo pipefail
 
 die() {
