@@ -65,18 +65,6 @@ static const char *const pg_settings_list[] = {"shared_buffers",
                                                "data_checksums",
                                                NULL};
 
-static void seterr(char *err, size_t errn, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errn, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || !errn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errn, fmt, ap);
-	va_end(ap);
-}
-
 static void trim(char *s)
 {
 	size_t n = strlen(s), k = 0;
@@ -273,14 +261,14 @@ static int write_binary_sha(FILE *out, char *err, size_t errn)
 	else
 		exe[n] = '\0';
 	if (!f || !ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		seterr(err, errn, "hashing %s: %s", exe, f ? "OpenSSL failure" : strerror(errno));
+		h_seterr(err, errn, "hashing %s: %s", exe, f ? "OpenSSL failure" : strerror(errno));
 		goto cleanup;
 	}
 	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		if (EVP_DigestUpdate(ctx, chunk, got) != 1)
 			break;
 	if (ferror(f) || !feof(f) || EVP_DigestFinal_ex(ctx, md, &mdlen) != 1) {
-		seterr(err, errn, "hashing %s: read or digest failure", exe);
+		h_seterr(err, errn, "hashing %s: read or digest failure", exe);
 		goto cleanup;
 	}
 	for (unsigned i = 0; i < mdlen; i++)
@@ -304,7 +292,7 @@ static void pq_err(char *err, size_t errn, const char *what, PGconn *pg)
 		if (*p == '\n')
 			*p = ' ';
 	trim(m);
-	seterr(err, errn, "postgres.txt: %s: %s", what, m);
+	h_seterr(err, errn, "postgres.txt: %s: %s", what, m);
 }
 
 /* One text value of a one-row query; malloc'd, NULL on failure. */
@@ -397,12 +385,12 @@ static int write_one(const char *dir, const char *name, int which, const char *u
 	char path[4352];
 	int rc = 0;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-		seterr(err, errn, "%s: path too long", dir);
+		h_seterr(err, errn, "%s: path too long", dir);
 		return -1;
 	}
 	FILE *f = fopen(path, "w");
 	if (!f) {
-		seterr(err, errn, "cannot create %s: %s", path, strerror(errno));
+		h_seterr(err, errn, "cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
 	switch (which) {
@@ -413,11 +401,11 @@ static int write_one(const char *dir, const char *name, int which, const char *u
 	}
 	if (fflush(f) != 0 || ferror(f)) {
 		if (rc == 0)
-			seterr(err, errn, "writing %s: %s", path, strerror(errno));
+			h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		rc = -1;
 	}
 	if (fclose(f) != 0 && rc == 0) {
-		seterr(err, errn, "writing %s: %s", path, strerror(errno));
+		h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		rc = -1;
 	}
 	if (rc != 0)

@@ -74,18 +74,6 @@ typedef struct cmp {
 	int oom;
 } cmp;
 
-static void seterr(char *err, size_t errn, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errn, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || !errn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errn, fmt, ap);
-	va_end(ap);
-}
-
 static int grow(void **arr, size_t *cap, size_t want, size_t size)
 {
 	if (want <= *cap)
@@ -397,7 +385,7 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 	snprintf(path, sizeof(path), "%s/regression.md", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.regression.md.tmp", dir);
 	if (!(f = fopen(tmp, "w"))) {
-		seterr(err, errn, "%s: %s", tmp, strerror(errno));
+		h_seterr(err, errn, "%s: %s", tmp, strerror(errno));
 		goto cleanup;
 	}
 	fprintf(f, "# Regression comparison\n\n");
@@ -474,13 +462,13 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 		}
 	}
 	if (ferror(f)) {
-		seterr(err, errn, "%s: write failed", tmp);
+		h_seterr(err, errn, "%s: write failed", tmp);
 		goto cleanup;
 	}
 	int crc = fclose(f);
 	f = NULL;
 	if (crc != 0 || rename(tmp, path) != 0) {
-		seterr(err, errn, "%s: %s", path, strerror(errno));
+		h_seterr(err, errn, "%s: %s", path, strerror(errno));
 		goto cleanup;
 	}
 	rc = 0;
@@ -563,10 +551,11 @@ int hg_compare(const char *dir, const char *baseline, const hw_regression *g, in
 	if (m.oom)
 		goto nomem;
 	if (m.matched == 0) {
-		seterr(err, errn,
-		       "no cell of the baseline %s matches a cell of %s (%zu baseline cells, %zu cells in "
-		       "this run)",
-		       baseline, dir, m.base_cells, m.new_cells);
+		h_seterr(
+		    err, errn,
+		    "no cell of the baseline %s matches a cell of %s (%zu baseline cells, %zu cells in "
+		    "this run)",
+		    baseline, dir, m.base_cells, m.new_cells);
 		goto cleanup;
 	}
 	for (size_t i = 0; i < m.n; i++) {
@@ -616,7 +605,7 @@ int hg_compare(const char *dir, const char *baseline, const hw_regression *g, in
 	fprintf(f, "regression: details in %s/regression.md\n", dir);
 	goto cleanup;
 nomem:
-	seterr(err, errn, "out of memory");
+	h_seterr(err, errn, "out of memory");
 cleanup:
 	cmp_free(&m);
 	return rc;

@@ -42,6 +42,9 @@
 
 #define H_ERR 512 /* size of the err buffers passed around */
 
+/* printf into the caller's err buffer (err may be NULL). Defined in results.c. */
+void h_seterr(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* ============================================================================================ */
 /* Workload (workload.c)                                                                        */
 /* ============================================================================================ */
@@ -81,18 +84,18 @@ extern const char *const hw_pattern_names[HW_N_PATTERNS]; /* "append", "random",
 
 typedef struct hw_service {
 	int enabled;
-	uint64_t records;     /* records in each tenant's base tree */
+	uint64_t records; /* records in each tenant's base tree */
 	uint32_t value_bytes;
 	uint32_t clients[HW_MAX_LIST];
 	int n_clients;
 	uint32_t pool_sizes[HW_MAX_LIST];
 	int n_pool_sizes;
 	uint32_t tenants;
-	uint32_t hot_roots;     /* shared hot branches */
-	double hot_root_share;  /* 0..1: share of operations that go to a hot branch */
+	uint32_t hot_roots;    /* shared hot branches */
+	double hot_root_share; /* 0..1: share of operations that go to a hot branch */
 	uint64_t warmup_ms, duration_ms, operation_timeout_ms;
 	uint32_t multi_read_keys, commit_keys, retained_versions, cas_retries;
-	uint32_t adapter_batch_items; /* prolly_pg_options.batch_items */
+	uint32_t adapter_batch_items;   /* prolly_pg_options.batch_items */
 	uint32_t mix[HW_N_SERVICE_OPS]; /* percentages, total 100 */
 } hw_service;
 
@@ -102,19 +105,19 @@ typedef struct hw_scale {
 	int n_sizes;
 	uint32_t value_bytes;
 	uint32_t runs;
-	uint64_t changes;     /* edits per batch / diff / merge; 0 = auto (1% of the size, 10..10000) */
+	uint64_t changes; /* edits per batch / diff / merge; 0 = auto (1% of the size, 10..10000) */
 	uint64_t read_samples;
 	uint32_t concurrency;
-	unsigned operations;  /* bit mask over hw_scale_op_names */
-	unsigned patterns;    /* bit mask over hw_pattern_names */
-	double min_free_gb;   /* refuse a size whose estimated footprint leaves less free disk */
+	unsigned operations; /* bit mask over hw_scale_op_names */
+	unsigned patterns;   /* bit mask over hw_pattern_names */
+	double min_free_gb;  /* refuse a size whose estimated footprint leaves less free disk */
 } hw_scale;
 
 typedef struct hw_regression {
 	double max_throughput_loss_percent;
 	double max_p99_increase_percent;
-	double max_conflict_rate;      /* conflicts / CAS attempts, 0..1 */
-	double max_error_rate;         /* errors / attempted operations, 0..1 */
+	double max_conflict_rate; /* conflicts / CAS attempts, 0..1 */
+	double max_error_rate;    /* errors / attempted operations, 0..1 */
 	double max_pg_statements_per_operation;
 	uint64_t minimum_percentile_samples; /* p99 gate only on cells with at least this many */
 } hw_regression;
@@ -125,10 +128,10 @@ typedef struct hw_workload {
 	hw_service service;
 	hw_scale scale;
 	hw_regression regression;
-	char path[4096];     /* the file as given */
-	toml_doc *given;     /* the file as parsed (overrides not applied) */
-	toml_doc *resolved;  /* overrides applied and every default filled in */
-	char hash[65];       /* SHA-256 (hex) of the resolved document's canonical text */
+	char path[4096];    /* the file as given */
+	toml_doc *given;    /* the file as parsed (overrides not applied) */
+	toml_doc *resolved; /* overrides applied and every default filled in */
+	char hash[65];      /* SHA-256 (hex) of the resolved document's canonical text */
 } hw_workload;
 
 /* Reads and validates path: an unknown key, a wrong type or an impossible value fails with err
@@ -147,7 +150,13 @@ void hw_workload_free(hw_workload *w); /* NULL-safe; leaves *w zeroed */
 /* The command-line shortcuts for common settings, all mapped onto hw_workload_set. kind says how
  * the flag's argument is turned into TOML text: a comma list of integers "1,4" -> [1, 4], of
  * names "put,batch" -> ["put", "batch"], an integer with k/M/G suffixes, a float, a bool. */
-typedef enum { HW_FLAG_INT, HW_FLAG_INT_LIST, HW_FLAG_NAME_LIST, HW_FLAG_FLOAT, HW_FLAG_BOOL } hw_flag_kind;
+typedef enum {
+	HW_FLAG_INT,
+	HW_FLAG_INT_LIST,
+	HW_FLAG_NAME_LIST,
+	HW_FLAG_FLOAT,
+	HW_FLAG_BOOL
+} hw_flag_kind;
 typedef struct hw_override_flag {
 	const char *flag; /* "clients" (used as --clients) */
 	const char *key;  /* "service.clients" */
@@ -172,17 +181,17 @@ void hrow_clear(hrow *r);
 void hrow_str(hrow *r, const char *col, const char *v);
 void hrow_u64(hrow *r, const char *col, uint64_t v);
 void hrow_i64(hrow *r, const char *col, int64_t v);
-void hrow_f64(hrow *r, const char *col, double v); /* "%.6g"-like, exact enough to compare */
+void hrow_f64(hrow *r, const char *col, double v);    /* "%.6g"-like, exact enough to compare */
 const char *hrow_get(const hrow *r, const char *col); /* NULL if unset */
 
 /* A whole CSV file in memory (RFC 4180 quoting). */
 typedef struct csv_table {
 	size_t ncols, nrows;
-	char **header;  /* ncols names */
-	char ***rows;   /* nrows x ncols values */
+	char **header; /* ncols names */
+	char ***rows;  /* nrows x ncols values */
 } csv_table;
 int csv_table_read(csv_table *t, const char *path, char *err, size_t errn); /* missing file: -1 */
-int csv_table_col(const csv_table *t, const char *name); /* index or -1 */
+int csv_table_col(const csv_table *t, const char *name);                    /* index or -1 */
 const char *csv_table_get(const csv_table *t, size_t row, const char *col); /* "" if no column */
 double csv_table_num(const csv_table *t, size_t row, const char *col);      /* NaN if empty */
 void csv_table_free(csv_table *t);
@@ -193,14 +202,14 @@ void csv_table_free(csv_table *t);
 
 /* What a run is; written to run-manifest.txt as "key: value" lines. */
 typedef struct hr_manifest {
-	int schema;            /* HW_SCHEMA */
+	int schema; /* HW_SCHEMA */
 	char config_hash[65];
-	char revision[128];    /* --revision, else `git rev-parse HEAD`, else "unknown" */
-	int dirty;             /* the work tree had uncommitted changes (-1 unknown) */
+	char revision[128]; /* --revision, else `git rev-parse HEAD`, else "unknown" */
+	int dirty;          /* the work tree had uncommitted changes (-1 unknown) */
 	uint64_t seed;
-	char suites[32];       /* "service", "scale" or "service,scale" */
-	char store[16];        /* "postgres", "lmdb", "mem" */
-	char baseline[4096];   /* --baseline DIR or "" */
+	char suites[32];                /* "service", "scale" or "service,scale" */
+	char store[16];                 /* "postgres", "lmdb", "mem" */
+	char baseline[4096];            /* --baseline DIR or "" */
 	char started[32], finished[32]; /* UTC ISO 8601; finished "" while running */
 } hr_manifest;
 
@@ -263,11 +272,11 @@ char *he_read_value(const char *file, const char *key);
 /* ============================================================================================ */
 
 typedef struct hp_snapshot {
-	int valid;              /* 0 when the store is not PostgreSQL or the query failed */
-	double stmt_calls;      /* sum of pg_stat_statements.calls in this database (NaN when the
+	int valid;           /* 0 when the store is not PostgreSQL or the query failed */
+	double stmt_calls;   /* sum of pg_stat_statements.calls in this database (NaN when the
 	                           extension is unavailable: never a false 0) */
-	double stmt_exec_ms;    /* sum of total_exec_time (NaN likewise) */
-	double wal_bytes;       /* the WAL insert position (cluster-wide, no statistics delay) */
+	double stmt_exec_ms; /* sum of total_exec_time (NaN likewise) */
+	double wal_bytes;    /* the WAL insert position (cluster-wide, no statistics delay) */
 	double xact_commit, xact_rollback, blks_hit, blks_read; /* pg_stat_database */
 	double db_bytes, table_bytes, index_bytes; /* database; node+ref tables (heap+toast); indexes */
 } hp_snapshot;
@@ -296,10 +305,10 @@ extern const char *const hp_columns[];
 typedef struct h_run {
 	const hw_workload *w;
 	hr_dir *out;
-	const char *store;      /* "postgres", "lmdb", "mem" */
-	const char *url;        /* PostgreSQL conninfo (store "postgres"), else NULL */
-	const char *schema;     /* PostgreSQL schema for the harness's tables ("prolly_bench") */
-	const char *scratch;    /* a scratch directory (LMDB files) */
+	const char *store;   /* "postgres", "lmdb", "mem" */
+	const char *url;     /* PostgreSQL conninfo (store "postgres"), else NULL */
+	const char *schema;  /* PostgreSQL schema for the harness's tables ("prolly_bench") */
+	const char *scratch; /* a scratch directory (LMDB files) */
 	int verbose;
 	/* Progress (stderr): the suite calls h_progress at the start of each cell. */
 	unsigned cells_total, cells_done;

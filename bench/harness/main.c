@@ -77,8 +77,22 @@ typedef struct opts {
 } opts;
 
 enum {
-	O_CONFIG = 256, O_SUITE, O_OUTPUT, O_BASELINE, O_ALLOW, O_URL, O_STORE, O_REVISION, O_SET,
-	O_SCHEMA, O_SCRATCH, O_COMPARE, O_DRY, O_HELP, O_VERBOSE, O_FLAG0 = 1000
+	O_CONFIG = 256,
+	O_SUITE,
+	O_OUTPUT,
+	O_BASELINE,
+	O_ALLOW,
+	O_URL,
+	O_STORE,
+	O_REVISION,
+	O_SET,
+	O_SCHEMA,
+	O_SCRATCH,
+	O_COMPARE,
+	O_DRY,
+	O_HELP,
+	O_VERBOSE,
+	O_FLAG0 = 1000
 };
 
 static void usage(FILE *f)
@@ -95,7 +109,8 @@ static void usage(FILE *f)
 	        "  --suite S            service, scale or both (default both; a suite disabled in\n"
 	        "                       the workload is skipped)\n"
 	        "  --store S            postgres (default), lmdb or mem\n"
-	        "  --url URL            PostgreSQL URL or conninfo (default $PROLLY_PG_URL); never printed\n"
+	        "  --url URL            PostgreSQL URL or conninfo (default $PROLLY_PG_URL); never "
+	        "printed\n"
 	        "  --schema NAME        PostgreSQL schema for the benchmark's tables (prolly_bench)\n"
 	        "  --scratch DIR        scratch directory for LMDB files (default DIR/scratch)\n"
 	        "  --baseline DIR       compare with an earlier result directory; a gate that trips\n"
@@ -107,7 +122,8 @@ static void usage(FILE *f)
 	        "  --compare-only       measure nothing: rewrite summaries and report of DIR, compare\n"
 	        "                       with --baseline\n"
 	        "  --dry-run            validate the workload, print the resolved form and the cells\n"
-	        "  --set KEY=VALUE      override any workload key (TOML value: --set service.clients=[1,2])\n"
+	        "  --set KEY=VALUE      override any workload key (TOML value: --set "
+	        "service.clients=[1,2])\n"
 	        "  -v, --verbose        more progress output\n"
 	        "  -h, --help           this text\n"
 	        "\n"
@@ -256,14 +272,21 @@ int main(int argc, char **argv)
 	for (const hw_override_flag *f = hw_override_flags; f->flag; f++)
 		n_flags++;
 	static const struct option fixed[] = {
-		{"config", required_argument, 0, O_CONFIG},   {"suite", required_argument, 0, O_SUITE},
-		{"output", required_argument, 0, O_OUTPUT},   {"baseline", required_argument, 0, O_BASELINE},
-		{"allow-environment-mismatch", no_argument, 0, O_ALLOW},
-		{"url", required_argument, 0, O_URL},         {"store", required_argument, 0, O_STORE},
-		{"revision", required_argument, 0, O_REVISION}, {"set", required_argument, 0, O_SET},
-		{"schema", required_argument, 0, O_SCHEMA},   {"scratch", required_argument, 0, O_SCRATCH},
-		{"compare-only", no_argument, 0, O_COMPARE},  {"dry-run", no_argument, 0, O_DRY},
-		{"verbose", no_argument, 0, 'v'},             {"help", no_argument, 0, 'h'},
+	    {"config", required_argument, 0, O_CONFIG},
+	    {"suite", required_argument, 0, O_SUITE},
+	    {"output", required_argument, 0, O_OUTPUT},
+	    {"baseline", required_argument, 0, O_BASELINE},
+	    {"allow-environment-mismatch", no_argument, 0, O_ALLOW},
+	    {"url", required_argument, 0, O_URL},
+	    {"store", required_argument, 0, O_STORE},
+	    {"revision", required_argument, 0, O_REVISION},
+	    {"set", required_argument, 0, O_SET},
+	    {"schema", required_argument, 0, O_SCHEMA},
+	    {"scratch", required_argument, 0, O_SCRATCH},
+	    {"compare-only", no_argument, 0, O_COMPARE},
+	    {"dry-run", no_argument, 0, O_DRY},
+	    {"verbose", no_argument, 0, 'v'},
+	    {"help", no_argument, 0, 'h'},
 	};
 	size_t n_fixed = sizeof fixed / sizeof fixed[0];
 	struct option *longopts = calloc(n_fixed + (size_t)n_flags + 1, sizeof *longopts);
@@ -277,8 +300,8 @@ int main(int argc, char **argv)
 	}
 	memcpy(longopts, fixed, sizeof fixed);
 	for (int i = 0; i < n_flags; i++)
-		longopts[n_fixed + (size_t)i] =
-		    (struct option){hw_override_flags[i].flag, required_argument, 0, O_FLAG0 + i};
+		longopts[n_fixed + (size_t)i] = (struct option){hw_override_flags[i].flag,
+		                                                required_argument, 0, O_FLAG0 + i};
 
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -297,7 +320,8 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return EXIT_OK;
 		case O_STORE:
 			if (strcmp(optarg, "postgres") && strcmp(optarg, "lmdb") && strcmp(optarg, "mem")) {
-				fprintf(stderr, "harness: --store: expected postgres, lmdb or mem, not '%s'\n", optarg);
+				fprintf(stderr, "harness: --store: expected postgres, lmdb or mem, not '%s'\n",
+				        optarg);
 				return EXIT_USAGE;
 			}
 			o.store = optarg;
@@ -310,7 +334,8 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "both") == 0)
 				o.suite_service = 1, o.suite_scale = 1;
 			else {
-				fprintf(stderr, "harness: --suite: expected service, scale or both, not '%s'\n", optarg);
+				fprintf(stderr, "harness: --suite: expected service, scale or both, not '%s'\n",
+				        optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -433,8 +458,14 @@ int main(int argc, char **argv)
 	else
 		snprintf(scratch, sizeof scratch, "%s/scratch", o.output);
 	mkdir(scratch, 0755);
-	h_run run = {.w = &w, .out = out, .store = o.store, .url = url, .schema = o.schema,
-	             .scratch = scratch, .verbose = o.verbose, .started_ns = mono_ns()};
+	h_run run = {.w = &w,
+	             .out = out,
+	             .store = o.store,
+	             .url = url,
+	             .schema = o.schema,
+	             .scratch = scratch,
+	             .verbose = o.verbose,
+	             .started_ns = mono_ns()};
 	run.cells_total = (o.suite_service ? hsvc_cells(&w) : 0) + (o.suite_scale ? hsc_cells(&w) : 0);
 	fprintf(stderr, "harness: %s store, suites %s, %u cells, config %.12s, revision %.12s%s\n",
 	        o.store, m.suites, run.cells_total, w.hash, m.revision, m.dirty == 1 ? " (dirty)" : "");

@@ -51,18 +51,6 @@ const char *const hp_columns[] = {"pg_calls",          "pg_exec_ms",
                                   "table_bytes_after", "index_bytes_before",
                                   "index_bytes_after", NULL};
 
-static void seterr(char *err, size_t errn, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errn, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || !errn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errn, fmt, ap);
-	va_end(ap);
-}
-
 /* libpq's message on one line (it never contains the password). */
 static void pq_err(char *err, size_t errn, const char *what, const PGconn *pg)
 {
@@ -75,7 +63,7 @@ static void pq_err(char *err, size_t errn, const char *what, const PGconn *pg)
 	n = strlen(m);
 	while (n && m[n - 1] == ' ')
 		m[--n] = '\0';
-	seterr(err, errn, "pgstat: %s: %s", what, m);
+	h_seterr(err, errn, "pgstat: %s: %s", what, m);
 }
 
 /* Runs sql, ignoring the result; 0 if it succeeded. */
@@ -143,7 +131,7 @@ int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, si
 	hp_conn *c = calloc(1, sizeof(*c));
 	*out = NULL;
 	if (!c) {
-		seterr(err, errn, "pgstat: out of memory");
+		h_seterr(err, errn, "pgstat: out of memory");
 		return -1;
 	}
 	c->pg = PQconnectdbParams(keys, vals, 1);
@@ -195,7 +183,7 @@ int hp_snap(hp_conn *c, hp_snapshot *s, char *err, size_t errn)
 	int rc = -1;
 	memset(s, 0, sizeof(*s));
 	if (!c || !c->pg) {
-		seterr(err, errn, "pgstat: no monitoring connection");
+		h_seterr(err, errn, "pgstat: no monitoring connection");
 		return -1;
 	}
 	if (PQstatus(c->pg) != CONNECTION_OK)

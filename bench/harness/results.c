@@ -44,7 +44,7 @@
 
 /* ---- errors and files ------------------------------------------------------------------------ */
 
-void hr__seterr(char *err, size_t errn, const char *fmt, ...)
+void h_seterr(char *err, size_t errn, const char *fmt, ...)
 {
 	va_list ap;
 	if (!err || !errn)
@@ -90,7 +90,7 @@ int hr__write_atomic(const char *dir, const char *name, const char *data, size_t
 	char path[HR__PATHN], tmp[HR__PATHN + 32];
 	int fd = -1, rc = -1;
 	if (hr__join(path, dir, name) != 0) {
-		hr__seterr(err, errn, "%s/%s: path too long", dir, name);
+		h_seterr(err, errn, "%s/%s: path too long", dir, name);
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%ld", dir, name, (long)getpid());
@@ -107,7 +107,7 @@ int hr__write_atomic(const char *dir, const char *name, const char *data, size_t
 	(void)fsync_dir(dir);
 	return 0;
 fail:
-	hr__seterr(err, errn, "writing %s: %s", path, strerror(errno));
+	h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
@@ -144,7 +144,7 @@ static int copy_file(const char *dir, const char *name, const char *src, char *e
 	char *buf = NULL;
 	size_t len;
 	if (hr__slurp(&buf, &len, src) != 0) {
-		hr__seterr(err, errn, "reading %s: %s", src, strerror(errno));
+		h_seterr(err, errn, "reading %s: %s", src, strerror(errno));
 		return -1;
 	}
 	int rc = hr__write_atomic(dir, name, buf, len, err, errn);
@@ -265,7 +265,7 @@ static int manifest_write(const hr_dir *d, char *err, size_t errn)
 	kv_line(&b, "resumes", num);
 	if (b.oom) {
 		free(b.p);
-		hr__seterr(err, errn, "out of memory");
+		h_seterr(err, errn, "out of memory");
 		return -1;
 	}
 	int rc = hr__write_atomic(d->path, MANIFEST, b.p, b.len, err, errn);
@@ -283,11 +283,11 @@ static int manifest_match(const hrow *old, const hr_manifest *m, char *err, size
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *was = hrow_get(old, keys[i]);
 		if (!was || strcmp(was, now[i]) != 0) {
-			hr__seterr(err, errn,
-			           MANIFEST
-			           " differs in %s: the directory has \"%s\", this run is \"%s\"; nothing "
-			           "was changed (use another --output directory)",
-			           keys[i], was ? was : "(missing)", now[i]);
+			h_seterr(err, errn,
+			         MANIFEST
+			         " differs in %s: the directory has \"%s\", this run is \"%s\"; nothing "
+			         "was changed (use another --output directory)",
+			         keys[i], was ? was : "(missing)", now[i]);
 			return -2;
 		}
 	}
@@ -354,7 +354,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 	int rc = -1, r, idc = -1, rowsc = -1, ncols;
 	hr__sbuf out = {0};
 	if (hr__join(path, d->path, name) != 0 || hr__slurp(&buf, &len, path) != 0) {
-		hr__seterr(err, errn, "reading %s/%s: %s", d->path, name, strerror(errno));
+		h_seterr(err, errn, "reading %s/%s: %s", d->path, name, strerror(errno));
 		return -1;
 	}
 	r = hr__csv_record(&rec, buf, len, &pos);
@@ -363,7 +363,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 			goto nomem;
 		rc = unlink(path); /* empty or a torn header: no rows */
 		if (rc != 0)
-			hr__seterr(err, errn, "removing %s: %s", path, strerror(errno));
+			h_seterr(err, errn, "removing %s: %s", path, strerror(errno));
 		goto cleanup;
 	}
 	ncols = (int)rec.n;
@@ -374,7 +374,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 			rowsc = (int)i;
 	}
 	if (idc < 0 || rowsc < 0) {
-		hr__seterr(err, errn, "%s: no cell_id or cell_rows column in the header", path);
+		h_seterr(err, errn, "%s: no cell_id or cell_rows column in the header", path);
 		goto cleanup;
 	}
 	size_t header_end = pos, good = pos;
@@ -455,7 +455,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 	rc = 0;
 	goto cleanup;
 nomem:
-	hr__seterr(err, errn, "%s: out of memory", path);
+	h_seterr(err, errn, "%s: out of memory", path);
 cleanup:
 	for (size_t k = 0; k < ncells; k++)
 		free(cells[k].id);
@@ -483,13 +483,13 @@ static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 	struct dirent *e;
 	int rc = -1;
 	if (!dir) {
-		hr__seterr(err, errn, "%s: %s", d->path, strerror(errno));
+		h_seterr(err, errn, "%s: %s", d->path, strerror(errno));
 		return -1;
 	}
 	while ((e = readdir(dir)) != NULL)
 		if (e->d_name[0] != '.' && ends_with(e->d_name, "-raw.csv") &&
 		    hr__sv_push(&names, strdup(e->d_name)) != 0) {
-			hr__seterr(err, errn, "out of memory");
+			h_seterr(err, errn, "out of memory");
 			goto cleanup;
 		}
 	for (size_t i = 0; i < names.n; i++)
@@ -531,7 +531,7 @@ static int write_workload_files(hr_dir *d, const hw_workload *w, char *err, size
 		toml_error te;
 		memset(&te, 0, sizeof(te));
 		if (hw_workload_write_resolved(w, path, &te) != 0) {
-			hr__seterr(err, errn, "writing %s: %s", path, te.text[0] ? te.text : te.msg);
+			h_seterr(err, errn, "writing %s: %s", path, te.text[0] ? te.text : te.msg);
 			return -1;
 		}
 	}
@@ -562,15 +562,15 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 	int rc = -1;
 	*out = NULL;
 	if (mkdir_p(dir) != 0) {
-		hr__seterr(err, errn, "cannot create the output directory %s: %s", dir, strerror(errno));
+		h_seterr(err, errn, "cannot create the output directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (hr__join(mpath, dir, MANIFEST) != 0) {
-		hr__seterr(err, errn, "%s: path too long", dir);
+		h_seterr(err, errn, "%s: path too long", dir);
 		return -1;
 	}
 	if (!(d = calloc(1, sizeof(*d))) || !(d->path = strdup(dir)) || !(old = hrow_new())) {
-		hr__seterr(err, errn, "out of memory");
+		h_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
 	d->m = *m;
@@ -596,16 +596,16 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 		    write_workload_files(d, w, err, errn) != 0)
 			goto cleanup;
 	} else if (errno != ENOENT) {
-		hr__seterr(err, errn, "reading %s: %s", mpath, strerror(errno));
+		h_seterr(err, errn, "reading %s: %s", mpath, strerror(errno));
 		goto cleanup;
 	} else {
 		int any = dir_has_entries(dir);
 		if (any != 0) {
-			hr__seterr(err, errn,
-			           any < 0 ? "%s: cannot list the directory"
-			                   : "%s is not empty and holds no " MANIFEST
-			                     ": refusing to mix runs (use an empty or new directory)",
-			           dir);
+			h_seterr(err, errn,
+			         any < 0 ? "%s: cannot list the directory"
+			                 : "%s is not empty and holds no " MANIFEST
+			                   ": refusing to mix runs (use an empty or new directory)",
+			         dir);
 			goto cleanup;
 		}
 		if (!d->m.started[0])
@@ -632,7 +632,7 @@ const char *hr_path(const hr_dir *d)
 int hr_finish(hr_dir *d, char *err, size_t errn)
 {
 	if (!d) {
-		hr__seterr(err, errn, "hr_finish: no result directory");
+		h_seterr(err, errn, "hr_finish: no result directory");
 		return -1;
 	}
 	utc_now(d->m.finished);
@@ -675,16 +675,16 @@ static int check_header(hr_dir *d, const char *file, const char *path, int fd,
 	int rc = -1;
 	ssize_t n = got ? pread(fd, got, hl, 0) : -1;
 	if (!got) {
-		hr__seterr(err, errn, "out of memory");
+		h_seterr(err, errn, "out of memory");
 	} else if (n != (ssize_t)hl || memcmp(got, want.p + skip, hl) != 0) {
-		hr__seterr(err, errn,
-		           "%s has other columns than this build writes (a run of another version?): "
-		           "use another --output directory",
-		           path);
+		h_seterr(err, errn,
+		         "%s has other columns than this build writes (a run of another version?): "
+		         "use another --output directory",
+		         path);
 	} else {
 		rc = hr__sv_push(&d->checked, strdup(want.p)); /* "file\nheader line" */
 		if (rc)
-			hr__seterr(err, errn, "out of memory");
+			h_seterr(err, errn, "out of memory");
 	}
 	free(got);
 	free(want.p);
@@ -700,22 +700,20 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 	int fd = -1, rc = -1;
 	struct stat st;
 	if (!n || !(id = hrow_get(rows[0], "cell_id")) || !*id) {
-		hr__seterr(err, errn, "%s: a cell needs at least one row and a cell_id", file);
+		h_seterr(err, errn, "%s: a cell needs at least one row and a cell_id", file);
 		return -1;
 	}
 	snprintf(nrows, sizeof(nrows), "%zu", n);
 	for (size_t i = 0; i < n; i++) {
 		const char *rid = hrow_get(rows[i], "cell_id"), *cr = hrow_get(rows[i], "cell_rows");
 		if (!rid || strcmp(rid, id) != 0) {
-			hr__seterr(err, errn, "%s: the rows of cell %s have different cell_id values", file,
-			           id);
+			h_seterr(err, errn, "%s: the rows of cell %s have different cell_id values", file, id);
 			return -1;
 		}
 		if (!cr)
 			hrow_str(rows[i], "cell_rows", nrows);
 		else if (strcmp(cr, nrows) != 0) {
-			hr__seterr(err, errn, "%s: cell %s has %zu rows but cell_rows says %s", file, id, n,
-			           cr);
+			h_seterr(err, errn, "%s: cell %s has %zu rows but cell_rows says %s", file, id, n, cr);
 			return -1;
 		}
 		for (size_t c = 0; c < rows[i]->n; c++) {
@@ -723,23 +721,23 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 			while (columns[k] && strcmp(columns[k], rows[i]->col[c]) != 0)
 				k++;
 			if (!columns[k]) {
-				hr__seterr(err, errn, "%s: a row sets column %s, which is not in the column list",
-				           file, rows[i]->col[c]);
+				h_seterr(err, errn, "%s: a row sets column %s, which is not in the column list",
+				         file, rows[i]->col[c]);
 				return -1;
 			}
 		}
 	}
 	if (hr_cell_done(d, file, id)) {
-		hr__seterr(err, errn, "%s: cell %s is already recorded", file, id);
+		h_seterr(err, errn, "%s: cell %s is already recorded", file, id);
 		return -1;
 	}
 	if (hr__join(path, d->path, file) != 0) {
-		hr__seterr(err, errn, "%s/%s: path too long", d->path, file);
+		h_seterr(err, errn, "%s/%s: path too long", d->path, file);
 		return -1;
 	}
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		hr__seterr(err, errn, "opening %s: %s", path, strerror(errno));
+		h_seterr(err, errn, "opening %s: %s", path, strerror(errno));
 		goto cleanup;
 	}
 	if (st.st_size == 0) {
@@ -748,7 +746,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 		int rfd = open(path, O_RDONLY | O_CLOEXEC);
 		int bad = rfd < 0 || check_header(d, file, path, rfd, columns, err, errn) != 0;
 		if (rfd < 0)
-			hr__seterr(err, errn, "opening %s: %s", path, strerror(errno));
+			h_seterr(err, errn, "opening %s: %s", path, strerror(errno));
 		if (rfd >= 0)
 			close(rfd);
 		if (bad)
@@ -757,11 +755,11 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 	for (size_t i = 0; i < n; i++)
 		hr__csv_line(&b, columns, rows[i]);
 	if (b.oom) {
-		hr__seterr(err, errn, "out of memory");
+		h_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
 	if (write_all(fd, b.p, b.len) != 0 || fdatasync(fd) != 0) {
-		hr__seterr(err, errn, "writing %s: %s", path, strerror(errno));
+		h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		if (ftruncate(fd, st.st_size) != 0) /* best effort: drop a partial cell */
 			(void)0;
 		goto cleanup;
@@ -769,7 +767,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 	if (st.st_size == 0)
 		(void)fsync_dir(d->path);
 	if (done_add(d, file, id) != 0) {
-		hr__seterr(err, errn, "out of memory");
+		h_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
 	d->measured++;

@@ -27,7 +27,6 @@ struct hrow {
 /* ---- results.c ------------------------------------------------------------------------------- */
 
 /* Formats into err[errn] (either may be NULL/0: nothing is written). */
-void hr__seterr(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* out = dir "/" name; -1 if that does not fit in HR__PATHN. */
 int hr__join(char *out, const char *dir, const char *name);

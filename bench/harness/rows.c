@@ -290,7 +290,7 @@ int csv_table_read(csv_table *t, const char *path, char *err, size_t errn)
 	int rc = -1, r;
 	memset(t, 0, sizeof(*t));
 	if (hr__slurp(&buf, &len, path) != 0) {
-		hr__seterr(err, errn, "%s: %s", path, strerror(errno));
+		h_seterr(err, errn, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	r = hr__csv_record(&rec, buf, len, &pos);
@@ -336,11 +336,11 @@ int csv_table_read(csv_table *t, const char *path, char *err, size_t errn)
 	goto cleanup;
 bad:
 	if (r == HR__REC_BADQUOTE) {
-		hr__seterr(err, errn, "%s: a quoted field is not closed before the end of the file", path);
+		h_seterr(err, errn, "%s: a quoted field is not closed before the end of the file", path);
 		goto cleanup;
 	}
 nomem:
-	hr__seterr(err, errn, "%s: out of memory", path);
+	h_seterr(err, errn, "%s: out of memory", path);
 cleanup:
 	hr__sv_free(&rec);
 	free(buf);

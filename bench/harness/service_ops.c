@@ -126,7 +126,8 @@ int svc_shared_new(prolly_store **out, prolly_store *inner)
 	s->base.gc = inner->gc ? sh_gc : NULL;
 	s->base.stat = inner->stat ? sh_stat : NULL;
 	s->base.close = sh_close;
-	s->base.get_ref_objects = inner->version >= 2 && inner->get_ref_objects ? sh_get_ref_objects : NULL;
+	s->base.get_ref_objects = inner->version >= 2 && inner->get_ref_objects ? sh_get_ref_objects
+	                                                                        : NULL;
 	s->inner = inner;
 	*out = &s->base;
 	return 0;
