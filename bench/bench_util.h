@@ -98,8 +98,8 @@ static inline double server_cpu_ms(long postmaster_pid)
 		unsigned long long ut, st, cut, cst;
 		/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
 		 * utime stime cutime cstime */
-		if (sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-		           &ppid, &ut, &st, &cut, &cst) != 5)
+		if (sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ppid,
+		           &ut, &st, &cut, &cst) != 5)
 			continue;
 		if (pid == postmaster_pid) {
 			total += (double)(ut + st + cut + cst);
@@ -420,8 +420,8 @@ static inline int timed_store_wrap(timed_store **out, prolly_store *inner)
 	t->base.gc = inner->gc ? ts_gc : NULL;
 	t->base.stat = inner->stat ? ts_stat : NULL;
 	t->base.close = ts_close;
-	t->base.get_ref_objects =
-	    inner->version >= 2 && inner->get_ref_objects ? ts_get_ref_objects : NULL;
+	t->base.get_ref_objects = inner->version >= 2 && inner->get_ref_objects ? ts_get_ref_objects
+	                                                                        : NULL;
 	t->inner = inner;
 	atomic_init(&t->read_ns, 0);
 	atomic_init(&t->write_ns, 0);
@@ -519,27 +519,28 @@ static inline int mkdir_parents(const char *file)
  * parent through a pipe.
  */
 typedef struct bench_row {
-	char stamp[32];      /* start of the invocation, UTC, ISO 8601 */
+	char stamp[32]; /* start of the invocation, UTC, ISO 8601 */
 	uint64_t seed;
-	uint64_t size;       /* base tree records */
+	uint64_t size; /* base tree records */
 	char store[16];
 	char op[24];
-	char pattern[16];    /* "-" for cells without a pattern */
-	unsigned runs;       /* runs measured */
-	uint64_t ops;        /* operations (records, keys, edits, commits) per run */
+	char pattern[16]; /* "-" for cells without a pattern */
+	unsigned runs;    /* runs measured */
+	uint64_t ops;     /* operations (records, keys, edits, commits) per run */
 	double ms_median, ms_min, ms_max;
-	double cpu_ms;       /* process CPU time of the median run (user + system) */
-	double ops_per_s;    /* ops / median */
-	double us_per_op;    /* median / ops */
-	prolly_stats st;     /* counters of the median run */
+	double cpu_ms;                        /* process CPU time of the median run (user + system) */
+	double ops_per_s;                     /* ops / median */
+	double us_per_op;                     /* median / ops */
+	prolly_stats st;                      /* counters of the median run */
 	double store_read_ms, store_write_ms; /* time inside the store (timing wrapper) */
 	uint64_t durable_writes;
-	uint64_t minor_faults; /* minor page faults during the median run */
-	double peak_rss_mib; /* process peak at the end of the cell */
+	uint64_t minor_faults;             /* minor page faults during the median run */
+	double peak_rss_mib;               /* process peak at the end of the cell */
 	double rss_anon_mib, rss_file_mib; /* current resident memory at the end of the cell */
-	double load1;        /* one-minute load average at the end of the cell */
-	double vs_plain;     /* pg store: ms_median / the matching plain-table cell's; 0 if none */
-	double server_cpu_ms; /* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
+	double load1;                      /* one-minute load average at the end of the cell */
+	double vs_plain; /* pg store: ms_median / the matching plain-table cell's; 0 if none */
+	double
+	    server_cpu_ms; /* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
 	/* Per-operation latency of the median run (cells of many operations, when recorded; else
 	 * 0): median and 99th percentile in microseconds, and how many operations were timed. */
 	double p50_us, p99_us;
@@ -553,7 +554,8 @@ static inline const char *csv_header(void)
 	return "stamp,seed,size,store,op,pattern,runs,ops,ms_median,ms_min,ms_max,cpu_ms,ops_per_s,"
 	       "us_per_op,store_reads,items_per_read,nodes_read,bytes_read,nodes_written,"
 	       "bytes_written,store_writes,durable_writes,cache_hits,cache_misses,cache_evictions,"
-	       "store_read_ms,store_write_ms,minor_faults,peak_rss_mib,rss_anon_mib,rss_file_mib,load1,valid,note,"
+	       "store_read_ms,store_write_ms,minor_faults,peak_rss_mib,rss_anon_mib,rss_file_mib,load1,"
+	       "valid,note,"
 	       "store_round_trips,store_statements,pool_waits,vs_plain,server_cpu_ms";
 }
 
@@ -579,15 +581,14 @@ static inline void csv_row(FILE *f, const bench_row *r)
 	const prolly_stats *s = &r->st;
 	fprintf(f,
 	        "%s,%" PRIu64 ",%" PRIu64 ",%s,%s,%s,%u,%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.0f,%.3f,"
-	        "%" PRIu64 ",%.2f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-	        ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%" PRIu64 ",%.1f,%.1f,%.1f,%.2f,%d,",
-	        r->stamp, r->seed, r->size, r->store, r->op, r->pattern, r->runs, r->ops,
-	        r->ms_median, r->ms_min, r->ms_max, r->cpu_ms, r->ops_per_s, r->us_per_op, s->store_reads,
+	        "%" PRIu64 ",%.2f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+	        ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%" PRIu64 ",%.1f,%.1f,%.1f,%.2f,%d,",
+	        r->stamp, r->seed, r->size, r->store, r->op, r->pattern, r->runs, r->ops, r->ms_median,
+	        r->ms_min, r->ms_max, r->cpu_ms, r->ops_per_s, r->us_per_op, s->store_reads,
 	        items_per_read(s), s->nodes_read, s->bytes_read, s->nodes_written, s->bytes_written,
-	        s->store_writes, r->durable_writes, s->cache_hits, s->cache_misses,
-	        s->cache_evictions, r->store_read_ms, r->store_write_ms, r->minor_faults, r->peak_rss_mib, r->rss_anon_mib,
-	        r->rss_file_mib, r->load1,
-	        r->valid);
+	        s->store_writes, r->durable_writes, s->cache_hits, s->cache_misses, s->cache_evictions,
+	        r->store_read_ms, r->store_write_ms, r->minor_faults, r->peak_rss_mib, r->rss_anon_mib,
+	        r->rss_file_mib, r->load1, r->valid);
 	csv_quoted(f, r->note);
 	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.1f\n", s->store_round_trips,
 	        s->store_statements, s->pool_waits, r->vs_plain, r->server_cpu_ms);
@@ -614,8 +615,8 @@ static inline FILE *csv_open(const char *path)
 			char moved[4200];
 			snprintf(moved, sizeof(moved), "%s.old-columns", path);
 			if (rename(path, moved) != 0) {
-				fprintf(stderr, "error: %s has other columns and cannot be moved to %s: %s\n",
-				        path, moved, strerror(errno));
+				fprintf(stderr, "error: %s has other columns and cannot be moved to %s: %s\n", path,
+				        moved, strerror(errno));
 				return NULL;
 			}
 			fprintf(stderr, "note: %s had other columns; moved to %s\n", path, moved);
@@ -649,10 +650,12 @@ static inline const char *human_count(char *buf, size_t n, double v)
 
 static inline void md_header(FILE *f)
 {
-	fprintf(f, "| size | store | op | pattern | ms (median) | min | max | CPU ms | server CPU ms | ops/s | us/op "
+	fprintf(f, "| size | store | op | pattern | ms (median) | min | max | CPU ms | server CPU ms | "
+	           "ops/s | us/op "
 	           "| store reads | items/read | nodes read | MiB read | nodes written | MiB written "
 	           "| cache hit/miss | round trips | statements | vs plain | peak RSS MiB | valid |\n");
-	fprintf(f, "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+	fprintf(f, "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	           "---:|---:"
 	           "|---:|---:|---:|---|\n");
 }
 
@@ -669,11 +672,12 @@ static inline void md_row(FILE *f, const bench_row *r)
 	else
 		snprintf(vp, sizeof(vp), "-");
 	fprintf(f,
-	        "| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.1f | %s | %s | %.3f | %s | %.1f | %s | %.2f | %s "
+	        "| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.1f | %s | %s | %.3f | %s | %.1f | %s | "
+	        "%.2f | %s "
 	        "| %.2f | %s/%s | %s | %s | %s | %.0f | %s |\n",
 	        human_count(a, sizeof(a), (double)r->size), r->store, r->op, r->pattern, r->ms_median,
-	        r->ms_min, r->ms_max, r->cpu_ms, sc, human_count(b, sizeof(b), r->ops_per_s), r->us_per_op,
-	        human_count(c, sizeof(c), (double)s->store_reads), items_per_read(s),
+	        r->ms_min, r->ms_max, r->cpu_ms, sc, human_count(b, sizeof(b), r->ops_per_s),
+	        r->us_per_op, human_count(c, sizeof(c), (double)s->store_reads), items_per_read(s),
 	        human_count(d, sizeof(d), (double)s->nodes_read), (double)s->bytes_read / 1048576.0,
 	        human_count(e, sizeof(e), (double)s->nodes_written),
 	        (double)s->bytes_written / 1048576.0, human_count(g, sizeof(g), (double)s->cache_hits),

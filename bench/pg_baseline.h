@@ -288,8 +288,10 @@ static inline int pgb_cluster_start(const char *script, char *url, size_t url_n,
 	char cmd[4200];
 	url[0] = dir[0] = '\0';
 	if (access(script, X_OK) != 0) {
-		fprintf(stderr, "error: cannot run %s (%s); run from the repository root or set "
-		                "PROLLY_PG_URL\n", script, strerror(errno));
+		fprintf(stderr,
+		        "error: cannot run %s (%s); run from the repository root or set "
+		        "PROLLY_PG_URL\n",
+		        script, strerror(errno));
 		return -1;
 	}
 	snprintf(cmd, sizeof(cmd), "'%s' start", script);

@@ -49,19 +49,19 @@ extern "C" {
 
 enum {
 	PROLLY_OK = 0,
-	PROLLY_ENOTFOUND = -1,  /* key, branch, commit, ref or node does not exist */
-	PROLLY_ECONFLICT = -2,  /* compare-and-swap lost: the ref moved (or a gc ran) meanwhile */
-	PROLLY_ECORRUPT = -3,   /* stored bytes do not hash to their id, or fail to decode */
-	PROLLY_ETOOBIG = -4,    /* key > PROLLY_MAX_KEY or value > PROLLY_MAX_VALUE bytes */
-	PROLLY_EINVAL = -5,     /* bad argument: unsorted builder input, malformed id or name, ... */
-	PROLLY_ENOMEM = -6,     /* out of memory */
-	PROLLY_ESTORE = -7,     /* the store failed: I/O error, lost connection, server error */
-	PROLLY_EFULL = -8,      /* the store is out of space (disk full, map cannot grow) */
-	PROLLY_EVERSION = -9,   /* node format or store schema newer than this library */
-	PROLLY_ETIMEOUT = -10,  /* waited too long (connection pool, lock) */
-	PROLLY_EMERGE = -11,    /* three-way merge left conflicts unresolved */
+	PROLLY_ENOTFOUND = -1,     /* key, branch, commit, ref or node does not exist */
+	PROLLY_ECONFLICT = -2,     /* compare-and-swap lost: the ref moved (or a gc ran) meanwhile */
+	PROLLY_ECORRUPT = -3,      /* stored bytes do not hash to their id, or fail to decode */
+	PROLLY_ETOOBIG = -4,       /* key > PROLLY_MAX_KEY or value > PROLLY_MAX_VALUE bytes */
+	PROLLY_EINVAL = -5,        /* bad argument: unsorted builder input, malformed id or name, ... */
+	PROLLY_ENOMEM = -6,        /* out of memory */
+	PROLLY_ESTORE = -7,        /* the store failed: I/O error, lost connection, server error */
+	PROLLY_EFULL = -8,         /* the store is out of space (disk full, map cannot grow) */
+	PROLLY_EVERSION = -9,      /* node format or store schema newer than this library */
+	PROLLY_ETIMEOUT = -10,     /* waited too long (connection pool, lock) */
+	PROLLY_EMERGE = -11,       /* three-way merge left conflicts unresolved */
 	PROLLY_EUNSUPPORTED = -12, /* the store does not support this operation */
-	PROLLY_ITEROVER = -31   /* not an error: an iteration has no more items */
+	PROLLY_ITEROVER = -31      /* not an error: an iteration has no more items */
 };
 
 /* A static English description of an error code. Never NULL. */
@@ -98,7 +98,9 @@ typedef struct prolly_buf {
 	size_t size;
 	size_t asize;
 } prolly_buf;
+/* clang-format off */
 #define PROLLY_BUF_INIT {NULL, 0, 0}
+/* clang-format on */
 
 void prolly_buf_dispose(prolly_buf *buf);
 
@@ -120,16 +122,17 @@ void prolly_id_empty_tree(prolly_id *out);
  * figures. Store round trips are counted by the store (one per statement/transaction that went
  * to the server for PostgreSQL; one per store call for in-process stores). */
 typedef struct prolly_stats {
-	uint64_t cache_hits;        /* node found decoded in the cache (or the operation's working set) */
-	uint64_t cache_misses;      /* node requested from the store */
-	uint64_t cache_evictions;   /* nodes evicted to stay within cache_bytes */
-	uint64_t nodes_read;        /* nodes returned by the store */
-	uint64_t bytes_read;        /* their bytes */
-	uint64_t nodes_written;     /* nodes handed to the store for writing */
-	uint64_t bytes_written;     /* their bytes */
-	uint64_t store_reads;       /* get_nodes calls */
-	uint64_t store_read_items;  /* ids asked for in those calls (items per call = this / store_reads) */
-	uint64_t store_writes;      /* write calls (each one atomic transaction) */
+	uint64_t cache_hits;      /* node found decoded in the cache (or the operation's working set) */
+	uint64_t cache_misses;    /* node requested from the store */
+	uint64_t cache_evictions; /* nodes evicted to stay within cache_bytes */
+	uint64_t nodes_read;      /* nodes returned by the store */
+	uint64_t bytes_read;      /* their bytes */
+	uint64_t nodes_written;   /* nodes handed to the store for writing */
+	uint64_t bytes_written;   /* their bytes */
+	uint64_t store_reads;     /* get_nodes calls */
+	uint64_t
+	    store_read_items;  /* ids asked for in those calls (items per call = this / store_reads) */
+	uint64_t store_writes; /* write calls (each one atomic transaction) */
 	uint64_t store_round_trips; /* round trips reported by the store */
 	uint64_t store_statements;  /* SQL statements reported by the store (0 for in-process stores) */
 	uint64_t pool_waits;        /* times a connection had to be waited for */
@@ -173,29 +176,29 @@ typedef enum prolly_ref_expect {
 } prolly_ref_expect;
 
 typedef struct prolly_ref_update {
-	const char *name;           /* NUL-terminated, 1..PROLLY_MAX_REF_NAME bytes */
+	const char *name; /* NUL-terminated, 1..PROLLY_MAX_REF_NAME bytes */
 	prolly_ref_expect expect;
-	prolly_id expected;         /* read when expect == PROLLY_REF_EXPECT_VALUE */
-	int remove;                 /* non-zero: delete the ref; otherwise set it to `value` */
+	prolly_id expected; /* read when expect == PROLLY_REF_EXPECT_VALUE */
+	int remove;         /* non-zero: delete the ref; otherwise set it to `value` */
 	prolly_id value;
 	/* Set by the store when the write fails with PROLLY_ECONFLICT because of this ref: */
-	int conflict;               /* 1 if this update's expectation failed */
-	int current_exists;         /* whether the ref exists now */
-	prolly_id current;          /* its value now, when it exists */
+	int conflict;       /* 1 if this update's expectation failed */
+	int current_exists; /* whether the ref exists now */
+	prolly_id current;  /* its value now, when it exists */
 } prolly_ref_update;
 
 /* One atomic write: all of it becomes visible at once, or none of it. */
 typedef struct prolly_store_write {
 	const prolly_store_node *nodes; /* written if absent; identical rows are never rewritten */
 	size_t n_nodes;
-	prolly_ref_update *refs;        /* applied in name order after checking every expectation */
+	prolly_ref_update *refs; /* applied in name order after checking every expectation */
 	size_t n_refs;
-	int check_epoch;                /* non-zero: fail with PROLLY_ECONFLICT unless the store's */
-	uint64_t epoch;                 /*   gc epoch still equals `epoch` */
-	uint64_t current_epoch;         /* out: the store's epoch (always set on success and conflict) */
-	int durable;                    /* non-zero: durable when write returns (fsync); node-only
+	int check_epoch;           /* non-zero: fail with PROLLY_ECONFLICT unless the store's */
+	uint64_t epoch;            /*   gc epoch still equals `epoch` */
+	uint64_t current_epoch;    /* out: the store's epoch (always set on success and conflict) */
+	int durable;               /* non-zero: durable when write returns (fsync); node-only
 	                                   flushes of a bulk build pass 0 */
-	const prolly_id *requires;      /* ids this write builds on without writing them (children of
+	const prolly_id *requires; /* ids this write builds on without writing them (children of
 	                                   its new nodes, trees of its new commits): a store whose gc
 	                                   can run concurrently with writers must fail the write with
 	                                   PROLLY_ECONFLICT if one is gone, and keep them from being
@@ -221,8 +224,8 @@ typedef struct prolly_gc_result {
 } prolly_gc_result;
 
 struct prolly_store {
-	unsigned version;  /* PROLLY_STORE_VERSION */
-	const char *kind;  /* "mem", "lmdb", "postgres", ... */
+	unsigned version; /* PROLLY_STORE_VERSION */
+	const char *kind; /* "mem", "lmdb", "postgres", ... */
 
 	/* Looks up n ids (duplicates allowed) in one round trip where the store can. Calls found()
 	 * for each id present, in any order; absent ids are simply not reported. Does not verify
@@ -329,9 +332,10 @@ void prolly_store_close(prolly_store *st);
 typedef struct prolly_db prolly_db;
 
 typedef struct prolly_options {
-	size_t cache_bytes;      /* decoded-node cache budget; default 256 MiB; 0 disables caching */
-	unsigned retain_commits; /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
-	size_t flush_bytes;      /* a builder hands nodes to the store every this many bytes (4 MiB) */
+	size_t cache_bytes; /* decoded-node cache budget; default 256 MiB; 0 disables caching */
+	unsigned
+	    retain_commits; /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
+	size_t flush_bytes; /* a builder hands nodes to the store every this many bytes (4 MiB) */
 } prolly_options;
 
 /* Fills in the defaults. */
@@ -385,9 +389,9 @@ int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const proll
 /* Tree shape. */
 typedef struct prolly_tree_stats {
 	uint64_t records;
-	unsigned height;  /* 1 for a single leaf */
-	uint64_t nodes;   /* nodes reachable from the root */
-	uint64_t bytes;   /* their encoded bytes */
+	unsigned height; /* 1 for a single leaf */
+	uint64_t nodes;  /* nodes reachable from the root */
+	uint64_t bytes;  /* their encoded bytes */
 	uint64_t leaves;
 } prolly_tree_stats;
 
@@ -404,14 +408,14 @@ typedef struct prolly_cursor prolly_cursor;
 
 /* Which records a cursor visits. Zero-initialise, then set what you need. */
 typedef struct prolly_range {
-	prolly_slice lo;   /* lower bound, used when has_lo */
+	prolly_slice lo; /* lower bound, used when has_lo */
 	int has_lo;
-	int lo_exclusive;  /* default inclusive */
-	prolly_slice hi;   /* upper bound, used when has_hi */
+	int lo_exclusive; /* default inclusive */
+	prolly_slice hi;  /* upper bound, used when has_hi */
 	int has_hi;
-	int hi_inclusive;  /* default exclusive */
+	int hi_inclusive;    /* default exclusive */
 	prolly_slice prefix; /* only keys starting with these bytes (size 0: all) */
-	int reverse;       /* visit in descending key order */
+	int reverse;         /* visit in descending key order */
 } prolly_range;
 
 /* Opens a cursor over tree root limited to range (NULL: the whole tree). Nodes are loaded in
@@ -471,7 +475,8 @@ typedef struct prolly_builder prolly_builder;
 
 int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
 /* PROLLY_EINVAL if key is not greater than the previous one; PROLLY_ETOOBIG if oversized. */
-int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val, size_t vlen);
+int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
+                       size_t vlen);
 /* Finishes the tree; out_root receives its id. The builder cannot be used afterwards. */
 int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
 void prolly_builder_free(prolly_builder *b);
@@ -529,8 +534,8 @@ typedef int (*prolly_conflict_fn)(void *payload, const prolly_conflict *c);
 
 typedef struct prolly_merge_options {
 	prolly_resolver resolve;
-	prolly_resolve_fn resolve_fn;       /* for PROLLY_RESOLVE_CALLBACK */
-	prolly_conflict_fn on_conflict;     /* may be NULL */
+	prolly_resolve_fn resolve_fn;   /* for PROLLY_RESOLVE_CALLBACK */
+	prolly_conflict_fn on_conflict; /* may be NULL */
 	void *payload;
 } prolly_merge_options;
 
@@ -558,8 +563,8 @@ typedef struct prolly_commit {
 	prolly_id tree;
 	size_t n_parents;
 	prolly_id *parents;
-	int64_t time_us;  /* microseconds since the Unix epoch, UTC */
-	char *message;    /* NUL-terminated */
+	int64_t time_us; /* microseconds since the Unix epoch, UTC */
+	char *message;   /* NUL-terminated */
 } prolly_commit;
 
 /* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for

@@ -262,7 +262,8 @@ gone:
 		if ((r == 0 && !prolly_id_equal(&now, &head)) || r == PROLLY_ENOTFOUND) {
 			if (r == 0 && out_commit)
 				*out_commit = now;
-			rc = prolly_set_error(PROLLY_ECONFLICT, "branch '%s' moved while this commit was "
+			rc = prolly_set_error(PROLLY_ECONFLICT,
+			                      "branch '%s' moved while this commit was "
 			                      "being made (and a gc removed what it was built on); retry",
 			                      branch);
 		} else {
@@ -400,11 +401,7 @@ int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload)
 /* The commit graph of a walk                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-enum {
-	G_NEW = 0,
-	G_LOADED = 1,
-	G_MISSING = 2
-};
+enum { G_NEW = 0, G_LOADED = 1, G_MISSING = 2 };
 
 typedef struct gnode {
 	prolly_id id;
@@ -619,11 +616,7 @@ static int newer(const graph *g, size_t a, size_t b)
 /* Merge base                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-enum {
-	F_A = 1,
-	F_B = 2,
-	F_STALE = 4
-};
+enum { F_A = 1, F_B = 2, F_STALE = 4 };
 
 /* a - b for b >= 0, saturating at INT64_MIN. */
 static int64_t sat_sub(int64_t a, int64_t b)

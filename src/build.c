@@ -55,14 +55,16 @@ static int push(prolly_builder *b, unsigned level, pnode *made)
 		b->last_id[level] = made->id;
 		b->unflushed += made->size;
 		if (level + 1 > PROLLY_MAX_LEVEL)
-			return prolly_set_error(PROLLY_ECORRUPT, "tree deeper than %d levels", PROLLY_MAX_LEVEL);
+			return prolly_set_error(PROLLY_ECORRUPT, "tree deeper than %d levels",
+			                        PROLLY_MAX_LEVEL);
 		if (b->nlevels <= level + 1) {
 			prolly__chunker_init(&b->lv[level + 1], b->txn, level + 1);
 			b->nlevels = level + 2;
 		}
 		prolly_slice k = prolly__node_last_key(made);
 		pnode *up;
-		int rc = prolly__chunker_child(&b->lv[level + 1], k.data, k.size, &made->id, made->count, &up);
+		int rc = prolly__chunker_child(&b->lv[level + 1], k.data, k.size, &made->id, made->count,
+		                               &up);
 		if (rc)
 			return rc;
 		made = up;
@@ -71,21 +73,25 @@ static int push(prolly_builder *b, unsigned level, pnode *made)
 	return 0;
 }
 
-int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val, size_t vlen)
+int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
+                       size_t vlen)
 {
 	int rc;
 	pnode *made;
 	if (b->done)
 		return prolly_set_error(PROLLY_EINVAL, "the builder was already finished");
 	if (klen > PROLLY_MAX_KEY || vlen > PROLLY_MAX_VALUE)
-		return prolly_set_error(PROLLY_ETOOBIG, "record with a %zu-byte key and %zu-byte value exceeds "
-		                        "the limits (%d, %d)", klen, vlen, PROLLY_MAX_KEY, PROLLY_MAX_VALUE);
+		return prolly_set_error(PROLLY_ETOOBIG,
+		                        "record with a %zu-byte key and %zu-byte value exceeds "
+		                        "the limits (%d, %d)",
+		                        klen, vlen, PROLLY_MAX_KEY, PROLLY_MAX_VALUE);
 	if (b->have_last && prolly__keycmp(b->last_key.ptr, b->last_key.size, key, klen) >= 0) /* B1 */
 		return prolly_set_error(PROLLY_EINVAL, "builder keys must be strictly increasing");
 	if ((rc = prolly__buf_set(&b->last_key, key, klen)))
 		return rc;
 	b->have_last = 1;
-	if ((rc = prolly__chunker_leaf(&b->lv[0], key, klen, val, vlen, &made)) || (rc = push(b, 0, made)))
+	if ((rc = prolly__chunker_leaf(&b->lv[0], key, klen, val, vlen, &made)) ||
+	    (rc = push(b, 0, made)))
 		return rc;
 	if (b->unflushed >= b->txn->db->opts.flush_bytes) {
 		if ((rc = prolly__txn_flush(b->txn)))

@@ -53,8 +53,8 @@ int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, siz
 	if (s > PROLLY_CHUNK_MAX) /* C2 */
 		return 1;
 	uint64_t a = (uint64_t)s, b = (uint64_t)(s - r);
-	uint64_t d = a * a * a * a - b * b * b * b; /* < 2^57: exact */
-	double x = (double)d / 281474976710656.0;   /* 4096^4 = 2^48 */
+	uint64_t d = a * a * a * a - b * b * b * b;              /* < 2^57: exact */
+	double x = (double)d / 281474976710656.0;                /* 4096^4 = 2^48 */
 	uint64_t seed = LEVEL_SEED_BASE * (uint64_t)(level + 1); /* C4 */
 	uint32_t h = (uint32_t)(XXH3_64bits_withSeed(key, klen, seed) >> 32);
 	if ((double)h >= x * 4294967296.0) /* C3, first test */

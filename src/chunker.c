@@ -37,8 +37,8 @@ static int make_node(prolly__chunker *ch, pnode **made)
 	return 0;
 }
 
-int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const void *v, size_t vlen,
-                         pnode **made)
+int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const void *v,
+                         size_t vlen, pnode **made)
 {
 	size_t r = prolly__leaf_item_size(klen, vlen);
 	int rc = prolly__enc_add_leaf(&ch->enc, k, klen, v, vlen);

@@ -58,28 +58,28 @@
 #define NEED_LOAD 1 /* internal: the next node is not loaded and loading was not allowed */
 
 typedef struct lvl {
-	pnode *node;       /* current node, referenced, or NULL */
-	uint32_t i;        /* position (C2, C3) */
-	uint32_t begin;    /* leaf: first record in range */
-	uint32_t end;      /* leaf: one past the last record in range */
-	pnode **q;         /* FIFO of loaded nodes (MAX_BATCH slots), referenced */
-	uint32_t qh, qn;   /* head index and count */
-	uint32_t batch;    /* ids gathered per refill of this level */
-	int first;         /* the next node to become current is the first one at this level */
-	int ended;         /* C5 */
+	pnode *node;     /* current node, referenced, or NULL */
+	uint32_t i;      /* position (C2, C3) */
+	uint32_t begin;  /* leaf: first record in range */
+	uint32_t end;    /* leaf: one past the last record in range */
+	pnode **q;       /* FIFO of loaded nodes (MAX_BATCH slots), referenced */
+	uint32_t qh, qn; /* head index and count */
+	uint32_t batch;  /* ids gathered per refill of this level */
+	int first;       /* the next node to become current is the first one at this level */
+	int ended;       /* C5 */
 } lvl;
 
 /* A leaf batch being loaded by a background thread (C6). */
 typedef struct readahead {
 	pthread_t thread;
-	int active;              /* a load was started and not yet joined */
+	int active; /* a load was started and not yet joined */
 	prolly_db *db;
 	prolly_id ids[MAX_BATCH];
-	pnode *got[MAX_BATCH];   /* borrowed from ws */
+	pnode *got[MAX_BATCH]; /* borrowed from ws */
 	uint32_t n;
 	prolly__nodeset ws;
 	int rc;
-	prolly_stats stats;      /* the loading thread's counters, handed to the cursor's thread */
+	prolly_stats stats; /* the loading thread's counters, handed to the cursor's thread */
 	char msg[1024];
 } readahead;
 
@@ -91,23 +91,23 @@ struct prolly_cursor {
 	prolly_db *db;
 	readahead ra[RA_DEPTH]; /* a ring: ra_n slots from ra_head, in walking order */
 	unsigned ra_head, ra_n;
-	int ra_over;            /* gathering for read-ahead found no more leaves */
+	int ra_over; /* gathering for read-ahead found no more leaves */
 	int reverse;
-	int done;          /* no more records */
-	int err;           /* sticky error */
+	int done; /* no more records */
+	int err;  /* sticky error */
 	int has_lo, lo_excl, has_hi, hi_incl;
 	prolly_buf lo, hi; /* normalised bounds (owned copies) */
 	prolly_buf prefix;
-	unsigned top;      /* level of the root */
-	lvl *lv;           /* top + 1 levels */
+	unsigned top; /* level of the root */
+	lvl *lv;      /* top + 1 levels */
 };
 
 static int corrupt_level(const pnode *nd, unsigned want)
 {
 	char hex[PROLLY_ID_HEX_SIZE];
 	prolly_id_to_hex(hex, &nd->id);
-	return prolly_set_error(PROLLY_ECORRUPT, "node %s has level %u where level %u was expected", hex,
-	                        nd->level, want);
+	return prolly_set_error(PROLLY_ECORRUPT, "node %s has level %u where level %u was expected",
+	                        hex, nd->level, want);
 }
 
 static int key_cmp_buf(prolly_slice k, const prolly_buf *b)
@@ -175,7 +175,8 @@ static int set_current(prolly_cursor *c, unsigned L, pnode *nd)
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, &nd->id);
 		return prolly_set_error(PROLLY_ECORRUPT,
-		                        "leaf %s holds a key outside the prefix range: keys out of order", hex);
+		                        "leaf %s holds a key outside the prefix range: keys out of order",
+		                        hex);
 	}
 	v->begin = b;
 	v->end = e;

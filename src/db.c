@@ -355,7 +355,8 @@ static int on_raw(void *payload, size_t index, const void *data, size_t size)
 	if (!prolly_id_equal(&h, &rc->ids[index])) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, &rc->ids[index]);
-		return rc->rc = prolly_set_error(PROLLY_ECORRUPT, "object %s is corrupt: bytes do not hash to the id", hex);
+		return rc->rc = prolly_set_error(PROLLY_ECORRUPT,
+		                                 "object %s is corrupt: bytes do not hash to the id", hex);
 	}
 	int r = rc->fn(rc->payload, index, data, size);
 	return r ? (rc->rc = r) : 0;

@@ -91,8 +91,8 @@ static int corrupt_node(const pnode *nd, const char *what)
 {
 	char hex[PROLLY_ID_HEX_SIZE];
 	prolly_id_to_hex(hex, &nd->id);
-	return prolly_set_error(PROLLY_ECORRUPT, "diff: node %s is inconsistent with its parent: %s", hex,
-	                        what);
+	return prolly_set_error(PROLLY_ECORRUPT, "diff: node %s is inconsistent with its parent: %s",
+	                        hex, what);
 }
 
 /* Step 1: drops entries whose id is in both lists (equal ids have equal last keys, D2). */
@@ -178,7 +178,8 @@ static int compare_leaves(dctx *x, pnode **la, size_t na, pnode **lb, size_t nb,
 		else if (c.li >= c.nl)
 			cmp = -1;
 		else
-			cmp = cmp_slice(prolly__node_key(a.leaves[a.li], a.i), prolly__node_key(c.leaves[c.li], c.i));
+			cmp = cmp_slice(prolly__node_key(a.leaves[a.li], a.i),
+			                prolly__node_key(c.leaves[c.li], c.i));
 		if (cmp < 0) {
 			e.kind = PROLLY_DIFF_REMOVED;
 			e.key = prolly__node_key(a.leaves[a.li], a.i);
@@ -459,7 +460,8 @@ int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
 	}
 	if (range) {
 		if (range->prefix.size || range->reverse) {
-			rc = prolly_set_error(PROLLY_EINVAL, "prolly_diff: prefix and reverse ranges are not supported");
+			rc = prolly_set_error(PROLLY_EINVAL,
+			                      "prolly_diff: prefix and reverse ranges are not supported");
 			goto cleanup;
 		}
 		if ((range->has_lo && range->lo.size && !range->lo.data) ||

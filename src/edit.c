@@ -180,7 +180,8 @@ static int feed_edit(feeder *f, unsigned level, const ledit *e)
 	if (e->del)
 		return 0;
 	if (level == 0)
-		rc = prolly__chunker_leaf(&f->ch, e->key.data, e->key.size, e->val.data, e->val.size, &made);
+		rc = prolly__chunker_leaf(&f->ch, e->key.data, e->key.size, e->val.data, e->val.size,
+		                          &made);
 	else
 		rc = prolly__chunker_child(&f->ch, e->key.data, e->key.size, &e->id, e->count, &made);
 	return rc ? rc : made_node(f, made);
@@ -458,11 +459,14 @@ int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root
 	for (size_t i = 0; i < n; i++) {
 		if (edits[i].key.size > PROLLY_MAX_KEY ||
 		    (edits[i].op == PROLLY_PUT && edits[i].value.size > PROLLY_MAX_VALUE))
-			return prolly_set_error(PROLLY_ETOOBIG, "edit %zu has a %zu-byte key and %zu-byte value; "
-			                        "the limits are %d and %d", i, edits[i].key.size,
-			                        edits[i].value.size, PROLLY_MAX_KEY, PROLLY_MAX_VALUE);
+			return prolly_set_error(PROLLY_ETOOBIG,
+			                        "edit %zu has a %zu-byte key and %zu-byte value; "
+			                        "the limits are %d and %d",
+			                        i, edits[i].key.size, edits[i].value.size, PROLLY_MAX_KEY,
+			                        PROLLY_MAX_VALUE);
 		if (edits[i].op != PROLLY_PUT && edits[i].op != PROLLY_DEL)
-			return prolly_set_error(PROLLY_EINVAL, "edit %zu has an unknown op %d", i, (int)edits[i].op);
+			return prolly_set_error(PROLLY_EINVAL, "edit %zu has an unknown op %d", i,
+			                        (int)edits[i].op);
 	}
 	if (n) {
 		s = malloc(n * sizeof(*s));

@@ -76,11 +76,11 @@ prolly_stats *prolly__thread_stats(void);
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PROLLY_NODE_MAGIC "PRLY"    /* tree nodes */
-#define PROLLY_COMMIT_MAGIC "PRLC"  /* commit objects */
+#define PROLLY_NODE_MAGIC "PRLY"   /* tree nodes */
+#define PROLLY_COMMIT_MAGIC "PRLC" /* commit objects */
 #define PROLLY_FORMAT_VERSION 1
-#define PROLLY_NODE_HEADER 12       /* magic 4, version 1, level 1, flags 2, n 4 */
-#define PROLLY_CHILD_ENTRY 40       /* id 32 + record count 8 */
+#define PROLLY_NODE_HEADER 12 /* magic 4, version 1, level 1, flags 2, n 4 */
+#define PROLLY_CHILD_ENTRY 40 /* id 32 + record count 8 */
 #define PROLLY_MAX_LEVEL 63
 
 /*
@@ -90,18 +90,18 @@ prolly_stats *prolly__thread_stats(void);
  */
 typedef struct pnode {
 	atomic_int refs;
-	uint8_t mem_class;           /* size class of this allocation (alloc.c) */
+	uint8_t mem_class; /* size class of this allocation (alloc.c) */
 	prolly_id id;
-	unsigned level;              /* 0: leaf */
-	uint32_t n;                  /* items */
-	uint64_t count;              /* records in this subtree */
-	size_t size;                 /* bytes */
-	const unsigned char *bytes;  /* the encoding (allocated with the struct) */
-	const unsigned char *koff;   /* u32[n+1] key offsets into kheap */
-	const unsigned char *voff;   /* leaf: u32[n+1] value offsets into vheap */
-	const unsigned char *kids;   /* internal: n entries of (id 32, count u64) */
+	unsigned level;             /* 0: leaf */
+	uint32_t n;                 /* items */
+	uint64_t count;             /* records in this subtree */
+	size_t size;                /* bytes */
+	const unsigned char *bytes; /* the encoding (allocated with the struct) */
+	const unsigned char *koff;  /* u32[n+1] key offsets into kheap */
+	const unsigned char *voff;  /* leaf: u32[n+1] value offsets into vheap */
+	const unsigned char *kids;  /* internal: n entries of (id 32, count u64) */
 	const unsigned char *kheap;
-	const unsigned char *vheap;  /* leaf only */
+	const unsigned char *vheap; /* leaf only */
 } pnode;
 
 /* Memory for decoded nodes (alloc.c): size classes carved from huge-page regions and reused.
@@ -114,7 +114,8 @@ void prolly__node_mem_free(void *p, uint8_t cls);
  * strictly increasing, exact total size, internal counts summing without overflow. When `verify`
  * is set, also that hash(bytes) == *id. The node is returned with one reference.
  * PROLLY_ECORRUPT naming the id on any failure. */
-int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size, int verify);
+int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size,
+                        int verify);
 
 void prolly__node_ref(pnode *n);
 void prolly__node_unref(pnode *n); /* NULL ok; frees at zero */
@@ -152,11 +153,11 @@ uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen)
 typedef struct prolly__enc {
 	unsigned level;
 	uint32_t n;
-	prolly_buf keys;   /* concatenated key bytes */
-	prolly_buf vals;   /* leaf: concatenated values; internal: n child entries of 40 bytes */
-	prolly_buf koffs;  /* u32 end offset per item */
-	prolly_buf voffs;  /* leaf: u32 end offset per item */
-	uint64_t count;    /* records below */
+	prolly_buf keys;  /* concatenated key bytes */
+	prolly_buf vals;  /* leaf: concatenated values; internal: n child entries of 40 bytes */
+	prolly_buf koffs; /* u32 end offset per item */
+	prolly_buf voffs; /* leaf: u32 end offset per item */
+	uint64_t count;   /* records below */
 } prolly__enc;
 
 void prolly__enc_init(prolly__enc *e, unsigned level);
@@ -169,8 +170,14 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 int prolly__enc_finish(prolly__enc *e, prolly_buf *out);
 
 /* Encoded size an item adds to a node: leaf 8 + klen + vlen, internal 4 + 40 + klen. */
-static inline size_t prolly__leaf_item_size(size_t klen, size_t vlen) { return 8 + klen + vlen; }
-static inline size_t prolly__child_item_size(size_t klen) { return 4 + PROLLY_CHILD_ENTRY + klen; }
+static inline size_t prolly__leaf_item_size(size_t klen, size_t vlen)
+{
+	return 8 + klen + vlen;
+}
+static inline size_t prolly__child_item_size(size_t klen)
+{
+	return 4 + PROLLY_CHILD_ENTRY + klen;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Chunk boundaries (chunk.c)                                                                 */
@@ -191,23 +198,26 @@ int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, siz
 typedef struct prolly__chunker {
 	prolly_txn *txn;
 	prolly__enc enc;
-	size_t s;          /* running encoded size of the pending chunk */
-	prolly_buf out;    /* encoding scratch */
-	uint64_t emitted;  /* nodes made so far */
-	size_t bytes;      /* their bytes */
+	size_t s;         /* running encoded size of the pending chunk */
+	prolly_buf out;   /* encoding scratch */
+	uint64_t emitted; /* nodes made so far */
+	size_t bytes;     /* their bytes */
 } prolly__chunker;
 
 void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level);
 void prolly__chunker_dispose(prolly__chunker *ch);
 /* Add an item; *made receives the node made by this item's boundary (borrowed from the txn,
  * valid until the txn flushes) or NULL. */
-int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const void *v, size_t vlen,
-                         pnode **made);
+int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const void *v,
+                         size_t vlen, pnode **made);
 int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const prolly_id *id,
                           uint64_t count, pnode **made);
 /* Makes a node of whatever is pending (end of the level); *made NULL if nothing was pending. */
 int prolly__chunker_finish(prolly__chunker *ch, pnode **made);
-static inline int prolly__chunker_empty(const prolly__chunker *ch) { return ch->enc.n == 0; }
+static inline int prolly__chunker_empty(const prolly__chunker *ch)
+{
+	return ch->enc.n == 0;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Node cache (cache.c)                                                                       */
@@ -239,11 +249,11 @@ struct prolly_db {
 	prolly_store *store;
 	prolly__cache *cache;
 	prolly_options opts;
-	prolly_id empty_tree;       /* id of the empty leaf, never fetched from the store */
+	prolly_id empty_tree; /* id of the empty leaf, never fetched from the store */
 	pnode *empty_node;
-	_Atomic uint64_t epoch;     /* last gc epoch seen from the store */
+	_Atomic uint64_t epoch; /* last gc epoch seen from the store */
 	pthread_mutex_t stats_lock;
-	prolly_stats stats;         /* cumulative, under stats_lock */
+	prolly_stats stats; /* cumulative, under stats_lock */
 };
 
 /*
@@ -252,7 +262,7 @@ struct prolly_db {
  */
 typedef struct prolly__nodeset {
 	pnode **slots;
-	size_t cap;   /* power of two, or 0 */
+	size_t cap; /* power of two, or 0 */
 	size_t len;
 } prolly__nodeset;
 
@@ -308,14 +318,14 @@ int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
 
 struct prolly_txn {
 	prolly_db *db;
-	uint64_t epoch;              /* gc epoch when the txn began */
-	prolly__nodeset nodes;       /* new nodes, pinned in the cache until commit/free */
-	prolly_buf raw;              /* raw objects (commits): concatenated (id, u32 size, bytes) */
+	uint64_t epoch;        /* gc epoch when the txn began */
+	prolly__nodeset nodes; /* new nodes, pinned in the cache until commit/free */
+	prolly_buf raw;        /* raw objects (commits): concatenated (id, u32 size, bytes) */
 	size_t raw_count;
 	prolly_ref_update *refs;
-	char **ref_names;            /* owned copies of refs[i].name */
+	char **ref_names; /* owned copies of refs[i].name */
 	size_t n_refs, cap_refs;
-	int flushed;                 /* a builder wrote nodes early */
+	int flushed; /* a builder wrote nodes early */
 	int done;
 	struct prolly__flush *pending[PROLLY__FLUSH_DEPTH]; /* builder flushes being written by
 	                                                      background threads, oldest first */

@@ -202,11 +202,13 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 		opts = &defaults;
 	if (opts->resolve != PROLLY_RESOLVE_FAIL && opts->resolve != PROLLY_RESOLVE_OURS &&
 	    opts->resolve != PROLLY_RESOLVE_THEIRS && opts->resolve != PROLLY_RESOLVE_CALLBACK) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: unknown resolver %d", (int)opts->resolve);
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: unknown resolver %d",
+		                      (int)opts->resolve);
 		goto cleanup;
 	}
 	if (opts->resolve == PROLLY_RESOLVE_CALLBACK && !opts->resolve_fn) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: PROLLY_RESOLVE_CALLBACK without resolve_fn");
+		rc = prolly_set_error(PROLLY_EINVAL,
+		                      "prolly_merge: PROLLY_RESOLVE_CALLBACK without resolve_fn");
 		goto cleanup;
 	}
 	if (txn->done) {
@@ -256,7 +258,7 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 		change *c = &m.v[i];
 		assert(c->cls == CLS_APPLY || c->cls == CLS_CONVERGENT || c->cls == CLS_CONFLICT);
 		assert(i == 0 || prolly__keycmp(m.arena.ptr + m.v[i - 1].koff, m.v[i - 1].klen,
-		                                 m.arena.ptr + c->koff, c->klen) < 0); /* M1 */
+		                                m.arena.ptr + c->koff, c->klen) < 0); /* M1 */
 		assert(!same_value(c->base_exists, m.arena.ptr + c->boff, c->blen, c->theirs_exists,
 		                   m.arena.ptr + c->toff, c->tlen)); /* M2 */
 		if (c->cls == CLS_APPLY) {
@@ -270,11 +272,8 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 		}
 		st.conflicts++;
 		switch (opts->resolve) {
-		case PROLLY_RESOLVE_OURS:
-			break;
-		case PROLLY_RESOLVE_THEIRS:
-			theirs_edit(&m, c, &edits[nedits++]);
-			break;
+		case PROLLY_RESOLVE_OURS: break;
+		case PROLLY_RESOLVE_THEIRS: theirs_edit(&m, c, &edits[nedits++]); break;
 		case PROLLY_RESOLVE_CALLBACK: {
 			prolly_conflict k = conflict_of(&m, c);
 			prolly_slice val = {NULL, 0};
@@ -290,10 +289,12 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 				goto cleanup;
 			}
 			if (exists && val.size && !val.data) {
-				rc = prolly_set_error(PROLLY_EINVAL, "merge resolver returned a value with no data");
+				rc = prolly_set_error(PROLLY_EINVAL,
+				                      "merge resolver returned a value with no data");
 				goto cleanup;
 			}
-			if (same_value(exists != 0, val.data, val.size, c->ours_exists, k.ours.data, k.ours.size))
+			if (same_value(exists != 0, val.data, val.size, c->ours_exists, k.ours.data,
+			               k.ours.size))
 				break; /* ours already holds the decision */
 			prolly_edit *ed = &edits[nedits++];
 			ed->key = k.key;

@@ -61,7 +61,8 @@ static int check_offsets(const unsigned char *tab, uint32_t n, uint32_t limit, u
 	return 0;
 }
 
-int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size, int verify)
+int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size,
+                        int verify)
 {
 	const unsigned char *b = bytes;
 	if (verify) { /* N7 first: damaged bytes are corrupt, whatever their version byte says */
@@ -75,8 +76,9 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 	if (b[4] > PROLLY_FORMAT_VERSION) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, id);
-		return prolly_set_error(PROLLY_EVERSION, "node %s has format version %u; this library reads %d",
-		                        hex, b[4], PROLLY_FORMAT_VERSION);
+		return prolly_set_error(PROLLY_EVERSION,
+		                        "node %s has format version %u; this library reads %d", hex, b[4],
+		                        PROLLY_FORMAT_VERSION);
 	}
 	if (b[4] != PROLLY_FORMAT_VERSION || b[6] != 0 || b[7] != 0) /* N1 */
 		return corrupt(id, "bad version or flags");

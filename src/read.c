@@ -28,7 +28,8 @@ int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void
 	}
 	uint32_t i = prolly__node_lower_bound(nd, key, klen);
 	prolly_slice k;
-	if (i == nd->n || (k = prolly__node_key(nd, i), prolly__keycmp(k.data, k.size, key, klen) != 0)) {
+	if (i == nd->n ||
+	    (k = prolly__node_key(nd, i), prolly__keycmp(k.data, k.size, key, klen) != 0)) {
 		rc = PROLLY_ENOTFOUND;
 		goto cleanup;
 	}
@@ -44,8 +45,8 @@ cleanup:
 typedef struct req {
 	const prolly_slice *key;
 	size_t index;
-	pnode *node;     /* current node on the way down; NULL once known absent */
-	uint32_t pos;    /* leaf position once found */
+	pnode *node;  /* current node on the way down; NULL once known absent */
+	uint32_t pos; /* leaf position once found */
 	int found;
 } req;
 
@@ -204,7 +205,8 @@ int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const proll
 		if ((rc = prolly__load1(db, &ws, prolly__node_child(nd, j), &nd)))
 			goto cleanup;
 	}
-	prolly_slice k = prolly__node_key(nd, (uint32_t)index), v = prolly__node_value(nd, (uint32_t)index);
+	prolly_slice k = prolly__node_key(nd, (uint32_t)index),
+	             v = prolly__node_value(nd, (uint32_t)index);
 	if (key && (rc = prolly__buf_set(key, k.data, k.size)))
 		goto cleanup;
 	if (value && (rc = prolly__buf_set(value, v.data, v.size)))
@@ -238,7 +240,8 @@ int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id
 		for (size_t off = 0; off < nids; off += STATS_BATCH) {
 			size_t m = PROLLY_MIN(STATS_BATCH, nids - off);
 			prolly__nodeset_dispose(&ws);
-			if ((rc = prolly__load_ex(db, &ws, ids + off, m, NULL, verify ? PROLLY__LOAD_FRESH : 0)))
+			if ((rc = prolly__load_ex(db, &ws, ids + off, m, NULL,
+			                          verify ? PROLLY__LOAD_FRESH : 0)))
 				goto cleanup;
 			for (size_t i = 0; i < m; i++) {
 				nd = prolly__nodeset_find(&ws, &ids[off + i]);
@@ -249,7 +252,8 @@ int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id
 					continue;
 				}
 				for (uint32_t j = 0; j < nd->n; j++)
-					if ((rc = prolly__buf_put(&next, prolly__node_child(nd, j)->bytes, PROLLY_ID_SIZE)))
+					if ((rc = prolly__buf_put(&next, prolly__node_child(nd, j)->bytes,
+					                          PROLLY_ID_SIZE)))
 						goto cleanup;
 			}
 		}

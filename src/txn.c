@@ -130,7 +130,8 @@ int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
 	for (size_t i = 0; i < txn->n_refs; i++)
 		if (strcmp(txn->ref_names[i], update->name) == 0)
-			return prolly_set_error(PROLLY_EINVAL, "ref '%s' is moved twice in one txn", update->name);
+			return prolly_set_error(PROLLY_EINVAL, "ref '%s' is moved twice in one txn",
+			                        update->name);
 	if (txn->n_refs == txn->cap_refs) {
 		size_t ncap = txn->cap_refs ? txn->cap_refs * 2 : 4;
 		prolly_ref_update *nr = realloc(txn->refs, ncap * sizeof(*nr));
@@ -199,14 +200,14 @@ static void count_written(prolly_db *db, const prolly_store_node *nodes, size_t 
 /* A builder flush in flight (T4). */
 typedef struct prolly__flush {
 	pthread_t thread;
-	int joinable;             /* 0: the write ran in the caller (no thread could be started) */
+	int joinable; /* 0: the write ran in the caller (no thread could be started) */
 	prolly_store *store;
-	prolly__nodeset nodes;    /* the flushed nodes: pinned, owned here until the flush is done */
-	prolly_store_node *arr;   /* what the store is given (pointing into those nodes) */
+	prolly__nodeset nodes;  /* the flushed nodes: pinned, owned here until the flush is done */
+	prolly_store_node *arr; /* what the store is given (pointing into those nodes) */
 	size_t n;
 	int rc;
-	prolly_stats stats;       /* the flushing thread's counters, handed to the waiter */
-	char msg[1024];           /* its error message */
+	prolly_stats stats; /* the flushing thread's counters, handed to the waiter */
+	char msg[1024];     /* its error message */
 } prolly__flush;
 
 static void *flush_main(void *arg)
@@ -262,7 +263,8 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 	int rc;
 	if (txn->n_pending == PROLLY__FLUSH_DEPTH && (rc = flush_wait_oldest(txn)))
 		return rc;
-	if (!(f = calloc(1, sizeof(*f))) || !(f->arr = calloc(set->len ? set->len : 1, sizeof(*f->arr)))) {
+	if (!(f = calloc(1, sizeof(*f))) ||
+	    !(f->arr = calloc(set->len ? set->len : 1, sizeof(*f->arr)))) {
 		free(f);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory flushing a txn");
 	}
@@ -348,7 +350,8 @@ static int gather_requires(prolly_txn *txn, prolly_buf *out)
 			continue;
 		for (uint32_t j = 0; j < nd->n; j++) {
 			const prolly_id *c = prolly__node_child(nd, j);
-			if (!prolly__nodeset_find(&txn->nodes, c) && (rc = prolly__buf_put(out, c, PROLLY_ID_SIZE)))
+			if (!prolly__nodeset_find(&txn->nodes, c) &&
+			    (rc = prolly__buf_put(out, c, PROLLY_ID_SIZE)))
 				return rc;
 		}
 	}

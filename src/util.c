@@ -82,7 +82,8 @@ int prolly_id_from_hex(prolly_id *out, const char *hex)
 {
 	prolly_id id;
 	if (!hex || strlen(hex) != 2 * PROLLY_ID_SIZE)
-		return prolly_set_error(PROLLY_EINVAL, "an id is 64 hex digits: '%s'", hex ? hex : "(null)");
+		return prolly_set_error(PROLLY_EINVAL, "an id is 64 hex digits: '%s'",
+		                        hex ? hex : "(null)");
 	for (int i = 0; i < PROLLY_ID_SIZE; i++) {
 		int hi = hexval((unsigned char)hex[2 * i]), lo = hexval((unsigned char)hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)

@@ -40,7 +40,7 @@ static int pt_failed_now;
 #define PT_CHECKF(cond, ...)                                                                       \
 	do {                                                                                           \
 		if (!(cond)) {                                                                             \
-			fprintf(stderr, "  %s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);            \
+			fprintf(stderr, "  %s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);             \
 			fprintf(stderr, __VA_ARGS__);                                                          \
 			fputc('\n', stderr);                                                                   \
 			pt_failed_now = 1;                                                                     \

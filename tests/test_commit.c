@@ -358,7 +358,8 @@ static void branch_tree_check(prolly_db *db, int fast)
 	PT_CHECK_RC(prolly_get(&v, db, &tree, "key01000", 8), 0);
 	PT_CHECK(v.size == 26);
 	prolly_thread_stats(&s);
-	PT_CHECKF(s.store_reads == (fast ? 1u : 2u), "%llu store reads", (unsigned long long)s.store_reads);
+	PT_CHECKF(s.store_reads == (fast ? 1u : 2u), "%llu store reads",
+	          (unsigned long long)s.store_reads);
 	prolly_buf_dispose(&v);
 
 	hc = (prolly_commit *)&v; /* must be set to NULL on failure */

@@ -2,9 +2,9 @@
  * test_cursor.c - cursors against the model: forward, reverse, bounds, prefixes, empty and
  * single-leaf trees, batched loading and bounded reads.
  */
+#include "lib/model.h"
 #include "prolly.h"
 #include "ptest.h"
-#include "lib/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +65,8 @@ static int check_range(prolly_db *db, const prolly_id *root, const tm_model *m,
 		const tm_rec *e = &m->r[idx[got]];
 		if (k.size != e->klen || memcmp(k.data, e->k, k.size) || v.size != e->vlen ||
 		    (v.size && memcmp(v.data, e->v, v.size))) {
-			fprintf(stderr, "  seed %#llx: record %zu is %s, want %s\n", (unsigned long long)seed, got,
-			        tm_bhex(k.data, k.size), tm_bhex(e->k, e->klen));
+			fprintf(stderr, "  seed %#llx: record %zu is %s, want %s\n", (unsigned long long)seed,
+			        got, tm_bhex(k.data, k.size), tm_bhex(e->k, e->klen));
 			bad = 1;
 			break;
 		}
@@ -78,11 +78,13 @@ static int check_range(prolly_db *db, const prolly_id *root, const tm_model *m,
 		bad = 1;
 	}
 	if (!bad && got != want) {
-		fprintf(stderr, "  seed %#llx: %zu records, want %zu\n", (unsigned long long)seed, got, want);
+		fprintf(stderr, "  seed %#llx: %zu records, want %zu\n", (unsigned long long)seed, got,
+		        want);
 		bad = 1;
 	}
 	if (!bad && prolly_cursor_next(cur, &k, &v) != PROLLY_ITEROVER) {
-		fprintf(stderr, "  seed %#llx: next after the end is not ITEROVER\n", (unsigned long long)seed);
+		fprintf(stderr, "  seed %#llx: next after the end is not ITEROVER\n",
+		        (unsigned long long)seed);
 		bad = 1;
 	}
 	prolly_cursor_free(cur);
@@ -119,8 +121,8 @@ static void random_ranges(prolly_db *db, const prolly_id *root, const tm_model *
 		rg.reverse = (int)tm_rng_below(r, 2);
 		int rc = check_range(db, root, m, &rg, seed);
 		PT_CHECKF(rc == 0, "seed %#llx range %d (lo %d/%d hi %d/%d prefix %zu rev %d)",
-		          (unsigned long long)seed, t, rg.has_lo, rg.lo_exclusive, rg.has_hi, rg.hi_inclusive,
-		          rg.prefix.size, rg.reverse);
+		          (unsigned long long)seed, t, rg.has_lo, rg.lo_exclusive, rg.has_hi,
+		          rg.hi_inclusive, rg.prefix.size, rg.reverse);
 		if (rc)
 			return;
 	}
@@ -208,14 +210,15 @@ PT_TEST(cursor_prefix_edges)
 	tm_model m;
 	prolly_id root;
 	tm_model_init(&m);
-	static const char *keys[] = {"",        "\x00",     "\x00\x00", "\x00\xff", "a",
-	                             "ab",      "ab\xff",   "ab\xff\xff", "ac",     "b",
-	                             "\xfe\xff", "\xff",     "\xff\x00", "\xff\xff", "\xff\xff\xff"};
+	static const char *keys[] = {"",         "\x00",   "\x00\x00",   "\x00\xff", "a",
+	                             "ab",       "ab\xff", "ab\xff\xff", "ac",       "b",
+	                             "\xfe\xff", "\xff",   "\xff\x00",   "\xff\xff", "\xff\xff\xff"};
 	size_t lens[] = {0, 1, 2, 2, 1, 2, 3, 4, 2, 1, 2, 1, 2, 2, 3};
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
 		tm_model_put(&m, keys[i], lens[i], "v", 1);
 	PT_CHECK_RC(tm_build_commit(&root, db, &m), 0);
-	static const char *pres[] = {"\x00", "a", "ab", "ab\xff", "\xff", "\xff\xff", "\xfe", "c", "\xff\xff\xff\xff"};
+	static const char *pres[] = {"\x00",     "a",    "ab", "ab\xff",          "\xff",
+	                             "\xff\xff", "\xfe", "c",  "\xff\xff\xff\xff"};
 	size_t plens[] = {1, 1, 2, 3, 1, 2, 1, 1, 4};
 	for (size_t p = 0; p < sizeof(plens) / sizeof(plens[0]); p++) {
 		for (int rev = 0; rev < 2; rev++) {
@@ -224,13 +227,15 @@ PT_TEST(cursor_prefix_edges)
 			rg.prefix.data = pres[p];
 			rg.prefix.size = plens[p];
 			rg.reverse = rev;
-			PT_CHECKF(check_range(db, &root, &m, &rg, 0) == 0, "prefix %s rev %d", tm_bhex(pres[p], plens[p]), rev);
+			PT_CHECKF(check_range(db, &root, &m, &rg, 0) == 0, "prefix %s rev %d",
+			          tm_bhex(pres[p], plens[p]), rev);
 			/* prefix with a lower bound inside and an upper bound inside */
 			rg.has_lo = 1;
 			rg.lo.data = pres[p];
 			rg.lo.size = plens[p];
 			rg.lo_exclusive = 1;
-			PT_CHECKF(check_range(db, &root, &m, &rg, 0) == 0, "prefix %s excl lo rev %d", tm_bhex(pres[p], plens[p]), rev);
+			PT_CHECKF(check_range(db, &root, &m, &rg, 0) == 0, "prefix %s excl lo rev %d",
+			          tm_bhex(pres[p], plens[p]), rev);
 		}
 	}
 	/* Empty key as an exclusive lower bound and as an inclusive upper bound. */
@@ -300,8 +305,9 @@ PT_TEST(cursor_full_scan_is_batched)
 	prolly_cursor_free(cur);
 	prolly_thread_stats(&st);
 	PT_CHECK(n == m.n);
-	PT_CHECKF(st.store_reads <= leaves / 56 + 8 * height, "reverse: %llu store calls for %llu leaves",
-	          (unsigned long long)st.store_reads, (unsigned long long)leaves);
+	PT_CHECKF(st.store_reads <= leaves / 56 + 8 * height,
+	          "reverse: %llu store calls for %llu leaves", (unsigned long long)st.store_reads,
+	          (unsigned long long)leaves);
 
 	/* A short range reads one node per level (nothing past the range end). */
 	char lo[32], hi[32];

@@ -2,9 +2,9 @@
  * test_diff.c - prolly_diff against the model: random edit sets with and without ranges,
  * unrelated trees (windowed), trees of different heights, reads proportional to the change.
  */
+#include "lib/model.h"
 #include "prolly.h"
 #include "ptest.h"
-#include "lib/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +90,8 @@ static int cmp_rec(const tm_rec *a, const tm_rec *b)
 	return a->klen < b->klen ? -1 : a->klen > b->klen;
 }
 
-static size_t model_diff(const tm_model *a, const tm_model *b, const prolly_range *rg, exp_ent **out)
+static size_t model_diff(const tm_model *a, const tm_model *b, const prolly_range *rg,
+                         exp_ent **out)
 {
 	exp_ent *v = malloc((a->n + b->n + 1) * sizeof(*v));
 	size_t i = 0, j = 0, n = 0;
@@ -140,8 +141,8 @@ static int check_fn(void *payload, const prolly_diff_entry *e)
 	if (c->bad)
 		return 0;
 	if (c->got >= c->nwant) {
-		fprintf(stderr, "  seed %#llx: extra diff entry kind %d key %s\n", (unsigned long long)c->seed,
-		        e->kind, tm_bhex(e->key.data, e->key.size));
+		fprintf(stderr, "  seed %#llx: extra diff entry kind %d key %s\n",
+		        (unsigned long long)c->seed, e->kind, tm_bhex(e->key.data, e->key.size));
 		c->bad = 1;
 		return 0;
 	}
@@ -154,8 +155,8 @@ static int check_fn(void *payload, const prolly_diff_entry *e)
 		ok = same(e->new_value, w->b->v, w->b->vlen);
 	if (!ok) {
 		fprintf(stderr, "  seed %#llx: entry %zu: got kind %d key %s, want kind %d key %s\n",
-		        (unsigned long long)c->seed, c->got, e->kind, tm_bhex(e->key.data, e->key.size), w->kind,
-		        tm_bhex(kr->k, kr->klen));
+		        (unsigned long long)c->seed, c->got, e->kind, tm_bhex(e->key.data, e->key.size),
+		        w->kind, tm_bhex(kr->k, kr->klen));
 		c->bad = 1;
 	}
 	c->got++;
@@ -177,7 +178,8 @@ static int check_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
 		c.bad = 1;
 	}
 	if (!c.bad && c.got != c.nwant) {
-		fprintf(stderr, "  seed %#llx: %zu entries, want %zu\n", (unsigned long long)seed, c.got, c.nwant);
+		fprintf(stderr, "  seed %#llx: %zu entries, want %zu\n", (unsigned long long)seed, c.got,
+		        c.nwant);
 		c.bad = 1;
 	}
 	free(c.want);
@@ -194,7 +196,8 @@ static size_t random_bound(tm_rng *r, const tm_model *m, unsigned char *out)
 	return tm_gen_key(r, out);
 }
 
-static void random_range(prolly_range *rg, tm_rng *r, const tm_model *m, unsigned char *lo, unsigned char *hi)
+static void random_range(prolly_range *rg, tm_rng *r, const tm_model *m, unsigned char *lo,
+                         unsigned char *hi)
 {
 	memset(rg, 0, sizeof(*rg));
 	if (tm_rng_chance(r, 2, 3)) {
@@ -236,8 +239,8 @@ static void run_random(size_t cache_bytes, size_t base_n, size_t rounds, uint64_
 		PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
 		PT_CHECK_RC(prolly_edit_tree(&root2, txn, &broot, es.e, es.n), 0);
 		/* both directions, whole tree and a few ranges */
-		PT_CHECKF(check_diff(db, &broot, &root2, &base, &m2, NULL, seed) == 0, "seed %#llx round %zu k %zu",
-		          (unsigned long long)seed, t, k);
+		PT_CHECKF(check_diff(db, &broot, &root2, &base, &m2, NULL, seed) == 0,
+		          "seed %#llx round %zu k %zu", (unsigned long long)seed, t, k);
 		PT_CHECKF(check_diff(db, &root2, &broot, &m2, &base, NULL, seed) == 0,
 		          "seed %#llx round %zu k %zu reversed", (unsigned long long)seed, t, k);
 		for (int q = 0; q < 4; q++) {
@@ -245,8 +248,9 @@ static void run_random(size_t cache_bytes, size_t base_n, size_t rounds, uint64_
 			prolly_range rg;
 			random_range(&rg, &r, &m2, lo, hi);
 			PT_CHECKF(check_diff(db, &broot, &root2, &base, &m2, &rg, seed) == 0,
-			          "seed %#llx round %zu k %zu range %d (lo %d/%d hi %d/%d)", (unsigned long long)seed, t,
-			          k, q, rg.has_lo, rg.lo_exclusive, rg.has_hi, rg.hi_inclusive);
+			          "seed %#llx round %zu k %zu range %d (lo %d/%d hi %d/%d)",
+			          (unsigned long long)seed, t, k, q, rg.has_lo, rg.lo_exclusive, rg.has_hi,
+			          rg.hi_inclusive);
 		}
 		prolly_txn_free(txn); /* uncommitted: its nodes go away */
 		edset_free(&es);
@@ -333,8 +337,8 @@ PT_TEST(diff_one_change_reads_one_path)
 	prolly_thread_stats(&st);
 	PT_CHECK(calls == 1);
 	/* one call per level, two nodes per level */
-	PT_CHECKF(st.store_reads <= ts.height, "%llu store calls, height %u", (unsigned long long)st.store_reads,
-	          ts.height);
+	PT_CHECKF(st.store_reads <= ts.height, "%llu store calls, height %u",
+	          (unsigned long long)st.store_reads, ts.height);
 	PT_CHECKF(st.nodes_read <= 2 * (uint64_t)ts.height, "%llu nodes read, height %u",
 	          (unsigned long long)st.nodes_read, ts.height);
 	tm_model_dispose(&m);
@@ -360,8 +364,10 @@ PT_TEST(diff_unrelated_trees_windowed)
 			tm_model_put(&b, a.r[i].k, a.r[i].klen, a.r[i].v, a.r[i].vlen);
 		PT_REQUIRE(tm_build_commit(&ra, db, &a) == 0);
 		PT_REQUIRE(tm_build_commit(&rb, db, &b) == 0);
-		PT_CHECKF(check_diff(db, &ra, &rb, &a, &b, NULL, seed) == 0, "seed %#llx a->b", (unsigned long long)seed);
-		PT_CHECKF(check_diff(db, &rb, &ra, &b, &a, NULL, seed) == 0, "seed %#llx b->a", (unsigned long long)seed);
+		PT_CHECKF(check_diff(db, &ra, &rb, &a, &b, NULL, seed) == 0, "seed %#llx a->b",
+		          (unsigned long long)seed);
+		PT_CHECKF(check_diff(db, &rb, &ra, &b, &a, NULL, seed) == 0, "seed %#llx b->a",
+		          (unsigned long long)seed);
 		for (int q = 0; q < 6; q++) {
 			unsigned char lo[TM_KEY_MAX], hi[TM_KEY_MAX];
 			prolly_range rg;

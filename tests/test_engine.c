@@ -3,8 +3,8 @@
  * rule, the cache, txn visibility, batched loading, and threads sharing one handle.
  */
 #include "internal.h"
-#include "ptest.h"
 #include "lib/model.h"
+#include "ptest.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -110,7 +110,8 @@ PT_TEST(chunk_rule_limits)
 	for (int i = 0; i < 1000; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "%d", i);
-		PT_CHECK(prolly__boundary(1, k, strlen(k), 4000, 60) == prolly__boundary(1, k, strlen(k), 4000, 60));
+		PT_CHECK(prolly__boundary(1, k, strlen(k), 4000, 60) ==
+		         prolly__boundary(1, k, strlen(k), 4000, 60));
 	}
 	/* Over many keys, the split rate at 4 KiB for 60-byte items is near the Weibull hazard:
 	 * x = (4096^4 - 4036^4) / 4096^4 ~= 0.0568, p = 1 - exp(-x) ~= 0.0552. */
@@ -126,7 +127,8 @@ PT_TEST(chunk_rule_limits)
 	for (int i = 0; i < 10000; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "k%d", i);
-		differ += prolly__boundary(0, k, strlen(k), 8000, 60) != prolly__boundary(1, k, strlen(k), 8000, 60);
+		differ += prolly__boundary(0, k, strlen(k), 8000, 60) !=
+		          prolly__boundary(1, k, strlen(k), 8000, 60);
 	}
 	PT_CHECK(differ > 0);
 }
@@ -235,7 +237,8 @@ PT_TEST(edit_cost_follows_edits_not_size)
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_read_items <= 12, "%llu nodes read for one edit",
 	          (unsigned long long)s.store_read_items);
-	PT_CHECKF(s.store_reads <= 6, "%llu store calls for one edit", (unsigned long long)s.store_reads);
+	PT_CHECKF(s.store_reads <= 6, "%llu store calls for one edit",
+	          (unsigned long long)s.store_reads);
 	prolly_txn_free(txn);
 	prolly_close(db);
 }
@@ -273,7 +276,8 @@ static void *work(void *arg)
 		for (int i = 0; i < 20; i++) {
 			key_of(k, sizeof(k), (uint64_t)(round * 37 + i) * 2);
 			int vl = snprintf(val, sizeof(val), "v%d", round * 37 + i);
-			if (prolly_get(&v, w->db, &cur, k, strlen(k)) || v.size != (size_t)vl || memcmp(v.ptr, val, (size_t)vl))
+			if (prolly_get(&v, w->db, &cur, k, strlen(k)) || v.size != (size_t)vl ||
+			    memcmp(v.ptr, val, (size_t)vl))
 				w->errors++;
 			if (prolly_get(&v, w->db, &cur, kb[i], strlen(kb[i])))
 				w->errors++;
@@ -404,7 +408,8 @@ PT_TEST(background_flush_failure_is_reported)
 	if (rc == 0)
 		rc = prolly_builder_finish(b, &root);
 	if (rc == 0) {
-		prolly_ref_update u = {.name = "refs/heads/x", .expect = PROLLY_REF_EXPECT_ABSENT, .value = root};
+		prolly_ref_update u = {
+		    .name = "refs/heads/x", .expect = PROLLY_REF_EXPECT_ABSENT, .value = root};
 		PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
 		rc = prolly_txn_commit(txn, NULL, 0);
 	}

@@ -3,9 +3,9 @@
  * edits, every resolver, callbacks, deletes against updates, fast paths. A merged tree must have
  * the same root id as the tree built directly from the model's merged records.
  */
+#include "lib/model.h"
 #include "prolly.h"
 #include "ptest.h"
-#include "lib/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +88,8 @@ typedef struct side {
 
 static int side_eq(side a, side b)
 {
-	return a.exists == b.exists && (!a.exists || (a.vlen == b.vlen && (!a.vlen || !memcmp(a.v, b.v, a.vlen))));
+	return a.exists == b.exists &&
+	       (!a.exists || (a.vlen == b.vlen && (!a.vlen || !memcmp(a.v, b.v, a.vlen))));
 }
 
 static side side_of(const tm_model *m, const tm_rec *key)
@@ -117,7 +118,8 @@ typedef struct expect {
 
 /* Merges models with resolver OURS, THEIRS or FAIL (conflicts keep ours in `out` and are
  * listed). */
-static void model_merge(expect *x, const tm_model *b, const tm_model *o, const tm_model *t, int resolver)
+static void model_merge(expect *x, const tm_model *b, const tm_model *o, const tm_model *t,
+                        int resolver)
 {
 	tm_model_init(&x->out);
 	tm_model_copy(&x->out, o);
@@ -196,8 +198,10 @@ static int on_conflict(void *payload, const prolly_conflict *c)
 		return 0;
 	}
 	const xconf *w = &r->x->conf[r->got++];
-	if (c->key.size != w->key->klen || (c->key.size && memcmp(c->key.data, w->key->k, c->key.size)) ||
-	    !slice_side_eq(c->base, c->base_exists, w->b) || !slice_side_eq(c->ours, c->ours_exists, w->o) ||
+	if (c->key.size != w->key->klen ||
+	    (c->key.size && memcmp(c->key.data, w->key->k, c->key.size)) ||
+	    !slice_side_eq(c->base, c->base_exists, w->b) ||
+	    !slice_side_eq(c->ours, c->ours_exists, w->o) ||
 	    !slice_side_eq(c->theirs, c->theirs_exists, w->t)) {
 		fprintf(stderr, "  conflict %zu: key %s differs from the model (key %s)\n", r->got - 1,
 		        tm_bhex(c->key.data, c->key.size), tm_bhex(w->key->k, w->key->klen));
@@ -214,7 +218,8 @@ typedef struct scene {
 	prolly_id base, ours, theirs;
 } scene;
 
-static int scene_make(scene *s, prolly_db *db, const tm_model *base, const edset *eo, const edset *et)
+static int scene_make(scene *s, prolly_db *db, const tm_model *base, const edset *eo,
+                      const edset *et)
 {
 	memset(s, 0, sizeof(*s));
 	s->db = db;
@@ -268,15 +273,17 @@ static void check_merge(scene *s, int resolver, uint64_t seed, const char *what)
 	if (resolver == PROLLY_RESOLVE_FAIL && x.nconf) {
 		PT_CHECKF(rc == PROLLY_EMERGE, "seed %#llx %s: rc %d (%s), %zu conflicts expected",
 		          (unsigned long long)seed, what, rc, prolly_last_error(), x.nconf);
-		PT_CHECKF(prolly_id_equal(&out, &sentinel), "seed %#llx %s: out_root written", (unsigned long long)seed,
-		          what);
+		PT_CHECKF(prolly_id_equal(&out, &sentinel), "seed %#llx %s: out_root written",
+		          (unsigned long long)seed, what);
 		PT_CHECKF(rep.got == x.nconf && !rep.bad, "seed %#llx %s: %zu conflicts reported, want %zu",
 		          (unsigned long long)seed, what, rep.got, x.nconf);
-		PT_CHECKF(st.conflicts == x.nconf, "seed %#llx %s: stats.conflicts %llu", (unsigned long long)seed, what,
-		          (unsigned long long)st.conflicts);
+		PT_CHECKF(st.conflicts == x.nconf, "seed %#llx %s: stats.conflicts %llu",
+		          (unsigned long long)seed, what, (unsigned long long)st.conflicts);
 	} else {
-		PT_CHECKF(rc == 0, "seed %#llx %s: rc %d (%s)", (unsigned long long)seed, what, rc, prolly_last_error());
-		PT_CHECKF(rep.got == 0, "seed %#llx %s: on_conflict called", (unsigned long long)seed, what);
+		PT_CHECKF(rc == 0, "seed %#llx %s: rc %d (%s)", (unsigned long long)seed, what, rc,
+		          prolly_last_error());
+		PT_CHECKF(rep.got == 0, "seed %#llx %s: on_conflict called", (unsigned long long)seed,
+		          what);
 		if (rc == 0) {
 			prolly_id want;
 			PT_CHECK_RC(tm_build(&want, s->txn, &x.out), 0);
@@ -286,10 +293,11 @@ static void check_merge(scene *s, int resolver, uint64_t seed, const char *what)
 				tm_tree_check(s->db, &out, &x.out, what);
 			PT_CHECKF(st.applied == x.st.applied && st.convergent == x.st.convergent &&
 			              st.conflicts == x.st.conflicts,
-			          "seed %#llx %s: stats %llu/%llu/%llu, want %llu/%llu/%llu", (unsigned long long)seed, what,
-			          (unsigned long long)st.applied, (unsigned long long)st.convergent,
-			          (unsigned long long)st.conflicts, (unsigned long long)x.st.applied,
-			          (unsigned long long)x.st.convergent, (unsigned long long)x.st.conflicts);
+			          "seed %#llx %s: stats %llu/%llu/%llu, want %llu/%llu/%llu",
+			          (unsigned long long)seed, what, (unsigned long long)st.applied,
+			          (unsigned long long)st.convergent, (unsigned long long)st.conflicts,
+			          (unsigned long long)x.st.applied, (unsigned long long)x.st.convergent,
+			          (unsigned long long)x.st.conflicts);
 		}
 	}
 	expect_free(&x);
@@ -337,8 +345,9 @@ PT_TEST(merge_disjoint_edits)
 	prolly_db *db = tm_open_mem((size_t)256 << 20);
 	tm_rng r;
 	tm_rng_seed(&r, seed);
-	static const size_t sizes[][3] = {{0, 1, 1}, {1, 1, 1}, {300, 5, 7}, {5000, 1, 1},
-	                                  {5000, 200, 300}, {20000, 3000, 2000}, {2000, 2000, 0}};
+	static const size_t sizes[][3] = {{0, 1, 1},      {1, 1, 1},        {300, 5, 7},
+	                                  {5000, 1, 1},   {5000, 200, 300}, {20000, 3000, 2000},
+	                                  {2000, 2000, 0}};
 	for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
 		tm_model base;
 		edset eo, et;
@@ -373,8 +382,9 @@ PT_TEST(merge_convergent_and_conflicting_all_resolvers)
 	tm_rng r;
 	tm_rng_seed(&r, seed ^ 0x99);
 	seen_conflicts = seen_convergent = seen_applied = 0;
-	static const size_t sizes[][4] = {{50, 3, 3, 2},        {3000, 40, 40, 20},  {3000, 40, 40, 40},
-	                                  {20000, 500, 700, 300}, {20000, 2000, 1000, 600}, {0, 5, 5, 4}};
+	static const size_t sizes[][4] = {
+	    {50, 3, 3, 2},          {3000, 40, 40, 20},       {3000, 40, 40, 40},
+	    {20000, 500, 700, 300}, {20000, 2000, 1000, 600}, {0, 5, 5, 4}};
 	for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
 		tm_model base;
 		edset eo, et;
@@ -383,7 +393,8 @@ PT_TEST(merge_convergent_and_conflicting_all_resolvers)
 		tm_random_model(&base, &r, sizes[t][0]);
 		make_edits(&eo, &et, &r, &base, sizes[t][1], sizes[t][2], sizes[t][3], 0);
 		PT_CHECK_RC(scene_make(&s, db, &base, &eo, &et), 0);
-		static const int resolvers[] = {PROLLY_RESOLVE_FAIL, PROLLY_RESOLVE_OURS, PROLLY_RESOLVE_THEIRS};
+		static const int resolvers[] = {PROLLY_RESOLVE_FAIL, PROLLY_RESOLVE_OURS,
+		                                PROLLY_RESOLVE_THEIRS};
 		static const char *names[] = {"fail", "ours", "theirs"};
 		for (int k = 0; k < 3; k++) {
 			char what[64];
@@ -416,18 +427,18 @@ PT_TEST(merge_delete_vs_update)
 	}
 	memset(&eo, 0, sizeof(eo));
 	memset(&et, 0, sizeof(et));
-	add_edit(&eo, PROLLY_DEL, "k00010", 6, NULL, 0);     /* ours deletes, theirs updates */
+	add_edit(&eo, PROLLY_DEL, "k00010", 6, NULL, 0); /* ours deletes, theirs updates */
 	add_edit(&et, PROLLY_PUT, "k00010", 6, "T", 1);
-	add_edit(&eo, PROLLY_PUT, "k00020", 6, "O", 1);      /* ours updates, theirs deletes */
+	add_edit(&eo, PROLLY_PUT, "k00020", 6, "O", 1); /* ours updates, theirs deletes */
 	add_edit(&et, PROLLY_DEL, "k00020", 6, NULL, 0);
-	add_edit(&eo, PROLLY_DEL, "k00030", 6, NULL, 0);     /* both delete: convergent */
+	add_edit(&eo, PROLLY_DEL, "k00030", 6, NULL, 0); /* both delete: convergent */
 	add_edit(&et, PROLLY_DEL, "k00030", 6, NULL, 0);
-	add_edit(&eo, PROLLY_PUT, "new", 3, "o", 1);         /* both add differently */
+	add_edit(&eo, PROLLY_PUT, "new", 3, "o", 1); /* both add differently */
 	add_edit(&et, PROLLY_PUT, "new", 3, "t", 1);
-	add_edit(&eo, PROLLY_PUT, "same", 4, "", 0);         /* both add the same empty value */
+	add_edit(&eo, PROLLY_PUT, "same", 4, "", 0); /* both add the same empty value */
 	add_edit(&et, PROLLY_PUT, "same", 4, "", 0);
-	add_edit(&et, PROLLY_DEL, "k00500", 6, NULL, 0);     /* only theirs */
-	add_edit(&et, PROLLY_PUT, "k00600", 6, "", 0);       /* only theirs: empty value */
+	add_edit(&et, PROLLY_DEL, "k00500", 6, NULL, 0); /* only theirs */
+	add_edit(&et, PROLLY_PUT, "k00600", 6, "", 0);   /* only theirs: empty value */
 	PT_REQUIRE(scene_make(&s, db, &base, &eo, &et) == 0);
 	check_merge(&s, PROLLY_RESOLVE_FAIL, 0, "delete vs update: fail");
 	check_merge(&s, PROLLY_RESOLVE_OURS, 0, "delete vs update: ours");

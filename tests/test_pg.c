@@ -920,8 +920,9 @@ PT_TEST(server_restart)
 		PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
 	prolly_pg_counters c;
 	PT_CHECK_RC(prolly_store_pg_counters(st, &c), 0);
-	PT_CHECKF(before.connects >= 2 && c.broken >= (b.rc ? 2u : 1u), "%llu connects before, %llu broken",
-	          (unsigned long long)before.connects, (unsigned long long)c.broken);
+	PT_CHECKF(before.connects >= 2 && c.broken >= (b.rc ? 2u : 1u),
+	          "%llu connects before, %llu broken", (unsigned long long)before.connects,
+	          (unsigned long long)c.broken);
 	printf("# restart took %.2f s; %llu connections dropped as broken (the idle one, found dead "
 	       "before use, and the one in flight if it failed), %llu connects in all\n",
 	       restart_s, (unsigned long long)c.broken, (unsigned long long)c.connects);

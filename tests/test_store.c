@@ -537,7 +537,8 @@ PT_TEST(store_urls)
 
 	/* PostgreSQL URLs reach the PostgreSQL store: nothing listens on port 1, and the password
 	 * never shows in the message. */
-	const char *pg[] = {"postgres://u:sekrit@127.0.0.1:1/db", "postgresql://u:sekrit@127.0.0.1:1/db",
+	const char *pg[] = {"postgres://u:sekrit@127.0.0.1:1/db",
+	                    "postgresql://u:sekrit@127.0.0.1:1/db",
 	                    "host=127.0.0.1 port=1 user=u password=sekrit dbname=db"};
 	for (int i = 0; i < 3; i++) {
 		PT_CHECK_RC(prolly_store_open(&st, pg[i]), PROLLY_ESTORE);

@@ -809,7 +809,6 @@ void tm_random_model(tm_model *m, tm_rng *r, size_t n)
 	}
 }
 
-
 int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, size_t flush_bytes)
 {
 	prolly_store *st = NULL;
