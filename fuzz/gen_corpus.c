@@ -5,6 +5,7 @@
  *   DIR/commit/ commits with 0..5 parents and assorted messages.
  * Usage: gen_corpus DIR (the two sub-directories must exist). Built by fuzz/run.sh.
  */
+#include "hdr.h"
 #include "internal.h"
 
 #include <stdio.h>
@@ -105,6 +106,30 @@ static int commit(const char *dir, unsigned *seq, size_t np, const char *msg)
 	return rc;
 }
 
+/* Text forms of a few histograms (empty, one value, a spread, saturated) for fuzz_hdr. */
+static int hdr_seeds(const char *dir)
+{
+	static const uint64_t values[] = {0, 1, 2047, 2048, 123456, 999999999, 3600000000000ULL};
+	int rc = 0;
+	for (int k = 0; k < 4 && !rc; k++) {
+		hdr_hist *h = NULL;
+		if (hdr_new(&h, k == 3 ? 1000 : 0, k == 2 ? 2 : 0) != 0)
+			return 1;
+		for (int i = 0; i < k * 3; i++)
+			hdr_record_n(h, values[(size_t)i % 7], (uint64_t)i + 1);
+		char *text = hdr_to_text(h), path[4096];
+		snprintf(path, sizeof(path), "%s/hdr/seed%d", dir, k);
+		FILE *f = text ? fopen(path, "w") : NULL;
+		if (!f || fputs(text, f) < 0)
+			rc = 1;
+		if (f && fclose(f) != 0)
+			rc = 1;
+		free(text);
+		hdr_free(h);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -132,6 +157,7 @@ int main(int argc, char **argv)
 	rc |= commit(dir, &cs, 1, "initial import");
 	rc |= commit(dir, &cs, 2, "merge branch 'feature' into main\n\nwith a body");
 	rc |= commit(dir, &cs, 5, "octopus");
+	rc |= hdr_seeds(dir);
 	printf("gen_corpus: %u nodes, %u commits in %s\n", ns, cs, dir);
 	return rc ? 1 : 0;
 }

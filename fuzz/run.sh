@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# fuzz/run.sh [SECONDS] - builds the libFuzzer targets fuzz/fuzz_*.c with clang
+# fuzz/run.sh [SECONDS] - builds the libFuzzer targets fuzz/fuzz_*.c (node and commit decoders;
+# the harness's TOML reader and HDR text form, with bench/lib/*.c compiled in) with clang
 # (-fsanitize=fuzzer,address,undefined, the library rebuilt with coverage into build-fuzz/),
 # generates a seed corpus of valid encodings (fuzz/gen_corpus.c), and runs each target for
 # SECONDS (default 30). Crashes are saved as build-fuzz/fuzz-own/crash-TARGET-*; re-run one with
@@ -25,11 +26,13 @@ mkdir -p "$out"
 make -s CC=clang SAN=1 FUZZ=1 WERROR= BUILD=build-fuzz build-fuzz/libprolly.a
 make -s build/libprolly.a
 
-cc -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc $(pkg-config --cflags $PKGS) \
-	fuzz/gen_corpus.c build/libprolly.a $libs -o "$out/gen_corpus"
+cc -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -Ibench/lib $(pkg-config --cflags $PKGS) \
+	fuzz/gen_corpus.c bench/lib/hdr.c build/libprolly.a $libs -o "$out/gen_corpus"
 rm -rf "$out/seeds"
-mkdir -p "$out/seeds/node" "$out/seeds/commit"
+mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml"
 "$out/gen_corpus" "$out/seeds"
+# The workload files are the TOML reader's seeds.
+cp benchmarks/postgres-scale/workloads/*.toml "$out/seeds/toml/"
 
 fail=0
 for src in fuzz/fuzz_*.c; do
@@ -37,8 +40,8 @@ for src in fuzz/fuzz_*.c; do
 	target=${name#fuzz_}
 	clang -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Iinclude -Isrc -Ifuzz $(pkg-config --cflags $PKGS) \
-		"$src" build-fuzz/libprolly.a $libs -o "$out/$name"
+		-Iinclude -Isrc -Ifuzz -Ibench/lib $(pkg-config --cflags $PKGS) \
+		"$src" bench/lib/toml.c bench/lib/hdr.c build-fuzz/libprolly.a $libs -o "$out/$name"
 	# The working corpus grows as the fuzzer finds new coverage; the seeds stay untouched.
 	mkdir -p "$out/corpus/$target"
 	seeds="$out/seeds/$target"

@@ -314,6 +314,35 @@ PT_TEST(valid_workload_file)
 
 /* ---- errors --------------------------------------------------------------------------------- */
 
+/* A header's parts plus a key's parts may not pass TOML_MAX_DEPTH: the writer would put the
+ * deepest table in one [header] that could not be read back (found by fuzz/fuzz_toml.c). */
+PT_TEST(nesting_across_header_and_key)
+{
+	char text[1024];
+	for (int key_parts = 4; key_parts <= 5; key_parts++) {
+		size_t n = 0;
+		text[n++] = '[';
+		for (int i = 0; i < 60; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%sh", i ? "." : "");
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "]\n");
+		for (int i = 0; i < key_parts; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%sk", i ? "." : "");
+		snprintf(text + n, sizeof(text) - n, " = 1\n");
+		toml_error err;
+		toml_doc *d = parse(text, &err);
+		if (key_parts == 4) { /* 64 parts: the limit */
+			PT_CHECKF(d != NULL, "%s", err.text);
+			PT_CHECK(d && round_trips(d));
+		} else {
+			PT_CHECK(d == NULL);
+			PT_CHECKF(strstr(err.text, "nests tables more than 64 deep") && err.line == 2 &&
+			              err.col == 1,
+			          "%s", err.text);
+		}
+		toml_free(d);
+	}
+}
+
 typedef struct bad {
 	const char *text;
 	int line, col;

@@ -985,6 +985,17 @@ static int keyval(parser *ps, toml_node *t, int section)
 	int rc = TOML_ERR;
 	if (parse_key(ps, &k))
 		goto cleanup;
+	/* A key under a table header may not nest deeper than one dotted key can name, so that every
+	 * table the writer puts in a [header] reads back (the header's parts plus the key's). */
+	int depth = 0;
+	for (const toml_node *p = t; p && p->parent; p = p->parent)
+		depth++;
+	if (depth + k.n > TOML_MAX_DEPTH) {
+		full_path(t0, &k, k.n, ps->ctx, sizeof(ps->ctx));
+		rc = perr_at(ps, k.line[0], k.col[0], "key nests tables more than %d deep",
+		             TOML_MAX_DEPTH);
+		goto cleanup;
+	}
 	for (int i = 0; i < k.n; i++) {
 		int last = i == k.n - 1;
 		toml_node *c = child_of(t, k.seg[i]);
