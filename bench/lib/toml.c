@@ -992,8 +992,7 @@ static int keyval(parser *ps, toml_node *t, int section)
 		depth++;
 	if (depth + k.n > TOML_MAX_DEPTH) {
 		full_path(t0, &k, k.n, ps->ctx, sizeof(ps->ctx));
-		rc = perr_at(ps, k.line[0], k.col[0], "key nests tables more than %d deep",
-		             TOML_MAX_DEPTH);
+		rc = perr_at(ps, k.line[0], k.col[0], "key nests tables more than %d deep", TOML_MAX_DEPTH);
 		goto cleanup;
 	}
 	for (int i = 0; i < k.n; i++) {
