@@ -15,6 +15,7 @@
  * Re-run one test: build/tests/test_harness_gates NAME.
  */
 #include "../bench/harness/harness.h"
+#include "lib/model.h"
 #include "prolly.h"
 #include "ptest.h"
 
@@ -92,21 +93,7 @@ static char *get_file(const char *dir, const char *name)
 {
 	char p[512];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	FILE *f = fopen(p, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)n + 1);
-	if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-		free(s);
-		s = NULL;
-	}
-	if (s)
-		s[n] = '\0';
-	fclose(f);
-	return s;
+	return tm_read_file(p);
 }
 
 static int has_file(const char *dir, const char *name)

@@ -35,25 +35,6 @@
 
 static const char *const cols[] = {"cell_id", "cell_rows", "name", "value", "note", NULL};
 
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)n + 1);
-	if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-		free(s);
-		s = NULL;
-	}
-	if (s)
-		s[n] = '\0';
-	fclose(f);
-	return s;
-}
-
 static int write_text(const char *path, const char *text, const char *mode)
 {
 	FILE *f = fopen(path, mode);
@@ -235,7 +216,8 @@ PT_TEST(open_new_and_resume)
 	snprintf(m.config_hash, sizeof(m.config_hash), "%s", w.hash);
 	PT_REQUIRE(hr_open(&d, dir, &m, &w, err, sizeof(err)) == 0);
 	PT_CHECK(strcmp(hr_path(d), dir) == 0);
-	char *given = read_all(path_in(top, "w.toml")), *copy = read_all(path_in(dir, "workload.toml"));
+	char *given = tm_read_file(path_in(top, "w.toml")),
+	     *copy = tm_read_file(path_in(dir, "workload.toml"));
 	PT_CHECK(given && copy && strcmp(given, copy) == 0);
 	free(given);
 	free(copy);
@@ -270,7 +252,7 @@ PT_TEST(open_new_and_resume)
 	PT_REQUIRE(write_text(path_in(dir, "service-raw.csv"),
 	                      "\"c=8,p=2\",3,0,v,\n\"c=8,p=2\",3,1,v,\n\"c=8,p=2\",3,2,\"torn",
 	                      "a") == 0);
-	char *before = read_all(path_in(dir, "service-raw.csv"));
+	char *before = tm_read_file(path_in(dir, "service-raw.csv"));
 	PT_REQUIRE(before != NULL);
 
 	/* A different baseline and dirty flag do not block a resume; the baseline is updated. */
@@ -300,7 +282,7 @@ PT_TEST(open_new_and_resume)
 	for (size_t i = 0; i < t.nrows; i++)
 		PT_CHECK(strncmp(csv_table_get(&t, i, "cell_id"), "c=8", 3) != 0);
 	csv_table_free(&t);
-	char *after = read_all(path_in(dir, "service-raw.csv"));
+	char *after = tm_read_file(path_in(dir, "service-raw.csv"));
 	PT_CHECK(after && strlen(after) < strlen(before) && after[strlen(after) - 1] == '\n');
 	PT_CHECK(after && strncmp(before, after, strlen(after)) == 0); /* a prefix: order kept */
 	free(after);
@@ -322,10 +304,10 @@ PT_TEST(open_new_and_resume)
 	d = NULL;
 
 	/* Reopen once more: everything complete, nothing rewritten. */
-	before = read_all(path_in(dir, "service-raw.csv"));
+	before = tm_read_file(path_in(dir, "service-raw.csv"));
 	PT_REQUIRE(hr_open(&d, dir, &m, &w, err, sizeof(err)) == 0);
 	PT_CHECK(hr_cell_done(d, "service-raw.csv", "c=8,p=2"));
-	after = read_all(path_in(dir, "service-raw.csv"));
+	after = tm_read_file(path_in(dir, "service-raw.csv"));
 	PT_CHECK(before && after && strcmp(before, after) == 0);
 	free(before);
 	free(after);
@@ -348,8 +330,8 @@ PT_TEST(open_refuses_mismatch)
 	hr_close(d);
 	d = NULL;
 	PT_REQUIRE(write_text(path_in(dir, "service-raw.csv"), "b,2,0,torn", "a") == 0);
-	char *man = read_all(path_in(dir, "run-manifest.txt"));
-	char *raw = read_all(path_in(dir, "service-raw.csv"));
+	char *man = tm_read_file(path_in(dir, "run-manifest.txt"));
+	char *raw = tm_read_file(path_in(dir, "service-raw.csv"));
 	PT_REQUIRE(man && raw && stat(path_in(dir, "run-manifest.txt"), &st0) == 0);
 	const char *fields[] = {"revision", "config_hash", "store", "suites", "schema"};
 	for (int k = 0; k < 5; k++) {
@@ -366,8 +348,8 @@ PT_TEST(open_refuses_mismatch)
 		PT_CHECKF(strstr(err, fields[k]) != NULL, "%s", err);
 		if (k == 0)
 			PT_CHECKF(strstr(err, "abc123") && strstr(err, "def456"), "%s", err);
-		char *man2 = read_all(path_in(dir, "run-manifest.txt"));
-		char *raw2 = read_all(path_in(dir, "service-raw.csv"));
+		char *man2 = tm_read_file(path_in(dir, "run-manifest.txt"));
+		char *raw2 = tm_read_file(path_in(dir, "service-raw.csv"));
 		PT_CHECK(man2 && strcmp(man, man2) == 0);
 		PT_CHECK(raw2 && strcmp(raw, raw2) == 0);
 		free(man2);
@@ -547,7 +529,7 @@ PT_TEST(environment_files)
 	char *v = he_read_value(path_in(dir, "machine.txt"), "cpus");
 	PT_CHECK(v && atoi(v) >= 1);
 	free(v);
-	char *text = read_all(path_in(dir, "machine.txt"));
+	char *text = tm_read_file(path_in(dir, "machine.txt"));
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
 	PT_CHECK(text && (!host[0] || strlen(host) < 4 || !strstr(text, host)));
@@ -561,7 +543,7 @@ PT_TEST(environment_files)
 		PT_CHECKF(v && *v, "%s", deps[i]);
 		free(v);
 	}
-	text = read_all(path_in(dir, "binary.sha256"));
+	text = tm_read_file(path_in(dir, "binary.sha256"));
 	PT_REQUIRE(text != NULL);
 	int hex = 1;
 	for (int i = 0; i < 64; i++)
@@ -612,7 +594,7 @@ PT_TEST(postgres_txt)
 		char secret[128] = "";
 		if (at && at - colon - 1 > 0 && at - colon - 1 < (long)sizeof(secret))
 			memcpy(secret, colon + 1, (size_t)(at - colon - 1));
-		char *text = read_all(path_in(dir, "postgres.txt"));
+		char *text = tm_read_file(path_in(dir, "postgres.txt"));
 		PT_CHECK(secret[0] && text && !strstr(text, secret));
 		free(text);
 	}

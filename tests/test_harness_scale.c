@@ -18,6 +18,7 @@
  */
 #include "../bench/harness/harness.h"
 #include "../bench/scale/scale.h"
+#include "harness_fixture.h"
 #include "lib/model.h"
 #include "prolly.h"
 #include "ptest.h"
@@ -89,31 +90,14 @@ static int trun_dir(trun *t)
 /* Loads base_toml with the overrides (dotted key, TOML text; NULL-terminated pairs). */
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	toml_error te;
 	memset(t, 0, sizeof(*t));
 	if (!(t->tmp = tm_tmpdir("hsc")))
 		return -1;
 	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
 	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
 	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
-	FILE *f = fopen(t->toml, "w");
-	if (!f)
+	if (th_workload(&t->w, t->toml, base_toml, sets))
 		return -1;
-	fputs(base_toml, f);
-	fclose(f);
-	if (hw_workload_load(&t->w, t->toml, &te)) {
-		fprintf(stderr, "  workload: %s\n", te.text);
-		return -1;
-	}
-	for (size_t i = 0; sets && sets[i]; i += 2)
-		if (hw_workload_set(&t->w, sets[i], sets[i + 1], "test", &te)) {
-			fprintf(stderr, "  workload: %s\n", te.text);
-			return -1;
-		}
-	if (hw_workload_resolve(&t->w, &te)) {
-		fprintf(stderr, "  workload: %s\n", te.text);
-		return -1;
-	}
 	t->run.w = &t->w;
 	t->run.store = store;
 	t->run.scratch = t->scratch;

@@ -14,6 +14,7 @@
  */
 #include "../bench/harness/harness.h"
 #include "../bench/harness/service_int.h"
+#include "harness_fixture.h"
 #include "lib/model.h"
 #include "prolly.h"
 #include "ptest.h"
@@ -71,7 +72,6 @@ typedef struct trun {
 /* Loads base_toml with the overrides (dotted key, TOML text; NULL-terminated pairs). */
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	toml_error te;
 	char err[H_ERR];
 	memset(t, 0, sizeof(*t));
 	if (!(t->tmp = tm_tmpdir("svc")))
@@ -79,24 +79,8 @@ static int trun_open(trun *t, const char *store, const char *const *sets)
 	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
 	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
 	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
-	FILE *f = fopen(t->toml, "w");
-	if (!f)
+	if (th_workload(&t->w, t->toml, base_toml, sets))
 		return -1;
-	fputs(base_toml, f);
-	fclose(f);
-	if (hw_workload_load(&t->w, t->toml, &te)) {
-		fprintf(stderr, "  workload: %s\n", te.text);
-		return -1;
-	}
-	for (size_t i = 0; sets && sets[i]; i += 2)
-		if (hw_workload_set(&t->w, sets[i], sets[i + 1], "test", &te)) {
-			fprintf(stderr, "  workload: %s\n", te.text);
-			return -1;
-		}
-	if (hw_workload_resolve(&t->w, &te)) {
-		fprintf(stderr, "  workload: %s\n", te.text);
-		return -1;
-	}
 	hr_manifest m;
 	memset(&m, 0, sizeof(m));
 	m.schema = HW_SCHEMA;

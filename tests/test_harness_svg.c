@@ -11,6 +11,7 @@
  * Re-run one test: build/tests/test_harness_svg NAME.
  */
 #include "../bench/lib/svg.h"
+#include "lib/model.h"
 #include "prolly.h"
 #include "ptest.h"
 
@@ -120,25 +121,6 @@ static int well_formed(const char *doc)
 		return 0;
 	}
 	return 1;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)n + 1);
-	if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-		free(s);
-		s = NULL;
-	}
-	if (s)
-		s[n] = '\0';
-	fclose(f);
-	return s;
 }
 
 static size_t count(const char *s, const char *what)
@@ -291,7 +273,7 @@ PT_TEST(line_chart_file)
 	PT_REQUIRE(c != NULL);
 	const svg_chart *one[] = {c};
 	PT_CHECKF(svg_write(path, one, 1, err, sizeof(err)) == 0, "%s", err);
-	char *doc = slurp(path);
+	char *doc = tm_read_file(path);
 	PT_REQUIRE(doc != NULL);
 	PT_CHECK(well_formed(doc));
 	PT_CHECK(strstr(doc, "p99 &lt; 25 ms &amp; &quot;more&quot;") != NULL);

@@ -612,6 +612,25 @@ int tm_tap_new(tm_tap **out, prolly_store *inner)
 
 /* ---- scratch directories ------------------------------------------------------------------- */
 
+char *tm_read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+		free(s);
+		s = NULL;
+	}
+	if (s)
+		s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
 char *tm_tmpdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");

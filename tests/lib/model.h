@@ -153,6 +153,9 @@ int tm_tap_new(tm_tap **out, prolly_store *inner);
 
 /* Creates a fresh directory under $TMPDIR (or /tmp); path is malloc'd. NULL on failure. */
 char *tm_tmpdir(const char *tag);
+
+/* The whole file as a NUL-terminated malloc'd string, or NULL. */
+char *tm_read_file(const char *path);
 /* Removes a directory tree. */
 void tm_rmtree(const char *path);
 

@@ -1,0 +1,40 @@
+/*
+ * harness_fixture.h - a workload for the harness's suite tests (test_harness_service.c,
+ * test_harness_scale.c): written to a file, loaded, overridden and resolved as the harness does.
+ * Header-only (static inline) because only the programs that link libharness.a include it.
+ */
+#ifndef TESTS_HARNESS_FIXTURE_H
+#define TESTS_HARNESS_FIXTURE_H
+
+#include "../bench/harness/harness.h"
+
+#include <stdio.h>
+
+/* Writes text to path, loads it into w, applies the overrides (NULL-terminated pairs of dotted
+ * key and TOML text) and resolves. 0, or -1 with the reason on stderr. */
+static inline int th_workload(hw_workload *w, const char *path, const char *text,
+                              const char *const *sets)
+{
+	toml_error te;
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "  cannot write %s\n", path);
+		return -1;
+	}
+	if (hw_workload_load(w, path, &te)) {
+		fprintf(stderr, "  workload: %s\n", te.text);
+		return -1;
+	}
+	for (size_t i = 0; sets && sets[i]; i += 2)
+		if (hw_workload_set(w, sets[i], sets[i + 1], "test", &te)) {
+			fprintf(stderr, "  workload: %s\n", te.text);
+			return -1;
+		}
+	if (hw_workload_resolve(w, &te)) {
+		fprintf(stderr, "  workload: %s\n", te.text);
+		return -1;
+	}
+	return 0;
+}
+
+#endif
