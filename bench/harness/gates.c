@@ -461,22 +461,13 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 			}
 		}
 	}
-	if (ferror(f)) {
-		h_seterr(err, errn, "%s: write failed", tmp);
-		goto cleanup;
-	}
-	int crc = fclose(f);
+	rc = h_file_commit(f, tmp, path, err, errn);
 	f = NULL;
-	if (crc != 0 || rename(tmp, path) != 0) {
-		h_seterr(err, errn, "%s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	rc = 0;
 cleanup:
-	if (f)
+	if (f) {
 		fclose(f);
-	if (rc != 0)
 		unlink(tmp);
+	}
 	return rc;
 }
 

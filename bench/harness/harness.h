@@ -44,6 +44,10 @@
 
 /* printf into the caller's err buffer (err may be NULL). Defined in results.c. */
 void h_seterr(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Finishes a file written through f at tmp: checks for write errors, closes f and renames tmp to
+ * path (so readers see the old file or the whole new one). On failure tmp is removed and err
+ * says why. f is closed either way. Defined in results.c. */
+int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errn);
 
 /* ============================================================================================ */
 /* Workload (workload.c)                                                                        */

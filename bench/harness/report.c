@@ -606,21 +606,12 @@ int hrep_write(const char *dir, char *err, size_t errn)
 		goto cleanup;
 	regression_section(f, dir);
 	files_section(f, dir);
-	if (ferror(f)) {
-		h_seterr(err, errn, "%s: write failed", tmp);
-		goto cleanup;
-	}
-	int crc = fclose(f);
+	rc = h_file_commit(f, tmp, path, err, errn);
 	f = NULL;
-	if (crc != 0 || rename(tmp, path) != 0) {
-		h_seterr(err, errn, "%s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	rc = 0;
 cleanup:
-	if (f)
+	if (f) {
 		fclose(f);
-	if (rc != 0)
 		unlink(tmp);
+	}
 	return rc;
 }

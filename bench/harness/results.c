@@ -54,6 +54,22 @@ void h_seterr(char *err, size_t errn, const char *fmt, ...)
 	va_end(ap);
 }
 
+int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errn)
+{
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad) {
+		h_seterr(err, errn, "%s: write failed", tmp);
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		h_seterr(err, errn, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 int hr__join(char *out, const char *dir, const char *name)
 {
 	return snprintf(out, HR__PATHN, "%s/%s", dir, name) >= HR__PATHN ? -1 : 0;
