@@ -142,13 +142,7 @@ static void trun_close(trun *t)
 
 static int read_raw(csv_table *tab, const trun *t)
 {
-	char path[4300], err[H_ERR];
-	snprintf(path, sizeof(path), "%s/service-raw.csv", t->out);
-	if (csv_table_read(tab, path, err, sizeof(err))) {
-		fprintf(stderr, "  %s\n", err);
-		return -1;
-	}
-	return 0;
+	return th_read_csv(tab, t->out, "service-raw.csv");
 }
 
 static double num(const csv_table *tab, size_t r, const char *col)
