@@ -321,13 +321,27 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
 	c->has_write = 0;
 }
 
-/* Prepares every statement not prepared yet on c; Q_WRITE only on a version-2 schema (on a
- * version-1 schema its function does not exist). */
+/*
+ * The session's settings, sent once per connection before its statements are prepared.
+ * plan_cache_mode (PostgreSQL 12 and later): every statement here looks rows up by primary key
+ * or by an array of keys, and the generic plan (index scans, nested loops) is the right one for
+ * any parameter. Left to choose, the plan cache keeps making a custom plan at every execution
+ * of an array statement (it costs a short array below the generic estimate), and of the
+ * statements inside prolly_write: planning then costs more than executing.
+ */
+static const char session_sql[] =
+    "SELECT set_config('plan_cache_mode', 'force_generic_plan', false) "
+    "WHERE current_setting('server_version_num')::int >= 120000";
+
+/* Sets the session up (once) and prepares every statement not prepared yet on c; Q_WRITE only on
+ * a version-2 schema (on a version-1 schema its function does not exist). */
 int prolly__pg_conn_prepare(pg_store *st, pgconn *c)
 {
 	int fast = atomic_load(&st->fast);
 	pipe p;
 	prolly__pg_pipe_init(&p, st, c, "preparing statements", NULL, NULL);
+	if (!c->prepared)
+		prolly__pg_pipe_send_sql(&p, session_sql);
 	for (int q = 0; q < N_QUERIES && !p.broken; q++) {
 		char name[16];
 		if (q == Q_WRITE ? !fast || c->has_write : c->prepared)
