@@ -412,6 +412,7 @@ static inline int timed_store_wrap(timed_store **out, prolly_store *inner)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory wrapping the store");
 	}
 	t->base.version = PROLLY_STORE_VERSION;
+	t->base.flags = inner->version >= 3 ? inner->flags : 0;
 	t->base.kind = inner->kind;
 	t->base.get_nodes = ts_get_nodes;
 	t->base.write = ts_write;

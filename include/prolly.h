@@ -156,7 +156,7 @@ void prolly_thread_stats_reset(void);
  * several threads at once. They return 0 or a PROLLY_E* code, setting the last-error message with
  * prolly_set_error() in their own words.
  */
-#define PROLLY_STORE_VERSION 2 /* this library also accepts version-1 stores */
+#define PROLLY_STORE_VERSION 3 /* this library also accepts version-1 and version-2 stores */
 #define PROLLY_MAX_REF_NAME 255
 
 typedef struct prolly_store prolly_store;
@@ -269,7 +269,18 @@ struct prolly_store {
 	 * get_nodes apply. PROLLY_ENOTFOUND (found() not called) if the ref is absent. */
 	int (*get_ref_objects)(prolly_store *st, const char *name, size_t follow, prolly_id *out,
 	                       uint64_t *epoch, prolly_store_found_fn found, void *payload);
+
+	/* ---- version 3: read only when version >= 3 ---- */
+
+	/* PROLLY_STORE_* flags (0 for none). */
+	unsigned flags;
 };
+
+/* Store flag: every get_nodes call costs a network round trip (a server store). The engine then
+ * spends some CPU to make fewer calls: a batch edit that changes leaf sizes first works out
+ * which neighbouring leaves its re-chunking will read and loads them together. Without it, the
+ * engine reads those few leaves when it reaches them, which is cheaper for a local store. */
+#define PROLLY_STORE_REMOTE 1u
 
 /* Sets the calling thread's last-error message (printf-style) and returns err. For backends. */
 int prolly_set_error(int err, const char *fmt, ...)

@@ -329,6 +329,21 @@ int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode
 	return prolly__load(db, ws, id, 1, out);
 }
 
+int prolly__store_remote(const prolly_db *db)
+{
+	return db->store->version >= 3 && (db->store->flags & PROLLY_STORE_REMOTE);
+}
+
+pnode *prolly__peek(prolly_db *db, prolly__nodeset *ws, const prolly_id *id)
+{
+	pnode *nd = prolly__nodeset_find(ws, id);
+	if (nd || !(nd = prolly__cache_get(db->cache, id)))
+		return nd;
+	int rc = prolly__nodeset_add(ws, nd);
+	prolly__node_unref(nd); /* ws holds its own reference */
+	return rc ? NULL : nd;
+}
+
 int prolly__load_root(prolly_db *db, prolly__nodeset *ws, const prolly_id *root, pnode **out)
 {
 	pnode *nd = prolly__nodeset_find(ws, root);

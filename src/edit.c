@@ -23,6 +23,14 @@
  *   E5  the root is the single node of the top level, collapsed while it is an internal node with
  *       one child; when the top level has several nodes, new levels are built above it. Together
  *       with build.c B2 this gives the canonical shape: the lowest level with exactly one node.
+ *   E6  a probe (the leaf level run with boundaries only, before the real edit) makes no node,
+ *       reads nothing from the store and leaves no edit behind: it only names leaves to load.
+ *
+ * Reads: prefetch loads the paths of all leaf edits, one store call per level, and the next
+ * sibling of every leaf whose size an edit changes. A run may still go on past that sibling. On
+ * a store whose reads are round trips (PROLLY_STORE_REMOTE), the probe finds those leaves for
+ * every run at once (one more store call per probe round), so the edit itself rarely reads a
+ * node on its own; on a local store the edit reads them as it reaches them.
  */
 #include "internal.h"
 
@@ -53,6 +61,12 @@ typedef struct editor {
 	pnode *root;
 	unsigned height; /* root level */
 	pathent path[PROLLY_MAX_LEVEL + 1];
+	int probe;       /* E6: edit_level only finds the nodes a run would read */
+	prolly_buf want; /* ids a probe found missing, PROLLY_ID_SIZE bytes each */
+	size_t *redo;    /* a probe's runs (their first edits) to run again, or NULL: every run */
+	size_t nredo;
+	size_t *stopped; /* the runs the probe stopped at a node not loaded */
+	size_t nstopped;
 } editor;
 
 static int push_edit(ledits *e, const ledit *x)
@@ -120,7 +134,8 @@ static int is_last(const editor *ed, unsigned level)
 	return 1;
 }
 
-/* Moves path[level] to the next node of the level. Returns 1 if moved, 0 at the end. */
+/* Moves path[level] to the next node of the level. Returns 1 if moved, 0 at the end; a probe
+ * also stops (0) at a node not loaded yet, which it records (E6). */
 static int advance(editor *ed, unsigned level, int *rc)
 {
 	unsigned lev = level + 1;
@@ -132,8 +147,15 @@ static int advance(editor *ed, unsigned level, int *rc)
 	while (lev > level) {
 		pnode *child;
 		pathent *p = &ed->path[lev];
-		if ((*rc = prolly__load1(ed->db, &ed->ws, prolly__node_child(p->node, p->idx), &child)))
+		const prolly_id *id = prolly__node_child(p->node, p->idx);
+		if (ed->probe) {
+			if (!(child = prolly__peek(ed->db, &ed->ws, id))) {
+				*rc = prolly__buf_put(&ed->want, id, PROLLY_ID_SIZE);
+				return 0;
+			}
+		} else if ((*rc = prolly__load1(ed->db, &ed->ws, id, &child))) {
 			return 0;
+		}
 		lev--;
 		ed->path[lev].node = child;
 		ed->path[lev].idx = 0;
@@ -144,7 +166,32 @@ static int advance(editor *ed, unsigned level, int *rc)
 typedef struct feeder {
 	prolly__chunker ch;
 	ledits *parent;
+	int probe; /* E6: only the boundary rule runs, on s, the size since the last boundary */
+	size_t s;
 } feeder;
+
+/* A probe's chunker: the same boundary decisions as prolly__chunker_leaf/_child (chunk.c). */
+static int probe_item(feeder *f, unsigned level, prolly_slice k, size_t r)
+{
+	f->s += r;
+	if (prolly__boundary(level, k.data, k.size, f->s, r))
+		f->s = 0;
+	return 0;
+}
+
+/* A feeder for `level` whose made nodes become entries of parent (a probe: parent NULL). */
+static void feeder_init(feeder *f, prolly_txn *txn, unsigned level, ledits *parent, int probe)
+{
+	prolly__chunker_init(&f->ch, txn, level);
+	f->parent = parent;
+	f->probe = probe;
+	f->s = 0;
+}
+
+static int feeder_empty(const feeder *f)
+{
+	return f->probe ? f->s == 0 : prolly__chunker_empty(&f->ch);
+}
 
 static int made_node(feeder *f, pnode *made)
 {
@@ -163,6 +210,11 @@ static int feed_old(feeder *f, const pnode *x, uint32_t j)
 	pnode *made;
 	prolly_slice k = prolly__node_key(x, j);
 	int rc;
+	if (f->probe)
+		return probe_item(f, x->level, k,
+		                  x->level == 0
+		                      ? prolly__leaf_item_size(k.size, prolly__node_value(x, j).size)
+		                      : prolly__child_item_size(k.size));
 	if (x->level == 0) {
 		prolly_slice v = prolly__node_value(x, j);
 		rc = prolly__chunker_leaf(&f->ch, k.data, k.size, v.data, v.size, &made);
@@ -179,6 +231,10 @@ static int feed_edit(feeder *f, unsigned level, const ledit *e)
 	int rc;
 	if (e->del)
 		return 0;
+	if (f->probe)
+		return probe_item(f, level, e->key,
+		                  level == 0 ? prolly__leaf_item_size(e->key.size, e->val.size)
+		                             : prolly__child_item_size(e->key.size));
 	if (level == 0)
 		rc = prolly__chunker_leaf(&f->ch, e->key.data, e->key.size, e->val.data, e->val.size,
 		                          &made);
@@ -187,23 +243,25 @@ static int feed_edit(feeder *f, unsigned level, const ledit *e)
 	return rc ? rc : made_node(f, made);
 }
 
-/* Applies the sorted edits `in` to `level`, producing the parent level's edits in `out`. */
+/* Applies the sorted edits `in` to `level`, producing the parent level's edits in `out`; a
+ * probe (ed->probe, out NULL) only collects in ed->want the nodes the runs would read. */
 static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
 {
 	feeder f;
 	int rc = 0;
 	size_t i = 0;
-	prolly__chunker_init(&f.ch, ed->txn, level);
-	f.parent = out;
-	while (i < in->n) {
+	feeder_init(&f, ed->txn, level, out, ed->probe);
+	for (size_t r = 0; f.probe && ed->redo ? r < ed->nredo : i < in->n; r++) {
+		size_t first = f.probe && ed->redo ? ed->redo[r] : i;
+		i = first;
 		if ((rc = descend(ed, in->v[i].key.data, in->v[i].key.size, level)))
 			goto cleanup;
-		assert(prolly__chunker_empty(&f.ch)); /* E2 */
+		assert(feeder_empty(&f)); /* E2 */
 		for (;;) {
 			pnode *x = ed->path[level].node;
 			int last = is_last(ed, level);
 			prolly_slice bound = x->n ? prolly__node_last_key(x) : (prolly_slice){NULL, 0};
-			if (x->n) {
+			if (x->n && !f.probe) {
 				ledit del;
 				memset(&del, 0, sizeof(del));
 				del.key = bound;
@@ -237,17 +295,27 @@ static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
 				if (rc)
 					goto cleanup;
 			}
-			if (prolly__chunker_empty(&f.ch))
+			if (feeder_empty(&f))
 				break; /* back in step with the old nodes */
+			size_t had = ed->want.size;
 			if (!advance(ed, level, &rc)) {
 				pnode *made;
-				if (rc || (rc = prolly__chunker_finish(&f.ch, &made)) || (rc = made_node(&f, made)))
+				if (rc)
+					goto cleanup;
+				if (f.probe) { /* the level's end, or a node to load: this run is done */
+					if (ed->want.size > had)
+						ed->stopped[ed->nstopped++] = first;
+					f.s = 0;
+					break;
+				}
+				if ((rc = prolly__chunker_finish(&f.ch, &made)) || (rc = made_node(&f, made)))
 					goto cleanup;
 				break;
 			}
 		}
 	}
-	normalize(out);
+	if (out)
+		normalize(out);
 cleanup:
 	prolly__chunker_dispose(&f.ch);
 	return rc;
@@ -267,9 +335,9 @@ static int resizes(const pnode *leaf, const prolly_edit *e)
 /*
  * Loads, with one store call per level, every node on the paths of the leaf edits; then, with
  * one more call, the next sibling of each leaf whose size an edit changes, since re-chunking such
- * a leaf usually runs on into it.
+ * a leaf usually runs on into it. *resized: whether any edit changes a leaf's size.
  */
-static int prefetch(editor *ed, const prolly_edit *edits, size_t n)
+static int prefetch(editor *ed, const prolly_edit *edits, size_t n, int *resized)
 {
 	prolly_id *ids = NULL;
 	pnode **cur = NULL, **par = NULL;
@@ -306,7 +374,10 @@ static int prefetch(editor *ed, const prolly_edit *edits, size_t n)
 	}
 	size_t nid = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (pidx[i] + 1 >= par[i]->n || !resizes(cur[i], &edits[i]))
+		if (!resizes(cur[i], &edits[i]))
+			continue;
+		*resized = 1;
+		if (pidx[i] + 1 >= par[i]->n)
 			continue;
 		const prolly_id *c = prolly__node_child(par[i], pidx[i] + 1);
 		if (!nid || !prolly_id_equal(&ids[nid - 1], c))
@@ -319,6 +390,48 @@ cleanup:
 	free(cur);
 	free(par);
 	free(pidx);
+	return rc;
+}
+
+/*
+ * Probe rounds over the leaf level (E6), each followed by one store call for the leaves it found
+ * missing. The first round runs every run; each later one only the runs the previous one stopped
+ * at a missing leaf, now one leaf further. About half of the runs that go past one leaf go past
+ * the next too, so the rounds shrink geometrically (10k random inserts into 10M records: 150, 81,
+ * 40, 18, 12, 5, 3, 3 runs). A round costs one round trip, as one leaf read by the edit would.
+ */
+#define PROBE_MAX_ROUNDS 64
+
+static int probe_leaves(editor *ed, const ledits *leaf_edits)
+{
+	int rc = 0;
+	size_t *a = malloc(leaf_edits->n * sizeof(*a)), *b = malloc(leaf_edits->n * sizeof(*b));
+	if (!a || !b) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory planning %zu edits", leaf_edits->n);
+		goto cleanup;
+	}
+	ed->redo = NULL; /* the first round: every run */
+	ed->stopped = a;
+	for (int round = 0; round < PROBE_MAX_ROUNDS; round++) {
+		ed->want.size = 0;
+		ed->nstopped = 0;
+		ed->probe = 1;
+		rc = edit_level(ed, 0, leaf_edits, NULL);
+		ed->probe = 0;
+		if (rc || ed->want.size == 0)
+			break;
+		if ((rc = prolly__load(ed->db, &ed->ws, (const prolly_id *)(const void *)ed->want.ptr,
+		                       ed->want.size / PROLLY_ID_SIZE, NULL)))
+			break;
+		ed->redo =
+		    ed->stopped; /* what stopped runs again; the next round's stops go to the other array */
+		ed->nredo = ed->nstopped;
+		ed->stopped = ed->stopped == a ? b : a;
+	}
+cleanup:
+	ed->redo = ed->stopped = NULL;
+	free(a);
+	free(b);
 	return rc;
 }
 
@@ -352,9 +465,8 @@ static int finish_root(editor *ed, const ledits *top, prolly_id *out_root)
 			rc = prolly_set_error(PROLLY_ECORRUPT, "tree deeper than %d levels", PROLLY_MAX_LEVEL);
 			goto cleanup;
 		}
-		prolly__chunker_init(&f.ch, ed->txn, level);
 		next.n = 0;
-		f.parent = &next;
+		feeder_init(&f, ed->txn, level, &next, 0);
 		for (size_t i = 0; i < cur.n && !rc; i++)
 			if (!cur.v[i].del)
 				rc = feed_edit(&f, level, &cur.v[i]);
@@ -389,7 +501,7 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 {
 	editor ed;
 	ledits cur = {NULL, 0, 0}, next = {NULL, 0, 0};
-	int rc;
+	int rc, resized = 0;
 	memset(&ed, 0, sizeof(ed));
 	ed.db = txn->db;
 	ed.txn = txn;
@@ -401,7 +513,7 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 		goto cleanup;
 	}
 	ed.height = ed.root->level;
-	if ((rc = prefetch(&ed, edits, n)))
+	if ((rc = prefetch(&ed, edits, n, &resized)))
 		goto cleanup;
 	for (size_t i = 0; i < n; i++) {
 		ledit e;
@@ -415,6 +527,8 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 		if ((rc = push_edit(&cur, &e)))
 			goto cleanup;
 	}
+	if (resized && ed.height > 0 && prolly__store_remote(ed.db) && (rc = probe_leaves(&ed, &cur)))
+		goto cleanup;
 	for (unsigned level = 0; level <= ed.height; level++) {
 		next.n = 0;
 		if (cur.n && (rc = edit_level(&ed, level, &cur, &next)))
@@ -431,6 +545,7 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 cleanup:
 	free(cur.v);
 	free(next.v);
+	prolly_buf_dispose(&ed.want);
 	prolly__nodeset_dispose(&ed.ws);
 	return rc;
 }

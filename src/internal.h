@@ -293,6 +293,13 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 /* One node, borrowed from ws (loaded if needed). */
 int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode **out);
 
+/* Whether the db's store declares PROLLY_STORE_REMOTE (version 3 and later). */
+int prolly__store_remote(const prolly_db *db);
+
+/* The node if it is in ws or in the cache (then added to ws), borrowed from ws; NULL if it is in
+ * neither or ws cannot grow. Never reads the store. */
+pnode *prolly__peek(prolly_db *db, prolly__nodeset *ws, const prolly_id *id);
+
 /* Fetches raw objects (commits) without decoding them as tree nodes: fn is called per found
  * id with verified bytes (hash checked; PROLLY_ECORRUPT on mismatch). Missing ids are skipped. */
 int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store_found_fn fn,

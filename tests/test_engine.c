@@ -243,6 +243,66 @@ PT_TEST(edit_cost_follows_edits_not_size)
 	prolly_close(db);
 }
 
+/* Applies inserts (odd keys) and deletes (even keys) spread over a 300k-record tree, from a cold
+ * cache; returns the new root and the store calls and nodes read. */
+static prolly_id probe_case(int remote, uint64_t *calls, uint64_t *nodes)
+{
+	prolly_store *mem;
+	tm_tap *tap;
+	prolly_db *db;
+	prolly_id root, out;
+	prolly_txn *txn;
+	enum { N = 400 };
+	static char kb[N][32];
+	static prolly_edit e[N];
+	memset(&out, 0, sizeof(out));
+	if (prolly_store_mem_new(&mem) || tm_tap_new(&tap, mem))
+		return out;
+	tap->base.flags = remote ? PROLLY_STORE_REMOTE : 0;
+	if (prolly_db_new(&db, &tap->base, NULL))
+		return out;
+	root = build_range(db, 300000, 2);
+	for (int i = 0; i < N; i++) { /* ascending, one per ~7 leaves: key 2 * (749 i) + (i odd) */
+		key_of(kb[i], sizeof(kb[i]), (uint64_t)i * 1498 + (uint64_t)(i & 1));
+		e[i].op = i & 1 ? PROLLY_PUT : PROLLY_DEL;
+		e[i].key = (prolly_slice){kb[i], strlen(kb[i])};
+		e[i].value = (prolly_slice){"inserted value", 14};
+	}
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	if (prolly_txn_begin(&txn, db) == 0) {
+		if (prolly_edit_tree(&out, txn, &root, e, N))
+			memset(&out, 0, sizeof(out));
+		prolly_txn_free(txn);
+	}
+	prolly_stats st;
+	prolly_thread_stats(&st);
+	*calls = st.store_reads;
+	*nodes = st.store_read_items;
+	prolly_close(db);
+	return out;
+}
+
+PT_TEST(edit_probe_batches_sibling_reads_on_a_remote_store)
+{
+	uint64_t lc, ln, rcalls, rn;
+	prolly_id local = probe_case(0, &lc, &ln);
+	prolly_id remote = probe_case(1, &rcalls, &rn);
+	prolly_id zero;
+	memset(&zero, 0, sizeof(zero));
+	PT_REQUIRE(!prolly_id_equal(&local, &zero) && !prolly_id_equal(&remote, &zero));
+	printf("# 200 inserts + 200 deletes in 300k records: local %llu store calls (%llu nodes), "
+	       "remote %llu calls (%llu nodes)\n",
+	       (unsigned long long)lc, (unsigned long long)ln, (unsigned long long)rcalls,
+	       (unsigned long long)rn);
+	PT_CHECK(prolly_id_equal(&local, &remote)); /* E6: the probe changes no result */
+	PT_CHECKF(rn == ln, "the probe read %llu nodes, the local edit %llu", (unsigned long long)rn,
+	          (unsigned long long)ln);
+	PT_CHECKF(rcalls < lc, "remote %llu calls, local %llu", (unsigned long long)rcalls,
+	          (unsigned long long)lc);
+	PT_CHECKF(rcalls <= 24, "%llu store calls", (unsigned long long)rcalls);
+}
+
 typedef struct worker {
 	prolly_db *db;
 	prolly_id base;

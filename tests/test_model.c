@@ -128,8 +128,15 @@ static int open_db(run *r)
 		}
 		r->pgo.schema = r->schema;
 		rc = prolly_store_pg_open(&st, url, &r->pgo);
-	} else {
-		rc = prolly_store_mem_new(&st);
+	} else if ((rc = prolly_store_mem_new(&st)) == 0) {
+		/* The memory store dressed as a server store, so that the edits' read probes (taken
+		 * only with PROLLY_STORE_REMOTE) are checked against the model too; the LMDB runs
+		 * check the edits without them. tm_tap_new closes st if it fails. */
+		tm_tap *tap;
+		if ((rc = tm_tap_new(&tap, st)) == 0) {
+			tap->base.flags = PROLLY_STORE_REMOTE;
+			st = &tap->base;
+		}
 	}
 	if (rc) {
 		FAILF(r, "opening the store: %d (%s)", rc, prolly_last_error());

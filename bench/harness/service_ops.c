@@ -118,6 +118,7 @@ int svc_shared_new(prolly_store **out, prolly_store *inner)
 	if (!s)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory wrapping the shared store");
 	s->base.version = PROLLY_STORE_VERSION;
+	s->base.flags = inner->version >= 3 ? inner->flags : 0;
 	s->base.kind = inner->kind;
 	s->base.get_nodes = sh_get_nodes;
 	s->base.write = sh_write;

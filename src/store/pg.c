@@ -461,6 +461,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->gc_mu, NULL);
 	st->base.version = PROLLY_STORE_VERSION;
+	st->base.flags = PROLLY_STORE_REMOTE;
 	st->base.kind = "postgres";
 	st->base.get_nodes = pg_get_nodes;
 	st->base.write = prolly__pg_write;

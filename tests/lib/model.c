@@ -597,6 +597,7 @@ int tm_tap_new(tm_tap **out, prolly_store *inner)
 		return PROLLY_ENOMEM;
 	}
 	t->base.version = PROLLY_STORE_VERSION;
+	t->base.flags = inner->version >= 3 ? inner->flags : 0;
 	t->base.kind = "tap";
 	t->base.get_nodes = tap_get_nodes;
 	t->base.write = tap_write;
