@@ -423,8 +423,8 @@ static int probe_leaves(editor *ed, const ledits *leaf_edits)
 		if ((rc = prolly__load(ed->db, &ed->ws, (const prolly_id *)(const void *)ed->want.ptr,
 		                       ed->want.size / PROLLY_ID_SIZE, NULL)))
 			break;
-		ed->redo =
-		    ed->stopped; /* what stopped runs again; the next round's stops go to the other array */
+		/* What stopped runs again; the next round's stops go to the other array. */
+		ed->redo = ed->stopped;
 		ed->nredo = ed->nstopped;
 		ed->stopped = ed->stopped == a ? b : a;
 	}
