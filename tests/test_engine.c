@@ -303,6 +303,27 @@ PT_TEST(edit_probe_batches_sibling_reads_on_a_remote_store)
 	PT_CHECKF(rcalls <= 24, "%llu store calls", (unsigned long long)rcalls);
 }
 
+/* A store of interface version 1 or 2 has no flags member to read: the engine must not look at
+ * it (here it holds PROLLY_STORE_REMOTE, as garbage would); version 3 reads it. */
+PT_TEST(store_flags_read_only_from_version_3)
+{
+	for (unsigned v = 1; v <= PROLLY_STORE_VERSION; v++) {
+		prolly_store *mem;
+		tm_tap *tap;
+		prolly_db *db;
+		PT_REQUIRE(prolly_store_mem_new(&mem) == 0 && tm_tap_new(&tap, mem) == 0);
+		tap->base.version = v;
+		tap->base.flags = PROLLY_STORE_REMOTE;
+		PT_REQUIRE(prolly_db_new(&db, &tap->base, NULL) == 0);
+		PT_CHECKF(prolly__store_remote(db) == (v >= 3), "version %u", v);
+		prolly_id root = build_range(db, 20000, 2);
+		uint64_t n = 0;
+		PT_CHECK_RC(prolly_count(&n, db, &root), 0);
+		PT_CHECK(n == 20000);
+		prolly_close(db);
+	}
+}
+
 typedef struct worker {
 	prolly_db *db;
 	prolly_id base;
