@@ -376,6 +376,16 @@ static inline int ts_get_ref_objects(prolly_store *st, const char *name, size_t 
 	return rc;
 }
 
+static inline int ts_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+                                   prolly_store_obj_fn found, void *payload)
+{
+	timed_store *t = (timed_store *)st;
+	uint64_t t0 = now_ns();
+	int rc = t->inner->get_ancestors(t->inner, ids, n, limit, found, payload);
+	atomic_fetch_add(&t->read_ns, now_ns() - t0);
+	return rc;
+}
+
 static inline int ts_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
                                void *payload)
 {
@@ -413,6 +423,7 @@ static inline int timed_store_wrap(timed_store **out, prolly_store *inner)
 	}
 	t->base.version = PROLLY_STORE_VERSION;
 	t->base.flags = inner->version >= 3 ? inner->flags : 0;
+	t->base.get_ancestors = inner->version >= 3 && inner->get_ancestors ? ts_get_ancestors : NULL;
 	t->base.kind = inner->kind;
 	t->base.get_nodes = ts_get_nodes;
 	t->base.write = ts_write;

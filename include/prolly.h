@@ -210,6 +210,10 @@ typedef struct prolly_store_write {
 /* Called by get_nodes for each id found. data is valid only during the call. index is the
  * position in the request. Return 0 to go on, non-zero to stop (get_nodes then returns it). */
 typedef int (*prolly_store_found_fn)(void *payload, size_t index, const void *data, size_t size);
+/* Called by get_ancestors for each object, with the id the store has it under. Same return
+ * rule. */
+typedef int (*prolly_store_obj_fn)(void *payload, const prolly_id *id, const void *data,
+                                   size_t size);
 /* Called by list_refs for each ref, in name order. Same return rule. */
 typedef int (*prolly_store_ref_fn)(void *payload, const char *name, const prolly_id *value);
 /* gc: mark() is called while the store excludes every writer; keep() then says, per stored node
@@ -274,6 +278,16 @@ struct prolly_store {
 
 	/* PROLLY_STORE_* flags (0 for none). */
 	unsigned flags;
+
+	/* Optional (NULL: history walks read one generation of commits per call). Reads, in one
+	 * round trip, the stored objects ids[0..n) and the commits they descend from: breadth first
+	 * along the parent ids of the commit format (src/commit.c: "PRLC", a u32 parent count at
+	 * offset 37, the parent ids from offset 41), at most `limit` objects in all (limit >= n).
+	 * found() gets every object once, in no particular order, with its id; objects that are not
+	 * commits are reported and not followed; absent ids are simply not reported. Hashes are not
+	 * verified (the engine does). */
+	int (*get_ancestors)(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+	                     prolly_store_obj_fn found, void *payload);
 };
 
 /* Store flag: every get_nodes call costs a network round trip (a server store). The engine then

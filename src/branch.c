@@ -9,8 +9,10 @@
  *     read returned (read_head_at). Everything the txn then reads is reachable from that head,
  *     which every gc up to that epoch retained; a later gc bumps the epoch and the commit fails.
  *   - History walks keep a graph of the commits seen (id -> index, parents, time) and load every
- *     commit a step needs with one prolly__load_raw call, so cost is one store call per step of
- *     the walk, not per commit.
+ *     commit a step needs with one store call, so cost is one store call per step of the walk,
+ *     not per commit; where the store offers get_ancestors, that call also brings up to
+ *     ANCESTORS_AHEAD of their ancestors, which later steps then find loaded, so a long chain
+ *     costs one call per ANCESTORS_AHEAD commits.
  *
  * Invariants:
  *   B1  a branch name passes prolly_branch_name_valid before any ref is built from it;
@@ -479,17 +481,25 @@ static void slot_place(size_t *slot, size_t scap, const gnode *v, size_t idx)
 }
 
 /* Index of id in the graph, adding an unloaded node if absent. */
-static int graph_get(graph *g, const prolly_id *id, size_t *out)
+/* 1 and *out if the graph has a node for id. */
+static int graph_find(const graph *g, const prolly_id *id, size_t *out)
 {
 	if (g->scap) {
 		size_t mask = g->scap - 1;
 		for (size_t i = id_hash(id) & mask; g->slot[i]; i = (i + 1) & mask) {
 			if (prolly_id_equal(&g->v[g->slot[i] - 1].id, id)) {
 				*out = g->slot[i] - 1;
-				return 0;
+				return 1;
 			}
 		}
 	}
+	return 0;
+}
+
+static int graph_get(graph *g, const prolly_id *id, size_t *out)
+{
+	if (graph_find(g, id, out))
+		return 0;
 	if (g->n == g->cap) {
 		size_t ncap = g->cap ? g->cap * 2 : 32;
 		gnode *nv = realloc(g->v, ncap * sizeof(*nv));
@@ -528,17 +538,16 @@ typedef struct gload_ctx {
 	int rc;
 } gload_ctx;
 
-static int on_gload(void *payload, size_t index, const void *data, size_t size)
+/* Fills graph node gi (if still G_NEW) from its commit's verified bytes. */
+static int gload_fill(graph *g, size_t gi, const void *data, size_t size)
 {
-	gload_ctx *lc = payload;
-	graph *g = lc->g;
-	gnode *nd = &g->v[lc->idx[index]];
+	gnode *nd = &g->v[gi];
 	prolly_commit *c = NULL;
 	int rc;
 	if (nd->state != G_NEW)
 		return 0;
-	if ((rc = prolly__commit_decode(&c, &lc->ids[index], data, size)))
-		return lc->rc = rc;
+	if ((rc = prolly__commit_decode(&c, &nd->id, data, size)))
+		return rc;
 	if (g->npar + c->n_parents > g->cappar) {
 		size_t ncap = g->cappar ? g->cappar : 32;
 		while (ncap < g->npar + c->n_parents)
@@ -546,7 +555,7 @@ static int on_gload(void *payload, size_t index, const void *data, size_t size)
 		prolly_id *np = realloc(g->par, ncap * sizeof(*np));
 		if (!np) {
 			prolly_commit_free(c);
-			return lc->rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 		}
 		g->par = np;
 		g->cappar = ncap;
@@ -564,6 +573,47 @@ static int on_gload(void *payload, size_t index, const void *data, size_t size)
 		prolly_commit_free(c);
 	return 0;
 }
+
+static int on_gload(void *payload, size_t index, const void *data, size_t size)
+{
+	gload_ctx *lc = payload;
+	int rc = gload_fill(lc->g, lc->idx[index], data, size);
+	return rc ? (lc->rc = rc) : 0;
+}
+
+/* get_ancestors' objects: the ones asked for must hash to their id (else the store is corrupt);
+ * every commit becomes (or fills) a graph node, so later steps of the walk find it loaded. */
+static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	gload_ctx *lc = payload;
+	prolly_id h;
+	size_t gi;
+	int rc;
+	prolly__hash(&h, data, size);
+	if (!prolly_id_equal(&h, id)) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, id);
+		return lc->rc = prolly_set_error(PROLLY_ECORRUPT,
+		                                 "object %s is corrupt: bytes do not hash to the id", hex);
+	}
+	if (!graph_find(lc->g, id, &gi)) {
+		/* An ancestor the walk has not reached: kept if it decodes; if not, the walk meets the
+		 * damage only if it gets there (reading it again), as without get_ancestors. */
+		prolly_commit *c = NULL;
+		if (prolly__commit_decode(&c, id, data, size))
+			return 0;
+		prolly_commit_free(c);
+		if ((rc = graph_get(lc->g, id, &gi)))
+			return lc->rc = rc;
+	}
+	if ((rc = gload_fill(lc->g, gi, data, size)))
+		return lc->rc = rc;
+	return 0;
+}
+
+/* Commits a history step reads ahead where the store can (get_ancestors): a long first-parent
+ * chain then costs one round trip per this many commits instead of one per commit. */
+#define ANCESTORS_AHEAD 256
 
 /* Loads the unloaded nodes among idx[0..n) with one store call. Those not found become
  * G_MISSING (removed by retention, or never there). */
@@ -589,7 +639,20 @@ static int graph_load(graph *g, const size_t *idx, size_t n)
 	}
 	if (k) {
 		gload_ctx lc = {g, want, ids, 0};
-		rc = prolly__load_raw(g->db, ids, k, on_gload, &lc);
+		prolly_store *st = g->db->store;
+		if (st->version >= 3 && st->get_ancestors) {
+			/* This step's commits and, in the same round trip, those the next steps will
+			 * likely want: their ancestors, breadth first. */
+			prolly_stats d;
+			memset(&d, 0, sizeof(d));
+			d.store_reads = 1;
+			d.store_read_items = k;
+			rc = st->get_ancestors(st, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD),
+			                       on_ancestor, &lc);
+			prolly__stats_add(g->db, &d);
+		} else {
+			rc = prolly__load_raw(g->db, ids, k, on_gload, &lc);
+		}
 		if (lc.rc)
 			rc = lc.rc;
 		if (rc)

@@ -919,6 +919,63 @@ BOTH_STORES(merge_base_batches_both_sides)
 	tdb_close(&t);
 }
 
+/* Where the store offers get_ancestors (the memory store here, PostgreSQL), a history walk reads
+ * ahead: a 300-commit chain is a few store calls; without it (LMDB), one per commit. */
+typedef struct logcount {
+	int n;
+	int64_t last_time;
+	int ordered;
+} logcount;
+
+static int count_log(void *payload, const prolly_commit *c)
+{
+	logcount *l = payload;
+	if (l->n && c->time_us >= l->last_time)
+		l->ordered = 0;
+	l->last_time = c->time_us;
+	l->n++;
+	return 0;
+}
+
+BOTH_STORES(history_walks_read_ahead)
+{
+	tdb t;
+	prolly_id e, head = {{0}}, prev = {{0}}, side = {{0}}, b;
+	PT_REQUIRE(tdb_open(&t, lmdb, 0) == 0);
+	prolly_id_empty_tree(&e);
+	for (int i = 0; i < 300; i++) {
+		PT_REQUIRE(mk_commit(&head, t.db, &e, i ? &prev : NULL, i ? 1 : 0, 1000 + i, "c") == 0);
+		if (i == 150)
+			side = head;
+		prev = head;
+	}
+	prolly_id tip;
+	PT_REQUIRE(mk_commit(&tip, t.db, &e, &side, 1, 5000, "side") == 0);
+	int ahead = t.tap->base.get_ancestors != NULL;
+	PT_CHECK(ahead == !lmdb);
+
+	logcount l = {0, 0, 1};
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_log(t.db, &head, count_log, &l), 0);
+	prolly_stats st;
+	prolly_thread_stats(&st);
+	printf("# log of 300 commits: %llu store calls\n", (unsigned long long)st.store_reads);
+	PT_CHECK(l.n == 300 && l.ordered);
+	if (ahead)
+		PT_CHECKF(st.store_reads <= 4, "%llu store calls", (unsigned long long)st.store_reads);
+	else
+		PT_CHECKF(st.store_reads >= 299, "%llu store calls", (unsigned long long)st.store_reads);
+
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_merge_base(&b, t.db, &head, &tip), 0);
+	PT_CHECK(prolly_id_equal(&b, &side));
+	prolly_thread_stats(&st);
+	printf("# merge base 150 commits back: %llu store calls\n", (unsigned long long)st.store_reads);
+	if (ahead)
+		PT_CHECKF(st.store_reads <= 4, "%llu store calls", (unsigned long long)st.store_reads);
+	tdb_close(&t);
+}
+
 /* ---- merge_branches ------------------------------------------------------------------------ */
 
 typedef struct conflict_log {

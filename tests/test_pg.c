@@ -1037,6 +1037,44 @@ static void *bg_ref_objects(void *arg)
 
 /* A backend killed while the call waits (on a lock held here): the call fails like get_ref
  * does, and the next one reconnects. */
+static int count_commits(void *payload, const prolly_commit *c)
+{
+	(void)c;
+	(*(int *)payload)++;
+	return 0;
+}
+
+/* A history walk on PostgreSQL reads ahead with get_ancestors: a 300-commit log in 2 statements
+ * (256 commits a call), the recursive statement (docs/postgres.md). */
+PT_TEST(log_reads_history_ahead)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 0, 0, 0, 0);
+	prolly_db *db = NULL;
+	PT_REQUIRE(st && st->version >= 3 && st->get_ancestors);
+	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
+	prolly_id e, head = {{0}}, prev = {{0}};
+	prolly_id_empty_tree(&e);
+	for (int i = 0; i < 300; i++) {
+		prolly_txn *txn = NULL;
+		PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+		PT_REQUIRE(
+		    prolly_commit_create(&head, txn, &e, i ? &prev : NULL, i ? 1 : 0, 1000 + i, "c") == 0);
+		PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+		prolly_txn_free(txn);
+		prev = head;
+	}
+	int n = 0;
+	cost_begin(st);
+	PT_CHECK_RC(prolly_log(db, &head, count_commits, &n), 0);
+	cost k = cost_end(st);
+	printf("# log of 300 commits: %llu statements, %llu round trips\n", (unsigned long long)k.stmts,
+	       (unsigned long long)k.trips);
+	PT_CHECK(n == 300);
+	PT_CHECKF(k.trips <= 3 && k.stmts <= 3, "%llu round trips", (unsigned long long)k.trips);
+	prolly_close(db);
+}
+
 PT_TEST(get_ref_objects_broken_connection)
 {
 	const char *schema = new_schema();

@@ -457,6 +457,56 @@ unlock:
 	return rc;
 }
 
+static int seen_id(const prolly_id *v, size_t n, const prolly_id *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (prolly_id_equal(&v[i], id))
+			return 1;
+	return 0;
+}
+
+/* Breadth first along commit parents (prolly.h); the list of ids met is also the queue. */
+static int mem_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+                             prolly_store_obj_fn found, void *payload)
+{
+	mem_store *m = (mem_store *)st;
+	prolly_id *q;
+	size_t nq = 0;
+	int rc = 0;
+	count_trip();
+	if (!found || (n && !ids))
+		return prolly_set_error(PROLLY_EINVAL, "mem store: get_ancestors without ids or callback");
+	limit = PROLLY_MAX(limit, n);
+	if (!limit)
+		return 0;
+	if (!(q = malloc(limit * sizeof(*q))))
+		return prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory reading history");
+	for (size_t i = 0; i < n; i++)
+		if (!seen_id(q, nq, &ids[i]))
+			q[nq++] = ids[i];
+	pthread_rwlock_rdlock(&m->lock);
+	for (size_t head = 0; head < nq && !rc; head++) {
+		const mnode *nd = find_node(m, &q[head]);
+		if (!nd)
+			continue;
+		const unsigned char *b = nd->data;
+		if ((rc = found(payload, &q[head], b, nd->size)))
+			break;
+		if (nd->size < 41 || memcmp(b, PROLLY_COMMIT_MAGIC, 4) != 0)
+			continue;
+		uint32_t np = prolly__rd32(b + 37);
+		for (uint32_t j = 0; j < np && 41 + 32 * ((size_t)j + 1) <= nd->size && nq < limit; j++) {
+			prolly_id pid;
+			memcpy(pid.bytes, b + 41 + 32 * (size_t)j, PROLLY_ID_SIZE);
+			if (!seen_id(q, nq, &pid))
+				q[nq++] = pid;
+		}
+	}
+	pthread_rwlock_unlock(&m->lock);
+	free(q);
+	return rc;
+}
+
 static int mem_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
                          void *payload)
 {
@@ -621,6 +671,7 @@ int prolly_store_mem_new(prolly_store **out)
 	m->epoch = 1;
 	m->base.version = PROLLY_STORE_VERSION;
 	m->base.get_ref_objects = mem_get_ref_objects;
+	m->base.get_ancestors = mem_get_ancestors;
 	m->base.kind = "mem";
 	m->base.get_nodes = mem_get_nodes;
 	m->base.write = mem_write;

@@ -39,10 +39,13 @@ int prolly__pg_check_ref_name(const char *name)
 	return 0;
 }
 
+/* Rows of node reads: (ordinality, node) answering ids by index (get_nodes), or (id, node)
+ * reported by id (get_ancestors, found_obj set). */
 typedef struct gctx {
 	pg_store *st;
 	size_t n, chunk;
 	prolly_store_found_fn found;
+	prolly_store_obj_fn found_obj;
 	void *payload;
 	uint64_t rows, bytes;
 } gctx;
@@ -53,66 +56,100 @@ static int get_fn(void *ctx, size_t qi, const PGresult *r)
 	int rows = PQntuples(r);
 	for (int i = 0; i < rows; i++) {
 		uint64_t ord;
-		if (prolly__pg_read_int8(r, i, 0, &ord) || ord == 0)
-			return prolly_set_error(PROLLY_ESTORE, "postgres: get_nodes: a malformed row");
-		size_t idx = qi * g->chunk + (size_t)(ord - 1);
-		if (idx >= g->n || PQgetisnull(r, i, 1))
-			return prolly_set_error(PROLLY_ESTORE, "postgres: get_nodes: a row out of range");
+		prolly_id id;
+		int rc;
+		if (PQgetisnull(r, i, 1))
+			return prolly_set_error(PROLLY_ESTORE, "postgres: a node row without its node");
 		size_t len = (size_t)PQgetlength(r, i, 1);
+		const char *node = PQgetvalue(r, i, 1);
+		if (g->found_obj) {
+			if (PQgetisnull(r, i, 0) || PQgetlength(r, i, 0) != PROLLY_ID_SIZE)
+				return prolly_set_error(PROLLY_ESTORE, "postgres: get_ancestors: a malformed row");
+			memcpy(id.bytes, PQgetvalue(r, i, 0), PROLLY_ID_SIZE);
+			rc = g->found_obj(g->payload, &id, node, len);
+		} else {
+			if (prolly__pg_read_int8(r, i, 0, &ord) || ord == 0)
+				return prolly_set_error(PROLLY_ESTORE, "postgres: get_nodes: a malformed row");
+			size_t idx = qi * g->chunk + (size_t)(ord - 1);
+			if (idx >= g->n)
+				return prolly_set_error(PROLLY_ESTORE, "postgres: get_nodes: a row out of range");
+			rc = g->found(g->payload, idx, node, len);
+		}
 		g->rows++;
 		g->bytes += len;
-		int rc = g->found(g->payload, idx, PQgetvalue(r, i, 1), len);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
+/* Sends ids in statements of at most `chunk` ids each, all in one round trip: Q_GETNODES, or
+ * Q_ANCESTORS with lim8 (a big-endian int8) as its second parameter; rows go to get_fn. */
+static int read_ids(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n, size_t chunk,
+                    const unsigned char *lim8, const char *what)
+{
+	prolly_buf a = PROLLY_BUF_INIT;
+	pgconn *c = NULL;
+	pipe p;
+	int rc;
+	if ((rc = prolly__pg_pool_acquire(st, &c)))
+		return rc;
+	prolly__pg_pipe_init(&p, st, c, what, get_fn, g);
+	for (size_t at = 0; at < n; at += chunk) {
+		size_t m = PROLLY_MIN(chunk, n - at);
+		if ((rc = prolly__pg_array_begin(&a, m, BYTEA_OID)))
+			goto cleanup;
+		for (size_t i = at; i < at + m; i++)
+			if ((rc = prolly__pg_array_add(&a, ids[i].bytes, PROLLY_ID_SIZE)))
+				goto cleanup;
+		const char *vals[2] = {(const char *)a.ptr, (const char *)lim8};
+		int lens[2] = {(int)a.size, 8};
+		prolly__pg_pipe_send(&p, q, lim8 ? 2 : 1, vals, lens);
+	}
+	rc = prolly__pg_pipe_run(&p);
+	prolly__pg_cnt_add(&st->cnt.rows_read, g->rows);
+	prolly__pg_cnt_add(&st->cnt.bytes_read, g->bytes);
+cleanup:
+	prolly__pg_pool_done(st, c, &p);
+	prolly_buf_dispose(&a);
+	return rc;
+}
+
 static int pg_get_nodes(prolly_store *base, const prolly_id *ids, size_t n,
                         prolly_store_found_fn found, void *payload)
 {
 	pg_store *st = (pg_store *)base;
-	prolly_buf a = PROLLY_BUF_INIT;
-	pgconn *c = NULL;
 	gctx g;
-	pipe p;
-	int rc = 0, have_pipe = 0;
-
 	if (!n)
 		return 0;
 	if (!ids || !found)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: get_nodes without ids or callback");
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		return rc;
 	memset(&g, 0, sizeof(g));
 	g.st = st;
 	g.n = n;
 	g.chunk = st->read_chunk;
 	g.found = found;
 	g.payload = payload;
-	prolly__pg_pipe_init(&p, st, c, "get_nodes", get_fn, &g);
-	have_pipe = 1;
-	/* One statement per read_chunk ids, all in one round trip. */
-	for (size_t at = 0; at < n; at += st->read_chunk) {
-		size_t m = PROLLY_MIN(st->read_chunk, n - at);
-		const char *vals[1];
-		int lens[1];
-		if ((rc = prolly__pg_array_begin(&a, m, BYTEA_OID)))
-			goto cleanup;
-		for (size_t i = at; i < at + m; i++)
-			if ((rc = prolly__pg_array_add(&a, ids[i].bytes, PROLLY_ID_SIZE)))
-				goto cleanup;
-		vals[0] = (const char *)a.ptr;
-		lens[0] = (int)a.size;
-		prolly__pg_pipe_send(&p, Q_GETNODES, 1, vals, lens);
-	}
-	rc = prolly__pg_pipe_run(&p);
-	prolly__pg_cnt_add(&st->cnt.rows_read, g.rows);
-	prolly__pg_cnt_add(&st->cnt.bytes_read, g.bytes);
-cleanup:
-	prolly__pg_pool_done(st, c, have_pipe ? &p : NULL);
-	prolly_buf_dispose(&a);
-	return rc;
+	return read_ids(st, &g, Q_GETNODES, ids, n, st->read_chunk, NULL, "get_nodes");
+}
+
+/* One recursive statement (pg_sql.c, Q_ANCESTORS). */
+static int pg_get_ancestors(prolly_store *base, const prolly_id *ids, size_t n, size_t limit,
+                            prolly_store_obj_fn found, void *payload)
+{
+	pg_store *st = (pg_store *)base;
+	unsigned char lim[8];
+	gctx g;
+	if (!n)
+		return 0;
+	if (!ids || !found)
+		return prolly_set_error(PROLLY_EINVAL, "postgres: get_ancestors without ids or callback");
+	prolly__pg_put_be64(lim, (uint64_t)PROLLY_MAX(limit, n));
+	memset(&g, 0, sizeof(g));
+	g.st = st;
+	g.found_obj = found;
+	g.payload = payload;
+	return read_ids(st, &g, Q_ANCESTORS, ids, n, n, lim, "get_ancestors");
 }
 
 typedef struct rctx {
@@ -462,6 +499,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	pthread_mutex_init(&st->gc_mu, NULL);
 	st->base.version = PROLLY_STORE_VERSION;
 	st->base.flags = PROLLY_STORE_REMOTE;
+	st->base.get_ancestors = pg_get_ancestors;
 	st->base.kind = "postgres";
 	st->base.get_nodes = pg_get_nodes;
 	st->base.write = prolly__pg_write;

@@ -50,6 +50,7 @@ enum {
 	Q_WRITE, /* schema version 2 only: prepared where the function exists */
 	Q_EPOCH,
 	Q_GETNODES,
+	Q_ANCESTORS,
 	Q_GETREF,
 	Q_GETREFOBJS,
 	Q_LISTREFS,

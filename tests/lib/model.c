@@ -551,6 +551,65 @@ static int tap_write(prolly_store *st, prolly_store_write *w)
 	return t->inner->write(t->inner, w);
 }
 
+/* get_ancestors through the tap's own get_nodes, one generation per inner call, so that its
+ * damage applies to history walks too. The ids met are also the queue. */
+struct tap_anc {
+	prolly_id *q;
+	size_t nq, limit;
+	const prolly_id *batch;
+	prolly_store_obj_fn found;
+	void *payload;
+};
+
+static int tap_anc_found(void *payload, size_t index, const void *data, size_t size)
+{
+	struct tap_anc *a = payload;
+	const unsigned char *b = data;
+	int rc = a->found(a->payload, &a->batch[index], data, size);
+	if (rc || size < 41 || memcmp(b, "PRLC", 4) != 0) /* a commit: src/commit.c */
+		return rc;
+	uint32_t np = (uint32_t)b[37] | (uint32_t)b[38] << 8 | (uint32_t)b[39] << 16 |
+	              (uint32_t)b[40] << 24;
+	for (uint32_t j = 0; j < np && 41 + 32 * ((size_t)j + 1) <= size && a->nq < a->limit; j++) {
+		prolly_id pid;
+		size_t k = 0;
+		memcpy(pid.bytes, b + 41 + 32 * (size_t)j, PROLLY_ID_SIZE);
+		while (k < a->nq && !prolly_id_equal(&a->q[k], &pid))
+			k++;
+		if (k == a->nq)
+			a->q[a->nq++] = pid;
+	}
+	return 0;
+}
+
+static int tap_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                         prolly_store_found_fn found, void *payload);
+
+static int tap_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+                             prolly_store_obj_fn found, void *payload)
+{
+	struct tap_anc a = {NULL, 0, limit > n ? limit : n, NULL, found, payload};
+	int rc = 0;
+	if (!a.limit)
+		return 0;
+	a.q = xmalloc(a.limit * sizeof(*a.q));
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < a.nq && !prolly_id_equal(&a.q[k], &ids[i]))
+			k++;
+		if (k == a.nq)
+			a.q[a.nq++] = ids[i];
+	}
+	for (size_t head = 0; head < a.nq && !rc;) {
+		size_t end = a.nq;
+		a.batch = a.q + head;
+		rc = tap_get_nodes(st, a.q + head, end - head, tap_anc_found, &a);
+		head = end;
+	}
+	free(a.q);
+	return rc;
+}
+
 static int tap_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
 {
 	tm_tap *t = (tm_tap *)st;
@@ -598,6 +657,8 @@ int tm_tap_new(tm_tap **out, prolly_store *inner)
 	}
 	t->base.version = PROLLY_STORE_VERSION;
 	t->base.flags = inner->version >= 3 ? inner->flags : 0;
+	t->base.get_ancestors = inner->version >= 3 && inner->get_ancestors ? tap_get_ancestors : NULL;
+	/* (through the tap's own get_nodes; offered only where the inner store offers it) */
 	t->base.kind = "tap";
 	t->base.get_nodes = tap_get_nodes;
 	t->base.write = tap_write;

@@ -1194,6 +1194,90 @@ cleanup:
 
 typedef void (*case_fn)(sc *t, prolly_store *st);
 
+/* Bytes in the commit layout of src/commit.c ("PRLC", version 1, a tree id, a u32 parent count,
+ * the parents, a time, an empty message) with the given parents; returns the size. */
+static size_t commit_bytes(unsigned char *out, const prolly_id *parents, uint32_t np)
+{
+	memcpy(out, "PRLC", 4);
+	out[4] = 1;
+	memset(out + 5, 't', 32);
+	for (int i = 0; i < 4; i++)
+		out[37 + i] = (unsigned char)(np >> (8 * i));
+	memcpy(out + 41, parents, np * sizeof(*parents));
+	memset(out + 41 + 32 * (size_t)np, 0, 12); /* time 0, message length 0 */
+	return 53 + 32 * (size_t)np;
+}
+
+typedef struct anc {
+	int calls;
+	prolly_id id[8];
+} anc;
+
+static int anc_fn(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	anc *a = payload;
+	(void)data;
+	(void)size;
+	if (a->calls < 8)
+		a->id[a->calls] = *id;
+	a->calls++;
+	return 0;
+}
+
+static int anc_has(const anc *a, const prolly_id *id)
+{
+	for (int i = 0; i < a->calls && i < 8; i++)
+		if (prolly_id_equal(&a->id[i], id))
+			return 1;
+	return 0;
+}
+
+/* get_ancestors (interface version 3, optional): objects and the commits they descend from. */
+static void case_ancestors(sc *t, prolly_store *st)
+{
+	if (st->version < 3 || !st->get_ancestors) {
+		t->skip = "the store has no get_ancestors";
+		return;
+	}
+	/* c0 <- c1 <- c2 <- m -> c0 (two paths to c0), and a leaf-like object that is no commit */
+	unsigned char b[4][53 + 64];
+	tnode n[5];
+	n[0].id = make_id(17, 0);
+	n[1].id = make_id(17, 1);
+	n[2].id = make_id(17, 2);
+	n[3].id = make_id(17, 3);
+	prolly_id mp[2] = {n[2].id, n[0].id};
+	n[0].size = commit_bytes(b[0], NULL, 0);
+	n[1].size = commit_bytes(b[1], &n[0].id, 1);
+	n[2].size = commit_bytes(b[2], &n[1].id, 1);
+	n[3].size = commit_bytes(b[3], mp, 2);
+	for (int i = 0; i < 4; i++)
+		n[i].data = b[i];
+	n[4] = tnode_make(17, 4, 100);
+	REQUIRE(t, n[4].data);
+	CHECK_RC(t, write_nodes(st, n, 5, 1), 0);
+
+	anc a;
+	memset(&a, 0, sizeof(a));
+	CHECK_RC(t, st->get_ancestors(st, &n[3].id, 1, 100, anc_fn, &a), 0);
+	CHECK(t, a.calls == 4 && anc_has(&a, &n[0].id) && anc_has(&a, &n[1].id) &&
+	             anc_has(&a, &n[2].id) && anc_has(&a, &n[3].id));
+	/* at most `limit` objects, the asked one among them */
+	memset(&a, 0, sizeof(a));
+	CHECK_RC(t, st->get_ancestors(st, &n[3].id, 1, 2, anc_fn, &a), 0);
+	CHECK(t, a.calls >= 1 && a.calls <= 2 && anc_has(&a, &n[3].id));
+	/* a duplicate answered once, an absent id not at all */
+	prolly_id ask[3] = {n[1].id, n[1].id, make_id(17, 99)};
+	memset(&a, 0, sizeof(a));
+	CHECK_RC(t, st->get_ancestors(st, ask, 3, 10, anc_fn, &a), 0);
+	CHECK(t, a.calls == 2 && anc_has(&a, &n[1].id) && anc_has(&a, &n[0].id));
+	/* an object that is no commit is reported, not followed */
+	memset(&a, 0, sizeof(a));
+	CHECK_RC(t, st->get_ancestors(st, &n[4].id, 1, 10, anc_fn, &a), 0);
+	CHECK(t, a.calls == 1 && anc_has(&a, &n[4].id));
+	tnode_free(&n[4]);
+}
+
 static const struct {
 	const char *name;
 	case_fn fn;
@@ -1213,6 +1297,7 @@ static const struct {
     {"stat counts nodes and bytes", case_stat},
     {"round trips are counted", case_round_trips},
     {"a ref and the objects it leads to in one call", case_ref_objects},
+    {"objects and the commits they descend from in one call", case_ancestors},
     {"16 threads race on one ref", case_race},
     {"a large node round trip", case_large},
     {"10000 nodes in one write", case_many},
