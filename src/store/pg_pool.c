@@ -327,11 +327,14 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
  * or by an array of keys, and the generic plan (index scans, nested loops) is the right one for
  * any parameter. Left to choose, the plan cache keeps making a custom plan at every execution
  * of an array statement (it costs a short array below the generic estimate), and of the
- * statements inside prolly_write: planning then costs more than executing.
+ * statements inside prolly_write: planning then costs more than executing. jit (PostgreSQL 11
+ * and later; set together, from 12): every statement here touches a few rows, but the generic
+ * plan of the recursive ancestors statement is costed for a million, and compiling it would
+ * take longer than running it.
  */
-static const char session_sql[] =
-    "SELECT set_config('plan_cache_mode', 'force_generic_plan', false) "
-    "WHERE current_setting('server_version_num')::int >= 120000";
+static const char session_sql[] = "SELECT set_config('jit', 'off', false), "
+                                  "set_config('plan_cache_mode', 'force_generic_plan', false) "
+                                  "WHERE current_setting('server_version_num')::int >= 120000";
 
 /* Sets the session up (once) and prepares every statement not prepared yet on c; Q_WRITE only on
  * a version-2 schema (on a version-1 schema its function does not exist). */

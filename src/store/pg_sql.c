@@ -49,17 +49,20 @@ static const char *const query_tmpl[N_QUERIES] = {
     /* Objects and their ancestors, breadth first along the parents of the commit format
      * ("PRLC", u32 parent count at offset 37, the ids from offset 41; arithmetic, not | and <<,
      * which PostgreSQL parses left to right at one precedence): UNION keeps each object once,
-     * LIMIT stops the recursion early. */
+     * LIMIT stops the recursion early. The parent lookup is a LATERAL subquery with LIMIT 1 so
+     * that it stays an index lookup per parent: joined plainly, the generic plan hashes the
+     * whole nodes table. */
     [Q_ANCESTORS] =
         "WITH RECURSIVE a(id, node) AS ("
         "SELECT n.id, n.node FROM @.nodes n WHERE n.id = ANY($1::bytea[]) "
         "UNION "
-        "SELECT n.id, n.node FROM a CROSS JOIN LATERAL generate_series(0, "
+        "SELECT p.id, p.node FROM a CROSS JOIN LATERAL generate_series(0, "
         "CASE WHEN octet_length(a.node) >= 41 AND substring(a.node FROM 1 FOR 4) = "
         "'\\x50524c43'::bytea THEN least(get_byte(a.node, 37) + 256 * get_byte(a.node, 38) + "
         "65536 * get_byte(a.node, 39) + 16777216::int8 * get_byte(a.node, 40), "
         "(octet_length(a.node) - 41) / 32)::int4 - 1 ELSE -1 END) AS g(j) "
-        "JOIN @.nodes n ON n.id = substring(a.node FROM 42 + 32 * g.j FOR 32)) "
+        "CROSS JOIN LATERAL (SELECT n.id, n.node FROM @.nodes n "
+        "WHERE n.id = substring(a.node FROM 42 + 32 * g.j FOR 32) LIMIT 1) p) "
         "SELECT id, node FROM a LIMIT $2::int8",
     [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
                  "(SELECT value FROM @.meta WHERE key = 'epoch')",
