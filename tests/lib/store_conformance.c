@@ -1203,7 +1203,8 @@ static size_t commit_bytes(unsigned char *out, const prolly_id *parents, uint32_
 	memset(out + 5, 't', 32);
 	for (int i = 0; i < 4; i++)
 		out[37 + i] = (unsigned char)(np >> (8 * i));
-	memcpy(out + 41, parents, np * sizeof(*parents));
+	if (np)
+		memcpy(out + 41, parents, np * sizeof(*parents));
 	memset(out + 41 + 32 * (size_t)np, 0, 12); /* time 0, message length 0 */
 	return 53 + 32 * (size_t)np;
 }
