@@ -730,6 +730,125 @@ PT_TEST(other_ref_is_not_blocked)
 	PQfinish(a);
 }
 
+/* A write that loses its compare-and-swap must not insert its nodes first (schema version 3):
+ * with another transaction holding a SHARE lock on the nodes table, which every INSERT waits
+ * for, losing writes still come back at once with PROLLY_ECONFLICT -- through prolly_write with
+ * one ref and with two, and through the pipeline (more nodes than batch_items) -- while a
+ * winning write waits for the lock. Nothing of the losers is in the table afterwards. */
+typedef struct bgl {
+	prolly_store *st;
+	prolly_store_node *nodes;
+	size_t n_nodes, n_refs;
+	prolly_ref_update refs[2];
+	int rc;
+	_Atomic int done;
+} bgl;
+
+static void *bg_losing_write(void *arg)
+{
+	bgl *b = arg;
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = b->nodes;
+	w.n_nodes = b->n_nodes;
+	w.refs = b->refs;
+	w.n_refs = b->n_refs;
+	w.durable = 1;
+	b->rc = b->st->write(b->st, &w);
+	b->done = 1;
+	return NULL;
+}
+
+/* Waits up to 20 s for *done; 1 if it came. */
+static int wait_done(_Atomic int *done)
+{
+	for (int i = 0; i < 2000 && !*done; i++)
+		sleep_ms(10);
+	return *done != 0;
+}
+
+PT_TEST(losing_write_inserts_no_node)
+{
+	const char *schema = new_schema();
+	prolly_store *st = open_pg(schema, 2, 0, 4, 0);
+	PGconn *a = admin();
+	PT_REQUIRE(st && a);
+	prolly_id v1 = mkid(31, 1), v2 = mkid(31, 2), wrong = mkid(31, 99);
+	prolly_ref_update ua = upd("refs/heads/a", PROLLY_REF_EXPECT_ANY, NULL, &v1);
+	prolly_ref_update ub = upd("refs/heads/b", PROLLY_REF_EXPECT_ANY, NULL, &v2);
+	PT_CHECK_RC(write1(st, NULL, 0, &ua), 0);
+	PT_CHECK_RC(write1(st, NULL, 0, &ub), 0);
+	tn t[5];
+	prolly_store_node sn[5];
+	for (unsigned i = 0; i < 5; i++) {
+		tn_make(&t[i], 31, 10 + i);
+		sn[i] = t[i].sn;
+	}
+	char q[256];
+	snprintf(q, sizeof(q), "BEGIN; LOCK TABLE \"%s\".nodes IN SHARE MODE", schema);
+	sql1(a, q);
+
+	/* 1 ref, 1 node (prolly_write); 2 refs, one failing, 2 nodes (prolly_write); 1 ref, 5 nodes
+	 * in three chunks (the pipeline). */
+	bgl lose[3];
+	memset(lose, 0, sizeof(lose));
+	for (int k = 0; k < 3; k++) {
+		lose[k].st = st;
+		lose[k].refs[0] = upd("refs/heads/a", PROLLY_REF_EXPECT_VALUE, &wrong, &v2);
+		lose[k].n_refs = 1;
+	}
+	lose[0].nodes = &sn[0];
+	lose[0].n_nodes = 1;
+	lose[1].refs[1] = upd("refs/heads/b", PROLLY_REF_EXPECT_VALUE, &v2, &v1);
+	lose[1].n_refs = 2;
+	lose[1].nodes = &sn[1];
+	lose[1].n_nodes = 2;
+	lose[2].nodes = sn;
+	lose[2].n_nodes = 5;
+	for (int k = 0; k < 3; k++) {
+		pthread_t th;
+		PT_REQUIRE(pthread_create(&th, NULL, bg_losing_write, &lose[k]) == 0);
+		int came = wait_done(&lose[k].done);
+		PT_CHECKF(came, "losing write %d waited for the table lock", k);
+		if (!came) {
+			sql1(a, "COMMIT");
+			pthread_join(th, NULL);
+			prolly_store_close(st);
+			PQfinish(a);
+			return;
+		}
+		pthread_join(th, NULL);
+		PT_CHECK_RC(lose[k].rc, PROLLY_ECONFLICT);
+		PT_CHECK(lose[k].refs[0].conflict && lose[k].refs[0].current_exists &&
+		         prolly_id_equal(&lose[k].refs[0].current, &v1));
+	}
+	PT_CHECK(!lose[1].refs[1].conflict);
+
+	/* A winner does insert, so it waits for the lock. */
+	bgl win;
+	memset(&win, 0, sizeof(win));
+	win.st = st;
+	win.refs[0] = upd("refs/heads/a", PROLLY_REF_EXPECT_VALUE, &v1, &t[4].sn.id);
+	win.n_refs = 1;
+	win.nodes = &sn[4];
+	win.n_nodes = 1;
+	pthread_t tw;
+	PT_REQUIRE(pthread_create(&tw, NULL, bg_losing_write, &win) == 0);
+	sleep_ms(300);
+	PT_CHECK(!win.done);
+	sql1(a, "COMMIT");
+	pthread_join(tw, NULL);
+	PT_CHECK_RC(win.rc, 0);
+
+	snprintf(q, sizeof(q), "SELECT count(*) FROM \"%s\".nodes", schema);
+	PT_CHECK(sql1(a, q) == 1);
+	prolly_id got;
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/b", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v2));
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
 /* Pool of 2, both connections stuck behind a lock: the third caller times out after ~300 ms,
  * and its wait is counted. */
 PT_TEST(pool_timeout_and_wait_counters)
@@ -1310,7 +1429,7 @@ PT_TEST(schema_versions_and_no_create)
 	PGconn *a = admin();
 	PT_REQUIRE(a);
 	char q[256];
-	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 3 WHERE key = 'schema_version'", schema);
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 4 WHERE key = 'schema_version'", schema);
 	sql1(a, q);
 	PT_CHECK_RC(prolly_store_pg_open(&st, pg_url, &o), PROLLY_EVERSION);
 	printf("# newer schema: %s\n", prolly_last_error());
@@ -1365,7 +1484,7 @@ PT_TEST(schema_v1_keeps_working_and_migrates)
 	PT_REQUIRE(a);
 	prolly_store *st = open_opt(pg_url, schema, 0);
 	PT_REQUIRE(st);
-	PT_CHECK(schema_version(a, schema) == 2);
+	PT_CHECK(schema_version(a, schema) == 3);
 	prolly_store_close(st);
 	downgrade(a, schema);
 	PT_REQUIRE(schema_version(a, schema) == 1);
@@ -1397,25 +1516,40 @@ PT_TEST(schema_v1_keeps_working_and_migrates)
 
 	/* init migrates, and this store switches to one-statement writes. */
 	PT_CHECK_RC(prolly_store_pg_init(st), 0);
-	PT_CHECK(schema_version(a, schema) == 2);
+	PT_CHECK(schema_version(a, schema) == 3);
 	n = commit_one(st, 26, 3, &head, &rc);
 	PT_CHECK_RC(rc, 0);
 	PT_CHECKF(n == 1, "%llu statements after init", (unsigned long long)n);
 	PT_CHECK_RC(prolly_store_pg_init(st), 0); /* idempotent */
-	PT_CHECK(schema_version(a, schema) == 2);
+	PT_CHECK(schema_version(a, schema) == 3);
 	prolly_store_close(st);
 
 	/* An open that may create migrates too. */
 	downgrade(a, schema);
 	st = open_opt(pg_url, schema, 0);
 	PT_REQUIRE(st);
-	PT_CHECK(schema_version(a, schema) == 2);
+	PT_CHECK(schema_version(a, schema) == 3);
 	n = commit_one(st, 26, 4, &head, &rc);
 	PT_CHECK_RC(rc, 0);
 	PT_CHECK(n == 1);
 	PT_CHECK_RC(st->get_ref(st, "refs/heads/m", &got, NULL), 0);
 	PT_CHECK(prolly_id_equal(&got, &head));
 	prolly_store_close(st);
+
+	/* A version-2 schema (prolly_write there, the version row at 2): used as it is with
+	 * no_create, one statement a write; an open that may create brings it to version 3. */
+	char q[256];
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 2 WHERE key = 'schema_version'", schema);
+	sql1(a, q);
+	for (int no_create = 1; no_create >= 0; no_create--) {
+		st = open_opt(pg_url, schema, no_create);
+		PT_REQUIRE(st);
+		PT_CHECK(schema_version(a, schema) == (no_create ? 2 : 3));
+		n = commit_one(st, 26, 6 - (unsigned)no_create, &head, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 1);
+		prolly_store_close(st);
+	}
 	PQfinish(a);
 }
 

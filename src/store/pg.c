@@ -5,7 +5,7 @@
  * docs/postgres.md):
  *   nodes (id bytea primary key, node bytea)   STORAGE MAIN, COMPRESSION lz4: compressed, in-line
  *   refs  (name bytea primary key, value bytea) names as bytes: byte order is memcmp order
- *   meta  (key text primary key, value bigint)  rows schema_version (2) and epoch
+ *   meta  (key text primary key, value bigint)  rows schema_version (3) and epoch
  * plus small PL/pgSQL functions for the write (pg_write.c).
  *
  * The store is split by concern (shared declarations in pg_int.h): this file holds the vtable's
@@ -15,7 +15,7 @@
  *
  * Open connects once: the server answers, the schema exists (a missing one is created unless
  * no_create), an older version is migrated (unless no_create, or the role may not) and a newer
- * one refused; it decides whether writes use prolly_write (version 2) or the version-1 pipeline.
+ * one refused; it decides whether writes use prolly_write (version 2 and later) or the version-1 pipeline.
  * Every read is one round trip on a connection from the pool (get_nodes: one statement per
  * read_chunk ids). get_nodes and get_ref_objects hand rows to found() as they arrive; list_refs
  * calls back from a copy, after giving the connection back (and, on the gc's thread while mark()

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 #define BOOL_OID 16
 #define BYTEA_OID 17
 #define INT4_OID 23

@@ -8,10 +8,13 @@
  * substitutes them once per store at open; every connection prepares the statements once
  * (pg_pool.c).
  *
- * Schema versions: a new schema is created at version 2; a version-1 schema is migrated (the
- * prolly_write function added, the version set to 2) by prolly_store_pg_init and by an open
- * without no_create when the role may create functions; otherwise the store keeps using the
- * version-1 pipeline (decided at open, switched on by a later init). Newer versions are refused.
+ * Schema versions: a new schema is created at version 3. Version 2 added prolly_write; version 3
+ * replaced its body (refs are compared and swapped before the nodes are inserted). An older
+ * schema is migrated (prolly_write created or replaced, the version set to 3) by
+ * prolly_store_pg_init and by an open without no_create when the role may create functions;
+ * otherwise the store keeps using the schema as it is: prolly_write where it exists (version 2),
+ * else the version-1 pipeline (decided at open, switched on by a later init). Newer versions are
+ * refused.
  * The functions and the write protocol they serve are described in pg_write.c and
  * docs/postgres.md.
  *
@@ -88,9 +91,9 @@ static const char *const query_tmpl[N_QUERIES] = {
 
 /*
  * The schema, idempotently: one DO block, serialised by an advisory lock, that creates the
- * version-1 objects when the meta table is missing, then migrates a version-1 schema to version 2
- * (adds prolly_write, sets schema_version); a new schema thus ends at version 2 in one
- * transaction. '#' stands for the literal 'schema.meta'.
+ * version-1 objects when the meta table is missing, then migrates a version-1 or -2 schema to
+ * version 3 (creates or replaces prolly_write and prolly_write_begin, sets schema_version); a new
+ * schema thus ends at version 3 in one transaction. '#' stands for the literal 'schema.meta'.
  */
 static const char init_tmpl[] =
     "DO $prolly_init$\n"
@@ -183,14 +186,16 @@ static const char init_tmpl[] =
     "END $f$;\n"
     "END IF;\n"
     "SELECT value INTO v FROM @.meta WHERE key = 'schema_version';\n"
-    "IF v = 1 THEN\n"
-    /* One write in one statement (see pg_write.c). The node insert and the compare-and-swaps run
-     * in a subtransaction (the EXCEPTION block): a failed compare-and-swap raises PLY02 inside
-     * it, which undoes them all, while the outcome of every ref stays in the local arrays. One
-     * row per ref, in the order given (name order); one row with NULL ref columns if none. */
-    "CREATE FUNCTION @.prolly_write(p_epoch bigint, p_async boolean, p_requires bytea[],\n"
-    "  p_ids bytea[], p_nodes bytea[], p_names bytea[], p_expects int[], p_expected bytea[],\n"
-    "  p_removes boolean[], p_values bytea[])\n"
+    "IF v < 3 THEN\n"
+    /* One write in one statement (see pg_write.c). The compare-and-swaps come first, so a write
+     * that loses one inserts no node: with one ref, nothing has been written when it fails and
+     * no subtransaction is needed (nor with none); with several, they and the node insert run in a
+     * subtransaction (the EXCEPTION block) that a failed compare-and-swap (PLY02) undoes, while
+     * the outcome of every ref stays in the local arrays. One row per ref, in the order given
+     * (name order); one row with NULL ref columns if none. Version 2 inserted the nodes first. */
+    "CREATE OR REPLACE FUNCTION @.prolly_write(p_epoch bigint, p_async boolean,\n"
+    "  p_requires bytea[], p_ids bytea[], p_nodes bytea[], p_names bytea[], p_expects int[],\n"
+    "  p_expected bytea[], p_removes boolean[], p_values bytea[])\n"
     "RETURNS TABLE (o_epoch bigint, o_inserted bigint, o_applied boolean,\n"
     "  o_cur_exists boolean, o_cur bytea)\n"
     "LANGUAGE plpgsql AS $f$\n"
@@ -226,31 +231,49 @@ static const char init_tmpl[] =
     "        DETAIL = (cardinality(p_requires) - v_have)::text;\n"
     "    END IF;\n"
     "  END IF;\n"
-    "  BEGIN\n"
-    "    IF coalesce(cardinality(p_ids), 0) > 0 THEN\n"
+    "  IF v_n <= 1 THEN\n"
+    "    IF v_n = 1 THEN\n"
+    "      SELECT * INTO c FROM @.prolly_ref_cas(p_names[1], p_expects[1], p_expected[1],\n"
+    "        p_removes[1], p_values[1]);\n"
+    "      v_applied[1] := c.applied;\n"
+    "      v_exists[1] := c.cur_exists;\n"
+    "      v_cur[1] := c.cur;\n"
+    "      v_failed := NOT c.applied;\n"
+    "    END IF;\n"
+    "    IF NOT v_failed AND coalesce(cardinality(p_ids), 0) > 0 THEN\n"
     "      INSERT INTO @.nodes (id, node) SELECT * FROM unnest(p_ids, p_nodes)\n"
     "        ON CONFLICT DO NOTHING;\n"
     "      GET DIAGNOSTICS v_inserted = ROW_COUNT;\n"
     "    END IF;\n"
-    "    FOR i IN 1 .. v_n LOOP\n"
-    "      SELECT * INTO c FROM @.prolly_ref_cas(p_names[i], p_expects[i], p_expected[i],\n"
-    "        p_removes[i], p_values[i]);\n"
-    "      v_applied[i] := c.applied;\n"
-    "      v_exists[i] := c.cur_exists;\n"
-    "      v_cur[i] := c.cur;\n"
-    "      IF NOT c.applied THEN\n"
-    "        v_failed := true;\n"
+    "  ELSE\n"
+    "    BEGIN\n"
+    "      FOR i IN 1 .. v_n LOOP\n"
+    "        SELECT * INTO c FROM @.prolly_ref_cas(p_names[i], p_expects[i], p_expected[i],\n"
+    "          p_removes[i], p_values[i]);\n"
+    "        v_applied[i] := c.applied;\n"
+    "        v_exists[i] := c.cur_exists;\n"
+    "        v_cur[i] := c.cur;\n"
+    "        IF NOT c.applied THEN\n"
+    "          v_failed := true;\n"
+    "        END IF;\n"
+    "      END LOOP;\n"
+    "      IF v_failed THEN\n"
+    "        RAISE EXCEPTION USING ERRCODE = 'PLY02',\n"
+    "          MESSAGE = 'prolly: a ref update found an unexpected value';\n"
     "      END IF;\n"
-    "    END LOOP;\n"
-    "    IF v_failed THEN\n"
-    "      RAISE EXCEPTION USING ERRCODE = 'PLY02',\n"
-    "        MESSAGE = 'prolly: a ref update found an unexpected value';\n"
-    "    END IF;\n"
-    "  EXCEPTION WHEN SQLSTATE 'PLY02' THEN\n"
-    /* Nothing was written: the commit record of the epoch row lock need not be flushed. */
-    "    v_inserted := 0;\n"
+    "      IF coalesce(cardinality(p_ids), 0) > 0 THEN\n"
+    "        INSERT INTO @.nodes (id, node) SELECT * FROM unnest(p_ids, p_nodes)\n"
+    "          ON CONFLICT DO NOTHING;\n"
+    "        GET DIAGNOSTICS v_inserted = ROW_COUNT;\n"
+    "      END IF;\n"
+    "    EXCEPTION WHEN SQLSTATE 'PLY02' THEN\n"
+    "      v_inserted := 0;\n"
+    "    END;\n"
+    "  END IF;\n"
+    /* Nothing was written: the commit need not wait for a flush. */
+    "  IF v_failed THEN\n"
     "    PERFORM set_config('synchronous_commit', 'off', true);\n"
-    "  END;\n"
+    "  END IF;\n"
     "  FOR i IN 1 .. greatest(v_n, 1) LOOP\n"
     "    o_epoch := v_epoch;\n"
     "    o_inserted := v_inserted;\n"
@@ -272,7 +295,7 @@ static const char init_tmpl[] =
     "  END IF;\n"
     "  RETURN cur;\n"
     "END $f$;\n"
-    "UPDATE @.meta SET value = 2 WHERE key = 'schema_version';\n"
+    "UPDATE @.meta SET value = 3 WHERE key = 'schema_version';\n"
     "END IF;\n"
     "END\n"
     "$prolly_init$";

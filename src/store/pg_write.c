@@ -2,18 +2,21 @@
  * pg_write.c - the PostgreSQL store's write: nodes and ref compare-and-swaps published
  * atomically, against the gc's epoch.
  *
- * prolly_write (schema version 2) publishes a whole write in ONE statement run in its own
- * implicit transaction: epoch check, requires check, node insert and every ref
- * compare-and-swap, the last two inside a BEGIN ... EXCEPTION block that a failed
- * compare-and-swap rolls back while the per-ref outcome survives in local variables. Writes
+ * prolly_write (schema version 2; version 3 checks the refs before it inserts) publishes a whole
+ * write in ONE statement run in its own implicit transaction: epoch check, requires check, every
+ * ref compare-and-swap, then the node insert -- only if every compare-and-swap applied, so a
+ * write that loses a race costs the server no insert (with several refs, inside a BEGIN ...
+ * EXCEPTION block that a failed compare-and-swap rolls back while the per-ref outcome survives
+ * in local variables). Writes
  * larger than one INSERT chunk (batch_items nodes), and stores on a version-1 schema, use the
  * version-1 pipeline instead: BEGIN, prolly_write_begin (takes the write lock shared -- a
  * transaction-level advisory lock the gc's epoch bump takes exclusive; version-1 schemas lock the
  * epoch row FOR SHARE instead -- and raises PLY01 if the epoch moved), [prolly_write_requires
- * (PLY03 if a required node is missing)], the INSERT chunks, one prolly_ref_cas per ref (one
- * conditional INSERT/UPDATE/DELETE, reporting whether it applied and the current value, flagging
- * a failure in a transaction-local setting), prolly_write_finish (PLY02 if any ref update failed,
- * so the queued COMMIT is skipped), COMMIT: one round trip either way. (The functions' text is
+ * (PLY03 if a required node is missing)], one prolly_ref_cas per ref (one conditional
+ * INSERT/UPDATE/DELETE, reporting whether it applied and the current value, flagging a failure
+ * in a transaction-local setting), prolly_write_finish (PLY02 if any ref update failed, so the
+ * queued INSERT chunks and COMMIT are skipped), the INSERT chunks, COMMIT: one round trip either
+ * way. Every writer thus takes its ref row locks before it inserts nodes. (The functions' text is
  * in pg_sql.c.)
  *
  * Before sending, a write is planned: nodes in id order without duplicates (concurrent
@@ -290,8 +293,11 @@ static int encode_requires(prolly_buf *a, const wplan *pl)
 }
 
 /* The version-1 pipeline: BEGIN, [SET LOCAL synchronous_commit], prolly_write_begin,
- * [prolly_write_requires], one INSERT per chunk of batch nodes, one prolly_ref_cas per ref,
- * [prolly_write_finish], COMMIT. Chunks are sent as they are encoded. */
+ * [prolly_write_requires], one prolly_ref_cas per ref, [prolly_write_finish], one INSERT per
+ * chunk of batch nodes, COMMIT. The compare-and-swaps come first: a write that loses one is
+ * aborted by prolly_write_finish before the server inserts any node (and every writer locks
+ * refs before it inserts nodes, so two writers never wait for each other in opposite orders).
+ * Chunks are sent as they are encoded. */
 static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const prolly_store_write *w,
                          size_t batch, unsigned fail, prolly_buf *a, prolly_buf *b, uint64_t *sent)
 {
@@ -313,20 +319,6 @@ static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const prolly_store_w
 		lens[0] = (int)a->size;
 		prolly__pg_pipe_send(p, Q_WREQUIRES, 1, vals, lens);
 	}
-	x->q_ins0 = p->queued;
-	for (size_t k = 0; k < x->n_ins; k++) {
-		size_t at = k * batch;
-		if ((rc = encode_nodes(a, b, pl, at, PROLLY_MIN(batch, pl->n - at), fail == k + 1, sent)))
-			return rc;
-		vals[0] = (const char *)a->ptr;
-		lens[0] = (int)a->size;
-		vals[1] = (const char *)b->ptr;
-		lens[1] = (int)b->size;
-		prolly__pg_pipe_send(p, Q_WINSERT, 2, vals, lens);
-		/* Let the server start on this chunk while the next one is encoded. */
-		if (!p->broken && PQflush(p->c->pg) < 0)
-			prolly__pg_pipe_broken(p, NULL);
-	}
 	x->q_cas0 = p->queued;
 	for (size_t i = 0; i < w->n_refs; i++) {
 		prolly_ref_update *u = pl->refs[i];
@@ -346,6 +338,20 @@ static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const prolly_store_w
 	}
 	if (w->n_refs)
 		prolly__pg_pipe_send(p, Q_WFINISH, 0, NULL, NULL);
+	x->q_ins0 = p->queued;
+	for (size_t k = 0; k < x->n_ins; k++) {
+		size_t at = k * batch;
+		if ((rc = encode_nodes(a, b, pl, at, PROLLY_MIN(batch, pl->n - at), fail == k + 1, sent)))
+			return rc;
+		vals[0] = (const char *)a->ptr;
+		lens[0] = (int)a->size;
+		vals[1] = (const char *)b->ptr;
+		lens[1] = (int)b->size;
+		prolly__pg_pipe_send(p, Q_WINSERT, 2, vals, lens);
+		/* Let the server start on this chunk while the next one is encoded. */
+		if (!p->broken && PQflush(p->c->pg) < 0)
+			prolly__pg_pipe_broken(p, NULL);
+	}
 	prolly__pg_pipe_send(p, Q_COMMIT, 0, NULL, NULL);
 	return 0;
 }
