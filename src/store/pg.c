@@ -361,9 +361,9 @@ static int pg_list_refs(prolly_store *base, const char *prefix, prolly_store_ref
 	if ((rc = prolly__pg_pool_acquire(st, &c)))
 		goto cleanup;
 	prolly__pg_pipe_init(&p, st, c, "list_refs", prolly__pg_list_fn, &l);
-	const char *vals[2] = {plen ? prefix : "", hlen ? hi : NULL};
+	const char *vals[2] = {plen ? prefix : "", hi};
 	int lens[2] = {(int)plen, (int)hlen};
-	prolly__pg_pipe_send(&p, Q_LISTREFS, 2, vals, lens);
+	prolly__pg_pipe_send(&p, hlen ? Q_LISTREFS : Q_LISTFROM, hlen ? 2 : 1, vals, lens);
 	rc = prolly__pg_pipe_run(&p);
 	prolly__pg_pool_done(st, c, &p);
 	if (rc)

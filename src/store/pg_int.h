@@ -53,7 +53,8 @@ enum {
 	Q_ANCESTORS,
 	Q_GETREF,
 	Q_GETREFOBJS,
-	Q_LISTREFS,
+	Q_LISTREFS, /* names in [$1, $2) */
+	Q_LISTFROM, /* names from $1 on: a prefix with no successor */
 	Q_STAT,
 	Q_GCBUMP,
 	Q_GCREFS,

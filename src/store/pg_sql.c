@@ -76,8 +76,12 @@ static const char *const query_tmpl[N_QUERIES] = {
                      "LEFT JOIN @.nodes c ON c.id = r.value "
                      "LEFT JOIN @.nodes t ON octet_length(c.node) >= $2::int4 + 32 "
                      "AND t.id = substring(c.node FROM $2::int4 + 1 FOR 32)",
-    [Q_LISTREFS] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea "
-                   "AND ($2::bytea IS NULL OR name < $2::bytea) ORDER BY name",
+    /* Two statements, not one with "$2 IS NULL OR name < $2": a generic plan (every
+     * statement here runs with one, see pg_pool.c) of that could bound its index scan only
+     * below, and would read every ref after the prefix. */
+    [Q_LISTREFS] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea AND name < $2::bytea "
+                   "ORDER BY name",
+    [Q_LISTFROM] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea ORDER BY name",
     [Q_STAT] = "SELECT count(*), coalesce(sum(octet_length(node)), 0)::int8 FROM @.nodes",
     /* The exclusive side of the writers' shared advisory lock, then the bump (whose row lock
      * also waits for version-1 writers, which lock the epoch row FOR SHARE). */

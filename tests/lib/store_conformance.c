@@ -509,13 +509,19 @@ static int listed_fn(void *payload, const char *name, const prolly_id *value)
 static void case_list_refs(sc *t, prolly_store *st)
 {
 	/* Inserted in scrambled order; the expected order is memcmp order of the bytes. */
-	const char *names[] = {"refs/heads/b",        "z",
-	                       "refs/heads/a/x",      "refs/tags/v1",
-	                       "refs/heads/a",        "refs/heads/a-1",
-	                       "refs/heads/\xc3\xa9", "refs/heads"};
+	const char *names[] = {"refs/heads/b",
+	                       "z",
+	                       "refs/heads/a/x",
+	                       "refs/tags/v1",
+	                       "refs/heads/a",
+	                       "refs/heads/a-1",
+	                       "refs/heads/\xc3\xa9",
+	                       "refs/heads",
+	                       "\xff\xffz"};
 	const char *sorted[] = {
 	    "refs/heads",   "refs/heads/a",        "refs/heads/a-1", "refs/heads/a/x",
-	    "refs/heads/b", "refs/heads/\xc3\xa9", "refs/tags/v1",   "z"};
+	    "refs/heads/b", "refs/heads/\xc3\xa9", "refs/tags/v1",   "z",
+	    "\xff\xffz"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 	for (size_t i = 0; i < n; i++) {
 		prolly_id v = make_id(9, i);
@@ -556,6 +562,16 @@ static void case_list_refs(sc *t, prolly_store *st)
 	memset(&l, 0, sizeof(l));
 	CHECK_RC(t, st->list_refs(st, "zz", listed_fn, &l), 0);
 	CHECK(t, l.n == 0);
+	/* Prefixes made of 0xff bytes have no successor: everything from them on. */
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "\xff\xff", listed_fn, &l), 0);
+	CHECK(t, l.n == 1 && strcmp(l.names[0], "\xff\xffz") == 0);
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "\xff\xff\xff", listed_fn, &l), 0);
+	CHECK(t, l.n == 0);
+	memset(&l, 0, sizeof(l));
+	CHECK_RC(t, st->list_refs(st, "\xff\xffz", listed_fn, &l), 0);
+	CHECK(t, l.n == 1);
 
 	/* A non-zero callback result stops the listing and is returned. */
 	memset(&l, 0, sizeof(l));
