@@ -62,9 +62,12 @@ as_owner() {
 
 # Prints a TCP port on which nothing listens (IPv4 or IPv6), from a random start.
 free_port() {
-	local used port i
-	used=$(awk 'NR > 1 && $4 == "0A" { split($2, a, ":"); print strtonum("0x" a[2]) }' \
-		/proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u || true)
+	local used="" port i hex
+	# Listening sockets' local ports, in hex in /proc (plain awk: mawk has no strtonum).
+	for hex in $(awk 'NR > 1 && $4 == "0A" { split($2, a, ":"); print a[2] }' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u || true); do
+		used+="$((16#$hex))"$'\n'
+	done
 	port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
 	for ((i = 0; i < 200; i++)); do
 		if ! grep -qx "$port" <<<"$used"; then

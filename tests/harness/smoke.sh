@@ -42,9 +42,9 @@ doctor() {
 }
 # Rows of a raw CSV (quoted fields may hold commas: count lines that start a row with a cell id).
 rows_of() { tail -n +2 "$1" | grep -c '^[a-z0-9"]' || true; }
-all_validated() { # every value of column "validated" in FILE is 1, and there is at least one row
+all_validated() { # every value of column "validated" in FILE is 1, and there is at least one row (gawk: FPAT)
 	local f=$1 vals
-	vals=$(awk -v FPAT='([^,]*)|("([^"]|"")*")' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "validated") c = i; next }
+	vals=$(gawk -v FPAT='([^,]*)|("([^"]|"")*")' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "validated") c = i; next }
 		c { print $c }' "$f")
 	[ -n "$vals" ] && ! grep -qv '^1$' <<<"$vals"
 }
