@@ -14,6 +14,7 @@
  * Re-run with a seed: PROLLY_TEST_SEED=0x... build/tests/test_history [NAME].
  */
 #include "internal.h"
+#include "lib/boundary_ref.h"
 #include "lib/model.h"
 #include "ptest.h"
 
@@ -38,8 +39,9 @@ static prolly_db *open_mem(size_t cache_bytes)
 
 /*
  * Walks root level by level (internal API) and checks the chunking invariants:
- *   - every node except the last of its level ends where prolly__boundary first says so, and the
- *     last one has no boundary before its last item;
+ *   - every node except the last of its level ends where the boundary rule first says so, and
+ *     the last one has no boundary before its last item (the rule and the item sizes from the
+ *     independent reference, tests/lib/boundary_ref.c, not from the library);
  *   - node sizes: at most PROLLY_CHUNK_MAX + the last item + the fixed overhead; the nodes that
  *     end at a boundary hold at least PROLLY_CHUNK_MIN bytes of items;
  *   - an internal root has at least 2 children; all levels decrease by one; child counts add up.
@@ -86,12 +88,11 @@ static int check_shape(prolly_db *db, const prolly_id *root, const char *what)
 			size_t s = 0, maxr = 0;
 			for (uint32_t j = 0; j < nd->n; j++) {
 				prolly_slice k = prolly__node_key(nd, j);
-				size_t r = level == 0
-				               ? prolly__leaf_item_size(k.size, prolly__node_value(nd, j).size)
-				               : prolly__child_item_size(k.size);
+				size_t r = level == 0 ? tb_leaf_item_size(k.size, prolly__node_value(nd, j).size)
+				                      : tb_child_item_size(k.size);
 				s += r;
 				maxr = r > maxr ? r : maxr;
-				int b = prolly__boundary(level, k.data, k.size, s, r);
+				int b = tb_boundary_decide(level, k.data, k.size, s, r);
 				int last_item = j + 1 == nd->n, last_node = i + 1 == ncur;
 				if (b && !last_item) {
 					fprintf(
