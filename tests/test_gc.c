@@ -10,7 +10,8 @@
  *   - a txn begun before a gc and committed after it fails with PROLLY_ECONFLICT and publishes
  *     nothing (also when a builder flushed nodes early);
  *   - writers on several threads racing a gc loop: every branch reads in full afterwards;
- *   - a branch naming a missing commit stops the gc with nothing removed; a store without gc.
+ *   - a branch naming a missing commit stops the gc with nothing removed; a store without gc;
+ *   - what a gc removed is not served from the cache of the handle that ran it.
  *
  * Re-run one test: build/tests/test_gc NAME.
  */
@@ -559,6 +560,71 @@ BOTH_STORES(gc_refuses_dangling_branch)
 	PT_CHECK(strstr(prolly_last_error(), "broken") != NULL);
 	stat_of(t.db, &n1, &b1);
 	PT_CHECK(n1 == n0 && b1 == b0);
+	tdb_close(&t);
+}
+
+/* The nodes a gc removes are gone through the handle that ran it too, even when its cache holds
+ * them: a tree read in full (so every node of it is cached), made unreachable, swept through
+ * the same handle, must not be served from the cache (PROLLY_ENOTFOUND, as for any missing
+ * root). Retained trees stay readable. */
+BOTH_STORES(gc_purges_the_cache)
+{
+	tdb t;
+	tm_model om, km;
+	tm_model_init(&om);
+	tm_model_init(&km);
+	PT_REQUIRE(tdb_open(&t, lmdb, 0, 0) == 0);
+	for (int i = 0; i < 3000; i++) {
+		unsigned char k[TM_KEY24];
+		tm_key24(k, (uint64_t)i);
+		tm_model_put(&om, k, TM_KEY24, "swept away by the gc", 20);
+		tm_model_put(&km, k, TM_KEY24, "kept by the branch", 18);
+	}
+	prolly_id orphan, kept, head;
+	PT_REQUIRE(tm_build_commit(&orphan, t.db, &om) == 0); /* no ref names it */
+	PT_REQUIRE(tm_build_commit(&kept, t.db, &km) == 0);
+	{
+		prolly_txn *txn = NULL;
+		PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+		PT_CHECK_RC(prolly_commit_create(&head, txn, &kept, NULL, 0, 0, "kept"), 0);
+		PT_CHECK_RC(prolly_txn_move_branch(txn, "main", NULL, &head), 0);
+		PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+		prolly_txn_free(txn);
+	}
+	/* Warm: every node of both trees is read (and cached) through this handle. */
+	PT_REQUIRE(tm_tree_check(t.db, &orphan, &om, "orphan before gc") == 0);
+	PT_REQUIRE(tm_tree_check(t.db, &kept, &km, "kept before gc") == 0);
+	prolly_tree_stats os;
+	PT_REQUIRE(prolly_tree_stats_get(&os, t.db, &orphan, 0) == 0);
+	PT_REQUIRE(os.nodes > 3); /* a root and several leaves */
+	prolly_thread_stats_reset();
+	prolly_buf v = PROLLY_BUF_INIT;
+	unsigned char k[TM_KEY24];
+	tm_key24(k, 1500);
+	PT_REQUIRE(prolly_get(&v, t.db, &orphan, k, TM_KEY24) == 0);
+	prolly_stats st;
+	prolly_thread_stats(&st);
+	PT_REQUIRE(st.store_reads == 0); /* served by the cache */
+
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECKF(res.nodes_removed == os.nodes, "removed %llu, the orphan tree has %llu nodes",
+	          (unsigned long long)res.nodes_removed, (unsigned long long)os.nodes);
+	/* No cache clear: the same handle, its cache warm before the gc. */
+	PT_CHECK_RC(prolly_get(&v, t.db, &orphan, k, TM_KEY24), PROLLY_ENOTFOUND);
+	PT_CHECK(prolly_tree_stats_get(&os, t.db, &orphan, 0) == PROLLY_ENOTFOUND);
+	prolly_cursor *cur = NULL;
+	int rc = prolly_cursor_open(&cur, t.db, &orphan, NULL);
+	if (rc == 0) {
+		prolly_slice ck, cv;
+		rc = prolly_cursor_next(cur, &ck, &cv);
+	}
+	PT_CHECKF(rc == PROLLY_ENOTFOUND, "cursor over the swept tree: %d", rc);
+	prolly_cursor_free(cur);
+	PT_CHECK(tm_tree_check(t.db, &kept, &km, "kept after gc") == 0);
+	prolly_buf_dispose(&v);
+	tm_model_dispose(&om);
+	tm_model_dispose(&km);
 	tdb_close(&t);
 }
 
