@@ -8,7 +8,13 @@
  *     so a small wrapping store here damages what get_ref_objects returns;
  *   - N5 of src/node.c: a node holding a key longer than PROLLY_MAX_KEY or a value longer than
  *     PROLLY_MAX_VALUE, correctly hashed so that nothing else rejects it, is PROLLY_ECORRUPT
- *     from the decoder and through the engine; exactly at the limits it is accepted.
+ *     from the decoder and through the engine; exactly at the limits it is accepted;
+ *   - the node header fields (magic, version, flags, level, item count), the first entries of the
+ *     offset tables, truncations below the header, and the commit limits (at most 64 parents, a
+ *     message of at most 65536 bytes, a parent count the bytes can hold): each changed alone in
+ *     bytes that hash to their id, so that only its own check can refuse them. The mutation
+ *     tests of test_corrupt accept any decode that is safe to use, so they did not require these
+ *     refusals.
  *
  * Re-run one test: build/tests/test_checks NAME.
  */
@@ -530,6 +536,145 @@ PT_TEST(decode_oversized_key_and_value)
 		free(n2);
 	}
 	prolly_close(db);
+}
+
+/* ---- node header fields and offset tables -------------------------------------------------- */
+
+/* Decodes an exactly sized malloc'd copy (so that ASan sees a read past the end) under the
+ * bytes' true id. */
+static int decode_exact(const unsigned char *bytes, size_t size)
+{
+	unsigned char *copy = malloc(size ? size : 1);
+	memcpy(copy, bytes, size);
+	int rc = decode_hashed(copy, size);
+	free(copy);
+	return rc;
+}
+
+/* A valid 2-record leaf ("ab" -> "x", "cd" -> "yz"), laid out by hand: 12 + 12 + 12 + 4 + 3. */
+static size_t leaf2(unsigned char out[64])
+{
+	unsigned char *p = out;
+	memcpy(p, "PRLY\x01\x00\x00\x00", 8);
+	p += 8;
+	put32le(&p, 2);
+	put32le(&p, 0);
+	put32le(&p, 2);
+	put32le(&p, 4);
+	put32le(&p, 0);
+	put32le(&p, 1);
+	put32le(&p, 3);
+	memcpy(p, "abcdxyz", 7);
+	return (size_t)(p + 7 - out);
+}
+
+PT_TEST(decode_header_fields_exact)
+{
+	unsigned char b[64], m[64];
+	size_t n = leaf2(b);
+	PT_REQUIRE(n == 43);
+	PT_CHECK_RC(decode_exact(b, n), 0);
+	/* Each field changed alone, the bytes hashed again: only that field's check can refuse. */
+	static const struct {
+		size_t pos;
+		unsigned char val;
+		const char *what;
+	} cases[] = {
+	    {3, 'Z', "magic PRLZ"},    {3, 'C', "magic PRLC (a commit's)"},
+	    {4, 0, "version 0"},       {6, 1, "flags byte 6"},
+	    {7, 0x80, "flags byte 7"}, {5, 64, "level 64"},
+	    {12, 1, "koff[0] = 1"},    {24, 1, "voff[0] = 1"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(m, b, n);
+		m[cases[i].pos] = cases[i].val;
+		int rc = decode_exact(m, n);
+		PT_CHECKF(rc == PROLLY_ECORRUPT, "%s: %d (%s)", cases[i].what, rc, prolly_last_error());
+	}
+	/* A newer version is PROLLY_EVERSION, not corrupt. */
+	memcpy(m, b, n);
+	m[4] = 2;
+	PT_CHECK_RC(decode_exact(m, n), PROLLY_EVERSION);
+	/* An item count the bytes cannot hold. */
+	const uint32_t counts[] = {3, 4, 1000, 0x3fffffff, 0x40000000, 0xffffffff};
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		memcpy(m, b, n);
+		prolly__wr32(m + 8, counts[i]);
+		PT_CHECKF(decode_exact(m, n) == PROLLY_ECORRUPT, "n = %u", counts[i]);
+	}
+	/* Every truncation, exactly sized, including those shorter than the header. */
+	for (size_t len = 0; len < n; len++)
+		PT_CHECKF(decode_exact(b, len) == PROLLY_ECORRUPT, "truncated to %zu bytes", len);
+	/* The empty leaf and its truncations. */
+	unsigned char e[20] = "PRLY\x01\x00\x00\x00";
+	memset(e + 8, 0, 12);
+	PT_CHECK_RC(decode_exact(e, 20), 0);
+	for (size_t len = 0; len < 20; len++)
+		PT_CHECKF(decode_exact(e, len) == PROLLY_ECORRUPT, "empty leaf truncated to %zu", len);
+}
+
+/* ---- commit limits ------------------------------------------------------------------------- */
+
+/* A commit laid out by hand (src/commit.c): np parents 1, 2, ... (distinct), a message of mlen
+ * 'm' bytes; `claim` is written as the parent count (np normally). */
+static unsigned char *commit_bytes(uint32_t np, uint32_t claim, size_t mlen, size_t *size)
+{
+	*size = 53 + 32 * (size_t)np + mlen;
+	unsigned char *b = malloc(*size), *p = b;
+	memcpy(p, "PRLC\x01", 5);
+	memset(p + 5, 0x77, 32);
+	p += 37;
+	put32le(&p, claim);
+	for (uint32_t i = 0; i < np; i++) {
+		memset(p, 0, 32);
+		prolly__wr32(p, i + 1);
+		p += 32;
+	}
+	prolly__wr64(p, 1234567);
+	p += 8;
+	put32le(&p, (uint32_t)mlen);
+	memset(p, 'm', mlen);
+	return b;
+}
+
+static int decode_commit(const unsigned char *b, size_t size)
+{
+	prolly_id id;
+	prolly_commit *c = NULL;
+	prolly__hash(&id, b, size);
+	int rc = prolly__commit_decode(&c, &id, b, size);
+	prolly_commit_free(c);
+	return rc;
+}
+
+PT_TEST(commit_decode_limits)
+{
+	static const struct {
+		uint32_t np, claim;
+		size_t mlen;
+		int want;
+		const char *what;
+	} cases[] = {
+	    {64, 64, 10, 0, "64 parents"},
+	    {65, 65, 10, PROLLY_ECORRUPT, "65 parents"},
+	    {1, 1, 65536, 0, "a 65536-byte message"},
+	    {1, 1, 65537, PROLLY_ECORRUPT, "a 65537-byte message"},
+	    {1, 2, 10, PROLLY_ECORRUPT, "2 parents claimed, 1 present"},
+	    {1, 1000, 10, PROLLY_ECORRUPT, "1000 parents claimed, 1 present"},
+	    {0, 0xffffffff, 0, PROLLY_ECORRUPT, "2^32-1 parents claimed, none present"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t size;
+		unsigned char *b = commit_bytes(cases[i].np, cases[i].claim, cases[i].mlen, &size);
+		int rc = decode_commit(b, size);
+		PT_CHECKF(rc == cases[i].want, "%s: %d (%s)", cases[i].what, rc, prolly_last_error());
+		/* A parent count the bytes cannot hold is refused for what it is, before anything
+		 * after the parents is read. */
+		if (cases[i].claim != cases[i].np)
+			PT_CHECKF(strstr(prolly_last_error(), "parent count") != NULL, "%s: %s", cases[i].what,
+			          prolly_last_error());
+		free(b);
+	}
 }
 
 int main(int argc, char **argv)
