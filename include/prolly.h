@@ -494,6 +494,18 @@ typedef struct prolly_edit {
 int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                      const prolly_edit *edits, size_t n);
 
+/* Deletes every record with from <= key < to (from NULL: from the first key; to NULL: through
+ * the last) from tree root, creating the new tree's nodes in txn. The result is the tree any
+ * other way of removing those records gives (the canonical tree of the remaining records). Only
+ * the nodes on the paths to the range's two ends are read, plus the few nodes after `to` that
+ * re-chunking runs into: subtrees inside the range are dropped without being read, so the cost
+ * is proportional to the height, not to the records removed. An empty range (no record in it)
+ * gives *out_root = *root. Errors: PROLLY_EINVAL if from > to or an argument is NULL;
+ * PROLLY_ETOOBIG for a bound longer than PROLLY_MAX_KEY; PROLLY_ENOTFOUND if root is not in the
+ * store; PROLLY_ECORRUPT, PROLLY_ENOMEM, store errors. *out_root is untouched on failure. */
+int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                        const prolly_slice *from, const prolly_slice *to);
+
 /* Bulk build from records in strictly increasing key order. Memory stays bounded: finished nodes
  * are handed to the store every flush_bytes (unreferenced until the txn commits). */
 typedef struct prolly_builder prolly_builder;

@@ -825,6 +825,50 @@ static void step_delete_range(run *r)
 	free(e);
 }
 
+static void step_range_delete_lib(run *r)
+{
+	/* prolly_delete_range over [m[lo], m[hi]) (an open end sometimes, a bound between keys
+	 * sometimes): the subtrees inside are dropped unread; the root must still be canonical. */
+	unsigned char fb[TM_KEY_MAX + 1], tb[TM_KEY_MAX + 1];
+	prolly_slice f = {fb, 0}, t = {tb, 0};
+	size_t lo = r->m.n ? (size_t)tm_rng_below(&r->rng, r->m.n) : 0;
+	size_t hi = lo + (size_t)tm_rng_below(&r->rng, r->m.n - lo + 1);
+	int open_lo = tm_rng_chance(&r->rng, 1, 6), open_hi = tm_rng_chance(&r->rng, 1, 6);
+	if (lo < r->m.n) {
+		memcpy(fb, r->m.r[lo].k, f.size = r->m.r[lo].klen);
+		if (f.size < TM_KEY_MAX && tm_rng_chance(&r->rng, 1, 4))
+			fb[f.size++] = 0; /* just after the key: m[lo] stays */
+	}
+	if (hi < r->m.n)
+		memcpy(tb, r->m.r[hi].k, t.size = r->m.r[hi].klen);
+	else
+		open_hi = 1;
+	prolly_txn *txn = NULL;
+	prolly_id out;
+	const prolly_slice *fp = open_lo ? NULL : &f, *tp = open_hi ? NULL : &t;
+	if (fp && tp && memcmp(fb, tb, f.size < t.size ? f.size : t.size) == 0 && f.size > t.size)
+		fp = tp; /* an empty range */
+	RC_OK(r, prolly_txn_begin(&txn, r->db));
+	if (!r->failed)
+		RC_OK(r, prolly_delete_range(&out, txn, &r->root, fp, tp));
+	if (!r->failed)
+		RC_OK(r, prolly_txn_commit(txn, NULL, 0));
+	prolly_txn_free(txn);
+	if (r->failed)
+		return;
+	tm_model next;
+	tm_model_init(&next);
+	size_t a = fp ? tm_model_lower_bound(&r->m, fp->data, fp->size) : 0;
+	size_t b = tp ? tm_model_lower_bound(&r->m, tp->data, tp->size) : r->m.n;
+	for (size_t i = 0; i < r->m.n; i++)
+		if (i < a || i >= b)
+			tm_model_put(&next, r->m.r[i].k, r->m.r[i].klen, r->m.r[i].v, r->m.r[i].vlen);
+	check_tree(r, &out, &next, "prolly_delete_range");
+	r->root = out;
+	tm_model_copy(&r->m, &next);
+	tm_model_dispose(&next);
+}
+
 /* ---- merge --------------------------------------------------------------------------------- */
 
 typedef struct side {
@@ -1130,8 +1174,10 @@ static void run_steps(run *r, unsigned steps)
 			step_edit(r), r->n_edits++;
 		else if (w < 62)
 			step_build(r), r->n_builds++;
-		else if (w < 67)
+		else if (w < 64)
 			step_delete_range(r), r->n_edits++;
+		else if (w < 67)
+			step_range_delete_lib(r), r->n_edits++;
 		else if (w < 87)
 			step_merge(r);
 		else if (w < 89 && r->kind != K_MEM)

@@ -13,25 +13,41 @@ const struct command commands[] = {
     {"init", cmd_init, "", "create the store with an empty branch main",
      "Creates the store if needed and a branch 'main' whose first commit holds the empty tree\n"
      "(message \"init\"). Running it again changes nothing.\n"},
-    {"put", cmd_put, "BRANCH KEY VALUE [-m MSG]", "set KEY to VALUE in one commit",
+    {"put", cmd_put, "BRANCH KEY VALUE [-m MSG] [--allow-empty]", "set KEY to VALUE in one commit",
      "Sets KEY to VALUE on BRANCH in one commit (message \"put KEY\" unless -m) and prints\n"
-     "the new commit id.\n"
+     "the new commit id. If KEY already has VALUE nothing is committed (see --allow-empty).\n"
      "\n"
-     "  -m, --message MSG   commit message\n"},
-    {"del", cmd_del, "BRANCH KEY [-m MSG]", "delete KEY in one commit",
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
+    {"del", cmd_del, "BRANCH KEY [-m MSG] [--allow-empty]", "delete KEY in one commit",
      "Deletes KEY from BRANCH in one commit (message \"del KEY\" unless -m) and prints the\n"
      "new commit id. Exits 1 and commits nothing if KEY is absent.\n"
      "\n"
-     "  -m, --message MSG   commit message\n"},
-    {"apply", cmd_apply, "BRANCH FILE|- [-m MSG]", "apply a file of edits in one commit",
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
+    {"del-range", cmd_del_range, "BRANCH FROM TO [-m MSG] [--allow-empty]",
+     "delete every key in [FROM, TO) in one commit",
+     "Deletes every key K with FROM <= K < TO from BRANCH in one commit (message\n"
+     "\"del-range FROM TO\" unless -m) and prints the new commit id. FROM \"\" starts at the\n"
+     "first key. Subtrees inside the range are dropped without being read. FROM sorting\n"
+     "after TO is a usage error (exit 2). When no key is in the range nothing is committed\n"
+     "(see --allow-empty).\n"
+     "\n"
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
+    {"apply", cmd_apply, "BRANCH FILE|- [-m MSG] [--allow-empty]",
+     "apply a file of edits in one commit",
      "Applies every line of FILE (- for standard input) in one commit and prints its id.\n"
-     "Lines are put<TAB>KEY<TAB>VALUE or del<TAB>KEY; empty lines and lines starting with #\n"
-     "are skipped. A malformed line rejects the whole file (its line number is named) and\n"
-     "nothing is committed. The edits apply to the head BRANCH had when the command started;\n"
-     "if it moves meanwhile, nothing is committed and the exit status is 4.\n"
+     "Lines are put<TAB>KEY<TAB>VALUE, del<TAB>KEY or delr<TAB>FROM<TAB>TO (every key in\n"
+     "[FROM, TO)), taking effect in order; empty lines and lines starting with # are skipped.\n"
+     "A malformed line, or one ending in \\r\\n, rejects the whole file (its line number is\n"
+     "named) and nothing is committed. The edits apply to the head BRANCH had when the\n"
+     "command started; if it moves meanwhile, nothing is committed and the exit status is 4.\n"
+     "A file that changes nothing makes no commit (see --allow-empty).\n"
      "Message \"apply FILE (N edits)\" unless -m.\n"
      "\n"
-     "  -m, --message MSG   commit message\n"},
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
     {"get", cmd_get, "BRANCH KEY [--raw]", "print the value of KEY",
      "Prints the value of KEY in BRANCH (or BRANCH~N, or a commit id), escaped. Exits 1 if\n"
      "KEY is absent.\n"
@@ -110,10 +126,20 @@ void print_command_help(const struct command *cmd, FILE *f)
 {
 	fprintf(f, "usage: prolly [--store URL] %s%s%s\n\n%s", cmd->name, *cmd->synopsis ? " " : "",
 	        cmd->synopsis, cmd->help);
-	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
-		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n"
-		      "Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n",
+	/* Commands whose BRANCH is written need a branch name; the others read specs. */
+	static const char *const writers[] = {"put",    "del",         "apply", "del-range",
+	                                      "revert", "cherry-pick", NULL};
+	int writes = 0;
+	for (int i = 0; writers[i]; i++)
+		writes |= strcmp(cmd->name, writers[i]) == 0;
+	if (writes)
+		fputs("\nBRANCH must be a branch name: BRANCH~N and commit ids name old commits,\n"
+		      "which cannot be written to.\n",
 		      f);
+	else if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
+		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n", f);
+	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
+		fputs("Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n", f);
 }
 
 static void print_help(FILE *f)
@@ -162,7 +188,7 @@ static int read_commit_time(int64_t *out)
 
 int main(int argc, char **argv)
 {
-	struct cli cli = {NULL, {0}, NULL, 0, NULL};
+	struct cli cli = {0};
 	const char *env = getenv("PROLLY_STORE");
 	int i = 1, rc;
 
