@@ -665,6 +665,25 @@ int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const p
 typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
 int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload);
 
+/* Called by prolly_key_history for each commit that changed the key, newest first. value is
+ * the key's value after the commit, or NULL when the commit deleted it; c and value are valid
+ * only during the call. Return non-zero to stop (prolly_key_history then returns it). */
+typedef int (*prolly_value_history_fn)(void *payload, const prolly_commit *c, const void *value,
+                                       size_t vlen);
+
+/* The history of one key: walks the history of commit as prolly_log does (newest first, each
+ * commit once) and reports every commit that changed key, i.e. whose value of it differs from
+ * the value in each of its parents (a root commit: where the key exists). A merge that took
+ * one side's value is not reported; the commit on that side that made it is. Cost per commit:
+ * one point lookup, O(height), nodes shared between neighbouring trees coming from the cache;
+ * never a diff of whole trees. A commit waits to be reported until the walk has reached its
+ * parents; where retention removed a parent, the comparison uses the others (none left: the
+ * commit counts as a root). Errors: PROLLY_EINVAL (NULL db, commit or fn), PROLLY_ETOOBIG (key
+ * longer than PROLLY_MAX_KEY), PROLLY_ENOTFOUND (commit absent), PROLLY_ECORRUPT, store errors,
+ * or fn's non-zero return. Thread rules as for prolly_log. */
+int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, size_t klen,
+                       prolly_value_history_fn fn, void *payload);
+
 /* Merges branch `from` into branch `into`: three-way against their merge base, then a merge
  * commit with both heads as parents, moving `into` by compare-and-swap. When `into`'s head is an
  * ancestor of `from`'s the branch fast-forwards. PROLLY_EMERGE on unresolved conflicts (nothing

@@ -79,6 +79,7 @@ int cmd_root(struct cli *cli, int argc, char **argv);
 int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_verify(struct cli *cli, int argc, char **argv);
 int cmd_del_range(struct cli *cli, int argc, char **argv); /* cmd_delrange.c */
+int cmd_history(struct cli *cli, int argc, char **argv);   /* cmd_history.c */
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 

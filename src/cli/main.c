@@ -96,6 +96,14 @@ const struct command commands[] = {
      "  message<TAB>MESSAGE    (escaped)\n"
      "\n"
      "  --limit N   at most N commits\n"},
+    {"history", cmd_history, "BRANCH KEY [--limit N]", "show the commits that changed KEY",
+     "Prints COMMIT<TAB>VALUE for every commit in BRANCH's history that changed KEY, newest\n"
+     "first, with KEY's value after that commit (\\- where the commit deleted it). A commit\n"
+     "changed KEY when its value differs from the one in each of its parents, so a merge that\n"
+     "took one side's value is not listed (the commit that made it is). Each commit costs one\n"
+     "lookup of KEY, not a diff. Prints nothing if KEY was never set.\n"
+     "\n"
+     "  --limit N   at most N commits\n"},
     {"root", cmd_root, "BRANCH", "print the tree root id",
      "Prints the id of the root node of BRANCH's tree.\n"},
     {"stats", cmd_stats, "BRANCH", "print the shape of BRANCH's tree",
