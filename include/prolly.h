@@ -288,7 +288,19 @@ struct prolly_store {
 	 * verified (the engine does). */
 	int (*get_ancestors)(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
 	                     prolly_store_obj_fn found, void *payload);
+
+	/* Optional (NULL: short commit ids are found by walking the history reachable from the
+	 * refs). Reports, in increasing id order (byte order), the stored objects whose id lies in
+	 * [lo, hi], at most `limit` of them, in one round trip where the store can (an index range
+	 * scan). found() gets each id and at least the first PROLLY_STORE_ID_HEAD bytes of the object
+	 * (all of it when shorter; a store may pass the whole object): enough to tell a commit from
+	 * a tree node. Hashes are not verified. found() must not call write() or gc(). */
+	int (*find_ids)(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+	                prolly_store_obj_fn found, void *payload);
 };
+
+/* Bytes of each object find_ids reports at least. */
+#define PROLLY_STORE_ID_HEAD 8
 
 /* Store flag: every get_nodes call costs a network round trip (a server store). The engine then
  * spends some CPU to make fewer calls: a batch edit that changes leaf sizes first works out
@@ -616,7 +628,9 @@ int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                          const prolly_id *parents, size_t n_parents, int64_t time_us,
                          const char *message);
 
-/* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~'.
+/* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~',
+ * not 64 hex digits (that spells a commit id; shorter all-hex names are allowed and win over a
+ * short commit id of the same spelling).
  * A branch is stored as the ref "refs/heads/NAME". Returns 0 for a valid name, PROLLY_EINVAL
  * (with a message saying why) otherwise. */
 int prolly_branch_name_valid(const char *name);
@@ -633,7 +647,16 @@ int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch)
  * fails its checks; store errors. *out is NULL on failure. */
 int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
 
-/* Resolves "BRANCH", "BRANCH~N" (N first-parent steps back) or a 64-hex commit id to a commit. */
+/* Resolves a revision spec to a commit: a base, then any sequence of steps.
+ *   base: a branch name; a commit id (64 hex digits); or a unique prefix of a commit id, 4 to 63
+ *         hex digits (a branch spelled the same wins). The prefix is looked up with the store's
+ *         find_ids (one round trip) where it has one, else by walking the history of every ref.
+ *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
+ *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
+ * Every commit a step reaches is read and hash-checked. Errors: PROLLY_EINVAL for a malformed
+ * spec or branch name, an id that names a tree rather than a commit, or an ambiguous short id
+ * (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch or commit, a walk
+ * past a root commit or a parent that does not exist; store errors. */
 int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
 
 /* Queues in txn the move of branch from expected (NULL: must not exist) to commit. */
