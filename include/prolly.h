@@ -560,7 +560,13 @@ typedef enum prolly_resolver {
 	PROLLY_RESOLVE_FAIL = 0,   /* report conflicts, produce nothing, return PROLLY_EMERGE */
 	PROLLY_RESOLVE_OURS = 1,   /* take ours */
 	PROLLY_RESOLVE_THEIRS = 2, /* take theirs */
-	PROLLY_RESOLVE_CALLBACK = 3
+	PROLLY_RESOLVE_CALLBACK = 3,
+	/* A key one side deleted and the other changed: DELETE_WINS deletes it, UPDATE_WINS keeps the
+	 * changed value. A key both sides set to different values (or added with different values)
+	 * is left a conflict: reported to on_conflict, out_root untouched, PROLLY_EMERGE, as with
+	 * PROLLY_RESOLVE_FAIL. */
+	PROLLY_RESOLVE_DELETE_WINS = 4,
+	PROLLY_RESOLVE_UPDATE_WINS = 5
 } prolly_resolver;
 
 /* A key changed differently on both sides. A side's value has data NULL when the key is absent

@@ -975,6 +975,22 @@ static int conflict_cb(void *payload, const prolly_conflict *cf)
 	return 0;
 }
 
+/* DELETE_WINS / UPDATE_WINS on a conflict: when one side deleted the key, applies the winner to
+ * out and returns 1; when both sides hold values, returns 0 (the conflict stays). */
+static int model_one_side_deleted(tm_model *out, side *res, const void *k, size_t kl, const side *o,
+                                  const side *t, prolly_resolver how)
+{
+	if (o->exists && t->exists)
+		return 0;
+	int del = how == PROLLY_RESOLVE_DELETE_WINS;
+	*res = o->exists ? *o : *t; /* the side that still has a value */
+	if (del)
+		tm_model_del(out, k, kl);
+	else
+		tm_model_put(out, k, kl, res->v, res->vlen);
+	return 1;
+}
+
 /* The model's three-way merge. */
 static void model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflicts,
                         const tm_model *base, const tm_model *ours, const tm_model *theirs,
@@ -1006,6 +1022,12 @@ static void model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflic
 			continue;
 		} else {
 			st->conflicts++;
+			if (how == PROLLY_RESOLVE_DELETE_WINS || how == PROLLY_RESOLVE_UPDATE_WINS) {
+				if (model_one_side_deleted(out, &res, k, kl, &o, &t, how))
+					continue;
+				tm_model_put(conflicts, k, kl, "", 0); /* both set: left a conflict */
+				continue;
+			}
 			tm_model_put(conflicts, k, kl, "", 0);
 			if (how == PROLLY_RESOLVE_OURS)
 				continue;
@@ -1067,7 +1089,7 @@ static void step_merge(run *r)
 	tm_model_apply(&mo, eo, no);
 	tm_model_copy(&mt, &r->m);
 	tm_model_apply(&mt, et, nt);
-	prolly_resolver how = (prolly_resolver)tm_rng_below(&r->rng, 4);
+	prolly_resolver how = (prolly_resolver)tm_rng_below(&r->rng, 6); /* FAIL .. UPDATE_WINS */
 	prolly_merge_stats wst, gst;
 	model_merge(&want, &wst, &conflicts, &r->m, &mo, &mt, how);
 	r->n_merges++;
@@ -1101,10 +1123,12 @@ static void step_merge(run *r)
 		memset(&untouched, 0xab, sizeof(untouched));
 		res = untouched;
 		int rc = prolly_merge(&res, &gst, txn, &r->root, &ido, &idt, &opts);
-		if (how == PROLLY_RESOLVE_FAIL && conflicts.n) {
+		int leaves = how == PROLLY_RESOLVE_FAIL || how == PROLLY_RESOLVE_DELETE_WINS ||
+		             how == PROLLY_RESOLVE_UPDATE_WINS; /* conflicts left unresolved */
+		if (leaves && conflicts.n) {
 			if (rc != PROLLY_EMERGE)
-				FAILF(r, "merge with %zu conflicts and RESOLVE_FAIL: %d, want EMERGE", conflicts.n,
-				      rc);
+				FAILF(r, "merge with %zu unresolved conflicts (resolver %d): %d, want EMERGE",
+				      conflicts.n, how, rc);
 			else if (!prolly_id_equal(&res, &untouched))
 				FAILF(r, "merge failed but changed out_root");
 			else if (c.seen != conflicts.n)

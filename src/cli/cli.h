@@ -78,8 +78,10 @@ int cmd_log(struct cli *cli, int argc, char **argv);
 int cmd_root(struct cli *cli, int argc, char **argv);
 int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_verify(struct cli *cli, int argc, char **argv);
-int cmd_del_range(struct cli *cli, int argc, char **argv); /* cmd_delrange.c */
-int cmd_history(struct cli *cli, int argc, char **argv);   /* cmd_history.c */
+int cmd_del_range(struct cli *cli, int argc, char **argv);  /* cmd_delrange.c */
+int cmd_history(struct cli *cli, int argc, char **argv);    /* cmd_history.c */
+int cmd_merge_base(struct cli *cli, int argc, char **argv); /* cmd_query.c */
+int cmd_get_many(struct cli *cli, int argc, char **argv);   /* cmd_query.c */
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 

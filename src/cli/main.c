@@ -53,6 +53,13 @@ const struct command commands[] = {
      "KEY is absent.\n"
      "\n"
      "  --raw   write the value's bytes as they are, with no escaping and no newline\n"},
+    {"get-many", cmd_get_many, "BRANCH", "print the values of the keys on standard input",
+     "Reads keys from standard input, one per line (escaped like every key; an empty line is\n"
+     "the empty key), and prints KEY<TAB>VALUE for each, in input order; a key that is absent\n"
+     "is printed as KEY<TAB>\\- (the mark of a missing value, never an escaped value). Keys\n"
+     "are looked up 1024 at a time, one store call per tree level each. A bad line stops the\n"
+     "command (exit 2) after the answers to the lines before it. Exits 0 whether or not the\n"
+     "keys exist.\n"},
     {"scan", cmd_scan, "BRANCH [--from KEY] [--to KEY] [--prefix P] [--limit N] [--reverse]",
      "list records in key order",
      "Prints KEY<TAB>VALUE lines in key order.\n"
@@ -62,11 +69,17 @@ const struct command commands[] = {
      "  --prefix P    only keys starting with P\n"
      "  --limit N     at most N lines\n"
      "  --reverse     descending key order (--from and --to still bound the keys)\n"},
-    {"diff", cmd_diff, "FROM TO", "show what changed from FROM to TO",
+    {"diff", cmd_diff, "FROM TO [--from KEY] [--to KEY] [--prefix P] [--limit N]",
+     "show what changed from FROM to TO",
      "Prints the differences between the trees of FROM and TO in key order:\n"
      "  +<TAB>KEY<TAB>VALUE          added\n"
      "  -<TAB>KEY<TAB>OLD            removed\n"
-     "  ~<TAB>KEY<TAB>OLD<TAB>NEW    changed\n"},
+     "  ~<TAB>KEY<TAB>OLD<TAB>NEW    changed\n"
+     "\n"
+     "  --from KEY    only keys >= KEY\n"
+     "  --to KEY      only keys < KEY\n"
+     "  --prefix P    only keys starting with P\n"
+     "  --limit N     at most N lines\n"},
     {"branch", cmd_branch, "NEW FROM | -d NAME", "create (or delete) a branch",
      "Creates branch NEW at the commit FROM names (a branch, BRANCH~N or a commit id) and\n"
      "prints that commit id. No node is copied. Exits 2 if NEW exists.\n"
@@ -74,7 +87,7 @@ const struct command commands[] = {
      "  -d, --delete   delete branch NAME instead (its nodes stay until gc)\n"},
     {"branches", cmd_branches, "", "list branches",
      "Prints NAME<TAB>COMMIT<TAB>ROOT for every branch, in name order.\n"},
-    {"merge", cmd_merge, "INTO FROM [--resolve fail|ours|theirs] [-m MSG]",
+    {"merge", cmd_merge, "INTO FROM [--resolve RESOLVER] [-m MSG]",
      "three-way merge FROM into branch INTO",
      "Merges FROM (a branch, BRANCH~N or a commit id) into branch INTO against their merge\n"
      "base and prints INTO's new head. If INTO's head is an ancestor of FROM, INTO fast-\n"
@@ -85,8 +98,14 @@ const struct command commands[] = {
      "default) each conflict is printed as !<TAB>KEY<TAB>BASE<TAB>OURS<TAB>THEIRS, where a\n"
      "side that has no value is shown as \\- ; nothing is committed and the exit status is 3.\n"
      "\n"
-     "  --resolve fail|ours|theirs   how to settle conflicts (default fail)\n"
-     "  -m, --message MSG            commit message\n"},
+     "  --resolve RESOLVER   how to settle conflicts: fail (the default), ours, theirs,\n"
+     "                       delete-wins (a key one side deleted and the other changed is\n"
+     "                       deleted) or update-wins (it keeps the changed value); with\n"
+     "                       these two a key both sides set differently stays a conflict\n"
+     "  -m, --message MSG    commit message\n"},
+    {"merge-base", cmd_merge_base, "A B", "print the best common ancestor of A and B",
+     "Prints the id of the lowest common ancestor of commits A and B (the newest one when\n"
+     "there are several). Exits 1 if they share no history (or retention removed it).\n"},
     {"log", cmd_log, "BRANCH [--limit N]", "show the history of BRANCH",
      "Prints one block per commit, newest first, blocks separated by an empty line:\n"
      "  commit<TAB>ID\n"
