@@ -608,6 +608,23 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
                  const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
                  const prolly_merge_options *opts);
 
+/* Applies the change commit made (from its parent's tree to its own) to tree onto, as a
+ * three-way merge (base: the parent's tree, ours: onto, theirs: commit's tree), creating the
+ * result in txn. prolly_revert undoes it (base: commit's tree, theirs: the parent's tree). The
+ * parent is commit's only parent; a merge commit needs mainline (1-based) to say which parent's
+ * side the change is measured from (0 is then PROLLY_EINVAL; for other commits mainline is 0 or
+ * 1). A root commit's parent tree is the empty tree. Conflicts, stats, opts and out_root behave
+ * as in prolly_merge (PROLLY_EMERGE with opts->resolve PROLLY_RESOLVE_FAIL). Errors: those of
+ * prolly_merge; PROLLY_EINVAL (NULL argument, mainline missing or out of range);
+ * PROLLY_ENOTFOUND (commit or its parent absent). The branch is not moved: commit the result
+ * with prolly_commit_create and prolly_txn_move_branch. */
+int prolly_cherry_pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                       const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                       const prolly_merge_options *opts);
+int prolly_revert(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                  const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                  const prolly_merge_options *opts);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Commits and branches                                                                       */
 /* ------------------------------------------------------------------------------------------ */

@@ -78,10 +78,16 @@ int cmd_log(struct cli *cli, int argc, char **argv);
 int cmd_root(struct cli *cli, int argc, char **argv);
 int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_verify(struct cli *cli, int argc, char **argv);
-int cmd_del_range(struct cli *cli, int argc, char **argv);  /* cmd_delrange.c */
-int cmd_history(struct cli *cli, int argc, char **argv);    /* cmd_history.c */
-int cmd_merge_base(struct cli *cli, int argc, char **argv); /* cmd_query.c */
-int cmd_get_many(struct cli *cli, int argc, char **argv);   /* cmd_query.c */
+int cmd_del_range(struct cli *cli, int argc, char **argv);   /* cmd_delrange.c */
+int cmd_history(struct cli *cli, int argc, char **argv);     /* cmd_history.c */
+int cmd_merge_base(struct cli *cli, int argc, char **argv);  /* cmd_query.c */
+int cmd_get_many(struct cli *cli, int argc, char **argv);    /* cmd_query.c */
+int cmd_revert(struct cli *cli, int argc, char **argv);      /* cmd_pick.c */
+int cmd_cherry_pick(struct cli *cli, int argc, char **argv); /* cmd_pick.c */
+/* cmd_merge.c, shared with cmd_pick.c: --resolve's argument (NULL: fail), and the conflict
+ * report line (!<TAB>KEY<TAB>BASE<TAB>OURS<TAB>THEIRS) counting into *(uint64_t *)payload. */
+int parse_resolver(struct cli *cli, prolly_resolver *out, const char *s);
+int print_conflict(void *payload, const prolly_conflict *c);
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 

@@ -106,6 +106,34 @@ const struct command commands[] = {
     {"merge-base", cmd_merge_base, "A B", "print the best common ancestor of A and B",
      "Prints the id of the lowest common ancestor of commits A and B (the newest one when\n"
      "there are several). Exits 1 if they share no history (or retention removed it).\n"},
+    {"revert", cmd_revert, "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG]",
+     "undo one commit's change on BRANCH",
+     "Undoes the change COMMIT made (from its parent to it) on BRANCH, as a three-way merge\n"
+     "(base: COMMIT's tree, ours: BRANCH's head, theirs: COMMIT's parent's tree), and commits\n"
+     "the result with BRANCH's head as the only parent (message \"revert COMMIT: MESSAGE\"\n"
+     "unless --message). Prints the new commit id. Conflicts are printed as merge prints them;\n"
+     "nothing is committed and the exit status is 3. A merge commit needs -m PARENT (1 or\n"
+     "2...): the change is measured from that parent. If nothing changes, nothing is\n"
+     "committed (see --allow-empty).\n"
+     "\n"
+     "  -m, --mainline PARENT   for a merge commit: the parent the change is measured from\n"
+     "  --resolve RESOLVER      settle conflicts as merge does (default fail)\n"
+     "  --message MSG           commit message\n"
+     "  --allow-empty           commit even when nothing changes\n"},
+    {"cherry-pick", cmd_cherry_pick,
+     "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG]",
+     "apply one commit's change on BRANCH",
+     "Applies the change COMMIT made (from its parent to it) on BRANCH, as a three-way merge\n"
+     "(base: COMMIT's parent's tree, ours: BRANCH's head, theirs: COMMIT's tree), and commits\n"
+     "the result with BRANCH's head as the only parent (message \"MESSAGE (cherry picked\n"
+     "from COMMIT)\" unless --message). Prints the new commit id. Conflicts are printed as\n"
+     "merge prints them; nothing is committed and the exit status is 3. A merge commit needs\n"
+     "-m PARENT. If nothing changes, nothing is committed (see --allow-empty).\n"
+     "\n"
+     "  -m, --mainline PARENT   for a merge commit: the parent the change is measured from\n"
+     "  --resolve RESOLVER      settle conflicts as merge does (default fail)\n"
+     "  --message MSG           commit message\n"
+     "  --allow-empty           commit even when nothing changes\n"},
     {"log", cmd_log, "BRANCH [--limit N]", "show the history of BRANCH",
      "Prints one block per commit, newest first, blocks separated by an empty line:\n"
      "  commit<TAB>ID\n"
