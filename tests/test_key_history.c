@@ -106,7 +106,8 @@ static int on_log(void *payload, const prolly_commit *c)
 	d->id = c->id;
 	d->n_parents = c->n_parents;
 	d->parents = calloc(c->n_parents + 1, sizeof(prolly_id));
-	memcpy(d->parents, c->parents, c->n_parents * sizeof(prolly_id));
+	if (c->n_parents)
+		memcpy(d->parents, c->parents, c->n_parents * sizeof(prolly_id));
 	o->c[o->n++] = d;
 	return 0;
 }
