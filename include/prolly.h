@@ -719,8 +719,11 @@ typedef int (*prolly_value_history_fn)(void *payload, const prolly_commit *c, co
 
 /* The history of one key: walks the history of commit as prolly_log does (newest first, each
  * commit once) and reports every commit that changed key, i.e. whose value of it differs from
- * the value in each of its parents (a root commit: where the key exists). A merge that took
- * one side's value is not reported; the commit on that side that made it is. Cost per commit:
+ * the value in each of its parents (a root commit: where the key exists), among the commits that
+ * lead to the key's value: from a commit whose value equals a parent's, only the first such
+ * parent is followed (a merge that took one side's value hides the other side's changes, which
+ * never reached it), from other commits every parent. So the first report holds the value key
+ * has at commit (if it was ever set). Cost per commit:
  * one point lookup, O(height), nodes shared between neighbouring trees coming from the cache;
  * never a diff of whole trees. A commit waits to be reported until the walk has reached its
  * parents; where retention removed a parent, the comparison uses the others (none left: the

@@ -8,14 +8,22 @@
  * one of its parents (a root commit: when the key exists); so a merge that took one side's
  * value is not listed, the commit that made the value is.
  *
+ * Only the commits that lead to the branch's value are reported (git's default history
+ * simplification): from a commit whose value equals a parent's, the history follows only the
+ * first such parent (for a merge that took one side's value, the other side's changes to the key
+ * never reached the branch); from any other commit, every parent. So the first report holds the
+ * value the key has at the start commit.
+ *
  * A commit's parents come after it in the walk, so a commit waits in a queue, in walk order,
- * until the values of all its parents are known; the queue's head is reported as soon as it is
- * decided. Invariants:
+ * until the values of all its parents are known; the queue's head is decided then. Invariants:
  *   K1  the queue holds commits in walk order (newest first), so reports are newest first;
  *   K2  a queued commit's parent slot is filled exactly once, when the walk reaches the parent;
  *   K3  parents the walk never reaches (removed by retention) are left out of the comparison at
- *       the end of the walk: a commit none of whose parents is known counts as a root.
- * Values are compared by SHA-256; each queued commit keeps its own value until reported.
+ *       the end of the walk: a commit none of whose parents is known counts as a root;
+ *   K4  a commit's children come before it in the walk (B2 in branch.c), so when it reaches the
+ *       queue's head every child has been decided and its `wanted` flag is final: set for the
+ *       start commit, and by each wanted child that follows it.
+ * Values are compared by SHA-256; each queued commit keeps its own value until decided.
  */
 #include "internal.h"
 
@@ -33,6 +41,7 @@ typedef struct kent {
 	kval *par;      /* per parent */
 	uint8_t *known; /* per parent: filled (K2) */
 	size_t n_known;
+	int wanted; /* on the simplified history (K4) */
 } kent;
 
 typedef struct kwalk {
@@ -44,7 +53,8 @@ typedef struct kwalk {
 	kent *q; /* ring of pending commits (K1) */
 	size_t head, len, cap;
 	prolly_buf scratch;
-	int stop; /* fn asked to stop: its value */
+	int stop;    /* fn asked to stop: its value */
+	int started; /* the start commit has been seen */
 } kwalk;
 
 static prolly_commit *commit_dup(const prolly_commit *c)
@@ -96,7 +106,30 @@ static int changed(const kent *e)
 	return compared ? 1 : e->self.exists;
 }
 
-/* Reports and drops decided commits from the head (all of them when `all`, at the end). */
+/* Marks the queued commit id (a parent of a wanted commit) wanted. */
+static void want(kwalk *w, const prolly_id *id)
+{
+	for (size_t k = 0; k < w->len; k++) {
+		kent *q = &w->q[(w->head + k) % w->cap];
+		if (prolly_id_equal(&q->c->id, id))
+			q->wanted = 1;
+	}
+}
+
+/* K4: the parents a wanted commit leads to: the first whose value equals its own, else all. */
+static void want_parents(kwalk *w, const kent *e)
+{
+	for (size_t i = 0; i < e->c->n_parents; i++) {
+		if (e->known[i] && kval_equal(&e->self, &e->par[i])) {
+			want(w, &e->c->parents[i]);
+			return;
+		}
+	}
+	for (size_t i = 0; i < e->c->n_parents; i++)
+		want(w, &e->c->parents[i]);
+}
+
+/* Decides and drops commits from the head (all of them when `all`, at the end). */
 static int drain(kwalk *w, int all)
 {
 	while (w->len) {
@@ -104,7 +137,9 @@ static int drain(kwalk *w, int all)
 		if (!all && e->n_known < e->c->n_parents)
 			break;
 		int rc = 0;
-		if (changed(e))
+		if (e->wanted)
+			want_parents(w, e);
+		if (e->wanted && changed(e))
 			rc = w->fn(w->payload, e->c, e->self.exists ? e->value.ptr : NULL,
 			           e->self.exists ? e->value.size : 0);
 		kent_dispose(e);
@@ -153,6 +188,8 @@ static int on_commit(void *payload, const prolly_commit *c)
 		w->cap = ncap;
 		w->head = 0;
 	}
+	e.wanted = !w->started; /* K4: the start commit */
+	w->started = 1;
 	e.c = commit_dup(c);
 	if (c->n_parents) {
 		e.par = calloc(c->n_parents, sizeof(*e.par));

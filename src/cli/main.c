@@ -146,9 +146,11 @@ const struct command commands[] = {
     {"history", cmd_history, "BRANCH KEY [--limit N]", "show the commits that changed KEY",
      "Prints COMMIT<TAB>VALUE for every commit in BRANCH's history that changed KEY, newest\n"
      "first, with KEY's value after that commit (\\- where the commit deleted it). A commit\n"
-     "changed KEY when its value differs from the one in each of its parents, so a merge that\n"
-     "took one side's value is not listed (the commit that made it is). Each commit costs one\n"
-     "lookup of KEY, not a diff. Prints nothing if KEY was never set.\n"
+     "changed KEY when its value differs from the one in each of its parents. Only the history\n"
+     "that leads to KEY's value is shown: from a commit whose value equals a parent's, only\n"
+     "that parent is followed (a merge that took one side's value hides the other side), so\n"
+     "the first line holds the current value. Each commit costs one lookup of KEY, not a\n"
+     "diff. Prints nothing if KEY was never set.\n"
      "\n"
      "  --limit N   at most N commits\n"},
     {"root", cmd_root, "BRANCH", "print the tree root id",

@@ -7,7 +7,9 @@ p put main a 2
 p branch dev main
 p put dev a 3
 p put main c 1
-p merge main dev
+# main sets a differently; the merge takes dev's value, which hides main's change
+p put main a 9
+p merge main dev --resolve theirs
 p put main a 3
 p del main a
 p put main 'a\tb' 'x\ny'
