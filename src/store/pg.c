@@ -660,7 +660,7 @@ static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id 
 	prolly_id_to_hex(hhex, hi);
 	snprintf(tmpl, sizeof(tmpl),
 	         "SELECT id, substring(node FROM 1 FOR %d) FROM @.nodes WHERE id BETWEEN "
-	         "'\\x%s'::bytea AND '\\x%s'::bytea ORDER BY id LIMIT %zu",
+	         "decode('%s', 'hex') AND decode('%s', 'hex') ORDER BY id LIMIT %zu",
 	         PROLLY_STORE_ID_HEAD, lhex, hhex, limit);
 	if (!(sql = prolly__pg_subst(tmpl, st->qs, st->meta_literal)))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
