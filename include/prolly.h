@@ -288,7 +288,19 @@ struct prolly_store {
 	 * verified (the engine does). */
 	int (*get_ancestors)(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
 	                     prolly_store_obj_fn found, void *payload);
+
+	/* Optional (NULL: short commit ids are found by walking the history reachable from the
+	 * refs). Reports, in increasing id order (byte order), the stored objects whose id lies in
+	 * [lo, hi], at most `limit` of them, in one round trip where the store can (an index range
+	 * scan). found() gets each id and at least the first PROLLY_STORE_ID_HEAD bytes of the object
+	 * (all of it when shorter; a store may pass the whole object): enough to tell a commit from
+	 * a tree node. Hashes are not verified. found() must not call write() or gc(). */
+	int (*find_ids)(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+	                prolly_store_obj_fn found, void *payload);
 };
+
+/* Bytes of each object find_ids reports at least. */
+#define PROLLY_STORE_ID_HEAD 8
 
 /* Store flag: every get_nodes call costs a network round trip (a server store). The engine then
  * spends some CPU to make fewer calls: a batch edit that changes leaf sizes first works out
@@ -494,6 +506,18 @@ typedef struct prolly_edit {
 int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                      const prolly_edit *edits, size_t n);
 
+/* Deletes every record with from <= key < to (from NULL: from the first key; to NULL: through
+ * the last) from tree root, creating the new tree's nodes in txn. The result is the tree any
+ * other way of removing those records gives (the canonical tree of the remaining records). Only
+ * the nodes on the paths to the range's two ends are read, plus the few nodes after `to` that
+ * re-chunking runs into: subtrees inside the range are dropped without being read, so the cost
+ * is proportional to the height, not to the records removed. An empty range (no record in it)
+ * gives *out_root = *root. Errors: PROLLY_EINVAL if from > to or an argument is NULL;
+ * PROLLY_ETOOBIG for a bound longer than PROLLY_MAX_KEY; PROLLY_ENOTFOUND if root is not in the
+ * store; PROLLY_ECORRUPT, PROLLY_ENOMEM, store errors. *out_root is untouched on failure. */
+int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                        const prolly_slice *from, const prolly_slice *to);
+
 /* Bulk build from records in strictly increasing key order. Memory stays bounded: finished nodes
  * are handed to the store every flush_bytes (unreferenced until the txn commits). */
 typedef struct prolly_builder prolly_builder;
@@ -536,7 +560,13 @@ typedef enum prolly_resolver {
 	PROLLY_RESOLVE_FAIL = 0,   /* report conflicts, produce nothing, return PROLLY_EMERGE */
 	PROLLY_RESOLVE_OURS = 1,   /* take ours */
 	PROLLY_RESOLVE_THEIRS = 2, /* take theirs */
-	PROLLY_RESOLVE_CALLBACK = 3
+	PROLLY_RESOLVE_CALLBACK = 3,
+	/* A key one side deleted and the other changed: DELETE_WINS deletes it, UPDATE_WINS keeps the
+	 * changed value. A key both sides set to different values (or added with different values)
+	 * is left a conflict: reported to on_conflict, out_root untouched, PROLLY_EMERGE, as with
+	 * PROLLY_RESOLVE_FAIL. */
+	PROLLY_RESOLVE_DELETE_WINS = 4,
+	PROLLY_RESOLVE_UPDATE_WINS = 5
 } prolly_resolver;
 
 /* A key changed differently on both sides. A side's value has data NULL when the key is absent
@@ -578,6 +608,23 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
                  const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
                  const prolly_merge_options *opts);
 
+/* Applies the change commit made (from its parent's tree to its own) to tree onto, as a
+ * three-way merge (base: the parent's tree, ours: onto, theirs: commit's tree), creating the
+ * result in txn. prolly_revert undoes it (base: commit's tree, theirs: the parent's tree). The
+ * parent is commit's only parent; a merge commit needs mainline (1-based) to say which parent's
+ * side the change is measured from (0 is then PROLLY_EINVAL; for other commits mainline is 0 or
+ * 1). A root commit's parent tree is the empty tree. Conflicts, stats, opts and out_root behave
+ * as in prolly_merge (PROLLY_EMERGE with opts->resolve PROLLY_RESOLVE_FAIL). Errors: those of
+ * prolly_merge; PROLLY_EINVAL (NULL argument, mainline missing or out of range);
+ * PROLLY_ENOTFOUND (commit or its parent absent). The branch is not moved: commit the result
+ * with prolly_commit_create and prolly_txn_move_branch. */
+int prolly_cherry_pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                       const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                       const prolly_merge_options *opts);
+int prolly_revert(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                  const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                  const prolly_merge_options *opts);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Commits and branches                                                                       */
 /* ------------------------------------------------------------------------------------------ */
@@ -604,7 +651,9 @@ int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                          const prolly_id *parents, size_t n_parents, int64_t time_us,
                          const char *message);
 
-/* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~'.
+/* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~',
+ * not 64 hex digits (that spells a commit id; shorter all-hex names are allowed and win over a
+ * short commit id of the same spelling).
  * A branch is stored as the ref "refs/heads/NAME". Returns 0 for a valid name, PROLLY_EINVAL
  * (with a message saying why) otherwise. */
 int prolly_branch_name_valid(const char *name);
@@ -621,7 +670,16 @@ int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch)
  * fails its checks; store errors. *out is NULL on failure. */
 int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
 
-/* Resolves "BRANCH", "BRANCH~N" (N first-parent steps back) or a 64-hex commit id to a commit. */
+/* Resolves a revision spec to a commit: a base, then any sequence of steps.
+ *   base: a branch name; a commit id (64 hex digits); or a unique prefix of a commit id, 4 to 63
+ *         hex digits (a branch spelled the same wins). The prefix is looked up with the store's
+ *         find_ids (one round trip) where it has one, else by walking the history of every ref.
+ *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
+ *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
+ * Every commit a step reaches is read and hash-checked. Errors: PROLLY_EINVAL for a malformed
+ * spec or branch name, an id that names a tree rather than a commit, or an ambiguous short id
+ * (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch or commit, a walk
+ * past a root commit or a parent that does not exist; store errors. */
 int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
 
 /* Queues in txn the move of branch from expected (NULL: must not exist) to commit. */
@@ -652,6 +710,28 @@ int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const p
  * Stops quietly where retention removed older commits. */
 typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
 int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload);
+
+/* Called by prolly_key_history for each commit that changed the key, newest first. value is
+ * the key's value after the commit, or NULL when the commit deleted it; c and value are valid
+ * only during the call. Return non-zero to stop (prolly_key_history then returns it). */
+typedef int (*prolly_value_history_fn)(void *payload, const prolly_commit *c, const void *value,
+                                       size_t vlen);
+
+/* The history of one key: walks the history of commit as prolly_log does (newest first, each
+ * commit once) and reports every commit that changed key, i.e. whose value of it differs from
+ * the value in each of its parents (a root commit: where the key exists), among the commits that
+ * lead to the key's value: from a commit whose value equals a parent's, only the first such
+ * parent is followed (a merge that took one side's value hides the other side's changes, which
+ * never reached it), from other commits every parent. So the first report holds the value key
+ * has at commit (if it was ever set). Cost per commit:
+ * one point lookup, O(height), nodes shared between neighbouring trees coming from the cache;
+ * never a diff of whole trees. A commit waits to be reported until the walk has reached its
+ * parents; where retention removed a parent, the comparison uses the others (none left: the
+ * commit counts as a root). Errors: PROLLY_EINVAL (NULL db, commit or fn), PROLLY_ETOOBIG (key
+ * longer than PROLLY_MAX_KEY), PROLLY_ENOTFOUND (commit absent), PROLLY_ECORRUPT, store errors,
+ * or fn's non-zero return. Thread rules as for prolly_log. */
+int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, size_t klen,
+                       prolly_value_history_fn fn, void *payload);
 
 /* Merges branch `from` into branch `into`: three-way against their merge base, then a merge
  * commit with both heads as parents, moving `into` by compare-and-swap. When `into`'s head is an

@@ -57,6 +57,11 @@ int prolly_branch_name_valid(const char *name)
 		if (ch == '.' && name[i + 1] == '.')
 			return prolly_set_error(PROLLY_EINVAL, "branch name '%s' contains \"..\"", name);
 	}
+	/* A name of 64 hex digits would read as a commit id (src/resolve.c); shorter all-hex names
+	 * are allowed, and a branch wins over a short commit id spelled the same. */
+	if (len == 2 * PROLLY_ID_SIZE && strspn(name, "0123456789abcdefABCDEF") == len)
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "branch name '%s' looks like a commit id (64 hex digits)", name);
 	return 0;
 }
 
@@ -1073,107 +1078,6 @@ cleanup:
 	free(load.v);
 	free(heap.v);
 	graph_dispose(&g);
-	return rc;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Resolving specs                                                                            */
-/* ------------------------------------------------------------------------------------------ */
-
-static int is_hex64(const char *s, size_t len)
-{
-	if (len != 64)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-			return 0;
-	}
-	return 1;
-}
-
-int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec)
-{
-	char base[PROLLY_MAX_REF_NAME + 1];
-	prolly_commit *c = NULL;
-	prolly_id cur;
-	unsigned long steps = 0;
-	size_t blen;
-	int rc = 0, from_hex = 0;
-
-	if (!spec || !*spec) {
-		rc = prolly_set_error(PROLLY_EINVAL, "an empty revision spec");
-		goto cleanup;
-	}
-	const char *tilde = strrchr(spec, '~');
-	blen = tilde ? (size_t)(tilde - spec) : strlen(spec);
-	if (blen == 0 || blen > MAX_BRANCH_NAME) {
-		rc = prolly_set_error(PROLLY_EINVAL, "bad revision spec '%.80s'", spec);
-		goto cleanup;
-	}
-	if (tilde) {
-		const char *d = tilde + 1;
-		if (!*d) {
-			rc = prolly_set_error(PROLLY_EINVAL, "revision spec '%s': a number must follow '~'",
-			                      spec);
-			goto cleanup;
-		}
-		for (; *d; d++) {
-			if (*d < '0' || *d > '9' || steps > 100000000UL) {
-				rc = prolly_set_error(PROLLY_EINVAL,
-				                      "revision spec '%s': '~' takes a decimal count up to 10^9",
-				                      spec);
-				goto cleanup;
-			}
-			steps = steps * 10 + (unsigned long)(*d - '0');
-		}
-	}
-	memcpy(base, spec, blen);
-	base[blen] = 0;
-
-	if (is_hex64(base, blen)) {
-		if ((rc = prolly_id_from_hex(&cur, base)))
-			goto cleanup;
-		rc = read_commits(db, &cur, 1, &c);
-		if (rc == 0)
-			from_hex = 1;
-		else if (rc != PROLLY_ENOTFOUND)
-			goto cleanup;
-	}
-	if (!from_hex) {
-		rc = prolly_branch_head(&cur, db, base); /* EINVAL (bad name) keeps its message */
-		if (rc == PROLLY_ENOTFOUND)
-			rc = prolly_set_error(
-			    rc, is_hex64(base, blen) ? "no commit or branch '%s'" : "no branch '%s'", base);
-		if (rc)
-			goto cleanup;
-	}
-	for (unsigned long i = 0; i < steps; i++) {
-		if (!c && (rc = read_commits(db, &cur, 1, &c))) {
-			if (rc == PROLLY_ENOTFOUND)
-				prolly_set_error(rc, "'%s': commit %lu steps back is gone (retention)", spec, i);
-			goto cleanup;
-		}
-		if (!c->n_parents) {
-			char hex[PROLLY_ID_HEX_SIZE];
-			prolly_id_to_hex(hex, &c->id);
-			rc = prolly_set_error(PROLLY_ENOTFOUND,
-			                      "'%s' goes back past root commit %s (%lu steps back)", spec, hex,
-			                      i);
-			goto cleanup;
-		}
-		cur = c->parents[0];
-		prolly_commit_free(c);
-		c = NULL;
-	}
-	if (steps && (rc = read_commits(db, &cur, 1, &c))) { /* the commit reached must exist */
-		if (rc == PROLLY_ENOTFOUND)
-			prolly_set_error(rc, "'%s': that commit is gone (retention)", spec);
-		goto cleanup;
-	}
-	*out_commit = cur;
-cleanup:
-	prolly_commit_free(c);
 	return rc;
 }
 

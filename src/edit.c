@@ -608,3 +608,229 @@ cleanup:
 	free(u);
 	return rc;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Range deletes                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * prolly_delete_range removes every record with FROM <= key < TO. At every level the change is
+ * one contiguous span of items replaced by the entries of the nodes made one level below (at the
+ * leaves: by nothing). A level's run:
+ *
+ *   R1  starts at the first item of X0, the node holding the span's first item (E2), and feeds
+ *       X0's items before the span, then the new entries from below (their keys lie between
+ *       those items and the items after the span);
+ *   R2  skips the span without reading it: the nodes strictly inside it are never loaded, only
+ *       the two boundary paths (the descents to the span's first item and to the first item
+ *       after it);
+ *   R3  if the first item after the span begins an old node and nothing is pending, the new
+ *       sequence is back in step (C5): that node and all after it are reused; otherwise the run
+ *       feeds the rest of that node and goes on, as edit_level does, until a node ends with
+ *       nothing pending or the level ends;
+ *   R4  the span of the level above is the entries of the nodes the run consumed: from X0's
+ *       last key to the last consumed node's last key (inclusive) -- or, when R3 found the
+ *       sequences in step, up to the first reused node's last key (exclusive) -- or to the end
+ *       of the level.
+ *
+ * The root is then settled as in E5 (finish_root), so the result is the canonical tree of the
+ * remaining records.
+ */
+
+enum { HI_NONE = 0, HI_EXCL = 1, HI_INCL = 2 };
+
+typedef struct span {
+	prolly_slice lo; /* first item: key >= lo */
+	prolly_slice hi; /* items up to hi (see mode) */
+	int mode;        /* HI_* */
+} span;
+
+/* Index of the first item of nd after K (strict) or at or after K. */
+static uint32_t bound_of(const pnode *nd, prolly_slice k, int strict)
+{
+	uint32_t i = prolly__node_lower_bound(nd, k.data, k.size);
+	if (strict && i < nd->n) {
+		prolly_slice x = prolly__node_key(nd, i);
+		if (prolly__keycmp(x.data, x.size, k.data, k.size) == 0)
+			i++;
+	}
+	return i;
+}
+
+/* Path from the root to the node of `level` holding the first item at or after (strict: after)
+ * key; *idx is its index there. *end: no such item at this level (the path is then left
+ * unset). */
+static int descend_to(editor *ed, prolly_slice key, int strict, unsigned level, uint32_t *idx,
+                      int *end)
+{
+	pnode *nd = ed->root;
+	*end = 0;
+	for (unsigned lev = ed->height; lev > level; lev--) {
+		uint32_t i = bound_of(nd, key, strict);
+		if (i == nd->n) {
+			*end = 1;
+			return 0;
+		}
+		ed->path[lev].node = nd;
+		ed->path[lev].idx = i;
+		int rc = prolly__load1(ed->db, &ed->ws, prolly__node_child(nd, i), &nd);
+		if (rc)
+			return rc;
+	}
+	ed->path[level].node = nd;
+	ed->path[level].idx = 0;
+	*idx = bound_of(nd, key, strict);
+	*end = *idx == nd->n;
+	return 0;
+}
+
+/* R2: loads the two boundary paths of the leaf span together, one store call per level. */
+static int prefetch_span(editor *ed, const span *sp)
+{
+	pnode *cur[2] = {ed->root, ed->root};
+	for (unsigned lev = ed->height; lev > 0; lev--) {
+		prolly_id ids[2];
+		uint32_t ci[2];
+		size_t nid = 0;
+		for (int s = 0; s < 2; s++) {
+			if (!cur[s])
+				continue;
+			if (s == 1 && sp->mode == HI_NONE) {
+				cur[s] = NULL;
+				continue;
+			}
+			ci[s] = bound_of(cur[s], s ? sp->hi : sp->lo, s && sp->mode == HI_INCL);
+			if (ci[s] == cur[s]->n) {
+				cur[s] = NULL;
+				continue;
+			}
+			const prolly_id *c = prolly__node_child(cur[s], ci[s]);
+			if (!nid || !prolly_id_equal(&ids[0], c))
+				ids[nid++] = *c;
+		}
+		if (!nid)
+			return 0;
+		int rc = prolly__load(ed->db, &ed->ws, ids, nid, NULL);
+		if (rc)
+			return rc;
+		for (int s = 0; s < 2; s++)
+			if (cur[s])
+				cur[s] = prolly__nodeset_find(&ed->ws, prolly__node_child(cur[s], ci[s]));
+	}
+	return 0;
+}
+
+/* One level's run (R1-R4): replaces the span by `in` (entries from below), producing the entries
+ * of the nodes made in out and the span of the level above in *up. */
+static int range_level(editor *ed, unsigned level, const span *sp, const ledits *in, ledits *out,
+                       span *up)
+{
+	feeder f;
+	uint32_t a, b;
+	int end, rc;
+	pnode *x0;
+	feeder_init(&f, ed->txn, level, out, 0);
+	if ((rc = descend_to(ed, sp->lo, 0, level, &a, &end)))
+		goto cleanup;
+	assert(!end); /* the span is never empty */
+	x0 = ed->path[level].node;
+	up->lo = prolly__node_last_key(x0);
+	for (uint32_t j = 0; j < a; j++) /* R1 */
+		if ((rc = feed_old(&f, x0, j)))
+			goto cleanup;
+	for (size_t i = 0; i < in->n; i++)
+		if ((rc = feed_edit(&f, level, &in->v[i])))
+			goto cleanup;
+	end = 1;
+	if (sp->mode != HI_NONE && (rc = descend_to(ed, sp->hi, sp->mode == HI_INCL, level, &b, &end)))
+		goto cleanup;
+	if (end) { /* the span runs to the end of the level */
+		pnode *made;
+		up->mode = HI_NONE;
+		if (!(rc = prolly__chunker_finish(&f.ch, &made)))
+			rc = made_node(&f, made);
+		goto cleanup;
+	}
+	pnode *y = ed->path[level].node;
+	if (b == 0 && feeder_empty(&f)) { /* R3: in step at once */
+		up->hi = prolly__node_last_key(y);
+		up->mode = HI_EXCL;
+		goto cleanup;
+	}
+	for (;;) {
+		for (uint32_t j = b; j < y->n; j++)
+			if ((rc = feed_old(&f, y, j)))
+				goto cleanup;
+		up->hi = prolly__node_last_key(y);
+		up->mode = HI_INCL;
+		if (feeder_empty(&f))
+			break;
+		if (!advance(ed, level, &rc)) {
+			pnode *made;
+			if (rc)
+				goto cleanup;
+			if (!(rc = prolly__chunker_finish(&f.ch, &made)))
+				rc = made_node(&f, made);
+			break;
+		}
+		y = ed->path[level].node;
+		b = 0;
+	}
+cleanup:
+	prolly__chunker_dispose(&f.ch);
+	return rc;
+}
+
+int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                        const prolly_slice *from, const prolly_slice *to)
+{
+	editor ed;
+	ledits cur = {NULL, 0, 0}, next = {NULL, 0, 0};
+	span sp, up;
+	prolly_id res;
+	uint32_t a;
+	int end, rc;
+	memset(&ed, 0, sizeof(ed));
+	if (!out_root || !txn || !root)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_delete_range needs out_root, txn and root");
+	if ((from && from->size > PROLLY_MAX_KEY) || (to && to->size > PROLLY_MAX_KEY))
+		return prolly_set_error(PROLLY_ETOOBIG, "a range bound is longer than %d bytes",
+		                        PROLLY_MAX_KEY);
+	if (from && to && prolly__keycmp(from->data, from->size, to->data, to->size) > 0)
+		return prolly_set_error(PROLLY_EINVAL, "the range's start is after its end");
+	ed.db = txn->db;
+	ed.txn = txn;
+	prolly__nodeset_init(&ed.ws);
+	if ((rc = prolly__load_root(ed.db, &ed.ws, root, &ed.root)))
+		goto cleanup;
+	res = *root;
+	ed.height = ed.root->level;
+	sp.lo = from ? *from : (prolly_slice){"", 0};
+	sp.mode = to ? HI_EXCL : HI_NONE;
+	if (to)
+		sp.hi = *to;
+	if ((rc = prefetch_span(&ed, &sp)) || (rc = descend_to(&ed, sp.lo, 0, 0, &a, &end)))
+		goto cleanup;
+	if (end) /* nothing at or after FROM */
+		goto cleanup;
+	prolly_slice k = prolly__node_key(ed.path[0].node, a);
+	if (to && prolly__keycmp(k.data, k.size, to->data, to->size) >= 0)
+		goto cleanup; /* nothing in [FROM, TO) */
+	for (unsigned level = 0; level <= ed.height; level++) {
+		next.n = 0;
+		if ((rc = range_level(&ed, level, &sp, &cur, &next, &up)))
+			goto cleanup;
+		ledits t = cur;
+		cur = next;
+		next = t;
+		sp = up;
+	}
+	rc = finish_root(&ed, &cur, &res);
+cleanup:
+	if (rc == 0)
+		*out_root = res;
+	free(cur.v);
+	free(next.v);
+	prolly__nodeset_dispose(&ed.ws);
+	return rc;
+}

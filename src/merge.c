@@ -15,7 +15,7 @@
  *      ours. So the cost does not depend on how much ours changed.
  *   3. Per key, in key order: ours == base -> take theirs (applied); ours == theirs ->
  *      convergent; else a conflict, resolved by opts->resolve (OURS keeps ours, THEIRS takes
- *      theirs, CALLBACK asks resolve_fn, FAIL leaves it).
+ *      theirs, CALLBACK asks resolve_fn, DELETE_WINS / UPDATE_WINS per M5, FAIL leaves it).
  *   4. Any unresolved conflict: on_conflict is called for each, in key order, nothing is
  *      written, PROLLY_EMERGE. Otherwise the edits (strictly increasing keys) are applied to ours
  *      with prolly__apply_sorted, whose result depends only on the records (history
@@ -29,6 +29,10 @@
  *   M3  the arena offsets recorded in a change stay valid; slices into an arena are made only
  *       after that arena stops growing.
  *   M4  with unresolved conflicts *out_root is not written and no node is created.
+ *   M5  DELETE_WINS and UPDATE_WINS settle only a conflict where one side deleted the key and the
+ *       other changed it (DELETE_WINS: the key goes; UPDATE_WINS: the changed value stays); a key
+ *       both sides set to different values (or both added differently) stays a conflict, as
+ *       with FAIL.
  */
 #include "internal.h"
 
@@ -201,7 +205,9 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 	if (!opts)
 		opts = &defaults;
 	if (opts->resolve != PROLLY_RESOLVE_FAIL && opts->resolve != PROLLY_RESOLVE_OURS &&
-	    opts->resolve != PROLLY_RESOLVE_THEIRS && opts->resolve != PROLLY_RESOLVE_CALLBACK) {
+	    opts->resolve != PROLLY_RESOLVE_THEIRS && opts->resolve != PROLLY_RESOLVE_CALLBACK &&
+	    opts->resolve != PROLLY_RESOLVE_DELETE_WINS &&
+	    opts->resolve != PROLLY_RESOLVE_UPDATE_WINS) {
 		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: unknown resolver %d",
 		                      (int)opts->resolve);
 		goto cleanup;
@@ -274,6 +280,15 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 		switch (opts->resolve) {
 		case PROLLY_RESOLVE_OURS: break;
 		case PROLLY_RESOLVE_THEIRS: theirs_edit(&m, c, &edits[nedits++]); break;
+		case PROLLY_RESOLVE_DELETE_WINS: /* M5 */
+		case PROLLY_RESOLVE_UPDATE_WINS:
+			if (c->ours_exists && c->theirs_exists) {
+				c->unresolved = 1; /* both updated, differently */
+				unresolved++;
+			} else if (c->ours_exists == (opts->resolve == PROLLY_RESOLVE_DELETE_WINS)) {
+				theirs_edit(&m, c, &edits[nedits++]); /* theirs deleted, or theirs updated */
+			}
+			break;
 		case PROLLY_RESOLVE_CALLBACK: {
 			prolly_conflict k = conflict_of(&m, c);
 			prolly_slice val = {NULL, 0};

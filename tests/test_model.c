@@ -825,6 +825,50 @@ static void step_delete_range(run *r)
 	free(e);
 }
 
+static void step_range_delete_lib(run *r)
+{
+	/* prolly_delete_range over [m[lo], m[hi]) (an open end sometimes, a bound between keys
+	 * sometimes): the subtrees inside are dropped unread; the root must still be canonical. */
+	unsigned char fb[TM_KEY_MAX + 1], tb[TM_KEY_MAX + 1];
+	prolly_slice f = {fb, 0}, t = {tb, 0};
+	size_t lo = r->m.n ? (size_t)tm_rng_below(&r->rng, r->m.n) : 0;
+	size_t hi = lo + (size_t)tm_rng_below(&r->rng, r->m.n - lo + 1);
+	int open_lo = tm_rng_chance(&r->rng, 1, 6), open_hi = tm_rng_chance(&r->rng, 1, 6);
+	if (lo < r->m.n) {
+		memcpy(fb, r->m.r[lo].k, f.size = r->m.r[lo].klen);
+		if (f.size < TM_KEY_MAX && tm_rng_chance(&r->rng, 1, 4))
+			fb[f.size++] = 0; /* just after the key: m[lo] stays */
+	}
+	if (hi < r->m.n)
+		memcpy(tb, r->m.r[hi].k, t.size = r->m.r[hi].klen);
+	else
+		open_hi = 1;
+	prolly_txn *txn = NULL;
+	prolly_id out;
+	const prolly_slice *fp = open_lo ? NULL : &f, *tp = open_hi ? NULL : &t;
+	if (fp && tp && memcmp(fb, tb, f.size < t.size ? f.size : t.size) == 0 && f.size > t.size)
+		fp = tp; /* an empty range */
+	RC_OK(r, prolly_txn_begin(&txn, r->db));
+	if (!r->failed)
+		RC_OK(r, prolly_delete_range(&out, txn, &r->root, fp, tp));
+	if (!r->failed)
+		RC_OK(r, prolly_txn_commit(txn, NULL, 0));
+	prolly_txn_free(txn);
+	if (r->failed)
+		return;
+	tm_model next;
+	tm_model_init(&next);
+	size_t a = fp ? tm_model_lower_bound(&r->m, fp->data, fp->size) : 0;
+	size_t b = tp ? tm_model_lower_bound(&r->m, tp->data, tp->size) : r->m.n;
+	for (size_t i = 0; i < r->m.n; i++)
+		if (i < a || i >= b)
+			tm_model_put(&next, r->m.r[i].k, r->m.r[i].klen, r->m.r[i].v, r->m.r[i].vlen);
+	check_tree(r, &out, &next, "prolly_delete_range");
+	r->root = out;
+	tm_model_copy(&r->m, &next);
+	tm_model_dispose(&next);
+}
+
 /* ---- merge --------------------------------------------------------------------------------- */
 
 typedef struct side {
@@ -931,6 +975,22 @@ static int conflict_cb(void *payload, const prolly_conflict *cf)
 	return 0;
 }
 
+/* DELETE_WINS / UPDATE_WINS on a conflict: when one side deleted the key, applies the winner to
+ * out and returns 1; when both sides hold values, returns 0 (the conflict stays). */
+static int model_one_side_deleted(tm_model *out, side *res, const void *k, size_t kl, const side *o,
+                                  const side *t, prolly_resolver how)
+{
+	if (o->exists && t->exists)
+		return 0;
+	int del = how == PROLLY_RESOLVE_DELETE_WINS;
+	*res = o->exists ? *o : *t; /* the side that still has a value */
+	if (del)
+		tm_model_del(out, k, kl);
+	else
+		tm_model_put(out, k, kl, res->v, res->vlen);
+	return 1;
+}
+
 /* The model's three-way merge. */
 static void model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflicts,
                         const tm_model *base, const tm_model *ours, const tm_model *theirs,
@@ -962,6 +1022,12 @@ static void model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflic
 			continue;
 		} else {
 			st->conflicts++;
+			if (how == PROLLY_RESOLVE_DELETE_WINS || how == PROLLY_RESOLVE_UPDATE_WINS) {
+				if (model_one_side_deleted(out, &res, k, kl, &o, &t, how))
+					continue;
+				tm_model_put(conflicts, k, kl, "", 0); /* both set: left a conflict */
+				continue;
+			}
 			tm_model_put(conflicts, k, kl, "", 0);
 			if (how == PROLLY_RESOLVE_OURS)
 				continue;
@@ -1023,7 +1089,7 @@ static void step_merge(run *r)
 	tm_model_apply(&mo, eo, no);
 	tm_model_copy(&mt, &r->m);
 	tm_model_apply(&mt, et, nt);
-	prolly_resolver how = (prolly_resolver)tm_rng_below(&r->rng, 4);
+	prolly_resolver how = (prolly_resolver)tm_rng_below(&r->rng, 6); /* FAIL .. UPDATE_WINS */
 	prolly_merge_stats wst, gst;
 	model_merge(&want, &wst, &conflicts, &r->m, &mo, &mt, how);
 	r->n_merges++;
@@ -1057,10 +1123,12 @@ static void step_merge(run *r)
 		memset(&untouched, 0xab, sizeof(untouched));
 		res = untouched;
 		int rc = prolly_merge(&res, &gst, txn, &r->root, &ido, &idt, &opts);
-		if (how == PROLLY_RESOLVE_FAIL && conflicts.n) {
+		int leaves = how == PROLLY_RESOLVE_FAIL || how == PROLLY_RESOLVE_DELETE_WINS ||
+		             how == PROLLY_RESOLVE_UPDATE_WINS; /* conflicts left unresolved */
+		if (leaves && conflicts.n) {
 			if (rc != PROLLY_EMERGE)
-				FAILF(r, "merge with %zu conflicts and RESOLVE_FAIL: %d, want EMERGE", conflicts.n,
-				      rc);
+				FAILF(r, "merge with %zu unresolved conflicts (resolver %d): %d, want EMERGE",
+				      conflicts.n, how, rc);
 			else if (!prolly_id_equal(&res, &untouched))
 				FAILF(r, "merge failed but changed out_root");
 			else if (c.seen != conflicts.n)
@@ -1130,8 +1198,10 @@ static void run_steps(run *r, unsigned steps)
 			step_edit(r), r->n_edits++;
 		else if (w < 62)
 			step_build(r), r->n_builds++;
-		else if (w < 67)
+		else if (w < 64)
 			step_delete_range(r), r->n_edits++;
+		else if (w < 67)
+			step_range_delete_lib(r), r->n_edits++;
 		else if (w < 87)
 			step_merge(r);
 		else if (w < 89 && r->kind != K_MEM)

@@ -50,6 +50,7 @@ struct cli {
 	const struct command *cmd; /* the command running */
 	int64_t time_us;           /* commit time: $PROLLY_COMMIT_TIME or 0 (now) */
 	prolly_db *db;             /* opened by open_store */
+	int allow_empty;           /* --allow-empty: commit even when the tree does not change */
 };
 
 /* Copies url into out with the value of any password (in a URL's user info, a "password="
@@ -77,6 +78,16 @@ int cmd_log(struct cli *cli, int argc, char **argv);
 int cmd_root(struct cli *cli, int argc, char **argv);
 int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_verify(struct cli *cli, int argc, char **argv);
+int cmd_del_range(struct cli *cli, int argc, char **argv);   /* cmd_delrange.c */
+int cmd_history(struct cli *cli, int argc, char **argv);     /* cmd_history.c */
+int cmd_merge_base(struct cli *cli, int argc, char **argv);  /* cmd_query.c */
+int cmd_get_many(struct cli *cli, int argc, char **argv);    /* cmd_query.c */
+int cmd_revert(struct cli *cli, int argc, char **argv);      /* cmd_pick.c */
+int cmd_cherry_pick(struct cli *cli, int argc, char **argv); /* cmd_pick.c */
+/* cmd_merge.c, shared with cmd_pick.c: --resolve's argument (NULL: fail), and the conflict
+ * report line (!<TAB>KEY<TAB>BASE<TAB>OURS<TAB>THEIRS) counting into *(uint64_t *)payload. */
+int parse_resolver(struct cli *cli, prolly_resolver *out, const char *s);
+int print_conflict(void *payload, const prolly_conflict *c);
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 
@@ -93,6 +104,8 @@ struct bytes {
 
 int bytes_append(struct bytes *b, const void *data, size_t size); /* 0 or -1 (out of memory) */
 void bytes_dispose(struct bytes *b);
+/* Byte order of two strings (a shorter prefix first), as the store orders keys: <0, 0, >0. */
+int bytes_cmp(const void *a, size_t alen, const void *b, size_t blen);
 
 /* Appends the bytes that the escaped text s[0..n) stands for to out. Returns 0, or -1 with *why
  * set to a static description of the bad escape and *where to its offset in s; or -2 when out of
@@ -182,10 +195,26 @@ int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t
 /*
  * Applies edits to the tree of commit `head`, creates a commit (parent head, time commit_time(),
  * message) and moves `branch` from head to it by compare-and-swap, in one store write. out
- * receives the new commit. Returns 0 or an exit code (reported; EXIT_RACE when the branch moved).
+ * receives the new commit (or head, when the tree is unchanged: see commit_changes). Returns 0 or
+ * an exit code (reported; EXIT_RACE when the branch moved).
  */
 int commit_edits(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
                  const prolly_edit *edits, size_t n, const char *message);
+
+/* One step of a change made by commit_changes: a batch of edits (prolly_edit_tree), or, with
+ * range set, the deletion of every key in [from, to) (prolly_delete_range). */
+struct change {
+	const prolly_edit *edits;
+	size_t n;
+	int range;
+	prolly_slice from, to;
+};
+
+/* commit_edits with several steps applied in order to the same tree. When the tree comes out
+ * unchanged and cli->allow_empty is 0, nothing is committed: "no change" goes to stderr, *out
+ * receives head, and the result is 0. */
+int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
+                   const struct change *ch, size_t n_ch, const char *message);
 
 /* Commits the txn's queued ref moves; reports a lost race on `branch`. Returns 0 or exit code. */
 int publish(struct cli *cli, prolly_txn *txn, const char *branch);

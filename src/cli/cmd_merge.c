@@ -20,7 +20,7 @@ static void print_side(const prolly_slice *s, int exists)
 		fputs(ABSENT_MARK, stdout);
 }
 
-static int print_conflict(void *payload, const prolly_conflict *c)
+int print_conflict(void *payload, const prolly_conflict *c)
 {
 	uint64_t *count = payload;
 	++*count;
@@ -33,7 +33,7 @@ static int print_conflict(void *payload, const prolly_conflict *c)
 	return 0;
 }
 
-static int parse_resolver(struct cli *cli, prolly_resolver *out, const char *s)
+int parse_resolver(struct cli *cli, prolly_resolver *out, const char *s)
 {
 	if (!s || strcmp(s, "fail") == 0)
 		*out = PROLLY_RESOLVE_FAIL;
@@ -41,8 +41,13 @@ static int parse_resolver(struct cli *cli, prolly_resolver *out, const char *s)
 		*out = PROLLY_RESOLVE_OURS;
 	else if (strcmp(s, "theirs") == 0)
 		*out = PROLLY_RESOLVE_THEIRS;
+	else if (strcmp(s, "delete-wins") == 0)
+		*out = PROLLY_RESOLVE_DELETE_WINS;
+	else if (strcmp(s, "update-wins") == 0)
+		*out = PROLLY_RESOLVE_UPDATE_WINS;
 	else
-		return usage_error(cli, "--resolve takes fail, ours or theirs, not '%s'", s);
+		return usage_error(
+		    cli, "--resolve takes fail, ours, theirs, delete-wins or update-wins, not '%s'", s);
 	return 0;
 }
 

@@ -110,9 +110,13 @@ cleanup:
 	return rc;
 }
 
+struct diff_out {
+	uint64_t max, shown;
+};
+
 static int print_diff(void *payload, const prolly_diff_entry *e)
 {
-	(void)payload;
+	struct diff_out *d = payload;
 	switch (e->kind) {
 	case PROLLY_DIFF_ADDED:
 		fputs("+\t", stdout);
@@ -132,26 +136,86 @@ static int print_diff(void *payload, const prolly_diff_entry *e)
 		putchar('\n');
 		break;
 	}
+	return ++d->shown >= d->max ? 1 : 0; /* 1: the limit, not an error */
+}
+
+/* The keys a prefix covers as a half-open range [prefix, successor): the successor is the
+ * prefix with trailing 0xff bytes dropped and the last other byte incremented (none: no upper
+ * bound). Narrows range (whose bounds are in lo and hi) to it. */
+static int narrow_to_prefix(prolly_range *range, struct bytes *lo, struct bytes *hi,
+                            const struct bytes *pre)
+{
+	if (!range->has_lo || bytes_cmp(lo->ptr, lo->size, pre->ptr, pre->size) < 0) {
+		lo->size = 0;
+		if (bytes_append(lo, pre->ptr, pre->size))
+			return -1;
+		range->has_lo = 1;
+	}
+	size_t n = pre->size;
+	while (n && pre->ptr[n - 1] == 0xff)
+		n--;
+	if (n == 0)
+		return 0; /* every key from the prefix on */
+	struct bytes succ = BYTES_INIT;
+	if (bytes_append(&succ, pre->ptr, n))
+		return -1;
+	succ.ptr[n - 1]++;
+	if (!range->has_hi || bytes_cmp(succ.ptr, succ.size, hi->ptr, hi->size) < 0) {
+		bytes_dispose(hi);
+		*hi = succ;
+		range->has_hi = 1;
+	} else {
+		bytes_dispose(&succ);
+	}
 	return 0;
 }
 
 int cmd_diff(struct cli *cli, int argc, char **argv)
 {
-	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	const char *from = NULL, *to = NULL, *prefix = NULL, *limit = NULL;
+	struct opt opts[] = {{"from", 0, &from, NULL},
+	                     {"to", 0, &to, NULL},
+	                     {"prefix", 0, &prefix, NULL},
+	                     {"limit", 0, &limit, NULL},
+	                     {NULL, 0, NULL, NULL}};
 	char *pos[2];
+	struct bytes lo = BYTES_INIT, hi = BYTES_INIT, pre = BYTES_INIT;
+	struct diff_out d = {UINT64_MAX, 0};
+	prolly_range range;
 	prolly_id a, b;
 	int n_pos, rc, err;
 
+	memset(&range, 0, sizeof range);
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
-		return rc;
+		goto cleanup;
+	if ((from && (rc = arg_bytes(cli, &lo, from, "--from key"))) ||
+	    (to && (rc = arg_bytes(cli, &hi, to, "--to key"))) ||
+	    (prefix && (rc = arg_bytes(cli, &pre, prefix, "--prefix"))) ||
+	    (limit && (rc = arg_count(cli, &d.max, limit, "--limit"))))
+		goto cleanup;
+	range.has_lo = from != NULL;
+	range.has_hi = to != NULL;
+	if (prefix && narrow_to_prefix(&range, &lo, &hi, &pre)) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
+	range.lo = (prolly_slice){lo.ptr, lo.size};
+	range.hi = (prolly_slice){hi.ptr, hi.size};
 	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &a, pos[0])) ||
 	    (rc = resolve_tree(cli, &b, pos[1])))
-		return rc;
-	err = prolly_diff(cli->db, &a, &b, NULL, print_diff, NULL);
-	if (err)
-		return fail_lib(cli, err, "cannot diff '%s' and '%s'", pos[0], pos[1]);
-	return 0;
+		goto cleanup;
+	if (d.max == 0 ||
+	    (range.has_lo && range.has_hi && bytes_cmp(lo.ptr, lo.size, hi.ptr, hi.size) >= 0))
+		goto cleanup; /* nothing to show */
+	err = prolly_diff(cli->db, &a, &b, &range, print_diff, &d);
+	if (err < 0)
+		rc = fail_lib(cli, err, "cannot diff '%s' and '%s'", pos[0], pos[1]);
+cleanup:
+	bytes_dispose(&lo);
+	bytes_dispose(&hi);
+	bytes_dispose(&pre);
+	return rc;
 }
 
 /* ---- branches ---------------------------------------------------------------------------- */

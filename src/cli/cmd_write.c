@@ -62,7 +62,9 @@ static int check_size(struct cli *cli, const struct bytes *b, size_t limit, cons
 int cmd_put(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL;
-	struct opt opts[] = {{"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	struct opt opts[] = {{"message", 'm', &msg, NULL},
+	                     {"allow-empty", 0, NULL, &cli->allow_empty},
+	                     {NULL, 0, NULL, NULL}};
 	char *pos[3], *auto_msg = NULL, *ekey = NULL;
 	struct bytes key = BYTES_INIT, val = BYTES_INIT;
 	prolly_id head, cid;
@@ -102,7 +104,9 @@ cleanup:
 int cmd_del(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL;
-	struct opt opts[] = {{"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	struct opt opts[] = {{"message", 'm', &msg, NULL},
+	                     {"allow-empty", 0, NULL, &cli->allow_empty},
+	                     {NULL, 0, NULL, NULL}};
 	char *pos[2], *auto_msg = NULL, *ekey = NULL;
 	struct bytes key = BYTES_INIT;
 	prolly_buf old = PROLLY_BUF_INIT;
@@ -161,6 +165,7 @@ cleanup:
 /* One parsed line: offsets into the arena, since it moves as it grows. */
 struct pending {
 	prolly_op op;
+	int range; /* delr: key is FROM, value is TO */
 	size_t koff, klen, voff, vlen;
 };
 
@@ -206,7 +211,7 @@ static int parse_line(struct cli *cli, struct edit_file *ef, const char *s, size
 			tab[n_tabs++] = s + i;
 		}
 	size_t oplen = n_tabs ? (size_t)(tab[0] - s) : len;
-	struct pending p = {PROLLY_PUT, 0, 0, 0, 0};
+	struct pending p = {PROLLY_PUT, 0, 0, 0, 0, 0};
 	int rc;
 
 	if (oplen == 3 && memcmp(s, "put", 3) == 0) {
@@ -230,10 +235,26 @@ static int parse_line(struct cli *cli, struct edit_file *ef, const char *s, size
 		if ((rc = field(cli, ef, tab[0] + 1, (size_t)(s + len - tab[0] - 1), name, line, "key",
 		                PROLLY_MAX_KEY, &p.koff, &p.klen)))
 			return rc;
+	} else if (oplen == 4 && memcmp(s, "delr", 4) == 0) {
+		if (n_tabs != 2)
+			return fail(cli, EXIT_USAGE,
+			            "%s:%lu: expected delr<TAB>FROM<TAB>TO (%zu fields found); "
+			            "nothing was committed",
+			            name, line, n_tabs + 1);
+		p.op = PROLLY_DEL;
+		p.range = 1;
+		if ((rc = field(cli, ef, tab[0] + 1, (size_t)(tab[1] - tab[0] - 1), name, line, "FROM",
+		                PROLLY_MAX_KEY, &p.koff, &p.klen)) ||
+		    (rc = field(cli, ef, tab[1] + 1, (size_t)(s + len - tab[1] - 1), name, line, "TO",
+		                PROLLY_MAX_KEY, &p.voff, &p.vlen)))
+			return rc;
+		if (bytes_cmp(ef->arena.ptr + p.koff, p.klen, ef->arena.ptr + p.voff, p.vlen) > 0)
+			return fail(cli, EXIT_USAGE, "%s:%lu: delr: FROM sorts after TO; nothing was committed",
+			            name, line);
 	} else {
 		char *shown = escape_dup(s, oplen > 40 ? 40 : oplen);
 		rc = fail(cli, EXIT_USAGE,
-		          "%s:%lu: expected put<TAB>KEY<TAB>VALUE or del<TAB>KEY, "
+		          "%s:%lu: expected put<TAB>KEY<TAB>VALUE, del<TAB>KEY or delr<TAB>FROM<TAB>TO, "
 		          "not '%s%s'; nothing was committed",
 		          name, line, shown ? shown : "", oplen > 40 ? "..." : "");
 		free(shown);
@@ -277,6 +298,13 @@ static int read_edit_file(struct cli *cli, struct edit_file *ef, const char *pat
 		size_t n = (size_t)len;
 		if (n && line[n - 1] == '\n')
 			n--;
+		if (n && line[n - 1] == '\r') {
+			rc = fail(cli, EXIT_USAGE,
+			          "%s:%lu: the line ends with \\r\\n (a Windows line end); lines must end "
+			          "with \\n alone (a \\r in a value is written \\x0d); nothing was committed",
+			          name, lineno);
+			goto cleanup;
+		}
 		if (n == 0 || line[0] == '#')
 			continue;
 		rc = parse_line(cli, ef, line, n, name, lineno);
@@ -297,10 +325,14 @@ cleanup:
 int cmd_apply(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL;
-	struct opt opts[] = {{"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	struct opt opts[] = {{"message", 'm', &msg, NULL},
+	                     {"allow-empty", 0, NULL, &cli->allow_empty},
+	                     {NULL, 0, NULL, NULL}};
 	char *pos[2], *auto_msg = NULL;
 	struct edit_file ef = {BYTES_INIT, NULL, 0, 0};
 	prolly_edit *edits = NULL;
+	struct change *changes = NULL;
+	size_t n_changes = 0;
 	prolly_id head, cid;
 	int n_pos, rc;
 
@@ -317,7 +349,8 @@ int cmd_apply(struct cli *cli, int argc, char **argv)
 	if ((rc = read_edit_file(cli, &ef, pos[1], name)))
 		goto cleanup;
 	edits = calloc(ef.n ? ef.n : 1, sizeof *edits);
-	if (!edits) {
+	changes = calloc(ef.n ? ef.n : 1, sizeof *changes);
+	if (!edits || !changes) {
 		rc = fail(cli, EXIT_STORE, "out of memory");
 		goto cleanup;
 	}
@@ -329,6 +362,24 @@ int cmd_apply(struct cli *cli, int argc, char **argv)
 		edits[i].value.data = p->op == PROLLY_PUT ? ef.arena.ptr + p->voff : NULL;
 		edits[i].value.size = p->vlen;
 	}
+	/* Runs of put and del lines are one batch each; a delr line is a step of its own, so that
+	 * it removes what earlier lines put in its range and later lines put back survive. */
+	for (size_t i = 0; i < ef.n; i++) {
+		const struct pending *p = &ef.items[i];
+		struct change *c = &changes[n_changes];
+		if (p->range) {
+			c->range = 1;
+			c->from = (prolly_slice){ef.arena.ptr + p->koff, p->klen};
+			c->to = (prolly_slice){ef.arena.ptr + p->voff, p->vlen};
+			n_changes++;
+		} else if (n_changes && !changes[n_changes - 1].range) {
+			changes[n_changes - 1].n++;
+		} else {
+			c->edits = &edits[i];
+			c->n = 1;
+			n_changes++;
+		}
+	}
 	if (!msg) {
 		auto_msg = format("apply %s (%zu edit%s)", pos[1], ef.n, ef.n == 1 ? "" : "s");
 		if (!auto_msg) {
@@ -337,11 +388,12 @@ int cmd_apply(struct cli *cli, int argc, char **argv)
 		}
 		msg = auto_msg;
 	}
-	rc = commit_edits(cli, &cid, pos[0], &head, edits, ef.n, msg);
+	rc = commit_changes(cli, &cid, pos[0], &head, changes, n_changes, msg);
 	if (rc == 0)
 		print_id(&cid);
 cleanup:
 	free(auto_msg);
+	free(changes);
 	free(edits);
 	free(ef.items);
 	bytes_dispose(&ef.arena);

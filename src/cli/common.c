@@ -395,13 +395,13 @@ int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t
 	return t;
 }
 
-int commit_edits(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
-                 const prolly_edit *edits, size_t n, const char *message)
+int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
+                   const struct change *ch, size_t n_ch, const char *message)
 {
 	prolly_commit *c = NULL;
 	prolly_txn *txn = NULL;
 	prolly_id root, cid;
-	int rc = 0, err;
+	int rc = 0, err = 0;
 	char hex[PROLLY_ID_HEX_SIZE];
 
 	prolly_id_to_hex(hex, head);
@@ -415,9 +415,23 @@ int commit_edits(struct cli *cli, prolly_id *out, const char *branch, const prol
 		rc = fail_lib(cli, err, "cannot begin a transaction");
 		goto cleanup;
 	}
-	err = prolly_edit_tree(&root, txn, &c->tree, edits, n);
+	root = c->tree;
+	for (size_t i = 0; i < n_ch && !err; i++) {
+		prolly_id next;
+		if (ch[i].range)
+			err = prolly_delete_range(&next, txn, &root, &ch[i].from, &ch[i].to);
+		else
+			err = prolly_edit_tree(&next, txn, &root, ch[i].edits, ch[i].n);
+		root = next;
+	}
 	if (err) {
 		rc = fail_lib(cli, err, "cannot edit the tree of '%s'", branch);
+		goto cleanup;
+	}
+	/* An unchanged tree makes no commit unless --allow-empty: the head stays and is printed. */
+	if (prolly_id_equal(&root, &c->tree) && !cli->allow_empty) {
+		fprintf(stderr, "prolly: %s: no change; '%s' stays at %s\n", cli->cmd->name, branch, hex);
+		*out = *head;
 		goto cleanup;
 	}
 	const prolly_commit *parent = c;
@@ -438,6 +452,16 @@ cleanup:
 	prolly_txn_free(txn);
 	prolly_commit_free(c);
 	return rc;
+}
+
+int commit_edits(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
+                 const prolly_edit *edits, size_t n, const char *message)
+{
+	struct change one;
+	memset(&one, 0, sizeof one);
+	one.edits = edits;
+	one.n = n;
+	return commit_changes(cli, out, branch, head, &one, 1, message);
 }
 
 void print_id(const prolly_id *id)

@@ -167,3 +167,10 @@ char *escape_dup(const void *data, size_t size)
 	}
 	return (char *)st.out.ptr;
 }
+
+int bytes_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	size_t n = alen < blen ? alen : blen;
+	int c = n ? memcmp(a, b, n) : 0;
+	return c ? c : (alen > blen) - (alen < blen);
+}

@@ -13,30 +13,53 @@ const struct command commands[] = {
     {"init", cmd_init, "", "create the store with an empty branch main",
      "Creates the store if needed and a branch 'main' whose first commit holds the empty tree\n"
      "(message \"init\"). Running it again changes nothing.\n"},
-    {"put", cmd_put, "BRANCH KEY VALUE [-m MSG]", "set KEY to VALUE in one commit",
+    {"put", cmd_put, "BRANCH KEY VALUE [-m MSG] [--allow-empty]", "set KEY to VALUE in one commit",
      "Sets KEY to VALUE on BRANCH in one commit (message \"put KEY\" unless -m) and prints\n"
-     "the new commit id.\n"
+     "the new commit id. If KEY already has VALUE nothing is committed (see --allow-empty).\n"
      "\n"
-     "  -m, --message MSG   commit message\n"},
-    {"del", cmd_del, "BRANCH KEY [-m MSG]", "delete KEY in one commit",
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
+    {"del", cmd_del, "BRANCH KEY [-m MSG] [--allow-empty]", "delete KEY in one commit",
      "Deletes KEY from BRANCH in one commit (message \"del KEY\" unless -m) and prints the\n"
      "new commit id. Exits 1 and commits nothing if KEY is absent.\n"
      "\n"
-     "  -m, --message MSG   commit message\n"},
-    {"apply", cmd_apply, "BRANCH FILE|- [-m MSG]", "apply a file of edits in one commit",
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
+    {"del-range", cmd_del_range, "BRANCH FROM TO [-m MSG] [--allow-empty]",
+     "delete every key in [FROM, TO) in one commit",
+     "Deletes every key K with FROM <= K < TO from BRANCH in one commit (message\n"
+     "\"del-range FROM TO\" unless -m) and prints the new commit id. FROM \"\" starts at the\n"
+     "first key. Subtrees inside the range are dropped without being read. FROM sorting\n"
+     "after TO is a usage error (exit 2). When no key is in the range nothing is committed\n"
+     "(see --allow-empty).\n"
+     "\n"
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
+    {"apply", cmd_apply, "BRANCH FILE|- [-m MSG] [--allow-empty]",
+     "apply a file of edits in one commit",
      "Applies every line of FILE (- for standard input) in one commit and prints its id.\n"
-     "Lines are put<TAB>KEY<TAB>VALUE or del<TAB>KEY; empty lines and lines starting with #\n"
-     "are skipped. A malformed line rejects the whole file (its line number is named) and\n"
-     "nothing is committed. The edits apply to the head BRANCH had when the command started;\n"
-     "if it moves meanwhile, nothing is committed and the exit status is 4.\n"
+     "Lines are put<TAB>KEY<TAB>VALUE, del<TAB>KEY or delr<TAB>FROM<TAB>TO (every key in\n"
+     "[FROM, TO)), taking effect in order; empty lines and lines starting with # are skipped.\n"
+     "A malformed line, or one ending in \\r\\n, rejects the whole file (its line number is\n"
+     "named) and nothing is committed. The edits apply to the head BRANCH had when the\n"
+     "command started; if it moves meanwhile, nothing is committed and the exit status is 4.\n"
+     "A file that changes nothing makes no commit (see --allow-empty).\n"
      "Message \"apply FILE (N edits)\" unless -m.\n"
      "\n"
-     "  -m, --message MSG   commit message\n"},
+     "  -m, --message MSG   commit message\n"
+     "  --allow-empty       commit even when nothing changes\n"},
     {"get", cmd_get, "BRANCH KEY [--raw]", "print the value of KEY",
      "Prints the value of KEY in BRANCH (or BRANCH~N, or a commit id), escaped. Exits 1 if\n"
      "KEY is absent.\n"
      "\n"
      "  --raw   write the value's bytes as they are, with no escaping and no newline\n"},
+    {"get-many", cmd_get_many, "BRANCH", "print the values of the keys on standard input",
+     "Reads keys from standard input, one per line (escaped like every key; an empty line is\n"
+     "the empty key), and prints KEY<TAB>VALUE for each, in input order; a key that is absent\n"
+     "is printed as KEY<TAB>\\- (the mark of a missing value, never an escaped value). Keys\n"
+     "are looked up 1024 at a time, one store call per tree level each. A bad line stops the\n"
+     "command (exit 2) after the answers to the lines before it. Exits 0 whether or not the\n"
+     "keys exist.\n"},
     {"scan", cmd_scan, "BRANCH [--from KEY] [--to KEY] [--prefix P] [--limit N] [--reverse]",
      "list records in key order",
      "Prints KEY<TAB>VALUE lines in key order.\n"
@@ -46,11 +69,17 @@ const struct command commands[] = {
      "  --prefix P    only keys starting with P\n"
      "  --limit N     at most N lines\n"
      "  --reverse     descending key order (--from and --to still bound the keys)\n"},
-    {"diff", cmd_diff, "FROM TO", "show what changed from FROM to TO",
+    {"diff", cmd_diff, "FROM TO [--from KEY] [--to KEY] [--prefix P] [--limit N]",
+     "show what changed from FROM to TO",
      "Prints the differences between the trees of FROM and TO in key order:\n"
      "  +<TAB>KEY<TAB>VALUE          added\n"
      "  -<TAB>KEY<TAB>OLD            removed\n"
-     "  ~<TAB>KEY<TAB>OLD<TAB>NEW    changed\n"},
+     "  ~<TAB>KEY<TAB>OLD<TAB>NEW    changed\n"
+     "\n"
+     "  --from KEY    only keys >= KEY\n"
+     "  --to KEY      only keys < KEY\n"
+     "  --prefix P    only keys starting with P\n"
+     "  --limit N     at most N lines\n"},
     {"branch", cmd_branch, "NEW FROM | -d NAME", "create (or delete) a branch",
      "Creates branch NEW at the commit FROM names (a branch, BRANCH~N or a commit id) and\n"
      "prints that commit id. No node is copied. Exits 2 if NEW exists.\n"
@@ -58,7 +87,7 @@ const struct command commands[] = {
      "  -d, --delete   delete branch NAME instead (its nodes stay until gc)\n"},
     {"branches", cmd_branches, "", "list branches",
      "Prints NAME<TAB>COMMIT<TAB>ROOT for every branch, in name order.\n"},
-    {"merge", cmd_merge, "INTO FROM [--resolve fail|ours|theirs] [-m MSG]",
+    {"merge", cmd_merge, "INTO FROM [--resolve RESOLVER] [-m MSG]",
      "three-way merge FROM into branch INTO",
      "Merges FROM (a branch, BRANCH~N or a commit id) into branch INTO against their merge\n"
      "base and prints INTO's new head. If INTO's head is an ancestor of FROM, INTO fast-\n"
@@ -69,8 +98,42 @@ const struct command commands[] = {
      "default) each conflict is printed as !<TAB>KEY<TAB>BASE<TAB>OURS<TAB>THEIRS, where a\n"
      "side that has no value is shown as \\- ; nothing is committed and the exit status is 3.\n"
      "\n"
-     "  --resolve fail|ours|theirs   how to settle conflicts (default fail)\n"
-     "  -m, --message MSG            commit message\n"},
+     "  --resolve RESOLVER   how to settle conflicts: fail (the default), ours, theirs,\n"
+     "                       delete-wins (a key one side deleted and the other changed is\n"
+     "                       deleted) or update-wins (it keeps the changed value); with\n"
+     "                       these two a key both sides set differently stays a conflict\n"
+     "  -m, --message MSG    commit message\n"},
+    {"merge-base", cmd_merge_base, "A B", "print the best common ancestor of A and B",
+     "Prints the id of the lowest common ancestor of commits A and B (the newest one when\n"
+     "there are several). Exits 1 if they share no history (or retention removed it).\n"},
+    {"revert", cmd_revert, "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG]",
+     "undo one commit's change on BRANCH",
+     "Undoes the change COMMIT made (from its parent to it) on BRANCH, as a three-way merge\n"
+     "(base: COMMIT's tree, ours: BRANCH's head, theirs: COMMIT's parent's tree), and commits\n"
+     "the result with BRANCH's head as the only parent (message \"revert COMMIT: MESSAGE\"\n"
+     "unless --message). Prints the new commit id. Conflicts are printed as merge prints them;\n"
+     "nothing is committed and the exit status is 3. A merge commit needs -m PARENT (1 or\n"
+     "2...): the change is measured from that parent. If nothing changes, nothing is\n"
+     "committed (see --allow-empty).\n"
+     "\n"
+     "  -m, --mainline PARENT   for a merge commit: the parent the change is measured from\n"
+     "  --resolve RESOLVER      settle conflicts as merge does (default fail)\n"
+     "  --message MSG           commit message\n"
+     "  --allow-empty           commit even when nothing changes\n"},
+    {"cherry-pick", cmd_cherry_pick,
+     "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG]",
+     "apply one commit's change on BRANCH",
+     "Applies the change COMMIT made (from its parent to it) on BRANCH, as a three-way merge\n"
+     "(base: COMMIT's parent's tree, ours: BRANCH's head, theirs: COMMIT's tree), and commits\n"
+     "the result with BRANCH's head as the only parent (message \"MESSAGE (cherry picked\n"
+     "from COMMIT)\" unless --message). Prints the new commit id. Conflicts are printed as\n"
+     "merge prints them; nothing is committed and the exit status is 3. A merge commit needs\n"
+     "-m PARENT. If nothing changes, nothing is committed (see --allow-empty).\n"
+     "\n"
+     "  -m, --mainline PARENT   for a merge commit: the parent the change is measured from\n"
+     "  --resolve RESOLVER      settle conflicts as merge does (default fail)\n"
+     "  --message MSG           commit message\n"
+     "  --allow-empty           commit even when nothing changes\n"},
     {"log", cmd_log, "BRANCH [--limit N]", "show the history of BRANCH",
      "Prints one block per commit, newest first, blocks separated by an empty line:\n"
      "  commit<TAB>ID\n"
@@ -78,6 +141,16 @@ const struct command commands[] = {
      "  tree<TAB>ID\n"
      "  date<TAB>YYYY-MM-DDTHH:MM:SS.ffffffZ\n"
      "  message<TAB>MESSAGE    (escaped)\n"
+     "\n"
+     "  --limit N   at most N commits\n"},
+    {"history", cmd_history, "BRANCH KEY [--limit N]", "show the commits that changed KEY",
+     "Prints COMMIT<TAB>VALUE for every commit in BRANCH's history that changed KEY, newest\n"
+     "first, with KEY's value after that commit (\\- where the commit deleted it). A commit\n"
+     "changed KEY when its value differs from the one in each of its parents. Only the history\n"
+     "that leads to KEY's value is shown: from a commit whose value equals a parent's, only\n"
+     "that parent is followed (a merge that took one side's value hides the other side), so\n"
+     "the first line holds the current value. Each commit costs one lookup of KEY, not a\n"
+     "diff. Prints nothing if KEY was never set.\n"
      "\n"
      "  --limit N   at most N commits\n"},
     {"root", cmd_root, "BRANCH", "print the tree root id",
@@ -110,10 +183,20 @@ void print_command_help(const struct command *cmd, FILE *f)
 {
 	fprintf(f, "usage: prolly [--store URL] %s%s%s\n\n%s", cmd->name, *cmd->synopsis ? " " : "",
 	        cmd->synopsis, cmd->help);
-	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
-		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n"
-		      "Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n",
+	/* Commands whose BRANCH is written need a branch name; the others read specs. */
+	static const char *const writers[] = {"put",    "del",         "apply", "del-range",
+	                                      "revert", "cherry-pick", NULL};
+	int writes = 0;
+	for (int i = 0; writers[i]; i++)
+		writes |= strcmp(cmd->name, writers[i]) == 0;
+	if (writes)
+		fputs("\nBRANCH must be a branch name: BRANCH~N and commit ids name old commits,\n"
+		      "which cannot be written to.\n",
 		      f);
+	else if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
+		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n", f);
+	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
+		fputs("Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n", f);
 }
 
 static void print_help(FILE *f)
@@ -162,7 +245,7 @@ static int read_commit_time(int64_t *out)
 
 int main(int argc, char **argv)
 {
-	struct cli cli = {NULL, {0}, NULL, 0, NULL};
+	struct cli cli = {0};
 	const char *env = getenv("PROLLY_STORE");
 	int i = 1, rc;
 

@@ -1093,6 +1093,9 @@ static void lmdb_close(prolly_store *st)
 	free(s);
 }
 
+static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+                         prolly_store_obj_fn found, void *payload);
+
 int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size)
 {
 	lmdb_store *s = NULL;
@@ -1136,6 +1139,7 @@ int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size
 	s->base.gc = lmdb_gc;
 	s->base.stat = lmdb_stat;
 	s->base.close = lmdb_close;
+	s->base.find_ids = lmdb_find_ids;
 	*out = &s->base;
 	s = NULL;
 
@@ -1143,5 +1147,48 @@ cleanup:
 	if (locked)
 		pthread_mutex_unlock(&registry_mu);
 	free(s);
+	return rc;
+}
+
+/* ---- find_ids (store interface version 3): a cursor range over the nodes database ---------- */
+
+static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+                         prolly_store_obj_fn found, void *payload)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	size_t n = 0;
+	int rc, mrc;
+
+	count_trip();
+	if (!lo || !hi || !found)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: find_ids without bounds or callback");
+	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	if ((mrc = mdb_cursor_open(txn, e->nodes, &cur))) {
+		rc = fail(e, mrc, "opening a cursor on nodes");
+		goto cleanup;
+	}
+	MDB_val k = {PROLLY_ID_SIZE, (void *)lo->bytes}, v;
+	for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); mrc == 0 && n < limit && !rc;
+	     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), n++) {
+		prolly_id id;
+		if (k.mv_size != PROLLY_ID_SIZE) {
+			rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: a node key of %zu bytes", e->path,
+			                      k.mv_size);
+			goto cleanup;
+		}
+		if (memcmp(k.mv_data, hi->bytes, PROLLY_ID_SIZE) > 0)
+			break;
+		memcpy(id.bytes, k.mv_data, PROLLY_ID_SIZE);
+		rc = found(payload, &id, v.mv_data, v.mv_size);
+	}
+	if (!rc && mrc != 0 && mrc != MDB_NOTFOUND)
+		rc = fail(e, mrc, "finding ids");
+cleanup:
+	if (cur)
+		mdb_cursor_close(cur);
+	txn_abort(e, txn);
 	return rc;
 }

@@ -641,6 +641,9 @@ static void mem_close(prolly_store *st)
 	free(m);
 }
 
+static int mem_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+                        prolly_store_obj_fn found, void *payload);
+
 int prolly_store_mem_new(prolly_store **out)
 {
 	mem_store *m = NULL;
@@ -672,6 +675,7 @@ int prolly_store_mem_new(prolly_store **out)
 	m->base.version = PROLLY_STORE_VERSION;
 	m->base.get_ref_objects = mem_get_ref_objects;
 	m->base.get_ancestors = mem_get_ancestors;
+	m->base.find_ids = mem_find_ids;
 	m->base.kind = "mem";
 	m->base.get_nodes = mem_get_nodes;
 	m->base.write = mem_write;
@@ -690,5 +694,53 @@ cleanup:
 		free(m->buckets);
 		free(m);
 	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* find_ids (store interface version 3): a scan of every bucket, the matches sorted by id      */
+/* ------------------------------------------------------------------------------------------ */
+
+static int cmp_mnode_id(const void *a, const void *b)
+{
+	const mnode *x = *(const mnode *const *)a, *y = *(const mnode *const *)b;
+	return memcmp(x->id.bytes, y->id.bytes, PROLLY_ID_SIZE);
+}
+
+static int mem_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+                        prolly_store_obj_fn found, void *payload)
+{
+	mem_store *m = (mem_store *)st;
+	const mnode **hits = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	count_trip();
+	if (!lo || !hi || !found)
+		return prolly_set_error(PROLLY_EINVAL, "mem store: find_ids without bounds or callback");
+	pthread_rwlock_rdlock(&m->lock);
+	for (size_t b = 0; b < m->nbuckets && !rc; b++) {
+		for (const mnode *nd = m->buckets[b]; nd; nd = nd->next) {
+			if (memcmp(nd->id.bytes, lo->bytes, PROLLY_ID_SIZE) < 0 ||
+			    memcmp(nd->id.bytes, hi->bytes, PROLLY_ID_SIZE) > 0)
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				const mnode **nh = realloc(hits, ncap * sizeof(*nh));
+				if (!nh) {
+					rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory finding ids");
+					break;
+				}
+				hits = nh;
+				cap = ncap;
+			}
+			hits[n++] = nd;
+		}
+	}
+	if (!rc && n)
+		qsort(hits, n, sizeof(*hits), cmp_mnode_id);
+	for (size_t i = 0; i < n && i < limit && !rc; i++)
+		rc = found(payload, &hits[i]->id, hits[i]->data, hits[i]->size);
+	pthread_rwlock_unlock(&m->lock);
+	free(hits);
 	return rc;
 }

@@ -1295,6 +1295,87 @@ static void case_ancestors(sc *t, prolly_store *st)
 	tnode_free(&n[4]);
 }
 
+/* find_ids (interface version 3, optional): the objects whose id lies in [lo, hi], in order. */
+typedef struct fid {
+	int calls, bad_head;
+	prolly_id id[16];
+	const tnode *nodes;
+	size_t n_nodes;
+} fid;
+
+static int fid_fn(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	fid *f = payload;
+	if (f->calls < 16)
+		f->id[f->calls] = *id;
+	f->calls++;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const tnode *n = &f->nodes[i];
+		size_t head = n->size < PROLLY_STORE_ID_HEAD ? n->size : PROLLY_STORE_ID_HEAD;
+		if (prolly_id_equal(&n->id, id) &&
+		    (size < head || size > n->size || memcmp(data, n->data, head) != 0))
+			f->bad_head = 1;
+	}
+	return 0;
+}
+
+static void case_find_ids(sc *t, prolly_store *st)
+{
+	if (st->version < 3 || !st->find_ids) {
+		t->skip = "the store has no find_ids";
+		return;
+	}
+	/* Ids 0xab 0xcd ..., around the prefix "abc": below, inside (4), exactly at both ends, above. */
+	static const unsigned char first[7][3] = {
+	    {0xab, 0xbf, 0xff}, {0xab, 0xc0, 0x00}, {0xab, 0xc3, 0x10}, {0xab, 0xc3, 0x11},
+	    {0xab, 0xcf, 0xff}, {0xab, 0xd0, 0x00}, {0x00, 0x00, 0x00}};
+	tnode n[7];
+	for (int i = 0; i < 7; i++) {
+		n[i] = tnode_make(23, (uint64_t)i, i == 6 ? 3 : 40 + (size_t)i);
+		REQUIRE(t, n[i].data);
+		memcpy(n[i].id.bytes, first[i], 3);
+	}
+	memset(n[1].id.bytes + 3, 0, PROLLY_ID_SIZE - 3);
+	memset(n[4].id.bytes + 3, 0xff, PROLLY_ID_SIZE - 3);
+	CHECK_RC(t, write_nodes(st, n, 7, 1), 0);
+	prolly_id lo, hi;
+	memset(lo.bytes, 0, sizeof lo.bytes);
+	memset(hi.bytes, 0xff, sizeof hi.bytes);
+	lo.bytes[0] = hi.bytes[0] = 0xab;
+	lo.bytes[1] = 0xc0;
+	hi.bytes[1] = 0xcf;
+	fid f;
+	memset(&f, 0, sizeof f);
+	f.nodes = n;
+	f.n_nodes = 7;
+	CHECK_RC(t, st->find_ids(st, &lo, &hi, 100, fid_fn, &f), 0);
+	CHECK(t, f.calls == 4 && !f.bad_head);
+	CHECK(t, f.calls < 4 ||
+	             (prolly_id_equal(&f.id[0], &n[1].id) && prolly_id_equal(&f.id[1], &n[2].id) &&
+	              prolly_id_equal(&f.id[2], &n[3].id) && prolly_id_equal(&f.id[3], &n[4].id)));
+	/* the limit keeps the first ones */
+	memset(&f, 0, sizeof f);
+	CHECK_RC(t, st->find_ids(st, &lo, &hi, 2, fid_fn, &f), 0);
+	CHECK(t, f.calls == 2 && prolly_id_equal(&f.id[0], &n[1].id) &&
+	             prolly_id_equal(&f.id[1], &n[2].id));
+	/* a range with nothing in it; a short object is reported whole */
+	lo.bytes[1] = 0xe0;
+	hi.bytes[1] = 0xef;
+	memset(&f, 0, sizeof f);
+	CHECK_RC(t, st->find_ids(st, &lo, &hi, 100, fid_fn, &f), 0);
+	CHECK(t, f.calls == 0);
+	memset(lo.bytes, 0, sizeof lo.bytes);
+	hi = lo;
+	hi.bytes[0] = 0x0f;
+	memset(&f, 0, sizeof f);
+	f.nodes = n;
+	f.n_nodes = 7;
+	CHECK_RC(t, st->find_ids(st, &lo, &hi, 100, fid_fn, &f), 0);
+	CHECK(t, f.calls == 1 && !f.bad_head);
+	for (int i = 0; i < 7; i++)
+		tnode_free(&n[i]);
+}
+
 static const struct {
 	const char *name;
 	case_fn fn;
@@ -1315,6 +1396,7 @@ static const struct {
     {"round trips are counted", case_round_trips},
     {"a ref and the objects it leads to in one call", case_ref_objects},
     {"objects and the commits they descend from in one call", case_ancestors},
+    {"ids in a range, in order, in one call", case_find_ids},
     {"16 threads race on one ref", case_race},
     {"a large node round trip", case_large},
     {"10000 nodes in one write", case_many},

@@ -12,11 +12,17 @@ prolly log main --limit 1 | grep message
 # the same key twice: the last one wins
 printf 'put\tk\tfirst\nput\tk\tsecond\n' | p apply main -
 p get main k
-# an empty file is one commit with no change
+# an empty file (or one that changes nothing) makes no commit: the head is printed
 : >empty.txt
 p apply main empty.txt
+printf 'put\tk\tsecond\n' | p apply main -
+prolly log main --limit 1 | grep message
+# unless --allow-empty
+p apply main empty.txt --allow-empty
 prolly log main --limit 1 | grep message
 p diff main~1 main
+# Windows line ends are refused with the line number
+printf 'put\tcr\t1\nput\tcr2\t2\r\n' | pe apply main -
 before=$(prolly log main | grep -c '^commit')
 # malformed files: nothing is committed, the line is named
 printf 'put\tx\t1\nput\ty\t2\nupsert\tz\t3\nput\tw\t4\n' >bad1.txt

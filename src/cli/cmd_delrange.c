@@ -1,0 +1,59 @@
+/*
+ * cmd_delrange.c - `del-range BRANCH FROM TO`: deletes every key in [FROM, TO) in one commit
+ * (prolly_delete_range: subtrees inside the range are dropped without being read).
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_del_range(struct cli *cli, int argc, char **argv)
+{
+	const char *msg = NULL;
+	struct opt opts[] = {{"message", 'm', &msg, NULL},
+	                     {"allow-empty", 0, NULL, &cli->allow_empty},
+	                     {NULL, 0, NULL, NULL}};
+	char *pos[3], *auto_msg = NULL;
+	struct bytes from = BYTES_INIT, to = BYTES_INIT;
+	prolly_id head, cid;
+	int n_pos, rc;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 3, 3, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((rc = need_branch_name(cli, pos[0])) || (rc = arg_bytes(cli, &from, pos[1], "FROM")) ||
+	    (rc = arg_bytes(cli, &to, pos[2], "TO")))
+		goto cleanup;
+	if (from.size > PROLLY_MAX_KEY || to.size > PROLLY_MAX_KEY) {
+		rc = fail(cli, EXIT_USAGE, "a bound is longer than a key can be (%d bytes)",
+		          PROLLY_MAX_KEY);
+		goto cleanup;
+	}
+	if (bytes_cmp(from.ptr, from.size, to.ptr, to.size) > 0) {
+		rc = usage_error(cli, "FROM '%s' sorts after TO '%s'", pos[1], pos[2]);
+		goto cleanup;
+	}
+	if (!msg) {
+		auto_msg = format("del-range %s %s", pos[1], pos[2]);
+		if (!auto_msg) {
+			rc = fail(cli, EXIT_STORE, "out of memory");
+			goto cleanup;
+		}
+		msg = auto_msg;
+	}
+	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+		goto cleanup;
+	struct change ch;
+	memset(&ch, 0, sizeof ch);
+	ch.range = 1;
+	ch.from = (prolly_slice){from.ptr, from.size};
+	ch.to = (prolly_slice){to.ptr, to.size};
+	rc = commit_changes(cli, &cid, pos[0], &head, &ch, 1, msg);
+	if (rc == 0)
+		print_id(&cid);
+cleanup:
+	free(auto_msg);
+	bytes_dispose(&from);
+	bytes_dispose(&to);
+	return rc;
+}

@@ -1,0 +1,60 @@
+/*
+ * cmd_history.c - `history BRANCH KEY`: the commits that changed KEY, newest first, with its
+ * value after each (prolly_key_history: one point lookup per commit, no tree diffs).
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct hist {
+	uint64_t limit, shown;
+};
+
+static int print_change(void *payload, const prolly_commit *c, const void *value, size_t vlen)
+{
+	struct hist *h = payload;
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, &c->id);
+	fputs(hex, stdout);
+	putchar('\t');
+	if (value)
+		escape_write(stdout, value, vlen);
+	else
+		fputs(ABSENT_MARK, stdout);
+	putchar('\n');
+	return ++h->shown == h->limit ? 1 : 0;
+}
+
+int cmd_history(struct cli *cli, int argc, char **argv)
+{
+	const char *limit = NULL;
+	struct opt opts[] = {{"limit", 0, &limit, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[2];
+	struct bytes key = BYTES_INIT;
+	struct hist h = {0, 0};
+	prolly_id cid;
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
+	if (rc)
+		goto cleanup;
+	if ((limit && (rc = arg_count(cli, &h.limit, limit, "--limit"))) ||
+	    (rc = arg_bytes(cli, &key, pos[1], "key")))
+		goto cleanup;
+	if (key.size > PROLLY_MAX_KEY) {
+		rc = fail(cli, EXIT_USAGE, "the key is %zu bytes; at most %d are allowed", key.size,
+		          PROLLY_MAX_KEY);
+		goto cleanup;
+	}
+	if (limit && h.limit == 0)
+		goto cleanup;
+	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
+		goto cleanup;
+	err = prolly_key_history(cli->db, &cid, key.ptr, key.size, print_change, &h);
+	if (err < 0)
+		rc = fail_lib(cli, err, "cannot read the history of '%s'", pos[0]);
+cleanup:
+	bytes_dispose(&key);
+	return rc;
+}

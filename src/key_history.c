@@ -1,0 +1,237 @@
+/*
+ * key_history.c - the commits that changed one key (prolly_key_history).
+ *
+ * The walk is prolly_log's (newest first, each commit once, reading commits ahead where the
+ * store can). For every commit it visits, one point lookup of the key in the commit's tree
+ * (O(height), the nodes shared with the neighbouring commits' trees come from the cache): never
+ * a diff of whole trees. A commit changed the key when its value differs from the value in every
+ * one of its parents (a root commit: when the key exists); so a merge that took one side's
+ * value is not listed, the commit that made the value is.
+ *
+ * Only the commits that lead to the branch's value are reported (git's default history
+ * simplification): from a commit whose value equals a parent's, the history follows only the
+ * first such parent (for a merge that took one side's value, the other side's changes to the key
+ * never reached the branch); from any other commit, every parent. So the first report holds the
+ * value the key has at the start commit.
+ *
+ * A commit's parents come after it in the walk, so a commit waits in a queue, in walk order,
+ * until the values of all its parents are known; the queue's head is decided then. Invariants:
+ *   K1  the queue holds commits in walk order (newest first), so reports are newest first;
+ *   K2  a queued commit's parent slot is filled exactly once, when the walk reaches the parent;
+ *   K3  parents the walk never reaches (removed by retention) are left out of the comparison at
+ *       the end of the walk: a commit none of whose parents is known counts as a root;
+ *   K4  a commit's children come before it in the walk (B2 in branch.c), so when it reaches the
+ *       queue's head every child has been decided and its `wanted` flag is final: set for the
+ *       start commit, and by each wanted child that follows it.
+ * Values are compared by SHA-256; each queued commit keeps its own value until decided.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+typedef struct kval {
+	int exists;
+	prolly_id hash; /* of the value, when exists */
+} kval;
+
+typedef struct kent {
+	prolly_commit *c; /* owned copy */
+	kval self;
+	prolly_buf value;
+	kval *par;      /* per parent */
+	uint8_t *known; /* per parent: filled (K2) */
+	size_t n_known;
+	int wanted; /* on the simplified history (K4) */
+} kent;
+
+typedef struct kwalk {
+	prolly_db *db;
+	const void *key;
+	size_t klen;
+	prolly_value_history_fn fn;
+	void *payload;
+	kent *q; /* ring of pending commits (K1) */
+	size_t head, len, cap;
+	prolly_buf scratch;
+	int stop;    /* fn asked to stop: its value */
+	int started; /* the start commit has been seen */
+} kwalk;
+
+static prolly_commit *commit_dup(const prolly_commit *c)
+{
+	prolly_commit *d = calloc(1, sizeof(*d));
+	size_t mlen = strlen(c->message);
+	if (!d)
+		return NULL;
+	*d = *c;
+	d->parents = NULL;
+	d->message = malloc(mlen + 1);
+	if (c->n_parents)
+		d->parents = malloc(c->n_parents * sizeof(*d->parents));
+	if (!d->message || (c->n_parents && !d->parents)) {
+		prolly_commit_free(d);
+		return NULL;
+	}
+	memcpy(d->message, c->message, mlen + 1);
+	if (c->n_parents)
+		memcpy(d->parents, c->parents, c->n_parents * sizeof(*d->parents));
+	return d;
+}
+
+static void kent_dispose(kent *e)
+{
+	prolly_commit_free(e->c);
+	prolly_buf_dispose(&e->value);
+	free(e->par);
+	free(e->known);
+	memset(e, 0, sizeof(*e));
+}
+
+static int kval_equal(const kval *a, const kval *b)
+{
+	return a->exists == b->exists && (!a->exists || prolly_id_equal(&a->hash, &b->hash));
+}
+
+/* Whether the queue's head changed the key: differs from every known parent (K3). */
+static int changed(const kent *e)
+{
+	size_t compared = 0;
+	for (size_t i = 0; i < e->c->n_parents; i++) {
+		if (!e->known[i])
+			continue;
+		compared++;
+		if (kval_equal(&e->self, &e->par[i]))
+			return 0;
+	}
+	return compared ? 1 : e->self.exists;
+}
+
+/* Marks the queued commit id (a parent of a wanted commit) wanted. */
+static void want(kwalk *w, const prolly_id *id)
+{
+	for (size_t k = 0; k < w->len; k++) {
+		kent *q = &w->q[(w->head + k) % w->cap];
+		if (prolly_id_equal(&q->c->id, id))
+			q->wanted = 1;
+	}
+}
+
+/* K4: the parents a wanted commit leads to: the first whose value equals its own, else all. */
+static void want_parents(kwalk *w, const kent *e)
+{
+	for (size_t i = 0; i < e->c->n_parents; i++) {
+		if (e->known[i] && kval_equal(&e->self, &e->par[i])) {
+			want(w, &e->c->parents[i]);
+			return;
+		}
+	}
+	for (size_t i = 0; i < e->c->n_parents; i++)
+		want(w, &e->c->parents[i]);
+}
+
+/* Decides and drops commits from the head (all of them when `all`, at the end). */
+static int drain(kwalk *w, int all)
+{
+	while (w->len) {
+		kent *e = &w->q[w->head];
+		if (!all && e->n_known < e->c->n_parents)
+			break;
+		int rc = 0;
+		if (e->wanted)
+			want_parents(w, e);
+		if (e->wanted && changed(e))
+			rc = w->fn(w->payload, e->c, e->self.exists ? e->value.ptr : NULL,
+			           e->self.exists ? e->value.size : 0);
+		kent_dispose(e);
+		w->head = (w->head + 1) % w->cap;
+		w->len--;
+		if (rc) {
+			w->stop = rc;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int on_commit(void *payload, const prolly_commit *c)
+{
+	kwalk *w = payload;
+	kent e;
+	int rc;
+	memset(&e, 0, sizeof(e));
+	rc = prolly_get(&w->scratch, w->db, &c->tree, w->key, w->klen);
+	if (rc && rc != PROLLY_ENOTFOUND)
+		return rc;
+	e.self.exists = rc == 0;
+	if (e.self.exists)
+		prolly__hash(&e.self.hash, w->scratch.ptr, w->scratch.size);
+	/* K2: this commit is a parent of queued ones. */
+	for (size_t k = 0; k < w->len; k++) {
+		kent *q = &w->q[(w->head + k) % w->cap];
+		for (size_t i = 0; i < q->c->n_parents; i++) {
+			if (!q->known[i] && prolly_id_equal(&q->c->parents[i], &c->id)) {
+				q->known[i] = 1;
+				q->par[i] = e.self;
+				q->n_known++;
+			}
+		}
+	}
+	if (w->len == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 16;
+		kent *nq = malloc(ncap * sizeof(*nq));
+		if (!nq)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+		for (size_t k = 0; k < w->len; k++)
+			nq[k] = w->q[(w->head + k) % w->cap];
+		free(w->q);
+		w->q = nq;
+		w->cap = ncap;
+		w->head = 0;
+	}
+	e.wanted = !w->started; /* K4: the start commit */
+	w->started = 1;
+	e.c = commit_dup(c);
+	if (c->n_parents) {
+		e.par = calloc(c->n_parents, sizeof(*e.par));
+		e.known = calloc(c->n_parents, 1);
+	}
+	if (!e.c || (c->n_parents && (!e.par || !e.known)) ||
+	    (e.self.exists && prolly__buf_set(&e.value, w->scratch.ptr, w->scratch.size))) {
+		kent_dispose(&e);
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	}
+	w->q[(w->head + w->len) % w->cap] = e;
+	w->len++;
+	return drain(w, 0);
+}
+
+int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, size_t klen,
+                       prolly_value_history_fn fn, void *payload)
+{
+	kwalk w;
+	int rc;
+	if (!db || !commit || (!key && klen) || !fn)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_key_history needs db, commit, key and fn");
+	if (klen > PROLLY_MAX_KEY)
+		return prolly_set_error(PROLLY_ETOOBIG, "a key has at most %d bytes, not %zu",
+		                        PROLLY_MAX_KEY, klen);
+	memset(&w, 0, sizeof(w));
+	w.db = db;
+	w.key = key ? key : "";
+	w.klen = klen;
+	w.fn = fn;
+	w.payload = payload;
+	rc = prolly_log(db, commit, on_commit, &w);
+	if (rc == 0)
+		rc = drain(&w, 1); /* K3 */
+	if (w.stop)
+		rc = w.stop;
+	while (w.len) {
+		kent_dispose(&w.q[w.head]);
+		w.head = (w.head + 1) % w.cap;
+		w.len--;
+	}
+	free(w.q);
+	prolly_buf_dispose(&w.scratch);
+	return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * pick.c - applying one commit's change elsewhere (cherry-pick) or undoing it (revert).
+ *
+ * Both are three-way merges (prolly_merge) of the tree they land on ("ours") with:
+ *   cherry-pick C:  base = C's parent's tree, theirs = C's tree   (C's change, applied)
+ *   revert C:       base = C's tree, theirs = C's parent's tree   (C's change, undone)
+ * "C's parent" is its only parent, or for a merge commit the one `mainline` names (1-based);
+ * a root commit's parent tree is the empty tree. Conflicts are prolly_merge's: reported through
+ * opts->on_conflict, settled by opts->resolve. Commits made in the txn and not yet published are
+ * read from it.
+ */
+#include "internal.h"
+
+/* A commit made in txn and not yet published, or else one in the store. */
+static int read_commit(prolly_commit **out, prolly_txn *txn, const prolly_id *id)
+{
+	const void *bytes;
+	size_t size;
+	if (prolly__txn_find_raw(txn, id, &bytes, &size) == 0)
+		return prolly__commit_decode(out, id, bytes, size);
+	return prolly_commit_read(out, txn->db, id);
+}
+
+static int pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                const prolly_id *onto, const prolly_id *commit, unsigned mainline, int revert,
+                const prolly_merge_options *opts)
+{
+	prolly_commit *c = NULL, *p = NULL;
+	prolly_id parent_tree;
+	char hex[PROLLY_ID_HEX_SIZE];
+	int rc;
+	if (!out_root || !txn || !onto || !commit)
+		return prolly_set_error(PROLLY_EINVAL, "%s: NULL argument",
+		                        revert ? "prolly_revert" : "prolly_cherry_pick");
+	prolly_id_to_hex(hex, commit);
+	if ((rc = read_commit(&c, txn, commit)))
+		goto cleanup;
+	if (c->n_parents > 1 && mainline == 0) {
+		rc = prolly_set_error(PROLLY_EINVAL,
+		                      "commit %s is a merge of %zu parents: say which parent's side "
+		                      "to take the change from (mainline 1..%zu)",
+		                      hex, c->n_parents, c->n_parents);
+		goto cleanup;
+	}
+	if (mainline > (c->n_parents ? c->n_parents : 1) || (mainline > 1 && c->n_parents < 2)) {
+		rc = prolly_set_error(PROLLY_EINVAL, "commit %s has %zu parent%s; no parent %u", hex,
+		                      c->n_parents, c->n_parents == 1 ? "" : "s", mainline);
+		goto cleanup;
+	}
+	if (c->n_parents == 0) {
+		parent_tree = txn->db->empty_tree;
+	} else {
+		const prolly_id *pid = &c->parents[mainline ? mainline - 1 : 0];
+		if ((rc = read_commit(&p, txn, pid))) {
+			if (rc == PROLLY_ENOTFOUND)
+				prolly_set_error(rc, "the parent of commit %s is gone (retention)", hex);
+			goto cleanup;
+		}
+		parent_tree = p->tree;
+	}
+	if (revert)
+		rc = prolly_merge(out_root, stats, txn, &c->tree, onto, &parent_tree, opts);
+	else
+		rc = prolly_merge(out_root, stats, txn, &parent_tree, onto, &c->tree, opts);
+cleanup:
+	prolly_commit_free(c);
+	prolly_commit_free(p);
+	return rc;
+}
+
+int prolly_cherry_pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                       const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                       const prolly_merge_options *opts)
+{
+	return pick(out_root, stats, txn, onto, commit, mainline, 0, opts);
+}
+
+int prolly_revert(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                  const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                  const prolly_merge_options *opts)
+{
+	return pick(out_root, stats, txn, onto, commit, mainline, 1, opts);
+}

@@ -1,0 +1,344 @@
+/*
+ * resolve.c - revision specs (prolly_resolve): what a command means by "main~2^2" or "3fa9c".
+ *
+ * A spec is a base followed by any sequence of steps:
+ *   base   a branch name; a commit id (64 hex digits); or a unique prefix of a commit id of
+ *          MIN_PREFIX..63 hex digits (either case). A branch wins over a short id of the same
+ *          spelling (branch names of 64 hex digits are refused: prolly_branch_name_valid).
+ *   ~N     N first-parent steps back (N decimal, required);
+ *   ^N     the N-th parent (1-based; "^" alone is "^1", "^0" the commit itself).
+ *
+ * Invariants:
+ *   S1  every commit the spec reaches is read and hash-checked, except a bare branch (its head
+ *       is returned as the ref holds it, as before);
+ *   S2  an object that is a tree node where a commit is expected is PROLLY_EINVAL (bad input),
+ *       not PROLLY_ECORRUPT: the store is fine, the spec is wrong;
+ *   S3  a short id is looked up with the store's find_ids (one index range scan) where the
+ *       store has it; otherwise by walking the history reachable from every ref. It must name
+ *       exactly one commit: none is PROLLY_ENOTFOUND, several PROLLY_EINVAL listing them.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#define MIN_PREFIX 4
+#define MAX_SPEC_BASE 200 /* the longest branch name */
+#define FIND_LIMIT 256    /* objects one short-id lookup looks at */
+#define MAX_LISTED 8      /* candidates an ambiguity message names */
+#define MAX_STEPS 1000000000UL
+
+static int all_hex(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- reading one commit (S1, S2) ------------------------------------------------------------ */
+
+typedef struct one_ctx {
+	const prolly_id *id;
+	prolly_commit *c;
+	int tree;
+	int rc;
+} one_ctx;
+
+static int on_one(void *payload, size_t index, const void *data, size_t size)
+{
+	one_ctx *o = payload;
+	(void)index;
+	if (o->c || o->tree)
+		return 0;
+	if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0) {
+		o->tree = 1;
+		return 0;
+	}
+	return o->rc = prolly__commit_decode(&o->c, o->id, data, size);
+}
+
+static int read_commit(prolly_commit **out, prolly_db *db, const prolly_id *id, const char *spec)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	one_ctx o = {id, NULL, 0, 0};
+	int rc = prolly__load_raw(db, id, 1, on_one, &o);
+	if (o.rc)
+		rc = o.rc;
+	if (rc) {
+		prolly_commit_free(o.c);
+		return rc;
+	}
+	prolly_id_to_hex(hex, id);
+	if (o.tree)
+		return prolly_set_error(PROLLY_EINVAL, "'%s': %s is a tree, not a commit", spec, hex);
+	if (!o.c)
+		return prolly_set_error(PROLLY_ENOTFOUND, "'%s': no commit %s", spec, hex);
+	*out = o.c;
+	return 0;
+}
+
+/* ---- short ids (S3) --------------------------------------------------------------------------- */
+
+typedef struct cands {
+	const char *hex; /* the prefix */
+	size_t len;
+	prolly_id v[MAX_LISTED + 1];
+	size_t n;       /* distinct commits found (counting past MAX_LISTED + 1) */
+	size_t objects; /* objects find_ids reported */
+} cands;
+
+static void cand_add(cands *c, const prolly_id *id)
+{
+	for (size_t i = 0; i < c->n && i <= MAX_LISTED; i++)
+		if (prolly_id_equal(&c->v[i], id))
+			return;
+	if (c->n <= MAX_LISTED)
+		c->v[c->n] = *id;
+	c->n++;
+}
+
+static int on_found_id(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	cands *c = payload;
+	c->objects++;
+	if (size >= 4 && memcmp(data, PROLLY_COMMIT_MAGIC, 4) == 0)
+		cand_add(c, id);
+	return 0;
+}
+
+static int id_has_prefix(const prolly_id *id, const char *hex, size_t len)
+{
+	char h[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(h, id);
+	return strncasecmp(h, hex, len) == 0;
+}
+
+static int on_logged(void *payload, const prolly_commit *c)
+{
+	cands *cd = payload;
+	if (id_has_prefix(&c->id, cd->hex, cd->len))
+		cand_add(cd, &c->id);
+	return 0;
+}
+
+typedef struct heads {
+	prolly_id *v;
+	size_t n, cap;
+} heads;
+
+static int on_ref(void *payload, const char *name, const prolly_id *value)
+{
+	heads *h = payload;
+	(void)name;
+	if (h->n == h->cap) {
+		size_t ncap = h->cap ? h->cap * 2 : 16;
+		prolly_id *nv = realloc(h->v, ncap * sizeof(*nv));
+		if (!nv)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
+		h->v = nv;
+		h->cap = ncap;
+	}
+	h->v[h->n++] = *value;
+	return 0;
+}
+
+/* Without find_ids: every commit reachable from a ref. Refs that do not name a readable commit
+ * are passed over (a damaged history is reported by the commands that read it). */
+static int walk_refs(prolly_db *db, cands *c)
+{
+	heads h = {NULL, 0, 0};
+	int rc = db->store->list_refs(db->store, "", on_ref, &h);
+	for (size_t i = 0; i < h.n && !rc; i++) {
+		if (id_has_prefix(&h.v[i], c->hex, c->len))
+			cand_add(c, &h.v[i]); /* checked to be a commit by the caller's read */
+		rc = prolly_log(db, &h.v[i], on_logged, c);
+		if (rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT)
+			rc = 0;
+	}
+	free(h.v);
+	return rc;
+}
+
+static int find_prefix(prolly_id *out, prolly_db *db, const char *hex, size_t len, const char *spec)
+{
+	cands c;
+	prolly_store *st = db->store;
+	int rc;
+	memset(&c, 0, sizeof(c));
+	c.hex = hex;
+	c.len = len;
+	if (st->version >= 3 && st->find_ids) {
+		prolly_id lo, hi;
+		memset(lo.bytes, 0, sizeof(lo.bytes));
+		memset(hi.bytes, 0xff, sizeof(hi.bytes));
+		for (size_t i = 0; i < len; i++) {
+			char ch = hex[i];
+			unsigned v = ch <= '9' ? (unsigned)(ch - '0') : (unsigned)((ch | 0x20) - 'a' + 10);
+			unsigned shift = i % 2 ? 0 : 4;
+			lo.bytes[i / 2] = (unsigned char)((lo.bytes[i / 2] & ~(0xfu << shift)) | v << shift);
+			hi.bytes[i / 2] = (unsigned char)((hi.bytes[i / 2] & ~(0xfu << shift)) | v << shift);
+		}
+		prolly_stats d;
+		memset(&d, 0, sizeof(d));
+		d.store_reads = 1;
+		rc = st->find_ids(st, &lo, &hi, FIND_LIMIT, on_found_id, &c);
+		prolly__stats_add(db, &d);
+		if (rc)
+			return rc;
+		if (c.objects >= FIND_LIMIT && c.n < 2)
+			return prolly_set_error(PROLLY_EINVAL,
+			                        "'%s': the short id matches %d objects or more; give more "
+			                        "hex digits",
+			                        spec, FIND_LIMIT);
+	} else if ((rc = walk_refs(db, &c))) {
+		return rc;
+	}
+	if (c.n == 0)
+		return prolly_set_error(PROLLY_ENOTFOUND, "no branch or commit '%s'", spec);
+	if (c.n > 1) {
+		char msg[MAX_LISTED * (PROLLY_ID_HEX_SIZE + 2) + 16];
+		size_t at = 0;
+		for (size_t i = 0; i < c.n && i < MAX_LISTED; i++) {
+			char h[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(h, &c.v[i]);
+			at += (size_t)snprintf(msg + at, sizeof(msg) - at, "%s%s", i ? ", " : "", h);
+		}
+		if (c.n > MAX_LISTED)
+			snprintf(msg + at, sizeof(msg) - at, ", ...");
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "short id '%.*s' is ambiguous: %zu%s commits match (%s); give "
+		                        "more hex digits",
+		                        (int)len, hex, c.n > MAX_LISTED ? (size_t)MAX_LISTED : c.n,
+		                        c.n > MAX_LISTED ? " or more" : "", msg);
+	}
+	*out = c.v[0];
+	return 0;
+}
+
+/* ---- the base and the steps -------------------------------------------------------------------- */
+
+static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const char *base,
+                        size_t blen, const char *spec)
+{
+	int hex = all_hex(base, blen), rc;
+	if (blen == 2 * PROLLY_ID_SIZE && hex) {
+		if ((rc = prolly_id_from_hex(out, base)))
+			return rc;
+		return read_commit(c, db, out, spec);
+	}
+	rc = prolly_branch_name_valid(base); /* EINVAL (bad name) keeps its message */
+	if (rc && !hex)
+		return rc;
+	if (rc == 0) {
+		rc = prolly_branch_head(out, db, base);
+		if (rc != PROLLY_ENOTFOUND)
+			return rc;
+	}
+	if (hex && blen >= MIN_PREFIX) {
+		if ((rc = find_prefix(out, db, base, blen, spec)))
+			return rc;
+		return read_commit(c, db, out, spec);
+	}
+	if (hex)
+		return prolly_set_error(PROLLY_ENOTFOUND,
+		                        "no branch '%s' (a short commit id has at least %d hex digits)",
+		                        base, MIN_PREFIX);
+	return prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", base);
+}
+
+/* Parses the digits at *p (none: dflt, or an error when dflt < 0). */
+static int parse_count(unsigned long *out, const char **p, long dflt, const char *spec, char op)
+{
+	const char *d = *p;
+	unsigned long v = 0;
+	if (*d < '0' || *d > '9') {
+		if (dflt < 0)
+			return prolly_set_error(PROLLY_EINVAL, "revision spec '%s': a number must follow '%c'",
+			                        spec, op);
+		*out = (unsigned long)dflt;
+		return 0;
+	}
+	for (; *d >= '0' && *d <= '9'; d++) {
+		if (v > MAX_STEPS / 10)
+			return prolly_set_error(PROLLY_EINVAL,
+			                        "revision spec '%s': '%c' takes a decimal count up to 10^9",
+			                        spec, op);
+		v = v * 10 + (unsigned long)(*d - '0');
+	}
+	*out = v;
+	*p = d;
+	return 0;
+}
+
+int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec)
+{
+	char base[MAX_SPEC_BASE + 1];
+	prolly_commit *c = NULL;
+	prolly_id cur;
+	size_t blen;
+	int rc;
+
+	if (!out_commit || !db || !spec || !*spec) {
+		rc = prolly_set_error(PROLLY_EINVAL, "an empty revision spec");
+		goto cleanup;
+	}
+	blen = strcspn(spec, "~^");
+	if (blen == 0 || blen > MAX_SPEC_BASE) {
+		rc = prolly_set_error(PROLLY_EINVAL, "bad revision spec '%.80s'", spec);
+		goto cleanup;
+	}
+	memcpy(base, spec, blen);
+	base[blen] = 0;
+	if ((rc = resolve_base(&cur, &c, db, base, blen, spec)))
+		goto cleanup;
+	for (const char *p = spec + blen; *p;) {
+		char op = *p++;
+		unsigned long n = 0;
+		if (op != '~' && op != '^') {
+			rc = prolly_set_error(
+			    PROLLY_EINVAL, "revision spec '%s': '%c' where '~' or '^' was expected", spec, op);
+			goto cleanup;
+		}
+		if ((rc = parse_count(&n, &p, op == '^' ? 1 : -1, spec, op)))
+			goto cleanup;
+		if (op == '^' && n == 0)
+			continue; /* the commit itself */
+		for (unsigned long i = 0; i < (op == '~' ? n : 1); i++) {
+			if (!c && (rc = read_commit(&c, db, &cur, spec))) {
+				if (rc == PROLLY_ENOTFOUND)
+					prolly_set_error(rc, "'%s': a commit on the way is gone (retention)", spec);
+				goto cleanup;
+			}
+			size_t want = op == '~' ? 1 : n;
+			if (c->n_parents < want) {
+				char hex[PROLLY_ID_HEX_SIZE];
+				prolly_id_to_hex(hex, &c->id);
+				if (op == '~')
+					rc = prolly_set_error(PROLLY_ENOTFOUND,
+					                      "'%s' goes back past root commit %s (%lu steps back)",
+					                      spec, hex, i);
+				else
+					rc = prolly_set_error(PROLLY_ENOTFOUND,
+					                      "'%s': commit %s has %zu parent%s, not %lu", spec, hex,
+					                      c->n_parents, c->n_parents == 1 ? "" : "s", n);
+				goto cleanup;
+			}
+			cur = c->parents[want - 1];
+			prolly_commit_free(c);
+			c = NULL;
+		}
+	}
+	if (!c && strlen(spec) != blen && (rc = read_commit(&c, db, &cur, spec))) { /* S1 */
+		if (rc == PROLLY_ENOTFOUND)
+			prolly_set_error(rc, "'%s': that commit is gone (retention)", spec);
+		goto cleanup;
+	}
+	*out_commit = cur;
+cleanup:
+	prolly_commit_free(c);
+	return rc;
+}

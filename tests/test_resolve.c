@@ -1,0 +1,239 @@
+/*
+ * test_resolve.c - revision specs (prolly_resolve):
+ *
+ *   - short commit ids over 1,500 commits, on the memory store and LMDB (find_ids: one index
+ *     range scan) and through a store without find_ids (the walk from the refs): every commit
+ *     by its shortest unique prefix (and in upper case); ambiguous prefixes refused naming every
+ *     candidate; prefixes too short, of nothing, or of a tree node;
+ *   - a short id costs a constant number of store calls when the store has find_ids;
+ *   - ^, ^N, ^0, ~N and their combinations over a history with a merge;
+ *   - a tree id where a commit is expected is PROLLY_EINVAL, not corruption;
+ *   - branch names of 64 hex digits are refused; a short all-hex branch wins over a short id.
+ */
+#include "lib/model.h"
+#include "ptest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define NC 1500
+
+static int make_commit(prolly_id *out, prolly_txn *txn, const prolly_id *parents, size_t np,
+                       int64_t t, const char *msg)
+{
+	prolly_id empty;
+	prolly_id_empty_tree(&empty);
+	return prolly_commit_create(out, txn, &empty, parents, np, t, msg);
+}
+
+static int cmp_hex(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/* Checks every `every`-th commit (the walk without find_ids reads the whole history). */
+static void short_ids(prolly_db *db, int every)
+{
+	prolly_txn *txn = NULL;
+	static prolly_id ids[NC];
+	static char hex[NC][PROLLY_ID_HEX_SIZE], sorted[NC][PROLLY_ID_HEX_SIZE];
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	for (int i = 0; i < NC; i++) {
+		char msg[32];
+		snprintf(msg, sizeof msg, "c%d", i);
+		PT_REQUIRE(make_commit(&ids[i], txn, i ? &ids[i - 1] : NULL, i ? 1 : 0, 1000 + i, msg) ==
+		           0);
+		prolly_id_to_hex(hex[i], &ids[i]);
+		memcpy(sorted[i], hex[i], PROLLY_ID_HEX_SIZE);
+	}
+	/* A tree node in the store too. */
+	prolly_builder *b = NULL;
+	prolly_id tree;
+	PT_REQUIRE(prolly_builder_new(&b, txn) == 0 && prolly_builder_add(b, "k", 1, "v", 1) == 0 &&
+	           prolly_builder_finish(b, &tree) == 0);
+	prolly_builder_free(b);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", NULL, &ids[NC - 1]) == 0);
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	qsort(sorted, NC, sizeof sorted[0], cmp_hex);
+
+	/* Every commit by its shortest unique prefix (at least 4), lower and upper case. */
+	int ambiguous_seen = 0;
+	for (int i = 0; i < NC && !pt_failed_now; i += every) {
+		size_t len = 4;
+		for (int j = 0; j < NC; j++)
+			while (j != i && len < 64 && strncmp(hex[i], hex[j], len) == 0)
+				len++;
+		char spec[PROLLY_ID_HEX_SIZE];
+		memcpy(spec, hex[i], len);
+		spec[len] = 0;
+		prolly_id got;
+		PT_CHECK_RC(prolly_resolve(&got, db, spec), 0);
+		PT_CHECKF(prolly_id_equal(&got, &ids[i]), "%s", spec);
+		for (size_t k = 0; k < len; k++)
+			if (spec[k] >= 'a')
+				spec[k] = (char)(spec[k] - 'a' + 'A');
+		PT_CHECK_RC(prolly_resolve(&got, db, spec), 0);
+		if (len > 4 &&
+		    ambiguous_seen < 20 / every + 1) { /* one digit less: ambiguous, naming both */
+			ambiguous_seen++;
+			spec[len - 1] = 0;
+			PT_CHECK_RC(prolly_resolve(&got, db, spec), PROLLY_EINVAL);
+			const char *m = prolly_last_error();
+			PT_CHECKF(strstr(m, "ambiguous") && strstr(m, hex[i]), "%s: %s", spec, m);
+		}
+	}
+	PT_CHECK(ambiguous_seen > 0);
+	/* Too short, no such commit, a tree node's prefix, a tree's full id, bad characters. */
+	prolly_id got;
+	char t8[9], thex[PROLLY_ID_HEX_SIZE];
+	PT_CHECK_RC(prolly_resolve(&got, db, "abc"), PROLLY_ENOTFOUND);
+	prolly_id_to_hex(thex, &tree);
+	memcpy(t8, thex, 8);
+	t8[8] = 0;
+	int tree_prefix_is_commit = 0;
+	for (int i = 0; i < NC; i++)
+		tree_prefix_is_commit |= strncmp(hex[i], t8, 8) == 0;
+	if (!tree_prefix_is_commit)
+		PT_CHECK_RC(prolly_resolve(&got, db, t8), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&got, db, thex), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "is a tree, not a commit"), "%s", prolly_last_error());
+	/* A 10-digit prefix no commit has. */
+	char none[11] = "0000000000";
+	for (int v = 0; v < 100; v++) {
+		snprintf(none, sizeof none, "%010x", 0x12345u + (unsigned)v * 7919u);
+		void *hit = NULL;
+		for (int i = 0; i < NC && !hit; i++)
+			if (strncmp(hex[i], none, 10) == 0)
+				hit = hex[i];
+		if (!hit)
+			break;
+	}
+	PT_CHECK_RC(prolly_resolve(&got, db, none), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&got, db, "12g4"), PROLLY_ENOTFOUND);
+}
+
+PT_TEST(resolve_short_ids_mem)
+{
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
+	short_ids(db, 1);
+	/* With find_ids: a short id is one find_ids call and one commit read. */
+	prolly_id head, got;
+	char spec[13];
+	PT_REQUIRE(prolly_branch_head(&head, db, "main") == 0);
+	char h[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(h, &head);
+	memcpy(spec, h, 12);
+	spec[12] = 0;
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_resolve(&got, db, spec), 0);
+	prolly_stats st;
+	prolly_thread_stats(&st);
+	PT_CHECKF(st.store_round_trips <= 3, "%llu round trips",
+	          (unsigned long long)st.store_round_trips);
+	prolly_close(db);
+}
+
+PT_TEST(resolve_short_ids_lmdb)
+{
+	tm_db t;
+	PT_REQUIRE(tm_db_open(&t, 1, "resolve", 0, 0, 0) == 0);
+	short_ids(t.db, 1);
+	tm_db_close(&t);
+}
+
+PT_TEST(resolve_short_ids_without_find_ids)
+{
+	tm_db t;
+	PT_REQUIRE(tm_db_open(&t, 0, "resolve", 1, 0, 0) == 0); /* the tap has no find_ids */
+	short_ids(t.db, 7);
+	tm_db_close(&t);
+}
+
+PT_TEST(resolve_parent_steps)
+{
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
+	prolly_txn *txn = NULL;
+	prolly_id c1, c2, c3, s1, m, d, got, mp[2];
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(make_commit(&c1, txn, NULL, 0, 10, "c1") == 0);
+	PT_REQUIRE(make_commit(&c2, txn, &c1, 1, 20, "c2") == 0);
+	PT_REQUIRE(make_commit(&c3, txn, &c2, 1, 30, "c3") == 0);
+	PT_REQUIRE(make_commit(&s1, txn, &c2, 1, 31, "s1") == 0);
+	mp[0] = c3;
+	mp[1] = s1;
+	PT_REQUIRE(make_commit(&m, txn, mp, 2, 40, "m") == 0);
+	PT_REQUIRE(make_commit(&d, txn, &m, 1, 50, "d") == 0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", NULL, &d) == 0);
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	char dh[PROLLY_ID_HEX_SIZE], mh[PROLLY_ID_HEX_SIZE], spec[80];
+	prolly_id_to_hex(dh, &d);
+	prolly_id_to_hex(mh, &m);
+	const struct {
+		const char *spec;
+		const prolly_id *want;
+	} ok[] = {{"main", &d},       {"main^0", &d},      {"main^", &m},     {"main^1", &m},
+	          {"main~1", &m},     {"main^^", &c3},     {"main~1^2", &s1}, {"main^^2", &s1},
+	          {"main~1^2^", &c2}, {"main~1^2~1", &c2}, {"main~2^", &c2},  {"main^~1^1", &c2},
+	          {"main~3", &c2},    {"main~4", &c1},     {"main~0^0~0", &d}};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		PT_CHECK_RC(prolly_resolve(&got, db, ok[i].spec), 0);
+		PT_CHECKF(prolly_id_equal(&got, ok[i].want), "%s", ok[i].spec);
+	}
+	snprintf(spec, sizeof spec, "%.6s^2", mh);
+	PT_CHECK_RC(prolly_resolve(&got, db, spec), 0);
+	PT_CHECK(prolly_id_equal(&got, &s1));
+	snprintf(spec, sizeof spec, "%s~1^2", dh);
+	PT_CHECK_RC(prolly_resolve(&got, db, spec), 0);
+	PT_CHECK(prolly_id_equal(&got, &s1));
+	PT_CHECK_RC(prolly_resolve(&got, db, "main^2"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~1^3"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~5"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main^x"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~1x"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~99999999999"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_resolve(&got, db, "^1"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_resolve(&got, db, ""), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_resolve(&got, db, "nosuch^"), PROLLY_ENOTFOUND);
+	prolly_close(db);
+}
+
+PT_TEST(resolve_branch_names_and_ids)
+{
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
+	prolly_txn *txn = NULL;
+	prolly_id a, b, got;
+	char ah[PROLLY_ID_HEX_SIZE], short4[5];
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(make_commit(&a, txn, NULL, 0, 10, "a") == 0);
+	PT_REQUIRE(make_commit(&b, txn, &a, 1, 20, "b") == 0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", NULL, &b) == 0);
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	prolly_id_to_hex(ah, &a);
+	/* 64 hex digits cannot name a branch; fewer can. */
+	PT_CHECK_RC(prolly_branch_name_valid(ah), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_branch_create(db, ah, &b), PROLLY_EINVAL);
+	char ah65[PROLLY_ID_HEX_SIZE + 1];
+	snprintf(ah65, sizeof ah65, "%sa", ah);
+	PT_CHECK_RC(prolly_branch_name_valid(ah65), 0);
+	/* a's short id names a; a branch spelled the same wins. */
+	memcpy(short4, ah, 4);
+	short4[4] = 0;
+	PT_CHECK_RC(prolly_resolve(&got, db, short4), 0);
+	PT_CHECK(prolly_id_equal(&got, &a));
+	PT_CHECK_RC(prolly_branch_create(db, short4, &b), 0);
+	PT_CHECK_RC(prolly_resolve(&got, db, short4), 0);
+	PT_CHECK(prolly_id_equal(&got, &b));
+	PT_CHECK_RC(prolly_resolve(&got, db, ah), 0);
+	PT_CHECK(prolly_id_equal(&got, &a));
+	prolly_close(db);
+}
+
+int main(int argc, char **argv)
+{
+	return pt_run(argc, argv);
+}
