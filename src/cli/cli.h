@@ -77,6 +77,13 @@ int cmd_log(struct cli *cli, int argc, char **argv);
 int cmd_root(struct cli *cli, int argc, char **argv);
 int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_verify(struct cli *cli, int argc, char **argv);
+/* History and refs (cmd_refs.c): reflog, tags, reset. */
+int cmd_reflog(struct cli *cli, int argc, char **argv);
+int cmd_tag(struct cli *cli, int argc, char **argv);
+int cmd_tags(struct cli *cli, int argc, char **argv);
+int cmd_reset(struct cli *cli, int argc, char **argv);
+/* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ (cmd_read.c). */
+void print_time(int64_t time_us);
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 
