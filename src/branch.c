@@ -1249,9 +1249,10 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 			                 into, from);
 		goto cleanup;
 	}
-	if (have_base && prolly_id_equal(&heads[0], &heads[2]))
+	/* An explicit base always gives a three-way merge, never a shortcut. */
+	if (have_base && !(opts && opts->base) && prolly_id_equal(&heads[0], &heads[2]))
 		goto done; /* from is already in into */
-	if (have_base && prolly_id_equal(&heads[0], &heads[1])) {
+	if (have_base && !(opts && opts->base) && prolly_id_equal(&heads[0], &heads[1])) {
 		result = heads[2]; /* fast-forward */
 		if ((rc = prolly_txn_set_reason(txn, "fast-forward", NULL)))
 			goto cleanup;
@@ -1267,7 +1268,12 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 			}
 			base_tree = cs[0]->tree;
 			uint64_t cnt; /* the base's tree must still be there: retention may have taken it */
-			if ((rc = prolly_count(&cnt, db, &base_tree))) {
+			rc = prolly_count(&cnt, db, &base_tree);
+			if (rc == PROLLY_ENOTFOUND && opts && opts->allow_unrelated && !opts->base) {
+				base_tree = db->empty_tree; /* the base's tree is gone: as asked, none */
+				rc = 0;
+			}
+			if (rc) {
 				if (rc == PROLLY_ENOTFOUND)
 					rc = prolly_set_error(PROLLY_EPRUNED,
 					                      "the tree of the merge base of '%s' and '%s' was "

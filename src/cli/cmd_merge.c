@@ -120,11 +120,12 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 	have_base = err == 0;
-	if (have_base && prolly_id_equal(&base, &theirs)) {
+	/* With --base, always a three-way merge against it (never a fast-forward). */
+	if (have_base && !base_spec && prolly_id_equal(&base, &theirs)) {
 		print_id(&ours);
 		goto cleanup;
 	}
-	if (have_base && prolly_id_equal(&base, &ours)) {
+	if (have_base && !base_spec && prolly_id_equal(&base, &ours)) {
 		if ((err = prolly_txn_begin(&txn, cli->db)) ||
 		    (err = prolly_txn_move_branch(txn, into, &ours, &theirs)) ||
 		    (err = prolly_txn_set_reason(txn, "fast-forward", NULL))) {
@@ -147,6 +148,10 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 			goto cleanup;
 		base_tree = base_c->tree;
 		err = prolly_count(&n, cli->db, &base_tree);
+		if (err == PROLLY_ENOTFOUND && unrelated && !base_spec) {
+			prolly_id_empty_tree(&base_tree); /* the base's tree is gone: as asked, none */
+			err = 0;
+		}
 		if (err == PROLLY_ENOTFOUND) {
 			rc = fail(cli, EXIT_USAGE,
 			          "the tree of the merge base of '%s' and '%s' was removed by gc; nothing "
