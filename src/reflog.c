@@ -483,8 +483,12 @@ int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const char *name
 	char ref[PROLLY_MAX_REF_NAME + 1];
 	restore_ctx rc = {0, {{0}}};
 	int err;
+	prolly_id cur;
 	if ((err = prolly_branch_name_valid(name)))
 		return err;
+	snprintf(ref, sizeof(ref), "%s%s", HEADS_PREFIX, name);
+	if ((err = prolly__get_ref(db, ref, &cur)) != PROLLY_ENOTFOUND)
+		return err ? err : prolly_set_error(PROLLY_ECONFLICT, "branch '%s' exists", name);
 	err = prolly_reflog(db, name, on_restore, &rc);
 	if (err < 0)
 		return err;
@@ -492,7 +496,6 @@ int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const char *name
 		return prolly_set_error(PROLLY_ENOTFOUND,
 		                        "the reflog records no deletion of branch '%s' (or gc expired it)",
 		                        name);
-	snprintf(ref, sizeof(ref), "%s%s", HEADS_PREFIX, name);
 	if ((err = prolly__ref_create(db, ref, &rc.head, "restore")))
 		return err;
 	if (out_commit)
