@@ -486,6 +486,209 @@ TM_BOTH_STORES(reflog_racing_writers)
 	tm_db_close(&t);
 }
 
+/* ---- random branch operations against a model ---------------------------------------------- */
+
+#define MB 4    /* branch names b0..b3 */
+#define MT 3    /* tag names t0..t2 */
+#define MLOG 96 /* moves remembered per ref */
+#define MC 400  /* commits remembered */
+
+typedef struct mref {
+	int exists;
+	prolly_id at;
+	int n; /* moves recorded (the last MLOG kept) */
+	entry log[MLOG];
+} mref;
+
+typedef struct mstate {
+	mref br[MB], tg[MT];
+	prolly_id commits[MC];
+	int nc;
+} mstate;
+
+static void mlog(mref *r, const char *op, const prolly_id *old_id, const prolly_id *new_id)
+{
+	entry *e = &r->log[r->n % MLOG];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->op, sizeof(e->op), "%s", op);
+	e->has_old = old_id != NULL;
+	e->has_new = new_id != NULL;
+	if (old_id)
+		e->old_id = *old_id;
+	if (new_id)
+		e->new_id = *new_id;
+	r->n++;
+}
+
+/* The store's reflog of ref equals the model's, newest first. */
+static int check_ref(prolly_db *db, const char *ref, const mref *m)
+{
+	elist l;
+	if (reflog_of(&l, db, ref) != 0 || l.n != m->n || m->n > MLOG)
+		return fprintf(stderr, "  %s: %d entries, model %d\n", ref, l.n, m->n), 1;
+	for (int i = 0; i < l.n; i++) {
+		const entry *w = &m->log[m->n - 1 - i], *g = &l.v[i];
+		if (strcmp(w->op, g->op) || w->has_old != g->has_old || w->has_new != g->has_new ||
+		    (w->has_old && !prolly_id_equal(&w->old_id, &g->old_id)) ||
+		    (w->has_new && !prolly_id_equal(&w->new_id, &g->new_id)))
+			return fprintf(stderr, "  %s entry %d: '%s', model '%s'\n", ref, i, g->op, w->op), 1;
+	}
+	return 0;
+}
+
+TM_BOTH_STORES(reflog_random_ops_against_model)
+{
+	tm_db t;
+	tm_rng r;
+	static mstate ms;
+	char name[16], ref[32];
+	int steps = 220, bad = 0;
+	memset(&ms, 0, sizeof(ms));
+	PT_REQUIRE(open_db(&t, lmdb, 0) == 0);
+	tm_rng_seed(&r, PT_SEED() + 7);
+	PT_REQUIRE(put(&ms.br[0].at, t.db, "b0", "k", "0") == 0);
+	ms.br[0].exists = 1;
+	mlog(&ms.br[0], "commit", NULL, &ms.br[0].at);
+	ms.commits[ms.nc++] = ms.br[0].at;
+	for (int step = 0; step < steps && !bad; step++) {
+		int b = (int)tm_rng_below(&r, MB), b2 = (int)tm_rng_below(&r, MB);
+		int tg = (int)tm_rng_below(&r, MT);
+		prolly_id some = ms.commits[tm_rng_below(&r, (uint64_t)ms.nc)], x, old;
+		mref *m = &ms.br[b];
+		int rc = 0;
+		tick(t.db);
+		snprintf(name, sizeof(name), "b%d", b);
+		switch (tm_rng_below(&r, 8)) {
+		case 0:
+		case 1: /* commit */
+			if (!m->exists)
+				break;
+			snprintf(ref, sizeof(ref), "v%d", step);
+			if ((rc = put(&x, t.db, name, "k", ref)) == 0) {
+				mlog(m, "commit", &m->at, &x);
+				m->at = x;
+				if (ms.nc < MC)
+					ms.commits[ms.nc++] = x;
+			}
+			break;
+		case 2: /* create or delete */
+			if (m->exists) {
+				int last = 1;
+				for (int i = 0; i < MB; i++)
+					last &= i == b || !ms.br[i].exists;
+				if (last)
+					break; /* keep one branch, as the CLI does without --force */
+				if ((rc = prolly_branch_remove(&old, t.db, name)) == 0) {
+					PT_CHECK(prolly_id_equal(&old, &m->at));
+					mlog(m, "delete", &m->at, NULL);
+					m->exists = 0;
+				}
+			} else if ((rc = prolly_branch_create(t.db, name, &some)) == 0) {
+				mlog(m, "branch", NULL, &some);
+				m->exists = 1;
+				m->at = some;
+			}
+			break;
+		case 3: /* restore */
+			rc = prolly_branch_restore(&x, t.db, name);
+			if (m->exists) {
+				PT_CHECK(rc == PROLLY_ECONFLICT);
+				rc = 0;
+			} else if (m->n && !m->log[(m->n - 1) % MLOG].has_new) {
+				PT_CHECK_RC(rc, 0);
+				PT_CHECK(prolly_id_equal(&x, &m->log[(m->n - 1) % MLOG].old_id));
+				mlog(m, "restore", NULL, &x);
+				m->exists = 1;
+				m->at = x;
+			} else {
+				PT_CHECK(rc == PROLLY_ENOTFOUND);
+				rc = 0;
+			}
+			break;
+		case 4: /* reset */
+			rc = prolly_branch_reset(&old, t.db, name, &some);
+			if (!m->exists) {
+				PT_CHECK(rc == PROLLY_ENOTFOUND);
+				rc = 0;
+			} else if (rc == 0) {
+				mlog(m, "reset", &m->at, &some);
+				m->at = some;
+			}
+			break;
+		case 5: /* tags */
+			snprintf(name, sizeof(name), "t%d", tg);
+			if (ms.tg[tg].exists) {
+				if ((rc = prolly_tag_delete(&old, t.db, name)) == 0) {
+					PT_CHECK(prolly_id_equal(&old, &ms.tg[tg].at));
+					mlog(&ms.tg[tg], "delete", &ms.tg[tg].at, NULL);
+					ms.tg[tg].exists = 0;
+				}
+			} else {
+				PT_CHECK_RC(prolly_tag_create(t.db, name, &some), 0);
+				mlog(&ms.tg[tg], "tag", NULL, &some);
+				ms.tg[tg].exists = 1;
+				ms.tg[tg].at = some;
+			}
+			break;
+		case 6: { /* merge b2 into b */
+			prolly_merge_options mo;
+			char from[16];
+			memset(&mo, 0, sizeof(mo));
+			mo.resolve = PROLLY_RESOLVE_THEIRS;
+			if (!m->exists || !ms.br[b2].exists || b == b2)
+				break;
+			snprintf(from, sizeof(from), "b%d", b2);
+			if ((rc = prolly_merge_branches(&x, NULL, t.db, name, from, &mo, NULL)) != 0)
+				break;
+			if (prolly_id_equal(&x, &m->at))
+				break; /* up to date: no move, no entry */
+			mlog(m, prolly_id_equal(&x, &ms.br[b2].at) ? "fast-forward" : "merge", &m->at, &x);
+			m->at = x;
+			if (ms.nc < MC)
+				ms.commits[ms.nc++] = x;
+			break;
+		}
+		default: { /* gc within the horizon: nothing the model knows goes away */
+			prolly_gc_result res;
+			rc = prolly_gc(t.db, &res);
+			if (rc == 0)
+				PT_CHECK(res.reflog_expired == 0);
+			break;
+		}
+		}
+		PT_CHECKF(rc == 0, "step %d: %d (%s)", step, rc, prolly_last_error());
+		bad |= rc != 0;
+	}
+	for (int i = 0; i < MB && !bad; i++) {
+		prolly_id h;
+		snprintf(name, sizeof(name), "b%d", i);
+		snprintf(ref, sizeof(ref), "refs/heads/b%d", i);
+		int rc = prolly_branch_head(&h, t.db, name);
+		PT_CHECK(ms.br[i].exists ? rc == 0 && prolly_id_equal(&h, &ms.br[i].at)
+		                         : rc == PROLLY_ENOTFOUND);
+		PT_CHECK(check_ref(t.db, ref, &ms.br[i]) == 0);
+	}
+	for (int i = 0; i < MT && !bad; i++) {
+		prolly_id h;
+		snprintf(name, sizeof(name), "t%d", i);
+		snprintf(ref, sizeof(ref), "refs/tags/t%d", i);
+		int rc = prolly_tag_get(&h, t.db, name);
+		PT_CHECK(ms.tg[i].exists ? rc == 0 && prolly_id_equal(&h, &ms.tg[i].at)
+		                         : rc == PROLLY_ENOTFOUND);
+		PT_CHECK(check_ref(t.db, ref, &ms.tg[i]) == 0);
+	}
+	int moves = 0;
+	for (int i = 0; i < MB; i++)
+		moves += ms.br[i].n;
+	for (int i = 0; i < MT; i++)
+		moves += ms.tg[i].n;
+	fprintf(stderr, "  # %d moves recorded, %d commits\n", moves, ms.nc);
+	if (pt_failed_now)
+		fprintf(stderr, "  re-run: PROLLY_TEST_SEED=%llu build/tests/test_reflog model\n",
+		        (unsigned long long)PT_SEED());
+	tm_db_close(&t);
+}
+
 /* ---- the decoder --------------------------------------------------------------------------- */
 
 static int grab(void *payload, size_t index, const void *data, size_t size)
