@@ -138,7 +138,8 @@ static int on_commit(void *payload, size_t index, const void *data, size_t size)
 	nd->tree = c->tree;
 	nd->poff = g->npids;
 	nd->np = (uint32_t)c->n_parents;
-	memcpy(g->pids + g->npids, c->parents, c->n_parents * sizeof(prolly_id));
+	if (c->n_parents)
+		memcpy(g->pids + g->npids, c->parents, c->n_parents * sizeof(prolly_id));
 	g->npids += c->n_parents;
 	nd->loaded = 1;
 	prolly_commit_free(c);
