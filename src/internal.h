@@ -388,6 +388,11 @@ typedef struct prolly__reflog {
 	char *ref, *op, *message;
 } prolly__reflog;
 
+/* Encodes an entry (old_id / new_id NULL when absent; msg may be NULL). The caller has checked
+ * the operation, ref and message against R5-R7. */
+int prolly__reflog_encode(prolly_buf *out, int64_t time_us, const prolly_id *old_id,
+                          const prolly_id *new_id, const char *op, const char *ref,
+                          const char *msg);
 int prolly__reflog_decode(prolly__reflog *out, const prolly_id *id, const void *bytes, size_t size);
 void prolly__reflog_dispose(prolly__reflog *e);
 /* The time encoded in an entry's ref name "logs/<ref>@<16 hex time><8 hex id>"; 0 if the name

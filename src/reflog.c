@@ -79,8 +79,8 @@ static int op_valid(const char *op, size_t len)
 /* Encoding and decoding                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-static int encode(prolly_buf *out, int64_t time_us, const prolly_id *old_id,
-                  const prolly_id *new_id, const char *op, const char *ref, const char *msg)
+int prolly__reflog_encode(prolly_buf *out, int64_t time_us, const prolly_id *old_id,
+                          const prolly_id *new_id, const char *op, const char *ref, const char *msg)
 {
 	size_t o = strlen(op), r = strlen(ref), m = msg ? strlen(msg) : 0;
 	unsigned char hdr[79], u16[2];
@@ -285,8 +285,9 @@ int prolly__reflog_record(prolly_txn *txn, prolly_ref_update **refs, size_t *n_r
 		if (!logged(u->name))
 			continue;
 		const char *op = txn->reason[0] ? txn->reason : default_op(txn, u);
-		if ((rc = encode(&bytes, now, u->expect == PROLLY_REF_EXPECT_VALUE ? &u->expected : NULL,
-		                 u->remove ? NULL : &u->value, op, u->name, txn->reason_msg)))
+		if ((rc = prolly__reflog_encode(
+		         &bytes, now, u->expect == PROLLY_REF_EXPECT_VALUE ? &u->expected : NULL,
+		         u->remove ? NULL : &u->value, op, u->name, txn->reason_msg)))
 			goto cleanup;
 		prolly__hash(&id, bytes.ptr, bytes.size);
 		int len = snprintf(name, PROLLY_MAX_REF_NAME + 1, "%s%s@%016llx%02x%02x%02x%02x",
