@@ -6,7 +6,8 @@
  * parent steps from the nearest head). Then:
  *
  *   K1  a commit at depth < retain (every commit when retain is 0) is kept with its tree: for
- *       linear history, the newest `retain` commits of each head;
+ *       linear history, the newest `retain` commits of each head; a head naming a tree root
+ *       (a reflog entry of a tag that named a tree) keeps that tree;
  *   K2  for every pair of protected heads (branch heads and tags), each of their merge bases
  *       (lowest common ancestors) is kept with its tree, so a merge after gc finds the same base
  *       and reads the same base tree as before it;
@@ -35,6 +36,7 @@ typedef struct hnode {
 	size_t poff; /* first parent id in graph.pids */
 	uint32_t np;
 	int loaded;
+	int is_tree; /* a head that names a tree root (a tag or reflog entry may): kept, not walked */
 } hnode;
 
 typedef struct hgraph {
@@ -119,6 +121,11 @@ static int on_commit(void *payload, size_t index, const void *data, size_t size)
 	prolly_commit *c = NULL;
 	if (nd->loaded)
 		return 0;
+	if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0 && nd->depth == 0) {
+		nd->is_tree = 1; /* a head naming a tree: its nodes are kept, there is no history */
+		nd->tree = nd->id;
+		return 0;
+	}
 	if (size < 4 || memcmp(data, PROLLY_COMMIT_MAGIC, 4) != 0)
 		return 0; /* not a commit (a ref may name anything): nothing to walk */
 	if ((lc->rc = prolly__commit_decode(&c, &lc->ids[index], data, size)))
@@ -376,6 +383,8 @@ int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n
 		goto cleanup;
 	}
 	for (size_t j = 0; j < g.n; j++) {
+		if (g.v[j].is_tree)
+			(*trees)[(*n_trees)++] = g.v[j].tree;
 		if (!keep[j])
 			continue;
 		(*commits)[(*n_commits)++] = g.v[j].id;

@@ -284,6 +284,47 @@ TM_BOTH_STORES(reflog_gc_horizon)
 	tm_db_close(&t);
 }
 
+/* A tag that named a tree root (not a commit): its reflog entry keeps the tree too. */
+PT_TEST(reflog_keeps_tree_of_deleted_tag)
+{
+	tm_db t;
+	tm_model m;
+	prolly_id c, root;
+	prolly_txn *txn = NULL;
+	prolly_ref_update u;
+	prolly_gc_result res;
+	PT_REQUIRE(open_db(&t, 0, 1) == 0);
+	tm_model_init(&m);
+	for (int i = 0; i < 200; i++) {
+		unsigned char k[TM_KEY24];
+		tm_key24(k, (uint64_t)i);
+		tm_model_put(&m, k, TM_KEY24, "tree-only", 9);
+	}
+	PT_REQUIRE(put(&c, t.db, "main", "k", "v") == 0);
+	PT_REQUIRE(tm_build_commit(&root, t.db, &m) == 0);
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/tags/tree";
+	u.expect = PROLLY_REF_EXPECT_ABSENT;
+	u.value = root;
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+	prolly_txn_free(txn);
+	tick(t.db);
+	PT_CHECK_RC(prolly_tag_delete(NULL, t.db, "tree"), 0);
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	prolly_db_cache_clear(t.db);
+	PT_CHECK(tm_tree_check(t.db, &root, &m, "tree named by a reflog entry") == 0);
+	t.db->opts.clock_us += 15 * DAY_US;
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECK(res.nodes_removed > 0 && res.reflog_expired == 3);
+	prolly_db_cache_clear(t.db);
+	uint64_t n;
+	PT_CHECK_RC(prolly_count(&n, t.db, &root), PROLLY_ENOTFOUND);
+	tm_model_dispose(&m);
+	tm_db_close(&t);
+}
+
 /* ---- retention never changes a merge ------------------------------------------------------- */
 
 /* Root of a merge of `from` into a scratch branch at `into`'s head (then deleted). */
