@@ -2,7 +2,8 @@
  * gc_history.c - which commits and trees retention keeps (gc's step 2, see gc.c).
  *
  * The walk reads the whole history reachable from the heads, breadth first from all heads at
- * once, one store call per generation, into an in-memory graph (id, tree, parents, depth: the
+ * once, one store call per generation (per ANCESTORS_AHEAD commits where the store has
+ * get_ancestors, which reads ahead), into an in-memory graph (id, tree, parents, depth: the
  * parent steps from the nearest head). Then:
  *
  *   K1  a commit at depth < retain (every commit when retain is 0) is kept with its tree: for
@@ -36,6 +37,7 @@ typedef struct hnode {
 	size_t poff; /* first parent id in graph.pids */
 	uint32_t np;
 	int loaded;
+	int reached; /* the walk got here (depth is set); 0: read ahead by get_ancestors only */
 	int is_tree; /* a head that names a tree root (a tag or reflog entry may): kept, not walked */
 } hnode;
 
@@ -98,6 +100,7 @@ static int hadd(hgraph *g, const prolly_id *id, uint32_t depth, size_t *out)
 	memset(&g->v[g->n], 0, sizeof(g->v[g->n]));
 	g->v[g->n].id = *id;
 	g->v[g->n].depth = depth;
+	g->v[g->n].reached = 1;
 	size_t i = hstart(id, g->scap);
 	while (g->slot[i])
 		i = (i + 1) & (g->scap - 1);
@@ -113,23 +116,23 @@ typedef struct load_ctx {
 	int rc;
 } load_ctx;
 
-static int on_commit(void *payload, size_t index, const void *data, size_t size)
+/* Decodes a stored object into graph node k (a commit; or a tree root named by a head). */
+static int fill(hgraph *g, size_t k, const prolly_id *id, const void *data, size_t size)
 {
-	load_ctx *lc = payload;
-	hgraph *g = lc->g;
-	hnode *nd = &g->v[lc->idx[index]];
+	hnode *nd = &g->v[k];
 	prolly_commit *c = NULL;
+	int rc;
 	if (nd->loaded)
 		return 0;
-	if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0 && nd->depth == 0) {
+	if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0 && nd->reached && nd->depth == 0) {
 		nd->is_tree = 1; /* a head naming a tree: its nodes are kept, there is no history */
 		nd->tree = nd->id;
 		return 0;
 	}
 	if (size < 4 || memcmp(data, PROLLY_COMMIT_MAGIC, 4) != 0)
 		return 0; /* not a commit (a ref may name anything): nothing to walk */
-	if ((lc->rc = prolly__commit_decode(&c, &lc->ids[index], data, size)))
-		return lc->rc;
+	if ((rc = prolly__commit_decode(&c, id, data, size)))
+		return rc;
 	if (g->npids + c->n_parents > g->cappids) {
 		size_t ncap = g->cappids ? g->cappids * 2 : 256;
 		while (ncap < g->npids + c->n_parents)
@@ -137,11 +140,12 @@ static int on_commit(void *payload, size_t index, const void *data, size_t size)
 		prolly_id *np = realloc(g->pids, ncap * sizeof(*np));
 		if (!np) {
 			prolly_commit_free(c);
-			return lc->rc = prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
+			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
 		}
 		g->pids = np;
 		g->cappids = ncap;
 	}
+	nd = &g->v[k];
 	nd->tree = c->tree;
 	nd->poff = g->npids;
 	nd->np = (uint32_t)c->n_parents;
@@ -153,6 +157,74 @@ static int on_commit(void *payload, size_t index, const void *data, size_t size)
 	return 0;
 }
 
+static int on_commit(void *payload, size_t index, const void *data, size_t size)
+{
+	load_ctx *lc = payload;
+	int rc = fill(lc->g, lc->idx[index], &lc->ids[index], data, size);
+	return rc ? (lc->rc = rc) : 0;
+}
+
+/* get_ancestors' objects: each must hash to its id; a commit the walk has not reached yet
+ * becomes a node that is loaded but not reached, so the step that reaches it reads nothing. */
+static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	load_ctx *lc = payload;
+	prolly_id h;
+	size_t k;
+	int rc;
+	prolly__hash(&h, data, size);
+	if (!prolly_id_equal(&h, id)) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, id);
+		return lc->rc = prolly_set_error(
+		           PROLLY_ECORRUPT, "gc: object %s is corrupt: bytes do not hash to the id", hex);
+	}
+	if (!hfind(lc->g, id, &k)) {
+		if (size < 4 || memcmp(data, PROLLY_COMMIT_MAGIC, 4) != 0)
+			return 0;
+		if ((rc = hadd(lc->g, id, 0, &k)))
+			return lc->rc = rc;
+		lc->g->v[k].reached = 0;
+	}
+	if ((rc = fill(lc->g, k, id, data, size)))
+		return lc->rc = rc;
+	return 0;
+}
+
+/* Commits one generation reads ahead where the store can (get_ancestors): a long history then
+ * costs one round trip per this many commits instead of one per generation. */
+#define ANCESTORS_AHEAD 1024
+
+/* Loads the nodes of level that are not loaded yet, with one store call. */
+static int load_level(prolly_db *db, hgraph *g, const size_t *level, size_t nl, prolly_id *ids,
+                      size_t *want)
+{
+	prolly_store *st = db->store;
+	size_t k = 0;
+	int rc;
+	for (size_t i = 0; i < nl; i++)
+		if (!g->v[level[i]].loaded && !g->v[level[i]].is_tree) {
+			want[k] = level[i];
+			ids[k++] = g->v[level[i]].id;
+		}
+	if (!k)
+		return 0;
+	load_ctx lc = {g, want, ids, 0};
+	if (st->version >= 3 && st->get_ancestors) {
+		prolly_stats d;
+		memset(&d, 0, sizeof(d));
+		d.store_reads = 1;
+		d.store_read_items = k;
+		rc = st->get_ancestors(st, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD), on_ancestor,
+		                       &lc);
+		prolly__stats_add(db, &d);
+	} else {
+		/* A commit that is absent was removed by an earlier gc: its line of history ends. */
+		rc = prolly__load_raw(db, ids, k, on_commit, &lc);
+	}
+	return lc.rc ? lc.rc : rc;
+}
+
 /* Reads the history from heads into g, one store call per generation (K1's depths). */
 static int walk(prolly_db *db, hgraph *g, const prolly_id *heads, size_t n)
 {
@@ -161,6 +233,7 @@ static int walk(prolly_db *db, hgraph *g, const prolly_id *heads, size_t n)
 	size_t capids = 0;
 	int rc = 0;
 
+	size_t *want = NULL;
 	for (size_t i = 0; i < n; i++) {
 		size_t k;
 		if (hfind(g, &heads[i], &k))
@@ -179,19 +252,16 @@ static int walk(prolly_db *db, hgraph *g, const prolly_id *heads, size_t n)
 	for (uint32_t depth = 0; nl; depth++) {
 		if (nl > capids) {
 			prolly_id *nv = realloc(ids, nl * sizeof(*nv));
-			if (!nv)
+			size_t *nw = realloc(want, nl * sizeof(*nw));
+			if (nv)
+				ids = nv;
+			if (nw)
+				want = nw;
+			if (!nv || !nw)
 				goto oom;
-			ids = nv;
 			capids = nl;
 		}
-		for (size_t i = 0; i < nl; i++)
-			ids[i] = g->v[level[i]].id;
-		load_ctx lc = {g, level, ids, 0};
-		/* A commit that is absent was removed by an earlier gc: its line of history ends. */
-		rc = prolly__load_raw(db, ids, nl, on_commit, &lc);
-		if (lc.rc)
-			rc = lc.rc;
-		if (rc)
+		if ((rc = load_level(db, g, level, nl, ids, want)))
 			goto cleanup;
 		nn = 0;
 		for (size_t i = 0; i < nl; i++) {
@@ -201,10 +271,14 @@ static int walk(prolly_db *db, hgraph *g, const prolly_id *heads, size_t n)
 			for (uint32_t p = 0; p < g->v[j].np; p++) {
 				size_t k;
 				prolly_id pid = g->pids[g->v[j].poff + p];
-				if (hfind(g, &pid, &k))
-					continue; /* G1; breadth first: its depth is already the least */
-				if ((rc = hadd(g, &pid, depth + 1, &k)))
+				if (hfind(g, &pid, &k)) {
+					if (g->v[k].reached)
+						continue;        /* G1; breadth first: its depth is already the least */
+					g->v[k].reached = 1; /* read ahead: reached now */
+					g->v[k].depth = depth + 1;
+				} else if ((rc = hadd(g, &pid, depth + 1, &k))) {
 					goto cleanup;
+				}
 				if (nn == capn) {
 					capn = capn ? capn * 2 : 64;
 					size_t *nv = realloc(next, capn * sizeof(*nv));
@@ -230,6 +304,7 @@ cleanup:
 	free(level);
 	free(next);
 	free(ids);
+	free(want);
 	return rc;
 }
 
@@ -252,13 +327,15 @@ static int protect_bases(hgraph *g, const prolly_id *heads, size_t n_protected, 
 		rc = prolly_set_error(PROLLY_ENOMEM, "gc: out of memory finding merge bases");
 		goto cleanup;
 	}
-	/* Parent indexes (SIZE_MAX: not in the graph or not loaded), child counts and lists. */
+	/* Parent indexes (SIZE_MAX: not in the graph or not loaded), child counts and lists. A
+	 * commit read ahead but never reached cannot exist (the walk follows every stored parent);
+	 * it is left out all the same. */
 	for (size_t j = 0; j < n; j++) {
-		if (!g->v[j].loaded)
+		if (!g->v[j].loaded || !g->v[j].reached)
 			continue;
 		for (uint32_t p = 0; p < g->v[j].np; p++) {
 			size_t at = g->v[j].poff + p, k;
-			if (hfind(g, &g->pids[at], &k) && g->v[k].loaded) {
+			if (hfind(g, &g->pids[at], &k) && g->v[k].loaded && g->v[k].reached) {
 				pidx[at] = k;
 				nchild[k]++;
 			} else {
@@ -269,7 +346,7 @@ static int protect_bases(hgraph *g, const prolly_id *heads, size_t n_protected, 
 	for (size_t j = 0; j < n; j++)
 		coff[j + 1] = coff[j] + nchild[j];
 	for (size_t j = 0; j < n; j++) {
-		if (!g->v[j].loaded)
+		if (!g->v[j].loaded || !g->v[j].reached)
 			continue;
 		for (uint32_t p = 0; p < g->v[j].np; p++) {
 			size_t k = pidx[g->v[j].poff + p];
@@ -281,7 +358,7 @@ static int protect_bases(hgraph *g, const prolly_id *heads, size_t n_protected, 
 	size_t no = 0;
 	for (size_t j = 0; j < n; j++) {
 		nchild[j] = coff[j + 1] - coff[j];
-		if (g->v[j].loaded && !nchild[j])
+		if (g->v[j].loaded && g->v[j].reached && !nchild[j])
 			order[no++] = j;
 	}
 	for (size_t at = 0; at < no; at++) {
@@ -294,7 +371,7 @@ static int protect_bases(hgraph *g, const prolly_id *heads, size_t n_protected, 
 	}
 	for (size_t i = 0; i < n_protected; i++) {
 		size_t k;
-		if (hfind(g, &heads[i], &k) && g->v[k].loaded)
+		if (hfind(g, &heads[i], &k) && g->v[k].loaded && g->v[k].reached)
 			bits[k * words + i / 64] |= (uint64_t)1 << (i % 64);
 	}
 	for (size_t at = 0; at < no; at++) {
@@ -373,7 +450,7 @@ int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n
 		goto cleanup;
 	}
 	for (size_t j = 0; j < g.n; j++) /* K1 */
-		if (g.v[j].loaded && (!retain || g.v[j].depth < retain))
+		if (g.v[j].loaded && g.v[j].reached && (!retain || g.v[j].depth < retain))
 			keep[j] = 1;
 	if (retain && n_protected >= 2 && (rc = protect_bases(&g, heads, n_protected, keep)))
 		goto cleanup;

@@ -391,6 +391,40 @@ TM_BOTH_STORES(reflog_retention_then_merge)
 	tm_db_close(&t);
 }
 
+/* gc now walks the whole history (to find merge bases); where the store reads ahead
+ * (get_ancestors: memory, PostgreSQL) a long history costs a few store calls, not one per
+ * generation. */
+PT_TEST(reflog_gc_walk_reads_ahead)
+{
+	tm_db t;
+	prolly_id x;
+	prolly_gc_result res;
+	prolly_stats st;
+	PT_REQUIRE(open_db(&t, 0, 2) == 0);
+	t.db->opts.reflog_days = 0;
+	PT_REQUIRE(put(&x, t.db, "main", "k", "0") == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "dev", &x) == 0);
+	for (int i = 0; i < 1500; i++) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", i);
+		PT_REQUIRE(put(&x, t.db, "main", "k", v) == 0);
+	}
+	prolly_db_cache_clear(t.db);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	prolly_thread_stats(&st);
+	fprintf(stderr, "  # gc over 1501 commits: %llu store calls\n",
+	        (unsigned long long)st.store_reads);
+	PT_CHECKF(st.store_reads <= 12, "%llu store calls", (unsigned long long)st.store_reads);
+	/* The base of main and dev (the first commit) is kept, and the merge still finds it. */
+	prolly_id h, d, b;
+	PT_REQUIRE(prolly_branch_head(&h, t.db, "main") == 0 &&
+	           prolly_branch_head(&d, t.db, "dev") == 0);
+	PT_CHECK_RC(prolly_merge_base(&b, t.db, &h, &d), 0);
+	PT_CHECK(prolly_id_equal(&b, &d));
+	tm_db_close(&t);
+}
+
 /* Unrelated history versus history cut by retention. */
 TM_BOTH_STORES(reflog_merge_base_pruned)
 {
