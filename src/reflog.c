@@ -167,7 +167,7 @@ int prolly__reflog_decode(prolly__reflog *out, const prolly_id *id, const void *
 	    (!out->has_new && !prolly_id_equal(&out->new_id, &zero)))
 		return corrupt(id, "an absent value is not zero");
 	o = p[78];
-	if (!op_valid((const char *)p + 79, o) || size < REFLOG_FIXED + o) /* R5 */
+	if (size < REFLOG_FIXED + o || !op_valid((const char *)p + 79, o)) /* R5: fits, then bytes */
 		return corrupt(id, "bad operation");
 	r = (size_t)p[79 + o] | (size_t)p[80 + o] << 8;
 	if (r == 0 || r > PROLLY_MAX_REF_NAME || size < REFLOG_FIXED + o + r ||
