@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fuzz/run.sh [SECONDS] - builds the libFuzzer targets fuzz/fuzz_*.c (node and commit decoders;
-# the harness's TOML reader and HDR text form, with bench/lib/*.c compiled in) with clang
+# fuzz/run.sh [SECONDS] - builds the libFuzzer targets fuzz/fuzz_*.c (node, commit and reflog
+# decoders; the harness's TOML reader and HDR text form, with bench/lib/*.c compiled in) with clang
 # (-fsanitize=fuzzer,address,undefined, the library rebuilt with coverage into build-fuzz/),
 # generates a seed corpus of valid encodings (fuzz/gen_corpus.c), and runs each target for
 # SECONDS (default 30). Crashes are saved as build-fuzz/fuzz-own/crash-TARGET-*; re-run one with

@@ -61,6 +61,7 @@ enum {
 	PROLLY_ETIMEOUT = -10,     /* waited too long (connection pool, lock) */
 	PROLLY_EMERGE = -11,       /* three-way merge left conflicts unresolved */
 	PROLLY_EUNSUPPORTED = -12, /* the store does not support this operation */
+	PROLLY_EPRUNED = -13,      /* history the operation needs was removed by retention (gc) */
 	PROLLY_ITEROVER = -31      /* not an error: an iteration has no more items */
 };
 
@@ -225,6 +226,7 @@ typedef struct prolly_gc_result {
 	uint64_t nodes_kept;
 	uint64_t nodes_removed;
 	uint64_t bytes_removed;
+	uint64_t reflog_expired; /* set by prolly_gc (not by stores): reflog entries it expired */
 } prolly_gc_result;
 
 struct prolly_store {
@@ -371,8 +373,12 @@ typedef struct prolly_db prolly_db;
 typedef struct prolly_options {
 	size_t cache_bytes; /* decoded-node cache budget; default 256 MiB; 0 disables caching */
 	unsigned
-	    retain_commits; /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
-	size_t flush_bytes; /* a builder hands nodes to the store every this many bytes (4 MiB) */
+	    retain_commits;   /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
+	size_t flush_bytes;   /* a builder hands nodes to the store every this many bytes (4 MiB) */
+	unsigned reflog_days; /* gc keeps reflog entries (and what they name) this many days (14);
+	                         0: gc expires every entry */
+	int64_t clock_us;     /* the library's "now" for reflog entries and gc's reflog horizon, in
+	                         microseconds since the epoch; 0 (default): the wall clock */
 } prolly_options;
 
 /* Fills in the defaults. */
@@ -592,6 +598,10 @@ typedef struct prolly_merge_options {
 	prolly_resolve_fn resolve_fn;   /* for PROLLY_RESOLVE_CALLBACK */
 	prolly_conflict_fn on_conflict; /* may be NULL */
 	void *payload;
+	/* prolly_merge_branches only (prolly_merge ignores them): */
+	int allow_unrelated;   /* heads without a merge base (unrelated, or retention cut the
+	                          history) merge against the empty tree instead of failing */
+	const prolly_id *base; /* non-NULL: merge against this commit instead of the merge base */
 } prolly_merge_options;
 
 typedef struct prolly_merge_stats {
@@ -671,8 +681,9 @@ int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch)
 int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
 
 /* Resolves a revision spec to a commit: a base, then any sequence of steps.
- *   base: a branch name; a commit id (64 hex digits); or a unique prefix of a commit id, 4 to 63
- *         hex digits (a branch spelled the same wins). The prefix is looked up with the store's
+ *   base: a branch name; a tag name (a branch spelled the same wins); a commit id (64 hex
+ *         digits); or a unique prefix of a commit id, 4 to 63 hex digits (a branch or tag
+ *         spelled the same wins). The prefix is looked up with the store's
  *         find_ids (one round trip) where it has one, else by walking the history of every ref.
  *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
@@ -697,13 +708,16 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* Deletes a branch; PROLLY_ENOTFOUND if absent. */
 int prolly_branch_delete(prolly_db *db, const char *name);
+/* The same, and *out_head (may be NULL) receives the head it removed (reflogged as "delete"). */
+int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name);
 
 /* Lists branches in name order. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
 int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
-/* Lowest common ancestor of two commits. PROLLY_ENOTFOUND if they share no history (or it
- * was removed by retention). */
+/* Lowest common ancestor of two commits. PROLLY_ENOTFOUND if they share no history;
+ * PROLLY_EPRUNED if none was found and the walk met a commit that retention removed (the common
+ * history may be gone: see docs/commits.md, "Retention and merges"). */
 int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b);
 
 /* Walks history from commit, newest first (by time, then id), visiting each commit once.
@@ -736,15 +750,84 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
 /* Merges branch `from` into branch `into`: three-way against their merge base, then a merge
  * commit with both heads as parents, moving `into` by compare-and-swap. When `into`'s head is an
  * ancestor of `from`'s the branch fast-forwards. PROLLY_EMERGE on unresolved conflicts (nothing
- * is written); PROLLY_ECONFLICT if `into` moved meanwhile. out_commit may be NULL. */
+ * is written); PROLLY_ECONFLICT if `into` moved meanwhile. Without a merge base it refuses:
+ * PROLLY_ENOTFOUND when the histories are unrelated, PROLLY_EPRUNED when retention removed the
+ * base or its tree, unless opts->allow_unrelated (empty base) or opts->base (that commit). The
+ * move is reflogged as "merge" or "fast-forward". out_commit may be NULL. */
 int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prolly_db *db,
                           const char *into, const char *from, const prolly_merge_options *opts,
                           const char *message);
 
 /* Removes every node and commit not reachable from the newest opts.retain_commits commits (0:
- * all) of every branch. Safe while other threads or processes write: a write that began before
- * the gc fails with PROLLY_ECONFLICT instead of publishing a tree whose nodes were removed. */
+ * all) of every branch, tag and reflog entry younger than opts.reflog_days; keeps the merge
+ * bases of every pair of branch heads and tags (their commits and trees, and the commits
+ * between them and the heads, without their trees) so that retention never changes a merge;
+ * first deletes the refs of expired reflog entries. Safe while other threads or processes
+ * write: a write that began before the gc fails with PROLLY_ECONFLICT instead of publishing a
+ * tree whose nodes were removed. */
 int prolly_gc(prolly_db *db, prolly_gc_result *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reflog, tags, reset                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Every move of a refs/heads/ or refs/tags/ ref published by prolly_txn_commit (whoever queued
+ * it) is recorded in the same atomic store write as a reflog entry: a content-addressed object
+ * (old value, new value, time, ref, operation, message) named by a ref of its own,
+ * "logs/<ref>@<time><id>", so recording reads nothing. gc keeps entries younger than
+ * opts.reflog_days and the commits they name (see prolly_gc). docs/commits.md has the details.
+ */
+
+/* Says what the txn's ref moves are, for their reflog entries: operation is 1..32 bytes of
+ * [a-z-] ("commit", "merge", "revert", ...), message (may be NULL) at most 4096 bytes without
+ * NUL. Both are copied. Without it, an entry says "delete" for a removed ref, "merge" or
+ * "commit" for a ref moved to a commit made in the txn (by its parent count), "create" for a
+ * new ref naming an existing commit, "move" otherwise. Call before prolly_txn_commit; a later
+ * call replaces the earlier one. PROLLY_EINVAL for a bad operation or message; PROLLY_ENOMEM. */
+int prolly_txn_set_reason(prolly_txn *txn, const char *operation, const char *message);
+
+/* One reflog entry, as prolly_reflog reports it. Strings are valid during the callback. */
+typedef struct prolly_reflog_entry {
+	prolly_id id;          /* the entry object */
+	int64_t time_us;       /* when the move was published (opts.clock_us if set) */
+	const char *ref;       /* full ref name: "refs/heads/NAME" or "refs/tags/NAME" */
+	const char *operation; /* see prolly_txn_set_reason */
+	const char *message;   /* "" if none */
+	int has_old, has_new;  /* 0: the ref did not exist before (created) / after (deleted) */
+	prolly_id old_id, new_id;
+} prolly_reflog_entry;
+
+typedef int (*prolly_reflog_fn)(void *payload, const prolly_reflog_entry *e);
+
+/* Reports the reflog of ref, newest first (by time, then entry id): ref is a branch name, a full
+ * ref name ("refs/heads/NAME", "refs/tags/NAME"), or NULL for every ref. One list_refs call and
+ * one batched read of the entries. Returns what fn returned if non-zero; PROLLY_EINVAL for a bad
+ * name; PROLLY_ECORRUPT for a damaged entry. An empty reflog is not an error. */
+int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *payload);
+
+/* Re-creates deleted branch `name` at the head its newest "delete" reflog entry removed, and
+ * puts that commit in *out_commit (may be NULL). Reflogged as "restore". PROLLY_ENOTFOUND if the
+ * reflog has no deletion of it (or its commit is gone); PROLLY_ECONFLICT if the branch exists. */
+int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const char *name);
+
+/* Moves branch to commit by compare-and-swap against the head it reads first, whatever the
+ * relation between the two (reflogged as "reset"). *out_old (may be NULL) receives that head.
+ * PROLLY_ENOTFOUND if the branch or the commit does not exist; PROLLY_ECONFLICT if the branch
+ * moved between the read and the write (nothing written). */
+int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char *branch,
+                        const prolly_id *commit);
+
+/* Tags: the ref "refs/tags/NAME" naming a commit; names follow the branch name rules. A tag is
+ * only created or deleted, never moved. gc keeps what tags name like branch heads. */
+/* PROLLY_ECONFLICT if the tag exists; PROLLY_ENOTFOUND if commit does not. */
+int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit);
+/* PROLLY_ENOTFOUND if absent. *out_commit (may be NULL) receives what it named. */
+int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name);
+/* The commit a tag names. PROLLY_ENOTFOUND if absent. */
+int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name);
+/* Lists tags in name order (same callback type as branches). */
+int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
 #ifdef __cplusplus
 }

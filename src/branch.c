@@ -316,7 +316,8 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 		}
 		prolly_commit_free(c);
 		c = NULL;
-		if ((rc = prolly_txn_move_branch(txn, name, NULL, commit)))
+		if ((rc = prolly_txn_move_branch(txn, name, NULL, commit)) ||
+		    (rc = prolly_txn_set_reason(txn, "branch", NULL)))
 			goto cleanup;
 		memset(&conf, 0, sizeof(conf));
 		rc = prolly_txn_commit(txn, &conf, 1);
@@ -338,6 +339,11 @@ cleanup:
 }
 
 int prolly_branch_delete(prolly_db *db, const char *name)
+{
+	return prolly_branch_remove(NULL, db, name);
+}
+
+int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
 	prolly_txn *txn = NULL;
@@ -365,6 +371,8 @@ int prolly_branch_delete(prolly_db *db, const char *name)
 			goto cleanup;
 		memset(&conf, 0, sizeof(conf));
 		rc = prolly_txn_commit(txn, &conf, 1);
+		if (rc == 0 && out_head)
+			*out_head = cur;
 		if (rc != PROLLY_ECONFLICT)
 			goto cleanup;
 		if (conf.conflict && !conf.current_exists) {
@@ -963,11 +971,19 @@ int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const p
 		goto cleanup;
 	if (!ncand) {
 		char ha[PROLLY_ID_HEX_SIZE], hb[PROLLY_ID_HEX_SIZE];
+		int cut = 0;
+		for (size_t i = 0; i < g.n && !cut; i++)
+			cut = g.v[i].state == G_MISSING;
 		prolly_id_to_hex(ha, a);
 		prolly_id_to_hex(hb, b);
-		rc = prolly_set_error(PROLLY_ENOTFOUND,
-		                      "commits %s and %s share no history (or retention removed it)", ha,
-		                      hb);
+		/* A parent that is gone may have been the common history: say so, never "unrelated". */
+		if (cut)
+			rc = prolly_set_error(PROLLY_EPRUNED,
+			                      "commits %s and %s: no merge base is left; retention (gc) "
+			                      "removed part of their history",
+			                      ha, hb);
+		else
+			rc = prolly_set_error(PROLLY_ENOTFOUND, "commits %s and %s share no history", ha, hb);
 		goto cleanup;
 	}
 	/* Several lowest common ancestors (criss-cross history): the newest, deterministically. */
@@ -1093,10 +1109,10 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 	char msg[2 * MAX_BRANCH_NAME + 32];
 	prolly_txn *txn = NULL;
 	prolly_commit *cs[3] = {NULL, NULL, NULL}; /* base, into, from */
-	prolly_id heads[3], result, root;
+	prolly_id heads[3], result, root, base_tree;
 	prolly_merge_stats st;
 	prolly_ref_update conf;
-	int exists, rc;
+	int exists, rc, have_base = 0;
 
 	memset(&st, 0, sizeof(st));
 	if ((rc = branch_ref(iref, into)) || (rc = branch_ref(fref, from)))
@@ -1117,19 +1133,64 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 	result = heads[1];
 	if (prolly_id_equal(&heads[1], &heads[2]))
 		goto done; /* same head: nothing to do */
-	if ((rc = prolly_merge_base(&heads[0], db, &heads[1], &heads[2]))) {
+	if (opts && opts->base) {
+		heads[0] = *opts->base;
+		have_base = 1;
+	} else if ((rc = prolly_merge_base(&heads[0], db, &heads[1], &heads[2])) == 0) {
+		have_base = 1;
+	} else if ((rc == PROLLY_ENOTFOUND || rc == PROLLY_EPRUNED) && opts && opts->allow_unrelated) {
+		rc = 0; /* merge against the empty tree, as asked */
+	} else {
 		if (rc == PROLLY_ENOTFOUND)
-			prolly_set_error(rc, "branches '%s' and '%s' share no history; not merged", into, from);
+			prolly_set_error(rc,
+			                 "branches '%s' and '%s' share no history; not merged (allow "
+			                 "unrelated histories or name a base to merge anyway)",
+			                 into, from);
+		else if (rc == PROLLY_EPRUNED)
+			prolly_set_error(rc,
+			                 "the merge base of '%s' and '%s' is gone (removed by retention); not "
+			                 "merged (name a base, or allow unrelated histories)",
+			                 into, from);
 		goto cleanup;
 	}
-	if (prolly_id_equal(&heads[0], &heads[2]))
+	/* An explicit base always gives a three-way merge, never a shortcut. */
+	if (have_base && !(opts && opts->base) && prolly_id_equal(&heads[0], &heads[2]))
 		goto done; /* from is already in into */
-	if (prolly_id_equal(&heads[0], &heads[1])) {
+	if (have_base && !(opts && opts->base) && prolly_id_equal(&heads[0], &heads[1])) {
 		result = heads[2]; /* fast-forward */
-	} else {
-		if ((rc = read_commits(db, heads, 3, cs)))
+		if ((rc = prolly_txn_set_reason(txn, "fast-forward", NULL)))
 			goto cleanup;
-		if ((rc = prolly_merge(&root, &st, txn, &cs[0]->tree, &cs[1]->tree, &cs[2]->tree, opts)))
+	} else {
+		if (have_base) {
+			if ((rc = read_commits(db, heads, 3, cs))) {
+				if (rc == PROLLY_ENOTFOUND && !(opts && opts->base))
+					rc = prolly_set_error(PROLLY_EPRUNED,
+					                      "the merge base of '%s' and '%s' is gone (removed by "
+					                      "retention); not merged",
+					                      into, from);
+				goto cleanup;
+			}
+			base_tree = cs[0]->tree;
+			uint64_t cnt; /* the base's tree must still be there: retention may have taken it */
+			rc = prolly_count(&cnt, db, &base_tree);
+			if (rc == PROLLY_ENOTFOUND && opts && opts->allow_unrelated && !opts->base) {
+				base_tree = db->empty_tree; /* the base's tree is gone: as asked, none */
+				rc = 0;
+			}
+			if (rc) {
+				if (rc == PROLLY_ENOTFOUND)
+					rc = prolly_set_error(PROLLY_EPRUNED,
+					                      "the tree of the merge base of '%s' and '%s' was "
+					                      "removed by retention; not merged",
+					                      into, from);
+				goto cleanup;
+			}
+		} else {
+			base_tree = db->empty_tree;
+			if ((rc = read_commits(db, heads + 1, 2, cs + 1)))
+				goto cleanup;
+		}
+		if ((rc = prolly_merge(&root, &st, txn, &base_tree, &cs[1]->tree, &cs[2]->tree, opts)))
 			goto cleanup;
 		if (!message) {
 			snprintf(msg, sizeof(msg), "merge '%s' into '%s'", from, into);

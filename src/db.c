@@ -16,6 +16,7 @@ void prolly_options_init(prolly_options *opts)
 	opts->cache_bytes = (size_t)256 << 20;
 	opts->retain_commits = 0;
 	opts->flush_bytes = (size_t)4 << 20;
+	opts->reflog_days = 14;
 }
 
 void prolly_id_empty_tree(prolly_id *out)

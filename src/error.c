@@ -24,6 +24,7 @@ const char *prolly_strerror(int err)
 	case PROLLY_ETIMEOUT: return "timed out";
 	case PROLLY_EMERGE: return "merge conflict";
 	case PROLLY_EUNSUPPORTED: return "not supported by this store";
+	case PROLLY_EPRUNED: return "history was removed by retention";
 	case PROLLY_ITEROVER: return "no more items";
 	default: return "unknown error";
 	}

@@ -148,7 +148,9 @@ typedef struct gc_ctx {
 typedef struct ref_entry {
 	char *name;
 	prolly_id id;
-	int kind; /* 0 unknown / missing, 1 commit, 2 tree */
+	int kind;             /* 0 unknown / missing, 1 commit, 2 tree, 3 reflog entry */
+	int has_old, has_new; /* a reflog entry's values */
+	prolly_id old_id, new_id;
 } ref_entry;
 
 typedef struct refs_ctx {
@@ -180,70 +182,24 @@ static int on_ref(void *payload, const char *name, const prolly_id *value)
 static int on_ref_target(void *payload, size_t index, const void *data, size_t size)
 {
 	refs_ctx *rc = payload;
-	if (size >= 4 && memcmp(data, PROLLY_COMMIT_MAGIC, 4) == 0)
-		rc->v[index].kind = 1;
-	else if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0)
-		rc->v[index].kind = 2;
+	ref_entry *r = &rc->v[index];
+	if (size >= 4 && memcmp(data, PROLLY_COMMIT_MAGIC, 4) == 0) {
+		r->kind = 1;
+	} else if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0) {
+		r->kind = 2;
+	} else if (size >= 4 && memcmp(data, PROLLY_REFLOG_MAGIC, 4) == 0) {
+		prolly__reflog e;
+		int err = prolly__reflog_decode(&e, &r->id, data, size);
+		if (err)
+			return err; /* a damaged entry stops the gc before anything is removed */
+		r->kind = 3;
+		r->has_old = e.has_old;
+		r->has_new = e.has_new;
+		r->old_id = e.old_id;
+		r->new_id = e.new_id;
+		prolly__reflog_dispose(&e);
+	}
 	return 0;
-}
-
-/* What the history walk collects: the commits of the next generation, the trees to mark. */
-typedef struct walk_ctx {
-	gc_ctx *gc;
-	const prolly_id *ids;
-	idlist *next; /* NULL: the next generation is beyond retention */
-	idlist *trees;
-	int rc;
-} walk_ctx;
-
-static int on_walk(void *payload, size_t index, const void *data, size_t size)
-{
-	walk_ctx *wc = payload;
-	prolly_commit *c = NULL;
-	int added, rc;
-	if ((rc = prolly__commit_decode(&c, &wc->ids[index], data, size)))
-		goto cleanup;
-	if ((rc = idset_add(&wc->gc->marked, &c->tree, &added)))
-		goto cleanup;
-	if (added && (rc = idlist_push(wc->trees, &c->tree)))
-		goto cleanup;
-	for (size_t p = 0; wc->next && p < c->n_parents; p++) {
-		if ((rc = idset_add(&wc->gc->marked, &c->parents[p], &added)))
-			goto cleanup;
-		if (added && (rc = idlist_push(wc->next, &c->parents[p])))
-			goto cleanup;
-	}
-cleanup:
-	prolly_commit_free(c);
-	return rc ? (wc->rc = rc) : 0;
-}
-
-/* Step 2: retained commits (marked) and their trees (marked, appended to trees). */
-static int mark_history(gc_ctx *gc, idlist *level, idlist *trees)
-{
-	prolly_db *db = gc->db;
-	unsigned retain = db->opts.retain_commits;
-	idlist next = {0};
-	int rc = 0;
-	for (unsigned depth = 0; level->n; depth++) {
-		int last = retain && depth + 1 >= retain;
-		walk_ctx wc = {gc, level->v, last ? NULL : &next, trees, 0};
-		next.n = 0;
-		/* A commit that is absent was removed by an earlier gc (beyond retention): skipped. */
-		rc = prolly__load_raw(db, level->v, level->n, on_walk, &wc);
-		if (wc.rc)
-			rc = wc.rc;
-		if (rc)
-			goto cleanup;
-		idlist tmp = *level;
-		*level = next;
-		next = tmp;
-		if (last)
-			break;
-	}
-cleanup:
-	free(next.v);
-	return rc;
 }
 
 /* Step 3: every node of the trees (roots already marked). */
@@ -297,18 +253,22 @@ static int gc_mark(void *payload)
 	gc_ctx *gc = payload;
 	prolly_db *db = gc->db;
 	refs_ctx refs = {NULL, 0, 0};
-	prolly_id *ids = NULL;
-	idlist commits = {0}, trees = {0};
+	prolly_id *ids = NULL, *kc = NULL, *kt = NULL;
+	size_t n_heads = 0, n_protected, nkc = 0, nkt = 0;
+	idlist trees = {0};
 	int rc, added;
 
 	idset_dispose(&gc->marked); /* a store may call mark() again */
 	if ((rc = db->store->list_refs(db->store, "", on_ref, &refs)))
 		goto cleanup;
+	/* ids: what the refs name (for one read), then reused for the heads of the history walk:
+	 * branch heads, tags and other refs naming commits first (protected: their merge bases are
+	 * kept), then the commits reflog entries name. */
+	if (!(ids = malloc((refs.n ? refs.n : 1) * 2 * sizeof(*ids)))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
+		goto cleanup;
+	}
 	if (refs.n) {
-		if (!(ids = malloc(refs.n * sizeof(*ids)))) {
-			rc = prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
-			goto cleanup;
-		}
 		for (size_t i = 0; i < refs.n; i++)
 			ids[i] = refs.v[i].id;
 		if ((rc = prolly__load_raw(db, ids, refs.n, on_ref_target, &refs)))
@@ -330,18 +290,39 @@ static int gc_mark(void *payload)
 		}
 		if ((rc = idset_add(&gc->marked, &r->id, &added)))
 			goto cleanup;
-		if (added && (rc = idlist_push(r->kind == 1 ? &commits : &trees, &r->id)))
+		if (r->kind == 1)
+			ids[n_heads++] = r->id;
+		else if (r->kind == 2 && added && (rc = idlist_push(&trees, &r->id)))
 			goto cleanup;
 	}
-	if ((rc = mark_history(gc, &commits, &trees)))
+	n_protected = n_heads;
+	for (size_t i = 0; i < refs.n; i++) { /* the commits a live reflog entry names */
+		const ref_entry *r = &refs.v[i];
+		if (r->kind == 3 && r->has_old)
+			ids[n_heads++] = r->old_id;
+		if (r->kind == 3 && r->has_new)
+			ids[n_heads++] = r->new_id;
+	}
+	if ((rc = prolly__gc_history(db, ids, n_heads, n_protected, db->opts.retain_commits, &kc, &nkc,
+	                             &kt, &nkt)))
 		goto cleanup;
+	for (size_t i = 0; i < nkc; i++)
+		if ((rc = idset_add(&gc->marked, &kc[i], NULL)))
+			goto cleanup;
+	for (size_t i = 0; i < nkt; i++) {
+		if ((rc = idset_add(&gc->marked, &kt[i], &added)))
+			goto cleanup;
+		if (added && (rc = idlist_push(&trees, &kt[i])))
+			goto cleanup;
+	}
 	rc = mark_trees(gc, &trees);
 cleanup:
 	for (size_t i = 0; i < refs.n; i++)
 		free(refs.v[i].name);
 	free(refs.v);
 	free(ids);
-	free(commits.v);
+	free(kc);
+	free(kt);
 	free(trees.v);
 	return rc;
 }
@@ -352,12 +333,87 @@ static int gc_keep(void *payload, const prolly_id *id)
 	return idset_has(&gc->marked, id);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Reflog expiry (step 0, before the store's gc)                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct expire_ctx {
+	int64_t horizon;
+	prolly_ref_update *v;
+	size_t n, cap;
+} expire_ctx;
+
+static int on_log_ref(void *payload, const char *name, const prolly_id *value)
+{
+	expire_ctx *ec = payload;
+	int64_t t;
+	if (!prolly__reflog_name_time(name, &t) || t >= ec->horizon)
+		return 0;
+	if (ec->n == ec->cap) {
+		size_t ncap = ec->cap ? ec->cap * 2 : 64;
+		prolly_ref_update *nv = realloc(ec->v, ncap * sizeof(*nv));
+		if (!nv)
+			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory expiring the reflog");
+		ec->v = nv;
+		ec->cap = ncap;
+	}
+	prolly_ref_update *u = &ec->v[ec->n];
+	memset(u, 0, sizeof(*u));
+	if (!(u->name = strdup(name)))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory expiring the reflog");
+	u->expect = PROLLY_REF_EXPECT_VALUE;
+	u->expected = *value;
+	u->remove = 1;
+	ec->n++;
+	return 0;
+}
+
+/* Deletes the refs of reflog entries older than opts.reflog_days (compare-and-swap on each, all
+ * in one write, so an entry is never half expired); their objects are then swept by the gc.
+ * Entries written meanwhile are newer than the horizon. A lost race (another gc expired some of
+ * them first) is retried with a fresh listing. */
+static int expire_reflog(prolly_db *db, uint64_t *expired)
+{
+	expire_ctx ec;
+	int rc = 0;
+	*expired = 0;
+	memset(&ec, 0, sizeof(ec));
+	ec.horizon = prolly__db_now(db) - (int64_t)db->opts.reflog_days * 86400 * 1000000;
+	if (!db->opts.reflog_days)
+		ec.horizon = INT64_MAX; /* 0 days: every entry, whatever the clocks say */
+	for (int attempt = 0; attempt < 4; attempt++) {
+		for (size_t i = 0; i < ec.n; i++)
+			free((char *)ec.v[i].name);
+		ec.n = 0;
+		if ((rc = db->store->list_refs(db->store, PROLLY__LOGS_PREFIX, on_log_ref, &ec)))
+			goto cleanup;
+		if (!ec.n)
+			goto cleanup;
+		prolly_store_write w;
+		memset(&w, 0, sizeof(w));
+		w.refs = ec.v;
+		w.n_refs = ec.n;
+		w.durable = 1;
+		rc = db->store->write(db->store, &w);
+		if (rc == 0)
+			*expired = ec.n;
+		if (rc != PROLLY_ECONFLICT)
+			goto cleanup;
+	}
+cleanup:
+	for (size_t i = 0; i < ec.n; i++)
+		free((char *)ec.v[i].name);
+	free(ec.v);
+	return rc;
+}
+
 int prolly_gc(prolly_db *db, prolly_gc_result *out)
 {
 	prolly_store *st = db->store;
 	prolly_gc_result res;
 	gc_ctx gc;
 	prolly_store_write w;
+	uint64_t expired = 0;
 	int rc;
 
 	memset(&res, 0, sizeof(res));
@@ -367,8 +423,11 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out)
 		rc = prolly_set_error(PROLLY_EUNSUPPORTED, "the %s store does not support gc", st->kind);
 		goto cleanup;
 	}
+	if ((rc = expire_reflog(db, &expired)))
+		goto cleanup;
 	if ((rc = st->gc(st, gc_mark, gc_keep, &gc, &res)))
 		goto cleanup;
+	res.reflog_expired = expired;
 	/* Nodes the gc removed must not stay readable through this handle's cache either. */
 	prolly__cache_retain(db->cache, gc_keep, &gc);
 	/* Learn the epoch the gc moved the store to (an empty write reports it), so that txns begun

@@ -78,6 +78,7 @@ prolly_stats *prolly__thread_stats(void);
 
 #define PROLLY_NODE_MAGIC "PRLY"   /* tree nodes */
 #define PROLLY_COMMIT_MAGIC "PRLC" /* commit objects */
+#define PROLLY_REFLOG_MAGIC "PRLG" /* reflog entries (reflog.c) */
 #define PROLLY_FORMAT_VERSION 1
 #define PROLLY_NODE_HEADER 12 /* magic 4, version 1, level 1, flags 2, n 4 */
 #define PROLLY_CHILD_ENTRY 40 /* id 32 + record count 8 */
@@ -322,6 +323,8 @@ int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
 /* Builder flushes in flight at once per txn (T4): two, so that with PostgreSQL two server
  * backends (two cores) insert while the builder makes the next batch. */
 #define PROLLY__FLUSH_DEPTH 2
+/* Longest reflog operation name (reflog.c, R5). */
+#define PROLLY__REASON_MAX 32
 
 struct prolly_txn {
 	prolly_db *db;
@@ -337,6 +340,8 @@ struct prolly_txn {
 	struct prolly__flush *pending[PROLLY__FLUSH_DEPTH]; /* builder flushes being written by
 	                                                      background threads, oldest first */
 	unsigned n_pending;
+	char reason[PROLLY__REASON_MAX + 1]; /* prolly_txn_set_reason ("" : the default) */
+	char *reason_msg;                    /* owned; NULL: none */
 };
 
 /* Adds an encoded tree node (decoded and pinned; returns a borrowed pointer in *out if not NULL). */
@@ -366,5 +371,50 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 int prolly__commit_encode(prolly_buf *out, const prolly_id *tree, const prolly_id *parents,
                           size_t n_parents, int64_t time_us, const char *message);
 int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *bytes, size_t size);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reflog (reflog.c): the format is documented at the top of reflog.c and in docs/format.md    */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY__LOGS_PREFIX "logs/"
+#define PROLLY__LOGS_PREFIX_LEN 5
+
+/* A decoded reflog entry (strings owned, free with prolly__reflog_entry_free). */
+typedef struct prolly__reflog {
+	prolly_id id;
+	int64_t time_us;
+	int has_old, has_new;
+	prolly_id old_id, new_id;
+	char *ref, *op, *message;
+} prolly__reflog;
+
+/* Encodes an entry (old_id / new_id NULL when absent; msg may be NULL). The caller has checked
+ * the operation, ref and message against R5-R7. */
+int prolly__reflog_encode(prolly_buf *out, int64_t time_us, const prolly_id *old_id,
+                          const prolly_id *new_id, const char *op, const char *ref,
+                          const char *msg);
+int prolly__reflog_decode(prolly__reflog *out, const prolly_id *id, const void *bytes, size_t size);
+void prolly__reflog_dispose(prolly__reflog *e);
+/* The time encoded in an entry's ref name "logs/<ref>@<16 hex time><8 hex id>"; 0 if the name
+ * is not one. */
+int prolly__reflog_name_time(const char *name, int64_t *time_us);
+/* Makes a reflog entry for every update of a refs/heads/ or refs/tags/ ref queued in txn: its
+ * object joins txn's raw objects, and *refs receives a malloc'd array of *n_refs updates (txn's
+ * own first, then one per entry, creating its ref) whose new names live in *names (malloc'd).
+ * The caller frees both, also on failure. */
+int prolly__reflog_record(prolly_txn *txn, prolly_ref_update **refs, size_t *n_refs, char **names);
+/* Ref moves with a reflog operation (refs.c). Create: PROLLY_ECONFLICT if ref exists,
+ * PROLLY_ENOTFOUND if commit does not. Delete: PROLLY_ENOTFOUND if absent; *out_old (may be
+ * NULL) receives the value removed. Both retry (a few times) when only a gc got in the way. */
+int prolly__ref_create(prolly_db *db, const char *ref, const prolly_id *commit, const char *op);
+int prolly__ref_delete(prolly_id *out_old, prolly_db *db, const char *ref, const char *op);
+/* gc_history.c: the commits (objects) and tree roots that retention keeps, walking all history
+ * from heads[0..n); the first n_protected heads (branch heads, tags) get their pairwise merge
+ * bases kept too (K1-K3 there). The arrays are malloc'd; the caller frees them. */
+int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n_protected,
+                       unsigned retain, prolly_id **commits, size_t *n_commits, prolly_id **trees,
+                       size_t *n_trees);
+/* The library's clock: opts.clock_us when set, else the wall clock. */
+int64_t prolly__db_now(const prolly_db *db);
 
 #endif /* PROLLY_INTERNAL_H */

@@ -237,6 +237,12 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 		rc = prolly_branch_head(out, db, base);
 		if (rc != PROLLY_ENOTFOUND)
 			return rc;
+		/* a tag of the same name comes after the branch, before a short id */
+		rc = prolly_tag_get(out, db, base);
+		if (rc == 0)
+			return read_commit(c, db, out, spec);
+		if (rc != PROLLY_ENOTFOUND)
+			return rc;
 	}
 	if (hex && blen >= MIN_PREFIX) {
 		if ((rc = find_prefix(out, db, base, blen, spec)))

@@ -20,6 +20,8 @@
  *       id order cannot deadlock on them). The flushing thread's store counters
  *       and error message are handed back to the waiting thread.
  *   T5  a commit of many nodes writes them first, in two halves at once (see flush_halves).
+ *   T6  a commit publishes, in the same store write, a reflog entry for each update of a ref
+ *       under refs/heads/ or refs/tags/ (reflog.c), whoever queued it.
  */
 #include "internal.h"
 
@@ -62,6 +64,7 @@ void prolly_txn_free(prolly_txn *txn)
 	prolly__txn_flush_wait(txn);
 	unpin_all(txn);
 	prolly_buf_dispose(&txn->raw);
+	free(txn->reason_msg);
 	for (size_t i = 0; i < txn->n_refs; i++)
 		free(txn->ref_names[i]);
 	free(txn->ref_names);
@@ -362,7 +365,8 @@ static int gather_requires(prolly_txn *txn, prolly_buf *out)
 		prolly_id id;
 		prolly_commit *c = NULL;
 		memcpy(id.bytes, p, PROLLY_ID_SIZE);
-		if (prolly__commit_decode(&c, &id, p + PROLLY_ID_SIZE + 4, sz) == 0) {
+		if (sz >= 4 && memcmp(p + PROLLY_ID_SIZE + 4, PROLLY_COMMIT_MAGIC, 4) == 0 &&
+		    prolly__commit_decode(&c, &id, p + PROLLY_ID_SIZE + 4, sz) == 0) {
 			rc = 0;
 			if (!prolly__nodeset_find(&txn->nodes, &c->tree) &&
 			    !prolly_id_equal(&c->tree, &txn->db->empty_tree))
@@ -380,7 +384,9 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 {
 	prolly_store_node *nodes = NULL;
 	prolly_buf req = PROLLY_BUF_INIT;
-	size_t n = 0;
+	prolly_ref_update *refs = NULL;
+	char *log_names = NULL;
+	size_t n = 0, n_refs = 0, raw_before = txn->raw.size, raw_count_before = txn->raw_count;
 	int rc;
 	if (txn->done)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
@@ -388,6 +394,9 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 		return rc;
 	if (txn->nodes.len >= COMMIT_SPLIT && (rc = flush_halves(txn)))
 		return rc;
+	/* T6: every ref move under refs/heads/ and refs/tags/ gets its reflog entry in this write. */
+	if ((rc = prolly__reflog_record(txn, &refs, &n_refs, &log_names)))
+		goto out;
 	if ((rc = gather_requires(txn, &req)))
 		goto out;
 	if ((rc = gather(txn, &nodes, &n)))
@@ -396,14 +405,16 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	memset(&w, 0, sizeof(w));
 	w.nodes = nodes;
 	w.n_nodes = n;
-	w.refs = txn->refs;
-	w.n_refs = txn->n_refs;
+	w.refs = refs;
+	w.n_refs = n_refs;
 	w.check_epoch = 1; /* T3 */
 	w.epoch = txn->epoch;
 	w.durable = 1;
 	w.requires = (const prolly_id *)(const void *)req.ptr;
 	w.n_requires = req.size / PROLLY_ID_SIZE;
 	rc = txn->db->store->write(txn->db->store, &w);
+	for (size_t i = 0; i < txn->n_refs; i++)
+		txn->refs[i] = refs[i]; /* the outcome the store reported (the names are the same) */
 	if (w.current_epoch) {
 		uint64_t cur = atomic_load(&txn->db->epoch);
 		while (cur < w.current_epoch &&
@@ -430,6 +441,12 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 			                 (unsigned long long)txn->epoch, (unsigned long long)w.current_epoch);
 	}
 out:
+	if (rc) { /* the entries are made again, with a new time, if the txn is committed again */
+		txn->raw.size = raw_before;
+		txn->raw_count = raw_count_before;
+	}
+	free(refs);
+	free(log_names);
 	free(nodes);
 	prolly_buf_dispose(&req);
 	return rc;

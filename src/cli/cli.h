@@ -88,6 +88,13 @@ int cmd_cherry_pick(struct cli *cli, int argc, char **argv); /* cmd_pick.c */
  * report line (!<TAB>KEY<TAB>BASE<TAB>OURS<TAB>THEIRS) counting into *(uint64_t *)payload. */
 int parse_resolver(struct cli *cli, prolly_resolver *out, const char *s);
 int print_conflict(void *payload, const prolly_conflict *c);
+/* History and refs (cmd_refs.c): reflog, tags, reset. */
+int cmd_reflog(struct cli *cli, int argc, char **argv);
+int cmd_tag(struct cli *cli, int argc, char **argv);
+int cmd_tags(struct cli *cli, int argc, char **argv);
+int cmd_reset(struct cli *cli, int argc, char **argv);
+/* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ (cmd_read.c). */
+void print_time(int64_t time_us);
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 

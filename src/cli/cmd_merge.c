@@ -65,9 +65,13 @@ static int read_commit(struct cli *cli, prolly_commit **out, const prolly_id *id
 
 int cmd_merge(struct cli *cli, int argc, char **argv)
 {
-	const char *msg = NULL, *resolve = NULL;
-	struct opt opts[] = {
-	    {"resolve", 0, &resolve, NULL}, {"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	const char *msg = NULL, *resolve = NULL, *base_spec = NULL;
+	int unrelated = 0;
+	struct opt opts[] = {{"resolve", 0, &resolve, NULL},
+	                     {"message", 'm', &msg, NULL},
+	                     {"base", 0, &base_spec, NULL},
+	                     {"allow-unrelated", 0, NULL, &unrelated},
+	                     {NULL, 0, NULL, NULL}};
 	char *pos[2], *auto_msg = NULL;
 	prolly_commit *ours_c = NULL, *theirs_c = NULL, *base_c = NULL;
 	prolly_txn *txn = NULL;
@@ -93,19 +97,43 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 		print_id(&ours);
 		goto cleanup;
 	}
-	err = prolly_merge_base(&base, cli->db, &ours, &theirs);
-	if (err && err != PROLLY_ENOTFOUND) {
+	/* The base: --base, else the merge base; without one, only --allow-unrelated goes on. */
+	if (base_spec) {
+		if ((rc = resolve_commit(cli, &base, base_spec)))
+			goto cleanup;
+		err = 0;
+	} else {
+		err = prolly_merge_base(&base, cli->db, &ours, &theirs);
+	}
+	if (err == PROLLY_ENOTFOUND && !unrelated) {
+		rc = fail(cli, EXIT_USAGE,
+		          "'%s' and '%s' share no history; nothing was merged (--allow-unrelated "
+		          "merges against an empty base, --base REF against REF)",
+		          into, from);
+		goto cleanup;
+	}
+	if (err == PROLLY_EPRUNED && !unrelated) {
+		rc = fail(cli, EXIT_USAGE,
+		          "the merge base of '%s' and '%s' is gone (gc removed part of their "
+		          "history); nothing was merged (--base REF names one, --allow-unrelated "
+		          "merges against an empty base)",
+		          into, from);
+		goto cleanup;
+	}
+	if (err && err != PROLLY_ENOTFOUND && err != PROLLY_EPRUNED) {
 		rc = fail_lib(cli, err, "cannot find the merge base of '%s' and '%s'", into, from);
 		goto cleanup;
 	}
 	have_base = err == 0;
-	if (have_base && prolly_id_equal(&base, &theirs)) {
+	/* With --base, always a three-way merge against it (never a fast-forward). */
+	if (have_base && !base_spec && prolly_id_equal(&base, &theirs)) {
 		print_id(&ours);
 		goto cleanup;
 	}
-	if (have_base && prolly_id_equal(&base, &ours)) {
+	if (have_base && !base_spec && prolly_id_equal(&base, &ours)) {
 		if ((err = prolly_txn_begin(&txn, cli->db)) ||
-		    (err = prolly_txn_move_branch(txn, into, &ours, &theirs))) {
+		    (err = prolly_txn_move_branch(txn, into, &ours, &theirs)) ||
+		    (err = prolly_txn_set_reason(txn, "fast-forward", NULL))) {
 			rc = fail_lib(cli, err, "cannot move branch '%s'", into);
 			goto cleanup;
 		}
@@ -115,14 +143,31 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* A true merge. Without common history the base is the empty tree. */
+	/* A true merge. Without common history (--allow-unrelated) the base is the empty tree. */
 	if ((rc = read_commit(cli, &ours_c, &ours, into)) ||
 	    (rc = read_commit(cli, &theirs_c, &theirs, from)))
 		goto cleanup;
 	if (have_base) {
+		uint64_t n;
 		if ((rc = read_commit(cli, &base_c, &base, "the merge base")))
 			goto cleanup;
 		base_tree = base_c->tree;
+		err = prolly_count(&n, cli->db, &base_tree);
+		if (err == PROLLY_ENOTFOUND && unrelated && !base_spec) {
+			prolly_id_empty_tree(&base_tree); /* the base's tree is gone: as asked, none */
+			err = 0;
+		}
+		if (err == PROLLY_ENOTFOUND) {
+			rc = fail(cli, EXIT_USAGE,
+			          "the tree of the merge base of '%s' and '%s' was removed by gc; nothing "
+			          "was merged (--base REF names another base)",
+			          into, from);
+			goto cleanup;
+		}
+		if (err) {
+			rc = fail_lib(cli, err, "cannot read the tree of the merge base");
+			goto cleanup;
+		}
 	} else {
 		prolly_id_empty_tree(&base_tree);
 	}
@@ -174,31 +219,43 @@ cleanup:
 
 int cmd_gc(struct cli *cli, int argc, char **argv)
 {
-	const char *keep = NULL;
-	struct opt opts[] = {{"keep", 0, &keep, NULL}, {NULL, 0, NULL, NULL}};
+	const char *keep = NULL, *days = NULL;
+	struct opt opts[] = {
+	    {"keep", 0, &keep, NULL}, {"reflog-days", 0, &days, NULL}, {NULL, 0, NULL, NULL}};
 	char *pos[1];
 	int n_pos, rc, err;
 	prolly_options po;
 	prolly_gc_result res;
-	uint64_t n = 0;
+	uint64_t n = 0, d = 14;
 
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
 	if (rc)
 		return rc;
-	if (keep && (rc = arg_count(cli, &n, keep, "--keep")))
-		return rc;
-	if (keep && (n == 0 || n > UINT_MAX))
-		return usage_error(cli, "--keep needs at least 1 commit (omit it to keep all)");
+	/* One rule, one message, whatever is wrong with the value. */
+	if (keep && (keep[0] < '1' || keep[0] > '9' || strspn(keep, "0123456789") != strlen(keep) ||
+	             strlen(keep) > 9))
+		return usage_error(cli,
+		                   "--keep takes a whole number of commits from 1 to 999999999, not "
+		                   "'%s' (omit it to keep all)",
+		                   keep);
+	if (keep)
+		n = strtoull(keep, NULL, 10);
+	if (days && (!*days || strspn(days, "0123456789") != strlen(days) || strlen(days) > 6))
+		return usage_error(
+		    cli, "--reflog-days takes a whole number of days from 0 to 999999, not '%s'", days);
+	if (days)
+		d = strtoull(days, NULL, 10);
 	prolly_options_init(&po);
 	po.retain_commits = (unsigned)n;
+	po.reflog_days = (unsigned)d;
 	if ((rc = open_store(cli, 0, &po)))
 		return rc;
 	memset(&res, 0, sizeof res);
 	err = prolly_gc(cli->db, &res);
 	if (err)
 		return fail_lib(cli, err, "gc failed");
-	printf("nodes_kept\t%llu\nnodes_removed\t%llu\nbytes_removed\t%llu\n",
+	printf("nodes_kept\t%llu\nnodes_removed\t%llu\nbytes_removed\t%llu\nreflog_expired\t%llu\n",
 	       (unsigned long long)res.nodes_kept, (unsigned long long)res.nodes_removed,
-	       (unsigned long long)res.bytes_removed);
+	       (unsigned long long)res.bytes_removed, (unsigned long long)res.reflog_expired);
 	return 0;
 }

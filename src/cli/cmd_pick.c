@@ -65,6 +65,10 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 		rc = fail_lib(cli, err, "cannot begin a transaction");
 		goto cleanup;
 	}
+	if ((err = prolly_txn_set_reason(txn, revert ? "revert" : "cherry-pick", hex))) {
+		rc = fail_lib(cli, err, "cannot name the operation for the reflog");
+		goto cleanup;
+	}
 	err = revert
 	          ? prolly_revert(&root, NULL, txn, &head_c->tree, &target, (unsigned)parent, &mo)
 	          : prolly_cherry_pick(&root, NULL, txn, &head_c->tree, &target, (unsigned)parent, &mo);

@@ -22,9 +22,12 @@ int cmd_merge_base(struct cli *cli, int argc, char **argv)
 		return rc;
 	err = prolly_merge_base(&base, cli->db, &a, &b);
 	if (err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_NOTFOUND, "'%s' and '%s' have no common ancestor", pos[0], pos[1]);
+	if (err == PROLLY_EPRUNED)
 		return fail(cli, EXIT_NOTFOUND,
-		            "'%s' and '%s' have no common ancestor (or retention removed it)", pos[0],
-		            pos[1]);
+		            "no common ancestor of '%s' and '%s' is left: gc's retention removed the "
+		            "history between them",
+		            pos[0], pos[1]);
 	if (err)
 		return fail_lib(cli, err, "cannot find the merge base of '%s' and '%s'", pos[0], pos[1]);
 	print_id(&base);

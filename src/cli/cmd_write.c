@@ -402,10 +402,47 @@ cleanup:
 
 /* ---- branch ------------------------------------------------------------------------------ */
 
+static int count_branch(void *payload, const char *name, const prolly_id *commit)
+{
+	(void)name;
+	(void)commit;
+	++*(size_t *)payload;
+	return 0;
+}
+
+/* branch -d NAME [--force]: prints the head it removed (the reflog keeps it too). */
+static int delete_branch(struct cli *cli, const char *name, int force)
+{
+	prolly_id head;
+	size_t n = 0;
+	int rc, err;
+	if ((rc = need_branch_name(cli, name)) || (rc = open_store(cli, 0, NULL)))
+		return rc;
+	if (!force) {
+		if ((err = prolly_branch_list(cli->db, count_branch, &n)))
+			return fail_lib(cli, err, "cannot list branches");
+		if (n == 1 && prolly_branch_head(&head, cli->db, name) == 0)
+			return fail(cli, EXIT_USAGE,
+			            "'%s' is the last branch; --force deletes it (gc then removes its "
+			            "history once the reflog expires)",
+			            name);
+	}
+	err = prolly_branch_remove(&head, cli->db, name);
+	if (err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_NOTFOUND, "no branch '%s'", name);
+	if (err)
+		return fail_lib(cli, err, "cannot delete branch '%s'", name);
+	print_id(&head);
+	return 0;
+}
+
 int cmd_branch(struct cli *cli, int argc, char **argv)
 {
-	int del = 0;
-	struct opt opts[] = {{"delete", 'd', NULL, &del}, {NULL, 0, NULL, NULL}};
+	int del = 0, force = 0, restore = 0;
+	struct opt opts[] = {{"delete", 'd', NULL, &del},
+	                     {"force", 'f', NULL, &force},
+	                     {"restore", 0, NULL, &restore},
+	                     {NULL, 0, NULL, NULL}};
 	char *pos[2];
 	int n_pos, rc, err;
 	prolly_id cid;
@@ -413,16 +450,24 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 2, &n_pos);
 	if (rc)
 		return rc;
+	if (del && restore)
+		return usage_error(cli, "-d and --restore do not go together");
 	if (del) {
 		if (n_pos != 1)
 			return usage_error(cli, "-d takes one branch name");
+		return delete_branch(cli, pos[0], force);
+	}
+	if (restore) {
+		if (n_pos != 1)
+			return usage_error(cli, "--restore takes one branch name");
 		if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, 0, NULL)))
 			return rc;
-		err = prolly_branch_delete(cli->db, pos[0]);
-		if (err == PROLLY_ENOTFOUND)
-			return fail(cli, EXIT_NOTFOUND, "no branch '%s'", pos[0]);
+		err = prolly_branch_restore(&cid, cli->db, pos[0]);
+		if (err == PROLLY_ECONFLICT)
+			return fail(cli, EXIT_USAGE, "branch '%s' already exists", pos[0]);
 		if (err)
-			return fail_lib(cli, err, "cannot delete branch '%s'", pos[0]);
+			return fail_lib(cli, err, "cannot restore branch '%s'", pos[0]);
+		print_id(&cid);
 		return 0;
 	}
 	if (n_pos != 2)

@@ -66,7 +66,8 @@ int exit_code_for(int err)
 	case PROLLY_OK: return EXIT_DONE;
 	case PROLLY_ENOTFOUND: return EXIT_NOTFOUND;
 	case PROLLY_EINVAL:
-	case PROLLY_ETOOBIG: return EXIT_USAGE;
+	case PROLLY_ETOOBIG:
+	case PROLLY_EPRUNED: return EXIT_USAGE;
 	case PROLLY_EMERGE: return EXIT_MERGE;
 	case PROLLY_ECONFLICT: return EXIT_RACE;
 	default: return EXIT_STORE;
@@ -243,7 +244,16 @@ static int is_pg_url(const char *url)
 int open_store(struct cli *cli, int create, const prolly_options *opts)
 {
 	const char *url = cli->store_url, *shown = cli->store_shown;
+	prolly_options with_clock;
 	int err;
+	if (cli->time_us) { /* PROLLY_COMMIT_TIME is the clock of reflog entries and gc too */
+		if (opts)
+			with_clock = *opts;
+		else
+			prolly_options_init(&with_clock);
+		with_clock.clock_us = cli->time_us;
+		opts = &with_clock;
+	}
 	if (!create && strncmp(url, "lmdb:", 5) == 0) {
 		struct stat st;
 		const char *path = url + 5;

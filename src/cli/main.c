@@ -80,14 +80,19 @@ const struct command commands[] = {
      "  --to KEY      only keys < KEY\n"
      "  --prefix P    only keys starting with P\n"
      "  --limit N     at most N lines\n"},
-    {"branch", cmd_branch, "NEW FROM | -d NAME", "create (or delete) a branch",
+    {"branch", cmd_branch, "NEW FROM | -d NAME [--force] | --restore NAME",
+     "create, delete or restore a branch",
      "Creates branch NEW at the commit FROM names (a branch, BRANCH~N or a commit id) and\n"
      "prints that commit id. No node is copied. Exits 2 if NEW exists.\n"
      "\n"
-     "  -d, --delete   delete branch NAME instead (its nodes stay until gc)\n"},
+     "  -d, --delete   delete branch NAME instead and print the head it had; the reflog\n"
+     "                 keeps that head (and gc its history) for --reflog-days\n"
+     "  -f, --force    with -d: delete the last branch too (refused otherwise, exit 2)\n"
+     "  --restore      re-create deleted branch NAME at the head its newest deletion in the\n"
+     "                 reflog removed, and print it (exit 1 if the reflog has none)\n"},
     {"branches", cmd_branches, "", "list branches",
      "Prints NAME<TAB>COMMIT<TAB>ROOT for every branch, in name order.\n"},
-    {"merge", cmd_merge, "INTO FROM [--resolve RESOLVER] [-m MSG]",
+    {"merge", cmd_merge, "INTO FROM [--resolve RESOLVER] [-m MSG] [--base REF] [--allow-unrelated]",
      "three-way merge FROM into branch INTO",
      "Merges FROM (a branch, BRANCH~N or a commit id) into branch INTO against their merge\n"
      "base and prints INTO's new head. If INTO's head is an ancestor of FROM, INTO fast-\n"
@@ -98,11 +103,16 @@ const struct command commands[] = {
      "default) each conflict is printed as !<TAB>KEY<TAB>BASE<TAB>OURS<TAB>THEIRS, where a\n"
      "side that has no value is shown as \\- ; nothing is committed and the exit status is 3.\n"
      "\n"
+     "If INTO and FROM have no merge base (unrelated histories, or gc removed the base),\n"
+     "nothing is merged and the exit status is 2, unless --base or --allow-unrelated is given.\n"
+     "\n"
      "  --resolve RESOLVER   how to settle conflicts: fail (the default), ours, theirs,\n"
      "                       delete-wins (a key one side deleted and the other changed is\n"
      "                       deleted) or update-wins (it keeps the changed value); with\n"
      "                       these two a key both sides set differently stays a conflict\n"
-     "  -m, --message MSG    commit message\n"},
+     "  -m, --message MSG    commit message\n"
+     "  --base REF           merge against REF instead of the merge base\n"
+     "  --allow-unrelated    without a merge base, merge against an empty tree\n"},
     {"merge-base", cmd_merge_base, "A B", "print the best common ancestor of A and B",
      "Prints the id of the lowest common ancestor of commits A and B (the newest one when\n"
      "there are several). Exits 1 if they share no history (or retention removed it).\n"},
@@ -162,12 +172,36 @@ const struct command commands[] = {
      "Prints ok<TAB>TREE<TAB>N nodes<TAB>N bytes per tree verified; exits 5 naming the\n"
      "first corrupt or missing node.\n"
      "\n"
-     "  --history   verify the tree of every commit in BRANCH's history too\n"},
-    {"gc", cmd_gc, "[--keep N]", "remove nodes no branch needs",
-     "Removes every node and commit not reachable from a branch and prints nodes_kept,\n"
-     "nodes_removed and bytes_removed lines.\n"
+     "  --history   verify the tree of every commit in BRANCH's history too; an older\n"
+     "              commit that gc kept without its tree (see gc) shows pruned<TAB>TREE\n"},
+    {"gc", cmd_gc, "[--keep N] [--reflog-days D]", "remove nodes no branch needs",
+     "Removes every node and commit not reachable from a branch, a tag or a reflog entry,\n"
+     "and prints nodes_kept, nodes_removed, bytes_removed and reflog_expired lines. Reflog\n"
+     "entries older than D days are removed first. Merge bases of branches and tags are\n"
+     "always kept, so retention never changes what a merge does.\n"
      "\n"
-     "  --keep N   keep only the newest N commits of each branch (default: all)\n"},
+     "  --keep N          keep only the newest N (1 or more) commits of each branch, tag and\n"
+     "                    reflog entry (default: all)\n"
+     "  --reflog-days D   keep reflog entries D days (default 14; 0 expires all of them)\n"},
+    /* History and refs (cmd_refs.c). */
+    {"reflog", cmd_reflog, "[BRANCH]", "show the moves of branches and tags",
+     "Prints the reflog of BRANCH (or of a full ref name such as refs/tags/NAME; of every\n"
+     "branch and tag without one), newest first, one move per line:\n"
+     "  DATE<TAB>REF<TAB>OPERATION<TAB>OLD<TAB>NEW<TAB>MESSAGE\n"
+     "OLD is - for a ref created, NEW is - for a ref deleted; MESSAGE is escaped (often\n"
+     "empty). Operations: commit, merge, fast-forward, branch, delete, restore, reset, tag,\n"
+     "create, move, and those of other commands. gc keeps entries --reflog-days.\n"},
+    {"tag", cmd_tag, "NAME [REF] | -d NAME", "create (or delete) a tag",
+     "Creates tag NAME (the ref refs/tags/NAME) at the commit REF names (default main) and\n"
+     "prints that commit id. Tags never move: exits 2 if NAME exists. gc keeps what tags\n"
+     "name like branch heads.\n"
+     "\n"
+     "  -d, --delete   delete tag NAME instead and print the commit it named\n"},
+    {"tags", cmd_tags, "", "list tags", "Prints NAME<TAB>COMMIT for every tag, in name order.\n"},
+    {"reset", cmd_reset, "BRANCH REF", "move a branch to any commit",
+     "Moves BRANCH to the commit REF names, by compare-and-swap against the head it reads\n"
+     "(exit 4 if the branch moves meanwhile), and prints old<TAB>ID and new<TAB>ID lines.\n"
+     "The old head stays in the reflog.\n"},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -193,9 +227,12 @@ void print_command_help(const struct command *cmd, FILE *f)
 		fputs("\nBRANCH must be a branch name: BRANCH~N and commit ids name old commits,\n"
 		      "which cannot be written to.\n",
 		      f);
-	else if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
+	else if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") &&
+	         strcmp(cmd->name, "branches") && strcmp(cmd->name, "tags") &&
+	         strcmp(cmd->name, "reflog"))
 		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n", f);
-	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
+	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches") &&
+	    strcmp(cmd->name, "tags") && strcmp(cmd->name, "reflog"))
 		fputs("Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n", f);
 }
 
@@ -208,8 +245,12 @@ static void print_help(FILE *f)
 	      "\n"
 	      "Commands:\n",
 	      f);
+	int width = 0;
 	for (const struct command *c = commands; c->name; c++)
-		fprintf(f, "  %-9s %s\n", c->name, c->summary);
+		if ((int)strlen(c->name) > width)
+			width = (int)strlen(c->name);
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-*s  %s\n", width, c->name, c->summary);
 	fputs("\n"
 	      "Options:\n"
 	      "  --store URL   lmdb:PATH or mem: (default $PROLLY_STORE, else " DEFAULT_STORE ")\n"

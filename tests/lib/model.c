@@ -914,6 +914,8 @@ int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, si
 	}
 	prolly_options_init(&o);
 	o.retain_commits = retain;
+	/* gc here retains by commits only; the reflog's horizon has its own tests (test_reflog.c). */
+	o.reflog_days = 0;
 	if (flush_bytes)
 		o.flush_bytes = flush_bytes;
 	return prolly_db_new(&t->db, st, &o);

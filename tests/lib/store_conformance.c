@@ -1376,6 +1376,144 @@ static void case_find_ids(sc *t, prolly_store *st)
 		tnode_free(&n[i]);
 }
 
+/* ---- the reflog through the engine ---------------------------------------------------------- */
+
+/* A store that forwards to the case's store and does not close it (the suite does), so that a
+ * prolly_db can run on it for one case. */
+typedef struct fwd {
+	prolly_store base;
+	prolly_store *in;
+} fwd;
+
+#define IN(st) (((fwd *)(void *)(st))->in)
+static int fwd_get_nodes(prolly_store *st, const prolly_id *ids, size_t n, prolly_store_found_fn f,
+                         void *p)
+{
+	return IN(st)->get_nodes(IN(st), ids, n, f, p);
+}
+static int fwd_write(prolly_store *st, prolly_store_write *w)
+{
+	return IN(st)->write(IN(st), w);
+}
+static int fwd_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	return IN(st)->get_ref(IN(st), name, out, epoch);
+}
+static int fwd_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *p)
+{
+	return IN(st)->list_refs(IN(st), prefix, fn, p);
+}
+static int fwd_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *p,
+                  prolly_gc_result *out)
+{
+	return IN(st)->gc(IN(st), mark, keep, p, out);
+}
+static void fwd_close(prolly_store *st)
+{
+	free(st);
+}
+
+typedef struct rl {
+	int n;
+	char op[8][16];
+	int has_old[8], has_new[8];
+	prolly_id old_id[8], new_id[8];
+} rl;
+
+static int rl_fn(void *payload, const prolly_reflog_entry *e)
+{
+	rl *r = payload;
+	if (r->n < 8) {
+		snprintf(r->op[r->n], sizeof(r->op[0]), "%s", e->operation);
+		r->has_old[r->n] = e->has_old;
+		r->has_new[r->n] = e->has_new;
+		r->old_id[r->n] = e->old_id;
+		r->new_id[r->n] = e->new_id;
+	}
+	r->n++;
+	return 0;
+}
+
+/* Commits, a branch, a delete and a restore, each with its reflog entry in the same write; gc
+ * keeps the entries within the horizon and expires them after it. */
+/* A handle on st through a fwd store (owned by the handle). */
+static int open_fwd(prolly_db **db, prolly_store *st, unsigned reflog_days)
+{
+	fwd *f = calloc(1, sizeof(*f));
+	prolly_options o;
+	if (!f)
+		return PROLLY_ENOMEM;
+	f->base.version = 1;
+	f->base.kind = st->kind;
+	f->base.get_nodes = fwd_get_nodes;
+	f->base.write = fwd_write;
+	f->base.get_ref = fwd_get_ref;
+	f->base.list_refs = fwd_list_refs;
+	f->base.gc = st->gc ? fwd_gc : NULL;
+	f->base.close = fwd_close;
+	f->in = st;
+	prolly_options_init(&o);
+	o.clock_us = 1700000000000000;
+	o.reflog_days = reflog_days;
+	return prolly_db_new(db, &f->base, &o);
+}
+
+/* Commits, a branch, a delete and a restore, each with its reflog entry in the same write; gc
+ * keeps the entries within the horizon and expires them after it. */
+static void case_reflog(sc *t, prolly_store *st)
+{
+	prolly_db *db = NULL;
+	prolly_id c1, c2, back;
+	prolly_edit e;
+	rl r;
+	CHECK_RC(t, open_fwd(&db, st, 14), 0);
+	REQUIRE(t, db);
+	memset(&e, 0, sizeof(e));
+	e.op = PROLLY_PUT;
+	e.key.data = "k";
+	e.key.size = 1;
+	e.value.data = "v";
+	e.value.size = 1;
+	CHECK_RC(t, prolly_commit_edits(&c1, db, "main", &e, 1, "one"), 0);
+	e.value.data = "w";
+	CHECK_RC(t, prolly_commit_edits(&c2, db, "main", &e, 1, "two"), 0);
+	CHECK_RC(t, prolly_branch_create(db, "dev", &c1), 0);
+	CHECK_RC(t, prolly_branch_delete(db, "dev"), 0);
+	/* (One fixed clock: entries of equal time come in entry id order, so look for each.) */
+	memset(&r, 0, sizeof(r));
+	CHECK_RC(t, prolly_reflog(db, "main", rl_fn, &r), 0);
+	REQUIRE(t, r.n == 2);
+	int k = r.has_old[0] ? 0 : 1;
+	CHECK(t, strcmp(r.op[k], "commit") == 0 && r.has_old[k] && prolly_id_equal(&r.old_id[k], &c1) &&
+	             prolly_id_equal(&r.new_id[k], &c2) && !r.has_old[1 - k] &&
+	             prolly_id_equal(&r.new_id[1 - k], &c1));
+	memset(&r, 0, sizeof(r));
+	CHECK_RC(t, prolly_reflog(db, "dev", rl_fn, &r), 0);
+	REQUIRE(t, r.n == 2);
+	k = r.has_new[0] ? 1 : 0;
+	CHECK(t, strcmp(r.op[k], "delete") == 0 && !r.has_new[k] && strcmp(r.op[1 - k], "branch") == 0);
+	if (st->gc) {
+		prolly_gc_result res;
+		CHECK_RC(t, prolly_gc(db, &res), 0);
+		CHECK(t, res.reflog_expired == 0);
+	}
+	CHECK_RC(t, prolly_branch_restore(&back, db, "dev"), 0);
+	CHECK(t, prolly_id_equal(&back, &c1));
+	prolly_close(db);
+	db = NULL;
+	if (st->gc) { /* a handle whose horizon is 0 days expires every entry */
+		prolly_gc_result res;
+		CHECK_RC(t, open_fwd(&db, st, 0), 0);
+		REQUIRE(t, db);
+		CHECK_RC(t, prolly_gc(db, &res), 0);
+		CHECK(t, res.reflog_expired == 5);
+		memset(&r, 0, sizeof(r));
+		CHECK_RC(t, prolly_reflog(db, NULL, rl_fn, &r), 0);
+		CHECK(t, r.n == 0);
+		prolly_close(db);
+	}
+}
+
 static const struct {
 	const char *name;
 	case_fn fn;
@@ -1400,6 +1538,7 @@ static const struct {
     {"16 threads race on one ref", case_race},
     {"a large node round trip", case_large},
     {"10000 nodes in one write", case_many},
+    {"the reflog through the engine", case_reflog},
 };
 
 int store_conformance_run(const char *label, store_open_fresh_fn open_fresh, void *ctx, int *passed,

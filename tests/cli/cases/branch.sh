@@ -35,3 +35,15 @@ p branch feature/x.y main
 p put feature/x.y k 4
 p get feature/x.y k
 p branches
+# the last branch is deleted only with --force, and the head it had can be restored
+p branch -d dev
+p branch -d feature/x.y
+pe branch -d main
+p branches
+p branch -d main --force
+p branches
+p branch --restore main
+p get main k
+pe branch --restore main
+pe branch --restore never
+pe branch -d --restore main

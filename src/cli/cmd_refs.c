@@ -1,0 +1,141 @@
+/*
+ * cmd_refs.c - the reflog, tags and reset: reflog, tag, tags, reset.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static void print_opt_id(int has, const prolly_id *id)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	if (!has) {
+		fputs("-", stdout);
+		return;
+	}
+	prolly_id_to_hex(hex, id);
+	fputs(hex, stdout);
+}
+
+static int print_entry(void *payload, const prolly_reflog_entry *e)
+{
+	(void)payload;
+	print_time(e->time_us);
+	printf("\t%s\t%s\t", e->ref, e->operation);
+	print_opt_id(e->has_old, &e->old_id);
+	putchar('\t');
+	print_opt_id(e->has_new, &e->new_id);
+	putchar('\t');
+	escape_write(stdout, e->message, strlen(e->message));
+	putchar('\n');
+	return 0;
+}
+
+int cmd_reflog(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[1];
+	int n_pos, rc, err;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 0, 1, &n_pos);
+	if (rc)
+		return rc;
+	if (n_pos && strncmp(pos[0], "refs/", 5) != 0 && (rc = need_branch_name(cli, pos[0])))
+		return rc;
+	if ((rc = open_store(cli, 0, NULL)))
+		return rc;
+	err = prolly_reflog(cli->db, n_pos ? pos[0] : NULL, print_entry, NULL);
+	if (err)
+		return fail_lib(cli, err, "cannot read the reflog");
+	return 0;
+}
+
+static int print_tag(void *payload, const char *name, const prolly_id *commit)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	(void)payload;
+	prolly_id_to_hex(hex, commit);
+	printf("%s\t%s\n", name, hex);
+	return 0;
+}
+
+int cmd_tags(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[1];
+	int n_pos, rc, err;
+	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
+	if (rc || (rc = open_store(cli, 0, NULL)))
+		return rc;
+	err = prolly_tag_list(cli->db, print_tag, NULL);
+	if (err)
+		return fail_lib(cli, err, "cannot list tags");
+	return 0;
+}
+
+int cmd_tag(struct cli *cli, int argc, char **argv)
+{
+	int del = 0;
+	struct opt opts[] = {{"delete", 'd', NULL, &del}, {NULL, 0, NULL, NULL}};
+	char *pos[2];
+	int n_pos, rc, err;
+	prolly_id cid;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 1, 2, &n_pos);
+	if (rc)
+		return rc;
+	err = prolly_branch_name_valid(pos[0]); /* tag names follow the branch name rules */
+	if (err)
+		return fail_lib(cli, err, "'%s' is not a valid tag name", pos[0]);
+	if (del) {
+		if (n_pos != 1)
+			return usage_error(cli, "-d takes one tag name");
+		if ((rc = open_store(cli, 0, NULL)))
+			return rc;
+		err = prolly_tag_delete(&cid, cli->db, pos[0]);
+		if (err == PROLLY_ENOTFOUND)
+			return fail(cli, EXIT_NOTFOUND, "no tag '%s'", pos[0]);
+		if (err)
+			return fail_lib(cli, err, "cannot delete tag '%s'", pos[0]);
+		print_id(&cid);
+		return 0;
+	}
+	if ((rc = open_store(cli, 0, NULL)) ||
+	    (rc = resolve_commit(cli, &cid, n_pos == 2 ? pos[1] : "main")))
+		return rc;
+	err = prolly_tag_create(cli->db, pos[0], &cid);
+	if (err == PROLLY_ECONFLICT)
+		return fail(cli, EXIT_USAGE, "tag '%s' already exists (tags never move; delete it first)",
+		            pos[0]);
+	if (err)
+		return fail_lib(cli, err, "cannot create tag '%s'", pos[0]);
+	print_id(&cid);
+	return 0;
+}
+
+int cmd_reset(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[2];
+	int n_pos, rc, err;
+	prolly_id old, cid;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
+	if (rc)
+		return rc;
+	if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, 0, NULL)) ||
+	    (rc = resolve_commit(cli, &cid, pos[1])))
+		return rc;
+	err = prolly_branch_reset(&old, cli->db, pos[0], &cid);
+	if (err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_NOTFOUND, "no branch '%s'", pos[0]);
+	if (err == PROLLY_ECONFLICT)
+		return fail_lib(cli, err, NULL);
+	if (err)
+		return fail_lib(cli, err, "cannot reset branch '%s'", pos[0]);
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, &old);
+	printf("old\t%s\n", hex);
+	prolly_id_to_hex(hex, &cid);
+	printf("new\t%s\n", hex);
+	return 0;
+}

@@ -1,0 +1,240 @@
+/*
+ * refs.c - tags, reset, and the ref creation and deletion they share with branch restore.
+ *
+ * Every function here works like the branch functions of branch.c: one txn whose first store read
+ * is the ref, adopting the gc epoch that read returns (so a gc in between makes the commit fail
+ * instead of publishing a ref to something it removed), and one compare-and-swap write that also
+ * records the reflog entry (reflog.c). A write that lost only to a gc is retried.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+
+#define TAGS_PREFIX "refs/tags/"
+#define MAX_RETRIES 8
+
+/* Reads ref as the first read of txn, adopting the store's gc epoch. */
+static int read_ref_at(prolly_txn *txn, const char *ref, prolly_id *cur, int *exists)
+{
+	prolly_db *db = txn->db;
+	uint64_t epoch = 0;
+	int rc = db->store->get_ref(db->store, ref, cur, &epoch);
+	if (rc && rc != PROLLY_ENOTFOUND)
+		return rc;
+	*exists = rc == 0;
+	if (epoch) {
+		prolly__raise_epoch(db, epoch);
+		if (epoch > txn->epoch)
+			txn->epoch = epoch;
+	}
+	return 0;
+}
+
+static int commit_exists(prolly_db *db, const prolly_id *id, const char *ref)
+{
+	prolly_commit *c = NULL;
+	int rc = prolly_commit_read(&c, db, id);
+	prolly_commit_free(c);
+	if (rc == PROLLY_ENOTFOUND) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, id);
+		return prolly_set_error(rc, "cannot point '%s' at commit %s: not found", ref, hex);
+	}
+	return rc;
+}
+
+/* Queues the update, names the operation, commits. 1: lost to a gc only (retry). */
+static int publish(prolly_txn *txn, prolly_ref_update *u, const char *op, int *gc_only)
+{
+	prolly_ref_update conf;
+	int rc;
+	*gc_only = 0;
+	if ((rc = prolly_txn_set_ref(txn, u)) || (rc = prolly_txn_set_reason(txn, op, NULL)))
+		return rc;
+	memset(&conf, 0, sizeof(conf));
+	rc = prolly_txn_commit(txn, &conf, 1);
+	if (rc == PROLLY_ECONFLICT && !conf.conflict)
+		*gc_only = 1;
+	return rc;
+}
+
+int prolly__ref_create(prolly_db *db, const char *ref, const prolly_id *commit, const char *op)
+{
+	prolly_txn *txn = NULL;
+	prolly_ref_update u;
+	prolly_id cur;
+	int exists, gc_only, rc;
+	for (int attempt = 0;; attempt++) {
+		if ((rc = prolly_txn_begin(&txn, db)) || (rc = read_ref_at(txn, ref, &cur, &exists)))
+			goto cleanup;
+		if (exists) {
+			rc = prolly_set_error(PROLLY_ECONFLICT, "'%s' already exists", ref);
+			goto cleanup;
+		}
+		if ((rc = commit_exists(db, commit, ref)))
+			goto cleanup;
+		memset(&u, 0, sizeof(u));
+		u.name = ref;
+		u.expect = PROLLY_REF_EXPECT_ABSENT;
+		u.value = *commit;
+		rc = publish(txn, &u, op, &gc_only);
+		if (rc == PROLLY_ECONFLICT && !gc_only)
+			rc = prolly_set_error(PROLLY_ECONFLICT, "'%s' already exists", ref);
+		if (!gc_only || attempt + 1 >= MAX_RETRIES)
+			goto cleanup;
+		prolly_txn_free(txn);
+		txn = NULL;
+	}
+cleanup:
+	prolly_txn_free(txn);
+	return rc;
+}
+
+int prolly__ref_delete(prolly_id *out_old, prolly_db *db, const char *ref, const char *op)
+{
+	prolly_txn *txn = NULL;
+	prolly_ref_update u;
+	prolly_id cur;
+	int exists, gc_only, rc;
+	for (int attempt = 0;; attempt++) {
+		if ((rc = prolly_txn_begin(&txn, db)) || (rc = read_ref_at(txn, ref, &cur, &exists)))
+			goto cleanup;
+		if (!exists) {
+			rc = prolly_set_error(PROLLY_ENOTFOUND, "no ref '%s'", ref);
+			goto cleanup;
+		}
+		memset(&u, 0, sizeof(u));
+		u.name = ref;
+		u.expect = PROLLY_REF_EXPECT_VALUE;
+		u.expected = cur;
+		u.remove = 1;
+		rc = publish(txn, &u, op, &gc_only);
+		if (rc == 0 && out_old)
+			*out_old = cur;
+		/* It moved (or a gc ran): delete whatever it is now. */
+		if (rc != PROLLY_ECONFLICT || attempt + 1 >= MAX_RETRIES)
+			goto cleanup;
+		prolly_txn_free(txn);
+		txn = NULL;
+	}
+cleanup:
+	prolly_txn_free(txn);
+	return rc;
+}
+
+/* ---- tags ---------------------------------------------------------------------------------- */
+
+static int tag_ref(char out[PROLLY_MAX_REF_NAME + 1], const char *name)
+{
+	int rc = prolly_branch_name_valid(name); /* the same rules, and the same messages */
+	if (rc)
+		return rc;
+	snprintf(out, PROLLY_MAX_REF_NAME + 1, "%s%s", TAGS_PREFIX, name);
+	return 0;
+}
+
+int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	int rc;
+	if (!commit)
+		return prolly_set_error(PROLLY_EINVAL, "creating tag '%s' needs a commit", name);
+	if ((rc = tag_ref(ref, name)))
+		return rc;
+	rc = prolly__ref_create(db, ref, commit, "tag");
+	if (rc == PROLLY_ECONFLICT)
+		return prolly_set_error(rc, "tag '%s' already exists", name);
+	return rc;
+}
+
+int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	int rc;
+	if ((rc = tag_ref(ref, name)))
+		return rc;
+	rc = prolly__ref_delete(out_commit, db, ref, "delete");
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(rc, "no tag '%s'", name);
+	return rc;
+}
+
+int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	int rc;
+	if ((rc = tag_ref(ref, name)))
+		return rc;
+	rc = prolly__get_ref(db, ref, out_commit);
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(rc, "no tag '%s'", name);
+	return rc;
+}
+
+typedef struct tag_list_ctx {
+	prolly_branch_fn fn;
+	void *payload;
+} tag_list_ctx;
+
+static int on_tag(void *payload, const char *name, const prolly_id *value)
+{
+	tag_list_ctx *tc = payload;
+	return tc->fn(tc->payload, name + sizeof(TAGS_PREFIX) - 1, value);
+}
+
+int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload)
+{
+	tag_list_ctx tc = {fn, payload};
+	if (!fn)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_tag_list needs a callback");
+	return db->store->list_refs(db->store, TAGS_PREFIX, on_tag, &tc);
+}
+
+/* ---- reset --------------------------------------------------------------------------------- */
+
+int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char *branch,
+                        const prolly_id *commit)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1], hex[PROLLY_ID_HEX_SIZE];
+	prolly_txn *txn = NULL;
+	prolly_ref_update u;
+	prolly_id cur;
+	int exists, gc_only, rc;
+
+	if ((rc = prolly_branch_name_valid(branch)))
+		return rc;
+	if (!commit)
+		return prolly_set_error(PROLLY_EINVAL, "resetting branch '%s' needs a commit", branch);
+	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
+	for (int attempt = 0;; attempt++) {
+		if ((rc = prolly_txn_begin(&txn, db)) || (rc = read_ref_at(txn, ref, &cur, &exists)))
+			goto cleanup;
+		if (!exists) {
+			rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", branch);
+			goto cleanup;
+		}
+		if ((rc = commit_exists(db, commit, ref)))
+			goto cleanup;
+		memset(&u, 0, sizeof(u));
+		u.name = ref;
+		u.expect = PROLLY_REF_EXPECT_VALUE;
+		u.expected = cur;
+		u.value = *commit;
+		rc = publish(txn, &u, "reset", &gc_only);
+		if (rc == 0 && out_old)
+			*out_old = cur;
+		if (rc == PROLLY_ECONFLICT && !gc_only) {
+			prolly_id_to_hex(hex, &cur);
+			rc = prolly_set_error(PROLLY_ECONFLICT,
+			                      "branch '%s' moved away from %s meanwhile; not reset", branch,
+			                      hex);
+		}
+		if (!gc_only || attempt + 1 >= MAX_RETRIES)
+			goto cleanup;
+		prolly_txn_free(txn);
+		txn = NULL;
+	}
+cleanup:
+	prolly_txn_free(txn);
+	return rc;
+}
