@@ -19,7 +19,7 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
 	if (rc)
 		return rc;
-	rc = open_store(cli, 1, NULL);
+	rc = open_store(cli, STORE_CREATE, NULL);
 	if (rc)
 		return rc;
 	err = prolly_branch_head(&head, cli->db, "main");

@@ -90,6 +90,16 @@ const struct command commands[] = {
      "first corrupt or missing node.\n"
      "\n"
      "  --history   verify the tree of every commit in BRANCH's history too\n"},
+    {"recover", cmd_recover, "[--apply]", "check an LMDB store's snapshots; restore the previous",
+     "LMDB stores only. Checks both meta pages of the store and opens the current snapshot\n"
+     "read-only in a child process, reading every branch head and every node of its tree.\n"
+     "If that fails (or crashes the reader), checks the previous snapshot the same way and\n"
+     "prints its branches. Prints meta<TAB>PAGE<TAB>txn N<TAB>current|other<TAB>intact|damaged,\n"
+     "current|previous<TAB>sound|damaged<TAB>..., branch<TAB>NAME<TAB>COMMIT<TAB>ROOT lines.\n"
+     "Exits 0 when the current snapshot is sound (nothing to recover), 5 when it is damaged.\n"
+     "No other process may use the store during --apply.\n"
+     "\n"
+     "  --apply   make the sound previous snapshot current (the newest transaction is lost)\n"},
     {"gc", cmd_gc, "[--keep N]", "remove nodes no branch needs",
      "Removes every node and commit not reachable from a branch and prints nodes_kept,\n"
      "nodes_removed and bytes_removed lines.\n"
@@ -110,7 +120,8 @@ void print_command_help(const struct command *cmd, FILE *f)
 {
 	fprintf(f, "usage: prolly [--store URL] %s%s%s\n\n%s", cmd->name, *cmd->synopsis ? " " : "",
 	        cmd->synopsis, cmd->help);
-	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches"))
+	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches") &&
+	    strcmp(cmd->name, "recover"))
 		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n"
 		      "Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n",
 		      f);
@@ -216,9 +227,7 @@ int main(int argc, char **argv)
 	rc = read_commit_time(&cli.time_us);
 	if (rc)
 		return rc;
-	rc = cli.cmd->run(&cli, argc - i, argv + i);
-	if (rc == HELP_SHOWN)
-		rc = EXIT_DONE;
+	rc = run_command(&cli, argc - i, argv + i);
 	prolly_close(cli.db);
 	return finish_output(&cli, rc);
 }
