@@ -217,6 +217,8 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 		prolly_id_to_hex(chex, &bl.heads[i]);
 		if (err) {
 			rc = fail_lib(cli, err, "cannot read commit %s (head of '%s')", chex, bl.names[i]);
+			if (rc == EXIT_NOTFOUND) /* a head's commit is never collected: damage */
+				rc = EXIT_STORE;
 			goto cleanup;
 		}
 		prolly_id_to_hex(thex, &c->tree);
@@ -396,6 +398,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	}
 	if (err) {
 		rc = fail_lib(cli, err, "cannot read the commits of '%s'", pos[0]);
+		if (rc == EXIT_NOTFOUND) /* the commit resolved, so a missing one is damage */
+			rc = EXIT_STORE;
 		goto cleanup;
 	}
 	for (size_t i = 0; i < tl.n; i++) {

@@ -652,6 +652,50 @@ static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 	return rc;
 }
 
+/*
+ * LMDB has no checksums, so a damaged refs page can make a ref look absent (a wrong key count or
+ * node offset) rather than fail. The refs database's row count is kept apart from its pages (in
+ * its record in the main database): a listing of every ref, and an absent ref, are checked
+ * against it. (A damaged name, a row that reads as another valid name, still passes.)
+ */
+static int check_ref_count(env_entry *e, MDB_txn *txn, size_t seen)
+{
+	MDB_stat ms;
+	int mrc = mdb_stat(txn, e->refs, &ms);
+	if (mrc)
+		return fail(e, mrc, "counting refs");
+	if (ms.ms_entries != seen)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: the refs database records %llu rows but %zu could be "
+		                        "read: its pages are damaged",
+		                        e->path, (unsigned long long)ms.ms_entries, seen);
+	return 0;
+}
+
+/* Walks every refs row, checking its shape, then check_ref_count. */
+static int count_refs(env_entry *e, MDB_txn *txn)
+{
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	size_t n = 0;
+	int mrc = mdb_cursor_open(txn, e->refs, &cur);
+	if (mrc)
+		return fail(e, mrc, "opening a cursor on refs");
+	for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0;
+	     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), n++)
+		if (k.mv_size == 0 || k.mv_size > PROLLY_MAX_REF_NAME || v.mv_size != PROLLY_ID_SIZE) {
+			mdb_cursor_close(cur);
+			return prolly_set_error(PROLLY_ECORRUPT,
+			                        "lmdb: %s: a malformed ref row (name of %zu bytes, value "
+			                        "of %zu bytes)",
+			                        e->path, k.mv_size, v.mv_size);
+		}
+	mdb_cursor_close(cur);
+	if (mrc != MDB_NOTFOUND)
+		return fail(e, mrc, "counting refs");
+	return check_ref_count(e, txn, n);
+}
+
 static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
 {
 	env_entry *e = ((lmdb_store *)st)->e;
@@ -670,9 +714,10 @@ static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint
 	if (epoch)
 		*epoch = ep;
 	int r = read_ref(e, txn, name, &v);
-	if (r == MDB_NOTFOUND)
-		rc = prolly_set_error(PROLLY_ENOTFOUND, "lmdb: %s: ref '%s' not found", e->path, name);
-	else if (r == -1)
+	if (r == MDB_NOTFOUND) {
+		if (!(rc = count_refs(e, txn)))
+			rc = prolly_set_error(PROLLY_ENOTFOUND, "lmdb: %s: ref '%s' not found", e->path, name);
+	} else if (r == -1)
 		rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: ref '%s' does not hold a 32-byte id",
 		                      e->path, name);
 	else if (r)
@@ -746,6 +791,8 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 		rc = fail(e, mrc, "listing refs");
 		goto cleanup;
 	}
+	if ((rc = plen ? count_refs(e, txn) : check_ref_count(e, txn, n)))
+		goto cleanup;
 	mdb_cursor_close(cur);
 	cur = NULL;
 	txn_abort(e, txn);
@@ -1177,16 +1224,20 @@ static int slot_to_replace(const prolly__lmdb_meta m[2], int current)
 }
 
 /* 1 when data.mdb (meta pages m, file size `size`) holds no committed transaction: what an
- * interrupted creation leaves. */
+ * interrupted creation leaves (both meta pages of transaction 0 with an empty main database, or
+ * a file too short to hold them). */
 static int env_blank(const prolly__lmdb_meta m[2], off_t size)
 {
-	unsigned psize = m[0].header_ok ? m[0].psize : m[1].header_ok ? m[1].psize : 4096;
-	if (size > (off_t)2 * psize)
-		return 0;
-	for (int i = 0; i < 2; i++)
-		if (m[i].header_ok && (m[i].txnid != 0 || m[i].main_entries != 0))
+	int any = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!m[i].header_ok)
+			continue;
+		any = 1;
+		if (m[i].txnid != 0 || m[i].main_entries != 0 || m[i].main_root != UINT64_MAX)
 			return 0;
-	return 1;
+	}
+	unsigned psize = m[0].header_ok ? m[0].psize : m[1].header_ok ? m[1].psize : 4096;
+	return any || size <= (off_t)2 * psize;
 }
 
 /* O1, O2: what is in the directory before liblmdb sees it. *blank is set when there is no
