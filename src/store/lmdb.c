@@ -4,7 +4,16 @@
  * Layout: one LMDB environment per directory with three named databases,
  *   nodes  key: 32-byte id      value: the node's bytes
  *   refs   key: the name bytes  value: 32-byte id
- *   meta   "schema_version" -> u32 LE (SCHEMA_VERSION), "gc_epoch" -> u64 LE (starts at 1)
+ *   meta   "schema_version" -> u32 LE (SCHEMA_VERSION), "gc_epoch" -> u64 LE (starts at 1),
+ *          "txn" -> u64 LE: the LMDB transaction id of the last write (schema version 2)
+ *
+ * Invariant T1: every write transaction of this file puts "txn" = its own transaction id (the id
+ * its commit writes into the meta page) and schema_version 2, in the meta database's one leaf
+ * page. So the tree a meta page leads to must hold a "txn" row equal to that meta page's id: one
+ * lower means the meta page points into an older tree (a damaged root number that lands on a
+ * page an earlier transaction left behind), which open reports as PROLLY_ECORRUPT. One higher is
+ * allowed (a compacting mdb_copy renumbers the transaction to 1); no row is a store last written
+ * by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
  *
  * Environments. LMDB forbids opening one environment twice in a process (its locks are per
  * process), so environments live in a process-wide registry keyed by the directory's device and
@@ -47,7 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 1u
+#define SCHEMA_VERSION 2u
+#define META_TXN "txn"
 #define META_SCHEMA "schema_version"
 #define META_EPOCH "gc_epoch"
 #define MAX_READERS 1024
@@ -128,21 +138,21 @@ static int translate(int mrc)
  * system of dir has less than FULL_BELOW bytes left for this process, or data.mdb has reached the
  * process's file size limit. */
 #define FULL_BELOW ((uint64_t)4 << 20)
-static int short_write_was_full(const char *dir)
+static int short_write_was_full(const char *dir) /* 1: the disk; 2: the file size limit */
 {
 	struct statvfs vs;
 	struct rlimit rl;
 	struct stat st;
 	char path[4096];
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && stat(path, &st) == 0 &&
+	    (uint64_t)st.st_size + 65536 >= (uint64_t)rl.rlim_cur)
+		return 2;
 	if (statvfs(dir, &vs) == 0) {
 		uint64_t blocks = geteuid() == 0 ? vs.f_bfree : vs.f_bavail;
 		if (blocks * (uint64_t)vs.f_frsize < FULL_BELOW)
 			return 1;
 	}
-	snprintf(path, sizeof(path), "%s/data.mdb", dir);
-	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && stat(path, &st) == 0 &&
-	    (uint64_t)st.st_size + 65536 >= (uint64_t)rl.rlim_cur)
-		return 1;
 	return 0;
 }
 
@@ -151,10 +161,16 @@ static int fail(const env_entry *e, int mrc, const char *what)
 {
 	int code = translate(mrc);
 	const char *path = e ? e->path : "?";
-	if (mrc == EIO && e && short_write_was_full(e->path))
+	int full = mrc == EIO && e ? short_write_was_full(e->path) : 0;
+	if (full == 1)
 		return prolly_set_error(PROLLY_EFULL,
 		                        "lmdb: %s in %s: No space left on device (liblmdb reports the "
 		                        "short write as: %s); free disk space",
+		                        what, path, mdb_strerror(mrc));
+	if (full == 2)
+		return prolly_set_error(PROLLY_EFULL,
+		                        "lmdb: %s in %s: a short write (%s): the file size limit (ulimit "
+		                        "-f) is reached; the store is full",
 		                        what, path, mdb_strerror(mrc));
 	if (mrc == EFBIG)
 		return prolly_set_error(code,
@@ -369,6 +385,18 @@ static int put_epoch(MDB_txn *txn, env_entry *e, uint64_t epoch)
 	return mdb_put(txn, e->meta, &k, &v, 0);
 }
 
+/* T1: stamps a write transaction. Returns an LMDB code. */
+static int stamp_txn(MDB_txn *txn, env_entry *e)
+{
+	unsigned char b[8], sv[4];
+	prolly__wr64(b, (uint64_t)mdb_txn_id(txn));
+	prolly__wr32(sv, SCHEMA_VERSION);
+	MDB_val k = {sizeof(META_TXN) - 1, (void *)META_TXN}, v = {8, b};
+	MDB_val ks = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, vs = {4, sv};
+	int mrc = mdb_put(txn, e->meta, &k, &v, 0);
+	return mrc ? mrc : mdb_put(txn, e->meta, &ks, &vs, 0);
+}
+
 /* Reads a ref: 0 found, MDB_NOTFOUND absent, another LMDB code, or -1 for a malformed row. */
 static int read_ref(env_entry *e, MDB_txn *txn, const char *name, prolly_id *out)
 {
@@ -543,7 +571,13 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 			goto cleanup;
 		}
 	}
-	int r = txn_commit(e, txn);
+	int r = stamp_txn(txn, e);
+	if (r) {
+		*mrc = r;
+		rc = fail(e, r, "stamping a write");
+		goto cleanup;
+	}
+	r = txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
 		*mrc = r;
@@ -909,6 +943,11 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 	}
 	mdb_cursor_close(cur);
 	cur = NULL;
+	if ((r = stamp_txn(txn, e))) {
+		*mrc = r;
+		rc = fail(e, r, "stamping the gc");
+		goto cleanup;
+	}
 	r = txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
@@ -1048,8 +1087,10 @@ static int make_dirs(const char *path)
 
 static const char *const DB_NAMES[3] = {"nodes", "refs", "meta"};
 
-/* Checks the schema row, and the epoch row (written with create when absent). */
-static int check_rows(env_entry *e, MDB_txn *txn, int create)
+/* Checks the schema row and the epoch row; with create (a write transaction) writes them when
+ * absent. Without, an absent epoch row sets *no_epoch when no_epoch is not NULL (a store made
+ * before the row existed; only a creating open adds it), else is PROLLY_ECORRUPT. */
+static int check_rows(env_entry *e, MDB_txn *txn, int create, int *no_epoch)
 {
 	MDB_val k = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, v;
 	int mrc = mdb_get(txn, e->meta, &k, &v);
@@ -1086,6 +1127,8 @@ static int check_rows(env_entry *e, MDB_txn *txn, int create)
 	if (mrc == MDB_NOTFOUND && create) {
 		if ((mrc = put_epoch(txn, e, 1)))
 			return fail(e, mrc, "writing the gc epoch");
+	} else if (mrc == MDB_NOTFOUND && no_epoch) {
+		*no_epoch = 1;
 	} else if (mrc == MDB_NOTFOUND) {
 		return prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: the meta database has no gc_epoch row",
 		                        e->path);
@@ -1129,8 +1172,12 @@ static int create_dbs(env_entry *e)
 			rc = fail(e, mrc, "creating the databases");
 			goto cleanup;
 		}
-	if ((rc = check_rows(e, txn, 1)))
+	if ((rc = check_rows(e, txn, 1, NULL)))
 		goto cleanup;
+	if ((mrc = stamp_txn(txn, e))) {
+		rc = fail(e, mrc, "stamping the new store");
+		goto cleanup;
+	}
 	mrc = mdb_txn_commit(txn);
 	txn = NULL;
 	if (mrc) {
@@ -1143,6 +1190,25 @@ cleanup:
 	if (txn)
 		mdb_txn_abort(txn);
 	return rc;
+}
+
+/* T1: the tree this snapshot leads to was written by the snapshot's own transaction. */
+static int check_stamp(env_entry *e, MDB_txn *txn)
+{
+	MDB_val k = {sizeof(META_TXN) - 1, (void *)META_TXN}, v;
+	int mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc == MDB_NOTFOUND)
+		return 0;
+	if (mrc)
+		return fail(e, mrc, "reading the transaction stamp");
+	uint64_t stamp = v.mv_size == 8 ? prolly__rd64(v.mv_data) : 0, id = mdb_txn_id(txn);
+	if (stamp < id)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: the newest meta page (transaction %llu) leads to a tree "
+		                        "written by transaction %llu: the meta page is damaged; 'prolly "
+		                        "recover' can restore the previous snapshot",
+		                        e->path, (unsigned long long)id, (unsigned long long)stamp);
+	return 0;
 }
 
 /* O3: opens the named databases and checks the meta rows in a read transaction. */
@@ -1173,11 +1239,14 @@ static int open_dbs(env_entry *e, unsigned flags)
 		blank = ms.ms_entries == 0 && ms.ms_depth == 0;
 	}
 	if (n_missing == 0) {
-		if ((rc = check_rows(e, txn, 0))) {
+		int no_epoch = 0;
+		if ((rc = check_rows(e, txn, 0, (flags & PROLLY_OPEN_CREATE) ? &no_epoch : NULL)))
+			goto cleanup;
+		if ((rc = check_stamp(e, txn)))
+			goto cleanup;
+		if (no_epoch) {
 			/* A store made by an older library may lack the epoch row: the creating open adds
 			 * it, as it always did. */
-			if (!(flags & PROLLY_OPEN_CREATE) || rc != PROLLY_ECORRUPT)
-				goto cleanup;
 			mdb_txn_abort(txn);
 			txn = NULL;
 			return create_dbs(e);
@@ -1198,10 +1267,13 @@ static int open_dbs(env_entry *e, unsigned flags)
 		                        "PROLLY_OPEN_CREATE or 'prolly init')",
 		                        e->path);
 	char names[64] = "";
-	for (int i = 0; i < 3; i++)
+	for (int i = 0, left = n_missing; i < 3; i++)
 		if (missing[i])
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s'%s'",
-			         *names ? " and " : "", DB_NAMES[i]);
+			         !*names       ? ""
+			         : --left == 1 ? " and "
+			                       : ", ",
+			         DB_NAMES[i]);
 	return prolly_set_error(PROLLY_ECORRUPT,
 	                        "lmdb: %s: the environment has no %s database%s (its newest meta "
 	                        "page may be damaged: see 'prolly recover')",
