@@ -86,7 +86,7 @@ static int check_snapshot(struct cli *cli, void *arg)
 		putchar('\n');
 		rc = EXIT_STORE;
 	} else {
-		printf("%s\tsound\t%zu branches\n", ck->label, h.n);
+		printf("%s\tsound\t%zu branch%s\n", ck->label, h.n, h.n == 1 ? "" : "es");
 	}
 	for (size_t i = 0; i < h.n; i++)
 		free(h.names[i]);
@@ -158,6 +158,7 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	err = prolly_lmdb_restore_previous(path);
 	if (err)
 		return fail_lib(cli, err, "cannot restore meta page %d of %s", keep, cli->store_shown);
-	printf("restored\tmeta %d\ttxn %llu\n", keep, (unsigned long long)snap[keep].txnid);
+	printf("restored\ttxn %llu\t(meta page %d copied over meta page %d)\n",
+	       (unsigned long long)snap[keep].txnid, keep, !keep);
 	return 0;
 }
