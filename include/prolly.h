@@ -415,8 +415,9 @@ int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
 /* Makes the restorable snapshot current, in place: writes its meta page over the other one and
  * flushes it. The transaction of the page replaced is lost (when both were intact, the newest).
  * Open it first with PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS to see what it holds (that
- * reads a temporary copy of data.mdb made inside path, removed at close: it needs as much free
- * space as data.mdb takes, less where the file system shares extents).
+ * reads a temporary copy of data.mdb made inside path and unlinked as soon as it is open: it
+ * needs as much free space as data.mdb takes, less where the file system shares extents, until
+ * the handle is closed).
  * No process may have the environment open meanwhile: PROLLY_ECONFLICT if this or another
  * process has (it holds liblmdb's exclusive lock while writing, so openers wait). Errors also:
  * PROLLY_ENOTFOUND, PROLLY_ECORRUPT (neither page intact), PROLLY_EFULL, PROLLY_ESTORE,

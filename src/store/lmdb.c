@@ -89,7 +89,7 @@ typedef struct env_entry {
 	size_t map_size; /* the map size in effect */
 	int broken;      /* a failed resize left no map: every call fails until reopened */
 	int rdonly;      /* opened with MDB_RDONLY */
-	char *tmpdir;    /* a copy made to read the previous snapshot: removed with the entry */
+	int unlisted;    /* a PROLLY_OPEN_PREVIOUS copy, whose directory is gone: never shared */
 } env_entry;
 
 typedef struct lmdb_store {
@@ -1415,11 +1415,8 @@ static void entry_free(env_entry *e)
 		return;
 	if (e->env)
 		mdb_env_close(e->env);
-	if (e->tmpdir)
-		remove_tree(e->tmpdir);
 	pthread_cond_destroy(&e->gate_cv);
 	pthread_mutex_destroy(&e->gate_mu);
-	free(e->tmpdir);
 	free(e->path);
 	free(e);
 }
@@ -1522,8 +1519,7 @@ static void lmdb_close(prolly_store *st)
 }
 
 /* Opens the environment in path (a directory that exists) into a new handle. */
-static int open_dir(prolly_store **out, const char *path, size_t map_size, unsigned flags,
-                    char *tmpdir)
+static int open_dir(prolly_store **out, const char *path, size_t map_size, unsigned flags)
 {
 	lmdb_store *s = NULL;
 	env_entry *e = NULL;
@@ -1553,7 +1549,7 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 	locked = 1;
 	pid_t me = getpid();
 	for (e = registry; e; e = e->next)
-		if (e->pid == me && e->dev == sb.st_dev && e->ino == sb.st_ino)
+		if (e->pid == me && !e->unlisted && e->dev == sb.st_dev && e->ino == sb.st_ino)
 			break;
 	if (e && e->rdonly && !(flags & PROLLY_OPEN_READONLY)) {
 		rc = prolly_set_error(PROLLY_EINVAL,
@@ -1567,8 +1563,6 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 	} else {
 		if ((rc = entry_open(&e, path, map_size, &sb, flags)))
 			goto cleanup;
-		e->tmpdir = tmpdir;
-		tmpdir = NULL;
 		e->next = registry;
 		registry = e;
 	}
@@ -1589,15 +1583,12 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 cleanup:
 	if (locked)
 		pthread_mutex_unlock(&registry_mu);
-	if (tmpdir)
-		remove_tree(tmpdir);
-	free(tmpdir);
 	free(s);
 	return rc;
 }
 
 /* PROLLY_OPEN_PREVIOUS: a copy of data.mdb whose meta pages both name the snapshot recovery
- * would restore, opened read-only; the copy goes with the handle. */
+ * would restore, opened read-only; the copy lives as long as the handle. */
 static int open_previous(prolly_store **out, const char *path, size_t map_size, unsigned flags)
 {
 	prolly__lmdb_meta m[2];
@@ -1627,7 +1618,18 @@ static int open_previous(prolly_store **out, const char *path, size_t map_size, 
 		free(tmp);
 		return rc;
 	}
-	return open_dir(out, tmp, map_size, flags & ~PROLLY_OPEN_PREVIOUS, tmp);
+	/* Once open, the handle holds the copy's files: unlink them now, so that nothing is left
+	 * behind whatever happens to this process. */
+	int rc2 = open_dir(out, tmp, map_size, flags & ~PROLLY_OPEN_PREVIOUS);
+	if (!rc2) {
+		/* The directory's inode may be reused by another: never match it again. */
+		pthread_mutex_lock(&registry_mu);
+		((lmdb_store *)*out)->e->unlisted = 1;
+		pthread_mutex_unlock(&registry_mu);
+	}
+	remove_tree(tmp);
+	free(tmp);
+	return rc2;
 }
 
 int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_size, unsigned flags)
@@ -1651,12 +1653,12 @@ int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_s
 		int existed = stat(path, &sb) == 0;
 		if ((rc = make_dirs(path)))
 			return rc;
-		rc = open_dir(out, path, map_size, flags, NULL);
+		rc = open_dir(out, path, map_size, flags);
 		if (rc && !existed)
 			rmdir(path); /* O4 (only the last component: it is empty unless someone raced) */
 		return rc;
 	}
-	return open_dir(out, path, map_size, flags, NULL);
+	return open_dir(out, path, map_size, flags);
 }
 
 int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size)
@@ -1698,7 +1700,7 @@ int prolly_lmdb_restore_previous(const char *path)
 		return prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s", path);
 	pthread_mutex_lock(&registry_mu);
 	for (env_entry *e = registry; e; e = e->next)
-		if (e->pid == getpid() && e->dev == sb.st_dev && e->ino == sb.st_ino) {
+		if (e->pid == getpid() && !e->unlisted && e->dev == sb.st_dev && e->ino == sb.st_ino) {
 			pthread_mutex_unlock(&registry_mu);
 			return prolly_set_error(PROLLY_ECONFLICT,
 			                        "lmdb: %s is open in this process; close it before restoring",
