@@ -350,14 +350,15 @@ int prolly_store_open(prolly_store **out, const char *url);
 
 /* ---- Opening with flags: what an open may change ---- */
 
-/* Open flags (bitwise or; 0 opens an existing store for reading and writing, creating nothing). */
-#define PROLLY_OPEN_READONLY                                                                       \
-	0x1u                        /* never write: reads only; every write and gc through the
-                                     handle fails with PROLLY_EUNSUPPORTED */
-#define PROLLY_OPEN_CREATE 0x2u /* create the store (directory, files, tables) if missing */
-#define PROLLY_OPEN_PREVIOUS                                                                       \
-	0x4u /* LMDB, with PROLLY_OPEN_READONLY: open the snapshot that
-                                     prolly_lmdb_restore_previous would make current (see below) */
+/* Open flags (bitwise or). 0 opens an existing store for reading and writing, creating nothing.
+ *   PROLLY_OPEN_READONLY  never write: reads only; every write and gc through the handle fails
+ *                         with PROLLY_EUNSUPPORTED
+ *   PROLLY_OPEN_CREATE    create the store (directory, files, tables) if there is none
+ *   PROLLY_OPEN_PREVIOUS  LMDB, with PROLLY_OPEN_READONLY: open the snapshot that
+ *                         prolly_lmdb_restore_previous would make current (see below) */
+#define PROLLY_OPEN_READONLY 0x1u
+#define PROLLY_OPEN_CREATE 0x2u
+#define PROLLY_OPEN_PREVIOUS 0x4u
 
 /*
  * Opens a store by URL (as prolly_store_open) the way flags say.
@@ -394,8 +395,10 @@ int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_s
  * meta pages, written by alternate transactions; the one with the larger transaction id names
  * the current snapshot, the other the snapshot before it, whose pages LMDB keeps until the next
  * commit. Every open checks both (page flags, magic, version, page size, and that each root
- * page number is in range and its page says it is a tree page of that number); a damaged
- * current one is PROLLY_ECORRUPT. (liblmdb 0.9.24 has no MDB_PREVSNAPSHOT; this does its job.)
+ * page number is in range and its page says it is a tree page of that number), and that the
+ * tree the current one leads to was written by its transaction (every write stamps its id); a
+ * damaged current one is PROLLY_ECORRUPT. (liblmdb 0.9.24 has no MDB_PREVSNAPSHOT; this does
+ * its job.)
  */
 typedef struct prolly_lmdb_snapshot {
 	uint64_t txnid;    /* the transaction that wrote the meta page */

@@ -367,6 +367,10 @@ PT_TEST(meta_page_flip_is_reported_and_the_previous_snapshot_restored)
 
 /* ---- a full file system ------------------------------------------------------------------ */
 
+/* Mount points made by mount_small, unmounted at exit whatever happened to the test. */
+static char mounted[8][PATH_MAX];
+static int n_mounted;
+
 /* Mounts a tmpfs of `size` on dir (created). Fails the test, saying why, when it cannot. */
 static int mount_small(const char *dir, const char *size)
 {
@@ -379,6 +383,8 @@ static int mount_small(const char *dir, const char *size)
 		          strerror(errno));
 		return -1;
 	}
+	if (n_mounted < 8)
+		snprintf(mounted[n_mounted++], PATH_MAX, "%s", dir);
 	return 0;
 }
 
@@ -442,6 +448,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int rc = pt_run(argc, argv);
+	for (int i = 0; i < n_mounted; i++)
+		umount2(mounted[i], MNT_DETACH); /* already unmounted unless a test stopped early */
 	char cmd[PATH_MAX + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
 	if (system(cmd) != 0)

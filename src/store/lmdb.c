@@ -15,6 +15,11 @@
  * allowed (a compacting mdb_copy renumbers the transaction to 1); no row is a store last written
  * by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
  *
+ * Opening writes nothing unless PROLLY_OPEN_CREATE asks (O1-O4 at "open and close" below); the
+ * meta pages are checked first (lmdb_meta.c), and a handle opened with PROLLY_OPEN_READONLY
+ * (MDB_RDONLY) refuses writes and gc. Refs are checked against their row count (check_ref_count)
+ * because LMDB pages carry no checksum.
+ *
  * Environments. LMDB forbids opening one environment twice in a process (its locks are per
  * process), so environments live in a process-wide registry keyed by the directory's device and
  * inode, shared by reference count between every handle on that directory. The registry
