@@ -11,6 +11,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, 
 	*sig = 0;
 	fflush(stdout);
 	fflush(stderr);
+	/* An inherited SIGCHLD of SIG_IGN would have the child reaped unseen: take it back. */
+	signal(SIGCHLD, SIG_DFL);
 	pid = fork();
 	if (pid < 0) /* no process to spare: run it here, unprotected */
 		return fn(cli, arg);
@@ -41,7 +44,9 @@ int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, 
 		exit(finish_output(cli, rc));
 	}
 	while (waitpid(pid, &status, 0) < 0)
-		;
+		if (errno != EINTR)
+			return fail(cli, EXIT_STORE, "cannot wait for the reading process: %s",
+			            strerror(errno));
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status) && passed_on(WTERMSIG(status))) {
