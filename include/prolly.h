@@ -358,8 +358,88 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 int prolly_store_pg_init(prolly_store *st);
 
 /* Opens a store by URL: "mem:", "lmdb:PATH", or (when built with PostgreSQL support)
- * "postgres://...", "postgresql://..." or a libpq conninfo string ("host=... dbname=..."). */
+ * "postgres://...", "postgresql://..." or a libpq conninfo string ("host=... dbname=...").
+ * Same as prolly_store_open_ex(out, url, PROLLY_OPEN_CREATE). */
 int prolly_store_open(prolly_store **out, const char *url);
+
+/* ---- Opening with flags: what an open may change ---- */
+
+/* Open flags (bitwise or). 0 opens an existing store for reading and writing, creating nothing.
+ *   PROLLY_OPEN_READONLY  never write: reads only; every write and gc through the handle fails
+ *                         with PROLLY_EUNSUPPORTED
+ *   PROLLY_OPEN_CREATE    create the store (directory, files, tables) if there is none
+ *   PROLLY_OPEN_PREVIOUS  LMDB, with PROLLY_OPEN_READONLY: open the snapshot that
+ *                         prolly_lmdb_restore_previous would make current (see below) */
+#define PROLLY_OPEN_READONLY 0x1u
+#define PROLLY_OPEN_CREATE 0x2u
+#define PROLLY_OPEN_PREVIOUS 0x4u
+
+/*
+ * Opens a store by URL (as prolly_store_open) the way flags say.
+ *
+ * Without PROLLY_OPEN_CREATE nothing is created: a store that does not exist (an LMDB directory
+ * without data.mdb, or whose environment holds nothing; a PostgreSQL database without the
+ * schema) is PROLLY_ENOTFOUND, and no file, directory or table is made. With
+ * PROLLY_OPEN_READONLY nothing is written either: LMDB opens its environment with MDB_RDONLY
+ * (it may create its lock file lock.mdb beside an existing data.mdb, which readers need);
+ * PostgreSQL connects without creating or migrating the schema, and the handle refuses writes.
+ * Only PROLLY_OPEN_CREATE makes a new store, and only where there is none: an LMDB environment
+ * that exists but lacks one of the store's databases or meta rows, or whose newest meta page is
+ * damaged, is PROLLY_ECORRUPT (the message says what is missing), never an empty store.
+ *
+ * out      receives the store, owned by the caller until handed to prolly_db_new().
+ * url      as for prolly_store_open; mem: ignores the flags (a new empty store).
+ * flags    PROLLY_OPEN_* above.
+ *
+ * Errors: PROLLY_EINVAL (NULL out or url, unknown URL or flags, READONLY with CREATE, PREVIOUS
+ * without READONLY or on a store other than LMDB, an LMDB directory already open read-only in
+ * this process opened for writing); PROLLY_ENOTFOUND (no store, without CREATE); PROLLY_ECORRUPT
+ * (damaged or incomplete store; see prolly_lmdb_snapshots); PROLLY_EVERSION (newer schema);
+ * PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection); PROLLY_ENOMEM.
+ * Threads: any thread; the store is then shared as any store is.
+ */
+int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags);
+
+/* As prolly_store_lmdb_open (which is this with PROLLY_OPEN_CREATE), with flags. */
+int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_size,
+                              unsigned flags);
+
+/*
+ * LMDB snapshots. LMDB has no page checksums: it trusts its file. Pages 0 and 1 of data.mdb are
+ * meta pages, written by alternate transactions; the one with the larger transaction id names
+ * the current snapshot, the other the snapshot before it, whose pages LMDB keeps until the next
+ * commit. Every open checks both (page flags, magic, version, page size, and that each root
+ * page number is in range and its page says it is a tree page of that number), and that the
+ * tree the current one leads to was written by its transaction (every write stamps its id); a
+ * damaged current one is PROLLY_ECORRUPT. (liblmdb 0.9.24 has no MDB_PREVSNAPSHOT; this does
+ * its job.)
+ */
+typedef struct prolly_lmdb_snapshot {
+	uint64_t txnid;    /* the transaction that wrote the meta page */
+	int current;       /* 1: liblmdb opens this one (the larger id among readable headers) */
+	int intact;        /* 1: every check passed */
+	int restorable;    /* 1: prolly_lmdb_restore_previous would make this one current */
+	char problem[160]; /* why not intact ("" when intact) */
+} prolly_lmdb_snapshot;
+
+/* Reads and checks the two meta pages of the LMDB environment in directory path (out[0] is page
+ * 0, out[1] page 1) without opening it and without writing. The snapshot that restoring keeps is
+ * the intact one when exactly one is intact, else the older (the one before the current).
+ * Errors: PROLLY_ENOTFOUND (no data.mdb, or empty), PROLLY_ESTORE (cannot read),
+ * PROLLY_EUNSUPPORTED (not a 64-bit platform), PROLLY_EINVAL. Threads: any. */
+int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
+
+/* Makes the restorable snapshot current, in place: writes its meta page over the other one and
+ * flushes it. The transaction of the page replaced is lost (when both were intact, the newest).
+ * Open it first with PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS to see what it holds (that
+ * reads a temporary copy of data.mdb made inside path and unlinked as soon as it is open: it
+ * needs as much free space as data.mdb takes, less where the file system shares extents, until
+ * the handle is closed).
+ * No process may have the environment open meanwhile: PROLLY_ECONFLICT if this or another
+ * process has (it holds liblmdb's exclusive lock while writing, so openers wait). Errors also:
+ * PROLLY_ENOTFOUND, PROLLY_ECORRUPT (neither page intact), PROLLY_EFULL, PROLLY_ESTORE,
+ * PROLLY_EINVAL. Threads: any, but not while another thread of the process opens that store. */
+int prolly_lmdb_restore_previous(const char *path);
 
 /* Closes a store that was never handed to prolly_db_new(). NULL is fine. */
 void prolly_store_close(prolly_store *st);
@@ -386,6 +466,10 @@ void prolly_options_init(prolly_options *opts);
 
 /* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults). */
 int prolly_open(prolly_db **out, const char *url, const prolly_options *opts);
+
+/* prolly_store_open_ex(url, flags) and prolly_db_new(opts) in one call; the same errors. Every
+ * write through a handle opened with PROLLY_OPEN_READONLY fails with PROLLY_EUNSUPPORTED. */
+int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags);
 
 /* Wraps a store; the handle owns it from now on, also on failure. */
 int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);

@@ -77,13 +77,18 @@ cleanup:
 	return rc;
 }
 
-int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
+int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
 {
 	prolly_store *st;
-	int rc = prolly_store_open(&st, url);
+	int rc = prolly_store_open_ex(&st, url, flags);
 	if (rc)
 		return rc;
 	return prolly_db_new(out, st, opts);
+}
+
+int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
+{
+	return prolly_open_ex(out, url, opts, PROLLY_OPEN_CREATE);
 }
 
 void prolly_close(prolly_db *db)

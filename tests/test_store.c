@@ -456,8 +456,11 @@ static int poke_schema(const char *dir, const void *value, size_t size)
 		mdb_txn_abort(txn);
 		goto done;
 	}
+	/* Stamped like every write of the store (src/store/lmdb.c, invariant T1). */
+	uint64_t id = mdb_txn_id(txn);
 	MDB_val k = {14, "schema_version"}, v = {size, (void *)value};
-	if ((rc = mdb_put(txn, dbi, &k, &v, 0))) {
+	MDB_val kt = {3, "txn"}, vt = {8, &id};
+	if ((rc = mdb_put(txn, dbi, &k, &v, 0)) || (rc = mdb_put(txn, dbi, &kt, &vt, 0))) {
 		mdb_txn_abort(txn);
 		goto done;
 	}
@@ -479,10 +482,10 @@ PT_TEST(lmdb_newer_schema_is_refused)
 	prolly_store_close(st);
 	st = NULL;
 
-	unsigned char two[4] = {2, 0, 0, 0}, one[4] = {1, 0, 0, 0}, bad[3] = {1, 0, 0};
-	PT_REQUIRE(poke_schema(dir, two, 4) == 0);
+	unsigned char three[4] = {3, 0, 0, 0}, two[4] = {2, 0, 0, 0}, bad[3] = {1, 0, 0};
+	PT_REQUIRE(poke_schema(dir, three, 4) == 0);
 	PT_CHECK_RC(prolly_store_lmdb_open(&st, dir, 0), PROLLY_EVERSION);
-	PT_CHECKF(strstr(prolly_last_error(), "schema version 2") != NULL, "message: %s",
+	PT_CHECKF(strstr(prolly_last_error(), "schema version 3") != NULL, "message: %s",
 	          prolly_last_error());
 	PT_CHECK(st == NULL);
 
@@ -490,8 +493,8 @@ PT_TEST(lmdb_newer_schema_is_refused)
 	PT_CHECK_RC(prolly_store_lmdb_open(&st, dir, 0), PROLLY_ECORRUPT);
 	PT_CHECK(st == NULL);
 
-	/* Refusing changed nothing: back at version 1 the store opens with its data. */
-	PT_REQUIRE(poke_schema(dir, one, 4) == 0);
+	/* Refusing changed nothing: back at version 2 the store opens with its data. */
+	PT_REQUIRE(poke_schema(dir, two, 4) == 0);
 	PT_CHECK_RC(prolly_store_lmdb_open(&st, dir, 0), 0);
 	PT_REQUIRE(st);
 	PT_CHECK(ref_is(st, "refs/heads/main", &v));

@@ -95,6 +95,7 @@ int cmd_tags(struct cli *cli, int argc, char **argv);
 int cmd_reset(struct cli *cli, int argc, char **argv);
 /* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ (cmd_read.c). */
 void print_time(int64_t time_us);
+int cmd_recover(struct cli *cli, int argc, char **argv); /* cmd_recover.c */
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 
@@ -124,6 +125,19 @@ void escape_write(FILE *f, const void *data, size_t size);
 
 /* A malloc'd NUL-terminated escaped copy of data, or NULL when out of memory. */
 char *escape_dup(const void *data, size_t size);
+
+/* ---- isolate.c: store access in a child process (see the file) ---------------------------- */
+
+/* Runs fn(cli, arg) in a child process and returns its exit code. If a signal that means damage
+ * (not SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, which the caller then dies of too) ended the
+ * child, *sig receives it and EXIT_STORE is returned, nothing reported. */
+int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, int *sig);
+
+/* "SIGSEGV", "SIGBUS", ... for the signals isolated() reports. */
+const char *signal_name(int sig);
+
+/* Runs cli->cmd (isolated on lmdb: stores) and returns its exit code; a crash is reported. */
+int run_command(struct cli *cli, int argc, char **argv);
 
 /* ---- common.c ---------------------------------------------------------------------------- */
 
@@ -172,9 +186,15 @@ int fail_lib(struct cli *cli, int err, const char *fmt, ...)
 /* The exit code for a library error code. */
 int exit_code_for(int err);
 
-/* Opens cli->store_url into cli->db. Unless create is set, a missing lmdb directory is an error
- * rather than a new empty store. opts may be NULL. Returns 0 or an exit code (reported). */
-int open_store(struct cli *cli, int create, const prolly_options *opts);
+/* How open_store opens (PROLLY_OPEN_* flags): STORE_WRITE an existing store, creating nothing;
+ * STORE_CREATE creates it if missing (init only); STORE_READ an existing store read-only (no
+ * file, table or row is written: commands that only read). */
+enum { STORE_WRITE = 0, STORE_CREATE = 1, STORE_READ = 2 };
+
+/* Opens cli->store_url into cli->db as mode says. A store that does not exist is "no store at
+ * URL" (EXIT_STORE) unless mode is STORE_CREATE. opts may be NULL. Returns 0 or an exit code
+ * (reported). */
+int open_store(struct cli *cli, int mode, const prolly_options *opts);
 
 /* Decodes an escaped argument (a key, value or prefix). what names it in error messages.
  * Returns 0 or an exit code (reported). */

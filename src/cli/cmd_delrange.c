@@ -41,7 +41,7 @@ int cmd_del_range(struct cli *cli, int argc, char **argv)
 		}
 		msg = auto_msg;
 	}
-	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
 		goto cleanup;
 	struct change ch;
 	memset(&ch, 0, sizeof ch);

@@ -49,7 +49,7 @@ int cmd_history(struct cli *cli, int argc, char **argv)
 	}
 	if (limit && h.limit == 0)
 		goto cleanup;
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
 		goto cleanup;
 	err = prolly_key_history(cli->db, &cid, key.ptr, key.size, print_change, &h);
 	if (err < 0)

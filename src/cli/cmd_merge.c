@@ -88,7 +88,7 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	const char *into = pos[0], *from = pos[1];
 	if ((rc = parse_resolver(cli, &mo.resolve, resolve)) || (rc = need_branch_name(cli, into)) ||
-	    (rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &ours, into)) ||
+	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &ours, into)) ||
 	    (rc = resolve_commit(cli, &theirs, from)))
 		goto cleanup;
 
@@ -248,7 +248,7 @@ int cmd_gc(struct cli *cli, int argc, char **argv)
 	prolly_options_init(&po);
 	po.retain_commits = (unsigned)n;
 	po.reflog_days = (unsigned)d;
-	if ((rc = open_store(cli, 0, &po)))
+	if ((rc = open_store(cli, STORE_WRITE, &po)))
 		return rc;
 	memset(&res, 0, sizeof res);
 	err = prolly_gc(cli->db, &res);

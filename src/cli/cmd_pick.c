@@ -38,7 +38,7 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 		rc = usage_error(cli, "-m takes a parent number from 1, not '%s'", mainline);
 		goto cleanup;
 	}
-	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])) ||
+	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])) ||
 	    (rc = resolve_commit(cli, &target, pos[1])))
 		goto cleanup;
 	prolly_id_to_hex(hex, &target);

@@ -17,7 +17,7 @@ int cmd_merge_base(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		return rc;
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_commit(cli, &a, pos[0])) ||
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit(cli, &a, pos[0])) ||
 	    (rc = resolve_commit(cli, &b, pos[1])))
 		return rc;
 	err = prolly_merge_base(&base, cli->db, &a, &b);
@@ -87,7 +87,7 @@ int cmd_get_many(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		return rc;
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
 		return rc;
 	if (!(b = calloc(1, sizeof(*b))))
 		return fail(cli, EXIT_STORE, "out of memory");

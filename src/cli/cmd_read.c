@@ -20,7 +20,7 @@ int cmd_get(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		goto cleanup;
-	if ((rc = arg_bytes(cli, &key, pos[1], "key")) || (rc = open_store(cli, 0, NULL)) ||
+	if ((rc = arg_bytes(cli, &key, pos[1], "key")) || (rc = open_store(cli, STORE_READ, NULL)) ||
 	    (rc = resolve_tree(cli, &root, pos[0])))
 		goto cleanup;
 	err = prolly_get(&val, cli->db, &root, key.ptr, key.size);
@@ -78,7 +78,7 @@ int cmd_scan(struct cli *cli, int argc, char **argv)
 	    (prefix && (rc = arg_bytes(cli, &pre, prefix, "--prefix"))) ||
 	    (limit && (rc = arg_count(cli, &max, limit, "--limit"))))
 		goto cleanup;
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
 		goto cleanup;
 	range.has_lo = from != NULL;
 	range.lo.data = lo.ptr;
@@ -202,7 +202,7 @@ int cmd_diff(struct cli *cli, int argc, char **argv)
 	}
 	range.lo = (prolly_slice){lo.ptr, lo.size};
 	range.hi = (prolly_slice){hi.ptr, hi.size};
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &a, pos[0])) ||
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &a, pos[0])) ||
 	    (rc = resolve_tree(cli, &b, pos[1])))
 		goto cleanup;
 	if (d.max == 0 ||
@@ -262,7 +262,7 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
 	if (rc)
 		goto cleanup;
-	if ((rc = open_store(cli, 0, NULL)))
+	if ((rc = open_store(cli, STORE_READ, NULL)))
 		goto cleanup;
 	/* Collect first: commits are read after the listing, not from inside its callback. */
 	err = prolly_branch_list(cli->db, collect_branch, &bl);
@@ -281,6 +281,8 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 		prolly_id_to_hex(chex, &bl.heads[i]);
 		if (err) {
 			rc = fail_lib(cli, err, "cannot read commit %s (head of '%s')", chex, bl.names[i]);
+			if (rc == EXIT_NOTFOUND) /* a head's commit is never collected: damage */
+				rc = EXIT_STORE;
 			goto cleanup;
 		}
 		prolly_id_to_hex(thex, &c->tree);
@@ -355,7 +357,7 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	if (rc)
 		return rc;
 	if ((limit && (rc = arg_count(cli, &st.max, limit, "--limit"))) ||
-	    (rc = open_store(cli, 0, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
+	    (rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
 		return rc;
 	if (st.max == 0)
 		return 0;
@@ -377,7 +379,7 @@ int cmd_root(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		return rc;
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
 		return rc;
 	print_id(&root);
 	return 0;
@@ -394,7 +396,7 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		return rc;
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
 		return rc;
 	memset(&ts, 0, sizeof ts);
 	err = prolly_tree_stats_get(&ts, cli->db, &root, 0);
@@ -445,7 +447,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		goto cleanup;
-	if ((rc = open_store(cli, 0, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
 		goto cleanup;
 	if (history) {
 		err = prolly_log(cli->db, &cid, collect_tree, &tl);
@@ -460,6 +462,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	}
 	if (err) {
 		rc = fail_lib(cli, err, "cannot read the commits of '%s'", pos[0]);
+		if (rc == EXIT_NOTFOUND) /* the commit resolved, so a missing one is damage */
+			rc = EXIT_STORE;
 		goto cleanup;
 	}
 	for (size_t i = 0; i < tl.n; i++) {

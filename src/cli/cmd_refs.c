@@ -41,7 +41,7 @@ int cmd_reflog(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (n_pos && strncmp(pos[0], "refs/", 5) != 0 && (rc = need_branch_name(cli, pos[0])))
 		return rc;
-	if ((rc = open_store(cli, 0, NULL)))
+	if ((rc = open_store(cli, STORE_READ, NULL)))
 		return rc;
 	err = prolly_reflog(cli->db, n_pos ? pos[0] : NULL, print_entry, NULL);
 	if (err)
@@ -64,7 +64,7 @@ int cmd_tags(struct cli *cli, int argc, char **argv)
 	char *pos[1];
 	int n_pos, rc, err;
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
-	if (rc || (rc = open_store(cli, 0, NULL)))
+	if (rc || (rc = open_store(cli, STORE_READ, NULL)))
 		return rc;
 	err = prolly_tag_list(cli->db, print_tag, NULL);
 	if (err)
@@ -89,7 +89,7 @@ int cmd_tag(struct cli *cli, int argc, char **argv)
 	if (del) {
 		if (n_pos != 1)
 			return usage_error(cli, "-d takes one tag name");
-		if ((rc = open_store(cli, 0, NULL)))
+		if ((rc = open_store(cli, STORE_WRITE, NULL)))
 			return rc;
 		err = prolly_tag_delete(&cid, cli->db, pos[0]);
 		if (err == PROLLY_ENOTFOUND)
@@ -99,7 +99,7 @@ int cmd_tag(struct cli *cli, int argc, char **argv)
 		print_id(&cid);
 		return 0;
 	}
-	if ((rc = open_store(cli, 0, NULL)) ||
+	if ((rc = open_store(cli, STORE_WRITE, NULL)) ||
 	    (rc = resolve_commit(cli, &cid, n_pos == 2 ? pos[1] : "main")))
 		return rc;
 	err = prolly_tag_create(cli->db, pos[0], &cid);
@@ -122,7 +122,7 @@ int cmd_reset(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		return rc;
-	if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, 0, NULL)) ||
+	if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, STORE_WRITE, NULL)) ||
 	    (rc = resolve_commit(cli, &cid, pos[1])))
 		return rc;
 	err = prolly_branch_reset(&old, cli->db, pos[0], &cid);

@@ -19,7 +19,7 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
 	if (rc)
 		return rc;
-	rc = open_store(cli, 1, NULL);
+	rc = open_store(cli, STORE_CREATE, NULL);
 	if (rc)
 		return rc;
 	err = prolly_branch_head(&head, cli->db, "main");
@@ -87,7 +87,7 @@ int cmd_put(struct cli *cli, int argc, char **argv)
 		}
 		msg = auto_msg;
 	}
-	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
 		goto cleanup;
 	prolly_edit e = {PROLLY_PUT, {key.ptr, key.size}, {val.ptr, val.size}};
 	rc = commit_edits(cli, &cid, pos[0], &head, &e, 1, msg);
@@ -132,7 +132,7 @@ int cmd_del(struct cli *cli, int argc, char **argv)
 		}
 		msg = auto_msg;
 	}
-	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
 		goto cleanup;
 	/* Deleting an absent key is reported rather than committed as an empty change. */
 	err = prolly_commit_read(&c, cli->db, &head);
@@ -343,7 +343,7 @@ int cmd_apply(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	/* The head is read before the input: a missing branch fails before a long input is read,
 	 * and a branch that moves while it is read is a lost update (exit 4), never overwritten. */
-	if ((rc = open_store(cli, 0, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
 		goto cleanup;
 	const char *name = strcmp(pos[1], "-") == 0 ? "<stdin>" : pos[1];
 	if ((rc = read_edit_file(cli, &ef, pos[1], name)))
@@ -416,7 +416,7 @@ static int delete_branch(struct cli *cli, const char *name, int force)
 	prolly_id head;
 	size_t n = 0;
 	int rc, err;
-	if ((rc = need_branch_name(cli, name)) || (rc = open_store(cli, 0, NULL)))
+	if ((rc = need_branch_name(cli, name)) || (rc = open_store(cli, STORE_WRITE, NULL)))
 		return rc;
 	if (!force) {
 		if ((err = prolly_branch_list(cli->db, count_branch, &n)))
@@ -460,7 +460,7 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 	if (restore) {
 		if (n_pos != 1)
 			return usage_error(cli, "--restore takes one branch name");
-		if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, 0, NULL)))
+		if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, STORE_WRITE, NULL)))
 			return rc;
 		err = prolly_branch_restore(&cid, cli->db, pos[0]);
 		if (err == PROLLY_ECONFLICT)
@@ -472,7 +472,7 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 	}
 	if (n_pos != 2)
 		return usage_error(cli, "missing arguments: usage: prolly branch NEW FROM");
-	if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, 0, NULL)) ||
+	if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, STORE_WRITE, NULL)) ||
 	    (rc = resolve_commit(cli, &cid, pos[1])))
 		return rc;
 	err = prolly_branch_create(cli->db, pos[0], &cid);

@@ -9,7 +9,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 char *format(const char *fmt, ...)
@@ -241,11 +240,10 @@ static int is_pg_url(const char *url)
 	       strchr(url, '=') != NULL;
 }
 
-int open_store(struct cli *cli, int create, const prolly_options *opts)
+int open_store(struct cli *cli, int mode, const prolly_options *opts)
 {
 	const char *url = cli->store_url, *shown = cli->store_shown;
 	prolly_options with_clock;
-	int err;
 	if (cli->time_us) { /* PROLLY_COMMIT_TIME is the clock of reflog entries and gc too */
 		if (opts)
 			with_clock = *opts;
@@ -254,26 +252,12 @@ int open_store(struct cli *cli, int create, const prolly_options *opts)
 		with_clock.clock_us = cli->time_us;
 		opts = &with_clock;
 	}
-	if (!create && strncmp(url, "lmdb:", 5) == 0) {
-		struct stat st;
-		const char *path = url + 5;
-		if (stat(path, &st) != 0 && errno == ENOENT)
-			return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", shown);
-	}
-	if (!create && is_pg_url(url)) {
-		/* Only init creates the tables; other commands find them or say there is no store. */
-		prolly_pg_options po;
-		prolly_store *st = NULL;
-		memset(&po, 0, sizeof(po));
-		po.no_create = 1;
-		err = prolly_store_pg_open(&st, url, &po);
-		if (err == PROLLY_ENOTFOUND)
-			return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", shown);
-		if (!err)
-			err = prolly_db_new(&cli->db, st, opts);
-	} else {
-		err = prolly_open(&cli->db, url, opts);
-	}
+	unsigned flags = mode == STORE_CREATE ? PROLLY_OPEN_CREATE
+	                 : mode == STORE_READ ? PROLLY_OPEN_READONLY
+	                                      : 0;
+	int err = prolly_open_ex(&cli->db, url, opts, flags);
+	if (err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", shown);
 	if (err) {
 		/* A URL of a known kind that cannot be opened is an unreachable store; PROLLY_EINVAL
 		 * is bad usage only for a URL the library does not understand. */

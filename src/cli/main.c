@@ -174,6 +174,16 @@ const struct command commands[] = {
      "\n"
      "  --history   verify the tree of every commit in BRANCH's history too; an older\n"
      "              commit that gc kept without its tree (see gc) shows pruned<TAB>TREE\n"},
+    {"recover", cmd_recover, "[--apply]", "check an LMDB store's snapshots; restore the previous",
+     "LMDB stores only. Checks both meta pages of the store and opens the current snapshot\n"
+     "read-only in a child process, reading every branch head and every node of its tree.\n"
+     "If that fails (or crashes the reader), checks the previous snapshot the same way and\n"
+     "prints its branches. Prints meta<TAB>PAGE<TAB>txn N<TAB>current|other<TAB>intact|damaged,\n"
+     "current|previous<TAB>sound|damaged<TAB>..., branch<TAB>NAME<TAB>COMMIT<TAB>ROOT lines.\n"
+     "Exits 0 when the current snapshot is sound (nothing to recover), 5 when it is damaged.\n"
+     "No other process may use the store during --apply.\n"
+     "\n"
+     "  --apply   make the sound previous snapshot current (the newest transaction is lost)\n"},
     {"gc", cmd_gc, "[--keep N] [--reflog-days D]", "remove nodes no branch needs",
      "Removes every node and commit not reachable from a branch, a tag or a reflog entry,\n"
      "and prints nodes_kept, nodes_removed, bytes_removed and reflog_expired lines. Reflog\n"
@@ -229,10 +239,10 @@ void print_command_help(const struct command *cmd, FILE *f)
 		      f);
 	else if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") &&
 	         strcmp(cmd->name, "branches") && strcmp(cmd->name, "tags") &&
-	         strcmp(cmd->name, "reflog"))
+	         strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover"))
 		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n", f);
 	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches") &&
-	    strcmp(cmd->name, "tags") && strcmp(cmd->name, "reflog"))
+	    strcmp(cmd->name, "tags") && strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover"))
 		fputs("Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n", f);
 }
 
@@ -340,9 +350,7 @@ int main(int argc, char **argv)
 	rc = read_commit_time(&cli.time_us);
 	if (rc)
 		return rc;
-	rc = cli.cmd->run(&cli, argc - i, argv + i);
-	if (rc == HELP_SHOWN)
-		rc = EXIT_DONE;
+	rc = run_command(&cli, argc - i, argv + i);
 	prolly_close(cli.db);
 	return finish_output(&cli, rc);
 }

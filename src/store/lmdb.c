@@ -4,7 +4,22 @@
  * Layout: one LMDB environment per directory with three named databases,
  *   nodes  key: 32-byte id      value: the node's bytes
  *   refs   key: the name bytes  value: 32-byte id
- *   meta   "schema_version" -> u32 LE (SCHEMA_VERSION), "gc_epoch" -> u64 LE (starts at 1)
+ *   meta   "schema_version" -> u32 LE (SCHEMA_VERSION), "gc_epoch" -> u64 LE (starts at 1),
+ *          "txn" -> u64 LE: the LMDB transaction id of the last write (schema version 2)
+ *
+ * Invariant T1: every write transaction of this file puts "txn" = its own transaction id (the id
+ * its commit writes into the meta page) and schema_version 2, in the meta database's one leaf
+ * page. So the tree a meta page leads to must hold a "txn" row equal to that meta page's id: one
+ * lower means the meta page points into an older tree (a damaged root number that lands on a
+ * page an earlier transaction left behind), which open reports as PROLLY_ECORRUPT. One higher is
+ * allowed (a compacting mdb_copy renumbers the transaction to 1); no row is a store last written
+ * by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
+ *
+ * Opening writes nothing unless PROLLY_OPEN_CREATE asks (O1-O4 in lmdb_open.c, which also keeps
+ * the registry of environments described next); the meta pages are checked first
+ * (lmdb_meta.c), and a handle opened with PROLLY_OPEN_READONLY (MDB_RDONLY) refuses writes and
+ * gc. Refs are checked against their row count (check_ref_count) because LMDB pages carry no
+ * checksum.
  *
  * Environments. LMDB forbids opening one environment twice in a process (its locks are per
  * process), so environments live in a process-wide registry keyed by the directory's device and
@@ -32,57 +47,28 @@
  * deadlock on one thread. When another process has grown the map, LMDB answers MDB_MAP_RESIZED
  * and the store adopts the new size the same way.
  */
-#include "internal.h"
+#include "lmdb_int.h"
 
 #include <errno.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 1u
-#define META_SCHEMA "schema_version"
-#define META_EPOCH "gc_epoch"
-#define MAX_READERS 1024
 #define RESIZE_WAIT_SECONDS 30
 #define MAX_ATTEMPTS 64
-#define MIN_DEFAULT_MAP ((size_t)64 << 20)
 
 #if SIZE_MAX > 0xffffffffu
-#define DEFAULT_MAP ((size_t)16 << 30) /* 16 GiB of address space */
-#define MAX_MAP ((size_t)1 << 44)      /* 16 TiB */
+#define MAX_MAP ((size_t)1 << 44) /* 16 TiB */
 #else
-#define DEFAULT_MAP ((size_t)512 << 20)
 #define MAX_MAP ((size_t)2 << 30)
 #endif
 
-typedef struct env_entry {
-	struct env_entry *next;
-	pid_t pid;
-	dev_t dev;
-	ino_t ino;
-	char *path;
-	int handles;
-	MDB_env *env;
-	MDB_dbi nodes, refs, meta;
-	pthread_mutex_t gate_mu;
-	pthread_cond_t gate_cv;
-	int active;      /* transactions open in this process */
-	int resizing;    /* the gate is closed */
-	size_t map_size; /* the map size in effect */
-	int broken;      /* a failed resize left no map: every call fails until reopened */
-} env_entry;
-
-typedef struct lmdb_store {
-	prolly_store base;
-	env_entry *e;
-} lmdb_store;
-
-static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
-static env_entry *registry;
 /* Transactions (of any LMDB store) the calling thread holds. */
 static _Thread_local int txn_depth;
 
@@ -96,12 +82,13 @@ static void count_trip(void)
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
-static int translate(int mrc)
+int prolly__lmdb_translate(int mrc)
 {
 	switch (mrc) {
 	case MDB_MAP_FULL:
 	case MDB_TXN_FULL:
 	case ENOSPC:
+	case EFBIG:
 #ifdef EDQUOT
 	case EDQUOT:
 #endif
@@ -116,11 +103,49 @@ static int translate(int mrc)
 	}
 }
 
-/* Sets the message for an LMDB (or errno) failure while doing `what`, returns the PROLLY_E code. */
-static int fail(const env_entry *e, int mrc, const char *what)
+/* liblmdb 0.9 reports a short write (a full disk, or the file size limit) as EIO: 1 when the file
+ * system of dir has less than FULL_BELOW bytes left for this process, or data.mdb has reached the
+ * process's file size limit. */
+#define FULL_BELOW ((uint64_t)4 << 20)
+static int short_write_was_full(const char *dir) /* 1: the disk; 2: the file size limit */
 {
-	int code = translate(mrc);
+	struct statvfs vs;
+	struct rlimit rl;
+	struct stat st;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && stat(path, &st) == 0 &&
+	    (uint64_t)st.st_size + 65536 >= (uint64_t)rl.rlim_cur)
+		return 2;
+	if (statvfs(dir, &vs) == 0) {
+		uint64_t blocks = geteuid() == 0 ? vs.f_bfree : vs.f_bavail;
+		if (blocks * (uint64_t)vs.f_frsize < FULL_BELOW)
+			return 1;
+	}
+	return 0;
+}
+
+/* Sets the message for an LMDB (or errno) failure while doing `what`, returns the PROLLY_E code. */
+int prolly__lmdb_fail(const env_entry *e, int mrc, const char *what)
+{
+	int code = prolly__lmdb_translate(mrc);
 	const char *path = e ? e->path : "?";
+	int full = mrc == EIO && e ? short_write_was_full(e->path) : 0;
+	if (full == 1)
+		return prolly_set_error(PROLLY_EFULL,
+		                        "lmdb: %s in %s: No space left on device (liblmdb reports the "
+		                        "short write as: %s); free disk space",
+		                        what, path, mdb_strerror(mrc));
+	if (full == 2)
+		return prolly_set_error(PROLLY_EFULL,
+		                        "lmdb: %s in %s: a short write (%s): the file size limit (ulimit "
+		                        "-f) is reached; the store is full",
+		                        what, path, mdb_strerror(mrc));
+	if (mrc == EFBIG)
+		return prolly_set_error(code,
+		                        "lmdb: %s in %s: %s: the file size limit (ulimit -f) is reached; "
+		                        "the store is full",
+		                        what, path, mdb_strerror(mrc));
 	if (mrc == MDB_MAP_FULL)
 		return prolly_set_error(code,
 		                        "lmdb: %s in %s: %s: the store is full and its map could not grow "
@@ -238,16 +263,16 @@ static int resize(env_entry *e, size_t seen, int adopt)
 			 * again, or nothing can be read any more. */
 			if (mdb_env_set_mapsize(e->env, seen) != 0)
 				e->broken = 1;
-			if (translate(mrc) == PROLLY_ENOMEM && !e->broken)
+			if (prolly__lmdb_translate(mrc) == PROLLY_ENOMEM && !e->broken)
 				rc = prolly_set_error(PROLLY_EFULL,
 				                      "lmdb: %s: the store is full (map size %zu bytes) and the "
 				                      "map cannot grow to %zu bytes: %s (address space limit?)",
 				                      e->path, seen, want, mdb_strerror(mrc));
 			else
-				rc = fail(e, mrc,
-				          e->broken ? "resizing the map (the handle is now unusable: "
-				                      "close and reopen the store)"
-				                    : "resizing the map");
+				rc = prolly__lmdb_fail(e, mrc,
+				                       e->broken ? "resizing the map (the handle is now unusable: "
+				                                   "close and reopen the store)"
+				                                 : "resizing the map");
 		} else {
 			MDB_envinfo info;
 			if (mdb_env_info(e->env, &info) == 0)
@@ -284,9 +309,9 @@ static int txn_begin(env_entry *e, unsigned flags, MDB_txn **out, size_t *seen)
 		}
 		gate_leave(e);
 		if (mrc != MDB_MAP_RESIZED || attempt >= MAX_ATTEMPTS)
-			return fail(e, mrc,
-			            flags & MDB_RDONLY ? "beginning a read transaction"
-			                               : "beginning a write transaction");
+			return prolly__lmdb_fail(e, mrc,
+			                         flags & MDB_RDONLY ? "beginning a read transaction"
+			                                            : "beginning a write transaction");
 		int rc = resize(e, size, 1);
 		if (rc)
 			return rc;
@@ -316,17 +341,29 @@ static int read_epoch(env_entry *e, MDB_txn *txn, uint64_t *out)
 		return prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: the gc epoch row is %s", e->path,
 		                        mrc ? "missing" : "malformed");
 	if (mrc)
-		return fail(e, mrc, "reading the gc epoch");
+		return prolly__lmdb_fail(e, mrc, "reading the gc epoch");
 	*out = prolly__rd64(v.mv_data);
 	return 0;
 }
 
-static int put_epoch(MDB_txn *txn, env_entry *e, uint64_t epoch)
+int prolly__lmdb_put_epoch(MDB_txn *txn, env_entry *e, uint64_t epoch)
 {
 	unsigned char b[8];
 	prolly__wr64(b, epoch);
 	MDB_val k = {sizeof(META_EPOCH) - 1, (void *)META_EPOCH}, v = {8, b};
 	return mdb_put(txn, e->meta, &k, &v, 0);
+}
+
+/* T1: stamps a write transaction. Returns an LMDB code. */
+int prolly__lmdb_stamp(MDB_txn *txn, env_entry *e)
+{
+	unsigned char b[8], sv[4];
+	prolly__wr64(b, (uint64_t)mdb_txn_id(txn));
+	prolly__wr32(sv, SCHEMA_VERSION);
+	MDB_val k = {sizeof(META_TXN) - 1, (void *)META_TXN}, v = {8, b};
+	MDB_val ks = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, vs = {4, sv};
+	int mrc = mdb_put(txn, e->meta, &k, &v, 0);
+	return mrc ? mrc : mdb_put(txn, e->meta, &ks, &vs, 0);
 }
 
 /* Reads a ref: 0 found, MDB_NOTFOUND absent, another LMDB code, or -1 for a malformed row. */
@@ -454,7 +491,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		}
 		if (r && r != MDB_NOTFOUND) {
 			*mrc = r;
-			rc = fail(e, r, "reading a ref");
+			rc = prolly__lmdb_fail(e, r, "reading a ref");
 			goto cleanup;
 		}
 		if (u->expect == PROLLY_REF_EXPECT_ABSENT)
@@ -489,7 +526,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		int r = mdb_put(txn, e->nodes, &k, &v, MDB_NOOVERWRITE);
 		if (r && r != MDB_KEYEXIST) {
 			*mrc = r;
-			rc = fail(e, r, "writing a node");
+			rc = prolly__lmdb_fail(e, r, "writing a node");
 			goto cleanup;
 		}
 	}
@@ -499,19 +536,26 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		int r = u->remove ? mdb_del(txn, e->refs, &k, NULL) : mdb_put(txn, e->refs, &k, &v, 0);
 		if (r && !(u->remove && r == MDB_NOTFOUND)) {
 			*mrc = r;
-			rc = fail(e, r, u->remove ? "deleting a ref" : "setting a ref");
+			rc = prolly__lmdb_fail(e, r, u->remove ? "deleting a ref" : "setting a ref");
 			goto cleanup;
 		}
 	}
-	int r = txn_commit(e, txn);
+	int r = prolly__lmdb_stamp(txn, e);
+	if (r) {
+		*mrc = r;
+		rc = prolly__lmdb_fail(e, r, "stamping a write");
+		goto cleanup;
+	}
+	r = txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
 		*mrc = r;
-		rc = fail(e, r, "committing a write");
+		rc = prolly__lmdb_fail(e, r, "committing a write");
 		goto cleanup;
 	}
 	if (w->durable && (r = mdb_env_sync(e->env, 1))) {
-		rc = prolly_set_error(translate(r) == PROLLY_EFULL ? PROLLY_EFULL : PROLLY_ESTORE,
+		rc = prolly_set_error(prolly__lmdb_translate(r) == PROLLY_EFULL ? PROLLY_EFULL
+		                                                                : PROLLY_ESTORE,
 		                      "lmdb: %s: the write was committed but flushing it to disk failed: "
 		                      "%s",
 		                      e->path, mdb_strerror(r));
@@ -525,6 +569,35 @@ cleanup:
 	return rc;
 }
 
+static int refuse_readonly(const env_entry *e, const char *what)
+{
+	return prolly_set_error(PROLLY_EUNSUPPORTED,
+	                        "lmdb: %s was opened read-only (PROLLY_OPEN_READONLY): %s refused",
+	                        e->path, what);
+}
+
+/* A write with no nodes and no refs only reads the gc epoch (prolly_db_new sends one): a read
+ * transaction does, so that opening a store never takes the writer lock. */
+static int read_only_write(env_entry *e, prolly_store_write *w)
+{
+	MDB_txn *txn = NULL;
+	uint64_t epoch;
+	int rc;
+	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	rc = read_epoch(e, txn, &epoch);
+	txn_abort(e, txn);
+	if (rc)
+		return rc;
+	w->current_epoch = epoch;
+	if (w->check_epoch && w->epoch != epoch)
+		return prolly_set_error(PROLLY_ECONFLICT,
+		                        "lmdb: %s: a gc ran meanwhile (the write expected gc epoch %llu, "
+		                        "the store is at %llu); nothing was written",
+		                        e->path, (unsigned long long)w->epoch, (unsigned long long)epoch);
+	return 0;
+}
+
 static int lmdb_write(prolly_store *st, prolly_store_write *w)
 {
 	env_entry *e = ((lmdb_store *)st)->e;
@@ -534,6 +607,12 @@ static int lmdb_write(prolly_store *st, prolly_store_write *w)
 	count_trip();
 	if ((rc = validate_write(w, &order)))
 		return rc;
+	if (!w->n_nodes && !w->n_refs)
+		return read_only_write(e, w);
+	if (((lmdb_store *)st)->readonly) {
+		free(order);
+		return refuse_readonly(e, "a write is");
+	}
 	for (int attempt = 0;; attempt++) {
 		size_t seen = 0;
 		int mrc;
@@ -569,12 +648,69 @@ static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		if (mrc == MDB_NOTFOUND)
 			continue;
 		if (mrc)
-			rc = fail(e, mrc, "reading a node");
+			rc = prolly__lmdb_fail(e, mrc, "reading a node");
 		else
 			rc = found(payload, i, v.mv_data, v.mv_size);
 	}
 	txn_abort(e, txn);
 	return rc;
+}
+
+/*
+ * LMDB has no checksums, so a damaged refs page can make a ref look absent (a wrong key count or
+ * node offset) rather than fail. The refs database's row count is kept apart from its pages (in
+ * its record in the main database): a listing of every ref, and an absent ref, are checked
+ * against it. (A damaged name, a row that reads as another valid name, still passes.)
+ */
+static int check_ref_count(env_entry *e, MDB_txn *txn, size_t seen)
+{
+	MDB_stat ms;
+	int mrc = mdb_stat(txn, e->refs, &ms);
+	if (mrc)
+		return prolly__lmdb_fail(e, mrc, "counting refs");
+	if (ms.ms_entries != seen)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: the refs database records %llu rows but %zu could be "
+		                        "read: its pages are damaged",
+		                        e->path, (unsigned long long)ms.ms_entries, seen);
+	return 0;
+}
+
+/* Refs that a prefix listing or a missed get_ref walks to compare with the recorded row count.
+ * The reflog adds a ref per branch move, so a long-lived store holds many: past this many rows
+ * only a listing of every ref (gc, recover) pays for the walk, and a prefix listing or a miss
+ * costs what it reads. */
+#define REF_WALK_MAX 4096
+
+/* Walks every refs row, checking its shape, then check_ref_count (skipped when the refs database
+ * records more than REF_WALK_MAX rows). */
+static int count_refs(env_entry *e, MDB_txn *txn)
+{
+	MDB_cursor *cur = NULL;
+	MDB_stat ms;
+	MDB_val k, v;
+	size_t n = 0;
+	int mrc = mdb_stat(txn, e->refs, &ms);
+	if (mrc)
+		return prolly__lmdb_fail(e, mrc, "counting refs");
+	if (ms.ms_entries > REF_WALK_MAX)
+		return 0;
+	mrc = mdb_cursor_open(txn, e->refs, &cur);
+	if (mrc)
+		return prolly__lmdb_fail(e, mrc, "opening a cursor on refs");
+	for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0;
+	     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), n++)
+		if (k.mv_size == 0 || k.mv_size > PROLLY_MAX_REF_NAME || v.mv_size != PROLLY_ID_SIZE) {
+			mdb_cursor_close(cur);
+			return prolly_set_error(PROLLY_ECORRUPT,
+			                        "lmdb: %s: a malformed ref row (name of %zu bytes, value "
+			                        "of %zu bytes)",
+			                        e->path, k.mv_size, v.mv_size);
+		}
+	mdb_cursor_close(cur);
+	if (mrc != MDB_NOTFOUND)
+		return prolly__lmdb_fail(e, mrc, "counting refs");
+	return check_ref_count(e, txn, n);
 }
 
 static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
@@ -595,13 +731,14 @@ static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint
 	if (epoch)
 		*epoch = ep;
 	int r = read_ref(e, txn, name, &v);
-	if (r == MDB_NOTFOUND)
-		rc = prolly_set_error(PROLLY_ENOTFOUND, "lmdb: %s: ref '%s' not found", e->path, name);
-	else if (r == -1)
+	if (r == MDB_NOTFOUND) {
+		if (!(rc = count_refs(e, txn)))
+			rc = prolly_set_error(PROLLY_ENOTFOUND, "lmdb: %s: ref '%s' not found", e->path, name);
+	} else if (r == -1)
 		rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: ref '%s' does not hold a 32-byte id",
 		                      e->path, name);
 	else if (r)
-		rc = fail(e, r, "reading a ref");
+		rc = prolly__lmdb_fail(e, r, "reading a ref");
 	else if (out)
 		*out = v;
 
@@ -633,7 +770,7 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_cursor_open(txn, e->refs, &cur))) {
-		rc = fail(e, mrc, "opening a cursor on refs");
+		rc = prolly__lmdb_fail(e, mrc, "opening a cursor on refs");
 		goto cleanup;
 	}
 	/* Collect first, call fn after the transaction ends (fn may use the store freely). */
@@ -668,9 +805,11 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 		n++;
 	}
 	if (mrc != MDB_NOTFOUND && mrc != 0) {
-		rc = fail(e, mrc, "listing refs");
+		rc = prolly__lmdb_fail(e, mrc, "listing refs");
 		goto cleanup;
 	}
+	if ((rc = plen ? count_refs(e, txn) : check_ref_count(e, txn, n)))
+		goto cleanup;
 	mdb_cursor_close(cur);
 	cur = NULL;
 	txn_abort(e, txn);
@@ -699,12 +838,12 @@ static int lmdb_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
 	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_stat(txn, e->nodes, &ms))) {
-		rc = fail(e, mrc, "counting nodes");
+		rc = prolly__lmdb_fail(e, mrc, "counting nodes");
 		goto cleanup;
 	}
 	if (bytes) {
 		if ((mrc = mdb_cursor_open(txn, e->nodes, &cur))) {
-			rc = fail(e, mrc, "opening a cursor on nodes");
+			rc = prolly__lmdb_fail(e, mrc, "opening a cursor on nodes");
 			goto cleanup;
 		}
 		MDB_val k, v;
@@ -712,7 +851,7 @@ static int lmdb_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
 		     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
 			sum += v.mv_size;
 		if (mrc != MDB_NOTFOUND) {
-			rc = fail(e, mrc, "summing node sizes");
+			rc = prolly__lmdb_fail(e, mrc, "summing node sizes");
 			goto cleanup;
 		}
 		*bytes = sum;
@@ -744,15 +883,15 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 	/* Writers are excluded from here on: LMDB has one write transaction at a time. */
 	if ((rc = read_epoch(e, txn, &epoch)))
 		goto cleanup;
-	if ((r = put_epoch(txn, e, epoch + 1))) {
+	if ((r = prolly__lmdb_put_epoch(txn, e, epoch + 1))) {
 		*mrc = r;
-		rc = fail(e, r, "bumping the gc epoch");
+		rc = prolly__lmdb_fail(e, r, "bumping the gc epoch");
 		goto cleanup;
 	}
 	if (mark && (rc = mark(payload)))
 		goto cleanup;
 	if ((r = mdb_cursor_open(txn, e->nodes, &cur))) {
-		rc = fail(e, r, "opening a cursor on nodes");
+		rc = prolly__lmdb_fail(e, r, "opening a cursor on nodes");
 		goto cleanup;
 	}
 	MDB_val k, v;
@@ -774,7 +913,7 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 		/* After a delete the cursor stands on the following row; MDB_NEXT then returns it. */
 		if ((r = mdb_cursor_del(cur, 0))) {
 			*mrc = r;
-			rc = fail(e, r, "deleting a node");
+			rc = prolly__lmdb_fail(e, r, "deleting a node");
 			goto cleanup;
 		}
 		res->nodes_removed++;
@@ -782,16 +921,21 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 	}
 	if (r != MDB_NOTFOUND) {
 		*mrc = r;
-		rc = fail(e, r, "walking the nodes");
+		rc = prolly__lmdb_fail(e, r, "walking the nodes");
 		goto cleanup;
 	}
 	mdb_cursor_close(cur);
 	cur = NULL;
+	if ((r = prolly__lmdb_stamp(txn, e))) {
+		*mrc = r;
+		rc = prolly__lmdb_fail(e, r, "stamping the gc");
+		goto cleanup;
+	}
 	r = txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
 		*mrc = r;
-		rc = fail(e, r, "committing the gc");
+		rc = prolly__lmdb_fail(e, r, "committing the gc");
 		goto cleanup;
 	}
 	if ((r = mdb_env_sync(e->env, 1))) {
@@ -838,7 +982,7 @@ static int gc_headroom(env_entry *e)
 		mrc = mdb_env_info(e->env, &info);
 	txn_abort(e, txn);
 	if (mrc)
-		return fail(e, mrc, "sizing the gc");
+		return prolly__lmdb_fail(e, mrc, "sizing the gc");
 	uint64_t pages = (uint64_t)info.me_last_pgno + 1 +
 	                 2 * ((uint64_t)ms.ms_branch_pages + ms.ms_leaf_pages) + 256;
 	uint64_t need = pages * ms.ms_psize;
@@ -861,6 +1005,8 @@ static int lmdb_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn k
 
 	if (!keep)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: gc without a keep callback");
+	if (((lmdb_store *)st)->readonly)
+		return refuse_readonly(e, "gc is");
 	if ((rc = gc_headroom(e)))
 		return rc;
 	/* Should the map fill up anyway, the whole gc is retried after growing it: the failed attempt
@@ -877,276 +1023,6 @@ static int lmdb_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn k
 	}
 	if (!rc && out)
 		*out = res;
-	return rc;
-}
-
-/* ---- open and close --------------------------------------------------------------------------- */
-
-static int make_dirs(const char *path)
-{
-	char *p = strdup(path);
-	int rc = 0;
-	if (!p)
-		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s != 0)
-			continue;
-		char c = *s;
-		*s = 0;
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			int err = errno;
-			rc = prolly_set_error(err == ENOSPC ? PROLLY_EFULL : PROLLY_ESTORE,
-			                      "lmdb: cannot create directory %s: %s", p, strerror(err));
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return rc;
-}
-
-/* Opens the databases and checks (or writes) the schema row, in one write transaction. */
-static int init_env(env_entry *e)
-{
-	MDB_txn *txn = NULL;
-	int mrc, rc = 0;
-
-	for (int attempt = 0;; attempt++) {
-		mrc = mdb_txn_begin(e->env, NULL, 0, &txn);
-		if (mrc != MDB_MAP_RESIZED || attempt >= 8)
-			break;
-		if ((mrc = mdb_env_set_mapsize(e->env, 0)))
-			break;
-	}
-	if (mrc) {
-		txn = NULL;
-		return fail(e, mrc, "beginning the opening transaction");
-	}
-	if ((mrc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &e->nodes)) ||
-	    (mrc = mdb_dbi_open(txn, "refs", MDB_CREATE, &e->refs)) ||
-	    (mrc = mdb_dbi_open(txn, "meta", MDB_CREATE, &e->meta))) {
-		rc = fail(e, mrc, "opening the databases");
-		goto cleanup;
-	}
-	MDB_val k = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, v;
-	mrc = mdb_get(txn, e->meta, &k, &v);
-	if (mrc == MDB_NOTFOUND) {
-		unsigned char b[4];
-		prolly__wr32(b, SCHEMA_VERSION);
-		v.mv_size = 4;
-		v.mv_data = b;
-		if ((mrc = mdb_put(txn, e->meta, &k, &v, 0))) {
-			rc = fail(e, mrc, "writing the schema version");
-			goto cleanup;
-		}
-	} else if (mrc) {
-		rc = fail(e, mrc, "reading the schema version");
-		goto cleanup;
-	} else if (v.mv_size != 4) {
-		rc = prolly_set_error(PROLLY_ECORRUPT,
-		                      "lmdb: %s: the schema version row is malformed "
-		                      "(%zu bytes)",
-		                      e->path, v.mv_size);
-		goto cleanup;
-	} else {
-		uint32_t have = prolly__rd32(v.mv_data);
-		if (have > SCHEMA_VERSION) {
-			rc = prolly_set_error(PROLLY_EVERSION,
-			                      "lmdb: %s: the store has schema version %u, newer than the %u "
-			                      "this library knows; upgrade prolly to open it",
-			                      e->path, (unsigned)have, SCHEMA_VERSION);
-			goto cleanup;
-		}
-		if (have < 1) {
-			rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: invalid schema version %u", e->path,
-			                      (unsigned)have);
-			goto cleanup;
-		}
-	}
-	k.mv_size = sizeof(META_EPOCH) - 1;
-	k.mv_data = (void *)META_EPOCH;
-	mrc = mdb_get(txn, e->meta, &k, &v);
-	if (mrc == MDB_NOTFOUND) {
-		if ((mrc = put_epoch(txn, e, 1))) {
-			rc = fail(e, mrc, "writing the gc epoch");
-			goto cleanup;
-		}
-	} else if (mrc) {
-		rc = fail(e, mrc, "reading the gc epoch");
-		goto cleanup;
-	} else if (v.mv_size != 8) {
-		rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: the gc epoch row is malformed", e->path);
-		goto cleanup;
-	}
-	mrc = mdb_txn_commit(txn);
-	txn = NULL;
-	if (mrc) {
-		rc = fail(e, mrc, "committing the opening transaction");
-		goto cleanup;
-	}
-	if ((mrc = mdb_env_sync(e->env, 1)))
-		rc = fail(e, mrc, "flushing the new store");
-
-cleanup:
-	if (txn)
-		mdb_txn_abort(txn);
-	return rc;
-}
-
-static void entry_free(env_entry *e)
-{
-	if (!e)
-		return;
-	if (e->env)
-		mdb_env_close(e->env);
-	pthread_cond_destroy(&e->gate_cv);
-	pthread_mutex_destroy(&e->gate_mu);
-	free(e->path);
-	free(e);
-}
-
-static int entry_open(env_entry **out, const char *path, size_t map_size, const struct stat *sb)
-{
-	env_entry *e = NULL;
-	size_t size = map_size ? map_size : DEFAULT_MAP;
-	int rc = 0, mrc;
-
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
-	pthread_mutex_init(&e->gate_mu, NULL);
-	pthread_cond_init(&e->gate_cv, NULL);
-	e->pid = getpid();
-	e->dev = sb->st_dev;
-	e->ino = sb->st_ino;
-	e->handles = 1;
-	if (!(e->path = strdup(path))) {
-		rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
-		goto cleanup;
-	}
-	for (;;) {
-		if ((mrc = mdb_env_create(&e->env))) {
-			e->env = NULL;
-			rc = fail(e, mrc, "creating the environment");
-			goto cleanup;
-		}
-		if ((mrc = mdb_env_set_maxreaders(e->env, MAX_READERS)) ||
-		    (mrc = mdb_env_set_maxdbs(e->env, 4)) || (mrc = mdb_env_set_mapsize(e->env, size))) {
-			rc = fail(e, mrc, "configuring the environment");
-			goto cleanup;
-		}
-		mrc = mdb_env_open(e->env, path, MDB_NOTLS | MDB_NOMETASYNC, 0644);
-		if (mrc == 0)
-			break;
-		mdb_env_close(e->env);
-		e->env = NULL;
-		/* The default map may exceed the address space allowed here (ulimit -v): shrink it. */
-		if (mrc == ENOMEM && !map_size && size / 2 >= MIN_DEFAULT_MAP) {
-			size /= 2;
-			continue;
-		}
-		if (mrc == MDB_VERSION_MISMATCH || mrc == MDB_INVALID)
-			rc = prolly_set_error(translate(mrc),
-			                      "lmdb: %s is not an LMDB environment this liblmdb can open: %s",
-			                      path, mdb_strerror(mrc));
-		else
-			rc = fail(e, mrc, "opening the environment");
-		goto cleanup;
-	}
-	int dead = 0;
-	mdb_reader_check(e->env, &dead); /* clear reader slots left by dead processes */
-	if ((rc = init_env(e)))
-		goto cleanup;
-	MDB_envinfo info;
-	e->map_size = mdb_env_info(e->env, &info) == 0 ? info.me_mapsize : size;
-	*out = e;
-	e = NULL;
-
-cleanup:
-	entry_free(e);
-	return rc;
-}
-
-static void lmdb_close(prolly_store *st)
-{
-	lmdb_store *s = (lmdb_store *)st;
-	if (!s)
-		return;
-	env_entry *e = s->e;
-	pthread_mutex_lock(&registry_mu);
-	if (--e->handles == 0) {
-		for (env_entry **pp = &registry; *pp; pp = &(*pp)->next)
-			if (*pp == e) {
-				*pp = e->next;
-				break;
-			}
-	} else {
-		e = NULL;
-	}
-	pthread_mutex_unlock(&registry_mu);
-	/* An environment inherited through fork() belongs to the parent: closing it here would
-	 * release the parent's reader slots. Leave it alone. */
-	if (e && e->pid == getpid())
-		entry_free(e);
-	free(s);
-}
-
-static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
-                         prolly_store_obj_fn found, void *payload);
-
-int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size)
-{
-	lmdb_store *s = NULL;
-	env_entry *e = NULL;
-	struct stat sb;
-	int rc = 0, locked = 0;
-
-	if (!out || !path || !*path)
-		return prolly_set_error(PROLLY_EINVAL, "lmdb: open needs an output pointer and a path");
-	if ((rc = make_dirs(path)))
-		return rc;
-	if (stat(path, &sb) != 0)
-		return prolly_set_error(PROLLY_ESTORE, "lmdb: cannot stat %s: %s", path, strerror(errno));
-	if (!S_ISDIR(sb.st_mode))
-		return prolly_set_error(PROLLY_EINVAL, "lmdb: %s is not a directory", path);
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
-
-	pthread_mutex_lock(&registry_mu);
-	locked = 1;
-	pid_t me = getpid();
-	for (e = registry; e; e = e->next)
-		if (e->pid == me && e->dev == sb.st_dev && e->ino == sb.st_ino)
-			break;
-	if (e) {
-		e->handles++;
-	} else {
-		if ((rc = entry_open(&e, path, map_size, &sb)))
-			goto cleanup;
-		e->next = registry;
-		registry = e;
-	}
-	s->e = e;
-	s->base.version = PROLLY_STORE_VERSION;
-	s->base.kind = "lmdb";
-	s->base.get_nodes = lmdb_get_nodes;
-	s->base.write = lmdb_write;
-	s->base.get_ref = lmdb_get_ref;
-	s->base.list_refs = lmdb_list_refs;
-	s->base.gc = lmdb_gc;
-	s->base.stat = lmdb_stat;
-	s->base.close = lmdb_close;
-	s->base.find_ids = lmdb_find_ids;
-	*out = &s->base;
-	s = NULL;
-
-cleanup:
-	if (locked)
-		pthread_mutex_unlock(&registry_mu);
-	free(s);
 	return rc;
 }
 
@@ -1167,7 +1043,7 @@ static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id 
 	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_cursor_open(txn, e->nodes, &cur))) {
-		rc = fail(e, mrc, "opening a cursor on nodes");
+		rc = prolly__lmdb_fail(e, mrc, "opening a cursor on nodes");
 		goto cleanup;
 	}
 	MDB_val k = {PROLLY_ID_SIZE, (void *)lo->bytes}, v;
@@ -1185,10 +1061,21 @@ static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id 
 		rc = found(payload, &id, v.mv_data, v.mv_size);
 	}
 	if (!rc && mrc != 0 && mrc != MDB_NOTFOUND)
-		rc = fail(e, mrc, "finding ids");
+		rc = prolly__lmdb_fail(e, mrc, "finding ids");
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
 	txn_abort(e, txn);
 	return rc;
+}
+
+void prolly__lmdb_set_vtable(prolly_store *base)
+{
+	base->get_nodes = lmdb_get_nodes;
+	base->write = lmdb_write;
+	base->get_ref = lmdb_get_ref;
+	base->list_refs = lmdb_list_refs;
+	base->gc = lmdb_gc;
+	base->stat = lmdb_stat;
+	base->find_ids = lmdb_find_ids;
 }

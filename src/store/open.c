@@ -2,38 +2,176 @@
  * open.c - opening a store by URL, and closing one that no handle owns.
  *
  *   "mem:"                          a new memory store
- *   "lmdb:PATH"                     the LMDB store in directory PATH (created if missing)
+ *   "lmdb:PATH"                     the LMDB store in directory PATH (created if missing and
+ *                                   PROLLY_OPEN_CREATE)
  *   "postgres://...", "postgresql://...", or a libpq conninfo string ("host=... dbname=...")
  *                                   PostgreSQL (pg.c; the schema is created if missing)
  */
 #include "internal.h"
+
+#include <stdlib.h>
 
 static int has_prefix(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-int prolly_store_open(prolly_store **out, const char *url)
+/* ---- a read-only view of another store (PROLLY_OPEN_READONLY where the store has no read-only
+ * mode of its own: PostgreSQL, memory). Reads pass through; writes that carry nodes or refs, and
+ * gc, are refused. The empty write the engine sends to learn the gc epoch passes through. ---- */
+
+typedef struct ro_store {
+	prolly_store base;
+	prolly_store *inner;
+} ro_store;
+
+static prolly_store *inner_of(prolly_store *st)
 {
+	return ((ro_store *)st)->inner;
+}
+
+static int ro_refuse(prolly_store *st, const char *what)
+{
+	return prolly_set_error(PROLLY_EUNSUPPORTED,
+	                        "%s: the store was opened read-only (PROLLY_OPEN_READONLY): %s refused",
+	                        inner_of(st)->kind, what);
+}
+
+static int ro_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                        prolly_store_found_fn found, void *payload)
+{
+	return inner_of(st)->get_nodes(inner_of(st), ids, n, found, payload);
+}
+
+static int ro_write(prolly_store *st, prolly_store_write *w)
+{
+	if (w && (w->n_nodes || w->n_refs))
+		return ro_refuse(st, "a write is");
+	return inner_of(st)->write(inner_of(st), w);
+}
+
+static int ro_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	return inner_of(st)->get_ref(inner_of(st), name, out, epoch);
+}
+
+static int ro_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload)
+{
+	return inner_of(st)->list_refs(inner_of(st), prefix, fn, payload);
+}
+
+static int ro_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+                 prolly_gc_result *out)
+{
+	(void)mark, (void)keep, (void)payload, (void)out;
+	return ro_refuse(st, "gc is");
+}
+
+static int ro_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
+{
+	return inner_of(st)->stat(inner_of(st), nodes, bytes);
+}
+
+static int ro_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
+                              uint64_t *epoch, prolly_store_found_fn found, void *payload)
+{
+	return inner_of(st)->get_ref_objects(inner_of(st), name, follow, out, epoch, found, payload);
+}
+
+static int ro_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+                            prolly_store_obj_fn found, void *payload)
+{
+	return inner_of(st)->get_ancestors(inner_of(st), ids, n, limit, found, payload);
+}
+
+static int ro_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+                       prolly_store_obj_fn found, void *payload)
+{
+	return inner_of(st)->find_ids(inner_of(st), lo, hi, limit, found, payload);
+}
+
+static void ro_close(prolly_store *st)
+{
+	prolly_store_close(inner_of(st));
+	free(st);
+}
+
+/* Wraps *st (taking it over, also on failure). */
+static int wrap_readonly(prolly_store **st)
+{
+	prolly_store *in = *st;
+	ro_store *r = calloc(1, sizeof(*r));
+	if (!r) {
+		prolly_store_close(in);
+		*st = NULL;
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
+	}
+	r->inner = in;
+	r->base.version = PROLLY_STORE_VERSION;
+	r->base.kind = in->kind;
+	r->base.get_nodes = ro_get_nodes;
+	r->base.write = ro_write;
+	r->base.get_ref = ro_get_ref;
+	r->base.list_refs = ro_list_refs;
+	r->base.gc = ro_gc;
+	r->base.stat = in->stat ? ro_stat : NULL;
+	r->base.close = ro_close;
+	r->base.get_ref_objects = in->version >= 2 && in->get_ref_objects ? ro_get_ref_objects : NULL;
+	r->base.flags = in->version >= 3 ? in->flags : 0;
+	r->base.get_ancestors = in->version >= 3 && in->get_ancestors ? ro_get_ancestors : NULL;
+	r->base.find_ids = in->version >= 3 && in->find_ids ? ro_find_ids : NULL;
+	*st = &r->base;
+	return 0;
+}
+
+int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
+{
+	prolly_store *st = NULL;
+	int rc;
 	if (!out)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: out is NULL");
 	if (!url)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: the store URL is NULL");
-	if (strcmp(url, "mem:") == 0)
-		return prolly_store_mem_new(out);
+	if (flags & ~(PROLLY_OPEN_READONLY | PROLLY_OPEN_CREATE | PROLLY_OPEN_PREVIOUS))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: unknown flags 0x%x", flags);
+	if ((flags & PROLLY_OPEN_READONLY) && (flags & PROLLY_OPEN_CREATE))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: PROLLY_OPEN_READONLY and "
+		                                       "PROLLY_OPEN_CREATE exclude each other");
 	if (has_prefix(url, "lmdb:")) {
 		const char *path = url + strlen("lmdb:");
 		if (!*path)
 			return prolly_set_error(PROLLY_EINVAL,
 			                        "store URL '%s' names no directory (use lmdb:PATH)", url);
-		return prolly_store_lmdb_open(out, path, 0);
+		return prolly_store_lmdb_open_ex(out, path, 0, flags);
 	}
-	if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") || strchr(url, '='))
-		return prolly_store_pg_open(out, url, NULL);
-	return prolly_set_error(PROLLY_EINVAL,
-	                        "unknown store URL '%s': use mem:, lmdb:PATH, postgres://..., "
-	                        "postgresql://... or a libpq conninfo string (host=... dbname=...)",
-	                        url);
+	if (flags & PROLLY_OPEN_PREVIOUS)
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "prolly_store_open: PROLLY_OPEN_PREVIOUS is for LMDB stores only");
+	if (strcmp(url, "mem:") == 0) {
+		rc = prolly_store_mem_new(&st);
+	} else if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") ||
+	           strchr(url, '=')) {
+		/* Only a creating open creates (or migrates) the schema. */
+		prolly_pg_options po;
+		memset(&po, 0, sizeof(po));
+		po.no_create = !(flags & PROLLY_OPEN_CREATE);
+		rc = prolly_store_pg_open(&st, url, &po);
+	} else {
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "unknown store URL '%s': use mem:, lmdb:PATH, postgres://..., "
+		                        "postgresql://... or a libpq conninfo string (host=... dbname=...)",
+		                        url);
+	}
+	if (!rc && (flags & PROLLY_OPEN_READONLY))
+		rc = wrap_readonly(&st);
+	if (!rc)
+		*out = st;
+	return rc;
+}
+
+int prolly_store_open(prolly_store **out, const char *url)
+{
+	return prolly_store_open_ex(out, url, PROLLY_OPEN_CREATE);
 }
 
 void prolly_store_close(prolly_store *st)

@@ -1,0 +1,164 @@
+/*
+ * cmd_recover.c - `prolly recover [--apply]`: finds an LMDB store's newest snapshot damaged and
+ * brings back the one before it (docs/stores.md, "Damage and recovery").
+ *
+ * Each snapshot is opened read-only in a child process (isolate.c), so a crash inside liblmdb is
+ * a finding, not the end of the command. A snapshot is sound when every branch head's commit
+ * and every node of its tree read back and hash to their ids.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct check {
+	unsigned flags;    /* PROLLY_OPEN_READONLY, maybe | PROLLY_OPEN_PREVIOUS */
+	const char *label; /* "current" or "previous" */
+	int list;          /* print the branches found */
+};
+
+struct heads {
+	char **names;
+	prolly_id *ids;
+	size_t n, cap;
+	int oom;
+};
+
+static int collect(void *payload, const char *name, const prolly_id *commit)
+{
+	struct heads *h = payload;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 8;
+		char **names = realloc(h->names, cap * sizeof(*names));
+		if (names)
+			h->names = names;
+		prolly_id *ids = names ? realloc(h->ids, cap * sizeof(*ids)) : NULL;
+		if (!ids) {
+			h->oom = 1;
+			return 1;
+		}
+		h->ids = ids;
+		h->cap = cap;
+	}
+	if (!(h->names[h->n] = strdup(name))) {
+		h->oom = 1;
+		return 1;
+	}
+	h->ids[h->n++] = *commit;
+	return 0;
+}
+
+/* In the child: opens the snapshot and checks it. Prints "LABEL<TAB>sound<TAB>N branches" or
+ * "LABEL<TAB>damaged<TAB>WHY" on stdout; returns 0 when sound, EXIT_STORE when not. */
+static int check_snapshot(struct cli *cli, void *arg)
+{
+	const struct check *ck = arg;
+	struct heads h = {NULL, NULL, 0, 0, 0};
+	int err, rc = 0;
+	char why[600] = "";
+
+	err = prolly_open_ex(&cli->db, cli->store_url, NULL, ck->flags);
+	if (!err)
+		err = prolly_branch_list(cli->db, collect, &h);
+	if (h.oom)
+		err = PROLLY_ENOMEM;
+	if (err)
+		snprintf(why, sizeof(why), "%s", prolly_last_error());
+	for (size_t i = 0; i < h.n && !err; i++) {
+		prolly_commit *c = NULL;
+		prolly_tree_stats ts;
+		char chex[PROLLY_ID_HEX_SIZE], thex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(chex, &h.ids[i]);
+		err = prolly_commit_read(&c, cli->db, &h.ids[i]);
+		if (!err) {
+			prolly_id_to_hex(thex, &c->tree);
+			err = prolly_tree_stats_get(&ts, cli->db, &c->tree, 1);
+		}
+		prolly_commit_free(c);
+		if (err)
+			snprintf(why, sizeof(why), "branch '%s': %s", h.names[i], prolly_last_error());
+		else if (ck->list)
+			printf("branch\t%s\t%s\t%s\n", h.names[i], chex, thex);
+	}
+	if (err) {
+		printf("%s\tdamaged\t", ck->label);
+		escape_write(stdout, why, strlen(why));
+		putchar('\n');
+		rc = EXIT_STORE;
+	} else {
+		printf("%s\tsound\t%zu branch%s\n", ck->label, h.n, h.n == 1 ? "" : "es");
+	}
+	for (size_t i = 0; i < h.n; i++)
+		free(h.names[i]);
+	free(h.names);
+	free(h.ids);
+	return rc;
+}
+
+static int check(struct cli *cli, struct check *ck)
+{
+	int sig, rc = isolated(cli, check_snapshot, ck, &sig);
+	if (sig)
+		printf("%s\tdamaged\treading it crashed the reader (%s, signal %d)\n", ck->label,
+		       signal_name(sig), sig);
+	return rc;
+}
+
+int cmd_recover(struct cli *cli, int argc, char **argv)
+{
+	int apply = 0;
+	struct opt opts[] = {{"apply", 0, NULL, &apply}, {NULL, 0, NULL, NULL}};
+	char *pos[1];
+	prolly_lmdb_snapshot snap[2];
+	int n_pos, rc, err, keep = -1;
+
+	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
+	if (rc)
+		return rc;
+	if (strncmp(cli->store_url, "lmdb:", 5) != 0)
+		return usage_error(cli, "recover works on LMDB stores (lmdb:PATH) only, not %s",
+		                   cli->store_shown);
+	const char *path = cli->store_url + 5;
+	err = prolly_lmdb_snapshots(snap, path);
+	if (err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')",
+		            cli->store_shown);
+	if (err)
+		return fail_lib(cli, err, "cannot read the meta pages of %s", cli->store_shown);
+	for (int i = 0; i < 2; i++) {
+		printf("meta\t%d\ttxn %llu\t%s\t", i, (unsigned long long)snap[i].txnid,
+		       snap[i].current ? "current" : "other");
+		if (snap[i].intact)
+			printf("intact\n");
+		else
+			printf("damaged: %s\n", snap[i].problem);
+		if (snap[i].restorable)
+			keep = i;
+	}
+	struct check cur = {PROLLY_OPEN_READONLY, "current", 0};
+	if (check(cli, &cur) == 0) {
+		printf("nothing to recover\n");
+		return 0;
+	}
+	if (keep < 0)
+		return fail(cli, EXIT_STORE, "both meta pages of %s are damaged: nothing to restore",
+		            cli->store_shown);
+	struct check prev = {PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS, "previous", 1};
+	if (check(cli, &prev) != 0)
+		return fail(cli, EXIT_STORE,
+		            "the snapshot of meta page %d (transaction %llu) is damaged too: nothing "
+		            "to restore",
+		            keep, (unsigned long long)snap[keep].txnid);
+	if (!apply)
+		return fail(cli, EXIT_STORE,
+		            "the store is damaged; the snapshot of meta page %d (transaction %llu) is "
+		            "sound: 'prolly recover --apply' makes it current",
+		            keep, (unsigned long long)snap[keep].txnid);
+	fflush(stdout);
+	err = prolly_lmdb_restore_previous(path);
+	if (err)
+		return fail_lib(cli, err, "cannot restore meta page %d of %s", keep, cli->store_shown);
+	printf("restored\ttxn %llu\t(meta page %d copied over meta page %d)\n",
+	       (unsigned long long)snap[keep].txnid, keep, !keep);
+	return 0;
+}

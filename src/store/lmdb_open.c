@@ -1,0 +1,691 @@
+/*
+ * lmdb_open.c - opening and closing the LMDB store (the store itself: lmdb.c): the process-wide
+ * registry of environments, the checks that run before liblmdb sees the file, the creation of a
+ * new store, the previous snapshot and its restoration.
+ */
+#include "lmdb_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static env_entry *registry;
+
+/* ---- open and close --------------------------------------------------------------------------- */
+
+/*
+ * Opening never writes unless asked (PROLLY_OPEN_* flags, include/prolly.h):
+ *   O1 without PROLLY_OPEN_CREATE nothing is created: a missing directory or data.mdb, or an
+ *      environment that holds nothing, is PROLLY_ENOTFOUND (no store), before liblmdb is called
+ *      (liblmdb would create data.mdb and lock.mdb);
+ *   O2 both meta pages are checked first (lmdb_meta.c); a damaged newest one is PROLLY_ECORRUPT,
+ *      never an empty store, and nothing is written (recovery is prolly_lmdb_restore_previous);
+ *   O3 the named databases and meta rows are looked up in a read transaction; only a blank
+ *      environment (no named database, an empty main database) with PROLLY_OPEN_CREATE gets
+ *      them, in a write transaction. An environment that has some but not all, or lacks a meta
+ *      row, is PROLLY_ECORRUPT naming what is missing;
+ *   O4 files and directories that a failed PROLLY_OPEN_CREATE open created are removed again, so
+ *      a full disk leaves nothing that would make the next init fail.
+ */
+
+static int make_dirs(const char *path)
+{
+	char *p = strdup(path);
+	int rc = 0;
+	if (!p)
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != 0)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			int err = errno;
+			rc = prolly_set_error(err == ENOSPC ? PROLLY_EFULL : PROLLY_ESTORE,
+			                      "lmdb: cannot create directory %s: %s", p, strerror(err));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+static const char *const DB_NAMES[3] = {"nodes", "refs", "meta"};
+
+/* Checks the schema row and the epoch row; with create (a write transaction) writes them when
+ * absent. Without, an absent epoch row sets *no_epoch when no_epoch is not NULL (a store made
+ * before the row existed; only a creating open adds it), else is PROLLY_ECORRUPT. */
+static int check_rows(env_entry *e, MDB_txn *txn, int create, int *no_epoch)
+{
+	MDB_val k = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, v;
+	int mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc == MDB_NOTFOUND && create) {
+		unsigned char b[4];
+		prolly__wr32(b, SCHEMA_VERSION);
+		v.mv_size = 4;
+		v.mv_data = b;
+		if ((mrc = mdb_put(txn, e->meta, &k, &v, 0)))
+			return prolly__lmdb_fail(e, mrc, "writing the schema version");
+	} else if (mrc == MDB_NOTFOUND) {
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: the meta database has no schema_version row", e->path);
+	} else if (mrc) {
+		return prolly__lmdb_fail(e, mrc, "reading the schema version");
+	} else if (v.mv_size != 4) {
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: the schema version row is malformed (%zu bytes)",
+		                        e->path, v.mv_size);
+	} else {
+		uint32_t have = prolly__rd32(v.mv_data);
+		if (have > SCHEMA_VERSION)
+			return prolly_set_error(PROLLY_EVERSION,
+			                        "lmdb: %s: the store has schema version %u, newer than the "
+			                        "%u this library knows; upgrade prolly to open it",
+			                        e->path, (unsigned)have, SCHEMA_VERSION);
+		if (have < 1)
+			return prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: invalid schema version %u", e->path,
+			                        (unsigned)have);
+	}
+	k.mv_size = sizeof(META_EPOCH) - 1;
+	k.mv_data = (void *)META_EPOCH;
+	mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc == MDB_NOTFOUND && create) {
+		if ((mrc = prolly__lmdb_put_epoch(txn, e, 1)))
+			return prolly__lmdb_fail(e, mrc, "writing the gc epoch");
+	} else if (mrc == MDB_NOTFOUND && no_epoch) {
+		*no_epoch = 1;
+	} else if (mrc == MDB_NOTFOUND) {
+		return prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: the meta database has no gc_epoch row",
+		                        e->path);
+	} else if (mrc) {
+		return prolly__lmdb_fail(e, mrc, "reading the gc epoch");
+	} else if (v.mv_size != 8) {
+		return prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: the gc epoch row is malformed",
+		                        e->path);
+	}
+	return 0;
+}
+
+static int begin_raw(env_entry *e, unsigned flags, MDB_txn **txn)
+{
+	int mrc;
+	for (int attempt = 0;; attempt++) {
+		mrc = mdb_txn_begin(e->env, NULL, flags, txn);
+		if (mrc != MDB_MAP_RESIZED || attempt >= 8)
+			break;
+		if ((mrc = mdb_env_set_mapsize(e->env, 0)))
+			break;
+	}
+	if (mrc) {
+		*txn = NULL;
+		return prolly__lmdb_fail(e, mrc, "beginning the opening transaction");
+	}
+	return 0;
+}
+
+/* O3, the creating half: one write transaction (a blank environment and PROLLY_OPEN_CREATE). */
+static int create_dbs(env_entry *e)
+{
+	MDB_txn *txn = NULL;
+	MDB_dbi *dbi[3] = {&e->nodes, &e->refs, &e->meta};
+	int mrc, rc;
+
+	if ((rc = begin_raw(e, 0, &txn)))
+		return rc;
+	for (int i = 0; i < 3; i++)
+		if ((mrc = mdb_dbi_open(txn, DB_NAMES[i], MDB_CREATE, dbi[i]))) {
+			rc = prolly__lmdb_fail(e, mrc, "creating the databases");
+			goto cleanup;
+		}
+	if ((rc = check_rows(e, txn, 1, NULL)))
+		goto cleanup;
+	if ((mrc = prolly__lmdb_stamp(txn, e))) {
+		rc = prolly__lmdb_fail(e, mrc, "stamping the new store");
+		goto cleanup;
+	}
+	mrc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (mrc) {
+		rc = prolly__lmdb_fail(e, mrc, "committing the new store");
+		goto cleanup;
+	}
+	if ((mrc = mdb_env_sync(e->env, 1)))
+		rc = prolly__lmdb_fail(e, mrc, "flushing the new store");
+cleanup:
+	if (txn)
+		mdb_txn_abort(txn);
+	return rc;
+}
+
+/* T1: the tree this snapshot leads to was written by the snapshot's own transaction. */
+static int check_stamp(env_entry *e, MDB_txn *txn)
+{
+	MDB_val k = {sizeof(META_TXN) - 1, (void *)META_TXN}, v;
+	int mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc == MDB_NOTFOUND)
+		return 0;
+	if (mrc)
+		return prolly__lmdb_fail(e, mrc, "reading the transaction stamp");
+	uint64_t stamp = v.mv_size == 8 ? prolly__rd64(v.mv_data) : 0, id = mdb_txn_id(txn);
+	if (stamp < id)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: the newest meta page (transaction %llu) leads to a tree "
+		                        "written by transaction %llu: the meta page is damaged; 'prolly "
+		                        "recover' can restore the previous snapshot",
+		                        e->path, (unsigned long long)id, (unsigned long long)stamp);
+	return 0;
+}
+
+/* O3: opens the named databases and checks the meta rows in a read transaction. */
+static int open_dbs(env_entry *e, unsigned flags)
+{
+	MDB_txn *txn = NULL;
+	MDB_dbi *dbi[3] = {&e->nodes, &e->refs, &e->meta};
+	int missing[3] = {0, 0, 0}, n_missing = 0, blank = 0, mrc, rc;
+
+	if ((rc = begin_raw(e, MDB_RDONLY, &txn)))
+		return rc;
+	for (int i = 0; i < 3; i++) {
+		mrc = mdb_dbi_open(txn, DB_NAMES[i], 0, dbi[i]);
+		if (mrc == MDB_NOTFOUND) {
+			missing[i] = 1;
+			n_missing++;
+		} else if (mrc) {
+			rc = prolly__lmdb_fail(e, mrc, "opening the databases");
+			goto cleanup;
+		}
+	}
+	if (n_missing == 3) {
+		MDB_stat ms;
+		if ((mrc = mdb_stat(txn, 1 /* the main database */, &ms))) {
+			rc = prolly__lmdb_fail(e, mrc, "reading the main database");
+			goto cleanup;
+		}
+		blank = ms.ms_entries == 0 && ms.ms_depth == 0;
+	}
+	if (n_missing == 0) {
+		int no_epoch = 0;
+		if ((rc = check_rows(e, txn, 0, (flags & PROLLY_OPEN_CREATE) ? &no_epoch : NULL)))
+			goto cleanup;
+		if ((rc = check_stamp(e, txn)))
+			goto cleanup;
+		if (no_epoch) {
+			/* A store made by an older library may lack the epoch row: the creating open adds
+			 * it, as it always did. */
+			mdb_txn_abort(txn);
+			txn = NULL;
+			return create_dbs(e);
+		}
+		mrc = mdb_txn_commit(txn); /* keeps the database handles */
+		txn = NULL;
+		if (mrc)
+			rc = prolly__lmdb_fail(e, mrc, "ending the opening transaction");
+		goto cleanup;
+	}
+	mdb_txn_abort(txn);
+	txn = NULL;
+	if (blank && (flags & PROLLY_OPEN_CREATE))
+		return create_dbs(e);
+	if (blank)
+		return prolly_set_error(PROLLY_ENOTFOUND,
+		                        "lmdb: no store at %s (an empty LMDB environment; create one with "
+		                        "PROLLY_OPEN_CREATE or 'prolly init')",
+		                        e->path);
+	char names[64] = "";
+	for (int i = 0, left = n_missing; i < 3; i++)
+		if (missing[i])
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s'%s'",
+			         !*names       ? ""
+			         : --left == 1 ? " and "
+			                       : ", ",
+			         DB_NAMES[i]);
+	return prolly_set_error(PROLLY_ECORRUPT,
+	                        "lmdb: %s: the environment has no %s database%s (its newest meta "
+	                        "page may be damaged: see 'prolly recover')",
+	                        e->path, names, n_missing > 1 ? "s" : "");
+cleanup:
+	if (txn)
+		mdb_txn_abort(txn);
+	return rc;
+}
+
+/* Which meta slot recovery replaces: the damaged one when exactly one is, else the newest; -1
+ * when neither is intact. */
+static int slot_to_replace(const prolly__lmdb_meta m[2], int current)
+{
+	if (m[0].intact != m[1].intact)
+		return m[0].intact ? 1 : 0;
+	if (!m[0].intact)
+		return -1;
+	return current;
+}
+
+/* 1 when data.mdb (meta pages m, file size `size`) holds no committed transaction: what an
+ * interrupted creation leaves (both meta pages of transaction 0 with an empty main database, or
+ * a file too short to hold them). */
+static int env_blank(const prolly__lmdb_meta m[2], off_t size)
+{
+	int any = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!m[i].header_ok)
+			continue;
+		any = 1;
+		if (m[i].txnid != 0 || m[i].main_entries != 0 || m[i].main_root != UINT64_MAX)
+			return 0;
+	}
+	unsigned psize = m[0].header_ok ? m[0].psize : m[1].header_ok ? m[1].psize : 4096;
+	return any || size <= (off_t)2 * psize;
+}
+
+/* O1, O2: what is in the directory before liblmdb sees it. *blank is set when there is no
+ * data.mdb, or one that holds nothing. */
+static int check_before_open(const char *path, unsigned flags, int *blank)
+{
+	char file[4096];
+	struct stat st;
+	prolly__lmdb_meta m[2];
+	int cur, rc;
+
+	*blank = 0;
+	snprintf(file, sizeof(file), "%s/data.mdb", path);
+	if (stat(file, &st) != 0 || st.st_size == 0) {
+		*blank = 1;
+		goto blank;
+	}
+	rc = prolly__lmdb_meta_read(path, m, &cur);
+	if (rc == PROLLY_EUNSUPPORTED)
+		return 0; /* liblmdb's own checks only */
+	if (rc)
+		return rc;
+	if (env_blank(m, st.st_size)) {
+		*blank = 1;
+		goto blank;
+	}
+	int bad = slot_to_replace(m, cur);
+	if (cur >= 0 && m[cur].intact && m[!cur].header_ok)
+		return 0; /* liblmdb opens the newest, intact snapshot; a commit rewrites the other */
+	if (bad < 0)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: both meta pages are damaged (page 0: %s; page 1: %s); "
+		                        "the store cannot be opened",
+		                        path, m[0].problem, m[1].problem);
+	return prolly_set_error(PROLLY_ECORRUPT,
+	                        "lmdb: %s: meta page %d (transaction %llu) is damaged: %s; meta page "
+	                        "%d (transaction %llu) is intact: 'prolly recover' can make it current",
+	                        path, bad, (unsigned long long)m[bad].txnid, m[bad].problem, !bad,
+	                        (unsigned long long)m[!bad].txnid);
+blank:
+	if (flags & PROLLY_OPEN_CREATE)
+		return 0;
+	return prolly_set_error(PROLLY_ENOTFOUND,
+	                        "lmdb: no store at %s (no data.mdb; create one with "
+	                        "PROLLY_OPEN_CREATE or 'prolly init')",
+	                        path);
+}
+
+/* Removes data.mdb and lock.mdb of path when data.mdb holds nothing (env_blank) and no process
+ * has the environment open: liblmdb holds a shared lock on byte 0 of lock.mdb while it does, so
+ * holding it exclusively here proves otherwise (and two concurrent inits cannot delete each
+ * other's store). Returns 1 when removed. The calling process must not have it open. */
+static int remove_blank_env(const char *path)
+{
+	char data[4096], lock[4096];
+	struct stat st;
+	prolly__lmdb_meta m[2];
+	int cur, lfd, removed = 0;
+
+	snprintf(data, sizeof(data), "%s/data.mdb", path);
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", path);
+	lfd = open(lock, O_RDWR | O_CLOEXEC);
+	if (lfd >= 0) {
+		struct flock fl;
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_len = 1;
+		if (fcntl(lfd, F_SETLK, &fl) != 0)
+			goto cleanup;
+	}
+	if (stat(data, &st) == 0 && st.st_size > 0 &&
+	    (prolly__lmdb_meta_read(path, m, &cur) || !env_blank(m, st.st_size)))
+		goto cleanup;
+	unlink(data);
+	unlink(lock);
+	removed = 1;
+cleanup:
+	if (lfd >= 0)
+		close(lfd);
+	return removed;
+}
+
+static void remove_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *de;
+		char p[4096];
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+				snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+				unlink(p);
+			}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static void entry_free(env_entry *e)
+{
+	if (!e)
+		return;
+	if (e->env)
+		mdb_env_close(e->env);
+	pthread_cond_destroy(&e->gate_cv);
+	pthread_mutex_destroy(&e->gate_mu);
+	free(e->path);
+	free(e);
+}
+
+static int entry_open(env_entry **out, const char *path, size_t map_size, const struct stat *sb,
+                      unsigned flags)
+{
+	env_entry *e = NULL;
+	size_t size = map_size ? map_size : DEFAULT_MAP;
+	int rc = 0, mrc, blank = 0;
+	unsigned env_flags = MDB_NOTLS | MDB_NOMETASYNC;
+
+	if ((rc = check_before_open(path, flags, &blank)))
+		return rc;
+	if (flags & PROLLY_OPEN_READONLY)
+		env_flags |= MDB_RDONLY;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+	pthread_mutex_init(&e->gate_mu, NULL);
+	pthread_cond_init(&e->gate_cv, NULL);
+	e->pid = getpid();
+	e->dev = sb->st_dev;
+	e->ino = sb->st_ino;
+	e->handles = 1;
+	e->rdonly = (flags & PROLLY_OPEN_READONLY) != 0;
+	if (!(e->path = strdup(path))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+		goto cleanup;
+	}
+	if (blank) /* an interrupted creation (a full disk) left this: nothing to lose, start over */
+		remove_blank_env(path);
+	for (;;) {
+		if ((mrc = mdb_env_create(&e->env))) {
+			e->env = NULL;
+			rc = prolly__lmdb_fail(e, mrc, "creating the environment");
+			goto cleanup;
+		}
+		if ((mrc = mdb_env_set_maxreaders(e->env, MAX_READERS)) ||
+		    (mrc = mdb_env_set_maxdbs(e->env, 4)) || (mrc = mdb_env_set_mapsize(e->env, size))) {
+			rc = prolly__lmdb_fail(e, mrc, "configuring the environment");
+			goto cleanup;
+		}
+		mrc = mdb_env_open(e->env, path, env_flags, 0644);
+		if (mrc == 0)
+			break;
+		mdb_env_close(e->env);
+		e->env = NULL;
+		/* The default map may exceed the address space allowed here (ulimit -v): shrink it. */
+		if (mrc == ENOMEM && !map_size && size / 2 >= MIN_DEFAULT_MAP) {
+			size /= 2;
+			continue;
+		}
+		if (mrc == MDB_VERSION_MISMATCH || mrc == MDB_INVALID)
+			rc = prolly_set_error(prolly__lmdb_translate(mrc),
+			                      "lmdb: %s is not an LMDB environment this liblmdb can open: %s",
+			                      path, mdb_strerror(mrc));
+		else
+			rc = prolly__lmdb_fail(e, mrc, "opening the environment");
+		goto cleanup;
+	}
+	int dead = 0;
+	mdb_reader_check(e->env, &dead); /* clear reader slots left by dead processes */
+	if ((rc = open_dbs(e, flags)))
+		goto cleanup;
+	MDB_envinfo info;
+	e->map_size = mdb_env_info(e->env, &info) == 0 ? info.me_mapsize : size;
+	*out = e;
+	e = NULL;
+
+cleanup:
+	entry_free(e);
+	if (rc && blank)
+		remove_blank_env(path); /* O4: undo what this open created (liblmdb makes both files) */
+	return rc;
+}
+
+static void lmdb_close(prolly_store *st)
+{
+	lmdb_store *s = (lmdb_store *)st;
+	if (!s)
+		return;
+	env_entry *e = s->e;
+	pthread_mutex_lock(&registry_mu);
+	if (--e->handles == 0) {
+		for (env_entry **pp = &registry; *pp; pp = &(*pp)->next)
+			if (*pp == e) {
+				*pp = e->next;
+				break;
+			}
+	} else {
+		e = NULL;
+	}
+	pthread_mutex_unlock(&registry_mu);
+	/* An environment inherited through fork() belongs to the parent: closing it here would
+	 * release the parent's reader slots. Leave it alone. */
+	if (e && e->pid == getpid())
+		entry_free(e);
+	free(s);
+}
+
+/* Opens the environment in path (a directory that exists) into a new handle. */
+static int open_dir(prolly_store **out, const char *path, size_t map_size, unsigned flags)
+{
+	lmdb_store *s = NULL;
+	env_entry *e = NULL;
+	struct stat sb;
+	int rc = 0, locked = 0;
+
+	if (stat(path, &sb) != 0) {
+		int err = errno;
+		if (err == ENOENT)
+			rc = prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s (no such directory)",
+			                      path);
+		else
+			rc = prolly_set_error(PROLLY_ESTORE, "lmdb: cannot stat %s: %s", path, strerror(err));
+		goto cleanup;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		rc = prolly_set_error(PROLLY_EINVAL, "lmdb: %s is not a directory", path);
+		goto cleanup;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+		goto cleanup;
+	}
+
+	pthread_mutex_lock(&registry_mu);
+	locked = 1;
+	pid_t me = getpid();
+	for (e = registry; e; e = e->next)
+		if (e->pid == me && !e->unlisted && e->dev == sb.st_dev && e->ino == sb.st_ino)
+			break;
+	if (e && e->rdonly && !(flags & PROLLY_OPEN_READONLY)) {
+		rc = prolly_set_error(PROLLY_EINVAL,
+		                      "lmdb: %s is already open read-only in this process; close those "
+		                      "handles before opening it for writing",
+		                      path);
+		goto cleanup;
+	}
+	if (e) {
+		e->handles++;
+	} else {
+		if ((rc = entry_open(&e, path, map_size, &sb, flags)))
+			goto cleanup;
+		e->next = registry;
+		registry = e;
+	}
+	s->e = e;
+	s->readonly = (flags & PROLLY_OPEN_READONLY) != 0;
+	s->base.version = PROLLY_STORE_VERSION;
+	s->base.kind = "lmdb";
+	prolly__lmdb_set_vtable(&s->base);
+	s->base.close = lmdb_close;
+	*out = &s->base;
+	s = NULL;
+
+cleanup:
+	if (locked)
+		pthread_mutex_unlock(&registry_mu);
+	free(s);
+	return rc;
+}
+
+/* PROLLY_OPEN_PREVIOUS: a copy of data.mdb whose meta pages both name the snapshot recovery
+ * would restore, opened read-only; the copy lives as long as the handle. */
+static int open_previous(prolly_store **out, const char *path, size_t map_size, unsigned flags)
+{
+	prolly__lmdb_meta m[2];
+	char *tmp = NULL;
+	int cur, bad, rc;
+
+	if ((rc = prolly__lmdb_meta_read(path, m, &cur)))
+		return rc == PROLLY_ENOTFOUND
+		           ? prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s (no data.mdb)", path)
+		           : rc;
+	if ((bad = slot_to_replace(m, cur)) < 0)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: both meta pages are damaged (page 0: %s; page 1: %s)",
+		                        path, m[0].problem, m[1].problem);
+	if (!(tmp = malloc(strlen(path) + sizeof("/.prolly-previous.XXXXXX"))))
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+	sprintf(tmp, "%s/.prolly-previous.XXXXXX", path);
+	if (!mkdtemp(tmp)) {
+		int err = errno;
+		free(tmp);
+		return prolly_set_error(err == ENOSPC ? PROLLY_EFULL : PROLLY_ESTORE,
+		                        "lmdb: cannot make a directory in %s for the previous snapshot: %s",
+		                        path, strerror(err));
+	}
+	if ((rc = prolly__lmdb_meta_copy_previous(path, tmp, bad))) {
+		remove_tree(tmp);
+		free(tmp);
+		return rc;
+	}
+	/* Once open, the handle holds the copy's files: unlink them now, so that nothing is left
+	 * behind whatever happens to this process. */
+	int rc2 = open_dir(out, tmp, map_size, flags & ~PROLLY_OPEN_PREVIOUS);
+	if (!rc2) {
+		/* The directory's inode may be reused by another: never match it again. */
+		pthread_mutex_lock(&registry_mu);
+		((lmdb_store *)*out)->e->unlisted = 1;
+		pthread_mutex_unlock(&registry_mu);
+	}
+	remove_tree(tmp);
+	free(tmp);
+	return rc2;
+}
+
+int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_size, unsigned flags)
+{
+	int rc;
+	if (!out || !path || !*path)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: open needs an output pointer and a path");
+	if (flags & ~(PROLLY_OPEN_READONLY | PROLLY_OPEN_CREATE | PROLLY_OPEN_PREVIOUS))
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: unknown open flags 0x%x", flags);
+	if ((flags & PROLLY_OPEN_READONLY) && (flags & PROLLY_OPEN_CREATE))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "lmdb: PROLLY_OPEN_READONLY and PROLLY_OPEN_CREATE exclude each "
+		                        "other");
+	if ((flags & PROLLY_OPEN_PREVIOUS) && !(flags & PROLLY_OPEN_READONLY))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "lmdb: PROLLY_OPEN_PREVIOUS needs PROLLY_OPEN_READONLY");
+	if (flags & PROLLY_OPEN_PREVIOUS)
+		return open_previous(out, path, map_size, flags);
+	if (flags & PROLLY_OPEN_CREATE) {
+		struct stat sb;
+		int existed = stat(path, &sb) == 0;
+		if ((rc = make_dirs(path)))
+			return rc;
+		rc = open_dir(out, path, map_size, flags);
+		if (rc && !existed)
+			rmdir(path); /* O4 (only the last component: it is empty unless someone raced) */
+		return rc;
+	}
+	return open_dir(out, path, map_size, flags);
+}
+
+int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size)
+{
+	return prolly_store_lmdb_open_ex(out, path, map_size, PROLLY_OPEN_CREATE);
+}
+
+int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path)
+{
+	prolly__lmdb_meta m[2];
+	int cur, rc;
+	if (!out || !path)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: snapshots needs an output and a path");
+	if ((rc = prolly__lmdb_meta_read(path, m, &cur)))
+		return rc == PROLLY_ENOTFOUND
+		           ? prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s (no data.mdb)", path)
+		           : rc;
+	int bad = slot_to_replace(m, cur);
+	for (int i = 0; i < 2; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].txnid = m[i].txnid;
+		out[i].current = i == cur;
+		out[i].intact = m[i].intact;
+		out[i].restorable = bad >= 0 && i == !bad;
+		snprintf(out[i].problem, sizeof(out[i].problem), "%s", m[i].problem);
+	}
+	return 0;
+}
+
+int prolly_lmdb_restore_previous(const char *path)
+{
+	prolly__lmdb_meta m[2];
+	struct stat sb;
+	int cur, bad, rc;
+
+	if (!path)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: restore needs a path");
+	if (stat(path, &sb) != 0)
+		return prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s", path);
+	pthread_mutex_lock(&registry_mu);
+	for (env_entry *e = registry; e; e = e->next)
+		if (e->pid == getpid() && !e->unlisted && e->dev == sb.st_dev && e->ino == sb.st_ino) {
+			pthread_mutex_unlock(&registry_mu);
+			return prolly_set_error(PROLLY_ECONFLICT,
+			                        "lmdb: %s is open in this process; close it before restoring",
+			                        path);
+		}
+	/* Held meanwhile so that no handle of this process opens it (its locks are per process). */
+	if ((rc = prolly__lmdb_meta_read(path, m, &cur)))
+		goto cleanup;
+	if ((bad = slot_to_replace(m, cur)) < 0) {
+		rc = prolly_set_error(PROLLY_ECORRUPT,
+		                      "lmdb: %s: both meta pages are damaged (page 0: %s; page 1: %s)",
+		                      path, m[0].problem, m[1].problem);
+		goto cleanup;
+	}
+	rc = prolly__lmdb_meta_restore(path, bad);
+cleanup:
+	pthread_mutex_unlock(&registry_mu);
+	return rc;
+}

@@ -1,0 +1,38 @@
+# LMDB: one bit flipped in the newest meta page (the main database's root page number). Every
+# command reports the damage (exit 5) and writes nothing, init does not start a fresh store,
+# and recover finds the previous snapshot, says what it holds, and makes it current on --apply.
+flip_newest_root() {
+	perl -e 'open(my $f, "+<", $ARGV[0]) or die "$!"; binmode $f;
+		sysread($f, my $h, 64); my $ps = unpack("V", substr($h, 40, 4));
+		sysseek($f, 0, 0); sysread($f, my $m, 2 * $ps);
+		my $s = unpack("Q<", substr($m, 144, 8)) > unpack("Q<", substr($m, $ps + 144, 8)) ? 0 : 1;
+		my $o = $s * $ps + 128; my $b = chr(ord(substr($m, $o, 1)) ^ 1);
+		sysseek($f, $o, 0); syswrite($f, $b, 1) == 1 or die "$!"' "$1"
+}
+p init
+p put main a 1
+p branch dev main
+p put dev c 3
+p put main b 2
+# the transaction that will be lost
+p put main b 22
+flip_newest_root store/data.mdb
+cksum <store/data.mdb >flipped.sum
+pe branches
+pe verify main
+pe get main b
+pe put main x y
+pe init
+pe gc
+cksum <store/data.mdb | cmp -s - flipped.sum && echo "data.mdb unchanged"
+pe recover
+cksum <store/data.mdb | cmp -s - flipped.sum && echo "data.mdb unchanged"
+p recover --apply
+p branches
+p get main b
+p get dev c
+p verify main --history
+p recover
+p put main b 23
+p log main --limit 1
+ls -A store

@@ -1,0 +1,458 @@
+/*
+ * test_lmdb_safety.c - the LMDB store never writes unless asked, never takes damage for an empty
+ * store, and reports a full disk as full: open flags, the meta-page checks and recovery
+ * (prolly_lmdb_snapshots, PROLLY_OPEN_PREVIOUS, prolly_lmdb_restore_previous), missing named
+ * databases and rows, and a full file system (a small tmpfs; the test needs root to mount it,
+ * and fails saying so without).
+ *
+ * The CLI side (read-only commands, recover, the byte-flip sweep, ulimit -f) is in
+ * tests/cli/cases/lmdb_*.sh.
+ */
+#include "prolly.h"
+#include "ptest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <lmdb.h>
+#include <stdint.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char scratch[1024];
+static int scratch_n;
+
+static void fresh_dir(char *out, size_t size, const char *what)
+{
+	snprintf(out, size, "%s/%s-%d", scratch, what, scratch_n++);
+}
+
+/* Number of entries in dir other than . and ..; -1 if it does not exist. */
+static int entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	if (!d)
+		return -1;
+	for (struct dirent *de; (de = readdir(d));)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Reads the whole file into a malloc'd buffer. */
+static unsigned char *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	long n;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n)
+		*size = (size_t)n;
+	fclose(f);
+	return buf;
+}
+
+static char *url_of(const char *dir)
+{
+	static char url[2 * PATH_MAX];
+	snprintf(url, sizeof(url), "lmdb:%s", dir);
+	return url;
+}
+
+static int put(prolly_db *db, const char *branch, const char *k, const char *v)
+{
+	prolly_edit e = {PROLLY_PUT, {k, strlen(k)}, {v, strlen(v)}};
+	prolly_id c;
+	return prolly_commit_edits(&c, db, branch, &e, 1, "t");
+}
+
+static int get(prolly_db *db, const char *branch, const char *k, char *out, size_t cap)
+{
+	prolly_commit *c = NULL;
+	prolly_buf b = PROLLY_BUF_INIT;
+	int rc = prolly_branch_commit(&c, db, branch);
+	if (!rc)
+		rc = prolly_get(&b, db, &c->tree, k, strlen(k));
+	if (!rc)
+		snprintf(out, cap, "%.*s", (int)b.size, (const char *)b.ptr);
+	prolly_buf_dispose(&b);
+	prolly_commit_free(c);
+	return rc;
+}
+
+/* A store with branches main (a=1, then b=2) and dev (at main's first commit, then c=3). */
+static void make_store(const char *dir)
+{
+	prolly_db *db = NULL;
+	PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), 0);
+	if (!db)
+		return;
+	prolly_id head;
+	PT_CHECK_RC(put(db, "main", "a", "1"), 0);
+	PT_CHECK_RC(prolly_branch_head(&head, db, "main"), 0);
+	PT_CHECK_RC(prolly_branch_create(db, "dev", &head), 0);
+	PT_CHECK_RC(put(db, "dev", "c", "3"), 0);
+	PT_CHECK_RC(put(db, "main", "b", "2"), 0);
+	prolly_close(db);
+}
+
+/* ---- opening writes nothing unless asked --------------------------------------------------- */
+
+PT_TEST(readonly_and_plain_opens_create_nothing)
+{
+	char dir[PATH_MAX], sub[PATH_MAX + 16];
+	prolly_db *db = NULL;
+	prolly_store *st = NULL;
+
+	fresh_dir(dir, sizeof(dir), "ro");
+	/* a missing directory: not created */
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_READONLY), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, 0), PROLLY_ENOTFOUND);
+	PT_CHECK(entries(dir) == -1);
+	/* an empty directory: stays empty (no data.mdb, no lock.mdb) */
+	PT_REQUIRE(mkdir(dir, 0755) == 0);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_READONLY), PROLLY_ENOTFOUND);
+	PT_CHECK(strstr(prolly_last_error(), "no store at") != NULL);
+	PT_CHECK_RC(prolly_store_open_ex(&st, url_of(dir), 0), PROLLY_ENOTFOUND);
+	PT_CHECK(entries(dir) == 0);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	PT_CHECK_RC(prolly_store_lmdb_open_ex(&st, sub, 0, PROLLY_OPEN_READONLY), PROLLY_ENOTFOUND);
+	PT_CHECK(entries(dir) == 0);
+	/* bad flag combinations */
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_READONLY | PROLLY_OPEN_CREATE),
+	            PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_PREVIOUS), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, 0x100), PROLLY_EINVAL);
+	PT_CHECK(entries(dir) == 0);
+	/* CREATE (and the old functions) create */
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_CREATE), 0);
+	prolly_close(db);
+	db = NULL;
+	PT_CHECK(entries(dir) == 2);
+	PT_CHECK_RC(prolly_store_lmdb_open(&st, sub, 0), 0);
+	prolly_store_close(st);
+	PT_CHECK(entries(sub) == 2);
+}
+
+PT_TEST(readonly_handle_refuses_writes_and_changes_no_byte)
+{
+	char dir[PATH_MAX], data[PATH_MAX + 16], v[16];
+	prolly_db *db = NULL, *rw = NULL;
+	size_t n0 = 0, n1 = 0;
+
+	fresh_dir(dir, sizeof(dir), "rohandle");
+	make_store(dir);
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	unsigned char *before = slurp(data, &n0);
+	PT_REQUIRE(before != NULL);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_READONLY), 0);
+	PT_REQUIRE(db != NULL);
+	PT_CHECK_RC(get(db, "main", "b", v, sizeof(v)), 0);
+	PT_CHECK(strcmp(v, "2") == 0);
+	PT_CHECK_RC(put(db, "main", "x", "y"), PROLLY_EUNSUPPORTED);
+	PT_CHECK(strstr(prolly_last_error(), "read-only") != NULL);
+	prolly_gc_result res;
+	PT_CHECK_RC(prolly_gc(db, &res), PROLLY_EUNSUPPORTED);
+	prolly_id head;
+	PT_CHECK_RC(prolly_branch_head(&head, db, "main"), 0);
+	PT_CHECK_RC(prolly_branch_create(db, "other", &head), PROLLY_EUNSUPPORTED);
+	/* The directory is open read-only in this process: a handle for writing is refused. */
+	PT_CHECK_RC(prolly_open_ex(&rw, url_of(dir), NULL, 0), PROLLY_EINVAL);
+	prolly_close(db);
+	unsigned char *after = slurp(data, &n1);
+	PT_CHECK(after && n0 == n1 && memcmp(before, after, n0) == 0);
+	/* A plain (read-write, not creating) open that only reads changes nothing either. */
+	PT_CHECK_RC(prolly_open_ex(&rw, url_of(dir), NULL, 0), 0);
+	PT_CHECK_RC(get(rw, "dev", "c", v, sizeof(v)), 0);
+	prolly_close(rw);
+	free(after);
+	after = slurp(data, &n1);
+	PT_CHECK(after && n0 == n1 && memcmp(before, after, n0) == 0);
+	/* Other stores get the same refusal from a read-only open. */
+	PT_CHECK_RC(prolly_open_ex(&db, "mem:", NULL, PROLLY_OPEN_READONLY), 0);
+	PT_CHECK_RC(put(db, "main", "x", "y"), PROLLY_EUNSUPPORTED);
+	prolly_close(db);
+	free(before);
+	free(after);
+}
+
+/* ---- an existing environment that lacks a database or row is corrupt ---------------------- */
+
+/* Applies fn to the store's LMDB environment with liblmdb directly. */
+static int with_env(const char *dir, int (*fn)(MDB_txn *txn))
+{
+	MDB_env *env = NULL;
+	MDB_txn *txn = NULL;
+	int rc = mdb_env_create(&env);
+	if (!rc)
+		rc = mdb_env_set_maxdbs(env, 4);
+	if (!rc)
+		rc = mdb_env_open(env, dir, 0, 0644);
+	if (!rc)
+		rc = mdb_txn_begin(env, NULL, 0, &txn);
+	if (!rc) {
+		rc = fn(txn);
+		if (rc)
+			mdb_txn_abort(txn);
+		else
+			rc = mdb_txn_commit(txn);
+	}
+	mdb_env_close(env);
+	return rc;
+}
+
+static int drop_refs(MDB_txn *txn)
+{
+	MDB_dbi dbi;
+	int rc = mdb_dbi_open(txn, "refs", 0, &dbi);
+	return rc ? rc : mdb_drop(txn, dbi, 1);
+}
+
+static int drop_schema_row(MDB_txn *txn)
+{
+	MDB_dbi dbi;
+	MDB_val k = {14, (void *)"schema_version"};
+	int rc = mdb_dbi_open(txn, "meta", 0, &dbi);
+	return rc ? rc : mdb_del(txn, dbi, &k, NULL);
+}
+
+PT_TEST(missing_named_database_or_row_is_corrupt)
+{
+	static const unsigned modes[] = {PROLLY_OPEN_READONLY, 0, PROLLY_OPEN_CREATE};
+	char dir[PATH_MAX];
+	prolly_db *db = NULL;
+
+	fresh_dir(dir, sizeof(dir), "nodb");
+	make_store(dir);
+	PT_REQUIRE(with_env(dir, drop_refs) == 0);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, modes[i]), PROLLY_ECORRUPT);
+		PT_CHECKF(strstr(prolly_last_error(), "no 'refs' database") != NULL, "%s",
+		          prolly_last_error());
+	}
+	PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), PROLLY_ECORRUPT);
+
+	fresh_dir(dir, sizeof(dir), "norow");
+	make_store(dir);
+	PT_REQUIRE(with_env(dir, drop_schema_row) == 0);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, modes[i]), PROLLY_ECORRUPT);
+		PT_CHECKF(strstr(prolly_last_error(), "no schema_version row") != NULL, "%s",
+		          prolly_last_error());
+	}
+}
+
+/* ---- the meta-page flip: reported, not replaced, recoverable ------------------------------- */
+
+/* Flips one bit of the main database's root page number in the newest meta page (see the offset
+ * table in src/store/lmdb_meta.c: root at page offset 128, transaction id at 144, page size at
+ * 40). Returns the slot flipped, or -1. */
+static int flip_newest_root(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	unsigned char hdr[4096 * 2];
+	uint32_t psize;
+	uint64_t t0, t1;
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	FILE *f = fopen(path, "r+b");
+	if (!f)
+		return -1;
+	int slot = -1;
+	if (fread(hdr, 1, 64, f) == 64) {
+		memcpy(&psize, hdr + 40, 4);
+		if (psize <= 4096 && fseek(f, 0, SEEK_SET) == 0 &&
+		    fread(hdr, 1, 2 * psize, f) == 2 * psize) {
+			memcpy(&t0, hdr + 144, 8);
+			memcpy(&t1, hdr + psize + 144, 8);
+			slot = t0 > t1 ? 0 : 1;
+			unsigned char b = hdr[slot * psize + 128] ^ 1;
+			if (fseek(f, (long)(slot * psize + 128), SEEK_SET) != 0 || fwrite(&b, 1, 1, f) != 1)
+				slot = -1;
+		}
+	}
+	fclose(f);
+	return slot;
+}
+
+struct names {
+	char list[256];
+};
+
+static int list_branch(void *payload, const char *name, const prolly_id *commit)
+{
+	struct names *n = payload;
+	(void)commit;
+	snprintf(n->list + strlen(n->list), sizeof(n->list) - strlen(n->list), "%s ", name);
+	return 0;
+}
+
+PT_TEST(meta_page_flip_is_reported_and_the_previous_snapshot_restored)
+{
+	char dir[PATH_MAX], data[PATH_MAX + 16], v[16];
+	prolly_db *db = NULL;
+	prolly_lmdb_snapshot snap[2];
+	size_t n0 = 0, n1 = 0;
+
+	fresh_dir(dir, sizeof(dir), "meta");
+	make_store(dir);
+	/* One more transaction after the state to be recovered: main's b=2 -> b=22. */
+	PT_REQUIRE(prolly_open(&db, url_of(dir), NULL) == 0);
+	PT_CHECK_RC(put(db, "main", "b", "22"), 0);
+	prolly_close(db);
+	db = NULL;
+	PT_CHECK_RC(prolly_lmdb_snapshots(snap, dir), 0);
+	PT_CHECK(snap[0].intact && snap[1].intact && snap[0].current != snap[1].current);
+
+	int slot = flip_newest_root(dir);
+	PT_REQUIRE(slot >= 0);
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	unsigned char *before = slurp(data, &n0);
+	PT_REQUIRE(before != NULL);
+	/* Every kind of open fails with ECORRUPT, pointing to recovery, and writes nothing. */
+	static const unsigned modes[] = {PROLLY_OPEN_READONLY, 0, PROLLY_OPEN_CREATE};
+	for (size_t i = 0; i < 3; i++) {
+		PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, modes[i]), PROLLY_ECORRUPT);
+		PT_CHECKF(strstr(prolly_last_error(), "recover") != NULL, "%s", prolly_last_error());
+	}
+	PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), PROLLY_ECORRUPT);
+	unsigned char *after = slurp(data, &n1);
+	PT_CHECK(after && n0 == n1 && memcmp(before, after, n0) == 0);
+	free(after);
+
+	/* The previous snapshot: main (a=1, b=2) and dev (a=1, c=3), verified. */
+	PT_CHECK_RC(prolly_lmdb_snapshots(snap, dir), 0);
+	PT_CHECK(snap[slot].current && snap[!slot].restorable && !snap[slot].restorable);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS),
+	            0);
+	PT_REQUIRE(db != NULL);
+	struct names nm = {""};
+	PT_CHECK_RC(prolly_branch_list(db, list_branch, &nm), 0);
+	PT_CHECKF(strcmp(nm.list, "dev main ") == 0, "%s", nm.list);
+	PT_CHECK_RC(get(db, "main", "b", v, sizeof(v)), 0);
+	PT_CHECK(strcmp(v, "2") == 0);
+	PT_CHECK_RC(get(db, "dev", "c", v, sizeof(v)), 0);
+	PT_CHECK_RC(put(db, "main", "x", "y"), PROLLY_EUNSUPPORTED);
+	prolly_close(db);
+	db = NULL;
+	PT_CHECK(entries(dir) == 2); /* the temporary copy is gone */
+	after = slurp(data, &n1);
+	PT_CHECK(after && n0 == n1 && memcmp(before, after, n0) == 0);
+	free(after);
+
+	/* Restoring refuses while this process has the store open; then makes it current. */
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS),
+	            0);
+	prolly_close(db);
+	db = NULL;
+	PT_CHECK_RC(prolly_lmdb_restore_previous(dir), 0);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, 0), 0);
+	PT_REQUIRE(db != NULL);
+	PT_CHECK_RC(prolly_lmdb_restore_previous(dir), PROLLY_ECONFLICT);
+	PT_CHECK_RC(get(db, "main", "b", v, sizeof(v)), 0);
+	PT_CHECK(strcmp(v, "2") == 0);
+	PT_CHECK_RC(get(db, "dev", "c", v, sizeof(v)), 0);
+	PT_CHECK(strcmp(v, "3") == 0);
+	PT_CHECK_RC(put(db, "main", "d", "4"), 0); /* and it takes writes again */
+	PT_CHECK_RC(get(db, "main", "d", v, sizeof(v)), 0);
+	prolly_close(db);
+	PT_CHECK_RC(prolly_lmdb_snapshots(snap, dir), 0);
+	PT_CHECK(snap[0].intact && snap[1].intact);
+	free(before);
+}
+
+/* ---- a full file system ------------------------------------------------------------------ */
+
+/* Mount points made by mount_small, unmounted at exit whatever happened to the test. */
+static char mounted[8][PATH_MAX];
+static int n_mounted;
+
+/* Mounts a tmpfs of `size` on dir (created). Fails the test, saying why, when it cannot. */
+static int mount_small(const char *dir, const char *size)
+{
+	char opts[64];
+	snprintf(opts, sizeof(opts), "size=%s", size);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return -1;
+	if (mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
+		PT_CHECKF(0, "cannot mount a %s tmpfs on %s: %s (this test needs root)", size, dir,
+		          strerror(errno));
+		return -1;
+	}
+	if (n_mounted < 8)
+		snprintf(mounted[n_mounted++], PATH_MAX, "%s", dir);
+	return 0;
+}
+
+PT_TEST(full_disk_is_reported_as_full)
+{
+	char mnt[PATH_MAX], dir[PATH_MAX + 16], val[3000], key[16];
+	prolly_db *db = NULL;
+	int rc = 0;
+
+	fresh_dir(mnt, sizeof(mnt), "full");
+	if (mount_small(mnt, "200k"))
+		return;
+	snprintf(dir, sizeof(dir), "%s/s", mnt);
+	PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), 0);
+	memset(val, 'x', sizeof(val) - 1);
+	val[sizeof(val) - 1] = 0;
+	for (int i = 0; db && i < 200 && rc == 0; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		rc = put(db, "main", key, val);
+	}
+	PT_CHECK_RC(rc, PROLLY_EFULL);
+	PT_CHECKF(strstr(prolly_last_error(), "No space left on device") != NULL, "%s",
+	          prolly_last_error());
+	/* The failed write left the store usable: it reads. */
+	PT_CHECK_RC(get(db, "main", "k0", val, sizeof(val)), 0);
+	prolly_close(db);
+	PT_CHECK(umount2(mnt, MNT_DETACH) == 0);
+}
+
+PT_TEST(init_on_a_too_small_disk_then_init_again_works)
+{
+	char mnt[PATH_MAX], dir[PATH_MAX + 16];
+	static const char *const sizes[] = {"8k", "16k"};
+	prolly_db *db = NULL;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fresh_dir(mnt, sizeof(mnt), "small");
+		if (mount_small(mnt, sizes[i]))
+			return;
+		snprintf(dir, sizeof(dir), "%s/s", mnt);
+		PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), PROLLY_EFULL);
+		PT_CHECKF(strstr(prolly_last_error(), "No space left on device") != NULL, "%s: %s",
+		          sizes[i], prolly_last_error());
+		PT_CHECKF(entries(dir) <= 0, "%s: %d files left", sizes[i], entries(dir)); /* removed */
+		/* With room again, a new store opens. */
+		PT_CHECK(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=4m") == 0);
+		PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), 0);
+		PT_CHECK_RC(put(db, "main", "k", "v"), 0);
+		prolly_close(db);
+		db = NULL;
+		PT_CHECK(umount2(mnt, MNT_DETACH) == 0);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(scratch, sizeof(scratch), "%s/prolly-test-lmdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(scratch)) {
+		fprintf(stderr, "cannot create a scratch directory %s: %s\n", scratch, strerror(errno));
+		return 2;
+	}
+	int rc = pt_run(argc, argv);
+	for (int i = 0; i < n_mounted; i++)
+		umount2(mounted[i], MNT_DETACH); /* already unmounted unless a test stopped early */
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", scratch);
+	return rc;
+}
