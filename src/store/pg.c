@@ -429,6 +429,7 @@ static void pg_close(prolly_store *base)
 	for (int q = 0; q < N_QUERIES; q++)
 		free(st->sql[q]);
 	free(st->init_sql);
+	free(st->validate_sql);
 	free(st->meta_literal);
 	free(st->conninfo);
 	free(st->password);
@@ -562,7 +563,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	/* A missing schema is created at the current version; an older one is migrated unless
 	 * no_create (or the role may not), else used as it is. */
 	if (missing || (!st->no_create && version >= 1 && version < SCHEMA_VERSION))
-		rc = prolly__pg_init_on(st, c, &version, !missing);
+		rc = prolly__pg_init_on(st, c, &version, !missing, 0);
 	else
 		rc = prolly__pg_check_version(st, version);
 	if (rc)

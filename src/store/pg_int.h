@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 #define BOOL_OID 16
 #define BYTEA_OID 17
 #define INT4_OID 23
@@ -89,6 +89,7 @@ typedef struct pg_store {
 	char *qs; /* the schema as a quoted identifier */
 	char *sql[N_QUERIES];
 	char *init_sql;
+	char *validate_sql; /* validate_tmpl of pg_sql.c: checks the rows older than the constraint */
 	char *meta_literal;
 	unsigned pool_size, pool_timeout_ms;
 	size_t batch_items, read_chunk, gc_batch;
@@ -191,7 +192,7 @@ int prolly__pg_array_too_big(size_t size);
 
 int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 int prolly__pg_check_version(pg_store *st, uint64_t version);
-int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip);
+int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The store's operations                                                                     */

@@ -298,6 +298,8 @@ int prolly__pg_pipe_run(pipe *p)
 			code = PROLLY_ECONFLICT;
 		else if (strcmp(p->sqlstate, "57014") == 0)
 			code = PROLLY_ETIMEOUT;
+		else if (strcmp(p->sqlstate, "23514") == 0) /* nodes_id_is_sha256: bytes not of the id */
+			code = PROLLY_ECORRUPT;
 		rc = prolly_set_error(code, "postgres: %s: %s (SQLSTATE %s)", p->what, p->msg, p->sqlstate);
 	} else if (p->fn_rc) {
 		rc = p->fn_rc;
