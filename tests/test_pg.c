@@ -1969,6 +1969,15 @@ PT_TEST(password_never_in_messages)
 	          PROLLY_ESTORE);
 	no_secret("postgresql://someone:Sup3rS3cret@[::1/prolly", "Sup3rS3cret", PROLLY_EINVAL);
 	no_secret("host=127.0.0.1 password='Sup3r S3cret' bogus=1", "S3cret", PROLLY_EINVAL);
+	/* libpq quotes a piece of a connection string it cannot parse: a misspelled keyword, a
+	 * percent-encoding, the second word of an unquoted password. */
+	no_secret("host=127.0.0.1 port=1 PASSWORD=Sup3rS3cret", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 passwd=Sup3rS3cret", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("postgresql://u:Sup3r%zzS3cret@127.0.0.1:1/db", "S3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 password=Sup3r S3cret", "S3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 password Sup3rS3cret", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 connect_timeout=2 sslpassword=Sup3rS3cret", "Sup3rS3cret",
+	          PROLLY_ESTORE);
 	const char *pw = getenv("PROLLY_PG_PW_URL");
 	if (pw) {
 		/* Right user, wrong password: authentication fails. */

@@ -30,10 +30,12 @@ int prolly_store_open(prolly_store **out, const char *url)
 	}
 	if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") || strchr(url, '='))
 		return prolly_store_pg_open(out, url, NULL);
+	char shown[512]; /* it may still hold a password, as in "POSTGRESQL://u:SECRET@h" */
+	prolly_redact_url(shown, sizeof(shown), url);
 	return prolly_set_error(PROLLY_EINVAL,
 	                        "unknown store URL '%s': use mem:, lmdb:PATH, postgres://..., "
 	                        "postgresql://... or a libpq conninfo string (host=... dbname=...)",
-	                        url);
+	                        shown);
 }
 
 void prolly_store_close(prolly_store *st)

@@ -21,6 +21,7 @@
 #define PROLLY_STORE_PG_INT_H
 
 #include "internal.h"
+#include "redact.h"
 #include "store/pg.h"
 
 #include <libpq-fe.h>
@@ -83,8 +84,9 @@ typedef struct counters {
 typedef struct pg_store {
 	prolly_store base;
 	char *conninfo;
-	char *password; /* NULL if none: every message is scrubbed of it */
-	char *target;   /* "host=... port=... dbname=... user=..." for messages */
+	char *password;    /* NULL if none: every message is scrubbed of it */
+	char *sslpassword; /* the same (the client key's passphrase) */
+	char *target;      /* "host=... port=... dbname=... user=..." for messages */
 	char *schema;
 	char *qs; /* the schema as a quoted identifier */
 	char *sql[N_QUERIES];
@@ -161,7 +163,7 @@ void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const 
 void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
 int prolly__pg_pipe_run(pipe *p);
 
-void prolly__pg_redact(char *out, size_t outsz, const char *msg, const char *password);
+void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store *st);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Connections and the pool (pg_pool.c)                                                       */
