@@ -7,8 +7,8 @@
  *   R1. every occurrence of a secret the caller knows (the password and sslpassword the store
  *       parsed out of its connection string), byte for byte;
  *   R2. the password of a URL's user information: "SCHEME://USER:SECRET@HOST", any scheme, in
- *       any letter case; the authority ends at '/', '?', '#', white space or a quote, and the
- *       user information at its last '@';
+ *       any letter case; the authority ends at '/', '?', '#', white space or '"' (libpq's
+ *       messages quote a URL so), and the user information at its last '@';
  *   R3. the value of every KEY=VALUE whose KEY is not one of libpq's keywords known to hold no
  *       secret (show_keywords below, matched exactly, as libpq matches them): password,
  *       sslpassword, and any misspelling ("PASSWORD", "passwd") or unknown keyword, which libpq
@@ -130,7 +130,7 @@ static int url_secret(const char *text, size_t i, size_t *from, size_t *to)
 		return 0;
 	size_t a = i + 3, e = a, at = 0, colon = 0;
 	int have_at = 0, have_colon = 0;
-	for (; text[e] && !strchr("/?#\"'", text[e]) && !is_space(text[e]); e++)
+	for (; text[e] && !strchr("/?#\"", text[e]) && !is_space(text[e]); e++)
 		if (text[e] == '@') {
 			at = e;
 			have_at = 1;

@@ -20,6 +20,8 @@ static const char *const url_cases[][2] = {
     {"Postgres://u:Sekr1t@h/db", "Postgres://u:***@h/db"},
     {"mysql://u:Sekr1t@h/db", "mysql://u:***@h/db"},
     {"postgresql://u:Sek@r1t@h/db", "postgresql://u:***@h/db"},
+    {"postgresql://u:Sek'r1t@h/db", "postgresql://u:***@h/db"},
+    {"postgresql://u:Sek:r1t@h:5432/db", "postgresql://u:***@h:5432/db"},
     {"postgresql://u@h/db", "postgresql://u@h/db"},
     {"postgresql:///prolly?host=/tmp/sock", "postgresql:///prolly?host=/tmp/sock"},
     {"lmdb:/tmp/a=b", "lmdb:/tmp/a=b"},

@@ -309,6 +309,10 @@ static const char init_tmpl[] =
      * EXCLUSIVE lock; the existing rows are checked by VALIDATE CONSTRAINT in a transaction of
      * its own (validate_sql below), which lets readers and writers go on meanwhile. */
     "IF v < 4 THEN\n"
+    /* The ACCESS EXCLUSIVE lock waits for every open transaction on nodes (a gc's snapshot
+     * lasts the whole gc) and, queued, holds back every new reader and writer: wait 5 s at
+     * most, then give up (SQLSTATE 55P03) rather than stall them all. */
+    "  PERFORM set_config('lock_timeout', '5s', true);\n"
     "  ALTER TABLE @.nodes ADD CONSTRAINT nodes_id_is_sha256 CHECK (id = sha256(node)) NOT VALID;\n"
     "  UPDATE @.meta SET value = 4 WHERE key = 'schema_version';\n"
     "END IF;\n"
@@ -569,7 +573,8 @@ static int validate_on(pg_store *st, pgconn *c)
  * a current schema (to finish a validation that failed before), and rows that fail it are an
  * error; without, they are left for prolly_store_pg_init to report. *version receives the
  * version in force afterwards. With may_skip, a migration the role has no right to run
- * (SQLSTATE 42501: the whole block rolled back) is not an error: the schema stays as it was.
+ * (SQLSTATE 42501), or that did not get the table lock within the block's lock_timeout (55P03),
+ * is not an error: the whole block rolled back and the schema stays as it was.
  */
 int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate)
 {
@@ -585,7 +590,8 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 	                     NULL);
 	prolly__pg_pipe_send_sql(&p, st->init_sql);
 	if ((rc = prolly__pg_pipe_run(&p))) {
-		if (may_skip && !missing && p.failed && strcmp(p.sqlstate, "42501") == 0)
+		if (may_skip && !missing && p.failed &&
+		    (strcmp(p.sqlstate, "42501") == 0 || strcmp(p.sqlstate, "55P03") == 0))
 			return 0;
 		return rc;
 	}
