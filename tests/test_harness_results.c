@@ -571,6 +571,11 @@ PT_TEST(postgres_txt)
 		char *text = tm_read_file(path_in(dir, "postgres.txt"));
 		PT_CHECK(secret[0] && text && !strstr(text, secret));
 		free(text);
+	} else { /* a skip says so, and fails in CI (docs/testing.md) */
+		const char *ci = getenv("CI");
+		printf("# SKIP the password part: PROLLY_PG_PW_URL unset (a server the tests did not "
+		       "start)\n");
+		PT_CHECKF(!ci || strcmp(ci, "true") != 0, "a skip under CI=true");
 	}
 	tm_rmtree(dir);
 	free(dir);
