@@ -24,6 +24,7 @@
 #include <libpq-fe.h>
 #include <openssl/sha.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -2224,6 +2225,14 @@ static int start_cluster(void)
 	return 0;
 }
 
+static volatile pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
 static void drop_schemas(void)
 {
 	PGconn *a = admin();
@@ -2266,6 +2275,16 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		if (pid > 0) {
+			/* A SIGTERM (test timeouts), SIGINT or SIGHUP ends the cases, not this process: it
+			 * still stops the cluster. */
+			struct sigaction sa;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = forward_signal;
+			sigemptyset(&sa.sa_mask);
+			child_pid = pid;
+			sigaction(SIGTERM, &sa, NULL);
+			sigaction(SIGINT, &sa, NULL);
+			sigaction(SIGHUP, &sa, NULL);
 			int status = 0;
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
