@@ -44,10 +44,9 @@ static inline int pgb_error(PGconn *conn, const PGresult *res, const char *what)
 	const char *m = res ? PQresultErrorMessage(res) : "";
 	if (!m || !*m)
 		m = PQerrorMessage(conn);
-	size_t len = strlen(m);
-	while (len && (m[len - 1] == '\n' || m[len - 1] == ' '))
-		len--;
-	return prolly_set_error(PROLLY_ESTORE, "%s: %.*s", what, (int)len, m);
+	char shown[512]; /* on one line, anything shaped like a password hidden */
+	prolly_redact_message(shown, sizeof(shown), m, NULL);
+	return prolly_set_error(PROLLY_ESTORE, "%s: %s", what, shown);
 }
 
 static inline void pgb_quiet(void *arg, const char *message)
@@ -62,9 +61,11 @@ static inline int pgb_connect(PGconn **out, const char *conninfo)
 	if (!c)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory connecting to PostgreSQL");
 	if (PQstatus(c) != CONNECTION_OK) {
-		int rc = pgb_error(c, NULL, "connecting to PostgreSQL (PROLLY_PG_URL)");
+		char shown[512]; /* the password of conninfo hidden, also where libpq quotes a piece */
+		prolly_redact_message(shown, sizeof(shown), PQerrorMessage(c), conninfo);
 		PQfinish(c);
-		return rc;
+		return prolly_set_error(PROLLY_ESTORE, "connecting to PostgreSQL (PROLLY_PG_URL): %s",
+		                        shown);
 	}
 	PQsetNoticeProcessor(c, pgb_quiet, NULL); /* DROP ... CASCADE lists what it dropped */
 	pgb_count(0, 1);

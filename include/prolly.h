@@ -357,6 +357,26 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
  * advisory lock). Needs CREATE on the database (or the schema); nothing later does. */
 int prolly_store_pg_init(prolly_store *st);
 
+/* Copies url (a store URL, a libpq connection string, or any text quoting one, such as an error
+ * message) into out with every password replaced by "***": a URL's user-information password
+ * ("postgresql://USER:***@HOST", any scheme, any letter case), and the value of every KEY=VALUE
+ * whose KEY is not one of libpq's keywords that hold no secret (so password, sslpassword, and
+ * also any misspelling or unknown keyword such as PASSWORD or passwd, are hidden; host, port,
+ * dbname, user, sslmode and the like are shown). out has cap bytes and is always NUL-terminated
+ * when cap > 0, cut to fit (a cut never shows part of a hidden value). url NULL is "". Returns
+ * strlen(out). No error; thread-safe; allocates nothing. This is what the prolly CLI and the
+ * benchmark harness print a store URL through; the PostgreSQL store's messages apply the same
+ * rules, and also hide the password it parsed wherever it appears. */
+size_t prolly_redact_url(char *out, size_t cap, const char *url);
+
+/* The same for a message of libpq or of the server about a connection made with conninfo (NULL
+ * if unknown), put on one line: also hides the password and sslpassword that conninfo holds
+ * wherever they appear; when conninfo does not parse (libpq then quotes a piece of it, which may
+ * be part of a password: 'invalid percent-encoded token: "..."'), every quoted piece that is not
+ * a keyword of conninfo, a URL, or punctuation is replaced by "***". Same out, cap, return,
+ * threading and ownership rules as prolly_redact_url. */
+size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo);
+
 /* Opens a store by URL: "mem:", "lmdb:PATH", or (when built with PostgreSQL support)
  * "postgres://...", "postgresql://..." or a libpq conninfo string ("host=... dbname=...").
  * Same as prolly_store_open_ex(out, url, PROLLY_OPEN_CREATE). */

@@ -29,7 +29,6 @@ trap 'rm -rf "$scratch"' EXIT
 # LeakSanitizer refuses to run under ptrace (strace, gdb, some sandboxes). Detect that up front
 # and turn leak detection off with a note rather than failing every program.
 if [ -n "$SAN" ]; then
-	export PROLLY_CLI_PG=0 # see tests/cli/run.sh
 	tracer=$(awk '/^TracerPid:/ {print $2}' /proc/$$/status 2>/dev/null || echo 0)
 	if [ "${tracer:-0}" != 0 ]; then
 		echo "# note: running under a tracer (pid $tracer): LeakSanitizer disabled"

@@ -12,7 +12,6 @@
  *     leaves the manifest and the raw rows byte for byte as they were; a non-empty directory
  *     without a manifest is refused;
  *   - service-summary.csv and scale-summary.csv from synthetic raw files;
- *   - hr_redact_url on URLs and conninfo strings;
  *   - he_write_all without a URL writes machine.txt, dependencies.txt and binary.sha256;
  *   - against a real server (tm_pg_guard): postgres.txt without the password, and hp_snap around
  *     some inserts: statement calls and WAL grow, sizes are non-zero, an idle interval counts no
@@ -491,31 +490,6 @@ PT_TEST(summaries)
 	free(dir);
 }
 
-PT_TEST(redact)
-{
-	static const char *const cases[][2] = {
-	    {"postgres://user:secret@host/db", "postgres://user:***@host/db"},
-	    {"postgresql://u:p%40ss@h:5432/db?sslmode=disable",
-	     "postgresql://u:***@h:5432/db?sslmode=disable"},
-	    {"postgresql://u@h/db", "postgresql://u@h/db"},
-	    {"postgresql://h/db?user=u&password=pw&x=1", "postgresql://h/db?user=u&password=***&x=1"},
-	    {"postgresql:///prolly?host=/tmp/sock", "postgresql:///prolly?host=/tmp/sock"},
-	    {"host=h password=x dbname=d", "host=h password=*** dbname=d"},
-	    {"host=h password='x y\\' z' dbname=d", "host=h password=*** dbname=d"},
-	    {"password = secret", "password = ***"},
-	    {"host=h user=password dbname=d", "host=h user=password dbname=d"},
-	    {"dbname=prolly", "dbname=prolly"},
-	    {"", ""},
-	};
-	char out[256];
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		hr_redact_url(out, sizeof(out), cases[i][0]);
-		PT_CHECKF(strcmp(out, cases[i][1]) == 0, "%s -> %s", cases[i][0], out);
-	}
-	hr_redact_url(out, 12, "postgres://user:secret@host/db");
-	PT_CHECK(strlen(out) == 11 && !strstr(out, "secret"));
-}
-
 PT_TEST(environment_files)
 {
 	char *dir = tm_tmpdir("hres-env"), err[H_ERR];
@@ -597,6 +571,11 @@ PT_TEST(postgres_txt)
 		char *text = tm_read_file(path_in(dir, "postgres.txt"));
 		PT_CHECK(secret[0] && text && !strstr(text, secret));
 		free(text);
+	} else { /* a skip says so, and fails in CI (docs/testing.md) */
+		const char *ci = getenv("CI");
+		printf("# SKIP the password part: PROLLY_PG_PW_URL unset (a server the tests did not "
+		       "start)\n");
+		PT_CHECKF(!ci || strcmp(ci, "true") != 0, "a skip under CI=true");
 	}
 	tm_rmtree(dir);
 	free(dir);

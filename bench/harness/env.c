@@ -18,6 +18,7 @@
  * it lets two runs be compared. Nothing here writes a URL or a password.
  */
 #include "harness.h"
+#include "prolly.h"
 
 #include <errno.h>
 #include <gnu/libc-version.h>
@@ -284,13 +285,11 @@ cleanup:
 
 /* ---- postgres.txt ---------------------------------------------------------------------------- */
 
-static void pq_err(char *err, size_t errn, const char *what, PGconn *pg)
+/* libpq's message on one line, any password of url hidden (prolly_redact_message). */
+static void pq_err(char *err, size_t errn, const char *what, PGconn *pg, const char *url)
 {
 	char m[400];
-	snprintf(m, sizeof(m), "%s", pg ? PQerrorMessage(pg) : "out of memory");
-	for (char *p = m; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
+	prolly_redact_message(m, sizeof(m), pg ? PQerrorMessage(pg) : "out of memory", url);
 	trim(m);
 	h_seterr(err, errn, "postgres.txt: %s: %s", what, m);
 }
@@ -315,7 +314,7 @@ static int write_postgres(FILE *f, const char *url, const char *schema, char *er
 	char *v = NULL, list[1024] = "{";
 	int rc = -1;
 	if (!pg || PQstatus(pg) != CONNECTION_OK) {
-		pq_err(err, errn, "cannot connect", pg);
+		pq_err(err, errn, "cannot connect", pg, url);
 		goto cleanup;
 	}
 	const char *host = PQhost(pg), *port = PQport(pg), *db = PQdb(pg);
@@ -324,7 +323,7 @@ static int write_postgres(FILE *f, const char *url, const char *schema, char *er
 	if (schema)
 		put(f, "schema", "%s", schema);
 	if (!(v = one_value(pg, "SHOW server_version"))) {
-		pq_err(err, errn, "SHOW server_version", pg);
+		pq_err(err, errn, "SHOW server_version", pg, url);
 		goto cleanup;
 	}
 	int num = PQserverVersion(pg);
@@ -343,7 +342,7 @@ static int write_postgres(FILE *f, const char *url, const char *schema, char *er
 	                 "WHERE name = ANY($1::text[])",
 	                 1, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		pq_err(err, errn, "reading pg_settings", pg);
+		pq_err(err, errn, "reading pg_settings", pg, url);
 		goto cleanup;
 	}
 	const char *preload = "";

@@ -27,7 +27,8 @@
  *
  * Every function returns 0 on success and -1 on failure with a one-line message in the caller's
  * err buffer (char *err, size_t errn), unless it says otherwise. Nothing here prints a password:
- * URLs are only ever shown through hr_redact_url().
+ * URLs are only ever shown through prolly_redact_url(), libpq messages through
+ * prolly_redact_message() (include/prolly.h).
  */
 #ifndef BENCH_HARNESS_H
 #define BENCH_HARNESS_H
@@ -253,9 +254,6 @@ void hr_count_skip(hr_dir *d);
 
 /* service-summary.csv and scale-summary.csv from the raw files (whichever exist). */
 int hr_write_summaries(hr_dir *d, char *err, size_t errn);
-
-/* postgres://user:secret@host/db -> postgres://user:***@host/db; "password=x" -> "password=***". */
-void hr_redact_url(char *out, size_t n, const char *url);
 
 /* ============================================================================================ */
 /* Environment (env.c)                                                                          */

@@ -30,6 +30,7 @@
  * hp_statements_available() says 0.
  */
 #include "harness.h"
+#include "prolly.h"
 
 #include <libpq-fe.h>
 #include <math.h>
@@ -51,18 +52,11 @@ const char *const hp_columns[] = {"pg_calls",          "pg_exec_ms",
                                   "table_bytes_after", "index_bytes_before",
                                   "index_bytes_after", NULL};
 
-/* libpq's message on one line (it never contains the password). */
-static void pq_err(char *err, size_t errn, const char *what, const PGconn *pg)
+/* libpq's message on one line, any password of url (NULL: none known) hidden. */
+static void pq_err(char *err, size_t errn, const char *what, const PGconn *pg, const char *url)
 {
 	char m[400];
-	size_t n;
-	snprintf(m, sizeof(m), "%s", pg ? PQerrorMessage(pg) : "out of memory");
-	for (char *p = m; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	n = strlen(m);
-	while (n && m[n - 1] == ' ')
-		m[--n] = '\0';
+	prolly_redact_message(m, sizeof(m), pg ? PQerrorMessage(pg) : "out of memory", url);
 	h_seterr(err, errn, "pgstat: %s: %s", what, m);
 }
 
@@ -136,7 +130,7 @@ int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, si
 	}
 	c->pg = PQconnectdbParams(keys, vals, 1);
 	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
-		pq_err(err, errn, "cannot connect", c->pg);
+		pq_err(err, errn, "cannot connect", c->pg, url);
 		goto fail;
 	}
 	/* Best effort: the extension may exist already, be missing, or need privileges we lack. */
@@ -147,7 +141,7 @@ int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, si
 		c->have_stmts = 1;
 	}
 	if (!(c->sql = build_sql(c->pg, schema, c->have_stmts))) {
-		pq_err(err, errn, "building the snapshot query", c->pg);
+		pq_err(err, errn, "building the snapshot query", c->pg, NULL);
 		goto fail;
 	}
 	*out = c;
@@ -190,7 +184,7 @@ int hp_snap(hp_conn *c, hp_snapshot *s, char *err, size_t errn)
 		PQreset(c->pg); /* the server restarted or dropped us: one more try */
 	r = PQexec(c->pg, c->sql);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) != 10) {
-		pq_err(err, errn, "snapshot query", c->pg);
+		pq_err(err, errn, "snapshot query", c->pg, NULL);
 		goto cleanup;
 	}
 	s->stmt_calls = num(r, 0);

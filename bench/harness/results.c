@@ -1,6 +1,7 @@
 /*
  * results.c - the harness's result directory: the run manifest, raw rows that survive a crash,
- * resume, the completed-cell and measured/skipped counts, and the redaction of database URLs.
+ * resume, and the completed-cell and measured/skipped counts. (Database URLs are shown through
+ * prolly_redact_url.)
  * Rows (hrow) and CSV tables are in rows.c, the summary files in summary.c; results_int.h holds
  * what the three share.
  *
@@ -793,75 +794,4 @@ cleanup:
 		close(fd);
 	free(b.p);
 	return rc;
-}
-
-/* ---- redaction ------------------------------------------------------------------------------- */
-
-static void out_putn(char *out, size_t n, size_t *at, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len && *at + 1 < n; i++)
-		out[(*at)++] = s[i];
-}
-
-/* Length of a conninfo value at s: 'quoted with \ escapes' or up to white space. */
-static size_t conninfo_value_len(const char *s)
-{
-	size_t i = 0;
-	if (s[0] != '\'') {
-		while (s[i] && s[i] != ' ' && s[i] != '\t' && s[i] != '\n')
-			i++;
-		return i;
-	}
-	for (i = 1; s[i] && s[i] != '\''; i++)
-		if (s[i] == '\\' && s[i + 1])
-			i++;
-	return s[i] ? i + 1 : i;
-}
-
-void hr_redact_url(char *out, size_t n, const char *url)
-{
-	size_t at = 0, i = 0, len;
-	if (!out || !n)
-		return;
-	out[0] = '\0';
-	if (!url)
-		return;
-	len = strlen(url);
-	int is_url = strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0;
-	if (is_url) {
-		size_t hs = strstr(url, "://") - url + 3;
-		size_t he = hs + strcspn(url + hs, "/?#");
-		const char *atsign = NULL;
-		for (size_t k = hs; k < he; k++)
-			if (url[k] == '@')
-				atsign = url + k;
-		const char *colon = atsign ? memchr(url + hs, ':', (size_t)(atsign - url) - hs) : NULL;
-		if (colon) {
-			out_putn(out, n, &at, url, (size_t)(colon - url) + 1);
-			out_putn(out, n, &at, "***", 3);
-			i = (size_t)(atsign - url);
-		}
-	}
-	/* password=... (a URL's query parameter, or a conninfo keyword). */
-	while (i < len) {
-		int start = i == 0 || url[i - 1] == ' ' || url[i - 1] == '\t' ||
-		            (is_url && (url[i - 1] == '?' || url[i - 1] == '&'));
-		if (start && strncasecmp(url + i, "password", 8) == 0) {
-			size_t k = i + 8;
-			while (!is_url && (url[k] == ' ' || url[k] == '\t'))
-				k++;
-			if (url[k] == '=') {
-				k++;
-				while (!is_url && (url[k] == ' ' || url[k] == '\t'))
-					k++;
-				out_putn(out, n, &at, url + i, k - i);
-				out_putn(out, n, &at, "***", 3);
-				i = k + (is_url ? strcspn(url + k, "&#") : conninfo_value_len(url + k));
-				continue;
-			}
-		}
-		out_putn(out, n, &at, url + i, 1);
-		i++;
-	}
-	out[at] = '\0';
 }

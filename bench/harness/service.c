@@ -709,9 +709,11 @@ static int pg_drop_schema(const char *url, const char *schema, char *err, size_t
 	char *q = NULL, *sql = NULL;
 	int ret = -1;
 
-	hr_redact_url(shown, sizeof(shown), url);
+	prolly_redact_url(shown, sizeof(shown), url);
 	if (PQstatus(pg) != CONNECTION_OK) {
-		snprintf(err, errn, "service: cannot connect to %s: %s", shown, PQerrorMessage(pg));
+		char m[512];
+		prolly_redact_message(m, sizeof(m), PQerrorMessage(pg), url);
+		snprintf(err, errn, "service: cannot connect to %s: %s", shown, m);
 		goto cleanup;
 	}
 	PQsetNoticeReceiver(pg, quiet_notice, NULL);

@@ -53,9 +53,12 @@ struct cli {
 	int allow_empty;           /* --allow-empty: commit even when the tree does not change */
 };
 
-/* Copies url into out with the value of any password (in a URL's user info, a "password="
- * query parameter or conninfo keyword) replaced by "***". */
-void redact_url(char *out, size_t cap, const char *url);
+/* An argument as it may be printed back: passwords hidden by prolly_redact_url (an argument
+ * may be a store URL given in the wrong place). Returns buf->text. */
+struct shown {
+	char text[512];
+};
+const char *shown_arg(struct shown *buf, const char *arg);
 
 /* The command table (main.c) and the commands (cmd_read.c, cmd_write.c). */
 extern const struct command commands[];

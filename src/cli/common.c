@@ -113,12 +113,13 @@ static const struct opt *find_short(const struct opt *opts, char letter)
 int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, char **pos, int min,
                int max, int *n_pos)
 {
+	struct shown sh;
 	int n = 0, only_pos = 0;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
 		if (only_pos || a[0] != '-' || a[1] == '\0') {
 			if (n >= max)
-				return usage_error(cli, "unexpected argument '%s'", a);
+				return usage_error(cli, "unexpected argument '%s'", shown_arg(&sh, a));
 			pos[n++] = a;
 			continue;
 		}
@@ -147,11 +148,14 @@ int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, c
 					inline_value = a + 2;
 			}
 		}
+		if (!o && (strcmp(a, "--store") == 0 || strncmp(a, "--store=", 8) == 0))
+			return usage_error(cli, "--store goes before the command: prolly --store URL %s ...",
+			                   cli->cmd->name);
 		if (!o)
 			return fail(cli, EXIT_USAGE,
 			            "unknown option '%s' (see 'prolly %s --help'; put -- "
 			            "before arguments that start with -)",
-			            a, cli->cmd->name);
+			            shown_arg(&sh, a), cli->cmd->name);
 		if (o->flag) {
 			if (inline_value)
 				return usage_error(cli, "option --%s takes no value", o->name);
@@ -173,65 +177,10 @@ int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, c
 	return 0;
 }
 
-void redact_url(char *out, size_t cap, const char *url)
+const char *shown_arg(struct shown *buf, const char *arg)
 {
-	size_t n = 0, len = strlen(url);
-	const char *scheme_end = strstr(url, "://");
-	const char *hide_from = NULL, *hide_to = NULL;
-	if (!cap)
-		return;
-	/* postgres://user:PASSWORD@host/... */
-	if (scheme_end) {
-		const char *auth = scheme_end + 3;
-		const char *auth_end = auth + strcspn(auth, "/?#");
-		const char *at = NULL;
-		for (const char *p = auth; p < auth_end; p++)
-			if (*p == '@')
-				at = p;
-		const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-		if (colon) {
-			hide_from = colon + 1;
-			hide_to = at;
-		}
-	}
-	for (size_t i = 0; i < len && n + 1 < cap;) {
-		const char *p = url + i;
-		if (p == hide_from) {
-			n += (size_t)snprintf(out + n, cap - n, "***");
-			i = (size_t)(hide_to - url);
-			continue;
-		}
-		/* password=VALUE in a query string or a conninfo string (VALUE maybe quoted) */
-		if (strncmp(p, "password", 8) == 0 && (i == 0 || strchr(" \t?&", url[i - 1]))) {
-			const char *q = p + 8;
-			while (*q == ' ')
-				q++;
-			if (*q == '=') {
-				q++;
-				while (*q == ' ')
-					q++;
-				size_t keep = (size_t)(q - p);
-				if (n + keep >= cap)
-					break;
-				memcpy(out + n, p, keep);
-				n += keep;
-				if (*q == '\'') {
-					for (q++; *q && *q != '\''; q++)
-						if (*q == '\\' && q[1])
-							q++;
-					if (*q)
-						q++;
-				} else {
-					q += strcspn(q, scheme_end ? "&#" : " \t");
-				}
-				n += (size_t)snprintf(out + n, cap - n, "***");
-				i = (size_t)(q - url);
-				continue;
-			}
-		}
-		out[n++] = url[i++];
-	}
-	out[n < cap ? n : cap - 1] = 0;
+	prolly_redact_url(buf->text, sizeof(buf->text), arg);
+	return buf->text;
 }
 
 static int is_pg_url(const char *url)

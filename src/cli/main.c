@@ -298,6 +298,7 @@ int main(int argc, char **argv)
 {
 	struct cli cli = {0};
 	const char *env = getenv("PROLLY_STORE");
+	struct shown sh; /* an argument printed back, passwords hidden */
 	int i = 1, rc;
 
 	cli.store_url = env && *env ? env : DEFAULT_STORE;
@@ -320,7 +321,8 @@ int main(int argc, char **argv)
 		} else if (strncmp(a, "--store=", 8) == 0) {
 			cli.store_url = a + 8;
 		} else {
-			return fail(&cli, EXIT_USAGE, "unknown option '%s' (see 'prolly --help')", a);
+			return fail(&cli, EXIT_USAGE, "unknown option '%s' (see 'prolly --help')",
+			            shown_arg(&sh, a));
 		}
 	}
 	if (i >= argc)
@@ -335,14 +337,15 @@ int main(int argc, char **argv)
 		const struct command *c = find_command(argv[i + 1]);
 		if (!c)
 			return fail(&cli, EXIT_USAGE, "unknown command '%s' (see 'prolly --help')",
-			            argv[i + 1]);
+			            shown_arg(&sh, argv[i + 1]));
 		print_command_help(c, stdout);
 		return finish_output(&cli, EXIT_DONE);
 	}
 	cli.cmd = find_command(argv[i]);
 	if (!cli.cmd)
-		return fail(&cli, EXIT_USAGE, "unknown command '%s' (see 'prolly --help')", argv[i]);
-	redact_url(cli.store_shown, sizeof(cli.store_shown), cli.store_url);
+		return fail(&cli, EXIT_USAGE, "unknown command '%s' (see 'prolly --help')",
+		            shown_arg(&sh, argv[i]));
+	prolly_redact_url(cli.store_shown, sizeof(cli.store_shown), cli.store_url);
 	if (!*cli.store_url) {
 		cli.cmd = NULL;
 		return fail(&cli, EXIT_USAGE, "the store URL is empty");

@@ -157,10 +157,12 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 		po.no_create = !(flags & PROLLY_OPEN_CREATE);
 		rc = prolly_store_pg_open(&st, url, &po);
 	} else {
+		char shown[512]; /* it may still hold a password, as in "POSTGRESQL://u:SECRET@h" */
+		prolly_redact_url(shown, sizeof(shown), url);
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "unknown store URL '%s': use mem:, lmdb:PATH, postgres://..., "
 		                        "postgresql://... or a libpq conninfo string (host=... dbname=...)",
-		                        url);
+		                        shown);
 	}
 	if (!rc && (flags & PROLLY_OPEN_READONLY))
 		rc = wrap_readonly(&st);

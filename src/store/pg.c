@@ -429,9 +429,11 @@ static void pg_close(prolly_store *base)
 	for (int q = 0; q < N_QUERIES; q++)
 		free(st->sql[q]);
 	free(st->init_sql);
+	free(st->validate_sql);
 	free(st->meta_literal);
 	free(st->conninfo);
 	free(st->password);
+	free(st->sslpassword);
 	free(st->target);
 	free(st->schema);
 	free(st->qs);
@@ -447,16 +449,18 @@ static int parse_conninfo(pg_store *st, const char *conninfo)
 	PQconninfoOption *opts = PQconninfoParse(conninfo, &err);
 	const char *host = NULL, *port = NULL, *db = NULL, *user = NULL, *hostaddr = NULL;
 	if (!opts) {
-		prolly__pg_redact(msg, sizeof(msg), err ? err : "out of memory", NULL);
+		prolly_redact_message(msg, sizeof(msg), err ? err : "out of memory", conninfo);
 		PQfreemem(err);
 		return prolly_set_error(PROLLY_EINVAL, "postgres: cannot parse the connection string: %s",
 		                        msg);
 	}
 	for (PQconninfoOption *o = opts; o->keyword; o++) {
-		if (!o->val)
+		if (!o->val || !o->val[0])
 			continue;
-		if (strcmp(o->keyword, "password") == 0 && o->val[0])
+		if (strcmp(o->keyword, "password") == 0)
 			st->password = strdup(o->val);
+		else if (strcmp(o->keyword, "sslpassword") == 0)
+			st->sslpassword = strdup(o->val);
 		else if (strcmp(o->keyword, "host") == 0)
 			host = o->val;
 		else if (strcmp(o->keyword, "hostaddr") == 0)
@@ -469,13 +473,13 @@ static int parse_conninfo(pg_store *st, const char *conninfo)
 			user = o->val;
 	}
 	char t[512];
-	snprintf(t, sizeof(t), "%s%s%s%s%s%s%s%s%s%s", db ? "database " : "", db ? db : "",
-	         host || hostaddr ? " on " : "",
+	snprintf(t, sizeof(t), "%s%s%s%s%s%s%s%s%s%s", db ? "database " : "the default database",
+	         db ? db : "", host || hostaddr ? " on " : "",
 	         host       ? host
 	         : hostaddr ? hostaddr
 	                    : "",
 	         port ? ":" : "", port ? port : "", user ? " as " : "", user ? user : "", "", "");
-	prolly__pg_redact(msg, sizeof(msg), t[0] ? t : "the default database", st->password);
+	prolly__pg_redact(msg, sizeof(msg), t, st);
 	st->target = strdup(msg);
 	PQconninfoFree(opts);
 	if (!st->target)
@@ -566,7 +570,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	/* A missing schema is created at the current version; an older one is migrated unless
 	 * no_create (or the role may not), else used as it is. */
 	if (missing || (!st->no_create && version >= 1 && version < SCHEMA_VERSION))
-		rc = prolly__pg_init_on(st, c, &version, !missing);
+		rc = prolly__pg_init_on(st, c, &version, !missing, 0);
 	else
 		rc = prolly__pg_check_version(st, version);
 	if (rc)

@@ -21,13 +21,14 @@
 #define PROLLY_STORE_PG_INT_H
 
 #include "internal.h"
+#include "redact.h"
 #include "store/pg.h"
 
 #include <libpq-fe.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 #define BOOL_OID 16
 #define BYTEA_OID 17
 #define INT4_OID 23
@@ -83,12 +84,14 @@ typedef struct counters {
 typedef struct pg_store {
 	prolly_store base;
 	char *conninfo;
-	char *password; /* NULL if none: every message is scrubbed of it */
-	char *target;   /* "host=... port=... dbname=... user=..." for messages */
+	char *password;    /* NULL if none: every message is scrubbed of it */
+	char *sslpassword; /* the same (the client key's passphrase) */
+	char *target;      /* "host=... port=... dbname=... user=..." for messages */
 	char *schema;
 	char *qs; /* the schema as a quoted identifier */
 	char *sql[N_QUERIES];
 	char *init_sql;
+	char *validate_sql; /* validate_tmpl of pg_sql.c: checks the rows older than the constraint */
 	char *meta_literal;
 	unsigned pool_size, pool_timeout_ms;
 	size_t batch_items, read_chunk, gc_batch;
@@ -160,7 +163,7 @@ void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const 
 void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
 int prolly__pg_pipe_run(pipe *p);
 
-void prolly__pg_redact(char *out, size_t outsz, const char *msg, const char *password);
+void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store *st);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Connections and the pool (pg_pool.c)                                                       */
@@ -191,7 +194,7 @@ int prolly__pg_array_too_big(size_t size);
 
 int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 int prolly__pg_check_version(pg_store *st, uint64_t version);
-int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip);
+int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The store's operations                                                                     */

@@ -52,59 +52,14 @@ void prolly__pg_pin(pg_store *st, pgconn *c)
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Copies msg into out (size outsz), removing what could be a password: every occurrence of
- * password (when known), the value after "password=", and the part after ':' of a URI's
- * user-info ("scheme://user:SECRET@host"). Trailing newlines are dropped.
+ * Copies msg into out (size outsz) on one line, with every password hidden (prolly__redact,
+ * redact.c): the store's password and sslpassword wherever they appear, a URL's user-information
+ * password, and the value of every KEY=VALUE whose key may hold one. st may be NULL.
  */
-void prolly__pg_redact(char *out, size_t outsz, const char *msg, const char *password)
+void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store *st)
 {
-	size_t o = 0, plen = password ? strlen(password) : 0;
-	const char *p = msg ? msg : "";
-	if (!outsz)
-		return;
-	while (*p && o + 1 < outsz) {
-		if (plen && strncmp(p, password, plen) == 0) {
-			for (const char *s = "***"; *s && o + 1 < outsz; s++)
-				out[o++] = *s;
-			p += plen;
-			continue;
-		}
-		if (strncmp(p, "password=", 9) == 0) {
-			for (const char *s = "password=***"; *s && o + 1 < outsz; s++)
-				out[o++] = *s;
-			p += 9;
-			while (*p && *p != ' ' && *p != '"' && *p != '\'' && *p != '&')
-				p++;
-			continue;
-		}
-		if (strncmp(p, "://", 3) == 0) {
-			const char *at = NULL, *colon = NULL, *q = p + 3;
-			for (; *q && *q != '/' && *q != ' ' && *q != '"' && *q != '?'; q++) {
-				if (*q == '@')
-					at = q; /* the last '@' of the authority */
-				if (*q == ':' && !at && !colon)
-					colon = q;
-			}
-			if (at && colon && colon < at) {
-				for (const char *s = p; s <= colon && o + 1 < outsz; s++)
-					out[o++] = *s;
-				for (const char *s = "***"; *s && o + 1 < outsz; s++)
-					out[o++] = *s;
-				p = at;
-				continue;
-			}
-		}
-		if (*p == '\n' || *p == '\t') { /* libpq's messages span lines: keep one line */
-			if (o && out[o - 1] != ' ')
-				out[o++] = ' ';
-			p++;
-			continue;
-		}
-		out[o++] = *p++;
-	}
-	while (o && (out[o - 1] == '\n' || out[o - 1] == ' '))
-		o--;
-	out[o] = 0;
+	const char *secrets[2] = {st ? st->password : NULL, st ? st->sslpassword : NULL};
+	prolly__redact(out, outsz, msg, secrets, 2, 1);
 }
 
 static void quiet_notice(void *arg, const PGresult *res)
@@ -132,8 +87,7 @@ void prolly__pg_pipe_broken(pipe *p, const char *why)
 {
 	if (!p->broken) {
 		p->broken = 1;
-		prolly__pg_redact(p->msg, sizeof(p->msg), why ? why : PQerrorMessage(p->c->pg),
-		                  p->st->password);
+		prolly__pg_redact(p->msg, sizeof(p->msg), why ? why : PQerrorMessage(p->c->pg), p->st);
 		if (!p->msg[0])
 			snprintf(p->msg, sizeof(p->msg), "connection lost");
 	}
@@ -234,9 +188,8 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 			p->failed = 1;
 			p->err_qi = *qi;
 			snprintf(p->sqlstate, sizeof(p->sqlstate), "%s", state ? state : "");
-			prolly__pg_redact(p->msg, sizeof(p->msg), m ? m : PQresultErrorMessage(r),
-			                  p->st->password);
-			prolly__pg_redact(p->detail, sizeof(p->detail), detail, p->st->password);
+			prolly__pg_redact(p->msg, sizeof(p->msg), m ? m : PQresultErrorMessage(r), p->st);
+			prolly__pg_redact(p->detail, sizeof(p->detail), detail, p->st);
 		}
 		(*qi)++;
 		PQclear(r);
@@ -298,6 +251,8 @@ int prolly__pg_pipe_run(pipe *p)
 			code = PROLLY_ECONFLICT;
 		else if (strcmp(p->sqlstate, "57014") == 0)
 			code = PROLLY_ETIMEOUT;
+		else if (strcmp(p->sqlstate, "23514") == 0) /* nodes_id_is_sha256: bytes not of the id */
+			code = PROLLY_ECORRUPT;
 		rc = prolly_set_error(code, "postgres: %s: %s (SQLSTATE %s)", p->what, p->msg, p->sqlstate);
 	} else if (p->fn_rc) {
 		rc = p->fn_rc;
@@ -372,14 +327,14 @@ static int conn_connect(pg_store *st, pgconn *c)
 	if (!pg)
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory connecting");
 	if (PQstatus(pg) != CONNECTION_OK) {
-		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st->password);
+		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st);
 		PQfinish(pg);
 		return prolly_set_error(PROLLY_ESTORE, "postgres: cannot connect to %s: %s", st->target,
 		                        msg);
 	}
 	PQsetNoticeReceiver(pg, quiet_notice, NULL);
 	if (PQsetnonblocking(pg, 1) != 0 || PQenterPipelineMode(pg) != 1) {
-		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st->password);
+		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st);
 		PQfinish(pg);
 		return prolly_set_error(PROLLY_ESTORE,
 		                        "postgres: cannot enter pipeline mode on %s (libpq >= 14 "

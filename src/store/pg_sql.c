@@ -8,13 +8,14 @@
  * substitutes them once per store at open; every connection prepares the statements once
  * (pg_pool.c).
  *
- * Schema versions: a new schema is created at version 3. Version 2 added prolly_write; version 3
- * replaced its body (refs are compared and swapped before the nodes are inserted). An older
- * schema is migrated (prolly_write created or replaced, the version set to 3) by
- * prolly_store_pg_init and by an open without no_create when the role may create functions;
- * otherwise the store keeps using the schema as it is: prolly_write where it exists (version 2),
- * else the version-1 pipeline (decided at open, switched on by a later init). Newer versions are
- * refused.
+ * Schema versions: a new schema is created at version 4. Version 2 added prolly_write; version 3
+ * replaced its body (refs are compared and swapped before the nodes are inserted); version 4
+ * added the constraint nodes_id_is_sha256 (id = sha256(node)), NOT VALID in the migration's
+ * block, then validated in a transaction of its own. An older schema is migrated (prolly_write
+ * created or replaced, the constraint added, the version set to 4) by prolly_store_pg_init and
+ * by an open without no_create when the role owns the tables; otherwise the store keeps using
+ * the schema as it is: prolly_write where it exists (version 2 or 3), else the version-1
+ * pipeline (decided at open, switched on by a later init). Newer versions are refused.
  * The functions and the write protocol they serve are described in pg_write.c and
  * docs/postgres.md.
  *
@@ -301,8 +302,37 @@ static const char init_tmpl[] =
     "END $f$;\n"
     "UPDATE @.meta SET value = 3 WHERE key = 'schema_version';\n"
     "END IF;\n"
+    /* Version 4: the database checks what it stores. Every node's id is the SHA-256 of its bytes
+     * (docs/format.md), so a row that breaks this is junk, and junk under an id a later write
+     * will produce would be kept by that write's ON CONFLICT DO NOTHING. Added NOT VALID: in
+     * force for every new row at once, without reading the table under this block's ACCESS
+     * EXCLUSIVE lock; the existing rows are checked by VALIDATE CONSTRAINT in a transaction of
+     * its own (validate_sql below), which lets readers and writers go on meanwhile. */
+    "IF v < 4 THEN\n"
+    /* The ACCESS EXCLUSIVE lock waits for every open transaction on nodes (a gc's snapshot
+     * lasts the whole gc) and, queued, holds back every new reader and writer: wait 5 s at
+     * most, then give up (SQLSTATE 55P03) rather than stall them all. */
+    "  PERFORM set_config('lock_timeout', '5s', true);\n"
+    "  ALTER TABLE @.nodes ADD CONSTRAINT nodes_id_is_sha256 CHECK (id = sha256(node)) NOT VALID;\n"
+    "  UPDATE @.meta SET value = 4 WHERE key = 'schema_version';\n"
+    "END IF;\n"
     "END\n"
     "$prolly_init$";
+
+/*
+ * Checks the rows that were there before the version-4 constraint: a no-op when it is already
+ * validated (a new schema's empty table is validated by the first init). Takes SHARE UPDATE
+ * EXCLUSIVE on nodes, which conflicts with neither reads nor inserts; reads every node once.
+ */
+static const char validate_tmpl[] =
+    "DO $prolly_validate$\n"
+    "BEGIN\n"
+    "IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass(left(#, -5) || '.nodes')\n"
+    "    AND conname = 'nodes_id_is_sha256' AND NOT convalidated) THEN\n"
+    "  ALTER TABLE @.nodes VALIDATE CONSTRAINT nodes_id_is_sha256;\n"
+    "END IF;\n"
+    "END\n"
+    "$prolly_validate$";
 
 /* ------------------------------------------------------------------------------------------ */
 /* Building the statements                                                                    */
@@ -374,7 +404,8 @@ int prolly__pg_sql_init(pg_store *st)
 	for (int q = 0; q < N_QUERIES; q++)
 		if (!(st->sql[q] = prolly__pg_subst(query_tmpl[q], st->qs, st->meta_literal)))
 			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
-	if (!(st->init_sql = prolly__pg_subst(init_tmpl, st->qs, st->meta_literal)))
+	if (!(st->init_sql = prolly__pg_subst(init_tmpl, st->qs, st->meta_literal)) ||
+	    !(st->validate_sql = prolly__pg_subst(validate_tmpl, st->qs, st->meta_literal)))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	return 0;
 }
@@ -518,23 +549,49 @@ int prolly__pg_check_version(pg_store *st, uint64_t version)
 }
 
 /*
- * Creates the schema if it is missing and migrates an older one (the init DO block); *version
- * receives the version in force afterwards. With may_skip, a migration the role has no right to
- * run (SQLSTATE 42501: the whole block rolled back) is not an error: the schema stays as it was.
+ * Validates the version-4 constraint over the rows written before it (validate_tmpl), in a
+ * transaction of its own. A row whose bytes do not hash to its id is PROLLY_ECORRUPT.
  */
-int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip)
+static int validate_on(pg_store *st, pgconn *c)
+{
+	pipe p;
+	int rc;
+	prolly__pg_pipe_init(&p, st, c, "checking that every stored node hashes to its id", NULL, NULL);
+	prolly__pg_pipe_send_sql(&p, st->validate_sql);
+	if ((rc = prolly__pg_pipe_run(&p)) && p.failed && strcmp(p.sqlstate, "23514") == 0)
+		rc = prolly_set_error(PROLLY_ECORRUPT,
+		                      "postgres: schema \"%s\" on %s holds nodes whose bytes do not hash "
+		                      "to their id (find them with SELECT id FROM nodes WHERE id <> "
+		                      "sha256(node); they were written before schema version 4 checked it)",
+		                      st->schema, st->target);
+	return rc;
+}
+
+/*
+ * Creates the schema if it is missing and migrates an older one (the init DO block), then
+ * validates the version-4 constraint (validate_on). With validate (prolly_store_pg_init), also on
+ * a current schema (to finish a validation that failed before), and rows that fail it are an
+ * error; without, they are left for prolly_store_pg_init to report. *version receives the
+ * version in force afterwards. With may_skip, a migration the role has no right to run
+ * (SQLSTATE 42501), or that did not get the table lock within the block's lock_timeout (55P03),
+ * is not an error: the whole block rolled back and the schema stays as it was.
+ */
+int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate)
 {
 	int missing = 0, rc;
 	pipe p;
 	if ((rc = prolly__pg_read_version(st, c, version, &missing)))
 		return rc;
-	if (!missing && ((rc = prolly__pg_check_version(st, *version)) || *version == SCHEMA_VERSION))
+	if (!missing && (rc = prolly__pg_check_version(st, *version)))
 		return rc;
+	if (!missing && *version == SCHEMA_VERSION)
+		return validate ? validate_on(st, c) : 0;
 	prolly__pg_pipe_init(&p, st, c, missing ? "creating the schema" : "migrating the schema", NULL,
 	                     NULL);
 	prolly__pg_pipe_send_sql(&p, st->init_sql);
 	if ((rc = prolly__pg_pipe_run(&p))) {
-		if (may_skip && !missing && p.failed && strcmp(p.sqlstate, "42501") == 0)
+		if (may_skip && !missing && p.failed &&
+		    (strcmp(p.sqlstate, "42501") == 0 || strcmp(p.sqlstate, "55P03") == 0))
 			return 0;
 		return rc;
 	}
@@ -545,7 +602,12 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip)
 		                        "postgres: schema \"%s\" on %s: the tables are "
 		                        "still missing after creating them",
 		                        st->schema, st->target);
-	return prolly__pg_check_version(st, *version);
+	if ((rc = prolly__pg_check_version(st, *version)))
+		return rc;
+	/* An open that migrated goes on when old rows fail the check (the constraint is in force
+	 * for new rows all the same); prolly_store_pg_init reports them. */
+	rc = validate_on(st, c);
+	return rc == PROLLY_ECORRUPT && !validate ? 0 : rc;
 }
 
 int prolly_store_pg_init(prolly_store *base)
@@ -558,7 +620,7 @@ int prolly_store_pg_init(prolly_store *base)
 	uint64_t version = 0;
 	if ((rc = prolly__pg_pool_acquire(st, &c)))
 		return rc;
-	rc = prolly__pg_init_on(st, c, &version, 0);
+	rc = prolly__pg_init_on(st, c, &version, 0, 1);
 	if (rc == 0) {
 		atomic_store(&st->ready, 1);
 		atomic_store(&st->fast, version >= 2);

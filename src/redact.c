@@ -1,0 +1,344 @@
+/*
+ * redact.c - the one redactor of store URLs, libpq connection strings and the messages that
+ * quote them (the CLI, the benchmark harness and the PostgreSQL store all use it; public as
+ * prolly_redact_url and prolly_redact_message).
+ *
+ * What is hidden (replaced by "***"):
+ *   R1. every occurrence of a secret the caller knows (the password and sslpassword the store
+ *       parsed out of its connection string), byte for byte;
+ *   R2. the password of a URL's user information: "SCHEME://USER:SECRET@HOST", any scheme, in
+ *       any letter case; the authority ends at '/', '?', '#', white space or '"' (libpq's
+ *       messages quote a URL so), and the user information at its last '@';
+ *   R3. the value of every KEY=VALUE whose KEY is not one of libpq's keywords known to hold no
+ *       secret (show_keywords below, matched exactly, as libpq matches them): password,
+ *       sslpassword, and any misspelling ("PASSWORD", "passwd") or unknown keyword, which libpq
+ *       refuses by name and which may well hold a password. KEY starts the text or follows white
+ *       space, '?', '&', '(', ',' or a quote. In a URL's query (after '?' or '&') VALUE ends at
+ *       '&', '#', white space or a quote; in a connection string it is 'quoted, with \
+ *       escapes' or runs to the next KEY= (an unquoted password with a space in it is hidden
+ *       whole), and white space around '=' is kept.
+ *   R4. without one_line (a URL or connection string as the user typed it): the value after a
+ *       word naming a password ("password", "passwd", "pwd", any word holding "pass" but
+ *       passfile) written with white space and no '=' ("password secret"), which libpq refuses.
+ * With one_line, newlines and tabs become single spaces and trailing white space is dropped
+ * (libpq's messages span lines).
+ *
+ * prolly_redact_message (libpq's and the server's messages) applies R1 to the password and
+ * sslpassword of the connection string, R2 and R3 on one line; and when the connection string
+ * does not parse, first hides the quoted pieces of the message that may come from it
+ * (scrub_parse_error).
+ */
+#include "redact.h"
+
+#include "prolly.h"
+
+#include <libpq-fe.h>
+#include <string.h>
+#include <strings.h>
+
+/* libpq's connection keywords (PostgreSQL 17) whose values are not secrets, and "ssl" (which a
+ * URL's query may use). */
+static const char *const show_keywords[] = {"application_name",
+                                            "channel_binding",
+                                            "client_encoding",
+                                            "connect_timeout",
+                                            "dbname",
+                                            "fallback_application_name",
+                                            "gssdelegation",
+                                            "gssencmode",
+                                            "gsslib",
+                                            "host",
+                                            "hostaddr",
+                                            "keepalives",
+                                            "keepalives_count",
+                                            "keepalives_idle",
+                                            "keepalives_interval",
+                                            "load_balance_hosts",
+                                            "options",
+                                            "passfile",
+                                            "port",
+                                            "replication",
+                                            "require_auth",
+                                            "requirepeer",
+                                            "requiressl",
+                                            "service",
+                                            "ssl",
+                                            "ssl_max_protocol_version",
+                                            "ssl_min_protocol_version",
+                                            "sslcert",
+                                            "sslcertmode",
+                                            "sslcompression",
+                                            "sslcrl",
+                                            "sslcrldir",
+                                            "sslkey",
+                                            "sslmode",
+                                            "sslnegotiation",
+                                            "sslrootcert",
+                                            "sslsni",
+                                            "target_session_attrs",
+                                            "tcp_user_timeout",
+                                            "user",
+                                            NULL};
+
+typedef struct out_buf {
+	char *p;
+	size_t cap, n;
+} out_buf;
+
+static void put(out_buf *o, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len && o->n + 1 < o->cap; i++)
+		o->p[o->n++] = s[i];
+}
+
+static int is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int shown_keyword(const char *k, size_t len)
+{
+	for (int i = 0; show_keywords[i]; i++)
+		if (strlen(show_keywords[i]) == len && memcmp(show_keywords[i], k, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* R4: a word that names a password (password, sslpassword, passwd, PASS, pwd...). */
+static int secret_word(const char *k, size_t len)
+{
+	if (shown_keyword(k, len))
+		return 0;
+	if (len == 3 && strncasecmp(k, "pwd", 3) == 0)
+		return 1;
+	for (size_t i = 0; i + 4 <= len; i++)
+		if (strncasecmp(k + i, "pass", 4) == 0)
+			return 1;
+	return 0;
+}
+
+/* R2: if text[i] starts "://" with user information holding a ':', the offsets of the secret
+ * (from just after that ':' to the '@'). */
+static int url_secret(const char *text, size_t i, size_t *from, size_t *to)
+{
+	if (strncmp(text + i, "://", 3) != 0)
+		return 0;
+	size_t a = i + 3, e = a, at = 0, colon = 0;
+	int have_at = 0, have_colon = 0;
+	for (; text[e] && !strchr("/?#\"", text[e]) && !is_space(text[e]); e++)
+		if (text[e] == '@') {
+			at = e;
+			have_at = 1;
+		}
+	if (!have_at)
+		return 0;
+	for (size_t k = a; k < at; k++)
+		if (text[k] == ':') {
+			colon = k;
+			have_colon = 1;
+			break;
+		}
+	if (!have_colon)
+		return 0;
+	*from = colon + 1;
+	*to = at;
+	return 1;
+}
+
+/* R3: the length of the value at text + v (a URL query's when in_query). */
+static size_t value_len(const char *text, size_t v, int in_query)
+{
+	size_t k = v;
+	if (in_query) {
+		while (text[k] && !strchr("&#\"'", text[k]) && !is_space(text[k]))
+			k++;
+		return k - v;
+	}
+	if (text[k] != '\'') {
+		/* Unquoted, up to the next KEY= (a password with a space was not quoted: libpq took
+		 * its second word for a keyword). */
+		for (;;) {
+			while (text[k] && !is_space(text[k]))
+				k++;
+			size_t n = k, e;
+			while (is_space(text[n]))
+				n++;
+			for (e = n; is_key_char(text[e]); e++)
+				;
+			while (e > n && (text[e] == ' ' || text[e] == '\t'))
+				e++;
+			if (!text[n] || (e > n && text[e] == '='))
+				return k - v;
+			k = n;
+		}
+	}
+	for (k++; text[k] && text[k] != '\''; k++)
+		if (text[k] == '\\' && text[k + 1])
+			k++;
+	return (text[k] ? k + 1 : k) - v;
+}
+
+size_t prolly__redact(char *out, size_t cap, const char *text, const char *const *secrets,
+                      size_t n_secrets, int one_line)
+{
+	out_buf o = {out, cap, 0};
+	size_t i = 0;
+	int in_query = 0;
+	if (!out || !cap)
+		return 0;
+	if (!text)
+		text = "";
+	while (text[i] && o.n + 1 < cap) {
+		char c = text[i];
+		int matched = 0;
+		/* R1 */
+		for (size_t s = 0; s < n_secrets && !matched; s++) {
+			size_t len = secrets[s] ? strlen(secrets[s]) : 0;
+			if (len && strncmp(text + i, secrets[s], len) == 0) {
+				put(&o, "***", 3);
+				i += len;
+				matched = 1;
+			}
+		}
+		if (matched)
+			continue;
+		/* R2 */
+		size_t from, to;
+		if (url_secret(text, i, &from, &to)) {
+			put(&o, text + i, from - i);
+			put(&o, "***", 3);
+			i = to;
+			continue;
+		}
+		if (c == '?')
+			in_query = 1;
+		else if (is_space(c))
+			in_query = 0;
+		/* R3 */
+		char prev = i ? text[i - 1] : ' ';
+		if (is_key_char(c) && (is_space(prev) || strchr("?&(,\"'", prev))) {
+			size_t k = i;
+			while (is_key_char(text[k]))
+				k++;
+			size_t key_end = k, eq = k;
+			while (!in_query && (text[eq] == ' ' || text[eq] == '\t'))
+				eq++;
+			if (text[eq] == '=') {
+				size_t v = eq + 1;
+				int query = in_query && (prev == '?' || prev == '&');
+				while (!query && (text[v] == ' ' || text[v] == '\t'))
+					v++;
+				put(&o, text + i, v - i);
+				if (shown_keyword(text + i, key_end - i)) {
+					i = v;
+				} else {
+					put(&o, "***", 3);
+					i = v + value_len(text, v, query);
+				}
+				continue;
+			}
+			if (!one_line && eq > key_end && text[eq] && !is_space(text[eq]) &&
+			    secret_word(text + i, key_end - i)) { /* R4 */
+				put(&o, text + i, eq - i);
+				put(&o, "***", 3);
+				i = eq + value_len(text, eq, 0);
+				continue;
+			}
+			/* a word, not a key: copied a byte at a time (R1 may start inside it) */
+		}
+		if (one_line && (c == '\n' || c == '\t' || c == '\r')) {
+			if (o.n && out[o.n - 1] != ' ')
+				put(&o, " ", 1);
+			i++;
+			continue;
+		}
+		put(&o, &c, 1);
+		i++;
+	}
+	if (one_line)
+		while (o.n && out[o.n - 1] == ' ')
+			o.n--;
+	out[o.n] = 0;
+	return o.n;
+}
+
+size_t prolly_redact_url(char *out, size_t cap, const char *url)
+{
+	return prolly__redact(out, cap, url, NULL, 0, 0);
+}
+
+/*
+ * libpq's complaint about a connection string it cannot parse quotes a piece of it: a keyword
+ * ('invalid connection option "passwd"'), or a token that may be part of a password ('missing
+ * "=" after "word"' for a password with an unquoted space, 'invalid percent-encoded token:
+ * "SECRET%zz"'), or the whole URL. Since the string was not parsed, the password is not known:
+ * a quoted piece is kept only when it holds no letter or digit ('missing "="'), when the string
+ * has it as a key (followed by '='), or when it holds a URL (whose password prolly__redact
+ * hides); any other is replaced by "***".
+ */
+static int is_key_in(const char *conninfo, const char *k, size_t len)
+{
+	for (const char *c = conninfo; *c; c++) {
+		if ((c > conninfo && !strchr(" \t?&", c[-1])) || strncmp(c, k, len) != 0)
+			continue;
+		const char *e = c + len;
+		while (*e == ' ' || *e == '\t')
+			e++;
+		if (*e == '=')
+			return 1;
+	}
+	return 0;
+}
+
+static void scrub_parse_error(char *out, size_t cap, const char *err, const char *conninfo)
+{
+	char tmp[1024];
+	size_t o = 0;
+	for (const char *p = err; *p && o + 1 < sizeof(tmp);) {
+		const char *end = *p == '"' ? strchr(p + 1, '"') : NULL;
+		if (!end) {
+			tmp[o++] = *p++;
+			continue;
+		}
+		size_t len = (size_t)(end - p - 1);
+		int word = 0;
+		for (size_t i = 1; i <= len; i++)
+			word |= (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+			        (p[i] >= '0' && p[i] <= '9') || (unsigned char)p[i] >= 0x80;
+		int keep = !word || memmem(p + 1, len, "://", 3) || is_key_in(conninfo, p + 1, len);
+		const char *piece = keep ? p : "\"***\"";
+		size_t n = keep ? len + 2 : 5;
+		for (size_t i = 0; i < n && o + 1 < sizeof(tmp); i++)
+			tmp[o++] = piece[i];
+		p = end + 1;
+	}
+	tmp[o] = 0;
+	prolly__redact(out, cap, tmp, NULL, 0, 1);
+}
+
+size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo)
+{
+	char *err = NULL;
+	PQconninfoOption *opts = conninfo ? PQconninfoParse(conninfo, &err) : NULL;
+	const char *secrets[2] = {NULL, NULL};
+	size_t n;
+	if (!opts && conninfo && err) { /* it does not parse: the message may quote pieces of it */
+		PQfreemem(err);
+		scrub_parse_error(out, cap, message ? message : "", conninfo);
+		return strlen(out);
+	}
+	PQfreemem(err);
+	for (PQconninfoOption *o = opts; o && o->keyword; o++)
+		if (o->val && strcmp(o->keyword, "password") == 0)
+			secrets[0] = o->val;
+		else if (o->val && strcmp(o->keyword, "sslpassword") == 0)
+			secrets[1] = o->val;
+	n = prolly__redact(out, cap, message, secrets, 2, 1);
+	PQconninfoFree(opts);
+	return n;
+}

@@ -1,0 +1,30 @@
+# Passwords are never printed back: store URLs and connection strings that fail (the server is
+# never reached: /nonexistent has no socket), a URL given where a command or an argument goes,
+# a misspelled password keyword that libpq refuses by name, sslpassword, and libpq's own
+# complaints that quote a piece of the connection string.
+unset PGHOST PGPORT PGDATABASE PGUSER PGPASSWORD PGSERVICE
+pe --store 'postgresql://u:Sekr1t@/db?host=/nonexistent' branches
+pe branches --store=postgresql://u:Sekr1t@h/db
+pe branches --store postgresql://u:Sekr1t@h/db
+pe --Store=postgresql://u:Sekr1t@h/db branches
+pe init postgresql://u:Sekr1t@h/db
+pe postgresql://u:Sekr1t@h/db
+pe --store 'POSTGRESQL://u:Sekr1t@h/db' branches
+pe --store 'host=/nonexistent PASSWORD=Sekr1t' branches
+pe --store 'host=/nonexistent passwd=Sekr1t' branches
+pe --store 'host=/nonexistent sslpassword=Sekr1t' branches
+pe --store 'postgresql:///db?host=/nonexistent&passwd=Sekr1t' branches
+pe --store 'postgresql://u:Sekr1t%zz@/db' branches
+pe --store 'host=/nonexistent password=Sekr 1t' branches
+pe --store 'host=/nonexistent password Sekr1t' branches
+PROLLY_STORE='host=/nonexistent password=Sekr1t' pe log main
+# and nowhere in any of it
+{
+	prolly --store 'postgresql://u:Sekr1t@/db?host=/nonexistent' branches
+	prolly branches --store=postgresql://u:Sekr1t@h/db
+	prolly --Store=postgresql://u:Sekr1t@h/db branches
+	prolly --store 'host=/nonexistent PASSWORD=Sekr1t' branches
+	prolly --store 'host=/nonexistent sslpassword=Sekr1t' branches
+	prolly --store 'postgresql://u:Sekr1t%zz@/db' branches
+	prolly --store 'host=/nonexistent password=Sekr 1t' branches
+} 2>&1 | grep -c Sekr

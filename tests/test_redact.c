@@ -1,0 +1,141 @@
+/*
+ * test_redact.c - prolly_redact_url and prolly_redact_message (src/redact.c), the one redactor
+ * the CLI, the benchmark harness and the PostgreSQL store print URLs and messages through.
+ *
+ * Every case is an input and the exact output; besides, no output may hold the secret
+ * ("Sekr1t" in every case that has one), however the buffer is cut.
+ */
+#include "prolly.h"
+#include "ptest.h"
+
+#include <libpq-fe.h>
+#include <string.h>
+
+static const char *const url_cases[][2] = {
+    /* URL user information, any scheme, any letter case */
+    {"postgres://user:secret@host/db", "postgres://user:***@host/db"},
+    {"postgresql://u:p%40ss@h:5432/db?sslmode=disable",
+     "postgresql://u:***@h:5432/db?sslmode=disable"},
+    {"POSTGRESQL://u:Sekr1t@h/db", "POSTGRESQL://u:***@h/db"},
+    {"Postgres://u:Sekr1t@h/db", "Postgres://u:***@h/db"},
+    {"mysql://u:Sekr1t@h/db", "mysql://u:***@h/db"},
+    {"postgresql://u:Sek@r1t@h/db", "postgresql://u:***@h/db"},
+    {"postgresql://u:Sek'r1t@h/db", "postgresql://u:***@h/db"},
+    {"postgresql://u:Sek:r1t@h:5432/db", "postgresql://u:***@h:5432/db"},
+    {"postgresql://u@h/db", "postgresql://u@h/db"},
+    {"postgresql:///prolly?host=/tmp/sock", "postgresql:///prolly?host=/tmp/sock"},
+    {"lmdb:/tmp/a=b", "lmdb:/tmp/a=b"},
+    {"mem:", "mem:"},
+    /* query parameters: only libpq's keywords without secrets are shown */
+    {"postgresql://h/db?user=u&password=pw&sslmode=require",
+     "postgresql://h/db?user=u&password=***&sslmode=require"},
+    {"postgresql://h/db?PASSWORD=Sekr1t&passwd=Sekr1t&sslpassword=Sekr1t&port=5",
+     "postgresql://h/db?PASSWORD=***&passwd=***&sslpassword=***&port=5"},
+    {"postgresql://h/db?x=Sekr1t", "postgresql://h/db?x=***"},
+    /* connection strings */
+    {"host=h password=x dbname=d", "host=h password=*** dbname=d"},
+    {"host=h password='x y\\' z' dbname=d", "host=h password=*** dbname=d"},
+    {"password = Sekr1t", "password = ***"},
+    {"host=h PASSWORD=Sekr1t", "host=h PASSWORD=***"},
+    {"host=h Password = 'Sekr1t'", "host=h Password = ***"},
+    {"host=h passwd=Sekr1t port=1", "host=h passwd=*** port=1"},
+    {"host=h sslpassword=Sekr1t sslmode=require", "host=h sslpassword=*** sslmode=require"},
+    {"host=h bogus=Sekr1t", "host=h bogus=***"},
+    {"host=h password=Sekr 1t port=1", "host=h password=*** port=1"},
+    {"host=h password Sekr1t", "host=h password ***"},
+    {"host=h user=password dbname=d", "host=h user=password dbname=d"},
+    {"host=/tmp passfile=/home/u/.pgpass", "host=/tmp passfile=/home/u/.pgpass"},
+    {"dbname=prolly", "dbname=prolly"},
+    /* arguments printed back by the CLI */
+    {"--store=postgresql://u:Sekr1t@h/db", "--store=postgresql://u:***@h/db"},
+    {"", ""},
+};
+
+PT_TEST(redact_url_cases)
+{
+	char out[256];
+	for (size_t i = 0; i < sizeof(url_cases) / sizeof(url_cases[0]); i++) {
+		size_t n = prolly_redact_url(out, sizeof(out), url_cases[i][0]);
+		PT_CHECKF(strcmp(out, url_cases[i][1]) == 0, "%s -> %s", url_cases[i][0], out);
+		PT_CHECK(n == strlen(out));
+	}
+	PT_CHECK(prolly_redact_url(out, sizeof(out), NULL) == 0 && out[0] == 0);
+	PT_CHECK(prolly_redact_url(NULL, 0, "x") == 0);
+}
+
+/* However short the buffer, no prefix of a secret shows. */
+PT_TEST(redact_cut_short)
+{
+	char out[64];
+	for (size_t i = 0; i < sizeof(url_cases) / sizeof(url_cases[0]); i++)
+		for (size_t cap = 1; cap <= sizeof(out); cap++) {
+			memset(out, 'Z', sizeof(out));
+			size_t n = prolly_redact_url(out, cap, url_cases[i][0]);
+			PT_CHECKF(n < cap && out[n] == 0 && !strstr(out, "Sek"), "%s cut at %zu: %s",
+			          url_cases[i][0], cap, out);
+			PT_CHECK(cap == sizeof(out) || out[cap] == 'Z');
+		}
+}
+
+static const char *const msg_cases[][3] = {
+    /* message, conninfo, expected */
+    {"FATAL:  password Sekr1t is wrong\nDETAIL: x", "host=h password=Sekr1t",
+     "FATAL:  password *** is wrong DETAIL: x"},
+    {"aSekr1tb", "postgresql://u:Sekr1t@h/db", "a***b"},
+    {"key Sekr1t", "host=h sslpassword=Sekr1t", "key ***"},
+    /* connection strings libpq cannot parse: quoted pieces hidden unless keys or URLs */
+    {"invalid percent-encoded token: \"Sekr1t%zz\"\n", "postgresql://u:Sekr1t%zz@h/db",
+     "invalid percent-encoded token: \"***\""},
+    {"invalid connection option \"passwd\"\n", "host=h passwd=Sekr1t",
+     "invalid connection option \"passwd\""},
+    {"invalid URI query parameter: \"PASSWORD\"\n", "postgresql:///db?PASSWORD=Sekr1t",
+     "invalid URI query parameter: \"PASSWORD\""},
+    {"missing \"=\" after \"1t\" in connection info string\n", "host=h password=Sekr 1t",
+     "missing \"=\" after \"***\" in connection info string"},
+    {"end of string reached when looking for matching \"]\" in IPv6 host address in URI: "
+     "\"postgresql://u:Sekr1t@[::1/db\"\n",
+     "postgresql://u:Sekr1t@[::1/db",
+     "end of string reached when looking for matching \"]\" in IPv6 host address in URI: "
+     "\"postgresql://u:***@[::1/db\""},
+    {"no conninfo: password=Sekr1t", NULL, "no conninfo: password=***"},
+};
+
+PT_TEST(redact_message_cases)
+{
+	char out[256];
+	for (size_t i = 0; i < sizeof(msg_cases) / sizeof(msg_cases[0]); i++) {
+		size_t n = prolly_redact_message(out, sizeof(out), msg_cases[i][0], msg_cases[i][1]);
+		PT_CHECKF(strcmp(out, msg_cases[i][2]) == 0, "%s -> %s", msg_cases[i][0], out);
+		PT_CHECK(n == strlen(out) && !strstr(out, "Sekr1t"));
+	}
+}
+
+/* libpq's own messages for the connection strings of the CLI golden case "passwords": none
+ * holds the secret once redacted. */
+PT_TEST(redact_libpq_parse_errors)
+{
+	static const char *const bad[] = {
+	    "postgresql://u:Sekr1t%zz@h/db",
+	    "host=h password Sekr1t",
+	    "host=h password=Sekr 1t x",
+	    "postgresql://u:Sekr1t@[::1/db",
+	    "host=h password='Sekr1t",
+	    "postgresql://h/db?Sekr1t",
+	    "host=h Sekr1t",
+	    "postgresql://h/db?a=%zzSekr1t",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *err = NULL, out[512];
+		PQconninfoOption *o = PQconninfoParse(bad[i], &err);
+		PT_CHECKF(o == NULL && err, "%s parsed", bad[i]);
+		PQconninfoFree(o);
+		prolly_redact_message(out, sizeof(out), err ? err : "", bad[i]);
+		PT_CHECKF(!strstr(out, "Sekr1t"), "%s: %s", bad[i], out);
+		PQfreemem(err);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	return pt_run(argc, argv);
+}
