@@ -7,6 +7,8 @@
 #   make fuzz-smoke       libFuzzer targets fuzz/fuzz_*.c (clang, via fuzz/run.sh), a short run each
 #   make install          PREFIX=/usr/local DESTDIR= ; `make uninstall` reverses it
 #   make format           clang-format -i over the sources; `make format-check` only checks
+#   make check-exports    libprolly.so exports exactly the PROLLY_API functions of include/
+#   make check-includes   every #include stays inside its layer (scripts/check-includes.sh)
 #
 # Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=...
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
@@ -21,7 +23,7 @@ SANFLAGS := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-poin
 FUZZFLAGS := $(if $(FUZZ),-fsanitize=fuzzer-no-link,)
 
 # Goals that need no compiler flags from pkg-config (so they work on a bare machine).
-NOBUILD_GOALS := clean distclean format format-check uninstall help
+NOBUILD_GOALS := clean distclean format format-check check-includes uninstall help
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
   ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null && echo yes),yes)
     $(error pkg-config cannot find all of: $(PKGS). On Debian: apt-get install pkg-config libssl-dev libxxhash-dev liblmdb-dev libpq-dev (or run: bash .ci/run))
@@ -34,7 +36,7 @@ endif
 # appended, so `make CFLAGS=-DFOO` keeps -std=c11, the warnings and -ffp-contract=off (the chunker
 # depends on no FP contraction).
 P_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra $(WERROR) -ffp-contract=off -fPIC \
-            -Iinclude -Isrc -Ibench/lib $(PKG_CFLAGS) $(SANFLAGS) $(FUZZFLAGS)
+            $(PKG_CFLAGS) $(SANFLAGS) $(FUZZFLAGS)
 P_LDFLAGS := $(SANFLAGS)
 P_LDLIBS  := $(PKG_LIBS) -lpthread -lm
 DEPFLAGS  := -MMD -MP
@@ -76,10 +78,22 @@ HARN_BIN  := $(if $(HARN_SRC),$(BUILD)/bench/harness)
 BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
 HLIB_TESTS := $(filter $(BUILD)/tests/test_workload $(BUILD)/tests/test_harness_%,$(TEST_BIN))
 
-ALL_OBJ := $(LIB_OBJ) $(CLI_OBJ) $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
-           $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ) $(HARN_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ  := $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ) $(HARN_SRC:%.c=$(BUILD)/obj/%.o)
+ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ)
 
-FORMAT_SRC := $(wildcard include/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
+# Include paths state the layers: each object sees only the headers its layer may use, so an
+# include that crosses a layer fails to compile (scripts/check-includes.sh catches the relative
+# paths that -I cannot stop). The library alone sees src/, and is built with hidden visibility:
+# libprolly.so exports only what include/prolly.h marks PROLLY_API (scripts/check-exports.sh).
+# Its tests see src/ too (they link libprolly.a, where hidden symbols stay linkable); the CLI
+# sees only the public header, the benchmarks the public header and bench/lib/.
+$(LIB_OBJ):   LAYER_CFLAGS := -Iinclude -Isrc -fvisibility=hidden
+$(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
+$(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
+$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib
+
+FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
                          bench/scale/*.[ch] bench/harness/*.[ch])
 CLANG_FORMAT ?= clang-format
@@ -95,7 +109,7 @@ FUZZ_TIME     ?= 20
 BENCH_ARGS    ?=
 
 .PHONY: all lib cli tests test san-test bench bench-bin fuzz fuzz-smoke install uninstall \
-        format format-check clean distclean help
+        format format-check check-exports check-includes clean distclean help
 .DELETE_ON_ERROR:
 # Keep the object files of chained rules (tests, benches, fuzzers) instead of deleting them.
 .SECONDARY:
@@ -107,7 +121,7 @@ tests: $(TEST_BIN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(LAYER_CFLAGS) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libprolly.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -219,6 +233,14 @@ format:
 format-check:
 	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRC)
 
+# ---- layer checks (CI runs both) ---------------------------------------------------------------
+
+check-exports: $(BUILD)/libprolly.so
+	@bash scripts/check-exports.sh $(BUILD)/libprolly.so
+
+check-includes:
+	@bash scripts/check-includes.sh
+
 # ---- misc -------------------------------------------------------------------------------------
 
 clean:
@@ -228,6 +250,6 @@ distclean: clean
 	rm -rf build .prolly bench-out
 
 help:
-	@sed -n '2,13s/^# \{0,1\}//p' Makefile
+	@sed -n '2,15s/^# \{0,1\}//p' Makefile
 
 -include $(ALL_OBJ:.o=.d)

@@ -43,6 +43,17 @@ extern "C" {
 #define PROLLY_VERSION_PATCH 0
 #define PROLLY_VERSION_STRING "0.1.0"
 
+/* PROLLY_API marks every function of the contract. The library is built with
+ * -fvisibility=hidden, so these are the only symbols libprolly.so exports (scripts/check-exports.sh
+ * checks it). Define PROLLY_API before including this header to override it. */
+#ifndef PROLLY_API
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define PROLLY_API __attribute__((visibility("default")))
+#else
+#define PROLLY_API
+#endif
+#endif
+
 /* ------------------------------------------------------------------------------------------ */
 /* Errors                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
@@ -66,11 +77,11 @@ enum {
 };
 
 /* A static English description of an error code. Never NULL. */
-const char *prolly_strerror(int err);
+PROLLY_API const char *prolly_strerror(int err);
 
 /* The calling thread's message for its most recent failure. Never NULL ("" if none). Valid until
  * the next failing call on this thread. */
-const char *prolly_last_error(void);
+PROLLY_API const char *prolly_last_error(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Plain values                                                                               */
@@ -103,16 +114,16 @@ typedef struct prolly_buf {
 #define PROLLY_BUF_INIT {NULL, 0, 0}
 /* clang-format on */
 
-void prolly_buf_dispose(prolly_buf *buf);
+PROLLY_API void prolly_buf_dispose(prolly_buf *buf);
 
 /* Writes 64 lowercase hex digits and a NUL into out. */
-void prolly_id_to_hex(char out[PROLLY_ID_HEX_SIZE], const prolly_id *id);
+PROLLY_API void prolly_id_to_hex(char out[PROLLY_ID_HEX_SIZE], const prolly_id *id);
 /* Parses exactly 64 hex digits (either case). PROLLY_EINVAL otherwise. */
-int prolly_id_from_hex(prolly_id *out, const char *hex);
+PROLLY_API int prolly_id_from_hex(prolly_id *out, const char *hex);
 /* 1 if equal, 0 otherwise. */
-int prolly_id_equal(const prolly_id *a, const prolly_id *b);
+PROLLY_API int prolly_id_equal(const prolly_id *a, const prolly_id *b);
 /* Id of the empty tree (a leaf with no records). Every store can read it without holding it. */
-void prolly_id_empty_tree(prolly_id *out);
+PROLLY_API void prolly_id_empty_tree(prolly_id *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Counters                                                                                   */
@@ -141,9 +152,9 @@ typedef struct prolly_stats {
 } prolly_stats;
 
 /* Copies the calling thread's counters into out. */
-void prolly_thread_stats(prolly_stats *out);
+PROLLY_API void prolly_thread_stats(prolly_stats *out);
 /* Zeroes the calling thread's counters. */
-void prolly_thread_stats_reset(void);
+PROLLY_API void prolly_thread_stats_reset(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Store backends                                                                             */
@@ -311,7 +322,7 @@ struct prolly_store {
 #define PROLLY_STORE_REMOTE 1u
 
 /* Sets the calling thread's last-error message (printf-style) and returns err. For backends. */
-int prolly_set_error(int err, const char *fmt, ...)
+PROLLY_API int prolly_set_error(int err, const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -319,12 +330,12 @@ int prolly_set_error(int err, const char *fmt, ...)
 
 /* Adds to the calling thread's counters (and nothing else). For backends reporting round trips,
  * statements and pool waits. */
-void prolly_stats_add(const prolly_stats *delta);
+PROLLY_API void prolly_stats_add(const prolly_stats *delta);
 
 /* Built-in stores. Each returns a store the caller owns until handed to prolly_db_new(). */
 
 /* A store in process memory; everything is lost at close. */
-int prolly_store_mem_new(prolly_store **out);
+PROLLY_API int prolly_store_mem_new(prolly_store **out);
 
 /* An LMDB environment in directory `path` (created if missing, with mode 0755 for the directory,
  * 0644 for files). map_size 0 picks a generous default; the map grows by itself when full, and a
@@ -332,7 +343,7 @@ int prolly_store_mem_new(prolly_store **out);
  * write transaction, durable when it returns if w->durable. Several processes may open the same
  * directory; handles on a directory this process already has open share its environment (and
  * map_size is then ignored). */
-int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size);
+PROLLY_API int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size);
 
 /* The PostgreSQL store (libpq). See docs/postgres.md for its schema, privileges and gc. */
 /* Zero (or NULL) in any field means its default. */
@@ -351,11 +362,12 @@ typedef struct prolly_pg_options {
  * PROLLY_EVERSION; a missing one is created (as prolly_store_pg_init does) unless opts->no_create,
  * in which case it is PROLLY_ENOTFOUND. opts may be NULL. A password in conninfo never appears in
  * any message. */
-int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_pg_options *opts);
+PROLLY_API int prolly_store_pg_open(prolly_store **out, const char *conninfo,
+                                    const prolly_pg_options *opts);
 
 /* Creates the tables and functions if missing (idempotent; concurrent callers serialise on an
  * advisory lock). Needs CREATE on the database (or the schema); nothing later does. */
-int prolly_store_pg_init(prolly_store *st);
+PROLLY_API int prolly_store_pg_init(prolly_store *st);
 
 /* Copies url (a store URL, a libpq connection string, or any text quoting one, such as an error
  * message) into out with every password replaced by "***": a URL's user-information password
@@ -367,7 +379,7 @@ int prolly_store_pg_init(prolly_store *st);
  * strlen(out). No error; thread-safe; allocates nothing. This is what the prolly CLI and the
  * benchmark harness print a store URL through; the PostgreSQL store's messages apply the same
  * rules, and also hide the password it parsed wherever it appears. */
-size_t prolly_redact_url(char *out, size_t cap, const char *url);
+PROLLY_API size_t prolly_redact_url(char *out, size_t cap, const char *url);
 
 /* The same for a message of libpq or of the server about a connection made with conninfo (NULL
  * if unknown), put on one line: also hides the password and sslpassword that conninfo holds
@@ -375,12 +387,13 @@ size_t prolly_redact_url(char *out, size_t cap, const char *url);
  * be part of a password: 'invalid percent-encoded token: "..."'), every quoted piece that is not
  * a keyword of conninfo, a URL, or punctuation is replaced by "***". Same out, cap, return,
  * threading and ownership rules as prolly_redact_url. */
-size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo);
+PROLLY_API size_t prolly_redact_message(char *out, size_t cap, const char *message,
+                                        const char *conninfo);
 
 /* Opens a store by URL: "mem:", "lmdb:PATH", or (when built with PostgreSQL support)
  * "postgres://...", "postgresql://..." or a libpq conninfo string ("host=... dbname=...").
  * Same as prolly_store_open_ex(out, url, PROLLY_OPEN_CREATE). */
-int prolly_store_open(prolly_store **out, const char *url);
+PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
 
 /* ---- Opening with flags: what an open may change ---- */
 
@@ -418,11 +431,11 @@ int prolly_store_open(prolly_store **out, const char *url);
  * PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection); PROLLY_ENOMEM.
  * Threads: any thread; the store is then shared as any store is.
  */
-int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags);
+PROLLY_API int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags);
 
 /* As prolly_store_lmdb_open (which is this with PROLLY_OPEN_CREATE), with flags. */
-int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_size,
-                              unsigned flags);
+PROLLY_API int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_size,
+                                         unsigned flags);
 
 /*
  * LMDB snapshots. LMDB has no page checksums: it trusts its file. Pages 0 and 1 of data.mdb are
@@ -447,7 +460,7 @@ typedef struct prolly_lmdb_snapshot {
  * the intact one when exactly one is intact, else the older (the one before the current).
  * Errors: PROLLY_ENOTFOUND (no data.mdb, or empty), PROLLY_ESTORE (cannot read),
  * PROLLY_EUNSUPPORTED (not a 64-bit platform), PROLLY_EINVAL. Threads: any. */
-int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
+PROLLY_API int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
 
 /* Makes the restorable snapshot current, in place: writes its meta page over the other one and
  * flushes it. The transaction of the page replaced is lost (when both were intact, the newest).
@@ -459,10 +472,10 @@ int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
  * process has (it holds liblmdb's exclusive lock while writing, so openers wait). Errors also:
  * PROLLY_ENOTFOUND, PROLLY_ECORRUPT (neither page intact), PROLLY_EFULL, PROLLY_ESTORE,
  * PROLLY_EINVAL. Threads: any, but not while another thread of the process opens that store. */
-int prolly_lmdb_restore_previous(const char *path);
+PROLLY_API int prolly_lmdb_restore_previous(const char *path);
 
 /* Closes a store that was never handed to prolly_db_new(). NULL is fine. */
-void prolly_store_close(prolly_store *st);
+PROLLY_API void prolly_store_close(prolly_store *st);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The database handle                                                                        */
@@ -482,29 +495,30 @@ typedef struct prolly_options {
 } prolly_options;
 
 /* Fills in the defaults. */
-void prolly_options_init(prolly_options *opts);
+PROLLY_API void prolly_options_init(prolly_options *opts);
 
 /* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults). */
-int prolly_open(prolly_db **out, const char *url, const prolly_options *opts);
+PROLLY_API int prolly_open(prolly_db **out, const char *url, const prolly_options *opts);
 
 /* prolly_store_open_ex(url, flags) and prolly_db_new(opts) in one call; the same errors. Every
  * write through a handle opened with PROLLY_OPEN_READONLY fails with PROLLY_EUNSUPPORTED. */
-int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags);
+PROLLY_API int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts,
+                              unsigned flags);
 
 /* Wraps a store; the handle owns it from now on, also on failure. */
-int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);
+PROLLY_API int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);
 
 /* Closes the handle and its store. Every txn, builder and cursor must be freed first. NULL ok. */
-void prolly_close(prolly_db *db);
+PROLLY_API void prolly_close(prolly_db *db);
 
 /* The store behind the handle (owned by the handle). */
-prolly_store *prolly_db_store(prolly_db *db);
+PROLLY_API prolly_store *prolly_db_store(prolly_db *db);
 
 /* Cumulative counters of the handle since open. */
-void prolly_db_stats(prolly_db *db, prolly_stats *out);
+PROLLY_API void prolly_db_stats(prolly_db *db, prolly_stats *out);
 
 /* Drops every cached node (so the next operation starts cold). Nodes pinned by an open txn stay. */
-void prolly_db_cache_clear(prolly_db *db);
+PROLLY_API void prolly_db_cache_clear(prolly_db *db);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading a tree                                                                             */
@@ -512,26 +526,28 @@ void prolly_db_cache_clear(prolly_db *db);
 
 /* Looks key up in tree root. Copies the value into out. PROLLY_ENOTFOUND if absent;
  * PROLLY_ECORRUPT / PROLLY_ESTORE if a node cannot be read. */
-int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void *key, size_t klen);
+PROLLY_API int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void *key,
+                          size_t klen);
 
 /* Called by prolly_get_many once per requested key, in request order. value is NULL when the key
  * is absent; it is valid only during the call. Return non-zero to stop (returned by get_many). */
 typedef int (*prolly_value_fn)(void *payload, size_t index, const void *value, size_t vlen);
 
 /* Looks up n keys (any order, duplicates allowed) reading each tree level with one store call. */
-int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys, size_t n,
-                    prolly_value_fn fn, void *payload);
+PROLLY_API int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys,
+                               size_t n, prolly_value_fn fn, void *payload);
 
 /* Number of records in the tree, in O(1) (read from the root). */
-int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root);
+PROLLY_API int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root);
 
 /* Number of keys strictly less than key, in O(height). */
-int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key, size_t klen);
+PROLLY_API int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key,
+                           size_t klen);
 
 /* The record at position index (0-based, key order), in O(height). PROLLY_ENOTFOUND if
  * index >= count. key or value may be NULL. */
-int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const prolly_id *root,
-                  uint64_t index);
+PROLLY_API int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db,
+                             const prolly_id *root, uint64_t index);
 
 /* Tree shape. */
 typedef struct prolly_tree_stats {
@@ -545,7 +561,8 @@ typedef struct prolly_tree_stats {
 /* Walks every node of the tree (level by level, one store call per level batch). With verify
  * non-zero every node is read again from the store, bypassing the cache, and re-hashed (a
  * mismatch is PROLLY_ECORRUPT naming it). */
-int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root, int verify);
+PROLLY_API int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root,
+                                     int verify);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Cursors                                                                                    */
@@ -567,14 +584,14 @@ typedef struct prolly_range {
 
 /* Opens a cursor over tree root limited to range (NULL: the whole tree). Nodes are loaded in
  * batches (the next leaves of a parent in one store call). */
-int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prolly_id *root,
-                       const prolly_range *range);
+PROLLY_API int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prolly_id *root,
+                                  const prolly_range *range);
 
 /* Moves to the next record. key and value (either may be NULL) point into the cursor's node and
  * stay valid until the next call on the cursor or its free. Returns PROLLY_ITEROVER at the end. */
-int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *value);
+PROLLY_API int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *value);
 
-void prolly_cursor_free(prolly_cursor *cur);
+PROLLY_API void prolly_cursor_free(prolly_cursor *cur);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Writing: transactions, bulk build, batch edits                                             */
@@ -589,18 +606,18 @@ void prolly_cursor_free(prolly_cursor *cur);
  */
 typedef struct prolly_txn prolly_txn;
 
-int prolly_txn_begin(prolly_txn **out, prolly_db *db);
+PROLLY_API int prolly_txn_begin(prolly_txn **out, prolly_db *db);
 
 /* Queues a ref update (copied) for the commit. */
-int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update);
+PROLLY_API int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update);
 
 /* Writes the txn's nodes and ref updates atomically. On PROLLY_ECONFLICT nothing was published;
  * conflicts (may be NULL) receives a copy of the failing updates with current values, up to
  * n_conflicts of them. The txn cannot be committed twice; free it after either result. */
-int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts);
+PROLLY_API int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts);
 
 /* Discards the txn if uncommitted. NULL ok. */
-void prolly_txn_free(prolly_txn *txn);
+PROLLY_API void prolly_txn_free(prolly_txn *txn);
 
 typedef enum prolly_op { PROLLY_PUT = 0, PROLLY_DEL = 1 } prolly_op;
 
@@ -613,8 +630,8 @@ typedef struct prolly_edit {
 /* Applies n edits (any order; for equal keys the last one wins; deleting an absent key is a
  * no-op) to tree root, creating the new tree's nodes in txn. Cost is proportional to the number
  * of edits times the height. PROLLY_ETOOBIG for an oversized key or value (nothing changes). */
-int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
-                     const prolly_edit *edits, size_t n);
+PROLLY_API int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                                const prolly_edit *edits, size_t n);
 
 /* Deletes every record with from <= key < to (from NULL: from the first key; to NULL: through
  * the last) from tree root, creating the new tree's nodes in txn. The result is the tree any
@@ -625,20 +642,20 @@ int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root
  * gives *out_root = *root. Errors: PROLLY_EINVAL if from > to or an argument is NULL;
  * PROLLY_ETOOBIG for a bound longer than PROLLY_MAX_KEY; PROLLY_ENOTFOUND if root is not in the
  * store; PROLLY_ECORRUPT, PROLLY_ENOMEM, store errors. *out_root is untouched on failure. */
-int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
-                        const prolly_slice *from, const prolly_slice *to);
+PROLLY_API int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                                   const prolly_slice *from, const prolly_slice *to);
 
 /* Bulk build from records in strictly increasing key order. Memory stays bounded: finished nodes
  * are handed to the store every flush_bytes (unreferenced until the txn commits). */
 typedef struct prolly_builder prolly_builder;
 
-int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
+PROLLY_API int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
 /* PROLLY_EINVAL if key is not greater than the previous one; PROLLY_ETOOBIG if oversized. */
-int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
-                       size_t vlen);
+PROLLY_API int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
+                                  size_t vlen);
 /* Finishes the tree; out_root receives its id. The builder cannot be used afterwards. */
-int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
-void prolly_builder_free(prolly_builder *b);
+PROLLY_API int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
+PROLLY_API void prolly_builder_free(prolly_builder *b);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Diff and merge                                                                             */
@@ -663,8 +680,8 @@ typedef int (*prolly_diff_fn)(void *payload, const prolly_diff_entry *e);
 /* Reports every difference from tree `from` to tree `to`, in key order, limited to range (NULL:
  * all; prefix and reverse are not supported here and give PROLLY_EINVAL). Subtrees with equal ids
  * are skipped without being read; each level of the changed region is read with one store call. */
-int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
-                const prolly_range *range, prolly_diff_fn fn, void *payload);
+PROLLY_API int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
+                           const prolly_range *range, prolly_diff_fn fn, void *payload);
 
 typedef enum prolly_resolver {
 	PROLLY_RESOLVE_FAIL = 0,   /* report conflicts, produce nothing, return PROLLY_EMERGE */
@@ -718,9 +735,9 @@ typedef struct prolly_merge_stats {
  * txn. Cost is proportional to the changes on both sides. With PROLLY_RESOLVE_FAIL and any
  * conflict, every conflict is reported to on_conflict, out_root is untouched, PROLLY_EMERGE.
  * stats may be NULL. */
-int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
-                 const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
-                 const prolly_merge_options *opts);
+PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                            const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
+                            const prolly_merge_options *opts);
 
 /* Applies the change commit made (from its parent's tree to its own) to tree onto, as a
  * three-way merge (base: the parent's tree, ours: onto, theirs: commit's tree), creating the
@@ -732,12 +749,12 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
  * prolly_merge; PROLLY_EINVAL (NULL argument, mainline missing or out of range);
  * PROLLY_ENOTFOUND (commit or its parent absent). The branch is not moved: commit the result
  * with prolly_commit_create and prolly_txn_move_branch. */
-int prolly_cherry_pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
-                       const prolly_id *onto, const prolly_id *commit, unsigned mainline,
-                       const prolly_merge_options *opts);
-int prolly_revert(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
-                  const prolly_id *onto, const prolly_id *commit, unsigned mainline,
-                  const prolly_merge_options *opts);
+PROLLY_API int prolly_cherry_pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                                  const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                                  const prolly_merge_options *opts);
+PROLLY_API int prolly_revert(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                             const prolly_id *onto, const prolly_id *commit, unsigned mainline,
+                             const prolly_merge_options *opts);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Commits and branches                                                                       */
@@ -755,25 +772,25 @@ typedef struct prolly_commit {
 
 /* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for
  * instance removed by gc beyond the retention horizon). */
-int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
-void prolly_commit_free(prolly_commit *c);
+PROLLY_API int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
+PROLLY_API void prolly_commit_free(prolly_commit *c);
 
 /* Creates a commit object in txn (published when the txn commits). time_us 0 means now. The
  * history walks (log, merge base) are fastest when a commit's time is later than its parents';
  * prolly_commit_edits and prolly_merge_branches ensure it. */
-int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
-                         const prolly_id *parents, size_t n_parents, int64_t time_us,
-                         const char *message);
+PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
+                                    const prolly_id *parents, size_t n_parents, int64_t time_us,
+                                    const char *message);
 
 /* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~',
  * not 64 hex digits (that spells a commit id; shorter all-hex names are allowed and win over a
  * short commit id of the same spelling).
  * A branch is stored as the ref "refs/heads/NAME". Returns 0 for a valid name, PROLLY_EINVAL
  * (with a message saying why) otherwise. */
-int prolly_branch_name_valid(const char *name);
+PROLLY_API int prolly_branch_name_valid(const char *name);
 
 /* Head commit of a branch. PROLLY_ENOTFOUND if no such branch. */
-int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch);
+PROLLY_API int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch);
 
 /* The head commit of a branch, decoded (free with prolly_commit_free), for reading or editing
  * the branch: with a store that implements get_ref_objects (PostgreSQL, memory) the ref, the
@@ -782,7 +799,7 @@ int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch)
  * one level less. Everything read is hash-checked as usual. PROLLY_ENOTFOUND if no such branch
  * (or its commit is gone); PROLLY_EINVAL for a bad name; PROLLY_ECORRUPT if the commit or root
  * fails its checks; store errors. *out is NULL on failure. */
-int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
+PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
 
 /* Resolves a revision spec to a commit: a base, then any sequence of steps.
  *   base: a branch name; a tag name (a branch spelled the same wins); a commit id (64 hex
@@ -795,39 +812,41 @@ int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch)
  * spec or branch name, an id that names a tree rather than a commit, or an ambiguous short id
  * (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch or commit, a walk
  * past a root commit or a parent that does not exist; store errors. */
-int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
+PROLLY_API int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
 
 /* Queues in txn the move of branch from expected (NULL: must not exist) to commit. */
-int prolly_txn_move_branch(prolly_txn *txn, const char *branch, const prolly_id *expected,
-                           const prolly_id *commit);
+PROLLY_API int prolly_txn_move_branch(prolly_txn *txn, const char *branch,
+                                      const prolly_id *expected, const prolly_id *commit);
 
 /* Convenience: applies edits to the branch head's tree and commits with message, moving the
  * branch by compare-and-swap in one store write. A branch that does not exist yet is created
  * with a root commit of the edits (if it is still absent when the write lands). On a lost race
  * returns PROLLY_ECONFLICT with *out_commit set to the head that won (when it exists). */
-int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
-                        const prolly_edit *edits, size_t n, const char *message);
+PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
+                                   const prolly_edit *edits, size_t n, const char *message);
 
 /* Creates branch `name` at commit (O(1): no node is copied). PROLLY_ECONFLICT if it exists. */
-int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
+PROLLY_API int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* Deletes a branch; PROLLY_ENOTFOUND if absent. */
-int prolly_branch_delete(prolly_db *db, const char *name);
+PROLLY_API int prolly_branch_delete(prolly_db *db, const char *name);
 /* The same, and *out_head (may be NULL) receives the head it removed (reflogged as "delete"). */
-int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name);
+PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name);
 
 /* Lists branches in name order. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
-int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
+PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
 /* Lowest common ancestor of two commits. PROLLY_ENOTFOUND if they share no history;
  * PROLLY_EPRUNED if none was found and the walk met a commit that retention removed (the common
  * history may be gone: see docs/commits.md, "Retention and merges"). */
-int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b);
+PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a,
+                                 const prolly_id *b);
 
 /* Walks history from commit, newest first (by time, then id), visiting each commit once.
  * Stops quietly where retention removed older commits. */
 typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
-int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload);
+PROLLY_API int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn,
+                          void *payload);
 
 /* Called by prolly_key_history for each commit that changed the key, newest first. value is
  * the key's value after the commit, or NULL when the commit deleted it; c and value are valid
@@ -848,8 +867,8 @@ typedef int (*prolly_value_history_fn)(void *payload, const prolly_commit *c, co
  * commit counts as a root). Errors: PROLLY_EINVAL (NULL db, commit or fn), PROLLY_ETOOBIG (key
  * longer than PROLLY_MAX_KEY), PROLLY_ENOTFOUND (commit absent), PROLLY_ECORRUPT, store errors,
  * or fn's non-zero return. Thread rules as for prolly_log. */
-int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, size_t klen,
-                       prolly_value_history_fn fn, void *payload);
+PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key,
+                                  size_t klen, prolly_value_history_fn fn, void *payload);
 
 /* Merges branch `from` into branch `into`: three-way against their merge base, then a merge
  * commit with both heads as parents, moving `into` by compare-and-swap. When `into`'s head is an
@@ -858,9 +877,9 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
  * PROLLY_ENOTFOUND when the histories are unrelated, PROLLY_EPRUNED when retention removed the
  * base or its tree, unless opts->allow_unrelated (empty base) or opts->base (that commit). The
  * move is reflogged as "merge" or "fast-forward". out_commit may be NULL. */
-int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prolly_db *db,
-                          const char *into, const char *from, const prolly_merge_options *opts,
-                          const char *message);
+PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats,
+                                     prolly_db *db, const char *into, const char *from,
+                                     const prolly_merge_options *opts, const char *message);
 
 /* Removes every node and commit not reachable from the newest opts.retain_commits commits (0:
  * all) of every branch, tag and reflog entry younger than opts.reflog_days; keeps the merge
@@ -869,7 +888,7 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
  * first deletes the refs of expired reflog entries. Safe while other threads or processes
  * write: a write that began before the gc fails with PROLLY_ECONFLICT instead of publishing a
  * tree whose nodes were removed. */
-int prolly_gc(prolly_db *db, prolly_gc_result *out);
+PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reflog, tags, reset                                                                        */
@@ -889,7 +908,7 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out);
  * "commit" for a ref moved to a commit made in the txn (by its parent count), "create" for a
  * new ref naming an existing commit, "move" otherwise. Call before prolly_txn_commit; a later
  * call replaces the earlier one. PROLLY_EINVAL for a bad operation or message; PROLLY_ENOMEM. */
-int prolly_txn_set_reason(prolly_txn *txn, const char *operation, const char *message);
+PROLLY_API int prolly_txn_set_reason(prolly_txn *txn, const char *operation, const char *message);
 
 /* One reflog entry, as prolly_reflog reports it. Strings are valid during the callback. */
 typedef struct prolly_reflog_entry {
@@ -908,30 +927,30 @@ typedef int (*prolly_reflog_fn)(void *payload, const prolly_reflog_entry *e);
  * ref name ("refs/heads/NAME", "refs/tags/NAME"), or NULL for every ref. One list_refs call and
  * one batched read of the entries. Returns what fn returned if non-zero; PROLLY_EINVAL for a bad
  * name; PROLLY_ECORRUPT for a damaged entry. An empty reflog is not an error. */
-int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *payload);
+PROLLY_API int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *payload);
 
 /* Re-creates deleted branch `name` at the head its newest "delete" reflog entry removed, and
  * puts that commit in *out_commit (may be NULL). Reflogged as "restore". PROLLY_ENOTFOUND if the
  * reflog has no deletion of it (or its commit is gone); PROLLY_ECONFLICT if the branch exists. */
-int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const char *name);
+PROLLY_API int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const char *name);
 
 /* Moves branch to commit by compare-and-swap against the head it reads first, whatever the
  * relation between the two (reflogged as "reset"). *out_old (may be NULL) receives that head.
  * PROLLY_ENOTFOUND if the branch or the commit does not exist; PROLLY_ECONFLICT if the branch
  * moved between the read and the write (nothing written). */
-int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char *branch,
-                        const prolly_id *commit);
+PROLLY_API int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char *branch,
+                                   const prolly_id *commit);
 
 /* Tags: the ref "refs/tags/NAME" naming a commit; names follow the branch name rules. A tag is
  * only created or deleted, never moved. gc keeps what tags name like branch heads. */
 /* PROLLY_ECONFLICT if the tag exists; PROLLY_ENOTFOUND if commit does not. */
-int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit);
+PROLLY_API int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* PROLLY_ENOTFOUND if absent. *out_commit (may be NULL) receives what it named. */
-int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name);
+PROLLY_API int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name);
 /* The commit a tag names. PROLLY_ENOTFOUND if absent. */
-int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name);
+PROLLY_API int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name);
 /* Lists tags in name order (same callback type as branches). */
-int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload);
+PROLLY_API int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
 #ifdef __cplusplus
 }

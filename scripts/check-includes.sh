@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# scripts/check-includes.sh - checks that every #include "..." stays inside its layer.
+#
+# The Makefile (and fuzz/run.sh) give each layer only the -I paths it may use, so most crossings
+# fail to compile. This catches the rest: a relative path ("../../src/internal.h") that -I cannot
+# stop, and internal functions (prolly__*) declared by hand outside the library. Each quoted
+# include is resolved as the compiler would (the including file's folder, then the layer's -I
+# folders); the file it names must lie in one of the layer's allowed folders. An include that
+# the layer cannot resolve but that names a project header elsewhere (src/, bench/lib/, tests/,
+# fuzz/) is reported too. Layers:
+#
+#   include/             public headers: include/ only
+#   src/*.[ch]           the engine: src/ and include/; never src/cli/, bench/, tests/, fuzz/
+#   src/store/*.[ch]     stores: src/store/, include/ and, for now, the engine's headers in src/
+#                        (internal.h, redact.h, ...). The store interface work moves the stores
+#                        onto a public store header and a store-side header; this rule then
+#                        narrows to src/store/ and include/.
+#   src/cli/*.[ch]       the CLI: src/cli/ and include/ (the public API, nothing else)
+#   bench/**             harness and benchmarks: bench/ and include/
+#   fuzz/                targets of the harness's decoders: fuzz/, bench/lib/ and include/; the
+#                        library's own decoders (internal_targets in fuzz/run.sh), fuzz_check.h
+#                        and gen_corpus.c may also see src/
+#   tests/               anything (tests may test internals)
+#
+# Prints every violation and exits 1 if there is one. Run by `make check-includes` and .ci/run.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+fail=0
+bad() {
+	echo "check-includes: $*"
+	fail=1
+}
+
+# under PATH DIR...: 0 if PATH lies in one of the folders DIR.
+under() {
+	local path=$1 d
+	shift
+	for d in "$@"; do
+		case "$path" in "$d"/*) return 0 ;; esac
+	done
+	return 1
+}
+
+# check FILE "SEARCH..." "ALLOWED..." "FORBIDDEN...": every quoted include of FILE, resolved
+# from FILE's folder then each SEARCH folder, must lie in an ALLOWED folder and in no FORBIDDEN
+# one (a sub-folder of an allowed one).
+check() {
+	local file=$1 search=$2 allowed=$3 forbidden=$4 inc dir cand hit s
+	dir=$(dirname "$file")
+	while IFS= read -r inc; do
+		hit=
+		for s in "$dir" $search; do
+			cand=$(realpath -m --relative-to=. "$s/$inc")
+			if [ -f "$cand" ]; then
+				hit=$cand
+				break
+			fi
+		done
+		if [ -z "$hit" ]; then
+			# Not visible to this layer: say so if it is a project header elsewhere.
+			for s in src src/store bench/lib tests fuzz; do
+				if [ -f "$s/$inc" ]; then
+					bad "$file includes \"$inc\" ($s/$inc), outside its layer's include path"
+					break
+				fi
+			done
+			continue
+		fi
+		# shellcheck disable=SC2086
+		if ! under "$hit" $allowed || { [ -n "$forbidden" ] && under "$hit" $forbidden; }; then
+			bad "$file includes \"$inc\", which is $hit: outside its layer (allowed: $allowed)"
+		fi
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+}
+
+files() {
+	find "$@" -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort
+}
+
+for f in $(files include); do
+	check "$f" "include" "include" ""
+done
+for f in $(files src -maxdepth 1); do
+	check "$f" "include src" "src include" "src/cli"
+done
+for f in $(files src/store); do
+	check "$f" "include src" "src/store include src" "src/cli"
+done
+for f in $(files src/cli); do
+	check "$f" "include" "src/cli include" ""
+done
+for f in $(files bench); do
+	check "$f" "include bench/lib" "bench include" ""
+done
+
+internal_targets=$(sed -n 's/^internal_targets="\(.*\)".*/\1/p' fuzz/run.sh 2>/dev/null || true)
+for f in $(files fuzz); do
+	base=$(basename "$f")
+	target=${base#fuzz_}
+	target=${target%.c}
+	case "$base" in
+	fuzz_check.h | gen_corpus.c) continue ;;
+	esac
+	case " $internal_targets " in *" $target "*) continue ;; esac
+	check "$f" "include fuzz bench/lib" "fuzz bench/lib include" ""
+done
+
+# Internal functions are the library's: nothing outside it (but its tests and the fuzz targets
+# of its decoders) names one. Comments count too; say "the library's node decoder" instead.
+while IFS= read -r hit; do
+	bad "$hit: names an internal function outside the library"
+done < <(grep -rnE '\bprolly__[A-Za-z0-9_]+' src/cli bench include --include='*.[ch]' || true)
+
+if [ "$fail" -ne 0 ]; then
+	exit 1
+fi
+echo "check-includes: every include stays inside its layer"
