@@ -198,6 +198,41 @@ cleanup:
 	return rc;
 }
 
+typedef struct many_ctx {
+	const prolly_id *ids;
+	prolly_commit **out;
+	int rc;
+} many_ctx;
+
+static int on_many(void *payload, size_t index, const void *data, size_t size)
+{
+	many_ctx *mc = payload;
+	if (mc->out[index])
+		return 0;
+	mc->rc = prolly__commit_decode(&mc->out[index], &mc->ids[index], data, size);
+	return mc->rc;
+}
+
+/* Reads n commits (out[] zeroed by the caller) in one call; a missing one is PROLLY_ENOTFOUND. */
+int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_commit **out)
+{
+	many_ctx mc = {ids, out, 0};
+	int rc = prolly__load_raw(db, ids, n, on_many, &mc);
+	if (mc.rc)
+		rc = mc.rc;
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (!out[i]) {
+			char hex[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(hex, &ids[i]);
+			return prolly_set_error(PROLLY_ENOTFOUND, "commit %s not found in the %s store", hex,
+			                        db->store->kind);
+		}
+	}
+	return 0;
+}
+
 int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                          const prolly_id *parents, size_t n_parents, int64_t time_us,
                          const char *message)
