@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define HEAD_TREE_OFFSET 5 /* magic 4 + version 1: where a commit's tree id begins */
+#define HEAD_TREE_OFFSET PROLLY__COMMIT_OFF_TREE /* where a commit's tree id begins */
 
 typedef struct head_ctx {
 	prolly_buf obj[2]; /* copies of the commit (0) and the root node (1) */

@@ -6,6 +6,7 @@
 #ifndef PROLLY_INTERNAL_H
 #define PROLLY_INTERNAL_H
 
+#include "format.h"
 #include "prolly.h"
 
 #include <assert.h>
@@ -76,13 +77,7 @@ prolly_stats *prolly__thread_stats(void);
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PROLLY_NODE_MAGIC "PRLY"   /* tree nodes */
-#define PROLLY_COMMIT_MAGIC "PRLC" /* commit objects */
-#define PROLLY_REFLOG_MAGIC "PRLG" /* reflog entries (reflog.c) */
-#define PROLLY_FORMAT_VERSION 1
-#define PROLLY_NODE_HEADER 12 /* magic 4, version 1, level 1, flags 2, n 4 */
-#define PROLLY_CHILD_ENTRY 40 /* id 32 + record count 8 */
-#define PROLLY_MAX_LEVEL 63
+/* The magic numbers, the format version and the node sizes are in format.h. */
 
 /*
  * A decoded, verified, immutable node, shared by reference count. `bytes` is the node's exact
