@@ -239,14 +239,6 @@ cleanup:
 	return rc;
 }
 
-/* 1 if node a is newer than node b: greater time, then greater id. */
-int prolly__graph_newer(const prolly__graph *g, size_t a, size_t b)
-{
-	if (g->v[a].time != g->v[b].time)
-		return g->v[a].time > g->v[b].time;
-	return memcmp(g->v[a].id.bytes, g->v[b].id.bytes, PROLLY_ID_SIZE) > 0;
-}
-
 int prolly__commit_not_found(const prolly_id *id)
 {
 	char hex[PROLLY_ID_HEX_SIZE];

@@ -448,7 +448,7 @@ typedef struct prolly__gnode {
 	int64_t time;
 	size_t poff; /* first parent in graph.par */
 	uint32_t np;
-	unsigned char state;  /* G_* */
+	unsigned char state;  /* PROLLY__G_* */
 	unsigned char queued; /* in a work list */
 	unsigned flags, done; /* walk flags, and the flags last expanded (W1, merge_base.c) */
 	int64_t ctime;        /* time of the child it was first reached from (INT64_MIN: a start) */
@@ -458,7 +458,7 @@ typedef struct prolly__gnode {
 
 typedef struct prolly__graph {
 	prolly_db *db;
-	int keep; /* keep decoded commits in prolly__gnode.c */
+	int keep; /* nodes keep their decoded commit in .c */
 	prolly__gnode *v;
 	size_t n, cap;
 	size_t *slot; /* open addressing: index + 1, 0 empty */
@@ -485,7 +485,12 @@ int prolly__graph_get(prolly__graph *g, const prolly_id *id, size_t *out);
  * has get_ancestors). Those not found become PROLLY__G_MISSING. */
 int prolly__graph_load(prolly__graph *g, const size_t *idx, size_t n);
 /* 1 if node a is newer than node b: greater time, then greater id. */
-int prolly__graph_newer(const prolly__graph *g, size_t a, size_t b);
+static inline int prolly__graph_newer(const prolly__graph *g, size_t a, size_t b)
+{
+	if (g->v[a].time != g->v[b].time)
+		return g->v[a].time > g->v[b].time;
+	return memcmp(g->v[a].id.bytes, g->v[b].id.bytes, PROLLY_ID_SIZE) > 0;
+}
 /* The i-th parent of a loaded node. */
 static inline const prolly_id *prolly__graph_parent(const prolly__graph *g, const prolly__gnode *nd,
                                                     uint32_t i)
