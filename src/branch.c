@@ -15,8 +15,8 @@
  * commit_graph.c, merge_base.c and log.c.
  *
  * Invariants:
- *   B1  a branch name passes prolly_branch_name_valid before any ref is built from it;
- *   B2  commits made on a branch (here and in branch_merge.c) have a time greater than each
+ *   BR1  a branch name passes prolly_branch_name_valid before any ref is built from it;
+ *   BR2  commits made on a branch (here and in branch_merge.c) have a time greater than each
  *       parent's (prolly__branch_time), so that "newer" means "not an ancestor" for history made
  *       by this library, whatever the clocks do.
  */
@@ -60,7 +60,7 @@ int prolly_branch_name_valid(const char *name)
 	return 0;
 }
 
-/* "refs/heads/NAME" into buf (B1). */
+/* "refs/heads/NAME" into buf (BR1). */
 int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch)
 {
 	int rc = prolly_branch_name_valid(branch);
@@ -76,7 +76,7 @@ int64_t prolly__branch_time(int64_t newest_parent)
 	int64_t now = prolly__now_us();
 	if (now > newest_parent)
 		return now;
-	return newest_parent < INT64_MAX ? newest_parent + 1 : newest_parent; /* B2 */
+	return newest_parent < INT64_MAX ? newest_parent + 1 : newest_parent; /* BR2 */
 }
 /* ------------------------------------------------------------------------------------------ */
 /* Branch heads and moves                                                                     */

@@ -423,10 +423,10 @@ int64_t prolly__db_now(const prolly_db *db);
 
 #define PROLLY__MAX_BRANCH_NAME 200
 
-/* "refs/heads/NAME" into buf, once prolly_branch_name_valid accepts NAME (B1 in branch.c). */
+/* "refs/heads/NAME" into buf, once prolly_branch_name_valid accepts NAME (BR1 in branch.c). */
 int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch);
 /* The time for a commit made on parents whose newest time is newest_parent: now, or one more
- * than newest_parent when the clock is behind it (B2 in branch.c). */
+ * than newest_parent when the clock is behind it (BR2 in branch.c). */
 int64_t prolly__branch_time(int64_t newest_parent);
 /* After a failed txn commit of a move of branch (ref its ref name, c the conflict report): sets
  * the PROLLY_ECONFLICT message and returns it; *winner receives the head that won if known

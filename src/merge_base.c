@@ -166,7 +166,7 @@ cleanup:
  * Drops candidates that are ancestors of other candidates (the paint can stop before the stale
  * marks reach them): walks down from every candidate's parents carrying the candidate's bit, not
  * below the oldest candidate (older commits cannot be ancestors-or-equal of a candidate in
- * history where parents are older, B2 in branch.c). A candidate reached by any bit is redundant.
+ * history where parents are older, BR2 in branch.c). A candidate reached by any bit is redundant.
  */
 static int drop_redundant(prolly__graph *g, size_t *cand, size_t *ncand)
 {
