@@ -179,7 +179,8 @@ static void print_targets(const config *cfg)
 }
 
 /*
- * Issue 3's targets for the PostgreSQL store at 10M records (PostgreSQL on the same machine).
+ * The targets set for the PostgreSQL store at 10M records (PostgreSQL on the same machine;
+ * docs/benchmarks.md, "PostgreSQL", compares each run with them).
  * The round-trip target is "at most one per tree level": its goal is the base tree's height,
  * read from the build row's note. Random inserts and deletes have no goal ("measured").
  */

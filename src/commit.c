@@ -16,6 +16,9 @@
  *   53+32p       m     message bytes (no NUL byte; not otherwise interpreted)
  *   53+32p+m           end: the object is exactly this long
  *
+ * The offsets have names in format.h (PROLLY__COMMIT_OFF_*, PROLLY__COMMIT_TAIL_*), which every
+ * other file that reads a commit at a fixed offset uses, the PostgreSQL store's SQL included.
+ *
  * Decoding checks, each failure PROLLY_ECORRUPT naming the commit id:
  *   C1  at least the fixed 53 bytes are present;
  *   C2  the magic is "PRLC" (a tree node's "PRLY" is reported as "a tree node, not a commit");
@@ -30,7 +33,21 @@
 
 #include <stdlib.h>
 
-#define COMMIT_FIXED 53 /* magic 4 + version 1 + tree 32 + p 4 + time 8 + m 4 */
+/* The offsets above are named in format.h (the one place other files take them from). */
+_Static_assert(PROLLY__COMMIT_OFF_VERSION == PROLLY__MAGIC_SIZE, "version after the magic");
+_Static_assert(PROLLY__COMMIT_OFF_TREE == PROLLY__COMMIT_OFF_VERSION + 1, "tree after version");
+_Static_assert(PROLLY__COMMIT_OFF_NPARENTS == PROLLY__COMMIT_OFF_TREE + PROLLY_ID_SIZE,
+               "parent count after the tree id");
+_Static_assert(PROLLY__COMMIT_OFF_PARENTS == PROLLY__COMMIT_OFF_NPARENTS + 4,
+               "parents after the count");
+_Static_assert(PROLLY__COMMIT_FIXED == PROLLY__COMMIT_OFF_PARENTS + PROLLY__COMMIT_TAIL_MESSAGE,
+               "fixed part: header and tail");
+#define COMMIT_FIXED PROLLY__COMMIT_FIXED
+#define OFF_TREE PROLLY__COMMIT_OFF_TREE
+#define OFF_NPARENTS PROLLY__COMMIT_OFF_NPARENTS
+#define OFF_PARENTS PROLLY__COMMIT_OFF_PARENTS
+#define TAIL_MLEN PROLLY__COMMIT_TAIL_MLEN
+#define TAIL_MESSAGE PROLLY__COMMIT_TAIL_MESSAGE
 #define PROLLY_COMMIT_MAX_PARENTS 64
 #define PROLLY_COMMIT_MAX_MESSAGE 65536
 
@@ -47,7 +64,7 @@ int prolly__commit_encode(prolly_buf *out, const prolly_id *tree, const prolly_i
                           size_t n_parents, int64_t time_us, const char *message)
 {
 	size_t mlen = message ? strlen(message) : 0;
-	unsigned char hdr[41], tail[12];
+	unsigned char hdr[OFF_PARENTS], tail[TAIL_MESSAGE];
 	uint64_t t;
 	int rc;
 
@@ -69,13 +86,13 @@ int prolly__commit_encode(prolly_buf *out, const prolly_id *tree, const prolly_i
 		}
 	}
 
-	memcpy(hdr, PROLLY_COMMIT_MAGIC, 4);
-	hdr[4] = PROLLY_FORMAT_VERSION;
-	memcpy(hdr + 5, tree->bytes, PROLLY_ID_SIZE);
-	prolly__wr32(hdr + 37, (uint32_t)n_parents);
+	memcpy(hdr, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE);
+	hdr[PROLLY__COMMIT_OFF_VERSION] = PROLLY_FORMAT_VERSION;
+	memcpy(hdr + OFF_TREE, tree->bytes, PROLLY_ID_SIZE);
+	prolly__wr32(hdr + OFF_NPARENTS, (uint32_t)n_parents);
 	memcpy(&t, &time_us, sizeof(t));
-	prolly__wr64(tail, t);
-	prolly__wr32(tail + 8, (uint32_t)mlen);
+	prolly__wr64(tail + PROLLY__COMMIT_TAIL_TIME, t);
+	prolly__wr32(tail + TAIL_MLEN, (uint32_t)mlen);
 
 	out->size = 0;
 	if ((rc = prolly__buf_grow(out, COMMIT_FIXED + PROLLY_ID_SIZE * n_parents + mlen + 1)))
@@ -108,34 +125,34 @@ int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *
 
 	if (size < COMMIT_FIXED) /* C1 */
 		return corrupt(id, "shorter than the fixed header");
-	if (memcmp(p, PROLLY_COMMIT_MAGIC, 4) != 0) { /* C2 */
-		if (memcmp(p, PROLLY_NODE_MAGIC, 4) == 0)
+	if (memcmp(p, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) { /* C2 */
+		if (memcmp(p, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0)
 			return corrupt(id, "it is a tree node, not a commit");
 		return corrupt(id, "bad magic");
 	}
-	if (p[4] == 0) /* C3 */
+	if (p[PROLLY__COMMIT_OFF_VERSION] == 0) /* C3 */
 		return corrupt(id, "version 0");
-	if (p[4] > PROLLY_FORMAT_VERSION) {
+	if (p[PROLLY__COMMIT_OFF_VERSION] > PROLLY_FORMAT_VERSION) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, id);
 		return prolly_set_error(PROLLY_EVERSION,
 		                        "commit %s has format version %u; this library reads up to %d", hex,
-		                        p[4], PROLLY_FORMAT_VERSION);
+		                        p[PROLLY__COMMIT_OFF_VERSION], PROLLY_FORMAT_VERSION);
 	}
-	np = prolly__rd32(p + 37);
+	np = prolly__rd32(p + OFF_NPARENTS);
 	if (np > PROLLY_COMMIT_MAX_PARENTS || (size - COMMIT_FIXED) / PROLLY_ID_SIZE < np) /* C4 */
 		return corrupt(id, "parent count out of range");
-	off = 41 + (size_t)PROLLY_ID_SIZE * np;
-	for (uint32_t i = 0; i < np; i++) /* C5 */
+	off = OFF_PARENTS + (size_t)PROLLY_ID_SIZE * np; /* the tail */
+	for (uint32_t i = 0; i < np; i++)                /* C5 */
 		for (uint32_t j = 0; j < i; j++)
-			if (memcmp(p + 41 + PROLLY_ID_SIZE * (size_t)i, p + 41 + PROLLY_ID_SIZE * (size_t)j,
-			           PROLLY_ID_SIZE) == 0)
+			if (memcmp(p + OFF_PARENTS + PROLLY_ID_SIZE * (size_t)i,
+			           p + OFF_PARENTS + PROLLY_ID_SIZE * (size_t)j, PROLLY_ID_SIZE) == 0)
 				return corrupt(id, "a parent is listed twice");
-	t = prolly__rd64(p + off);
-	mlen = prolly__rd32(p + off + 8);
-	if (mlen > PROLLY_COMMIT_MAX_MESSAGE || size != off + 12 + mlen) /* C6 */
+	t = prolly__rd64(p + off + PROLLY__COMMIT_TAIL_TIME);
+	mlen = prolly__rd32(p + off + TAIL_MLEN);
+	if (mlen > PROLLY_COMMIT_MAX_MESSAGE || size != off + TAIL_MESSAGE + mlen) /* C6 */
 		return corrupt(id, "message length does not match the size");
-	if (mlen && memchr(p + off + 12, 0, mlen)) /* C7 */
+	if (mlen && memchr(p + off + TAIL_MESSAGE, 0, mlen)) /* C7 */
 		return corrupt(id, "NUL byte in the message");
 
 	c = calloc(1, sizeof(*c));
@@ -145,13 +162,13 @@ int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *
 		goto cleanup;
 	}
 	c->id = *id;
-	memcpy(c->tree.bytes, p + 5, PROLLY_ID_SIZE);
+	memcpy(c->tree.bytes, p + OFF_TREE, PROLLY_ID_SIZE);
 	c->n_parents = np;
 	for (uint32_t i = 0; i < np; i++)
-		memcpy(c->parents[i].bytes, p + 41 + PROLLY_ID_SIZE * (size_t)i, PROLLY_ID_SIZE);
+		memcpy(c->parents[i].bytes, p + OFF_PARENTS + PROLLY_ID_SIZE * (size_t)i, PROLLY_ID_SIZE);
 	memcpy(&c->time_us, &t, sizeof(t));
 	if (mlen)
-		memcpy(c->message, p + off + 12, mlen);
+		memcpy(c->message, p + off + TAIL_MESSAGE, mlen);
 	c->message[mlen] = 0;
 	*out = c;
 	c = NULL;
@@ -196,6 +213,41 @@ int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id)
 cleanup:
 	prolly_commit_free(ctx.c);
 	return rc;
+}
+
+typedef struct many_ctx {
+	const prolly_id *ids;
+	prolly_commit **out;
+	int rc;
+} many_ctx;
+
+static int on_many(void *payload, size_t index, const void *data, size_t size)
+{
+	many_ctx *mc = payload;
+	if (mc->out[index])
+		return 0;
+	mc->rc = prolly__commit_decode(&mc->out[index], &mc->ids[index], data, size);
+	return mc->rc;
+}
+
+/* Reads n commits (out[] zeroed by the caller) in one call; a missing one is PROLLY_ENOTFOUND. */
+int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_commit **out)
+{
+	many_ctx mc = {ids, out, 0};
+	int rc = prolly__load_raw(db, ids, n, on_many, &mc);
+	if (mc.rc)
+		rc = mc.rc;
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (!out[i]) {
+			char hex[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(hex, &ids[i]);
+			return prolly_set_error(PROLLY_ENOTFOUND, "commit %s not found in the %s store", hex,
+			                        db->store->kind);
+		}
+	}
+	return 0;
 }
 
 int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,

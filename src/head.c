@@ -10,13 +10,16 @@
  * the root must hash to the commit's tree id and decode (N1-N7); the root then goes into the
  * cache, so the read or edit that follows starts one level down. Stores without get_ref_objects
  * (or of interface version 1) take the reads in turn.
+ *
+ * prolly__txn_read_head makes that read the first read of a txn (every branch, tag and reset
+ * txn starts with it: branch.c, branch_merge.c, refs.c) and adopts the gc epoch it returned.
  */
 #include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#define HEAD_TREE_OFFSET 5 /* magic 4 + version 1: where a commit's tree id begins */
+#define HEAD_TREE_OFFSET PROLLY__COMMIT_OFF_TREE /* where a commit's tree id begins */
 
 typedef struct head_ctx {
 	prolly_buf obj[2]; /* copies of the commit (0) and the root node (1) */
@@ -110,4 +113,30 @@ int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch)
 	if (rc == 0 && !*out) /* a store without get_ref_objects, or the commit is absent */
 		rc = prolly_commit_read(out, db, &head);
 	return rc;
+}
+
+/*
+ * Reads a ref (a branch head) as the first read of txn and adopts the gc epoch the store returned with
+ * it: the head is retained by every gc up to that epoch (a gc excludes writers, so a head read
+ * during one is the head its mark saw), and a later gc makes the txn's commit fail. This spares
+ * the spurious conflict a txn would get from a stale handle epoch after another process's gc.
+ * *exists is set to 0 when the ref is absent (not an error here).
+ */
+int prolly__txn_read_head(prolly_txn *txn, const char *ref, prolly_id *head, int *exists,
+                          prolly_commit **hc)
+{
+	prolly_db *db = txn->db;
+	uint64_t epoch = 0;
+	/* With hc: the commit and its tree's root too, in the same call where the store can. */
+	int rc = hc ? prolly__head_read(db, ref, head, &epoch, hc)
+	            : db->store->get_ref(db->store, ref, head, &epoch);
+	if (rc && rc != PROLLY_ENOTFOUND)
+		return rc;
+	*exists = rc == 0;
+	if (epoch) {
+		prolly__raise_epoch(db, epoch);
+		if (epoch > txn->epoch)
+			txn->epoch = epoch;
+	}
+	return 0;
 }

@@ -6,6 +6,7 @@
 #ifndef PROLLY_INTERNAL_H
 #define PROLLY_INTERNAL_H
 
+#include "format.h"
 #include "prolly.h"
 
 #include <assert.h>
@@ -76,13 +77,7 @@ prolly_stats *prolly__thread_stats(void);
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PROLLY_NODE_MAGIC "PRLY"   /* tree nodes */
-#define PROLLY_COMMIT_MAGIC "PRLC" /* commit objects */
-#define PROLLY_REFLOG_MAGIC "PRLG" /* reflog entries (reflog.c) */
-#define PROLLY_FORMAT_VERSION 1
-#define PROLLY_NODE_HEADER 12 /* magic 4, version 1, level 1, flags 2, n 4 */
-#define PROLLY_CHILD_ENTRY 40 /* id 32 + record count 8 */
-#define PROLLY_MAX_LEVEL 63
+/* The magic numbers, the format version and the node sizes are in format.h. */
 
 /*
  * A decoded, verified, immutable node, shared by reference count. `bytes` is the node's exact
@@ -315,6 +310,11 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 /* Raises the handle's idea of the store's gc epoch to at least epoch. */
 void prolly__raise_epoch(prolly_db *db, uint64_t epoch);
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
+/* Reads ref as the first read of txn (head.c) and adopts the gc epoch the store returned with it
+ * (raising txn->epoch); with hc, also the commit and its tree's root where the store can, as
+ * prolly__head_read. *exists is set to 0 when the ref is absent (not an error here). */
+int prolly__txn_read_head(prolly_txn *txn, const char *ref, prolly_id *head, int *exists,
+                          prolly_commit **hc);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Transactions (txn.c)                                                                       */
@@ -416,5 +416,88 @@ int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n
                        size_t *n_trees);
 /* The library's clock: opts.clock_us when set, else the wall clock. */
 int64_t prolly__db_now(const prolly_db *db);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Branches (branch.c) and commits read together (commit.c)                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY__MAX_BRANCH_NAME 200
+
+/* "refs/heads/NAME" into buf, once prolly_branch_name_valid accepts NAME (BR1 in branch.c). */
+int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch);
+/* The time for a commit made on parents whose newest time is newest_parent: now, or one more
+ * than newest_parent when the clock is behind it (BR2 in branch.c). */
+int64_t prolly__branch_time(int64_t newest_parent);
+/* After a failed txn commit of a move of branch (ref its ref name, c the conflict report): sets
+ * the PROLLY_ECONFLICT message and returns it; *winner receives the head that won if known
+ * (*have_winner 1). */
+int prolly__branch_lost_race(prolly_db *db, const char *branch, const char *ref,
+                             const prolly_ref_update *c, prolly_id *winner, int *have_winner);
+/* Reads n commits (out[] zeroed by the caller) with one store call; a missing one is
+ * PROLLY_ENOTFOUND. */
+int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_commit **out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The commit graph of a history walk (commit_graph.c), walked by merge_base.c and log.c      */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { PROLLY__G_NEW = 0, PROLLY__G_LOADED = 1, PROLLY__G_MISSING = 2 };
+
+typedef struct prolly__gnode {
+	prolly_id id;
+	int64_t time;
+	size_t poff; /* first parent in graph.par */
+	uint32_t np;
+	unsigned char state;  /* PROLLY__G_* */
+	unsigned char queued; /* in a work list */
+	unsigned flags, done; /* walk flags, and the flags last expanded (W1, merge_base.c) */
+	int64_t ctime;        /* time of the child it was first reached from (INT64_MIN: a start) */
+	uint64_t bits, bdone; /* redundancy walk: which candidates reach this commit */
+	prolly_commit *c;     /* the decoded commit, when the graph keeps them (log) */
+} prolly__gnode;
+
+typedef struct prolly__graph {
+	prolly_db *db;
+	int keep; /* nodes keep their decoded commit in .c */
+	prolly__gnode *v;
+	size_t n, cap;
+	size_t *slot; /* open addressing: index + 1, 0 empty */
+	size_t scap;
+	prolly_id *par;
+	size_t npar, cappar;
+} prolly__graph;
+
+/* A growable list of node indexes. */
+typedef struct prolly__ilist {
+	size_t *v;
+	size_t n, cap;
+} prolly__ilist;
+
+/* Appends x; PROLLY_ENOMEM on failure. */
+int prolly__ilist_push(prolly__ilist *l, size_t x);
+/* An empty graph over db's store; keep: nodes keep their decoded commit in .c (the log). */
+void prolly__graph_init(prolly__graph *g, prolly_db *db, int keep);
+void prolly__graph_dispose(prolly__graph *g);
+/* Index of id in the graph, adding an unloaded (PROLLY__G_NEW) node if absent. Indexes stay
+ * valid; node pointers do not survive a call that adds nodes. */
+int prolly__graph_get(prolly__graph *g, const prolly_id *id, size_t *out);
+/* Loads the unloaded nodes among idx[0..n) with one store call (reading ahead where the store
+ * has get_ancestors). Those not found become PROLLY__G_MISSING. */
+int prolly__graph_load(prolly__graph *g, const size_t *idx, size_t n);
+/* 1 if node a is newer than node b: greater time, then greater id. */
+static inline int prolly__graph_newer(const prolly__graph *g, size_t a, size_t b)
+{
+	if (g->v[a].time != g->v[b].time)
+		return g->v[a].time > g->v[b].time;
+	return memcmp(g->v[a].id.bytes, g->v[b].id.bytes, PROLLY_ID_SIZE) > 0;
+}
+/* The i-th parent of a loaded node. */
+static inline const prolly_id *prolly__graph_parent(const prolly__graph *g, const prolly__gnode *nd,
+                                                    uint32_t i)
+{
+	return &g->par[nd->poff + i];
+}
+/* Sets and returns PROLLY_ENOTFOUND, "commit <hex> not found". */
+int prolly__commit_not_found(const prolly_id *id);
 
 #endif /* PROLLY_INTERNAL_H */

@@ -20,7 +20,7 @@
  *   K2  a queued commit's parent slot is filled exactly once, when the walk reaches the parent;
  *   K3  parents the walk never reaches (removed by retention) are left out of the comparison at
  *       the end of the walk: a commit none of whose parents is known counts as a root;
- *   K4  a commit's children come before it in the walk (B2 in branch.c), so when it reaches the
+ *   K4  a commit's children come before it in the walk (BR2 in branch.c), so when it reaches the
  *       queue's head every child has been decided and its `wanted` flag is final: set for the
  *       start commit, and by each wanted child that follows it.
  * Values are compared by SHA-256; each queued commit keeps its own value until decided.

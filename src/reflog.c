@@ -252,9 +252,12 @@ static const char *default_op(prolly_txn *txn, const prolly_ref_update *u)
 	size_t size;
 	if (u->remove)
 		return "delete";
-	if (prolly__txn_find_raw(txn, &u->value, &bytes, &size) == 0 && size >= 41 &&
-	    memcmp(bytes, PROLLY_COMMIT_MAGIC, 4) == 0)
-		return prolly__rd32((const unsigned char *)bytes + 37) >= 2 ? "merge" : "commit";
+	if (prolly__txn_find_raw(txn, &u->value, &bytes, &size) == 0 &&
+	    size >= PROLLY__COMMIT_OFF_PARENTS &&
+	    memcmp(bytes, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) == 0)
+		return prolly__rd32((const unsigned char *)bytes + PROLLY__COMMIT_OFF_NPARENTS) >= 2
+		           ? "merge"
+		           : "commit";
 	return u->expect == PROLLY_REF_EXPECT_ABSENT ? "create" : "move";
 }
 

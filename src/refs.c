@@ -13,23 +13,6 @@
 #define TAGS_PREFIX "refs/tags/"
 #define MAX_RETRIES 8
 
-/* Reads ref as the first read of txn, adopting the store's gc epoch. */
-static int read_ref_at(prolly_txn *txn, const char *ref, prolly_id *cur, int *exists)
-{
-	prolly_db *db = txn->db;
-	uint64_t epoch = 0;
-	int rc = db->store->get_ref(db->store, ref, cur, &epoch);
-	if (rc && rc != PROLLY_ENOTFOUND)
-		return rc;
-	*exists = rc == 0;
-	if (epoch) {
-		prolly__raise_epoch(db, epoch);
-		if (epoch > txn->epoch)
-			txn->epoch = epoch;
-	}
-	return 0;
-}
-
 static int commit_exists(prolly_db *db, const prolly_id *id, const char *ref)
 {
 	prolly_commit *c = NULL;
@@ -65,7 +48,8 @@ int prolly__ref_create(prolly_db *db, const char *ref, const prolly_id *commit, 
 	prolly_id cur;
 	int exists, gc_only, rc;
 	for (int attempt = 0;; attempt++) {
-		if ((rc = prolly_txn_begin(&txn, db)) || (rc = read_ref_at(txn, ref, &cur, &exists)))
+		if ((rc = prolly_txn_begin(&txn, db)) ||
+		    (rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
 			goto cleanup;
 		if (exists) {
 			rc = prolly_set_error(PROLLY_ECONFLICT, "'%s' already exists", ref);
@@ -97,7 +81,8 @@ int prolly__ref_delete(prolly_id *out_old, prolly_db *db, const char *ref, const
 	prolly_id cur;
 	int exists, gc_only, rc;
 	for (int attempt = 0;; attempt++) {
-		if ((rc = prolly_txn_begin(&txn, db)) || (rc = read_ref_at(txn, ref, &cur, &exists)))
+		if ((rc = prolly_txn_begin(&txn, db)) ||
+		    (rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
 			goto cleanup;
 		if (!exists) {
 			rc = prolly_set_error(PROLLY_ENOTFOUND, "no ref '%s'", ref);
@@ -207,7 +192,8 @@ int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char *branch,
 		return prolly_set_error(PROLLY_EINVAL, "resetting branch '%s' needs a commit", branch);
 	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
 	for (int attempt = 0;; attempt++) {
-		if ((rc = prolly_txn_begin(&txn, db)) || (rc = read_ref_at(txn, ref, &cur, &exists)))
+		if ((rc = prolly_txn_begin(&txn, db)) ||
+		    (rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
 			goto cleanup;
 		if (!exists) {
 			rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", branch);

@@ -265,7 +265,8 @@ PT_TEST(valid_table_rules)
 	toml_free(doc);
 }
 
-/* The two smoke-profile tables the harness reads, in the shape of the contract. */
+/* The two smoke-profile tables the harness reads, in the shape of the workload file
+ * (docs/harness.md). */
 PT_TEST(valid_workload_file)
 {
 	const char *text = "schema = 1\n"

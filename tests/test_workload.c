@@ -1,7 +1,8 @@
 /*
  * test_workload.c - the workload file contract (bench/harness/workload.c):
  *
- *   - the shipped smoke.toml and default.toml load and resolve to the issue's values;
+ *   - the shipped smoke.toml and default.toml load and resolve to the values docs/harness.md
+ *     documents;
  *   - a minimal file (schema = 1) gets every default, and its resolved document says so;
  *   - every kind of rejection names file, line and key: unknown keys (with a suggestion), wrong
  *     types, out-of-range values, a mix not totalling 100, unknown operation and pattern names,

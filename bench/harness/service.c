@@ -1,6 +1,6 @@
 /*
  * service.c - the service suite (hsvc_*): closed-loop concurrent clients against one store, per
- * (clients, pool size) cell, as issue 4 and the seed document describe.
+ * (clients, pool size) cell, as docs/harness.md ("The suites") describes.
  *
  * Fixture (untimed; built once per hsvc_run, skipped when every cell is already done):
  *   ONE base tree of `records` records (service_int.h: keys, values, generations) built with
@@ -19,7 +19,8 @@
  * svc_shared_new): warmup_ms of the closed loop (not recorded), a pause while the PostgreSQL
  * counters are read, duration_ms measured (operations started before the end are completed and
  * recorded), the counters read again. Each operation starts with a cold decoded cache
- * (prolly_db_cache_clear before it; PostgreSQL's and the OS's caches stay warm, as in the seed);
+ * (prolly_db_cache_clear before it; PostgreSQL's and the OS's caches stay warm, as in the
+ * reference system's runs that docs/benchmarks.md compares with);
  * its latency includes any wait for a pooled connection. Operation class by [service.operation_mix],
  * target branch a hot root with probability hot_root_share, else a random tenant's main (merges
  * always go to a random tenant: only tenants have side branches); per-worker PRNG seeded from

@@ -1,5 +1,5 @@
 /*
- * workload.c - the workload file, the harness's contract (docs/harness.md; issue 4):
+ * workload.c - the workload file, the harness's contract (docs/harness.md, "The workload file"):
  *
  *   schema = 1                      required; the only schema this harness reads
  *   seed = 42
@@ -133,7 +133,8 @@ static const char *either(const toml_doc *d, const char *a, const char *b)
 
 /* ---- defaults ----------------------------------------------------------------------------- */
 
-/* The default profile (issue 4), and what a key left out of the file gets. */
+/* The default profile (benchmarks/postgres-scale/workloads/default.toml spells it out), and what
+ * a key left out of the file gets. */
 static void set_defaults(hw_workload *v)
 {
 	static const uint32_t clients[] = {1, 8, 32, 64}, pools[] = {8, 32};

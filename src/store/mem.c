@@ -492,12 +492,17 @@ static int mem_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, s
 		const unsigned char *b = nd->data;
 		if ((rc = found(payload, &q[head], b, nd->size)))
 			break;
-		if (nd->size < 41 || memcmp(b, PROLLY_COMMIT_MAGIC, 4) != 0)
+		if (nd->size < PROLLY__COMMIT_OFF_PARENTS ||
+		    memcmp(b, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 			continue;
-		uint32_t np = prolly__rd32(b + 37);
-		for (uint32_t j = 0; j < np && 41 + 32 * ((size_t)j + 1) <= nd->size && nq < limit; j++) {
+		uint32_t np = prolly__rd32(b + PROLLY__COMMIT_OFF_NPARENTS);
+		for (uint32_t j = 0;
+		     j < np && PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * ((size_t)j + 1) <= nd->size &&
+		     nq < limit;
+		     j++) {
 			prolly_id pid;
-			memcpy(pid.bytes, b + 41 + 32 * (size_t)j, PROLLY_ID_SIZE);
+			memcpy(pid.bytes, b + PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * (size_t)j,
+			       PROLLY_ID_SIZE);
 			if (!seen_id(q, nq, &pid))
 				q[nq++] = pid;
 		}

@@ -31,6 +31,12 @@
 /* Statements                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The commit format's offsets (format.h) as SQL text. get_byte counts from 0, substring from 1. */
+#define C_MAGIC PROLLY__STR(PROLLY__MAGIC_SIZE)
+#define C_NPARENTS PROLLY__STR(PROLLY__COMMIT_OFF_NPARENTS)
+#define C_PARENTS PROLLY__STR(PROLLY__COMMIT_OFF_PARENTS)
+#define C_ID PROLLY__STR(PROLLY_ID_SIZE)
+
 /* '@' stands for the quoted schema name, '#' for the literal 'schema.meta'. */
 static const char *const query_tmpl[N_QUERIES] = {
     [Q_BEGIN] = "BEGIN",
@@ -51,22 +57,23 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_GETNODES] = "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
                    "JOIN @.nodes n ON n.id = r.id",
     /* Objects and their ancestors, breadth first along the parents of the commit format
-     * ("PRLC", u32 parent count at offset 37, the ids from offset 41; arithmetic, not | and <<,
-     * which PostgreSQL parses left to right at one precedence): UNION keeps each object once,
-     * LIMIT stops the recursion early. The parent lookup is a LATERAL subquery with LIMIT 1 so
-     * that it stays an index lookup per parent: joined plainly, the generic plan hashes the
-     * whole nodes table. */
+     * ("PRLC", a u32 parent count and the parent ids after it, at the offsets named in format.h;
+     * arithmetic, not | and <<, which PostgreSQL parses left to right at one precedence): UNION
+     * keeps each object once, LIMIT stops the recursion early. The parent lookup is a LATERAL
+     * subquery with LIMIT 1 so that it stays an index lookup per parent: joined plainly, the
+     * generic plan hashes the whole nodes table. */
     [Q_ANCESTORS] =
         "WITH RECURSIVE a(id, node) AS ("
         "SELECT n.id, n.node FROM @.nodes n WHERE n.id = ANY($1::bytea[]) "
         "UNION "
         "SELECT p.id, p.node FROM a CROSS JOIN LATERAL generate_series(0, "
-        "CASE WHEN octet_length(a.node) >= 41 AND substring(a.node FROM 1 FOR 4) = "
-        "'\\x50524c43'::bytea THEN least(get_byte(a.node, 37) + 256 * get_byte(a.node, 38) + "
-        "65536 * get_byte(a.node, 39) + 16777216::int8 * get_byte(a.node, 40), "
-        "(octet_length(a.node) - 41) / 32)::int4 - 1 ELSE -1 END) AS g(j) "
-        "CROSS JOIN LATERAL (SELECT n.id, n.node FROM @.nodes n "
-        "WHERE n.id = substring(a.node FROM 42 + 32 * g.j FOR 32) LIMIT 1) p) "
+        "CASE WHEN octet_length(a.node) >= " C_PARENTS " AND substring(a.node FROM 1 FOR " C_MAGIC
+        ") = '\\x" PROLLY__COMMIT_MAGIC_HEX "'::bytea THEN least(get_byte(a.node, " C_NPARENTS
+        ") + 256 * get_byte(a.node, " C_NPARENTS " + 1) + 65536 * get_byte(a.node, " C_NPARENTS
+        " + 2) + 16777216::int8 * get_byte(a.node, " C_NPARENTS
+        " + 3), (octet_length(a.node) - " C_PARENTS ") / " C_ID ")::int4 - 1 ELSE -1 END) AS g(j) "
+        "CROSS JOIN LATERAL (SELECT n.id, n.node FROM @.nodes n WHERE n.id = substring(a.node "
+        "FROM " C_PARENTS " + 1 + " C_ID " * g.j FOR " C_ID ") LIMIT 1) p) "
         "SELECT id, node FROM a LIMIT $2::int8",
     [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
                  "(SELECT value FROM @.meta WHERE key = 'epoch')",

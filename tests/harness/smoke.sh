@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/harness/smoke.sh - the benchmark harness end to end, as CI runs it (issue 4).
+# tests/harness/smoke.sh - the benchmark harness end to end, as CI runs it (.ci/run).
 #
 # Runs the smoke workload through scripts/run_postgres_scale_benchmark.sh (which starts and stops
 # its own throwaway PostgreSQL cluster), then checks the result directory: every file present,

@@ -3,6 +3,8 @@
  */
 #include "model.h"
 
+#include "format.h"
+
 #include <errno.h>
 #include <ftw.h>
 #include <libpq-fe.h>
@@ -566,14 +568,20 @@ static int tap_anc_found(void *payload, size_t index, const void *data, size_t s
 	struct tap_anc *a = payload;
 	const unsigned char *b = data;
 	int rc = a->found(a->payload, &a->batch[index], data, size);
-	if (rc || size < 41 || memcmp(b, "PRLC", 4) != 0) /* a commit: src/commit.c */
+	if (rc || size < PROLLY__COMMIT_OFF_PARENTS ||
+	    memcmp(b, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) /* a commit: src/format.h */
 		return rc;
-	uint32_t np = (uint32_t)b[37] | (uint32_t)b[38] << 8 | (uint32_t)b[39] << 16 |
-	              (uint32_t)b[40] << 24;
-	for (uint32_t j = 0; j < np && 41 + 32 * ((size_t)j + 1) <= size && a->nq < a->limit; j++) {
+	const unsigned char *pc = b + PROLLY__COMMIT_OFF_NPARENTS;
+	uint32_t np = (uint32_t)pc[0] | (uint32_t)pc[1] << 8 | (uint32_t)pc[2] << 16 |
+	              (uint32_t)pc[3] << 24;
+	for (uint32_t j = 0;
+	     j < np && PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * ((size_t)j + 1) <= size &&
+	     a->nq < a->limit;
+	     j++) {
 		prolly_id pid;
 		size_t k = 0;
-		memcpy(pid.bytes, b + 41 + 32 * (size_t)j, PROLLY_ID_SIZE);
+		memcpy(pid.bytes, b + PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * (size_t)j,
+		       PROLLY_ID_SIZE);
 		while (k < a->nq && !prolly_id_equal(&a->q[k], &pid))
 			k++;
 		if (k == a->nq)

@@ -6,6 +6,8 @@
  */
 #include "store_conformance.h"
 
+#include "format.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -1210,19 +1212,21 @@ cleanup:
 
 typedef void (*case_fn)(sc *t, prolly_store *st);
 
-/* Bytes in the commit layout of src/commit.c ("PRLC", version 1, a tree id, a u32 parent count,
- * the parents, a time, an empty message) with the given parents; returns the size. */
+/* Bytes in the commit layout of src/commit.c, at the offsets of src/format.h ("PRLC", version 1,
+ * a tree id, a u32 parent count, the parents, a time, an empty message) with the given parents;
+ * returns the size. */
 static size_t commit_bytes(unsigned char *out, const prolly_id *parents, uint32_t np)
 {
-	memcpy(out, "PRLC", 4);
-	out[4] = 1;
-	memset(out + 5, 't', 32);
+	size_t tail = PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * (size_t)np;
+	memcpy(out, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE);
+	out[PROLLY__COMMIT_OFF_VERSION] = PROLLY_FORMAT_VERSION;
+	memset(out + PROLLY__COMMIT_OFF_TREE, 't', PROLLY_ID_SIZE);
 	for (int i = 0; i < 4; i++)
-		out[37 + i] = (unsigned char)(np >> (8 * i));
+		out[PROLLY__COMMIT_OFF_NPARENTS + i] = (unsigned char)(np >> (8 * i));
 	if (np)
-		memcpy(out + 41, parents, np * sizeof(*parents));
-	memset(out + 41 + 32 * (size_t)np, 0, 12); /* time 0, message length 0 */
-	return 53 + 32 * (size_t)np;
+		memcpy(out + PROLLY__COMMIT_OFF_PARENTS, parents, np * sizeof(*parents));
+	memset(out + tail, 0, PROLLY__COMMIT_TAIL_MESSAGE); /* time 0, message length 0 */
+	return tail + PROLLY__COMMIT_TAIL_MESSAGE;
 }
 
 typedef struct anc {
