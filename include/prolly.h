@@ -294,8 +294,9 @@ struct prolly_store {
 
 	/* Optional (NULL: history walks read one generation of commits per call). Reads, in one
 	 * round trip, the stored objects ids[0..n) and the commits they descend from: breadth first
-	 * along the parent ids of the commit format (src/commit.c: "PRLC", a u32 parent count at
-	 * offset 37, the parent ids from offset 41), at most `limit` objects in all (limit >= n).
+	 * along the parent ids of the commit format (docs/commits.md, "The commit object": "PRLC",
+	 * a u32 parent count at offset 37, the parent ids from offset 41), at most `limit` objects
+	 * in all (limit >= n).
 	 * found() gets every object once, in no particular order, with its id; objects that are not
 	 * commits are reported and not followed; absent ids are simply not reported. Hashes are not
 	 * verified (the engine does). */
