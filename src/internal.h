@@ -59,6 +59,10 @@ int prolly__buf_grow(prolly_buf *b, size_t need);
 int prolly__buf_set(prolly_buf *b, const void *data, size_t size);
 int prolly__buf_put(prolly_buf *b, const void *data, size_t size);
 
+/* The value of one hex digit (0-9, a-f, A-F), or -1. The library's only hex decoder; ids are
+ * encoded by prolly_id_to_hex. */
+int prolly__hexval(int c);
+
 /* SHA-256 of data (OpenSSL libcrypto). */
 void prolly__hash(prolly_id *out, const void *data, size_t size);
 

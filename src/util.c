@@ -67,7 +67,7 @@ void prolly_id_to_hex(char out[PROLLY_ID_HEX_SIZE], const prolly_id *id)
 	out[2 * PROLLY_ID_SIZE] = 0;
 }
 
-static int hexval(int c)
+int prolly__hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -85,7 +85,8 @@ int prolly_id_from_hex(prolly_id *out, const char *hex)
 		return prolly_set_error(PROLLY_EINVAL, "an id is 64 hex digits: '%s'",
 		                        hex ? hex : "(null)");
 	for (int i = 0; i < PROLLY_ID_SIZE; i++) {
-		int hi = hexval((unsigned char)hex[2 * i]), lo = hexval((unsigned char)hex[2 * i + 1]);
+		int hi = prolly__hexval((unsigned char)hex[2 * i]);
+		int lo = prolly__hexval((unsigned char)hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return prolly_set_error(PROLLY_EINVAL, "not a hex id: '%s'", hex);
 		id.bytes[i] = (unsigned char)(hi << 4 | lo);

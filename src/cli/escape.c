@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,15 +42,14 @@ void bytes_dispose(struct bytes *b)
 	b->size = b->cap = 0;
 }
 
-static int hexval(char c)
+/* The byte that the two hex digits at s stand for (either case), or -1. The CLI sees only
+ * prolly.h, whose hex decoder takes whole ids, so this leans on the C library. */
+static int hexbyte(const char *s)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	char two[3] = {s[0], s[1], 0};
+	if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1]))
+		return -1;
+	return (int)strtoul(two, NULL, 16);
 }
 
 int unescape_append(struct bytes *out, const char *s, size_t n, const char **why, size_t *where)
@@ -76,14 +76,13 @@ int unescape_append(struct bytes *out, const char *s, size_t n, const char **why
 		case 't': c = '\t'; break;
 		case 'n': c = '\n'; break;
 		case 'x': {
-			int hi = i + 2 < n ? hexval(s[i + 2]) : -1;
-			int lo = i + 3 < n ? hexval(s[i + 3]) : -1;
-			if (hi < 0 || lo < 0) {
+			int v = i + 3 < n ? hexbyte(s + i + 2) : -1;
+			if (v < 0) {
 				*why = "\\x needs two hex digits";
 				*where = i;
 				return -1;
 			}
-			c = (unsigned char)(hi << 4 | lo);
+			c = (unsigned char)v;
 			len = 4;
 			break;
 		}
