@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small utilities (util.c)                                                                   */
@@ -69,6 +70,9 @@ void prolly__hash(prolly_id *out, const void *data, size_t size);
 /* Wall clock in microseconds, and a monotonic clock in nanoseconds. */
 int64_t prolly__now_us(void);
 uint64_t prolly__mono_ns(void);
+/* The time ms milliseconds from now on clock, for pthread_cond_timedwait (CLOCK_REALTIME for a
+ * default condition variable, CLOCK_MONOTONIC for one set up with pthread_condattr_setclock). */
+void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms);
 
 /* Adds delta to the calling thread's counters and (when db is not NULL) to db's. */
 struct prolly_db;

@@ -114,6 +114,17 @@ uint64_t prolly__mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms)
+{
+	clock_gettime(clock, out);
+	out->tv_sec += (time_t)(ms / 1000);
+	out->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (out->tv_nsec >= 1000000000L) {
+		out->tv_sec++;
+		out->tv_nsec -= 1000000000L;
+	}
+}
+
 /* ---- counters ---- */
 
 static _Thread_local prolly_stats thread_stats;

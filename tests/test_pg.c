@@ -15,6 +15,7 @@
  * reader, writer and gc roles with exactly the documented grants, and passwords kept out of
  * every message.
  */
+#include "internal.h"
 #include "lib/store_conformance.h"
 #include "prolly.h"
 #include "ptest.h"
@@ -41,9 +42,7 @@ static int n_schemas;
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)prolly__mono_ns() / 1e9;
 }
 
 static void sleep_ms(int ms)

@@ -227,8 +227,7 @@ static int resize(env_entry *e, size_t seen, int adopt)
 		                        "larger map_size",
 		                        e->path, seen);
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += RESIZE_WAIT_SECONDS;
+	prolly__deadline(&deadline, CLOCK_REALTIME, RESIZE_WAIT_SECONDS * 1000);
 	pthread_mutex_lock(&e->gate_mu);
 	while (e->resizing)
 		pthread_cond_wait(&e->gate_cv, &e->gate_mu);
