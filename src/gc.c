@@ -124,14 +124,8 @@ typedef struct idlist {
 
 static int idlist_push(idlist *l, const prolly_id *id)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 64;
-		prolly_id *nv = realloc(l->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (PROLLY__GROW(l->v, l->cap, l->n + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
 	l->v[l->n++] = *id;
 	return 0;
 }
@@ -161,14 +155,8 @@ typedef struct refs_ctx {
 static int on_ref(void *payload, const char *name, const prolly_id *value)
 {
 	refs_ctx *rc = payload;
-	if (rc->n == rc->cap) {
-		size_t ncap = rc->cap ? rc->cap * 2 : 16;
-		ref_entry *nv = realloc(rc->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory listing refs");
-		rc->v = nv;
-		rc->cap = ncap;
-	}
+	if (PROLLY__GROW(rc->v, rc->cap, rc->n + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory listing refs");
 	char *copy = strdup(name);
 	if (!copy)
 		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory listing refs");
@@ -349,14 +337,8 @@ static int on_log_ref(void *payload, const char *name, const prolly_id *value)
 	int64_t t;
 	if (!prolly__reflog_name_time(name, &t) || t >= ec->horizon)
 		return 0;
-	if (ec->n == ec->cap) {
-		size_t ncap = ec->cap ? ec->cap * 2 : 64;
-		prolly_ref_update *nv = realloc(ec->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory expiring the reflog");
-		ec->v = nv;
-		ec->cap = ncap;
-	}
+	if (PROLLY__GROW(ec->v, ec->cap, ec->n + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory expiring the reflog");
 	prolly_ref_update *u = &ec->v[ec->n];
 	memset(u, 0, sizeof(*u));
 	if (!(u->name = strdup(name)))

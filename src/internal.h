@@ -55,6 +55,15 @@ static inline int prolly__keycmp(const void *a, size_t alen, const void *b, size
 	return alen < blen ? -1 : alen > blen ? 1 : 0;
 }
 
+/* Growable arrays, the one growth rule of the library: makes room for `need` elements of `elem`
+ * bytes in the array *arrp (the address of a T *, passed as void *) whose capacity is *cap,
+ * doubling from `first` (when *cap is 0) until need fits. 0, or PROLLY_ENOMEM with the array
+ * and *cap untouched and no message set: the caller says what it was growing. Use the macro,
+ * which skips the call when there is room; it evaluates its arguments more than once. */
+int prolly__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
+#define PROLLY__GROW(arr, cap, need, first)                                                        \
+	((need) <= (cap) ? 0 : prolly__grow(&(arr), &(cap), (need), sizeof(*(arr)), (first)))
+
 /* Buffers: ensure room for `need` bytes in total, append bytes. ENOMEM on failure. */
 int prolly__buf_grow(prolly_buf *b, size_t need);
 int prolly__buf_set(prolly_buf *b, const void *data, size_t size);
@@ -341,9 +350,9 @@ struct prolly_txn {
 	prolly_buf raw;        /* raw objects (commits): concatenated (id, u32 size, bytes) */
 	size_t raw_count;
 	prolly_ref_update *refs;
-	char **ref_names; /* owned copies of refs[i].name */
-	size_t n_refs, cap_refs;
-	int flushed; /* a builder wrote nodes early */
+	char **ref_names;                   /* owned copies of refs[i].name */
+	size_t n_refs, cap_refs, cap_names; /* capacities of refs and ref_names */
+	int flushed;                        /* a builder wrote nodes early */
 	int done;
 	struct prolly__flush *pending[PROLLY__FLUSH_DEPTH]; /* builder flushes being written by
 	                                                      background threads, oldest first */

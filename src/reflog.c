@@ -331,14 +331,8 @@ typedef struct list_ctx {
 static int on_log_ref(void *payload, const char *name, const prolly_id *value)
 {
 	list_ctx *lc = payload;
-	if (lc->n == lc->cap) {
-		size_t ncap = lc->cap ? lc->cap * 2 : 32;
-		lref *nv = realloc(lc->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing the reflog");
-		lc->v = nv;
-		lc->cap = ncap;
-	}
+	if (PROLLY__GROW(lc->v, lc->cap, lc->n + 1, 32))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing the reflog");
 	if (!(lc->v[lc->n].name = strdup(name)))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing the reflog");
 	lc->v[lc->n].id = *value;

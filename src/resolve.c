@@ -132,14 +132,8 @@ static int on_ref(void *payload, const char *name, const prolly_id *value)
 {
 	heads *h = payload;
 	(void)name;
-	if (h->n == h->cap) {
-		size_t ncap = h->cap ? h->cap * 2 : 16;
-		prolly_id *nv = realloc(h->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
-		h->v = nv;
-		h->cap = ncap;
-	}
+	if (PROLLY__GROW(h->v, h->cap, h->n + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
 	h->v[h->n++] = *value;
 	return 0;
 }

@@ -135,18 +135,9 @@ int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 		if (strcmp(txn->ref_names[i], update->name) == 0)
 			return prolly_set_error(PROLLY_EINVAL, "ref '%s' is moved twice in one txn",
 			                        update->name);
-	if (txn->n_refs == txn->cap_refs) {
-		size_t ncap = txn->cap_refs ? txn->cap_refs * 2 : 4;
-		prolly_ref_update *nr = realloc(txn->refs, ncap * sizeof(*nr));
-		if (!nr)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
-		txn->refs = nr;
-		char **nn = realloc(txn->ref_names, ncap * sizeof(*nn));
-		if (!nn)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
-		txn->ref_names = nn;
-		txn->cap_refs = ncap;
-	}
+	if (PROLLY__GROW(txn->refs, txn->cap_refs, txn->n_refs + 1, 4) ||
+	    PROLLY__GROW(txn->ref_names, txn->cap_names, txn->n_refs + 1, 4))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
 	char *name = strdup(update->name);
 	if (!name)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");

@@ -16,21 +16,32 @@ void prolly_buf_dispose(prolly_buf *buf)
 	buf->size = buf->asize = 0;
 }
 
+int prolly__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap : first ? first : 1;
+	void *p;
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return PROLLY_ENOMEM;
+		ncap *= 2;
+	}
+	if (elem && ncap > SIZE_MAX / elem)
+		return PROLLY_ENOMEM;
+	/* *arrp is a T *, read and written as bytes so that no T * is accessed as a void *. */
+	memcpy(&p, arrp, sizeof(p));
+	if (!(p = realloc(p, ncap * elem)))
+		return PROLLY_ENOMEM;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
+
 int prolly__buf_grow(prolly_buf *b, size_t need)
 {
-	if (need <= b->asize)
-		return 0;
-	size_t cap = b->asize ? b->asize : 64;
-	while (cap < need) {
-		if (cap > SIZE_MAX / 2)
-			return prolly_set_error(PROLLY_ENOMEM, "buffer of %zu bytes is too large", need);
-		cap *= 2;
-	}
-	unsigned char *p = realloc(b->ptr, cap);
-	if (!p)
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory growing a buffer to %zu bytes", cap);
-	b->ptr = p;
-	b->asize = cap;
+	if (PROLLY__GROW(b->ptr, b->asize, need, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory growing a buffer to %zu bytes", need);
 	return 0;
 }
 

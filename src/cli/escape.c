@@ -14,22 +14,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+int grow_array(void *arrp, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap : first ? first : 1;
+	void *p;
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -1;
+		ncap *= 2;
+	}
+	if (elem && ncap > SIZE_MAX / elem)
+		return -1;
+	memcpy(&p, arrp, sizeof(p)); /* *arrp is a T *: copied as bytes, never read as a void * */
+	if (!(p = realloc(p, ncap * elem)))
+		return -1;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
+
 int bytes_append(struct bytes *b, const void *data, size_t size)
 {
 	if (size == 0)
 		return 0;
-	if (b->size + size < b->size)
+	if (b->size + size < b->size || GROW_ARRAY(b->ptr, b->cap, b->size + size, 64))
 		return -1;
-	if (b->size + size > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->size + size)
-			cap *= 2;
-		unsigned char *p = realloc(b->ptr, cap);
-		if (!p)
-			return -1;
-		b->ptr = p;
-		b->cap = cap;
-	}
 	memcpy(b->ptr + b->size, data, size);
 	b->size += size;
 	return 0;
