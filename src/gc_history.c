@@ -44,61 +44,31 @@ typedef struct hnode {
 typedef struct hgraph {
 	hnode *v;
 	size_t n, cap;
-	size_t *slot; /* open addressing: index + 1, 0 empty */
-	size_t scap;
+	prolly__idmap index; /* id -> its index in v, + 1 */
 	prolly_id *pids;
 	size_t npids, cappids;
 } hgraph;
 
-static size_t hstart(const prolly_id *id, size_t cap)
-{
-	uint64_t h;
-	memcpy(&h, id->bytes, sizeof(h));
-	return (size_t)h & (cap - 1);
-}
-
 static int hfind(const hgraph *g, const prolly_id *id, size_t *out)
 {
-	if (!g->scap)
-		return 0;
-	for (size_t i = hstart(id, g->scap);; i = (i + 1) & (g->scap - 1)) {
-		if (!g->slot[i])
-			return 0;
-		if (prolly_id_equal(&g->v[g->slot[i] - 1].id, id)) {
-			*out = g->slot[i] - 1;
-			return 1;
-		}
-	}
+	uintptr_t k = prolly__idmap_get(&g->index, id);
+	if (k)
+		*out = k - 1;
+	return k != 0;
 }
 
 /* Adds id (not present) at depth; *out its index. */
 static int hadd(hgraph *g, const prolly_id *id, uint32_t depth, size_t *out)
 {
-	if ((g->n + 1) * 2 > g->scap) {
-		size_t ncap = g->scap ? g->scap * 2 : 1024;
-		size_t *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
-		for (size_t k = 0; k < g->n; k++) {
-			size_t i = hstart(&g->v[k].id, ncap);
-			while (ns[i])
-				i = (i + 1) & (ncap - 1);
-			ns[i] = k + 1;
-		}
-		free(g->slot);
-		g->slot = ns;
-		g->scap = ncap;
-	}
+	int rc;
 	if (PROLLY__GROW(g->v, g->cap, g->n + 1, 256))
 		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
+	if ((rc = prolly__idmap_put(&g->index, id, g->n + 1)))
+		return rc;
 	memset(&g->v[g->n], 0, sizeof(g->v[g->n]));
 	g->v[g->n].id = *id;
 	g->v[g->n].depth = depth;
 	g->v[g->n].reached = 1;
-	size_t i = hstart(id, g->scap);
-	while (g->slot[i])
-		i = (i + 1) & (g->scap - 1);
-	g->slot[i] = g->n + 1;
 	*out = g->n++;
 	return 0;
 }
@@ -444,7 +414,7 @@ cleanup:
 	}
 	free(keep);
 	free(g.v);
-	free(g.slot);
+	prolly__idmap_dispose(&g.index);
 	free(g.pids);
 	return rc;
 }

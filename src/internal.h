@@ -83,6 +83,25 @@ uint64_t prolly__mono_ns(void);
  * default condition variable, CLOCK_MONOTONIC for one set up with pthread_condattr_setclock). */
 void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms);
 
+/* Tables keyed by id (idmap.c, its invariants at the top): id -> a non-zero value (a pointer,
+ * an index + 1, or 1 for a set). The library's only hash table of ids apart from the node
+ * cache's chains. Walk the slots from 0 to cap; a slot with val 0 is empty. */
+typedef struct prolly__idmap_slot {
+	prolly_id id;
+	uintptr_t val; /* 0: empty */
+} prolly__idmap_slot;
+typedef struct prolly__idmap {
+	prolly__idmap_slot *slots;
+	size_t cap; /* power of two, or 0 */
+	size_t len;
+} prolly__idmap;
+void prolly__idmap_init(prolly__idmap *m);
+void prolly__idmap_dispose(prolly__idmap *m); /* frees the table; the values are the caller's */
+/* id's value, or 0 when id is not in m. */
+uintptr_t prolly__idmap_get(const prolly__idmap *m, const prolly_id *id);
+/* Sets id's value (val != 0), adding id if it is new. 0 or PROLLY_ENOMEM (m unchanged). */
+int prolly__idmap_put(prolly__idmap *m, const prolly_id *id, uintptr_t val);
+
 /* Adds delta to the calling thread's counters and (when db is not NULL) to db's. */
 struct prolly_db;
 void prolly__stats_add(struct prolly_db *db, const prolly_stats *delta);
@@ -276,13 +295,15 @@ struct prolly_db {
 
 /*
  * An operation's working set: nodes an operation has loaded and holds references to, so that it
- * does not depend on the cache keeping them (cache_bytes may be 0). Keyed by id.
+ * does not depend on the cache keeping them (cache_bytes may be 0). An id table whose values
+ * are the nodes (one reference each); walk it with prolly__nodeset_at(s, 0..cap).
  */
-typedef struct prolly__nodeset {
-	pnode **slots;
-	size_t cap; /* power of two, or 0 */
-	size_t len;
-} prolly__nodeset;
+typedef prolly__idmap prolly__nodeset;
+/* The node in slot i (< s->cap), or NULL for an empty slot. */
+static inline pnode *prolly__nodeset_at(const prolly__nodeset *s, size_t i)
+{
+	return (pnode *)s->slots[i].val;
+}
 
 void prolly__nodeset_init(prolly__nodeset *s);
 void prolly__nodeset_dispose(prolly__nodeset *s); /* drops every reference */
