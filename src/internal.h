@@ -84,8 +84,8 @@ uint64_t prolly__mono_ns(void);
 void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms);
 
 /* Tables keyed by id (idmap.c, its invariants at the top): id -> a non-zero value (a pointer,
- * an index + 1, or 1 for a set). The library's only hash table of ids apart from the node
- * cache's chains. Walk the slots from 0 to cap; a slot with val 0 is empty. */
+ * an index + 1, or 1 for a set); use it for any new table of ids. Walk the slots from 0 to
+ * cap; a slot with val 0 is empty. */
 typedef struct prolly__idmap_slot {
 	prolly_id id;
 	uintptr_t val; /* 0: empty */
