@@ -7,6 +7,7 @@
  */
 #include "hdr.h"
 #include "internal.h"
+#include "rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,7 @@ static uint64_t rng_state = 0x243f6a8885a308d3ULL;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return prolly__splitmix64(&rng_state);
 }
 
 static int write_file(const char *dir, const char *kind, unsigned n, const void *p, size_t size)

@@ -124,67 +124,29 @@ void prolly_db_cache_clear(prolly_db *db)
 
 void prolly__nodeset_init(prolly__nodeset *s)
 {
-	s->slots = NULL;
-	s->cap = s->len = 0;
+	prolly__idmap_init(s);
 }
 
 void prolly__nodeset_dispose(prolly__nodeset *s)
 {
 	for (size_t i = 0; i < s->cap; i++)
-		prolly__node_unref(s->slots[i]);
-	free(s->slots);
-	prolly__nodeset_init(s);
-}
-
-static size_t id_slot(const prolly_id *id)
-{
-	uint64_t h;
-	memcpy(&h, id->bytes, sizeof(h));
-	return (size_t)h;
+		prolly__node_unref(prolly__nodeset_at(s, i));
+	prolly__idmap_dispose(s);
 }
 
 pnode *prolly__nodeset_find(const prolly__nodeset *s, const prolly_id *id)
 {
-	if (!s->cap)
-		return NULL;
-	size_t mask = s->cap - 1;
-	for (size_t i = id_slot(id) & mask;; i = (i + 1) & mask) {
-		pnode *n = s->slots[i];
-		if (!n)
-			return NULL;
-		if (prolly_id_equal(&n->id, id))
-			return n;
-	}
-}
-
-static void place(pnode **slots, size_t cap, pnode *n)
-{
-	size_t mask = cap - 1;
-	size_t i = id_slot(&n->id) & mask;
-	while (slots[i])
-		i = (i + 1) & mask;
-	slots[i] = n;
+	return (pnode *)prolly__idmap_get(s, id);
 }
 
 int prolly__nodeset_add(prolly__nodeset *s, pnode *n)
 {
+	int rc;
 	if (prolly__nodeset_find(s, &n->id))
 		return 0;
-	if ((s->len + 1) * 4 > s->cap * 3) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		pnode **ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory growing a node set");
-		for (size_t i = 0; i < s->cap; i++)
-			if (s->slots[i])
-				place(ns, ncap, s->slots[i]);
-		free(s->slots);
-		s->slots = ns;
-		s->cap = ncap;
-	}
+	if ((rc = prolly__idmap_put(s, &n->id, (uintptr_t)n)))
+		return rc;
 	prolly__node_ref(n);
-	place(s->slots, s->cap, n);
-	s->len++;
 	return 0;
 }
 

@@ -71,14 +71,8 @@ typedef struct editor {
 
 static int push_edit(ledits *e, const ledit *x)
 {
-	if (e->n == e->cap) {
-		size_t ncap = e->cap ? e->cap * 2 : 64;
-		ledit *nv = realloc(e->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory collecting %zu edits", ncap);
-		e->v = nv;
-		e->cap = ncap;
-	}
+	if (PROLLY__GROW(e->v, e->cap, e->n + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory collecting %zu edits", e->n + 1);
 	e->v[e->n++] = *x;
 	return 0;
 }

@@ -35,85 +35,20 @@
 /* A set of ids                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct idset {
-	prolly_id *slots; /* the all-zero id marks an empty slot; the zero id itself is has_zero */
-	size_t cap, len;  /* cap: power of two or 0 */
-	int has_zero;
-} idset;
-
-static const prolly_id zero_id;
-
-static void idset_init(idset *s)
-{
-	memset(s, 0, sizeof(*s));
-}
-
-static void idset_dispose(idset *s)
-{
-	free(s->slots);
-	idset_init(s);
-}
-
-static size_t idset_start(const prolly_id *id, size_t cap)
-{
-	uint64_t h;
-	memcpy(&h, id->bytes, sizeof(h));
-	return (size_t)h & (cap - 1);
-}
+typedef prolly__idmap idset; /* every value 1 */
 
 static int idset_has(const idset *s, const prolly_id *id)
 {
-	if (prolly_id_equal(id, &zero_id))
-		return s->has_zero;
-	if (!s->cap)
-		return 0;
-	for (size_t i = idset_start(id, s->cap);; i = (i + 1) & (s->cap - 1)) {
-		if (prolly_id_equal(&s->slots[i], id))
-			return 1;
-		if (prolly_id_equal(&s->slots[i], &zero_id))
-			return 0;
-	}
-}
-
-static void idset_place(prolly_id *slots, size_t cap, const prolly_id *id)
-{
-	size_t i = idset_start(id, cap);
-	while (!prolly_id_equal(&slots[i], &zero_id))
-		i = (i + 1) & (cap - 1);
-	slots[i] = *id;
+	return prolly__idmap_get(s, id) != 0;
 }
 
 /* Adds id; *added (may be NULL) says whether it was new. */
 static int idset_add(idset *s, const prolly_id *id, int *added)
 {
+	int is_new = !idset_has(s, id), rc = is_new ? prolly__idmap_put(s, id, 1) : 0;
 	if (added)
-		*added = 0;
-	if (prolly_id_equal(id, &zero_id)) {
-		if (added)
-			*added = !s->has_zero;
-		s->has_zero = 1;
-		return 0;
-	}
-	if (idset_has(s, id))
-		return 0;
-	if ((s->len + 1) * 4 > s->cap * 3) {
-		size_t ncap = s->cap ? s->cap * 2 : 1024;
-		prolly_id *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return prolly_set_error(PROLLY_ENOMEM,
-			                        "gc: out of memory growing the mark set to %zu ids", ncap);
-		for (size_t i = 0; i < s->cap; i++)
-			if (!prolly_id_equal(&s->slots[i], &zero_id))
-				idset_place(ns, ncap, &s->slots[i]);
-		free(s->slots);
-		s->slots = ns;
-		s->cap = ncap;
-	}
-	idset_place(s->slots, s->cap, id);
-	s->len++;
-	if (added)
-		*added = 1;
-	return 0;
+		*added = is_new && !rc;
+	return rc;
 }
 
 /* A growable array of ids. */
@@ -124,14 +59,8 @@ typedef struct idlist {
 
 static int idlist_push(idlist *l, const prolly_id *id)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 64;
-		prolly_id *nv = realloc(l->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (PROLLY__GROW(l->v, l->cap, l->n + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
 	l->v[l->n++] = *id;
 	return 0;
 }
@@ -161,14 +90,8 @@ typedef struct refs_ctx {
 static int on_ref(void *payload, const char *name, const prolly_id *value)
 {
 	refs_ctx *rc = payload;
-	if (rc->n == rc->cap) {
-		size_t ncap = rc->cap ? rc->cap * 2 : 16;
-		ref_entry *nv = realloc(rc->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory listing refs");
-		rc->v = nv;
-		rc->cap = ncap;
-	}
+	if (PROLLY__GROW(rc->v, rc->cap, rc->n + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory listing refs");
 	char *copy = strdup(name);
 	if (!copy)
 		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory listing refs");
@@ -258,7 +181,7 @@ static int gc_mark(void *payload)
 	idlist trees = {0};
 	int rc, added;
 
-	idset_dispose(&gc->marked); /* a store may call mark() again */
+	prolly__idmap_dispose(&gc->marked); /* a store may call mark() again */
 	if ((rc = db->store->list_refs(db->store, "", on_ref, &refs)))
 		goto cleanup;
 	/* ids: what the refs name (for one read), then reused for the heads of the history walk:
@@ -349,14 +272,8 @@ static int on_log_ref(void *payload, const char *name, const prolly_id *value)
 	int64_t t;
 	if (!prolly__reflog_name_time(name, &t) || t >= ec->horizon)
 		return 0;
-	if (ec->n == ec->cap) {
-		size_t ncap = ec->cap ? ec->cap * 2 : 64;
-		prolly_ref_update *nv = realloc(ec->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory expiring the reflog");
-		ec->v = nv;
-		ec->cap = ncap;
-	}
+	if (PROLLY__GROW(ec->v, ec->cap, ec->n + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory expiring the reflog");
 	prolly_ref_update *u = &ec->v[ec->n];
 	memset(u, 0, sizeof(*u));
 	if (!(u->name = strdup(name)))
@@ -418,7 +335,7 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out)
 
 	memset(&res, 0, sizeof(res));
 	gc.db = db;
-	idset_init(&gc.marked);
+	prolly__idmap_init(&gc.marked);
 	if (!st->gc) {
 		rc = prolly_set_error(PROLLY_EUNSUPPORTED, "the %s store does not support gc", st->kind);
 		goto cleanup;
@@ -442,6 +359,6 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out)
 	if (out)
 		*out = res;
 cleanup:
-	idset_dispose(&gc.marked);
+	prolly__idmap_dispose(&gc.marked);
 	return rc;
 }

@@ -44,67 +44,31 @@ typedef struct hnode {
 typedef struct hgraph {
 	hnode *v;
 	size_t n, cap;
-	size_t *slot; /* open addressing: index + 1, 0 empty */
-	size_t scap;
+	prolly__idmap index; /* id -> its index in v, + 1 */
 	prolly_id *pids;
 	size_t npids, cappids;
 } hgraph;
 
-static size_t hstart(const prolly_id *id, size_t cap)
-{
-	uint64_t h;
-	memcpy(&h, id->bytes, sizeof(h));
-	return (size_t)h & (cap - 1);
-}
-
 static int hfind(const hgraph *g, const prolly_id *id, size_t *out)
 {
-	if (!g->scap)
-		return 0;
-	for (size_t i = hstart(id, g->scap);; i = (i + 1) & (g->scap - 1)) {
-		if (!g->slot[i])
-			return 0;
-		if (prolly_id_equal(&g->v[g->slot[i] - 1].id, id)) {
-			*out = g->slot[i] - 1;
-			return 1;
-		}
-	}
+	uintptr_t k = prolly__idmap_get(&g->index, id);
+	if (k)
+		*out = k - 1;
+	return k != 0;
 }
 
 /* Adds id (not present) at depth; *out its index. */
 static int hadd(hgraph *g, const prolly_id *id, uint32_t depth, size_t *out)
 {
-	if ((g->n + 1) * 2 > g->scap) {
-		size_t ncap = g->scap ? g->scap * 2 : 1024;
-		size_t *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
-		for (size_t k = 0; k < g->n; k++) {
-			size_t i = hstart(&g->v[k].id, ncap);
-			while (ns[i])
-				i = (i + 1) & (ncap - 1);
-			ns[i] = k + 1;
-		}
-		free(g->slot);
-		g->slot = ns;
-		g->scap = ncap;
-	}
-	if (g->n == g->cap) {
-		size_t ncap = g->cap ? g->cap * 2 : 256;
-		hnode *nv = realloc(g->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
-		g->v = nv;
-		g->cap = ncap;
-	}
+	int rc;
+	if (PROLLY__GROW(g->v, g->cap, g->n + 1, 256))
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
+	if ((rc = prolly__idmap_put(&g->index, id, g->n + 1)))
+		return rc;
 	memset(&g->v[g->n], 0, sizeof(g->v[g->n]));
 	g->v[g->n].id = *id;
 	g->v[g->n].depth = depth;
 	g->v[g->n].reached = 1;
-	size_t i = hstart(id, g->scap);
-	while (g->slot[i])
-		i = (i + 1) & (g->scap - 1);
-	g->slot[i] = g->n + 1;
 	*out = g->n++;
 	return 0;
 }
@@ -133,17 +97,9 @@ static int fill(hgraph *g, size_t k, const prolly_id *id, const void *data, size
 		return 0; /* not a commit (a ref may name anything): nothing to walk */
 	if ((rc = prolly__commit_decode(&c, id, data, size)))
 		return rc;
-	if (g->npids + c->n_parents > g->cappids) {
-		size_t ncap = g->cappids ? g->cappids * 2 : 256;
-		while (ncap < g->npids + c->n_parents)
-			ncap *= 2;
-		prolly_id *np = realloc(g->pids, ncap * sizeof(*np));
-		if (!np) {
-			prolly_commit_free(c);
-			return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
-		}
-		g->pids = np;
-		g->cappids = ncap;
+	if (PROLLY__GROW(g->pids, g->cappids, g->npids + c->n_parents, 256)) {
+		prolly_commit_free(c);
+		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
 	}
 	nd = &g->v[k];
 	nd->tree = c->tree;
@@ -230,7 +186,7 @@ static int walk(prolly_db *db, hgraph *g, const prolly_id *heads, size_t n)
 {
 	size_t *level = NULL, *next = NULL, nl = 0, nn = 0, capl = 0, capn = 0;
 	prolly_id *ids = NULL;
-	size_t capids = 0;
+	size_t capids = 0, capw = 0;
 	int rc = 0;
 
 	size_t *want = NULL;
@@ -240,27 +196,13 @@ static int walk(prolly_db *db, hgraph *g, const prolly_id *heads, size_t n)
 			continue;
 		if ((rc = hadd(g, &heads[i], 0, &k)))
 			goto cleanup;
-		if (nl == capl) {
-			capl = capl ? capl * 2 : 64;
-			size_t *nv = realloc(level, capl * sizeof(*nv));
-			if (!nv)
-				goto oom;
-			level = nv;
-		}
+		if (PROLLY__GROW(level, capl, nl + 1, 64))
+			goto oom;
 		level[nl++] = k;
 	}
 	for (uint32_t depth = 0; nl; depth++) {
-		if (nl > capids) {
-			prolly_id *nv = realloc(ids, nl * sizeof(*nv));
-			size_t *nw = realloc(want, nl * sizeof(*nw));
-			if (nv)
-				ids = nv;
-			if (nw)
-				want = nw;
-			if (!nv || !nw)
-				goto oom;
-			capids = nl;
-		}
+		if (PROLLY__GROW(ids, capids, nl, 64) || PROLLY__GROW(want, capw, nl, 64))
+			goto oom;
 		if ((rc = load_level(db, g, level, nl, ids, want)))
 			goto cleanup;
 		nn = 0;
@@ -279,13 +221,8 @@ static int walk(prolly_db *db, hgraph *g, const prolly_id *heads, size_t n)
 				} else if ((rc = hadd(g, &pid, depth + 1, &k))) {
 					goto cleanup;
 				}
-				if (nn == capn) {
-					capn = capn ? capn * 2 : 64;
-					size_t *nv = realloc(next, capn * sizeof(*nv));
-					if (!nv)
-						goto oom;
-					next = nv;
-				}
+				if (PROLLY__GROW(next, capn, nn + 1, 64))
+					goto oom;
 				next[nn++] = k;
 			}
 		}
@@ -477,7 +414,7 @@ cleanup:
 	}
 	free(keep);
 	free(g.v);
-	free(g.slot);
+	prolly__idmap_dispose(&g.index);
 	free(g.pids);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small utilities (util.c)                                                                   */
@@ -55,10 +56,23 @@ static inline int prolly__keycmp(const void *a, size_t alen, const void *b, size
 	return alen < blen ? -1 : alen > blen ? 1 : 0;
 }
 
+/* Growable arrays, the one growth rule of the library: makes room for `need` elements of `elem`
+ * bytes in the array *arrp (the address of a T *, passed as void *) whose capacity is *cap,
+ * doubling from `first` (when *cap is 0) until need fits. 0, or PROLLY_ENOMEM with the array
+ * and *cap untouched and no message set: the caller says what it was growing. Use the macro,
+ * which skips the call when there is room; it evaluates its arguments more than once. */
+int prolly__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
+#define PROLLY__GROW(arr, cap, need, first)                                                        \
+	((need) <= (cap) ? 0 : prolly__grow(&(arr), &(cap), (need), sizeof(*(arr)), (first)))
+
 /* Buffers: ensure room for `need` bytes in total, append bytes. ENOMEM on failure. */
 int prolly__buf_grow(prolly_buf *b, size_t need);
 int prolly__buf_set(prolly_buf *b, const void *data, size_t size);
 int prolly__buf_put(prolly_buf *b, const void *data, size_t size);
+
+/* The value of one hex digit (0-9, a-f, A-F), or -1. The library's only hex decoder; ids are
+ * encoded by prolly_id_to_hex. */
+int prolly__hexval(int c);
 
 /* SHA-256 of data (OpenSSL libcrypto). */
 void prolly__hash(prolly_id *out, const void *data, size_t size);
@@ -66,6 +80,28 @@ void prolly__hash(prolly_id *out, const void *data, size_t size);
 /* Wall clock in microseconds, and a monotonic clock in nanoseconds. */
 int64_t prolly__now_us(void);
 uint64_t prolly__mono_ns(void);
+/* The time ms milliseconds from now on clock, for pthread_cond_timedwait (CLOCK_REALTIME for a
+ * default condition variable, CLOCK_MONOTONIC for one set up with pthread_condattr_setclock). */
+void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms);
+
+/* Tables keyed by id (idmap.c, its invariants at the top): id -> a non-zero value (a pointer,
+ * an index + 1, or 1 for a set); use it for any new table of ids. Walk the slots from 0 to
+ * cap; a slot with val 0 is empty. */
+typedef struct prolly__idmap_slot {
+	prolly_id id;
+	uintptr_t val; /* 0: empty */
+} prolly__idmap_slot;
+typedef struct prolly__idmap {
+	prolly__idmap_slot *slots;
+	size_t cap; /* power of two, or 0 */
+	size_t len;
+} prolly__idmap;
+void prolly__idmap_init(prolly__idmap *m);
+void prolly__idmap_dispose(prolly__idmap *m); /* frees the table; the values are the caller's */
+/* id's value, or 0 when id is not in m. */
+uintptr_t prolly__idmap_get(const prolly__idmap *m, const prolly_id *id);
+/* Sets id's value (val != 0), adding id if it is new. 0 or PROLLY_ENOMEM (m unchanged). */
+int prolly__idmap_put(prolly__idmap *m, const prolly_id *id, uintptr_t val);
 
 /* Adds delta to the calling thread's counters and (when db is not NULL) to db's. */
 struct prolly_db;
@@ -254,13 +290,15 @@ struct prolly_db {
 
 /*
  * An operation's working set: nodes an operation has loaded and holds references to, so that it
- * does not depend on the cache keeping them (cache_bytes may be 0). Keyed by id.
+ * does not depend on the cache keeping them (cache_bytes may be 0). An id table whose values
+ * are the nodes (one reference each); walk it with prolly__nodeset_at(s, 0..cap).
  */
-typedef struct prolly__nodeset {
-	pnode **slots;
-	size_t cap; /* power of two, or 0 */
-	size_t len;
-} prolly__nodeset;
+typedef prolly__idmap prolly__nodeset;
+/* The node in slot i (< s->cap), or NULL for an empty slot. */
+static inline pnode *prolly__nodeset_at(const prolly__nodeset *s, size_t i)
+{
+	return (pnode *)s->slots[i].val;
+}
 
 void prolly__nodeset_init(prolly__nodeset *s);
 void prolly__nodeset_dispose(prolly__nodeset *s); /* drops every reference */
@@ -333,9 +371,9 @@ struct prolly_txn {
 	prolly_buf raw;        /* raw objects (commits): concatenated (id, u32 size, bytes) */
 	size_t raw_count;
 	prolly_ref_update *refs;
-	char **ref_names; /* owned copies of refs[i].name */
-	size_t n_refs, cap_refs;
-	int flushed; /* a builder wrote nodes early */
+	char **ref_names;                   /* owned copies of refs[i].name */
+	size_t n_refs, cap_refs, cap_names; /* capacities of refs and ref_names */
+	int flushed;                        /* a builder wrote nodes early */
 	int done;
 	struct prolly__flush *pending[PROLLY__FLUSH_DEPTH]; /* builder flushes being written by
 	                                                      background threads, oldest first */

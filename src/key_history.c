@@ -176,18 +176,11 @@ static int on_commit(void *payload, const prolly_commit *c)
 			}
 		}
 	}
-	if (w->len == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 16;
-		kent *nq = malloc(ncap * sizeof(*nq));
-		if (!nq)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		for (size_t k = 0; k < w->len; k++)
-			nq[k] = w->q[(w->head + k) % w->cap];
-		free(w->q);
-		w->q = nq;
-		w->cap = ncap;
-		w->head = 0;
-	}
+	size_t old = w->cap;
+	if (PROLLY__GROW(w->q, w->cap, w->len + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	if (w->cap != old && w->head + w->len > old) /* the ring wrapped: its tail goes after old */
+		memcpy(w->q + old, w->q, (w->head + w->len - old) * sizeof(*w->q));
 	e.wanted = !w->started; /* K4: the start commit */
 	w->started = 1;
 	e.c = commit_dup(c);

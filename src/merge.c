@@ -61,14 +61,8 @@ static int collect_fn(void *payload, const prolly_diff_entry *e)
 {
 	mctx *m = payload;
 	int rc;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		change *v = realloc(m->v, cap * sizeof(*v));
-		if (!v)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory collecting merge changes");
-		m->v = v;
-		m->cap = cap;
-	}
+	if (PROLLY__GROW(m->v, m->cap, m->n + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory collecting merge changes");
 	change *c = &m->v[m->n];
 	memset(c, 0, sizeof(*c));
 	c->koff = m->arena.size;

@@ -190,13 +190,11 @@ int prolly__reflog_decode(prolly__reflog *out, const prolly_id *id, const void *
 	return 0;
 }
 
-static int hexval(char c)
+/* A lower-case hex digit's value, or -1: reflog names are written with %x, so an upper-case
+ * digit marks a name this file did not make. */
+static int lower_hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
+	return c >= 'A' && c <= 'F' ? -1 : prolly__hexval((unsigned char)c);
 }
 
 int prolly__reflog_name_time(const char *name, int64_t *time_us)
@@ -207,10 +205,10 @@ int prolly__reflog_name_time(const char *name, int64_t *time_us)
 	    strlen(at + 1) != 24)
 		return 0;
 	for (int i = 0; i < 24; i++)
-		if (hexval(at[1 + i]) < 0)
+		if (lower_hexval(at[1 + i]) < 0)
 			return 0;
 	for (int i = 0; i < 16; i++)
-		t = t << 4 | (uint64_t)hexval(at[1 + i]);
+		t = t << 4 | (uint64_t)lower_hexval(at[1 + i]);
 	*time_us = t > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t;
 	return 1;
 }
@@ -336,14 +334,8 @@ typedef struct list_ctx {
 static int on_log_ref(void *payload, const char *name, const prolly_id *value)
 {
 	list_ctx *lc = payload;
-	if (lc->n == lc->cap) {
-		size_t ncap = lc->cap ? lc->cap * 2 : 32;
-		lref *nv = realloc(lc->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing the reflog");
-		lc->v = nv;
-		lc->cap = ncap;
-	}
+	if (PROLLY__GROW(lc->v, lc->cap, lc->n + 1, 32))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing the reflog");
 	if (!(lc->v[lc->n].name = strdup(name)))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing the reflog");
 	lc->v[lc->n].id = *value;

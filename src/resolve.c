@@ -31,11 +31,9 @@
 
 static int all_hex(const char *s, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+	for (size_t i = 0; i < len; i++)
+		if (prolly__hexval((unsigned char)s[i]) < 0)
 			return 0;
-	}
 	return 1;
 }
 
@@ -134,14 +132,8 @@ static int on_ref(void *payload, const char *name, const prolly_id *value)
 {
 	heads *h = payload;
 	(void)name;
-	if (h->n == h->cap) {
-		size_t ncap = h->cap ? h->cap * 2 : 16;
-		prolly_id *nv = realloc(h->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
-		h->v = nv;
-		h->cap = ncap;
-	}
+	if (PROLLY__GROW(h->v, h->cap, h->n + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
 	h->v[h->n++] = *value;
 	return 0;
 }
@@ -176,8 +168,7 @@ static int find_prefix(prolly_id *out, prolly_db *db, const char *hex, size_t le
 		memset(lo.bytes, 0, sizeof(lo.bytes));
 		memset(hi.bytes, 0xff, sizeof(hi.bytes));
 		for (size_t i = 0; i < len; i++) {
-			char ch = hex[i];
-			unsigned v = ch <= '9' ? (unsigned)(ch - '0') : (unsigned)((ch | 0x20) - 'a' + 10);
+			unsigned v = (unsigned)prolly__hexval((unsigned char)hex[i]); /* all_hex said so */
 			unsigned shift = i % 2 ? 0 : 4;
 			lo.bytes[i / 2] = (unsigned char)((lo.bytes[i / 2] & ~(0xfu << shift)) | v << shift);
 			hi.bytes[i / 2] = (unsigned char)((hi.bytes[i / 2] & ~(0xfu << shift)) | v << shift);

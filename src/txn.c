@@ -45,8 +45,8 @@ static void unpin_set(prolly_db *db, prolly__nodeset *set)
 	prolly_stats d;
 	memset(&d, 0, sizeof(d));
 	for (size_t i = 0; i < set->cap; i++)
-		if (set->slots[i])
-			d.cache_evictions += prolly__cache_unpin(db->cache, &set->slots[i]->id);
+		if (prolly__nodeset_at(set, i))
+			d.cache_evictions += prolly__cache_unpin(db->cache, &set->slots[i].id);
 	prolly__nodeset_dispose(set); /* T2 */
 	if (d.cache_evictions)
 		prolly__stats_add(db, &d);
@@ -135,18 +135,9 @@ int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 		if (strcmp(txn->ref_names[i], update->name) == 0)
 			return prolly_set_error(PROLLY_EINVAL, "ref '%s' is moved twice in one txn",
 			                        update->name);
-	if (txn->n_refs == txn->cap_refs) {
-		size_t ncap = txn->cap_refs ? txn->cap_refs * 2 : 4;
-		prolly_ref_update *nr = realloc(txn->refs, ncap * sizeof(*nr));
-		if (!nr)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
-		txn->refs = nr;
-		char **nn = realloc(txn->ref_names, ncap * sizeof(*nn));
-		if (!nn)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
-		txn->ref_names = nn;
-		txn->cap_refs = ncap;
-	}
+	if (PROLLY__GROW(txn->refs, txn->cap_refs, txn->n_refs + 1, 4) ||
+	    PROLLY__GROW(txn->ref_names, txn->cap_names, txn->n_refs + 1, 4))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
 	char *name = strdup(update->name);
 	if (!name)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
@@ -166,7 +157,7 @@ static int gather(prolly_txn *txn, prolly_store_node **out, size_t *n)
 	if (!arr)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory gathering %zu nodes", total);
 	for (size_t i = 0; i < txn->nodes.cap; i++) {
-		pnode *nd = txn->nodes.slots[i];
+		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
 		if (nd) {
 			arr[k].id = nd->id;
 			arr[k].data = nd->bytes;
@@ -272,7 +263,7 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory flushing a txn");
 	}
 	for (size_t i = 0; i < set->cap; i++) {
-		pnode *nd = set->slots[i];
+		pnode *nd = prolly__nodeset_at(set, i);
 		if (nd) {
 			f->arr[f->n].id = nd->id;
 			f->arr[f->n].data = nd->bytes;
@@ -320,7 +311,7 @@ static int flush_halves(prolly_txn *txn)
 	prolly__nodeset_init(&half[0]);
 	prolly__nodeset_init(&half[1]);
 	for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
-		pnode *nd = txn->nodes.slots[i];
+		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
 		if (nd)
 			rc = prolly__nodeset_add(&half[k++ * 2 / txn->nodes.len], nd);
 	}
@@ -348,7 +339,7 @@ static int gather_requires(prolly_txn *txn, prolly_buf *out)
 	int rc;
 	out->size = 0;
 	for (size_t i = 0; i < txn->nodes.cap; i++) {
-		pnode *nd = txn->nodes.slots[i];
+		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
 		if (!nd || nd->level == 0)
 			continue;
 		for (uint32_t j = 0; j < nd->n; j++) {

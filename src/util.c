@@ -16,21 +16,32 @@ void prolly_buf_dispose(prolly_buf *buf)
 	buf->size = buf->asize = 0;
 }
 
+int prolly__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap : first ? first : 1;
+	void *p;
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return PROLLY_ENOMEM;
+		ncap *= 2;
+	}
+	if (elem && ncap > SIZE_MAX / elem)
+		return PROLLY_ENOMEM;
+	/* *arrp is a T *, read and written as bytes so that no T * is accessed as a void *. */
+	memcpy(&p, arrp, sizeof(p));
+	if (!(p = realloc(p, ncap * elem)))
+		return PROLLY_ENOMEM;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
+
 int prolly__buf_grow(prolly_buf *b, size_t need)
 {
-	if (need <= b->asize)
-		return 0;
-	size_t cap = b->asize ? b->asize : 64;
-	while (cap < need) {
-		if (cap > SIZE_MAX / 2)
-			return prolly_set_error(PROLLY_ENOMEM, "buffer of %zu bytes is too large", need);
-		cap *= 2;
-	}
-	unsigned char *p = realloc(b->ptr, cap);
-	if (!p)
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory growing a buffer to %zu bytes", cap);
-	b->ptr = p;
-	b->asize = cap;
+	if (PROLLY__GROW(b->ptr, b->asize, need, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory growing a buffer to %zu bytes", need);
 	return 0;
 }
 
@@ -67,7 +78,7 @@ void prolly_id_to_hex(char out[PROLLY_ID_HEX_SIZE], const prolly_id *id)
 	out[2 * PROLLY_ID_SIZE] = 0;
 }
 
-static int hexval(int c)
+int prolly__hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -85,7 +96,8 @@ int prolly_id_from_hex(prolly_id *out, const char *hex)
 		return prolly_set_error(PROLLY_EINVAL, "an id is 64 hex digits: '%s'",
 		                        hex ? hex : "(null)");
 	for (int i = 0; i < PROLLY_ID_SIZE; i++) {
-		int hi = hexval((unsigned char)hex[2 * i]), lo = hexval((unsigned char)hex[2 * i + 1]);
+		int hi = prolly__hexval((unsigned char)hex[2 * i]);
+		int lo = prolly__hexval((unsigned char)hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return prolly_set_error(PROLLY_EINVAL, "not a hex id: '%s'", hex);
 		id.bytes[i] = (unsigned char)(hi << 4 | lo);
@@ -111,6 +123,17 @@ uint64_t prolly__mono_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms)
+{
+	clock_gettime(clock, out);
+	out->tv_sec += (time_t)(ms / 1000);
+	out->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (out->tv_nsec >= 1000000000L) {
+		out->tv_sec++;
+		out->tv_nsec -= 1000000000L;
+	}
 }
 
 /* ---- counters ---- */

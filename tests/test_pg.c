@@ -15,9 +15,11 @@
  * reader, writer and gc roles with exactly the documented grants, and passwords kept out of
  * every message.
  */
+#include "internal.h"
 #include "lib/store_conformance.h"
 #include "prolly.h"
 #include "ptest.h"
+#include "rng.h"
 #include "store/pg.h"
 
 #include <errno.h>
@@ -40,9 +42,7 @@ static int n_schemas;
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)prolly__mono_ns() / 1e9;
 }
 
 static void sleep_ms(int ms)
@@ -1373,12 +1373,10 @@ static void *gc_engine_writer(void *arg)
 	gw *w = arg;
 	char keys[40][16];
 	prolly_edit e[40];
-	uint64_t x = 0x9e3779b97f4a7c15ULL * (w->seed + 1);
+	uint64_t rs = w->seed, x;
 	while (!*w->stop) {
 		for (int i = 0; i < 40; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = prolly__splitmix64(&rs);
 			snprintf(keys[i], sizeof(keys[i]), "k%05u", (unsigned)(x % 3000));
 			e[i].op = PROLLY_PUT;
 			e[i].key.data = keys[i];
@@ -1782,11 +1780,9 @@ static int make_role(PGconn *a, const char *role, const char *schema, const char
                      char *conninfo, size_t cap)
 {
 	char pw[33], q[2048], g[1536];
-	uint64_t x = (uint64_t)(now_s() * 1e6) ^ (uint64_t)getpid() << 24 ^ (uint64_t)strlen(role);
+	uint64_t rs = (uint64_t)(now_s() * 1e6) ^ (uint64_t)getpid() << 24 ^ (uint64_t)strlen(role), x;
 	for (int i = 0; i < 32; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		x = prolly__splitmix64(&rs);
 		pw[i] = "abcdefghijklmnopqrstuvwxyz012345"[x % 32];
 	}
 	pw[32] = 0;
@@ -2116,17 +2112,15 @@ static int storage_bench(long records, int binary)
 		prolly_id root;
 		if (prolly_txn_begin(&txn, db) || prolly_builder_new(&b, txn))
 			return 1;
-		uint64_t x = 88172645463325252ULL;
+		uint64_t rs = 88172645463325252ULL, x;
 		for (long i = 0; i < records; i++) {
 			char k[32], v[32];
 			snprintf(k, sizeof(k), "k%012ld", i);
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = prolly__splitmix64(&rs);
 			snprintf(v, sizeof(v), "%016llx%08llx", (unsigned long long)x,
 			         (unsigned long long)(x >> 20) & 0xffffffffULL);
 			if (binary) {
-				uint64_t y = x * 0x9e3779b97f4a7c15ULL, z = y ^ (y >> 29);
+				uint64_t y = prolly__splitmix64(&rs), z = prolly__splitmix64(&rs);
 				memcpy(v, &x, 8);
 				memcpy(v + 8, &y, 8);
 				memcpy(v + 16, &z, 8);
@@ -2162,9 +2156,7 @@ static int storage_bench(long records, int binary)
 		double read_all = now_s() - t0;
 		prolly_id *rnd = malloc(10000 * sizeof(*rnd));
 		for (size_t i = 0; i < 10000; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = prolly__splitmix64(&rs);
 			rnd[i] = ids[x % n];
 		}
 		t0 = now_s();

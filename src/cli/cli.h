@@ -114,6 +114,13 @@ struct bytes {
 	}
 
 int bytes_append(struct bytes *b, const void *data, size_t size); /* 0 or -1 (out of memory) */
+/* The CLI's one growth rule (it sees only prolly.h, so not the library's): makes room for need
+ * elements of elem bytes in the array *arrp (the address of a T *) of capacity *cap, doubling
+ * from first. 0, or -1 (out of memory) with the array untouched. The macro skips the call when
+ * there is room and evaluates its arguments more than once. */
+int grow_array(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
+#define GROW_ARRAY(arr, cap, need, first)                                                          \
+	((need) <= (cap) ? 0 : grow_array(&(arr), &(cap), (need), sizeof(*(arr)), (first)))
 void bytes_dispose(struct bytes *b);
 /* Byte order of two strings (a shorter prefix first), as the store orders keys: <0, 0, >0. */
 int bytes_cmp(const void *a, size_t alen, const void *b, size_t blen);

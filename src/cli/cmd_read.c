@@ -223,25 +223,17 @@ cleanup:
 struct branch_list {
 	char **names;
 	prolly_id *heads;
-	size_t n, cap;
+	size_t n, capn, caph;
 	int oom;
 };
 
 static int collect_branch(void *payload, const char *name, const prolly_id *commit)
 {
 	struct branch_list *bl = payload;
-	if (bl->n == bl->cap) {
-		size_t cap = bl->cap ? bl->cap * 2 : 16;
-		char **names = realloc(bl->names, cap * sizeof *names);
-		if (names)
-			bl->names = names;
-		prolly_id *heads = names ? realloc(bl->heads, cap * sizeof *heads) : NULL;
-		if (!heads) {
-			bl->oom = 1;
-			return 1;
-		}
-		bl->heads = heads;
-		bl->cap = cap;
+	if (GROW_ARRAY(bl->names, bl->capn, bl->n + 1, 16) ||
+	    GROW_ARRAY(bl->heads, bl->caph, bl->n + 1, 16)) {
+		bl->oom = 1;
+		return 1;
 	}
 	bl->names[bl->n] = strdup(name);
 	if (!bl->names[bl->n]) {
@@ -256,7 +248,7 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
 	char *pos[1];
-	struct branch_list bl = {NULL, NULL, 0, 0, 0};
+	struct branch_list bl = {NULL, NULL, 0, 0, 0, 0};
 	int n_pos, rc, err;
 
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
@@ -420,15 +412,9 @@ static int collect_tree(void *payload, const prolly_commit *c)
 	for (size_t i = 0; i < tl->n; i++)
 		if (prolly_id_equal(&tl->ids[i], &c->tree))
 			return 0;
-	if (tl->n == tl->cap) {
-		size_t cap = tl->cap ? tl->cap * 2 : 16;
-		prolly_id *ids = realloc(tl->ids, cap * sizeof *ids);
-		if (!ids) {
-			tl->oom = 1;
-			return 1;
-		}
-		tl->ids = ids;
-		tl->cap = cap;
+	if (GROW_ARRAY(tl->ids, tl->cap, tl->n + 1, 16)) {
+		tl->oom = 1;
+		return 1;
 	}
 	tl->ids[tl->n++] = c->tree;
 	return 0;

@@ -20,25 +20,16 @@ struct check {
 struct heads {
 	char **names;
 	prolly_id *ids;
-	size_t n, cap;
+	size_t n, capn, capi;
 	int oom;
 };
 
 static int collect(void *payload, const char *name, const prolly_id *commit)
 {
 	struct heads *h = payload;
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 8;
-		char **names = realloc(h->names, cap * sizeof(*names));
-		if (names)
-			h->names = names;
-		prolly_id *ids = names ? realloc(h->ids, cap * sizeof(*ids)) : NULL;
-		if (!ids) {
-			h->oom = 1;
-			return 1;
-		}
-		h->ids = ids;
-		h->cap = cap;
+	if (GROW_ARRAY(h->names, h->capn, h->n + 1, 8) || GROW_ARRAY(h->ids, h->capi, h->n + 1, 8)) {
+		h->oom = 1;
+		return 1;
 	}
 	if (!(h->names[h->n] = strdup(name))) {
 		h->oom = 1;
@@ -53,7 +44,7 @@ static int collect(void *payload, const char *name, const prolly_id *commit)
 static int check_snapshot(struct cli *cli, void *arg)
 {
 	const struct check *ck = arg;
-	struct heads h = {NULL, NULL, 0, 0, 0};
+	struct heads h = {NULL, NULL, 0, 0, 0, 0};
 	int err, rc = 0;
 	char why[600] = "";
 

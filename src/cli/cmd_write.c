@@ -260,14 +260,8 @@ static int parse_line(struct cli *cli, struct edit_file *ef, const char *s, size
 		free(shown);
 		return rc;
 	}
-	if (ef->n == ef->cap) {
-		size_t cap = ef->cap ? ef->cap * 2 : 64;
-		struct pending *items = realloc(ef->items, cap * sizeof *items);
-		if (!items)
-			return fail(cli, EXIT_STORE, "out of memory");
-		ef->items = items;
-		ef->cap = cap;
-	}
+	if (GROW_ARRAY(ef->items, ef->cap, ef->n + 1, 64))
+		return fail(cli, EXIT_STORE, "out of memory");
 	ef->items[ef->n++] = p;
 	return 0;
 }

@@ -10,25 +10,37 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+int grow_array(void *arrp, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap : first ? first : 1;
+	void *p;
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -1;
+		ncap *= 2;
+	}
+	if (elem && ncap > SIZE_MAX / elem)
+		return -1;
+	memcpy(&p, arrp, sizeof(p)); /* *arrp is a T *: copied as bytes, never read as a void * */
+	if (!(p = realloc(p, ncap * elem)))
+		return -1;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
 
 int bytes_append(struct bytes *b, const void *data, size_t size)
 {
 	if (size == 0)
 		return 0;
-	if (b->size + size < b->size)
+	if (b->size + size < b->size || GROW_ARRAY(b->ptr, b->cap, b->size + size, 64))
 		return -1;
-	if (b->size + size > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->size + size)
-			cap *= 2;
-		unsigned char *p = realloc(b->ptr, cap);
-		if (!p)
-			return -1;
-		b->ptr = p;
-		b->cap = cap;
-	}
 	memcpy(b->ptr + b->size, data, size);
 	b->size += size;
 	return 0;
@@ -41,15 +53,14 @@ void bytes_dispose(struct bytes *b)
 	b->size = b->cap = 0;
 }
 
-static int hexval(char c)
+/* The byte that the two hex digits at s stand for (either case), or -1. The CLI sees only
+ * prolly.h, whose hex decoder takes whole ids, so this leans on the C library. */
+static int hexbyte(const char *s)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	char two[3] = {s[0], s[1], 0};
+	if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1]))
+		return -1;
+	return (int)strtoul(two, NULL, 16);
 }
 
 int unescape_append(struct bytes *out, const char *s, size_t n, const char **why, size_t *where)
@@ -76,14 +87,13 @@ int unescape_append(struct bytes *out, const char *s, size_t n, const char **why
 		case 't': c = '\t'; break;
 		case 'n': c = '\n'; break;
 		case 'x': {
-			int hi = i + 2 < n ? hexval(s[i + 2]) : -1;
-			int lo = i + 3 < n ? hexval(s[i + 3]) : -1;
-			if (hi < 0 || lo < 0) {
+			int v = i + 3 < n ? hexbyte(s + i + 2) : -1;
+			if (v < 0) {
 				*why = "\\x needs two hex digits";
 				*where = i;
 				return -1;
 			}
-			c = (unsigned char)(hi << 4 | lo);
+			c = (unsigned char)v;
 			len = 4;
 			break;
 		}

@@ -227,8 +227,7 @@ static int resize(env_entry *e, size_t seen, int adopt)
 		                        "larger map_size",
 		                        e->path, seen);
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += RESIZE_WAIT_SECONDS;
+	prolly__deadline(&deadline, CLOCK_REALTIME, RESIZE_WAIT_SECONDS * 1000);
 	pthread_mutex_lock(&e->gate_mu);
 	while (e->resizing)
 		pthread_cond_wait(&e->gate_cv, &e->gate_mu);
@@ -789,15 +788,9 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 			                      e->path, k.mv_size, v.mv_size);
 			goto cleanup;
 		}
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			ref_row *nr = realloc(rows, ncap * sizeof(*nr));
-			if (!nr) {
-				rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory listing refs");
-				goto cleanup;
-			}
-			rows = nr;
-			cap = ncap;
+		if (PROLLY__GROW(rows, cap, n + 1, 16)) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory listing refs");
+			goto cleanup;
 		}
 		memcpy(rows[n].name, k.mv_data, k.mv_size);
 		rows[n].name[k.mv_size] = 0;

@@ -328,17 +328,9 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		}
 		creates++;
 	}
-	if (m->nrefs + creates > m->caprefs) {
-		size_t ncap = m->caprefs ? m->caprefs : 8;
-		while (ncap < m->nrefs + creates)
-			ncap *= 2;
-		mref *nr = realloc(m->refs, ncap * sizeof(*nr));
-		if (!nr) {
-			rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory growing the ref table");
-			goto cleanup;
-		}
-		m->refs = nr;
-		m->caprefs = ncap;
+	if (PROLLY__GROW(m->refs, m->caprefs, m->nrefs + creates, 8)) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory growing the ref table");
+		goto cleanup;
 	}
 
 	/* Apply: nothing below can fail. */
@@ -728,15 +720,9 @@ static int mem_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *
 			if (memcmp(nd->id.bytes, lo->bytes, PROLLY_ID_SIZE) < 0 ||
 			    memcmp(nd->id.bytes, hi->bytes, PROLLY_ID_SIZE) > 0)
 				continue;
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				const mnode **nh = realloc(hits, ncap * sizeof(*nh));
-				if (!nh) {
-					rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory finding ids");
-					break;
-				}
-				hits = nh;
-				cap = ncap;
+			if (PROLLY__GROW(hits, cap, n + 1, 16)) {
+				rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory finding ids");
+				break;
 			}
 			hits[n++] = nd;
 		}

@@ -284,14 +284,8 @@ static int pg_get_ref_objects(prolly_store *base, const char *name, size_t follo
 
 int prolly__pg_preflist_push(preflist *l, const char *name, size_t len, const prolly_id *value)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 16;
-		pref *nv = realloc(l->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory listing refs");
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (PROLLY__GROW(l->v, l->cap, l->n + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory listing refs");
 	char *copy = malloc(len + 1);
 	if (!copy)
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory listing refs");

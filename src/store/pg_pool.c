@@ -432,13 +432,7 @@ int prolly__pg_pool_acquire(pg_store *st, pgconn **out)
 		st->tail = &w;
 		waited = 1;
 		t0 = prolly__mono_ns();
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += st->pool_timeout_ms / 1000;
-		dl.tv_nsec += (long)(st->pool_timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		prolly__deadline(&dl, CLOCK_MONOTONIC, st->pool_timeout_ms);
 		while (!w.got) {
 			int e = pthread_cond_timedwait(&w.cv, &st->mu, &dl);
 			if (e == ETIMEDOUT && !w.got) {

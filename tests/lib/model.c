@@ -2,6 +2,7 @@
  * model.c - the reference model and helpers of tests/lib/model.h.
  */
 #include "model.h"
+#include "rng.h"
 
 #include "format.h"
 
@@ -17,19 +18,11 @@
 
 /* ---- PRNG ---------------------------------------------------------------------------------- */
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 void tm_rng_seed(tm_rng *r, uint64_t seed)
 {
 	uint64_t x = seed;
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix(&x);
+		r->s[i] = prolly__splitmix64(&x);
 }
 
 static uint64_t rotl(uint64_t v, int k)
@@ -136,7 +129,7 @@ void tm_key24(unsigned char out[TM_KEY24], uint64_t i)
 	for (int b = 0; b < 8; b++)
 		out[b] = (unsigned char)(i >> (56 - 8 * b));
 	uint64_t x = i ^ 0x243f6a8885a308d3ULL;
-	uint64_t h1 = splitmix(&x), h2 = splitmix(&x);
+	uint64_t h1 = prolly__splitmix64(&x), h2 = prolly__splitmix64(&x);
 	for (int b = 0; b < 8; b++) {
 		out[8 + b] = (unsigned char)(h1 >> (8 * b));
 		out[16 + b] = (unsigned char)(h2 >> (8 * b));

@@ -5,6 +5,7 @@
  * Node ids are made up (stores do not verify hashes), bytes come from a seeded generator.
  */
 #include "store_conformance.h"
+#include "rng.h"
 
 #include "format.h"
 
@@ -62,12 +63,10 @@ static void sc_fail(sc *t, int line, const char *what, int rc, int want)
 
 /* ---- data ------------------------------------------------------------------------------------- */
 
+/* One splitmix64 output for state x (a pure function of x). */
 static uint64_t mix(uint64_t x)
 {
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	return prolly__splitmix64(&x);
 }
 
 /* A made-up id: distinct for distinct (tag, i). */
