@@ -116,6 +116,7 @@ static uint64_t evict(stripe *s)
 {
 	uint64_t n = 0;
 	while (s->bytes > s->budget && s->tail) { /* CA3 */
+		assert(s->tail->pins == 0);           /* CA1: only unpinned entries are on the LRU list */
 		remove_entry(s, s->tail);
 		n++;
 	}

@@ -169,7 +169,8 @@ static int on_commit(void *payload, const prolly_commit *c)
 	for (size_t k = 0; k < w->len; k++) {
 		kent *q = &w->q[(w->head + k) % w->cap];
 		for (size_t i = 0; i < q->c->n_parents; i++) {
-			if (!q->known[i] && prolly_id_equal(&q->c->parents[i], &c->id)) {
+			if (prolly_id_equal(&q->c->parents[i], &c->id)) {
+				assert(!q->known[i]); /* the walk visits each commit once (prolly_log) */
 				q->known[i] = 1;
 				q->par[i] = e.self;
 				q->n_known++;
