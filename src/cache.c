@@ -10,9 +10,9 @@
  * never evicted or cleared; their bytes do not count against the budget.
  *
  * Invariants:
- *   K1  an entry is in its stripe's LRU list iff pins == 0.
- *   K2  stripe->bytes is the sum of the sizes of the stripe's unpinned entries.
- *   K3  after put/unpin returns, stripe->bytes <= stripe budget unless every entry is pinned.
+ *   CA1 an entry is in its stripe's LRU list iff pins == 0.
+ *   CA2 stripe->bytes is the sum of the sizes of the stripe's unpinned entries.
+ *   CA3 after put/unpin returns, stripe->bytes <= stripe budget unless every entry is pinned.
  */
 #include "internal.h"
 
@@ -115,7 +115,8 @@ static void remove_entry(stripe *s, centry *e)
 static uint64_t evict(stripe *s)
 {
 	uint64_t n = 0;
-	while (s->bytes > s->budget && s->tail) { /* K3 */
+	while (s->bytes > s->budget && s->tail) { /* CA3 */
+		assert(s->tail->pins == 0);           /* CA1: only unpinned entries are on the LRU list */
 		remove_entry(s, s->tail);
 		n++;
 	}
@@ -201,7 +202,7 @@ void prolly__cache_pin(prolly__cache *c, pnode *n)
 	pthread_mutex_lock(&s->lock);
 	centry *e = insert(s, n);
 	if (e) {
-		if (!e->pins) { /* K1, K2 */
+		if (!e->pins) { /* CA1, CA2 */
 			lru_unlink(s, e);
 			s->bytes -= e->node->size;
 		}
@@ -236,7 +237,7 @@ void prolly__cache_retain(prolly__cache *c, int (*keep)(void *payload, const pro
 		pthread_mutex_lock(&s->lock);
 		centry *e = s->tail;
 		while (e) {
-			centry *prev = e->prev; /* only unpinned entries are on the LRU list (K1) */
+			centry *prev = e->prev; /* only unpinned entries are on the LRU list (CA1) */
 			if (!keep(payload, &e->node->id))
 				remove_entry(s, e);
 			e = prev;

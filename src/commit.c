@@ -20,13 +20,13 @@
  * other file that reads a commit at a fixed offset uses, the PostgreSQL store's SQL included.
  *
  * Decoding checks, each failure PROLLY_ECORRUPT naming the commit id:
- *   C1  at least the fixed 53 bytes are present;
- *   C2  the magic is "PRLC" (a tree node's "PRLY" is reported as "a tree node, not a commit");
- *   C3  the version is 1..PROLLY_FORMAT_VERSION (a greater one is PROLLY_EVERSION);
- *   C4  p <= PROLLY_COMMIT_MAX_PARENTS and the parents fit in the bytes;
- *   C5  the parents are pairwise distinct;
- *   C6  m <= PROLLY_COMMIT_MAX_MESSAGE and the total size is exactly 53 + 32p + m;
- *   C7  the message holds no NUL byte (it is handed out as a C string).
+ *   CM1 at least the fixed 53 bytes are present;
+ *   CM2 the magic is "PRLC" (a tree node's "PRLY" is reported as "a tree node, not a commit");
+ *   CM3 the version is 1..PROLLY_FORMAT_VERSION (a greater one is PROLLY_EVERSION);
+ *   CM4 p <= PROLLY_COMMIT_MAX_PARENTS and the parents fit in the bytes;
+ *   CM5 the parents are pairwise distinct;
+ *   CM6 m <= PROLLY_COMMIT_MAX_MESSAGE and the total size is exactly 53 + 32p + m;
+ *   CM7 the message holds no NUL byte (it is handed out as a C string).
  * The hash (bytes hash to the id) is checked by the loader (prolly__load_raw) before decoding.
  */
 #include "internal.h"
@@ -123,14 +123,14 @@ int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *
 	size_t off;
 	int rc = 0;
 
-	if (size < COMMIT_FIXED) /* C1 */
+	if (size < COMMIT_FIXED) /* CM1 */
 		return corrupt(id, "shorter than the fixed header");
-	if (memcmp(p, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) { /* C2 */
+	if (memcmp(p, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) { /* CM2 */
 		if (memcmp(p, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0)
 			return corrupt(id, "it is a tree node, not a commit");
 		return corrupt(id, "bad magic");
 	}
-	if (p[PROLLY__COMMIT_OFF_VERSION] == 0) /* C3 */
+	if (p[PROLLY__COMMIT_OFF_VERSION] == 0) /* CM3 */
 		return corrupt(id, "version 0");
 	if (p[PROLLY__COMMIT_OFF_VERSION] > PROLLY_FORMAT_VERSION) {
 		char hex[PROLLY_ID_HEX_SIZE];
@@ -140,19 +140,19 @@ int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *
 		                        p[PROLLY__COMMIT_OFF_VERSION], PROLLY_FORMAT_VERSION);
 	}
 	np = prolly__rd32(p + OFF_NPARENTS);
-	if (np > PROLLY_COMMIT_MAX_PARENTS || (size - COMMIT_FIXED) / PROLLY_ID_SIZE < np) /* C4 */
+	if (np > PROLLY_COMMIT_MAX_PARENTS || (size - COMMIT_FIXED) / PROLLY_ID_SIZE < np) /* CM4 */
 		return corrupt(id, "parent count out of range");
 	off = OFF_PARENTS + (size_t)PROLLY_ID_SIZE * np; /* the tail */
-	for (uint32_t i = 0; i < np; i++)                /* C5 */
+	for (uint32_t i = 0; i < np; i++)                /* CM5 */
 		for (uint32_t j = 0; j < i; j++)
 			if (memcmp(p + OFF_PARENTS + PROLLY_ID_SIZE * (size_t)i,
 			           p + OFF_PARENTS + PROLLY_ID_SIZE * (size_t)j, PROLLY_ID_SIZE) == 0)
 				return corrupt(id, "a parent is listed twice");
 	t = prolly__rd64(p + off + PROLLY__COMMIT_TAIL_TIME);
 	mlen = prolly__rd32(p + off + TAIL_MLEN);
-	if (mlen > PROLLY_COMMIT_MAX_MESSAGE || size != off + TAIL_MESSAGE + mlen) /* C6 */
+	if (mlen > PROLLY_COMMIT_MAX_MESSAGE || size != off + TAIL_MESSAGE + mlen) /* CM6 */
 		return corrupt(id, "message length does not match the size");
-	if (mlen && memchr(p + off + TAIL_MESSAGE, 0, mlen)) /* C7 */
+	if (mlen && memchr(p + off + TAIL_MESSAGE, 0, mlen)) /* CM7 */
 		return corrupt(id, "NUL byte in the message");
 
 	c = calloc(1, sizeof(*c));

@@ -36,16 +36,16 @@
  * level are held. No allocation happens per record.
  *
  * Invariants:
- *   C1  lv[L].node, when set, is a node of level L; every node in lv[L].q is of level L.
- *   C2  forward: at leaf level begin <= i <= end <= n; reverse: begin <= i <= end as well, and
+ *   CU1 lv[L].node, when set, is a node of level L; every node in lv[L].q is of level L.
+ *   CU2 forward: at leaf level begin <= i <= end <= n; reverse: begin <= i <= end as well, and
  *       the next record is i (forward) or i - 1 (reverse). Records outside [begin, end) are
  *       outside the range.
- *   C3  an internal level's cursor i is in [0, n] and is the next child to hand out (forward) or
+ *   CU3 an internal level's cursor i is in [0, n] and is the next child to hand out (forward) or
  *       one past it (reverse).
- *   C4  nodes in a FIFO follow the current node in walking order without gaps among the nodes
+ *   CU4 nodes in a FIFO follow the current node in walking order without gaps among the nodes
  *       that intersect the range.
- *   C5  once lv[L].ended is set no further node at level L intersects the range.
- *   C6  while a read-ahead is in flight, the leaf FIFO holds the nodes before its batch and no
+ *   CU5 once lv[L].ended is set no further node at level L intersects the range.
+ *   CU6 while a read-ahead is in flight, the leaf FIFO holds the nodes before its batch and no
  *       other thread touches the cursor's levels; its ids were taken from level 1 already.
  */
 #include "internal.h"
@@ -59,17 +59,17 @@
 
 typedef struct lvl {
 	pnode *node;     /* current node, referenced, or NULL */
-	uint32_t i;      /* position (C2, C3) */
+	uint32_t i;      /* position (CU2, CU3) */
 	uint32_t begin;  /* leaf: first record in range */
 	uint32_t end;    /* leaf: one past the last record in range */
 	pnode **q;       /* FIFO of loaded nodes (MAX_BATCH slots), referenced */
 	uint32_t qh, qn; /* head index and count */
 	uint32_t batch;  /* ids gathered per refill of this level */
 	int first;       /* the next node to become current is the first one at this level */
-	int ended;       /* C5 */
+	int ended;       /* CU5 */
 } lvl;
 
-/* A leaf batch being loaded by a background thread (C6). */
+/* A leaf batch being loaded by a background thread (CU6). */
 typedef struct readahead {
 	pthread_t thread;
 	int active; /* a load was started and not yet joined */
@@ -138,11 +138,11 @@ static int has_prefix(prolly_slice k, const prolly_buf *p)
 	return k.size >= p->size && (p->size == 0 || memcmp(k.data, p->ptr, p->size) == 0);
 }
 
-/* Makes nd the current node of level L and positions it (C2, C3). Takes over the reference. */
+/* Makes nd the current node of level L and positions it (CU2, CU3). Takes over the reference. */
 static int set_current(prolly_cursor *c, unsigned L, pnode *nd)
 {
 	lvl *v = &c->lv[L];
-	assert(nd->level == L); /* C1 */
+	assert(nd->level == L); /* CU1 */
 	prolly__node_unref(v->node);
 	v->node = nd;
 	int first = v->first;
@@ -181,7 +181,7 @@ static int set_current(prolly_cursor *c, unsigned L, pnode *nd)
 	v->begin = b;
 	v->end = e;
 	v->i = c->reverse ? e : b;
-	assert(v->begin <= v->i && v->i <= v->end && v->end <= n); /* C2 */
+	assert(v->begin <= v->i && v->i <= v->end && v->end <= n); /* CU2 */
 	return 0;
 }
 
@@ -198,7 +198,7 @@ static int next_child(prolly_cursor *c, unsigned L, prolly_id *out)
 	if (v->ended)
 		return PROLLY_ITEROVER;
 	if (nd) {
-		assert(L >= 1 && nd->level == L && v->i <= nd->n); /* C1, C3 */
+		assert(L >= 1 && nd->level == L && v->i <= nd->n); /* CU1, CU3 */
 		if (!c->reverse && v->i < nd->n) {
 			uint32_t i = v->i;
 			if (c->has_hi && i > 0 && key_cmp_buf(prolly__node_key(nd, i - 1), &c->hi) >= 0) {
@@ -336,7 +336,7 @@ static int refill(prolly_cursor *c, unsigned L)
 	prolly__nodeset ws;
 	prolly__nodeset_init(&ws);
 	assert(v->qn == 0 && L < c->top);
-	if (L == 0 && c->ra_n > 0) { /* the oldest batch read ahead (C6) */
+	if (L == 0 && c->ra_n > 0) { /* the oldest batch read ahead (CU6) */
 		readahead *ra = &c->ra[c->ra_head];
 		if ((rc = readahead_join(ra)) == 0)
 			rc = fill_queue(c, 0, ra->got, ra->n);
@@ -397,7 +397,7 @@ static int next_leaf(prolly_cursor *c)
 	lvl *v = &c->lv[0];
 	for (;;) {
 		if (v->ended && v->qn == 0) {
-			/* C5 for leaves: the range ended in the current leaf (or nothing is left). */
+			/* CU5 for leaves: the range ended in the current leaf (or nothing is left). */
 			return PROLLY_ITEROVER;
 		}
 		int rc = level_advance(c, 0, 1);

@@ -21,7 +21,11 @@ void prolly_options_init(prolly_options *opts)
 
 void prolly_id_empty_tree(prolly_id *out)
 {
-	static const unsigned char empty[20] = {'P', 'R', 'L', 'Y', PROLLY_FORMAT_VERSION, 0, 0, 0};
+	/* The leaf with n = 0 (node.c): magic, version, then zeros (level, flags, n, koff[0],
+	 * voff[0]). */
+	static const unsigned char empty[PROLLY__NODE_EMPTY_SIZE] = {
+	    'P', 'R', 'L', 'Y', [PROLLY__NODE_OFF_VERSION] = PROLLY_FORMAT_VERSION};
+	_Static_assert(sizeof(PROLLY_NODE_MAGIC) - 1 == PROLLY__MAGIC_SIZE, "a 4-byte magic");
 	prolly__hash(out, empty, sizeof(empty));
 }
 

@@ -612,18 +612,18 @@ cleanup:
  * one contiguous span of items replaced by the entries of the nodes made one level below (at the
  * leaves: by nothing). A level's run:
  *
- *   R1  starts at the first item of X0, the node holding the span's first item (E2), and feeds
+ *   RD1 starts at the first item of X0, the node holding the span's first item (E2), and feeds
  *       X0's items before the span, then the new entries from below (their keys lie between
  *       those items and the items after the span);
- *   R2  skips the span without reading it: the nodes strictly inside it are never loaded, only
+ *   RD2 skips the span without reading it: the nodes strictly inside it are never loaded, only
  *       the two boundary paths (the descents to the span's first item and to the first item
  *       after it);
- *   R3  if the first item after the span begins an old node and nothing is pending, the new
+ *   RD3 if the first item after the span begins an old node and nothing is pending, the new
  *       sequence is back in step (C5): that node and all after it are reused; otherwise the run
  *       feeds the rest of that node and goes on, as edit_level does, until a node ends with
  *       nothing pending or the level ends;
- *   R4  the span of the level above is the entries of the nodes the run consumed: from X0's
- *       last key to the last consumed node's last key (inclusive) -- or, when R3 found the
+ *   RD4 the span of the level above is the entries of the nodes the run consumed: from X0's
+ *       last key to the last consumed node's last key (inclusive) -- or, when RD3 found the
  *       sequences in step, up to the first reused node's last key (exclusive) -- or to the end
  *       of the level.
  *
@@ -678,7 +678,7 @@ static int descend_to(editor *ed, prolly_slice key, int strict, unsigned level, 
 	return 0;
 }
 
-/* R2: loads the two boundary paths of the leaf span together, one store call per level. */
+/* RD2: loads the two boundary paths of the leaf span together, one store call per level. */
 static int prefetch_span(editor *ed, const span *sp)
 {
 	pnode *cur[2] = {ed->root, ed->root};
@@ -714,7 +714,7 @@ static int prefetch_span(editor *ed, const span *sp)
 	return 0;
 }
 
-/* One level's run (R1-R4): replaces the span by `in` (entries from below), producing the entries
+/* One level's run (RD1-RD4): replaces the span by `in` (entries from below), producing the entries
  * of the nodes made in out and the span of the level above in *up. */
 static int range_level(editor *ed, unsigned level, const span *sp, const ledits *in, ledits *out,
                        span *up)
@@ -729,7 +729,7 @@ static int range_level(editor *ed, unsigned level, const span *sp, const ledits 
 	assert(!end); /* the span is never empty */
 	x0 = ed->path[level].node;
 	up->lo = prolly__node_last_key(x0);
-	for (uint32_t j = 0; j < a; j++) /* R1 */
+	for (uint32_t j = 0; j < a; j++) /* RD1 */
 		if ((rc = feed_old(&f, x0, j)))
 			goto cleanup;
 	for (size_t i = 0; i < in->n; i++)
@@ -746,7 +746,7 @@ static int range_level(editor *ed, unsigned level, const span *sp, const ledits 
 		goto cleanup;
 	}
 	pnode *y = ed->path[level].node;
-	if (b == 0 && feeder_empty(&f)) { /* R3: in step at once */
+	if (b == 0 && feeder_empty(&f)) { /* RD3: in step at once */
 		up->hi = prolly__node_last_key(y);
 		up->mode = HI_EXCL;
 		goto cleanup;

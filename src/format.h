@@ -5,7 +5,8 @@
  * installed; not part of the contract.
  *
  * The layouts, with the checks made when decoding, are tabled at the top of the file that encodes
- * them (node.c, commit.c, reflog.c) and mirrored in docs/format.md. Offsets are plain decimal
+ * them (node.c, commit.c, reflog.c), where compile-time asserts tie these names to the tables,
+ * and mirrored in docs/format.md. Offsets are plain decimal
  * literals so that PROLLY__STR can paste them into SQL text.
  */
 #ifndef PROLLY_FORMAT_H
@@ -31,8 +32,17 @@
 /* Tree nodes (node.c)                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PROLLY_NODE_HEADER 12 /* magic 4, version 1, level 1, flags 2, n 4 */
-#define PROLLY_CHILD_ENTRY 40 /* id 32 + record count 8 */
+#define PROLLY__NODE_OFF_VERSION 4 /* u8, PROLLY_FORMAT_VERSION */
+#define PROLLY__NODE_OFF_LEVEL 5   /* u8, 0 for a leaf, at most PROLLY_MAX_LEVEL */
+#define PROLLY__NODE_OFF_FLAGS 6   /* u16, 0 */
+#define PROLLY__NODE_OFF_COUNT 8   /* u32 n, the number of items */
+#define PROLLY_NODE_HEADER 12      /* where the key offset table begins */
+/* An internal node's child entry: */
+#define PROLLY__CHILD_OFF_ID 0     /* 32-byte child id */
+#define PROLLY__CHILD_OFF_COUNT 32 /* u64, records below the child */
+#define PROLLY_CHILD_ENTRY 40
+/* The empty tree: the leaf with n = 0 (the header and the two one-entry offset tables). */
+#define PROLLY__NODE_EMPTY_SIZE 20
 #define PROLLY_MAX_LEVEL 63
 
 /* ------------------------------------------------------------------------------------------ */
@@ -50,5 +60,26 @@
 /* Bytes of a commit without parents or message: magic 4 + version 1 + tree 32 + p 4 + time 8 +
  * m 4. */
 #define PROLLY__COMMIT_FIXED 53
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reflog entries (reflog.c): with an o-byte operation, an r-byte ref name, an m-byte message */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY__REFLOG_OFF_VERSION 4 /* u8 */
+#define PROLLY__REFLOG_OFF_FLAGS 5   /* u8: bit 0 old value present, bit 1 new value present */
+#define PROLLY__REFLOG_OFF_TIME 6    /* int64 time_us */
+#define PROLLY__REFLOG_OFF_OLD 14    /* 32-byte old value */
+#define PROLLY__REFLOG_OFF_NEW 46    /* 32-byte new value */
+#define PROLLY__REFLOG_OFF_OPLEN 78  /* u8 o */
+#define PROLLY__REFLOG_OFF_OP 79     /* o operation bytes */
+/* After the operation, at PROLLY__REFLOG_OFF_OP + o: */
+#define PROLLY__REFLOG_OPTAIL_RLEN 0 /* u16 r */
+#define PROLLY__REFLOG_OPTAIL_REF 2  /* r ref name bytes */
+/* After the ref name, at PROLLY__REFLOG_OFF_OP + o + PROLLY__REFLOG_OPTAIL_REF + r: */
+#define PROLLY__REFLOG_REFTAIL_MLEN 0    /* u16 m */
+#define PROLLY__REFLOG_REFTAIL_MESSAGE 2 /* m message bytes */
+/* Bytes of an entry without operation, ref name or message: magic 4 + version 1 + flags 1 +
+ * time 8 + old 32 + new 32 + o 1 + r 2 + m 2. */
+#define PROLLY__REFLOG_FIXED 83
 
 #endif /* PROLLY_FORMAT_H */

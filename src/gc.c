@@ -106,11 +106,13 @@ static int on_ref_target(void *payload, size_t index, const void *data, size_t s
 {
 	refs_ctx *rc = payload;
 	ref_entry *r = &rc->v[index];
-	if (size >= 4 && memcmp(data, PROLLY_COMMIT_MAGIC, 4) == 0) {
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
 		r->kind = 1;
-	} else if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0) {
+	} else if (size >= PROLLY__MAGIC_SIZE &&
+	           memcmp(data, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
 		r->kind = 2;
-	} else if (size >= 4 && memcmp(data, PROLLY_REFLOG_MAGIC, 4) == 0) {
+	} else if (size >= PROLLY__MAGIC_SIZE &&
+	           memcmp(data, PROLLY_REFLOG_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
 		prolly__reflog e;
 		int err = prolly__reflog_decode(&e, &r->id, data, size);
 		if (err)

@@ -88,12 +88,13 @@ static int fill(hgraph *g, size_t k, const prolly_id *id, const void *data, size
 	int rc;
 	if (nd->loaded)
 		return 0;
-	if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0 && nd->reached && nd->depth == 0) {
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0 &&
+	    nd->reached && nd->depth == 0) {
 		nd->is_tree = 1; /* a head naming a tree: its nodes are kept, there is no history */
 		nd->tree = nd->id;
 		return 0;
 	}
-	if (size < 4 || memcmp(data, PROLLY_COMMIT_MAGIC, 4) != 0)
+	if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 		return 0; /* not a commit (a ref may name anything): nothing to walk */
 	if ((rc = prolly__commit_decode(&c, id, data, size)))
 		return rc;
@@ -136,7 +137,7 @@ static int on_ancestor(void *payload, const prolly_id *id, const void *data, siz
 		           PROLLY_ECORRUPT, "gc: object %s is corrupt: bytes do not hash to the id", hex);
 	}
 	if (!hfind(lc->g, id, &k)) {
-		if (size < 4 || memcmp(data, PROLLY_COMMIT_MAGIC, 4) != 0)
+		if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 			return 0;
 		if ((rc = hadd(lc->g, id, 0, &k)))
 			return lc->rc = rc;

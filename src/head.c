@@ -6,7 +6,7 @@
  * get_ref_objects (PostgreSQL: one statement joining the refs and nodes tables) returns all three
  * at once: the engine asks it to follow the tree id inside the commit, which sits at a fixed
  * offset of the commit format (HEAD_TREE_OFFSET, see commit.c). Everything it returns is checked
- * as if it had been read on its own: the commit must hash to the ref's value and decode (C1-C7),
+ * as if it had been read on its own: the commit must hash to the ref's value and decode (CM1-CM7),
  * the root must hash to the commit's tree id and decode (N1-N7); the root then goes into the
  * cache, so the read or edit that follows starts one level down. Stores without get_ref_objects
  * (or of interface version 1) take the reads in turn.

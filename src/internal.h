@@ -166,11 +166,12 @@ static inline prolly_slice prolly__node_value(const pnode *nd, uint32_t i)
 }
 static inline const prolly_id *prolly__node_child(const pnode *nd, uint32_t i)
 {
-	return (const prolly_id *)(const void *)(nd->kids + (size_t)PROLLY_CHILD_ENTRY * i);
+	return (const prolly_id *)(const void *)(nd->kids + (size_t)PROLLY_CHILD_ENTRY * i +
+	                                         PROLLY__CHILD_OFF_ID);
 }
 static inline uint64_t prolly__node_child_count(const pnode *nd, uint32_t i)
 {
-	return prolly__rd64(nd->kids + (size_t)PROLLY_CHILD_ENTRY * i + PROLLY_ID_SIZE);
+	return prolly__rd64(nd->kids + (size_t)PROLLY_CHILD_ENTRY * i + PROLLY__CHILD_OFF_COUNT);
 }
 /* The node's last key (every node but the empty leaf has one). */
 static inline prolly_slice prolly__node_last_key(const pnode *nd)

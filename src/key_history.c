@@ -16,11 +16,11 @@
  *
  * A commit's parents come after it in the walk, so a commit waits in a queue, in walk order,
  * until the values of all its parents are known; the queue's head is decided then. Invariants:
- *   K1  the queue holds commits in walk order (newest first), so reports are newest first;
- *   K2  a queued commit's parent slot is filled exactly once, when the walk reaches the parent;
- *   K3  parents the walk never reaches (removed by retention) are left out of the comparison at
+ *   KH1 the queue holds commits in walk order (newest first), so reports are newest first;
+ *   KH2 a queued commit's parent slot is filled exactly once, when the walk reaches the parent;
+ *   KH3 parents the walk never reaches (removed by retention) are left out of the comparison at
  *       the end of the walk: a commit none of whose parents is known counts as a root;
- *   K4  a commit's children come before it in the walk (BR2 in branch.c), so when it reaches the
+ *   KH4 a commit's children come before it in the walk (BR2 in branch.c), so when it reaches the
  *       queue's head every child has been decided and its `wanted` flag is final: set for the
  *       start commit, and by each wanted child that follows it.
  * Values are compared by SHA-256; each queued commit keeps its own value until decided.
@@ -39,9 +39,9 @@ typedef struct kent {
 	kval self;
 	prolly_buf value;
 	kval *par;      /* per parent */
-	uint8_t *known; /* per parent: filled (K2) */
+	uint8_t *known; /* per parent: filled (KH2) */
 	size_t n_known;
-	int wanted; /* on the simplified history (K4) */
+	int wanted; /* on the simplified history (KH4) */
 } kent;
 
 typedef struct kwalk {
@@ -50,7 +50,7 @@ typedef struct kwalk {
 	size_t klen;
 	prolly_value_history_fn fn;
 	void *payload;
-	kent *q; /* ring of pending commits (K1) */
+	kent *q; /* ring of pending commits (KH1) */
 	size_t head, len, cap;
 	prolly_buf scratch;
 	int stop;    /* fn asked to stop: its value */
@@ -92,7 +92,7 @@ static int kval_equal(const kval *a, const kval *b)
 	return a->exists == b->exists && (!a->exists || prolly_id_equal(&a->hash, &b->hash));
 }
 
-/* Whether the queue's head changed the key: differs from every known parent (K3). */
+/* Whether the queue's head changed the key: differs from every known parent (KH3). */
 static int changed(const kent *e)
 {
 	size_t compared = 0;
@@ -116,7 +116,7 @@ static void want(kwalk *w, const prolly_id *id)
 	}
 }
 
-/* K4: the parents a wanted commit leads to: the first whose value equals its own, else all. */
+/* KH4: the parents a wanted commit leads to: the first whose value equals its own, else all. */
 static void want_parents(kwalk *w, const kent *e)
 {
 	for (size_t i = 0; i < e->c->n_parents; i++) {
@@ -165,11 +165,12 @@ static int on_commit(void *payload, const prolly_commit *c)
 	e.self.exists = rc == 0;
 	if (e.self.exists)
 		prolly__hash(&e.self.hash, w->scratch.ptr, w->scratch.size);
-	/* K2: this commit is a parent of queued ones. */
+	/* KH2: this commit is a parent of queued ones. */
 	for (size_t k = 0; k < w->len; k++) {
 		kent *q = &w->q[(w->head + k) % w->cap];
 		for (size_t i = 0; i < q->c->n_parents; i++) {
-			if (!q->known[i] && prolly_id_equal(&q->c->parents[i], &c->id)) {
+			if (prolly_id_equal(&q->c->parents[i], &c->id)) {
+				assert(!q->known[i]); /* the walk visits each commit once (prolly_log) */
 				q->known[i] = 1;
 				q->par[i] = e.self;
 				q->n_known++;
@@ -181,7 +182,7 @@ static int on_commit(void *payload, const prolly_commit *c)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	if (w->cap != old && w->head + w->len > old) /* the ring wrapped: its tail goes after old */
 		memcpy(w->q + old, w->q, (w->head + w->len - old) * sizeof(*w->q));
-	e.wanted = !w->started; /* K4: the start commit */
+	e.wanted = !w->started; /* KH4: the start commit */
 	w->started = 1;
 	e.c = commit_dup(c);
 	if (c->n_parents) {
@@ -216,7 +217,7 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
 	w.payload = payload;
 	rc = prolly_log(db, commit, on_commit, &w);
 	if (rc == 0)
-		rc = drain(&w, 1); /* K3 */
+		rc = drain(&w, 1); /* KH3 */
 	if (w.stop)
 		rc = w.stop;
 	while (w.len) {

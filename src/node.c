@@ -25,6 +25,9 @@
  *
  * The empty tree is the leaf with n = 0 (20 bytes).
  *
+ * The offsets have names in format.h (PROLLY__NODE_OFF_*, PROLLY_NODE_HEADER, PROLLY__CHILD_OFF_*,
+ * PROLLY_CHILD_ENTRY), which every other file that reads a node at a fixed offset uses.
+ *
  * Invariants (checked by prolly__node_decode; a violation is PROLLY_ECORRUPT naming the id):
  *   N1  magic is "PRLY", flags are 0, version is 1 (a larger version is PROLLY_EVERSION).
  *   N2  level <= PROLLY_MAX_LEVEL; an internal node has n >= 1.
@@ -37,6 +40,21 @@
 #include "internal.h"
 
 #include <stdlib.h>
+
+/* The offsets above are named in format.h (the one place other files take them from). */
+_Static_assert(PROLLY__NODE_OFF_VERSION == PROLLY__MAGIC_SIZE, "version after the magic");
+_Static_assert(PROLLY__NODE_OFF_LEVEL == PROLLY__NODE_OFF_VERSION + 1, "level after version");
+_Static_assert(PROLLY__NODE_OFF_FLAGS == PROLLY__NODE_OFF_LEVEL + 1, "flags after the level");
+_Static_assert(PROLLY__NODE_OFF_COUNT == PROLLY__NODE_OFF_FLAGS + 2, "n after the flags");
+_Static_assert(PROLLY_NODE_HEADER == PROLLY__NODE_OFF_COUNT + 4, "key offsets after n");
+_Static_assert(PROLLY__CHILD_OFF_COUNT == PROLLY__CHILD_OFF_ID + PROLLY_ID_SIZE,
+               "a child's count after its id");
+_Static_assert(PROLLY_CHILD_ENTRY == PROLLY__CHILD_OFF_COUNT + 8, "child entry: id and count");
+_Static_assert(PROLLY__NODE_EMPTY_SIZE == PROLLY_NODE_HEADER + 4 + 4, "the empty leaf");
+#define OFF_VERSION PROLLY__NODE_OFF_VERSION
+#define OFF_LEVEL PROLLY__NODE_OFF_LEVEL
+#define OFF_FLAGS PROLLY__NODE_OFF_FLAGS
+#define OFF_COUNT PROLLY__NODE_OFF_COUNT
 
 static int corrupt(const prolly_id *id, const char *what)
 {
@@ -71,19 +89,20 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 		if (!prolly_id_equal(&h, id))
 			return corrupt(id, "bytes do not hash to the id");
 	}
-	if (size < PROLLY_NODE_HEADER + 4 || memcmp(b, PROLLY_NODE_MAGIC, 4) != 0)
+	if (size < PROLLY_NODE_HEADER + 4 || memcmp(b, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 		return corrupt(id, "bad magic or too short");
-	if (b[4] > PROLLY_FORMAT_VERSION) {
+	if (b[OFF_VERSION] > PROLLY_FORMAT_VERSION) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, id);
 		return prolly_set_error(PROLLY_EVERSION,
-		                        "node %s has format version %u; this library reads %d", hex, b[4],
-		                        PROLLY_FORMAT_VERSION);
+		                        "node %s has format version %u; this library reads %d", hex,
+		                        b[OFF_VERSION], PROLLY_FORMAT_VERSION);
 	}
-	if (b[4] != PROLLY_FORMAT_VERSION || b[6] != 0 || b[7] != 0) /* N1 */
+	if (b[OFF_VERSION] != PROLLY_FORMAT_VERSION || b[OFF_FLAGS] != 0 ||
+	    b[OFF_FLAGS + 1] != 0) /* N1 */
 		return corrupt(id, "bad version or flags");
-	unsigned level = b[5];
-	uint32_t n = prolly__rd32(b + 8);
+	unsigned level = b[OFF_LEVEL];
+	uint32_t n = prolly__rd32(b + OFF_COUNT);
 	if (level > PROLLY_MAX_LEVEL || (level > 0 && n == 0)) /* N2 */
 		return corrupt(id, "bad level or item count");
 	size_t per = level == 0 ? 8 : 4 + PROLLY_CHILD_ENTRY;
@@ -233,8 +252,8 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 	unsigned char ent[PROLLY_CHILD_ENTRY];
 	int rc;
 	assert(e->level > 0 && count > 0);
-	memcpy(ent, child->bytes, PROLLY_ID_SIZE);
-	prolly__wr64(ent + PROLLY_ID_SIZE, count);
+	memcpy(ent + PROLLY__CHILD_OFF_ID, child->bytes, PROLLY_ID_SIZE);
+	prolly__wr64(ent + PROLLY__CHILD_OFF_COUNT, count);
 	if ((rc = prolly__buf_put(&e->keys, k, klen)) ||
 	    (rc = prolly__buf_put(&e->vals, ent, sizeof(ent))) ||
 	    (rc = put32(&e->koffs, (uint32_t)e->keys.size)))
@@ -253,11 +272,11 @@ int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
 	if (rc)
 		return rc;
 	unsigned char *p = out->ptr;
-	memcpy(p, PROLLY_NODE_MAGIC, 4);
-	p[4] = PROLLY_FORMAT_VERSION;
-	p[5] = (unsigned char)e->level;
-	p[6] = p[7] = 0;
-	prolly__wr32(p + 8, (uint32_t)n);
+	memcpy(p, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE);
+	p[OFF_VERSION] = PROLLY_FORMAT_VERSION;
+	p[OFF_LEVEL] = (unsigned char)e->level;
+	p[OFF_FLAGS] = p[OFF_FLAGS + 1] = 0;
+	prolly__wr32(p + OFF_COUNT, (uint32_t)n);
 	p += PROLLY_NODE_HEADER;
 	prolly__wr32(p, 0);
 	if (n)

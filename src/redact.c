@@ -4,12 +4,12 @@
  * prolly_redact_url and prolly_redact_message).
  *
  * What is hidden (replaced by "***"):
- *   R1. every occurrence of a secret the caller knows (the password and sslpassword the store
+ *   RX1 every occurrence of a secret the caller knows (the password and sslpassword the store
  *       parsed out of its connection string), byte for byte;
- *   R2. the password of a URL's user information: "SCHEME://USER:SECRET@HOST", any scheme, in
+ *   RX2 the password of a URL's user information: "SCHEME://USER:SECRET@HOST", any scheme, in
  *       any letter case; the authority ends at '/', '?', '#', white space or '"' (libpq's
  *       messages quote a URL so), and the user information at its last '@';
- *   R3. the value of every KEY=VALUE whose KEY is not one of libpq's keywords known to hold no
+ *   RX3 the value of every KEY=VALUE whose KEY is not one of libpq's keywords known to hold no
  *       secret (show_keywords below, matched exactly, as libpq matches them): password,
  *       sslpassword, and any misspelling ("PASSWORD", "passwd") or unknown keyword, which libpq
  *       refuses by name and which may well hold a password. KEY starts the text or follows white
@@ -17,14 +17,14 @@
  *       '&', '#', white space or a quote; in a connection string it is 'quoted, with \
  *       escapes' or runs to the next KEY= (an unquoted password with a space in it is hidden
  *       whole), and white space around '=' is kept.
- *   R4. without one_line (a URL or connection string as the user typed it): the value after a
+ *   RX4 without one_line (a URL or connection string as the user typed it): the value after a
  *       word naming a password ("password", "passwd", "pwd", any word holding "pass" but
  *       passfile) written with white space and no '=' ("password secret"), which libpq refuses.
  * With one_line, newlines and tabs become single spaces and trailing white space is dropped
  * (libpq's messages span lines).
  *
- * prolly_redact_message (libpq's and the server's messages) applies R1 to the password and
- * sslpassword of the connection string, R2 and R3 on one line; and when the connection string
+ * prolly_redact_message (libpq's and the server's messages) applies RX1 to the password and
+ * sslpassword of the connection string, RX2 and RX3 on one line; and when the connection string
  * does not parse, first hides the quoted pieces of the message that may come from it
  * (scrub_parse_error).
  */
@@ -109,7 +109,7 @@ static int shown_keyword(const char *k, size_t len)
 	return 0;
 }
 
-/* R4: a word that names a password (password, sslpassword, passwd, PASS, pwd...). */
+/* RX4: a word that names a password (password, sslpassword, passwd, PASS, pwd...). */
 static int secret_word(const char *k, size_t len)
 {
 	if (shown_keyword(k, len))
@@ -122,7 +122,7 @@ static int secret_word(const char *k, size_t len)
 	return 0;
 }
 
-/* R2: if text[i] starts "://" with user information holding a ':', the offsets of the secret
+/* RX2: if text[i] starts "://" with user information holding a ':', the offsets of the secret
  * (from just after that ':' to the '@'). */
 static int url_secret(const char *text, size_t i, size_t *from, size_t *to)
 {
@@ -150,7 +150,7 @@ static int url_secret(const char *text, size_t i, size_t *from, size_t *to)
 	return 1;
 }
 
-/* R3: the length of the value at text + v (a URL query's when in_query). */
+/* RX3: the length of the value at text + v (a URL query's when in_query). */
 static size_t value_len(const char *text, size_t v, int in_query)
 {
 	size_t k = v;
@@ -196,7 +196,7 @@ size_t prolly__redact(char *out, size_t cap, const char *text, const char *const
 	while (text[i] && o.n + 1 < cap) {
 		char c = text[i];
 		int matched = 0;
-		/* R1 */
+		/* RX1 */
 		for (size_t s = 0; s < n_secrets && !matched; s++) {
 			size_t len = secrets[s] ? strlen(secrets[s]) : 0;
 			if (len && strncmp(text + i, secrets[s], len) == 0) {
@@ -207,7 +207,7 @@ size_t prolly__redact(char *out, size_t cap, const char *text, const char *const
 		}
 		if (matched)
 			continue;
-		/* R2 */
+		/* RX2 */
 		size_t from, to;
 		if (url_secret(text, i, &from, &to)) {
 			put(&o, text + i, from - i);
@@ -219,7 +219,7 @@ size_t prolly__redact(char *out, size_t cap, const char *text, const char *const
 			in_query = 1;
 		else if (is_space(c))
 			in_query = 0;
-		/* R3 */
+		/* RX3 */
 		char prev = i ? text[i - 1] : ' ';
 		if (is_key_char(c) && (is_space(prev) || strchr("?&(,\"'", prev))) {
 			size_t k = i;
@@ -243,13 +243,13 @@ size_t prolly__redact(char *out, size_t cap, const char *text, const char *const
 				continue;
 			}
 			if (!one_line && eq > key_end && text[eq] && !is_space(text[eq]) &&
-			    secret_word(text + i, key_end - i)) { /* R4 */
+			    secret_word(text + i, key_end - i)) { /* RX4 */
 				put(&o, text + i, eq - i);
 				put(&o, "***", 3);
 				i = eq + value_len(text, eq, 0);
 				continue;
 			}
-			/* a word, not a key: copied a byte at a time (R1 may start inside it) */
+			/* a word, not a key: copied a byte at a time (RX1 may start inside it) */
 		}
 		if (one_line && (c == '\n' || c == '\t' || c == '\r')) {
 			if (o.n && out[o.n - 1] != ' ')

@@ -32,6 +32,9 @@
  *   R7  m <= REFLOG_MAX_MESSAGE, the total size is exactly 83 + o + r + m, no NUL in the message.
  * The hash (bytes hash to the id) is checked by the loader (prolly__load_raw) before decoding.
  *
+ * The offsets have names in format.h (PROLLY__REFLOG_OFF_*, PROLLY__REFLOG_OPTAIL_*,
+ * PROLLY__REFLOG_REFTAIL_*, PROLLY__REFLOG_FIXED).
+ *
  * Naming. Each entry has a ref of its own, written in the same atomic store write as the move
  * it records, so that recording needs no read and no extra round trip:
  *
@@ -52,8 +55,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The offsets above are named in format.h (the one place other files take them from). */
+_Static_assert(PROLLY__REFLOG_OFF_VERSION == PROLLY__MAGIC_SIZE, "version after the magic");
+_Static_assert(PROLLY__REFLOG_OFF_FLAGS == PROLLY__REFLOG_OFF_VERSION + 1, "flags after version");
+_Static_assert(PROLLY__REFLOG_OFF_TIME == PROLLY__REFLOG_OFF_FLAGS + 1, "time after the flags");
+_Static_assert(PROLLY__REFLOG_OFF_OLD == PROLLY__REFLOG_OFF_TIME + 8, "old value after the time");
+_Static_assert(PROLLY__REFLOG_OFF_NEW == PROLLY__REFLOG_OFF_OLD + PROLLY_ID_SIZE, "then new value");
+_Static_assert(PROLLY__REFLOG_OFF_OPLEN == PROLLY__REFLOG_OFF_NEW + PROLLY_ID_SIZE, "then o");
+_Static_assert(PROLLY__REFLOG_OFF_OP == PROLLY__REFLOG_OFF_OPLEN + 1, "operation after o");
+_Static_assert(PROLLY__REFLOG_OPTAIL_REF == PROLLY__REFLOG_OPTAIL_RLEN + 2, "ref name after r");
+_Static_assert(PROLLY__REFLOG_REFTAIL_MESSAGE == PROLLY__REFLOG_REFTAIL_MLEN + 2,
+               "message after m");
+_Static_assert(PROLLY__REFLOG_FIXED == PROLLY__REFLOG_OFF_OP + PROLLY__REFLOG_OPTAIL_REF +
+                                           PROLLY__REFLOG_REFTAIL_MESSAGE,
+               "fixed part: header and the two length fields");
 #define REFLOG_VERSION 1
-#define REFLOG_FIXED 83 /* magic 4, version 1, flags 1, time 8, old 32, new 32, o 1, r 2, m 2 */
+#define REFLOG_FIXED PROLLY__REFLOG_FIXED
+#define OFF_FLAGS PROLLY__REFLOG_OFF_FLAGS
+#define OFF_TIME PROLLY__REFLOG_OFF_TIME
+#define OFF_OLD PROLLY__REFLOG_OFF_OLD
+#define OFF_NEW PROLLY__REFLOG_OFF_NEW
+#define OFF_OPLEN PROLLY__REFLOG_OFF_OPLEN
+#define OFF_OP PROLLY__REFLOG_OFF_OP
 #define REFLOG_MAX_MESSAGE 4096
 #define HAS_OLD 1u
 #define HAS_NEW 2u
@@ -83,20 +106,20 @@ int prolly__reflog_encode(prolly_buf *out, int64_t time_us, const prolly_id *old
                           const prolly_id *new_id, const char *op, const char *ref, const char *msg)
 {
 	size_t o = strlen(op), r = strlen(ref), m = msg ? strlen(msg) : 0;
-	unsigned char hdr[79], u16[2];
+	unsigned char hdr[OFF_OP], u16[2];
 	uint64_t t;
 	int rc;
 	memset(hdr, 0, sizeof(hdr));
-	memcpy(hdr, PROLLY_REFLOG_MAGIC, 4);
-	hdr[4] = REFLOG_VERSION;
-	hdr[5] = (unsigned char)((old_id ? HAS_OLD : 0) | (new_id ? HAS_NEW : 0));
+	memcpy(hdr, PROLLY_REFLOG_MAGIC, PROLLY__MAGIC_SIZE);
+	hdr[PROLLY__REFLOG_OFF_VERSION] = REFLOG_VERSION;
+	hdr[OFF_FLAGS] = (unsigned char)((old_id ? HAS_OLD : 0) | (new_id ? HAS_NEW : 0));
 	memcpy(&t, &time_us, sizeof(t));
-	prolly__wr64(hdr + 6, t);
+	prolly__wr64(hdr + OFF_TIME, t);
 	if (old_id)
-		memcpy(hdr + 14, old_id->bytes, PROLLY_ID_SIZE);
+		memcpy(hdr + OFF_OLD, old_id->bytes, PROLLY_ID_SIZE);
 	if (new_id)
-		memcpy(hdr + 46, new_id->bytes, PROLLY_ID_SIZE);
-	hdr[78] = (unsigned char)o;
+		memcpy(hdr + OFF_NEW, new_id->bytes, PROLLY_ID_SIZE);
+	hdr[OFF_OPLEN] = (unsigned char)o;
 	out->size = 0;
 	if ((rc = prolly__buf_put(out, hdr, sizeof(hdr))) || (rc = prolly__buf_put(out, op, o)))
 		return rc;
@@ -139,50 +162,55 @@ void prolly__reflog_dispose(prolly__reflog *e)
 int prolly__reflog_decode(prolly__reflog *out, const prolly_id *id, const void *bytes, size_t size)
 {
 	static const prolly_id zero;
-	const unsigned char *p = bytes;
+	const unsigned char *p = bytes, *optail, *reftail;
 	size_t o, r, m;
 	uint64_t t;
 
 	memset(out, 0, sizeof(*out));
 	if (size < REFLOG_FIXED) /* R1 */
 		return corrupt(id, "shorter than the fixed header");
-	if (memcmp(p, PROLLY_REFLOG_MAGIC, 4) != 0) /* R2 */
+	if (memcmp(p, PROLLY_REFLOG_MAGIC, PROLLY__MAGIC_SIZE) != 0) /* R2 */
 		return corrupt(id, "bad magic");
-	if (p[4] == 0) /* R3 */
+	if (p[PROLLY__REFLOG_OFF_VERSION] == 0) /* R3 */
 		return corrupt(id, "version 0");
-	if (p[4] > REFLOG_VERSION) {
+	if (p[PROLLY__REFLOG_OFF_VERSION] > REFLOG_VERSION) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, id);
 		return prolly_set_error(
 		    PROLLY_EVERSION, "reflog entry %s has format version %u; this library reads up to %d",
-		    hex, p[4], REFLOG_VERSION);
+		    hex, p[PROLLY__REFLOG_OFF_VERSION], REFLOG_VERSION);
 	}
-	if (p[5] & ~(HAS_OLD | HAS_NEW)) /* R4 */
+	if (p[OFF_FLAGS] & ~(HAS_OLD | HAS_NEW)) /* R4 */
 		return corrupt(id, "unknown flags");
-	out->has_old = (p[5] & HAS_OLD) != 0;
-	out->has_new = (p[5] & HAS_NEW) != 0;
-	memcpy(out->old_id.bytes, p + 14, PROLLY_ID_SIZE);
-	memcpy(out->new_id.bytes, p + 46, PROLLY_ID_SIZE);
+	out->has_old = (p[OFF_FLAGS] & HAS_OLD) != 0;
+	out->has_new = (p[OFF_FLAGS] & HAS_NEW) != 0;
+	memcpy(out->old_id.bytes, p + OFF_OLD, PROLLY_ID_SIZE);
+	memcpy(out->new_id.bytes, p + OFF_NEW, PROLLY_ID_SIZE);
 	if ((!out->has_old && !prolly_id_equal(&out->old_id, &zero)) ||
 	    (!out->has_new && !prolly_id_equal(&out->new_id, &zero)))
 		return corrupt(id, "an absent value is not zero");
-	o = p[78];
-	if (size < REFLOG_FIXED + o || !op_valid((const char *)p + 79, o)) /* R5: fits, then bytes */
+	o = p[OFF_OPLEN];
+	if (size < REFLOG_FIXED + o ||
+	    !op_valid((const char *)p + OFF_OP, o)) /* R5: fits, then bytes */
 		return corrupt(id, "bad operation");
-	r = (size_t)p[79 + o] | (size_t)p[80 + o] << 8;
+	optail = p + OFF_OP + o;
+	r = (size_t)optail[PROLLY__REFLOG_OPTAIL_RLEN] | (size_t)optail[PROLLY__REFLOG_OPTAIL_RLEN + 1]
+	                                                     << 8;
 	if (r == 0 || r > PROLLY_MAX_REF_NAME || size < REFLOG_FIXED + o + r ||
-	    memchr(p + 81 + o, 0, r)) /* R6 */
+	    memchr(optail + PROLLY__REFLOG_OPTAIL_REF, 0, r)) /* R6 */
 		return corrupt(id, "bad ref name");
-	m = (size_t)p[81 + o + r] | (size_t)p[82 + o + r] << 8;
+	reftail = optail + PROLLY__REFLOG_OPTAIL_REF + r;
+	m = (size_t)reftail[PROLLY__REFLOG_REFTAIL_MLEN] |
+	    (size_t)reftail[PROLLY__REFLOG_REFTAIL_MLEN + 1] << 8;
 	if (m > REFLOG_MAX_MESSAGE || size != REFLOG_FIXED + o + r + m ||
-	    (m && memchr(p + 83 + o + r, 0, m))) /* R7 */
+	    (m && memchr(reftail + PROLLY__REFLOG_REFTAIL_MESSAGE, 0, m))) /* R7 */
 		return corrupt(id, "message length does not match the size");
-	t = prolly__rd64(p + 6);
+	t = prolly__rd64(p + OFF_TIME);
 	memcpy(&out->time_us, &t, sizeof(t));
 	out->id = *id;
-	out->op = dup_bytes(p + 79, o);
-	out->ref = dup_bytes(p + 81 + o, r);
-	out->message = dup_bytes(p + 83 + o + r, m);
+	out->op = dup_bytes(p + OFF_OP, o);
+	out->ref = dup_bytes(optail + PROLLY__REFLOG_OPTAIL_REF, r);
+	out->message = dup_bytes(reftail + PROLLY__REFLOG_REFTAIL_MESSAGE, m);
 	if (!out->op || !out->ref || !out->message) {
 		prolly__reflog_dispose(out);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory decoding a reflog entry");

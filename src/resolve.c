@@ -52,7 +52,7 @@ static int on_one(void *payload, size_t index, const void *data, size_t size)
 	(void)index;
 	if (o->c || o->tree)
 		return 0;
-	if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0) {
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
 		o->tree = 1;
 		return 0;
 	}
@@ -103,7 +103,7 @@ static int on_found_id(void *payload, const prolly_id *id, const void *data, siz
 {
 	cands *c = payload;
 	c->objects++;
-	if (size >= 4 && memcmp(data, PROLLY_COMMIT_MAGIC, 4) == 0)
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) == 0)
 		cand_add(c, id);
 	return 0;
 }

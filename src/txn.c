@@ -356,7 +356,8 @@ static int gather_requires(prolly_txn *txn, prolly_buf *out)
 		prolly_id id;
 		prolly_commit *c = NULL;
 		memcpy(id.bytes, p, PROLLY_ID_SIZE);
-		if (sz >= 4 && memcmp(p + PROLLY_ID_SIZE + 4, PROLLY_COMMIT_MAGIC, 4) == 0 &&
+		if (sz >= PROLLY__MAGIC_SIZE &&
+		    memcmp(p + PROLLY_ID_SIZE + 4, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) == 0 &&
 		    prolly__commit_decode(&c, &id, p + PROLLY_ID_SIZE + 4, sz) == 0) {
 			rc = 0;
 			if (!prolly__nodeset_find(&txn->nodes, &c->tree) &&

@@ -337,7 +337,7 @@ PT_TEST(cursor_full_scan_is_batched)
 	prolly_close(db);
 }
 
-/* Read-ahead (C6) never loads leaves past the range, in either direction, and a cursor freed in
+/* Read-ahead (CU6) never loads leaves past the range, in either direction, and a cursor freed in
  * the middle of a long scan has read at most the read-ahead batches beyond where it stopped. */
 PT_TEST(cursor_readahead_stays_in_range)
 {

@@ -456,7 +456,7 @@ static int poke_schema(const char *dir, const void *value, size_t size)
 		mdb_txn_abort(txn);
 		goto done;
 	}
-	/* Stamped like every write of the store (src/store/lmdb.c, invariant T1). */
+	/* Stamped like every write of the store (src/store/lmdb.c, invariant LT1). */
 	uint64_t id = mdb_txn_id(txn);
 	MDB_val k = {14, "schema_version"}, v = {size, (void *)value};
 	MDB_val kt = {3, "txn"}, vt = {8, &id};

@@ -7,7 +7,7 @@
  *   meta   "schema_version" -> u32 LE (SCHEMA_VERSION), "gc_epoch" -> u64 LE (starts at 1),
  *          "txn" -> u64 LE: the LMDB transaction id of the last write (schema version 2)
  *
- * Invariant T1: every write transaction of this file puts "txn" = its own transaction id (the id
+ * Invariant LT1: every write transaction of this file puts "txn" = its own transaction id (the id
  * its commit writes into the meta page) and schema_version 2, in the meta database's one leaf
  * page. So the tree a meta page leads to must hold a "txn" row equal to that meta page's id: one
  * lower means the meta page points into an older tree (a damaged root number that lands on a
@@ -353,7 +353,7 @@ int prolly__lmdb_put_epoch(MDB_txn *txn, env_entry *e, uint64_t epoch)
 	return mdb_put(txn, e->meta, &k, &v, 0);
 }
 
-/* T1: stamps a write transaction. Returns an LMDB code. */
+/* LT1: stamps a write transaction. Returns an LMDB code. */
 int prolly__lmdb_stamp(MDB_txn *txn, env_entry *e)
 {
 	unsigned char b[8], sv[4];

@@ -55,7 +55,7 @@ typedef struct lmdb_store {
 int prolly__lmdb_translate(int mrc);
 int prolly__lmdb_fail(const env_entry *e, int mrc, const char *what);
 int prolly__lmdb_put_epoch(MDB_txn *txn, env_entry *e, uint64_t epoch);
-int prolly__lmdb_stamp(MDB_txn *txn, env_entry *e); /* invariant T1 (lmdb.c) */
+int prolly__lmdb_stamp(MDB_txn *txn, env_entry *e); /* invariant LT1 (lmdb.c) */
 void prolly__lmdb_set_vtable(prolly_store *base);
 
 /* One meta page as read from data.mdb (see the offset table in lmdb_meta.c). */

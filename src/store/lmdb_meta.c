@@ -22,11 +22,11 @@
  *     record), d+4 u16 flags, d+6 u16 depth, d+8 u64 branch pages, d+16 leaf pages,
  *     d+24 overflow pages, d+32 entries, d+40 u64 root page (all ones: empty)
  *
- * Checks (a meta page is intact when all hold): M1 the page reads whole; M2 its flags have the
- * meta bit and its page number is its slot; M3 magic and version are LMDB's; M4 the page size is
- * a power of two from 512 to 65536, the same in both pages; M5 each root is empty (all ones,
- * depth 0) or at most the last page, with a depth of 1 to 32; M6 each root page's own header
- * names that page number and says branch or leaf. M2 and M3 are what liblmdb itself checks.
+ * Checks (a meta page is intact when all hold): LM1 the page reads whole; LM2 its flags have the
+ * meta bit and its page number is its slot; LM3 magic and version are LMDB's; LM4 the page size is
+ * a power of two from 512 to 65536, the same in both pages; LM5 each root is empty (all ones,
+ * depth 0) or at most the last page, with a depth of 1 to 32; LM6 each root page's own header
+ * names that page number and says branch or leaf. LM2 and LM3 are what liblmdb itself checks.
  */
 #include "lmdb_int.h"
 
@@ -111,7 +111,7 @@ static int power_of_two_psize(uint32_t ps)
 	return ps >= 512 && ps <= 65536 && (ps & (ps - 1)) == 0;
 }
 
-/* M5 and M6 for the database record at page offset off; 0 or sets m->problem. */
+/* LM5 and LM6 for the database record at page offset off; 0 or sets m->problem. */
 static int check_root(prolly__lmdb_meta *m, int fd, const unsigned char *pg, size_t off,
                       const char *what)
 {

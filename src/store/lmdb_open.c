@@ -166,7 +166,7 @@ cleanup:
 	return rc;
 }
 
-/* T1: the tree this snapshot leads to was written by the snapshot's own transaction. */
+/* LT1: the tree this snapshot leads to was written by the snapshot's own transaction. */
 static int check_stamp(env_entry *e, MDB_txn *txn)
 {
 	MDB_val k = {sizeof(META_TXN) - 1, (void *)META_TXN}, v;
