@@ -54,7 +54,10 @@ int prolly_branch_name_valid(const char *name)
 	}
 	/* A name of 64 hex digits would read as a commit id (src/resolve.c); shorter all-hex names
 	 * are allowed, and a branch wins over a short commit id spelled the same. */
-	if (len == 2 * PROLLY_ID_SIZE && strspn(name, "0123456789abcdefABCDEF") == len)
+	size_t nhex = 0;
+	while (nhex < len && prolly__hexval((unsigned char)name[nhex]) >= 0)
+		nhex++;
+	if (len == 2 * PROLLY_ID_SIZE && nhex == len)
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "branch name '%s' looks like a commit id (64 hex digits)", name);
 	return 0;
@@ -117,8 +120,8 @@ int prolly_txn_move_branch(prolly_txn *txn, const char *branch, const prolly_id 
 }
 
 /* After a failed commit of a branch move: a clear message, and the head that won if known. */
-int prolly__branch_lost_race(prolly_db *db, const char *branch, const char *ref,
-                             const prolly_ref_update *c, prolly_id *winner, int *have_winner)
+static int lost_race(prolly_db *db, const char *branch, const char *ref, const prolly_ref_update *c,
+                     prolly_id *winner, int *have_winner)
 {
 	char hex[PROLLY_ID_HEX_SIZE];
 	*have_winner = 0;
@@ -140,6 +143,25 @@ int prolly__branch_lost_race(prolly_db *db, const char *branch, const char *ref,
 	                        branch);
 }
 
+int prolly__branch_publish(prolly_db *db, prolly_txn *txn, const char *branch, const char *ref,
+                           const prolly_id *expected, const prolly_id *commit, prolly_id *winner)
+{
+	prolly_ref_update conf;
+	int rc;
+	if ((rc = prolly_txn_move_branch(txn, branch, expected, commit)))
+		return rc;
+	memset(&conf, 0, sizeof(conf));
+	rc = prolly_txn_commit(txn, &conf, 1);
+	if (rc == PROLLY_ECONFLICT) {
+		prolly_id w;
+		int have;
+		rc = lost_race(db, branch, ref, &conf, &w, &have);
+		if (have && winner)
+			*winner = w;
+	}
+	return rc;
+}
+
 int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
                         const prolly_edit *edits, size_t n, const char *message)
 {
@@ -147,7 +169,6 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 	prolly_txn *txn = NULL;
 	prolly_commit *hc = NULL;
 	prolly_id head, tree, root, cid;
-	prolly_ref_update conf;
 	int exists, rc;
 	int64_t t;
 
@@ -172,19 +193,8 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 	if ((rc = prolly_commit_create(&cid, txn, &root, exists ? &head : NULL, exists ? 1 : 0, t,
 	                               message ? message : "")))
 		goto cleanup;
-	if ((rc = prolly_txn_move_branch(txn, branch, exists ? &head : NULL, &cid)))
-		goto cleanup;
-	memset(&conf, 0, sizeof(conf));
-	rc = prolly_txn_commit(txn, &conf, 1);
-	if (rc == PROLLY_ECONFLICT) {
-		prolly_id winner;
-		int have;
-		rc = prolly__branch_lost_race(db, branch, ref, &conf, &winner, &have);
-		if (have && out_commit)
-			*out_commit = winner;
-		goto cleanup;
-	}
-	if (rc)
+	if ((rc = prolly__branch_publish(db, txn, branch, ref, exists ? &head : NULL, &cid,
+	                                 out_commit)))
 		goto cleanup;
 	if (out_commit)
 		*out_commit = cid;
@@ -320,23 +330,9 @@ cleanup:
 	return rc;
 }
 
-typedef struct list_ctx {
-	prolly_branch_fn fn;
-	void *payload;
-} list_ctx;
-
-static int on_branch(void *payload, const char *name, const prolly_id *value)
-{
-	list_ctx *lc = payload;
-	if (strncmp(name, HEADS_PREFIX, HEADS_PREFIX_LEN) != 0)
-		return 0;
-	return lc->fn(lc->payload, name + HEADS_PREFIX_LEN, value);
-}
-
 int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload)
 {
-	list_ctx lc = {fn, payload};
 	if (!fn)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_branch_list needs a callback");
-	return db->store->list_refs(db->store, HEADS_PREFIX, on_branch, &lc);
+	return prolly__list_under(db, HEADS_PREFIX, fn, payload);
 }

@@ -18,7 +18,6 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 	prolly_commit *cs[3] = {NULL, NULL, NULL}; /* base, into, from */
 	prolly_id heads[3], result, root, base_tree;
 	prolly_merge_stats st;
-	prolly_ref_update conf;
 	int exists, rc, have_base = 0;
 
 	memset(&st, 0, sizeof(st));
@@ -108,17 +107,7 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 		         prolly__branch_time(PROLLY_MAX(cs[1]->time_us, cs[2]->time_us)), message)))
 			goto cleanup;
 	}
-	if ((rc = prolly_txn_move_branch(txn, into, &heads[1], &result)))
-		goto cleanup;
-	memset(&conf, 0, sizeof(conf));
-	rc = prolly_txn_commit(txn, &conf, 1);
-	if (rc == PROLLY_ECONFLICT) {
-		prolly_id winner;
-		int have;
-		rc = prolly__branch_lost_race(db, into, iref, &conf, &winner, &have);
-		goto cleanup;
-	}
-	if (rc)
+	if ((rc = prolly__branch_publish(db, txn, into, iref, &heads[1], &result, NULL)))
 		goto cleanup;
 done:
 	if (out_commit)

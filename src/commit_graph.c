@@ -14,14 +14,8 @@
 
 int prolly__ilist_push(prolly__ilist *l, size_t x)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 16;
-		size_t *nv = realloc(l->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (PROLLY__GROW(l->v, l->cap, l->n + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	l->v[l->n++] = x;
 	return 0;
 }
@@ -77,14 +71,8 @@ int prolly__graph_get(prolly__graph *g, const prolly_id *id, size_t *out)
 {
 	if (graph_find(g, id, out))
 		return 0;
-	if (g->n == g->cap) {
-		size_t ncap = g->cap ? g->cap * 2 : 32;
-		prolly__gnode *nv = realloc(g->v, ncap * sizeof(*nv));
-		if (!nv)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		g->v = nv;
-		g->cap = ncap;
-	}
+	if (PROLLY__GROW(g->v, g->cap, g->n + 1, 32))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	if ((g->n + 1) * 2 > g->scap) {
 		size_t ncap = g->scap ? g->scap * 2 : 64;
 		size_t *ns = calloc(ncap, sizeof(*ns));
@@ -120,17 +108,9 @@ static int gload_fill(prolly__graph *g, size_t gi, const void *data, size_t size
 		return 0;
 	if ((rc = prolly__commit_decode(&c, &nd->id, data, size)))
 		return rc;
-	if (g->npar + c->n_parents > g->cappar) {
-		size_t ncap = g->cappar ? g->cappar : 32;
-		while (ncap < g->npar + c->n_parents)
-			ncap *= 2;
-		prolly_id *np = realloc(g->par, ncap * sizeof(*np));
-		if (!np) {
-			prolly_commit_free(c);
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		}
-		g->par = np;
-		g->cappar = ncap;
+	if (PROLLY__GROW(g->par, g->cappar, g->npar + c->n_parents, 32)) {
+		prolly_commit_free(c);
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	}
 	nd->poff = g->npar;
 	nd->np = (uint32_t)c->n_parents;

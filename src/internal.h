@@ -447,6 +447,9 @@ int prolly__reflog_record(prolly_txn *txn, prolly_ref_update **refs, size_t *n_r
  * NULL) receives the value removed. Both retry (a few times) when only a gc got in the way. */
 int prolly__ref_create(prolly_db *db, const char *ref, const prolly_id *commit, const char *op);
 int prolly__ref_delete(prolly_id *out_old, prolly_db *db, const char *ref, const char *op);
+/* Calls fn once per ref under prefix (e.g. "refs/tags/") with its name less the prefix, in the
+ * store's list_refs order; stops at fn's first non-zero return, which it returns (refs.c). */
+int prolly__list_under(prolly_db *db, const char *prefix, prolly_branch_fn fn, void *payload);
 /* gc_history.c: the commits (objects) and tree roots that retention keeps, walking all history
  * from heads[0..n); the first n_protected heads (branch heads, tags) get their pairwise merge
  * bases kept too (K1-K3 there). The arrays are malloc'd; the caller frees them. */
@@ -467,11 +470,11 @@ int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch);
 /* The time for a commit made on parents whose newest time is newest_parent: now, or one more
  * than newest_parent when the clock is behind it (BR2 in branch.c). */
 int64_t prolly__branch_time(int64_t newest_parent);
-/* After a failed txn commit of a move of branch (ref its ref name, c the conflict report): sets
- * the PROLLY_ECONFLICT message and returns it; *winner receives the head that won if known
- * (*have_winner 1). */
-int prolly__branch_lost_race(prolly_db *db, const char *branch, const char *ref,
-                             const prolly_ref_update *c, prolly_id *winner, int *have_winner);
+/* Moves branch (ref its ref name) from expected (NULL: create it) to commit in txn and commits
+ * txn. A lost race is PROLLY_ECONFLICT with a message saying what happened; *winner (may be NULL)
+ * then receives the head that won, when it is known. Other errors as prolly_txn_commit. */
+int prolly__branch_publish(prolly_db *db, prolly_txn *txn, const char *branch, const char *ref,
+                           const prolly_id *expected, const prolly_id *commit, prolly_id *winner);
 /* Reads n commits (out[] zeroed by the caller) with one store call; a missing one is
  * PROLLY_ENOTFOUND. */
 int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_commit **out);

@@ -71,10 +71,9 @@ int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void
 					}
 					continue; /* removed by retention: history stops here, quietly */
 				}
-				if (heap.n == heap.cap) { /* make room for one more */
-					if ((rc = prolly__ilist_push(&heap, 0)))
-						goto cleanup;
-					heap.n--;
+				if (PROLLY__GROW(heap.v, heap.cap, heap.n + 1, 16)) {
+					rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+					goto cleanup;
 				}
 				heap_push(&g, heap.v, &heap.n, j);
 			}

@@ -45,6 +45,16 @@ static int add_flags(prolly__graph *g, size_t j, unsigned f, int64_t ctime, prol
 	return prolly__ilist_push(nd->state == PROLLY__G_NEW ? load : pend, j);
 }
 
+/* Loads the nodes in *load with one store call and moves them to *pend, to be expanded. */
+static int load_step(prolly__graph *g, prolly__ilist *load, prolly__ilist *pend)
+{
+	int rc = prolly__graph_load(g, load->v, load->n);
+	for (size_t i = 0; !rc && i < load->n; i++)
+		rc = prolly__ilist_push(pend, load->v[i]);
+	load->n = 0;
+	return rc;
+}
+
 /*
  * Paints the ancestors of a with F_A and of b with F_B, both sides at once, with one store call
  * per step (every commit the step reached). A commit carrying both is common; its ancestors get
@@ -78,12 +88,8 @@ static int paint(prolly__graph *g, size_t ia, size_t ib)
 	}
 	for (;;) {
 		/* One store call for every commit the last step reached. */
-		if ((rc = prolly__graph_load(g, load.v, load.n)))
+		if ((rc = load_step(g, &load, &pend)))
 			goto cleanup;
-		for (size_t i = 0; i < load.n; i++)
-			if ((rc = prolly__ilist_push(&pend, load.v[i])))
-				goto cleanup;
-		load.n = 0;
 
 		/* The state the step decides on: each side's newest live commit, the newest stale or
 		 * common one. */
@@ -198,12 +204,8 @@ static int drop_redundant(prolly__graph *g, size_t *cand, size_t *ncand)
 		}
 	}
 	while (load.n || pend.n) {
-		if ((rc = prolly__graph_load(g, load.v, load.n)))
+		if ((rc = load_step(g, &load, &pend)))
 			goto cleanup;
-		for (size_t i = 0; i < load.n; i++)
-			if ((rc = prolly__ilist_push(&pend, load.v[i])))
-				goto cleanup;
-		load.n = 0;
 		next.n = 0;
 		for (size_t i = 0; i < pend.n; i++) {
 			size_t j = pend.v[i];

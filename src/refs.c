@@ -156,23 +156,32 @@ int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name)
 	return rc;
 }
 
-typedef struct tag_list_ctx {
+typedef struct list_ctx {
+	const char *prefix;
+	size_t prefix_len;
 	prolly_branch_fn fn;
 	void *payload;
-} tag_list_ctx;
+} list_ctx;
 
-static int on_tag(void *payload, const char *name, const prolly_id *value)
+static int on_ref_under(void *payload, const char *name, const prolly_id *value)
 {
-	tag_list_ctx *tc = payload;
-	return tc->fn(tc->payload, name + sizeof(TAGS_PREFIX) - 1, value);
+	list_ctx *lc = payload;
+	if (strncmp(name, lc->prefix, lc->prefix_len) != 0)
+		return 0;
+	return lc->fn(lc->payload, name + lc->prefix_len, value);
+}
+
+int prolly__list_under(prolly_db *db, const char *prefix, prolly_branch_fn fn, void *payload)
+{
+	list_ctx lc = {prefix, strlen(prefix), fn, payload};
+	return db->store->list_refs(db->store, prefix, on_ref_under, &lc);
 }
 
 int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload)
 {
-	tag_list_ctx tc = {fn, payload};
 	if (!fn)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_tag_list needs a callback");
-	return db->store->list_refs(db->store, TAGS_PREFIX, on_tag, &tc);
+	return prolly__list_under(db, TAGS_PREFIX, fn, payload);
 }
 
 /* ---- reset --------------------------------------------------------------------------------- */
