@@ -285,48 +285,14 @@ int prolly_branch_delete(prolly_db *db, const char *name)
 int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
-	prolly_txn *txn = NULL;
-	prolly_id cur;
-	prolly_ref_update u, conf;
-	int exists, rc;
-
-	if ((rc = prolly__branch_ref(ref, name)))
-		goto cleanup;
-	for (int attempt = 0;; attempt++) {
-		if ((rc = prolly_txn_begin(&txn, db)))
-			goto cleanup;
-		if ((rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
-			goto cleanup;
-		if (!exists) {
-			rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", name);
-			goto cleanup;
-		}
-		memset(&u, 0, sizeof(u));
-		u.name = ref;
-		u.expect = PROLLY_REF_EXPECT_VALUE;
-		u.expected = cur;
-		u.remove = 1;
-		if ((rc = prolly_txn_set_ref(txn, &u)))
-			goto cleanup;
-		memset(&conf, 0, sizeof(conf));
-		rc = prolly_txn_commit(txn, &conf, 1);
-		if (rc == 0 && out_head)
-			*out_head = cur;
-		if (rc != PROLLY_ECONFLICT)
-			goto cleanup;
-		if (conf.conflict && !conf.current_exists) {
-			rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s' (deleted meanwhile)", name);
-			goto cleanup;
-		}
-		if (attempt + 1 >= MAX_RETRIES) {
-			rc = prolly_set_error(PROLLY_ECONFLICT, "branch '%s' kept moving; not deleted", name);
-			goto cleanup;
-		}
-		prolly_txn_free(txn); /* it moved (or a gc ran): delete whatever it is now */
-		txn = NULL;
-	}
-cleanup:
-	prolly_txn_free(txn);
+	int rc = prolly__branch_ref(ref, name);
+	if (rc)
+		return rc;
+	rc = prolly__ref_delete(out_head, db, ref, "delete");
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(rc, "no branch '%s'", name);
+	if (rc == PROLLY_ECONFLICT)
+		return prolly_set_error(rc, "branch '%s' kept moving; not deleted", name);
 	return rc;
 }
 

@@ -138,16 +138,10 @@ static int on_gload(void *payload, size_t index, const void *data, size_t size)
 static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
 {
 	gload_ctx *lc = payload;
-	prolly_id h;
 	size_t gi;
 	int rc;
-	prolly__hash(&h, data, size);
-	if (!prolly_id_equal(&h, id)) {
-		char hex[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(hex, id);
-		return lc->rc = prolly_set_error(PROLLY_ECORRUPT,
-		                                 "object %s is corrupt: bytes do not hash to the id", hex);
-	}
+	if ((rc = prolly__check_hash(id, data, size)))
+		return lc->rc = rc;
 	if (!graph_find(lc->g, id, &gi)) {
 		/* An ancestor the walk has not reached: kept if it decodes; if not, the walk meets the
 		 * damage only if it gets there (reading it again), as without get_ancestors. */

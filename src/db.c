@@ -334,18 +334,25 @@ typedef struct raw_ctx {
 	int rc;
 } raw_ctx;
 
+int prolly__check_hash(const prolly_id *id, const void *data, size_t size)
+{
+	prolly_id h;
+	prolly__hash(&h, data, size);
+	if (prolly_id_equal(&h, id))
+		return 0;
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	return prolly_set_error(PROLLY_ECORRUPT, "object %s is corrupt: bytes do not hash to the id",
+	                        hex);
+}
+
 static int on_raw(void *payload, size_t index, const void *data, size_t size)
 {
 	raw_ctx *rc = payload;
-	prolly_id h;
-	prolly__hash(&h, data, size);
-	if (!prolly_id_equal(&h, &rc->ids[index])) {
-		char hex[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(hex, &rc->ids[index]);
-		return rc->rc = prolly_set_error(PROLLY_ECORRUPT,
-		                                 "object %s is corrupt: bytes do not hash to the id", hex);
-	}
-	int r = rc->fn(rc->payload, index, data, size);
+	int r = prolly__check_hash(&rc->ids[index], data, size);
+	if (r)
+		return rc->rc = r;
+	r = rc->fn(rc->payload, index, data, size);
 	return r ? (rc->rc = r) : 0;
 }
 

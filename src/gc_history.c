@@ -126,16 +126,10 @@ static int on_commit(void *payload, size_t index, const void *data, size_t size)
 static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
 {
 	load_ctx *lc = payload;
-	prolly_id h;
 	size_t k;
 	int rc;
-	prolly__hash(&h, data, size);
-	if (!prolly_id_equal(&h, id)) {
-		char hex[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(hex, id);
-		return lc->rc = prolly_set_error(
-		           PROLLY_ECORRUPT, "gc: object %s is corrupt: bytes do not hash to the id", hex);
-	}
+	if ((rc = prolly__check_hash(id, data, size)))
+		return lc->rc = rc;
 	if (!hfind(lc->g, id, &k)) {
 		if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 			return 0;

@@ -76,6 +76,8 @@ int prolly__hexval(int c);
 
 /* SHA-256 of data (OpenSSL libcrypto). */
 void prolly__hash(prolly_id *out, const void *data, size_t size);
+/* 0 if data hashes to id, else PROLLY_ECORRUPT naming the object (db.c). */
+int prolly__check_hash(const prolly_id *id, const void *data, size_t size);
 
 /* Wall clock in microseconds, and a monotonic clock in nanoseconds. */
 int64_t prolly__now_us(void);
