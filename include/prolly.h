@@ -27,6 +27,11 @@
  *   gc may run concurrently on one handle. prolly_txn, prolly_builder and prolly_cursor objects
  *   belong to one thread at a time (they may be handed between threads, never used by two at
  *   once). The per-thread last error and per-thread counters are per OS thread.
+ *   The library starts threads of its own: a commit writes its nodes on a background thread while
+ *   the caller goes on building (joined before prolly_txn_commit returns), and a cursor loads the
+ *   next leaves ahead of the reader (joined by prolly_cursor_free). They call only the store's
+ *   functions, which is why a store must be thread-safe. PROLLY_DB_NO_THREADS in
+ *   prolly_options.flags turns both off.
  */
 #ifndef PROLLY_H
 #define PROLLY_H
@@ -493,7 +498,13 @@ typedef struct prolly_options {
 	                         0: gc expires every entry */
 	int64_t clock_us;     /* the library's "now" for reflog entries and gc's reflog horizon, in
 	                         microseconds since the epoch; 0 (default): the wall clock */
+	unsigned flags;       /* PROLLY_DB_* flags; 0 (default) for none */
 } prolly_options;
+
+/* prolly_options.flags: the handle never starts a thread of its own. Commit flushes and cursor
+ * read-ahead then run on the calling thread (slower on a remote store, same results). For hosts
+ * that forbid threads, such as a PostgreSQL backend. */
+#define PROLLY_DB_NO_THREADS 1u
 
 /* Fills in the defaults. */
 PROLLY_API void prolly_options_init(prolly_options *opts);

@@ -317,7 +317,8 @@ static int readahead_top_up(prolly_cursor *c)
 		ra->rc = 0;
 		prolly__nodeset_init(&ra->ws);
 		c->ra_n++;
-		if (pthread_create(&ra->thread, NULL, readahead_main, ra) == 0)
+		if (!(c->db->opts.flags & PROLLY_DB_NO_THREADS) &&
+		    pthread_create(&ra->thread, NULL, readahead_main, ra) == 0)
 			ra->active = 1;
 		else if ((ra->rc = prolly__load(c->db, &ra->ws, ra->ids, n, ra->got)))
 			return ra->rc; /* no thread: loaded here (the ids were taken already) */

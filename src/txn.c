@@ -276,7 +276,8 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 	prolly__nodeset_init(set);
 	txn->flushed = 1;
 	txn->pending[txn->n_pending++] = f;
-	if (pthread_create(&f->thread, NULL, flush_main, f) == 0)
+	if (!(txn->db->opts.flags & PROLLY_DB_NO_THREADS) &&
+	    pthread_create(&f->thread, NULL, flush_main, f) == 0)
 		f->joinable = 1;
 	else { /* no thread: write now (keeping this thread's counters), report at the next wait */
 		prolly_stats mine;

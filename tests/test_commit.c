@@ -748,6 +748,132 @@ static int open_slow(prolly_db **out, int lmdb, char **dir)
 	return prolly_db_new(out, &s->base, NULL);
 }
 
+/* A store wrapper that counts the store calls made from a thread other than the one that
+ * opened it. */
+typedef struct thread_store {
+	prolly_store base;
+	prolly_store *inner;
+	pthread_t owner;
+	int foreign; /* calls seen from another thread */
+	pthread_mutex_t lock;
+} thread_store;
+
+static void note_thread(prolly_store *st)
+{
+	thread_store *s = (thread_store *)st;
+	pthread_mutex_lock(&s->lock);
+	if (!pthread_equal(pthread_self(), s->owner))
+		s->foreign++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int thr_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                         prolly_store_found_fn found, void *payload)
+{
+	prolly_store *in = ((thread_store *)st)->inner;
+	note_thread(st);
+	return in->get_nodes(in, ids, n, found, payload);
+}
+
+static int thr_write(prolly_store *st, prolly_store_write *w)
+{
+	prolly_store *in = ((thread_store *)st)->inner;
+	note_thread(st);
+	return in->write(in, w);
+}
+
+static int thr_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	prolly_store *in = ((thread_store *)st)->inner;
+	note_thread(st);
+	return in->get_ref(in, name, out, epoch);
+}
+
+static int thr_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
+                         void *payload)
+{
+	prolly_store *in = ((thread_store *)st)->inner;
+	note_thread(st);
+	return in->list_refs(in, prefix, fn, payload);
+}
+
+static void thr_close(prolly_store *st)
+{
+	thread_store *s = (thread_store *)st;
+	s->inner->close(s->inner);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* Builds a tree big enough for several builder flushes and a multi-batch cursor, commits it and
+ * reads it back; returns how many store calls came from a thread of the library's own. */
+static int count_foreign_calls(unsigned flags)
+{
+	thread_store *s = calloc(1, sizeof(*s));
+	prolly_store *inner = NULL;
+	prolly_db *db = NULL;
+	prolly_txn *txn = NULL;
+	prolly_builder *b = NULL;
+	prolly_cursor *cur = NULL;
+	prolly_options opts;
+	prolly_id root;
+	int foreign = -1, n = 0;
+	if (!s || prolly_store_mem_new(&inner)) {
+		free(s);
+		return -1;
+	}
+	s->base.version = PROLLY_STORE_VERSION;
+	s->base.kind = "thread-check";
+	s->base.get_nodes = thr_get_nodes;
+	s->base.write = thr_write;
+	s->base.get_ref = thr_get_ref;
+	s->base.list_refs = thr_list_refs;
+	s->base.close = thr_close;
+	s->inner = inner;
+	s->owner = pthread_self();
+	pthread_mutex_init(&s->lock, NULL);
+	prolly_options_init(&opts);
+	opts.flags = flags;
+	opts.flush_bytes = 16 << 10;
+	opts.cache_bytes = 0; /* every read reaches the store */
+	if (prolly_db_new(&db, &s->base, &opts))
+		return -1;
+	if (prolly_txn_begin(&txn, db) || prolly_builder_new(&b, txn))
+		goto cleanup;
+	for (int i = 0; i < 20000; i++) {
+		char k[16], v[32];
+		snprintf(k, sizeof(k), "k%08d", i);
+		snprintf(v, sizeof(v), "value of record %d", i);
+		if (prolly_builder_add(b, k, strlen(k), v, strlen(v)))
+			goto cleanup;
+	}
+	if (prolly_builder_finish(b, &root))
+		goto cleanup;
+	if (prolly_txn_commit(txn, NULL, 0))
+		goto cleanup;
+	if (prolly_cursor_open(&cur, db, &root, NULL))
+		goto cleanup;
+	while (prolly_cursor_next(cur, NULL, NULL) == 0)
+		n++;
+	if (n == 20000)
+		foreign = s->foreign;
+cleanup:
+	prolly_cursor_free(cur);
+	prolly_builder_free(b);
+	prolly_txn_free(txn);
+	prolly_close(db);
+	return foreign;
+}
+
+/* PROLLY_DB_NO_THREADS: every store call comes from the caller's thread (the builder's flushes
+ * and the cursor's read-ahead run inline), and the results are the same. Without the flag the
+ * same work does use the library's threads, which shows the check can see them. */
+PT_TEST(no_threads_flag)
+{
+	PT_CHECK(count_foreign_calls(PROLLY_DB_NO_THREADS) == 0);
+	PT_CHECK(count_foreign_calls(0) > 0);
+}
+
 BOTH_STORES(commit_edits_concurrent)
 {
 	tdb t;
