@@ -68,11 +68,11 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 # bench/lib/*.c (TOML reader, HDR histogram, SVG charts) and bench/scale/*.c (the scale engine):
 # the archive libbench.a, linked into every bench program and into the tests in BLIB_TESTS.
-# bench/harness/*.c: the harness program; all but main.c also form libharness.a, which the
-# tests in HLIB_TESTS link.
+# bench/harness/*.c (the runner) and bench/suites/*.c (its suites): the harness program; all
+# but main.c also form libharness.a, which the tests in HLIB_TESTS link.
 BLIB_SRC  := $(wildcard bench/lib/*.c bench/scale/*.c)
 BLIB_OBJ  := $(BLIB_SRC:%.c=$(BUILD)/obj/%.o)
-HARN_SRC  := $(wildcard bench/harness/*.c)
+HARN_SRC  := $(wildcard bench/harness/*.c bench/suites/*.c)
 HLIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out bench/harness/main.c,$(HARN_SRC)))
 HARN_BIN  := $(if $(HARN_SRC),$(BUILD)/bench/harness)
 BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
@@ -90,12 +90,12 @@ ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ)
 # sees only the public header, the benchmarks the public header and bench/lib/.
 $(LIB_OBJ):   LAYER_CFLAGS := -Iinclude -Isrc -fvisibility=hidden
 $(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
-$(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
-$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib
+$(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness
+$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
-                         bench/scale/*.[ch] bench/harness/*.[ch])
+                         bench/scale/*.[ch] bench/harness/*.[ch] bench/suites/*.[ch])
 CLANG_FORMAT ?= clang-format
 
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when

@@ -38,7 +38,7 @@ rm -rf "$out/seeds"
 mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml"
 "$out/gen_corpus" "$out/seeds"
 # The workload files are the TOML reader's seeds.
-cp benchmarks/postgres-scale/workloads/*.toml "$out/seeds/toml/"
+cp bench/workloads/*.toml "$out/seeds/toml/"
 
 fail=0
 for src in fuzz/fuzz_*.c; do

@@ -1,5 +1,5 @@
 /*
- * test_harness_scale.c - the harness's scale suite (bench/harness/scalesuite.c) and the scale
+ * test_harness_scale.c - the harness's scale suite (bench/suites/scale.c) and the scale
  * engine under it (bench/scale/):
  *
  *   - hsc_columns carries every PostgreSQL counter column of hp_columns; hsc_cells counts sizes x

@@ -1,5 +1,5 @@
 /*
- * test_harness_service.c - the harness's service suite (bench/harness/service.c, service_ops.c):
+ * test_harness_service.c - the harness's service suite (bench/suites/service.c, service_ops.c):
  *
  *   - the value codec and key space the suite validates results with;
  *   - hsvc_columns carries every PostgreSQL counter column of hp_columns;
@@ -13,7 +13,7 @@
  * Re-run one test: build/tests/test_harness_service NAME.
  */
 #include "../bench/harness/harness.h"
-#include "../bench/harness/service_int.h"
+#include "../bench/suites/service_int.h"
 #include "harness_fixture.h"
 #include "lib/model.h"
 #include "prolly.h"

@@ -11,7 +11,7 @@
  *   - the resolved document round-trips (write, load, resolve: same hash), and the hash follows
  *     the values, not comments or key order.
  *
- * Run from the repository root (the shipped files are read from benchmarks/). Re-run one test:
+ * Run from the repository root (the shipped files are read from bench/workloads/). Re-run one test:
  * build/tests/test_workload NAME.
  */
 #include "../bench/harness/harness.h"
@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SMOKE "benchmarks/postgres-scale/workloads/smoke.toml"
-#define DEFAULT "benchmarks/postgres-scale/workloads/default.toml"
+#define SMOKE "bench/workloads/smoke.toml"
+#define DEFAULT "bench/workloads/default.toml"
 
 static char tmpdir[256];
 

@@ -6,7 +6,7 @@
  *
  *   service  closed-loop concurrent clients (point reads, multi reads, commits with CAS, diffs,
  *            merges) per (clients, pool size) cell; service.c
- *   scale    the serial sizes x runs x operations x patterns matrix; scalesuite.c, on top of the
+ *   scale    the serial sizes x runs x operations x patterns matrix; suites/scale.c, on top of the
  *            scale engine in bench/scale/
  *
  * and leaves a result directory (results.c: manifest, provenance, raw and summary CSV, resume),
@@ -20,7 +20,7 @@
  *   env.c       he_*   machine.txt, postgres.txt, dependencies.txt, binary.sha256
  *   pgstat.c    hp_*   server-side counters (pg_stat_statements, pg_stat_database, WAL, sizes)
  *   service.c   hsvc_* the service suite (service_ops.c: its operations)
- *   scalesuite.c hsc_* the scale suite
+ *   suites/scale.c hsc_* the scale suite
  *   gates.c     hg_*   baseline comparison and regression gates
  *   report.c    hrep_* report.md and charts (bench/lib/svg.h)
  *   main.c             flags, orchestration, progress

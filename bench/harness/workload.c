@@ -133,7 +133,7 @@ static const char *either(const toml_doc *d, const char *a, const char *b)
 
 /* ---- defaults ----------------------------------------------------------------------------- */
 
-/* The default profile (benchmarks/postgres-scale/workloads/default.toml spells it out), and what
+/* The default profile (bench/workloads/default.toml spells it out), and what
  * a key left out of the file gets. */
 static void set_defaults(hw_workload *v)
 {

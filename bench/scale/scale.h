@@ -1,7 +1,7 @@
 /*
  * scale.h - the scale engine: the serial large-tree benchmark matrix (sizes x stores x
  * operations x patterns) behind the `scale` program (bench/scale.c) and the harness's scale suite
- * (bench/harness/scalesuite.c).
+ * (bench/suites/scale.c).
  *
  * For each size and store the engine builds a base tree of N records (the fixture) and runs
  * every selected cell on it; a cell runs cfg->runs times and becomes one bench_row (median, min

@@ -1,5 +1,5 @@
 /*
- * scalesuite.c - the harness's scale suite (hsc_*): the [scale] section of the workload run
+ * suites/scale.c - the harness's scale suite (hsc_*): the [scale] section of the workload run
  * through the scale engine (bench/scale/scale.h), one engine run per size, rows appended to
  * scale-raw.csv with the harness's names and the server-side counters around each cell.
  *
