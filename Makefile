@@ -3,14 +3,16 @@
 #   make                  library (static + shared) and the CLI, in $(BUILD) (default build/)
 #   make test             every tests/test_*.c program, then the CLI golden tests
 #   make san-test         the same suite built with ASan+UBSan into build-san/
-#   make bench            builds bench/*.c and runs $(BUILD)/bench/scale $(BENCH_ARGS)
+#   make bench            the harness's scale suite (bench/workloads/bench.toml) on each store of
+#                         $(BENCH_STORES), results in $(BENCH_OUT)/STORE/ (docs/benchmarks.md)
 #   make fuzz-smoke       libFuzzer targets fuzz/fuzz_*.c (clang, via fuzz/run.sh), a short run each
 #   make install          PREFIX=/usr/local DESTDIR= ; `make uninstall` reverses it
 #   make format           clang-format -i over the sources; `make format-check` only checks
 #   make check-exports    libprolly.so exports exactly the PROLLY_API functions of include/
 #   make check-includes   every #include stays inside its layer (scripts/check-includes.sh)
 #
-# Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=...
+# Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=... (harness
+#        flags, e.g. --sizes 1M)  BENCH_STORES='mem lmdb postgres'  BENCH_OUT=dir
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
 
 CC      ?= cc
@@ -107,6 +109,9 @@ LSAN_OPTIONS  ?= $(if $(wildcard tests/lsan.supp),suppressions=$(CURDIR)/tests/l
 TEST_TIMEOUT  ?= 600
 FUZZ_TIME     ?= 20
 BENCH_ARGS    ?=
+BENCH_STORES  ?= mem lmdb postgres
+BENCH_CONFIG  ?= bench/workloads/bench.toml
+BENCH_OUT     ?= bench-out/$(shell date -u +%Y%m%dT%H%M%SZ)
 
 .PHONY: all lib cli tests test san-test bench bench-bin fuzz fuzz-smoke install uninstall \
         format format-check check-exports check-includes clean distclean help
@@ -178,13 +183,14 @@ san-test:
 
 bench-bin: all $(BENCH_BIN) $(HARN_BIN)
 
+# One harness run per store (the postgres one on a throwaway cluster unless $$PROLLY_PG_URL is
+# set), each into its own result directory; every store runs even if an earlier one failed.
 bench: bench-bin
-	@if [ -x $(BUILD)/bench/scale ]; then \
-		echo "$(BUILD)/bench/scale $(BENCH_ARGS)"; \
-		$(BUILD)/bench/scale $(BENCH_ARGS); \
-	else \
-		echo "bench: $(BUILD)/bench/scale not built (no bench/scale.c yet); built: $(BENCH_BIN)"; \
-	fi
+	@rc=0; for s in $(BENCH_STORES); do \
+		echo "scripts/run_postgres_scale_benchmark.sh --config $(BENCH_CONFIG) --suite scale --store $$s --output $(BENCH_OUT)/$$s $(BENCH_ARGS)"; \
+		BUILD=$(BUILD) bash scripts/run_postgres_scale_benchmark.sh --config $(BENCH_CONFIG) \
+			--suite scale --store $$s --output $(BENCH_OUT)/$$s $(BENCH_ARGS) || rc=1; \
+	done; exit $$rc
 
 # ---- fuzzing (clang + libFuzzer) --------------------------------------------------------------
 # `make fuzz` builds the library with clang, sanitizers and coverage (FUZZ=1) into build-fuzz/;

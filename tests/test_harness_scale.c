@@ -227,9 +227,9 @@ static void check_rows(const csv_table *tab, const char *store)
 	}
 	long g = find(tab, "s2000-get_cold");
 	if (g >= 0)
-		PT_CHECKF(!strcmp(get(tab, (size_t)g, "engine_op"), "get_nocache") &&
+		PT_CHECKF(!strcmp(get(tab, (size_t)g, "engine_op"), "get_cold") &&
 		              !strcmp(get(tab, (size_t)g, "pattern"), "-"),
-		          "get_cold maps to %s", get(tab, (size_t)g, "engine_op"));
+		          "get_cold is the engine's %s", get(tab, (size_t)g, "engine_op"));
 }
 
 /* The whole suite on one store, then the resume. */
@@ -285,11 +285,57 @@ PT_TEST(columns_and_cells)
 	hw_workload w;
 	memset(&w, 0, sizeof(w));
 	w.scale.n_sizes = 2;
-	w.scale.operations = (1u << HW_N_SCALE_OPS) - 1;
+	w.scale.operations = HW_DEFAULT_SCALE_OPS;
 	w.scale.patterns = 1u << HW_P_APPEND | 1u << HW_P_RANDOM | 1u << HW_P_CLUSTERED;
 	PT_CHECK(hsc_cells(&w) == 2 * (6 + 4 * 3));
 	w.scale.operations = 1u << HW_S_GET_WARM | 1u << HW_S_MERGE;
 	PT_CHECK(hsc_cells(&w) == 2 * (1 + 3));
+}
+
+/* One vocabulary: every operation and pattern a workload may name is the engine's own name. */
+PT_TEST(one_vocabulary)
+{
+	for (int op = 0; op < HW_N_SCALE_OPS; op++) {
+		int found = 0;
+		for (int e = 0; e < SCALE_N_OPS; e++)
+			found |= !strcmp(hw_scale_op_names[op], scale_op_names[e]);
+		PT_CHECKF(found, "the engine has no operation %s", hw_scale_op_names[op]);
+	}
+	for (int e = 0; e < SCALE_N_OPS; e++) {
+		int found = 0;
+		for (int op = 0; op < HW_N_SCALE_OPS; op++)
+			found |= !strcmp(hw_scale_op_names[op], scale_op_names[e]);
+		PT_CHECKF(found, "a workload cannot name the engine's %s", scale_op_names[e]);
+	}
+	for (int p = 0; p < HW_N_PATTERNS; p++)
+		PT_CHECKF(!strcmp(hw_pattern_names[p], scale_pattern_names[p]), "pattern %d: %s vs %s", p,
+		          hw_pattern_names[p], scale_pattern_names[p]);
+}
+
+/* The engine's extra cells (not in the default list) run when a workload names them. */
+PT_TEST(extra_operations)
+{
+	static const char *const sets[] = {
+	    "scale.operations", "[\"build\", \"full_scan_warm\", \"get_cold_start\", \"put_nosync\"]",
+	    "scale.patterns", "[\"append\"]", NULL};
+	trun t;
+	csv_table tab = {0};
+	char err[H_ERR];
+	PT_REQUIRE(trun_open(&t, "mem", sets) == 0);
+	PT_CHECK(t.run.cells_total == 4);
+	PT_CHECKF(hsc_run(&t.run, err, sizeof(err)) == 0, "hsc_run: %s", err);
+	if (read_raw(&tab, &t) == 0) {
+		PT_CHECKF(tab.nrows == 4, "%zu rows", tab.nrows);
+		PT_CHECK(find(&tab, "s2000-build") >= 0);
+		PT_CHECK(find(&tab, "s2000-full_scan_warm") >= 0);
+		PT_CHECK(find(&tab, "s2000-get_cold_start") >= 0);
+		PT_CHECK(find(&tab, "s2000-put_nosync-append") >= 0);
+		for (size_t r = 0; r < tab.nrows; r++)
+			PT_CHECKF(num(&tab, r, "validated") == 1, "%s: %s", get(&tab, r, "cell_id"),
+			          get(&tab, r, "note"));
+	}
+	csv_table_free(&tab);
+	trun_close(&t);
 }
 
 PT_TEST(suite_mem)
@@ -368,7 +414,7 @@ static void engine_config(scale_config *cfg, int store, const char *dir)
 	cfg->runs = 1;
 	cfg->changes = 30;
 	cfg->reads = 40;
-	cfg->singles = 5;
+	cfg->puts = 5;
 	cfg->concurrency = 3;
 	cfg->dir = dir;
 	cfg->no_fork = 1;
@@ -396,7 +442,7 @@ PT_TEST(engine_value_sizes)
 		PT_CHECK(b && b->ops == 700 && b->lat_samples == 0);
 		const bench_row *c = scale_rows_find(&l.rows, 700, "mem", "concurrent_query", "-");
 		PT_CHECK(c && c->ops == 120 && c->lat_samples == 3 && c->p99_us > 0);
-		const bench_row *g = scale_rows_find(&l.rows, 700, "mem", "get_nocache", "-");
+		const bench_row *g = scale_rows_find(&l.rows, 700, "mem", "get_cold", "-");
 		PT_CHECK(g && g->ops == 4 && g->lat_samples == 4); /* reads / 10 */
 		scale_rows_free(&l.rows);
 	}
@@ -431,8 +477,8 @@ PT_TEST(engine_plain_measured_for_comparison)
 	memset(&l, 0, sizeof(l));
 	l.skip_plain = 1;
 	engine_config(&cfg, SCALE_STORE_PG, "/tmp");
-	cfg.ops = 1u << SCALE_OP_GET_COLD | 1u << SCALE_OP_BATCH | 1u << SCALE_OP_DIFF;
-	cfg.patterns = 1u << SCALE_PAT_UPDATE;
+	cfg.ops = 1u << SCALE_OP_GET_COLD_START | 1u << SCALE_OP_BATCH | 1u << SCALE_OP_DIFF;
+	cfg.patterns = 1u << SCALE_PAT_RANDOM;
 	snprintf(cfg.pg_url, sizeof(cfg.pg_url), "%s", getenv("PROLLY_PG_URL"));
 	tm_pg_schema_name(schema, "hsce");
 	snprintf(cfg.pg_schema, sizeof(cfg.pg_schema), "%s", schema);

@@ -61,7 +61,10 @@ int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t 
 enum { HW_POINT_READ, HW_MULTI_READ, HW_COMMIT, HW_DIFF, HW_MERGE, HW_N_SERVICE_OPS };
 extern const char *const hw_service_op_names[HW_N_SERVICE_OPS]; /* "point_read", ... */
 
-/* Scale operations and patterns (bit i of hw_scale.operations / .patterns). */
+/* Scale operations and patterns (bit i of hw_scale.operations / .patterns). The names are the
+ * scale engine's too (bench/scale/scale.h): one vocabulary in workload files, raw rows and the
+ * engine. The first ten are the contract's operations and the default; the last four are the
+ * engine's extra cells, run only when a workload names them. */
 enum {
 	HW_S_PUT,              /* single random put, committed (one txn per edit) */
 	HW_S_BATCH,            /* one batch of `changes` edits, committed */
@@ -73,8 +76,14 @@ enum {
 	HW_S_FULL_SCAN,        /* every record, in order */
 	HW_S_DIFF,             /* diff of the base against the base plus `changes` edits */
 	HW_S_MERGE,            /* three-way merge of two branches of changes/2 edits each */
+	HW_S_BUILD,            /* the base tree from empty (otherwise built untimed, no row) */
+	HW_S_FULL_SCAN_WARM,   /* full_scan after an untimed warming scan */
+	HW_S_GET_COLD_START,   /* read_samples gets after one cache clear (the cache warms) */
+	HW_S_PUT_NOSYNC,       /* put with the store write passed on non-durable */
 	HW_N_SCALE_OPS
 };
+/* The operations a workload runs when it does not say (the contract's ten). */
+#define HW_DEFAULT_SCALE_OPS ((1u << (HW_S_MERGE + 1)) - 1)
 extern const char *const hw_scale_op_names[HW_N_SCALE_OPS]; /* "put", "batch", ... */
 
 enum {

@@ -48,9 +48,20 @@
 
 const char *const hw_service_op_names[HW_N_SERVICE_OPS] = {"point_read", "multi_read", "commit",
                                                            "diff", "merge"};
-const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {
-    "put",  "batch",     "get_cold", "get_warm", "query", "concurrent_query",
-    "scan", "full_scan", "diff",     "merge"};
+const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {"put",
+                                                       "batch",
+                                                       "get_cold",
+                                                       "get_warm",
+                                                       "query",
+                                                       "concurrent_query",
+                                                       "scan",
+                                                       "full_scan",
+                                                       "diff",
+                                                       "merge",
+                                                       "build",
+                                                       "full_scan_warm",
+                                                       "get_cold_start",
+                                                       "put_nosync"};
 const char *const hw_pattern_names[HW_N_PATTERNS] = {"append", "random", "clustered",
                                                      "random_insert", "random_delete"};
 
@@ -175,7 +186,7 @@ static void set_defaults(hw_workload *v)
 	c->changes = 0; /* auto */
 	c->read_samples = 10000;
 	c->concurrency = 32;
-	c->operations = (1u << HW_N_SCALE_OPS) - 1;
+	c->operations = HW_DEFAULT_SCALE_OPS;
 	c->patterns = 1u << HW_P_APPEND | 1u << HW_P_RANDOM | 1u << HW_P_CLUSTERED;
 	c->min_free_gb = 2.0;
 
@@ -808,7 +819,7 @@ const hw_override_flag hw_override_flags[] = {
     {"concurrency", "scale.concurrency", HW_FLAG_INT, "queries at once in concurrent_query"},
     {"operations", "scale.operations", HW_FLAG_NAME_LIST,
      "scale operations: put,batch,get_cold,get_warm,query,concurrent_query,scan,full_scan,diff,"
-     "merge or all"},
+     "merge or all (these ten, the default); also build,full_scan_warm,get_cold_start,put_nosync"},
     {"patterns", "scale.patterns", HW_FLAG_NAME_LIST,
      "scale patterns: append,random,clustered,random_insert,random_delete or all"},
     {"min-free-gb", "scale.min_free_gb", HW_FLAG_FLOAT,
@@ -920,8 +931,8 @@ static void shortest_float(char *buf, size_t n, double v)
 		strcat(buf, ".0");
 }
 
-/* A list flag: "1,4" -> [1, 4], "put, batch" -> ["put", "batch"], "all" -> every name of
- * scale.operations / scale.patterns. */
+/* A list flag: "1,4" -> [1, 4], "put, batch" -> ["put", "batch"], "all" -> every pattern, or
+ * the ten default operations (HW_DEFAULT_SCALE_OPS). */
 static int list_text(const hw_override_flag *f, const char *arg, size_t len, char *out, size_t n,
                      char *err, size_t errn)
 {
@@ -930,8 +941,8 @@ static int list_text(const hw_override_flag *f, const char *arg, size_t len, cha
 	size_t used = 0;
 	char num[32];
 	if (f->kind == HW_FLAG_NAME_LIST && len == 3 && memcmp(arg, "all", 3) == 0) {
-		if (strcmp(f->key, "scale.operations") == 0)
-			names = hw_scale_op_names, nnames = HW_N_SCALE_OPS;
+		if (strcmp(f->key, "scale.operations") == 0) /* the default ten, not the extra cells */
+			names = hw_scale_op_names, nnames = HW_S_MERGE + 1;
 		else if (strcmp(f->key, "scale.patterns") == 0)
 			names = hw_pattern_names, nnames = HW_N_PATTERNS;
 	}

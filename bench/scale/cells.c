@@ -119,14 +119,14 @@ static int scan_all(cell *c, prolly_cursor *cur, uint64_t *count, unsigned char 
 	return 0;
 }
 
-static int cell_scan(cell *c)
+static int cell_full_scan(cell *c)
 {
 	fixture *fx = c->fx;
 	prolly_cursor *cur = NULL;
 	unsigned char first[KEY_LEN], last[KEY_LEN];
 	uint64_t count = 0;
 	int rc;
-	if (c->op == SCALE_OP_SCAN_WARM) { /* one untimed pass fills the cache */
+	if (c->op == SCALE_OP_FULL_SCAN_WARM) { /* one untimed pass fills the cache */
 		CK(prolly_cursor_open(&cur, fx->db, &fx->base, NULL), "prolly_cursor_open");
 		CK(scan_all(c, cur, &count, first, last), "warming scan");
 		prolly_cursor_free(cur);
@@ -217,18 +217,17 @@ static int many_check_cb(void *payload, size_t index, const void *value, size_t 
 	return 0;
 }
 
-/* cfg->nocache_gets gets (0: reads / 10, at least 1), each with the node cache cleared just
+/* cfg->cold_gets gets (0: reads / 10, at least 1), each with the node cache cleared just
  * before it (untimed): every get reads its whole root-to-leaf path from the store, the "cold
  * point get". */
-static int cell_get_nocache(cell *c)
+static int cell_get_cold(cell *c)
 {
 	const scale_config *cfg = c->fx->cfg;
 	readset r;
 	prolly_buf buf = PROLLY_BUF_INIT;
 	size_t vlen = c->fx->vlen;
-	size_t n = cfg->nocache_gets
-	               ? (size_t)cfg->nocache_gets
-	               : (cfg->reads / 10 ? (size_t)(cfg->reads / 10) : (size_t)cfg->reads);
+	size_t n = cfg->cold_gets ? (size_t)cfg->cold_gets
+	                          : (cfg->reads / 10 ? (size_t)(cfg->reads / 10) : (size_t)cfg->reads);
 	int rc;
 	/* The first keys of the reads sample (the stream is the same whatever its length). */
 	CK(sc_readset_random(&r, c, n > cfg->reads ? n : (size_t)cfg->reads, SC_READS),
@@ -258,7 +257,7 @@ out:
 	return rc;
 }
 
-static int cell_get_many(cell *c)
+static int cell_query(cell *c)
 {
 	readset r;
 	int rc;
@@ -278,7 +277,7 @@ out:
 	return rc;
 }
 
-static int cell_range(cell *c)
+static int cell_scan_range(cell *c)
 {
 	fixture *fx = c->fx;
 	size_t vlen = fx->vlen;
@@ -602,14 +601,14 @@ out:
 	return rc;
 }
 
-/* cfg->singles commits of one edit each, every one from the base root. */
-static int cell_single(cell *c)
+/* cfg->puts commits of one edit each, every one from the base root. */
+static int cell_put(cell *c)
 {
 	fixture *fx = c->fx;
 	editset e;
 	prolly_txn *txn = NULL;
 	prolly_id *roots = NULL;
-	size_t k = (size_t)fx->cfg->singles;
+	size_t k = (size_t)fx->cfg->puts;
 	int rc;
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
 	if (e.n == 0) {
@@ -621,8 +620,8 @@ static int cell_single(cell *c)
 		rc = sc_fail(c, PROLLY_ENOMEM, "allocating roots");
 		goto out;
 	}
-	size_t first = c->op == SCALE_OP_SINGLE_NOSYNC ? k : 0; /* other keys for the variant */
-	if (c->op == SCALE_OP_SINGLE_NOSYNC)
+	size_t first = c->op == SCALE_OP_PUT_NOSYNC ? k : 0; /* other keys for the variant */
+	if (c->op == SCALE_OP_PUT_NOSYNC)
 		atomic_store(&fx->ts->nosync, 1);
 	sc_measure_begin(c);
 	for (size_t i = 0; i < k; i++) {
@@ -752,17 +751,17 @@ out:
 
 const sc_cell_fn sc_cell_fns[SCALE_N_OPS] = {
     [SCALE_OP_BUILD] = cell_build,
-    [SCALE_OP_SCAN] = cell_scan,
-    [SCALE_OP_SCAN_WARM] = cell_scan,
-    [SCALE_OP_GET_COLD] = cell_get,
+    [SCALE_OP_FULL_SCAN] = cell_full_scan,
+    [SCALE_OP_FULL_SCAN_WARM] = cell_full_scan,
+    [SCALE_OP_GET_COLD_START] = cell_get,
     [SCALE_OP_GET_WARM] = cell_get,
-    [SCALE_OP_GET_NOCACHE] = cell_get_nocache,
-    [SCALE_OP_GET_MANY] = cell_get_many,
-    [SCALE_OP_RANGE] = cell_range,
+    [SCALE_OP_GET_COLD] = cell_get_cold,
+    [SCALE_OP_QUERY] = cell_query,
+    [SCALE_OP_SCAN] = cell_scan_range,
     [SCALE_OP_CONCURRENT] = cell_concurrent,
     [SCALE_OP_BATCH] = cell_batch,
-    [SCALE_OP_SINGLE] = cell_single,
-    [SCALE_OP_SINGLE_NOSYNC] = cell_single,
+    [SCALE_OP_PUT] = cell_put,
+    [SCALE_OP_PUT_NOSYNC] = cell_put,
     [SCALE_OP_DIFF] = cell_diff,
     [SCALE_OP_MERGE] = cell_merge,
 };

@@ -302,22 +302,24 @@ int sc_editset_make(editset *e, cell *c, unsigned variant)
 		e->per_edit = 0;
 		break;
 	}
-	case SCALE_PAT_UPDATE:
-	case SCALE_PAT_INSERT:
-	case SCALE_PAT_DELETE:
+	case SCALE_PAT_RANDOM:
+	case SCALE_PAT_RANDOM_INSERT:
+	case SCALE_PAT_RANDOM_DELETE:
 		if (rng_sample_distinct(&g, fx->n, e->slots, e->n) != 0)
 			return sc_fail(c, PROLLY_ENOMEM, "sampling the edited keys");
 		for (size_t i = 0; i < e->n; i++)
 			e->slots[i] = e->slots[i] * SLOT_STEP +
-			              (c->pattern == SCALE_PAT_INSERT ? SLOT_STEP / 2 : 0);
-		e->kind = c->pattern == SCALE_PAT_UPDATE   ? PROLLY_DIFF_CHANGED
-		          : c->pattern == SCALE_PAT_INSERT ? PROLLY_DIFF_ADDED
-		                                           : PROLLY_DIFF_REMOVED;
-		e->per_edit = c->pattern == SCALE_PAT_UPDATE ? 0 : c->pattern == SCALE_PAT_INSERT ? 1 : -1;
+			              (c->pattern == SCALE_PAT_RANDOM_INSERT ? SLOT_STEP / 2 : 0);
+		e->kind = c->pattern == SCALE_PAT_RANDOM          ? PROLLY_DIFF_CHANGED
+		          : c->pattern == SCALE_PAT_RANDOM_INSERT ? PROLLY_DIFF_ADDED
+		                                                  : PROLLY_DIFF_REMOVED;
+		e->per_edit = c->pattern == SCALE_PAT_RANDOM          ? 0
+		              : c->pattern == SCALE_PAT_RANDOM_INSERT ? 1
+		                                                      : -1;
 		break;
 	default: return sc_fail(c, PROLLY_EINVAL, "unknown pattern");
 	}
-	int del = c->pattern == SCALE_PAT_DELETE;
+	int del = c->pattern == SCALE_PAT_RANDOM_DELETE;
 	for (size_t i = 0; i < e->n; i++) {
 		unsigned char *k = e->keys + i * KEY_LEN, *v = e->vals + i * vlen;
 		sc_make_key(k, e->slots[i]);

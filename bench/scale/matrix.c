@@ -18,18 +18,43 @@
 
 #include <sys/wait.h>
 
+/* One vocabulary with the harness's workload files: the first ten are the [scale] operations of
+ * the TOML contract; build, full_scan_warm, get_cold_start and put_nosync are the engine's extra
+ * cells, which a workload may name too. */
 const char *const scale_op_names[SCALE_N_OPS] = {
-    "build",    "scan",  "scan_warm",        "get_cold", "get_warm", "get_nocache",
-    "get_many", "range", "concurrent_query", "batch",    "single",   "single_nosync",
-    "diff",     "merge",
+    [SCALE_OP_BUILD] = "build",
+    [SCALE_OP_FULL_SCAN] = "full_scan",
+    [SCALE_OP_FULL_SCAN_WARM] = "full_scan_warm",
+    [SCALE_OP_GET_COLD_START] = "get_cold_start",
+    [SCALE_OP_GET_WARM] = "get_warm",
+    [SCALE_OP_GET_COLD] = "get_cold",
+    [SCALE_OP_QUERY] = "query",
+    [SCALE_OP_SCAN] = "scan",
+    [SCALE_OP_CONCURRENT] = "concurrent_query",
+    [SCALE_OP_BATCH] = "batch",
+    [SCALE_OP_PUT] = "put",
+    [SCALE_OP_PUT_NOSYNC] = "put_nosync",
+    [SCALE_OP_DIFF] = "diff",
+    [SCALE_OP_MERGE] = "merge",
 };
 const char *const scale_pattern_names[SCALE_N_PATTERNS] = {
-    "append", "update", "clustered", "insert", "delete",
+    "append", "random", "clustered", "random_insert", "random_delete",
 };
 const char *const scale_store_names[SCALE_N_STORES] = {"mem", "lmdb", "pg"};
+/* The plain table's cells take the name of the op they stand beside ("get" serves the three
+ * get ops: a table has no cache to warm or clear). */
 const char *const scale_plain_op_names[SCALE_N_OPS] = {
-    "copy",  "scan", "scan",  "get",    "get",           "get", "get_any",
-    "range", NULL,   "batch", "single", "single_nosync", NULL,  NULL,
+    [SCALE_OP_BUILD] = "build",
+    [SCALE_OP_FULL_SCAN] = "full_scan",
+    [SCALE_OP_FULL_SCAN_WARM] = "full_scan",
+    [SCALE_OP_GET_COLD_START] = "get",
+    [SCALE_OP_GET_WARM] = "get",
+    [SCALE_OP_GET_COLD] = "get",
+    [SCALE_OP_QUERY] = "query",
+    [SCALE_OP_SCAN] = "scan",
+    [SCALE_OP_BATCH] = "batch",
+    [SCALE_OP_PUT] = "put",
+    [SCALE_OP_PUT_NOSYNC] = "put_nosync",
 };
 
 enum { M_NONE, M_EMIT, M_MEASURE, M_SETUP };
@@ -239,7 +264,7 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
 	if (fx->store == SCALE_STORE_PG && !plain && r.valid && scale_plain_op_names[op]) {
 		const bench_row *p = scale_rows_find(&ctx->plain, fx->n, SCALE_PLAIN_STORE,
 		                                     scale_plain_op_names[op], r.pattern);
-		if (p && p->valid && p->us_per_op > 0) /* per operation: get_nocache does fewer gets */
+		if (p && p->valid && p->us_per_op > 0) /* per operation: get_cold does fewer gets */
 			r.vs_plain = r.us_per_op / p->us_per_op;
 	}
 	r.peak_rss_mib = peak_rss_mib();
@@ -261,9 +286,11 @@ static int plain_wanted(const scale_config *cfg, int op)
 {
 	unsigned m = cfg->ops;
 	switch (op) {
-	case SCALE_OP_SCAN: return ((m >> SCALE_OP_SCAN) | (m >> SCALE_OP_SCAN_WARM)) & 1;
-	case SCALE_OP_GET_COLD:
-		return ((m >> SCALE_OP_GET_COLD) | (m >> SCALE_OP_GET_WARM) | (m >> SCALE_OP_GET_NOCACHE)) &
+	case SCALE_OP_FULL_SCAN:
+		return ((m >> SCALE_OP_FULL_SCAN) | (m >> SCALE_OP_FULL_SCAN_WARM)) & 1;
+	case SCALE_OP_GET_COLD_START:
+		return ((m >> SCALE_OP_GET_COLD_START) | (m >> SCALE_OP_GET_WARM) |
+		        (m >> SCALE_OP_GET_COLD)) &
 		       1;
 	default: return sc_plain_fns[op] && ((m >> op) & 1);
 	}
@@ -515,7 +542,7 @@ void scale_config_init(scale_config *cfg)
 	cfg->runs = 3;
 	cfg->changes = 10000;
 	cfg->reads = 10000;
-	cfg->singles = 100;
+	cfg->puts = 100;
 	cfg->value_bytes = 27;
 	cfg->concurrency = 8;
 	cfg->seed = 42;

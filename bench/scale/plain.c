@@ -9,8 +9,8 @@
  * change the table undo their change afterwards (untimed), so every cell starts from the base
  * records.
  *
- * Rows: store "pg-plain", op the plain name (scale_plain_op_names): copy, scan, get, get_any,
- * range, batch, single, single_nosync.
+ * Rows: store "pg-plain", op the plain name (scale_plain_op_names): build, full_scan, get, query,
+ * scan, batch, put, put_nosync.
  */
 #include "engine.h"
 
@@ -119,7 +119,8 @@ static int plain_prepare(cell *c)
 	} stmts[] = {
 	    {"plain_get", "SELECT value FROM %s WHERE key = $1", 1},
 	    {"plain_any", "SELECT key, value FROM %s WHERE key = ANY($1::bytea[])", 1},
-	    {"plain_range", "SELECT key, value FROM %s WHERE key >= $1 AND key < $2 ORDER BY key", 2},
+	    {"plain_scan_range", "SELECT key, value FROM %s WHERE key >= $1 AND key < $2 ORDER BY key",
+	     2},
 	    {"plain_upsert",
 	     "INSERT INTO %s (key, value) SELECT * FROM unnest($1::bytea[], $2::bytea[]) "
 	     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
@@ -243,7 +244,7 @@ out:
 }
 
 /* SELECT key, value ... ORDER BY key through a cursor, FETCH 100000 rows at a time. */
-static int plain_scan(cell *c)
+static int plain_full_scan(cell *c)
 {
 	fixture *fx = c->fx;
 	PGconn *pc = fx->admin;
@@ -255,12 +256,13 @@ static int plain_scan(cell *c)
 	sc_measure_begin(c);
 	CK(pgb_exec(pc, "BEGIN", NULL), "BEGIN");
 	in_txn = 1;
-	CK(plain_sql(sql, sizeof(sql), fx,
-	             "DECLARE plain_scan NO SCROLL CURSOR FOR SELECT key, value FROM %s ORDER BY key"),
+	CK(plain_sql(
+	       sql, sizeof(sql), fx,
+	       "DECLARE plain_full_scan NO SCROLL CURSOR FOR SELECT key, value FROM %s ORDER BY key"),
 	   "DECLARE");
 	CK(pgb_exec(pc, sql, NULL), "DECLARE");
 	for (;;) {
-		CK(pgb_exec(pc, "FETCH FORWARD 100000 FROM plain_scan", &res), "FETCH");
+		CK(pgb_exec(pc, "FETCH FORWARD 100000 FROM plain_full_scan", &res), "FETCH");
 		int rows = PQntuples(res);
 		for (int i = 0; i < rows; i++) {
 			const char *k = PQgetvalue(res, i, 0);
@@ -335,7 +337,7 @@ static int u64_cmp(const void *a, const void *b)
 
 /* One SELECT ... WHERE key = ANY($1) of the get_many keys (the answer is a set: duplicates
  * in the request come back once, in no particular order). */
-static int plain_get_any(cell *c)
+static int plain_query(cell *c)
 {
 	readset r;
 	PGresult *res = NULL;
@@ -382,7 +384,7 @@ out:
 }
 
 /* SELECT ... WHERE key >= lo AND key < hi ORDER BY key over the range cell's records. */
-static int plain_range(cell *c)
+static int plain_scan_range(cell *c)
 {
 	fixture *fx = c->fx;
 	PGresult *res = NULL;
@@ -397,7 +399,7 @@ static int plain_range(cell *c)
 	sc_measure_begin(c);
 	const char *v[2] = {(const char *)lo, (const char *)hi};
 	const int l[2] = {KEY_LEN, KEY_LEN};
-	CK(pgb_run(fx->admin, "plain_range", 2, v, l, &res), "range select");
+	CK(pgb_run(fx->admin, "plain_scan_range", 2, v, l, &res), "range select");
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows; i++) {
 		sc_make_key(want, (start + (uint64_t)i) * SLOT_STEP);
@@ -451,9 +453,9 @@ static int plain_undo(cell *c, const editset *e, size_t n)
 {
 	size_t vlen = c->fx->vlen;
 	uint64_t affected = 0;
-	if (c->pattern == SCALE_PAT_INSERT || c->pattern == SCALE_PAT_APPEND)
+	if (c->pattern == SCALE_PAT_RANDOM_INSERT || c->pattern == SCALE_PAT_APPEND)
 		return plain_apply(c, e->edits, n, 1, &affected);
-	if (c->pattern != SCALE_PAT_DELETE)
+	if (c->pattern != SCALE_PAT_RANDOM_DELETE)
 		return 0;
 	prolly_edit *puts = malloc(n * sizeof(*puts) + 1);
 	unsigned char *vals = malloc(n * vlen + 1);
@@ -484,7 +486,8 @@ static int plain_batch(cell *c)
 	CK(plain_prepare(c), "preparing");
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
 	sc_measure_begin(c);
-	CK(plain_apply(c, e.edits, e.n, c->pattern == SCALE_PAT_DELETE, &affected), "batch statement");
+	CK(plain_apply(c, e.edits, e.n, c->pattern == SCALE_PAT_RANDOM_DELETE, &affected),
+	   "batch statement");
 	sc_measure_end(c);
 	c->ops = e.n;
 	if (affected != e.n)
@@ -495,14 +498,14 @@ out:
 	return rc;
 }
 
-/* cfg->singles autocommit statements of one edit each (the keys of the single cells); the
+/* cfg->puts autocommit statements of one edit each (the keys of the single cells); the
  * nosync variant runs them with synchronous_commit off, as the store does for durable = 0. */
-static int plain_single(cell *c)
+static int plain_put(cell *c)
 {
 	editset e;
 	PGresult *res = NULL;
-	size_t k = (size_t)c->fx->cfg->singles;
-	int rc, nosync = c->op == SCALE_OP_SINGLE_NOSYNC, wrong = 0;
+	size_t k = (size_t)c->fx->cfg->puts;
+	int rc, nosync = c->op == SCALE_OP_PUT_NOSYNC, wrong = 0;
 	memset(&e, 0, sizeof(e));
 	CK(plain_prepare(c), "preparing");
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
@@ -541,9 +544,9 @@ static int plain_single(cell *c)
 		editset w = e;
 		w.edits += first % e.n;
 		w.slots += first % e.n;
-		CK(plain_undo(c, &w, k), "undoing the singles");
+		CK(plain_undo(c, &w, k), "undoing the puts");
 	} else {
-		CK(plain_undo(c, &e, e.n), "undoing the singles");
+		CK(plain_undo(c, &e, e.n), "undoing the puts");
 	}
 out:
 	if (nosync)
@@ -554,11 +557,15 @@ out:
 }
 
 /* The plain-table analogue of each op (NULL: none); one cell serves two ops where the plain
- * table makes no difference (scan and scan_warm; get_cold, get_warm and get_nocache), so only
+ * table makes no difference (full_scan and full_scan_warm; get_cold_start, get_warm and get_cold), so only
  * the first op of such a group has a function here (see matrix.c). */
 const sc_cell_fn sc_plain_fns[SCALE_N_OPS] = {
-    [SCALE_OP_BUILD] = plain_build,   [SCALE_OP_SCAN] = plain_scan,
-    [SCALE_OP_GET_COLD] = plain_get,  [SCALE_OP_GET_MANY] = plain_get_any,
-    [SCALE_OP_RANGE] = plain_range,   [SCALE_OP_BATCH] = plain_batch,
-    [SCALE_OP_SINGLE] = plain_single, [SCALE_OP_SINGLE_NOSYNC] = plain_single,
+    [SCALE_OP_BUILD] = plain_build,
+    [SCALE_OP_FULL_SCAN] = plain_full_scan,
+    [SCALE_OP_GET_COLD_START] = plain_get,
+    [SCALE_OP_QUERY] = plain_query,
+    [SCALE_OP_SCAN] = plain_scan_range,
+    [SCALE_OP_BATCH] = plain_batch,
+    [SCALE_OP_PUT] = plain_put,
+    [SCALE_OP_PUT_NOSYNC] = plain_put,
 };

@@ -1,18 +1,15 @@
 /*
  * suites/scale.c - the harness's scale suite (hsc_*): the [scale] section of the workload run
  * through the scale engine (bench/scale/scale.h), one engine run per size, rows appended to
- * scale-raw.csv with the harness's names and the server-side counters around each cell.
+ * scale-raw.csv with the server-side counters around each cell.
  *
- * Names. The workload's operations and patterns map onto the engine's:
+ * Names. The workload's operations and patterns are the engine's own (one vocabulary): put
+ * (min(changes, 1000) commits of one edit each), batch, get_cold (each get after a cache clear),
+ * get_warm, query (one get_many), concurrent_query, scan (read_samples records in key order),
+ * full_scan (every record, cold cache), diff, merge; and, when a workload names them, build,
+ * full_scan_warm, get_cold_start and put_nosync (bench/scale/scale.h).
  *
- *   put -> single (min(changes, 1000) commits of one edit each)   append        -> append
- *   batch -> batch          get_cold -> get_nocache                random        -> update
- *   get_warm -> get_warm    query -> get_many                      clustered     -> clustered
- *   concurrent_query -> concurrent_query                           random_insert -> insert
- *   scan -> range (read_samples records in key order)              random_delete -> delete
- *   full_scan -> scan (every record, cold cache)   diff -> diff   merge -> merge
- *
- * put, batch, diff and merge run once per pattern; the others have no pattern: they run once per
+ * put, put_nosync, batch, diff and merge run once per pattern; the others have no pattern: they run once per
  * size and their rows say pattern "-". get_cold, get_warm and query read read_samples keys;
  * concurrent_query runs `concurrency` queries of read_samples keys each at once (ops =
  * concurrency x read_samples, the time is the wall time of the whole set). changes 0 (auto) is
@@ -20,11 +17,12 @@
  *
  * Rows. One row per cell (cell_rows 1), cell_id "s<size>-<op>[-<pattern>]" with the harness's
  * names ("s1000-batch-random", "s1000-get_cold"). With the PostgreSQL store the engine first runs
- * the plain-table baseline (the same work on an ordinary table): rows with store "pg-plain", the
- * engine's names for op ("get", "get_any", "range", "scan", "batch", "single") and cell_id
+ * the plain-table baseline (the same work on an ordinary table): rows with store "pg-plain", op
+ * the name of the op they stand beside ("build", "full_scan", "get" for the three gets, "query",
+ * "scan", "batch", "put", "put_nosync") and cell_id
  * "s<size>-pg-plain-<op>[-<pattern>]"; they are not counted in hsc_cells. Columns: hsc_columns.
  * p50_us, p99_us and samples are per-operation latencies of the median run, set for cells made
- * of many operations (get_cold, get_warm, put, concurrent_query and the plain get and single);
+ * of many operations (the gets, put, concurrent_query and the plain get and put);
  * empty elsewhere.
  *
  * Processes. The engine runs with no_fork: everything in this process. The engine's default of
@@ -54,26 +52,20 @@
 #define RAW "scale-raw.csv"
 #define PUT_MAX 1000 /* most single-edit commits in a put cell */
 
-/* Engine op of each harness operation, in hw_scale_op_names order. */
-static const int op_map[HW_N_SCALE_OPS] = {
-    [HW_S_PUT] = SCALE_OP_SINGLE,
-    [HW_S_BATCH] = SCALE_OP_BATCH,
-    [HW_S_GET_COLD] = SCALE_OP_GET_NOCACHE,
-    [HW_S_GET_WARM] = SCALE_OP_GET_WARM,
-    [HW_S_QUERY] = SCALE_OP_GET_MANY,
-    [HW_S_CONCURRENT_QUERY] = SCALE_OP_CONCURRENT,
-    [HW_S_SCAN] = SCALE_OP_RANGE,
-    [HW_S_FULL_SCAN] = SCALE_OP_SCAN,
-    [HW_S_DIFF] = SCALE_OP_DIFF,
-    [HW_S_MERGE] = SCALE_OP_MERGE,
-};
+/* The engine's index of a name in its table (the harness and the engine share one vocabulary),
+ * or -1. */
+static int engine_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return i;
+	return -1;
+}
 
-/* Engine pattern of each harness pattern, in hw_pattern_names order. */
-static const int pattern_map[HW_N_PATTERNS] = {
-    [HW_P_APPEND] = SCALE_PAT_APPEND,        [HW_P_RANDOM] = SCALE_PAT_UPDATE,
-    [HW_P_CLUSTERED] = SCALE_PAT_CLUSTERED,  [HW_P_RANDOM_INSERT] = SCALE_PAT_INSERT,
-    [HW_P_RANDOM_DELETE] = SCALE_PAT_DELETE,
-};
+static int engine_op(int op)
+{
+	return engine_index(scale_op_names, SCALE_N_OPS, hw_scale_op_names[op]);
+}
 
 const char *const hsc_columns[] = {
     "cell_id", "cell_rows", "suite", "store", "size", "op", "engine_op", "pattern", "runs", "ops",
@@ -92,7 +84,7 @@ const char *const hsc_columns[] = {
 /* Does harness operation op run once per pattern? */
 static int has_pattern(int op)
 {
-	return op_map[op] >= SCALE_FIRST_PATTERN_OP;
+	return engine_op(op) >= SCALE_FIRST_PATTERN_OP;
 }
 
 unsigned hsc_cells(const hw_workload *w)
@@ -109,33 +101,13 @@ unsigned hsc_cells(const hw_workload *w)
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
-/* The harness's name of an engine op / pattern name ("-" stays "-"); NULL if none. */
-static const char *harness_op(const char *engine_op)
-{
-	for (int op = 0; op < HW_N_SCALE_OPS; op++)
-		if (!strcmp(scale_op_names[op_map[op]], engine_op))
-			return hw_scale_op_names[op];
-	return NULL;
-}
-
-static const char *harness_pattern(const char *engine_pattern)
-{
-	for (int p = 0; p < HW_N_PATTERNS; p++)
-		if (!strcmp(scale_pattern_names[pattern_map[p]], engine_pattern))
-			return hw_pattern_names[p];
-	return "-";
-}
-
-/* cell_id of an engine cell; -1 when it is not one of the suite's (cannot happen). */
+/* cell_id of an engine cell: "s<size>-<op>[-<pattern>]", "s<size>-pg-plain-<op>[-<pattern>]". */
 static int cell_id(char *out, size_t n, uint64_t size, const char *store, const char *op,
                    const char *pattern)
 {
-	int plain = !strcmp(store, SCALE_PLAIN_STORE);
-	const char *hop = plain ? op : harness_op(op), *hpat = harness_pattern(pattern);
-	if (!hop)
-		return -1;
-	int k = snprintf(out, n, "s%" PRIu64 "-%s%s%s%s", size, plain ? "pg-plain-" : "", hop,
-	                 strcmp(hpat, "-") ? "-" : "", strcmp(hpat, "-") ? hpat : "");
+	int plain = !strcmp(store, SCALE_PLAIN_STORE), pat = strcmp(pattern, "-") != 0;
+	int k = snprintf(out, n, "s%" PRIu64 "-%s%s%s%s", size, plain ? "pg-plain-" : "", op,
+	                 pat ? "-" : "", pat ? pattern : "");
 	return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
@@ -199,8 +171,7 @@ static void hook_before(void *payload, uint64_t size, const char *store, const c
 	suite *s = payload;
 	if (strcmp(store, SCALE_PLAIN_STORE) != 0) {
 		char what[200];
-		snprintf(what, sizeof(what), "size=%" PRIu64 " op=%s pattern=%s", size,
-		         harness_op(op) ? harness_op(op) : op, harness_pattern(pattern));
+		snprintf(what, sizeof(what), "size=%" PRIu64 " op=%s pattern=%s", size, op, pattern);
 		h_progress(s->run, "scale", what);
 	} else if (s->run->verbose) {
 		fprintf(stderr, "[scale] size=%" PRIu64 " plain-table baseline: %s %s\n", size, op,
@@ -236,9 +207,9 @@ static void fill_row(suite *s, hrow *o, const bench_row *r, const char *id)
 	hrow_str(o, "suite", "scale");
 	hrow_str(o, "store", plain ? SCALE_PLAIN_STORE : s->store);
 	hrow_u64(o, "size", r->size);
-	hrow_str(o, "op", plain ? r->op : harness_op(r->op));
-	hrow_str(o, "engine_op", r->op);
-	hrow_str(o, "pattern", harness_pattern(r->pattern));
+	hrow_str(o, "op", r->op);
+	hrow_str(o, "engine_op", r->op); /* the same name since the vocabularies became one */
+	hrow_str(o, "pattern", r->pattern);
 	hrow_u64(o, "runs", r->runs);
 	hrow_u64(o, "ops", r->ops);
 	hrow_u64(o, "changes", s->changes);
@@ -384,16 +355,28 @@ static int engine_config(scale_config *cfg, int *store, const h_run *run, char *
 	}
 	cfg->stores = 1u << *store;
 	cfg->ops = 0;
-	for (int op = 0; op < HW_N_SCALE_OPS; op++)
+	for (int op = 0; op < HW_N_SCALE_OPS; op++) {
+		int e = engine_op(op);
+		if (e < 0) {
+			snprintf(err, errn, "scale: the engine has no operation '%s'", hw_scale_op_names[op]);
+			return -1;
+		}
 		if ((sc->operations >> op) & 1)
-			cfg->ops |= 1u << op_map[op];
+			cfg->ops |= 1u << e;
+	}
 	cfg->patterns = 0;
-	for (int p = 0; p < HW_N_PATTERNS; p++)
+	for (int p = 0; p < HW_N_PATTERNS; p++) {
+		int e = engine_index(scale_pattern_names, SCALE_N_PATTERNS, hw_pattern_names[p]);
+		if (e < 0) {
+			snprintf(err, errn, "scale: the engine has no pattern '%s'", hw_pattern_names[p]);
+			return -1;
+		}
 		if ((sc->patterns >> p) & 1)
-			cfg->patterns |= 1u << pattern_map[p];
+			cfg->patterns |= 1u << e;
+	}
 	cfg->runs = sc->runs;
 	cfg->reads = sc->read_samples;
-	cfg->nocache_gets = sc->read_samples;
+	cfg->cold_gets = sc->read_samples;
 	cfg->value_bytes = sc->value_bytes;
 	cfg->concurrency = sc->concurrency;
 	cfg->seed = run->w->seed;
@@ -439,7 +422,7 @@ int hsc_run(h_run *run, char *err, size_t errn)
 		cfg.sizes[0] = size;
 		cfg.n_sizes = 1;
 		cfg.changes = ch;
-		cfg.singles = ch < PUT_MAX ? ch : PUT_MAX;
+		cfg.puts = ch < PUT_MAX ? ch : PUT_MAX;
 		if (disk_guard(run, store, size, e, sizeof(e)) != 0) {
 			fprintf(stderr, "harness: %s\n", e);
 			if (!err[0])
