@@ -393,7 +393,7 @@ static void log_before(void *payload, uint64_t size, const char *store, const ch
 	l->before++;
 }
 
-static int log_after(void *payload, const bench_row *r)
+static int log_after(void *payload, const scale_row *r)
 {
 	hook_log *l = payload;
 	l->after++;
@@ -438,11 +438,11 @@ PT_TEST(engine_value_sizes)
 		PT_CHECKF(l.rows.n == 9 + 25 && l.after == l.rows.n && l.before == l.rows.n,
 		          "value_bytes %u: %zu rows", sizes[i], l.rows.n);
 		PT_CHECKF(l.invalid == 0, "value_bytes %u: %u invalid rows", sizes[i], l.invalid);
-		const bench_row *b = scale_rows_find(&l.rows, 700, "mem", "build", "-");
+		const scale_row *b = scale_rows_find(&l.rows, 700, "mem", "build", "-");
 		PT_CHECK(b && b->ops == 700 && b->lat_samples == 0);
-		const bench_row *c = scale_rows_find(&l.rows, 700, "mem", "concurrent_query", "-");
+		const scale_row *c = scale_rows_find(&l.rows, 700, "mem", "concurrent_query", "-");
 		PT_CHECK(c && c->ops == 120 && c->lat_samples == 3 && c->p99_us > 0);
-		const bench_row *g = scale_rows_find(&l.rows, 700, "mem", "get_cold", "-");
+		const scale_row *g = scale_rows_find(&l.rows, 700, "mem", "get_cold", "-");
 		PT_CHECK(g && g->ops == 4 && g->lat_samples == 4); /* reads / 10 */
 		scale_rows_free(&l.rows);
 	}
@@ -486,7 +486,7 @@ PT_TEST(engine_plain_measured_for_comparison)
 	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
 	PT_CHECKF(l.rows.n == 3 && l.invalid == 0, "%zu rows, %u invalid", l.rows.n, l.invalid);
 	for (size_t i = 0; i < l.rows.n; i++) {
-		const bench_row *r = &l.rows.rows[i];
+		const scale_row *r = &l.rows.rows[i];
 		PT_CHECKF(strcmp(r->store, SCALE_PLAIN_STORE) != 0, "a plain row: %s", r->op);
 		if (strcmp(r->op, "diff") != 0)
 			PT_CHECKF(r->vs_plain > 0, "%s: no vs_plain", r->op);

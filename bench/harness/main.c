@@ -22,6 +22,8 @@
  */
 #include "harness.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -33,13 +35,6 @@
 #include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_DIR = 3, EXIT_ENV = 4, EXIT_FAIL = 5 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void fmt_duration(char *out, size_t n, double s)
 {
@@ -53,7 +48,7 @@ static void fmt_duration(char *out, size_t n, double s)
 
 void h_progress(h_run *run, const char *suite, const char *what)
 {
-	double elapsed = (double)(mono_ns() - run->started_ns) / 1e9;
+	double elapsed = (double)(bench_now_ns() - run->started_ns) / 1e9;
 	char el[32], left[48] = "";
 	fmt_duration(el, sizeof el, elapsed);
 	run->cells_done++;
@@ -167,14 +162,6 @@ static int set_override(hw_workload *w, const char *kv, const char *source)
 }
 
 /* ---- provenance ------------------------------------------------------------------------------- */
-
-static void utc_now(char *out, size_t n)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 /* First line of a shell command's output, or "" (the harness only asks git). */
 static void command_line(char *out, size_t n, const char *cmd)
@@ -431,7 +418,7 @@ int main(int argc, char **argv)
 	                                          : "none");
 	snprintf(m.store, sizeof m.store, "%s", o.store);
 	snprintf(m.baseline, sizeof m.baseline, "%s", o.baseline ? o.baseline : "");
-	utc_now(m.started, sizeof m.started);
+	bench_utc_now(m.started, sizeof m.started);
 	int orc = hr_open(&out, o.output, &m, &w, err, sizeof err);
 	if (orc != 0) {
 		fprintf(stderr, "harness: %s: %s\n", o.output, err);
@@ -465,7 +452,7 @@ int main(int argc, char **argv)
 	             .schema = o.schema,
 	             .scratch = scratch,
 	             .verbose = o.verbose,
-	             .started_ns = mono_ns()};
+	             .started_ns = bench_now_ns()};
 	run.cells_total = (o.suite_service ? hsvc_cells(&w) : 0) + (o.suite_scale ? hsc_cells(&w) : 0);
 	fprintf(stderr, "harness: %s store, suites %s, %u cells, config %.12s, revision %.12s%s\n",
 	        o.store, m.suites, run.cells_total, w.hash, m.revision, m.dirty == 1 ? " (dirty)" : "");

@@ -28,6 +28,8 @@
  */
 #include "results_int.h"
 
+#include "clock.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -194,14 +196,6 @@ static int mkdir_p(const char *dir)
 		return -1;
 	}
 	return 0;
-}
-
-static void utc_now(char out[32])
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* ---- the manifest ---------------------------------------------------------------------------- */
@@ -608,7 +602,7 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 		d->resumes = (resumes ? (unsigned)strtoul(resumes, NULL, 10) : 0) + 1;
 		d->m.finished[0] = '\0';
 		if (!d->m.started[0])
-			utc_now(d->m.started);
+			bench_utc_now(d->m.started, sizeof(d->m.started));
 		if (clean_all_raw(d, err, errn) != 0 || manifest_write(d, err, errn) != 0 ||
 		    write_workload_files(d, w, err, errn) != 0)
 			goto cleanup;
@@ -626,7 +620,7 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 			goto cleanup;
 		}
 		if (!d->m.started[0])
-			utc_now(d->m.started);
+			bench_utc_now(d->m.started, sizeof(d->m.started));
 		d->m.finished[0] = '\0';
 		if (manifest_write(d, err, errn) != 0 || write_workload_files(d, w, err, errn) != 0)
 			goto cleanup;
@@ -652,7 +646,7 @@ int hr_finish(hr_dir *d, char *err, size_t errn)
 		h_seterr(err, errn, "hr_finish: no result directory");
 		return -1;
 	}
-	utc_now(d->m.finished);
+	bench_utc_now(d->m.finished, sizeof(d->m.finished));
 	return manifest_write(d, err, errn);
 }
 

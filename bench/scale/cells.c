@@ -45,14 +45,14 @@ static int cell_build(cell *c)
 	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
 	CK(prolly_builder_new(&b, txn), "prolly_builder_new");
 	for (uint64_t i = 0; i < fx->n;) {
-		sw_pause(&c->sw);
+		bench_sw_pause(&c->sw);
 		uint64_t m = fx->n - i < chunk ? fx->n - i : chunk;
 		for (uint64_t j = 0; j < m; j++) {
 			unsigned char *p = recs + j * rec;
 			sc_make_key(p, (i + j) * SLOT_STEP);
 			sc_make_value(p + KEY_LEN, vlen, fx->cfg->seed, (i + j) * SLOT_STEP, 0);
 		}
-		sw_resume(&c->sw);
+		bench_sw_resume(&c->sw);
 		for (uint64_t j = 0; j < m; j++) {
 			const unsigned char *p = recs + j * rec;
 			CK(prolly_builder_add(b, p, KEY_LEN, p + KEY_LEN, vlen), "prolly_builder_add");
@@ -234,9 +234,9 @@ static int cell_get_cold(cell *c)
 	   "preparing reads");
 	sc_measure_begin(c);
 	for (size_t i = 0; i < n; i++) {
-		sw_pause(&c->sw);
+		bench_sw_pause(&c->sw);
 		prolly_db_cache_clear(c->fx->db);
-		sw_resume(&c->sw);
+		bench_sw_resume(&c->sw);
 		uint64_t t = sc_lat_start(c);
 		rc = prolly_get(&buf, c->fx->db, &c->fx->base, r.keys + i * KEY_LEN, KEY_LEN);
 		sc_lat_stop(c, t);
@@ -377,10 +377,10 @@ static void *cq_main(void *arg)
 	if (go < 0)
 		return NULL;
 	prolly_thread_stats_reset();
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	w->rc = prolly_get_many(w->c->fx->db, &w->c->fx->base, w->r.slices, w->r.n, many_check_cb,
 	                        &w->m);
-	w->ns = now_ns() - t0;
+	w->ns = bench_now_ns() - t0;
 	prolly_thread_stats(&w->st);
 	if (w->rc != 0)
 		snprintf(w->err, sizeof(w->err), "%s (%s)", prolly_strerror(w->rc), prolly_last_error());
@@ -449,7 +449,7 @@ out:
 	for (size_t i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	if (timed && rc == 0) {
-		sw_pause(&c->sw);
+		bench_sw_pause(&c->sw);
 		for (size_t i = 0; i < k && c->lat; i++)
 			hdr_record(c->lat, w[i].ns);
 		sc_measure_end(c);

@@ -19,13 +19,13 @@
 int sc_plain_connect(fixture *fx)
 {
 	const scale_config *cfg = fx->cfg;
-	if (pgb_connect(&fx->admin, cfg->pg_url) != 0) {
+	if (bench_pg_connect(&fx->admin, cfg->pg_url) != 0) {
 		fprintf(stderr, "[%" PRIu64 " pg] %s\n", fx->n, prolly_last_error());
 		return -1;
 	}
 	if (cfg->pg_statements) { /* per fixture; needs the superuser or pg_read_all_stats */
 		PGresult *res = NULL;
-		if (pgb_exec(fx->admin, "SELECT pg_stat_statements_reset()", &res) != 0)
+		if (bench_pg_exec(fx->admin, "SELECT pg_stat_statements_reset()", &res) != 0)
 			fprintf(stderr, "note: pg_stat_statements_reset: %s\n", prolly_last_error());
 		PQclear(res);
 	}
@@ -41,7 +41,7 @@ int sc_plain_schema(fixture *fx)
 	else
 		snprintf(fx->plain_schema, sizeof(fx->plain_schema), "prolly_bench_plain_%ld_%" PRIu64,
 		         (long)getpid(), fx->n);
-	if (pgb_ident(q, sizeof(q), fx->plain_schema) != 0) {
+	if (bench_pg_ident(q, sizeof(q), fx->plain_schema) != 0) {
 		fx->plain_schema[0] = '\0';
 		return -1;
 	}
@@ -49,10 +49,10 @@ int sc_plain_schema(fixture *fx)
 	fx->plain_prepared = 0;
 	if (cfg->pg_schema[0]) { /* a fixed name: what an interrupted run left goes first */
 		snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE", q);
-		(void)pgb_exec(fx->admin, sql, NULL);
+		(void)bench_pg_exec(fx->admin, sql, NULL);
 	}
 	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", q);
-	if (pgb_exec(fx->admin, sql, NULL) != 0) {
+	if (bench_pg_exec(fx->admin, sql, NULL) != 0) {
 		fprintf(stderr, "[%" PRIu64 " pg] %s\n", fx->n, prolly_last_error());
 		fx->plain_schema[0] = '\0';
 		return -1;
@@ -82,7 +82,7 @@ void sc_pg_top_statements(fixture *fx)
 	         "left(regexp_replace(query, '\\s+', ' ', 'g'), 110) "
 	         "FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT %d",
 	         fx->cfg->pg_statements);
-	if (pgb_exec(fx->admin, sql, &res) != 0) {
+	if (bench_pg_exec(fx->admin, sql, &res) != 0) {
 		fprintf(stderr, "note: pg_stat_statements: %s\n", prolly_last_error());
 		return;
 	}
@@ -139,7 +139,7 @@ static int plain_prepare(cell *c)
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
 		rc = plain_sql(sql, sizeof(sql), fx, stmts[i].fmt);
 		if (rc == 0)
-			rc = pgb_prepare(fx->admin, stmts[i].name, sql, stmts[i].nparams);
+			rc = bench_pg_prepare(fx->admin, stmts[i].name, sql, stmts[i].nparams);
 		if (rc != 0)
 			return sc_fail(c, rc, "preparing the plain-table statements");
 	}
@@ -173,7 +173,7 @@ static int plain_build(cell *c)
 	fixture *fx = c->fx;
 	PGconn *pc = fx->admin;
 	size_t vlen = fx->vlen;
-	pgb_buf b = {0};
+	bench_buf b = {0};
 	PGresult *res = NULL;
 	unsigned char *rec = malloc(KEY_LEN + vlen);
 	char sql[512];
@@ -183,62 +183,62 @@ static int plain_build(cell *c)
 		goto out;
 	}
 	CK(plain_sql(sql, sizeof(sql), fx, "DROP TABLE IF EXISTS %s"), "DROP TABLE");
-	CK(pgb_exec(pc, sql, NULL), "dropping the previous plain table");
+	CK(bench_pg_exec(pc, sql, NULL), "dropping the previous plain table");
 	if (fx->plain_prepared) /* they named the dropped table */
-		CK(pgb_exec(pc, "DEALLOCATE ALL", NULL), "DEALLOCATE");
+		CK(bench_pg_exec(pc, "DEALLOCATE ALL", NULL), "DEALLOCATE");
 	fx->plain_prepared = 0;
-	if (pgb_exec(pc, "CHECKPOINT", NULL) != 0) /* untimed; needs pg_checkpoint or superuser */
+	if (bench_pg_exec(pc, "CHECKPOINT", NULL) != 0) /* untimed; needs pg_checkpoint or superuser */
 		fprintf(stderr, "note: CHECKPOINT before the plain build failed: %s\n",
 		        prolly_last_error());
 	sc_measure_begin(c);
 	CK(plain_sql(sql, sizeof(sql), fx,
 	             "CREATE TABLE %s (key bytea PRIMARY KEY, value bytea NOT NULL)"),
 	   "CREATE TABLE");
-	CK(pgb_exec(pc, sql, NULL), "creating the plain table");
+	CK(bench_pg_exec(pc, sql, NULL), "creating the plain table");
 	CK(plain_sql(sql, sizeof(sql), fx, "COPY %s (key, value) FROM STDIN (FORMAT binary)"), "COPY");
 	res = PQexec(pc, sql);
-	pgb_count(1, 1);
+	bench_pg_count(1, 1);
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
-		rc = sc_fail(c, pgb_error(pc, res, "starting COPY"), "COPY");
+		rc = sc_fail(c, bench_pg_error(pc, res, "starting COPY"), "COPY");
 		goto out;
 	}
 	PQclear(res);
 	res = NULL;
-	sw_pause(&c->sw);
-	CK(pgb_copy_header(&b), "encoding COPY");
+	bench_sw_pause(&c->sw);
+	CK(bench_pg_copy_header(&b), "encoding COPY");
 	for (uint64_t i = 0; i < fx->n; i++) {
 		sc_make_key(rec, i * SLOT_STEP);
 		sc_make_value(rec + KEY_LEN, vlen, fx->cfg->seed, i * SLOT_STEP, 0);
-		CK(pgb_copy_row2(&b, rec, KEY_LEN, rec + KEY_LEN, vlen), "encoding COPY");
+		CK(bench_pg_copy_row2(&b, rec, KEY_LEN, rec + KEY_LEN, vlen), "encoding COPY");
 		if (b.n >= (1u << 20)) { /* record generation is untimed, sending is timed */
-			sw_resume(&c->sw);
-			CK(pgb_copy_send(pc, &b), "COPY");
-			sw_pause(&c->sw);
+			bench_sw_resume(&c->sw);
+			CK(bench_pg_copy_send(pc, &b), "COPY");
+			bench_sw_pause(&c->sw);
 		}
 	}
-	CK(pgb_copy_trailer(&b), "encoding COPY");
-	sw_resume(&c->sw);
-	CK(pgb_copy_send(pc, &b), "COPY");
-	CK(pgb_copy_end(pc), "COPY");
+	CK(bench_pg_copy_trailer(&b), "encoding COPY");
+	bench_sw_resume(&c->sw);
+	CK(bench_pg_copy_send(pc, &b), "COPY");
+	CK(bench_pg_copy_end(pc), "COPY");
 	sc_measure_end(c);
 	c->ops = fx->n;
 	CK(plain_sql(sql, sizeof(sql), fx, "VACUUM ANALYZE %s"), "VACUUM");
-	CK(pgb_exec(pc, sql, NULL), "VACUUM ANALYZE of the plain table");
+	CK(bench_pg_exec(pc, sql, NULL), "VACUUM ANALYZE of the plain table");
 	CK(plain_sql(sql, sizeof(sql), fx, "SELECT count(*)::bigint FROM %s"), "count");
-	CK(pgb_exec(pc, sql, &res), "counting the plain table");
+	CK(bench_pg_exec(pc, sql, &res), "counting the plain table");
 	if (PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 8) {
 		sc_invalid(c, "count(*) gave no bigint");
 	} else {
 		const unsigned char *p = (const unsigned char *)PQgetvalue(res, 0, 0);
-		uint64_t cnt = (uint64_t)pgb_get32(p) << 32 | pgb_get32(p + 4);
+		uint64_t cnt = (uint64_t)bench_pg_get32(p) << 32 | bench_pg_get32(p + 4);
 		if (cnt != fx->n)
 			sc_invalid(c, "plain table has %" PRIu64 " rows, expected %" PRIu64, cnt, fx->n);
 	}
 out:
 	if (rc != 0 && PQtransactionStatus(pc) == PQTRANS_ACTIVE) /* a COPY in flight */
-		(void)pgb_copy_end(pc);
+		(void)bench_pg_copy_end(pc);
 	PQclear(res);
-	pgb_buf_free(&b);
+	bench_buf_free(&b);
 	free(rec);
 	return rc;
 }
@@ -254,15 +254,15 @@ static int plain_full_scan(cell *c)
 	uint64_t count = 0;
 	int rc, bad = 0, in_txn = 0;
 	sc_measure_begin(c);
-	CK(pgb_exec(pc, "BEGIN", NULL), "BEGIN");
+	CK(bench_pg_exec(pc, "BEGIN", NULL), "BEGIN");
 	in_txn = 1;
 	CK(plain_sql(
 	       sql, sizeof(sql), fx,
 	       "DECLARE plain_full_scan NO SCROLL CURSOR FOR SELECT key, value FROM %s ORDER BY key"),
 	   "DECLARE");
-	CK(pgb_exec(pc, sql, NULL), "DECLARE");
+	CK(bench_pg_exec(pc, sql, NULL), "DECLARE");
 	for (;;) {
-		CK(pgb_exec(pc, "FETCH FORWARD 100000 FROM plain_full_scan", &res), "FETCH");
+		CK(bench_pg_exec(pc, "FETCH FORWARD 100000 FROM plain_full_scan", &res), "FETCH");
 		int rows = PQntuples(res);
 		for (int i = 0; i < rows; i++) {
 			const char *k = PQgetvalue(res, i, 0);
@@ -282,7 +282,7 @@ static int plain_full_scan(cell *c)
 		if (rows == 0)
 			break;
 	}
-	CK(pgb_exec(pc, "COMMIT", NULL), "COMMIT");
+	CK(bench_pg_exec(pc, "COMMIT", NULL), "COMMIT");
 	in_txn = 0;
 	sc_measure_end(c);
 	c->ops = fx->n;
@@ -292,7 +292,7 @@ static int plain_full_scan(cell *c)
 out:
 	PQclear(res);
 	if (in_txn)
-		(void)pgb_exec(pc, "ROLLBACK", NULL);
+		(void)bench_pg_exec(pc, "ROLLBACK", NULL);
 	return rc;
 }
 
@@ -311,7 +311,7 @@ static int plain_get(cell *c)
 		const char *v[1] = {(const char *)r.keys + i * KEY_LEN};
 		const int l[1] = {KEY_LEN};
 		uint64_t t = sc_lat_start(c);
-		CK(pgb_run(c->fx->admin, "plain_get", 1, v, l, &res), "point select");
+		CK(bench_pg_run(c->fx->admin, "plain_get", 1, v, l, &res), "point select");
 		sc_lat_stop(c, t);
 		if (PQntuples(res) != 1 || (size_t)PQgetlength(res, 0, 0) != vlen ||
 		    memcmp(PQgetvalue(res, 0, 0), r.vals + i * vlen, vlen) != 0)
@@ -341,7 +341,7 @@ static int plain_query(cell *c)
 {
 	readset r;
 	PGresult *res = NULL;
-	pgb_buf b = {0};
+	bench_buf b = {0};
 	uint64_t *slots = NULL;
 	int rc;
 	memset(&r, 0, sizeof(r));
@@ -359,12 +359,12 @@ static int plain_query(cell *c)
 	for (size_t i = 0; i < r.n; i++)
 		distinct += i == 0 || slots[i] != slots[i - 1];
 	sc_measure_begin(c);
-	CK(pgb_array_begin(&b, r.n), "encoding keys");
+	CK(bench_pg_array_begin(&b, r.n), "encoding keys");
 	for (size_t i = 0; i < r.n; i++)
-		CK(pgb_array_add(&b, r.keys + i * KEY_LEN, KEY_LEN), "encoding keys");
+		CK(bench_pg_array_add(&b, r.keys + i * KEY_LEN, KEY_LEN), "encoding keys");
 	const char *v[1] = {(const char *)b.p};
 	const int l[1] = {(int)b.n};
-	CK(pgb_run(c->fx->admin, "plain_any", 1, v, l, &res), "= ANY select");
+	CK(bench_pg_run(c->fx->admin, "plain_any", 1, v, l, &res), "= ANY select");
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows; i++)
 		if (!plain_base_record(c->fx, PQgetvalue(res, i, 0), (size_t)PQgetlength(res, i, 0),
@@ -377,7 +377,7 @@ static int plain_query(cell *c)
 		           r.mismatches, distinct);
 out:
 	PQclear(res);
-	pgb_buf_free(&b);
+	bench_buf_free(&b);
 	free(slots);
 	sc_readset_free(&r);
 	return rc;
@@ -399,7 +399,7 @@ static int plain_scan_range(cell *c)
 	sc_measure_begin(c);
 	const char *v[2] = {(const char *)lo, (const char *)hi};
 	const int l[2] = {KEY_LEN, KEY_LEN};
-	CK(pgb_run(fx->admin, "plain_scan_range", 2, v, l, &res), "range select");
+	CK(bench_pg_run(fx->admin, "plain_scan_range", 2, v, l, &res), "range select");
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows; i++) {
 		sc_make_key(want, (start + (uint64_t)i) * SLOT_STEP);
@@ -421,29 +421,29 @@ out:
  * statement's row count. */
 static int plain_apply(cell *c, const prolly_edit *edits, size_t n, int del, uint64_t *affected)
 {
-	pgb_buf kb = {0}, vb = {0};
+	bench_buf kb = {0}, vb = {0};
 	PGresult *res = NULL;
 	int rc = 0;
-	if (pgb_array_begin(&kb, n) || (!del && pgb_array_begin(&vb, n))) {
+	if (bench_pg_array_begin(&kb, n) || (!del && bench_pg_array_begin(&vb, n))) {
 		rc = PROLLY_ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (pgb_array_add(&kb, edits[i].key.data, edits[i].key.size) ||
-		    (!del && pgb_array_add(&vb, edits[i].value.data, edits[i].value.size))) {
+		if (bench_pg_array_add(&kb, edits[i].key.data, edits[i].key.size) ||
+		    (!del && bench_pg_array_add(&vb, edits[i].value.data, edits[i].value.size))) {
 			rc = PROLLY_ENOMEM;
 			goto out;
 		}
 	}
 	const char *v[2] = {(const char *)kb.p, (const char *)vb.p};
 	const int l[2] = {(int)kb.n, (int)vb.n};
-	rc = pgb_run(c->fx->admin, del ? "plain_delete" : "plain_upsert", del ? 1 : 2, v, l, &res);
+	rc = bench_pg_run(c->fx->admin, del ? "plain_delete" : "plain_upsert", del ? 1 : 2, v, l, &res);
 	if (rc == 0)
 		*affected = strtoull(PQcmdTuples(res), NULL, 10);
 out:
 	PQclear(res);
-	pgb_buf_free(&kb);
-	pgb_buf_free(&vb);
+	bench_buf_free(&kb);
+	bench_buf_free(&vb);
 	return rc;
 }
 
@@ -517,7 +517,7 @@ static int plain_put(cell *c)
 		k = e.n; /* distinct keys, so that the undo below is exact */
 	size_t first = nosync ? k : 0;
 	if (nosync)
-		CK(pgb_exec(c->fx->admin, "SET synchronous_commit TO off", NULL), "SET");
+		CK(bench_pg_exec(c->fx->admin, "SET synchronous_commit TO off", NULL), "SET");
 	sc_measure_begin(c);
 	for (size_t i = 0; i < k; i++) {
 		const prolly_edit *ed = &e.edits[(first + i) % e.n];
@@ -525,7 +525,8 @@ static int plain_put(cell *c)
 		const int l[2] = {(int)ed->key.size, (int)ed->value.size};
 		int del = ed->op == PROLLY_DEL;
 		uint64_t t = sc_lat_start(c);
-		CK(pgb_run(c->fx->admin, del ? "plain_delete1" : "plain_upsert1", del ? 1 : 2, v, l, &res),
+		CK(bench_pg_run(c->fx->admin, del ? "plain_delete1" : "plain_upsert1", del ? 1 : 2, v, l,
+		                &res),
 		   "single statement");
 		sc_lat_stop(c, t);
 		wrong += strcmp(PQcmdTuples(res), "1") != 0;
@@ -537,7 +538,7 @@ static int plain_put(cell *c)
 	if (wrong)
 		sc_invalid(c, "%d single statements did not affect exactly one row", wrong);
 	if (nosync)
-		CK(pgb_exec(c->fx->admin, "RESET synchronous_commit", NULL), "RESET");
+		CK(bench_pg_exec(c->fx->admin, "RESET synchronous_commit", NULL), "RESET");
 	nosync = 0;
 	/* Undo exactly the keys used (a window of the edit set, wrapping). */
 	if (first % e.n + k <= e.n) {
@@ -550,7 +551,7 @@ static int plain_put(cell *c)
 	}
 out:
 	if (nosync)
-		(void)pgb_exec(c->fx->admin, "RESET synchronous_commit", NULL);
+		(void)bench_pg_exec(c->fx->admin, "RESET synchronous_commit", NULL);
 	PQclear(res);
 	sc_editset_free(&e);
 	return rc;

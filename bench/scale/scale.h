@@ -3,7 +3,7 @@
  * operations x patterns) behind the harness's scale suite (bench/suites/scale.c).
  *
  * For each size and store the engine builds a base tree of N records (the fixture) and runs
- * every selected cell on it; a cell runs cfg->runs times and becomes one bench_row (median, min
+ * every selected cell on it; a cell runs cfg->runs times and becomes one scale_row (median, min
  * and max wall time, the counters and latency percentiles of the median run). Every cell checks
  * what it read or wrote against the model of the workload and marks the row invalid (with a note)
  * when it differs. For the PostgreSQL store ("pg") the engine also runs the plain-table baseline
@@ -25,7 +25,7 @@
 #ifndef BENCH_SCALE_H
 #define BENCH_SCALE_H
 
-#include "../bench_util.h"
+#include "prolly.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +76,41 @@ extern const char *const scale_store_names[SCALE_N_STORES];     /* "mem", "lmdb"
  * op X compares with the pg-plain row named scale_plain_op_names[X], same pattern. */
 extern const char *const scale_plain_op_names[SCALE_N_OPS];
 #define SCALE_PLAIN_STORE "pg-plain"
+
+/*
+ * One cell of the matrix. Plain data (no pointers) so that a child process can send it to its
+ * parent through a pipe.
+ */
+typedef struct scale_row {
+	char stamp[32]; /* start of the invocation, UTC, ISO 8601 */
+	uint64_t seed;
+	uint64_t size; /* base tree records */
+	char store[16];
+	char op[24];
+	char pattern[16]; /* "-" for cells without a pattern */
+	unsigned runs;    /* runs measured */
+	uint64_t ops;     /* operations (records, keys, edits, commits) per run */
+	double ms_median, ms_min, ms_max;
+	double cpu_ms;                        /* process CPU time of the median run (user + system) */
+	double ops_per_s;                     /* ops / median */
+	double us_per_op;                     /* median / ops */
+	prolly_stats st;                      /* counters of the median run */
+	double store_read_ms, store_write_ms; /* time inside the store (timing wrapper) */
+	uint64_t durable_writes;
+	uint64_t minor_faults;             /* minor page faults during the median run */
+	double peak_rss_mib;               /* process peak at the end of the cell */
+	double rss_anon_mib, rss_file_mib; /* current resident memory at the end of the cell */
+	double load1;                      /* one-minute load average at the end of the cell */
+	double vs_plain; /* pg store: ms_median / the matching plain-table cell's; 0 if none */
+	double
+	    server_cpu_ms; /* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
+	/* Per-operation latency of the median run (cells of many operations, when recorded; else
+	 * 0): median and 99th percentile in microseconds, and how many operations were timed. */
+	double p50_us, p99_us;
+	uint64_t lat_samples;
+	int valid;
+	char note[200];
+} scale_row;
 
 typedef struct scale_config {
 	uint64_t sizes[SCALE_MAX_SIZES];
@@ -134,12 +169,12 @@ typedef struct scale_hooks {
 	            const char *pattern);
 	void (*before_cell)(void *payload, uint64_t size, const char *store, const char *op,
 	                    const char *pattern);
-	int (*after_cell)(void *payload, const bench_row *row);
+	int (*after_cell)(void *payload, const scale_row *row);
 } scale_hooks;
 
 /* Every row of a run (in the calling process), in the order they were made. */
 typedef struct scale_rows {
-	bench_row *rows;
+	scale_row *rows;
 	size_t n, cap;
 } scale_rows;
 
@@ -153,7 +188,7 @@ int scale_run(scale_rows *rows, const scale_config *cfg, const scale_hooks *hook
               size_t errn);
 void scale_rows_free(scale_rows *rows); /* NULL ok; leaves it empty */
 /* The row of (size, store, op, pattern), or NULL. */
-const bench_row *scale_rows_find(const scale_rows *rows, uint64_t size, const char *store,
+const scale_row *scale_rows_find(const scale_rows *rows, uint64_t size, const char *store,
                                  const char *op, const char *pattern);
 /* The running fixture's child process (0 if none): a signal handler may kill it. */
 pid_t scale_child_pid(void);

@@ -44,8 +44,13 @@
 #include "harness.h"
 
 #include "../scale/scale.h"
+#include "clock.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
 
@@ -111,14 +116,6 @@ static int cell_id(char *out, size_t n, uint64_t size, const char *store, const 
 	return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
-static void utc_now(char *out, size_t n)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* ---- the hooks ------------------------------------------------------------------------------- */
 
 typedef struct suite {
@@ -177,7 +174,7 @@ static void hook_before(void *payload, uint64_t size, const char *store, const c
 		fprintf(stderr, "[scale] size=%" PRIu64 " plain-table baseline: %s %s\n", size, op,
 		        pattern);
 	}
-	utc_now(s->started, sizeof(s->started));
+	bench_utc_now(s->started, sizeof(s->started));
 	snap(s, store, &s->before);
 }
 
@@ -195,13 +192,13 @@ static double per_op(uint64_t v, uint64_t ops)
 	return ops ? (double)v / (double)ops : NAN;
 }
 
-static void fill_row(suite *s, hrow *o, const bench_row *r, const char *id)
+static void fill_row(suite *s, hrow *o, const scale_row *r, const char *id)
 {
 	const prolly_stats *st = &r->st;
 	int plain = !strcmp(r->store, SCALE_PLAIN_STORE);
 	const hw_scale *sc = &s->run->w->scale;
 	char finished[32];
-	utc_now(finished, sizeof(finished));
+	bench_utc_now(finished, sizeof(finished));
 	hrow_str(o, "cell_id", id);
 	hrow_u64(o, "cell_rows", 1);
 	hrow_str(o, "suite", "scale");
@@ -259,7 +256,7 @@ static void fill_row(suite *s, hrow *o, const bench_row *r, const char *id)
 	hrow_str(o, "finished", finished);
 }
 
-static int hook_after(void *payload, const bench_row *r)
+static int hook_after(void *payload, const scale_row *r)
 {
 	suite *s = payload;
 	hp_snapshot after;

@@ -16,7 +16,7 @@
  * Cell: a fresh store handle for PostgreSQL (a pool of `pool` connections; lmdb and mem share one
  * store across cells and have no pool: pool_size is recorded but limits nothing), the restore,
  * then `clients` worker threads, each with its own prolly_db on the shared store (service_ops.c
- * svc_shared_new): warmup_ms of the closed loop (not recorded), a pause while the PostgreSQL
+ * svc_open_db): warmup_ms of the closed loop (not recorded), a pause while the PostgreSQL
  * counters are read, duration_ms measured (operations started before the end are completed and
  * recorded), the counters read again. Each operation starts with a cold decoded cache
  * (prolly_db_cache_clear before it; PostgreSQL's and the OS's caches stay warm, as in the
@@ -41,7 +41,9 @@
  */
 #include "service_int.h"
 
-#include "../bench_util.h"
+#include "clock.h"
+#include "proc.h"
+#include "rng.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -93,22 +95,13 @@ typedef struct svc_cell {
 	pthread_cond_t cv;
 	int phase; /* PH_* */
 	unsigned arrived;
-	uint64_t warm_end, start, end; /* now_ns() */
+	uint64_t warm_end, start, end; /* bench_now_ns() */
 	uint32_t nsec;
 	svc_second *secs;
 	svc_worker *workers;
 } svc_cell;
 
 enum { PH_OPEN, PH_WARM, PH_MEASURE, PH_ABORT };
-
-static void utc_now(char out[32])
-{
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static void stats_add(prolly_stats *d, const prolly_stats *s)
 {
@@ -218,7 +211,7 @@ static void loop(svc_worker *w, uint64_t until, int record)
 		memset(&r, 0, sizeof(r));
 		prolly_db_cache_clear(w->db); /* every operation starts cold */
 		prolly_thread_stats_reset();
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		if (t0 >= until)
 			break;
 		w->seq++;
@@ -281,8 +274,8 @@ static int worker_init(svc_worker *w, svc_cell *c, unsigned i, uint64_t seed)
 	w->fx = c->fx;
 	w->index = i;
 	w->cell_index = c->index;
-	w->rs = mix64(seed) ^ mix64(((uint64_t)c->index << 32) + i + 1);
-	w->gen = SVC_GEN_FIRST_WORKER + (uint32_t)(mix64(w->rs) & 0xffffff) * 256u;
+	w->rs = bench_mix64(seed) ^ bench_mix64(((uint64_t)c->index << 32) + i + 1);
+	w->gen = SVC_GEN_FIRST_WORKER + (uint32_t)(bench_mix64(w->rs) & 0xffffff) * 256u;
 	w->keys = malloc(nk * SVC_KEY_LEN + 1);
 	w->vals = malloc((size_t)cfg->commit_keys * c->fx->value_bytes + 1);
 	w->slices = calloc((size_t)cfg->multi_read_keys + 1, sizeof(*w->slices));
@@ -467,9 +460,9 @@ static void advance(svc_cell *c, unsigned n, int to, int wait)
 		pthread_cond_wait(&c->cv, &c->mu);
 	c->arrived = 0;
 	if (to == PH_WARM)
-		c->warm_end = now_ns() + c->fx->cfg->warmup_ms * 1000000u;
+		c->warm_end = bench_now_ns() + c->fx->cfg->warmup_ms * 1000000u;
 	if (to == PH_MEASURE) {
-		c->start = now_ns();
+		c->start = bench_now_ns();
 		c->end = c->start + c->fx->cfg->duration_ms * 1000000u;
 	}
 	c->phase = to;
@@ -648,15 +641,15 @@ static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_
 	wait_arrivals(&c, n_started); /* warmup done: every worker is idle */
 	if (pc && hp_snap(pc, &sa, perr, sizeof(perr)))
 		fprintf(stderr, "service %s: warning: PostgreSQL counters: %s\n", cell_id, perr);
-	utc_now(started);
+	bench_utc_now(started, sizeof(started));
 	advance(&c, n_started, PH_MEASURE, 0);
 join:
 	for (unsigned i = 0; i < n_started; i++)
 		pthread_join(c.workers[i].th, NULL);
 	if (failed)
 		goto cleanup;
-	uint64_t stop = now_ns();
-	utc_now(finished);
+	uint64_t stop = bench_now_ns();
+	bench_utc_now(finished, sizeof(finished));
 	if (pc && hp_snap(pc, &sb, perr, sizeof(perr)))
 		fprintf(stderr, "service %s: warning: PostgreSQL counters: %s\n", cell_id, perr);
 
@@ -807,7 +800,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		}
 
 	if (todo) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		if (svc_fixture_init(&fx, cfg, err, errn))
 			goto cleanup;
 		if (is_pg) {
@@ -829,7 +822,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 			}
 		} else if (!strcmp(run->store, "lmdb")) {
 			snprintf(lmdb_dir, sizeof(lmdb_dir), "%s/service-lmdb", run->scratch);
-			rm_tree(lmdb_dir);
+			bench_rm_tree(lmdb_dir);
 			if ((rc = prolly_store_lmdb_open(&st, lmdb_dir, 0))) {
 				svc_prolly_fail(err, errn, "opening the LMDB store", rc);
 				goto cleanup;
@@ -854,7 +847,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		        "service: fixture of %" PRIu64 " records x %" PRIu32 " bytes, %" PRIu32
 		        " tenants, %" PRIu32 " hot roots built in %.1f s\n",
 		        cfg->records, cfg->value_bytes, cfg->tenants, cfg->hot_roots,
-		        (double)(now_ns() - t0) / 1e9);
+		        (double)(bench_now_ns() - t0) / 1e9);
 	}
 
 	for (int i = 0; i < cfg->n_clients; i++)
@@ -880,7 +873,7 @@ cleanup:
 	prolly_store_close(st);
 	hp_close(pc);
 	if (lmdb_dir[0])
-		rm_tree(lmdb_dir);
+		bench_rm_tree(lmdb_dir);
 	svc_fixture_dispose(&fx);
 	return ret;
 }
