@@ -68,8 +68,9 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-# bench/lib/*.c (TOML reader, HDR histogram, SVG charts) and bench/scale/*.c (the scale engine):
-# the archive libbench.a, linked into every bench program and into the tests in BLIB_TESTS.
+# bench/lib/*.c (clock, RNG, buffer, store wrapper, TOML reader, HDR histogram, SVG charts...)
+# and bench/scale/*.c (the scale engine): the archive libbench.a, linked into every bench
+# program and every test program (the tests' one RNG is bench/lib/rng.c).
 # bench/harness/*.c (the runner) and bench/suites/*.c (its suites): the harness program; all
 # but main.c also form libharness.a, which the tests in HLIB_TESTS link.
 BLIB_SRC  := $(wildcard bench/lib/*.c bench/scale/*.c)
@@ -77,7 +78,6 @@ BLIB_OBJ  := $(BLIB_SRC:%.c=$(BUILD)/obj/%.o)
 HARN_SRC  := $(wildcard bench/harness/*.c bench/suites/*.c)
 HLIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out bench/harness/main.c,$(HARN_SRC)))
 HARN_BIN  := $(if $(HARN_SRC),$(BUILD)/bench/harness)
-BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
 HLIB_TESTS := $(filter $(BUILD)/tests/test_workload $(BUILD)/tests/test_harness_%,$(TEST_BIN))
 
 TEST_OBJ  := $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -139,9 +139,9 @@ $(BUILD)/libprolly.so: $(LIB_OBJ)
 $(BUILD)/prolly: $(CLI_OBJ) $(BUILD)/libprolly.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libprolly.a
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libbench.a $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 $(BUILD)/libbench.a: $(BLIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -159,10 +159,6 @@ $(BUILD)/bench/harness: $(BUILD)/obj/bench/harness/main.o $(BUILD)/libharness.a 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbench.a $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
-
-$(BLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbench.a $(TLIB_OBJ) $(BUILD)/libprolly.a
-	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)

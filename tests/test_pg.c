@@ -1376,7 +1376,7 @@ static void *gc_engine_writer(void *arg)
 	uint64_t rs = w->seed, x;
 	while (!*w->stop) {
 		for (int i = 0; i < 40; i++) {
-			x = prolly__splitmix64(&rs);
+			x = bench_splitmix64(&rs);
 			snprintf(keys[i], sizeof(keys[i]), "k%05u", (unsigned)(x % 3000));
 			e[i].op = PROLLY_PUT;
 			e[i].key.data = keys[i];
@@ -1782,7 +1782,7 @@ static int make_role(PGconn *a, const char *role, const char *schema, const char
 	char pw[33], q[2048], g[1536];
 	uint64_t rs = (uint64_t)(now_s() * 1e6) ^ (uint64_t)getpid() << 24 ^ (uint64_t)strlen(role), x;
 	for (int i = 0; i < 32; i++) {
-		x = prolly__splitmix64(&rs);
+		x = bench_splitmix64(&rs);
 		pw[i] = "abcdefghijklmnopqrstuvwxyz012345"[x % 32];
 	}
 	pw[32] = 0;
@@ -2116,11 +2116,11 @@ static int storage_bench(long records, int binary)
 		for (long i = 0; i < records; i++) {
 			char k[32], v[32];
 			snprintf(k, sizeof(k), "k%012ld", i);
-			x = prolly__splitmix64(&rs);
+			x = bench_splitmix64(&rs);
 			snprintf(v, sizeof(v), "%016llx%08llx", (unsigned long long)x,
 			         (unsigned long long)(x >> 20) & 0xffffffffULL);
 			if (binary) {
-				uint64_t y = prolly__splitmix64(&rs), z = prolly__splitmix64(&rs);
+				uint64_t y = bench_splitmix64(&rs), z = bench_splitmix64(&rs);
 				memcpy(v, &x, 8);
 				memcpy(v + 8, &y, 8);
 				memcpy(v + 16, &z, 8);
@@ -2156,7 +2156,7 @@ static int storage_bench(long records, int binary)
 		double read_all = now_s() - t0;
 		prolly_id *rnd = malloc(10000 * sizeof(*rnd));
 		for (size_t i = 0; i < 10000; i++) {
-			x = prolly__splitmix64(&rs);
+			x = bench_splitmix64(&rs);
 			rnd[i] = ids[x % n];
 		}
 		t0 = now_s();

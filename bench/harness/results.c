@@ -136,16 +136,16 @@ fail:
 int hr__slurp(char **out, size_t *len, const char *path)
 {
 	FILE *f = fopen(path, "rb");
-	hr__sbuf b = {0};
+	bench_buf b = {0};
 	char chunk[65536];
 	size_t got;
 	*out = NULL;
 	*len = 0;
 	if (!f)
 		return -1;
-	hr__sb_putn(&b, "", 0);
+	bench_buf_put(&b, "", 0);
 	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		hr__sb_putn(&b, chunk, got);
+		bench_buf_put(&b, chunk, got);
 	int bad = ferror(f) || b.oom;
 	fclose(f);
 	if (bad) {
@@ -154,7 +154,7 @@ int hr__slurp(char **out, size_t *len, const char *path)
 		return -1;
 	}
 	*out = b.p;
-	*len = b.len;
+	*len = b.n;
 	return 0;
 }
 
@@ -244,20 +244,20 @@ static void kv_parse(hrow *r, const char *text)
 	}
 }
 
-static void kv_line(hr__sbuf *b, const char *key, const char *val)
+static void kv_line(bench_buf *b, const char *key, const char *val)
 {
-	hr__sb_puts(b, key);
-	hr__sb_puts(b, ": ");
+	bench_buf_puts(b, key);
+	bench_buf_puts(b, ": ");
 	for (; *val; val++)
-		hr__sb_putc(b, *val == '\n' || *val == '\r' ? ' ' : *val);
-	hr__sb_putc(b, '\n');
+		bench_buf_putc(b, *val == '\n' || *val == '\r' ? ' ' : *val);
+	bench_buf_putc(b, '\n');
 }
 
 static int manifest_write(const hr_dir *d, char *err, size_t errn)
 {
 	const hr_manifest *m = &d->m;
 	char num[32];
-	hr__sbuf b = {0};
+	bench_buf b = {0};
 	snprintf(num, sizeof(num), "%d", HR_VERSION);
 	kv_line(&b, "harness_version", num);
 	snprintf(num, sizeof(num), "%d", m->schema);
@@ -279,7 +279,7 @@ static int manifest_write(const hr_dir *d, char *err, size_t errn)
 		h_seterr(err, errn, "out of memory");
 		return -1;
 	}
-	int rc = hr__write_atomic(d->path, MANIFEST, b.p, b.len, err, errn);
+	int rc = hr__write_atomic(d->path, MANIFEST, b.p, b.n, err, errn);
 	free(b.p);
 	return rc;
 }
@@ -363,7 +363,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 	cell_count *cells = NULL;
 	size_t *start = NULL, *end = NULL, *cellof = NULL, nrec = 0, caprec = 0;
 	int rc = -1, r, idc = -1, rowsc = -1, ncols;
-	hr__sbuf out = {0};
+	bench_buf out = {0};
 	if (hr__join(path, d->path, name) != 0 || hr__slurp(&buf, &len, path) != 0) {
 		h_seterr(err, errn, "reading %s/%s: %s", d->path, name, strerror(errno));
 		return -1;
@@ -452,15 +452,15 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 		}
 	}
 	if (changed) {
-		hr__sb_putn(&out, buf, header_end);
+		bench_buf_put(&out, buf, header_end);
 		for (size_t i = 0; i < nrec; i++) {
 			const cell_count *c = &cells[cellof[i]];
 			if (c->expect > 0 && c->rows == c->expect)
-				hr__sb_putn(&out, buf + start[i], end[i] - start[i]);
+				bench_buf_put(&out, buf + start[i], end[i] - start[i]);
 		}
 		if (out.oom)
 			goto nomem;
-		if (hr__write_atomic(d->path, name, out.p, out.len, err, errn) != 0)
+		if (hr__write_atomic(d->path, name, out.p, out.n, err, errn) != 0)
 			goto cleanup;
 	}
 	rc = 0;
@@ -670,10 +670,10 @@ void hr_count_skip(hr_dir *d)
 static int check_header(hr_dir *d, const char *file, const char *path, int fd,
                         const char *const *columns, char *err, size_t errn)
 {
-	hr__sbuf want = {0};
-	hr__sb_puts(&want, file);
-	hr__sb_putc(&want, '\n');
-	size_t skip = want.len;
+	bench_buf want = {0};
+	bench_buf_puts(&want, file);
+	bench_buf_putc(&want, '\n');
+	size_t skip = want.n;
 	hr__csv_line(&want, columns, NULL);
 	for (size_t i = 0; !want.oom && i < d->checked.n; i++) {
 		if (strcmp(d->checked.v[i], want.p) == 0) {
@@ -681,7 +681,7 @@ static int check_header(hr_dir *d, const char *file, const char *path, int fd,
 			return 0;
 		}
 	}
-	size_t hl = want.len - skip;
+	size_t hl = want.n - skip;
 	char *got = want.oom ? NULL : malloc(hl + 1);
 	int rc = -1;
 	ssize_t n = got ? pread(fd, got, hl, 0) : -1;
@@ -707,7 +707,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 {
 	char path[HR__PATHN], nrows[32];
 	const char *id;
-	hr__sbuf b = {0};
+	bench_buf b = {0};
 	int fd = -1, rc = -1;
 	struct stat st;
 	if (!n || !(id = hrow_get(rows[0], "cell_id")) || !*id) {
@@ -769,7 +769,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 		h_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
-	if (write_all(fd, b.p, b.len) != 0 || fdatasync(fd) != 0) {
+	if (write_all(fd, b.p, b.n) != 0 || fdatasync(fd) != 0) {
 		h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		if (ftruncate(fd, st.st_size) != 0) /* best effort: drop a partial cell */
 			(void)0;

@@ -11,6 +11,7 @@
 #ifndef PROLLY_BENCH_RESULTS_INT_H
 #define PROLLY_BENCH_RESULTS_INT_H
 
+#include "buf.h"
 #include "harness.h"
 
 #include <stddef.h>
@@ -40,18 +41,6 @@ int hr__write_atomic(const char *dir, const char *name, const char *data, size_t
 
 /* ---- rows.c ---------------------------------------------------------------------------------- */
 
-/* A growable NUL-terminated string. After a failed allocation oom is set and further puts are
- * ignored; the owner checks oom once at the end and frees p. */
-typedef struct hr__sbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-} hr__sbuf;
-
-void hr__sb_putn(hr__sbuf *b, const char *s, size_t n);
-void hr__sb_puts(hr__sbuf *b, const char *s);
-void hr__sb_putc(hr__sbuf *b, char c);
-
 /* A growable vector of owned strings. */
 typedef struct hr__strvec {
 	char **v;
@@ -77,7 +66,7 @@ enum {
 int hr__csv_record(hr__strvec *out, const char *buf, size_t len, size_t *pos);
 
 /* Appends one CSV line: r's values for columns (unset: ""), or with r NULL the column names. */
-void hr__csv_line(hr__sbuf *b, const char *const *columns, const hrow *r);
+void hr__csv_line(bench_buf *b, const char *const *columns, const hrow *r);
 
 /* 1 if the line at buf[at] is empty ("\n" or "\r\n"). */
 int hr__blank_line(const char *buf, size_t len, size_t at);

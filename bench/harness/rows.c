@@ -19,39 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- growable strings ------------------------------------------------------------------------ */
-
-void hr__sb_putn(hr__sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void hr__sb_puts(hr__sbuf *b, const char *s)
-{
-	hr__sb_putn(b, s, strlen(s));
-}
-
-void hr__sb_putc(hr__sbuf *b, char c)
-{
-	hr__sb_putn(b, &c, 1);
-}
-
 /* ---- rows ------------------------------------------------------------------------------------ */
 
 hrow *hrow_new(void)
@@ -194,14 +161,14 @@ int hr__sv_push(hr__strvec *s, char *owned)
 int hr__csv_record(hr__strvec *out, const char *buf, size_t len, size_t *pos)
 {
 	size_t i = *pos;
-	hr__sbuf f = {0};
+	bench_buf f = {0};
 	int rc;
 	hr__sv_reset(out);
 	if (i >= len)
 		return HR__REC_END;
 	for (;;) {
-		f.len = 0;
-		hr__sb_putn(&f, "", 0);
+		f.n = 0;
+		bench_buf_put(&f, "", 0);
 		if (i < len && buf[i] == '"') {
 			i++;
 			for (;;) {
@@ -211,14 +178,14 @@ int hr__csv_record(hr__strvec *out, const char *buf, size_t len, size_t *pos)
 				}
 				if (buf[i] == '"') {
 					if (i + 1 < len && buf[i + 1] == '"') {
-						hr__sb_putc(&f, '"');
+						bench_buf_putc(&f, '"');
 						i += 2;
 						continue;
 					}
 					i++;
 					break;
 				}
-				hr__sb_putc(&f, buf[i++]);
+				bench_buf_putc(&f, buf[i++]);
 			}
 		}
 		/* Unquoted text (or anything after a closing quote, kept as written). */
@@ -226,7 +193,7 @@ int hr__csv_record(hr__strvec *out, const char *buf, size_t len, size_t *pos)
 		while (i < len && buf[i] != ',' && buf[i] != '\n' &&
 		       !(buf[i] == '\r' && i + 1 < len && buf[i + 1] == '\n'))
 			i++;
-		hr__sb_putn(&f, buf + s, i - s);
+		bench_buf_put(&f, buf + s, i - s);
 		if (f.oom || hr__sv_push(out, strdup(f.p)) != 0) {
 			rc = HR__REC_NOMEM;
 			goto cleanup;
@@ -249,31 +216,31 @@ cleanup:
 	return rc;
 }
 
-static void csv_field(hr__sbuf *b, const char *v)
+static void csv_field(bench_buf *b, const char *v)
 {
 	if (!v)
 		v = "";
 	if (!strpbrk(v, ",\"\r\n")) {
-		hr__sb_puts(b, v);
+		bench_buf_puts(b, v);
 		return;
 	}
-	hr__sb_putc(b, '"');
+	bench_buf_putc(b, '"');
 	for (; *v; v++) {
 		if (*v == '"')
-			hr__sb_putc(b, '"');
-		hr__sb_putc(b, *v);
+			bench_buf_putc(b, '"');
+		bench_buf_putc(b, *v);
 	}
-	hr__sb_putc(b, '"');
+	bench_buf_putc(b, '"');
 }
 
-void hr__csv_line(hr__sbuf *b, const char *const *columns, const hrow *r)
+void hr__csv_line(bench_buf *b, const char *const *columns, const hrow *r)
 {
 	for (size_t i = 0; columns[i]; i++) {
 		if (i)
-			hr__sb_putc(b, ',');
+			bench_buf_putc(b, ',');
 		csv_field(b, r ? hrow_get(r, columns[i]) : columns[i]);
 	}
-	hr__sb_putc(b, '\n');
+	bench_buf_putc(b, '\n');
 }
 
 int hr__blank_line(const char *buf, size_t len, size_t at)

@@ -143,7 +143,7 @@ static int truthy(const char *s)
 static int write_rows(const char *dir, const char *name, const char *const *cols, hrow **rows,
                       size_t n, char *err, size_t errn)
 {
-	hr__sbuf b = {0};
+	bench_buf b = {0};
 	int rc;
 	hr__csv_line(&b, cols, NULL);
 	for (size_t i = 0; i < n; i++)
@@ -153,7 +153,7 @@ static int write_rows(const char *dir, const char *name, const char *const *cols
 		h_seterr(err, errn, "out of memory");
 		return -1;
 	}
-	rc = hr__write_atomic(dir, name, b.p, b.len, err, errn);
+	rc = hr__write_atomic(dir, name, b.p, b.n, err, errn);
 	free(b.p);
 	return rc;
 }

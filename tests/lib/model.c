@@ -22,7 +22,7 @@ void tm_rng_seed(tm_rng *r, uint64_t seed)
 {
 	uint64_t x = seed;
 	for (int i = 0; i < 4; i++)
-		r->s[i] = prolly__splitmix64(&x);
+		r->s[i] = bench_splitmix64(&x);
 }
 
 static uint64_t rotl(uint64_t v, int k)
@@ -129,7 +129,7 @@ void tm_key24(unsigned char out[TM_KEY24], uint64_t i)
 	for (int b = 0; b < 8; b++)
 		out[b] = (unsigned char)(i >> (56 - 8 * b));
 	uint64_t x = i ^ 0x243f6a8885a308d3ULL;
-	uint64_t h1 = prolly__splitmix64(&x), h2 = prolly__splitmix64(&x);
+	uint64_t h1 = bench_splitmix64(&x), h2 = bench_splitmix64(&x);
 	for (int b = 0; b < 8; b++) {
 		out[8 + b] = (unsigned char)(h1 >> (8 * b));
 		out[16 + b] = (unsigned char)(h2 >> (8 * b));

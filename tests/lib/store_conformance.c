@@ -66,7 +66,7 @@ static void sc_fail(sc *t, int line, const char *what, int rc, int want)
 /* One splitmix64 output for state x (a pure function of x). */
 static uint64_t mix(uint64_t x)
 {
-	return prolly__splitmix64(&x);
+	return bench_splitmix64(&x);
 }
 
 /* A made-up id: distinct for distinct (tag, i). */
