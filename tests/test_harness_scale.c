@@ -133,23 +133,23 @@ static void trun_close(trun *t)
 	free(t->tmp);
 }
 
-static int read_raw(csv_table *tab, const trun *t)
+static int read_raw(bench_csv *tab, const trun *t)
 {
 	return th_read_csv(tab, t->out, "scale-raw.csv");
 }
 
-static double num(const csv_table *tab, size_t r, const char *col)
+static double num(const bench_csv *tab, size_t r, const char *col)
 {
-	return csv_table_num(tab, r, col);
+	return bench_csv_num(tab, r, col);
 }
 
-static const char *get(const csv_table *tab, size_t r, const char *col)
+static const char *get(const bench_csv *tab, size_t r, const char *col)
 {
-	return csv_table_get(tab, r, col);
+	return bench_csv_get(tab, r, col);
 }
 
 /* The row of cell id, or -1. */
-static long find(const csv_table *tab, const char *id)
+static long find(const bench_csv *tab, const char *id)
 {
 	for (size_t r = 0; r < tab->nrows; r++)
 		if (!strcmp(get(tab, r, "cell_id"), id))
@@ -158,7 +158,7 @@ static long find(const csv_table *tab, const char *id)
 }
 
 /* Checks of every row of the tiny workload (26 Prolly cells, 14 plain ones on PostgreSQL). */
-static void check_rows(const csv_table *tab, const char *store)
+static void check_rows(const bench_csv *tab, const char *store)
 {
 	int pg = !strcmp(store, "postgres");
 	size_t plain = 0;
@@ -236,7 +236,7 @@ static void check_rows(const csv_table *tab, const char *store)
 static void suite_on(const char *store)
 {
 	trun t;
-	csv_table tab = {0}, again = {0};
+	bench_csv tab = {0}, again = {0};
 	char err[H_ERR];
 	unsigned measured = 0, skipped = 0;
 	PT_REQUIRE(trun_open(&t, store, NULL) == 0);
@@ -264,8 +264,8 @@ static void suite_on(const char *store)
 	} else {
 		PT_CHECK(!"reopen");
 	}
-	csv_table_free(&tab);
-	csv_table_free(&again);
+	bench_csv_free(&tab);
+	bench_csv_free(&again);
 	trun_close(&t);
 }
 
@@ -319,7 +319,7 @@ PT_TEST(extra_operations)
 	    "scale.operations", "[\"build\", \"full_scan_warm\", \"get_cold_start\", \"put_nosync\"]",
 	    "scale.patterns", "[\"append\"]", NULL};
 	trun t;
-	csv_table tab = {0};
+	bench_csv tab = {0};
 	char err[H_ERR];
 	PT_REQUIRE(trun_open(&t, "mem", sets) == 0);
 	PT_CHECK(t.run.cells_total == 4);
@@ -334,7 +334,7 @@ PT_TEST(extra_operations)
 			PT_CHECKF(num(&tab, r, "validated") == 1, "%s: %s", get(&tab, r, "cell_id"),
 			          get(&tab, r, "note"));
 	}
-	csv_table_free(&tab);
+	bench_csv_free(&tab);
 	trun_close(&t);
 }
 

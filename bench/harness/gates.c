@@ -182,11 +182,11 @@ static const suite_def suites[] = {
 };
 
 /* The row of cell id in t (the last one), or -1. */
-static long find_cell(const csv_table *t, const char *id)
+static long find_cell(const bench_csv *t, const char *id)
 {
 	long found = -1;
 	for (size_t r = 0; r < t->nrows; r++)
-		if (strcmp(csv_table_get(t, r, "cell_id"), id) == 0)
+		if (strcmp(bench_csv_get(t, r, "cell_id"), id) == 0)
 			found = (long)r;
 	return found;
 }
@@ -223,18 +223,18 @@ static void absolute(check *c, double b, double v, double limit)
 	c->status = v > limit ? ST_FAIL : ST_PASS;
 }
 
-static void compare_cell(cmp *m, const suite_def *s, const hw_regression *g, const csv_table *tb,
-                         size_t rb, const csv_table *tn, size_t rn, const char *id)
+static void compare_cell(cmp *m, const suite_def *s, const hw_regression *g, const bench_csv *tb,
+                         size_t rb, const bench_csv *tn, size_t rn, const char *id)
 {
 	check *c;
 	if ((c = add_check(m, s->name, id, s->tput)))
-		relative(c, csv_table_num(tb, rb, s->tput), csv_table_num(tn, rn, s->tput), 1,
+		relative(c, bench_csv_num(tb, rb, s->tput), bench_csv_num(tn, rn, s->tput), 1,
 		         g->max_throughput_loss_percent);
 
-	double sb = csv_table_num(tb, rb, "samples"), sn = csv_table_num(tn, rn, "samples");
+	double sb = bench_csv_num(tb, rb, "samples"), sn = bench_csv_num(tn, rn, "samples");
 	double floor_n = (double)g->minimum_percentile_samples;
 	if ((c = add_check(m, s->name, id, s->p99))) {
-		relative(c, csv_table_num(tb, rb, s->p99), csv_table_num(tn, rn, s->p99), 0,
+		relative(c, bench_csv_num(tb, rb, s->p99), bench_csv_num(tn, rn, s->p99), 0,
 		         g->max_p99_increase_percent);
 		snprintf(c->limit, sizeof(c->limit), "increase <= %g%%, n >= %" PRIu64,
 		         g->max_p99_increase_percent, g->minimum_percentile_samples);
@@ -247,27 +247,27 @@ static void compare_cell(cmp *m, const suite_def *s, const hw_regression *g, con
 	}
 	if (s->rates) {
 		if ((c = add_check(m, s->name, id, "conflict_rate")))
-			absolute(c, csv_table_num(tb, rb, "conflict_rate"),
-			         csv_table_num(tn, rn, "conflict_rate"), g->max_conflict_rate);
+			absolute(c, bench_csv_num(tb, rb, "conflict_rate"),
+			         bench_csv_num(tn, rn, "conflict_rate"), g->max_conflict_rate);
 		if ((c = add_check(m, s->name, id, "error_rate")))
-			absolute(c, csv_table_num(tb, rb, "error_rate"), csv_table_num(tn, rn, "error_rate"),
+			absolute(c, bench_csv_num(tb, rb, "error_rate"), bench_csv_num(tn, rn, "error_rate"),
 			         g->max_error_rate);
 	}
-	double spo = csv_table_num(tn, rn, "statements_per_op");
+	double spo = bench_csv_num(tn, rn, "statements_per_op");
 	if (isfinite(spo) && spo > 0 && (c = add_check(m, s->name, id, "statements_per_op")))
-		absolute(c, csv_table_num(tb, rb, "statements_per_op"), spo,
+		absolute(c, bench_csv_num(tb, rb, "statements_per_op"), spo,
 		         g->max_pg_statements_per_operation);
 	if ((c = add_check(m, s->name, id, "validated"))) {
 		snprintf(c->limit, sizeof(c->limit), "validated");
 		snprintf(c->base, sizeof(c->base), "%s",
-		         csv_table_col(tb, "validated") < 0           ? "-"
-		         : truthy(csv_table_get(tb, rb, "validated")) ? "yes"
+		         bench_csv_col(tb, "validated") < 0           ? "-"
+		         : truthy(bench_csv_get(tb, rb, "validated")) ? "yes"
 		                                                      : "no");
-		if (csv_table_col(tn, "validated") < 0) {
+		if (bench_csv_col(tn, "validated") < 0) {
 			snprintf(c->now, sizeof(c->now), "-");
 			snprintf(c->note, sizeof(c->note), "no validated column");
 		} else {
-			int ok = truthy(csv_table_get(tn, rn, "validated"));
+			int ok = truthy(bench_csv_get(tn, rn, "validated"));
 			snprintf(c->now, sizeof(c->now), "%s", ok ? "yes" : "no");
 			c->status = ok ? ST_PASS : ST_FAIL;
 		}
@@ -279,7 +279,7 @@ static int compare_suite(cmp *m, const suite_def *s, const char *dir, const char
                          const hw_regression *g, char *err, size_t errn)
 {
 	char pb[PATHN], pn[PATHN];
-	csv_table tb = {0}, tn = {0};
+	bench_csv tb = {0}, tn = {0};
 	int rc = -1;
 	snprintf(pb, sizeof(pb), "%s/%s", baseline, s->file);
 	snprintf(pn, sizeof(pn), "%s/%s", dir, s->file);
@@ -291,16 +291,16 @@ static int compare_suite(cmp *m, const suite_def *s, const char *dir, const char
 		         s->name, s->file);
 		return 0;
 	}
-	if (csv_table_read(&tb, pb, err, errn) != 0)
+	if (bench_csv_read(&tb, pb, err, errn) != 0)
 		goto cleanup;
-	if (hn && csv_table_read(&tn, pn, err, errn) != 0)
+	if (hn && bench_csv_read(&tn, pn, err, errn) != 0)
 		goto cleanup;
 	if (!hn)
 		add_note(m, &m->info, &m->ninfo, &m->capinfo, "%s: this run has no %s", s->name, s->file);
 	m->base_cells += tb.nrows;
 	m->new_cells += tn.nrows;
 	for (size_t r = 0; r < tb.nrows; r++) {
-		const char *id = csv_table_get(&tb, r, "cell_id");
+		const char *id = bench_csv_get(&tb, r, "cell_id");
 		if (find_cell(&tb, id) != (long)r) /* a repeated id: its last row counts */
 			continue;
 		long rn = hn ? find_cell(&tn, id) : -1;
@@ -312,14 +312,14 @@ static int compare_suite(cmp *m, const suite_def *s, const char *dir, const char
 		compare_cell(m, s, g, &tb, r, &tn, (size_t)rn, id);
 	}
 	for (size_t r = 0; r < tn.nrows; r++) {
-		const char *id = csv_table_get(&tn, r, "cell_id");
+		const char *id = bench_csv_get(&tn, r, "cell_id");
 		if (find_cell(&tn, id) == (long)r && find_cell(&tb, id) < 0)
 			add_note(m, &m->fresh, &m->nfresh, &m->capfresh, "%s|%s", s->name, id);
 	}
 	rc = 0;
 cleanup:
-	csv_table_free(&tb);
-	csv_table_free(&tn);
+	bench_csv_free(&tb);
+	bench_csv_free(&tn);
 	return rc;
 }
 

@@ -15,7 +15,7 @@
  *
  *   workload.c  hw_*   the TOML contract: parse, validate, defaults, overrides, resolved form, hash
  *   results.c   hr_*   the output directory, manifest, cell rows on disk, resume
- *   rows.c      hrow_*, csv_table_*  rows under construction, whole CSV files in memory
+ *   rows.c      hrow_*  rows under construction, written as CSV lines (bench/lib/csv.h)
  *   summary.c   hr_write_summaries   the summary CSV files from the raw ones
  *   env.c       he_*   machine.txt, postgres.txt, dependencies.txt, binary.sha256
  *   pgstat.c    hp_*   server-side counters (pg_stat_statements, pg_stat_database, WAL, sizes)
@@ -33,6 +33,7 @@
 #ifndef BENCH_HARNESS_H
 #define BENCH_HARNESS_H
 
+#include "csv.h"
 #include "hdr.h"
 #include "prolly.h"
 #include "toml.h"
@@ -198,17 +199,7 @@ void hrow_i64(hrow *r, const char *col, int64_t v);
 void hrow_f64(hrow *r, const char *col, double v);    /* "%.6g"-like, exact enough to compare */
 const char *hrow_get(const hrow *r, const char *col); /* NULL if unset */
 
-/* A whole CSV file in memory (RFC 4180 quoting). */
-typedef struct csv_table {
-	size_t ncols, nrows;
-	char **header; /* ncols names */
-	char ***rows;  /* nrows x ncols values */
-} csv_table;
-int csv_table_read(csv_table *t, const char *path, char *err, size_t errn); /* missing file: -1 */
-int csv_table_col(const csv_table *t, const char *name);                    /* index or -1 */
-const char *csv_table_get(const csv_table *t, size_t row, const char *col); /* "" if no column */
-double csv_table_num(const csv_table *t, size_t row, const char *col);      /* NaN if empty */
-void csv_table_free(csv_table *t);
+/* Whole CSV files in memory: bench_csv (bench/lib/csv.h). */
 
 /* ============================================================================================ */
 /* Result directory (results.c)                                                                 */

@@ -231,17 +231,17 @@ static int environment_diff(const char *dir, const char *baseline, FILE *f)
 static int unvalidated_rows(const char *dir, const char *file, size_t *rows)
 {
 	char path[4096], err[H_ERR];
-	csv_table t = {0};
+	bench_csv t = {0};
 	snprintf(path, sizeof path, "%s/%s", dir, file);
 	*rows = 0;
-	if (access(path, F_OK) != 0 || csv_table_read(&t, path, err, sizeof err) != 0)
+	if (access(path, F_OK) != 0 || bench_csv_read(&t, path, err, sizeof err) != 0)
 		return 0;
 	int bad = 0;
 	*rows = t.nrows;
 	for (size_t i = 0; i < t.nrows; i++)
-		if (strcmp(csv_table_get(&t, i, "validated"), "1") != 0)
+		if (strcmp(bench_csv_get(&t, i, "validated"), "1") != 0)
 			bad++;
-	csv_table_free(&t);
+	bench_csv_free(&t);
 	return bad;
 }
 

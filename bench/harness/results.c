@@ -133,36 +133,11 @@ fail:
 	return rc;
 }
 
-int hr__slurp(char **out, size_t *len, const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	bench_buf b = {0};
-	char chunk[65536];
-	size_t got;
-	*out = NULL;
-	*len = 0;
-	if (!f)
-		return -1;
-	bench_buf_put(&b, "", 0);
-	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		bench_buf_put(&b, chunk, got);
-	int bad = ferror(f) || b.oom;
-	fclose(f);
-	if (bad) {
-		free(b.p);
-		errno = errno ? errno : ENOMEM;
-		return -1;
-	}
-	*out = b.p;
-	*len = b.n;
-	return 0;
-}
-
 static int copy_file(const char *dir, const char *name, const char *src, char *err, size_t errn)
 {
 	char *buf = NULL;
 	size_t len;
-	if (hr__slurp(&buf, &len, src) != 0) {
+	if (bench_read_file(&buf, &len, src) != 0) {
 		h_seterr(err, errn, "reading %s: %s", src, strerror(errno));
 		return -1;
 	}
@@ -210,7 +185,7 @@ struct hr_dir {
 	unsigned resumes;
 	done_cell *done;
 	size_t ndone, capdone;
-	hr__strvec checked; /* "file\nheader\n" pairs already checked against the file */
+	bench_strvec checked; /* "file\nheader\n" pairs already checked against the file */
 	unsigned measured, skipped;
 };
 
@@ -359,18 +334,18 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 {
 	char path[HR__PATHN], *buf = NULL;
 	size_t len, pos = 0, ncells = 0, capcells = 0, last = 0;
-	hr__strvec rec = {0};
+	bench_strvec rec = {0};
 	cell_count *cells = NULL;
 	size_t *start = NULL, *end = NULL, *cellof = NULL, nrec = 0, caprec = 0;
 	int rc = -1, r, idc = -1, rowsc = -1, ncols;
 	bench_buf out = {0};
-	if (hr__join(path, d->path, name) != 0 || hr__slurp(&buf, &len, path) != 0) {
+	if (hr__join(path, d->path, name) != 0 || bench_read_file(&buf, &len, path) != 0) {
 		h_seterr(err, errn, "reading %s/%s: %s", d->path, name, strerror(errno));
 		return -1;
 	}
-	r = hr__csv_record(&rec, buf, len, &pos);
-	if (r != HR__REC_OK) {
-		if (r == HR__REC_NOMEM)
+	r = bench_csv_record(&rec, buf, len, &pos);
+	if (r != BENCH_CSV_OK) {
+		if (r == BENCH_CSV_NOMEM)
 			goto nomem;
 		rc = unlink(path); /* empty or a torn header: no rows */
 		if (rc != 0)
@@ -391,13 +366,14 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 	size_t header_end = pos, good = pos;
 	for (;;) {
 		size_t at = pos;
-		r = hr__csv_record(&rec, buf, len, &pos);
-		if (r == HR__REC_NOMEM)
+		r = bench_csv_record(&rec, buf, len, &pos);
+		if (r == BENCH_CSV_NOMEM)
 			goto nomem;
-		if (r != HR__REC_OK) /* the end, or a torn last record (HR__REC_EOF, HR__REC_BADQUOTE) */
+		if (r !=
+		    BENCH_CSV_OK) /* the end, or a torn last record (BENCH_CSV_EOF, BENCH_CSV_BADQUOTE) */
 			break;
 		good = pos;
-		if (rec.n == 1 && hr__blank_line(buf, len, at))
+		if (rec.n == 1 && bench_csv_blank_line(buf, len, at))
 			continue;
 		if (nrec == caprec) {
 			size_t cap = caprec ? caprec * 2 : 256;
@@ -475,7 +451,7 @@ cleanup:
 	free(end);
 	free(cellof);
 	free(out.p);
-	hr__sv_free(&rec);
+	bench_strvec_free(&rec);
 	free(buf);
 	return rc;
 }
@@ -490,7 +466,7 @@ static int ends_with(const char *s, const char *suffix)
 static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 {
 	DIR *dir = opendir(d->path);
-	hr__strvec names = {0};
+	bench_strvec names = {0};
 	struct dirent *e;
 	int rc = -1;
 	if (!dir) {
@@ -499,7 +475,7 @@ static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 	}
 	while ((e = readdir(dir)) != NULL)
 		if (e->d_name[0] != '.' && ends_with(e->d_name, "-raw.csv") &&
-		    hr__sv_push(&names, strdup(e->d_name)) != 0) {
+		    bench_strvec_push(&names, strdup(e->d_name)) != 0) {
 			h_seterr(err, errn, "out of memory");
 			goto cleanup;
 		}
@@ -509,7 +485,7 @@ static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 	rc = 0;
 cleanup:
 	closedir(dir);
-	hr__sv_free(&names);
+	bench_strvec_free(&names);
 	return rc;
 }
 
@@ -558,7 +534,7 @@ void hr_close(hr_dir *d)
 		free(d->done[i].id);
 	}
 	free(d->done);
-	hr__sv_free(&d->checked);
+	bench_strvec_free(&d->checked);
 	free(d->path);
 	free(d);
 }
@@ -585,7 +561,7 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 		goto cleanup;
 	}
 	d->m = *m;
-	if (hr__slurp(&text, &len, mpath) == 0) {
+	if (bench_read_file(&text, &len, mpath) == 0) {
 		kv_parse(old, text);
 		if ((rc = manifest_match(old, m, err, errn)) != 0)
 			goto cleanup;
@@ -693,7 +669,7 @@ static int check_header(hr_dir *d, const char *file, const char *path, int fd,
 		         "use another --output directory",
 		         path);
 	} else {
-		rc = hr__sv_push(&d->checked, strdup(want.p)); /* "file\nheader line" */
+		rc = bench_strvec_push(&d->checked, strdup(want.p)); /* "file\nheader line" */
 		if (rc)
 			h_seterr(err, errn, "out of memory");
 	}
