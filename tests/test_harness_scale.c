@@ -30,13 +30,6 @@
 
 static int pg_ok; /* tm_pg_guard found or started a server */
 
-/* main.c's progress line, which the suite calls once per measured cell. */
-void h_progress(h_run *run, const char *suite, const char *what)
-{
-	run->cells_done++;
-	fprintf(stderr, "  [%s %u/%u] %s\n", suite, run->cells_done, run->cells_total, what);
-}
-
 static const char base_toml[] =
     "schema = 1\n"
     "seed = 7\n"

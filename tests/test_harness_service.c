@@ -24,13 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* main.c's progress line, which the suite calls once per cell. */
-void h_progress(h_run *run, const char *suite, const char *what)
-{
-	run->cells_done++;
-	fprintf(stderr, "  [%s %u/%u] %s\n", suite, run->cells_done, run->cells_total, what);
-}
-
 static const char base_toml[] = "schema = 1\n"
                                 "seed = 7\n"
                                 "[service]\n"

@@ -170,16 +170,13 @@ static void env_file(cmp *m, const char *dir, const char *baseline, const char *
 
 /* ---- the cells -------------------------------------------------------------------------------- */
 
+/* A suite's gates, from its h_suite entry (only suites with a throughput column have gates). */
 typedef struct suite_def {
-	const char *name, *file;
+	const char *name;
+	char file[128];
 	const char *tput, *p99, *p99_unit;
 	int rates; /* conflict and error rate gates */
 } suite_def;
-
-static const suite_def suites[] = {
-    {"service", "service-summary.csv", "succeeded_per_s", "p99_ms", "ms", 1},
-    {"scale", "scale-summary.csv", "ops_per_s", "p99_us", "us", 0},
-};
 
 /* The row of cell id in t (the last one), or -1. */
 static long find_cell(const bench_csv *t, const char *id)
@@ -536,9 +533,16 @@ int hg_compare(const char *dir, const char *baseline, const hw_regression *g, in
 		}
 		mode = MODE_EXPLORATORY;
 	}
-	for (size_t s = 0; s < sizeof(suites) / sizeof(suites[0]); s++)
-		if (compare_suite(&m, &suites[s], dir, baseline, g, err, errn) != 0)
+	for (size_t i = 0; h_suites[i]; i++) {
+		const h_suite *hs = h_suites[i];
+		suite_def sd = {hs->name,      "", hs->gate_throughput, hs->gate_p99, hs->gate_p99_unit,
+		                hs->gate_rates};
+		if (!hs->gate_throughput)
+			continue;
+		h_summary_file(hs, sd.file, sizeof(sd.file));
+		if (compare_suite(&m, &sd, dir, baseline, g, err, errn) != 0)
 			goto cleanup;
+	}
 	if (m.oom)
 		goto nomem;
 	if (m.matched == 0) {

@@ -252,8 +252,11 @@ int hr_cell_done(hr_dir *d, const char *file, const char *cell_id);
 void hr_counts(const hr_dir *d, unsigned *measured, unsigned *skipped);
 void hr_count_skip(hr_dir *d);
 
-/* service-summary.csv and scale-summary.csv from the raw files (whichever exist). */
+/* The summary file of every suite in h_suites whose raw file exists (hr_write_summary). */
 int hr_write_summaries(hr_dir *d, char *err, size_t errn);
+struct h_suite;
+/* The summary file of one suite from its raw file (nothing when that does not exist). */
+int hr_write_summary(hr_dir *d, const struct h_suite *s, char *err, size_t errn);
 
 /* ============================================================================================ */
 /* Environment (env.c)                                                                          */
@@ -320,16 +323,93 @@ typedef struct h_run {
 /* "[service 3/8, 41 s elapsed, ~1 min 50 s left] clients=8 pool=8" on stderr. */
 void h_progress(h_run *run, const char *suite, const char *what);
 
-/* Suites: return 0 when every cell ran (failed operations inside a cell are data, not failures),
- * -1 on a failure that stopped the suite. */
+/* ============================================================================================ */
+/* Suites (runner.c runs them; docs/benchmarks.md, "Adding a suite")                            */
+/* ============================================================================================ */
+
+/* How one summary row is made from the raw rows of one cell (rows[0..n) index raw). */
+typedef void (*h_summary_fn)(hrow *out, const bench_csv *raw, const size_t *rows, size_t n);
+
+/*
+ * A suite is this table and nothing else; the runner owns the flags, the result directory,
+ * resume, progress, the summaries, the regression gates and the report.
+ *
+ *  Required:
+ *   name      "service": --suite NAME, the manifest's suites, progress lines
+ *   raw_file  "service-raw.csv": where the suite's rows go (hr_append), one file per suite
+ *   columns   the row schema of raw_file (NULL-terminated). Must hold cell_id (a cell is the
+ *             rows sharing it; resume skips a cell whose rows are all on disk), cell_rows (the
+ *             cell's row count) and validated ("1" when the suite's own checks of what the cell
+ *             read and wrote passed; any other value fails the run with exit status 5)
+ *   enabled   non-zero when the workload enables the suite ([NAME] enabled = true)
+ *   cells     how many cells run() would measure (progress, --dry-run)
+ *   run       measures every cell, in order: skips one that h_cell_done() finds on disk
+ *             (counting it with h_cell_skipped()), calls h_progress() as it starts one and
+ *             h_emit() with its rows when it ends (one call per cell). Failed
+ *             operations inside a cell are data (rows), not failures. Returns 0 when every cell
+ *             ran, -1 with err when the suite had to stop.
+ *  Optional (NULL: the runner's default):
+ *   summary_file, summary_columns, summary
+ *             the summary file, its columns and its row maker; default "NAME-summary.csv"
+ *             holding each cell's last raw row (all of columns)
+ *   gate_throughput, gate_p99, gate_p99_unit, gate_rates
+ *             summary columns the regression gates compare with a baseline (throughput loss,
+ *             p99 increase) and whether the conflict and error rate gates apply; default no
+ *             gates for the suite
+ *   report    writes the suite's section of report.md; default a table of the summary file
+ */
+typedef struct h_suite {
+	const char *name;
+	const char *raw_file;
+	const char *const *columns;
+	int (*enabled)(const hw_workload *w);
+	unsigned (*cells)(const hw_workload *w);
+	int (*run)(h_run *run, char *err, size_t errn);
+	const char *summary_file;
+	const char *const *summary_columns;
+	h_summary_fn summary;
+	const char *gate_throughput, *gate_p99, *gate_p99_unit;
+	int gate_rates;
+	int (*report)(FILE *f, const char *dir, char *err, size_t errn);
+} h_suite;
+
+/* Every suite, in run order, NULL-terminated (runner.c). */
+extern const h_suite *const h_suites[];
+const h_suite *h_suite_find(const char *name); /* NULL if none */
+/* The summary file of s: s->summary_file or "NAME-summary.csv" (out has n bytes). */
+void h_summary_file(const h_suite *s, char *out, size_t n);
+
+/* For a suite's run(): non-zero if the cell is already complete on disk (resume); counts a
+ * cell skipped for that reason; writes the n rows of one finished cell (hr_append: all of them
+ * or, after a crash, none that a resume keeps). */
+int h_cell_done(const h_run *run, const h_suite *s, const char *cell_id);
+void h_cell_skipped(const h_run *run);
+int h_emit(const h_run *run, const h_suite *s, hrow *const *rows, size_t n, char *err, size_t errn);
+
+/* The two suites. */
+extern const h_suite hsvc_suite; /* suites/service.c */
+extern const h_suite hsc_suite;  /* suites/scale.c */
 int hsvc_run(h_run *run, char *err, size_t errn);
 int hsc_run(h_run *run, char *err, size_t errn);
-/* Cells each suite would run (for progress and --dry-run). */
 unsigned hsvc_cells(const hw_workload *w);
 unsigned hsc_cells(const hw_workload *w);
-/* The column lists of the raw files. */
 extern const char *const hsvc_columns[];
 extern const char *const hsc_columns[];
+/* Their summaries (summary.c) and report sections (report.c). */
+void hr_service_summary(hrow *out, const bench_csv *raw, const size_t *rows, size_t n);
+void hr_scale_summary(hrow *out, const bench_csv *raw, const size_t *rows, size_t n);
+extern const char *const hr_service_summary_columns[];
+extern const char *const hr_scale_summary_columns[];
+int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn);
+int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn);
+
+/* Runs the selected suites (bit i: h_suites[i]) of run in order, stopping at the first that
+ * fails (h_run_suite). 0, or -1 with err naming the suite. */
+int h_run_suites(h_run *run, unsigned selected, char *err, size_t errn);
+int h_run_suite(h_run *run, const h_suite *s, char *err, size_t errn);
+/* Rows of s's raw file in dir whose validated column is not "1"; *rows counts all of them (0
+ * when the file does not exist). */
+int h_unvalidated_rows(const char *dir, const h_suite *s, size_t *rows);
 
 /* ============================================================================================ */
 /* Regression gates (gates.c) and report (report.c)                                             */

@@ -288,7 +288,7 @@ cleanup:
 
 /* ---- service ----------------------------------------------------------------------------------- */
 
-static int service_section(FILE *f, const char *dir, char *err, size_t errn)
+int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn)
 {
 	static const char *const cols[] = {
 	    "cell",      "clients",  "pool",      "succeeded ops/s", "attempted ops/s", "p50 ms",
@@ -488,7 +488,7 @@ cleanup:
 	return rc;
 }
 
-static int scale_section(FILE *f, const char *dir, char *err, size_t errn)
+int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn)
 {
 	static const char *const cols[] = {"store",  "size",          "op",         "pattern",
 	                                   "runs",   "median ms",     "min-max ms", "ops/s",
@@ -564,23 +564,55 @@ static void regression_section(FILE *f, const char *dir)
 
 static void files_section(FILE *f, const char *dir)
 {
-	static const char *const files[] = {"workload.toml",
-	                                    "resolved-workload.toml",
-	                                    "run-manifest.txt",
-	                                    "machine.txt",
-	                                    "postgres.txt",
-	                                    "dependencies.txt",
-	                                    "binary.sha256",
-	                                    "service-raw.csv",
-	                                    "service-summary.csv",
-	                                    "scale-raw.csv",
-	                                    "scale-summary.csv",
-	                                    "regression.md",
-	                                    NULL};
+	static const char *const files[] = {
+	    "workload.toml", "resolved-workload.toml", "run-manifest.txt", "machine.txt",
+	    "postgres.txt",  "dependencies.txt",       "binary.sha256",    NULL};
 	fprintf(f, "## Files\n\n");
 	for (size_t i = 0; files[i]; i++)
 		if (exists(dir, files[i]))
 			fprintf(f, "- [%s](%s)\n", files[i], files[i]);
+	for (size_t i = 0; h_suites[i]; i++) {
+		char sum[128];
+		h_summary_file(h_suites[i], sum, sizeof(sum));
+		const char *const both[] = {h_suites[i]->raw_file, sum};
+		for (size_t k = 0; k < 2; k++)
+			if (exists(dir, both[k]))
+				fprintf(f, "- [%s](%s)\n", both[k], both[k]);
+	}
+	if (exists(dir, "regression.md"))
+		fprintf(f, "- [regression.md](regression.md)\n");
+}
+
+/* The section of a suite without its own: its summary file as a table. */
+static int summary_table(FILE *f, const char *dir, const h_suite *s, const char *sum, char *err,
+                         size_t errn)
+{
+	char p[PATHN];
+	bench_csv t;
+	snprintf(p, sizeof(p), "%s/%s", dir, sum);
+	if (bench_csv_read(&t, p, err, errn) != 0)
+		return -1;
+	fprintf(f, "## %s suite\n\nFrom [%s](%s) (raw rows: [%s](%s)).\n\n|", s->name, sum, sum,
+	        s->raw_file, s->raw_file);
+	for (size_t c = 0; c < t.ncols; c++)
+		fprintf(f, " %s |", t.header[c]);
+	fprintf(f, "\n|");
+	for (size_t c = 0; c < t.ncols; c++)
+		fprintf(f, "---|");
+	fprintf(f, "\n");
+	for (size_t r = 0; r < t.nrows; r++) {
+		fprintf(f, "|");
+		for (size_t c = 0; c < t.ncols; c++) {
+			fputc(' ', f);
+			for (const char *v = t.rows[r][c]; *v; v++) /* a cell of a Markdown table */
+				fputs(*v == '|' ? "\\|" : *v == '\n' ? " " : (char[]){*v, 0}, f);
+			fputs(" |", f);
+		}
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+	bench_csv_free(&t);
+	return 0;
 }
 
 int hrep_write(const char *dir, char *err, size_t errn)
@@ -600,10 +632,16 @@ int hrep_write(const char *dir, char *err, size_t errn)
 	kv_section(f, dir, "machine.txt", "Machine");
 	kv_section(f, dir, "postgres.txt", "PostgreSQL");
 	kv_section(f, dir, "dependencies.txt", "Dependencies");
-	if (exists(dir, "service-summary.csv") && service_section(f, dir, err, errn) != 0)
-		goto cleanup;
-	if (exists(dir, "scale-summary.csv") && scale_section(f, dir, err, errn) != 0)
-		goto cleanup;
+	for (size_t i = 0; h_suites[i]; i++) {
+		const h_suite *s = h_suites[i];
+		char sum[128];
+		h_summary_file(s, sum, sizeof(sum));
+		if (!exists(dir, sum))
+			continue;
+		if (s->report ? s->report(f, dir, err, errn) != 0
+		              : summary_table(f, dir, s, sum, err, errn) != 0)
+			goto cleanup;
+	}
 	regression_section(f, dir);
 	files_section(f, dir);
 	rc = h_file_commit(f, tmp, path, err, errn);

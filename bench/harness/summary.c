@@ -10,7 +10,8 @@
  * min and max over the runs); the other numbers are medians over the cell's rows, derived when
  * absent (ops_per_s = ops / ms, us_per_op = ms / ops, statements_per_op = pg_calls / ops,
  * round_trips_per_op = store_round_trips / ops); validated is 1 only if every row is. The columns
- * are listed in svc_sum_cols and scale_sum_cols below and read by name by gates.c and report.c; a
+ * are listed in hr_service_summary_columns and hr_scale_summary_columns below and read by name by
+ * gates.c and report.c; a
  * source column absent from a raw file gives "".
  *
  * Cells are the raw file's rows grouped by cell_id, in order of first appearance; a summary file
@@ -31,7 +32,7 @@ static const char *const svc_classes[] = {"point_read", "multi_read", "commit",
 /* service-summary.csv; from "attempted" on, extra context (the counts behind the rates, the
  * p99 gate's sample floor, the server-side statement count). */
 /* clang-format off */
-static const char *const svc_sum_cols[] = {
+const char *const hr_service_summary_columns[] = {
 	"cell_id", "clients", "pool_size", "attempted_per_s", "succeeded_per_s", "p50_ms", "p95_ms",
 	"p99_ms", "p999_ms", "max_ms", "conflicts", "retries", "timeouts", "errors_total",
 	"conflict_rate", "error_rate", "statements_per_op", "validated", "p99_ms_point_read",
@@ -46,7 +47,7 @@ static const char *const svc_copy_cols[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const char *const scale_sum_cols[] = {
+const char *const hr_scale_summary_columns[] = {
 	"cell_id", "store", "size", "op", "pattern", "runs", "ms_median", "ms_min", "ms_max",
 	"ops_per_s", "us_per_op", "p50_us", "p99_us", "statements_per_op", "round_trips_per_op",
 	"vs_plain", "validated", "ops", "samples", NULL};
@@ -158,7 +159,7 @@ static int write_rows(const char *dir, const char *name, const char *const *cols
 	return rc;
 }
 
-static void service_row(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
+void hr_service_summary(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
 {
 	size_t all = n;
 	for (size_t i = 0; i < n; i++)
@@ -187,7 +188,7 @@ static void service_row(hrow *o, const bench_csv *t, const size_t *rows, size_t 
 	}
 }
 
-static void scale_row(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
+void hr_scale_summary(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
 {
 	static const char *const med[] = {"p50_us", "p99_us", "vs_plain", "samples", NULL};
 	double ms = stat_of(t, rows, n, "ms_median", 0), ops = stat_of(t, rows, n, "ops", 0);
@@ -229,6 +230,13 @@ static void scale_row(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
 	}
 }
 
+/* The default summary of a suite without its own: each cell's last raw row, every column. */
+static void last_row(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		hrow_str(o, t->header[c], t->rows[rows[n - 1]][c]);
+}
+
 /* One summary file from one raw file: 0 done (or no raw file), -1 error. */
 static int summarize(hr_dir *d, const char *raw, const char *name, const char *const *cols,
                      void (*fill)(hrow *, const bench_csv *, const size_t *, size_t), char *err,
@@ -266,10 +274,18 @@ cleanup:
 	return rc;
 }
 
+int hr_write_summary(hr_dir *d, const h_suite *s, char *err, size_t errn)
+{
+	char name[128];
+	h_summary_file(s, name, sizeof(name));
+	return summarize(d, s->raw_file, name, s->summary ? s->summary_columns : s->columns,
+	                 s->summary ? s->summary : last_row, err, errn);
+}
+
 int hr_write_summaries(hr_dir *d, char *err, size_t errn)
 {
-	if (summarize(d, "service-raw.csv", "service-summary.csv", svc_sum_cols, service_row, err,
-	              errn) != 0)
-		return -1;
-	return summarize(d, "scale-raw.csv", "scale-summary.csv", scale_sum_cols, scale_row, err, errn);
+	for (size_t i = 0; h_suites[i]; i++)
+		if (hr_write_summary(d, h_suites[i], err, errn) != 0)
+			return -1;
+	return 0;
 }

@@ -26,13 +26,13 @@
  * empty elsewhere.
  *
  * Processes. The engine runs with no_fork: everything in this process. The engine's default of
- * one child per fixture would run the hooks in the child, where hr_append's counters (measured,
+ * one child per fixture would run the hooks in the child, where h_emit's counters (measured,
  * skipped) and its set of done cells would be updated in a copy the parent never sees, and the
  * pgstat monitoring connection would be shared across a fork. Resume makes the crash isolation of
  * a child unnecessary here: a crash loses at most the cell in progress.
  *
  * Resume. The engine asks the skip hook about every cell before a fixture starts; done cells
- * (hr_cell_done) are skipped and counted (hr_count_skip), and a size whose cells are all done is
+ * (h_cell_done) are skipped and counted (h_cell_skipped), and a size whose cells are all done is
  * not built at all. A done plain cell is still measured (without a row) when a PostgreSQL cell
  * that compares with it is not done, so vs_plain is always filled.
  *
@@ -153,9 +153,9 @@ static int hook_skip(void *payload, uint64_t size, const char *store, const char
 	suite *s = payload;
 	char id[160];
 	if (cell_id(id, sizeof(id), size, store, op, pattern) != 0 ||
-	    !hr_cell_done(s->run->out, RAW, id))
+	    !h_cell_done(s->run, &hsc_suite, id))
 		return 0;
-	hr_count_skip(s->run->out);
+	h_cell_skipped(s->run);
 	/* Progress counts the cells this invocation measures. */
 	if (strcmp(store, SCALE_PLAIN_STORE) != 0 && s->run->cells_total > s->run->cells_done)
 		s->run->cells_total--;
@@ -272,7 +272,7 @@ static int hook_after(void *payload, const scale_row *r)
 	hp_delta_row(s->row, &s->before, &after);
 	if (!r->valid)
 		fprintf(stderr, "harness: scale: cell %s is NOT validated: %s\n", id, r->note);
-	if (hr_append(s->run->out, RAW, hsc_columns, &s->row, 1, e, sizeof(e)) != 0) {
+	if (h_emit(s->run, &hsc_suite, &s->row, 1, e, sizeof(e)) != 0) {
 		snprintf(s->err, sizeof(s->err), "%s", e);
 		return 1;
 	}
@@ -445,3 +445,23 @@ int hsc_run(h_run *run, char *err, size_t errn)
 	hrow_free(s.row);
 	return rc;
 }
+
+static int enabled(const hw_workload *w)
+{
+	return w->scale.enabled;
+}
+
+const h_suite hsc_suite = {
+    .name = "scale",
+    .raw_file = RAW,
+    .columns = hsc_columns,
+    .enabled = enabled,
+    .cells = hsc_cells,
+    .run = hsc_run,
+    .summary_columns = hr_scale_summary_columns,
+    .summary = hr_scale_summary,
+    .gate_throughput = "ops_per_s",
+    .gate_p99 = "p99_us",
+    .gate_p99_unit = "us",
+    .report = hrep_scale_section,
+};

@@ -478,7 +478,7 @@ static void wait_arrivals(svc_cell *c, unsigned n)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* Writes the cell's six rows (one hr_append). */
+/* Writes the cell's six rows (one h_emit). */
 static int write_rows(const svc_cell *c, svc_class *tot, const char *cell_id, const char *started,
                       const char *finished, double elapsed_s, const hp_snapshot *sa,
                       const hp_snapshot *sb, const char *first_err, char *err, size_t errn)
@@ -513,7 +513,7 @@ static int write_rows(const svc_cell *c, svc_class *tot, const char *cell_id, co
 			                          : 0);
 		}
 	}
-	ret = hr_append(c->run->out, RAW_FILE, hsvc_columns, rows, CELL_ROWS, err, errn);
+	ret = h_emit(c->run, &hsvc_suite, rows, CELL_ROWS, err, errn);
 	goto cleanup;
 oom:
 	snprintf(err, errn, "service: out of memory writing the rows of %s", cell_id);
@@ -796,7 +796,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 	for (int i = 0; i < cfg->n_clients; i++)
 		for (int j = 0; j < cfg->n_pool_sizes; j++) {
 			cell_name(cell_id, sizeof(cell_id), cfg->clients[i], cfg->pool_sizes[j]);
-			todo += !hr_cell_done(run->out, RAW_FILE, cell_id);
+			todo += !h_cell_done(run, &hsvc_suite, cell_id);
 		}
 
 	if (todo) {
@@ -854,8 +854,8 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		for (int j = 0; j < cfg->n_pool_sizes; j++) {
 			uint32_t c = cfg->clients[i], p = cfg->pool_sizes[j];
 			cell_name(cell_id, sizeof(cell_id), c, p);
-			if (hr_cell_done(run->out, RAW_FILE, cell_id)) {
-				hr_count_skip(run->out);
+			if (h_cell_done(run, &hsvc_suite, cell_id)) {
+				h_cell_skipped(run);
 				snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32 " (done: skipped)",
 				         c, p);
 				h_progress(run, "service", what);
@@ -877,3 +877,24 @@ cleanup:
 	svc_fixture_dispose(&fx);
 	return ret;
 }
+
+static int enabled(const hw_workload *w)
+{
+	return w->service.enabled;
+}
+
+const h_suite hsvc_suite = {
+    .name = "service",
+    .raw_file = RAW_FILE,
+    .columns = hsvc_columns,
+    .enabled = enabled,
+    .cells = hsvc_cells,
+    .run = hsvc_run,
+    .summary_columns = hr_service_summary_columns,
+    .summary = hr_service_summary,
+    .gate_throughput = "succeeded_per_s",
+    .gate_p99 = "p99_ms",
+    .gate_p99_unit = "ms",
+    .gate_rates = 1,
+    .report = hrep_service_section,
+};
