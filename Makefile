@@ -89,10 +89,12 @@ ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ)
 # paths that -I cannot stop). The library alone sees src/, and is built with hidden visibility:
 # libprolly.so exports only what include/prolly.h marks PROLLY_API (scripts/check-exports.sh).
 # Its tests see src/ too (they link libprolly.a, where hidden symbols stay linkable); the CLI
-# sees only the public header, the benchmarks the public header and bench/lib/.
+# sees only the public header; bench/lib/, the scale engine and the bench programs see the
+# public header and bench/lib/; the harness's runner and suites also bench/harness/.
 $(LIB_OBJ):   LAYER_CFLAGS := -Iinclude -Isrc -fvisibility=hidden
 $(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
-$(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness
+$(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
+$(HARN_SRC:%.c=$(BUILD)/obj/%.o): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness
 $(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \

@@ -1,29 +1,30 @@
 /*
- * harness.h - the benchmark harness's shared contract (the .c files in bench/harness/).
+ * harness.h - the benchmark harness's shared contract: the runner (bench/harness/) and the
+ * suites that plug into it (bench/suites/).
  *
- * The harness (`build/bench/harness`, driven by scripts/run_postgres_scale_benchmark.sh) runs two
- * suites against one store, as a TOML workload file says (docs/harness.md):
+ * The harness (`build/bench/harness`, driven by scripts/run_postgres_scale_benchmark.sh and
+ * `make bench`) runs suites against one store, as a TOML workload file says (docs/harness.md).
+ * Each suite is an h_suite (below, "Suites"):
  *
  *   service  closed-loop concurrent clients (point reads, multi reads, commits with CAS, diffs,
- *            merges) per (clients, pool size) cell; service.c
- *   scale    the serial sizes x runs x operations x patterns matrix; suites/scale.c, on top of the
- *            scale engine in bench/scale/
+ *            merges) per (clients, pool size) cell; suites/service.c, suites/service_ops.c
+ *   scale    the serial sizes x runs x operations x patterns matrix; suites/scale.c, on top of
+ *            the scale engine in bench/scale/
  *
  * and leaves a result directory (results.c: manifest, provenance, raw and summary CSV, resume),
  * a report with SVG charts (report.c) and, given a baseline directory, regression gates
- * (gates.c). Modules:
+ * (gates.c). Modules of the runner:
  *
+ *   main.c      flags and the steps of a run
+ *   runner.c    h_*    the suite table, progress, resume and rows on a suite's behalf
  *   workload.c  hw_*   the TOML contract: parse, validate, defaults, overrides, resolved form, hash
  *   results.c   hr_*   the output directory, manifest, cell rows on disk, resume
- *   rows.c      hrow_*  rows under construction, written as CSV lines (bench/lib/csv.h)
+ *   rows.c      hrow_* rows under construction, written as CSV lines (bench/lib/csv.h)
  *   summary.c   hr_write_summaries   the summary CSV files from the raw ones
  *   env.c       he_*   machine.txt, postgres.txt, dependencies.txt, binary.sha256
  *   pgstat.c    hp_*   server-side counters (pg_stat_statements, pg_stat_database, WAL, sizes)
- *   service.c   hsvc_* the service suite (service_ops.c: its operations)
- *   suites/scale.c hsc_* the scale suite
  *   gates.c     hg_*   baseline comparison and regression gates
  *   report.c    hrep_* report.md and charts (bench/lib/svg.h)
- *   main.c             flags, orchestration, progress
  *
  * Every function returns 0 on success and -1 on failure with a one-line message in the caller's
  * err buffer (char *err, size_t errn), unless it says otherwise. Nothing here prints a password:
