@@ -5,7 +5,7 @@
  *   - rng: splitmix64's published sequence, bench_mix64 as one step of it, draws in range,
  *     distinct samples (sparse and dense);
  *   - count: the one count grammar (k/m/g in either case, fractions with a suffix, limits);
- *   - buf: growth, the NUL after the bytes, big-endian puts, printf, clear;
+ *   - buf: growth, the NUL after the bytes, big-endian puts, printf, clear; array growth;
  *   - clock: monotonic, the stopwatch's pauses, the UTC stamp's form;
  *   - redaction: prolly_redact_url / prolly_redact_message on postgres://, postgresql://, upper
  *     case schemes, conninfo password= and PGPASSWORD=, and the harness's own PostgreSQL paths
@@ -178,6 +178,18 @@ PT_TEST(buf_growth)
 	bench_buf_free(&b);
 	PT_CHECK(b.p == NULL && b.n == 0 && b.oom == 0);
 	bench_buf_free(NULL);
+	/* Arrays grow the same way. */
+	uint64_t *v = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < 1000; i++) {
+		PT_REQUIRE(bench_grow((void **)&v, &cap, i + 1, sizeof(*v)) == 0 && cap >= i + 1);
+		v[i] = i;
+	}
+	PT_CHECK(v[999] == 999 && cap >= 1000 && cap < 2000);
+	size_t before = cap;
+	PT_CHECK(bench_grow((void **)&v, &cap, 10, sizeof(*v)) == 0 && cap == before);
+	PT_CHECK(bench_grow((void **)&v, &cap, SIZE_MAX / 4, sizeof(*v)) == -1 && cap == before);
+	free(v);
 }
 
 /* ---- clock ----------------------------------------------------------------------------------- */

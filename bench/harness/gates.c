@@ -74,27 +74,12 @@ typedef struct cmp {
 	int oom;
 } cmp;
 
-static int grow(void **arr, size_t *cap, size_t want, size_t size)
-{
-	if (want <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	while (nc < want)
-		nc *= 2;
-	void *p = realloc(*arr, nc * size);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
-
 static void add_note(cmp *m, note **arr, size_t *n, size_t *cap, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static void add_note(cmp *m, note **arr, size_t *n, size_t *cap, const char *fmt, ...)
 {
 	va_list ap;
-	if (grow((void **)arr, cap, *n + 1, sizeof(note))) {
+	if (bench_grow((void **)arr, cap, *n + 1, sizeof(note))) {
 		m->oom = 1;
 		return;
 	}
@@ -106,7 +91,7 @@ static void add_note(cmp *m, note **arr, size_t *n, size_t *cap, const char *fmt
 
 static check *add_check(cmp *m, const char *suite, const char *cell, const char *metric)
 {
-	if (grow((void **)&m->c, &m->cap, m->n + 1, sizeof(check))) {
+	if (bench_grow((void **)&m->c, &m->cap, m->n + 1, sizeof(check))) {
 		m->oom = 1;
 		return NULL;
 	}

@@ -82,6 +82,24 @@ int bench_buf_put32be(bench_buf *b, uint32_t v)
 	return bench_buf_put(b, x, 4);
 }
 
+int bench_grow(void **arr, size_t *cap, size_t want, size_t elem)
+{
+	if (want <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : 8;
+	while (nc < want) {
+		if (nc > SIZE_MAX / 2 / elem)
+			return -1;
+		nc *= 2;
+	}
+	void *p = realloc(*arr, nc * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
 void bench_buf_clear(bench_buf *b)
 {
 	b->n = 0;

@@ -27,6 +27,11 @@ int bench_buf_putc(bench_buf *b, char c);
 int bench_buf_printf(bench_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int bench_buf_put16be(bench_buf *b, uint16_t v); /* big-endian: PostgreSQL's binary formats */
 int bench_buf_put32be(bench_buf *b, uint32_t v);
+/* Grows the array *arr of elements of elem bytes, holding *cap of them, to hold at least want
+ * (doubling). 0, or -1 when out of memory (*arr and *cap unchanged). The one growth loop of the
+ * benchmarks' arrays. */
+int bench_grow(void **arr, size_t *cap, size_t want, size_t elem);
+
 /* Empties b (keeps the allocation and the oom flag). */
 void bench_buf_clear(bench_buf *b);
 /* Frees the bytes; b is empty again (NULL ok). */

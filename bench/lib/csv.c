@@ -65,15 +65,9 @@ int bench_strvec_push(bench_strvec *s, char *owned)
 {
 	if (!owned)
 		return -1;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **v = realloc(s->v, cap * sizeof(*v));
-		if (!v) {
-			free(owned);
-			return -1;
-		}
-		s->v = v;
-		s->cap = cap;
+	if (bench_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) != 0) {
+		free(owned);
+		return -1;
 	}
 	s->v[s->n++] = owned;
 	return 0;
@@ -196,14 +190,8 @@ int bench_csv_read(bench_csv *t, const char *path, char *err, size_t errn)
 				goto nomem;
 		while (rec.n > t->ncols)
 			free(rec.v[--rec.n]);
-		if (t->nrows == caprows) {
-			size_t cap = caprows ? caprows * 2 : 64;
-			char ***rows = realloc(t->rows, cap * sizeof(*rows));
-			if (!rows)
-				goto nomem;
-			t->rows = rows;
-			caprows = cap;
-		}
+		if (bench_grow((void **)&t->rows, &caprows, t->nrows + 1, sizeof(*t->rows)) != 0)
+			goto nomem;
 		if (t->ncols == 0) {
 			bench_strvec_reset(&rec);
 			continue;

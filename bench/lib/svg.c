@@ -303,22 +303,6 @@ void svg_set_log_y(svg_chart *c, int on)
 		c->log_y = on != 0;
 }
 
-/* Grows an array of elements of size `size` to hold at least want; -1 on no memory. */
-static int grow(void **arr, size_t *cap, size_t want, size_t size)
-{
-	if (want <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 8;
-	while (nc < want)
-		nc *= 2;
-	void *p = realloc(*arr, nc * size);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
-
 /* Index of the named series, created if new; (size_t)-1 on no memory. */
 static size_t series_of(svg_chart *c, const char *name)
 {
@@ -327,7 +311,7 @@ static size_t series_of(svg_chart *c, const char *name)
 	for (size_t i = 0; i < c->nser; i++)
 		if (strcmp(c->ser[i].name, name) == 0)
 			return i;
-	if (grow((void **)&c->ser, &c->capser, c->nser + 1, sizeof(series)))
+	if (bench_grow((void **)&c->ser, &c->capser, c->nser + 1, sizeof(series)))
 		return (size_t)-1;
 	series *s = &c->ser[c->nser];
 	memset(s, 0, sizeof(*s));
@@ -343,7 +327,7 @@ static size_t category_of(svg_chart *c, const char *name)
 	for (size_t i = 0; i < c->ncat; i++)
 		if (strcmp(c->cats[i], name) == 0)
 			return i;
-	if (grow((void **)&c->cats, &c->capcat, c->ncat + 1, sizeof(char *)))
+	if (bench_grow((void **)&c->cats, &c->capcat, c->ncat + 1, sizeof(char *)))
 		return (size_t)-1;
 	if (!(c->cats[c->ncat] = strdup(name)))
 		return (size_t)-1;
@@ -360,10 +344,10 @@ int svg_point(svg_chart *c, const char *name, double x, double y)
 	series *s = &c->ser[i];
 	if (s->n == s->cap) {
 		size_t cap = s->cap;
-		if (grow((void **)&s->x, &cap, s->n + 1, sizeof(double)))
+		if (bench_grow((void **)&s->x, &cap, s->n + 1, sizeof(double)))
 			goto oom;
 		cap = s->cap;
-		if (grow((void **)&s->y, &cap, s->n + 1, sizeof(double)))
+		if (bench_grow((void **)&s->y, &cap, s->n + 1, sizeof(double)))
 			goto oom;
 		s->cap = cap;
 	}
@@ -411,7 +395,7 @@ int svg_bar(svg_chart *c, const char *category, const char *name, double value)
 			return 0;
 		}
 	}
-	if (grow((void **)&c->bars, &c->capbars, c->nbars + 1, sizeof(bar)))
+	if (bench_grow((void **)&c->bars, &c->capbars, c->nbars + 1, sizeof(bar)))
 		goto oom;
 	c->bars[c->nbars++] = (bar){ci, si, value};
 	return 0;

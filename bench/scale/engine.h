@@ -15,6 +15,7 @@
 #ifndef BENCH_SCALE_ENGINE_H
 #define BENCH_SCALE_ENGINE_H
 
+#include "buf.h"
 #include "clock.h"
 #include "hdr.h"
 #include "pgconn.h"

@@ -89,15 +89,9 @@ pid_t scale_child_pid(void)
 
 static int rows_add(scale_rows *l, const scale_row *r)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		scale_row *p = realloc(l->rows, cap * sizeof(*p));
-		if (!p) {
-			fprintf(stderr, "warning: out of memory keeping a row\n");
-			return -1;
-		}
-		l->rows = p;
-		l->cap = cap;
+	if (bench_grow((void **)&l->rows, &l->cap, l->n + 1, sizeof(*l->rows)) != 0) {
+		fprintf(stderr, "warning: out of memory keeping a row\n");
+		return -1;
 	}
 	l->rows[l->n++] = *r;
 	return 0;

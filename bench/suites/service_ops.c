@@ -37,6 +37,7 @@
  */
 #include "service_int.h"
 
+#include "buf.h"
 #include "clock.h"
 #include "rng.h"
 #include "store.h"
@@ -388,14 +389,8 @@ static int on_ref(void *payload, const char *name, const prolly_id *value)
 	(void)value;
 	if (fixture_ref(x->fx, name))
 		return 0;
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 64;
-		char **v = realloc(x->names, cap * sizeof(*v));
-		if (!v)
-			return x->oom = 1;
-		x->names = v;
-		x->cap = cap;
-	}
+	if (bench_grow((void **)&x->names, &x->cap, x->n + 1, sizeof(*x->names)) != 0)
+		return x->oom = 1;
 	if (!(x->names[x->n] = strdup(name)))
 		return x->oom = 1;
 	x->n++;
