@@ -18,6 +18,7 @@
  */
 #include "../bench/harness/harness.h"
 #include "../bench/scale/scale.h"
+#include "clock.h"
 #include "harness_fixture.h"
 #include "lib/model.h"
 #include "prolly.h"
@@ -92,6 +93,7 @@ static int trun_open(trun *t, const char *store, const char *const *sets)
 	if (th_workload(&t->w, t->toml, base_toml, sets))
 		return -1;
 	t->run.w = &t->w;
+	t->run.started_ns = bench_now_ns(); /* progress lines show the elapsed time */
 	t->run.store = store;
 	t->run.scratch = t->scratch;
 	if (!strcmp(store, "postgres")) {

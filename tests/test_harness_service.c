@@ -14,6 +14,7 @@
  */
 #include "../bench/harness/harness.h"
 #include "../bench/suites/service_int.h"
+#include "clock.h"
 #include "harness_fixture.h"
 #include "lib/model.h"
 #include "prolly.h"
@@ -87,6 +88,7 @@ static int trun_open(trun *t, const char *store, const char *const *sets)
 		return -1;
 	}
 	t->run.w = &t->w;
+	t->run.started_ns = bench_now_ns(); /* progress lines show the elapsed time */
 	t->run.out = t->d;
 	t->run.store = store;
 	t->run.scratch = t->scratch;
