@@ -544,6 +544,7 @@ typedef struct bench_row {
 	double ops_per_s;                     /* ops / median */
 	double us_per_op;                     /* median / ops */
 	prolly_stats st;                      /* counters of the median run */
+	prolly_pg_stats pg;                   /* the PostgreSQL store's counters of that run */
 	double store_read_ms, store_write_ms; /* time inside the store (timing wrapper) */
 	uint64_t durable_writes;
 	uint64_t minor_faults;             /* minor page faults during the median run */
@@ -603,7 +604,7 @@ static inline void csv_row(FILE *f, const bench_row *r)
 	        r->rss_file_mib, r->load1, r->valid);
 	csv_quoted(f, r->note);
 	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.1f\n", s->store_round_trips,
-	        s->store_statements, s->pool_waits, r->vs_plain, r->server_cpu_ms);
+	        r->pg.statements, r->pg.pool_waits, r->vs_plain, r->server_cpu_ms);
 }
 
 /* Opens the CSV for appending (creating its directory), writing the header if it is new. */
@@ -695,7 +696,7 @@ static inline void md_row(FILE *f, const bench_row *r)
 	        (double)s->bytes_written / 1048576.0, human_count(g, sizeof(g), (double)s->cache_hits),
 	        human_count(h, sizeof(h), (double)s->cache_misses),
 	        human_count(rt, sizeof(rt), (double)s->store_round_trips),
-	        human_count(sm, sizeof(sm), (double)s->store_statements), vp, r->peak_rss_mib,
+	        human_count(sm, sizeof(sm), (double)r->pg.statements), vp, r->peak_rss_mib,
 	        r->valid ? "yes" : "NO");
 }
 

@@ -10,15 +10,6 @@
 
 #include <stdlib.h>
 
-void prolly_options_init(prolly_options *opts)
-{
-	memset(opts, 0, sizeof(*opts));
-	opts->cache_bytes = (size_t)256 << 20;
-	opts->retain_commits = 0;
-	opts->flush_bytes = (size_t)4 << 20;
-	opts->reflog_days = 14;
-}
-
 void prolly_id_empty_tree(prolly_id *out)
 {
 	/* The leaf with n = 0 (node.c): magic, version, then zeros (level, flags, n, koff[0],
@@ -37,6 +28,8 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly_buf bytes = PROLLY_BUF_INIT;
 	prolly__enc_init(&enc, 0);
 
+	if ((rc = prolly__options_check(opts)))
+		goto cleanup;
 	if (!store || store->version < 1 || store->version > PROLLY_STORE_VERSION) {
 		rc = prolly_set_error(PROLLY_EVERSION,
 		                      "store interface version %u; this library speaks 1 to %d",
@@ -50,10 +43,7 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	}
 	db->store = store;
 	store = NULL;
-	if (opts)
-		db->opts = *opts;
-	else
-		prolly_options_init(&db->opts);
+	prolly__options_load(&db->opts, opts); /* checked above */
 	if (!db->opts.flush_bytes)
 		db->opts.flush_bytes = (size_t)4 << 20;
 	pthread_mutex_init(&db->stats_lock, NULL);
@@ -84,8 +74,8 @@ cleanup:
 int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
 {
 	prolly_store *st;
-	int rc = prolly_store_open_ex(&st, url, flags);
-	if (rc)
+	int rc = prolly__options_check(opts); /* before the store is opened (or created) */
+	if (rc || (rc = prolly_store_open_ex(&st, url, flags)))
 		return rc;
 	return prolly_db_new(out, st, opts);
 }
@@ -112,11 +102,14 @@ prolly_store *prolly_db_store(prolly_db *db)
 	return db->store;
 }
 
-void prolly_db_stats(prolly_db *db, prolly_stats *out)
+int prolly_db_stats(prolly_db *db, prolly_stats *out)
 {
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_db_stats: NULL handle");
 	pthread_mutex_lock(&db->stats_lock);
-	*out = db->stats;
+	int rc = prolly__stats_put(out, &db->stats);
 	pthread_mutex_unlock(&db->stats_lock);
+	return rc;
 }
 
 void prolly_db_cache_clear(prolly_db *db)

@@ -328,14 +328,18 @@ cleanup:
 
 int prolly_gc(prolly_db *db, prolly_gc_result *out)
 {
-	prolly_store *st = db->store;
-	prolly_gc_result res;
+	prolly_store *st;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT; /* what the store fills: the full struct */
 	gc_ctx gc;
 	prolly_store_write w;
 	uint64_t expired = 0;
 	int rc;
 
-	memset(&res, 0, sizeof(res));
+	if ((rc = prolly__gc_result_check(out)))
+		return rc;
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_gc: NULL handle");
+	st = db->store;
 	gc.db = db;
 	prolly__idmap_init(&gc.marked);
 	if (!st->gc) {
@@ -358,8 +362,7 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out)
 	while (cur < w.current_epoch &&
 	       !atomic_compare_exchange_weak(&db->epoch, &cur, w.current_epoch))
 		;
-	if (out)
-		*out = res;
+	prolly__gc_result_put(out, &res);
 cleanup:
 	prolly__idmap_dispose(&gc.marked);
 	return rc;

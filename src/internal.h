@@ -105,11 +105,37 @@ uintptr_t prolly__idmap_get(const prolly__idmap *m, const prolly_id *id);
 /* Sets id's value (val != 0), adding id if it is new. 0 or PROLLY_ENOMEM (m unchanged). */
 int prolly__idmap_put(prolly__idmap *m, const prolly_id *id, uintptr_t val);
 
-/* Adds delta to the calling thread's counters and (when db is not NULL) to db's. */
+/* Adds delta to the calling thread's counters and (when db is not NULL) to db's. The version
+ * field of an internal prolly_stats is not read. */
 struct prolly_db;
 void prolly__stats_add(struct prolly_db *db, const prolly_stats *delta);
 /* The calling thread's counters, for direct increments. */
 prolly_stats *prolly__thread_stats(void);
+/* Everything a thread counts: the engine's counters and the stores' slots
+ * (prolly_store_counters_add). The library's own threads hand theirs to the thread they worked
+ * for: read with prolly__thread_counters at the end of the work, added with
+ * prolly__thread_counters_add on the waiting thread. */
+typedef struct prolly__counters {
+	prolly_stats s;
+	uint64_t store[PROLLY_STORE_COUNTERS];
+} prolly__counters;
+void prolly__thread_counters(prolly__counters *out);
+void prolly__thread_counters_add(const prolly__counters *delta);
+
+/* The versioned structs (abi.c): the one version check of each, and the copy-out of output
+ * structs that writes only the fields of the caller's version. NULL passes the checks where the
+ * public function accepts NULL. */
+int prolly__options_check(const prolly_options *opts);
+int prolly__options_load(prolly_options *dst, const prolly_options *src); /* src may be NULL */
+int prolly__stats_check(const prolly_stats *s);
+int prolly__stats_put(prolly_stats *out, const prolly_stats *full); /* checks out first */
+int prolly__range_check(const prolly_range *r);
+int prolly__tree_stats_check(const prolly_tree_stats *s); /* NULL is PROLLY_EINVAL */
+void prolly__tree_stats_put(prolly_tree_stats *out, const prolly_tree_stats *full);
+int prolly__merge_check(const prolly_merge_options *opts, const prolly_merge_stats *stats);
+void prolly__merge_stats_put(prolly_merge_stats *out, const prolly_merge_stats *full);
+int prolly__gc_result_check(const prolly_gc_result *r);
+void prolly__gc_result_put(prolly_gc_result *out, const prolly_gc_result *full);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */

@@ -64,12 +64,11 @@ int cmd_scan(struct cli *cli, int argc, char **argv)
 	char *pos[1];
 	struct bytes lo = BYTES_INIT, hi = BYTES_INIT, pre = BYTES_INIT;
 	prolly_cursor *cur = NULL;
-	prolly_range range;
+	prolly_range range = PROLLY_RANGE_INIT;
 	prolly_id root;
 	uint64_t max = UINT64_MAX, shown = 0;
 	int n_pos, rc, err;
 
-	memset(&range, 0, sizeof range);
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		goto cleanup;
@@ -181,11 +180,10 @@ int cmd_diff(struct cli *cli, int argc, char **argv)
 	char *pos[2];
 	struct bytes lo = BYTES_INIT, hi = BYTES_INIT, pre = BYTES_INIT;
 	struct diff_out d = {UINT64_MAX, 0};
-	prolly_range range;
+	prolly_range range = PROLLY_RANGE_INIT;
 	prolly_id a, b;
 	int n_pos, rc, err;
 
-	memset(&range, 0, sizeof range);
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		goto cleanup;
@@ -381,7 +379,7 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
 	char *pos[1];
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	prolly_id root;
 	int n_pos, rc, err;
 
@@ -390,7 +388,6 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
 		return rc;
-	memset(&ts, 0, sizeof ts);
 	err = prolly_tree_stats_get(&ts, cli->db, &root, 0);
 	if (err)
 		return fail_lib(cli, err, "cannot walk the tree of '%s'", pos[0]);
@@ -453,10 +450,9 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < tl.n; i++) {
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, &tl.ids[i]);
-		memset(&ts, 0, sizeof ts);
 		err = prolly_tree_stats_get(&ts, cli->db, &tl.ids[i], 1);
 		if (err == PROLLY_ENOTFOUND && i > 0) {
 			/* An older commit that gc kept for the history walks only (docs/commits.md,

@@ -57,7 +57,7 @@ static int check_snapshot(struct cli *cli, void *arg)
 		snprintf(why, sizeof(why), "%s", prolly_last_error());
 	for (size_t i = 0; i < h.n && !err; i++) {
 		prolly_commit *c = NULL;
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		char chex[PROLLY_ID_HEX_SIZE], thex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(chex, &h.ids[i]);
 		err = prolly_commit_read(&c, cli->db, &h.ids[i]);
@@ -100,7 +100,7 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	int apply = 0;
 	struct opt opts[] = {{"apply", 0, NULL, &apply}, {NULL, 0, NULL, NULL}};
 	char *pos[1];
-	prolly_lmdb_snapshot snap[2];
+	prolly_lmdb_snapshot snap[2] = {PROLLY_LMDB_SNAPSHOT_INIT, PROLLY_LMDB_SNAPSHOT_INIT};
 	int n_pos, rc, err, keep = -1;
 
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);

@@ -197,7 +197,7 @@ int open_store(struct cli *cli, int mode, const prolly_options *opts)
 		if (opts)
 			with_clock = *opts;
 		else
-			prolly_options_init(&with_clock);
+			prolly_options_init(&with_clock, PROLLY_OPTIONS_VERSION);
 		with_clock.clock_us = cli->time_us;
 		opts = &with_clock;
 	}

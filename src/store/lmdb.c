@@ -74,8 +74,7 @@ static _Thread_local int txn_depth;
 
 static void count_trip(void)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_round_trips = 1;
 	prolly_stats_add(&d);
 }

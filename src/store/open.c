@@ -152,8 +152,7 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	} else if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") ||
 	           strchr(url, '=')) {
 		/* Only a creating open creates (or migrates) the schema. */
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.no_create = !(flags & PROLLY_OPEN_CREATE);
 		rc = prolly_store_pg_open(&st, url, &po);
 	} else {

@@ -871,7 +871,7 @@ prolly_db *tm_open_mem(size_t cache_bytes)
 	prolly_store *st;
 	prolly_db *db;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = cache_bytes;
 	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
 		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
@@ -913,7 +913,7 @@ int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, si
 		}
 		st = &t->tap->base;
 	}
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.retain_commits = retain;
 	/* gc here retains by commits only; the reflog's horizon has its own tests (test_reflog.c). */
 	o.reflog_days = 0;

@@ -771,8 +771,7 @@ static void case_gc(sc *t, prolly_store *st)
 	prolly_id v;
 	CHECK_RC(t, st->get_ref(st, "refs/heads/main", &v, &g->old_epoch), 0);
 
-	prolly_gc_result res;
-	memset(&res, 0, sizeof(res));
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	CHECK_RC(t, st->gc(st, gc_mark, gc_keep, g, &res), 0);
 	if (g->writer_started)
 		pthread_join(g->writer, NULL);
@@ -820,7 +819,7 @@ static void case_gc(sc *t, prolly_store *st)
 	CHECK(t, ref_is(st, "refs/heads/x", &v));
 
 	/* A gc that keeps everything removes nothing and still bumps the epoch. */
-	memset(&res, 0, sizeof(res));
+	prolly_gc_result_init(&res, PROLLY_GC_RESULT_VERSION);
 	CHECK_RC(t, st->gc(st, NULL, keep_all, NULL, &res), 0);
 	CHECK(t, res.nodes_kept == kept && res.nodes_removed == 0 && res.bytes_removed == 0);
 	uint64_t third = 0;
@@ -933,7 +932,7 @@ static void case_round_trips(sc *t, prolly_store *st)
 	int calls = 0;
 	listed l;
 	memset(&l, 0, sizeof(l));
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats_reset();
 	CHECK_RC(t, set_ref(st, "refs/heads/r", &id), 0);
 	CHECK_RC(t, st->get_nodes(st, &id, 1, count_fn, &calls), 0);
@@ -1455,7 +1454,7 @@ static int open_fwd(prolly_db **db, prolly_store *st, unsigned reflog_days)
 	f->base.gc = st->gc ? fwd_gc : NULL;
 	f->base.close = fwd_close;
 	f->in = st;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.clock_us = 1700000000000000;
 	o.reflog_days = reflog_days;
 	return prolly_db_new(db, &f->base, &o);
@@ -1496,7 +1495,7 @@ static void case_reflog(sc *t, prolly_store *st)
 	k = r.has_new[0] ? 1 : 0;
 	CHECK(t, strcmp(r.op[k], "delete") == 0 && !r.has_new[k] && strcmp(r.op[1 - k], "branch") == 0);
 	if (st->gc) {
-		prolly_gc_result res;
+		prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 		CHECK_RC(t, prolly_gc(db, &res), 0);
 		CHECK(t, res.reflog_expired == 0);
 	}
@@ -1505,7 +1504,7 @@ static void case_reflog(sc *t, prolly_store *st)
 	prolly_close(db);
 	db = NULL;
 	if (st->gc) { /* a handle whose horizon is 0 days expires every entry */
-		prolly_gc_result res;
+		prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 		CHECK_RC(t, open_fwd(&db, st, 0), 0);
 		REQUIRE(t, db);
 		CHECK_RC(t, prolly_gc(db, &res), 0);
