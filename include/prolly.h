@@ -32,6 +32,20 @@
  *   next leaves ahead of the reader (joined by prolly_cursor_free). They call only the store's
  *   functions, which is why a store must be thread-safe. PROLLY_DB_NO_THREADS in
  *   prolly_options.flags turns both off.
+ *
+ * CALLBACKS
+ *   A function that takes a callback calls it on the calling thread, before it returns and never
+ *   after, passing payload through untouched. What the callback receives (slices, strings,
+ *   structs) is the library's and valid only during that call: copy what you keep. A non-zero
+ *   return stops the walk and becomes the function's return value, unless the callback's type
+ *   says otherwise (return a positive value, or a PROLLY_E* code, to tell your stop from the
+ *   library's errors). The library holds none of its locks while a user callback runs, so the
+ *   callback may call any function of the library, on the same handle too (read, begin another
+ *   txn, commit, move refs); it must not use or free the txn, cursor or builder the running
+ *   call works with, nor close the handle. What it writes is not seen by the walk under way,
+ *   which goes on over the trees, commits and refs it started from. The store contract's
+ *   callbacks (prolly_store_found_fn and the rest) have their own, narrower rules, stated with
+ *   each.
  */
 #ifndef PROLLY_H
 #define PROLLY_H
@@ -119,6 +133,8 @@ typedef struct prolly_buf {
 #define PROLLY_BUF_INIT {NULL, 0, 0}
 /* clang-format on */
 
+/* Frees buf's memory and leaves it empty (as PROLLY_BUF_INIT), ready to be filled again. buf NULL
+ * is fine. No error. The buffer belongs to one thread at a time, like any caller-owned memory. */
 PROLLY_API void prolly_buf_dispose(prolly_buf *buf);
 
 /* Writes 64 lowercase hex digits and a NUL into out. */
@@ -259,17 +275,23 @@ typedef struct prolly_store_write {
 	size_t n_requires;
 } prolly_store_write;
 
-/* Called by get_nodes for each id found. data is valid only during the call. index is the
- * position in the request. Return 0 to go on, non-zero to stop (get_nodes then returns it). */
+/* Called by get_nodes for each id found, on the thread that called get_nodes (which may be one
+ * of the library's own threads). data is valid only during the call. index is the position in
+ * the request. Return 0 to go on, non-zero to stop (get_nodes then returns it). The store may
+ * hold a lock of its own meanwhile: found() must not call write() or gc() of the same store. */
 typedef int (*prolly_store_found_fn)(void *payload, size_t index, const void *data, size_t size);
-/* Called by get_ancestors for each object, with the id the store has it under. Same return
- * rule. */
+/* Called by get_ancestors and find_ids for each object, with the id the store has it under.
+ * Same thread, lifetime, return and lock rules as prolly_store_found_fn. */
 typedef int (*prolly_store_obj_fn)(void *payload, const prolly_id *id, const void *data,
                                    size_t size);
-/* Called by list_refs for each ref, in name order. Same return rule. */
+/* Called by list_refs for each ref, in name order; name and value are valid during the call
+ * only. Same return rule. A store calls it with none of its locks held (it copies the refs
+ * first), so it may call any function of the same store. */
 typedef int (*prolly_store_ref_fn)(void *payload, const char *name, const prolly_id *value);
 /* gc: mark() is called while the store excludes every writer; keep() then says, per stored node
- * id, whether it survives. */
+ * id, whether it survives (non-zero: keep; id valid during the call only). Both run on the
+ * thread that called gc(), within it; mark() may read the store (get_nodes, get_ref,
+ * list_refs), neither may write it. */
 typedef int (*prolly_gc_mark_fn)(void *payload);
 typedef int (*prolly_gc_keep_fn)(void *payload, const prolly_id *id);
 
@@ -665,7 +687,8 @@ PROLLY_API int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root,
                           size_t klen);
 
 /* Called by prolly_get_many once per requested key, in request order. value is NULL when the key
- * is absent; it is valid only during the call. Return non-zero to stop (returned by get_many). */
+ * is absent; it is valid only during the call. Return non-zero to stop (returned by get_many).
+ * May call the library (see CALLBACKS). */
 typedef int (*prolly_value_fn)(void *payload, size_t index, const void *value, size_t vlen);
 
 /* Looks up n keys (any order, duplicates allowed) reading each tree level with one store call. */
@@ -748,6 +771,9 @@ PROLLY_API int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prol
  * stay valid until the next call on the cursor or its free. Returns PROLLY_ITEROVER at the end. */
 PROLLY_API int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *value);
 
+/* Closes the cursor: waits for its read-ahead thread if one is loading, and releases its nodes.
+ * The slices the last prolly_cursor_next returned become invalid. cur NULL is fine. Call it
+ * before prolly_close of the handle; only the thread using the cursor may free it. */
 PROLLY_API void prolly_cursor_free(prolly_cursor *cur);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -763,6 +789,12 @@ PROLLY_API void prolly_cursor_free(prolly_cursor *cur);
  */
 typedef struct prolly_txn prolly_txn;
 
+/* Begins a txn on db, remembering the store's gc epoch: if a gc runs before the txn commits, the
+ * commit fails with PROLLY_ECONFLICT (see prolly_gc). *out is the caller's until prolly_txn_free,
+ * which must come before prolly_close of db. The txn belongs to one thread at a time; any number
+ * of txns may be open on one handle. Reads and writes nothing (on a handle opened with
+ * PROLLY_OPEN_READONLY its writes fail when they reach the store, with PROLLY_EUNSUPPORTED).
+ * Errors: PROLLY_EINVAL (NULL argument); PROLLY_ENOMEM. *out is untouched on failure. */
 PROLLY_API int prolly_txn_begin(prolly_txn **out, prolly_db *db);
 
 /* Queues a ref update (copied) for the commit. */
@@ -806,12 +838,21 @@ PROLLY_API int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const p
  * are handed to the store every flush_bytes (unreferenced until the txn commits). */
 typedef struct prolly_builder prolly_builder;
 
+/* Starts a bulk build whose nodes go into txn. *out is the caller's until prolly_builder_free
+ * (after prolly_builder_finish or instead of it: the nodes flushed so far stay in the store
+ * unreferenced until a ref names them, and gc may remove them); free it before txn. The builder
+ * uses txn, so both belong to the same thread while it lives. Flushes run on a library thread
+ * (see THREADS). Errors: PROLLY_EINVAL (NULL argument); PROLLY_ENOMEM. *out is untouched on
+ * failure. */
 PROLLY_API int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
-/* PROLLY_EINVAL if key is not greater than the previous one; PROLLY_ETOOBIG if oversized. */
+/* Adds one record (key and val are copied). PROLLY_EINVAL if key is not greater than the
+ * previous one; PROLLY_ETOOBIG if oversized; PROLLY_ENOMEM; store errors of a flush of finished
+ * nodes. */
 PROLLY_API int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
                                   size_t vlen);
 /* Finishes the tree; out_root receives its id. The builder cannot be used afterwards. */
 PROLLY_API int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
+/* Releases the builder; the nodes it already handed to its txn stay there. b NULL is fine. */
 PROLLY_API void prolly_builder_free(prolly_builder *b);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -831,7 +872,8 @@ typedef struct prolly_diff_entry {
 	prolly_slice new_value;
 } prolly_diff_entry;
 
-/* Return non-zero to stop; the diff then returns that value. Slices valid during the call. */
+/* Return non-zero to stop; the diff then returns that value. e and its slices are valid during
+ * the call only. May call the library (see CALLBACKS). */
 typedef int (*prolly_diff_fn)(void *payload, const prolly_diff_entry *e);
 
 /* Reports every difference from tree `from` to tree `to`, in key order, limited to range (NULL:
@@ -865,10 +907,14 @@ typedef struct prolly_conflict {
 
 /* For PROLLY_RESOLVE_CALLBACK: decide the key. Set *out_exists to 0 to delete the key, or to 1
  * with *out_value pointing to the value (it must stay valid until the merge returns). Return 0,
- * or PROLLY_EMERGE to leave it a conflict, or any other error to abort the merge. */
+ * or PROLLY_EMERGE to leave it a conflict, or any other error to abort the merge. c and its
+ * slices are valid during the call only. Called in key order, on the merging thread; it may
+ * call the library but not use the txn the merge works in (see CALLBACKS). */
 typedef int (*prolly_resolve_fn)(void *payload, const prolly_conflict *c, prolly_slice *out_value,
                                  int *out_exists);
-/* Called for every conflict left unresolved (for reporting), in key order. */
+/* Called for every conflict left unresolved (for reporting), in key order, after the merge has
+ * decided to fail: a non-zero return stops the reporting, and the merge still returns
+ * PROLLY_EMERGE. c is valid during the call only; the same rules as prolly_resolve_fn. */
 typedef int (*prolly_conflict_fn)(void *payload, const prolly_conflict *c);
 
 /* Initialise with PROLLY_MERGE_OPTIONS_INIT or prolly_merge_options_init() (resolve
@@ -953,6 +999,8 @@ typedef struct prolly_commit {
 /* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for
  * instance removed by gc beyond the retention horizon). */
 PROLLY_API int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
+/* Frees a commit from prolly_commit_read or prolly_branch_commit (its parents and message with
+ * it). c NULL is fine. */
 PROLLY_API void prolly_commit_free(prolly_commit *c);
 
 /* Creates a commit object in txn (published when the txn commits). time_us 0 means now. The
@@ -1012,7 +1060,10 @@ PROLLY_API int prolly_branch_delete(prolly_db *db, const char *name);
 /* The same, and *out_head (may be NULL) receives the head it removed (reflogged as "delete"). */
 PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name);
 
-/* Lists branches in name order. */
+/* Lists branches in name order. fn gets each branch name (without "refs/heads/") and its head;
+ * both are valid during the call only. The refs are read first, so fn may call the library,
+ * move or delete branches included (see CALLBACKS); it sees the list as it was. Non-zero from fn
+ * stops the listing and is returned. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
 PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
@@ -1023,7 +1074,9 @@ PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id 
                                  const prolly_id *b);
 
 /* Walks history from commit, newest first (by time, then id), visiting each commit once.
- * Stops quietly where retention removed older commits. */
+ * Stops quietly where retention removed older commits. fn gets each commit, valid during the
+ * call only (copy what you keep; do not free it); non-zero from fn stops the walk and is
+ * returned; fn may call the library (see CALLBACKS). */
 typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
 PROLLY_API int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn,
                           void *payload);
@@ -1090,7 +1143,9 @@ PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
  * call replaces the earlier one. PROLLY_EINVAL for a bad operation or message; PROLLY_ENOMEM. */
 PROLLY_API int prolly_txn_set_reason(prolly_txn *txn, const char *operation, const char *message);
 
-/* One reflog entry, as prolly_reflog reports it. Strings are valid during the callback. */
+/* One reflog entry, as prolly_reflog reports it. The entry and its strings are valid during the
+ * callback only; the callback may call the library, and its own ref moves are not reported by
+ * the listing under way (see CALLBACKS). */
 typedef struct prolly_reflog_entry {
 	prolly_id id;          /* the entry object */
 	int64_t time_us;       /* when the move was published (opts.clock_us if set) */

@@ -30,6 +30,8 @@
 
 int prolly_txn_begin(prolly_txn **out, prolly_db *db)
 {
+	if (!out || !db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_txn_begin: NULL argument");
 	prolly_txn *txn = calloc(1, sizeof(*txn));
 	if (!txn)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory starting a txn");
