@@ -1109,7 +1109,8 @@ PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const 
  * is written); PROLLY_ECONFLICT if `into` moved meanwhile. Without a merge base it refuses:
  * PROLLY_ENOTFOUND when the histories are unrelated, PROLLY_EPRUNED when retention removed the
  * base or its tree, unless opts->allow_unrelated (empty base) or opts->base (that commit). The
- * move is reflogged as "merge" or "fast-forward". out_commit may be NULL. */
+ * move is reflogged as "merge" or "fast-forward". out_commit, stats and opts may be NULL; an
+ * unknown opts->version or stats->version is PROLLY_EINVAL before anything is read. */
 PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats,
                                      prolly_db *db, const char *into, const char *from,
                                      const prolly_merge_options *opts, const char *message);
@@ -1120,7 +1121,9 @@ PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *
  * between them and the heads, without their trees) so that retention never changes a merge;
  * first deletes the refs of expired reflog entries. Safe while other threads or processes
  * write: a write that began before the gc fails with PROLLY_ECONFLICT instead of publishing a
- * tree whose nodes were removed. */
+ * tree whose nodes were removed. out (may be NULL; initialised with PROLLY_GC_RESULT_INIT)
+ * receives the counts on success; an unknown out->version is PROLLY_EINVAL before anything is
+ * done. */
 PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
