@@ -484,10 +484,11 @@ typedef struct prolly_pg_stats {
  * version). */
 PROLLY_API int prolly_pg_stats_init(prolly_pg_stats *stats, unsigned version);
 
-/* The calling thread's PostgreSQL counters: what every PostgreSQL store did for this thread
- * (store slots 0..2 of prolly_store_thread_counters), its statements counted with the round
- * trips of its prolly_stats; zeroed by prolly_thread_stats_reset. PROLLY_EINVAL (out NULL,
- * unknown version; out untouched). Works without PostgreSQL support (all 0). */
+/* The calling thread's PostgreSQL counters: what every PostgreSQL store did for this thread,
+ * the work of the library's threads for it included (store slots 0..2 of
+ * prolly_store_thread_counters), beside the round trips in its prolly_stats; zeroed by
+ * prolly_thread_stats_reset. All 0 on a thread that used no PostgreSQL store. PROLLY_EINVAL (out
+ * NULL, unknown version; out untouched). The calling thread only. */
 PROLLY_API int prolly_store_pg_thread_stats(prolly_pg_stats *out);
 
 /* The cumulative counters of store st since it was opened (every thread, every connection).
