@@ -597,7 +597,7 @@ PROLLY_API int prolly_lmdb_snapshot_init(prolly_lmdb_snapshot *snap, unsigned ve
  * one when exactly one is intact, else the older (the one before the current).
  * Errors: PROLLY_ENOTFOUND (no data.mdb, or empty), PROLLY_ESTORE (cannot read),
  * PROLLY_EUNSUPPORTED (not a 64-bit platform), PROLLY_EINVAL (NULL argument, an unknown version
- * or two different ones in out). Threads: any. */
+ * in either element; checked before the file is read). Threads: any. */
 PROLLY_API int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
 
 /* Makes the restorable snapshot current, in place: writes its meta page over the other one and
