@@ -80,7 +80,15 @@ HLIB_TESTS := $(filter $(BUILD)/tests/test_workload $(BUILD)/tests/test_harness_
 
 TEST_OBJ  := $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ) $(HARN_SRC:%.c=$(BUILD)/obj/%.o)
-ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ)
+STORE_OBJ := $(filter $(BUILD)/obj/src/store/%,$(LIB_OBJ))
+# Test hooks (prolly_store_pg_fail_chunk) exist only in a test build: the files that hold them
+# are compiled a second time with -DPROLLY_TEST_HOOKS into $(BUILD)/obj/hooks/, and the tests
+# link $(TEST_LIB), libprolly.a with those objects swapped in. libprolly.a and libprolly.so
+# never contain a hook.
+HOOK_SRC  := src/store/pg.c src/store/pg_write.c
+HOOK_OBJ  := $(HOOK_SRC:%.c=$(BUILD)/obj/hooks/%.o)
+TEST_LIB  := $(BUILD)/libprolly_test.a
+ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) $(HOOK_OBJ)
 
 # Include paths state the layers: each object sees only the headers its layer may use, so an
 # include that crosses a layer fails to compile (scripts/check-includes.sh catches the relative
@@ -88,10 +96,14 @@ ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ)
 # libprolly.so exports only what include/prolly.h marks PROLLY_API (scripts/check-exports.sh).
 # Its tests see src/ too (they link libprolly.a, where hidden symbols stay linkable); the CLI
 # sees only the public header, the benchmarks the public header and bench/lib/.
+# The stores see only the public headers and their own folder (src/store/store_int.h): never the
+# engine's internals.
 $(LIB_OBJ):   LAYER_CFLAGS := -Iinclude -Isrc -fvisibility=hidden
+$(STORE_OBJ): LAYER_CFLAGS := -Iinclude -fvisibility=hidden
+$(HOOK_OBJ):  LAYER_CFLAGS := -Iinclude -fvisibility=hidden -DPROLLY_TEST_HOOKS
 $(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
 $(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
-$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib
+$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -DPROLLY_TEST_HOOKS
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
@@ -119,11 +131,19 @@ lib: $(BUILD)/libprolly.a $(BUILD)/libprolly.so
 cli: $(BUILD)/prolly
 tests: $(TEST_BIN)
 
+$(BUILD)/obj/hooks/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LAYER_CFLAGS) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LAYER_CFLAGS) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libprolly.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(TEST_LIB): $(filter-out $(HOOK_SRC:%.c=$(BUILD)/obj/%.o),$(LIB_OBJ)) $(HOOK_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
@@ -134,9 +154,9 @@ $(BUILD)/libprolly.so: $(LIB_OBJ)
 $(BUILD)/prolly: $(CLI_OBJ) $(BUILD)/libprolly.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libprolly.a
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 $(BUILD)/libbench.a: $(BLIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -155,13 +175,13 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbench.a $(BUILD)/libprolly.
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbench.a $(TLIB_OBJ) $(BUILD)/libprolly.a
+$(BLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbench.a $(TLIB_OBJ) $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(BUILD)/libprolly.a
+$(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 # ---- tests ------------------------------------------------------------------------------------
 
@@ -200,7 +220,9 @@ fuzz-smoke:
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/prolly
 	$(INSTALL) -m 644 include/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly.h
+	$(INSTALL) -m 644 include/prolly/store.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
 	$(INSTALL) -m 644 $(BUILD)/libprolly.a $(DESTDIR)$(LIBDIR)/libprolly.a
 	$(INSTALL) -m 755 $(BUILD)/libprolly.so $(DESTDIR)$(LIBDIR)/libprolly.so.$(VERSION)
 	ln -sf libprolly.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -218,7 +240,8 @@ install: all
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h
+	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/prolly 2>/dev/null
 	rm -f $(DESTDIR)$(LIBDIR)/libprolly.a $(DESTDIR)$(LIBDIR)/libprolly.so \
 	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libprolly.so.$(VERSION)
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/prolly.pc

@@ -37,17 +37,13 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly_buf bytes = PROLLY_BUF_INIT;
 	prolly__enc_init(&enc, 0);
 
-	if (!store || store->version < 1 || store->version > PROLLY_STORE_VERSION) {
-		rc = prolly_set_error(PROLLY_EVERSION,
-		                      "store interface version %u; this library speaks 1 to %d",
-		                      store ? store->version : 0, PROLLY_STORE_VERSION);
-		goto cleanup;
-	}
 	db = calloc(1, sizeof(*db));
 	if (!db) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory opening a handle");
 		goto cleanup;
 	}
+	if ((rc = prolly__store_adopt(&db->vt, store)))
+		goto cleanup;
 	db->store = store;
 	store = NULL;
 	if (opts)
@@ -68,7 +64,7 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	/* Learn the store's gc epoch with an empty write (see prolly_store_write). */
 	prolly_store_write w;
 	memset(&w, 0, sizeof(w));
-	if ((rc = db->store->write(db->store, &w)))
+	if ((rc = prolly__store_write(db, &w)))
 		goto cleanup;
 	atomic_store(&db->epoch, w.current_epoch);
 	*out = db;
@@ -102,7 +98,7 @@ void prolly_close(prolly_db *db)
 	prolly__cache_free(db->cache);
 	prolly__node_unref(db->empty_node);
 	if (db->store)
-		db->store->close(db->store);
+		db->vt.close(db->store);
 	pthread_mutex_destroy(&db->stats_lock);
 	free(db);
 }
@@ -245,7 +241,7 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 		delta.store_reads++;
 		delta.store_read_items += nmiss;
 		load_ctx lc = {db, ws, miss, found, &delta, 0};
-		rc = db->store->get_nodes(db->store, miss, nmiss, on_found, &lc);
+		rc = db->vt.get_nodes(db->store, miss, nmiss, on_found, &lc);
 		if (lc.rc)
 			rc = lc.rc;
 		if (rc)
@@ -273,9 +269,9 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 				prolly_id_to_hex(hex, &miss[i]);
 				rc = flags & PROLLY__LOAD_ROOTS
 				         ? prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store",
-				                            hex, db->store->kind)
+				                            hex, db->vt.kind)
 				         : prolly_set_error(PROLLY_ECORRUPT, "node %s is missing from the %s store",
-				                            hex, db->store->kind);
+				                            hex, db->vt.kind);
 				goto cleanup;
 			}
 		}
@@ -303,7 +299,7 @@ int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode
 
 int prolly__store_remote(const prolly_db *db)
 {
-	return db->store->version >= 3 && (db->store->flags & PROLLY_STORE_REMOTE);
+	return (db->vt.flags & PROLLY_STORE_REMOTE) != 0;
 }
 
 pnode *prolly__peek(prolly_db *db, prolly__nodeset *ws, const prolly_id *id)
@@ -364,7 +360,7 @@ int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store
 	delta.store_reads = 1;
 	delta.store_read_items = n;
 	raw_ctx rc = {ids, fn, payload, 0};
-	int r = db->store->get_nodes(db->store, ids, n, on_raw, &rc);
+	int r = db->vt.get_nodes(db->store, ids, n, on_raw, &rc);
 	prolly__stats_add(db, &delta);
 	return rc.rc ? rc.rc : r;
 }
@@ -379,7 +375,7 @@ void prolly__raise_epoch(prolly_db *db, uint64_t epoch)
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out)
 {
 	uint64_t epoch = 0;
-	int rc = db->store->get_ref(db->store, name, out, &epoch);
+	int rc = db->vt.get_ref(db->store, name, out, &epoch);
 	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
 		prolly__raise_epoch(db, epoch);
 	return rc;

@@ -378,68 +378,6 @@ static int read_ref(env_entry *e, MDB_txn *txn, const char *name, prolly_id *out
 	return 0;
 }
 
-static int check_ref_name(const char *name)
-{
-	size_t len = name ? strlen(name) : 0;
-	if (len == 0 || len > PROLLY_MAX_REF_NAME)
-		return prolly_set_error(PROLLY_EINVAL, "lmdb: a ref name has 1 to %d bytes (got %zu)",
-		                        PROLLY_MAX_REF_NAME, len);
-	return 0;
-}
-
-static int cmp_update_ptr(const void *a, const void *b)
-{
-	const prolly_ref_update *x = *(prolly_ref_update *const *)a;
-	const prolly_ref_update *y = *(prolly_ref_update *const *)b;
-	return strcmp(x->name, y->name);
-}
-
-/* Checks the shape of a write and sorts its ref updates by name into *order (caller frees).
- * Clears the conflict outputs. */
-static int validate_write(prolly_store_write *w, prolly_ref_update ***order)
-{
-	prolly_ref_update **o = NULL;
-	int rc = 0;
-	*order = NULL;
-	if ((w->n_nodes && !w->nodes) || (w->n_refs && !w->refs))
-		return prolly_set_error(PROLLY_EINVAL, "lmdb: write with a NULL nodes or refs array");
-	for (size_t i = 0; i < w->n_nodes; i++)
-		if (w->nodes[i].size && !w->nodes[i].data)
-			return prolly_set_error(PROLLY_EINVAL, "lmdb: node %zu has %zu bytes but no data", i,
-			                        w->nodes[i].size);
-	for (size_t i = 0; i < w->n_refs; i++) {
-		if ((rc = check_ref_name(w->refs[i].name)))
-			return rc;
-		if (w->refs[i].expect != PROLLY_REF_EXPECT_ANY &&
-		    w->refs[i].expect != PROLLY_REF_EXPECT_ABSENT &&
-		    w->refs[i].expect != PROLLY_REF_EXPECT_VALUE)
-			return prolly_set_error(PROLLY_EINVAL, "lmdb: ref '%s' has an unknown expectation %d",
-			                        w->refs[i].name, (int)w->refs[i].expect);
-		w->refs[i].conflict = 0;
-		w->refs[i].current_exists = 0;
-	}
-	if (!w->n_refs)
-		return 0;
-	o = malloc(w->n_refs * sizeof(*o));
-	if (!o)
-		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory sorting %zu ref updates",
-		                        w->n_refs);
-	for (size_t i = 0; i < w->n_refs; i++)
-		o[i] = &w->refs[i];
-	qsort(o, w->n_refs, sizeof(*o), cmp_update_ptr);
-	for (size_t i = 1; i < w->n_refs; i++)
-		if (strcmp(o[i - 1]->name, o[i]->name) == 0) {
-			rc = prolly_set_error(PROLLY_EINVAL, "lmdb: ref '%s' is updated twice in one write",
-			                      o[i]->name);
-			goto cleanup;
-		}
-	*order = o;
-	o = NULL;
-cleanup:
-	free(o);
-	return rc;
-}
-
 static int conflict_error(const env_entry *e, const prolly_ref_update *u, size_t failing)
 {
 	char want[PROLLY_ID_HEX_SIZE], now[PROLLY_ID_HEX_SIZE];
@@ -464,8 +402,7 @@ static int conflict_error(const env_entry *e, const prolly_ref_update *u, size_t
 /* ---- write ------------------------------------------------------------------------------------ */
 
 /* One attempt at a write. *mrc receives the LMDB code of a failure that came from LMDB. */
-static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **order, size_t *seen,
-                      int *mrc)
+static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mrc)
 {
 	MDB_txn *txn = NULL;
 	uint64_t epoch;
@@ -480,7 +417,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 	w->current_epoch = epoch;
 
 	for (size_t i = 0; i < w->n_refs; i++) {
-		prolly_ref_update *u = order[i];
+		prolly_ref_update *u = &w->refs[i];
 		prolly_id cur;
 		int r = read_ref(e, txn, u->name, &cur), found = r == 0, ok = 1;
 		if (r == -1) {
@@ -508,7 +445,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		failing++;
 	}
 	if (failing) {
-		rc = conflict_error(e, order[first], failing);
+		rc = conflict_error(e, &w->refs[first], failing);
 		goto cleanup;
 	}
 	if (w->check_epoch && w->epoch != epoch) {
@@ -530,7 +467,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		}
 	}
 	for (size_t i = 0; i < w->n_refs; i++) {
-		prolly_ref_update *u = order[i];
+		prolly_ref_update *u = &w->refs[i];
 		MDB_val k = {strlen(u->name), (void *)u->name}, v = {PROLLY_ID_SIZE, u->value.bytes};
 		int r = u->remove ? mdb_del(txn, e->refs, &k, NULL) : mdb_put(txn, e->refs, &k, &v, 0);
 		if (r && !(u->remove && r == MDB_NOTFOUND)) {
@@ -600,28 +537,22 @@ static int read_only_write(env_entry *e, prolly_store_write *w)
 static int lmdb_write(prolly_store *st, prolly_store_write *w)
 {
 	env_entry *e = ((lmdb_store *)st)->e;
-	prolly_ref_update **order = NULL;
 	int rc;
 
-	count_trip();
-	if ((rc = validate_write(w, &order)))
-		return rc;
+	count_trip(); /* the engine checked and sorted the write (S1, S2 in store.h) */
 	if (!w->n_nodes && !w->n_refs)
 		return read_only_write(e, w);
-	if (((lmdb_store *)st)->readonly) {
-		free(order);
+	if (((lmdb_store *)st)->readonly)
 		return refuse_readonly(e, "a write is");
-	}
 	for (int attempt = 0;; attempt++) {
 		size_t seen = 0;
 		int mrc;
-		rc = write_once(e, w, order, &seen, &mrc);
+		rc = write_once(e, w, &seen, &mrc);
 		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
 			break;
 		if ((rc = resize(e, seen, 0)))
 			break;
 	}
-	free(order);
 	return rc;
 }
 
@@ -721,7 +652,7 @@ static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint
 	int rc;
 
 	count_trip();
-	if ((rc = check_ref_name(name)))
+	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
 	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;

@@ -6,7 +6,7 @@
 #ifndef PROLLY_STORE_LMDB_INT_H
 #define PROLLY_STORE_LMDB_INT_H
 
-#include "internal.h"
+#include "store_int.h"
 
 #include <lmdb.h>
 #include <stdint.h>
