@@ -1,5 +1,5 @@
 /*
- * lmdb.c - the LMDB store.
+ * lmdb.c - the LMDB store: its layout and rules, and its operations.
  *
  * Layout: one LMDB environment per directory with three named databases,
  *   nodes  key: 32-byte id      value: the node's bytes
@@ -15,8 +15,9 @@
  * allowed (a compacting mdb_copy renumbers the transaction to 1); no row is a store last written
  * by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
  *
- * Opening writes nothing unless PROLLY_OPEN_CREATE asks (O1-O4 in lmdb_open.c, which also keeps
- * the registry of environments described next); the meta pages are checked first
+ * This file holds the store's operations. Opening writes nothing unless PROLLY_OPEN_CREATE asks
+ * (O1-O4 in lmdb_open.c); the registry of environments and the transaction gate described next
+ * live in lmdb_env.c; the meta pages are checked first
  * (lmdb_meta.c), and a handle opened with PROLLY_OPEN_READONLY (MDB_RDONLY) refuses writes and
  * gc. Refs are checked against their row count (check_ref_count) because LMDB pages carry no
  * checksum.
@@ -59,18 +60,6 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
-
-#define RESIZE_WAIT_SECONDS 30
-#define MAX_ATTEMPTS 64
-
-#if SIZE_MAX > 0xffffffffu
-#define MAX_MAP ((size_t)1 << 44) /* 16 TiB */
-#else
-#define MAX_MAP ((size_t)2 << 30)
-#endif
-
-/* Transactions (of any LMDB store) the calling thread holds. */
-static _Thread_local int txn_depth;
 
 static void count_trip(void)
 {
@@ -166,170 +155,6 @@ int prolly__lmdb_fail(const env_entry *e, int mrc, const char *what)
 	return prolly_set_error(code, "lmdb: %s in %s: %s", what, path, mdb_strerror(mrc));
 }
 
-/* ---- the transaction gate and map resizing ---------------------------------------------------- */
-
-/* Returns the environment's broken flag (the caller then leaves at once). */
-static int gate_enter(env_entry *e, size_t *map_size)
-{
-	pthread_mutex_lock(&e->gate_mu);
-	if (txn_depth == 0)
-		while (e->resizing)
-			pthread_cond_wait(&e->gate_cv, &e->gate_mu);
-	e->active++;
-	if (map_size)
-		*map_size = e->map_size;
-	int broken = e->broken;
-	pthread_mutex_unlock(&e->gate_mu);
-	txn_depth++;
-	return broken;
-}
-
-static void gate_leave(env_entry *e)
-{
-	txn_depth--;
-	pthread_mutex_lock(&e->gate_mu);
-	e->active--;
-	if (e->active == 0 && e->resizing)
-		pthread_cond_broadcast(&e->gate_cv);
-	pthread_mutex_unlock(&e->gate_mu);
-}
-
-static size_t next_map_size(size_t cur)
-{
-	if (cur >= MAX_MAP)
-		return 0;
-	if (cur > MAX_MAP / 2)
-		return MAX_MAP;
-	return cur * 2;
-}
-
-/*
- * Changes the map size: grows it (adopt 0) from `seen`, the size in effect when the caller's
- * transaction began, or adopts the size another process set (adopt 1). The calling thread must
- * hold no transaction. Returns 0 when the caller should retry (also when another thread changed
- * the size meanwhile).
- */
-static int resize(env_entry *e, size_t seen, int adopt)
-{
-	struct timespec deadline;
-	int rc = 0;
-
-	if (txn_depth != 0) {
-		if (adopt)
-			return prolly_set_error(
-			    PROLLY_ESTORE,
-			    "lmdb: %s: another process grew the map, and this thread holds a "
-			    "transaction so it cannot adopt the new size; retry",
-			    e->path);
-		return prolly_set_error(PROLLY_EFULL,
-		                        "lmdb: %s: the store is full (map size %zu bytes) and cannot grow "
-		                        "while this thread holds another transaction; reopen it with a "
-		                        "larger map_size",
-		                        e->path, seen);
-	}
-	prolly__deadline(&deadline, CLOCK_REALTIME, RESIZE_WAIT_SECONDS * 1000);
-	pthread_mutex_lock(&e->gate_mu);
-	while (e->resizing)
-		pthread_cond_wait(&e->gate_cv, &e->gate_mu);
-	if (!adopt && e->map_size != seen)
-		goto cleanup; /* someone grew it meanwhile */
-	e->resizing = 1;
-	while (e->active > 0)
-		if (pthread_cond_timedwait(&e->gate_cv, &e->gate_mu, &deadline) == ETIMEDOUT &&
-		    e->active > 0) {
-			if (adopt)
-				rc = prolly_set_error(PROLLY_ETIMEOUT,
-				                      "lmdb: %s: another process grew the map and this process "
-				                      "could not adopt it: transactions stayed open for %d s",
-				                      e->path, RESIZE_WAIT_SECONDS);
-			else
-				rc = prolly_set_error(PROLLY_EFULL,
-				                      "lmdb: %s: the store is full (map size %zu bytes) and could "
-				                      "not grow: other transactions stayed open for %d s; retry",
-				                      e->path, seen, RESIZE_WAIT_SECONDS);
-			break;
-		}
-	if (!rc) {
-		size_t want = adopt ? 0 : next_map_size(seen);
-		int mrc;
-		if (!adopt && want == 0) {
-			rc = prolly_set_error(PROLLY_EFULL,
-			                      "lmdb: %s: the store is full: the map has reached its limit of "
-			                      "%zu bytes",
-			                      e->path, seen);
-		} else if ((mrc = mdb_env_set_mapsize(e->env, want))) {
-			/* LMDB unmapped the old map before failing to map the new one: map the old size
-			 * again, or nothing can be read any more. */
-			if (mdb_env_set_mapsize(e->env, seen) != 0)
-				e->broken = 1;
-			if (prolly__lmdb_translate(mrc) == PROLLY_ENOMEM && !e->broken)
-				rc = prolly_set_error(PROLLY_EFULL,
-				                      "lmdb: %s: the store is full (map size %zu bytes) and the "
-				                      "map cannot grow to %zu bytes: %s (address space limit?)",
-				                      e->path, seen, want, mdb_strerror(mrc));
-			else
-				rc = prolly__lmdb_fail(e, mrc,
-				                       e->broken ? "resizing the map (the handle is now unusable: "
-				                                   "close and reopen the store)"
-				                                 : "resizing the map");
-		} else {
-			MDB_envinfo info;
-			if (mdb_env_info(e->env, &info) == 0)
-				e->map_size = info.me_mapsize;
-			else
-				e->map_size = want;
-		}
-	}
-	e->resizing = 0;
-	pthread_cond_broadcast(&e->gate_cv);
-cleanup:
-	pthread_mutex_unlock(&e->gate_mu);
-	return rc;
-}
-
-/* Begins a transaction through the gate (adopting a map grown by another process). On success
- * the caller must end it with txn_end(). *seen receives the map size in effect. */
-static int txn_begin(env_entry *e, unsigned flags, MDB_txn **out, size_t *seen)
-{
-	for (int attempt = 0;; attempt++) {
-		size_t size;
-		if (gate_enter(e, &size)) {
-			gate_leave(e);
-			return prolly_set_error(PROLLY_ESTORE,
-			                        "lmdb: %s: an earlier failure to resize the map left this "
-			                        "handle unusable; close and reopen the store",
-			                        e->path);
-		}
-		int mrc = mdb_txn_begin(e->env, NULL, flags, out);
-		if (mrc == 0) {
-			if (seen)
-				*seen = size;
-			return 0;
-		}
-		gate_leave(e);
-		if (mrc != MDB_MAP_RESIZED || attempt >= MAX_ATTEMPTS)
-			return prolly__lmdb_fail(e, mrc,
-			                         flags & MDB_RDONLY ? "beginning a read transaction"
-			                                            : "beginning a write transaction");
-		int rc = resize(e, size, 1);
-		if (rc)
-			return rc;
-	}
-}
-
-static void txn_abort(env_entry *e, MDB_txn *txn)
-{
-	mdb_txn_abort(txn);
-	gate_leave(e);
-}
-
-static int txn_commit(env_entry *e, MDB_txn *txn)
-{
-	int mrc = mdb_txn_commit(txn);
-	gate_leave(e);
-	return mrc;
-}
-
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
 static int read_epoch(env_entry *e, MDB_txn *txn, uint64_t *out)
@@ -410,7 +235,7 @@ static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mr
 	int rc;
 
 	*mrc = 0;
-	if ((rc = txn_begin(e, 0, &txn, seen)))
+	if ((rc = prolly__lmdb_txn_begin(e, 0, &txn, seen)))
 		return rc;
 	if ((rc = read_epoch(e, txn, &epoch)))
 		goto cleanup;
@@ -482,7 +307,7 @@ static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mr
 		rc = prolly__lmdb_fail(e, r, "stamping a write");
 		goto cleanup;
 	}
-	r = txn_commit(e, txn);
+	r = prolly__lmdb_txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
 		*mrc = r;
@@ -501,7 +326,7 @@ static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mr
 
 cleanup:
 	if (txn)
-		txn_abort(e, txn);
+		prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -519,10 +344,10 @@ static int read_only_write(env_entry *e, prolly_store_write *w)
 	MDB_txn *txn = NULL;
 	uint64_t epoch;
 	int rc;
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	rc = read_epoch(e, txn, &epoch);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	if (rc)
 		return rc;
 	w->current_epoch = epoch;
@@ -550,7 +375,7 @@ static int lmdb_write(prolly_store *st, prolly_store_write *w)
 		rc = write_once(e, w, &seen, &mrc);
 		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
 			break;
-		if ((rc = resize(e, seen, 0)))
+		if ((rc = prolly__lmdb_resize(e, seen, 0)))
 			break;
 	}
 	return rc;
@@ -570,7 +395,7 @@ static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		return 0;
 	if (!ids || !found)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: get_nodes without ids or callback");
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	for (size_t i = 0; i < n && !rc; i++) {
 		MDB_val k = {PROLLY_ID_SIZE, (void *)ids[i].bytes}, v;
@@ -582,7 +407,7 @@ static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		else
 			rc = found(payload, i, v.mv_data, v.mv_size);
 	}
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -654,7 +479,7 @@ static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint
 	count_trip();
 	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((rc = read_epoch(e, txn, &ep)))
 		goto cleanup;
@@ -673,7 +498,7 @@ static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint
 		*out = v;
 
 cleanup:
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -697,7 +522,7 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: list_refs without a callback");
 	if (plen > PROLLY_MAX_REF_NAME)
 		return 0; /* no name is that long (and LMDB would refuse the key) */
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_cursor_open(txn, e->refs, &cur))) {
 		rc = prolly__lmdb_fail(e, mrc, "opening a cursor on refs");
@@ -736,7 +561,7 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 		goto cleanup;
 	mdb_cursor_close(cur);
 	cur = NULL;
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	txn = NULL;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = fn(payload, rows[i].name, &rows[i].value);
@@ -745,7 +570,7 @@ cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
 	if (txn)
-		txn_abort(e, txn);
+		prolly__lmdb_txn_abort(e, txn);
 	free(rows);
 	return rc;
 }
@@ -759,7 +584,7 @@ static int lmdb_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
 	uint64_t sum = 0;
 	int rc, mrc;
 
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_stat(txn, e->nodes, &ms))) {
 		rc = prolly__lmdb_fail(e, mrc, "counting nodes");
@@ -786,7 +611,7 @@ static int lmdb_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -802,7 +627,7 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 
 	*mrc = 0;
 	memset(res, 0, sizeof(*res));
-	if ((rc = txn_begin(e, 0, &txn, seen)))
+	if ((rc = prolly__lmdb_txn_begin(e, 0, &txn, seen)))
 		return rc;
 	/* Writers are excluded from here on: LMDB has one write transaction at a time. */
 	if ((rc = read_epoch(e, txn, &epoch)))
@@ -855,7 +680,7 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 		rc = prolly__lmdb_fail(e, r, "stamping the gc");
 		goto cleanup;
 	}
-	r = txn_commit(e, txn);
+	r = prolly__lmdb_txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
 		*mrc = r;
@@ -873,16 +698,8 @@ cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
 	if (txn)
-		txn_abort(e, txn);
+		prolly__lmdb_txn_abort(e, txn);
 	return rc;
-}
-
-static size_t current_map_size(env_entry *e)
-{
-	pthread_mutex_lock(&e->gate_mu);
-	size_t size = e->map_size;
-	pthread_mutex_unlock(&e->gate_mu);
-	return size;
 }
 
 /*
@@ -897,24 +714,24 @@ static int gc_headroom(env_entry *e)
 	MDB_envinfo info;
 	int rc, mrc;
 
-	if (txn_depth != 0)
+	if (prolly__lmdb_in_txn())
 		return 0;
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	mrc = mdb_stat(txn, e->nodes, &ms);
 	if (!mrc)
 		mrc = mdb_env_info(e->env, &info);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	if (mrc)
 		return prolly__lmdb_fail(e, mrc, "sizing the gc");
 	uint64_t pages = (uint64_t)info.me_last_pgno + 1 +
 	                 2 * ((uint64_t)ms.ms_branch_pages + ms.ms_leaf_pages) + 256;
 	uint64_t need = pages * ms.ms_psize;
 	for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-		size_t have = current_map_size(e);
+		size_t have = prolly__lmdb_map_size(e);
 		if (need <= have)
 			break;
-		if ((rc = resize(e, have, 0)))
+		if ((rc = prolly__lmdb_resize(e, have, 0)))
 			return rc;
 	}
 	return 0;
@@ -942,7 +759,7 @@ static int lmdb_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn k
 		rc = gc_once(e, mark, keep, payload, &res, &seen, &mrc);
 		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
 			break;
-		if ((rc = resize(e, seen, 0)))
+		if ((rc = prolly__lmdb_resize(e, seen, 0)))
 			break;
 	}
 	if (!rc && out)
@@ -964,7 +781,7 @@ static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id 
 	count_trip();
 	if (!lo || !hi || !found)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: find_ids without bounds or callback");
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_cursor_open(txn, e->nodes, &cur))) {
 		rc = prolly__lmdb_fail(e, mrc, "opening a cursor on nodes");
@@ -989,7 +806,7 @@ static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id 
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
