@@ -93,7 +93,7 @@ ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) $(HOOK_OBJ)
 # Include paths state the layers: each object sees only the headers its layer may use, so an
 # include that crosses a layer fails to compile (scripts/check-includes.sh catches the relative
 # paths that -I cannot stop). The library alone sees src/, and is built with hidden visibility:
-# libprolly.so exports only what include/prolly.h marks PROLLY_API (scripts/check-exports.sh).
+# libprolly.so exports only what include/ marks PROLLY_API (scripts/check-exports.sh).
 # Its tests see src/ too (they link libprolly.a, where hidden symbols stay linkable); the CLI
 # sees only the public header, the benchmarks the public header and bench/lib/.
 # The stores see only the public headers and their own folder (src/store/store_int.h): never the
