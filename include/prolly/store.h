@@ -30,8 +30,9 @@
  *   S2 A write's node array is non-NULL when n_nodes > 0, each node has data when size > 0,
  *      and every node hashes to its id (the engine made or checked it). A node may appear twice
  *      in one write.
- *   S3 Names passed to get_ref, get_ref_objects and list_refs come from the engine's callers
- *      unchecked: a store checks them with prolly_store_ref_name_check().
+ *   S3 A ref name passed to get_ref or get_ref_objects may come from the engine's caller
+ *      unchecked: a store checks it with prolly_store_ref_name_check() (PROLLY_EINVAL).
+ *      list_refs' prefix may be any string, "" included.
  *   S4 The engine verifies the hash of everything a store returns; a store need not.
  *
  * WHAT A STORE MUST KEEP (the engine relies on these)
@@ -51,8 +52,7 @@
  * CALLBACKS
  *   Data a callback receives (node bytes, ids, ref names) is owned by the store and valid only
  *   during that call: the engine copies what it keeps. A callback's non-zero return stops the
- *   function, which returns that value as it is (it is not an error of the store's, so the store
- *   sets no message of its own). A callback may call the store's read functions (get_nodes,
+ *   function, which returns that value as it is (the callback has set its message). A callback may call the store's read functions (get_nodes,
  *   get_ref, list_refs, ...) on any thread, unless the function says otherwise; it never calls
  *   write() or gc() of the same store, so a store may hold its read locks while it calls back.
  *
