@@ -95,7 +95,7 @@ $(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
-                         bench/scale/*.[ch] bench/harness/*.[ch])
+                         bench/scale/*.[ch] bench/harness/*.[ch] ext/postgres/*.[ch])
 CLANG_FORMAT ?= clang-format
 
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when
