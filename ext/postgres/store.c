@@ -483,7 +483,7 @@ static prolly_store *store_new(void)
 	if (!st)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	st->version = PROLLY_STORE_VERSION;
-	st->kind = "postgres (in server)";
+	st->kind = "in-server postgres";
 	st->get_nodes = st_get_nodes;
 	st->write = st_write;
 	st->get_ref = st_get_ref;
