@@ -158,6 +158,14 @@ static bytea *keyscan_bytea(keyscan *ks, AttrNumber attno)
 	return isnull ? NULL : DatumGetByteaPP(d);
 }
 
+/* Frees v if detoasting made a copy (a compressed node), so a long batch stays small. */
+static void keyscan_free(keyscan *ks, AttrNumber attno, bytea *v)
+{
+	bool isnull;
+	if ((Pointer)v != DatumGetPointer(slot_getattr(ks->slot, attno, &isnull)))
+		pfree(v);
+}
+
 static void keyscan_close(keyscan *ks)
 {
 	index_endscan(ks->scan);
@@ -189,8 +197,10 @@ static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn 
 		CHECK_FOR_INTERRUPTS();
 		if (!keyscan_find(&ks, ids[i].bytes, PROLLY_ID_SIZE))
 			continue;
-		if ((v = keyscan_bytea(&ks, attno)))
+		if ((v = keyscan_bytea(&ks, attno))) {
 			rc = found(payload, i, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+			keyscan_free(&ks, attno, v);
+		}
 		ExecClearTuple(ks.slot);
 	}
 	keyscan_close(&ks);
@@ -216,7 +226,9 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 		                   "i) JOIN %s.nodes n ON n.id = r.id",
 		                   quote_identifier(get_namespace_name(cur.nsp)));
 		Oid types[1] = {BYTEAARRAYOID};
-		SPIPlanPtr p = SPI_prepare(q, 1, types);
+		/* A generic plan: left to choose, the plan cache plans the array statement again at
+		 * every execution (docs/postgres.md, "Statements and round trips"). */
+		SPIPlanPtr p = SPI_prepare_cursor(q, 1, types, CURSOR_OPT_GENERIC_PLAN);
 		if (!p)
 			elog(ERROR, "prolly: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		if (nodes_plan)
@@ -240,6 +252,8 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 			continue;
 		v = DatumGetByteaPP(d);
 		rc = found(payload, (size_t)(i - 1), VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+		if ((Pointer)v != DatumGetPointer(d))
+			pfree(v);
 	}
 	SPI_finish();
 	return rc;
