@@ -9,7 +9,9 @@
 #   3. starts a throwaway cluster (scripts/pg-cluster.sh), unless PGHOST is set, in which case
 #      that server is used (PGPORT, PGUSER as for psql);
 #   4. runs `make -C ext/postgres installcheck` (pg_regress, sql/*.sql against expected/*.out)
-#      and prints one TAP line per regression test, with regression.diffs when one fails.
+#      and prints one TAP line per regression test, with regression.diffs when one fails;
+#   5. on the data the suite left, cancels a long diff with pg_cancel_backend from a second
+#      session and checks that it stopped, quickly, with the cancel's error.
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -102,5 +104,30 @@ if [ "$rc" -ne 0 ]; then
 	[ "$seen" = 1 ] || sed 's/^/# /' "$log" | tail -n 30
 	if [ -f "$here/regression.diffs" ]; then head -n 200 "$here/regression.diffs" | sed 's/^/# /'; fi
 	not_ok "make -C ext/postgres installcheck (exit $rc)"
+fi
+
+# ---- 5. pg_cancel_backend ----
+db=contrib_regression
+PGAPPNAME=prolly_cancel_test psql -X -d "$db" -c "SET prolly.cache_size = 0" \
+	-c "SELECT count(*) FROM generate_series(1, 10000) g, LATERAL prolly_diff('main', 'big') d" \
+	>"$log" 2>&1 &
+victim=$!
+active=0
+for _ in $(seq 1 100); do
+	active=$(psql -X -At -d "$db" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'prolly_cancel_test' AND state = 'active' AND query LIKE '%prolly_diff%'" 2>/dev/null)
+	[ "$active" = 1 ] && break
+	sleep 0.1
+done
+sleep 1 # well inside the diffs
+t0=$(date +%s%N)
+psql -X -At -d "$db" -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'prolly_cancel_test'" >/dev/null 2>&1
+wait "$victim"
+t1=$(date +%s%N)
+ms=$(((t1 - t0) / 1000000))
+if [ "$active" = 1 ] && grep -q 'canceling statement due to user request' "$log" && [ "$ms" -lt 5000 ]; then
+	ok "pg_cancel_backend stops a long diff (psql returned ${ms} ms after the cancel)"
+else
+	sed 's/^/# /' "$log"
+	not_ok "pg_cancel_backend stops a long diff (active=$active, ${ms} ms)"
 fi
 finish
