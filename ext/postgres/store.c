@@ -21,7 +21,7 @@
  * ids by walking history.
  *
  * Every function here that runs PostgreSQL code does it inside PG_TRY and keeps a caught error
- * with pgx_keep_error (guard.c); work memory lives in work_cxt, reset on every call.
+ * with pgx_keep_error (guard.c); work memory lives in work_cxt, reset by every outermost call.
  */
 #include "prolly_ext.h"
 
@@ -96,12 +96,23 @@ void pgx_release(void)
 		holds--;
 }
 
+/* Store calls may nest (an engine callback of list_refs may read nodes): only the outermost
+ * call resets work_cxt, on the way in and on the way out. */
+static int depth;
+
 static void work_begin(void)
 {
 	if (!work_cxt)
 		work_cxt = AllocSetContextCreate(TopMemoryContext, "prolly store calls",
 		                                 ALLOCSET_DEFAULT_SIZES);
-	MemoryContextReset(work_cxt);
+	if (depth++ == 0)
+		MemoryContextReset(work_cxt);
+}
+
+static void work_end(void)
+{
+	if (--depth == 0)
+		MemoryContextReset(work_cxt);
 }
 
 static Snapshot read_snapshot(void)
@@ -282,7 +293,7 @@ static int st_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		rc = pgx_keep_error(cxt);
 	}
 	PG_END_TRY();
-	MemoryContextReset(work_cxt);
+	work_end();
 	return rc;
 }
 
@@ -318,7 +329,7 @@ static int st_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64
 		rc = pgx_keep_error(cxt);
 	}
 	PG_END_TRY();
-	MemoryContextReset(work_cxt);
+	work_end();
 	if (rc == 0 && out_epoch)
 		*out_epoch = epoch;
 	return rc;
@@ -402,7 +413,7 @@ static int st_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_f
 		rc = pgx_keep_error(cxt);
 	}
 	PG_END_TRY();
-	MemoryContextReset(work_cxt);
+	work_end();
 	return rc;
 }
 
@@ -511,6 +522,7 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 	Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	AclResult acl;
 	pgx_begin();
+	depth = 0;
 	acl = pg_namespace_aclcheck(nsp, GetUserId(), ACL_USAGE);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_SCHEMA, get_namespace_name(nsp));
@@ -546,5 +558,6 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 void pgx_resume(const pgx_tables *t)
 {
 	pgx_begin();
+	depth = 0;
 	cur = *t;
 }
