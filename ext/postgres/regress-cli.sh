@@ -37,7 +37,8 @@ log-ids)
 esac
 
 # main: 3000 records k00001..k03000 -> v1..v3000 (several leaves, a tree of height 2 or more),
-# and one binary key; dev: from main, 100 changed, 50 deleted, 20 added; old: main's history.
+# and one binary key; dev: from main, 100 changed, 50 deleted, 20 added; then the tag v1 on
+# main, and one more commit on main (so v1 is main~1).
 # big: 200000 records, for the cancellation test.
 {
 	cli init
@@ -49,6 +50,7 @@ esac
 		seq 1 50 | awk '{ printf "del\tk%05d\n", 1000 + $1 * 3 }'
 		seq 1 20 | awk '{ printf "put\tn%05d\tnew%d\n", $1, $1 }'
 	} | cli apply dev - -m 'dev edits'
+	cli tag v1 main
 	cli put main k00002 two
 	cli branch big main
 	seq 1 200000 | awk '{ printf "put\tz%07d\t%d\n", $1, $1 }' | cli apply big - -m 'load 200000'

@@ -111,5 +111,22 @@ SELECT pg_temp.err($q$SELECT nostore.prolly_get('main', 'k00001')$q$);
 SELECT nostore.prolly_get('main', 'k00001');
 DROP EXTENSION prolly;
 DROP SCHEMA nostore;
+-- ... and in a schema of its own (a name that needs quoting) holding a copy of the store whose
+-- main was moved to dev's head: the functions there read that schema's tables, not public's
+CREATE SCHEMA "Store 2";
+CREATE TABLE "Store 2".nodes (id bytea PRIMARY KEY, node bytea NOT NULL);
+CREATE TABLE "Store 2".refs (name bytea PRIMARY KEY, value bytea NOT NULL);
+CREATE TABLE "Store 2".meta (key text PRIMARY KEY, value bigint NOT NULL);
+INSERT INTO "Store 2".nodes SELECT * FROM public.nodes;
+INSERT INTO "Store 2".refs SELECT * FROM public.refs;
+INSERT INTO "Store 2".meta SELECT * FROM public.meta;
+UPDATE "Store 2".refs SET value = (SELECT value FROM public.refs WHERE name = 'refs/heads/dev'::bytea)
+WHERE name = 'refs/heads/main'::bytea;
+CREATE EXTENSION prolly SCHEMA "Store 2";
+SELECT "Store 2".prolly_resolve('main') = "Store 2".prolly_resolve('dev') AS moved,
+       "Store 2".prolly_count('main') AS main_count,
+       (SELECT count(*) FROM "Store 2".prolly_diff('main', 'dev')) AS diff;
+DROP EXTENSION prolly;
+DROP SCHEMA "Store 2" CASCADE;
 CREATE EXTENSION prolly SCHEMA public;
-SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS back;
+SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS back, prolly_count('main') AS main_count;
