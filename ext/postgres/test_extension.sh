@@ -11,7 +11,10 @@
 #   4. runs `make -C ext/postgres installcheck` (pg_regress, sql/*.sql against expected/*.out)
 #      and prints one TAP line per regression test, with regression.diffs when one fails;
 #   5. on the data the suite left, cancels a long diff with pg_cancel_backend from a second
-#      session and checks that it stopped, quickly, with the cancel's error.
+#      session and checks that it stopped, quickly, with the cancel's error;
+#   6. raises 400 errors inside the engine's calls in one backend (statement timeouts in diffs,
+#      a node that fails its hash check) and checks that the backend's resident memory does not
+#      grow with them (the guard frees what the engine held).
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -129,5 +132,39 @@ if [ "$active" = 1 ] && grep -q 'canceling statement due to user request' "$log"
 else
 	sed 's/^/# /' "$log"
 	not_ok "pg_cancel_backend stops a long diff (active=$active, ${ms} ms)"
+fi
+
+# ---- 6. errors inside the engine leak nothing ----
+# Four rounds of 50 pairs: a diff stopped by statement_timeout, a get of a damaged node (damage
+# made in a transaction that rolls back). VmRSS after the first round and after the fourth.
+{
+	echo "SET prolly.cache_size = 0;"
+	echo "SELECT pg_backend_pid() AS pid \\gset"
+	echo "\\setenv PROLLY_PID :pid"
+	echo "BEGIN;"
+	echo "ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;"
+	echo "UPDATE nodes SET node = node || '\\x00'::bytea WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');"
+	echo "SAVEPOINT s;"
+	for _round in 1 2 3 4; do
+		for _ in $(seq 1 50); do
+			echo "SET statement_timeout = '15ms'; SELECT count(*) FROM prolly_diff('main', 'big'); ROLLBACK TO SAVEPOINT s;"
+			echo "RESET statement_timeout; SELECT prolly_get('dev', 'k00001'); ROLLBACK TO SAVEPOINT s;"
+		done
+		echo "\\! awk '/^VmRSS/ { print \"rss\", \$2 }' /proc/\$PROLLY_PID/status"
+	done
+	echo "ROLLBACK;"
+} >"$log.sql"
+psql -X -d "$db" -f "$log.sql" >"$log" 2>&1
+timeouts=$(grep -c 'statement timeout' "$log")
+corrupt=$(grep -c 'is corrupt' "$log")
+rss=$(awk '$1 == "rss" { print $2 }' "$log" | paste -sd' ')
+first=${rss%% *}
+last=${rss##* }
+rm -f "$log.sql"
+if [ "$corrupt" = 200 ] && [ "$timeouts" -ge 100 ] && [ -n "$first" ] && [ "$((last - first))" -lt 4096 ]; then
+	ok "errors inside engine calls leak nothing ($timeouts timeouts, $corrupt hash failures; VmRSS by round, kB: $rss)"
+else
+	tail -n 20 "$log" | sed 's/^/# /'
+	not_ok "errors inside engine calls leak nothing ($timeouts timeouts, $corrupt hash failures; VmRSS by round, kB: $rss)"
 fi
 finish
