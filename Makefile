@@ -117,7 +117,7 @@ BENCH_ARGS    ?=
 # installs it, so `make test` then needs root, as CI has.
 PG_CONFIG ?= pg_config
 ifeq ($(origin EXT),undefined)
-  EXT := $(if $(SAN)$(FUZZ),,$(shell $(PG_CONFIG) --pgxs >/dev/null 2>&1 && test -f "$$($(PG_CONFIG) --includedir-server)/postgres.h" && echo ext/postgres))
+  EXT := $(if $(SAN)$(FUZZ),,$(shell test -f "$$($(PG_CONFIG) --pgxs 2>/dev/null)" && test -f "$$($(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h" && echo ext/postgres))
 endif
 EXT_MAKE = $(MAKE) -C ext/postgres BUILD=$(BUILD) PG_CONFIG=$(PG_CONFIG)
 
