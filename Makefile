@@ -6,11 +6,14 @@
 #   make bench            builds bench/*.c and runs $(BUILD)/bench/scale $(BENCH_ARGS)
 #   make fuzz-smoke       libFuzzer targets fuzz/fuzz_*.c (clang, via fuzz/run.sh), a short run each
 #   make install          PREFIX=/usr/local DESTDIR= ; `make uninstall` reverses it
+#   make ext              the PostgreSQL extension (ext/postgres, PGXS); part of make, make test
+#                         and make install wherever pg_config is found (docs/sql.md)
 #   make format           clang-format -i over the sources; `make format-check` only checks
 #   make check-exports    libprolly.so exports exactly the PROLLY_API functions of include/
 #   make check-includes   every #include stays inside its layer (scripts/check-includes.sh)
 #
 # Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=...
+#        PG_CONFIG=path (the server whose extension is built; EXT= leaves the extension out)
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
 
 CC      ?= cc
@@ -107,7 +110,7 @@ $(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -DPROLLY_TEST_HOOKS
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
-                         bench/scale/*.[ch] bench/harness/*.[ch])
+                         bench/scale/*.[ch] bench/harness/*.[ch] ext/postgres/*.[ch])
 CLANG_FORMAT ?= clang-format
 
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when
@@ -120,13 +123,23 @@ TEST_TIMEOUT  ?= 600
 FUZZ_TIME     ?= 20
 BENCH_ARGS    ?=
 
+# The PostgreSQL extension (ext/postgres) is built with PGXS wherever pg_config and the server's
+# headers are found (Debian: postgresql-server-dev-15), but not into a sanitizer or fuzzing
+# build: a backend cannot load a module built with ASan. Its test (ext/postgres/test_extension.sh)
+# installs it, so `make test` then needs root, as CI has.
+PG_CONFIG ?= pg_config
+ifeq ($(origin EXT),undefined)
+  EXT := $(if $(SAN)$(FUZZ),,$(shell test -f "$$($(PG_CONFIG) --pgxs 2>/dev/null)" && test -f "$$($(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h" && echo ext/postgres))
+endif
+EXT_MAKE = $(MAKE) -C ext/postgres BUILD=$(BUILD) PG_CONFIG=$(PG_CONFIG)
+
 .PHONY: all lib cli tests test san-test bench bench-bin fuzz fuzz-smoke install uninstall \
-        format format-check check-exports check-includes clean distclean help
+        format format-check check-exports check-includes clean distclean help ext
 .DELETE_ON_ERROR:
 # Keep the object files of chained rules (tests, benches, fuzzers) instead of deleting them.
 .SECONDARY:
 
-all: $(BUILD)/libprolly.a $(BUILD)/libprolly.so $(BUILD)/prolly
+all: $(BUILD)/libprolly.a $(BUILD)/libprolly.so $(BUILD)/prolly $(if $(EXT),ext)
 lib: $(BUILD)/libprolly.a $(BUILD)/libprolly.so
 cli: $(BUILD)/prolly
 tests: $(TEST_BIN)
@@ -134,6 +147,9 @@ tests: $(TEST_BIN)
 $(BUILD)/obj/hooks/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LAYER_CFLAGS) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+ext: $(BUILD)/libprolly.a $(BUILD)/prolly
+	$(EXT_MAKE)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -188,7 +204,7 @@ $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
-	 bash tests/run.sh $(TEST_BIN)
+	 bash tests/run.sh $(TEST_BIN) $(if $(EXT),ext/postgres/test_extension.sh)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree.
 san-test:
@@ -238,6 +254,7 @@ install: all
 		$(INSTALL) -m 644 docs/prolly.1 $(DESTDIR)$(MANDIR)/man1/prolly.1; \
 	fi
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	$(if $(EXT),$(EXT_MAKE) install DESTDIR=$(DESTDIR))
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
@@ -247,6 +264,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/prolly.pc
 	rm -f $(DESTDIR)$(BINDIR)/prolly
 	rm -f $(DESTDIR)$(MANDIR)/man1/prolly.1
+	$(if $(EXT),$(EXT_MAKE) uninstall DESTDIR=$(DESTDIR))
 
 # ---- formatting -------------------------------------------------------------------------------
 
@@ -268,6 +286,8 @@ check-includes:
 
 clean:
 	rm -rf $(BUILD) build-san build-fuzz
+	rm -rf ext/postgres/*.o ext/postgres/*.so ext/postgres/results ext/postgres/regression.* \
+	       ext/postgres/log
 
 distclean: clean
 	rm -rf build .prolly bench-out

@@ -16,6 +16,7 @@
 #                        src/format.h): what a store needs of the engine is in prolly/store.h
 #   src/cli/*.[ch]       the CLI: src/cli/ and include/ (the public API, nothing else)
 #   bench/**             harness and benchmarks: bench/ and include/
+#   ext/**               the PostgreSQL extension: ext/ and include/ (and PostgreSQL's headers)
 #   fuzz/                targets of the harness's decoders: fuzz/, bench/lib/ and include/; the
 #                        library's own decoders (internal_targets in fuzz/run.sh), fuzz_check.h
 #                        and gen_corpus.c may also see src/
@@ -93,6 +94,9 @@ done
 for f in $(files bench); do
 	check "$f" "include bench/lib" "bench include" ""
 done
+for f in $(files ext); do
+	check "$f" "include" "ext include" ""
+done
 
 internal_targets=$(sed -n 's/^internal_targets="\(.*\)".*/\1/p' fuzz/run.sh 2>/dev/null || true)
 for f in $(files fuzz); do
@@ -110,7 +114,7 @@ done
 # of its decoders) names one. Comments count too; say "the library's node decoder" instead.
 while IFS= read -r hit; do
 	bad "$hit: names an internal function outside the library"
-done < <(grep -rnE '\bprolly__[A-Za-z0-9_]+' src/cli bench include --include='*.[ch]' || true)
+done < <(grep -rnE '\bprolly__[A-Za-z0-9_]+' src/cli bench include ext --include='*.[ch]' || true)
 
 if [ "$fail" -ne 0 ]; then
 	exit 1

@@ -77,18 +77,12 @@ cleanup:
 	return rc;
 }
 
-int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
+/* Here rather than in store/open.c, so that a program that wraps its own store (the PostgreSQL
+ * extension) links no store it does not use. */
+void prolly_store_close(prolly_store *st)
 {
-	prolly_store *st;
-	int rc = prolly_store_open_ex(&st, url, flags);
-	if (rc)
-		return rc;
-	return prolly_db_new(out, st, opts);
-}
-
-int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
-{
-	return prolly_open_ex(out, url, opts, PROLLY_OPEN_CREATE);
+	if (st && st->close)
+		st->close(st);
 }
 
 void prolly_close(prolly_db *db)

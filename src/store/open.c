@@ -1,5 +1,5 @@
 /*
- * open.c - opening a store by URL, and closing one that no handle owns.
+ * open.c - opening a store (and a handle on it: prolly_open) by URL.
  *
  *   "mem:"                          a new memory store
  *   "lmdb:PATH"                     the LMDB store in directory PATH (created if missing and
@@ -178,8 +178,16 @@ int prolly_store_open(prolly_store **out, const char *url)
 	return prolly_store_open_ex(out, url, PROLLY_OPEN_CREATE);
 }
 
-void prolly_store_close(prolly_store *st)
+int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
 {
-	if (st && st->close)
-		st->close(st);
+	prolly_store *st;
+	int rc = prolly_store_open_ex(&st, url, flags);
+	if (rc)
+		return rc;
+	return prolly_db_new(out, st, opts);
+}
+
+int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
+{
+	return prolly_open_ex(out, url, opts, PROLLY_OPEN_CREATE);
 }
