@@ -17,6 +17,7 @@
 #define BENCH_UTIL_H
 
 #include "prolly.h"
+#include "prolly/store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -377,11 +378,12 @@ static inline int ts_get_ref_objects(prolly_store *st, const char *name, size_t 
 }
 
 static inline int ts_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+                                   const prolly_store_commit_layout *commit,
                                    prolly_store_obj_fn found, void *payload)
 {
 	timed_store *t = (timed_store *)st;
 	uint64_t t0 = now_ns();
-	int rc = t->inner->get_ancestors(t->inner, ids, n, limit, found, payload);
+	int rc = t->inner->get_ancestors(t->inner, ids, n, limit, commit, found, payload);
 	atomic_fetch_add(&t->read_ns, now_ns() - t0);
 	return rc;
 }
@@ -423,7 +425,7 @@ static inline int timed_store_wrap(timed_store **out, prolly_store *inner)
 	}
 	t->base.version = PROLLY_STORE_VERSION;
 	t->base.flags = inner->version >= 3 ? inner->flags : 0;
-	t->base.get_ancestors = inner->version >= 3 && inner->get_ancestors ? ts_get_ancestors : NULL;
+	t->base.get_ancestors = inner->version >= 4 && inner->get_ancestors ? ts_get_ancestors : NULL;
 	t->base.kind = inner->kind;
 	t->base.get_nodes = ts_get_nodes;
 	t->base.write = ts_write;

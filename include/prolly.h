@@ -44,8 +44,8 @@
  *   txn, commit, move refs); it must not use or free the txn, cursor or builder the running
  *   call works with, nor close the handle. What it writes is not seen by the walk under way,
  *   which goes on over the trees, commits and refs it started from. The store contract's
- *   callbacks (prolly_store_found_fn and the rest) have their own, narrower rules, stated with
- *   each.
+ *   callbacks (prolly_store_found_fn and the rest, in prolly/store.h) have their own, narrower
+ *   rules, stated there.
  */
 #ifndef PROLLY_H
 #define PROLLY_H
@@ -167,7 +167,7 @@ PROLLY_API void prolly_id_empty_tree(prolly_id *out);
  * version: they are used in arrays and their layout is fixed. Structs the library allocates and
  * hands to callbacks (prolly_diff_entry, prolly_conflict, prolly_commit, prolly_reflog_entry)
  * grow at their end without one. The store contract (struct prolly_store and the structs it
- * passes) is versioned as a whole by prolly_store.version.
+ * passes, in prolly/store.h) is versioned as a whole by prolly_store.version.
  */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -218,23 +218,14 @@ PROLLY_API void prolly_thread_stats_reset(void);
 
 /*
  * A store holds nodes (immutable byte strings named by their SHA-256) and refs (names mapped to
- * ids, moved by compare-and-swap). It is a versioned table of functions, like a VFS: to write a
- * backend, fill in a struct whose first member is a prolly_store, set version to
- * PROLLY_STORE_VERSION, and hand it to prolly_db_new(). All functions must be safe to call from
- * several threads at once. They return 0 or a PROLLY_E* code, setting the last-error message with
- * prolly_set_error() in their own words.
+ * ids, moved by compare-and-swap): memory, LMDB and PostgreSQL are built in, below. To write a
+ * store of your own, include "prolly/store.h" (the interface a store implements, its rules and
+ * the helpers it may use) and hand the store to prolly_db_new(). Users of the built-in stores
+ * need only this header: to them a store is an opaque handle.
  */
-#define PROLLY_STORE_VERSION 3 /* this library also accepts version-1 and version-2 stores */
-#define PROLLY_MAX_REF_NAME 255
-
 typedef struct prolly_store prolly_store;
 
-/* A node handed to a store for writing. */
-typedef struct prolly_store_node {
-	prolly_id id;
-	const void *data;
-	size_t size;
-} prolly_store_node;
+#define PROLLY_MAX_REF_NAME 255
 
 /* What a ref update expects to find before it applies. */
 typedef enum prolly_ref_expect {
@@ -243,61 +234,22 @@ typedef enum prolly_ref_expect {
 	PROLLY_REF_EXPECT_VALUE = 2   /* the ref must exist and equal `expected` (move or delete) */
 } prolly_ref_expect;
 
+/* One ref update: queued with prolly_txn_set_ref, reported back by prolly_txn_commit. */
 typedef struct prolly_ref_update {
 	const char *name; /* NUL-terminated, 1..PROLLY_MAX_REF_NAME bytes */
 	prolly_ref_expect expect;
 	prolly_id expected; /* read when expect == PROLLY_REF_EXPECT_VALUE */
 	int remove;         /* non-zero: delete the ref; otherwise set it to `value` */
 	prolly_id value;
-	/* Set by the store when the write fails with PROLLY_ECONFLICT because of this ref: */
+	/* Set when the write fails with PROLLY_ECONFLICT because of this ref: */
 	int conflict;       /* 1 if this update's expectation failed */
 	int current_exists; /* whether the ref exists now */
 	prolly_id current;  /* its value now, when it exists */
 } prolly_ref_update;
 
-/* One atomic write: all of it becomes visible at once, or none of it. */
-typedef struct prolly_store_write {
-	const prolly_store_node *nodes; /* written if absent; identical rows are never rewritten */
-	size_t n_nodes;
-	prolly_ref_update *refs; /* applied in name order after checking every expectation */
-	size_t n_refs;
-	int check_epoch;           /* non-zero: fail with PROLLY_ECONFLICT unless the store's */
-	uint64_t epoch;            /*   gc epoch still equals `epoch` */
-	uint64_t current_epoch;    /* out: the store's epoch (always set on success and conflict) */
-	int durable;               /* non-zero: durable when write returns (fsync); node-only
-	                                   flushes of a bulk build pass 0 */
-	const prolly_id *requires; /* ids this write builds on without writing them (children of
-	                                   its new nodes, trees of its new commits): a store whose gc
-	                                   can run concurrently with writers must fail the write with
-	                                   PROLLY_ECONFLICT if one is gone, and keep them from being
-	                                   removed until the write commits. Stores whose gc excludes
-	                                   writers and bumps the epoch may ignore this list. */
-	size_t n_requires;
-} prolly_store_write;
-
-/* Called by get_nodes for each id found, on the thread that called get_nodes (which may be one
- * of the library's own threads). data is valid only during the call. index is the position in
- * the request. Return 0 to go on, non-zero to stop (get_nodes then returns it). The store may
- * hold a lock of its own meanwhile: found() must not call write() or gc() of the same store. */
-typedef int (*prolly_store_found_fn)(void *payload, size_t index, const void *data, size_t size);
-/* Called by get_ancestors and find_ids for each object, with the id the store has it under.
- * Same thread, lifetime, return and lock rules as prolly_store_found_fn. */
-typedef int (*prolly_store_obj_fn)(void *payload, const prolly_id *id, const void *data,
-                                   size_t size);
-/* Called by list_refs for each ref, in name order; name and value are valid during the call
- * only. Same return rule. A store calls it with none of its locks held (it copies the refs
- * first), so it may call any function of the same store. */
-typedef int (*prolly_store_ref_fn)(void *payload, const char *name, const prolly_id *value);
-/* gc: mark() is called while the store excludes every writer; keep() then says, per stored node
- * id, whether it survives (non-zero: keep; id valid during the call only). Both run on the
- * thread that called gc(), within it; mark() may read the store (get_nodes, get_ref,
- * list_refs), neither may write it. */
-typedef int (*prolly_gc_mark_fn)(void *payload);
-typedef int (*prolly_gc_keep_fn)(void *payload, const prolly_id *id);
-
-/* What a gc removed. prolly_gc's caller initialises it with PROLLY_GC_RESULT_INIT or
- * prolly_gc_result_init(); a store's gc() fills the first three counts of the struct the engine
- * passes it (and leaves version alone). */
+/* What prolly_gc reports, and what a store's gc fills (prolly/store.h). prolly_gc's caller
+ * initialises it with PROLLY_GC_RESULT_INIT or prolly_gc_result_init(); a store's gc() fills the
+ * first three counts of the struct the engine passes it (and leaves version alone). */
 #define PROLLY_GC_RESULT_VERSION 1
 typedef struct prolly_gc_result {
 	unsigned version; /* PROLLY_GC_RESULT_VERSION */
@@ -314,112 +266,14 @@ typedef struct prolly_gc_result {
  * version). */
 PROLLY_API int prolly_gc_result_init(prolly_gc_result *result, unsigned version);
 
-struct prolly_store {
-	unsigned version; /* PROLLY_STORE_VERSION */
-	const char *kind; /* "mem", "lmdb", "postgres", ... */
-
-	/* Looks up n ids (duplicates allowed) in one round trip where the store can. Calls found()
-	 * for each id present, in any order; absent ids are simply not reported. Does not verify
-	 * hashes (the engine does). found() must not call write() or gc() of the same store. */
-	int (*get_nodes)(prolly_store *st, const prolly_id *ids, size_t n, prolly_store_found_fn found,
-	                 void *payload);
-
-	/* One atomic transaction, see prolly_store_write. On PROLLY_ECONFLICT nothing was written and
-	 * the failing ref updates carry conflict/current_*. */
-	int (*write)(prolly_store *st, prolly_store_write *w);
-
-	/* Reads one ref. PROLLY_ENOTFOUND if absent. epoch (may be NULL) receives the gc epoch. */
-	int (*get_ref)(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch);
-
-	/* Lists refs whose name starts with prefix ("" for all), in byte order of name. */
-	int (*list_refs)(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload);
-
-	/* Mark and sweep: excludes writers, bumps the gc epoch (so a write begun before the gc and
-	 * checking the epoch fails with PROLLY_ECONFLICT), calls mark(payload), deletes every node for
-	 * which keep() returns 0. A store may call mark() more than once (for instance to retry
-	 * after growing its map); each call starts over from the current refs. keep() may read the
-	 * store but must not write. May be NULL (PROLLY_EUNSUPPORTED). */
-	int (*gc)(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
-	          prolly_gc_result *out);
-
-	/* Counts stored nodes and their bytes. May be NULL. */
-	int (*stat)(prolly_store *st, uint64_t *nodes, uint64_t *bytes);
-
-	/* Releases everything. Called once, by prolly_close (or prolly_store_close). */
-	void (*close)(prolly_store *st);
-
-	/* ---- version 2: read only when version >= 2 ---- */
-
-	/* Optional (NULL: the engine reads the ref, then the objects, in separate calls). Reads ref
-	 * `name` like get_ref and, from the same snapshot in the same round trip, the stored object
-	 * the ref names (reported to found() with index 0) and the object whose id is the
-	 * PROLLY_ID_SIZE bytes at offset `follow` of that first object (index 1). The engine passes
-	 * the offset of a commit's tree id, so a branch head, its commit and its tree's root node
-	 * arrive in one round trip. Absent objects, or a first object too short to hold the followed
-	 * id, are simply not reported; found() is called in index order, and the same rules as for
-	 * get_nodes apply. PROLLY_ENOTFOUND (found() not called) if the ref is absent. */
-	int (*get_ref_objects)(prolly_store *st, const char *name, size_t follow, prolly_id *out,
-	                       uint64_t *epoch, prolly_store_found_fn found, void *payload);
-
-	/* ---- version 3: read only when version >= 3 ---- */
-
-	/* PROLLY_STORE_* flags (0 for none). */
-	unsigned flags;
-
-	/* Optional (NULL: history walks read one generation of commits per call). Reads, in one
-	 * round trip, the stored objects ids[0..n) and the commits they descend from: breadth first
-	 * along the parent ids of the commit format (docs/commits.md, "The commit object": "PRLC",
-	 * a u32 parent count at offset 37, the parent ids from offset 41), at most `limit` objects
-	 * in all (limit >= n).
-	 * found() gets every object once, in no particular order, with its id; objects that are not
-	 * commits are reported and not followed; absent ids are simply not reported. Hashes are not
-	 * verified (the engine does). */
-	int (*get_ancestors)(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
-	                     prolly_store_obj_fn found, void *payload);
-
-	/* Optional (NULL: short commit ids are found by walking the history reachable from the
-	 * refs). Reports, in increasing id order (byte order), the stored objects whose id lies in
-	 * [lo, hi], at most `limit` of them, in one round trip where the store can (an index range
-	 * scan). found() gets each id and at least the first PROLLY_STORE_ID_HEAD bytes of the object
-	 * (all of it when shorter; a store may pass the whole object): enough to tell a commit from
-	 * a tree node. Hashes are not verified. found() must not call write() or gc(). */
-	int (*find_ids)(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
-	                prolly_store_obj_fn found, void *payload);
-};
-
-/* Bytes of each object find_ids reports at least. */
-#define PROLLY_STORE_ID_HEAD 8
-
-/* Store flag: every get_nodes call costs a network round trip (a server store). The engine then
- * spends some CPU to make fewer calls: a batch edit that changes leaf sizes first works out
- * which neighbouring leaves its re-chunking will read and loads them together. Without it, the
- * engine reads those few leaves when it reaches them, which is cheaper for a local store. */
-#define PROLLY_STORE_REMOTE 1u
-
-/* Sets the calling thread's last-error message (printf-style) and returns err. For backends. */
+/* Sets the calling thread's last-error message (printf-style) and returns err: how a store, or a
+ * callback of the caller's that fails, says what went wrong in its own words (prolly_last_error
+ * then returns it). Never fails; thread-safe (the message is per thread). */
 PROLLY_API int prolly_set_error(int err, const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-
-/* Adds delta (initialised with PROLLY_STATS_INIT, then the counts set) to the calling thread's
- * counters and nothing else. For backends reporting round trips. PROLLY_EINVAL (delta NULL,
- * unknown version; nothing added). */
-PROLLY_API int prolly_stats_add(const prolly_stats *delta);
-
-/* Per-thread counters a store defines for itself: PROLLY_STORE_COUNTERS slots beside the
- * engine's prolly_stats, kept per thread like them (zeroed by prolly_thread_stats_reset, and
- * work the library's own threads do for a thread is counted for that thread). What slot i
- * counts is the store's to say; every store a thread uses adds into the same slots, so a store
- * that uses them documents which (the PostgreSQL store: 0 statements, 1 pool waits, 2 pool wait
- * nanoseconds) and reads them back through a function of its own (prolly_store_pg_thread_stats).
- * prolly_store_counters_add adds delta[i] to slot i for i < n (slots from PROLLY_STORE_COUNTERS
- * on are ignored); prolly_store_thread_counters copies slot i into out[i] for i < n (0 from
- * PROLLY_STORE_COUNTERS on). No error; the calling thread only; allocates nothing. */
-#define PROLLY_STORE_COUNTERS 8
-PROLLY_API void prolly_store_counters_add(const uint64_t *delta, size_t n);
-PROLLY_API void prolly_store_thread_counters(uint64_t *out, size_t n);
 
 /* Built-in stores. Each returns a store the caller owns until handed to prolly_db_new(). */
 

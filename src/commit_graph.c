@@ -185,16 +185,15 @@ int prolly__graph_load(prolly__graph *g, const size_t *idx, size_t n)
 	}
 	if (k) {
 		gload_ctx lc = {g, want, ids, 0};
-		prolly_store *st = g->db->store;
-		if (st->version >= 3 && st->get_ancestors) {
+		prolly_db *db = g->db;
+		if (db->vt.get_ancestors) {
 			/* This step's commits and, in the same round trip, those the next steps will
 			 * likely want: their ancestors, breadth first. */
-			prolly_stats d;
-			memset(&d, 0, sizeof(d));
+			prolly_stats d = PROLLY_STATS_INIT;
 			d.store_reads = 1;
 			d.store_read_items = k;
-			rc = st->get_ancestors(st, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD),
-			                       on_ancestor, &lc);
+			rc = db->vt.get_ancestors(db->store, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD),
+			                          &prolly__commit_layout, on_ancestor, &lc);
 			prolly__stats_add(g->db, &d);
 		} else {
 			rc = prolly__load_raw(g->db, ids, k, on_gload, &lc);

@@ -150,7 +150,6 @@ static int on_ancestor(void *payload, const prolly_id *id, const void *data, siz
 static int load_level(prolly_db *db, hgraph *g, const size_t *level, size_t nl, prolly_id *ids,
                       size_t *want)
 {
-	prolly_store *st = db->store;
 	size_t k = 0;
 	int rc;
 	for (size_t i = 0; i < nl; i++)
@@ -161,13 +160,12 @@ static int load_level(prolly_db *db, hgraph *g, const size_t *level, size_t nl, 
 	if (!k)
 		return 0;
 	load_ctx lc = {g, want, ids, 0};
-	if (st->version >= 3 && st->get_ancestors) {
-		prolly_stats d;
-		memset(&d, 0, sizeof(d));
+	if (db->vt.get_ancestors) {
+		prolly_stats d = PROLLY_STATS_INIT;
 		d.store_reads = 1;
 		d.store_read_items = k;
-		rc = st->get_ancestors(st, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD), on_ancestor,
-		                       &lc);
+		rc = db->vt.get_ancestors(db->store, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD),
+		                          &prolly__commit_layout, on_ancestor, &lc);
 		prolly__stats_add(db, &d);
 	} else {
 		/* A commit that is absent was removed by an earlier gc: its line of history ends. */

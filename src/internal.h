@@ -8,6 +8,8 @@
 
 #include "format.h"
 #include "prolly.h"
+#include "prolly/store.h"
+#include "store/store_int.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -21,54 +23,8 @@
 /* Small utilities (util.c)                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PROLLY_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define PROLLY_MAX(a, b) ((a) > (b) ? (a) : (b))
-
-/* Little-endian fixed-width integers. */
-static inline uint32_t prolly__rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t prolly__rd64(const unsigned char *p)
-{
-	return (uint64_t)prolly__rd32(p) | (uint64_t)prolly__rd32(p + 4) << 32;
-}
-static inline void prolly__wr32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-	p[2] = (unsigned char)(v >> 16);
-	p[3] = (unsigned char)(v >> 24);
-}
-static inline void prolly__wr64(unsigned char *p, uint64_t v)
-{
-	prolly__wr32(p, (uint32_t)v);
-	prolly__wr32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* memcmp order on byte strings, shorter prefix first. <0, 0, >0. */
-static inline int prolly__keycmp(const void *a, size_t alen, const void *b, size_t blen)
-{
-	size_t m = alen < blen ? alen : blen;
-	int c = m ? memcmp(a, b, m) : 0;
-	if (c)
-		return c;
-	return alen < blen ? -1 : alen > blen ? 1 : 0;
-}
-
-/* Growable arrays, the one growth rule of the library: makes room for `need` elements of `elem`
- * bytes in the array *arrp (the address of a T *, passed as void *) whose capacity is *cap,
- * doubling from `first` (when *cap is 0) until need fits. 0, or PROLLY_ENOMEM with the array
- * and *cap untouched and no message set: the caller says what it was growing. Use the macro,
- * which skips the call when there is room; it evaluates its arguments more than once. */
-int prolly__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
-#define PROLLY__GROW(arr, cap, need, first)                                                        \
-	((need) <= (cap) ? 0 : prolly__grow(&(arr), &(cap), (need), sizeof(*(arr)), (first)))
-
-/* Buffers: ensure room for `need` bytes in total, append bytes. ENOMEM on failure. */
-int prolly__buf_grow(prolly_buf *b, size_t need);
-int prolly__buf_set(prolly_buf *b, const void *data, size_t size);
-int prolly__buf_put(prolly_buf *b, const void *data, size_t size);
+/* PROLLY_MIN, PROLLY_MAX, the little-endian integers, prolly__keycmp, the growth rule and the
+ * buffers, the clocks: in store/store_int.h, which the stores share with the engine. */
 
 /* The value of one hex digit (0-9, a-f, A-F), or -1. The library's only hex decoder; ids are
  * encoded by prolly_id_to_hex. */
@@ -78,13 +34,6 @@ int prolly__hexval(int c);
 void prolly__hash(prolly_id *out, const void *data, size_t size);
 /* 0 if data hashes to id, else PROLLY_ECORRUPT naming the object (db.c). */
 int prolly__check_hash(const prolly_id *id, const void *data, size_t size);
-
-/* Wall clock in microseconds, and a monotonic clock in nanoseconds. */
-int64_t prolly__now_us(void);
-uint64_t prolly__mono_ns(void);
-/* The time ms milliseconds from now on clock, for pthread_cond_timedwait (CLOCK_REALTIME for a
- * default condition variable, CLOCK_MONOTONIC for one set up with pthread_condattr_setclock). */
-void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms);
 
 /* Tables keyed by id (idmap.c, its invariants at the top): id -> a non-zero value (a pointer,
  * an index + 1, or 1 for a set); use it for any new table of ids. Walk the slots from 0 to
@@ -124,8 +73,8 @@ void prolly__thread_counters_add(const prolly__counters *delta);
 
 /* The versioned structs (abi.c): the one version check of each, and the copy-out of output
  * structs that writes only the fields of the caller's version. NULL passes the checks where the
- * public function accepts NULL. */
-int prolly__options_check(const prolly_options *opts);
+ * public function accepts NULL. prolly__options_check is declared in store_int.h, for
+ * prolly_open (store/open.c). */
 int prolly__options_load(prolly_options *dst, const prolly_options *src); /* src may be NULL */
 int prolly__stats_check(const prolly_stats *s);
 int prolly__stats_put(prolly_stats *out, const prolly_stats *full); /* checks out first */
@@ -164,10 +113,8 @@ typedef struct pnode {
 	const unsigned char *vheap; /* leaf only */
 } pnode;
 
-/* Memory for decoded nodes (alloc.c): size classes carved from huge-page regions and reused.
- * Free with the class that alloc returned. */
-void *prolly__node_mem_alloc(size_t size, uint8_t *cls);
-void prolly__node_mem_free(void *p, uint8_t cls);
+/* Memory for decoded nodes (alloc.c): prolly__node_mem_alloc and prolly__node_mem_free, in
+ * store/store_int.h. */
 
 /* Decodes and validates bytes as a tree node. Checks (each a numbered invariant in node.c):
  * magic, version (PROLLY_EVERSION if newer), level, all offsets in bounds and monotonic, keys
@@ -307,7 +254,8 @@ void prolly__cache_retain(prolly__cache *c, int (*keep)(void *payload, const pro
 /* ------------------------------------------------------------------------------------------ */
 
 struct prolly_db {
-	prolly_store *store;
+	prolly_store *store; /* the store, passed to its functions */
+	prolly_store vt; /* its functions, adopted by prolly__store_adopt: call db->vt.X(db->store) */
 	prolly__cache *cache;
 	prolly_options opts;
 	prolly_id empty_tree; /* id of the empty leaf, never fetched from the store */
@@ -356,7 +304,19 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 /* One node, borrowed from ws (loaded if needed). */
 int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode **out);
 
-/* Whether the db's store declares PROLLY_STORE_REMOTE (version 3 and later). */
+/* The store interface's engine side (store_api.c). Copies store's table into *vt, a table of this
+ * library's version whose members the store's version lacks (or calls differently) are NULL:
+ * the one place that looks at a store's version. PROLLY_EVERSION for an unknown version,
+ * PROLLY_EINVAL when a required function is missing. */
+int prolly__store_adopt(prolly_store *vt, const prolly_store *store);
+/* Every write the engine makes goes through here: checks the ref updates (names, expectations,
+ * none twice: PROLLY_EINVAL) and hands the store a copy sorted by name (S1 in store.h); the
+ * outcome (conflict, current_*, current_epoch) comes back in the caller's order. */
+int prolly__store_write(prolly_db *db, prolly_store_write *w);
+/* The commit format's parents, as get_ancestors follows them. */
+extern const prolly_store_commit_layout prolly__commit_layout;
+
+/* Whether the db's store declares PROLLY_STORE_REMOTE. */
 int prolly__store_remote(const prolly_db *db);
 
 /* The node if it is in ws or in the cache (then added to ws), borrowed from ws; NULL if it is in

@@ -422,7 +422,7 @@ int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *pay
 		return prolly_set_error(PROLLY_EINVAL, "prolly_reflog needs a handle and a callback");
 	if ((rc = log_prefix(prefix, ref)))
 		return rc;
-	if ((rc = db->store->list_refs(db->store, prefix, on_log_ref, &lc)))
+	if ((rc = db->vt.list_refs(db->store, prefix, on_log_ref, &lc)))
 		goto cleanup;
 	if (!lc.n)
 		goto cleanup;

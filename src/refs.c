@@ -174,7 +174,7 @@ static int on_ref_under(void *payload, const char *name, const prolly_id *value)
 int prolly__list_under(prolly_db *db, const char *prefix, prolly_branch_fn fn, void *payload)
 {
 	list_ctx lc = {prefix, strlen(prefix), fn, payload};
-	return db->store->list_refs(db->store, prefix, on_ref_under, &lc);
+	return db->vt.list_refs(db->store, prefix, on_ref_under, &lc);
 }
 
 int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload)

@@ -44,8 +44,7 @@ int prolly_txn_begin(prolly_txn **out, prolly_db *db)
 
 static void unpin_set(prolly_db *db, prolly__nodeset *set)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	for (size_t i = 0; i < set->cap; i++)
 		if (prolly__nodeset_at(set, i))
 			d.cache_evictions += prolly__cache_unpin(db->cache, &set->slots[i].id);
@@ -184,8 +183,7 @@ static int gather(prolly_txn *txn, prolly_store_node **out, size_t *n)
 
 static void count_written(prolly_db *db, const prolly_store_node *nodes, size_t n)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_writes = 1;
 	d.nodes_written = n;
 	for (size_t i = 0; i < n; i++)
@@ -197,7 +195,7 @@ static void count_written(prolly_db *db, const prolly_store_node *nodes, size_t 
 typedef struct prolly__flush {
 	pthread_t thread;
 	int joinable; /* 0: the write ran in the caller (no thread could be started) */
-	prolly_store *store;
+	prolly_db *db;
 	prolly__nodeset nodes;  /* the flushed nodes: pinned, owned here until the flush is done */
 	prolly_store_node *arr; /* what the store is given (pointing into those nodes) */
 	size_t n;
@@ -214,7 +212,7 @@ static void *flush_main(void *arg)
 	w.nodes = f->arr;
 	w.n_nodes = f->n;
 	prolly_thread_stats_reset();
-	f->rc = f->store->write(f->store, &w);
+	f->rc = prolly__store_write(f->db, &w);
 	if (f->rc)
 		snprintf(f->msg, sizeof(f->msg), "%s", prolly_last_error());
 	prolly__thread_counters(&f->stats);
@@ -273,7 +271,7 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 			f->n++;
 		}
 	}
-	f->store = txn->db->store;
+	f->db = txn->db;
 	f->nodes = *set; /* the flush owns the nodes and their pins now */
 	prolly__nodeset_init(set);
 	txn->flushed = 1;
@@ -407,7 +405,7 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	w.durable = 1;
 	w.requires = (const prolly_id *)(const void *)req.ptr;
 	w.n_requires = req.size / PROLLY_ID_SIZE;
-	rc = txn->db->store->write(txn->db->store, &w);
+	rc = prolly__store_write(txn->db, &w);
 	for (size_t i = 0; i < txn->n_refs; i++)
 		txn->refs[i] = refs[i]; /* the outcome the store reported (the names are the same) */
 	if (w.current_epoch) {

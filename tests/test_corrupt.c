@@ -74,7 +74,7 @@ static int world_open(world *w, size_t n, uint64_t seed)
 	prolly_options o;
 	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = 0; /* every read goes to the store */
-	if ((rc = prolly_db_new(&w->db, &w->tap->base, &o)))
+	if ((rc = prolly_db_new(&w->db, &w->tap->tp.base, &o)))
 		return rc;
 	tm_rng rng;
 	tm_rng_seed(&rng, seed);

@@ -474,7 +474,7 @@ PT_TEST(cursor_missing_node_is_an_error)
 	o.cache_bytes = 0;
 	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
 	PT_REQUIRE(tm_tap_new(&tap, inner) == 0);
-	PT_REQUIRE(prolly_db_new(&db, &tap->base, &o) == 0);
+	PT_REQUIRE(prolly_db_new(&db, &tap->tp.base, &o) == 0);
 	static prolly_id written[4096];
 	prolly_id *wp = written;
 	tap->on_write = record_id;

@@ -4,6 +4,7 @@
  */
 #include "lib/model.h"
 #include "prolly.h"
+#include "prolly/store.h"
 #include "ptest.h"
 
 #include <stdio.h>
@@ -460,7 +461,7 @@ PT_TEST(diff_missing_node_is_an_error)
 	o.cache_bytes = 0;
 	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
 	PT_REQUIRE(tm_tap_new(&tap, inner) == 0);
-	PT_REQUIRE(prolly_db_new(&db, &tap->base, &o) == 0);
+	PT_REQUIRE(prolly_db_new(&db, &tap->tp.base, &o) == 0);
 	tm_rng r;
 	tm_model a, b;
 	prolly_id ra, rb;

@@ -134,8 +134,8 @@ static int open_db(run *r)
 		 * check the edits without them. tm_tap_new closes st if it fails. */
 		tm_tap *tap;
 		if ((rc = tm_tap_new(&tap, st)) == 0) {
-			tap->base.flags = PROLLY_STORE_REMOTE;
-			st = &tap->base;
+			tap->tp.base.flags = PROLLY_STORE_REMOTE;
+			st = &tap->tp.base;
 		}
 	}
 	if (rc) {

@@ -108,10 +108,11 @@ static int sh_get_ref_objects(prolly_store *st, const char *name, size_t follow,
 }
 
 static int sh_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
-                            prolly_store_obj_fn found, void *payload)
+                            const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
+                            void *payload)
 {
 	prolly_store *in = inner_of(st);
-	return in->get_ancestors(in, ids, n, limit, found, payload);
+	return in->get_ancestors(in, ids, n, limit, commit, found, payload);
 }
 
 static void sh_close(prolly_store *st)
@@ -126,7 +127,7 @@ int svc_shared_new(prolly_store **out, prolly_store *inner)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory wrapping the shared store");
 	s->base.version = PROLLY_STORE_VERSION;
 	s->base.flags = inner->version >= 3 ? inner->flags : 0;
-	s->base.get_ancestors = inner->version >= 3 && inner->get_ancestors ? sh_get_ancestors : NULL;
+	s->base.get_ancestors = inner->version >= 4 && inner->get_ancestors ? sh_get_ancestors : NULL;
 	s->base.kind = inner->kind;
 	s->base.get_nodes = sh_get_nodes;
 	s->base.write = sh_write;

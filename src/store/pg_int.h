@@ -20,9 +20,9 @@
 #ifndef PROLLY_STORE_PG_INT_H
 #define PROLLY_STORE_PG_INT_H
 
-#include "internal.h"
+#include "pg.h"
 #include "redact.h"
-#include "store/pg.h"
+#include "store_int.h"
 
 #include <libpq-fe.h>
 #include <stddef.h>
@@ -98,7 +98,7 @@ typedef struct pg_store {
 	int no_create;
 	_Atomic int ready; /* the schema is known to exist: connections prepare statements */
 	_Atomic int fast;  /* the schema is at version 2: one-statement writes (prolly_write) */
-	_Atomic unsigned fail_chunk;
+	_Atomic unsigned fail_chunk; /* prolly_store_pg_fail_chunk (test build only; else 0) */
 
 	pthread_mutex_t mu; /* the pool */
 	pgconn *conns;
@@ -211,7 +211,6 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 /* ------------------------------------------------------------------------------------------ */
 
 /* pg.c */
-int prolly__pg_check_ref_name(const char *name);
 int prolly__pg_preflist_push(preflist *l, const char *name, size_t len, const prolly_id *value);
 void prolly__pg_preflist_dispose(preflist *l);
 int prolly__pg_list_fn(void *ctx, size_t qi, const PGresult *r);

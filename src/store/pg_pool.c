@@ -19,7 +19,7 @@
  * open. The gc pins one connection to its thread while mark() runs: that thread's store calls use
  * it instead of the pool.
  */
-#include "store/pg_int.h"
+#include "pg_int.h"
 
 #include <errno.h>
 #include <poll.h>
