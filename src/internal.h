@@ -73,6 +73,11 @@ int prolly__buf_put(prolly_buf *b, const void *data, size_t size);
 /* The value of one hex digit (0-9, a-f, A-F), or -1. The library's only hex decoder; ids are
  * encoded by prolly_id_to_hex. */
 int prolly__hexval(int c);
+/* How many of s[0..len) are hex digits before the first that is not (lower_only: a-f only). */
+size_t prolly__hex_span(const char *s, size_t len, int lower_only);
+/* Writes the n hex digits of hex (checked by prolly__hex_span) into out as nibbles, high nibble
+ * first; with n odd the low nibble of the last byte keeps its value. */
+void prolly__hex_nibbles(unsigned char *out, const char *hex, size_t n);
 
 /* SHA-256 of data (OpenSSL libcrypto). */
 void prolly__hash(prolly_id *out, const void *data, size_t size);

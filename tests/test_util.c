@@ -1,6 +1,6 @@
 /*
  * test_util.c - the library's shared small helpers: the id table (idmap.c), array growth and
- * hex digits (util.c), and the generator in src/rng.h.
+ * hex digits and runs of them (util.c), and the generator in src/rng.h.
  */
 #include "internal.h"
 #include "ptest.h"
@@ -96,6 +96,20 @@ PT_TEST(hex_digits)
 		int want = !at ? -1 : at - digits < 16 ? (int)(at - digits) : (int)(at - digits) - 6;
 		PT_CHECKF(prolly__hexval(c) == want, "0x%02x: %d", c, prolly__hexval(c));
 	}
+	PT_CHECK(prolly__hex_span("09afAFg", 7, 0) == 6);
+	PT_CHECK(prolly__hex_span("09afAFg", 7, 1) == 4); /* lower_only stops at 'A' */
+	PT_CHECK(prolly__hex_span("09af", 2, 0) == 2 && prolly__hex_span("", 0, 0) == 0);
+	unsigned char b[3] = {0xff, 0xff, 0xff};
+	prolly__hex_nibbles(b, "a1B", 3); /* odd: the last low nibble is kept */
+	PT_CHECK(b[0] == 0xa1 && b[1] == 0xbf && b[2] == 0xff);
+	prolly_id id;
+	PT_CHECK_RC(
+	    prolly_id_from_hex(&id, "00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00Fg"),
+	    PROLLY_EINVAL);
+	PT_CHECK_RC(
+	    prolly_id_from_hex(&id, "00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00Fe"),
+	    0);
+	PT_CHECK(id.bytes[0] == 0 && id.bytes[1] == 0xff && id.bytes[31] == 0xfe);
 }
 
 PT_TEST(splitmix64_reference)
