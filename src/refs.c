@@ -109,51 +109,47 @@ cleanup:
 
 /* ---- tags ---------------------------------------------------------------------------------- */
 
-static int tag_ref(char out[PROLLY_MAX_REF_NAME + 1], const char *name)
+enum { TAG_CREATE, TAG_DELETE, TAG_GET };
+
+/* The three tag operations: the ref of tag `name` (the branch name rules, and their messages),
+ * the ref operation, and the tag's own words for its expected failure (ECONFLICT for a create,
+ * ENOTFOUND otherwise; any other error keeps the message it came with). */
+static int tag_op(prolly_id *out, prolly_db *db, const char *name, int op, const prolly_id *commit)
 {
-	int rc = prolly_branch_name_valid(name); /* the same rules, and the same messages */
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	int rc = prolly_branch_name_valid(name);
 	if (rc)
 		return rc;
-	snprintf(out, PROLLY_MAX_REF_NAME + 1, "%s%s", TAGS_PREFIX, name);
-	return 0;
+	snprintf(ref, sizeof(ref), "%s%s", TAGS_PREFIX, name);
+	switch (op) {
+	case TAG_CREATE:
+		rc = prolly__ref_create(db, ref, commit, "tag");
+		if (rc == PROLLY_ECONFLICT)
+			return prolly_set_error(rc, "tag '%s' already exists", name);
+		return rc;
+	case TAG_DELETE: rc = prolly__ref_delete(out, db, ref, "delete"); break;
+	default: rc = prolly__get_ref(db, ref, out); break;
+	}
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(rc, "no tag '%s'", name);
+	return rc;
 }
 
 int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1];
-	int rc;
 	if (!commit)
 		return prolly_set_error(PROLLY_EINVAL, "creating tag '%s' needs a commit", name);
-	if ((rc = tag_ref(ref, name)))
-		return rc;
-	rc = prolly__ref_create(db, ref, commit, "tag");
-	if (rc == PROLLY_ECONFLICT)
-		return prolly_set_error(rc, "tag '%s' already exists", name);
-	return rc;
+	return tag_op(NULL, db, name, TAG_CREATE, commit);
 }
 
 int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1];
-	int rc;
-	if ((rc = tag_ref(ref, name)))
-		return rc;
-	rc = prolly__ref_delete(out_commit, db, ref, "delete");
-	if (rc == PROLLY_ENOTFOUND)
-		return prolly_set_error(rc, "no tag '%s'", name);
-	return rc;
+	return tag_op(out_commit, db, name, TAG_DELETE, NULL);
 }
 
 int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1];
-	int rc;
-	if ((rc = tag_ref(ref, name)))
-		return rc;
-	rc = prolly__get_ref(db, ref, out_commit);
-	if (rc == PROLLY_ENOTFOUND)
-		return prolly_set_error(rc, "no tag '%s'", name);
-	return rc;
+	return tag_op(out_commit, db, name, TAG_GET, NULL);
 }
 
 typedef struct list_ctx {
