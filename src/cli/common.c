@@ -11,19 +11,23 @@
 #include <string.h>
 #include <time.h>
 
+char *vformat(const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return s;
+}
+
 char *format(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (!s)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	char *s = vformat(fmt, ap);
 	va_end(ap);
 	return s;
 }
