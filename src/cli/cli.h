@@ -151,6 +151,8 @@ int unescape_append(struct bytes *out, const char *s, size_t n, const char **why
 
 /* Writes data escaped (see the ESCAPES section of the man page). */
 void escape_write(FILE *f, const void *data, size_t size);
+/* Writes value escaped, or ABSENT_MARK when value is NULL, and a newline. */
+void escape_value_line(FILE *f, const void *value, size_t size);
 
 /* A malloc'd NUL-terminated escaped copy of data, or NULL when out of memory. */
 char *escape_dup(const void *data, size_t size);
