@@ -46,7 +46,7 @@ static void unpin_set(prolly_db *db, prolly__nodeset *set)
 	memset(&d, 0, sizeof(d));
 	for (size_t i = 0; i < set->cap; i++)
 		if (prolly__nodeset_at(set, i))
-			d.cache_evictions += prolly__cache_unpin(db->cache, &set->slots[i].id);
+			d.cache_evictions += prolly__cache_unpin(db->cache, &prolly__nodeset_at(set, i)->id);
 	prolly__nodeset_dispose(set); /* T2 */
 	if (d.cache_evictions)
 		prolly__stats_add(db, &d);

@@ -39,7 +39,7 @@ PT_TEST(idmap_put_get_replace)
 			PT_CHECK_RC(prolly__idmap_put(&m, &id, (uintptr_t)i + 1), 0);
 		}
 		PT_CHECK(m.len == n + 1);
-		PT_CHECK(m.cap && (m.cap & (m.cap - 1)) == 0 && m.len * 4 <= m.cap * 3); /* I1 */
+		PT_CHECK(m.cap && (m.cap & (m.cap - 1)) == 0 && m.len * 2 <= m.cap); /* I1 */
 		for (uint64_t i = 0; i < n; i++) {
 			prolly_id id = some_id(i, collide);
 			PT_CHECKF(prolly__idmap_get(&m, &id) == i + 1, "id %llu", (unsigned long long)i);
@@ -48,14 +48,22 @@ PT_TEST(idmap_put_get_replace)
 		prolly_id other = some_id(n, collide);
 		PT_CHECK(prolly__idmap_get(&m, &other) == 0);
 		prolly_id first = some_id(0, collide);
+		size_t at = 0;
+		PT_CHECK(prolly__idmap_find(&m, &first) == 1); /* entries in the order added */
+		PT_CHECK(prolly__idmap_find(&m, &other) == PROLLY__IDMAP_NONE);
+		PT_CHECK_RC(prolly__idmap_add(&m, &first, &at), 0); /* there already */
+		PT_CHECK(at == 1 && prolly_id_equal(&m.ids[at], &first) && m.vals[at] == 1);
 		PT_CHECK_RC(prolly__idmap_put(&m, &first, 99), 0); /* replaces, adds nothing */
 		PT_CHECK(prolly__idmap_get(&m, &first) == 99 && m.len == n + 1);
 		size_t used = 0;
 		for (size_t i = 0; i < m.cap; i++)
-			used += m.slots[i].val != 0;
+			used += m.slots[i].at != 0;
 		PT_CHECK(used == m.len); /* I2 */
 		prolly__idmap_dispose(&m);
 		PT_CHECK(m.slots == NULL && m.cap == 0 && m.len == 0);
+		PT_CHECK_RC(prolly__idmap_add(&m, &other, &at), 1); /* added, value 0 */
+		PT_CHECK(at == 0 && prolly__idmap_get(&m, &other) == 0 && m.len == 1);
+		prolly__idmap_dispose(&m);
 	}
 }
 
