@@ -280,6 +280,19 @@ int publish(struct cli *cli, prolly_txn *txn, const char *branch);
 /* Prints an id in hex followed by a newline on stdout. */
 void print_id(const prolly_id *id);
 
+/* The branches of a store, collected by list_branches (a prolly_branch_fn; payload a struct
+ * branch_list zeroed by the caller) so that their commits are read after the listing, not
+ * inside its callback. oom: a name or slot could not be allocated (the listing then stopped).
+ * Free with branch_list_dispose. */
+struct branch_list {
+	char **names;
+	prolly_id *heads;
+	size_t n, capn, caph;
+	int oom;
+};
+int list_branches(void *payload, const char *name, const prolly_id *commit);
+void branch_list_dispose(struct branch_list *bl);
+
 /* Makes sure stdout reached its destination; returns code, or EXIT_STORE if writing failed. */
 int finish_output(struct cli *cli, int code);
 

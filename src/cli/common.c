@@ -418,6 +418,26 @@ void print_id(const prolly_id *id)
 	printf("%s\n", hex);
 }
 
+int list_branches(void *payload, const char *name, const prolly_id *commit)
+{
+	struct branch_list *bl = payload;
+	if (GROW_ARRAY(bl->names, bl->capn, bl->n + 1, 16) ||
+	    GROW_ARRAY(bl->heads, bl->caph, bl->n + 1, 16) || !(bl->names[bl->n] = strdup(name))) {
+		bl->oom = 1;
+		return 1;
+	}
+	bl->heads[bl->n++] = *commit;
+	return 0;
+}
+
+void branch_list_dispose(struct branch_list *bl)
+{
+	for (size_t i = 0; i < bl->n; i++)
+		free(bl->names[i]);
+	free(bl->names);
+	free(bl->heads);
+}
+
 int finish_output(struct cli *cli, int code)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
