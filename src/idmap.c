@@ -99,6 +99,7 @@ int prolly__idmap_add(prolly__idmap *m, const prolly_id *id, size_t *entry)
 	m->vals[m->len] = 0;
 	place(m->slots, m->cap, id, m->len);
 	*entry = m->len++;
+	assert(m->len * 2 <= m->cap && m->len < UINT32_MAX); /* I1, I4 */
 	return 1;
 }
 
