@@ -574,7 +574,8 @@ typedef struct prolly__walk_reader {
 /* Reads ids[0..n) (nodes idx[0..n)) with one store call: each object found goes to fill; where
  * the store has get_ancestors, their ancestors too (a commit not in the table through add, then
  * fill; one that does not decode is left unfilled). A missing id is skipped: the caller sees
- * its node unfilled. Counts the call in db's stats where the store does not. */
+ * its node unfilled. A get_ancestors call is counted in db's stats here (prolly__load_raw counts
+ * its own). */
 int prolly__walk_read(const prolly__walk_reader *r, const prolly_id *ids, const size_t *idx,
                       size_t n);
 /* Sets and returns PROLLY_ENOTFOUND, "commit <hex> not found". */
