@@ -47,7 +47,7 @@ static void unpin_set(prolly_db *db, prolly__nodeset *set)
 	prolly_stats d = PROLLY_STATS_INIT;
 	for (size_t i = 0; i < set->cap; i++)
 		if (prolly__nodeset_at(set, i))
-			d.cache_evictions += prolly__cache_unpin(db->cache, &set->slots[i].id);
+			d.cache_evictions += prolly__cache_unpin(db->cache, &prolly__nodeset_at(set, i)->id);
 	prolly__nodeset_dispose(set); /* T2 */
 	if (d.cache_evictions)
 		prolly__stats_add(db, &d);

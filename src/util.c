@@ -89,20 +89,33 @@ int prolly__hexval(int c)
 	return -1;
 }
 
+size_t prolly__hex_span(const char *s, size_t len, int lower_only)
+{
+	size_t n = 0;
+	while (n < len && prolly__hexval((unsigned char)s[n]) >= 0 &&
+	       !(lower_only && s[n] >= 'A' && s[n] <= 'F'))
+		n++;
+	return n;
+}
+
+void prolly__hex_nibbles(unsigned char *out, const char *hex, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = (unsigned)prolly__hexval((unsigned char)hex[i]);
+		unsigned shift = i % 2 ? 0 : 4;
+		assert(v < 16); /* the caller checked with prolly__hex_span */
+		out[i / 2] = (unsigned char)((out[i / 2] & ~(0xfu << shift)) | v << shift);
+	}
+}
+
 int prolly_id_from_hex(prolly_id *out, const char *hex)
 {
-	prolly_id id;
 	if (!hex || strlen(hex) != 2 * PROLLY_ID_SIZE)
 		return prolly_set_error(PROLLY_EINVAL, "an id is 64 hex digits: '%s'",
 		                        hex ? hex : "(null)");
-	for (int i = 0; i < PROLLY_ID_SIZE; i++) {
-		int hi = prolly__hexval((unsigned char)hex[2 * i]);
-		int lo = prolly__hexval((unsigned char)hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return prolly_set_error(PROLLY_EINVAL, "not a hex id: '%s'", hex);
-		id.bytes[i] = (unsigned char)(hi << 4 | lo);
-	}
-	*out = id;
+	if (prolly__hex_span(hex, 2 * PROLLY_ID_SIZE, 0) != 2 * PROLLY_ID_SIZE)
+		return prolly_set_error(PROLLY_EINVAL, "not a hex id: '%s'", hex);
+	prolly__hex_nibbles(out->bytes, hex, 2 * PROLLY_ID_SIZE);
 	return 0;
 }
 

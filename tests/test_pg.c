@@ -1837,6 +1837,55 @@ static prolly_db *open_db_as(const char *conninfo, const char *schema)
 	return db;
 }
 
+/* The setup of a role test: a schema its owner created, the admin connection, and login roles
+ * prolly_TAG_PID with the grants of docs/postgres.md (roles_begin), dropped by roles_end. */
+typedef struct roles {
+	const char *schema;
+	PGconn *admin;
+	int n;
+	char name[3][64];
+	char conninfo[3][600];
+} roles;
+
+/* 1 when the roles exist and the first can log in; 0 when that is not possible here (a skip,
+ * or a failed check); roles_end in either case. */
+static int roles_begin(roles *r, int n, const char *const *tags, const char *const *grants)
+{
+	memset(r, 0, sizeof(*r));
+	r->schema = new_schema();
+	r->admin = admin();
+	PT_CHECK(r->admin);
+	if (!r->admin)
+		return 0;
+	prolly_store *own = open_opt(pg_url, r->schema, 0);
+	PT_CHECK(own);
+	if (!own)
+		return 0;
+	prolly_store_close(own);
+	for (; r->n < n; r->n++) {
+		snprintf(r->name[r->n], sizeof(r->name[0]), "prolly_%s_%d", tags[r->n], (int)getpid());
+		int rc = make_role(r->admin, r->name[r->n], r->schema, grants[r->n], r->conninfo[r->n],
+		                   sizeof(r->conninfo[0]));
+		PT_CHECK(rc == 0);
+		if (rc)
+			return 0;
+	}
+	PGconn *probe = PQconnectdb(r->conninfo[0]);
+	int can_login = PQstatus(probe) == CONNECTION_OK;
+	if (!can_login)
+		skip("this server does not let a new role log in with a password from here: %s",
+		     PQerrorMessage(probe));
+	PQfinish(probe);
+	return can_login;
+}
+
+static void roles_end(roles *r)
+{
+	for (int i = 0; i < r->n; i++)
+		drop_role(r->admin, r->name[i]);
+	PQfinish(r->admin);
+}
+
 /*
  * Three roles with exactly the documented grants on a schema the owner created: the writer
  * commits, branches and merges, but cannot store a node whose bytes are not its id's, cannot
@@ -1845,26 +1894,15 @@ static prolly_db *open_db_as(const char *conninfo, const char *schema)
  */
 PT_TEST(roles_least_grants)
 {
-	const char *schema = new_schema();
-	PGconn *a = admin();
-	PT_REQUIRE(a);
-	prolly_store *own = open_opt(pg_url, schema, 0);
-	PT_REQUIRE(own);
-	prolly_store_close(own);
-	char rd[64], wr[64], gcr[64], ci_rd[600], ci_wr[600], ci_gc[600];
-	snprintf(rd, sizeof(rd), "prolly_rd_%d", (int)getpid());
-	snprintf(wr, sizeof(wr), "prolly_wr_%d", (int)getpid());
-	snprintf(gcr, sizeof(gcr), "prolly_gc_%d", (int)getpid());
-	PT_REQUIRE(make_role(a, rd, schema, READER_GRANTS, ci_rd, sizeof(ci_rd)) == 0);
-	PT_REQUIRE(make_role(a, wr, schema, WRITER_GRANTS, ci_wr, sizeof(ci_wr)) == 0);
-	PT_REQUIRE(make_role(a, gcr, schema, GC_GRANTS, ci_gc, sizeof(ci_gc)) == 0);
-	PGconn *w = PQconnectdb(ci_wr);
-	if (PQstatus(w) != CONNECTION_OK) {
-		skip("this server does not let a new role log in with a password from here: %s",
-		     PQerrorMessage(w));
-		PQfinish(w);
+	static const char *const tags[] = {"wr", "rd", "gc"};
+	static const char *const grants[] = {WRITER_GRANTS, READER_GRANTS, GC_GRANTS};
+	roles r;
+	if (!roles_begin(&r, 3, tags, grants))
 		goto out;
-	}
+	const char *schema = r.schema, *ci_wr = r.conninfo[0], *ci_rd = r.conninfo[1],
+	           *ci_gc = r.conninfo[2];
+	PGconn *a = r.admin, *w = PQconnectdb(ci_wr);
+	PT_REQUIRE(PQstatus(w) == CONNECTION_OK);
 	PQsetNoticeProcessor(w, quiet, NULL);
 
 	/* The writer: commits, a branch, a merge. */
@@ -1928,10 +1966,7 @@ PT_TEST(roles_least_grants)
 	prolly_close(db);
 	PQfinish(w);
 out:
-	drop_role(a, rd);
-	drop_role(a, wr);
-	drop_role(a, gcr);
-	PQfinish(a);
+	roles_end(&r);
 }
 
 /* A writer with exactly the grants of docs/postgres.md on a schema turned back into version 1:
@@ -1939,27 +1974,16 @@ out:
  * pipeline. */
 PT_TEST(runtime_role_least_privileges)
 {
-	const char *schema = new_schema();
-	PGconn *a = admin();
-	PT_REQUIRE(a);
-	prolly_store *st = open_opt(pg_url, schema, 0);
-	PT_REQUIRE(st);
-	prolly_store_close(st);
-	char role[64], conninfo[600];
-	snprintf(role, sizeof(role), "prolly_rt_%d", (int)getpid());
-	PT_REQUIRE(make_role(a, role, schema, WRITER_GRANTS, conninfo, sizeof(conninfo)) == 0);
-	PGconn *probe = PQconnectdb(conninfo);
-	int can_login = PQstatus(probe) == CONNECTION_OK;
-	if (!can_login)
-		skip("this server does not let a new role log in with a password from here: %s",
-		     PQerrorMessage(probe));
-	PQfinish(probe);
-	if (!can_login) {
-		drop_role(a, role);
-		PQfinish(a);
+	static const char *const tags[] = {"rt"};
+	static const char *const grants[] = {WRITER_GRANTS};
+	roles r;
+	if (!roles_begin(&r, 1, tags, grants)) {
+		roles_end(&r);
 		return;
 	}
-	st = open_opt(conninfo, schema, 1);
+	const char *schema = r.schema, *conninfo = r.conninfo[0];
+	PGconn *a = r.admin;
+	prolly_store *st = open_opt(conninfo, schema, 1);
 	PT_CHECK(st != NULL);
 	prolly_id head = tn_id(27, 0), got;
 	int rc;
@@ -1986,8 +2010,7 @@ PT_TEST(runtime_role_least_privileges)
 		PT_CHECK(n == 6);
 		prolly_store_close(st);
 	}
-	drop_role(a, role);
-	PQfinish(a);
+	roles_end(&r);
 }
 
 /* ---- passwords -------------------------------------------------------------------------------- */

@@ -218,30 +218,6 @@ cleanup:
 
 /* ---- branches ---------------------------------------------------------------------------- */
 
-struct branch_list {
-	char **names;
-	prolly_id *heads;
-	size_t n, capn, caph;
-	int oom;
-};
-
-static int collect_branch(void *payload, const char *name, const prolly_id *commit)
-{
-	struct branch_list *bl = payload;
-	if (GROW_ARRAY(bl->names, bl->capn, bl->n + 1, 16) ||
-	    GROW_ARRAY(bl->heads, bl->caph, bl->n + 1, 16)) {
-		bl->oom = 1;
-		return 1;
-	}
-	bl->names[bl->n] = strdup(name);
-	if (!bl->names[bl->n]) {
-		bl->oom = 1;
-		return 1;
-	}
-	bl->heads[bl->n++] = *commit;
-	return 0;
-}
-
 int cmd_branches(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
@@ -255,7 +231,7 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 	if ((rc = open_store(cli, STORE_READ, NULL)))
 		goto cleanup;
 	/* Collect first: commits are read after the listing, not from inside its callback. */
-	err = prolly_branch_list(cli->db, collect_branch, &bl);
+	err = prolly_branch_list(cli->db, list_branches, &bl);
 	if (bl.oom) {
 		rc = fail(cli, EXIT_STORE, "out of memory");
 		goto cleanup;
@@ -280,10 +256,7 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 		printf("%s\t%s\t%s\n", bl.names[i], chex, thex);
 	}
 cleanup:
-	for (size_t i = 0; i < bl.n; i++)
-		free(bl.names[i]);
-	free(bl.names);
-	free(bl.heads);
+	branch_list_dispose(&bl);
 	return rc;
 }
 
