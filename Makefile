@@ -7,12 +7,15 @@
 #                         $(BENCH_STORES), results in $(BENCH_OUT)/STORE/ (docs/benchmarks.md)
 #   make fuzz-smoke       libFuzzer targets fuzz/fuzz_*.c (clang, via fuzz/run.sh), a short run each
 #   make install          PREFIX=/usr/local DESTDIR= ; `make uninstall` reverses it
+#   make ext              the PostgreSQL extension (ext/postgres, PGXS); part of make, make test
+#                         and make install wherever pg_config is found (docs/sql.md)
 #   make format           clang-format -i over the sources; `make format-check` only checks
 #   make check-exports    libprolly.so exports exactly the PROLLY_API functions of include/
 #   make check-includes   every #include stays inside its layer (scripts/check-includes.sh)
 #
 # Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=... (harness
 #        flags, e.g. --sizes 1M)  BENCH_STORES='mem lmdb postgres'  BENCH_OUT=dir
+#        PG_CONFIG=path (the server whose extension is built; EXT= leaves the extension out)
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
 
 CC      ?= cc
@@ -82,24 +85,37 @@ HLIB_TESTS := $(filter $(BUILD)/tests/test_workload $(BUILD)/tests/test_harness_
 
 TEST_OBJ  := $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ) $(HARN_SRC:%.c=$(BUILD)/obj/%.o)
-ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ)
+STORE_OBJ := $(filter $(BUILD)/obj/src/store/%,$(LIB_OBJ))
+# Test hooks (prolly_store_pg_fail_chunk) exist only in a test build: the files that hold them
+# are compiled a second time with -DPROLLY_TEST_HOOKS into $(BUILD)/obj/hooks/, and the tests
+# link $(TEST_LIB), libprolly.a with those objects swapped in. libprolly.a and libprolly.so
+# never contain a hook.
+HOOK_SRC  := src/store/pg.c src/store/pg_write.c
+HOOK_OBJ  := $(HOOK_SRC:%.c=$(BUILD)/obj/hooks/%.o)
+TEST_LIB  := $(BUILD)/libprolly_test.a
+ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) $(HOOK_OBJ)
 
 # Include paths state the layers: each object sees only the headers its layer may use, so an
 # include that crosses a layer fails to compile (scripts/check-includes.sh catches the relative
 # paths that -I cannot stop). The library alone sees src/, and is built with hidden visibility:
-# libprolly.so exports only what include/prolly.h marks PROLLY_API (scripts/check-exports.sh).
+# libprolly.so exports only what include/ marks PROLLY_API (scripts/check-exports.sh).
 # Its tests see src/ too (they link libprolly.a, where hidden symbols stay linkable); the CLI
 # sees only the public header; bench/lib/, the scale engine and the bench programs see the
 # public header and bench/lib/; the harness's runner and suites also bench/harness/.
+# The stores see only the public headers and their own folder (src/store/store_int.h): never the
+# engine's internals.
 $(LIB_OBJ):   LAYER_CFLAGS := -Iinclude -Isrc -fvisibility=hidden
+$(STORE_OBJ): LAYER_CFLAGS := -Iinclude -fvisibility=hidden
+$(HOOK_OBJ):  LAYER_CFLAGS := -Iinclude -fvisibility=hidden -DPROLLY_TEST_HOOKS
 $(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
 $(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
 $(HARN_SRC:%.c=$(BUILD)/obj/%.o): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness
-$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness
+$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness -DPROLLY_TEST_HOOKS
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
-                         bench/scale/*.[ch] bench/harness/*.[ch] bench/suites/*.[ch])
+                         bench/scale/*.[ch] bench/harness/*.[ch] bench/suites/*.[ch] \
+                         ext/postgres/*.[ch])
 CLANG_FORMAT ?= clang-format
 
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when
@@ -115,22 +131,43 @@ BENCH_STORES  ?= mem lmdb postgres
 BENCH_CONFIG  ?= bench/workloads/bench.toml
 BENCH_OUT     ?= bench-out/$(shell date -u +%Y%m%dT%H%M%SZ)
 
+# The PostgreSQL extension (ext/postgres) is built with PGXS wherever pg_config and the server's
+# headers are found (Debian: postgresql-server-dev-15), but not into a sanitizer or fuzzing
+# build: a backend cannot load a module built with ASan. Its test (ext/postgres/test_extension.sh)
+# installs it, so `make test` then needs root, as CI has.
+PG_CONFIG ?= pg_config
+ifeq ($(origin EXT),undefined)
+  EXT := $(if $(SAN)$(FUZZ),,$(shell test -f "$$($(PG_CONFIG) --pgxs 2>/dev/null)" && test -f "$$($(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h" && echo ext/postgres))
+endif
+EXT_MAKE = $(MAKE) -C ext/postgres BUILD=$(BUILD) PG_CONFIG=$(PG_CONFIG)
+
 .PHONY: all lib cli tests test san-test bench bench-bin fuzz fuzz-smoke install uninstall \
-        format format-check check-exports check-includes clean distclean help
+        format format-check check-exports check-includes clean distclean help ext
 .DELETE_ON_ERROR:
 # Keep the object files of chained rules (tests, benches, fuzzers) instead of deleting them.
 .SECONDARY:
 
-all: $(BUILD)/libprolly.a $(BUILD)/libprolly.so $(BUILD)/prolly
+all: $(BUILD)/libprolly.a $(BUILD)/libprolly.so $(BUILD)/prolly $(if $(EXT),ext)
 lib: $(BUILD)/libprolly.a $(BUILD)/libprolly.so
 cli: $(BUILD)/prolly
 tests: $(TEST_BIN)
+
+$(BUILD)/obj/hooks/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LAYER_CFLAGS) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+ext: $(BUILD)/libprolly.a $(BUILD)/prolly
+	$(EXT_MAKE)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LAYER_CFLAGS) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libprolly.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(TEST_LIB): $(filter-out $(HOOK_SRC:%.c=$(BUILD)/obj/%.o),$(LIB_OBJ)) $(HOOK_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
@@ -141,9 +178,9 @@ $(BUILD)/libprolly.so: $(LIB_OBJ)
 $(BUILD)/prolly: $(CLI_OBJ) $(BUILD)/libprolly.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libbench.a $(BUILD)/libprolly.a
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 $(BUILD)/libbench.a: $(BLIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -162,16 +199,16 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbench.a $(BUILD)/libprolly.
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(BUILD)/libprolly.a
+$(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 # ---- tests ------------------------------------------------------------------------------------
 
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
-	 bash tests/run.sh $(TEST_BIN)
+	 bash tests/run.sh $(TEST_BIN) $(if $(EXT),ext/postgres/test_extension.sh)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree.
 san-test:
@@ -204,7 +241,9 @@ fuzz-smoke:
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/prolly
 	$(INSTALL) -m 644 include/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly.h
+	$(INSTALL) -m 644 include/prolly/store.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
 	$(INSTALL) -m 644 $(BUILD)/libprolly.a $(DESTDIR)$(LIBDIR)/libprolly.a
 	$(INSTALL) -m 755 $(BUILD)/libprolly.so $(DESTDIR)$(LIBDIR)/libprolly.so.$(VERSION)
 	ln -sf libprolly.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -220,14 +259,17 @@ install: all
 		$(INSTALL) -m 644 docs/prolly.1 $(DESTDIR)$(MANDIR)/man1/prolly.1; \
 	fi
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	$(if $(EXT),$(EXT_MAKE) install DESTDIR=$(DESTDIR))
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h
+	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/prolly 2>/dev/null
 	rm -f $(DESTDIR)$(LIBDIR)/libprolly.a $(DESTDIR)$(LIBDIR)/libprolly.so \
 	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libprolly.so.$(VERSION)
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/prolly.pc
 	rm -f $(DESTDIR)$(BINDIR)/prolly
 	rm -f $(DESTDIR)$(MANDIR)/man1/prolly.1
+	$(if $(EXT),$(EXT_MAKE) uninstall DESTDIR=$(DESTDIR))
 
 # ---- formatting -------------------------------------------------------------------------------
 
@@ -249,11 +291,13 @@ check-includes:
 
 clean:
 	rm -rf $(BUILD) build-san build-fuzz
+	rm -rf ext/postgres/*.o ext/postgres/*.so ext/postgres/results ext/postgres/regression.* \
+	       ext/postgres/log
 
 distclean: clean
 	rm -rf build .prolly bench-out
 
 help:
-	@sed -n '2,15s/^# \{0,1\}//p' Makefile
+	@sed -n '2,/^$$/s/^# \{0,1\}//p' Makefile
 
 -include $(ALL_OBJ:.o=.d)

@@ -10,7 +10,10 @@
 #   - a symbol the library exports that no public header declares (an internal function, a test
 #     hook, a global variable that leaked);
 #   - a marked declaration the library does not export (no definition, or one that does not see
-#     the header's declaration).
+#     the header's declaration);
+#   - a test hook (a function declared between "#ifdef PROLLY_TEST_HOOKS" and "#endif" in a
+#     header under src/) that LIBRARY or the libprolly.a beside it defines at all: hooks exist
+#     only in the tests' archive, libprolly_test.a (Makefile, HOOK_SRC).
 # Run by `make check-exports` and by .ci/run. Needs nm (binutils) and perl.
 set -euo pipefail
 
@@ -71,6 +74,24 @@ if [ -s "$tmp/missing" ]; then
 	sed 's/^/  /' "$tmp/missing"
 	fail=1
 fi
+# shellcheck disable=SC2046
+perl -0777 -ne '
+	while (/#ifdef PROLLY_TEST_HOOKS(.*?)#endif/gs) {
+		my $block = $1;
+		print "$1\n" while $block =~ /\b(prolly_[A-Za-z0-9_]+)\s*\(/g;
+	}
+' $(find src -name '*.h' | sort) | sort -u >"$tmp/hooks"
+for bin in "$lib" "$(dirname "$lib")/libprolly.a"; do
+	[ -f "$bin" ] || continue
+	nm --defined-only "$bin" 2>/dev/null | awk 'NF >= 3 {print $3}' | sort -u >"$tmp/defined"
+	comm -12 "$tmp/hooks" "$tmp/defined" >"$tmp/leaked"
+	if [ -s "$tmp/leaked" ]; then
+		echo "check-exports: $bin defines test hooks (they belong in libprolly_test.a only):"
+		sed 's/^/  /' "$tmp/leaked"
+		fail=1
+	fi
+done
+
 if [ "$fail" -ne 0 ]; then
 	exit 1
 fi

@@ -205,7 +205,7 @@ int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id)
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, id);
 		rc = prolly_set_error(PROLLY_ENOTFOUND, "commit %s not found in the %s store", hex,
-		                      db->store->kind);
+		                      db->vt.kind);
 		goto cleanup;
 	}
 	*out = ctx.c;
@@ -244,7 +244,7 @@ int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_c
 			char hex[PROLLY_ID_HEX_SIZE];
 			prolly_id_to_hex(hex, &ids[i]);
 			return prolly_set_error(PROLLY_ENOTFOUND, "commit %s not found in the %s store", hex,
-			                        db->store->kind);
+			                        db->vt.kind);
 		}
 	}
 	return 0;

@@ -10,15 +10,6 @@
 
 #include <stdlib.h>
 
-void prolly_options_init(prolly_options *opts)
-{
-	memset(opts, 0, sizeof(*opts));
-	opts->cache_bytes = (size_t)256 << 20;
-	opts->retain_commits = 0;
-	opts->flush_bytes = (size_t)4 << 20;
-	opts->reflog_days = 14;
-}
-
 void prolly_id_empty_tree(prolly_id *out)
 {
 	/* The leaf with n = 0 (node.c): magic, version, then zeros (level, flags, n, koff[0],
@@ -37,23 +28,18 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly_buf bytes = PROLLY_BUF_INIT;
 	prolly__enc_init(&enc, 0);
 
-	if (!store || store->version < 1 || store->version > PROLLY_STORE_VERSION) {
-		rc = prolly_set_error(PROLLY_EVERSION,
-		                      "store interface version %u; this library speaks 1 to %d",
-		                      store ? store->version : 0, PROLLY_STORE_VERSION);
+	if ((rc = prolly__options_check(opts)))
 		goto cleanup;
-	}
 	db = calloc(1, sizeof(*db));
 	if (!db) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory opening a handle");
 		goto cleanup;
 	}
+	if ((rc = prolly__store_adopt(&db->vt, store)))
+		goto cleanup;
 	db->store = store;
 	store = NULL;
-	if (opts)
-		db->opts = *opts;
-	else
-		prolly_options_init(&db->opts);
+	prolly__options_load(&db->opts, opts); /* checked above */
 	if (!db->opts.flush_bytes)
 		db->opts.flush_bytes = (size_t)4 << 20;
 	pthread_mutex_init(&db->stats_lock, NULL);
@@ -68,7 +54,7 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	/* Learn the store's gc epoch with an empty write (see prolly_store_write). */
 	prolly_store_write w;
 	memset(&w, 0, sizeof(w));
-	if ((rc = db->store->write(db->store, &w)))
+	if ((rc = prolly__store_write(db, &w)))
 		goto cleanup;
 	atomic_store(&db->epoch, w.current_epoch);
 	*out = db;
@@ -81,18 +67,12 @@ cleanup:
 	return rc;
 }
 
-int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
+/* Here rather than in store/open.c, so that a program that wraps its own store (the PostgreSQL
+ * extension) links no store it does not use. */
+void prolly_store_close(prolly_store *st)
 {
-	prolly_store *st;
-	int rc = prolly_store_open_ex(&st, url, flags);
-	if (rc)
-		return rc;
-	return prolly_db_new(out, st, opts);
-}
-
-int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
-{
-	return prolly_open_ex(out, url, opts, PROLLY_OPEN_CREATE);
+	if (st && st->close)
+		st->close(st);
 }
 
 void prolly_close(prolly_db *db)
@@ -102,7 +82,7 @@ void prolly_close(prolly_db *db)
 	prolly__cache_free(db->cache);
 	prolly__node_unref(db->empty_node);
 	if (db->store)
-		db->store->close(db->store);
+		db->vt.close(db->store);
 	pthread_mutex_destroy(&db->stats_lock);
 	free(db);
 }
@@ -112,11 +92,14 @@ prolly_store *prolly_db_store(prolly_db *db)
 	return db->store;
 }
 
-void prolly_db_stats(prolly_db *db, prolly_stats *out)
+int prolly_db_stats(prolly_db *db, prolly_stats *out)
 {
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_db_stats: NULL handle");
 	pthread_mutex_lock(&db->stats_lock);
-	*out = db->stats;
+	int rc = prolly__stats_put(out, &db->stats);
 	pthread_mutex_unlock(&db->stats_lock);
+	return rc;
 }
 
 void prolly_db_cache_clear(prolly_db *db)
@@ -198,11 +181,10 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 {
 	int fresh = flags & PROLLY__LOAD_FRESH;
 	int rc = 0;
-	prolly_stats delta;
+	prolly_stats delta = PROLLY_STATS_INIT;
 	prolly_id *miss = NULL;
 	unsigned char *found = NULL;
 	size_t nmiss = 0;
-	memset(&delta, 0, sizeof(delta));
 
 	for (size_t i = 0; i < n; i++) {
 		if (prolly__nodeset_find(ws, &ids[i])) {
@@ -245,7 +227,7 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 		delta.store_reads++;
 		delta.store_read_items += nmiss;
 		load_ctx lc = {db, ws, miss, found, &delta, 0};
-		rc = db->store->get_nodes(db->store, miss, nmiss, on_found, &lc);
+		rc = db->vt.get_nodes(db->store, miss, nmiss, on_found, &lc);
 		if (lc.rc)
 			rc = lc.rc;
 		if (rc)
@@ -273,9 +255,9 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 				prolly_id_to_hex(hex, &miss[i]);
 				rc = flags & PROLLY__LOAD_ROOTS
 				         ? prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store",
-				                            hex, db->store->kind)
+				                            hex, db->vt.kind)
 				         : prolly_set_error(PROLLY_ECORRUPT, "node %s is missing from the %s store",
-				                            hex, db->store->kind);
+				                            hex, db->vt.kind);
 				goto cleanup;
 			}
 		}
@@ -303,7 +285,7 @@ int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode
 
 int prolly__store_remote(const prolly_db *db)
 {
-	return db->store->version >= 3 && (db->store->flags & PROLLY_STORE_REMOTE);
+	return (db->vt.flags & PROLLY_STORE_REMOTE) != 0;
 }
 
 pnode *prolly__peek(prolly_db *db, prolly__nodeset *ws, const prolly_id *id)
@@ -359,12 +341,11 @@ static int on_raw(void *payload, size_t index, const void *data, size_t size)
 int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
                      void *payload)
 {
-	prolly_stats delta;
-	memset(&delta, 0, sizeof(delta));
+	prolly_stats delta = PROLLY_STATS_INIT;
 	delta.store_reads = 1;
 	delta.store_read_items = n;
 	raw_ctx rc = {ids, fn, payload, 0};
-	int r = db->store->get_nodes(db->store, ids, n, on_raw, &rc);
+	int r = db->vt.get_nodes(db->store, ids, n, on_raw, &rc);
 	prolly__stats_add(db, &delta);
 	return rc.rc ? rc.rc : r;
 }
@@ -379,7 +360,7 @@ void prolly__raise_epoch(prolly_db *db, uint64_t epoch)
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out)
 {
 	uint64_t epoch = 0;
-	int rc = db->store->get_ref(db->store, name, out, &epoch);
+	int rc = db->vt.get_ref(db->store, name, out, &epoch);
 	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
 		prolly__raise_epoch(db, epoch);
 	return rc;

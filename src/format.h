@@ -1,20 +1,15 @@
 /*
  * format.h - the one home of the stored objects' magic numbers and fixed offsets, for every file
- * that reads those objects at fixed offsets: the engine, the stores that follow a commit's
- * parents (mem.c, and pg_sql.c in the text of its SQL), and the tests' model store. Not
- * installed; not part of the contract.
+ * that reads those objects at fixed offsets: the engine and the tests' model store. Stores never
+ * include it: the engine passes them the offsets they need (get_ref_objects' offset,
+ * get_ancestors' commit layout, built in store_api.c). Not installed; not part of the contract.
  *
  * The layouts, with the checks made when decoding, are tabled at the top of the file that encodes
  * them (node.c, commit.c, reflog.c), where compile-time asserts tie these names to the tables,
- * and mirrored in docs/format.md. Offsets are plain decimal
- * literals so that PROLLY__STR can paste them into SQL text.
+ * and mirrored in docs/format.md.
  */
 #ifndef PROLLY_FORMAT_H
 #define PROLLY_FORMAT_H
-
-/* A macro's value as a string literal: PROLLY__STR(PROLLY__COMMIT_OFF_PARENTS) is "41". */
-#define PROLLY__STR_(x) #x
-#define PROLLY__STR(x) PROLLY__STR_(x)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Magic numbers (the first 4 bytes of every object) and the format version                  */
@@ -24,8 +19,6 @@
 #define PROLLY_COMMIT_MAGIC "PRLC" /* commit objects (commit.c) */
 #define PROLLY_REFLOG_MAGIC "PRLG" /* reflog entries (reflog.c) */
 #define PROLLY__MAGIC_SIZE 4
-/* The commit magic as hex digits, for a bytea literal in SQL ('\x50524c43'). */
-#define PROLLY__COMMIT_MAGIC_HEX "50524c43"
 #define PROLLY_FORMAT_VERSION 1
 
 /* ------------------------------------------------------------------------------------------ */

@@ -184,7 +184,7 @@ static int gc_mark(void *payload)
 	int rc, added;
 
 	prolly__idmap_dispose(&gc->marked); /* a store may call mark() again */
-	if ((rc = db->store->list_refs(db->store, "", on_ref, &refs)))
+	if ((rc = db->vt.list_refs(db->store, "", on_ref, &refs)))
 		goto cleanup;
 	/* ids: what the refs name (for one read), then reused for the heads of the history walk:
 	 * branch heads, tags and other refs naming commits first (protected: their merge bases are
@@ -304,7 +304,7 @@ static int expire_reflog(prolly_db *db, uint64_t *expired)
 		for (size_t i = 0; i < ec.n; i++)
 			free((char *)ec.v[i].name);
 		ec.n = 0;
-		if ((rc = db->store->list_refs(db->store, PROLLY__LOGS_PREFIX, on_log_ref, &ec)))
+		if ((rc = db->vt.list_refs(db->store, PROLLY__LOGS_PREFIX, on_log_ref, &ec)))
 			goto cleanup;
 		if (!ec.n)
 			goto cleanup;
@@ -313,7 +313,7 @@ static int expire_reflog(prolly_db *db, uint64_t *expired)
 		w.refs = ec.v;
 		w.n_refs = ec.n;
 		w.durable = 1;
-		rc = db->store->write(db->store, &w);
+		rc = prolly__store_write(db, &w);
 		if (rc == 0)
 			*expired = ec.n;
 		if (rc != PROLLY_ECONFLICT)
@@ -328,23 +328,25 @@ cleanup:
 
 int prolly_gc(prolly_db *db, prolly_gc_result *out)
 {
-	prolly_store *st = db->store;
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT; /* what the store fills: the full struct */
 	gc_ctx gc;
 	prolly_store_write w;
 	uint64_t expired = 0;
 	int rc;
 
-	memset(&res, 0, sizeof(res));
+	if ((rc = prolly__gc_result_check(out)))
+		return rc;
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_gc: NULL handle");
 	gc.db = db;
 	prolly__idmap_init(&gc.marked);
-	if (!st->gc) {
-		rc = prolly_set_error(PROLLY_EUNSUPPORTED, "the %s store does not support gc", st->kind);
+	if (!db->vt.gc) {
+		rc = prolly_set_error(PROLLY_EUNSUPPORTED, "the %s store does not support gc", db->vt.kind);
 		goto cleanup;
 	}
 	if ((rc = expire_reflog(db, &expired)))
 		goto cleanup;
-	if ((rc = st->gc(st, gc_mark, gc_keep, &gc, &res)))
+	if ((rc = db->vt.gc(db->store, gc_mark, gc_keep, &gc, &res)))
 		goto cleanup;
 	res.reflog_expired = expired;
 	/* Nodes the gc removed must not stay readable through this handle's cache either. */
@@ -352,14 +354,13 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out)
 	/* Learn the epoch the gc moved the store to (an empty write reports it), so that txns begun
 	 * from now on carry it; txns begun before keep the old one and fail at commit. */
 	memset(&w, 0, sizeof(w));
-	if ((rc = st->write(st, &w)))
+	if ((rc = prolly__store_write(db, &w)))
 		goto cleanup;
 	uint64_t cur = atomic_load(&db->epoch);
 	while (cur < w.current_epoch &&
 	       !atomic_compare_exchange_weak(&db->epoch, &cur, w.current_epoch))
 		;
-	if (out)
-		*out = res;
+	prolly__gc_result_put(out, &res);
 cleanup:
 	prolly__idmap_dispose(&gc.marked);
 	return rc;

@@ -9,7 +9,7 @@
  * as if it had been read on its own: the commit must hash to the ref's value and decode (CM1-CM7),
  * the root must hash to the commit's tree id and decode (N1-N7); the root then goes into the
  * cache, so the read or edit that follows starts one level down. Stores without get_ref_objects
- * (or of interface version 1) take the reads in turn.
+ * (those of interface version 1 among them: see store_api.c) take the reads in turn.
  *
  * prolly__txn_read_head makes that read the first read of a txn (every branch, tag and reset
  * txn starts with it: branch.c, branch_merge.c, refs.c) and adopts the gc epoch it returned.
@@ -41,25 +41,23 @@ static int on_object(void *payload, size_t index, const void *data, size_t size)
 int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t *epoch,
                       prolly_commit **out)
 {
-	prolly_store *st = db->store;
 	prolly_commit *c = NULL;
 	head_ctx h;
 	int rc;
 
 	*out = NULL;
 	*epoch = 0;
-	if (st->version < 2 || !st->get_ref_objects)
-		return st->get_ref(st, ref, head, epoch);
+	if (!db->vt.get_ref_objects)
+		return db->vt.get_ref(db->store, ref, head, epoch);
 	memset(&h, 0, sizeof(h));
-	rc = st->get_ref_objects(st, ref, HEAD_TREE_OFFSET, head, epoch, on_object, &h);
+	rc = db->vt.get_ref_objects(db->store, ref, HEAD_TREE_OFFSET, head, epoch, on_object, &h);
 	if (h.rc)
 		rc = h.rc;
 	if (rc || !h.have[0]) /* an absent commit is left to the caller's usual read */
 		goto cleanup;
 
-	prolly_stats d;
+	prolly_stats d = PROLLY_STATS_INIT;
 	prolly_id got;
-	memset(&d, 0, sizeof(d));
 	d.store_reads = 1;
 	d.store_read_items = 2;
 	d.cache_misses = 2;
@@ -129,7 +127,7 @@ int prolly__txn_read_head(prolly_txn *txn, const char *ref, prolly_id *head, int
 	uint64_t epoch = 0;
 	/* With hc: the commit and its tree's root too, in the same call where the store can. */
 	int rc = hc ? prolly__head_read(db, ref, head, &epoch, hc)
-	            : db->store->get_ref(db->store, ref, head, &epoch);
+	            : db->vt.get_ref(db->store, ref, head, &epoch);
 	if (rc && rc != PROLLY_ENOTFOUND)
 		return rc;
 	*exists = rc == 0;

@@ -8,6 +8,8 @@
 
 #include "format.h"
 #include "prolly.h"
+#include "prolly/store.h"
+#include "store/store_int.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -21,95 +23,83 @@
 /* Small utilities (util.c)                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PROLLY_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define PROLLY_MAX(a, b) ((a) > (b) ? (a) : (b))
-
-/* Little-endian fixed-width integers. */
-static inline uint32_t prolly__rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t prolly__rd64(const unsigned char *p)
-{
-	return (uint64_t)prolly__rd32(p) | (uint64_t)prolly__rd32(p + 4) << 32;
-}
-static inline void prolly__wr32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-	p[2] = (unsigned char)(v >> 16);
-	p[3] = (unsigned char)(v >> 24);
-}
-static inline void prolly__wr64(unsigned char *p, uint64_t v)
-{
-	prolly__wr32(p, (uint32_t)v);
-	prolly__wr32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* memcmp order on byte strings, shorter prefix first. <0, 0, >0. */
-static inline int prolly__keycmp(const void *a, size_t alen, const void *b, size_t blen)
-{
-	size_t m = alen < blen ? alen : blen;
-	int c = m ? memcmp(a, b, m) : 0;
-	if (c)
-		return c;
-	return alen < blen ? -1 : alen > blen ? 1 : 0;
-}
-
-/* Growable arrays, the one growth rule of the library: makes room for `need` elements of `elem`
- * bytes in the array *arrp (the address of a T *, passed as void *) whose capacity is *cap,
- * doubling from `first` (when *cap is 0) until need fits. 0, or PROLLY_ENOMEM with the array
- * and *cap untouched and no message set: the caller says what it was growing. Use the macro,
- * which skips the call when there is room; it evaluates its arguments more than once. */
-int prolly__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
-#define PROLLY__GROW(arr, cap, need, first)                                                        \
-	((need) <= (cap) ? 0 : prolly__grow(&(arr), &(cap), (need), sizeof(*(arr)), (first)))
-
-/* Buffers: ensure room for `need` bytes in total, append bytes. ENOMEM on failure. */
-int prolly__buf_grow(prolly_buf *b, size_t need);
-int prolly__buf_set(prolly_buf *b, const void *data, size_t size);
-int prolly__buf_put(prolly_buf *b, const void *data, size_t size);
+/* PROLLY_MIN, PROLLY_MAX, the little-endian integers, prolly__keycmp, the growth rule and the
+ * buffers, the clocks: in store/store_int.h, which the stores share with the engine. */
 
 /* The value of one hex digit (0-9, a-f, A-F), or -1. The library's only hex decoder; ids are
  * encoded by prolly_id_to_hex. */
 int prolly__hexval(int c);
+/* How many of s[0..len) are hex digits before the first that is not (lower_only: a-f only). */
+size_t prolly__hex_span(const char *s, size_t len, int lower_only);
+/* Writes the n hex digits of hex (checked by prolly__hex_span) into out as nibbles, high nibble
+ * first; with n odd the low nibble of the last byte keeps its value. */
+void prolly__hex_nibbles(unsigned char *out, const char *hex, size_t n);
 
 /* SHA-256 of data (OpenSSL libcrypto). */
 void prolly__hash(prolly_id *out, const void *data, size_t size);
 /* 0 if data hashes to id, else PROLLY_ECORRUPT naming the object (db.c). */
 int prolly__check_hash(const prolly_id *id, const void *data, size_t size);
 
-/* Wall clock in microseconds, and a monotonic clock in nanoseconds. */
-int64_t prolly__now_us(void);
-uint64_t prolly__mono_ns(void);
-/* The time ms milliseconds from now on clock, for pthread_cond_timedwait (CLOCK_REALTIME for a
- * default condition variable, CLOCK_MONOTONIC for one set up with pthread_condattr_setclock). */
-void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms);
-
-/* Tables keyed by id (idmap.c, its invariants at the top): id -> a non-zero value (a pointer,
- * an index + 1, or 1 for a set); use it for any new table of ids. Walk the slots from 0 to
- * cap; a slot with val 0 is empty. */
+/* Tables keyed by id (idmap.c, its invariants at the top); use it for any new table of ids.
+ * Each id added is an entry, numbered 0, 1, 2... in the order added, with its id in ids[] and
+ * a value in vals[] (0 until put). Walk the entries 0..len, or the slots 0..cap (a slot with
+ * at 0 is empty; else its entry is at - 1). */
 typedef struct prolly__idmap_slot {
-	prolly_id id;
-	uintptr_t val; /* 0: empty */
+	uint32_t tag; /* 4 bytes of the id: most probes that miss never read an id */
+	uint32_t at;  /* entry + 1; 0: empty */
 } prolly__idmap_slot;
 typedef struct prolly__idmap {
 	prolly__idmap_slot *slots;
-	size_t cap; /* power of two, or 0 */
-	size_t len;
+	size_t cap; /* slots: power of two, or 0 */
+	size_t len; /* entries */
+	prolly_id *ids;
+	uintptr_t *vals;
+	size_t idcap, valcap;
 } prolly__idmap;
+#define PROLLY__IDMAP_NONE SIZE_MAX
 void prolly__idmap_init(prolly__idmap *m);
 void prolly__idmap_dispose(prolly__idmap *m); /* frees the table; the values are the caller's */
+/* id's entry, or PROLLY__IDMAP_NONE when id is not in m. */
+size_t prolly__idmap_find(const prolly__idmap *m, const prolly_id *id);
+/* *entry: id's entry, added (value 0) if id is new. 1 if added, 0 if it was there, or
+ * PROLLY_ENOMEM (m unchanged). */
+int prolly__idmap_add(prolly__idmap *m, const prolly_id *id, size_t *entry);
 /* id's value, or 0 when id is not in m. */
 uintptr_t prolly__idmap_get(const prolly__idmap *m, const prolly_id *id);
-/* Sets id's value (val != 0), adding id if it is new. 0 or PROLLY_ENOMEM (m unchanged). */
+/* Sets id's value, adding id if it is new. 0 or PROLLY_ENOMEM (m unchanged). */
 int prolly__idmap_put(prolly__idmap *m, const prolly_id *id, uintptr_t val);
 
-/* Adds delta to the calling thread's counters and (when db is not NULL) to db's. */
+/* Adds delta to the calling thread's counters and (when db is not NULL) to db's. The version
+ * field of an internal prolly_stats is not read. */
 struct prolly_db;
 void prolly__stats_add(struct prolly_db *db, const prolly_stats *delta);
 /* The calling thread's counters, for direct increments. */
 prolly_stats *prolly__thread_stats(void);
+/* Everything a thread counts: the engine's counters and the stores' slots
+ * (prolly_store_counters_add). The library's own threads hand theirs to the thread they worked
+ * for: read with prolly__thread_counters at the end of the work, added with
+ * prolly__thread_counters_add on the waiting thread. */
+typedef struct prolly__counters {
+	prolly_stats s;
+	uint64_t store[PROLLY_STORE_COUNTERS];
+} prolly__counters;
+void prolly__thread_counters(prolly__counters *out);
+void prolly__thread_counters_add(const prolly__counters *delta);
+
+/* The versioned structs (abi.c): the one version check of each, and the copy-out of output
+ * structs that writes only the fields of the caller's version. NULL passes the checks where the
+ * public function accepts NULL. prolly__options_check is declared in store_int.h, for
+ * prolly_open (store/open.c). */
+int prolly__options_load(prolly_options *dst, const prolly_options *src); /* src may be NULL */
+int prolly__stats_check(const prolly_stats *s);
+int prolly__stats_put(prolly_stats *out, const prolly_stats *full); /* checks out first */
+int prolly__range_check(const prolly_range *r);
+int prolly__tree_stats_check(const prolly_tree_stats *s); /* NULL is PROLLY_EINVAL */
+void prolly__tree_stats_put(prolly_tree_stats *out, const prolly_tree_stats *full);
+int prolly__merge_check(const prolly_merge_options *opts, const prolly_merge_stats *stats);
+void prolly__merge_stats_put(prolly_merge_stats *out, const prolly_merge_stats *full);
+int prolly__gc_result_check(const prolly_gc_result *r);
+void prolly__gc_result_put(prolly_gc_result *out, const prolly_gc_result *full);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */
@@ -138,10 +128,8 @@ typedef struct pnode {
 	const unsigned char *vheap; /* leaf only */
 } pnode;
 
-/* Memory for decoded nodes (alloc.c): size classes carved from huge-page regions and reused.
- * Free with the class that alloc returned. */
-void *prolly__node_mem_alloc(size_t size, uint8_t *cls);
-void prolly__node_mem_free(void *p, uint8_t cls);
+/* Memory for decoded nodes (alloc.c): prolly__node_mem_alloc and prolly__node_mem_free, in
+ * store/store_int.h. */
 
 /* Decodes and validates bytes as a tree node. Checks (each a numbered invariant in node.c):
  * magic, version (PROLLY_EVERSION if newer), level, all offsets in bounds and monotonic, keys
@@ -281,7 +269,8 @@ void prolly__cache_retain(prolly__cache *c, int (*keep)(void *payload, const pro
 /* ------------------------------------------------------------------------------------------ */
 
 struct prolly_db {
-	prolly_store *store;
+	prolly_store *store; /* the store, passed to its functions */
+	prolly_store vt; /* its functions, adopted by prolly__store_adopt: call db->vt.X(db->store) */
 	prolly__cache *cache;
 	prolly_options opts;
 	prolly_id empty_tree; /* id of the empty leaf, never fetched from the store */
@@ -300,7 +289,7 @@ typedef prolly__idmap prolly__nodeset;
 /* The node in slot i (< s->cap), or NULL for an empty slot. */
 static inline pnode *prolly__nodeset_at(const prolly__nodeset *s, size_t i)
 {
-	return (pnode *)s->slots[i].val;
+	return s->slots[i].at ? (pnode *)s->vals[s->slots[i].at - 1] : NULL;
 }
 
 void prolly__nodeset_init(prolly__nodeset *s);
@@ -330,7 +319,19 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 /* One node, borrowed from ws (loaded if needed). */
 int prolly__load1(prolly_db *db, prolly__nodeset *ws, const prolly_id *id, pnode **out);
 
-/* Whether the db's store declares PROLLY_STORE_REMOTE (version 3 and later). */
+/* The store interface's engine side (store_api.c). Copies store's table into *vt, a table of this
+ * library's version whose members the store's version lacks (or calls differently) are NULL:
+ * the one place that looks at a store's version. PROLLY_EVERSION for an unknown version,
+ * PROLLY_EINVAL when a required function is missing. */
+int prolly__store_adopt(prolly_store *vt, const prolly_store *store);
+/* Every write the engine makes goes through here: checks the ref updates (names, expectations,
+ * none twice: PROLLY_EINVAL) and hands the store a copy sorted by name (S1 in store.h); the
+ * outcome (conflict, current_*, current_epoch) comes back in the caller's order. */
+int prolly__store_write(prolly_db *db, prolly_store_write *w);
+/* The commit format's parents, as get_ancestors follows them. */
+extern const prolly_store_commit_layout prolly__commit_layout;
+
+/* Whether the db's store declares PROLLY_STORE_REMOTE. */
 int prolly__store_remote(const prolly_db *db);
 
 /* The node if it is in ws or in the cache (then added to ws), borrowed from ws; NULL if it is in
@@ -487,8 +488,7 @@ int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_c
 
 enum { PROLLY__G_NEW = 0, PROLLY__G_LOADED = 1, PROLLY__G_MISSING = 2 };
 
-typedef struct prolly__gnode {
-	prolly_id id;
+typedef struct prolly__gnode { /* its id is the graph's index.ids[its index] */
 	int64_t time;
 	size_t poff; /* first parent in graph.par */
 	uint32_t np;
@@ -505,8 +505,7 @@ typedef struct prolly__graph {
 	int keep; /* nodes keep their decoded commit in .c */
 	prolly__gnode *v;
 	size_t n, cap;
-	size_t *slot; /* open addressing: index + 1, 0 empty */
-	size_t scap;
+	prolly__idmap index; /* node i is entry i */
 	prolly_id *par;
 	size_t npar, cappar;
 } prolly__graph;
@@ -533,7 +532,12 @@ static inline int prolly__graph_newer(const prolly__graph *g, size_t a, size_t b
 {
 	if (g->v[a].time != g->v[b].time)
 		return g->v[a].time > g->v[b].time;
-	return memcmp(g->v[a].id.bytes, g->v[b].id.bytes, PROLLY_ID_SIZE) > 0;
+	return memcmp(g->index.ids[a].bytes, g->index.ids[b].bytes, PROLLY_ID_SIZE) > 0;
+}
+/* The id of node i. */
+static inline const prolly_id *prolly__graph_id(const prolly__graph *g, size_t i)
+{
+	return &g->index.ids[i];
 }
 /* The i-th parent of a loaded node. */
 static inline const prolly_id *prolly__graph_parent(const prolly__graph *g, const prolly__gnode *nd,
@@ -541,6 +545,25 @@ static inline const prolly_id *prolly__graph_parent(const prolly__graph *g, cons
 {
 	return &g->par[nd->poff + i];
 }
+/* One store call of a history walk (the graph's loads here, gc's walk in gc_history.c) whose
+ * nodes are the entries of an id table (node i is entry i of *index). */
+typedef struct prolly__walk_reader {
+	prolly_db *db;
+	const prolly__idmap *index;
+	size_t ahead; /* where the store has get_ancestors: read up to this many ancestors ahead */
+	/* Adds a node for a commit read ahead (not in *index yet); *out its index. */
+	int (*add)(void *walk, const prolly_id *id, size_t *out);
+	/* Fills node k from its object's verified bytes (id's, hash checked). */
+	int (*fill)(void *walk, size_t k, const prolly_id *id, const void *data, size_t size);
+	void *walk;
+} prolly__walk_reader;
+/* Reads ids[0..n) (nodes idx[0..n)) with one store call: each object found goes to fill; where
+ * the store has get_ancestors, their ancestors too (a commit not in the table through add, then
+ * fill; one that does not decode is left unfilled). A missing id is skipped: the caller sees
+ * its node unfilled. A get_ancestors call is counted in db's stats here (prolly__load_raw counts
+ * its own). */
+int prolly__walk_read(const prolly__walk_reader *r, const prolly_id *ids, const size_t *idx,
+                      size_t n);
 /* Sets and returns PROLLY_ENOTFOUND, "commit <hex> not found". */
 int prolly__commit_not_found(const prolly_id *id);
 

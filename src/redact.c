@@ -28,7 +28,7 @@
  * does not parse, first hides the quoted pieces of the message that may come from it
  * (scrub_parse_error).
  */
-#include "redact.h"
+#include "store/redact.h"
 
 #include "prolly.h"
 

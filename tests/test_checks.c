@@ -36,8 +36,7 @@ typedef enum bend_mode {
 } bend_mode;
 
 typedef struct bend {
-	prolly_store base; /* must be first */
-	prolly_store *inner;
+	tp_store tp; /* must be first: passes everything through but get_ref_objects */
 	bend_mode mode;
 	size_t index;      /* which object of get_ref_objects: 0 the commit, 1 the root node */
 	size_t pos;        /* FLIP: the byte; TRUNCATE: the length kept; EXTEND: zero bytes added */
@@ -84,53 +83,7 @@ static int bend_get_ref_objects(prolly_store *st, const char *name, size_t follo
 	bend *b = (bend *)st;
 	bend_call c = {b, found, payload};
 	b->ref_object_calls++;
-	return b->inner->get_ref_objects(b->inner, name, follow, out, epoch, bend_found, &c);
-}
-
-static int bend_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
-                          prolly_store_found_fn found, void *payload)
-{
-	bend *b = (bend *)st;
-	return b->inner->get_nodes(b->inner, ids, n, found, payload);
-}
-
-static int bend_write(prolly_store *st, prolly_store_write *w)
-{
-	bend *b = (bend *)st;
-	return b->inner->write(b->inner, w);
-}
-
-static int bend_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	bend *b = (bend *)st;
-	return b->inner->get_ref(b->inner, name, out, epoch);
-}
-
-static int bend_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
-                          void *payload)
-{
-	bend *b = (bend *)st;
-	return b->inner->list_refs(b->inner, prefix, fn, payload);
-}
-
-static int bend_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
-                   prolly_gc_result *out)
-{
-	bend *b = (bend *)st;
-	return b->inner->gc(b->inner, mark, keep, payload, out);
-}
-
-static int bend_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
-{
-	bend *b = (bend *)st;
-	return b->inner->stat(b->inner, nodes, bytes);
-}
-
-static void bend_close(prolly_store *st)
-{
-	bend *b = (bend *)st;
-	b->inner->close(b->inner);
-	free(b);
+	return tp_inner(st)->get_ref_objects(tp_inner(st), name, follow, out, epoch, bend_found, &c);
 }
 
 /* A handle on a memory store seen through a bend (returned in *bp), with the default cache. */
@@ -138,25 +91,15 @@ static prolly_db *bend_open(bend **bp)
 {
 	prolly_store *mem = NULL;
 	prolly_db *db = NULL;
-	bend *b = calloc(1, sizeof(*b));
-	if (!b || prolly_store_mem_new(&mem) != 0 || !mem->get_ref_objects) {
-		free(b);
+	bend *b;
+	if (prolly_store_mem_new(&mem) != 0 || !(b = tp_new(sizeof(*b), mem)))
 		return NULL;
-	}
-	b->inner = mem;
-	b->base.version = 2; /* get_ref_objects, no version-3 members */
-	b->base.kind = "bend";
-	b->base.get_nodes = bend_get_nodes;
-	b->base.write = bend_write;
-	b->base.get_ref = bend_get_ref;
-	b->base.list_refs = bend_list_refs;
-	b->base.gc = bend_gc;
-	b->base.stat = bend_stat;
-	b->base.close = bend_close;
-	b->base.get_ref_objects = bend_get_ref_objects;
+	b->tp.base.version = 2; /* get_ref_objects, no version-3 members */
+	b->tp.base.kind = "bend";
+	b->tp.base.get_ref_objects = bend_get_ref_objects;
 	prolly_options o;
-	prolly_options_init(&o);
-	if (prolly_db_new(&db, &b->base, &o) != 0)
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	if (prolly_db_new(&db, &b->tp.base, &o) != 0)
 		return NULL;
 	*bp = b;
 	return db;
@@ -173,7 +116,7 @@ static int got_bytes(void *payload, size_t index, const void *data, size_t size)
 static int stored_bytes(prolly_buf *out, bend *b, const prolly_id *id)
 {
 	out->size = 0;
-	int rc = b->inner->get_nodes(b->inner, id, 1, got_bytes, out);
+	int rc = b->tp.inner->get_nodes(b->tp.inner, id, 1, got_bytes, out);
 	return rc ? rc : out->size ? 0 : PROLLY_ENOTFOUND;
 }
 

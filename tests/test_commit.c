@@ -348,7 +348,7 @@ static void branch_tree_check(prolly_db *db, int fast)
 	head = hc->id;
 	tree = hc->tree;
 	prolly_commit_free(hc);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_round_trips == (fast ? 1u : 2u), "%llu round trips",
 	          (unsigned long long)s.store_round_trips);
@@ -677,51 +677,18 @@ static void *ct_run(void *p)
 
 /* A store wrapper whose writes wait a little before reaching the store, widening the race
  * window between reading a head and moving it. (Not the tap: its counters are not atomic.) */
-typedef struct slow_store {
-	prolly_store base;
-	prolly_store *inner;
-} slow_store;
-
-static int slow_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
-                          prolly_store_found_fn found, void *payload)
-{
-	prolly_store *in = ((slow_store *)st)->inner;
-	return in->get_nodes(in, ids, n, found, payload);
-}
-
 static int slow_write(prolly_store *st, prolly_store_write *w)
 {
-	prolly_store *in = ((slow_store *)st)->inner;
 	struct timespec ts = {0, 100 * 1000};
 	if (w->n_refs)
 		nanosleep(&ts, NULL);
-	return in->write(in, w);
-}
-
-static int slow_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	prolly_store *in = ((slow_store *)st)->inner;
-	return in->get_ref(in, name, out, epoch);
-}
-
-static int slow_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
-                          void *payload)
-{
-	prolly_store *in = ((slow_store *)st)->inner;
-	return in->list_refs(in, prefix, fn, payload);
-}
-
-static void slow_close(prolly_store *st)
-{
-	slow_store *s = (slow_store *)st;
-	s->inner->close(s->inner);
-	free(s);
+	return tp_write(st, w);
 }
 
 static int open_slow(prolly_db **out, int lmdb, char **dir)
 {
 	prolly_store *inner = NULL;
-	slow_store *s;
+	tp_store *s;
 	int rc;
 	*dir = NULL;
 	if (lmdb) {
@@ -733,83 +700,44 @@ static int open_slow(prolly_db **out, int lmdb, char **dir)
 	}
 	if (rc)
 		return rc;
-	if (!(s = calloc(1, sizeof(*s)))) {
-		prolly_store_close(inner);
+	if (!(s = tp_new(sizeof(*s), inner)))
 		return PROLLY_ENOMEM;
-	}
-	s->base.version = PROLLY_STORE_VERSION;
 	s->base.kind = "slow";
-	s->base.get_nodes = slow_get_nodes;
 	s->base.write = slow_write;
-	s->base.get_ref = slow_get_ref;
-	s->base.list_refs = slow_list_refs;
-	s->base.close = slow_close;
-	s->inner = inner;
 	return prolly_db_new(out, &s->base, NULL);
 }
 
 /* A store wrapper that counts the store calls made from a thread other than the one that
  * opened it. */
 typedef struct thread_store {
-	prolly_store base;
-	prolly_store *inner;
+	tp_store tp; /* must be first */
 	pthread_t owner;
 	int foreign; /* calls seen from another thread */
 	pthread_mutex_t lock;
 } thread_store;
 
-static void note_thread(prolly_store *st)
+static void note_thread(tp_store *w, const char *what)
 {
-	thread_store *s = (thread_store *)st;
+	thread_store *s = (thread_store *)w;
+	(void)what;
 	pthread_mutex_lock(&s->lock);
 	if (!pthread_equal(pthread_self(), s->owner))
 		s->foreign++;
 	pthread_mutex_unlock(&s->lock);
 }
 
-static int thr_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
-                         prolly_store_found_fn found, void *payload)
-{
-	prolly_store *in = ((thread_store *)st)->inner;
-	note_thread(st);
-	return in->get_nodes(in, ids, n, found, payload);
-}
-
-static int thr_write(prolly_store *st, prolly_store_write *w)
-{
-	prolly_store *in = ((thread_store *)st)->inner;
-	note_thread(st);
-	return in->write(in, w);
-}
-
-static int thr_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	prolly_store *in = ((thread_store *)st)->inner;
-	note_thread(st);
-	return in->get_ref(in, name, out, epoch);
-}
-
-static int thr_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
-                         void *payload)
-{
-	prolly_store *in = ((thread_store *)st)->inner;
-	note_thread(st);
-	return in->list_refs(in, prefix, fn, payload);
-}
-
 static void thr_close(prolly_store *st)
 {
 	thread_store *s = (thread_store *)st;
-	s->inner->close(s->inner);
 	pthread_mutex_destroy(&s->lock);
-	free(s);
+	tp_close(st);
 }
 
 /* Builds a tree big enough for several builder flushes and a multi-batch cursor, commits it and
  * reads it back; returns how many store calls came from a thread of the library's own. */
 static int count_foreign_calls(unsigned flags)
 {
-	thread_store *s = calloc(1, sizeof(*s));
+	thread_store *s = NULL;
 	prolly_store *inner = NULL;
 	prolly_db *db = NULL;
 	prolly_txn *txn = NULL;
@@ -818,25 +746,18 @@ static int count_foreign_calls(unsigned flags)
 	prolly_options opts;
 	prolly_id root;
 	int foreign = -1, n = 0;
-	if (!s || prolly_store_mem_new(&inner)) {
-		free(s);
+	if (prolly_store_mem_new(&inner) || !(s = tp_new(sizeof(*s), inner)))
 		return -1;
-	}
-	s->base.version = PROLLY_STORE_VERSION;
-	s->base.kind = "thread-check";
-	s->base.get_nodes = thr_get_nodes;
-	s->base.write = thr_write;
-	s->base.get_ref = thr_get_ref;
-	s->base.list_refs = thr_list_refs;
-	s->base.close = thr_close;
-	s->inner = inner;
+	s->tp.base.kind = "thread-check";
+	s->tp.base.close = thr_close;
+	s->tp.on_call = note_thread;
 	s->owner = pthread_self();
 	pthread_mutex_init(&s->lock, NULL);
-	prolly_options_init(&opts);
+	prolly_options_init(&opts, PROLLY_OPTIONS_VERSION);
 	opts.flags = flags;
 	opts.flush_bytes = 16 << 10;
 	opts.cache_bytes = 0; /* every read reaches the store */
-	if (prolly_db_new(&db, &s->base, &opts))
+	if (prolly_db_new(&db, &s->tp.base, &opts))
 		return -1;
 	if (prolly_txn_begin(&txn, db) || prolly_builder_new(&b, txn))
 		goto cleanup;
@@ -1002,7 +923,7 @@ BOTH_STORES(merge_base_shapes)
 	 * would need in total on both sides. */
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_merge_base(&b, t.db, &M, &G), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	fprintf(stderr, "  # skewed merge base: %llu store calls\n",
 	        (unsigned long long)st.store_reads);
@@ -1036,7 +957,7 @@ BOTH_STORES(merge_base_batches_both_sides)
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_merge_base(&b, t.db, &x, &y), 0);
 	PT_CHECK(prolly_id_equal(&b, &base));
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	fprintf(stderr, "  # interleaved merge base: %llu store calls\n",
 	        (unsigned long long)st.store_reads);
@@ -1077,13 +998,13 @@ BOTH_STORES(history_walks_read_ahead)
 	}
 	prolly_id tip;
 	PT_REQUIRE(mk_commit(&tip, t.db, &e, &side, 1, 5000, "side") == 0);
-	int ahead = t.tap->base.get_ancestors != NULL;
+	int ahead = t.tap->tp.base.get_ancestors != NULL;
 	PT_CHECK(ahead == !lmdb);
 
 	logcount l = {0, 0, 1};
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_log(t.db, &head, count_log, &l), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	printf("# log of 300 commits: %llu store calls\n", (unsigned long long)st.store_reads);
 	PT_CHECK(l.n == 300 && l.ordered);
@@ -1122,7 +1043,7 @@ BOTH_STORES(merge_branches_cases)
 {
 	tdb t;
 	prolly_id c0, c1, h, m, f;
-	prolly_merge_stats ms;
+	prolly_merge_stats ms = PROLLY_MERGE_STATS_INIT;
 	char buf[64];
 	PT_REQUIRE(tdb_open(&t, lmdb, 0) == 0);
 	PT_REQUIRE(put1(&c0, t.db, "main", "a", "1", "a") == 0);
@@ -1147,7 +1068,7 @@ BOTH_STORES(merge_branches_cases)
 	PT_REQUIRE(put1(&h, t.db, "main", "m", "main-side", "m") == 0);
 	PT_REQUIRE(put1(&f, t.db, "feat", "f", "feat-side", "f") == 0);
 	PT_REQUIRE(put1(&f, t.db, "feat", "a", "changed", "a2") == 0);
-	memset(&ms, 0, sizeof(ms));
+	prolly_merge_stats_init(&ms, PROLLY_MERGE_STATS_VERSION);
 	PT_CHECK_RC(prolly_merge_branches(&m, &ms, t.db, "main", "feat", NULL, "merge feat"), 0);
 	PT_CHECK(ms.applied == 2 && ms.conflicts == 0);
 	prolly_commit *mc = NULL;
@@ -1181,8 +1102,7 @@ BOTH_STORES(merge_branches_cases)
 	PT_CHECK_RC(st->stat(st, &nodes_before, &bytes_before), 0);
 	conflict_log cl;
 	memset(&cl, 0, sizeof(cl));
-	prolly_merge_options mo;
-	memset(&mo, 0, sizeof(mo));
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	mo.resolve = PROLLY_RESOLVE_FAIL;
 	mo.on_conflict = on_conflict;
 	mo.payload = &cl;

@@ -149,7 +149,7 @@ PT_TEST(chunk_sizes_cluster_near_target)
 {
 	prolly_db *db = tm_open_mem((size_t)64 << 20);
 	prolly_id root = build_range(db, 200000, 1);
-	prolly_tree_stats st;
+	prolly_tree_stats st = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&st, db, &root, 1) == 0);
 	PT_CHECK(st.records == 200000);
 	double avg = (double)st.bytes / (double)st.nodes;
@@ -169,7 +169,7 @@ PT_TEST(empty_tree_needs_no_store)
 	PT_CHECK_RC(prolly_count(&n, db, &empty), 0);
 	PT_CHECK(n == 0);
 	PT_CHECK_RC(prolly_get(&v, db, &empty, "a", 1), PROLLY_ENOTFOUND);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECK(s.store_reads == 0);
 	/* An unknown root is ENOTFOUND, not a crash. */
@@ -218,13 +218,13 @@ PT_TEST(get_many_one_store_call_per_level)
 		keys[i].data = kb[i];
 		keys[i].size = strlen(kb[i]);
 	}
-	prolly_tree_stats st;
+	prolly_tree_stats st = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&st, db, &root, 0) == 0);
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
 	int found = 0;
 	PT_CHECK_RC(prolly_get_many(db, &root, keys, 1000, cb, &found), 0);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_reads == st.height, "%llu store calls for height %u",
 	          (unsigned long long)s.store_reads, st.height);
@@ -245,7 +245,7 @@ PT_TEST(edit_cost_follows_edits_not_size)
 	prolly_thread_stats_reset();
 	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
 	PT_CHECK_RC(prolly_edit_tree(&out, txn, &root, &e, 1), 0);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_read_items <= 12, "%llu nodes read for one edit",
 	          (unsigned long long)s.store_read_items);
@@ -270,8 +270,8 @@ static prolly_id probe_case(int remote, uint64_t *calls, uint64_t *nodes)
 	memset(&out, 0, sizeof(out));
 	if (prolly_store_mem_new(&mem) || tm_tap_new(&tap, mem))
 		return out;
-	tap->base.flags = remote ? PROLLY_STORE_REMOTE : 0;
-	if (prolly_db_new(&db, &tap->base, NULL))
+	tap->tp.base.flags = remote ? PROLLY_STORE_REMOTE : 0;
+	if (prolly_db_new(&db, &tap->tp.base, NULL))
 		return out;
 	root = build_range(db, 300000, 2);
 	for (int i = 0; i < N; i++) { /* ascending, one per ~7 leaves: key 2 * (749 i) + (i odd) */
@@ -287,7 +287,7 @@ static prolly_id probe_case(int remote, uint64_t *calls, uint64_t *nodes)
 			memset(&out, 0, sizeof(out));
 		prolly_txn_free(txn);
 	}
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	*calls = st.store_reads;
 	*nodes = st.store_read_items;
@@ -324,9 +324,9 @@ PT_TEST(store_flags_read_only_from_version_3)
 		tm_tap *tap;
 		prolly_db *db;
 		PT_REQUIRE(prolly_store_mem_new(&mem) == 0 && tm_tap_new(&tap, mem) == 0);
-		tap->base.version = v;
-		tap->base.flags = PROLLY_STORE_REMOTE;
-		PT_REQUIRE(prolly_db_new(&db, &tap->base, NULL) == 0);
+		tap->tp.base.version = v;
+		tap->tp.base.flags = PROLLY_STORE_REMOTE;
+		PT_REQUIRE(prolly_db_new(&db, &tap->tp.base, NULL) == 0);
 		PT_CHECKF(prolly__store_remote(db) == (v >= 3), "version %u", v);
 		prolly_id root = build_range(db, 20000, 2);
 		uint64_t n = 0;
@@ -334,6 +334,152 @@ PT_TEST(store_flags_read_only_from_version_3)
 		PT_CHECK(n == 20000);
 		prolly_close(db);
 	}
+}
+
+/* The engine adopts a store's table by its version (store_api.c): members a version lacks are
+ * never read, and version 3's get_ancestors (no commit layout) is not called. */
+PT_TEST(store_table_adopted_by_version)
+{
+	for (unsigned v = 1; v <= PROLLY_STORE_VERSION; v++) {
+		prolly_store *mem;
+		tm_tap *tap;
+		prolly_db *db;
+		PT_REQUIRE(prolly_store_mem_new(&mem) == 0 && tm_tap_new(&tap, mem) == 0);
+		PT_REQUIRE(tap->tp.base.get_ancestors != NULL);
+		tap->tp.base.version = v;
+		PT_REQUIRE(prolly_db_new(&db, &tap->tp.base, NULL) == 0);
+		PT_CHECKF((db->vt.get_ancestors != NULL) == (v >= 4), "version %u", v);
+		PT_CHECK(db->vt.get_ref_objects == NULL && db->vt.find_ids == NULL); /* the tap's */
+		prolly_close(db);
+	}
+	prolly_store *mem;
+	prolly_db *db = NULL;
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+	unsigned keep = mem->version;
+	mem->version = PROLLY_STORE_VERSION + 1; /* closed by prolly_db_new, which refuses it */
+	PT_CHECK_RC(prolly_db_new(&db, mem, NULL), PROLLY_EVERSION);
+	(void)keep;
+	PT_CHECK(db == NULL);
+
+	/* prolly_store_init and PROLLY_STORE_INIT */
+	prolly_store st = PROLLY_STORE_INIT, z;
+	PT_CHECK(st.version == PROLLY_STORE_VERSION && !st.get_nodes && !st.get_ancestors);
+	memset(&z, 0xab, sizeof(z));
+	PT_CHECK_RC(prolly_store_init(&z, 2), 0);
+	PT_CHECK(z.version == 2 && !z.kind && !z.write && !z.flags && !z.find_ids);
+	PT_CHECK_RC(prolly_store_init(&z, 0), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_store_init(&z, PROLLY_STORE_VERSION + 1), PROLLY_EINVAL);
+	PT_CHECK(z.version == 2);
+	PT_CHECK_RC(prolly_store_init(NULL, 1), PROLLY_EINVAL);
+	/* a table without a required function is refused */
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+	tm_tap *tap;
+	PT_REQUIRE(tm_tap_new(&tap, mem) == 0);
+	tap->tp.base.list_refs = NULL;
+	PT_CHECK_RC(prolly_db_new(&db, &tap->tp.base, NULL), PROLLY_EINVAL);
+}
+
+/* What the store's write receives: a copy of the ref names in order. */
+typedef struct seen_write {
+	tp_store tp;
+	int calls;
+	char names[4][32];
+	size_t n;
+} seen_write;
+
+static int seen_write_fn(prolly_store *st, prolly_store_write *w)
+{
+	seen_write *s = (seen_write *)st;
+	s->calls++;
+	s->n = w->n_refs;
+	for (size_t i = 0; i < w->n_refs && i < 4; i++) {
+		snprintf(s->names[i], sizeof(s->names[i]), "%s", w->refs[i].name);
+		if (w->refs[i].conflict || w->refs[i].current_exists)
+			s->n = 99; /* S1: the outputs are cleared */
+	}
+	return tp_write(st, w);
+}
+
+/* S1 in store.h: the engine checks, sorts and de-duplicates every write's ref updates once, so
+ * that no store does; a store's outcome comes back in the caller's order. */
+PT_TEST(store_write_refs_checked_and_sorted_by_engine)
+{
+	prolly_store *mem;
+	seen_write *s;
+	prolly_db *db;
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0 && (s = tp_new(sizeof(*s), mem)) != NULL);
+	s->tp.base.write = seen_write_fn;
+	PT_REQUIRE(prolly_db_new(&db, &s->tp.base, NULL) == 0);
+	prolly_id v1, v2;
+	memset(&v1, 1, sizeof(v1));
+	memset(&v2, 2, sizeof(v2));
+	prolly_ref_update u[3];
+	memset(u, 0, sizeof(u));
+	u[0].name = "refs/heads/c";
+	u[0].value = v1;
+	u[1].name = "refs/heads/a";
+	u[1].value = v1;
+	u[2].name = "refs/heads/b";
+	u[2].value = v1;
+	u[2].conflict = 1; /* stale: cleared */
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.refs = u;
+	w.n_refs = 3;
+	s->calls = 0;
+	PT_CHECK_RC(prolly__store_write(db, &w), 0);
+	PT_CHECK(s->calls == 1 && s->n == 3);
+	PT_CHECK(strcmp(s->names[0], "refs/heads/a") == 0 && strcmp(s->names[1], "refs/heads/b") == 0 &&
+	         strcmp(s->names[2], "refs/heads/c") == 0);
+	PT_CHECK(u[2].conflict == 0 && strcmp(u[0].name, "refs/heads/c") == 0);
+
+	/* a conflict is reported on the caller's update, not on the sorted copy's position */
+	u[0].expect = PROLLY_REF_EXPECT_VALUE; /* c is v1, not v2 */
+	u[0].expected = v2;
+	u[1].expect = PROLLY_REF_EXPECT_VALUE; /* a is v1 */
+	u[1].expected = v1;
+	u[2].expect = PROLLY_REF_EXPECT_ANY;
+	PT_CHECK_RC(prolly__store_write(db, &w), PROLLY_ECONFLICT);
+	PT_CHECK(u[0].conflict == 1 && u[0].current_exists == 1 && prolly_id_equal(&u[0].current, &v1));
+	PT_CHECK(u[1].conflict == 0 && u[2].conflict == 0);
+
+	/* refused before the store is called: a name twice, a bad name, a bad expectation */
+	char longname[PROLLY_MAX_REF_NAME + 2];
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	u[0].expect = u[1].expect = PROLLY_REF_EXPECT_ANY;
+	u[2].name = "refs/heads/c";
+	s->calls = 0;
+	PT_CHECK_RC(prolly__store_write(db, &w), PROLLY_EINVAL);
+	PT_CHECK(strstr(prolly_last_error(), "twice") != NULL);
+	u[2].name = "";
+	PT_CHECK_RC(prolly__store_write(db, &w), PROLLY_EINVAL);
+	u[2].name = longname;
+	PT_CHECK_RC(prolly__store_write(db, &w), PROLLY_EINVAL);
+	u[2].name = "refs/heads/b";
+	u[2].expect = (prolly_ref_expect)7;
+	PT_CHECK_RC(prolly__store_write(db, &w), PROLLY_EINVAL);
+	PT_CHECK(s->calls == 0);
+	prolly_id out;
+	PT_CHECK_RC(prolly_store_ref_name_check(longname), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_store_ref_name_check(NULL), PROLLY_EINVAL);
+	longname[PROLLY_MAX_REF_NAME] = 0;
+	PT_CHECK_RC(prolly_store_ref_name_check(longname), 0);
+	PT_CHECK_RC(prolly__get_ref(db, "refs/heads/b", &out), 0);
+	PT_CHECK(prolly_id_equal(&out, &v1));
+	prolly_close(db);
+}
+
+/* prolly_store_check_node: the hash check offered to stores. */
+PT_TEST(store_check_node)
+{
+	const char data[] = "some node bytes";
+	prolly_id id;
+	prolly__hash(&id, data, sizeof(data));
+	PT_CHECK_RC(prolly_store_check_node(&id, data, sizeof(data)), 0);
+	id.bytes[0] ^= 1;
+	PT_CHECK_RC(prolly_store_check_node(&id, data, sizeof(data)), PROLLY_ECORRUPT);
+	PT_CHECK_RC(prolly_store_check_node(NULL, data, 1), PROLLY_EINVAL);
 }
 
 typedef struct worker {
@@ -394,7 +540,7 @@ PT_TEST(threads_share_one_handle)
 		pthread_join(th[i], NULL);
 		PT_CHECKF(w[i].errors == 0, "worker %d: %d errors", i, w[i].errors);
 	}
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_db_stats(db, &s);
 	PT_CHECK(s.cache_evictions > 0);
 	prolly_close(db);
@@ -421,13 +567,13 @@ PT_TEST(flush_keeps_build_memory_bounded)
 	prolly_store *st;
 	prolly_db *db;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = 0;
 	o.flush_bytes = 64 << 10;
 	PT_REQUIRE(prolly_store_mem_new(&st) == 0 && prolly_db_new(&db, st, &o) == 0);
 	prolly_thread_stats_reset();
 	prolly_id root = build_range(db, 100000, 1);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_writes > 20, "%llu writes", (unsigned long long)s.store_writes);
 	uint64_t n = 0;
@@ -438,55 +584,32 @@ PT_TEST(flush_keeps_build_memory_bounded)
 
 /* A mem store whose write number fail_at (1-based) fails, for the background-flush test. */
 typedef struct failing_store {
-	prolly_store base; /* must be first */
-	prolly_store *inner;
+	tp_store tp; /* must be first: passes everything through but write */
 	int writes, fail_at;
 } failing_store;
 
-static int fs_get_nodes(prolly_store *st, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
-                        void *payload)
-{
-	prolly_store *in = ((failing_store *)st)->inner;
-	return in->get_nodes(in, ids, n, fn, payload);
-}
 static int fs_write(prolly_store *st, prolly_store_write *w)
 {
 	failing_store *f = (failing_store *)st;
 	if (++f->writes == f->fail_at)
 		return prolly_set_error(PROLLY_ESTORE, "injected failure of write %d", f->writes);
-	return f->inner->write(f->inner, w);
-}
-static int fs_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	prolly_store *in = ((failing_store *)st)->inner;
-	return in->get_ref(in, name, out, epoch);
-}
-static void fs_close(prolly_store *st)
-{
-	failing_store *f = (failing_store *)st;
-	f->inner->close(f->inner);
-	free(f);
+	return tp_write(st, w);
 }
 
 /* T4: a builder flush is written in the background; its failure is reported by a later builder
  * call or by the commit, with the store's message, and nothing is published. */
 PT_TEST(background_flush_failure_is_reported)
 {
-	failing_store *f = calloc(1, sizeof(*f));
+	failing_store *f;
 	prolly_store *mem;
-	PT_REQUIRE(f && prolly_store_mem_new(&mem) == 0);
-	f->base = *mem; /* version, and the functions we do not wrap */
-	f->base.get_nodes = fs_get_nodes;
-	f->base.write = fs_write;
-	f->base.get_ref = fs_get_ref;
-	f->base.close = fs_close;
-	f->inner = mem;
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0 && (f = tp_new(sizeof(*f), mem)) != NULL);
+	f->tp.base.write = fs_write;
 	f->fail_at = 3;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.flush_bytes = 16 << 10;
 	prolly_db *db;
-	PT_REQUIRE(prolly_db_new(&db, &f->base, &o) == 0);
+	PT_REQUIRE(prolly_db_new(&db, &f->tp.base, &o) == 0);
 	prolly_txn *txn;
 	prolly_builder *b;
 	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0 && prolly_builder_new(&b, txn) == 0);

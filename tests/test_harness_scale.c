@@ -485,7 +485,7 @@ PT_TEST(engine_plain_measured_for_comparison)
 		PT_CHECKF(strcmp(r->store, SCALE_PLAIN_STORE) != 0, "a plain row: %s", r->op);
 		if (strcmp(r->op, "diff") != 0)
 			PT_CHECKF(r->vs_plain > 0, "%s: no vs_plain", r->op);
-		PT_CHECKF(r->st.store_statements > 0 || !strcmp(r->op, "diff"), "%s", r->op);
+		PT_CHECKF(r->pg.statements > 0 || !strcmp(r->op, "diff"), "%s", r->op);
 	}
 	scale_rows_free(&l.rows);
 	tm_pg_schema_drop(schema);

@@ -7,6 +7,7 @@
  */
 #include "lib/store_conformance.h"
 #include "prolly.h"
+#include "prolly/store.h"
 #include "ptest.h"
 
 #include <errno.h>

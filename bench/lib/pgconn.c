@@ -3,7 +3,7 @@
  */
 #include "pgconn.h"
 
-#include <string.h>
+#include "prolly/store.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Counted statements                                                                         */
@@ -11,11 +11,11 @@
 
 void bench_pg_count(uint64_t statements, uint64_t round_trips)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
-	d.store_statements = statements;
+	prolly_stats d = PROLLY_STATS_INIT;
+	const uint64_t pg[1] = {statements}; /* slot 0: the PostgreSQL store's statements */
 	d.store_round_trips = round_trips;
 	prolly_stats_add(&d);
+	prolly_store_counters_add(pg, 1);
 }
 
 /* The server's message without its trailing newline. */

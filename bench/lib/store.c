@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include "clock.h"
+#include "prolly/store.h"
 
 #include <stdlib.h>
 
@@ -67,11 +68,12 @@ static int w_get_ref_objects(prolly_store *st, const char *name, size_t follow, 
 }
 
 static int w_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
-                           prolly_store_obj_fn found, void *payload)
+                           const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
+                           void *payload)
 {
 	bench_store *s = of(st);
 	uint64_t t0 = start(s);
-	int rc = s->inner->get_ancestors(s->inner, ids, n, limit, found, payload);
+	int rc = s->inner->get_ancestors(s->inner, ids, n, limit, commit, found, payload);
 	add_read(s, t0);
 	return rc;
 }
@@ -113,7 +115,7 @@ int bench_store_wrap(bench_store **out, prolly_store *inner, unsigned flags)
 	}
 	s->base.version = PROLLY_STORE_VERSION;
 	s->base.flags = inner->version >= 3 ? inner->flags : 0;
-	s->base.get_ancestors = inner->version >= 3 && inner->get_ancestors ? w_get_ancestors : NULL;
+	s->base.get_ancestors = inner->version >= 4 && inner->get_ancestors ? w_get_ancestors : NULL;
 	s->base.kind = inner->kind;
 	s->base.get_nodes = w_get_nodes;
 	s->base.write = w_write;

@@ -18,6 +18,7 @@
 #define BENCH_STORE_H
 
 #include "prolly.h"
+#include "prolly/store.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

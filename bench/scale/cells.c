@@ -77,7 +77,7 @@ static int cell_build(cell *c)
 	fx->base = root;
 	fx->have_base = 1;
 	if (!fx->shape[0]) {
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		CK(prolly_tree_stats_get(&ts, fx->db, &root, 0), "prolly_tree_stats_get");
 		snprintf(fx->shape, sizeof(fx->shape),
 		         "height %u, %" PRIu64 " nodes (%" PRIu64 " leaves), %.1f MiB", ts.height, ts.nodes,
@@ -301,8 +301,7 @@ static int cell_scan_range(cell *c)
 	}
 	sc_make_key(lo, start * SLOT_STEP);
 	sc_make_key(hi, (start + len) * SLOT_STEP);
-	prolly_range range;
-	memset(&range, 0, sizeof(range));
+	prolly_range range = PROLLY_RANGE_INIT;
 	range.lo.data = lo;
 	range.lo.size = KEY_LEN;
 	range.has_lo = 1;
@@ -363,6 +362,7 @@ typedef struct cq_worker {
 	int rc;
 	char err[160];
 	prolly_stats st;
+	prolly_pg_stats pg;
 	uint64_t ns;
 } cq_worker;
 
@@ -381,7 +381,10 @@ static void *cq_main(void *arg)
 	w->rc = prolly_get_many(w->c->fx->db, &w->c->fx->base, w->r.slices, w->r.n, many_check_cb,
 	                        &w->m);
 	w->ns = bench_now_ns() - t0;
+	prolly_stats_init(&w->st, PROLLY_STATS_VERSION);
 	prolly_thread_stats(&w->st);
+	prolly_pg_stats_init(&w->pg, PROLLY_PG_STATS_VERSION);
+	prolly_store_pg_thread_stats(&w->pg);
 	if (w->rc != 0)
 		snprintf(w->err, sizeof(w->err), "%s (%s)", prolly_strerror(w->rc), prolly_last_error());
 	return NULL;
@@ -400,7 +403,11 @@ static void stats_add(prolly_stats *a, const prolly_stats *b)
 	a->store_read_items += b->store_read_items;
 	a->store_writes += b->store_writes;
 	a->store_round_trips += b->store_round_trips;
-	a->store_statements += b->store_statements;
+}
+
+static void pg_stats_add(prolly_pg_stats *a, const prolly_pg_stats *b)
+{
+	a->statements += b->statements;
 	a->pool_waits += b->pool_waits;
 	a->pool_wait_ns += b->pool_wait_ns;
 }
@@ -431,7 +438,8 @@ static int cq_round(cell *c, cq_worker *w, size_t k, int timed)
 		w[i].r.found = w[i].r.mismatches = 0;
 		w[i].rc = 0;
 		w[i].ns = 0;
-		memset(&w[i].st, 0, sizeof(w[i].st));
+		prolly_stats_init(&w[i].st, PROLLY_STATS_VERSION);
+		prolly_pg_stats_init(&w[i].pg, PROLLY_PG_STATS_VERSION);
 	}
 	for (; started < k; started++) {
 		int e = pthread_create(&tids[started], NULL, cq_main, &w[started]);
@@ -516,6 +524,7 @@ static int cell_concurrent(cell *c)
 	size_t found = 0, wrong = 0, n = 0;
 	for (size_t i = 0; i < k; i++) {
 		stats_add(&c->cur.st, &w[i].st);
+		pg_stats_add(&c->cur.pg, &w[i].pg);
 		found += w[i].r.found;
 		wrong += w[i].r.mismatches;
 		n += w[i].r.n;
@@ -725,11 +734,9 @@ static int cell_merge(cell *c)
 	prolly_txn_free(txn);
 	txn = NULL;
 
-	prolly_merge_options mo;
-	memset(&mo, 0, sizeof(mo));
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	mo.resolve = PROLLY_RESOLVE_FAIL;
-	prolly_merge_stats ms;
-	memset(&ms, 0, sizeof(ms));
+	prolly_merge_stats ms = PROLLY_MERGE_STATS_INIT;
 	sc_measure_begin(c);
 	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
 	CK(prolly_merge(&merged, &ms, txn, &fx->base, &ours, &theirs, &mo), "prolly_merge");

@@ -83,6 +83,7 @@ typedef struct sample {
 	double ms;
 	double cpu_ms;
 	prolly_stats st;
+	prolly_pg_stats pg; /* the PostgreSQL store's own counters (0 for other stores) */
 	uint64_t read_ns, write_ns, durable_writes;
 	uint64_t minflt;
 	double srv_ms;         /* server CPU ms, -1 if unknown */

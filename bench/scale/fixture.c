@@ -111,8 +111,7 @@ int sc_fixture_open(fixture *fx)
 			snprintf(fx->schema, sizeof(fx->schema), "prolly_bench_%ld_%" PRIu64 "_%u",
 			         (long)getpid(), fx->n, fx->seq++);
 		}
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.schema = fx->schema;
 		/* concurrent_query: one connection per query, so none waits for the pool. */
 		if (((cfg->ops >> SCALE_OP_CONCURRENT) & 1) && cfg->concurrency > 8)
@@ -128,7 +127,7 @@ int sc_fixture_open(fixture *fx)
 	if (rc != 0)
 		return rc;
 	prolly_options opts;
-	prolly_options_init(&opts);
+	prolly_options_init(&opts, PROLLY_OPTIONS_VERSION);
 	opts.cache_bytes = cfg->cache_mb * 1024 * 1024;
 	if (cfg->flush_mb)
 		opts.flush_bytes = cfg->flush_mb * 1024 * 1024;
@@ -183,7 +182,10 @@ void sc_measure_end(cell *c)
 	c->cur.ms = bench_sw_ms(&c->sw);
 	c->cur.cpu_ms = (double)(bench_cpu_ns() - c->cpu0) / 1e6;
 	c->cur.minflt = bench_minor_faults() - c->flt0;
+	prolly_stats_init(&c->cur.st, PROLLY_STATS_VERSION);
 	prolly_thread_stats(&c->cur.st);
+	prolly_pg_stats_init(&c->cur.pg, PROLLY_PG_STATS_VERSION);
+	prolly_store_pg_thread_stats(&c->cur.pg);
 	double srv = c->srv0 >= 0 ? bench_server_cpu_ms(c->fx->cfg->pg_postmaster) : -1;
 	c->cur.srv_ms = srv >= 0 ? srv - c->srv0 : -1;
 	if (c->fx->ts) { /* no store during the plain baseline */

@@ -242,6 +242,7 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
 		r.ops_per_s = r.ms_median > 0 ? (double)c.ops * 1000.0 / r.ms_median : 0;
 		r.us_per_op = c.ops ? r.ms_median * 1000.0 / (double)c.ops : 0;
 		r.st = m->st;
+		r.pg = m->pg;
 		r.cpu_ms = m->cpu_ms;
 		r.minor_faults = m->minflt;
 		r.store_read_ms = (double)m->read_ns / 1e6;

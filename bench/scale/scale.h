@@ -95,6 +95,7 @@ typedef struct scale_row {
 	double ops_per_s;                     /* ops / median */
 	double us_per_op;                     /* median / ops */
 	prolly_stats st;                      /* counters of the median run */
+	prolly_pg_stats pg;                   /* the PostgreSQL store's counters of that run */
 	double store_read_ms, store_write_ms; /* time inside the store (timing wrapper) */
 	uint64_t durable_writes;
 	uint64_t minor_faults;             /* minor page faults during the median run */

@@ -236,9 +236,9 @@ static void fill_row(suite *s, hrow *o, const scale_row *r, const char *id)
 	hrow_u64(o, "store_read_items", st->store_read_items);
 	hrow_u64(o, "store_writes", st->store_writes);
 	hrow_u64(o, "store_round_trips", st->store_round_trips);
-	hrow_u64(o, "store_statements", st->store_statements);
-	hrow_u64(o, "pool_waits", st->pool_waits);
-	hrow_f64(o, "pool_wait_ms", (double)st->pool_wait_ns / 1e6);
+	hrow_u64(o, "store_statements", r->pg.statements);
+	hrow_u64(o, "pool_waits", r->pg.pool_waits);
+	hrow_f64(o, "pool_wait_ms", (double)r->pg.pool_wait_ns / 1e6);
 	hrow_f64(o, "store_read_ms", r->store_read_ms);
 	hrow_f64(o, "store_write_ms", r->store_write_ms);
 	hrow_u64(o, "durable_writes", r->durable_writes);
@@ -247,7 +247,7 @@ static void fill_row(suite *s, hrow *o, const scale_row *r, const char *id)
 	put_f64(o, "rss_anon_mib", r->rss_anon_mib >= 0 ? r->rss_anon_mib : NAN);
 	put_f64(o, "rss_file_mib", r->rss_file_mib >= 0 ? r->rss_file_mib : NAN);
 	put_f64(o, "load1", r->load1 >= 0 ? r->load1 : NAN);
-	put_f64(o, "statements_per_op", per_op(st->store_statements, r->ops));
+	put_f64(o, "statements_per_op", per_op(r->pg.statements, r->ops));
 	put_f64(o, "round_trips_per_op", per_op(st->store_round_trips, r->ops));
 	put_f64(o, "vs_plain", r->vs_plain > 0 ? r->vs_plain : NAN);
 	hrow_str(o, "validated", r->valid ? "1" : "0");

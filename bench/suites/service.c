@@ -116,7 +116,11 @@ static void stats_add(prolly_stats *d, const prolly_stats *s)
 	d->store_read_items += s->store_read_items;
 	d->store_writes += s->store_writes;
 	d->store_round_trips += s->store_round_trips;
-	d->store_statements += s->store_statements;
+}
+
+static void pg_stats_add(prolly_pg_stats *d, const prolly_pg_stats *s)
+{
+	d->statements += s->statements;
 	d->pool_waits += s->pool_waits;
 	d->pool_wait_ns += s->pool_wait_ns;
 }
@@ -189,6 +193,7 @@ static void account(svc_worker *w, int cls, uint64_t t0, const svc_result *r)
 	k->retries += r->retries;
 	k->entries += r->entries;
 	stats_add(&k->st, &r->st);
+	pg_stats_add(&k->pg, &r->pg);
 	hdr_record(k->h, lat);
 
 	uint64_t sec = r->t_end > c->start ? (r->t_end - c->start) / 1000000000u : 0;
@@ -262,6 +267,7 @@ static int class_merge(svc_class *d, const svc_class *s)
 	for (int i = 0; i < SVC_N_ERR; i++)
 		d->errors[i] += s->errors[i];
 	stats_add(&d->st, &s->st);
+	pg_stats_add(&d->pg, &s->pg);
 	return hdr_merge(d->h, s->h);
 }
 
@@ -393,11 +399,11 @@ static int row_class(hrow *row, const svc_class *k, double elapsed_s)
 	hrow_u64(row, "store_reads", st->store_reads);
 	hrow_u64(row, "store_writes", st->store_writes);
 	hrow_u64(row, "store_round_trips", st->store_round_trips);
-	hrow_u64(row, "store_statements", st->store_statements);
-	hrow_f64(row, "statements_per_op", per(st->store_statements, k->attempted));
+	hrow_u64(row, "store_statements", k->pg.statements);
+	hrow_f64(row, "statements_per_op", per(k->pg.statements, k->attempted));
 	hrow_f64(row, "round_trips_per_op", per(st->store_round_trips, k->attempted));
-	hrow_u64(row, "pool_waits", st->pool_waits);
-	hrow_f64(row, "pool_wait_ms", ms(st->pool_wait_ns));
+	hrow_u64(row, "pool_waits", k->pg.pool_waits);
+	hrow_f64(row, "pool_wait_ms", ms(k->pg.pool_wait_ns));
 	return 0;
 }
 
@@ -533,7 +539,7 @@ static void summary(const char *cell_id, const svc_class *all, double elapsed_s)
 	        "%" PRIu64 " conflicts, %" PRIu64 " errors%s\n",
 	        cell_id, elapsed_s > 0 ? (double)all->succeeded / elapsed_s : 0,
 	        elapsed_s > 0 ? (double)all->attempted / elapsed_s : 0, ms(hdr_percentile(all->h, 99)),
-	        per(all->st.store_statements, all->attempted), all->conflicts, errors,
+	        per(all->pg.statements, all->attempted), all->conflicts, errors,
 	        all->bad ? ", VALIDATION FAILURES" : "");
 }
 
@@ -571,8 +577,7 @@ static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_
 		c.nsec = 1;
 
 	if (!shared) {
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.schema = run->schema;
 		po.pool_size = pool;
 		po.batch_items = cfg->adapter_batch_items;
@@ -804,8 +809,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		if (svc_fixture_init(&fx, cfg, err, errn))
 			goto cleanup;
 		if (is_pg) {
-			prolly_pg_options po;
-			memset(&po, 0, sizeof(po));
+			prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 			po.schema = run->schema;
 			po.pool_size = 2;
 			po.batch_items = cfg->adapter_batch_items;

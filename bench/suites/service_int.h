@@ -72,11 +72,12 @@ typedef struct svc_fixture {
 
 /* One operation's outcome. */
 typedef struct svc_result {
-	int rc;          /* 0 or the PROLLY_E* code of the failure */
-	int bad;         /* the result failed validation */
-	int checked;     /* the result was validated */
-	uint64_t t_end;  /* end of the timed part (bench_now_ns) */
-	prolly_stats st; /* thread counters at the end of the timed part */
+	int rc;             /* 0 or the PROLLY_E* code of the failure */
+	int bad;            /* the result failed validation */
+	int checked;        /* the result was validated */
+	uint64_t t_end;     /* end of the timed part (bench_now_ns) */
+	prolly_stats st;    /* thread counters at the end of the timed part */
+	prolly_pg_stats pg; /* the PostgreSQL store's, likewise */
 	uint32_t cas_attempts, conflicts, retries;
 	uint64_t entries; /* diff entries, or changes a merge applied */
 	char msg[256];    /* the failure, for the first_error column */
@@ -90,6 +91,7 @@ typedef struct svc_class {
 	uint64_t cas_attempts, conflicts, retries, entries;
 	uint64_t errors[SVC_N_ERR];
 	prolly_stats st;
+	prolly_pg_stats pg;
 } svc_class;
 
 /* One second of the measured window: throughput and latency over time. */

@@ -471,7 +471,7 @@ int svc_open_db(prolly_db **out, prolly_store *store)
 	int rc = bench_store_wrap(&sh, store, BENCH_STORE_BORROW);
 	if (rc)
 		return rc;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = (size_t)64 << 20; /* cleared before every operation anyway */
 	return prolly_db_new(out, bench_store_base(sh), &o);
 }
@@ -483,7 +483,10 @@ int svc_open_db(prolly_db **out, prolly_store *store)
 static void timed_end(svc_result *r)
 {
 	r->t_end = bench_now_ns();
+	prolly_stats_init(&r->st, PROLLY_STATS_VERSION);
 	prolly_thread_stats(&r->st);
+	prolly_pg_stats_init(&r->pg, PROLLY_PG_STATS_VERSION);
+	prolly_store_pg_thread_stats(&r->pg);
 }
 
 static void fail(svc_result *r, int rc, const char *what)
@@ -808,15 +811,13 @@ static void op_merge(svc_worker *w, svc_result *r)
 	char prefix[64], branch[96], msg[128];
 	prolly_store *st = prolly_db_store(w->db);
 	prolly_commit *cs[3] = {NULL, NULL, NULL}; /* side-a (ours), side-b (theirs), base */
-	prolly_merge_options mo;
-	prolly_merge_stats ms;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
+	prolly_merge_stats ms = PROLLY_MERGE_STATS_INIT;
 	prolly_id base, root, mc;
 	prolly_txn *txn = NULL;
 	sides_ctx sc;
 	int rc;
 
-	memset(&mo, 0, sizeof(mo));
-	memset(&ms, 0, sizeof(ms));
 	memset(&sc, 0, sizeof(sc));
 	mo.resolve = PROLLY_RESOLVE_FAIL;
 	snprintf(prefix, sizeof(prefix), "refs/heads/t%u/side-", t);

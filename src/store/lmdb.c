@@ -1,5 +1,5 @@
 /*
- * lmdb.c - the LMDB store.
+ * lmdb.c - the LMDB store: its layout and rules, and its operations.
  *
  * Layout: one LMDB environment per directory with three named databases,
  *   nodes  key: 32-byte id      value: the node's bytes
@@ -15,8 +15,9 @@
  * allowed (a compacting mdb_copy renumbers the transaction to 1); no row is a store last written
  * by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
  *
- * Opening writes nothing unless PROLLY_OPEN_CREATE asks (O1-O4 in lmdb_open.c, which also keeps
- * the registry of environments described next); the meta pages are checked first
+ * This file holds the store's operations. Opening writes nothing unless PROLLY_OPEN_CREATE asks
+ * (O1-O4 in lmdb_open.c); the registry of environments and the transaction gate described next
+ * live in lmdb_env.c; the meta pages are checked first
  * (lmdb_meta.c), and a handle opened with PROLLY_OPEN_READONLY (MDB_RDONLY) refuses writes and
  * gc. Refs are checked against their row count (check_ref_count) because LMDB pages carry no
  * checksum.
@@ -60,22 +61,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RESIZE_WAIT_SECONDS 30
-#define MAX_ATTEMPTS 64
-
-#if SIZE_MAX > 0xffffffffu
-#define MAX_MAP ((size_t)1 << 44) /* 16 TiB */
-#else
-#define MAX_MAP ((size_t)2 << 30)
-#endif
-
-/* Transactions (of any LMDB store) the calling thread holds. */
-static _Thread_local int txn_depth;
-
 static void count_trip(void)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_round_trips = 1;
 	prolly_stats_add(&d);
 }
@@ -166,170 +154,6 @@ int prolly__lmdb_fail(const env_entry *e, int mrc, const char *what)
 	return prolly_set_error(code, "lmdb: %s in %s: %s", what, path, mdb_strerror(mrc));
 }
 
-/* ---- the transaction gate and map resizing ---------------------------------------------------- */
-
-/* Returns the environment's broken flag (the caller then leaves at once). */
-static int gate_enter(env_entry *e, size_t *map_size)
-{
-	pthread_mutex_lock(&e->gate_mu);
-	if (txn_depth == 0)
-		while (e->resizing)
-			pthread_cond_wait(&e->gate_cv, &e->gate_mu);
-	e->active++;
-	if (map_size)
-		*map_size = e->map_size;
-	int broken = e->broken;
-	pthread_mutex_unlock(&e->gate_mu);
-	txn_depth++;
-	return broken;
-}
-
-static void gate_leave(env_entry *e)
-{
-	txn_depth--;
-	pthread_mutex_lock(&e->gate_mu);
-	e->active--;
-	if (e->active == 0 && e->resizing)
-		pthread_cond_broadcast(&e->gate_cv);
-	pthread_mutex_unlock(&e->gate_mu);
-}
-
-static size_t next_map_size(size_t cur)
-{
-	if (cur >= MAX_MAP)
-		return 0;
-	if (cur > MAX_MAP / 2)
-		return MAX_MAP;
-	return cur * 2;
-}
-
-/*
- * Changes the map size: grows it (adopt 0) from `seen`, the size in effect when the caller's
- * transaction began, or adopts the size another process set (adopt 1). The calling thread must
- * hold no transaction. Returns 0 when the caller should retry (also when another thread changed
- * the size meanwhile).
- */
-static int resize(env_entry *e, size_t seen, int adopt)
-{
-	struct timespec deadline;
-	int rc = 0;
-
-	if (txn_depth != 0) {
-		if (adopt)
-			return prolly_set_error(
-			    PROLLY_ESTORE,
-			    "lmdb: %s: another process grew the map, and this thread holds a "
-			    "transaction so it cannot adopt the new size; retry",
-			    e->path);
-		return prolly_set_error(PROLLY_EFULL,
-		                        "lmdb: %s: the store is full (map size %zu bytes) and cannot grow "
-		                        "while this thread holds another transaction; reopen it with a "
-		                        "larger map_size",
-		                        e->path, seen);
-	}
-	prolly__deadline(&deadline, CLOCK_REALTIME, RESIZE_WAIT_SECONDS * 1000);
-	pthread_mutex_lock(&e->gate_mu);
-	while (e->resizing)
-		pthread_cond_wait(&e->gate_cv, &e->gate_mu);
-	if (!adopt && e->map_size != seen)
-		goto cleanup; /* someone grew it meanwhile */
-	e->resizing = 1;
-	while (e->active > 0)
-		if (pthread_cond_timedwait(&e->gate_cv, &e->gate_mu, &deadline) == ETIMEDOUT &&
-		    e->active > 0) {
-			if (adopt)
-				rc = prolly_set_error(PROLLY_ETIMEOUT,
-				                      "lmdb: %s: another process grew the map and this process "
-				                      "could not adopt it: transactions stayed open for %d s",
-				                      e->path, RESIZE_WAIT_SECONDS);
-			else
-				rc = prolly_set_error(PROLLY_EFULL,
-				                      "lmdb: %s: the store is full (map size %zu bytes) and could "
-				                      "not grow: other transactions stayed open for %d s; retry",
-				                      e->path, seen, RESIZE_WAIT_SECONDS);
-			break;
-		}
-	if (!rc) {
-		size_t want = adopt ? 0 : next_map_size(seen);
-		int mrc;
-		if (!adopt && want == 0) {
-			rc = prolly_set_error(PROLLY_EFULL,
-			                      "lmdb: %s: the store is full: the map has reached its limit of "
-			                      "%zu bytes",
-			                      e->path, seen);
-		} else if ((mrc = mdb_env_set_mapsize(e->env, want))) {
-			/* LMDB unmapped the old map before failing to map the new one: map the old size
-			 * again, or nothing can be read any more. */
-			if (mdb_env_set_mapsize(e->env, seen) != 0)
-				e->broken = 1;
-			if (prolly__lmdb_translate(mrc) == PROLLY_ENOMEM && !e->broken)
-				rc = prolly_set_error(PROLLY_EFULL,
-				                      "lmdb: %s: the store is full (map size %zu bytes) and the "
-				                      "map cannot grow to %zu bytes: %s (address space limit?)",
-				                      e->path, seen, want, mdb_strerror(mrc));
-			else
-				rc = prolly__lmdb_fail(e, mrc,
-				                       e->broken ? "resizing the map (the handle is now unusable: "
-				                                   "close and reopen the store)"
-				                                 : "resizing the map");
-		} else {
-			MDB_envinfo info;
-			if (mdb_env_info(e->env, &info) == 0)
-				e->map_size = info.me_mapsize;
-			else
-				e->map_size = want;
-		}
-	}
-	e->resizing = 0;
-	pthread_cond_broadcast(&e->gate_cv);
-cleanup:
-	pthread_mutex_unlock(&e->gate_mu);
-	return rc;
-}
-
-/* Begins a transaction through the gate (adopting a map grown by another process). On success
- * the caller must end it with txn_end(). *seen receives the map size in effect. */
-static int txn_begin(env_entry *e, unsigned flags, MDB_txn **out, size_t *seen)
-{
-	for (int attempt = 0;; attempt++) {
-		size_t size;
-		if (gate_enter(e, &size)) {
-			gate_leave(e);
-			return prolly_set_error(PROLLY_ESTORE,
-			                        "lmdb: %s: an earlier failure to resize the map left this "
-			                        "handle unusable; close and reopen the store",
-			                        e->path);
-		}
-		int mrc = mdb_txn_begin(e->env, NULL, flags, out);
-		if (mrc == 0) {
-			if (seen)
-				*seen = size;
-			return 0;
-		}
-		gate_leave(e);
-		if (mrc != MDB_MAP_RESIZED || attempt >= MAX_ATTEMPTS)
-			return prolly__lmdb_fail(e, mrc,
-			                         flags & MDB_RDONLY ? "beginning a read transaction"
-			                                            : "beginning a write transaction");
-		int rc = resize(e, size, 1);
-		if (rc)
-			return rc;
-	}
-}
-
-static void txn_abort(env_entry *e, MDB_txn *txn)
-{
-	mdb_txn_abort(txn);
-	gate_leave(e);
-}
-
-static int txn_commit(env_entry *e, MDB_txn *txn)
-{
-	int mrc = mdb_txn_commit(txn);
-	gate_leave(e);
-	return mrc;
-}
-
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
 static int read_epoch(env_entry *e, MDB_txn *txn, uint64_t *out)
@@ -378,68 +202,6 @@ static int read_ref(env_entry *e, MDB_txn *txn, const char *name, prolly_id *out
 	return 0;
 }
 
-static int check_ref_name(const char *name)
-{
-	size_t len = name ? strlen(name) : 0;
-	if (len == 0 || len > PROLLY_MAX_REF_NAME)
-		return prolly_set_error(PROLLY_EINVAL, "lmdb: a ref name has 1 to %d bytes (got %zu)",
-		                        PROLLY_MAX_REF_NAME, len);
-	return 0;
-}
-
-static int cmp_update_ptr(const void *a, const void *b)
-{
-	const prolly_ref_update *x = *(prolly_ref_update *const *)a;
-	const prolly_ref_update *y = *(prolly_ref_update *const *)b;
-	return strcmp(x->name, y->name);
-}
-
-/* Checks the shape of a write and sorts its ref updates by name into *order (caller frees).
- * Clears the conflict outputs. */
-static int validate_write(prolly_store_write *w, prolly_ref_update ***order)
-{
-	prolly_ref_update **o = NULL;
-	int rc = 0;
-	*order = NULL;
-	if ((w->n_nodes && !w->nodes) || (w->n_refs && !w->refs))
-		return prolly_set_error(PROLLY_EINVAL, "lmdb: write with a NULL nodes or refs array");
-	for (size_t i = 0; i < w->n_nodes; i++)
-		if (w->nodes[i].size && !w->nodes[i].data)
-			return prolly_set_error(PROLLY_EINVAL, "lmdb: node %zu has %zu bytes but no data", i,
-			                        w->nodes[i].size);
-	for (size_t i = 0; i < w->n_refs; i++) {
-		if ((rc = check_ref_name(w->refs[i].name)))
-			return rc;
-		if (w->refs[i].expect != PROLLY_REF_EXPECT_ANY &&
-		    w->refs[i].expect != PROLLY_REF_EXPECT_ABSENT &&
-		    w->refs[i].expect != PROLLY_REF_EXPECT_VALUE)
-			return prolly_set_error(PROLLY_EINVAL, "lmdb: ref '%s' has an unknown expectation %d",
-			                        w->refs[i].name, (int)w->refs[i].expect);
-		w->refs[i].conflict = 0;
-		w->refs[i].current_exists = 0;
-	}
-	if (!w->n_refs)
-		return 0;
-	o = malloc(w->n_refs * sizeof(*o));
-	if (!o)
-		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory sorting %zu ref updates",
-		                        w->n_refs);
-	for (size_t i = 0; i < w->n_refs; i++)
-		o[i] = &w->refs[i];
-	qsort(o, w->n_refs, sizeof(*o), cmp_update_ptr);
-	for (size_t i = 1; i < w->n_refs; i++)
-		if (strcmp(o[i - 1]->name, o[i]->name) == 0) {
-			rc = prolly_set_error(PROLLY_EINVAL, "lmdb: ref '%s' is updated twice in one write",
-			                      o[i]->name);
-			goto cleanup;
-		}
-	*order = o;
-	o = NULL;
-cleanup:
-	free(o);
-	return rc;
-}
-
 static int conflict_error(const env_entry *e, const prolly_ref_update *u, size_t failing)
 {
 	char want[PROLLY_ID_HEX_SIZE], now[PROLLY_ID_HEX_SIZE];
@@ -464,8 +226,7 @@ static int conflict_error(const env_entry *e, const prolly_ref_update *u, size_t
 /* ---- write ------------------------------------------------------------------------------------ */
 
 /* One attempt at a write. *mrc receives the LMDB code of a failure that came from LMDB. */
-static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **order, size_t *seen,
-                      int *mrc)
+static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mrc)
 {
 	MDB_txn *txn = NULL;
 	uint64_t epoch;
@@ -473,14 +234,14 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 	int rc;
 
 	*mrc = 0;
-	if ((rc = txn_begin(e, 0, &txn, seen)))
+	if ((rc = prolly__lmdb_txn_begin(e, 0, &txn, seen)))
 		return rc;
 	if ((rc = read_epoch(e, txn, &epoch)))
 		goto cleanup;
 	w->current_epoch = epoch;
 
 	for (size_t i = 0; i < w->n_refs; i++) {
-		prolly_ref_update *u = order[i];
+		prolly_ref_update *u = &w->refs[i];
 		prolly_id cur;
 		int r = read_ref(e, txn, u->name, &cur), found = r == 0, ok = 1;
 		if (r == -1) {
@@ -508,7 +269,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		failing++;
 	}
 	if (failing) {
-		rc = conflict_error(e, order[first], failing);
+		rc = conflict_error(e, &w->refs[first], failing);
 		goto cleanup;
 	}
 	if (w->check_epoch && w->epoch != epoch) {
@@ -530,7 +291,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		}
 	}
 	for (size_t i = 0; i < w->n_refs; i++) {
-		prolly_ref_update *u = order[i];
+		prolly_ref_update *u = &w->refs[i];
 		MDB_val k = {strlen(u->name), (void *)u->name}, v = {PROLLY_ID_SIZE, u->value.bytes};
 		int r = u->remove ? mdb_del(txn, e->refs, &k, NULL) : mdb_put(txn, e->refs, &k, &v, 0);
 		if (r && !(u->remove && r == MDB_NOTFOUND)) {
@@ -545,7 +306,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 		rc = prolly__lmdb_fail(e, r, "stamping a write");
 		goto cleanup;
 	}
-	r = txn_commit(e, txn);
+	r = prolly__lmdb_txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
 		*mrc = r;
@@ -564,7 +325,7 @@ static int write_once(env_entry *e, prolly_store_write *w, prolly_ref_update **o
 
 cleanup:
 	if (txn)
-		txn_abort(e, txn);
+		prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -582,10 +343,10 @@ static int read_only_write(env_entry *e, prolly_store_write *w)
 	MDB_txn *txn = NULL;
 	uint64_t epoch;
 	int rc;
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	rc = read_epoch(e, txn, &epoch);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	if (rc)
 		return rc;
 	w->current_epoch = epoch;
@@ -600,28 +361,22 @@ static int read_only_write(env_entry *e, prolly_store_write *w)
 static int lmdb_write(prolly_store *st, prolly_store_write *w)
 {
 	env_entry *e = ((lmdb_store *)st)->e;
-	prolly_ref_update **order = NULL;
 	int rc;
 
-	count_trip();
-	if ((rc = validate_write(w, &order)))
-		return rc;
+	count_trip(); /* the engine checked and sorted the write (S1, S2 in store.h) */
 	if (!w->n_nodes && !w->n_refs)
 		return read_only_write(e, w);
-	if (((lmdb_store *)st)->readonly) {
-		free(order);
+	if (((lmdb_store *)st)->readonly)
 		return refuse_readonly(e, "a write is");
-	}
 	for (int attempt = 0;; attempt++) {
 		size_t seen = 0;
 		int mrc;
-		rc = write_once(e, w, order, &seen, &mrc);
+		rc = write_once(e, w, &seen, &mrc);
 		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
 			break;
-		if ((rc = resize(e, seen, 0)))
+		if ((rc = prolly__lmdb_resize(e, seen, 0)))
 			break;
 	}
-	free(order);
 	return rc;
 }
 
@@ -639,7 +394,7 @@ static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		return 0;
 	if (!ids || !found)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: get_nodes without ids or callback");
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	for (size_t i = 0; i < n && !rc; i++) {
 		MDB_val k = {PROLLY_ID_SIZE, (void *)ids[i].bytes}, v;
@@ -651,7 +406,7 @@ static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		else
 			rc = found(payload, i, v.mv_data, v.mv_size);
 	}
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -721,9 +476,9 @@ static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint
 	int rc;
 
 	count_trip();
-	if ((rc = check_ref_name(name)))
+	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((rc = read_epoch(e, txn, &ep)))
 		goto cleanup;
@@ -742,7 +497,7 @@ static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint
 		*out = v;
 
 cleanup:
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -766,7 +521,7 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: list_refs without a callback");
 	if (plen > PROLLY_MAX_REF_NAME)
 		return 0; /* no name is that long (and LMDB would refuse the key) */
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_cursor_open(txn, e->refs, &cur))) {
 		rc = prolly__lmdb_fail(e, mrc, "opening a cursor on refs");
@@ -805,7 +560,7 @@ static int lmdb_list_refs(prolly_store *st, const char *prefix, prolly_store_ref
 		goto cleanup;
 	mdb_cursor_close(cur);
 	cur = NULL;
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	txn = NULL;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = fn(payload, rows[i].name, &rows[i].value);
@@ -814,7 +569,7 @@ cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
 	if (txn)
-		txn_abort(e, txn);
+		prolly__lmdb_txn_abort(e, txn);
 	free(rows);
 	return rc;
 }
@@ -828,7 +583,7 @@ static int lmdb_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
 	uint64_t sum = 0;
 	int rc, mrc;
 
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_stat(txn, e->nodes, &ms))) {
 		rc = prolly__lmdb_fail(e, mrc, "counting nodes");
@@ -855,7 +610,7 @@ static int lmdb_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 
@@ -871,7 +626,7 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 
 	*mrc = 0;
 	memset(res, 0, sizeof(*res));
-	if ((rc = txn_begin(e, 0, &txn, seen)))
+	if ((rc = prolly__lmdb_txn_begin(e, 0, &txn, seen)))
 		return rc;
 	/* Writers are excluded from here on: LMDB has one write transaction at a time. */
 	if ((rc = read_epoch(e, txn, &epoch)))
@@ -924,7 +679,7 @@ static int gc_once(env_entry *e, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
 		rc = prolly__lmdb_fail(e, r, "stamping the gc");
 		goto cleanup;
 	}
-	r = txn_commit(e, txn);
+	r = prolly__lmdb_txn_commit(e, txn);
 	txn = NULL;
 	if (r) {
 		*mrc = r;
@@ -942,16 +697,8 @@ cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
 	if (txn)
-		txn_abort(e, txn);
+		prolly__lmdb_txn_abort(e, txn);
 	return rc;
-}
-
-static size_t current_map_size(env_entry *e)
-{
-	pthread_mutex_lock(&e->gate_mu);
-	size_t size = e->map_size;
-	pthread_mutex_unlock(&e->gate_mu);
-	return size;
 }
 
 /*
@@ -966,24 +713,24 @@ static int gc_headroom(env_entry *e)
 	MDB_envinfo info;
 	int rc, mrc;
 
-	if (txn_depth != 0)
+	if (prolly__lmdb_in_txn())
 		return 0;
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	mrc = mdb_stat(txn, e->nodes, &ms);
 	if (!mrc)
 		mrc = mdb_env_info(e->env, &info);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	if (mrc)
 		return prolly__lmdb_fail(e, mrc, "sizing the gc");
 	uint64_t pages = (uint64_t)info.me_last_pgno + 1 +
 	                 2 * ((uint64_t)ms.ms_branch_pages + ms.ms_leaf_pages) + 256;
 	uint64_t need = pages * ms.ms_psize;
 	for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-		size_t have = current_map_size(e);
+		size_t have = prolly__lmdb_map_size(e);
 		if (need <= have)
 			break;
-		if ((rc = resize(e, have, 0)))
+		if ((rc = prolly__lmdb_resize(e, have, 0)))
 			return rc;
 	}
 	return 0;
@@ -1011,11 +758,14 @@ static int lmdb_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn k
 		rc = gc_once(e, mark, keep, payload, &res, &seen, &mrc);
 		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
 			break;
-		if ((rc = resize(e, seen, 0)))
+		if ((rc = prolly__lmdb_resize(e, seen, 0)))
 			break;
 	}
-	if (!rc && out)
-		*out = res;
+	if (!rc && out) { /* the counts only: out->version is the engine's */
+		out->nodes_kept = res.nodes_kept;
+		out->nodes_removed = res.nodes_removed;
+		out->bytes_removed = res.bytes_removed;
+	}
 	return rc;
 }
 
@@ -1033,7 +783,7 @@ static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id 
 	count_trip();
 	if (!lo || !hi || !found)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: find_ids without bounds or callback");
-	if ((rc = txn_begin(e, MDB_RDONLY, &txn, NULL)))
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
 		return rc;
 	if ((mrc = mdb_cursor_open(txn, e->nodes, &cur))) {
 		rc = prolly__lmdb_fail(e, mrc, "opening a cursor on nodes");
@@ -1058,7 +808,7 @@ static int lmdb_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id 
 cleanup:
 	if (cur)
 		mdb_cursor_close(cur);
-	txn_abort(e, txn);
+	prolly__lmdb_txn_abort(e, txn);
 	return rc;
 }
 

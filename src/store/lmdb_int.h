@@ -1,15 +1,17 @@
 /*
- * lmdb_int.h - what the LMDB store's files share (lmdb.c: the store; lmdb_open.c: opening and
- * closing; lmdb_meta.c: reading, checking and restoring LMDB's two meta pages, which liblmdb
+ * lmdb_int.h - what the LMDB store's files share (lmdb.c: the store's operations; lmdb_env.c:
+ * the registry of environments and the transaction gate; lmdb_open.c: opening and closing;
+ * lmdb_meta.c: reading, checking and restoring LMDB's two meta pages, which liblmdb
  * gives no access to).
  */
 #ifndef PROLLY_STORE_LMDB_INT_H
 #define PROLLY_STORE_LMDB_INT_H
 
-#include "internal.h"
+#include "store_int.h"
 
 #include <lmdb.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define SCHEMA_VERSION 2u
@@ -17,6 +19,7 @@
 #define META_SCHEMA "schema_version"
 #define META_EPOCH "gc_epoch"
 #define MAX_READERS 1024
+#define MAX_ATTEMPTS 64 /* retries of a transaction after a map resize */
 #define MIN_DEFAULT_MAP ((size_t)64 << 20)
 
 #if SIZE_MAX > 0xffffffffu
@@ -57,6 +60,27 @@ int prolly__lmdb_fail(const env_entry *e, int mrc, const char *what);
 int prolly__lmdb_put_epoch(MDB_txn *txn, env_entry *e, uint64_t epoch);
 int prolly__lmdb_stamp(MDB_txn *txn, env_entry *e); /* invariant LT1 (lmdb.c) */
 void prolly__lmdb_set_vtable(prolly_store *base);
+
+/* lmdb_env.c: the registry of environments (find and add with the lock held; release takes it
+ * and returns e when that was its last handle, now out of the registry, else NULL). */
+void prolly__lmdb_registry_lock(void);
+void prolly__lmdb_registry_unlock(void);
+env_entry *prolly__lmdb_registry_find(const struct stat *sb);
+void prolly__lmdb_registry_add(env_entry *e);
+void prolly__lmdb_registry_unlist(env_entry *e); /* a copy whose directory is gone */
+env_entry *prolly__lmdb_registry_release(env_entry *e);
+
+/* lmdb_env.c: the transaction gate. Every transaction begins and ends through it; resize grows
+ * the map (adopt 0) from `seen`, the size in effect when the caller's transaction began, or
+ * adopts the size another process set (adopt 1), with no transaction of the calling thread open
+ * (0 means: retry). in_txn says whether the calling thread holds a transaction; map_size is the
+ * size in effect. */
+int prolly__lmdb_txn_begin(env_entry *e, unsigned flags, MDB_txn **out, size_t *seen);
+void prolly__lmdb_txn_abort(env_entry *e, MDB_txn *txn);
+int prolly__lmdb_txn_commit(env_entry *e, MDB_txn *txn);
+int prolly__lmdb_resize(env_entry *e, size_t seen, int adopt);
+int prolly__lmdb_in_txn(void);
+size_t prolly__lmdb_map_size(env_entry *e);
 
 /* One meta page as read from data.mdb (see the offset table in lmdb_meta.c). */
 typedef struct prolly__lmdb_meta {

@@ -1,7 +1,7 @@
 /*
- * lmdb_open.c - opening and closing the LMDB store (the store itself: lmdb.c): the process-wide
- * registry of environments, the checks that run before liblmdb sees the file, the creation of a
- * new store, the previous snapshot and its restoration.
+ * lmdb_open.c - opening and closing the LMDB store (the store itself: lmdb.c; the registry of
+ * environments it opens into: lmdb_env.c): the checks that run before liblmdb sees the file, the
+ * creation of a new store, the previous snapshot and its restoration.
  */
 #include "lmdb_int.h"
 
@@ -13,9 +13,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
-
-static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
-static env_entry *registry;
 
 /* ---- open and close --------------------------------------------------------------------------- */
 
@@ -473,18 +470,7 @@ static void lmdb_close(prolly_store *st)
 	lmdb_store *s = (lmdb_store *)st;
 	if (!s)
 		return;
-	env_entry *e = s->e;
-	pthread_mutex_lock(&registry_mu);
-	if (--e->handles == 0) {
-		for (env_entry **pp = &registry; *pp; pp = &(*pp)->next)
-			if (*pp == e) {
-				*pp = e->next;
-				break;
-			}
-	} else {
-		e = NULL;
-	}
-	pthread_mutex_unlock(&registry_mu);
+	env_entry *e = prolly__lmdb_registry_release(s->e);
 	/* An environment inherited through fork() belongs to the parent: closing it here would
 	 * release the parent's reader slots. Leave it alone. */
 	if (e && e->pid == getpid())
@@ -519,12 +505,9 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 		goto cleanup;
 	}
 
-	pthread_mutex_lock(&registry_mu);
+	prolly__lmdb_registry_lock();
 	locked = 1;
-	pid_t me = getpid();
-	for (e = registry; e; e = e->next)
-		if (e->pid == me && !e->unlisted && e->dev == sb.st_dev && e->ino == sb.st_ino)
-			break;
+	e = prolly__lmdb_registry_find(&sb);
 	if (e && e->rdonly && !(flags & PROLLY_OPEN_READONLY)) {
 		rc = prolly_set_error(PROLLY_EINVAL,
 		                      "lmdb: %s is already open read-only in this process; close those "
@@ -537,8 +520,7 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 	} else {
 		if ((rc = entry_open(&e, path, map_size, &sb, flags)))
 			goto cleanup;
-		e->next = registry;
-		registry = e;
+		prolly__lmdb_registry_add(e);
 	}
 	s->e = e;
 	s->readonly = (flags & PROLLY_OPEN_READONLY) != 0;
@@ -551,7 +533,7 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 
 cleanup:
 	if (locked)
-		pthread_mutex_unlock(&registry_mu);
+		prolly__lmdb_registry_unlock();
 	free(s);
 	return rc;
 }
@@ -592,9 +574,7 @@ static int open_previous(prolly_store **out, const char *path, size_t map_size, 
 	int rc2 = open_dir(out, tmp, map_size, flags & ~PROLLY_OPEN_PREVIOUS);
 	if (!rc2) {
 		/* The directory's inode may be reused by another: never match it again. */
-		pthread_mutex_lock(&registry_mu);
-		((lmdb_store *)*out)->e->unlisted = 1;
-		pthread_mutex_unlock(&registry_mu);
+		prolly__lmdb_registry_unlist(((lmdb_store *)*out)->e);
 	}
 	remove_tree(tmp);
 	free(tmp);
@@ -635,19 +615,46 @@ int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size
 	return prolly_store_lmdb_open_ex(out, path, map_size, PROLLY_OPEN_CREATE);
 }
 
+/* The one version check of prolly_lmdb_snapshot (see src/abi.c for the convention). */
+static int snapshot_version(unsigned version)
+{
+	if (version == PROLLY_LMDB_SNAPSHOT_VERSION)
+		return 0;
+	return prolly_set_error(PROLLY_EINVAL,
+	                        "prolly_lmdb_snapshot.version is %u, which this library (prolly %s) "
+	                        "does not know (it knows 1 to %u): initialise the struct with "
+	                        "PROLLY_LMDB_SNAPSHOT_INIT or prolly_lmdb_snapshot_init()",
+	                        version, PROLLY_VERSION_STRING, PROLLY_LMDB_SNAPSHOT_VERSION);
+}
+
+int prolly_lmdb_snapshot_init(prolly_lmdb_snapshot *snap, unsigned version)
+{
+	int rc;
+	if (!snap)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_lmdb_snapshot_init: NULL argument");
+	if ((rc = snapshot_version(version)))
+		return rc;
+	memset(snap, 0, sizeof(*snap));
+	snap->version = version;
+	return 0;
+}
+
 int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path)
 {
 	prolly__lmdb_meta m[2];
 	int cur, rc;
 	if (!out || !path)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: snapshots needs an output and a path");
+	if ((rc = snapshot_version(out[0].version)) || (rc = snapshot_version(out[1].version)))
+		return rc;
 	if ((rc = prolly__lmdb_meta_read(path, m, &cur)))
 		return rc == PROLLY_ENOTFOUND
 		           ? prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s (no data.mdb)", path)
 		           : rc;
 	int bad = slot_to_replace(m, cur);
 	for (int i = 0; i < 2; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
+		memset(&out[i], 0, sizeof(out[i])); /* version 1 is the whole struct */
+		out[i].version = PROLLY_LMDB_SNAPSHOT_VERSION;
 		out[i].txnid = m[i].txnid;
 		out[i].current = i == cur;
 		out[i].intact = m[i].intact;
@@ -667,14 +674,12 @@ int prolly_lmdb_restore_previous(const char *path)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: restore needs a path");
 	if (stat(path, &sb) != 0)
 		return prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s", path);
-	pthread_mutex_lock(&registry_mu);
-	for (env_entry *e = registry; e; e = e->next)
-		if (e->pid == getpid() && !e->unlisted && e->dev == sb.st_dev && e->ino == sb.st_ino) {
-			pthread_mutex_unlock(&registry_mu);
-			return prolly_set_error(PROLLY_ECONFLICT,
-			                        "lmdb: %s is open in this process; close it before restoring",
-			                        path);
-		}
+	prolly__lmdb_registry_lock();
+	if (prolly__lmdb_registry_find(&sb)) {
+		prolly__lmdb_registry_unlock();
+		return prolly_set_error(
+		    PROLLY_ECONFLICT, "lmdb: %s is open in this process; close it before restoring", path);
+	}
 	/* Held meanwhile so that no handle of this process opens it (its locks are per process). */
 	if ((rc = prolly__lmdb_meta_read(path, m, &cur)))
 		goto cleanup;
@@ -686,6 +691,6 @@ int prolly_lmdb_restore_previous(const char *path)
 	}
 	rc = prolly__lmdb_meta_restore(path, bad);
 cleanup:
-	pthread_mutex_unlock(&registry_mu);
+	prolly__lmdb_registry_unlock();
 	return rc;
 }

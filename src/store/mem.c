@@ -15,7 +15,7 @@
  * get_nodes() calls found() with `lock` held shared: found() must not call write() or gc() of this
  * store. list_refs() copies the matching refs first and calls fn() with no lock held.
  */
-#include "internal.h"
+#include "store_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +55,7 @@ static void mnode_free(mnode *n)
 
 static void count_trip(void)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_round_trips = 1;
 	prolly_stats_add(&d);
 }
@@ -130,75 +129,6 @@ static size_t ref_lower_bound(const mem_store *m, const char *name, size_t len, 
 	return lo;
 }
 
-static int check_ref_name(const char *name)
-{
-	size_t len = name ? strlen(name) : 0;
-	if (len == 0 || len > PROLLY_MAX_REF_NAME)
-		return prolly_set_error(PROLLY_EINVAL, "mem store: a ref name has 1 to %d bytes (got %zu)",
-		                        PROLLY_MAX_REF_NAME, len);
-	return 0;
-}
-
-static int cmp_update_ptr(const void *a, const void *b)
-{
-	const prolly_ref_update *x = *(const prolly_ref_update *const *)a;
-	const prolly_ref_update *y = *(const prolly_ref_update *const *)b;
-	return strcmp(x->name, y->name);
-}
-
-/* Checks the shape of a write before any lock is taken: names, node pointers, one update per
- * ref. Clears the conflict outputs. */
-static int validate_write(prolly_store_write *w)
-{
-	const prolly_ref_update **order = NULL;
-	int rc = 0;
-	if ((w->n_nodes && !w->nodes) || (w->n_refs && !w->refs)) {
-		rc = prolly_set_error(PROLLY_EINVAL, "mem store: write with a NULL nodes or refs array");
-		goto cleanup;
-	}
-	for (size_t i = 0; i < w->n_nodes; i++)
-		if (w->nodes[i].size && !w->nodes[i].data) {
-			rc = prolly_set_error(PROLLY_EINVAL, "mem store: node %zu has %zu bytes but no data", i,
-			                      w->nodes[i].size);
-			goto cleanup;
-		}
-	for (size_t i = 0; i < w->n_refs; i++) {
-		if ((rc = check_ref_name(w->refs[i].name)))
-			goto cleanup;
-		if (w->refs[i].expect != PROLLY_REF_EXPECT_ANY &&
-		    w->refs[i].expect != PROLLY_REF_EXPECT_ABSENT &&
-		    w->refs[i].expect != PROLLY_REF_EXPECT_VALUE) {
-			rc = prolly_set_error(PROLLY_EINVAL,
-			                      "mem store: ref '%s' has an unknown expectation %d",
-			                      w->refs[i].name, (int)w->refs[i].expect);
-			goto cleanup;
-		}
-		w->refs[i].conflict = 0;
-		w->refs[i].current_exists = 0;
-	}
-	if (w->n_refs > 1) {
-		order = malloc(w->n_refs * sizeof(*order));
-		if (!order) {
-			rc = prolly_set_error(PROLLY_ENOMEM,
-			                      "mem store: out of memory checking %zu ref updates", w->n_refs);
-			goto cleanup;
-		}
-		for (size_t i = 0; i < w->n_refs; i++)
-			order[i] = &w->refs[i];
-		qsort(order, w->n_refs, sizeof(*order), cmp_update_ptr);
-		for (size_t i = 1; i < w->n_refs; i++)
-			if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
-				rc = prolly_set_error(PROLLY_EINVAL,
-				                      "mem store: ref '%s' is updated twice in one write",
-				                      order[i]->name);
-				goto cleanup;
-			}
-	}
-cleanup:
-	free(order);
-	return rc;
-}
-
 /* Checks every expectation (lock held). Fills the conflict outputs; returns the number failing. */
 static size_t check_refs(mem_store *m, prolly_store_write *w, size_t *first)
 {
@@ -252,9 +182,7 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 	size_t n_added = 0;
 	int rc, locked = 0;
 
-	count_trip();
-	if ((rc = validate_write(w)))
-		return rc;
+	count_trip(); /* the engine checked and sorted the write (S1, S2 in store.h) */
 	if (w->n_nodes) {
 		added = malloc(w->n_nodes * sizeof(*added));
 		if (!added)
@@ -398,7 +326,7 @@ static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint6
 	mem_store *m = (mem_store *)st;
 	int rc, found;
 	count_trip();
-	if ((rc = check_ref_name(name)))
+	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
 	pthread_rwlock_rdlock(&m->lock);
 	size_t at = ref_lower_bound(m, name, strlen(name), &found);
@@ -421,7 +349,7 @@ static int mem_get_ref_objects(prolly_store *st, const char *name, size_t follow
 	mem_store *m = (mem_store *)st;
 	int rc, have;
 	count_trip();
-	if ((rc = check_ref_name(name)))
+	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
 	if (!found)
 		return prolly_set_error(PROLLY_EINVAL, "mem store: get_ref_objects without a callback");
@@ -457,17 +385,21 @@ static int seen_id(const prolly_id *v, size_t n, const prolly_id *id)
 	return 0;
 }
 
-/* Breadth first along commit parents (prolly.h); the list of ids met is also the queue. */
+/* Breadth first along the parents `commit` describes (store.h); the list of ids met is also the queue. */
 static int mem_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
-                             prolly_store_obj_fn found, void *payload)
+                             const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
+                             void *payload)
 {
 	mem_store *m = (mem_store *)st;
 	prolly_id *q;
 	size_t nq = 0;
 	int rc = 0;
 	count_trip();
-	if (!found || (n && !ids))
-		return prolly_set_error(PROLLY_EINVAL, "mem store: get_ancestors without ids or callback");
+	if (!found || !commit || (n && !ids))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "mem store: get_ancestors without ids, layout or callback");
+	if ((rc = prolly__store_layout_check(commit, "mem store")))
+		return rc;
 	limit = PROLLY_MAX(limit, n);
 	if (!limit)
 		return 0;
@@ -484,17 +416,15 @@ static int mem_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, s
 		const unsigned char *b = nd->data;
 		if ((rc = found(payload, &q[head], b, nd->size)))
 			break;
-		if (nd->size < PROLLY__COMMIT_OFF_PARENTS ||
-		    memcmp(b, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
+		if (nd->size < commit->parents_at || memcmp(b, commit->magic, commit->magic_size) != 0)
 			continue;
-		uint32_t np = prolly__rd32(b + PROLLY__COMMIT_OFF_NPARENTS);
+		uint32_t np = prolly__rd32(b + commit->count_at);
 		for (uint32_t j = 0;
-		     j < np && PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * ((size_t)j + 1) <= nd->size &&
+		     j < np && commit->parents_at + PROLLY_ID_SIZE * ((size_t)j + 1) <= nd->size &&
 		     nq < limit;
 		     j++) {
 			prolly_id pid;
-			memcpy(pid.bytes, b + PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * (size_t)j,
-			       PROLLY_ID_SIZE);
+			memcpy(pid.bytes, b + commit->parents_at + PROLLY_ID_SIZE * (size_t)j, PROLLY_ID_SIZE);
 			if (!seen_id(q, nq, &pid))
 				q[nq++] = pid;
 		}

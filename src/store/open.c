@@ -1,5 +1,5 @@
 /*
- * open.c - opening a store by URL, and closing one that no handle owns.
+ * open.c - opening a store (and a handle on it: prolly_open) by URL.
  *
  *   "mem:"                          a new memory store
  *   "lmdb:PATH"                     the LMDB store in directory PATH (created if missing and
@@ -7,7 +7,7 @@
  *   "postgres://...", "postgresql://...", or a libpq conninfo string ("host=... dbname=...")
  *                                   PostgreSQL (pg.c; the schema is created if missing)
  */
-#include "internal.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 
@@ -79,9 +79,10 @@ static int ro_get_ref_objects(prolly_store *st, const char *name, size_t follow,
 }
 
 static int ro_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
-                            prolly_store_obj_fn found, void *payload)
+                            const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
+                            void *payload)
 {
-	return inner_of(st)->get_ancestors(inner_of(st), ids, n, limit, found, payload);
+	return inner_of(st)->get_ancestors(inner_of(st), ids, n, limit, commit, found, payload);
 }
 
 static int ro_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
@@ -96,7 +97,8 @@ static void ro_close(prolly_store *st)
 	free(st);
 }
 
-/* Wraps *st (taking it over, also on failure). */
+/* Wraps *st, a built-in store of this library's interface version (so every member is there to
+ * read), taking it over, also on failure. */
 static int wrap_readonly(prolly_store **st)
 {
 	prolly_store *in = *st;
@@ -116,10 +118,10 @@ static int wrap_readonly(prolly_store **st)
 	r->base.gc = ro_gc;
 	r->base.stat = in->stat ? ro_stat : NULL;
 	r->base.close = ro_close;
-	r->base.get_ref_objects = in->version >= 2 && in->get_ref_objects ? ro_get_ref_objects : NULL;
-	r->base.flags = in->version >= 3 ? in->flags : 0;
-	r->base.get_ancestors = in->version >= 3 && in->get_ancestors ? ro_get_ancestors : NULL;
-	r->base.find_ids = in->version >= 3 && in->find_ids ? ro_find_ids : NULL;
+	r->base.get_ref_objects = in->get_ref_objects ? ro_get_ref_objects : NULL;
+	r->base.flags = in->flags;
+	r->base.get_ancestors = in->get_ancestors ? ro_get_ancestors : NULL;
+	r->base.find_ids = in->find_ids ? ro_find_ids : NULL;
 	*st = &r->base;
 	return 0;
 }
@@ -152,8 +154,7 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	} else if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") ||
 	           strchr(url, '=')) {
 		/* Only a creating open creates (or migrates) the schema. */
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.no_create = !(flags & PROLLY_OPEN_CREATE);
 		rc = prolly_store_pg_open(&st, url, &po);
 	} else {
@@ -176,8 +177,16 @@ int prolly_store_open(prolly_store **out, const char *url)
 	return prolly_store_open_ex(out, url, PROLLY_OPEN_CREATE);
 }
 
-void prolly_store_close(prolly_store *st)
+int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
 {
-	if (st && st->close)
-		st->close(st);
+	prolly_store *st;
+	int rc = prolly__options_check(opts); /* before the store is opened (or created) */
+	if (rc || (rc = prolly_store_open_ex(&st, url, flags)))
+		return rc;
+	return prolly_db_new(out, st, opts);
+}
+
+int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
+{
+	return prolly_open_ex(out, url, opts, PROLLY_OPEN_CREATE);
 }

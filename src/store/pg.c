@@ -21,7 +21,7 @@
  * calls back from a copy, after giving the connection back (and, on the gc's thread while mark()
  * runs, reports what it listed to the gc).
  */
-#include "store/pg_int.h"
+#include "pg_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,15 +29,6 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Reads                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
-
-int prolly__pg_check_ref_name(const char *name)
-{
-	size_t len = name ? strlen(name) : 0;
-	if (len == 0 || len > PROLLY_MAX_REF_NAME)
-		return prolly_set_error(PROLLY_EINVAL, "postgres: a ref name has 1 to %d bytes (got %zu)",
-		                        PROLLY_MAX_REF_NAME, len);
-	return 0;
-}
 
 /* Rows of node reads: (ordinality, node) answering ids by index (get_nodes), or (id, node)
  * reported by id (get_ancestors, found_obj set). */
@@ -84,9 +75,9 @@ static int get_fn(void *ctx, size_t qi, const PGresult *r)
 }
 
 /* Sends ids in statements of at most `chunk` ids each, all in one round trip: Q_GETNODES, or
- * Q_ANCESTORS with lim8 (a big-endian int8) as its second parameter; rows go to get_fn. */
+ * Q_ANCESTORS with the n_more parameters more[] after the ids; rows go to get_fn. */
 static int read_ids(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n, size_t chunk,
-                    const unsigned char *lim8, const char *what)
+                    const char *const *more, const int *more_len, int n_more, const char *what)
 {
 	prolly_buf a = PROLLY_BUF_INIT;
 	pgconn *c = NULL;
@@ -102,9 +93,13 @@ static int read_ids(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n
 		for (size_t i = at; i < at + m; i++)
 			if ((rc = prolly__pg_array_add(&a, ids[i].bytes, PROLLY_ID_SIZE)))
 				goto cleanup;
-		const char *vals[2] = {(const char *)a.ptr, (const char *)lim8};
-		int lens[2] = {(int)a.size, 8};
-		prolly__pg_pipe_send(&p, q, lim8 ? 2 : 1, vals, lens);
+		const char *vals[5] = {(const char *)a.ptr};
+		int lens[5] = {(int)a.size};
+		for (int i = 0; i < n_more && i < 4; i++) {
+			vals[1 + i] = more[i];
+			lens[1 + i] = more_len[i];
+		}
+		prolly__pg_pipe_send(&p, q, 1 + n_more, vals, lens);
 	}
 	rc = prolly__pg_pipe_run(&p);
 	prolly__pg_cnt_add(&st->cnt.rows_read, g->rows);
@@ -130,26 +125,37 @@ static int pg_get_nodes(prolly_store *base, const prolly_id *ids, size_t n,
 	g.chunk = st->read_chunk;
 	g.found = found;
 	g.payload = payload;
-	return read_ids(st, &g, Q_GETNODES, ids, n, st->read_chunk, NULL, "get_nodes");
+	return read_ids(st, &g, Q_GETNODES, ids, n, st->read_chunk, NULL, NULL, 0, "get_nodes");
 }
 
 /* One recursive statement (pg_sql.c, Q_ANCESTORS). */
 static int pg_get_ancestors(prolly_store *base, const prolly_id *ids, size_t n, size_t limit,
-                            prolly_store_obj_fn found, void *payload)
+                            const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
+                            void *payload)
 {
 	pg_store *st = (pg_store *)base;
-	unsigned char lim[8];
+	unsigned char lim[8], count_at[4], parents_at[4];
 	gctx g;
+	int rc;
 	if (!n)
 		return 0;
-	if (!ids || !found)
-		return prolly_set_error(PROLLY_EINVAL, "postgres: get_ancestors without ids or callback");
+	if (!ids || !found || !commit)
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "postgres: get_ancestors without ids, layout or callback");
+	if ((rc = prolly__store_layout_check(commit, "postgres")))
+		return rc;
 	prolly__pg_put_be64(lim, (uint64_t)PROLLY_MAX(limit, n));
+	prolly__pg_put_be32(count_at, (uint32_t)commit->count_at);
+	prolly__pg_put_be32(parents_at, (uint32_t)commit->parents_at);
+	/* $2 the limit, $3 the magic, $4 and $5 the offsets (pg_sql.c, Q_ANCESTORS) */
+	const char *more[4] = {(const char *)lim, (const char *)commit->magic, (const char *)count_at,
+	                       (const char *)parents_at};
+	int more_len[4] = {8, (int)commit->magic_size, 4, 4};
 	memset(&g, 0, sizeof(g));
 	g.st = st;
 	g.found_obj = found;
 	g.payload = payload;
-	return read_ids(st, &g, Q_ANCESTORS, ids, n, n, lim, "get_ancestors");
+	return read_ids(st, &g, Q_ANCESTORS, ids, n, n, more, more_len, 4, "get_ancestors");
 }
 
 typedef struct rctx {
@@ -184,7 +190,7 @@ static int pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uint
 	rctx x;
 	pipe p;
 	int rc;
-	if ((rc = prolly__pg_check_ref_name(name)))
+	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
 	if ((rc = prolly__pg_pool_acquire(st, &c)))
 		return rc;
@@ -248,7 +254,7 @@ static int pg_get_ref_objects(prolly_store *base, const char *name, size_t follo
 	roctx x;
 	pipe p;
 	int rc;
-	if ((rc = prolly__pg_check_ref_name(name)))
+	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
 	if (!found)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: get_ref_objects without a callback");
@@ -484,6 +490,8 @@ static int parse_conninfo(pg_store *st, const char *conninfo)
 static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id *hi, size_t limit,
                        prolly_store_obj_fn found, void *payload);
 
+static int pg_options_version(unsigned v);
+
 int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_pg_options *opts)
 {
 	pg_store *st = NULL;
@@ -494,6 +502,8 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_open: out is NULL");
 	if (!conninfo)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_open: conninfo is NULL");
+	if (opts && (rc = pg_options_version(opts->version)))
+		return rc;
 	if (!(st = calloc(1, sizeof(*st))))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	pthread_mutex_init(&st->mu, NULL);
@@ -607,12 +617,91 @@ int prolly_store_pg_counters(prolly_store *base, prolly_pg_counters *out)
 	return 0;
 }
 
+/* The one version check of prolly_pg_options and prolly_pg_stats (see src/abi.c for the
+ * convention). */
+static int pg_version(const char *type, const char *macro, unsigned got, unsigned newest)
+{
+	if (got >= 1 && got <= newest)
+		return 0;
+	return prolly_set_error(PROLLY_EINVAL,
+	                        "%s.version is %u, which this library (prolly %s) does not know (it "
+	                        "knows 1 to %u): initialise the struct with %s or %s_init()",
+	                        type, got, PROLLY_VERSION_STRING, newest, macro, type);
+}
+
+static int pg_options_version(unsigned v)
+{
+	return pg_version("prolly_pg_options", "PROLLY_PG_OPTIONS_INIT", v, PROLLY_PG_OPTIONS_VERSION);
+}
+
+static int pg_stats_version(unsigned v)
+{
+	return pg_version("prolly_pg_stats", "PROLLY_PG_STATS_INIT", v, PROLLY_PG_STATS_VERSION);
+}
+
+int prolly_pg_options_init(prolly_pg_options *opts, unsigned version)
+{
+	int rc;
+	if (!opts)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_pg_options_init: NULL argument");
+	if ((rc = pg_options_version(version)))
+		return rc;
+	memset(opts, 0, sizeof(*opts));
+	opts->version = version;
+	return 0;
+}
+
+int prolly_pg_stats_init(prolly_pg_stats *stats, unsigned version)
+{
+	int rc;
+	if (!stats)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_pg_stats_init: NULL argument");
+	if ((rc = pg_stats_version(version)))
+		return rc;
+	memset(stats, 0, sizeof(*stats));
+	stats->version = version;
+	return 0;
+}
+
+int prolly_store_pg_thread_stats(prolly_pg_stats *out)
+{
+	int rc;
+	uint64_t slot[PG_SLOTS];
+	if (!out)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_thread_stats: NULL argument");
+	if ((rc = pg_stats_version(out->version)))
+		return rc;
+	prolly_store_thread_counters(slot, PG_SLOTS);
+	out->statements = slot[PG_SLOT_STATEMENTS]; /* version 1: every field */
+	out->pool_waits = slot[PG_SLOT_POOL_WAITS];
+	out->pool_wait_ns = slot[PG_SLOT_POOL_WAIT_NS];
+	return 0;
+}
+
+int prolly_store_pg_stats(prolly_pg_stats *out, prolly_store *base)
+{
+	pg_store *st = (pg_store *)base;
+	int rc;
+	if (!out || !st)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_stats: NULL argument");
+	if ((rc = pg_stats_version(out->version)))
+		return rc;
+	if (!st->base.kind || strcmp(st->base.kind, "postgres") != 0)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_stats: not a PostgreSQL store");
+	out->statements = atomic_load(&st->cnt.statements); /* version 1: every field */
+	out->pool_waits = atomic_load(&st->cnt.pool_waits);
+	out->pool_wait_ns = atomic_load(&st->cnt.pool_wait_ns);
+	return 0;
+}
+
+#ifdef PROLLY_TEST_HOOKS /* the test build only (pg.h) */
 void prolly_store_pg_fail_chunk(prolly_store *base, unsigned chunk)
 {
 	pg_store *st = (pg_store *)base;
 	if (st && st->base.kind && strcmp(st->base.kind, "postgres") == 0)
 		atomic_store(&st->fail_chunk, chunk);
 }
+#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* find_ids (store interface version 3): one index range scan on the nodes' primary key        */

@@ -1,6 +1,6 @@
 /*
  * pg.h - the PostgreSQL store's extras for tests and benchmarks; its public part (options, open,
- * init) is in prolly.h. These are not part of the contract: libprolly.so does not export them
+ * init, and its counters as prolly_pg_stats) is in prolly.h. These are not part of the contract: libprolly.so does not export them
  * (the library is built with hidden visibility); programs that need them link libprolly.a.
  *
  * See docs/postgres.md for the schema, the privileges a runtime role needs, the write pipeline,
@@ -10,7 +10,7 @@
 #ifndef PROLLY_STORE_PG_H
 #define PROLLY_STORE_PG_H
 
-#include "prolly.h"
+#include "prolly/store.h"
 
 #include <stdint.h>
 
@@ -36,9 +36,12 @@ typedef struct prolly_pg_counters {
 /* PROLLY_EINVAL if st is not a PostgreSQL store. */
 int prolly_store_pg_counters(prolly_store *st, prolly_pg_counters *out);
 
-/* Test hook: the next write that sends at least `chunk` INSERT chunks makes its chunk number
+#ifdef PROLLY_TEST_HOOKS
+/* Test hook, only in the test build (compiled with -DPROLLY_TEST_HOOKS into the tests' archive;
+ * libprolly.a and libprolly.so do not have it): the next write that sends at least `chunk` INSERT chunks makes its chunk number
  * `chunk` (1-based) fail on the server (a malformed array); with chunk 1 that includes a
  * one-statement write (prolly_write), whose nodes are one chunk. 0 disarms. */
 void prolly_store_pg_fail_chunk(prolly_store *st, unsigned chunk);
+#endif
 
 #endif /* PROLLY_STORE_PG_H */

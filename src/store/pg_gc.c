@@ -24,7 +24,7 @@
  * epoch: a write that commits never references a node a batch removed (docs/postgres.md, claim
  * 2), and a node published after the mark began is never swept (claim 1).
  */
-#include "store/pg_int.h"
+#include "pg_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

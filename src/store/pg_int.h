@@ -20,9 +20,9 @@
 #ifndef PROLLY_STORE_PG_INT_H
 #define PROLLY_STORE_PG_INT_H
 
-#include "internal.h"
+#include "pg.h"
 #include "redact.h"
-#include "store/pg.h"
+#include "store_int.h"
 
 #include <libpq-fe.h>
 #include <stddef.h>
@@ -98,7 +98,7 @@ typedef struct pg_store {
 	int no_create;
 	_Atomic int ready; /* the schema is known to exist: connections prepare statements */
 	_Atomic int fast;  /* the schema is at version 2: one-statement writes (prolly_write) */
-	_Atomic unsigned fail_chunk;
+	_Atomic unsigned fail_chunk; /* prolly_store_pg_fail_chunk (test build only; else 0) */
 
 	pthread_mutex_t mu; /* the pool */
 	pgconn *conns;
@@ -112,6 +112,16 @@ typedef struct pg_store {
 static inline void prolly__pg_cnt_add(_Atomic uint64_t *c, uint64_t v)
 {
 	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* The calling thread's prolly_pg_stats live in the store slots of its counters
+ * (prolly_store_counters_add), so that work a library thread does for it is counted for it. */
+enum { PG_SLOT_STATEMENTS = 0, PG_SLOT_POOL_WAITS = 1, PG_SLOT_POOL_WAIT_NS = 2, PG_SLOTS = 3 };
+static inline void prolly__pg_thread_add(uint64_t statements, uint64_t pool_waits,
+                                         uint64_t pool_wait_ns)
+{
+	const uint64_t d[PG_SLOTS] = {statements, pool_waits, pool_wait_ns};
+	prolly_store_counters_add(d, PG_SLOTS);
 }
 
 /* A ref as listed. list_refs gathers its rows in a preflist before calling back; the gc keeps in
@@ -201,7 +211,6 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 /* ------------------------------------------------------------------------------------------ */
 
 /* pg.c */
-int prolly__pg_check_ref_name(const char *name);
 int prolly__pg_preflist_push(preflist *l, const char *name, size_t len, const prolly_id *value);
 void prolly__pg_preflist_dispose(preflist *l);
 int prolly__pg_list_fn(void *ctx, size_t qi, const PGresult *r);

@@ -23,7 +23,7 @@
  * array format: a header of five big-endian int32 (1 dimension, has-nulls flag, element type oid,
  * element count, lower bound 1), then per element its length (-1 for NULL) and its bytes.
  */
-#include "store/pg_int.h"
+#include "pg_int.h"
 
 #include <stdlib.h>
 
@@ -31,10 +31,7 @@
 /* Statements                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-/* The commit format's offsets (format.h) as SQL text. get_byte counts from 0, substring from 1. */
-#define C_MAGIC PROLLY__STR(PROLLY__MAGIC_SIZE)
-#define C_NPARENTS PROLLY__STR(PROLLY__COMMIT_OFF_NPARENTS)
-#define C_PARENTS PROLLY__STR(PROLLY__COMMIT_OFF_PARENTS)
+/* The size of an id as SQL text. */
 #define C_ID PROLLY__STR(PROLLY_ID_SIZE)
 
 /* '@' stands for the quoted schema name, '#' for the literal 'schema.meta'. */
@@ -56,9 +53,10 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_EPOCH] = "SELECT value FROM @.meta WHERE key = 'epoch'",
     [Q_GETNODES] = "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
                    "JOIN @.nodes n ON n.id = r.id",
-    /* Objects and their ancestors, breadth first along the parents of the commit format
-     * ("PRLC", a u32 parent count and the parent ids after it, at the offsets named in format.h;
-     * arithmetic, not | and <<, which PostgreSQL parses left to right at one precedence): UNION
+    /* Objects and their ancestors, breadth first along the parents of the commit layout the
+     * engine passes (prolly_store_commit_layout: $3 the magic, $4 the offset of the u32 parent
+     * count, $5 that of the parent ids; get_byte counts from 0, substring from 1; arithmetic,
+     * not | and <<, which PostgreSQL parses left to right at one precedence): UNION
      * keeps each object once, LIMIT stops the recursion early. The parent lookup is a LATERAL
      * subquery with LIMIT 1 so that it stays an index lookup per parent: joined plainly, the
      * generic plan hashes the whole nodes table. */
@@ -67,13 +65,13 @@ static const char *const query_tmpl[N_QUERIES] = {
         "SELECT n.id, n.node FROM @.nodes n WHERE n.id = ANY($1::bytea[]) "
         "UNION "
         "SELECT p.id, p.node FROM a CROSS JOIN LATERAL generate_series(0, "
-        "CASE WHEN octet_length(a.node) >= " C_PARENTS " AND substring(a.node FROM 1 FOR " C_MAGIC
-        ") = '\\x" PROLLY__COMMIT_MAGIC_HEX "'::bytea THEN least(get_byte(a.node, " C_NPARENTS
-        ") + 256 * get_byte(a.node, " C_NPARENTS " + 1) + 65536 * get_byte(a.node, " C_NPARENTS
-        " + 2) + 16777216::int8 * get_byte(a.node, " C_NPARENTS
-        " + 3), (octet_length(a.node) - " C_PARENTS ") / " C_ID ")::int4 - 1 ELSE -1 END) AS g(j) "
+        "CASE WHEN octet_length(a.node) >= $5::int4 AND substring(a.node FROM 1 FOR "
+        "octet_length($3::bytea)) = $3::bytea THEN least(get_byte(a.node, $4::int4) + 256 * "
+        "get_byte(a.node, $4::int4 + 1) + 65536 * get_byte(a.node, $4::int4 + 2) + "
+        "16777216::int8 * get_byte(a.node, $4::int4 + 3), (octet_length(a.node) - $5::int4) / " C_ID
+        ")::int4 - 1 ELSE -1 END) AS g(j) "
         "CROSS JOIN LATERAL (SELECT n.id, n.node FROM @.nodes n WHERE n.id = substring(a.node "
-        "FROM " C_PARENTS " + 1 + " C_ID " * g.j FOR " C_ID ") LIMIT 1) p) "
+        "FROM $5::int4 + 1 + " C_ID " * g.j FOR " C_ID ") LIMIT 1) p) "
         "SELECT id, node FROM a LIMIT $2::int8",
     [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
                  "(SELECT value FROM @.meta WHERE key = 'epoch')",

@@ -526,12 +526,12 @@ static int tap_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 			if (prolly_id_equal(&ids[i], &t->target))
 				g.other_needed = 1;
 		if (g.other_needed) {
-			int rc = t->inner->get_nodes(t->inner, &t->other, 1, tap_other_found, &g);
+			int rc = tp_inner(st)->get_nodes(tp_inner(st), &t->other, 1, tap_other_found, &g);
 			if (rc)
 				return rc;
 		}
 	}
-	int rc = t->inner->get_nodes(t->inner, ids, n, tap_found, &g);
+	int rc = tp_inner(st)->get_nodes(tp_inner(st), ids, n, tap_found, &g);
 	free(g.other);
 	return rc;
 }
@@ -543,7 +543,7 @@ static int tap_write(prolly_store *st, prolly_store_write *w)
 	if (t->on_write)
 		for (size_t i = 0; i < w->n_nodes; i++)
 			t->on_write(t->on_write_payload, &w->nodes[i].id, w->nodes[i].data, w->nodes[i].size);
-	return t->inner->write(t->inner, w);
+	return tp_write(st, w);
 }
 
 /* get_ancestors through the tap's own get_nodes, one generation per inner call, so that its
@@ -552,6 +552,7 @@ struct tap_anc {
 	prolly_id *q;
 	size_t nq, limit;
 	const prolly_id *batch;
+	const prolly_store_commit_layout *commit; /* what the engine passed */
 	prolly_store_obj_fn found;
 	void *payload;
 };
@@ -561,20 +562,18 @@ static int tap_anc_found(void *payload, size_t index, const void *data, size_t s
 	struct tap_anc *a = payload;
 	const unsigned char *b = data;
 	int rc = a->found(a->payload, &a->batch[index], data, size);
-	if (rc || size < PROLLY__COMMIT_OFF_PARENTS ||
-	    memcmp(b, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) /* a commit: src/format.h */
+	const prolly_store_commit_layout *c = a->commit;
+	if (rc || size < c->parents_at || memcmp(b, c->magic, c->magic_size) != 0)
 		return rc;
-	const unsigned char *pc = b + PROLLY__COMMIT_OFF_NPARENTS;
+	const unsigned char *pc = b + c->count_at;
 	uint32_t np = (uint32_t)pc[0] | (uint32_t)pc[1] << 8 | (uint32_t)pc[2] << 16 |
 	              (uint32_t)pc[3] << 24;
 	for (uint32_t j = 0;
-	     j < np && PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * ((size_t)j + 1) <= size &&
-	     a->nq < a->limit;
+	     j < np && c->parents_at + PROLLY_ID_SIZE * ((size_t)j + 1) <= size && a->nq < a->limit;
 	     j++) {
 		prolly_id pid;
 		size_t k = 0;
-		memcpy(pid.bytes, b + PROLLY__COMMIT_OFF_PARENTS + PROLLY_ID_SIZE * (size_t)j,
-		       PROLLY_ID_SIZE);
+		memcpy(pid.bytes, b + c->parents_at + PROLLY_ID_SIZE * (size_t)j, PROLLY_ID_SIZE);
 		while (k < a->nq && !prolly_id_equal(&a->q[k], &pid))
 			k++;
 		if (k == a->nq)
@@ -587,9 +586,10 @@ static int tap_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
                          prolly_store_found_fn found, void *payload);
 
 static int tap_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
-                             prolly_store_obj_fn found, void *payload)
+                             const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
+                             void *payload)
 {
-	struct tap_anc a = {NULL, 0, limit > n ? limit : n, NULL, found, payload};
+	struct tap_anc a = {NULL, 0, limit > n ? limit : n, NULL, commit, found, payload};
 	int rc = 0;
 	if (!a.limit)
 		return 0;
@@ -611,64 +611,19 @@ static int tap_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, s
 	return rc;
 }
 
-static int tap_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	tm_tap *t = (tm_tap *)st;
-	return t->inner->get_ref(t->inner, name, out, epoch);
-}
-
-static int tap_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
-                         void *payload)
-{
-	tm_tap *t = (tm_tap *)st;
-	return t->inner->list_refs(t->inner, prefix, fn, payload);
-}
-
-static int tap_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
-                  prolly_gc_result *out)
-{
-	tm_tap *t = (tm_tap *)st;
-	if (!t->inner->gc)
-		return prolly_set_error(PROLLY_EUNSUPPORTED, "tap: inner store has no gc");
-	return t->inner->gc(t->inner, mark, keep, payload, out);
-}
-
-static int tap_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
-{
-	tm_tap *t = (tm_tap *)st;
-	if (!t->inner->stat)
-		return prolly_set_error(PROLLY_EUNSUPPORTED, "tap: inner store has no stat");
-	return t->inner->stat(t->inner, nodes, bytes);
-}
-
-static void tap_close(prolly_store *st)
-{
-	tm_tap *t = (tm_tap *)st;
-	if (t->inner && t->inner->close)
-		t->inner->close(t->inner);
-	free(t);
-}
-
 int tm_tap_new(tm_tap **out, prolly_store *inner)
 {
-	tm_tap *t = calloc(1, sizeof(*t));
-	if (!t) {
-		prolly_store_close(inner);
+	tm_tap *t = tp_new(sizeof(*t), inner);
+	if (!t)
 		return PROLLY_ENOMEM;
-	}
-	t->base.version = PROLLY_STORE_VERSION;
-	t->base.flags = inner->version >= 3 ? inner->flags : 0;
-	t->base.get_ancestors = inner->version >= 3 && inner->get_ancestors ? tap_get_ancestors : NULL;
-	/* (through the tap's own get_nodes; offered only where the inner store offers it) */
-	t->base.kind = "tap";
-	t->base.get_nodes = tap_get_nodes;
-	t->base.write = tap_write;
-	t->base.get_ref = tap_get_ref;
-	t->base.list_refs = tap_list_refs;
-	t->base.gc = tap_gc;
-	t->base.stat = tap_stat;
-	t->base.close = tap_close;
-	t->inner = inner;
+	/* get_ancestors through the tap's own get_nodes; offered only where the inner store offers
+	 * it. find_ids stays off: it would hand out objects the tap does not see. */
+	t->tp.base.get_ancestors = t->tp.base.get_ancestors ? tap_get_ancestors : NULL;
+	t->tp.base.find_ids = NULL;
+	t->tp.base.get_ref_objects = NULL;
+	t->tp.base.kind = "tap";
+	t->tp.base.get_nodes = tap_get_nodes;
+	t->tp.base.write = tap_write;
 	*out = t;
 	return 0;
 }
@@ -871,7 +826,7 @@ prolly_db *tm_open_mem(size_t cache_bytes)
 	prolly_store *st;
 	prolly_db *db;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = cache_bytes;
 	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
 		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
@@ -911,9 +866,9 @@ int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, si
 			prolly_store_close(st);
 			return rc;
 		}
-		st = &t->tap->base;
+		st = &t->tap->tp.base;
 	}
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.retain_commits = retain;
 	/* gc here retains by commits only; the reflog's horizon has its own tests (test_reflog.c). */
 	o.reflog_days = 0;

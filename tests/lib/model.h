@@ -16,6 +16,7 @@
 #ifndef PROLLY_TEST_MODEL_H
 #define PROLLY_TEST_MODEL_H
 
+#include "passthru.h"
 #include "prolly.h"
 
 #include <stddef.h>
@@ -131,8 +132,8 @@ typedef enum tm_tap_mode {
 } tm_tap_mode;
 
 typedef struct tm_tap {
-	prolly_store base; /* must be first */
-	prolly_store *inner;
+	tp_store tp; /* must be first: a pass-through (passthru.h) whose get_nodes, write and
+	                get_ancestors the tap replaces; tp.base is the store */
 	tm_tap_mode mode;
 	prolly_id target;
 	prolly_id other;

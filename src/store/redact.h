@@ -1,5 +1,5 @@
 /*
- * redact.h - hiding passwords in store URLs, connection strings and messages (redact.c; the
+ * redact.h - hiding passwords in store URLs, connection strings and messages (src/redact.c; the
  * rules are at the top of that file). The public face is prolly_redact_url in prolly.h.
  */
 #ifndef PROLLY_REDACT_H
