@@ -45,6 +45,25 @@ PT_TEST(splitmix64_reference)
 	PT_CHECK(bench_rng_next(&r) == bench_splitmix64(&t));
 }
 
+static uint64_t xoshiro_draw(void *x)
+{
+	return bench_xoshiro_next(x);
+}
+
+PT_TEST(xoshiro_stream_fixed)
+{
+	/* The tests' model stream for seed 42: golden trees are built from it, so it never
+	 * changes. */
+	bench_xoshiro x;
+	bench_xoshiro_seed(&x, 42);
+	PT_CHECK(bench_xoshiro_next(&x) == 0x15780b2e0c2ec716ULL);
+	PT_CHECK(bench_xoshiro_next(&x) == 0x6104d9866d113a7eULL);
+	PT_CHECK(bench_xoshiro_next(&x) == 0xae17533239e499a1ULL);
+	for (int i = 0; i < 1000; i++)
+		PT_CHECK(bench_below(xoshiro_draw, &x, 7) < 7);
+	PT_CHECK(bench_below(xoshiro_draw, &x, 0) == 0);
+}
+
 PT_TEST(rng_draws)
 {
 	bench_rng r;

@@ -1,5 +1,5 @@
 /*
- * rng.c - splitmix64 and the draws made from it (rng.h).
+ * rng.c - splitmix64, xoshiro256** and the draws made from them (rng.h).
  */
 #include "rng.h"
 
@@ -28,14 +28,52 @@ uint64_t bench_rng_next(bench_rng *r)
 	return bench_splitmix64(&r->s);
 }
 
-uint64_t bench_rng_below(bench_rng *r, uint64_t n)
+uint64_t bench_below(uint64_t (*next)(void *state), void *state, uint64_t n)
 {
+	if (n == 0)
+		return 0;
 	uint64_t limit = UINT64_MAX - UINT64_MAX % n;
 	for (;;) {
-		uint64_t x = bench_rng_next(r);
+		uint64_t x = next(state);
 		if (x < limit)
 			return x % n;
 	}
+}
+
+static uint64_t splitmix_draw(void *r)
+{
+	return bench_rng_next(r);
+}
+
+uint64_t bench_rng_below(bench_rng *r, uint64_t n)
+{
+	return bench_below(splitmix_draw, r, n);
+}
+
+void bench_xoshiro_seed(bench_xoshiro *r, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		r->s[i] = bench_splitmix64(&x);
+}
+
+static uint64_t rotl(uint64_t v, int k)
+{
+	return (v << k) | (v >> (64 - k));
+}
+
+uint64_t bench_xoshiro_next(bench_xoshiro *r)
+{
+	uint64_t *s = r->s;
+	uint64_t out = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
 }
 
 int bench_rng_sample_distinct(bench_rng *r, uint64_t n, uint64_t *out, size_t k)

@@ -20,41 +20,22 @@
 
 void tm_rng_seed(tm_rng *r, uint64_t seed)
 {
-	uint64_t x = seed;
-	for (int i = 0; i < 4; i++)
-		r->s[i] = bench_splitmix64(&x);
-}
-
-static uint64_t rotl(uint64_t v, int k)
-{
-	return (v << k) | (v >> (64 - k));
+	bench_xoshiro_seed(r, seed);
 }
 
 uint64_t tm_rng_next(tm_rng *r)
 {
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
+	return bench_xoshiro_next(r);
+}
+
+static uint64_t model_draw(void *r)
+{
+	return bench_xoshiro_next(r);
 }
 
 uint64_t tm_rng_below(tm_rng *r, uint64_t n)
 {
-	if (n == 0)
-		return 0;
-	/* Rejection sampling keeps it uniform. */
-	uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-	uint64_t v;
-	do
-		v = tm_rng_next(r);
-	while (v >= limit);
-	return v % n;
+	return bench_below(model_draw, r, n);
 }
 
 uint64_t tm_rng_range(tm_rng *r, uint64_t lo, uint64_t hi)
