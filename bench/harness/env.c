@@ -262,14 +262,14 @@ static int write_binary_sha(FILE *out, char *err, size_t errn)
 	else
 		exe[n] = '\0';
 	if (!f || !ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		h_seterr(err, errn, "hashing %s: %s", exe, f ? "OpenSSL failure" : strerror(errno));
+		bench_seterr(err, errn, "hashing %s: %s", exe, f ? "OpenSSL failure" : strerror(errno));
 		goto cleanup;
 	}
 	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		if (EVP_DigestUpdate(ctx, chunk, got) != 1)
 			break;
 	if (ferror(f) || !feof(f) || EVP_DigestFinal_ex(ctx, md, &mdlen) != 1) {
-		h_seterr(err, errn, "hashing %s: read or digest failure", exe);
+		bench_seterr(err, errn, "hashing %s: read or digest failure", exe);
 		goto cleanup;
 	}
 	for (unsigned i = 0; i < mdlen; i++)
@@ -291,7 +291,7 @@ static void pq_err(char *err, size_t errn, const char *what, PGconn *pg, const c
 	char m[400];
 	prolly_redact_message(m, sizeof(m), pg ? PQerrorMessage(pg) : "out of memory", url);
 	trim(m);
-	h_seterr(err, errn, "postgres.txt: %s: %s", what, m);
+	bench_seterr(err, errn, "postgres.txt: %s: %s", what, m);
 }
 
 /* One text value of a one-row query; malloc'd, NULL on failure. */
@@ -384,12 +384,12 @@ static int write_one(const char *dir, const char *name, int which, const char *u
 	char path[4352];
 	int rc = 0;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-		h_seterr(err, errn, "%s: path too long", dir);
+		bench_seterr(err, errn, "%s: path too long", dir);
 		return -1;
 	}
 	FILE *f = fopen(path, "w");
 	if (!f) {
-		h_seterr(err, errn, "cannot create %s: %s", path, strerror(errno));
+		bench_seterr(err, errn, "cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
 	switch (which) {
@@ -400,11 +400,11 @@ static int write_one(const char *dir, const char *name, int which, const char *u
 	}
 	if (fflush(f) != 0 || ferror(f)) {
 		if (rc == 0)
-			h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
+			bench_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		rc = -1;
 	}
 	if (fclose(f) != 0 && rc == 0) {
-		h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
+		bench_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		rc = -1;
 	}
 	if (rc != 0)

@@ -367,7 +367,7 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 	snprintf(path, sizeof(path), "%s/regression.md", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.regression.md.tmp", dir);
 	if (!(f = fopen(tmp, "w"))) {
-		h_seterr(err, errn, "%s: %s", tmp, strerror(errno));
+		bench_seterr(err, errn, "%s: %s", tmp, strerror(errno));
 		goto cleanup;
 	}
 	fprintf(f, "# Regression comparison\n\n");
@@ -531,7 +531,7 @@ int hg_compare(const char *dir, const char *baseline, const hw_regression *g, in
 	if (m.oom)
 		goto nomem;
 	if (m.matched == 0) {
-		h_seterr(
+		bench_seterr(
 		    err, errn,
 		    "no cell of the baseline %s matches a cell of %s (%zu baseline cells, %zu cells in "
 		    "this run)",
@@ -585,7 +585,7 @@ int hg_compare(const char *dir, const char *baseline, const hw_regression *g, in
 	fprintf(f, "regression: details in %s/regression.md\n", dir);
 	goto cleanup;
 nomem:
-	h_seterr(err, errn, "out of memory");
+	bench_seterr(err, errn, "out of memory");
 cleanup:
 	cmp_free(&m);
 	return rc;

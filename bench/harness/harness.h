@@ -35,6 +35,7 @@
 #define BENCH_HARNESS_H
 
 #include "csv.h"
+#include "err.h"
 #include "hdr.h"
 #include "prolly.h"
 #include "toml.h"
@@ -45,8 +46,6 @@
 
 #define H_ERR 512 /* size of the err buffers passed around */
 
-/* printf into the caller's err buffer (err may be NULL). Defined in results.c. */
-void h_seterr(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Finishes a file written through f at tmp: checks for write errors, closes f and renames tmp to
  * path (so readers see the old file or the whole new one). On failure tmp is removed and err
  * says why. f is closed either way. Defined in results.c. */

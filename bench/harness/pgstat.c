@@ -57,7 +57,7 @@ static void pq_err(char *err, size_t errn, const char *what, const PGconn *pg, c
 {
 	char m[400];
 	prolly_redact_message(m, sizeof(m), pg ? PQerrorMessage(pg) : "out of memory", url);
-	h_seterr(err, errn, "pgstat: %s: %s", what, m);
+	bench_seterr(err, errn, "pgstat: %s: %s", what, m);
 }
 
 /* Runs sql, ignoring the result; 0 if it succeeded. */
@@ -125,7 +125,7 @@ int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, si
 	hp_conn *c = calloc(1, sizeof(*c));
 	*out = NULL;
 	if (!c) {
-		h_seterr(err, errn, "pgstat: out of memory");
+		bench_seterr(err, errn, "pgstat: out of memory");
 		return -1;
 	}
 	c->pg = PQconnectdbParams(keys, vals, 1);
@@ -177,7 +177,7 @@ int hp_snap(hp_conn *c, hp_snapshot *s, char *err, size_t errn)
 	int rc = -1;
 	memset(s, 0, sizeof(*s));
 	if (!c || !c->pg) {
-		h_seterr(err, errn, "pgstat: no monitoring connection");
+		bench_seterr(err, errn, "pgstat: no monitoring connection");
 		return -1;
 	}
 	if (PQstatus(c->pg) != CONNECTION_OK)

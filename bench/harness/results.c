@@ -47,26 +47,16 @@
 
 /* ---- errors and files ------------------------------------------------------------------------ */
 
-void h_seterr(char *err, size_t errn, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || !errn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errn, fmt, ap);
-	va_end(ap);
-}
-
 int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errn)
 {
 	int bad = ferror(f);
 	if (fclose(f) != 0 || bad) {
-		h_seterr(err, errn, "%s: write failed", tmp);
+		bench_seterr(err, errn, "%s: write failed", tmp);
 		unlink(tmp);
 		return -1;
 	}
 	if (rename(tmp, path) != 0) {
-		h_seterr(err, errn, "%s: %s", path, strerror(errno));
+		bench_seterr(err, errn, "%s: %s", path, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -109,7 +99,7 @@ int hr__write_atomic(const char *dir, const char *name, const char *data, size_t
 	char path[HR__PATHN], tmp[HR__PATHN + 32];
 	int fd = -1, rc = -1;
 	if (hr__join(path, dir, name) != 0) {
-		h_seterr(err, errn, "%s/%s: path too long", dir, name);
+		bench_seterr(err, errn, "%s/%s: path too long", dir, name);
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%ld", dir, name, (long)getpid());
@@ -126,7 +116,7 @@ int hr__write_atomic(const char *dir, const char *name, const char *data, size_t
 	(void)fsync_dir(dir);
 	return 0;
 fail:
-	h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
+	bench_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
@@ -138,7 +128,7 @@ static int copy_file(const char *dir, const char *name, const char *src, char *e
 	char *buf = NULL;
 	size_t len;
 	if (bench_read_file(&buf, &len, src) != 0) {
-		h_seterr(err, errn, "reading %s: %s", src, strerror(errno));
+		bench_seterr(err, errn, "reading %s: %s", src, strerror(errno));
 		return -1;
 	}
 	int rc = hr__write_atomic(dir, name, buf, len, err, errn);
@@ -251,7 +241,7 @@ static int manifest_write(const hr_dir *d, char *err, size_t errn)
 	kv_line(&b, "resumes", num);
 	if (b.oom) {
 		free(b.p);
-		h_seterr(err, errn, "out of memory");
+		bench_seterr(err, errn, "out of memory");
 		return -1;
 	}
 	int rc = hr__write_atomic(d->path, MANIFEST, b.p, b.n, err, errn);
@@ -269,11 +259,11 @@ static int manifest_match(const hrow *old, const hr_manifest *m, char *err, size
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *was = hrow_get(old, keys[i]);
 		if (!was || strcmp(was, now[i]) != 0) {
-			h_seterr(err, errn,
-			         MANIFEST
-			         " differs in %s: the directory has \"%s\", this run is \"%s\"; nothing "
-			         "was changed (use another --output directory)",
-			         keys[i], was ? was : "(missing)", now[i]);
+			bench_seterr(err, errn,
+			             MANIFEST
+			             " differs in %s: the directory has \"%s\", this run is \"%s\"; nothing "
+			             "was changed (use another --output directory)",
+			             keys[i], was ? was : "(missing)", now[i]);
 			return -2;
 		}
 	}
@@ -340,7 +330,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 	int rc = -1, r, idc = -1, rowsc = -1, ncols;
 	bench_buf out = {0};
 	if (hr__join(path, d->path, name) != 0 || bench_read_file(&buf, &len, path) != 0) {
-		h_seterr(err, errn, "reading %s/%s: %s", d->path, name, strerror(errno));
+		bench_seterr(err, errn, "reading %s/%s: %s", d->path, name, strerror(errno));
 		return -1;
 	}
 	r = bench_csv_record(&rec, buf, len, &pos);
@@ -349,7 +339,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 			goto nomem;
 		rc = unlink(path); /* empty or a torn header: no rows */
 		if (rc != 0)
-			h_seterr(err, errn, "removing %s: %s", path, strerror(errno));
+			bench_seterr(err, errn, "removing %s: %s", path, strerror(errno));
 		goto cleanup;
 	}
 	ncols = (int)rec.n;
@@ -360,7 +350,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 			rowsc = (int)i;
 	}
 	if (idc < 0 || rowsc < 0) {
-		h_seterr(err, errn, "%s: no cell_id or cell_rows column in the header", path);
+		bench_seterr(err, errn, "%s: no cell_id or cell_rows column in the header", path);
 		goto cleanup;
 	}
 	size_t header_end = pos, good = pos;
@@ -442,7 +432,7 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 	rc = 0;
 	goto cleanup;
 nomem:
-	h_seterr(err, errn, "%s: out of memory", path);
+	bench_seterr(err, errn, "%s: out of memory", path);
 cleanup:
 	for (size_t k = 0; k < ncells; k++)
 		free(cells[k].id);
@@ -470,13 +460,13 @@ static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 	struct dirent *e;
 	int rc = -1;
 	if (!dir) {
-		h_seterr(err, errn, "%s: %s", d->path, strerror(errno));
+		bench_seterr(err, errn, "%s: %s", d->path, strerror(errno));
 		return -1;
 	}
 	while ((e = readdir(dir)) != NULL)
 		if (e->d_name[0] != '.' && ends_with(e->d_name, "-raw.csv") &&
 		    bench_strvec_push(&names, strdup(e->d_name)) != 0) {
-			h_seterr(err, errn, "out of memory");
+			bench_seterr(err, errn, "out of memory");
 			goto cleanup;
 		}
 	for (size_t i = 0; i < names.n; i++)
@@ -518,7 +508,7 @@ static int write_workload_files(hr_dir *d, const hw_workload *w, char *err, size
 		toml_error te;
 		memset(&te, 0, sizeof(te));
 		if (hw_workload_write_resolved(w, path, &te) != 0) {
-			h_seterr(err, errn, "writing %s: %s", path, te.text[0] ? te.text : te.msg);
+			bench_seterr(err, errn, "writing %s: %s", path, te.text[0] ? te.text : te.msg);
 			return -1;
 		}
 	}
@@ -549,15 +539,15 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 	int rc = -1;
 	*out = NULL;
 	if (mkdir_p(dir) != 0) {
-		h_seterr(err, errn, "cannot create the output directory %s: %s", dir, strerror(errno));
+		bench_seterr(err, errn, "cannot create the output directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (hr__join(mpath, dir, MANIFEST) != 0) {
-		h_seterr(err, errn, "%s: path too long", dir);
+		bench_seterr(err, errn, "%s: path too long", dir);
 		return -1;
 	}
 	if (!(d = calloc(1, sizeof(*d))) || !(d->path = strdup(dir)) || !(old = hrow_new())) {
-		h_seterr(err, errn, "out of memory");
+		bench_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
 	d->m = *m;
@@ -583,16 +573,16 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 		    write_workload_files(d, w, err, errn) != 0)
 			goto cleanup;
 	} else if (errno != ENOENT) {
-		h_seterr(err, errn, "reading %s: %s", mpath, strerror(errno));
+		bench_seterr(err, errn, "reading %s: %s", mpath, strerror(errno));
 		goto cleanup;
 	} else {
 		int any = dir_has_entries(dir);
 		if (any != 0) {
-			h_seterr(err, errn,
-			         any < 0 ? "%s: cannot list the directory"
-			                 : "%s is not empty and holds no " MANIFEST
-			                   ": refusing to mix runs (use an empty or new directory)",
-			         dir);
+			bench_seterr(err, errn,
+			             any < 0 ? "%s: cannot list the directory"
+			                     : "%s is not empty and holds no " MANIFEST
+			                       ": refusing to mix runs (use an empty or new directory)",
+			             dir);
 			goto cleanup;
 		}
 		if (!d->m.started[0])
@@ -619,7 +609,7 @@ const char *hr_path(const hr_dir *d)
 int hr_finish(hr_dir *d, char *err, size_t errn)
 {
 	if (!d) {
-		h_seterr(err, errn, "hr_finish: no result directory");
+		bench_seterr(err, errn, "hr_finish: no result directory");
 		return -1;
 	}
 	bench_utc_now(d->m.finished, sizeof(d->m.finished));
@@ -662,16 +652,16 @@ static int check_header(hr_dir *d, const char *file, const char *path, int fd,
 	int rc = -1;
 	ssize_t n = got ? pread(fd, got, hl, 0) : -1;
 	if (!got) {
-		h_seterr(err, errn, "out of memory");
+		bench_seterr(err, errn, "out of memory");
 	} else if (n != (ssize_t)hl || memcmp(got, want.p + skip, hl) != 0) {
-		h_seterr(err, errn,
-		         "%s has other columns than this build writes (a run of another version?): "
-		         "use another --output directory",
-		         path);
+		bench_seterr(err, errn,
+		             "%s has other columns than this build writes (a run of another version?): "
+		             "use another --output directory",
+		             path);
 	} else {
 		rc = bench_strvec_push(&d->checked, strdup(want.p)); /* "file\nheader line" */
 		if (rc)
-			h_seterr(err, errn, "out of memory");
+			bench_seterr(err, errn, "out of memory");
 	}
 	free(got);
 	free(want.p);
@@ -687,20 +677,22 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 	int fd = -1, rc = -1;
 	struct stat st;
 	if (!n || !(id = hrow_get(rows[0], "cell_id")) || !*id) {
-		h_seterr(err, errn, "%s: a cell needs at least one row and a cell_id", file);
+		bench_seterr(err, errn, "%s: a cell needs at least one row and a cell_id", file);
 		return -1;
 	}
 	snprintf(nrows, sizeof(nrows), "%zu", n);
 	for (size_t i = 0; i < n; i++) {
 		const char *rid = hrow_get(rows[i], "cell_id"), *cr = hrow_get(rows[i], "cell_rows");
 		if (!rid || strcmp(rid, id) != 0) {
-			h_seterr(err, errn, "%s: the rows of cell %s have different cell_id values", file, id);
+			bench_seterr(err, errn, "%s: the rows of cell %s have different cell_id values", file,
+			             id);
 			return -1;
 		}
 		if (!cr)
 			hrow_str(rows[i], "cell_rows", nrows);
 		else if (strcmp(cr, nrows) != 0) {
-			h_seterr(err, errn, "%s: cell %s has %zu rows but cell_rows says %s", file, id, n, cr);
+			bench_seterr(err, errn, "%s: cell %s has %zu rows but cell_rows says %s", file, id, n,
+			             cr);
 			return -1;
 		}
 		for (size_t c = 0; c < rows[i]->n; c++) {
@@ -708,23 +700,23 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 			while (columns[k] && strcmp(columns[k], rows[i]->col[c]) != 0)
 				k++;
 			if (!columns[k]) {
-				h_seterr(err, errn, "%s: a row sets column %s, which is not in the column list",
-				         file, rows[i]->col[c]);
+				bench_seterr(err, errn, "%s: a row sets column %s, which is not in the column list",
+				             file, rows[i]->col[c]);
 				return -1;
 			}
 		}
 	}
 	if (hr_cell_done(d, file, id)) {
-		h_seterr(err, errn, "%s: cell %s is already recorded", file, id);
+		bench_seterr(err, errn, "%s: cell %s is already recorded", file, id);
 		return -1;
 	}
 	if (hr__join(path, d->path, file) != 0) {
-		h_seterr(err, errn, "%s/%s: path too long", d->path, file);
+		bench_seterr(err, errn, "%s/%s: path too long", d->path, file);
 		return -1;
 	}
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		h_seterr(err, errn, "opening %s: %s", path, strerror(errno));
+		bench_seterr(err, errn, "opening %s: %s", path, strerror(errno));
 		goto cleanup;
 	}
 	if (st.st_size == 0) {
@@ -733,7 +725,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 		int rfd = open(path, O_RDONLY | O_CLOEXEC);
 		int bad = rfd < 0 || check_header(d, file, path, rfd, columns, err, errn) != 0;
 		if (rfd < 0)
-			h_seterr(err, errn, "opening %s: %s", path, strerror(errno));
+			bench_seterr(err, errn, "opening %s: %s", path, strerror(errno));
 		if (rfd >= 0)
 			close(rfd);
 		if (bad)
@@ -742,11 +734,11 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 	for (size_t i = 0; i < n; i++)
 		hr__csv_line(&b, columns, rows[i]);
 	if (b.oom) {
-		h_seterr(err, errn, "out of memory");
+		bench_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
 	if (write_all(fd, b.p, b.n) != 0 || fdatasync(fd) != 0) {
-		h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
+		bench_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		if (ftruncate(fd, st.st_size) != 0) /* best effort: drop a partial cell */
 			(void)0;
 		goto cleanup;
@@ -754,7 +746,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 	if (st.st_size == 0)
 		(void)fsync_dir(d->path);
 	if (done_add(d, file, id) != 0) {
-		h_seterr(err, errn, "out of memory");
+		bench_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
 	d->measured++;

@@ -82,7 +82,7 @@ int h_run_suite(h_run *run, const h_suite *s, char *err, size_t errn)
 {
 	char e[H_ERR] = "";
 	if (s->run(run, e, sizeof(e)) != 0) {
-		h_seterr(err, errn, "%s suite: %s", s->name, e);
+		bench_seterr(err, errn, "%s suite: %s", s->name, e);
 		return -1;
 	}
 	return 0;

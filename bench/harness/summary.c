@@ -151,7 +151,7 @@ static int write_rows(const char *dir, const char *name, const char *const *cols
 		hr__csv_line(&b, cols, rows[i]);
 	if (b.oom) {
 		free(b.p);
-		h_seterr(err, errn, "out of memory");
+		bench_seterr(err, errn, "out of memory");
 		return -1;
 	}
 	rc = hr__write_atomic(dir, name, b.p, b.n, err, errn);
@@ -254,12 +254,12 @@ static int summarize(hr_dir *d, const char *raw, const char *name, const char *c
 	if (bench_csv_read(&t, path, err, errn) != 0)
 		return -1;
 	if (group_cells(&g, &t) != 0 || !(rows = calloc(g.n + 1, sizeof(*rows)))) {
-		h_seterr(err, errn, "out of memory");
+		bench_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
 	for (size_t k = 0; k < g.n; k++) {
 		if (!(rows[k] = hrow_new())) {
-			h_seterr(err, errn, "out of memory");
+			bench_seterr(err, errn, "out of memory");
 			goto cleanup;
 		}
 		fill(rows[k], &t, g.row + g.first[k], g.first[k + 1] - g.first[k]);

@@ -2,6 +2,7 @@
  * csv.c - the benchmarks' one CSV reader and field writer (csv.h).
  */
 #include "csv.h"
+#include "err.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,17 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-__attribute__((format(printf, 3, 4))) static void seterr(char *err, size_t errn, const char *fmt,
-                                                         ...)
-{
-	va_list ap;
-	if (!err || !errn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errn, fmt, ap);
-	va_end(ap);
-}
 
 int bench_read_file(char **out, size_t *len, const char *path)
 {
@@ -163,7 +153,7 @@ int bench_csv_read(bench_csv *t, const char *path, char *err, size_t errn)
 	int rc = -1, r;
 	memset(t, 0, sizeof(*t));
 	if (bench_read_file(&buf, &len, path) != 0) {
-		seterr(err, errn, "%s: %s", path, strerror(errno));
+		bench_seterr(err, errn, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	r = bench_csv_record(&rec, buf, len, &pos);
@@ -203,11 +193,12 @@ int bench_csv_read(bench_csv *t, const char *path, char *err, size_t errn)
 	goto cleanup;
 bad:
 	if (r == BENCH_CSV_BADQUOTE) {
-		seterr(err, errn, "%s: a quoted field is not closed before the end of the file", path);
+		bench_seterr(err, errn, "%s: a quoted field is not closed before the end of the file",
+		             path);
 		goto cleanup;
 	}
 nomem:
-	seterr(err, errn, "%s: out of memory", path);
+	bench_seterr(err, errn, "%s: out of memory", path);
 cleanup:
 	bench_strvec_free(&rec);
 	free(buf);
