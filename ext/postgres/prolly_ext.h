@@ -10,6 +10,8 @@
  *            indexes, or through SPI: prolly.node_reader), the schema version check, the
  *            per-backend prolly_db and its settings.
  *   read.c   the SQL read functions (prolly--0.1.sql declares them).
+ *   write.c  the SQL write functions: commit, put, delete, branch, merge (the write protocol
+ *            is described in store.c, "writes").
  *
  * Rules for every engine call made from SQL (see docs/sql.md, "Inside the server"):
  *   1. pgx_begin() before the first engine call of a function call;
@@ -33,6 +35,10 @@
 
 /* The store schema version this extension reads (docs/postgres.md, "Schema"). */
 #define PGX_SCHEMA_VERSION 4
+
+/* A merge that left conflicts (prolly_merge with resolve 'fail'): SQLSTATE PY001, a class of
+ * the extension's own (docs/sql.md, "Errors"). */
+#define PGX_ERRCODE_MERGE_CONFLICT MAKE_SQLSTATE('P', 'Y', '0', '0', '1')
 
 /* ---- guard.c ---- */
 
@@ -79,7 +85,21 @@ void pgx_resume(const pgx_tables *t);
 void pgx_hold(void);
 void pgx_release(void);
 
-/* Registers the extension's settings (from _PG_init). */
+/* pgx_open for a write function: also refuses a read-only transaction (25006) and a caller
+ * without INSERT on nodes or INSERT and UPDATE on refs (42501). fname names the function. */
+prolly_db *pgx_open_write(FunctionCallInfo fcinfo, pgx_tables *out, const char *fname);
+
+/* Before a write function's first engine call: takes the writers' shared lock against gc, locks
+ * the row of ref (a full ref name, "refs/heads/NAME"; it may be absent) FOR UPDATE, and pushes a
+ * fresh snapshot (READ COMMITTED) so that the engine builds on the head the lock waited for.
+ * The engine's writes then go through s.prolly_write. PostgreSQL errors are raised directly. */
+void pgx_write_lock(const char *ref);
+
+/* After the engine returned (before pgx_check): pops the snapshot. The locks stay until the
+ * transaction ends. */
+void pgx_write_unlock(void);
+
+/* Registers the extension's settings and transaction callbacks (from _PG_init). */
 void pgx_define_settings(void);
 
 #endif /* PROLLY_EXT_H */
