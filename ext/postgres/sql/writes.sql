@@ -49,12 +49,15 @@ SELECT length(prolly_get('w', decode(repeat('61', 2048), 'hex'))) AS len;
 -- in the caller's transaction: a rollback leaves no ref moved and no node row
 SELECT prolly_resolve('w') AS head, (SELECT count(*) FROM nodes) AS nodes_before \gset
 BEGIN;
-SELECT prolly_put('w', 'rolled', 'back') <> :'head' AS moved_inside;
+SELECT prolly_put('w', 'rolled', 'back') AS rolled \gset
+SELECT :'rolled' <> :'head' AS moved_inside;
 SELECT convert_from(prolly_get('w', 'rolled'), 'UTF8') AS seen_inside;
 SELECT count(*) > :nodes_before AS nodes_inside FROM nodes;
 ROLLBACK;
 SELECT prolly_resolve('w') = :'head' AS ref_back, prolly_get('w', 'rolled') IS NULL AS value_gone,
        (SELECT count(*) FROM nodes) = :nodes_before AS no_node_left;
+-- the rolled-back commit is gone for this backend too
+SELECT pg_temp.err(format('SELECT prolly_get(%L, %L)', :'rolled', 'rolled'));
 -- the same tree made again after the rollback (the cache forgot the rolled-back nodes)
 SELECT prolly_put('w', 'rolled', 'back') <> :'head' AS made_again;
 SELECT count(*) FROM nodes n WHERE n.id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'w'), 'hex');
