@@ -19,7 +19,7 @@
 #      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
 #      to one branch lose and fail none; a commit to another branch does not wait; the CLI that
 #      read a head before a SQL commit landed loses the race (exit 4), and a REPEATABLE READ
-#      writer that waited gets 40001.
+#      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it.
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -251,6 +251,26 @@ if [ "$c_rc" = 4 ] && grep -q 'moved to' "$log.c" && grep -q 'could not serializ
 else
 	cat "$log.c" "$log.b" | sed 's/^/# /'
 	not_ok "the CLI loses the race to a SQL commit (cli exit $c_rc, got=$got)"
+fi
+# e. gc and a SQL writer: a gc started while a SQL write's transaction is open waits for it (the
+#    writers' lock), then keeps what it wrote.
+PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'g', 'during gc')" -c "SELECT pg_sleep(1.5)" -c "COMMIT" >/dev/null 2>"$log.a" &
+a_pid=$!
+sleep 0.3
+t0=$(now_ms)
+PROLLY_CLI="$top/$BUILD/prolly" PROLLY_TEST_DB=$db "$here/regress-cli.sh" gc >"$log.c" 2>&1
+c_rc=$?
+t1=$(now_ms)
+wait "$a_pid"
+a_rc=$?
+PROLLY_CLI="$top/$BUILD/prolly" PROLLY_TEST_DB=$db "$here/regress-cli.sh" verify conc >>"$log.c" 2>&1
+v_rc=$?
+got=$(q -c "SELECT convert_from(prolly_get('conc', 'g'), 'UTF8')")
+if [ "$a_rc" = 0 ] && [ "$c_rc" = 0 ] && [ "$v_rc" = 0 ] && [ "$got" = "during gc" ] && [ "$((t1 - t0))" -ge 800 ]; then
+	ok "a gc waits for an open SQL write ($((t1 - t0)) ms) and keeps what it wrote (verify passes)"
+else
+	cat "$log.a" "$log.c" | sed 's/^/# /'
+	not_ok "gc and a SQL writer (a=$a_rc gc=$c_rc verify=$v_rc got=$got, $((t1 - t0)) ms)"
 fi
 rm -f "$log.a" "$log.b" "$log.c" "$log.p" "$log.q"
 finish
