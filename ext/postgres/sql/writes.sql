@@ -80,6 +80,16 @@ SELECT prolly_put('w', NULL, 'x');
 ROLLBACK;
 SELECT prolly_get('w', 'doomed') IS NULL AS doomed_gone;
 
+-- a long commit stopped by statement_timeout leaves nothing, and the next write works
+CREATE TEMP TABLE big_edits AS
+SELECT array_agg(('t' || g)::bytea) AS k, array_agg(('v' || g)::bytea) AS v FROM generate_series(1, 200000) g;
+SELECT prolly_resolve('w') AS head, (SELECT count(*) FROM nodes) AS nodes_before \gset
+SET statement_timeout = '50ms';
+SELECT prolly_commit('w', k, v) FROM big_edits;
+RESET statement_timeout;
+SELECT prolly_resolve('w') = :'head' AS ref_kept, (SELECT count(*) FROM nodes) = :nodes_before AS no_node_left;
+SELECT prolly_put('w', 'after-timeout', 'ok') <> :'head' AS writes_again;
+
 -- prolly_merge: fast-forward, already merged, three-way, conflicts
 SELECT prolly_branch('w2', 'w') IS NOT NULL AS branched;
 SELECT prolly_put('w2', 'ff', '1') IS NOT NULL AS put;
