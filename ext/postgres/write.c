@@ -8,7 +8,7 @@
  *   prolly_merge(into, from_ref, resolve)            fast-forward, or a three-way merge commit
  *
  * Each runs in the caller's transaction: arguments are checked first, then pgx_open_write,
- * pgx_write_lock on the branch written (store.c: the protocol), the engine's calls, whose
+ * pgx_write_lock on the branch written (store_write.c: the protocol), the engine's calls, whose
  * single store write goes through s.prolly_write, pgx_write_unlock, pgx_check. The commits are
  * those the CLI makes for the same edits (the same engine; parents, tree, message), so the same
  * edits give the same tree ids. A write that changes nothing makes no commit and returns the

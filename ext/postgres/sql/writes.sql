@@ -85,7 +85,9 @@ CREATE TEMP TABLE big_edits AS
 SELECT array_agg(('t' || g)::bytea) AS k, array_agg(('v' || g)::bytea) AS v FROM generate_series(1, 200000) g;
 SELECT prolly_resolve('w') AS head, (SELECT count(*) FROM nodes) AS nodes_before \gset
 SET statement_timeout = '50ms';
+\set VERBOSITY terse
 SELECT prolly_commit('w', k, v) FROM big_edits;
+\set VERBOSITY default
 RESET statement_timeout;
 SELECT prolly_resolve('w') = :'head' AS ref_kept, (SELECT count(*) FROM nodes) = :nodes_before AS no_node_left;
 SELECT prolly_put('w', 'after-timeout', 'ok') <> :'head' AS writes_again;
