@@ -11,7 +11,7 @@
  *      READ COMMITTED, a fresh snapshot is pushed, so the engine reads the head and the nodes
  *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
  *      raises 40001 when the row moved after the transaction's snapshot, as for any UPDATE);
- *   2. the engine reads the head, builds the commit and calls st_write: SPI runs the schema's
+ *   2. the engine reads the head, builds the commit and calls write(): SPI runs the schema's
  *      s.prolly_write (nodes with ON CONFLICT DO NOTHING, the ref moved by compare-and-swap:
  *      docs/postgres.md), which commits or rolls back with the caller's transaction; the
  *      command counter is then advanced so that this call's later reads see what it wrote;
@@ -198,6 +198,7 @@ static int write_spi(prolly_store_write *w)
 	q = psprintf("SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
 	             "%s.prolly_write($8, false, NULL, $1, $2, $3, $4, $5, $6, $7)",
 	             pgx_schema_quoted());
+	wrote = true; /* from here on, an abort may take rows the cache has seen */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
 	if (SPI_execute_with_args(q, 8, types, args, nulls, false, 0) != SPI_OK_SELECT ||
@@ -228,8 +229,6 @@ static int write_spi(prolly_store_write *w)
 	/* What this call wrote is visible to its later reads. */
 	CommandCounterIncrement();
 	UpdateActiveSnapshotCommandId();
-	if (rc == 0)
-		wrote = true;
 	return rc;
 }
 
