@@ -15,6 +15,8 @@
 #   6. raises 400 errors inside the engine's calls in one backend (statement timeouts in diffs,
 #      a node that fails its hash check) and checks that the backend's resident memory does not
 #      grow with them (the guard frees what the engine held);
+#   6b. the same for failed and rolled-back writes (merge conflicts, commits rolled back to a
+#      savepoint, puts to a missing branch), by the backend's private memory;
 #   7. concurrent writers on the data the suite left: a commit to a branch whose row another
 #      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
 #      to one branch lose and fail none; a commit to another branch does not wait; the CLI that
@@ -172,6 +174,45 @@ else
 	tail -n 20 "$log" | sed 's/^/# /'
 	not_ok "errors inside engine calls leak nothing ($timeouts timeouts, $corrupt hash failures; VmRSS by round, kB: $rss)"
 fi
+# ---- 6b. failed writes leak nothing ----
+# Four rounds of 50: a merge that fails with conflicts (PY001, after the engine merged), a
+# 2,000-edit commit rolled back to a savepoint, a put to a missing branch. RssAnon (the backend's
+# private memory) after each round: its VmRSS also counts the shared buffers it touches, which
+# grow here with the heap pages the rolled-back node rows took.
+psql -X -q -d "$db" -c "SELECT prolly_branch('leak1', 'main'), prolly_branch('leak2', 'main')" \
+	-c "SELECT prolly_put('leak1', 'x', 'one'), prolly_put('leak2', 'x', 'two')" >/dev/null 2>"$log"
+{
+	echo "SET prolly.cache_size = 0;"
+	echo "SELECT pg_backend_pid() AS pid \\gset"
+	echo "\\setenv PROLLY_PID :pid"
+	echo "CREATE TEMP TABLE e AS SELECT array_agg(('e' || g)::bytea) AS k, array_agg(('v' || g)::bytea) AS v FROM generate_series(1, 2000) g;"
+	echo "BEGIN;"
+	echo "SAVEPOINT s;"
+	for _round in 1 2 3 4; do
+		for _ in $(seq 1 50); do
+			echo "SELECT prolly_merge('leak1', 'leak2'); ROLLBACK TO SAVEPOINT s;"
+			echo "SELECT prolly_commit('leak1', k, v) IS NOT NULL FROM e; ROLLBACK TO SAVEPOINT s;"
+			echo "SELECT prolly_put('nosuchbranch', 'k', 'v'); ROLLBACK TO SAVEPOINT s;"
+		done
+		echo "\\! awk '/^RssAnon/ { print \"rss\", \$2 }' /proc/\$PROLLY_PID/status"
+	done
+	echo "ROLLBACK;"
+} >"$log.sql"
+psql -X -d "$db" -f "$log.sql" >"$log" 2>&1
+conflicts=$(grep -c 'left 1 conflict' "$log")
+missing=$(grep -c "no branch 'nosuchbranch'" "$log")
+commits=$(grep -c '^ t$' "$log")
+rss=$(awk '$1 == "rss" { print $2 }' "$log" | paste -sd' ')
+first=${rss%% *}
+last=${rss##* }
+rm -f "$log.sql"
+if [ "$conflicts" = 200 ] && [ "$missing" = 200 ] && [ "$commits" = 200 ] && [ -n "$first" ] && [ "$((last - first))" -lt 4096 ]; then
+	ok "failed and rolled-back writes leak nothing ($conflicts merge conflicts, $commits commits of 2,000 edits rolled back, $missing missing branches; RssAnon by round, kB: $rss)"
+else
+	tail -n 20 "$log" | sed 's/^/# /'
+	not_ok "failed and rolled-back writes leak nothing ($conflicts conflicts, $commits commits, $missing missing; RssAnon by round, kB: $rss)"
+fi
+
 # ---- 7. concurrent writers ----
 q() { psql -X -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
