@@ -268,7 +268,7 @@ static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
 	bytea *from = key_arg(fcinfo, 1, "from_key", true);
 	bytea *to = key_arg(fcinfo, 2, "to_key", true);
 	bytea *prefix = key_arg(fcinfo, 3, "prefix", true);
-	prolly_range range;
+	prolly_range range = PROLLY_RANGE_INIT;
 	prolly_db *db;
 	prolly_id commit, tree;
 	TupleDesc desc;
@@ -285,7 +285,6 @@ static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "prolly_scan: the result type is not a row");
 	fc->tuple_desc = BlessTupleDesc(desc);
-	memset(&range, 0, sizeof(range));
 	if (from) {
 		range.has_lo = 1;
 		range.lo.data = VARDATA_ANY(from);
@@ -426,12 +425,11 @@ Datum pgx_diff(PG_FUNCTION_ARGS)
 	bytea *to = key_arg(fcinfo, 3, "to_key", true);
 	prolly_db *db = pgx_open(fcinfo, &t);
 	prolly_id c1, t1, c2, t2;
-	prolly_range range;
+	prolly_range range = PROLLY_RANGE_INIT;
 	rows r;
 	int rc;
 	resolve(db, from_ref, &c1, &t1);
 	resolve(db, to_ref, &c2, &t2);
-	memset(&range, 0, sizeof(range));
 	if (from) {
 		range.has_lo = 1;
 		range.lo.data = VARDATA_ANY(from);

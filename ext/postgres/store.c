@@ -793,9 +793,8 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 		db = NULL;
 	}
 	if (!db) {
-		prolly_options o;
+		prolly_options o = PROLLY_OPTIONS_INIT;
 		int rc;
-		prolly_options_init(&o);
 		o.cache_bytes = (size_t)cache_size_kb * 1024;
 		o.flags = PROLLY_DB_NO_THREADS;
 		rc = prolly_db_new(&db, store_new(), &o);

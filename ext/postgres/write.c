@@ -357,12 +357,11 @@ Datum pgx_merge(PG_FUNCTION_ARGS)
 	prolly_commit *cs[3] = {NULL, NULL, NULL}; /* base, ours, theirs */
 	prolly_txn *txn = NULL;
 	prolly_id ours, theirs, base, root, result;
-	prolly_merge_options mo;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	conflicts cf;
 	int rc, unrelated = 0, from_bad = 0;
 	char *message = psprintf("merge %s into %s", from, into);
 
-	memset(&mo, 0, sizeof(mo));
 	memset(&cf, 0, sizeof(cf));
 	mo.resolve = how;
 	mo.on_conflict = on_conflict;

@@ -154,8 +154,7 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	} else if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") ||
 	           strchr(url, '=')) {
 		/* Only a creating open creates (or migrates) the schema. */
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.no_create = !(flags & PROLLY_OPEN_CREATE);
 		rc = prolly_store_pg_open(&st, url, &po);
 	} else {
@@ -181,8 +180,8 @@ int prolly_store_open(prolly_store **out, const char *url)
 int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
 {
 	prolly_store *st;
-	int rc = prolly_store_open_ex(&st, url, flags);
-	if (rc)
+	int rc = prolly__options_check(opts); /* before the store is opened (or created) */
+	if (rc || (rc = prolly_store_open_ex(&st, url, flags)))
 		return rc;
 	return prolly_db_new(out, st, opts);
 }
