@@ -59,6 +59,8 @@ int pgx_sqlstate(int rc)
 	case PROLLY_EVERSION: return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE; /* 55000 */
 	case PROLLY_EPRUNED: return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;  /* 55000 */
 	case PROLLY_EUNSUPPORTED: return ERRCODE_FEATURE_NOT_SUPPORTED;        /* 0A000 */
+	case PROLLY_ECONFLICT: return ERRCODE_T_R_SERIALIZATION_FAILURE;       /* 40001 */
+	case PROLLY_EMERGE: return PGX_ERRCODE_MERGE_CONFLICT;                 /* PY001 */
 	default: return ERRCODE_INTERNAL_ERROR;                                /* XX000 */
 	}
 }

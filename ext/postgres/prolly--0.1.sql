@@ -1,4 +1,4 @@
--- prolly--0.1.sql: the read functions of the prolly extension (docs/sql.md).
+-- prolly--0.1.sql: the read and write functions of the prolly extension (docs/sql.md).
 -- Create it in the schema where `prolly init` made the store's tables:
 --   CREATE EXTENSION prolly SCHEMA s;
 -- Every function reads the tables nodes, refs and meta of the schema it lives in, with the
@@ -50,3 +50,33 @@ CREATE FUNCTION @extschema@.prolly_resolve(ref text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'pgx_resolve'
 LANGUAGE C STABLE CALLED ON NULL INPUT PARALLEL RESTRICTED SECURITY INVOKER;
+
+-- Writes, in the caller's transaction (they commit or roll back with it); they need the writer
+-- grants of docs/postgres.md and are VOLATILE (a read-only transaction refuses them).
+
+CREATE FUNCTION @extschema@.prolly_commit(branch text, keys bytea[], vals bytea[],
+                                          message text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_commit'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION @extschema@.prolly_put(branch text, key bytea, value bytea)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_put'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION @extschema@.prolly_delete(branch text, key bytea)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_delete'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION @extschema@.prolly_branch(name text, from_ref text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_branch'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION @extschema@.prolly_merge(into_branch text, from_ref text,
+                                         resolve text DEFAULT 'fail')
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_merge'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;

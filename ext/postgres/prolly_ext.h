@@ -1,7 +1,7 @@
 /*
  * prolly_ext.h - the PostgreSQL extension's shared declarations (ext/postgres/).
  *
- * Three files, one job each:
+ * Five files, one job each:
  *   guard.c  the guard between the engine and PostgreSQL: errors raised by PostgreSQL inside
  *            store callbacks are caught and kept, the engine unwinds on a return code, and the
  *            kept error is raised again once the engine has returned; engine codes become
@@ -10,6 +10,9 @@
  *            indexes, or through SPI: prolly.node_reader), the schema version check, the
  *            per-backend prolly_db and its settings.
  *   read.c   the SQL read functions (prolly--0.1.sql declares them).
+ *   store_write.c  the store's writes: the write protocol of a SQL write function, write()
+ *            through the schema's prolly_write, the cache kept true across rollbacks.
+ *   write.c  the SQL write functions: commit, put, delete, branch, merge.
  *
  * Rules for every engine call made from SQL (see docs/sql.md, "Inside the server"):
  *   1. pgx_begin() before the first engine call of a function call;
@@ -33,6 +36,10 @@
 
 /* The store schema version this extension reads (docs/postgres.md, "Schema"). */
 #define PGX_SCHEMA_VERSION 4
+
+/* A merge that left conflicts (prolly_merge with resolve 'fail'): SQLSTATE PY001, a class of
+ * the extension's own (docs/sql.md, "Errors"). */
+#define PGX_ERRCODE_MERGE_CONFLICT MAKE_SQLSTATE('P', 'Y', '0', '0', '1')
 
 /* ---- guard.c ---- */
 
@@ -79,7 +86,45 @@ void pgx_resume(const pgx_tables *t);
 void pgx_hold(void);
 void pgx_release(void);
 
-/* Registers the extension's settings (from _PG_init). */
+/* pgx_open for a write function: also refuses a read-only transaction (25006) and a caller
+ * without INSERT on nodes or INSERT and UPDATE on refs (42501). fname names the function. */
+prolly_db *pgx_open_write(FunctionCallInfo fcinfo, pgx_tables *out, const char *fname);
+
+/* Before a write function's first engine call: takes the writers' shared lock against gc, locks
+ * the row of ref (a full ref name, "refs/heads/NAME"; it may be absent) FOR UPDATE, and pushes a
+ * fresh snapshot (READ COMMITTED) so that the engine builds on the head the lock waited for.
+ * The engine's writes then go through s.prolly_write. PostgreSQL errors are raised directly. */
+void pgx_write_lock(const char *ref);
+
+/* After the engine returned (before pgx_check): pops the snapshot. The locks stay until the
+ * transaction ends. */
+void pgx_write_unlock(void);
+
+/* Registers the extension's settings and transaction callbacks (from _PG_init). */
 void pgx_define_settings(void);
+
+/* For store_write.c: the work memory of store calls (pgx_work_begin switches nothing; the
+ * caller switches to pgx_work_cxt() inside its PG_TRY), the quoted schema of the call in
+ * progress, the gc epoch the store reports, the backend's decoded-node cache, a bytea copy. */
+void pgx_work_begin(void);
+void pgx_work_end(void);
+MemoryContext pgx_work_cxt(void);
+const char *pgx_schema_quoted(void);
+uint64_t pgx_epoch(void);
+void pgx_set_epoch(uint64_t e);
+void pgx_cache_clear(void);
+bytea *pgx_bytea(const void *p, size_t n);
+
+/* ---- store_write.c ---- */
+
+/* The store's write() (store.h): through s.prolly_write inside a write function's lock, else
+ * only the empty write the engine sends to learn the epoch. */
+int pgx_store_write(prolly_store *st, prolly_store_write *w);
+
+/* From pgx_open: forgets a write call an error left. */
+void pgx_write_reset(void);
+
+/* From pgx_define_settings: the transaction callbacks. */
+void pgx_write_register(void);
 
 #endif /* PROLLY_EXT_H */

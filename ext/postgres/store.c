@@ -14,11 +14,12 @@
  *              that chose the default.
  *   get_ref    the primary-key index of refs.
  *   list_refs  SPI, an index range [prefix, successor(prefix)) in name (byte) order.
- * The schema version and the gc epoch are read once per transaction (pgx_open). write() answers
- * only the empty write the engine sends to learn the epoch; writes through SQL are not yet
- * implemented (PROLLY_EUNSUPPORTED). Optional store functions are absent: the engine then reads
- * a branch head in three lookups, walks history one generation per call and finds short commit
- * ids by walking history.
+ *   get_ref_objects, get_ancestors, find_ids  the primary-key indexes: the ref, then its commit
+ *              and root; commits breadth first along their parents; a range [lo, hi] of ids.
+ * The schema version and the gc epoch are read once per transaction (pgx_open).
+ * Writes (write.c's functions only): the protocol in store_write.c, whose write() runs the
+ * schema's prolly_write through SPI in the caller's transaction, and answers the empty write
+ * the engine sends to learn the epoch.
  *
  * Every function here that runs PostgreSQL code does it inside PG_TRY and keeps a caught error
  * with pgx_keep_error (guard.c); work memory lives in work_cxt, reset by every outermost call.
@@ -29,13 +30,16 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -70,6 +74,7 @@ void pgx_define_settings(void)
 	                         &node_reader, READER_INDEX, reader_options, PGC_USERSET, 0, NULL, NULL,
 	                         NULL);
 	MarkGUCPrefixReserved("prolly");
+	pgx_write_register();
 }
 
 /* ---- per-backend state ---- */
@@ -96,11 +101,37 @@ void pgx_release(void)
 		holds--;
 }
 
+MemoryContext pgx_work_cxt(void)
+{
+	return work_cxt;
+}
+
+const char *pgx_schema_quoted(void)
+{
+	return quote_identifier(get_namespace_name(cur.nsp));
+}
+
+uint64_t pgx_epoch(void)
+{
+	return epoch;
+}
+
+void pgx_set_epoch(uint64_t e)
+{
+	epoch = e;
+}
+
+void pgx_cache_clear(void)
+{
+	if (db)
+		prolly_db_cache_clear(db);
+}
+
 /* Store calls may nest (an engine callback of list_refs may read nodes): only the outermost
  * call resets work_cxt, on the way in and on the way out. */
 static int depth;
 
-static void work_begin(void)
+void pgx_work_begin(void)
 {
 	if (!work_cxt)
 		work_cxt = AllocSetContextCreate(TopMemoryContext, "prolly store calls",
@@ -109,7 +140,7 @@ static void work_begin(void)
 		MemoryContextReset(work_cxt);
 }
 
-static void work_end(void)
+void pgx_work_end(void)
 {
 	if (--depth == 0)
 		MemoryContextReset(work_cxt);
@@ -130,7 +161,7 @@ typedef struct keyscan {
 	size_t key_cap;
 } keyscan;
 
-static void keyscan_open(keyscan *ks, Oid relid)
+static void keyscan_open(keyscan *ks, Oid relid, int nkeys)
 {
 	Oid pk;
 	memset(ks, 0, sizeof(*ks));
@@ -143,7 +174,7 @@ static void keyscan_open(keyscan *ks, Oid relid)
 		         errhint("The tables must be those made by prolly init.")));
 	ks->index = index_open(pk, AccessShareLock);
 	ks->slot = table_slot_create(ks->heap, NULL);
-	ks->scan = index_beginscan(ks->heap, ks->index, read_snapshot(), 1, 0);
+	ks->scan = index_beginscan(ks->heap, ks->index, read_snapshot(), nkeys, 0);
 }
 
 /* Positions on the row whose key (a bytea) is key[0..len); false when there is none. */
@@ -202,7 +233,7 @@ static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn 
 	keyscan ks;
 	AttrNumber attno = column(cur.nodes, "node");
 	int rc = 0;
-	keyscan_open(&ks, cur.nodes);
+	keyscan_open(&ks, cur.nodes, 1);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		bytea *v;
 		CHECK_FOR_INTERRUPTS();
@@ -280,7 +311,7 @@ static int st_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		return PROLLY_ESTORE;
 	if (n == 0)
 		return 0;
-	work_begin();
+	pgx_work_begin();
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(work_cxt);
@@ -293,35 +324,46 @@ static int st_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 		rc = pgx_keep_error(cxt);
 	}
 	PG_END_TRY();
-	work_end();
+	pgx_work_end();
 	return rc;
 }
 
 /* ---- refs ---- */
 
+/* The ref's value (PROLLY_ENOTFOUND, or PROLLY_ECORRUPT for a row that holds no id). */
+static int ref_value(const char *name, prolly_id *out)
+{
+	keyscan ks;
+	bytea *v;
+	int rc = 0;
+	keyscan_open(&ks, cur.refs, 1);
+	if (!keyscan_find(&ks, name, strlen(name)))
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "ref %s not found", name);
+	else if (!(v = keyscan_bytea(&ks, column(cur.refs, "value"))) ||
+	         VARSIZE_ANY_EXHDR(v) != PROLLY_ID_SIZE)
+		rc = prolly_set_error(PROLLY_ECORRUPT, "ref %s does not hold a %d-byte id", name,
+		                      PROLLY_ID_SIZE);
+	else
+		memcpy(out->bytes, VARDATA_ANY(v), PROLLY_ID_SIZE);
+	keyscan_close(&ks);
+	return rc;
+}
+
 static int st_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *out_epoch)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
+	prolly_id id;
 	(void)st;
 	if (pgx_failed())
 		return PROLLY_ESTORE;
-	work_begin();
+	if ((rc = prolly_store_ref_name_check(name)))
+		return rc;
+	pgx_work_begin();
 	PG_TRY();
 	{
-		keyscan ks;
-		bytea *v;
 		MemoryContextSwitchTo(work_cxt);
-		keyscan_open(&ks, cur.refs);
-		if (!keyscan_find(&ks, name, strlen(name)))
-			rc = prolly_set_error(PROLLY_ENOTFOUND, "ref %s not found", name);
-		else if (!(v = keyscan_bytea(&ks, column(cur.refs, "value"))) ||
-		         VARSIZE_ANY_EXHDR(v) != PROLLY_ID_SIZE)
-			rc = prolly_set_error(PROLLY_ECORRUPT, "ref %s does not hold a %d-byte id", name,
-			                      PROLLY_ID_SIZE);
-		else
-			memcpy(out->bytes, VARDATA_ANY(v), PROLLY_ID_SIZE);
-		keyscan_close(&ks);
+		rc = ref_value(name, &id);
 		MemoryContextSwitchTo(cxt);
 	}
 	PG_CATCH();
@@ -329,13 +371,15 @@ static int st_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64
 		rc = pgx_keep_error(cxt);
 	}
 	PG_END_TRY();
-	work_end();
+	pgx_work_end();
+	if (rc == 0 && out)
+		*out = id;
 	if (rc == 0 && out_epoch)
 		*out_epoch = epoch;
 	return rc;
 }
 
-static bytea *bytea_of(const void *p, size_t n)
+bytea *pgx_bytea(const void *p, size_t n)
 {
 	bytea *b = palloc(VARHDRSZ + n);
 	SET_VARSIZE(b, VARHDRSZ + n);
@@ -357,8 +401,8 @@ static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *paylo
 		hlen--;
 	if (hlen > 0)
 		succ[hlen - 1]++;
-	args[0] = PointerGetDatum(bytea_of(prefix, plen));
-	args[1] = PointerGetDatum(bytea_of(succ, hlen));
+	args[0] = PointerGetDatum(pgx_bytea(prefix, plen));
+	args[1] = PointerGetDatum(pgx_bytea(succ, hlen));
 	q = psprintf("SELECT name, value FROM %s.refs WHERE name >= $1%s ORDER BY name",
 	             quote_identifier(get_namespace_name(cur.nsp)), hlen ? " AND name < $2" : "");
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -401,7 +445,7 @@ static int st_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_f
 	(void)st;
 	if (pgx_failed())
 		return PROLLY_ESTORE;
-	work_begin();
+	pgx_work_begin();
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(work_cxt);
@@ -413,23 +457,226 @@ static int st_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_f
 		rc = pgx_keep_error(cxt);
 	}
 	PG_END_TRY();
-	work_end();
+	pgx_work_end();
 	return rc;
 }
 
-/* ---- writes: not yet ---- */
+/* ---- a head with its commit and root; ancestors; ids in a range ---- */
 
-static int st_write(prolly_store *st, prolly_store_write *w)
+/* get_ref_objects: the ref, then the object it names and the one whose id is at `follow` in
+ * it, by three index lookups in one call and one snapshot. */
+static int ref_objects(const char *name, size_t follow, prolly_id *out, prolly_store_found_fn found,
+                       void *payload)
 {
+	keyscan ks;
+	AttrNumber attno = column(cur.nodes, "node");
+	prolly_id head, next;
+	int rc = ref_value(name, &head), have_next = 0;
+	if (rc)
+		return rc;
+	if (out)
+		*out = head;
+	keyscan_open(&ks, cur.nodes, 1);
+	if (keyscan_find(&ks, head.bytes, PROLLY_ID_SIZE)) {
+		bytea *v = keyscan_bytea(&ks, attno);
+		if (v) {
+			size_t size = VARSIZE_ANY_EXHDR(v);
+			if (size >= follow + PROLLY_ID_SIZE) {
+				memcpy(next.bytes, VARDATA_ANY(v) + follow, PROLLY_ID_SIZE);
+				have_next = 1;
+			}
+			rc = found(payload, 0, VARDATA_ANY(v), size);
+			keyscan_free(&ks, attno, v);
+		}
+		ExecClearTuple(ks.slot);
+	}
+	if (rc == 0 && have_next && keyscan_find(&ks, next.bytes, PROLLY_ID_SIZE)) {
+		bytea *v = keyscan_bytea(&ks, attno);
+		if (v) {
+			rc = found(payload, 1, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+			keyscan_free(&ks, attno, v);
+		}
+		ExecClearTuple(ks.slot);
+	}
+	keyscan_close(&ks);
+	return rc;
+}
+
+static int st_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
+                              uint64_t *out_epoch, prolly_store_found_fn found, void *payload)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
 	(void)st;
-	if (w->n_nodes || w->n_refs)
-		return prolly_set_error(PROLLY_EUNSUPPORTED,
-		                        "writing through SQL is not implemented yet (use the prolly CLI "
-		                        "or the C library)");
-	w->current_epoch = epoch;
-	if (w->check_epoch && w->epoch != epoch)
-		return prolly_set_error(PROLLY_ECONFLICT, "the gc epoch moved");
-	return 0;
+	if (pgx_failed())
+		return PROLLY_ESTORE;
+	if ((rc = prolly_store_ref_name_check(name)))
+		return rc;
+	pgx_work_begin();
+	PG_TRY();
+	{
+		MemoryContextSwitchTo(work_cxt);
+		rc = ref_objects(name, follow, out, found, payload);
+		MemoryContextSwitchTo(cxt);
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	pgx_work_end();
+	if (rc == 0 && out_epoch)
+		*out_epoch = epoch;
+	return rc;
+}
+
+/* get_ancestors: breadth first from ids along the parents the layout describes, each object
+ * once, at most limit in all; one index scan rescanned per id. */
+static int ancestors(const prolly_id *ids, size_t n, size_t limit,
+                     const prolly_store_commit_layout *layout, prolly_store_obj_fn found,
+                     void *payload)
+{
+	keyscan ks;
+	AttrNumber attno = column(cur.nodes, "node");
+	HASHCTL hc;
+	HTAB *seen;
+	prolly_id *queue;
+	size_t head = 0, tail = 0, cap = n ? n * 2 : 16, reported = 0;
+	int rc = 0;
+	bool dup;
+
+	memset(&hc, 0, sizeof(hc));
+	hc.keysize = PROLLY_ID_SIZE;
+	hc.entrysize = PROLLY_ID_SIZE;
+	hc.hcxt = CurrentMemoryContext;
+	seen = hash_create("prolly ancestors", (long)Min(limit, 4096) + 16, &hc,
+	                   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	queue = palloc(cap * sizeof(*queue));
+	for (size_t i = 0; i < n; i++) {
+		hash_search(seen, ids[i].bytes, HASH_ENTER, &dup);
+		if (!dup)
+			queue[tail++] = ids[i];
+	}
+	keyscan_open(&ks, cur.nodes, 1);
+	while (head < tail && reported < limit && rc == 0) {
+		prolly_id id = queue[head++];
+		bytea *v;
+		CHECK_FOR_INTERRUPTS();
+		if (!keyscan_find(&ks, id.bytes, PROLLY_ID_SIZE))
+			continue;
+		if ((v = keyscan_bytea(&ks, attno))) {
+			const unsigned char *d = (const unsigned char *)VARDATA_ANY(v);
+			size_t size = VARSIZE_ANY_EXHDR(v);
+			rc = found(payload, &id, d, size);
+			reported++;
+			if (rc == 0 && size >= layout->parents_at && size >= layout->count_at + 4 &&
+			    memcmp(d, layout->magic, layout->magic_size) == 0) {
+				const unsigned char *c = d + layout->count_at;
+				size_t np = (size_t)c[0] | (size_t)c[1] << 8 | (size_t)c[2] << 16 |
+				            (size_t)c[3] << 24;
+				np = Min(np, (size - layout->parents_at) / PROLLY_ID_SIZE);
+				for (size_t j = 0; j < np; j++) {
+					const unsigned char *p = d + layout->parents_at + j * PROLLY_ID_SIZE;
+					hash_search(seen, p, HASH_ENTER, &dup);
+					if (dup)
+						continue;
+					if (tail == cap) {
+						cap *= 2;
+						queue = repalloc(queue, cap * sizeof(*queue));
+					}
+					memcpy(queue[tail++].bytes, p, PROLLY_ID_SIZE);
+				}
+			}
+			keyscan_free(&ks, attno, v);
+		}
+		ExecClearTuple(ks.slot);
+	}
+	keyscan_close(&ks);
+	return rc;
+}
+
+static int st_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+                            const prolly_store_commit_layout *layout, prolly_store_obj_fn found,
+                            void *payload)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	(void)st;
+	if (pgx_failed())
+		return PROLLY_ESTORE;
+	if (n == 0 || limit == 0)
+		return 0;
+	pgx_work_begin();
+	PG_TRY();
+	{
+		MemoryContextSwitchTo(work_cxt);
+		rc = ancestors(ids, n, limit, layout, found, payload);
+		MemoryContextSwitchTo(cxt);
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	pgx_work_end();
+	return rc;
+}
+
+/* find_ids: one range scan [lo, hi] of the primary-key index of nodes, in id order. */
+static int ids_in_range(const prolly_id *lo, const prolly_id *hi, size_t limit,
+                        prolly_store_obj_fn found, void *payload)
+{
+	keyscan ks;
+	AttrNumber id_at = column(cur.nodes, "id"), node_at = column(cur.nodes, "node");
+	ScanKeyData sk[2];
+	bytea *blo = pgx_bytea(lo->bytes, PROLLY_ID_SIZE), *bhi = pgx_bytea(hi->bytes, PROLLY_ID_SIZE);
+	size_t reported = 0;
+	int rc = 0;
+	keyscan_open(&ks, cur.nodes, 2);
+	ScanKeyInit(&sk[0], 1, BTGreaterEqualStrategyNumber, F_BYTEAGE, PointerGetDatum(blo));
+	ScanKeyInit(&sk[1], 1, BTLessEqualStrategyNumber, F_BYTEALE, PointerGetDatum(bhi));
+	index_rescan(ks.scan, sk, 2, NULL, 0);
+	while (reported < limit && rc == 0 &&
+	       index_getnext_slot(ks.scan, ForwardScanDirection, ks.slot)) {
+		bytea *id = keyscan_bytea(&ks, id_at), *v;
+		CHECK_FOR_INTERRUPTS();
+		if (id && VARSIZE_ANY_EXHDR(id) == PROLLY_ID_SIZE && (v = keyscan_bytea(&ks, node_at))) {
+			prolly_id pid;
+			memcpy(pid.bytes, VARDATA_ANY(id), PROLLY_ID_SIZE);
+			rc = found(payload, &pid, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+			reported++;
+			keyscan_free(&ks, node_at, v);
+		}
+		ExecClearTuple(ks.slot);
+	}
+	keyscan_close(&ks);
+	return rc;
+}
+
+static int st_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
+                       prolly_store_obj_fn found, void *payload)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	(void)st;
+	if (pgx_failed())
+		return PROLLY_ESTORE;
+	if (limit == 0)
+		return 0;
+	pgx_work_begin();
+	PG_TRY();
+	{
+		MemoryContextSwitchTo(work_cxt);
+		rc = ids_in_range(lo, hi, limit, found, payload);
+		MemoryContextSwitchTo(cxt);
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	pgx_work_end();
+	return rc;
 }
 
 static void st_close(prolly_store *st)
@@ -510,9 +757,12 @@ static prolly_store *store_new(void)
 	prolly_store_init(st, PROLLY_STORE_VERSION);
 	st->kind = "in-server postgres";
 	st->get_nodes = st_get_nodes;
-	st->write = st_write;
+	st->write = pgx_store_write;
 	st->get_ref = st_get_ref;
 	st->list_refs = st_list_refs;
+	st->get_ref_objects = st_get_ref_objects;
+	st->get_ancestors = st_get_ancestors;
+	st->find_ids = st_find_ids;
 	st->close = st_close;
 	return st;
 }
@@ -523,6 +773,7 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 	AclResult acl;
 	pgx_begin();
 	depth = 0;
+	pgx_write_reset();
 	acl = pg_namespace_aclcheck(nsp, GetUserId(), ACL_USAGE);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_SCHEMA, get_namespace_name(nsp));
@@ -552,6 +803,25 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 	}
 	*out = cur;
 	return db;
+}
+
+static void may(Oid relid, AclMode mode)
+{
+	AclResult acl = pg_class_aclcheck(relid, GetUserId(), mode);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, get_rel_name(relid));
+}
+
+prolly_db *pgx_open_write(FunctionCallInfo fcinfo, pgx_tables *out, const char *fname)
+{
+	prolly_db *d;
+	PreventCommandIfReadOnly(fname);
+	d = pgx_open(fcinfo, out);
+	/* One mode at a time: pg_class_aclcheck accepts any one of several. */
+	may(cur.nodes, ACL_INSERT);
+	may(cur.refs, ACL_INSERT);
+	may(cur.refs, ACL_UPDATE);
+	return d;
 }
 
 void pgx_resume(const pgx_tables *t)

@@ -14,7 +14,14 @@
 #      session and checks that it stopped, quickly, with the cancel's error;
 #   6. raises 400 errors inside the engine's calls in one backend (statement timeouts in diffs,
 #      a node that fails its hash check) and checks that the backend's resident memory does not
-#      grow with them (the guard frees what the engine held).
+#      grow with them (the guard frees what the engine held);
+#   6b. the same for failed and rolled-back writes (merge conflicts, commits rolled back to a
+#      savepoint, puts to a missing branch), by the backend's private memory;
+#   7. concurrent writers on the data the suite left: a commit to a branch whose row another
+#      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
+#      to one branch lose and fail none; a commit to another branch does not wait; the CLI that
+#      read a head before a SQL commit landed loses the race (exit 4), and a REPEATABLE READ
+#      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it.
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -167,4 +174,145 @@ else
 	tail -n 20 "$log" | sed 's/^/# /'
 	not_ok "errors inside engine calls leak nothing ($timeouts timeouts, $corrupt hash failures; VmRSS by round, kB: $rss)"
 fi
+# ---- 6b. failed writes leak nothing ----
+# Four rounds of 50: a merge that fails with conflicts (PY001, after the engine merged), a
+# 2,000-edit commit rolled back to a savepoint, a put to a missing branch. RssAnon (the backend's
+# private memory) after each round: its VmRSS also counts the shared buffers it touches, which
+# grow here with the heap pages the rolled-back node rows took.
+psql -X -q -d "$db" -c "SELECT prolly_branch('leak1', 'main'), prolly_branch('leak2', 'main')" \
+	-c "SELECT prolly_put('leak1', 'x', 'one'), prolly_put('leak2', 'x', 'two')" >/dev/null 2>"$log"
+{
+	echo "SET prolly.cache_size = 0;"
+	echo "SELECT pg_backend_pid() AS pid \\gset"
+	echo "\\setenv PROLLY_PID :pid"
+	echo "CREATE TEMP TABLE e AS SELECT array_agg(('e' || g)::bytea) AS k, array_agg(('v' || g)::bytea) AS v FROM generate_series(1, 2000) g;"
+	echo "BEGIN;"
+	echo "SAVEPOINT s;"
+	for _round in 1 2 3 4; do
+		for _ in $(seq 1 50); do
+			echo "SELECT prolly_merge('leak1', 'leak2'); ROLLBACK TO SAVEPOINT s;"
+			echo "SELECT prolly_commit('leak1', k, v) IS NOT NULL FROM e; ROLLBACK TO SAVEPOINT s;"
+			echo "SELECT prolly_put('nosuchbranch', 'k', 'v'); ROLLBACK TO SAVEPOINT s;"
+		done
+		echo "\\! awk '/^RssAnon/ { print \"rss\", \$2 }' /proc/\$PROLLY_PID/status"
+	done
+	echo "ROLLBACK;"
+} >"$log.sql"
+psql -X -d "$db" -f "$log.sql" >"$log" 2>&1
+conflicts=$(grep -c 'left 1 conflict' "$log")
+missing=$(grep -c "no branch 'nosuchbranch'" "$log")
+commits=$(grep -c '^ t$' "$log")
+rss=$(awk '$1 == "rss" { print $2 }' "$log" | paste -sd' ')
+first=${rss%% *}
+last=${rss##* }
+rm -f "$log.sql"
+if [ "$conflicts" = 200 ] && [ "$missing" = 200 ] && [ "$commits" = 200 ] && [ -n "$first" ] && [ "$((last - first))" -lt 4096 ]; then
+	ok "failed and rolled-back writes leak nothing ($conflicts merge conflicts, $commits commits of 2,000 edits rolled back, $missing missing branches; RssAnon by round, kB: $rss)"
+else
+	tail -n 20 "$log" | sed 's/^/# /'
+	not_ok "failed and rolled-back writes leak nothing ($conflicts conflicts, $commits commits, $missing missing; RssAnon by round, kB: $rss)"
+fi
+
+# ---- 7. concurrent writers ----
+q() { psql -X -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+q -c "SELECT prolly_branch('conc', 'main'), prolly_branch('conc2', 'main')" >/dev/null 2>"$log"
+base=$(q -c "SELECT prolly_resolve('conc')")
+
+# a. One branch: B's commit waits for A's transaction, then builds on A's commit.
+PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'a', '1')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
+a_pid=$!
+sleep 0.3
+t0=$(now_ms)
+PGAPPNAME=prolly_b q -c "SELECT prolly_put('conc', 'b', '2')" >"$log.b" 2>&1
+b_rc=$?
+t1=$(now_ms)
+wait "$a_pid"
+a_rc=$?
+got=$(q -c "SELECT convert_from(prolly_get('conc', 'a'), 'UTF8') || convert_from(prolly_get('conc', 'b'), 'UTF8'),
+	prolly_resolve('conc~2') = '$base', (SELECT count(*) FROM prolly_diff('conc~1', 'conc')) || '/' || (SELECT count(*) FROM prolly_diff('conc~2', 'conc~1'))" | paste -sd' ')
+if [ "$a_rc" = 0 ] && [ "$b_rc" = 0 ] && [ "$got" = "12|t|1/1" ] && [ "$((t1 - t0))" -ge 800 ]; then
+	ok "concurrent commits to one branch: the second waited $((t1 - t0)) ms for the first's transaction, then committed on top of it"
+else
+	cat "$log.a" "$log.b" | sed 's/^/# /'
+	not_ok "concurrent commits to one branch (a=$a_rc b=$b_rc got=$got waited $((t1 - t0)) ms)"
+fi
+
+# b. Two sessions, 40 commits each to one branch, at once: none lost, none failed.
+before=$(q -c "SELECT count(*) FROM prolly_log('conc')")
+for s in p q; do
+	{
+		for i in $(seq 1 40); do echo "SELECT prolly_put('conc', '$s$i', '$i');"; done
+	} | PGAPPNAME=prolly_load q -f - >/dev/null 2>"$log.$s" &
+	eval "pid_$s=$!"
+done
+wait "$pid_p"
+p_rc=$?
+wait "$pid_q"
+q_rc=$?
+got=$(q -c "SELECT (SELECT count(*) FROM prolly_log('conc')) - $before, (SELECT count(*) FROM prolly_scan('conc', prefix => 'p')) + (SELECT count(*) FROM prolly_scan('conc', prefix => 'q'))" | paste -sd' ')
+if [ "$p_rc" = 0 ] && [ "$q_rc" = 0 ] && [ "$got" = "80|80" ]; then
+	ok "two sessions, 40 commits each to one branch at once: 80 commits, 80 keys, no error"
+else
+	cat "$log.p" "$log.q" | head -n 10 | sed 's/^/# /'
+	not_ok "two sessions, 40 commits each to one branch at once (p=$p_rc q=$q_rc commits|keys=$got)"
+fi
+
+# c. Two branches: B's commit to another branch does not wait for A's open transaction.
+PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'c', '1')" -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>"$log.a" &
+a_pid=$!
+sleep 0.3
+t0=$(now_ms)
+q -c "SET statement_timeout = '1s'" -c "SELECT prolly_put('conc2', 'c', '2')" >"$log.b" 2>&1
+b_rc=$?
+t1=$(now_ms)
+wait "$a_pid"
+# (statement_timeout is the test; the wall-clock bound leaves room for psql's start on a busy machine)
+if [ "$b_rc" = 0 ] && [ "$((t1 - t0))" -lt 2500 ]; then
+	ok "a commit to another branch does not wait for an open transaction's commit ($((t1 - t0)) ms)"
+else
+	sed 's/^/# /' "$log.b"
+	not_ok "a commit to another branch does not wait (rc=$b_rc, $((t1 - t0)) ms)"
+fi
+
+# d. The C client read the head before a SQL commit landed: it loses the race (exit 4, ECONFLICT),
+#    and under REPEATABLE READ a SQL writer that waited gets 40001.
+PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'd', 'sql')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
+a_pid=$!
+sleep 0.3
+PROLLY_CLI="$top/$BUILD/prolly" PROLLY_TEST_DB=$db "$here/regress-cli.sh" put conc d cli >"$log.c" 2>&1 &
+c_pid=$!
+PGAPPNAME=prolly_rr q -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SELECT count(*) FROM refs" \
+	-c "SELECT prolly_put('conc', 'e', 'rr')" >"$log.b" 2>&1
+wait "$c_pid"
+c_rc=$?
+wait "$a_pid"
+got=$(q -c "SELECT convert_from(prolly_get('conc', 'd'), 'UTF8'), prolly_get('conc', 'e') IS NULL" | paste -sd' ')
+if [ "$c_rc" = 4 ] && grep -q 'moved to' "$log.c" && grep -q 'could not serialize' "$log.b" && [ "$got" = "sql|t" ]; then
+	ok "the CLI that read the head before a SQL commit landed exits 4; a REPEATABLE READ writer gets 40001"
+else
+	cat "$log.c" "$log.b" | sed 's/^/# /'
+	not_ok "the CLI loses the race to a SQL commit (cli exit $c_rc, got=$got)"
+fi
+# e. gc and a SQL writer: a gc started while a SQL write's transaction is open waits for it (the
+#    writers' lock), then keeps what it wrote.
+PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'g', 'during gc')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
+a_pid=$!
+sleep 0.3
+t0=$(now_ms)
+PROLLY_CLI="$top/$BUILD/prolly" PROLLY_TEST_DB=$db "$here/regress-cli.sh" gc >"$log.c" 2>&1
+c_rc=$?
+t1=$(now_ms)
+wait "$a_pid"
+a_rc=$?
+PROLLY_CLI="$top/$BUILD/prolly" PROLLY_TEST_DB=$db "$here/regress-cli.sh" verify conc >>"$log.c" 2>&1
+v_rc=$?
+got=$(q -c "SELECT convert_from(prolly_get('conc', 'g'), 'UTF8')")
+if [ "$a_rc" = 0 ] && [ "$c_rc" = 0 ] && [ "$v_rc" = 0 ] && [ "$got" = "during gc" ] && [ "$((t1 - t0))" -ge 800 ]; then
+	ok "a gc waits for an open SQL write ($((t1 - t0)) ms) and keeps what it wrote (verify passes)"
+else
+	cat "$log.a" "$log.c" | sed 's/^/# /'
+	not_ok "gc and a SQL writer (a=$a_rc gc=$c_rc verify=$v_rc got=$got, $((t1 - t0)) ms)"
+fi
+rm -f "$log.a" "$log.b" "$log.c" "$log.p" "$log.q"
 finish

@@ -13,8 +13,8 @@ SELECT convert_from(prolly_get('dev', 'k00007'), 'UTF8') AS changed,
 SELECT prolly_get(prolly_resolve('main~1'), 'k00002') = 'v2'::bytea AS by_commit_id;
 SELECT prolly_resolve('main~1') = (SELECT parents[1] FROM prolly_log('main', 1)) AS resolve_is_parent;
 SELECT length(prolly_resolve('dev')) AS id_length;
--- a tag, a unique short commit id (found by walking history: the in-server store has no
--- find_ids), ^N steps
+-- a tag, a unique short commit id (one range scan of the nodes index: the store's find_ids),
+-- ^N steps
 SELECT prolly_resolve('v1') = prolly_resolve('main~1') AS tag,
        prolly_resolve(left(prolly_resolve('dev'), 12)) = prolly_resolve('dev') AS short_id,
        prolly_resolve('main^') = prolly_resolve('main~1') AS caret,

@@ -1,0 +1,273 @@
+/*
+ * store_write.c - the store's writes: the protocol of a SQL write function (below), write()
+ * through the schema's prolly_write, and the transaction callbacks that keep the backend's
+ * decoded-node cache true to the tables.
+ *
+ * The write protocol of a SQL write function (write.c), in the caller's transaction:
+ *   1. pgx_write_lock: SELECT s.prolly_write_begin(NULL) takes the writers' shared advisory
+ *      lock (the gc's epoch bump takes it exclusive, so no gc starts until this transaction
+ *      ends) and reads the epoch; SELECT ... FROM s.refs WHERE name = $1 FOR UPDATE locks the
+ *      branch's row (writers to one branch queue here; to other branches, never); then, under
+ *      READ COMMITTED, a fresh snapshot is pushed, so the engine reads the head and the nodes
+ *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
+ *      raises 40001 when the row moved after the transaction's snapshot, as for any UPDATE);
+ *   2. the engine reads the head, builds the commit and calls write(): SPI runs the schema's
+ *      s.prolly_write (nodes with ON CONFLICT DO NOTHING, the ref moved by compare-and-swap:
+ *      docs/postgres.md), which commits or rolls back with the caller's transaction; the
+ *      command counter is then advanced so that this call's later reads see what it wrote;
+ *   3. pgx_write_unlock pops the snapshot; the locks are held until the transaction ends.
+ * The epoch check of prolly_write is not needed (p_epoch NULL): the gc lock is held since
+ * before this call read anything, and the decoded-node cache is cleared whenever the epoch
+ * differs from the one it was filled under (cache_epoch), or a transaction that wrote aborts
+ * (its nodes vanish with it: on_xact).
+ */
+#include "prolly_ext.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include <stdlib.h>
+
+static bool writing;                  /* between pgx_write_lock and pgx_write_unlock */
+static bool wrote;                    /* this transaction wrote: clear the cache if it aborts */
+static uint64_t cache_epoch;          /* the gc epoch the cache was filled under */
+static SubTransactionId write_subxid; /* the subtransaction pgx_write_lock ran in */
+
+static void cache_at_epoch(uint64_t e)
+{
+	if (e != cache_epoch) {
+		pgx_cache_clear();
+		cache_epoch = e;
+	}
+}
+
+static void on_xact(XactEvent event, void *arg)
+{
+	(void)arg;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
+		if (wrote)
+			pgx_cache_clear();
+		wrote = false;
+		writing = false;
+	} else if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+	           event == XACT_EVENT_PREPARE) {
+		wrote = false;
+		writing = false;
+	}
+}
+
+/* A savepoint rolled back: what it wrote may be in the cache. Inside a write call, the only
+ * subtransactions that abort are those of s.prolly_write itself (its compare-and-swap block),
+ * unless the one the call runs in aborts (an error left the call: its snapshot is gone). */
+static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransactionId parent,
+                       void *arg)
+{
+	(void)parent;
+	(void)arg;
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	if (writing && mine == write_subxid)
+		writing = false;
+	if (!writing && wrote)
+		pgx_cache_clear();
+}
+
+void pgx_write_lock(const char *ref)
+{
+	char *q;
+	bool isnull;
+	int64 e;
+	Assert(!writing);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "prolly: SPI_connect failed");
+	q = psprintf("SELECT %s.prolly_write_begin(NULL)", pgx_schema_quoted());
+	if (SPI_execute(q, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "prolly: taking the write lock failed");
+	e = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull)
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+		                errmsg("prolly: the meta table of schema \"%s\" has no epoch row",
+		                       pgx_schema_quoted())));
+	if (ref) {
+		Oid types[1] = {BYTEAOID};
+		Datum args[1];
+		args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
+		q = psprintf("SELECT 1 FROM %s.refs WHERE name = $1 FOR UPDATE", pgx_schema_quoted());
+		if (SPI_execute_with_args(q, 1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "prolly: locking ref %s failed", ref);
+	}
+	SPI_finish();
+	pgx_set_epoch((uint64_t)e);
+	cache_at_epoch((uint64_t)e);
+	PushCopiedSnapshot(GetTransactionSnapshot());
+	write_subxid = GetCurrentSubTransactionId();
+	writing = true;
+}
+
+void pgx_write_unlock(void)
+{
+	if (writing)
+		PopActiveSnapshot();
+	writing = false;
+}
+
+static int cmp_node_ptr(const void *a, const void *b)
+{
+	const prolly_store_node *x = *(const prolly_store_node *const *)a;
+	const prolly_store_node *y = *(const prolly_store_node *const *)b;
+	return memcmp(x->id.bytes, y->id.bytes, PROLLY_ID_SIZE);
+}
+
+static Datum bytea_array(Datum *elems, bool *nulls, int n)
+{
+	int dims[1] = {n}, lbs[1] = {1};
+	return PointerGetDatum(
+	    construct_md_array(elems, nulls, 1, dims, lbs, BYTEAOID, -1, false, TYPALIGN_INT));
+}
+
+/* One store write through s.prolly_write (SPI), in the caller's transaction. Nodes go in id
+ * order without duplicates (concurrent writers insert ids in the same order, as the client
+ * store does); refs in the engine's name order. */
+static int write_spi(prolly_store_write *w)
+{
+	size_t nn = 0, nr = w->n_refs;
+	const prolly_store_node **sorted = NULL;
+	Datum *ids, *nodes, *names, *expects, *expected, *removes, *values;
+	bool *exp_null, *val_null;
+	Datum args[8];
+	char nulls[9];
+	Oid types[8] = {BYTEAARRAYOID, BYTEAARRAYOID, BYTEAARRAYOID, INT4ARRAYOID,
+	                BYTEAARRAYOID, BOOLARRAYOID,  BYTEAARRAYOID, INT8OID};
+	char *q;
+	int rc = 0;
+
+	if (w->n_nodes) {
+		sorted = palloc(w->n_nodes * sizeof(*sorted));
+		for (size_t i = 0; i < w->n_nodes; i++)
+			sorted[i] = &w->nodes[i];
+		qsort(sorted, w->n_nodes, sizeof(*sorted), cmp_node_ptr);
+		for (size_t i = 0; i < w->n_nodes; i++)
+			if (!nn || memcmp(sorted[nn - 1]->id.bytes, sorted[i]->id.bytes, PROLLY_ID_SIZE))
+				sorted[nn++] = sorted[i];
+	}
+	ids = palloc((nn ? nn : 1) * sizeof(Datum));
+	nodes = palloc((nn ? nn : 1) * sizeof(Datum));
+	for (size_t i = 0; i < nn; i++) {
+		CHECK_FOR_INTERRUPTS();
+		ids[i] = PointerGetDatum(pgx_bytea(sorted[i]->id.bytes, PROLLY_ID_SIZE));
+		nodes[i] = PointerGetDatum(pgx_bytea(sorted[i]->data, sorted[i]->size));
+	}
+	names = palloc((nr ? nr : 1) * sizeof(Datum));
+	expects = palloc((nr ? nr : 1) * sizeof(Datum));
+	expected = palloc((nr ? nr : 1) * sizeof(Datum));
+	removes = palloc((nr ? nr : 1) * sizeof(Datum));
+	values = palloc((nr ? nr : 1) * sizeof(Datum));
+	exp_null = palloc0((nr ? nr : 1) * sizeof(bool));
+	val_null = palloc0((nr ? nr : 1) * sizeof(bool));
+	for (size_t i = 0; i < nr; i++) {
+		const prolly_ref_update *u = &w->refs[i];
+		names[i] = PointerGetDatum(pgx_bytea(u->name, strlen(u->name)));
+		expects[i] = Int32GetDatum((int32)u->expect);
+		exp_null[i] = u->expect != PROLLY_REF_EXPECT_VALUE;
+		expected[i] = exp_null[i] ? (Datum)0
+		                          : PointerGetDatum(pgx_bytea(u->expected.bytes, PROLLY_ID_SIZE));
+		removes[i] = BoolGetDatum(u->remove != 0);
+		val_null[i] = u->remove != 0;
+		values[i] = val_null[i] ? (Datum)0
+		                        : PointerGetDatum(pgx_bytea(u->value.bytes, PROLLY_ID_SIZE));
+	}
+	args[0] = bytea_array(ids, NULL, (int)nn);
+	args[1] = bytea_array(nodes, NULL, (int)nn);
+	args[2] = bytea_array(names, NULL, (int)nr);
+	args[3] = PointerGetDatum(construct_array(expects, (int)nr, INT4OID, 4, true, TYPALIGN_INT));
+	args[4] = bytea_array(expected, exp_null, (int)nr);
+	args[5] = PointerGetDatum(construct_array(removes, (int)nr, BOOLOID, 1, true, TYPALIGN_CHAR));
+	args[6] = bytea_array(values, val_null, (int)nr);
+	args[7] = (Datum)0;
+	memset(nulls, ' ', sizeof(nulls));
+	nulls[7] = 'n'; /* no epoch check: see the protocol above */
+	nulls[8] = '\0';
+	/* p_async false: synchronous_commit is the caller's (prolly_write would set it for the
+	 * whole transaction); p_requires NULL: the gc lock is held. */
+	q = psprintf("SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
+	             "%s.prolly_write($8, false, NULL, $1, $2, $3, $4, $5, $6, $7)",
+	             pgx_schema_quoted());
+	wrote = true; /* from here on, an abort may take rows the cache has seen */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "prolly: SPI_connect failed");
+	if (SPI_execute_with_args(q, 8, types, args, nulls, false, 0) != SPI_OK_SELECT ||
+	    SPI_processed != (nr ? nr : 1))
+		elog(ERROR, "prolly: s.prolly_write returned no row per ref");
+	for (size_t i = 0; i < nr; i++) {
+		HeapTuple tup = SPI_tuptable->vals[i];
+		TupleDesc desc = SPI_tuptable->tupdesc;
+		bool n_app, n_ex, n_cur;
+		Datum app = SPI_getbinval(tup, desc, 3, &n_app);
+		Datum ex = SPI_getbinval(tup, desc, 4, &n_ex);
+		Datum curv = SPI_getbinval(tup, desc, 5, &n_cur);
+		prolly_ref_update *u = &w->refs[i];
+		if (!n_app && DatumGetBool(app))
+			continue;
+		u->conflict = 1;
+		u->current_exists = !n_ex && DatumGetBool(ex);
+		if (u->current_exists && !n_cur) {
+			bytea *b = DatumGetByteaPP(curv);
+			if (VARSIZE_ANY_EXHDR(b) == PROLLY_ID_SIZE)
+				memcpy(u->current.bytes, VARDATA_ANY(b), PROLLY_ID_SIZE);
+		}
+		if (!rc)
+			rc = prolly_set_error(PROLLY_ECONFLICT, "ref %s %s; nothing was written", u->name,
+			                      u->current_exists ? "moved meanwhile" : "is absent");
+	}
+	SPI_finish();
+	/* What this call wrote is visible to its later reads. */
+	CommandCounterIncrement();
+	UpdateActiveSnapshotCommandId();
+	return rc;
+}
+
+int pgx_store_write(prolly_store *st, prolly_store_write *w)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	(void)st;
+	if (pgx_failed())
+		return PROLLY_ESTORE;
+	w->current_epoch = pgx_epoch();
+	if (!w->n_nodes && !w->n_refs)
+		return 0; /* the engine asks for the epoch: the one read with the write lock or meta */
+	if (!writing)
+		return prolly_set_error(PROLLY_EUNSUPPORTED,
+		                        "prolly: a write outside a SQL write function");
+	pgx_work_begin();
+	PG_TRY();
+	{
+		MemoryContextSwitchTo(pgx_work_cxt());
+		rc = write_spi(w);
+		MemoryContextSwitchTo(cxt);
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	pgx_work_end();
+	return rc;
+}
+
+void pgx_write_reset(void)
+{
+	writing = false; /* an error left a write call: its snapshot went with the abort */
+}
+
+void pgx_write_register(void)
+{
+	RegisterXactCallback(on_xact, NULL);
+	RegisterSubXactCallback(on_subxact, NULL);
+}

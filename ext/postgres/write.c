@@ -1,0 +1,436 @@
+/*
+ * write.c - the SQL write functions (declared by prolly--0.1.sql, documented in docs/sql.md).
+ *
+ *   prolly_commit(branch, keys[], vals[], message)   prolly_edit_tree on the head, one commit
+ *   prolly_put(branch, key, value)                   the same with one put
+ *   prolly_delete(branch, key)                       the same with one delete
+ *   prolly_branch(name, from_ref)                    a new ref naming from_ref's commit
+ *   prolly_merge(into, from_ref, resolve)            fast-forward, or a three-way merge commit
+ *
+ * Each runs in the caller's transaction: arguments are checked first, then pgx_open_write,
+ * pgx_write_lock on the branch written (store_write.c: the protocol), the engine's calls, whose
+ * single store write goes through s.prolly_write, pgx_write_unlock, pgx_check. The commits are
+ * those the CLI makes for the same edits (the same engine; parents, tree, message), so the same
+ * edits give the same tree ids. A write that changes nothing makes no commit and returns the
+ * head. Every branch move is reflogged with the operation sql-commit, sql-put, sql-delete,
+ * sql-branch, sql-merge or sql-fast-forward.
+ */
+#include "prolly_ext.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#define HEADS "refs/heads/"
+
+/* ---- arguments ---- */
+
+static char *text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+		                errmsg("prolly: %s must not be NULL", what)));
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/* A branch to write: a valid name (22023 otherwise, the engine's reason in the message); ref
+ * receives "refs/heads/NAME". */
+static char *branch_arg(FunctionCallInfo fcinfo, int argno, const char *what,
+                        char ref[PROLLY_MAX_REF_NAME + 1])
+{
+	char *name = text_arg(fcinfo, argno, what);
+	int rc = prolly_branch_name_valid(name);
+	if (rc)
+		ereport(ERROR, (errcode(pgx_sqlstate(rc)),
+		                errmsg("prolly: %s \"%s\": %s", what, name, prolly_last_error())));
+	snprintf(ref, PROLLY_MAX_REF_NAME + 1, HEADS "%s", name);
+	return name;
+}
+
+static void check_size(size_t size, size_t limit, const char *what, int index)
+{
+	if (size <= limit)
+		return;
+	if (index > 0)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+		                errmsg("prolly: %s[%d] of %zu bytes is longer than the limit of %zu bytes",
+		                       what, index, size, limit)));
+	ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+	                errmsg("prolly: %s of %zu bytes is longer than the limit of %zu bytes", what,
+	                       size, limit)));
+}
+
+/* A one-dimensional bytea[] argument, never NULL itself; its elements and their null flags. */
+static int array_arg(FunctionCallInfo fcinfo, int argno, const char *what, Datum **elems,
+                     bool **nulls)
+{
+	ArrayType *arr;
+	int n;
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+		                errmsg("prolly: %s must not be NULL", what)));
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+		                errmsg("prolly: %s must be a one-dimensional array", what)));
+	deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, elems, nulls, &n);
+	return n;
+}
+
+static prolly_slice slice_of(bytea *b)
+{
+	prolly_slice s;
+	s.data = VARDATA_ANY(b);
+	s.size = VARSIZE_ANY_EXHDR(b);
+	return s;
+}
+
+static text *hex_text(const prolly_id *id)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	return cstring_to_text(hex);
+}
+
+/* A commit's time: now, and later than every parent's (so that history walks stay ordered, as
+ * the engine and the CLI do). */
+static int64_t commit_time(const prolly_commit *const *parents, size_t n)
+{
+	struct timespec ts;
+	int64_t t;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	for (size_t i = 0; i < n; i++)
+		if (parents[i]->time_us >= t)
+			t = parents[i]->time_us + 1;
+	return t;
+}
+
+/* Publishes txn (whose only ref update moves branch); a lost compare-and-swap, impossible while
+ * the ref row is locked unless the ref was created meanwhile, keeps the store's message. */
+static int publish(prolly_txn *txn)
+{
+	prolly_ref_update conf;
+	memset(&conf, 0, sizeof(conf));
+	return prolly_txn_commit(txn, &conf, 1);
+}
+
+/* ---- commits of edits ---- */
+
+/* Applies edits to the head of branch and commits them (reflogged as op); *out receives the
+ * new commit, or the head when the tree did not change. Raises any error. */
+static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char *branch,
+                         const char *ref, const prolly_edit *edits, size_t n, const char *message,
+                         const char *op, prolly_id *out)
+{
+	pgx_tables t;
+	prolly_db *db = pgx_open_write(fcinfo, &t, fname);
+	prolly_commit *hc = NULL;
+	prolly_txn *txn = NULL;
+	prolly_id root, cid;
+	int rc;
+
+	pgx_write_lock(ref);
+	/* The head's read comes first: it adopts the epoch read under the write lock. */
+	rc = prolly_branch_commit(&hc, db, branch);
+	if (rc == 0)
+		rc = prolly_txn_begin(&txn, db);
+	if (rc == 0)
+		rc = prolly_edit_tree(&root, txn, &hc->tree, edits, n);
+	if (rc == 0 && prolly_id_equal(&root, &hc->tree)) {
+		*out = hc->id;
+	} else if (rc == 0) {
+		const prolly_commit *parent = hc;
+		if ((rc = prolly_commit_create(&cid, txn, &root, &hc->id, 1, commit_time(&parent, 1),
+		                               message)) == 0 &&
+		    (rc = prolly_txn_move_branch(txn, branch, &hc->id, &cid)) == 0 &&
+		    (rc = prolly_txn_set_reason(txn, op, NULL)) == 0 && (rc = publish(txn)) == 0)
+			*out = cid;
+	}
+	prolly_txn_free(txn);
+	prolly_commit_free(hc);
+	pgx_write_unlock();
+	pgx_check(rc, fname);
+}
+
+PG_FUNCTION_INFO_V1(pgx_commit);
+Datum pgx_commit(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *branch = branch_arg(fcinfo, 0, "branch", ref);
+	Datum *keys, *vals;
+	bool *knull, *vnull;
+	int nk = array_arg(fcinfo, 1, "keys", &keys, &knull);
+	int nv = array_arg(fcinfo, 2, "vals", &vals, &vnull);
+	char *message;
+	prolly_edit *edits;
+	prolly_id out;
+
+	if (nk != nv)
+		ereport(ERROR,
+		        (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+		         errmsg("prolly: keys has %d elements and vals %d; they must be as long", nk, nv)));
+	edits = palloc(sizeof(prolly_edit) * (nk ? nk : 1));
+	for (int i = 0; i < nk; i++) {
+		bytea *k;
+		if (knull[i])
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			                errmsg("prolly: keys[%d] must not be NULL", i + 1)));
+		k = DatumGetByteaPP(keys[i]);
+		check_size(VARSIZE_ANY_EXHDR(k), PROLLY_MAX_KEY, "keys", i + 1);
+		edits[i].key = slice_of(k);
+		if (vnull[i]) {
+			edits[i].op = PROLLY_DEL;
+			edits[i].value.data = NULL;
+			edits[i].value.size = 0;
+		} else {
+			bytea *v = DatumGetByteaPP(vals[i]);
+			check_size(VARSIZE_ANY_EXHDR(v), PROLLY_MAX_VALUE, "vals", i + 1);
+			edits[i].op = PROLLY_PUT;
+			edits[i].value = slice_of(v);
+		}
+	}
+	message = PG_ARGISNULL(3) ? psprintf("sql commit (%d edit%s)", nk, nk == 1 ? "" : "s")
+	                          : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	commit_edits(fcinfo, "prolly_commit", branch, ref, edits, (size_t)nk, message, "sql-commit",
+	             &out);
+	PG_RETURN_TEXT_P(hex_text(&out));
+}
+
+PG_FUNCTION_INFO_V1(pgx_put);
+Datum pgx_put(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *branch = branch_arg(fcinfo, 0, "branch", ref);
+	bytea *k, *v;
+	prolly_edit e;
+	prolly_id out;
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+		        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("prolly: key must not be NULL")));
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+		        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("prolly: value must not be NULL"),
+		         errhint("prolly_delete removes a key.")));
+	k = PG_GETARG_BYTEA_PP(1);
+	v = PG_GETARG_BYTEA_PP(2);
+	check_size(VARSIZE_ANY_EXHDR(k), PROLLY_MAX_KEY, "key", 0);
+	check_size(VARSIZE_ANY_EXHDR(v), PROLLY_MAX_VALUE, "value", 0);
+	e.op = PROLLY_PUT;
+	e.key = slice_of(k);
+	e.value = slice_of(v);
+	commit_edits(fcinfo, "prolly_put", branch, ref, &e, 1, "sql put", "sql-put", &out);
+	PG_RETURN_TEXT_P(hex_text(&out));
+}
+
+PG_FUNCTION_INFO_V1(pgx_delete);
+Datum pgx_delete(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *branch = branch_arg(fcinfo, 0, "branch", ref);
+	bytea *k;
+	prolly_edit e;
+	prolly_id out;
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+		        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("prolly: key must not be NULL")));
+	k = PG_GETARG_BYTEA_PP(1);
+	check_size(VARSIZE_ANY_EXHDR(k), PROLLY_MAX_KEY, "key", 0);
+	e.op = PROLLY_DEL;
+	e.key = slice_of(k);
+	e.value.data = NULL;
+	e.value.size = 0;
+	commit_edits(fcinfo, "prolly_delete", branch, ref, &e, 1, "sql delete", "sql-delete", &out);
+	PG_RETURN_TEXT_P(hex_text(&out));
+}
+
+/* ---- prolly_branch ---- */
+
+PG_FUNCTION_INFO_V1(pgx_branch);
+Datum pgx_branch(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *name = branch_arg(fcinfo, 0, "name", ref);
+	char *from = text_arg(fcinfo, 1, "from_ref");
+	pgx_tables t;
+	prolly_db *db = pgx_open_write(fcinfo, &t, "prolly_branch");
+	prolly_txn *txn = NULL;
+	prolly_id cur, cid;
+	int rc, exists = 0;
+
+	pgx_write_lock(ref);
+	rc = prolly_branch_head(&cur, db, name);
+	if (rc == 0)
+		exists = 1;
+	else if (rc == PROLLY_ENOTFOUND && !pgx_failed())
+		rc = prolly_resolve(&cid, db, from);
+	if (rc == 0 && !exists && (rc = prolly_txn_begin(&txn, db)) == 0 &&
+	    (rc = prolly_txn_move_branch(txn, name, NULL, &cid)) == 0 &&
+	    (rc = prolly_txn_set_reason(txn, "sql-branch", NULL)) == 0)
+		rc = publish(txn);
+	prolly_txn_free(txn);
+	pgx_write_unlock();
+	if (exists || (rc == PROLLY_ECONFLICT && !pgx_failed()))
+		ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+		                errmsg("prolly: branch \"%s\" already exists", name)));
+	if (rc) {
+		char *what = psprintf("ref \"%s\"", from);
+		pgx_check(rc, what);
+	}
+	PG_RETURN_TEXT_P(hex_text(&cid));
+}
+
+/* ---- prolly_merge ---- */
+
+/* The conflicting keys of a failed merge, for the error's detail: the first few, escaped, and
+ * how many there were. Plain C (called inside the engine). */
+#define MAX_LISTED 20
+
+typedef struct conflicts {
+	char *text; /* malloc'd, "k1, k2, ..." */
+	size_t len, cap;
+	uint64_t n;
+	int rc;
+} conflicts;
+
+static int append(conflicts *c, const char *s, size_t n)
+{
+	if (c->len + n + 1 > c->cap) {
+		size_t cap = (c->len + n + 1) * 2;
+		char *p = realloc(c->text, cap);
+		if (!p)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing merge conflicts");
+		c->text = p;
+		c->cap = cap;
+	}
+	memcpy(c->text + c->len, s, n);
+	c->len += n;
+	c->text[c->len] = '\0';
+	return 0;
+}
+
+static int on_conflict(void *payload, const prolly_conflict *k)
+{
+	conflicts *c = payload;
+	const unsigned char *p = k->key.data;
+	int rc = 0;
+	if (c->n++ >= MAX_LISTED)
+		return 0;
+	if (c->n > 1)
+		rc = append(c, ", ", 2);
+	for (size_t i = 0; i < k->key.size && rc == 0; i++) {
+		char buf[5];
+		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\' && p[i] != ',')
+			rc = append(c, (const char *)&p[i], 1);
+		else
+			rc = append(c, buf, (size_t)snprintf(buf, sizeof(buf), "\\x%02x", p[i]));
+	}
+	return rc;
+}
+
+static prolly_resolver resolver_arg(FunctionCallInfo fcinfo, int argno)
+{
+	const char *s = PG_ARGISNULL(argno) ? "fail" : text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(s, "fail") == 0)
+		return PROLLY_RESOLVE_FAIL;
+	if (strcmp(s, "ours") == 0)
+		return PROLLY_RESOLVE_OURS;
+	if (strcmp(s, "theirs") == 0)
+		return PROLLY_RESOLVE_THEIRS;
+	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+	                errmsg("prolly: resolve must be 'fail', 'ours' or 'theirs', not '%s'", s)));
+	return PROLLY_RESOLVE_FAIL;
+}
+
+PG_FUNCTION_INFO_V1(pgx_merge);
+Datum pgx_merge(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *into = branch_arg(fcinfo, 0, "into_branch", ref);
+	char *from = text_arg(fcinfo, 1, "from_ref");
+	prolly_resolver how = resolver_arg(fcinfo, 2);
+	pgx_tables t;
+	prolly_db *db = pgx_open_write(fcinfo, &t, "prolly_merge");
+	prolly_commit *cs[3] = {NULL, NULL, NULL}; /* base, ours, theirs */
+	prolly_txn *txn = NULL;
+	prolly_id ours, theirs, base, root, result;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
+	conflicts cf;
+	int rc, unrelated = 0, from_bad = 0;
+	char *message = psprintf("merge %s into %s", from, into);
+
+	memset(&cf, 0, sizeof(cf));
+	mo.resolve = how;
+	mo.on_conflict = on_conflict;
+	mo.payload = &cf;
+	pgx_write_lock(ref);
+	rc = prolly_branch_head(&ours, db, into);
+	if (rc == 0 && (rc = prolly_resolve(&theirs, db, from)))
+		from_bad = 1;
+	result = ours;
+	if (rc == 0 && !prolly_id_equal(&ours, &theirs)) {
+		rc = prolly_merge_base(&base, db, &ours, &theirs);
+		if (rc == PROLLY_ENOTFOUND && !pgx_failed())
+			unrelated = 1;
+		else if (rc == 0 && prolly_id_equal(&base, &theirs))
+			; /* already merged */
+		else if (rc == 0 && prolly_id_equal(&base, &ours)) {
+			if ((rc = prolly_txn_begin(&txn, db)) == 0 &&
+			    (rc = prolly_txn_move_branch(txn, into, &ours, &theirs)) == 0 &&
+			    (rc = prolly_txn_set_reason(txn, "sql-fast-forward", NULL)) == 0 &&
+			    (rc = publish(txn)) == 0)
+				result = theirs;
+		} else if (rc == 0) {
+			prolly_id ids[3];
+			ids[0] = base;
+			ids[1] = ours;
+			ids[2] = theirs;
+			for (int i = 0; i < 3 && rc == 0; i++)
+				rc = prolly_commit_read(&cs[i], db, &ids[i]);
+			if (rc == 0 && (rc = prolly_txn_begin(&txn, db)) == 0 &&
+			    (rc = prolly_merge(&root, NULL, txn, &cs[0]->tree, &cs[1]->tree, &cs[2]->tree,
+			                       &mo)) == 0) {
+				const prolly_commit *parents[2];
+				prolly_id pids[2];
+				parents[0] = cs[1];
+				parents[1] = cs[2];
+				pids[0] = ours;
+				pids[1] = theirs;
+				if ((rc = prolly_commit_create(&result, txn, &root, pids, 2,
+				                               commit_time(parents, 2), message)) == 0 &&
+				    (rc = prolly_txn_move_branch(txn, into, &ours, &result)) == 0 &&
+				    (rc = prolly_txn_set_reason(txn, "sql-merge", NULL)) == 0)
+					rc = publish(txn);
+			}
+		}
+	}
+	prolly_txn_free(txn);
+	for (int i = 0; i < 3; i++)
+		prolly_commit_free(cs[i]);
+	pgx_write_unlock();
+	if (rc == PROLLY_EMERGE && !pgx_failed()) {
+		char *detail = psprintf("%llu conflicting key%s: %s%s", (unsigned long long)cf.n,
+		                        cf.n == 1 ? "" : "s", cf.text ? cf.text : "",
+		                        cf.n > MAX_LISTED ? ", ..." : "");
+		free(cf.text);
+		ereport(ERROR,
+		        (errcode(PGX_ERRCODE_MERGE_CONFLICT),
+		         errmsg("prolly: merging \"%s\" into \"%s\" left %llu conflict%s; nothing "
+		                "was merged",
+		                from, into, (unsigned long long)cf.n, cf.n == 1 ? "" : "s"),
+		         errdetail("%s", detail), errhint("resolve => 'ours' or 'theirs' settles them.")));
+	}
+	free(cf.text);
+	if (unrelated)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("prolly: \"%s\" and \"%s\" share no history; nothing was merged",
+		                       into, from)));
+	if (rc) {
+		char *what = from_bad ? psprintf("ref \"%s\"", from) : psprintf("merge into \"%s\"", into);
+		pgx_check(rc, what);
+	}
+	PG_RETURN_TEXT_P(hex_text(&result));
+}
