@@ -778,6 +778,79 @@ PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *
 PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Sync: history that travels between stores                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* How prolly_sync works. Start from PROLLY_SYNC_OPTIONS_INIT or prolly_sync_options_init(). */
+#define PROLLY_SYNC_OPTIONS_VERSION 1
+typedef struct prolly_sync_options {
+	unsigned version;      /* PROLLY_SYNC_OPTIONS_VERSION */
+	size_t batch;          /* ids per question, read and write; 0: 512; at most 65536 */
+	const char *operation; /* reflog operation of the ref moves (as prolly_txn_set_reason);
+	                          NULL: the default ("create", "move", ...) */
+	const char *message;   /* reflog message; may be NULL */
+} prolly_sync_options;
+/* clang-format off */
+#define PROLLY_SYNC_OPTIONS_INIT {PROLLY_SYNC_OPTIONS_VERSION, 0, NULL, NULL}
+/* clang-format on */
+
+/* Sets *opts to the defaults of version (PROLLY_SYNC_OPTIONS_VERSION). PROLLY_EINVAL for opts
+ * NULL or another version. Thread-safe; allocates nothing. */
+PROLLY_API int prolly_sync_options_init(prolly_sync_options *opts, unsigned version);
+
+/* What a sync did (filled in also when it fails part way: what was written stays written). */
+#define PROLLY_SYNC_STATS_VERSION 1
+typedef struct prolly_sync_stats {
+	unsigned version;        /* left as the caller set it (PROLLY_SYNC_STATS_VERSION) */
+	uint64_t commits_copied; /* commit objects written to the destination */
+	uint64_t nodes_copied;   /* tree nodes written */
+	uint64_t bytes_copied;   /* their bytes, commits included */
+	uint64_t has_calls;      /* batches the destination was asked about (has_nodes) */
+	uint64_t read_calls;     /* batches read from the source */
+	uint64_t write_calls;    /* writes to the destination (each one atomic) */
+} prolly_sync_stats;
+/* clang-format off */
+#define PROLLY_SYNC_STATS_INIT {PROLLY_SYNC_STATS_VERSION, 0, 0, 0, 0, 0, 0}
+/* clang-format on */
+
+/*
+ * Copies history from src to dst: every commit reachable from commits[0..n_commits) and from the
+ * values of refs[0..n_refs) (those that do not remove), with their trees, that dst lacks; then
+ * applies the ref updates to dst in one atomic write, each by its compare-and-swap (expect,
+ * expected), moves under refs/heads/ and refs/tags/ reflogged as usual (opts->operation).
+ *
+ * How: the walk asks dst which objects it has, a batch per tree level (the store's has_nodes,
+ * else get_nodes), reads the rest from src in one call per batch (every object hash-checked),
+ * and skips every subtree, and every older commit, that dst already has (a store holds an object
+ * only together with everything below it: K6 in prolly/store.h). It writes children before
+ * parents, trees before their commits, parent commits before their children, and the refs last,
+ * so an interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a
+ * missing object, and running it again copies only what is still missing. A commit whose tree
+ * or parent retention removed from src is copied without it. Cost: a push of a commit that
+ * changed k records copies O(k x height) nodes, with one question, one read and one write per
+ * tree level; a clone reads src once. Memory: one batch of nodes per tree level, plus 32 bytes
+ * and the parent ids per commit copied.
+ *
+ * out       may be NULL; else receives the counters (version left as the caller set it).
+ * dst, src  two handles, on different stores (the same store is harmless: nothing is missing).
+ * commits   may be NULL when n_commits is 0.
+ * refs      updates as for prolly_txn_set_ref (names 1..PROLLY_MAX_REF_NAME bytes, any ref
+ *           namespace); on PROLLY_ECONFLICT the failing ones get conflict and current_*. May be
+ *           NULL when n_refs is 0 (then nothing but objects is written).
+ * opts      may be NULL (defaults).
+ *
+ * Errors: PROLLY_EINVAL (NULL db, commits or refs with a count, bad opts, bad ref update, a start
+ * id that is not a commit); PROLLY_ENOTFOUND (a start commit in neither store); PROLLY_ECONFLICT
+ * (a ref's expectation failed: no ref moved, the objects copied stay; or a gc ran on dst during
+ * the sync: run it again); PROLLY_ECORRUPT (src holds a damaged object or lacks a child node);
+ * PROLLY_EUNSUPPORTED (dst opened read-only); PROLLY_ENOMEM; store errors of either.
+ * Threads: as for any operation on the two handles; a sync reads src and writes dst only.
+ */
+PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
+                           const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
+                           size_t n_refs, const prolly_sync_options *opts);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Reflog, tags, reset                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 
