@@ -689,9 +689,10 @@ PROLLY_API int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const ch
 PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
 
 /* Resolves a revision spec to a commit: a base, then any sequence of steps.
- *   base: a branch name; a tag name (a branch spelled the same wins); a commit id (64 hex
- *         digits); or a unique prefix of a commit id, 4 to 63 hex digits (a branch or tag
- *         spelled the same wins). The prefix is looked up with the store's
+ *   base: a branch name; a tag name (a branch spelled the same wins); a remote-tracking
+ *         branch REMOTE/BRANCH (the ref "remotes/REMOTE/BRANCH" a fetch made; a branch or tag
+ *         spelled the same wins); a commit id (64 hex digits); or a unique prefix of a commit
+ *         id, 4 to 63 hex digits (a branch or tag spelled the same wins). The prefix is looked up with the store's
  *         find_ids (one round trip) where it has one, else by walking the history of every ref.
  *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
@@ -849,6 +850,62 @@ typedef struct prolly_sync_stats {
 PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
                            const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
                            size_t n_refs, const prolly_sync_options *opts);
+
+/*
+ * Remotes: other stores known by name, recorded in the store itself (docs/commits.md,
+ * "Remotes"): remote NAME is the ref "config/remotes/NAME" naming a one-record tree whose key
+ * "url" holds the URL, so gc keeps it and every copy of the store carries it. The URL is kept
+ * as given, password included (as a git config keeps it): print it only through
+ * prolly_redact_url. What a fetch saw of the remote's branch B is the ref "remotes/NAME/B"
+ * (a remote-tracking ref), which prolly_resolve reads as "NAME/B" when no branch or tag is
+ * spelled so; only fetch, push and prolly_remote_remove move those refs. Remote names follow
+ * the branch name rules and have no '/'.
+ */
+
+/* Records remote name with url (1..4096 bytes, copied). PROLLY_ECONFLICT if it exists;
+ * PROLLY_EINVAL for a bad name or url; store errors. Thread-safe as any write. */
+PROLLY_API int prolly_remote_add(prolly_db *db, const char *name, const char *url);
+
+/* Puts the URL of remote name into out (not NUL-terminated; out->size bytes). PROLLY_ENOTFOUND
+ * if there is no such remote; PROLLY_EINVAL for a bad name; store errors. */
+PROLLY_API int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name);
+
+/* Called by prolly_remote_list for each remote, in name order; name and url (NUL-terminated,
+ * unredacted) are valid only during the call. Non-zero stops the listing and is returned. */
+typedef int (*prolly_remote_fn)(void *payload, const char *name, const char *url);
+PROLLY_API int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload);
+
+/* Removes remote name and every remote-tracking ref "remotes/NAME/..." in one write.
+ * PROLLY_ENOTFOUND if there is no such remote; PROLLY_ECONFLICT if one of them moved meanwhile
+ * (nothing removed); PROLLY_EINVAL; store errors. The commits they named are left to gc. */
+PROLLY_API int prolly_remote_remove(prolly_db *db, const char *name);
+
+/* Called by prolly_fetch for each remote-tracking ref it moved, in branch name order: old is
+ * NULL for a branch new to this store, new NULL for one gone from the remote. Valid during the
+ * call. Non-zero is returned by prolly_fetch (the refs have moved already). */
+typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_id *old_commit,
+                               const prolly_id *new_commit);
+
+/* Fetches every branch of remote (a handle on the store that remote name stands for; the
+ * caller opens it, read-only will do) into db: copies what db lacks with prolly_sync, then
+ * moves each "remotes/NAME/B" to the remote's head of B, creates those of new branches and
+ * removes those of branches the remote no longer has, all in one write, each by
+ * compare-and-swap against what it read. Local branches never move. stats may be NULL.
+ * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref;
+ * fetch again); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
+PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
+                            const char *name, prolly_fetch_fn fn, void *payload);
+
+/* Pushes branch of db to the branch of the same name of remote (the store remote name stands
+ * for): copies what remote lacks with prolly_sync, then moves its "refs/heads/BRANCH" from the
+ * head read first to ours by compare-and-swap (reflogged there as "push"), and sets our
+ * "remotes/NAME/BRANCH" to it. Fast-forward only unless force: a remote head that is not an
+ * ancestor of ours (including one this store does not have) is PROLLY_ECONFLICT and nothing is
+ * written anywhere. Two pushes racing for one branch: one wins, the other gets
+ * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). Errors also:
+ * PROLLY_ENOTFOUND (no such local branch), PROLLY_EINVAL, those of prolly_sync. */
+PROLLY_API int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
+                           const char *name, const char *branch, int force);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reflog, tags, reset                                                                        */

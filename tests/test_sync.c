@@ -536,6 +536,89 @@ PT_TEST(sync_small_push_copies_k_times_height)
 	prolly_close(remote);
 }
 
+/* ---- remotes, fetch and push ---------------------------------------------------------------- */
+
+static int collect_remote(void *payload, const char *name, const char *url)
+{
+	char *out = payload;
+	size_t at = strlen(out);
+	snprintf(out + at, 256 - at, "%s=%s;", name, url);
+	return 0;
+}
+
+static int count_fetched(void *payload, const char *branch, const prolly_id *o, const prolly_id *n)
+{
+	(void)branch;
+	(void)o;
+	(void)n;
+	++*(int *)payload;
+	return 0;
+}
+
+PT_TEST(remotes_fetch_push)
+{
+	prolly_db *local = new_db(K_MEM), *remote = new_db(K_LMDB);
+	prolly_id h, c, r;
+	prolly_buf url = PROLLY_BUF_INIT;
+	char listed[256] = "";
+	PT_REQUIRE(local && remote);
+	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/somewhere"), 0);
+	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/else"), PROLLY_ECONFLICT);
+	PT_CHECK_RC(prolly_remote_add(local, "a/b", "lmdb:/x"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_remote_add(local, "zz", ""), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_remote_add(local, "up", "postgresql://u:pw@h/db"), 0);
+	PT_CHECK_RC(prolly_remote_url(&url, local, "origin"), 0);
+	PT_CHECK(url.size == 15 && memcmp(url.ptr, "lmdb:/somewhere", 15) == 0);
+	PT_CHECK_RC(prolly_remote_url(&url, local, "nosuch"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_remote_list(local, collect_remote, listed), 0);
+	PT_CHECKF(strcmp(listed, "origin=lmdb:/somewhere;up=postgresql://u:pw@h/db;") == 0, "%s",
+	          listed);
+	/* gc keeps the record (a tree a ref names) */
+	prolly_gc_result gr;
+	PT_CHECK_RC(prolly_gc(local, &gr), 0);
+	PT_CHECK_RC(prolly_remote_url(&url, local, "up"), 0);
+
+	/* fetch: remote-tracking refs, read as origin/BRANCH */
+	PT_REQUIRE(put_range(&h, remote, "main", 0, 300, 1) == 0);
+	PT_REQUIRE(prolly_branch_create(remote, "dev", &h) == 0);
+	int moved = 0;
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", count_fetched, &moved), 0);
+	PT_CHECK(moved == 2);
+	PT_CHECK(prolly_resolve(&c, local, "origin/main") == 0 && prolly_id_equal(&c, &h));
+	PT_CHECK(prolly_resolve(&c, local, "origin/dev~0") == 0 && prolly_id_equal(&c, &h));
+	PT_CHECK_RC(prolly_resolve(&c, local, "origin/nosuch"), PROLLY_ENOTFOUND);
+	PT_CHECK(prolly_branch_head(&c, local, "main") == PROLLY_ENOTFOUND); /* no local branch */
+	moved = 0;
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", count_fetched, &moved), 0);
+	PT_CHECK(moved == 0);
+	PT_CHECK_RC(prolly_gc(local, &gr), 0); /* keeps what tracking refs name */
+	PT_CHECK(same_history(remote, local, &h));
+
+	/* push: fast-forward, then one that is not */
+	PT_REQUIRE(prolly_branch_create(local, "main", &h) == 0);
+	PT_REQUIRE(put_range(&c, local, "main", 5, 1, 2) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0);
+	PT_CHECK(prolly_branch_head(&r, remote, "main") == 0 && prolly_id_equal(&r, &c));
+	PT_CHECK(prolly_resolve(&r, local, "origin/main") == 0 && prolly_id_equal(&r, &c));
+	PT_REQUIRE(put_range(&r, remote, "main", 6, 1, 3) == 0);
+	PT_REQUIRE(put_range(&c, local, "main", 7, 1, 4) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), PROLLY_ECONFLICT);
+	prolly_id now;
+	PT_CHECK(prolly_branch_head(&now, remote, "main") == 0 && prolly_id_equal(&now, &r));
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 1), 0);
+	PT_CHECK(prolly_branch_head(&now, remote, "main") == 0 && prolly_id_equal(&now, &c));
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "nosuch", 0), PROLLY_ENOTFOUND);
+
+	/* remove: the record and the tracking refs */
+	PT_CHECK_RC(prolly_remote_remove(local, "origin"), 0);
+	PT_CHECK_RC(prolly_resolve(&c, local, "origin/main"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_remote_remove(local, "origin"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(k6_holds(local), 0);
+	prolly_buf_dispose(&url);
+	prolly_close(local);
+	prolly_close(remote);
+}
+
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 PT_TEST(sync_errors)
