@@ -908,6 +908,50 @@ PROLLY_API int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *r
                            const char *name, const char *branch, int force);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Proofs                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What a proof claims, as prolly_proof_verify read it: slices into the proof's bytes, valid as
+ * long as they are. */
+typedef struct prolly_proof_claim {
+	int range;        /* 0: about one key; 1: about every record with key <= k < to */
+	prolly_slice key; /* the key, or the range's first key */
+	prolly_slice to;  /* the range's end (excluded); empty for a key proof */
+} prolly_proof_claim;
+
+/* Called by prolly_proof_verify with what the proof shows: for a key proof once, with value
+ * NULL when the key is absent; for a range proof once per record, in key order (not at all for
+ * an empty range). Slices valid during the call. Non-zero stops and is returned. */
+typedef int (*prolly_proof_fn)(void *payload, const prolly_slice *key, const prolly_slice *value);
+
+/*
+ * Builds in out (replacing its contents) a proof about tree root: with to NULL, that key has
+ * its value in the tree or is absent; otherwise that the records with key <= k < to are
+ * exactly those the tree holds (none left out). The proof carries the tree's nodes on the path
+ * to key (or every node whose span meets the range, and their ancestors), verbatim: its size is
+ * about height nodes for a key, plus the leaves of the range for a range. Format: docs/format.md,
+ * "Proofs" (versioned). Reads one tree level per store call.
+ * Errors: PROLLY_EINVAL (NULL argument, to before key), PROLLY_ETOOBIG (a key over
+ * PROLLY_MAX_KEY), PROLLY_ENOTFOUND (root not in the store), PROLLY_ECORRUPT, PROLLY_ENOMEM,
+ * store errors. Threads: as any read.
+ */
+PROLLY_API int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *root,
+                            const prolly_slice *key, const prolly_slice *to);
+
+/*
+ * Checks proof[0..size) against tree id `tree` with hashing alone (no store, no handle): every
+ * node the walk from the root to the key (or across the range) needs must be in the proof and
+ * hash to the id its parent names. On success *claim (may be NULL) says what it is about and fn
+ * (may be NULL) receives what it proves. Errors: PROLLY_ECORRUPT (not a valid proof of this
+ * tree: malformed, truncated, a node missing or changed; the message says which),
+ * PROLLY_EVERSION (a newer proof format), PROLLY_EINVAL (NULL tree, or proof with a size),
+ * PROLLY_ENOMEM, or fn's non-zero return. Allocates only for its duration; thread-safe.
+ */
+PROLLY_API int prolly_proof_verify(prolly_proof_claim *claim, const prolly_id *tree,
+                                   const void *proof, size_t size, prolly_proof_fn fn,
+                                   void *payload);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Reflog, tags, reset                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -105,6 +105,9 @@ int cmd_clone(struct cli *cli, int argc, char **argv);
 int cmd_fetch(struct cli *cli, int argc, char **argv);
 int cmd_push(struct cli *cli, int argc, char **argv);
 int cmd_pull(struct cli *cli, int argc, char **argv);
+/* Proofs (cmd_proof.c). */
+int cmd_prove(struct cli *cli, int argc, char **argv);
+int cmd_check_proof(struct cli *cli, int argc, char **argv);
 
 /* ---- escape.c ---------------------------------------------------------------------------- */
 

@@ -252,6 +252,20 @@ const struct command commands[] = {
      "\n"
      "  --resolve RESOLVER   how to settle conflicts, as for merge (default fail)\n"
      "  -m, --message MSG    commit message\n"},
+    /* Proofs (cmd_proof.c). */
+    {"prove", cmd_prove, "REF KEY [--to KEY2]", "write a proof of KEY's value (or of a range)",
+     "Writes to standard output (redirect it to a file) a proof that the tree of REF holds\n"
+     "KEY with its value, or lacks KEY; with --to, that the records with KEY <= K < KEY2 are\n"
+     "exactly those the tree holds, none left out. Anyone with the tree id (prolly root REF)\n"
+     "checks it with check-proof, without the store. The format is in docs/format.md.\n"
+     "\n"
+     "  --to KEY2   prove the range [KEY, KEY2) instead of one key\n"},
+    {"check-proof", cmd_check_proof, "TREE_ID FILE|-", "check a proof against a tree id",
+     "Checks the proof in FILE (- for standard input) against TREE_ID with hashing alone,\n"
+     "opening no store. A valid proof exits 0 and prints what it proves: present<TAB>KEY<TAB>\n"
+     "VALUE or absent<TAB>KEY; for a range, range<TAB>FROM<TAB>TO<TAB>N records, then\n"
+     "KEY<TAB>VALUE per record. An invalid one (not of this tree, changed, truncated) exits 3\n"
+     "with the reason.\n"},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -281,12 +295,12 @@ void print_command_help(const struct command *cmd, FILE *f)
 	         strcmp(cmd->name, "branches") && strcmp(cmd->name, "tags") &&
 	         strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover") &&
 	         strcmp(cmd->name, "remote") && strcmp(cmd->name, "clone") &&
-	         strcmp(cmd->name, "fetch"))
+	         strcmp(cmd->name, "fetch") && strcmp(cmd->name, "check-proof"))
 		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n", f);
 	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches") &&
 	    strcmp(cmd->name, "tags") && strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover") &&
 	    strcmp(cmd->name, "remote") && strcmp(cmd->name, "clone") && strcmp(cmd->name, "fetch") &&
-	    strcmp(cmd->name, "push") && strcmp(cmd->name, "pull"))
+	    strcmp(cmd->name, "push") && strcmp(cmd->name, "pull") && strcmp(cmd->name, "check-proof"))
 		fputs("Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n", f);
 }
 
