@@ -288,7 +288,8 @@ static int add_missing(history *h, const prolly_commit *c)
 	m->first_parent = h->n_parents;
 	m->n_parents = c->n_parents;
 	m->state = 0;
-	memcpy(h->parents + h->n_parents, c->parents, c->n_parents * sizeof(prolly_id));
+	if (c->n_parents) /* a root commit has no parents array */
+		memcpy(h->parents + h->n_parents, c->parents, c->n_parents * sizeof(prolly_id));
 	h->n_parents += c->n_parents;
 	int rc = prolly__idmap_put(&h->index, &c->id, (uintptr_t)(h->n + 1));
 	if (rc)

@@ -51,6 +51,10 @@ p --store lmdb:copy get main e
 p --store lmdb:copy pull origin dev
 p --store lmdb:copy get dev b
 pe --store lmdb:copy pull origin nosuch
+# remote-tracking branches are read-only: no branch may hide one, and put does not write one
+pe --store lmdb:copy branch origin/main main
+pe --store lmdb:copy put origin/main k v
+p --store lmdb:copy branch origin2/main main
 # --force drops the remote's commits
 p --store lmdb:copy reset main main~1 | cut -f1
 pe --store lmdb:copy push origin main
