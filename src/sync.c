@@ -20,6 +20,7 @@
  *   SY4 Every write checks the destination's gc epoch read when the sync began: a gc meanwhile
  *       (which may remove the nodes already copied, unreferenced as they are) fails the sync
  *       with PROLLY_ECONFLICT, and a rerun starts over from what survived.
+ *   SY5 The history walk reads ahead where the source has get_ancestors (see fetch_commits).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun asks again and copies only what is still missing. Memory: at most one batch
@@ -243,7 +244,15 @@ typedef struct history {
 	prolly__idmap index; /* commit id -> index + 1 of a missing one, PRESENT, or PRUNED */
 	prolly_id *queue;    /* commits to ask about */
 	size_t q_head, q_len, q_cap;
+	prolly__idmap ahead; /* SY5: commit id -> its ahead_obj, read ahead, known missing */
+	size_t n_ahead;      /* entries whose bytes are still held */
 } history;
+
+/* A commit read ahead of the walk that the destination was found to lack (SY5). */
+typedef struct ahead_obj {
+	void *data; /* NULL once the walk took it */
+	size_t size;
+} ahead_obj;
 
 static int queue_push(history *h, const prolly_id *id)
 {
@@ -298,6 +307,166 @@ static int add_missing(history *h, const prolly_commit *c)
 	return 0;
 }
 
+/*
+ * SY5 Read-ahead of history: where the source has get_ancestors, the commits the walk lacks are
+ * read together with up to a batch of their ancestors in one call, and the destination is
+ * asked about those ancestors in one more: the ones it has are marked present (the walk will
+ * stop there), the ones it lacks are kept (ahead), so the walk takes them without a round trip.
+ * A linear history then costs two round trips per batch of commits, not two per commit.
+ */
+typedef struct anc_ctx {
+	history *h;
+	fetched *f;
+	prolly__idmap want; /* id -> index + 1 in f */
+	prolly_store_node *cand;
+	size_t n_cand, cap_cand, max_cand;
+} anc_ctx;
+
+static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	anc_ctx *a = payload;
+	int rc = prolly__check_hash(id, data, size);
+	if (rc)
+		return rc;
+	uintptr_t k = prolly__idmap_get(&a->want, id);
+	if (k)
+		return on_fetched(a->f, k - 1, data, size);
+	if (a->n_cand == a->max_cand || prolly__idmap_get(&a->h->index, id) ||
+	    prolly__idmap_get(&a->h->ahead, id) || size < PROLLY__MAGIC_SIZE ||
+	    memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
+		return 0;
+	if (PROLLY__GROW(a->cand, a->cap_cand, a->n_cand + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory reading history ahead");
+	void *copy = malloc(size ? size : 1);
+	if (!copy)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory reading history ahead");
+	memcpy(copy, data, size);
+	a->cand[a->n_cand].id = *id;
+	a->cand[a->n_cand].data = copy;
+	a->cand[a->n_cand++].size = size;
+	return 0;
+}
+
+/* has[i] for ids[0..n): 0 for those read ahead (known missing), the destination's answer for
+ * the others (one question for all of them). */
+static int ask_unknown(sync_ctx *s, history *h, const prolly_id *ids, size_t n, unsigned char *has)
+{
+	prolly_id *ask = malloc((n ? n : 1) * sizeof(*ask));
+	unsigned char *got = malloc(n ? n : 1);
+	size_t na = 0;
+	int rc = 0;
+	if (!ask || !got) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ahead_obj *o = (ahead_obj *)prolly__idmap_get(&h->ahead, &ids[i]);
+		has[i] = 0;
+		if (!o || !o->data)
+			ask[na++] = ids[i];
+	}
+	if ((rc = dst_has(s, ask, na, got)))
+		goto cleanup;
+	for (size_t i = 0, j = 0; i < n; i++) {
+		ahead_obj *o = (ahead_obj *)prolly__idmap_get(&h->ahead, &ids[i]);
+		if (!o || !o->data)
+			has[i] = got[j++];
+	}
+
+cleanup:
+	free(ask);
+	free(got);
+	return rc;
+}
+
+/* Reads the commits ids[0..n) the destination lacks into f: from the read-ahead, else from the
+ * source (with get_ancestors, reading ahead: SY5). */
+static int fetch_commits(sync_ctx *s, history *h, fetched *f, const prolly_id *ids, size_t n)
+{
+	anc_ctx a;
+	prolly_id *rest = NULL;
+	unsigned char *has = NULL;
+	size_t nr = 0;
+	int rc = 0;
+	memset(&a, 0, sizeof(a));
+	prolly__idmap_init(&a.want);
+	if (!s->src->vt.get_ancestors)
+		return src_fetch(s, f, ids, n);
+	memset(f, 0, sizeof(*f));
+	if (!n)
+		return 0;
+	f->nodes = calloc(n, sizeof(*f->nodes));
+	rest = malloc(n * sizeof(*rest));
+	if (!f->nodes || !rest) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory reading %zu commits", n);
+		goto cleanup;
+	}
+	f->n = n;
+	for (size_t i = 0; i < n && !rc; i++) {
+		f->nodes[i].id = ids[i];
+		ahead_obj *o = (ahead_obj *)prolly__idmap_get(&h->ahead, &ids[i]);
+		if (o && o->data) { /* read ahead: the walk takes it */
+			f->nodes[i].data = o->data;
+			f->nodes[i].size = o->size;
+			f->bytes += o->size;
+			o->data = NULL;
+			h->n_ahead--;
+		} else if (!prolly__idmap_get(&a.want, &ids[i])) {
+			rc = prolly__idmap_put(&a.want, &ids[i], i + 1);
+			rest[nr++] = ids[i];
+		}
+	}
+	if (rc || !nr)
+		goto cleanup;
+	a.h = h;
+	a.f = f;
+	a.max_cand = s->batch > h->n_ahead ? s->batch - h->n_ahead : 0;
+	s->st.read_calls++;
+	rc = s->src->vt.get_ancestors(s->src->store, rest, nr, nr + a.max_cand, &prolly__commit_layout,
+	                              on_ancestor, &a);
+	if (rc || !a.n_cand)
+		goto cleanup;
+	prolly_id *cid = malloc(a.n_cand * sizeof(*cid));
+	has = malloc(a.n_cand);
+	if (!cid || !has) {
+		free(cid);
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory reading history ahead");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < a.n_cand; i++)
+		cid[i] = a.cand[i].id;
+	rc = dst_has(s, cid, a.n_cand, has);
+	free(cid);
+	for (size_t i = 0; i < a.n_cand && !rc; i++) {
+		if (has[i]) { /* the walk stops there (K6) */
+			rc = prolly__idmap_put(&h->index, &a.cand[i].id, PRESENT);
+			continue;
+		}
+		ahead_obj *o = malloc(sizeof(*o));
+		if (!o) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory reading history ahead");
+			break;
+		}
+		o->data = (void *)a.cand[i].data;
+		o->size = a.cand[i].size;
+		if ((rc = prolly__idmap_put(&h->ahead, &a.cand[i].id, (uintptr_t)o))) {
+			free(o);
+			break;
+		}
+		a.cand[i].data = NULL; /* the table owns it now */
+		h->n_ahead++;
+	}
+
+cleanup:
+	for (size_t i = 0; i < a.n_cand; i++)
+		free((void *)a.cand[i].data);
+	free(a.cand);
+	free(has);
+	free(rest);
+	prolly__idmap_dispose(&a.want);
+	return rc;
+}
+
 /* Finds, newest first, the commits reachable from the queue that the destination lacks and the
  * source has, stopping at every commit the destination has (K6: its history is there). A start
  * commit (the first n_start) that neither store has is PROLLY_ENOTFOUND; a parent the source
@@ -314,7 +483,7 @@ static int find_missing(sync_ctx *s, history *h, size_t n_start)
 		size_t at = h->q_head, m = PROLLY_MIN(s->batch, h->q_len - at);
 		prolly_id *ids = h->queue + at;
 		h->q_head += m;
-		if ((rc = dst_has(s, ids, m, has)))
+		if ((rc = ask_unknown(s, h, ids, m, has)))
 			break;
 		size_t nm = 0;
 		prolly_id *miss = malloc(m * sizeof(*miss));
@@ -330,7 +499,7 @@ static int find_missing(sync_ctx *s, history *h, size_t n_start)
 				pos[nm] = at + i;
 				miss[nm++] = ids[i];
 			}
-		rc = src_fetch(s, &f, miss, nm);
+		rc = fetch_commits(s, h, &f, miss, nm);
 		for (size_t i = 0; i < nm && !rc; i++) {
 			prolly_commit *c = NULL;
 			char hex[PROLLY_ID_HEX_SIZE];
@@ -535,6 +704,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	memset(&h, 0, sizeof(h));
 	memset(&s, 0, sizeof(s));
 	prolly__idmap_init(&h.index);
+	prolly__idmap_init(&h.ahead);
 	if (!dst || !src || (n_commits && !commits) || (n_refs && !refs))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: NULL db, commits or refs");
 	if (opts && opts->version != PROLLY_SYNC_OPTIONS_VERSION)
@@ -578,6 +748,13 @@ cleanup:
 	free(h.parents);
 	free(h.queue);
 	prolly__idmap_dispose(&h.index);
+	for (size_t i = 0; i < h.ahead.cap; i++) { /* what the walk never took */
+		ahead_obj *o = (ahead_obj *)h.ahead.slots[i].val;
+		if (o)
+			free(o->data);
+		free(o);
+	}
+	prolly__idmap_dispose(&h.ahead);
 	if (out) {
 		unsigned v = out->version;
 		*out = s.st;

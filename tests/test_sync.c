@@ -536,6 +536,39 @@ PT_TEST(sync_small_push_copies_k_times_height)
 	prolly_close(remote);
 }
 
+/* A long linear history travels in a few round trips where the source reads ahead (SY5: the
+ * memory store has get_ancestors), and correctly where it cannot (LMDB has none). */
+PT_TEST(sync_long_history_reads_ahead)
+{
+	for (int kind = K_MEM; kind <= K_LMDB; kind++) {
+		prolly_db *src = new_db(kind), *dst = new_db(K_MEM);
+		prolly_id h;
+		const char *names[1] = {"main"};
+		PT_REQUIRE(src && dst);
+		for (int i = 0; i < 300; i++)
+			PT_REQUIRE(put_range(&h, src, "main", i, 1, i) == 0);
+		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(sync_branches(&st, dst, src, names, &h, 1, NULL), 0);
+		PT_CHECK(st.commits_copied == 300);
+		PT_CHECK(same_history(src, dst, &h));
+		printf("# 300 commits from %s: %llu questions, %llu reads, %llu writes\n", kind_name[kind],
+		       (unsigned long long)st.has_calls, (unsigned long long)st.read_calls,
+		       (unsigned long long)st.write_calls);
+		if (kind == K_MEM)
+			PT_CHECKF(st.has_calls <= 6 && st.read_calls <= 6, "%llu questions, %llu reads",
+			          (unsigned long long)st.has_calls, (unsigned long long)st.read_calls);
+		/* and a push of 3 more after it: the walk stops at the commit dst has */
+		for (int i = 0; i < 3; i++)
+			PT_REQUIRE(put_range(&h, src, "main", 1000 + i, 1, i) == 0);
+		prolly_sync_stats more = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(sync_branches(&more, dst, src, names, &h, 1, NULL), 0);
+		PT_CHECK(more.commits_copied == 3);
+		PT_CHECK_RC(k6_holds(dst), 0);
+		prolly_close(src);
+		prolly_close(dst);
+	}
+}
+
 /* ---- remotes, fetch and push ---------------------------------------------------------------- */
 
 static int collect_remote(void *payload, const char *name, const char *url)
