@@ -3,14 +3,19 @@
 #   make                  library (static + shared) and the CLI, in $(BUILD) (default build/)
 #   make test             every tests/test_*.c program, then the CLI golden tests
 #   make san-test         the same suite built with ASan+UBSan into build-san/
-#   make bench            builds bench/*.c and runs $(BUILD)/bench/scale $(BENCH_ARGS)
+#   make bench            the harness's scale suite (bench/workloads/bench.toml) on each store of
+#                         $(BENCH_STORES), results in $(BENCH_OUT)/STORE/ (docs/benchmarks.md)
 #   make fuzz-smoke       libFuzzer targets fuzz/fuzz_*.c (clang, via fuzz/run.sh), a short run each
 #   make install          PREFIX=/usr/local DESTDIR= ; `make uninstall` reverses it
+#   make ext              the PostgreSQL extension (ext/postgres, PGXS); part of make, make test
+#                         and make install wherever pg_config is found (docs/sql.md)
 #   make format           clang-format -i over the sources; `make format-check` only checks
 #   make check-exports    libprolly.so exports exactly the PROLLY_API functions of include/
 #   make check-includes   every #include stays inside its layer (scripts/check-includes.sh)
 #
-# Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=...
+# Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=... (harness
+#        flags, e.g. --sizes 1M)  BENCH_STORES='mem lmdb postgres'  BENCH_OUT=dir
+#        PG_CONFIG=path (the server whose extension is built; EXT= leaves the extension out)
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
 
 CC      ?= cc
@@ -66,16 +71,16 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-# bench/lib/*.c (TOML reader, HDR histogram, SVG charts) and bench/scale/*.c (the scale engine):
-# the archive libbench.a, linked into every bench program and into the tests in BLIB_TESTS.
-# bench/harness/*.c: the harness program; all but main.c also form libharness.a, which the
-# tests in HLIB_TESTS link.
+# bench/lib/*.c (clock, RNG, buffer, store wrapper, TOML reader, HDR histogram, SVG charts...)
+# and bench/scale/*.c (the scale engine): the archive libbench.a, linked into every bench
+# program and every test program (the tests' one RNG is bench/lib/rng.c).
+# bench/harness/*.c (the runner) and bench/suites/*.c (its suites): the harness program; all
+# but main.c also form libharness.a, which the tests in HLIB_TESTS link.
 BLIB_SRC  := $(wildcard bench/lib/*.c bench/scale/*.c)
 BLIB_OBJ  := $(BLIB_SRC:%.c=$(BUILD)/obj/%.o)
-HARN_SRC  := $(wildcard bench/harness/*.c)
+HARN_SRC  := $(wildcard bench/harness/*.c bench/suites/*.c)
 HLIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out bench/harness/main.c,$(HARN_SRC)))
 HARN_BIN  := $(if $(HARN_SRC),$(BUILD)/bench/harness)
-BLIB_TESTS := $(BUILD)/tests/test_toml $(BUILD)/tests/test_hdr
 HLIB_TESTS := $(filter $(BUILD)/tests/test_workload $(BUILD)/tests/test_harness_%,$(TEST_BIN))
 
 TEST_OBJ  := $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -95,7 +100,8 @@ ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) $(HOOK_OBJ)
 # paths that -I cannot stop). The library alone sees src/, and is built with hidden visibility:
 # libprolly.so exports only what include/ marks PROLLY_API (scripts/check-exports.sh).
 # Its tests see src/ too (they link libprolly.a, where hidden symbols stay linkable); the CLI
-# sees only the public header, the benchmarks the public header and bench/lib/.
+# sees only the public header; bench/lib/, the scale engine and the bench programs see the
+# public header and bench/lib/; the harness's runner and suites also bench/harness/.
 # The stores see only the public headers and their own folder (src/store/store_int.h): never the
 # engine's internals.
 $(LIB_OBJ):   LAYER_CFLAGS := -Iinclude -Isrc -fvisibility=hidden
@@ -103,11 +109,13 @@ $(STORE_OBJ): LAYER_CFLAGS := -Iinclude -fvisibility=hidden
 $(HOOK_OBJ):  LAYER_CFLAGS := -Iinclude -fvisibility=hidden -DPROLLY_TEST_HOOKS
 $(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
 $(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
-$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -DPROLLY_TEST_HOOKS
+$(HARN_SRC:%.c=$(BUILD)/obj/%.o): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness
+$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness -DPROLLY_TEST_HOOKS
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
-                         bench/scale/*.[ch] bench/harness/*.[ch])
+                         bench/scale/*.[ch] bench/harness/*.[ch] bench/suites/*.[ch] \
+                         ext/postgres/*.[ch])
 CLANG_FORMAT ?= clang-format
 
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when
@@ -119,14 +127,27 @@ LSAN_OPTIONS  ?= $(if $(wildcard tests/lsan.supp),suppressions=$(CURDIR)/tests/l
 TEST_TIMEOUT  ?= 600
 FUZZ_TIME     ?= 20
 BENCH_ARGS    ?=
+BENCH_STORES  ?= mem lmdb postgres
+BENCH_CONFIG  ?= bench/workloads/bench.toml
+BENCH_OUT     ?= bench-out/$(shell date -u +%Y%m%dT%H%M%SZ)
+
+# The PostgreSQL extension (ext/postgres) is built with PGXS wherever pg_config and the server's
+# headers are found (Debian: postgresql-server-dev-15), but not into a sanitizer or fuzzing
+# build: a backend cannot load a module built with ASan. Its test (ext/postgres/test_extension.sh)
+# installs it, so `make test` then needs root, as CI has.
+PG_CONFIG ?= pg_config
+ifeq ($(origin EXT),undefined)
+  EXT := $(if $(SAN)$(FUZZ),,$(shell test -f "$$($(PG_CONFIG) --pgxs 2>/dev/null)" && test -f "$$($(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h" && echo ext/postgres))
+endif
+EXT_MAKE = $(MAKE) -C ext/postgres BUILD=$(BUILD) PG_CONFIG=$(PG_CONFIG)
 
 .PHONY: all lib cli tests test san-test bench bench-bin fuzz fuzz-smoke install uninstall \
-        format format-check check-exports check-includes clean distclean help
+        format format-check check-exports check-includes clean distclean help ext
 .DELETE_ON_ERROR:
 # Keep the object files of chained rules (tests, benches, fuzzers) instead of deleting them.
 .SECONDARY:
 
-all: $(BUILD)/libprolly.a $(BUILD)/libprolly.so $(BUILD)/prolly
+all: $(BUILD)/libprolly.a $(BUILD)/libprolly.so $(BUILD)/prolly $(if $(EXT),ext)
 lib: $(BUILD)/libprolly.a $(BUILD)/libprolly.so
 cli: $(BUILD)/prolly
 tests: $(TEST_BIN)
@@ -134,6 +155,9 @@ tests: $(TEST_BIN)
 $(BUILD)/obj/hooks/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LAYER_CFLAGS) $(P_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+ext: $(BUILD)/libprolly.a $(BUILD)/prolly
+	$(EXT_MAKE)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -154,9 +178,9 @@ $(BUILD)/libprolly.so: $(LIB_OBJ)
 $(BUILD)/prolly: $(CLI_OBJ) $(BUILD)/libprolly.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(TEST_LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
 $(BUILD)/libbench.a: $(BLIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -175,10 +199,6 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbench.a $(BUILD)/libprolly.
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
 
-$(BLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbench.a $(TLIB_OBJ) $(TEST_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
-
 $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(TEST_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
@@ -188,7 +208,7 @@ $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
-	 bash tests/run.sh $(TEST_BIN)
+	 bash tests/run.sh $(TEST_BIN) $(if $(EXT),ext/postgres/test_extension.sh)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree.
 san-test:
@@ -198,13 +218,14 @@ san-test:
 
 bench-bin: all $(BENCH_BIN) $(HARN_BIN)
 
+# One harness run per store (the postgres one on a throwaway cluster unless $$PROLLY_PG_URL is
+# set), each into its own result directory; every store runs even if an earlier one failed.
 bench: bench-bin
-	@if [ -x $(BUILD)/bench/scale ]; then \
-		echo "$(BUILD)/bench/scale $(BENCH_ARGS)"; \
-		$(BUILD)/bench/scale $(BENCH_ARGS); \
-	else \
-		echo "bench: $(BUILD)/bench/scale not built (no bench/scale.c yet); built: $(BENCH_BIN)"; \
-	fi
+	@rc=0; for s in $(BENCH_STORES); do \
+		echo "scripts/run_postgres_scale_benchmark.sh --config $(BENCH_CONFIG) --suite scale --store $$s --output $(BENCH_OUT)/$$s $(BENCH_ARGS)"; \
+		BUILD=$(BUILD) bash scripts/run_postgres_scale_benchmark.sh --config $(BENCH_CONFIG) \
+			--suite scale --store $$s --output $(BENCH_OUT)/$$s $(BENCH_ARGS) || rc=1; \
+	done; exit $$rc
 
 # ---- fuzzing (clang + libFuzzer) --------------------------------------------------------------
 # `make fuzz` builds the library with clang, sanitizers and coverage (FUZZ=1) into build-fuzz/;
@@ -238,6 +259,7 @@ install: all
 		$(INSTALL) -m 644 docs/prolly.1 $(DESTDIR)$(MANDIR)/man1/prolly.1; \
 	fi
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	$(if $(EXT),$(EXT_MAKE) install DESTDIR=$(DESTDIR))
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
@@ -247,6 +269,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/prolly.pc
 	rm -f $(DESTDIR)$(BINDIR)/prolly
 	rm -f $(DESTDIR)$(MANDIR)/man1/prolly.1
+	$(if $(EXT),$(EXT_MAKE) uninstall DESTDIR=$(DESTDIR))
 
 # ---- formatting -------------------------------------------------------------------------------
 
@@ -268,11 +291,13 @@ check-includes:
 
 clean:
 	rm -rf $(BUILD) build-san build-fuzz
+	rm -rf ext/postgres/*.o ext/postgres/*.so ext/postgres/results ext/postgres/regression.* \
+	       ext/postgres/log
 
 distclean: clean
 	rm -rf build .prolly bench-out
 
 help:
-	@sed -n '2,15s/^# \{0,1\}//p' Makefile
+	@sed -n '2,/^$$/s/^# \{0,1\}//p' Makefile
 
 -include $(ALL_OBJ:.o=.d)

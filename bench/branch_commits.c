@@ -10,6 +10,7 @@
  * Used for the reflog's cost (docs/commits.md): run the same source linked against the library
  * before and after, interleaved.
  */
+#include "clock.h"
 #include "prolly.h"
 
 #include <stdio.h>
@@ -17,13 +18,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double clock_s(clockid_t which)
-{
-	struct timespec ts;
-	clock_gettime(which, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int run(const char *url, long n)
 {
@@ -35,7 +29,7 @@ static int run(const char *url, long n)
 		fprintf(stderr, "cannot open %s: %s\n", url, prolly_last_error());
 		return 1;
 	}
-	double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	double t0 = (double)bench_now_ns() / 1e9, c0 = (double)bench_cpu_ns() / 1e9;
 	for (long i = 0; i < n; i++) {
 		prolly_edit e;
 		snprintf(key, sizeof(key), "key%08ld", (i * 7919) % 100000);
@@ -50,7 +44,7 @@ static int run(const char *url, long n)
 			break;
 		}
 	}
-	double dt = clock_s(CLOCK_MONOTONIC) - t0, dc = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	double dt = (double)bench_now_ns() / 1e9 - t0, dc = (double)bench_cpu_ns() / 1e9 - c0;
 	printf("%s\t%ld commits\t%.3f s\t%.0f commits/s\t%.1f us CPU/commit\n",
 	       strncmp(url, "lmdb:", 5) ? url : "lmdb:", n, dt, (double)n / dt, dc * 1e6 / (double)n);
 	prolly_close(db);

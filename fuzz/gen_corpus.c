@@ -16,7 +16,7 @@ static uint64_t rng_state = 0x243f6a8885a308d3ULL;
 
 static uint64_t rnd(void)
 {
-	return prolly__splitmix64(&rng_state);
+	return bench_splitmix64(&rng_state);
 }
 
 static int write_file(const char *dir, const char *kind, unsigned n, const void *p, size_t size)

@@ -33,12 +33,12 @@ make -s build/libprolly.a
 internal_targets="node commit reflog"
 
 cc -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -Ibench/lib $(pkg-config --cflags $PKGS) \
-	fuzz/gen_corpus.c bench/lib/hdr.c build/libprolly.a $libs -o "$out/gen_corpus"
+	fuzz/gen_corpus.c bench/lib/hdr.c bench/lib/rng.c build/libprolly.a $libs -o "$out/gen_corpus"
 rm -rf "$out/seeds"
 mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml" "$out/seeds/proof"
 "$out/gen_corpus" "$out/seeds"
 # The workload files are the TOML reader's seeds.
-cp benchmarks/postgres-scale/workloads/*.toml "$out/seeds/toml/"
+cp bench/workloads/*.toml "$out/seeds/toml/"
 
 fail=0
 for src in fuzz/fuzz_*.c; do
@@ -50,7 +50,7 @@ for src in fuzz/fuzz_*.c; do
 	clang -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$inc $(pkg-config --cflags $PKGS) \
-		"$src" bench/lib/toml.c bench/lib/hdr.c build-fuzz/libprolly.a $libs -o "$out/$name"
+		"$src" bench/lib/toml.c bench/lib/buf.c bench/lib/hdr.c build-fuzz/libprolly.a $libs -o "$out/$name"
 	# The working corpus grows as the fuzzer finds new coverage; the seeds stay untouched.
 	mkdir -p "$out/corpus/$target"
 	seeds="$out/seeds/$target"

@@ -32,6 +32,20 @@
  *   next leaves ahead of the reader (joined by prolly_cursor_free). They call only the store's
  *   functions, which is why a store must be thread-safe. PROLLY_DB_NO_THREADS in
  *   prolly_options.flags turns both off.
+ *
+ * CALLBACKS
+ *   A function that takes a callback calls it on the calling thread, before it returns and never
+ *   after, passing payload through untouched. What the callback receives (slices, strings,
+ *   structs) is the library's and valid only during that call: copy what you keep. A non-zero
+ *   return stops the walk and becomes the function's return value, unless the callback's type
+ *   says otherwise (return a positive value, or a PROLLY_E* code, to tell your stop from the
+ *   library's errors). The library holds none of its locks while a user callback runs, so the
+ *   callback may call any function of the library, on the same handle too (read, begin another
+ *   txn, commit, move refs); it must not use or free the txn, cursor or builder the running
+ *   call works with, nor close the handle. What it writes is not seen by the walk under way,
+ *   which goes on over the trees, commits and refs it started from. The store contract's
+ *   callbacks (prolly_store_found_fn and the rest, in prolly/store.h) have their own, narrower
+ *   rules, stated there.
  */
 #ifndef PROLLY_H
 #define PROLLY_H
@@ -119,6 +133,8 @@ typedef struct prolly_buf {
 #define PROLLY_BUF_INIT {NULL, 0, 0}
 /* clang-format on */
 
+/* Frees buf's memory and leaves it empty (as PROLLY_BUF_INIT), ready to be filled again. buf NULL
+ * is fine. No error. The buffer belongs to one thread at a time, like any caller-owned memory. */
 PROLLY_API void prolly_buf_dispose(prolly_buf *buf);
 
 /* Writes 64 lowercase hex digits and a NUL into out. */
@@ -131,14 +147,43 @@ PROLLY_API int prolly_id_equal(const prolly_id *a, const prolly_id *b);
 PROLLY_API void prolly_id_empty_tree(prolly_id *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Versioned structs                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Every struct the caller allocates and the library reads or fills (prolly_options,
+ * prolly_stats, prolly_pg_options, prolly_pg_stats, prolly_range, prolly_merge_options,
+ * prolly_merge_stats, prolly_tree_stats, prolly_gc_result, prolly_lmdb_snapshot) starts with
+ * `unsigned version`. Initialise it with the struct's PROLLY_<NAME>_INIT initializer or its
+ * prolly_<name>_init(ptr, PROLLY_<NAME>_VERSION) function (for languages that cannot use the
+ * macro); both set the version of the header the program was built with and the documented
+ * defaults, and nothing else needs to be set. Each struct's version starts at 1; a later library
+ * that adds fields raises it, still accepts every earlier version, and reads or writes only the
+ * fields the caller's version has, so a program built against an older header keeps working.
+ * A version the library does not know (0 included: a struct that was never initialised) is
+ * refused with PROLLY_EINVAL and a message naming the struct before anything else is done.
+ *
+ * Plain values (prolly_id, prolly_slice, prolly_buf, prolly_edit, prolly_ref_update) have no
+ * version: they are used in arrays and their layout is fixed. Structs the library allocates and
+ * hands to callbacks (prolly_diff_entry, prolly_conflict, prolly_commit, prolly_reflog_entry)
+ * grow at their end without one. The store contract (struct prolly_store and the structs it
+ * passes, in prolly/store.h) is versioned as a whole by prolly_store.version.
+ */
+
+/* ------------------------------------------------------------------------------------------ */
 /* Counters                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Work counters. The handle keeps cumulative ones (prolly_db_stats); every thread keeps its own
- * (prolly_thread_stats), which a benchmark resets before an operation to get per-operation
- * figures. Store round trips are counted by the store (one per statement/transaction that went
- * to the server for PostgreSQL; one per store call for in-process stores). */
+/* Work counters, the same for every store. The handle keeps cumulative ones (prolly_db_stats);
+ * every thread keeps its own (prolly_thread_stats), which a benchmark resets before an
+ * operation to get per-operation figures; work the library's own threads do for a thread
+ * (commit flushes, cursor read-ahead) is counted for that thread. Store round trips are counted
+ * by the store (one per statement pipeline that went to the server for PostgreSQL; one per
+ * store call for in-process stores). A store's own ideas (the PostgreSQL store's statements and
+ * connection-pool waits) are in that store's stats (prolly_pg_stats). */
+#define PROLLY_STATS_VERSION 1
 typedef struct prolly_stats {
+	unsigned version;         /* PROLLY_STATS_VERSION */
 	uint64_t cache_hits;      /* node found decoded in the cache (or the operation's working set) */
 	uint64_t cache_misses;    /* node requested from the store */
 	uint64_t cache_evictions; /* nodes evicted to stay within cache_bytes */
@@ -151,14 +196,20 @@ typedef struct prolly_stats {
 	    store_read_items;  /* ids asked for in those calls (items per call = this / store_reads) */
 	uint64_t store_writes; /* write calls (each one atomic transaction) */
 	uint64_t store_round_trips; /* round trips reported by the store */
-	uint64_t store_statements;  /* SQL statements reported by the store (0 for in-process stores) */
-	uint64_t pool_waits;        /* times a connection had to be waited for */
-	uint64_t pool_wait_ns;      /* total time spent waiting for connections */
 } prolly_stats;
+/* clang-format off */
+#define PROLLY_STATS_INIT {PROLLY_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+/* clang-format on */
 
-/* Copies the calling thread's counters into out. */
-PROLLY_API void prolly_thread_stats(prolly_stats *out);
-/* Zeroes the calling thread's counters. */
+/* Sets stats->version to version and every counter to 0. PROLLY_EINVAL (stats NULL, or a
+ * version this library does not know). Any thread. */
+PROLLY_API int prolly_stats_init(prolly_stats *stats, unsigned version);
+
+/* Copies the calling thread's counters into out (initialised with PROLLY_STATS_INIT: the fields
+ * of out->version). PROLLY_EINVAL (out NULL, unknown version; out untouched). */
+PROLLY_API int prolly_thread_stats(prolly_stats *out);
+/* Zeroes the calling thread's counters, the stores' per-thread counters among them
+ * (prolly_store_pg_thread_stats). */
 PROLLY_API void prolly_thread_stats_reset(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -196,13 +247,24 @@ typedef struct prolly_ref_update {
 	prolly_id current;  /* its value now, when it exists */
 } prolly_ref_update;
 
-/* What prolly_gc (and a store's gc) report. */
+/* What prolly_gc reports, and what a store's gc fills (prolly/store.h). prolly_gc's caller
+ * initialises it with PROLLY_GC_RESULT_INIT or prolly_gc_result_init(); a store's gc() fills the
+ * first three counts of the struct the engine passes it (and leaves version alone). */
+#define PROLLY_GC_RESULT_VERSION 1
 typedef struct prolly_gc_result {
+	unsigned version; /* PROLLY_GC_RESULT_VERSION */
 	uint64_t nodes_kept;
 	uint64_t nodes_removed;
 	uint64_t bytes_removed;
 	uint64_t reflog_expired; /* set by prolly_gc (not by stores): reflog entries it expired */
 } prolly_gc_result;
+/* clang-format off */
+#define PROLLY_GC_RESULT_INIT {PROLLY_GC_RESULT_VERSION, 0, 0, 0, 0}
+/* clang-format on */
+
+/* Sets result->version to version and every count to 0. PROLLY_EINVAL (result NULL, unknown
+ * version). */
+PROLLY_API int prolly_gc_result_init(prolly_gc_result *result, unsigned version);
 
 /* Sets the calling thread's last-error message (printf-style) and returns err: how a store, or a
  * callback of the caller's that fails, says what went wrong in its own words (prolly_last_error
@@ -227,8 +289,11 @@ PROLLY_API int prolly_store_mem_new(prolly_store **out);
 PROLLY_API int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size);
 
 /* The PostgreSQL store (libpq). See docs/postgres.md for its schema, privileges and gc. */
-/* Zero (or NULL) in any field means its default. */
+/* Initialise with PROLLY_PG_OPTIONS_INIT or prolly_pg_options_init(); zero (or NULL) in any
+ * other field means its default. */
+#define PROLLY_PG_OPTIONS_VERSION 1
 typedef struct prolly_pg_options {
+	unsigned version;         /* PROLLY_PG_OPTIONS_VERSION */
 	const char *schema;       /* schema holding the tables; default "public" */
 	unsigned pool_size;       /* connections at most; default 8 (gc needs 2) */
 	unsigned pool_timeout_ms; /* longest wait for a connection; default 5000 (PROLLY_ETIMEOUT) */
@@ -237,18 +302,53 @@ typedef struct prolly_pg_options {
 	size_t gc_batch;          /* candidate nodes per gc sweep transaction; default 10000 */
 	int no_create;            /* non-zero: never create the schema on open (see init) */
 } prolly_pg_options;
+/* clang-format off */
+#define PROLLY_PG_OPTIONS_INIT {PROLLY_PG_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0, 0}
+/* clang-format on */
+
+/* Sets opts->version to version and every other field to 0 (its default). PROLLY_EINVAL (opts
+ * NULL, unknown version). */
+PROLLY_API int prolly_pg_options_init(prolly_pg_options *opts, unsigned version);
 
 /* Opens a store on the database named by conninfo (a postgres:// or postgresql:// URL or a libpq
  * "key=value" string). Connects once to check the schema: a schema created by a newer library is
  * PROLLY_EVERSION; a missing one is created (as prolly_store_pg_init does) unless opts->no_create,
- * in which case it is PROLLY_ENOTFOUND. opts may be NULL. A password in conninfo never appears in
- * any message. */
+ * in which case it is PROLLY_ENOTFOUND. opts may be NULL (every default); an unknown
+ * opts->version is PROLLY_EINVAL. A password in conninfo never appears in any message. */
 PROLLY_API int prolly_store_pg_open(prolly_store **out, const char *conninfo,
                                     const prolly_pg_options *opts);
 
 /* Creates the tables and functions if missing (idempotent; concurrent callers serialise on an
  * advisory lock). Needs CREATE on the database (or the schema); nothing later does. */
 PROLLY_API int prolly_store_pg_init(prolly_store *st);
+
+/* The PostgreSQL store's own counters, apart from the store-neutral prolly_stats. */
+#define PROLLY_PG_STATS_VERSION 1
+typedef struct prolly_pg_stats {
+	unsigned version;      /* PROLLY_PG_STATS_VERSION */
+	uint64_t statements;   /* SQL statements sent to the server */
+	uint64_t pool_waits;   /* connection acquisitions that had to wait for a free connection */
+	uint64_t pool_wait_ns; /* total time spent waiting for connections */
+} prolly_pg_stats;
+/* clang-format off */
+#define PROLLY_PG_STATS_INIT {PROLLY_PG_STATS_VERSION, 0, 0, 0}
+/* clang-format on */
+
+/* Sets stats->version to version and every counter to 0. PROLLY_EINVAL (stats NULL, unknown
+ * version). */
+PROLLY_API int prolly_pg_stats_init(prolly_pg_stats *stats, unsigned version);
+
+/* The calling thread's PostgreSQL counters: what every PostgreSQL store did for this thread,
+ * the work of the library's threads for it included (store slots 0..2 of
+ * prolly_store_thread_counters), beside the round trips in its prolly_stats; zeroed by
+ * prolly_thread_stats_reset. All 0 on a thread that used no PostgreSQL store. PROLLY_EINVAL (out
+ * NULL, unknown version; out untouched). The calling thread only. */
+PROLLY_API int prolly_store_pg_thread_stats(prolly_pg_stats *out);
+
+/* The cumulative counters of store st since it was opened (every thread, every connection).
+ * PROLLY_EINVAL (NULL argument, unknown out->version, st not a PostgreSQL store; out untouched).
+ * Any thread. */
+PROLLY_API int prolly_store_pg_stats(prolly_pg_stats *out, prolly_store *st);
 
 /* Copies url (a store URL, a libpq connection string, or any text quoting one, such as an error
  * message) into out with every password replaced by "***": a URL's user-information password
@@ -328,19 +428,30 @@ PROLLY_API int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, s
  * damaged current one is PROLLY_ECORRUPT. (liblmdb 0.9.24 has no MDB_PREVSNAPSHOT; this does
  * its job.)
  */
+#define PROLLY_LMDB_SNAPSHOT_VERSION 1
 typedef struct prolly_lmdb_snapshot {
+	unsigned version;  /* PROLLY_LMDB_SNAPSHOT_VERSION */
 	uint64_t txnid;    /* the transaction that wrote the meta page */
 	int current;       /* 1: liblmdb opens this one (the larger id among readable headers) */
 	int intact;        /* 1: every check passed */
 	int restorable;    /* 1: prolly_lmdb_restore_previous would make this one current */
 	char problem[160]; /* why not intact ("" when intact) */
 } prolly_lmdb_snapshot;
+/* clang-format off */
+#define PROLLY_LMDB_SNAPSHOT_INIT {PROLLY_LMDB_SNAPSHOT_VERSION, 0, 0, 0, 0, ""}
+/* clang-format on */
+
+/* Sets snap->version to version and every other field to 0. PROLLY_EINVAL (snap NULL, unknown
+ * version). */
+PROLLY_API int prolly_lmdb_snapshot_init(prolly_lmdb_snapshot *snap, unsigned version);
 
 /* Reads and checks the two meta pages of the LMDB environment in directory path (out[0] is page
- * 0, out[1] page 1) without opening it and without writing. The snapshot that restoring keeps is
- * the intact one when exactly one is intact, else the older (the one before the current).
+ * 0, out[1] page 1) without opening it and without writing. Both elements are initialised with
+ * the same version (PROLLY_LMDB_SNAPSHOT_INIT). The snapshot that restoring keeps is the intact
+ * one when exactly one is intact, else the older (the one before the current).
  * Errors: PROLLY_ENOTFOUND (no data.mdb, or empty), PROLLY_ESTORE (cannot read),
- * PROLLY_EUNSUPPORTED (not a 64-bit platform), PROLLY_EINVAL. Threads: any. */
+ * PROLLY_EUNSUPPORTED (not a 64-bit platform), PROLLY_EINVAL (NULL argument, an unknown version
+ * in either element; checked before the file is read). Threads: any. */
 PROLLY_API int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
 
 /* Makes the restorable snapshot current, in place: writes its meta page over the other one and
@@ -364,7 +475,11 @@ PROLLY_API void prolly_store_close(prolly_store *st);
 
 typedef struct prolly_db prolly_db;
 
+/* Options of a handle. Initialise with PROLLY_OPTIONS_INIT or prolly_options_init(), then set
+ * what you need. */
+#define PROLLY_OPTIONS_VERSION 1
 typedef struct prolly_options {
+	unsigned version;   /* PROLLY_OPTIONS_VERSION */
 	size_t cache_bytes; /* decoded-node cache budget; default 256 MiB; 0 disables caching */
 	unsigned
 	    retain_commits;   /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
@@ -381,10 +496,17 @@ typedef struct prolly_options {
  * that forbid threads, such as a PostgreSQL backend. */
 #define PROLLY_DB_NO_THREADS 1u
 
-/* Fills in the defaults. */
-PROLLY_API void prolly_options_init(prolly_options *opts);
+/* clang-format off */
+#define PROLLY_OPTIONS_INIT {PROLLY_OPTIONS_VERSION, (size_t)256 << 20, 0, (size_t)4 << 20, 14, 0, 0}
+/* clang-format on */
 
-/* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults). */
+/* Sets opts->version to version and every field to its default (as PROLLY_OPTIONS_INIT):
+ * cache_bytes 256 MiB, retain_commits 0, flush_bytes 4 MiB, reflog_days 14, clock_us 0, flags 0.
+ * PROLLY_EINVAL (opts NULL, unknown version). Any thread. */
+PROLLY_API int prolly_options_init(prolly_options *opts, unsigned version);
+
+/* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults; an unknown
+ * opts->version is PROLLY_EINVAL before the store is opened). */
 PROLLY_API int prolly_open(prolly_db **out, const char *url, const prolly_options *opts);
 
 /* prolly_store_open_ex(url, flags) and prolly_db_new(opts) in one call; the same errors. Every
@@ -392,7 +514,8 @@ PROLLY_API int prolly_open(prolly_db **out, const char *url, const prolly_option
 PROLLY_API int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts,
                               unsigned flags);
 
-/* Wraps a store; the handle owns it from now on, also on failure. */
+/* Wraps a store with opts (NULL for defaults); the handle owns the store from now on, also on
+ * failure (an unknown opts->version is PROLLY_EINVAL, and the store is closed). */
 PROLLY_API int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);
 
 /* Closes the handle and its store. Every txn, builder and cursor must be freed first. NULL ok. */
@@ -401,8 +524,10 @@ PROLLY_API void prolly_close(prolly_db *db);
 /* The store behind the handle (owned by the handle). */
 PROLLY_API prolly_store *prolly_db_store(prolly_db *db);
 
-/* Cumulative counters of the handle since open. */
-PROLLY_API void prolly_db_stats(prolly_db *db, prolly_stats *out);
+/* Cumulative counters of the handle since open, every thread's work through it (the store's
+ * round trips excepted: only the per-thread counters have them). out as for prolly_thread_stats.
+ * PROLLY_EINVAL (NULL argument, unknown out->version; out untouched). Any thread. */
+PROLLY_API int prolly_db_stats(prolly_db *db, prolly_stats *out);
 
 /* Drops every cached node (so the next operation starts cold). Nodes pinned by an open txn stay. */
 PROLLY_API void prolly_db_cache_clear(prolly_db *db);
@@ -417,7 +542,8 @@ PROLLY_API int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root,
                           size_t klen);
 
 /* Called by prolly_get_many once per requested key, in request order. value is NULL when the key
- * is absent; it is valid only during the call. Return non-zero to stop (returned by get_many). */
+ * is absent; it is valid only during the call. Return non-zero to stop (returned by get_many).
+ * May call the library (see CALLBACKS). */
 typedef int (*prolly_value_fn)(void *payload, size_t index, const void *value, size_t vlen);
 
 /* Looks up n keys (any order, duplicates allowed) reading each tree level with one store call. */
@@ -436,18 +562,29 @@ PROLLY_API int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, 
 PROLLY_API int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db,
                              const prolly_id *root, uint64_t index);
 
-/* Tree shape. */
+/* Tree shape. Initialise with PROLLY_TREE_STATS_INIT or prolly_tree_stats_init(). */
+#define PROLLY_TREE_STATS_VERSION 1
 typedef struct prolly_tree_stats {
+	unsigned version; /* PROLLY_TREE_STATS_VERSION */
 	uint64_t records;
 	unsigned height; /* 1 for a single leaf */
 	uint64_t nodes;  /* nodes reachable from the root */
 	uint64_t bytes;  /* their encoded bytes */
 	uint64_t leaves;
 } prolly_tree_stats;
+/* clang-format off */
+#define PROLLY_TREE_STATS_INIT {PROLLY_TREE_STATS_VERSION, 0, 0, 0, 0, 0}
+/* clang-format on */
+
+/* Sets stats->version to version and every other field to 0. PROLLY_EINVAL (stats NULL, unknown
+ * version). */
+PROLLY_API int prolly_tree_stats_init(prolly_tree_stats *stats, unsigned version);
 
 /* Walks every node of the tree (level by level, one store call per level batch). With verify
  * non-zero every node is read again from the store, bypassing the cache, and re-hashed (a
- * mismatch is PROLLY_ECORRUPT naming it). */
+ * mismatch is PROLLY_ECORRUPT naming it). out (initialised, see prolly_tree_stats) is filled in
+ * on success only. Errors: PROLLY_EINVAL (NULL argument, unknown out->version); PROLLY_ENOTFOUND
+ * (root not in the store); PROLLY_ECORRUPT; PROLLY_ENOMEM; store errors. */
 PROLLY_API int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root,
                                      int verify);
 
@@ -457,9 +594,12 @@ PROLLY_API int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, cons
 
 typedef struct prolly_cursor prolly_cursor;
 
-/* Which records a cursor visits. Zero-initialise, then set what you need. */
+/* Which records a cursor visits. Initialise with PROLLY_RANGE_INIT or prolly_range_init() (the
+ * whole tree, ascending), then set what you need. */
+#define PROLLY_RANGE_VERSION 1
 typedef struct prolly_range {
-	prolly_slice lo; /* lower bound, used when has_lo */
+	unsigned version; /* PROLLY_RANGE_VERSION */
+	prolly_slice lo;  /* lower bound, used when has_lo */
 	int has_lo;
 	int lo_exclusive; /* default inclusive */
 	prolly_slice hi;  /* upper bound, used when has_hi */
@@ -468,9 +608,17 @@ typedef struct prolly_range {
 	prolly_slice prefix; /* only keys starting with these bytes (size 0: all) */
 	int reverse;         /* visit in descending key order */
 } prolly_range;
+/* clang-format off */
+#define PROLLY_RANGE_INIT {PROLLY_RANGE_VERSION, {NULL, 0}, 0, 0, {NULL, 0}, 0, 0, {NULL, 0}, 0}
+/* clang-format on */
 
-/* Opens a cursor over tree root limited to range (NULL: the whole tree). Nodes are loaded in
- * batches (the next leaves of a parent in one store call). */
+/* Sets range->version to version and every other field to 0 (no bound, no prefix, ascending).
+ * PROLLY_EINVAL (range NULL, unknown version). */
+PROLLY_API int prolly_range_init(prolly_range *range, unsigned version);
+
+/* Opens a cursor over tree root limited to range (NULL: the whole tree; an unknown
+ * range->version is PROLLY_EINVAL). Nodes are loaded in batches (the next leaves of a parent in
+ * one store call). */
 PROLLY_API int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prolly_id *root,
                                   const prolly_range *range);
 
@@ -478,6 +626,9 @@ PROLLY_API int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prol
  * stay valid until the next call on the cursor or its free. Returns PROLLY_ITEROVER at the end. */
 PROLLY_API int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *value);
 
+/* Closes the cursor: waits for its read-ahead thread if one is loading, and releases its nodes.
+ * The slices the last prolly_cursor_next returned become invalid. cur NULL is fine. Call it
+ * before prolly_close of the handle; only the thread using the cursor may free it. */
 PROLLY_API void prolly_cursor_free(prolly_cursor *cur);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -493,6 +644,12 @@ PROLLY_API void prolly_cursor_free(prolly_cursor *cur);
  */
 typedef struct prolly_txn prolly_txn;
 
+/* Begins a txn on db, remembering the store's gc epoch: if a gc runs before the txn commits, the
+ * commit fails with PROLLY_ECONFLICT (see prolly_gc). *out is the caller's until prolly_txn_free,
+ * which must come before prolly_close of db. The txn belongs to one thread at a time; any number
+ * of txns may be open on one handle. Reads and writes nothing (on a handle opened with
+ * PROLLY_OPEN_READONLY its writes fail when they reach the store, with PROLLY_EUNSUPPORTED).
+ * Errors: PROLLY_EINVAL (NULL argument); PROLLY_ENOMEM. *out is untouched on failure. */
 PROLLY_API int prolly_txn_begin(prolly_txn **out, prolly_db *db);
 
 /* Queues a ref update (copied) for the commit. */
@@ -536,12 +693,21 @@ PROLLY_API int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const p
  * are handed to the store every flush_bytes (unreferenced until the txn commits). */
 typedef struct prolly_builder prolly_builder;
 
+/* Starts a bulk build whose nodes go into txn. *out is the caller's until prolly_builder_free
+ * (after prolly_builder_finish or instead of it: the nodes flushed so far stay in the store
+ * unreferenced until a ref names them, and gc may remove them); free it before txn. The builder
+ * uses txn, so both belong to the same thread while it lives. Flushes run on a library thread
+ * (see THREADS). Errors: PROLLY_EINVAL (NULL argument); PROLLY_ENOMEM. *out is untouched on
+ * failure. */
 PROLLY_API int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
-/* PROLLY_EINVAL if key is not greater than the previous one; PROLLY_ETOOBIG if oversized. */
+/* Adds one record (key and val are copied). PROLLY_EINVAL if key is not greater than the
+ * previous one; PROLLY_ETOOBIG if oversized; PROLLY_ENOMEM; store errors of a flush of finished
+ * nodes. */
 PROLLY_API int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
                                   size_t vlen);
 /* Finishes the tree; out_root receives its id. The builder cannot be used afterwards. */
 PROLLY_API int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
+/* Releases the builder; the nodes it already handed to its txn stay there. b NULL is fine. */
 PROLLY_API void prolly_builder_free(prolly_builder *b);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -561,7 +727,8 @@ typedef struct prolly_diff_entry {
 	prolly_slice new_value;
 } prolly_diff_entry;
 
-/* Return non-zero to stop; the diff then returns that value. Slices valid during the call. */
+/* Return non-zero to stop; the diff then returns that value. e and its slices are valid during
+ * the call only. May call the library (see CALLBACKS). */
 typedef int (*prolly_diff_fn)(void *payload, const prolly_diff_entry *e);
 
 /* Reports every difference from tree `from` to tree `to`, in key order, limited to range (NULL:
@@ -595,13 +762,21 @@ typedef struct prolly_conflict {
 
 /* For PROLLY_RESOLVE_CALLBACK: decide the key. Set *out_exists to 0 to delete the key, or to 1
  * with *out_value pointing to the value (it must stay valid until the merge returns). Return 0,
- * or PROLLY_EMERGE to leave it a conflict, or any other error to abort the merge. */
+ * or PROLLY_EMERGE to leave it a conflict, or any other error to abort the merge. c and its
+ * slices are valid during the call only. Called in key order, on the merging thread; it may
+ * call the library but not use the txn the merge works in (see CALLBACKS). */
 typedef int (*prolly_resolve_fn)(void *payload, const prolly_conflict *c, prolly_slice *out_value,
                                  int *out_exists);
-/* Called for every conflict left unresolved (for reporting), in key order. */
+/* Called for every conflict left unresolved (for reporting), in key order, after the merge has
+ * decided to fail: a non-zero return stops the reporting, and the merge still returns
+ * PROLLY_EMERGE. c is valid during the call only; the same rules as prolly_resolve_fn. */
 typedef int (*prolly_conflict_fn)(void *payload, const prolly_conflict *c);
 
+/* Initialise with PROLLY_MERGE_OPTIONS_INIT or prolly_merge_options_init() (resolve
+ * PROLLY_RESOLVE_FAIL, no callbacks, no base), then set what you need. */
+#define PROLLY_MERGE_OPTIONS_VERSION 1
 typedef struct prolly_merge_options {
+	unsigned version; /* PROLLY_MERGE_OPTIONS_VERSION */
 	prolly_resolver resolve;
 	prolly_resolve_fn resolve_fn;   /* for PROLLY_RESOLVE_CALLBACK */
 	prolly_conflict_fn on_conflict; /* may be NULL */
@@ -611,17 +786,36 @@ typedef struct prolly_merge_options {
 	                          history) merge against the empty tree instead of failing */
 	const prolly_id *base; /* non-NULL: merge against this commit instead of the merge base */
 } prolly_merge_options;
+/* clang-format off */
+#define PROLLY_MERGE_OPTIONS_INIT {PROLLY_MERGE_OPTIONS_VERSION, PROLLY_RESOLVE_FAIL, NULL, NULL, NULL, 0, NULL}
+/* clang-format on */
 
+/* Sets opts->version to version and every other field to 0 (PROLLY_RESOLVE_FAIL, NULL).
+ * PROLLY_EINVAL (opts NULL, unknown version). */
+PROLLY_API int prolly_merge_options_init(prolly_merge_options *opts, unsigned version);
+
+/* What a merge did. Initialise with PROLLY_MERGE_STATS_INIT or prolly_merge_stats_init(). */
+#define PROLLY_MERGE_STATS_VERSION 1
 typedef struct prolly_merge_stats {
+	unsigned version;    /* PROLLY_MERGE_STATS_VERSION */
 	uint64_t applied;    /* changes taken from theirs */
 	uint64_t convergent; /* identical changes on both sides */
 	uint64_t conflicts;  /* keys changed differently (resolved or not) */
 } prolly_merge_stats;
+/* clang-format off */
+#define PROLLY_MERGE_STATS_INIT {PROLLY_MERGE_STATS_VERSION, 0, 0, 0}
+/* clang-format on */
+
+/* Sets stats->version to version and every counter to 0. PROLLY_EINVAL (stats NULL, unknown
+ * version). */
+PROLLY_API int prolly_merge_stats_init(prolly_merge_stats *stats, unsigned version);
 
 /* Three-way merge: applies what changed from base to theirs onto ours, creating the result in
  * txn. Cost is proportional to the changes on both sides. With PROLLY_RESOLVE_FAIL and any
  * conflict, every conflict is reported to on_conflict, out_root is untouched, PROLLY_EMERGE.
- * stats may be NULL. */
+ * stats may be NULL (the counts of changes then cost nothing); opts may be NULL (the defaults
+ * of PROLLY_MERGE_OPTIONS_INIT). An unknown opts->version or stats->version is PROLLY_EINVAL,
+ * as are a resolver outside prolly_resolver and PROLLY_RESOLVE_CALLBACK without resolve_fn. */
 PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
                             const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
                             const prolly_merge_options *opts);
@@ -660,6 +854,8 @@ typedef struct prolly_commit {
 /* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for
  * instance removed by gc beyond the retention horizon). */
 PROLLY_API int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
+/* Frees a commit from prolly_commit_read or prolly_branch_commit (its parents and message with
+ * it). c NULL is fine. */
 PROLLY_API void prolly_commit_free(prolly_commit *c);
 
 /* Creates a commit object in txn (published when the txn commits). time_us 0 means now. The
@@ -720,7 +916,10 @@ PROLLY_API int prolly_branch_delete(prolly_db *db, const char *name);
 /* The same, and *out_head (may be NULL) receives the head it removed (reflogged as "delete"). */
 PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name);
 
-/* Lists branches in name order. */
+/* Lists branches in name order. fn gets each branch name (without "refs/heads/") and its head;
+ * both are valid during the call only. The refs are read first, so fn may call the library,
+ * move or delete branches included (see CALLBACKS); it sees the list as it was. Non-zero from fn
+ * stops the listing and is returned. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
 PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
@@ -731,7 +930,9 @@ PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id 
                                  const prolly_id *b);
 
 /* Walks history from commit, newest first (by time, then id), visiting each commit once.
- * Stops quietly where retention removed older commits. */
+ * Stops quietly where retention removed older commits. fn gets each commit, valid during the
+ * call only (copy what you keep; do not free it); non-zero from fn stops the walk and is
+ * returned; fn may call the library (see CALLBACKS). */
 typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
 PROLLY_API int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn,
                           void *payload);
@@ -764,7 +965,8 @@ PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const 
  * is written); PROLLY_ECONFLICT if `into` moved meanwhile. Without a merge base it refuses:
  * PROLLY_ENOTFOUND when the histories are unrelated, PROLLY_EPRUNED when retention removed the
  * base or its tree, unless opts->allow_unrelated (empty base) or opts->base (that commit). The
- * move is reflogged as "merge" or "fast-forward". out_commit may be NULL. */
+ * move is reflogged as "merge" or "fast-forward". out_commit, stats and opts may be NULL; an
+ * unknown opts->version or stats->version is PROLLY_EINVAL before anything is read. */
 PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats,
                                      prolly_db *db, const char *into, const char *from,
                                      const prolly_merge_options *opts, const char *message);
@@ -775,7 +977,9 @@ PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *
  * between them and the heads, without their trees) so that retention never changes a merge;
  * first deletes the refs of expired reflog entries. Safe while other threads or processes
  * write: a write that began before the gc fails with PROLLY_ECONFLICT instead of publishing a
- * tree whose nodes were removed. */
+ * tree whose nodes were removed. out (may be NULL; initialised with PROLLY_GC_RESULT_INIT)
+ * receives the counts on success; an unknown out->version is PROLLY_EINVAL before anything is
+ * done. */
 PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -802,7 +1006,7 @@ PROLLY_API int prolly_sync_options_init(prolly_sync_options *opts, unsigned vers
 /* What a sync did (filled in also when it fails part way: what was written stays written). */
 #define PROLLY_SYNC_STATS_VERSION 1
 typedef struct prolly_sync_stats {
-	unsigned version;        /* left as the caller set it (PROLLY_SYNC_STATS_VERSION) */
+	unsigned version;        /* PROLLY_SYNC_STATS_VERSION */
 	uint64_t commits_copied; /* commit objects written to the destination */
 	uint64_t nodes_copied;   /* tree nodes written */
 	uint64_t bytes_copied;   /* their bytes, commits included */
@@ -813,6 +1017,10 @@ typedef struct prolly_sync_stats {
 /* clang-format off */
 #define PROLLY_SYNC_STATS_INIT {PROLLY_SYNC_STATS_VERSION, 0, 0, 0, 0, 0, 0}
 /* clang-format on */
+
+/* Sets *stats to zero counts of version (PROLLY_SYNC_STATS_VERSION). PROLLY_EINVAL for stats
+ * NULL or another version. Thread-safe; allocates nothing. */
+PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version);
 
 /*
  * Copies history from src to dst: every commit reachable from commits[0..n_commits) and from the
@@ -832,7 +1040,8 @@ typedef struct prolly_sync_stats {
  * tree level; a clone reads src once. Memory: one batch of nodes per tree level, plus 32 bytes
  * and the parent ids per commit copied.
  *
- * out       may be NULL; else receives the counters (version left as the caller set it).
+ * out       may be NULL; else receives the counters (initialised with PROLLY_SYNC_STATS_INIT:
+ *           an unknown out->version is PROLLY_EINVAL before anything is done).
  * dst, src  two handles, on different stores (the same store is harmless: nothing is missing).
  * commits   may be NULL when n_commits is 0.
  * refs      updates as for prolly_txn_set_ref (names 1..PROLLY_MAX_REF_NAME bytes, any ref
@@ -971,7 +1180,9 @@ PROLLY_API int prolly_proof_verify(prolly_proof_claim *claim, const prolly_id *t
  * call replaces the earlier one. PROLLY_EINVAL for a bad operation or message; PROLLY_ENOMEM. */
 PROLLY_API int prolly_txn_set_reason(prolly_txn *txn, const char *operation, const char *message);
 
-/* One reflog entry, as prolly_reflog reports it. Strings are valid during the callback. */
+/* One reflog entry, as prolly_reflog reports it. The entry and its strings are valid during the
+ * callback only; the callback may call the library, and its own ref moves are not reported by
+ * the listing under way (see CALLBACKS). */
 typedef struct prolly_reflog_entry {
 	prolly_id id;          /* the entry object */
 	int64_t time_us;       /* when the move was published (opts.clock_us if set) */

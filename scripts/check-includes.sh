@@ -15,7 +15,15 @@
 #                        prolly/store.h) only; never the engine's headers (src/internal.h,
 #                        src/format.h): what a store needs of the engine is in prolly/store.h
 #   src/cli/*.[ch]       the CLI: src/cli/ and include/ (the public API, nothing else)
-#   bench/**             harness and benchmarks: bench/ and include/
+#   bench/lib/           the benchmarks' shared modules: bench/lib/ and include/
+#   bench/scale/         the scale engine: bench/scale/, bench/lib/ and include/
+#   bench/harness/       the harness's runner: bench/harness/, bench/lib/ and include/ (it names
+#                        suites only through the h_suite table, never their files)
+#   bench/suites/        suites: bench/suites/, bench/harness/, bench/lib/, include/ and the scale
+#                        engine's API bench/scale/scale.h (never its internal engine.h)
+#   bench/*.c            stand-alone bench programs: bench/lib/ and include/
+#   bench/workloads/, bench/results/  hold no C
+#   ext/**               the PostgreSQL extension: ext/ and include/ (and PostgreSQL's headers)
 #   fuzz/                targets of the harness's decoders: fuzz/, bench/lib/ and include/; the
 #                        library's own decoders (internal_targets in fuzz/run.sh), fuzz_check.h
 #                        and gen_corpus.c may also see src/
@@ -59,7 +67,7 @@ check() {
 		done
 		if [ -z "$hit" ]; then
 			# Not visible to this layer: say so if it is a project header elsewhere.
-			for s in src src/store bench/lib tests fuzz; do
+			for s in src src/store bench/lib bench/harness bench/scale tests fuzz; do
 				if [ -f "$s/$inc" ]; then
 					bad "$file includes \"$inc\" ($s/$inc), outside its layer's include path"
 					break
@@ -90,8 +98,29 @@ done
 for f in $(files src/cli); do
 	check "$f" "include" "src/cli include" ""
 done
-for f in $(files bench); do
-	check "$f" "include bench/lib" "bench include" ""
+for f in $(files bench/lib); do
+	check "$f" "include bench/lib" "bench/lib include" ""
+done
+for f in $(files bench/scale); do
+	check "$f" "include bench/lib" "bench/scale bench/lib include" ""
+done
+for f in $(files bench/harness); do
+	check "$f" "include bench/lib bench/harness" "bench/harness bench/lib include" ""
+done
+for f in $(files bench/suites); do
+	check "$f" "include bench/lib bench/harness" "bench/suites bench/harness bench/lib include bench/scale" ""
+	if grep -q '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*engine\.h"' "$f"; then
+		bad "$f includes the scale engine's internal engine.h (use bench/scale/scale.h)"
+	fi
+done
+for f in $(files bench -maxdepth 1); do
+	check "$f" "include bench/lib" "bench/lib include" ""
+done
+for f in $(find bench/workloads bench/results -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null); do
+	bad "$f: C source in a data folder (bench/workloads, bench/results)"
+done
+for f in $(files ext); do
+	check "$f" "include" "ext include" ""
 done
 
 internal_targets=$(sed -n 's/^internal_targets="\(.*\)".*/\1/p' fuzz/run.sh 2>/dev/null || true)
@@ -110,7 +139,7 @@ done
 # of its decoders) names one. Comments count too; say "the library's node decoder" instead.
 while IFS= read -r hit; do
 	bad "$hit: names an internal function outside the library"
-done < <(grep -rnE '\bprolly__[A-Za-z0-9_]+' src/cli bench include --include='*.[ch]' || true)
+done < <(grep -rnE '\bprolly__[A-Za-z0-9_]+' src/cli bench include ext --include='*.[ch]' || true)
 
 if [ "$fail" -ne 0 ]; then
 	exit 1

@@ -5,7 +5,7 @@
 #       [--pool N] [--records N] [--warmup-ms N] [--duration-ms N] [--sample-s S]
 #       [any other harness flag, e.g. --hot-root-share 0]
 #
-# Runs one cell of the service suite of benchmarks/postgres-scale/workloads/default.toml
+# Runs one cell of the service suite of bench/workloads/default.toml
 # (defaults: every class in the profile's mix, 8 clients, pool 8, 100k records, warmup 3 s,
 # duration 8 s) into a scratch directory, with --class C making C 100% of the mix. Over S seconds
 # (default 5) inside the timed part it samples the machine's busy time (/proc/stat: user, nice,
@@ -73,7 +73,7 @@ fi
 busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 own() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-"$harness" --config "$root/benchmarks/postgres-scale/workloads/default.toml" --suite service \
+"$harness" --config "$root/bench/workloads/default.toml" --suite service \
 	--output "$scratch/out" --records "$records" --clients "$clients" --pool-sizes "$pool" \
 	--warmup-ms "$warmup" --duration-ms "$duration" ${mix[@]+"${mix[@]}"} \
 	${extra[@]+"${extra[@]}"} >"$scratch/log" 2>&1 &

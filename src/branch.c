@@ -54,10 +54,7 @@ int prolly_branch_name_valid(const char *name)
 	}
 	/* A name of 64 hex digits would read as a commit id (src/resolve.c); shorter all-hex names
 	 * are allowed, and a branch wins over a short commit id spelled the same. */
-	size_t nhex = 0;
-	while (nhex < len && prolly__hexval((unsigned char)name[nhex]) >= 0)
-		nhex++;
-	if (len == 2 * PROLLY_ID_SIZE && nhex == len)
+	if (len == 2 * PROLLY_ID_SIZE && prolly__hex_span(name, len, 0) == len)
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "branch name '%s' looks like a commit id (64 hex digits)", name);
 	return 0;

@@ -17,10 +17,11 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 	prolly_txn *txn = NULL;
 	prolly_commit *cs[3] = {NULL, NULL, NULL}; /* base, into, from */
 	prolly_id heads[3], result, root, base_tree;
-	prolly_merge_stats st;
+	prolly_merge_stats st = PROLLY_MERGE_STATS_INIT;
 	int exists, rc, have_base = 0;
 
-	memset(&st, 0, sizeof(st));
+	if ((rc = prolly__merge_check(opts, stats)))
+		goto cleanup;
 	if ((rc = prolly__branch_ref(iref, into)) || (rc = prolly__branch_ref(fref, from)))
 		goto cleanup;
 	if ((rc = prolly_txn_begin(&txn, db)))
@@ -112,8 +113,7 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 done:
 	if (out_commit)
 		*out_commit = result;
-	if (stats)
-		*stats = st;
+	prolly__merge_stats_put(stats, &st);
 cleanup:
 	for (int i = 0; i < 3; i++)
 		prolly_commit_free(cs[i]);

@@ -28,6 +28,8 @@ struct prolly_builder {
 
 int prolly_builder_new(prolly_builder **out, prolly_txn *txn)
 {
+	if (!out || !txn)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_builder_new: NULL argument");
 	prolly_builder *b = calloc(1, sizeof(*b));
 	if (!b)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory creating a builder");

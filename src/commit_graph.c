@@ -32,81 +32,97 @@ void prolly__graph_dispose(prolly__graph *g)
 	for (size_t i = 0; i < g->n; i++)
 		prolly_commit_free(g->v[i].c);
 	free(g->v);
-	free(g->slot);
+	prolly__idmap_dispose(&g->index);
 	free(g->par);
-}
-
-static size_t id_hash(const prolly_id *id)
-{
-	uint64_t h;
-	memcpy(&h, id->bytes + 8, sizeof(h));
-	return (size_t)h;
-}
-
-static void slot_place(size_t *slot, size_t scap, const prolly__gnode *v, size_t idx)
-{
-	size_t mask = scap - 1, i = id_hash(&v[idx].id) & mask;
-	while (slot[i])
-		i = (i + 1) & mask;
-	slot[i] = idx + 1;
-}
-
-/* 1 and *out if the graph has a node for id. */
-static int graph_find(const prolly__graph *g, const prolly_id *id, size_t *out)
-{
-	if (g->scap) {
-		size_t mask = g->scap - 1;
-		for (size_t i = id_hash(id) & mask; g->slot[i]; i = (i + 1) & mask) {
-			if (prolly_id_equal(&g->v[g->slot[i] - 1].id, id)) {
-				*out = g->slot[i] - 1;
-				return 1;
-			}
-		}
-	}
-	return 0;
 }
 
 /* Index of id in the graph, adding an unloaded node if absent. */
 int prolly__graph_get(prolly__graph *g, const prolly_id *id, size_t *out)
 {
-	if (graph_find(g, id, out))
-		return 0;
+	int rc;
 	if (PROLLY__GROW(g->v, g->cap, g->n + 1, 32))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-	if ((g->n + 1) * 2 > g->scap) {
-		size_t ncap = g->scap ? g->scap * 2 : 64;
-		size_t *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		for (size_t i = 0; i < g->n; i++)
-			slot_place(ns, ncap, g->v, i);
-		free(g->slot);
-		g->slot = ns;
-		g->scap = ncap;
-	}
-	memset(&g->v[g->n], 0, sizeof(g->v[g->n]));
-	g->v[g->n].id = *id;
-	slot_place(g->slot, g->scap, g->v, g->n);
-	*out = g->n++;
+	if ((rc = prolly__idmap_add(&g->index, id, out)) <= 0)
+		return rc;
+	assert(*out == g->n); /* node i is entry i */
+	memset(&g->v[g->n++], 0, sizeof(g->v[0]));
 	return 0;
 }
 
-typedef struct gload_ctx {
-	prolly__graph *g;
-	const size_t *idx;
+/* ---- one store call of a history walk (prolly__walk_read) ---------------------------------- */
+
+typedef struct read_ctx {
+	const prolly__walk_reader *r;
 	const prolly_id *ids;
+	const size_t *idx;
 	int rc;
-} gload_ctx;
+} read_ctx;
+
+static int on_object(void *payload, size_t index, const void *data, size_t size)
+{
+	read_ctx *x = payload;
+	int rc = x->r->fill(x->r->walk, x->idx[index], &x->ids[index], data, size);
+	return rc ? (x->rc = rc) : 0;
+}
+
+/* get_ancestors' objects: each must hash to its id (else the store is corrupt). A commit the
+ * walk has not reached becomes a node (add), filled now, so the step that reaches it reads
+ * nothing; if it does not decode it stays unfilled, and the walk meets the damage only if it
+ * gets there (reading it again), as without get_ancestors. */
+static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	read_ctx *x = payload;
+	const prolly__walk_reader *r = x->r;
+	size_t k;
+	int rc;
+	if ((rc = prolly__check_hash(id, data, size)))
+		return x->rc = rc;
+	if ((k = prolly__idmap_find(r->index, id)) == PROLLY__IDMAP_NONE) {
+		if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
+			return 0;
+		if ((rc = r->add(r->walk, id, &k)))
+			return x->rc = rc;
+		(void)r->fill(r->walk, k, id, data, size);
+		return 0;
+	}
+	if ((rc = r->fill(r->walk, k, id, data, size)))
+		return x->rc = rc;
+	return 0;
+}
+
+int prolly__walk_read(const prolly__walk_reader *r, const prolly_id *ids, const size_t *idx,
+                      size_t n)
+{
+	read_ctx x = {r, ids, idx, 0};
+	prolly_db *db = r->db;
+	int rc;
+	if (db->vt.get_ancestors) {
+		/* These commits and, in the same round trip, those the next steps will likely want:
+		 * their ancestors, breadth first. */
+		prolly_stats d = PROLLY_STATS_INIT;
+		d.store_reads = 1;
+		d.store_read_items = n;
+		rc = db->vt.get_ancestors(db->store, ids, n, PROLLY_MAX(n * 4, r->ahead),
+		                          &prolly__commit_layout, on_ancestor, &x);
+		prolly__stats_add(r->db, &d);
+	} else {
+		rc = prolly__load_raw(r->db, ids, n, on_object, &x);
+	}
+	return x.rc ? x.rc : rc;
+}
+
+/* ---- the graph's loads -------------------------------------------------------------------- */
 
 /* Fills graph node gi (if still PROLLY__G_NEW) from its commit's verified bytes. */
-static int gload_fill(prolly__graph *g, size_t gi, const void *data, size_t size)
+static int graph_fill(void *walk, size_t gi, const prolly_id *id, const void *data, size_t size)
 {
+	prolly__graph *g = walk;
 	prolly__gnode *nd = &g->v[gi];
 	prolly_commit *c = NULL;
 	int rc;
 	if (nd->state != PROLLY__G_NEW)
 		return 0;
-	if ((rc = prolly__commit_decode(&c, &nd->id, data, size)))
+	if ((rc = prolly__commit_decode(&c, id, data, size)))
 		return rc;
 	if (PROLLY__GROW(g->par, g->cappar, g->npar + c->n_parents, 32)) {
 		prolly_commit_free(c);
@@ -126,35 +142,9 @@ static int gload_fill(prolly__graph *g, size_t gi, const void *data, size_t size
 	return 0;
 }
 
-static int on_gload(void *payload, size_t index, const void *data, size_t size)
+static int graph_add(void *walk, const prolly_id *id, size_t *out)
 {
-	gload_ctx *lc = payload;
-	int rc = gload_fill(lc->g, lc->idx[index], data, size);
-	return rc ? (lc->rc = rc) : 0;
-}
-
-/* get_ancestors' objects: the ones asked for must hash to their id (else the store is corrupt);
- * every commit becomes (or fills) a graph node, so later steps of the walk find it loaded. */
-static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
-{
-	gload_ctx *lc = payload;
-	size_t gi;
-	int rc;
-	if ((rc = prolly__check_hash(id, data, size)))
-		return lc->rc = rc;
-	if (!graph_find(lc->g, id, &gi)) {
-		/* An ancestor the walk has not reached: kept if it decodes; if not, the walk meets the
-		 * damage only if it gets there (reading it again), as without get_ancestors. */
-		prolly_commit *c = NULL;
-		if (prolly__commit_decode(&c, id, data, size))
-			return 0;
-		prolly_commit_free(c);
-		if ((rc = prolly__graph_get(lc->g, id, &gi)))
-			return lc->rc = rc;
-	}
-	if ((rc = gload_fill(lc->g, gi, data, size)))
-		return lc->rc = rc;
-	return 0;
+	return prolly__graph_get(walk, id, out);
 }
 
 /* Commits a history step reads ahead where the store can (get_ancestors): a long first-parent
@@ -178,30 +168,14 @@ int prolly__graph_load(prolly__graph *g, const size_t *idx, size_t n)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (g->v[idx[i]].state != PROLLY__G_NEW)
-			continue; /* (a duplicate is harmless: on_gload ignores a node already loaded) */
+			continue; /* (a duplicate is harmless: graph_fill ignores a node already loaded) */
 		want[k] = idx[i];
-		ids[k] = g->v[idx[i]].id;
+		ids[k] = *prolly__graph_id(g, idx[i]);
 		k++;
 	}
 	if (k) {
-		gload_ctx lc = {g, want, ids, 0};
-		prolly_db *db = g->db;
-		if (db->vt.get_ancestors) {
-			/* This step's commits and, in the same round trip, those the next steps will
-			 * likely want: their ancestors, breadth first. */
-			prolly_stats d;
-			memset(&d, 0, sizeof(d));
-			d.store_reads = 1;
-			d.store_read_items = k;
-			rc = db->vt.get_ancestors(db->store, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD),
-			                          &prolly__commit_layout, on_ancestor, &lc);
-			prolly__stats_add(g->db, &d);
-		} else {
-			rc = prolly__load_raw(g->db, ids, k, on_gload, &lc);
-		}
-		if (lc.rc)
-			rc = lc.rc;
-		if (rc)
+		prolly__walk_reader r = {g->db, &g->index, ANCESTORS_AHEAD, graph_add, graph_fill, g};
+		if ((rc = prolly__walk_read(&r, ids, want, k)))
 			goto cleanup;
 		for (size_t i = 0; i < k; i++)
 			if (g->v[want[i]].state == PROLLY__G_NEW)

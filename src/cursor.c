@@ -79,7 +79,7 @@ typedef struct readahead {
 	uint32_t n;
 	prolly__nodeset ws;
 	int rc;
-	prolly_stats stats; /* the loading thread's counters, handed to the cursor's thread */
+	prolly__counters stats; /* the loading thread's counters, handed to the cursor's thread */
 	char msg[1024];
 } readahead;
 
@@ -274,7 +274,7 @@ static void *readahead_main(void *arg)
 	ra->rc = prolly__load(ra->db, &ra->ws, ra->ids, ra->n, ra->got);
 	if (ra->rc)
 		snprintf(ra->msg, sizeof(ra->msg), "%s", prolly_last_error());
-	prolly_thread_stats(&ra->stats);
+	prolly__thread_counters(&ra->stats);
 	return NULL;
 }
 
@@ -285,7 +285,7 @@ static int readahead_join(readahead *ra)
 		return 0;
 	pthread_join(ra->thread, NULL);
 	ra->active = 0;
-	prolly_stats_add(&ra->stats);
+	prolly__thread_counters_add(&ra->stats);
 	if (ra->rc)
 		prolly_set_error(ra->rc, "%s", ra->msg);
 	return ra->rc;
@@ -541,6 +541,8 @@ int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prolly_id *root
 		rc = prolly_set_error(PROLLY_EINVAL, "prolly_cursor_open: NULL argument");
 		goto cleanup;
 	}
+	if ((rc = prolly__range_check(range)))
+		goto cleanup;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory opening a cursor");

@@ -10,15 +10,6 @@
 
 #include <stdlib.h>
 
-void prolly_options_init(prolly_options *opts)
-{
-	memset(opts, 0, sizeof(*opts));
-	opts->cache_bytes = (size_t)256 << 20;
-	opts->retain_commits = 0;
-	opts->flush_bytes = (size_t)4 << 20;
-	opts->reflog_days = 14;
-}
-
 void prolly_id_empty_tree(prolly_id *out)
 {
 	/* The leaf with n = 0 (node.c): magic, version, then zeros (level, flags, n, koff[0],
@@ -37,6 +28,8 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly_buf bytes = PROLLY_BUF_INIT;
 	prolly__enc_init(&enc, 0);
 
+	if ((rc = prolly__options_check(opts)))
+		goto cleanup;
 	db = calloc(1, sizeof(*db));
 	if (!db) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory opening a handle");
@@ -46,10 +39,7 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 		goto cleanup;
 	db->store = store;
 	store = NULL;
-	if (opts)
-		db->opts = *opts;
-	else
-		prolly_options_init(&db->opts);
+	prolly__options_load(&db->opts, opts); /* checked above */
 	if (!db->opts.flush_bytes)
 		db->opts.flush_bytes = (size_t)4 << 20;
 	pthread_mutex_init(&db->stats_lock, NULL);
@@ -77,18 +67,12 @@ cleanup:
 	return rc;
 }
 
-int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
+/* Here rather than in store/open.c, so that a program that wraps its own store (the PostgreSQL
+ * extension) links no store it does not use. */
+void prolly_store_close(prolly_store *st)
 {
-	prolly_store *st;
-	int rc = prolly_store_open_ex(&st, url, flags);
-	if (rc)
-		return rc;
-	return prolly_db_new(out, st, opts);
-}
-
-int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
-{
-	return prolly_open_ex(out, url, opts, PROLLY_OPEN_CREATE);
+	if (st && st->close)
+		st->close(st);
 }
 
 void prolly_close(prolly_db *db)
@@ -108,11 +92,14 @@ prolly_store *prolly_db_store(prolly_db *db)
 	return db->store;
 }
 
-void prolly_db_stats(prolly_db *db, prolly_stats *out)
+int prolly_db_stats(prolly_db *db, prolly_stats *out)
 {
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_db_stats: NULL handle");
 	pthread_mutex_lock(&db->stats_lock);
-	*out = db->stats;
+	int rc = prolly__stats_put(out, &db->stats);
 	pthread_mutex_unlock(&db->stats_lock);
+	return rc;
 }
 
 void prolly_db_cache_clear(prolly_db *db)
@@ -194,11 +181,10 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 {
 	int fresh = flags & PROLLY__LOAD_FRESH;
 	int rc = 0;
-	prolly_stats delta;
+	prolly_stats delta = PROLLY_STATS_INIT;
 	prolly_id *miss = NULL;
 	unsigned char *found = NULL;
 	size_t nmiss = 0;
-	memset(&delta, 0, sizeof(delta));
 
 	for (size_t i = 0; i < n; i++) {
 		if (prolly__nodeset_find(ws, &ids[i])) {
@@ -355,8 +341,7 @@ static int on_raw(void *payload, size_t index, const void *data, size_t size)
 int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
                      void *payload)
 {
-	prolly_stats delta;
-	memset(&delta, 0, sizeof(delta));
+	prolly_stats delta = PROLLY_STATS_INIT;
 	delta.store_reads = 1;
 	delta.store_read_items = n;
 	raw_ctx rc = {ids, fn, payload, 0};

@@ -458,6 +458,8 @@ int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
 		rc = prolly_set_error(PROLLY_EINVAL, "prolly_diff: NULL argument");
 		goto cleanup;
 	}
+	if ((rc = prolly__range_check(range)))
+		goto cleanup;
 	if (range) {
 		if (range->prefix.size || range->reverse) {
 			rc = prolly_set_error(PROLLY_EINVAL,

@@ -328,13 +328,16 @@ cleanup:
 
 int prolly_gc(prolly_db *db, prolly_gc_result *out)
 {
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT; /* what the store fills: the full struct */
 	gc_ctx gc;
 	prolly_store_write w;
 	uint64_t expired = 0;
 	int rc;
 
-	memset(&res, 0, sizeof(res));
+	if ((rc = prolly__gc_result_check(out)))
+		return rc;
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_gc: NULL handle");
 	gc.db = db;
 	prolly__idmap_init(&gc.marked);
 	if (!db->vt.gc) {
@@ -357,8 +360,7 @@ int prolly_gc(prolly_db *db, prolly_gc_result *out)
 	while (cur < w.current_epoch &&
 	       !atomic_compare_exchange_weak(&db->epoch, &cur, w.current_epoch))
 		;
-	if (out)
-		*out = res;
+	prolly__gc_result_put(out, &res);
 cleanup:
 	prolly__idmap_dispose(&gc.marked);
 	return rc;

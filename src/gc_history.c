@@ -31,8 +31,8 @@
 
 #include <stdlib.h>
 
-typedef struct hnode {
-	prolly_id id, tree;
+typedef struct hnode { /* its id is the graph's index.ids[its index] */
+	prolly_id tree;
 	uint32_t depth;
 	size_t poff; /* first parent id in graph.pids */
 	uint32_t np;
@@ -44,17 +44,15 @@ typedef struct hnode {
 typedef struct hgraph {
 	hnode *v;
 	size_t n, cap;
-	prolly__idmap index; /* id -> its index in v, + 1 */
+	prolly__idmap index; /* node i is entry i */
 	prolly_id *pids;
 	size_t npids, cappids;
 } hgraph;
 
 static int hfind(const hgraph *g, const prolly_id *id, size_t *out)
 {
-	uintptr_t k = prolly__idmap_get(&g->index, id);
-	if (k)
-		*out = k - 1;
-	return k != 0;
+	*out = prolly__idmap_find(&g->index, id);
+	return *out != PROLLY__IDMAP_NONE;
 }
 
 /* Adds id (not present) at depth; *out its index. */
@@ -63,26 +61,20 @@ static int hadd(hgraph *g, const prolly_id *id, uint32_t depth, size_t *out)
 	int rc;
 	if (PROLLY__GROW(g->v, g->cap, g->n + 1, 256))
 		return prolly_set_error(PROLLY_ENOMEM, "gc: out of memory walking history");
-	if ((rc = prolly__idmap_put(&g->index, id, g->n + 1)))
+	if ((rc = prolly__idmap_add(&g->index, id, out)) < 0)
 		return rc;
+	assert(rc == 1 && *out == g->n); /* node i is entry i */
 	memset(&g->v[g->n], 0, sizeof(g->v[g->n]));
-	g->v[g->n].id = *id;
 	g->v[g->n].depth = depth;
 	g->v[g->n].reached = 1;
 	*out = g->n++;
 	return 0;
 }
 
-typedef struct load_ctx {
-	hgraph *g;
-	const size_t *idx; /* graph index of each requested id */
-	const prolly_id *ids;
-	int rc;
-} load_ctx;
-
 /* Decodes a stored object into graph node k (a commit; or a tree root named by a head). */
-static int fill(hgraph *g, size_t k, const prolly_id *id, const void *data, size_t size)
+static int fill(void *walk, size_t k, const prolly_id *id, const void *data, size_t size)
 {
+	hgraph *g = walk;
 	hnode *nd = &g->v[k];
 	prolly_commit *c = NULL;
 	int rc;
@@ -91,7 +83,7 @@ static int fill(hgraph *g, size_t k, const prolly_id *id, const void *data, size
 	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0 &&
 	    nd->reached && nd->depth == 0) {
 		nd->is_tree = 1; /* a head naming a tree: its nodes are kept, there is no history */
-		nd->tree = nd->id;
+		nd->tree = *id;
 		return 0;
 	}
 	if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
@@ -114,32 +106,15 @@ static int fill(hgraph *g, size_t k, const prolly_id *id, const void *data, size
 	return 0;
 }
 
-static int on_commit(void *payload, size_t index, const void *data, size_t size)
+/* A commit read ahead by get_ancestors: a node that is loaded but not reached, so the step that
+ * reaches it reads nothing. */
+static int add_ahead(void *walk, const prolly_id *id, size_t *out)
 {
-	load_ctx *lc = payload;
-	int rc = fill(lc->g, lc->idx[index], &lc->ids[index], data, size);
-	return rc ? (lc->rc = rc) : 0;
-}
-
-/* get_ancestors' objects: each must hash to its id; a commit the walk has not reached yet
- * becomes a node that is loaded but not reached, so the step that reaches it reads nothing. */
-static int on_ancestor(void *payload, const prolly_id *id, const void *data, size_t size)
-{
-	load_ctx *lc = payload;
-	size_t k;
-	int rc;
-	if ((rc = prolly__check_hash(id, data, size)))
-		return lc->rc = rc;
-	if (!hfind(lc->g, id, &k)) {
-		if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
-			return 0;
-		if ((rc = hadd(lc->g, id, 0, &k)))
-			return lc->rc = rc;
-		lc->g->v[k].reached = 0;
-	}
-	if ((rc = fill(lc->g, k, id, data, size)))
-		return lc->rc = rc;
-	return 0;
+	hgraph *g = walk;
+	int rc = hadd(g, id, 0, out);
+	if (!rc)
+		g->v[*out].reached = 0;
+	return rc;
 }
 
 /* Commits one generation reads ahead where the store can (get_ancestors): a long history then
@@ -151,28 +126,16 @@ static int load_level(prolly_db *db, hgraph *g, const size_t *level, size_t nl, 
                       size_t *want)
 {
 	size_t k = 0;
-	int rc;
 	for (size_t i = 0; i < nl; i++)
 		if (!g->v[level[i]].loaded && !g->v[level[i]].is_tree) {
 			want[k] = level[i];
-			ids[k++] = g->v[level[i]].id;
+			ids[k++] = g->index.ids[level[i]];
 		}
 	if (!k)
 		return 0;
-	load_ctx lc = {g, want, ids, 0};
-	if (db->vt.get_ancestors) {
-		prolly_stats d;
-		memset(&d, 0, sizeof(d));
-		d.store_reads = 1;
-		d.store_read_items = k;
-		rc = db->vt.get_ancestors(db->store, ids, k, PROLLY_MAX(k * 4, (size_t)ANCESTORS_AHEAD),
-		                          &prolly__commit_layout, on_ancestor, &lc);
-		prolly__stats_add(db, &d);
-	} else {
-		/* A commit that is absent was removed by an earlier gc: its line of history ends. */
-		rc = prolly__load_raw(db, ids, k, on_commit, &lc);
-	}
-	return lc.rc ? lc.rc : rc;
+	/* A commit that is absent was removed by an earlier gc: its line of history ends. */
+	prolly__walk_reader r = {db, &g->index, ANCESTORS_AHEAD, add_ahead, fill, g};
+	return prolly__walk_read(&r, ids, want, k);
 }
 
 /* Reads the history from heads into g, one store call per generation (K1's depths). */
@@ -395,7 +358,7 @@ int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n
 			(*trees)[(*n_trees)++] = g.v[j].tree;
 		if (!keep[j])
 			continue;
-		(*commits)[(*n_commits)++] = g.v[j].id;
+		(*commits)[(*n_commits)++] = g.index.ids[j];
 		if (keep[j] & 3) /* K1, K2: with the tree; K3 alone: the commit only */
 			(*trees)[(*n_trees)++] = g.v[j].tree;
 	}

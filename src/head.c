@@ -56,9 +56,8 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 	if (rc || !h.have[0]) /* an absent commit is left to the caller's usual read */
 		goto cleanup;
 
-	prolly_stats d;
+	prolly_stats d = PROLLY_STATS_INIT;
 	prolly_id got;
-	memset(&d, 0, sizeof(d));
 	d.store_reads = 1;
 	d.store_read_items = 2;
 	d.cache_misses = 2;

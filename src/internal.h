@@ -29,36 +29,79 @@
 /* The value of one hex digit (0-9, a-f, A-F), or -1. The library's only hex decoder; ids are
  * encoded by prolly_id_to_hex. */
 int prolly__hexval(int c);
+/* How many of s[0..len) are hex digits before the first that is not (lower_only: a-f only). */
+size_t prolly__hex_span(const char *s, size_t len, int lower_only);
+/* Writes the n hex digits of hex (checked by prolly__hex_span) into out as nibbles, high nibble
+ * first; with n odd the low nibble of the last byte keeps its value. */
+void prolly__hex_nibbles(unsigned char *out, const char *hex, size_t n);
 
 /* SHA-256 of data (OpenSSL libcrypto). */
 void prolly__hash(prolly_id *out, const void *data, size_t size);
 /* 0 if data hashes to id, else PROLLY_ECORRUPT naming the object (db.c). */
 int prolly__check_hash(const prolly_id *id, const void *data, size_t size);
 
-/* Tables keyed by id (idmap.c, its invariants at the top): id -> a non-zero value (a pointer,
- * an index + 1, or 1 for a set); use it for any new table of ids. Walk the slots from 0 to
- * cap; a slot with val 0 is empty. */
+/* Tables keyed by id (idmap.c, its invariants at the top); use it for any new table of ids.
+ * Each id added is an entry, numbered 0, 1, 2... in the order added, with its id in ids[] and
+ * a value in vals[] (0 until put). Walk the entries 0..len, or the slots 0..cap (a slot with
+ * at 0 is empty; else its entry is at - 1). */
 typedef struct prolly__idmap_slot {
-	prolly_id id;
-	uintptr_t val; /* 0: empty */
+	uint32_t tag; /* 4 bytes of the id: most probes that miss never read an id */
+	uint32_t at;  /* entry + 1; 0: empty */
 } prolly__idmap_slot;
 typedef struct prolly__idmap {
 	prolly__idmap_slot *slots;
-	size_t cap; /* power of two, or 0 */
-	size_t len;
+	size_t cap; /* slots: power of two, or 0 */
+	size_t len; /* entries */
+	prolly_id *ids;
+	uintptr_t *vals;
+	size_t idcap, valcap;
 } prolly__idmap;
+#define PROLLY__IDMAP_NONE SIZE_MAX
 void prolly__idmap_init(prolly__idmap *m);
 void prolly__idmap_dispose(prolly__idmap *m); /* frees the table; the values are the caller's */
+/* id's entry, or PROLLY__IDMAP_NONE when id is not in m. */
+size_t prolly__idmap_find(const prolly__idmap *m, const prolly_id *id);
+/* *entry: id's entry, added (value 0) if id is new. 1 if added, 0 if it was there, or
+ * PROLLY_ENOMEM (m unchanged). */
+int prolly__idmap_add(prolly__idmap *m, const prolly_id *id, size_t *entry);
 /* id's value, or 0 when id is not in m. */
 uintptr_t prolly__idmap_get(const prolly__idmap *m, const prolly_id *id);
-/* Sets id's value (val != 0), adding id if it is new. 0 or PROLLY_ENOMEM (m unchanged). */
+/* Sets id's value, adding id if it is new. 0 or PROLLY_ENOMEM (m unchanged). */
 int prolly__idmap_put(prolly__idmap *m, const prolly_id *id, uintptr_t val);
 
-/* Adds delta to the calling thread's counters and (when db is not NULL) to db's. */
+/* Adds delta to the calling thread's counters and (when db is not NULL) to db's. The version
+ * field of an internal prolly_stats is not read. */
 struct prolly_db;
 void prolly__stats_add(struct prolly_db *db, const prolly_stats *delta);
 /* The calling thread's counters, for direct increments. */
 prolly_stats *prolly__thread_stats(void);
+/* Everything a thread counts: the engine's counters and the stores' slots
+ * (prolly_store_counters_add). The library's own threads hand theirs to the thread they worked
+ * for: read with prolly__thread_counters at the end of the work, added with
+ * prolly__thread_counters_add on the waiting thread. */
+typedef struct prolly__counters {
+	prolly_stats s;
+	uint64_t store[PROLLY_STORE_COUNTERS];
+} prolly__counters;
+void prolly__thread_counters(prolly__counters *out);
+void prolly__thread_counters_add(const prolly__counters *delta);
+
+/* The versioned structs (abi.c): the one version check of each, and the copy-out of output
+ * structs that writes only the fields of the caller's version. NULL passes the checks where the
+ * public function accepts NULL. prolly__options_check is declared in store_int.h, for
+ * prolly_open (store/open.c). */
+int prolly__options_load(prolly_options *dst, const prolly_options *src); /* src may be NULL */
+int prolly__stats_check(const prolly_stats *s);
+int prolly__stats_put(prolly_stats *out, const prolly_stats *full); /* checks out first */
+int prolly__range_check(const prolly_range *r);
+int prolly__tree_stats_check(const prolly_tree_stats *s); /* NULL is PROLLY_EINVAL */
+void prolly__tree_stats_put(prolly_tree_stats *out, const prolly_tree_stats *full);
+int prolly__merge_check(const prolly_merge_options *opts, const prolly_merge_stats *stats);
+void prolly__merge_stats_put(prolly_merge_stats *out, const prolly_merge_stats *full);
+int prolly__gc_result_check(const prolly_gc_result *r);
+void prolly__gc_result_put(prolly_gc_result *out, const prolly_gc_result *full);
+int prolly__sync_check(const prolly_sync_options *opts, const prolly_sync_stats *stats);
+void prolly__sync_stats_put(prolly_sync_stats *out, const prolly_sync_stats *full);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */
@@ -248,7 +291,7 @@ typedef prolly__idmap prolly__nodeset;
 /* The node in slot i (< s->cap), or NULL for an empty slot. */
 static inline pnode *prolly__nodeset_at(const prolly__nodeset *s, size_t i)
 {
-	return (pnode *)s->slots[i].val;
+	return s->slots[i].at ? (pnode *)s->vals[s->slots[i].at - 1] : NULL;
 }
 
 void prolly__nodeset_init(prolly__nodeset *s);
@@ -447,8 +490,7 @@ int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_c
 
 enum { PROLLY__G_NEW = 0, PROLLY__G_LOADED = 1, PROLLY__G_MISSING = 2 };
 
-typedef struct prolly__gnode {
-	prolly_id id;
+typedef struct prolly__gnode { /* its id is the graph's index.ids[its index] */
 	int64_t time;
 	size_t poff; /* first parent in graph.par */
 	uint32_t np;
@@ -465,8 +507,7 @@ typedef struct prolly__graph {
 	int keep; /* nodes keep their decoded commit in .c */
 	prolly__gnode *v;
 	size_t n, cap;
-	size_t *slot; /* open addressing: index + 1, 0 empty */
-	size_t scap;
+	prolly__idmap index; /* node i is entry i */
 	prolly_id *par;
 	size_t npar, cappar;
 } prolly__graph;
@@ -493,7 +534,12 @@ static inline int prolly__graph_newer(const prolly__graph *g, size_t a, size_t b
 {
 	if (g->v[a].time != g->v[b].time)
 		return g->v[a].time > g->v[b].time;
-	return memcmp(g->v[a].id.bytes, g->v[b].id.bytes, PROLLY_ID_SIZE) > 0;
+	return memcmp(g->index.ids[a].bytes, g->index.ids[b].bytes, PROLLY_ID_SIZE) > 0;
+}
+/* The id of node i. */
+static inline const prolly_id *prolly__graph_id(const prolly__graph *g, size_t i)
+{
+	return &g->index.ids[i];
 }
 /* The i-th parent of a loaded node. */
 static inline const prolly_id *prolly__graph_parent(const prolly__graph *g, const prolly__gnode *nd,
@@ -501,6 +547,25 @@ static inline const prolly_id *prolly__graph_parent(const prolly__graph *g, cons
 {
 	return &g->par[nd->poff + i];
 }
+/* One store call of a history walk (the graph's loads here, gc's walk in gc_history.c) whose
+ * nodes are the entries of an id table (node i is entry i of *index). */
+typedef struct prolly__walk_reader {
+	prolly_db *db;
+	const prolly__idmap *index;
+	size_t ahead; /* where the store has get_ancestors: read up to this many ancestors ahead */
+	/* Adds a node for a commit read ahead (not in *index yet); *out its index. */
+	int (*add)(void *walk, const prolly_id *id, size_t *out);
+	/* Fills node k from its object's verified bytes (id's, hash checked). */
+	int (*fill)(void *walk, size_t k, const prolly_id *id, const void *data, size_t size);
+	void *walk;
+} prolly__walk_reader;
+/* Reads ids[0..n) (nodes idx[0..n)) with one store call: each object found goes to fill; where
+ * the store has get_ancestors, their ancestors too (a commit not in the table through add, then
+ * fill; one that does not decode is left unfilled). A missing id is skipped: the caller sees
+ * its node unfilled. A get_ancestors call is counted in db's stats here (prolly__load_raw counts
+ * its own). */
+int prolly__walk_read(const prolly__walk_reader *r, const prolly_id *ids, const size_t *idx,
+                      size_t n);
 /* Sets and returns PROLLY_ENOTFOUND, "commit <hex> not found". */
 int prolly__commit_not_found(const prolly_id *id);
 

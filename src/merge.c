@@ -183,15 +183,15 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 {
 	int rc = 0;
 	mctx m;
-	prolly_merge_stats st;
+	prolly_merge_stats st = PROLLY_MERGE_STATS_INIT;
 	prolly_slice *keys = NULL;
 	prolly_edit *edits = NULL;
 	size_t nedits = 0, unresolved = 0;
-	prolly_merge_options defaults;
+	const prolly_merge_options defaults = PROLLY_MERGE_OPTIONS_INIT;
 	prolly_db *db;
 	memset(&m, 0, sizeof(m));
-	memset(&st, 0, sizeof(st));
-	memset(&defaults, 0, sizeof(defaults));
+	if ((rc = prolly__merge_check(opts, stats)))
+		goto cleanup;
 	if (!out_root || !txn || !base || !ours || !theirs) {
 		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: NULL argument");
 		goto cleanup;
@@ -329,8 +329,7 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 			if (opts->on_conflict(opts->payload, &k))
 				break; /* the reporter asked to stop; the merge still fails */
 		}
-		if (stats)
-			*stats = st;
+		prolly__merge_stats_put(stats, &st);
 		rc = prolly_set_error(PROLLY_EMERGE, "merge left %zu conflict%s unresolved", unresolved,
 		                      unresolved == 1 ? "" : "s");
 		goto cleanup; /* M4 */
@@ -344,8 +343,7 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 		*out_root = r;
 	}
 done:
-	if (stats)
-		*stats = st;
+	prolly__merge_stats_put(stats, &st);
 cleanup:
 	free(keys);
 	free(edits);

@@ -302,7 +302,7 @@ int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const p
 		goto cleanup;
 	}
 	/* Several lowest common ancestors (criss-cross history): the newest, deterministically. */
-	*out = g.v[cand[0]].id;
+	*out = *prolly__graph_id(&g, cand[0]);
 cleanup:
 	prolly__graph_dispose(&g);
 	return rc;

@@ -227,6 +227,12 @@ int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id
 	int rc;
 	memset(&st, 0, sizeof(st));
 	prolly__nodeset_init(&ws);
+	if ((rc = prolly__tree_stats_check(out)))
+		goto cleanup;
+	if (!db || !root) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_tree_stats_get: NULL argument");
+		goto cleanup;
+	}
 	if ((rc = prolly__load_root(db, &ws, root, &nd)))
 		goto cleanup;
 	st.records = nd->count;
@@ -261,7 +267,7 @@ int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id
 		cur = next;
 		next = tmp;
 	}
-	*out = st;
+	prolly__tree_stats_put(out, &st);
 cleanup:
 	prolly_buf_dispose(&cur);
 	prolly_buf_dispose(&next);

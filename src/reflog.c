@@ -218,13 +218,6 @@ int prolly__reflog_decode(prolly__reflog *out, const prolly_id *id, const void *
 	return 0;
 }
 
-/* A lower-case hex digit's value, or -1: reflog names are written with %x, so an upper-case
- * digit marks a name this file did not make. */
-static int lower_hexval(char c)
-{
-	return c >= 'A' && c <= 'F' ? -1 : prolly__hexval((unsigned char)c);
-}
-
 int prolly__reflog_name_time(const char *name, int64_t *time_us)
 {
 	const char *at = strrchr(name, '@');
@@ -232,11 +225,11 @@ int prolly__reflog_name_time(const char *name, int64_t *time_us)
 	if (strncmp(name, PROLLY__LOGS_PREFIX, PROLLY__LOGS_PREFIX_LEN) != 0 || !at ||
 	    strlen(at + 1) != 24)
 		return 0;
-	for (int i = 0; i < 24; i++)
-		if (lower_hexval(at[1 + i]) < 0)
-			return 0;
+	/* Reflog names are written with %x: an upper-case digit marks a name this file did not make. */
+	if (prolly__hex_span(at + 1, 24, 1) != 24)
+		return 0;
 	for (int i = 0; i < 16; i++)
-		t = t << 4 | (uint64_t)lower_hexval(at[1 + i]);
+		t = t << 4 | (uint64_t)prolly__hexval((unsigned char)at[1 + i]);
 	*time_us = t > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t;
 	return 1;
 }

@@ -41,119 +41,115 @@ static int publish(prolly_txn *txn, prolly_ref_update *u, const char *op, int *g
 	return rc;
 }
 
-int prolly__ref_create(prolly_db *db, const char *ref, const prolly_id *commit, const char *op)
+/*
+ * One ref move, in a txn of its own: creates ref (create: it must be absent), or sets it to `to`
+ * or removes it (to NULL) from the value it has now (it must exist). A write that lost only to a
+ * gc is retried, and with follow one that lost because the ref moved (up to MAX_RETRIES
+ * attempts). *cur: the value the last attempt read. *lost: the ref was not as the move needs
+ * (PROLLY_ECONFLICT when it exists for a create, PROLLY_ENOTFOUND when it is absent otherwise),
+ * or it moved meanwhile (PROLLY_ECONFLICT): the caller words those; other errors keep theirs.
+ */
+static int ref_move(prolly_id *cur, int *lost, prolly_db *db, const char *ref, int create,
+                    const prolly_id *to, const char *op, int follow)
 {
 	prolly_txn *txn = NULL;
 	prolly_ref_update u;
-	prolly_id cur;
 	int exists, gc_only, rc;
+	*lost = 0;
 	for (int attempt = 0;; attempt++) {
 		if ((rc = prolly_txn_begin(&txn, db)) ||
-		    (rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
-			goto cleanup;
-		if (exists) {
-			rc = prolly_set_error(PROLLY_ECONFLICT, "'%s' already exists", ref);
-			goto cleanup;
+		    (rc = prolly__txn_read_head(txn, ref, cur, &exists, NULL)))
+			break;
+		if (exists == create) {
+			*lost = 1;
+			rc = create ? PROLLY_ECONFLICT : PROLLY_ENOTFOUND;
+			break;
 		}
-		if ((rc = commit_exists(db, commit, ref)))
-			goto cleanup;
+		if (to && (rc = commit_exists(db, to, ref)))
+			break;
 		memset(&u, 0, sizeof(u));
 		u.name = ref;
-		u.expect = PROLLY_REF_EXPECT_ABSENT;
-		u.value = *commit;
+		u.expect = create ? PROLLY_REF_EXPECT_ABSENT : PROLLY_REF_EXPECT_VALUE;
+		if (!create)
+			u.expected = *cur;
+		u.remove = !to;
+		if (to)
+			u.value = *to;
 		rc = publish(txn, &u, op, &gc_only);
-		if (rc == PROLLY_ECONFLICT && !gc_only)
-			rc = prolly_set_error(PROLLY_ECONFLICT, "'%s' already exists", ref);
-		if (!gc_only || attempt + 1 >= MAX_RETRIES)
-			goto cleanup;
+		*lost = rc == PROLLY_ECONFLICT && !gc_only;
+		if (rc != PROLLY_ECONFLICT || (*lost && !follow) || attempt + 1 >= MAX_RETRIES)
+			break;
 		prolly_txn_free(txn);
 		txn = NULL;
 	}
-cleanup:
 	prolly_txn_free(txn);
+	return rc;
+}
+
+int prolly__ref_create(prolly_db *db, const char *ref, const prolly_id *commit, const char *op)
+{
+	prolly_id cur;
+	int lost, rc = ref_move(&cur, &lost, db, ref, 1, commit, op, 0);
+	if (rc == PROLLY_ECONFLICT && lost)
+		return prolly_set_error(PROLLY_ECONFLICT, "'%s' already exists", ref);
 	return rc;
 }
 
 int prolly__ref_delete(prolly_id *out_old, prolly_db *db, const char *ref, const char *op)
 {
-	prolly_txn *txn = NULL;
-	prolly_ref_update u;
+	/* It moved (or a gc ran): delete whatever it is now. */
 	prolly_id cur;
-	int exists, gc_only, rc;
-	for (int attempt = 0;; attempt++) {
-		if ((rc = prolly_txn_begin(&txn, db)) ||
-		    (rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
-			goto cleanup;
-		if (!exists) {
-			rc = prolly_set_error(PROLLY_ENOTFOUND, "no ref '%s'", ref);
-			goto cleanup;
-		}
-		memset(&u, 0, sizeof(u));
-		u.name = ref;
-		u.expect = PROLLY_REF_EXPECT_VALUE;
-		u.expected = cur;
-		u.remove = 1;
-		rc = publish(txn, &u, op, &gc_only);
-		if (rc == 0 && out_old)
-			*out_old = cur;
-		/* It moved (or a gc ran): delete whatever it is now. */
-		if (rc != PROLLY_ECONFLICT || attempt + 1 >= MAX_RETRIES)
-			goto cleanup;
-		prolly_txn_free(txn);
-		txn = NULL;
-	}
-cleanup:
-	prolly_txn_free(txn);
+	int lost, rc = ref_move(&cur, &lost, db, ref, 0, NULL, op, 1);
+	if (rc == PROLLY_ENOTFOUND && lost)
+		return prolly_set_error(PROLLY_ENOTFOUND, "no ref '%s'", ref);
+	if (rc == 0 && out_old)
+		*out_old = cur;
 	return rc;
 }
 
 /* ---- tags ---------------------------------------------------------------------------------- */
 
-static int tag_ref(char out[PROLLY_MAX_REF_NAME + 1], const char *name)
+enum { TAG_CREATE, TAG_DELETE, TAG_GET };
+
+/* The three tag operations: the ref of tag `name` (the branch name rules, and their messages),
+ * the ref operation, and the tag's own words for its expected failure (ECONFLICT for a create,
+ * ENOTFOUND otherwise; any other error keeps the message it came with). */
+static int tag_op(prolly_id *out, prolly_db *db, const char *name, int op, const prolly_id *commit)
 {
-	int rc = prolly_branch_name_valid(name); /* the same rules, and the same messages */
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	int rc = prolly_branch_name_valid(name);
 	if (rc)
 		return rc;
-	snprintf(out, PROLLY_MAX_REF_NAME + 1, "%s%s", TAGS_PREFIX, name);
-	return 0;
+	snprintf(ref, sizeof(ref), "%s%s", TAGS_PREFIX, name);
+	switch (op) {
+	case TAG_CREATE:
+		rc = prolly__ref_create(db, ref, commit, "tag");
+		if (rc == PROLLY_ECONFLICT)
+			return prolly_set_error(rc, "tag '%s' already exists", name);
+		return rc;
+	case TAG_DELETE: rc = prolly__ref_delete(out, db, ref, "delete"); break;
+	default: rc = prolly__get_ref(db, ref, out); break;
+	}
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(rc, "no tag '%s'", name);
+	return rc;
 }
 
 int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1];
-	int rc;
 	if (!commit)
 		return prolly_set_error(PROLLY_EINVAL, "creating tag '%s' needs a commit", name);
-	if ((rc = tag_ref(ref, name)))
-		return rc;
-	rc = prolly__ref_create(db, ref, commit, "tag");
-	if (rc == PROLLY_ECONFLICT)
-		return prolly_set_error(rc, "tag '%s' already exists", name);
-	return rc;
+	return tag_op(NULL, db, name, TAG_CREATE, commit);
 }
 
 int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1];
-	int rc;
-	if ((rc = tag_ref(ref, name)))
-		return rc;
-	rc = prolly__ref_delete(out_commit, db, ref, "delete");
-	if (rc == PROLLY_ENOTFOUND)
-		return prolly_set_error(rc, "no tag '%s'", name);
-	return rc;
+	return tag_op(out_commit, db, name, TAG_DELETE, NULL);
 }
 
 int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1];
-	int rc;
-	if ((rc = tag_ref(ref, name)))
-		return rc;
-	rc = prolly__get_ref(db, ref, out_commit);
-	if (rc == PROLLY_ENOTFOUND)
-		return prolly_set_error(rc, "no tag '%s'", name);
-	return rc;
+	return tag_op(out_commit, db, name, TAG_GET, NULL);
 }
 
 typedef struct list_ctx {
@@ -190,46 +186,23 @@ int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char *branch,
                         const prolly_id *commit)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1], hex[PROLLY_ID_HEX_SIZE];
-	prolly_txn *txn = NULL;
-	prolly_ref_update u;
 	prolly_id cur;
-	int exists, gc_only, rc;
+	int lost, rc;
 
 	if ((rc = prolly_branch_name_valid(branch)))
 		return rc;
 	if (!commit)
 		return prolly_set_error(PROLLY_EINVAL, "resetting branch '%s' needs a commit", branch);
 	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
-	for (int attempt = 0;; attempt++) {
-		if ((rc = prolly_txn_begin(&txn, db)) ||
-		    (rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
-			goto cleanup;
-		if (!exists) {
-			rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", branch);
-			goto cleanup;
-		}
-		if ((rc = commit_exists(db, commit, ref)))
-			goto cleanup;
-		memset(&u, 0, sizeof(u));
-		u.name = ref;
-		u.expect = PROLLY_REF_EXPECT_VALUE;
-		u.expected = cur;
-		u.value = *commit;
-		rc = publish(txn, &u, "reset", &gc_only);
-		if (rc == 0 && out_old)
-			*out_old = cur;
-		if (rc == PROLLY_ECONFLICT && !gc_only) {
-			prolly_id_to_hex(hex, &cur);
-			rc = prolly_set_error(PROLLY_ECONFLICT,
-			                      "branch '%s' moved away from %s meanwhile; not reset", branch,
-			                      hex);
-		}
-		if (!gc_only || attempt + 1 >= MAX_RETRIES)
-			goto cleanup;
-		prolly_txn_free(txn);
-		txn = NULL;
+	rc = ref_move(&cur, &lost, db, ref, 0, commit, "reset", 0);
+	if (rc == PROLLY_ENOTFOUND && lost)
+		return prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", branch);
+	if (rc == PROLLY_ECONFLICT && lost) {
+		prolly_id_to_hex(hex, &cur);
+		return prolly_set_error(PROLLY_ECONFLICT,
+		                        "branch '%s' moved away from %s meanwhile; not reset", branch, hex);
 	}
-cleanup:
-	prolly_txn_free(txn);
+	if (rc == 0 && out_old)
+		*out_old = cur;
 	return rc;
 }

@@ -217,7 +217,7 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 	memset(&mine, 0, sizeof(mine));
 	if (!db || !remote)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_fetch: NULL db or remote");
-	if ((rc = check_name(name)))
+	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)))
 		return rc;
 	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
 	if ((rc = list_prefix(&theirs, remote, "refs/heads/")) || (rc = list_prefix(&mine, db, prefix)))
@@ -271,11 +271,8 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 		n++;
 	}
 	if (!n) {
-		if (stats) {
-			unsigned v = stats->version;
-			memset(stats, 0, sizeof(*stats));
-			stats->version = v;
-		}
+		const prolly_sync_stats none = PROLLY_SYNC_STATS_INIT;
+		prolly__sync_stats_put(stats, &none);
 		goto cleanup;
 	}
 	if ((rc = prolly_sync(stats, db, remote, NULL, 0, u, n, NULL)))
@@ -306,7 +303,8 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	int rc, exists;
 	if (!db || !remote || !branch)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_push: NULL db, remote or branch");
-	if ((rc = check_name(name)) || (rc = prolly_branch_name_valid(branch)))
+	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
+	    (rc = prolly_branch_name_valid(branch)))
 		return rc;
 	if ((rc = prolly_branch_head(&mine, db, branch)))
 		return rc;

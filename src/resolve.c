@@ -31,14 +31,6 @@
 #define MAX_LISTED 8      /* candidates an ambiguity message names */
 #define MAX_STEPS 1000000000UL
 
-static int all_hex(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (prolly__hexval((unsigned char)s[i]) < 0)
-			return 0;
-	return 1;
-}
-
 /* ---- reading one commit (S1, S2) ------------------------------------------------------------ */
 
 typedef struct one_ctx {
@@ -168,14 +160,9 @@ static int find_prefix(prolly_id *out, prolly_db *db, const char *hex, size_t le
 		prolly_id lo, hi;
 		memset(lo.bytes, 0, sizeof(lo.bytes));
 		memset(hi.bytes, 0xff, sizeof(hi.bytes));
-		for (size_t i = 0; i < len; i++) {
-			unsigned v = (unsigned)prolly__hexval((unsigned char)hex[i]); /* all_hex said so */
-			unsigned shift = i % 2 ? 0 : 4;
-			lo.bytes[i / 2] = (unsigned char)((lo.bytes[i / 2] & ~(0xfu << shift)) | v << shift);
-			hi.bytes[i / 2] = (unsigned char)((hi.bytes[i / 2] & ~(0xfu << shift)) | v << shift);
-		}
-		prolly_stats d;
-		memset(&d, 0, sizeof(d));
+		prolly__hex_nibbles(lo.bytes, hex, len); /* resolve_base checked the digits */
+		prolly__hex_nibbles(hi.bytes, hex, len);
+		prolly_stats d = PROLLY_STATS_INIT;
 		d.store_reads = 1;
 		rc = db->vt.find_ids(db->store, &lo, &hi, FIND_LIMIT, on_found_id, &c);
 		prolly__stats_add(db, &d);
@@ -225,7 +212,7 @@ static int remote_tracking(prolly_id *out, prolly_db *db, const char *base)
 static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const char *base,
                         size_t blen, const char *spec)
 {
-	int hex = all_hex(base, blen), rc;
+	int hex = prolly__hex_span(base, blen, 0) == blen, rc;
 	if (blen == 2 * PROLLY_ID_SIZE && hex) {
 		if ((rc = prolly_id_from_hex(out, base)))
 			return rc;

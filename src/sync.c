@@ -328,18 +328,6 @@ cleanup:
 
 /* ---- the whole ----------------------------------------------------------------------------- */
 
-int prolly_sync_options_init(prolly_sync_options *opts, unsigned version)
-{
-	if (!opts || version != PROLLY_SYNC_OPTIONS_VERSION)
-		return prolly_set_error(PROLLY_EINVAL,
-		                        "prolly_sync_options_init: version %u; this "
-		                        "library has version %d",
-		                        version, PROLLY_SYNC_OPTIONS_VERSION);
-	memset(opts, 0, sizeof(*opts));
-	opts->version = version;
-	return 0;
-}
-
 int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const prolly_id *commits,
                 size_t n_commits, prolly_ref_update *refs, size_t n_refs,
                 const prolly_sync_options *opts)
@@ -354,10 +342,8 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	prolly__sync_history_init(&h);
 	if (!dst || !src || (n_commits && !commits) || (n_refs && !refs))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: NULL db, commits or refs");
-	if (opts && opts->version != PROLLY_SYNC_OPTIONS_VERSION)
-		return prolly_set_error(PROLLY_EINVAL,
-		                        "prolly_sync: options version %u; this library has version %d",
-		                        opts->version, PROLLY_SYNC_OPTIONS_VERSION);
+	if ((rc = prolly__sync_check(opts, out)))
+		return rc;
 	if (opts)
 		o = *opts;
 	else
@@ -392,10 +378,6 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 
 cleanup:
 	prolly__sync_history_dispose(&h);
-	if (out) {
-		unsigned v = out->version;
-		*out = s.st;
-		out->version = v;
-	}
+	prolly__sync_stats_put(out, &s.st);
 	return rc;
 }

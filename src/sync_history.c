@@ -22,8 +22,8 @@ void prolly__sync_history_dispose(history *h)
 	free(h->parents);
 	free(h->queue);
 	prolly__idmap_dispose(&h->index);
-	for (size_t i = 0; i < h->ahead.cap; i++) { /* what the walk never took */
-		ahead_obj *o = (ahead_obj *)h->ahead.slots[i].val;
+	for (size_t i = 0; i < h->ahead.len; i++) { /* what the walk never took */
+		ahead_obj *o = (ahead_obj *)h->ahead.vals[i];
 		if (o)
 			free(o->data);
 		free(o);

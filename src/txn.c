@@ -30,6 +30,8 @@
 
 int prolly_txn_begin(prolly_txn **out, prolly_db *db)
 {
+	if (!out || !db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_txn_begin: NULL argument");
 	prolly_txn *txn = calloc(1, sizeof(*txn));
 	if (!txn)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory starting a txn");
@@ -42,11 +44,10 @@ int prolly_txn_begin(prolly_txn **out, prolly_db *db)
 
 static void unpin_set(prolly_db *db, prolly__nodeset *set)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	for (size_t i = 0; i < set->cap; i++)
 		if (prolly__nodeset_at(set, i))
-			d.cache_evictions += prolly__cache_unpin(db->cache, &set->slots[i].id);
+			d.cache_evictions += prolly__cache_unpin(db->cache, &prolly__nodeset_at(set, i)->id);
 	prolly__nodeset_dispose(set); /* T2 */
 	if (d.cache_evictions)
 		prolly__stats_add(db, &d);
@@ -182,8 +183,7 @@ static int gather(prolly_txn *txn, prolly_store_node **out, size_t *n)
 
 static void count_written(prolly_db *db, const prolly_store_node *nodes, size_t n)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_writes = 1;
 	d.nodes_written = n;
 	for (size_t i = 0; i < n; i++)
@@ -200,8 +200,8 @@ typedef struct prolly__flush {
 	prolly_store_node *arr; /* what the store is given (pointing into those nodes) */
 	size_t n;
 	int rc;
-	prolly_stats stats; /* the flushing thread's counters, handed to the waiter */
-	char msg[1024];     /* its error message */
+	prolly__counters stats; /* the flushing thread's counters, handed to the waiter */
+	char msg[1024];         /* its error message */
 } prolly__flush;
 
 static void *flush_main(void *arg)
@@ -215,7 +215,7 @@ static void *flush_main(void *arg)
 	f->rc = prolly__store_write(f->db, &w);
 	if (f->rc)
 		snprintf(f->msg, sizeof(f->msg), "%s", prolly_last_error());
-	prolly_thread_stats(&f->stats);
+	prolly__thread_counters(&f->stats);
 	return NULL;
 }
 
@@ -227,7 +227,7 @@ static int flush_wait_oldest(prolly_txn *txn)
 		pthread_join(f->thread, NULL);
 	memmove(&txn->pending[0], &txn->pending[1], (txn->n_pending - 1) * sizeof(txn->pending[0]));
 	txn->n_pending--;
-	prolly_stats_add(&f->stats);
+	prolly__thread_counters_add(&f->stats);
 	int rc = f->rc;
 	if (rc == 0)
 		count_written(txn->db, f->arr, f->n);
@@ -280,11 +280,11 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 	    pthread_create(&f->thread, NULL, flush_main, f) == 0)
 		f->joinable = 1;
 	else { /* no thread: write now (keeping this thread's counters), report at the next wait */
-		prolly_stats mine;
-		prolly_thread_stats(&mine);
+		prolly__counters mine;
+		prolly__thread_counters(&mine);
 		flush_main(f);
 		prolly_thread_stats_reset();
-		prolly_stats_add(&mine);
+		prolly__thread_counters_add(&mine);
 	}
 	return 0;
 }

@@ -89,20 +89,33 @@ int prolly__hexval(int c)
 	return -1;
 }
 
+size_t prolly__hex_span(const char *s, size_t len, int lower_only)
+{
+	size_t n = 0;
+	while (n < len && prolly__hexval((unsigned char)s[n]) >= 0 &&
+	       !(lower_only && s[n] >= 'A' && s[n] <= 'F'))
+		n++;
+	return n;
+}
+
+void prolly__hex_nibbles(unsigned char *out, const char *hex, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = (unsigned)prolly__hexval((unsigned char)hex[i]);
+		unsigned shift = i % 2 ? 0 : 4;
+		assert(v < 16); /* the caller checked with prolly__hex_span */
+		out[i / 2] = (unsigned char)((out[i / 2] & ~(0xfu << shift)) | v << shift);
+	}
+}
+
 int prolly_id_from_hex(prolly_id *out, const char *hex)
 {
-	prolly_id id;
 	if (!hex || strlen(hex) != 2 * PROLLY_ID_SIZE)
 		return prolly_set_error(PROLLY_EINVAL, "an id is 64 hex digits: '%s'",
 		                        hex ? hex : "(null)");
-	for (int i = 0; i < PROLLY_ID_SIZE; i++) {
-		int hi = prolly__hexval((unsigned char)hex[2 * i]);
-		int lo = prolly__hexval((unsigned char)hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return prolly_set_error(PROLLY_EINVAL, "not a hex id: '%s'", hex);
-		id.bytes[i] = (unsigned char)(hi << 4 | lo);
-	}
-	*out = id;
+	if (prolly__hex_span(hex, 2 * PROLLY_ID_SIZE, 0) != 2 * PROLLY_ID_SIZE)
+		return prolly_set_error(PROLLY_EINVAL, "not a hex id: '%s'", hex);
+	prolly__hex_nibbles(out->bytes, hex, 2 * PROLLY_ID_SIZE);
 	return 0;
 }
 
@@ -138,21 +151,21 @@ void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms)
 
 /* ---- counters ---- */
 
-static _Thread_local prolly_stats thread_stats;
+static _Thread_local prolly__counters thread_cnt;
 
 prolly_stats *prolly__thread_stats(void)
 {
-	return &thread_stats;
+	return &thread_cnt.s;
 }
 
-void prolly_thread_stats(prolly_stats *out)
+int prolly_thread_stats(prolly_stats *out)
 {
-	*out = thread_stats;
+	return prolly__stats_put(out, &thread_cnt.s);
 }
 
 void prolly_thread_stats_reset(void)
 {
-	memset(&thread_stats, 0, sizeof(thread_stats));
+	memset(&thread_cnt, 0, sizeof(thread_cnt));
 }
 
 static void stats_sum(prolly_stats *to, const prolly_stats *d)
@@ -168,19 +181,44 @@ static void stats_sum(prolly_stats *to, const prolly_stats *d)
 	to->store_read_items += d->store_read_items;
 	to->store_writes += d->store_writes;
 	to->store_round_trips += d->store_round_trips;
-	to->store_statements += d->store_statements;
-	to->pool_waits += d->pool_waits;
-	to->pool_wait_ns += d->pool_wait_ns;
 }
 
-void prolly_stats_add(const prolly_stats *delta)
+int prolly_stats_add(const prolly_stats *delta)
 {
-	stats_sum(&thread_stats, delta);
+	int rc = delta ? prolly__stats_check(delta)
+	               : prolly_set_error(PROLLY_EINVAL, "prolly_stats_add: NULL argument");
+	if (rc)
+		return rc;
+	stats_sum(&thread_cnt.s, delta);
+	return 0;
+}
+
+void prolly_store_counters_add(const uint64_t *delta, size_t n)
+{
+	for (size_t i = 0; delta && i < n && i < PROLLY_STORE_COUNTERS; i++)
+		thread_cnt.store[i] += delta[i];
+}
+
+void prolly_store_thread_counters(uint64_t *out, size_t n)
+{
+	for (size_t i = 0; out && i < n; i++)
+		out[i] = i < PROLLY_STORE_COUNTERS ? thread_cnt.store[i] : 0;
+}
+
+void prolly__thread_counters(prolly__counters *out)
+{
+	*out = thread_cnt;
+}
+
+void prolly__thread_counters_add(const prolly__counters *delta)
+{
+	stats_sum(&thread_cnt.s, &delta->s);
+	prolly_store_counters_add(delta->store, PROLLY_STORE_COUNTERS);
 }
 
 void prolly__stats_add(prolly_db *db, const prolly_stats *delta)
 {
-	stats_sum(&thread_stats, delta);
+	stats_sum(&thread_cnt.s, delta);
 	if (db) {
 		pthread_mutex_lock(&db->stats_lock);
 		stats_sum(&db->stats, delta);

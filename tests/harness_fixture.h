@@ -38,11 +38,11 @@ static inline int th_workload(hw_workload *w, const char *path, const char *text
 }
 
 /* Reads DIR/FILE (a result CSV) into tab. 0, or -1 with the reason on stderr. */
-static inline int th_read_csv(csv_table *tab, const char *dir, const char *file)
+static inline int th_read_csv(bench_csv *tab, const char *dir, const char *file)
 {
 	char path[4300], err[H_ERR];
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (csv_table_read(tab, path, err, sizeof(err))) {
+	if (bench_csv_read(tab, path, err, sizeof(err))) {
 		fprintf(stderr, "  %s\n", err);
 		return -1;
 	}

@@ -98,7 +98,7 @@ static prolly_db *bend_open(bend **bp)
 	b->tp.base.kind = "bend";
 	b->tp.base.get_ref_objects = bend_get_ref_objects;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	if (prolly_db_new(&db, &b->tp.base, &o) != 0)
 		return NULL;
 	*bp = b;

@@ -348,7 +348,7 @@ static void branch_tree_check(prolly_db *db, int fast)
 	head = hc->id;
 	tree = hc->tree;
 	prolly_commit_free(hc);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_round_trips == (fast ? 1u : 2u), "%llu round trips",
 	          (unsigned long long)s.store_round_trips);
@@ -753,7 +753,7 @@ static int count_foreign_calls(unsigned flags)
 	s->tp.on_call = note_thread;
 	s->owner = pthread_self();
 	pthread_mutex_init(&s->lock, NULL);
-	prolly_options_init(&opts);
+	prolly_options_init(&opts, PROLLY_OPTIONS_VERSION);
 	opts.flags = flags;
 	opts.flush_bytes = 16 << 10;
 	opts.cache_bytes = 0; /* every read reaches the store */
@@ -923,7 +923,7 @@ BOTH_STORES(merge_base_shapes)
 	 * would need in total on both sides. */
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_merge_base(&b, t.db, &M, &G), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	fprintf(stderr, "  # skewed merge base: %llu store calls\n",
 	        (unsigned long long)st.store_reads);
@@ -957,7 +957,7 @@ BOTH_STORES(merge_base_batches_both_sides)
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_merge_base(&b, t.db, &x, &y), 0);
 	PT_CHECK(prolly_id_equal(&b, &base));
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	fprintf(stderr, "  # interleaved merge base: %llu store calls\n",
 	        (unsigned long long)st.store_reads);
@@ -1004,7 +1004,7 @@ BOTH_STORES(history_walks_read_ahead)
 	logcount l = {0, 0, 1};
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_log(t.db, &head, count_log, &l), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	printf("# log of 300 commits: %llu store calls\n", (unsigned long long)st.store_reads);
 	PT_CHECK(l.n == 300 && l.ordered);
@@ -1043,7 +1043,7 @@ BOTH_STORES(merge_branches_cases)
 {
 	tdb t;
 	prolly_id c0, c1, h, m, f;
-	prolly_merge_stats ms;
+	prolly_merge_stats ms = PROLLY_MERGE_STATS_INIT;
 	char buf[64];
 	PT_REQUIRE(tdb_open(&t, lmdb, 0) == 0);
 	PT_REQUIRE(put1(&c0, t.db, "main", "a", "1", "a") == 0);
@@ -1068,7 +1068,7 @@ BOTH_STORES(merge_branches_cases)
 	PT_REQUIRE(put1(&h, t.db, "main", "m", "main-side", "m") == 0);
 	PT_REQUIRE(put1(&f, t.db, "feat", "f", "feat-side", "f") == 0);
 	PT_REQUIRE(put1(&f, t.db, "feat", "a", "changed", "a2") == 0);
-	memset(&ms, 0, sizeof(ms));
+	prolly_merge_stats_init(&ms, PROLLY_MERGE_STATS_VERSION);
 	PT_CHECK_RC(prolly_merge_branches(&m, &ms, t.db, "main", "feat", NULL, "merge feat"), 0);
 	PT_CHECK(ms.applied == 2 && ms.conflicts == 0);
 	prolly_commit *mc = NULL;
@@ -1102,8 +1102,7 @@ BOTH_STORES(merge_branches_cases)
 	PT_CHECK_RC(st->stat(st, &nodes_before, &bytes_before), 0);
 	conflict_log cl;
 	memset(&cl, 0, sizeof(cl));
-	prolly_merge_options mo;
-	memset(&mo, 0, sizeof(mo));
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	mo.resolve = PROLLY_RESOLVE_FAIL;
 	mo.on_conflict = on_conflict;
 	mo.payload = &cl;

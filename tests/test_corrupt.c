@@ -72,7 +72,7 @@ static int world_open(world *w, size_t n, uint64_t seed)
 	if ((rc = tm_tap_new(&w->tap, mem)))
 		return rc;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = 0; /* every read goes to the store */
 	if ((rc = prolly_db_new(&w->db, &w->tap->tp.base, &o)))
 		return rc;
@@ -173,8 +173,7 @@ static int run_op(world *w, int op, const pnode *nd)
 	case OP_SCAN:
 	case OP_RSCAN: {
 		prolly_cursor *cur = NULL;
-		prolly_range rg;
-		memset(&rg, 0, sizeof(rg));
+		prolly_range rg = PROLLY_RANGE_INIT;
 		rg.reverse = op == OP_RSCAN;
 		rc = prolly_cursor_open(&cur, w->db, &w->root, &rg);
 		size_t n = 0;
@@ -204,7 +203,7 @@ static int run_op(world *w, int op, const pnode *nd)
 		break;
 	}
 	case OP_STATS: {
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		rc = prolly_tree_stats_get(&ts, w->db, &w->root, 1);
 		if (!rc && ts.records != w->m.n)
 			rc = 1;

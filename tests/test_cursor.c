@@ -97,8 +97,7 @@ static void random_ranges(prolly_db *db, const prolly_id *root, const tm_model *
 {
 	unsigned char lo[TM_KEY_MAX + 1], hi[TM_KEY_MAX + 1], pre[TM_KEY_MAX + 1];
 	for (int t = 0; t < count; t++) {
-		prolly_range rg;
-		memset(&rg, 0, sizeof(rg));
+		prolly_range rg = PROLLY_RANGE_INIT;
 		if (tm_rng_chance(r, 1, 2)) {
 			rg.has_lo = 1;
 			rg.lo.size = random_bound(r, m, lo);
@@ -142,8 +141,7 @@ static void run_sizes(size_t cache_bytes, const size_t *sizes, size_t nsizes, in
 		PT_CHECK_RC(tm_build_commit(&root, db, &m), 0);
 		PT_CHECKF(check_range(db, &root, &m, NULL, seed) == 0, "seed %#llx size %zu full scan",
 		          (unsigned long long)seed, sizes[s]);
-		prolly_range rev;
-		memset(&rev, 0, sizeof(rev));
+		prolly_range rev = PROLLY_RANGE_INIT;
 		rev.reverse = 1;
 		PT_CHECKF(check_range(db, &root, &m, &rev, seed) == 0, "seed %#llx size %zu reverse scan",
 		          (unsigned long long)seed, sizes[s]);
@@ -186,7 +184,7 @@ PT_TEST(cursor_empty_tree)
 	PT_CHECK_RC(prolly_cursor_next(cur, &k, &v), PROLLY_ITEROVER);
 	PT_CHECK_RC(prolly_cursor_next(cur, NULL, NULL), PROLLY_ITEROVER);
 	prolly_cursor_free(cur);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	PT_CHECK(st.store_reads == 0);
 	prolly_cursor_free(NULL);
@@ -222,8 +220,7 @@ PT_TEST(cursor_prefix_edges)
 	size_t plens[] = {1, 1, 2, 3, 1, 2, 1, 1, 4};
 	for (size_t p = 0; p < sizeof(plens) / sizeof(plens[0]); p++) {
 		for (int rev = 0; rev < 2; rev++) {
-			prolly_range rg;
-			memset(&rg, 0, sizeof(rg));
+			prolly_range rg = PROLLY_RANGE_INIT;
 			rg.prefix.data = pres[p];
 			rg.prefix.size = plens[p];
 			rg.reverse = rev;
@@ -239,12 +236,11 @@ PT_TEST(cursor_prefix_edges)
 		}
 	}
 	/* Empty key as an exclusive lower bound and as an inclusive upper bound. */
-	prolly_range rg;
-	memset(&rg, 0, sizeof(rg));
+	prolly_range rg = PROLLY_RANGE_INIT;
 	rg.has_lo = 1;
 	rg.lo_exclusive = 1;
 	PT_CHECK(check_range(db, &root, &m, &rg, 0) == 0);
-	memset(&rg, 0, sizeof(rg));
+	prolly_range_init(&rg, PROLLY_RANGE_VERSION);
 	rg.has_hi = 1;
 	rg.hi_inclusive = 1;
 	PT_CHECK(check_range(db, &root, &m, &rg, 0) == 0);
@@ -256,7 +252,7 @@ PT_TEST(cursor_prefix_edges)
 
 static uint64_t tree_leaves(prolly_db *db, const prolly_id *root, unsigned *height)
 {
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	if (prolly_tree_stats_get(&ts, db, root, 0))
 		return 0;
 	*height = ts.height;
@@ -283,7 +279,7 @@ PT_TEST(cursor_full_scan_is_batched)
 	while (prolly_cursor_next(cur, &k, NULL) == 0)
 		n++;
 	prolly_cursor_free(cur);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	PT_CHECK(n == m.n);
 	/* about one call per 64 leaves, plus the ramp-up and the levels above */
@@ -295,8 +291,7 @@ PT_TEST(cursor_full_scan_is_batched)
 	/* Reverse full scan: the same bound. */
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
-	prolly_range rg;
-	memset(&rg, 0, sizeof(rg));
+	prolly_range rg = PROLLY_RANGE_INIT;
 	rg.reverse = 1;
 	PT_REQUIRE(prolly_cursor_open(&cur, db, &root, &rg) == 0);
 	n = 0;
@@ -316,7 +311,7 @@ PT_TEST(cursor_full_scan_is_batched)
 	for (int rev = 0; rev < 2; rev++) {
 		prolly_db_cache_clear(db);
 		prolly_thread_stats_reset();
-		memset(&rg, 0, sizeof(rg));
+		prolly_range_init(&rg, PROLLY_RANGE_VERSION);
 		rg.has_lo = rg.has_hi = 1;
 		rg.lo.data = lo;
 		rg.lo.size = strlen(lo);
@@ -354,8 +349,7 @@ PT_TEST(cursor_readahead_stays_in_range)
 	snprintf(lo, sizeof(lo), "k%08u", 50000u);
 	snprintf(hi, sizeof(hi), "k%08u", 100000u); /* a quarter of the records */
 	for (int rev = 0; rev < 2; rev++) {
-		prolly_range rg;
-		memset(&rg, 0, sizeof(rg));
+		prolly_range rg = PROLLY_RANGE_INIT;
 		rg.has_lo = rg.has_hi = 1;
 		rg.lo.data = lo;
 		rg.lo.size = strlen(lo);
@@ -371,7 +365,7 @@ PT_TEST(cursor_readahead_stays_in_range)
 		while (prolly_cursor_next(cur, &k, NULL) == 0)
 			n++;
 		prolly_cursor_free(cur);
-		prolly_stats st;
+		prolly_stats st = PROLLY_STATS_INIT;
 		prolly_thread_stats(&st);
 		PT_CHECK(n == 50000);
 		/* the leaves of a quarter of the records, two boundary leaves, and the levels above */
@@ -388,7 +382,7 @@ PT_TEST(cursor_readahead_stays_in_range)
 	for (int i = 0; i < 20000; i++)
 		PT_REQUIRE(prolly_cursor_next(cur, &k, NULL) == 0);
 	prolly_cursor_free(cur);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	uint64_t bound = leaves / 10 + leaves / 40 + 3 * 64 + 8 * (uint64_t)height;
 	PT_CHECKF(st.nodes_read <= bound, "early stop: %llu nodes read, bound %llu",
@@ -407,8 +401,7 @@ PT_TEST(cursor_empty_ranges_read_nothing)
 	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
-	prolly_range rg;
-	memset(&rg, 0, sizeof(rg));
+	prolly_range rg = PROLLY_RANGE_INIT;
 	rg.has_lo = rg.has_hi = 1;
 	rg.lo.data = "k5";
 	rg.lo.size = 2;
@@ -423,11 +416,11 @@ PT_TEST(cursor_empty_ranges_read_nothing)
 	PT_CHECK_RC(prolly_cursor_open(&cur, db, &root, &rg), 0);
 	PT_CHECK_RC(prolly_cursor_next(cur, &k, NULL), PROLLY_ITEROVER);
 	prolly_cursor_free(cur);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	PT_CHECK(st.store_reads == 0);
 	/* Beyond the last key. */
-	memset(&rg, 0, sizeof(rg));
+	prolly_range_init(&rg, PROLLY_RANGE_VERSION);
 	rg.has_lo = 1;
 	rg.lo.data = "z";
 	rg.lo.size = 1;
@@ -477,7 +470,7 @@ PT_TEST(cursor_missing_node_is_an_error)
 	tm_tap *tap;
 	prolly_db *db;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = 0;
 	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
 	PT_REQUIRE(tm_tap_new(&tap, inner) == 0);
@@ -521,7 +514,7 @@ PT_TEST(cursor_lmdb_store)
 	prolly_store *st = NULL;
 	prolly_db *db = NULL;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = (size_t)1 << 20; /* small: most reads go to LMDB */
 	PT_CHECK_RC(prolly_store_lmdb_open(&st, dir, 0), 0);
 	if (st)

@@ -200,7 +200,7 @@ static size_t random_bound(tm_rng *r, const tm_model *m, unsigned char *out)
 static void random_range(prolly_range *rg, tm_rng *r, const tm_model *m, unsigned char *lo,
                          unsigned char *hi)
 {
-	memset(rg, 0, sizeof(*rg));
+	prolly_range_init(rg, PROLLY_RANGE_VERSION);
 	if (tm_rng_chance(r, 2, 3)) {
 		rg->has_lo = 1;
 		rg->lo.size = random_bound(r, m, lo);
@@ -246,7 +246,7 @@ static void run_random(size_t cache_bytes, size_t base_n, size_t rounds, uint64_
 		          "seed %#llx round %zu k %zu reversed", (unsigned long long)seed, t, k);
 		for (int q = 0; q < 4; q++) {
 			unsigned char lo[TM_KEY_MAX], hi[TM_KEY_MAX];
-			prolly_range rg;
+			prolly_range rg = PROLLY_RANGE_INIT;
 			random_range(&rg, &r, &m2, lo, hi);
 			PT_CHECKF(check_diff(db, &broot, &root2, &base, &m2, &rg, seed) == 0,
 			          "seed %#llx round %zu k %zu range %d (lo %d/%d hi %d/%d)",
@@ -301,7 +301,7 @@ PT_TEST(diff_identical_reads_nothing)
 	PT_CHECK_RC(prolly_diff(db, &root, &root, NULL, count_fn, &calls), 0);
 	prolly_id_empty_tree(&empty);
 	PT_CHECK_RC(prolly_diff(db, &empty, &empty, NULL, count_fn, &calls), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	PT_CHECK(calls == 0);
 	PT_CHECK(st.store_reads == 0 && st.nodes_read == 0);
@@ -321,7 +321,7 @@ PT_TEST(diff_one_change_reads_one_path)
 		tm_model_put(&m, k, (size_t)kl, v, (size_t)vl);
 	}
 	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&ts, db, &root, 0) == 0);
 	PT_REQUIRE(ts.height >= 3);
 	prolly_txn *txn;
@@ -334,7 +334,7 @@ PT_TEST(diff_one_change_reads_one_path)
 	prolly_thread_stats_reset();
 	size_t calls = 0;
 	PT_CHECK_RC(prolly_diff(db, &root, &root2, NULL, count_fn, &calls), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	PT_CHECK(calls == 1);
 	/* one call per level, two nodes per level */
@@ -371,7 +371,7 @@ PT_TEST(diff_unrelated_trees_windowed)
 		          (unsigned long long)seed);
 		for (int q = 0; q < 6; q++) {
 			unsigned char lo[TM_KEY_MAX], hi[TM_KEY_MAX];
-			prolly_range rg;
+			prolly_range rg = PROLLY_RANGE_INIT;
 			random_range(&rg, &r, &a, lo, hi);
 			PT_CHECKF(check_diff(db, &ra, &rb, &a, &b, &rg, seed) == 0, "seed %#llx range %d",
 			          (unsigned long long)seed, q);
@@ -418,8 +418,7 @@ PT_TEST(diff_stop_and_bad_arguments)
 	PT_CHECK_RC(prolly_diff(db, &ra, &rb, NULL, check_fn, &c), 77);
 	PT_CHECK(c.got == 10);
 	free(c.want);
-	prolly_range rg;
-	memset(&rg, 0, sizeof(rg));
+	prolly_range rg = PROLLY_RANGE_INIT;
 	rg.reverse = 1;
 	size_t calls = 0;
 	PT_CHECK_RC(prolly_diff(db, &ra, &rb, &rg, count_fn, &calls), PROLLY_EINVAL);
@@ -429,7 +428,7 @@ PT_TEST(diff_stop_and_bad_arguments)
 	PT_CHECK_RC(prolly_diff(db, &ra, &rb, &rg, count_fn, &calls), PROLLY_EINVAL);
 	PT_CHECK_RC(prolly_diff(db, &ra, &rb, NULL, NULL, NULL), PROLLY_EINVAL);
 	/* empty range */
-	memset(&rg, 0, sizeof(rg));
+	prolly_range_init(&rg, PROLLY_RANGE_VERSION);
 	rg.has_lo = rg.has_hi = 1;
 	rg.lo.data = rg.hi.data = "m";
 	rg.lo.size = rg.hi.size = 1;
@@ -458,7 +457,7 @@ PT_TEST(diff_missing_node_is_an_error)
 	tm_tap *tap;
 	prolly_db *db;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = 0;
 	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
 	PT_REQUIRE(tm_tap_new(&tap, inner) == 0);

@@ -149,7 +149,7 @@ PT_TEST(chunk_sizes_cluster_near_target)
 {
 	prolly_db *db = tm_open_mem((size_t)64 << 20);
 	prolly_id root = build_range(db, 200000, 1);
-	prolly_tree_stats st;
+	prolly_tree_stats st = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&st, db, &root, 1) == 0);
 	PT_CHECK(st.records == 200000);
 	double avg = (double)st.bytes / (double)st.nodes;
@@ -169,7 +169,7 @@ PT_TEST(empty_tree_needs_no_store)
 	PT_CHECK_RC(prolly_count(&n, db, &empty), 0);
 	PT_CHECK(n == 0);
 	PT_CHECK_RC(prolly_get(&v, db, &empty, "a", 1), PROLLY_ENOTFOUND);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECK(s.store_reads == 0);
 	/* An unknown root is ENOTFOUND, not a crash. */
@@ -218,13 +218,13 @@ PT_TEST(get_many_one_store_call_per_level)
 		keys[i].data = kb[i];
 		keys[i].size = strlen(kb[i]);
 	}
-	prolly_tree_stats st;
+	prolly_tree_stats st = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&st, db, &root, 0) == 0);
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
 	int found = 0;
 	PT_CHECK_RC(prolly_get_many(db, &root, keys, 1000, cb, &found), 0);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_reads == st.height, "%llu store calls for height %u",
 	          (unsigned long long)s.store_reads, st.height);
@@ -245,7 +245,7 @@ PT_TEST(edit_cost_follows_edits_not_size)
 	prolly_thread_stats_reset();
 	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
 	PT_CHECK_RC(prolly_edit_tree(&out, txn, &root, &e, 1), 0);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_read_items <= 12, "%llu nodes read for one edit",
 	          (unsigned long long)s.store_read_items);
@@ -287,7 +287,7 @@ static prolly_id probe_case(int remote, uint64_t *calls, uint64_t *nodes)
 			memset(&out, 0, sizeof(out));
 		prolly_txn_free(txn);
 	}
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	*calls = st.store_reads;
 	*nodes = st.store_read_items;
@@ -540,7 +540,7 @@ PT_TEST(threads_share_one_handle)
 		pthread_join(th[i], NULL);
 		PT_CHECKF(w[i].errors == 0, "worker %d: %d errors", i, w[i].errors);
 	}
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_db_stats(db, &s);
 	PT_CHECK(s.cache_evictions > 0);
 	prolly_close(db);
@@ -567,13 +567,13 @@ PT_TEST(flush_keeps_build_memory_bounded)
 	prolly_store *st;
 	prolly_db *db;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = 0;
 	o.flush_bytes = 64 << 10;
 	PT_REQUIRE(prolly_store_mem_new(&st) == 0 && prolly_db_new(&db, st, &o) == 0);
 	prolly_thread_stats_reset();
 	prolly_id root = build_range(db, 100000, 1);
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats(&s);
 	PT_CHECKF(s.store_writes > 20, "%llu writes", (unsigned long long)s.store_writes);
 	uint64_t n = 0;
@@ -606,7 +606,7 @@ PT_TEST(background_flush_failure_is_reported)
 	f->tp.base.write = fs_write;
 	f->fail_at = 3;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.flush_bytes = 16 << 10;
 	prolly_db *db;
 	PT_REQUIRE(prolly_db_new(&db, &f->tp.base, &o) == 0);

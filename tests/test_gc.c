@@ -130,12 +130,11 @@ BOTH_STORES(gc_retention)
 
 	uint64_t n0, b0, n1, b1;
 	stat_of(t.db, &n0, &b0);
-	prolly_gc_result res;
-	memset(&res, 0, sizeof(res));
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	prolly_db_cache_clear(t.db); /* so that the mark's reads are counted */
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	stat_of(t.db, &n1, &b1);
 	fprintf(stderr,
@@ -155,7 +154,7 @@ BOTH_STORES(gc_retention)
 	const int kept[] = {5, 4, 2, 1};
 	for (int i = 0; i < 4; i++) {
 		prolly_id tree;
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		PT_REQUIRE(tree_of(&tree, t.db, &c[kept[i]]) == 0);
 		PT_CHECK_RC(prolly_tree_stats_get(&ts, t.db, &tree, 1), 0);
 		internal += ts.nodes - ts.leaves;
@@ -256,9 +255,9 @@ BOTH_STORES(gc_retain_all_and_other_refs)
 		PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
 		prolly_txn_free(txn);
 	}
-	prolly_tree_stats os;
+	prolly_tree_stats os = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&os, t.db, &orphan, 0) == 0);
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	/* The orphan tree, and the objects of the reflog entries the gc expired (reflog_days 0). */
 	PT_CHECKF(res.nodes_removed == os.nodes + res.reflog_expired,
@@ -312,7 +311,7 @@ BOTH_STORES(gc_tag_keeps_commit)
 		PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
 		prolly_txn_free(txn);
 	}
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	PT_CHECK(res.nodes_removed > 0);
 	prolly_db_cache_clear(t.db);
@@ -366,7 +365,7 @@ BOTH_STORES(gc_during_write)
 	PT_REQUIRE(prolly_txn_move_branch(txn, "main", &head, &nc) == 0);
 	uint64_t n0, b0, n1, b1;
 	/* A gc runs meanwhile (it removes c0). */
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	PT_CHECK(res.nodes_removed > 0);
 	stat_of(t.db, &n0, &b0);
@@ -408,7 +407,7 @@ BOTH_STORES(gc_during_bulk_build)
 	uint64_t n0, b0;
 	stat_of(t.db, &n0, &b0);
 	PT_CHECK(n0 > 0); /* flushed early */
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	/* Nothing reaches them yet: the gc removes every node stored by then (at least the n0 seen
 	 * above; flushes still in flight in the background may land after it, T4). */
@@ -477,7 +476,7 @@ static void *gw_gc(void *p)
 {
 	gw_arg *a = p;
 	while (!atomic_load(a->stop)) {
-		prolly_gc_result res;
+		prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 		int rc = prolly_gc(a->db, &res);
 		if (rc) {
 			fprintf(stderr, "  gc: %d %s\n", rc, prolly_last_error());
@@ -518,13 +517,13 @@ BOTH_STORES(gc_races_writers)
 	fprintf(stderr, "  # %d gcs ran, %d conflicts retried\n", garg.gcs, conflicts);
 	/* One more gc, a cold cache, then every branch's head (and its retained parent) must read
 	 * in full with every node hash-verified, and hold every key written to it. */
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	prolly_db_cache_clear(t.db);
 	const char *branches[] = {"w0", "w1", "w2", "w3", "shared"};
 	for (int bi = 0; bi < 5; bi++) {
 		prolly_id h, tree;
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		PT_REQUIRE(prolly_branch_head(&h, t.db, branches[bi]) == 0);
 		PT_REQUIRE(tree_of(&tree, t.db, &h) == 0);
 		PT_CHECK_RC(prolly_tree_stats_get(&ts, t.db, &tree, 1), 0);
@@ -575,7 +574,7 @@ BOTH_STORES(gc_refuses_dangling_branch)
 	prolly_txn_free(txn);
 	uint64_t n0, b0, n1, b1;
 	stat_of(t.db, &n0, &b0);
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(t.db, &res), PROLLY_ECORRUPT);
 	PT_CHECK(strstr(prolly_last_error(), "broken") != NULL);
 	stat_of(t.db, &n1, &b1);
@@ -614,7 +613,7 @@ BOTH_STORES(gc_purges_the_cache)
 	/* Warm: every node of both trees is read (and cached) through this handle. */
 	PT_REQUIRE(tm_tree_check(t.db, &orphan, &om, "orphan before gc") == 0);
 	PT_REQUIRE(tm_tree_check(t.db, &kept, &km, "kept before gc") == 0);
-	prolly_tree_stats os;
+	prolly_tree_stats os = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&os, t.db, &orphan, 0) == 0);
 	PT_REQUIRE(os.nodes > 3); /* a root and several leaves */
 	prolly_thread_stats_reset();
@@ -622,11 +621,11 @@ BOTH_STORES(gc_purges_the_cache)
 	unsigned char k[TM_KEY24];
 	tm_key24(k, 1500);
 	PT_REQUIRE(prolly_get(&v, t.db, &orphan, k, TM_KEY24) == 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	PT_REQUIRE(st.store_reads == 0); /* served by the cache */
 
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	/* The fixture keeps no reflog (reflog_days 0): the entry of main's creation goes too. */
 	PT_CHECKF(res.nodes_removed == os.nodes + res.reflog_expired,
@@ -658,7 +657,7 @@ PT_TEST(gc_unsupported)
 	PT_REQUIRE(prolly_store_mem_new(&st) == 0);
 	st->gc = NULL; /* a backend without gc */
 	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(db, &res), PROLLY_EUNSUPPORTED);
 	prolly_close(db);
 }

@@ -120,7 +120,7 @@ PT_TEST(golden_empty_tree)
 	ed.op = PROLLY_DEL;
 	PT_CHECK_RC(prolly_edit_tree(&r, txn, &r, &ed, 1), 0);
 	PT_CHECK(prolly_id_equal(&r, &g));
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &g, 0), 0);
 	PT_CHECK(ts.records == 0 && ts.height == 1 && ts.nodes == 1 && ts.bytes == 20);
 	prolly_txn_free(txn);

@@ -146,7 +146,7 @@ PT_TEST(csv_round_trip)
 	char *dir = tm_tmpdir("hres-csv"), err[H_ERR];
 	hr_manifest m;
 	hr_dir *d = NULL;
-	csv_table t;
+	bench_csv t;
 	static const char *const vals[] = {"plain",    "a,b",      "say \"hi\"", "two\nlines", "",
 	                                   "cr\r\nlf", " spaced ", "\"",         ",",          "end"};
 	size_t nv = sizeof(vals) / sizeof(vals[0]);
@@ -163,35 +163,35 @@ PT_TEST(csv_round_trip)
 	PT_CHECKF(hr_append(d, "x-raw.csv", cols, rows, nv, err, sizeof(err)) == 0, "%s", err);
 	for (size_t i = 0; i < nv; i++)
 		hrow_free(rows[i]);
-	PT_REQUIRE(csv_table_read(&t, path_in(dir, "x-raw.csv"), err, sizeof(err)) == 0);
+	PT_REQUIRE(bench_csv_read(&t, path_in(dir, "x-raw.csv"), err, sizeof(err)) == 0);
 	PT_CHECK(t.ncols == 5 && t.nrows == nv);
 	for (size_t i = 0; i < t.nrows && i < nv; i++) {
-		PT_CHECKF(strcmp(csv_table_get(&t, i, "value"), vals[i]) == 0, "row %zu: [%s]", i,
-		          csv_table_get(&t, i, "value"));
-		PT_CHECK(strcmp(csv_table_get(&t, i, "note"), i % 2 ? vals[nv - 1 - i] : "") == 0);
-		PT_CHECK(strcmp(csv_table_get(&t, i, "cell_rows"), "10") == 0);
-		PT_CHECK(strcmp(csv_table_get(&t, i, "name"), "") == 0);
-		PT_CHECK(strcmp(csv_table_get(&t, i, "nosuch"), "") == 0);
+		PT_CHECKF(strcmp(bench_csv_get(&t, i, "value"), vals[i]) == 0, "row %zu: [%s]", i,
+		          bench_csv_get(&t, i, "value"));
+		PT_CHECK(strcmp(bench_csv_get(&t, i, "note"), i % 2 ? vals[nv - 1 - i] : "") == 0);
+		PT_CHECK(strcmp(bench_csv_get(&t, i, "cell_rows"), "10") == 0);
+		PT_CHECK(strcmp(bench_csv_get(&t, i, "name"), "") == 0);
+		PT_CHECK(strcmp(bench_csv_get(&t, i, "nosuch"), "") == 0);
 	}
-	PT_CHECK(csv_table_col(&t, "note") == 4 && csv_table_col(&t, "nope") == -1);
-	csv_table_free(&t);
+	PT_CHECK(bench_csv_col(&t, "note") == 4 && bench_csv_col(&t, "nope") == -1);
+	bench_csv_free(&t);
 
 	/* A hand-written file: CRLF, a quoted newline, short and long records, blank lines. */
 	PT_REQUIRE(write_text(path_in(dir, "h.csv"),
 	                      "a,b,c\r\n1,\"x\r\ny\",3\r\n\r\n4\n5,6,7,8\n\"q\"\"\",,2.5", "w") == 0);
-	PT_REQUIRE(csv_table_read(&t, path_in(dir, "h.csv"), err, sizeof(err)) == 0);
+	PT_REQUIRE(bench_csv_read(&t, path_in(dir, "h.csv"), err, sizeof(err)) == 0);
 	PT_CHECK(t.nrows == 4 && t.ncols == 3);
-	PT_CHECK(strcmp(csv_table_get(&t, 0, "b"), "x\r\ny") == 0);
-	PT_CHECK(strcmp(csv_table_get(&t, 1, "a"), "4") == 0 && !*csv_table_get(&t, 1, "c"));
-	PT_CHECK(strcmp(csv_table_get(&t, 2, "c"), "7") == 0);
-	PT_CHECK(strcmp(csv_table_get(&t, 3, "a"), "q\"") == 0);
-	PT_CHECK(csv_table_num(&t, 3, "c") == 2.5 && isnan(csv_table_num(&t, 3, "b")));
-	PT_CHECK(isnan(csv_table_num(&t, 0, "b")));
-	csv_table_free(&t);
+	PT_CHECK(strcmp(bench_csv_get(&t, 0, "b"), "x\r\ny") == 0);
+	PT_CHECK(strcmp(bench_csv_get(&t, 1, "a"), "4") == 0 && !*bench_csv_get(&t, 1, "c"));
+	PT_CHECK(strcmp(bench_csv_get(&t, 2, "c"), "7") == 0);
+	PT_CHECK(strcmp(bench_csv_get(&t, 3, "a"), "q\"") == 0);
+	PT_CHECK(bench_csv_num(&t, 3, "c") == 2.5 && isnan(bench_csv_num(&t, 3, "b")));
+	PT_CHECK(isnan(bench_csv_num(&t, 0, "b")));
+	bench_csv_free(&t);
 	PT_REQUIRE(write_text(path_in(dir, "bad.csv"), "a,b\n1,\"open\n", "w") == 0);
-	PT_CHECK(csv_table_read(&t, path_in(dir, "bad.csv"), err, sizeof(err)) == -1);
-	PT_CHECK(csv_table_read(&t, path_in(dir, "missing.csv"), err, sizeof(err)) == -1);
-	csv_table_free(&t);
+	PT_CHECK(bench_csv_read(&t, path_in(dir, "bad.csv"), err, sizeof(err)) == -1);
+	PT_CHECK(bench_csv_read(&t, path_in(dir, "missing.csv"), err, sizeof(err)) == -1);
+	bench_csv_free(&t);
 	hr_close(d);
 	tm_rmtree(dir);
 	free(dir);
@@ -275,12 +275,12 @@ PT_TEST(open_new_and_resume)
 	v = he_read_value(path_in(dir, "run-manifest.txt"), "finished");
 	PT_CHECK(v && !*v);
 	free(v);
-	csv_table t;
-	PT_REQUIRE(csv_table_read(&t, path_in(dir, "service-raw.csv"), err, sizeof(err)) == 0);
+	bench_csv t;
+	PT_REQUIRE(bench_csv_read(&t, path_in(dir, "service-raw.csv"), err, sizeof(err)) == 0);
 	PT_CHECKF(t.nrows == 5, "%zu rows", t.nrows);
 	for (size_t i = 0; i < t.nrows; i++)
-		PT_CHECK(strncmp(csv_table_get(&t, i, "cell_id"), "c=8", 3) != 0);
-	csv_table_free(&t);
+		PT_CHECK(strncmp(bench_csv_get(&t, i, "cell_id"), "c=8", 3) != 0);
+	bench_csv_free(&t);
 	char *after = tm_read_file(path_in(dir, "service-raw.csv"));
 	PT_CHECK(after && strlen(after) < strlen(before) && after[strlen(after) - 1] == '\n');
 	PT_CHECK(after && strncmp(before, after, strlen(after)) == 0); /* a prefix: order kept */
@@ -387,7 +387,7 @@ PT_TEST(summaries)
 	char *dir = tm_tmpdir("hres-sum"), err[H_ERR];
 	hr_manifest m;
 	hr_dir *d = NULL;
-	csv_table t;
+	bench_csv t;
 	PT_REQUIRE(dir != NULL);
 	manifest_init(&m);
 	PT_REQUIRE(hr_open(&d, dir, &m, NULL, err, sizeof(err)) == 0);
@@ -450,41 +450,41 @@ PT_TEST(summaries)
 		hrow_free(rows[i]);
 	PT_REQUIRE(hr_write_summaries(d, err, sizeof(err)) == 0);
 
-	PT_REQUIRE(csv_table_read(&t, path_in(dir, "service-summary.csv"), err, sizeof(err)) == 0);
+	PT_REQUIRE(bench_csv_read(&t, path_in(dir, "service-summary.csv"), err, sizeof(err)) == 0);
 	PT_CHECK(t.nrows == 2);
-	PT_CHECK(strcmp(csv_table_get(&t, 1, "cell_id"), "clients=4,pool=2") == 0);
-	PT_CHECK(csv_table_num(&t, 1, "clients") == 4 && csv_table_num(&t, 0, "pool_size") == 2);
-	PT_CHECK(csv_table_num(&t, 0, "succeeded_per_s") == 495.5);
-	PT_CHECK(csv_table_num(&t, 0, "p99_ms") == 10);
-	PT_CHECK(csv_table_num(&t, 0, "p99_ms_point_read") == 11);
-	PT_CHECK(csv_table_num(&t, 0, "p99_ms_commit") == 12);
-	PT_CHECK(isnan(csv_table_num(&t, 0, "p99_ms_merge")));
-	PT_CHECK(isnan(csv_table_num(&t, 0, "p95_ms")));
-	PT_CHECK(csv_table_num(&t, 0, "conflict_rate") == 0.1);
-	PT_CHECK(csv_table_num(&t, 0, "error_rate") == 0.01);
-	PT_CHECK(csv_table_num(&t, 0, "statements_per_op") == 5);
-	PT_CHECK(csv_table_num(&t, 0, "samples") == 990);
-	PT_CHECK(strcmp(csv_table_get(&t, 0, "validated"), "1") == 0);
-	csv_table_free(&t);
+	PT_CHECK(strcmp(bench_csv_get(&t, 1, "cell_id"), "clients=4,pool=2") == 0);
+	PT_CHECK(bench_csv_num(&t, 1, "clients") == 4 && bench_csv_num(&t, 0, "pool_size") == 2);
+	PT_CHECK(bench_csv_num(&t, 0, "succeeded_per_s") == 495.5);
+	PT_CHECK(bench_csv_num(&t, 0, "p99_ms") == 10);
+	PT_CHECK(bench_csv_num(&t, 0, "p99_ms_point_read") == 11);
+	PT_CHECK(bench_csv_num(&t, 0, "p99_ms_commit") == 12);
+	PT_CHECK(isnan(bench_csv_num(&t, 0, "p99_ms_merge")));
+	PT_CHECK(isnan(bench_csv_num(&t, 0, "p95_ms")));
+	PT_CHECK(bench_csv_num(&t, 0, "conflict_rate") == 0.1);
+	PT_CHECK(bench_csv_num(&t, 0, "error_rate") == 0.01);
+	PT_CHECK(bench_csv_num(&t, 0, "statements_per_op") == 5);
+	PT_CHECK(bench_csv_num(&t, 0, "samples") == 990);
+	PT_CHECK(strcmp(bench_csv_get(&t, 0, "validated"), "1") == 0);
+	bench_csv_free(&t);
 
-	PT_REQUIRE(csv_table_read(&t, path_in(dir, "scale-summary.csv"), err, sizeof(err)) == 0);
+	PT_REQUIRE(bench_csv_read(&t, path_in(dir, "scale-summary.csv"), err, sizeof(err)) == 0);
 	PT_CHECK(t.nrows == 2);
-	PT_CHECK(strcmp(csv_table_get(&t, 0, "op"), "put") == 0);
-	PT_CHECK(csv_table_num(&t, 0, "runs") == 3);
-	PT_CHECK(csv_table_num(&t, 0, "ms_median") == 20);
-	PT_CHECK(csv_table_num(&t, 0, "ms_min") == 10 && csv_table_num(&t, 0, "ms_max") == 30);
-	PT_CHECK(csv_table_num(&t, 0, "ops_per_s") == 5000);
-	PT_CHECK(csv_table_num(&t, 0, "us_per_op") == 200);
-	PT_CHECK(csv_table_num(&t, 0, "p99_us") == 200);
-	PT_CHECK(csv_table_num(&t, 0, "statements_per_op") == 3);
-	PT_CHECK(csv_table_num(&t, 0, "round_trips_per_op") == 2);
-	PT_CHECK(isnan(csv_table_num(&t, 0, "vs_plain")));
-	PT_CHECK(strcmp(csv_table_get(&t, 0, "validated"), "0") == 0);
-	PT_CHECK(csv_table_num(&t, 1, "runs") == 1 && csv_table_num(&t, 1, "ms_median") == 4);
-	PT_CHECK(csv_table_num(&t, 1, "vs_plain") == 1.25);
-	PT_CHECK(strcmp(csv_table_get(&t, 1, "validated"), "1") == 0);
-	PT_CHECK(isnan(csv_table_num(&t, 1, "p50_us")));
-	csv_table_free(&t);
+	PT_CHECK(strcmp(bench_csv_get(&t, 0, "op"), "put") == 0);
+	PT_CHECK(bench_csv_num(&t, 0, "runs") == 3);
+	PT_CHECK(bench_csv_num(&t, 0, "ms_median") == 20);
+	PT_CHECK(bench_csv_num(&t, 0, "ms_min") == 10 && bench_csv_num(&t, 0, "ms_max") == 30);
+	PT_CHECK(bench_csv_num(&t, 0, "ops_per_s") == 5000);
+	PT_CHECK(bench_csv_num(&t, 0, "us_per_op") == 200);
+	PT_CHECK(bench_csv_num(&t, 0, "p99_us") == 200);
+	PT_CHECK(bench_csv_num(&t, 0, "statements_per_op") == 3);
+	PT_CHECK(bench_csv_num(&t, 0, "round_trips_per_op") == 2);
+	PT_CHECK(isnan(bench_csv_num(&t, 0, "vs_plain")));
+	PT_CHECK(strcmp(bench_csv_get(&t, 0, "validated"), "0") == 0);
+	PT_CHECK(bench_csv_num(&t, 1, "runs") == 1 && bench_csv_num(&t, 1, "ms_median") == 4);
+	PT_CHECK(bench_csv_num(&t, 1, "vs_plain") == 1.25);
+	PT_CHECK(strcmp(bench_csv_get(&t, 1, "validated"), "1") == 0);
+	PT_CHECK(isnan(bench_csv_num(&t, 1, "p50_us")));
+	bench_csv_free(&t);
 	hr_close(d);
 	tm_rmtree(dir);
 	free(dir);

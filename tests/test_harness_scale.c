@@ -1,5 +1,5 @@
 /*
- * test_harness_scale.c - the harness's scale suite (bench/harness/scalesuite.c) and the scale
+ * test_harness_scale.c - the harness's scale suite (bench/suites/scale.c) and the scale
  * engine under it (bench/scale/):
  *
  *   - hsc_columns carries every PostgreSQL counter column of hp_columns; hsc_cells counts sizes x
@@ -18,6 +18,7 @@
  */
 #include "../bench/harness/harness.h"
 #include "../bench/scale/scale.h"
+#include "clock.h"
 #include "harness_fixture.h"
 #include "lib/model.h"
 #include "prolly.h"
@@ -29,13 +30,6 @@
 #include <string.h>
 
 static int pg_ok; /* tm_pg_guard found or started a server */
-
-/* main.c's progress line, which the suite calls once per measured cell. */
-void h_progress(h_run *run, const char *suite, const char *what)
-{
-	run->cells_done++;
-	fprintf(stderr, "  [%s %u/%u] %s\n", suite, run->cells_done, run->cells_total, what);
-}
 
 static const char base_toml[] =
     "schema = 1\n"
@@ -99,6 +93,7 @@ static int trun_open(trun *t, const char *store, const char *const *sets)
 	if (th_workload(&t->w, t->toml, base_toml, sets))
 		return -1;
 	t->run.w = &t->w;
+	t->run.started_ns = bench_now_ns(); /* progress lines show the elapsed time */
 	t->run.store = store;
 	t->run.scratch = t->scratch;
 	if (!strcmp(store, "postgres")) {
@@ -133,23 +128,23 @@ static void trun_close(trun *t)
 	free(t->tmp);
 }
 
-static int read_raw(csv_table *tab, const trun *t)
+static int read_raw(bench_csv *tab, const trun *t)
 {
 	return th_read_csv(tab, t->out, "scale-raw.csv");
 }
 
-static double num(const csv_table *tab, size_t r, const char *col)
+static double num(const bench_csv *tab, size_t r, const char *col)
 {
-	return csv_table_num(tab, r, col);
+	return bench_csv_num(tab, r, col);
 }
 
-static const char *get(const csv_table *tab, size_t r, const char *col)
+static const char *get(const bench_csv *tab, size_t r, const char *col)
 {
-	return csv_table_get(tab, r, col);
+	return bench_csv_get(tab, r, col);
 }
 
 /* The row of cell id, or -1. */
-static long find(const csv_table *tab, const char *id)
+static long find(const bench_csv *tab, const char *id)
 {
 	for (size_t r = 0; r < tab->nrows; r++)
 		if (!strcmp(get(tab, r, "cell_id"), id))
@@ -158,7 +153,7 @@ static long find(const csv_table *tab, const char *id)
 }
 
 /* Checks of every row of the tiny workload (26 Prolly cells, 14 plain ones on PostgreSQL). */
-static void check_rows(const csv_table *tab, const char *store)
+static void check_rows(const bench_csv *tab, const char *store)
 {
 	int pg = !strcmp(store, "postgres");
 	size_t plain = 0;
@@ -227,16 +222,16 @@ static void check_rows(const csv_table *tab, const char *store)
 	}
 	long g = find(tab, "s2000-get_cold");
 	if (g >= 0)
-		PT_CHECKF(!strcmp(get(tab, (size_t)g, "engine_op"), "get_nocache") &&
+		PT_CHECKF(!strcmp(get(tab, (size_t)g, "engine_op"), "get_cold") &&
 		              !strcmp(get(tab, (size_t)g, "pattern"), "-"),
-		          "get_cold maps to %s", get(tab, (size_t)g, "engine_op"));
+		          "get_cold is the engine's %s", get(tab, (size_t)g, "engine_op"));
 }
 
 /* The whole suite on one store, then the resume. */
 static void suite_on(const char *store)
 {
 	trun t;
-	csv_table tab = {0}, again = {0};
+	bench_csv tab = {0}, again = {0};
 	char err[H_ERR];
 	unsigned measured = 0, skipped = 0;
 	PT_REQUIRE(trun_open(&t, store, NULL) == 0);
@@ -264,8 +259,8 @@ static void suite_on(const char *store)
 	} else {
 		PT_CHECK(!"reopen");
 	}
-	csv_table_free(&tab);
-	csv_table_free(&again);
+	bench_csv_free(&tab);
+	bench_csv_free(&again);
 	trun_close(&t);
 }
 
@@ -285,11 +280,57 @@ PT_TEST(columns_and_cells)
 	hw_workload w;
 	memset(&w, 0, sizeof(w));
 	w.scale.n_sizes = 2;
-	w.scale.operations = (1u << HW_N_SCALE_OPS) - 1;
+	w.scale.operations = HW_DEFAULT_SCALE_OPS;
 	w.scale.patterns = 1u << HW_P_APPEND | 1u << HW_P_RANDOM | 1u << HW_P_CLUSTERED;
 	PT_CHECK(hsc_cells(&w) == 2 * (6 + 4 * 3));
 	w.scale.operations = 1u << HW_S_GET_WARM | 1u << HW_S_MERGE;
 	PT_CHECK(hsc_cells(&w) == 2 * (1 + 3));
+}
+
+/* One vocabulary: every operation and pattern a workload may name is the engine's own name. */
+PT_TEST(one_vocabulary)
+{
+	for (int op = 0; op < HW_N_SCALE_OPS; op++) {
+		int found = 0;
+		for (int e = 0; e < SCALE_N_OPS; e++)
+			found |= !strcmp(hw_scale_op_names[op], scale_op_names[e]);
+		PT_CHECKF(found, "the engine has no operation %s", hw_scale_op_names[op]);
+	}
+	for (int e = 0; e < SCALE_N_OPS; e++) {
+		int found = 0;
+		for (int op = 0; op < HW_N_SCALE_OPS; op++)
+			found |= !strcmp(hw_scale_op_names[op], scale_op_names[e]);
+		PT_CHECKF(found, "a workload cannot name the engine's %s", scale_op_names[e]);
+	}
+	for (int p = 0; p < HW_N_PATTERNS; p++)
+		PT_CHECKF(!strcmp(hw_pattern_names[p], scale_pattern_names[p]), "pattern %d: %s vs %s", p,
+		          hw_pattern_names[p], scale_pattern_names[p]);
+}
+
+/* The engine's extra cells (not in the default list) run when a workload names them. */
+PT_TEST(extra_operations)
+{
+	static const char *const sets[] = {
+	    "scale.operations", "[\"build\", \"full_scan_warm\", \"get_cold_start\", \"put_nosync\"]",
+	    "scale.patterns", "[\"append\"]", NULL};
+	trun t;
+	bench_csv tab = {0};
+	char err[H_ERR];
+	PT_REQUIRE(trun_open(&t, "mem", sets) == 0);
+	PT_CHECK(t.run.cells_total == 4);
+	PT_CHECKF(hsc_run(&t.run, err, sizeof(err)) == 0, "hsc_run: %s", err);
+	if (read_raw(&tab, &t) == 0) {
+		PT_CHECKF(tab.nrows == 4, "%zu rows", tab.nrows);
+		PT_CHECK(find(&tab, "s2000-build") >= 0);
+		PT_CHECK(find(&tab, "s2000-full_scan_warm") >= 0);
+		PT_CHECK(find(&tab, "s2000-get_cold_start") >= 0);
+		PT_CHECK(find(&tab, "s2000-put_nosync-append") >= 0);
+		for (size_t r = 0; r < tab.nrows; r++)
+			PT_CHECKF(num(&tab, r, "validated") == 1, "%s: %s", get(&tab, r, "cell_id"),
+			          get(&tab, r, "note"));
+	}
+	bench_csv_free(&tab);
+	trun_close(&t);
 }
 
 PT_TEST(suite_mem)
@@ -347,7 +388,7 @@ static void log_before(void *payload, uint64_t size, const char *store, const ch
 	l->before++;
 }
 
-static int log_after(void *payload, const bench_row *r)
+static int log_after(void *payload, const scale_row *r)
 {
 	hook_log *l = payload;
 	l->after++;
@@ -368,7 +409,7 @@ static void engine_config(scale_config *cfg, int store, const char *dir)
 	cfg->runs = 1;
 	cfg->changes = 30;
 	cfg->reads = 40;
-	cfg->singles = 5;
+	cfg->puts = 5;
 	cfg->concurrency = 3;
 	cfg->dir = dir;
 	cfg->no_fork = 1;
@@ -392,11 +433,11 @@ PT_TEST(engine_value_sizes)
 		PT_CHECKF(l.rows.n == 9 + 25 && l.after == l.rows.n && l.before == l.rows.n,
 		          "value_bytes %u: %zu rows", sizes[i], l.rows.n);
 		PT_CHECKF(l.invalid == 0, "value_bytes %u: %u invalid rows", sizes[i], l.invalid);
-		const bench_row *b = scale_rows_find(&l.rows, 700, "mem", "build", "-");
+		const scale_row *b = scale_rows_find(&l.rows, 700, "mem", "build", "-");
 		PT_CHECK(b && b->ops == 700 && b->lat_samples == 0);
-		const bench_row *c = scale_rows_find(&l.rows, 700, "mem", "concurrent_query", "-");
+		const scale_row *c = scale_rows_find(&l.rows, 700, "mem", "concurrent_query", "-");
 		PT_CHECK(c && c->ops == 120 && c->lat_samples == 3 && c->p99_us > 0);
-		const bench_row *g = scale_rows_find(&l.rows, 700, "mem", "get_nocache", "-");
+		const scale_row *g = scale_rows_find(&l.rows, 700, "mem", "get_cold", "-");
 		PT_CHECK(g && g->ops == 4 && g->lat_samples == 4); /* reads / 10 */
 		scale_rows_free(&l.rows);
 	}
@@ -431,8 +472,8 @@ PT_TEST(engine_plain_measured_for_comparison)
 	memset(&l, 0, sizeof(l));
 	l.skip_plain = 1;
 	engine_config(&cfg, SCALE_STORE_PG, "/tmp");
-	cfg.ops = 1u << SCALE_OP_GET_COLD | 1u << SCALE_OP_BATCH | 1u << SCALE_OP_DIFF;
-	cfg.patterns = 1u << SCALE_PAT_UPDATE;
+	cfg.ops = 1u << SCALE_OP_GET_COLD_START | 1u << SCALE_OP_BATCH | 1u << SCALE_OP_DIFF;
+	cfg.patterns = 1u << SCALE_PAT_RANDOM;
 	snprintf(cfg.pg_url, sizeof(cfg.pg_url), "%s", getenv("PROLLY_PG_URL"));
 	tm_pg_schema_name(schema, "hsce");
 	snprintf(cfg.pg_schema, sizeof(cfg.pg_schema), "%s", schema);
@@ -440,11 +481,11 @@ PT_TEST(engine_plain_measured_for_comparison)
 	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
 	PT_CHECKF(l.rows.n == 3 && l.invalid == 0, "%zu rows, %u invalid", l.rows.n, l.invalid);
 	for (size_t i = 0; i < l.rows.n; i++) {
-		const bench_row *r = &l.rows.rows[i];
+		const scale_row *r = &l.rows.rows[i];
 		PT_CHECKF(strcmp(r->store, SCALE_PLAIN_STORE) != 0, "a plain row: %s", r->op);
 		if (strcmp(r->op, "diff") != 0)
 			PT_CHECKF(r->vs_plain > 0, "%s: no vs_plain", r->op);
-		PT_CHECKF(r->st.store_statements > 0 || !strcmp(r->op, "diff"), "%s", r->op);
+		PT_CHECKF(r->pg.statements > 0 || !strcmp(r->op, "diff"), "%s", r->op);
 	}
 	scale_rows_free(&l.rows);
 	tm_pg_schema_drop(schema);

@@ -1,5 +1,5 @@
 /*
- * test_harness_service.c - the harness's service suite (bench/harness/service.c, service_ops.c):
+ * test_harness_service.c - the harness's service suite (bench/suites/service.c, service_ops.c):
  *
  *   - the value codec and key space the suite validates results with;
  *   - hsvc_columns carries every PostgreSQL counter column of hp_columns;
@@ -13,7 +13,8 @@
  * Re-run one test: build/tests/test_harness_service NAME.
  */
 #include "../bench/harness/harness.h"
-#include "../bench/harness/service_int.h"
+#include "../bench/suites/service_int.h"
+#include "clock.h"
 #include "harness_fixture.h"
 #include "lib/model.h"
 #include "prolly.h"
@@ -23,13 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* main.c's progress line, which the suite calls once per cell. */
-void h_progress(h_run *run, const char *suite, const char *what)
-{
-	run->cells_done++;
-	fprintf(stderr, "  [%s %u/%u] %s\n", suite, run->cells_done, run->cells_total, what);
-}
 
 static const char base_toml[] = "schema = 1\n"
                                 "seed = 7\n"
@@ -94,6 +88,7 @@ static int trun_open(trun *t, const char *store, const char *const *sets)
 		return -1;
 	}
 	t->run.w = &t->w;
+	t->run.started_ns = bench_now_ns(); /* progress lines show the elapsed time */
 	t->run.out = t->d;
 	t->run.store = store;
 	t->run.scratch = t->scratch;
@@ -140,39 +135,39 @@ static void trun_close(trun *t)
 	free(t->tmp);
 }
 
-static int read_raw(csv_table *tab, const trun *t)
+static int read_raw(bench_csv *tab, const trun *t)
 {
 	return th_read_csv(tab, t->out, "service-raw.csv");
 }
 
-static double num(const csv_table *tab, size_t r, const char *col)
+static double num(const bench_csv *tab, size_t r, const char *col)
 {
-	return csv_table_num(tab, r, col);
+	return bench_csv_num(tab, r, col);
 }
 
 /* The checks every run must pass: 6 validated rows per cell, successes, sane counters. */
-static void check_rows(const csv_table *tab, size_t cells, int pg)
+static void check_rows(const bench_csv *tab, size_t cells, int pg)
 {
 	PT_CHECKF(tab->nrows == cells * 6, "%zu rows for %zu cells", tab->nrows, cells);
 	for (size_t r = 0; r < tab->nrows; r++) {
-		const char *cls = csv_table_get(tab, r, "op_class");
+		const char *cls = bench_csv_get(tab, r, "op_class");
 		int all = !strcmp(cls, "all");
 		PT_CHECKF(num(tab, r, "cell_rows") == 6, "row %zu", r);
 		PT_CHECKF(num(tab, r, "validated") == 1, "row %zu (%s %s): not validated: %s", r,
-		          csv_table_get(tab, r, "cell_id"), cls, csv_table_get(tab, r, "first_error"));
+		          bench_csv_get(tab, r, "cell_id"), cls, bench_csv_get(tab, r, "first_error"));
 		PT_CHECKF(num(tab, r, "validation_failures") == 0, "row %zu", r);
-		PT_CHECKF(!strcmp(csv_table_get(tab, r, "suite"), "service"), "row %zu", r);
+		PT_CHECKF(!strcmp(bench_csv_get(tab, r, "suite"), "service"), "row %zu", r);
 		PT_CHECKF(num(tab, r, "samples") == num(tab, r, "attempted"), "row %zu", r);
-		PT_CHECKF(strncmp(csv_table_get(tab, r, "hdr"), "hdr1:", 5) == 0, "row %zu", r);
+		PT_CHECKF(strncmp(bench_csv_get(tab, r, "hdr"), "hdr1:", 5) == 0, "row %zu", r);
 		/* The only failure allowed: a commit that lost its race cas_retries + 1 times. */
-		const char *errs = csv_table_get(tab, r, "errors");
+		const char *errs = bench_csv_get(tab, r, "errors");
 		PT_CHECKF(!errs[0] || (!strncmp(errs, "conflict_exhausted:", 19) && !strchr(errs, ';')),
 		          "row %zu (%s): errors %s: %s", r, cls, errs,
-		          csv_table_get(tab, r, "first_error"));
+		          bench_csv_get(tab, r, "first_error"));
 		if (!all && num(tab, r, "attempted") == 0)
 			continue; /* a class the short run happened not to draw */
 		PT_CHECKF(num(tab, r, "succeeded") > 0, "row %zu (%s %s): nothing succeeded: %s", r,
-		          csv_table_get(tab, r, "cell_id"), cls, csv_table_get(tab, r, "first_error"));
+		          bench_csv_get(tab, r, "cell_id"), cls, bench_csv_get(tab, r, "first_error"));
 		PT_CHECKF(num(tab, r, "p99_ms") > 0 && num(tab, r, "p99_ms") <= num(tab, r, "max_ms"),
 		          "row %zu", r);
 		PT_CHECKF(num(tab, r, "store_round_trips") > 0, "row %zu", r);
@@ -186,7 +181,7 @@ static void check_rows(const csv_table *tab, size_t cells, int pg)
 			PT_CHECKF(num(tab, r, "store_statements") == 0, "row %zu", r);
 		}
 		if (all) {
-			const char *ps = csv_table_get(tab, r, "per_second_ops");
+			const char *ps = bench_csv_get(tab, r, "per_second_ops");
 			PT_CHECKF(ps[0] != '\0' && strchr(ps, ';') == NULL, "row %zu: '%s' (one second)", r,
 			          ps);
 			PT_CHECKF(num(tab, r, "per_second_p99_ms") > 0, "row %zu", r);
@@ -196,8 +191,8 @@ static void check_rows(const csv_table *tab, size_t cells, int pg)
 			          num(tab, r - 1, "succeeded"));
 			if (pg)
 				PT_CHECKF(num(tab, r, "pg_calls") > 0 && num(tab, r, "wal_bytes") > 0,
-				          "row %zu: pg counters %s %s", r, csv_table_get(tab, r, "pg_calls"),
-				          csv_table_get(tab, r, "wal_bytes"));
+				          "row %zu: pg counters %s %s", r, bench_csv_get(tab, r, "pg_calls"),
+				          bench_csv_get(tab, r, "wal_bytes"));
 		}
 	}
 }
@@ -206,7 +201,7 @@ static void check_rows(const csv_table *tab, size_t cells, int pg)
 static void flow(const char *store)
 {
 	trun t;
-	csv_table tab;
+	bench_csv tab;
 	char err[H_ERR] = "";
 	unsigned measured, skipped;
 	int pg = !strcmp(store, "postgres");
@@ -224,14 +219,14 @@ static void flow(const char *store)
 	PT_CHECK(t.run.cells_done == 2);
 	if (read_raw(&tab, &t) == 0) {
 		check_rows(&tab, 2, pg);
-		PT_CHECK(!strcmp(csv_table_get(&tab, 0, "cell_id"), "c1-p2"));
-		PT_CHECK(!strcmp(csv_table_get(&tab, 6, "cell_id"), "c3-p2"));
-		PT_CHECK(!strcmp(csv_table_get(&tab, 0, "store"), store));
+		PT_CHECK(!strcmp(bench_csv_get(&tab, 0, "cell_id"), "c1-p2"));
+		PT_CHECK(!strcmp(bench_csv_get(&tab, 6, "cell_id"), "c3-p2"));
+		PT_CHECK(!strcmp(bench_csv_get(&tab, 0, "store"), store));
 		PT_CHECK(num(&tab, 6, "clients") == 3 && num(&tab, 6, "pool_size") == 2);
 		/* One client never conflicts with itself. */
 		PT_CHECK(num(&tab, 5, "conflicts") == 0);
 	}
-	csv_table_free(&tab);
+	bench_csv_free(&tab);
 
 	/* A second invocation: every cell is done. */
 	if (trun_reopen(&t) == 0) {
@@ -244,7 +239,7 @@ static void flow(const char *store)
 	} else {
 		PT_CHECK(0);
 	}
-	csv_table_free(&tab);
+	bench_csv_free(&tab);
 	trun_close(&t);
 }
 
@@ -321,7 +316,7 @@ static void contention(const char *store)
 	                                   "0",
 	                                   NULL};
 	trun t;
-	csv_table tab;
+	bench_csv tab;
 	char err[H_ERR] = "";
 	memset(&tab, 0, sizeof(tab));
 	if (trun_open(&t, store, sets) != 0) {
@@ -332,7 +327,7 @@ static void contention(const char *store)
 	PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 	if (read_raw(&tab, &t) == 0 && tab.nrows == 6) {
 		size_t r = 2; /* commit */
-		PT_CHECK(!strcmp(csv_table_get(&tab, r, "op_class"), "commit"));
+		PT_CHECK(!strcmp(bench_csv_get(&tab, r, "op_class"), "commit"));
 		PT_CHECK(num(&tab, 5, "attempted") == num(&tab, r, "attempted"));
 		PT_CHECKF(num(&tab, r, "conflicts") > 0 && num(&tab, r, "retries") > 0,
 		          "%s: conflicts %g retries %g of %g CAS attempts", store,
@@ -344,7 +339,7 @@ static void contention(const char *store)
 	} else {
 		PT_CHECKF(0, "%s: no rows, or not 6", store);
 	}
-	csv_table_free(&tab);
+	bench_csv_free(&tab);
 	trun_close(&t);
 }
 

@@ -32,14 +32,14 @@ static int cmp_u64(const void *a, const void *b)
 /* A value from one of several shapes, within [0, max]. */
 static uint64_t sample(uint64_t *rng, int shape, uint64_t max)
 {
-	double u = (double)(prolly__splitmix64(rng) >> 11) / 9007199254740992.0;
+	double u = (double)(bench_splitmix64(rng) >> 11) / 9007199254740992.0;
 	switch (shape) {
-	case 0: return prolly__splitmix64(rng) % (max + 1);              /* uniform */
+	case 0: return bench_splitmix64(rng) % (max + 1);                /* uniform */
 	case 1: return (uint64_t)exp(u * log((double)max));              /* log-uniform */
 	case 2: return 50000 + (uint64_t)(-log(1 - u) * 200000.0) % max; /* exponential */
 	default:
-		return u < 0.99 ? 1000 + prolly__splitmix64(rng) % 9000
-		                : prolly__splitmix64(rng) % max; /* tail */
+		return u < 0.99 ? 1000 + bench_splitmix64(rng) % 9000
+		                : bench_splitmix64(rng) % max; /* tail */
 	}
 }
 
@@ -193,7 +193,7 @@ PT_TEST(merge_equals_single)
 	for (int i = 0; i < 100000; i++) {
 		uint64_t v = sample(&rng, i % 4, HDR_DEFAULT_HIGHEST);
 		hdr_record(all, v);
-		hdr_record(part[prolly__splitmix64(&rng) % 4], v);
+		hdr_record(part[bench_splitmix64(&rng) % 4], v);
 	}
 	hdr_record(part[2], UINT64_MAX); /* saturation merges too */
 	hdr_record(all, UINT64_MAX);

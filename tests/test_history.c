@@ -28,7 +28,7 @@ static prolly_db *open_mem(size_t cache_bytes)
 	prolly_options o;
 	if (prolly_store_mem_new(&st) != 0)
 		return NULL;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = cache_bytes;
 	if (prolly_db_new(&db, st, &o) != 0)
 		return NULL;
@@ -410,7 +410,7 @@ static void edit_cost(prolly_db *db, const prolly_id *root, const prolly_edit *e
                       unsigned height, uint64_t max_reads, const char *what, prolly_id *out)
 {
 	prolly_txn *txn = NULL;
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_id r;
 	prolly_db_cache_clear(db);
 	PT_CHECK_RC(prolly_txn_begin(&txn, db), 0);
@@ -449,7 +449,7 @@ PT_TEST(history_edit_cost_is_height)
 	prolly_builder_free(b);
 	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
 	prolly_txn_free(txn);
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &root, 0), 0);
 	PT_CHECK(ts.records == n && ts.height >= 3);
 	PT_REQUIRE(!pt_failed_now);
@@ -531,7 +531,7 @@ PT_TEST(history_collapse_to_one_leaf)
 	prolly_id root, empty;
 	prolly_id_empty_tree(&empty);
 	PT_CHECK_RC(tm_build_commit(&root, db, &m), 0);
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &root, 1), 0);
 	PT_REQUIRE(ts.height >= 3);
 
@@ -616,7 +616,7 @@ PT_TEST(history_chunk_sizes)
 	gen_records(&m, &rng, 20000 * tm_scale(), 1, 0);
 	prolly_id root;
 	PT_CHECK_RC(tm_build_commit(&root, db, &m), 0);
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &root, 1), 0);
 	double avg = (double)ts.bytes / (double)ts.nodes;
 	/* Sizes cluster near 4 KiB; the mean stays well inside the limits. */
@@ -674,7 +674,7 @@ PT_TEST(history_large_keys_and_values)
 	PT_CHECK_RC(tm_build_commit(&want, db, &m), 0);
 	PT_CHECK(tm_tree_check(db, &want, &m, "large") == 0);
 	PT_CHECK(check_shape(db, &want, "large") == 0);
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &want, 1), 0);
 	PT_CHECKF(ts.height >= 3, "height %u", ts.height);
 	size_t *idx = iota(m.n);

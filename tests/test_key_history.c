@@ -287,7 +287,7 @@ PT_TEST(key_history_cost)
 		PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
 		prolly_txn_free(txn);
 	}
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(prolly_tree_stats_get(&ts, db, &tree, 0) == 0);
 	got g;
 	memset(&g, 0, sizeof g);
@@ -295,7 +295,7 @@ PT_TEST(key_history_cost)
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_key_history(db, &head, k, sizeof k, on_change, &g), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	printf("# %u commits over %llu records (height %u, %llu leaves): %zu changes, %llu nodes "
 	       "read\n",

@@ -156,7 +156,7 @@ PT_TEST(readonly_handle_refuses_writes_and_changes_no_byte)
 	PT_CHECK(strcmp(v, "2") == 0);
 	PT_CHECK_RC(put(db, "main", "x", "y"), PROLLY_EUNSUPPORTED);
 	PT_CHECK(strstr(prolly_last_error(), "read-only") != NULL);
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(db, &res), PROLLY_EUNSUPPORTED);
 	prolly_id head;
 	PT_CHECK_RC(prolly_branch_head(&head, db, "main"), 0);
@@ -295,7 +295,7 @@ PT_TEST(meta_page_flip_is_reported_and_the_previous_snapshot_restored)
 {
 	char dir[PATH_MAX], data[PATH_MAX + 16], v[16];
 	prolly_db *db = NULL;
-	prolly_lmdb_snapshot snap[2];
+	prolly_lmdb_snapshot snap[2] = {PROLLY_LMDB_SNAPSHOT_INIT, PROLLY_LMDB_SNAPSHOT_INIT};
 	size_t n0 = 0, n1 = 0;
 
 	fresh_dir(dir, sizeof(dir), "meta");

@@ -260,12 +260,11 @@ static void check_merge(scene *s, int resolver, uint64_t seed, const char *what)
 	seen_convergent += x.st.convergent;
 	seen_applied += x.st.applied;
 	reporter rep = {&x, 0, 0};
-	prolly_merge_options opts;
-	memset(&opts, 0, sizeof(opts));
+	prolly_merge_options opts = PROLLY_MERGE_OPTIONS_INIT;
 	opts.resolve = (prolly_resolver)resolver;
 	opts.on_conflict = on_conflict;
 	opts.payload = &rep;
-	prolly_merge_stats st;
+	prolly_merge_stats st = PROLLY_MERGE_STATS_INIT;
 	prolly_id out, sentinel;
 	memset(&sentinel, 0x77, sizeof(sentinel));
 	out = sentinel;
@@ -520,12 +519,11 @@ PT_TEST(merge_callback_resolution)
 
 	cbstate cs;
 	memset(&cs, 0, sizeof(cs));
-	prolly_merge_options opts;
-	memset(&opts, 0, sizeof(opts));
+	prolly_merge_options opts = PROLLY_MERGE_OPTIONS_INIT;
 	opts.resolve = PROLLY_RESOLVE_CALLBACK;
 	opts.resolve_fn = resolve_cb;
 	opts.payload = &cs;
-	prolly_merge_stats st;
+	prolly_merge_stats st = PROLLY_MERGE_STATS_INIT;
 	prolly_id out;
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, &opts), 0);
 	PT_CHECK(cs.calls == 3 && st.conflicts == 3 && st.applied == 1 && st.convergent == 0);
@@ -568,8 +566,7 @@ PT_TEST(merge_callback_resolution)
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, &o2), PROLLY_EINVAL);
 
 	/* FAIL with the counting reporter */
-	prolly_merge_options o3;
-	memset(&o3, 0, sizeof(o3));
+	prolly_merge_options o3 = PROLLY_MERGE_OPTIONS_INIT;
 	o3.on_conflict = count_conflict;
 	o3.payload = &reported;
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, &o3), PROLLY_EMERGE);
@@ -597,7 +594,7 @@ PT_TEST(merge_fast_paths)
 	tm_random_model(&base, &r, 4000);
 	make_edits(&eo, &et, &r, &base, 30, 20, 0, 1);
 	PT_REQUIRE(scene_make(&s, db, &base, &eo, &et) == 0);
-	prolly_merge_stats st;
+	prolly_merge_stats st = PROLLY_MERGE_STATS_INIT;
 	prolly_id out;
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
@@ -607,7 +604,7 @@ PT_TEST(merge_fast_paths)
 	PT_CHECK(prolly_id_equal(&out, &s.theirs));
 	PT_CHECK_RC(prolly_merge(&out, NULL, s.txn, &s.base, &s.theirs, &s.theirs, NULL), 0);
 	PT_CHECK(prolly_id_equal(&out, &s.theirs));
-	prolly_stats ts;
+	prolly_stats ts = PROLLY_STATS_INIT;
 	prolly_thread_stats(&ts);
 	PT_CHECK(ts.cache_hits + ts.cache_misses == 0); /* no node looked at */
 	/* with stats, the fast paths still count */
@@ -654,10 +651,10 @@ PT_TEST(merge_cost_follows_theirs)
 	PT_REQUIRE(prolly_txn_begin(&s.txn, db) == 0);
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
-	prolly_merge_stats st;
+	prolly_merge_stats st = PROLLY_MERGE_STATS_INIT;
 	prolly_id out;
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, NULL), 0);
-	prolly_stats ts;
+	prolly_stats ts = PROLLY_STATS_INIT;
 	prolly_thread_stats(&ts);
 	PT_CHECK(st.applied == 1 && st.conflicts == 0);
 	PT_CHECKF(ts.nodes_read <= 40, "%llu nodes read", (unsigned long long)ts.nodes_read);

@@ -143,7 +143,7 @@ static int open_db(run *r)
 		return rc;
 	}
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = r->cache_bytes;
 	rc = prolly_db_new(&r->db, st, &o);
 	if (rc)
@@ -161,6 +161,7 @@ static int run_init(run *r, const char *name, uint64_t salt, int kind, size_t ca
 	tm_rng_seed(&r->rng, r->seed);
 	r->kind = kind;
 	r->cache_bytes = cache_bytes;
+	prolly_pg_options_init(&r->pgo, PROLLY_PG_OPTIONS_VERSION);
 	if (pg)
 		r->pgo = *pg;
 	if (kind == K_PG)
@@ -272,7 +273,7 @@ static void check_tree_v(run *r, const prolly_id *root, const tm_model *m, const
 {
 	if (tm_tree_check(r->db, root, m, what) != 0)
 		FAILF(r, "%s: tree %s differs from the model (%zu records)", what, tm_hex(root), m->n);
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	int rc = prolly_tree_stats_get(&ts, r->db, root, verify);
 	if (m->n > r->max_n)
 		r->max_n = m->n;
@@ -458,7 +459,7 @@ static void check_rank_select(run *r, const prolly_id *root, const tm_model *m)
 static void gen_range(run *r, const tm_model *m, prolly_range *rg, int for_diff)
 {
 	unsigned char kb[TM_KEY_MAX + 1];
-	memset(rg, 0, sizeof(*rg));
+	prolly_range_init(rg, PROLLY_RANGE_VERSION);
 	if (tm_rng_chance(&r->rng, 2, 3)) {
 		size_t kl = probe_key(r, m, kb);
 		rg->lo.data = own(r, kb, kl);
@@ -493,7 +494,7 @@ static void gen_range(run *r, const tm_model *m, prolly_range *rg, int for_diff)
 static void check_cursors(run *r, const prolly_id *root, const tm_model *m)
 {
 	for (int it = 0; it < 4 && !r->failed; it++) {
-		prolly_range rg;
+		prolly_range rg = PROLLY_RANGE_INIT;
 		gen_range(r, m, &rg, 0);
 		int whole = it == 0 && tm_rng_chance(&r->rng, 1, 4);
 		size_t *idx = NULL;
@@ -630,7 +631,7 @@ static int diff_cb(void *payload, const prolly_diff_entry *e)
 static void check_diff(run *r, const prolly_id *a, const tm_model *ma, const prolly_id *b,
                        const tm_model *mb)
 {
-	prolly_range rg;
+	prolly_range rg = PROLLY_RANGE_INIT;
 	int ranged = tm_rng_chance(&r->rng, 1, 3);
 	if (ranged)
 		gen_range(r, tm_rng_chance(&r->rng, 1, 2) ? ma : mb, &rg, 1);
@@ -655,8 +656,7 @@ static void check_diff(run *r, const prolly_id *a, const tm_model *ma, const pro
 	free(want);
 	/* prefix and reverse are not supported by diff. */
 	if (tm_rng_chance(&r->rng, 1, 10)) {
-		prolly_range bad;
-		memset(&bad, 0, sizeof(bad));
+		prolly_range bad = PROLLY_RANGE_INIT;
 		bad.reverse = 1;
 		c = (diff_ctx){r, ma, mb, NULL, 0, 0, SIZE_MAX};
 		rc = prolly_diff(r->db, a, b, &bad, diff_cb, &c);
@@ -1090,7 +1090,7 @@ static void step_merge(run *r)
 	tm_model_copy(&mt, &r->m);
 	tm_model_apply(&mt, et, nt);
 	prolly_resolver how = (prolly_resolver)tm_rng_below(&r->rng, 6); /* FAIL .. UPDATE_WINS */
-	prolly_merge_stats wst, gst;
+	prolly_merge_stats wst = PROLLY_MERGE_STATS_INIT, gst = PROLLY_MERGE_STATS_INIT;
 	model_merge(&want, &wst, &conflicts, &r->m, &mo, &mt, how);
 	r->n_merges++;
 	r->n_conflicts += (unsigned)conflicts.n;
@@ -1112,13 +1112,11 @@ static void step_merge(run *r)
 	if (!r->failed) {
 		unsigned char(*vals)[32] = calloc(conflicts.n + 1, 32);
 		merge_ctx c = {r, &r->m, &mo, &mt, vals, 0, &conflicts, 0};
-		prolly_merge_options opts;
-		memset(&opts, 0, sizeof(opts));
+		prolly_merge_options opts = PROLLY_MERGE_OPTIONS_INIT;
 		opts.resolve = how;
 		opts.resolve_fn = resolve_cb;
 		opts.on_conflict = conflict_cb;
 		opts.payload = &c;
-		memset(&gst, 0, sizeof(gst));
 		prolly_id untouched;
 		memset(&untouched, 0xab, sizeof(untouched));
 		res = untouched;
@@ -1239,14 +1237,17 @@ static void model_run_pg(const char *name, uint64_t salt, int kind, size_t cache
 		r.big_den = big_den;
 		if (target < 100)
 			r.max_batch = 2 * target + 2;
-		prolly_stats s0, s1;
+		prolly_stats s0 = PROLLY_STATS_INIT, s1 = PROLLY_STATS_INIT;
+		prolly_pg_stats p0 = PROLLY_PG_STATS_INIT, p1 = PROLLY_PG_STATS_INIT;
 		prolly_thread_stats(&s0);
+		prolly_store_pg_thread_stats(&p0);
 		run_steps(&r, steps * tm_scale());
 		prolly_thread_stats(&s1);
+		prolly_store_pg_thread_stats(&p1);
 		if (kind == K_PG)
 			printf("# %s: %llu store round trips, %llu SQL statements\n", name,
 			       (unsigned long long)(s1.store_round_trips - s0.store_round_trips),
-			       (unsigned long long)(s1.store_statements - s0.store_statements));
+			       (unsigned long long)(p1.statements - p0.statements));
 	}
 	run_dispose(&r);
 }
@@ -1359,7 +1360,7 @@ PT_TEST(model_txn_tree_stats_verify)
 	PT_CHECK_RC(prolly_txn_begin(&txn, db), 0);
 	prolly_edit e = {PROLLY_PUT, {"key", 3}, {"value", 5}};
 	PT_CHECK_RC(prolly_edit_tree(&out, txn, &empty, &e, 1), 0);
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &out, 0), 0);
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &out, 1), 0);
 	prolly_txn_free(txn);
@@ -1384,8 +1385,7 @@ PT_TEST(model_pg_small_chunks)
 {
 	/* A write is several INSERT statements and a read several SELECTs (in one round trip), with
 	 * a pool of two connections. */
-	prolly_pg_options o;
-	memset(&o, 0, sizeof(o));
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
 	o.batch_items = 3;
 	o.read_chunk = 4;
 	o.pool_size = 2;

@@ -131,8 +131,7 @@ static int sql_state(PGconn *c, const char *sql, const char *state)
 static prolly_store *open_pg(const char *schema, size_t batch_items, size_t read_chunk,
                              unsigned pool_size, unsigned timeout_ms)
 {
-	prolly_pg_options o;
-	memset(&o, 0, sizeof(o));
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
 	o.schema = schema;
 	o.batch_items = batch_items;
 	o.read_chunk = read_chunk;
@@ -258,7 +257,8 @@ PT_TEST(five_nodes_three_insert_statements)
 	prolly_id head = tn_id(1, 0);
 	prolly_ref_update u = upd("refs/heads/main", PROLLY_REF_EXPECT_ABSENT, NULL, &head);
 	prolly_pg_counters c0, c1;
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_pg_stats ps = PROLLY_PG_STATS_INIT;
 	char q[256];
 	snprintf(q, sizeof(q),
 	         "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE 'INSERT "
@@ -268,13 +268,14 @@ PT_TEST(five_nodes_three_insert_statements)
 	PT_CHECK_RC(prolly_store_pg_counters(st, &c0), 0);
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(write1(st, sn, 5, &u), 0);
-	prolly_thread_stats(&s);
+	PT_CHECK_RC(prolly_thread_stats(&s), 0);
+	PT_CHECK_RC(prolly_store_pg_thread_stats(&ps), 0);
 	PT_CHECK_RC(prolly_store_pg_counters(st, &c1), 0);
 	PT_CHECKF(c1.insert_statements - c0.insert_statements == 3, "%llu insert statements",
 	          (unsigned long long)(c1.insert_statements - c0.insert_statements));
 	PT_CHECK(c1.rows_inserted - c0.rows_inserted == 5);
 	/* BEGIN, prolly_write_begin, 3 inserts, 1 CAS, prolly_write_finish, COMMIT: one round trip. */
-	PT_CHECKF(s.store_statements == 8, "%llu statements", (unsigned long long)s.store_statements);
+	PT_CHECKF(ps.statements == 8, "%llu statements", (unsigned long long)ps.statements);
 	PT_CHECKF(s.store_round_trips == 1, "%llu round trips",
 	          (unsigned long long)s.store_round_trips);
 	long long pss1 = sql1(a, q);
@@ -282,8 +283,7 @@ PT_TEST(five_nodes_three_insert_statements)
 	printf("# 5 nodes, batch_items 2: %llu insert statements, %llu statements, %llu round "
 	       "trip(s); pg_stat_statements counted %lld inserts\n",
 	       (unsigned long long)(c1.insert_statements - c0.insert_statements),
-	       (unsigned long long)s.store_statements, (unsigned long long)s.store_round_trips,
-	       pss1 - pss0);
+	       (unsigned long long)ps.statements, (unsigned long long)s.store_round_trips, pss1 - pss0);
 	/* The same five again: nothing new is inserted (identical rows are not rewritten). */
 	prolly_id ids[5];
 	for (int i = 0; i < 5; i++)
@@ -353,12 +353,14 @@ static void cost_begin(prolly_store *st)
 
 static cost cost_end(prolly_store *st)
 {
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_pg_stats ps = PROLLY_PG_STATS_INIT;
 	prolly_pg_counters c1;
 	cost k;
 	prolly_thread_stats(&s);
+	prolly_store_pg_thread_stats(&ps);
 	prolly_store_pg_counters(st, &c1);
-	k.stmts = s.store_statements;
+	k.stmts = ps.statements;
 	k.trips = s.store_round_trips;
 	k.inserts = c1.insert_statements - cost_c0.insert_statements;
 	k.rows = c1.rows_inserted - cost_c0.rows_inserted;
@@ -698,10 +700,12 @@ PT_TEST(ordered_read_across_chunks)
 	                    sn[1].id};
 	slots s;
 	memset(&s, 0, sizeof(s));
-	prolly_stats d;
+	prolly_stats d = PROLLY_STATS_INIT;
+	prolly_pg_stats dp = PROLLY_PG_STATS_INIT;
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(st->get_nodes(st, req, 5, slot_fn, &s), 0);
 	prolly_thread_stats(&d);
+	prolly_store_pg_thread_stats(&dp);
 	int want_idx[5] = {2, -1, 0, 2, 1};
 	for (int i = 0; i < 5; i++) {
 		if (want_idx[i] < 0) {
@@ -712,9 +716,8 @@ PT_TEST(ordered_read_across_chunks)
 		PT_CHECK(s.size[i] == sn[want_idx[i]].size);
 		PT_CHECK(s.first[i] == t[want_idx[i]].buf[0]);
 	}
-	PT_CHECKF(d.store_statements == 3 && d.store_round_trips == 1,
-	          "%llu statements, %llu round trips", (unsigned long long)d.store_statements,
-	          (unsigned long long)d.store_round_trips);
+	PT_CHECKF(dp.statements == 3 && d.store_round_trips == 1, "%llu statements, %llu round trips",
+	          (unsigned long long)dp.statements, (unsigned long long)d.store_round_trips);
 	prolly_store_close(st);
 }
 
@@ -947,16 +950,19 @@ PT_TEST(pool_timeout_and_wait_counters)
 		PT_REQUIRE(pthread_create(&th[i], NULL, bg_write, &b[i]) == 0);
 	}
 	sleep_ms(200);
-	prolly_stats s;
+	prolly_pg_stats s = PROLLY_PG_STATS_INIT;
 	prolly_thread_stats_reset();
 	double t0 = now_s();
 	prolly_id got;
 	int rc = st->get_ref(st, "refs/heads/p", &got, NULL);
 	double waited = now_s() - t0;
-	prolly_thread_stats(&s);
+	PT_CHECK_RC(prolly_store_pg_thread_stats(&s), 0);
 	PT_CHECK(rc == PROLLY_ETIMEOUT);
 	PT_CHECKF(waited >= 0.25 && waited < 2.0, "waited %.3f s", waited);
 	PT_CHECK(s.pool_waits == 1 && s.pool_wait_ns >= 250000000ULL);
+	prolly_pg_stats cum = PROLLY_PG_STATS_INIT; /* the store's own count has the same wait */
+	PT_CHECK_RC(prolly_store_pg_stats(&cum, st), 0);
+	PT_CHECK(cum.pool_waits >= 1 && cum.pool_wait_ns >= s.pool_wait_ns);
 	printf("# pool timeout after %.0f ms: %s\n", waited * 1000, prolly_last_error());
 	sql1(a, "COMMIT");
 	for (int i = 0; i < 2; i++) {
@@ -1376,7 +1382,7 @@ static void *gc_engine_writer(void *arg)
 	uint64_t rs = w->seed, x;
 	while (!*w->stop) {
 		for (int i = 0; i < 40; i++) {
-			x = prolly__splitmix64(&rs);
+			x = bench_splitmix64(&rs);
 			snprintf(keys[i], sizeof(keys[i]), "k%05u", (unsigned)(x % 3000));
 			e[i].op = PROLLY_PUT;
 			e[i].key.data = keys[i];
@@ -1406,7 +1412,7 @@ PT_TEST(gc_while_engine_writes)
 	PT_REQUIRE(st);
 	prolly_db *db = NULL;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.retain_commits = 2;
 	o.reflog_days = 0; /* retention by commits alone: the reflog would keep every recent head */
 	PT_REQUIRE(prolly_db_new(&db, st, &o) == 0);
@@ -1442,7 +1448,7 @@ PT_TEST(gc_while_engine_writes)
 	int gcs = 0;
 	double t0 = now_s();
 	for (int i = 0; i < 6; i++) {
-		prolly_gc_result r;
+		prolly_gc_result r = PROLLY_GC_RESULT_INIT;
 		sleep_ms(150);
 		int rc = prolly_gc(db, &r);
 		PT_CHECKF(rc == 0, "gc %d: %s", i, prolly_last_error());
@@ -1465,7 +1471,7 @@ PT_TEST(gc_while_engine_writes)
 		PT_CHECK_RC(prolly_branch_head(&head, db, w[b].branch), 0);
 		PT_CHECK_RC(prolly_commit_read(&c, db, &head), 0);
 		if (c) {
-			prolly_tree_stats ts;
+			prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 			PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &c->tree, 1), 0);
 			PT_CHECK(ts.records == 3000);
 			prolly_commit_free(c);
@@ -1487,8 +1493,7 @@ PT_TEST(gc_while_engine_writes)
 PT_TEST(schema_versions_and_no_create)
 {
 	const char *schema = new_schema();
-	prolly_pg_options o;
-	memset(&o, 0, sizeof(o));
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
 	o.schema = schema;
 	o.no_create = 1;
 	prolly_store *st = NULL;
@@ -1528,8 +1533,7 @@ static void downgrade(PGconn *a, const char *schema)
 
 static prolly_store *open_opt(const char *conninfo, const char *schema, int no_create)
 {
-	prolly_pg_options o;
-	memset(&o, 0, sizeof(o));
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
 	o.schema = schema;
 	o.no_create = no_create;
 	prolly_store *st = NULL;
@@ -1782,7 +1786,7 @@ static int make_role(PGconn *a, const char *role, const char *schema, const char
 	char pw[33], q[2048], g[1536];
 	uint64_t rs = (uint64_t)(now_s() * 1e6) ^ (uint64_t)getpid() << 24 ^ (uint64_t)strlen(role), x;
 	for (int i = 0; i < 32; i++) {
-		x = prolly__splitmix64(&rs);
+		x = bench_splitmix64(&rs);
 		pw[i] = "abcdefghijklmnopqrstuvwxyz012345"[x % 32];
 	}
 	pw[32] = 0;
@@ -1833,6 +1837,55 @@ static prolly_db *open_db_as(const char *conninfo, const char *schema)
 	return db;
 }
 
+/* The setup of a role test: a schema its owner created, the admin connection, and login roles
+ * prolly_TAG_PID with the grants of docs/postgres.md (roles_begin), dropped by roles_end. */
+typedef struct roles {
+	const char *schema;
+	PGconn *admin;
+	int n;
+	char name[3][64];
+	char conninfo[3][600];
+} roles;
+
+/* 1 when the roles exist and the first can log in; 0 when that is not possible here (a skip,
+ * or a failed check); roles_end in either case. */
+static int roles_begin(roles *r, int n, const char *const *tags, const char *const *grants)
+{
+	memset(r, 0, sizeof(*r));
+	r->schema = new_schema();
+	r->admin = admin();
+	PT_CHECK(r->admin);
+	if (!r->admin)
+		return 0;
+	prolly_store *own = open_opt(pg_url, r->schema, 0);
+	PT_CHECK(own);
+	if (!own)
+		return 0;
+	prolly_store_close(own);
+	for (; r->n < n; r->n++) {
+		snprintf(r->name[r->n], sizeof(r->name[0]), "prolly_%s_%d", tags[r->n], (int)getpid());
+		int rc = make_role(r->admin, r->name[r->n], r->schema, grants[r->n], r->conninfo[r->n],
+		                   sizeof(r->conninfo[0]));
+		PT_CHECK(rc == 0);
+		if (rc)
+			return 0;
+	}
+	PGconn *probe = PQconnectdb(r->conninfo[0]);
+	int can_login = PQstatus(probe) == CONNECTION_OK;
+	if (!can_login)
+		skip("this server does not let a new role log in with a password from here: %s",
+		     PQerrorMessage(probe));
+	PQfinish(probe);
+	return can_login;
+}
+
+static void roles_end(roles *r)
+{
+	for (int i = 0; i < r->n; i++)
+		drop_role(r->admin, r->name[i]);
+	PQfinish(r->admin);
+}
+
 /*
  * Three roles with exactly the documented grants on a schema the owner created: the writer
  * commits, branches and merges, but cannot store a node whose bytes are not its id's, cannot
@@ -1841,26 +1894,15 @@ static prolly_db *open_db_as(const char *conninfo, const char *schema)
  */
 PT_TEST(roles_least_grants)
 {
-	const char *schema = new_schema();
-	PGconn *a = admin();
-	PT_REQUIRE(a);
-	prolly_store *own = open_opt(pg_url, schema, 0);
-	PT_REQUIRE(own);
-	prolly_store_close(own);
-	char rd[64], wr[64], gcr[64], ci_rd[600], ci_wr[600], ci_gc[600];
-	snprintf(rd, sizeof(rd), "prolly_rd_%d", (int)getpid());
-	snprintf(wr, sizeof(wr), "prolly_wr_%d", (int)getpid());
-	snprintf(gcr, sizeof(gcr), "prolly_gc_%d", (int)getpid());
-	PT_REQUIRE(make_role(a, rd, schema, READER_GRANTS, ci_rd, sizeof(ci_rd)) == 0);
-	PT_REQUIRE(make_role(a, wr, schema, WRITER_GRANTS, ci_wr, sizeof(ci_wr)) == 0);
-	PT_REQUIRE(make_role(a, gcr, schema, GC_GRANTS, ci_gc, sizeof(ci_gc)) == 0);
-	PGconn *w = PQconnectdb(ci_wr);
-	if (PQstatus(w) != CONNECTION_OK) {
-		skip("this server does not let a new role log in with a password from here: %s",
-		     PQerrorMessage(w));
-		PQfinish(w);
+	static const char *const tags[] = {"wr", "rd", "gc"};
+	static const char *const grants[] = {WRITER_GRANTS, READER_GRANTS, GC_GRANTS};
+	roles r;
+	if (!roles_begin(&r, 3, tags, grants))
 		goto out;
-	}
+	const char *schema = r.schema, *ci_wr = r.conninfo[0], *ci_rd = r.conninfo[1],
+	           *ci_gc = r.conninfo[2];
+	PGconn *a = r.admin, *w = PQconnectdb(ci_wr);
+	PT_REQUIRE(PQstatus(w) == CONNECTION_OK);
 	PQsetNoticeProcessor(w, quiet, NULL);
 
 	/* The writer: commits, a branch, a merge. */
@@ -1875,8 +1917,7 @@ PT_TEST(roles_least_grants)
 	prolly_id merged;
 	PT_CHECK_RC(prolly_merge_branches(&merged, NULL, db, "main", "dev", NULL, "merge dev"), 0);
 	PT_CHECK_RC(prolly_branch_delete(db, "dev"), 0);
-	prolly_gc_result gr;
-	memset(&gr, 0, sizeof(gr));
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(db, &gr), PROLLY_ESTORE); /* no UPDATE on meta, no DELETE on nodes */
 	printf("# gc as the writer: %s\n", prolly_last_error());
 	prolly_close(db);
@@ -1919,16 +1960,13 @@ PT_TEST(roles_least_grants)
 	/* The gc role: gc runs (and the writer's branch stays whole). */
 	db = open_db_as(ci_gc, schema);
 	PT_REQUIRE(db);
-	memset(&gr, 0, sizeof(gr));
+	prolly_gc_result_init(&gr, PROLLY_GC_RESULT_VERSION);
 	PT_CHECK_RC(prolly_gc(db, &gr), 0);
 	PT_CHECK_RC(put1(db, "main", "e", "5"), 0);
 	prolly_close(db);
 	PQfinish(w);
 out:
-	drop_role(a, rd);
-	drop_role(a, wr);
-	drop_role(a, gcr);
-	PQfinish(a);
+	roles_end(&r);
 }
 
 /* A writer with exactly the grants of docs/postgres.md on a schema turned back into version 1:
@@ -1936,27 +1974,16 @@ out:
  * pipeline. */
 PT_TEST(runtime_role_least_privileges)
 {
-	const char *schema = new_schema();
-	PGconn *a = admin();
-	PT_REQUIRE(a);
-	prolly_store *st = open_opt(pg_url, schema, 0);
-	PT_REQUIRE(st);
-	prolly_store_close(st);
-	char role[64], conninfo[600];
-	snprintf(role, sizeof(role), "prolly_rt_%d", (int)getpid());
-	PT_REQUIRE(make_role(a, role, schema, WRITER_GRANTS, conninfo, sizeof(conninfo)) == 0);
-	PGconn *probe = PQconnectdb(conninfo);
-	int can_login = PQstatus(probe) == CONNECTION_OK;
-	if (!can_login)
-		skip("this server does not let a new role log in with a password from here: %s",
-		     PQerrorMessage(probe));
-	PQfinish(probe);
-	if (!can_login) {
-		drop_role(a, role);
-		PQfinish(a);
+	static const char *const tags[] = {"rt"};
+	static const char *const grants[] = {WRITER_GRANTS};
+	roles r;
+	if (!roles_begin(&r, 1, tags, grants)) {
+		roles_end(&r);
 		return;
 	}
-	st = open_opt(conninfo, schema, 1);
+	const char *schema = r.schema, *conninfo = r.conninfo[0];
+	PGconn *a = r.admin;
+	prolly_store *st = open_opt(conninfo, schema, 1);
 	PT_CHECK(st != NULL);
 	prolly_id head = tn_id(27, 0), got;
 	int rc;
@@ -1983,8 +2010,7 @@ PT_TEST(runtime_role_least_privileges)
 		PT_CHECK(n == 6);
 		prolly_store_close(st);
 	}
-	drop_role(a, role);
-	PQfinish(a);
+	roles_end(&r);
 }
 
 /* ---- passwords -------------------------------------------------------------------------------- */
@@ -2033,8 +2059,7 @@ PT_TEST(password_never_in_messages)
 		/* The right one: works; a killed backend's message still hides it. */
 		char secret[128];
 		snprintf(secret, sizeof(secret), "%.*s", (int)(at - colon - 1), colon + 1);
-		prolly_pg_options o;
-		memset(&o, 0, sizeof(o));
+		prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
 		o.schema = new_schema();
 		prolly_store *st = NULL;
 		PGconn *a = admin();
@@ -2103,7 +2128,7 @@ static int storage_bench(long records, int binary)
 		sql1(a, q);
 		prolly_db *db = NULL;
 		prolly_options o;
-		prolly_options_init(&o);
+		prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 		if (prolly_db_new(&db, st, &o))
 			return 1;
 		double t0 = now_s();
@@ -2116,11 +2141,11 @@ static int storage_bench(long records, int binary)
 		for (long i = 0; i < records; i++) {
 			char k[32], v[32];
 			snprintf(k, sizeof(k), "k%012ld", i);
-			x = prolly__splitmix64(&rs);
+			x = bench_splitmix64(&rs);
 			snprintf(v, sizeof(v), "%016llx%08llx", (unsigned long long)x,
 			         (unsigned long long)(x >> 20) & 0xffffffffULL);
 			if (binary) {
-				uint64_t y = prolly__splitmix64(&rs), z = prolly__splitmix64(&rs);
+				uint64_t y = bench_splitmix64(&rs), z = bench_splitmix64(&rs);
 				memcpy(v, &x, 8);
 				memcpy(v + 8, &y, 8);
 				memcpy(v + 16, &z, 8);
@@ -2156,7 +2181,7 @@ static int storage_bench(long records, int binary)
 		double read_all = now_s() - t0;
 		prolly_id *rnd = malloc(10000 * sizeof(*rnd));
 		for (size_t i = 0; i < 10000; i++) {
-			x = prolly__splitmix64(&rs);
+			x = bench_splitmix64(&rs);
 			rnd[i] = ids[x % n];
 		}
 		t0 = now_s();

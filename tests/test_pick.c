@@ -110,10 +110,9 @@ static int count_conflict(void *payload, const prolly_conflict *c)
 static void check(prolly_txn *txn, int revert, const prolly_id *onto_tree, const prolly_id *cid,
                   unsigned mainline, const tm_model *want, size_t want_conflicts, uint64_t seed)
 {
-	prolly_merge_options mo;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	prolly_id got, expect;
 	size_t seen = 0;
-	memset(&mo, 0, sizeof mo);
 	mo.on_conflict = count_conflict;
 	mo.payload = &seen;
 	int rc = revert ? prolly_revert(&got, NULL, txn, onto_tree, cid, mainline, &mo)

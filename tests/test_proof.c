@@ -149,13 +149,12 @@ static void check_range(const char *from, const char *to)
 {
 	prolly_buf proof = PROLLY_BUF_INIT, got = PROLLY_BUF_INIT;
 	prolly_slice f = {from, strlen(from)}, t = {to, strlen(to)};
-	prolly_range r;
+	prolly_range r = PROLLY_RANGE_INIT;
 	prolly_cursor *cur = NULL;
 	prolly_slice ck, cv;
 	shown s;
 	prolly_proof_claim claim;
 	memset(&s, 0, sizeof(s));
-	memset(&r, 0, sizeof(r));
 	r.lo = f;
 	r.has_lo = 1;
 	r.hi = t;

@@ -147,7 +147,7 @@ PT_TEST(range_skips_subtrees)
 	prolly_txn *txn = NULL;
 	prolly_builder *b = NULL;
 	prolly_id root, got;
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	const uint64_t n = 300000;
 	unsigned char k[TM_KEY24], v[40];
 	memset(v, 'v', sizeof v);
@@ -169,7 +169,7 @@ PT_TEST(range_skips_subtrees)
 	prolly_thread_stats_reset();
 	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
 	PT_CHECK_RC(prolly_delete_range(&got, txn, &root, &f, &t), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	printf("# %llu records, %llu leaves, height %u: removing 80%% read %llu nodes in %llu store "
 	       "calls\n",

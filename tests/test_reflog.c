@@ -204,7 +204,7 @@ TM_BOTH_STORES(reflog_restore_deleted_branch)
 	prolly_id c, c2, old, back;
 	prolly_commit *hc = NULL;
 	prolly_buf v = PROLLY_BUF_INIT;
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_REQUIRE(open_db(&t, lmdb, 1) == 0);
 	PT_REQUIRE(put(&c, t.db, "main", "k", "1") == 0);
 	PT_REQUIRE(prolly_branch_create(t.db, "work", &c) == 0);
@@ -244,7 +244,7 @@ TM_BOTH_STORES(reflog_gc_horizon)
 {
 	tm_db t;
 	prolly_id c[4], old;
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	prolly_commit *gone = NULL;
 	elist l;
 	PT_REQUIRE(open_db(&t, lmdb, 1) == 0);
@@ -292,7 +292,7 @@ PT_TEST(reflog_keeps_tree_of_deleted_tag)
 	prolly_id c, root;
 	prolly_txn *txn = NULL;
 	prolly_ref_update u;
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_REQUIRE(open_db(&t, 0, 1) == 0);
 	tm_model_init(&m);
 	for (int i = 0; i < 200; i++) {
@@ -333,9 +333,8 @@ static int merge_probe(prolly_id *root, prolly_db *db, const char *into, const c
 {
 	prolly_id h, m;
 	prolly_commit *c = NULL;
-	prolly_merge_options mo;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	int rc;
-	memset(&mo, 0, sizeof(mo));
 	mo.resolve = res;
 	if ((rc = prolly_branch_head(&h, db, into)) || (rc = prolly_branch_create(db, "probe", &h)))
 		return rc;
@@ -353,7 +352,7 @@ TM_BOTH_STORES(reflog_retention_then_merge)
 	prolly_id x, before_theirs, before_fail, after;
 	prolly_commit *c = NULL;
 	prolly_buf v = PROLLY_BUF_INIT;
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_REQUIRE(open_db(&t, lmdb, 2) == 0);
 	t.db->opts.reflog_days = 0; /* retention by commits alone */
 	PT_REQUIRE(put(&x, t.db, "main", "a", "1") == 0);
@@ -398,8 +397,8 @@ PT_TEST(reflog_gc_walk_reads_ahead)
 {
 	tm_db t;
 	prolly_id x;
-	prolly_gc_result res;
-	prolly_stats st;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	prolly_stats st = PROLLY_STATS_INIT;
 	PT_REQUIRE(open_db(&t, 0, 2) == 0);
 	t.db->opts.reflog_days = 0;
 	PT_REQUIRE(put(&x, t.db, "main", "k", "0") == 0);
@@ -431,8 +430,8 @@ TM_BOTH_STORES(reflog_merge_base_pruned)
 	tm_db t;
 	prolly_id a, b, r1, r2, side, x, empty;
 	prolly_txn *txn = NULL;
-	prolly_gc_result res;
-	prolly_merge_options mo;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	PT_REQUIRE(open_db(&t, lmdb, 1) == 0);
 
 	/* Two root commits: unrelated. */
@@ -448,7 +447,6 @@ TM_BOTH_STORES(reflog_merge_base_pruned)
 	PT_REQUIRE(put(&b, t.db, "u2", "y", "1") == 0);
 	PT_CHECK_RC(prolly_merge_base(&x, t.db, &a, &b), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_merge_branches(&x, NULL, t.db, "u1", "u2", NULL, NULL), PROLLY_ENOTFOUND);
-	memset(&mo, 0, sizeof(mo));
 	mo.allow_unrelated = 1;
 	PT_CHECK_RC(prolly_merge_branches(&x, NULL, t.db, "u1", "u2", &mo, NULL), 0);
 
@@ -472,7 +470,7 @@ TM_BOTH_STORES(reflog_merge_base_pruned)
 	tick(t.db);
 	PT_REQUIRE(prolly_branch_restore(&x, t.db, "side") == 0);
 	PT_CHECK_RC(prolly_merge_branches(&x, NULL, t.db, "main", "side", NULL, NULL), PROLLY_EPRUNED);
-	memset(&mo, 0, sizeof(mo));
+	prolly_merge_options_init(&mo, PROLLY_MERGE_OPTIONS_VERSION);
 	mo.base = &b; /* an explicit base: a three-way merge against main's head */
 	mo.resolve = PROLLY_RESOLVE_THEIRS;
 	PT_CHECK_RC(prolly_merge_branches(&x, NULL, t.db, "main", "side", &mo, NULL), 0);
@@ -706,9 +704,8 @@ TM_BOTH_STORES(reflog_random_ops_against_model)
 			}
 			break;
 		case 6: { /* merge b2 into b */
-			prolly_merge_options mo;
+			prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 			char from[16];
-			memset(&mo, 0, sizeof(mo));
 			mo.resolve = PROLLY_RESOLVE_THEIRS;
 			if (!m->exists || !ms.br[b2].exists || b == b2)
 				break;
@@ -724,7 +721,7 @@ TM_BOTH_STORES(reflog_random_ops_against_model)
 			break;
 		}
 		default: { /* gc within the horizon: nothing the model knows goes away */
-			prolly_gc_result res;
+			prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 			rc = prolly_gc(t.db, &res);
 			if (rc == 0)
 				PT_CHECK(res.reflog_expired == 0);

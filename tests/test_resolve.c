@@ -128,7 +128,7 @@ PT_TEST(resolve_short_ids_mem)
 	spec[12] = 0;
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_resolve(&got, db, spec), 0);
-	prolly_stats st;
+	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_thread_stats(&st);
 	/* the branch and the tag of that name (neither exists), find_ids, the commit */
 	PT_CHECKF(st.store_round_trips <= 4, "%llu round trips",

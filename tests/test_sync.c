@@ -36,8 +36,7 @@ static prolly_store *new_store(int kind)
 		if (prolly_store_lmdb_open(&st, dir, 0))
 			return NULL;
 	} else {
-		prolly_pg_options o;
-		memset(&o, 0, sizeof(o));
+		prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
 		if (!have_pg || n_pg_schemas == 64)
 			return NULL;
 		tm_pg_schema_name(pg_schemas[n_pg_schemas], "sync");
@@ -114,7 +113,7 @@ static int same_history(prolly_db *a, prolly_db *b, const prolly_id *commit)
 	if (prolly_log(a, commit, count_log, &na) || prolly_log(b, commit, count_log, &nb) || na != nb)
 		return 0;
 	prolly_commit *ca = NULL;
-	prolly_tree_stats sa, sb;
+	prolly_tree_stats sa = PROLLY_TREE_STATS_INIT, sb = PROLLY_TREE_STATS_INIT;
 	int ok = prolly_commit_read(&ca, b, commit) == 0 &&
 	         prolly_tree_stats_get(&sb, b, &ca->tree, 1) == 0 &&
 	         prolly_tree_stats_get(&sa, a, &ca->tree, 0) == 0 && sa.nodes == sb.nodes &&
@@ -381,7 +380,7 @@ PT_TEST(sync_gc_keeps_k6)
 		PT_REQUIRE(prolly_db_new(&inner, &f->tp.base, NULL) == 0);
 		PT_CHECK_RC(sync_branches(NULL, inner, src, names, heads, 2, &o), PROLLY_ESTORE);
 		f->fail_at = 0;
-		prolly_gc_result gr;
+		prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
 		PT_CHECK_RC(prolly_gc(inner, &gr), 0);
 		PT_CHECKF(k6_holds(inner) == 0, "%s: %s", kind_name[kind], prolly_last_error());
 		PT_CHECK_RC(sync_branches(NULL, inner, src, names, heads, 2, &o), 0);
@@ -392,8 +391,7 @@ PT_TEST(sync_gc_keeps_k6)
 		prolly_close(inner);
 		prolly_close(src);
 	}
-	prolly_options opts;
-	prolly_options_init(&opts);
+	prolly_options opts = PROLLY_OPTIONS_INIT;
 	opts.retain_commits = 1;
 	opts.reflog_days = 0;
 	prolly_db *db = NULL;
@@ -401,7 +399,7 @@ PT_TEST(sync_gc_keeps_k6)
 	prolly_id heads[2];
 	PT_REQUIRE(prolly_store_mem_new(&mem) == 0 && prolly_db_new(&db, mem, &opts) == 0);
 	PT_REQUIRE(make_history(db, &heads[0], &heads[1]) == 0);
-	prolly_gc_result gr;
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(db, &gr), 0);
 	PT_CHECK(gr.nodes_removed > 0);
 	PT_CHECK_RC(k6_holds_ex(db, 1), 0);
@@ -502,7 +500,7 @@ PT_TEST(sync_small_push_copies_k_times_height)
 {
 	prolly_db *local = new_db(K_MEM), *remote = new_db(K_MEM);
 	prolly_id h, c;
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	prolly_commit *hc = NULL;
 	const char *names[1] = {"main"};
 	PT_REQUIRE(local && remote);
@@ -607,7 +605,7 @@ PT_TEST(remotes_fetch_push)
 	PT_CHECKF(strcmp(listed, "origin=lmdb:/somewhere;up=postgresql://u:pw@h/db;") == 0, "%s",
 	          listed);
 	/* gc keeps the record (a tree a ref names) */
-	prolly_gc_result gr;
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
 	PT_CHECK_RC(prolly_gc(local, &gr), 0);
 	PT_CHECK_RC(prolly_remote_url(&url, local, "up"), 0);
 

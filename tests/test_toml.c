@@ -706,9 +706,9 @@ static void random_string(uint64_t *rng, char *buf, size_t cap)
 	    "a",  "Z",  "_",    "-",    ".", " ", "\"", "'",        "\\",           "\t",
 	    "\n", "\r", "\x01", "\x7f", "#", "=", "[",  "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
 	    "0"};
-	size_t n = 0, want = prolly__splitmix64(rng) % 12;
+	size_t n = 0, want = bench_splitmix64(rng) % 12;
 	for (size_t i = 0; i < want; i++) {
-		const char *p = pieces[prolly__splitmix64(rng) % (sizeof(pieces) / sizeof(pieces[0]))];
+		const char *p = pieces[bench_splitmix64(rng) % (sizeof(pieces) / sizeof(pieces[0]))];
 		size_t l = strlen(p);
 		if (n + l + 1 >= cap)
 			break;
@@ -720,7 +720,7 @@ static void random_string(uint64_t *rng, char *buf, size_t cap)
 
 static void random_fill(uint64_t *rng, toml_doc *doc, const char *prefix, int depth)
 {
-	int nkeys = 1 + (int)(prolly__splitmix64(rng) % 6);
+	int nkeys = 1 + (int)(bench_splitmix64(rng) % 6);
 	for (int k = 0; k < nkeys; k++) {
 		char key[64], path[512], str[128];
 		toml_node *arr;
@@ -740,26 +740,26 @@ static void random_fill(uint64_t *rng, toml_doc *doc, const char *prefix, int de
 		strcat(path, "\"");
 		if (toml_find(toml_root(doc), path))
 			continue;
-		switch (prolly__splitmix64(rng) % 7) {
-		case 0: toml_set_int(doc, path, (int64_t)prolly__splitmix64(rng), NULL); break;
+		switch (bench_splitmix64(rng) % 7) {
+		case 0: toml_set_int(doc, path, (int64_t)bench_splitmix64(rng), NULL); break;
 		case 1:
 			do {
-				uint64_t bits = prolly__splitmix64(rng);
+				uint64_t bits = bench_splitmix64(rng);
 				memcpy(&f, &bits, sizeof(f));
 			} while (isnan(f));
 			toml_set_float(doc, path, f, NULL);
 			break;
-		case 2: toml_set_bool(doc, path, (int)(prolly__splitmix64(rng) & 1), NULL); break;
+		case 2: toml_set_bool(doc, path, (int)(bench_splitmix64(rng) & 1), NULL); break;
 		case 3:
 			random_string(rng, str, sizeof(str));
 			toml_set_string(doc, path, str, NULL);
 			break;
 		case 4:
 			if (toml_set_array(doc, path, &arr, NULL) == 0)
-				for (int i = (int)(prolly__splitmix64(rng) % 4); i > 0; i--) {
+				for (int i = (int)(bench_splitmix64(rng) % 4); i > 0; i--) {
 					random_string(rng, str, sizeof(str));
 					toml_array_push_string(arr, str);
-					toml_array_push_float(arr, (double)(int64_t)prolly__splitmix64(rng) / 7.0);
+					toml_array_push_float(arr, (double)(int64_t)bench_splitmix64(rng) / 7.0);
 				}
 			break;
 		case 5: toml_set_value(doc, path, "{ a = [1, 2], b.c = 'x', d = {} }", "gen", NULL); break;

@@ -11,7 +11,7 @@
  *   - the resolved document round-trips (write, load, resolve: same hash), and the hash follows
  *     the values, not comments or key order.
  *
- * Run from the repository root (the shipped files are read from benchmarks/). Re-run one test:
+ * Run from the repository root (the shipped files are read from bench/workloads/). Re-run one test:
  * build/tests/test_workload NAME.
  */
 #include "../bench/harness/harness.h"
@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SMOKE "benchmarks/postgres-scale/workloads/smoke.toml"
-#define DEFAULT "benchmarks/postgres-scale/workloads/default.toml"
+#define SMOKE "bench/workloads/smoke.toml"
+#define DEFAULT "bench/workloads/default.toml"
 
 static char tmpdir[256];
 
@@ -98,7 +98,7 @@ PT_TEST(smoke_file)
 	         s->mix[HW_COMMIT] == 25 && s->mix[HW_DIFF] == 10 && s->mix[HW_MERGE] == 5);
 	PT_CHECK(c->enabled && c->n_sizes == 1 && c->sizes[0] == 1000 && c->value_bytes == 27);
 	PT_CHECK(c->runs == 1 && c->changes == 100 && c->read_samples == 100 && c->concurrency == 32);
-	PT_CHECK(c->operations == (1u << HW_N_SCALE_OPS) - 1);
+	PT_CHECK(c->operations == HW_DEFAULT_SCALE_OPS);
 	PT_CHECK(c->patterns == (1u << HW_P_APPEND | 1u << HW_P_RANDOM | 1u << HW_P_CLUSTERED));
 	PT_CHECK(w.regression.max_pg_statements_per_operation == 6.0);
 	PT_CHECK(strlen(w.hash) == 64);
@@ -155,7 +155,7 @@ PT_TEST(defaults_for_minimal_file)
 	         w.scale.sizes[1] == 10000000);
 	PT_CHECK(w.scale.value_bytes == 27 && w.scale.runs == 3 && w.scale.changes == 0 &&
 	         w.scale.read_samples == 10000 && w.scale.concurrency == 32);
-	PT_CHECK(w.scale.operations == (1u << HW_N_SCALE_OPS) - 1);
+	PT_CHECK(w.scale.operations == HW_DEFAULT_SCALE_OPS);
 	PT_CHECK(w.scale.patterns == 7u && w.scale.min_free_gb == 2.0);
 	PT_CHECK(w.regression.max_throughput_loss_percent == 10 &&
 	         w.regression.max_p99_increase_percent == 25 && w.regression.max_conflict_rate == 0.5 &&
@@ -623,8 +623,7 @@ PT_TEST(flag_to_toml_conversions)
 	PT_CHECK(hw_flag_to_toml(find_flag("operations"), "all", text, sizeof(text), e, sizeof(e)) ==
 	         0);
 	PT_CHECK(hw_workload_set(&w, "scale.operations", text, "--operations", &err) == 0);
-	PT_CHECK(hw_workload_resolve(&w, &err) == 0 &&
-	         w.scale.operations == (1u << HW_N_SCALE_OPS) - 1);
+	PT_CHECK(hw_workload_resolve(&w, &err) == 0 && w.scale.operations == HW_DEFAULT_SCALE_OPS);
 	hw_workload_free(&w);
 }
 

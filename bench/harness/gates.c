@@ -74,27 +74,12 @@ typedef struct cmp {
 	int oom;
 } cmp;
 
-static int grow(void **arr, size_t *cap, size_t want, size_t size)
-{
-	if (want <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	while (nc < want)
-		nc *= 2;
-	void *p = realloc(*arr, nc * size);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
-
 static void add_note(cmp *m, note **arr, size_t *n, size_t *cap, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static void add_note(cmp *m, note **arr, size_t *n, size_t *cap, const char *fmt, ...)
 {
 	va_list ap;
-	if (grow((void **)arr, cap, *n + 1, sizeof(note))) {
+	if (bench_grow((void **)arr, cap, *n + 1, sizeof(note))) {
 		m->oom = 1;
 		return;
 	}
@@ -106,7 +91,7 @@ static void add_note(cmp *m, note **arr, size_t *n, size_t *cap, const char *fmt
 
 static check *add_check(cmp *m, const char *suite, const char *cell, const char *metric)
 {
-	if (grow((void **)&m->c, &m->cap, m->n + 1, sizeof(check))) {
+	if (bench_grow((void **)&m->c, &m->cap, m->n + 1, sizeof(check))) {
 		m->oom = 1;
 		return NULL;
 	}
@@ -170,23 +155,20 @@ static void env_file(cmp *m, const char *dir, const char *baseline, const char *
 
 /* ---- the cells -------------------------------------------------------------------------------- */
 
+/* A suite's gates, from its h_suite entry (only suites with a throughput column have gates). */
 typedef struct suite_def {
-	const char *name, *file;
+	const char *name;
+	char file[128];
 	const char *tput, *p99, *p99_unit;
 	int rates; /* conflict and error rate gates */
 } suite_def;
 
-static const suite_def suites[] = {
-    {"service", "service-summary.csv", "succeeded_per_s", "p99_ms", "ms", 1},
-    {"scale", "scale-summary.csv", "ops_per_s", "p99_us", "us", 0},
-};
-
 /* The row of cell id in t (the last one), or -1. */
-static long find_cell(const csv_table *t, const char *id)
+static long find_cell(const bench_csv *t, const char *id)
 {
 	long found = -1;
 	for (size_t r = 0; r < t->nrows; r++)
-		if (strcmp(csv_table_get(t, r, "cell_id"), id) == 0)
+		if (strcmp(bench_csv_get(t, r, "cell_id"), id) == 0)
 			found = (long)r;
 	return found;
 }
@@ -223,18 +205,18 @@ static void absolute(check *c, double b, double v, double limit)
 	c->status = v > limit ? ST_FAIL : ST_PASS;
 }
 
-static void compare_cell(cmp *m, const suite_def *s, const hw_regression *g, const csv_table *tb,
-                         size_t rb, const csv_table *tn, size_t rn, const char *id)
+static void compare_cell(cmp *m, const suite_def *s, const hw_regression *g, const bench_csv *tb,
+                         size_t rb, const bench_csv *tn, size_t rn, const char *id)
 {
 	check *c;
 	if ((c = add_check(m, s->name, id, s->tput)))
-		relative(c, csv_table_num(tb, rb, s->tput), csv_table_num(tn, rn, s->tput), 1,
+		relative(c, bench_csv_num(tb, rb, s->tput), bench_csv_num(tn, rn, s->tput), 1,
 		         g->max_throughput_loss_percent);
 
-	double sb = csv_table_num(tb, rb, "samples"), sn = csv_table_num(tn, rn, "samples");
+	double sb = bench_csv_num(tb, rb, "samples"), sn = bench_csv_num(tn, rn, "samples");
 	double floor_n = (double)g->minimum_percentile_samples;
 	if ((c = add_check(m, s->name, id, s->p99))) {
-		relative(c, csv_table_num(tb, rb, s->p99), csv_table_num(tn, rn, s->p99), 0,
+		relative(c, bench_csv_num(tb, rb, s->p99), bench_csv_num(tn, rn, s->p99), 0,
 		         g->max_p99_increase_percent);
 		snprintf(c->limit, sizeof(c->limit), "increase <= %g%%, n >= %" PRIu64,
 		         g->max_p99_increase_percent, g->minimum_percentile_samples);
@@ -247,27 +229,27 @@ static void compare_cell(cmp *m, const suite_def *s, const hw_regression *g, con
 	}
 	if (s->rates) {
 		if ((c = add_check(m, s->name, id, "conflict_rate")))
-			absolute(c, csv_table_num(tb, rb, "conflict_rate"),
-			         csv_table_num(tn, rn, "conflict_rate"), g->max_conflict_rate);
+			absolute(c, bench_csv_num(tb, rb, "conflict_rate"),
+			         bench_csv_num(tn, rn, "conflict_rate"), g->max_conflict_rate);
 		if ((c = add_check(m, s->name, id, "error_rate")))
-			absolute(c, csv_table_num(tb, rb, "error_rate"), csv_table_num(tn, rn, "error_rate"),
+			absolute(c, bench_csv_num(tb, rb, "error_rate"), bench_csv_num(tn, rn, "error_rate"),
 			         g->max_error_rate);
 	}
-	double spo = csv_table_num(tn, rn, "statements_per_op");
+	double spo = bench_csv_num(tn, rn, "statements_per_op");
 	if (isfinite(spo) && spo > 0 && (c = add_check(m, s->name, id, "statements_per_op")))
-		absolute(c, csv_table_num(tb, rb, "statements_per_op"), spo,
+		absolute(c, bench_csv_num(tb, rb, "statements_per_op"), spo,
 		         g->max_pg_statements_per_operation);
 	if ((c = add_check(m, s->name, id, "validated"))) {
 		snprintf(c->limit, sizeof(c->limit), "validated");
 		snprintf(c->base, sizeof(c->base), "%s",
-		         csv_table_col(tb, "validated") < 0           ? "-"
-		         : truthy(csv_table_get(tb, rb, "validated")) ? "yes"
+		         bench_csv_col(tb, "validated") < 0           ? "-"
+		         : truthy(bench_csv_get(tb, rb, "validated")) ? "yes"
 		                                                      : "no");
-		if (csv_table_col(tn, "validated") < 0) {
+		if (bench_csv_col(tn, "validated") < 0) {
 			snprintf(c->now, sizeof(c->now), "-");
 			snprintf(c->note, sizeof(c->note), "no validated column");
 		} else {
-			int ok = truthy(csv_table_get(tn, rn, "validated"));
+			int ok = truthy(bench_csv_get(tn, rn, "validated"));
 			snprintf(c->now, sizeof(c->now), "%s", ok ? "yes" : "no");
 			c->status = ok ? ST_PASS : ST_FAIL;
 		}
@@ -279,7 +261,7 @@ static int compare_suite(cmp *m, const suite_def *s, const char *dir, const char
                          const hw_regression *g, char *err, size_t errn)
 {
 	char pb[PATHN], pn[PATHN];
-	csv_table tb = {0}, tn = {0};
+	bench_csv tb = {0}, tn = {0};
 	int rc = -1;
 	snprintf(pb, sizeof(pb), "%s/%s", baseline, s->file);
 	snprintf(pn, sizeof(pn), "%s/%s", dir, s->file);
@@ -291,16 +273,16 @@ static int compare_suite(cmp *m, const suite_def *s, const char *dir, const char
 		         s->name, s->file);
 		return 0;
 	}
-	if (csv_table_read(&tb, pb, err, errn) != 0)
+	if (bench_csv_read(&tb, pb, err, errn) != 0)
 		goto cleanup;
-	if (hn && csv_table_read(&tn, pn, err, errn) != 0)
+	if (hn && bench_csv_read(&tn, pn, err, errn) != 0)
 		goto cleanup;
 	if (!hn)
 		add_note(m, &m->info, &m->ninfo, &m->capinfo, "%s: this run has no %s", s->name, s->file);
 	m->base_cells += tb.nrows;
 	m->new_cells += tn.nrows;
 	for (size_t r = 0; r < tb.nrows; r++) {
-		const char *id = csv_table_get(&tb, r, "cell_id");
+		const char *id = bench_csv_get(&tb, r, "cell_id");
 		if (find_cell(&tb, id) != (long)r) /* a repeated id: its last row counts */
 			continue;
 		long rn = hn ? find_cell(&tn, id) : -1;
@@ -312,14 +294,14 @@ static int compare_suite(cmp *m, const suite_def *s, const char *dir, const char
 		compare_cell(m, s, g, &tb, r, &tn, (size_t)rn, id);
 	}
 	for (size_t r = 0; r < tn.nrows; r++) {
-		const char *id = csv_table_get(&tn, r, "cell_id");
+		const char *id = bench_csv_get(&tn, r, "cell_id");
 		if (find_cell(&tn, id) == (long)r && find_cell(&tb, id) < 0)
 			add_note(m, &m->fresh, &m->nfresh, &m->capfresh, "%s|%s", s->name, id);
 	}
 	rc = 0;
 cleanup:
-	csv_table_free(&tb);
-	csv_table_free(&tn);
+	bench_csv_free(&tb);
+	bench_csv_free(&tn);
 	return rc;
 }
 
@@ -536,9 +518,16 @@ int hg_compare(const char *dir, const char *baseline, const hw_regression *g, in
 		}
 		mode = MODE_EXPLORATORY;
 	}
-	for (size_t s = 0; s < sizeof(suites) / sizeof(suites[0]); s++)
-		if (compare_suite(&m, &suites[s], dir, baseline, g, err, errn) != 0)
+	for (size_t i = 0; h_suites[i]; i++) {
+		const h_suite *hs = h_suites[i];
+		suite_def sd = {hs->name,      "", hs->gate_throughput, hs->gate_p99, hs->gate_p99_unit,
+		                hs->gate_rates};
+		if (!hs->gate_throughput)
+			continue;
+		h_summary_file(hs, sd.file, sizeof(sd.file));
+		if (compare_suite(&m, &sd, dir, baseline, g, err, errn) != 0)
 			goto cleanup;
+	}
 	if (m.oom)
 		goto nomem;
 	if (m.matched == 0) {

@@ -1,29 +1,30 @@
 /*
- * harness.h - the benchmark harness's shared contract (the .c files in bench/harness/).
+ * harness.h - the benchmark harness's shared contract: the runner (bench/harness/) and the
+ * suites that plug into it (bench/suites/).
  *
- * The harness (`build/bench/harness`, driven by scripts/run_postgres_scale_benchmark.sh) runs two
- * suites against one store, as a TOML workload file says (docs/harness.md):
+ * The harness (`build/bench/harness`, driven by scripts/run_postgres_scale_benchmark.sh and
+ * `make bench`) runs suites against one store, as a TOML workload file says (docs/harness.md).
+ * Each suite is an h_suite (below, "Suites"):
  *
  *   service  closed-loop concurrent clients (point reads, multi reads, commits with CAS, diffs,
- *            merges) per (clients, pool size) cell; service.c
- *   scale    the serial sizes x runs x operations x patterns matrix; scalesuite.c, on top of the
- *            scale engine in bench/scale/
+ *            merges) per (clients, pool size) cell; suites/service.c, suites/service_ops.c
+ *   scale    the serial sizes x runs x operations x patterns matrix; suites/scale.c, on top of
+ *            the scale engine in bench/scale/
  *
  * and leaves a result directory (results.c: manifest, provenance, raw and summary CSV, resume),
  * a report with SVG charts (report.c) and, given a baseline directory, regression gates
- * (gates.c). Modules:
+ * (gates.c). Modules of the runner:
  *
+ *   main.c      flags and the steps of a run
+ *   runner.c    h_*    the suite table, progress, resume and rows on a suite's behalf
  *   workload.c  hw_*   the TOML contract: parse, validate, defaults, overrides, resolved form, hash
  *   results.c   hr_*   the output directory, manifest, cell rows on disk, resume
- *   rows.c      hrow_*, csv_table_*  rows under construction, whole CSV files in memory
+ *   rows.c      hrow_* rows under construction, written as CSV lines (bench/lib/csv.h)
  *   summary.c   hr_write_summaries   the summary CSV files from the raw ones
  *   env.c       he_*   machine.txt, postgres.txt, dependencies.txt, binary.sha256
  *   pgstat.c    hp_*   server-side counters (pg_stat_statements, pg_stat_database, WAL, sizes)
- *   service.c   hsvc_* the service suite (service_ops.c: its operations)
- *   scalesuite.c hsc_* the scale suite
  *   gates.c     hg_*   baseline comparison and regression gates
  *   report.c    hrep_* report.md and charts (bench/lib/svg.h)
- *   main.c             flags, orchestration, progress
  *
  * Every function returns 0 on success and -1 on failure with a one-line message in the caller's
  * err buffer (char *err, size_t errn), unless it says otherwise. Nothing here prints a password:
@@ -33,6 +34,7 @@
 #ifndef BENCH_HARNESS_H
 #define BENCH_HARNESS_H
 
+#include "csv.h"
 #include "hdr.h"
 #include "prolly.h"
 #include "toml.h"
@@ -61,7 +63,10 @@ int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t 
 enum { HW_POINT_READ, HW_MULTI_READ, HW_COMMIT, HW_DIFF, HW_MERGE, HW_N_SERVICE_OPS };
 extern const char *const hw_service_op_names[HW_N_SERVICE_OPS]; /* "point_read", ... */
 
-/* Scale operations and patterns (bit i of hw_scale.operations / .patterns). */
+/* Scale operations and patterns (bit i of hw_scale.operations / .patterns). The names are the
+ * scale engine's too (bench/scale/scale.h): one vocabulary in workload files, raw rows and the
+ * engine. The first ten are the contract's operations and the default; the last four are the
+ * engine's extra cells, run only when a workload names them. */
 enum {
 	HW_S_PUT,              /* single random put, committed (one txn per edit) */
 	HW_S_BATCH,            /* one batch of `changes` edits, committed */
@@ -73,8 +78,14 @@ enum {
 	HW_S_FULL_SCAN,        /* every record, in order */
 	HW_S_DIFF,             /* diff of the base against the base plus `changes` edits */
 	HW_S_MERGE,            /* three-way merge of two branches of changes/2 edits each */
+	HW_S_BUILD,            /* the base tree from empty (otherwise built untimed, no row) */
+	HW_S_FULL_SCAN_WARM,   /* full_scan after an untimed warming scan */
+	HW_S_GET_COLD_START,   /* read_samples gets after one cache clear (the cache warms) */
+	HW_S_PUT_NOSYNC,       /* put with the store write passed on non-durable */
 	HW_N_SCALE_OPS
 };
+/* The operations a workload runs when it does not say (the contract's ten). */
+#define HW_DEFAULT_SCALE_OPS ((1u << (HW_S_MERGE + 1)) - 1)
 extern const char *const hw_scale_op_names[HW_N_SCALE_OPS]; /* "put", "batch", ... */
 
 enum {
@@ -189,17 +200,7 @@ void hrow_i64(hrow *r, const char *col, int64_t v);
 void hrow_f64(hrow *r, const char *col, double v);    /* "%.6g"-like, exact enough to compare */
 const char *hrow_get(const hrow *r, const char *col); /* NULL if unset */
 
-/* A whole CSV file in memory (RFC 4180 quoting). */
-typedef struct csv_table {
-	size_t ncols, nrows;
-	char **header; /* ncols names */
-	char ***rows;  /* nrows x ncols values */
-} csv_table;
-int csv_table_read(csv_table *t, const char *path, char *err, size_t errn); /* missing file: -1 */
-int csv_table_col(const csv_table *t, const char *name);                    /* index or -1 */
-const char *csv_table_get(const csv_table *t, size_t row, const char *col); /* "" if no column */
-double csv_table_num(const csv_table *t, size_t row, const char *col);      /* NaN if empty */
-void csv_table_free(csv_table *t);
+/* Whole CSV files in memory: bench_csv (bench/lib/csv.h). */
 
 /* ============================================================================================ */
 /* Result directory (results.c)                                                                 */
@@ -252,8 +253,11 @@ int hr_cell_done(hr_dir *d, const char *file, const char *cell_id);
 void hr_counts(const hr_dir *d, unsigned *measured, unsigned *skipped);
 void hr_count_skip(hr_dir *d);
 
-/* service-summary.csv and scale-summary.csv from the raw files (whichever exist). */
+/* The summary file of every suite in h_suites whose raw file exists (hr_write_summary). */
 int hr_write_summaries(hr_dir *d, char *err, size_t errn);
+struct h_suite;
+/* The summary file of one suite from its raw file (nothing when that does not exist). */
+int hr_write_summary(hr_dir *d, const struct h_suite *s, char *err, size_t errn);
 
 /* ============================================================================================ */
 /* Environment (env.c)                                                                          */
@@ -320,16 +324,93 @@ typedef struct h_run {
 /* "[service 3/8, 41 s elapsed, ~1 min 50 s left] clients=8 pool=8" on stderr. */
 void h_progress(h_run *run, const char *suite, const char *what);
 
-/* Suites: return 0 when every cell ran (failed operations inside a cell are data, not failures),
- * -1 on a failure that stopped the suite. */
+/* ============================================================================================ */
+/* Suites (runner.c runs them; docs/benchmarks.md, "Adding a suite")                            */
+/* ============================================================================================ */
+
+/* How one summary row is made from the raw rows of one cell (rows[0..n) index raw). */
+typedef void (*h_summary_fn)(hrow *out, const bench_csv *raw, const size_t *rows, size_t n);
+
+/*
+ * A suite is this table and nothing else; the runner owns the flags, the result directory,
+ * resume, progress, the summaries, the regression gates and the report.
+ *
+ *  Required:
+ *   name      "service": --suite NAME, the manifest's suites, progress lines
+ *   raw_file  "service-raw.csv": where the suite's rows go (hr_append), one file per suite
+ *   columns   the row schema of raw_file (NULL-terminated). Must hold cell_id (a cell is the
+ *             rows sharing it; resume skips a cell whose rows are all on disk), cell_rows (the
+ *             cell's row count) and validated ("1" when the suite's own checks of what the cell
+ *             read and wrote passed; any other value fails the run with exit status 5)
+ *   enabled   non-zero when the workload enables the suite ([NAME] enabled = true)
+ *   cells     how many cells run() would measure (progress, --dry-run)
+ *   run       measures every cell, in order: skips one that h_cell_done() finds on disk
+ *             (counting it with h_cell_skipped()), calls h_progress() as it starts one and
+ *             h_emit() with its rows when it ends (one call per cell). Failed
+ *             operations inside a cell are data (rows), not failures. Returns 0 when every cell
+ *             ran, -1 with err when the suite had to stop.
+ *  Optional (NULL: the runner's default):
+ *   summary_file, summary_columns, summary
+ *             the summary file, its columns and its row maker; default "NAME-summary.csv"
+ *             holding each cell's last raw row (all of columns)
+ *   gate_throughput, gate_p99, gate_p99_unit, gate_rates
+ *             summary columns the regression gates compare with a baseline (throughput loss,
+ *             p99 increase) and whether the conflict and error rate gates apply; default no
+ *             gates for the suite
+ *   report    writes the suite's section of report.md; default a table of the summary file
+ */
+typedef struct h_suite {
+	const char *name;
+	const char *raw_file;
+	const char *const *columns;
+	int (*enabled)(const hw_workload *w);
+	unsigned (*cells)(const hw_workload *w);
+	int (*run)(h_run *run, char *err, size_t errn);
+	const char *summary_file;
+	const char *const *summary_columns;
+	h_summary_fn summary;
+	const char *gate_throughput, *gate_p99, *gate_p99_unit;
+	int gate_rates;
+	int (*report)(FILE *f, const char *dir, char *err, size_t errn);
+} h_suite;
+
+/* Every suite, in run order, NULL-terminated (runner.c). */
+extern const h_suite *const h_suites[];
+const h_suite *h_suite_find(const char *name); /* NULL if none */
+/* The summary file of s: s->summary_file or "NAME-summary.csv" (out has n bytes). */
+void h_summary_file(const h_suite *s, char *out, size_t n);
+
+/* For a suite's run(): non-zero if the cell is already complete on disk (resume); counts a
+ * cell skipped for that reason; writes the n rows of one finished cell (hr_append: all of them
+ * or, after a crash, none that a resume keeps). */
+int h_cell_done(const h_run *run, const h_suite *s, const char *cell_id);
+void h_cell_skipped(const h_run *run);
+int h_emit(const h_run *run, const h_suite *s, hrow *const *rows, size_t n, char *err, size_t errn);
+
+/* The two suites. */
+extern const h_suite hsvc_suite; /* suites/service.c */
+extern const h_suite hsc_suite;  /* suites/scale.c */
 int hsvc_run(h_run *run, char *err, size_t errn);
 int hsc_run(h_run *run, char *err, size_t errn);
-/* Cells each suite would run (for progress and --dry-run). */
 unsigned hsvc_cells(const hw_workload *w);
 unsigned hsc_cells(const hw_workload *w);
-/* The column lists of the raw files. */
 extern const char *const hsvc_columns[];
 extern const char *const hsc_columns[];
+/* Their summaries (summary.c) and report sections (report.c). */
+void hr_service_summary(hrow *out, const bench_csv *raw, const size_t *rows, size_t n);
+void hr_scale_summary(hrow *out, const bench_csv *raw, const size_t *rows, size_t n);
+extern const char *const hr_service_summary_columns[];
+extern const char *const hr_scale_summary_columns[];
+int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn);
+int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn);
+
+/* Runs the selected suites (bit i: h_suites[i]) of run in order, stopping at the first that
+ * fails (h_run_suite). 0, or -1 with err naming the suite. */
+int h_run_suites(h_run *run, unsigned selected, char *err, size_t errn);
+int h_run_suite(h_run *run, const h_suite *s, char *err, size_t errn);
+/* Rows of s's raw file in dir whose validated column is not "1"; *rows counts all of them (0
+ * when the file does not exist). */
+int h_unvalidated_rows(const char *dir, const h_suite *s, size_t *rows);
 
 /* ============================================================================================ */
 /* Regression gates (gates.c) and report (report.c)                                             */

@@ -22,6 +22,8 @@
  */
 #include "harness.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -34,46 +36,17 @@
 
 enum { EXIT_OK = 0, EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_DIR = 3, EXIT_ENV = 4, EXIT_FAIL = 5 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void fmt_duration(char *out, size_t n, double s)
-{
-	if (s < 60)
-		snprintf(out, n, "%.0f s", s);
-	else if (s < 3600)
-		snprintf(out, n, "%d min %02d s", (int)(s / 60), (int)fmod(s, 60));
-	else
-		snprintf(out, n, "%d h %02d min", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-void h_progress(h_run *run, const char *suite, const char *what)
-{
-	double elapsed = (double)(mono_ns() - run->started_ns) / 1e9;
-	char el[32], left[48] = "";
-	fmt_duration(el, sizeof el, elapsed);
-	run->cells_done++;
-	if (run->cells_done > 1 && run->cells_total >= run->cells_done) {
-		double per = elapsed / (double)(run->cells_done - 1);
-		char l[32];
-		fmt_duration(l, sizeof l, per * (double)(run->cells_total - run->cells_done + 1));
-		snprintf(left, sizeof left, ", ~%s left", l);
-	}
-	fprintf(stderr, "[%s %u/%u, %s elapsed%s] %s\n", suite, run->cells_done, run->cells_total, el,
-	        left, what);
-}
-
 /* ---- options ---------------------------------------------------------------------------------- */
 
 typedef struct opts {
 	const char *config, *output, *baseline, *url, *revision, *schema, *scratch;
 	const char *store;
-	int suite_service, suite_scale;
+	unsigned suites; /* bit i: h_suites[i] */
 	int allow_mismatch, compare_only, dry_run, verbose;
+	/* --set and the override flags, as KEY=VALUE, applied after the file is read, in order */
+	char **pending, **pending_src;
+	int n_pending;
+	struct option *longopts;
 } opts;
 
 enum {
@@ -168,14 +141,6 @@ static int set_override(hw_workload *w, const char *kv, const char *source)
 
 /* ---- provenance ------------------------------------------------------------------------------- */
 
-static void utc_now(char *out, size_t n)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* First line of a shell command's output, or "" (the harness only asks git). */
 static void command_line(char *out, size_t n, const char *cmd)
 {
@@ -240,37 +205,57 @@ static int environment_diff(const char *dir, const char *baseline, FILE *f)
 	return diffs;
 }
 
-/* Rows of a raw CSV whose "validated" column is not 1. */
-static int unvalidated_rows(const char *dir, const char *file, size_t *rows)
+/* ---- flags ------------------------------------------------------------------------------------ */
+
+static unsigned all_suites(void)
 {
-	char path[4096], err[H_ERR];
-	csv_table t = {0};
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	*rows = 0;
-	if (access(path, F_OK) != 0 || csv_table_read(&t, path, err, sizeof err) != 0)
-		return 0;
-	int bad = 0;
-	*rows = t.nrows;
-	for (size_t i = 0; i < t.nrows; i++)
-		if (strcmp(csv_table_get(&t, i, "validated"), "1") != 0)
-			bad++;
-	csv_table_free(&t);
-	return bad;
+	unsigned m = 0;
+	for (size_t i = 0; h_suites[i]; i++)
+		m |= 1u << i;
+	return m;
 }
 
-/* ---- main ------------------------------------------------------------------------------------- */
-
-int main(int argc, char **argv)
+/* --suite NAME: one suite by name, or "both" (every suite). 0 if unknown. */
+static unsigned suite_mask(const char *arg)
 {
-	opts o = {.store = "postgres", .suite_service = 1, .suite_scale = 1, .schema = "prolly_bench"};
-	hw_workload w = {0};
-	hr_dir *out = NULL;
-	char err[H_ERR] = "";
-	int rc = EXIT_OK, n_flags = 0;
-	char scratch[4096] = "";
+	if (!strcmp(arg, "both") || !strcmp(arg, "all"))
+		return all_suites();
+	for (size_t i = 0; h_suites[i]; i++)
+		if (!strcmp(h_suites[i]->name, arg))
+			return 1u << i;
+	return 0;
+}
 
-	for (const hw_override_flag *f = hw_override_flags; f->flag; f++)
-		n_flags++;
+static void opts_free(opts *o)
+{
+	for (int i = 0; i < o->n_pending; i++) {
+		free(o->pending[i]);
+		free(o->pending_src[i]);
+	}
+	free(o->pending);
+	free(o->pending_src);
+	free(o->longopts);
+}
+
+/* Keeps an override (KEY=VALUE) for after the file is read. */
+static int pend(opts *o, char *kv, const char *source)
+{
+	char *src = strdup(source);
+	if (!kv || !src) {
+		free(kv);
+		free(src);
+		fprintf(stderr, "harness: out of memory\n");
+		return -1;
+	}
+	o->pending[o->n_pending] = kv;
+	o->pending_src[o->n_pending++] = src;
+	return 0;
+}
+
+/* Parses argv into o. Returns -1 when the flags are good, else the exit status (EXIT_OK after
+ * --help). */
+static int parse_flags(opts *o, int argc, char **argv)
+{
 	static const struct option fixed[] = {
 	    {"config", required_argument, 0, O_CONFIG},
 	    {"suite", required_argument, 0, O_SUITE},
@@ -289,34 +274,35 @@ int main(int argc, char **argv)
 	    {"help", no_argument, 0, 'h'},
 	};
 	size_t n_fixed = sizeof fixed / sizeof fixed[0];
-	struct option *longopts = calloc(n_fixed + (size_t)n_flags + 1, sizeof *longopts);
-	/* Overrides are applied after the file is read, in the order given: keep them. */
-	char **pending = calloc((size_t)argc + 1, sizeof *pending);
-	char **pending_src = calloc((size_t)argc + 1, sizeof *pending_src);
-	int n_pending = 0;
-	if (!longopts || !pending || !pending_src) {
+	int n_flags = 0, c;
+	char err[H_ERR];
+	for (const hw_override_flag *f = hw_override_flags; f->flag; f++)
+		n_flags++;
+	o->longopts = calloc(n_fixed + (size_t)n_flags + 1, sizeof *o->longopts);
+	o->pending = calloc((size_t)argc + 1, sizeof *o->pending);
+	o->pending_src = calloc((size_t)argc + 1, sizeof *o->pending_src);
+	if (!o->longopts || !o->pending || !o->pending_src) {
 		fprintf(stderr, "harness: out of memory\n");
 		return EXIT_FAIL;
 	}
-	memcpy(longopts, fixed, sizeof fixed);
+	memcpy(o->longopts, fixed, sizeof fixed);
 	for (int i = 0; i < n_flags; i++)
-		longopts[n_fixed + (size_t)i] = (struct option){hw_override_flags[i].flag,
-		                                                required_argument, 0, O_FLAG0 + i};
+		o->longopts[n_fixed + (size_t)i] = (struct option){hw_override_flags[i].flag,
+		                                                   required_argument, 0, O_FLAG0 + i};
 
-	int c;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", o->longopts, NULL)) != -1) {
 		switch (c) {
-		case O_CONFIG: o.config = optarg; break;
-		case O_OUTPUT: o.output = optarg; break;
-		case O_BASELINE: o.baseline = optarg; break;
-		case O_ALLOW: o.allow_mismatch = 1; break;
-		case O_URL: o.url = optarg; break;
-		case O_REVISION: o.revision = optarg; break;
-		case O_SCHEMA: o.schema = optarg; break;
-		case O_SCRATCH: o.scratch = optarg; break;
-		case O_COMPARE: o.compare_only = 1; break;
-		case O_DRY: o.dry_run = 1; break;
-		case 'v': o.verbose = 1; break;
+		case O_CONFIG: o->config = optarg; break;
+		case O_OUTPUT: o->output = optarg; break;
+		case O_BASELINE: o->baseline = optarg; break;
+		case O_ALLOW: o->allow_mismatch = 1; break;
+		case O_URL: o->url = optarg; break;
+		case O_REVISION: o->revision = optarg; break;
+		case O_SCHEMA: o->schema = optarg; break;
+		case O_SCRATCH: o->scratch = optarg; break;
+		case O_COMPARE: o->compare_only = 1; break;
+		case O_DRY: o->dry_run = 1; break;
+		case 'v': o->verbose = 1; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case O_STORE:
 			if (strcmp(optarg, "postgres") && strcmp(optarg, "lmdb") && strcmp(optarg, "mem")) {
@@ -324,24 +310,20 @@ int main(int argc, char **argv)
 				        optarg);
 				return EXIT_USAGE;
 			}
-			o.store = optarg;
+			o->store = optarg;
 			break;
 		case O_SUITE:
-			if (strcmp(optarg, "service") == 0)
-				o.suite_service = 1, o.suite_scale = 0;
-			else if (strcmp(optarg, "scale") == 0)
-				o.suite_service = 0, o.suite_scale = 1;
-			else if (strcmp(optarg, "both") == 0)
-				o.suite_service = 1, o.suite_scale = 1;
-			else {
-				fprintf(stderr, "harness: --suite: expected service, scale or both, not '%s'\n",
-				        optarg);
+			if (!(o->suites = suite_mask(optarg))) {
+				fprintf(stderr, "harness: --suite: expected ");
+				for (size_t i = 0; h_suites[i]; i++)
+					fprintf(stderr, "%s%s", i ? ", " : "", h_suites[i]->name);
+				fprintf(stderr, " or both, not '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case O_SET:
-			pending[n_pending] = strdup(optarg);
-			pending_src[n_pending++] = strdup("--set");
+			if (pend(o, strdup(optarg), "--set") != 0)
+				return EXIT_FAIL;
 			break;
 		default:
 			if (c >= O_FLAG0 && c < O_FLAG0 + n_flags) {
@@ -353,12 +335,11 @@ int main(int argc, char **argv)
 				}
 				size_t need = strlen(f->key) + strlen(text) + 2;
 				char *kv = malloc(need);
-				if (!kv)
-					return EXIT_FAIL;
-				snprintf(kv, need, "%s=%s", f->key, text);
+				if (kv)
+					snprintf(kv, need, "%s=%s", f->key, text);
 				snprintf(src, sizeof src, "--%s", f->flag);
-				pending[n_pending] = kv;
-				pending_src[n_pending++] = strdup(src);
+				if (pend(o, kv, src) != 0)
+					return EXIT_FAIL;
 				break;
 			}
 			usage(stderr);
@@ -369,38 +350,180 @@ int main(int argc, char **argv)
 		fprintf(stderr, "harness: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!o.config || (!o.output && !o.dry_run)) {
+	if (!o->config || (!o->output && !o->dry_run)) {
 		fprintf(stderr, "harness: --config and --output are required (see --help)\n");
 		return EXIT_USAGE;
 	}
-	if (!o.url)
-		o.url = getenv("PROLLY_PG_URL");
+	if (!o->url)
+		o->url = getenv("PROLLY_PG_URL");
+	return -1;
+}
+
+/* ---- steps ------------------------------------------------------------------------------------ */
+
+/* Step 1: reads, overrides and resolves the workload; drops the suites it disables. */
+static int load_workload(hw_workload *w, opts *o)
+{
+	toml_error te;
+	if (hw_workload_load(w, o->config, &te) != 0) {
+		fprintf(stderr, "harness: %s\n", te.text);
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < o->n_pending; i++)
+		if (set_override(w, o->pending[i], o->pending_src[i]) != 0)
+			return EXIT_USAGE;
+	if (hw_workload_resolve(w, &te) != 0) {
+		fprintf(stderr, "harness: %s\n", te.text);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; h_suites[i]; i++)
+		if (!h_suites[i]->enabled(w))
+			o->suites &= ~(1u << i);
+	return EXIT_OK;
+}
+
+/* --dry-run: the resolved workload and the cells each suite would run. */
+static void dry_run(const hw_workload *w, unsigned suites)
+{
+	toml_write(w->resolved, stdout, "resolved workload");
+	printf("# config hash %s\n# cells: ", w->hash);
+	for (size_t i = 0; h_suites[i]; i++)
+		printf("%s%s %u", i ? ", " : "", h_suites[i]->name,
+		       (suites >> i) & 1 ? h_suites[i]->cells(w) : 0);
+	printf("\n");
+}
+
+/* Step 2: the manifest of this run. */
+static void make_manifest(hr_manifest *m, const hw_workload *w, const opts *o)
+{
+	size_t k = 0;
+	memset(m, 0, sizeof(*m));
+	m->schema = HW_SCHEMA;
+	m->seed = w->seed;
+	snprintf(m->config_hash, sizeof m->config_hash, "%s", w->hash);
+	revision_of(m, o->revision);
+	for (size_t i = 0; h_suites[i]; i++)
+		if ((o->suites >> i) & 1)
+			k += (size_t)snprintf(m->suites + k, k < sizeof m->suites ? sizeof m->suites - k : 0,
+			                      "%s%s", k ? "," : "", h_suites[i]->name);
+	if (!k)
+		snprintf(m->suites, sizeof m->suites, "none");
+	snprintf(m->store, sizeof m->store, "%s", o->store);
+	snprintf(m->baseline, sizeof m->baseline, "%s", o->baseline ? o->baseline : "");
+	bench_utc_now(m->started, sizeof m->started);
+}
+
+/* Step 4: the suites, then the counts. */
+static int run_suites(hr_dir *out, const hw_workload *w, const opts *o, const hr_manifest *m,
+                      const char *url)
+{
+	char scratch[4096], err[H_ERR];
+	int rc = EXIT_OK;
+	if (o->scratch)
+		snprintf(scratch, sizeof scratch, "%s", o->scratch);
+	else
+		snprintf(scratch, sizeof scratch, "%s/scratch", o->output);
+	mkdir(scratch, 0755);
+	h_run run = {.w = w,
+	             .out = out,
+	             .store = o->store,
+	             .url = url,
+	             .schema = o->schema,
+	             .scratch = scratch,
+	             .verbose = o->verbose,
+	             .started_ns = bench_now_ns()};
+	for (size_t i = 0; h_suites[i]; i++)
+		if ((o->suites >> i) & 1)
+			run.cells_total += h_suites[i]->cells(w);
+	fprintf(stderr, "harness: %s store, suites %s, %u cells, config %.12s, revision %.12s%s\n",
+	        o->store, m->suites, run.cells_total, w->hash, m->revision,
+	        m->dirty == 1 ? " (dirty)" : "");
+	if (h_run_suites(&run, o->suites, err, sizeof err) != 0) {
+		fprintf(stderr, "harness: %s\n", err);
+		rc = EXIT_FAIL;
+	}
+	if (!o->scratch)
+		rmdir(scratch); /* only if the suites left it empty */
+	return rc;
+}
+
+/* Step 5: summaries, manifest, the count of rows that did not validate. */
+static int finish(hr_dir *out, const opts *o, int rc)
+{
+	char err[H_ERR], rows[256] = "";
+	unsigned measured = 0, skipped = 0;
+	int bad = 0;
+	size_t k = 0;
+	hr_counts(out, &measured, &skipped);
+	if (hr_write_summaries(out, err, sizeof err) != 0) {
+		fprintf(stderr, "harness: summaries: %s\n", err);
+		rc = EXIT_FAIL;
+	}
+	if (rc == EXIT_OK && hr_finish(out, err, sizeof err) != 0) {
+		fprintf(stderr, "harness: manifest: %s\n", err);
+		rc = EXIT_FAIL;
+	}
+	for (size_t i = 0; h_suites[i]; i++) {
+		size_t n = 0;
+		bad += h_unvalidated_rows(o->output, h_suites[i], &n);
+		k += (size_t)snprintf(rows + k, k < sizeof rows ? sizeof rows - k : 0, "%s%s %zu",
+		                      i ? ", " : "", h_suites[i]->name, n);
+	}
+	fprintf(stderr,
+	        "harness: measured %u cells, skipped %u completed cells; rows: %s, not validated %d\n",
+	        measured, skipped, rows, bad);
+	if (bad > 0 && rc == EXIT_OK)
+		rc = EXIT_FAIL;
+	return rc;
+}
+
+/* Step 6: the comparison with --baseline and the report. */
+static int compare_and_report(const hw_workload *w, const opts *o, int rc)
+{
+	char err[H_ERR];
+	if (!o->baseline && o->output) {
+		/* A comparison left by an earlier invocation would be linked from the report. */
+		char stale[4200];
+		snprintf(stale, sizeof stale, "%s/regression.md", o->output);
+		unlink(stale);
+	}
+	if (o->baseline) {
+		int g = hg_compare(o->output, o->baseline, &w->regression, o->allow_mismatch, stderr, err,
+		                   sizeof err);
+		if (g < 0) {
+			fprintf(stderr, "harness: comparison: %s\n", err);
+			if (rc == EXIT_OK)
+				rc = EXIT_FAIL;
+		} else if (g == 1 && rc == EXIT_OK)
+			rc = EXIT_GATE;
+		else if (g == 2 && rc == EXIT_OK)
+			rc = EXIT_ENV;
+	}
+	if (hrep_write(o->output, err, sizeof err) != 0)
+		fprintf(stderr, "harness: report: %s\n", err);
+	else
+		fprintf(stderr, "harness: report %s/report.md\n", o->output);
+	return rc;
+}
+
+/* ---- main ------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	opts o = {.store = "postgres", .suites = all_suites(), .schema = "prolly_bench"};
+	hw_workload w = {0};
+	hr_dir *out = NULL;
+	hr_manifest m;
+	char err[H_ERR] = "";
+	int rc = parse_flags(&o, argc, argv);
+	if (rc >= 0)
+		goto cleanup;
 
 	/* 1. The workload: nothing runs if it is wrong. */
-	toml_error te;
-	if (hw_workload_load(&w, o.config, &te) != 0) {
-		fprintf(stderr, "harness: %s\n", te.text);
-		rc = EXIT_USAGE;
+	if ((rc = load_workload(&w, &o)) != EXIT_OK)
 		goto cleanup;
-	}
-	for (int i = 0; i < n_pending; i++)
-		if (set_override(&w, pending[i], pending_src[i]) != 0) {
-			rc = EXIT_USAGE;
-			goto cleanup;
-		}
-	if (hw_workload_resolve(&w, &te) != 0) {
-		fprintf(stderr, "harness: %s\n", te.text);
-		rc = EXIT_USAGE;
-		goto cleanup;
-	}
-	if (!w.service.enabled)
-		o.suite_service = 0;
-	if (!w.scale.enabled)
-		o.suite_scale = 0;
 	if (o.dry_run) {
-		toml_write(w.resolved, stdout, "resolved workload");
-		printf("# config hash %s\n# cells: service %u, scale %u\n", w.hash,
-		       o.suite_service ? hsvc_cells(&w) : 0, o.suite_scale ? hsc_cells(&w) : 0);
+		dry_run(&w, o.suites);
 		goto cleanup;
 	}
 	if (strcmp(o.store, "postgres") == 0 && !o.url && !o.compare_only) {
@@ -410,28 +533,18 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	const char *url = strcmp(o.store, "postgres") == 0 ? o.url : NULL;
-
 	if (o.compare_only) {
 		if (!o.baseline) {
 			fprintf(stderr, "harness: --compare-only needs --baseline\n");
 			rc = EXIT_USAGE;
 			goto cleanup;
 		}
-		goto compare;
+		rc = compare_and_report(&w, &o, EXIT_OK);
+		goto cleanup;
 	}
 
 	/* 2. The output directory: resume, or refuse another run's directory untouched. */
-	hr_manifest m = {.schema = HW_SCHEMA, .seed = w.seed};
-	snprintf(m.config_hash, sizeof m.config_hash, "%s", w.hash);
-	revision_of(&m, o.revision);
-	snprintf(m.suites, sizeof m.suites, "%s",
-	         o.suite_service && o.suite_scale ? "service,scale"
-	         : o.suite_service                ? "service"
-	         : o.suite_scale                  ? "scale"
-	                                          : "none");
-	snprintf(m.store, sizeof m.store, "%s", o.store);
-	snprintf(m.baseline, sizeof m.baseline, "%s", o.baseline ? o.baseline : "");
-	utc_now(m.started, sizeof m.started);
+	make_manifest(&m, &w, &o);
 	int orc = hr_open(&out, o.output, &m, &w, err, sizeof err);
 	if (orc != 0) {
 		fprintf(stderr, "harness: %s: %s\n", o.output, err);
@@ -452,88 +565,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* 4. The suites. */
-	if (o.scratch)
-		snprintf(scratch, sizeof scratch, "%s", o.scratch);
-	else
-		snprintf(scratch, sizeof scratch, "%s/scratch", o.output);
-	mkdir(scratch, 0755);
-	h_run run = {.w = &w,
-	             .out = out,
-	             .store = o.store,
-	             .url = url,
-	             .schema = o.schema,
-	             .scratch = scratch,
-	             .verbose = o.verbose,
-	             .started_ns = mono_ns()};
-	run.cells_total = (o.suite_service ? hsvc_cells(&w) : 0) + (o.suite_scale ? hsc_cells(&w) : 0);
-	fprintf(stderr, "harness: %s store, suites %s, %u cells, config %.12s, revision %.12s%s\n",
-	        o.store, m.suites, run.cells_total, w.hash, m.revision, m.dirty == 1 ? " (dirty)" : "");
-	if (o.suite_service && hsvc_run(&run, err, sizeof err) != 0) {
-		fprintf(stderr, "harness: service suite: %s\n", err);
-		rc = EXIT_FAIL;
-	}
-	if (rc == EXIT_OK && o.suite_scale && hsc_run(&run, err, sizeof err) != 0) {
-		fprintf(stderr, "harness: scale suite: %s\n", err);
-		rc = EXIT_FAIL;
-	}
-	unsigned measured = 0, skipped = 0;
-	hr_counts(out, &measured, &skipped);
-	if (scratch[0] && !o.scratch)
-		rmdir(scratch); /* only if the suites left it empty */
-
-	/* 5. Summaries, report, manifest. */
-	if (hr_write_summaries(out, err, sizeof err) != 0) {
-		fprintf(stderr, "harness: summaries: %s\n", err);
-		rc = EXIT_FAIL;
-	}
-	if (rc == EXIT_OK && hr_finish(out, err, sizeof err) != 0) {
-		fprintf(stderr, "harness: manifest: %s\n", err);
-		rc = EXIT_FAIL;
-	}
-	size_t srows = 0, crows = 0;
-	int sbad = unvalidated_rows(o.output, "service-raw.csv", &srows);
-	int cbad = unvalidated_rows(o.output, "scale-raw.csv", &crows);
-	fprintf(stderr,
-	        "harness: measured %u cells, skipped %u completed cells; rows: service %zu, scale %zu, "
-	        "not validated %d\n",
-	        measured, skipped, srows, crows, sbad + cbad);
-	if (sbad + cbad > 0 && rc == EXIT_OK)
-		rc = EXIT_FAIL;
-
-compare:
-	if (!o.baseline && o.output) {
-		/* A comparison left by an earlier invocation would be linked from the report. */
-		char stale[4200];
-		snprintf(stale, sizeof stale, "%s/regression.md", o.output);
-		unlink(stale);
-	}
-	if (o.baseline) {
-		int g = hg_compare(o.output, o.baseline, &w.regression, o.allow_mismatch, stderr, err,
-		                   sizeof err);
-		if (g < 0) {
-			fprintf(stderr, "harness: comparison: %s\n", err);
-			if (rc == EXIT_OK)
-				rc = EXIT_FAIL;
-		} else if (g == 1 && rc == EXIT_OK)
-			rc = EXIT_GATE;
-		else if (g == 2 && rc == EXIT_OK)
-			rc = EXIT_ENV;
-	}
-	if (hrep_write(o.output, err, sizeof err) != 0)
-		fprintf(stderr, "harness: report: %s\n", err);
-	else
-		fprintf(stderr, "harness: report %s/report.md\n", o.output);
+	/* 4-6. The suites; summaries, report, manifest; the gates. */
+	rc = run_suites(out, &w, &o, &m, url);
+	rc = finish(out, &o, rc);
+	rc = compare_and_report(&w, &o, rc);
 
 cleanup:
 	hr_close(out);
 	hw_workload_free(&w);
-	for (int i = 0; i < n_pending; i++) {
-		free(pending[i]);
-		free(pending_src[i]);
-	}
-	free(pending);
-	free(pending_src);
-	free(longopts);
+	opts_free(&o);
 	return rc;
 }

@@ -83,10 +83,10 @@ static void fmt_num(char *out, size_t n, double v, int dec)
 
 /* A number cell (see fmt_num); "-" when there is no value, the text itself when it is not a
  * number. */
-static void md_num(FILE *f, const csv_table *t, size_t r, const char *col, int dec)
+static void md_num(FILE *f, const bench_csv *t, size_t r, const char *col, int dec)
 {
-	double v = csv_table_num(t, r, col);
-	const char *s = csv_table_get(t, r, col);
+	double v = bench_csv_num(t, r, col);
+	const char *s = bench_csv_get(t, r, col);
 	char buf[64];
 	if (isfinite(v)) {
 		fmt_num(buf, sizeof(buf), v, dec);
@@ -161,7 +161,7 @@ static int pt_cmp(const void *a, const void *b)
 }
 
 /* A line chart of col against clients, one series per pool size. */
-static int clients_chart(const char *dir, const csv_table *t, const char *col, const char *name,
+static int clients_chart(const char *dir, const bench_csv *t, const char *col, const char *name,
                          const char *title, const char *ylabel, char *err, size_t errn)
 {
 	pt *p = calloc(t->nrows + 1, sizeof(pt));
@@ -174,8 +174,8 @@ static int clients_chart(const char *dir, const csv_table *t, const char *col, c
 		goto cleanup;
 	}
 	for (size_t r = 0; r < t->nrows; r++) {
-		pt q = {csv_table_num(t, r, "pool_size"), csv_table_num(t, r, "clients"),
-		        csv_table_num(t, r, col)};
+		pt q = {bench_csv_num(t, r, "pool_size"), bench_csv_num(t, r, "clients"),
+		        bench_csv_num(t, r, col)};
 		if (!isfinite(q.key) || !isfinite(q.x))
 			continue;
 		p[n++] = q;
@@ -232,25 +232,25 @@ static void file_id(char *out, size_t n, const char *id)
 static int cell_charts(FILE *f, const char *dir, char *err, size_t errn)
 {
 	char p[PATHN];
-	csv_table t = {0};
+	bench_csv t = {0};
 	int rc = -1, any = 0;
 	snprintf(p, sizeof(p), "%s/service-raw.csv", dir);
 	if (access(p, F_OK) != 0)
 		return 0;
-	if (csv_table_read(&t, p, err, errn) != 0)
+	if (bench_csv_read(&t, p, err, errn) != 0)
 		return -1;
-	if (csv_table_col(&t, "per_second_ops") < 0 && csv_table_col(&t, "per_second_p99_ms") < 0) {
+	if (bench_csv_col(&t, "per_second_ops") < 0 && bench_csv_col(&t, "per_second_p99_ms") < 0) {
 		rc = 0;
 		goto cleanup;
 	}
 	for (size_t r = 0; r < t.nrows; r++) {
-		const char *id = csv_table_get(&t, r, "cell_id");
-		if (strcmp(csv_table_get(&t, r, "op_class"), "all") != 0)
+		const char *id = bench_csv_get(&t, r, "cell_id");
+		if (strcmp(bench_csv_get(&t, r, "op_class"), "all") != 0)
 			continue;
 		int later = 0; /* a repeated cell: its last "all" row counts */
 		for (size_t k = r + 1; k < t.nrows && !later; k++)
-			later = strcmp(csv_table_get(&t, k, "op_class"), "all") == 0 &&
-			        strcmp(csv_table_get(&t, k, "cell_id"), id) == 0;
+			later = strcmp(bench_csv_get(&t, k, "op_class"), "all") == 0 &&
+			        strcmp(bench_csv_get(&t, k, "cell_id"), id) == 0;
 		if (later)
 			continue;
 		char fid[160], name[200], title[300];
@@ -264,8 +264,8 @@ static int cell_charts(FILE *f, const char *dir, char *err, size_t errn)
 		if (!bad) {
 			svg_set_size(a, 0, 300);
 			svg_set_size(b, 0, 300);
-			bad = add_series(a, "successful ops/s", csv_table_get(&t, r, "per_second_ops")) ||
-			      add_series(b, "p99 ms", csv_table_get(&t, r, "per_second_p99_ms"));
+			bad = add_series(a, "successful ops/s", bench_csv_get(&t, r, "per_second_ops")) ||
+			      add_series(b, "p99 ms", bench_csv_get(&t, r, "per_second_p99_ms"));
 		}
 		const svg_chart *two[] = {a, b};
 		int wrc = bad ? -1 : write_chart(dir, name, two, 2, err, errn);
@@ -282,23 +282,23 @@ static int cell_charts(FILE *f, const char *dir, char *err, size_t errn)
 	}
 	rc = 0;
 cleanup:
-	csv_table_free(&t);
+	bench_csv_free(&t);
 	return rc;
 }
 
 /* ---- service ----------------------------------------------------------------------------------- */
 
-static int service_section(FILE *f, const char *dir, char *err, size_t errn)
+int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn)
 {
 	static const char *const cols[] = {
 	    "cell",      "clients",  "pool",      "succeeded ops/s", "attempted ops/s", "p50 ms",
 	    "p99 ms",    "p99.9 ms", "conflicts", "retries",         "errors",          "statements/op",
 	    "validated", NULL};
 	char p[PATHN];
-	csv_table t = {0};
+	bench_csv t = {0};
 	int rc = -1;
 	snprintf(p, sizeof(p), "%s/service-summary.csv", dir);
-	if (csv_table_read(&t, p, err, errn) != 0)
+	if (bench_csv_read(&t, p, err, errn) != 0)
 		return -1;
 	fprintf(f, "## Service suite\n\nOne row per (clients, pool size) cell, from "
 	           "[service-summary.csv](service-summary.csv) (raw rows: "
@@ -306,7 +306,7 @@ static int service_section(FILE *f, const char *dir, char *err, size_t errn)
 	           "connection.\n\n");
 	md_header(f, cols, "lrrrrrrrrrrrl");
 	for (size_t r = 0; r < t.nrows; r++) {
-		md_cell(f, csv_table_get(&t, r, "cell_id"));
+		md_cell(f, bench_csv_get(&t, r, "cell_id"));
 		md_num(f, &t, r, "clients", 0);
 		md_num(f, &t, r, "pool_size", 0);
 		md_num(f, &t, r, "succeeded_per_s", 1);
@@ -318,7 +318,7 @@ static int service_section(FILE *f, const char *dir, char *err, size_t errn)
 		md_num(f, &t, r, "retries", 0);
 		md_num(f, &t, r, "errors_total", 0);
 		md_num(f, &t, r, "statements_per_op", -1);
-		md_cell(f, truthy(csv_table_get(&t, r, "validated")) ? "yes" : "**no**");
+		md_cell(f, truthy(bench_csv_get(&t, r, "validated")) ? "yes" : "**no**");
 		fputs("|\n", f);
 	}
 	/* p99 per operation class: every p99_ms_<class> column */
@@ -335,7 +335,7 @@ static int service_section(FILE *f, const char *dir, char *err, size_t errn)
 			fputs("|---:", f);
 		fputs("|\n", f);
 		for (size_t r = 0; r < t.nrows; r++) {
-			md_cell(f, csv_table_get(&t, r, "cell_id"));
+			md_cell(f, bench_csv_get(&t, r, "cell_id"));
 			for (size_t c = 0; c < t.ncols; c++)
 				if (strncmp(t.header[c], "p99_ms_", 7) == 0)
 					md_num(f, &t, r, t.header[c], -1);
@@ -354,7 +354,7 @@ static int service_section(FILE *f, const char *dir, char *err, size_t errn)
 		goto cleanup;
 	rc = 0;
 cleanup:
-	csv_table_free(&t);
+	bench_csv_free(&t);
 	return rc;
 }
 
@@ -386,7 +386,7 @@ static void size_label(char *out, size_t n, const char *size)
 }
 
 /* scale-vs-plain.svg; *drawn = 0 when no row has a plain baseline (no file written). */
-static int vs_plain_chart(const char *dir, const csv_table *t, int *drawn, char *err, size_t errn)
+static int vs_plain_chart(const char *dir, const bench_csv *t, int *drawn, char *err, size_t errn)
 {
 	double *pm = calloc(t->nrows + 1, sizeof(double)), *pp = calloc(t->nrows + 1, sizeof(double));
 	char *seen = calloc(t->nrows + 1, 1);
@@ -402,14 +402,14 @@ static int vs_plain_chart(const char *dir, const csv_table *t, int *drawn, char 
 	for (size_t r = 0; r < t->nrows; r++) {
 		if (seen[r])
 			continue;
-		const char *size = csv_table_get(t, r, "size"), *op = csv_table_get(t, r, "op");
+		const char *size = bench_csv_get(t, r, "size"), *op = bench_csv_get(t, r, "op");
 		size_t n = 0;
 		for (size_t k = r; k < t->nrows; k++) {
-			if (strcmp(csv_table_get(t, k, "size"), size) != 0 ||
-			    strcmp(csv_table_get(t, k, "op"), op) != 0)
+			if (strcmp(bench_csv_get(t, k, "size"), size) != 0 ||
+			    strcmp(bench_csv_get(t, k, "op"), op) != 0)
 				continue;
 			seen[k] = 1;
-			double ms = csv_table_num(t, k, "ms_median"), vs = csv_table_num(t, k, "vs_plain");
+			double ms = bench_csv_num(t, k, "ms_median"), vs = bench_csv_num(t, k, "vs_plain");
 			if (isfinite(ms) && ms > 0 && isfinite(vs) && vs > 0) {
 				pm[n] = ms;
 				pp[n++] = ms / vs;
@@ -441,7 +441,7 @@ cleanup:
 }
 
 /* scale-matrix.svg: one chart per size, ops/s per operation and pattern. */
-static int matrix_chart(const char *dir, const csv_table *t, char *err, size_t errn)
+static int matrix_chart(const char *dir, const bench_csv *t, char *err, size_t errn)
 {
 	svg_chart **cs = calloc(t->nrows + 1, sizeof(*cs));
 	const char **sizes = calloc(t->nrows + 1, sizeof(*sizes));
@@ -450,9 +450,9 @@ static int matrix_chart(const char *dir, const csv_table *t, char *err, size_t e
 	if (!cs || !sizes)
 		goto nomem;
 	for (size_t r = 0; r < t->nrows; r++) {
-		const char *size = csv_table_get(t, r, "size");
+		const char *size = bench_csv_get(t, r, "size");
 		size_t i = 0;
-		if (strcmp(csv_table_get(t, r, "store"), "pg-plain") == 0)
+		if (strcmp(bench_csv_get(t, r, "store"), "pg-plain") == 0)
 			continue; /* the baseline table's rows have their own chart (scale-vs-plain.svg) */
 		while (i < n && strcmp(sizes[i], size) != 0)
 			i++;
@@ -464,12 +464,12 @@ static int matrix_chart(const char *dir, const csv_table *t, char *err, size_t e
 				goto nomem;
 			svg_set_log_y(cs[n], 1);
 			for (size_t k = 0; k < t->nrows; k++) /* the same colour per pattern everywhere */
-				if (svg_series(cs[n], csv_table_get(t, k, "pattern")) != 0)
+				if (svg_series(cs[n], bench_csv_get(t, k, "pattern")) != 0)
 					goto nomem;
 			sizes[n++] = size;
 		}
-		if (svg_bar(cs[i], csv_table_get(t, r, "op"), csv_table_get(t, r, "pattern"),
-		            csv_table_num(t, r, "ops_per_s")) != 0)
+		if (svg_bar(cs[i], bench_csv_get(t, r, "op"), bench_csv_get(t, r, "pattern"),
+		            bench_csv_num(t, r, "ops_per_s")) != 0)
 			goto nomem;
 	}
 	if (!n) {
@@ -488,17 +488,17 @@ cleanup:
 	return rc;
 }
 
-static int scale_section(FILE *f, const char *dir, char *err, size_t errn)
+int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn)
 {
 	static const char *const cols[] = {"store",  "size",          "op",         "pattern",
 	                                   "runs",   "median ms",     "min-max ms", "ops/s",
 	                                   "p99 us", "statements/op", "vs plain",   "validated",
 	                                   NULL};
 	char p[PATHN];
-	csv_table t = {0};
+	bench_csv t = {0};
 	int rc = -1, drawn = 0;
 	snprintf(p, sizeof(p), "%s/scale-summary.csv", dir);
-	if (csv_table_read(&t, p, err, errn) != 0)
+	if (bench_csv_read(&t, p, err, errn) != 0)
 		return -1;
 	fprintf(f, "## Scale suite\n\nOne row per size, operation and pattern (medians over the runs), "
 	           "from [scale-summary.csv](scale-summary.csv) (raw rows: "
@@ -506,13 +506,13 @@ static int scale_section(FILE *f, const char *dir, char *err, size_t errn)
 	           "plain PostgreSQL table's (PostgreSQL store).\n\n");
 	md_header(f, cols, "llllrrrrrrrl");
 	for (size_t r = 0; r < t.nrows; r++) {
-		md_cell(f, csv_table_get(&t, r, "store"));
-		md_cell(f, csv_table_get(&t, r, "size"));
-		md_cell(f, csv_table_get(&t, r, "op"));
-		md_cell(f, csv_table_get(&t, r, "pattern"));
+		md_cell(f, bench_csv_get(&t, r, "store"));
+		md_cell(f, bench_csv_get(&t, r, "size"));
+		md_cell(f, bench_csv_get(&t, r, "op"));
+		md_cell(f, bench_csv_get(&t, r, "pattern"));
 		md_num(f, &t, r, "runs", 0);
 		md_num(f, &t, r, "ms_median", -1);
-		double lo = csv_table_num(&t, r, "ms_min"), hi = csv_table_num(&t, r, "ms_max");
+		double lo = bench_csv_num(&t, r, "ms_min"), hi = bench_csv_num(&t, r, "ms_max");
 		char a[64], b[64];
 		fmt_num(a, sizeof(a), lo, -1);
 		fmt_num(b, sizeof(b), hi, -1);
@@ -524,7 +524,7 @@ static int scale_section(FILE *f, const char *dir, char *err, size_t errn)
 		md_num(f, &t, r, "p99_us", -1);
 		md_num(f, &t, r, "statements_per_op", -1);
 		md_num(f, &t, r, "vs_plain", -1);
-		md_cell(f, truthy(csv_table_get(&t, r, "validated")) ? "yes" : "**no**");
+		md_cell(f, truthy(bench_csv_get(&t, r, "validated")) ? "yes" : "**no**");
 		fputs("|\n", f);
 	}
 	fputc('\n', f);
@@ -540,7 +540,7 @@ static int scale_section(FILE *f, const char *dir, char *err, size_t errn)
 		fprintf(f, "### Operations per second\n\n![scale matrix](scale-matrix.svg)\n\n");
 	rc = 0;
 cleanup:
-	csv_table_free(&t);
+	bench_csv_free(&t);
 	return rc;
 }
 
@@ -564,23 +564,55 @@ static void regression_section(FILE *f, const char *dir)
 
 static void files_section(FILE *f, const char *dir)
 {
-	static const char *const files[] = {"workload.toml",
-	                                    "resolved-workload.toml",
-	                                    "run-manifest.txt",
-	                                    "machine.txt",
-	                                    "postgres.txt",
-	                                    "dependencies.txt",
-	                                    "binary.sha256",
-	                                    "service-raw.csv",
-	                                    "service-summary.csv",
-	                                    "scale-raw.csv",
-	                                    "scale-summary.csv",
-	                                    "regression.md",
-	                                    NULL};
+	static const char *const files[] = {
+	    "workload.toml", "resolved-workload.toml", "run-manifest.txt", "machine.txt",
+	    "postgres.txt",  "dependencies.txt",       "binary.sha256",    NULL};
 	fprintf(f, "## Files\n\n");
 	for (size_t i = 0; files[i]; i++)
 		if (exists(dir, files[i]))
 			fprintf(f, "- [%s](%s)\n", files[i], files[i]);
+	for (size_t i = 0; h_suites[i]; i++) {
+		char sum[128];
+		h_summary_file(h_suites[i], sum, sizeof(sum));
+		const char *const both[] = {h_suites[i]->raw_file, sum};
+		for (size_t k = 0; k < 2; k++)
+			if (exists(dir, both[k]))
+				fprintf(f, "- [%s](%s)\n", both[k], both[k]);
+	}
+	if (exists(dir, "regression.md"))
+		fprintf(f, "- [regression.md](regression.md)\n");
+}
+
+/* The section of a suite without its own: its summary file as a table. */
+static int summary_table(FILE *f, const char *dir, const h_suite *s, const char *sum, char *err,
+                         size_t errn)
+{
+	char p[PATHN];
+	bench_csv t;
+	snprintf(p, sizeof(p), "%s/%s", dir, sum);
+	if (bench_csv_read(&t, p, err, errn) != 0)
+		return -1;
+	fprintf(f, "## %s suite\n\nFrom [%s](%s) (raw rows: [%s](%s)).\n\n|", s->name, sum, sum,
+	        s->raw_file, s->raw_file);
+	for (size_t c = 0; c < t.ncols; c++)
+		fprintf(f, " %s |", t.header[c]);
+	fprintf(f, "\n|");
+	for (size_t c = 0; c < t.ncols; c++)
+		fprintf(f, "---|");
+	fprintf(f, "\n");
+	for (size_t r = 0; r < t.nrows; r++) {
+		fprintf(f, "|");
+		for (size_t c = 0; c < t.ncols; c++) {
+			fputc(' ', f);
+			for (const char *v = t.rows[r][c]; *v; v++) /* a cell of a Markdown table */
+				fputs(*v == '|' ? "\\|" : *v == '\n' ? " " : (char[]){*v, 0}, f);
+			fputs(" |", f);
+		}
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+	bench_csv_free(&t);
+	return 0;
 }
 
 int hrep_write(const char *dir, char *err, size_t errn)
@@ -600,10 +632,16 @@ int hrep_write(const char *dir, char *err, size_t errn)
 	kv_section(f, dir, "machine.txt", "Machine");
 	kv_section(f, dir, "postgres.txt", "PostgreSQL");
 	kv_section(f, dir, "dependencies.txt", "Dependencies");
-	if (exists(dir, "service-summary.csv") && service_section(f, dir, err, errn) != 0)
-		goto cleanup;
-	if (exists(dir, "scale-summary.csv") && scale_section(f, dir, err, errn) != 0)
-		goto cleanup;
+	for (size_t i = 0; h_suites[i]; i++) {
+		const h_suite *s = h_suites[i];
+		char sum[128];
+		h_summary_file(s, sum, sizeof(sum));
+		if (!exists(dir, sum))
+			continue;
+		if (s->report ? s->report(f, dir, err, errn) != 0
+		              : summary_table(f, dir, s, sum, err, errn) != 0)
+			goto cleanup;
+	}
 	regression_section(f, dir);
 	files_section(f, dir);
 	rc = h_file_commit(f, tmp, path, err, errn);

@@ -28,6 +28,8 @@
  */
 #include "results_int.h"
 
+#include "clock.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -131,36 +133,11 @@ fail:
 	return rc;
 }
 
-int hr__slurp(char **out, size_t *len, const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	hr__sbuf b = {0};
-	char chunk[65536];
-	size_t got;
-	*out = NULL;
-	*len = 0;
-	if (!f)
-		return -1;
-	hr__sb_putn(&b, "", 0);
-	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		hr__sb_putn(&b, chunk, got);
-	int bad = ferror(f) || b.oom;
-	fclose(f);
-	if (bad) {
-		free(b.p);
-		errno = errno ? errno : ENOMEM;
-		return -1;
-	}
-	*out = b.p;
-	*len = b.len;
-	return 0;
-}
-
 static int copy_file(const char *dir, const char *name, const char *src, char *err, size_t errn)
 {
 	char *buf = NULL;
 	size_t len;
-	if (hr__slurp(&buf, &len, src) != 0) {
+	if (bench_read_file(&buf, &len, src) != 0) {
 		h_seterr(err, errn, "reading %s: %s", src, strerror(errno));
 		return -1;
 	}
@@ -196,14 +173,6 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-static void utc_now(char out[32])
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* ---- the manifest ---------------------------------------------------------------------------- */
 
 typedef struct done_cell {
@@ -216,7 +185,7 @@ struct hr_dir {
 	unsigned resumes;
 	done_cell *done;
 	size_t ndone, capdone;
-	hr__strvec checked; /* "file\nheader\n" pairs already checked against the file */
+	bench_strvec checked; /* "file\nheader\n" pairs already checked against the file */
 	unsigned measured, skipped;
 };
 
@@ -250,20 +219,20 @@ static void kv_parse(hrow *r, const char *text)
 	}
 }
 
-static void kv_line(hr__sbuf *b, const char *key, const char *val)
+static void kv_line(bench_buf *b, const char *key, const char *val)
 {
-	hr__sb_puts(b, key);
-	hr__sb_puts(b, ": ");
+	bench_buf_puts(b, key);
+	bench_buf_puts(b, ": ");
 	for (; *val; val++)
-		hr__sb_putc(b, *val == '\n' || *val == '\r' ? ' ' : *val);
-	hr__sb_putc(b, '\n');
+		bench_buf_putc(b, *val == '\n' || *val == '\r' ? ' ' : *val);
+	bench_buf_putc(b, '\n');
 }
 
 static int manifest_write(const hr_dir *d, char *err, size_t errn)
 {
 	const hr_manifest *m = &d->m;
 	char num[32];
-	hr__sbuf b = {0};
+	bench_buf b = {0};
 	snprintf(num, sizeof(num), "%d", HR_VERSION);
 	kv_line(&b, "harness_version", num);
 	snprintf(num, sizeof(num), "%d", m->schema);
@@ -285,7 +254,7 @@ static int manifest_write(const hr_dir *d, char *err, size_t errn)
 		h_seterr(err, errn, "out of memory");
 		return -1;
 	}
-	int rc = hr__write_atomic(d->path, MANIFEST, b.p, b.len, err, errn);
+	int rc = hr__write_atomic(d->path, MANIFEST, b.p, b.n, err, errn);
 	free(b.p);
 	return rc;
 }
@@ -365,18 +334,18 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 {
 	char path[HR__PATHN], *buf = NULL;
 	size_t len, pos = 0, ncells = 0, capcells = 0, last = 0;
-	hr__strvec rec = {0};
+	bench_strvec rec = {0};
 	cell_count *cells = NULL;
 	size_t *start = NULL, *end = NULL, *cellof = NULL, nrec = 0, caprec = 0;
 	int rc = -1, r, idc = -1, rowsc = -1, ncols;
-	hr__sbuf out = {0};
-	if (hr__join(path, d->path, name) != 0 || hr__slurp(&buf, &len, path) != 0) {
+	bench_buf out = {0};
+	if (hr__join(path, d->path, name) != 0 || bench_read_file(&buf, &len, path) != 0) {
 		h_seterr(err, errn, "reading %s/%s: %s", d->path, name, strerror(errno));
 		return -1;
 	}
-	r = hr__csv_record(&rec, buf, len, &pos);
-	if (r != HR__REC_OK) {
-		if (r == HR__REC_NOMEM)
+	r = bench_csv_record(&rec, buf, len, &pos);
+	if (r != BENCH_CSV_OK) {
+		if (r == BENCH_CSV_NOMEM)
 			goto nomem;
 		rc = unlink(path); /* empty or a torn header: no rows */
 		if (rc != 0)
@@ -397,13 +366,14 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 	size_t header_end = pos, good = pos;
 	for (;;) {
 		size_t at = pos;
-		r = hr__csv_record(&rec, buf, len, &pos);
-		if (r == HR__REC_NOMEM)
+		r = bench_csv_record(&rec, buf, len, &pos);
+		if (r == BENCH_CSV_NOMEM)
 			goto nomem;
-		if (r != HR__REC_OK) /* the end, or a torn last record (HR__REC_EOF, HR__REC_BADQUOTE) */
+		if (r !=
+		    BENCH_CSV_OK) /* the end, or a torn last record (BENCH_CSV_EOF, BENCH_CSV_BADQUOTE) */
 			break;
 		good = pos;
-		if (rec.n == 1 && hr__blank_line(buf, len, at))
+		if (rec.n == 1 && bench_csv_blank_line(buf, len, at))
 			continue;
 		if (nrec == caprec) {
 			size_t cap = caprec ? caprec * 2 : 256;
@@ -458,15 +428,15 @@ static int clean_raw(hr_dir *d, const char *name, char *err, size_t errn)
 		}
 	}
 	if (changed) {
-		hr__sb_putn(&out, buf, header_end);
+		bench_buf_put(&out, buf, header_end);
 		for (size_t i = 0; i < nrec; i++) {
 			const cell_count *c = &cells[cellof[i]];
 			if (c->expect > 0 && c->rows == c->expect)
-				hr__sb_putn(&out, buf + start[i], end[i] - start[i]);
+				bench_buf_put(&out, buf + start[i], end[i] - start[i]);
 		}
 		if (out.oom)
 			goto nomem;
-		if (hr__write_atomic(d->path, name, out.p, out.len, err, errn) != 0)
+		if (hr__write_atomic(d->path, name, out.p, out.n, err, errn) != 0)
 			goto cleanup;
 	}
 	rc = 0;
@@ -481,7 +451,7 @@ cleanup:
 	free(end);
 	free(cellof);
 	free(out.p);
-	hr__sv_free(&rec);
+	bench_strvec_free(&rec);
 	free(buf);
 	return rc;
 }
@@ -496,7 +466,7 @@ static int ends_with(const char *s, const char *suffix)
 static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 {
 	DIR *dir = opendir(d->path);
-	hr__strvec names = {0};
+	bench_strvec names = {0};
 	struct dirent *e;
 	int rc = -1;
 	if (!dir) {
@@ -505,7 +475,7 @@ static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 	}
 	while ((e = readdir(dir)) != NULL)
 		if (e->d_name[0] != '.' && ends_with(e->d_name, "-raw.csv") &&
-		    hr__sv_push(&names, strdup(e->d_name)) != 0) {
+		    bench_strvec_push(&names, strdup(e->d_name)) != 0) {
 			h_seterr(err, errn, "out of memory");
 			goto cleanup;
 		}
@@ -515,7 +485,7 @@ static int clean_all_raw(hr_dir *d, char *err, size_t errn)
 	rc = 0;
 cleanup:
 	closedir(dir);
-	hr__sv_free(&names);
+	bench_strvec_free(&names);
 	return rc;
 }
 
@@ -564,7 +534,7 @@ void hr_close(hr_dir *d)
 		free(d->done[i].id);
 	}
 	free(d->done);
-	hr__sv_free(&d->checked);
+	bench_strvec_free(&d->checked);
 	free(d->path);
 	free(d);
 }
@@ -591,7 +561,7 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 		goto cleanup;
 	}
 	d->m = *m;
-	if (hr__slurp(&text, &len, mpath) == 0) {
+	if (bench_read_file(&text, &len, mpath) == 0) {
 		kv_parse(old, text);
 		if ((rc = manifest_match(old, m, err, errn)) != 0)
 			goto cleanup;
@@ -608,7 +578,7 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 		d->resumes = (resumes ? (unsigned)strtoul(resumes, NULL, 10) : 0) + 1;
 		d->m.finished[0] = '\0';
 		if (!d->m.started[0])
-			utc_now(d->m.started);
+			bench_utc_now(d->m.started, sizeof(d->m.started));
 		if (clean_all_raw(d, err, errn) != 0 || manifest_write(d, err, errn) != 0 ||
 		    write_workload_files(d, w, err, errn) != 0)
 			goto cleanup;
@@ -626,7 +596,7 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 			goto cleanup;
 		}
 		if (!d->m.started[0])
-			utc_now(d->m.started);
+			bench_utc_now(d->m.started, sizeof(d->m.started));
 		d->m.finished[0] = '\0';
 		if (manifest_write(d, err, errn) != 0 || write_workload_files(d, w, err, errn) != 0)
 			goto cleanup;
@@ -652,7 +622,7 @@ int hr_finish(hr_dir *d, char *err, size_t errn)
 		h_seterr(err, errn, "hr_finish: no result directory");
 		return -1;
 	}
-	utc_now(d->m.finished);
+	bench_utc_now(d->m.finished, sizeof(d->m.finished));
 	return manifest_write(d, err, errn);
 }
 
@@ -676,10 +646,10 @@ void hr_count_skip(hr_dir *d)
 static int check_header(hr_dir *d, const char *file, const char *path, int fd,
                         const char *const *columns, char *err, size_t errn)
 {
-	hr__sbuf want = {0};
-	hr__sb_puts(&want, file);
-	hr__sb_putc(&want, '\n');
-	size_t skip = want.len;
+	bench_buf want = {0};
+	bench_buf_puts(&want, file);
+	bench_buf_putc(&want, '\n');
+	size_t skip = want.n;
 	hr__csv_line(&want, columns, NULL);
 	for (size_t i = 0; !want.oom && i < d->checked.n; i++) {
 		if (strcmp(d->checked.v[i], want.p) == 0) {
@@ -687,7 +657,7 @@ static int check_header(hr_dir *d, const char *file, const char *path, int fd,
 			return 0;
 		}
 	}
-	size_t hl = want.len - skip;
+	size_t hl = want.n - skip;
 	char *got = want.oom ? NULL : malloc(hl + 1);
 	int rc = -1;
 	ssize_t n = got ? pread(fd, got, hl, 0) : -1;
@@ -699,7 +669,7 @@ static int check_header(hr_dir *d, const char *file, const char *path, int fd,
 		         "use another --output directory",
 		         path);
 	} else {
-		rc = hr__sv_push(&d->checked, strdup(want.p)); /* "file\nheader line" */
+		rc = bench_strvec_push(&d->checked, strdup(want.p)); /* "file\nheader line" */
 		if (rc)
 			h_seterr(err, errn, "out of memory");
 	}
@@ -713,7 +683,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 {
 	char path[HR__PATHN], nrows[32];
 	const char *id;
-	hr__sbuf b = {0};
+	bench_buf b = {0};
 	int fd = -1, rc = -1;
 	struct stat st;
 	if (!n || !(id = hrow_get(rows[0], "cell_id")) || !*id) {
@@ -775,7 +745,7 @@ int hr_append(hr_dir *d, const char *file, const char *const *columns, hrow *con
 		h_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
-	if (write_all(fd, b.p, b.len) != 0 || fdatasync(fd) != 0) {
+	if (write_all(fd, b.p, b.n) != 0 || fdatasync(fd) != 0) {
 		h_seterr(err, errn, "writing %s: %s", path, strerror(errno));
 		if (ftruncate(fd, st.st_size) != 0) /* best effort: drop a partial cell */
 			(void)0;

@@ -1,15 +1,10 @@
 /*
- * rows.c - rows (hrow) and CSV tables (csv_table) for the harness's result files, and the small
- * string and CSV helpers results.c and summary.c share through results_int.h.
+ * rows.c - rows (hrow) for the harness's result files and their CSV lines (the CSV rules are
+ * bench/lib/csv.h's).
  *
  * Rows (hrow). An ordered list of (column, value) strings; setting a column twice replaces its
  * value in place. Numbers are formatted here once: integers exactly, doubles with "%.9g" (an
  * integral double below 1e15 exactly, "%.0f"), NaN and infinities as "" (no value).
- *
- * CSV (RFC 4180). Fields are separated by ',', records end with "\n" (a "\r\n" is read too). A
- * field holding ',', '"', '\r' or '\n' is written in double quotes with '"' doubled. The reader
- * takes quoted fields with embedded commas and newlines, pads short records with "" and drops
- * extra fields; empty lines are skipped.
  */
 #include "results_int.h"
 
@@ -18,39 +13,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- growable strings ------------------------------------------------------------------------ */
-
-void hr__sb_putn(hr__sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void hr__sb_puts(hr__sbuf *b, const char *s)
-{
-	hr__sb_putn(b, s, strlen(s));
-}
-
-void hr__sb_putc(hr__sbuf *b, char c)
-{
-	hr__sb_putn(b, &c, 1);
-}
 
 /* ---- rows ------------------------------------------------------------------------------------ */
 
@@ -155,242 +117,14 @@ const char *hrow_get(const hrow *r, const char *col)
 	return NULL;
 }
 
-/* ---- CSV ------------------------------------------------------------------------------------- */
+/* ---- CSV lines ----------------------------------------------------------------------------- */
 
-void hr__sv_reset(hr__strvec *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	s->n = 0;
-}
-
-void hr__sv_free(hr__strvec *s)
-{
-	hr__sv_reset(s);
-	free(s->v);
-	s->v = NULL;
-	s->cap = 0;
-}
-
-int hr__sv_push(hr__strvec *s, char *owned)
-{
-	if (!owned)
-		return -1;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **v = realloc(s->v, cap * sizeof(*v));
-		if (!v) {
-			free(owned);
-			return -1;
-		}
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n++] = owned;
-	return 0;
-}
-
-/* Reads the record at buf[*pos] into out; the results are listed in results_int.h. */
-int hr__csv_record(hr__strvec *out, const char *buf, size_t len, size_t *pos)
-{
-	size_t i = *pos;
-	hr__sbuf f = {0};
-	int rc;
-	hr__sv_reset(out);
-	if (i >= len)
-		return HR__REC_END;
-	for (;;) {
-		f.len = 0;
-		hr__sb_putn(&f, "", 0);
-		if (i < len && buf[i] == '"') {
-			i++;
-			for (;;) {
-				if (i >= len) {
-					rc = HR__REC_BADQUOTE;
-					goto cleanup;
-				}
-				if (buf[i] == '"') {
-					if (i + 1 < len && buf[i + 1] == '"') {
-						hr__sb_putc(&f, '"');
-						i += 2;
-						continue;
-					}
-					i++;
-					break;
-				}
-				hr__sb_putc(&f, buf[i++]);
-			}
-		}
-		/* Unquoted text (or anything after a closing quote, kept as written). */
-		size_t s = i;
-		while (i < len && buf[i] != ',' && buf[i] != '\n' &&
-		       !(buf[i] == '\r' && i + 1 < len && buf[i + 1] == '\n'))
-			i++;
-		hr__sb_putn(&f, buf + s, i - s);
-		if (f.oom || hr__sv_push(out, strdup(f.p)) != 0) {
-			rc = HR__REC_NOMEM;
-			goto cleanup;
-		}
-		if (i >= len) {
-			rc = HR__REC_EOF;
-			break;
-		}
-		if (buf[i] == ',') {
-			i++;
-			continue;
-		}
-		i += buf[i] == '\r' ? 2 : 1;
-		rc = HR__REC_OK;
-		break;
-	}
-	*pos = i;
-cleanup:
-	free(f.p);
-	return rc;
-}
-
-static void csv_field(hr__sbuf *b, const char *v)
-{
-	if (!v)
-		v = "";
-	if (!strpbrk(v, ",\"\r\n")) {
-		hr__sb_puts(b, v);
-		return;
-	}
-	hr__sb_putc(b, '"');
-	for (; *v; v++) {
-		if (*v == '"')
-			hr__sb_putc(b, '"');
-		hr__sb_putc(b, *v);
-	}
-	hr__sb_putc(b, '"');
-}
-
-void hr__csv_line(hr__sbuf *b, const char *const *columns, const hrow *r)
+void hr__csv_line(bench_buf *b, const char *const *columns, const hrow *r)
 {
 	for (size_t i = 0; columns[i]; i++) {
 		if (i)
-			hr__sb_putc(b, ',');
-		csv_field(b, r ? hrow_get(r, columns[i]) : columns[i]);
+			bench_buf_putc(b, ',');
+		bench_csv_field(b, r ? hrow_get(r, columns[i]) : columns[i]);
 	}
-	hr__sb_putc(b, '\n');
-}
-
-int hr__blank_line(const char *buf, size_t len, size_t at)
-{
-	return at < len &&
-	       (buf[at] == '\n' || (buf[at] == '\r' && at + 1 < len && buf[at + 1] == '\n'));
-}
-
-int csv_table_read(csv_table *t, const char *path, char *err, size_t errn)
-{
-	char *buf = NULL;
-	size_t len, pos = 0, caprows = 0;
-	hr__strvec rec = {0};
-	int rc = -1, r;
-	memset(t, 0, sizeof(*t));
-	if (hr__slurp(&buf, &len, path) != 0) {
-		h_seterr(err, errn, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	r = hr__csv_record(&rec, buf, len, &pos);
-	if (r == HR__REC_END) {
-		rc = 0;
-		goto cleanup;
-	}
-	if (r < 0)
-		goto bad;
-	t->ncols = rec.n;
-	t->header = rec.v;
-	rec = (hr__strvec){0};
-	for (;;) {
-		size_t at = pos;
-		r = hr__csv_record(&rec, buf, len, &pos);
-		if (r == HR__REC_END)
-			break;
-		if (r < 0)
-			goto bad;
-		if (t->ncols > 1 && rec.n == 1 && hr__blank_line(buf, len, at))
-			continue;
-		while (rec.n < t->ncols)
-			if (hr__sv_push(&rec, strdup("")) != 0)
-				goto nomem;
-		while (rec.n > t->ncols)
-			free(rec.v[--rec.n]);
-		if (t->nrows == caprows) {
-			size_t cap = caprows ? caprows * 2 : 64;
-			char ***rows = realloc(t->rows, cap * sizeof(*rows));
-			if (!rows)
-				goto nomem;
-			t->rows = rows;
-			caprows = cap;
-		}
-		if (t->ncols == 0) {
-			hr__sv_reset(&rec);
-			continue;
-		}
-		t->rows[t->nrows++] = rec.v;
-		rec = (hr__strvec){0};
-	}
-	rc = 0;
-	goto cleanup;
-bad:
-	if (r == HR__REC_BADQUOTE) {
-		h_seterr(err, errn, "%s: a quoted field is not closed before the end of the file", path);
-		goto cleanup;
-	}
-nomem:
-	h_seterr(err, errn, "%s: out of memory", path);
-cleanup:
-	hr__sv_free(&rec);
-	free(buf);
-	if (rc != 0)
-		csv_table_free(t);
-	return rc;
-}
-
-int csv_table_col(const csv_table *t, const char *name)
-{
-	for (size_t i = 0; t && name && i < t->ncols; i++)
-		if (strcmp(t->header[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
-const char *csv_table_get(const csv_table *t, size_t row, const char *col)
-{
-	int c = csv_table_col(t, col);
-	if (c < 0 || row >= t->nrows)
-		return "";
-	return t->rows[row][c];
-}
-
-double csv_table_num(const csv_table *t, size_t row, const char *col)
-{
-	const char *s = csv_table_get(t, row, col);
-	char *end;
-	while (*s == ' ')
-		s++;
-	if (!*s)
-		return NAN;
-	double v = strtod(s, &end);
-	while (*end == ' ')
-		end++;
-	return *end ? NAN : v;
-}
-
-void csv_table_free(csv_table *t)
-{
-	if (!t)
-		return;
-	for (size_t r = 0; r < t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++)
-			free(t->rows[r][c]);
-		free(t->rows[r]);
-	}
-	for (size_t c = 0; c < t->ncols && t->header; c++)
-		free(t->header[c]);
-	free(t->header);
-	free(t->rows);
-	memset(t, 0, sizeof(*t));
+	bench_buf_putc(b, '\n');
 }

@@ -10,7 +10,8 @@
  * min and max over the runs); the other numbers are medians over the cell's rows, derived when
  * absent (ops_per_s = ops / ms, us_per_op = ms / ops, statements_per_op = pg_calls / ops,
  * round_trips_per_op = store_round_trips / ops); validated is 1 only if every row is. The columns
- * are listed in svc_sum_cols and scale_sum_cols below and read by name by gates.c and report.c; a
+ * are listed in hr_service_summary_columns and hr_scale_summary_columns below and read by name by
+ * gates.c and report.c; a
  * source column absent from a raw file gives "".
  *
  * Cells are the raw file's rows grouped by cell_id, in order of first appearance; a summary file
@@ -31,7 +32,7 @@ static const char *const svc_classes[] = {"point_read", "multi_read", "commit",
 /* service-summary.csv; from "attempted" on, extra context (the counts behind the rates, the
  * p99 gate's sample floor, the server-side statement count). */
 /* clang-format off */
-static const char *const svc_sum_cols[] = {
+const char *const hr_service_summary_columns[] = {
 	"cell_id", "clients", "pool_size", "attempted_per_s", "succeeded_per_s", "p50_ms", "p95_ms",
 	"p99_ms", "p999_ms", "max_ms", "conflicts", "retries", "timeouts", "errors_total",
 	"conflict_rate", "error_rate", "statements_per_op", "validated", "p99_ms_point_read",
@@ -46,7 +47,7 @@ static const char *const svc_copy_cols[] = {
 /* clang-format on */
 
 /* clang-format off */
-static const char *const scale_sum_cols[] = {
+const char *const hr_scale_summary_columns[] = {
 	"cell_id", "store", "size", "op", "pattern", "runs", "ms_median", "ms_min", "ms_max",
 	"ops_per_s", "us_per_op", "p50_us", "p99_us", "statements_per_op", "round_trips_per_op",
 	"vs_plain", "validated", "ops", "samples", NULL};
@@ -64,7 +65,7 @@ typedef struct groups {
 	size_t n;
 } groups;
 
-static int group_cells(groups *g, const csv_table *t)
+static int group_cells(groups *g, const bench_csv *t)
 {
 	size_t *gid = calloc(t->nrows + 1, sizeof(size_t)), *cnt = calloc(t->nrows + 1, sizeof(size_t));
 	size_t *leader = calloc(t->nrows + 1, sizeof(size_t));
@@ -75,12 +76,12 @@ static int group_cells(groups *g, const csv_table *t)
 	if (!gid || !cnt || !leader || !g->row || !g->first)
 		goto cleanup;
 	for (size_t r = 0; r < t->nrows; r++) {
-		const char *id = csv_table_get(t, r, "cell_id");
-		size_t k = g->n && strcmp(csv_table_get(t, leader[gid[r - 1]], "cell_id"), id) == 0
+		const char *id = bench_csv_get(t, r, "cell_id");
+		size_t k = g->n && strcmp(bench_csv_get(t, leader[gid[r - 1]], "cell_id"), id) == 0
 		               ? gid[r - 1]
 		               : g->n;
 		for (size_t j = 0; k == g->n && j < g->n; j++)
-			if (strcmp(csv_table_get(t, leader[j], "cell_id"), id) == 0)
+			if (strcmp(bench_csv_get(t, leader[j], "cell_id"), id) == 0)
 				k = j;
 		if (k == g->n)
 			leader[g->n++] = r;
@@ -113,14 +114,14 @@ static int dbl_cmp(const void *a, const void *b)
 }
 
 /* Median (mean of the middle two), min or max (which: 0, 1, 2) of col over rows; NaN if none. */
-static double stat_of(const csv_table *t, const size_t *rows, size_t n, const char *col, int which)
+static double stat_of(const bench_csv *t, const size_t *rows, size_t n, const char *col, int which)
 {
 	double *v = malloc((n ? n : 1) * sizeof(double)), res = NAN;
 	size_t k = 0;
 	if (!v)
 		return NAN;
 	for (size_t i = 0; i < n; i++) {
-		double x = csv_table_num(t, rows[i], col);
+		double x = bench_csv_num(t, rows[i], col);
 		if (isfinite(x))
 			v[k++] = x;
 	}
@@ -143,7 +144,7 @@ static int truthy(const char *s)
 static int write_rows(const char *dir, const char *name, const char *const *cols, hrow **rows,
                       size_t n, char *err, size_t errn)
 {
-	hr__sbuf b = {0};
+	bench_buf b = {0};
 	int rc;
 	hr__csv_line(&b, cols, NULL);
 	for (size_t i = 0; i < n; i++)
@@ -153,50 +154,50 @@ static int write_rows(const char *dir, const char *name, const char *const *cols
 		h_seterr(err, errn, "out of memory");
 		return -1;
 	}
-	rc = hr__write_atomic(dir, name, b.p, b.len, err, errn);
+	rc = hr__write_atomic(dir, name, b.p, b.n, err, errn);
 	free(b.p);
 	return rc;
 }
 
-static void service_row(hrow *o, const csv_table *t, const size_t *rows, size_t n)
+void hr_service_summary(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
 {
 	size_t all = n;
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(csv_table_get(t, rows[i], "op_class"), "all") == 0)
+		if (strcmp(bench_csv_get(t, rows[i], "op_class"), "all") == 0)
 			all = i;
-	hrow_str(o, "cell_id", csv_table_get(t, rows[0], "cell_id"));
+	hrow_str(o, "cell_id", bench_csv_get(t, rows[0], "cell_id"));
 	if (all < n) {
 		size_t r = rows[all];
 		for (size_t c = 0; svc_copy_cols[c]; c++)
-			hrow_str(o, svc_copy_cols[c], csv_table_get(t, r, svc_copy_cols[c]));
-		double attempted = csv_table_num(t, r, "attempted");
-		double cr = ratio(csv_table_num(t, r, "conflicts"), csv_table_num(t, r, "cas_attempts"));
-		double er = ratio(csv_table_num(t, r, "errors_total"), attempted);
-		double spo = csv_table_num(t, r, "statements_per_op");
-		hrow_f64(o, "conflict_rate", isfinite(cr) ? cr : csv_table_num(t, r, "conflict_rate"));
-		hrow_f64(o, "error_rate", isfinite(er) ? er : csv_table_num(t, r, "error_rate"));
+			hrow_str(o, svc_copy_cols[c], bench_csv_get(t, r, svc_copy_cols[c]));
+		double attempted = bench_csv_num(t, r, "attempted");
+		double cr = ratio(bench_csv_num(t, r, "conflicts"), bench_csv_num(t, r, "cas_attempts"));
+		double er = ratio(bench_csv_num(t, r, "errors_total"), attempted);
+		double spo = bench_csv_num(t, r, "statements_per_op");
+		hrow_f64(o, "conflict_rate", isfinite(cr) ? cr : bench_csv_num(t, r, "conflict_rate"));
+		hrow_f64(o, "error_rate", isfinite(er) ? er : bench_csv_num(t, r, "error_rate"));
 		hrow_f64(o, "statements_per_op",
-		         isfinite(spo) ? spo : ratio(csv_table_num(t, r, "pg_calls"), attempted));
+		         isfinite(spo) ? spo : ratio(bench_csv_num(t, r, "pg_calls"), attempted));
 	}
 	for (size_t k = 0; svc_classes[k]; k++) {
 		char col[64];
 		snprintf(col, sizeof(col), "p99_ms_%s", svc_classes[k]);
 		for (size_t i = 0; i < n; i++)
-			if (strcmp(csv_table_get(t, rows[i], "op_class"), svc_classes[k]) == 0)
-				hrow_str(o, col, csv_table_get(t, rows[i], "p99_ms"));
+			if (strcmp(bench_csv_get(t, rows[i], "op_class"), svc_classes[k]) == 0)
+				hrow_str(o, col, bench_csv_get(t, rows[i], "p99_ms"));
 	}
 }
 
-static void scale_row(hrow *o, const csv_table *t, const size_t *rows, size_t n)
+void hr_scale_summary(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
 {
 	static const char *const med[] = {"p50_us", "p99_us", "vs_plain", "samples", NULL};
 	double ms = stat_of(t, rows, n, "ms_median", 0), ops = stat_of(t, rows, n, "ops", 0);
-	int runc = csv_table_col(t, "runs") >= 0;
-	hrow_str(o, "cell_id", csv_table_get(t, rows[0], "cell_id"));
-	hrow_str(o, "store", csv_table_get(t, rows[0], "store")); /* "pg-plain": the baseline table */
-	hrow_str(o, "size", csv_table_get(t, rows[0], "size"));
-	hrow_str(o, "op", csv_table_get(t, rows[0], "op"));
-	hrow_str(o, "pattern", csv_table_get(t, rows[0], "pattern"));
+	int runc = bench_csv_col(t, "runs") >= 0;
+	hrow_str(o, "cell_id", bench_csv_get(t, rows[0], "cell_id"));
+	hrow_str(o, "store", bench_csv_get(t, rows[0], "store")); /* "pg-plain": the baseline table */
+	hrow_str(o, "size", bench_csv_get(t, rows[0], "size"));
+	hrow_str(o, "op", bench_csv_get(t, rows[0], "op"));
+	hrow_str(o, "pattern", bench_csv_get(t, rows[0], "pattern"));
 	hrow_f64(o, "runs", runc ? stat_of(t, rows, n, "runs", 2) : (double)n);
 	if (isfinite(ms)) { /* one row per cell, medians already taken */
 		hrow_f64(o, "ms_median", ms);
@@ -221,21 +222,28 @@ static void scale_row(hrow *o, const csv_table *t, const size_t *rows, size_t n)
 	v = stat_of(t, rows, n, "round_trips_per_op", 0);
 	hrow_f64(o, "round_trips_per_op",
 	         isfinite(v) ? v : ratio(stat_of(t, rows, n, "store_round_trips", 0), ops));
-	if (csv_table_col(t, "validated") >= 0) {
+	if (bench_csv_col(t, "validated") >= 0) {
 		int ok = 1;
 		for (size_t i = 0; i < n; i++)
-			ok = ok && truthy(csv_table_get(t, rows[i], "validated"));
+			ok = ok && truthy(bench_csv_get(t, rows[i], "validated"));
 		hrow_str(o, "validated", ok ? "1" : "0");
 	}
 }
 
+/* The default summary of a suite without its own: each cell's last raw row, every column. */
+static void last_row(hrow *o, const bench_csv *t, const size_t *rows, size_t n)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		hrow_str(o, t->header[c], t->rows[rows[n - 1]][c]);
+}
+
 /* One summary file from one raw file: 0 done (or no raw file), -1 error. */
 static int summarize(hr_dir *d, const char *raw, const char *name, const char *const *cols,
-                     void (*fill)(hrow *, const csv_table *, const size_t *, size_t), char *err,
+                     void (*fill)(hrow *, const bench_csv *, const size_t *, size_t), char *err,
                      size_t errn)
 {
 	char path[HR__PATHN];
-	csv_table t;
+	bench_csv t;
 	groups g = {0};
 	hrow **rows = NULL;
 	int rc = -1;
@@ -243,7 +251,7 @@ static int summarize(hr_dir *d, const char *raw, const char *name, const char *c
 	const char *dir = hr_path(d);
 	if (hr__join(path, dir, raw) != 0 || stat(path, &st) != 0)
 		return 0;
-	if (csv_table_read(&t, path, err, errn) != 0)
+	if (bench_csv_read(&t, path, err, errn) != 0)
 		return -1;
 	if (group_cells(&g, &t) != 0 || !(rows = calloc(g.n + 1, sizeof(*rows)))) {
 		h_seterr(err, errn, "out of memory");
@@ -262,14 +270,22 @@ cleanup:
 		hrow_free(rows[k]);
 	free(rows);
 	groups_free(&g);
-	csv_table_free(&t);
+	bench_csv_free(&t);
 	return rc;
+}
+
+int hr_write_summary(hr_dir *d, const h_suite *s, char *err, size_t errn)
+{
+	char name[128];
+	h_summary_file(s, name, sizeof(name));
+	return summarize(d, s->raw_file, name, s->summary ? s->summary_columns : s->columns,
+	                 s->summary ? s->summary : last_row, err, errn);
 }
 
 int hr_write_summaries(hr_dir *d, char *err, size_t errn)
 {
-	if (summarize(d, "service-raw.csv", "service-summary.csv", svc_sum_cols, service_row, err,
-	              errn) != 0)
-		return -1;
-	return summarize(d, "scale-raw.csv", "scale-summary.csv", scale_sum_cols, scale_row, err, errn);
+	for (size_t i = 0; h_suites[i]; i++)
+		if (hr_write_summary(d, h_suites[i], err, errn) != 0)
+			return -1;
+	return 0;
 }

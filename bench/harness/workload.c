@@ -38,6 +38,8 @@
  */
 #include "harness.h"
 
+#include "count.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <openssl/evp.h>
@@ -48,9 +50,20 @@
 
 const char *const hw_service_op_names[HW_N_SERVICE_OPS] = {"point_read", "multi_read", "commit",
                                                            "diff", "merge"};
-const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {
-    "put",  "batch",     "get_cold", "get_warm", "query", "concurrent_query",
-    "scan", "full_scan", "diff",     "merge"};
+const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {"put",
+                                                       "batch",
+                                                       "get_cold",
+                                                       "get_warm",
+                                                       "query",
+                                                       "concurrent_query",
+                                                       "scan",
+                                                       "full_scan",
+                                                       "diff",
+                                                       "merge",
+                                                       "build",
+                                                       "full_scan_warm",
+                                                       "get_cold_start",
+                                                       "put_nosync"};
 const char *const hw_pattern_names[HW_N_PATTERNS] = {"append", "random", "clustered",
                                                      "random_insert", "random_delete"};
 
@@ -133,7 +146,7 @@ static const char *either(const toml_doc *d, const char *a, const char *b)
 
 /* ---- defaults ----------------------------------------------------------------------------- */
 
-/* The default profile (benchmarks/postgres-scale/workloads/default.toml spells it out), and what
+/* The default profile (bench/workloads/default.toml spells it out), and what
  * a key left out of the file gets. */
 static void set_defaults(hw_workload *v)
 {
@@ -175,7 +188,7 @@ static void set_defaults(hw_workload *v)
 	c->changes = 0; /* auto */
 	c->read_samples = 10000;
 	c->concurrency = 32;
-	c->operations = (1u << HW_N_SCALE_OPS) - 1;
+	c->operations = HW_DEFAULT_SCALE_OPS;
 	c->patterns = 1u << HW_P_APPEND | 1u << HW_P_RANDOM | 1u << HW_P_CLUSTERED;
 	c->min_free_gb = 2.0;
 
@@ -808,7 +821,7 @@ const hw_override_flag hw_override_flags[] = {
     {"concurrency", "scale.concurrency", HW_FLAG_INT, "queries at once in concurrent_query"},
     {"operations", "scale.operations", HW_FLAG_NAME_LIST,
      "scale operations: put,batch,get_cold,get_warm,query,concurrent_query,scan,full_scan,diff,"
-     "merge or all"},
+     "merge or all (these ten, the default); also build,full_scan_warm,get_cold_start,put_nosync"},
     {"patterns", "scale.patterns", HW_FLAG_NAME_LIST,
      "scale patterns: append,random,clustered,random_insert,random_delete or all"},
     {"min-free-gb", "scale.min_free_gb", HW_FLAG_FLOAT,
@@ -853,57 +866,6 @@ static int is_space(char c)
 	return c == ' ' || c == '\t';
 }
 
-/* A count with an optional k/M/G suffix (10^3, 10^6, 10^9) and, with a suffix, a fraction:
- * "1000", "100k", "1.5M". Must fit a TOML integer. */
-static int parse_count(const char *s, size_t len, int64_t *out)
-{
-	uint64_t ip = 0, fp = 0, fscale = 1, mult = 1;
-	size_t i = 0, ndig = 0;
-	int frac = 0;
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, ndig++) {
-		if (ip > (UINT64_MAX - 9) / 10)
-			return -1;
-		ip = ip * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (i < len && s[i] == '.') {
-		frac = 1;
-		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, ndig++) {
-			if (fscale > UINT64_MAX / 100)
-				return -1;
-			fp = fp * 10 + (uint64_t)(s[i] - '0');
-			fscale *= 10;
-		}
-	}
-	if (!ndig)
-		return -1;
-	if (i < len) {
-		switch (s[i]) {
-		case 'k':
-		case 'K': mult = 1000; break;
-		case 'M': mult = 1000000; break;
-		case 'G': mult = 1000000000; break;
-		default: return -1;
-		}
-		i++;
-	}
-	if (i != len || (frac && mult == 1))
-		return -1;
-	if (ip > (uint64_t)INT64_MAX / mult)
-		return -1;
-	/* fp / fscale * mult, exactly: both are powers of ten, so once their common powers of ten are
-	 * divided out one of f, m is 1; the fraction must come out whole ("1.0001k" does not). */
-	uint64_t f = fscale, m = mult;
-	while (f % 10 == 0 && m % 10 == 0)
-		f /= 10, m /= 10;
-	if (fp % f != 0)
-		return -1;
-	uint64_t v = ip * mult, add = fp / f * m;
-	if (v > (uint64_t)INT64_MAX - add)
-		return -1;
-	*out = (int64_t)(v + add);
-	return 0;
-}
-
 /* The shortest text that reads back as v, without an exponent for ordinary magnitudes ("10.0",
  * not "1e+01"), always with a '.' or an exponent so that TOML reads a float. */
 static void shortest_float(char *buf, size_t n, double v)
@@ -920,8 +882,8 @@ static void shortest_float(char *buf, size_t n, double v)
 		strcat(buf, ".0");
 }
 
-/* A list flag: "1,4" -> [1, 4], "put, batch" -> ["put", "batch"], "all" -> every name of
- * scale.operations / scale.patterns. */
+/* A list flag: "1,4" -> [1, 4], "put, batch" -> ["put", "batch"], "all" -> every pattern, or
+ * the ten default operations (HW_DEFAULT_SCALE_OPS). */
 static int list_text(const hw_override_flag *f, const char *arg, size_t len, char *out, size_t n,
                      char *err, size_t errn)
 {
@@ -930,8 +892,8 @@ static int list_text(const hw_override_flag *f, const char *arg, size_t len, cha
 	size_t used = 0;
 	char num[32];
 	if (f->kind == HW_FLAG_NAME_LIST && len == 3 && memcmp(arg, "all", 3) == 0) {
-		if (strcmp(f->key, "scale.operations") == 0)
-			names = hw_scale_op_names, nnames = HW_N_SCALE_OPS;
+		if (strcmp(f->key, "scale.operations") == 0) /* the default ten, not the extra cells */
+			names = hw_scale_op_names, nnames = HW_S_MERGE + 1;
 		else if (strcmp(f->key, "scale.patterns") == 0)
 			names = hw_pattern_names, nnames = HW_N_PATTERNS;
 	}
@@ -943,7 +905,7 @@ static int list_text(const hw_override_flag *f, const char *arg, size_t len, cha
 			return too_long(f, err, errn);
 	for (const char *p = arg, *end = arg + len; !names; p++) {
 		const char *q = memchr(p, ',', (size_t)(end - p)), *e = q ? q : end, *b = p;
-		int64_t v;
+		uint64_t v;
 		while (b < e && is_space(*b))
 			b++;
 		while (e > b && is_space(e[-1]))
@@ -955,13 +917,13 @@ static int list_text(const hw_override_flag *f, const char *arg, size_t len, cha
 		if (p != arg && put(out, n, &used, ", ", 2))
 			return too_long(f, err, errn);
 		if (f->kind == HW_FLAG_INT_LIST) {
-			if (parse_count(b, (size_t)(e - b), &v)) {
+			if (bench_parse_count(b, (size_t)(e - b), &v)) {
 				snprintf(err, errn,
 				         "--%s: '%.*s' is not a count (digits with an optional k, M or G)", f->flag,
 				         (int)(e - b), b);
 				return -1;
 			}
-			snprintf(num, sizeof(num), "%" PRId64, v);
+			snprintf(num, sizeof(num), "%" PRIu64, v);
 			if (put(out, n, &used, num, strlen(num)))
 				return too_long(f, err, errn);
 		} else {
@@ -989,7 +951,7 @@ int hw_flag_to_toml(const hw_override_flag *f, const char *arg, char *out, size_
 	size_t used = 0, len = strlen(arg);
 	const char *text = NULL;
 	char num[48];
-	int64_t v;
+	uint64_t v;
 	if (n)
 		out[0] = 0;
 	while (len && is_space(arg[len - 1]))
@@ -1000,8 +962,8 @@ int hw_flag_to_toml(const hw_override_flag *f, const char *arg, char *out, size_
 	case HW_FLAG_INT:
 		if (strcmp(f->key, "scale.changes") == 0 && len == 4 && memcmp(arg, "auto", 4) == 0) {
 			text = "\"auto\"";
-		} else if (parse_count(arg, len, &v) == 0) {
-			snprintf(num, sizeof(num), "%" PRId64, v);
+		} else if (bench_parse_count(arg, len, &v) == 0) {
+			snprintf(num, sizeof(num), "%" PRIu64, v);
 			text = num;
 		} else {
 			snprintf(err, errn, "--%s: '%.*s' is not a count (digits with an optional k, M or G)",

@@ -15,6 +15,8 @@
  */
 #include "svg.h"
 
+#include "buf.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -66,63 +68,15 @@ struct svg_chart {
 
 /* ---- text buffer ---------------------------------------------------------------------------- */
 
-typedef struct sbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-} sbuf;
-
-static int sb_reserve(sbuf *b, size_t add)
-{
-	if (b->oom)
-		return -1;
-	if (b->len + add + 1 <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + add + 1)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	char small[256];
-	va_start(ap, fmt);
-	int k = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (k < 0) {
-		b->oom = 1;
-		return;
-	}
-	if (sb_reserve(b, (size_t)k))
-		return;
-	if ((size_t)k < sizeof(small)) {
-		memcpy(b->p + b->len, small, (size_t)k + 1);
-	} else {
-		va_start(ap, fmt);
-		vsnprintf(b->p + b->len, (size_t)k + 1, fmt, ap);
-		va_end(ap);
-	}
-	b->len += (size_t)k;
-}
-
-static void sb_text(sbuf *b, const char *s)
+static void sb_text(bench_buf *b, const char *s)
 {
 	if (!s)
 		return;
 	size_t need = svg_escape(NULL, 0, s);
-	if (sb_reserve(b, need))
+	if (bench_buf_reserve(b, need))
 		return;
-	svg_escape(b->p + b->len, need + 1, s);
-	b->len += need;
+	svg_escape(b->p + b->n, need + 1, s);
+	b->n += need;
 }
 
 /* A coordinate rounded to hundredths, never -0. */
@@ -349,22 +303,6 @@ void svg_set_log_y(svg_chart *c, int on)
 		c->log_y = on != 0;
 }
 
-/* Grows an array of elements of size `size` to hold at least want; -1 on no memory. */
-static int grow(void **arr, size_t *cap, size_t want, size_t size)
-{
-	if (want <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 8;
-	while (nc < want)
-		nc *= 2;
-	void *p = realloc(*arr, nc * size);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
-
 /* Index of the named series, created if new; (size_t)-1 on no memory. */
 static size_t series_of(svg_chart *c, const char *name)
 {
@@ -373,7 +311,7 @@ static size_t series_of(svg_chart *c, const char *name)
 	for (size_t i = 0; i < c->nser; i++)
 		if (strcmp(c->ser[i].name, name) == 0)
 			return i;
-	if (grow((void **)&c->ser, &c->capser, c->nser + 1, sizeof(series)))
+	if (bench_grow((void **)&c->ser, &c->capser, c->nser + 1, sizeof(series)))
 		return (size_t)-1;
 	series *s = &c->ser[c->nser];
 	memset(s, 0, sizeof(*s));
@@ -389,7 +327,7 @@ static size_t category_of(svg_chart *c, const char *name)
 	for (size_t i = 0; i < c->ncat; i++)
 		if (strcmp(c->cats[i], name) == 0)
 			return i;
-	if (grow((void **)&c->cats, &c->capcat, c->ncat + 1, sizeof(char *)))
+	if (bench_grow((void **)&c->cats, &c->capcat, c->ncat + 1, sizeof(char *)))
 		return (size_t)-1;
 	if (!(c->cats[c->ncat] = strdup(name)))
 		return (size_t)-1;
@@ -406,10 +344,10 @@ int svg_point(svg_chart *c, const char *name, double x, double y)
 	series *s = &c->ser[i];
 	if (s->n == s->cap) {
 		size_t cap = s->cap;
-		if (grow((void **)&s->x, &cap, s->n + 1, sizeof(double)))
+		if (bench_grow((void **)&s->x, &cap, s->n + 1, sizeof(double)))
 			goto oom;
 		cap = s->cap;
-		if (grow((void **)&s->y, &cap, s->n + 1, sizeof(double)))
+		if (bench_grow((void **)&s->y, &cap, s->n + 1, sizeof(double)))
 			goto oom;
 		s->cap = cap;
 	}
@@ -457,7 +395,7 @@ int svg_bar(svg_chart *c, const char *category, const char *name, double value)
 			return 0;
 		}
 	}
-	if (grow((void **)&c->bars, &c->capbars, c->nbars + 1, sizeof(bar)))
+	if (bench_grow((void **)&c->bars, &c->capbars, c->nbars + 1, sizeof(bar)))
 		goto oom;
 	c->bars[c->nbars++] = (bar){ci, si, value};
 	return 0;
@@ -555,81 +493,84 @@ static void chart_size(const svg_chart *c, double *w, double *h)
 	}
 }
 
-static void render_frame(sbuf *b, const svg_chart *c, double W, double H, double L, double R,
+static void render_frame(bench_buf *b, const svg_chart *c, double W, double H, double L, double R,
                          double T, double B)
 {
 	(void)H;
-	sb_printf(b,
-	          "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#fcfcfc\" "
-	          "stroke=\"#999999\"/>\n",
-	          c2(L), c2(T), c2(R - L), c2(B - T));
+	bench_buf_printf(b,
+	                 "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#fcfcfc\" "
+	                 "stroke=\"#999999\"/>\n",
+	                 c2(L), c2(T), c2(R - L), c2(B - T));
 	if (c->title) {
-		sb_printf(b,
-		          "<text x=\"%.2f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
-		          "font-weight=\"bold\">",
-		          c2(W / 2));
+		bench_buf_printf(b,
+		                 "<text x=\"%.2f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
+		                 "font-weight=\"bold\">",
+		                 c2(W / 2));
 		sb_text(b, c->title);
-		sb_printf(b, "</text>\n");
+		bench_buf_printf(b, "</text>\n");
 	}
 	if (c->y_label) {
-		sb_printf(b, "<text transform=\"translate(16,%.2f) rotate(-90)\" text-anchor=\"middle\">",
-		          c2((T + B) / 2));
+		bench_buf_printf(
+		    b, "<text transform=\"translate(16,%.2f) rotate(-90)\" text-anchor=\"middle\">",
+		    c2((T + B) / 2));
 		sb_text(b, c->y_label);
-		sb_printf(b, "</text>\n");
+		bench_buf_printf(b, "</text>\n");
 	}
 }
 
-static void render_x_label(sbuf *b, const svg_chart *c, double L, double R, double H)
+static void render_x_label(bench_buf *b, const svg_chart *c, double L, double R, double H)
 {
 	if (!c->x_label)
 		return;
-	sb_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", c2((L + R) / 2),
-	          c2(H - 12));
+	bench_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", c2((L + R) / 2),
+	                 c2(H - 12));
 	sb_text(b, c->x_label);
-	sb_printf(b, "</text>\n");
+	bench_buf_printf(b, "</text>\n");
 }
 
-static void render_y_axis(sbuf *b, const axis *ay, double L, double R)
+static void render_y_axis(bench_buf *b, const axis *ay, double L, double R)
 {
 	char num[64];
 	for (int i = 0; i < ay->nticks; i++) {
 		double y = c2(axis_map(ay, ay->ticks[i]));
 		svg_fmt_num(num, sizeof(num), ay->ticks[i]);
-		sb_printf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e0e0e0\"/>\n",
-		          c2(L), y, c2(R), y);
-		sb_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", c2(L - 6),
-		          c2(y + 4), num);
+		bench_buf_printf(
+		    b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e0e0e0\"/>\n",
+		    c2(L), y, c2(R), y);
+		bench_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n",
+		                 c2(L - 6), c2(y + 4), num);
 	}
 }
 
-static void render_legend(sbuf *b, const svg_chart *c, double R, double T, int bars)
+static void render_legend(bench_buf *b, const svg_chart *c, double R, double T, int bars)
 {
 	for (size_t i = 0; i < c->nser; i++) {
 		double x = R + 14, y = T + 10 + 18.0 * (double)i;
 		const char *col = palette[i % N_PALETTE];
 		if (bars)
-			sb_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"10\" fill=\"%s\"/>\n",
-			          c2(x), c2(y - 5), col);
+			bench_buf_printf(
+			    b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"10\" fill=\"%s\"/>\n", c2(x),
+			    c2(y - 5), col);
 		else
-			sb_printf(b,
-			          "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-			          "stroke-width=\"2.5\"/>\n",
-			          c2(x), c2(y), c2(x + 16), c2(y), col);
-		sb_printf(b, "<text x=\"%.2f\" y=\"%.2f\">", c2(x + 22), c2(y + 4));
+			bench_buf_printf(b,
+			                 "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+			                 "stroke-width=\"2.5\"/>\n",
+			                 c2(x), c2(y), c2(x + 16), c2(y), col);
+		bench_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\">", c2(x + 22), c2(y + 4));
 		sb_text(b, c->ser[i].name);
-		sb_printf(b, "</text>\n");
+		bench_buf_printf(b, "</text>\n");
 	}
 }
 
-static void render_no_data(sbuf *b, double L, double R, double T, double B)
+static void render_no_data(bench_buf *b, double L, double R, double T, double B)
 {
-	sb_printf(b,
-	          "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"#777777\">no "
-	          "data</text>\n",
-	          c2((L + R) / 2), c2((T + B) / 2));
+	bench_buf_printf(b,
+	                 "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" fill=\"#777777\">no "
+	                 "data</text>\n",
+	                 c2((L + R) / 2), c2((T + B) / 2));
 }
 
-static void render_line(sbuf *b, const svg_chart *c, double W, double H)
+static void render_line(bench_buf *b, const svg_chart *c, double W, double H)
 {
 	double L = PAD_L, R = W - legend_width(c), T = PAD_T, B = H - PAD_B;
 	double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
@@ -659,40 +600,41 @@ static void render_line(sbuf *b, const svg_chart *c, double W, double H)
 	for (int i = 0; i < ax.nticks; i++) {
 		double x = c2(axis_map(&ax, ax.ticks[i]));
 		svg_fmt_num(num, sizeof(num), ax.ticks[i]);
-		sb_printf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e0e0e0\"/>\n",
-		          x, c2(T), x, c2(B));
-		sb_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", x,
-		          c2(B + 18), num);
+		bench_buf_printf(
+		    b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e0e0e0\"/>\n", x,
+		    c2(T), x, c2(B));
+		bench_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", x,
+		                 c2(B + 18), num);
 	}
 	for (size_t i = 0; i < c->nser; i++) {
 		const series *s = &c->ser[i];
 		const char *col = palette[i % N_PALETTE];
-		sb_printf(b, "<g><title>");
+		bench_buf_printf(b, "<g><title>");
 		sb_text(b, s->name);
-		sb_printf(b,
-		          "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
-		          "points=\"",
-		          col);
+		bench_buf_printf(b,
+		                 "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
+		                 "points=\"",
+		                 col);
 		int first = 1;
 		for (size_t j = 0; j < s->n; j++) {
 			if (!usable(c, s->x[j], s->y[j], 0))
 				continue;
-			sb_printf(b, "%s%.2f,%.2f", first ? "" : " ", c2(axis_map(&ax, s->x[j])),
-			          c2(axis_map(&ay, s->y[j])));
+			bench_buf_printf(b, "%s%.2f,%.2f", first ? "" : " ", c2(axis_map(&ax, s->x[j])),
+			                 c2(axis_map(&ay, s->y[j])));
 			first = 0;
 		}
-		sb_printf(b, "\"/>\n");
+		bench_buf_printf(b, "\"/>\n");
 		for (size_t j = 0; s->n <= MAX_MARKERS && j < s->n; j++) {
 			if (!usable(c, s->x[j], s->y[j], 0))
 				continue;
-			sb_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.6\" fill=\"%s\"/>\n",
-			          c2(axis_map(&ax, s->x[j])), c2(axis_map(&ay, s->y[j])), col);
+			bench_buf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.6\" fill=\"%s\"/>\n",
+			                 c2(axis_map(&ax, s->x[j])), c2(axis_map(&ay, s->y[j])), col);
 		}
-		sb_printf(b, "</g>\n");
+		bench_buf_printf(b, "</g>\n");
 	}
 }
 
-static void render_bars(sbuf *b, const svg_chart *c, double W, double H)
+static void render_bars(bench_buf *b, const svg_chart *c, double W, double H)
 {
 	bar_geom g = bar_layout(c);
 	double L = PAD_L, R = W - legend_width(c), T = PAD_T, B = H - PAD_B - g.extra;
@@ -711,15 +653,16 @@ static void render_bars(sbuf *b, const svg_chart *c, double W, double H)
 	for (size_t i = 0; i < c->ncat; i++) {
 		double x = L + gw * ((double)i + 0.5);
 		if (g.rotate) {
-			sb_printf(b,
-			          "<text transform=\"translate(%.2f,%.2f) rotate(-35)\" "
-			          "text-anchor=\"end\">",
-			          c2(x), c2(B + 14));
+			bench_buf_printf(b,
+			                 "<text transform=\"translate(%.2f,%.2f) rotate(-35)\" "
+			                 "text-anchor=\"end\">",
+			                 c2(x), c2(B + 14));
 		} else {
-			sb_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", c2(x), c2(B + 18));
+			bench_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", c2(x),
+			                 c2(B + 18));
 		}
 		sb_text(b, c->cats[i]);
-		sb_printf(b, "</text>\n");
+		bench_buf_printf(b, "</text>\n");
 	}
 	if (ymin > ymax) {
 		render_no_data(b, L, R, T, B);
@@ -741,23 +684,23 @@ static void render_bars(sbuf *b, const svg_chart *c, double W, double H)
 			if (!bb || !usable(c, 0, bb->v, 1))
 				continue;
 			double y = axis_map(&ay, bb->v), top = fmin(y, base), h = fabs(base - y);
-			sb_printf(b,
-			          "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-			          "fill=\"%s\"><title>",
-			          c2(x0 + g.barw * (double)si), c2(top), c2(g.barw - 1), c2(h),
-			          palette[si % N_PALETTE]);
+			bench_buf_printf(b,
+			                 "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+			                 "fill=\"%s\"><title>",
+			                 c2(x0 + g.barw * (double)si), c2(top), c2(g.barw - 1), c2(h),
+			                 palette[si % N_PALETTE]);
 			sb_text(b, c->cats[ci]);
-			sb_printf(b, " / ");
+			bench_buf_printf(b, " / ");
 			sb_text(b, c->ser[si].name);
 			svg_fmt_num(num, sizeof(num), bb->v);
-			sb_printf(b, ": %s</title></rect>\n", num);
+			bench_buf_printf(b, ": %s</title></rect>\n", num);
 		}
 	}
 }
 
 char *svg_render(const svg_chart *const *charts, size_t n)
 {
-	sbuf b = {0};
+	bench_buf b = {0};
 	double W = 0, Htot = 0;
 	if (!n)
 		return NULL;
@@ -769,26 +712,26 @@ char *svg_render(const svg_chart *const *charts, size_t n)
 		W = fmax(W, w);
 		Htot += h;
 	}
-	sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	sb_printf(&b,
-	          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-	          "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
-	          W, Htot, W, Htot);
-	sb_printf(&b, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", W,
-	          Htot);
+	bench_buf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	bench_buf_printf(&b,
+	                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
+	                 W, Htot, W, Htot);
+	bench_buf_printf(
+	    &b, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", W, Htot);
 	double oy = 0;
 	for (size_t i = 0; i < n; i++) {
 		double w, h;
 		chart_size(charts[i], &w, &h);
-		sb_printf(&b, "<g transform=\"translate(0,%.0f)\">\n", oy);
+		bench_buf_printf(&b, "<g transform=\"translate(0,%.0f)\">\n", oy);
 		if (charts[i]->kind == KIND_LINE)
 			render_line(&b, charts[i], w, h);
 		else
 			render_bars(&b, charts[i], w, h);
-		sb_printf(&b, "</g>\n");
+		bench_buf_printf(&b, "</g>\n");
 		oy += h;
 	}
-	sb_printf(&b, "</svg>\n");
+	bench_buf_printf(&b, "</svg>\n");
 	if (b.oom) {
 		free(b.p);
 		return NULL;

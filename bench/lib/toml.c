@@ -19,6 +19,8 @@
  */
 #include "toml.h"
 
+#include "buf.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -51,60 +53,6 @@ struct toml_doc {
 	char **names; /* source names the nodes point at */
 	size_t nnames;
 };
-
-/* ---- growable strings ----------------------------------------------------------------------- */
-
-typedef struct sbuf {
-	char *p;
-	size_t n, cap;
-	int oom;
-} sbuf;
-
-static int sb_putn(sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return -1;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return -1;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	if (n)
-		memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = 0;
-	return 0;
-}
-
-static int sb_puts(sbuf *b, const char *s)
-{
-	return sb_putn(b, s, strlen(s));
-}
-
-static int sb_putc(sbuf *b, char c)
-{
-	return sb_putn(b, &c, 1);
-}
-
-static int sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sb_printf(sbuf *b, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return -1;
-	return sb_putn(b, tmp, (size_t)n);
-}
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
@@ -212,35 +160,35 @@ static int is_bare(const char *k)
 	return 1;
 }
 
-static int put_basic_string(sbuf *b, const char *s, size_t len)
+static int put_basic_string(bench_buf *b, const char *s, size_t len)
 {
-	sb_putc(b, '"');
+	bench_buf_putc(b, '"');
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		switch (c) {
-		case '"': sb_puts(b, "\\\""); break;
-		case '\\': sb_puts(b, "\\\\"); break;
-		case '\b': sb_puts(b, "\\b"); break;
-		case '\t': sb_puts(b, "\\t"); break;
-		case '\n': sb_puts(b, "\\n"); break;
-		case '\f': sb_puts(b, "\\f"); break;
-		case '\r': sb_puts(b, "\\r"); break;
+		case '"': bench_buf_puts(b, "\\\""); break;
+		case '\\': bench_buf_puts(b, "\\\\"); break;
+		case '\b': bench_buf_puts(b, "\\b"); break;
+		case '\t': bench_buf_puts(b, "\\t"); break;
+		case '\n': bench_buf_puts(b, "\\n"); break;
+		case '\f': bench_buf_puts(b, "\\f"); break;
+		case '\r': bench_buf_puts(b, "\\r"); break;
 		default:
 			if (c < 0x20 || c == 0x7f)
-				sb_printf(b, "\\u%04X", c);
+				bench_buf_printf(b, "\\u%04X", c);
 			else
-				sb_putc(b, (char)c);
+				bench_buf_putc(b, (char)c);
 		}
 	}
-	return sb_putc(b, '"');
+	return bench_buf_putc(b, '"');
 }
 
-static int put_key(sbuf *b, const char *k)
+static int put_key(bench_buf *b, const char *k)
 {
-	return is_bare(k) ? sb_puts(b, k) : put_basic_string(b, k, strlen(k));
+	return is_bare(k) ? bench_buf_puts(b, k) : put_basic_string(b, k, strlen(k));
 }
 
-static void path_into(sbuf *b, const toml_node *n)
+static void path_into(bench_buf *b, const toml_node *n)
 {
 	if (!n || !n->parent)
 		return;
@@ -249,17 +197,17 @@ static void path_into(sbuf *b, const toml_node *n)
 		size_t i = 0;
 		while (i < n->parent->nkids && n->parent->kids[i] != n)
 			i++;
-		sb_printf(b, "[%zu]", i);
+		bench_buf_printf(b, "[%zu]", i);
 		return;
 	}
 	if (b->n)
-		sb_putc(b, '.');
+		bench_buf_putc(b, '.');
 	put_key(b, n->key);
 }
 
 char *toml_node_path(const toml_node *n, char *buf, size_t size)
 {
-	sbuf b = {0};
+	bench_buf b = {0};
 	path_into(&b, n);
 	if (size)
 		copy_str(buf, size, b.oom ? "?" : b.p);
@@ -504,7 +452,7 @@ static int check_utf8(parser *ps)
 	return TOML_OK;
 }
 
-static int put_utf8(sbuf *b, uint32_t cp)
+static int put_utf8(bench_buf *b, uint32_t cp)
 {
 	char u[4];
 	size_t n;
@@ -519,7 +467,7 @@ static int put_utf8(sbuf *b, uint32_t cp)
 		u[0] = (char)(0xf0 | cp >> 18), u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
 		u[2] = (char)(0x80 | (cp >> 6 & 0x3f)), u[3] = (char)(0x80 | (cp & 0x3f)), n = 4;
 	}
-	return sb_putn(b, u, n);
+	return bench_buf_put(b, u, n);
 }
 
 static int hexval(int c)
@@ -534,14 +482,14 @@ static int hexval(int c)
 }
 
 /* An escape at the cursor (the backslash). */
-static int escape(parser *ps, sbuf *out)
+static int escape(parser *ps, bench_buf *out)
 {
 	int line = ps->line, col = ps->col, c = at(ps, 1);
 	const char *simple = "b\bt\tn\nf\fr\r\"\"\\\\";
 	for (const char *s = simple; *s; s += 2)
 		if (c == *s) {
 			adv_n(ps, 2);
-			return sb_putc(out, s[1]);
+			return bench_buf_putc(out, s[1]);
 		}
 	if (c == 'u' || c == 'U') {
 		int nd = c == 'u' ? 4 : 8;
@@ -567,7 +515,7 @@ static int escape(parser *ps, sbuf *out)
 }
 
 /* A string at the cursor (its opening quote); multi-line forms only if `multi`. */
-static int parse_string(parser *ps, sbuf *out, int multi)
+static int parse_string(parser *ps, bench_buf *out, int multi)
 {
 	int line = ps->line, col = ps->col, q = at(ps, 0);
 	int basic = q == '"';
@@ -587,13 +535,13 @@ static int parse_string(parser *ps, sbuf *out, int multi)
 				while (at(ps, k) == q)
 					k++;
 				if (k >= 3 && k <= 5) {
-					sb_putn(out, basic ? "\"\"" : "''", k - 3);
+					bench_buf_put(out, basic ? "\"\"" : "''", k - 3);
 					adv_n(ps, k);
 					break;
 				}
 				if (k > 5)
 					return perr(ps, "too many quotes in a row in a multi-line string");
-				sb_putn(out, basic ? "\"\"" : "''", k);
+				bench_buf_put(out, basic ? "\"\"" : "''", k);
 				adv_n(ps, k);
 			} else if (basic && c == '\\') {
 				size_t j = 1;
@@ -608,12 +556,12 @@ static int parse_string(parser *ps, sbuf *out, int multi)
 				}
 			} else if (at_newline(ps)) {
 				eat_newline(ps);
-				sb_putc(out, '\n');
+				bench_buf_putc(out, '\n');
 			} else if (is_ctrl(c)) {
 				return perr(ps, "control character U+%04X in a string; write it as an escape",
 				            (unsigned)c);
 			} else {
-				sb_putc(out, (char)c);
+				bench_buf_putc(out, (char)c);
 				adv(ps);
 			}
 		}
@@ -636,7 +584,7 @@ static int parse_string(parser *ps, sbuf *out, int multi)
 			return perr(ps, "control character U+%04X in a string; write it as an escape",
 			            (unsigned)c);
 		} else {
-			sb_putc(out, (char)c);
+			bench_buf_putc(out, (char)c);
 			adv(ps);
 		}
 	}
@@ -648,7 +596,7 @@ static int parse_key(parser *ps, keypath *k)
 	char fb[32];
 	k->n = 0;
 	for (;;) {
-		sbuf b = {0};
+		bench_buf b = {0};
 		int c = at(ps, 0);
 		if (k->n == TOML_MAX_DEPTH)
 			return perr(ps, "key has more than %d parts", TOML_MAX_DEPTH);
@@ -663,12 +611,12 @@ static int parse_key(parser *ps, keypath *k)
 			const char *s = ps->p;
 			while (is_bare_char(at(ps, 0)))
 				adv(ps);
-			sb_putn(&b, s, (size_t)(ps->p - s));
+			bench_buf_put(&b, s, (size_t)(ps->p - s));
 		} else {
 			return perr(ps, "expected a key, found %s%s", found(ps, fb, sizeof(fb)),
 			            c >= 0x80 ? " (keys other than A-Za-z0-9_- need quotes)" : "");
 		}
-		if (sb_putn(&b, "", 0)) {
+		if (bench_buf_put(&b, "", 0)) {
 			free(b.p);
 			return perr(ps, "out of memory");
 		}
@@ -687,10 +635,10 @@ static int parse_key(parser *ps, keypath *k)
 
 static void keypath_str(const keypath *k, int upto, char *buf, size_t size)
 {
-	sbuf b = {0};
+	bench_buf b = {0};
 	for (int i = 0; i < upto; i++) {
 		if (i)
-			sb_putc(&b, '.');
+			bench_buf_putc(&b, '.');
 		put_key(&b, k->seg[i]);
 	}
 	copy_str(buf, size, b.oom || !b.p ? "" : b.p);
@@ -700,11 +648,11 @@ static void keypath_str(const keypath *k, int upto, char *buf, size_t size)
 /* The first `upto` parts of k, with the path of table t in front. */
 static void full_path(const toml_node *t, const keypath *k, int upto, char *buf, size_t size)
 {
-	sbuf b = {0};
+	bench_buf b = {0};
 	path_into(&b, t);
 	for (int i = 0; i < upto; i++) {
 		if (b.n)
-			sb_putc(&b, '.');
+			bench_buf_putc(&b, '.');
 		put_key(&b, k->seg[i]);
 	}
 	copy_str(buf, size, b.oom || !b.p ? "" : b.p);
@@ -927,8 +875,8 @@ static int parse_value(parser *ps, toml_node *n)
 	n->vline = ps->line;
 	n->vcol = ps->col;
 	if (c == '"' || c == '\'') {
-		sbuf b = {0};
-		if (parse_string(ps, &b, 1) || sb_putn(&b, "", 0)) {
+		bench_buf b = {0};
+		if (parse_string(ps, &b, 1) || bench_buf_put(&b, "", 0)) {
 			free(b.p);
 			return b.oom ? perr(ps, "out of memory") : TOML_ERR;
 		}
@@ -1232,7 +1180,7 @@ cleanup:
 int toml_parse_file(toml_doc **out, const char *path, toml_error *err)
 {
 	FILE *f = NULL;
-	sbuf b = {0};
+	bench_buf b = {0};
 	char chunk[8192];
 	size_t n;
 	int rc = TOML_ERR;
@@ -1242,7 +1190,7 @@ int toml_parse_file(toml_doc **out, const char *path, toml_error *err)
 		goto cleanup;
 	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (sb_putn(&b, chunk, n)) {
+		if (bench_buf_put(&b, chunk, n)) {
 			set_error(err, path, 0, 0, "", "out of memory reading the file");
 			goto cleanup;
 		}
@@ -1846,15 +1794,15 @@ int toml_remove(toml_doc *doc, const char *path, toml_error *err)
 
 /* ---- writing -------------------------------------------------------------------------------- */
 
-static void put_float(sbuf *b, double f)
+static void put_float(bench_buf *b, double f)
 {
 	char buf[40];
 	if (isnan(f)) {
-		sb_puts(b, "nan");
+		bench_buf_puts(b, "nan");
 		return;
 	}
 	if (isinf(f)) {
-		sb_puts(b, f < 0 ? "-inf" : "inf");
+		bench_buf_puts(b, f < 0 ? "-inf" : "inf");
 		return;
 	}
 	for (int prec = 1; prec <= 17; prec++) {
@@ -1874,41 +1822,41 @@ static void put_float(sbuf *b, double f)
 			}
 		}
 	}
-	sb_puts(b, buf);
+	bench_buf_puts(b, buf);
 	if (!strpbrk(buf, ".e"))
-		sb_puts(b, ".0");
+		bench_buf_puts(b, ".0");
 }
 
-static void put_value(sbuf *b, const toml_node *n)
+static void put_value(bench_buf *b, const toml_node *n)
 {
 	switch (n->type) {
 	case TOML_STRING: put_basic_string(b, n->str, n->len); break;
-	case TOML_INT: sb_printf(b, "%" PRId64, n->i); break;
+	case TOML_INT: bench_buf_printf(b, "%" PRId64, n->i); break;
 	case TOML_FLOAT: put_float(b, n->f); break;
-	case TOML_BOOL: sb_puts(b, n->b ? "true" : "false"); break;
+	case TOML_BOOL: bench_buf_puts(b, n->b ? "true" : "false"); break;
 	case TOML_ARRAY:
-		sb_putc(b, '[');
+		bench_buf_putc(b, '[');
 		for (size_t i = 0; i < n->nkids; i++) {
 			if (i)
-				sb_puts(b, ", ");
+				bench_buf_puts(b, ", ");
 			put_value(b, n->kids[i]);
 		}
-		sb_putc(b, ']');
+		bench_buf_putc(b, ']');
 		break;
 	case TOML_TABLE:
 		if (!n->nkids) {
-			sb_puts(b, "{}");
+			bench_buf_puts(b, "{}");
 			break;
 		}
-		sb_puts(b, "{ ");
+		bench_buf_puts(b, "{ ");
 		for (size_t i = 0; i < n->nkids; i++) {
 			if (i)
-				sb_puts(b, ", ");
+				bench_buf_puts(b, ", ");
 			put_key(b, n->kids[i]->key);
-			sb_puts(b, " = ");
+			bench_buf_puts(b, " = ");
 			put_value(b, n->kids[i]);
 		}
-		sb_puts(b, " }");
+		bench_buf_puts(b, " }");
 		break;
 	default: break;
 	}
@@ -1919,26 +1867,26 @@ static int is_section(const toml_node *n)
 	return n->type == TOML_TABLE && n->origin != ORIGIN_INLINE;
 }
 
-static void put_table(sbuf *b, const toml_node *t, sbuf *path)
+static void put_table(bench_buf *b, const toml_node *t, bench_buf *path)
 {
 	size_t nvals = 0, nsecs = 0;
 	for (size_t i = 0; i < t->nkids; i++)
 		is_section(t->kids[i]) ? nsecs++ : nvals++;
 	if (t->parent && (nvals || !nsecs)) {
 		if (b->n)
-			sb_putc(b, '\n');
-		sb_printf(b, "[");
-		sb_puts(b, path->p);
-		sb_puts(b, "]\n");
+			bench_buf_putc(b, '\n');
+		bench_buf_printf(b, "[");
+		bench_buf_puts(b, path->p);
+		bench_buf_puts(b, "]\n");
 	}
 	for (size_t i = 0; i < t->nkids; i++) {
 		const toml_node *c = t->kids[i];
 		if (is_section(c))
 			continue;
 		put_key(b, c->key);
-		sb_puts(b, " = ");
+		bench_buf_puts(b, " = ");
 		put_value(b, c);
-		sb_putc(b, '\n');
+		bench_buf_putc(b, '\n');
 	}
 	for (size_t i = 0; i < t->nkids; i++) {
 		const toml_node *c = t->kids[i];
@@ -1946,7 +1894,7 @@ static void put_table(sbuf *b, const toml_node *t, sbuf *path)
 		if (!is_section(c))
 			continue;
 		if (mark)
-			sb_putc(path, '.');
+			bench_buf_putc(path, '.');
 		put_key(path, c->key);
 		put_table(b, c, path);
 		path->n = mark;
@@ -1957,20 +1905,20 @@ static void put_table(sbuf *b, const toml_node *t, sbuf *path)
 
 char *toml_to_string(const toml_doc *doc, const char *comment)
 {
-	sbuf b = {0}, path = {0};
+	bench_buf b = {0}, path = {0};
 	if (comment) {
 		const char *s = comment;
 		while (*s) {
 			size_t n = strcspn(s, "\n");
-			sb_puts(&b, "# ");
-			sb_putn(&b, s, n);
-			sb_putc(&b, '\n');
+			bench_buf_puts(&b, "# ");
+			bench_buf_put(&b, s, n);
+			bench_buf_putc(&b, '\n');
 			s += n + (s[n] == '\n');
 		}
 	}
-	sb_putn(&path, "", 0);
+	bench_buf_put(&path, "", 0);
 	put_table(&b, doc->root, &path);
-	sb_putn(&b, "", 0);
+	bench_buf_put(&b, "", 0);
 	free(path.p);
 	if (b.oom || path.oom) {
 		free(b.p);

@@ -45,14 +45,14 @@ static int cell_build(cell *c)
 	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
 	CK(prolly_builder_new(&b, txn), "prolly_builder_new");
 	for (uint64_t i = 0; i < fx->n;) {
-		sw_pause(&c->sw);
+		bench_sw_pause(&c->sw);
 		uint64_t m = fx->n - i < chunk ? fx->n - i : chunk;
 		for (uint64_t j = 0; j < m; j++) {
 			unsigned char *p = recs + j * rec;
 			sc_make_key(p, (i + j) * SLOT_STEP);
 			sc_make_value(p + KEY_LEN, vlen, fx->cfg->seed, (i + j) * SLOT_STEP, 0);
 		}
-		sw_resume(&c->sw);
+		bench_sw_resume(&c->sw);
 		for (uint64_t j = 0; j < m; j++) {
 			const unsigned char *p = recs + j * rec;
 			CK(prolly_builder_add(b, p, KEY_LEN, p + KEY_LEN, vlen), "prolly_builder_add");
@@ -77,7 +77,7 @@ static int cell_build(cell *c)
 	fx->base = root;
 	fx->have_base = 1;
 	if (!fx->shape[0]) {
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		CK(prolly_tree_stats_get(&ts, fx->db, &root, 0), "prolly_tree_stats_get");
 		snprintf(fx->shape, sizeof(fx->shape),
 		         "height %u, %" PRIu64 " nodes (%" PRIu64 " leaves), %.1f MiB", ts.height, ts.nodes,
@@ -119,14 +119,14 @@ static int scan_all(cell *c, prolly_cursor *cur, uint64_t *count, unsigned char 
 	return 0;
 }
 
-static int cell_scan(cell *c)
+static int cell_full_scan(cell *c)
 {
 	fixture *fx = c->fx;
 	prolly_cursor *cur = NULL;
 	unsigned char first[KEY_LEN], last[KEY_LEN];
 	uint64_t count = 0;
 	int rc;
-	if (c->op == SCALE_OP_SCAN_WARM) { /* one untimed pass fills the cache */
+	if (c->op == SCALE_OP_FULL_SCAN_WARM) { /* one untimed pass fills the cache */
 		CK(prolly_cursor_open(&cur, fx->db, &fx->base, NULL), "prolly_cursor_open");
 		CK(scan_all(c, cur, &count, first, last), "warming scan");
 		prolly_cursor_free(cur);
@@ -217,27 +217,26 @@ static int many_check_cb(void *payload, size_t index, const void *value, size_t 
 	return 0;
 }
 
-/* cfg->nocache_gets gets (0: reads / 10, at least 1), each with the node cache cleared just
+/* cfg->cold_gets gets (0: reads / 10, at least 1), each with the node cache cleared just
  * before it (untimed): every get reads its whole root-to-leaf path from the store, the "cold
  * point get". */
-static int cell_get_nocache(cell *c)
+static int cell_get_cold(cell *c)
 {
 	const scale_config *cfg = c->fx->cfg;
 	readset r;
 	prolly_buf buf = PROLLY_BUF_INIT;
 	size_t vlen = c->fx->vlen;
-	size_t n = cfg->nocache_gets
-	               ? (size_t)cfg->nocache_gets
-	               : (cfg->reads / 10 ? (size_t)(cfg->reads / 10) : (size_t)cfg->reads);
+	size_t n = cfg->cold_gets ? (size_t)cfg->cold_gets
+	                          : (cfg->reads / 10 ? (size_t)(cfg->reads / 10) : (size_t)cfg->reads);
 	int rc;
 	/* The first keys of the reads sample (the stream is the same whatever its length). */
 	CK(sc_readset_random(&r, c, n > cfg->reads ? n : (size_t)cfg->reads, SC_READS),
 	   "preparing reads");
 	sc_measure_begin(c);
 	for (size_t i = 0; i < n; i++) {
-		sw_pause(&c->sw);
+		bench_sw_pause(&c->sw);
 		prolly_db_cache_clear(c->fx->db);
-		sw_resume(&c->sw);
+		bench_sw_resume(&c->sw);
 		uint64_t t = sc_lat_start(c);
 		rc = prolly_get(&buf, c->fx->db, &c->fx->base, r.keys + i * KEY_LEN, KEY_LEN);
 		sc_lat_stop(c, t);
@@ -258,7 +257,7 @@ out:
 	return rc;
 }
 
-static int cell_get_many(cell *c)
+static int cell_query(cell *c)
 {
 	readset r;
 	int rc;
@@ -278,7 +277,7 @@ out:
 	return rc;
 }
 
-static int cell_range(cell *c)
+static int cell_scan_range(cell *c)
 {
 	fixture *fx = c->fx;
 	size_t vlen = fx->vlen;
@@ -302,8 +301,7 @@ static int cell_range(cell *c)
 	}
 	sc_make_key(lo, start * SLOT_STEP);
 	sc_make_key(hi, (start + len) * SLOT_STEP);
-	prolly_range range;
-	memset(&range, 0, sizeof(range));
+	prolly_range range = PROLLY_RANGE_INIT;
 	range.lo.data = lo;
 	range.lo.size = KEY_LEN;
 	range.has_lo = 1;
@@ -364,6 +362,7 @@ typedef struct cq_worker {
 	int rc;
 	char err[160];
 	prolly_stats st;
+	prolly_pg_stats pg;
 	uint64_t ns;
 } cq_worker;
 
@@ -378,11 +377,14 @@ static void *cq_main(void *arg)
 	if (go < 0)
 		return NULL;
 	prolly_thread_stats_reset();
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	w->rc = prolly_get_many(w->c->fx->db, &w->c->fx->base, w->r.slices, w->r.n, many_check_cb,
 	                        &w->m);
-	w->ns = now_ns() - t0;
+	w->ns = bench_now_ns() - t0;
+	prolly_stats_init(&w->st, PROLLY_STATS_VERSION);
 	prolly_thread_stats(&w->st);
+	prolly_pg_stats_init(&w->pg, PROLLY_PG_STATS_VERSION);
+	prolly_store_pg_thread_stats(&w->pg);
 	if (w->rc != 0)
 		snprintf(w->err, sizeof(w->err), "%s (%s)", prolly_strerror(w->rc), prolly_last_error());
 	return NULL;
@@ -401,7 +403,11 @@ static void stats_add(prolly_stats *a, const prolly_stats *b)
 	a->store_read_items += b->store_read_items;
 	a->store_writes += b->store_writes;
 	a->store_round_trips += b->store_round_trips;
-	a->store_statements += b->store_statements;
+}
+
+static void pg_stats_add(prolly_pg_stats *a, const prolly_pg_stats *b)
+{
+	a->statements += b->statements;
 	a->pool_waits += b->pool_waits;
 	a->pool_wait_ns += b->pool_wait_ns;
 }
@@ -432,7 +438,8 @@ static int cq_round(cell *c, cq_worker *w, size_t k, int timed)
 		w[i].r.found = w[i].r.mismatches = 0;
 		w[i].rc = 0;
 		w[i].ns = 0;
-		memset(&w[i].st, 0, sizeof(w[i].st));
+		prolly_stats_init(&w[i].st, PROLLY_STATS_VERSION);
+		prolly_pg_stats_init(&w[i].pg, PROLLY_PG_STATS_VERSION);
 	}
 	for (; started < k; started++) {
 		int e = pthread_create(&tids[started], NULL, cq_main, &w[started]);
@@ -450,7 +457,7 @@ out:
 	for (size_t i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	if (timed && rc == 0) {
-		sw_pause(&c->sw);
+		bench_sw_pause(&c->sw);
 		for (size_t i = 0; i < k && c->lat; i++)
 			hdr_record(c->lat, w[i].ns);
 		sc_measure_end(c);
@@ -517,6 +524,7 @@ static int cell_concurrent(cell *c)
 	size_t found = 0, wrong = 0, n = 0;
 	for (size_t i = 0; i < k; i++) {
 		stats_add(&c->cur.st, &w[i].st);
+		pg_stats_add(&c->cur.pg, &w[i].pg);
 		found += w[i].r.found;
 		wrong += w[i].r.mismatches;
 		n += w[i].r.n;
@@ -602,14 +610,14 @@ out:
 	return rc;
 }
 
-/* cfg->singles commits of one edit each, every one from the base root. */
-static int cell_single(cell *c)
+/* cfg->puts commits of one edit each, every one from the base root. */
+static int cell_put(cell *c)
 {
 	fixture *fx = c->fx;
 	editset e;
 	prolly_txn *txn = NULL;
 	prolly_id *roots = NULL;
-	size_t k = (size_t)fx->cfg->singles;
+	size_t k = (size_t)fx->cfg->puts;
 	int rc;
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
 	if (e.n == 0) {
@@ -621,8 +629,8 @@ static int cell_single(cell *c)
 		rc = sc_fail(c, PROLLY_ENOMEM, "allocating roots");
 		goto out;
 	}
-	size_t first = c->op == SCALE_OP_SINGLE_NOSYNC ? k : 0; /* other keys for the variant */
-	if (c->op == SCALE_OP_SINGLE_NOSYNC)
+	size_t first = c->op == SCALE_OP_PUT_NOSYNC ? k : 0; /* other keys for the variant */
+	if (c->op == SCALE_OP_PUT_NOSYNC)
 		atomic_store(&fx->ts->nosync, 1);
 	sc_measure_begin(c);
 	for (size_t i = 0; i < k; i++) {
@@ -726,11 +734,9 @@ static int cell_merge(cell *c)
 	prolly_txn_free(txn);
 	txn = NULL;
 
-	prolly_merge_options mo;
-	memset(&mo, 0, sizeof(mo));
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	mo.resolve = PROLLY_RESOLVE_FAIL;
-	prolly_merge_stats ms;
-	memset(&ms, 0, sizeof(ms));
+	prolly_merge_stats ms = PROLLY_MERGE_STATS_INIT;
 	sc_measure_begin(c);
 	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
 	CK(prolly_merge(&merged, &ms, txn, &fx->base, &ours, &theirs, &mo), "prolly_merge");
@@ -752,17 +758,17 @@ out:
 
 const sc_cell_fn sc_cell_fns[SCALE_N_OPS] = {
     [SCALE_OP_BUILD] = cell_build,
-    [SCALE_OP_SCAN] = cell_scan,
-    [SCALE_OP_SCAN_WARM] = cell_scan,
-    [SCALE_OP_GET_COLD] = cell_get,
+    [SCALE_OP_FULL_SCAN] = cell_full_scan,
+    [SCALE_OP_FULL_SCAN_WARM] = cell_full_scan,
+    [SCALE_OP_GET_COLD_START] = cell_get,
     [SCALE_OP_GET_WARM] = cell_get,
-    [SCALE_OP_GET_NOCACHE] = cell_get_nocache,
-    [SCALE_OP_GET_MANY] = cell_get_many,
-    [SCALE_OP_RANGE] = cell_range,
+    [SCALE_OP_GET_COLD] = cell_get_cold,
+    [SCALE_OP_QUERY] = cell_query,
+    [SCALE_OP_SCAN] = cell_scan_range,
     [SCALE_OP_CONCURRENT] = cell_concurrent,
     [SCALE_OP_BATCH] = cell_batch,
-    [SCALE_OP_SINGLE] = cell_single,
-    [SCALE_OP_SINGLE_NOSYNC] = cell_single,
+    [SCALE_OP_PUT] = cell_put,
+    [SCALE_OP_PUT_NOSYNC] = cell_put,
     [SCALE_OP_DIFF] = cell_diff,
     [SCALE_OP_MERGE] = cell_merge,
 };

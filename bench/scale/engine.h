@@ -2,7 +2,7 @@
  * engine.h - internals of the scale engine, shared by its files (not for callers: see scale.h).
  *
  *   fixture.c  records (keys, values), read and edit samples, the store of a fixture, the
- *              measurement of a run (stopwatch, counters, latency histogram), error notes
+ *              measurement of a run (bench_stopwatch, counters, latency histogram), error notes
  *   cells.c    the Prolly cells: one function per op (sc_cell_fns)
  *   plain.c    the plain-table baseline (pg only): its cells (sc_plain_fns), its schema
  *   matrix.c   the matrix: cells -> runs -> rows, the hooks, fixtures in child processes
@@ -15,11 +15,24 @@
 #ifndef BENCH_SCALE_ENGINE_H
 #define BENCH_SCALE_ENGINE_H
 
-#include "../bench_util.h"
-#include "../pg_baseline.h"
+#include "buf.h"
+#include "clock.h"
 #include "hdr.h"
+#include "pgconn.h"
+#include "proc.h"
 #include "prolly.h"
+#include "rng.h"
 #include "scale.h"
+#include "store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define KEY_LEN SCALE_KEY_LEN
 #define SLOT_STEP 16 /* record i has slot 16 i: room for inserts between records */
@@ -36,7 +49,7 @@ typedef struct fixture {
 	uint64_t n;
 	size_t vlen; /* cfg->value_bytes */
 	prolly_db *db;
-	timed_store *ts;
+	bench_store *ts;
 	char path[4200];       /* directory of the open LMDB store, "" otherwise */
 	char workdir[4096];    /* the run's LMDB scratch directory */
 	char schema[96];       /* schema of the open pg store, "" otherwise */
@@ -70,6 +83,7 @@ typedef struct sample {
 	double ms;
 	double cpu_ms;
 	prolly_stats st;
+	prolly_pg_stats pg; /* the PostgreSQL store's own counters (0 for other stores) */
 	uint64_t read_ns, write_ns, durable_writes;
 	uint64_t minflt;
 	double srv_ms;         /* server CPU ms, -1 if unknown */
@@ -85,7 +99,7 @@ typedef struct cell {
 	uint64_t ops; /* operations in one run */
 	int valid;
 	char note[200];
-	stopwatch sw;
+	bench_stopwatch sw;
 	uint64_t cpu0, flt0;
 	double srv0;
 	hdr_hist *lat; /* per-operation latencies of this run, or NULL (not recorded) */
@@ -113,17 +127,17 @@ void sc_measure_end(cell *c);
  * latencies are not recorded. */
 static inline uint64_t sc_lat_start(const cell *c)
 {
-	return c->lat ? now_ns() : 0;
+	return c->lat ? bench_now_ns() : 0;
 }
 
 static inline void sc_lat_stop(cell *c, uint64_t t0)
 {
 	if (c->lat)
-		hdr_record(c->lat, now_ns() - t0);
+		hdr_record(c->lat, bench_now_ns() - t0);
 }
 
 /* A deterministic stream per (seed, size, what, pattern, run). */
-void sc_cell_rng(rng *r, const cell *c, uint64_t what);
+void sc_cell_rng(bench_rng *r, const cell *c, uint64_t what);
 /* Points ref at root and commits txn. */
 int sc_publish(prolly_txn *txn, const char *ref, const prolly_id *root);
 

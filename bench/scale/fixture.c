@@ -32,19 +32,19 @@ void sc_make_value(unsigned char *out, size_t vlen, uint64_t seed, uint64_t slot
 {
 	static const char hex[] = "0123456789abcdef";
 	if (vlen < 3) {
-		uint64_t h = mix64(seed ^ mix64(slot));
+		uint64_t h = bench_mix64(seed ^ bench_mix64(slot));
 		out[0] = (unsigned char)((h & 0xff) + gen);
 		if (vlen == 2)
 			out[1] = (unsigned char)(h >> 8);
 		return;
 	}
-	uint64_t w = mix64(seed ^ mix64(slot) ^ ((uint64_t)gen << 48));
+	uint64_t w = bench_mix64(seed ^ bench_mix64(slot) ^ ((uint64_t)gen << 48));
 	out[0] = 'v';
 	out[1] = (unsigned char)('0' + gen / 10 % 10);
 	out[2] = (unsigned char)('0' + gen % 10);
 	for (size_t p = 3, i = 0; p < vlen; p++, i++) {
 		if (i == 12) { /* 12 hex digits from each word of the chain */
-			w = mix64(w);
+			w = bench_mix64(w);
 			i = 0;
 		}
 		out[p] = (unsigned char)hex[(w >> (4 * i)) & 15];
@@ -66,10 +66,10 @@ uint64_t sc_key_slot(const unsigned char *k)
 static void drop_schema_now(fixture *fx, const char *schema)
 {
 	char q[160], sql[256];
-	if (!fx->admin || !schema[0] || pgb_ident(q, sizeof(q), schema) != 0)
+	if (!fx->admin || !schema[0] || bench_pg_ident(q, sizeof(q), schema) != 0)
 		return;
 	snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE", q);
-	if (pgb_exec(fx->admin, sql, NULL) != 0)
+	if (bench_pg_exec(fx->admin, sql, NULL) != 0)
 		fprintf(stderr, "warning: %s\n", prolly_last_error());
 }
 
@@ -85,7 +85,7 @@ void sc_fixture_close(fixture *fx)
 	fx->db = NULL;
 	fx->ts = NULL;
 	if (fx->path[0] && !fx->cfg->keep)
-		rm_tree(fx->path);
+		bench_rm_tree(fx->path);
 	fx->path[0] = '\0';
 	sc_drop_schema(fx, fx->schema);
 	fx->schema[0] = '\0';
@@ -111,8 +111,7 @@ int sc_fixture_open(fixture *fx)
 			snprintf(fx->schema, sizeof(fx->schema), "prolly_bench_%ld_%" PRIu64 "_%u",
 			         (long)getpid(), fx->n, fx->seq++);
 		}
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.schema = fx->schema;
 		/* concurrent_query: one connection per query, so none waits for the pool. */
 		if (((cfg->ops >> SCALE_OP_CONCURRENT) & 1) && cfg->concurrency > 8)
@@ -124,15 +123,15 @@ int sc_fixture_open(fixture *fx)
 	}
 	if (rc != 0)
 		return rc;
-	rc = timed_store_wrap(&fx->ts, inner);
+	rc = bench_store_wrap(&fx->ts, inner, BENCH_STORE_TIMED);
 	if (rc != 0)
 		return rc;
 	prolly_options opts;
-	prolly_options_init(&opts);
+	prolly_options_init(&opts, PROLLY_OPTIONS_VERSION);
 	opts.cache_bytes = cfg->cache_mb * 1024 * 1024;
 	if (cfg->flush_mb)
 		opts.flush_bytes = cfg->flush_mb * 1024 * 1024;
-	prolly_store *wrapped = &fx->ts->base;
+	prolly_store *wrapped = bench_store_base(fx->ts);
 	rc = prolly_db_new(&fx->db, wrapped, &opts);
 	if (rc != 0) {
 		fx->ts = NULL; /* owned (and closed) by prolly_db_new */
@@ -171,20 +170,23 @@ void sc_measure_begin(cell *c)
 	if (c->lat)
 		hdr_reset(c->lat);
 	prolly_thread_stats_reset();
-	timed_store_reset(c->fx->ts);
-	c->srv0 = c->fx->store == SCALE_STORE_PG ? server_cpu_ms(c->fx->cfg->pg_postmaster) : -1;
-	c->cpu0 = cpu_ns();
-	c->flt0 = minor_faults();
-	sw_start(&c->sw);
+	bench_store_reset(c->fx->ts);
+	c->srv0 = c->fx->store == SCALE_STORE_PG ? bench_server_cpu_ms(c->fx->cfg->pg_postmaster) : -1;
+	c->cpu0 = bench_cpu_ns();
+	c->flt0 = bench_minor_faults();
+	bench_sw_start(&c->sw);
 }
 
 void sc_measure_end(cell *c)
 {
-	c->cur.ms = sw_ms(&c->sw);
-	c->cur.cpu_ms = (double)(cpu_ns() - c->cpu0) / 1e6;
-	c->cur.minflt = minor_faults() - c->flt0;
+	c->cur.ms = bench_sw_ms(&c->sw);
+	c->cur.cpu_ms = (double)(bench_cpu_ns() - c->cpu0) / 1e6;
+	c->cur.minflt = bench_minor_faults() - c->flt0;
+	prolly_stats_init(&c->cur.st, PROLLY_STATS_VERSION);
 	prolly_thread_stats(&c->cur.st);
-	double srv = c->srv0 >= 0 ? server_cpu_ms(c->fx->cfg->pg_postmaster) : -1;
+	prolly_pg_stats_init(&c->cur.pg, PROLLY_PG_STATS_VERSION);
+	prolly_store_pg_thread_stats(&c->cur.pg);
+	double srv = c->srv0 >= 0 ? bench_server_cpu_ms(c->fx->cfg->pg_postmaster) : -1;
 	c->cur.srv_ms = srv >= 0 ? srv - c->srv0 : -1;
 	if (c->fx->ts) { /* no store during the plain baseline */
 		c->cur.read_ns = atomic_load(&c->fx->ts->read_ns);
@@ -198,13 +200,13 @@ void sc_measure_end(cell *c)
 	}
 }
 
-void sc_cell_rng(rng *r, const cell *c, uint64_t what)
+void sc_cell_rng(bench_rng *r, const cell *c, uint64_t what)
 {
 	uint64_t s = c->fx->cfg->seed;
-	s = mix64(s ^ c->fx->n);
-	s = mix64(s ^ what);
-	s = mix64(s ^ (uint64_t)(c->pattern + 1));
-	rng_seed(r, s ^ c->run);
+	s = bench_mix64(s ^ c->fx->n);
+	s = bench_mix64(s ^ what);
+	s = bench_mix64(s ^ (uint64_t)(c->pattern + 1));
+	bench_rng_seed(r, s ^ c->run);
 }
 
 int sc_publish(prolly_txn *txn, const char *ref, const prolly_id *root)
@@ -242,10 +244,10 @@ int sc_readset_random(readset *r, cell *c, size_t n, uint64_t what)
 	if (!r->keys || !r->vals || !r->slices)
 		return sc_fail(c, PROLLY_ENOMEM, "allocating the read sample");
 	r->n = n;
-	rng g;
+	bench_rng g;
 	sc_cell_rng(&g, c, what);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t slot = rng_below(&g, c->fx->n) * SLOT_STEP;
+		uint64_t slot = bench_rng_below(&g, c->fx->n) * SLOT_STEP;
 		sc_make_key(r->keys + i * KEY_LEN, slot);
 		sc_make_value(r->vals + i * vlen, vlen, c->fx->cfg->seed, slot, 0);
 		r->slices[i].data = r->keys + i * KEY_LEN;
@@ -284,7 +286,7 @@ int sc_editset_make(editset *e, cell *c, unsigned variant)
 	e->edits = malloc(e->n * sizeof(*e->edits) + 1);
 	if (!e->slots || !e->keys || !e->vals || !e->edits)
 		return sc_fail(c, PROLLY_ENOMEM, "allocating the edit set");
-	rng g;
+	bench_rng g;
 	sc_cell_rng(&g, c, 0x6564697473ull + variant); /* "edits" */
 	unsigned gen = c->run + 1 + 32 * variant;
 	switch (c->pattern) {
@@ -302,22 +304,24 @@ int sc_editset_make(editset *e, cell *c, unsigned variant)
 		e->per_edit = 0;
 		break;
 	}
-	case SCALE_PAT_UPDATE:
-	case SCALE_PAT_INSERT:
-	case SCALE_PAT_DELETE:
-		if (rng_sample_distinct(&g, fx->n, e->slots, e->n) != 0)
+	case SCALE_PAT_RANDOM:
+	case SCALE_PAT_RANDOM_INSERT:
+	case SCALE_PAT_RANDOM_DELETE:
+		if (bench_rng_sample_distinct(&g, fx->n, e->slots, e->n) != 0)
 			return sc_fail(c, PROLLY_ENOMEM, "sampling the edited keys");
 		for (size_t i = 0; i < e->n; i++)
 			e->slots[i] = e->slots[i] * SLOT_STEP +
-			              (c->pattern == SCALE_PAT_INSERT ? SLOT_STEP / 2 : 0);
-		e->kind = c->pattern == SCALE_PAT_UPDATE   ? PROLLY_DIFF_CHANGED
-		          : c->pattern == SCALE_PAT_INSERT ? PROLLY_DIFF_ADDED
-		                                           : PROLLY_DIFF_REMOVED;
-		e->per_edit = c->pattern == SCALE_PAT_UPDATE ? 0 : c->pattern == SCALE_PAT_INSERT ? 1 : -1;
+			              (c->pattern == SCALE_PAT_RANDOM_INSERT ? SLOT_STEP / 2 : 0);
+		e->kind = c->pattern == SCALE_PAT_RANDOM          ? PROLLY_DIFF_CHANGED
+		          : c->pattern == SCALE_PAT_RANDOM_INSERT ? PROLLY_DIFF_ADDED
+		                                                  : PROLLY_DIFF_REMOVED;
+		e->per_edit = c->pattern == SCALE_PAT_RANDOM          ? 0
+		              : c->pattern == SCALE_PAT_RANDOM_INSERT ? 1
+		                                                      : -1;
 		break;
 	default: return sc_fail(c, PROLLY_EINVAL, "unknown pattern");
 	}
-	int del = c->pattern == SCALE_PAT_DELETE;
+	int del = c->pattern == SCALE_PAT_RANDOM_DELETE;
 	for (size_t i = 0; i < e->n; i++) {
 		unsigned char *k = e->keys + i * KEY_LEN, *v = e->vals + i * vlen;
 		sc_make_key(k, e->slots[i]);
@@ -333,9 +337,9 @@ int sc_editset_make(editset *e, cell *c, unsigned variant)
 
 uint64_t sc_range_start(const cell *c, size_t len)
 {
-	rng g;
+	bench_rng g;
 	sc_cell_rng(&g, c, 0x72616e6765ull); /* "range" */
-	return rng_below(&g, c->fx->n - len + 1);
+	return bench_rng_below(&g, c->fx->n - len + 1);
 }
 
 void sc_check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsigned char *first,

@@ -1,6 +1,6 @@
 /*
  * matrix.c - the scale engine's matrix: which cells run (the plan of a fixture, with the
- * caller's skip hook), running a cell cfg->runs times and turning the runs into a bench_row,
+ * caller's skip hook), running a cell cfg->runs times and turning the runs into a scale_row,
  * the hooks around cells, and fixtures in child processes.
  *
  * Plan: every cell of a fixture gets a mode before the fixture starts. EMIT cells run cfg->runs
@@ -9,7 +9,7 @@
  * once, untimed as far as the caller is concerned (the build of a fixture whose build cell is not
  * wanted). A fixture with nothing to EMIT is not started at all.
  *
- * Rows: a fixture's child process writes each EMIT row, as raw bytes (bench_row holds no
+ * Rows: a fixture's child process writes each EMIT row, as raw bytes (scale_row holds no
  * pointers), to a pipe the parent reads into the caller's list; without a child the row goes to
  * the list directly. Plain rows of the current fixture are also kept apart (ctx->plain) for the
  * vs_plain column of the pg rows.
@@ -18,18 +18,43 @@
 
 #include <sys/wait.h>
 
+/* One vocabulary with the harness's workload files: the first ten are the [scale] operations of
+ * the TOML contract; build, full_scan_warm, get_cold_start and put_nosync are the engine's extra
+ * cells, which a workload may name too. */
 const char *const scale_op_names[SCALE_N_OPS] = {
-    "build",    "scan",  "scan_warm",        "get_cold", "get_warm", "get_nocache",
-    "get_many", "range", "concurrent_query", "batch",    "single",   "single_nosync",
-    "diff",     "merge",
+    [SCALE_OP_BUILD] = "build",
+    [SCALE_OP_FULL_SCAN] = "full_scan",
+    [SCALE_OP_FULL_SCAN_WARM] = "full_scan_warm",
+    [SCALE_OP_GET_COLD_START] = "get_cold_start",
+    [SCALE_OP_GET_WARM] = "get_warm",
+    [SCALE_OP_GET_COLD] = "get_cold",
+    [SCALE_OP_QUERY] = "query",
+    [SCALE_OP_SCAN] = "scan",
+    [SCALE_OP_CONCURRENT] = "concurrent_query",
+    [SCALE_OP_BATCH] = "batch",
+    [SCALE_OP_PUT] = "put",
+    [SCALE_OP_PUT_NOSYNC] = "put_nosync",
+    [SCALE_OP_DIFF] = "diff",
+    [SCALE_OP_MERGE] = "merge",
 };
 const char *const scale_pattern_names[SCALE_N_PATTERNS] = {
-    "append", "update", "clustered", "insert", "delete",
+    "append", "random", "clustered", "random_insert", "random_delete",
 };
 const char *const scale_store_names[SCALE_N_STORES] = {"mem", "lmdb", "pg"};
+/* The plain table's cells take the name of the op they stand beside ("get" serves the three
+ * get ops: a table has no cache to warm or clear). */
 const char *const scale_plain_op_names[SCALE_N_OPS] = {
-    "copy",  "scan", "scan",  "get",    "get",           "get", "get_any",
-    "range", NULL,   "batch", "single", "single_nosync", NULL,  NULL,
+    [SCALE_OP_BUILD] = "build",
+    [SCALE_OP_FULL_SCAN] = "full_scan",
+    [SCALE_OP_FULL_SCAN_WARM] = "full_scan",
+    [SCALE_OP_GET_COLD_START] = "get",
+    [SCALE_OP_GET_WARM] = "get",
+    [SCALE_OP_GET_COLD] = "get",
+    [SCALE_OP_QUERY] = "query",
+    [SCALE_OP_SCAN] = "scan",
+    [SCALE_OP_BATCH] = "batch",
+    [SCALE_OP_PUT] = "put",
+    [SCALE_OP_PUT_NOSYNC] = "put_nosync",
 };
 
 enum { M_NONE, M_EMIT, M_MEASURE, M_SETUP };
@@ -62,17 +87,11 @@ pid_t scale_child_pid(void)
 /* Rows                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-static int rows_add(scale_rows *l, const bench_row *r)
+static int rows_add(scale_rows *l, const scale_row *r)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		bench_row *p = realloc(l->rows, cap * sizeof(*p));
-		if (!p) {
-			fprintf(stderr, "warning: out of memory keeping a row\n");
-			return -1;
-		}
-		l->rows = p;
-		l->cap = cap;
+	if (bench_grow((void **)&l->rows, &l->cap, l->n + 1, sizeof(*l->rows)) != 0) {
+		fprintf(stderr, "warning: out of memory keeping a row\n");
+		return -1;
 	}
 	l->rows[l->n++] = *r;
 	return 0;
@@ -86,11 +105,11 @@ void scale_rows_free(scale_rows *l)
 	memset(l, 0, sizeof(*l));
 }
 
-const bench_row *scale_rows_find(const scale_rows *l, uint64_t size, const char *store,
+const scale_row *scale_rows_find(const scale_rows *l, uint64_t size, const char *store,
                                  const char *op, const char *pattern)
 {
 	for (size_t i = 0; l && i < l->n; i++) {
-		const bench_row *r = &l->rows[i];
+		const scale_row *r = &l->rows[i];
 		if (r->size == size && !strcmp(r->store, store) && !strcmp(r->op, op) &&
 		    !strcmp(r->pattern, pattern))
 			return r;
@@ -98,7 +117,7 @@ const bench_row *scale_rows_find(const scale_rows *l, uint64_t size, const char 
 	return NULL;
 }
 
-static void row_init(bench_row *r, const sc_ctx *ctx, uint64_t n, const char *store, const char *op,
+static void row_init(scale_row *r, const sc_ctx *ctx, uint64_t n, const char *store, const char *op,
                      const char *pattern)
 {
 	memset(r, 0, sizeof(*r));
@@ -111,7 +130,7 @@ static void row_init(bench_row *r, const sc_ctx *ctx, uint64_t n, const char *st
 	r->server_cpu_ms = -1;
 }
 
-static void send_row(sc_ctx *ctx, const bench_row *r)
+static void send_row(sc_ctx *ctx, const scale_row *r)
 {
 	const char *p = (const char *)r;
 	size_t left = sizeof(*r);
@@ -129,7 +148,7 @@ static void send_row(sc_ctx *ctx, const bench_row *r)
 }
 
 /* A finished EMIT row: to the parent (child) or the caller's list, then to after_cell. */
-static void emit_row(sc_ctx *ctx, const bench_row *r)
+static void emit_row(sc_ctx *ctx, const scale_row *r)
 {
 	if (ctx->row_fd >= 0)
 		send_row(ctx, r);
@@ -146,7 +165,7 @@ static void emit_row(sc_ctx *ctx, const bench_row *r)
 static int sample_cmp(const void *a, const void *b)
 {
 	const sample *x = a, *y = b;
-	return dbl_cmp(&x->ms, &y->ms);
+	return x->ms < y->ms ? -1 : x->ms > y->ms ? 1 : 0;
 }
 
 static const char *pattern_name(int pattern)
@@ -208,7 +227,7 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
 	hdr_free(c.lat);
 	if (mode == M_SETUP)
 		return rc;
-	bench_row r;
+	scale_row r;
 	row_init(&r, ctx, fx->n, store, opname, pattern_name(pattern));
 	r.runs = done;
 	r.ops = c.ops;
@@ -223,6 +242,7 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
 		r.ops_per_s = r.ms_median > 0 ? (double)c.ops * 1000.0 / r.ms_median : 0;
 		r.us_per_op = c.ops ? r.ms_median * 1000.0 / (double)c.ops : 0;
 		r.st = m->st;
+		r.pg = m->pg;
 		r.cpu_ms = m->cpu_ms;
 		r.minor_faults = m->minflt;
 		r.store_read_ms = (double)m->read_ns / 1e6;
@@ -237,14 +257,14 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
 	if (op == SCALE_OP_BUILD && !plain && !r.note[0])
 		snprintf(r.note, sizeof(r.note), "%s", fx->shape);
 	if (fx->store == SCALE_STORE_PG && !plain && r.valid && scale_plain_op_names[op]) {
-		const bench_row *p = scale_rows_find(&ctx->plain, fx->n, SCALE_PLAIN_STORE,
+		const scale_row *p = scale_rows_find(&ctx->plain, fx->n, SCALE_PLAIN_STORE,
 		                                     scale_plain_op_names[op], r.pattern);
-		if (p && p->valid && p->us_per_op > 0) /* per operation: get_nocache does fewer gets */
+		if (p && p->valid && p->us_per_op > 0) /* per operation: get_cold does fewer gets */
 			r.vs_plain = r.us_per_op / p->us_per_op;
 	}
-	r.peak_rss_mib = peak_rss_mib();
-	current_rss_mib(&r.rss_anon_mib, &r.rss_file_mib);
-	r.load1 = load1();
+	r.peak_rss_mib = bench_peak_rss_mib();
+	bench_rss_mib(&r.rss_anon_mib, &r.rss_file_mib);
+	r.load1 = bench_load1();
 	if (plain)
 		rows_add(&ctx->plain, &r);
 	if (mode == M_EMIT)
@@ -261,9 +281,11 @@ static int plain_wanted(const scale_config *cfg, int op)
 {
 	unsigned m = cfg->ops;
 	switch (op) {
-	case SCALE_OP_SCAN: return ((m >> SCALE_OP_SCAN) | (m >> SCALE_OP_SCAN_WARM)) & 1;
-	case SCALE_OP_GET_COLD:
-		return ((m >> SCALE_OP_GET_COLD) | (m >> SCALE_OP_GET_WARM) | (m >> SCALE_OP_GET_NOCACHE)) &
+	case SCALE_OP_FULL_SCAN:
+		return ((m >> SCALE_OP_FULL_SCAN) | (m >> SCALE_OP_FULL_SCAN_WARM)) & 1;
+	case SCALE_OP_GET_COLD_START:
+		return ((m >> SCALE_OP_GET_COLD_START) | (m >> SCALE_OP_GET_WARM) |
+		        (m >> SCALE_OP_GET_COLD)) &
 		       1;
 	default: return sc_plain_fns[op] && ((m >> op) & 1);
 	}
@@ -366,7 +388,7 @@ static int run_baseline(fixture *fx, const plan *pl)
 		fprintf(stderr, "[%" PRIu64 " pg] no plain table: the baseline is skipped\n", fx->n);
 	sc_drop_schema(fx, fx->plain_schema);
 	fx->plain_schema[0] = '\0';
-	if (pgb_exec(fx->admin, "CHECKPOINT", NULL) != 0) /* the Prolly build starts clean too */
+	if (bench_pg_exec(fx->admin, "CHECKPOINT", NULL) != 0) /* the Prolly build starts clean too */
 		fprintf(stderr, "note: CHECKPOINT: %s\n", prolly_last_error());
 	return 0;
 }
@@ -450,7 +472,7 @@ static int run_fixture_forked(sc_ctx *ctx, uint64_t n, int store, const plan *pl
 	}
 	child_pid = pid;
 	close(fds[1]);
-	bench_row r;
+	scale_row r;
 	size_t got = 0;
 	for (;;) {
 		ssize_t k = read(fds[0], (char *)&r + got, sizeof(r) - got);
@@ -483,7 +505,7 @@ static int run_fixture_forked(sc_ctx *ctx, uint64_t n, int store, const plan *pl
 		ctx->stop = 1;
 		return 0;
 	}
-	bench_row f;
+	scale_row f;
 	row_init(&f, ctx, n, scale_store_names[store], "(fixture)", "-");
 	if (WIFSIGNALED(status))
 		snprintf(f.note, sizeof(f.note), "benchmark process died of signal %d (%s)",
@@ -515,7 +537,7 @@ void scale_config_init(scale_config *cfg)
 	cfg->runs = 3;
 	cfg->changes = 10000;
 	cfg->reads = 10000;
-	cfg->singles = 100;
+	cfg->puts = 100;
 	cfg->value_bytes = 27;
 	cfg->concurrency = 8;
 	cfg->seed = 42;
@@ -570,12 +592,8 @@ int scale_run(scale_rows *rows, const scale_config *cfg, const scale_hooks *hook
 	ctx->hooks = hooks;
 	ctx->out = rows;
 	ctx->row_fd = -1;
-	if (!ctx->cfg.stamp[0]) {
-		time_t now = time(NULL);
-		struct tm tm;
-		gmtime_r(&now, &tm);
-		strftime(ctx->cfg.stamp, sizeof(ctx->cfg.stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	}
+	if (!ctx->cfg.stamp[0])
+		bench_utc_now(ctx->cfg.stamp, sizeof(ctx->cfg.stamp));
 	if ((cfg->stores >> SCALE_STORE_LMDB) & 1) {
 		snprintf(ctx->workdir, sizeof(ctx->workdir), "%s/prolly-scale-XXXXXX", cfg->dir);
 		if (!mkdtemp(ctx->workdir)) {
@@ -605,7 +623,7 @@ int scale_run(scale_rows *rows, const scale_config *cfg, const scale_hooks *hook
 	}
 cleanup:
 	if (ctx->workdir[0] && !cfg->keep)
-		rm_tree(ctx->workdir);
+		bench_rm_tree(ctx->workdir);
 	scale_rows_free(&ctx->plain);
 	free(ctx);
 	return rc;

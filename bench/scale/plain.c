@@ -9,8 +9,8 @@
  * change the table undo their change afterwards (untimed), so every cell starts from the base
  * records.
  *
- * Rows: store "pg-plain", op the plain name (scale_plain_op_names): copy, scan, get, get_any,
- * range, batch, single, single_nosync.
+ * Rows: store "pg-plain", op the plain name (scale_plain_op_names): build, full_scan, get, query,
+ * scan, batch, put, put_nosync.
  */
 #include "engine.h"
 
@@ -19,13 +19,13 @@
 int sc_plain_connect(fixture *fx)
 {
 	const scale_config *cfg = fx->cfg;
-	if (pgb_connect(&fx->admin, cfg->pg_url) != 0) {
+	if (bench_pg_connect(&fx->admin, cfg->pg_url) != 0) {
 		fprintf(stderr, "[%" PRIu64 " pg] %s\n", fx->n, prolly_last_error());
 		return -1;
 	}
 	if (cfg->pg_statements) { /* per fixture; needs the superuser or pg_read_all_stats */
 		PGresult *res = NULL;
-		if (pgb_exec(fx->admin, "SELECT pg_stat_statements_reset()", &res) != 0)
+		if (bench_pg_exec(fx->admin, "SELECT pg_stat_statements_reset()", &res) != 0)
 			fprintf(stderr, "note: pg_stat_statements_reset: %s\n", prolly_last_error());
 		PQclear(res);
 	}
@@ -41,7 +41,7 @@ int sc_plain_schema(fixture *fx)
 	else
 		snprintf(fx->plain_schema, sizeof(fx->plain_schema), "prolly_bench_plain_%ld_%" PRIu64,
 		         (long)getpid(), fx->n);
-	if (pgb_ident(q, sizeof(q), fx->plain_schema) != 0) {
+	if (bench_pg_ident(q, sizeof(q), fx->plain_schema) != 0) {
 		fx->plain_schema[0] = '\0';
 		return -1;
 	}
@@ -49,10 +49,10 @@ int sc_plain_schema(fixture *fx)
 	fx->plain_prepared = 0;
 	if (cfg->pg_schema[0]) { /* a fixed name: what an interrupted run left goes first */
 		snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE", q);
-		(void)pgb_exec(fx->admin, sql, NULL);
+		(void)bench_pg_exec(fx->admin, sql, NULL);
 	}
 	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", q);
-	if (pgb_exec(fx->admin, sql, NULL) != 0) {
+	if (bench_pg_exec(fx->admin, sql, NULL) != 0) {
 		fprintf(stderr, "[%" PRIu64 " pg] %s\n", fx->n, prolly_last_error());
 		fx->plain_schema[0] = '\0';
 		return -1;
@@ -82,7 +82,7 @@ void sc_pg_top_statements(fixture *fx)
 	         "left(regexp_replace(query, '\\s+', ' ', 'g'), 110) "
 	         "FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT %d",
 	         fx->cfg->pg_statements);
-	if (pgb_exec(fx->admin, sql, &res) != 0) {
+	if (bench_pg_exec(fx->admin, sql, &res) != 0) {
 		fprintf(stderr, "note: pg_stat_statements: %s\n", prolly_last_error());
 		return;
 	}
@@ -119,7 +119,8 @@ static int plain_prepare(cell *c)
 	} stmts[] = {
 	    {"plain_get", "SELECT value FROM %s WHERE key = $1", 1},
 	    {"plain_any", "SELECT key, value FROM %s WHERE key = ANY($1::bytea[])", 1},
-	    {"plain_range", "SELECT key, value FROM %s WHERE key >= $1 AND key < $2 ORDER BY key", 2},
+	    {"plain_scan_range", "SELECT key, value FROM %s WHERE key >= $1 AND key < $2 ORDER BY key",
+	     2},
 	    {"plain_upsert",
 	     "INSERT INTO %s (key, value) SELECT * FROM unnest($1::bytea[], $2::bytea[]) "
 	     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
@@ -138,7 +139,7 @@ static int plain_prepare(cell *c)
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
 		rc = plain_sql(sql, sizeof(sql), fx, stmts[i].fmt);
 		if (rc == 0)
-			rc = pgb_prepare(fx->admin, stmts[i].name, sql, stmts[i].nparams);
+			rc = bench_pg_prepare(fx->admin, stmts[i].name, sql, stmts[i].nparams);
 		if (rc != 0)
 			return sc_fail(c, rc, "preparing the plain-table statements");
 	}
@@ -172,7 +173,7 @@ static int plain_build(cell *c)
 	fixture *fx = c->fx;
 	PGconn *pc = fx->admin;
 	size_t vlen = fx->vlen;
-	pgb_buf b = {0};
+	bench_buf b = {0};
 	PGresult *res = NULL;
 	unsigned char *rec = malloc(KEY_LEN + vlen);
 	char sql[512];
@@ -182,68 +183,68 @@ static int plain_build(cell *c)
 		goto out;
 	}
 	CK(plain_sql(sql, sizeof(sql), fx, "DROP TABLE IF EXISTS %s"), "DROP TABLE");
-	CK(pgb_exec(pc, sql, NULL), "dropping the previous plain table");
+	CK(bench_pg_exec(pc, sql, NULL), "dropping the previous plain table");
 	if (fx->plain_prepared) /* they named the dropped table */
-		CK(pgb_exec(pc, "DEALLOCATE ALL", NULL), "DEALLOCATE");
+		CK(bench_pg_exec(pc, "DEALLOCATE ALL", NULL), "DEALLOCATE");
 	fx->plain_prepared = 0;
-	if (pgb_exec(pc, "CHECKPOINT", NULL) != 0) /* untimed; needs pg_checkpoint or superuser */
+	if (bench_pg_exec(pc, "CHECKPOINT", NULL) != 0) /* untimed; needs pg_checkpoint or superuser */
 		fprintf(stderr, "note: CHECKPOINT before the plain build failed: %s\n",
 		        prolly_last_error());
 	sc_measure_begin(c);
 	CK(plain_sql(sql, sizeof(sql), fx,
 	             "CREATE TABLE %s (key bytea PRIMARY KEY, value bytea NOT NULL)"),
 	   "CREATE TABLE");
-	CK(pgb_exec(pc, sql, NULL), "creating the plain table");
+	CK(bench_pg_exec(pc, sql, NULL), "creating the plain table");
 	CK(plain_sql(sql, sizeof(sql), fx, "COPY %s (key, value) FROM STDIN (FORMAT binary)"), "COPY");
 	res = PQexec(pc, sql);
-	pgb_count(1, 1);
+	bench_pg_count(1, 1);
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
-		rc = sc_fail(c, pgb_error(pc, res, "starting COPY"), "COPY");
+		rc = sc_fail(c, bench_pg_error(pc, res, "starting COPY"), "COPY");
 		goto out;
 	}
 	PQclear(res);
 	res = NULL;
-	sw_pause(&c->sw);
-	CK(pgb_copy_header(&b), "encoding COPY");
+	bench_sw_pause(&c->sw);
+	CK(bench_pg_copy_header(&b), "encoding COPY");
 	for (uint64_t i = 0; i < fx->n; i++) {
 		sc_make_key(rec, i * SLOT_STEP);
 		sc_make_value(rec + KEY_LEN, vlen, fx->cfg->seed, i * SLOT_STEP, 0);
-		CK(pgb_copy_row2(&b, rec, KEY_LEN, rec + KEY_LEN, vlen), "encoding COPY");
+		CK(bench_pg_copy_row2(&b, rec, KEY_LEN, rec + KEY_LEN, vlen), "encoding COPY");
 		if (b.n >= (1u << 20)) { /* record generation is untimed, sending is timed */
-			sw_resume(&c->sw);
-			CK(pgb_copy_send(pc, &b), "COPY");
-			sw_pause(&c->sw);
+			bench_sw_resume(&c->sw);
+			CK(bench_pg_copy_send(pc, &b), "COPY");
+			bench_sw_pause(&c->sw);
 		}
 	}
-	CK(pgb_copy_trailer(&b), "encoding COPY");
-	sw_resume(&c->sw);
-	CK(pgb_copy_send(pc, &b), "COPY");
-	CK(pgb_copy_end(pc), "COPY");
+	CK(bench_pg_copy_trailer(&b), "encoding COPY");
+	bench_sw_resume(&c->sw);
+	CK(bench_pg_copy_send(pc, &b), "COPY");
+	CK(bench_pg_copy_end(pc), "COPY");
 	sc_measure_end(c);
 	c->ops = fx->n;
 	CK(plain_sql(sql, sizeof(sql), fx, "VACUUM ANALYZE %s"), "VACUUM");
-	CK(pgb_exec(pc, sql, NULL), "VACUUM ANALYZE of the plain table");
+	CK(bench_pg_exec(pc, sql, NULL), "VACUUM ANALYZE of the plain table");
 	CK(plain_sql(sql, sizeof(sql), fx, "SELECT count(*)::bigint FROM %s"), "count");
-	CK(pgb_exec(pc, sql, &res), "counting the plain table");
+	CK(bench_pg_exec(pc, sql, &res), "counting the plain table");
 	if (PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 8) {
 		sc_invalid(c, "count(*) gave no bigint");
 	} else {
 		const unsigned char *p = (const unsigned char *)PQgetvalue(res, 0, 0);
-		uint64_t cnt = (uint64_t)pgb_get32(p) << 32 | pgb_get32(p + 4);
+		uint64_t cnt = (uint64_t)bench_pg_get32(p) << 32 | bench_pg_get32(p + 4);
 		if (cnt != fx->n)
 			sc_invalid(c, "plain table has %" PRIu64 " rows, expected %" PRIu64, cnt, fx->n);
 	}
 out:
 	if (rc != 0 && PQtransactionStatus(pc) == PQTRANS_ACTIVE) /* a COPY in flight */
-		(void)pgb_copy_end(pc);
+		(void)bench_pg_copy_end(pc);
 	PQclear(res);
-	pgb_buf_free(&b);
+	bench_buf_free(&b);
 	free(rec);
 	return rc;
 }
 
 /* SELECT key, value ... ORDER BY key through a cursor, FETCH 100000 rows at a time. */
-static int plain_scan(cell *c)
+static int plain_full_scan(cell *c)
 {
 	fixture *fx = c->fx;
 	PGconn *pc = fx->admin;
@@ -253,14 +254,15 @@ static int plain_scan(cell *c)
 	uint64_t count = 0;
 	int rc, bad = 0, in_txn = 0;
 	sc_measure_begin(c);
-	CK(pgb_exec(pc, "BEGIN", NULL), "BEGIN");
+	CK(bench_pg_exec(pc, "BEGIN", NULL), "BEGIN");
 	in_txn = 1;
-	CK(plain_sql(sql, sizeof(sql), fx,
-	             "DECLARE plain_scan NO SCROLL CURSOR FOR SELECT key, value FROM %s ORDER BY key"),
+	CK(plain_sql(
+	       sql, sizeof(sql), fx,
+	       "DECLARE plain_full_scan NO SCROLL CURSOR FOR SELECT key, value FROM %s ORDER BY key"),
 	   "DECLARE");
-	CK(pgb_exec(pc, sql, NULL), "DECLARE");
+	CK(bench_pg_exec(pc, sql, NULL), "DECLARE");
 	for (;;) {
-		CK(pgb_exec(pc, "FETCH FORWARD 100000 FROM plain_scan", &res), "FETCH");
+		CK(bench_pg_exec(pc, "FETCH FORWARD 100000 FROM plain_full_scan", &res), "FETCH");
 		int rows = PQntuples(res);
 		for (int i = 0; i < rows; i++) {
 			const char *k = PQgetvalue(res, i, 0);
@@ -280,7 +282,7 @@ static int plain_scan(cell *c)
 		if (rows == 0)
 			break;
 	}
-	CK(pgb_exec(pc, "COMMIT", NULL), "COMMIT");
+	CK(bench_pg_exec(pc, "COMMIT", NULL), "COMMIT");
 	in_txn = 0;
 	sc_measure_end(c);
 	c->ops = fx->n;
@@ -290,7 +292,7 @@ static int plain_scan(cell *c)
 out:
 	PQclear(res);
 	if (in_txn)
-		(void)pgb_exec(pc, "ROLLBACK", NULL);
+		(void)bench_pg_exec(pc, "ROLLBACK", NULL);
 	return rc;
 }
 
@@ -309,7 +311,7 @@ static int plain_get(cell *c)
 		const char *v[1] = {(const char *)r.keys + i * KEY_LEN};
 		const int l[1] = {KEY_LEN};
 		uint64_t t = sc_lat_start(c);
-		CK(pgb_run(c->fx->admin, "plain_get", 1, v, l, &res), "point select");
+		CK(bench_pg_run(c->fx->admin, "plain_get", 1, v, l, &res), "point select");
 		sc_lat_stop(c, t);
 		if (PQntuples(res) != 1 || (size_t)PQgetlength(res, 0, 0) != vlen ||
 		    memcmp(PQgetvalue(res, 0, 0), r.vals + i * vlen, vlen) != 0)
@@ -335,11 +337,11 @@ static int u64_cmp(const void *a, const void *b)
 
 /* One SELECT ... WHERE key = ANY($1) of the get_many keys (the answer is a set: duplicates
  * in the request come back once, in no particular order). */
-static int plain_get_any(cell *c)
+static int plain_query(cell *c)
 {
 	readset r;
 	PGresult *res = NULL;
-	pgb_buf b = {0};
+	bench_buf b = {0};
 	uint64_t *slots = NULL;
 	int rc;
 	memset(&r, 0, sizeof(r));
@@ -357,12 +359,12 @@ static int plain_get_any(cell *c)
 	for (size_t i = 0; i < r.n; i++)
 		distinct += i == 0 || slots[i] != slots[i - 1];
 	sc_measure_begin(c);
-	CK(pgb_array_begin(&b, r.n), "encoding keys");
+	CK(bench_pg_array_begin(&b, r.n), "encoding keys");
 	for (size_t i = 0; i < r.n; i++)
-		CK(pgb_array_add(&b, r.keys + i * KEY_LEN, KEY_LEN), "encoding keys");
+		CK(bench_pg_array_add(&b, r.keys + i * KEY_LEN, KEY_LEN), "encoding keys");
 	const char *v[1] = {(const char *)b.p};
 	const int l[1] = {(int)b.n};
-	CK(pgb_run(c->fx->admin, "plain_any", 1, v, l, &res), "= ANY select");
+	CK(bench_pg_run(c->fx->admin, "plain_any", 1, v, l, &res), "= ANY select");
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows; i++)
 		if (!plain_base_record(c->fx, PQgetvalue(res, i, 0), (size_t)PQgetlength(res, i, 0),
@@ -375,14 +377,14 @@ static int plain_get_any(cell *c)
 		           r.mismatches, distinct);
 out:
 	PQclear(res);
-	pgb_buf_free(&b);
+	bench_buf_free(&b);
 	free(slots);
 	sc_readset_free(&r);
 	return rc;
 }
 
 /* SELECT ... WHERE key >= lo AND key < hi ORDER BY key over the range cell's records. */
-static int plain_range(cell *c)
+static int plain_scan_range(cell *c)
 {
 	fixture *fx = c->fx;
 	PGresult *res = NULL;
@@ -397,7 +399,7 @@ static int plain_range(cell *c)
 	sc_measure_begin(c);
 	const char *v[2] = {(const char *)lo, (const char *)hi};
 	const int l[2] = {KEY_LEN, KEY_LEN};
-	CK(pgb_run(fx->admin, "plain_range", 2, v, l, &res), "range select");
+	CK(bench_pg_run(fx->admin, "plain_scan_range", 2, v, l, &res), "range select");
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows; i++) {
 		sc_make_key(want, (start + (uint64_t)i) * SLOT_STEP);
@@ -419,29 +421,29 @@ out:
  * statement's row count. */
 static int plain_apply(cell *c, const prolly_edit *edits, size_t n, int del, uint64_t *affected)
 {
-	pgb_buf kb = {0}, vb = {0};
+	bench_buf kb = {0}, vb = {0};
 	PGresult *res = NULL;
 	int rc = 0;
-	if (pgb_array_begin(&kb, n) || (!del && pgb_array_begin(&vb, n))) {
+	if (bench_pg_array_begin(&kb, n) || (!del && bench_pg_array_begin(&vb, n))) {
 		rc = PROLLY_ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (pgb_array_add(&kb, edits[i].key.data, edits[i].key.size) ||
-		    (!del && pgb_array_add(&vb, edits[i].value.data, edits[i].value.size))) {
+		if (bench_pg_array_add(&kb, edits[i].key.data, edits[i].key.size) ||
+		    (!del && bench_pg_array_add(&vb, edits[i].value.data, edits[i].value.size))) {
 			rc = PROLLY_ENOMEM;
 			goto out;
 		}
 	}
 	const char *v[2] = {(const char *)kb.p, (const char *)vb.p};
 	const int l[2] = {(int)kb.n, (int)vb.n};
-	rc = pgb_run(c->fx->admin, del ? "plain_delete" : "plain_upsert", del ? 1 : 2, v, l, &res);
+	rc = bench_pg_run(c->fx->admin, del ? "plain_delete" : "plain_upsert", del ? 1 : 2, v, l, &res);
 	if (rc == 0)
 		*affected = strtoull(PQcmdTuples(res), NULL, 10);
 out:
 	PQclear(res);
-	pgb_buf_free(&kb);
-	pgb_buf_free(&vb);
+	bench_buf_free(&kb);
+	bench_buf_free(&vb);
 	return rc;
 }
 
@@ -451,9 +453,9 @@ static int plain_undo(cell *c, const editset *e, size_t n)
 {
 	size_t vlen = c->fx->vlen;
 	uint64_t affected = 0;
-	if (c->pattern == SCALE_PAT_INSERT || c->pattern == SCALE_PAT_APPEND)
+	if (c->pattern == SCALE_PAT_RANDOM_INSERT || c->pattern == SCALE_PAT_APPEND)
 		return plain_apply(c, e->edits, n, 1, &affected);
-	if (c->pattern != SCALE_PAT_DELETE)
+	if (c->pattern != SCALE_PAT_RANDOM_DELETE)
 		return 0;
 	prolly_edit *puts = malloc(n * sizeof(*puts) + 1);
 	unsigned char *vals = malloc(n * vlen + 1);
@@ -484,7 +486,8 @@ static int plain_batch(cell *c)
 	CK(plain_prepare(c), "preparing");
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
 	sc_measure_begin(c);
-	CK(plain_apply(c, e.edits, e.n, c->pattern == SCALE_PAT_DELETE, &affected), "batch statement");
+	CK(plain_apply(c, e.edits, e.n, c->pattern == SCALE_PAT_RANDOM_DELETE, &affected),
+	   "batch statement");
 	sc_measure_end(c);
 	c->ops = e.n;
 	if (affected != e.n)
@@ -495,14 +498,14 @@ out:
 	return rc;
 }
 
-/* cfg->singles autocommit statements of one edit each (the keys of the single cells); the
+/* cfg->puts autocommit statements of one edit each (the keys of the single cells); the
  * nosync variant runs them with synchronous_commit off, as the store does for durable = 0. */
-static int plain_single(cell *c)
+static int plain_put(cell *c)
 {
 	editset e;
 	PGresult *res = NULL;
-	size_t k = (size_t)c->fx->cfg->singles;
-	int rc, nosync = c->op == SCALE_OP_SINGLE_NOSYNC, wrong = 0;
+	size_t k = (size_t)c->fx->cfg->puts;
+	int rc, nosync = c->op == SCALE_OP_PUT_NOSYNC, wrong = 0;
 	memset(&e, 0, sizeof(e));
 	CK(plain_prepare(c), "preparing");
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
@@ -514,7 +517,7 @@ static int plain_single(cell *c)
 		k = e.n; /* distinct keys, so that the undo below is exact */
 	size_t first = nosync ? k : 0;
 	if (nosync)
-		CK(pgb_exec(c->fx->admin, "SET synchronous_commit TO off", NULL), "SET");
+		CK(bench_pg_exec(c->fx->admin, "SET synchronous_commit TO off", NULL), "SET");
 	sc_measure_begin(c);
 	for (size_t i = 0; i < k; i++) {
 		const prolly_edit *ed = &e.edits[(first + i) % e.n];
@@ -522,7 +525,8 @@ static int plain_single(cell *c)
 		const int l[2] = {(int)ed->key.size, (int)ed->value.size};
 		int del = ed->op == PROLLY_DEL;
 		uint64_t t = sc_lat_start(c);
-		CK(pgb_run(c->fx->admin, del ? "plain_delete1" : "plain_upsert1", del ? 1 : 2, v, l, &res),
+		CK(bench_pg_run(c->fx->admin, del ? "plain_delete1" : "plain_upsert1", del ? 1 : 2, v, l,
+		                &res),
 		   "single statement");
 		sc_lat_stop(c, t);
 		wrong += strcmp(PQcmdTuples(res), "1") != 0;
@@ -534,31 +538,35 @@ static int plain_single(cell *c)
 	if (wrong)
 		sc_invalid(c, "%d single statements did not affect exactly one row", wrong);
 	if (nosync)
-		CK(pgb_exec(c->fx->admin, "RESET synchronous_commit", NULL), "RESET");
+		CK(bench_pg_exec(c->fx->admin, "RESET synchronous_commit", NULL), "RESET");
 	nosync = 0;
 	/* Undo exactly the keys used (a window of the edit set, wrapping). */
 	if (first % e.n + k <= e.n) {
 		editset w = e;
 		w.edits += first % e.n;
 		w.slots += first % e.n;
-		CK(plain_undo(c, &w, k), "undoing the singles");
+		CK(plain_undo(c, &w, k), "undoing the puts");
 	} else {
-		CK(plain_undo(c, &e, e.n), "undoing the singles");
+		CK(plain_undo(c, &e, e.n), "undoing the puts");
 	}
 out:
 	if (nosync)
-		(void)pgb_exec(c->fx->admin, "RESET synchronous_commit", NULL);
+		(void)bench_pg_exec(c->fx->admin, "RESET synchronous_commit", NULL);
 	PQclear(res);
 	sc_editset_free(&e);
 	return rc;
 }
 
 /* The plain-table analogue of each op (NULL: none); one cell serves two ops where the plain
- * table makes no difference (scan and scan_warm; get_cold, get_warm and get_nocache), so only
+ * table makes no difference (full_scan and full_scan_warm; get_cold_start, get_warm and get_cold), so only
  * the first op of such a group has a function here (see matrix.c). */
 const sc_cell_fn sc_plain_fns[SCALE_N_OPS] = {
-    [SCALE_OP_BUILD] = plain_build,   [SCALE_OP_SCAN] = plain_scan,
-    [SCALE_OP_GET_COLD] = plain_get,  [SCALE_OP_GET_MANY] = plain_get_any,
-    [SCALE_OP_RANGE] = plain_range,   [SCALE_OP_BATCH] = plain_batch,
-    [SCALE_OP_SINGLE] = plain_single, [SCALE_OP_SINGLE_NOSYNC] = plain_single,
+    [SCALE_OP_BUILD] = plain_build,
+    [SCALE_OP_FULL_SCAN] = plain_full_scan,
+    [SCALE_OP_GET_COLD_START] = plain_get,
+    [SCALE_OP_QUERY] = plain_query,
+    [SCALE_OP_SCAN] = plain_scan_range,
+    [SCALE_OP_BATCH] = plain_batch,
+    [SCALE_OP_PUT] = plain_put,
+    [SCALE_OP_PUT_NOSYNC] = plain_put,
 };

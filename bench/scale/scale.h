@@ -1,10 +1,9 @@
 /*
  * scale.h - the scale engine: the serial large-tree benchmark matrix (sizes x stores x
- * operations x patterns) behind the `scale` program (bench/scale.c) and the harness's scale suite
- * (bench/harness/scalesuite.c).
+ * operations x patterns) behind the harness's scale suite (bench/suites/scale.c).
  *
  * For each size and store the engine builds a base tree of N records (the fixture) and runs
- * every selected cell on it; a cell runs cfg->runs times and becomes one bench_row (median, min
+ * every selected cell on it; a cell runs cfg->runs times and becomes one scale_row (median, min
  * and max wall time, the counters and latency percentiles of the median run). Every cell checks
  * what it read or wrote against the model of the workload and marks the row invalid (with a note)
  * when it differs. For the PostgreSQL store ("pg") the engine also runs the plain-table baseline
@@ -26,7 +25,7 @@
 #ifndef BENCH_SCALE_H
 #define BENCH_SCALE_H
 
-#include "../bench_util.h"
+#include "prolly.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,57 +39,93 @@
 
 enum {
 	SCALE_OP_BUILD,
-	SCALE_OP_SCAN,
-	SCALE_OP_SCAN_WARM,
-	SCALE_OP_GET_COLD,
+	SCALE_OP_FULL_SCAN,
+	SCALE_OP_FULL_SCAN_WARM,
+	SCALE_OP_GET_COLD_START,
 	SCALE_OP_GET_WARM,
-	SCALE_OP_GET_NOCACHE,
-	SCALE_OP_GET_MANY,
-	SCALE_OP_RANGE,
-	SCALE_OP_CONCURRENT, /* "concurrent_query": cfg->concurrency get_many at once */
+	SCALE_OP_GET_COLD,
+	SCALE_OP_QUERY,
+	SCALE_OP_SCAN,
+	SCALE_OP_CONCURRENT, /* cfg->concurrency queries at once */
 	SCALE_OP_BATCH,      /* the first op run once per pattern */
-	SCALE_OP_SINGLE,
-	SCALE_OP_SINGLE_NOSYNC,
+	SCALE_OP_PUT,
+	SCALE_OP_PUT_NOSYNC,
 	SCALE_OP_DIFF,
 	SCALE_OP_MERGE,
 	SCALE_N_OPS
 };
 #define SCALE_FIRST_PATTERN_OP SCALE_OP_BATCH
-/* The ops the `scale` program runs when --ops is not given: all but concurrent_query. */
+/* Every op but concurrent_query (the engine's default). */
 #define SCALE_DEFAULT_OPS (((1u << SCALE_N_OPS) - 1) & ~(1u << SCALE_OP_CONCURRENT))
 
 enum {
 	SCALE_PAT_APPEND,
-	SCALE_PAT_UPDATE,
+	SCALE_PAT_RANDOM,
 	SCALE_PAT_CLUSTERED,
-	SCALE_PAT_INSERT,
-	SCALE_PAT_DELETE,
+	SCALE_PAT_RANDOM_INSERT,
+	SCALE_PAT_RANDOM_DELETE,
 	SCALE_N_PATTERNS
 };
 
 enum { SCALE_STORE_MEM, SCALE_STORE_LMDB, SCALE_STORE_PG, SCALE_N_STORES };
 
 extern const char *const scale_op_names[SCALE_N_OPS];           /* "build", "scan", ... */
-extern const char *const scale_pattern_names[SCALE_N_PATTERNS]; /* "append", "update", ... */
+extern const char *const scale_pattern_names[SCALE_N_PATTERNS]; /* "append", "random", ... */
 extern const char *const scale_store_names[SCALE_N_STORES];     /* "mem", "lmdb", "pg" */
 /* The plain-table baseline's name for each op it has an analogue of (NULL: none). A pg row of
  * op X compares with the pg-plain row named scale_plain_op_names[X], same pattern. */
 extern const char *const scale_plain_op_names[SCALE_N_OPS];
 #define SCALE_PLAIN_STORE "pg-plain"
 
+/*
+ * One cell of the matrix. Plain data (no pointers) so that a child process can send it to its
+ * parent through a pipe.
+ */
+typedef struct scale_row {
+	char stamp[32]; /* start of the invocation, UTC, ISO 8601 */
+	uint64_t seed;
+	uint64_t size; /* base tree records */
+	char store[16];
+	char op[24];
+	char pattern[16]; /* "-" for cells without a pattern */
+	unsigned runs;    /* runs measured */
+	uint64_t ops;     /* operations (records, keys, edits, commits) per run */
+	double ms_median, ms_min, ms_max;
+	double cpu_ms;                        /* process CPU time of the median run (user + system) */
+	double ops_per_s;                     /* ops / median */
+	double us_per_op;                     /* median / ops */
+	prolly_stats st;                      /* counters of the median run */
+	prolly_pg_stats pg;                   /* the PostgreSQL store's counters of that run */
+	double store_read_ms, store_write_ms; /* time inside the store (timing wrapper) */
+	uint64_t durable_writes;
+	uint64_t minor_faults;             /* minor page faults during the median run */
+	double peak_rss_mib;               /* process peak at the end of the cell */
+	double rss_anon_mib, rss_file_mib; /* current resident memory at the end of the cell */
+	double load1;                      /* one-minute load average at the end of the cell */
+	double vs_plain; /* pg store: ms_median / the matching plain-table cell's; 0 if none */
+	double
+	    server_cpu_ms; /* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
+	/* Per-operation latency of the median run (cells of many operations, when recorded; else
+	 * 0): median and 99th percentile in microseconds, and how many operations were timed. */
+	double p50_us, p99_us;
+	uint64_t lat_samples;
+	int valid;
+	char note[200];
+} scale_row;
+
 typedef struct scale_config {
 	uint64_t sizes[SCALE_MAX_SIZES];
 	int n_sizes;
-	unsigned stores;       /* bit mask over scale_store_names */
-	unsigned ops;          /* bit mask over scale_op_names */
-	unsigned patterns;     /* bit mask over scale_pattern_names */
-	unsigned runs;         /* 1..SCALE_MAX_RUNS */
-	uint64_t changes;      /* edits per batch / diff / merge (the merge splits them in halves) */
-	uint64_t reads;        /* keys per get / get_many / range cell, and per concurrent query */
-	uint64_t singles;      /* single-edit commits per single cell */
-	uint64_t nocache_gets; /* gets of a get_nocache cell; 0: reads / 10 (at least 1) */
-	uint32_t value_bytes;  /* 1..SCALE_MAX_VALUE_BYTES (the program's default: 27) */
-	unsigned concurrency;  /* threads of a concurrent_query cell (1..SCALE_MAX_CONCURRENCY) */
+	unsigned stores;      /* bit mask over scale_store_names */
+	unsigned ops;         /* bit mask over scale_op_names */
+	unsigned patterns;    /* bit mask over scale_pattern_names */
+	unsigned runs;        /* 1..SCALE_MAX_RUNS */
+	uint64_t changes;     /* edits per batch / diff / merge (the merge splits them in halves) */
+	uint64_t reads;       /* keys per get / query / scan cell, and per concurrent query */
+	uint64_t puts;        /* single-edit commits per put cell */
+	uint64_t cold_gets;   /* gets of a get_cold cell; 0: reads / 10 (at least 1) */
+	uint32_t value_bytes; /* 1..SCALE_MAX_VALUE_BYTES (the program's default: 27) */
+	unsigned concurrency; /* threads of a concurrent_query cell (1..SCALE_MAX_CONCURRENCY) */
 	uint64_t seed;
 	const char *dir;   /* where the LMDB scratch directory is made */
 	size_t cache_mb;   /* decoded-node cache budget */
@@ -112,8 +147,8 @@ typedef struct scale_config {
 	char stamp[32];     /* the rows' stamp; "" means now (UTC, ISO 8601) */
 } scale_config;
 
-/* The `scale` program's defaults (sizes 100k and 1M, every store, SCALE_DEFAULT_OPS, every
- * pattern, 3 runs, 10000 changes and reads, 100 singles, 27-byte values, concurrency 8,
+/* The engine's defaults (sizes 100k and 1M, every store, SCALE_DEFAULT_OPS, every
+ * pattern, 3 runs, 10000 changes and reads, 100 puts, 27-byte values, concurrency 8,
  * seed 42, /tmp, 256 MiB cache, 60 s per cell). */
 void scale_config_init(scale_config *cfg);
 
@@ -135,12 +170,12 @@ typedef struct scale_hooks {
 	            const char *pattern);
 	void (*before_cell)(void *payload, uint64_t size, const char *store, const char *op,
 	                    const char *pattern);
-	int (*after_cell)(void *payload, const bench_row *row);
+	int (*after_cell)(void *payload, const scale_row *row);
 } scale_hooks;
 
 /* Every row of a run (in the calling process), in the order they were made. */
 typedef struct scale_rows {
-	bench_row *rows;
+	scale_row *rows;
 	size_t n, cap;
 } scale_rows;
 
@@ -154,7 +189,7 @@ int scale_run(scale_rows *rows, const scale_config *cfg, const scale_hooks *hook
               size_t errn);
 void scale_rows_free(scale_rows *rows); /* NULL ok; leaves it empty */
 /* The row of (size, store, op, pattern), or NULL. */
-const bench_row *scale_rows_find(const scale_rows *rows, uint64_t size, const char *store,
+const scale_row *scale_rows_find(const scale_rows *rows, uint64_t size, const char *store,
                                  const char *op, const char *pattern);
 /* The running fixture's child process (0 if none): a signal handler may kill it. */
 pid_t scale_child_pid(void);

@@ -56,11 +56,19 @@
  *      the destination already has after asking about its root alone.
  *
  * CALLBACKS
- *   Data a callback receives (node bytes, ids, ref names) is owned by the store and valid only
- *   during that call: the engine copies what it keeps. A callback's non-zero return stops the
- *   function, which returns that value as it is (the callback has set its message). A callback may call the store's read functions (get_nodes,
- *   get_ref, list_refs, ...) on any thread, unless the function says otherwise; it never calls
- *   write() or gc() of the same store, so a store may hold its read locks while it calls back.
+ *   A store calls a callback on the thread that called the store function (which may be one of
+ *   the library's own threads), within that call and never after it. Data a callback receives
+ *   (node bytes, ids, ref names) is owned by the store and valid only during that call: the
+ *   engine copies what it keeps. A callback's non-zero return stops the function, which returns
+ *   that value as it is (the callback has set its message). These rules are narrower than the
+ *   user's callbacks' (CALLBACKS in prolly.h): a callback of get_nodes, get_ref_objects,
+ *   get_ancestors or find_ids may call the store's read functions (get_nodes, get_ref,
+ *   list_refs, ...) on any thread, but never write() or gc() of the same store, so a store may
+ *   hold its read locks while it calls back. list_refs is the exception: the engine hands it
+ *   callbacks of its caller's (prolly_branch_list), which may move refs, so a store calls its
+ *   callback with none of its locks held (it copies the matching refs first), and the callback
+ *   may call any function of the same store. gc's mark() and keep() have rules of their own,
+ *   stated with prolly_gc_mark_fn.
  *
  * THREADS
  *   Every function but close() may be called by several threads at once, including threads the
@@ -121,20 +129,26 @@ typedef struct prolly_store_commit_layout {
 	size_t parents_at;
 } prolly_store_commit_layout;
 
-/* Called by get_nodes for each id found. data is valid only during the call (CALLBACKS). index
- * is the position in the request. Return 0 to go on, non-zero to stop (get_nodes then returns
- * it). */
+/* Called by get_nodes (and get_ref_objects) for each id found, on the thread that called
+ * get_nodes (which may be one of the library's own threads). data is valid only during the call
+ * (CALLBACKS). index is the position in the request. Return 0 to go on, non-zero to stop
+ * (get_nodes then returns it). The store may hold a lock of its own meanwhile: found() never
+ * calls write() or gc() of the same store. */
 typedef int (*prolly_store_found_fn)(void *payload, size_t index, const void *data, size_t size);
 /* Called by get_ancestors and find_ids for each object, with the id the store has it under. id
- * and data are valid only during the call. Same return rule. */
+ * and data are valid only during the call. Same thread, return and lock rules as
+ * prolly_store_found_fn. */
 typedef int (*prolly_store_obj_fn)(void *payload, const prolly_id *id, const void *data,
                                    size_t size);
 /* Called by list_refs for each ref, in name order. name and value are valid only during the
- * call. Same return rule. */
+ * call. Same return rule. A store calls it with none of its locks held (it copies the refs
+ * first): it may call any function of the same store, write() included (CALLBACKS). */
 typedef int (*prolly_store_ref_fn)(void *payload, const char *name, const prolly_id *value);
 /* gc: mark() is called while the store excludes every writer; keep() then says, per stored node
- * id (valid during the call), whether it survives. Non-zero from mark() stops the gc, which
- * returns it having removed nothing. */
+ * id (valid during the call only), whether it survives (non-zero: keep). Both run on the thread
+ * that called gc(), within it; mark() may read the store (get_nodes, get_ref, list_refs),
+ * neither may write it. Non-zero from mark() stops the gc, which returns it having removed
+ * nothing. */
 typedef int (*prolly_gc_mark_fn)(void *payload);
 typedef int (*prolly_gc_keep_fn)(void *payload, const prolly_id *id);
 
@@ -164,9 +178,10 @@ struct prolly_store {
 	 * checking the epoch fails with PROLLY_ECONFLICT), calls mark(payload), deletes every node for
 	 * which keep() returns 0. A store may call mark() more than once (for instance to retry
 	 * after growing its map); each call starts over from the current refs. mark() may read the
-	 * store from the calling thread; keep() may read the store but must not write. Sets *out
-	 * (may be NULL; reflog_expired untouched). Optional (NULL: prolly_gc is
-	 * PROLLY_EUNSUPPORTED). */
+	 * store from the calling thread; keep() may read the store but must not write. Sets the
+	 * counts nodes_kept, nodes_removed and bytes_removed of *out (may be NULL; version and
+	 * reflog_expired untouched: the engine passes its own initialised prolly_gc_result).
+	 * Optional (NULL: prolly_gc is PROLLY_EUNSUPPORTED). */
 	int (*gc)(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
 	          prolly_gc_result *out);
 
@@ -257,10 +272,24 @@ PROLLY_API int prolly_store_ref_name_check(const char *name);
 PROLLY_API int prolly_store_check_node(const prolly_id *id, const void *data, size_t size);
 
 /* Adds delta to the calling thread's counters (prolly_thread_stats) and nothing else: how a
- * store reports its round trips (one per statement or transaction that went to a server; one
- * per call for an in-process store). delta is read during the call only. Thread-safe (the
- * counters are per thread). */
-PROLLY_API void prolly_stats_add(const prolly_stats *delta);
+ * store reports its round trips (one per statement pipeline or transaction that went to a
+ * server; one per call for an in-process store). Initialise delta with PROLLY_STATS_INIT, then
+ * set the counts. delta is read during the call only. PROLLY_EINVAL (delta NULL, an unknown
+ * delta->version; nothing added). Thread-safe (the counters are per thread). */
+PROLLY_API int prolly_stats_add(const prolly_stats *delta);
+
+/* Per-thread counters a store defines for itself: PROLLY_STORE_COUNTERS slots beside the
+ * engine's prolly_stats, kept per thread like them (zeroed by prolly_thread_stats_reset, and
+ * work the library's own threads do for a thread is counted for that thread). What slot i
+ * counts is the store's to say; every store a thread uses adds into the same slots, so a store
+ * that uses them documents which (the PostgreSQL store: 0 statements, 1 pool waits, 2 pool wait
+ * nanoseconds) and reads them back through a function of its own (prolly_store_pg_thread_stats).
+ * prolly_store_counters_add adds delta[i] to slot i for i < n (slots from PROLLY_STORE_COUNTERS
+ * on are ignored); prolly_store_thread_counters copies slot i into out[i] for i < n (0 from
+ * PROLLY_STORE_COUNTERS on). No error; the calling thread only; allocates nothing. */
+#define PROLLY_STORE_COUNTERS 8
+PROLLY_API void prolly_store_counters_add(const uint64_t *delta, size_t n);
+PROLLY_API void prolly_store_thread_counters(uint64_t *out, size_t n);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 
 #include "prolly.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -109,6 +110,24 @@ int cmd_pull(struct cli *cli, int argc, char **argv);
 int cmd_prove(struct cli *cli, int argc, char **argv);
 int cmd_check_proof(struct cli *cli, int argc, char **argv);
 
+/* The commands that commit a change to one branch (put, del, apply, del-range; cmd_write.c):
+ * parse_change_args parses their options (-m/--message into *msg, --allow-empty into
+ * cli->allow_empty) and exactly n positional arguments into pos, the first a branch name;
+ * default_message sets *msg, when no -m gave one, to a message made from fmt (malloc'd into
+ * *auto_msg, which the caller frees). Both return 0 or an exit code (reported). */
+/* The end of a command that creates, restores or deletes a branch or tag (cmd_refs.c): err is
+ * the library's result. 0 prints id; the failure the operation expects (PROLLY_ECONFLICT:
+ * "KIND 'NAME' already exists" and hint, exit 2; PROLLY_ENOTFOUND: "no KIND 'NAME'", exit 1) is
+ * said in the command's words; any other as "cannot VERB KIND 'NAME'". Returns the exit code. */
+int ref_done(struct cli *cli, int err, const prolly_id *id, int expected, const char *verb,
+             const char *kind, const char *name, const char *hint);
+int parse_change_args(struct cli *cli, int argc, char **argv, const char **msg, char **pos, int n);
+int default_message(struct cli *cli, const char **msg, char **auto_msg, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* ---- escape.c ---------------------------------------------------------------------------- */
 
 /* A growable byte string owned by the CLI. */
@@ -141,6 +160,8 @@ int unescape_append(struct bytes *out, const char *s, size_t n, const char **why
 
 /* Writes data escaped (see the ESCAPES section of the man page). */
 void escape_write(FILE *f, const void *data, size_t size);
+/* Writes value escaped, or ABSENT_MARK when value is NULL, and a newline. */
+void escape_value_line(FILE *f, const void *value, size_t size);
 
 /* A malloc'd NUL-terminated escaped copy of data, or NULL when out of memory. */
 char *escape_dup(const void *data, size_t size);
@@ -268,6 +289,19 @@ int publish(struct cli *cli, prolly_txn *txn, const char *branch);
 /* Prints an id in hex followed by a newline on stdout. */
 void print_id(const prolly_id *id);
 
+/* The branches of a store, collected by list_branches (a prolly_branch_fn; payload a struct
+ * branch_list zeroed by the caller) so that their commits are read after the listing, not
+ * inside its callback. oom: a name or slot could not be allocated (the listing then stopped).
+ * Free with branch_list_dispose. */
+struct branch_list {
+	char **names;
+	prolly_id *heads;
+	size_t n, capn, caph;
+	int oom;
+};
+int list_branches(void *payload, const char *name, const prolly_id *commit);
+void branch_list_dispose(struct branch_list *bl);
+
 /* Makes sure stdout reached its destination; returns code, or EXIT_STORE if writing failed. */
 int finish_output(struct cli *cli, int code);
 
@@ -277,5 +311,7 @@ char *format(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* The same with a va_list, which it uses up as vsnprintf does (the caller va_ends it). */
+char *vformat(const char *fmt, va_list ap);
 
 #endif /* PROLLY_CLI_H */

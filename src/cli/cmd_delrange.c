@@ -10,19 +10,13 @@
 int cmd_del_range(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL;
-	struct opt opts[] = {{"message", 'm', &msg, NULL},
-	                     {"allow-empty", 0, NULL, &cli->allow_empty},
-	                     {NULL, 0, NULL, NULL}};
 	char *pos[3], *auto_msg = NULL;
 	struct bytes from = BYTES_INIT, to = BYTES_INIT;
 	prolly_id head, cid;
-	int n_pos, rc;
+	int rc;
 
-	rc = parse_args(cli, argc, argv, opts, pos, 3, 3, &n_pos);
-	if (rc)
-		goto cleanup;
-	if ((rc = need_branch_name(cli, pos[0])) || (rc = arg_bytes(cli, &from, pos[1], "FROM")) ||
-	    (rc = arg_bytes(cli, &to, pos[2], "TO")))
+	if ((rc = parse_change_args(cli, argc, argv, &msg, pos, 3)) ||
+	    (rc = arg_bytes(cli, &from, pos[1], "FROM")) || (rc = arg_bytes(cli, &to, pos[2], "TO")))
 		goto cleanup;
 	if (from.size > PROLLY_MAX_KEY || to.size > PROLLY_MAX_KEY) {
 		rc = fail(cli, EXIT_USAGE, "a bound is longer than a key can be (%d bytes)",
@@ -33,15 +27,8 @@ int cmd_del_range(struct cli *cli, int argc, char **argv)
 		rc = usage_error(cli, "FROM '%s' sorts after TO '%s'", pos[1], pos[2]);
 		goto cleanup;
 	}
-	if (!msg) {
-		auto_msg = format("del-range %s %s", pos[1], pos[2]);
-		if (!auto_msg) {
-			rc = fail(cli, EXIT_STORE, "out of memory");
-			goto cleanup;
-		}
-		msg = auto_msg;
-	}
-	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	if ((rc = default_message(cli, &msg, &auto_msg, "del-range %s %s", pos[1], pos[2])) ||
+	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
 		goto cleanup;
 	struct change ch;
 	memset(&ch, 0, sizeof ch);

@@ -18,11 +18,7 @@ static int print_change(void *payload, const prolly_commit *c, const void *value
 	prolly_id_to_hex(hex, &c->id);
 	fputs(hex, stdout);
 	putchar('\t');
-	if (value)
-		escape_write(stdout, value, vlen);
-	else
-		fputs(ABSENT_MARK, stdout);
-	putchar('\n');
+	escape_value_line(stdout, value, vlen);
 	return ++h->shown == h->limit ? 1 : 0;
 }
 

@@ -76,13 +76,11 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 	prolly_commit *ours_c = NULL, *theirs_c = NULL, *base_c = NULL;
 	prolly_txn *txn = NULL;
 	prolly_id ours, theirs, base, base_tree, merged, cid;
-	prolly_merge_options mo;
-	prolly_merge_stats ms;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
+	prolly_merge_stats ms = PROLLY_MERGE_STATS_INIT;
 	uint64_t n_conflicts = 0;
 	int n_pos, rc, err, have_base;
 
-	memset(&mo, 0, sizeof mo);
-	memset(&ms, 0, sizeof ms);
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		goto cleanup;
@@ -225,7 +223,7 @@ int cmd_gc(struct cli *cli, int argc, char **argv)
 	char *pos[1];
 	int n_pos, rc, err;
 	prolly_options po;
-	prolly_gc_result res;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	uint64_t n = 0, d = 14;
 
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
@@ -245,12 +243,11 @@ int cmd_gc(struct cli *cli, int argc, char **argv)
 		    cli, "--reflog-days takes a whole number of days from 0 to 999999, not '%s'", days);
 	if (days)
 		d = strtoull(days, NULL, 10);
-	prolly_options_init(&po);
+	prolly_options_init(&po, PROLLY_OPTIONS_VERSION);
 	po.retain_commits = (unsigned)n;
 	po.reflog_days = (unsigned)d;
 	if ((rc = open_store(cli, STORE_WRITE, &po)))
 		return rc;
-	memset(&res, 0, sizeof res);
 	err = prolly_gc(cli->db, &res);
 	if (err)
 		return fail_lib(cli, err, "gc failed");

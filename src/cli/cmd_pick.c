@@ -20,13 +20,12 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 	char *pos[2], *auto_msg = NULL;
 	prolly_commit *head_c = NULL, *pick_c = NULL;
 	prolly_txn *txn = NULL;
-	prolly_merge_options mo;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	prolly_id head, target, root, cid;
 	uint64_t parent = 0, n_conflicts = 0;
 	char hex[PROLLY_ID_HEX_SIZE];
 	int n_pos, rc, err;
 
-	memset(&mo, 0, sizeof mo);
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		goto cleanup;

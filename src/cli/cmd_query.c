@@ -49,11 +49,7 @@ static int print_answer(void *payload, size_t index, const void *value, size_t v
 	const struct batch *b = payload;
 	escape_write(stdout, b->arena.ptr + b->off[index], b->off[index + 1] - b->off[index]);
 	putchar('\t');
-	if (value)
-		escape_write(stdout, value, vlen);
-	else
-		fputs(ABSENT_MARK, stdout);
-	putchar('\n');
+	escape_value_line(stdout, value, vlen);
 	return 0;
 }
 

@@ -64,12 +64,11 @@ int cmd_scan(struct cli *cli, int argc, char **argv)
 	char *pos[1];
 	struct bytes lo = BYTES_INIT, hi = BYTES_INIT, pre = BYTES_INIT;
 	prolly_cursor *cur = NULL;
-	prolly_range range;
+	prolly_range range = PROLLY_RANGE_INIT;
 	prolly_id root;
 	uint64_t max = UINT64_MAX, shown = 0;
 	int n_pos, rc, err;
 
-	memset(&range, 0, sizeof range);
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		goto cleanup;
@@ -181,11 +180,10 @@ int cmd_diff(struct cli *cli, int argc, char **argv)
 	char *pos[2];
 	struct bytes lo = BYTES_INIT, hi = BYTES_INIT, pre = BYTES_INIT;
 	struct diff_out d = {UINT64_MAX, 0};
-	prolly_range range;
+	prolly_range range = PROLLY_RANGE_INIT;
 	prolly_id a, b;
 	int n_pos, rc, err;
 
-	memset(&range, 0, sizeof range);
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		goto cleanup;
@@ -220,30 +218,6 @@ cleanup:
 
 /* ---- branches ---------------------------------------------------------------------------- */
 
-struct branch_list {
-	char **names;
-	prolly_id *heads;
-	size_t n, capn, caph;
-	int oom;
-};
-
-static int collect_branch(void *payload, const char *name, const prolly_id *commit)
-{
-	struct branch_list *bl = payload;
-	if (GROW_ARRAY(bl->names, bl->capn, bl->n + 1, 16) ||
-	    GROW_ARRAY(bl->heads, bl->caph, bl->n + 1, 16)) {
-		bl->oom = 1;
-		return 1;
-	}
-	bl->names[bl->n] = strdup(name);
-	if (!bl->names[bl->n]) {
-		bl->oom = 1;
-		return 1;
-	}
-	bl->heads[bl->n++] = *commit;
-	return 0;
-}
-
 int cmd_branches(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
@@ -257,7 +231,7 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 	if ((rc = open_store(cli, STORE_READ, NULL)))
 		goto cleanup;
 	/* Collect first: commits are read after the listing, not from inside its callback. */
-	err = prolly_branch_list(cli->db, collect_branch, &bl);
+	err = prolly_branch_list(cli->db, list_branches, &bl);
 	if (bl.oom) {
 		rc = fail(cli, EXIT_STORE, "out of memory");
 		goto cleanup;
@@ -282,10 +256,7 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 		printf("%s\t%s\t%s\n", bl.names[i], chex, thex);
 	}
 cleanup:
-	for (size_t i = 0; i < bl.n; i++)
-		free(bl.names[i]);
-	free(bl.names);
-	free(bl.heads);
+	branch_list_dispose(&bl);
 	return rc;
 }
 
@@ -381,7 +352,7 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
 	char *pos[1];
-	prolly_tree_stats ts;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	prolly_id root;
 	int n_pos, rc, err;
 
@@ -390,7 +361,6 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
 		return rc;
-	memset(&ts, 0, sizeof ts);
 	err = prolly_tree_stats_get(&ts, cli->db, &root, 0);
 	if (err)
 		return fail_lib(cli, err, "cannot walk the tree of '%s'", pos[0]);
@@ -453,10 +423,9 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < tl.n; i++) {
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, &tl.ids[i]);
-		memset(&ts, 0, sizeof ts);
 		err = prolly_tree_stats_get(&ts, cli->db, &tl.ids[i], 1);
 		if (err == PROLLY_ENOTFOUND && i > 0) {
 			/* An older commit that gc kept for the history walks only (docs/commits.md,

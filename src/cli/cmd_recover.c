@@ -17,50 +17,28 @@ struct check {
 	int list;          /* print the branches found */
 };
 
-struct heads {
-	char **names;
-	prolly_id *ids;
-	size_t n, capn, capi;
-	int oom;
-};
-
-static int collect(void *payload, const char *name, const prolly_id *commit)
-{
-	struct heads *h = payload;
-	if (GROW_ARRAY(h->names, h->capn, h->n + 1, 8) || GROW_ARRAY(h->ids, h->capi, h->n + 1, 8)) {
-		h->oom = 1;
-		return 1;
-	}
-	if (!(h->names[h->n] = strdup(name))) {
-		h->oom = 1;
-		return 1;
-	}
-	h->ids[h->n++] = *commit;
-	return 0;
-}
-
 /* In the child: opens the snapshot and checks it. Prints "LABEL<TAB>sound<TAB>N branches" or
  * "LABEL<TAB>damaged<TAB>WHY" on stdout; returns 0 when sound, EXIT_STORE when not. */
 static int check_snapshot(struct cli *cli, void *arg)
 {
 	const struct check *ck = arg;
-	struct heads h = {NULL, NULL, 0, 0, 0, 0};
+	struct branch_list h = {NULL, NULL, 0, 0, 0, 0};
 	int err, rc = 0;
 	char why[600] = "";
 
 	err = prolly_open_ex(&cli->db, cli->store_url, NULL, ck->flags);
 	if (!err)
-		err = prolly_branch_list(cli->db, collect, &h);
+		err = prolly_branch_list(cli->db, list_branches, &h);
 	if (h.oom)
 		err = PROLLY_ENOMEM;
 	if (err)
 		snprintf(why, sizeof(why), "%s", prolly_last_error());
 	for (size_t i = 0; i < h.n && !err; i++) {
 		prolly_commit *c = NULL;
-		prolly_tree_stats ts;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 		char chex[PROLLY_ID_HEX_SIZE], thex[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(chex, &h.ids[i]);
-		err = prolly_commit_read(&c, cli->db, &h.ids[i]);
+		prolly_id_to_hex(chex, &h.heads[i]);
+		err = prolly_commit_read(&c, cli->db, &h.heads[i]);
 		if (!err) {
 			prolly_id_to_hex(thex, &c->tree);
 			err = prolly_tree_stats_get(&ts, cli->db, &c->tree, 1);
@@ -79,10 +57,7 @@ static int check_snapshot(struct cli *cli, void *arg)
 	} else {
 		printf("%s\tsound\t%zu branch%s\n", ck->label, h.n, h.n == 1 ? "" : "es");
 	}
-	for (size_t i = 0; i < h.n; i++)
-		free(h.names[i]);
-	free(h.names);
-	free(h.ids);
+	branch_list_dispose(&h);
 	return rc;
 }
 
@@ -100,7 +75,7 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	int apply = 0;
 	struct opt opts[] = {{"apply", 0, NULL, &apply}, {NULL, 0, NULL, NULL}};
 	char *pos[1];
-	prolly_lmdb_snapshot snap[2];
+	prolly_lmdb_snapshot snap[2] = {PROLLY_LMDB_SNAPSHOT_INIT, PROLLY_LMDB_SNAPSHOT_INIT};
 	int n_pos, rc, err, keep = -1;
 
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);

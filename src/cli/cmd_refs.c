@@ -72,6 +72,19 @@ int cmd_tags(struct cli *cli, int argc, char **argv)
 	return 0;
 }
 
+int ref_done(struct cli *cli, int err, const prolly_id *id, int expected, const char *verb,
+             const char *kind, const char *name, const char *hint)
+{
+	if (err == expected && err == PROLLY_ECONFLICT)
+		return fail(cli, EXIT_USAGE, "%s '%s' already exists%s", kind, name, hint);
+	if (err == expected && err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_NOTFOUND, "no %s '%s'", kind, name);
+	if (err)
+		return fail_lib(cli, err, "cannot %s %s '%s'", verb, kind, name);
+	print_id(id);
+	return 0;
+}
+
 int cmd_tag(struct cli *cli, int argc, char **argv)
 {
 	int del = 0;
@@ -92,24 +105,14 @@ int cmd_tag(struct cli *cli, int argc, char **argv)
 		if ((rc = open_store(cli, STORE_WRITE, NULL)))
 			return rc;
 		err = prolly_tag_delete(&cid, cli->db, pos[0]);
-		if (err == PROLLY_ENOTFOUND)
-			return fail(cli, EXIT_NOTFOUND, "no tag '%s'", pos[0]);
-		if (err)
-			return fail_lib(cli, err, "cannot delete tag '%s'", pos[0]);
-		print_id(&cid);
-		return 0;
+		return ref_done(cli, err, &cid, PROLLY_ENOTFOUND, "delete", "tag", pos[0], "");
 	}
 	if ((rc = open_store(cli, STORE_WRITE, NULL)) ||
 	    (rc = resolve_commit(cli, &cid, n_pos == 2 ? pos[1] : "main")))
 		return rc;
 	err = prolly_tag_create(cli->db, pos[0], &cid);
-	if (err == PROLLY_ECONFLICT)
-		return fail(cli, EXIT_USAGE, "tag '%s' already exists (tags never move; delete it first)",
-		            pos[0]);
-	if (err)
-		return fail_lib(cli, err, "cannot create tag '%s'", pos[0]);
-	print_id(&cid);
-	return 0;
+	return ref_done(cli, err, &cid, PROLLY_ECONFLICT, "create", "tag", pos[0],
+	                " (tags never move; delete it first)");
 }
 
 int cmd_reset(struct cli *cli, int argc, char **argv)

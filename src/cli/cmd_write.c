@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,29 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 }
 
 /* Checks sizes here so that the message names the argument. */
+int parse_change_args(struct cli *cli, int argc, char **argv, const char **msg, char **pos, int n)
+{
+	struct opt opts[] = {{"message", 'm', msg, NULL},
+	                     {"allow-empty", 0, NULL, &cli->allow_empty},
+	                     {NULL, 0, NULL, NULL}};
+	int n_pos, rc = parse_args(cli, argc, argv, opts, pos, n, n, &n_pos);
+	return rc ? rc : need_branch_name(cli, pos[0]);
+}
+
+int default_message(struct cli *cli, const char **msg, char **auto_msg, const char *fmt, ...)
+{
+	va_list ap;
+	if (*msg)
+		return 0;
+	va_start(ap, fmt);
+	*auto_msg = vformat(fmt, ap);
+	va_end(ap);
+	if (!*auto_msg)
+		return fail(cli, EXIT_STORE, "out of memory");
+	*msg = *auto_msg;
+	return 0;
+}
+
 static int check_size(struct cli *cli, const struct bytes *b, size_t limit, const char *what)
 {
 	if (b->size <= limit)
@@ -62,32 +86,23 @@ static int check_size(struct cli *cli, const struct bytes *b, size_t limit, cons
 int cmd_put(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL;
-	struct opt opts[] = {{"message", 'm', &msg, NULL},
-	                     {"allow-empty", 0, NULL, &cli->allow_empty},
-	                     {NULL, 0, NULL, NULL}};
 	char *pos[3], *auto_msg = NULL, *ekey = NULL;
 	struct bytes key = BYTES_INIT, val = BYTES_INIT;
 	prolly_id head, cid;
-	int n_pos, rc;
+	int rc;
 
-	rc = parse_args(cli, argc, argv, opts, pos, 3, 3, &n_pos);
-	if (rc)
-		goto cleanup;
-	if ((rc = need_branch_name(cli, pos[0])) || (rc = arg_bytes(cli, &key, pos[1], "key")) ||
+	if ((rc = parse_change_args(cli, argc, argv, &msg, pos, 3)) ||
+	    (rc = arg_bytes(cli, &key, pos[1], "key")) ||
 	    (rc = arg_bytes(cli, &val, pos[2], "value")) ||
 	    (rc = check_size(cli, &key, PROLLY_MAX_KEY, "the key")) ||
 	    (rc = check_size(cli, &val, PROLLY_MAX_VALUE, "the value")))
 		goto cleanup;
-	if (!msg) {
-		ekey = escape_dup(key.ptr, key.size);
-		auto_msg = ekey ? format("put %s", ekey) : NULL;
-		if (!auto_msg) {
-			rc = fail(cli, EXIT_STORE, "out of memory");
-			goto cleanup;
-		}
-		msg = auto_msg;
+	if (!msg && !(ekey = escape_dup(key.ptr, key.size))) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
 	}
-	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	if ((rc = default_message(cli, &msg, &auto_msg, "put %s", ekey)) ||
+	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
 		goto cleanup;
 	prolly_edit e = {PROLLY_PUT, {key.ptr, key.size}, {val.ptr, val.size}};
 	rc = commit_edits(cli, &cid, pos[0], &head, &e, 1, msg);
@@ -104,35 +119,23 @@ cleanup:
 int cmd_del(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL;
-	struct opt opts[] = {{"message", 'm', &msg, NULL},
-	                     {"allow-empty", 0, NULL, &cli->allow_empty},
-	                     {NULL, 0, NULL, NULL}};
 	char *pos[2], *auto_msg = NULL, *ekey = NULL;
 	struct bytes key = BYTES_INIT;
 	prolly_buf old = PROLLY_BUF_INIT;
 	prolly_commit *c = NULL;
 	prolly_id head, cid;
-	int n_pos, rc, err;
+	int rc, err;
 
-	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
-	if (rc)
-		goto cleanup;
-	if ((rc = need_branch_name(cli, pos[0])) || (rc = arg_bytes(cli, &key, pos[1], "key")))
+	if ((rc = parse_change_args(cli, argc, argv, &msg, pos, 2)) ||
+	    (rc = arg_bytes(cli, &key, pos[1], "key")))
 		goto cleanup;
 	ekey = escape_dup(key.ptr, key.size);
 	if (!ekey) {
 		rc = fail(cli, EXIT_STORE, "out of memory");
 		goto cleanup;
 	}
-	if (!msg) {
-		auto_msg = format("del %s", ekey);
-		if (!auto_msg) {
-			rc = fail(cli, EXIT_STORE, "out of memory");
-			goto cleanup;
-		}
-		msg = auto_msg;
-	}
-	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	if ((rc = default_message(cli, &msg, &auto_msg, "del %s", ekey)) ||
+	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
 		goto cleanup;
 	/* Deleting an absent key is reported rather than committed as an empty change. */
 	err = prolly_commit_read(&c, cli->db, &head);
@@ -319,21 +322,15 @@ cleanup:
 int cmd_apply(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL;
-	struct opt opts[] = {{"message", 'm', &msg, NULL},
-	                     {"allow-empty", 0, NULL, &cli->allow_empty},
-	                     {NULL, 0, NULL, NULL}};
 	char *pos[2], *auto_msg = NULL;
 	struct edit_file ef = {BYTES_INIT, NULL, 0, 0};
 	prolly_edit *edits = NULL;
 	struct change *changes = NULL;
 	size_t n_changes = 0;
 	prolly_id head, cid;
-	int n_pos, rc;
+	int rc;
 
-	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
-	if (rc)
-		goto cleanup;
-	if ((rc = need_branch_name(cli, pos[0])))
+	if ((rc = parse_change_args(cli, argc, argv, &msg, pos, 2)))
 		goto cleanup;
 	/* The head is read before the input: a missing branch fails before a long input is read,
 	 * and a branch that moves while it is read is a lost update (exit 4), never overwritten. */
@@ -374,14 +371,9 @@ int cmd_apply(struct cli *cli, int argc, char **argv)
 			n_changes++;
 		}
 	}
-	if (!msg) {
-		auto_msg = format("apply %s (%zu edit%s)", pos[1], ef.n, ef.n == 1 ? "" : "s");
-		if (!auto_msg) {
-			rc = fail(cli, EXIT_STORE, "out of memory");
-			goto cleanup;
-		}
-		msg = auto_msg;
-	}
+	if ((rc = default_message(cli, &msg, &auto_msg, "apply %s (%zu edit%s)", pos[1], ef.n,
+	                          ef.n == 1 ? "" : "s")))
+		goto cleanup;
 	rc = commit_changes(cli, &cid, pos[0], &head, changes, n_changes, msg);
 	if (rc == 0)
 		print_id(&cid);
@@ -422,12 +414,7 @@ static int delete_branch(struct cli *cli, const char *name, int force)
 			            name);
 	}
 	err = prolly_branch_remove(&head, cli->db, name);
-	if (err == PROLLY_ENOTFOUND)
-		return fail(cli, EXIT_NOTFOUND, "no branch '%s'", name);
-	if (err)
-		return fail_lib(cli, err, "cannot delete branch '%s'", name);
-	print_id(&head);
-	return 0;
+	return ref_done(cli, err, &head, PROLLY_ENOTFOUND, "delete", "branch", name, "");
 }
 
 int cmd_branch(struct cli *cli, int argc, char **argv)
@@ -457,12 +444,7 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 		if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, STORE_WRITE, NULL)))
 			return rc;
 		err = prolly_branch_restore(&cid, cli->db, pos[0]);
-		if (err == PROLLY_ECONFLICT)
-			return fail(cli, EXIT_USAGE, "branch '%s' already exists", pos[0]);
-		if (err)
-			return fail_lib(cli, err, "cannot restore branch '%s'", pos[0]);
-		print_id(&cid);
-		return 0;
+		return ref_done(cli, err, &cid, PROLLY_ECONFLICT, "restore", "branch", pos[0], "");
 	}
 	if (n_pos != 2)
 		return usage_error(cli, "missing arguments: usage: prolly branch NEW FROM");
@@ -485,10 +467,5 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 			            pos[0], remote);
 	}
 	err = prolly_branch_create(cli->db, pos[0], &cid);
-	if (err == PROLLY_ECONFLICT)
-		return fail(cli, EXIT_USAGE, "branch '%s' already exists", pos[0]);
-	if (err)
-		return fail_lib(cli, err, "cannot create branch '%s'", pos[0]);
-	print_id(&cid);
-	return 0;
+	return ref_done(cli, err, &cid, PROLLY_ECONFLICT, "create", "branch", pos[0], "");
 }

@@ -11,19 +11,23 @@
 #include <string.h>
 #include <time.h>
 
+char *vformat(const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return s;
+}
+
 char *format(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
-	if (!s)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	char *s = vformat(fmt, ap);
 	va_end(ap);
 	return s;
 }
@@ -197,7 +201,7 @@ int open_store(struct cli *cli, int mode, const prolly_options *opts)
 		if (opts)
 			with_clock = *opts;
 		else
-			prolly_options_init(&with_clock);
+			prolly_options_init(&with_clock, PROLLY_OPTIONS_VERSION);
 		with_clock.clock_us = cli->time_us;
 		opts = &with_clock;
 	}
@@ -412,6 +416,26 @@ void print_id(const prolly_id *id)
 	char hex[PROLLY_ID_HEX_SIZE];
 	prolly_id_to_hex(hex, id);
 	printf("%s\n", hex);
+}
+
+int list_branches(void *payload, const char *name, const prolly_id *commit)
+{
+	struct branch_list *bl = payload;
+	if (GROW_ARRAY(bl->names, bl->capn, bl->n + 1, 16) ||
+	    GROW_ARRAY(bl->heads, bl->caph, bl->n + 1, 16) || !(bl->names[bl->n] = strdup(name))) {
+		bl->oom = 1;
+		return 1;
+	}
+	bl->heads[bl->n++] = *commit;
+	return 0;
+}
+
+void branch_list_dispose(struct branch_list *bl)
+{
+	for (size_t i = 0; i < bl->n; i++)
+		free(bl->names[i]);
+	free(bl->names);
+	free(bl->heads);
 }
 
 int finish_output(struct cli *cli, int code)

@@ -153,6 +153,15 @@ void escape_write(FILE *f, const void *data, size_t size)
 	escape_each(data, size, emit_file, f);
 }
 
+void escape_value_line(FILE *f, const void *value, size_t size)
+{
+	if (value)
+		escape_write(f, value, size);
+	else
+		fputs(ABSENT_MARK, f);
+	putc('\n', f);
+}
+
 struct dup_state {
 	struct bytes out;
 	int failed;

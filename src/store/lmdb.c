@@ -63,8 +63,7 @@
 
 static void count_trip(void)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_round_trips = 1;
 	prolly_stats_add(&d);
 }
@@ -786,8 +785,11 @@ static int lmdb_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn k
 		if ((rc = prolly__lmdb_resize(e, seen, 0)))
 			break;
 	}
-	if (!rc && out)
-		*out = res;
+	if (!rc && out) { /* the counts only: out->version is the engine's */
+		out->nodes_kept = res.nodes_kept;
+		out->nodes_removed = res.nodes_removed;
+		out->bytes_removed = res.bytes_removed;
+	}
 	return rc;
 }
 

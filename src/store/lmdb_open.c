@@ -615,19 +615,46 @@ int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size
 	return prolly_store_lmdb_open_ex(out, path, map_size, PROLLY_OPEN_CREATE);
 }
 
+/* The one version check of prolly_lmdb_snapshot (see src/abi.c for the convention). */
+static int snapshot_version(unsigned version)
+{
+	if (version == PROLLY_LMDB_SNAPSHOT_VERSION)
+		return 0;
+	return prolly_set_error(PROLLY_EINVAL,
+	                        "prolly_lmdb_snapshot.version is %u, which this library (prolly %s) "
+	                        "does not know (it knows 1 to %u): initialise the struct with "
+	                        "PROLLY_LMDB_SNAPSHOT_INIT or prolly_lmdb_snapshot_init()",
+	                        version, PROLLY_VERSION_STRING, PROLLY_LMDB_SNAPSHOT_VERSION);
+}
+
+int prolly_lmdb_snapshot_init(prolly_lmdb_snapshot *snap, unsigned version)
+{
+	int rc;
+	if (!snap)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_lmdb_snapshot_init: NULL argument");
+	if ((rc = snapshot_version(version)))
+		return rc;
+	memset(snap, 0, sizeof(*snap));
+	snap->version = version;
+	return 0;
+}
+
 int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path)
 {
 	prolly__lmdb_meta m[2];
 	int cur, rc;
 	if (!out || !path)
 		return prolly_set_error(PROLLY_EINVAL, "lmdb: snapshots needs an output and a path");
+	if ((rc = snapshot_version(out[0].version)) || (rc = snapshot_version(out[1].version)))
+		return rc;
 	if ((rc = prolly__lmdb_meta_read(path, m, &cur)))
 		return rc == PROLLY_ENOTFOUND
 		           ? prolly_set_error(PROLLY_ENOTFOUND, "lmdb: no store at %s (no data.mdb)", path)
 		           : rc;
 	int bad = slot_to_replace(m, cur);
 	for (int i = 0; i < 2; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
+		memset(&out[i], 0, sizeof(out[i])); /* version 1 is the whole struct */
+		out[i].version = PROLLY_LMDB_SNAPSHOT_VERSION;
 		out[i].txnid = m[i].txnid;
 		out[i].current = i == cur;
 		out[i].intact = m[i].intact;

@@ -55,8 +55,7 @@ static void mnode_free(mnode *n)
 
 static void count_trip(void)
 {
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_round_trips = 1;
 	prolly_stats_add(&d);
 }

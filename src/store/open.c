@@ -1,5 +1,5 @@
 /*
- * open.c - opening a store by URL, and closing one that no handle owns.
+ * open.c - opening a store (and a handle on it: prolly_open) by URL.
  *
  *   "mem:"                          a new memory store
  *   "lmdb:PATH"                     the LMDB store in directory PATH (created if missing and
@@ -160,8 +160,7 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	} else if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") ||
 	           strchr(url, '=')) {
 		/* Only a creating open creates (or migrates) the schema. */
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.no_create = !(flags & PROLLY_OPEN_CREATE);
 		rc = prolly_store_pg_open(&st, url, &po);
 	} else {
@@ -184,8 +183,16 @@ int prolly_store_open(prolly_store **out, const char *url)
 	return prolly_store_open_ex(out, url, PROLLY_OPEN_CREATE);
 }
 
-void prolly_store_close(prolly_store *st)
+int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
 {
-	if (st && st->close)
-		st->close(st);
+	prolly_store *st;
+	int rc = prolly__options_check(opts); /* before the store is opened (or created) */
+	if (rc || (rc = prolly_store_open_ex(&st, url, flags)))
+		return rc;
+	return prolly_db_new(out, st, opts);
+}
+
+int prolly_open(prolly_db **out, const char *url, const prolly_options *opts)
+{
+	return prolly_open_ex(out, url, opts, PROLLY_OPEN_CREATE);
 }

@@ -541,6 +541,8 @@ static int parse_conninfo(pg_store *st, const char *conninfo)
 static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id *hi, size_t limit,
                        prolly_store_obj_fn found, void *payload);
 
+static int pg_options_version(unsigned v);
+
 int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_pg_options *opts)
 {
 	pg_store *st = NULL;
@@ -551,6 +553,8 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_open: out is NULL");
 	if (!conninfo)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_open: conninfo is NULL");
+	if (opts && (rc = pg_options_version(opts->version)))
+		return rc;
 	if (!(st = calloc(1, sizeof(*st))))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	pthread_mutex_init(&st->mu, NULL);
@@ -662,6 +666,83 @@ int prolly_store_pg_counters(prolly_store *base, prolly_pg_counters *out)
 	out->broken = atomic_load(&st->cnt.broken);
 	out->gc_batches = atomic_load(&st->cnt.gc_batches);
 	out->gc_remarks = atomic_load(&st->cnt.gc_remarks);
+	return 0;
+}
+
+/* The one version check of prolly_pg_options and prolly_pg_stats (see src/abi.c for the
+ * convention). */
+static int pg_version(const char *type, const char *macro, unsigned got, unsigned newest)
+{
+	if (got >= 1 && got <= newest)
+		return 0;
+	return prolly_set_error(PROLLY_EINVAL,
+	                        "%s.version is %u, which this library (prolly %s) does not know (it "
+	                        "knows 1 to %u): initialise the struct with %s or %s_init()",
+	                        type, got, PROLLY_VERSION_STRING, newest, macro, type);
+}
+
+static int pg_options_version(unsigned v)
+{
+	return pg_version("prolly_pg_options", "PROLLY_PG_OPTIONS_INIT", v, PROLLY_PG_OPTIONS_VERSION);
+}
+
+static int pg_stats_version(unsigned v)
+{
+	return pg_version("prolly_pg_stats", "PROLLY_PG_STATS_INIT", v, PROLLY_PG_STATS_VERSION);
+}
+
+int prolly_pg_options_init(prolly_pg_options *opts, unsigned version)
+{
+	int rc;
+	if (!opts)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_pg_options_init: NULL argument");
+	if ((rc = pg_options_version(version)))
+		return rc;
+	memset(opts, 0, sizeof(*opts));
+	opts->version = version;
+	return 0;
+}
+
+int prolly_pg_stats_init(prolly_pg_stats *stats, unsigned version)
+{
+	int rc;
+	if (!stats)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_pg_stats_init: NULL argument");
+	if ((rc = pg_stats_version(version)))
+		return rc;
+	memset(stats, 0, sizeof(*stats));
+	stats->version = version;
+	return 0;
+}
+
+int prolly_store_pg_thread_stats(prolly_pg_stats *out)
+{
+	int rc;
+	uint64_t slot[PG_SLOTS];
+	if (!out)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_thread_stats: NULL argument");
+	if ((rc = pg_stats_version(out->version)))
+		return rc;
+	prolly_store_thread_counters(slot, PG_SLOTS);
+	out->statements = slot[PG_SLOT_STATEMENTS]; /* version 1: every field */
+	out->pool_waits = slot[PG_SLOT_POOL_WAITS];
+	out->pool_wait_ns = slot[PG_SLOT_POOL_WAIT_NS];
+	return 0;
+}
+
+int prolly_store_pg_stats(prolly_pg_stats *out, prolly_store *base)
+{
+	pg_store *st = (pg_store *)base;
+	int rc;
+	if (!out || !st)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_stats: NULL argument");
+	if ((rc = pg_stats_version(out->version)))
+		return rc;
+	if (!st->base.kind || strcmp(st->base.kind, "postgres") != 0)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_stats: not a PostgreSQL store");
+	out->statements = atomic_load(&st->cnt.statements); /* version 1: every field */
+	out->pool_waits = atomic_load(&st->cnt.pool_waits);
+	out->pool_wait_ns = atomic_load(&st->cnt.pool_wait_ns);
 	return 0;
 }
 

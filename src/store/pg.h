@@ -1,6 +1,6 @@
 /*
  * pg.h - the PostgreSQL store's extras for tests and benchmarks; its public part (options, open,
- * init) is in prolly.h. These are not part of the contract: libprolly.so does not export them
+ * init, and its counters as prolly_pg_stats) is in prolly.h. These are not part of the contract: libprolly.so does not export them
  * (the library is built with hidden visibility); programs that need them link libprolly.a.
  *
  * See docs/postgres.md for the schema, the privileges a runtime role needs, the write pipeline,

@@ -115,6 +115,16 @@ static inline void prolly__pg_cnt_add(_Atomic uint64_t *c, uint64_t v)
 	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
 }
 
+/* The calling thread's prolly_pg_stats live in the store slots of its counters
+ * (prolly_store_counters_add), so that work a library thread does for it is counted for it. */
+enum { PG_SLOT_STATEMENTS = 0, PG_SLOT_POOL_WAITS = 1, PG_SLOT_POOL_WAIT_NS = 2, PG_SLOTS = 3 };
+static inline void prolly__pg_thread_add(uint64_t statements, uint64_t pool_waits,
+                                         uint64_t pool_wait_ns)
+{
+	const uint64_t d[PG_SLOTS] = {statements, pool_waits, pool_wait_ns};
+	prolly_store_counters_add(d, PG_SLOTS);
+}
+
 /* A ref as listed. list_refs gathers its rows in a preflist before calling back; the gc keeps in
  * one the refs list_refs returned on its thread while mark() ran: what the mark started from. */
 typedef struct pref {

@@ -225,11 +225,10 @@ int prolly__pg_pipe_run(pipe *p)
 		if (rb.broken || rb.failed)
 			prolly__pg_pipe_broken(p, "the rollback failed");
 	}
-	prolly_stats d;
-	memset(&d, 0, sizeof(d));
+	prolly_stats d = PROLLY_STATS_INIT;
 	d.store_round_trips = trips;
-	d.store_statements = stmts;
 	prolly_stats_add(&d);
+	prolly__pg_thread_add(stmts, 0, 0);
 	prolly__pg_cnt_add(&st->cnt.round_trips, trips);
 	prolly__pg_cnt_add(&st->cnt.statements, stmts);
 
@@ -452,11 +451,7 @@ int prolly__pg_pool_acquire(pg_store *st, pgconn **out)
 	pthread_mutex_unlock(&st->mu);
 	if (waited) {
 		uint64_t ns = prolly__mono_ns() - t0;
-		prolly_stats d;
-		memset(&d, 0, sizeof(d));
-		d.pool_waits = 1;
-		d.pool_wait_ns = ns;
-		prolly_stats_add(&d);
+		prolly__pg_thread_add(0, 1, ns);
 		prolly__pg_cnt_add(&st->cnt.pool_waits, 1);
 		prolly__pg_cnt_add(&st->cnt.pool_wait_ns, ns);
 	}

@@ -7,7 +7,7 @@
  * internals (src/internal.h) or the stored formats (src/format.h), which the engine passes it
  * where it needs them (get_ref_objects' offset, get_ancestors' commit layout). The engine
  * includes this header too (internal.h), so each utility is declared once, here; they are
- * defined in src/util.c and src/alloc.c.
+ * defined in src/util.c, src/alloc.c and src/abi.c.
  */
 #ifndef PROLLY_STORE_INT_H
 #define PROLLY_STORE_INT_H
@@ -84,6 +84,11 @@ uint64_t prolly__mono_ns(void);
 /* The time ms milliseconds from now on clock, for pthread_cond_timedwait (CLOCK_REALTIME for a
  * default condition variable, CLOCK_MONOTONIC for one set up with pthread_condattr_setclock). */
 void prolly__deadline(struct timespec *out, clockid_t clock, uint64_t ms);
+
+/* The one version check of prolly_options (abi.c): 0 for NULL or a known version, else
+ * PROLLY_EINVAL naming the struct. prolly_open (open.c) calls it before it opens (or creates) a
+ * store; prolly_db_new calls it again. */
+int prolly__options_check(const prolly_options *opts);
 
 /* Memory for decoded nodes (alloc.c): size classes carved from huge-page regions and reused.
  * Free with the class that alloc returned. The memory store keeps its nodes there too. */

@@ -15,7 +15,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export BUILD=${1:-${BUILD:-build}}
 script="$root/scripts/run_postgres_scale_benchmark.sh"
 harness="$root/$BUILD/bench/harness"
-smoke="$root/benchmarks/postgres-scale/workloads/smoke.toml"
+smoke="$root/bench/workloads/smoke.toml"
 work=$(mktemp -d /tmp/prolly-harness-smoke.XXXXXX)
 out="$work/out"
 passed=0 failed=0

@@ -20,41 +20,22 @@
 
 void tm_rng_seed(tm_rng *r, uint64_t seed)
 {
-	uint64_t x = seed;
-	for (int i = 0; i < 4; i++)
-		r->s[i] = prolly__splitmix64(&x);
-}
-
-static uint64_t rotl(uint64_t v, int k)
-{
-	return (v << k) | (v >> (64 - k));
+	bench_xoshiro_seed(r, seed);
 }
 
 uint64_t tm_rng_next(tm_rng *r)
 {
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
+	return bench_xoshiro_next(r);
+}
+
+static uint64_t model_draw(void *r)
+{
+	return bench_xoshiro_next(r);
 }
 
 uint64_t tm_rng_below(tm_rng *r, uint64_t n)
 {
-	if (n == 0)
-		return 0;
-	/* Rejection sampling keeps it uniform. */
-	uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-	uint64_t v;
-	do
-		v = tm_rng_next(r);
-	while (v >= limit);
-	return v % n;
+	return bench_below(model_draw, r, n);
 }
 
 uint64_t tm_rng_range(tm_rng *r, uint64_t lo, uint64_t hi)
@@ -129,7 +110,7 @@ void tm_key24(unsigned char out[TM_KEY24], uint64_t i)
 	for (int b = 0; b < 8; b++)
 		out[b] = (unsigned char)(i >> (56 - 8 * b));
 	uint64_t x = i ^ 0x243f6a8885a308d3ULL;
-	uint64_t h1 = prolly__splitmix64(&x), h2 = prolly__splitmix64(&x);
+	uint64_t h1 = bench_splitmix64(&x), h2 = bench_splitmix64(&x);
 	for (int b = 0; b < 8; b++) {
 		out[8 + b] = (unsigned char)(h1 >> (8 * b));
 		out[16 + b] = (unsigned char)(h2 >> (8 * b));
@@ -826,7 +807,7 @@ prolly_db *tm_open_mem(size_t cache_bytes)
 	prolly_store *st;
 	prolly_db *db;
 	prolly_options o;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = cache_bytes;
 	if (prolly_store_mem_new(&st) || prolly_db_new(&db, st, &o)) {
 		fprintf(stderr, "cannot open a memory store: %s\n", prolly_last_error());
@@ -868,7 +849,7 @@ int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, si
 		}
 		st = &t->tap->tp.base;
 	}
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.retain_commits = retain;
 	/* gc here retains by commits only; the reflog's horizon has its own tests (test_reflog.c). */
 	o.reflog_days = 0;

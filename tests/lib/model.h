@@ -1,7 +1,7 @@
 /*
  * model.h - test helpers shared by every test program (linked in from tests/lib/model.c):
  *
- *   - tm_rng: a deterministic PRNG (splitmix64 seeding a xoshiro256** state);
+ *   - tm_rng: the tests' deterministic stream (bench/lib/rng.h's xoshiro256**);
  *   - key and value generators (random binary keys, fixed 24-byte ordered keys, values);
  *   - tm_model: a sorted array of (key, value) byte strings, the reference map the engine is
  *     compared with;
@@ -18,15 +18,14 @@
 
 #include "passthru.h"
 #include "prolly.h"
+#include "rng.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* ---- PRNG ---------------------------------------------------------------------------------- */
 
-typedef struct tm_rng {
-	uint64_t s[4];
-} tm_rng;
+typedef bench_xoshiro tm_rng; /* the tests' stream: xoshiro256** (bench/lib/rng.h) */
 
 void tm_rng_seed(tm_rng *r, uint64_t seed);
 uint64_t tm_rng_next(tm_rng *r);

@@ -69,7 +69,7 @@ static void sc_fail(sc *t, int line, const char *what, int rc, int want)
 /* One splitmix64 output for state x (a pure function of x). */
 static uint64_t mix(uint64_t x)
 {
-	return prolly__splitmix64(&x);
+	return bench_splitmix64(&x);
 }
 
 /* A made-up id: distinct for distinct (tag, i). */
@@ -753,8 +753,7 @@ static void case_gc(sc *t, prolly_store *st)
 	prolly_id v;
 	CHECK_RC(t, st->get_ref(st, "refs/heads/main", &v, &g->old_epoch), 0);
 
-	prolly_gc_result res;
-	memset(&res, 0, sizeof(res));
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	CHECK_RC(t, st->gc(st, gc_mark, gc_keep, g, &res), 0);
 	if (g->writer_started)
 		pthread_join(g->writer, NULL);
@@ -802,7 +801,7 @@ static void case_gc(sc *t, prolly_store *st)
 	CHECK(t, ref_is(st, "refs/heads/x", &v));
 
 	/* A gc that keeps everything removes nothing and still bumps the epoch. */
-	memset(&res, 0, sizeof(res));
+	prolly_gc_result_init(&res, PROLLY_GC_RESULT_VERSION);
 	CHECK_RC(t, st->gc(st, NULL, keep_all, NULL, &res), 0);
 	CHECK(t, res.nodes_kept == kept && res.nodes_removed == 0 && res.bytes_removed == 0);
 	uint64_t third = 0;
@@ -915,7 +914,7 @@ static void case_round_trips(sc *t, prolly_store *st)
 	int calls = 0;
 	listed l;
 	memset(&l, 0, sizeof(l));
-	prolly_stats s;
+	prolly_stats s = PROLLY_STATS_INIT;
 	prolly_thread_stats_reset();
 	CHECK_RC(t, set_ref(st, "refs/heads/r", &id), 0);
 	CHECK_RC(t, st->get_nodes(st, &id, 1, count_fn, &calls), 0);
@@ -1460,7 +1459,7 @@ static int open_fwd(prolly_db **db, prolly_store *st, unsigned reflog_days)
 		return PROLLY_ENOMEM;
 	f->keep_inner = 1;
 	f->base.version = 1;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.clock_us = 1700000000000000;
 	o.reflog_days = reflog_days;
 	return prolly_db_new(db, &f->base, &o);
@@ -1501,7 +1500,7 @@ static void case_reflog(sc *t, prolly_store *st)
 	k = r.has_new[0] ? 1 : 0;
 	CHECK(t, strcmp(r.op[k], "delete") == 0 && !r.has_new[k] && strcmp(r.op[1 - k], "branch") == 0);
 	if (st->gc) {
-		prolly_gc_result res;
+		prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 		CHECK_RC(t, prolly_gc(db, &res), 0);
 		CHECK(t, res.reflog_expired == 0);
 	}
@@ -1510,7 +1509,7 @@ static void case_reflog(sc *t, prolly_store *st)
 	prolly_close(db);
 	db = NULL;
 	if (st->gc) { /* a handle whose horizon is 0 days expires every entry */
-		prolly_gc_result res;
+		prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 		CHECK_RC(t, open_fwd(&db, st, 0), 0);
 		REQUIRE(t, db);
 		CHECK_RC(t, prolly_gc(db, &res), 0);

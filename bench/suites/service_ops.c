@@ -37,7 +37,10 @@
  */
 #include "service_int.h"
 
-#include "../bench_util.h"
+#include "buf.h"
+#include "clock.h"
+#include "rng.h"
+#include "store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,111 +52,12 @@ const char *const svc_err_names[SVC_N_ERR] = {
     "notfound", "merge_conflict",     "validation", "other"};
 
 /* ------------------------------------------------------------------------------------------ */
-/* The shared store                                                                           */
-/* ------------------------------------------------------------------------------------------ */
-
-typedef struct svc_shared {
-	prolly_store base; /* first member: the engine sees a prolly_store */
-	prolly_store *inner;
-} svc_shared;
-
-static prolly_store *inner_of(prolly_store *st)
-{
-	return ((svc_shared *)st)->inner;
-}
-
-static int sh_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
-                        prolly_store_found_fn found, void *payload)
-{
-	prolly_store *in = inner_of(st);
-	return in->get_nodes(in, ids, n, found, payload);
-}
-
-static int sh_write(prolly_store *st, prolly_store_write *w)
-{
-	prolly_store *in = inner_of(st);
-	return in->write(in, w);
-}
-
-static int sh_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	prolly_store *in = inner_of(st);
-	return in->get_ref(in, name, out, epoch);
-}
-
-static int sh_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload)
-{
-	prolly_store *in = inner_of(st);
-	return in->list_refs(in, prefix, fn, payload);
-}
-
-static int sh_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
-                 prolly_gc_result *out)
-{
-	prolly_store *in = inner_of(st);
-	return in->gc(in, mark, keep, payload, out);
-}
-
-static int sh_stat(prolly_store *st, uint64_t *nodes, uint64_t *bytes)
-{
-	prolly_store *in = inner_of(st);
-	return in->stat(in, nodes, bytes);
-}
-
-static int sh_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
-                              uint64_t *epoch, prolly_store_found_fn found, void *payload)
-{
-	prolly_store *in = ((svc_shared *)st)->inner;
-	return in->get_ref_objects(in, name, follow, out, epoch, found, payload);
-}
-
-static int sh_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
-                            const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
-                            void *payload)
-{
-	prolly_store *in = inner_of(st);
-	return in->get_ancestors(in, ids, n, limit, commit, found, payload);
-}
-
-static void sh_close(prolly_store *st)
-{
-	free(st); /* the shared store stays open (S1) */
-}
-
-int svc_shared_new(prolly_store **out, prolly_store *inner)
-{
-	svc_shared *s = calloc(1, sizeof(*s));
-	if (!s)
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory wrapping the shared store");
-	s->base.version = PROLLY_STORE_VERSION;
-	s->base.flags = inner->version >= 3 ? inner->flags : 0;
-	s->base.get_ancestors = inner->version >= 4 && inner->get_ancestors ? sh_get_ancestors : NULL;
-	s->base.kind = inner->kind;
-	s->base.get_nodes = sh_get_nodes;
-	s->base.write = sh_write;
-	s->base.get_ref = sh_get_ref;
-	s->base.list_refs = sh_list_refs;
-	s->base.gc = inner->gc ? sh_gc : NULL;
-	s->base.stat = inner->stat ? sh_stat : NULL;
-	s->base.close = sh_close;
-	s->base.get_ref_objects = inner->version >= 2 && inner->get_ref_objects ? sh_get_ref_objects
-	                                                                        : NULL;
-	s->inner = inner;
-	*out = &s->base;
-	return 0;
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* Randomness, keys, values                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
 uint64_t svc_rand(svc_worker *w)
 {
-	w->rs += 0x9e3779b97f4a7c15ull;
-	uint64_t x = w->rs;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	return bench_splitmix64(&w->rs);
 }
 
 uint64_t svc_below(svc_worker *w, uint64_t n)
@@ -219,12 +123,12 @@ static uint32_t checksum(const unsigned char *p, size_t n)
 
 void svc_value(unsigned char *out, uint32_t n, uint64_t slot, uint32_t gen)
 {
-	uint64_t x = mix64(slot * 0x2545f4914f6cdd1dull ^ ((uint64_t)gen << 32 | gen));
+	uint64_t x = bench_mix64(slot * 0x2545f4914f6cdd1dull ^ ((uint64_t)gen << 32 | gen));
 	put_le(out, slot, 8);
 	put_le(out + 8, gen, 4);
 	for (uint32_t i = 12; i < n - 4; i++) {
 		if ((i - 12) % 8 == 0)
-			x = mix64(x);
+			x = bench_mix64(x);
 		out[i] = (unsigned char)(x >> (8 * ((i - 12) % 8)));
 	}
 	put_le(out + n - 4, checksum(out, n - 4), 4);
@@ -372,7 +276,7 @@ int svc_fixture_build(svc_fixture *fx, prolly_db *db, uint64_t seed, char *err, 
 	uint64_t *pick = malloc(((size_t)sk * 2 + 1) * sizeof(*pick));
 	prolly_builder *b = NULL;
 	prolly_txn *txn = NULL;
-	rng r;
+	bench_rng r;
 	int rc, ret = -1;
 
 	if (!val || !keys || !vals || !edits || !pick) {
@@ -394,17 +298,15 @@ int svc_fixture_build(svc_fixture *fx, prolly_db *db, uint64_t seed, char *err, 
 	rc = prolly_builder_finish(b, &fx->base_tree);
 	prolly_builder_free(b);
 	b = NULL;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	int64_t t0 = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	int64_t t0 = bench_wall_us();
 	if (rc || (rc = prolly_commit_create(&fx->base_commit, txn, &fx->base_tree, NULL, 0, t0,
 	                                     "service fixture: base"))) {
 		svc_prolly_fail(err, errn, "fixture: base commit", rc);
 		goto cleanup;
 	}
-	rng_seed(&r, seed ^ 0x5e71ce0000000000ull);
+	bench_rng_seed(&r, seed ^ 0x5e71ce0000000000ull);
 	for (uint32_t t = 0; t < fx->tenants; t++) {
-		if (rng_sample_distinct(&r, fx->records, pick, (size_t)sk * 2)) {
+		if (bench_rng_sample_distinct(&r, fx->records, pick, (size_t)sk * 2)) {
 			svc_oom(err, errn);
 			goto cleanup;
 		}
@@ -487,14 +389,8 @@ static int on_ref(void *payload, const char *name, const prolly_id *value)
 	(void)value;
 	if (fixture_ref(x->fx, name))
 		return 0;
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 64;
-		char **v = realloc(x->names, cap * sizeof(*v));
-		if (!v)
-			return x->oom = 1;
-		x->names = v;
-		x->cap = cap;
-	}
+	if (bench_grow((void **)&x->names, &x->cap, x->n + 1, sizeof(*x->names)) != 0)
+		return x->oom = 1;
 	if (!(x->names[x->n] = strdup(name)))
 		return x->oom = 1;
 	x->n++;
@@ -570,14 +466,14 @@ cleanup:
 /* A prolly_db on the shared store (service_int.h S1). */
 int svc_open_db(prolly_db **out, prolly_store *store)
 {
-	prolly_store *sh;
+	bench_store *sh;
 	prolly_options o;
-	int rc = svc_shared_new(&sh, store);
+	int rc = bench_store_wrap(&sh, store, BENCH_STORE_BORROW);
 	if (rc)
 		return rc;
-	prolly_options_init(&o);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.cache_bytes = (size_t)64 << 20; /* cleared before every operation anyway */
-	return prolly_db_new(out, sh, &o);
+	return prolly_db_new(out, bench_store_base(sh), &o);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -586,8 +482,11 @@ int svc_open_db(prolly_db **out, prolly_store *store)
 
 static void timed_end(svc_result *r)
 {
-	r->t_end = now_ns();
+	r->t_end = bench_now_ns();
+	prolly_stats_init(&r->st, PROLLY_STATS_VERSION);
 	prolly_thread_stats(&r->st);
+	prolly_pg_stats_init(&r->pg, PROLLY_PG_STATS_VERSION);
+	prolly_store_pg_thread_stats(&r->pg);
 }
 
 static void fail(svc_result *r, int rc, const char *what)
@@ -633,9 +532,7 @@ static int head_tree(prolly_id *head, prolly_id *tree, int64_t *time_us, prolly_
 
 static int64_t next_time_us(int64_t parent)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	int64_t now = bench_wall_us();
 	return now > parent ? now : parent + 1;
 }
 
@@ -914,15 +811,13 @@ static void op_merge(svc_worker *w, svc_result *r)
 	char prefix[64], branch[96], msg[128];
 	prolly_store *st = prolly_db_store(w->db);
 	prolly_commit *cs[3] = {NULL, NULL, NULL}; /* side-a (ours), side-b (theirs), base */
-	prolly_merge_options mo;
-	prolly_merge_stats ms;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
+	prolly_merge_stats ms = PROLLY_MERGE_STATS_INIT;
 	prolly_id base, root, mc;
 	prolly_txn *txn = NULL;
 	sides_ctx sc;
 	int rc;
 
-	memset(&mo, 0, sizeof(mo));
-	memset(&ms, 0, sizeof(ms));
 	memset(&sc, 0, sizeof(sc));
 	mo.resolve = PROLLY_RESOLVE_FAIL;
 	snprintf(prefix, sizeof(prefix), "refs/heads/t%u/side-", t);

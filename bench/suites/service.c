@@ -16,7 +16,7 @@
  * Cell: a fresh store handle for PostgreSQL (a pool of `pool` connections; lmdb and mem share one
  * store across cells and have no pool: pool_size is recorded but limits nothing), the restore,
  * then `clients` worker threads, each with its own prolly_db on the shared store (service_ops.c
- * svc_shared_new): warmup_ms of the closed loop (not recorded), a pause while the PostgreSQL
+ * svc_open_db): warmup_ms of the closed loop (not recorded), a pause while the PostgreSQL
  * counters are read, duration_ms measured (operations started before the end are completed and
  * recorded), the counters read again. Each operation starts with a cold decoded cache
  * (prolly_db_cache_clear before it; PostgreSQL's and the OS's caches stay warm, as in the
@@ -41,7 +41,9 @@
  */
 #include "service_int.h"
 
-#include "../bench_util.h"
+#include "clock.h"
+#include "proc.h"
+#include "rng.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -93,22 +95,13 @@ typedef struct svc_cell {
 	pthread_cond_t cv;
 	int phase; /* PH_* */
 	unsigned arrived;
-	uint64_t warm_end, start, end; /* now_ns() */
+	uint64_t warm_end, start, end; /* bench_now_ns() */
 	uint32_t nsec;
 	svc_second *secs;
 	svc_worker *workers;
 } svc_cell;
 
 enum { PH_OPEN, PH_WARM, PH_MEASURE, PH_ABORT };
-
-static void utc_now(char out[32])
-{
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 static void stats_add(prolly_stats *d, const prolly_stats *s)
 {
@@ -123,7 +116,11 @@ static void stats_add(prolly_stats *d, const prolly_stats *s)
 	d->store_read_items += s->store_read_items;
 	d->store_writes += s->store_writes;
 	d->store_round_trips += s->store_round_trips;
-	d->store_statements += s->store_statements;
+}
+
+static void pg_stats_add(prolly_pg_stats *d, const prolly_pg_stats *s)
+{
+	d->statements += s->statements;
 	d->pool_waits += s->pool_waits;
 	d->pool_wait_ns += s->pool_wait_ns;
 }
@@ -196,6 +193,7 @@ static void account(svc_worker *w, int cls, uint64_t t0, const svc_result *r)
 	k->retries += r->retries;
 	k->entries += r->entries;
 	stats_add(&k->st, &r->st);
+	pg_stats_add(&k->pg, &r->pg);
 	hdr_record(k->h, lat);
 
 	uint64_t sec = r->t_end > c->start ? (r->t_end - c->start) / 1000000000u : 0;
@@ -218,7 +216,7 @@ static void loop(svc_worker *w, uint64_t until, int record)
 		memset(&r, 0, sizeof(r));
 		prolly_db_cache_clear(w->db); /* every operation starts cold */
 		prolly_thread_stats_reset();
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		if (t0 >= until)
 			break;
 		w->seq++;
@@ -269,6 +267,7 @@ static int class_merge(svc_class *d, const svc_class *s)
 	for (int i = 0; i < SVC_N_ERR; i++)
 		d->errors[i] += s->errors[i];
 	stats_add(&d->st, &s->st);
+	pg_stats_add(&d->pg, &s->pg);
 	return hdr_merge(d->h, s->h);
 }
 
@@ -281,8 +280,8 @@ static int worker_init(svc_worker *w, svc_cell *c, unsigned i, uint64_t seed)
 	w->fx = c->fx;
 	w->index = i;
 	w->cell_index = c->index;
-	w->rs = mix64(seed) ^ mix64(((uint64_t)c->index << 32) + i + 1);
-	w->gen = SVC_GEN_FIRST_WORKER + (uint32_t)(mix64(w->rs) & 0xffffff) * 256u;
+	w->rs = bench_mix64(seed) ^ bench_mix64(((uint64_t)c->index << 32) + i + 1);
+	w->gen = SVC_GEN_FIRST_WORKER + (uint32_t)(bench_mix64(w->rs) & 0xffffff) * 256u;
 	w->keys = malloc(nk * SVC_KEY_LEN + 1);
 	w->vals = malloc((size_t)cfg->commit_keys * c->fx->value_bytes + 1);
 	w->slices = calloc((size_t)cfg->multi_read_keys + 1, sizeof(*w->slices));
@@ -400,11 +399,11 @@ static int row_class(hrow *row, const svc_class *k, double elapsed_s)
 	hrow_u64(row, "store_reads", st->store_reads);
 	hrow_u64(row, "store_writes", st->store_writes);
 	hrow_u64(row, "store_round_trips", st->store_round_trips);
-	hrow_u64(row, "store_statements", st->store_statements);
-	hrow_f64(row, "statements_per_op", per(st->store_statements, k->attempted));
+	hrow_u64(row, "store_statements", k->pg.statements);
+	hrow_f64(row, "statements_per_op", per(k->pg.statements, k->attempted));
 	hrow_f64(row, "round_trips_per_op", per(st->store_round_trips, k->attempted));
-	hrow_u64(row, "pool_waits", st->pool_waits);
-	hrow_f64(row, "pool_wait_ms", ms(st->pool_wait_ns));
+	hrow_u64(row, "pool_waits", k->pg.pool_waits);
+	hrow_f64(row, "pool_wait_ms", ms(k->pg.pool_wait_ns));
 	return 0;
 }
 
@@ -467,9 +466,9 @@ static void advance(svc_cell *c, unsigned n, int to, int wait)
 		pthread_cond_wait(&c->cv, &c->mu);
 	c->arrived = 0;
 	if (to == PH_WARM)
-		c->warm_end = now_ns() + c->fx->cfg->warmup_ms * 1000000u;
+		c->warm_end = bench_now_ns() + c->fx->cfg->warmup_ms * 1000000u;
 	if (to == PH_MEASURE) {
-		c->start = now_ns();
+		c->start = bench_now_ns();
 		c->end = c->start + c->fx->cfg->duration_ms * 1000000u;
 	}
 	c->phase = to;
@@ -485,7 +484,7 @@ static void wait_arrivals(svc_cell *c, unsigned n)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* Writes the cell's six rows (one hr_append). */
+/* Writes the cell's six rows (one h_emit). */
 static int write_rows(const svc_cell *c, svc_class *tot, const char *cell_id, const char *started,
                       const char *finished, double elapsed_s, const hp_snapshot *sa,
                       const hp_snapshot *sb, const char *first_err, char *err, size_t errn)
@@ -520,7 +519,7 @@ static int write_rows(const svc_cell *c, svc_class *tot, const char *cell_id, co
 			                          : 0);
 		}
 	}
-	ret = hr_append(c->run->out, RAW_FILE, hsvc_columns, rows, CELL_ROWS, err, errn);
+	ret = h_emit(c->run, &hsvc_suite, rows, CELL_ROWS, err, errn);
 	goto cleanup;
 oom:
 	snprintf(err, errn, "service: out of memory writing the rows of %s", cell_id);
@@ -540,7 +539,7 @@ static void summary(const char *cell_id, const svc_class *all, double elapsed_s)
 	        "%" PRIu64 " conflicts, %" PRIu64 " errors%s\n",
 	        cell_id, elapsed_s > 0 ? (double)all->succeeded / elapsed_s : 0,
 	        elapsed_s > 0 ? (double)all->attempted / elapsed_s : 0, ms(hdr_percentile(all->h, 99)),
-	        per(all->st.store_statements, all->attempted), all->conflicts, errors,
+	        per(all->pg.statements, all->attempted), all->conflicts, errors,
 	        all->bad ? ", VALIDATION FAILURES" : "");
 }
 
@@ -578,8 +577,7 @@ static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_
 		c.nsec = 1;
 
 	if (!shared) {
-		prolly_pg_options po;
-		memset(&po, 0, sizeof(po));
+		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.schema = run->schema;
 		po.pool_size = pool;
 		po.batch_items = cfg->adapter_batch_items;
@@ -648,15 +646,15 @@ static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_
 	wait_arrivals(&c, n_started); /* warmup done: every worker is idle */
 	if (pc && hp_snap(pc, &sa, perr, sizeof(perr)))
 		fprintf(stderr, "service %s: warning: PostgreSQL counters: %s\n", cell_id, perr);
-	utc_now(started);
+	bench_utc_now(started, sizeof(started));
 	advance(&c, n_started, PH_MEASURE, 0);
 join:
 	for (unsigned i = 0; i < n_started; i++)
 		pthread_join(c.workers[i].th, NULL);
 	if (failed)
 		goto cleanup;
-	uint64_t stop = now_ns();
-	utc_now(finished);
+	uint64_t stop = bench_now_ns();
+	bench_utc_now(finished, sizeof(finished));
 	if (pc && hp_snap(pc, &sb, perr, sizeof(perr)))
 		fprintf(stderr, "service %s: warning: PostgreSQL counters: %s\n", cell_id, perr);
 
@@ -803,16 +801,15 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 	for (int i = 0; i < cfg->n_clients; i++)
 		for (int j = 0; j < cfg->n_pool_sizes; j++) {
 			cell_name(cell_id, sizeof(cell_id), cfg->clients[i], cfg->pool_sizes[j]);
-			todo += !hr_cell_done(run->out, RAW_FILE, cell_id);
+			todo += !h_cell_done(run, &hsvc_suite, cell_id);
 		}
 
 	if (todo) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		if (svc_fixture_init(&fx, cfg, err, errn))
 			goto cleanup;
 		if (is_pg) {
-			prolly_pg_options po;
-			memset(&po, 0, sizeof(po));
+			prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 			po.schema = run->schema;
 			po.pool_size = 2;
 			po.batch_items = cfg->adapter_batch_items;
@@ -829,7 +826,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 			}
 		} else if (!strcmp(run->store, "lmdb")) {
 			snprintf(lmdb_dir, sizeof(lmdb_dir), "%s/service-lmdb", run->scratch);
-			rm_tree(lmdb_dir);
+			bench_rm_tree(lmdb_dir);
 			if ((rc = prolly_store_lmdb_open(&st, lmdb_dir, 0))) {
 				svc_prolly_fail(err, errn, "opening the LMDB store", rc);
 				goto cleanup;
@@ -854,15 +851,15 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		        "service: fixture of %" PRIu64 " records x %" PRIu32 " bytes, %" PRIu32
 		        " tenants, %" PRIu32 " hot roots built in %.1f s\n",
 		        cfg->records, cfg->value_bytes, cfg->tenants, cfg->hot_roots,
-		        (double)(now_ns() - t0) / 1e9);
+		        (double)(bench_now_ns() - t0) / 1e9);
 	}
 
 	for (int i = 0; i < cfg->n_clients; i++)
 		for (int j = 0; j < cfg->n_pool_sizes; j++) {
 			uint32_t c = cfg->clients[i], p = cfg->pool_sizes[j];
 			cell_name(cell_id, sizeof(cell_id), c, p);
-			if (hr_cell_done(run->out, RAW_FILE, cell_id)) {
-				hr_count_skip(run->out);
+			if (h_cell_done(run, &hsvc_suite, cell_id)) {
+				h_cell_skipped(run);
 				snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32 " (done: skipped)",
 				         c, p);
 				h_progress(run, "service", what);
@@ -880,7 +877,28 @@ cleanup:
 	prolly_store_close(st);
 	hp_close(pc);
 	if (lmdb_dir[0])
-		rm_tree(lmdb_dir);
+		bench_rm_tree(lmdb_dir);
 	svc_fixture_dispose(&fx);
 	return ret;
 }
+
+static int enabled(const hw_workload *w)
+{
+	return w->service.enabled;
+}
+
+const h_suite hsvc_suite = {
+    .name = "service",
+    .raw_file = RAW_FILE,
+    .columns = hsvc_columns,
+    .enabled = enabled,
+    .cells = hsvc_cells,
+    .run = hsvc_run,
+    .summary_columns = hr_service_summary_columns,
+    .summary = hr_service_summary,
+    .gate_throughput = "succeeded_per_s",
+    .gate_p99 = "p99_ms",
+    .gate_p99_unit = "ms",
+    .gate_rates = 1,
+    .report = hrep_service_section,
+};

@@ -13,7 +13,7 @@
  *
  * Invariants:
  *   S1  a worker's prolly_db is used by that worker's thread only; the store under it is shared
- *       through svc_shared (a non-owning wrapper), so closing a worker's handle never closes the
+ *       through a borrowing bench_store (bench/lib/store.h), so closing a worker's handle never closes the
  *       shared store.
  *   S2  an operation's latency and store counters cover its timed part only: everything up to
  *       timed_end() in service_ops.c; validation work after it is neither timed nor counted (it
@@ -72,11 +72,12 @@ typedef struct svc_fixture {
 
 /* One operation's outcome. */
 typedef struct svc_result {
-	int rc;          /* 0 or the PROLLY_E* code of the failure */
-	int bad;         /* the result failed validation */
-	int checked;     /* the result was validated */
-	uint64_t t_end;  /* end of the timed part (now_ns) */
-	prolly_stats st; /* thread counters at the end of the timed part */
+	int rc;             /* 0 or the PROLLY_E* code of the failure */
+	int bad;            /* the result failed validation */
+	int checked;        /* the result was validated */
+	uint64_t t_end;     /* end of the timed part (bench_now_ns) */
+	prolly_stats st;    /* thread counters at the end of the timed part */
+	prolly_pg_stats pg; /* the PostgreSQL store's, likewise */
 	uint32_t cas_attempts, conflicts, retries;
 	uint64_t entries; /* diff entries, or changes a merge applied */
 	char msg[256];    /* the failure, for the first_error column */
@@ -90,6 +91,7 @@ typedef struct svc_class {
 	uint64_t cas_attempts, conflicts, retries, entries;
 	uint64_t errors[SVC_N_ERR];
 	prolly_stats st;
+	prolly_pg_stats pg;
 } svc_class;
 
 /* One second of the measured window: throughput and latency over time. */
@@ -136,11 +138,8 @@ int svc_fixture_init(svc_fixture *fx, const hw_service *cfg, char *err, size_t e
 void svc_fixture_dispose(svc_fixture *fx); /* also of a zeroed fixture */
 int svc_fixture_build(svc_fixture *fx, prolly_db *db, uint64_t seed, char *err, size_t errn);
 int svc_fixture_restore(svc_fixture *fx, prolly_db *db, char *err, size_t errn);
-/* A prolly_db on store through svc_shared (S1). */
+/* A prolly_db on store through a borrowing bench_store (bench/lib/store.h; S1). */
 int svc_open_db(prolly_db **out, prolly_store *store);
-
-/* A prolly_store forwarding every call to a shared store; closing it frees only itself (S1). */
-int svc_shared_new(prolly_store **out, prolly_store *inner);
 
 uint64_t svc_rand(svc_worker *w);
 uint64_t svc_below(svc_worker *w, uint64_t n);

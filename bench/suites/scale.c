@@ -1,18 +1,15 @@
 /*
- * scalesuite.c - the harness's scale suite (hsc_*): the [scale] section of the workload run
+ * suites/scale.c - the harness's scale suite (hsc_*): the [scale] section of the workload run
  * through the scale engine (bench/scale/scale.h), one engine run per size, rows appended to
- * scale-raw.csv with the harness's names and the server-side counters around each cell.
+ * scale-raw.csv with the server-side counters around each cell.
  *
- * Names. The workload's operations and patterns map onto the engine's:
+ * Names. The workload's operations and patterns are the engine's own (one vocabulary): put
+ * (min(changes, 1000) commits of one edit each), batch, get_cold (each get after a cache clear),
+ * get_warm, query (one get_many), concurrent_query, scan (read_samples records in key order),
+ * full_scan (every record, cold cache), diff, merge; and, when a workload names them, build,
+ * full_scan_warm, get_cold_start and put_nosync (bench/scale/scale.h).
  *
- *   put -> single (min(changes, 1000) commits of one edit each)   append        -> append
- *   batch -> batch          get_cold -> get_nocache                random        -> update
- *   get_warm -> get_warm    query -> get_many                      clustered     -> clustered
- *   concurrent_query -> concurrent_query                           random_insert -> insert
- *   scan -> range (read_samples records in key order)              random_delete -> delete
- *   full_scan -> scan (every record, cold cache)   diff -> diff   merge -> merge
- *
- * put, batch, diff and merge run once per pattern; the others have no pattern: they run once per
+ * put, put_nosync, batch, diff and merge run once per pattern; the others have no pattern: they run once per
  * size and their rows say pattern "-". get_cold, get_warm and query read read_samples keys;
  * concurrent_query runs `concurrency` queries of read_samples keys each at once (ops =
  * concurrency x read_samples, the time is the wall time of the whole set). changes 0 (auto) is
@@ -20,21 +17,22 @@
  *
  * Rows. One row per cell (cell_rows 1), cell_id "s<size>-<op>[-<pattern>]" with the harness's
  * names ("s1000-batch-random", "s1000-get_cold"). With the PostgreSQL store the engine first runs
- * the plain-table baseline (the same work on an ordinary table): rows with store "pg-plain", the
- * engine's names for op ("get", "get_any", "range", "scan", "batch", "single") and cell_id
+ * the plain-table baseline (the same work on an ordinary table): rows with store "pg-plain", op
+ * the name of the op they stand beside ("build", "full_scan", "get" for the three gets, "query",
+ * "scan", "batch", "put", "put_nosync") and cell_id
  * "s<size>-pg-plain-<op>[-<pattern>]"; they are not counted in hsc_cells. Columns: hsc_columns.
  * p50_us, p99_us and samples are per-operation latencies of the median run, set for cells made
- * of many operations (get_cold, get_warm, put, concurrent_query and the plain get and single);
+ * of many operations (the gets, put, concurrent_query and the plain get and put);
  * empty elsewhere.
  *
  * Processes. The engine runs with no_fork: everything in this process. The engine's default of
- * one child per fixture would run the hooks in the child, where hr_append's counters (measured,
+ * one child per fixture would run the hooks in the child, where h_emit's counters (measured,
  * skipped) and its set of done cells would be updated in a copy the parent never sees, and the
  * pgstat monitoring connection would be shared across a fork. Resume makes the crash isolation of
  * a child unnecessary here: a crash loses at most the cell in progress.
  *
  * Resume. The engine asks the skip hook about every cell before a fixture starts; done cells
- * (hr_cell_done) are skipped and counted (hr_count_skip), and a size whose cells are all done is
+ * (h_cell_done) are skipped and counted (h_cell_skipped), and a size whose cells are all done is
  * not built at all. A done plain cell is still measured (without a row) when a PostgreSQL cell
  * that compares with it is not done, so vs_plain is always filled.
  *
@@ -46,34 +44,33 @@
 #include "harness.h"
 
 #include "../scale/scale.h"
+#include "clock.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
 
 #define RAW "scale-raw.csv"
 #define PUT_MAX 1000 /* most single-edit commits in a put cell */
 
-/* Engine op of each harness operation, in hw_scale_op_names order. */
-static const int op_map[HW_N_SCALE_OPS] = {
-    [HW_S_PUT] = SCALE_OP_SINGLE,
-    [HW_S_BATCH] = SCALE_OP_BATCH,
-    [HW_S_GET_COLD] = SCALE_OP_GET_NOCACHE,
-    [HW_S_GET_WARM] = SCALE_OP_GET_WARM,
-    [HW_S_QUERY] = SCALE_OP_GET_MANY,
-    [HW_S_CONCURRENT_QUERY] = SCALE_OP_CONCURRENT,
-    [HW_S_SCAN] = SCALE_OP_RANGE,
-    [HW_S_FULL_SCAN] = SCALE_OP_SCAN,
-    [HW_S_DIFF] = SCALE_OP_DIFF,
-    [HW_S_MERGE] = SCALE_OP_MERGE,
-};
+/* The engine's index of a name in its table (the harness and the engine share one vocabulary),
+ * or -1. */
+static int engine_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return i;
+	return -1;
+}
 
-/* Engine pattern of each harness pattern, in hw_pattern_names order. */
-static const int pattern_map[HW_N_PATTERNS] = {
-    [HW_P_APPEND] = SCALE_PAT_APPEND,        [HW_P_RANDOM] = SCALE_PAT_UPDATE,
-    [HW_P_CLUSTERED] = SCALE_PAT_CLUSTERED,  [HW_P_RANDOM_INSERT] = SCALE_PAT_INSERT,
-    [HW_P_RANDOM_DELETE] = SCALE_PAT_DELETE,
-};
+static int engine_op(int op)
+{
+	return engine_index(scale_op_names, SCALE_N_OPS, hw_scale_op_names[op]);
+}
 
 const char *const hsc_columns[] = {
     "cell_id", "cell_rows", "suite", "store", "size", "op", "engine_op", "pattern", "runs", "ops",
@@ -92,7 +89,7 @@ const char *const hsc_columns[] = {
 /* Does harness operation op run once per pattern? */
 static int has_pattern(int op)
 {
-	return op_map[op] >= SCALE_FIRST_PATTERN_OP;
+	return engine_op(op) >= SCALE_FIRST_PATTERN_OP;
 }
 
 unsigned hsc_cells(const hw_workload *w)
@@ -109,42 +106,14 @@ unsigned hsc_cells(const hw_workload *w)
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
-/* The harness's name of an engine op / pattern name ("-" stays "-"); NULL if none. */
-static const char *harness_op(const char *engine_op)
-{
-	for (int op = 0; op < HW_N_SCALE_OPS; op++)
-		if (!strcmp(scale_op_names[op_map[op]], engine_op))
-			return hw_scale_op_names[op];
-	return NULL;
-}
-
-static const char *harness_pattern(const char *engine_pattern)
-{
-	for (int p = 0; p < HW_N_PATTERNS; p++)
-		if (!strcmp(scale_pattern_names[pattern_map[p]], engine_pattern))
-			return hw_pattern_names[p];
-	return "-";
-}
-
-/* cell_id of an engine cell; -1 when it is not one of the suite's (cannot happen). */
+/* cell_id of an engine cell: "s<size>-<op>[-<pattern>]", "s<size>-pg-plain-<op>[-<pattern>]". */
 static int cell_id(char *out, size_t n, uint64_t size, const char *store, const char *op,
                    const char *pattern)
 {
-	int plain = !strcmp(store, SCALE_PLAIN_STORE);
-	const char *hop = plain ? op : harness_op(op), *hpat = harness_pattern(pattern);
-	if (!hop)
-		return -1;
-	int k = snprintf(out, n, "s%" PRIu64 "-%s%s%s%s", size, plain ? "pg-plain-" : "", hop,
-	                 strcmp(hpat, "-") ? "-" : "", strcmp(hpat, "-") ? hpat : "");
+	int plain = !strcmp(store, SCALE_PLAIN_STORE), pat = strcmp(pattern, "-") != 0;
+	int k = snprintf(out, n, "s%" PRIu64 "-%s%s%s%s", size, plain ? "pg-plain-" : "", op,
+	                 pat ? "-" : "", pat ? pattern : "");
 	return k < 0 || (size_t)k >= n ? -1 : 0;
-}
-
-static void utc_now(char *out, size_t n)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* ---- the hooks ------------------------------------------------------------------------------- */
@@ -184,9 +153,9 @@ static int hook_skip(void *payload, uint64_t size, const char *store, const char
 	suite *s = payload;
 	char id[160];
 	if (cell_id(id, sizeof(id), size, store, op, pattern) != 0 ||
-	    !hr_cell_done(s->run->out, RAW, id))
+	    !h_cell_done(s->run, &hsc_suite, id))
 		return 0;
-	hr_count_skip(s->run->out);
+	h_cell_skipped(s->run);
 	/* Progress counts the cells this invocation measures. */
 	if (strcmp(store, SCALE_PLAIN_STORE) != 0 && s->run->cells_total > s->run->cells_done)
 		s->run->cells_total--;
@@ -199,14 +168,13 @@ static void hook_before(void *payload, uint64_t size, const char *store, const c
 	suite *s = payload;
 	if (strcmp(store, SCALE_PLAIN_STORE) != 0) {
 		char what[200];
-		snprintf(what, sizeof(what), "size=%" PRIu64 " op=%s pattern=%s", size,
-		         harness_op(op) ? harness_op(op) : op, harness_pattern(pattern));
+		snprintf(what, sizeof(what), "size=%" PRIu64 " op=%s pattern=%s", size, op, pattern);
 		h_progress(s->run, "scale", what);
 	} else if (s->run->verbose) {
 		fprintf(stderr, "[scale] size=%" PRIu64 " plain-table baseline: %s %s\n", size, op,
 		        pattern);
 	}
-	utc_now(s->started, sizeof(s->started));
+	bench_utc_now(s->started, sizeof(s->started));
 	snap(s, store, &s->before);
 }
 
@@ -224,21 +192,21 @@ static double per_op(uint64_t v, uint64_t ops)
 	return ops ? (double)v / (double)ops : NAN;
 }
 
-static void fill_row(suite *s, hrow *o, const bench_row *r, const char *id)
+static void fill_row(suite *s, hrow *o, const scale_row *r, const char *id)
 {
 	const prolly_stats *st = &r->st;
 	int plain = !strcmp(r->store, SCALE_PLAIN_STORE);
 	const hw_scale *sc = &s->run->w->scale;
 	char finished[32];
-	utc_now(finished, sizeof(finished));
+	bench_utc_now(finished, sizeof(finished));
 	hrow_str(o, "cell_id", id);
 	hrow_u64(o, "cell_rows", 1);
 	hrow_str(o, "suite", "scale");
 	hrow_str(o, "store", plain ? SCALE_PLAIN_STORE : s->store);
 	hrow_u64(o, "size", r->size);
-	hrow_str(o, "op", plain ? r->op : harness_op(r->op));
-	hrow_str(o, "engine_op", r->op);
-	hrow_str(o, "pattern", harness_pattern(r->pattern));
+	hrow_str(o, "op", r->op);
+	hrow_str(o, "engine_op", r->op); /* the same name since the vocabularies became one */
+	hrow_str(o, "pattern", r->pattern);
 	hrow_u64(o, "runs", r->runs);
 	hrow_u64(o, "ops", r->ops);
 	hrow_u64(o, "changes", s->changes);
@@ -268,9 +236,9 @@ static void fill_row(suite *s, hrow *o, const bench_row *r, const char *id)
 	hrow_u64(o, "store_read_items", st->store_read_items);
 	hrow_u64(o, "store_writes", st->store_writes);
 	hrow_u64(o, "store_round_trips", st->store_round_trips);
-	hrow_u64(o, "store_statements", st->store_statements);
-	hrow_u64(o, "pool_waits", st->pool_waits);
-	hrow_f64(o, "pool_wait_ms", (double)st->pool_wait_ns / 1e6);
+	hrow_u64(o, "store_statements", r->pg.statements);
+	hrow_u64(o, "pool_waits", r->pg.pool_waits);
+	hrow_f64(o, "pool_wait_ms", (double)r->pg.pool_wait_ns / 1e6);
 	hrow_f64(o, "store_read_ms", r->store_read_ms);
 	hrow_f64(o, "store_write_ms", r->store_write_ms);
 	hrow_u64(o, "durable_writes", r->durable_writes);
@@ -279,7 +247,7 @@ static void fill_row(suite *s, hrow *o, const bench_row *r, const char *id)
 	put_f64(o, "rss_anon_mib", r->rss_anon_mib >= 0 ? r->rss_anon_mib : NAN);
 	put_f64(o, "rss_file_mib", r->rss_file_mib >= 0 ? r->rss_file_mib : NAN);
 	put_f64(o, "load1", r->load1 >= 0 ? r->load1 : NAN);
-	put_f64(o, "statements_per_op", per_op(st->store_statements, r->ops));
+	put_f64(o, "statements_per_op", per_op(r->pg.statements, r->ops));
 	put_f64(o, "round_trips_per_op", per_op(st->store_round_trips, r->ops));
 	put_f64(o, "vs_plain", r->vs_plain > 0 ? r->vs_plain : NAN);
 	hrow_str(o, "validated", r->valid ? "1" : "0");
@@ -288,7 +256,7 @@ static void fill_row(suite *s, hrow *o, const bench_row *r, const char *id)
 	hrow_str(o, "finished", finished);
 }
 
-static int hook_after(void *payload, const bench_row *r)
+static int hook_after(void *payload, const scale_row *r)
 {
 	suite *s = payload;
 	hp_snapshot after;
@@ -304,7 +272,7 @@ static int hook_after(void *payload, const bench_row *r)
 	hp_delta_row(s->row, &s->before, &after);
 	if (!r->valid)
 		fprintf(stderr, "harness: scale: cell %s is NOT validated: %s\n", id, r->note);
-	if (hr_append(s->run->out, RAW, hsc_columns, &s->row, 1, e, sizeof(e)) != 0) {
+	if (h_emit(s->run, &hsc_suite, &s->row, 1, e, sizeof(e)) != 0) {
 		snprintf(s->err, sizeof(s->err), "%s", e);
 		return 1;
 	}
@@ -384,16 +352,28 @@ static int engine_config(scale_config *cfg, int *store, const h_run *run, char *
 	}
 	cfg->stores = 1u << *store;
 	cfg->ops = 0;
-	for (int op = 0; op < HW_N_SCALE_OPS; op++)
+	for (int op = 0; op < HW_N_SCALE_OPS; op++) {
+		int e = engine_op(op);
+		if (e < 0) {
+			snprintf(err, errn, "scale: the engine has no operation '%s'", hw_scale_op_names[op]);
+			return -1;
+		}
 		if ((sc->operations >> op) & 1)
-			cfg->ops |= 1u << op_map[op];
+			cfg->ops |= 1u << e;
+	}
 	cfg->patterns = 0;
-	for (int p = 0; p < HW_N_PATTERNS; p++)
+	for (int p = 0; p < HW_N_PATTERNS; p++) {
+		int e = engine_index(scale_pattern_names, SCALE_N_PATTERNS, hw_pattern_names[p]);
+		if (e < 0) {
+			snprintf(err, errn, "scale: the engine has no pattern '%s'", hw_pattern_names[p]);
+			return -1;
+		}
 		if ((sc->patterns >> p) & 1)
-			cfg->patterns |= 1u << pattern_map[p];
+			cfg->patterns |= 1u << e;
+	}
 	cfg->runs = sc->runs;
 	cfg->reads = sc->read_samples;
-	cfg->nocache_gets = sc->read_samples;
+	cfg->cold_gets = sc->read_samples;
 	cfg->value_bytes = sc->value_bytes;
 	cfg->concurrency = sc->concurrency;
 	cfg->seed = run->w->seed;
@@ -439,7 +419,7 @@ int hsc_run(h_run *run, char *err, size_t errn)
 		cfg.sizes[0] = size;
 		cfg.n_sizes = 1;
 		cfg.changes = ch;
-		cfg.singles = ch < PUT_MAX ? ch : PUT_MAX;
+		cfg.puts = ch < PUT_MAX ? ch : PUT_MAX;
 		if (disk_guard(run, store, size, e, sizeof(e)) != 0) {
 			fprintf(stderr, "harness: %s\n", e);
 			if (!err[0])
@@ -465,3 +445,23 @@ int hsc_run(h_run *run, char *err, size_t errn)
 	hrow_free(s.row);
 	return rc;
 }
+
+static int enabled(const hw_workload *w)
+{
+	return w->scale.enabled;
+}
+
+const h_suite hsc_suite = {
+    .name = "scale",
+    .raw_file = RAW,
+    .columns = hsc_columns,
+    .enabled = enabled,
+    .cells = hsc_cells,
+    .run = hsc_run,
+    .summary_columns = hr_scale_summary_columns,
+    .summary = hr_scale_summary,
+    .gate_throughput = "ops_per_s",
+    .gate_p99 = "p99_us",
+    .gate_p99_unit = "us",
+    .report = hrep_scale_section,
+};

@@ -1,0 +1,116 @@
+/*
+ * buf.c - the growable byte buffer of buf.h.
+ */
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bench_buf_reserve(bench_buf *b, size_t add)
+{
+	if (b->oom)
+		return -1;
+	if (b->n + add + 1 <= b->cap)
+		return 0;
+	if (add > SIZE_MAX / 2 - b->n - 1) {
+		b->oom = 1;
+		return -1;
+	}
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < b->n + add + 1)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+int bench_buf_put(bench_buf *b, const void *d, size_t n)
+{
+	if (bench_buf_reserve(b, n) != 0)
+		return -1;
+	if (n)
+		memcpy(b->p + b->n, d, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
+int bench_buf_puts(bench_buf *b, const char *s)
+{
+	return bench_buf_put(b, s, strlen(s));
+}
+
+int bench_buf_putc(bench_buf *b, char c)
+{
+	return bench_buf_put(b, &c, 1);
+}
+
+int bench_buf_printf(bench_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (k < 0 || bench_buf_reserve(b, (size_t)k) != 0) {
+		b->oom = 1;
+		return -1;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, (size_t)k + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)k;
+	return 0;
+}
+
+int bench_buf_put16be(bench_buf *b, uint16_t v)
+{
+	unsigned char x[2] = {(unsigned char)(v >> 8), (unsigned char)v};
+	return bench_buf_put(b, x, 2);
+}
+
+int bench_buf_put32be(bench_buf *b, uint32_t v)
+{
+	unsigned char x[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
+	                      (unsigned char)(v >> 8), (unsigned char)v};
+	return bench_buf_put(b, x, 4);
+}
+
+int bench_grow(void **arr, size_t *cap, size_t want, size_t elem)
+{
+	if (want <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : 8;
+	while (nc < want) {
+		if (nc > SIZE_MAX / 2 / elem)
+			return -1;
+		nc *= 2;
+	}
+	void *p = realloc(*arr, nc * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+void bench_buf_clear(bench_buf *b)
+{
+	b->n = 0;
+	if (b->p)
+		b->p[0] = '\0';
+}
+
+void bench_buf_free(bench_buf *b)
+{
+	if (!b)
+		return;
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}

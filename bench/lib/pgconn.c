@@ -1,0 +1,202 @@
+/*
+ * pgconn.c - libpq pieces of the benchmarks (pgconn.h).
+ */
+#include "pgconn.h"
+
+#include "prolly/store.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Counted statements                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+void bench_pg_count(uint64_t statements, uint64_t round_trips)
+{
+	prolly_stats d = PROLLY_STATS_INIT;
+	const uint64_t pg[1] = {statements}; /* slot 0: the PostgreSQL store's statements */
+	d.store_round_trips = round_trips;
+	prolly_stats_add(&d);
+	prolly_store_counters_add(pg, 1);
+}
+
+/* The server's message without its trailing newline. */
+int bench_pg_error(PGconn *conn, const PGresult *res, const char *what)
+{
+	const char *m = res ? PQresultErrorMessage(res) : "";
+	if (!m || !*m)
+		m = PQerrorMessage(conn);
+	char shown[512]; /* on one line, anything shaped like a password hidden */
+	prolly_redact_message(shown, sizeof(shown), m, NULL);
+	return prolly_set_error(PROLLY_ESTORE, "%s: %s", what, shown);
+}
+
+static void quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+int bench_pg_connect(PGconn **out, const char *conninfo)
+{
+	PGconn *c = PQconnectdb(conninfo);
+	if (!c)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory connecting to PostgreSQL");
+	if (PQstatus(c) != CONNECTION_OK) {
+		char shown[512]; /* the password of conninfo hidden, also where libpq quotes a piece */
+		prolly_redact_message(shown, sizeof(shown), PQerrorMessage(c), conninfo);
+		PQfinish(c);
+		return prolly_set_error(PROLLY_ESTORE, "connecting to PostgreSQL (PROLLY_PG_URL): %s",
+		                        shown);
+	}
+	PQsetNoticeProcessor(c, quiet, NULL); /* DROP ... CASCADE lists what it dropped */
+	bench_pg_count(0, 1);
+	*out = c;
+	return 0;
+}
+
+/* One statement without parameters (one round trip). With out, the result is handed over. */
+int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out)
+{
+	PGresult *res = PQexecParams(conn, sql, 0, NULL, NULL, NULL, NULL, 1);
+	bench_pg_count(1, 1);
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		int rc = bench_pg_error(conn, res, sql);
+		PQclear(res);
+		return rc;
+	}
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	return 0;
+}
+
+int bench_pg_prepare(PGconn *conn, const char *name, const char *sql, int nparams)
+{
+	PGresult *res = PQprepare(conn, name, sql, nparams, NULL);
+	bench_pg_count(1, 1);
+	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		int rc = bench_pg_error(conn, res, sql);
+		PQclear(res);
+		return rc;
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* A prepared statement with binary parameters and binary results (one round trip). */
+int bench_pg_run(PGconn *conn, const char *name, int n, const char *const *values,
+                 const int *lengths, PGresult **out)
+{
+	static const int formats[4] = {1, 1, 1, 1};
+	PGresult *res = PQexecPrepared(conn, name, n, values, lengths, formats, 1);
+	bench_pg_count(1, 1);
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		int rc = bench_pg_error(conn, res, name);
+		PQclear(res);
+		return rc;
+	}
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	return 0;
+}
+
+/* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */
+int bench_pg_ident(char *out, size_t n, const char *name)
+{
+	size_t k = 0;
+	if (k + 1 >= n)
+		return -1;
+	out[k++] = '"';
+	for (const char *p = name; *p; p++) {
+		if (k + 3 >= n)
+			return -1;
+		if (*p == '"')
+			out[k++] = '"';
+		out[k++] = *p;
+	}
+	out[k++] = '"';
+	out[k] = '\0';
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Binary encodings                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+#define BYTEA_OID 17
+
+/* Starts a one-dimensional bytea[] of n elements in PostgreSQL's binary array format. */
+int bench_pg_array_begin(bench_buf *b, size_t n)
+{
+	bench_buf_clear(b);
+	if (bench_buf_put32be(b, 1) || bench_buf_put32be(b, 0) || bench_buf_put32be(b, BYTEA_OID) ||
+	    bench_buf_put32be(b, (uint32_t)n) || bench_buf_put32be(b, 1))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter");
+	return 0;
+}
+
+int bench_pg_array_add(bench_buf *b, const void *d, size_t len)
+{
+	if (bench_buf_put32be(b, (uint32_t)len) || bench_buf_put(b, d, len))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter");
+	return 0;
+}
+
+/* COPY ... (FORMAT binary): the header, one row of two bytea fields, the trailer. */
+int bench_pg_copy_header(bench_buf *b)
+{
+	static const unsigned char sig[11] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0};
+	if (bench_buf_put(b, sig, sizeof(sig)) || bench_buf_put32be(b, 0) || bench_buf_put32be(b, 0))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter");
+	return 0;
+}
+
+int bench_pg_copy_row2(bench_buf *b, const void *k, size_t klen, const void *v, size_t vlen)
+{
+	if (bench_buf_put16be(b, 2) || bench_buf_put32be(b, (uint32_t)klen) ||
+	    bench_buf_put(b, k, klen) || bench_buf_put32be(b, (uint32_t)vlen) ||
+	    bench_buf_put(b, v, vlen))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter");
+	return 0;
+}
+
+int bench_pg_copy_trailer(bench_buf *b)
+{
+	return bench_buf_put16be(b, 0xffff)
+	           ? prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter")
+	           : 0;
+}
+
+/* Sends b (and empties it) during a COPY FROM STDIN. */
+int bench_pg_copy_send(PGconn *conn, bench_buf *b)
+{
+	if (b->n && PQputCopyData(conn, b->p, (int)b->n) != 1)
+		return bench_pg_error(conn, NULL, "sending COPY data");
+	bench_buf_clear(b);
+	return 0;
+}
+
+/* Ends a COPY FROM STDIN and reads its result. */
+int bench_pg_copy_end(PGconn *conn)
+{
+	if (PQputCopyEnd(conn, NULL) != 1)
+		return bench_pg_error(conn, NULL, "ending COPY");
+	int rc = 0;
+	PGresult *res;
+	while ((res = PQgetResult(conn)) != NULL) {
+		if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0)
+			rc = bench_pg_error(conn, res, "COPY");
+		PQclear(res);
+	}
+	return rc;
+}
+
+/* Big-endian 32-bit integer at p (binary results). */
+uint32_t bench_pg_get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}

@@ -1,0 +1,52 @@
+/*
+ * pgconn.h - libpq pieces of the benchmarks' PostgreSQL work (bench_pg_*): a connection for
+ * administration and for the scale engine's plain-table baseline, statements counted like the
+ * PostgreSQL store counts its own (every statement and every round trip is added to the calling
+ * thread's prolly counters), and the binary encodings the baseline sends (bytea[] parameters,
+ * COPY ... (FORMAT binary) rows) into a bench_buf.
+ *
+ * Errors go through prolly_set_error() (PROLLY_ESTORE, PROLLY_ENOMEM), so the engine's cells
+ * report them like engine errors. A connection string is never printed: messages pass through
+ * prolly_redact_message().
+ */
+#ifndef BENCH_PGCONN_H
+#define BENCH_PGCONN_H
+
+#include "buf.h"
+#include "prolly.h"
+
+#include <libpq-fe.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Adds statements and round trips to the calling thread's prolly counters. */
+void bench_pg_count(uint64_t statements, uint64_t round_trips);
+/* Sets the prolly error "what: <the server's message>" and returns PROLLY_ESTORE. */
+int bench_pg_error(PGconn *conn, const PGresult *res, const char *what);
+/* Connects (notices silenced: DROP ... CASCADE lists what it dropped). */
+int bench_pg_connect(PGconn **out, const char *conninfo);
+/* One statement without parameters (one round trip). With out, the result is handed over. */
+int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out);
+int bench_pg_prepare(PGconn *conn, const char *name, const char *sql, int nparams);
+/* A prepared statement (at most 4 parameters) with binary parameters and binary results. */
+int bench_pg_run(PGconn *conn, const char *name, int n, const char *const *values,
+                 const int *lengths, PGresult **out);
+/* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */
+int bench_pg_ident(char *out, size_t n, const char *name);
+/* Big-endian 32-bit integer at p (binary results). */
+uint32_t bench_pg_get32(const unsigned char *p);
+
+/* bytea[] in PostgreSQL's binary array format: begin (empties b) with the element count, then
+ * each element. 0 or PROLLY_ENOMEM. */
+int bench_pg_array_begin(bench_buf *b, size_t n);
+int bench_pg_array_add(bench_buf *b, const void *d, size_t len);
+/* COPY ... (FORMAT binary): the header, rows of two bytea fields, the trailer. */
+int bench_pg_copy_header(bench_buf *b);
+int bench_pg_copy_row2(bench_buf *b, const void *k, size_t klen, const void *v, size_t vlen);
+int bench_pg_copy_trailer(bench_buf *b);
+/* Sends b (and empties it) during a COPY FROM STDIN; ends a COPY and reads its result. */
+int bench_pg_copy_send(PGconn *conn, bench_buf *b);
+int bench_pg_copy_end(PGconn *conn);
+
+#endif /* BENCH_PGCONN_H */

@@ -1,0 +1,85 @@
+/*
+ * prolly_ext.h - the PostgreSQL extension's shared declarations (ext/postgres/).
+ *
+ * Three files, one job each:
+ *   guard.c  the guard between the engine and PostgreSQL: errors raised by PostgreSQL inside
+ *            store callbacks are caught and kept, the engine unwinds on a return code, and the
+ *            kept error is raised again once the engine has returned; engine codes become
+ *            SQLSTATEs.
+ *   store.c  the store on the tables of the extension's schema (read through the primary-key
+ *            indexes, or through SPI: prolly.node_reader), the schema version check, the
+ *            per-backend prolly_db and its settings.
+ *   read.c   the SQL read functions (prolly--0.1.sql declares them).
+ *
+ * Rules for every engine call made from SQL (see docs/sql.md, "Inside the server"):
+ *   1. pgx_begin() before the first engine call of a function call;
+ *   2. every callback the engine makes into this code (store functions, result callbacks) runs
+ *      its PostgreSQL work inside PG_TRY and, in PG_CATCH, returns pgx_keep_error(); once an
+ *      error is kept, every later callback returns PROLLY_ESTORE at once without touching the
+ *      database;
+ *   3. after the engine returns, the caller frees what the engine gave it, then pgx_check(rc):
+ *      the kept error is raised again as it was (its SQLSTATE, message, detail), or a failing
+ *      rc becomes an ERROR with the SQLSTATE of pgx_sqlstate().
+ * The engine allocates with malloc and never sees a longjmp, so nothing of it leaks.
+ */
+#ifndef PROLLY_EXT_H
+#define PROLLY_EXT_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "prolly/store.h"
+
+/* The store schema version this extension reads (docs/postgres.md, "Schema"). */
+#define PGX_SCHEMA_VERSION 4
+
+/* ---- guard.c ---- */
+
+/* Starts a guarded call: forgets any error kept by an earlier one. */
+void pgx_begin(void);
+
+/* Non-zero when an error is kept (callbacks then return PROLLY_ESTORE at once). */
+int pgx_failed(void);
+
+/* In a PG_CATCH block: keeps the current error (copied into a context that outlives the call),
+ * clears PostgreSQL's error state, switches back to cxt and returns PROLLY_ESTORE. */
+int pgx_keep_error(MemoryContext cxt);
+
+/* After the engine returned rc: raises the kept error if any, else an ERROR for a failing rc
+ * ("prolly: <what>: <the engine's message>"); returns when neither. */
+void pgx_check(int rc, const char *what);
+
+/* The SQLSTATE an engine error code is reported with (docs/sql.md, "Errors"). */
+int pgx_sqlstate(int rc);
+
+/* ---- store.c ---- */
+
+/* Where the tables are and what the caller may do, for one function call. */
+typedef struct pgx_tables {
+	Oid nsp;   /* the extension's schema: the schema of the function called */
+	Oid nodes; /* its tables */
+	Oid refs;
+	Oid meta;
+} pgx_tables;
+
+/* Finds the tables of the schema of the function being called, checks that the caller may
+ * SELECT them and that the store's schema version is PGX_SCHEMA_VERSION (once per transaction),
+ * and returns the backend's handle, opened on first use with PROLLY_DB_NO_THREADS and the cache
+ * size of prolly.cache_size. Raises an ERROR for a missing store, another schema version or a
+ * missing privilege. Calls pgx_begin(). *out receives the tables (for pgx_resume). */
+prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out);
+
+/* For the later calls of a set-returning function: pgx_begin(), and the store reads the tables
+ * found by the first call's pgx_open. */
+void pgx_resume(const pgx_tables *t);
+
+/* While a cursor (or anything else holding the handle across calls) is open, the handle is not
+ * replaced when prolly.cache_size changes. */
+void pgx_hold(void);
+void pgx_release(void);
+
+/* Registers the extension's settings (from _PG_init). */
+void pgx_define_settings(void);
+
+#endif /* PROLLY_EXT_H */

@@ -1,0 +1,629 @@
+/*
+ * read.c - the SQL read functions (declared by prolly--0.1.sql, documented in docs/sql.md).
+ *
+ *   prolly_get(ref, key) -> bytea                       prolly_get
+ *   prolly_get_many(ref, keys[]) -> (ord, key, value)   prolly_get_many, into a tuplestore
+ *   prolly_scan(ref, from, to, prefix, max, reverse)    a cursor, one row per call
+ *   prolly_count(ref, from, to) -> bigint               prolly_rank / prolly_count, O(height)
+ *   prolly_diff(from_ref, to_ref, from, to)             prolly_diff, into a tuplestore
+ *   prolly_log(ref, max_rows)                           prolly_log, into a tuplestore
+ *   prolly_branches()                                   prolly_branch_list + the heads' trees
+ *   prolly_resolve(ref) -> text                         prolly_resolve
+ *
+ * A tuplestore keeps work_mem in memory and spills the rest to a temporary file, and the scan
+ * holds one leaf path of the cursor at a time, so memory stays bounded whatever the size.
+ * Callbacks from the engine follow the guard's rules (prolly_ext.h): PG_TRY around their
+ * PostgreSQL work, each row built in a context reset after it.
+ */
+#include "prolly_ext.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include <stdlib.h>
+
+PG_MODULE_MAGIC;
+
+void _PG_init(void);
+
+void _PG_init(void)
+{
+	pgx_define_settings();
+}
+
+/* ---- arguments ---- */
+
+static void bad_null(const char *what)
+{
+	ereport(ERROR,
+	        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("prolly: %s must not be NULL", what)));
+}
+
+static char *ref_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		bad_null(what);
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/* A key argument: NULL when SQL NULL and nullable, else checked against PROLLY_MAX_KEY. */
+static bytea *key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable)
+{
+	bytea *k;
+	if (PG_ARGISNULL(argno)) {
+		if (!nullable)
+			bad_null(what);
+		return NULL;
+	}
+	k = PG_GETARG_BYTEA_PP(argno);
+	if (VARSIZE_ANY_EXHDR(k) > PROLLY_MAX_KEY)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+		                errmsg("prolly: %s of %zu bytes is longer than the limit of %d bytes", what,
+		                       (size_t)VARSIZE_ANY_EXHDR(k), PROLLY_MAX_KEY)));
+	return k;
+}
+
+static bytea *bytea_from(const void *p, size_t n)
+{
+	bytea *b = palloc(VARHDRSZ + n);
+	SET_VARSIZE(b, VARHDRSZ + n);
+	if (n)
+		memcpy(VARDATA(b), p, n);
+	return b;
+}
+
+static text *hex_text(const prolly_id *id)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	return cstring_to_text(hex);
+}
+
+/* Resolves ref to its commit and the commit's tree. An unknown ref is 42704, a malformed one
+ * 22023 (pgx_sqlstate). */
+static void resolve(prolly_db *db, const char *ref, prolly_id *commit, prolly_id *tree)
+{
+	prolly_commit *c = NULL;
+	int rc = prolly_resolve(commit, db, ref);
+	if (rc == 0 && (rc = prolly_commit_read(&c, db, commit)) == 0)
+		*tree = c->tree;
+	prolly_commit_free(c);
+	if (rc) {
+		char *what = psprintf("ref \"%s\"", ref);
+		pgx_check(rc, what);
+	}
+}
+
+/* ---- prolly_get ---- */
+
+PG_FUNCTION_INFO_V1(pgx_get);
+Datum pgx_get(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	char *ref = ref_arg(fcinfo, 0, "ref");
+	bytea *key = key_arg(fcinfo, 1, "key", false);
+	prolly_db *db = pgx_open(fcinfo, &t);
+	prolly_id commit, tree;
+	prolly_buf val = PROLLY_BUF_INIT;
+	bytea *out = NULL;
+	int rc;
+	resolve(db, ref, &commit, &tree);
+	rc = prolly_get(&val, db, &tree, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
+	if (rc == 0) {
+		/* palloc may fail: copy the value out of the engine's buffer under the guard */
+		MemoryContext cxt = CurrentMemoryContext;
+		PG_TRY();
+		{
+			out = bytea_from(val.ptr, val.size);
+		}
+		PG_CATCH();
+		{
+			rc = pgx_keep_error(cxt);
+		}
+		PG_END_TRY();
+	}
+	prolly_buf_dispose(&val);
+	if (rc == PROLLY_ENOTFOUND && !pgx_failed())
+		PG_RETURN_NULL();
+	pgx_check(rc, "get");
+	PG_RETURN_BYTEA_P(out);
+}
+
+/* ---- result rows into a tuplestore, from engine callbacks ---- */
+
+typedef struct rows {
+	ReturnSetInfo *rsi;
+	MemoryContext row_cxt; /* reset after every row */
+	int64 left;            /* rows still wanted; -1: no limit */
+} rows;
+
+static void rows_init(rows *r, FunctionCallInfo fcinfo)
+{
+	InitMaterializedSRF(fcinfo, 0);
+	r->rsi = (ReturnSetInfo *)fcinfo->resultinfo;
+	r->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "prolly row", ALLOCSET_SMALL_SIZES);
+	r->left = -1;
+}
+
+/* Called from an engine callback with the row's values built in r->row_cxt. */
+static void rows_put(rows *r, Datum *values, bool *nulls)
+{
+	tuplestore_putvalues(r->rsi->setResult, r->rsi->setDesc, values, nulls);
+}
+
+/* ---- prolly_get_many ---- */
+
+typedef struct many_ctx {
+	rows r;
+	Datum *keys;
+} many_ctx;
+
+static int on_value(void *payload, size_t index, const void *value, size_t vlen)
+{
+	many_ctx *m = payload;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	PG_TRY();
+	{
+		Datum v[3];
+		bool n[3] = {false, false, value == NULL};
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextSwitchTo(m->r.row_cxt);
+		v[0] = Int32GetDatum((int32)index + 1);
+		v[1] = m->keys[index];
+		v[2] = value ? PointerGetDatum(bytea_from(value, vlen)) : (Datum)0;
+		rows_put(&m->r, v, n);
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(m->r.row_cxt);
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	return rc;
+}
+
+PG_FUNCTION_INFO_V1(pgx_get_many);
+Datum pgx_get_many(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	char *ref = ref_arg(fcinfo, 0, "ref");
+	ArrayType *arr;
+	Datum *elems;
+	bool *nulls;
+	int n;
+	prolly_slice *keys;
+	prolly_db *db;
+	prolly_id commit, tree;
+	many_ctx m;
+	int rc;
+
+	if (PG_ARGISNULL(1))
+		bad_null("keys");
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+		                errmsg("prolly: keys must be a one-dimensional array")));
+	deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	keys = palloc(sizeof(prolly_slice) * (n ? n : 1));
+	for (int i = 0; i < n; i++) {
+		bytea *k;
+		if (nulls[i])
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			                errmsg("prolly: keys[%d] must not be NULL", i + 1)));
+		k = DatumGetByteaPP(elems[i]);
+		if (VARSIZE_ANY_EXHDR(k) > PROLLY_MAX_KEY)
+			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			                errmsg("prolly: keys[%d] of %zu bytes is longer than the limit of %d "
+			                       "bytes",
+			                       i + 1, (size_t)VARSIZE_ANY_EXHDR(k), PROLLY_MAX_KEY)));
+		elems[i] = PointerGetDatum(k);
+		keys[i].data = VARDATA_ANY(k);
+		keys[i].size = VARSIZE_ANY_EXHDR(k);
+	}
+	db = pgx_open(fcinfo, &t);
+	resolve(db, ref, &commit, &tree);
+	rows_init(&m.r, fcinfo);
+	m.keys = elems;
+	rc = n ? prolly_get_many(db, &tree, keys, (size_t)n, on_value, &m) : 0;
+	pgx_check(rc, "get_many");
+	return (Datum)0;
+}
+
+/* ---- prolly_scan: one row per call from a cursor ---- */
+
+typedef struct scan_state {
+	pgx_tables t;
+	prolly_cursor *cur;
+	int64 left; /* -1: no limit */
+	bool held;
+} scan_state;
+
+/* Frees the cursor however the scan ends: done, stopped early by the executor, or an error
+ * (the multi-call context is deleted then, and this runs). */
+static void scan_free(void *arg)
+{
+	scan_state *s = arg;
+	prolly_cursor_free(s->cur);
+	s->cur = NULL;
+	if (s->held)
+		pgx_release();
+	s->held = false;
+}
+
+static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
+{
+	MemoryContext old = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
+	scan_state *s = palloc0(sizeof(*s));
+	MemoryContextCallback *cb = palloc0(sizeof(*cb));
+	char *ref = ref_arg(fcinfo, 0, "ref");
+	bytea *from = key_arg(fcinfo, 1, "from_key", true);
+	bytea *to = key_arg(fcinfo, 2, "to_key", true);
+	bytea *prefix = key_arg(fcinfo, 3, "prefix", true);
+	prolly_range range = PROLLY_RANGE_INIT;
+	prolly_db *db;
+	prolly_id commit, tree;
+	TupleDesc desc;
+	int rc;
+
+	s->left = -1;
+	if (!PG_ARGISNULL(4)) {
+		s->left = PG_GETARG_INT64(4);
+		if (s->left < 0)
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			                errmsg("prolly: max_rows must not be negative (got %lld)",
+			                       (long long)s->left)));
+	}
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "prolly_scan: the result type is not a row");
+	fc->tuple_desc = BlessTupleDesc(desc);
+	if (from) {
+		range.has_lo = 1;
+		range.lo.data = VARDATA_ANY(from);
+		range.lo.size = VARSIZE_ANY_EXHDR(from);
+	}
+	if (to) {
+		range.has_hi = 1;
+		range.hi.data = VARDATA_ANY(to);
+		range.hi.size = VARSIZE_ANY_EXHDR(to);
+	}
+	if (prefix) {
+		range.prefix.data = VARDATA_ANY(prefix);
+		range.prefix.size = VARSIZE_ANY_EXHDR(prefix);
+	}
+	range.reverse = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
+
+	db = pgx_open(fcinfo, &s->t);
+	resolve(db, ref, &commit, &tree);
+	cb->func = scan_free;
+	cb->arg = s;
+	MemoryContextRegisterResetCallback(fc->multi_call_memory_ctx, cb);
+	pgx_hold();
+	s->held = true;
+	rc = prolly_cursor_open(&s->cur, db, &tree, &range);
+	pgx_check(rc, "scan");
+	fc->user_fctx = s;
+	MemoryContextSwitchTo(old);
+}
+
+PG_FUNCTION_INFO_V1(pgx_scan);
+Datum pgx_scan(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *fc;
+	scan_state *s;
+	prolly_slice k, v;
+	int rc;
+
+	if (SRF_IS_FIRSTCALL()) {
+		fc = SRF_FIRSTCALL_INIT();
+		scan_first(fcinfo, fc);
+	}
+	fc = SRF_PERCALL_SETUP();
+	s = fc->user_fctx;
+	CHECK_FOR_INTERRUPTS();
+	if (s->left == 0 || !s->cur) {
+		scan_free(s);
+		SRF_RETURN_DONE(fc);
+	}
+	pgx_resume(&s->t);
+	rc = prolly_cursor_next(s->cur, &k, &v);
+	if (rc == 0) {
+		Datum vals[2];
+		bool nulls[2] = {false, false};
+		vals[0] = PointerGetDatum(bytea_from(k.data, k.size));
+		vals[1] = PointerGetDatum(bytea_from(v.data, v.size));
+		if (s->left > 0)
+			s->left--;
+		SRF_RETURN_NEXT(fc, HeapTupleGetDatum(heap_form_tuple(fc->tuple_desc, vals, nulls)));
+	}
+	scan_free(s);
+	if (rc == PROLLY_ITEROVER && !pgx_failed())
+		SRF_RETURN_DONE(fc);
+	pgx_check(rc, "scan");
+	SRF_RETURN_DONE(fc);
+}
+
+/* ---- prolly_count ---- */
+
+PG_FUNCTION_INFO_V1(pgx_count);
+Datum pgx_count(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	char *ref = ref_arg(fcinfo, 0, "ref");
+	bytea *from = key_arg(fcinfo, 1, "from_key", true);
+	bytea *to = key_arg(fcinfo, 2, "to_key", true);
+	prolly_db *db = pgx_open(fcinfo, &t);
+	prolly_id commit, tree;
+	uint64_t lo = 0, hi = 0;
+	int rc;
+	resolve(db, ref, &commit, &tree);
+	rc = to ? prolly_rank(&hi, db, &tree, VARDATA_ANY(to), VARSIZE_ANY_EXHDR(to))
+	        : prolly_count(&hi, db, &tree);
+	if (rc == 0 && from)
+		rc = prolly_rank(&lo, db, &tree, VARDATA_ANY(from), VARSIZE_ANY_EXHDR(from));
+	pgx_check(rc, "count");
+	PG_RETURN_INT64(hi > lo ? (int64)(hi - lo) : 0);
+}
+
+/* ---- prolly_diff ---- */
+
+static Datum slice_datum(prolly_slice s)
+{
+	return PointerGetDatum(bytea_from(s.data, s.size));
+}
+
+static int on_diff(void *payload, const prolly_diff_entry *e)
+{
+	rows *r = payload;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	PG_TRY();
+	{
+		Datum v[4];
+		bool n[4] = {false, false, true, true};
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextSwitchTo(r->row_cxt);
+		v[0] = CStringGetTextDatum(e->kind == PROLLY_DIFF_ADDED     ? "+"
+		                           : e->kind == PROLLY_DIFF_REMOVED ? "-"
+		                                                            : "~");
+		v[1] = slice_datum(e->key);
+		if (e->kind != PROLLY_DIFF_ADDED) {
+			v[2] = slice_datum(e->old_value);
+			n[2] = false;
+		}
+		if (e->kind != PROLLY_DIFF_REMOVED) {
+			v[3] = slice_datum(e->new_value);
+			n[3] = false;
+		}
+		rows_put(r, v, n);
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(r->row_cxt);
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	return rc;
+}
+
+PG_FUNCTION_INFO_V1(pgx_diff);
+Datum pgx_diff(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	char *from_ref = ref_arg(fcinfo, 0, "from_ref");
+	char *to_ref = ref_arg(fcinfo, 1, "to_ref");
+	bytea *from = key_arg(fcinfo, 2, "from_key", true);
+	bytea *to = key_arg(fcinfo, 3, "to_key", true);
+	prolly_db *db = pgx_open(fcinfo, &t);
+	prolly_id c1, t1, c2, t2;
+	prolly_range range = PROLLY_RANGE_INIT;
+	rows r;
+	int rc;
+	resolve(db, from_ref, &c1, &t1);
+	resolve(db, to_ref, &c2, &t2);
+	if (from) {
+		range.has_lo = 1;
+		range.lo.data = VARDATA_ANY(from);
+		range.lo.size = VARSIZE_ANY_EXHDR(from);
+	}
+	if (to) {
+		range.has_hi = 1;
+		range.hi.data = VARDATA_ANY(to);
+		range.hi.size = VARSIZE_ANY_EXHDR(to);
+	}
+	rows_init(&r, fcinfo);
+	rc = prolly_diff(db, &t1, &t2, &range, on_diff, &r);
+	pgx_check(rc, "diff");
+	return (Datum)0;
+}
+
+/* ---- prolly_log ---- */
+
+/* Commit messages are bytes; text must be valid in the database encoding. Invalid bytes are
+ * shown as \xHH. */
+static Datum message_datum(const char *msg)
+{
+	size_t len = strlen(msg);
+	StringInfoData s;
+	if (pg_verifymbstr(msg, (int)len, true))
+		return PointerGetDatum(cstring_to_text_with_len(msg, (int)len));
+	initStringInfo(&s);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)msg[i];
+		if (ch >= 0x20 && ch < 0x7f)
+			appendStringInfoChar(&s, (char)ch);
+		else
+			appendStringInfo(&s, "\\x%02x", ch);
+	}
+	return PointerGetDatum(cstring_to_text_with_len(s.data, s.len));
+}
+
+static TimestampTz timestamp_of(int64_t unix_us)
+{
+	return (TimestampTz)(unix_us -
+	                     (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+}
+
+static int on_commit(void *payload, const prolly_commit *c)
+{
+	rows *r = payload;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	if (r->left == 0)
+		return 1; /* enough: stop the walk */
+	PG_TRY();
+	{
+		Datum v[5];
+		bool n[5] = {false, false, false, false, false};
+		Datum *parents;
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextSwitchTo(r->row_cxt);
+		parents = palloc(sizeof(Datum) * (c->n_parents ? c->n_parents : 1));
+		for (size_t i = 0; i < c->n_parents; i++)
+			parents[i] = PointerGetDatum(hex_text(&c->parents[i]));
+		v[0] = PointerGetDatum(hex_text(&c->id));
+		v[1] = PointerGetDatum(
+		    construct_array(parents, (int)c->n_parents, TEXTOID, -1, false, TYPALIGN_INT));
+		v[2] = PointerGetDatum(hex_text(&c->tree));
+		v[3] = TimestampTzGetDatum(timestamp_of(c->time_us));
+		v[4] = message_datum(c->message ? c->message : "");
+		rows_put(r, v, n);
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(r->row_cxt);
+		if (r->left > 0)
+			r->left--;
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	return rc;
+}
+
+PG_FUNCTION_INFO_V1(pgx_log);
+Datum pgx_log(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	char *ref = ref_arg(fcinfo, 0, "ref");
+	prolly_db *db;
+	prolly_id commit, tree;
+	rows r;
+	int64 max = -1;
+	int rc;
+	if (!PG_ARGISNULL(1)) {
+		max = PG_GETARG_INT32(1);
+		if (max < 0)
+			ereport(ERROR,
+			        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			         errmsg("prolly: max_rows must not be negative (got %lld)", (long long)max)));
+	}
+	db = pgx_open(fcinfo, &t);
+	resolve(db, ref, &commit, &tree);
+	rows_init(&r, fcinfo);
+	r.left = max;
+	rc = max == 0 ? 0 : prolly_log(db, &commit, on_commit, &r);
+	pgx_check(rc, "log");
+	return (Datum)0;
+}
+
+/* ---- prolly_branches ---- */
+
+typedef struct branch_list {
+	char **names;
+	prolly_id *heads;
+	size_t n, cap;
+} branch_list;
+
+/* Called inside the engine's listing: plain C only (malloc), no PostgreSQL call. */
+static int on_branch(void *payload, const char *name, const prolly_id *commit)
+{
+	branch_list *b = payload;
+	char *copy;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		char **nn = realloc(b->names, cap * sizeof(*nn));
+		prolly_id *nh;
+		if (!nn)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing branches");
+		b->names = nn;
+		if (!(nh = realloc(b->heads, cap * sizeof(*nh))))
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing branches");
+		b->heads = nh;
+		b->cap = cap;
+	}
+	if (!(copy = strdup(name)))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing branches");
+	b->names[b->n] = copy;
+	b->heads[b->n++] = *commit;
+	return 0;
+}
+
+PG_FUNCTION_INFO_V1(pgx_branches);
+Datum pgx_branches(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	prolly_db *db = pgx_open(fcinfo, &t);
+	branch_list b = {NULL, NULL, 0, 0};
+	prolly_id *trees = NULL;
+	rows r;
+	int rc = prolly_branch_list(db, on_branch, &b);
+	if (rc == 0 && b.n && !(trees = malloc(b.n * sizeof(*trees))))
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory listing branches");
+	for (size_t i = 0; rc == 0 && i < b.n; i++) {
+		prolly_commit *c = NULL;
+		if ((rc = prolly_commit_read(&c, db, &b.heads[i])) == 0)
+			trees[i] = c->tree;
+		prolly_commit_free(c);
+	}
+	if (rc == 0) {
+		/* PostgreSQL work from here on: keep the engine's lists until it is done */
+		MemoryContext cxt = CurrentMemoryContext;
+		PG_TRY();
+		{
+			rows_init(&r, fcinfo);
+			for (size_t i = 0; i < b.n; i++) {
+				Datum v[3];
+				bool n[3] = {false, false, false};
+				v[0] = CStringGetTextDatum(b.names[i]);
+				v[1] = PointerGetDatum(hex_text(&b.heads[i]));
+				v[2] = PointerGetDatum(hex_text(&trees[i]));
+				rows_put(&r, v, n);
+			}
+		}
+		PG_CATCH();
+		{
+			rc = pgx_keep_error(cxt);
+		}
+		PG_END_TRY();
+	}
+	for (size_t i = 0; i < b.n; i++)
+		free(b.names[i]);
+	free(b.names);
+	free(b.heads);
+	free(trees);
+	pgx_check(rc, "branches");
+	return (Datum)0;
+}
+
+/* ---- prolly_resolve ---- */
+
+PG_FUNCTION_INFO_V1(pgx_resolve);
+Datum pgx_resolve(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	char *ref = ref_arg(fcinfo, 0, "ref");
+	prolly_db *db = pgx_open(fcinfo, &t);
+	prolly_id commit, tree;
+	resolve(db, ref, &commit, &tree);
+	PG_RETURN_TEXT_P(hex_text(&commit));
+}

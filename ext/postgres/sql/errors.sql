@@ -1,0 +1,132 @@
+-- errors: every bad input gets its SQLSTATE and a message naming what was wrong.
+-- err(q) runs q and shows the SQLSTATE and message of its error (inside a subtransaction,
+-- which the guard must survive as well as a plain error), commit ids (which hold the time they
+-- were made) replaced by <id>.
+CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9a-f]{64}', '<id>', 'g');
+END $$;
+SELECT q, pg_temp.err(q) FROM (VALUES
+  ($q$SELECT prolly_get('main', NULL)$q$),
+  ($q$SELECT prolly_get(NULL, 'k')$q$),
+  ($q$SELECT prolly_get('nosuchbranch', 'k')$q$),
+  ($q$SELECT prolly_get('main~99999', 'k')$q$),
+  ($q$SELECT prolly_get(repeat('0', 64), 'k')$q$),
+  ($q$SELECT prolly_get('bad..name', 'k')$q$),
+  ($q$SELECT prolly_get('main~x', 'k')$q$),
+  ($q$SELECT prolly_get('', 'k')$q$),
+  ($q$SELECT prolly_get('main', decode(repeat('61', 2049), 'hex'))$q$),
+  ($q$SELECT length(prolly_get('main', decode(repeat('61', 2048), 'hex')))$q$),
+  ($q$SELECT * FROM prolly_get_many('main', NULL)$q$),
+  ($q$SELECT * FROM prolly_get_many('main', ARRAY['k00001', NULL]::bytea[])$q$),
+  ($q$SELECT * FROM prolly_get_many('main', ARRAY[decode(repeat('61', 2049), 'hex')])$q$),
+  ($q$SELECT * FROM prolly_get_many('main', '{{k00001},{k00002}}'::bytea[])$q$),
+  ($q$SELECT * FROM prolly_scan(NULL)$q$),
+  ($q$SELECT * FROM prolly_scan('main', max_rows => -1)$q$),
+  ($q$SELECT * FROM prolly_scan('main', prefix => decode(repeat('61', 2049), 'hex'))$q$),
+  ($q$SELECT * FROM prolly_scan('nosuchbranch')$q$),
+  ($q$SELECT prolly_count('nosuchbranch')$q$),
+  ($q$SELECT prolly_count('main', decode(repeat('61', 2049), 'hex'))$q$),
+  ($q$SELECT * FROM prolly_diff('main', 'nosuchbranch')$q$),
+  ($q$SELECT * FROM prolly_diff(NULL, 'main')$q$),
+  ($q$SELECT * FROM prolly_log('nosuchbranch')$q$),
+  ($q$SELECT * FROM prolly_log('main', -1)$q$),
+  ($q$SELECT prolly_resolve('nosuchbranch')$q$),
+  ($q$SELECT prolly_resolve(NULL)$q$)
+) AS t(q);
+-- one of them as psql shows it
+SELECT prolly_get('nosuchbranch', 'k');
+-- a store schema of another version: ERROR naming both versions (55000)
+BEGIN;
+UPDATE meta SET value = 5 WHERE key = 'schema_version';
+SELECT prolly_get('main', 'k00001');
+ROLLBACK;
+BEGIN;
+UPDATE meta SET value = 3 WHERE key = 'schema_version';
+SELECT prolly_resolve('main');
+ROLLBACK;
+SELECT prolly_get('main', 'k00001');  -- the next transaction checks again
+
+-- a node that does not hash to its id: XX001 naming the id (the cache is off so that the
+-- node is read again; the check constraint is dropped to let the damage in)
+SET prolly.cache_size = 0;
+BEGIN;
+ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
+UPDATE nodes SET node = node || '\x00'::bytea
+WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');
+SELECT prolly_get('dev', 'k00001');
+ROLLBACK;
+-- the same, its SQLSTATE shown
+BEGIN;
+ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
+UPDATE nodes SET node = node || '\x00'::bytea
+WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');
+SELECT pg_temp.err($q$SELECT prolly_get('dev', 'k00001')$q$);
+ROLLBACK;
+-- a tree root that is gone: 42704 (the tree named is not in the store)
+BEGIN;
+ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
+DELETE FROM nodes WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');
+SELECT pg_temp.err($q$SELECT count(*) FROM prolly_scan('dev')$q$);
+ROLLBACK;
+-- the nodes below the roots gone: XX001
+BEGIN;
+ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
+DELETE FROM nodes WHERE substring(node FROM 1 FOR 4) = 'PRLY'
+  AND id NOT IN (SELECT decode(tree_id, 'hex') FROM prolly_branches());
+SELECT pg_temp.err($q$SELECT count(*) FROM prolly_scan('big')$q$);
+ROLLBACK;
+SELECT convert_from(prolly_get('dev', 'k00001'), 'UTF8') AS after_rollback;
+RESET prolly.cache_size;
+
+-- reading nodes through SPI gives the same results as the index reader
+SET prolly.node_reader = spi;
+SET prolly.cache_size = 0;
+SELECT prolly_count('main') AS main, count(*) AS scanned, sum(length(value)) AS bytes FROM prolly_scan('main');
+BEGIN;
+ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
+UPDATE nodes SET node = node || '\x00'::bytea
+WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');
+SELECT prolly_get('dev', 'k00001');
+ROLLBACK;
+RESET prolly.node_reader;
+RESET prolly.cache_size;
+SET prolly.node_reader = 'nonsense';
+
+-- a refs row that holds no id, met inside the engine's read of the ref: XX001
+BEGIN;
+INSERT INTO refs VALUES ('refs/heads/short'::bytea, '\x0102'::bytea);
+SELECT pg_temp.err($q$SELECT prolly_resolve('short')$q$);
+ROLLBACK;
+SELECT count(*) AS branches FROM prolly_branches();
+
+-- the functions use the tables of their own schema: an extension in a schema without a store
+DROP EXTENSION prolly;
+CREATE SCHEMA nostore;
+CREATE EXTENSION prolly SCHEMA nostore;
+SELECT pg_temp.err($q$SELECT nostore.prolly_get('main', 'k00001')$q$);
+SELECT nostore.prolly_get('main', 'k00001');
+DROP EXTENSION prolly;
+DROP SCHEMA nostore;
+-- ... and in a schema of its own (a name that needs quoting) holding a copy of the store whose
+-- main was moved to dev's head: the functions there read that schema's tables, not public's
+CREATE SCHEMA "Store 2";
+CREATE TABLE "Store 2".nodes (id bytea PRIMARY KEY, node bytea NOT NULL);
+CREATE TABLE "Store 2".refs (name bytea PRIMARY KEY, value bytea NOT NULL);
+CREATE TABLE "Store 2".meta (key text PRIMARY KEY, value bigint NOT NULL);
+INSERT INTO "Store 2".nodes SELECT * FROM public.nodes;
+INSERT INTO "Store 2".refs SELECT * FROM public.refs;
+INSERT INTO "Store 2".meta SELECT * FROM public.meta;
+UPDATE "Store 2".refs SET value = (SELECT value FROM public.refs WHERE name = 'refs/heads/dev'::bytea)
+WHERE name = 'refs/heads/main'::bytea;
+CREATE EXTENSION prolly SCHEMA "Store 2";
+SELECT "Store 2".prolly_resolve('main') = "Store 2".prolly_resolve('dev') AS moved,
+       "Store 2".prolly_count('main') AS main_count,
+       (SELECT count(*) FROM "Store 2".prolly_diff('main', 'dev')) AS diff;
+DROP EXTENSION prolly;
+DROP SCHEMA "Store 2" CASCADE;
+CREATE EXTENSION prolly SCHEMA public;
+SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS back, prolly_count('main') AS main_count;

@@ -1,0 +1,324 @@
+/*
+ * test_harness_lib.c - the harness's shared modules (bench/lib/) and the password rules the
+ * harness prints through:
+ *
+ *   - rng: splitmix64's published sequence, bench_mix64 as one step of it, draws in range,
+ *     distinct samples (sparse and dense);
+ *   - count: the one count grammar (k/m/g in either case, fractions with a suffix, limits);
+ *   - buf: growth, the NUL after the bytes, big-endian puts, printf, clear; array growth;
+ *   - clock: monotonic, the stopwatch's pauses, the UTC stamp's form;
+ *   - redaction: prolly_redact_url / prolly_redact_message on postgres://, postgresql://, upper
+ *     case schemes, conninfo password= and PGPASSWORD=, and the harness's own PostgreSQL paths
+ *     (monitor connection, environment files) with a password in the URL and in $PGPASSWORD:
+ *     no password reaches an error or a file.
+ *
+ * Re-run one test: build/tests/test_harness_lib NAME.
+ */
+#include "../bench/harness/harness.h"
+#include "buf.h"
+#include "clock.h"
+#include "count.h"
+#include "lib/model.h"
+#include "prolly.h"
+#include "ptest.h"
+#include "rng.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- rng ------------------------------------------------------------------------------------- */
+
+PT_TEST(splitmix64_reference)
+{
+	/* The published sequence for seed 0 (the generator is fixed: tests, corpora and benchmark
+	 * workloads depend on it). */
+	uint64_t s = 0;
+	PT_CHECK(bench_splitmix64(&s) == 0xe220a8397b1dcdafULL);
+	PT_CHECK(bench_splitmix64(&s) == 0x6e789e6aa1b965f4ULL);
+	PT_CHECK(bench_splitmix64(&s) == 0x06c45d188009454fULL);
+	PT_CHECK(bench_mix64(0) == 0xe220a8397b1dcdafULL);
+	bench_rng r;
+	bench_rng_seed(&r, 0); /* the state starts at mix64(seed) */
+	uint64_t t = 0xe220a8397b1dcdafULL;
+	PT_CHECK(bench_rng_next(&r) == bench_splitmix64(&t));
+}
+
+static uint64_t xoshiro_draw(void *x)
+{
+	return bench_xoshiro_next(x);
+}
+
+PT_TEST(xoshiro_stream_fixed)
+{
+	/* The tests' model stream for seed 42: golden trees are built from it, so it never
+	 * changes. */
+	bench_xoshiro x;
+	bench_xoshiro_seed(&x, 42);
+	PT_CHECK(bench_xoshiro_next(&x) == 0x15780b2e0c2ec716ULL);
+	PT_CHECK(bench_xoshiro_next(&x) == 0x6104d9866d113a7eULL);
+	PT_CHECK(bench_xoshiro_next(&x) == 0xae17533239e499a1ULL);
+	for (int i = 0; i < 1000; i++)
+		PT_CHECK(bench_below(xoshiro_draw, &x, 7) < 7);
+	PT_CHECK(bench_below(xoshiro_draw, &x, 0) == 0);
+}
+
+PT_TEST(rng_draws)
+{
+	bench_rng r;
+	bench_rng_seed(&r, 42);
+	for (int i = 0; i < 10000; i++) {
+		uint64_t n = 1 + (uint64_t)i % 97;
+		PT_CHECKF(bench_rng_below(&r, n) < n, "n %" PRIu64, n);
+	}
+	static const uint64_t ns[] = {10, 1000, 1000000};
+	static const size_t ks[] = {10, 400, 1000};
+	for (size_t c = 0; c < 3; c++) {
+		uint64_t *out = calloc(ks[c], sizeof(*out));
+		unsigned char *seen = calloc((size_t)ns[c], 1);
+		PT_REQUIRE(out && seen);
+		PT_CHECK(bench_rng_sample_distinct(&r, ns[c], out, ks[c]) == 0);
+		for (size_t i = 0; i < ks[c]; i++) {
+			PT_CHECKF(out[i] < ns[c] && !seen[out[i]], "n %" PRIu64 " value %" PRIu64, ns[c],
+			          out[i]);
+			if (out[i] < ns[c])
+				seen[out[i]] = 1;
+		}
+		free(out);
+		free(seen);
+	}
+}
+
+/* ---- count ----------------------------------------------------------------------------------- */
+
+static int count_of(const char *s, uint64_t *v)
+{
+	return bench_parse_count(s, strlen(s), v);
+}
+
+PT_TEST(count_grammar)
+{
+	static const struct {
+		const char *text;
+		uint64_t want;
+	} ok[] = {
+	    {"0", 0},
+	    {"1000", 1000},
+	    {"100k", 100000},
+	    {"100K", 100000},
+	    {"1m", 1000000}, /* the scale program's spelling */
+	    {"1M", 1000000},
+	    {"1.5M", 1500000}, /* the harness's spelling */
+	    {"2g", 2000000000},
+	    {"2G", 2000000000},
+	    {"1.5k", 1500},
+	    {"0.001M", 1000},
+	    {"10.0M", 10000000},
+	    {"9223372036854775807", 9223372036854775807ULL},
+	    {"9223372036.854775807G", 9223372036854775807ULL},
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		uint64_t v = 7;
+		PT_CHECKF(count_of(ok[i].text, &v) == 0 && v == ok[i].want, "'%s' -> %" PRIu64, ok[i].text,
+		          v);
+	}
+	static const char *const bad[] = {
+	    "",
+	    "k",
+	    "-1",
+	    "+1",
+	    " 1",
+	    "1 ",
+	    "1.5",
+	    "1.",
+	    ".5",
+	    "1kk",
+	    "1x",
+	    "1e6",
+	    "1mm",
+	    "1.0001k",
+	    "1,000",
+	    "0x10",
+	    "9223372036854775808",
+	    "10G0",
+	    "18446744073709551616",
+	    "9223372037G",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v = 7;
+		PT_CHECKF(count_of(bad[i], &v) == -1 && v == 7, "'%s' accepted as %" PRIu64, bad[i], v);
+	}
+	/* Only len bytes are read. */
+	uint64_t v = 0;
+	PT_CHECK(bench_parse_count("12k,3", 3, &v) == 0 && v == 12000);
+}
+
+/* The harness's flags take the same grammar. */
+PT_TEST(count_in_flags)
+{
+	const hw_override_flag *sizes = NULL, *records = NULL;
+	for (const hw_override_flag *f = hw_override_flags; f->flag; f++) {
+		if (!strcmp(f->flag, "sizes"))
+			sizes = f;
+		if (!strcmp(f->flag, "records"))
+			records = f;
+	}
+	PT_REQUIRE(sizes && records);
+	char out[256], err[256];
+	PT_CHECK(hw_flag_to_toml(sizes, "100k,1m,1.5M,2G", out, sizeof(out), err, sizeof(err)) == 0);
+	PT_CHECKF(!strcmp(out, "[100000, 1000000, 1500000, 2000000000]"), "%s", out);
+	PT_CHECK(hw_flag_to_toml(records, "1m", out, sizeof(out), err, sizeof(err)) == 0);
+	PT_CHECKF(!strcmp(out, "1000000"), "%s", out);
+	PT_CHECK(hw_flag_to_toml(records, "1.5", out, sizeof(out), err, sizeof(err)) == -1);
+}
+
+/* ---- buf ------------------------------------------------------------------------------------- */
+
+PT_TEST(buf_growth)
+{
+	bench_buf b = {0};
+	for (int i = 0; i < 10000; i++)
+		PT_REQUIRE(bench_buf_putc(&b, (char)('a' + i % 26)) == 0);
+	PT_CHECK(b.n == 10000 && b.p[10000] == '\0' && b.p[26] == 'a' && !b.oom);
+	bench_buf_clear(&b);
+	PT_CHECK(b.n == 0 && b.p[0] == '\0');
+	PT_CHECK(bench_buf_printf(&b, "%s-%d", "x", 42) == 0 && !strcmp(b.p, "x-42"));
+	char big[1000];
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	PT_CHECK(bench_buf_printf(&b, "[%s]", big) == 0 && b.n == 4 + 1001 && b.p[b.n] == 0);
+	bench_buf_clear(&b);
+	PT_CHECK(bench_buf_put32be(&b, 0x01020304u) == 0 && bench_buf_put16be(&b, 0xa0b0) == 0);
+	PT_CHECK(b.n == 6 && !memcmp(b.p, "\x01\x02\x03\x04\xa0\xb0", 6));
+	PT_CHECK(bench_buf_put(&b, NULL, 0) == 0 && b.n == 6);
+	b.oom = 1; /* sticky: nothing more is put */
+	PT_CHECK(bench_buf_puts(&b, "more") == -1 && b.n == 6);
+	bench_buf_free(&b);
+	PT_CHECK(b.p == NULL && b.n == 0 && b.oom == 0);
+	bench_buf_free(NULL);
+	/* Arrays grow the same way. */
+	uint64_t *v = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < 1000; i++) {
+		PT_REQUIRE(bench_grow((void **)&v, &cap, i + 1, sizeof(*v)) == 0 && cap >= i + 1);
+		v[i] = i;
+	}
+	PT_CHECK(v[999] == 999 && cap >= 1000 && cap < 2000);
+	size_t before = cap;
+	PT_CHECK(bench_grow((void **)&v, &cap, 10, sizeof(*v)) == 0 && cap == before);
+	PT_CHECK(bench_grow((void **)&v, &cap, SIZE_MAX / 4, sizeof(*v)) == -1 && cap == before);
+	free(v);
+}
+
+/* ---- clock ----------------------------------------------------------------------------------- */
+
+PT_TEST(clock_and_stopwatch)
+{
+	uint64_t a = bench_now_ns(), b = bench_now_ns();
+	PT_CHECK(b >= a);
+	bench_stopwatch w;
+	bench_sw_start(&w);
+	usleep(2000);
+	bench_sw_pause(&w);
+	usleep(20000); /* not counted */
+	bench_sw_resume(&w);
+	double ms = bench_sw_ms(&w);
+	PT_CHECKF(ms >= 2 && ms < 20, "%.3f ms", ms);
+	PT_CHECK(bench_sw_ms(&w) == ms); /* paused: no more time */
+	char stamp[32];
+	bench_utc_now(stamp, sizeof(stamp));
+	PT_CHECKF(strlen(stamp) == 20 && stamp[4] == '-' && stamp[10] == 'T' && stamp[19] == 'Z', "%s",
+	          stamp);
+	PT_CHECK(bench_wall_us() > 1700000000LL * 1000000);
+}
+
+/* ---- redaction ------------------------------------------------------------------------------- */
+
+#define SECRET "Sup3rS3cret"
+
+static void check_hidden(const char *in)
+{
+	char out[512], msg[512];
+	prolly_redact_url(out, sizeof(out), in);
+	PT_CHECKF(!strstr(out, SECRET) && strstr(out, "***"), "url '%s' -> '%s'", in, out);
+	prolly_redact_message(msg, sizeof(msg), in, NULL);
+	PT_CHECKF(!strstr(msg, SECRET), "message '%s' -> '%s'", in, msg);
+}
+
+PT_TEST(redact_urls_and_conninfo)
+{
+	static const char *const cases[] = {
+	    "postgres://bench:" SECRET "@db.example:5432/prolly",
+	    "postgresql://bench:" SECRET "@db.example/prolly?sslmode=require",
+	    "POSTGRES://bench:" SECRET "@db.example/prolly",
+	    "PostgreSQL://bench:" SECRET "@db.example/prolly",
+	    "host=db.example dbname=prolly user=bench password=" SECRET,
+	    "host=db.example password='" SECRET "' dbname=prolly",
+	    "host=db.example PASSWORD=" SECRET,
+	    "PGPASSWORD=" SECRET " psql -h db.example",
+	    "connection to server failed (postgresql://bench:" SECRET "@db.example/prolly)",
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_hidden(cases[i]);
+	/* What is no secret stays readable. */
+	char out[256];
+	prolly_redact_url(out, sizeof(out), "postgresql://bench:" SECRET "@db.example:5432/prolly");
+	PT_CHECKF(strstr(out, "bench") && strstr(out, "db.example:5432/prolly"), "%s", out);
+	prolly_redact_url(out, sizeof(out), "host=db.example dbname=prolly password=" SECRET);
+	PT_CHECKF(strstr(out, "host=db.example") && strstr(out, "dbname=prolly"), "%s", out);
+	/* A message about a connection made with conninfo hides that password wherever it shows. */
+	prolly_redact_message(out, sizeof(out), "role \"bench\" with password " SECRET " failed",
+	                      "host=db.example password=" SECRET);
+	PT_CHECKF(!strstr(out, SECRET), "%s", out);
+}
+
+/* 1 if the file at path holds needle. */
+static int file_has(const char *path, const char *needle)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int hit = getdelim(&text, &n, '\0', f) > 0 && strstr(text, needle) != NULL;
+	free(text);
+	fclose(f);
+	return hit;
+}
+
+/* The harness's PostgreSQL paths with a password it cannot use: nothing shows it. */
+PT_TEST(harness_hides_passwords)
+{
+	static const char *const urls[] = {
+	    "postgresql://bench:" SECRET "@127.0.0.1:1/prolly?connect_timeout=2",
+	    "POSTGRES://bench:" SECRET "@127.0.0.1:1/prolly?connect_timeout=2",
+	    "host=127.0.0.1 port=1 dbname=prolly user=bench password=" SECRET " connect_timeout=2",
+	};
+	char *dir = tm_tmpdir("hlib");
+	PT_REQUIRE(dir);
+	setenv("PGPASSWORD", SECRET, 1);
+	for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+		char err[H_ERR] = "", path[4200];
+		hp_conn *c = NULL;
+		PT_CHECK(hp_connect(&c, urls[i], "prolly_bench", err, sizeof(err)) != 0);
+		PT_CHECKF(err[0] && !strstr(err, SECRET), "hp_connect: %s", err);
+		hp_close(c);
+		err[0] = 0;
+		he_write_all(dir, urls[i], "prolly_bench", err, sizeof(err));
+		PT_CHECKF(!strstr(err, SECRET), "he_write_all: %s", err);
+		static const char *const files[] = {"machine.txt", "postgres.txt", "dependencies.txt"};
+		for (size_t f = 0; f < 3; f++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, files[f]);
+			PT_CHECKF(!file_has(path, SECRET), "%s holds the password (url %zu)", files[f], i);
+		}
+	}
+	unsetenv("PGPASSWORD");
+	tm_rmtree(dir);
+	free(dir);
+}
+
+int main(int argc, char **argv)
+{
+	return pt_run(argc, argv);
+}
