@@ -1063,16 +1063,25 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
 /*
  * Remotes: other stores known by name, recorded in the store itself (docs/commits.md,
  * "Remotes"): remote NAME is the ref "config/remotes/NAME" naming a one-record tree whose key
- * "url" holds the URL, so gc keeps it and every copy of the store carries it. The URL is kept
- * as given, password included (as a git config keeps it): print it only through
- * prolly_redact_url. What a fetch saw of the remote's branch B is the ref "remotes/NAME/B"
+ * "url" holds the URL, so gc keeps it. Remotes are the store's own configuration: a clone does
+ * not copy them. A remote URL never holds a password (prolly_remote_url_valid): the password of
+ * a PostgreSQL remote comes from ~/.pgpass, PGPASSFILE or PGPASSWORD. Print a URL only through
+ * prolly_redact_url all the same (a user name or host may be private). What a fetch saw of the remote's branch B is the ref "remotes/NAME/B"
  * (a remote-tracking ref), which prolly_resolve reads as "NAME/B" when no branch or tag is
  * spelled so; only fetch, push and prolly_remote_remove move those refs. Remote names follow
  * the branch name rules and have no '/'.
  */
 
-/* Records remote name with url (1..4096 bytes, copied). PROLLY_ECONFLICT if it exists;
- * PROLLY_EINVAL for a bad name or url; store errors. Thread-safe as any write. */
+/* 0 if url may name a remote: 1..4096 bytes carrying no password (neither a non-empty password
+ * in a URL's user information, "SCHEME://USER:PASSWORD@HOST", nor a password= or sslpassword=
+ * key, in any letter case, in a connection string or a URL's query; found by the walk of
+ * prolly_redact_url). Else PROLLY_EINVAL, with a message that does not quote url and says to
+ * use ~/.pgpass, PGPASSFILE or PGPASSWORD. Thread-safe; allocates nothing. */
+PROLLY_API int prolly_remote_url_valid(const char *url);
+
+/* Records remote name with url (copied; prolly_remote_url_valid must accept it).
+ * PROLLY_ECONFLICT if it exists; PROLLY_EINVAL for a bad name or url (nothing written); store
+ * errors. Thread-safe as any write. */
 PROLLY_API int prolly_remote_add(prolly_db *db, const char *name, const char *url);
 
 /* Puts the URL of remote name into out (not NUL-terminated; out->size bytes). PROLLY_ENOTFOUND

@@ -10,8 +10,14 @@
  *       commit: a remote-tracking ref, read wherever a REF is read as NAME/B (resolve.c), kept
  *       by gc like every ref that names a commit, moved only by fetch and push, never reflogged.
  *   RM3 Remote names are branch names without '/' (so NAME/B splits at the first '/').
+ *   RM4 A remote's URL never holds a password (redact.c, RX5): the record is a tree that gc
+ *       keeps and a copy of the store would carry, so a secret in it would travel and be hard to
+ *       delete. prolly_remote_add refuses such a URL; the password belongs in ~/.pgpass,
+ *       PGPASSFILE or PGPASSWORD. Remotes are this store's configuration: a clone does not copy
+ *       them (the CLI's clone copies branches and tags only).
  */
 #include "internal.h"
+#include "store/redact.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +47,22 @@ static void config_ref(char *out, size_t cap, const char *name)
 	snprintf(out, cap, CONFIG_PREFIX "%s", name);
 }
 
+int prolly_remote_url_valid(const char *url)
+{
+	if (!url)
+		return prolly_set_error(PROLLY_EINVAL, "a remote URL is NULL");
+	size_t len = strlen(url);
+	if (len == 0 || len > MAX_URL)
+		return prolly_set_error(PROLLY_EINVAL, "a remote URL has 1 to %d bytes (got %zu)", MAX_URL,
+		                        len);
+	if (prolly__redact_has_password(url)) /* RM4 */
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "the remote URL carries a password, which would be stored in the "
+		                        "store and copied with it: give the URL without the password and "
+		                        "keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD instead");
+	return 0;
+}
+
 int prolly_remote_add(prolly_db *db, const char *name, const char *url)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
@@ -51,10 +73,9 @@ int prolly_remote_add(prolly_db *db, const char *name, const char *url)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_add: NULL db or url");
 	if ((rc = check_name(name)))
 		return rc;
+	if ((rc = prolly_remote_url_valid(url)))
+		return rc;
 	size_t len = strlen(url);
-	if (len == 0 || len > MAX_URL)
-		return prolly_set_error(PROLLY_EINVAL, "a remote URL has 1 to %d bytes (got %zu)", MAX_URL,
-		                        len);
 	config_ref(ref, sizeof(ref), name);
 	prolly_edit e = {PROLLY_PUT, {URL_KEY, sizeof(URL_KEY) - 1}, {url, len}};
 	prolly_ref_update u;

@@ -163,6 +163,10 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)))
 		return rc;
+	/* The source becomes remote "origin": a URL it cannot record is refused before anything is
+	 * opened or created. */
+	if ((err = prolly_remote_url_valid(pos[0])))
+		return fail_lib(cli, err, "cannot clone");
 	if ((rc = open_other(cli, &src, pos[0], PROLLY_OPEN_READONLY)) ||
 	    (rc = open_other(cli, &cli->db, pos[1], PROLLY_OPEN_CREATE)))
 		goto cleanup;
@@ -191,7 +195,8 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "clone failed (run it again to finish it)");
 		goto cleanup;
 	}
-	/* The source becomes remote "origin", its branches origin/BRANCH. */
+	/* The source becomes remote "origin", its branches origin/BRANCH; the source's own remotes
+	 * (config/remotes/) are its configuration and stay there. */
 	if ((err = prolly_remote_add(cli->db, "origin", pos[0])) && err != PROLLY_ECONFLICT) {
 		rc = fail_lib(cli, err, "cannot record remote 'origin'");
 		goto cleanup;

@@ -214,8 +214,9 @@ const struct command commands[] = {
      "The old head stays in the reflog.\n"},
     /* History between stores (cmd_remote.c). */
     {"remote", cmd_remote, "add NAME URL | list | remove NAME", "manage the stores this one knows",
-     "Records other stores by name, in this store (the ref config/remotes/NAME; the URL is\n"
-     "kept as given, and shown only with its password hidden):\n"
+     "Records other stores by name, in this store (the ref config/remotes/NAME; a clone does\n"
+     "not copy them). A URL never holds a password: one with USER:PASSWORD@, password= or\n"
+     "sslpassword= is refused (exit 2); keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD:\n"
      "  add NAME URL    record remote NAME (a branch name without '/'); exit 2 if it exists\n"
      "  list            print NAME<TAB>URL lines, in name order, passwords hidden\n"
      "  remove NAME     forget NAME and its remote-tracking branches NAME/BRANCH (exit 1 if\n"
@@ -223,7 +224,8 @@ const struct command commands[] = {
     {"clone", cmd_clone, "SRC-URL DEST-URL", "copy a store with all its history",
      "Copies every branch and tag of the store at SRC-URL, with their whole history, into the\n"
      "store at DEST-URL (created if needed; one that has branches is refused, exit 2), records\n"
-     "SRC-URL there as remote 'origin' and its branches as origin/BRANCH. Prints REF<TAB>COMMIT\n"
+     "SRC-URL there as remote 'origin' and its branches as origin/BRANCH (an SRC-URL with a\n"
+     "password is refused, exit 2; the source's remotes are not copied). Prints REF<TAB>COMMIT\n"
      "per ref, then copied<TAB>N commits<TAB>N nodes. The refs move last: an interrupted clone\n"
      "leaves no branch, and running it again finishes it. --store is not used. A mem: store\n"
      "lives as long as one process, so both URLs name LMDB or PostgreSQL stores.\n"},

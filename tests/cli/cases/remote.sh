@@ -63,9 +63,18 @@ p get main e
 # this store's remotes: add, fetch, read, remove
 p remote add copy lmdb:copy
 pe remote add copy lmdb:elsewhere
-p remote add secret 'postgresql://me:hunter2@/db?host=/nonexistent'
+# a remote URL never stores a password (it would travel with every copy of the store): refused,
+# without quoting it; the password belongs in ~/.pgpass, PGPASSFILE or PGPASSWORD
+pe remote add secret 'postgresql://me:hunter2@/db?host=/nonexistent'
+pe remote add secret 'host=/nonexistent dbname=db PassWord=hunter2'
+pe clone 'postgresql://me:hunter2@/db?host=/nonexistent' lmdb:copy2
+p remote add secret 'postgresql://me@/db?host=/nonexistent'
 p remote list
 pe fetch secret
+# a clone does not carry the source's remotes: they are the source's configuration
+echo '$ prolly clone STORE lmdb:copy3'
+prolly clone "$PROLLY_STORE" lmdb:copy3 | grep -v '^copied'
+p --store lmdb:copy3 remote list
 p fetch copy
 prolly log copy/main | grep -c "^commit"
 p remote remove copy
