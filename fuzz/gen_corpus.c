@@ -128,6 +128,42 @@ static int hdr_seeds(const char *dir)
 	return rc;
 }
 
+/* Proofs for fuzz_proof: the tree id (32 bytes), then a proof of it: keys present and absent,
+ * ranges, over a tree of a few levels. */
+static int proof_seeds(const char *dir, unsigned *seq)
+{
+	prolly_db *db = NULL;
+	prolly_txn *txn = NULL;
+	prolly_builder *b = NULL;
+	prolly_id root;
+	char k[16], v[16];
+	int rc = prolly_open(&db, "mem:", NULL) || prolly_txn_begin(&txn, db) ||
+	         prolly_builder_new(&b, txn);
+	for (int i = 0; i < 3000 && !rc; i++) {
+		snprintf(k, sizeof(k), "k%05d", i * 2);
+		snprintf(v, sizeof(v), "v%d", i);
+		rc = prolly_builder_add(b, k, strlen(k), v, strlen(v));
+	}
+	rc = rc || prolly_builder_finish(b, &root) || prolly_txn_commit(txn, NULL, 0);
+	static const char *const cases[][2] = {
+	    {"k00000", NULL}, {"k00001", NULL}, {"zz", NULL}, {"k01000", "k01010"}, {"a", "b"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && !rc; i++) {
+		prolly_buf out = PROLLY_BUF_INIT, p = PROLLY_BUF_INIT;
+		prolly_slice from = {cases[i][0], strlen(cases[i][0])};
+		prolly_slice to = {cases[i][1] ? cases[i][1] : "", cases[i][1] ? strlen(cases[i][1]) : 0};
+		rc = prolly_prove(&p, db, &root, &from, cases[i][1] ? &to : NULL) ||
+		     prolly__buf_put(&out, root.bytes, PROLLY_ID_SIZE) ||
+		     prolly__buf_put(&out, p.ptr, p.size) ||
+		     write_file(dir, "proof", (*seq)++, out.ptr, out.size);
+		prolly_buf_dispose(&out);
+		prolly_buf_dispose(&p);
+	}
+	prolly_builder_free(b);
+	prolly_txn_free(txn);
+	prolly_close(db);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -156,6 +192,8 @@ int main(int argc, char **argv)
 	rc |= commit(dir, &cs, 2, "merge branch 'feature' into main\n\nwith a body");
 	rc |= commit(dir, &cs, 5, "octopus");
 	rc |= hdr_seeds(dir);
+	unsigned ps = 0;
+	rc |= proof_seeds(dir, &ps);
 	printf("gen_corpus: %u nodes, %u commits in %s\n", ns, cs, dir);
 	return rc ? 1 : 0;
 }

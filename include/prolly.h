@@ -885,9 +885,10 @@ PROLLY_API int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const ch
 PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch);
 
 /* Resolves a revision spec to a commit: a base, then any sequence of steps.
- *   base: a branch name; a tag name (a branch spelled the same wins); a commit id (64 hex
- *         digits); or a unique prefix of a commit id, 4 to 63 hex digits (a branch or tag
- *         spelled the same wins). The prefix is looked up with the store's
+ *   base: a branch name; a tag name (a branch spelled the same wins); a remote-tracking
+ *         branch REMOTE/BRANCH (the ref "remotes/REMOTE/BRANCH" a fetch made; a branch or tag
+ *         spelled the same wins); a commit id (64 hex digits); or a unique prefix of a commit
+ *         id, 4 to 63 hex digits (a branch or tag spelled the same wins). The prefix is looked up with the store's
  *         find_ids (one round trip) where it has one, else by walking the history of every ref.
  *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
@@ -980,6 +981,193 @@ PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *
  * receives the counts on success; an unknown out->version is PROLLY_EINVAL before anything is
  * done. */
 PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sync: history that travels between stores                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* How prolly_sync works. Start from PROLLY_SYNC_OPTIONS_INIT or prolly_sync_options_init(). */
+#define PROLLY_SYNC_OPTIONS_VERSION 1
+typedef struct prolly_sync_options {
+	unsigned version;      /* PROLLY_SYNC_OPTIONS_VERSION */
+	size_t batch;          /* ids per question, read and write; 0: 512; at most 65536 */
+	const char *operation; /* reflog operation of the ref moves (as prolly_txn_set_reason);
+	                          NULL: the default ("create", "move", ...) */
+	const char *message;   /* reflog message; may be NULL */
+} prolly_sync_options;
+/* clang-format off */
+#define PROLLY_SYNC_OPTIONS_INIT {PROLLY_SYNC_OPTIONS_VERSION, 0, NULL, NULL}
+/* clang-format on */
+
+/* Sets *opts to the defaults of version (PROLLY_SYNC_OPTIONS_VERSION). PROLLY_EINVAL for opts
+ * NULL or another version. Thread-safe; allocates nothing. */
+PROLLY_API int prolly_sync_options_init(prolly_sync_options *opts, unsigned version);
+
+/* What a sync did (filled in also when it fails part way: what was written stays written). */
+#define PROLLY_SYNC_STATS_VERSION 1
+typedef struct prolly_sync_stats {
+	unsigned version;        /* PROLLY_SYNC_STATS_VERSION */
+	uint64_t commits_copied; /* commit objects written to the destination */
+	uint64_t nodes_copied;   /* tree nodes written */
+	uint64_t bytes_copied;   /* their bytes, commits included */
+	uint64_t has_calls;      /* batches the destination was asked about (has_nodes) */
+	uint64_t read_calls;     /* batches read from the source */
+	uint64_t write_calls;    /* writes to the destination (each one atomic) */
+} prolly_sync_stats;
+/* clang-format off */
+#define PROLLY_SYNC_STATS_INIT {PROLLY_SYNC_STATS_VERSION, 0, 0, 0, 0, 0, 0}
+/* clang-format on */
+
+/* Sets *stats to zero counts of version (PROLLY_SYNC_STATS_VERSION). PROLLY_EINVAL for stats
+ * NULL or another version. Thread-safe; allocates nothing. */
+PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version);
+
+/*
+ * Copies history from src to dst: every commit reachable from commits[0..n_commits) and from the
+ * values of refs[0..n_refs) (those that do not remove), with their trees, that dst lacks; then
+ * applies the ref updates to dst in one atomic write, each by its compare-and-swap (expect,
+ * expected), moves under refs/heads/ and refs/tags/ reflogged as usual (opts->operation).
+ *
+ * How: the walk asks dst which objects it has, a batch per tree level (the store's has_nodes,
+ * else get_nodes), reads the rest from src in one call per batch (every object hash-checked),
+ * and skips every subtree, and every older commit, that dst already has (a store holds an object
+ * only together with everything below it: K6 in prolly/store.h). It writes children before
+ * parents, trees before their commits, parent commits before their children, and the refs last,
+ * so an interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a
+ * missing object, and running it again copies only what is still missing. A commit whose tree
+ * or parent retention removed from src is copied without it. Cost: a push of a commit that
+ * changed k records copies O(k x height) nodes, with one question, one read and one write per
+ * tree level; a clone reads src once. Memory: one batch of nodes per tree level, plus 32 bytes
+ * and the parent ids per commit copied.
+ *
+ * out       may be NULL; else receives the counters (initialised with PROLLY_SYNC_STATS_INIT:
+ *           an unknown out->version is PROLLY_EINVAL before anything is done).
+ * dst, src  two handles, on different stores (the same store is harmless: nothing is missing).
+ * commits   may be NULL when n_commits is 0.
+ * refs      updates as for prolly_txn_set_ref (names 1..PROLLY_MAX_REF_NAME bytes, any ref
+ *           namespace); on PROLLY_ECONFLICT the failing ones get conflict and current_*. May be
+ *           NULL when n_refs is 0 (then nothing but objects is written).
+ * opts      may be NULL (defaults).
+ *
+ * Errors: PROLLY_EINVAL (NULL db, commits or refs with a count, bad opts, bad ref update, a start
+ * id that is not a commit); PROLLY_ENOTFOUND (a start commit in neither store); PROLLY_ECONFLICT
+ * (a ref's expectation failed: no ref moved, the objects copied stay; or a gc ran on dst during
+ * the sync: run it again); PROLLY_ECORRUPT (src holds a damaged object or lacks a child node);
+ * PROLLY_EUNSUPPORTED (dst opened read-only); PROLLY_ENOMEM; store errors of either.
+ * Threads: as for any operation on the two handles; a sync reads src and writes dst only.
+ */
+PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
+                           const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
+                           size_t n_refs, const prolly_sync_options *opts);
+
+/*
+ * Remotes: other stores known by name, recorded in the store itself (docs/commits.md,
+ * "Remotes"): remote NAME is the ref "config/remotes/NAME" naming a one-record tree whose key
+ * "url" holds the URL, so gc keeps it. Remotes are the store's own configuration: a clone does
+ * not copy them. A remote URL never holds a password (prolly_remote_url_valid): the password of
+ * a PostgreSQL remote comes from ~/.pgpass, PGPASSFILE or PGPASSWORD. Print a URL only through
+ * prolly_redact_url all the same (a user name or host may be private). What a fetch saw of the remote's branch B is the ref "remotes/NAME/B"
+ * (a remote-tracking ref), which prolly_resolve reads as "NAME/B" when no branch or tag is
+ * spelled so; only fetch, push and prolly_remote_remove move those refs. Remote names follow
+ * the branch name rules and have no '/'.
+ */
+
+/* 0 if url may name a remote: 1..4096 bytes carrying no password (neither a non-empty password
+ * in a URL's user information, "SCHEME://USER:PASSWORD@HOST", nor a password= or sslpassword=
+ * key, in any letter case, in a connection string or a URL's query; found by the walk of
+ * prolly_redact_url). Else PROLLY_EINVAL, with a message that does not quote url and says to
+ * use ~/.pgpass, PGPASSFILE or PGPASSWORD. Thread-safe; allocates nothing. */
+PROLLY_API int prolly_remote_url_valid(const char *url);
+
+/* Records remote name with url (copied; prolly_remote_url_valid must accept it).
+ * PROLLY_ECONFLICT if it exists; PROLLY_EINVAL for a bad name or url (nothing written); store
+ * errors. Thread-safe as any write. */
+PROLLY_API int prolly_remote_add(prolly_db *db, const char *name, const char *url);
+
+/* Puts the URL of remote name into out (not NUL-terminated; out->size bytes). PROLLY_ENOTFOUND
+ * if there is no such remote; PROLLY_EINVAL for a bad name; store errors. */
+PROLLY_API int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name);
+
+/* Called by prolly_remote_list for each remote, in name order; name and url (NUL-terminated,
+ * unredacted) are valid only during the call. Non-zero stops the listing and is returned. */
+typedef int (*prolly_remote_fn)(void *payload, const char *name, const char *url);
+PROLLY_API int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload);
+
+/* Removes remote name and every remote-tracking ref "remotes/NAME/..." in one write.
+ * PROLLY_ENOTFOUND if there is no such remote; PROLLY_ECONFLICT if one of them moved meanwhile
+ * (nothing removed); PROLLY_EINVAL; store errors. The commits they named are left to gc. */
+PROLLY_API int prolly_remote_remove(prolly_db *db, const char *name);
+
+/* Called by prolly_fetch for each remote-tracking ref it moved, in branch name order: old is
+ * NULL for a branch new to this store, new NULL for one gone from the remote. Valid during the
+ * call. Non-zero is returned by prolly_fetch (the refs have moved already). */
+typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_id *old_commit,
+                               const prolly_id *new_commit);
+
+/* Fetches every branch of remote (a handle on the store that remote name stands for; the
+ * caller opens it, read-only will do) into db: copies what db lacks with prolly_sync, then
+ * moves each "remotes/NAME/B" to the remote's head of B, creates those of new branches and
+ * removes those of branches the remote no longer has, all in one write, each by
+ * compare-and-swap against what it read. Local branches never move. stats may be NULL.
+ * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref;
+ * fetch again); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
+PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
+                            const char *name, prolly_fetch_fn fn, void *payload);
+
+/* Pushes branch of db to the branch of the same name of remote (the store remote name stands
+ * for): copies what remote lacks with prolly_sync, then moves its "refs/heads/BRANCH" from the
+ * head read first to ours by compare-and-swap (reflogged there as "push"), and sets our
+ * "remotes/NAME/BRANCH" to it. Fast-forward only unless force: a remote head that is not an
+ * ancestor of ours (including one this store does not have) is PROLLY_ECONFLICT and nothing is
+ * written anywhere. Two pushes racing for one branch: one wins, the other gets
+ * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). Errors also:
+ * PROLLY_ENOTFOUND (no such local branch), PROLLY_EINVAL, those of prolly_sync. */
+PROLLY_API int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
+                           const char *name, const char *branch, int force);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Proofs                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What a proof claims, as prolly_proof_verify read it: slices into the proof's bytes, valid as
+ * long as they are. */
+typedef struct prolly_proof_claim {
+	int range;        /* 0: about one key; 1: about every record with key <= k < to */
+	prolly_slice key; /* the key, or the range's first key */
+	prolly_slice to;  /* the range's end (excluded); empty for a key proof */
+} prolly_proof_claim;
+
+/* Called by prolly_proof_verify with what the proof shows: for a key proof once, with value
+ * NULL when the key is absent; for a range proof once per record, in key order (not at all for
+ * an empty range). Slices valid during the call. Non-zero stops and is returned. */
+typedef int (*prolly_proof_fn)(void *payload, const prolly_slice *key, const prolly_slice *value);
+
+/*
+ * Builds in out (replacing its contents) a proof about tree root: with to NULL, that key has
+ * its value in the tree or is absent; otherwise that the records with key <= k < to are
+ * exactly those the tree holds (none left out). The proof carries the tree's nodes on the path
+ * to key (or every node whose span meets the range, and their ancestors), verbatim: its size is
+ * about height nodes for a key, plus the leaves of the range for a range. Format: docs/format.md,
+ * "Proofs" (versioned). Reads one tree level per store call.
+ * Errors: PROLLY_EINVAL (NULL argument, to before key), PROLLY_ETOOBIG (a key over
+ * PROLLY_MAX_KEY), PROLLY_ENOTFOUND (root not in the store), PROLLY_ECORRUPT, PROLLY_ENOMEM,
+ * store errors. Threads: as any read.
+ */
+PROLLY_API int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *root,
+                            const prolly_slice *key, const prolly_slice *to);
+
+/*
+ * Checks proof[0..size) against tree id `tree` with hashing alone (no store, no handle): every
+ * node the walk from the root to the key (or across the range) needs must be in the proof and
+ * hash to the id its parent names. On success *claim (may be NULL) says what it is about and fn
+ * (may be NULL) receives what it proves. Errors: PROLLY_ECORRUPT (not a valid proof of this
+ * tree: malformed, truncated, a node missing or changed; the message says which),
+ * PROLLY_EVERSION (a newer proof format), PROLLY_EINVAL (NULL tree, or proof with a size),
+ * PROLLY_ENOMEM, or fn's non-zero return. Allocates only for its duration; thread-safe.
+ */
+PROLLY_API int prolly_proof_verify(prolly_proof_claim *claim, const prolly_id *tree,
+                                   const void *proof, size_t size, prolly_proof_fn fn,
+                                   void *payload);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reflog, tags, reset                                                                        */

@@ -214,3 +214,48 @@ void prolly__gc_result_put(prolly_gc_result *out, const prolly_gc_result *full)
 	*out = *full; /* version 1 is the whole struct */
 	out->version = PROLLY_GC_RESULT_VERSION;
 }
+
+/* ---- prolly_sync_options, prolly_sync_stats ---- */
+
+int prolly__sync_check(const prolly_sync_options *opts, const prolly_sync_stats *stats)
+{
+	if (opts && opts->version != PROLLY_SYNC_OPTIONS_VERSION)
+		return bad_version("prolly_sync_options", "PROLLY_SYNC_OPTIONS_INIT", opts->version,
+		                   PROLLY_SYNC_OPTIONS_VERSION);
+	if (stats && stats->version != PROLLY_SYNC_STATS_VERSION)
+		return bad_version("prolly_sync_stats", "PROLLY_SYNC_STATS_INIT", stats->version,
+		                   PROLLY_SYNC_STATS_VERSION);
+	return 0;
+}
+
+int prolly_sync_options_init(prolly_sync_options *opts, unsigned version)
+{
+	if (!opts)
+		return null_arg("prolly_sync_options_init");
+	if (version != PROLLY_SYNC_OPTIONS_VERSION)
+		return bad_version("prolly_sync_options", "PROLLY_SYNC_OPTIONS_INIT", version,
+		                   PROLLY_SYNC_OPTIONS_VERSION);
+	const prolly_sync_options defaults = PROLLY_SYNC_OPTIONS_INIT;
+	*opts = defaults;
+	return 0;
+}
+
+int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version)
+{
+	if (!stats)
+		return null_arg("prolly_sync_stats_init");
+	if (version != PROLLY_SYNC_STATS_VERSION)
+		return bad_version("prolly_sync_stats", "PROLLY_SYNC_STATS_INIT", version,
+		                   PROLLY_SYNC_STATS_VERSION);
+	memset(stats, 0, sizeof(*stats));
+	stats->version = version;
+	return 0;
+}
+
+void prolly__sync_stats_put(prolly_sync_stats *out, const prolly_sync_stats *full)
+{
+	if (!out)
+		return;
+	*out = *full; /* version 1 is the whole struct */
+	out->version = PROLLY_SYNC_STATS_VERSION;
+}

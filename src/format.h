@@ -75,4 +75,17 @@
  * time 8 + old 32 + new 32 + o 1 + r 2 + m 2. */
 #define PROLLY__REFLOG_FIXED 83
 
+/* ------------------------------------------------------------------------------------------ */
+/* Proofs (proof.c): never stored; written by prolly_prove, read by prolly_proof_verify        */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PROLLY_PROOF_MAGIC "PRLP"
+#define PROLLY_PROOF_VERSION 1
+#define PROLLY__PROOF_OFF_VERSION 4 /* u8, PROLLY_PROOF_VERSION */
+#define PROLLY__PROOF_OFF_KIND 5    /* u8: 0 a key, 1 a range */
+#define PROLLY__PROOF_OFF_FLAGS 6   /* u16, 0 */
+#define PROLLY__PROOF_HEADER                                                                       \
+	8 /* then u32 a, a key bytes, u32 b, b end-key bytes, u32 n,
+                                       n times (u32 size, size node bytes) */
+
 #endif /* PROLLY_FORMAT_H */

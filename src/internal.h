@@ -100,6 +100,8 @@ int prolly__merge_check(const prolly_merge_options *opts, const prolly_merge_sta
 void prolly__merge_stats_put(prolly_merge_stats *out, const prolly_merge_stats *full);
 int prolly__gc_result_check(const prolly_gc_result *r);
 void prolly__gc_result_put(prolly_gc_result *out, const prolly_gc_result *full);
+int prolly__sync_check(const prolly_sync_options *opts, const prolly_sync_stats *stats);
+void prolly__sync_stats_put(prolly_sync_stats *out, const prolly_sync_stats *full);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */

@@ -20,6 +20,9 @@
  *   RX4 without one_line (a URL or connection string as the user typed it): the value after a
  *       word naming a password ("password", "passwd", "pwd", any word holding "pass" but
  *       passfile) written with white space and no '=' ("password secret"), which libpq refuses.
+ *   RX5 a password is carried (prolly__redact_has_password, which refuses it where it would be
+ *       stored: a remote's URL) when RX2 finds a non-empty one, or RX3 a key password or
+ *       sslpassword in any letter case, in a connection string or a URL's query.
  * With one_line, newlines and tabs become single spaces and trailing white space is dropped
  * (libpq's messages span lines).
  *
@@ -183,17 +186,24 @@ static size_t value_len(const char *text, size_t v, int in_query)
 	return (text[k] ? k + 1 : k) - v;
 }
 
-size_t prolly__redact(char *out, size_t cap, const char *text, const char *const *secrets,
-                      size_t n_secrets, int one_line)
+/* RX5: a key that always names a password: password or sslpassword, in any letter case. */
+static int password_key(const char *k, size_t len)
 {
-	out_buf o = {out, cap, 0};
-	size_t i = 0;
+	return (len == 8 && strncasecmp(k, "password", 8) == 0) ||
+	       (len == 11 && strncasecmp(k, "sslpassword", 11) == 0);
+}
+
+/* The one walk: copies text into o with the secrets hidden; when pw is not NULL, sets *pw to 1
+ * if text carries a password (RX5). */
+static size_t redact_walk(out_buf o, const char *text, const char *const *secrets, size_t n_secrets,
+                          int one_line, int *pw)
+{
+	char *out = o.p;
+	size_t cap = o.cap, i = 0;
 	int in_query = 0;
-	if (!out || !cap)
-		return 0;
 	if (!text)
 		text = "";
-	while (text[i] && o.n + 1 < cap) {
+	while (text[i] && (pw || o.n + 1 < cap)) { /* to the end when looking for a password */
 		char c = text[i];
 		int matched = 0;
 		/* RX1 */
@@ -210,6 +220,8 @@ size_t prolly__redact(char *out, size_t cap, const char *text, const char *const
 		/* RX2 */
 		size_t from, to;
 		if (url_secret(text, i, &from, &to)) {
+			if (pw && to > from)
+				*pw = 1;
 			put(&o, text + i, from - i);
 			put(&o, "***", 3);
 			i = to;
@@ -234,6 +246,8 @@ size_t prolly__redact(char *out, size_t cap, const char *text, const char *const
 				while (!query && (text[v] == ' ' || text[v] == '\t'))
 					v++;
 				put(&o, text + i, v - i);
+				if (pw && password_key(text + i, key_end - i))
+					*pw = 1;
 				if (shown_keyword(text + i, key_end - i)) {
 					i = v;
 				} else {
@@ -265,6 +279,24 @@ size_t prolly__redact(char *out, size_t cap, const char *text, const char *const
 			o.n--;
 	out[o.n] = 0;
 	return o.n;
+}
+
+size_t prolly__redact(char *out, size_t cap, const char *text, const char *const *secrets,
+                      size_t n_secrets, int one_line)
+{
+	if (!out || !cap)
+		return 0;
+	out_buf o = {out, cap, 0};
+	return redact_walk(o, text, secrets, n_secrets, one_line, NULL);
+}
+
+int prolly__redact_has_password(const char *text)
+{
+	char sink[64]; /* the walk reads all of text; what it copies is cut to fit and dropped */
+	out_buf o = {sink, sizeof(sink), 0};
+	int pw = 0;
+	redact_walk(o, text, NULL, 0, 0, &pw);
+	return pw;
 }
 
 size_t prolly_redact_url(char *out, size_t cap, const char *url)

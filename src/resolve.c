@@ -2,9 +2,11 @@
  * resolve.c - revision specs (prolly_resolve): what a command means by "main~2^2" or "3fa9c".
  *
  * A spec is a base followed by any sequence of steps:
- *   base   a branch name; a commit id (64 hex digits); or a unique prefix of a commit id of
- *          MIN_PREFIX..63 hex digits (either case). A branch wins over a short id of the same
- *          spelling (branch names of 64 hex digits are refused: prolly_branch_name_valid).
+ *   base   a branch name; a tag; a remote-tracking branch REMOTE/BRANCH (the ref
+ *          "remotes/REMOTE/BRANCH", remote.c); a commit id (64 hex digits); or a unique prefix
+ *          of a commit id of MIN_PREFIX..63 hex digits (either case), tried in that order: a
+ *          branch wins over a tag, a remote-tracking branch and a short id of the same spelling
+ *          (branch names of 64 hex digits are refused: prolly_branch_name_valid).
  *   ~N     N first-parent steps back (N decimal, required);
  *   ^N     the N-th parent (1-based; "^" alone is "^1", "^0" the commit itself).
  *
@@ -198,6 +200,15 @@ static int find_prefix(prolly_id *out, prolly_db *db, const char *hex, size_t le
 
 /* ---- the base and the steps -------------------------------------------------------------------- */
 
+/* The ref "remotes/REMOTE/BRANCH" for base "REMOTE/BRANCH". */
+static int remote_tracking(prolly_id *out, prolly_db *db, const char *base)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	if (snprintf(ref, sizeof(ref), "remotes/%s", base) >= (int)sizeof(ref))
+		return PROLLY_ENOTFOUND;
+	return prolly__get_ref(db, ref, out);
+}
+
 static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const char *base,
                         size_t blen, const char *spec)
 {
@@ -220,6 +231,9 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 			return read_commit(c, db, out, spec);
 		if (rc != PROLLY_ENOTFOUND)
 			return rc;
+		/* then a remote-tracking branch REMOTE/BRANCH (remote.c, RM2) */
+		if (memchr(base, '/', blen) && (rc = remote_tracking(out, db, base)) != PROLLY_ENOTFOUND)
+			return rc ? rc : read_commit(c, db, out, spec);
 	}
 	if (hex && blen >= MIN_PREFIX) {
 		if ((rc = find_prefix(out, db, base, blen, spec)))

@@ -28,7 +28,9 @@ static size_t table_size(unsigned version)
 	switch (version) {
 	case 1: return offsetof(prolly_store, get_ref_objects);
 	case 2: return offsetof(prolly_store, flags);
-	default: return sizeof(prolly_store); /* 3 and 4 have the same members */
+	case 3:
+	case 4: return offsetof(prolly_store, has_nodes); /* 3 and 4 have the same members */
+	default: return sizeof(prolly_store);
 	}
 }
 

@@ -333,6 +333,49 @@ PT_TEST(merge_options_and_stats)
 	prolly_close(db);
 }
 
+PT_TEST(sync_options_and_stats)
+{
+	prolly_sync_options a = PROLLY_SYNC_OPTIONS_INIT, b;
+	memset(&b, 0x5a, sizeof(b));
+	PT_CHECK_RC(prolly_sync_options_init(&b, PROLLY_SYNC_OPTIONS_VERSION), 0);
+	PT_CHECK(a.version == PROLLY_SYNC_OPTIONS_VERSION && b.version == PROLLY_SYNC_OPTIONS_VERSION);
+	PT_CHECK(b.batch == 0 && b.operation == NULL && b.message == NULL);
+	prolly_sync_stats c = PROLLY_SYNC_STATS_INIT, d;
+	memset(&d, 0x5a, sizeof(d));
+	PT_CHECK_RC(prolly_sync_stats_init(&d, PROLLY_SYNC_STATS_VERSION), 0);
+	PT_CHECK(c.version == PROLLY_SYNC_STATS_VERSION && d.version == PROLLY_SYNC_STATS_VERSION);
+	PT_CHECK(d.commits_copied == 0 && d.nodes_copied == 0 && d.write_calls == 0);
+
+	prolly_db *src = mem_db(), *dst = mem_db();
+	PT_REQUIRE(src && dst);
+	prolly_id head;
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	PT_REQUIRE(prolly_commit_edits(&head, src, "main", &e, 1, "one") == 0);
+	for (int i = 0; i < 2; i++) {
+		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+		prolly_sync_stats s;
+		PT_CHECK(refused(prolly_sync_options_init(&o, bad_versions[i]), "prolly_sync_options"));
+		PT_CHECK(refused(prolly_sync_stats_init(&s, bad_versions[i]), "prolly_sync_stats"));
+		o.version = bad_versions[i];
+		PT_CHECK(
+		    refused(prolly_sync(NULL, dst, src, &head, 1, NULL, 0, &o), "prolly_sync_options"));
+		memset(&s, 0x5a, sizeof(s));
+		s.version = bad_versions[i];
+		PT_CHECK(refused(prolly_sync(&s, dst, src, &head, 1, NULL, 0, NULL), "prolly_sync_stats"));
+		PT_CHECK(refused(prolly_fetch(&s, dst, src, "origin", NULL, NULL), "prolly_sync_stats"));
+		PT_CHECK(refused(prolly_push(&s, src, dst, "origin", "main", 0), "prolly_sync_stats"));
+		PT_CHECK(s.commits_copied == 0x5a5a5a5a5a5a5a5aULL);
+	}
+	/* nothing was copied by the refused calls */
+	prolly_commit *cm = NULL;
+	PT_CHECK_RC(prolly_commit_read(&cm, dst, &head), PROLLY_ENOTFOUND);
+	prolly_commit_free(cm);
+	PT_CHECK_RC(prolly_sync(&d, dst, src, &head, 1, NULL, 0, &b), 0);
+	PT_CHECK(d.version == PROLLY_SYNC_STATS_VERSION && d.commits_copied == 1);
+	prolly_close(src);
+	prolly_close(dst);
+}
+
 PT_TEST(gc_result)
 {
 	prolly_gc_result a = PROLLY_GC_RESULT_INIT, b;

@@ -78,6 +78,15 @@ static int w_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, siz
 	return rc;
 }
 
+static int w_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out)
+{
+	bench_store *s = of(st);
+	uint64_t t0 = start(s);
+	int rc = s->inner->has_nodes(s->inner, ids, n, out);
+	add_read(s, t0);
+	return rc;
+}
+
 static int w_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload)
 {
 	bench_store *s = of(st);
@@ -116,6 +125,7 @@ int bench_store_wrap(bench_store **out, prolly_store *inner, unsigned flags)
 	s->base.version = PROLLY_STORE_VERSION;
 	s->base.flags = inner->version >= 3 ? inner->flags : 0;
 	s->base.get_ancestors = inner->version >= 4 && inner->get_ancestors ? w_get_ancestors : NULL;
+	s->base.has_nodes = inner->version >= 5 && inner->has_nodes ? w_has_nodes : NULL;
 	s->base.kind = inner->kind;
 	s->base.get_nodes = w_get_nodes;
 	s->base.write = w_write;

@@ -48,6 +48,12 @@
  *      its epoch. A node that survives a gc stays until the next one.
  *   K5 Reads see every write that returned before they began (read-your-writes across threads
  *      and, for a shared store, across processes).
+ *   K6 A store holds a tree node only together with its whole subtree, and a commit only
+ *      together with its tree and its parents (as far as retention kept them): the engine writes
+ *      children before parents, or both in one write (K1), and a store's gc never removes a
+ *      node while keeping a node that references it (gc keeps what is reachable, so a kept
+ *      node's children are kept too). This is what lets a sync (prolly_sync) skip every subtree
+ *      the destination already has after asking about its root alone.
  *
  * CALLBACKS
  *   A store calls a callback on the thread that called the store function (which may be one of
@@ -80,8 +86,8 @@ extern "C" {
 #endif
 
 /* The interface version this header describes. Version 4 passes get_ancestors the commit
- * layout (prolly_store_commit_layout). */
-#define PROLLY_STORE_VERSION 4
+ * layout (prolly_store_commit_layout); version 5 adds has_nodes. */
+#define PROLLY_STORE_VERSION 5
 
 /* A node handed to a store for writing. */
 typedef struct prolly_store_node {
@@ -222,6 +228,14 @@ struct prolly_store {
 	 * a tree node. Hashes are not verified. */
 	int (*find_ids)(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
 	                prolly_store_obj_fn found, void *payload);
+
+	/* ---- version 5: read only when version >= 5 ---- */
+
+	/* Optional (NULL: the engine asks get_nodes and ignores the bytes). Says which of ids[0..n)
+	 * the store holds, in one round trip where the store can, without reading the objects: sets
+	 * out[i] to 1 when ids[i] is stored, 0 when not (duplicates allowed). What a sync asks the
+	 * destination, a batch per tree level; with K6 a 1 stands for the object's whole subtree. */
+	int (*has_nodes)(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out);
 };
 
 /* Bytes of each object find_ids reports at least. */
@@ -235,7 +249,7 @@ struct prolly_store {
 
 /* A prolly_store of the current version with every other member zero (NULL). */
 /* clang-format off */
-#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL}
+#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL}
 /* clang-format on */
 
 /* ------------------------------------------------------------------------------------------ */

@@ -100,6 +100,15 @@ int cmd_reset(struct cli *cli, int argc, char **argv);
 /* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ (cmd_read.c). */
 void print_time(int64_t time_us);
 int cmd_recover(struct cli *cli, int argc, char **argv); /* cmd_recover.c */
+/* History between stores (cmd_remote.c). */
+int cmd_remote(struct cli *cli, int argc, char **argv);
+int cmd_clone(struct cli *cli, int argc, char **argv);
+int cmd_fetch(struct cli *cli, int argc, char **argv);
+int cmd_push(struct cli *cli, int argc, char **argv);
+int cmd_pull(struct cli *cli, int argc, char **argv);
+/* Proofs (cmd_proof.c). */
+int cmd_prove(struct cli *cli, int argc, char **argv);
+int cmd_check_proof(struct cli *cli, int argc, char **argv);
 
 /* The commands that commit a change to one branch (put, del, apply, del-range; cmd_write.c):
  * parse_change_args parses their options (-m/--message into *msg, --allow-empty into

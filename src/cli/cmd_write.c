@@ -451,6 +451,21 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 	if ((rc = need_branch_name(cli, pos[0])) || (rc = open_store(cli, STORE_WRITE, NULL)) ||
 	    (rc = resolve_commit(cli, &cid, pos[1])))
 		return rc;
+	/* REMOTE/BRANCH names a remote-tracking branch, which only fetch and push move: a branch
+	 * spelled so would hide it. */
+	const char *slash = strchr(pos[0], '/');
+	char remote[256];
+	if (slash && (size_t)(slash - pos[0]) < sizeof(remote)) {
+		prolly_buf url = PROLLY_BUF_INIT;
+		snprintf(remote, sizeof(remote), "%.*s", (int)(slash - pos[0]), pos[0]);
+		err = prolly_remote_url(&url, cli->db, remote);
+		prolly_buf_dispose(&url);
+		if (err == 0)
+			return fail(cli, EXIT_USAGE,
+			            "'%s' would hide the remote-tracking branch of remote '%s', which only "
+			            "fetch and push move",
+			            pos[0], remote);
+	}
 	err = prolly_branch_create(cli->db, pos[0], &cid);
 	return ref_done(cli, err, &cid, PROLLY_ECONFLICT, "create", "branch", pos[0], "");
 }

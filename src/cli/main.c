@@ -212,6 +212,62 @@ const struct command commands[] = {
      "Moves BRANCH to the commit REF names, by compare-and-swap against the head it reads\n"
      "(exit 4 if the branch moves meanwhile), and prints old<TAB>ID and new<TAB>ID lines.\n"
      "The old head stays in the reflog.\n"},
+    /* History between stores (cmd_remote.c). */
+    {"remote", cmd_remote, "add NAME URL | list | remove NAME", "manage the stores this one knows",
+     "Records other stores by name, in this store (the ref config/remotes/NAME; a clone does\n"
+     "not copy them). A URL never holds a password: one with USER:PASSWORD@, password= or\n"
+     "sslpassword= is refused (exit 2); keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD:\n"
+     "  add NAME URL    record remote NAME (a branch name without '/'); exit 2 if it exists\n"
+     "  list            print NAME<TAB>URL lines, in name order, passwords hidden\n"
+     "  remove NAME     forget NAME and its remote-tracking branches NAME/BRANCH (exit 1 if\n"
+     "                  there is no such remote)\n"},
+    {"clone", cmd_clone, "SRC-URL DEST-URL", "copy a store with all its history",
+     "Copies every branch and tag of the store at SRC-URL, with their whole history, into the\n"
+     "store at DEST-URL (created if needed; one that has branches is refused, exit 2), records\n"
+     "SRC-URL there as remote 'origin' and its branches as origin/BRANCH (an SRC-URL with a\n"
+     "password is refused, exit 2; the source's remotes are not copied). Prints REF<TAB>COMMIT\n"
+     "per ref, then copied<TAB>N commits<TAB>N nodes. The refs move last: an interrupted clone\n"
+     "leaves no branch, and running it again finishes it. --store is not used. A mem: store\n"
+     "lives as long as one process, so both URLs name LMDB or PostgreSQL stores.\n"},
+    {"fetch", cmd_fetch, "REMOTE", "copy a remote's branches as REMOTE/BRANCH",
+     "Copies what this store lacks of every branch of REMOTE and moves the remote-tracking\n"
+     "branches REMOTE/BRANCH (read-only: a REF wherever one is read, unless a branch or tag is\n"
+     "spelled the same) to the remote's heads; those of branches the remote no longer has are\n"
+     "removed. No local branch moves. Prints REMOTE/BRANCH<TAB>OLD<TAB>NEW for each that moved\n"
+     "(- where there was none, or is none now).\n"},
+    {"push", cmd_push, "REMOTE BRANCH [--force]", "copy BRANCH to a remote and move it there",
+     "Copies what REMOTE lacks of BRANCH's history, then moves REMOTE's BRANCH to this store's\n"
+     "head by compare-and-swap (creating it if absent) and sets REMOTE/BRANCH here. Only a\n"
+     "fast-forward: if REMOTE's head is not an ancestor of BRANCH's (fetch and merge or pull\n"
+     "first), nothing is changed and the exit status is 4; so is it when another push moves\n"
+     "the branch meanwhile. Prints REMOTE/BRANCH<TAB>COMMIT, then copied<TAB>N commits<TAB>N\n"
+     "nodes.\n"
+     "\n"
+     "  -f, --force   move REMOTE's BRANCH even when that drops commits there\n"},
+    {"pull", cmd_pull, "REMOTE BRANCH [--resolve RESOLVER] [-m MSG]",
+     "fetch, then merge REMOTE/BRANCH into BRANCH",
+     "Fetches REMOTE (printing what moved, as fetch does), then merges REMOTE/BRANCH into\n"
+     "BRANCH as merge does: a fast-forward when BRANCH's head is an ancestor, else a three-way\n"
+     "merge commit (message \"pull REMOTE BRANCH\" unless -m); conflicts are printed as merge\n"
+     "prints them, nothing is committed and the exit status is 3. A BRANCH that does not exist\n"
+     "here is created at REMOTE/BRANCH. Exit 1 if REMOTE has no BRANCH.\n"
+     "\n"
+     "  --resolve RESOLVER   how to settle conflicts, as for merge (default fail)\n"
+     "  -m, --message MSG    commit message\n"},
+    /* Proofs (cmd_proof.c). */
+    {"prove", cmd_prove, "REF KEY [--to KEY2]", "write a proof of KEY's value (or of a range)",
+     "Writes to standard output (redirect it to a file) a proof that the tree of REF holds\n"
+     "KEY with its value, or lacks KEY; with --to, that the records with KEY <= K < KEY2 are\n"
+     "exactly those the tree holds, none left out. Anyone with the tree id (prolly root REF)\n"
+     "checks it with check-proof, without the store. The format is in docs/format.md.\n"
+     "\n"
+     "  --to KEY2   prove the range [KEY, KEY2) instead of one key\n"},
+    {"check-proof", cmd_check_proof, "TREE_ID FILE|-", "check a proof against a tree id",
+     "Checks the proof in FILE (- for standard input) against TREE_ID with hashing alone,\n"
+     "opening no store. A valid proof exits 0 and prints what it proves: present<TAB>KEY<TAB>\n"
+     "VALUE or absent<TAB>KEY; for a range, range<TAB>FROM<TAB>TO<TAB>N records, then\n"
+     "KEY<TAB>VALUE per record. An invalid one (not of this tree, changed, truncated) exits 3\n"
+     "with the reason.\n"},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -228,8 +284,8 @@ void print_command_help(const struct command *cmd, FILE *f)
 	fprintf(f, "usage: prolly [--store URL] %s%s%s\n\n%s", cmd->name, *cmd->synopsis ? " " : "",
 	        cmd->synopsis, cmd->help);
 	/* Commands whose BRANCH is written need a branch name; the others read specs. */
-	static const char *const writers[] = {"put",    "del",         "apply", "del-range",
-	                                      "revert", "cherry-pick", NULL};
+	static const char *const writers[] = {"put",         "del",  "apply", "del-range", "revert",
+	                                      "cherry-pick", "push", "pull",  NULL};
 	int writes = 0;
 	for (int i = 0; writers[i]; i++)
 		writes |= strcmp(cmd->name, writers[i]) == 0;
@@ -239,10 +295,14 @@ void print_command_help(const struct command *cmd, FILE *f)
 		      f);
 	else if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") &&
 	         strcmp(cmd->name, "branches") && strcmp(cmd->name, "tags") &&
-	         strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover"))
+	         strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover") &&
+	         strcmp(cmd->name, "remote") && strcmp(cmd->name, "clone") &&
+	         strcmp(cmd->name, "fetch") && strcmp(cmd->name, "check-proof"))
 		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n", f);
 	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches") &&
-	    strcmp(cmd->name, "tags") && strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover"))
+	    strcmp(cmd->name, "tags") && strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover") &&
+	    strcmp(cmd->name, "remote") && strcmp(cmd->name, "clone") && strcmp(cmd->name, "fetch") &&
+	    strcmp(cmd->name, "push") && strcmp(cmd->name, "pull") && strcmp(cmd->name, "check-proof"))
 		fputs("Keys and values are escaped text: \\\\ \\t \\n \\xHH stand for bytes.\n", f);
 }
 

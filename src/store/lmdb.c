@@ -410,6 +410,30 @@ static int lmdb_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 	return rc;
 }
 
+static int lmdb_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	int rc = 0;
+
+	count_trip();
+	if (!n)
+		return 0;
+	if (!ids || !out)
+		return prolly_set_error(PROLLY_EINVAL, "lmdb: has_nodes without ids or out");
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++) {
+		MDB_val k = {PROLLY_ID_SIZE, (void *)ids[i].bytes}, v;
+		int mrc = mdb_get(txn, e->nodes, &k, &v);
+		out[i] = mrc == 0;
+		if (mrc && mrc != MDB_NOTFOUND)
+			rc = prolly__lmdb_fail(e, mrc, "looking a node up");
+	}
+	prolly__lmdb_txn_abort(e, txn);
+	return rc;
+}
+
 /*
  * LMDB has no checksums, so a damaged refs page can make a ref look absent (a wrong key count or
  * node offset) rather than fail. The refs database's row count is kept apart from its pages (in
@@ -821,4 +845,5 @@ void prolly__lmdb_set_vtable(prolly_store *base)
 	base->gc = lmdb_gc;
 	base->stat = lmdb_stat;
 	base->find_ids = lmdb_find_ids;
+	base->has_nodes = lmdb_has_nodes;
 }

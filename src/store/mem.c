@@ -321,6 +321,19 @@ static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 	return rc;
 }
 
+static int mem_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out)
+{
+	mem_store *m = (mem_store *)st;
+	count_trip();
+	if (n && (!ids || !out))
+		return prolly_set_error(PROLLY_EINVAL, "mem store: has_nodes without ids or out");
+	pthread_rwlock_rdlock(&m->lock);
+	for (size_t i = 0; i < n; i++)
+		out[i] = find_node(m, &ids[i]) != NULL;
+	pthread_rwlock_unlock(&m->lock);
+	return 0;
+}
+
 static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
 {
 	mem_store *m = (mem_store *)st;
@@ -603,6 +616,7 @@ int prolly_store_mem_new(prolly_store **out)
 	m->base.get_ref_objects = mem_get_ref_objects;
 	m->base.get_ancestors = mem_get_ancestors;
 	m->base.find_ids = mem_find_ids;
+	m->base.has_nodes = mem_has_nodes;
 	m->base.kind = "mem";
 	m->base.get_nodes = mem_get_nodes;
 	m->base.write = mem_write;

@@ -43,6 +43,11 @@ static int ro_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 	return inner_of(st)->get_nodes(inner_of(st), ids, n, found, payload);
 }
 
+static int ro_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out)
+{
+	return inner_of(st)->has_nodes(inner_of(st), ids, n, out);
+}
+
 static int ro_write(prolly_store *st, prolly_store_write *w)
 {
 	if (w && (w->n_nodes || w->n_refs))
@@ -122,6 +127,7 @@ static int wrap_readonly(prolly_store **st)
 	r->base.flags = in->flags;
 	r->base.get_ancestors = in->get_ancestors ? ro_get_ancestors : NULL;
 	r->base.find_ids = in->find_ids ? ro_find_ids : NULL;
+	r->base.has_nodes = in->has_nodes ? ro_has_nodes : NULL;
 	*st = &r->base;
 	return 0;
 }

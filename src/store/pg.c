@@ -128,6 +128,57 @@ static int pg_get_nodes(prolly_store *base, const prolly_id *ids, size_t n,
 	return read_ids(st, &g, Q_GETNODES, ids, n, st->read_chunk, NULL, NULL, 0, "get_nodes");
 }
 
+typedef struct hctx {
+	size_t n;
+	unsigned char *out;
+} hctx;
+
+static int has_fn(void *ctx, size_t qi, const PGresult *r)
+{
+	hctx *h = ctx;
+	int rows = PQntuples(r);
+	(void)qi;
+	for (int i = 0; i < rows; i++) {
+		uint64_t ord;
+		if (prolly__pg_read_int8(r, i, 0, &ord) || ord == 0 || ord > h->n)
+			return prolly_set_error(PROLLY_ESTORE, "postgres: has_nodes: a malformed row");
+		h->out[ord - 1] = 1;
+	}
+	return 0;
+}
+
+/* One statement, one round trip, for the whole batch (Q_HASNODES: = ANY of an array). */
+static int pg_has_nodes(prolly_store *base, const prolly_id *ids, size_t n, unsigned char *out)
+{
+	pg_store *st = (pg_store *)base;
+	prolly_buf a = PROLLY_BUF_INIT;
+	pgconn *c = NULL;
+	hctx h = {n, out};
+	pipe p;
+	int rc;
+	if (!n)
+		return 0;
+	if (!ids || !out)
+		return prolly_set_error(PROLLY_EINVAL, "postgres: has_nodes without ids or out");
+	memset(out, 0, n);
+	if ((rc = prolly__pg_array_begin(&a, n, BYTEA_OID)))
+		goto cleanup;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = prolly__pg_array_add(&a, ids[i].bytes, PROLLY_ID_SIZE)))
+			goto cleanup;
+	if ((rc = prolly__pg_pool_acquire(st, &c)))
+		goto cleanup;
+	prolly__pg_pipe_init(&p, st, c, "has_nodes", has_fn, &h);
+	const char *vals[1] = {(const char *)a.ptr};
+	int lens[1] = {(int)a.size};
+	prolly__pg_pipe_send(&p, Q_HASNODES, 1, vals, lens);
+	rc = prolly__pg_pipe_run(&p);
+	prolly__pg_pool_done(st, c, &p);
+cleanup:
+	prolly_buf_dispose(&a);
+	return rc;
+}
+
 /* One recursive statement (pg_sql.c, Q_ANCESTORS). */
 static int pg_get_ancestors(prolly_store *base, const prolly_id *ids, size_t n, size_t limit,
                             const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
@@ -513,6 +564,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	st->base.get_ancestors = pg_get_ancestors;
 	st->base.kind = "postgres";
 	st->base.get_nodes = pg_get_nodes;
+	st->base.has_nodes = pg_has_nodes;
 	st->base.write = prolly__pg_write;
 	st->base.get_ref = pg_get_ref;
 	st->base.list_refs = pg_list_refs;

@@ -51,6 +51,7 @@ enum {
 	Q_WRITE, /* schema version 2 only: prepared where the function exists */
 	Q_EPOCH,
 	Q_GETNODES,
+	Q_HASNODES,
 	Q_ANCESTORS,
 	Q_GETREF,
 	Q_GETREFOBJS,

@@ -53,6 +53,9 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_EPOCH] = "SELECT value FROM @.meta WHERE key = 'epoch'",
     [Q_GETNODES] = "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
                    "JOIN @.nodes n ON n.id = r.id",
+    /* The positions (1-based) of the ids the table holds: an index probe each, no node read. */
+    [Q_HASNODES] = "SELECT r.i FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
+                   "WHERE EXISTS (SELECT 1 FROM @.nodes n WHERE n.id = r.id)",
     /* Objects and their ancestors, breadth first along the parents of the commit layout the
      * engine passes (prolly_store_commit_layout: $3 the magic, $4 the offset of the u32 parent
      * count, $5 that of the parent ids; get_byte counts from 0, substring from 1; arithmetic,

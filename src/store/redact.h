@@ -15,4 +15,9 @@
 size_t prolly__redact(char *out, size_t cap, const char *text, const char *const *secrets,
                       size_t n_secrets, int one_line);
 
+/* 1 if text (a store URL or connection string; NULL is "") carries a password, by the same walk
+ * as prolly__redact (RX5 in redact.c): a non-empty password in a URL's user information, or a
+ * password= or sslpassword= key in any letter case; else 0. */
+int prolly__redact_has_password(const char *text);
+
 #endif

@@ -73,6 +73,12 @@ static int tp_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *h
 	return tp_inner(st)->find_ids(tp_inner(st), lo, hi, limit, found, payload);
 }
 
+static int tp_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out)
+{
+	tp_note(st, "has_nodes");
+	return tp_inner(st)->has_nodes(tp_inner(st), ids, n, out);
+}
+
 void tp_close(prolly_store *st)
 {
 	tp_store *w = (tp_store *)(void *)st;
@@ -105,6 +111,8 @@ void tp_init(tp_store *w, prolly_store *in)
 	}
 	if (in->version >= 4)
 		w->base.get_ancestors = in->get_ancestors ? tp_get_ancestors : NULL;
+	if (in->version >= 5)
+		w->base.has_nodes = in->has_nodes ? tp_has_nodes : NULL;
 }
 
 void *tp_new(size_t size, prolly_store *inner)

@@ -1348,6 +1348,27 @@ static int fid_fn(void *payload, const prolly_id *id, const void *data, size_t s
 	return 0;
 }
 
+/* has_nodes (version 5) answers what get_nodes would find, by position, duplicates included. */
+static void case_has_nodes(sc *t, prolly_store *st)
+{
+	if (st->version < 5 || !st->has_nodes) {
+		t->skip = "the store has no has_nodes";
+		return;
+	}
+	tnode a = tnode_make(29, 0, 200), b = tnode_make(29, 1, 5000);
+	REQUIRE(t, a.data && b.data);
+	tnode both[2] = {a, b};
+	CHECK_RC(t, write_nodes(st, both, 2, 1), 0);
+	prolly_id ids[5] = {make_id(29, 7), a.id, b.id, a.id, make_id(29, 8)};
+	unsigned char out[5];
+	memset(out, 9, sizeof(out));
+	CHECK_RC(t, st->has_nodes(st, ids, 5, out), 0);
+	CHECK(t, out[0] == 0 && out[1] == 1 && out[2] == 1 && out[3] == 1 && out[4] == 0);
+	CHECK_RC(t, st->has_nodes(st, ids, 0, out), 0);
+	tnode_free(&a);
+	tnode_free(&b);
+}
+
 static void case_find_ids(sc *t, prolly_store *st)
 {
 	if (st->version < 3 || !st->find_ids) {
@@ -1521,6 +1542,7 @@ static const struct {
     {"a ref and the objects it leads to in one call", case_ref_objects},
     {"objects and the commits they descend from in one call", case_ancestors},
     {"ids in a range, in order, in one call", case_find_ids},
+    {"which ids are stored, in one call", case_has_nodes},
     {"16 threads race on one ref", case_race},
     {"a large node round trip", case_large},
     {"10000 nodes in one write", case_many},

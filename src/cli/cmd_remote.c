@@ -1,0 +1,350 @@
+/*
+ * cmd_remote.c - history between stores: remote, clone, fetch, push, pull.
+ *
+ * Remotes are recorded in the store (prolly_remote_add: the library's remote.c says where). A
+ * URL is printed only through prolly_redact_url, never as given.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Opens url as a second store (flags PROLLY_OPEN_*), reporting failure with the URL redacted. */
+static int open_other(struct cli *cli, prolly_db **out, const char *url, unsigned flags)
+{
+	char shown[512];
+	prolly_redact_url(shown, sizeof(shown), url);
+	int err = prolly_open_ex(out, url, NULL, flags);
+	if (err == PROLLY_ENOTFOUND)
+		return fail(cli, EXIT_STORE, "no store at %s", shown);
+	if (err) {
+		int code = fail_lib(cli, err, "cannot open store %s", shown);
+		return code == EXIT_USAGE ? EXIT_USAGE : EXIT_STORE;
+	}
+	return 0;
+}
+
+/* Opens the store remote `name` of cli->db stands for. */
+static int open_remote(struct cli *cli, prolly_db **out, const char *name, unsigned flags)
+{
+	prolly_buf url = PROLLY_BUF_INIT;
+	int err = prolly_remote_url(&url, cli->db, name), rc;
+	if (err)
+		return fail_lib(cli, err, NULL);
+	char *u = malloc(url.size + 1);
+	if (!u) {
+		prolly_buf_dispose(&url);
+		return fail(cli, EXIT_STORE, "out of memory");
+	}
+	memcpy(u, url.ptr, url.size);
+	u[url.size] = 0;
+	prolly_buf_dispose(&url);
+	rc = open_other(cli, out, u, flags);
+	free(u);
+	return rc;
+}
+
+static void print_opt_id(const prolly_id *id)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	if (!id) {
+		fputs("-", stdout);
+		return;
+	}
+	prolly_id_to_hex(hex, id);
+	fputs(hex, stdout);
+}
+
+static void print_copied(const prolly_sync_stats *st)
+{
+	printf("copied\t%llu commits\t%llu nodes\n", (unsigned long long)st->commits_copied,
+	       (unsigned long long)st->nodes_copied);
+}
+
+/* ---- remote ---------------------------------------------------------------------------------- */
+
+static int print_remote(void *payload, const char *name, const char *url)
+{
+	char shown[512];
+	(void)payload;
+	prolly_redact_url(shown, sizeof(shown), url);
+	printf("%s\t%s\n", name, shown);
+	return 0;
+}
+
+int cmd_remote(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[3];
+	struct shown sh;
+	int n_pos, rc, err;
+
+	if ((rc = parse_args(cli, argc, argv, opts, pos, 1, 3, &n_pos)))
+		return rc;
+	const char *sub = pos[0];
+	if (strcmp(sub, "list") == 0) {
+		if (n_pos != 1)
+			return usage_error(cli, "list takes no arguments");
+		if ((rc = open_store(cli, STORE_READ, NULL)))
+			return rc;
+		if ((err = prolly_remote_list(cli->db, print_remote, NULL)))
+			return fail_lib(cli, err, "cannot list remotes");
+		return 0;
+	}
+	if (strcmp(sub, "add") == 0) {
+		if (n_pos != 3)
+			return usage_error(cli, "usage: prolly remote add NAME URL");
+		if ((rc = open_store(cli, STORE_WRITE, NULL)))
+			return rc;
+		err = prolly_remote_add(cli->db, pos[1], pos[2]);
+		if (err == PROLLY_ECONFLICT)
+			return fail(cli, EXIT_USAGE, "remote '%s' already exists", pos[1]);
+		if (err)
+			return fail_lib(cli, err, "cannot add remote '%s'", pos[1]);
+		return 0;
+	}
+	if (strcmp(sub, "remove") == 0) {
+		if (n_pos != 2)
+			return usage_error(cli, "usage: prolly remote remove NAME");
+		if ((rc = open_store(cli, STORE_WRITE, NULL)))
+			return rc;
+		if ((err = prolly_remote_remove(cli->db, pos[1])))
+			return fail_lib(cli, err, NULL);
+		return 0;
+	}
+	return usage_error(cli, "unknown subcommand '%s' (add, list or remove)", shown_arg(&sh, sub));
+}
+
+/* ---- clone ----------------------------------------------------------------------------------- */
+
+struct refs {
+	prolly_ref_update *u;
+	char **names;
+	size_t n, cap;
+	const char *prefix;
+};
+
+static int collect_ref(void *payload, const char *name, const prolly_id *commit)
+{
+	struct refs *r = payload;
+	if (GROW_ARRAY(r->u, r->cap, r->n + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
+	char **nn = realloc(r->names, r->cap * sizeof(*nn));
+	if (!nn)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
+	r->names = nn;
+	if (!(r->names[r->n] = format("%s%s", r->prefix, name)))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
+	prolly_ref_update *u = &r->u[r->n++];
+	memset(u, 0, sizeof(*u));
+	u->name = r->names[r->n - 1];
+	u->expect = PROLLY_REF_EXPECT_ABSENT;
+	u->value = *commit;
+	return 0;
+}
+
+static int count_branch(void *payload, const char *name, const prolly_id *commit)
+{
+	(void)name;
+	(void)commit;
+	++*(size_t *)payload;
+	return 0;
+}
+
+int cmd_clone(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[2];
+	prolly_db *src = NULL;
+	struct refs r = {NULL, NULL, 0, 0, NULL};
+	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+	size_t have = 0;
+	int n_pos, rc, err;
+
+	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)))
+		return rc;
+	/* The source becomes remote "origin": a URL it cannot record is refused before anything is
+	 * opened or created. */
+	if ((err = prolly_remote_url_valid(pos[0])))
+		return fail_lib(cli, err, "cannot clone");
+	if ((rc = open_other(cli, &src, pos[0], PROLLY_OPEN_READONLY)) ||
+	    (rc = open_other(cli, &cli->db, pos[1], PROLLY_OPEN_CREATE)))
+		goto cleanup;
+	if ((err = prolly_branch_list(cli->db, count_branch, &have))) {
+		rc = fail_lib(cli, err, "cannot read the destination");
+		goto cleanup;
+	}
+	if (have) {
+		char shown[512];
+		prolly_redact_url(shown, sizeof(shown), pos[1]);
+		rc = fail(cli, EXIT_USAGE, "%s already has branches: clone only into a new store", shown);
+		goto cleanup;
+	}
+	r.prefix = "refs/heads/";
+	if ((err = prolly_branch_list(src, collect_ref, &r)) == 0) {
+		r.prefix = "refs/tags/";
+		err = prolly_tag_list(src, collect_ref, &r);
+	}
+	if (err) {
+		rc = fail_lib(cli, err, "cannot list the source's branches and tags");
+		goto cleanup;
+	}
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.operation = "clone";
+	if ((err = prolly_sync(&st, cli->db, src, NULL, 0, r.u, r.n, &o))) {
+		rc = fail_lib(cli, err, "clone failed (run it again to finish it)");
+		goto cleanup;
+	}
+	/* The source becomes remote "origin", its branches origin/BRANCH; the source's own remotes
+	 * (config/remotes/) are its configuration and stay there. */
+	if ((err = prolly_remote_add(cli->db, "origin", pos[0])) && err != PROLLY_ECONFLICT) {
+		rc = fail_lib(cli, err, "cannot record remote 'origin'");
+		goto cleanup;
+	}
+	if ((err = prolly_fetch(NULL, cli->db, src, "origin", NULL, NULL))) {
+		rc = fail_lib(cli, err, "cannot record origin's branches");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		printf("%s\t", r.u[i].name);
+		print_opt_id(&r.u[i].value);
+		putchar('\n');
+	}
+	print_copied(&st);
+
+cleanup:
+	for (size_t i = 0; i < r.n; i++)
+		free(r.names[i]);
+	free(r.names);
+	free(r.u);
+	prolly_close(src);
+	return rc;
+}
+
+/* ---- fetch ----------------------------------------------------------------------------------- */
+
+static int print_fetched(void *payload, const char *branch, const prolly_id *old_commit,
+                         const prolly_id *new_commit)
+{
+	printf("%s/%s\t", (const char *)payload, branch);
+	print_opt_id(old_commit);
+	putchar('\t');
+	print_opt_id(new_commit);
+	putchar('\n');
+	return 0;
+}
+
+/* Fetches remote name into cli->db (open), printing what moved. */
+static int fetch_remote(struct cli *cli, const char *name)
+{
+	prolly_db *remote = NULL;
+	int rc, err;
+	if ((rc = open_remote(cli, &remote, name, PROLLY_OPEN_READONLY)))
+		return rc;
+	err = prolly_fetch(NULL, cli->db, remote, name, print_fetched, (void *)name);
+	if (err)
+		rc = fail_lib(cli, err, "cannot fetch from '%s'", name);
+	prolly_close(remote);
+	return rc;
+}
+
+int cmd_fetch(struct cli *cli, int argc, char **argv)
+{
+	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	char *pos[1];
+	int n_pos, rc;
+	if ((rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos)) ||
+	    (rc = open_store(cli, STORE_WRITE, NULL)))
+		return rc;
+	return fetch_remote(cli, pos[0]);
+}
+
+/* ---- push ------------------------------------------------------------------------------------ */
+
+int cmd_push(struct cli *cli, int argc, char **argv)
+{
+	int force = 0;
+	struct opt opts[] = {{"force", 'f', NULL, &force}, {NULL, 0, NULL, NULL}};
+	char *pos[2];
+	prolly_db *remote = NULL;
+	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+	prolly_id head;
+	int n_pos, rc, err;
+	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)) ||
+	    (rc = need_branch_name(cli, pos[1])) || (rc = open_store(cli, STORE_WRITE, NULL)) ||
+	    (rc = branch_head(cli, &head, pos[1])) || (rc = open_remote(cli, &remote, pos[0], 0)))
+		return rc;
+	err = prolly_push(&st, cli->db, remote, pos[0], pos[1], force);
+	if (err)
+		rc = fail_lib(cli, err, "cannot push '%s' to '%s'", pos[1], pos[0]);
+	else {
+		printf("%s/%s\t", pos[0], pos[1]);
+		print_opt_id(&head);
+		putchar('\n');
+		print_copied(&st);
+	}
+	prolly_close(remote);
+	return rc;
+}
+
+/* ---- pull ------------------------------------------------------------------------------------ */
+
+int cmd_pull(struct cli *cli, int argc, char **argv)
+{
+	const char *msg = NULL, *resolve = NULL;
+	struct opt opts[] = {
+	    {"resolve", 0, &resolve, NULL}, {"message", 'm', &msg, NULL}, {NULL, 0, NULL, NULL}};
+	char *pos[2], *tracking = NULL, *auto_msg = NULL;
+	prolly_id theirs, ours;
+	int n_pos, rc, err;
+	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)) ||
+	    (rc = need_branch_name(cli, pos[1])) || (rc = open_store(cli, STORE_WRITE, NULL)) ||
+	    (rc = fetch_remote(cli, pos[0])))
+		return rc;
+	if (!(tracking = format("%s/%s", pos[0], pos[1])))
+		return fail(cli, EXIT_STORE, "out of memory");
+	err = prolly_resolve(&theirs, cli->db, tracking);
+	if (err) {
+		rc = err == PROLLY_ENOTFOUND
+		         ? fail(cli, EXIT_NOTFOUND, "remote '%s' has no branch '%s'", pos[0], pos[1])
+		         : fail_lib(cli, err, "cannot read '%s'", tracking);
+		goto cleanup;
+	}
+	err = prolly_branch_head(&ours, cli->db, pos[1]);
+	if (err == PROLLY_ENOTFOUND) { /* a new branch here: it starts at theirs */
+		if ((err = prolly_branch_create(cli->db, pos[1], &theirs)))
+			rc = fail_lib(cli, err, "cannot create branch '%s'", pos[1]);
+		else
+			print_id(&theirs);
+		goto cleanup;
+	}
+	if (err) {
+		rc = fail_lib(cli, err, "cannot read branch '%s'", pos[1]);
+		goto cleanup;
+	}
+	/* The rest is `prolly merge BRANCH REMOTE/BRANCH`, conflicts and exit 3 included. */
+	if (!msg && !(msg = auto_msg = format("pull %s %s", pos[0], pos[1]))) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
+	char *margv[7];
+	int margc = 0;
+	margv[margc++] = argv[0];
+	margv[margc++] = pos[1];
+	margv[margc++] = tracking;
+	margv[margc++] = "--message";
+	margv[margc++] = (char *)msg;
+	if (resolve) {
+		margv[margc++] = "--resolve";
+		margv[margc++] = (char *)resolve;
+	}
+	prolly_close(cli->db); /* cmd_merge opens the store itself */
+	cli->db = NULL;
+	fflush(stdout);
+	rc = cmd_merge(cli, margc, margv);
+
+cleanup:
+	free(tracking);
+	free(auto_msg);
+	return rc;
+}

@@ -1,0 +1,379 @@
+/*
+ * remote.c - remotes: named URLs of other stores recorded in the store itself, and fetch and
+ * push between a store and one of them, built on prolly_sync (sync.c).
+ *
+ * Where things live (docs/commits.md, "Remotes"):
+ *   RM1 A remote NAME is the ref "config/remotes/NAME" naming a one-record tree whose key "url"
+ *       holds the URL's bytes. A tree, so that gc keeps it like any tree a ref names, and a
+ *       clone or sync never mistakes it for history.
+ *   RM2 What a fetch saw of the remote's branch B is the ref "remotes/NAME/B" naming that
+ *       commit: a remote-tracking ref, read wherever a REF is read as NAME/B (resolve.c), kept
+ *       by gc like every ref that names a commit, moved only by fetch and push, never reflogged.
+ *   RM3 Remote names are branch names without '/' (so NAME/B splits at the first '/').
+ *   RM4 A remote's URL never holds a password (redact.c, RX5): the record is a tree that gc
+ *       keeps and a copy of the store would carry, so a secret in it would travel and be hard to
+ *       delete. prolly_remote_add refuses such a URL; the password belongs in ~/.pgpass,
+ *       PGPASSFILE or PGPASSWORD. Remotes are this store's configuration: a clone does not copy
+ *       them (the CLI's clone copies branches and tags only).
+ */
+#include "internal.h"
+#include "store/redact.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CONFIG_PREFIX "config/remotes/"
+#define TRACK_PREFIX "remotes/"
+#define URL_KEY "url"
+#define MAX_URL 4096
+
+static int check_name(const char *name)
+{
+	int rc;
+	if (!name)
+		return prolly_set_error(PROLLY_EINVAL, "a remote name is NULL");
+	if ((rc = prolly_branch_name_valid(name)))
+		return prolly_set_error(rc,
+		                        "'%s' is not a valid remote name (remote names follow the "
+		                        "branch name rules)",
+		                        name);
+	if (strchr(name, '/')) /* RM3 */
+		return prolly_set_error(PROLLY_EINVAL, "a remote name has no '/' ('%s')", name);
+	return 0;
+}
+
+static void config_ref(char *out, size_t cap, const char *name)
+{
+	snprintf(out, cap, CONFIG_PREFIX "%s", name);
+}
+
+int prolly_remote_url_valid(const char *url)
+{
+	if (!url)
+		return prolly_set_error(PROLLY_EINVAL, "a remote URL is NULL");
+	size_t len = strlen(url);
+	if (len == 0 || len > MAX_URL)
+		return prolly_set_error(PROLLY_EINVAL, "a remote URL has 1 to %d bytes (got %zu)", MAX_URL,
+		                        len);
+	if (prolly__redact_has_password(url)) /* RM4 */
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "the remote URL carries a password, which would be stored in the "
+		                        "store and copied with it: give the URL without the password and "
+		                        "keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD instead");
+	return 0;
+}
+
+int prolly_remote_add(prolly_db *db, const char *name, const char *url)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	prolly_txn *txn = NULL;
+	prolly_id root;
+	int rc;
+	if (!db || !url)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_add: NULL db or url");
+	if ((rc = check_name(name)))
+		return rc;
+	if ((rc = prolly_remote_url_valid(url)))
+		return rc;
+	size_t len = strlen(url);
+	config_ref(ref, sizeof(ref), name);
+	prolly_edit e = {PROLLY_PUT, {URL_KEY, sizeof(URL_KEY) - 1}, {url, len}};
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = ref;
+	u.expect = PROLLY_REF_EXPECT_ABSENT;
+	if ((rc = prolly_txn_begin(&txn, db)))
+		return rc;
+	if ((rc = prolly_edit_tree(&root, txn, &db->empty_tree, &e, 1)))
+		goto cleanup;
+	u.value = root;
+	if ((rc = prolly_txn_set_ref(txn, &u)))
+		goto cleanup;
+	rc = prolly_txn_commit(txn, NULL, 0);
+	if (rc == PROLLY_ECONFLICT)
+		rc = prolly_set_error(PROLLY_ECONFLICT, "remote '%s' exists", name);
+
+cleanup:
+	prolly_txn_free(txn);
+	return rc;
+}
+
+int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	prolly_id root;
+	int rc;
+	if (!out || !db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_url: NULL out or db");
+	if ((rc = check_name(name)))
+		return rc;
+	config_ref(ref, sizeof(ref), name);
+	if ((rc = prolly__get_ref(db, ref, &root)))
+		return rc == PROLLY_ENOTFOUND ? prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name)
+		                              : rc;
+	rc = prolly_get(out, db, &root, URL_KEY, sizeof(URL_KEY) - 1);
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(PROLLY_ECORRUPT, "remote '%s' has no URL", name);
+	return rc;
+}
+
+/* Refs under a prefix, copied: names and values. */
+typedef struct reflist {
+	char **names;
+	prolly_id *ids;
+	size_t n, cap;
+} reflist;
+
+static int on_listed(void *payload, const char *name, const prolly_id *value)
+{
+	reflist *l = payload;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **nn = realloc(l->names, cap * sizeof(*nn));
+		if (nn)
+			l->names = nn;
+		prolly_id *ni = nn ? realloc(l->ids, cap * sizeof(*ni)) : NULL;
+		if (!ni)
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
+		l->ids = ni;
+		l->cap = cap;
+	}
+	if (!(l->names[l->n] = strdup(name)))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
+	l->ids[l->n++] = *value;
+	return 0;
+}
+
+static void reflist_dispose(reflist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l->ids);
+	memset(l, 0, sizeof(*l));
+}
+
+static int list_prefix(reflist *out, prolly_db *db, const char *prefix)
+{
+	memset(out, 0, sizeof(*out));
+	return db->vt.list_refs(db->store, prefix, on_listed, out);
+}
+
+int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload)
+{
+	reflist l;
+	prolly_buf url = PROLLY_BUF_INIT;
+	int rc;
+	if (!db || !fn)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_list: NULL db or fn");
+	if ((rc = list_prefix(&l, db, CONFIG_PREFIX)))
+		goto cleanup;
+	for (size_t i = 0; i < l.n && !rc; i++) {
+		const char *name = l.names[i] + sizeof(CONFIG_PREFIX) - 1;
+		if ((rc = prolly_get(&url, db, &l.ids[i], URL_KEY, sizeof(URL_KEY) - 1)))
+			break;
+		if ((rc = prolly__buf_put(&url, "", 1)))
+			break;
+		rc = fn(payload, name, (const char *)url.ptr);
+	}
+
+cleanup:
+	reflist_dispose(&l);
+	prolly_buf_dispose(&url);
+	return rc;
+}
+
+int prolly_remote_remove(prolly_db *db, const char *name)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1], prefix[PROLLY_MAX_REF_NAME + 1];
+	prolly_txn *txn = NULL;
+	reflist l;
+	prolly_id root;
+	int rc;
+	memset(&l, 0, sizeof(l));
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_remove: NULL db");
+	if ((rc = check_name(name)))
+		return rc;
+	config_ref(ref, sizeof(ref), name);
+	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
+	if ((rc = prolly__get_ref(db, ref, &root)))
+		return rc == PROLLY_ENOTFOUND ? prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name)
+		                              : rc;
+	if ((rc = list_prefix(&l, db, prefix)) || (rc = prolly_txn_begin(&txn, db)))
+		goto cleanup;
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.expect = PROLLY_REF_EXPECT_VALUE;
+	u.remove = 1;
+	u.name = ref;
+	u.expected = root;
+	rc = prolly_txn_set_ref(txn, &u);
+	for (size_t i = 0; i < l.n && !rc; i++) {
+		u.name = l.names[i];
+		u.expected = l.ids[i];
+		rc = prolly_txn_set_ref(txn, &u);
+	}
+	if (!rc)
+		rc = prolly_txn_commit(txn, NULL, 0);
+
+cleanup:
+	prolly_txn_free(txn);
+	reflist_dispose(&l);
+	return rc;
+}
+
+/* ---- fetch ---------------------------------------------------------------------------------- */
+
+int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
+                 prolly_fetch_fn fn, void *payload)
+{
+	char prefix[PROLLY_MAX_REF_NAME + 1];
+	reflist theirs, mine;
+	prolly_ref_update *u = NULL;
+	char **names = NULL;
+	size_t n = 0;
+	int rc;
+	memset(&theirs, 0, sizeof(theirs));
+	memset(&mine, 0, sizeof(mine));
+	if (!db || !remote)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_fetch: NULL db or remote");
+	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)))
+		return rc;
+	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
+	if ((rc = list_prefix(&theirs, remote, "refs/heads/")) || (rc = list_prefix(&mine, db, prefix)))
+		goto cleanup;
+	u = calloc(theirs.n + mine.n + 1, sizeof(*u));
+	names = calloc(theirs.n + 1, sizeof(*names));
+	if (!u || !names) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory fetching");
+		goto cleanup;
+	}
+	/* Both lists are in name order, and "refs/heads/B" and "remotes/NAME/B" order the same way
+	 * by B: a merge of the two lists. */
+	size_t i = 0, j = 0, pl = strlen(prefix);
+	while (i < theirs.n || j < mine.n) {
+		const char *tb = i < theirs.n ? theirs.names[i] + 11 : NULL;
+		const char *mb = j < mine.n ? mine.names[j] + pl : NULL;
+		int c = !tb ? 1 : !mb ? -1 : strcmp(tb, mb);
+		prolly_ref_update *x = &u[n];
+		if (c > 0) { /* gone from the remote: the tracking ref goes too */
+			x->name = mine.names[j];
+			x->expect = PROLLY_REF_EXPECT_VALUE;
+			x->expected = mine.ids[j++];
+			x->remove = 1;
+			n++;
+			continue;
+		}
+		if (c == 0 && prolly_id_equal(&theirs.ids[i], &mine.ids[j])) {
+			i++, j++;
+			continue;
+		}
+		if (strlen(prefix) + strlen(tb) > PROLLY_MAX_REF_NAME) {
+			rc = prolly_set_error(PROLLY_EINVAL, "branch '%s' of remote '%s': name too long", tb,
+			                      name);
+			goto cleanup;
+		}
+		size_t nl = strlen(prefix) + strlen(tb) + 1;
+		if (!(names[i] = malloc(nl))) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory fetching");
+			goto cleanup;
+		}
+		memcpy(names[i], prefix, pl);
+		memcpy(names[i] + pl, tb, nl - pl);
+		x->name = names[i];
+		x->value = theirs.ids[i++];
+		if (c == 0) {
+			x->expect = PROLLY_REF_EXPECT_VALUE;
+			x->expected = mine.ids[j++];
+		} else {
+			x->expect = PROLLY_REF_EXPECT_ABSENT;
+		}
+		n++;
+	}
+	if (!n) {
+		const prolly_sync_stats none = PROLLY_SYNC_STATS_INIT;
+		prolly__sync_stats_put(stats, &none);
+		goto cleanup;
+	}
+	if ((rc = prolly_sync(stats, db, remote, NULL, 0, u, n, NULL)))
+		goto cleanup;
+	for (size_t k = 0; fn && k < n && !rc; k++) {
+		const char *branch = u[k].name + pl;
+		rc = fn(payload, branch, u[k].expect == PROLLY_REF_EXPECT_VALUE ? &u[k].expected : NULL,
+		        u[k].remove ? NULL : &u[k].value);
+	}
+
+cleanup:
+	for (size_t k = 0; names && k < theirs.n; k++)
+		free(names[k]);
+	free(names);
+	free(u);
+	reflist_dispose(&theirs);
+	reflist_dispose(&mine);
+	return rc;
+}
+
+/* ---- push ----------------------------------------------------------------------------------- */
+
+int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
+                const char *branch, int force)
+{
+	char head_ref[PROLLY_MAX_REF_NAME + 1], track[PROLLY_MAX_REF_NAME + 1];
+	prolly_id mine, theirs, base;
+	int rc, exists;
+	if (!db || !remote || !branch)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_push: NULL db, remote or branch");
+	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
+	    (rc = prolly_branch_name_valid(branch)))
+		return rc;
+	if ((rc = prolly_branch_head(&mine, db, branch)))
+		return rc;
+	rc = prolly_branch_head(&theirs, remote, branch);
+	if (rc && rc != PROLLY_ENOTFOUND)
+		return rc;
+	exists = rc == 0;
+	if (exists && !force && !prolly_id_equal(&mine, &theirs)) {
+		/* Fast-forward only: their head must be an ancestor of ours (and so be here). */
+		rc = prolly_merge_base(&base, db, &mine, &theirs);
+		if (rc && rc != PROLLY_ENOTFOUND && rc != PROLLY_EPRUNED)
+			return rc;
+		if (rc || !prolly_id_equal(&base, &theirs)) {
+			char hex[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(hex, &theirs);
+			return prolly_set_error(PROLLY_ECONFLICT,
+			                        "the remote's '%s' (%s) is not an ancestor of yours: fetch "
+			                        "and merge first (or force); nothing was pushed",
+			                        branch, hex);
+		}
+	}
+	snprintf(head_ref, sizeof(head_ref), "refs/heads/%s", branch);
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = head_ref;
+	u.expect = exists ? PROLLY_REF_EXPECT_VALUE : PROLLY_REF_EXPECT_ABSENT;
+	u.expected = theirs;
+	u.value = mine;
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.operation = "push";
+	if ((rc = prolly_sync(stats, remote, db, NULL, 0, &u, 1, &o))) {
+		if (rc == PROLLY_ECONFLICT && u.conflict)
+			rc = prolly_set_error(PROLLY_ECONFLICT,
+			                      "the remote's '%s' moved meanwhile (another push won); "
+			                      "nothing was pushed",
+			                      branch);
+		return rc;
+	}
+	/* What we now know the remote holds (RM2). */
+	if (strlen(TRACK_PREFIX) + strlen(name) + 1 + strlen(branch) > PROLLY_MAX_REF_NAME)
+		return 0;
+	snprintf(track, sizeof(track), TRACK_PREFIX "%s/%s", name, branch);
+	prolly_txn *txn = NULL;
+	memset(&u, 0, sizeof(u));
+	u.name = track;
+	u.value = mine;
+	if ((rc = prolly_txn_begin(&txn, db)) == 0 && (rc = prolly_txn_set_ref(txn, &u)) == 0)
+		rc = prolly_txn_commit(txn, NULL, 0);
+	prolly_txn_free(txn);
+	return rc;
+}

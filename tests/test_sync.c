@@ -1,0 +1,738 @@
+/*
+ * test_sync.c - prolly_sync: history copied between stores.
+ *
+ * Every direction between memory, LMDB and PostgreSQL (a throwaway cluster when PROLLY_PG_URL is
+ * unset, tm_pg_guard; a fresh schema per store); a failure injected at each write of a sync
+ * leaves the destination consistent (K6: no object without what it references, no ref at a
+ * missing object) and a rerun completes it; two pushes racing for one branch (one wins); a
+ * fetch of a branch that moved; the nodes a small push copies bounded by k x height.
+ */
+#include "internal.h"
+#include "lib/model.h"
+#include "lib/passthru.h"
+#include "ptest.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+static int have_pg;
+static char pg_schemas[64][64];
+static int n_pg_schemas;
+static char *scratch;
+static int scratch_n;
+
+enum { K_MEM, K_LMDB, K_PG, N_KINDS };
+static const char *const kind_name[N_KINDS] = {"mem", "lmdb", "pg"};
+
+static prolly_store *new_store(int kind)
+{
+	prolly_store *st = NULL;
+	if (kind == K_MEM) {
+		if (prolly_store_mem_new(&st))
+			return NULL;
+	} else if (kind == K_LMDB) {
+		char dir[600];
+		snprintf(dir, sizeof(dir), "%s/s%d", scratch, scratch_n++);
+		if (prolly_store_lmdb_open(&st, dir, 0))
+			return NULL;
+	} else {
+		prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+		if (!have_pg || n_pg_schemas == 64)
+			return NULL;
+		tm_pg_schema_name(pg_schemas[n_pg_schemas], "sync");
+		o.schema = pg_schemas[n_pg_schemas++];
+		if (prolly_store_pg_open(&st, getenv("PROLLY_PG_URL"), &o))
+			return NULL;
+	}
+	return st;
+}
+
+static prolly_db *new_db(int kind)
+{
+	prolly_db *db = NULL;
+	prolly_store *st = new_store(kind);
+	if (!st || prolly_db_new(&db, st, NULL)) {
+		fprintf(stderr, "  cannot open a %s store: %s\n", kind_name[kind], prolly_last_error());
+		return NULL;
+	}
+	return db;
+}
+
+/* Commits n puts of keys "k<start..start+n)" with values "v<round>-<i>" to branch. */
+static int put_range(prolly_id *out, prolly_db *db, const char *branch, int start, int n, int round)
+{
+	prolly_edit *e = calloc((size_t)n, sizeof(*e));
+	char(*kv)[2][32] = calloc((size_t)n, sizeof(*kv));
+	int rc = PROLLY_ENOMEM;
+	if (e && kv) {
+		for (int i = 0; i < n; i++) {
+			snprintf(kv[i][0], 32, "k%08d", start + i);
+			snprintf(kv[i][1], 32, "v%d-%d", round, start + i);
+			e[i].op = PROLLY_PUT;
+			e[i].key = (prolly_slice){kv[i][0], strlen(kv[i][0])};
+			e[i].value = (prolly_slice){kv[i][1], strlen(kv[i][1])};
+		}
+		rc = prolly_commit_edits(out, db, branch, e, (size_t)n, "put");
+	}
+	free(e);
+	free(kv);
+	return rc;
+}
+
+/* A small history: main with 3 commits, feature off it with 2, merged into main. */
+static int make_history(prolly_db *db, prolly_id *main_head, prolly_id *feat_head)
+{
+	prolly_id c;
+	int rc;
+	if ((rc = put_range(&c, db, "main", 0, 3000, 1)) || (rc = put_range(&c, db, "main", 10, 5, 2)))
+		return rc;
+	if ((rc = prolly_branch_create(db, "feature", &c)))
+		return rc;
+	if ((rc = put_range(&c, db, "main", 100, 3, 3)) ||
+	    (rc = put_range(&c, db, "feature", 2000, 4, 4)) ||
+	    (rc = put_range(&c, db, "feature", 5000, 2, 5)))
+		return rc;
+	if ((rc = prolly_merge_branches(NULL, NULL, db, "main", "feature", NULL, "merge")))
+		return rc;
+	if ((rc = prolly_branch_head(main_head, db, "main")))
+		return rc;
+	return prolly_branch_head(feat_head, db, "feature");
+}
+
+static int count_log(void *payload, const prolly_commit *c)
+{
+	(void)c;
+	(*(int *)payload)++;
+	return 0;
+}
+
+/* The history and trees of commit in b are those in a: the same commits, each tree complete. */
+static int same_history(prolly_db *a, prolly_db *b, const prolly_id *commit)
+{
+	int na = 0, nb = 0;
+	if (prolly_log(a, commit, count_log, &na) || prolly_log(b, commit, count_log, &nb) || na != nb)
+		return 0;
+	prolly_commit *ca = NULL;
+	prolly_tree_stats sa = PROLLY_TREE_STATS_INIT, sb = PROLLY_TREE_STATS_INIT;
+	int ok = prolly_commit_read(&ca, b, commit) == 0 &&
+	         prolly_tree_stats_get(&sb, b, &ca->tree, 1) == 0 &&
+	         prolly_tree_stats_get(&sa, a, &ca->tree, 0) == 0 && sa.nodes == sb.nodes &&
+	         sa.records == sb.records;
+	prolly_commit_free(ca);
+	return ok;
+}
+
+static int sync_branches(prolly_sync_stats *st, prolly_db *dst, prolly_db *src,
+                         const char *const *names, const prolly_id *heads, size_t n,
+                         const prolly_sync_options *o)
+{
+	prolly_ref_update u[4];
+	char refname[4][64];
+	memset(u, 0, sizeof(u));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(refname[i], sizeof(refname[i]), "refs/heads/%s", names[i]);
+		u[i].name = refname[i];
+		u[i].expect = PROLLY_REF_EXPECT_ANY;
+		u[i].value = heads[i];
+	}
+	return prolly_sync(st, dst, src, NULL, 0, u, n, o);
+}
+
+/* ---- K6 in a whole store ------------------------------------------------------------------- */
+
+typedef struct k6ctx {
+	prolly_db *db;
+	int trees_only; /* retention may keep a commit without its tree or parents */
+	prolly_id *ids;
+	size_t n, cap;
+} k6ctx;
+
+static int k6_collect(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	k6ctx *k = payload;
+	(void)data;
+	(void)size;
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 256;
+		k->ids = realloc(k->ids, k->cap * sizeof(*k->ids));
+		if (!k->ids)
+			return PROLLY_ENOMEM;
+	}
+	k->ids[k->n++] = *id;
+	return 0;
+}
+
+static int k6_has(prolly_db *db, const prolly_id *id)
+{
+	unsigned char h = 0;
+	if (prolly_id_equal(id, &db->empty_tree))
+		return 1;
+	return db->vt.has_nodes(db->store, id, 1, &h) == 0 && h;
+}
+
+static int k6_check_one(void *payload, size_t index, const void *data, size_t size)
+{
+	k6ctx *k = payload;
+	(void)index;
+	const prolly_id *id = &k->ids[index];
+	if (size >= 4 && memcmp(data, PROLLY_COMMIT_MAGIC, 4) == 0 && !k->trees_only) {
+		prolly_commit *c = NULL;
+		if (prolly__commit_decode(&c, id, data, size))
+			return PROLLY_ECORRUPT;
+		int ok = k6_has(k->db, &c->tree);
+		for (size_t p = 0; p < c->n_parents; p++)
+			ok = ok && k6_has(k->db, &c->parents[p]);
+		prolly_commit_free(c);
+		return ok ? 0
+		          : prolly_set_error(PROLLY_ECORRUPT, "commit %s lacks its tree or a parent",
+		                             tm_hex(id));
+	}
+	if (size >= 4 && memcmp(data, PROLLY_NODE_MAGIC, 4) == 0) {
+		pnode *nd = NULL;
+		if (prolly__node_decode(&nd, id, data, size, 1))
+			return PROLLY_ECORRUPT;
+		int ok = 1;
+		for (uint32_t j = 0; nd->level && j < nd->n && ok; j++)
+			ok = k6_has(k->db, prolly__node_child(nd, j));
+		prolly__node_unref(nd);
+		return ok ? 0 : prolly_set_error(PROLLY_ECORRUPT, "node %s lacks a child", tm_hex(id));
+	}
+	return 0;
+}
+
+static int ref_target_ok(void *payload, const char *name, const prolly_id *value)
+{
+	prolly_db *db = payload;
+	if (strncmp(name, "refs/", 5) != 0)
+		return 0;
+	return k6_has(db, value) ? 0
+	                         : prolly_set_error(PROLLY_ECORRUPT, "ref %s names a missing %s", name,
+	                                            tm_hex(value));
+}
+
+/* Every object of db has what it references (K6), and every ref names an object db has. */
+static int k6_holds_ex(prolly_db *db, int trees_only)
+{
+	k6ctx k = {db, trees_only, NULL, 0, 0};
+	prolly_id lo, hi;
+	memset(lo.bytes, 0, sizeof(lo.bytes));
+	memset(hi.bytes, 0xff, sizeof(hi.bytes));
+	int rc = db->vt.find_ids(db->store, &lo, &hi, (size_t)1 << 30, k6_collect, &k);
+	for (size_t at = 0; at < k.n && !rc; at += 256) {
+		size_t m = PROLLY_MIN(256, k.n - at);
+		k6ctx sub = {db, trees_only, k.ids + at, m, 0};
+		rc = db->vt.get_nodes(db->store, k.ids + at, m, k6_check_one, &sub);
+	}
+	if (!rc)
+		rc = db->vt.list_refs(db->store, "", ref_target_ok, db);
+	free(k.ids);
+	return rc;
+}
+
+static int k6_holds(prolly_db *db)
+{
+	return k6_holds_ex(db, 0);
+}
+
+/* ---- every direction ---------------------------------------------------------------------- */
+
+static void one_direction(int from, int to)
+{
+	prolly_db *src = new_db(from), *dst = new_db(to);
+	prolly_id heads[2], c;
+	const char *names[2] = {"main", "feature"};
+	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+	PT_REQUIRE(src && dst);
+	PT_REQUIRE(make_history(src, &heads[0], &heads[1]) == 0);
+
+	PT_CHECK_RC(sync_branches(&st, dst, src, names, heads, 2, NULL), 0);
+	PT_CHECKF(st.commits_copied == 6, "%s -> %s: %llu commits", kind_name[from], kind_name[to],
+	          (unsigned long long)st.commits_copied);
+	PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &heads[0]));
+	PT_CHECK(prolly_branch_head(&c, dst, "feature") == 0 && prolly_id_equal(&c, &heads[1]));
+	PT_CHECK(same_history(src, dst, &heads[0]));
+	PT_CHECK(same_history(src, dst, &heads[1]));
+	PT_CHECK_RC(k6_holds(dst), 0);
+
+	/* Again: nothing is missing, one question. */
+	prolly_sync_stats again = PROLLY_SYNC_STATS_INIT;
+	PT_CHECK_RC(sync_branches(&again, dst, src, names, heads, 2, NULL), 0);
+	PT_CHECK(again.commits_copied == 0 && again.nodes_copied == 0 && again.has_calls == 1);
+
+	/* And back, after a commit in dst: only the new commit and its path travel. */
+	PT_REQUIRE(put_range(&c, dst, "main", 7, 1, 9) == 0);
+	prolly_sync_stats back = PROLLY_SYNC_STATS_INIT;
+	PT_CHECK_RC(sync_branches(&back, src, dst, names, &c, 1, NULL), 0);
+	PT_CHECK(back.commits_copied == 1 && back.nodes_copied >= 1 && back.nodes_copied <= 4);
+	PT_CHECK(same_history(dst, src, &c));
+	PT_CHECK_RC(k6_holds(src), 0);
+	prolly_close(src);
+	prolly_close(dst);
+}
+
+PT_TEST(sync_every_direction)
+{
+	for (int from = 0; from < N_KINDS; from++)
+		for (int to = 0; to < N_KINDS; to++) {
+			if ((from == K_PG || to == K_PG) && !have_pg) {
+				PT_CHECKF(0, "no PostgreSQL server");
+				continue;
+			}
+			one_direction(from, to);
+		}
+}
+
+/* A store without has_nodes is asked with get_nodes. */
+PT_TEST(sync_without_has_nodes)
+{
+	prolly_store *mem = NULL;
+	prolly_db *src = new_db(K_MEM), *dst = NULL;
+	prolly_id heads[2];
+	const char *names[2] = {"main", "feature"};
+	PT_REQUIRE(src && prolly_store_mem_new(&mem) == 0);
+	tp_store *w = tp_new(sizeof(tp_store), mem);
+	PT_REQUIRE(w);
+	w->base.has_nodes = NULL;
+	PT_REQUIRE(prolly_db_new(&dst, &w->base, NULL) == 0);
+	PT_REQUIRE(make_history(src, &heads[0], &heads[1]) == 0);
+	PT_CHECK_RC(sync_branches(NULL, dst, src, names, heads, 2, NULL), 0);
+	PT_CHECK(same_history(src, dst, &heads[0]));
+	prolly_close(src);
+	prolly_close(dst);
+}
+
+/* ---- failures at each write ------------------------------------------------------------- */
+
+typedef struct failing {
+	tp_store tp;
+	int writes, fail_at; /* fail the fail_at-th write that carries something (0: never) */
+} failing;
+
+static int failing_write(prolly_store *st, prolly_store_write *w)
+{
+	failing *f = (failing *)(void *)st;
+	if ((w->n_nodes || w->n_refs) && ++f->writes == f->fail_at)
+		return prolly_set_error(PROLLY_ESTORE, "injected failure of write %d", f->writes);
+	return tp_write(st, w);
+}
+
+PT_TEST(sync_interrupted_at_each_write_then_rerun)
+{
+	prolly_db *src = new_db(K_MEM);
+	prolly_id heads[2], c;
+	const char *names[2] = {"main", "feature"};
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.batch = 3; /* many small writes */
+	PT_REQUIRE(src && make_history(src, &heads[0], &heads[1]) == 0);
+	int total = 0;
+	for (int at = 1;; at++) {
+		prolly_store *mem = NULL;
+		prolly_db *dst = NULL;
+		PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+		failing *f = tp_new(sizeof(failing), mem);
+		PT_REQUIRE(f);
+		f->tp.base.write = failing_write;
+		f->fail_at = at;
+		PT_REQUIRE(prolly_db_new(&dst, &f->tp.base, NULL) == 0);
+		int rc = sync_branches(NULL, dst, src, names, heads, 2, &o);
+		if (rc == 0) { /* no write left to fail */
+			total = f->writes;
+			PT_CHECK(at > 1 && f->writes == at - 1);
+			prolly_close(dst);
+			break;
+		}
+		PT_CHECKF(rc == PROLLY_ESTORE, "write %d: %d %s", at, rc, prolly_last_error());
+		PT_CHECKF(k6_holds(dst) == 0, "after write %d failed: %s", at, prolly_last_error());
+		PT_CHECK(prolly_branch_head(&c, dst, "main") == PROLLY_ENOTFOUND);
+		f->fail_at = 0;
+		PT_CHECK_RC(sync_branches(NULL, dst, src, names, heads, 2, &o), 0);
+		PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &heads[0]));
+		PT_CHECK(same_history(src, dst, &heads[0]) && same_history(src, dst, &heads[1]));
+		PT_CHECK_RC(k6_holds(dst), 0);
+		prolly_close(dst);
+		if (at > 10000)
+			break;
+	}
+	PT_CHECKF(total > 10, "only %d writes", total);
+	prolly_close(src);
+}
+
+/* K6 after a gc: an interrupted sync's nodes are unreferenced, so a gc removes them, never a child
+ * and not its parent; a rerun then copies them again. With retention, tree nodes keep their
+ * subtrees (commits may lose their trees: that is what retention removes). */
+PT_TEST(sync_gc_keeps_k6)
+{
+	for (int kind = 0; kind < N_KINDS; kind++) {
+		if (kind == K_PG && !have_pg)
+			continue;
+		prolly_db *src = new_db(K_MEM), *inner = NULL;
+		prolly_id heads[2], c;
+		const char *names[2] = {"main", "feature"};
+		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+		o.batch = 4;
+		PT_REQUIRE(src && make_history(src, &heads[0], &heads[1]) == 0);
+		prolly_store *st = new_store(kind);
+		PT_REQUIRE(st);
+		failing *f = tp_new(sizeof(failing), st);
+		PT_REQUIRE(f);
+		f->tp.base.write = failing_write;
+		f->fail_at = 7;
+		PT_REQUIRE(prolly_db_new(&inner, &f->tp.base, NULL) == 0);
+		PT_CHECK_RC(sync_branches(NULL, inner, src, names, heads, 2, &o), PROLLY_ESTORE);
+		f->fail_at = 0;
+		prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
+		PT_CHECK_RC(prolly_gc(inner, &gr), 0);
+		PT_CHECKF(k6_holds(inner) == 0, "%s: %s", kind_name[kind], prolly_last_error());
+		PT_CHECK_RC(sync_branches(NULL, inner, src, names, heads, 2, &o), 0);
+		PT_CHECK(prolly_branch_head(&c, inner, "main") == 0 && prolly_id_equal(&c, &heads[0]));
+		PT_CHECK(same_history(src, inner, &heads[0]));
+		PT_CHECK_RC(prolly_gc(inner, &gr), 0);
+		PT_CHECKF(k6_holds(inner) == 0, "%s: %s", kind_name[kind], prolly_last_error());
+		prolly_close(inner);
+		prolly_close(src);
+	}
+	prolly_options opts = PROLLY_OPTIONS_INIT;
+	opts.retain_commits = 1;
+	opts.reflog_days = 0;
+	prolly_db *db = NULL;
+	prolly_store *mem = NULL;
+	prolly_id heads[2];
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0 && prolly_db_new(&db, mem, &opts) == 0);
+	PT_REQUIRE(make_history(db, &heads[0], &heads[1]) == 0);
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
+	PT_CHECK_RC(prolly_gc(db, &gr), 0);
+	PT_CHECK(gr.nodes_removed > 0);
+	PT_CHECK_RC(k6_holds_ex(db, 1), 0);
+	prolly_close(db);
+}
+
+/* ---- push race ------------------------------------------------------------------------------- */
+
+typedef struct racer {
+	prolly_db *dst, *src;
+	prolly_id old, head;
+	pthread_barrier_t *go;
+	int rc;
+} racer;
+
+static void *race(void *arg)
+{
+	racer *r = arg;
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/main";
+	u.expect = PROLLY_REF_EXPECT_VALUE;
+	u.expected = r->old;
+	u.value = r->head;
+	pthread_barrier_wait(r->go);
+	r->rc = prolly_sync(NULL, r->dst, r->src, NULL, 0, &u, 1, NULL);
+	return NULL;
+}
+
+PT_TEST(sync_push_race_one_wins)
+{
+	for (int kind = 0; kind < N_KINDS; kind++) {
+		if (kind == K_PG && !have_pg)
+			continue;
+		prolly_db *remote = new_db(kind), *a = new_db(K_MEM), *b = new_db(K_MEM);
+		prolly_id base, ha, hb, c;
+		PT_REQUIRE(remote && a && b);
+		PT_REQUIRE(put_range(&base, remote, "main", 0, 500, 1) == 0);
+		const char *names[1] = {"main"};
+		PT_REQUIRE(sync_branches(NULL, a, remote, names, &base, 1, NULL) == 0);
+		PT_REQUIRE(sync_branches(NULL, b, remote, names, &base, 1, NULL) == 0);
+		PT_REQUIRE(put_range(&ha, a, "main", 3, 1, 2) == 0);
+		PT_REQUIRE(put_range(&hb, b, "main", 4, 1, 3) == 0);
+		pthread_barrier_t go;
+		pthread_barrier_init(&go, NULL, 2);
+		racer ra = {remote, a, base, ha, &go, 0}, rb = {remote, b, base, hb, &go, 0};
+		pthread_t ta, tb;
+		pthread_create(&ta, NULL, race, &ra);
+		pthread_create(&tb, NULL, race, &rb);
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		pthread_barrier_destroy(&go);
+		PT_CHECKF((ra.rc == 0) + (rb.rc == 0) == 1, "%s: %d %d", kind_name[kind], ra.rc, rb.rc);
+		PT_CHECK(ra.rc == PROLLY_ECONFLICT || rb.rc == PROLLY_ECONFLICT);
+		PT_REQUIRE(prolly_branch_head(&c, remote, "main") == 0);
+		PT_CHECK(prolly_id_equal(&c, ra.rc == 0 ? &ha : &hb));
+		PT_CHECK_RC(k6_holds(remote), 0);
+		prolly_close(remote);
+		prolly_close(a);
+		prolly_close(b);
+	}
+}
+
+/* ---- fetch of a branch that moved ------------------------------------------------------------ */
+
+PT_TEST(sync_fetch_moved_branch)
+{
+	prolly_db *remote = new_db(K_LMDB), *local = new_db(K_MEM);
+	prolly_id h1, h2, c;
+	prolly_ref_update u;
+	PT_REQUIRE(remote && local);
+	PT_REQUIRE(put_range(&h1, remote, "main", 0, 2000, 1) == 0);
+	memset(&u, 0, sizeof(u));
+	u.name = "remotes/origin/main";
+	u.value = h1;
+	PT_CHECK_RC(prolly_sync(NULL, local, remote, NULL, 0, &u, 1, NULL), 0);
+	PT_CHECK(prolly__get_ref(local, "remotes/origin/main", &c) == 0 && prolly_id_equal(&c, &h1));
+	PT_REQUIRE(put_range(&h2, remote, "main", 50, 10, 2) == 0);
+	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+	u.expect = PROLLY_REF_EXPECT_VALUE;
+	u.expected = h1;
+	u.value = h2;
+	PT_CHECK_RC(prolly_sync(&st, local, remote, NULL, 0, &u, 1, NULL), 0);
+	PT_CHECK(st.commits_copied == 1);
+	PT_CHECK(prolly__get_ref(local, "remotes/origin/main", &c) == 0 && prolly_id_equal(&c, &h2));
+	PT_CHECK(same_history(remote, local, &h2));
+	/* A stale expectation changes nothing and says what the ref holds. */
+	u.expected = h1;
+	PT_CHECK_RC(prolly_sync(NULL, local, remote, NULL, 0, &u, 1, NULL), PROLLY_ECONFLICT);
+	PT_CHECK(u.conflict && u.current_exists && prolly_id_equal(&u.current, &h2));
+	prolly_close(remote);
+	prolly_close(local);
+}
+
+/* ---- cost of a small push ------------------------------------------------------------------ */
+
+PT_TEST(sync_small_push_copies_k_times_height)
+{
+	prolly_db *local = new_db(K_MEM), *remote = new_db(K_MEM);
+	prolly_id h, c;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	prolly_commit *hc = NULL;
+	const char *names[1] = {"main"};
+	PT_REQUIRE(local && remote);
+	PT_REQUIRE(put_range(&h, local, "main", 0, 100000, 1) == 0);
+	PT_REQUIRE(sync_branches(NULL, remote, local, names, &h, 1, NULL) == 0);
+	PT_REQUIRE(prolly_commit_read(&hc, local, &h) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&ts, local, &hc->tree, 0) == 0);
+	prolly_commit_free(hc);
+	PT_REQUIRE(ts.height >= 3);
+	const int k = 5;
+	for (int i = 0; i < k; i++) /* k records far apart: k separate leaves, k paths */
+		PT_REQUIRE(put_range(&c, local, "main", 1000 + i * 19000, 1, 7) == 0);
+	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+	PT_CHECK_RC(sync_branches(&st, remote, local, names, &c, 1, NULL), 0);
+	PT_CHECK(st.commits_copied == (uint64_t)k);
+	/* Each commit changed one record: its path, height nodes (a boundary that moved may add a
+	 * neighbour per level), so k commits of one change carry at most 2 x k x height. */
+	uint64_t bound = (uint64_t)k * ts.height * 2;
+	PT_CHECKF(st.nodes_copied <= bound, "%llu nodes copied, bound %llu (height %u)",
+	          (unsigned long long)st.nodes_copied, (unsigned long long)bound, ts.height);
+	/* One question per level of the walk: commits (k + 1 asked in k + 1 generations at most),
+	 * then the trees level by level. */
+	PT_CHECKF(st.has_calls <= (uint64_t)(k + 1) + ts.height + 1, "%llu questions",
+	          (unsigned long long)st.has_calls);
+	printf("# %d commits of one change each, height %u: %llu nodes, %llu questions, %llu reads, "
+	       "%llu writes\n",
+	       k, ts.height, (unsigned long long)st.nodes_copied, (unsigned long long)st.has_calls,
+	       (unsigned long long)st.read_calls, (unsigned long long)st.write_calls);
+	PT_CHECK(same_history(local, remote, &c));
+	prolly_close(local);
+	prolly_close(remote);
+}
+
+/* A long linear history travels in a few round trips where the source reads ahead (SY5: the
+ * memory store has get_ancestors), and correctly where it cannot (LMDB has none). */
+PT_TEST(sync_long_history_reads_ahead)
+{
+	for (int kind = K_MEM; kind <= K_LMDB; kind++) {
+		prolly_db *src = new_db(kind), *dst = new_db(K_MEM);
+		prolly_id h;
+		const char *names[1] = {"main"};
+		PT_REQUIRE(src && dst);
+		for (int i = 0; i < 300; i++)
+			PT_REQUIRE(put_range(&h, src, "main", i, 1, i) == 0);
+		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(sync_branches(&st, dst, src, names, &h, 1, NULL), 0);
+		PT_CHECK(st.commits_copied == 300);
+		PT_CHECK(same_history(src, dst, &h));
+		printf("# 300 commits from %s: %llu questions, %llu reads, %llu writes\n", kind_name[kind],
+		       (unsigned long long)st.has_calls, (unsigned long long)st.read_calls,
+		       (unsigned long long)st.write_calls);
+		if (kind == K_MEM)
+			PT_CHECKF(st.has_calls <= 6 && st.read_calls <= 6, "%llu questions, %llu reads",
+			          (unsigned long long)st.has_calls, (unsigned long long)st.read_calls);
+		/* and a push of 3 more after it: the walk stops at the commit dst has */
+		for (int i = 0; i < 3; i++)
+			PT_REQUIRE(put_range(&h, src, "main", 1000 + i, 1, i) == 0);
+		prolly_sync_stats more = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(sync_branches(&more, dst, src, names, &h, 1, NULL), 0);
+		PT_CHECK(more.commits_copied == 3);
+		PT_CHECK_RC(k6_holds(dst), 0);
+		prolly_close(src);
+		prolly_close(dst);
+	}
+}
+
+/* ---- remotes, fetch and push ---------------------------------------------------------------- */
+
+static int collect_remote(void *payload, const char *name, const char *url)
+{
+	char *out = payload;
+	size_t at = strlen(out);
+	snprintf(out + at, 256 - at, "%s=%s;", name, url);
+	return 0;
+}
+
+static int count_fetched(void *payload, const char *branch, const prolly_id *o, const prolly_id *n)
+{
+	(void)branch;
+	(void)o;
+	(void)n;
+	++*(int *)payload;
+	return 0;
+}
+
+/* A remote's URL never stores a password (remote.c RM4): the record would travel with every
+ * copy of the store and outlive a password change. Refused, with a message that names the
+ * remedy and not the secret; the store is unchanged. */
+PT_TEST(remote_url_with_password_refused)
+{
+	static const char *const refused[] = {
+	    "postgresql://me:hunter2@/db?host=/tmp",
+	    "POSTGRES://me:hunter2@h:5432/db",
+	    "postgresql://h/db?sslmode=require&password=hunter2",
+	    "postgresql://h/db?PassWord=hunter2",
+	    "postgresql://h/db?sslpassword=hunter2",
+	    "host=h dbname=d password=hunter2",
+	    "host=h dbname=d PASSWORD = 'hunter2 x'",
+	    "host=h SSLPassword=hunter2 dbname=d",
+	};
+	static const char *const allowed[] = {
+	    "lmdb:/data/passwords",
+	    "postgresql://me@h/db?sslmode=require",
+	    "postgresql://me:@h/db",
+	    "host=h dbname=d user=me passfile=/home/me/.pgpass",
+	};
+	prolly_db *db = new_db(K_MEM);
+	char listed[512] = "";
+	PT_REQUIRE(db);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		PT_CHECK_RC(prolly_remote_url_valid(refused[i]), PROLLY_EINVAL);
+		PT_CHECKF(prolly_remote_add(db, "r", refused[i]) == PROLLY_EINVAL, "accepted %s",
+		          refused[i]);
+		const char *msg = prolly_last_error();
+		PT_CHECKF(strstr(msg, "password") && strstr(msg, ".pgpass") && strstr(msg, "PGPASSFILE") &&
+		              strstr(msg, "PGPASSWORD") && !strstr(msg, "hunter2"),
+		          "%s", msg);
+	}
+	PT_CHECK_RC(prolly_remote_list(db, collect_remote, listed), 0);
+	PT_CHECKF(listed[0] == 0, "%s", listed);
+	char name[8];
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		snprintf(name, sizeof(name), "ok%zu", i);
+		PT_CHECK_RC(prolly_remote_url_valid(allowed[i]), 0);
+		PT_CHECKF(prolly_remote_add(db, name, allowed[i]) == 0, "%s: %s", allowed[i],
+		          prolly_last_error());
+	}
+	prolly_close(db);
+}
+
+PT_TEST(remotes_fetch_push)
+{
+	prolly_db *local = new_db(K_MEM), *remote = new_db(K_LMDB);
+	prolly_id h, c, r;
+	prolly_buf url = PROLLY_BUF_INIT;
+	char listed[256] = "";
+	PT_REQUIRE(local && remote);
+	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/somewhere"), 0);
+	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/else"), PROLLY_ECONFLICT);
+	PT_CHECK_RC(prolly_remote_add(local, "a/b", "lmdb:/x"), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_remote_add(local, "zz", ""), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_remote_add(local, "up", "postgresql://u@h/db"), 0);
+	PT_CHECK_RC(prolly_remote_url(&url, local, "origin"), 0);
+	PT_CHECK(url.size == 15 && memcmp(url.ptr, "lmdb:/somewhere", 15) == 0);
+	PT_CHECK_RC(prolly_remote_url(&url, local, "nosuch"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_remote_list(local, collect_remote, listed), 0);
+	PT_CHECKF(strcmp(listed, "origin=lmdb:/somewhere;up=postgresql://u@h/db;") == 0, "%s", listed);
+	/* gc keeps the record (a tree a ref names) */
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
+	PT_CHECK_RC(prolly_gc(local, &gr), 0);
+	PT_CHECK_RC(prolly_remote_url(&url, local, "up"), 0);
+
+	/* fetch: remote-tracking refs, read as origin/BRANCH */
+	PT_REQUIRE(put_range(&h, remote, "main", 0, 300, 1) == 0);
+	PT_REQUIRE(prolly_branch_create(remote, "dev", &h) == 0);
+	int moved = 0;
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", count_fetched, &moved), 0);
+	PT_CHECK(moved == 2);
+	PT_CHECK(prolly_resolve(&c, local, "origin/main") == 0 && prolly_id_equal(&c, &h));
+	PT_CHECK(prolly_resolve(&c, local, "origin/dev~0") == 0 && prolly_id_equal(&c, &h));
+	PT_CHECK_RC(prolly_resolve(&c, local, "origin/nosuch"), PROLLY_ENOTFOUND);
+	PT_CHECK(prolly_branch_head(&c, local, "main") == PROLLY_ENOTFOUND); /* no local branch */
+	moved = 0;
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", count_fetched, &moved), 0);
+	PT_CHECK(moved == 0);
+	PT_CHECK_RC(prolly_gc(local, &gr), 0); /* keeps what tracking refs name */
+	PT_CHECK(same_history(remote, local, &h));
+
+	/* push: fast-forward, then one that is not */
+	PT_REQUIRE(prolly_branch_create(local, "main", &h) == 0);
+	PT_REQUIRE(put_range(&c, local, "main", 5, 1, 2) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0);
+	PT_CHECK(prolly_branch_head(&r, remote, "main") == 0 && prolly_id_equal(&r, &c));
+	PT_CHECK(prolly_resolve(&r, local, "origin/main") == 0 && prolly_id_equal(&r, &c));
+	PT_REQUIRE(put_range(&r, remote, "main", 6, 1, 3) == 0);
+	PT_REQUIRE(put_range(&c, local, "main", 7, 1, 4) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), PROLLY_ECONFLICT);
+	prolly_id now;
+	PT_CHECK(prolly_branch_head(&now, remote, "main") == 0 && prolly_id_equal(&now, &r));
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 1), 0);
+	PT_CHECK(prolly_branch_head(&now, remote, "main") == 0 && prolly_id_equal(&now, &c));
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "nosuch", 0), PROLLY_ENOTFOUND);
+
+	/* remove: the record and the tracking refs */
+	PT_CHECK_RC(prolly_remote_remove(local, "origin"), 0);
+	PT_CHECK_RC(prolly_resolve(&c, local, "origin/main"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_remote_remove(local, "origin"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(k6_holds(local), 0);
+	prolly_buf_dispose(&url);
+	prolly_close(local);
+	prolly_close(remote);
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+PT_TEST(sync_errors)
+{
+	prolly_db *a = new_db(K_MEM), *b = new_db(K_MEM);
+	prolly_id h, bogus;
+	PT_REQUIRE(a && b && put_range(&h, a, "main", 0, 10, 1) == 0);
+	memset(bogus.bytes, 7, sizeof(bogus.bytes));
+	PT_CHECK_RC(prolly_sync(NULL, NULL, a, &h, 1, NULL, 0, NULL), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_sync(NULL, b, a, &bogus, 1, NULL, 0, NULL), PROLLY_ENOTFOUND);
+	prolly_commit *c = NULL;
+	PT_REQUIRE(prolly_commit_read(&c, a, &h) == 0);
+	PT_CHECK_RC(prolly_sync(NULL, b, a, &c->tree, 1, NULL, 0, NULL), PROLLY_EINVAL); /* a tree */
+	prolly_commit_free(c);
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.version = 99;
+	PT_CHECK_RC(prolly_sync(NULL, b, a, &h, 1, NULL, 0, &o), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_sync_options_init(&o, 2), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_sync_options_init(&o, PROLLY_SYNC_OPTIONS_VERSION), 0);
+	/* Objects only: copied, no ref. */
+	PT_CHECK_RC(prolly_sync(NULL, b, a, &h, 1, NULL, 0, NULL), 0);
+	prolly_id x;
+	PT_CHECK(prolly_branch_head(&x, b, "main") == PROLLY_ENOTFOUND);
+	PT_CHECK(prolly_commit_read(&c, b, &h) == 0);
+	prolly_commit_free(c);
+	prolly_close(a);
+	prolly_close(b);
+}
+
+int main(int argc, char **argv)
+{
+	have_pg = tm_pg_guard() == 0;
+	scratch = tm_tmpdir("sync");
+	if (!scratch)
+		return 2;
+	int rc = pt_run(argc, argv);
+	for (int i = 0; i < n_pg_schemas; i++)
+		tm_pg_schema_drop(pg_schemas[i]);
+	tm_rmtree(scratch);
+	free(scratch);
+	return rc;
+}
