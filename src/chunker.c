@@ -18,20 +18,19 @@ void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level)
 void prolly__chunker_dispose(prolly__chunker *ch)
 {
 	prolly__enc_dispose(&ch->enc);
-	prolly_buf_dispose(&ch->out);
 }
 
 static int make_node(prolly__chunker *ch, pnode **made)
 {
-	prolly_id id;
-	int rc = prolly__enc_finish(&ch->enc, &ch->out);
+	pnode *nd;
+	int rc = prolly__enc_node(&nd, &ch->enc);
 	if (rc)
 		return rc;
-	prolly__hash(&id, ch->out.ptr, ch->out.size);
-	if ((rc = prolly__txn_add_node(ch->txn, &id, ch->out.ptr, ch->out.size, made)))
+	size_t size = nd->size;
+	if ((rc = prolly__txn_add_node(ch->txn, nd, made)))
 		return rc;
 	ch->emitted++;
-	ch->bytes += ch->out.size;
+	ch->bytes += size;
 	prolly__enc_reset(&ch->enc);
 	ch->s = 0; /* H1 */
 	return 0;

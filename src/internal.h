@@ -176,6 +176,9 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
                           uint64_t count);
 /* Encodes the accumulated items into out (replacing its contents). */
 int prolly__enc_finish(prolly__enc *e, prolly_buf *out);
+/* The node of the accumulated items, encoded into node memory, hashed, with one reference; not
+ * validated again (node.c): only for items the engine itself put in key order. */
+int prolly__enc_node(pnode **out, const prolly__enc *e);
 
 /* Encoded size an item adds to a node: leaf 8 + klen + vlen, internal 4 + 40 + klen. */
 static inline size_t prolly__leaf_item_size(size_t klen, size_t vlen)
@@ -207,7 +210,6 @@ typedef struct prolly__chunker {
 	prolly_txn *txn;
 	prolly__enc enc;
 	size_t s;         /* running encoded size of the pending chunk */
-	prolly_buf out;   /* encoding scratch */
 	uint64_t emitted; /* nodes made so far */
 	size_t bytes;     /* their bytes */
 } prolly__chunker;
@@ -371,9 +373,10 @@ struct prolly_txn {
 	char *reason_msg;                    /* owned; NULL: none */
 };
 
-/* Adds an encoded tree node (decoded and pinned; returns a borrowed pointer in *out if not NULL). */
-int prolly__txn_add_node(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size,
-                         pnode **out);
+/* Adds a tree node the engine made (prolly__enc_node), taking over the caller's reference: pinned,
+ * or dropped if the txn has that node already. *out (if not NULL) receives the txn's node,
+ * borrowed. */
+int prolly__txn_add_node(prolly_txn *txn, pnode *nd, pnode **out);
 /* Adds a raw object (a commit) to be written with the txn. */
 int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size);
 /* Finds a raw object added to the txn (commit objects made and read before commit). */

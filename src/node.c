@@ -263,15 +263,18 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 	return 0;
 }
 
-int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
+/* The encoded size of the accumulated items (the format above). */
+static size_t enc_size(const prolly__enc *e)
 {
 	size_t n = e->n;
-	size_t size = PROLLY_NODE_HEADER + 4 * (n + 1) + (e->level == 0 ? 4 * (n + 1) : 0) +
-	              e->keys.size + e->vals.size;
-	int rc = prolly__buf_grow(out, size);
-	if (rc)
-		return rc;
-	unsigned char *p = out->ptr;
+	return PROLLY_NODE_HEADER + 4 * (n + 1) + (e->level == 0 ? 4 * (n + 1) : 0) + e->keys.size +
+	       e->vals.size;
+}
+
+/* Writes the encoding of the accumulated items to p (enc_size(e) bytes). */
+static void enc_write(const prolly__enc *e, unsigned char *p)
+{
+	size_t n = e->n;
 	memcpy(p, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE);
 	p[OFF_VERSION] = PROLLY_FORMAT_VERSION;
 	p[OFF_LEVEL] = (unsigned char)e->level;
@@ -297,6 +300,54 @@ int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
 		p += e->vals.size;
 		memcpy(p, e->keys.ptr, e->keys.size);
 	}
+}
+
+int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
+{
+	size_t size = enc_size(e);
+	int rc = prolly__buf_grow(out, size);
+	if (rc)
+		return rc;
+	enc_write(e, out->ptr);
 	out->size = size;
+	return 0;
+}
+
+/*
+ * The node of the accumulated items, encoded straight into node memory and named by its hash.
+ * Nothing here came from outside the process: the encoder was fed items in key order (E1 and B1
+ * check the caller's keys, nodes read from a store were decoded with their checks), so the node
+ * is neither copied nor validated again as prolly__node_decode would.
+ */
+int prolly__enc_node(pnode **out, const prolly__enc *e)
+{
+	size_t n = e->n, size = enc_size(e);
+	uint8_t cls;
+	pnode *nd = prolly__node_mem_alloc(sizeof(*nd) + size, &cls);
+	if (!nd)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a node of %zu bytes", size);
+	unsigned char *b = (unsigned char *)(nd + 1);
+	enc_write(e, b);
+	atomic_init(&nd->refs, 1);
+	nd->mem_class = cls;
+	prolly__hash(&nd->id, b, size);
+	nd->level = e->level;
+	nd->n = (uint32_t)n;
+	nd->count = e->count;
+	nd->size = size;
+	nd->bytes = b;
+	nd->koff = b + PROLLY_NODE_HEADER;
+	if (e->level == 0) {
+		nd->voff = nd->koff + 4 * (n + 1);
+		nd->kids = NULL;
+		nd->kheap = nd->voff + 4 * (n + 1);
+		nd->vheap = nd->kheap + e->keys.size;
+	} else {
+		nd->voff = NULL;
+		nd->kids = nd->koff + 4 * (n + 1);
+		nd->kheap = nd->kids + e->vals.size;
+		nd->vheap = NULL;
+	}
+	*out = nd;
 	return 0;
 }
