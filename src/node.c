@@ -226,18 +226,31 @@ void prolly__enc_reset(prolly__enc *e)
 	e->keys.size = e->vals.size = e->koffs.size = e->voffs.size = 0;
 }
 
-static int put32(prolly_buf *b, uint32_t v)
+/* prolly__buf_put without the call when the buffer has room (every item of a node but the
+ * first few). */
+static inline int put(prolly_buf *b, const void *data, size_t size)
+{
+	if (b->size + size < b->asize) {
+		memcpy(b->ptr + b->size, data, size);
+		b->size += size;
+		b->ptr[b->size] = 0;
+		return 0;
+	}
+	return prolly__buf_put(b, data, size);
+}
+
+static inline int put32(prolly_buf *b, uint32_t v)
 {
 	unsigned char tmp[4];
 	prolly__wr32(tmp, v);
-	return prolly__buf_put(b, tmp, 4);
+	return put(b, tmp, 4);
 }
 
 int prolly__enc_add_leaf(prolly__enc *e, const void *k, size_t klen, const void *v, size_t vlen)
 {
 	int rc;
 	assert(e->level == 0);
-	if ((rc = prolly__buf_put(&e->keys, k, klen)) || (rc = prolly__buf_put(&e->vals, v, vlen)) ||
+	if ((rc = put(&e->keys, k, klen)) || (rc = put(&e->vals, v, vlen)) ||
 	    (rc = put32(&e->koffs, (uint32_t)e->keys.size)) ||
 	    (rc = put32(&e->voffs, (uint32_t)e->vals.size)))
 		return rc;
@@ -254,8 +267,7 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 	assert(e->level > 0 && count > 0);
 	memcpy(ent + PROLLY__CHILD_OFF_ID, child->bytes, PROLLY_ID_SIZE);
 	prolly__wr64(ent + PROLLY__CHILD_OFF_COUNT, count);
-	if ((rc = prolly__buf_put(&e->keys, k, klen)) ||
-	    (rc = prolly__buf_put(&e->vals, ent, sizeof(ent))) ||
+	if ((rc = put(&e->keys, k, klen)) || (rc = put(&e->vals, ent, sizeof(ent))) ||
 	    (rc = put32(&e->koffs, (uint32_t)e->keys.size)))
 		return rc;
 	e->n++;
