@@ -64,6 +64,16 @@ int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const
 	return 0;
 }
 
+int prolly__chunker_prefix(prolly__chunker *ch, const pnode *x, uint32_t p)
+{
+	assert(prolly__chunker_empty(ch) && ch->s == 0 && p < x->n);
+	int rc = prolly__enc_add_prefix(&ch->enc, x, p);
+	if (rc)
+		return rc;
+	ch->s = prolly__prefix_size(x, p); /* H1 */
+	return 0;
+}
+
 int prolly__chunker_finish(prolly__chunker *ch, pnode **made)
 {
 	*made = NULL;

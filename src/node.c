@@ -275,6 +275,46 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 	return 0;
 }
 
+/* Appends the offsets of items [0, p) of a table, rebased to `base`. */
+static int put_offsets(prolly_buf *b, const unsigned char *tab, uint32_t p, uint32_t base)
+{
+	int rc = prolly__buf_grow(b, b->size + 4 * (size_t)p + 1);
+	if (rc)
+		return rc;
+	unsigned char *o = b->ptr + b->size;
+	for (uint32_t i = 1; i <= p; i++, o += 4)
+		prolly__wr32(o, base + prolly__rd32(tab + 4 * (size_t)i));
+	b->size += 4 * (size_t)p;
+	b->ptr[b->size] = 0;
+	return 0;
+}
+
+int prolly__enc_add_prefix(prolly__enc *e, const pnode *x, uint32_t p)
+{
+	int rc;
+	assert(e->level == x->level && p <= x->n);
+	if (p == 0)
+		return 0;
+	uint32_t kbytes = prolly__rd32(x->koff + 4 * (size_t)p);
+	if ((rc = put_offsets(&e->koffs, x->koff, p, (uint32_t)e->keys.size)) ||
+	    (rc = put(&e->keys, x->kheap, kbytes)))
+		return rc;
+	if (x->level == 0) {
+		uint32_t vbytes = prolly__rd32(x->voff + 4 * (size_t)p);
+		if ((rc = put_offsets(&e->voffs, x->voff, p, (uint32_t)e->vals.size)) ||
+		    (rc = put(&e->vals, x->vheap, vbytes)))
+			return rc;
+		e->count += p;
+	} else {
+		if ((rc = put(&e->vals, x->kids, (size_t)PROLLY_CHILD_ENTRY * p)))
+			return rc;
+		for (uint32_t i = 0; i < p; i++)
+			e->count += prolly__node_child_count(x, i);
+	}
+	e->n += p;
+	return 0;
+}
+
 /* The encoded size of the accumulated items (the format above). */
 static size_t enc_size(const prolly__enc *e)
 {
