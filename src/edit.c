@@ -279,10 +279,15 @@ static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
 					goto cleanup;
 				j = p;
 			}
+			size_t asked = SIZE_MAX; /* the edit have_edit was last worked out for */
+			int have_edit = 0;
 			for (;;) { /* E3: merge x's items with its edits */
-				int have_edit = i < in->n &&
-				                (last || prolly__keycmp(in->v[i].key.data, in->v[i].key.size,
-				                                        bound.data, bound.size) <= 0);
+				if (asked != i) {
+					asked = i;
+					have_edit = i < in->n &&
+					            (last || prolly__keycmp(in->v[i].key.data, in->v[i].key.size,
+					                                    bound.data, bound.size) <= 0);
+				}
 				if (!have_edit && j == x->n)
 					break;
 				int c;
