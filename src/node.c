@@ -231,7 +231,8 @@ void prolly__enc_reset(prolly__enc *e)
 static inline int put(prolly_buf *b, const void *data, size_t size)
 {
 	if (b->size + size < b->asize) {
-		memcpy(b->ptr + b->size, data, size);
+		if (size) /* an empty key or value may come as NULL */
+			memcpy(b->ptr + b->size, data, size);
 		b->size += size;
 		b->ptr[b->size] = 0;
 		return 0;
