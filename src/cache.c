@@ -21,6 +21,7 @@
 #define STRIPES 16
 
 typedef struct centry {
+	prolly_id id; /* node->id, here so that a lookup does not touch the node */
 	pnode *node;
 	struct centry *hnext;
 	struct centry *prev, *next; /* LRU: head is most recent */
@@ -93,14 +94,14 @@ static centry **find_slot(stripe *s, const prolly_id *id)
 	if (!s->cap)
 		return NULL;
 	centry **pp = &s->table[slot_of(id, s->cap)];
-	while (*pp && !prolly_id_equal(&(*pp)->node->id, id))
+	while (*pp && memcmp((*pp)->id.bytes, id->bytes, PROLLY_ID_SIZE) != 0)
 		pp = &(*pp)->hnext;
 	return pp;
 }
 
 static void remove_entry(stripe *s, centry *e)
 {
-	centry **pp = find_slot(s, &e->node->id);
+	centry **pp = find_slot(s, &e->id);
 	assert(pp && *pp == e);
 	*pp = e->hnext;
 	s->len--;
@@ -133,7 +134,7 @@ static int grow(stripe *s)
 		centry *e = s->table[i];
 		while (e) {
 			centry *next = e->hnext;
-			size_t j = slot_of(&e->node->id, ncap);
+			size_t j = slot_of(&e->id, ncap);
 			e->hnext = nt[j];
 			nt[j] = e;
 			e = next;
@@ -157,6 +158,7 @@ static centry *insert(stripe *s, pnode *n)
 	if (!e)
 		return NULL;
 	prolly__node_ref(n);
+	e->id = n->id;
 	e->node = n;
 	size_t j = slot_of(&n->id, s->cap);
 	e->hnext = s->table[j];

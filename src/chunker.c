@@ -18,20 +18,19 @@ void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level)
 void prolly__chunker_dispose(prolly__chunker *ch)
 {
 	prolly__enc_dispose(&ch->enc);
-	prolly_buf_dispose(&ch->out);
 }
 
 static int make_node(prolly__chunker *ch, pnode **made)
 {
-	prolly_id id;
-	int rc = prolly__enc_finish(&ch->enc, &ch->out);
+	pnode *nd;
+	int rc = prolly__enc_node(&nd, &ch->enc);
 	if (rc)
 		return rc;
-	prolly__hash(&id, ch->out.ptr, ch->out.size);
-	if ((rc = prolly__txn_add_node(ch->txn, &id, ch->out.ptr, ch->out.size, made)))
+	size_t size = nd->size;
+	if ((rc = prolly__txn_add_node(ch->txn, nd, made)))
 		return rc;
 	ch->emitted++;
-	ch->bytes += ch->out.size;
+	ch->bytes += size;
 	prolly__enc_reset(&ch->enc);
 	ch->s = 0; /* H1 */
 	return 0;
@@ -62,6 +61,16 @@ int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const
 	ch->s += r;
 	if (prolly__boundary(ch->enc.level, k, klen, ch->s, r))
 		return make_node(ch, made);
+	return 0;
+}
+
+int prolly__chunker_prefix(prolly__chunker *ch, const pnode *x, uint32_t p)
+{
+	assert(prolly__chunker_empty(ch) && ch->s == 0 && p < x->n);
+	int rc = prolly__enc_add_prefix(&ch->enc, x, p);
+	if (rc)
+		return rc;
+	ch->s = prolly__prefix_size(x, p); /* H1 */
 	return 0;
 }
 

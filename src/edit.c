@@ -25,6 +25,9 @@
  *       with build.c B2 this gives the canonical shape: the lowest level with exactly one node.
  *   E6  a probe (the leaf level run with boundaries only, before the real edit) makes no node,
  *       reads nothing from the store and leaves no edit behind: it only names leaves to load.
+ *   E7  when a run reaches old node X with nothing pending, X's items before its first edit (at
+ *       most all but X's last) are added in one go without the boundary rule: the chunker sees
+ *       them exactly as the one that made X did (C5), which ended no chunk among them.
  *
  * Reads: prefetch loads the paths of all leaf edits, one store call per level, and the next
  * sibling of every leaf whose size an edit changes. A run may still go on past that sibling. On
@@ -264,10 +267,27 @@ static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
 					goto cleanup;
 			}
 			uint32_t j = 0;
+			if (feeder_empty(&f) && x->n > 1 && i < in->n &&
+			    (last || prolly__keycmp(in->v[i].key.data, in->v[i].key.size, bound.data,
+			                            bound.size) <= 0)) { /* E7 */
+				uint32_t p = prolly__node_lower_bound(x, in->v[i].key.data, in->v[i].key.size);
+				if (p > x->n - 1)
+					p = x->n - 1;
+				if (p && f.probe)
+					f.s = prolly__prefix_size(x, p);
+				else if (p && (rc = prolly__chunker_prefix(&f.ch, x, p)))
+					goto cleanup;
+				j = p;
+			}
+			size_t asked = SIZE_MAX; /* the edit have_edit was last worked out for */
+			int have_edit = 0;
 			for (;;) { /* E3: merge x's items with its edits */
-				int have_edit = i < in->n &&
-				                (last || prolly__keycmp(in->v[i].key.data, in->v[i].key.size,
-				                                        bound.data, bound.size) <= 0);
+				if (asked != i) {
+					asked = i;
+					have_edit = i < in->n &&
+					            (last || prolly__keycmp(in->v[i].key.data, in->v[i].key.size,
+					                                    bound.data, bound.size) <= 0);
+				}
 				if (!have_edit && j == x->n)
 					break;
 				int c;

@@ -191,8 +191,13 @@ void prolly__enc_reset(prolly__enc *e);
 int prolly__enc_add_leaf(prolly__enc *e, const void *k, size_t klen, const void *v, size_t vlen);
 int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prolly_id *child,
                           uint64_t count);
+/* Appends items [0, p) of node x (of the encoder's level) in one go. */
+int prolly__enc_add_prefix(prolly__enc *e, const pnode *x, uint32_t p);
 /* Encodes the accumulated items into out (replacing its contents). */
 int prolly__enc_finish(prolly__enc *e, prolly_buf *out);
+/* The node of the accumulated items, encoded into node memory, hashed, with one reference; not
+ * validated again (node.c): only for items the engine itself put in key order. */
+int prolly__enc_node(pnode **out, const prolly__enc *e);
 
 /* Encoded size an item adds to a node: leaf 8 + klen + vlen, internal 4 + 40 + klen. */
 static inline size_t prolly__leaf_item_size(size_t klen, size_t vlen)
@@ -202,6 +207,14 @@ static inline size_t prolly__leaf_item_size(size_t klen, size_t vlen)
 static inline size_t prolly__child_item_size(size_t klen)
 {
 	return 4 + PROLLY_CHILD_ENTRY + klen;
+}
+/* The encoded item size of items [0, p) of node x: the sum of the sizes above. */
+static inline size_t prolly__prefix_size(const pnode *x, uint32_t p)
+{
+	size_t keys = prolly__rd32(x->koff + 4 * (size_t)p);
+	if (x->level == 0)
+		return 8 * (size_t)p + keys + prolly__rd32(x->voff + 4 * (size_t)p);
+	return (4 + (size_t)PROLLY_CHILD_ENTRY) * p + keys;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -224,7 +237,6 @@ typedef struct prolly__chunker {
 	prolly_txn *txn;
 	prolly__enc enc;
 	size_t s;         /* running encoded size of the pending chunk */
-	prolly_buf out;   /* encoding scratch */
 	uint64_t emitted; /* nodes made so far */
 	size_t bytes;     /* their bytes */
 } prolly__chunker;
@@ -237,6 +249,10 @@ int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const 
                          size_t vlen, pnode **made);
 int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const prolly_id *id,
                           uint64_t count, pnode **made);
+/* With nothing pending, adds items [0, p) of old node x, p < x->n, without asking the boundary
+ * rule: x was made by a chunker that started at its first item as this one does, so none of
+ * those items ended a chunk then and none does now (chunk.c, C5). */
+int prolly__chunker_prefix(prolly__chunker *ch, const pnode *x, uint32_t p);
 /* Makes a node of whatever is pending (end of the level); *made NULL if nothing was pending. */
 int prolly__chunker_finish(prolly__chunker *ch, pnode **made);
 static inline int prolly__chunker_empty(const prolly__chunker *ch)
@@ -388,9 +404,10 @@ struct prolly_txn {
 	char *reason_msg;                    /* owned; NULL: none */
 };
 
-/* Adds an encoded tree node (decoded and pinned; returns a borrowed pointer in *out if not NULL). */
-int prolly__txn_add_node(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size,
-                         pnode **out);
+/* Adds a tree node the engine made (prolly__enc_node), taking over the caller's reference: pinned,
+ * or dropped if the txn has that node already. *out (if not NULL) receives the txn's node,
+ * borrowed. */
+int prolly__txn_add_node(prolly_txn *txn, pnode *nd, pnode **out);
 /* Adds a raw object (a commit) to be written with the txn. */
 int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size);
 /* Finds a raw object added to the txn (commit objects made and read before commit). */

@@ -226,18 +226,32 @@ void prolly__enc_reset(prolly__enc *e)
 	e->keys.size = e->vals.size = e->koffs.size = e->voffs.size = 0;
 }
 
-static int put32(prolly_buf *b, uint32_t v)
+/* prolly__buf_put without the call when the buffer has room (every item of a node but the
+ * first few). */
+static inline int put(prolly_buf *b, const void *data, size_t size)
+{
+	if (b->size + size < b->asize) {
+		if (size) /* an empty key or value may come as NULL */
+			memcpy(b->ptr + b->size, data, size);
+		b->size += size;
+		b->ptr[b->size] = 0;
+		return 0;
+	}
+	return prolly__buf_put(b, data, size);
+}
+
+static inline int put32(prolly_buf *b, uint32_t v)
 {
 	unsigned char tmp[4];
 	prolly__wr32(tmp, v);
-	return prolly__buf_put(b, tmp, 4);
+	return put(b, tmp, 4);
 }
 
 int prolly__enc_add_leaf(prolly__enc *e, const void *k, size_t klen, const void *v, size_t vlen)
 {
 	int rc;
 	assert(e->level == 0);
-	if ((rc = prolly__buf_put(&e->keys, k, klen)) || (rc = prolly__buf_put(&e->vals, v, vlen)) ||
+	if ((rc = put(&e->keys, k, klen)) || (rc = put(&e->vals, v, vlen)) ||
 	    (rc = put32(&e->koffs, (uint32_t)e->keys.size)) ||
 	    (rc = put32(&e->voffs, (uint32_t)e->vals.size)))
 		return rc;
@@ -254,8 +268,7 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 	assert(e->level > 0 && count > 0);
 	memcpy(ent + PROLLY__CHILD_OFF_ID, child->bytes, PROLLY_ID_SIZE);
 	prolly__wr64(ent + PROLLY__CHILD_OFF_COUNT, count);
-	if ((rc = prolly__buf_put(&e->keys, k, klen)) ||
-	    (rc = prolly__buf_put(&e->vals, ent, sizeof(ent))) ||
+	if ((rc = put(&e->keys, k, klen)) || (rc = put(&e->vals, ent, sizeof(ent))) ||
 	    (rc = put32(&e->koffs, (uint32_t)e->keys.size)))
 		return rc;
 	e->n++;
@@ -263,15 +276,58 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 	return 0;
 }
 
-int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
+/* Appends the offsets of items [0, p) of a table, rebased to `base`. */
+static int put_offsets(prolly_buf *b, const unsigned char *tab, uint32_t p, uint32_t base)
 {
-	size_t n = e->n;
-	size_t size = PROLLY_NODE_HEADER + 4 * (n + 1) + (e->level == 0 ? 4 * (n + 1) : 0) +
-	              e->keys.size + e->vals.size;
-	int rc = prolly__buf_grow(out, size);
+	int rc = prolly__buf_grow(b, b->size + 4 * (size_t)p + 1);
 	if (rc)
 		return rc;
-	unsigned char *p = out->ptr;
+	unsigned char *o = b->ptr + b->size;
+	for (uint32_t i = 1; i <= p; i++, o += 4)
+		prolly__wr32(o, base + prolly__rd32(tab + 4 * (size_t)i));
+	b->size += 4 * (size_t)p;
+	b->ptr[b->size] = 0;
+	return 0;
+}
+
+int prolly__enc_add_prefix(prolly__enc *e, const pnode *x, uint32_t p)
+{
+	int rc;
+	assert(e->level == x->level && p <= x->n);
+	if (p == 0)
+		return 0;
+	uint32_t kbytes = prolly__rd32(x->koff + 4 * (size_t)p);
+	if ((rc = put_offsets(&e->koffs, x->koff, p, (uint32_t)e->keys.size)) ||
+	    (rc = put(&e->keys, x->kheap, kbytes)))
+		return rc;
+	if (x->level == 0) {
+		uint32_t vbytes = prolly__rd32(x->voff + 4 * (size_t)p);
+		if ((rc = put_offsets(&e->voffs, x->voff, p, (uint32_t)e->vals.size)) ||
+		    (rc = put(&e->vals, x->vheap, vbytes)))
+			return rc;
+		e->count += p;
+	} else {
+		if ((rc = put(&e->vals, x->kids, (size_t)PROLLY_CHILD_ENTRY * p)))
+			return rc;
+		for (uint32_t i = 0; i < p; i++)
+			e->count += prolly__node_child_count(x, i);
+	}
+	e->n += p;
+	return 0;
+}
+
+/* The encoded size of the accumulated items (the format above). */
+static size_t enc_size(const prolly__enc *e)
+{
+	size_t n = e->n;
+	return PROLLY_NODE_HEADER + 4 * (n + 1) + (e->level == 0 ? 4 * (n + 1) : 0) + e->keys.size +
+	       e->vals.size;
+}
+
+/* Writes the encoding of the accumulated items to p (enc_size(e) bytes). */
+static void enc_write(const prolly__enc *e, unsigned char *p)
+{
+	size_t n = e->n;
 	memcpy(p, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE);
 	p[OFF_VERSION] = PROLLY_FORMAT_VERSION;
 	p[OFF_LEVEL] = (unsigned char)e->level;
@@ -297,6 +353,54 @@ int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
 		p += e->vals.size;
 		memcpy(p, e->keys.ptr, e->keys.size);
 	}
+}
+
+int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
+{
+	size_t size = enc_size(e);
+	int rc = prolly__buf_grow(out, size);
+	if (rc)
+		return rc;
+	enc_write(e, out->ptr);
 	out->size = size;
+	return 0;
+}
+
+/*
+ * The node of the accumulated items, encoded straight into node memory and named by its hash.
+ * Nothing here came from outside the process: the encoder was fed items in key order (E1 and B1
+ * check the caller's keys, nodes read from a store were decoded with their checks), so the node
+ * is neither copied nor validated again as prolly__node_decode would.
+ */
+int prolly__enc_node(pnode **out, const prolly__enc *e)
+{
+	size_t n = e->n, size = enc_size(e);
+	uint8_t cls;
+	pnode *nd = prolly__node_mem_alloc(sizeof(*nd) + size, &cls);
+	if (!nd)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a node of %zu bytes", size);
+	unsigned char *b = (unsigned char *)(nd + 1);
+	enc_write(e, b);
+	atomic_init(&nd->refs, 1);
+	nd->mem_class = cls;
+	prolly__hash(&nd->id, b, size);
+	nd->level = e->level;
+	nd->n = (uint32_t)n;
+	nd->count = e->count;
+	nd->size = size;
+	nd->bytes = b;
+	nd->koff = b + PROLLY_NODE_HEADER;
+	if (e->level == 0) {
+		nd->voff = nd->koff + 4 * (n + 1);
+		nd->kids = NULL;
+		nd->kheap = nd->voff + 4 * (n + 1);
+		nd->vheap = nd->kheap + e->keys.size;
+	} else {
+		nd->voff = NULL;
+		nd->kids = nd->koff + 4 * (n + 1);
+		nd->kheap = nd->kids + e->vals.size;
+		nd->vheap = NULL;
+	}
+	*out = nd;
 	return 0;
 }

@@ -73,15 +73,14 @@ void prolly_txn_free(prolly_txn *txn)
 	free(txn);
 }
 
-int prolly__txn_add_node(prolly_txn *txn, const prolly_id *id, const void *bytes, size_t size,
-                         pnode **out)
+int prolly__txn_add_node(prolly_txn *txn, pnode *nd, pnode **out)
 {
-	pnode *nd = prolly__nodeset_find(&txn->nodes, id);
-	if (!nd) {
-		int rc = prolly__node_decode(&nd, id, bytes, size, 0);
-		if (rc)
-			return rc;
-		rc = prolly__nodeset_add(&txn->nodes, nd);
+	pnode *have = prolly__nodeset_find(&txn->nodes, &nd->id);
+	if (have) {
+		prolly__node_unref(nd);
+		nd = have;
+	} else {
+		int rc = prolly__nodeset_add(&txn->nodes, nd);
 		prolly__node_unref(nd);
 		if (rc)
 			return rc;
