@@ -76,6 +76,9 @@ extern const char *const scale_store_names[SCALE_N_STORES];     /* "mem", "lmdb"
  * op X compares with the pg-plain row named scale_plain_op_names[X], same pattern. */
 extern const char *const scale_plain_op_names[SCALE_N_OPS];
 #define SCALE_PLAIN_STORE "pg-plain"
+/* The prolly extension's contender on the pg store (bench/scale/sql.c): rows with this store, op
+ * the pg op they stand beside, vs_plain from the same plain row as that op's pg row. */
+#define SCALE_SQL_STORE "pg-sql"
 
 /*
  * One cell of the matrix. Plain data (no pointers) so that a child process can send it to its
