@@ -340,14 +340,14 @@ static int make_plan(plan *pl, sc_ctx *ctx, uint64_t n, int store)
 				pl->run[op][p + 1] = M_EMIT;
 				any |= op != SCALE_OP_BUILD;
 			}
+			/* The extension's cell of op (pg), on the same store after the pg cells. */
+			if (store == SCALE_STORE_PG && sc_sql_fns[op] &&
+			    !skipped(ctx, n, SCALE_SQL_STORE, scale_op_names[op], p)) {
+				pl->sql[op][p + 1] = M_EMIT;
+				any = 1;
+			}
 		}
 	}
-	if (store == SCALE_STORE_PG) /* the extension's cells beside the pg cells that run */
-		for (int op = 0; op < SCALE_N_OPS; op++)
-			for (int p = -1; p < SCALE_N_PATTERNS && sc_sql_fns[op]; p++)
-				if (pl->run[op][p + 1] == M_EMIT &&
-				    !skipped(ctx, n, SCALE_SQL_STORE, scale_op_names[op], p))
-					pl->sql[op][p + 1] = M_EMIT;
 	if (any && !pl->run[SCALE_OP_BUILD][0])
 		pl->run[SCALE_OP_BUILD][0] = M_SETUP;
 	if (store != SCALE_STORE_PG || cfg->no_baseline)
