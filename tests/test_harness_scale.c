@@ -8,7 +8,8 @@
  *     operation, all five patterns) on the memory store, LMDB and PostgreSQL: one validated row
  *     per cell with the harness's names, latency percentiles where a cell is many operations;
  *     on PostgreSQL also the plain-table baseline rows, vs_plain, statements and the server's
- *     counters;
+ *     counters, and the prolly extension's rows (pg-sql: validated, vs_plain where a plain cell
+ *     stands beside) when the extension is installed in the server (it must be under CI=true);
  *   - resume: a second hsc_run into the same directory measures nothing and skips every cell;
  *   - the disk guard refuses a size when min_free_gb cannot be met;
  *   - the engine on its own: other value sizes validate; a fixture whose cells are all skipped
@@ -152,15 +153,40 @@ static long find(const bench_csv *tab, const char *id)
 	return -1;
 }
 
-/* Checks of every row of the tiny workload (26 Prolly cells, 14 plain ones on PostgreSQL). */
+/* The extension's rows of the tiny workload: get_warm, query, scan, and batch, put and diff of
+ * each of the five patterns. */
+#define SQL_ROWS 18u
+
+static int ci(void)
+{
+	const char *v = getenv("CI");
+	return v && !strcmp(v, "true");
+}
+
+/* How many pg-sql rows a table has. */
+static size_t sql_rows(const bench_csv *tab)
+{
+	size_t n = 0;
+	for (size_t r = 0; r < tab->nrows; r++)
+		n += !strcmp(bench_csv_get(tab, r, "store"), "pg-sql");
+	return n;
+}
+
+/* Checks of every row of the tiny workload (26 Prolly cells, 14 plain ones on PostgreSQL, and
+ * SQL_ROWS of the extension when it is installed). */
 static void check_rows(const bench_csv *tab, const char *store)
 {
 	int pg = !strcmp(store, "postgres");
-	size_t plain = 0;
-	PT_CHECKF(tab->nrows == (pg ? 40u : 26u), "%zu rows", tab->nrows);
+	size_t plain = 0, sql = sql_rows(tab);
+	PT_CHECKF(sql == (pg ? SQL_ROWS : 0u) || (pg && sql == 0 && !ci()),
+	          "%zu pg-sql rows (the extension not installed?)", sql);
+	if (pg && sql == 0)
+		printf("# the prolly extension is not installed in this server: no pg-sql rows\n");
+	PT_CHECKF(tab->nrows == (pg ? 40u + sql : 26u), "%zu rows", tab->nrows);
 	for (size_t r = 0; r < tab->nrows; r++) {
 		const char *id = get(tab, r, "cell_id"), *op = get(tab, r, "op");
 		int is_plain = !strcmp(get(tab, r, "store"), "pg-plain");
+		int is_sql = !strcmp(get(tab, r, "store"), "pg-sql");
 		plain += is_plain;
 		PT_CHECKF(num(tab, r, "validated") == 1, "%s: not validated: %s", id, get(tab, r, "note"));
 		PT_CHECKF(num(tab, r, "cell_rows") == 1, "%s", id);
@@ -175,6 +201,19 @@ static void check_rows(const bench_csv *tab, const char *store)
 			PT_CHECKF(!strncmp(id, "s2000-pg-plain-", 15), "%s", id);
 			PT_CHECKF(!strcmp(op, get(tab, r, "engine_op")), "%s", id);
 			PT_CHECKF(num(tab, r, "statements_per_op") > 0, "%s", id);
+			continue;
+		}
+		if (is_sql) { /* one statement per get, one per cell otherwise */
+			PT_CHECKF(!strncmp(id, "s2000-pg-sql-", 13), "%s", id);
+			double stmts = num(tab, r, "statements_per_op") * num(tab, r, "ops");
+			if (!strcmp(op, "get_warm") || !strcmp(op, "put"))
+				PT_CHECKF(num(tab, r, "statements_per_op") == 1, "%s: %g statements per op", id,
+				          num(tab, r, "statements_per_op"));
+			else
+				PT_CHECKF(fabs(stmts - 1) < 1e-6, "%s: %g statements", id, stmts);
+			int compared = strcmp(op, "diff") != 0;
+			PT_CHECKF(compared ? num(tab, r, "vs_plain") > 0 : !get(tab, r, "vs_plain")[0],
+			          "%s: vs_plain '%s'", id, get(tab, r, "vs_plain"));
 			continue;
 		}
 		PT_CHECKF(!strcmp(get(tab, r, "store"), store), "%s", id);
@@ -220,6 +259,11 @@ static void check_rows(const bench_csv *tab, const char *store)
 		PT_CHECK(find(tab, "s2000-pg-plain-get") >= 0);
 		PT_CHECK(find(tab, "s2000-pg-plain-batch-random_insert") >= 0);
 	}
+	if (sql) {
+		PT_CHECK(find(tab, "s2000-pg-sql-get_warm") >= 0);
+		PT_CHECK(find(tab, "s2000-pg-sql-batch-random_delete") >= 0);
+		PT_CHECK(find(tab, "s2000-pg-sql-diff-random_insert") >= 0);
+	}
 	long g = find(tab, "s2000-get_cold");
 	if (g >= 0)
 		PT_CHECKF(!strcmp(get(tab, (size_t)g, "engine_op"), "get_cold") &&
@@ -239,11 +283,11 @@ static void suite_on(const char *store)
 	int rc = hsc_run(&t.run, err, sizeof(err));
 	PT_CHECKF(rc == 0, "hsc_run: %s", err);
 	hr_counts(t.d, &measured, &skipped);
-	PT_CHECKF(measured == (strcmp(store, "postgres") ? 26u : 40u) && skipped == 0,
-	          "measured %u skipped %u", measured, skipped);
-	PT_CHECK(t.run.cells_done == 26);
 	if (read_raw(&tab, &t) == 0)
 		check_rows(&tab, store);
+	PT_CHECKF(measured == (strcmp(store, "postgres") ? 26u : 40u + sql_rows(&tab)) && skipped == 0,
+	          "measured %u skipped %u", measured, skipped);
+	PT_CHECK(t.run.cells_done == 26);
 
 	/* A second invocation: everything is done. */
 	if (trun_reopen(&t) == 0) {
@@ -479,12 +523,17 @@ PT_TEST(engine_plain_measured_for_comparison)
 	snprintf(cfg.pg_schema, sizeof(cfg.pg_schema), "%s", schema);
 	scale_hooks h = {&l, log_skip, log_before, log_after};
 	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
-	PT_CHECKF(l.rows.n == 3 && l.invalid == 0, "%zu rows, %u invalid", l.rows.n, l.invalid);
+	/* The extension's batch and diff (when it is installed) beside the three pg rows. */
+	size_t sql = 0;
+	for (size_t i = 0; i < l.rows.n; i++)
+		sql += !strcmp(l.rows.rows[i].store, SCALE_SQL_STORE);
+	PT_CHECKF(sql == 2 || (sql == 0 && !ci()), "%zu pg-sql rows", sql);
+	PT_CHECKF(l.rows.n == 3 + sql && l.invalid == 0, "%zu rows, %u invalid", l.rows.n, l.invalid);
 	for (size_t i = 0; i < l.rows.n; i++) {
 		const scale_row *r = &l.rows.rows[i];
 		PT_CHECKF(strcmp(r->store, SCALE_PLAIN_STORE) != 0, "a plain row: %s", r->op);
 		if (strcmp(r->op, "diff") != 0)
-			PT_CHECKF(r->vs_plain > 0, "%s: no vs_plain", r->op);
+			PT_CHECKF(r->vs_plain > 0, "%s %s: no vs_plain", r->store, r->op);
 		PT_CHECKF(r->pg.statements > 0 || !strcmp(r->op, "diff"), "%s", r->op);
 	}
 	scale_rows_free(&l.rows);

@@ -146,6 +146,13 @@ int bench_pg_array_add(bench_buf *b, const void *d, size_t len)
 	return 0;
 }
 
+int bench_pg_array_add_null(bench_buf *b)
+{
+	if (bench_buf_put32be(b, UINT32_MAX)) /* length -1 */
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter");
+	return 0;
+}
+
 /* COPY ... (FORMAT binary): the header, one row of two bytea fields, the trailer. */
 int bench_pg_copy_header(bench_buf *b)
 {

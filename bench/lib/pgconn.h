@@ -41,6 +41,7 @@ uint32_t bench_pg_get32(const unsigned char *p);
  * each element. 0 or PROLLY_ENOMEM. */
 int bench_pg_array_begin(bench_buf *b, size_t n);
 int bench_pg_array_add(bench_buf *b, const void *d, size_t len);
+int bench_pg_array_add_null(bench_buf *b); /* a NULL element */
 /* COPY ... (FORMAT binary): the header, rows of two bytea fields, the trailer. */
 int bench_pg_copy_header(bench_buf *b);
 int bench_pg_copy_row2(bench_buf *b, const void *k, size_t klen, const void *v, size_t vlen);

@@ -560,7 +560,7 @@ static int check_count(cell *c, const prolly_id *root, uint64_t want, const char
 }
 
 /* Root of base + all of e, committed; made once per (pattern, run) and remembered. */
-static int edited_root(cell *c, const editset *e, prolly_id *out)
+int sc_edited_root(cell *c, const editset *e, prolly_id *out)
 {
 	fixture *fx = c->fx;
 	if (fx->have_edited[c->pattern][c->run]) {
@@ -688,7 +688,7 @@ static int cell_diff(cell *c)
 	prolly_id to;
 	int rc;
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
-	CK(edited_root(c, &e, &to), "making the edited tree");
+	CK(sc_edited_root(c, &e, &to), "making the edited tree");
 	sorted = malloc(e.n * KEY_LEN + 1);
 	if (!sorted) {
 		rc = sc_fail(c, PROLLY_ENOMEM, "allocating expected keys");

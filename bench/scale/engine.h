@@ -5,6 +5,7 @@
  *              measurement of a run (bench_stopwatch, counters, latency histogram), error notes
  *   cells.c    the Prolly cells: one function per op (sc_cell_fns)
  *   plain.c    the plain-table baseline (pg only): its cells (sc_plain_fns), its schema
+ *   sql.c      the extension's contender (pg only): its cells (sc_sql_fns), its setup
  *   matrix.c   the matrix: cells -> runs -> rows, the hooks, fixtures in child processes
  *
  * A cell function runs one run of its op: untimed setup, sc_measure_begin(), the timed work,
@@ -57,6 +58,9 @@ typedef struct fixture {
 	PGconn *admin;         /* pg: connection for the baseline and for dropping schemas */
 	char plain_table[200]; /* "schema".kv */
 	int plain_prepared;
+	int sql_ready;             /* the extension's contender can run (sql.c) */
+	char sql_why[200];         /* why not, when it cannot */
+	prolly_id sql_base_commit; /* the commit of the base tree its reads name */
 	unsigned seq;
 	prolly_id base;
 	int have_base;
@@ -95,6 +99,7 @@ typedef struct cell {
 	fixture *fx;
 	int op, pattern; /* pattern -1 for cells without one */
 	int plain;       /* the plain-table baseline's analogue of op */
+	int sql;         /* the extension's analogue of op */
 	unsigned run;
 	uint64_t ops; /* operations in one run */
 	int valid;
@@ -174,6 +179,8 @@ void sc_editset_free(editset *e);
 
 /* The start of the range cell's window of len records (the same for Prolly and plain). */
 uint64_t sc_range_start(const cell *c, size_t len);
+/* Root of base + all of e (the C client's), committed; made once per (pattern, run). */
+int sc_edited_root(cell *c, const editset *e, prolly_id *out);
 /* A full scan must have seen every record of the fixture, from its first key to its last. */
 void sc_check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsigned char *first,
                         const unsigned char *last);
@@ -183,6 +190,11 @@ void sc_check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsign
 typedef int (*sc_cell_fn)(cell *c);
 extern const sc_cell_fn sc_cell_fns[SCALE_N_OPS];  /* cells.c */
 extern const sc_cell_fn sc_plain_fns[SCALE_N_OPS]; /* plain.c; NULL: no analogue */
+extern const sc_cell_fn sc_sql_fns[SCALE_N_OPS];   /* sql.c; NULL: no analogue */
+
+/* sql.c: CREATE EXTENSION in the store's schema, the base commit, the prepared statements.
+ * 0, or -1 with the reason in fx->sql_why (the cells then fail with it). */
+int sc_sql_setup(fixture *fx);
 
 /* plain.c: the admin connection and (unless no_baseline) the baseline's schema. 0, or -1 when
  * the server cannot be reached or the schema not made (a message on stderr). */

@@ -58,11 +58,17 @@ const char *const scale_plain_op_names[SCALE_N_OPS] = {
 };
 
 enum { M_NONE, M_EMIT, M_MEASURE, M_SETUP };
+enum {
+	K_PROLLY,
+	K_PLAIN,
+	K_SQL
+}; /* whose cell: the engine's, the plain table's, the extension's */
 
 /* Modes of every cell of one fixture; column 0 is "no pattern", p + 1 pattern p. */
 typedef struct plan {
 	unsigned char run[SCALE_N_OPS][SCALE_N_PATTERNS + 1];
 	unsigned char plain[SCALE_N_OPS][SCALE_N_PATTERNS + 1];
+	unsigned char sql[SCALE_N_OPS][SCALE_N_PATTERNS + 1]; /* EMIT only */
 } plan;
 
 struct sc_ctx {
@@ -175,12 +181,16 @@ static const char *pattern_name(int pattern)
 
 /* Runs one cell (cfg->runs times, once for M_SETUP) and makes its row (M_EMIT, M_MEASURE).
  * Returns 0, or the engine error of the last run (the row is then invalid). With plain set it
- * runs the plain-table analogue of op instead (pg fixtures only). */
-static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
+ * runs the plain-table analogue of op instead, with kind K_SQL the extension's (pg fixtures
+ * only). */
+static int run_cell(fixture *fx, int op, int pattern, int mode, int kind)
 {
 	sc_ctx *ctx = fx->ctx;
 	const scale_config *cfg = fx->cfg;
-	const char *store = plain ? SCALE_PLAIN_STORE : scale_store_names[fx->store];
+	int plain = kind == K_PLAIN;
+	const char *store = plain           ? SCALE_PLAIN_STORE
+	                    : kind == K_SQL ? SCALE_SQL_STORE
+	                                    : scale_store_names[fx->store];
 	const char *opname = plain ? scale_plain_op_names[op] : scale_op_names[op];
 	sample samples[SCALE_MAX_RUNS];
 	cell c;
@@ -189,12 +199,16 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
 	c.op = op;
 	c.pattern = pattern;
 	c.plain = plain;
+	c.sql = kind == K_SQL;
 	c.valid = 1;
 	unsigned runs = mode == M_SETUP ? 1 : cfg->runs, done = 0;
 	int rc = 0;
 	char label[64];
-	snprintf(label, sizeof(label), "%s%s%s%s", plain ? "plain " : "", opname,
-	         pattern < 0 ? "" : "/", pattern < 0 ? "" : scale_pattern_names[pattern]);
+	snprintf(label, sizeof(label), "%s%s%s%s",
+	         plain           ? "plain "
+	         : kind == K_SQL ? "sql "
+	                         : "",
+	         opname, pattern < 0 ? "" : "/", pattern < 0 ? "" : scale_pattern_names[pattern]);
 	if (cfg->op_latency && mode != M_SETUP && hdr_new(&c.lat, 0, 0) != 0)
 		c.lat = NULL; /* no memory: the row has no percentiles */
 	if (mode == M_EMIT && ctx->hooks && ctx->hooks->before_cell)
@@ -202,7 +216,7 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int plain)
 	for (unsigned run = 0; run < runs; run++) {
 		c.run = run;
 		memset(&c.cur, 0, sizeof(c.cur));
-		rc = (plain ? sc_plain_fns : sc_cell_fns)[op](&c);
+		rc = (plain ? sc_plain_fns : kind == K_SQL ? sc_sql_fns : sc_cell_fns)[op](&c);
 		if (rc != 0) {
 			fprintf(stderr, "[%" PRIu64 " %s] %s run %u/%u FAILED: %s\n", fx->n,
 			        scale_store_names[fx->store], label, run + 1, runs, c.note);
@@ -326,6 +340,12 @@ static int make_plan(plan *pl, sc_ctx *ctx, uint64_t n, int store)
 				pl->run[op][p + 1] = M_EMIT;
 				any |= op != SCALE_OP_BUILD;
 			}
+			/* The extension's cell of op (pg), on the same store after the pg cells. */
+			if (store == SCALE_STORE_PG && sc_sql_fns[op] &&
+			    !skipped(ctx, n, SCALE_SQL_STORE, scale_op_names[op], p)) {
+				pl->sql[op][p + 1] = M_EMIT;
+				any = 1;
+			}
 		}
 	}
 	if (any && !pl->run[SCALE_OP_BUILD][0])
@@ -360,18 +380,18 @@ static int make_plan(plan *pl, sc_ctx *ctx, uint64_t n, int store)
 /* Fixtures                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Runs the cells of table (pl->run or pl->plain) after the build: the read cells, then every
+/* Runs the cells of table (pl->run, pl->plain or pl->sql) after the build: the read cells, then every
  * pattern's edit cells. */
-static void run_cells(fixture *fx, const unsigned char (*modes)[SCALE_N_PATTERNS + 1], int plain)
+static void run_cells(fixture *fx, const unsigned char (*modes)[SCALE_N_PATTERNS + 1], int kind)
 {
 	sc_ctx *ctx = fx->ctx;
 	for (int op = SCALE_OP_BUILD + 1; op < SCALE_FIRST_PATTERN_OP && !ctx->stop; op++)
 		if (modes[op][0])
-			run_cell(fx, op, -1, modes[op][0], plain);
+			run_cell(fx, op, -1, modes[op][0], kind);
 	for (int p = 0; p < SCALE_N_PATTERNS; p++)
 		for (int op = SCALE_FIRST_PATTERN_OP; op < SCALE_N_OPS && !ctx->stop; op++)
 			if (modes[op][p + 1])
-				run_cell(fx, op, p, modes[op][p + 1], plain);
+				run_cell(fx, op, p, modes[op][p + 1], kind);
 }
 
 /* The plain-table baseline of a pg fixture, in its own schema (dropped when done). 0, or -1
@@ -382,8 +402,8 @@ static int run_baseline(fixture *fx, const plan *pl)
 		return -1;
 	if (!fx->cfg->quiet)
 		fprintf(stderr, "[%" PRIu64 " pg] plain-table baseline\n", fx->n);
-	if (run_cell(fx, SCALE_OP_BUILD, -1, pl->plain[SCALE_OP_BUILD][0], 1) == 0)
-		run_cells(fx, pl->plain, 1);
+	if (run_cell(fx, SCALE_OP_BUILD, -1, pl->plain[SCALE_OP_BUILD][0], K_PLAIN) == 0)
+		run_cells(fx, pl->plain, K_PLAIN);
 	else
 		fprintf(stderr, "[%" PRIu64 " pg] no plain table: the baseline is skipped\n", fx->n);
 	sc_drop_schema(fx, fx->plain_schema);
@@ -391,6 +411,31 @@ static int run_baseline(fixture *fx, const plan *pl)
 	if (bench_pg_exec(fx->admin, "CHECKPOINT", NULL) != 0) /* the Prolly build starts clean too */
 		fprintf(stderr, "note: CHECKPOINT: %s\n", prolly_last_error());
 	return 0;
+}
+
+/* The extension's cells on the pg fixture's store, after its pg cells. Without the extension
+ * they are skipped with a note, except under CI=true, where they run and fail with it. */
+static void run_sql(fixture *fx, const plan *pl)
+{
+	int any = 0;
+	for (int op = 0; op < SCALE_N_OPS; op++)
+		for (int p = 0; p <= SCALE_N_PATTERNS; p++)
+			any |= pl->sql[op][p];
+	if (!any)
+		return;
+	if (sc_sql_setup(fx) != 0) {
+		const char *ci = getenv("CI");
+		if (!ci || strcmp(ci, "true") != 0) {
+			fprintf(stderr, "[%" PRIu64 " pg] note: the pg-sql rows are skipped: %s\n", fx->n,
+			        fx->sql_why);
+			return;
+		}
+		fprintf(stderr, "[%" PRIu64 " pg] the pg-sql rows fail (CI=true): %s\n", fx->n,
+		        fx->sql_why);
+	} else if (!fx->cfg->quiet) {
+		fprintf(stderr, "[%" PRIu64 " pg] the prolly extension (pg-sql)\n", fx->n);
+	}
+	run_cells(fx, pl->sql, K_SQL);
 }
 
 /* Everything for one size and store. Returns 0, or 1 if the fixture could not be built. */
@@ -424,7 +469,7 @@ static int run_fixture(sc_ctx *ctx, uint64_t n, int store, const plan *pl)
 		}
 	}
 	if (pl->run[SCALE_OP_BUILD][0] && !ctx->stop) {
-		int rc = run_cell(fx, SCALE_OP_BUILD, -1, pl->run[SCALE_OP_BUILD][0], 0);
+		int rc = run_cell(fx, SCALE_OP_BUILD, -1, pl->run[SCALE_OP_BUILD][0], K_PROLLY);
 		if (rc != 0 || !fx->have_base || !fx->db) {
 			fprintf(stderr, "[%" PRIu64 " %s] no base tree: skipping this fixture\n", n, sn);
 			if (!ctx->fail[0])
@@ -433,7 +478,9 @@ static int run_fixture(sc_ctx *ctx, uint64_t n, int store, const plan *pl)
 			bad = 1;
 			goto out;
 		}
-		run_cells(fx, pl->run, 0);
+		run_cells(fx, pl->run, K_PROLLY);
+		if (store == SCALE_STORE_PG && !ctx->stop)
+			run_sql(fx, pl);
 	}
 	if (store == SCALE_STORE_PG)
 		sc_pg_top_statements(fx);

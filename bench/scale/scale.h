@@ -8,7 +8,9 @@
  * what it read or wrote against the model of the workload and marks the row invalid (with a note)
  * when it differs. For the PostgreSQL store ("pg") the engine also runs the plain-table baseline
  * first: the same records in an ordinary table, rows with store "pg-plain", and fills vs_plain in
- * the pg rows from them.
+ * the pg rows from them; after the pg cells, the prolly extension's cells on the same store
+ * (rows with store "pg-sql", vs_plain likewise; skipped with a note when the server lacks the
+ * extension, failed instead under CI=true).
  *
  * Processes: by default each (size, store) fixture runs in a child process (peak RSS isolated, a
  * crash loses one fixture), which passes its rows to the parent through a pipe. The hooks then
@@ -17,7 +19,7 @@
  *
  * Order of cells in a fixture: build, the read cells (ops before SCALE_OP_BATCH, in enum order),
  * then for each selected pattern the edit cells (SCALE_OP_BATCH on). For pg the plain baseline
- * cells come first, in the same order.
+ * cells come first, in the same order, and the extension's cells last, in the same order.
  *
  * Keys are 24 bytes ("k" + 23 digits of slot 16 i); values are cfg->value_bytes long (see
  * fixture.c for their bytes). Everything is deterministic from cfg->seed.
@@ -76,6 +78,9 @@ extern const char *const scale_store_names[SCALE_N_STORES];     /* "mem", "lmdb"
  * op X compares with the pg-plain row named scale_plain_op_names[X], same pattern. */
 extern const char *const scale_plain_op_names[SCALE_N_OPS];
 #define SCALE_PLAIN_STORE "pg-plain"
+/* The prolly extension's contender on the pg store (bench/scale/sql.c): rows with this store, op
+ * the pg op they stand beside, vs_plain from the same plain row as that op's pg row. */
+#define SCALE_SQL_STORE "pg-sql"
 
 /*
  * One cell of the matrix. Plain data (no pointers) so that a child process can send it to its

@@ -20,7 +20,10 @@
  * the plain-table baseline (the same work on an ordinary table): rows with store "pg-plain", op
  * the name of the op they stand beside ("build", "full_scan", "get" for the three gets, "query",
  * "scan", "batch", "put", "put_nosync") and cell_id
- * "s<size>-pg-plain-<op>[-<pattern>]"; they are not counted in hsc_cells. Columns: hsc_columns.
+ * "s<size>-pg-plain-<op>[-<pattern>]"; then, after the pg cells, the prolly extension's
+ * contender (each operation one SQL statement on the same store): rows with store "pg-sql", op
+ * the pg op they stand beside (get_warm, query, scan, batch, put, diff) and cell_id
+ * "s<size>-pg-sql-<op>[-<pattern>]". Neither is counted in hsc_cells. Columns: hsc_columns.
  * p50_us, p99_us and samples are per-operation latencies of the median run, set for cells made
  * of many operations (the gets, put, concurrent_query and the plain get and put);
  * empty elsewhere.
@@ -106,13 +109,21 @@ unsigned hsc_cells(const hw_workload *w)
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
-/* cell_id of an engine cell: "s<size>-<op>[-<pattern>]", "s<size>-pg-plain-<op>[-<pattern>]". */
+/* A contender beside the store's own cells (the plain table, the extension): its rows keep their
+ * store name and are not counted in hsc_cells. */
+static int beside(const char *store)
+{
+	return !strcmp(store, SCALE_PLAIN_STORE) || !strcmp(store, SCALE_SQL_STORE);
+}
+
+/* cell_id of an engine cell: "s<size>-<op>[-<pattern>]", "s<size>-pg-plain-<op>[-<pattern>]",
+ * "s<size>-pg-sql-<op>[-<pattern>]". */
 static int cell_id(char *out, size_t n, uint64_t size, const char *store, const char *op,
                    const char *pattern)
 {
-	int plain = !strcmp(store, SCALE_PLAIN_STORE), pat = strcmp(pattern, "-") != 0;
-	int k = snprintf(out, n, "s%" PRIu64 "-%s%s%s%s", size, plain ? "pg-plain-" : "", op,
-	                 pat ? "-" : "", pat ? pattern : "");
+	int pat = strcmp(pattern, "-") != 0;
+	int k = snprintf(out, n, "s%" PRIu64 "-%s%s%s%s%s", size, beside(store) ? store : "",
+	                 beside(store) ? "-" : "", op, pat ? "-" : "", pat ? pattern : "");
 	return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
@@ -157,7 +168,7 @@ static int hook_skip(void *payload, uint64_t size, const char *store, const char
 		return 0;
 	h_cell_skipped(s->run);
 	/* Progress counts the cells this invocation measures. */
-	if (strcmp(store, SCALE_PLAIN_STORE) != 0 && s->run->cells_total > s->run->cells_done)
+	if (!beside(store) && s->run->cells_total > s->run->cells_done)
 		s->run->cells_total--;
 	return 1;
 }
@@ -166,13 +177,12 @@ static void hook_before(void *payload, uint64_t size, const char *store, const c
                         const char *pattern)
 {
 	suite *s = payload;
-	if (strcmp(store, SCALE_PLAIN_STORE) != 0) {
+	if (!beside(store)) {
 		char what[200];
 		snprintf(what, sizeof(what), "size=%" PRIu64 " op=%s pattern=%s", size, op, pattern);
 		h_progress(s->run, "scale", what);
 	} else if (s->run->verbose) {
-		fprintf(stderr, "[scale] size=%" PRIu64 " plain-table baseline: %s %s\n", size, op,
-		        pattern);
+		fprintf(stderr, "[scale] size=%" PRIu64 " %s: %s %s\n", size, store, op, pattern);
 	}
 	bench_utc_now(s->started, sizeof(s->started));
 	snap(s, store, &s->before);
@@ -195,14 +205,13 @@ static double per_op(uint64_t v, uint64_t ops)
 static void fill_row(suite *s, hrow *o, const scale_row *r, const char *id)
 {
 	const prolly_stats *st = &r->st;
-	int plain = !strcmp(r->store, SCALE_PLAIN_STORE);
 	const hw_scale *sc = &s->run->w->scale;
 	char finished[32];
 	bench_utc_now(finished, sizeof(finished));
 	hrow_str(o, "cell_id", id);
 	hrow_u64(o, "cell_rows", 1);
 	hrow_str(o, "suite", "scale");
-	hrow_str(o, "store", plain ? SCALE_PLAIN_STORE : s->store);
+	hrow_str(o, "store", beside(r->store) ? r->store : s->store);
 	hrow_u64(o, "size", r->size);
 	hrow_str(o, "op", r->op);
 	hrow_str(o, "engine_op", r->op); /* the same name since the vocabularies became one */

@@ -59,6 +59,12 @@ fi
 ok "build the harness"
 
 # ---- 1. the smoke profile, end to end ----------------------------------------------------------
+# The scale suite's pg-sql rows need the prolly extension in the server's directories: installed
+# here when we may (root; `make test` has done it already in CI), else it must be installed.
+if [ "$(id -u)" = 0 ]; then
+	make --no-print-directory -s -C "$root/ext/postgres" BUILD="${BUILD:-build}" install >"$work/ext.log" 2>&1 ||
+		echo "# make -C ext/postgres install failed: $(tail -n 3 "$work/ext.log")"
+fi
 echo "# run 1: smoke profile (both suites, throwaway cluster)"
 start=$(date +%s)
 "$script" --config "$smoke" --suite both --output "$out" >"$work/run1.out" 2>"$work/run1.err"
@@ -78,6 +84,10 @@ check "every scale row validated" all_validated "$out/scale-raw.csv"
 srows=$(rows_of "$out/service-raw.csv")
 check "12 service rows: 2 cells x (5 classes + all) (got $srows)" test "$srows" -eq 12
 check "scale rows present" test "$(rows_of "$out/scale-raw.csv")" -ge 20
+# The extension beside the C client: get_warm, query, scan, and batch, put, diff per pattern.
+sqlrows=$(grep -c ',pg-sql,' "$out/scale-raw.csv" || true)
+check "12 pg-sql rows of the prolly extension (got $sqlrows; make -C ext/postgres install)" \
+	test "$sqlrows" -eq 12
 check "manifest has an end time" grep -Eq '^finished: [0-9]{4}-' "$out/run-manifest.txt"
 check "no password or URL in the results" bash -c "! grep -rqiE 'password=|postgres(ql)?://' '$out'"
 spo=$(col "$out/service-summary.csv" statements_per_op | head -n 1)
