@@ -16,7 +16,8 @@
  *   list_refs  SPI, an index range [prefix, successor(prefix)) in name (byte) order.
  *   get_ref_objects, get_ancestors, find_ids  the primary-key indexes: the ref, then its commit
  *              and root; commits breadth first along their parents; a range [lo, hi] of ids.
- * The schema version and the gc epoch are read once per transaction (pgx_open).
+ * The schema version and the gc epoch are read once per transaction (pgx_open), from a scan of
+ * meta's heap.
  * Writes (write.c's functions only): the protocol in store_write.c, whose write() runs the
  * schema's prolly_write through SPI in the caller's transaction, and answers the empty write
  * the engine sends to learn the epoch.
@@ -710,30 +711,35 @@ static void may_read(Oid relid)
 		                       get_rel_name(relid))));
 }
 
-/* Reads meta's schema_version and epoch; ERROR unless the version is PGX_SCHEMA_VERSION. */
+/* Reads meta's schema_version and epoch by a scan of its heap (a page of a few rows: cheaper
+ * than a descent of its index per key, and much cheaper than SPI's parser and planner, which
+ * cost most of a cached point get when paid per transaction); ERROR unless the version is
+ * PGX_SCHEMA_VERSION. The caller checked SELECT on meta (may_read). */
 static void check_schema(void)
 {
-	char *q = psprintf("SELECT key, value FROM %s.meta WHERE key IN ('schema_version', 'epoch')",
-	                   quote_identifier(get_namespace_name(cur.nsp)));
+	Relation rel = table_open(cur.meta, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, read_snapshot(), 0, NULL);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	AttrNumber kattno = column(cur.meta, "key"), vattno = column(cur.meta, "value");
 	int64 version = -1;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "prolly: SPI_connect failed");
-	if (SPI_execute(q, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "prolly: reading %s.meta failed", get_namespace_name(cur.nsp));
-	for (uint64 r = 0; r < SPI_processed; r++) {
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot)) {
 		bool nk, nv;
-		char *k = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
-		int64 v = DatumGetInt64(
-		    SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &nv));
-		(void)nk;
-		if (!k || nv)
+		Datum k = slot_getattr(slot, kattno, &nk);
+		Datum v = slot_getattr(slot, vattno, &nv);
+		text *t;
+		if (nk || nv)
 			continue;
-		if (strcmp(k, "schema_version") == 0)
-			version = v;
-		else if (strcmp(k, "epoch") == 0)
-			epoch = (uint64_t)v;
+		t = DatumGetTextPP(k);
+		if (VARSIZE_ANY_EXHDR(t) == strlen("schema_version") &&
+		    memcmp(VARDATA_ANY(t), "schema_version", strlen("schema_version")) == 0)
+			version = DatumGetInt64(v);
+		else if (VARSIZE_ANY_EXHDR(t) == strlen("epoch") &&
+		         memcmp(VARDATA_ANY(t), "epoch", strlen("epoch")) == 0)
+			epoch = (uint64_t)DatumGetInt64(v);
 	}
-	SPI_finish();
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
 	if (version != PGX_SCHEMA_VERSION)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -783,8 +789,9 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 	cur.meta = table_of(nsp, "meta");
 	may_read(cur.nodes);
 	may_read(cur.refs);
+	may_read(cur.meta);
 	if (checked_nsp != nsp || checked_lxid != MyProc->lxid) {
-		check_schema(); /* SPI checks SELECT on meta */
+		check_schema();
 		checked_nsp = nsp;
 		checked_lxid = MyProc->lxid;
 	}
