@@ -355,16 +355,18 @@ PT_TEST(one_vocabulary)
 PT_TEST(extra_operations)
 {
 	static const char *const sets[] = {
-	    "scale.operations", "[\"build\", \"full_scan_warm\", \"get_cold_start\", \"put_nosync\"]",
+	    "scale.operations",
+	    "[\"build\", \"full_scan_warm\", \"get_cold_start\", \"put_nosync\", \"count\"]",
 	    "scale.patterns", "[\"append\"]", NULL};
 	trun t;
 	bench_csv tab = {0};
 	char err[H_ERR];
 	PT_REQUIRE(trun_open(&t, "mem", sets) == 0);
-	PT_CHECK(t.run.cells_total == 4);
+	PT_CHECK(t.run.cells_total == 5);
 	PT_CHECKF(hsc_run(&t.run, err, sizeof(err)) == 0, "hsc_run: %s", err);
 	if (read_raw(&tab, &t) == 0) {
-		PT_CHECKF(tab.nrows == 4, "%zu rows", tab.nrows);
+		PT_CHECKF(tab.nrows == 5, "%zu rows", tab.nrows);
+		PT_CHECK(find(&tab, "s2000-count") >= 0);
 		PT_CHECK(find(&tab, "s2000-build") >= 0);
 		PT_CHECK(find(&tab, "s2000-full_scan_warm") >= 0);
 		PT_CHECK(find(&tab, "s2000-get_cold_start") >= 0);
@@ -473,8 +475,8 @@ PT_TEST(engine_value_sizes)
 		cfg.value_bytes = sizes[i];
 		scale_hooks h = {&l, log_skip, log_before, log_after};
 		PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
-		/* 9 read cells (build included) + 5 edit ops x 5 patterns */
-		PT_CHECKF(l.rows.n == 9 + 25 && l.after == l.rows.n && l.before == l.rows.n,
+		/* 10 read cells (build included) + 5 edit ops x 5 patterns */
+		PT_CHECKF(l.rows.n == 10 + 25 && l.after == l.rows.n && l.before == l.rows.n,
 		          "value_bytes %u: %zu rows", sizes[i], l.rows.n);
 		PT_CHECKF(l.invalid == 0, "value_bytes %u: %u invalid rows", sizes[i], l.invalid);
 		const scale_row *b = scale_rows_find(&l.rows, 700, "mem", "build", "-");
@@ -483,6 +485,8 @@ PT_TEST(engine_value_sizes)
 		PT_CHECK(c && c->ops == 120 && c->lat_samples == 3 && c->p99_us > 0);
 		const scale_row *g = scale_rows_find(&l.rows, 700, "mem", "get_cold", "-");
 		PT_CHECK(g && g->ops == 4 && g->lat_samples == 4); /* reads / 10 */
+		const scale_row *n = scale_rows_find(&l.rows, 700, "mem", "count", "-");
+		PT_CHECK(n && n->ops == 1 && n->valid);
 		scale_rows_free(&l.rows);
 	}
 }
@@ -497,7 +501,7 @@ PT_TEST(engine_skip_everything)
 	engine_config(&cfg, SCALE_STORE_MEM, "/tmp");
 	scale_hooks h = {&l, log_skip, log_before, log_after};
 	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
-	PT_CHECK(l.rows.n == 0 && l.before == 0 && l.after == 0 && l.skip_calls == 34);
+	PT_CHECK(l.rows.n == 0 && l.before == 0 && l.after == 0 && l.skip_calls == 35);
 	scale_rows_free(&l.rows);
 
 	/* A bad configuration is refused with a message. */
@@ -536,6 +540,37 @@ PT_TEST(engine_plain_measured_for_comparison)
 			PT_CHECKF(r->vs_plain > 0, "%s %s: no vs_plain", r->store, r->op);
 		PT_CHECKF(r->pg.statements > 0 || !strcmp(r->op, "diff"), "%s", r->op);
 	}
+	scale_rows_free(&l.rows);
+	tm_pg_schema_drop(schema);
+	char plain[96];
+	snprintf(plain, sizeof(plain), "%s_plain", schema);
+	tm_pg_schema_drop(plain);
+}
+
+/* The count cell on pg: the C client's ranks, the plain count(*) and the extension's
+ * prolly_count over the same range, each validated against the range's record count. */
+PT_TEST(engine_count)
+{
+	PT_REQUIRE(pg_ok);
+	scale_config cfg;
+	hook_log l;
+	char err[256], schema[64];
+	memset(&l, 0, sizeof(l));
+	engine_config(&cfg, SCALE_STORE_PG, "/tmp");
+	cfg.ops = 1u << SCALE_OP_COUNT;
+	snprintf(cfg.pg_url, sizeof(cfg.pg_url), "%s", getenv("PROLLY_PG_URL"));
+	tm_pg_schema_name(schema, "hscn");
+	snprintf(cfg.pg_schema, sizeof(cfg.pg_schema), "%s", schema);
+	scale_hooks h = {&l, log_skip, log_before, log_after};
+	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
+	const scale_row *c = scale_rows_find(&l.rows, 700, "pg", "count", "-");
+	const scale_row *p = scale_rows_find(&l.rows, 700, SCALE_PLAIN_STORE, "count", "-");
+	const scale_row *s = scale_rows_find(&l.rows, 700, SCALE_SQL_STORE, "count", "-");
+	PT_CHECK(c && c->ops == 1 && c->valid && c->vs_plain > 0);
+	PT_CHECK(p && p->ops == 1 && p->valid);
+	PT_CHECKF((s && s->ops == 1 && s->valid && s->vs_plain > 0) || (!s && !ci()),
+	          "the pg-sql count row");
+	PT_CHECKF(l.invalid == 0, "%u invalid rows", l.invalid);
 	scale_rows_free(&l.rows);
 	tm_pg_schema_drop(schema);
 	char plain[96];

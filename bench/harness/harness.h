@@ -81,6 +81,7 @@ enum {
 	HW_S_FULL_SCAN_WARM,   /* full_scan after an untimed warming scan */
 	HW_S_GET_COLD_START,   /* read_samples gets after one cache clear (the cache warms) */
 	HW_S_PUT_NOSYNC,       /* put with the store write passed on non-durable */
+	HW_S_COUNT,            /* the records of a range of a million keys, by rank */
 	HW_N_SCALE_OPS
 };
 /* The operations a workload runs when it does not say (the contract's ten). */

@@ -63,7 +63,8 @@ const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {"put",
                                                        "build",
                                                        "full_scan_warm",
                                                        "get_cold_start",
-                                                       "put_nosync"};
+                                                       "put_nosync",
+                                                       "count"};
 const char *const hw_pattern_names[HW_N_PATTERNS] = {"append", "random", "clustered",
                                                      "random_insert", "random_delete"};
 

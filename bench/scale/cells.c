@@ -756,6 +756,26 @@ out:
 	return rc;
 }
 
+/* The records of the count range: the rank of its end less the rank of its start, O(height)
+ * each (one operation per run). */
+static int cell_count(cell *c)
+{
+	fixture *fx = c->fx;
+	unsigned char lo[KEY_LEN], hi[KEY_LEN];
+	uint64_t a = 0, b = 0;
+	int rc;
+	uint64_t len = sc_count_range(c, lo, hi);
+	sc_measure_begin(c);
+	CK(prolly_rank(&a, fx->db, &fx->base, lo, KEY_LEN), "prolly_rank of the range's start");
+	CK(prolly_rank(&b, fx->db, &fx->base, hi, KEY_LEN), "prolly_rank of the range's end");
+	sc_measure_end(c);
+	c->ops = 1;
+	if (b - a != len)
+		sc_invalid(c, "the range counted %" PRIu64 " records, expected %" PRIu64, b - a, len);
+out:
+	return rc;
+}
+
 const sc_cell_fn sc_cell_fns[SCALE_N_OPS] = {
     [SCALE_OP_BUILD] = cell_build,
     [SCALE_OP_FULL_SCAN] = cell_full_scan,
@@ -765,6 +785,7 @@ const sc_cell_fn sc_cell_fns[SCALE_N_OPS] = {
     [SCALE_OP_GET_COLD] = cell_get_cold,
     [SCALE_OP_QUERY] = cell_query,
     [SCALE_OP_SCAN] = cell_scan_range,
+    [SCALE_OP_COUNT] = cell_count,
     [SCALE_OP_CONCURRENT] = cell_concurrent,
     [SCALE_OP_BATCH] = cell_batch,
     [SCALE_OP_PUT] = cell_put,

@@ -179,6 +179,9 @@ void sc_editset_free(editset *e);
 
 /* The start of the range cell's window of len records (the same for Prolly and plain). */
 uint64_t sc_range_start(const cell *c, size_t len);
+/* The count cell's range, the same for every contender: [lo, hi) holding the records of
+ * min(SCALE_COUNT_RANGE, n) consecutive slots from sc_range_start; returns that count. */
+uint64_t sc_count_range(const cell *c, unsigned char *lo, unsigned char *hi);
 /* Root of base + all of e (the C client's), committed; made once per (pattern, run). */
 int sc_edited_root(cell *c, const editset *e, prolly_id *out);
 /* A full scan must have seen every record of the fixture, from its first key to its last. */

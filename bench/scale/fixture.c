@@ -342,6 +342,15 @@ uint64_t sc_range_start(const cell *c, size_t len)
 	return bench_rng_below(&g, c->fx->n - len + 1);
 }
 
+uint64_t sc_count_range(const cell *c, unsigned char *lo, unsigned char *hi)
+{
+	uint64_t len = c->fx->n < SCALE_COUNT_RANGE ? c->fx->n : SCALE_COUNT_RANGE;
+	uint64_t start = sc_range_start(c, (size_t)len);
+	sc_make_key(lo, start * SLOT_STEP);
+	sc_make_key(hi, (start + len) * SLOT_STEP);
+	return len;
+}
+
 void sc_check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsigned char *first,
                         const unsigned char *last)
 {

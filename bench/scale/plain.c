@@ -131,6 +131,7 @@ static int plain_prepare(cell *c)
 	     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
 	     2},
 	    {"plain_delete1", "DELETE FROM %s WHERE key = $1", 1},
+	    {"plain_count", "SELECT count(*)::text FROM %s WHERE key >= $1 AND key < $2", 2},
 	};
 	char sql[512];
 	int rc;
@@ -417,6 +418,30 @@ out:
 	return rc;
 }
 
+/* count(*) over the count cell's range (one operation per run). */
+static int plain_count(cell *c)
+{
+	PGresult *res = NULL;
+	unsigned char lo[KEY_LEN], hi[KEY_LEN];
+	uint64_t got = 0;
+	int rc;
+	CK(plain_prepare(c), "preparing");
+	uint64_t len = sc_count_range(c, lo, hi);
+	sc_measure_begin(c);
+	const char *v[2] = {(const char *)lo, (const char *)hi};
+	const int l[2] = {KEY_LEN, KEY_LEN};
+	CK(bench_pg_run(c->fx->admin, "plain_count", 2, v, l, &res), "count(*)");
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		got = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+	sc_measure_end(c);
+	c->ops = 1;
+	if (got != len)
+		sc_invalid(c, "count(*) gave %" PRIu64 ", expected %" PRIu64, got, len);
+out:
+	PQclear(res);
+	return rc;
+}
+
 /* Puts (upsert) or deletes of edits[0..n) in one autocommit statement; *affected gets the
  * statement's row count. */
 static int plain_apply(cell *c, const prolly_edit *edits, size_t n, int del, uint64_t *affected)
@@ -561,12 +586,9 @@ out:
  * table makes no difference (full_scan and full_scan_warm; get_cold_start, get_warm and get_cold), so only
  * the first op of such a group has a function here (see matrix.c). */
 const sc_cell_fn sc_plain_fns[SCALE_N_OPS] = {
-    [SCALE_OP_BUILD] = plain_build,
-    [SCALE_OP_FULL_SCAN] = plain_full_scan,
-    [SCALE_OP_GET_COLD_START] = plain_get,
-    [SCALE_OP_QUERY] = plain_query,
-    [SCALE_OP_SCAN] = plain_scan_range,
-    [SCALE_OP_BATCH] = plain_batch,
-    [SCALE_OP_PUT] = plain_put,
+    [SCALE_OP_BUILD] = plain_build,        [SCALE_OP_FULL_SCAN] = plain_full_scan,
+    [SCALE_OP_GET_COLD_START] = plain_get, [SCALE_OP_QUERY] = plain_query,
+    [SCALE_OP_SCAN] = plain_scan_range,    [SCALE_OP_COUNT] = plain_count,
+    [SCALE_OP_BATCH] = plain_batch,        [SCALE_OP_PUT] = plain_put,
     [SCALE_OP_PUT_NOSYNC] = plain_put,
 };

@@ -48,6 +48,7 @@ enum {
 	SCALE_OP_GET_COLD,
 	SCALE_OP_QUERY,
 	SCALE_OP_SCAN,
+	SCALE_OP_COUNT,      /* the records of a range of SCALE_COUNT_RANGE keys */
 	SCALE_OP_CONCURRENT, /* cfg->concurrency queries at once */
 	SCALE_OP_BATCH,      /* the first op run once per pattern */
 	SCALE_OP_PUT,
@@ -57,8 +58,11 @@ enum {
 	SCALE_N_OPS
 };
 #define SCALE_FIRST_PATTERN_OP SCALE_OP_BATCH
-/* Every op but concurrent_query (the engine's default). */
-#define SCALE_DEFAULT_OPS (((1u << SCALE_N_OPS) - 1) & ~(1u << SCALE_OP_CONCURRENT))
+/* Every op but concurrent_query and count (the engine's default). */
+#define SCALE_DEFAULT_OPS                                                                          \
+	(((1u << SCALE_N_OPS) - 1) & ~(1u << SCALE_OP_CONCURRENT) & ~(1u << SCALE_OP_COUNT))
+/* The count cell's range: this many consecutive records (all of them in a smaller tree). */
+#define SCALE_COUNT_RANGE 1000000u
 
 enum {
 	SCALE_PAT_APPEND,

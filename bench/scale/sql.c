@@ -90,6 +90,7 @@ int sc_sql_setup(fixture *fx)
 	     4},
 	    {"sql_commit", "SELECT %s.prolly_commit($1::text, $2::bytea[], $3::bytea[])", 3},
 	    {"sql_diff", "SELECT op, key FROM %s.prolly_diff($1::text, $2::text)", 2},
+	    {"sql_count", "SELECT %s.prolly_count($1::text, $2::bytea, $3::bytea)::text", 3},
 	};
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
 		snprintf(sql, sizeof(sql), stmts[i].fmt, q);
@@ -239,6 +240,30 @@ static int sql_scan(cell *c)
 out:
 	PQclear(res);
 	free(val);
+	return rc;
+}
+
+/* prolly_count over the count cell's range (one statement per run). */
+static int sql_count(cell *c)
+{
+	PGresult *res = NULL;
+	unsigned char lo[KEY_LEN], hi[KEY_LEN];
+	uint64_t got = 0;
+	int rc;
+	CK(sql_ready(c), "the extension");
+	uint64_t len = sc_count_range(c, lo, hi);
+	sc_measure_begin(c);
+	const char *v[3] = {SQL_BASE, (const char *)lo, (const char *)hi};
+	const int l[3] = {(int)strlen(SQL_BASE), KEY_LEN, KEY_LEN};
+	CK(bench_pg_run(c->fx->admin, "sql_count", 3, v, l, &res), "prolly_count");
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		got = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+	sc_measure_end(c);
+	c->ops = 1;
+	if (got != len)
+		sc_invalid(c, "prolly_count gave %" PRIu64 ", expected %" PRIu64, got, len);
+out:
+	PQclear(res);
 	return rc;
 }
 
@@ -392,5 +417,6 @@ out:
 
 const sc_cell_fn sc_sql_fns[SCALE_N_OPS] = {
     [SCALE_OP_GET_WARM] = sql_get, [SCALE_OP_QUERY] = sql_get_many, [SCALE_OP_SCAN] = sql_scan,
-    [SCALE_OP_BATCH] = sql_batch,  [SCALE_OP_PUT] = sql_put,        [SCALE_OP_DIFF] = sql_diff,
+    [SCALE_OP_COUNT] = sql_count,  [SCALE_OP_BATCH] = sql_batch,    [SCALE_OP_PUT] = sql_put,
+    [SCALE_OP_DIFF] = sql_diff,
 };
