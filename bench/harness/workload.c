@@ -6,7 +6,8 @@
  *   [service]                       enabled, records, value_bytes, clients, pool_sizes, tenants,
  *                                   hot_roots, hot_root_share, warmup_ms, duration_ms,
  *                                   operation_timeout_ms, multi_read_keys, commit_keys,
- *                                   retained_versions, cas_retries, adapter_batch_items
+ *                                   retained_versions, cas_retries, adapter_batch_items,
+ *                                   access ("client" or "sql")
  *   [service.operation_mix]         point_read, multi_read, commit, diff, merge (percent, total 100)
  *   [scale]                         enabled, sizes, value_bytes, runs, changes (integer or "auto"),
  *                                   read_samples, concurrency, operations, patterns, min_free_gb
@@ -48,6 +49,7 @@
 #include <string.h>
 #include <strings.h>
 
+const char *const hw_access_names[HW_N_ACCESS] = {"client", "sql"};
 const char *const hw_service_op_names[HW_N_SERVICE_OPS] = {"point_read", "multi_read", "commit",
                                                            "diff", "merge"};
 const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {"put",
@@ -85,6 +87,7 @@ static const char *const service_keys[] = {"enabled",
                                            "cas_retries",
                                            "adapter_batch_items",
                                            "operation_mix",
+                                           "access",
                                            NULL};
 static const char *const mix_keys[] = {"point_read", "multi_read", "commit", "diff", "merge", NULL};
 static const char *const scale_keys[] = {"enabled",  "sizes",        "value_bytes", "runs",
@@ -405,6 +408,16 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 			    err, mix, "the percentages total %u, not 100 (a key left out counts 0)", total);
 	}
 
+	const char *acc;
+	rc = toml_get_string(d, "service.access", &acc, err);
+	if (rc == TOML_OK) {
+		s->access = name_index(hw_access_names, HW_N_ACCESS, acc);
+		if (s->access < 0)
+			return fail_at(err, d, "service.access",
+			               "unknown access '%.64s' (expected \"client\" or \"sql\")", acc);
+	} else if (rc != TOML_MISSING) {
+		return -1;
+	}
 	if (s->commit_keys > s->records)
 		return fail_at(err, d, either(d, "service.commit_keys", "service.records"),
 		               "commit_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
@@ -574,6 +587,10 @@ static int build_doc(toml_doc **out, const hw_workload *v, const char *name, tom
 	    toml_set_int(d, "service.retained_versions", s->retained_versions, NULL) ||
 	    toml_set_int(d, "service.cas_retries", s->cas_retries, NULL) ||
 	    toml_set_int(d, "service.adapter_batch_items", s->adapter_batch_items, NULL))
+		goto cleanup;
+	/* Written only when not the default, so the resolved files of client runs stay as they were. */
+	if (s->access != HW_ACCESS_CLIENT &&
+	    toml_set_string(d, "service.access", hw_access_names[s->access], NULL))
 		goto cleanup;
 	for (int i = 0; i < HW_N_SERVICE_OPS; i++) {
 		snprintf(path, sizeof(path), "service.operation_mix.%s", hw_service_op_names[i]);

@@ -57,7 +57,7 @@
 #define HIST_HIGHEST 600000000000ULL /* 10 minutes: longer latencies saturate (and are counted) */
 #define RAW_FILE "service-raw.csv"
 
-/* Must list every column of hp_columns (pgstat.c) at its end; the test checks it. */
+/* Must list every column of hp_columns (pgstat.c); the test checks it. */
 const char *const hsvc_columns[] = {
     "cell_id", "cell_rows", "suite", "store", "op_class", "records", "value_bytes", "clients",
     "pool_size", "tenants", "hot_roots", "hot_root_share", "mix_percent", "warmup_ms",
@@ -74,7 +74,9 @@ const char *const hsvc_columns[] = {
     /* hp_columns */
     "pg_calls", "pg_exec_ms", "wal_bytes", "xact_commit", "xact_rollback", "blks_hit", "blks_read",
     "db_bytes_before", "db_bytes_after", "table_bytes_before", "table_bytes_after",
-    "index_bytes_before", "index_bytes_after", NULL};
+    "index_bytes_before", "index_bytes_after",
+    /* added later: kept last so that older files' columns keep their places */
+    "access", NULL};
 
 unsigned hsvc_cells(const hw_workload *w)
 {
@@ -220,7 +222,7 @@ static void loop(svc_worker *w, uint64_t until, int record)
 		if (t0 >= until)
 			break;
 		w->seq++;
-		svc_ops[cls](w, &r);
+		(w->pg ? svc_sql_ops : svc_ops)[cls](w, &r);
 		if (record)
 			account(w, cls, t0, &r);
 	}
@@ -235,6 +237,11 @@ static void *worker_main(void *arg)
 		w->db = NULL;
 		w->failed = 1;
 		snprintf(w->err, sizeof(w->err), "service: worker %u: opening a handle: %s: %s", w->index,
+		         prolly_strerror(rc), prolly_last_error());
+	} else if (w->fx->cfg->access == HW_ACCESS_SQL &&
+	           (rc = svc_sql_open(w, c->run->url, c->run->schema))) {
+		w->failed = 1;
+		snprintf(w->err, sizeof(w->err), "service: worker %u: its SQL connection: %s: %s", w->index,
 		         prolly_strerror(rc), prolly_last_error());
 	}
 	if (checkpoint(c, PH_OPEN) != PH_WARM)
@@ -297,6 +304,10 @@ static int worker_init(svc_worker *w, svc_cell *c, unsigned i, uint64_t seed)
 static void worker_dispose(svc_worker *w)
 {
 	prolly_close(w->db);
+	if (w->pg)
+		PQfinish(w->pg);
+	bench_buf_free(&w->arr[0]);
+	bench_buf_free(&w->arr[1]);
 	for (int k = 0; k < HW_N_SERVICE_OPS; k++)
 		class_dispose(&w->cls[k]);
 	prolly_buf_dispose(&w->buf);
@@ -334,6 +345,7 @@ static void row_common(hrow *row, const svc_cell *c, const char *cell_id, const 
 	hrow_u64(row, "value_bytes", s->value_bytes);
 	hrow_u64(row, "clients", c->clients);
 	hrow_u64(row, "pool_size", c->pool);
+	hrow_str(row, "access", hw_access_names[c->fx->cfg->access]);
 	hrow_u64(row, "tenants", s->tenants);
 	hrow_u64(row, "hot_roots", s->hot_roots);
 	hrow_f64(row, "hot_root_share", s->hot_root_share);
@@ -740,9 +752,11 @@ cleanup:
 	return ret;
 }
 
-static void cell_name(char *out, size_t n, uint32_t clients, uint32_t pool)
+/* "c4-p2"; "c4-p2-sql" with access = "sql", so both modes' cells can share one results file. */
+static void cell_name(char *out, size_t n, const hw_service *s, uint32_t clients, uint32_t pool)
 {
-	snprintf(out, n, "c%" PRIu32 "-p%" PRIu32, clients, pool);
+	snprintf(out, n, "c%" PRIu32 "-p%" PRIu32 "%s", clients, pool,
+	         s->access == HW_ACCESS_SQL ? "-sql" : "");
 }
 
 static int check_config(const h_run *run, char *err, size_t errn)
@@ -773,6 +787,13 @@ static int check_config(const h_run *run, char *err, size_t errn)
 		snprintf(err, errn, "service: the postgres store needs a URL and a schema");
 		return -1;
 	}
+	if (s->access == HW_ACCESS_SQL && strcmp(run->store, "postgres")) {
+		snprintf(err, errn,
+		         "service: access = \"sql\" runs through the PostgreSQL extension: it needs "
+		         "--store postgres, not %s",
+		         run->store);
+		return -1;
+	}
 	if (!strcmp(run->store, "lmdb") && !run->scratch) {
 		snprintf(err, errn, "service: the lmdb store needs a scratch directory");
 		return -1;
@@ -800,7 +821,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 	is_pg = strcmp(run->store, "postgres") == 0;
 	for (int i = 0; i < cfg->n_clients; i++)
 		for (int j = 0; j < cfg->n_pool_sizes; j++) {
-			cell_name(cell_id, sizeof(cell_id), cfg->clients[i], cfg->pool_sizes[j]);
+			cell_name(cell_id, sizeof(cell_id), cfg, cfg->clients[i], cfg->pool_sizes[j]);
 			todo += !h_cell_done(run, &hsvc_suite, cell_id);
 		}
 
@@ -818,6 +839,19 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 			if ((rc = prolly_store_pg_open(&st, run->url, &po))) {
 				svc_prolly_fail(err, errn, "opening the PostgreSQL store", rc);
 				goto cleanup;
+			}
+			if (cfg->access == HW_ACCESS_SQL) {
+				PGconn *ac = NULL;
+				int bad = bench_pg_connect(&ac, run->url) != 0;
+				if (bad)
+					svc_prolly_fail(err, errn, "connecting to install the extension",
+					                PROLLY_ESTORE);
+				else
+					bad = svc_sql_install(ac, run->schema, err, errn) != 0;
+				if (ac)
+					PQfinish(ac);
+				if (bad)
+					goto cleanup;
 			}
 			char perr[H_ERR];
 			if (hp_connect(&pc, run->url, run->schema, perr, sizeof(perr))) {
@@ -857,7 +891,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 	for (int i = 0; i < cfg->n_clients; i++)
 		for (int j = 0; j < cfg->n_pool_sizes; j++) {
 			uint32_t c = cfg->clients[i], p = cfg->pool_sizes[j];
-			cell_name(cell_id, sizeof(cell_id), c, p);
+			cell_name(cell_id, sizeof(cell_id), cfg, c, p);
 			if (h_cell_done(run, &hsvc_suite, cell_id)) {
 				h_cell_skipped(run);
 				snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32 " (done: skipped)",
