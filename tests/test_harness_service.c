@@ -11,10 +11,11 @@
  *     conflicts and retries;
  *   - [service] access: "client" by default, "sql" read, any other value refused naming the key;
  *     "sql" on a store other than PostgreSQL refused;
- *   - access = "sql" on PostgreSQL (the prolly extension must be installed in the server; under
- *     CI=true it must be, elsewhere its absence skips the test with a note): cells "-sql", every
- *     row validated, exactly one statement per operation, no conflicts, and the same contention
- *     run with every commit queued instead of retried.
+ *   - access = ["client", "sql"] on PostgreSQL (the prolly extension must be installed; under
+ *     CI=true it must be, elsewhere its absence skips the test with a note): both modes side by
+ *     side (c1-p2, c1-p2-sql, ...), every row validated, in sql mode exactly one statement per
+ *     operation and no conflict; the contention run in sql mode: every commit queued, none
+ *     retried.
  *
  * Re-run one test: build/tests/test_harness_service NAME.
  */
@@ -155,12 +156,13 @@ static double num(const bench_csv *tab, size_t r, const char *col)
 /* The checks every run must pass: 6 validated rows per cell, successes, sane counters. With sql
  * (access = "sql") every operation is one statement of the extension: the C client's decoded
  * cache is not used in the timed part, and nothing conflicts. */
-static void check_rows_mode(const bench_csv *tab, size_t cells, int pg, int sql)
+static void check_rows(const bench_csv *tab, size_t cells, int pg)
 {
 	PT_CHECKF(tab->nrows == cells * 6, "%zu rows for %zu cells", tab->nrows, cells);
 	for (size_t r = 0; r < tab->nrows; r++) {
 		const char *cls = bench_csv_get(tab, r, "op_class");
 		int all = !strcmp(cls, "all");
+		int sql = !strcmp(bench_csv_get(tab, r, "access"), "sql");
 		PT_CHECKF(num(tab, r, "cell_rows") == 6, "row %zu", r);
 		PT_CHECKF(num(tab, r, "validated") == 1, "row %zu (%s %s): not validated: %s", r,
 		          bench_csv_get(tab, r, "cell_id"), cls, bench_csv_get(tab, r, "first_error"));
@@ -184,7 +186,7 @@ static void check_rows_mode(const bench_csv *tab, size_t cells, int pg, int sql)
 			PT_CHECKF(num(tab, r, "statements_per_op") == 1, "row %zu (%s): %g statements", r, cls,
 			          num(tab, r, "statements_per_op"));
 			PT_CHECKF(num(tab, r, "conflicts") == 0, "row %zu", r);
-			PT_CHECK(!strcmp(bench_csv_get(tab, r, "access"), "sql"));
+			PT_CHECK(pg && strstr(bench_csv_get(tab, r, "cell_id"), "-sql"));
 		} else {
 			PT_CHECK(!strcmp(bench_csv_get(tab, r, "access"), "client"));
 			PT_CHECKF(num(tab, r, "cache_misses") > 0, "row %zu (cold cache)", r);
@@ -214,11 +216,6 @@ static void check_rows_mode(const bench_csv *tab, size_t cells, int pg, int sql)
 				          bench_csv_get(tab, r, "wal_bytes"));
 		}
 	}
-}
-
-static void check_rows(const bench_csv *tab, size_t cells, int pg)
-{
-	check_rows_mode(tab, cells, pg, 0);
 }
 
 /* The whole flow on one store: run, check, run again (everything skipped). */
@@ -381,15 +378,17 @@ PT_TEST(access_key)
 {
 	static const char *const sql[] = {"service.access", "\"sql\"", NULL};
 	static const char *const odbc[] = {"service.access", "\"odbc\"", NULL};
+	static const char *const both[] = {"service.access", "[\"client\", \"sql\"]", NULL};
+	static const char *const twice[] = {"service.access", "[\"sql\", \"sql\"]", NULL};
 	trun t;
 	char err[H_ERR] = "";
 	if (trun_open(&t, "mem", NULL) == 0)
-		PT_CHECK(t.w.service.access == HW_ACCESS_CLIENT);
+		PT_CHECK(t.w.service.access == 1u << HW_ACCESS_CLIENT);
 	else
 		PT_CHECK(0);
 	trun_close(&t);
 	if (trun_open(&t, "mem", sql) == 0) {
-		PT_CHECK(t.w.service.access == HW_ACCESS_SQL);
+		PT_CHECK(t.w.service.access == 1u << HW_ACCESS_SQL && hsvc_cells(&t.w) == 2);
 		/* sql runs through the extension: PostgreSQL only. */
 		PT_CHECK(hsvc_run(&t.run, err, sizeof(err)) != 0);
 		PT_CHECKF(strstr(err, "--store postgres") != NULL, "%s", err);
@@ -398,6 +397,13 @@ PT_TEST(access_key)
 	}
 	trun_close(&t);
 	PT_CHECK(trun_open(&t, "mem", odbc) != 0);
+	trun_close(&t);
+	if (trun_open(&t, "mem", both) == 0)
+		PT_CHECK(t.w.service.access == 3u && hsvc_cells(&t.w) == 4);
+	else
+		PT_CHECK(0);
+	trun_close(&t);
+	PT_CHECK(trun_open(&t, "mem", twice) != 0);
 	trun_close(&t);
 
 	/* In the file, too: the error names the key and the value. */
@@ -458,17 +464,21 @@ static void sql_run(const char *const *sets, int contended)
 	}
 	PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 	if (read_raw(&tab, &t) == 0) {
-		size_t cells = contended ? 1 : 2;
-		check_rows_mode(&tab, cells, 1, 1);
-		PT_CHECK(!strcmp(bench_csv_get(&tab, 0, "cell_id"), contended ? "c4-p2-sql" : "c1-p2-sql"));
+		size_t cells = contended ? 1 : 4;
+		check_rows(&tab, cells, 1);
 		if (contended) {
+			PT_CHECK(!strcmp(bench_csv_get(&tab, 0, "cell_id"), "c4-p2-sql"));
 			/* Four writers on one branch: queued by the extension, none lost, none retried. */
 			PT_CHECK(num(&tab, 2, "attempted") == num(&tab, 5, "attempted"));
 			PT_CHECK(num(&tab, 2, "succeeded") == num(&tab, 2, "attempted"));
 			PT_CHECK(num(&tab, 2, "retries") == 0);
 			PT_CHECK(num(&tab, 2, "cas_attempts") == num(&tab, 2, "attempted"));
 		} else {
-			PT_CHECK(!strcmp(bench_csv_get(&tab, 6, "cell_id"), "c3-p2-sql"));
+			/* Both modes side by side: per (clients, pool) the client cell, then the sql one. */
+			static const char *const ids[4] = {"c1-p2", "c1-p2-sql", "c3-p2", "c3-p2-sql"};
+			for (size_t c = 0; c < 4 && tab.nrows == 24; c++)
+				PT_CHECKF(!strcmp(bench_csv_get(&tab, c * 6, "cell_id"), ids[c]), "cell %zu: %s", c,
+				          bench_csv_get(&tab, c * 6, "cell_id"));
 		}
 	}
 	bench_csv_free(&tab);
@@ -477,7 +487,7 @@ static void sql_run(const char *const *sets, int contended)
 
 PT_TEST(postgres_sql_flow)
 {
-	static const char *const sets[] = {"service.access", "\"sql\"", NULL};
+	static const char *const sets[] = {"service.access", "[\"client\", \"sql\"]", NULL};
 	sql_run(sets, 0);
 }
 

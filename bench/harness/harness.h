@@ -116,7 +116,8 @@ typedef struct hw_service {
 	uint32_t multi_read_keys, commit_keys, retained_versions, cas_retries;
 	uint32_t adapter_batch_items;   /* prolly_pg_options.batch_items */
 	uint32_t mix[HW_N_SERVICE_OPS]; /* percentages, total 100 */
-	int access;                     /* HW_ACCESS_*: the C client, or one SQL statement per op */
+	unsigned
+	    access; /* bit HW_ACCESS_* of each mode whose cells run (client first); default client */
 } hw_service;
 
 typedef struct hw_scale {

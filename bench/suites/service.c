@@ -83,7 +83,10 @@ unsigned hsvc_cells(const hw_workload *w)
 	const hw_service *s = &w->service;
 	if (!s->enabled)
 		return 0;
-	return (unsigned)s->n_clients * (unsigned)s->n_pool_sizes;
+	unsigned modes = 0;
+	for (int a = 0; a < HW_N_ACCESS; a++)
+		modes += (s->access >> a) & 1u;
+	return modes * (unsigned)s->n_clients * (unsigned)s->n_pool_sizes;
 }
 
 typedef struct svc_cell {
@@ -91,6 +94,7 @@ typedef struct svc_cell {
 	svc_fixture *fx;
 	prolly_store *store;
 	unsigned index, clients, pool;
+	int access; /* HW_ACCESS_* */
 	uint64_t timeout_ns;
 	/* Phases: the main thread moves them on once every worker has arrived. */
 	pthread_mutex_t mu;
@@ -238,8 +242,7 @@ static void *worker_main(void *arg)
 		w->failed = 1;
 		snprintf(w->err, sizeof(w->err), "service: worker %u: opening a handle: %s: %s", w->index,
 		         prolly_strerror(rc), prolly_last_error());
-	} else if (w->fx->cfg->access == HW_ACCESS_SQL &&
-	           (rc = svc_sql_open(w, c->run->url, c->run->schema))) {
+	} else if (c->access == HW_ACCESS_SQL && (rc = svc_sql_open(w, c->run->url, c->run->schema))) {
 		w->failed = 1;
 		snprintf(w->err, sizeof(w->err), "service: worker %u: its SQL connection: %s: %s", w->index,
 		         prolly_strerror(rc), prolly_last_error());
@@ -345,7 +348,7 @@ static void row_common(hrow *row, const svc_cell *c, const char *cell_id, const 
 	hrow_u64(row, "value_bytes", s->value_bytes);
 	hrow_u64(row, "clients", c->clients);
 	hrow_u64(row, "pool_size", c->pool);
-	hrow_str(row, "access", hw_access_names[c->fx->cfg->access]);
+	hrow_str(row, "access", hw_access_names[c->access]);
 	hrow_u64(row, "tenants", s->tenants);
 	hrow_u64(row, "hot_roots", s->hot_roots);
 	hrow_f64(row, "hot_root_share", s->hot_root_share);
@@ -560,8 +563,8 @@ static void summary(const char *cell_id, const svc_class *all, double elapsed_s)
  * fresh pool is opened here); pc the PostgreSQL monitoring connection or NULL.
  */
 static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_conn *pc,
-                    unsigned index, unsigned clients, unsigned pool, const char *cell_id, char *err,
-                    size_t errn)
+                    int access, unsigned index, unsigned clients, unsigned pool,
+                    const char *cell_id, char *err, size_t errn)
 {
 	const hw_service *cfg = fx->cfg;
 	svc_cell c;
@@ -583,6 +586,7 @@ static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_
 	c.index = index;
 	c.clients = clients;
 	c.pool = pool;
+	c.access = access;
 	c.timeout_ns = cfg->operation_timeout_ms * 1000000u;
 	c.nsec = (uint32_t)((cfg->duration_ms + 999) / 1000);
 	if (!c.nsec)
@@ -753,10 +757,10 @@ cleanup:
 }
 
 /* "c4-p2"; "c4-p2-sql" with access = "sql", so both modes' cells can share one results file. */
-static void cell_name(char *out, size_t n, const hw_service *s, uint32_t clients, uint32_t pool)
+static void cell_name(char *out, size_t n, int access, uint32_t clients, uint32_t pool)
 {
 	snprintf(out, n, "c%" PRIu32 "-p%" PRIu32 "%s", clients, pool,
-	         s->access == HW_ACCESS_SQL ? "-sql" : "");
+	         access == HW_ACCESS_SQL ? "-sql" : "");
 }
 
 static int check_config(const h_run *run, char *err, size_t errn)
@@ -787,7 +791,7 @@ static int check_config(const h_run *run, char *err, size_t errn)
 		snprintf(err, errn, "service: the postgres store needs a URL and a schema");
 		return -1;
 	}
-	if (s->access == HW_ACCESS_SQL && strcmp(run->store, "postgres")) {
+	if ((s->access & 1u << HW_ACCESS_SQL) && strcmp(run->store, "postgres")) {
 		snprintf(err, errn,
 		         "service: access = \"sql\" runs through the PostgreSQL extension: it needs "
 		         "--store postgres, not %s",
@@ -820,10 +824,13 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		return -1;
 	is_pg = strcmp(run->store, "postgres") == 0;
 	for (int i = 0; i < cfg->n_clients; i++)
-		for (int j = 0; j < cfg->n_pool_sizes; j++) {
-			cell_name(cell_id, sizeof(cell_id), cfg, cfg->clients[i], cfg->pool_sizes[j]);
-			todo += !h_cell_done(run, &hsvc_suite, cell_id);
-		}
+		for (int j = 0; j < cfg->n_pool_sizes; j++)
+			for (int a = 0; a < HW_N_ACCESS; a++) {
+				if (!(cfg->access & 1u << a))
+					continue;
+				cell_name(cell_id, sizeof(cell_id), a, cfg->clients[i], cfg->pool_sizes[j]);
+				todo += !h_cell_done(run, &hsvc_suite, cell_id);
+			}
 
 	if (todo) {
 		uint64_t t0 = bench_now_ns();
@@ -840,7 +847,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 				svc_prolly_fail(err, errn, "opening the PostgreSQL store", rc);
 				goto cleanup;
 			}
-			if (cfg->access == HW_ACCESS_SQL) {
+			if (cfg->access & 1u << HW_ACCESS_SQL) {
 				PGconn *ac = NULL;
 				int bad = bench_pg_connect(&ac, run->url) != 0;
 				if (bad)
@@ -888,23 +895,30 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		        (double)(bench_now_ns() - t0) / 1e9);
 	}
 
+	/* Per (clients, pool): the cell of each access mode, client first. Both modes' cells of one
+	 * (clients, pool) have the same index, hence the same seeds: the same operations. */
 	for (int i = 0; i < cfg->n_clients; i++)
-		for (int j = 0; j < cfg->n_pool_sizes; j++) {
-			uint32_t c = cfg->clients[i], p = cfg->pool_sizes[j];
-			cell_name(cell_id, sizeof(cell_id), cfg, c, p);
-			if (h_cell_done(run, &hsvc_suite, cell_id)) {
-				h_cell_skipped(run);
-				snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32 " (done: skipped)",
-				         c, p);
+		for (int j = 0; j < cfg->n_pool_sizes; j++)
+			for (int a = 0; a < HW_N_ACCESS; a++) {
+				uint32_t c = cfg->clients[i], p = cfg->pool_sizes[j];
+				if (!(cfg->access & 1u << a))
+					continue;
+				cell_name(cell_id, sizeof(cell_id), a, c, p);
+				if (h_cell_done(run, &hsvc_suite, cell_id)) {
+					h_cell_skipped(run);
+					snprintf(what, sizeof(what),
+					         "clients=%" PRIu32 " pool=%" PRIu32 "%s (done: skipped)", c, p,
+					         a == HW_ACCESS_SQL ? " access=sql" : "");
+					h_progress(run, "service", what);
+					continue;
+				}
+				snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32 "%s", c, p,
+				         a == HW_ACCESS_SQL ? " access=sql" : "");
 				h_progress(run, "service", what);
-				continue;
+				if (run_cell(run, &fx, is_pg ? NULL : st, pc, a,
+				             (unsigned)(i * cfg->n_pool_sizes + j), c, p, cell_id, err, errn))
+					goto cleanup;
 			}
-			snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32, c, p);
-			h_progress(run, "service", what);
-			if (run_cell(run, &fx, is_pg ? NULL : st, pc, (unsigned)(i * cfg->n_pool_sizes + j), c,
-			             p, cell_id, err, errn))
-				goto cleanup;
-		}
 	ret = 0;
 cleanup:
 	prolly_close(setup);
