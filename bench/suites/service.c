@@ -812,6 +812,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 	prolly_store *st = NULL; /* lmdb, mem: shared by every cell; postgres: the fixture's */
 	prolly_db *setup = NULL;
 	hp_conn *pc = NULL;
+	PGconn *ext = NULL; /* access = "sql": installed the extension, drops it at the end */
 	char lmdb_dir[4200] = "", cell_id[64], what[96];
 	unsigned todo = 0;
 	int is_pg, rc, ret = -1;
@@ -848,16 +849,12 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 				goto cleanup;
 			}
 			if (cfg->access & 1u << HW_ACCESS_SQL) {
-				PGconn *ac = NULL;
-				int bad = bench_pg_connect(&ac, run->url) != 0;
-				if (bad)
+				if (bench_pg_connect(&ext, run->url) != 0) {
 					svc_prolly_fail(err, errn, "connecting to install the extension",
 					                PROLLY_ESTORE);
-				else
-					bad = svc_sql_install(ac, run->schema, err, errn) != 0;
-				if (ac)
-					PQfinish(ac);
-				if (bad)
+					goto cleanup;
+				}
+				if (svc_sql_install(ext, run->schema, err, errn))
 					goto cleanup;
 			}
 			char perr[H_ERR];
@@ -921,6 +918,10 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 			}
 	ret = 0;
 cleanup:
+	if (ext) {
+		svc_sql_uninstall(ext, run->schema);
+		PQfinish(ext);
+	}
 	prolly_close(setup);
 	prolly_store_close(st);
 	hp_close(pc);

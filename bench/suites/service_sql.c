@@ -30,11 +30,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The schema the extension is installed in ("" if it is not); 0 or -1. */
+static int ext_schema(PGconn *conn, char *out, size_t n)
+{
+	PGresult *res = NULL;
+	out[0] = '\0';
+	if (bench_pg_exec(conn,
+	                  "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+	                  "ON n.oid = e.extnamespace WHERE e.extname = 'prolly'",
+	                  &res) != 0)
+		return -1;
+	if (PQntuples(res) == 1)
+		snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return 0;
+}
+
 int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn)
 {
-	char q[160], sql[256];
+	char q[160], sql[256], in[128];
 	if (bench_pg_ident(q, sizeof(q), schema) != 0) {
 		snprintf(err, errn, "service: schema name %.64s: too long", schema);
+		return -1;
+	}
+	/* One extension per database, bound to its schema's tables: installed for another schema,
+	 * it would read that schema's store. */
+	if (ext_schema(conn, in, sizeof(in)) != 0) {
+		snprintf(err, errn, "service: looking for the prolly extension: %.200s",
+		         prolly_last_error());
+		return -1;
+	}
+	if (in[0] && strcmp(in, schema) != 0) {
+		snprintf(err, errn,
+		         "service: the prolly extension of this database is installed in schema "
+		         "\"%.64s\", not in the store's \"%.64s\" (DROP EXTENSION prolly, or use "
+		         "another database)",
+		         in, schema);
 		return -1;
 	}
 	snprintf(sql, sizeof(sql), "CREATE EXTENSION IF NOT EXISTS prolly SCHEMA %s", q);
@@ -46,6 +77,13 @@ int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn)
 		return -1;
 	}
 	return 0;
+}
+
+void svc_sql_uninstall(PGconn *conn, const char *schema)
+{
+	char in[128];
+	if (ext_schema(conn, in, sizeof(in)) == 0 && strcmp(in, schema) == 0)
+		bench_pg_exec(conn, "DROP EXTENSION prolly", NULL);
 }
 
 int svc_sql_open(svc_worker *w, const char *url, const char *schema)
