@@ -26,6 +26,12 @@
  * always go to a random tenant: only tenants have side branches); per-worker PRNG seeded from
  * the workload seed, the cell's index in the matrix and the worker's index.
  *
+ * Access (service_sql.c): with access = "sql" a cell's workers each also hold one libpq
+ * connection and run every operation as one statement of the prolly extension, created in the
+ * store's schema at the start of the suite and dropped at its end. A list of modes runs, per
+ * (clients, pool), the cell of each (client first, "-sql" appended to the cell id), with the
+ * same cell index and so the same seeds.
+ *
  * Failures are data: an operation that fails is counted by kind (svc_err_names), one whose result
  * does not validate as "validation", one that took longer than operation_timeout_ms as "timeout"
  * (measured after the fact: the library call is not interrupted; the PostgreSQL pool's wait is

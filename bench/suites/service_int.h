@@ -1,6 +1,7 @@
 /*
  * service_int.h - private to the service suite (service.c: cells, threads, rows, hsvc_run;
- * service_ops.c: the fixture, the five operations, the value codec, the shared-store wrapper).
+ * service_ops.c: the fixture, the five operations, the value codec, the shared-store wrapper;
+ * service_sql.c: the five operations as statements of the prolly extension, access = "sql").
  *
  * Data model of the suite (see service.c for the whole story):
  *   keys     "k" + 10 decimal digits of the slot, slot in [0, records): 11 bytes, ordered by slot.
@@ -18,8 +19,9 @@
  *   S2  an operation's latency and store counters cover its timed part only: everything up to
  *       timed_end() in service_ops.c; validation work after it is neither timed nor counted (it
  *       may still show in the PostgreSQL server's own counters).
- *   S3  a ring holds trees of commits that were published on its branch during the current cell;
- *       it is emptied when the fixture is restored.
+ *   S3  a ring holds trees of commits that were published on its branch during the current cell
+ *       (access = "sql": the commits' ids, as prolly_diff in SQL takes refs); it is emptied
+ *       when the fixture is restored, so one run may hold cells of both modes.
  */
 #ifndef BENCH_SERVICE_INT_H
 #define BENCH_SERVICE_INT_H
