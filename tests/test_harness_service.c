@@ -15,7 +15,7 @@
  *     CI=true it must be, elsewhere its absence skips the test with a note): both modes side by
  *     side (c1-p2, c1-p2-sql, ...), every row validated, in sql mode exactly one statement per
  *     operation and no conflict; the contention run in sql mode: every commit queued, none
- *     retried.
+ *     retried; a database whose extension is in another schema refused, the extension kept.
  *
  * Re-run one test: build/tests/test_harness_service NAME.
  */
@@ -511,6 +511,44 @@ PT_TEST(postgres_sql_contention)
 	                                   "0",
 	                                   NULL};
 	sql_run(sets, 1);
+}
+
+/* A database whose extension lives in another schema: refused, naming both, nothing dropped. */
+PT_TEST(postgres_sql_other_schema)
+{
+	static const char *const sets[] = {"service.access", "\"sql\"", NULL};
+	char other[64], q[160], sql[400], err[H_ERR] = "";
+	PGconn *c = NULL;
+	PGresult *res = NULL;
+	trun t;
+	if (!have_extension()) {
+		printf("# skipped: the prolly extension is not installed in the server\n");
+		return;
+	}
+	tm_pg_schema_name(other, "svcext");
+	PT_CHECK(bench_pg_ident(q, sizeof(q), other) == 0);
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", q);
+	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) != 0 || bench_pg_exec(c, sql, NULL) != 0 ||
+	    (snprintf(sql, sizeof(sql), "CREATE EXTENSION prolly SCHEMA %s", q) < 0) ||
+	    bench_pg_exec(c, sql, NULL) != 0) {
+		PT_CHECKF(0, "%s", prolly_last_error());
+		goto cleanup;
+	}
+	if (trun_open(&t, "postgres", sets) == 0) {
+		PT_CHECK(hsvc_run(&t.run, err, sizeof(err)) != 0);
+		PT_CHECKF(strstr(err, "installed in schema") && strstr(err, other), "%s", err);
+	} else {
+		PT_CHECK(0);
+	}
+	trun_close(&t);
+	/* Still there: the suite drops only an extension of its own schema. */
+	PT_CHECK(bench_pg_exec(c, "SELECT 1 FROM pg_extension WHERE extname = 'prolly'", &res) == 0 &&
+	         PQntuples(res) == 1);
+cleanup:
+	PQclear(res);
+	tm_pg_schema_drop(other); /* with the extension */
+	if (c)
+		PQfinish(c);
 }
 
 int main(int argc, char **argv)
