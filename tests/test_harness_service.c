@@ -8,7 +8,14 @@
  *     counters; on PostgreSQL statements per operation and the server's counters;
  *   - resume: a second hsvc_run into the same directory measures nothing and skips every cell;
  *   - contention: every operation a commit to one hot root from several clients gives CAS
- *     conflicts and retries.
+ *     conflicts and retries;
+ *   - [service] access: "client" by default, "sql" read, any other value refused naming the key;
+ *     "sql" on a store other than PostgreSQL refused;
+ *   - access = ["client", "sql"] on PostgreSQL (the prolly extension must be installed; under
+ *     CI=true it must be, elsewhere its absence skips the test with a note): both modes side by
+ *     side (c1-p2, c1-p2-sql, ...), every row validated, in sql mode exactly one statement per
+ *     operation and no conflict; the contention run in sql mode: every commit queued, none
+ *     retried; a database whose extension is in another schema refused, the extension kept.
  *
  * Re-run one test: build/tests/test_harness_service NAME.
  */
@@ -17,6 +24,7 @@
 #include "clock.h"
 #include "harness_fixture.h"
 #include "lib/model.h"
+#include "pgconn.h"
 #include "prolly.h"
 #include "ptest.h"
 
@@ -145,13 +153,16 @@ static double num(const bench_csv *tab, size_t r, const char *col)
 	return bench_csv_num(tab, r, col);
 }
 
-/* The checks every run must pass: 6 validated rows per cell, successes, sane counters. */
+/* The checks every run must pass: 6 validated rows per cell, successes, sane counters. With sql
+ * (access = "sql") every operation is one statement of the extension: the C client's decoded
+ * cache is not used in the timed part, and nothing conflicts. */
 static void check_rows(const bench_csv *tab, size_t cells, int pg)
 {
 	PT_CHECKF(tab->nrows == cells * 6, "%zu rows for %zu cells", tab->nrows, cells);
 	for (size_t r = 0; r < tab->nrows; r++) {
 		const char *cls = bench_csv_get(tab, r, "op_class");
 		int all = !strcmp(cls, "all");
+		int sql = !strcmp(bench_csv_get(tab, r, "access"), "sql");
 		PT_CHECKF(num(tab, r, "cell_rows") == 6, "row %zu", r);
 		PT_CHECKF(num(tab, r, "validated") == 1, "row %zu (%s %s): not validated: %s", r,
 		          bench_csv_get(tab, r, "cell_id"), cls, bench_csv_get(tab, r, "first_error"));
@@ -171,8 +182,18 @@ static void check_rows(const bench_csv *tab, size_t cells, int pg)
 		PT_CHECKF(num(tab, r, "p99_ms") > 0 && num(tab, r, "p99_ms") <= num(tab, r, "max_ms"),
 		          "row %zu", r);
 		PT_CHECKF(num(tab, r, "store_round_trips") > 0, "row %zu", r);
-		PT_CHECKF(num(tab, r, "cache_misses") > 0, "row %zu (cold cache)", r);
-		if (pg) {
+		if (sql) {
+			PT_CHECKF(num(tab, r, "statements_per_op") == 1, "row %zu (%s): %g statements", r, cls,
+			          num(tab, r, "statements_per_op"));
+			PT_CHECKF(num(tab, r, "conflicts") == 0, "row %zu", r);
+			PT_CHECK(pg && strstr(bench_csv_get(tab, r, "cell_id"), "-sql"));
+		} else {
+			PT_CHECK(!strcmp(bench_csv_get(tab, r, "access"), "client"));
+			PT_CHECKF(num(tab, r, "cache_misses") > 0, "row %zu (cold cache)", r);
+		}
+		if (sql) {
+			; /* one statement each: checked above */
+		} else if (pg) {
 			/* every operation reaches the server: at least its head (one statement for head,
 			 * commit and root together) */
 			PT_CHECKF(num(tab, r, "statements_per_op") >= 1, "row %zu (%s): %g statements", r, cls,
@@ -351,6 +372,183 @@ PT_TEST(mem_contention)
 PT_TEST(postgres_contention)
 {
 	contention("postgres");
+}
+
+PT_TEST(access_key)
+{
+	static const char *const sql[] = {"service.access", "\"sql\"", NULL};
+	static const char *const odbc[] = {"service.access", "\"odbc\"", NULL};
+	static const char *const both[] = {"service.access", "[\"client\", \"sql\"]", NULL};
+	static const char *const twice[] = {"service.access", "[\"sql\", \"sql\"]", NULL};
+	trun t;
+	char err[H_ERR] = "";
+	if (trun_open(&t, "mem", NULL) == 0)
+		PT_CHECK(t.w.service.access == 1u << HW_ACCESS_CLIENT);
+	else
+		PT_CHECK(0);
+	trun_close(&t);
+	if (trun_open(&t, "mem", sql) == 0) {
+		PT_CHECK(t.w.service.access == 1u << HW_ACCESS_SQL && hsvc_cells(&t.w) == 2);
+		/* sql runs through the extension: PostgreSQL only. */
+		PT_CHECK(hsvc_run(&t.run, err, sizeof(err)) != 0);
+		PT_CHECKF(strstr(err, "--store postgres") != NULL, "%s", err);
+	} else {
+		PT_CHECK(0);
+	}
+	trun_close(&t);
+	PT_CHECK(trun_open(&t, "mem", odbc) != 0);
+	trun_close(&t);
+	if (trun_open(&t, "mem", both) == 0)
+		PT_CHECK(t.w.service.access == 3u && hsvc_cells(&t.w) == 4);
+	else
+		PT_CHECK(0);
+	trun_close(&t);
+	PT_CHECK(trun_open(&t, "mem", twice) != 0);
+	trun_close(&t);
+
+	/* In the file, too: the error names the key and the value. */
+	hw_workload w;
+	toml_error te;
+	char *tmp = tm_tmpdir("svc"), path[4200], text[sizeof(base_toml) + 64];
+	snprintf(path, sizeof(path), "%s/w.toml", tmp ? tmp : "/tmp");
+	snprintf(text, sizeof(text), "%.*s\naccess = \"odbc\"\n%s",
+	         (int)(strstr(base_toml, "[service.operation_mix]") - base_toml - 1), base_toml,
+	         strstr(base_toml, "[service.operation_mix]"));
+	FILE *f = tmp ? fopen(path, "w") : NULL;
+	PT_CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+	memset(&w, 0, sizeof(w));
+	PT_CHECK(hw_workload_load(&w, path, &te) != 0);
+	PT_CHECKF(strstr(te.text, "service.access") && strstr(te.text, "odbc"), "%s", te.text);
+	hw_workload_free(&w);
+	if (tmp)
+		tm_rmtree(tmp);
+	free(tmp);
+}
+
+/* Whether the test cluster's server has the prolly extension available. */
+static int have_extension(void)
+{
+	PGconn *c = NULL;
+	PGresult *res = NULL;
+	int have = 0;
+	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
+	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
+		have = PQntuples(res) == 1;
+	PQclear(res);
+	if (c)
+		PQfinish(c);
+	return have;
+}
+
+/* access = "sql" on PostgreSQL: the flow and the contention run of client mode, one statement
+ * per operation. Without the extension: a skip, except under CI=true (CI installs it). */
+static void sql_run(const char *const *sets, int contended)
+{
+	trun t;
+	bench_csv tab;
+	char err[H_ERR] = "";
+	const char *ci = getenv("CI");
+	memset(&tab, 0, sizeof(tab));
+	if (!have_extension()) {
+		PT_CHECKF(!(ci && !strcmp(ci, "true")),
+		          "the prolly extension is not installed in the server (make -C ext/postgres "
+		          "install)");
+		if (!(ci && !strcmp(ci, "true")))
+			printf("# skipped: the prolly extension is not installed in the server\n");
+		return;
+	}
+	if (trun_open(&t, "postgres", sets) != 0) {
+		PT_CHECKF(0, "cannot set up a sql run");
+		trun_close(&t);
+		return;
+	}
+	PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	if (read_raw(&tab, &t) == 0) {
+		size_t cells = contended ? 1 : 4;
+		check_rows(&tab, cells, 1);
+		if (contended) {
+			PT_CHECK(!strcmp(bench_csv_get(&tab, 0, "cell_id"), "c4-p2-sql"));
+			/* Four writers on one branch: queued by the extension, none lost, none retried. */
+			PT_CHECK(num(&tab, 2, "attempted") == num(&tab, 5, "attempted"));
+			PT_CHECK(num(&tab, 2, "succeeded") == num(&tab, 2, "attempted"));
+			PT_CHECK(num(&tab, 2, "retries") == 0);
+			PT_CHECK(num(&tab, 2, "cas_attempts") == num(&tab, 2, "attempted"));
+		} else {
+			/* Both modes side by side: per (clients, pool) the client cell, then the sql one. */
+			static const char *const ids[4] = {"c1-p2", "c1-p2-sql", "c3-p2", "c3-p2-sql"};
+			for (size_t c = 0; c < 4 && tab.nrows == 24; c++)
+				PT_CHECKF(!strcmp(bench_csv_get(&tab, c * 6, "cell_id"), ids[c]), "cell %zu: %s", c,
+				          bench_csv_get(&tab, c * 6, "cell_id"));
+		}
+	}
+	bench_csv_free(&tab);
+	trun_close(&t);
+}
+
+PT_TEST(postgres_sql_flow)
+{
+	static const char *const sets[] = {"service.access", "[\"client\", \"sql\"]", NULL};
+	sql_run(sets, 0);
+}
+
+PT_TEST(postgres_sql_contention)
+{
+	static const char *const sets[] = {"service.access",
+	                                   "\"sql\"",
+	                                   "service.clients",
+	                                   "[4]",
+	                                   "service.hot_root_share",
+	                                   "1.0",
+	                                   "service.operation_mix.point_read",
+	                                   "0",
+	                                   "service.operation_mix.multi_read",
+	                                   "0",
+	                                   "service.operation_mix.commit",
+	                                   "100",
+	                                   "service.operation_mix.diff",
+	                                   "0",
+	                                   "service.operation_mix.merge",
+	                                   "0",
+	                                   NULL};
+	sql_run(sets, 1);
+}
+
+/* A database whose extension lives in another schema: refused, naming both, nothing dropped. */
+PT_TEST(postgres_sql_other_schema)
+{
+	static const char *const sets[] = {"service.access", "\"sql\"", NULL};
+	char other[64], q[160], sql[400], err[H_ERR] = "";
+	PGconn *c = NULL;
+	PGresult *res = NULL;
+	trun t;
+	if (!have_extension()) {
+		printf("# skipped: the prolly extension is not installed in the server\n");
+		return;
+	}
+	tm_pg_schema_name(other, "svcext");
+	PT_CHECK(bench_pg_ident(q, sizeof(q), other) == 0);
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", q);
+	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) != 0 || bench_pg_exec(c, sql, NULL) != 0 ||
+	    (snprintf(sql, sizeof(sql), "CREATE EXTENSION prolly SCHEMA %s", q) < 0) ||
+	    bench_pg_exec(c, sql, NULL) != 0) {
+		PT_CHECKF(0, "%s", prolly_last_error());
+		goto cleanup;
+	}
+	if (trun_open(&t, "postgres", sets) == 0) {
+		PT_CHECK(hsvc_run(&t.run, err, sizeof(err)) != 0);
+		PT_CHECKF(strstr(err, "installed in schema") && strstr(err, other), "%s", err);
+	} else {
+		PT_CHECK(0);
+	}
+	trun_close(&t);
+	/* Still there: the suite drops only an extension of its own schema. */
+	PT_CHECK(bench_pg_exec(c, "SELECT 1 FROM pg_extension WHERE extname = 'prolly'", &res) == 0 &&
+	         PQntuples(res) == 1);
+cleanup:
+	PQclear(res);
+	tm_pg_schema_drop(other); /* with the extension */
+	if (c)
+		PQfinish(c);
 }
 
 int main(int argc, char **argv)

@@ -62,6 +62,10 @@ int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t 
 enum { HW_POINT_READ, HW_MULTI_READ, HW_COMMIT, HW_DIFF, HW_MERGE, HW_N_SERVICE_OPS };
 extern const char *const hw_service_op_names[HW_N_SERVICE_OPS]; /* "point_read", ... */
 
+/* How the service suite's workers reach the store ([service] access). */
+enum { HW_ACCESS_CLIENT, HW_ACCESS_SQL, HW_N_ACCESS };
+extern const char *const hw_access_names[HW_N_ACCESS]; /* "client", "sql" */
+
 /* Scale operations and patterns (bit i of hw_scale.operations / .patterns). The names are the
  * scale engine's too (bench/scale/scale.h): one vocabulary in workload files, raw rows and the
  * engine. The first ten are the contract's operations and the default; the last four are the
@@ -113,6 +117,8 @@ typedef struct hw_service {
 	uint32_t multi_read_keys, commit_keys, retained_versions, cas_retries;
 	uint32_t adapter_batch_items;   /* prolly_pg_options.batch_items */
 	uint32_t mix[HW_N_SERVICE_OPS]; /* percentages, total 100 */
+	unsigned
+	    access; /* bit HW_ACCESS_* of each mode whose cells run (client first); default client */
 } hw_service;
 
 typedef struct hw_scale {

@@ -37,13 +37,14 @@ const char *const hr_service_summary_columns[] = {
 	"p99_ms", "p999_ms", "max_ms", "conflicts", "retries", "timeouts", "errors_total",
 	"conflict_rate", "error_rate", "statements_per_op", "validated", "p99_ms_point_read",
 	"p99_ms_multi_read", "p99_ms_commit", "p99_ms_diff", "p99_ms_merge", "attempted", "succeeded",
-	"cas_attempts", "samples", "pg_calls", "pg_statements_per_op", NULL};
+	"cas_attempts", "samples", "pg_calls", "pg_statements_per_op", "access", NULL};
 
 /* Copied as written from the service cell's "all" row. */
 static const char *const svc_copy_cols[] = {
 	"clients", "pool_size", "attempted_per_s", "succeeded_per_s", "p50_ms", "p95_ms", "p99_ms",
 	"p999_ms", "max_ms", "conflicts", "retries", "timeouts", "errors_total", "validated",
-	"attempted", "succeeded", "cas_attempts", "samples", "pg_calls", "pg_statements_per_op", NULL};
+	"attempted", "succeeded", "cas_attempts", "samples", "pg_calls", "pg_statements_per_op",
+	"access", NULL};
 /* clang-format on */
 
 /* clang-format off */

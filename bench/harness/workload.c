@@ -6,7 +6,8 @@
  *   [service]                       enabled, records, value_bytes, clients, pool_sizes, tenants,
  *                                   hot_roots, hot_root_share, warmup_ms, duration_ms,
  *                                   operation_timeout_ms, multi_read_keys, commit_keys,
- *                                   retained_versions, cas_retries, adapter_batch_items
+ *                                   retained_versions, cas_retries, adapter_batch_items,
+ *                                   access ("client", "sql" or a list of both)
  *   [service.operation_mix]         point_read, multi_read, commit, diff, merge (percent, total 100)
  *   [scale]                         enabled, sizes, value_bytes, runs, changes (integer or "auto"),
  *                                   read_samples, concurrency, operations, patterns, min_free_gb
@@ -48,6 +49,7 @@
 #include <string.h>
 #include <strings.h>
 
+const char *const hw_access_names[HW_N_ACCESS] = {"client", "sql"};
 const char *const hw_service_op_names[HW_N_SERVICE_OPS] = {"point_read", "multi_read", "commit",
                                                            "diff", "merge"};
 const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {"put",
@@ -86,6 +88,7 @@ static const char *const service_keys[] = {"enabled",
                                            "cas_retries",
                                            "adapter_batch_items",
                                            "operation_mix",
+                                           "access",
                                            NULL};
 static const char *const mix_keys[] = {"point_read", "multi_read", "commit", "diff", "merge", NULL};
 static const char *const scale_keys[] = {"enabled",  "sizes",        "value_bytes", "runs",
@@ -179,6 +182,7 @@ static void set_defaults(hw_workload *v)
 	s->cas_retries = 3;
 	s->adapter_batch_items = 1024;
 	memcpy(s->mix, mix, sizeof(mix));
+	s->access = 1u << HW_ACCESS_CLIENT;
 
 	c->enabled = 1;
 	c->sizes[0] = 1000000;
@@ -406,6 +410,24 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 			    err, mix, "the percentages total %u, not 100 (a key left out counts 0)", total);
 	}
 
+	/* access: one mode ("client", "sql") or a list of them (the cells of each, side by side). */
+	const toml_node *an = toml_find(toml_root(d), "service.access");
+	if (an && toml_node_type(an) == TOML_ARRAY) {
+		if (get_name_list(d, "service.access", hw_access_names, HW_N_ACCESS, "access", &s->access,
+		                  err))
+			return -1;
+	} else if (an) {
+		const char *acc;
+		if (toml_node_string(an, &acc, NULL, err))
+			return -1;
+		int k = name_index(hw_access_names, HW_N_ACCESS, acc);
+		if (k < 0)
+			return toml_error_at(err, an,
+			                     "unknown access '%.64s' (expected \"client\", \"sql\" or a "
+			                     "list of them)",
+			                     acc);
+		s->access = 1u << k;
+	}
 	if (s->commit_keys > s->records)
 		return fail_at(err, d, either(d, "service.commit_keys", "service.records"),
 		               "commit_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
@@ -576,6 +598,14 @@ static int build_doc(toml_doc **out, const hw_workload *v, const char *name, tom
 	    toml_set_int(d, "service.cas_retries", s->cas_retries, NULL) ||
 	    toml_set_int(d, "service.adapter_batch_items", s->adapter_batch_items, NULL))
 		goto cleanup;
+	/* Written only when not the default, so the resolved files of client runs stay as they were. */
+	if (s->access == 1u << HW_ACCESS_SQL) {
+		if (toml_set_string(d, "service.access", "sql", NULL))
+			goto cleanup;
+	} else if (s->access != 1u << HW_ACCESS_CLIENT &&
+	           set_names(d, "service.access", hw_access_names, HW_N_ACCESS, s->access)) {
+		goto cleanup;
+	}
 	for (int i = 0; i < HW_N_SERVICE_OPS; i++) {
 		snprintf(path, sizeof(path), "service.operation_mix.%s", hw_service_op_names[i]);
 		if (toml_set_int(d, path, s->mix[i], NULL))

@@ -26,6 +26,12 @@
  * always go to a random tenant: only tenants have side branches); per-worker PRNG seeded from
  * the workload seed, the cell's index in the matrix and the worker's index.
  *
+ * Access (service_sql.c): with access = "sql" a cell's workers each also hold one libpq
+ * connection and run every operation as one statement of the prolly extension, created in the
+ * store's schema at the start of the suite and dropped at its end. A list of modes runs, per
+ * (clients, pool), the cell of each (client first, "-sql" appended to the cell id), with the
+ * same cell index and so the same seeds.
+ *
  * Failures are data: an operation that fails is counted by kind (svc_err_names), one whose result
  * does not validate as "validation", one that took longer than operation_timeout_ms as "timeout"
  * (measured after the fact: the library call is not interrupted; the PostgreSQL pool's wait is
@@ -57,7 +63,7 @@
 #define HIST_HIGHEST 600000000000ULL /* 10 minutes: longer latencies saturate (and are counted) */
 #define RAW_FILE "service-raw.csv"
 
-/* Must list every column of hp_columns (pgstat.c) at its end; the test checks it. */
+/* Must list every column of hp_columns (pgstat.c); the test checks it. */
 const char *const hsvc_columns[] = {
     "cell_id", "cell_rows", "suite", "store", "op_class", "records", "value_bytes", "clients",
     "pool_size", "tenants", "hot_roots", "hot_root_share", "mix_percent", "warmup_ms",
@@ -74,14 +80,19 @@ const char *const hsvc_columns[] = {
     /* hp_columns */
     "pg_calls", "pg_exec_ms", "wal_bytes", "xact_commit", "xact_rollback", "blks_hit", "blks_read",
     "db_bytes_before", "db_bytes_after", "table_bytes_before", "table_bytes_after",
-    "index_bytes_before", "index_bytes_after", NULL};
+    "index_bytes_before", "index_bytes_after",
+    /* added later: kept last so that older files' columns keep their places */
+    "access", NULL};
 
 unsigned hsvc_cells(const hw_workload *w)
 {
 	const hw_service *s = &w->service;
 	if (!s->enabled)
 		return 0;
-	return (unsigned)s->n_clients * (unsigned)s->n_pool_sizes;
+	unsigned modes = 0;
+	for (int a = 0; a < HW_N_ACCESS; a++)
+		modes += (s->access >> a) & 1u;
+	return modes * (unsigned)s->n_clients * (unsigned)s->n_pool_sizes;
 }
 
 typedef struct svc_cell {
@@ -89,6 +100,7 @@ typedef struct svc_cell {
 	svc_fixture *fx;
 	prolly_store *store;
 	unsigned index, clients, pool;
+	int access; /* HW_ACCESS_* */
 	uint64_t timeout_ns;
 	/* Phases: the main thread moves them on once every worker has arrived. */
 	pthread_mutex_t mu;
@@ -220,7 +232,7 @@ static void loop(svc_worker *w, uint64_t until, int record)
 		if (t0 >= until)
 			break;
 		w->seq++;
-		svc_ops[cls](w, &r);
+		(w->pg ? svc_sql_ops : svc_ops)[cls](w, &r);
 		if (record)
 			account(w, cls, t0, &r);
 	}
@@ -235,6 +247,10 @@ static void *worker_main(void *arg)
 		w->db = NULL;
 		w->failed = 1;
 		snprintf(w->err, sizeof(w->err), "service: worker %u: opening a handle: %s: %s", w->index,
+		         prolly_strerror(rc), prolly_last_error());
+	} else if (c->access == HW_ACCESS_SQL && (rc = svc_sql_open(w, c->run->url, c->run->schema))) {
+		w->failed = 1;
+		snprintf(w->err, sizeof(w->err), "service: worker %u: its SQL connection: %s: %s", w->index,
 		         prolly_strerror(rc), prolly_last_error());
 	}
 	if (checkpoint(c, PH_OPEN) != PH_WARM)
@@ -297,6 +313,10 @@ static int worker_init(svc_worker *w, svc_cell *c, unsigned i, uint64_t seed)
 static void worker_dispose(svc_worker *w)
 {
 	prolly_close(w->db);
+	if (w->pg)
+		PQfinish(w->pg);
+	bench_buf_free(&w->arr[0]);
+	bench_buf_free(&w->arr[1]);
 	for (int k = 0; k < HW_N_SERVICE_OPS; k++)
 		class_dispose(&w->cls[k]);
 	prolly_buf_dispose(&w->buf);
@@ -334,6 +354,7 @@ static void row_common(hrow *row, const svc_cell *c, const char *cell_id, const 
 	hrow_u64(row, "value_bytes", s->value_bytes);
 	hrow_u64(row, "clients", c->clients);
 	hrow_u64(row, "pool_size", c->pool);
+	hrow_str(row, "access", hw_access_names[c->access]);
 	hrow_u64(row, "tenants", s->tenants);
 	hrow_u64(row, "hot_roots", s->hot_roots);
 	hrow_f64(row, "hot_root_share", s->hot_root_share);
@@ -548,8 +569,8 @@ static void summary(const char *cell_id, const svc_class *all, double elapsed_s)
  * fresh pool is opened here); pc the PostgreSQL monitoring connection or NULL.
  */
 static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_conn *pc,
-                    unsigned index, unsigned clients, unsigned pool, const char *cell_id, char *err,
-                    size_t errn)
+                    int access, unsigned index, unsigned clients, unsigned pool,
+                    const char *cell_id, char *err, size_t errn)
 {
 	const hw_service *cfg = fx->cfg;
 	svc_cell c;
@@ -571,6 +592,7 @@ static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_
 	c.index = index;
 	c.clients = clients;
 	c.pool = pool;
+	c.access = access;
 	c.timeout_ns = cfg->operation_timeout_ms * 1000000u;
 	c.nsec = (uint32_t)((cfg->duration_ms + 999) / 1000);
 	if (!c.nsec)
@@ -740,9 +762,11 @@ cleanup:
 	return ret;
 }
 
-static void cell_name(char *out, size_t n, uint32_t clients, uint32_t pool)
+/* "c4-p2"; "c4-p2-sql" with access = "sql", so both modes' cells can share one results file. */
+static void cell_name(char *out, size_t n, int access, uint32_t clients, uint32_t pool)
 {
-	snprintf(out, n, "c%" PRIu32 "-p%" PRIu32, clients, pool);
+	snprintf(out, n, "c%" PRIu32 "-p%" PRIu32 "%s", clients, pool,
+	         access == HW_ACCESS_SQL ? "-sql" : "");
 }
 
 static int check_config(const h_run *run, char *err, size_t errn)
@@ -773,6 +797,13 @@ static int check_config(const h_run *run, char *err, size_t errn)
 		snprintf(err, errn, "service: the postgres store needs a URL and a schema");
 		return -1;
 	}
+	if ((s->access & 1u << HW_ACCESS_SQL) && strcmp(run->store, "postgres")) {
+		snprintf(err, errn,
+		         "service: access = \"sql\" runs through the PostgreSQL extension: it needs "
+		         "--store postgres, not %s",
+		         run->store);
+		return -1;
+	}
 	if (!strcmp(run->store, "lmdb") && !run->scratch) {
 		snprintf(err, errn, "service: the lmdb store needs a scratch directory");
 		return -1;
@@ -787,6 +818,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 	prolly_store *st = NULL; /* lmdb, mem: shared by every cell; postgres: the fixture's */
 	prolly_db *setup = NULL;
 	hp_conn *pc = NULL;
+	PGconn *ext = NULL; /* access = "sql": installed the extension, drops it at the end */
 	char lmdb_dir[4200] = "", cell_id[64], what[96];
 	unsigned todo = 0;
 	int is_pg, rc, ret = -1;
@@ -799,10 +831,13 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		return -1;
 	is_pg = strcmp(run->store, "postgres") == 0;
 	for (int i = 0; i < cfg->n_clients; i++)
-		for (int j = 0; j < cfg->n_pool_sizes; j++) {
-			cell_name(cell_id, sizeof(cell_id), cfg->clients[i], cfg->pool_sizes[j]);
-			todo += !h_cell_done(run, &hsvc_suite, cell_id);
-		}
+		for (int j = 0; j < cfg->n_pool_sizes; j++)
+			for (int a = 0; a < HW_N_ACCESS; a++) {
+				if (!(cfg->access & 1u << a))
+					continue;
+				cell_name(cell_id, sizeof(cell_id), a, cfg->clients[i], cfg->pool_sizes[j]);
+				todo += !h_cell_done(run, &hsvc_suite, cell_id);
+			}
 
 	if (todo) {
 		uint64_t t0 = bench_now_ns();
@@ -818,6 +853,15 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 			if ((rc = prolly_store_pg_open(&st, run->url, &po))) {
 				svc_prolly_fail(err, errn, "opening the PostgreSQL store", rc);
 				goto cleanup;
+			}
+			if (cfg->access & 1u << HW_ACCESS_SQL) {
+				if (bench_pg_connect(&ext, run->url) != 0) {
+					svc_prolly_fail(err, errn, "connecting to install the extension",
+					                PROLLY_ESTORE);
+					goto cleanup;
+				}
+				if (svc_sql_install(ext, run->schema, err, errn))
+					goto cleanup;
 			}
 			char perr[H_ERR];
 			if (hp_connect(&pc, run->url, run->schema, perr, sizeof(perr))) {
@@ -854,25 +898,36 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		        (double)(bench_now_ns() - t0) / 1e9);
 	}
 
+	/* Per (clients, pool): the cell of each access mode, client first. Both modes' cells of one
+	 * (clients, pool) have the same index, hence the same seeds: the same operations. */
 	for (int i = 0; i < cfg->n_clients; i++)
-		for (int j = 0; j < cfg->n_pool_sizes; j++) {
-			uint32_t c = cfg->clients[i], p = cfg->pool_sizes[j];
-			cell_name(cell_id, sizeof(cell_id), c, p);
-			if (h_cell_done(run, &hsvc_suite, cell_id)) {
-				h_cell_skipped(run);
-				snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32 " (done: skipped)",
-				         c, p);
+		for (int j = 0; j < cfg->n_pool_sizes; j++)
+			for (int a = 0; a < HW_N_ACCESS; a++) {
+				uint32_t c = cfg->clients[i], p = cfg->pool_sizes[j];
+				if (!(cfg->access & 1u << a))
+					continue;
+				cell_name(cell_id, sizeof(cell_id), a, c, p);
+				if (h_cell_done(run, &hsvc_suite, cell_id)) {
+					h_cell_skipped(run);
+					snprintf(what, sizeof(what),
+					         "clients=%" PRIu32 " pool=%" PRIu32 "%s (done: skipped)", c, p,
+					         a == HW_ACCESS_SQL ? " access=sql" : "");
+					h_progress(run, "service", what);
+					continue;
+				}
+				snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32 "%s", c, p,
+				         a == HW_ACCESS_SQL ? " access=sql" : "");
 				h_progress(run, "service", what);
-				continue;
+				if (run_cell(run, &fx, is_pg ? NULL : st, pc, a,
+				             (unsigned)(i * cfg->n_pool_sizes + j), c, p, cell_id, err, errn))
+					goto cleanup;
 			}
-			snprintf(what, sizeof(what), "clients=%" PRIu32 " pool=%" PRIu32, c, p);
-			h_progress(run, "service", what);
-			if (run_cell(run, &fx, is_pg ? NULL : st, pc, (unsigned)(i * cfg->n_pool_sizes + j), c,
-			             p, cell_id, err, errn))
-				goto cleanup;
-		}
 	ret = 0;
 cleanup:
+	if (ext) {
+		svc_sql_uninstall(ext, run->schema);
+		PQfinish(ext);
+	}
 	prolly_close(setup);
 	prolly_store_close(st);
 	hp_close(pc);

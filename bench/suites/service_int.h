@@ -1,6 +1,7 @@
 /*
  * service_int.h - private to the service suite (service.c: cells, threads, rows, hsvc_run;
- * service_ops.c: the fixture, the five operations, the value codec, the shared-store wrapper).
+ * service_ops.c: the fixture, the five operations, the value codec, the shared-store wrapper;
+ * service_sql.c: the five operations as statements of the prolly extension, access = "sql").
  *
  * Data model of the suite (see service.c for the whole story):
  *   keys     "k" + 10 decimal digits of the slot, slot in [0, records): 11 bytes, ordered by slot.
@@ -18,13 +19,15 @@
  *   S2  an operation's latency and store counters cover its timed part only: everything up to
  *       timed_end() in service_ops.c; validation work after it is neither timed nor counted (it
  *       may still show in the PostgreSQL server's own counters).
- *   S3  a ring holds trees of commits that were published on its branch during the current cell;
- *       it is emptied when the fixture is restored.
+ *   S3  a ring holds trees of commits that were published on its branch during the current cell
+ *       (access = "sql": the commits' ids, as prolly_diff in SQL takes refs); it is emptied
+ *       when the fixture is restored, so one run may hold cells of both modes.
  */
 #ifndef BENCH_SERVICE_INT_H
 #define BENCH_SERVICE_INT_H
 
 #include "harness.h"
+#include "pgconn.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -120,6 +123,8 @@ typedef struct svc_worker {
 	unsigned char *vals;  /* commit_keys values of value_bytes bytes */
 	prolly_slice *slices; /* multi_read_keys */
 	prolly_edit *edits;   /* commit_keys */
+	PGconn *pg;           /* access = "sql": the worker's own connection (service_sql.c) */
+	bench_buf arr[2];     /* access = "sql": the bytea[] parameters */
 	int failed;           /* could not open its handle */
 	char err[H_ERR];
 	char first_err[320]; /* the first failure: class and r->msg */
@@ -164,5 +169,28 @@ extern const svc_op_fn svc_ops[HW_N_SERVICE_OPS];
 
 /* Error kind of a failed operation's code. */
 int svc_err_kind(int rc);
+
+/* Shared by both access modes (service_ops.c). */
+void svc_timed_end(svc_result *r);
+void svc_fail(svc_result *r, int rc, const char *what);
+void svc_invalid(svc_result *r, const char *fmt, const char *detail);
+uint32_t svc_pick_branch(svc_worker *w);
+/* The edits of one commit into w->keys, w->vals, w->edits; the generation used. */
+uint32_t svc_commit_edits(svc_worker *w);
+/* Checks a merged tree (ms->applied: side-b's changes found in it). */
+void svc_check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *root,
+                     const prolly_merge_stats *ms, const char *branch);
+
+/* ---- service_sql.c: access = "sql", every operation ONE statement through the extension ---- */
+
+/* CREATE EXTENSION prolly in schema on conn (once per run); -1 with err if it cannot be, or if
+ * the database has it in another schema (an extension is installed once per database). */
+int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn);
+/* DROP EXTENSION prolly if it is installed in schema (the end of the suite: the scale suite
+ * installs it in its own schema next). Failures are ignored. */
+void svc_sql_uninstall(PGconn *conn, const char *schema);
+/* The worker's connection and its prepared statements; 0 or a PROLLY_E* code. */
+int svc_sql_open(svc_worker *w, const char *url, const char *schema);
+extern const svc_op_fn svc_sql_ops[HW_N_SERVICE_OPS];
 
 #endif

@@ -32,7 +32,7 @@
  *               tree has `records` records, side-b's changes were all applied, and a key of each
  *               side holds that side's value.
  *
- * Validation runs after timed_end() (service_int.h S2), except the per-value checks of
+ * Validation runs after svc_timed_end() (service_int.h S2), except the per-value checks of
  * multi_read and diff, which run inside the library's callbacks (a checksum per value).
  */
 #include "service_int.h"
@@ -480,7 +480,7 @@ int svc_open_db(prolly_db **out, prolly_store *store)
 /* Shared steps                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-static void timed_end(svc_result *r)
+void svc_timed_end(svc_result *r)
 {
 	r->t_end = bench_now_ns();
 	prolly_stats_init(&r->st, PROLLY_STATS_VERSION);
@@ -489,13 +489,13 @@ static void timed_end(svc_result *r)
 	prolly_store_pg_thread_stats(&r->pg);
 }
 
-static void fail(svc_result *r, int rc, const char *what)
+void svc_fail(svc_result *r, int rc, const char *what)
 {
 	r->rc = rc;
 	snprintf(r->msg, sizeof(r->msg), "%s: %s: %s", what, prolly_strerror(rc), prolly_last_error());
 }
 
-static void invalid(svc_result *r, const char *fmt, const char *detail)
+void svc_invalid(svc_result *r, const char *fmt, const char *detail)
 {
 	r->bad = 1;
 	if (!r->msg[0])
@@ -504,7 +504,7 @@ static void invalid(svc_result *r, const char *fmt, const char *detail)
 
 /* The branch an operation works on: a hot root with probability hot_root_share, else a random
  * tenant's main branch. */
-static uint32_t pick_branch(svc_worker *w)
+uint32_t svc_pick_branch(svc_worker *w)
 {
 	const svc_fixture *fx = w->fx;
 	double u = (double)(svc_rand(w) >> 11) * 0x1.0p-53;
@@ -549,18 +549,18 @@ static void op_point_read(svc_worker *w, svc_result *r)
 	uint64_t slot = svc_below(w, fx->records);
 	int rc;
 
-	svc_main_branch(branch, sizeof(branch), fx, pick_branch(w));
+	svc_main_branch(branch, sizeof(branch), fx, svc_pick_branch(w));
 	svc_key(key, slot);
 	if ((rc = head_tree(&head, &tree, NULL, w->db, branch)) == 0)
 		rc = prolly_get(&w->buf, w->db, &tree, key, sizeof(key));
-	timed_end(r);
+	svc_timed_end(r);
 	if (rc) {
-		fail(r, rc, branch);
+		svc_fail(r, rc, branch);
 		return;
 	}
 	r->checked = 1;
 	if (svc_value_check(w->buf.ptr, w->buf.size, fx->value_bytes, slot, NULL))
-		invalid(r, "point_read on %s: malformed value", branch);
+		svc_invalid(r, "point_read on %s: malformed value", branch);
 }
 
 typedef struct many_ctx {
@@ -588,11 +588,11 @@ static void op_multi_read(svc_worker *w, svc_result *r)
 	int rc;
 
 	if (n > 256 && !(sl = malloc(n * sizeof(*sl)))) {
-		timed_end(r);
-		fail(r, PROLLY_ENOMEM, "multi_read");
+		svc_timed_end(r);
+		svc_fail(r, PROLLY_ENOMEM, "multi_read");
 		return;
 	}
-	svc_main_branch(branch, sizeof(branch), fx, pick_branch(w));
+	svc_main_branch(branch, sizeof(branch), fx, svc_pick_branch(w));
 	for (uint32_t i = 0; i < n; i++) {
 		sl[i] = svc_below(w, fx->records);
 		svc_key(w->keys + (size_t)i * SVC_KEY_LEN, sl[i]);
@@ -602,13 +602,13 @@ static void op_multi_read(svc_worker *w, svc_result *r)
 	many_ctx m = {fx, sl, 0, 0};
 	if ((rc = head_tree(&head, &tree, NULL, w->db, branch)) == 0)
 		rc = prolly_get_many(w->db, &tree, w->slices, n, on_value, &m);
-	timed_end(r);
+	svc_timed_end(r);
 	if (rc) {
-		fail(r, rc, branch);
+		svc_fail(r, rc, branch);
 	} else {
 		r->checked = 1;
 		if (m.bad || m.seen != n)
-			invalid(r, "multi_read on %s: a value is missing or malformed", branch);
+			svc_invalid(r, "multi_read on %s: a value is missing or malformed", branch);
 	}
 	if (sl != slots)
 		free(sl);
@@ -618,23 +618,14 @@ static void op_multi_read(svc_worker *w, svc_result *r)
 /* Commit                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-static void op_commit(svc_worker *w, svc_result *r)
+uint32_t svc_commit_edits(svc_worker *w)
 {
 	const svc_fixture *fx = w->fx;
-	uint32_t n = fx->cfg->commit_keys, vb = fx->value_bytes;
-	uint32_t b = pick_branch(w), gen = w->gen++;
-	char branch[64], msg[64];
-	prolly_id head, root, cid;
-	prolly_commit *hc = NULL;
-	prolly_txn *txn = NULL;
-	int have_head = 0, rc = 0;
-
+	uint32_t n = fx->cfg->commit_keys, vb = fx->value_bytes, gen = w->gen++;
 	if (gen < SVC_GEN_FIRST_WORKER) { /* wrapped around */
 		gen = SVC_GEN_FIRST_WORKER;
 		w->gen = gen + 1;
 	}
-	svc_main_branch(branch, sizeof(branch), fx, b);
-	snprintf(msg, sizeof(msg), "service w%u op %llu", w->index, (unsigned long long)w->seq);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t slot = svc_below(w, fx->records);
 		unsigned char *k = w->keys + (size_t)i * SVC_KEY_LEN, *v = w->vals + (size_t)i * vb;
@@ -646,6 +637,23 @@ static void op_commit(svc_worker *w, svc_result *r)
 		w->edits[i].value.data = v;
 		w->edits[i].value.size = vb;
 	}
+	return gen;
+}
+
+static void op_commit(svc_worker *w, svc_result *r)
+{
+	const svc_fixture *fx = w->fx;
+	uint32_t n = fx->cfg->commit_keys, vb = fx->value_bytes;
+	uint32_t b = svc_pick_branch(w);
+	char branch[64], msg[64];
+	prolly_id head, root, cid;
+	prolly_commit *hc = NULL;
+	prolly_txn *txn = NULL;
+	int have_head = 0, rc = 0;
+
+	svc_main_branch(branch, sizeof(branch), fx, b);
+	snprintf(msg, sizeof(msg), "service w%u op %llu", w->index, (unsigned long long)w->seq);
+	svc_commit_edits(w);
 	for (uint32_t attempt = 0;; attempt++) {
 		prolly_ref_update conf;
 		r->cas_attempts++;
@@ -681,9 +689,9 @@ static void op_commit(svc_worker *w, svc_result *r)
 			head = conf.current;
 	}
 	prolly_commit_free(hc);
-	timed_end(r);
+	svc_timed_end(r);
 	if (rc) {
-		fail(r, rc, branch);
+		svc_fail(r, rc, branch);
 		goto cleanup;
 	}
 	svc_ring_push(&fx->rings[b], &root);
@@ -693,14 +701,14 @@ static void op_commit(svc_worker *w, svc_result *r)
 	uint64_t count = 0;
 	r->checked = 1;
 	if (prolly_count(&count, w->db, &root) || count != fx->records) {
-		invalid(r, "commit on %s: the new tree does not hold every record", branch);
+		svc_invalid(r, "commit on %s: the new tree does not hold every record", branch);
 		goto cleanup;
 	}
 	/* The last edit of a key wins: check the last one. */
 	const prolly_edit *e = &w->edits[n - 1];
 	if (prolly_get(&w->buf, w->db, &root, e->key.data, e->key.size) || w->buf.size != vb ||
 	    memcmp(w->buf.ptr, e->value.data, vb) != 0)
-		invalid(r, "commit on %s: an edit is missing from the new tree", branch);
+		svc_invalid(r, "commit on %s: an edit is missing from the new tree", branch);
 cleanup:
 	prolly_txn_free(txn);
 }
@@ -731,7 +739,7 @@ static int on_diff(void *payload, const prolly_diff_entry *e)
 static void op_diff(svc_worker *w, svc_result *r)
 {
 	const svc_fixture *fx = w->fx;
-	uint32_t b = pick_branch(w);
+	uint32_t b = svc_pick_branch(w);
 	char branch[64];
 	prolly_id head, tree, old;
 	diff_ctx d = {fx, 0, 0};
@@ -742,15 +750,15 @@ static void op_diff(svc_worker *w, svc_result *r)
 		old = fx->base_tree;
 	if ((rc = head_tree(&head, &tree, NULL, w->db, branch)) == 0)
 		rc = prolly_diff(w->db, &old, &tree, NULL, on_diff, &d);
-	timed_end(r);
+	svc_timed_end(r);
 	r->entries = d.entries;
 	if (rc) {
-		fail(r, rc, branch);
+		svc_fail(r, rc, branch);
 		return;
 	}
 	r->checked = 1;
 	if (d.bad)
-		invalid(r, "diff on %s: an entry is not a well-formed change", branch);
+		svc_invalid(r, "diff on %s: an entry is not a well-formed change", branch);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -775,8 +783,8 @@ static int on_side(void *payload, const char *name, const prolly_id *value)
 }
 
 /* Checks a merged tree: every record, side-b's changes applied, each side's first key. */
-static void check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *root,
-                        const prolly_merge_stats *ms, const char *branch)
+void svc_check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *root,
+                     const prolly_merge_stats *ms, const char *branch)
 {
 	const svc_fixture *fx = w->fx;
 	unsigned char key[SVC_KEY_LEN];
@@ -785,11 +793,11 @@ static void check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_i
 
 	r->checked = 1;
 	if (prolly_count(&count, w->db, root) || count != fx->records) {
-		invalid(r, "merge into %s: the merged tree does not hold every record", branch);
+		svc_invalid(r, "merge into %s: the merged tree does not hold every record", branch);
 		return;
 	}
 	if (ms->applied != fx->side_keys || ms->conflicts) {
-		invalid(r, "merge into %s: not every change of side-b was applied", branch);
+		svc_invalid(r, "merge into %s: not every change of side-b was applied", branch);
 		return;
 	}
 	for (int side = 0; side < 2 && fx->side_keys; side++) {
@@ -798,7 +806,8 @@ static void check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_i
 		if (prolly_get(&w->buf, w->db, root, key, sizeof(key)) ||
 		    svc_value_check(w->buf.ptr, w->buf.size, fx->value_bytes, slot, &gen) ||
 		    gen != (side ? SVC_GEN_SIDE_B : SVC_GEN_SIDE_A)) {
-			invalid(r, "merge into %s: a side's change is missing from the merged tree", branch);
+			svc_invalid(r, "merge into %s: a side's change is missing from the merged tree",
+			            branch);
 			return;
 		}
 	}
@@ -847,16 +856,16 @@ static void op_merge(svc_worker *w, svc_result *r)
 	r->cas_attempts = 1;
 	rc = prolly_txn_commit(txn, NULL, 0);
 done:
-	timed_end(r);
+	svc_timed_end(r);
 	for (int i = 0; i < 3; i++)
 		prolly_commit_free(cs[i]);
 	r->entries = ms.applied;
 	if (rc) {
 		if (rc == PROLLY_ECONFLICT)
 			r->conflicts = 1;
-		fail(r, rc, branch);
+		svc_fail(r, rc, branch);
 	} else {
-		check_merge(w, r, t, &root, &ms, branch);
+		svc_check_merge(w, r, t, &root, &ms, branch);
 	}
 	prolly_txn_free(txn);
 }

@@ -82,7 +82,14 @@ check "per-cell service charts" compgen -G "$out/service-cell-*.svg"
 check "every service row validated" all_validated "$out/service-raw.csv"
 check "every scale row validated" all_validated "$out/scale-raw.csv"
 srows=$(rows_of "$out/service-raw.csv")
-check "12 service rows: 2 cells x (5 classes + all) (got $srows)" test "$srows" -eq 12
+check "24 service rows: 2 x 2 cells (access client and sql) x (5 classes + all) (got $srows)" \
+	test "$srows" -eq 24
+# access = "sql": one statement of the extension per operation, on each of its 12 rows.
+sql_spo=$(gawk -v FPAT='([^,]*)|("([^"]|"")*")' 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "access") a = i;
+	if ($i == "statements_per_op") s = i }; next } a && $a == "sql" { print $s }' "$out/service-raw.csv")
+check "12 sql service rows, each 1 statement per operation (make -C ext/postgres install)" \
+	bash -c '[ "$(grep -c . <<<"$1")" -eq 12 ] && ! grep -qv "^1$" <<<"$1"' _ "$sql_spo"
+check "sql cells in the summary" grep -q '^c4-p2-sql,' "$out/service-summary.csv"
 check "scale rows present" test "$(rows_of "$out/scale-raw.csv")" -ge 20
 # The extension beside the C client: get_warm, query, scan, and batch, put, diff per pattern.
 sqlrows=$(grep -c ',pg-sql,' "$out/scale-raw.csv" || true)
@@ -134,6 +141,12 @@ line=$(grep -n '^clients' "$work/bad2.toml" | cut -d: -f1)
 rc=$?
 cat "$work/bad2.err"
 check "wrong type: exit 2 with line $line" bash -c "[ $rc -eq 2 ] && grep -q 'bad2.toml:$line:' '$work/bad2.err'"
+sed 's/^access *=.*/access = "odbc"/' "$smoke" >"$work/bad3.toml"
+"$harness" --config "$work/bad3.toml" --output "$work/bad3" --store mem >/dev/null 2>"$work/bad3.err"
+rc=$?
+cat "$work/bad3.err"
+check "unknown access: exit 2 naming service.access" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'service.access' '$work/bad3.err'"
 
 # ---- 5. regression gates ------------------------------------------------------------------------
 echo "# regression gates"
