@@ -144,16 +144,50 @@ typedef struct hw_regression {
 	uint64_t minimum_percentile_samples; /* p99 gate only on cells with at least this many */
 } hw_regression;
 
+/*
+ * A suite's own workload section. A suite that lists keys (h_suite.keys) owns the table [NAME]
+ * of the workload file: workload.c validates it from the list (unknown key with "did you mean",
+ * type, range, names), fills defaults, writes it into the resolved document and hash, accepts
+ * `--set NAME.KEY=VALUE`, and fills a config struct of the suite's own (h_suite.config_size
+ * bytes) that the suite reads with hw_section(). Nothing in the runner names such a suite.
+ */
+typedef enum {
+	HW_K_BOOL,      /* int: 0 or 1 */
+	HW_K_U64,       /* uint64_t in [min, max] */
+	HW_K_FLOAT,     /* double in [min, max] */
+	HW_K_U64_LIST,  /* hw_u64_list: 1..HW_MAX_LIST entries, each in [min, max] */
+	HW_K_NAME,      /* unsigned: the index of the name in names */
+	HW_K_NAME_LIST, /* unsigned: bit i set for names[i] (at most 32 names); at least one */
+} hw_key_kind;
+
+typedef struct hw_u64_list {
+	uint64_t v[HW_MAX_LIST];
+	int n;
+} hw_u64_list;
+
+typedef struct hw_key {
+	const char *name; /* "rows_per_commit"; NULL ends a key list */
+	hw_key_kind kind;
+	size_t offset;            /* offsetof(the suite's config struct, field) */
+	double min, max;          /* numbers and list entries */
+	const char *def;          /* the default as TOML text: "1000", "[1, 4]", "true", "\"a\"" */
+	const char *const *names; /* HW_K_NAME, HW_K_NAME_LIST: the allowed names, NULL-terminated */
+	const char *help;         /* one line: a comment of the resolved file and of --help */
+} hw_key;
+
+#define HW_MAX_SUITES 8
+
 typedef struct hw_workload {
 	int schema;
 	uint64_t seed;
 	hw_service service;
 	hw_scale scale;
 	hw_regression regression;
-	char path[4096];    /* the file as given */
-	toml_doc *given;    /* the file as parsed (overrides not applied) */
-	toml_doc *resolved; /* overrides applied and every default filled in */
-	char hash[65];      /* SHA-256 (hex) of the resolved document's canonical text */
+	char path[4096];               /* the file as given */
+	toml_doc *given;               /* the file as parsed (overrides not applied) */
+	toml_doc *resolved;            /* overrides applied and every default filled in */
+	char hash[65];                 /* SHA-256 (hex) of the resolved document's canonical text */
+	void *sections[HW_MAX_SUITES]; /* h_suites[i]'s config when it has keys (after resolve) */
 } hw_workload;
 
 /* Reads and validates path: an unknown key, a wrong type or an impossible value fails with err
@@ -378,7 +412,13 @@ typedef struct h_suite {
 	const char *gate_throughput, *gate_p99, *gate_p99_unit;
 	int gate_rates;
 	int (*report)(FILE *f, const char *dir, char *err, size_t errn);
+	const hw_key *keys; /* its workload section (see hw_key); NULL: none of its own */
+	size_t config_size; /* bytes of the config struct the keys fill */
 } h_suite;
+
+/* The config struct of suite s filled from the resolved workload (NULL before
+ * hw_workload_resolve or for a suite without keys). */
+const void *hw_section(const hw_workload *w, const h_suite *s);
 
 /* Every suite, in run order, NULL-terminated (runner.c). */
 extern const h_suite *const h_suites[];
