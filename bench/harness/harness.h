@@ -150,6 +150,9 @@ typedef struct hw_regression {
  * type, range, names), fills defaults, writes it into the resolved document and hash, accepts
  * `--set NAME.KEY=VALUE`, and fills a config struct of the suite's own (h_suite.config_size
  * bytes) that the suite reads with hw_section(). Nothing in the runner names such a suite.
+ * The section goes into the resolved document between [scale] and [regression], every key in
+ * list order (so into the config hash); the keys' help lines go into the resolved file's header
+ * comment and `harness --help`. A U64_LIST's entries must be distinct. bench/harness/sections.c.
  */
 typedef enum {
 	HW_K_BOOL,      /* int: 0 or 1 */
@@ -170,12 +173,15 @@ typedef struct hw_key {
 	hw_key_kind kind;
 	size_t offset;            /* offsetof(the suite's config struct, field) */
 	double min, max;          /* numbers and list entries */
-	const char *def;          /* the default as TOML text: "1000", "[1, 4]", "true", "\"a\"" */
+	const char *def;          /* the default as TOML text: "1000", "[1, 4]", "true", "\"a\"";
+	                           * NULL: no default, the file must give the key */
 	const char *const *names; /* HW_K_NAME, HW_K_NAME_LIST: the allowed names, NULL-terminated */
 	const char *help;         /* one line: a comment of the resolved file and of --help */
 } hw_key;
 
 #define HW_MAX_SUITES 8
+
+struct h_suite;
 
 typedef struct hw_workload {
 	int schema;
@@ -187,12 +193,19 @@ typedef struct hw_workload {
 	toml_doc *given;               /* the file as parsed (overrides not applied) */
 	toml_doc *resolved;            /* overrides applied and every default filled in */
 	char hash[65];                 /* SHA-256 (hex) of the resolved document's canonical text */
-	void *sections[HW_MAX_SUITES]; /* h_suites[i]'s config when it has keys (after resolve) */
+	void *sections[HW_MAX_SUITES]; /* suites[i]'s config when it has keys (after resolve) */
+	/* The suite table whose [NAME] sections this workload reads: NULL for h_suites (the
+	 * harness). A test with suites of its own passes it to hw_workload_load_suites, or sets it
+	 * in a zeroed hw_workload before the first hw_workload_set / hw_workload_resolve. */
+	const struct h_suite *const *suites;
 } hw_workload;
 
 /* Reads and validates path: an unknown key, a wrong type or an impossible value fails with err
  * naming file, line and key. Does not resolve (call hw_workload_resolve after overrides). */
 int hw_workload_load(hw_workload *w, const char *path, toml_error *err);
+/* The same with the sections of the suites of `suites` (NULL-terminated; NULL: h_suites). */
+int hw_workload_load_suites(hw_workload *w, const char *path, const struct h_suite *const *suites,
+                            toml_error *err);
 /* Sets dotted `key` to the TOML value `text` ("[1, 4]", "2000", "true") as a command-line
  * override; `source` names it in errors ("--clients"). Unknown keys fail. */
 int hw_workload_set(hw_workload *w, const char *key, const char *text, const char *source,

@@ -111,6 +111,16 @@ static void usage(FILE *f)
 		                                        : "N");
 		fprintf(f, "  %-26s %s (%s)\n", left, o->help, o->key);
 	}
+	for (size_t i = 0; h_suites[i]; i++) {
+		const h_suite *s = h_suites[i];
+		if (!s->keys)
+			continue;
+		fprintf(f, "\nThe %s suite's section [%s] (--set %s.KEY=VALUE):\n", s->name, s->name,
+		        s->name);
+		for (const hw_key *k = s->keys; k->name; k++)
+			fprintf(f, "  %-26s %s (default %s)\n", k->name, k->help ? k->help : "",
+			        k->def ? k->def : "none: required");
+	}
 	fprintf(f, "\nExit status: 0 done; 1 a regression gate tripped; 2 usage or workload error;\n"
 	           "3 DIR belongs to another run; 4 environment mismatch with --baseline; 5 a suite\n"
 	           "failed or a row did not validate.\n");

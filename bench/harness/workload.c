@@ -11,6 +11,8 @@
  *   [service.operation_mix]         point_read, multi_read, commit, diff, merge (percent, total 100)
  *   [scale]                         enabled, sizes, value_bytes, runs, changes (integer or "auto"),
  *                                   read_samples, concurrency, operations, patterns, min_free_gb
+ *   [NAME]                          a suite's own section, from its key list (h_suite.keys;
+ *                                   sections.c reads, checks and writes it)
  *   [regression]                    max_throughput_loss_percent, max_p99_increase_percent,
  *                                   max_conflict_rate, max_error_rate,
  *                                   max_pg_statements_per_operation, minimum_percentile_samples
@@ -37,7 +39,7 @@
  * Without hw_workload_load, hw_workload_set and hw_workload_resolve start from an empty document
  * ("schema = 1" only), that is the defaults.
  */
-#include "harness.h"
+#include "workload_int.h"
 
 #include "count.h"
 
@@ -108,9 +110,7 @@ static const char *const regression_keys[] = {"max_throughput_loss_percent",
 /* ---- errors ------------------------------------------------------------------------------- */
 
 /* Fills err for a problem with no node to point at: "file: key: msg". */
-static int errorf(toml_error *err, const char *file, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int errorf(toml_error *err, const char *file, const char *key, const char *fmt, ...)
+int hw__errorf(toml_error *err, const char *file, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 	if (!err)
@@ -139,7 +139,7 @@ static int fail_at(toml_error *err, const toml_doc *doc, const char *path, const
 	const toml_node *n = toml_find(toml_root(doc), path);
 	if (n)
 		return toml_error_at(err, n, "%s", msg);
-	return errorf(err, toml_doc_name(doc), path, "%s", msg);
+	return hw__errorf(err, toml_doc_name(doc), path, "%s", msg);
 }
 
 /* Of two keys an impossible combination involves, the one to point at: a, if the file has it. */
@@ -242,8 +242,8 @@ static int get_bool(const toml_doc *d, const char *path, int *out, toml_error *e
 	return toml_get_bool(d, path, out, err) == TOML_ERR ? -1 : 0;
 }
 
-static int get_float(const toml_doc *d, const char *path, double min, double max, double *out,
-                     toml_error *err)
+int hw__get_float(const toml_doc *d, const char *path, double min, double max, double *out,
+                  toml_error *err)
 {
 	double v;
 	int rc = toml_get_float(d, path, &v, err);
@@ -258,8 +258,8 @@ static int get_float(const toml_doc *d, const char *path, double min, double max
 }
 
 /* A list of distinct integers in [min, max], 1 to HW_MAX_LIST of them. */
-static int get_int_list(const toml_doc *d, const char *path, int64_t min, int64_t max,
-                        uint64_t *out, int *n, toml_error *err)
+int hw__get_int_list(const toml_doc *d, const char *path, int64_t min, int64_t max, uint64_t *out,
+                     int *n, toml_error *err)
 {
 	const toml_node *a;
 	uint64_t tmp[HW_MAX_LIST];
@@ -297,7 +297,7 @@ static int get_u32_list(const toml_doc *d, const char *path, int64_t max, uint32
 {
 	uint64_t tmp[HW_MAX_LIST];
 	int m = -1;
-	if (get_int_list(d, path, 1, max, tmp, &m, err))
+	if (hw__get_int_list(d, path, 1, max, tmp, &m, err))
 		return -1;
 	for (int i = 0; i < m; i++)
 		out[i] = (uint32_t)tmp[i];
@@ -315,8 +315,8 @@ static int name_index(const char *const *names, int n, const char *s)
 }
 
 /* A list of distinct names from names[0..n) as a bit mask; `what` is "operation", "pattern". */
-static int get_name_list(const toml_doc *d, const char *path, const char *const *names, int n,
-                         const char *what, unsigned *mask, toml_error *err)
+int hw__get_name_list(const toml_doc *d, const char *path, const char *const *names, int n,
+                      const char *what, unsigned *mask, toml_error *err)
 {
 	const toml_node *a;
 	unsigned m = 0;
@@ -380,7 +380,7 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 	    get_u32_list(d, "service.pool_sizes", 1024, s->pool_sizes, &s->n_pool_sizes, err) ||
 	    get_u32(d, "service.tenants", 1, 1000000, &s->tenants, err) ||
 	    get_u32(d, "service.hot_roots", 0, 4096, &s->hot_roots, err) ||
-	    get_float(d, "service.hot_root_share", 0.0, 1.0, &s->hot_root_share, err) ||
+	    hw__get_float(d, "service.hot_root_share", 0.0, 1.0, &s->hot_root_share, err) ||
 	    get_u64(d, "service.warmup_ms", 0, 86400000, &s->warmup_ms, err) ||
 	    get_u64(d, "service.duration_ms", 1, 7 * INT64_C(86400000), &s->duration_ms, err) ||
 	    get_u64(d, "service.operation_timeout_ms", 1, 3600000, &s->operation_timeout_ms, err) ||
@@ -413,8 +413,8 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 	/* access: one mode ("client", "sql") or a list of them (the cells of each, side by side). */
 	const toml_node *an = toml_find(toml_root(d), "service.access");
 	if (an && toml_node_type(an) == TOML_ARRAY) {
-		if (get_name_list(d, "service.access", hw_access_names, HW_N_ACCESS, "access", &s->access,
-		                  err))
+		if (hw__get_name_list(d, "service.access", hw_access_names, HW_N_ACCESS, "access",
+		                      &s->access, err))
 			return -1;
 	} else if (an) {
 		const char *acc;
@@ -452,16 +452,16 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 	if (rc)
 		return rc < 0 ? -1 : 0;
 	if (get_bool(d, "scale.enabled", &c->enabled, err) ||
-	    get_int_list(d, "scale.sizes", 16, MAX_COUNT, c->sizes, &c->n_sizes, err) ||
+	    hw__get_int_list(d, "scale.sizes", 16, MAX_COUNT, c->sizes, &c->n_sizes, err) ||
 	    get_u32(d, "scale.value_bytes", 1, MAX_VALUE_BYTES, &c->value_bytes, err) ||
 	    get_u32(d, "scale.runs", 1, 64, &c->runs, err) ||
 	    get_u64(d, "scale.read_samples", 1, MAX_COUNT, &c->read_samples, err) ||
 	    get_u32(d, "scale.concurrency", 1, 1024, &c->concurrency, err) ||
-	    get_name_list(d, "scale.operations", hw_scale_op_names, HW_N_SCALE_OPS, "operation",
-	                  &c->operations, err) ||
-	    get_name_list(d, "scale.patterns", hw_pattern_names, HW_N_PATTERNS, "pattern", &c->patterns,
-	                  err) ||
-	    get_float(d, "scale.min_free_gb", 0.0, 1e6, &c->min_free_gb, err))
+	    hw__get_name_list(d, "scale.operations", hw_scale_op_names, HW_N_SCALE_OPS, "operation",
+	                      &c->operations, err) ||
+	    hw__get_name_list(d, "scale.patterns", hw_pattern_names, HW_N_PATTERNS, "pattern",
+	                      &c->patterns, err) ||
+	    hw__get_float(d, "scale.min_free_gb", 0.0, 1e6, &c->min_free_gb, err))
 		return -1;
 
 	/* changes: an integer, or "auto" (0 in the struct) */
@@ -503,14 +503,14 @@ static int read_regression(hw_workload *v, const toml_doc *d, toml_error *err)
 	int rc = get_table(d, "regression", regression_keys, &t, err);
 	if (rc)
 		return rc < 0 ? -1 : 0;
-	if (get_float(d, "regression.max_throughput_loss_percent", 0.0, 100.0,
-	              &g->max_throughput_loss_percent, err) ||
-	    get_float(d, "regression.max_p99_increase_percent", 0.0, 1e6, &g->max_p99_increase_percent,
-	              err) ||
-	    get_float(d, "regression.max_conflict_rate", 0.0, 1.0, &g->max_conflict_rate, err) ||
-	    get_float(d, "regression.max_error_rate", 0.0, 1.0, &g->max_error_rate, err) ||
-	    get_float(d, "regression.max_pg_statements_per_operation", 0.0, 1e6,
-	              &g->max_pg_statements_per_operation, err) ||
+	if (hw__get_float(d, "regression.max_throughput_loss_percent", 0.0, 100.0,
+	                  &g->max_throughput_loss_percent, err) ||
+	    hw__get_float(d, "regression.max_p99_increase_percent", 0.0, 1e6,
+	                  &g->max_p99_increase_percent, err) ||
+	    hw__get_float(d, "regression.max_conflict_rate", 0.0, 1.0, &g->max_conflict_rate, err) ||
+	    hw__get_float(d, "regression.max_error_rate", 0.0, 1.0, &g->max_error_rate, err) ||
+	    hw__get_float(d, "regression.max_pg_statements_per_operation", 0.0, 1e6,
+	                  &g->max_pg_statements_per_operation, err) ||
 	    get_u64(d, "regression.minimum_percentile_samples", 1, MAX_COUNT,
 	            &g->minimum_percentile_samples, err))
 		return -1;
@@ -521,15 +521,21 @@ static int read_regression(hw_workload *v, const toml_doc *d, toml_error *err)
 static int read_doc(hw_workload *v, const toml_doc *d, toml_error *err)
 {
 	int64_t schema = 0, seed = 42;
+	const char *roots[sizeof(root_keys) / sizeof(root_keys[0]) + HW_MAX_SUITES];
+	int nroots = 0;
 	set_defaults(v);
-	if (toml_check_keys(toml_root(d), root_keys, err))
+	for (; root_keys[nroots]; nroots++)
+		roots[nroots] = root_keys[nroots];
+	hw__section_names(v, roots, &nroots, (int)(sizeof(roots) / sizeof(roots[0])) - 1);
+	roots[nroots] = NULL;
+	if (toml_check_keys(toml_root(d), roots, err))
 		return -1;
 	int rc = toml_get_int(d, "schema", &schema, err);
 	if (rc == TOML_ERR)
 		return -1;
 	if (rc == TOML_MISSING)
-		return errorf(err, toml_doc_name(d), "schema",
-		              "is missing (a workload file starts with schema = %d)", HW_SCHEMA);
+		return hw__errorf(err, toml_doc_name(d), "schema",
+		                  "is missing (a workload file starts with schema = %d)", HW_SCHEMA);
 	if (schema != HW_SCHEMA)
 		return fail_at(err, d, "schema",
 		               "schema %" PRId64 " is not supported (this harness reads schema %d)", schema,
@@ -537,7 +543,8 @@ static int read_doc(hw_workload *v, const toml_doc *d, toml_error *err)
 	if (get_i64(d, "seed", 0, INT64_MAX, &seed, err))
 		return -1;
 	v->seed = (uint64_t)seed;
-	if (read_service(v, d, err) || read_scale(v, d, err) || read_regression(v, d, err))
+	if (read_service(v, d, err) || read_scale(v, d, err) || read_regression(v, d, err) ||
+	    hw__sections_read(v, d, err))
 		return -1;
 	return 0;
 }
@@ -625,7 +632,7 @@ static int build_doc(toml_doc **out, const hw_workload *v, const char *name, tom
 	    toml_set_int(d, "scale.concurrency", c->concurrency, NULL) ||
 	    set_names(d, "scale.operations", hw_scale_op_names, HW_N_SCALE_OPS, c->operations) ||
 	    set_names(d, "scale.patterns", hw_pattern_names, HW_N_PATTERNS, c->patterns) ||
-	    toml_set_float(d, "scale.min_free_gb", c->min_free_gb, NULL) ||
+	    toml_set_float(d, "scale.min_free_gb", c->min_free_gb, NULL) || hw__sections_build(d, v) ||
 	    toml_set_float(d, "regression.max_throughput_loss_percent", g->max_throughput_loss_percent,
 	                   NULL) ||
 	    toml_set_float(d, "regression.max_p99_increase_percent", g->max_p99_increase_percent,
@@ -643,7 +650,7 @@ static int build_doc(toml_doc **out, const hw_workload *v, const char *name, tom
 cleanup:
 	toml_free(d);
 	if (rc)
-		errorf(err, name, "", "out of memory building the resolved workload");
+		hw__errorf(err, name, "", "out of memory building the resolved workload");
 	return rc;
 }
 
@@ -662,17 +669,27 @@ static int sha256_hex(char out[65], const char *s)
 
 int hw_workload_load(hw_workload *w, const char *path, toml_error *err)
 {
+	return hw_workload_load_suites(w, path, NULL, err);
+}
+
+int hw_workload_load_suites(hw_workload *w, const char *path, const struct h_suite *const *suites,
+                            toml_error *err)
+{
 	hw_workload v;
 	memset(w, 0, sizeof(*w));
 	memset(&v, 0, sizeof(v));
+	w->suites = v.suites = suites;
 	if (strlen(path) >= sizeof(w->path))
-		return errorf(err, "", "", "the workload path is too long (%zu bytes)", strlen(path));
+		return hw__errorf(err, "", "", "the workload path is too long (%zu bytes)", strlen(path));
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	if (toml_parse_file(&w->given, path, err) || toml_parse_file(&w->resolved, path, err) ||
 	    read_doc(&v, w->resolved, err)) {
+		hw__sections_free(&v);
 		hw_workload_free(w);
+		w->suites = suites;
 		return -1;
 	}
+	hw__sections_free(&v); /* validated; filled by hw_workload_resolve */
 	w->schema = v.schema;
 	w->seed = v.seed;
 	w->service = v.service;
@@ -690,18 +707,18 @@ static int working_doc(hw_workload *w, toml_error *err)
 	    toml_set_int(w->resolved, "schema", HW_SCHEMA, err)) {
 		toml_free(w->resolved);
 		w->resolved = NULL;
-		return errorf(err, w->path, "", "out of memory");
+		return hw__errorf(err, w->path, "", "out of memory");
 	}
 	w->hash[0] = 0;
 	return 0;
 }
 
 /* A settable key: a value (not a table) the file may hold. */
-static int known_key(const char *key)
+static int known_key(const hw_workload *w, const char *key)
 {
 	const char *const *list = NULL;
 	const char *rest = NULL;
-	if (strcmp(key, "schema") == 0 || strcmp(key, "seed") == 0)
+	if (strcmp(key, "schema") == 0 || strcmp(key, "seed") == 0 || hw__section_key(w, key))
 		return 1;
 	if (strncmp(key, "service.operation_mix.", 22) == 0)
 		list = mix_keys, rest = key + 22;
@@ -720,17 +737,25 @@ static int known_key(const char *key)
 }
 
 /* The error for an unknown key: the file's own key check gives "did you mean". */
-static int unknown_key(const char *key, const char *text, const char *source, toml_error *err)
+static int unknown_key(const hw_workload *w, const char *key, const char *text, const char *source,
+                       toml_error *err)
 {
 	toml_doc *tmp = NULL;
 	const toml_node *t;
 	int found = 0;
 	if (toml_doc_new(&tmp, source) == TOML_OK &&
 	    toml_set_value(tmp, key, text, source, NULL) == TOML_OK) {
-		static const char *const *const lists[] = {root_keys, service_keys, mix_keys, scale_keys,
-		                                           regression_keys};
+		const char *roots[sizeof(root_keys) / sizeof(root_keys[0]) + HW_MAX_SUITES];
+		int nroots = 0;
+		for (; root_keys[nroots]; nroots++)
+			roots[nroots] = root_keys[nroots];
+		hw__section_names(w, roots, &nroots, (int)(sizeof(roots) / sizeof(roots[0])) - 1);
+		roots[nroots] = NULL;
+		const char *const *const lists[] = {roots, service_keys, mix_keys, scale_keys,
+		                                    regression_keys};
 		static const char *const tables[] = {NULL, "service", "service.operation_mix", "scale",
 		                                     "regression"};
+		found = hw__section_unknown(w, tmp, err);
 		for (int i = 0; i < 5 && !found; i++) {
 			t = tables[i] ? toml_find(toml_root(tmp), tables[i]) : toml_root(tmp);
 			found = toml_node_type(t) == TOML_TABLE && toml_check_keys(t, lists[i], err);
@@ -738,9 +763,9 @@ static int unknown_key(const char *key, const char *text, const char *source, to
 	}
 	toml_free(tmp);
 	if (!found)
-		errorf(err, source, key,
-		       "not a workload setting (an override sets one value, such as service.clients or "
-		       "service.operation_mix.commit)");
+		hw__errorf(err, source, key,
+		           "not a workload setting (an override sets one value, such as service.clients or "
+		           "service.operation_mix.commit)");
 	return -1;
 }
 
@@ -749,8 +774,8 @@ int hw_workload_set(hw_workload *w, const char *key, const char *text, const cha
 {
 	if (!source)
 		source = key;
-	if (!known_key(key))
-		return unknown_key(key, text, source, err);
+	if (!known_key(w, key))
+		return unknown_key(w, key, text, source, err);
 	if (working_doc(w, err))
 		return -1;
 	if (toml_set_value(w->resolved, key, text, source, err))
@@ -766,6 +791,7 @@ int hw_workload_resolve(hw_workload *w, toml_error *err)
 	char *text = NULL;
 	int rc = -1;
 	memset(&v, 0, sizeof(v));
+	v.suites = w->suites;
 	if (working_doc(w, err) || read_doc(&v, w->resolved, err))
 		goto cleanup;
 	if (build_doc(&out, &v, toml_doc_name(w->resolved), err))
@@ -776,7 +802,7 @@ int hw_workload_resolve(hw_workload *w, toml_error *err)
 		goto cleanup;
 	toml_remove(hashed, "regression", NULL);
 	if (!(text = toml_to_string(hashed, NULL)) || sha256_hex(v.hash, text)) {
-		errorf(err, w->path, "", "cannot hash the resolved workload");
+		hw__errorf(err, w->path, "", "cannot hash the resolved workload");
 		goto cleanup;
 	}
 	toml_free(w->resolved);
@@ -788,8 +814,12 @@ int hw_workload_resolve(hw_workload *w, toml_error *err)
 	w->scale = v.scale;
 	w->regression = v.regression;
 	memcpy(w->hash, v.hash, sizeof(w->hash));
+	hw__sections_free(w);
+	memcpy(w->sections, v.sections, sizeof(w->sections));
+	memset(v.sections, 0, sizeof(v.sections));
 	rc = 0;
 cleanup:
+	hw__sections_free(&v);
 	free(text);
 	toml_free(out);
 	toml_free(hashed);
@@ -798,18 +828,26 @@ cleanup:
 
 int hw_workload_write_resolved(const hw_workload *w, const char *path, toml_error *err)
 {
-	char comment[4096 + 512];
+	bench_buf c = {0};
+	int rc;
 	if (!w->resolved || !w->hash[0])
-		return errorf(err, path, "", "the workload has not been resolved");
-	snprintf(comment, sizeof(comment),
-	         "resolved-workload.toml: the workload as run, every default filled in and every\n"
-	         "command-line override applied. Read from:\n"
-	         "  %s\n"
-	         "Config hash (SHA-256 of this file without these comment lines and without\n"
-	         "[regression]):\n"
-	         "  %s",
-	         w->path[0] ? w->path : "(defaults only)", w->hash);
-	return toml_write_file(w->resolved, path, comment, err) ? -1 : 0;
+		return hw__errorf(err, path, "", "the workload has not been resolved");
+	bench_buf_printf(&c,
+	                 "resolved-workload.toml: the workload as run, every default filled in and "
+	                 "every\n"
+	                 "command-line override applied. Read from:\n"
+	                 "  %s\n"
+	                 "Config hash (SHA-256 of this file without these comment lines and without\n"
+	                 "[regression]):\n"
+	                 "  %s",
+	                 w->path[0] ? w->path : "(defaults only)", w->hash);
+	hw__sections_help(w, &c);
+	if (c.oom)
+		rc = hw__errorf(err, path, "", "out of memory");
+	else
+		rc = toml_write_file(w->resolved, path, c.p, err) ? -1 : 0;
+	bench_buf_free(&c);
+	return rc;
 }
 
 void hw_workload_free(hw_workload *w)
@@ -818,6 +856,7 @@ void hw_workload_free(hw_workload *w)
 		return;
 	toml_free(w->given);
 	toml_free(w->resolved);
+	hw__sections_free(w);
 	memset(w, 0, sizeof(*w));
 }
 
