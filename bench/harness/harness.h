@@ -266,9 +266,9 @@ typedef struct hr_manifest {
 	char revision[128]; /* --revision, else `git rev-parse HEAD`, else "unknown" */
 	int dirty;          /* the work tree had uncommitted changes (-1 unknown) */
 	uint64_t seed;
-	char suites[32];                /* "service", "scale" or "service,scale" */
-	char store[16];                 /* "postgres", "lmdb", "mem" */
-	char baseline[4096];            /* --baseline DIR or "" */
+	char suites[256];    /* the suites run, in h_suites order: "service", "service,scale,insert" */
+	char store[16];      /* "postgres", "lmdb", "mem" */
+	char baseline[4096]; /* --baseline DIR or "" */
 	char started[32], finished[32]; /* UTC ISO 8601; finished "" while running */
 } hr_manifest;
 
