@@ -519,6 +519,30 @@ PT_TEST(sql_lost_race_is_conflict)
 	conflict(BT_SQL);
 }
 
+/* plain: a statement that fails inside a transaction fails its commit too (PostgreSQL's COMMIT
+ * of an aborted transaction succeeds as a ROLLBACK), and nothing of it stays. */
+PT_TEST(plain_failed_statement_fails_the_commit)
+{
+	bt_db *db;
+	bt_session *s = NULL;
+	char err[512], text[24];
+	bt_row r, got;
+	int found = 1;
+	tm_pg_schema_name(schema, "btf");
+	PT_REQUIRE((db = open_db(BT_PLAIN, 1)) != NULL);
+	PT_REQUIRE(bt_session_open(&s, db, err, sizeof(err)) == 0);
+	make_row(&r, text, 1, 11);
+	PT_CHECK(bt_begin(s) == 0 && bt_insert(s, &items, &r) == 0);
+	PT_CHECK(bt_insert(s, &items, &r) == -1 && strstr(bt_session_error(s), "duplicate"));
+	PT_CHECK(bt_commit(s) == -1 && strstr(bt_session_error(s), "rolled back"));
+	PT_CHECK(bt_get(s, &items, 1, &got, &found) == 0 && found == 0);
+	PT_CHECK(bt_begin(s) == 0 && bt_insert(s, &items, &r) == 0 && bt_commit(s) == 0);
+	PT_CHECK(bt_get(s, &items, 1, &got, &found) == 0 && found == 1 && rows_equal(&got, &r));
+	bt_session_close(s);
+	bt_db_close(db);
+	tm_pg_schema_drop(schema);
+}
+
 PT_TEST(hostile_arguments_refused)
 {
 	bt_db *db = NULL;
