@@ -349,6 +349,9 @@ static void run_sequence(bt_kind kind)
 	PT_REQUIRE(bt_load(s, &bare, 300, 64, load_row, &lc) == 0);
 	for (int ix = 1; ix <= items.nindexes; ix++)
 		PT_CHECKF(bt_create_index(s, &items, ix) == 0, "%s", bt_session_error(s));
+	int64_t none = 0;
+	size_t zero = 1;
+	PT_CHECK(bt_get_many(s, &items, &none, 0, &zero) == 0 && zero == 0);
 	for (uint64_t i = 0; i < 300; i++) {
 		bt_row row;
 		load_row(&lc, i, &row);
