@@ -318,24 +318,23 @@ PT_TEST(postgres_flow)
 	flow("postgres");
 }
 
+/* Overrides (see trun_open) of the contention runs: four clients, every operation a commit to
+ * the one hot root. */
+/* clang-format off */
+#define HOT_ROOT_COMMITS                                                                           \
+	"service.clients", "[4]",                                                                      \
+	"service.hot_root_share", "1.0",                                                               \
+	"service.operation_mix.point_read", "0",                                                       \
+	"service.operation_mix.multi_read", "0",                                                       \
+	"service.operation_mix.commit", "100",                                                         \
+	"service.operation_mix.diff", "0",                                                             \
+	"service.operation_mix.merge", "0"
+/* clang-format on */
+
 /* Every operation a commit to the one hot root, several clients: lost races. */
 static void contention(const char *store)
 {
-	static const char *const sets[] = {"service.clients",
-	                                   "[4]",
-	                                   "service.hot_root_share",
-	                                   "1.0",
-	                                   "service.operation_mix.point_read",
-	                                   "0",
-	                                   "service.operation_mix.multi_read",
-	                                   "0",
-	                                   "service.operation_mix.commit",
-	                                   "100",
-	                                   "service.operation_mix.diff",
-	                                   "0",
-	                                   "service.operation_mix.merge",
-	                                   "0",
-	                                   NULL};
+	static const char *const sets[] = {HOT_ROOT_COMMITS, NULL};
 	trun t;
 	bench_csv tab;
 	char err[H_ERR] = "";
@@ -493,23 +492,7 @@ PT_TEST(postgres_sql_flow)
 
 PT_TEST(postgres_sql_contention)
 {
-	static const char *const sets[] = {"service.access",
-	                                   "\"sql\"",
-	                                   "service.clients",
-	                                   "[4]",
-	                                   "service.hot_root_share",
-	                                   "1.0",
-	                                   "service.operation_mix.point_read",
-	                                   "0",
-	                                   "service.operation_mix.multi_read",
-	                                   "0",
-	                                   "service.operation_mix.commit",
-	                                   "100",
-	                                   "service.operation_mix.diff",
-	                                   "0",
-	                                   "service.operation_mix.merge",
-	                                   "0",
-	                                   NULL};
+	static const char *const sets[] = {"service.access", "\"sql\"", HOT_ROOT_COMMITS, NULL};
 	sql_run(sets, 1);
 }
 
