@@ -23,6 +23,7 @@
 #include "pgconn.h"
 #include "ptest.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,6 +314,127 @@ PT_TEST(postgres_flow)
 	}
 	bench_csv_free(&tab);
 	trun_close(&t);
+}
+
+/* Rows as the suite loads them (sb_gen_row). */
+typedef struct gen_ctx {
+	const sb_data *d;
+	char c[SB_C_LEN + 1], pad[SB_PAD_LEN + 1];
+} gen_ctx;
+
+static int gen_row(void *payload, uint64_t i, bt_row *row)
+{
+	gen_ctx *g = payload;
+	sb_gen_row(g->d, 0, (int64_t)i + 1, row, g->c, g->pad);
+	return 0;
+}
+
+/* Replaces row id of table 0: c by text (when not NULL), k by k + dk. */
+static int tamper(bt_session *s, const sb_data *d, int64_t id, const char *text, int64_t dk)
+{
+	bt_row old, nw;
+	char c[SB_C_LEN + 1], pad[SB_PAD_LEN + 1];
+	int found = 0;
+	if (bt_get(s, d->tptr[0], id, &old, &found) || !found)
+		return -1;
+	memcpy(c, old.text[2], old.text_len[2]);
+	memcpy(pad, old.text[3], old.text_len[3]);
+	old.text[2] = c;
+	old.text[3] = pad;
+	nw = old;
+	nw.ints[1] += dk;
+	if (text) {
+		nw.text[2] = text;
+		nw.text_len[2] = (uint16_t)strlen(text);
+	}
+	if (bt_begin(s) || bt_update(s, d->tptr[0], &old, &nw))
+		return -1;
+	return bt_commit(s);
+}
+
+/*
+ * The checks after a write cell are not a formality: update-nonindex events run by hand on the
+ * plain contender pass them; a row whose c was changed behind the writers' log, or a k changed
+ * outside the committed deltas, fails them, naming the row or the table.
+ */
+PT_TEST(write_checks_catch_tampering)
+{
+	sb_config cfg;
+	sb_data d;
+	sb_cell c;
+	sb_worker w;
+	gen_ctx g;
+	bt_db *db = NULL;
+	bt_session *chk = NULL;
+	char schema[64], err[H_ERR] = "", msg[256] = "", forged[SB_C_LEN + 1];
+	int64_t before[SB_MAX_TABLES];
+	uint64_t failed = 0, checks;
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&d, 0, sizeof(d));
+	memset(&c, 0, sizeof(c));
+	memset(&w, 0, sizeof(w));
+	cfg.tables = 1;
+	cfg.table_size = 40;
+	cfg.max_retries = 3;
+	tm_pg_schema_name(schema, "sbw");
+	if (sb_data_init(&d, &cfg, 5) ||
+	    bt_db_open(&db, BT_PLAIN, getenv("PROLLY_PG_URL"), schema, "sysbench", d.tptr, 1, 1, err,
+	               sizeof(err)) ||
+	    bt_session_open(&w.s, db, err, sizeof(err)) ||
+	    bt_session_open(&chk, db, err, sizeof(err))) {
+		PT_CHECKF(0, "%s", err);
+		goto cleanup;
+	}
+	g.d = &d;
+	if (bt_load(chk, d.tptr[0], 40, 40, gen_row, &g) || bt_create_index(chk, d.tptr[0], 1) ||
+	    sb_table_sums(chk, &d, before, err, sizeof(err))) {
+		PT_CHECKF(0, "loading: %s %s", err, bt_session_error(chk));
+		goto cleanup;
+	}
+	PT_CHECK(before[0] == d.prefix[0][40]);
+	c.d = &d;
+	c.db = db;
+	c.bench = SB_UPDATE_NONINDEX;
+	c.clients = 1;
+	c.index = 9;
+	c.workers = &w;
+	w.cell = &c;
+	bench_rng_seed(&w.rng, 1);
+	for (int i = 0; i < 30; i++) {
+		sb_ev e;
+		memset(&e, 0, sizeof(e));
+		sb_event(&w, &e);
+		PT_CHECKF(e.rc == 0 && !e.bad, "event %d: %s", i, e.msg);
+	}
+	PT_CHECK(w.nlog == 30);
+	checks = sb_check_writes(chk, &c, before, &failed, msg, sizeof(msg));
+	PT_CHECKF(failed == 0 && checks > 30, "%" PRIu64 " of %" PRIu64 " failed: %s", failed, checks,
+	          msg);
+
+	/* c of the last written row names a commit that is not that row's last */
+	int64_t id = w.log[w.nlog - 1].id;
+	snprintf(forged, sizeof(forged), "w9.0.1.forged");
+	PT_CHECK(tamper(chk, &d, id, w.log[w.nlog - 1].seq == 1 ? "w9.0.999.x" : forged, 0) == 0);
+	checks = sb_check_writes(chk, &c, before, &failed, msg, sizeof(msg));
+	PT_CHECKF(failed > 0 && strstr(msg, "not the last commit"), "%" PRIu64 ": %s", failed, msg);
+
+	/* put c back as logged, then move a k behind the log's back: the sum and that row's k */
+	snprintf(forged, sizeof(forged), "w9.0.%" PRIu64 ".", w.log[w.nlog - 1].seq);
+	PT_CHECK(tamper(chk, &d, id, forged, 0) == 0);
+	checks = sb_check_writes(chk, &c, before, &failed, msg, sizeof(msg));
+	PT_CHECKF(failed == 0, "%s", msg);
+	PT_CHECK(tamper(chk, &d, id, NULL, 7) == 0);
+	checks = sb_check_writes(chk, &c, before, &failed, msg, sizeof(msg));
+	PT_CHECKF(failed >= 2 && strstr(msg, "its last commit wrote"), "%" PRIu64 ": %s", failed, msg);
+	(void)checks;
+cleanup:
+	free(w.log);
+	free(w.pend);
+	bt_session_close(w.s);
+	bt_session_close(chk);
+	bt_db_close(db);
+	sb_data_dispose(&d);
+	tm_pg_schema_drop(schema);
 }
 
 int main(int argc, char **argv)

@@ -159,7 +159,7 @@ static void cell_name(char *out, size_t n, int b, uint64_t param, uint64_t clien
 /* Tables and loading                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-static int data_init(sb_data *d, const sb_config *cfg, uint64_t seed)
+int sb_data_init(sb_data *d, const sb_config *cfg, uint64_t seed)
 {
 	memset(d, 0, sizeof(*d));
 	d->cfg = cfg;
@@ -194,7 +194,7 @@ static int data_init(sb_data *d, const sb_config *cfg, uint64_t seed)
 	return 0;
 }
 
-static void data_dispose(sb_data *d)
+void sb_data_dispose(sb_data *d)
 {
 	for (unsigned t = 0; t < SB_MAX_TABLES; t++)
 		free(d->prefix[t]);
@@ -696,7 +696,7 @@ int hsb_run(h_run *run, char *err, size_t errn)
 	env.d = &d;
 	if (todo) {
 		char perr[H_ERR];
-		if (data_init(&d, cfg, run->w->seed)) {
+		if (sb_data_init(&d, cfg, run->w->seed)) {
 			snprintf(err, errn, "sysbench: out of memory for the tables' sums");
 			goto cleanup;
 		}
@@ -740,7 +740,7 @@ cleanup:
 	for (int k = 0; k < BT_N_CONTENDERS; k++)
 		bt_db_close(env.dbs[k]);
 	hp_close(env.pc);
-	data_dispose(&d);
+	sb_data_dispose(&d);
 	return ret;
 }
 

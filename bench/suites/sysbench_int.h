@@ -76,6 +76,11 @@ typedef struct sb_data {
 	int64_t *prefix[SB_MAX_TABLES];   /* prefix[t][i]: sum of the loaded k of ids 1..i */
 } sb_data;
 
+/* The tables of cfg and the prefix sums of their loaded k (0, or -1 when out of memory); frees
+ * what it holds (NULL-safe fields). */
+int sb_data_init(sb_data *d, const sb_config *cfg, uint64_t seed);
+void sb_data_dispose(sb_data *d);
+
 /* One entry of a writer's log: a committed write of row (table, id). */
 typedef struct sb_logent {
 	uint32_t table;
