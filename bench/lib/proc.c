@@ -99,6 +99,86 @@ double bench_server_cpu_ms(long postmaster_pid)
 	return found ? total * 1000.0 / (double)tck : -1;
 }
 
+uint64_t bench_ctxsw_self(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
+/* The ppid field of /proc/<pid>/stat, or -1. */
+static long stat_ppid(const char *pid)
+{
+	char path[300], buf[1024];
+	long ppid = -1;
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[k] = '\0';
+	char *rp = strrchr(buf, ')'); /* the command may hold spaces */
+	if (!rp || sscanf(rp + 2, "%*c %ld", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+long bench_parent_pid(long pid)
+{
+	char s[32];
+	snprintf(s, sizeof(s), "%ld", pid);
+	long ppid = stat_ppid(s);
+	return ppid > 0 ? ppid : 0;
+}
+
+/* voluntary + nonvoluntary context switches of /proc/<pid>/status, or -1. */
+static double status_ctxsw(const char *pid)
+{
+	char path[300], line[256];
+	unsigned long long v, total = 0;
+	int seen = 0;
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1) {
+			total += v;
+			seen++;
+		}
+	fclose(f);
+	return seen ? (double)total : -1;
+}
+
+double bench_server_ctxsw(long postmaster_pid)
+{
+	if (postmaster_pid <= 0)
+		return -1;
+	double total = 0;
+	int found = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -1;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		long pid = strtol(de->d_name, NULL, 10);
+		if (pid != postmaster_pid && stat_ppid(de->d_name) != postmaster_pid)
+			continue;
+		double v = status_ctxsw(de->d_name);
+		if (v >= 0) {
+			total += v;
+			found |= pid == postmaster_pid;
+		}
+	}
+	closedir(d);
+	return found ? total : -1;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;

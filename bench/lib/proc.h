@@ -21,6 +21,14 @@ double bench_load1(void);
  * the children it has reaped (a closed backend's time moves into the postmaster's cutime).
  * postmaster_pid 0 or an unreadable /proc: -1. */
 double bench_server_cpu_ms(long postmaster_pid);
+/* Context switches (voluntary and involuntary) of every thread of this process so far. */
+uint64_t bench_ctxsw_self(void);
+/* Context switches of a PostgreSQL server: the postmaster and its live children (a backend that
+ * has exited takes its count with it: read it while the connections measured are open); -1 when
+ * postmaster_pid is 0 or /proc cannot be read. */
+double bench_server_ctxsw(long postmaster_pid);
+/* The parent of process pid (a backend's postmaster), or 0 when unknown. */
+long bench_parent_pid(long pid);
 /* rm -rf path, warning on stderr about what cannot be removed (only ever called on directories
  * the benchmark made). */
 void bench_rm_tree(const char *path);
