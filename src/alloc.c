@@ -151,3 +151,20 @@ void prolly__node_mem_free(void *p, uint8_t cls)
 	(void)cls;
 	free(p);
 }
+
+void prolly__shared_init(prolly__shared *s, uint8_t mem_class)
+{
+	atomic_init(&s->refs, 1);
+	s->mem_class = mem_class;
+}
+
+void prolly__shared_ref(prolly__shared *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void prolly__shared_unref(prolly__shared *s)
+{
+	if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+		prolly__node_mem_free(s, s->mem_class);
+}

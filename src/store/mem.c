@@ -14,6 +14,11 @@
  *
  * get_nodes() calls found() with `lock` held shared: found() must not call write() or gc() of this
  * store. list_refs() copies the matching refs first and calls fn() with no lock held.
+ *
+ * A node is held as a copy of the bytes it was written with, except when the engine writes its
+ * own nodes through prolly__mem_store_write_shared: the store then keeps a reference to the
+ * engine's node memory (immutable, refcounted: store_int.h), so a new node is held once in the
+ * process, not once in the engine's cache and again here.
  */
 #include "store_int.h"
 
@@ -24,8 +29,10 @@ typedef struct mnode {
 	struct mnode *next;
 	prolly_id id;
 	size_t size;
-	uint8_t mem_class; /* node memory comes from the engine's node allocator (alloc.c) */
-	unsigned char data[];
+	const unsigned char *data; /* copy[] or, when owner is set, bytes in the owner's block */
+	prolly__shared *owner;     /* a reference to node memory the engine handed over, or NULL */
+	uint8_t mem_class;         /* of this struct: the engine's node allocator (alloc.c) */
+	unsigned char copy[];
 } mnode;
 
 typedef struct mref {
@@ -49,8 +56,10 @@ typedef struct mem_store {
 
 static void mnode_free(mnode *n)
 {
-	if (n)
-		prolly__node_mem_free(n, n->mem_class);
+	if (!n)
+		return;
+	prolly__shared_unref(n->owner);
+	prolly__node_mem_free(n, n->mem_class);
 }
 
 static void count_trip(void)
@@ -174,9 +183,9 @@ static int conflict_error(const char *who, const prolly_ref_update *u, size_t fa
 	                        who, u->name, want, now, failing);
 }
 
-static int mem_write(prolly_store *st, prolly_store_write *w)
+/* Writes w; owners as in prolly__mem_store_write_shared (NULL: copy every node). */
+static int write_nodes(mem_store *m, prolly_store_write *w, prolly__shared *const *owners)
 {
-	mem_store *m = (mem_store *)st;
 	mnode **added = NULL;
 	char **names = NULL;
 	size_t n_added = 0;
@@ -223,8 +232,9 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		const prolly_store_node *sn = &w->nodes[i];
 		if (find_node(m, &sn->id))
 			continue;
-		uint8_t cls;
-		mnode *n = prolly__node_mem_alloc(sizeof(*n) + sn->size, &cls);
+		prolly__shared *owner = owners ? owners[i] : NULL;
+		uint8_t cls = UINT8_MAX; /* a reference needs only the struct: malloc's, not a class */
+		mnode *n = owner ? malloc(sizeof(*n)) : prolly__node_mem_alloc(sizeof(*n) + sn->size, &cls);
 		if (!n) {
 			rc = prolly_set_error(PROLLY_ENOMEM,
 			                      "mem store: out of memory storing a node of %zu bytes", sn->size);
@@ -233,8 +243,15 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		n->id = sn->id;
 		n->size = sn->size;
 		n->mem_class = cls;
-		if (sn->size)
-			memcpy(n->data, sn->data, sn->size);
+		n->owner = owner;
+		if (owner) {
+			prolly__shared_ref(owner);
+			n->data = sn->data;
+		} else {
+			n->data = n->copy;
+			if (sn->size)
+				memcpy(n->copy, sn->data, sn->size);
+		}
 		size_t b = bucket_of(m, &n->id);
 		n->next = m->buckets[b];
 		m->buckets[b] = n;
@@ -301,6 +318,19 @@ cleanup:
 	free(names);
 	free(added);
 	return rc;
+}
+
+static int mem_write(prolly_store *st, prolly_store_write *w)
+{
+	return write_nodes((mem_store *)st, w, NULL);
+}
+
+int prolly__mem_store_write_shared(prolly_store *st, prolly_store_write *w,
+                                   prolly__shared *const *owners)
+{
+	if (!st || st->write != mem_write)
+		return 1;
+	return write_nodes((mem_store *)st, w, owners);
 }
 
 static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,

@@ -7,7 +7,8 @@
  * internals (src/internal.h) or the stored formats (src/format.h), which the engine passes it
  * where it needs them (get_ref_objects' offset, get_ancestors' commit layout). The engine
  * includes this header too (internal.h), so each utility is declared once, here; they are
- * defined in src/util.c, src/alloc.c and src/abi.c.
+ * defined in src/util.c, src/alloc.c and src/abi.c, but for the memory store's two entry points
+ * for the engine (src/store/mem.c).
  */
 #ifndef PROLLY_STORE_INT_H
 #define PROLLY_STORE_INT_H
@@ -94,6 +95,26 @@ int prolly__options_check(const prolly_options *opts);
  * Free with the class that alloc returned. The memory store keeps its nodes there too. */
 void *prolly__node_mem_alloc(size_t size, uint8_t *cls);
 void prolly__node_mem_free(void *p, uint8_t cls);
+
+/* Node memory shared by reference count (alloc.c). A block from prolly__node_mem_alloc that
+ * begins with this header lives until its last reference goes: the engine's decoded nodes
+ * begin with one, and the memory store keeps a reference to a node the engine made instead of
+ * a copy of its bytes (prolly__mem_store_write_shared). */
+typedef struct prolly__shared {
+	atomic_int refs;
+	uint8_t mem_class; /* the class prolly__node_mem_alloc returned */
+} prolly__shared;
+
+void prolly__shared_init(prolly__shared *s, uint8_t mem_class); /* one reference */
+void prolly__shared_ref(prolly__shared *s);
+void prolly__shared_unref(prolly__shared *s); /* NULL ok; frees the block at zero */
+
+/* The memory store's write with node memory handed over (store/mem.c): owners[i], when not
+ * NULL, is a shared block that holds nodes[i].data unchanged for as long as a reference is held;
+ * the store keeps a reference to it instead of a copy. 1 (nothing done) if st is not a memory
+ * store, else what its write() returns. */
+int prolly__mem_store_write_shared(prolly_store *st, prolly_store_write *w,
+                                   prolly__shared *const *owners);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers of the stores                                                                      */
