@@ -148,15 +148,23 @@ typedef struct load_ctx {
 	int rc;
 } load_ctx;
 
-static int on_found(void *payload, size_t index, const void *data, size_t size)
+/* A node from the store; owner (the memory store's) is the block of a node this process made and
+ * hashed (txn.c), which is taken as it is: no copy, no decoding, no hash check. */
+static int on_found_shared(void *payload, size_t index, const void *data, size_t size,
+                           prolly__shared *owner)
 {
 	load_ctx *lc = payload;
 	pnode *nd;
+	int rc;
 	if (lc->found[index])
 		return 0;
-	int rc = prolly__node_decode(&nd, &lc->ids[index], data, size, 1);
-	if (rc)
+	if (owner) {
+		nd = prolly__node_of(owner);
+		assert(nd->bytes == data && nd->size == size && prolly_id_equal(&nd->id, &lc->ids[index]));
+		prolly__node_ref(nd);
+	} else if ((rc = prolly__node_decode(&nd, &lc->ids[index], data, size, 1))) {
 		return lc->rc = rc;
+	}
 	lc->found[index] = 1;
 	lc->delta->nodes_read++;
 	lc->delta->bytes_read += size;
@@ -164,6 +172,11 @@ static int on_found(void *payload, size_t index, const void *data, size_t size)
 	rc = prolly__nodeset_add(lc->ws, nd);
 	prolly__node_unref(nd);
 	return rc ? (lc->rc = rc) : 0;
+}
+
+static int on_found(void *payload, size_t index, const void *data, size_t size)
+{
+	return on_found_shared(payload, index, data, size, NULL);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -227,7 +240,11 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 		delta.store_reads++;
 		delta.store_read_items += nmiss;
 		load_ctx lc = {db, ws, miss, found, &delta, 0};
-		rc = db->vt.get_nodes(db->store, miss, nmiss, on_found, &lc);
+		/* A fresh load re-reads and re-checks the stored bytes: the memory store's shared
+		 * nodes are taken as they are only otherwise. */
+		rc = fresh ? 1 : prolly__mem_store_get_shared(db->store, miss, nmiss, on_found_shared, &lc);
+		if (rc == 1)
+			rc = db->vt.get_nodes(db->store, miss, nmiss, on_found, &lc);
 		if (lc.rc)
 			rc = lc.rc;
 		if (rc)

@@ -18,7 +18,8 @@
  * A node is held as a copy of the bytes it was written with, except when the engine writes its
  * own nodes through prolly__mem_store_write_shared: the store then keeps a reference to the
  * engine's node memory (immutable, refcounted: store_int.h), so a new node is held once in the
- * process, not once in the engine's cache and again here.
+ * process, not once in the engine's cache and again here. The engine reads such nodes back
+ * through prolly__mem_store_get_shared, which hands it the node itself.
  */
 #include "store_int.h"
 
@@ -333,22 +334,37 @@ int prolly__mem_store_write_shared(prolly_store *st, prolly_store_write *w,
 	return write_nodes((mem_store *)st, w, owners);
 }
 
-static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
-                         prolly_store_found_fn found, void *payload)
+/* get_nodes, calling found or (when set) found_shared. */
+static int get_nodes(mem_store *m, const prolly_id *ids, size_t n, prolly_store_found_fn found,
+                     prolly__shared_found_fn found_shared, void *payload)
 {
-	mem_store *m = (mem_store *)st;
 	int rc = 0;
 	count_trip();
-	if (n && (!ids || !found))
+	if (n && (!ids || !(found || found_shared)))
 		return prolly_set_error(PROLLY_EINVAL, "mem store: get_nodes without ids or callback");
 	pthread_rwlock_rdlock(&m->lock);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const mnode *nd = find_node(m, &ids[i]);
 		if (nd)
-			rc = found(payload, i, nd->data, nd->size);
+			rc = found_shared ? found_shared(payload, i, nd->data, nd->size, nd->owner)
+			                  : found(payload, i, nd->data, nd->size);
 	}
 	pthread_rwlock_unlock(&m->lock);
 	return rc;
+}
+
+static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                         prolly_store_found_fn found, void *payload)
+{
+	return get_nodes((mem_store *)st, ids, n, found, NULL, payload);
+}
+
+int prolly__mem_store_get_shared(prolly_store *st, const prolly_id *ids, size_t n,
+                                 prolly__shared_found_fn found, void *payload)
+{
+	if (!st || st->get_nodes != mem_get_nodes)
+		return 1;
+	return get_nodes((mem_store *)st, ids, n, NULL, found, payload);
 }
 
 static int mem_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out)

@@ -7,7 +7,7 @@
  * internals (src/internal.h) or the stored formats (src/format.h), which the engine passes it
  * where it needs them (get_ref_objects' offset, get_ancestors' commit layout). The engine
  * includes this header too (internal.h), so each utility is declared once, here; they are
- * defined in src/util.c, src/alloc.c and src/abi.c, but for the memory store's two entry points
+ * defined in src/util.c, src/alloc.c and src/abi.c, but for the memory store's entry points
  * for the engine (src/store/mem.c).
  */
 #ifndef PROLLY_STORE_INT_H
@@ -115,6 +115,14 @@ void prolly__shared_unref(prolly__shared *s); /* NULL ok; frees the block at zer
  * store, else what its write() returns. */
 int prolly__mem_store_write_shared(prolly_store *st, prolly_store_write *w,
                                    prolly__shared *const *owners);
+
+/* The memory store's get_nodes as the engine reads it: found() is also given the shared block a
+ * node was handed over in (NULL for a node the store copied), with the store's read lock held as
+ * in get_nodes. 1 (nothing done) if st is not a memory store, else what get_nodes returns. */
+typedef int (*prolly__shared_found_fn)(void *payload, size_t index, const void *data, size_t size,
+                                       prolly__shared *owner);
+int prolly__mem_store_get_shared(prolly_store *st, const prolly_id *ids, size_t n,
+                                 prolly__shared_found_fn found, void *payload);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers of the stores                                                                      */
