@@ -145,26 +145,25 @@ typedef struct load_ctx {
 	const prolly_id *ids;
 	unsigned char *found;
 	prolly_stats *delta;
+	int fresh; /* PROLLY__LOAD_FRESH */
 	int rc;
 } load_ctx;
 
-/* A node from the store; owner (the memory store's) is the block of a node this process made and
- * hashed (txn.c), which is taken as it is: no copy, no decoding, no hash check. */
-static int on_found_shared(void *payload, size_t index, const void *data, size_t size,
-                           prolly__shared *owner)
+/* A node from the store. One the memory store holds as the block of a node this process made
+ * and hashed (prolly__handover_read) is taken back as that node: no copy, no decoding, no hash
+ * check; but not by a fresh load, which re-checks what the store holds. */
+static int on_found(void *payload, size_t index, const void *data, size_t size)
 {
 	load_ctx *lc = payload;
-	pnode *nd;
+	prolly__shared *owner = lc->fresh ? NULL : prolly__handover_read_owner();
+	pnode *nd = owner ? prolly__node_of(owner) : NULL;
 	int rc;
 	if (lc->found[index])
 		return 0;
-	if (owner) {
-		nd = prolly__node_of(owner);
-		assert(nd->bytes == data && nd->size == size && prolly_id_equal(&nd->id, &lc->ids[index]));
+	if (nd && nd->bytes == data && nd->size == size && prolly_id_equal(&nd->id, &lc->ids[index]))
 		prolly__node_ref(nd);
-	} else if ((rc = prolly__node_decode(&nd, &lc->ids[index], data, size, 1))) {
+	else if ((rc = prolly__node_decode(&nd, &lc->ids[index], data, size, 1)))
 		return lc->rc = rc;
-	}
 	lc->found[index] = 1;
 	lc->delta->nodes_read++;
 	lc->delta->bytes_read += size;
@@ -172,11 +171,6 @@ static int on_found_shared(void *payload, size_t index, const void *data, size_t
 	rc = prolly__nodeset_add(lc->ws, nd);
 	prolly__node_unref(nd);
 	return rc ? (lc->rc = rc) : 0;
-}
-
-static int on_found(void *payload, size_t index, const void *data, size_t size)
-{
-	return on_found_shared(payload, index, data, size, NULL);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -239,12 +233,8 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 		delta.cache_misses += nmiss;
 		delta.store_reads++;
 		delta.store_read_items += nmiss;
-		load_ctx lc = {db, ws, miss, found, &delta, 0};
-		/* A fresh load re-reads and re-checks the stored bytes: the memory store's shared
-		 * nodes are taken as they are only otherwise. */
-		rc = fresh ? 1 : prolly__mem_store_get_shared(db->store, miss, nmiss, on_found_shared, &lc);
-		if (rc == 1)
-			rc = db->vt.get_nodes(db->store, miss, nmiss, on_found, &lc);
+		load_ctx lc = {db, ws, miss, found, &delta, fresh, 0};
+		rc = db->vt.get_nodes(db->store, miss, nmiss, on_found, &lc);
 		if (lc.rc)
 			rc = lc.rc;
 		if (rc)

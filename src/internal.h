@@ -355,10 +355,9 @@ int prolly__store_adopt(prolly_store *vt, const prolly_store *store);
  * none twice: PROLLY_EINVAL) and hands the store a copy sorted by name (S1 in store.h); the
  * outcome (conflict, current_*, current_epoch) comes back in the caller's order. */
 int prolly__store_write(prolly_db *db, prolly_store_write *w);
-/* The same with owners[i] &nd->mem of the node nd whose bytes w->nodes[i].data are (or NULL):
- * the memory store then keeps a reference to the node instead of a copy
- * (prolly__mem_store_write_shared); any other store is given the bytes as by
- * prolly__store_write. */
+/* The same with owners[i] &nd->mem of the node nd whose bytes w->nodes[i].data are (or NULL),
+ * handed over (prolly__handover_write): the memory store keeps a reference to the node instead
+ * of a copy; any other store just reads the bytes. */
 int prolly__store_write_nodes(prolly_db *db, prolly_store_write *w, prolly__shared *const *owners);
 /* The commit format's parents, as get_ancestors follows them. */
 extern const prolly_store_commit_layout prolly__commit_layout;

@@ -125,9 +125,9 @@ int prolly__store_write_nodes(prolly_db *db, prolly_store_write *w, prolly__shar
 		}
 		sw.refs = sorted;
 	}
-	rc = owners ? prolly__mem_store_write_shared(db->store, &sw, owners) : 1;
-	if (rc == 1) /* not the memory store, or nothing to hand over */
-		rc = db->vt.write(db->store, &sw);
+	prolly__handover_write(sw.nodes, sw.n_nodes, owners);
+	rc = db->vt.write(db->store, &sw);
+	prolly__handover_write(NULL, 0, NULL);
 	w->current_epoch = sw.current_epoch;
 	if (sorted)
 		for (size_t i = 0; i < w->n_refs; i++) {

@@ -15,11 +15,11 @@
  * get_nodes() calls found() with `lock` held shared: found() must not call write() or gc() of this
  * store. list_refs() copies the matching refs first and calls fn() with no lock held.
  *
- * A node is held as a copy of the bytes it was written with, except when the engine writes its
- * own nodes through prolly__mem_store_write_shared: the store then keeps a reference to the
- * engine's node memory (immutable, refcounted: store_int.h), so a new node is held once in the
- * process, not once in the engine's cache and again here. The engine reads such nodes back
- * through prolly__mem_store_get_shared, which hands it the node itself.
+ * A node is held as a copy of the bytes it was written with, except when the engine hands over
+ * its own node's memory with the write (prolly__handover_write in store_int.h): the store then
+ * keeps a reference to it (immutable, refcounted), so a new node is held once in the process,
+ * not once in the engine's cache and again here. get_nodes() names that memory around found()
+ * (prolly__handover_read), and the engine takes its node back instead of decoding a copy.
  */
 #include "store_int.h"
 
@@ -184,9 +184,9 @@ static int conflict_error(const char *who, const prolly_ref_update *u, size_t fa
 	                        who, u->name, want, now, failing);
 }
 
-/* Writes w; owners as in prolly__mem_store_write_shared (NULL: copy every node). */
-static int write_nodes(mem_store *m, prolly_store_write *w, prolly__shared *const *owners)
+static int mem_write(prolly_store *st, prolly_store_write *w)
 {
+	mem_store *m = (mem_store *)st;
 	mnode **added = NULL;
 	char **names = NULL;
 	size_t n_added = 0;
@@ -233,7 +233,7 @@ static int write_nodes(mem_store *m, prolly_store_write *w, prolly__shared *cons
 		const prolly_store_node *sn = &w->nodes[i];
 		if (find_node(m, &sn->id))
 			continue;
-		prolly__shared *owner = owners ? owners[i] : NULL;
+		prolly__shared *owner = prolly__handover_owner(w->nodes, w->n_nodes, i);
 		uint8_t cls = UINT8_MAX; /* a reference needs only the struct: malloc's, not a class */
 		mnode *n = owner ? malloc(sizeof(*n)) : prolly__node_mem_alloc(sizeof(*n) + sn->size, &cls);
 		if (!n) {
@@ -321,50 +321,25 @@ cleanup:
 	return rc;
 }
 
-static int mem_write(prolly_store *st, prolly_store_write *w)
+static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
+                         prolly_store_found_fn found, void *payload)
 {
-	return write_nodes((mem_store *)st, w, NULL);
-}
-
-int prolly__mem_store_write_shared(prolly_store *st, prolly_store_write *w,
-                                   prolly__shared *const *owners)
-{
-	if (!st || st->write != mem_write)
-		return 1;
-	return write_nodes((mem_store *)st, w, owners);
-}
-
-/* get_nodes, calling found or (when set) found_shared. */
-static int get_nodes(mem_store *m, const prolly_id *ids, size_t n, prolly_store_found_fn found,
-                     prolly__shared_found_fn found_shared, void *payload)
-{
+	mem_store *m = (mem_store *)st;
 	int rc = 0;
 	count_trip();
-	if (n && (!ids || !(found || found_shared)))
+	if (n && (!ids || !found))
 		return prolly_set_error(PROLLY_EINVAL, "mem store: get_nodes without ids or callback");
 	pthread_rwlock_rdlock(&m->lock);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const mnode *nd = find_node(m, &ids[i]);
-		if (nd)
-			rc = found_shared ? found_shared(payload, i, nd->data, nd->size, nd->owner)
-			                  : found(payload, i, nd->data, nd->size);
+		if (!nd)
+			continue;
+		prolly__handover_read(nd->owner);
+		rc = found(payload, i, nd->data, nd->size);
+		prolly__handover_read(NULL);
 	}
 	pthread_rwlock_unlock(&m->lock);
 	return rc;
-}
-
-static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
-                         prolly_store_found_fn found, void *payload)
-{
-	return get_nodes((mem_store *)st, ids, n, found, NULL, payload);
-}
-
-int prolly__mem_store_get_shared(prolly_store *st, const prolly_id *ids, size_t n,
-                                 prolly__shared_found_fn found, void *payload)
-{
-	if (!st || st->get_nodes != mem_get_nodes)
-		return 1;
-	return get_nodes((mem_store *)st, ids, n, NULL, found, payload);
 }
 
 static int mem_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out)

@@ -7,8 +7,7 @@
  * internals (src/internal.h) or the stored formats (src/format.h), which the engine passes it
  * where it needs them (get_ref_objects' offset, get_ancestors' commit layout). The engine
  * includes this header too (internal.h), so each utility is declared once, here; they are
- * defined in src/util.c, src/alloc.c and src/abi.c, but for the memory store's entry points
- * for the engine (src/store/mem.c).
+ * defined in src/util.c, src/alloc.c and src/abi.c.
  */
 #ifndef PROLLY_STORE_INT_H
 #define PROLLY_STORE_INT_H
@@ -99,7 +98,7 @@ void prolly__node_mem_free(void *p, uint8_t cls);
 /* Node memory shared by reference count (alloc.c). A block from prolly__node_mem_alloc that
  * begins with this header lives until its last reference goes: the engine's decoded nodes
  * begin with one, and the memory store keeps a reference to a node the engine made instead of
- * a copy of its bytes (prolly__mem_store_write_shared). */
+ * a copy of its bytes (prolly__handover_write). */
 typedef struct prolly__shared {
 	atomic_int refs;
 	uint8_t mem_class; /* the class prolly__node_mem_alloc returned */
@@ -109,20 +108,20 @@ void prolly__shared_init(prolly__shared *s, uint8_t mem_class); /* one reference
 void prolly__shared_ref(prolly__shared *s);
 void prolly__shared_unref(prolly__shared *s); /* NULL ok; frees the block at zero */
 
-/* The memory store's write with node memory handed over (store/mem.c): owners[i], when not
- * NULL, is a shared block that holds nodes[i].data unchanged for as long as a reference is held;
- * the store keeps a reference to it instead of a copy. 1 (nothing done) if st is not a memory
- * store, else what its write() returns. */
-int prolly__mem_store_write_shared(prolly_store *st, prolly_store_write *w,
-                                   prolly__shared *const *owners);
-
-/* The memory store's get_nodes as the engine reads it: found() is also given the shared block a
- * node was handed over in (NULL for a node the store copied), with the store's read lock held as
- * in get_nodes. 1 (nothing done) if st is not a memory store, else what get_nodes returns. */
-typedef int (*prolly__shared_found_fn)(void *payload, size_t index, const void *data, size_t size,
-                                       prolly__shared *owner);
-int prolly__mem_store_get_shared(prolly_store *st, const prolly_id *ids, size_t n,
-                                 prolly__shared_found_fn found, void *payload);
+/* Node memory handed over across the store interface, which has no member for it, so that it
+ * also passes through a store that wraps the memory store and forwards its calls (alloc.c; per
+ * thread).
+ *   Writing: around the store's write() the engine names each node's block (owners[i] holds
+ *   nodes[i].data, NULL for none) and clears it after; the memory store asks for the owner of
+ *   node i of the write it was given and gets one only when that write carries the engine's
+ *   very array, so it keeps a reference instead of a copy.
+ *   Reading: around each found() call the memory store names the block the bytes lie in (NULL
+ *   for a copy); the engine takes that node back when found() got exactly its bytes. */
+void prolly__handover_write(const prolly_store_node *nodes, size_t n,
+                            prolly__shared *const *owners);
+prolly__shared *prolly__handover_owner(const prolly_store_node *nodes, size_t n, size_t i);
+void prolly__handover_read(prolly__shared *owner);
+prolly__shared *prolly__handover_read_owner(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers of the stores                                                                      */
