@@ -449,6 +449,7 @@ int h_emit(const h_run *run, const h_suite *s, hrow *const *rows, size_t n, char
 /* The two suites. */
 extern const h_suite hsvc_suite; /* suites/service.c */
 extern const h_suite hsc_suite;  /* suites/scale.c */
+extern const h_suite hins_suite; /* suites/insert.c: the insert benchmark (insert_int.h) */
 int hsvc_run(h_run *run, char *err, size_t errn);
 int hsc_run(h_run *run, char *err, size_t errn);
 unsigned hsvc_cells(const hw_workload *w);

@@ -99,6 +99,61 @@ double bench_server_cpu_ms(long postmaster_pid)
 	return found ? total * 1000.0 / (double)tck : -1;
 }
 
+/* The fields after the command of /proc/pid/stat: ppid, utime, stime (clock ticks). */
+static int pid_stat(long pid, long *ppid, unsigned long long *ut, unsigned long long *st)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[k] = '\0';
+	char *rp = strrchr(buf, ')'); /* the command may hold spaces */
+	if (!rp ||
+	    sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", ppid, ut, st) != 3)
+		return -1;
+	return 0;
+}
+
+int bench_pid_usage(long pid, double *cpu_ms, uint64_t *csw)
+{
+	long tck = sysconf(_SC_CLK_TCK), ppid;
+	unsigned long long ut, st;
+	char path[64], line[256];
+	unsigned long long v, total = 0;
+	if (tck <= 0 || pid_stat(pid, &ppid, &ut, &st) != 0)
+		return -1;
+	*cpu_ms = (double)(ut + st) * 1000.0 / (double)tck;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+			total += v;
+	fclose(f);
+	*csw = total;
+	return 0;
+}
+
+uint64_t bench_self_csw(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
+long bench_pid_parent(long pid)
+{
+	long ppid;
+	unsigned long long ut, st;
+	return pid_stat(pid, &ppid, &ut, &st) == 0 ? ppid : -1;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;

@@ -21,6 +21,14 @@ double bench_load1(void);
  * the children it has reaped (a closed backend's time moves into the postmaster's cutime).
  * postmaster_pid 0 or an unreadable /proc: -1. */
 double bench_server_cpu_ms(long postmaster_pid);
+/* CPU time (user + system, ms) and context switches (voluntary + involuntary) of process pid
+ * (its main thread's switches: a PostgreSQL backend has one thread). 0, or -1 when /proc/pid
+ * cannot be read (the process is gone). */
+int bench_pid_usage(long pid, double *cpu_ms, uint64_t *csw);
+/* Context switches (voluntary + involuntary) of every thread of this process so far. */
+uint64_t bench_self_csw(void);
+/* The parent of process pid, or -1. */
+long bench_pid_parent(long pid);
 /* rm -rf path, warning on stderr about what cannot be removed (only ever called on directories
  * the benchmark made). */
 void bench_rm_tree(const char *path);
