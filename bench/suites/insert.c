@@ -51,7 +51,7 @@ const hw_key hins_keys[] = {
      "l.i2: rows each client inserts, deleting as many of its oldest"},
     {"l2_rows_per_commit", HW_K_U64, K(l2_rows_per_commit), 1, 1e6, "5", NULL,
      "l.i2: rows inserted (and deleted) per transaction"},
-    {"query_seconds", HW_K_U64, K(query_seconds), 1, 86400, "60", NULL,
+    {"query_seconds", HW_K_U64, K(query_seconds), 1, 86400, "20", NULL,
      "each qr/qp step: seconds of queries"},
     {"writer_rates", HW_K_U64_LIST, K(writer_rates), 1, 1e6, "[100, 500, 1000]", NULL,
      "rows/s each client's background writer inserts and deletes: steps qrN and qpN per rate"},

@@ -126,13 +126,15 @@ void hins_usage_row(hrow *row, const hins_usage *u, const hp_snapshot *before, u
 
 /* ---- data and steps (insert_steps.c) ------------------------------------------------------ */
 
-/* One contender's data: per client a table on its own bt_db (plain: a table in the plain
- * schema; prolly: a branch), and the range of live primary keys [oldest, next). */
+/* One contender's data: per client a table (plain: a table in the plain schema, all on one
+ * bt_db; prolly: a branch of its own, one bt_db each), and the range of live primary keys
+ * [oldest, next). */
 typedef struct hins_client {
-	char name[16];           /* "ins_c0": the plain table; the prolly branch is "insert-c0" */
-	const bt_table *tabs[1]; /* what bt_db_open was given */
-	bt_table t;              /* with its three indexes (the secondary indexes exist after l.x) */
-	bt_table t0;             /* the same table without indexes: what l.i0 writes */
+	char name[16];                 /* "ins_c0": the plain table; the prolly branch is "insert-c0" */
+	char ixname[HINS_INDEXES][40]; /* "ins_c0_price_customer": unique in the plain schema */
+	const bt_table *tabs[1];       /* what bt_db_open was given (prolly: one db per client) */
+	bt_table t;  /* with its three indexes (the secondary indexes exist after l.x) */
+	bt_table t0; /* the same table without indexes: what l.i0 writes */
 	bt_db *db;
 	bt_session *s;
 	int64_t oldest, next; /* live primary keys; the writer's own copy while a q step runs */
@@ -144,7 +146,9 @@ typedef struct hins_data {
 	bt_kind kind;
 	unsigned n;
 	hins_client c[HINS_MAX_CLIENTS];
-	int indexed; /* l.x has run */
+	const bt_table *tabs[HINS_MAX_CLIENTS]; /* plain: every client's table, on db */
+	bt_db *db;                              /* plain: the one db of every client */
+	int indexed;                            /* l.x has run */
 } hins_data;
 
 /* Everything one step of one contender measured. */

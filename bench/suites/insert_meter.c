@@ -166,7 +166,7 @@ int hins_meter_open(hins_meter **out, const char *url, const char *schema, char 
 	}
 	if (bench_pg_connect(&m->pg, url) != 0 ||
 	    bench_pg_exec(m->pg, "SET application_name = '" MONITOR_NAME "'", NULL) != 0 ||
-	    bench_pg_exec(m->pg, "SELECT pg_backend_pid()", &res) != 0) {
+	    bench_pg_exec(m->pg, "SELECT pg_backend_pid()::text", &res) != 0) {
 		bench_seterr(err, errn, "insert: the monitoring connection: %.300s", prolly_last_error());
 		hins_meter_close(m);
 		return -1;
@@ -198,7 +198,7 @@ static size_t backends(hins_meter *m, pid_use *out, size_t max)
 	PGresult *res = NULL;
 	size_t n = 0;
 	if (bench_pg_exec(m->pg,
-	                  "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+	                  "SELECT pid::text FROM pg_stat_activity WHERE datname = current_database() "
 	                  "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
 	                  "AND application_name IS DISTINCT FROM '" MONITOR_NAME "'",
 	                  &res) != 0)

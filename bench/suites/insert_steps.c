@@ -87,9 +87,12 @@ static void table_init(hins_client *c, unsigned i)
 	memcpy(t->cols, cols, sizeof(cols));
 	t->pk = 0;
 	t->nindexes = HINS_INDEXES;
-	t->indexes[0] = (bt_index){"ins_c_price_customer", 2, {5, 3}};
-	t->indexes[1] = (bt_index){"ins_c_register_price_customer", 3, {2, 5, 3}};
-	t->indexes[2] = (bt_index){"ins_c_price_date_customer", 3, {5, 1, 3}};
+	snprintf(c->ixname[0], sizeof(c->ixname[0]), "%s_price_customer", c->name);
+	snprintf(c->ixname[1], sizeof(c->ixname[1]), "%s_register_price_customer", c->name);
+	snprintf(c->ixname[2], sizeof(c->ixname[2]), "%s_price_date_customer", c->name);
+	t->indexes[0] = (bt_index){c->ixname[0], 2, {5, 3}};
+	t->indexes[1] = (bt_index){c->ixname[1], 3, {2, 5, 3}};
+	t->indexes[2] = (bt_index){c->ixname[2], 3, {5, 1, 3}};
 	c->t0 = *t;
 	c->t0.nindexes = 0;
 }
@@ -113,10 +116,23 @@ int hins_data_open(hins_data *d, const hins_config *cfg, bt_kind kind, const h_r
 	for (unsigned i = 0; i < d->n; i++) {
 		hins_client *c = &d->c[i];
 		table_init(c, i);
-		c->tabs[0] = &c->t0;
+		/* l.i0 writes the tables without secondary indexes: plain creates none at open */
+		c->tabs[0] = d->tabs[i] = &c->t0;
 		c->seed = bench_mix64(run->w->seed + i + 1);
+	}
+	if (kind == BT_PLAIN &&
+	    bt_db_open(&d->db, kind, run->url, schema, NULL, d->tabs, d->n, 1, e, sizeof(e)) != 0) {
+		bench_seterr(err, errn, "insert: opening the plain contender: %s", e);
+		d->db = NULL;
+		return -1;
+	}
+	for (unsigned i = 0; i < d->n; i++) {
+		hins_client *c = &d->c[i];
 		snprintf(branch, sizeof(branch), "insert-c%u", i);
-		if (bt_db_open(&c->db, kind, run->url, schema, branch, c->tabs, 1, 1, e, sizeof(e)) != 0) {
+		if (kind == BT_PLAIN)
+			c->db = d->db;
+		else if (bt_db_open(&c->db, kind, run->url, schema, branch, c->tabs, 1, 1, e, sizeof(e)) !=
+		         0) {
 			bench_seterr(err, errn, "insert: opening the %s contender (client %u): %s",
 			             bt_contender_names[kind], i, e);
 			c->db = NULL;
@@ -136,10 +152,13 @@ void hins_data_close(hins_data *d)
 {
 	for (unsigned i = 0; i < d->n; i++) {
 		bt_session_close(d->c[i].s);
-		bt_db_close(d->c[i].db);
+		if (d->c[i].db != d->db)
+			bt_db_close(d->c[i].db);
 		d->c[i].s = NULL;
 		d->c[i].db = NULL;
 	}
+	bt_db_close(d->db);
+	d->db = NULL;
 }
 
 /* ---- results --------------------------------------------------------------------------------- */
