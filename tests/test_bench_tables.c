@@ -307,14 +307,22 @@ static int pick_present(const model *m, bench_rng *r)
 
 static char schema[64];
 
-static bt_db *open_db(bt_kind kind, int create)
+static bt_table bare; /* items without its indexes: loaded first, indexed after (l.x) */
+static const bt_table *const bare_tables[] = {&bare};
+
+static bt_db *open_db_with(bt_kind kind, int create, const bt_table *const *with)
 {
 	bt_db *db = NULL;
 	char err[512] = "";
 	int rc = bt_db_open(&db, kind, getenv("PROLLY_PG_URL"), schema,
-	                    kind == BT_PLAIN ? NULL : "tables", tables, 1, create, err, sizeof(err));
+	                    kind == BT_PLAIN ? NULL : "tables", with, 1, create, err, sizeof(err));
 	PT_CHECKF(rc == 0, "%s: %s", bt_contender_names[kind], err);
 	return rc ? NULL : db;
+}
+
+static bt_db *open_db(bt_kind kind, int create)
+{
+	return open_db_with(kind, create, tables);
 }
 
 static void run_sequence(bt_kind kind)
@@ -330,11 +338,15 @@ static void run_sequence(bt_kind kind)
 		tm_pg_schema_name(schema, "btp");
 	else if (kind == BT_CLIENT)
 		tm_pg_schema_name(schema, "btc");
-	if (!(db = open_db(kind, 1)))
+	bare = items;
+	bare.nindexes = 0;
+	if (!(db = open_db_with(kind, 1, bare_tables)))
 		return;
 	PT_REQUIRE(bt_session_open(&s, db, err, sizeof(err)) == 0);
 	memset(&m, 0, sizeof(m));
-	PT_REQUIRE(bt_load(s, &items, 300, 64, load_row, &lc) == 0);
+	PT_REQUIRE(bt_load(s, &bare, 300, 64, load_row, &lc) == 0);
+	for (int ix = 1; ix <= items.nindexes; ix++)
+		PT_CHECKF(bt_create_index(s, &items, ix) == 0, "%s", bt_session_error(s));
 	for (uint64_t i = 0; i < 300; i++) {
 		bt_row row;
 		load_row(&lc, i, &row);
@@ -392,15 +404,17 @@ static void run_sequence(bt_kind kind)
 			PT_CHECKF(found == m.present[i], "get %d: found %d", i - OFF, found);
 			if (found == 1 && m.present[i])
 				PT_CHECKF(rows_equal(&row, &m.rows[i]), "get %d: another row", i - OFF);
-		} else if (what < 6) { /* get_many of distinct keys */
+		} else if (what < 6) { /* get_many: some keys twice, counted once */
 			uint64_t idx[32];
-			int64_t pks[32];
-			size_t n = 1 + bench_rng_below(&r, 32), want = 0, got = 0;
+			int64_t pks[40];
+			size_t n = 1 + bench_rng_below(&r, 32), want = 0, got = 0, dup;
 			PT_REQUIRE(bench_rng_sample_distinct(&r, SPAN, idx, n) == 0);
 			for (size_t j = 0; j < n; j++) {
 				pks[j] = (int64_t)idx[j] - OFF;
 				want += (size_t)m.present[idx[j]];
 			}
+			for (dup = bench_rng_below(&r, 8); dup > 0; dup--, n++)
+				pks[n] = pks[bench_rng_below(&r, n)];
 			PT_CHECKF(bt_get_many(s, &items, pks, n, &got) == 0, "%s", bt_session_error(s));
 			PT_CHECKF(got == want, "get_many: %zu, want %zu", got, want);
 		} else { /* a range */

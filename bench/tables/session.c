@@ -165,29 +165,49 @@ int bt_get(bt_session *s, const bt_table *t, int64_t pk, bt_row *r, int *found)
 	return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 int bt_get_many(bt_session *s, const bt_table *t, const int64_t *pks, size_t n, size_t *found)
 {
-	prolly_slice *keys;
-	int rc;
+	prolly_slice *keys = NULL;
+	int64_t *u = NULL;
+	size_t nu = 0;
+	int rc = -1;
 	*found = 0;
 	if (s->db->kind == BT_PLAIN)
 		return bt__plain_get_many(s, t, pks, n, found);
 	if (!n)
 		return 0;
-	/* The keys are fixed-size: one buffer of n keys, then the slices into it. */
-	bench_buf_clear(&s->k2);
+	/* As an IN list: each key once (sorted, which also suits the tree walk). */
+	if (!(u = malloc(n * sizeof(*u))) || !(keys = malloc(n * sizeof(*keys)))) {
+		bt__fail(s, "tables: out of memory");
+		goto cleanup;
+	}
+	memcpy(u, pks, n * sizeof(*u));
+	qsort(u, n, sizeof(*u), cmp_i64);
 	for (size_t i = 0; i < n; i++)
-		if (bt_key_pk(&s->k2, t, pks[i]))
-			return bt__fail(s, "tables: out of memory");
-	if (!(keys = malloc(n * sizeof(*keys))))
-		return bt__fail(s, "tables: out of memory");
-	size_t kl = s->k2.n / n;
-	for (size_t i = 0; i < n; i++) {
+		if (!nu || u[i] != u[nu - 1])
+			u[nu++] = u[i];
+	/* The keys are fixed-size: one buffer of the keys, then the slices into it. */
+	bench_buf_clear(&s->k2);
+	for (size_t i = 0; i < nu; i++)
+		if (bt_key_pk(&s->k2, t, u[i])) {
+			bt__fail(s, "tables: out of memory");
+			goto cleanup;
+		}
+	size_t kl = s->k2.n / nu;
+	for (size_t i = 0; i < nu; i++) {
 		keys[i].data = s->k2.p + i * kl;
 		keys[i].size = kl;
 	}
-	rc = bt__kv(s)->get_many(s, keys, n, found);
+	rc = bt__kv(s)->get_many(s, keys, nu, found);
+cleanup:
 	free(keys);
+	free(u);
 	return rc;
 }
 
