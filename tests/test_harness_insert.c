@@ -169,15 +169,15 @@ PT_TEST(section)
 	static const char *const defaults[] = {"insert.rows",
 	                                       "1000000",
 	                                       "insert.l1_rows",
-	                                       "100000",
+	                                       "50000",
 	                                       "insert.l2_rows",
-	                                       "20000",
+	                                       "10000",
 	                                       "insert.writer_rates",
 	                                       "[100, 500, 1000]",
 	                                       "insert.clients",
 	                                       "1",
 	                                       "insert.query_seconds",
-	                                       "20",
+	                                       "15",
 	                                       NULL};
 	static const char *const bad[][3] = {
 	    {"insert.rowz", "10", "insert.rowz"},
@@ -190,7 +190,8 @@ PT_TEST(section)
 	if (trun_open(&t, "mem", defaults) == 0) {
 		const hins_config *c = cfg_of(&t);
 		PT_CHECK(c && c->enabled && c->contenders == 7u && c->l1_rows_per_commit == 50 &&
-		         c->l2_rows_per_commit == 5);
+		         c->l2_rows_per_commit == 5 && c->rows == 1000000 && c->l1_rows == 50000 &&
+		         c->writer_rates.n == 3 && c->writer_rates.v[2] == 1000);
 		PT_CHECKF(hins_suite.cells(&t.w) == 30, "%u cells", hins_suite.cells(&t.w));
 	} else {
 		PT_CHECK(0);
