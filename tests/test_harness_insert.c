@@ -341,8 +341,9 @@ PT_TEST(postgres_flow)
 	}
 	bench_csv_free(&tab);
 
-	/* The report section and its charts. */
+	/* The summary and the report section with its charts (no baseline: a note). */
 	char p[4300];
+	PT_CHECKF(hr_write_summary(t.d, &hins_suite, err, sizeof(err)) == 0, "%s", err);
 	FILE *f = fopen("/dev/null", "w");
 	PT_CHECKF(f && hins_report(f, t.out, err, sizeof(err)) == 0, "%s", err);
 	if (f)

@@ -426,4 +426,5 @@ const h_suite hins_suite = {
     .report = hins_report,
     .keys = hins_keys,
     .config_size = sizeof(hins_config),
+    .gate_qps = "ops_per_s",
 };

@@ -175,6 +175,9 @@ int hins_report(FILE *f, const char *dir, char *err, size_t errn)
 		num(f, bench_csv_num(&t, r, "writer_max_ms"), "%.3f");
 		fputs("|\n", f);
 	}
+	fprintf(f, "\n### Relative to the baseline\n\n");
+	if (hrep_relative_qps(f, dir, &hins_suite, "step", "contender", NULL, err, errn) != 0)
+		goto cleanup;
 	fprintf(f, "\n### Per second\n\n");
 	for (size_t r = 0; r < t.nrows; r++) {
 		const char *step = bench_csv_get(&t, r, "step");
