@@ -276,6 +276,12 @@ static void check_row(const bench_csv *tab, size_t r)
 	PT_CHECKF(num(tab, r, "server_cpu_us_per_op") > 0 && num(tab, r, "client_cpu_us_per_op") > 0,
 	          "%s %s: cpu %g %g", step, who, num(tab, r, "server_cpu_us_per_op"),
 	          num(tab, r, "client_cpu_us_per_op"));
+	PT_CHECKF(num(tab, r, "round_trips_per_op") > 0, "%s %s", step, who);
+	if (!strcmp(who, "client") && step[0] == 'l')
+		PT_CHECKF(num(tab, r, "nodes_written_per_op") > 0 &&
+		              num(tab, r, "node_bytes_written_per_op") >
+		                  num(tab, r, "nodes_written_per_op"),
+		          "%s %s", step, who);
 	PT_CHECKF(num(tab, r, "contender_bytes") > 0 && num(tab, r, "client_rss_mib") > 0, "%s %s",
 	          step, who);
 	if (!strcmp(step, "l.i0")) {

@@ -84,7 +84,8 @@ const char *const hins_columns[] = {
     "missing", "range_entries", "short_ranges",
     /* per operation */
     "client_cpu_us_per_op", "backend_cpu_us_per_op", "server_cpu_us_per_op", "client_csw_per_op",
-    "backend_csw_per_op", "backends", "wal_bytes_per_op", "contender_bytes", "client_rss_mib",
+    "backend_csw_per_op", "backends", "wal_bytes_per_op", "nodes_written_per_op",
+    "node_bytes_written_per_op", "round_trips_per_op", "contender_bytes", "client_rss_mib",
     "client_peak_rss_mib", "load1", "validated", "check", "first_error",
     /* hp_columns */
     "pg_calls", "pg_exec_ms", "wal_bytes", "xact_commit", "xact_rollback", "blks_hit", "blks_read",
@@ -266,6 +267,12 @@ static int emit(const h_run *run, const hins_config *cfg, const hins_step *st, i
 	hrow_u64(row, "range_entries", r->range_entries);
 	hrow_u64(row, "short_ranges", r->short_ranges);
 	hins_usage_row(row, u, before, r->main.ops);
+	{
+		double ops = r->main.ops ? (double)r->main.ops : 1;
+		hrow_f64(row, "nodes_written_per_op", (double)r->nodes_written / ops);
+		hrow_f64(row, "node_bytes_written_per_op", (double)r->node_bytes_written / ops);
+		hrow_f64(row, "round_trips_per_op", (double)r->round_trips / ops);
+	}
 	hrow_f64(row, "contender_bytes", bytes);
 	hrow_f64(row, "load1", bench_load1());
 	/* Validated: no operation failed, every point query found its row as written, no range

@@ -160,6 +160,7 @@ typedef struct hins_result {
 	uint64_t deleted, inserted; /* rows */
 	uint64_t found, missing;    /* qp: rows found and not found */
 	uint64_t range_entries, short_ranges, long_ranges;
+	uint64_t nodes_written, node_bytes_written, round_trips; /* the threads' prolly counters */
 	int checked_ok;
 	char first_error[256];
 	char check[256]; /* what the check after the step found wrong, "" if nothing */

@@ -198,6 +198,7 @@ typedef struct job {
 	/* this thread's counts, added to r at the end */
 	uint64_t errors, conflicts, retries, inserted, deleted, found, missing;
 	uint64_t range_entries, short_ranges, long_ranges;
+	prolly_stats pst; /* the thread's prolly counters over the step */
 	char first_error[256];
 } job;
 
@@ -427,6 +428,7 @@ static void query_loop(job *j)
 static void *job_main(void *arg)
 {
 	job *j = arg;
+	prolly_thread_stats_reset();
 	switch (j->st->kind) {
 	case HINS_LI0:
 	case HINS_LI1:
@@ -438,6 +440,8 @@ static void *job_main(void *arg)
 		else
 			query_loop(j);
 	}
+	prolly_stats_init(&j->pst, PROLLY_STATS_VERSION);
+	prolly_thread_stats(&j->pst);
 	return NULL;
 }
 
@@ -571,6 +575,9 @@ int hins_step_run(hins_data *d, const hins_step *st, const h_run *run, hins_resu
 		r->range_entries += j->range_entries;
 		r->short_ranges += j->short_ranges;
 		r->long_ranges += j->long_ranges;
+		r->nodes_written += j->pst.nodes_written;
+		r->node_bytes_written += j->pst.bytes_written;
+		r->round_trips += j->pst.store_round_trips;
 		if (!r->first_error[0] && j->first_error[0])
 			snprintf(r->first_error, sizeof(r->first_error), "%s", j->first_error);
 	}
