@@ -253,6 +253,8 @@ int bt__plain_get_many(bt_session *s, const bt_table *t, const int64_t *pks, siz
                        size_t *found)
 {
 	char name[64], q[400], k[8];
+	if (!n)
+		return 0;
 	if (bt__plain_stmt(s, t, name, sizeof(name), "many", q, sizeof(q)))
 		return -1;
 	bench_buf_puts(&s->v, "SELECT ");

@@ -230,7 +230,7 @@ static int range_entry(void *payload, const void *key, size_t klen, const void *
 	}
 	a->n++;
 	if (a->q->agg == BT_SUM)
-		a->sum += r.ints[a->q->col];
+		a->sum = (int64_t)((uint64_t)a->sum + (uint64_t)r.ints[a->q->col]); /* wraps: no UB */
 	return 0;
 }
 
