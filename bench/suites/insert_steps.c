@@ -90,9 +90,9 @@ static void table_init(hins_client *c, unsigned i)
 	memcpy(t->cols, cols, sizeof(cols));
 	t->pk = 0;
 	t->nindexes = HINS_INDEXES;
-	snprintf(c->ixname[0], sizeof(c->ixname[0]), "%s_price_customer", c->name);
-	snprintf(c->ixname[1], sizeof(c->ixname[1]), "%s_register_price_customer", c->name);
-	snprintf(c->ixname[2], sizeof(c->ixname[2]), "%s_price_date_customer", c->name);
+	snprintf(c->ixname[0], sizeof(c->ixname[0]), "ins_c%u_price_customer", i);
+	snprintf(c->ixname[1], sizeof(c->ixname[1]), "ins_c%u_register_price_customer", i);
+	snprintf(c->ixname[2], sizeof(c->ixname[2]), "ins_c%u_price_date_customer", i);
 	t->indexes[0] = (bt_index){c->ixname[0], 2, {5, 3}};
 	t->indexes[1] = (bt_index){c->ixname[1], 3, {2, 5, 3}};
 	t->indexes[2] = (bt_index){c->ixname[2], 3, {5, 1, 3}};
