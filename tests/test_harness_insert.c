@@ -300,6 +300,11 @@ static void check_row(const bench_csv *tab, size_t r)
 		         num(tab, r, "inserted") == num(tab, r, "writer_ops"));
 		PT_CHECK(num(tab, r, "writer_target_rows_per_s") == 200);
 		PT_CHECK(bench_csv_get(tab, r, "writer_per_second_ops")[0]);
+		/* query_seconds = 1: one second in each series, queries that ended just after it too */
+		PT_CHECKF(!strchr(bench_csv_get(tab, r, "per_second_ops"), ';') &&
+		              num(tab, r, "per_second_ops") == num(tab, r, "ops"),
+		          "%s %s: %s for %g queries", step, who, bench_csv_get(tab, r, "per_second_ops"),
+		          num(tab, r, "ops"));
 		if (step[1] == 'p')
 			PT_CHECKF(num(tab, r, "found") == num(tab, r, "ops") && num(tab, r, "missing") == 0,
 			          "%s %s: found %g of %g", step, who, num(tab, r, "found"), num(tab, r, "ops"));

@@ -83,8 +83,9 @@ typedef struct hins_series {
 	uint64_t start_ns;
 	hins_second *s;
 	size_t n, cap;
-	hdr_hist *all; /* every latency */
-	uint64_t ops;  /* every op */
+	hdr_hist *all;  /* every latency */
+	uint64_t ops;   /* every op */
+	size_t max_sec; /* > 0: the series' length; later ends count in its last second */
 	int oom;
 } hins_series;
 
@@ -95,7 +96,7 @@ void hins_series_add(hins_series *s, uint64_t end_ns, uint64_t lat_ns, uint64_t 
 /* Writes the series into row under prefix ("" or "writer_"): PREFIXops, PREFIXops_per_s,
  * PREFIXsamples, PREFIXp50_ms, PREFIXp99_ms, PREFIXmax_ms, PREFIXmean_ms, PREFIXhdr and the
  * per-second strings PREFIXper_second_ops, _p50_ms, _p99_ms, _max_ms ("n;n;..."), over the
- * seconds [0, ceil(elapsed_s)). 0, or -1 when out of memory. */
+ * seconds [0, max_sec), or [0, ceil(elapsed_s)) without max_sec. 0, or -1 when out of memory. */
 int hins_series_row(hrow *row, const hins_series *s, const char *prefix, double elapsed_s);
 
 /* What the client process and the server did during a cell. */

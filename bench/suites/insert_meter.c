@@ -51,6 +51,8 @@ void hins_series_dispose(hins_series *s)
 void hins_series_add(hins_series *s, uint64_t end_ns, uint64_t lat_ns, uint64_t ops)
 {
 	size_t sec = end_ns > s->start_ns ? (size_t)((end_ns - s->start_ns) / 1000000000u) : 0;
+	if (s->max_sec && sec >= s->max_sec)
+		sec = s->max_sec - 1; /* an operation begun in the window and ended just after it */
 	pthread_mutex_lock(&s->mu);
 	if (sec >= s->n) {
 		if (bench_grow((void **)&s->s, &s->cap, sec + 1, sizeof(*s->s)) != 0) {
@@ -93,7 +95,7 @@ static void putf(hrow *row, const char *prefix, const char *name, double v)
 
 int hins_series_row(hrow *row, const hins_series *s, const char *prefix, double elapsed_s)
 {
-	size_t nsec = elapsed_s > 0 ? (size_t)(elapsed_s + 0.999) : 1;
+	size_t nsec = s->max_sec ? s->max_sec : elapsed_s > 0 ? (size_t)(elapsed_s + 0.999) : 1;
 	bench_buf b[4] = {{0}};
 	static const char *const names[4] = {"per_second_ops", "per_second_p50_ms", "per_second_p99_ms",
 	                                     "per_second_max_ms"};

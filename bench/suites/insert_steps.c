@@ -531,6 +531,8 @@ int hins_step_run(hins_data *d, const hins_step *st, const h_run *run, hins_resu
 	}
 	uint64_t start = bench_now_ns();
 	r->main.start_ns = r->writer.start_ns = start;
+	if (q) /* the query steps' series cover their window; the load steps' as long as they run */
+		r->main.max_sec = r->writer.max_sec = (size_t)cfg->query_seconds;
 	uint64_t end = start + cfg->query_seconds * 1000000000u;
 	for (unsigned k = 0; k < nj; k++) {
 		job *j = &jobs[k];
