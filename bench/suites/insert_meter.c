@@ -173,7 +173,7 @@ int hins_meter_open(hins_meter **out, const char *url, const char *schema, char 
 		hins_meter_close(m);
 		return -1;
 	}
-	m->postmaster = bench_pid_parent(strtol(PQgetvalue(res, 0, 0), NULL, 10));
+	m->postmaster = bench_parent_pid(strtol(PQgetvalue(res, 0, 0), NULL, 10));
 	PQclear(res);
 	char perr[H_ERR];
 	if (hp_connect(&m->hp, url, schema, perr, sizeof(perr)) != 0) {
