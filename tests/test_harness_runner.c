@@ -145,6 +145,7 @@ PT_TEST(the_suite_table)
 		PT_CHECKF(!strcmp(sum, want), "%s", sum);
 	}
 	PT_CHECK(n >= 2 && h_suites[0] == &hsvc_suite && h_suites[1] == &hsc_suite);
+	PT_CHECK(h_suite_find("insert") == &hins_suite);
 	PT_CHECK(h_suite_find("sysbench") == &hsb_suite);
 	PT_CHECK(h_suite_find("toy") == NULL);
 }

@@ -534,8 +534,8 @@ static int run_cell(sb_env *env, int b, uint64_t param, unsigned clients, int ki
 	if (env->pc && hp_snap(env->pc, &t.sa, perr, sizeof(perr)))
 		fprintf(stderr, "sysbench %s: warning: PostgreSQL counters: %s\n", cell_id, perr);
 	bench_utc_now(t.started, sizeof(t.started));
-	double srv0 = bench_server_cpu_ms(env->postmaster), scs0 = bench_server_ctxsw(env->postmaster);
-	uint64_t cpu0 = bench_cpu_ns(), ccs0 = bench_ctxsw_self();
+	double srv0 = bench_server_cpu_ms(env->postmaster), scs0 = bench_server_csw(env->postmaster);
+	uint64_t cpu0 = bench_cpu_ns(), ccs0 = bench_self_csw();
 	c.start = bench_now_ns();
 	c.end = c.start + cfg->duration_ms * 1000000u;
 	meet(&c); /* measure */
@@ -546,8 +546,8 @@ static int run_cell(sb_env *env, int b, uint64_t param, unsigned clients, int ki
 		goto cleanup;
 	uint64_t stop = bench_now_ns();
 	t.client_cpu_ms = (double)(bench_cpu_ns() - cpu0) / 1e6;
-	t.client_cs = (double)(bench_ctxsw_self() - ccs0);
-	double srv1 = bench_server_cpu_ms(env->postmaster), scs1 = bench_server_ctxsw(env->postmaster);
+	t.client_cs = (double)(bench_self_csw() - ccs0);
+	double srv1 = bench_server_cpu_ms(env->postmaster), scs1 = bench_server_csw(env->postmaster);
 	t.server_cpu_ms = srv0 >= 0 && srv1 >= 0 ? srv1 - srv0 : -1;
 	t.server_cs = scs0 >= 0 && scs1 >= 0 ? scs1 - scs0 : -1;
 	t.load1 = bench_load1();
