@@ -11,6 +11,8 @@
  *     counters, and the prolly extension's rows (pg-sql: validated, vs_plain where a plain cell
  *     stands beside) when the extension is installed in the server (it must be under CI=true);
  *   - resume: a second hsc_run into the same directory measures nothing and skips every cell;
+ *   - the history cells (sync: clone and push; proof: key and range proofs made and verified) on
+ *     each store: a validated row per part, the copy counters and the notes, and their resume;
  *   - the disk guard refuses a size when min_free_gb cannot be met;
  *   - the engine on its own: other value sizes validate; a fixture whose cells are all skipped
  *     is not built; a skipped plain cell is still measured for vs_plain.
@@ -368,6 +370,85 @@ PT_TEST(extra_operations)
 	trun_close(&t);
 }
 
+/* sync and proof, beside the full_scan the clone compares with: one row per part (and on
+ * PostgreSQL the plain table's full_scan), then the resume skips them all. */
+static void history_on(const char *store)
+{
+	static const char *const sets[] = {"scale.operations", "[\"full_scan\", \"sync\", \"proof\"]",
+	                                   "scale.runs", "2", NULL};
+	static const char *const parts[] = {"sync-clone",        "sync-push",
+	                                    "proof-prove_key",   "proof-verify_key",
+	                                    "proof-prove_range", "proof-verify_range"};
+	trun t;
+	bench_csv tab = {0};
+	char err[H_ERR], id[64];
+	unsigned measured = 0, skipped = 0, rows = strcmp(store, "postgres") ? 7 : 8;
+	PT_REQUIRE(trun_open(&t, store, sets) == 0);
+	PT_CHECKF(hsc_run(&t.run, err, sizeof(err)) == 0, "hsc_run: %s", err);
+	if (read_raw(&tab, &t) == 0) {
+		PT_CHECKF(tab.nrows == rows, "%zu rows", tab.nrows);
+		for (size_t r = 0; r < tab.nrows; r++)
+			PT_CHECKF(num(&tab, r, "validated") == 1 && num(&tab, r, "runs") == 2, "%s: %s",
+			          get(&tab, r, "cell_id"), get(&tab, r, "note"));
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			snprintf(id, sizeof(id), "s2000-%s", parts[i]);
+			long r = find(&tab, id);
+			PT_CHECKF(r >= 0, "no row %s", id);
+			if (r < 0)
+				continue;
+			const char *note = get(&tab, (size_t)r, "note");
+			int sync = i < 2, verify = i == 3 || i == 5;
+			PT_CHECKF(!strcmp(get(&tab, (size_t)r, "pattern"), strchr(parts[i], '-') + 1), "%s",
+			          id);
+			if (sync) { /* nodes copied, both stores' calls, the copy in the note */
+				PT_CHECKF(num(&tab, (size_t)r, "nodes_written") > 0 &&
+				              num(&tab, (size_t)r, "store_round_trips") > 0 &&
+				              strstr(note, "nodes and 1 commits copied"),
+				          "%s: %s", id, note);
+				PT_CHECKF(num(&tab, (size_t)r, "ops") == (i == 0 ? 2000 : 50), "%s: %g ops", id,
+				          num(&tab, (size_t)r, "ops"));
+			} else { /* 50 read samples: 50 key proofs, 5 range proofs */
+				PT_CHECKF(strstr(note, "proof bytes: median"), "%s: %s", id, note);
+				PT_CHECKF(num(&tab, (size_t)r, "ops") == (i < 4 ? 50 : 5), "%s: %g ops", id,
+				          num(&tab, (size_t)r, "ops"));
+				PT_CHECKF(num(&tab, (size_t)r, "samples") == (i < 4 ? 50 : 5), "%s", id);
+				if (verify) /* hashing alone: no store */
+					PT_CHECKF(num(&tab, (size_t)r, "store_round_trips") == 0, "%s", id);
+			}
+		}
+		long c = find(&tab, "s2000-sync-clone");
+		if (c >= 0) /* compared with the full scan of the same run */
+			PT_CHECKF(strstr(get(&tab, (size_t)c, "note"), "x the full_scan"), "%s",
+			          get(&tab, (size_t)c, "note"));
+	}
+	hr_counts(t.d, &measured, &skipped);
+	PT_CHECKF(measured == rows && skipped == 0, "measured %u skipped %u", measured, skipped);
+	if (trun_reopen(&t) == 0) {
+		PT_CHECKF(hsc_run(&t.run, err, sizeof(err)) == 0, "hsc_run again: %s", err);
+		hr_counts(t.d, &measured, &skipped);
+		PT_CHECKF(measured == 0 && skipped == rows, "again: measured %u skipped %u", measured,
+		          skipped);
+	}
+	bench_csv_free(&tab);
+	trun_close(&t);
+}
+
+PT_TEST(history_mem)
+{
+	history_on("mem");
+}
+
+PT_TEST(history_lmdb)
+{
+	history_on("lmdb");
+}
+
+PT_TEST(history_postgres)
+{
+	PT_REQUIRE(pg_ok);
+	history_on("postgres");
+}
+
 PT_TEST(suite_mem)
 {
 	suite_on("mem");
@@ -464,8 +545,8 @@ PT_TEST(engine_value_sizes)
 		cfg.value_bytes = sizes[i];
 		scale_hooks h = {&l, log_skip, log_before, log_after};
 		PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
-		/* 10 read cells (build included) + 5 edit ops x 5 patterns */
-		PT_CHECKF(l.rows.n == 10 + 25 && l.after == l.rows.n && l.before == l.rows.n,
+		/* 10 read cells (build included) + 2 sync and 4 proof parts + 5 edit ops x 5 patterns */
+		PT_CHECKF(l.rows.n == 10 + 6 + 25 && l.after == l.rows.n && l.before == l.rows.n,
 		          "value_bytes %u: %zu rows", sizes[i], l.rows.n);
 		PT_CHECKF(l.invalid == 0, "value_bytes %u: %u invalid rows", sizes[i], l.invalid);
 		const scale_row *b = scale_rows_find(&l.rows, 700, "mem", "build", "-");
@@ -476,6 +557,12 @@ PT_TEST(engine_value_sizes)
 		PT_CHECK(g && g->ops == 4 && g->lat_samples == 4); /* reads / 10 */
 		const scale_row *n = scale_rows_find(&l.rows, 700, "mem", "count", "-");
 		PT_CHECK(n && n->ops == 1 && n->valid);
+		const scale_row *cl = scale_rows_find(&l.rows, 700, "mem", "sync", "clone");
+		PT_CHECK(cl && cl->ops == 700 && cl->st.nodes_written > 0);
+		const scale_row *pu = scale_rows_find(&l.rows, 700, "mem", "sync", "push");
+		PT_CHECK(pu && pu->ops == 30 && pu->st.nodes_written > 0);
+		const scale_row *vr = scale_rows_find(&l.rows, 700, "mem", "proof", "verify_range");
+		PT_CHECK(vr && vr->ops == 4 && vr->lat_samples == 4); /* reads / 10 */
 		scale_rows_free(&l.rows);
 	}
 }
@@ -490,7 +577,7 @@ PT_TEST(engine_skip_everything)
 	engine_config(&cfg, SCALE_STORE_MEM, "/tmp");
 	scale_hooks h = {&l, log_skip, log_before, log_after};
 	PT_CHECKF(scale_run(&l.rows, &cfg, &h, err, sizeof(err)) == 0, "%s", err);
-	PT_CHECK(l.rows.n == 0 && l.before == 0 && l.after == 0 && l.skip_calls == 35);
+	PT_CHECK(l.rows.n == 0 && l.before == 0 && l.after == 0 && l.skip_calls == 41);
 	scale_rows_free(&l.rows);
 
 	/* A bad configuration is refused with a message. */

@@ -86,6 +86,8 @@ enum {
 	HW_S_GET_COLD_START,   /* read_samples gets after one cache clear (the cache warms) */
 	HW_S_PUT_NOSYNC,       /* put with the store write passed on non-durable */
 	HW_S_COUNT,            /* the records of a range of a million keys, by rank */
+	HW_S_SYNC,             /* clone of the fixture into LMDB, push of `changes` random updates */
+	HW_S_PROOF,            /* key and 100-record range proofs: made, and verified */
 	HW_N_SCALE_OPS
 };
 /* The operations a workload runs when it does not say (the contract's ten). */

@@ -69,7 +69,9 @@ const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {"put",
                                                        "full_scan_warm",
                                                        "get_cold_start",
                                                        "put_nosync",
-                                                       "count"};
+                                                       "count",
+                                                       "sync",
+                                                       "proof"};
 const char *const hw_pattern_names[HW_N_PATTERNS] = {"append", "random", "clustered",
                                                      "random_insert", "random_delete"};
 

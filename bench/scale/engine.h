@@ -4,6 +4,7 @@
  *   fixture.c  records (keys, values), read and edit samples, the store of a fixture, the
  *              measurement of a run (bench_stopwatch, counters, latency histogram), error notes
  *   cells.c    the Prolly cells: one function per op (sc_cell_fns)
+ *   history.c  the cells of history between stores: sync (clone, push) and proof
  *   plain.c    the plain-table baseline (pg only): its cells (sc_plain_fns), its schema
  *   sql.c      the extension's contender (pg only): its cells (sc_sql_fns), its setup
  *   pgcells.c  what plain.c and sql.c share: statements, bytea[] parameters, the cells of the
@@ -70,6 +71,14 @@ typedef struct fixture {
 	/* Root of base + the whole edit set of (pattern, run), made by batch or on demand. */
 	prolly_id edited[SCALE_N_PATTERNS][SCALE_MAX_RUNS];
 	unsigned char have_edited[SCALE_N_PATTERNS][SCALE_MAX_RUNS];
+	/* history.c: the base tree as a commit on branch main (made once, untimed), the "laptop"
+	 * clone the push cell pushes from (an LMDB store, made once), and the full_scan cell's
+	 * median, which the clone cell compares with (0: no full_scan row in this fixture). */
+	prolly_id base_commit;
+	int have_base_commit;
+	prolly_db *local;
+	char local_path[4200];
+	double scan_ms;
 } fixture;
 
 int sc_fixture_open(fixture *fx);   /* an empty store of fx->store */
@@ -95,11 +104,13 @@ typedef struct sample {
 	double srv_ms;         /* server CPU ms, -1 if unknown */
 	double p50_us, p99_us; /* per-operation latency (0 when not recorded) */
 	uint64_t lat_n;
+	char info[160]; /* what the run found, for the row's note when it is valid ("" if none) */
 } sample;
 
 typedef struct cell {
 	fixture *fx;
 	int op, pattern; /* pattern -1 for cells without one */
+	int part;        /* the index in scale_op_parts[op], -1 for an op without parts */
 	int plain;       /* the plain-table baseline's analogue of op */
 	int sql;         /* the extension's analogue of op */
 	unsigned run;
@@ -198,6 +209,9 @@ typedef int (*sc_cell_fn)(cell *c);
 extern const sc_cell_fn sc_cell_fns[SCALE_N_OPS];  /* cells.c */
 extern const sc_cell_fn sc_plain_fns[SCALE_N_OPS]; /* plain.c; NULL: no analogue */
 extern const sc_cell_fn sc_sql_fns[SCALE_N_OPS];   /* sql.c; NULL: no analogue */
+int sc_cell_sync(cell *c);                         /* history.c: the sync parts */
+int sc_cell_proof(cell *c);                        /* history.c: the proof parts */
+void sc_history_close(fixture *fx); /* history.c: drops the base commit and the local clone */
 
 /* sql.c: CREATE EXTENSION in the store's schema, the base commit, the prepared statements.
  * 0, or -1 with the reason in fx->sql_why (the cells then fail with it). */

@@ -81,6 +81,7 @@ void sc_drop_schema(fixture *fx, const char *schema)
 
 void sc_fixture_close(fixture *fx)
 {
+	sc_history_close(fx);
 	prolly_close(fx->db);
 	fx->db = NULL;
 	fx->ts = NULL;

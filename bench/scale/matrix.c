@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 
 /* One vocabulary with the harness's workload files: the first ten are the [scale] operations of
- * the TOML contract; build, full_scan_warm, get_cold_start and put_nosync are the engine's extra
- * cells, which a workload may name too. */
+ * the TOML contract; build, full_scan_warm, get_cold_start, put_nosync, count, sync and proof are
+ * the engine's extra cells, which a workload may name too. */
 const char *const scale_op_names[SCALE_N_OPS] = {
     [SCALE_OP_BUILD] = "build",
     [SCALE_OP_FULL_SCAN] = "full_scan",
@@ -31,6 +31,8 @@ const char *const scale_op_names[SCALE_N_OPS] = {
     [SCALE_OP_QUERY] = "query",
     [SCALE_OP_SCAN] = "scan",
     [SCALE_OP_COUNT] = "count",
+    [SCALE_OP_SYNC] = "sync",
+    [SCALE_OP_PROOF] = "proof",
     [SCALE_OP_CONCURRENT] = "concurrent_query",
     [SCALE_OP_BATCH] = "batch",
     [SCALE_OP_PUT] = "put",
@@ -42,6 +44,16 @@ const char *const scale_pattern_names[SCALE_N_PATTERNS] = {
     "append", "random", "clustered", "random_insert", "random_delete",
 };
 const char *const scale_store_names[SCALE_N_STORES] = {"mem", "lmdb", "pg"};
+static const char *const sync_parts[] = {"clone", "push", NULL};
+static const char *const proof_parts[] = {"prove_key", "verify_key", "prove_range", "verify_range",
+                                          NULL};
+_Static_assert(sizeof(sync_parts) / sizeof(*sync_parts) - 1 <= SCALE_MAX_PARTS &&
+                   sizeof(proof_parts) / sizeof(*proof_parts) - 1 <= SCALE_MAX_PARTS,
+               "an op has more parts than plan.part holds (SCALE_MAX_PARTS)");
+const char *const *const scale_op_parts[SCALE_N_OPS] = {
+    [SCALE_OP_SYNC] = sync_parts,
+    [SCALE_OP_PROOF] = proof_parts,
+};
 /* The plain table's cells take the name of the op they stand beside ("get" serves the three
  * get ops: a table has no cache to warm or clear). */
 const char *const scale_plain_op_names[SCALE_N_OPS] = {
@@ -71,6 +83,7 @@ typedef struct plan {
 	unsigned char run[SCALE_N_OPS][SCALE_N_PATTERNS + 1];
 	unsigned char plain[SCALE_N_OPS][SCALE_N_PATTERNS + 1];
 	unsigned char sql[SCALE_N_OPS][SCALE_N_PATTERNS + 1]; /* EMIT only */
+	unsigned char part[SCALE_N_OPS][SCALE_MAX_PARTS];     /* ops with parts: EMIT or NONE */
 } plan;
 
 struct sc_ctx {
@@ -184,8 +197,9 @@ static const char *pattern_name(int pattern)
 /* Runs one cell (cfg->runs times, once for M_SETUP) and makes its row (M_EMIT, M_MEASURE).
  * Returns 0, or the engine error of the last run (the row is then invalid). With plain set it
  * runs the plain-table analogue of op instead, with kind K_SQL the extension's (pg fixtures
- * only). */
-static int run_cell(fixture *fx, int op, int pattern, int mode, int kind)
+ * only). part: the part of an op with parts (its name goes in the row's pattern column), else
+ * -1. */
+static int run_cell(fixture *fx, int op, int pattern, int part, int mode, int kind)
 {
 	sc_ctx *ctx = fx->ctx;
 	const scale_config *cfg = fx->cfg;
@@ -194,12 +208,14 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int kind)
 	                    : kind == K_SQL ? SCALE_SQL_STORE
 	                                    : scale_store_names[fx->store];
 	const char *opname = plain ? scale_plain_op_names[op] : scale_op_names[op];
+	const char *patname = part >= 0 ? scale_op_parts[op][part] : pattern_name(pattern);
 	sample samples[SCALE_MAX_RUNS];
 	cell c;
 	memset(&c, 0, sizeof(c));
 	c.fx = fx;
 	c.op = op;
 	c.pattern = pattern;
+	c.part = part;
 	c.plain = plain;
 	c.sql = kind == K_SQL;
 	c.valid = 1;
@@ -210,11 +226,11 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int kind)
 	         plain           ? "plain "
 	         : kind == K_SQL ? "sql "
 	                         : "",
-	         opname, pattern < 0 ? "" : "/", pattern < 0 ? "" : scale_pattern_names[pattern]);
+	         opname, strcmp(patname, "-") ? "/" : "", strcmp(patname, "-") ? patname : "");
 	if (cfg->op_latency && mode != M_SETUP && hdr_new(&c.lat, 0, 0) != 0)
 		c.lat = NULL; /* no memory: the row has no percentiles */
 	if (mode == M_EMIT && ctx->hooks && ctx->hooks->before_cell)
-		ctx->hooks->before_cell(ctx->hooks->payload, fx->n, store, opname, pattern_name(pattern));
+		ctx->hooks->before_cell(ctx->hooks->payload, fx->n, store, opname, patname);
 	for (unsigned run = 0; run < runs; run++) {
 		c.run = run;
 		memset(&c.cur, 0, sizeof(c.cur));
@@ -244,7 +260,7 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int kind)
 	if (mode == M_SETUP)
 		return rc;
 	scale_row r;
-	row_init(&r, ctx, fx->n, store, opname, pattern_name(pattern));
+	row_init(&r, ctx, fx->n, store, opname, patname);
 	r.runs = done;
 	r.ops = c.ops;
 	r.valid = c.valid && done > 0;
@@ -272,6 +288,10 @@ static int run_cell(fixture *fx, int op, int pattern, int mode, int kind)
 	snprintf(r.note, sizeof(r.note), "%s", c.note);
 	if (op == SCALE_OP_BUILD && !plain && !r.note[0])
 		snprintf(r.note, sizeof(r.note), "%s", fx->shape);
+	if (done && !r.note[0]) /* what the median run found */
+		snprintf(r.note, sizeof(r.note), "%s", samples[(done - 1) / 2].info);
+	if (op == SCALE_OP_FULL_SCAN && kind == K_PROLLY && r.valid)
+		fx->scan_ms = r.ms_median; /* the clone cell's yardstick */
 	if (fx->store == SCALE_STORE_PG && !plain && r.valid && scale_plain_op_names[op]) {
 		const scale_row *p = scale_rows_find(&ctx->plain, fx->n, SCALE_PLAIN_STORE,
 		                                     scale_plain_op_names[op], r.pattern);
@@ -307,10 +327,16 @@ static int plain_wanted(const scale_config *cfg, int op)
 	}
 }
 
-static int skipped(sc_ctx *ctx, uint64_t n, const char *store, const char *op, int pattern)
+static int skipped_as(sc_ctx *ctx, uint64_t n, const char *store, const char *op,
+                      const char *pattern)
 {
 	const scale_hooks *h = ctx->hooks;
-	return h && h->skip && h->skip(h->payload, n, store, op, pattern_name(pattern));
+	return h && h->skip && h->skip(h->payload, n, store, op, pattern);
+}
+
+static int skipped(sc_ctx *ctx, uint64_t n, const char *store, const char *op, int pattern)
+{
+	return skipped_as(ctx, n, store, op, pattern_name(pattern));
 }
 
 /* Does a pg cell that runs (M_EMIT) compare with the plain cell of op in column col? */
@@ -338,7 +364,15 @@ static int make_plan(plan *pl, sc_ctx *ctx, uint64_t n, int store)
 				continue;
 			if (p >= 0 && !((cfg->patterns >> p) & 1))
 				continue;
-			if (!skipped(ctx, n, sn, scale_op_names[op], p)) {
+			const char *const *parts = scale_op_parts[op];
+			for (int i = 0; parts && parts[i]; i++) {
+				if (skipped_as(ctx, n, sn, scale_op_names[op], parts[i]))
+					continue;
+				pl->part[op][i] = M_EMIT;
+				pl->run[op][0] = M_EMIT;
+				any = 1;
+			}
+			if (!parts && !skipped(ctx, n, sn, scale_op_names[op], p)) {
 				pl->run[op][p + 1] = M_EMIT;
 				any |= op != SCALE_OP_BUILD;
 			}
@@ -382,18 +416,28 @@ static int make_plan(plan *pl, sc_ctx *ctx, uint64_t n, int store)
 /* Fixtures                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Runs the cells of table (pl->run, pl->plain or pl->sql) after the build: the read cells, then every
- * pattern's edit cells. */
-static void run_cells(fixture *fx, const unsigned char (*modes)[SCALE_N_PATTERNS + 1], int kind)
+/* Runs the cells of kind (pl->run, pl->plain or pl->sql) after the build: the read cells (an
+ * op with parts: each part that is wanted), then every pattern's edit cells. */
+static void run_cells(fixture *fx, const plan *pl, int kind)
 {
 	sc_ctx *ctx = fx->ctx;
-	for (int op = SCALE_OP_BUILD + 1; op < SCALE_FIRST_PATTERN_OP && !ctx->stop; op++)
-		if (modes[op][0])
-			run_cell(fx, op, -1, modes[op][0], kind);
+	const unsigned char(*modes)[SCALE_N_PATTERNS + 1] = kind == K_PLAIN ? pl->plain
+	                                                    : kind == K_SQL ? pl->sql
+	                                                                    : pl->run;
+	for (int op = SCALE_OP_BUILD + 1; op < SCALE_FIRST_PATTERN_OP && !ctx->stop; op++) {
+		if (!modes[op][0])
+			continue;
+		const char *const *parts = kind == K_PROLLY ? scale_op_parts[op] : NULL;
+		if (!parts)
+			run_cell(fx, op, -1, -1, modes[op][0], kind);
+		for (int i = 0; parts && parts[i] && !ctx->stop; i++)
+			if (pl->part[op][i])
+				run_cell(fx, op, -1, i, pl->part[op][i], kind);
+	}
 	for (int p = 0; p < SCALE_N_PATTERNS; p++)
 		for (int op = SCALE_FIRST_PATTERN_OP; op < SCALE_N_OPS && !ctx->stop; op++)
 			if (modes[op][p + 1])
-				run_cell(fx, op, p, modes[op][p + 1], kind);
+				run_cell(fx, op, p, -1, modes[op][p + 1], kind);
 }
 
 /* The plain-table baseline of a pg fixture, in its own schema (dropped when done). 0, or -1
@@ -404,8 +448,8 @@ static int run_baseline(fixture *fx, const plan *pl)
 		return -1;
 	if (!fx->cfg->quiet)
 		fprintf(stderr, "[%" PRIu64 " pg] plain-table baseline\n", fx->n);
-	if (run_cell(fx, SCALE_OP_BUILD, -1, pl->plain[SCALE_OP_BUILD][0], K_PLAIN) == 0)
-		run_cells(fx, pl->plain, K_PLAIN);
+	if (run_cell(fx, SCALE_OP_BUILD, -1, -1, pl->plain[SCALE_OP_BUILD][0], K_PLAIN) == 0)
+		run_cells(fx, pl, K_PLAIN);
 	else
 		fprintf(stderr, "[%" PRIu64 " pg] no plain table: the baseline is skipped\n", fx->n);
 	sc_drop_schema(fx, fx->plain_schema);
@@ -437,7 +481,7 @@ static void run_sql(fixture *fx, const plan *pl)
 	} else if (!fx->cfg->quiet) {
 		fprintf(stderr, "[%" PRIu64 " pg] the prolly extension (pg-sql)\n", fx->n);
 	}
-	run_cells(fx, pl->sql, K_SQL);
+	run_cells(fx, pl, K_SQL);
 }
 
 /* Everything for one size and store. Returns 0, or 1 if the fixture could not be built. */
@@ -471,7 +515,7 @@ static int run_fixture(sc_ctx *ctx, uint64_t n, int store, const plan *pl)
 		}
 	}
 	if (pl->run[SCALE_OP_BUILD][0] && !ctx->stop) {
-		int rc = run_cell(fx, SCALE_OP_BUILD, -1, pl->run[SCALE_OP_BUILD][0], K_PROLLY);
+		int rc = run_cell(fx, SCALE_OP_BUILD, -1, -1, pl->run[SCALE_OP_BUILD][0], K_PROLLY);
 		if (rc != 0 || !fx->have_base || !fx->db) {
 			fprintf(stderr, "[%" PRIu64 " %s] no base tree: skipping this fixture\n", n, sn);
 			if (!ctx->fail[0])
@@ -480,7 +524,7 @@ static int run_fixture(sc_ctx *ctx, uint64_t n, int store, const plan *pl)
 			bad = 1;
 			goto out;
 		}
-		run_cells(fx, pl->run, K_PROLLY);
+		run_cells(fx, pl, K_PROLLY);
 		if (store == SCALE_STORE_PG && !ctx->stop)
 			run_sql(fx, pl);
 	}
@@ -615,8 +659,8 @@ static int check_config(const scale_config *cfg, char *err, size_t errn)
 		why = "patterns: unknown";
 	else if (strlen(cfg->pg_schema) > 50)
 		why = "pg_schema: longer than 50 characters";
-	else if (((cfg->stores >> SCALE_STORE_LMDB) & 1) && !cfg->dir)
-		why = "dir: needed for the lmdb store";
+	else if ((((cfg->stores >> SCALE_STORE_LMDB) | (cfg->ops >> SCALE_OP_SYNC)) & 1) && !cfg->dir)
+		why = "dir: needed for the lmdb store and the sync cells";
 	for (int i = 0; !why && i < cfg->n_sizes; i++)
 		if (!cfg->sizes[i])
 			why = "sizes: 0 records";
@@ -643,7 +687,7 @@ int scale_run(scale_rows *rows, const scale_config *cfg, const scale_hooks *hook
 	ctx->row_fd = -1;
 	if (!ctx->cfg.stamp[0])
 		bench_utc_now(ctx->cfg.stamp, sizeof(ctx->cfg.stamp));
-	if ((cfg->stores >> SCALE_STORE_LMDB) & 1) {
+	if (((cfg->stores >> SCALE_STORE_LMDB) | (cfg->ops >> SCALE_OP_SYNC)) & 1) {
 		snprintf(ctx->workdir, sizeof(ctx->workdir), "%s/prolly-scale-XXXXXX", cfg->dir);
 		if (!mkdtemp(ctx->workdir)) {
 			snprintf(err, errn, "scale: cannot create a scratch directory in %s: %s", cfg->dir,

@@ -19,7 +19,8 @@
  *
  * Order of cells in a fixture: build, the read cells (ops before SCALE_OP_BATCH, in enum order),
  * then for each selected pattern the edit cells (SCALE_OP_BATCH on). For pg the plain baseline
- * cells come first, in the same order, and the extension's cells last, in the same order.
+ * cells come first, in the same order, and the extension's cells last, in the same order. An op
+ * with parts (scale_op_parts: sync, proof) runs its parts in their order, each a cell.
  *
  * Keys are 24 bytes ("k" + 23 digits of slot 16 i); values are cfg->value_bytes long (see
  * fixture.c for their bytes). Everything is deterministic from cfg->seed.
@@ -49,6 +50,8 @@ enum {
 	SCALE_OP_QUERY,
 	SCALE_OP_SCAN,
 	SCALE_OP_COUNT,      /* the records of a range of SCALE_COUNT_RANGE keys */
+	SCALE_OP_SYNC,       /* parts clone and push (prolly_sync between stores) */
+	SCALE_OP_PROOF,      /* parts prove_key, verify_key, prove_range, verify_range */
 	SCALE_OP_CONCURRENT, /* cfg->concurrency queries at once */
 	SCALE_OP_BATCH,      /* the first op run once per pattern */
 	SCALE_OP_PUT,
@@ -58,11 +61,16 @@ enum {
 	SCALE_N_OPS
 };
 #define SCALE_FIRST_PATTERN_OP SCALE_OP_BATCH
-/* Every op but concurrent_query and count (the engine's default). */
+/* Every op but concurrent_query, count, sync and proof (the engine's default). */
 #define SCALE_DEFAULT_OPS                                                                          \
-	(((1u << SCALE_N_OPS) - 1) & ~(1u << SCALE_OP_CONCURRENT) & ~(1u << SCALE_OP_COUNT))
+	(((1u << SCALE_N_OPS) - 1) & ~(1u << SCALE_OP_CONCURRENT) & ~(1u << SCALE_OP_COUNT) &          \
+	 ~(1u << SCALE_OP_SYNC) & ~(1u << SCALE_OP_PROOF))
 /* The count cell's range: this many consecutive records (all of them in a smaller tree). */
 #define SCALE_COUNT_RANGE 1000000u
+/* The proof cells: key proofs per run (at most; fewer when cfg->reads is smaller), range proofs
+ * per run (a tenth of the key proofs, at least 1) and records per range proof. */
+#define SCALE_PROOF_KEYS 1000u
+#define SCALE_PROOF_RANGE 100u
 
 enum {
 	SCALE_PAT_APPEND,
@@ -78,6 +86,11 @@ enum { SCALE_STORE_MEM, SCALE_STORE_LMDB, SCALE_STORE_PG, SCALE_N_STORES };
 extern const char *const scale_op_names[SCALE_N_OPS];           /* "build", "scan", ... */
 extern const char *const scale_pattern_names[SCALE_N_PATTERNS]; /* "append", "random", ... */
 extern const char *const scale_store_names[SCALE_N_STORES];     /* "mem", "lmdb", "pg" */
+/* The parts of an op that makes several rows (NULL: one row): NULL-terminated names, at most
+ * SCALE_MAX_PARTS. Such an op has no pattern; each part is a cell of its own (its own runs, row,
+ * skip and before_cell call), its name in the row's pattern column, in this order. */
+#define SCALE_MAX_PARTS 4
+extern const char *const *const scale_op_parts[SCALE_N_OPS];
 /* The plain-table baseline's name for each op it has an analogue of (NULL: none). A pg row of
  * op X compares with the pg-plain row named scale_plain_op_names[X], same pattern. */
 extern const char *const scale_plain_op_names[SCALE_N_OPS];
@@ -136,7 +149,8 @@ typedef struct scale_config {
 	uint32_t value_bytes; /* 1..SCALE_MAX_VALUE_BYTES (the program's default: 27) */
 	unsigned concurrency; /* threads of a concurrent_query cell (1..SCALE_MAX_CONCURRENCY) */
 	uint64_t seed;
-	const char *dir;   /* where the LMDB scratch directory is made */
+	const char *dir;   /* where the LMDB scratch directory is made (the lmdb store, and the
+	                    * LMDB stores the sync cells clone into, whatever the store) */
 	size_t cache_mb;   /* decoded-node cache budget */
 	size_t flush_mb;   /* builder flush size; 0: the library's default */
 	double max_cell_s; /* a run longer than this skips the cell's remaining runs */

@@ -434,6 +434,79 @@ static int lmdb_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsi
 	return rc;
 }
 
+/* ---- get_ancestors (store interface version 4): history in one read transaction ------------- */
+
+static int anc_seen(const prolly_id *q, size_t n, const prolly_id *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (prolly_id_equal(&q[i], id))
+			return 1;
+	return 0;
+}
+
+/* Breadth first along the parents `commit` describes (store.h), in one read transaction: the
+ * list of ids met is also the queue, at most limit of them. A history walk (log, merge base, the
+ * commits a push or fetch lacks) then costs one call per batch of commits, not one per
+ * generation; what a call saves here is a read transaction and the engine's walk step per
+ * commit, and, when the other side of a sync is a server, the round trip its question about
+ * each generation would cost. */
+static int lmdb_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
+                              const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
+                              void *payload)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	prolly_id *q = NULL;
+	size_t nq = 0;
+	int rc;
+
+	count_trip();
+	if (!found || !commit || (n && !ids))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "lmdb: get_ancestors without ids, layout or callback");
+	if ((rc = prolly__store_layout_check(commit, "lmdb")))
+		return rc;
+	limit = PROLLY_MAX(limit, n);
+	if (!limit)
+		return 0;
+	if (!(q = malloc(limit * sizeof(*q))))
+		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory reading history");
+	for (size_t i = 0; i < n; i++)
+		if (!anc_seen(q, nq, &ids[i]))
+			q[nq++] = ids[i];
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		goto cleanup;
+	for (size_t head = 0; head < nq && !rc; head++) {
+		MDB_val k = {PROLLY_ID_SIZE, (void *)q[head].bytes}, v;
+		int mrc = mdb_get(txn, e->nodes, &k, &v);
+		if (mrc == MDB_NOTFOUND)
+			continue;
+		if (mrc) {
+			rc = prolly__lmdb_fail(e, mrc, "reading history");
+			break;
+		}
+		const unsigned char *b = v.mv_data;
+		if ((rc = found(payload, &q[head], b, v.mv_size)))
+			break;
+		if (v.mv_size < commit->parents_at || memcmp(b, commit->magic, commit->magic_size) != 0)
+			continue;
+		uint32_t np = prolly__rd32(b + commit->count_at);
+		for (uint32_t j = 0;
+		     j < np && commit->parents_at + PROLLY_ID_SIZE * ((size_t)j + 1) <= v.mv_size &&
+		     nq < limit;
+		     j++) {
+			prolly_id pid;
+			memcpy(pid.bytes, b + commit->parents_at + PROLLY_ID_SIZE * (size_t)j, PROLLY_ID_SIZE);
+			if (!anc_seen(q, nq, &pid))
+				q[nq++] = pid;
+		}
+	}
+	prolly__lmdb_txn_abort(e, txn);
+cleanup:
+	free(q);
+	return rc;
+}
+
 /*
  * LMDB has no checksums, so a damaged refs page can make a ref look absent (a wrong key count or
  * node offset) rather than fail. The refs database's row count is kept apart from its pages (in
@@ -846,4 +919,5 @@ void prolly__lmdb_set_vtable(prolly_store *base)
 	base->stat = lmdb_stat;
 	base->find_ids = lmdb_find_ids;
 	base->has_nodes = lmdb_has_nodes;
+	base->get_ancestors = lmdb_get_ancestors;
 }

@@ -1318,6 +1318,18 @@ static void case_ancestors(sc *t, prolly_store *st)
 	memset(&a, 0, sizeof(a));
 	CHECK_RC(t, st->get_ancestors(st, &o[2].id, 1, 10, cl, anc_fn, &a), 0);
 	CHECK(t, a.calls == 1);
+	/* a parent count larger than the object holds is cut to what it holds: o3 claims three
+	 * parents and holds one (o2), whose history is followed */
+	unsigned char o3b[17 + 32];
+	tnode o3;
+	o3.id = make_id(17, 13);
+	o3.size = other_commit_bytes(o3b, &o[2].id, 1);
+	o3b[9] = 3;
+	o3.data = o3b;
+	CHECK_RC(t, write_nodes(st, &o3, 1, 1), 0);
+	memset(&a, 0, sizeof(a));
+	CHECK_RC(t, st->get_ancestors(st, &o3.id, 1, 10, &other_layout, anc_fn, &a), 0);
+	CHECK(t, a.calls == 4 && anc_has(&a, &o3.id) && anc_has(&a, &o[0].id));
 	/* a layout whose count overlaps the parents is refused */
 	prolly_store_commit_layout bad = {other_magic, 3, 15, 17};
 	CHECK_RC(t, st->get_ancestors(st, &o[2].id, 1, 10, &bad, anc_fn, &a), PROLLY_EINVAL);
