@@ -1,7 +1,9 @@
 /*
  * write.c - the SQL write functions (declared by prolly--0.1.sql, documented in docs/sql.md).
  *
- *   prolly_commit(branch, keys[], vals[], message)   prolly_edit_tree on the head, one commit
+ *   prolly_commit(branch, keys[], vals[], message, expected)
+ *                                                    prolly_edit_tree on the head, one commit;
+ *                                                    with expected, only on that head (40001)
  *   prolly_put(branch, key, value)                   the same with one put
  *   prolly_delete(branch, key)                       the same with one delete
  *   prolly_branch(name, from_ref)                    a new ref naming from_ref's commit
@@ -121,10 +123,12 @@ static int publish(prolly_txn *txn)
 /* ---- commits of edits ---- */
 
 /* Applies edits to the head of branch and commits them (reflogged as op); *out receives the
- * new commit, or the head when the tree did not change. Raises any error. */
+ * new commit, or the head when the tree did not change. With expected non-NULL the head must be
+ * that commit (checked under the write lock, so no other writer can move it between the check
+ * and the commit): otherwise 40001 and nothing is written. Raises any error. */
 static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char *branch,
                          const char *ref, const prolly_edit *edits, size_t n, const char *message,
-                         const char *op, prolly_id *out)
+                         const char *op, const prolly_id *expected, prolly_id *out)
 {
 	pgx_tables t;
 	prolly_db *db = pgx_open_write(fcinfo, &t, fname);
@@ -136,6 +140,20 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 	pgx_write_lock(ref);
 	/* The head's read comes first: it adopts the epoch read under the write lock. */
 	rc = prolly_branch_commit(&hc, db, branch);
+	if (rc == 0 && expected && !prolly_id_equal(&hc->id, expected)) {
+		char want[PROLLY_ID_HEX_SIZE], have[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(want, expected);
+		prolly_id_to_hex(have, &hc->id);
+		prolly_commit_free(hc);
+		pgx_write_unlock();
+		ereport(ERROR,
+		        (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+		         errmsg("prolly: branch \"%s\" moved: its head is no longer the expected commit; "
+		                "nothing was written",
+		                branch),
+		         errdetail("expected %s, head %s", want, have),
+		         errhint("Read the head again and retry the transaction.")));
+	}
 	if (rc == 0)
 		rc = prolly_txn_begin(&txn, db);
 	if (rc == 0)
@@ -167,8 +185,15 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 	int nv = array_arg(fcinfo, 2, "vals", &vals, &vnull);
 	char *message;
 	prolly_edit *edits;
-	prolly_id out;
+	prolly_id out, expected;
+	int has_expected = !PG_ARGISNULL(4);
 
+	if (has_expected) {
+		char *hex = text_to_cstring(PG_GETARG_TEXT_PP(4));
+		if (strlen(hex) != PROLLY_ID_HEX_SIZE - 1 || prolly_id_from_hex(&expected, hex))
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			                errmsg("prolly: expected must be a commit id of 64 hex digits")));
+	}
 	if (nk != nv)
 		ereport(ERROR,
 		        (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -196,7 +221,7 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 	message = PG_ARGISNULL(3) ? psprintf("sql commit (%d edit%s)", nk, nk == 1 ? "" : "s")
 	                          : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	commit_edits(fcinfo, "prolly_commit", branch, ref, edits, (size_t)nk, message, "sql-commit",
-	             &out);
+	             has_expected ? &expected : NULL, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }
 
@@ -222,7 +247,7 @@ Datum pgx_put(PG_FUNCTION_ARGS)
 	e.op = PROLLY_PUT;
 	e.key = slice_of(k);
 	e.value = slice_of(v);
-	commit_edits(fcinfo, "prolly_put", branch, ref, &e, 1, "sql put", "sql-put", &out);
+	commit_edits(fcinfo, "prolly_put", branch, ref, &e, 1, "sql put", "sql-put", NULL, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }
 
@@ -243,7 +268,8 @@ Datum pgx_delete(PG_FUNCTION_ARGS)
 	e.key = slice_of(k);
 	e.value.data = NULL;
 	e.value.size = 0;
-	commit_edits(fcinfo, "prolly_delete", branch, ref, &e, 1, "sql delete", "sql-delete", &out);
+	commit_edits(fcinfo, "prolly_delete", branch, ref, &e, 1, "sql delete", "sql-delete", NULL,
+	             &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }
 

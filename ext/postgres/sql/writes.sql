@@ -42,6 +42,16 @@ SELECT prolly_commit('w', ARRAY['bin\000\377', 'e']::bytea[], ARRAY['\x00'::byte
 SELECT prolly_get('w', 'bin\000\377'::bytea) AS bin, prolly_get('w', 'e') AS empty_value, message FROM prolly_log('w', 1);
 SELECT prolly_resolve('w') AS head \gset
 SELECT prolly_commit('w', '{}'::bytea[], '{}'::bytea[]) = :'head' AS empty_arrays_unchanged;
+-- prolly_commit with expected: lands only on that head (compare-and-swap); else 40001, nothing written
+SELECT prolly_resolve('w') AS head \gset
+SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY['1']::bytea[], 'cas', :'head') AS cas1 \gset
+SELECT :'cas1' = prolly_resolve('w') AS cas_landed, prolly_resolve('w~1') = :'head' AS on_expected;
+SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', :'head'));
+SELECT prolly_resolve('w') = :'cas1' AS not_moved, convert_from(prolly_get('w', 'cas'), 'UTF8') AS cas_value;
+SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', 'abc'));
+SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', repeat('g', 64)));
+SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY['1']::bytea[], NULL, :'cas1') = :'cas1' AS unchanged_on_expected;
+SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY[NULL]::bytea[], NULL, NULL) <> :'cas1' AS null_expected_commits;
 -- values and keys at the limits
 SELECT prolly_put('w', decode(repeat('61', 2048), 'hex'), decode(repeat('62', 65536), 'hex')) IS NOT NULL AS at_limits;
 SELECT length(prolly_get('w', decode(repeat('61', 2048), 'hex'))) AS len;
