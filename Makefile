@@ -71,12 +71,13 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-# bench/lib/*.c (clock, RNG, buffer, store wrapper, TOML reader, HDR histogram, SVG charts...)
-# and bench/scale/*.c (the scale engine): the archive libbench.a, linked into every bench
-# program and every test program (the tests' one RNG is bench/lib/rng.c).
+# bench/lib/*.c (clock, RNG, buffer, store wrapper, TOML reader, HDR histogram, SVG charts...),
+# bench/scale/*.c (the scale engine) and bench/tables/*.c (versioned tables, the relational
+# suites' three contenders): the archive libbench.a, linked into every bench program and every
+# test program (the tests' one RNG is bench/lib/rng.c).
 # bench/harness/*.c (the runner) and bench/suites/*.c (its suites): the harness program; all
 # but main.c also form libharness.a, which the tests in HLIB_TESTS link.
-BLIB_SRC  := $(wildcard bench/lib/*.c bench/scale/*.c)
+BLIB_SRC  := $(wildcard bench/lib/*.c bench/scale/*.c bench/tables/*.c)
 BLIB_OBJ  := $(BLIB_SRC:%.c=$(BUILD)/obj/%.o)
 HARN_SRC  := $(wildcard bench/harness/*.c bench/suites/*.c)
 HLIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out bench/harness/main.c,$(HARN_SRC)))
@@ -101,7 +102,8 @@ ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) $(HOOK_OBJ)
 # libprolly.so exports only what include/ marks PROLLY_API (scripts/check-exports.sh).
 # Its tests see src/ too (they link libprolly.a, where hidden symbols stay linkable); the CLI
 # sees only the public header; bench/lib/, the scale engine and the bench programs see the
-# public header and bench/lib/; the harness's runner and suites also bench/harness/.
+# public header and bench/lib/; the harness's runner and suites also bench/harness/ and
+# bench/tables/ (whose own files see the public header and bench/lib/).
 # The stores see only the public headers and their own folder (src/store/store_int.h): never the
 # engine's internals.
 $(LIB_OBJ):   LAYER_CFLAGS := -Iinclude -Isrc -fvisibility=hidden
@@ -109,12 +111,13 @@ $(STORE_OBJ): LAYER_CFLAGS := -Iinclude -fvisibility=hidden
 $(HOOK_OBJ):  LAYER_CFLAGS := -Iinclude -fvisibility=hidden -DPROLLY_TEST_HOOKS
 $(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
 $(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
-$(HARN_SRC:%.c=$(BUILD)/obj/%.o): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness
-$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness -DPROLLY_TEST_HOOKS
+$(HARN_SRC:%.c=$(BUILD)/obj/%.o): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness -Ibench/tables
+$(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness -Ibench/tables -DPROLLY_TEST_HOOKS
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
-                         bench/scale/*.[ch] bench/harness/*.[ch] bench/suites/*.[ch] \
+                         bench/scale/*.[ch] bench/tables/*.[ch] bench/harness/*.[ch] \
+                         bench/suites/*.[ch] \
                          ext/postgres/*.[ch])
 CLANG_FORMAT ?= clang-format
 

@@ -19,8 +19,11 @@
 #   bench/scale/         the scale engine: bench/scale/, bench/lib/ and include/
 #   bench/harness/       the harness's runner: bench/harness/, bench/lib/ and include/ (it names
 #                        suites only through the h_suite table, never their files)
-#   bench/suites/        suites: bench/suites/, bench/harness/, bench/lib/, include/ and the scale
-#                        engine's API bench/scale/scale.h (never its internal engine.h)
+#   bench/tables/        versioned tables and their contenders: bench/tables/, bench/lib/ and
+#                        include/
+#   bench/suites/        suites: bench/suites/, bench/harness/, bench/tables/, bench/lib/,
+#                        include/ and the scale engine's API bench/scale/scale.h (never its
+#                        internal engine.h)
 #   bench/*.c            stand-alone bench programs: bench/lib/ and include/
 #   bench/workloads/, bench/results/  hold no C
 #   ext/**               the PostgreSQL extension: ext/ and include/ (and PostgreSQL's headers)
@@ -67,7 +70,7 @@ check() {
 		done
 		if [ -z "$hit" ]; then
 			# Not visible to this layer: say so if it is a project header elsewhere.
-			for s in src src/store bench/lib bench/harness bench/scale tests fuzz; do
+			for s in src src/store bench/lib bench/harness bench/scale bench/tables tests fuzz; do
 				if [ -f "$s/$inc" ]; then
 					bad "$file includes \"$inc\" ($s/$inc), outside its layer's include path"
 					break
@@ -107,8 +110,11 @@ done
 for f in $(files bench/harness); do
 	check "$f" "include bench/lib bench/harness" "bench/harness bench/lib include" ""
 done
+for f in $(files bench/tables); do
+	check "$f" "include bench/lib" "bench/tables bench/lib include" ""
+done
 for f in $(files bench/suites); do
-	check "$f" "include bench/lib bench/harness" "bench/suites bench/harness bench/lib include bench/scale" ""
+	check "$f" "include bench/lib bench/harness bench/tables" "bench/suites bench/harness bench/tables bench/lib include bench/scale" ""
 	if grep -q '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*engine\.h"' "$f"; then
 		bad "$f includes the scale engine's internal engine.h (use bench/scale/scale.h)"
 	fi

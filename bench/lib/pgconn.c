@@ -5,6 +5,8 @@
 
 #include "prolly/store.h"
 
+#include <stdio.h>
+
 /* ------------------------------------------------------------------------------------------ */
 /* Counted statements                                                                         */
 /* ------------------------------------------------------------------------------------------ */
@@ -18,9 +20,18 @@ void bench_pg_count(uint64_t statements, uint64_t round_trips)
 	prolly_store_counters_add(pg, 1);
 }
 
+static _Thread_local char last_state[6];
+
+const char *bench_pg_sqlstate(void)
+{
+	return last_state;
+}
+
 /* The server's message without its trailing newline. */
 int bench_pg_error(PGconn *conn, const PGresult *res, const char *what)
 {
+	const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	snprintf(last_state, sizeof(last_state), "%s", st ? st : "");
 	const char *m = res ? PQresultErrorMessage(res) : "";
 	if (!m || !*m)
 		m = PQerrorMessage(conn);
@@ -88,7 +99,11 @@ int bench_pg_prepare(PGconn *conn, const char *name, const char *sql, int nparam
 int bench_pg_run(PGconn *conn, const char *name, int n, const char *const *values,
                  const int *lengths, PGresult **out)
 {
-	static const int formats[4] = {1, 1, 1, 1};
+	static const int formats[BENCH_PG_MAX_PARAMS] = {1, 1, 1, 1, 1, 1, 1, 1,
+	                                                 1, 1, 1, 1, 1, 1, 1, 1};
+	if (n > BENCH_PG_MAX_PARAMS)
+		return prolly_set_error(PROLLY_EINVAL, "%s: %d parameters, at most %d", name, n,
+		                        BENCH_PG_MAX_PARAMS);
 	PGresult *res = PQexecPrepared(conn, name, n, values, lengths, formats, 1);
 	bench_pg_count(1, 1);
 	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
@@ -132,8 +147,13 @@ int bench_pg_ident(char *out, size_t n, const char *name)
 /* Starts a one-dimensional bytea[] of n elements in PostgreSQL's binary array format. */
 int bench_pg_array_begin(bench_buf *b, size_t n)
 {
+	return bench_pg_array_begin_type(b, n, BYTEA_OID);
+}
+
+int bench_pg_array_begin_type(bench_buf *b, size_t n, uint32_t elem_oid)
+{
 	bench_buf_clear(b);
-	if (bench_buf_put32be(b, 1) || bench_buf_put32be(b, 0) || bench_buf_put32be(b, BYTEA_OID) ||
+	if (bench_buf_put32be(b, 1) || bench_buf_put32be(b, 0) || bench_buf_put32be(b, elem_oid) ||
 	    bench_buf_put32be(b, (uint32_t)n) || bench_buf_put32be(b, 1))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter");
 	return 0;
@@ -150,6 +170,13 @@ int bench_pg_array_add_null(bench_buf *b)
 {
 	if (bench_buf_put32be(b, UINT32_MAX)) /* length -1 */
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a parameter");
+	return 0;
+}
+
+int bench_pg_copy_row_begin(bench_buf *b, uint16_t nfields)
+{
+	if (bench_buf_put16be(b, nfields))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding COPY data");
 	return 0;
 }
 

@@ -22,14 +22,20 @@
 
 /* Adds statements and round trips to the calling thread's prolly counters. */
 void bench_pg_count(uint64_t statements, uint64_t round_trips);
-/* Sets the prolly error "what: <the server's message>" and returns PROLLY_ESTORE. */
+/* Sets the prolly error "what: <the server's message>" and returns PROLLY_ESTORE; remembers the
+ * failure's SQLSTATE for bench_pg_sqlstate. */
 int bench_pg_error(PGconn *conn, const PGresult *res, const char *what);
+/* The SQLSTATE of the calling thread's last failed statement ("" if the server gave none):
+ * "40001" tells a lost race from a failure. */
+const char *bench_pg_sqlstate(void);
 /* Connects (notices silenced: DROP ... CASCADE lists what it dropped). */
 int bench_pg_connect(PGconn **out, const char *conninfo);
 /* One statement without parameters (one round trip). With out, the result is handed over. */
 int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out);
 int bench_pg_prepare(PGconn *conn, const char *name, const char *sql, int nparams);
-/* A prepared statement (at most 4 parameters) with binary parameters and binary results. */
+/* A prepared statement (at most BENCH_PG_MAX_PARAMS parameters) with binary parameters and
+ * binary results. */
+#define BENCH_PG_MAX_PARAMS 16
 int bench_pg_run(PGconn *conn, const char *name, int n, const char *const *values,
                  const int *lengths, PGresult **out);
 /* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */
@@ -42,9 +48,14 @@ uint32_t bench_pg_get32(const unsigned char *p);
 int bench_pg_array_begin(bench_buf *b, size_t n);
 int bench_pg_array_add(bench_buf *b, const void *d, size_t len);
 int bench_pg_array_add_null(bench_buf *b); /* a NULL element */
+/* The same for an array of another element type (20: int8[]); elements added as above. */
+int bench_pg_array_begin_type(bench_buf *b, size_t n, uint32_t elem_oid);
 /* COPY ... (FORMAT binary): the header, rows of two bytea fields, the trailer. */
 int bench_pg_copy_header(bench_buf *b);
 int bench_pg_copy_row2(bench_buf *b, const void *k, size_t klen, const void *v, size_t vlen);
+/* A row of nfields fields, each then added with bench_pg_array_add (the same length-prefixed
+ * encoding). */
+int bench_pg_copy_row_begin(bench_buf *b, uint16_t nfields);
 int bench_pg_copy_trailer(bench_buf *b);
 /* Sends b (and empties it) during a COPY FROM STDIN; ends a COPY and reads its result. */
 int bench_pg_copy_send(PGconn *conn, bench_buf *b);

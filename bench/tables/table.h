@@ -115,17 +115,21 @@ void bt_db_close(bt_db *db); /* NULL ok */
 bt_kind bt_db_kind(const bt_db *db);
 
 int bt_session_open(bt_session **out, bt_db *db, char *err, size_t errn);
-void bt_session_close(bt_session *s); /* NULL ok */
+void bt_session_close(bt_session *s);              /* NULL ok */
 const char *bt_session_error(const bt_session *s); /* the last failure's message */
 
 /* Bulk load: n rows of table t, row i made by fn(payload, i, &row), in primary-key order, in
  * commits of `batch` rows (plain: COPY, one transaction per batch; client: one prolly commit
- * per batch; sql: one prolly_commit statement per batch). */
+ * per batch; sql: one prolly_commit statement per batch). The rows' entries of every index t
+ * declares are written with them; bt_db_open creates the plain indexes the tables declare, so
+ * a suite that builds an index later (l.x) opens and loads with a copy of the table that
+ * declares fewer indexes, then calls bt_create_index with the full one. */
 typedef int (*bt_row_fn)(void *payload, uint64_t i, bt_row *row);
 int bt_load(bt_session *s, const bt_table *t, uint64_t n, uint64_t batch, bt_row_fn fn,
             void *payload);
-/* Builds secondary index `index` of t over the rows present (plain: CREATE INDEX; prolly: a
- * scan of the rows and one commit of every entry). The insert benchmark's l.x step. */
+/* Builds secondary index `index` of t over the rows present (plain: CREATE INDEX IF NOT EXISTS;
+ * prolly: a scan of the rows and one commit of their entries per million rows). The insert
+ * benchmark's l.x step. */
 int bt_create_index(bt_session *s, const bt_table *t, int index);
 
 /* ---- reads (outside a transaction: the branch head or the table as it is now) ------------- */
@@ -164,7 +168,9 @@ int bt_update(bt_session *s, const bt_table *t, const bt_row *old, const bt_row 
 int bt_delete_oldest(bt_session *s, const bt_table *t, int64_t from_pk, uint64_t n,
                      uint64_t *deleted);
 /* Commits: 0; BT_CONFLICT if the branch moved since bt_begin (nothing written; begin again);
- * -1 on failure (the transaction is rolled back). */
+ * -1 on failure (the transaction is rolled back). plain: a statement or the COMMIT failing with
+ * 40001 or 40P01 (deadlock) is BT_CONFLICT too; bt_rollback then. client and sql: the writes are
+ * kept in the session and sent at bt_commit; reads inside the transaction do not see them. */
 int bt_commit(bt_session *s);
 void bt_rollback(bt_session *s);
 

@@ -1,0 +1,117 @@
+/*
+ * tables_int.h - what session.c shares with the contenders behind it (bench/tables only).
+ *
+ * session.c holds the public entry points of table.h: it checks arguments, keeps the session's
+ * error, and dispatches. The plain contender (plain.c) runs every operation as SQL on its own
+ * tables. The two prolly contenders (client.c, sql.c) only provide key-value primitives
+ * (bt_kv_ops) on the branch; session.c builds the rows' keys and values (encode.c), keeps the
+ * transaction's edit list, and turns loads, index builds, ranges and deletes into those
+ * primitives, so the client and sql contenders run the same logic and differ only in how a
+ * primitive reaches the store.
+ */
+#ifndef BENCH_TABLES_INT_H
+#define BENCH_TABLES_INT_H
+
+#include "pgconn.h"
+#include "prolly.h"
+#include "table.h"
+
+#include <stdarg.h>
+
+#define BT_ERR 512
+
+/* One edit of a transaction: key and value (vlen SIZE_MAX: a delete) at offsets of the arena. */
+typedef struct bt_edit {
+	size_t koff, klen, voff, vlen;
+} bt_edit;
+
+struct bt_db {
+	bt_kind kind;
+	char *url, *schema, *branch; /* copies */
+	char qschema[160];           /* schema as a quoted identifier */
+	const bt_table *const *tables;
+	size_t ntables;
+	prolly_db *pdb; /* client: the handle its sessions share; sql: setup only (NULL after) */
+};
+
+struct bt_session {
+	bt_db *db;
+	char err[BT_ERR];
+	int in_txn;
+	prolly_id head; /* client, sql: the head read at bt_begin */
+	char head_hex[PROLLY_ID_HEX_SIZE];
+	prolly_id head_tree; /* client: its tree */
+	/* the transaction's edits (client, sql) */
+	bench_buf arena;
+	bt_edit *edits;
+	size_t nedits, edits_cap;
+	/* scratch */
+	bench_buf k, k2, v;
+	bench_buf arr[2];
+	prolly_buf val;     /* client: the last value read (a decoded row points into it) */
+	PGconn *pg;         /* plain, sql: the session's connection */
+	PGresult *last;     /* plain, sql: the last result (a decoded row points into it) */
+	bench_buf prepared; /* plain: names of the statements prepared, "\n"-separated */
+};
+
+/* Sets the session's error; returns -1. */
+int bt__fail(bt_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "what: <prolly_last_error()>"; returns -1. */
+int bt__fail_prolly(bt_session *s, const char *what);
+/* Drops the last result of the session (plain, sql). */
+void bt__clear_last(bt_session *s);
+
+/* ---- the prolly contenders' primitives (client.c, sql.c) ---------------------------------- */
+
+/* Called for each entry of a scan, in key order; non-zero stops the scan (returned by it). */
+typedef int (*bt_entry_fn)(void *payload, const void *key, size_t klen, const void *val,
+                           size_t vlen);
+
+/* Each returns 0, or -1 with the session's error set; commit also BT_CONFLICT. Reads read
+ * s->head when s->in_txn, else the branch head as it is now. */
+typedef struct bt_kv_ops {
+	int (*db_open)(bt_db *db, int create, char *err, size_t errn);
+	void (*db_close)(bt_db *db);
+	int (*session_open)(bt_session *s);
+	void (*session_close)(bt_session *s);
+	/* Reads the branch head into s->head, s->head_hex (and s->head_tree). */
+	int (*head)(bt_session *s);
+	/* *val, *vlen valid until the session's next call; *found 0 if absent. */
+	int (*get)(bt_session *s, const void *key, size_t klen, const void **val, size_t *vlen,
+	           int *found);
+	/* n keys as s->arr[0] holds them (bytea[] binary for sql) and as slices; *found present. */
+	int (*get_many)(bt_session *s, const prolly_slice *keys, size_t n, size_t *found);
+	/* Entries with lo <= key < hi, at most limit (0: all), to fn. */
+	int (*scan)(bt_session *s, const prolly_slice *lo, const prolly_slice *hi, uint64_t limit,
+	            bt_entry_fn fn, void *payload);
+	int (*count)(bt_session *s, const prolly_slice *lo, const prolly_slice *hi, uint64_t *out);
+	/* Commits edits[0..n) on the branch: with expect set, only on s->head (BT_CONFLICT if the
+	 * branch moved); without, on whatever the head is. */
+	int (*commit)(bt_session *s, const bt_edit *edits, size_t n, int expect);
+} bt_kv_ops;
+
+extern const bt_kv_ops bt__client_ops, bt__sql_ops;
+
+/* The commit message of a transaction of n edits. */
+#define BT_COMMIT_MESSAGE "bench tables"
+
+/* ---- the plain contender (plain.c) --------------------------------------------------------- */
+
+int bt__plain_db_open(bt_db *db, int create, char *err, size_t errn);
+int bt__plain_session_open(bt_session *s);
+void bt__plain_session_close(bt_session *s);
+int bt__plain_load(bt_session *s, const bt_table *t, uint64_t n, uint64_t batch, bt_row_fn fn,
+                   void *payload);
+int bt__plain_create_index(bt_session *s, const bt_table *t, int index);
+int bt__plain_get(bt_session *s, const bt_table *t, int64_t pk, bt_row *r, int *found);
+int bt__plain_get_many(bt_session *s, const bt_table *t, const int64_t *pks, size_t n,
+                       size_t *found);
+int bt__plain_range(int64_t *out, bt_session *s, const bt_table *t, const bt_range_q *q);
+int bt__plain_exec(bt_session *s, const char *sql); /* BEGIN, COMMIT, ROLLBACK */
+int bt__plain_insert(bt_session *s, const bt_table *t, const bt_row *r);
+int bt__plain_delete(bt_session *s, const bt_table *t, const bt_row *r);
+int bt__plain_update(bt_session *s, const bt_table *t, const bt_row *r);
+int bt__plain_delete_oldest(bt_session *s, const bt_table *t, int64_t from_pk, uint64_t n,
+                            uint64_t *deleted);
+
+#endif /* BENCH_TABLES_INT_H */
