@@ -463,6 +463,9 @@ extern const char *const hr_scale_summary_columns[];
 int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn);
 int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn);
 
+/* The tpcb suite: suites/tpcb*.c. */
+extern const h_suite htpcb_suite;
+
 /* Runs the selected suites (bit i: h_suites[i]) of run in order, stopping at the first that
  * fails (h_run_suite). 0, or -1 with err naming the suite. */
 int h_run_suites(h_run *run, unsigned selected, char *err, size_t errn);

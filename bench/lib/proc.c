@@ -99,6 +99,47 @@ double bench_server_cpu_ms(long postmaster_pid)
 	return found ? total * 1000.0 / (double)tck : -1;
 }
 
+size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max)
+{
+	char path[300], line[256];
+	size_t n = 0;
+	DIR *d = opendir("/proc");
+	if (!d || ppid <= 0) {
+		if (d)
+			closedir(d);
+		return 0;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		long parent = -1;
+		unsigned long long vol = 0, inv = 0, x;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "PPid: %ld", &parent) == 1)
+				continue;
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &x) == 1)
+				vol = x;
+			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &x) == 1)
+				inv = x;
+		}
+		fclose(f);
+		if (parent != ppid)
+			continue;
+		if (n < max) {
+			pids[n] = strtol(de->d_name, NULL, 10);
+			csw[n] = (uint64_t)(vol + inv);
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;

@@ -6,6 +6,7 @@
 #ifndef BENCH_PROC_H
 #define BENCH_PROC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Minor page faults of this process so far (first touches of fresh memory, among others). */
@@ -21,6 +22,10 @@ double bench_load1(void);
  * the children it has reaped (a closed backend's time moves into the postmaster's cutime).
  * postmaster_pid 0 or an unreadable /proc: -1. */
 double bench_server_cpu_ms(long postmaster_pid);
+/* Context switches (voluntary + involuntary) of each live child of process ppid (a PostgreSQL
+ * server's backends): up to max (pid, switches) pairs into pids[] and csw[]. Returns how many
+ * children there are (more than max when some did not fit); 0 when /proc cannot tell. */
+size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max);
 /* rm -rf path, warning on stderr about what cannot be removed (only ever called on directories
  * the benchmark made). */
 void bench_rm_tree(const char *path);
