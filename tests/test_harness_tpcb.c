@@ -9,7 +9,9 @@
  *     CI=true it must), one second per cell: one validated row per cell, equal sums, history
  *     rows = commits, TPS and latencies, WAL per transaction, the report's section and charts;
  *   - resume: a second run measures nothing and skips every cell;
- *   - on a store other than PostgreSQL the suite says so and writes nothing.
+ *   - on a store other than PostgreSQL the suite says so and writes nothing;
+ *   - pgbench through a URL with a password (PROLLY_PG_PW_URL): it runs, and no file of the
+ *     result directory holds the password.
  *
  * Re-run one test: build/tests/test_harness_tpcb NAME.
  */
@@ -278,6 +280,45 @@ PT_TEST(run_validate_resume)
 	hr_counts(t.d, &measured, &skipped);
 	PT_CHECKF(measured == 0 && skipped == 2 * 2 * ncont, "measured %u skipped %u", measured,
 	          skipped);
+	trun_close(&t);
+}
+
+/* Non-zero if some file of dir holds needle. */
+static int dir_holds(const char *dir, const char *needle)
+{
+	char cmd[4600];
+	snprintf(cmd, sizeof(cmd), "grep -rqF -e '%s' '%s'", needle, dir);
+	return system(cmd) == 0;
+}
+
+PT_TEST(pgbench_password)
+{
+	const char *pw_url = getenv("PROLLY_PG_PW_URL");
+	if (!pw_url) {
+		printf("# skipped: PROLLY_PG_PW_URL unset (a server the tests did not start)\n");
+		return;
+	}
+	char pw[128] = "";
+	const char *a = strstr(pw_url, "prolly_pw:"), *b = strchr(pw_url, '@');
+	if (a && b && b > a + 10)
+		snprintf(pw, sizeof(pw), "%.*s", (int)(b - a - 10), a + 10);
+	PT_CHECK(strlen(pw) >= 8 && !strchr(pw, '\''));
+	const char *sets[] = {"tpcb.contenders",   "[\"plain\"]", "tpcb.clients", "[1]", "tpcb.modes",
+	                      "[\"select-only\"]", NULL};
+	trun t;
+	char err[H_ERR] = "";
+	bench_csv tab;
+	memset(&tab, 0, sizeof(tab));
+	PT_CHECK(trun_open(&t, "postgres", sets) == 0);
+	t.run.url = pw_url;
+	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	PT_CHECK(!strstr(err, pw));
+	if (th_read_csv(&tab, t.out, "tpcb-raw.csv") == 0) {
+		PT_CHECKF(tab.nrows == 1, "%zu rows", tab.nrows);
+		PT_CHECK(tab.nrows == 1 && !strcmp(bench_csv_get(&tab, 0, "validated"), "1"));
+	}
+	bench_csv_free(&tab);
+	PT_CHECK(pw[0] && !dir_holds(t.out, pw));
 	trun_close(&t);
 }
 
