@@ -23,6 +23,7 @@
 
 #include "prolly.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 /* ---- schema ---------------------------------------------------------------------------- */
@@ -307,14 +308,22 @@ static int pick_present(const model *m, bench_rng *r)
 
 static char schema[64];
 
-static bt_db *open_db(bt_kind kind, int create)
+static bt_table bare; /* items without its indexes: loaded first, indexed after (l.x) */
+static const bt_table *const bare_tables[] = {&bare};
+
+static bt_db *open_db_with(bt_kind kind, int create, const bt_table *const *with)
 {
 	bt_db *db = NULL;
 	char err[512] = "";
 	int rc = bt_db_open(&db, kind, getenv("PROLLY_PG_URL"), schema,
-	                    kind == BT_PLAIN ? NULL : "tables", tables, 1, create, err, sizeof(err));
+	                    kind == BT_PLAIN ? NULL : "tables", with, 1, create, err, sizeof(err));
 	PT_CHECKF(rc == 0, "%s: %s", bt_contender_names[kind], err);
 	return rc ? NULL : db;
+}
+
+static bt_db *open_db(bt_kind kind, int create)
+{
+	return open_db_with(kind, create, tables);
 }
 
 static void run_sequence(bt_kind kind)
@@ -326,15 +335,23 @@ static void run_sequence(bt_kind kind)
 	char err[512], text[24];
 	load_ctx lc = {PT_SEED(), {0}};
 
-	if (kind == BT_PLAIN)
-		tm_pg_schema_name(schema, "btp");
-	else if (kind == BT_CLIENT)
-		tm_pg_schema_name(schema, "btc");
-	if (!(db = open_db(kind, 1)))
+	tm_pg_schema_name(schema, bt_contender_names[kind]);
+	if (kind == BT_SQL) { /* the store first, then the extension in it */
+		PT_REQUIRE((db = open_db(BT_CLIENT, 1)) != NULL);
+		bt_db_close(db);
+	}
+	bare = items;
+	bare.nindexes = 0;
+	if (!(db = open_db_with(kind, 1, bare_tables)))
 		return;
 	PT_REQUIRE(bt_session_open(&s, db, err, sizeof(err)) == 0);
 	memset(&m, 0, sizeof(m));
-	PT_REQUIRE(bt_load(s, &items, 300, 64, load_row, &lc) == 0);
+	PT_REQUIRE(bt_load(s, &bare, 300, 64, load_row, &lc) == 0);
+	for (int ix = 1; ix <= items.nindexes; ix++)
+		PT_CHECKF(bt_create_index(s, &items, ix) == 0, "%s", bt_session_error(s));
+	int64_t none = 0;
+	size_t zero = 1;
+	PT_CHECK(bt_get_many(s, &items, &none, 0, &zero) == 0 && zero == 0);
 	for (uint64_t i = 0; i < 300; i++) {
 		bt_row row;
 		load_row(&lc, i, &row);
@@ -392,15 +409,17 @@ static void run_sequence(bt_kind kind)
 			PT_CHECKF(found == m.present[i], "get %d: found %d", i - OFF, found);
 			if (found == 1 && m.present[i])
 				PT_CHECKF(rows_equal(&row, &m.rows[i]), "get %d: another row", i - OFF);
-		} else if (what < 6) { /* get_many of distinct keys */
+		} else if (what < 6) { /* get_many: some keys twice, counted once */
 			uint64_t idx[32];
-			int64_t pks[32];
-			size_t n = 1 + bench_rng_below(&r, 32), want = 0, got = 0;
+			int64_t pks[40];
+			size_t n = 1 + bench_rng_below(&r, 32), want = 0, got = 0, dup;
 			PT_REQUIRE(bench_rng_sample_distinct(&r, SPAN, idx, n) == 0);
 			for (size_t j = 0; j < n; j++) {
 				pks[j] = (int64_t)idx[j] - OFF;
 				want += (size_t)m.present[idx[j]];
 			}
+			for (dup = bench_rng_below(&r, 8); dup > 0; dup--, n++)
+				pks[n] = pks[bench_rng_below(&r, n)];
 			PT_CHECKF(bt_get_many(s, &items, pks, n, &got) == 0, "%s", bt_session_error(s));
 			PT_CHECKF(got == want, "get_many: %zu, want %zu", got, want);
 		} else { /* a range */
@@ -452,9 +471,9 @@ PT_TEST(plain_follows_the_model)
 PT_TEST(client_follows_the_model)
 {
 	run_sequence(BT_CLIENT);
+	tm_pg_schema_drop(schema);
 }
 
-/* sql on the client's store (schema kept from the client case), on a fresh branch. */
 PT_TEST(sql_follows_the_model)
 {
 	run_sequence(BT_SQL);
@@ -503,6 +522,122 @@ PT_TEST(client_lost_race_is_conflict)
 PT_TEST(sql_lost_race_is_conflict)
 {
 	conflict(BT_SQL);
+}
+
+/* Threads that each add 1 to one row's column a, N times, retrying on BT_CONFLICT: with the
+ * compare-and-swap no increment is lost. */
+#define INCS 15
+
+typedef struct incr {
+	bt_db *db;
+	int ok, conflicts;
+} incr;
+
+static void *increment(void *arg)
+{
+	incr *c = arg;
+	bt_session *s = NULL;
+	char err[512];
+	if (bt_session_open(&s, c->db, err, sizeof(err)))
+		return NULL;
+	for (int i = 0; i < INCS;) {
+		bt_row old, row;
+		int found = 0;
+		if (bt_begin(s) || bt_get(s, &items, 1, &old, &found) || !found)
+			break;
+		row = old;
+		row.ints[C_A]++;
+		if (bt_update(s, &items, &old, &row))
+			break;
+		int rc = bt_commit(s);
+		if (rc == BT_CONFLICT)
+			c->conflicts++;
+		else if (rc)
+			break;
+		else
+			i++, c->ok++;
+	}
+	bt_session_close(s);
+	return NULL;
+}
+
+static void no_lost_update(bt_kind kind)
+{
+	bt_db *db;
+	bt_session *s = NULL;
+	char err[512], text[24];
+	bt_row r;
+	int found = 0;
+	incr c[3];
+	pthread_t th[3];
+	tm_pg_schema_name(schema, "bti");
+	if (kind == BT_SQL) {
+		PT_REQUIRE((db = open_db(BT_CLIENT, 1)) != NULL);
+		bt_db_close(db);
+	}
+	PT_REQUIRE((db = open_db(kind, 1)) != NULL);
+	PT_REQUIRE(bt_session_open(&s, db, err, sizeof(err)) == 0);
+	make_row(&r, text, 1, 0); /* a = -20 */
+	PT_REQUIRE(bt_begin(s) == 0 && bt_insert(s, &items, &r) == 0 && bt_commit(s) == 0);
+	for (int i = 0; i < 3; i++) {
+		c[i] = (incr){db, 0, 0};
+		PT_REQUIRE(pthread_create(&th[i], NULL, increment, &c[i]) == 0);
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	PT_CHECK(c[0].ok == INCS && c[1].ok == INCS && c[2].ok == INCS);
+	printf("# %s: %d commits lost a race and were retried\n", bt_contender_names[kind],
+	       c[0].conflicts + c[1].conflicts + c[2].conflicts);
+	PT_CHECK(bt_get(s, &items, 1, &r, &found) == 0 && found);
+	PT_CHECKF(r.ints[C_A] == -20 + 3 * INCS, "a = %lld after %d increments (%d conflicts)",
+	          (long long)r.ints[C_A], 3 * INCS, c[0].conflicts + c[1].conflicts + c[2].conflicts);
+	/* the index entry moved with the row: one entry, at the last value */
+	bt_range_q q;
+	int64_t n = 0;
+	memset(&q, 0, sizeof(q));
+	q.index = 1;
+	q.agg = BT_COUNT;
+	PT_CHECK(bt_range(&n, s, &items, &q) == 0 && n == 1);
+	q.nlo = q.nhi = 1;
+	q.lo[0] = q.hi[0] = -20 + 3 * INCS;
+	PT_CHECK(bt_range(&n, s, &items, &q) == 0 && n == 1);
+	bt_session_close(s);
+	bt_db_close(db);
+	tm_pg_schema_drop(schema);
+}
+
+PT_TEST(client_concurrent_increments_none_lost)
+{
+	no_lost_update(BT_CLIENT);
+}
+
+PT_TEST(sql_concurrent_increments_none_lost)
+{
+	no_lost_update(BT_SQL);
+}
+
+/* plain: a statement that fails inside a transaction fails its commit too (PostgreSQL's COMMIT
+ * of an aborted transaction succeeds as a ROLLBACK), and nothing of it stays. */
+PT_TEST(plain_failed_statement_fails_the_commit)
+{
+	bt_db *db;
+	bt_session *s = NULL;
+	char err[512], text[24];
+	bt_row r, got;
+	int found = 1;
+	tm_pg_schema_name(schema, "btf");
+	PT_REQUIRE((db = open_db(BT_PLAIN, 1)) != NULL);
+	PT_REQUIRE(bt_session_open(&s, db, err, sizeof(err)) == 0);
+	make_row(&r, text, 1, 11);
+	PT_CHECK(bt_begin(s) == 0 && bt_insert(s, &items, &r) == 0);
+	PT_CHECK(bt_insert(s, &items, &r) == -1 && strstr(bt_session_error(s), "duplicate"));
+	PT_CHECK(bt_commit(s) == -1 && strstr(bt_session_error(s), "rolled back"));
+	PT_CHECK(bt_get(s, &items, 1, &got, &found) == 0 && found == 0);
+	PT_CHECK(bt_begin(s) == 0 && bt_insert(s, &items, &r) == 0 && bt_commit(s) == 0);
+	PT_CHECK(bt_get(s, &items, 1, &got, &found) == 0 && found == 1 && rows_equal(&got, &r));
+	bt_session_close(s);
+	bt_db_close(db);
+	tm_pg_schema_drop(schema);
 }
 
 PT_TEST(hostile_arguments_refused)

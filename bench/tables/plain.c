@@ -14,6 +14,9 @@
  *   insert, update, delete   INSERT / UPDATE ... WHERE pk = / DELETE ... WHERE pk =
  *   delete_oldest  DELETE FROM t WHERE pk IN (SELECT pk ... WHERE pk >= $1 ORDER BY pk LIMIT $2)
  *   begin, commit  BEGIN / COMMIT; 40001 and 40P01 (a deadlock) are BT_CONFLICT
+ *
+ * This file: the schema, sessions, the statements' SQL pieces and the reads; the writes are in
+ * plain_write.c.
  */
 #include "tables_int.h"
 
@@ -24,10 +27,9 @@
 #include <string.h>
 
 #define INT8_OID 20
-#define SQL_MAX 2048
 
 /* "schema"."table" */
-static int qname(char *out, size_t n, const bt_db *db, const char *table)
+int bt__plain_qname(char *out, size_t n, const bt_db *db, const char *table)
 {
 	char qt[160];
 	if (bench_pg_ident(qt, sizeof(qt), table))
@@ -36,7 +38,7 @@ static int qname(char *out, size_t n, const bt_db *db, const char *table)
 }
 
 /* Appends the quoted name of column c of t. */
-static void put_col(bench_buf *b, const bt_table *t, int c)
+void bt__plain_col(bench_buf *b, const bt_table *t, int c)
 {
 	char q[160];
 	if (bench_pg_ident(q, sizeof(q), t->cols[c].name))
@@ -54,19 +56,19 @@ static int db_exec(PGconn *c, const char *sql, char *err, size_t errn)
 	return 0;
 }
 
-static int index_sql(bench_buf *b, const bt_db *db, const bt_table *t, int index)
+int bt__plain_index_sql(bench_buf *b, const bt_db *db, const bt_table *t, int index)
 {
 	char q[400], qi[160];
 	const bt_index *ix = &t->indexes[index - 1];
-	if (qname(q, sizeof(q), db, t->name) || bench_pg_ident(qi, sizeof(qi), ix->name))
+	if (bt__plain_qname(q, sizeof(q), db, t->name) || bench_pg_ident(qi, sizeof(qi), ix->name))
 		return -1;
 	bench_buf_clear(b);
 	bench_buf_printf(b, "CREATE INDEX IF NOT EXISTS %s ON %s (", qi, q);
 	for (int c = 0; c < ix->ncols; c++) {
-		put_col(b, t, ix->cols[c]);
+		bt__plain_col(b, t, ix->cols[c]);
 		bench_buf_puts(b, ", ");
 	}
-	put_col(b, t, t->pk);
+	bt__plain_col(b, t, t->pk);
 	bench_buf_puts(b, ")");
 	return b->oom ? -1 : 0;
 }
@@ -94,24 +96,24 @@ int bt__plain_db_open(bt_db *db, int create, char *err, size_t errn)
 	for (size_t i = 0; i < db->ntables; i++) {
 		const bt_table *t = db->tables[i];
 		char q[400];
-		if (qname(q, sizeof(q), db, t->name))
+		if (bt__plain_qname(q, sizeof(q), db, t->name))
 			goto toolong;
 		bench_buf_clear(&b);
 		bench_buf_printf(&b, "CREATE TABLE %s (", q);
 		for (int col = 0; col < t->ncols; col++) {
-			put_col(&b, t, col);
+			bt__plain_col(&b, t, col);
 			bench_buf_puts(&b,
 			               t->cols[col].type == BT_INT ? " bigint NOT NULL, " : " text NOT NULL, ");
 		}
 		bench_buf_puts(&b, "PRIMARY KEY (");
-		put_col(&b, t, t->pk);
+		bt__plain_col(&b, t, t->pk);
 		bench_buf_puts(&b, "))");
 		if (b.oom)
 			goto toolong;
 		if (db_exec(c, b.p, err, errn))
 			goto cleanup;
 		for (int ix = 1; ix <= t->nindexes; ix++)
-			if (index_sql(&b, db, t, ix))
+			if (bt__plain_index_sql(&b, db, t, ix))
 				goto toolong;
 			else if (db_exec(c, b.p, err, errn))
 				goto cleanup;
@@ -141,7 +143,7 @@ void bt__plain_session_close(bt_session *s)
 /* ---- statements ---------------------------------------------------------------------------- */
 
 /* Prepares statement name (once per session) from the SQL in b. */
-static int prepare(bt_session *s, const char *name, const bench_buf *b, int nparams)
+int bt__plain_prepare(bt_session *s, const char *name, const bench_buf *b, int nparams)
 {
 	char key[80];
 	snprintf(key, sizeof(key), "\n%s\n", name);
@@ -158,7 +160,7 @@ static int prepare(bt_session *s, const char *name, const bench_buf *b, int npar
 }
 
 /* Runs a prepared statement; its result becomes s->last. 40001 and 40P01: BT_CONFLICT. */
-static int run(bt_session *s, const char *name, int n, const char *const *v, const int *l)
+int bt__plain_run(bt_session *s, const char *name, int n, const char *const *v, const int *l)
 {
 	bt__clear_last(s);
 	if (bench_pg_run(s->pg, name, n, v, l, &s->last)) {
@@ -170,7 +172,7 @@ static int run(bt_session *s, const char *name, int n, const char *const *v, con
 	return 0;
 }
 
-static void int8_be(char out[8], int64_t v)
+void bt__plain_int8(char out[8], int64_t v)
 {
 	uint64_t u = (uint64_t)v;
 	for (int i = 7; i >= 0; i--, u >>= 8)
@@ -184,22 +186,22 @@ static int64_t get_int8(const char *p)
 }
 
 /* The SELECT list of every column, in column order. */
-static void all_cols(bench_buf *b, const bt_table *t)
+void bt__plain_cols(bench_buf *b, const bt_table *t)
 {
 	for (int c = 0; c < t->ncols; c++) {
 		if (c)
 			bench_buf_puts(b, ", ");
-		put_col(b, t, c);
+		bt__plain_col(b, t, c);
 	}
 }
 
 /* Statement sql of table t, named "bt<id>_<kind>": built by the caller into b when new. */
-static int stmt_begin(bt_session *s, const bt_table *t, char *name, size_t n, const char *kind,
-                      char *q, size_t qn)
+int bt__plain_stmt(bt_session *s, const bt_table *t, char *name, size_t n, const char *kind,
+                   char *q, size_t qn)
 {
 	snprintf(name, n, "bt%u_%s", t->id, kind);
 	bench_buf_clear(&s->v);
-	if (qname(q, qn, s->db, t->name))
+	if (bt__plain_qname(q, qn, s->db, t->name))
 		return bt__fail(s, "tables: plain: table name too long");
 	return 0;
 }
@@ -228,19 +230,19 @@ static int decode_row(bt_session *s, const bt_table *t, int row, bt_row *r)
 int bt__plain_get(bt_session *s, const bt_table *t, int64_t pk, bt_row *r, int *found)
 {
 	char name[64], q[400], k[8];
-	if (stmt_begin(s, t, name, sizeof(name), "get", q, sizeof(q)))
+	if (bt__plain_stmt(s, t, name, sizeof(name), "get", q, sizeof(q)))
 		return -1;
 	bench_buf_puts(&s->v, "SELECT ");
-	all_cols(&s->v, t);
+	bt__plain_cols(&s->v, t);
 	bench_buf_printf(&s->v, " FROM %s WHERE ", q);
-	put_col(&s->v, t, t->pk);
+	bt__plain_col(&s->v, t, t->pk);
 	bench_buf_puts(&s->v, " = $1");
-	if (prepare(s, name, &s->v, 1))
+	if (bt__plain_prepare(s, name, &s->v, 1))
 		return -1;
-	int8_be(k, pk);
+	bt__plain_int8(k, pk);
 	const char *v[1] = {k};
 	const int l[1] = {8};
-	int rc = run(s, name, 1, v, l);
+	int rc = bt__plain_run(s, name, 1, v, l);
 	if (rc)
 		return rc;
 	*found = PQntuples(s->last) > 0;
@@ -251,25 +253,27 @@ int bt__plain_get_many(bt_session *s, const bt_table *t, const int64_t *pks, siz
                        size_t *found)
 {
 	char name[64], q[400], k[8];
-	if (stmt_begin(s, t, name, sizeof(name), "many", q, sizeof(q)))
+	if (!n)
+		return 0;
+	if (bt__plain_stmt(s, t, name, sizeof(name), "many", q, sizeof(q)))
 		return -1;
 	bench_buf_puts(&s->v, "SELECT ");
-	all_cols(&s->v, t);
+	bt__plain_cols(&s->v, t);
 	bench_buf_printf(&s->v, " FROM %s WHERE ", q);
-	put_col(&s->v, t, t->pk);
+	bt__plain_col(&s->v, t, t->pk);
 	bench_buf_puts(&s->v, " = ANY($1::int8[])");
-	if (prepare(s, name, &s->v, 1))
+	if (bt__plain_prepare(s, name, &s->v, 1))
 		return -1;
 	if (bench_pg_array_begin_type(&s->arr[0], n, INT8_OID))
 		return bt__fail_prolly(s, "tables: plain");
 	for (size_t i = 0; i < n; i++) {
-		int8_be(k, pks[i]);
+		bt__plain_int8(k, pks[i]);
 		if (bench_pg_array_add(&s->arr[0], k, 8))
 			return bt__fail_prolly(s, "tables: plain");
 	}
 	const char *v[1] = {s->arr[0].p};
 	const int l[1] = {(int)s->arr[0].n};
-	int rc = run(s, name, 1, v, l);
+	int rc = bt__plain_run(s, name, 1, v, l);
 	if (rc)
 		return rc;
 	*found = (size_t)PQntuples(s->last);
@@ -284,14 +288,14 @@ static void key_cols(bench_buf *b, const bt_table *t, int index, int n)
 		if (i)
 			bench_buf_puts(b, ", ");
 		if (index > 0 && i < t->indexes[index - 1].ncols)
-			put_col(b, t, t->indexes[index - 1].cols[i]);
+			bt__plain_col(b, t, t->indexes[index - 1].cols[i]);
 		else
-			put_col(b, t, t->pk);
+			bt__plain_col(b, t, t->pk);
 	}
 	bench_buf_putc(b, ')');
 }
 
-static void params(bench_buf *b, int from, int n)
+void bt__plain_params(bench_buf *b, int from, int n)
 {
 	bench_buf_putc(b, '(');
 	for (int i = 0; i < n; i++)
@@ -307,18 +311,18 @@ int bt__plain_range(int64_t *out, bt_session *s, const bt_table *t, const bt_ran
 	int ncols = q->index == 0 ? 1 : t->indexes[q->index - 1].ncols + 1;
 	snprintf(kind, sizeof(kind), "r%d_%d_%d_%d_%d_%d", q->index, q->nlo, q->nhi, q->limit != 0,
 	         (int)q->agg, q->agg == BT_SUM ? q->col : 0);
-	if (stmt_begin(s, t, name, sizeof(name), kind, qt, sizeof(qt)))
+	if (bt__plain_stmt(s, t, name, sizeof(name), kind, qt, sizeof(qt)))
 		return -1;
 	bench_buf *b = &s->v;
 	if (q->agg == BT_COUNT)
 		bench_buf_puts(b, "SELECT count(*) FROM (SELECT 1");
 	else if (q->agg == BT_SUM) {
 		bench_buf_puts(b, "SELECT coalesce(sum(x), 0)::int8 FROM (SELECT ");
-		put_col(b, t, q->col);
+		bt__plain_col(b, t, q->col);
 		bench_buf_puts(b, " AS x");
 	} else if (q->index == 0) {
 		bench_buf_puts(b, "SELECT ");
-		all_cols(b, t);
+		bt__plain_cols(b, t);
 	} else {
 		bench_buf_puts(b, "SELECT ");
 		key_cols(b, t, q->index, ncols);
@@ -328,9 +332,9 @@ int bt__plain_range(int64_t *out, bt_session *s, const bt_table *t, const bt_ran
 		bench_buf_puts(b, " AND ");
 		key_cols(b, t, q->index, q->nlo);
 		bench_buf_puts(b, " >= ");
-		params(b, np + 1, q->nlo);
+		bt__plain_params(b, np + 1, q->nlo);
 		for (int i = 0; i < q->nlo; i++, np++) {
-			int8_be(vals[np], q->lo[i]);
+			bt__plain_int8(vals[np], q->lo[i]);
 			v[np] = vals[np];
 			l[np] = 8;
 		}
@@ -339,9 +343,9 @@ int bt__plain_range(int64_t *out, bt_session *s, const bt_table *t, const bt_ran
 		bench_buf_puts(b, " AND ");
 		key_cols(b, t, q->index, q->nhi);
 		bench_buf_puts(b, " <= ");
-		params(b, np + 1, q->nhi);
+		bt__plain_params(b, np + 1, q->nhi);
 		for (int i = 0; i < q->nhi; i++, np++) {
-			int8_be(vals[np], q->hi[i]);
+			bt__plain_int8(vals[np], q->hi[i]);
 			v[np] = vals[np];
 			l[np] = 8;
 		}
@@ -350,15 +354,15 @@ int bt__plain_range(int64_t *out, bt_session *s, const bt_table *t, const bt_ran
 	key_cols(b, t, q->index, ncols);
 	if (q->limit) {
 		bench_buf_printf(b, " LIMIT $%d", np + 1);
-		int8_be(vals[np], (int64_t)q->limit);
+		bt__plain_int8(vals[np], (int64_t)q->limit);
 		v[np] = vals[np];
 		l[np++] = 8;
 	}
 	if (q->agg != BT_ROWS)
 		bench_buf_puts(b, ") AS r");
-	if (prepare(s, name, b, np))
+	if (bt__plain_prepare(s, name, b, np))
 		return -1;
-	int rc = run(s, name, np, v, l);
+	int rc = bt__plain_run(s, name, np, v, l);
 	if (rc)
 		return rc;
 	if (q->agg == BT_ROWS) {
@@ -369,223 +373,4 @@ int bt__plain_range(int64_t *out, bt_session *s, const bt_table *t, const bt_ran
 		return bt__fail(s, "tables: plain: an aggregate without its value");
 	*out = get_int8(PQgetvalue(s->last, 0, 0));
 	return 0;
-}
-
-/* ---- writes -------------------------------------------------------------------------------- */
-
-int bt__plain_exec(bt_session *s, const char *sql)
-{
-	bt__clear_last(s);
-	if (bench_pg_exec(s->pg, sql, NULL)) {
-		const char *st = bench_pg_sqlstate();
-		if (!strcmp(st, "40001") || !strcmp(st, "40P01"))
-			return BT_CONFLICT;
-		return bt__fail_prolly(s, "tables: plain");
-	}
-	return 0;
-}
-
-/* The parameters of row r: every column (skip: -1, or a column left out), in column order. */
-static int row_params(const bt_table *t, const bt_row *r, int skip, char ints[][8], const char **v,
-                      int *l)
-{
-	int n = 0;
-	for (int c = 0; c < t->ncols; c++) {
-		if (c == skip)
-			continue;
-		if (t->cols[c].type == BT_INT) {
-			int8_be(ints[c], r->ints[c]);
-			v[n] = ints[c];
-			l[n++] = 8;
-		} else {
-			v[n] = r->text[c] ? r->text[c] : "";
-			l[n++] = r->text_len[c];
-		}
-	}
-	return n;
-}
-
-int bt__plain_insert(bt_session *s, const bt_table *t, const bt_row *r)
-{
-	char name[64], q[400], ints[BT_MAX_COLS][8];
-	const char *v[BT_MAX_COLS];
-	int l[BT_MAX_COLS];
-	if (stmt_begin(s, t, name, sizeof(name), "ins", q, sizeof(q)))
-		return -1;
-	bench_buf_printf(&s->v, "INSERT INTO %s (", q);
-	all_cols(&s->v, t);
-	bench_buf_puts(&s->v, ") VALUES ");
-	params(&s->v, 1, t->ncols);
-	if (prepare(s, name, &s->v, t->ncols))
-		return -1;
-	int n = row_params(t, r, -1, ints, v, l);
-	return run(s, name, n, v, l);
-}
-
-int bt__plain_update(bt_session *s, const bt_table *t, const bt_row *r)
-{
-	char name[64], q[400], ints[BT_MAX_COLS][8];
-	const char *v[BT_MAX_COLS];
-	int l[BT_MAX_COLS], p = 1;
-	if (t->ncols < 2)
-		return 0;
-	if (stmt_begin(s, t, name, sizeof(name), "upd", q, sizeof(q)))
-		return -1;
-	bench_buf_printf(&s->v, "UPDATE %s SET ", q);
-	for (int c = 0; c < t->ncols; c++) {
-		if (c == t->pk)
-			continue;
-		if (p > 1)
-			bench_buf_puts(&s->v, ", ");
-		put_col(&s->v, t, c);
-		bench_buf_printf(&s->v, " = $%d", p++);
-	}
-	bench_buf_puts(&s->v, " WHERE ");
-	put_col(&s->v, t, t->pk);
-	bench_buf_printf(&s->v, " = $%d", p);
-	if (prepare(s, name, &s->v, t->ncols))
-		return -1;
-	int n = row_params(t, r, t->pk, ints, v, l);
-	int8_be(ints[t->pk], r->ints[t->pk]);
-	v[n] = ints[t->pk];
-	l[n++] = 8;
-	return run(s, name, n, v, l);
-}
-
-int bt__plain_delete(bt_session *s, const bt_table *t, const bt_row *r)
-{
-	char name[64], q[400], k[8];
-	if (stmt_begin(s, t, name, sizeof(name), "del", q, sizeof(q)))
-		return -1;
-	bench_buf_printf(&s->v, "DELETE FROM %s WHERE ", q);
-	put_col(&s->v, t, t->pk);
-	bench_buf_puts(&s->v, " = $1");
-	if (prepare(s, name, &s->v, 1))
-		return -1;
-	int8_be(k, r->ints[t->pk]);
-	const char *v[1] = {k};
-	const int l[1] = {8};
-	return run(s, name, 1, v, l);
-}
-
-int bt__plain_delete_oldest(bt_session *s, const bt_table *t, int64_t from_pk, uint64_t n,
-                            uint64_t *deleted)
-{
-	char name[64], q[400], k[2][8];
-	if (stmt_begin(s, t, name, sizeof(name), "old", q, sizeof(q)))
-		return -1;
-	bench_buf_printf(&s->v, "DELETE FROM %s WHERE ", q);
-	put_col(&s->v, t, t->pk);
-	bench_buf_puts(&s->v, " IN (SELECT ");
-	put_col(&s->v, t, t->pk);
-	bench_buf_printf(&s->v, " FROM %s WHERE ", q);
-	put_col(&s->v, t, t->pk);
-	bench_buf_puts(&s->v, " >= $1 ORDER BY ");
-	put_col(&s->v, t, t->pk);
-	bench_buf_puts(&s->v, " LIMIT $2)");
-	if (prepare(s, name, &s->v, 2))
-		return -1;
-	int8_be(k[0], from_pk);
-	int8_be(k[1], (int64_t)n);
-	const char *v[2] = {k[0], k[1]};
-	const int l[2] = {8, 8};
-	int rc = run(s, name, 2, v, l);
-	if (rc)
-		return rc;
-	*deleted = strtoull(PQcmdTuples(s->last), NULL, 10);
-	return 0;
-}
-
-/* ---- loads and indexes --------------------------------------------------------------------- */
-
-int bt__plain_load(bt_session *s, const bt_table *t, uint64_t n, uint64_t batch, bt_row_fn fn,
-                   void *payload)
-{
-	char q[400], k[BT_MAX_COLS][8];
-	bench_buf b = {0};
-	PGresult *res = NULL;
-	bt_row r;
-	int rc = -1, in_copy = 0;
-	if (qname(q, sizeof(q), s->db, t->name))
-		return bt__fail(s, "tables: plain: table name too long");
-	bench_buf_clear(&s->v);
-	bench_buf_printf(&s->v, "COPY %s (", q);
-	all_cols(&s->v, t);
-	bench_buf_puts(&s->v, ") FROM STDIN (FORMAT binary)");
-	for (uint64_t i = 0; i < n; i++) {
-		if (!in_copy) {
-			if (bt__plain_exec(s, "BEGIN"))
-				goto cleanup;
-			res = PQexec(s->pg, s->v.p);
-			bench_pg_count(1, 1);
-			if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
-				bench_pg_error(s->pg, res, "starting COPY");
-				bt__fail_prolly(s, "tables: plain");
-				goto cleanup;
-			}
-			PQclear(res);
-			res = NULL;
-			in_copy = 1;
-			if (bench_pg_copy_header(&b))
-				goto oom;
-		}
-		memset(&r, 0, sizeof(r));
-		if (fn(payload, i, &r)) {
-			bt__fail(s, "tables: %s: the row function failed at row %llu", t->name,
-			         (unsigned long long)i);
-			goto cleanup;
-		}
-		if (bench_pg_copy_row_begin(&b, (uint16_t)t->ncols))
-			goto oom;
-		for (int c = 0; c < t->ncols; c++) {
-			int e;
-			if (t->cols[c].type == BT_INT) {
-				int8_be(k[c], r.ints[c]);
-				e = bench_pg_array_add(&b, k[c], 8);
-			} else {
-				e = bench_pg_array_add(&b, r.text[c] ? r.text[c] : "", r.text_len[c]);
-			}
-			if (e)
-				goto oom;
-		}
-		if (b.n >= (1u << 20) && bench_pg_copy_send(s->pg, &b))
-			goto pgfail;
-		if ((i + 1) % batch == 0 || i + 1 == n) {
-			if (bench_pg_copy_trailer(&b))
-				goto oom;
-			if (bench_pg_copy_send(s->pg, &b) || bench_pg_copy_end(s->pg))
-				goto pgfail;
-			in_copy = 0;
-			if (bt__plain_exec(s, "COMMIT"))
-				goto cleanup;
-		}
-	}
-	rc = 0;
-	goto cleanup;
-oom:
-	bt__fail(s, "tables: plain: out of memory encoding COPY data");
-	goto cleanup;
-pgfail:
-	bt__fail_prolly(s, "tables: plain");
-cleanup:
-	PQclear(res);
-	if (in_copy)
-		(void)bench_pg_copy_end(s->pg);
-	if (rc)
-		(void)bench_pg_exec(s->pg, "ROLLBACK", NULL);
-	bench_buf_free(&b);
-	return rc;
-}
-
-int bt__plain_create_index(bt_session *s, const bt_table *t, int index)
-{
-	bench_buf b = {0};
-	int rc;
-	if (index_sql(&b, s->db, t, index)) {
-		bench_buf_free(&b);
-		return bt__fail(s, "tables: plain: an index name too long");
-	}
-	rc = bt__plain_exec(s, b.p);
-	bench_buf_free(&b);
-	return rc;
 }

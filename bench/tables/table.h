@@ -136,7 +136,8 @@ int bt_create_index(bt_session *s, const bt_table *t, int index);
 
 /* The row with primary key pk into *r; *found 0 if none. */
 int bt_get(bt_session *s, const bt_table *t, int64_t pk, bt_row *r, int *found);
-/* The rows of pks[0..n) (an IN list / get_many); *found how many exist. */
+/* The rows of pks[0..n) (an IN list / get_many: a key given twice is read and counted once);
+ * *found how many exist. */
 int bt_get_many(bt_session *s, const bt_table *t, const int64_t *pks, size_t n, size_t *found);
 
 typedef enum { BT_ROWS, BT_COUNT, BT_SUM } bt_agg;

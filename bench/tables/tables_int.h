@@ -1,10 +1,10 @@
 /*
  * tables_int.h - what session.c shares with the contenders behind it (bench/tables only).
  *
- * session.c holds the public entry points of table.h: it checks arguments, keeps the session's
- * error, and dispatches. The plain contender (plain.c) runs every operation as SQL on its own
+ * session.c (databases, sessions, reads) and txn.c (loads, index builds, transactions) hold the
+ * public entry points of table.h: they check arguments, keep the session's error, and dispatch. The plain contender (plain.c) runs every operation as SQL on its own
  * tables. The two prolly contenders (client.c, sql.c) only provide key-value primitives
- * (bt_kv_ops) on the branch; session.c builds the rows' keys and values (encode.c), keeps the
+ * (bt_kv_ops) on the branch; session.c and txn.c build the rows' keys and values (encode.c), keep the
  * transaction's edit list, and turns loads, index builds, ranges and deletes into those
  * primitives, so the client and sql contenders run the same logic and differ only in how a
  * primitive reaches the store.
@@ -79,7 +79,7 @@ typedef struct bt_kv_ops {
 	/* *val, *vlen valid until the session's next call; *found 0 if absent. */
 	int (*get)(bt_session *s, const void *key, size_t klen, const void **val, size_t *vlen,
 	           int *found);
-	/* n keys as s->arr[0] holds them (bytea[] binary for sql) and as slices; *found present. */
+	/* Looks keys[0..n) up; *found how many are present. */
 	int (*get_many)(bt_session *s, const prolly_slice *keys, size_t n, size_t *found);
 	/* Entries with lo <= key < hi, at most limit (0: all), to fn. */
 	int (*scan)(bt_session *s, const prolly_slice *lo, const prolly_slice *hi, uint64_t limit,
@@ -92,12 +92,31 @@ typedef struct bt_kv_ops {
 
 extern const bt_kv_ops bt__client_ops, bt__sql_ops;
 
-/* The commit message of a transaction of n edits. */
+static inline const bt_kv_ops *bt__kv(const bt_session *s)
+{
+	return s->db->kind == BT_CLIENT ? &bt__client_ops : &bt__sql_ops;
+}
+
+/* The message of every commit the prolly contenders make. */
 #define BT_COMMIT_MESSAGE "bench tables"
 
 /* ---- the plain contender (plain.c) --------------------------------------------------------- */
 
 int bt__plain_db_open(bt_db *db, int create, char *err, size_t errn);
+/* plain.c's SQL pieces, for plain_write.c: "schema"."table" into out; a quoted column appended;
+ * every column, comma-separated; "($from, ..., $from+n-1)"; the CREATE INDEX of index; an INT
+ * as a binary int8 parameter; a statement of t named "bt<id>_<kind>" begun in s->v (q: its
+ * table); prepared once per session; run (s->last its result; 40001, 40P01: BT_CONFLICT). */
+int bt__plain_qname(char *out, size_t n, const bt_db *db, const char *table);
+void bt__plain_col(bench_buf *b, const bt_table *t, int c);
+void bt__plain_cols(bench_buf *b, const bt_table *t);
+void bt__plain_params(bench_buf *b, int from, int n);
+int bt__plain_index_sql(bench_buf *b, const bt_db *db, const bt_table *t, int index);
+void bt__plain_int8(char out[8], int64_t v);
+int bt__plain_stmt(bt_session *s, const bt_table *t, char *name, size_t n, const char *kind,
+                   char *q, size_t qn);
+int bt__plain_prepare(bt_session *s, const char *name, const bench_buf *b, int nparams);
+int bt__plain_run(bt_session *s, const char *name, int n, const char *const *v, const int *l);
 int bt__plain_session_open(bt_session *s);
 void bt__plain_session_close(bt_session *s);
 int bt__plain_load(bt_session *s, const bt_table *t, uint64_t n, uint64_t batch, bt_row_fn fn,
