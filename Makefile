@@ -17,8 +17,20 @@
 #        flags, e.g. --sizes 1M)  BENCH_STORES='mem lmdb postgres'  BENCH_OUT=dir
 #        PG_CONFIG=path (the server whose extension is built; EXT= leaves the extension out)
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
+#        NATIVE=1 (-O3 -march=native -flto, into build-native/ unless BUILD says otherwise: a
+#        build to compare with the default one, docs/benchmarks.md "Comparing two builds")
 
 CC      ?= cc
+ifneq ($(NATIVE),)
+  BUILD ?= build-native
+  OPT   ?= -O3 -march=native -flto -ffat-lto-objects -g
+  # LTO objects in the archives need the compiler's ar (its linker plugin).
+  AR    := gcc-ar
+  NATIVE_LDFLAGS := $(OPT)
+  # -O3 inlines enough for gcc 12 to report a field as maybe uninitialised where the code
+  # reads it only on a path that set it (src/edit.c's span.hi): a warning, not an error, here.
+  NATIVE_CFLAGS := -Wno-error=maybe-uninitialized
+endif
 BUILD   ?= build
 PKGS    := libcrypto libxxhash lmdb libpq
 OPT     ?= -O2 -g
@@ -41,8 +53,8 @@ endif
 # appended, so `make CFLAGS=-DFOO` keeps -std=c11, the warnings and -ffp-contract=off (the chunker
 # depends on no FP contraction).
 P_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra $(WERROR) -ffp-contract=off -fPIC \
-            $(PKG_CFLAGS) $(SANFLAGS) $(FUZZFLAGS)
-P_LDFLAGS := $(SANFLAGS)
+            $(PKG_CFLAGS) $(SANFLAGS) $(FUZZFLAGS) $(NATIVE_CFLAGS)
+P_LDFLAGS := $(SANFLAGS) $(NATIVE_LDFLAGS)
 P_LDLIBS  := $(PKG_LIBS) -lpthread -lm
 DEPFLAGS  := -MMD -MP
 
@@ -113,6 +125,8 @@ $(CLI_OBJ):   LAYER_CFLAGS := -Iinclude
 $(BENCH_OBJ): LAYER_CFLAGS := -Iinclude -Ibench/lib
 $(HARN_SRC:%.c=$(BUILD)/obj/%.o): LAYER_CFLAGS := -Iinclude -Ibench/lib -Ibench/harness -Ibench/tables
 $(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness -Ibench/tables -DPROLLY_TEST_HOOKS
+# The harness records the optimisation flags it was built with (dependencies.txt).
+$(BUILD)/obj/bench/harness/env.o: LAYER_CFLAGS += -DHARNESS_OPT='"$(OPT)"'
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch] bench/lib/*.[ch] \
@@ -136,11 +150,12 @@ BENCH_OUT     ?= bench-out/$(shell date -u +%Y%m%dT%H%M%SZ)
 
 # The PostgreSQL extension (ext/postgres) is built with PGXS wherever pg_config and the server's
 # headers are found (Debian: postgresql-server-dev-15), but not into a sanitizer or fuzzing
-# build: a backend cannot load a module built with ASan. Its test (ext/postgres/test_extension.sh)
+# build: a backend cannot load a module built with ASan; nor into a NATIVE=1 build, because
+# PGXS builds it inside ext/postgres/, which every build directory shares. Its test (ext/postgres/test_extension.sh)
 # installs it, so `make test` then needs root, as CI has.
 PG_CONFIG ?= pg_config
 ifeq ($(origin EXT),undefined)
-  EXT := $(if $(SAN)$(FUZZ),,$(shell test -f "$$($(PG_CONFIG) --pgxs 2>/dev/null)" && test -f "$$($(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h" && echo ext/postgres))
+  EXT := $(if $(SAN)$(FUZZ)$(NATIVE),,$(shell test -f "$$($(PG_CONFIG) --pgxs 2>/dev/null)" && test -f "$$($(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h" && echo ext/postgres))
 endif
 EXT_MAKE = $(MAKE) -C ext/postgres BUILD=$(BUILD) PG_CONFIG=$(PG_CONFIG)
 
@@ -293,7 +308,7 @@ check-includes:
 # ---- misc -------------------------------------------------------------------------------------
 
 clean:
-	rm -rf $(BUILD) build-san build-fuzz
+	rm -rf $(BUILD) build-san build-fuzz build-native
 	rm -rf ext/postgres/*.o ext/postgres/*.so ext/postgres/results ext/postgres/regression.* \
 	       ext/postgres/log
 

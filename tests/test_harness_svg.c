@@ -369,6 +369,39 @@ PT_TEST(bar_chart_linear_and_wide)
 	svg_free(c);
 }
 
+PT_TEST(axis_from_near_one)
+{
+	/* Relative QPS: bars of 0.97 to 1.12 on an axis that starts near 1.0, not at 0. */
+	svg_chart *c = svg_bars_new("relative QPS", NULL, "relative QPS");
+	svg_chart *l = svg_line_new("relative QPS", "clients", "relative QPS");
+	PT_REQUIRE(c && l);
+	svg_set_y_from(c, 0.95);
+	svg_set_y_from(l, 0.95);
+	svg_bar(c, "point-query", "1", 1.12);
+	svg_bar(c, "point-query", "4", 0.97);
+	svg_point(l, "point-query", 1, 1.12);
+	svg_point(l, "point-query", 4, 0.97);
+	const svg_chart *one[] = {c}, *two[] = {l};
+	char *doc = svg_render(one, 1), *ldoc = svg_render(two, 1);
+	PT_REQUIRE(doc && ldoc);
+	PT_CHECK(well_formed(doc) && well_formed(ldoc));
+	PT_CHECKF(strstr(doc, ">0.95</text>") && !strstr(doc, ">0</text>"), "%s", doc);
+	PT_CHECK(strstr(ldoc, ">0.95</text>") && !strstr(ldoc, ">0</text>"));
+	free(doc);
+	/* A value below the start lowers the axis; NaN is the default again (from 0). */
+	svg_bar(c, "range", "1", 0.5);
+	doc = svg_render(one, 1);
+	PT_CHECK(doc && strstr(doc, ">0.4</text>") && !strstr(doc, ">0</text>"));
+	free(doc);
+	svg_set_y_from(c, NAN);
+	doc = svg_render(one, 1);
+	PT_CHECK(doc && strstr(doc, ">0</text>"));
+	free(doc);
+	free(ldoc);
+	svg_free(c);
+	svg_free(l);
+}
+
 PT_TEST(empty_and_stacked)
 {
 	svg_chart *e = svg_line_new(NULL, NULL, NULL), *l = svg_line_new("b", "x", "y");

@@ -161,14 +161,15 @@ PT_TEST(defaults_for_minimal_file)
 	         w.regression.max_p99_increase_percent == 25 && w.regression.max_conflict_rate == 0.5 &&
 	         w.regression.max_error_rate == 0.01 &&
 	         w.regression.max_pg_statements_per_operation == 6 &&
-	         w.regression.minimum_percentile_samples == 100);
+	         w.regression.minimum_percentile_samples == 100 &&
+	         w.regression.max_relative_qps_loss_percent == 10);
 	/* The resolved document holds every key; changes is written "auto". */
 	PT_CHECK(toml_get_string(w.resolved, "scale.changes", &s, NULL) == TOML_OK &&
 	         strcmp(s, "auto") == 0);
 	PT_CHECK(toml_len(toml_find(toml_root(w.resolved), "service")) == 17);
 	PT_CHECK(toml_len(toml_find(toml_root(w.resolved), "service.operation_mix")) == 5);
 	PT_CHECK(toml_len(toml_find(toml_root(w.resolved), "scale")) == 10);
-	PT_CHECK(toml_len(toml_find(toml_root(w.resolved), "regression")) == 6);
+	PT_CHECK(toml_len(toml_find(toml_root(w.resolved), "regression")) == 7);
 	/* The given document is the file as written. */
 	PT_CHECK(toml_len(toml_root(w.given)) == 1);
 	hw_workload_free(&w);
@@ -248,6 +249,8 @@ static const bad_case bad_cases[] = {
      "out of range"},
     {"schema = 1\n[regression]\nminimum_percentile_samples = 0\n", 3,
      "regression.minimum_percentile_samples", "out of range"},
+    {"schema = 1\n[regression]\nmax_relative_qps_loss_percent = 101\n", 3,
+     "regression.max_relative_qps_loss_percent", "out of range"},
     /* the mix */
     {"schema = 1\n[service.operation_mix]\npoint_read = 50\n", 2, "service.operation_mix",
      "total 50, not 100"},
@@ -456,6 +459,7 @@ static const flag_case flag_cases[] = {
     {"max-error-rate", "1e-3", "0.001"},
     {"max-statements-per-op", "8", "8.0"},
     {"min-percentile-samples", "50", "50"},
+    {"max-relative-qps-loss", "2.5", "2.5"},
 };
 
 static const hw_override_flag *find_flag(const char *name)

@@ -7,7 +7,8 @@
  *                     transparent_hugepage, cpu_governor, load1 (at start), virtualization
  *                     (hypervisor CPU flag and the DMI product when readable), container. The
  *                     host name is left out on purpose: it is not material and need not leak.
- *   dependencies.txt  prolly, compiler, optimized, sanitizers, libpq, openssl, lmdb, xxhash, glibc
+ *   dependencies.txt  prolly, compiler, optimized, build_flags, sanitizers, libpq, openssl, lmdb,
+ *                     xxhash, glibc
  *   binary.sha256     "<hex>  <path>" of the running executable, as sha256sum prints it
  *   postgres.txt      (PostgreSQL store only) target (host, port and database only), schema,
  *                     server_version, server_version_num, server_version_major, the settings that
@@ -223,6 +224,9 @@ static void write_dependencies(FILE *f)
 	put(f, "optimized", "yes");
 #else
 	put(f, "optimized", "no");
+#endif
+#ifdef HARNESS_OPT
+	put(f, "build_flags", "%s", HARNESS_OPT); /* the Makefile's OPT: "-O2 -g", NATIVE=1's */
 #endif
 #if defined(__SANITIZE_ADDRESS__)
 	put(f, "sanitizers", "address");

@@ -20,6 +20,12 @@
  *      statements  the new run's statements_per_op <= max_pg_statements_per_operation, for rows
  *                  that have statements (> 0: the PostgreSQL store);
  *      validated   the new run's row must be validated.
+ *      relative QPS (suites with gate_qps) every row of the new summary is matched with the
+ *                  baseline's row of the same qps_key values (default cell_id; a repeated key
+ *                  uses its last row); relative = new / base of gate_qps must be >=
+ *                  1 - max_relative_qps_loss_percent / 100. The new summary file is rewritten
+ *                  with the columns baseline_qps and relative_qps (empty where unmatched) for
+ *                  the report (hrep_relative_qps).
  *    A check with no value (empty, or a zero baseline for a relative change) is SKIP. Baseline
  *    cells missing from the new run, and new cells without a baseline, are listed but are not
  *    failures; no matched cell at all is an error (-1).
@@ -30,6 +36,7 @@
  *    Return 1 when a gated check failed.
  */
 #include "harness.h"
+#include "results_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -305,6 +312,168 @@ cleanup:
 	return rc;
 }
 
+/* ---- relative QPS ----------------------------------------------------------------------------- */
+
+/* The name of row r's cell across runs: its qps_key values joined by '/' (cell_id by default). */
+static void qps_label(char *out, size_t n, const bench_csv *t, size_t r, const h_suite *s)
+{
+	static const char *const by_id[] = {"cell_id", NULL};
+	const char *const *key = s->qps_key ? s->qps_key : by_id;
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t i = 0; key[i] && used < n; i++)
+		used += (size_t)snprintf(out + used, n - used, "%s%s", i ? "/" : "",
+		                         bench_csv_get(t, r, key[i]));
+}
+
+/* The last row of t whose label is `label`, or -1. */
+static long find_label(const bench_csv *t, const h_suite *s, const char *label)
+{
+	char l[128];
+	long found = -1;
+	for (size_t r = 0; r < t->nrows; r++) {
+		qps_label(l, sizeof(l), t, r, s);
+		if (strcmp(l, label) == 0)
+			found = (long)r;
+	}
+	return found;
+}
+
+/* A number as the summaries write it (enough digits to compare), "" for none. */
+static void csv_num(char *out, size_t n, double v)
+{
+	if (isfinite(v))
+		snprintf(out, n, "%.6g", v);
+	else
+		out[0] = '\0';
+}
+
+/* Rewrites dir/file (table t) with the columns baseline_qps and relative_qps (added at the end,
+ * or replaced) from base[] and rel[] (one per row). */
+static int write_relative(const char *dir, const char *file, const bench_csv *t, const double *base,
+                          const double *rel, char *err, size_t errn)
+{
+	static const char *const extra[] = {"baseline_qps", "relative_qps"};
+	long at[2] = {bench_csv_col(t, extra[0]), bench_csv_col(t, extra[1])};
+	bench_buf b = {0};
+	char num[64];
+	int rc;
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (c)
+			bench_buf_putc(&b, ',');
+		bench_csv_field(&b, t->header[c]);
+	}
+	for (int k = 0; k < 2; k++)
+		if (at[k] < 0) {
+			bench_buf_putc(&b, ',');
+			bench_csv_field(&b, extra[k]);
+		}
+	bench_buf_putc(&b, '\n');
+	for (size_t r = 0; r < t->nrows; r++) {
+		const double v[2] = {base[r], rel[r]};
+		for (size_t c = 0; c < t->ncols; c++) {
+			if (c)
+				bench_buf_putc(&b, ',');
+			const char *val = t->rows[r][c];
+			for (int k = 0; k < 2; k++)
+				if (at[k] == (long)c) {
+					csv_num(num, sizeof(num), v[k]);
+					val = num;
+				}
+			bench_csv_field(&b, val);
+		}
+		for (int k = 0; k < 2; k++)
+			if (at[k] < 0) {
+				csv_num(num, sizeof(num), v[k]);
+				bench_buf_putc(&b, ',');
+				bench_csv_field(&b, num);
+			}
+		bench_buf_putc(&b, '\n');
+	}
+	if (b.oom) {
+		bench_buf_free(&b);
+		bench_seterr(err, errn, "out of memory");
+		return -1;
+	}
+	rc = hr__write_atomic(dir, file, b.p, b.n, err, errn);
+	bench_buf_free(&b);
+	return rc;
+}
+
+/* Relative QPS of suite s: every row of this run's summary against the baseline row with the
+ * same label; the columns written into this run's summary; one check per matched row. */
+static int relative_suite(cmp *m, const h_suite *s, const char *dir, const char *baseline,
+                          const hw_regression *g, char *err, size_t errn)
+{
+	char file[128], pb[PATHN], pn[PATHN], label[128];
+	bench_csv tb = {0}, tn = {0};
+	double *base = NULL, *rel = NULL;
+	int rc = -1;
+	h_summary_file(s, file, sizeof(file));
+	snprintf(pb, sizeof(pb), "%s/%s", baseline, file);
+	snprintf(pn, sizeof(pn), "%s/%s", dir, file);
+	if (!exists(pn))
+		return 0;
+	if (!exists(pb)) {
+		add_note(m, &m->info, &m->ninfo, &m->capinfo, "%s: the baseline has no %s: no relative QPS",
+		         s->name, file);
+		return 0;
+	}
+	if (bench_csv_read(&tb, pb, err, errn) != 0 || bench_csv_read(&tn, pn, err, errn) != 0)
+		goto cleanup;
+	base = calloc(tn.nrows + 1, sizeof(double));
+	rel = calloc(tn.nrows + 1, sizeof(double));
+	if (!base || !rel) {
+		bench_seterr(err, errn, "out of memory");
+		goto cleanup;
+	}
+	double floor_rel = 1.0 - g->max_relative_qps_loss_percent / 100.0;
+	m->base_cells += tb.nrows;
+	m->new_cells += tn.nrows;
+	for (size_t r = 0; r < tn.nrows; r++) {
+		base[r] = rel[r] = NAN;
+		qps_label(label, sizeof(label), &tn, r, s);
+		long rb = find_label(&tb, s, label);
+		if (rb < 0) {
+			if (find_label(&tn, s, label) == (long)r)
+				add_note(m, &m->fresh, &m->nfresh, &m->capfresh, "%s|%s", s->name, label);
+			continue;
+		}
+		m->matched++;
+		double b = bench_csv_num(&tb, (size_t)rb, s->gate_qps);
+		double v = bench_csv_num(&tn, r, s->gate_qps);
+		check *c = add_check(m, s->name, label, "relative_qps");
+		base[r] = b;
+		if (!c)
+			continue;
+		fmt_val(c->base, sizeof(c->base), b);
+		fmt_val(c->now, sizeof(c->now), v);
+		snprintf(c->limit, sizeof(c->limit), ">= %.4gx (loss <= %g%%)", floor_rel,
+		         g->max_relative_qps_loss_percent);
+		if (!isfinite(b) || !isfinite(v))
+			snprintf(c->note, sizeof(c->note), "no value");
+		else if (b <= 0)
+			snprintf(c->note, sizeof(c->note), "baseline is 0");
+		else {
+			rel[r] = v / b;
+			snprintf(c->change, sizeof(c->change), "%.3fx", rel[r]);
+			c->status = rel[r] < floor_rel ? ST_FAIL : ST_PASS;
+		}
+	}
+	for (size_t r = 0; r < tb.nrows; r++) {
+		qps_label(label, sizeof(label), &tb, r, s);
+		if (find_label(&tb, s, label) == (long)r && find_label(&tn, s, label) < 0)
+			add_note(m, &m->missing, &m->nmissing, &m->capmissing, "%s|%s", s->name, label);
+	}
+	rc = write_relative(dir, file, &tn, base, rel, err, errn);
+cleanup:
+	free(base);
+	free(rel);
+	bench_csv_free(&tb);
+	bench_csv_free(&tn);
+	return rc;
+}
+
 /* ---- output ----------------------------------------------------------------------------------- */
 
 /* A Markdown table cell: '|' escaped, line breaks as spaces. */
@@ -352,10 +521,11 @@ static void md_limits(FILE *f, const hw_regression *g)
 	fprintf(f,
 	        "- Limits: throughput loss <= %g%%; p99 increase <= %g%% (cells with >= %" PRIu64
 	        " samples); conflict rate <= %g; error rate <= %g; statements per operation <= %g "
-	        "(PostgreSQL rows); every row validated\n",
+	        "(PostgreSQL rows); relative QPS >= %g (loss <= %g%%); every row validated\n",
 	        g->max_throughput_loss_percent, g->max_p99_increase_percent,
 	        g->minimum_percentile_samples, g->max_conflict_rate, g->max_error_rate,
-	        g->max_pg_statements_per_operation);
+	        g->max_pg_statements_per_operation, 1.0 - g->max_relative_qps_loss_percent / 100.0,
+	        g->max_relative_qps_loss_percent);
 }
 
 static int write_md(const char *dir, const char *baseline, const hw_regression *g, cmp *m, int mode,
@@ -497,6 +667,12 @@ static void print_failures(FILE *f, const cmp *m, int gated)
 int hg_compare(const char *dir, const char *baseline, const hw_regression *g, int allow_mismatch,
                FILE *f, char *err, size_t errn)
 {
+	return hg_compare_suites(dir, baseline, h_suites, g, allow_mismatch, f, err, errn);
+}
+
+int hg_compare_suites(const char *dir, const char *baseline, const h_suite *const *suites,
+                      const hw_regression *g, int allow_mismatch, FILE *f, char *err, size_t errn)
+{
 	cmp m = {0};
 	size_t failed = 0, passed = 0, skipped = 0;
 	int rc = -1, mode = MODE_GATED;
@@ -518,10 +694,12 @@ int hg_compare(const char *dir, const char *baseline, const hw_regression *g, in
 		}
 		mode = MODE_EXPLORATORY;
 	}
-	for (size_t i = 0; h_suites[i]; i++) {
-		const h_suite *hs = h_suites[i];
+	for (size_t i = 0; suites[i]; i++) {
+		const h_suite *hs = suites[i];
 		suite_def sd = {hs->name,      "", hs->gate_throughput, hs->gate_p99, hs->gate_p99_unit,
 		                hs->gate_rates};
+		if (hs->gate_qps && relative_suite(&m, hs, dir, baseline, g, err, errn) != 0)
+			goto cleanup;
 		if (!hs->gate_throughput)
 			continue;
 		h_summary_file(hs, sd.file, sizeof(sd.file));

@@ -141,7 +141,8 @@ typedef struct hw_regression {
 	double max_conflict_rate; /* conflicts / CAS attempts, 0..1 */
 	double max_error_rate;    /* errors / attempted operations, 0..1 */
 	double max_pg_statements_per_operation;
-	uint64_t minimum_percentile_samples; /* p99 gate only on cells with at least this many */
+	uint64_t minimum_percentile_samples;  /* p99 gate only on cells with at least this many */
+	double max_relative_qps_loss_percent; /* relative QPS (h_suite.gate_qps) >= 1 - this/100 */
 } hw_regression;
 
 /*
@@ -266,9 +267,9 @@ typedef struct hr_manifest {
 	char revision[128]; /* --revision, else `git rev-parse HEAD`, else "unknown" */
 	int dirty;          /* the work tree had uncommitted changes (-1 unknown) */
 	uint64_t seed;
-	char suites[32];                /* "service", "scale" or "service,scale" */
-	char store[16];                 /* "postgres", "lmdb", "mem" */
-	char baseline[4096];            /* --baseline DIR or "" */
+	char suites[256];    /* the suites run, in h_suites order: "service", "service,scale,insert" */
+	char store[16];      /* "postgres", "lmdb", "mem" */
+	char baseline[4096]; /* --baseline DIR or "" */
 	char started[32], finished[32]; /* UTC ISO 8601; finished "" while running */
 } hr_manifest;
 
@@ -411,6 +412,14 @@ typedef void (*h_summary_fn)(hrow *out, const bench_csv *raw, const size_t *rows
  *             p99 increase) and whether the conflict and error rate gates apply; default no
  *             gates for the suite
  *   report    writes the suite's section of report.md; default a table of the summary file
+ *   keys, config_size
+ *             the suite's own workload section [NAME] (hw_key above)
+ *   gate_qps, qps_key
+ *             relative QPS: with --baseline, each row of the summary whose qps_key columns
+ *             (NULL-terminated; NULL: cell_id) equal a baseline row's gets baseline_qps (the
+ *             baseline's gate_qps value) and relative_qps (this run's over it) written into
+ *             the summary file, and the gate [regression] max_relative_qps_loss_percent fails
+ *             the run when a relative_qps is below 1 - limit/100; hrep_relative_qps draws them
  */
 typedef struct h_suite {
 	const char *name;
@@ -425,8 +434,10 @@ typedef struct h_suite {
 	const char *gate_throughput, *gate_p99, *gate_p99_unit;
 	int gate_rates;
 	int (*report)(FILE *f, const char *dir, char *err, size_t errn);
-	const hw_key *keys; /* its workload section (see hw_key); NULL: none of its own */
-	size_t config_size; /* bytes of the config struct the keys fill */
+	const hw_key *keys;         /* its workload section (see hw_key); NULL: none of its own */
+	size_t config_size;         /* bytes of the config struct the keys fill */
+	const char *gate_qps;       /* summary column compared as relative QPS; NULL: none */
+	const char *const *qps_key; /* summary columns naming a cell across runs; NULL: cell_id */
 } h_suite;
 
 /* The config struct of suite s filled from the resolved workload (NULL before
@@ -484,8 +495,24 @@ int h_unvalidated_rows(const char *dir, const h_suite *s, size_t *rows);
  * materially and allow_mismatch is 0 (nothing compared), -1 an error (err). */
 int hg_compare(const char *dir, const char *baseline, const hw_regression *g, int allow_mismatch,
                FILE *f, char *err, size_t errn);
+/* The same over another suite table (NULL-terminated; tests with suites of their own). */
+int hg_compare_suites(const char *dir, const char *baseline, const struct h_suite *const *suites,
+                      const hw_regression *g, int allow_mismatch, FILE *f, char *err, size_t errn);
 
 /* report.md and the charts (*.svg) in dir, from the CSV files there. */
 int hrep_write(const char *dir, char *err, size_t errn);
+
+/*
+ * For a suite's report section: its relative QPS against the baseline (the relative_qps and
+ * baseline_qps columns hg_compare wrote into s's summary file in dir), as in the sysbench
+ * reports. For each value of group_col (in order of first appearance; NULL: one group), a
+ * Markdown table with columns label_col, series_col (if not NULL), this run's gate_qps, the
+ * baseline's and the relative QPS; and the file NAME-relative-qps.svg, one bar chart per group
+ * (categories: label_col values, bars: series_col values), y axis starting near 1.0, linked
+ * from f. Writes a one-line note instead when no row has a relative QPS (no --baseline).
+ * 0, or -1 with err.
+ */
+int hrep_relative_qps(FILE *f, const char *dir, const h_suite *s, const char *group_col,
+                      const char *label_col, const char *series_col, char *err, size_t errn);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * main.c - the benchmark harness program (build/bench/harness).
  *
- *   harness --config FILE --output DIR [--suite service|scale|both] [--store postgres|lmdb|mem]
+ *   harness --config FILE --output DIR [--suite all|NAME,NAME..] [--store postgres|lmdb|mem]
  *           [--url URL] [--baseline DIR] [--allow-environment-mismatch] [--revision REV]
  *           [--set KEY=VALUE]... [--clients 1,4] [--sizes 1M] ... [--compare-only] [--dry-run]
  *
@@ -73,14 +73,15 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: harness --config FILE --output DIR [options]\n"
 	        "\n"
-	        "Runs the service and/or scale suites of a TOML workload file against one store and\n"
-	        "leaves the results in DIR (see docs/harness.md). Running again into the same DIR\n"
-	        "resumes: completed cells are skipped.\n"
+	        "Runs the suites of a TOML workload file against one store and leaves the results\n"
+	        "in DIR (see docs/harness.md). Running again into the same DIR resumes: completed\n"
+	        "cells are skipped.\n"
 	        "\n"
 	        "  --config FILE        the workload file (schema = 1)\n"
 	        "  --output DIR         result directory (created; resumed if it holds this run)\n"
-	        "  --suite S            service, scale or both (default both; a suite disabled in\n"
-	        "                       the workload is skipped)\n"
+	        "  --suite LIST         a comma list of suites (service,scale,...) or all (the\n"
+	        "                       default; both is the same); a suite disabled in the\n"
+	        "                       workload is skipped; they run in the order listed below\n"
 	        "  --store S            postgres (default), lmdb or mem\n"
 	        "  --url URL            PostgreSQL URL or conninfo (default $PROLLY_PG_URL); never "
 	        "printed\n"
@@ -100,7 +101,10 @@ static void usage(FILE *f)
 	        "  -v, --verbose        more progress output\n"
 	        "  -h, --help           this text\n"
 	        "\n"
-	        "Overrides of common settings (each equals --set KEY=...):\n");
+	        "Suites, in run order:");
+	for (size_t i = 0; h_suites[i]; i++)
+		fprintf(f, " %s", h_suites[i]->name);
+	fprintf(f, "\n\nOverrides of common settings (each equals --set KEY=...):\n");
 	for (const hw_override_flag *o = hw_override_flags; o->flag; o++) {
 		char left[64];
 		snprintf(left, sizeof left, "--%s %s", o->flag,
@@ -225,15 +229,35 @@ static unsigned all_suites(void)
 	return m;
 }
 
-/* --suite NAME: one suite by name, or "both" (every suite). 0 if unknown. */
-static unsigned suite_mask(const char *arg)
+/* --suite LIST: a comma list of suite names and "all" (every suite; "both" is its old name),
+ * e.g. "insert,sysbench". 0 with *bad (the first unknown or empty entry, as given) if any is
+ * unknown. Runs follow h_suites's order whatever the list's. */
+static unsigned suite_mask(const char *arg, char *bad, size_t badn)
 {
-	if (!strcmp(arg, "both") || !strcmp(arg, "all"))
-		return all_suites();
-	for (size_t i = 0; h_suites[i]; i++)
-		if (!strcmp(h_suites[i]->name, arg))
-			return 1u << i;
-	return 0;
+	unsigned m = 0;
+	for (const char *p = arg;; p++) {
+		size_t len = strcspn(p, ","), b = 0, e = len, i;
+		while (b < e && (p[b] == ' ' || p[b] == '\t'))
+			b++;
+		while (e > b && (p[e - 1] == ' ' || p[e - 1] == '\t'))
+			e--;
+		if ((e - b == 3 && !strncmp(p + b, "all", 3)) || (e - b == 4 && !strncmp(p + b, "both", 4)))
+			m |= all_suites();
+		else {
+			for (i = 0; h_suites[i]; i++)
+				if (strlen(h_suites[i]->name) == e - b && !strncmp(h_suites[i]->name, p + b, e - b))
+					break;
+			if (e == b || !h_suites[i]) {
+				snprintf(bad, badn, "%.*s", (int)(e - b), p + b);
+				return 0;
+			}
+			m |= 1u << i;
+		}
+		p += len;
+		if (!*p)
+			break;
+	}
+	return m;
 }
 
 static void opts_free(opts *o)
@@ -322,15 +346,18 @@ static int parse_flags(opts *o, int argc, char **argv)
 			}
 			o->store = optarg;
 			break;
-		case O_SUITE:
-			if (!(o->suites = suite_mask(optarg))) {
-				fprintf(stderr, "harness: --suite: expected ");
+		case O_SUITE: {
+			char bad[64];
+			if (!(o->suites = suite_mask(optarg, bad, sizeof bad))) {
+				fprintf(stderr, "harness: --suite: %s%s%s: expected a comma list of ",
+				        bad[0] ? "unknown suite '" : "an empty entry", bad, bad[0] ? "'" : "");
 				for (size_t i = 0; h_suites[i]; i++)
-					fprintf(stderr, "%s%s", i ? ", " : "", h_suites[i]->name);
-				fprintf(stderr, " or both, not '%s'\n", optarg);
+					fprintf(stderr, "%s, ", h_suites[i]->name);
+				fprintf(stderr, "or all\n");
 				return EXIT_USAGE;
 			}
 			break;
+		}
 		case O_SET:
 			if (pend(o, strdup(optarg), "--set") != 0)
 				return EXIT_FAIL;

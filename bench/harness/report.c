@@ -23,7 +23,10 @@
  *                             vs_plain: for an operation measured under several patterns, the
  *                             median over the patterns of each; log y;
  *   scale-matrix.svg          one chart per size: ops/s per operation (categories) and pattern
- *                             (series); log y.
+ *                             (series); log y;
+ *   NAME-relative-qps.svg     for a suite's section that calls hrep_relative_qps: one bar chart
+ *                             per group of the suite's relative QPS against the baseline (the
+ *                             relative_qps column gates.c writes), y from near 1.0.
  *
  * report.md is written through a temp file and rename.
  */
@@ -540,6 +543,106 @@ int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn)
 		fprintf(f, "### Operations per second\n\n![scale matrix](scale-matrix.svg)\n\n");
 	rc = 0;
 cleanup:
+	bench_csv_free(&t);
+	return rc;
+}
+
+/* ---- relative QPS (for the suites' sections) ---------------------------------------------------- */
+
+/* Index of v in the first n entries of list, or -1. */
+static long str_index(const char *const *list, size_t n, const char *v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], v) == 0)
+			return (long)i;
+	return -1;
+}
+
+int hrep_relative_qps(FILE *f, const char *dir, const h_suite *s, const char *group_col,
+                      const char *label_col, const char *series_col, char *err, size_t errn)
+{
+	char sum[128], p[PATHN], name[160], title[300];
+	bench_csv t = {0};
+	const char **groups = NULL;
+	svg_chart **charts = NULL;
+	size_t ng = 0, nrel = 0;
+	int rc = -1;
+	h_summary_file(s, sum, sizeof(sum));
+	snprintf(p, sizeof(p), "%s/%s", dir, sum);
+	if (bench_csv_read(&t, p, err, errn) != 0)
+		return -1;
+	for (size_t r = 0; r < t.nrows; r++)
+		nrel += isfinite(bench_csv_num(&t, r, "relative_qps"));
+	if (!nrel) {
+		fprintf(f, "No relative QPS in this run (it needs `--baseline DIR`).\n\n");
+		rc = 0;
+		goto cleanup;
+	}
+	groups = calloc(t.nrows + 1, sizeof(*groups));
+	charts = calloc(t.nrows + 1, sizeof(*charts));
+	if (!groups || !charts)
+		goto nomem;
+	for (size_t r = 0; r < t.nrows; r++) {
+		const char *gv = group_col ? bench_csv_get(&t, r, group_col) : "";
+		if (str_index(groups, ng, gv) >= 0)
+			continue;
+		if (group_col)
+			snprintf(title, sizeof(title), "%s %s: relative QPS (this run / baseline)", s->name,
+			         gv);
+		else
+			snprintf(title, sizeof(title), "%s: relative QPS (this run / baseline)", s->name);
+		if (!(charts[ng] = svg_bars_new(title, label_col, "relative QPS")))
+			goto nomem;
+		svg_set_y_from(charts[ng], 0.9);
+		groups[ng++] = gv;
+	}
+	snprintf(name, sizeof(name), "%s-relative-qps.svg", s->name);
+	fprintf(f,
+	        "### Relative QPS against the baseline\n\nThis run's %s over the baseline's, per "
+	        "cell (1.0: the same; below 1: slower). ",
+	        s->gate_qps);
+	fprintf(f, "From the relative_qps column of [%s](%s); chart: [%s](%s).\n\n", sum, sum, name,
+	        name);
+	for (size_t gi = 0; gi < ng; gi++) {
+		const char *with[] = {label_col, series_col, s->gate_qps, "baseline", "relative", NULL};
+		const char *without[] = {label_col, s->gate_qps, "baseline", "relative", NULL};
+		if (group_col)
+			fprintf(f, "#### %s\n\n", groups[gi]);
+		if (series_col)
+			md_header(f, with, "llrrr");
+		else
+			md_header(f, without, "lrrr");
+		for (size_t r = 0; r < t.nrows; r++) {
+			if (group_col && strcmp(bench_csv_get(&t, r, group_col), groups[gi]) != 0)
+				continue;
+			const char *lv = bench_csv_get(&t, r, label_col);
+			const char *sv = series_col ? bench_csv_get(&t, r, series_col) : "qps";
+			double rel = bench_csv_num(&t, r, "relative_qps");
+			md_cell(f, lv);
+			if (series_col)
+				md_cell(f, sv);
+			md_num(f, &t, r, s->gate_qps, -1);
+			md_num(f, &t, r, "baseline_qps", -1);
+			md_num(f, &t, r, "relative_qps", 3);
+			fputs("|\n", f);
+			if (svg_series(charts[gi], sv) != 0 ||
+			    (isfinite(rel) ? svg_bar(charts[gi], lv, sv, rel) : svg_category(charts[gi], lv)))
+				goto nomem;
+		}
+		fputc('\n', f);
+	}
+	if (write_chart(dir, name, (const svg_chart *const *)charts, ng, err, errn) != 0)
+		goto cleanup;
+	fprintf(f, "![%s relative QPS](%s)\n\n", s->name, name);
+	rc = 0;
+	goto cleanup;
+nomem:
+	bench_seterr(err, errn, "out of memory");
+cleanup:
+	for (size_t i = 0; charts && i < ng; i++)
+		svg_free(charts[i]);
+	free(charts);
+	free(groups);
 	bench_csv_free(&t);
 	return rc;
 }

@@ -15,7 +15,8 @@
  *                                   sections.c reads, checks and writes it)
  *   [regression]                    max_throughput_loss_percent, max_p99_increase_percent,
  *                                   max_conflict_rate, max_error_rate,
- *                                   max_pg_statements_per_operation, minimum_percentile_samples
+ *                                   max_pg_statements_per_operation, minimum_percentile_samples,
+ *                                   max_relative_qps_loss_percent
  *
  * Any key but schema may be left out: it gets the default profile's value (set_defaults). A
  * missing [service.operation_mix] table gets the default mix; a present one, even partial, must
@@ -102,6 +103,7 @@ static const char *const regression_keys[] = {"max_throughput_loss_percent",
                                               "max_error_rate",
                                               "max_pg_statements_per_operation",
                                               "minimum_percentile_samples",
+                                              "max_relative_qps_loss_percent",
                                               NULL};
 
 #define MAX_VALUE_BYTES (1u << 20)
@@ -203,6 +205,7 @@ static void set_defaults(hw_workload *v)
 	g->max_error_rate = 0.01;
 	g->max_pg_statements_per_operation = 6.0;
 	g->minimum_percentile_samples = 100;
+	g->max_relative_qps_loss_percent = 10.0;
 }
 
 /* ---- typed reads: a missing key leaves *out (the default) as it is --------------------------- */
@@ -512,7 +515,9 @@ static int read_regression(hw_workload *v, const toml_doc *d, toml_error *err)
 	    hw__get_float(d, "regression.max_pg_statements_per_operation", 0.0, 1e6,
 	                  &g->max_pg_statements_per_operation, err) ||
 	    get_u64(d, "regression.minimum_percentile_samples", 1, MAX_COUNT,
-	            &g->minimum_percentile_samples, err))
+	            &g->minimum_percentile_samples, err) ||
+	    hw__get_float(d, "regression.max_relative_qps_loss_percent", 0.0, 100.0,
+	                  &g->max_relative_qps_loss_percent, err))
 		return -1;
 	return 0;
 }
@@ -642,7 +647,9 @@ static int build_doc(toml_doc **out, const hw_workload *v, const char *name, tom
 	    toml_set_float(d, "regression.max_pg_statements_per_operation",
 	                   g->max_pg_statements_per_operation, NULL) ||
 	    toml_set_int(d, "regression.minimum_percentile_samples",
-	                 (int64_t)g->minimum_percentile_samples, NULL))
+	                 (int64_t)g->minimum_percentile_samples, NULL) ||
+	    toml_set_float(d, "regression.max_relative_qps_loss_percent",
+	                   g->max_relative_qps_loss_percent, NULL))
 		goto cleanup;
 	*out = d;
 	d = NULL;
@@ -911,6 +918,8 @@ const hw_override_flag hw_override_flags[] = {
      "gate: most PostgreSQL statements per operation"},
     {"min-percentile-samples", "regression.minimum_percentile_samples", HW_FLAG_INT,
      "p99 gate only on cells with at least this many samples"},
+    {"max-relative-qps-loss", "regression.max_relative_qps_loss_percent", HW_FLAG_FLOAT,
+     "gate: largest loss of relative QPS against the baseline, percent"},
     {NULL, NULL, HW_FLAG_INT, NULL},
 };
 

@@ -57,6 +57,8 @@ struct svg_chart {
 	char *title, *x_label, *y_label;
 	int width, height;
 	int log_x, log_y;
+	int has_y_from; /* svg_set_y_from: a linear y axis starts at y_from, not at 0 */
+	double y_from;
 	int oom; /* an allocation failed: rendering fails */
 	series *ser;
 	size_t nser, capser;
@@ -259,6 +261,14 @@ svg_chart *svg_line_new(const char *title, const char *x_label, const char *y_la
 svg_chart *svg_bars_new(const char *title, const char *x_label, const char *y_label)
 {
 	return chart_new(KIND_BARS, title, x_label, y_label);
+}
+
+void svg_set_y_from(svg_chart *c, double v)
+{
+	if (!c)
+		return;
+	c->has_y_from = isfinite(v);
+	c->y_from = v;
 }
 
 void svg_free(svg_chart *c)
@@ -595,7 +605,10 @@ static void render_line(bench_buf *b, const svg_chart *c, double W, double H)
 	}
 	axis ax, ay;
 	axis_setup(&ax, c->log_x, xmin, xmax, 0, L, R);
-	axis_setup(&ay, c->log_y, ymin, ymax, 1, B, T);
+	if (c->has_y_from && !c->log_y)
+		axis_setup(&ay, 0, fmin(ymin, c->y_from), ymax, 0, B, T);
+	else
+		axis_setup(&ay, c->log_y, ymin, ymax, 1, B, T);
 	render_y_axis(b, &ay, L, R);
 	for (int i = 0; i < ax.nticks; i++) {
 		double x = c2(axis_map(&ax, ax.ticks[i]));
@@ -669,9 +682,13 @@ static void render_bars(bench_buf *b, const svg_chart *c, double W, double H)
 		return;
 	}
 	axis ay;
-	axis_setup(&ay, c->log_y, ymin, ymax, 1, B, T);
+	int from = c->has_y_from && !c->log_y; /* bars grow from the bottom of the axis */
+	if (from)
+		axis_setup(&ay, 0, fmin(ymin, c->y_from), ymax, 0, B, T);
+	else
+		axis_setup(&ay, c->log_y, ymin, ymax, 1, B, T);
 	render_y_axis(b, &ay, L, R);
-	double base = ay.log ? B : axis_map(&ay, 0.0);
+	double base = ay.log || from ? B : axis_map(&ay, 0.0);
 	size_t ns = c->nser ? c->nser : 1;
 	/* in category order, then series order, whatever order the bars were added in */
 	for (size_t ci = 0; ci < c->ncat; ci++) {

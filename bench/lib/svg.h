@@ -43,6 +43,10 @@ void svg_free(svg_chart *c);
 void svg_set_size(svg_chart *c, int width, int height); /* <= 0 keeps the current value */
 void svg_set_log_x(svg_chart *c, int on);               /* line charts only */
 void svg_set_log_y(svg_chart *c, int on);
+/* A linear y axis that starts at v (or lower, at a nice number below the smallest value), not
+ * at 0, and bars that grow from its bottom: ratios near 1.0 (relative QPS) stay readable. NaN
+ * restores the default (from 0). No effect on a log axis. */
+void svg_set_y_from(svg_chart *c, double v);
 
 /* Line charts: appends (x, y) to the named series (created on first use). */
 int svg_point(svg_chart *c, const char *series, double x, double y);

@@ -8,6 +8,12 @@
 # is rejected with its line named; each regression gate trips on a doctored comparison, and an
 # environment mismatch is refused unless allowed. Last line: "N passed, N failed".
 #
+# The suites checked are those the harness runs for smoke.toml (`--dry-run`: every suite with
+# cells); for each one, NAME-raw.csv and NAME-summary.csv must exist with rows, every raw row
+# validated, report.md must hold a "## ..." heading naming the suite, an unknown key of its
+# section must be refused, and after an identical baseline every relative_qps (if the suite
+# reports one) must be 1. A new suite is checked by giving it a section in smoke.toml.
+#
 #   bash tests/harness/smoke.sh [BUILD]     (BUILD: the build directory, default build)
 set -uo pipefail
 
@@ -41,7 +47,13 @@ doctor() {
 		c && \$c != \"\" { v = \$c + 0; \$c = $expr } { print }" "$file" >"$file.tmp" && mv "$file.tmp" "$file"
 }
 # Rows of a raw CSV (quoted fields may hold commas: count lines that start a row with a cell id).
-rows_of() { tail -n +2 "$1" | grep -c '^[a-z0-9"]' || true; }
+rows_of() { tail -n +2 "$1" | grep -c '^[A-Za-z0-9_"]' || true; }
+# Data lines of a summary CSV (one line per row).
+lines_of() { tail -n +2 "$1" | grep -c . || true; }
+rel_all_one() { # every relative_qps in FILE is 1, and there is at least one
+	gawk -v FPAT='([^,]*)|("([^"]|"")*")' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "relative_qps") c = i; next }
+		c && $c != "" { n++; if ($c + 0 != 1) bad = 1 } END { exit bad || !n }' "$1"
+}
 all_validated() { # every value of column "validated" in FILE is 1, and there is at least one row (gawk: FPAT)
 	local f=$1 vals
 	vals=$(gawk -v FPAT='([^,]*)|("([^"]|"")*")' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "validated") c = i; next }
@@ -65,22 +77,34 @@ if [ "$(id -u)" = 0 ]; then
 	make --no-print-directory -s -C "$root/ext/postgres" BUILD="${BUILD:-build}" install >"$work/ext.log" 2>&1 ||
 		echo "# make -C ext/postgres install failed: $(tail -n 3 "$work/ext.log")"
 fi
-echo "# run 1: smoke profile (both suites, throwaway cluster)"
+# The suites the smoke profile runs, in run order: "# cells: service 4, scale 18, ..." of
+# --dry-run, those with at least one cell.
+suites=$("$harness" --config "$smoke" --dry-run 2>/dev/null | sed -n 's/^# cells: //p' |
+	tr ',' '\n' | awk '$2 > 0 { print $1 }')
+echo "# suites: $(echo $suites)"
+check "the smoke profile runs suites" test -n "$suites"
+
+echo "# run 1: smoke profile (every suite, throwaway cluster)"
 start=$(date +%s)
-"$script" --config "$smoke" --suite both --output "$out" >"$work/run1.out" 2>"$work/run1.err"
+"$script" --config "$smoke" --suite all --output "$out" >"$work/run1.out" 2>"$work/run1.err"
 rc=$?
 tail -n 5 "$work/run1.err"
 echo "# run 1 took $(($(date +%s) - start)) s"
 check "run 1 exits 0 (got $rc)" test "$rc" -eq 0
 for f in workload.toml resolved-workload.toml run-manifest.txt machine.txt postgres.txt \
-	dependencies.txt binary.sha256 service-raw.csv scale-raw.csv service-summary.csv \
-	scale-summary.csv report.md service-throughput.svg service-p99.svg; do
+	dependencies.txt binary.sha256 report.md service-throughput.svg service-p99.svg; do
 	check "result file $f" test -s "$out/$f"
 done
 check "workload.toml is the file as given" cmp -s "$smoke" "$out/workload.toml"
+check "the manifest lists the suites run" \
+	test "$(sed -n 's/^suites: //p' "$out/run-manifest.txt")" = "$(echo $suites | tr ' ' ',')"
+for s in $suites; do
+	check "$s: $s-raw.csv has rows" test "$(rows_of "$out/$s-raw.csv" 2>/dev/null)" -ge 1
+	check "$s: $s-summary.csv has rows" test "$(lines_of "$out/$s-summary.csv" 2>/dev/null)" -ge 1
+	check "$s: every raw row validated" all_validated "$out/$s-raw.csv"
+	check "$s: a report section" grep -qiE "^## .*\b$s\b" "$out/report.md"
+done
 check "per-cell service charts" compgen -G "$out/service-cell-*.svg"
-check "every service row validated" all_validated "$out/service-raw.csv"
-check "every scale row validated" all_validated "$out/scale-raw.csv"
 srows=$(rows_of "$out/service-raw.csv")
 check "24 service rows: 2 x 2 cells (access client and sql) x (5 classes + all) (got $srows)" \
 	test "$srows" -eq 24
@@ -102,9 +126,11 @@ echo "# statements per service operation (first cell): $spo"
 check "statements per service operation recorded ($spo)" grep -qE '^[0-9.]+(e[-+]?[0-9]+)?$' <<<"$spo"
 
 # ---- 2. resume: a second invocation measures nothing ---------------------------------------------
+# The same suites named one by one, last first: the same run (the harness orders them).
 echo "# run 2: resume"
 sha_before=$(cat "$out"/*-raw.csv | sha256sum)
-"$script" --config "$smoke" --suite both --output "$out" >"$work/run2.out" 2>"$work/run2.err"
+list=$(echo $suites | tr ' ' '\n' | tac | paste -sd,)
+"$script" --config "$smoke" --suite "$list" --output "$out" >"$work/run2.out" 2>"$work/run2.err"
 rc=$?
 tail -n 2 "$work/run2.err"
 check "run 2 exits 0 (got $rc)" test "$rc" -eq 0
@@ -115,7 +141,7 @@ check "raw rows unchanged by run 2" test "$sha_before" = "$(cat "$out"/*-raw.csv
 # ---- 3. another revision is refused, nothing touched ---------------------------------------------
 echo "# run 3: mismatched revision"
 man_before=$(sha256sum <"$out/run-manifest.txt")
-"$script" --config "$smoke" --suite both --output "$out" --revision not-this-one \
+"$script" --config "$smoke" --suite all --output "$out" --revision not-this-one \
 	>"$work/run3.out" 2>"$work/run3.err"
 rc=$?
 tail -n 1 "$work/run3.err"
@@ -147,6 +173,17 @@ rc=$?
 cat "$work/bad3.err"
 check "unknown access: exit 2 naming service.access" \
 	bash -c "[ $rc -eq 2 ] && grep -q 'service.access' '$work/bad3.err'"
+for s in $suites; do
+	"$harness" --config "$smoke" --dry-run --set "$s.no_such_key=1" >/dev/null 2>"$work/bad4.err"
+	rc=$?
+	check "$s: an unknown key of [$s] is refused (exit $rc)" \
+		bash -c "[ $rc -eq 2 ] && grep -q '$s.no_such_key' '$work/bad4.err'"
+done
+"$harness" --config "$smoke" --dry-run --suite "$(echo $suites | tr ' ' ','),no-such-suite" \
+	>/dev/null 2>"$work/bad5.err"
+rc=$?
+check "--suite naming an unknown suite: exit 2 naming it (got $rc)" \
+	bash -c "[ $rc -eq 2 ] && grep -q no-such-suite '$work/bad5.err'"
 
 # ---- 5. regression gates ------------------------------------------------------------------------
 echo "# regression gates"
@@ -163,6 +200,11 @@ gate() { # gate NAME EXPECTED_RC DIR BASELINE [extra flags]
 fresh_copy() { rm -rf "$1" && cp -a "$out" "$1"; }
 fresh_copy "$base"
 gate "identical baseline passes" 0 "$out" "$base"
+for s in $suites; do # relative QPS, for the suites that report it, is 1 against itself
+	if head -n 1 "$out/$s-summary.csv" | grep -q relative_qps; then
+		check "$s: relative QPS 1 against an identical baseline" rel_all_one "$out/$s-summary.csv"
+	fi
+done
 fresh_copy "$base"
 doctor "$base/service-summary.csv" succeeded_per_s 'v * 10'
 gate "throughput loss (service) trips" 1 "$out" "$base"
