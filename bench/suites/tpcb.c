@@ -5,7 +5,9 @@
  *
  * Matrix, in run order: scales x modes ("tpcb", "select-only") x clients x contenders
  * (plain, client, sql: adjacent in time, so that they share the machine's conditions).
- * Cell id "s<scale>-<mode>-c<clients>-<contender>", one row each (cell_rows 1).
+ * Cell id "s<scale>-<mode>-c<clients>-<contender>", one row each (cell_rows 1); column group
+ * "s<scale>-<mode>" groups the relative-QPS report (gate_qps "tps": with --baseline, each cell's
+ * TPS over the baseline's same cell).
  *
  * Fixture per scale (untimed, skipped when every cell of the scale is on disk): the prolly
  * store in schema <run schema>_tpcb (branch "tpcb", loaded through the first prolly contender
@@ -104,7 +106,7 @@ static const hw_key tpcb_keys[] = {
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 
 const char *const htpcb_columns[] = {
-    "cell_id", "cell_rows", "suite", "contender", "mode", "scale", "accounts", "clients",
+    "cell_id", "cell_rows", "suite", "group", "contender", "mode", "scale", "accounts", "clients",
     "shared_buffers_bytes", "data_bytes", "fits_shared_buffers", "warmup_s", "duration_s", "seed",
     "started", "finished", "load_s", "elapsed_s", "transactions", "tps", "latency_avg_ms",
     "latency_p50_ms", "latency_p99_ms", "latency_max_ms", "hdr", "attempts", "retries",
@@ -330,7 +332,11 @@ static void fill_row(hrow *row, const tpcb_ctx *ctx, int k, int mode, unsigned c
 	const tpcb_cfg *cfg = ctx->cfg;
 	char *hdr = hdr_to_text(r->lat);
 	char *ps = per_second_text(r);
+	char group[64];
+	snprintf(group, sizeof(group), "s%llu-%s", (unsigned long long)ctx->scale,
+	         tpcb_mode_names[mode]);
 	hrow_str(row, "suite", "tpcb");
+	hrow_str(row, "group", group);
 	hrow_str(row, "contender", bt_contender_names[k]);
 	hrow_str(row, "mode", tpcb_mode_names[mode]);
 	hrow_u64(row, "scale", ctx->scale);
@@ -610,4 +616,5 @@ const h_suite htpcb_suite = {
     .report = tpcb_report,
     .keys = tpcb_keys,
     .config_size = sizeof(tpcb_cfg),
+    .gate_qps = "tps",
 };

@@ -6,7 +6,9 @@
  *     cost: prolly's TPS over pgbench's in the same cell (the issue's target: >= 0.5 at 8
  *     clients in mode tpcb) and the retry rate of the prolly contenders;
  *   - every row: latency avg / p99 / max, CPU and context switches per transaction, WAL bytes
- *     per transaction, whether the data fit in shared_buffers, validation.
+ *     per transaction, whether the data fit in shared_buffers, validation;
+ *   - with --baseline, each cell's TPS relative to the baseline's (hrep_relative_qps), grouped
+ *     by scale and mode.
  */
 #include "tpcb_int.h"
 
@@ -176,6 +178,9 @@ int tpcb_report(FILE *f, const char *dir, char *err, size_t errn)
 		                            : "no",
 		        !strcmp(bench_csv_get(&t, r, "validated"), "1") ? "yes" : "**no**");
 	}
+	fputc('\n', f);
+	if (hrep_relative_qps(f, dir, &htpcb_suite, "group", "clients", "contender", err, errn))
+		goto cleanup;
 	fputc('\n', f);
 	ret = 0;
 cleanup:
