@@ -201,6 +201,8 @@ PT_TEST(run_validate_resume)
 	int sql = have_extension();
 	if (!sql && ci && !strcmp(ci, "true"))
 		PT_CHECKF(0, "the prolly extension is not installed in the server");
+	if (!sql)
+		printf("# skipped: the sql contender (the prolly extension is not installed)\n");
 	const char *sets[] = {"tpcb.contenders",
 	                      sql ? "[\"plain\", \"client\", \"sql\"]" : "[\"plain\", \"client\"]",
 	                      NULL};
@@ -295,7 +297,9 @@ static int dir_holds(const char *dir, const char *needle)
 PT_TEST(pgbench_password)
 {
 	const char *pw_url = getenv("PROLLY_PG_PW_URL");
+	const char *ci = getenv("CI");
 	if (!pw_url) {
+		PT_CHECKF(!(ci && !strcmp(ci, "true")), "PROLLY_PG_PW_URL unset");
 		printf("# skipped: PROLLY_PG_PW_URL unset (a server the tests did not start)\n");
 		return;
 	}
