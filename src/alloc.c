@@ -151,3 +151,52 @@ void prolly__node_mem_free(void *p, uint8_t cls)
 	(void)cls;
 	free(p);
 }
+
+void prolly__shared_init(prolly__shared *s, uint8_t mem_class)
+{
+	atomic_init(&s->refs, 1);
+	s->mem_class = mem_class;
+}
+
+void prolly__shared_ref(prolly__shared *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void prolly__shared_unref(prolly__shared *s)
+{
+	if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+		prolly__node_mem_free(s, s->mem_class);
+}
+
+/* The handover of store_int.h: this thread's write and read in progress. */
+static _Thread_local struct {
+	const prolly_store_node *nodes;
+	size_t n;
+	prolly__shared *const *owners;
+	prolly__shared *read_owner;
+} handover;
+
+void prolly__handover_write(const prolly_store_node *nodes, size_t n, prolly__shared *const *owners)
+{
+	handover.nodes = owners ? nodes : NULL;
+	handover.n = owners ? n : 0;
+	handover.owners = owners;
+}
+
+prolly__shared *prolly__handover_owner(const prolly_store_node *nodes, size_t n, size_t i)
+{
+	if (!handover.owners || nodes != handover.nodes || n != handover.n || i >= n)
+		return NULL;
+	return handover.owners[i];
+}
+
+void prolly__handover_read(prolly__shared *owner)
+{
+	handover.read_owner = owner;
+}
+
+prolly__shared *prolly__handover_read_owner(void)
+{
+	return handover.read_owner;
+}

@@ -145,17 +145,24 @@ typedef struct load_ctx {
 	const prolly_id *ids;
 	unsigned char *found;
 	prolly_stats *delta;
+	int fresh; /* PROLLY__LOAD_FRESH */
 	int rc;
 } load_ctx;
 
+/* A node from the store. One the memory store holds as the block of a node this process made
+ * and hashed (prolly__handover_read) is taken back as that node: no copy, no decoding, no hash
+ * check; but not by a fresh load, which re-checks what the store holds. */
 static int on_found(void *payload, size_t index, const void *data, size_t size)
 {
 	load_ctx *lc = payload;
-	pnode *nd;
+	prolly__shared *owner = lc->fresh ? NULL : prolly__handover_read_owner();
+	pnode *nd = owner ? prolly__node_of(owner) : NULL;
+	int rc;
 	if (lc->found[index])
 		return 0;
-	int rc = prolly__node_decode(&nd, &lc->ids[index], data, size, 1);
-	if (rc)
+	if (nd && nd->bytes == data && nd->size == size && prolly_id_equal(&nd->id, &lc->ids[index]))
+		prolly__node_ref(nd);
+	else if ((rc = prolly__node_decode(&nd, &lc->ids[index], data, size, 1)))
 		return lc->rc = rc;
 	lc->found[index] = 1;
 	lc->delta->nodes_read++;
@@ -226,7 +233,7 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 		delta.cache_misses += nmiss;
 		delta.store_reads++;
 		delta.store_read_items += nmiss;
-		load_ctx lc = {db, ws, miss, found, &delta, 0};
+		load_ctx lc = {db, ws, miss, found, &delta, fresh, 0};
 		rc = db->vt.get_nodes(db->store, miss, nmiss, on_found, &lc);
 		if (lc.rc)
 			rc = lc.rc;

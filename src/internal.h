@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -115,8 +116,7 @@ void prolly__sync_stats_put(prolly_sync_stats *out, const prolly_sync_stats *ful
  * encoded bytes directly.
  */
 typedef struct pnode {
-	atomic_int refs;
-	uint8_t mem_class; /* size class of this allocation (alloc.c) */
+	prolly__shared mem; /* first: the reference count and size class of this block (alloc.c) */
 	prolly_id id;
 	unsigned level;             /* 0: leaf */
 	uint32_t n;                 /* items */
@@ -140,6 +140,14 @@ typedef struct pnode {
  * PROLLY_ECORRUPT naming the id on any failure. */
 int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, size_t size,
                         int verify);
+
+/* The node whose block s heads: the memory store hands back the blocks of nodes the engine
+ * wrote, and those are always pnodes (txn.c passes &nd->mem, its first member). */
+static inline pnode *prolly__node_of(prolly__shared *s)
+{
+	_Static_assert(offsetof(pnode, mem) == 0, "a node's block begins with its header");
+	return (pnode *)(void *)s;
+}
 
 void prolly__node_ref(pnode *n);
 void prolly__node_unref(pnode *n); /* NULL ok; frees at zero */
@@ -320,7 +328,8 @@ int prolly__nodeset_add(prolly__nodeset *s, pnode *n);
 /*
  * Loads n nodes with at most one store call for all of those not in ws or the cache
  * (duplicates asked once). Every node read from the store is hash-verified and decoded, put in
- * the cache and in ws. If out is not NULL, out[i] is a pointer borrowed from ws. A missing id
+ * the cache and in ws; but for a node this process made and handed to the memory store, which
+ * comes back as that node, unchecked (no copy, no decoding), unless PROLLY__LOAD_FRESH. If out is not NULL, out[i] is a pointer borrowed from ws. A missing id
  * is PROLLY_ECORRUPT ("node <hex> missing") since a tree referenced it; a root that is missing is
  * reported the same way by the caller's context. ws must not be NULL.
  */
@@ -346,6 +355,10 @@ int prolly__store_adopt(prolly_store *vt, const prolly_store *store);
  * none twice: PROLLY_EINVAL) and hands the store a copy sorted by name (S1 in store.h); the
  * outcome (conflict, current_*, current_epoch) comes back in the caller's order. */
 int prolly__store_write(prolly_db *db, prolly_store_write *w);
+/* The same with owners[i] &nd->mem of the node nd whose bytes w->nodes[i].data are (or NULL),
+ * handed over (prolly__handover_write): the memory store keeps a reference to the node instead
+ * of a copy; any other store just reads the bytes. */
+int prolly__store_write_nodes(prolly_db *db, prolly_store_write *w, prolly__shared *const *owners);
 /* The commit format's parents, as get_ancestors follows them. */
 extern const prolly_store_commit_layout prolly__commit_layout;
 

@@ -138,8 +138,7 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory decoding a node of %zu bytes", size);
 	unsigned char *copy = (unsigned char *)(nd + 1);
 	memcpy(copy, b, size);
-	atomic_init(&nd->refs, 1);
-	nd->mem_class = cls;
+	prolly__shared_init(&nd->mem, cls);
 	nd->id = *id;
 	nd->level = level;
 	nd->n = n;
@@ -180,13 +179,13 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 
 void prolly__node_ref(pnode *n)
 {
-	atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+	prolly__shared_ref(&n->mem);
 }
 
 void prolly__node_unref(pnode *n)
 {
-	if (n && atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1)
-		prolly__node_mem_free(n, n->mem_class);
+	if (n)
+		prolly__shared_unref(&n->mem);
 }
 
 uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen)
@@ -381,8 +380,7 @@ int prolly__enc_node(pnode **out, const prolly__enc *e)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory encoding a node of %zu bytes", size);
 	unsigned char *b = (unsigned char *)(nd + 1);
 	enc_write(e, b);
-	atomic_init(&nd->refs, 1);
-	nd->mem_class = cls;
+	prolly__shared_init(&nd->mem, cls);
 	prolly__hash(&nd->id, b, size);
 	nd->level = e->level;
 	nd->n = (uint32_t)n;

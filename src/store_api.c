@@ -85,6 +85,11 @@ static int check_write(const prolly_store_write *w)
 
 int prolly__store_write(prolly_db *db, prolly_store_write *w)
 {
+	return prolly__store_write_nodes(db, w, NULL);
+}
+
+int prolly__store_write_nodes(prolly_db *db, prolly_store_write *w, prolly__shared *const *owners)
+{
 	prolly_store_write sw = *w;
 	const prolly_ref_update **order = NULL;
 	prolly_ref_update *sorted = NULL;
@@ -120,7 +125,9 @@ int prolly__store_write(prolly_db *db, prolly_store_write *w)
 		}
 		sw.refs = sorted;
 	}
+	prolly__handover_write(sw.nodes, sw.n_nodes, owners);
 	rc = db->vt.write(db->store, &sw);
+	prolly__handover_write(NULL, 0, NULL);
 	w->current_epoch = sw.current_epoch;
 	if (sorted)
 		for (size_t i = 0; i < w->n_refs; i++) {

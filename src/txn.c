@@ -22,6 +22,8 @@
  *   T5  a commit of many nodes writes them first, in two halves at once (see flush_halves).
  *   T6  a commit publishes, in the same store write, a reflog entry for each update of a ref
  *       under refs/heads/ or refs/tags/ (reflog.c), whoever queued it.
+ *   T7  every node write hands the store each node's memory beside its bytes
+ *       (prolly__store_write_nodes): the memory store keeps a reference instead of a copy.
  */
 #include "internal.h"
 
@@ -149,19 +151,25 @@ int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 	return 0;
 }
 
-/* Collects the txn's nodes and raw objects into an array for the store. */
-static int gather(prolly_txn *txn, prolly_store_node **out, size_t *n)
+/* Collects the txn's nodes and raw objects into an array for the store, and beside it each
+ * entry's node memory (NULL for a raw object) for prolly__store_write_nodes. */
+static int gather(prolly_txn *txn, prolly_store_node **out, prolly__shared ***owners, size_t *n)
 {
 	size_t total = txn->nodes.len + txn->raw_count, k = 0;
 	prolly_store_node *arr = calloc(total ? total : 1, sizeof(*arr));
-	if (!arr)
+	prolly__shared **own = calloc(total ? total : 1, sizeof(*own));
+	if (!arr || !own) {
+		free(arr);
+		free(own);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory gathering %zu nodes", total);
+	}
 	for (size_t i = 0; i < txn->nodes.cap; i++) {
 		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
 		if (nd) {
 			arr[k].id = nd->id;
 			arr[k].data = nd->bytes;
 			arr[k].size = nd->size;
+			own[k] = &nd->mem;
 			k++;
 		}
 	}
@@ -176,6 +184,7 @@ static int gather(prolly_txn *txn, prolly_store_node **out, size_t *n)
 		off += PROLLY_ID_SIZE + 4 + sz;
 	}
 	*out = arr;
+	*owners = own;
 	*n = k;
 	return 0;
 }
@@ -195,8 +204,9 @@ typedef struct prolly__flush {
 	pthread_t thread;
 	int joinable; /* 0: the write ran in the caller (no thread could be started) */
 	prolly_db *db;
-	prolly__nodeset nodes;  /* the flushed nodes: pinned, owned here until the flush is done */
-	prolly_store_node *arr; /* what the store is given (pointing into those nodes) */
+	prolly__nodeset nodes;   /* the flushed nodes: pinned, owned here until the flush is done */
+	prolly_store_node *arr;  /* what the store is given (pointing into those nodes) */
+	prolly__shared **owners; /* arr[i]'s node memory (prolly__store_write_nodes) */
 	size_t n;
 	int rc;
 	prolly__counters stats; /* the flushing thread's counters, handed to the waiter */
@@ -211,7 +221,7 @@ static void *flush_main(void *arg)
 	w.nodes = f->arr;
 	w.n_nodes = f->n;
 	prolly_thread_stats_reset();
-	f->rc = prolly__store_write(f->db, &w);
+	f->rc = prolly__store_write_nodes(f->db, &w, f->owners);
 	if (f->rc)
 		snprintf(f->msg, sizeof(f->msg), "%s", prolly_last_error());
 	prolly__thread_counters(&f->stats);
@@ -234,6 +244,7 @@ static int flush_wait_oldest(prolly_txn *txn)
 		prolly_set_error(rc, "%s", f->msg);
 	unpin_set(txn->db, &f->nodes);
 	free(f->arr);
+	free(f->owners);
 	free(f);
 	return rc;
 }
@@ -257,7 +268,10 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 	if (txn->n_pending == PROLLY__FLUSH_DEPTH && (rc = flush_wait_oldest(txn)))
 		return rc;
 	if (!(f = calloc(1, sizeof(*f))) ||
-	    !(f->arr = calloc(set->len ? set->len : 1, sizeof(*f->arr)))) {
+	    !(f->arr = calloc(set->len ? set->len : 1, sizeof(*f->arr))) ||
+	    !(f->owners = calloc(set->len ? set->len : 1, sizeof(*f->owners)))) {
+		if (f)
+			free(f->arr);
 		free(f);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory flushing a txn");
 	}
@@ -267,6 +281,7 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 			f->arr[f->n].id = nd->id;
 			f->arr[f->n].data = nd->bytes;
 			f->arr[f->n].size = nd->size;
+			f->owners[f->n] = &nd->mem;
 			f->n++;
 		}
 	}
@@ -375,6 +390,7 @@ static int gather_requires(prolly_txn *txn, prolly_buf *out)
 int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts)
 {
 	prolly_store_node *nodes = NULL;
+	prolly__shared **owners = NULL;
 	prolly_buf req = PROLLY_BUF_INIT;
 	prolly_ref_update *refs = NULL;
 	char *log_names = NULL;
@@ -391,7 +407,7 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 		goto out;
 	if ((rc = gather_requires(txn, &req)))
 		goto out;
-	if ((rc = gather(txn, &nodes, &n)))
+	if ((rc = gather(txn, &nodes, &owners, &n)))
 		goto out;
 	prolly_store_write w;
 	memset(&w, 0, sizeof(w));
@@ -404,7 +420,7 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	w.durable = 1;
 	w.requires = (const prolly_id *)(const void *)req.ptr;
 	w.n_requires = req.size / PROLLY_ID_SIZE;
-	rc = prolly__store_write(txn->db, &w);
+	rc = prolly__store_write_nodes(txn->db, &w, owners);
 	for (size_t i = 0; i < txn->n_refs; i++)
 		txn->refs[i] = refs[i]; /* the outcome the store reported (the names are the same) */
 	if (w.current_epoch) {
@@ -440,6 +456,7 @@ out:
 	free(refs);
 	free(log_names);
 	free(nodes);
+	free(owners);
 	prolly_buf_dispose(&req);
 	return rc;
 }

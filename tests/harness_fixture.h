@@ -1,7 +1,7 @@
 /*
  * harness_fixture.h - a workload for the harness's suite tests (test_harness_service.c,
- * test_harness_scale.c): written to a file, loaded, overridden and resolved as the harness does.
- * Header-only (static inline) because only the programs that link libharness.a include it.
+ * test_harness_scale.c, test_harness_runner.c): written to a file, loaded, overridden and
+ * resolved as the harness does; the result directory of a test run. Header-only (static inline) because only the programs that link libharness.a include it.
  */
 #ifndef TESTS_HARNESS_FIXTURE_H
 #define TESTS_HARNESS_FIXTURE_H
@@ -9,6 +9,7 @@
 #include "../bench/harness/harness.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Writes text to path, loads it into w, applies the overrides (NULL-terminated pairs of dotted
  * key and TOML text) and resolves. 0, or -1 with the reason on stderr. */
@@ -32,6 +33,28 @@ static inline int th_workload(hw_workload *w, const char *path, const char *text
 		}
 	if (hw_workload_resolve(w, &te)) {
 		fprintf(stderr, "  workload: %s\n", te.text);
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens the result directory dir (a new one, or resumes it) with a test run's manifest: suite
+ * and store as named, w's config hash and seed, revision "test". 0, or -1 with the reason on
+ * stderr. */
+static inline int th_open_results(hr_dir **d, const char *dir, const hw_workload *w,
+                                  const char *suite, const char *store)
+{
+	hr_manifest m;
+	char err[H_ERR];
+	memset(&m, 0, sizeof(m));
+	m.schema = HW_SCHEMA;
+	snprintf(m.config_hash, sizeof(m.config_hash), "%s", w->hash);
+	snprintf(m.revision, sizeof(m.revision), "test");
+	m.seed = w->seed;
+	snprintf(m.suites, sizeof(m.suites), "%s", suite);
+	snprintf(m.store, sizeof(m.store), "%s", store);
+	if (hr_open(d, dir, &m, w, err, sizeof(err))) {
+		fprintf(stderr, "  hr_open: %s\n", err);
 		return -1;
 	}
 	return 0;

@@ -582,6 +582,71 @@ PT_TEST(flush_keeps_build_memory_bounded)
 	prolly_close(db);
 }
 
+static int held_bytes(void *payload, size_t index, const void *data, size_t size)
+{
+	(void)index;
+	(void)size;
+	*(const void **)payload = data;
+	return 0;
+}
+
+/* The memory store keeps a reference to each node the engine wrote instead of a copy, also
+ * behind a pass-through store, and hands it back on a read: the nodes must outlive the cache's
+ * entries (a db with no cache reads them back from the store), and the
+ * cache's entries must outlive the store's (a gc removes the nodes a warm cache still holds).
+ * Under the sanitizer build (malloc'd node memory) a use after free or double free fails here. */
+PT_TEST(mem_store_shares_node_memory)
+{
+	for (int round = 0; round < 4; round++) {
+		int cached = round & 1, wrapped = round >> 1; /* also through a pass-through store */
+		prolly_store *st, *mem;
+		prolly_db *db;
+		prolly_options o;
+		prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+		o.cache_bytes = cached ? (size_t)64 << 20 : 0;
+		o.flush_bytes = 64 << 10; /* builder flushes as well as the commit's write */
+		PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+		st = mem;
+		if (wrapped) {
+			tp_store *tp = tp_new(sizeof(*tp), mem);
+			PT_REQUIRE(tp != NULL);
+			st = &tp->base;
+		}
+		PT_REQUIRE(prolly_db_new(&db, st, &o) == 0);
+		prolly_id root = build_range(db, 20000, 1);
+		uint64_t n = 0, nodes = 0, bytes = 0;
+		PT_CHECK_RC(prolly_count(&n, db, &root), 0);
+		PT_CHECK(n == 20000);
+		char k[32];
+		prolly_buf v = PROLLY_BUF_INIT;
+		key_of(k, sizeof(k), 12345);
+		PT_CHECK_RC(prolly_get(&v, db, &root, k, strlen(k)), 0);
+		PT_CHECK(v.size == 6 && memcmp(v.ptr, "v12345", 6) == 0);
+		/* One copy: the node the engine loads is the memory the store holds. */
+		const void *held = NULL;
+		PT_CHECK_RC(mem->get_nodes(mem, &root, 1, held_bytes, &held), 0);
+		prolly__nodeset ws;
+		pnode *nd = NULL;
+		prolly__nodeset_init(&ws);
+		PT_CHECK_RC(prolly__load1(db, &ws, &root, &nd), 0);
+		PT_CHECKF(held && nd && (const void *)nd->bytes == held, "round %d: store %p, node %p",
+		          round, held, nd ? (const void *)nd->bytes : NULL);
+		prolly__nodeset_dispose(&ws);
+		PT_CHECK_RC(st->stat(st, &nodes, &bytes), 0);
+		PT_CHECKF(nodes > 20 && bytes > 20000 * 10, "%llu nodes, %llu bytes",
+		          (unsigned long long)nodes, (unsigned long long)bytes);
+		prolly_gc_result r;
+		prolly_gc_result_init(&r, PROLLY_GC_RESULT_VERSION);
+		PT_CHECK_RC(prolly_gc(db, &r), 0); /* no ref names the tree: every node goes */
+		PT_CHECK_RC(st->stat(st, &nodes, &bytes), 0);
+		PT_CHECKF(nodes <= 1, "%llu nodes left", (unsigned long long)nodes);
+		int rc = prolly_count(&n, db, &root); /* from what the cache still holds, or gone */
+		PT_CHECK(rc == 0 || rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT);
+		prolly_buf_dispose(&v);
+		prolly_close(db);
+	}
+}
+
 /* A mem store whose write number fail_at (1-based) fails, for the background-flush test. */
 typedef struct failing_store {
 	tp_store tp; /* must be first: passes everything through but write */

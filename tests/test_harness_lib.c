@@ -7,6 +7,9 @@
  *   - count: the one count grammar (k/m/g in either case, fractions with a suffix, limits);
  *   - buf: growth, the NUL after the bytes, big-endian puts, printf, clear; array growth;
  *   - clock: monotonic, the stopwatch's pauses, the UTC stamp's form;
+ *   - proc: a process's parent, CPU and context switches read from /proc (a command name with
+ *     ") " in it included), a "server" (this process and its children) summed, -1 / 0 for a
+ *     process that is gone;
  *   - redaction: prolly_redact_url / prolly_redact_message on postgres://, postgresql://, upper
  *     case schemes, conninfo password= and PGPASSWORD=, and the harness's own PostgreSQL paths
  *     (monitor connection, environment files) with a password in the URL and in $PGPASSWORD:
@@ -19,13 +22,17 @@
 #include "clock.h"
 #include "count.h"
 #include "lib/model.h"
+#include "proc.h"
 #include "prolly.h"
 #include "ptest.h"
 #include "rng.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- rng ------------------------------------------------------------------------------------- */
@@ -231,6 +238,64 @@ PT_TEST(clock_and_stopwatch)
 	PT_CHECKF(strlen(stamp) == 20 && stamp[4] == '-' && stamp[10] == 'T' && stamp[19] == 'Z', "%s",
 	          stamp);
 	PT_CHECK(bench_wall_us() > 1700000000LL * 1000000);
+}
+
+/* ---- proc ------------------------------------------------------------------------------------ */
+
+PT_TEST(proc_facts)
+{
+	int up[2];
+	PT_CHECK(pipe(up) == 0);
+	pid_t child = fork();
+	if (child == 0) {
+		/* a command that fools a parser splitting at the first ')' or at spaces */
+		prctl(PR_SET_NAME, "a) b (c) 1 2", 0, 0, 0);
+		for (int i = 0; i < 50; i++)
+			usleep(200); /* some voluntary context switches */
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	PT_CHECK(child > 0);
+	char c;
+	PT_CHECK(read(up[0], &c, 1) == 1);
+
+	PT_CHECKF(bench_parent_pid(child) == getpid(), "%ld", bench_parent_pid(child));
+	PT_CHECK(bench_parent_pid(getpid()) == getppid());
+	double cpu = -1;
+	uint64_t csw = 0;
+	PT_CHECK(bench_pid_usage(child, &cpu, &csw) == 0);
+	PT_CHECKF(cpu >= 0 && csw >= 50, "cpu %.1f ms, %llu switches", cpu, (unsigned long long)csw);
+	PT_CHECK(bench_self_csw() > 0);
+
+	/* this process as a "postmaster": itself and its live child, read after them (the counts
+	 * only grow) */
+	double mine_cpu = -1;
+	uint64_t mine_csw = 0;
+	PT_CHECK(bench_pid_usage(getpid(), &mine_cpu, &mine_csw) == 0);
+	double srv_csw = bench_server_csw(getpid());
+	PT_CHECKF(srv_csw >= (double)(mine_csw + csw), "%.0f < %llu + %llu", srv_csw,
+	          (unsigned long long)mine_csw, (unsigned long long)csw);
+	PT_CHECK(bench_server_cpu_ms(getpid()) >= mine_cpu);
+	/* the child one by one (not this process), with at least the switches read above */
+	long kids[4];
+	uint64_t kid_csw[4];
+	size_t nkids = bench_children_csw(getpid(), kids, kid_csw, 4);
+	PT_CHECKF(nkids == 1 && kids[0] == child && kid_csw[0] >= csw, "%zu children", nkids);
+	PT_CHECK(bench_children_csw(getpid(), kids, kid_csw, 0) == 1); /* counted, none stored */
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(up[0]);
+	close(up[1]);
+	/* gone, or no such process */
+	PT_CHECK(bench_pid_usage(child, &cpu, &csw) == -1);
+	PT_CHECK(bench_parent_pid(child) == 0);
+	PT_CHECK(bench_server_csw(0) == -1 && bench_server_cpu_ms(0) == -1);
+	PT_CHECK(bench_server_csw(child) == -1 && bench_server_cpu_ms(child) == -1);
+	PT_CHECK(bench_children_csw(getpid(), kids, kid_csw, 4) == 0);
+	PT_CHECK(bench_children_csw(0, kids, kid_csw, 4) == 0);
 }
 
 /* ---- redaction ------------------------------------------------------------------------------- */

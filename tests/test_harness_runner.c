@@ -76,19 +76,7 @@ const h_suite toy_suite = {
 
 static int open_dir(hr_dir **d, const char *dir, const hw_workload *w)
 {
-	hr_manifest m;
-	char err[H_ERR];
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", w->hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	snprintf(m.suites, sizeof(m.suites), "toy");
-	snprintf(m.store, sizeof(m.store), "mem");
-	if (hr_open(d, dir, &m, w, err, sizeof(err)) != 0) {
-		fprintf(stderr, "  hr_open: %s\n", err);
-		return -1;
-	}
-	return 0;
+	return th_open_results(d, dir, w, "toy", "mem");
 }
 
 PT_TEST(toy_suite_through_the_runner)
@@ -156,7 +144,10 @@ PT_TEST(the_suite_table)
 		snprintf(want, sizeof(want), "%s-summary.csv", s->name);
 		PT_CHECKF(!strcmp(sum, want), "%s", sum);
 	}
-	PT_CHECK(n >= 2 && h_suites[0] == &hsvc_suite && h_suites[1] == &hsc_suite);
+	PT_CHECK(n == 5 && h_suites[0] == &hsvc_suite && h_suites[1] == &hsc_suite);
+	PT_CHECK(h_suite_find("insert") == &hins_suite);
+	PT_CHECK(h_suite_find("sysbench") == &hsb_suite);
+	PT_CHECK(h_suite_find("tpcb") == &htpcb_suite);
 	PT_CHECK(h_suite_find("toy") == NULL);
 }
 

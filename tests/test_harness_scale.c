@@ -63,19 +63,8 @@ typedef struct trun {
 
 static int trun_dir(trun *t)
 {
-	hr_manifest m;
-	char err[H_ERR];
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "scale");
-	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open: %s\n", err);
+	if (th_open_results(&t->d, t->out, &t->w, "scale", t->run.store))
 		return -1;
-	}
 	t->run.out = t->d;
 	t->run.cells_done = 0;
 	t->run.cells_total = hsc_cells(&t->w);

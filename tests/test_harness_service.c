@@ -74,7 +74,6 @@ typedef struct trun {
 /* Loads base_toml with the overrides (dotted key, TOML text; NULL-terminated pairs). */
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	char err[H_ERR];
 	memset(t, 0, sizeof(*t));
 	if (!(t->tmp = tm_tmpdir("svc")))
 		return -1;
@@ -83,18 +82,8 @@ static int trun_open(trun *t, const char *store, const char *const *sets)
 	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
 	if (th_workload(&t->w, t->toml, base_toml, sets))
 		return -1;
-	hr_manifest m;
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "service");
-	snprintf(m.store, sizeof(m.store), "%s", store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open: %s\n", err);
+	if (th_open_results(&t->d, t->out, &t->w, "service", store))
 		return -1;
-	}
 	t->run.w = &t->w;
 	t->run.started_ns = bench_now_ns(); /* progress lines show the elapsed time */
 	t->run.out = t->d;
@@ -112,21 +101,10 @@ static int trun_open(trun *t, const char *store, const char *const *sets)
 /* Reopens the output directory (a second invocation: resume). */
 static int trun_reopen(trun *t)
 {
-	hr_manifest m;
-	char err[H_ERR];
 	hr_close(t->d);
 	t->d = NULL;
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "service");
-	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open again: %s\n", err);
+	if (th_open_results(&t->d, t->out, &t->w, "service", t->run.store))
 		return -1;
-	}
 	t->run.out = t->d;
 	t->run.cells_done = 0;
 	return 0;
@@ -318,24 +296,23 @@ PT_TEST(postgres_flow)
 	flow("postgres");
 }
 
+/* Overrides (see trun_open) of the contention runs: four clients, every operation a commit to
+ * the one hot root. */
+/* clang-format off */
+#define HOT_ROOT_COMMITS                                                                           \
+	"service.clients", "[4]",                                                                      \
+	"service.hot_root_share", "1.0",                                                               \
+	"service.operation_mix.point_read", "0",                                                       \
+	"service.operation_mix.multi_read", "0",                                                       \
+	"service.operation_mix.commit", "100",                                                         \
+	"service.operation_mix.diff", "0",                                                             \
+	"service.operation_mix.merge", "0"
+/* clang-format on */
+
 /* Every operation a commit to the one hot root, several clients: lost races. */
 static void contention(const char *store)
 {
-	static const char *const sets[] = {"service.clients",
-	                                   "[4]",
-	                                   "service.hot_root_share",
-	                                   "1.0",
-	                                   "service.operation_mix.point_read",
-	                                   "0",
-	                                   "service.operation_mix.multi_read",
-	                                   "0",
-	                                   "service.operation_mix.commit",
-	                                   "100",
-	                                   "service.operation_mix.diff",
-	                                   "0",
-	                                   "service.operation_mix.merge",
-	                                   "0",
-	                                   NULL};
+	static const char *const sets[] = {HOT_ROOT_COMMITS, NULL};
 	trun t;
 	bench_csv tab;
 	char err[H_ERR] = "";
@@ -493,23 +470,7 @@ PT_TEST(postgres_sql_flow)
 
 PT_TEST(postgres_sql_contention)
 {
-	static const char *const sets[] = {"service.access",
-	                                   "\"sql\"",
-	                                   "service.clients",
-	                                   "[4]",
-	                                   "service.hot_root_share",
-	                                   "1.0",
-	                                   "service.operation_mix.point_read",
-	                                   "0",
-	                                   "service.operation_mix.multi_read",
-	                                   "0",
-	                                   "service.operation_mix.commit",
-	                                   "100",
-	                                   "service.operation_mix.diff",
-	                                   "0",
-	                                   "service.operation_mix.merge",
-	                                   "0",
-	                                   NULL};
+	static const char *const sets[] = {"service.access", "\"sql\"", HOT_ROOT_COMMITS, NULL};
 	sql_run(sets, 1);
 }
 

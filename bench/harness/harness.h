@@ -457,9 +457,12 @@ int h_cell_done(const h_run *run, const h_suite *s, const char *cell_id);
 void h_cell_skipped(const h_run *run);
 int h_emit(const h_run *run, const h_suite *s, hrow *const *rows, size_t n, char *err, size_t errn);
 
-/* The two suites. */
-extern const h_suite hsvc_suite; /* suites/service.c */
-extern const h_suite hsc_suite;  /* suites/scale.c */
+/* The suites, in the order of h_suites (runner.c). */
+extern const h_suite hsvc_suite;  /* suites/service.c */
+extern const h_suite hsc_suite;   /* suites/scale.c */
+extern const h_suite hins_suite;  /* suites/insert.c: the insert benchmark (insert_int.h) */
+extern const h_suite hsb_suite;   /* suites/sysbench.c */
+extern const h_suite htpcb_suite; /* suites/tpcb*.c (tpcb_int.h) */
 int hsvc_run(h_run *run, char *err, size_t errn);
 int hsc_run(h_run *run, char *err, size_t errn);
 unsigned hsvc_cells(const hw_workload *w);
@@ -473,9 +476,6 @@ extern const char *const hr_service_summary_columns[];
 extern const char *const hr_scale_summary_columns[];
 int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn);
 int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn);
-
-/* The tpcb suite: suites/tpcb*.c. */
-extern const h_suite htpcb_suite;
 
 /* Runs the selected suites (bit i: h_suites[i]) of run in order, stopping at the first that
  * fails (h_run_suite). 0, or -1 with err naming the suite. */

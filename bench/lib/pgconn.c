@@ -64,14 +64,14 @@ int bench_pg_connect(PGconn **out, const char *conninfo)
 	return 0;
 }
 
-/* One statement without parameters (one round trip). With out, the result is handed over. */
-int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out)
+/* Counts a statement just sent (one round trip) and checks its result: a failure is an error
+ * naming what; otherwise the result is handed over to out, or cleared when out is NULL. */
+static int finish(PGconn *conn, PGresult *res, const char *what, PGresult **out)
 {
-	PGresult *res = PQexecParams(conn, sql, 0, NULL, NULL, NULL, NULL, 1);
 	bench_pg_count(1, 1);
 	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-		int rc = bench_pg_error(conn, res, sql);
+		int rc = bench_pg_error(conn, res, what);
 		PQclear(res);
 		return rc;
 	}
@@ -82,17 +82,15 @@ int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out)
 	return 0;
 }
 
+/* One statement without parameters (one round trip). With out, the result is handed over. */
+int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out)
+{
+	return finish(conn, PQexecParams(conn, sql, 0, NULL, NULL, NULL, NULL, 1), sql, out);
+}
+
 int bench_pg_prepare(PGconn *conn, const char *name, const char *sql, int nparams)
 {
-	PGresult *res = PQprepare(conn, name, sql, nparams, NULL);
-	bench_pg_count(1, 1);
-	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
-		int rc = bench_pg_error(conn, res, sql);
-		PQclear(res);
-		return rc;
-	}
-	PQclear(res);
-	return 0;
+	return finish(conn, PQprepare(conn, name, sql, nparams, NULL), sql, NULL);
 }
 
 /* A prepared statement with binary parameters and binary results (one round trip). */
@@ -104,19 +102,7 @@ int bench_pg_run(PGconn *conn, const char *name, int n, const char *const *value
 	if (n > BENCH_PG_MAX_PARAMS)
 		return prolly_set_error(PROLLY_EINVAL, "%s: %d parameters, at most %d", name, n,
 		                        BENCH_PG_MAX_PARAMS);
-	PGresult *res = PQexecPrepared(conn, name, n, values, lengths, formats, 1);
-	bench_pg_count(1, 1);
-	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-		int rc = bench_pg_error(conn, res, name);
-		PQclear(res);
-		return rc;
-	}
-	if (out)
-		*out = res;
-	else
-		PQclear(res);
-	return 0;
+	return finish(conn, PQexecPrepared(conn, name, n, values, lengths, formats, 1), name, out);
 }
 
 /* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */

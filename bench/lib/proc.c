@@ -51,93 +51,176 @@ double bench_load1(void)
 	return getloadavg(l, 1) == 1 ? l[0] : -1;
 }
 
-double bench_server_cpu_ms(long postmaster_pid)
+/* What /proc/<pid>/stat says of a process (times in clock ticks). */
+typedef struct {
+	long ppid;
+	unsigned long long utime, stime;   /* its own */
+	unsigned long long cutime, cstime; /* its reaped children's */
+} pid_stat;
+
+/* The one reader of /proc/<pid>/stat: 0, or -1 when it cannot be read (the process is gone). */
+static int read_stat(long pid, pid_stat *st)
 {
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[k] = '\0';
+	char *rp = strrchr(buf, ')'); /* the command may hold spaces */
+	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+	 * utime stime cutime cstime */
+	if (!rp || sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+	                  &st->ppid, &st->utime, &st->stime, &st->cutime, &st->cstime) != 5)
+		return -1;
+	return 0;
+}
+
+/* The one reader of /proc/<pid>/status's context switches (voluntary + involuntary, of the
+ * process's main thread): 0, or -1 when it cannot be read. */
+static int read_status_csw(long pid, uint64_t *csw)
+{
+	char path[64], line[256];
+	unsigned long long v, total = 0;
+	int seen = 0;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1) {
+			total += v;
+			seen++;
+		}
+	fclose(f);
+	*csw = total;
+	return seen ? 0 : -1;
+}
+
+/* Calls fn for the postmaster and each of its live children (skipping processes that vanish
+ * meanwhile). 0 when the postmaster itself was among them, -1 otherwise. */
+static int each_server_proc(long postmaster_pid,
+                            void (*fn)(long pid, const pid_stat *st, int is_postmaster,
+                                       void *payload),
+                            void *payload)
+{
+	int found = 0;
 	if (postmaster_pid <= 0)
 		return -1;
-	long tck = sysconf(_SC_CLK_TCK);
-	double total = 0;
-	int found = 0;
-	char path[300];
-	FILE *f;
 	DIR *d = opendir("/proc");
-	if (!d || tck <= 0) {
-		if (d)
-			closedir(d);
+	if (!d)
 		return -1;
-	}
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
+		long pid = strtol(de->d_name, NULL, 10);
+		pid_stat st;
+		if (read_stat(pid, &st) != 0)
 			continue;
-		char buf[1024];
-		size_t k = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[k] = '\0';
-		char *rp = strrchr(buf, ')'); /* the command may hold spaces */
-		if (!rp)
-			continue;
-		long pid = strtol(buf, NULL, 10), ppid;
-		unsigned long long ut, st, cut, cst;
-		/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-		 * utime stime cutime cstime */
-		if (sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ppid,
-		           &ut, &st, &cut, &cst) != 5)
-			continue;
-		if (pid == postmaster_pid) {
-			total += (double)(ut + st + cut + cst);
-			found = 1;
-		} else if (ppid == postmaster_pid) {
-			total += (double)(ut + st);
+		if (pid == postmaster_pid || st.ppid == postmaster_pid) {
+			found |= pid == postmaster_pid;
+			fn(pid, &st, pid == postmaster_pid, payload);
 		}
 	}
 	closedir(d);
-	return found ? total * 1000.0 / (double)tck : -1;
+	return found ? 0 : -1;
+}
+
+static void add_cpu_ticks(long pid, const pid_stat *st, int is_postmaster, void *payload)
+{
+	(void)pid;
+	*(double *)payload += (double)(st->utime + st->stime +
+	                               (is_postmaster ? st->cutime + st->cstime : 0));
+}
+
+double bench_server_cpu_ms(long postmaster_pid)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	double ticks = 0;
+	if (tck <= 0 || each_server_proc(postmaster_pid, add_cpu_ticks, &ticks) != 0)
+		return -1;
+	return ticks * 1000.0 / (double)tck;
+}
+
+/* The context switches of the server's processes so far, and whether the postmaster's were. */
+typedef struct {
+	double total;
+	int postmaster_read;
+} csw_sum;
+
+static void add_csw(long pid, const pid_stat *st, int is_postmaster, void *payload)
+{
+	csw_sum *sum = payload;
+	uint64_t v;
+	(void)st;
+	if (read_status_csw(pid, &v) != 0)
+		return;
+	sum->total += (double)v;
+	sum->postmaster_read |= is_postmaster;
+}
+
+double bench_server_csw(long postmaster_pid)
+{
+	csw_sum sum = {0, 0};
+	if (each_server_proc(postmaster_pid, add_csw, &sum) != 0 || !sum.postmaster_read)
+		return -1;
+	return sum.total;
+}
+
+uint64_t bench_self_csw(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
+int bench_pid_usage(long pid, double *cpu_ms, uint64_t *csw)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	pid_stat st;
+	if (tck <= 0 || read_stat(pid, &st) != 0 || read_status_csw(pid, csw) != 0)
+		return -1;
+	*cpu_ms = (double)(st.utime + st.stime) * 1000.0 / (double)tck;
+	return 0;
+}
+
+long bench_parent_pid(long pid)
+{
+	pid_stat st;
+	return pid > 0 && read_stat(pid, &st) == 0 && st.ppid > 0 ? st.ppid : 0;
+}
+
+/* The children's switches gathered so far by bench_children_csw. */
+typedef struct {
+	long *pids;
+	uint64_t *csw;
+	size_t max, n;
+} child_csw;
+
+static void add_child_csw(long pid, const pid_stat *st, int is_postmaster, void *payload)
+{
+	child_csw *c = payload;
+	uint64_t v;
+	(void)st;
+	if (is_postmaster || read_status_csw(pid, &v) != 0)
+		return;
+	if (c->n < c->max) {
+		c->pids[c->n] = pid;
+		c->csw[c->n] = v;
+	}
+	c->n++;
 }
 
 size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max)
 {
-	char path[300], line[256];
-	size_t n = 0;
-	DIR *d = opendir("/proc");
-	if (!d || ppid <= 0) {
-		if (d)
-			closedir(d);
-		return 0;
-	}
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		long parent = -1;
-		unsigned long long vol = 0, inv = 0, x;
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "PPid: %ld", &parent) == 1)
-				continue;
-			if (sscanf(line, "voluntary_ctxt_switches: %llu", &x) == 1)
-				vol = x;
-			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &x) == 1)
-				inv = x;
-		}
-		fclose(f);
-		if (parent != ppid)
-			continue;
-		if (n < max) {
-			pids[n] = strtol(de->d_name, NULL, 10);
-			csw[n] = (uint64_t)(vol + inv);
-		}
-		n++;
-	}
-	closedir(d);
-	return n;
+	child_csw c = {pids, csw, max, 0};
+	each_server_proc(ppid, add_child_csw, &c); /* -1 when ppid is gone: then it has no children */
+	return c.n;
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)

@@ -1,6 +1,7 @@
 /*
  * proc.h - what the benchmarks read about processes (bench_*): page faults, resident memory,
- * the load average, a PostgreSQL server's CPU time, and removing a scratch directory.
+ * the load average, CPU time and context switches of this process, of another one and of a
+ * PostgreSQL server, and removing a scratch directory.
  * Linux only (/proc, getrusage). Each returns -1 (or 0 for counters) when it cannot tell.
  */
 #ifndef BENCH_PROC_H
@@ -22,9 +23,23 @@ double bench_load1(void);
  * the children it has reaped (a closed backend's time moves into the postmaster's cutime).
  * postmaster_pid 0 or an unreadable /proc: -1. */
 double bench_server_cpu_ms(long postmaster_pid);
+/* Context switches (voluntary + involuntary) of a PostgreSQL server: the postmaster and its live
+ * children (a backend that has exited takes its count with it: read it while the connections
+ * measured are open). postmaster_pid 0 or an unreadable /proc: -1. */
+double bench_server_csw(long postmaster_pid);
+/* Context switches (voluntary + involuntary) of every thread of this process so far. */
+uint64_t bench_self_csw(void);
+/* CPU time (user + system, ms) and context switches (voluntary + involuntary) of process pid
+ * (its main thread's switches: a PostgreSQL backend has one thread). 0, or -1 when /proc/pid
+ * cannot be read (the process is gone). */
+int bench_pid_usage(long pid, double *cpu_ms, uint64_t *csw);
+/* The parent of process pid (a backend's postmaster), or 0 when unknown. */
+long bench_parent_pid(long pid);
 /* Context switches (voluntary + involuntary) of each live child of process ppid (a PostgreSQL
- * server's backends): up to max (pid, switches) pairs into pids[] and csw[]. Returns how many
- * children there are (more than max when some did not fit); 0 when /proc cannot tell. */
+ * server's backends, one by one: a caller sampling them during a window keeps the count of a
+ * backend that exits before its end, which bench_server_csw's total loses): up to max (pid,
+ * switches) pairs into pids[] and csw[]. Returns how many children there are (more than max when
+ * some did not fit); 0 when /proc cannot tell. */
 size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max);
 /* rm -rf path, warning on stderr about what cannot be removed (only ever called on directories
  * the benchmark made). */

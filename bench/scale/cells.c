@@ -674,12 +674,6 @@ static int diff_cb(void *payload, const prolly_diff_entry *d)
 	return 0;
 }
 
-static int slot_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int cell_diff(cell *c)
 {
 	fixture *fx = c->fx;
@@ -694,7 +688,7 @@ static int cell_diff(cell *c)
 		rc = sc_fail(c, PROLLY_ENOMEM, "allocating expected keys");
 		goto out;
 	}
-	qsort(e.slots, e.n, sizeof(*e.slots), slot_cmp);
+	qsort(e.slots, e.n, sizeof(*e.slots), sc_u64_cmp);
 	for (size_t i = 0; i < e.n; i++)
 		sc_make_key(sorted + i * KEY_LEN, e.slots[i]);
 	diffcheck dc = {sorted, e.n, 0, 0, e.kind};

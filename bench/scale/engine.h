@@ -6,6 +6,8 @@
  *   cells.c    the Prolly cells: one function per op (sc_cell_fns)
  *   plain.c    the plain-table baseline (pg only): its cells (sc_plain_fns), its schema
  *   sql.c      the extension's contender (pg only): its cells (sc_sql_fns), its setup
+ *   pgcells.c  what plain.c and sql.c share: statements, bytea[] parameters, the cells of the
+ *              same shape (sc_pg_*)
  *   matrix.c   the matrix: cells -> runs -> rows, the hooks, fixtures in child processes
  *
  * A cell function runs one run of its op: untimed setup, sc_measure_begin(), the timed work,
@@ -187,6 +189,8 @@ int sc_edited_root(cell *c, const editset *e, prolly_id *out);
 /* A full scan must have seen every record of the fixture, from its first key to its last. */
 void sc_check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsigned char *first,
                         const unsigned char *last);
+/* qsort order of uint64_t (slots). */
+int sc_u64_cmp(const void *a, const void *b);
 
 /* ---- the cell tables ----------------------------------------------------------------------- */
 
@@ -206,5 +210,47 @@ int sc_plain_schema(fixture *fx);
 void sc_plain_end(fixture *fx); /* drops the baseline schema, closes the connection */
 /* cfg->pg_statements: the fixture's top statements by total execution time (stderr). */
 void sc_pg_top_statements(fixture *fx);
+
+/* ---- the two PostgreSQL contenders (pgcells.c) --------------------------------------------- */
+
+/* A statement of a contender: its name, its text (one %s: the plain table, or the schema of the
+ * extension), its parameter count. */
+typedef struct sc_pg_stmt {
+	const char *name, *fmt;
+	int nparams;
+} sc_pg_stmt;
+
+/* Prepares stmts[0..n) on pc, each text's %s replaced by arg. 0, or the error of the first that
+ * failed (PROLLY_EINVAL: the text is too long; PROLLY_ESTORE), whose name *failed gets. */
+int sc_pg_prepare(PGconn *pc, const sc_pg_stmt *stmts, size_t n, const char *arg,
+                  const char **failed);
+
+/* One contender, as its shared cells need it. */
+typedef struct sc_pg_side {
+	int (*ready)(cell *c);  /* the untimed first step of every cell (statements prepared) */
+	const char *ready_what; /* the note when it fails */
+	const char *ref;        /* the text parameter before all others (the extension: the ref read) */
+	int scan_max;           /* the scan statement takes the row limit as a last (text) parameter */
+} sc_pg_side;
+
+/* The prepared statement name on the admin connection, binary: s->ref (when set), then the n
+ * parameters v/l (at most 4 in all). */
+int sc_pg_run(cell *c, const sc_pg_side *s, const char *name, int n, const char *const *v,
+              const int *l, PGresult **res);
+/* bytea[] of the keys of r, in order. 0 or PROLLY_ENOMEM. */
+int sc_pg_keys_array(bench_buf *b, const readset *r);
+/* bytea[] of the keys of edits and (vb not NULL) of their values, a delete's value NULL. */
+int sc_pg_edit_arrays(bench_buf *kb, bench_buf *vb, const prolly_edit *edits, size_t n);
+/* The put cells' edits: the edit set (variant 0) and *k, cfg->puts but at most all of it
+ * (distinct keys); an empty set is an error (noted in c). */
+int sc_pg_put_edits(cell *c, editset *e, size_t *k);
+
+/* The cells of the same shape; what names the statement in notes:
+ *   sc_pg_get    cfg->reads statements of one key each (the reads sample), one value back each
+ *   sc_pg_scan   one statement over the range cell's window [lo, hi), the rows in key order
+ *   sc_pg_count  one statement over the count cell's range, the count back as text */
+int sc_pg_get(cell *c, const sc_pg_side *s, const char *name, const char *what);
+int sc_pg_scan(cell *c, const sc_pg_side *s, const char *name, const char *what);
+int sc_pg_count(cell *c, const sc_pg_side *s, const char *name, const char *what);
 
 #endif /* BENCH_SCALE_ENGINE_H */

@@ -366,3 +366,9 @@ void sc_check_full_scan(cell *c, const fixture *fx, uint64_t count, const unsign
 			sc_invalid(c, "last key differs");
 	}
 }
+
+int sc_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}

@@ -113,10 +113,7 @@ static int plain_sql(char *out, size_t n, const fixture *fx, const char *fmt)
 static int plain_prepare(cell *c)
 {
 	fixture *fx = c->fx;
-	static const struct {
-		const char *name, *fmt;
-		int nparams;
-	} stmts[] = {
+	static const sc_pg_stmt stmts[] = {
 	    {"plain_get", "SELECT value FROM %s WHERE key = $1", 1},
 	    {"plain_any", "SELECT key, value FROM %s WHERE key = ANY($1::bytea[])", 1},
 	    {"plain_scan_range", "SELECT key, value FROM %s WHERE key >= $1 AND key < $2 ORDER BY key",
@@ -133,17 +130,14 @@ static int plain_prepare(cell *c)
 	    {"plain_delete1", "DELETE FROM %s WHERE key = $1", 1},
 	    {"plain_count", "SELECT count(*)::text FROM %s WHERE key >= $1 AND key < $2", 2},
 	};
-	char sql[512];
+	const char *failed = NULL;
 	int rc;
 	if (fx->plain_prepared)
 		return 0;
-	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
-		rc = plain_sql(sql, sizeof(sql), fx, stmts[i].fmt);
-		if (rc == 0)
-			rc = bench_pg_prepare(fx->admin, stmts[i].name, sql, stmts[i].nparams);
-		if (rc != 0)
-			return sc_fail(c, rc, "preparing the plain-table statements");
-	}
+	rc = sc_pg_prepare(fx->admin, stmts, sizeof(stmts) / sizeof(stmts[0]), fx->plain_table,
+	                   &failed);
+	if (rc != 0)
+		return sc_fail(c, rc, "preparing the plain-table statements");
 	fx->plain_prepared = 1;
 	return 0;
 }
@@ -297,43 +291,12 @@ out:
 	return rc;
 }
 
+static const sc_pg_side side = {plain_prepare, "preparing", NULL, 0};
+
 /* cfg->reads point selects one after another (the keys of get_cold / get_warm). */
 static int plain_get(cell *c)
 {
-	size_t vlen = c->fx->vlen;
-	readset r;
-	PGresult *res = NULL;
-	int rc;
-	memset(&r, 0, sizeof(r));
-	CK(plain_prepare(c), "preparing");
-	CK(sc_readset_random(&r, c, (size_t)c->fx->cfg->reads, SC_READS), "preparing reads");
-	sc_measure_begin(c);
-	for (size_t i = 0; i < r.n; i++) {
-		const char *v[1] = {(const char *)r.keys + i * KEY_LEN};
-		const int l[1] = {KEY_LEN};
-		uint64_t t = sc_lat_start(c);
-		CK(bench_pg_run(c->fx->admin, "plain_get", 1, v, l, &res), "point select");
-		sc_lat_stop(c, t);
-		if (PQntuples(res) != 1 || (size_t)PQgetlength(res, 0, 0) != vlen ||
-		    memcmp(PQgetvalue(res, 0, 0), r.vals + i * vlen, vlen) != 0)
-			r.mismatches++;
-		PQclear(res);
-		res = NULL;
-	}
-	sc_measure_end(c);
-	c->ops = r.n;
-	if (r.mismatches)
-		sc_invalid(c, "%zu of %zu point selects missing or wrong", r.mismatches, r.n);
-out:
-	PQclear(res);
-	sc_readset_free(&r);
-	return rc;
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	return sc_pg_get(c, &side, "plain_get", "point select");
 }
 
 /* One SELECT ... WHERE key = ANY($1) of the get_many keys (the answer is a set: duplicates
@@ -356,16 +319,14 @@ static int plain_query(cell *c)
 	size_t distinct = 0;
 	for (size_t i = 0; i < r.n; i++)
 		slots[i] = sc_key_slot(r.keys + i * KEY_LEN);
-	qsort(slots, r.n, sizeof(*slots), u64_cmp);
+	qsort(slots, r.n, sizeof(*slots), sc_u64_cmp);
 	for (size_t i = 0; i < r.n; i++)
 		distinct += i == 0 || slots[i] != slots[i - 1];
 	sc_measure_begin(c);
-	CK(bench_pg_array_begin(&b, r.n), "encoding keys");
-	for (size_t i = 0; i < r.n; i++)
-		CK(bench_pg_array_add(&b, r.keys + i * KEY_LEN, KEY_LEN), "encoding keys");
+	CK(sc_pg_keys_array(&b, &r), "encoding keys");
 	const char *v[1] = {(const char *)b.p};
 	const int l[1] = {(int)b.n};
-	CK(bench_pg_run(c->fx->admin, "plain_any", 1, v, l, &res), "= ANY select");
+	CK(sc_pg_run(c, &side, "plain_any", 1, v, l, &res), "= ANY select");
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows; i++)
 		if (!plain_base_record(c->fx, PQgetvalue(res, i, 0), (size_t)PQgetlength(res, i, 0),
@@ -387,59 +348,13 @@ out:
 /* SELECT ... WHERE key >= lo AND key < hi ORDER BY key over the range cell's records. */
 static int plain_scan_range(cell *c)
 {
-	fixture *fx = c->fx;
-	PGresult *res = NULL;
-	unsigned char lo[KEY_LEN], hi[KEY_LEN], want[KEY_LEN];
-	int rc;
-	CK(plain_prepare(c), "preparing");
-	size_t len = (size_t)(fx->cfg->reads < fx->n ? fx->cfg->reads : fx->n);
-	uint64_t start = sc_range_start(c, len); /* the same start as the Prolly cell */
-	sc_make_key(lo, start * SLOT_STEP);
-	sc_make_key(hi, (start + len) * SLOT_STEP);
-	size_t wrong = 0;
-	sc_measure_begin(c);
-	const char *v[2] = {(const char *)lo, (const char *)hi};
-	const int l[2] = {KEY_LEN, KEY_LEN};
-	CK(bench_pg_run(fx->admin, "plain_scan_range", 2, v, l, &res), "range select");
-	int rows = PQntuples(res);
-	for (int i = 0; i < rows; i++) {
-		sc_make_key(want, (start + (uint64_t)i) * SLOT_STEP);
-		if (PQgetlength(res, i, 0) != KEY_LEN || memcmp(PQgetvalue(res, i, 0), want, KEY_LEN) ||
-		    !plain_base_record(fx, want, KEY_LEN, PQgetvalue(res, i, 1),
-		                       (size_t)PQgetlength(res, i, 1)))
-			wrong++;
-	}
-	sc_measure_end(c);
-	c->ops = len;
-	if ((size_t)rows != len || wrong)
-		sc_invalid(c, "range gave %d rows (%zu wrong), expected %zu", rows, wrong, len);
-out:
-	PQclear(res);
-	return rc;
+	return sc_pg_scan(c, &side, "plain_scan_range", "range select");
 }
 
 /* count(*) over the count cell's range (one operation per run). */
 static int plain_count(cell *c)
 {
-	PGresult *res = NULL;
-	unsigned char lo[KEY_LEN], hi[KEY_LEN];
-	uint64_t got = 0;
-	int rc;
-	CK(plain_prepare(c), "preparing");
-	uint64_t len = sc_count_range(c, lo, hi);
-	sc_measure_begin(c);
-	const char *v[2] = {(const char *)lo, (const char *)hi};
-	const int l[2] = {KEY_LEN, KEY_LEN};
-	CK(bench_pg_run(c->fx->admin, "plain_count", 2, v, l, &res), "count(*)");
-	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-		got = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
-	sc_measure_end(c);
-	c->ops = 1;
-	if (got != len)
-		sc_invalid(c, "count(*) gave %" PRIu64 ", expected %" PRIu64, got, len);
-out:
-	PQclear(res);
-	return rc;
+	return sc_pg_count(c, &side, "plain_count", "count(*)");
 }
 
 /* Puts (upsert) or deletes of edits[0..n) in one autocommit statement; *affected gets the
@@ -448,18 +363,9 @@ static int plain_apply(cell *c, const prolly_edit *edits, size_t n, int del, uin
 {
 	bench_buf kb = {0}, vb = {0};
 	PGresult *res = NULL;
-	int rc = 0;
-	if (bench_pg_array_begin(&kb, n) || (!del && bench_pg_array_begin(&vb, n))) {
-		rc = PROLLY_ENOMEM;
+	int rc = sc_pg_edit_arrays(&kb, del ? NULL : &vb, edits, n); /* !del: every edit a put */
+	if (rc != 0)
 		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (bench_pg_array_add(&kb, edits[i].key.data, edits[i].key.size) ||
-		    (!del && bench_pg_array_add(&vb, edits[i].value.data, edits[i].value.size))) {
-			rc = PROLLY_ENOMEM;
-			goto out;
-		}
-	}
 	const char *v[2] = {(const char *)kb.p, (const char *)vb.p};
 	const int l[2] = {(int)kb.n, (int)vb.n};
 	rc = bench_pg_run(c->fx->admin, del ? "plain_delete" : "plain_upsert", del ? 1 : 2, v, l, &res);
@@ -529,17 +435,11 @@ static int plain_put(cell *c)
 {
 	editset e;
 	PGresult *res = NULL;
-	size_t k = (size_t)c->fx->cfg->puts;
+	size_t k;
 	int rc, nosync = c->op == SCALE_OP_PUT_NOSYNC, wrong = 0;
 	memset(&e, 0, sizeof(e));
 	CK(plain_prepare(c), "preparing");
-	CK(sc_editset_make(&e, c, 0), "making the edit set");
-	if (e.n == 0) {
-		rc = sc_fail(c, PROLLY_EINVAL, "no edits (--changes 0?)");
-		goto out;
-	}
-	if (k > e.n)
-		k = e.n; /* distinct keys, so that the undo below is exact */
+	CK(sc_pg_put_edits(c, &e, &k), "making the edit set"); /* distinct: the undo is exact */
 	size_t first = nosync ? k : 0;
 	if (nosync)
 		CK(bench_pg_exec(c->fx->admin, "SET synchronous_commit TO off", NULL), "SET");

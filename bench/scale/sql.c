@@ -78,10 +78,7 @@ int sc_sql_setup(fixture *fx)
 		         prolly_last_error());
 		return -1;
 	}
-	static const struct {
-		const char *name, *fmt;
-		int nparams;
-	} stmts[] = {
+	static const sc_pg_stmt stmts[] = {
 	    {"sql_get", "SELECT %s.prolly_get($1::text, $2::bytea)", 2},
 	    {"sql_many", "SELECT ord, key, value FROM %s.prolly_get_many($1::text, $2::bytea[])", 2},
 	    {"sql_scan",
@@ -92,13 +89,11 @@ int sc_sql_setup(fixture *fx)
 	    {"sql_diff", "SELECT op, key FROM %s.prolly_diff($1::text, $2::text)", 2},
 	    {"sql_count", "SELECT %s.prolly_count($1::text, $2::bytea, $3::bytea)::text", 3},
 	};
-	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
-		snprintf(sql, sizeof(sql), stmts[i].fmt, q);
-		if (bench_pg_prepare(fx->admin, stmts[i].name, sql, stmts[i].nparams) != 0) {
-			snprintf(fx->sql_why, sizeof(fx->sql_why), "preparing %s: %.120s", stmts[i].name,
-			         prolly_last_error());
-			return -1;
-		}
+	const char *failed = NULL;
+	if (sc_pg_prepare(fx->admin, stmts, sizeof(stmts) / sizeof(stmts[0]), q, &failed) != 0) {
+		snprintf(fx->sql_why, sizeof(fx->sql_why), "preparing %s: %.120s", failed,
+		         prolly_last_error());
+		return -1;
 	}
 	int rc = sql_branch_to(fx, SQL_BASE, &fx->base, &fx->sql_base_commit);
 	if (rc != 0) {
@@ -126,37 +121,11 @@ static int sql_reset_work(cell *c)
 
 /* ---- reads --------------------------------------------------------------------------------- */
 
+static const sc_pg_side side = {sql_ready, "the extension", SQL_BASE, 1};
+
 static int sql_get(cell *c)
 {
-	size_t vlen = c->fx->vlen;
-	readset r;
-	PGresult *res = NULL;
-	int rc;
-	memset(&r, 0, sizeof(r));
-	CK(sql_ready(c), "the extension");
-	CK(sc_readset_random(&r, c, (size_t)c->fx->cfg->reads, SC_READS), "preparing reads");
-	sc_measure_begin(c);
-	for (size_t i = 0; i < r.n; i++) {
-		const char *v[2] = {SQL_BASE, (const char *)r.keys + i * KEY_LEN};
-		const int l[2] = {(int)strlen(SQL_BASE), KEY_LEN};
-		uint64_t t = sc_lat_start(c);
-		CK(bench_pg_run(c->fx->admin, "sql_get", 2, v, l, &res), "prolly_get");
-		sc_lat_stop(c, t);
-		if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0) ||
-		    (size_t)PQgetlength(res, 0, 0) != vlen ||
-		    memcmp(PQgetvalue(res, 0, 0), r.vals + i * vlen, vlen) != 0)
-			r.mismatches++;
-		PQclear(res);
-		res = NULL;
-	}
-	sc_measure_end(c);
-	c->ops = r.n;
-	if (r.mismatches)
-		sc_invalid(c, "%zu of %zu prolly_get missing or wrong", r.mismatches, r.n);
-out:
-	PQclear(res);
-	sc_readset_free(&r);
-	return rc;
+	return sc_pg_get(c, &side, "sql_get", "prolly_get");
 }
 
 /* Every requested key comes back in request order (ord 1..n), duplicates kept. */
@@ -171,12 +140,10 @@ static int sql_get_many(cell *c)
 	CK(sql_ready(c), "the extension");
 	CK(sc_readset_random(&r, c, (size_t)c->fx->cfg->reads, SC_READS), "preparing reads");
 	sc_measure_begin(c);
-	CK(bench_pg_array_begin(&b, r.n), "encoding keys");
-	for (size_t i = 0; i < r.n; i++)
-		CK(bench_pg_array_add(&b, r.keys + i * KEY_LEN, KEY_LEN), "encoding keys");
-	const char *v[2] = {SQL_BASE, (const char *)b.p};
-	const int l[2] = {(int)strlen(SQL_BASE), (int)b.n};
-	CK(bench_pg_run(c->fx->admin, "sql_many", 2, v, l, &res), "prolly_get_many");
+	CK(sc_pg_keys_array(&b, &r), "encoding keys");
+	const char *v[1] = {(const char *)b.p};
+	const int l[1] = {(int)b.n};
+	CK(sc_pg_run(c, &side, "sql_many", 1, v, l, &res), "prolly_get_many");
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows && (size_t)i < r.n; i++) {
 		size_t ord = PQgetlength(res, i, 0) == 4
@@ -202,69 +169,13 @@ out:
 /* The range cell's window: from its first key, to the key after it, at most reads rows. */
 static int sql_scan(cell *c)
 {
-	fixture *fx = c->fx;
-	PGresult *res = NULL;
-	unsigned char lo[KEY_LEN], hi[KEY_LEN], want[KEY_LEN];
-	unsigned char *val = malloc(fx->vlen + 1);
-	char max[24];
-	int rc;
-	CK(sql_ready(c), "the extension");
-	if (!val) {
-		rc = sc_fail(c, PROLLY_ENOMEM, "allocating a value");
-		goto out;
-	}
-	size_t len = (size_t)(fx->cfg->reads < fx->n ? fx->cfg->reads : fx->n);
-	uint64_t start = sc_range_start(c, len); /* the same window as the other contenders */
-	sc_make_key(lo, start * SLOT_STEP);
-	sc_make_key(hi, (start + len) * SLOT_STEP);
-	snprintf(max, sizeof(max), "%zu", len);
-	size_t wrong = 0;
-	sc_measure_begin(c);
-	const char *v[4] = {SQL_BASE, (const char *)lo, (const char *)hi, max};
-	const int l[4] = {(int)strlen(SQL_BASE), KEY_LEN, KEY_LEN, (int)strlen(max)};
-	CK(bench_pg_run(fx->admin, "sql_scan", 4, v, l, &res), "prolly_scan");
-	int rows = PQntuples(res);
-	for (int i = 0; i < rows; i++) {
-		uint64_t slot = (start + (uint64_t)i) * SLOT_STEP;
-		sc_make_key(want, slot);
-		sc_make_value(val, fx->vlen, fx->cfg->seed, slot, 0);
-		if (PQgetlength(res, i, 0) != KEY_LEN || memcmp(PQgetvalue(res, i, 0), want, KEY_LEN) ||
-		    (size_t)PQgetlength(res, i, 1) != fx->vlen ||
-		    memcmp(PQgetvalue(res, i, 1), val, fx->vlen))
-			wrong++;
-	}
-	sc_measure_end(c);
-	c->ops = len;
-	if ((size_t)rows != len || wrong)
-		sc_invalid(c, "prolly_scan gave %d rows (%zu wrong), expected %zu", rows, wrong, len);
-out:
-	PQclear(res);
-	free(val);
-	return rc;
+	return sc_pg_scan(c, &side, "sql_scan", "prolly_scan");
 }
 
 /* prolly_count over the count cell's range (one statement per run). */
 static int sql_count(cell *c)
 {
-	PGresult *res = NULL;
-	unsigned char lo[KEY_LEN], hi[KEY_LEN];
-	uint64_t got = 0;
-	int rc;
-	CK(sql_ready(c), "the extension");
-	uint64_t len = sc_count_range(c, lo, hi);
-	sc_measure_begin(c);
-	const char *v[3] = {SQL_BASE, (const char *)lo, (const char *)hi};
-	const int l[3] = {(int)strlen(SQL_BASE), KEY_LEN, KEY_LEN};
-	CK(bench_pg_run(c->fx->admin, "sql_count", 3, v, l, &res), "prolly_count");
-	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-		got = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
-	sc_measure_end(c);
-	c->ops = 1;
-	if (got != len)
-		sc_invalid(c, "prolly_count gave %" PRIu64 ", expected %" PRIu64, got, len);
-out:
-	PQclear(res);
-	return rc;
+	return sc_pg_count(c, &side, "sql_count", "prolly_count");
 }
 
 /* ---- writes -------------------------------------------------------------------------------- */
@@ -273,18 +184,9 @@ out:
 static int sql_commit(cell *c, const prolly_edit *edits, size_t n, bench_buf *kb, bench_buf *vb)
 {
 	PGresult *res = NULL;
-	int rc;
-	if ((rc = bench_pg_array_begin(kb, n)) != 0 || (rc = bench_pg_array_begin(vb, n)) != 0)
+	int rc = sc_pg_edit_arrays(kb, vb, edits, n);
+	if (rc != 0)
 		return rc;
-	for (size_t i = 0; i < n; i++) {
-		if ((rc = bench_pg_array_add(kb, edits[i].key.data, edits[i].key.size)) != 0)
-			return rc;
-		rc = edits[i].op == PROLLY_DEL
-		         ? bench_pg_array_add_null(vb)
-		         : bench_pg_array_add(vb, edits[i].value.data, edits[i].value.size);
-		if (rc != 0)
-			return rc;
-	}
 	const char *v[3] = {SQL_WORK, (const char *)kb->p, (const char *)vb->p};
 	const int l[3] = {(int)strlen(SQL_WORK), (int)kb->n, (int)vb->n};
 	rc = bench_pg_run(c->fx->admin, "sql_commit", 3, v, l, &res);
@@ -337,17 +239,11 @@ static int sql_put(cell *c)
 	bench_buf kb = {0}, vb = {0};
 	prolly_txn *txn = NULL;
 	prolly_id want;
-	size_t k = (size_t)fx->cfg->puts;
+	size_t k;
 	int rc;
 	memset(&e, 0, sizeof(e));
 	CK(sql_ready(c), "the extension");
-	CK(sc_editset_make(&e, c, 0), "making the edit set");
-	if (e.n == 0) {
-		rc = sc_fail(c, PROLLY_EINVAL, "no edits (--changes 0?)");
-		goto out;
-	}
-	if (k > e.n)
-		k = e.n; /* distinct keys: the result is base + edits[0..k) */
+	CK(sc_pg_put_edits(c, &e, &k), "making the edit set"); /* the result: base + edits[0..k) */
 	CK(prolly_txn_begin(&txn, fx->db), "prolly_txn_begin");
 	CK(prolly_edit_tree(&want, txn, &fx->base, e.edits, k), "the C client's tree");
 	prolly_txn_free(txn); /* never committed: only the root id is wanted */
@@ -372,12 +268,6 @@ out:
 
 /* ---- diff ---------------------------------------------------------------------------------- */
 
-static int slot_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int sql_diff(cell *c)
 {
 	fixture *fx = c->fx;
@@ -391,7 +281,7 @@ static int sql_diff(cell *c)
 	CK(sc_editset_make(&e, c, 0), "making the edit set");
 	CK(sc_edited_root(c, &e, &to), "making the edited tree");
 	CK(sql_branch_to(fx, SQL_EDITED, &to, NULL), "committing the edited tree");
-	qsort(e.slots, e.n, sizeof(*e.slots), slot_cmp);
+	qsort(e.slots, e.n, sizeof(*e.slots), sc_u64_cmp);
 	const char *op = e.kind == PROLLY_DIFF_ADDED ? "+" : e.kind == PROLLY_DIFF_REMOVED ? "-" : "~";
 	size_t wrong = 0;
 	sc_measure_begin(c);

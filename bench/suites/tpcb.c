@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -184,24 +183,13 @@ cleanup:
 long tpcb_postmaster_pid(const char *url)
 {
 	/* the parent of a live backend of ours (the server must run on this machine) */
-	char path[64], buf[512];
 	PGconn *pg = NULL;
 	PGresult *res = NULL;
 	long ppid = 0;
 	if (bench_pg_connect(&pg, url))
 		return 0;
-	if (bench_pg_exec(pg, "SELECT pg_backend_pid()::text", &res) == 0 && PQntuples(res) == 1) {
-		snprintf(path, sizeof(path), "/proc/%s/stat", PQgetvalue(res, 0, 0));
-		FILE *f = fopen(path, "r");
-		if (f) {
-			size_t k = fread(buf, 1, sizeof(buf) - 1, f);
-			buf[k] = '\0';
-			fclose(f);
-			char *rp = strrchr(buf, ')');
-			if (!rp || sscanf(rp + 2, "%*c %ld", &ppid) != 1)
-				ppid = 0;
-		}
-	}
+	if (bench_pg_exec(pg, "SELECT pg_backend_pid()::text", &res) == 0 && PQntuples(res) == 1)
+		ppid = bench_parent_pid(strtol(PQgetvalue(res, 0, 0), NULL, 10));
 	PQclear(res);
 	PQfinish(pg);
 	return ppid;
@@ -267,9 +255,8 @@ double tpcb_csw_total(tpcb_csw *c)
 
 void tpcb_self_counters(double *cpu_ms, double *csw)
 {
-	struct rusage ru;
 	*cpu_ms = (double)bench_cpu_ns() / 1e6;
-	*csw = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)(ru.ru_nvcsw + ru.ru_nivcsw) : 0;
+	*csw = (double)bench_self_csw();
 }
 
 void tpcb_sleep_until(uint64_t until, tpcb_csw *c)

@@ -104,8 +104,9 @@ void pgx_write_unlock(void);
 void pgx_define_settings(void);
 
 /* For store_write.c: the work memory of store calls (pgx_work_begin switches nothing; the
- * caller switches to pgx_work_cxt() inside its PG_TRY), the quoted schema of the call in
- * progress, the gc epoch the store reports, the backend's decoded-node cache, a bytea copy. */
+ * caller switches to pgx_work_cxt() inside its PG_TRY, as PGX_STORE_CALL below does), the quoted
+ * schema of the call in progress, the gc epoch the store reports, the backend's decoded-node
+ * cache, a bytea copy. */
 void pgx_work_begin(void);
 void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);
@@ -114,6 +115,27 @@ uint64_t pgx_epoch(void);
 void pgx_set_epoch(uint64_t e);
 void pgx_cache_clear(void);
 bytea *pgx_bytea(const void *p, size_t n);
+
+/* The body of a store function (rule 2): rc = call, evaluated in the work memory of store calls
+ * inside PG_TRY; a PostgreSQL error is caught and kept (pgx_keep_error), rc then PROLLY_ESTORE.
+ * rc is the caller's volatile int; the caller has returned already if pgx_failed(). */
+#define PGX_STORE_CALL(rc, call)                                                                   \
+	do {                                                                                           \
+		MemoryContext pgx_cxt_ = CurrentMemoryContext;                                             \
+		pgx_work_begin();                                                                          \
+		PG_TRY();                                                                                  \
+		{                                                                                          \
+			MemoryContextSwitchTo(pgx_work_cxt());                                                 \
+			(rc) = (call);                                                                         \
+			MemoryContextSwitchTo(pgx_cxt_);                                                       \
+		}                                                                                          \
+		PG_CATCH();                                                                                \
+		{                                                                                          \
+			(rc) = pgx_keep_error(pgx_cxt_);                                                       \
+		}                                                                                          \
+		PG_END_TRY();                                                                              \
+		pgx_work_end();                                                                            \
+	} while (0)
 
 /* ---- store_write.c ---- */
 

@@ -12,8 +12,8 @@
  *
  * A tuplestore keeps work_mem in memory and spills the rest to a temporary file, and the scan
  * holds one leaf path of the cursor at a time, so memory stays bounded whatever the size.
- * Callbacks from the engine follow the guard's rules (prolly_ext.h): PG_TRY around their
- * PostgreSQL work, each row built in a context reset after it.
+ * Callbacks from the engine follow the guard's rules (prolly_ext.h): their rows go through
+ * rows_emit, PG_TRY around the PostgreSQL work, each row built in a context reset after it.
  */
 #include "prolly_ext.h"
 
@@ -152,10 +152,54 @@ static void rows_init(rows *r, FunctionCallInfo fcinfo)
 	r->left = -1;
 }
 
-/* Called from an engine callback with the row's values built in r->row_cxt. */
 static void rows_put(rows *r, Datum *values, bool *nulls)
 {
 	tuplestore_putvalues(r->rsi->setResult, r->rsi->setDesc, values, nulls);
+}
+
+#define ROW_MAX 5 /* columns of the widest row (prolly_log) */
+
+/* Fills the values and nulls of one row from item (and the callback's payload). */
+typedef void (*row_fill_fn)(void *payload, const void *item, Datum *values, bool *nulls);
+
+/* From an engine callback, under the guard (rule 2): one row, built by fill in r->row_cxt, which
+ * is reset after it. 0, or PROLLY_ESTORE with the error kept. */
+static int rows_emit(rows *r, row_fill_fn fill, void *payload, const void *item)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	PG_TRY();
+	{
+		Datum v[ROW_MAX];
+		bool n[ROW_MAX];
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextSwitchTo(r->row_cxt);
+		fill(payload, item, v, n);
+		rows_put(r, v, n);
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(r->row_cxt);
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	return rc;
+}
+
+/* The from/to bounds of a range (SQL NULL: unbounded). */
+static void range_bounds(prolly_range *range, bytea *from, bytea *to)
+{
+	if (from) {
+		range->has_lo = 1;
+		range->lo.data = VARDATA_ANY(from);
+		range->lo.size = VARSIZE_ANY_EXHDR(from);
+	}
+	if (to) {
+		range->has_hi = 1;
+		range->hi.data = VARDATA_ANY(to);
+		range->hi.size = VARSIZE_ANY_EXHDR(to);
+	}
 }
 
 /* ---- prolly_get_many ---- */
@@ -165,30 +209,28 @@ typedef struct many_ctx {
 	Datum *keys;
 } many_ctx;
 
+typedef struct many_value {
+	size_t index;
+	const void *value;
+	size_t vlen;
+} many_value;
+
+static void fill_value(void *payload, const void *item, Datum *v, bool *n)
+{
+	const many_ctx *m = payload;
+	const many_value *x = item;
+	n[0] = n[1] = false;
+	n[2] = x->value == NULL;
+	v[0] = Int32GetDatum((int32)x->index + 1);
+	v[1] = m->keys[x->index];
+	v[2] = x->value ? PointerGetDatum(bytea_from(x->value, x->vlen)) : (Datum)0;
+}
+
 static int on_value(void *payload, size_t index, const void *value, size_t vlen)
 {
 	many_ctx *m = payload;
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int rc = 0;
-	PG_TRY();
-	{
-		Datum v[3];
-		bool n[3] = {false, false, value == NULL};
-		CHECK_FOR_INTERRUPTS();
-		MemoryContextSwitchTo(m->r.row_cxt);
-		v[0] = Int32GetDatum((int32)index + 1);
-		v[1] = m->keys[index];
-		v[2] = value ? PointerGetDatum(bytea_from(value, vlen)) : (Datum)0;
-		rows_put(&m->r, v, n);
-		MemoryContextSwitchTo(cxt);
-		MemoryContextReset(m->r.row_cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	return rc;
+	many_value x = {index, value, vlen};
+	return rows_emit(&m->r, fill_value, m, &x);
 }
 
 PG_FUNCTION_INFO_V1(pgx_get_many);
@@ -285,16 +327,7 @@ static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "prolly_scan: the result type is not a row");
 	fc->tuple_desc = BlessTupleDesc(desc);
-	if (from) {
-		range.has_lo = 1;
-		range.lo.data = VARDATA_ANY(from);
-		range.lo.size = VARSIZE_ANY_EXHDR(from);
-	}
-	if (to) {
-		range.has_hi = 1;
-		range.hi.data = VARDATA_ANY(to);
-		range.hi.size = VARSIZE_ANY_EXHDR(to);
-	}
+	range_bounds(&range, from, to);
 	if (prefix) {
 		range.prefix.data = VARDATA_ANY(prefix);
 		range.prefix.size = VARSIZE_ANY_EXHDR(prefix);
@@ -380,39 +413,29 @@ static Datum slice_datum(prolly_slice s)
 	return PointerGetDatum(bytea_from(s.data, s.size));
 }
 
+static void fill_diff(void *payload, const void *item, Datum *v, bool *n)
+{
+	const prolly_diff_entry *e = item;
+	(void)payload;
+	n[0] = n[1] = false;
+	n[2] = n[3] = true;
+	v[0] = CStringGetTextDatum(e->kind == PROLLY_DIFF_ADDED     ? "+"
+	                           : e->kind == PROLLY_DIFF_REMOVED ? "-"
+	                                                            : "~");
+	v[1] = slice_datum(e->key);
+	if (e->kind != PROLLY_DIFF_ADDED) {
+		v[2] = slice_datum(e->old_value);
+		n[2] = false;
+	}
+	if (e->kind != PROLLY_DIFF_REMOVED) {
+		v[3] = slice_datum(e->new_value);
+		n[3] = false;
+	}
+}
+
 static int on_diff(void *payload, const prolly_diff_entry *e)
 {
-	rows *r = payload;
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int rc = 0;
-	PG_TRY();
-	{
-		Datum v[4];
-		bool n[4] = {false, false, true, true};
-		CHECK_FOR_INTERRUPTS();
-		MemoryContextSwitchTo(r->row_cxt);
-		v[0] = CStringGetTextDatum(e->kind == PROLLY_DIFF_ADDED     ? "+"
-		                           : e->kind == PROLLY_DIFF_REMOVED ? "-"
-		                                                            : "~");
-		v[1] = slice_datum(e->key);
-		if (e->kind != PROLLY_DIFF_ADDED) {
-			v[2] = slice_datum(e->old_value);
-			n[2] = false;
-		}
-		if (e->kind != PROLLY_DIFF_REMOVED) {
-			v[3] = slice_datum(e->new_value);
-			n[3] = false;
-		}
-		rows_put(r, v, n);
-		MemoryContextSwitchTo(cxt);
-		MemoryContextReset(r->row_cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	return rc;
+	return rows_emit(payload, fill_diff, NULL, e);
 }
 
 PG_FUNCTION_INFO_V1(pgx_diff);
@@ -430,16 +453,7 @@ Datum pgx_diff(PG_FUNCTION_ARGS)
 	int rc;
 	resolve(db, from_ref, &c1, &t1);
 	resolve(db, to_ref, &c2, &t2);
-	if (from) {
-		range.has_lo = 1;
-		range.lo.data = VARDATA_ANY(from);
-		range.lo.size = VARSIZE_ANY_EXHDR(from);
-	}
-	if (to) {
-		range.has_hi = 1;
-		range.hi.data = VARDATA_ANY(to);
-		range.hi.size = VARSIZE_ANY_EXHDR(to);
-	}
+	range_bounds(&range, from, to);
 	rows_init(&r, fcinfo);
 	rc = prolly_diff(db, &t1, &t2, &range, on_diff, &r);
 	pgx_check(rc, "diff");
@@ -473,40 +487,31 @@ static TimestampTz timestamp_of(int64_t unix_us)
 	                     (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
 }
 
+static void fill_commit(void *payload, const void *item, Datum *v, bool *n)
+{
+	const prolly_commit *c = item;
+	Datum *parents = palloc(sizeof(Datum) * (c->n_parents ? c->n_parents : 1));
+	(void)payload;
+	for (size_t i = 0; i < c->n_parents; i++)
+		parents[i] = PointerGetDatum(hex_text(&c->parents[i]));
+	n[0] = n[1] = n[2] = n[3] = n[4] = false;
+	v[0] = PointerGetDatum(hex_text(&c->id));
+	v[1] = PointerGetDatum(
+	    construct_array(parents, (int)c->n_parents, TEXTOID, -1, false, TYPALIGN_INT));
+	v[2] = PointerGetDatum(hex_text(&c->tree));
+	v[3] = TimestampTzGetDatum(timestamp_of(c->time_us));
+	v[4] = message_datum(c->message ? c->message : "");
+}
+
 static int on_commit(void *payload, const prolly_commit *c)
 {
 	rows *r = payload;
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int rc = 0;
+	int rc;
 	if (r->left == 0)
 		return 1; /* enough: stop the walk */
-	PG_TRY();
-	{
-		Datum v[5];
-		bool n[5] = {false, false, false, false, false};
-		Datum *parents;
-		CHECK_FOR_INTERRUPTS();
-		MemoryContextSwitchTo(r->row_cxt);
-		parents = palloc(sizeof(Datum) * (c->n_parents ? c->n_parents : 1));
-		for (size_t i = 0; i < c->n_parents; i++)
-			parents[i] = PointerGetDatum(hex_text(&c->parents[i]));
-		v[0] = PointerGetDatum(hex_text(&c->id));
-		v[1] = PointerGetDatum(
-		    construct_array(parents, (int)c->n_parents, TEXTOID, -1, false, TYPALIGN_INT));
-		v[2] = PointerGetDatum(hex_text(&c->tree));
-		v[3] = TimestampTzGetDatum(timestamp_of(c->time_us));
-		v[4] = message_datum(c->message ? c->message : "");
-		rows_put(r, v, n);
-		MemoryContextSwitchTo(cxt);
-		MemoryContextReset(r->row_cxt);
-		if (r->left > 0)
-			r->left--;
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
+	rc = rows_emit(r, fill_commit, NULL, c);
+	if (rc == 0 && r->left > 0)
+		r->left--;
 	return rc;
 }
 

@@ -22,8 +22,9 @@
  * schema's prolly_write through SPI in the caller's transaction, and answers the empty write
  * the engine sends to learn the epoch.
  *
- * Every function here that runs PostgreSQL code does it inside PG_TRY and keeps a caught error
- * with pgx_keep_error (guard.c); work memory lives in work_cxt, reset by every outermost call.
+ * Every store function here runs its PostgreSQL code through PGX_STORE_CALL (prolly_ext.h):
+ * inside PG_TRY, a caught error kept with pgx_keep_error (guard.c), work memory in work_cxt,
+ * reset by every outermost call.
  */
 #include "prolly_ext.h"
 
@@ -305,27 +306,14 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 static int st_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
                         prolly_store_found_fn found, void *payload)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
 	(void)st;
 	if (pgx_failed())
 		return PROLLY_ESTORE;
 	if (n == 0)
 		return 0;
-	pgx_work_begin();
-	PG_TRY();
-	{
-		MemoryContextSwitchTo(work_cxt);
-		rc = node_reader == READER_SPI ? nodes_by_spi(ids, n, found, payload)
-		                               : nodes_by_index(ids, n, found, payload);
-		MemoryContextSwitchTo(cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	pgx_work_end();
+	PGX_STORE_CALL(rc, node_reader == READER_SPI ? nodes_by_spi(ids, n, found, payload)
+	                                             : nodes_by_index(ids, n, found, payload));
 	return rc;
 }
 
@@ -352,7 +340,6 @@ static int ref_value(const char *name, prolly_id *out)
 
 static int st_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *out_epoch)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
 	prolly_id id;
 	(void)st;
@@ -360,19 +347,7 @@ static int st_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64
 		return PROLLY_ESTORE;
 	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
-	pgx_work_begin();
-	PG_TRY();
-	{
-		MemoryContextSwitchTo(work_cxt);
-		rc = ref_value(name, &id);
-		MemoryContextSwitchTo(cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	pgx_work_end();
+	PGX_STORE_CALL(rc, ref_value(name, &id));
 	if (rc == 0 && out)
 		*out = id;
 	if (rc == 0 && out_epoch)
@@ -441,24 +416,11 @@ static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *paylo
 
 static int st_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
 	(void)st;
 	if (pgx_failed())
 		return PROLLY_ESTORE;
-	pgx_work_begin();
-	PG_TRY();
-	{
-		MemoryContextSwitchTo(work_cxt);
-		rc = list_refs_spi(prefix ? prefix : "", fn, payload);
-		MemoryContextSwitchTo(cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	pgx_work_end();
+	PGX_STORE_CALL(rc, list_refs_spi(prefix ? prefix : "", fn, payload));
 	return rc;
 }
 
@@ -506,26 +468,13 @@ static int ref_objects(const char *name, size_t follow, prolly_id *out, prolly_s
 static int st_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
                               uint64_t *out_epoch, prolly_store_found_fn found, void *payload)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
 	(void)st;
 	if (pgx_failed())
 		return PROLLY_ESTORE;
 	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
-	pgx_work_begin();
-	PG_TRY();
-	{
-		MemoryContextSwitchTo(work_cxt);
-		rc = ref_objects(name, follow, out, found, payload);
-		MemoryContextSwitchTo(cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	pgx_work_end();
+	PGX_STORE_CALL(rc, ref_objects(name, follow, out, found, payload));
 	if (rc == 0 && out_epoch)
 		*out_epoch = epoch;
 	return rc;
@@ -600,26 +549,13 @@ static int st_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, si
                             const prolly_store_commit_layout *layout, prolly_store_obj_fn found,
                             void *payload)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
 	(void)st;
 	if (pgx_failed())
 		return PROLLY_ESTORE;
 	if (n == 0 || limit == 0)
 		return 0;
-	pgx_work_begin();
-	PG_TRY();
-	{
-		MemoryContextSwitchTo(work_cxt);
-		rc = ancestors(ids, n, limit, layout, found, payload);
-		MemoryContextSwitchTo(cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	pgx_work_end();
+	PGX_STORE_CALL(rc, ancestors(ids, n, limit, layout, found, payload));
 	return rc;
 }
 
@@ -657,26 +593,13 @@ static int ids_in_range(const prolly_id *lo, const prolly_id *hi, size_t limit,
 static int st_find_ids(prolly_store *st, const prolly_id *lo, const prolly_id *hi, size_t limit,
                        prolly_store_obj_fn found, void *payload)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
 	(void)st;
 	if (pgx_failed())
 		return PROLLY_ESTORE;
 	if (limit == 0)
 		return 0;
-	pgx_work_begin();
-	PG_TRY();
-	{
-		MemoryContextSwitchTo(work_cxt);
-		rc = ids_in_range(lo, hi, limit, found, payload);
-		MemoryContextSwitchTo(cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	pgx_work_end();
+	PGX_STORE_CALL(rc, ids_in_range(lo, hi, limit, found, payload));
 	return rc;
 }
 

@@ -234,7 +234,6 @@ static int write_spi(prolly_store_write *w)
 
 int pgx_store_write(prolly_store *st, prolly_store_write *w)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	volatile int rc = 0;
 	(void)st;
 	if (pgx_failed())
@@ -245,19 +244,7 @@ int pgx_store_write(prolly_store *st, prolly_store_write *w)
 	if (!writing)
 		return prolly_set_error(PROLLY_EUNSUPPORTED,
 		                        "prolly: a write outside a SQL write function");
-	pgx_work_begin();
-	PG_TRY();
-	{
-		MemoryContextSwitchTo(pgx_work_cxt());
-		rc = write_spi(w);
-		MemoryContextSwitchTo(cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	pgx_work_end();
+	PGX_STORE_CALL(rc, write_spi(w));
 	return rc;
 }
 

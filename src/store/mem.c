@@ -14,6 +14,12 @@
  *
  * get_nodes() calls found() with `lock` held shared: found() must not call write() or gc() of this
  * store. list_refs() copies the matching refs first and calls fn() with no lock held.
+ *
+ * A node is held as a copy of the bytes it was written with, except when the engine hands over
+ * its own node's memory with the write (prolly__handover_write in store_int.h): the store then
+ * keeps a reference to it (immutable, refcounted), so a new node is held once in the process,
+ * not once in the engine's cache and again here. get_nodes() names that memory around found()
+ * (prolly__handover_read), and the engine takes its node back instead of decoding a copy.
  */
 #include "store_int.h"
 
@@ -24,8 +30,10 @@ typedef struct mnode {
 	struct mnode *next;
 	prolly_id id;
 	size_t size;
-	uint8_t mem_class; /* node memory comes from the engine's node allocator (alloc.c) */
-	unsigned char data[];
+	const unsigned char *data; /* copy[] or, when owner is set, bytes in the owner's block */
+	prolly__shared *owner;     /* a reference to node memory the engine handed over, or NULL */
+	uint8_t mem_class;         /* of this struct: the engine's node allocator (alloc.c) */
+	unsigned char copy[];
 } mnode;
 
 typedef struct mref {
@@ -49,8 +57,10 @@ typedef struct mem_store {
 
 static void mnode_free(mnode *n)
 {
-	if (n)
-		prolly__node_mem_free(n, n->mem_class);
+	if (!n)
+		return;
+	prolly__shared_unref(n->owner);
+	prolly__node_mem_free(n, n->mem_class);
 }
 
 static void count_trip(void)
@@ -223,8 +233,9 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		const prolly_store_node *sn = &w->nodes[i];
 		if (find_node(m, &sn->id))
 			continue;
-		uint8_t cls;
-		mnode *n = prolly__node_mem_alloc(sizeof(*n) + sn->size, &cls);
+		prolly__shared *owner = prolly__handover_owner(w->nodes, w->n_nodes, i);
+		uint8_t cls = UINT8_MAX; /* a reference needs only the struct: malloc's, not a class */
+		mnode *n = owner ? malloc(sizeof(*n)) : prolly__node_mem_alloc(sizeof(*n) + sn->size, &cls);
 		if (!n) {
 			rc = prolly_set_error(PROLLY_ENOMEM,
 			                      "mem store: out of memory storing a node of %zu bytes", sn->size);
@@ -233,8 +244,15 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		n->id = sn->id;
 		n->size = sn->size;
 		n->mem_class = cls;
-		if (sn->size)
-			memcpy(n->data, sn->data, sn->size);
+		n->owner = owner;
+		if (owner) {
+			prolly__shared_ref(owner);
+			n->data = sn->data;
+		} else {
+			n->data = n->copy;
+			if (sn->size)
+				memcpy(n->copy, sn->data, sn->size);
+		}
 		size_t b = bucket_of(m, &n->id);
 		n->next = m->buckets[b];
 		m->buckets[b] = n;
@@ -314,8 +332,11 @@ static int mem_get_nodes(prolly_store *st, const prolly_id *ids, size_t n,
 	pthread_rwlock_rdlock(&m->lock);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const mnode *nd = find_node(m, &ids[i]);
-		if (nd)
-			rc = found(payload, i, nd->data, nd->size);
+		if (!nd)
+			continue;
+		prolly__handover_read(nd->owner);
+		rc = found(payload, i, nd->data, nd->size);
+		prolly__handover_read(NULL);
 	}
 	pthread_rwlock_unlock(&m->lock);
 	return rc;

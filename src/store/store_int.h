@@ -95,6 +95,34 @@ int prolly__options_check(const prolly_options *opts);
 void *prolly__node_mem_alloc(size_t size, uint8_t *cls);
 void prolly__node_mem_free(void *p, uint8_t cls);
 
+/* Node memory shared by reference count (alloc.c). A block from prolly__node_mem_alloc that
+ * begins with this header lives until its last reference goes: the engine's decoded nodes
+ * begin with one, and the memory store keeps a reference to a node the engine made instead of
+ * a copy of its bytes (prolly__handover_write). */
+typedef struct prolly__shared {
+	atomic_int refs;
+	uint8_t mem_class; /* the class prolly__node_mem_alloc returned */
+} prolly__shared;
+
+void prolly__shared_init(prolly__shared *s, uint8_t mem_class); /* one reference */
+void prolly__shared_ref(prolly__shared *s);
+void prolly__shared_unref(prolly__shared *s); /* NULL ok; frees the block at zero */
+
+/* Node memory handed over across the store interface, which has no member for it, so that it
+ * also passes through a store that wraps the memory store and forwards its calls (alloc.c; per
+ * thread).
+ *   Writing: around the store's write() the engine names each node's block (owners[i] holds
+ *   nodes[i].data, NULL for none) and clears it after; the memory store asks for the owner of
+ *   node i of the write it was given and gets one only when that write carries the engine's
+ *   very array, so it keeps a reference instead of a copy.
+ *   Reading: around each found() call the memory store names the block the bytes lie in (NULL
+ *   for a copy); the engine takes that node back when found() got exactly its bytes. */
+void prolly__handover_write(const prolly_store_node *nodes, size_t n,
+                            prolly__shared *const *owners);
+prolly__shared *prolly__handover_owner(const prolly_store_node *nodes, size_t n, size_t i);
+void prolly__handover_read(prolly__shared *owner);
+prolly__shared *prolly__handover_read_owner(void);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers of the stores                                                                      */
 /* ------------------------------------------------------------------------------------------ */
