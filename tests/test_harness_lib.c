@@ -278,6 +278,12 @@ PT_TEST(proc_facts)
 	PT_CHECKF(srv_csw >= (double)(mine_csw + csw), "%.0f < %llu + %llu", srv_csw,
 	          (unsigned long long)mine_csw, (unsigned long long)csw);
 	PT_CHECK(bench_server_cpu_ms(getpid()) >= mine_cpu);
+	/* the child one by one (not this process), with at least the switches read above */
+	long kids[4];
+	uint64_t kid_csw[4];
+	size_t nkids = bench_children_csw(getpid(), kids, kid_csw, 4);
+	PT_CHECKF(nkids == 1 && kids[0] == child && kid_csw[0] >= csw, "%zu children", nkids);
+	PT_CHECK(bench_children_csw(getpid(), kids, kid_csw, 0) == 1); /* counted, none stored */
 
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
@@ -288,6 +294,8 @@ PT_TEST(proc_facts)
 	PT_CHECK(bench_parent_pid(child) == 0);
 	PT_CHECK(bench_server_csw(0) == -1 && bench_server_cpu_ms(0) == -1);
 	PT_CHECK(bench_server_csw(child) == -1 && bench_server_cpu_ms(child) == -1);
+	PT_CHECK(bench_children_csw(getpid(), kids, kid_csw, 4) == 0);
+	PT_CHECK(bench_children_csw(0, kids, kid_csw, 4) == 0);
 }
 
 /* ---- redaction ------------------------------------------------------------------------------- */

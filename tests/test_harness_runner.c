@@ -144,9 +144,10 @@ PT_TEST(the_suite_table)
 		snprintf(want, sizeof(want), "%s-summary.csv", s->name);
 		PT_CHECKF(!strcmp(sum, want), "%s", sum);
 	}
-	PT_CHECK(n >= 2 && h_suites[0] == &hsvc_suite && h_suites[1] == &hsc_suite);
+	PT_CHECK(n == 5 && h_suites[0] == &hsvc_suite && h_suites[1] == &hsc_suite);
 	PT_CHECK(h_suite_find("insert") == &hins_suite);
 	PT_CHECK(h_suite_find("sysbench") == &hsb_suite);
+	PT_CHECK(h_suite_find("tpcb") == &htpcb_suite);
 	PT_CHECK(h_suite_find("toy") == NULL);
 }
 

@@ -460,10 +460,11 @@ void h_cell_skipped(const h_run *run);
 int h_emit(const h_run *run, const h_suite *s, hrow *const *rows, size_t n, char *err, size_t errn);
 
 /* The suites, in the order of h_suites (runner.c). */
-extern const h_suite hsvc_suite; /* suites/service.c */
-extern const h_suite hsc_suite;  /* suites/scale.c */
-extern const h_suite hins_suite; /* suites/insert.c: the insert benchmark (insert_int.h) */
-extern const h_suite hsb_suite;  /* suites/sysbench.c */
+extern const h_suite hsvc_suite;  /* suites/service.c */
+extern const h_suite hsc_suite;   /* suites/scale.c */
+extern const h_suite hins_suite;  /* suites/insert.c: the insert benchmark (insert_int.h) */
+extern const h_suite hsb_suite;   /* suites/sysbench.c */
+extern const h_suite htpcb_suite; /* suites/tpcb*.c (tpcb_int.h) */
 int hsvc_run(h_run *run, char *err, size_t errn);
 int hsc_run(h_run *run, char *err, size_t errn);
 unsigned hsvc_cells(const hw_workload *w);

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-const h_suite *const h_suites[] = {&hsvc_suite, &hsc_suite, &hins_suite, &hsb_suite, NULL};
+const h_suite *const h_suites[] = {&hsvc_suite, &hsc_suite,   &hins_suite,
+                                   &hsb_suite,  &htpcb_suite, NULL};
 
 const h_suite *h_suite_find(const char *name)
 {

@@ -195,6 +195,34 @@ long bench_parent_pid(long pid)
 	return pid > 0 && read_stat(pid, &st) == 0 && st.ppid > 0 ? st.ppid : 0;
 }
 
+/* The children's switches gathered so far by bench_children_csw. */
+typedef struct {
+	long *pids;
+	uint64_t *csw;
+	size_t max, n;
+} child_csw;
+
+static void add_child_csw(long pid, const pid_stat *st, int is_postmaster, void *payload)
+{
+	child_csw *c = payload;
+	uint64_t v;
+	(void)st;
+	if (is_postmaster || read_status_csw(pid, &v) != 0)
+		return;
+	if (c->n < c->max) {
+		c->pids[c->n] = pid;
+		c->csw[c->n] = v;
+	}
+	c->n++;
+}
+
+size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max)
+{
+	child_csw c = {pids, csw, max, 0};
+	each_server_proc(ppid, add_child_csw, &c); /* -1 when ppid is gone: then it has no children */
+	return c.n;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;

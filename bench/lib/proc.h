@@ -7,6 +7,7 @@
 #ifndef BENCH_PROC_H
 #define BENCH_PROC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Minor page faults of this process so far (first touches of fresh memory, among others). */
@@ -34,6 +35,12 @@ uint64_t bench_self_csw(void);
 int bench_pid_usage(long pid, double *cpu_ms, uint64_t *csw);
 /* The parent of process pid (a backend's postmaster), or 0 when unknown. */
 long bench_parent_pid(long pid);
+/* Context switches (voluntary + involuntary) of each live child of process ppid (a PostgreSQL
+ * server's backends, one by one: a caller sampling them during a window keeps the count of a
+ * backend that exits before its end, which bench_server_csw's total loses): up to max (pid,
+ * switches) pairs into pids[] and csw[]. Returns how many children there are (more than max when
+ * some did not fit); 0 when /proc cannot tell. */
+size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max);
 /* rm -rf path, warning on stderr about what cannot be removed (only ever called on directories
  * the benchmark made). */
 void bench_rm_tree(const char *path);

@@ -214,6 +214,17 @@ static int load_row(void *payload, uint64_t i, bt_row *row)
 	return 0;
 }
 
+/* The end of the suite: DROP EXTENSION prolly, which the sql contender's open put in the run's
+ * schema (one per database: the next suite's sql contender installs it in its own store's
+ * schema, as the service suite and the insert suite leave it). Failures are ignored. */
+static void drop_extension(const char *url)
+{
+	PGconn *c = NULL;
+	if (bench_pg_connect(&c, url) == 0)
+		bench_pg_exec(c, "DROP EXTENSION IF EXISTS prolly", NULL);
+	PQfinish(c);
+}
+
 /* Opens every enabled contender's data, loading it where it was created: plain always; the
  * prolly branch once (by the first of client and sql). */
 static int open_all(bt_db **dbs, const h_run *run, const sb_data *d, char *err, size_t errn)
@@ -737,6 +748,8 @@ int hsb_run(h_run *run, char *err, size_t errn)
 	}
 	ret = 0;
 cleanup:
+	if (env.dbs[BT_SQL])
+		drop_extension(run->url);
 	for (int k = 0; k < BT_N_CONTENDERS; k++)
 		bt_db_close(env.dbs[k]);
 	hp_close(env.pc);

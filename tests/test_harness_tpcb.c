@@ -1,0 +1,337 @@
+/*
+ * test_harness_tpcb.c - the harness's tpcb suite (bench/suites/tpcb*.c):
+ *
+ *   - history keys: distinct across cells, clients and sequences;
+ *   - the [tpcb] section: defaults (the issue's clients sweep, both modes, three contenders);
+ *     an unknown key refused with file, line and key; a mode that does not exist refused;
+ *   - a run at scale 1 on the test cluster, clients [1, 2], both modes, contenders plain
+ *     (pgbench itself) and client (and sql when the server has the prolly extension; under
+ *     CI=true it must), one second per cell: one validated row per cell, equal sums, history
+ *     rows = commits, TPS and latencies, WAL per transaction, the report's section and charts;
+ *   - resume: a second run measures nothing and skips every cell;
+ *   - on a store other than PostgreSQL the suite says so and writes nothing;
+ *   - pgbench through a URL with a password (PROLLY_PG_PW_URL): it runs, and no file of the
+ *     result directory holds the password.
+ *
+ * Re-run one test: build/tests/test_harness_tpcb NAME.
+ */
+#include "../bench/harness/harness.h"
+#include "../bench/suites/tpcb_int.h"
+#include "clock.h"
+#include "harness_fixture.h"
+#include "lib/model.h"
+#include "pgconn.h"
+#include "prolly.h"
+#include "ptest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char base_toml[] = "schema = 1\n"
+                                "seed = 11\n"
+                                "[service]\n"
+                                "enabled = false\n"
+                                "[scale]\n"
+                                "enabled = false\n"
+                                "[tpcb]\n"
+                                "enabled = true\n"
+                                "scales = [1]\n"
+                                "clients = [1, 2]\n"
+                                "warmup_s = 0\n"
+                                "duration_s = 1\n";
+
+typedef struct trun {
+	char *tmp;
+	char toml[4200], out[4200], scratch[4200];
+	hw_workload w;
+	hr_dir *d;
+	h_run run;
+	char schema[64];
+} trun;
+
+static int trun_manifest(trun *t)
+{
+	hr_manifest m;
+	char err[H_ERR];
+	memset(&m, 0, sizeof(m));
+	m.schema = HW_SCHEMA;
+	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
+	snprintf(m.revision, sizeof(m.revision), "test");
+	m.seed = t->w.seed;
+	snprintf(m.suites, sizeof(m.suites), "tpcb");
+	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
+	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
+		fprintf(stderr, "  hr_open: %s\n", err);
+		return -1;
+	}
+	t->run.out = t->d;
+	t->run.cells_done = 0;
+	return 0;
+}
+
+static int trun_open(trun *t, const char *store, const char *const *sets)
+{
+	memset(t, 0, sizeof(*t));
+	if (!(t->tmp = tm_tmpdir("tpcb")))
+		return -1;
+	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
+	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
+	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
+	if (th_workload(&t->w, t->toml, base_toml, sets))
+		return -1;
+	t->run.w = &t->w;
+	t->run.started_ns = bench_now_ns();
+	t->run.store = store;
+	t->run.scratch = t->scratch;
+	t->run.cells_total = htpcb_cells(&t->w);
+	if (!strcmp(store, "postgres")) {
+		t->run.url = getenv("PROLLY_PG_URL");
+		tm_pg_schema_name(t->schema, "tpcb");
+		t->run.schema = t->schema;
+	}
+	return trun_manifest(t);
+}
+
+static void trun_close(trun *t)
+{
+	hr_close(t->d);
+	hw_workload_free(&t->w);
+	if (t->schema[0])
+		tm_pg_schema_drop(t->schema);
+	if (t->tmp)
+		tm_rmtree(t->tmp);
+	free(t->tmp);
+}
+
+static int have_extension(void)
+{
+	PGconn *c = NULL;
+	PGresult *res = NULL;
+	int have = 0;
+	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
+	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
+		have = PQntuples(res) == 1;
+	PQclear(res);
+	if (c)
+		PQfinish(c);
+	return have;
+}
+
+PT_TEST(history_keys)
+{
+	PT_CHECK(tpcb_hid(1, 0, 1) != tpcb_hid(2, 0, 1));
+	PT_CHECK(tpcb_hid(1, 0, 1) != tpcb_hid(1, 1, 1));
+	PT_CHECK(tpcb_hid(1, 0, 1) != tpcb_hid(1, 0, 2));
+	PT_CHECK(tpcb_hid(1, 31, 0xffffffffu) < tpcb_hid(2, 0, 1));
+	PT_CHECK(tpcb_hid(4000, 255, 1) > 0);
+}
+
+PT_TEST(section_defaults_and_refusals)
+{
+	hw_workload w;
+	toml_error te;
+	char *tmp = tm_tmpdir("tpcbw");
+	char path[4200];
+	PT_CHECK(tmp != NULL);
+	if (!tmp)
+		return;
+	snprintf(path, sizeof(path), "%s/w.toml", tmp);
+	memset(&w, 0, sizeof(w));
+	PT_CHECK(th_workload(&w, path, "schema = 1\n[tpcb]\nenabled = true\n", NULL) == 0);
+	const tpcb_cfg *c = hw_section(&w, &htpcb_suite);
+	PT_CHECK(c && c->enabled);
+	if (c) {
+		PT_CHECK(c->clients.n == 6 && c->clients.v[0] == 1 && c->clients.v[5] == 32);
+		PT_CHECK(c->scales.n == 2 && c->scales.v[0] < c->scales.v[1]);
+		PT_CHECK(c->modes == 3 && c->contenders == 7);
+	}
+	PT_CHECK(htpcb_cells(&w) == 2 * 2 * 6 * 3);
+	hw_workload_free(&w);
+
+	/* an unknown key: file, line and key */
+	FILE *f = fopen(path, "w");
+	PT_CHECK(f != NULL);
+	if (f) {
+		fputs("schema = 1\n[tpcb]\nenabled = true\nscale = [1]\n", f);
+		fclose(f);
+	}
+	memset(&w, 0, sizeof(w));
+	int rc = hw_workload_load(&w, path, &te);
+	if (rc == 0)
+		rc = hw_workload_resolve(&w, &te);
+	PT_CHECK(rc != 0);
+	PT_CHECKF(strstr(te.text, "w.toml:4") && strstr(te.text, "scale"), "%s", te.text);
+	hw_workload_free(&w);
+
+	/* a mode that does not exist */
+	f = fopen(path, "w");
+	if (f) {
+		fputs("schema = 1\n[tpcb]\nenabled = true\nmodes = [\"tpcc\"]\n", f);
+		fclose(f);
+	}
+	memset(&w, 0, sizeof(w));
+	rc = hw_workload_load(&w, path, &te);
+	if (rc == 0)
+		rc = hw_workload_resolve(&w, &te);
+	PT_CHECK(rc != 0);
+	PT_CHECKF(strstr(te.text, "tpcc") && strstr(te.text, "modes"), "%s", te.text);
+	hw_workload_free(&w);
+	tm_rmtree(tmp);
+	free(tmp);
+}
+
+PT_TEST(not_postgres)
+{
+	trun t;
+	char err[H_ERR] = "";
+	PT_CHECK(trun_open(&t, "mem", NULL) == 0);
+	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/tpcb-raw.csv", t.out);
+	PT_CHECK(access(p, F_OK) != 0);
+	trun_close(&t);
+}
+
+PT_TEST(run_validate_resume)
+{
+	const char *ci = getenv("CI");
+	int sql = have_extension();
+	if (!sql && ci && !strcmp(ci, "true"))
+		PT_CHECKF(0, "the prolly extension is not installed in the server");
+	if (!sql)
+		printf("# skipped: the sql contender (the prolly extension is not installed)\n");
+	const char *sets[] = {"tpcb.contenders",
+	                      sql ? "[\"plain\", \"client\", \"sql\"]" : "[\"plain\", \"client\"]",
+	                      NULL};
+	size_t ncont = sql ? 3 : 2;
+	trun t;
+	bench_csv tab;
+	char err[H_ERR] = "";
+	unsigned measured, skipped;
+	memset(&tab, 0, sizeof(tab));
+	PT_CHECK(trun_open(&t, "postgres", sets) == 0);
+	PT_CHECK(t.run.cells_total == 2 * 2 * ncont);
+	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	hr_counts(t.d, &measured, &skipped);
+	PT_CHECKF(measured == 2 * 2 * ncont && skipped == 0, "measured %u skipped %u", measured,
+	          skipped);
+	if (th_read_csv(&tab, t.out, "tpcb-raw.csv") == 0) {
+		PT_CHECKF(tab.nrows == 2 * 2 * ncont, "%zu rows", tab.nrows);
+		for (size_t r = 0; r < tab.nrows; r++) {
+			const char *id = bench_csv_get(&tab, r, "cell_id");
+			const char *k = bench_csv_get(&tab, r, "contender");
+			int rw = !strcmp(bench_csv_get(&tab, r, "mode"), "tpcb");
+			PT_CHECKF(!strcmp(bench_csv_get(&tab, r, "validated"), "1"), "%s: %s (%s)", id,
+			          bench_csv_get(&tab, r, "check"), bench_csv_get(&tab, r, "first_error"));
+			PT_CHECKF(bench_csv_num(&tab, r, "transactions") > 0, "%s", id);
+			PT_CHECKF(bench_csv_num(&tab, r, "tps") > 0, "%s", id);
+			PT_CHECKF(bench_csv_num(&tab, r, "latency_p99_ms") > 0 &&
+			              bench_csv_num(&tab, r, "latency_p99_ms") <=
+			                  bench_csv_num(&tab, r, "latency_max_ms"),
+			          "%s", id);
+			PT_CHECK(
+			    bench_csv_num(&tab, r, "sum_accounts") == bench_csv_num(&tab, r, "sum_history") &&
+			    bench_csv_num(&tab, r, "sum_tellers") == bench_csv_num(&tab, r, "sum_history"));
+			PT_CHECK(bench_csv_num(&tab, r, "accounts") == 100000);
+			PT_CHECK(!strncmp(bench_csv_get(&tab, r, "hdr"), "hdr1:", 5));
+			PT_CHECK(bench_csv_num(&tab, r, "shared_buffers_bytes") > 0);
+			if (rw) {
+				PT_CHECKF(bench_csv_num(&tab, r, "history_added") >=
+				              bench_csv_num(&tab, r, "transactions"),
+				          "%s", id);
+				PT_CHECKF(bench_csv_num(&tab, r, "wal_bytes_per_txn") > 0, "%s", id);
+			} else {
+				PT_CHECKF(bench_csv_num(&tab, r, "history_added") == 0, "%s", id);
+			}
+			if (!strcmp(k, "plain"))
+				PT_CHECK(bench_csv_num(&tab, r, "retries") == 0);
+			PT_CHECKF(strstr(id, k) && !strncmp(id, "s1-", 3), "%s", id);
+		}
+		PT_CHECK(bench_csv_col(&tab, "wal_bytes") >= 0 && bench_csv_col(&tab, "pg_calls") >= 0);
+	}
+	bench_csv_free(&tab);
+
+	/* the report's section (from the raw rows and the summary the runner writes) */
+	char p[4300];
+	FILE *f = NULL;
+	PT_CHECKF(hr_write_summary(t.d, &htpcb_suite, err, sizeof(err)) == 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/section.md", t.out);
+	f = fopen(p, "w");
+	PT_CHECK(f != NULL);
+	if (f) {
+		PT_CHECKF(tpcb_report(f, t.out, err, sizeof(err)) == 0, "%s", err);
+		fclose(f);
+		char *text = NULL;
+		size_t len = 0;
+		PT_CHECK(bench_read_file(&text, &len, p) == 0);
+		PT_CHECK(text && strstr(text, "## tpcb suite") && strstr(text, "client / plain"));
+		free(text);
+		snprintf(p, sizeof(p), "%s/tpcb-tps-s1-tpcb.svg", t.out);
+		PT_CHECK(access(p, F_OK) == 0);
+		snprintf(p, sizeof(p), "%s/tpcb-tps-s1-select-only.svg", t.out);
+		PT_CHECK(access(p, F_OK) == 0);
+	}
+
+	/* resume: everything is on disk */
+	hr_close(t.d);
+	t.d = NULL;
+	PT_CHECK(trun_manifest(&t) == 0);
+	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	hr_counts(t.d, &measured, &skipped);
+	PT_CHECKF(measured == 0 && skipped == 2 * 2 * ncont, "measured %u skipped %u", measured,
+	          skipped);
+	trun_close(&t);
+}
+
+/* Non-zero if some file of dir holds needle. */
+static int dir_holds(const char *dir, const char *needle)
+{
+	char cmd[4600];
+	snprintf(cmd, sizeof(cmd), "grep -rqF -e '%s' '%s'", needle, dir);
+	return system(cmd) == 0;
+}
+
+PT_TEST(pgbench_password)
+{
+	const char *pw_url = getenv("PROLLY_PG_PW_URL");
+	const char *ci = getenv("CI");
+	if (!pw_url) {
+		PT_CHECKF(!(ci && !strcmp(ci, "true")), "PROLLY_PG_PW_URL unset");
+		printf("# skipped: PROLLY_PG_PW_URL unset (a server the tests did not start)\n");
+		return;
+	}
+	char pw[128] = "";
+	const char *a = strstr(pw_url, "prolly_pw:"), *b = strchr(pw_url, '@');
+	if (a && b && b > a + 10)
+		snprintf(pw, sizeof(pw), "%.*s", (int)(b - a - 10), a + 10);
+	PT_CHECK(strlen(pw) >= 8 && !strchr(pw, '\''));
+	const char *sets[] = {"tpcb.contenders",   "[\"plain\"]", "tpcb.clients", "[1]", "tpcb.modes",
+	                      "[\"select-only\"]", NULL};
+	trun t;
+	char err[H_ERR] = "";
+	bench_csv tab;
+	memset(&tab, 0, sizeof(tab));
+	PT_CHECK(trun_open(&t, "postgres", sets) == 0);
+	t.run.url = pw_url;
+	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
+	PT_CHECK(!strstr(err, pw));
+	if (th_read_csv(&tab, t.out, "tpcb-raw.csv") == 0) {
+		PT_CHECKF(tab.nrows == 1, "%zu rows", tab.nrows);
+		PT_CHECK(tab.nrows == 1 && !strcmp(bench_csv_get(&tab, 0, "validated"), "1"));
+	}
+	bench_csv_free(&tab);
+	PT_CHECK(pw[0] && !dir_holds(t.out, pw));
+	trun_close(&t);
+}
+
+int main(int argc, char **argv)
+{
+	if (tm_pg_guard() != 0) {
+		printf("not ok 1 - no PostgreSQL server could be started\n");
+		return 1;
+	}
+	return pt_run(argc, argv);
+}
