@@ -116,6 +116,16 @@ void pgx_set_epoch(uint64_t e);
 void pgx_cache_clear(void);
 bytea *pgx_bytea(const void *p, size_t n);
 
+/* The tree of a commit this backend has read (and hash-checked) before in the store of the call
+ * in progress: true and *tree set when kept. Commits are immutable and named by their hash, so the answer is kept like a decoded
+ * node and under the same rules: pgx_cache_clear() forgets every one (a rolled-back write, a gc
+ * epoch seen by a write), so does a gc epoch read by the schema check, and with
+ * prolly.cache_size = 0 nothing is kept. A fixed table of PGX_COMMIT_SLOTS entries, an entry's
+ * slot chosen by its id. */
+#define PGX_COMMIT_SLOTS 256
+bool pgx_commit_tree(const prolly_id *commit, prolly_id *tree);
+void pgx_commit_tree_keep(const prolly_id *commit, const prolly_id *tree);
+
 /* The body of a store function (rule 2): rc = call, evaluated in the work memory of store calls
  * inside PG_TRY; a PostgreSQL error is caught and kept (pgx_keep_error), rc then PROLLY_ESTORE.
  * rc is the caller's volatile int; the caller has returned already if pgx_failed(). */

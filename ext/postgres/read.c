@@ -87,13 +87,17 @@ static text *hex_text(const prolly_id *id)
 }
 
 /* Resolves ref to its commit and the commit's tree. An unknown ref is 42704, a malformed one
- * 22023 (pgx_sqlstate). */
+ * 22023 (pgx_sqlstate). The ref is read in the statement's snapshot every time; the commit,
+ * immutable, only the first time the backend meets it (pgx_commit_tree). */
 static void resolve(prolly_db *db, const char *ref, prolly_id *commit, prolly_id *tree)
 {
 	prolly_commit *c = NULL;
 	int rc = prolly_resolve(commit, db, ref);
-	if (rc == 0 && (rc = prolly_commit_read(&c, db, commit)) == 0)
+	if (rc == 0 && !pgx_commit_tree(commit, tree) &&
+	    (rc = prolly_commit_read(&c, db, commit)) == 0) {
 		*tree = c->tree;
+		pgx_commit_tree_keep(commit, tree);
+	}
 	prolly_commit_free(c);
 	if (rc) {
 		char *what = psprintf("ref \"%s\"", ref);
@@ -280,7 +284,13 @@ Datum pgx_get_many(PG_FUNCTION_ARGS)
 	return (Datum)0;
 }
 
-/* ---- prolly_scan: one row per call from a cursor ---- */
+/* ---- prolly_scan: from a cursor, into a tuplestore or one row per call ---- */
+
+/* In FROM (a function scan) the executor stores every row in a tuplestore before it reads the
+ * first, whatever the mode, and says that it prefers to be given the tuplestore
+ * (SFRM_Materialize_Preferred): the scan then fills it in one call, which spares each row a
+ * function call and a copy. Elsewhere (a select list, where a LIMIT stops the calls early) rows
+ * come one per call. Both hold one leaf path of the cursor at a time. */
 
 typedef struct scan_state {
 	pgx_tables t;
@@ -301,11 +311,11 @@ static void scan_free(void *arg)
 	s->held = false;
 }
 
-static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
+/* Checks the arguments, opens the store and the cursor into s (in the current memory context),
+ * with scan_free registered on cxt. */
+static void scan_open(FunctionCallInfo fcinfo, scan_state *s, MemoryContext cxt)
 {
-	MemoryContext old = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
-	scan_state *s = palloc0(sizeof(*s));
-	MemoryContextCallback *cb = palloc0(sizeof(*cb));
+	MemoryContextCallback *cb = MemoryContextAllocZero(cxt, sizeof(*cb));
 	char *ref = ref_arg(fcinfo, 0, "ref");
 	bytea *from = key_arg(fcinfo, 1, "from_key", true);
 	bytea *to = key_arg(fcinfo, 2, "to_key", true);
@@ -313,7 +323,6 @@ static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
 	prolly_range range = PROLLY_RANGE_INIT;
 	prolly_db *db;
 	prolly_id commit, tree;
-	TupleDesc desc;
 	int rc;
 
 	s->left = -1;
@@ -324,9 +333,6 @@ static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
 			                errmsg("prolly: max_rows must not be negative (got %lld)",
 			                       (long long)s->left)));
 	}
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "prolly_scan: the result type is not a row");
-	fc->tuple_desc = BlessTupleDesc(desc);
 	range_bounds(&range, from, to);
 	if (prefix) {
 		range.prefix.data = VARDATA_ANY(prefix);
@@ -338,11 +344,69 @@ static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
 	resolve(db, ref, &commit, &tree);
 	cb->func = scan_free;
 	cb->arg = s;
-	MemoryContextRegisterResetCallback(fc->multi_call_memory_ctx, cb);
+	MemoryContextRegisterResetCallback(cxt, cb);
 	pgx_hold();
 	s->held = true;
 	rc = prolly_cursor_open(&s->cur, db, &tree, &range);
 	pgx_check(rc, "scan");
+}
+
+/* A bytea of p[0..n) in *buf (grown as needed, kept across rows: the tuplestore copies it). */
+static Datum scan_bytea(bytea **buf, size_t *cap, const void *p, size_t n)
+{
+	if (!*buf || *cap < n) {
+		size_t want = Max(n, 256);
+		if (*buf)
+			pfree(*buf);
+		*buf = palloc(VARHDRSZ + want);
+		*cap = want;
+	}
+	SET_VARSIZE(*buf, VARHDRSZ + n);
+	if (n)
+		memcpy(VARDATA(*buf), p, n);
+	return PointerGetDatum(*buf);
+}
+
+/* Every row into the tuplestore of a materialized call. */
+static void scan_materialize(FunctionCallInfo fcinfo)
+{
+	scan_state *s = palloc0(sizeof(*s));
+	ReturnSetInfo *rsi;
+	bytea *kbuf = NULL, *vbuf = NULL;
+	size_t kcap = 0, vcap = 0;
+	prolly_slice k, v;
+	int rc = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsi = (ReturnSetInfo *)fcinfo->resultinfo;
+	/* scan_free runs when the per-query context goes, at the latest; sooner below */
+	scan_open(fcinfo, s, CurrentMemoryContext);
+	while (s->left != 0 && (rc = prolly_cursor_next(s->cur, &k, &v)) == 0) {
+		Datum vals[2];
+		bool nulls[2] = {false, false};
+		CHECK_FOR_INTERRUPTS();
+		vals[0] = scan_bytea(&kbuf, &kcap, k.data, k.size);
+		vals[1] = scan_bytea(&vbuf, &vcap, v.data, v.size);
+		tuplestore_putvalues(rsi->setResult, rsi->setDesc, vals, nulls);
+		if (s->left > 0)
+			s->left--;
+	}
+	scan_free(s);
+	if (s->left == 0 || (rc == PROLLY_ITEROVER && !pgx_failed()))
+		return;
+	pgx_check(rc, "scan");
+}
+
+static void scan_first(FunctionCallInfo fcinfo, FuncCallContext *fc)
+{
+	MemoryContext old = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
+	scan_state *s = palloc0(sizeof(*s));
+	TupleDesc desc;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "prolly_scan: the result type is not a row");
+	fc->tuple_desc = BlessTupleDesc(desc);
+	scan_open(fcinfo, s, fc->multi_call_memory_ctx);
 	fc->user_fctx = s;
 	MemoryContextSwitchTo(old);
 }
@@ -356,6 +420,12 @@ Datum pgx_scan(PG_FUNCTION_ARGS)
 	int rc;
 
 	if (SRF_IS_FIRSTCALL()) {
+		ReturnSetInfo *rsi = (ReturnSetInfo *)fcinfo->resultinfo;
+		if (rsi && IsA(rsi, ReturnSetInfo) && (rsi->allowedModes & SFRM_Materialize) &&
+		    (rsi->allowedModes & SFRM_Materialize_Preferred)) {
+			scan_materialize(fcinfo);
+			return (Datum)0;
+		}
 		fc = SRF_FIRSTCALL_INIT();
 		scan_first(fcinfo, fc);
 	}

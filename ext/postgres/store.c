@@ -45,6 +45,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -54,6 +55,8 @@
 #include <stdlib.h>
 
 /* ---- settings ---- */
+
+static void on_relcache(Datum arg, Oid relid);
 
 enum { READER_INDEX = 0, READER_SPI = 1 };
 
@@ -76,6 +79,7 @@ void pgx_define_settings(void)
 	                         &node_reader, READER_INDEX, reader_options, PGC_USERSET, 0, NULL, NULL,
 	                         NULL);
 	MarkGUCPrefixReserved("prolly");
+	CacheRegisterRelcacheCallback(on_relcache, (Datum)0);
 	pgx_write_register();
 }
 
@@ -123,8 +127,50 @@ void pgx_set_epoch(uint64_t e)
 	epoch = e;
 }
 
+/* ---- the commits' trees (prolly_ext.h) ---- */
+
+typedef struct commit_slot {
+	Oid nsp; /* the store's schema (InvalidOid: an empty slot) */
+	prolly_id commit, tree;
+} commit_slot;
+
+static commit_slot commits[PGX_COMMIT_SLOTS];
+static uint64_t commits_epoch; /* the gc epoch they were kept under */
+
+static void commits_clear(void)
+{
+	memset(commits, 0, sizeof(commits));
+}
+
+static commit_slot *commit_slot_of(const prolly_id *commit)
+{
+	/* ids are hashes: any two bytes spread evenly */
+	return &commits[(commit->bytes[0] | commit->bytes[1] << 8) % PGX_COMMIT_SLOTS];
+}
+
+bool pgx_commit_tree(const prolly_id *commit, prolly_id *tree)
+{
+	commit_slot *s = commit_slot_of(commit);
+	if (cache_size_kb == 0 || s->nsp != cur.nsp || !OidIsValid(s->nsp) ||
+	    !prolly_id_equal(&s->commit, commit))
+		return false;
+	*tree = s->tree;
+	return true;
+}
+
+void pgx_commit_tree_keep(const prolly_id *commit, const prolly_id *tree)
+{
+	commit_slot *s = commit_slot_of(commit);
+	if (cache_size_kb == 0)
+		return;
+	s->nsp = cur.nsp;
+	s->commit = *commit;
+	s->tree = *tree;
+}
+
 void pgx_cache_clear(void)
 {
+	commits_clear();
 	if (db)
 		prolly_db_cache_clear(db);
 }
@@ -218,12 +264,55 @@ static void keyscan_close(keyscan *ks)
 	table_close(ks->heap, AccessShareLock);
 }
 
-static AttrNumber column(Oid relid, const char *name)
+/* ---- catalog lookups, kept until the catalogs change ---- */
+
+/* The tables of the last schema opened and the columns looked up in them are kept across calls
+ * and forgotten whenever the relation cache hears that one of those relations changed (a rename,
+ * drop, ALTER or GRANT) or that every relation may have: the answers are those the catalogs
+ * give, as of the invalidations processed when the statement began, without the lookups.
+ * Privileges and row-level security are checked at every call all the same. */
+
+enum { COL_NODES_ID, COL_NODES_NODE, COL_REFS_VALUE, COL_META_KEY, COL_META_VALUE, N_COLS };
+
+static struct {
+	Oid nsp; /* InvalidOid: nothing kept */
+	Oid nodes, refs, meta;
+} tables_kept;
+
+static struct {
+	Oid relid; /* InvalidOid: nothing kept */
+	AttrNumber at;
+} columns_kept[N_COLS];
+
+static uint64 catalog_gen; /* counts invalidations, so a lookup they overtook is not kept */
+
+static void on_relcache(Datum arg, Oid relid)
 {
-	AttrNumber a = get_attnum(relid, name);
+	(void)arg;
+	catalog_gen++;
+	if (!OidIsValid(relid) || relid == tables_kept.nodes || relid == tables_kept.refs ||
+	    relid == tables_kept.meta)
+		tables_kept.nsp = InvalidOid;
+	for (int i = 0; i < N_COLS; i++)
+		if (!OidIsValid(relid) || relid == columns_kept[i].relid)
+			columns_kept[i].relid = InvalidOid;
+}
+
+/* The number of column name (which: its COL_ slot) of table relid. */
+static AttrNumber column(Oid relid, int which, const char *name)
+{
+	uint64 gen = catalog_gen;
+	AttrNumber a;
+	if (columns_kept[which].relid == relid && OidIsValid(relid))
+		return columns_kept[which].at;
+	a = get_attnum(relid, name);
 	if (a == InvalidAttrNumber)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
 		                errmsg("prolly: table %s has no column %s", get_rel_name(relid), name)));
+	if (gen == catalog_gen) {
+		columns_kept[which].relid = relid;
+		columns_kept[which].at = a;
+	}
 	return a;
 }
 
@@ -233,7 +322,7 @@ static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn 
                           void *payload)
 {
 	keyscan ks;
-	AttrNumber attno = column(cur.nodes, "node");
+	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
 	int rc = 0;
 	keyscan_open(&ks, cur.nodes, 1);
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -328,7 +417,7 @@ static int ref_value(const char *name, prolly_id *out)
 	keyscan_open(&ks, cur.refs, 1);
 	if (!keyscan_find(&ks, name, strlen(name)))
 		rc = prolly_set_error(PROLLY_ENOTFOUND, "ref %s not found", name);
-	else if (!(v = keyscan_bytea(&ks, column(cur.refs, "value"))) ||
+	else if (!(v = keyscan_bytea(&ks, column(cur.refs, COL_REFS_VALUE, "value"))) ||
 	         VARSIZE_ANY_EXHDR(v) != PROLLY_ID_SIZE)
 		rc = prolly_set_error(PROLLY_ECORRUPT, "ref %s does not hold a %d-byte id", name,
 		                      PROLLY_ID_SIZE);
@@ -432,7 +521,7 @@ static int ref_objects(const char *name, size_t follow, prolly_id *out, prolly_s
                        void *payload)
 {
 	keyscan ks;
-	AttrNumber attno = column(cur.nodes, "node");
+	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
 	prolly_id head, next;
 	int rc = ref_value(name, &head), have_next = 0;
 	if (rc)
@@ -487,7 +576,7 @@ static int ancestors(const prolly_id *ids, size_t n, size_t limit,
                      void *payload)
 {
 	keyscan ks;
-	AttrNumber attno = column(cur.nodes, "node");
+	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
 	HASHCTL hc;
 	HTAB *seen;
 	prolly_id *queue;
@@ -564,7 +653,8 @@ static int ids_in_range(const prolly_id *lo, const prolly_id *hi, size_t limit,
                         prolly_store_obj_fn found, void *payload)
 {
 	keyscan ks;
-	AttrNumber id_at = column(cur.nodes, "id"), node_at = column(cur.nodes, "node");
+	AttrNumber id_at = column(cur.nodes, COL_NODES_ID, "id"),
+	           node_at = column(cur.nodes, COL_NODES_NODE, "node");
 	ScanKeyData sk[2];
 	bytea *blo = pgx_bytea(lo->bytes, PROLLY_ID_SIZE), *bhi = pgx_bytea(hi->bytes, PROLLY_ID_SIZE);
 	size_t reported = 0;
@@ -643,7 +733,8 @@ static void check_schema(void)
 	Relation rel = table_open(cur.meta, AccessShareLock);
 	TableScanDesc scan = table_beginscan(rel, read_snapshot(), 0, NULL);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	AttrNumber kattno = column(cur.meta, "key"), vattno = column(cur.meta, "value");
+	AttrNumber kattno = column(cur.meta, COL_META_KEY, "key"),
+	           vattno = column(cur.meta, COL_META_VALUE, "value");
 	int64 version = -1;
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot)) {
 		bool nk, nv;
@@ -663,6 +754,10 @@ static void check_schema(void)
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
+	if (epoch != commits_epoch) {
+		commits_clear(); /* a gc may have removed a commit kept */
+		commits_epoch = epoch;
+	}
 	if (version != PGX_SCHEMA_VERSION)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -707,9 +802,22 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_SCHEMA, get_namespace_name(nsp));
 	cur.nsp = nsp;
-	cur.nodes = table_of(nsp, "nodes");
-	cur.refs = table_of(nsp, "refs");
-	cur.meta = table_of(nsp, "meta");
+	if (tables_kept.nsp == nsp) {
+		cur.nodes = tables_kept.nodes;
+		cur.refs = tables_kept.refs;
+		cur.meta = tables_kept.meta;
+	} else {
+		uint64 gen = catalog_gen;
+		cur.nodes = table_of(nsp, "nodes");
+		cur.refs = table_of(nsp, "refs");
+		cur.meta = table_of(nsp, "meta");
+		if (gen == catalog_gen) {
+			tables_kept.nodes = cur.nodes;
+			tables_kept.refs = cur.refs;
+			tables_kept.meta = cur.meta;
+			tables_kept.nsp = nsp;
+		}
+	}
 	may_read(cur.nodes);
 	may_read(cur.refs);
 	may_read(cur.meta);

@@ -38,6 +38,9 @@ SELECT count(*) FROM prolly_scan('main', 'k2', 'k1');
 SELECT count(*), (array_agg(key))[1] = 'bin\000\377'::bytea AS bin_first FROM prolly_scan('main');
 -- in the select list, one row per call
 SELECT (prolly_scan('main', 'k00100', max_rows => 2)).key;
+-- in a select list rows come one per call, and a LIMIT stops the scan (in FROM, the executor
+-- takes them all at once)
+SELECT encode((s).key, 'escape') AS key FROM (SELECT prolly_scan('big') AS s LIMIT 2) x;
 
 -- prolly_count: from the per-child counts
 SELECT prolly_count('main') AS main, prolly_count('dev') AS dev, prolly_count('big') AS big,
