@@ -129,6 +129,20 @@ long bench_pg_postmaster_at(const char *conninfo)
 	return pm;
 }
 
+int bench_pg_ext_schema(char *out, size_t n, PGconn *conn)
+{
+	PGresult *res = NULL;
+	out[0] = '\0';
+	int rc = bench_pg_exec(conn,
+	                       "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+	                       "ON n.oid = e.extnamespace WHERE e.extname = 'prolly'",
+	                       &res);
+	if (rc == 0 && PQntuples(res) == 1)
+		snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return rc;
+}
+
 /* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */
 int bench_pg_ident(char *out, size_t n, const char *name)
 {
