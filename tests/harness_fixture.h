@@ -1,14 +1,18 @@
 /*
  * harness_fixture.h - a workload for the harness's suite tests (test_harness_service.c,
- * test_harness_scale.c, test_harness_runner.c): written to a file, loaded, overridden and
- * resolved as the harness does; the result directory of a test run. Header-only (static inline) because only the programs that link libharness.a include it.
+ * test_harness_scale.c, test_harness_runner.c, test_harness_insert.c, test_harness_sysbench.c,
+ * test_harness_tpcb.c...): written to a file, loaded, overridden and resolved as the harness
+ * does; the result directory of a test run; whether the test cluster has the prolly extension.
+ * Header-only (static inline) because only the programs that link libharness.a include it.
  */
 #ifndef TESTS_HARNESS_FIXTURE_H
 #define TESTS_HARNESS_FIXTURE_H
 
 #include "../bench/harness/harness.h"
+#include "pgconn.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Writes text to path, loads it into w, applies the overrides (NULL-terminated pairs of dotted
@@ -70,6 +74,21 @@ static inline int th_read_csv(bench_csv *tab, const char *dir, const char *file)
 		return -1;
 	}
 	return 0;
+}
+
+/* Whether the test cluster's server (PROLLY_PG_URL) has the prolly extension available. */
+static inline int th_have_extension(void)
+{
+	PGconn *c = NULL;
+	PGresult *res = NULL;
+	int have = 0;
+	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
+	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
+		have = PQntuples(res) == 1;
+	PQclear(res);
+	if (c)
+		PQfinish(c);
+	return have;
 }
 
 #endif

@@ -402,21 +402,6 @@ PT_TEST(access_key)
 	free(tmp);
 }
 
-/* Whether the test cluster's server has the prolly extension available. */
-static int have_extension(void)
-{
-	PGconn *c = NULL;
-	PGresult *res = NULL;
-	int have = 0;
-	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
-	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
-		have = PQntuples(res) == 1;
-	PQclear(res);
-	if (c)
-		PQfinish(c);
-	return have;
-}
-
 /* access = "sql" on PostgreSQL: the flow and the contention run of client mode, one statement
  * per operation. Without the extension: a skip, except under CI=true (CI installs it). */
 static void sql_run(const char *const *sets, int contended)
@@ -426,7 +411,7 @@ static void sql_run(const char *const *sets, int contended)
 	char err[H_ERR] = "";
 	const char *ci = getenv("CI");
 	memset(&tab, 0, sizeof(tab));
-	if (!have_extension()) {
+	if (!th_have_extension()) {
 		PT_CHECKF(!(ci && !strcmp(ci, "true")),
 		          "the prolly extension is not installed in the server (make -C ext/postgres "
 		          "install)");
@@ -482,7 +467,7 @@ PT_TEST(postgres_sql_other_schema)
 	PGconn *c = NULL;
 	PGresult *res = NULL;
 	trun t;
-	if (!have_extension()) {
+	if (!th_have_extension()) {
 		printf("# skipped: the prolly extension is not installed in the server\n");
 		return;
 	}

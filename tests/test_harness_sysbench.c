@@ -59,21 +59,10 @@ typedef struct trun {
 
 static int open_dir(trun *t)
 {
-	char err[H_ERR];
-	hr_manifest m;
 	hr_close(t->d);
 	t->d = NULL;
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "sysbench");
-	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open: %s\n", err);
+	if (th_open_results(&t->d, t->out, &t->w, "sysbench", t->run.store))
 		return -1;
-	}
 	t->run.out = t->d;
 	t->run.cells_done = 0;
 	t->run.cells_total = hsb_cells(&t->w);
@@ -212,20 +201,6 @@ PT_TEST(other_store_skips)
 	trun_close(&t);
 }
 
-static int have_extension(void)
-{
-	PGconn *c = NULL;
-	PGresult *res = NULL;
-	int have = 0;
-	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
-	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
-		have = PQntuples(res) == 1;
-	PQclear(res);
-	if (c)
-		PQfinish(c);
-	return have;
-}
-
 static double num(const bench_csv *tab, size_t r, const char *col)
 {
 	return bench_csv_num(tab, r, col);
@@ -235,7 +210,7 @@ PT_TEST(postgres_flow)
 {
 	static const char *const no_sql[] = {"sysbench.contenders", "[\"plain\", \"client\"]", NULL};
 	const char *ci = getenv("CI");
-	int sql = have_extension();
+	int sql = th_have_extension();
 	trun t;
 	bench_csv tab;
 	char err[H_ERR] = "";

@@ -54,19 +54,8 @@ typedef struct trun {
 
 static int trun_manifest(trun *t)
 {
-	hr_manifest m;
-	char err[H_ERR];
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "tpcb");
-	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open: %s\n", err);
+	if (th_open_results(&t->d, t->out, &t->w, "tpcb", t->run.store))
 		return -1;
-	}
 	t->run.out = t->d;
 	t->run.cells_done = 0;
 	return 0;
@@ -104,20 +93,6 @@ static void trun_close(trun *t)
 	if (t->tmp)
 		tm_rmtree(t->tmp);
 	free(t->tmp);
-}
-
-static int have_extension(void)
-{
-	PGconn *c = NULL;
-	PGresult *res = NULL;
-	int have = 0;
-	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
-	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
-		have = PQntuples(res) == 1;
-	PQclear(res);
-	if (c)
-		PQfinish(c);
-	return have;
 }
 
 PT_TEST(history_keys)
@@ -198,7 +173,7 @@ PT_TEST(not_postgres)
 PT_TEST(run_validate_resume)
 {
 	const char *ci = getenv("CI");
-	int sql = have_extension();
+	int sql = th_have_extension();
 	if (!sql && ci && !strcmp(ci, "true"))
 		PT_CHECKF(0, "the prolly extension is not installed in the server");
 	if (!sql)
