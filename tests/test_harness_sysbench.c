@@ -48,57 +48,19 @@ static const char base_toml[] = "schema = 1\n"
                                 "inlist_sizes = [10]\n"
                                 "oltp_range_size = 10\n";
 
-typedef struct trun {
-	char *tmp;
-	char toml[4200], out[4200];
-	hw_workload w;
-	hr_dir *d;
-	h_run run;
-	char schema[64];
-} trun;
+typedef th_run trun;
 
 static int open_dir(trun *t)
 {
-	hr_close(t->d);
-	t->d = NULL;
-	if (th_open_results(&t->d, t->out, &t->w, "sysbench", t->run.store))
-		return -1;
-	t->run.out = t->d;
-	t->run.cells_done = 0;
 	t->run.cells_total = hsb_cells(&t->w);
-	return 0;
+	return th_run_results(t, "sysbench");
 }
 
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	memset(t, 0, sizeof(*t));
-	if (!(t->tmp = tm_tmpdir("sb")))
+	if (th_run_open(t, "sb", store, base_toml, sets))
 		return -1;
-	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
-	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
-	if (th_workload(&t->w, t->toml, base_toml, sets))
-		return -1;
-	t->run.w = &t->w;
-	t->run.started_ns = bench_now_ns();
-	t->run.store = store;
-	t->run.scratch = t->tmp;
-	if (!strcmp(store, "postgres")) {
-		t->run.url = getenv("PROLLY_PG_URL");
-		tm_pg_schema_name(t->schema, "sb");
-		t->run.schema = t->schema;
-	}
 	return open_dir(t);
-}
-
-static void trun_close(trun *t)
-{
-	hr_close(t->d);
-	hw_workload_free(&t->w);
-	if (t->schema[0])
-		tm_pg_schema_drop(t->schema);
-	if (t->tmp)
-		tm_rmtree(t->tmp);
-	free(t->tmp);
 }
 
 PT_TEST(columns)
@@ -184,7 +146,7 @@ PT_TEST(range_longer_than_table)
 	} else {
 		PT_CHECK(0);
 	}
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 PT_TEST(other_store_skips)
@@ -198,7 +160,7 @@ PT_TEST(other_store_skips)
 	} else {
 		PT_CHECK(0);
 	}
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 static double num(const bench_csv *tab, size_t r, const char *col)
@@ -222,7 +184,7 @@ PT_TEST(postgres_flow)
 		printf("# the prolly extension is not installed: plain and client only\n");
 	if (trun_open(&t, "postgres", sql ? NULL : no_sql) != 0) {
 		PT_CHECK(0);
-		trun_close(&t);
+		th_run_close(&t);
 		return;
 	}
 	unsigned cells = hsb_cells(&t.w), ncont = sql ? 3 : 2;
@@ -292,7 +254,7 @@ PT_TEST(postgres_flow)
 		PT_CHECK(0);
 	}
 	bench_csv_free(&tab);
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 /* Rows as the suite loads them (sb_gen_row). */
