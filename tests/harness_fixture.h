@@ -78,7 +78,8 @@ static inline int th_read_csv(bench_csv *tab, const char *dir, const char *file)
 	return 0;
 }
 
-/* A suite test's run (test_harness_insert.c, _sysbench.c, _tpcb.c): a scratch directory tmp
+/* A suite test's run (test_harness_service.c, _insert.c, _sysbench.c, _tpcb.c): a scratch
+ * directory tmp
  * holding the workload file (toml) and the result directory (out), the workload w, the result
  * directory d the caller opens, the h_run handed to the suite and, on PostgreSQL, a schema of
  * its own on PROLLY_PG_URL. */
