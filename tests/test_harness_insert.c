@@ -50,72 +50,27 @@ static const char base_toml[] = "schema = 1\n"
                                 "clients = 2\n"
                                 "data_bytes = 16\n";
 
-typedef struct trun {
-	char *tmp;
-	char toml[4200], out[4200];
-	hw_workload w;
-	hr_dir *d;
-	h_run run;
-	char schema[64];
-} trun;
-
-static int trun_manifest(trun *t)
-{
-	hr_manifest m;
-	char err[H_ERR];
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "insert");
-	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open: %s\n", err);
-		return -1;
-	}
-	t->run.out = t->d;
-	t->run.cells_done = 0;
-	return 0;
-}
+typedef th_run trun;
 
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	memset(t, 0, sizeof(*t));
-	if (!(t->tmp = tm_tmpdir("ins")))
+	if (th_run_open(t, "ins", store, base_toml, sets))
 		return -1;
-	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
-	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
-	if (th_workload(&t->w, t->toml, base_toml, sets))
-		return -1;
-	t->run.w = &t->w;
-	t->run.started_ns = bench_now_ns();
-	t->run.store = store;
-	t->run.scratch = t->tmp;
 	t->run.cells_total = hins_suite.cells(&t->w);
-	if (!strcmp(store, "postgres")) {
-		t->run.url = getenv("PROLLY_PG_URL");
-		tm_pg_schema_name(t->schema, "ins");
-		t->run.schema = t->schema;
-	}
-	return trun_manifest(t);
+	return th_run_results(t, "insert");
 }
 
+/* th_run_close, after the schemas of the contenders. */
 static void trun_close(trun *t)
 {
-	hr_close(t->d);
 	if (t->schema[0]) {
 		char s[64];
 		for (int k = 0; k < BT_N_CONTENDERS; k++) {
 			hins_schema(s, sizeof(s), &t->run, (bt_kind)k);
 			tm_pg_schema_drop(s);
 		}
-		tm_pg_schema_drop(t->schema);
 	}
-	hw_workload_free(&t->w);
-	if (t->tmp)
-		tm_rmtree(t->tmp);
-	free(t->tmp);
+	th_run_close(t);
 }
 
 static const hins_config *cfg_of(const trun *t)
@@ -243,20 +198,6 @@ PT_TEST(other_store)
 	trun_close(&t);
 }
 
-static int have_extension(void)
-{
-	PGconn *c = NULL;
-	PGresult *res = NULL;
-	int have = 0;
-	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
-	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
-		have = PQntuples(res) == 1;
-	PQclear(res);
-	if (c)
-		PQfinish(c);
-	return have;
-}
-
 static double num(const bench_csv *tab, size_t r, const char *col)
 {
 	return bench_csv_num(tab, r, col);
@@ -320,7 +261,7 @@ PT_TEST(postgres_flow)
 {
 	static const char *const sets_no_sql[] = {"insert.contenders", "[\"plain\", \"client\"]", NULL};
 	const char *ci = getenv("CI");
-	int sql = have_extension();
+	int sql = th_have_extension();
 	trun t;
 	bench_csv tab;
 	char err[H_ERR] = "";
@@ -367,7 +308,7 @@ PT_TEST(postgres_flow)
 	/* A second invocation: every cell is done, nothing runs. */
 	hr_close(t.d);
 	t.d = NULL;
-	if (trun_manifest(&t) == 0) {
+	if (th_run_results(&t, "insert") == 0) {
 		PT_CHECKF(hins_suite.run(&t.run, err, sizeof(err)) == 0, "%s", err);
 		hr_counts(t.d, &measured, &skipped);
 		PT_CHECKF(measured == 0 && skipped == 6 * ncont, "measured %u skipped %u", measured,

@@ -61,64 +61,15 @@ static const char base_toml[] = "schema = 1\n"
                                 "[scale]\n"
                                 "enabled = false\n";
 
-/* A run: a temp directory holding the workload file and the output directory. */
-typedef struct trun {
-	char *tmp;
-	char toml[4200], out[4200], scratch[4200];
-	hw_workload w;
-	hr_dir *d;
-	h_run run;
-	char schema[64];
-} trun;
+typedef th_run trun;
 
 /* Loads base_toml with the overrides (dotted key, TOML text; NULL-terminated pairs). */
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	memset(t, 0, sizeof(*t));
-	if (!(t->tmp = tm_tmpdir("svc")))
+	if (th_run_open(t, "svc", store, base_toml, sets))
 		return -1;
-	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
-	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
-	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
-	if (th_workload(&t->w, t->toml, base_toml, sets))
-		return -1;
-	if (th_open_results(&t->d, t->out, &t->w, "service", store))
-		return -1;
-	t->run.w = &t->w;
-	t->run.started_ns = bench_now_ns(); /* progress lines show the elapsed time */
-	t->run.out = t->d;
-	t->run.store = store;
-	t->run.scratch = t->scratch;
 	t->run.cells_total = hsvc_cells(&t->w);
-	if (!strcmp(store, "postgres")) {
-		t->run.url = getenv("PROLLY_PG_URL");
-		tm_pg_schema_name(t->schema, "svc");
-		t->run.schema = t->schema;
-	}
-	return 0;
-}
-
-/* Reopens the output directory (a second invocation: resume). */
-static int trun_reopen(trun *t)
-{
-	hr_close(t->d);
-	t->d = NULL;
-	if (th_open_results(&t->d, t->out, &t->w, "service", t->run.store))
-		return -1;
-	t->run.out = t->d;
-	t->run.cells_done = 0;
-	return 0;
-}
-
-static void trun_close(trun *t)
-{
-	hr_close(t->d);
-	hw_workload_free(&t->w);
-	if (t->schema[0])
-		tm_pg_schema_drop(t->schema);
-	if (t->tmp)
-		tm_rmtree(t->tmp);
-	free(t->tmp);
+	return th_run_results(t, "service");
 }
 
 static int read_raw(bench_csv *tab, const trun *t)
@@ -208,7 +159,7 @@ static void flow(const char *store)
 	memset(&tab, 0, sizeof(tab));
 	if (trun_open(&t, store, NULL) != 0) {
 		PT_CHECKF(0, "cannot set up a run on %s", store);
-		trun_close(&t);
+		th_run_close(&t);
 		return;
 	}
 	PT_CHECK(hsvc_cells(&t.w) == 2);
@@ -228,7 +179,7 @@ static void flow(const char *store)
 	bench_csv_free(&tab);
 
 	/* A second invocation: every cell is done. */
-	if (trun_reopen(&t) == 0) {
+	if (th_run_results(&t, "service") == 0) {
 		PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 		hr_counts(t.d, &measured, &skipped);
 		PT_CHECKF(measured == 0 && skipped == 2, "measured %u skipped %u", measured, skipped);
@@ -239,7 +190,7 @@ static void flow(const char *store)
 		PT_CHECK(0);
 	}
 	bench_csv_free(&tab);
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 PT_TEST(value_codec)
@@ -319,7 +270,7 @@ static void contention(const char *store)
 	memset(&tab, 0, sizeof(tab));
 	if (trun_open(&t, store, sets) != 0) {
 		PT_CHECKF(0, "cannot set up a run on %s", store);
-		trun_close(&t);
+		th_run_close(&t);
 		return;
 	}
 	PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
@@ -338,7 +289,7 @@ static void contention(const char *store)
 		PT_CHECKF(0, "%s: no rows, or not 6", store);
 	}
 	bench_csv_free(&tab);
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 PT_TEST(mem_contention)
@@ -363,7 +314,7 @@ PT_TEST(access_key)
 		PT_CHECK(t.w.service.access == 1u << HW_ACCESS_CLIENT);
 	else
 		PT_CHECK(0);
-	trun_close(&t);
+	th_run_close(&t);
 	if (trun_open(&t, "mem", sql) == 0) {
 		PT_CHECK(t.w.service.access == 1u << HW_ACCESS_SQL && hsvc_cells(&t.w) == 2);
 		/* sql runs through the extension: PostgreSQL only. */
@@ -372,16 +323,16 @@ PT_TEST(access_key)
 	} else {
 		PT_CHECK(0);
 	}
-	trun_close(&t);
+	th_run_close(&t);
 	PT_CHECK(trun_open(&t, "mem", odbc) != 0);
-	trun_close(&t);
+	th_run_close(&t);
 	if (trun_open(&t, "mem", both) == 0)
 		PT_CHECK(t.w.service.access == 3u && hsvc_cells(&t.w) == 4);
 	else
 		PT_CHECK(0);
-	trun_close(&t);
+	th_run_close(&t);
 	PT_CHECK(trun_open(&t, "mem", twice) != 0);
-	trun_close(&t);
+	th_run_close(&t);
 
 	/* In the file, too: the error names the key and the value. */
 	hw_workload w;
@@ -402,21 +353,6 @@ PT_TEST(access_key)
 	free(tmp);
 }
 
-/* Whether the test cluster's server has the prolly extension available. */
-static int have_extension(void)
-{
-	PGconn *c = NULL;
-	PGresult *res = NULL;
-	int have = 0;
-	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
-	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
-		have = PQntuples(res) == 1;
-	PQclear(res);
-	if (c)
-		PQfinish(c);
-	return have;
-}
-
 /* access = "sql" on PostgreSQL: the flow and the contention run of client mode, one statement
  * per operation. Without the extension: a skip, except under CI=true (CI installs it). */
 static void sql_run(const char *const *sets, int contended)
@@ -426,7 +362,7 @@ static void sql_run(const char *const *sets, int contended)
 	char err[H_ERR] = "";
 	const char *ci = getenv("CI");
 	memset(&tab, 0, sizeof(tab));
-	if (!have_extension()) {
+	if (!th_have_extension()) {
 		PT_CHECKF(!(ci && !strcmp(ci, "true")),
 		          "the prolly extension is not installed in the server (make -C ext/postgres "
 		          "install)");
@@ -436,7 +372,7 @@ static void sql_run(const char *const *sets, int contended)
 	}
 	if (trun_open(&t, "postgres", sets) != 0) {
 		PT_CHECKF(0, "cannot set up a sql run");
-		trun_close(&t);
+		th_run_close(&t);
 		return;
 	}
 	PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
@@ -459,7 +395,7 @@ static void sql_run(const char *const *sets, int contended)
 		}
 	}
 	bench_csv_free(&tab);
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 PT_TEST(postgres_sql_flow)
@@ -482,7 +418,7 @@ PT_TEST(postgres_sql_other_schema)
 	PGconn *c = NULL;
 	PGresult *res = NULL;
 	trun t;
-	if (!have_extension()) {
+	if (!th_have_extension()) {
 		printf("# skipped: the prolly extension is not installed in the server\n");
 		return;
 	}
@@ -501,7 +437,7 @@ PT_TEST(postgres_sql_other_schema)
 	} else {
 		PT_CHECK(0);
 	}
-	trun_close(&t);
+	th_run_close(&t);
 	/* Still there: the suite drops only an extension of its own schema. */
 	PT_CHECK(bench_pg_exec(c, "SELECT 1 FROM pg_extension WHERE extname = 'prolly'", &res) == 0 &&
 	         PQntuples(res) == 1);

@@ -48,68 +48,19 @@ static const char base_toml[] = "schema = 1\n"
                                 "inlist_sizes = [10]\n"
                                 "oltp_range_size = 10\n";
 
-typedef struct trun {
-	char *tmp;
-	char toml[4200], out[4200];
-	hw_workload w;
-	hr_dir *d;
-	h_run run;
-	char schema[64];
-} trun;
+typedef th_run trun;
 
 static int open_dir(trun *t)
 {
-	char err[H_ERR];
-	hr_manifest m;
-	hr_close(t->d);
-	t->d = NULL;
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "sysbench");
-	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open: %s\n", err);
-		return -1;
-	}
-	t->run.out = t->d;
-	t->run.cells_done = 0;
 	t->run.cells_total = hsb_cells(&t->w);
-	return 0;
+	return th_run_results(t, "sysbench");
 }
 
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	memset(t, 0, sizeof(*t));
-	if (!(t->tmp = tm_tmpdir("sb")))
+	if (th_run_open(t, "sb", store, base_toml, sets))
 		return -1;
-	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
-	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
-	if (th_workload(&t->w, t->toml, base_toml, sets))
-		return -1;
-	t->run.w = &t->w;
-	t->run.started_ns = bench_now_ns();
-	t->run.store = store;
-	t->run.scratch = t->tmp;
-	if (!strcmp(store, "postgres")) {
-		t->run.url = getenv("PROLLY_PG_URL");
-		tm_pg_schema_name(t->schema, "sb");
-		t->run.schema = t->schema;
-	}
 	return open_dir(t);
-}
-
-static void trun_close(trun *t)
-{
-	hr_close(t->d);
-	hw_workload_free(&t->w);
-	if (t->schema[0])
-		tm_pg_schema_drop(t->schema);
-	if (t->tmp)
-		tm_rmtree(t->tmp);
-	free(t->tmp);
 }
 
 PT_TEST(columns)
@@ -195,7 +146,7 @@ PT_TEST(range_longer_than_table)
 	} else {
 		PT_CHECK(0);
 	}
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 PT_TEST(other_store_skips)
@@ -209,21 +160,7 @@ PT_TEST(other_store_skips)
 	} else {
 		PT_CHECK(0);
 	}
-	trun_close(&t);
-}
-
-static int have_extension(void)
-{
-	PGconn *c = NULL;
-	PGresult *res = NULL;
-	int have = 0;
-	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
-	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
-		have = PQntuples(res) == 1;
-	PQclear(res);
-	if (c)
-		PQfinish(c);
-	return have;
+	th_run_close(&t);
 }
 
 static double num(const bench_csv *tab, size_t r, const char *col)
@@ -235,7 +172,7 @@ PT_TEST(postgres_flow)
 {
 	static const char *const no_sql[] = {"sysbench.contenders", "[\"plain\", \"client\"]", NULL};
 	const char *ci = getenv("CI");
-	int sql = have_extension();
+	int sql = th_have_extension();
 	trun t;
 	bench_csv tab;
 	char err[H_ERR] = "";
@@ -247,7 +184,7 @@ PT_TEST(postgres_flow)
 		printf("# the prolly extension is not installed: plain and client only\n");
 	if (trun_open(&t, "postgres", sql ? NULL : no_sql) != 0) {
 		PT_CHECK(0);
-		trun_close(&t);
+		th_run_close(&t);
 		return;
 	}
 	unsigned cells = hsb_cells(&t.w), ncont = sql ? 3 : 2;
@@ -317,7 +254,7 @@ PT_TEST(postgres_flow)
 		PT_CHECK(0);
 	}
 	bench_csv_free(&tab);
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 /* Rows as the suite loads them (sb_gen_row). */

@@ -43,81 +43,14 @@ static const char base_toml[] = "schema = 1\n"
                                 "warmup_s = 0\n"
                                 "duration_s = 1\n";
 
-typedef struct trun {
-	char *tmp;
-	char toml[4200], out[4200], scratch[4200];
-	hw_workload w;
-	hr_dir *d;
-	h_run run;
-	char schema[64];
-} trun;
-
-static int trun_manifest(trun *t)
-{
-	hr_manifest m;
-	char err[H_ERR];
-	memset(&m, 0, sizeof(m));
-	m.schema = HW_SCHEMA;
-	snprintf(m.config_hash, sizeof(m.config_hash), "%s", t->w.hash);
-	snprintf(m.revision, sizeof(m.revision), "test");
-	m.seed = t->w.seed;
-	snprintf(m.suites, sizeof(m.suites), "tpcb");
-	snprintf(m.store, sizeof(m.store), "%s", t->run.store);
-	if (hr_open(&t->d, t->out, &m, &t->w, err, sizeof(err))) {
-		fprintf(stderr, "  hr_open: %s\n", err);
-		return -1;
-	}
-	t->run.out = t->d;
-	t->run.cells_done = 0;
-	return 0;
-}
+typedef th_run trun;
 
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	memset(t, 0, sizeof(*t));
-	if (!(t->tmp = tm_tmpdir("tpcb")))
+	if (th_run_open(t, "tpcb", store, base_toml, sets))
 		return -1;
-	snprintf(t->toml, sizeof(t->toml), "%s/w.toml", t->tmp);
-	snprintf(t->out, sizeof(t->out), "%s/out", t->tmp);
-	snprintf(t->scratch, sizeof(t->scratch), "%s", t->tmp);
-	if (th_workload(&t->w, t->toml, base_toml, sets))
-		return -1;
-	t->run.w = &t->w;
-	t->run.started_ns = bench_now_ns();
-	t->run.store = store;
-	t->run.scratch = t->scratch;
 	t->run.cells_total = htpcb_cells(&t->w);
-	if (!strcmp(store, "postgres")) {
-		t->run.url = getenv("PROLLY_PG_URL");
-		tm_pg_schema_name(t->schema, "tpcb");
-		t->run.schema = t->schema;
-	}
-	return trun_manifest(t);
-}
-
-static void trun_close(trun *t)
-{
-	hr_close(t->d);
-	hw_workload_free(&t->w);
-	if (t->schema[0])
-		tm_pg_schema_drop(t->schema);
-	if (t->tmp)
-		tm_rmtree(t->tmp);
-	free(t->tmp);
-}
-
-static int have_extension(void)
-{
-	PGconn *c = NULL;
-	PGresult *res = NULL;
-	int have = 0;
-	if (bench_pg_connect(&c, getenv("PROLLY_PG_URL")) == 0 &&
-	    bench_pg_exec(c, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'", &res) == 0)
-		have = PQntuples(res) == 1;
-	PQclear(res);
-	if (c)
-		PQfinish(c);
-	return have;
+	return th_run_results(t, "tpcb");
 }
 
 PT_TEST(history_keys)
@@ -192,13 +125,13 @@ PT_TEST(not_postgres)
 	char p[4300];
 	snprintf(p, sizeof(p), "%s/tpcb-raw.csv", t.out);
 	PT_CHECK(access(p, F_OK) != 0);
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 PT_TEST(run_validate_resume)
 {
 	const char *ci = getenv("CI");
-	int sql = have_extension();
+	int sql = th_have_extension();
 	if (!sql && ci && !strcmp(ci, "true"))
 		PT_CHECKF(0, "the prolly extension is not installed in the server");
 	if (!sql)
@@ -278,12 +211,12 @@ PT_TEST(run_validate_resume)
 	/* resume: everything is on disk */
 	hr_close(t.d);
 	t.d = NULL;
-	PT_CHECK(trun_manifest(&t) == 0);
+	PT_CHECK(th_run_results(&t, "tpcb") == 0);
 	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 	hr_counts(t.d, &measured, &skipped);
 	PT_CHECKF(measured == 0 && skipped == 2 * 2 * ncont, "measured %u skipped %u", measured,
 	          skipped);
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 /* Non-zero if some file of dir holds needle. */
@@ -324,7 +257,7 @@ PT_TEST(pgbench_password)
 	}
 	bench_csv_free(&tab);
 	PT_CHECK(pw[0] && !dir_holds(t.out, pw));
-	trun_close(&t);
+	th_run_close(&t);
 }
 
 int main(int argc, char **argv)

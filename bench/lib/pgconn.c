@@ -3,9 +3,11 @@
  */
 #include "pgconn.h"
 
+#include "proc.h"
 #include "prolly/store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Counted statements                                                                         */
@@ -103,6 +105,42 @@ int bench_pg_run(PGconn *conn, const char *name, int n, const char *const *value
 		return prolly_set_error(PROLLY_EINVAL, "%s: %d parameters, at most %d", name, n,
 		                        BENCH_PG_MAX_PARAMS);
 	return finish(conn, PQexecPrepared(conn, name, n, values, lengths, formats, 1), name, out);
+}
+
+int bench_pg_postmaster(long *out, PGconn *conn)
+{
+	PGresult *res = NULL;
+	*out = 0;
+	int rc = bench_pg_exec(conn, "SELECT pg_backend_pid()::text", &res);
+	if (rc == 0 && PQntuples(res) == 1)
+		*out = bench_parent_pid(strtol(PQgetvalue(res, 0, 0), NULL, 10));
+	PQclear(res);
+	return rc;
+}
+
+long bench_pg_postmaster_at(const char *conninfo)
+{
+	PGconn *pg = NULL;
+	long pm = 0;
+	if (bench_pg_connect(&pg, conninfo) == 0)
+		bench_pg_postmaster(&pm, pg);
+	if (pg)
+		PQfinish(pg);
+	return pm;
+}
+
+int bench_pg_ext_schema(char *out, size_t n, PGconn *conn)
+{
+	PGresult *res = NULL;
+	out[0] = '\0';
+	int rc = bench_pg_exec(conn,
+	                       "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+	                       "ON n.oid = e.extnamespace WHERE e.extname = 'prolly'",
+	                       &res);
+	if (rc == 0 && PQntuples(res) == 1)
+		snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return rc;
 }
 
 /* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */

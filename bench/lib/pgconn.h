@@ -38,6 +38,17 @@ int bench_pg_prepare(PGconn *conn, const char *name, const char *sql, int nparam
 #define BENCH_PG_MAX_PARAMS 16
 int bench_pg_run(PGconn *conn, const char *name, int n, const char *const *values,
                  const int *lengths, PGresult **out);
+/* The postmaster of the server conn is connected to (the parent of conn's backend; the server
+ * must run on this machine) into *out, 0 when the parent is unknown. One statement: 0, or
+ * PROLLY_ESTORE when it fails (*out is then 0). */
+int bench_pg_postmaster(long *out, PGconn *conn);
+/* The same through a connection of its own to conninfo, closed before returning: the
+ * postmaster's pid, or 0 when it cannot be found (no connection, a failed statement, a server
+ * on another machine). */
+long bench_pg_postmaster_at(const char *conninfo);
+/* The schema the prolly extension of conn's database is installed in, into out ("" when it is
+ * not installed). One statement: 0, or PROLLY_ESTORE when it fails. */
+int bench_pg_ext_schema(char *out, size_t n, PGconn *conn);
 /* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */
 int bench_pg_ident(char *out, size_t n, const char *name);
 /* Big-endian 32-bit integer at p (binary results). */

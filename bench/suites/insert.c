@@ -164,28 +164,12 @@ static int drop_schemas(PGconn *pg, const h_run *run, char *err, size_t errn)
 	return 0;
 }
 
-/* The schema the prolly extension is installed in ("" if none). */
-static int ext_schema(PGconn *pg, char *out, size_t n)
-{
-	PGresult *res = NULL;
-	out[0] = '\0';
-	if (bench_pg_exec(pg,
-	                  "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = "
-	                  "e.extnamespace WHERE e.extname = 'prolly'",
-	                  &res) != 0)
-		return -1;
-	if (PQntuples(res) == 1)
-		snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return 0;
-}
-
 /* The sql contender's schema with the extension in it. */
 static int install_extension(PGconn *pg, const h_run *run, char *err, size_t errn)
 {
 	char s[64], q[160], sql[256], in[128];
 	hins_schema(s, sizeof(s), run, BT_SQL);
-	if (bench_pg_ident(q, sizeof(q), s) != 0 || ext_schema(pg, in, sizeof(in)) != 0) {
+	if (bench_pg_ident(q, sizeof(q), s) != 0 || bench_pg_ext_schema(in, sizeof(in), pg) != 0) {
 		bench_seterr(err, errn, "insert: looking for the prolly extension: %.300s",
 		             prolly_last_error());
 		return -1;

@@ -160,7 +160,6 @@ struct hins_meter {
 int hins_meter_open(hins_meter **out, const char *url, const char *schema, char *err, size_t errn)
 {
 	hins_meter *m = calloc(1, sizeof(*m));
-	PGresult *res = NULL;
 	*out = NULL;
 	if (!m) {
 		bench_seterr(err, errn, "insert: out of memory");
@@ -168,13 +167,11 @@ int hins_meter_open(hins_meter **out, const char *url, const char *schema, char 
 	}
 	if (bench_pg_connect(&m->pg, url) != 0 ||
 	    bench_pg_exec(m->pg, "SET application_name = '" MONITOR_NAME "'", NULL) != 0 ||
-	    bench_pg_exec(m->pg, "SELECT pg_backend_pid()::text", &res) != 0) {
+	    bench_pg_postmaster(&m->postmaster, m->pg) != 0) {
 		bench_seterr(err, errn, "insert: the monitoring connection: %.300s", prolly_last_error());
 		hins_meter_close(m);
 		return -1;
 	}
-	m->postmaster = bench_parent_pid(strtol(PQgetvalue(res, 0, 0), NULL, 10));
-	PQclear(res);
 	char perr[H_ERR];
 	if (hp_connect(&m->hp, url, schema, perr, sizeof(perr)) != 0) {
 		fprintf(stderr, "insert: warning: no PostgreSQL counters: %s\n", perr);

@@ -30,22 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The schema the extension is installed in ("" if it is not); 0 or -1. */
-static int ext_schema(PGconn *conn, char *out, size_t n)
-{
-	PGresult *res = NULL;
-	out[0] = '\0';
-	if (bench_pg_exec(conn,
-	                  "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
-	                  "ON n.oid = e.extnamespace WHERE e.extname = 'prolly'",
-	                  &res) != 0)
-		return -1;
-	if (PQntuples(res) == 1)
-		snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return 0;
-}
-
 int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn)
 {
 	char q[160], sql[256], in[128];
@@ -55,7 +39,7 @@ int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn)
 	}
 	/* One extension per database, bound to its schema's tables: installed for another schema,
 	 * it would read that schema's store. */
-	if (ext_schema(conn, in, sizeof(in)) != 0) {
+	if (bench_pg_ext_schema(in, sizeof(in), conn) != 0) {
 		snprintf(err, errn, "service: looking for the prolly extension: %.200s",
 		         prolly_last_error());
 		return -1;
@@ -82,7 +66,7 @@ int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn)
 void svc_sql_uninstall(PGconn *conn, const char *schema)
 {
 	char in[128];
-	if (ext_schema(conn, in, sizeof(in)) == 0 && strcmp(in, schema) == 0)
+	if (bench_pg_ext_schema(in, sizeof(in), conn) == 0 && strcmp(in, schema) == 0)
 		bench_pg_exec(conn, "DROP EXTENSION prolly", NULL);
 }
 

@@ -647,22 +647,6 @@ static int check_config(const sb_config *cfg, char *err, size_t errn)
 	return 0;
 }
 
-/* The postmaster of the server at url (for its CPU time and context switches), or 0 (the
- * result comes in binary format: the pid as text). */
-static long find_postmaster(const char *url)
-{
-	PGconn *pg = NULL;
-	PGresult *r = NULL;
-	long pm = 0;
-	if (bench_pg_connect(&pg, url) == 0 &&
-	    bench_pg_exec(pg, "SELECT pg_backend_pid()::text", &r) == 0 && PQntuples(r) == 1)
-		pm = bench_parent_pid(strtol(PQgetvalue(r, 0, 0), NULL, 10));
-	PQclear(r);
-	if (pg)
-		PQfinish(pg);
-	return pm;
-}
-
 int hsb_run(h_run *run, char *err, size_t errn)
 {
 	const sb_config *cfg = config(run->w);
@@ -717,7 +701,7 @@ int hsb_run(h_run *run, char *err, size_t errn)
 			fprintf(stderr, "sysbench: warning: no PostgreSQL counters: %s\n", perr);
 			env.pc = NULL;
 		}
-		env.postmaster = find_postmaster(run->url);
+		env.postmaster = bench_pg_postmaster_at(run->url);
 		if (!env.postmaster)
 			fprintf(stderr, "sysbench: warning: the server's process is not on this machine: "
 			                "no server CPU time or context switches\n");

@@ -180,21 +180,6 @@ cleanup:
 	return ret;
 }
 
-long tpcb_postmaster_pid(const char *url)
-{
-	/* the parent of a live backend of ours (the server must run on this machine) */
-	PGconn *pg = NULL;
-	PGresult *res = NULL;
-	long ppid = 0;
-	if (bench_pg_connect(&pg, url))
-		return 0;
-	if (bench_pg_exec(pg, "SELECT pg_backend_pid()::text", &res) == 0 && PQntuples(res) == 1)
-		ppid = bench_parent_pid(strtol(PQgetvalue(res, 0, 0), NULL, 10));
-	PQclear(res);
-	PQfinish(pg);
-	return ppid;
-}
-
 #define CSW_MAX 1024
 struct tpcb_csw {
 	long ppid;
@@ -504,7 +489,7 @@ int htpcb_run(h_run *run, char *err, size_t errn)
 	                     sizeof(v), err, errn))
 		return -1;
 	shared_buffers = strtod(v, NULL);
-	postmaster = tpcb_postmaster_pid(run->url);
+	postmaster = bench_pg_postmaster_at(run->url);
 	pctx.run = bctx.run = run;
 	pctx.cfg = bctx.cfg = cfg;
 	pctx.postmaster = bctx.postmaster = postmaster;

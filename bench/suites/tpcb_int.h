@@ -122,8 +122,6 @@ int htpcb_run(h_run *run, char *err, size_t errn);
  * first row into out ("" if none), which must be of type text (results come back binary). */
 int tpcb_query_value(const char *url, const char *schema, const char *sql, char *out, size_t n,
                      char *err, size_t errn);
-/* The postmaster's pid when the server runs on this machine (via a backend's parent), else 0. */
-long tpcb_postmaster_pid(const char *url);
 /* Context switches of the server's processes, sampled while a cell runs (tpcb_prolly.c and
  * tpcb_pgbench.c): start, poll (every ~100 ms while waiting), total. */
 typedef struct tpcb_csw tpcb_csw;

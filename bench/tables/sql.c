@@ -31,8 +31,7 @@
 static int sq_db_open(bt_db *db, int create, char *err, size_t errn)
 {
 	PGconn *c = NULL;
-	PGresult *res = NULL;
-	char sql[256];
+	char sql[256], in[128];
 	int rc = -1;
 	/* The store and the branch, as the client contender makes them. */
 	if (bt__client_ops.db_open(db, create, err, errn))
@@ -42,21 +41,18 @@ static int sq_db_open(bt_db *db, int create, char *err, size_t errn)
 		bench_seterr(err, errn, "tables: sql: %s", prolly_last_error());
 		return -1;
 	}
-	if (bench_pg_exec(c,
-	                  "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
-	                  "ON n.oid = e.extnamespace WHERE e.extname = 'prolly'",
-	                  &res)) {
+	if (bench_pg_ext_schema(in, sizeof(in), c)) {
 		bench_seterr(err, errn, "tables: sql: %s", prolly_last_error());
 		goto cleanup;
 	}
-	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), db->schema) != 0) {
+	if (in[0] && strcmp(in, db->schema) != 0) {
 		bench_seterr(err, errn,
 		             "tables: sql: the prolly extension of this database is in schema "
 		             "\"%.64s\", not in the store's \"%.64s\"",
-		             PQgetvalue(res, 0, 0), db->schema);
+		             in, db->schema);
 		goto cleanup;
 	}
-	if (PQntuples(res) == 0) {
+	if (!in[0]) {
 		snprintf(sql, sizeof(sql), "CREATE EXTENSION prolly SCHEMA %s", db->qschema);
 		if (bench_pg_exec(c, sql, NULL)) {
 			bench_seterr(err, errn,
@@ -68,7 +64,6 @@ static int sq_db_open(bt_db *db, int create, char *err, size_t errn)
 	}
 	rc = 0;
 cleanup:
-	PQclear(res);
 	PQfinish(c);
 	return rc;
 }
