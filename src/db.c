@@ -35,6 +35,8 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory opening a handle");
 		goto cleanup;
 	}
+	pthread_mutex_init(&db->stats_lock, NULL);
+	prolly__head_memo_init(&db->heads);
 	if ((rc = prolly__store_adopt(&db->vt, store)))
 		goto cleanup;
 	db->store = store;
@@ -42,7 +44,6 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly__options_load(&db->opts, opts); /* checked above */
 	if (!db->opts.flush_bytes)
 		db->opts.flush_bytes = (size_t)4 << 20;
-	pthread_mutex_init(&db->stats_lock, NULL);
 	if ((rc = prolly__cache_new(&db->cache, db->opts.cache_bytes)))
 		goto cleanup;
 	if ((rc = prolly__enc_finish(&enc, &bytes)))
@@ -84,6 +85,7 @@ void prolly_close(prolly_db *db)
 	if (db->store)
 		db->vt.close(db->store);
 	pthread_mutex_destroy(&db->stats_lock);
+	prolly__head_memo_dispose(&db->heads);
 	free(db);
 }
 

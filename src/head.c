@@ -11,6 +11,10 @@
  * cache, so the read or edit that follows starts one level down. Stores without get_ref_objects
  * (those of interface version 1 among them: see store_api.c) take the reads in turn.
  *
+ * A store that implements get_ref_objects_known is also told the commit this handle remembers
+ * for the ref (head_memo.c); when the ref has not moved, it returns the ref alone and the commit
+ * is decoded from the memo, which holds only commits checked as above.
+ *
  * prolly__txn_read_head makes that read the first read of a txn (every branch, tag and reset
  * txn starts with it: branch.c, branch_merge.c, refs.c) and adopts the gc epoch it returned.
  */
@@ -41,18 +45,32 @@ static int on_object(void *payload, size_t index, const void *data, size_t size)
 int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t *epoch,
                       prolly_commit **out)
 {
-	prolly_commit *c = NULL;
+	prolly_commit *c = NULL, *memo = NULL;
 	head_ctx h;
 	int rc;
 
 	*out = NULL;
 	*epoch = 0;
-	if (!db->vt.get_ref_objects)
+	if (!db->vt.get_ref_objects_known && !db->vt.get_ref_objects)
 		return db->vt.get_ref(db->store, ref, head, epoch);
 	memset(&h, 0, sizeof(h));
-	rc = db->vt.get_ref_objects(db->store, ref, HEAD_TREE_OFFSET, head, epoch, on_object, &h);
+	if (db->vt.get_ref_objects_known) {
+		memo = prolly__head_memo_get(&db->heads, ref);
+		rc = db->vt.get_ref_objects_known(db->store, ref, HEAD_TREE_OFFSET, memo ? &memo->id : NULL,
+		                                  head, epoch, on_object, &h);
+	} else {
+		rc = db->vt.get_ref_objects(db->store, ref, HEAD_TREE_OFFSET, head, epoch, on_object, &h);
+	}
 	if (h.rc)
 		rc = h.rc;
+	if (rc == 0 && memo && !h.have[0] && prolly_id_equal(head, &memo->id)) {
+		prolly_stats d = PROLLY_STATS_INIT;
+		d.store_reads = 1;
+		prolly__stats_add(db, &d);
+		*out = memo; /* the ref has not moved */
+		memo = NULL;
+		goto cleanup;
+	}
 	if (rc || !h.have[0]) /* an absent commit is left to the caller's usual read */
 		goto cleanup;
 
@@ -80,9 +98,12 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 		prolly__node_unref(nd);
 	}
 	prolly__stats_add(db, &d);
+	if (db->vt.get_ref_objects_known) /* H1: checked and decoded above */
+		prolly__head_memo_put(&db->heads, ref, head, h.obj[0].ptr, h.obj[0].size);
 	*out = c;
 	c = NULL;
 cleanup:
+	prolly_commit_free(memo);
 	prolly_commit_free(c);
 	prolly_buf_dispose(&h.obj[0]);
 	prolly_buf_dispose(&h.obj[1]);

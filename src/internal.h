@@ -294,6 +294,30 @@ void prolly__cache_retain(prolly__cache *c, int (*keep)(void *payload, const pro
 /* The handle and node loading (db.c)                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The branch heads a handle read last (head_memo.c): a ref, the commit it named and the commit's
+ * bytes, hash-checked. */
+#define PROLLY__HEAD_MEMO 8
+typedef struct prolly__head_slot {
+	char name[PROLLY_MAX_REF_NAME + 1];
+	prolly_id commit;
+	unsigned char *bytes; /* NULL: an empty slot */
+	size_t size;
+	uint64_t used; /* the memo's clock when last read or written */
+} prolly__head_slot;
+typedef struct prolly__head_memo {
+	pthread_mutex_t lock;
+	uint64_t clock;
+	prolly__head_slot slot[PROLLY__HEAD_MEMO];
+} prolly__head_memo;
+void prolly__head_memo_init(prolly__head_memo *m);
+void prolly__head_memo_dispose(prolly__head_memo *m);
+/* A decoded copy of the commit remembered for ref (the caller frees it), or NULL. */
+prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref);
+/* Remembers that ref names commit, whose bytes (hash-checked by the caller) are copied. Best
+ * effort: a commit that is too large, or no memory, leaves the memo as it was. */
+void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
+                           const void *bytes, size_t size);
+
 struct prolly_db {
 	prolly_store *store; /* the store, passed to its functions */
 	prolly_store vt; /* its functions, adopted by prolly__store_adopt: call db->vt.X(db->store) */
@@ -303,7 +327,8 @@ struct prolly_db {
 	pnode *empty_node;
 	_Atomic uint64_t epoch; /* last gc epoch seen from the store */
 	pthread_mutex_t stats_lock;
-	prolly_stats stats; /* cumulative, under stats_lock */
+	prolly_stats stats;      /* cumulative, under stats_lock */
+	prolly__head_memo heads; /* branch heads read last (head_memo.c) */
 };
 
 /*

@@ -30,6 +30,7 @@ static size_t table_size(unsigned version)
 	case 2: return offsetof(prolly_store, flags);
 	case 3:
 	case 4: return offsetof(prolly_store, has_nodes); /* 3 and 4 have the same members */
+	case 5: return offsetof(prolly_store, get_ref_objects_known);
 	default: return sizeof(prolly_store);
 	}
 }

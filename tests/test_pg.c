@@ -1216,6 +1216,53 @@ PT_TEST(get_ref_objects_one_statement)
 	prolly_store_close(st);
 }
 
+/* A handle that reads a branch head it read before tells the store which commit it holds: one
+ * statement that reads no node while the branch has not moved, the new commit and root when
+ * another handle moved it (src/head_memo.c). */
+PT_TEST(head_read_again_reads_no_objects)
+{
+	const char *schema = new_schema();
+	prolly_store *st1 = open_pg(schema, 0, 0, 0, 0), *st2 = open_pg(schema, 0, 0, 0, 0);
+	prolly_db *w = NULL, *r = NULL;
+	PT_REQUIRE(st1 && st2 && st2->get_ref_objects_known);
+	PT_REQUIRE(prolly_db_new(&w, st1, NULL) == 0);
+	PT_REQUIRE(prolly_db_new(&r, st2, NULL) == 0);
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v1", 2}};
+	prolly_id c1, c2;
+	PT_REQUIRE(prolly_commit_edits(&c1, w, "m", &e, 1, "one") == 0);
+
+	prolly_commit *c = NULL;
+	prolly_pg_counters a, b;
+	PT_CHECK_RC(prolly_branch_commit(&c, r, "m"), 0); /* the first read: commit and root */
+	PT_CHECK(c && prolly_id_equal(&c->id, &c1));
+	prolly_commit_free(c);
+	prolly_store_pg_counters(st2, &a);
+	PT_CHECK_RC(prolly_branch_commit(&c, r, "m"), 0); /* again: the ref alone */
+	prolly_store_pg_counters(st2, &b);
+	PT_CHECK(c && prolly_id_equal(&c->id, &c1));
+	PT_CHECKF(b.statements - a.statements == 1 && b.rows_read == a.rows_read,
+	          "%llu statements, %llu node rows", (unsigned long long)(b.statements - a.statements),
+	          (unsigned long long)(b.rows_read - a.rows_read));
+	prolly_buf v = PROLLY_BUF_INIT;
+	PT_CHECK_RC(prolly_get(&v, r, &c->tree, "k", 1), 0);
+	PT_CHECK(v.size == 2 && memcmp(v.ptr, "v1", 2) == 0);
+	prolly_commit_free(c);
+
+	/* Another handle moves the branch: the next read gets the new commit and its root. */
+	e.value.data = "v2";
+	PT_REQUIRE(prolly_commit_edits(&c2, w, "m", &e, 1, "two") == 0);
+	prolly_store_pg_counters(st2, &a);
+	PT_CHECK_RC(prolly_branch_commit(&c, r, "m"), 0);
+	prolly_store_pg_counters(st2, &b);
+	PT_CHECK(c && prolly_id_equal(&c->id, &c2) && b.rows_read - a.rows_read == 2);
+	PT_CHECK_RC(prolly_get(&v, r, &c->tree, "k", 1), 0);
+	PT_CHECK(v.size == 2 && memcmp(v.ptr, "v2", 2) == 0);
+	prolly_commit_free(c);
+	prolly_buf_dispose(&v);
+	prolly_close(r);
+	prolly_close(w);
+}
+
 typedef struct bgr {
 	prolly_store *st;
 	int rc, calls;

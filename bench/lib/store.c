@@ -67,6 +67,18 @@ static int w_get_ref_objects(prolly_store *st, const char *name, size_t follow, 
 	return rc;
 }
 
+static int w_get_ref_objects_known(prolly_store *st, const char *name, size_t follow,
+                                   const prolly_id *known, prolly_id *out, uint64_t *epoch,
+                                   prolly_store_found_fn found, void *payload)
+{
+	bench_store *s = of(st);
+	uint64_t t0 = start(s);
+	int rc = s->inner->get_ref_objects_known(s->inner, name, follow, known, out, epoch, found,
+	                                         payload);
+	add_read(s, t0);
+	return rc;
+}
+
 static int w_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
                            const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
                            void *payload)
@@ -126,6 +138,9 @@ int bench_store_wrap(bench_store **out, prolly_store *inner, unsigned flags)
 	s->base.flags = inner->version >= 3 ? inner->flags : 0;
 	s->base.get_ancestors = inner->version >= 4 && inner->get_ancestors ? w_get_ancestors : NULL;
 	s->base.has_nodes = inner->version >= 5 && inner->has_nodes ? w_has_nodes : NULL;
+	s->base.get_ref_objects_known = inner->version >= 6 && inner->get_ref_objects_known
+	                                    ? w_get_ref_objects_known
+	                                    : NULL;
 	s->base.kind = inner->kind;
 	s->base.get_nodes = w_get_nodes;
 	s->base.write = w_write;

@@ -86,8 +86,9 @@ extern "C" {
 #endif
 
 /* The interface version this header describes. Version 4 passes get_ancestors the commit
- * layout (prolly_store_commit_layout); version 5 adds has_nodes. */
-#define PROLLY_STORE_VERSION 5
+ * layout (prolly_store_commit_layout); version 5 adds has_nodes; version 6 adds
+ * get_ref_objects_known. */
+#define PROLLY_STORE_VERSION 6
 
 /* A node handed to a store for writing. */
 typedef struct prolly_store_node {
@@ -236,6 +237,18 @@ struct prolly_store {
 	 * out[i] to 1 when ids[i] is stored, 0 when not (duplicates allowed). What a sync asks the
 	 * destination, a batch per tree level; with K6 a 1 stands for the object's whole subtree. */
 	int (*has_nodes)(prolly_store *st, const prolly_id *ids, size_t n, unsigned char *out);
+
+	/* ---- version 6: read only when version >= 6 ---- */
+
+	/* Optional (NULL: the engine calls get_ref_objects, if any). get_ref_objects for a caller
+	 * that may hold the objects already: when known is not NULL and the ref's value equals
+	 * *known, found() is not called and the store need read nothing but the ref and the epoch
+	 * (a branch head read again while no one moved it costs one small read); otherwise exactly
+	 * get_ref_objects. A store that fills this member may leave get_ref_objects NULL: the
+	 * engine calls this one alone. known is valid during the call. */
+	int (*get_ref_objects_known)(prolly_store *st, const char *name, size_t follow,
+	                             const prolly_id *known, prolly_id *out, uint64_t *epoch,
+	                             prolly_store_found_fn found, void *payload);
 };
 
 /* Bytes of each object find_ids reports at least. */
@@ -249,7 +262,7 @@ struct prolly_store {
 
 /* A prolly_store of the current version with every other member zero (NULL). */
 /* clang-format off */
-#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL}
+#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL, NULL}
 /* clang-format on */
 
 /* ------------------------------------------------------------------------------------------ */

@@ -377,8 +377,9 @@ static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint6
 	return rc;
 }
 
-static int mem_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
-                               uint64_t *epoch, prolly_store_found_fn found, void *payload)
+static int mem_get_ref_objects(prolly_store *st, const char *name, size_t follow,
+                               const prolly_id *known, prolly_id *out, uint64_t *epoch,
+                               prolly_store_found_fn found, void *payload)
 {
 	mem_store *m = (mem_store *)st;
 	int rc, have;
@@ -397,6 +398,9 @@ static int mem_get_ref_objects(prolly_store *st, const char *name, size_t follow
 	}
 	if (out)
 		*out = m->refs[at].value;
+	rc = 0;
+	if (known && prolly_id_equal(known, &m->refs[at].value))
+		goto unlock;
 	const mnode *first = find_node(m, &m->refs[at].value);
 	if (first && (rc = found(payload, 0, first->data, first->size)) == 0 &&
 	    first->size >= follow + PROLLY_ID_SIZE) {
@@ -409,6 +413,12 @@ static int mem_get_ref_objects(prolly_store *st, const char *name, size_t follow
 unlock:
 	pthread_rwlock_unlock(&m->lock);
 	return rc;
+}
+
+static int mem_get_ref_objects_v2(prolly_store *st, const char *name, size_t follow, prolly_id *out,
+                                  uint64_t *epoch, prolly_store_found_fn found, void *payload)
+{
+	return mem_get_ref_objects(st, name, follow, NULL, out, epoch, found, payload);
 }
 
 static int seen_id(const prolly_id *v, size_t n, const prolly_id *id)
@@ -634,7 +644,8 @@ int prolly_store_mem_new(prolly_store **out)
 	}
 	m->epoch = 1;
 	m->base.version = PROLLY_STORE_VERSION;
-	m->base.get_ref_objects = mem_get_ref_objects;
+	m->base.get_ref_objects = mem_get_ref_objects_v2;
+	m->base.get_ref_objects_known = mem_get_ref_objects;
 	m->base.get_ancestors = mem_get_ancestors;
 	m->base.find_ids = mem_find_ids;
 	m->base.has_nodes = mem_has_nodes;

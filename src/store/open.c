@@ -83,6 +83,14 @@ static int ro_get_ref_objects(prolly_store *st, const char *name, size_t follow,
 	return inner_of(st)->get_ref_objects(inner_of(st), name, follow, out, epoch, found, payload);
 }
 
+static int ro_get_ref_objects_known(prolly_store *st, const char *name, size_t follow,
+                                    const prolly_id *known, prolly_id *out, uint64_t *epoch,
+                                    prolly_store_found_fn found, void *payload)
+{
+	return inner_of(st)->get_ref_objects_known(inner_of(st), name, follow, known, out, epoch, found,
+	                                           payload);
+}
+
 static int ro_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
                             const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
                             void *payload)
@@ -128,6 +136,7 @@ static int wrap_readonly(prolly_store **st)
 	r->base.get_ancestors = in->get_ancestors ? ro_get_ancestors : NULL;
 	r->base.find_ids = in->find_ids ? ro_find_ids : NULL;
 	r->base.has_nodes = in->has_nodes ? ro_has_nodes : NULL;
+	r->base.get_ref_objects_known = in->get_ref_objects_known ? ro_get_ref_objects_known : NULL;
 	*st = &r->base;
 	return 0;
 }

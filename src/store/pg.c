@@ -9,7 +9,7 @@
  * plus small PL/pgSQL functions for the write (pg_write.c).
  *
  * The store is split by concern (shared declarations in pg_int.h): this file holds the vtable's
- * reads (get_nodes, get_ref, get_ref_objects, list_refs, stat), open and close, the counters and
+ * reads (get_nodes, get_ref, get_ref_objects(_known), list_refs, stat), open and close, the counters and
  * the test hook; pg_sql.c the statements, the schema and its migration; pg_pool.c connections,
  * the pool and pipelines; pg_write.c the write; pg_gc.c the gc.
  *
@@ -295,9 +295,11 @@ static int refobjs_fn(void *ctx, size_t qi, const PGresult *r)
 	return rc;
 }
 
-/* get_ref and the two objects it leads to (see prolly.h): one statement, one round trip. */
-static int pg_get_ref_objects(prolly_store *base, const char *name, size_t follow, prolly_id *out,
-                              uint64_t *epoch, prolly_store_found_fn found, void *payload)
+/* get_ref and the two objects it leads to (see prolly/store.h): one statement, one round trip.
+ * When the ref still names *known, the statement's joins find no key and read no node. */
+static int pg_get_ref_objects_known(prolly_store *base, const char *name, size_t follow,
+                                    const prolly_id *known, prolly_id *out, uint64_t *epoch,
+                                    prolly_store_found_fn found, void *payload)
 {
 	pg_store *st = (pg_store *)base;
 	pgconn *c = NULL;
@@ -317,9 +319,10 @@ static int pg_get_ref_objects(prolly_store *base, const char *name, size_t follo
 	prolly__pg_put_be32(off, (uint32_t)follow);
 	prolly__pg_pipe_init(&p, st, c, "get_ref_objects", refobjs_fn, &x);
 	/* An offset past any object's reach follows nothing (NULL). */
-	const char *vals[2] = {name, follow <= INT32_MAX - PROLLY_ID_SIZE ? (const char *)off : NULL};
-	int lens[2] = {(int)strlen(name), 4};
-	prolly__pg_pipe_send(&p, Q_GETREFOBJS, 2, vals, lens);
+	const char *vals[3] = {name, follow <= INT32_MAX - PROLLY_ID_SIZE ? (const char *)off : NULL,
+	                       known ? (const char *)known->bytes : NULL};
+	int lens[3] = {(int)strlen(name), 4, PROLLY_ID_SIZE};
+	prolly__pg_pipe_send(&p, Q_GETREFOBJS, 3, vals, lens);
 	rc = prolly__pg_pipe_run(&p);
 	prolly__pg_pool_done(st, c, &p);
 	prolly__pg_cnt_add(&st->cnt.rows_read, x.rows);
@@ -337,6 +340,12 @@ static int pg_get_ref_objects(prolly_store *base, const char *name, size_t follo
 	if (out)
 		*out = x.ref.value;
 	return 0;
+}
+
+static int pg_get_ref_objects(prolly_store *base, const char *name, size_t follow, prolly_id *out,
+                              uint64_t *epoch, prolly_store_found_fn found, void *payload)
+{
+	return pg_get_ref_objects_known(base, name, follow, NULL, out, epoch, found, payload);
 }
 
 int prolly__pg_preflist_push(preflist *l, const char *name, size_t len, const prolly_id *value)
@@ -572,6 +581,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	st->base.stat = pg_stat;
 	st->base.close = pg_close;
 	st->base.get_ref_objects = pg_get_ref_objects;
+	st->base.get_ref_objects_known = pg_get_ref_objects_known;
 	st->base.find_ids = pg_find_ids;
 
 	const char *schema = opts && opts->schema && opts->schema[0] ? opts->schema : "public";

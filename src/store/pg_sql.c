@@ -78,11 +78,13 @@ static const char *const query_tmpl[N_QUERIES] = {
         "SELECT id, node FROM a LIMIT $2::int8",
     [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
                  "(SELECT value FROM @.meta WHERE key = 'epoch')",
-    /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it. */
+    /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it;
+     * neither object when the ref's value is $3 (the caller holds them): the join key is then
+     * NULL, and an index scan on a NULL key reads nothing. */
     [Q_GETREFOBJS] = "SELECT r.value, (SELECT value FROM @.meta WHERE key = 'epoch'), c.node, "
                      "t.node FROM (SELECT $1::bytea AS name) q "
                      "LEFT JOIN @.refs r ON r.name = q.name "
-                     "LEFT JOIN @.nodes c ON c.id = r.value "
+                     "LEFT JOIN @.nodes c ON c.id = NULLIF(r.value, $3::bytea) "
                      "LEFT JOIN @.nodes t ON octet_length(c.node) >= $2::int4 + 32 "
                      "AND t.id = substring(c.node FROM $2::int4 + 1 FOR 32)",
     /* Two statements, not one with "$2 IS NULL OR name < $2": a generic plan (every

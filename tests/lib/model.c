@@ -602,6 +602,7 @@ int tm_tap_new(tm_tap **out, prolly_store *inner)
 	t->tp.base.get_ancestors = t->tp.base.get_ancestors ? tap_get_ancestors : NULL;
 	t->tp.base.find_ids = NULL;
 	t->tp.base.get_ref_objects = NULL;
+	t->tp.base.get_ref_objects_known = NULL;
 	t->tp.base.kind = "tap";
 	t->tp.base.get_nodes = tap_get_nodes;
 	t->tp.base.write = tap_write;

@@ -58,6 +58,15 @@ static int tp_get_ref_objects(prolly_store *st, const char *name, size_t follow,
 	return tp_inner(st)->get_ref_objects(tp_inner(st), name, follow, out, epoch, found, payload);
 }
 
+static int tp_get_ref_objects_known(prolly_store *st, const char *name, size_t follow,
+                                    const prolly_id *known, prolly_id *out, uint64_t *epoch,
+                                    prolly_store_found_fn found, void *payload)
+{
+	tp_note(st, "get_ref_objects_known");
+	return tp_inner(st)->get_ref_objects_known(tp_inner(st), name, follow, known, out, epoch, found,
+	                                           payload);
+}
+
 static int tp_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
                             const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
                             void *payload)
@@ -113,6 +122,8 @@ void tp_init(tp_store *w, prolly_store *in)
 		w->base.get_ancestors = in->get_ancestors ? tp_get_ancestors : NULL;
 	if (in->version >= 5)
 		w->base.has_nodes = in->has_nodes ? tp_has_nodes : NULL;
+	if (in->version >= 6)
+		w->base.get_ref_objects_known = in->get_ref_objects_known ? tp_get_ref_objects_known : NULL;
 }
 
 void *tp_new(size_t size, prolly_store *inner)

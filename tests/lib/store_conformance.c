@@ -854,12 +854,24 @@ static int objs_fn(void *payload, size_t index, const void *data, size_t size)
 	return 0;
 }
 
-/* get_ref_objects (interface version 2, optional): the ref, the object it names and the object
- * named at offset `follow` of that one, from one snapshot. */
+/* get_ref_objects_known where the store has it (known NULL is then get_ref_objects), else
+ * get_ref_objects. */
+static int ref_objects(prolly_store *st, const char *name, size_t follow, const prolly_id *known,
+                       prolly_id *out, uint64_t *epoch, objs *o)
+{
+	if (st->version >= 6 && st->get_ref_objects_known)
+		return st->get_ref_objects_known(st, name, follow, known, out, epoch, objs_fn, o);
+	return st->get_ref_objects(st, name, follow, out, epoch, objs_fn, o);
+}
+
+/* get_ref_objects (interface version 2, optional) and get_ref_objects_known (version 6,
+ * optional): the ref, the object it names and the object named at offset `follow` of that one,
+ * from one snapshot; nothing but the ref when it names the known id. */
 static void case_ref_objects(sc *t, prolly_store *st)
 {
-	if (st->version < 2 || !st->get_ref_objects) {
-		t->skip = "the store has no get_ref_objects";
+	int known_too = st->version >= 6 && st->get_ref_objects_known;
+	if (!known_too && (st->version < 2 || !st->get_ref_objects)) {
+		t->skip = "the store has neither get_ref_objects nor get_ref_objects_known";
 		return;
 	}
 	/* head -> a 60-byte object whose bytes 5..37 are the id of a 3000-byte object */
@@ -881,30 +893,45 @@ static void case_ref_objects(sc *t, prolly_store *st)
 	prolly_id got;
 	uint64_t epoch = 0;
 	memset(&o, 0, sizeof(o));
-	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/o", 5, &got, &epoch, objs_fn, &o), 0);
+	CHECK_RC(t, ref_objects(st, "refs/heads/o", 5, NULL, &got, &epoch, &o), 0);
 	CHECK(t, prolly_id_equal(&got, &head.id) && epoch >= 1);
 	CHECK(t, o.calls == 2 && o.index[0] == 0 && o.size[0] == 60 && o.first[0] == 'c');
 	CHECK(t, o.index[1] == 1 && o.size[1] == 3000 && o.first[1] == leaf.data[0]);
 
 	/* the followed id names nothing: only the first object */
 	memset(&o, 0, sizeof(o));
-	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/o", 6, &got, NULL, objs_fn, &o), 0);
+	CHECK_RC(t, ref_objects(st, "refs/heads/o", 6, NULL, &got, NULL, &o), 0);
 	CHECK(t, o.calls == 1 && o.index[0] == 0);
 	/* the first object is too short to hold the id at that offset */
 	memset(&o, 0, sizeof(o));
-	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/o", 40, &got, NULL, objs_fn, &o), 0);
+	CHECK_RC(t, ref_objects(st, "refs/heads/o", 40, NULL, &got, NULL, &o), 0);
 	CHECK(t, o.calls == 1);
 	/* the ref names an object that is not stored: no call */
 	prolly_id nowhere = make_id(15, 3);
 	CHECK_RC(t, set_ref(st, "refs/heads/p", &nowhere), 0);
 	memset(&o, 0, sizeof(o));
-	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/p", 5, &got, NULL, objs_fn, &o), 0);
+	CHECK_RC(t, ref_objects(st, "refs/heads/p", 5, NULL, &got, NULL, &o), 0);
 	CHECK(t, o.calls == 0 && prolly_id_equal(&got, &nowhere));
 	/* no such ref */
 	memset(&o, 0, sizeof(o));
-	CHECK_RC(t, st->get_ref_objects(st, "refs/heads/none", 5, &got, NULL, objs_fn, &o),
-	         PROLLY_ENOTFOUND);
+	CHECK_RC(t, ref_objects(st, "refs/heads/none", 5, NULL, &got, NULL, &o), PROLLY_ENOTFOUND);
 	CHECK(t, o.calls == 0);
+	if (known_too) {
+		/* the ref names the known id: the ref and the epoch, no object */
+		memset(&o, 0, sizeof(o));
+		epoch = 0;
+		got = nowhere;
+		CHECK_RC(t, ref_objects(st, "refs/heads/o", 5, &head.id, &got, &epoch, &o), 0);
+		CHECK(t, o.calls == 0 && prolly_id_equal(&got, &head.id) && epoch >= 1);
+		/* another known id: both objects, as without one */
+		memset(&o, 0, sizeof(o));
+		CHECK_RC(t, ref_objects(st, "refs/heads/o", 5, &nowhere, &got, NULL, &o), 0);
+		CHECK(t, o.calls == 2 && o.size[0] == 60 && o.size[1] == 3000);
+		memset(&o, 0, sizeof(o));
+		CHECK_RC(t, ref_objects(st, "refs/heads/none", 5, &head.id, &got, NULL, &o),
+		         PROLLY_ENOTFOUND);
+		CHECK(t, o.calls == 0);
+	}
 	tnode_free(&leaf);
 }
 

@@ -1,0 +1,89 @@
+/*
+ * head_memo.c - the branch heads a handle read last, so that reading an unmoved head again
+ * costs the store one small read.
+ *
+ * A head read (head.c) returns a ref, the commit it names and that commit's tree root. Most
+ * reads of a branch find the head where the previous read left it. The memo keeps, for the last
+ * PROLLY__HEAD_MEMO refs read, the commit id the ref named and the commit's bytes (hash-checked
+ * when they were read); the next head read of that ref tells a store that implements
+ * get_ref_objects_known which commit it holds, and when the ref has not moved the store returns
+ * the ref alone and the commit is decoded from the memo. The root node is left to the node cache
+ * (read on demand if it was evicted).
+ *
+ * Invariants:
+ *   H1  a slot's bytes hash to its commit id (they were checked before prolly__head_memo_put).
+ *   H2  a slot is read and written under the memo's lock only; callers get decoded copies.
+ *   H3  commits are immutable, so a slot never goes stale: a moved ref only makes it unused
+ *       (the next read of the ref replaces it); least recently used slots are reused first.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Commits larger than this (a long message) are not remembered: they are read as before. */
+#define MEMO_MAX_COMMIT 4096
+
+void prolly__head_memo_init(prolly__head_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_init(&m->lock, NULL);
+}
+
+void prolly__head_memo_dispose(prolly__head_memo *m)
+{
+	for (size_t i = 0; i < PROLLY__HEAD_MEMO; i++)
+		free(m->slot[i].bytes);
+	pthread_mutex_destroy(&m->lock);
+	memset(m, 0, sizeof(*m));
+}
+
+static prolly__head_slot *find(prolly__head_memo *m, const char *ref)
+{
+	for (size_t i = 0; i < PROLLY__HEAD_MEMO; i++)
+		if (m->slot[i].bytes && strcmp(m->slot[i].name, ref) == 0)
+			return &m->slot[i];
+	return NULL;
+}
+
+prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref)
+{
+	prolly_commit *c = NULL;
+	pthread_mutex_lock(&m->lock);
+	prolly__head_slot *s = find(m, ref);
+	if (s) {
+		s->used = ++m->clock;
+		/* A failure (out of memory) only means the head is read as if it were not remembered. */
+		if (prolly__commit_decode(&c, &s->commit, s->bytes, s->size))
+			c = NULL;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return c;
+}
+
+void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
+                           const void *bytes, size_t size)
+{
+	size_t len = strlen(ref);
+	if (size > MEMO_MAX_COMMIT || len > PROLLY_MAX_REF_NAME)
+		return;
+	unsigned char *copy = malloc(size ? size : 1);
+	if (!copy)
+		return; /* not remembered: nothing is wrong */
+	memcpy(copy, bytes, size);
+	pthread_mutex_lock(&m->lock);
+	prolly__head_slot *s = find(m, ref);
+	if (!s) { /* an empty slot, else the least recently used (H3) */
+		s = &m->slot[0];
+		for (size_t i = 1; i < PROLLY__HEAD_MEMO && s->bytes; i++)
+			if (!m->slot[i].bytes || m->slot[i].used < s->used)
+				s = &m->slot[i];
+	}
+	free(s->bytes);
+	memcpy(s->name, ref, len + 1);
+	s->commit = *commit;
+	s->bytes = copy;
+	s->size = size;
+	s->used = ++m->clock;
+	pthread_mutex_unlock(&m->lock);
+}
