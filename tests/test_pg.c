@@ -755,6 +755,30 @@ static void *bg_write(void *arg)
 	return NULL;
 }
 
+/* A background writer of st: writes node tn_make(9, node) and moves ref to its id, from
+ * *expected (PROLLY_REF_EXPECT_VALUE) or from anything (expected NULL). */
+static void bg_init(bg *b, prolly_store *st, const char *ref, const prolly_id *expected,
+                    unsigned node)
+{
+	memset(b, 0, sizeof(*b));
+	b->st = st;
+	b->ref = ref;
+	b->expect = expected ? PROLLY_REF_EXPECT_VALUE : PROLLY_REF_EXPECT_ANY;
+	if (expected)
+		b->expected = *expected;
+	bg_node(b, node);
+}
+
+/* Opens a transaction on a that holds the row lock of ref in schema's refs table (COMMIT on a
+ * releases it). */
+static void lock_ref_row(PGconn *a, const char *schema, const char *ref)
+{
+	char q[384];
+	snprintf(q, sizeof(q), "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = '%s'::bytea",
+	         schema, ref);
+	sql1(a, q);
+}
+
 /* A transaction holding ref a's row lock (as a slow writer would) blocks writers of a, never
  * those of b. */
 PT_TEST(other_ref_is_not_blocked)
@@ -768,23 +792,10 @@ PT_TEST(other_ref_is_not_blocked)
 	prolly_ref_update ub = upd("refs/heads/b", PROLLY_REF_EXPECT_ANY, NULL, &vb);
 	PT_CHECK_RC(write1(st, NULL, 0, &ua), 0);
 	PT_CHECK_RC(write1(st, NULL, 0, &ub), 0);
-	char q[256];
-	snprintf(q, sizeof(q),
-	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/a'::bytea",
-	         schema);
-	sql1(a, q);
+	lock_ref_row(a, schema, "refs/heads/a");
 	bg ba, bb;
-	memset(&ba, 0, sizeof(ba));
-	memset(&bb, 0, sizeof(bb));
-	ba.st = bb.st = st;
-	ba.ref = "refs/heads/a";
-	ba.expect = PROLLY_REF_EXPECT_VALUE;
-	ba.expected = va;
-	bg_node(&ba, 3);
-	bb.ref = "refs/heads/b";
-	bb.expect = PROLLY_REF_EXPECT_VALUE;
-	bb.expected = vb;
-	bg_node(&bb, 4);
+	bg_init(&ba, st, "refs/heads/a", &va, 3);
+	bg_init(&bb, st, "refs/heads/b", &vb, 4);
 	pthread_t ta, tb;
 	PT_REQUIRE(pthread_create(&ta, NULL, bg_write, &ba) == 0);
 	sleep_ms(100);
@@ -934,19 +945,11 @@ PT_TEST(pool_timeout_and_wait_counters)
 	prolly_id v = mkid(5, 1);
 	prolly_ref_update u = upd("refs/heads/p", PROLLY_REF_EXPECT_ANY, NULL, &v);
 	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
-	char q[256];
-	snprintf(q, sizeof(q),
-	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/p'::bytea",
-	         schema);
-	sql1(a, q);
+	lock_ref_row(a, schema, "refs/heads/p");
 	bg b[2];
 	pthread_t th[2];
 	for (int i = 0; i < 2; i++) {
-		memset(&b[i], 0, sizeof(b[i]));
-		b[i].st = st;
-		b[i].ref = "refs/heads/p";
-		b[i].expect = PROLLY_REF_EXPECT_ANY;
-		bg_node(&b[i], 10 + (unsigned)i);
+		bg_init(&b[i], st, "refs/heads/p", NULL, 10 + (unsigned)i);
 		PT_REQUIRE(pthread_create(&th[i], NULL, bg_write, &b[i]) == 0);
 	}
 	sleep_ms(200);
@@ -998,18 +1001,9 @@ PT_TEST(backend_killed_mid_write)
 	prolly_id v = mkid(6, 1);
 	prolly_ref_update u = upd("refs/heads/k", PROLLY_REF_EXPECT_ANY, NULL, &v);
 	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
-	char q[256];
-	snprintf(q, sizeof(q),
-	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/k'::bytea",
-	         schema);
-	sql1(a, q);
+	lock_ref_row(a, schema, "refs/heads/k");
 	bg b;
-	memset(&b, 0, sizeof(b));
-	b.st = st;
-	b.ref = "refs/heads/k";
-	b.expect = PROLLY_REF_EXPECT_VALUE;
-	b.expected = v;
-	bg_node(&b, 62);
+	bg_init(&b, st, "refs/heads/k", &v, 62);
 	pthread_t th;
 	PT_REQUIRE(pthread_create(&th, NULL, bg_write, &b) == 0);
 	long long pid = blocked_pid(a);
@@ -1062,18 +1056,9 @@ PT_TEST(server_restart)
 	prolly_id v = mkid(7, 1), got;
 	prolly_ref_update u = upd("refs/heads/r", PROLLY_REF_EXPECT_ANY, NULL, &v);
 	PT_CHECK_RC(write1(st, NULL, 0, &u), 0);
-	char q[256];
-	snprintf(q, sizeof(q),
-	         "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = 'refs/heads/r'::bytea",
-	         schema);
-	sql1(a, q);
+	lock_ref_row(a, schema, "refs/heads/r");
 	bg b;
-	memset(&b, 0, sizeof(b));
-	b.st = st;
-	b.ref = "refs/heads/r";
-	b.expect = PROLLY_REF_EXPECT_VALUE;
-	b.expected = v;
-	bg_node(&b, 72);
+	bg_init(&b, st, "refs/heads/r", &v, 72);
 	pthread_t th;
 	PT_REQUIRE(pthread_create(&th, NULL, bg_write, &b) == 0);
 	PT_CHECK(blocked_pid(a) > 0);

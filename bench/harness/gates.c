@@ -534,12 +534,8 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 	char path[PATHN], tmp[PATHN];
 	FILE *f = NULL;
 	int rc = -1;
-	snprintf(path, sizeof(path), "%s/regression.md", dir);
-	snprintf(tmp, sizeof(tmp), "%s/.regression.md.tmp", dir);
-	if (!(f = fopen(tmp, "w"))) {
-		bench_seterr(err, errn, "%s: %s", tmp, strerror(errno));
+	if (!(f = h_file_begin(path, tmp, sizeof(path), dir, "regression.md", err, errn)))
 		goto cleanup;
-	}
 	fprintf(f, "# Regression comparison\n\n");
 	if (mode == MODE_GATED)
 		fprintf(f, "Comparison: **gated** (every check is a gate)\n\n");

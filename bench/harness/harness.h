@@ -46,6 +46,13 @@
 
 #define H_ERR 512 /* size of the err buffers passed around */
 
+/* Starts writing dir/name through a temporary file: path and tmp (n bytes each) receive the
+ * file's name and the temporary one's (dir/.name.tmp), and the temporary file is opened for
+ * writing; finish with h_file_commit. NULL, with err saying why, if it cannot be opened. Defined
+ * in results.c. */
+FILE *h_file_begin(char *path, char *tmp, size_t n, const char *dir, const char *name, char *err,
+                   size_t errn);
+
 /* Finishes a file written through f at tmp: checks for write errors, closes f and renames tmp to
  * path (so readers see the old file or the whole new one). On failure tmp is removed and err
  * says why. f is closed either way. Defined in results.c. */

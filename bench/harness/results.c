@@ -47,6 +47,18 @@
 
 /* ---- errors and files ------------------------------------------------------------------------ */
 
+FILE *h_file_begin(char *path, char *tmp, size_t n, const char *dir, const char *name, char *err,
+                   size_t errn)
+{
+	FILE *f = NULL;
+	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n ||
+	    (size_t)snprintf(tmp, n, "%s/.%s.tmp", dir, name) >= n)
+		bench_seterr(err, errn, "%s/%s: path too long", dir, name);
+	else if (!(f = fopen(tmp, "w")))
+		bench_seterr(err, errn, "%s: %s", tmp, strerror(errno));
+	return f;
+}
+
 int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errn)
 {
 	int bad = ferror(f);

@@ -647,13 +647,67 @@ static int check_config(const sb_config *cfg, char *err, size_t errn)
 	return 0;
 }
 
+/* One cell of the configuration: microbenchmark, its parameter, clients, contender. */
+typedef int (*cell_fn)(void *payload, int bench, uint64_t param, unsigned clients, int contender);
+
+/* Calls fn for every cell the configuration asks for, in run order; stops at fn's first
+ * non-zero return and returns it. */
+static int each_cell(const sb_config *cfg, cell_fn fn, void *payload)
+{
+	for (int b = 0; b < SB_N_BENCHES; b++) {
+		int np, rc;
+		const uint64_t *pv = params(cfg, b, &np);
+		if (!(cfg->microbenchmarks >> b & 1u))
+			continue;
+		for (int p = 0; p < np; p++)
+			for (int ci = 0; ci < cfg->clients.n; ci++)
+				for (int k = 0; k < BT_N_CONTENDERS; k++)
+					if (cfg->contenders >> k & 1u &&
+					    (rc = fn(payload, b, pv[p], (unsigned)cfg->clients.v[ci], k)))
+						return rc;
+	}
+	return 0;
+}
+
+typedef struct cells_walk {
+	h_run *run;
+	sb_env *env;
+	unsigned todo, index; /* cells not yet done; cells met so far */
+	char *err;
+	size_t errn;
+} cells_walk;
+
+static int count_todo(void *payload, int b, uint64_t param, unsigned clients, int k)
+{
+	cells_walk *w = payload;
+	char cell_id[96];
+	cell_name(cell_id, sizeof(cell_id), b, param, clients, k);
+	w->todo += !h_cell_done(w->run, &hsb_suite, cell_id);
+	return 0;
+}
+
+/* Runs a cell, or says it is done already (resume). */
+static int run_one(void *payload, int b, uint64_t param, unsigned clients, int k)
+{
+	cells_walk *w = payload;
+	char cell_id[96], what[128];
+	w->index++;
+	cell_name(cell_id, sizeof(cell_id), b, param, clients, k);
+	if (h_cell_done(w->run, &hsb_suite, cell_id)) {
+		h_cell_skipped(w->run);
+		snprintf(what, sizeof(what), "%s (done: skipped)", cell_id);
+		h_progress(w->run, "sysbench", what);
+		return 0;
+	}
+	h_progress(w->run, "sysbench", cell_id);
+	return run_cell(w->env, b, param, clients, k, w->index, cell_id, w->err, w->errn);
+}
+
 int hsb_run(h_run *run, char *err, size_t errn)
 {
 	const sb_config *cfg = config(run->w);
 	sb_data d;
 	sb_env env;
-	char cell_id[96], what[128];
-	unsigned todo = 0, index = 0;
 	int ret = -1;
 
 	memset(&d, 0, sizeof(d));
@@ -673,23 +727,11 @@ int hsb_run(h_run *run, char *err, size_t errn)
 	}
 	if (check_config(cfg, err, errn))
 		return -1;
-	for (int b = 0; b < SB_N_BENCHES; b++) {
-		int np;
-		const uint64_t *pv = params(cfg, b, &np);
-		if (!(cfg->microbenchmarks >> b & 1u))
-			continue;
-		for (int p = 0; p < np; p++)
-			for (int ci = 0; ci < cfg->clients.n; ci++)
-				for (int k = 0; k < BT_N_CONTENDERS; k++) {
-					if (!(cfg->contenders >> k & 1u))
-						continue;
-					cell_name(cell_id, sizeof(cell_id), b, pv[p], cfg->clients.v[ci], k);
-					todo += !h_cell_done(run, &hsb_suite, cell_id);
-				}
-	}
+	cells_walk w = {run, &env, 0, 0, err, errn};
+	each_cell(cfg, count_todo, &w);
 	env.run = run;
 	env.d = &d;
-	if (todo) {
+	if (w.todo) {
 		char perr[H_ERR];
 		if (sb_data_init(&d, cfg, run->w->seed)) {
 			snprintf(err, errn, "sysbench: out of memory for the tables' sums");
@@ -706,30 +748,8 @@ int hsb_run(h_run *run, char *err, size_t errn)
 			fprintf(stderr, "sysbench: warning: the server's process is not on this machine: "
 			                "no server CPU time or context switches\n");
 	}
-	for (int b = 0; b < SB_N_BENCHES; b++) {
-		int np;
-		const uint64_t *pv = params(cfg, b, &np);
-		if (!(cfg->microbenchmarks >> b & 1u))
-			continue;
-		for (int p = 0; p < np; p++)
-			for (int ci = 0; ci < cfg->clients.n; ci++)
-				for (int k = 0; k < BT_N_CONTENDERS; k++) {
-					unsigned clients = (unsigned)cfg->clients.v[ci];
-					if (!(cfg->contenders >> k & 1u))
-						continue;
-					index++;
-					cell_name(cell_id, sizeof(cell_id), b, pv[p], clients, k);
-					if (h_cell_done(run, &hsb_suite, cell_id)) {
-						h_cell_skipped(run);
-						snprintf(what, sizeof(what), "%s (done: skipped)", cell_id);
-						h_progress(run, "sysbench", what);
-						continue;
-					}
-					h_progress(run, "sysbench", cell_id);
-					if (run_cell(&env, b, pv[p], clients, k, index, cell_id, err, errn))
-						goto cleanup;
-				}
-	}
+	if (each_cell(cfg, run_one, &w))
+		goto cleanup;
 	ret = 0;
 cleanup:
 	if (env.dbs[BT_SQL])
