@@ -13,6 +13,18 @@ typedef struct sync_ctx {
 	size_t batch;
 	uint64_t epoch; /* SY4 */
 	prolly_sync_stats st;
+	/* SY6: the write being gathered, in the order objects must reach the destination */
+	prolly_store_node *pend; /* data NULL: read from the source when the write goes */
+	unsigned char *pend_commit;
+	size_t n_pend;
+	prolly__idmap pending; /* ids in pend */
+	prolly_buf req;        /* what pend builds on (less what it carries, at the write) */
+	/* SY7: commits whose trees the destination is known to hold (id -> index + 1 in ktree) */
+	int local;         /* some are known: trees are compared locally, history asked by time */
+	int64_t base_time; /* the oldest known commit's time (µs) */
+	prolly__idmap known;
+	prolly_id *ktree;
+	size_t n_known, cap_known;
 } sync_ctx;
 
 /* Objects read from the source: copies of their bytes, slot i for request i (NULL: absent). */
