@@ -228,15 +228,19 @@ static int fetch_commits(sync_ctx *s, history *h, fetched *f, const prolly_id *i
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory reading history ahead");
 		goto cleanup;
 	}
+	/* SY7: a candidate newer than every known commit is missing; an older one is left for the
+	 * walk to ask about should it get there (it stops at the known ones first). */
 	size_t nask = 0;
-	for (size_t i = 0; i < a.n_cand; i++) /* SY7: one newer than every known one is missing */
-		if (!s->local || !newer_than_known(s, &a.cand[i]))
+	for (size_t i = 0; i < a.n_cand; i++) {
+		has[i] = s->local ? (newer_than_known(s, &a.cand[i]) ? 0 : 2) : 0;
+		if (!s->local)
 			cid[nask++] = a.cand[i].id;
+	}
 	rc = prolly__sync_has(s, cid, nask, has);
 	free(cid);
-	for (size_t i = a.n_cand, j = nask; i-- > 0 && !rc;) /* has[] to one slot per candidate */
-		has[i] = s->local && newer_than_known(s, &a.cand[i]) ? 0 : has[--j];
 	for (size_t i = 0; i < a.n_cand && !rc; i++) {
+		if (has[i] == 2) /* older than a known commit: not kept */
+			continue;
 		if (has[i]) { /* the walk stops there (K6) */
 			rc = prolly__idmap_put(&h->index, &a.cand[i].id, SYNC_PRESENT);
 			continue;
