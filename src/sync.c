@@ -7,13 +7,14 @@
  * retention kept them). So one question per object, "does the destination have it?", decides
  * a whole subtree, and a sync keeps K6 in the destination by writing in that order:
  *
- *   SY1 A tree node is written after every child it has (or in the same write). copy_level
- *       walks a batch of ids at one level: asks the destination which it has (has_nodes, one
- *       round trip), reads the rest from the source (get_nodes, one round trip, every object
- *       hash-checked), recurses into their children in batches, and writes the batch last.
+ *   SY1 A tree node is written after every child it has (or in the same write). copy_level walks
+ *       a batch of ids at one level: asks the destination which it has (has_nodes, one round
+ *       trip), reads the rest from the source (get_nodes, one round trip, every object
+ *       hash-checked), recurses into their children in batches, and adds the batch to the write
+ *       being gathered (SY6) last.
  *   SY2 A commit is written after its tree and after every parent it has in the source: the
  *       missing commits are found newest first, then written parents first (a depth-first
- *       post-order over the missing ones), a batch per write, each batch's trees before it.
+ *       post-order over the missing ones), each after its tree.
  *   SY3 Refs move last, in one write through a txn (reflogged like any move), each by the
  *       compare-and-swap the caller gave, with the ref targets' commit objects rewritten in that
  *       write so that the store's gc keeps their trees (prolly_store_write.requires).
@@ -22,11 +23,31 @@
  *       with PROLLY_ECONFLICT, and a rerun starts over from what survived.
  *   SY5 The history walk reads ahead where the source has get_ancestors (sync_history.c,
  *       fetch_commits).
+ *   SY6 Writes are gathered: objects join one list in the order SY1 and SY2 put them (children
+ *       before parents, trees before their commit, parents before children), and a write goes
+ *       when the list holds a batch of them, whatever their levels and commits; leaves and
+ *       commits are read from the source then, in one call for the write. So every write
+ *       carries everything it references that the destination lacks, or it went in an earlier
+ *       write; an id in the list counts as held by the destination (it gets there first).
+ *   SY7 A known head: a ref update that expects commit X, where the destination's ref holds X
+ *       now and the source has X and its tree's root, makes X known (find_known): by K6 the
+ *       destination holds X's whole tree and history, and the source the whole tree. The walk
+ *       then asks the destination nothing about trees: each missing commit's tree is compared
+ *       in the source with a tree the destination holds (its first parent's, when that parent
+ *       is known or was copied by this sync, else X's) by the diff walk (diff.c D6), which
+ *       yields the nodes the older tree lacks, children first, skipping every shared subtree.
+ *       Commits: one newer than the oldest known head cannot be its ancestor (a commit is
+ *       newer than its parents, BR2 in branch.c) and is taken as missing without a question;
+ *       an older one the walk reaches is asked about. Should the destination hold some of
+ *       these already (from another branch), writing them again changes nothing (K3). Without
+ *       a known head (a clone, unrelated histories, a forced push over a head the source
+ *       lacks) the walk asks, as SY1.
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
- * missing; a rerun asks again and copies only what is still missing. Memory: at most one batch
- * of node bytes and of child ids per tree level (height x batch), plus 32 bytes (and parents)
- * per missing commit, since SY2 writes them oldest first.
+ * missing; a rerun copies only what is still missing. Memory: one write's batch of objects and
+ * one batch of node bytes and child ids per tree level (height x batch) while asking, or the
+ * diff walk's windows (diff.c) while comparing, plus 32 bytes (and parents) per missing commit,
+ * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7).
  */
 #include "sync_int.h"
 

@@ -756,6 +756,11 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 			PT_CHECKF(ps.has_calls == 0 && w->has == 0, "%s -> %s: %llu questions, %d has_nodes",
 			          kind_name[from], kind_name[to], (unsigned long long)ps.has_calls, w->has);
 			PT_CHECK(ps.commits_copied == (uint64_t)k);
+			printf("# %s -> %s: %d commits of one change each, height %u: %llu nodes, %llu "
+			       "questions, %llu reads, %llu writes\n",
+			       kind_name[from], kind_name[to], k, ts.height,
+			       (unsigned long long)ps.nodes_copied, (unsigned long long)ps.has_calls,
+			       (unsigned long long)ps.read_calls, (unsigned long long)ps.write_calls);
 			PT_CHECKF(ps.nodes_copied <= (uint64_t)k * ts.height * 2, "%llu nodes, height %u",
 			          (unsigned long long)ps.nodes_copied, ts.height);
 			PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &h));
