@@ -273,7 +273,7 @@ static int copy_level(sync_ctx *s, const prolly_id *ids, size_t n, prolly__idmap
 {
 	prolly_id *want = NULL;
 	unsigned char *has = NULL;
-	size_t *keep = NULL;
+	size_t *keep = NULL, *kids_end = NULL;
 	prolly_buf kids = PROLLY_BUF_INIT;
 	prolly__idmap seen;
 	fetched f;
@@ -285,7 +285,8 @@ static int copy_level(sync_ctx *s, const prolly_id *ids, size_t n, prolly__idmap
 	want = malloc((n ? n : 1) * sizeof(*want));
 	has = malloc(n ? n : 1);
 	keep = malloc((n ? n : 1) * sizeof(*keep));
-	if (!want || !has || !keep) {
+	kids_end = malloc((n ? n : 1) * sizeof(*kids_end));
+	if (!want || !has || !keep || !kids_end) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing %zu nodes", n);
 		goto cleanup;
 	}
@@ -327,17 +328,20 @@ static int copy_level(sync_ctx *s, const prolly_id *ids, size_t n, prolly__idmap
 		prolly__node_unref(nd);
 		if (rc)
 			goto cleanup;
+		kids_end[nkeep] = kids.size;
 		keep[nkeep++] = i;
 	}
 	size_t nk = kids.size / PROLLY_ID_SIZE;
 	const prolly_id *k = (const prolly_id *)(const void *)kids.ptr;
 	for (size_t at = 0; at < nk && !rc; at += s->batch)
 		rc = copy_level(s, k + at, PROLLY_MIN(s->batch, nk - at), NULL);
-	if (!rc) /* SY1: after every child, the children named as what the write builds on */
-		rc = prolly__buf_put(&s->req, kids.ptr, kids.size);
-	for (size_t j = 0; j < nkeep && !rc; j++) {
+	for (size_t j = 0; j < nkeep && !rc; j++) { /* SY1: after every child */
 		prolly_store_node *x = &f.nodes[keep[j]];
+		size_t from = j ? kids_end[j - 1] : 0;
 		void *data = (void *)x->data;
+		/* its children: what the write that carries it builds on */
+		if ((rc = prolly__buf_put(&s->req, kids.ptr + from, kids_end[j] - from)))
+			break;
 		x->data = NULL; /* the gathered write owns it now */
 		rc = pend_add(s, &x->id, data, x->size, 0);
 	}
@@ -347,6 +351,7 @@ cleanup:
 	prolly__idmap_dispose(&seen);
 	prolly_buf_dispose(&kids);
 	free(keep);
+	free(kids_end);
 	free(want);
 	free(has);
 	return rc;

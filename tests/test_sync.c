@@ -334,9 +334,55 @@ typedef struct failing {
 	int writes, fail_at; /* fail the fail_at-th write that carries something (0: never) */
 } failing;
 
+static int unlisted; /* references a sync's write neither carried nor listed as required */
+
+/* Is id among the write's nodes or its requires? */
+static int listed(const prolly_store_write *w, const prolly_id *id, const prolly_id *empty)
+{
+	if (prolly_id_equal(id, empty))
+		return 1;
+	for (size_t i = 0; i < w->n_nodes; i++)
+		if (prolly_id_equal(&w->nodes[i].id, id))
+			return 1;
+	for (size_t i = 0; i < w->n_requires; i++)
+		if (prolly_id_equal(&w->requires[i], id))
+			return 1;
+	return 0;
+}
+
+/* Counts in unlisted what the write's objects reference that it neither carries nor requires
+ * (prolly_store_write.requires: children of its nodes, trees and parents of its commits). */
+static void check_requires(const prolly_store_write *w)
+{
+	prolly_id empty;
+	prolly_id_empty_tree(&empty);
+	for (size_t i = 0; i < w->n_nodes; i++) {
+		const prolly_store_node *x = &w->nodes[i];
+		if (w->n_refs) /* the refs' write: commits rewritten for their trees (SY3) */
+			break;
+		if (x->size >= 4 && memcmp(x->data, PROLLY_COMMIT_MAGIC, 4) == 0) {
+			prolly_commit *c = NULL;
+			if (prolly__commit_decode(&c, &x->id, x->data, x->size) == 0) {
+				unlisted += !listed(w, &c->tree, &empty);
+				for (size_t p = 0; p < c->n_parents; p++)
+					unlisted += !listed(w, &c->parents[p], &empty);
+			}
+			prolly_commit_free(c);
+			continue;
+		}
+		pnode *nd = NULL;
+		if (prolly__node_decode(&nd, &x->id, x->data, x->size, 0) != 0)
+			continue;
+		for (uint32_t j = 0; nd->level && j < nd->n; j++)
+			unlisted += !listed(w, prolly__node_child(nd, j), &empty);
+		prolly__node_unref(nd);
+	}
+}
+
 static int failing_write(prolly_store *st, prolly_store_write *w)
 {
 	failing *f = (failing *)(void *)st;
+	check_requires(w);
 	if ((w->n_nodes || w->n_refs) && ++f->writes == f->fail_at)
 		return prolly_set_error(PROLLY_ESTORE, "injected failure of write %d", f->writes);
 	return tp_write(st, w);
@@ -380,6 +426,7 @@ PT_TEST(sync_interrupted_at_each_write_then_rerun)
 			break;
 	}
 	PT_CHECKF(total > 10, "only %d writes", total);
+	PT_CHECKF(unlisted == 0, "%d references neither written nor required", unlisted);
 	prolly_close(src);
 }
 
@@ -510,6 +557,7 @@ PT_TEST(sync_fetch_moved_branch)
 	u.value = h2;
 	PT_CHECK_RC(prolly_sync(&st, local, remote, NULL, 0, &u, 1, NULL), 0);
 	PT_CHECK(st.commits_copied == 1);
+	PT_CHECK(st.has_calls == 0); /* the tracking ref's commit is a known head (SY7) */
 	PT_CHECK(prolly__get_ref(local, "remotes/origin/main", &c) == 0 && prolly_id_equal(&c, &h2));
 	PT_CHECK(same_history(remote, local, &h2));
 	/* A stale expectation changes nothing and says what the ref holds. */
@@ -839,6 +887,7 @@ PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
 		prolly_close(dst);
 	}
 	PT_CHECKF(total > 10, "only %d writes", total);
+	PT_CHECKF(unlisted == 0, "%d references neither written nor required", unlisted);
 	prolly_close(src);
 }
 
