@@ -33,13 +33,15 @@
  *       now and the source has X and its tree's root, makes X known (find_known): by K6 the
  *       destination holds X's whole tree and history, and the source the whole tree. The walk
  *       then asks the destination nothing about trees: each missing commit's tree is compared
- *       in the source with a tree the destination holds (its first parent's, when that parent
- *       is known or was copied by this sync, else X's) by the diff walk (diff.c D6), which
- *       yields the nodes the older tree lacks, children first, skipping every shared subtree.
- *       Commits: one newer than the oldest known head cannot be its ancestor (a commit is
- *       newer than its parents, BR2 in branch.c) and is taken as missing without a question;
- *       an older one the walk reaches is asked about. Should the destination hold some of
- *       these already (from another branch), writing them again changes nothing (K3). Without
+ *       in the source with the trees the destination holds of its first two parents that are
+ *       known (X, one copied by this sync, or one found present by a question that asked about
+ *       its tree too), else with X's, by the diff walk (diff.c D6), which yields the nodes the
+ *       tree has and the other lacks, children first, skipping every shared subtree; with two
+ *       (a merge) a node in either is skipped. Commits: one newer than the oldest known head
+ *       cannot be its ancestor (a commit is newer than its parents, BR2 in branch.c) and is
+ *       taken as missing without a question; an older one the walk reaches is asked about,
+ *       with its tree. Should the destination hold some of these already (from another
+ *       branch), writing them again changes nothing (K3). Without
  *       a known head (a clone, unrelated histories, a forced push over a head the source
  *       lacks) the walk asks, as SY1.
  *
@@ -47,7 +49,8 @@
  * missing; a rerun copies only what is still missing. Memory: one write's batch of objects and
  * one batch of node bytes and child ids per tree level (height x batch) while asking, or the
  * diff walk's windows (diff.c) while comparing, plus 32 bytes (and parents) per missing commit,
- * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7).
+ * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7);
+ * comparing a merge's tree with two, the ids of the nodes it has and the first lacks.
  */
 #include "sync_int.h"
 
@@ -364,8 +367,7 @@ static int on_missing_node(void *payload, const prolly_id *id, const pnode *nd)
 	return pend_node(payload, id, nd);
 }
 
-/* Adds commit id with its tree to the known ones (SY7). */
-static int know(sync_ctx *s, const prolly_id *id, const prolly_id *tree)
+int prolly__sync_know(sync_ctx *s, const prolly_id *id, const prolly_id *tree)
 {
 	if (prolly__idmap_get(&s->known, id))
 		return 0;
@@ -375,26 +377,53 @@ static int know(sync_ctx *s, const prolly_id *id, const prolly_id *tree)
 	return prolly__idmap_put(&s->known, id, s->n_known);
 }
 
-/* Gathers the nodes of tree that the destination lacks, compared with ref, a tree it holds
- * (SY7): no question; the walk reads both trees from the source. 1 when the source lacks the
- * tree itself (retention removed it there). */
-static int copy_tree_local(sync_ctx *s, const prolly_id *tree, const prolly_id *ref)
+/* A merge's tree against two trees the destination holds: the first pass notes what the tree
+ * lacks from the first, the second sends what it lacks from both. */
+typedef struct two_refs {
+	sync_ctx *s;
+	prolly__idmap first;
+} two_refs;
+
+static int on_first_pass(void *payload, const prolly_id *id, const pnode *nd)
+{
+	(void)nd;
+	return prolly__idmap_put(&((two_refs *)payload)->first, id, 1);
+}
+
+static int on_second_pass(void *payload, const prolly_id *id, const pnode *nd)
+{
+	two_refs *t = payload;
+	return prolly__idmap_get(&t->first, id) ? pend_node(t->s, id, nd) : 0;
+}
+
+/* Gathers the nodes of tree that the destination lacks, compared with ref[0..n_ref) (1 or 2),
+ * trees it holds (SY7): no question; the walk reads the trees from the source. With two (a
+ * merge whose parents the destination both holds), a node in either is skipped with its
+ * subtree. 1 when the source lacks the tree itself (retention removed it there). */
+static int copy_tree_local(sync_ctx *s, const prolly_id *tree, const prolly_id *ref, size_t n_ref)
 {
 	prolly__nodeset ws;
 	prolly_stats a = PROLLY_STATS_INIT, b = PROLLY_STATS_INIT;
+	two_refs t;
 	pnode *root;
 	int rc;
-	if (prolly_id_equal(tree, &s->dst->empty_tree) || prolly_id_equal(tree, ref) ||
-	    prolly__idmap_get(&s->pending, tree))
+	if (prolly_id_equal(tree, &s->dst->empty_tree) || prolly__idmap_get(&s->pending, tree))
 		return 0;
+	for (size_t i = 0; i < n_ref; i++)
+		if (prolly_id_equal(tree, &ref[i]))
+			return 0;
+	t.s = s;
+	prolly__idmap_init(&t.first);
 	prolly__nodeset_init(&ws);
 	prolly_thread_stats(&a);
 	rc = prolly__load_ex(s->src, &ws, tree, 1, &root, PROLLY__LOAD_ROOTS);
-	if (rc == PROLLY_ENOTFOUND) {
+	if (rc == PROLLY_ENOTFOUND)
 		rc = 1;
-	} else if (!rc) {
-		rc = prolly__diff_nodes(s->src, ref, tree, on_missing_node, s);
-	}
+	else if (!rc && n_ref == 1)
+		rc = prolly__diff_nodes(s->src, &ref[0], tree, on_missing_node, s);
+	else if (!rc && (rc = prolly__diff_nodes(s->src, &ref[0], tree, on_first_pass, &t)) == 0)
+		rc = prolly__diff_nodes(s->src, &ref[1], tree, on_second_pass, &t);
+	prolly__idmap_dispose(&t.first);
 	prolly__nodeset_dispose(&ws);
 	prolly_thread_stats(&b);
 	s->st.read_calls += b.store_reads - a.store_reads;
@@ -445,15 +474,21 @@ static int copy_commits(sync_ctx *s, history *h)
 			const mcommit *c = &h->c[order[at + i]];
 			int tree_gone = 0;
 			if (s->local) {
-				/* The first parent's tree when the destination holds it, else a known one. */
-				uintptr_t k = c->n_parents
-				                  ? prolly__idmap_get(&s->known, &h->parents[c->first_parent])
-				                  : 0;
-				const prolly_id *ref = &s->ktree[k ? k - 1 : 0];
-				if ((rc = copy_tree_local(s, &c->tree, ref)) < 0)
+				/* The trees of the first two parents the destination holds, else a known
+				 * head's. */
+				prolly_id ref[2];
+				size_t n_ref = 0;
+				for (size_t p = 0; p < c->n_parents && n_ref < 2; p++) {
+					uintptr_t k = prolly__idmap_get(&s->known, &h->parents[c->first_parent + p]);
+					if (k && !(n_ref && prolly_id_equal(&ref[0], &s->ktree[k - 1])))
+						ref[n_ref++] = s->ktree[k - 1];
+				}
+				if (!n_ref)
+					ref[n_ref++] = s->ktree[0];
+				if ((rc = copy_tree_local(s, &c->tree, ref, n_ref)) < 0)
 					break;
 				tree_gone = rc == 1;
-				rc = tree_gone ? 0 : know(s, &c->id, &c->tree);
+				rc = tree_gone ? 0 : prolly__sync_know(s, &c->id, &c->tree);
 			} else {
 				tree_gone = prolly__idmap_get(&gone, &c->tree) != 0;
 			}
@@ -598,7 +633,7 @@ static int find_known(sync_ctx *s, history *h, const prolly_ref_update *refs, si
 			continue; /* retention removed it from the source */
 		if (!s->n_known || times[i] < s->base_time)
 			s->base_time = times[i];
-		if ((rc = know(s, &f.nodes[i].id, &trees[i])) == 0)
+		if ((rc = prolly__sync_know(s, &f.nodes[i].id, &trees[i])) == 0)
 			rc = prolly__idmap_put(&h->index, &f.nodes[i].id, SYNC_PRESENT);
 	}
 	free(has);

@@ -271,16 +271,18 @@ cleanup:
 }
 
 /* SY7: of the commits ids[0..n) just read into f, those not known missing (known[i] 0) and not
- * newer than every known commit (or not in the source) are asked about, in one question;
- * known[i] becomes 2 for each the destination has (marked present: the walk stops there). */
+ * newer than every known commit (or not in the source) are asked about, with their trees, in
+ * one question; known[i] becomes 2 for each the destination has (marked present: the walk stops
+ * there), and one whose tree it has too becomes known (its tree a reference for its children). */
 static int ask_old(sync_ctx *s, history *h, const fetched *f, const prolly_id *ids, size_t n,
                    unsigned char *known)
 {
-	prolly_id *ask = malloc((n ? n : 1) * sizeof(*ask));
-	unsigned char *got = malloc(n ? n : 1);
-	size_t *at = malloc((n ? n : 1) * sizeof(*at)), na = 0;
+	prolly_id *ask = malloc((n ? 2 * n : 1) * sizeof(*ask));
+	unsigned char *got = malloc(n ? 2 * n : 1);
+	size_t *at = malloc((n ? n : 1) * sizeof(*at)), na = 0, nt = 0;
+	size_t *tree_at = malloc((n ? n : 1) * sizeof(*tree_at));
 	int rc = 0;
-	if (!ask || !got || !at) {
+	if (!ask || !got || !at || !tree_at) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 		goto cleanup;
 	}
@@ -289,18 +291,33 @@ static int ask_old(sync_ctx *s, history *h, const fetched *f, const prolly_id *i
 			at[na] = i;
 			ask[na++] = ids[i];
 		}
-	if ((rc = prolly__sync_has(s, ask, na, got)))
-		goto cleanup;
-	for (size_t j = 0; j < na && !rc; j++)
-		if (got[j]) {
-			known[at[j]] = 2;
-			rc = prolly__idmap_put(&h->index, &ids[at[j]], SYNC_PRESENT);
+	for (size_t j = 0; j < na && !rc; j++) { /* then their trees, in the same question */
+		const prolly_store_node *o = &f->nodes[at[j]];
+		prolly_commit *c = NULL;
+		tree_at[j] = SIZE_MAX;
+		if (o->data && prolly__commit_decode(&c, &o->id, o->data, o->size) == 0) {
+			tree_at[j] = na + nt;
+			ask[na + nt++] = c->tree;
 		}
+		prolly_commit_free(c);
+	}
+	if ((rc = prolly__sync_has(s, ask, na + nt, got)))
+		goto cleanup;
+	for (size_t j = 0; j < na && !rc; j++) {
+		if (!got[j])
+			continue;
+		known[at[j]] = 2;
+		rc = prolly__idmap_put(&h->index, &ids[at[j]], SYNC_PRESENT);
+		if (!rc && tree_at[j] != SIZE_MAX &&
+		    (got[tree_at[j]] || prolly_id_equal(&ask[tree_at[j]], &s->dst->empty_tree)))
+			rc = prolly__sync_know(s, &ids[at[j]], &ask[tree_at[j]]);
+	}
 
 cleanup:
 	free(ask);
 	free(got);
 	free(at);
+	free(tree_at);
 	return rc;
 }
 

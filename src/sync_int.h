@@ -70,6 +70,8 @@ int prolly__sync_fetch(sync_ctx *s, fetched *f, const prolly_id *ids, size_t n);
 int prolly__sync_on_fetched(void *payload, size_t index, const void *data, size_t size);
 void prolly__sync_fetched_dispose(fetched *f);
 
+/* sync.c: adds commit id, whose tree the destination holds, to the known ones (SY7). */
+int prolly__sync_know(sync_ctx *s, const prolly_id *id, const prolly_id *tree);
 /* sync_history.c: queues a commit id to ask about (once). */
 int prolly__sync_queue(history *h, const prolly_id *id);
 /* sync_history.c: finds the commits the destination lacks (SY2, SY5); the first n_start queued

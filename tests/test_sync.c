@@ -816,7 +816,8 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 			PT_CHECK_RC(k6_holds(remote), 0);
 
 			/* A branch from before the remote's head, merged after it: its commit and the
-			 * merge travel; the walk asks once, about the commit the branch left from. */
+			 * merge travel; the walk asks once, about the commit the branch left from (and
+			 * its tree, which the branch's commit is then compared with). */
 			PT_REQUIRE(prolly_branch_create(local, "side", &older) == 0);
 			PT_REQUIRE(put_range(&c, local, "side", 9000, 2, 6) == 0);
 			PT_REQUIRE(prolly_merge_branches(NULL, NULL, local, "main", "side", NULL, "m") == 0);
@@ -828,6 +829,32 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 			          "merge: %llu questions (%d has_nodes), %llu commits",
 			          (unsigned long long)ms.has_calls, w->has,
 			          (unsigned long long)ms.commits_copied);
+			/* the side commit's path, and the merge's nodes that neither parent's tree has:
+			 * one path each at most (a merge compared with its first parent alone resends
+			 * the side's path, and the side commit compared with the remote's head resends
+			 * main's paths) */
+			PT_CHECKF(ms.nodes_copied <= 2u * ts.height, "merge: %llu nodes",
+			          (unsigned long long)ms.nodes_copied);
+			PT_CHECK(same_history(local, remote, &h));
+			PT_CHECK_RC(k6_holds(remote), 0);
+
+			/* A pull's merge: the remote moved (another client's commit r), this store
+			 * fetched it, committed l and merged r. Pushed: l with its path, and of the
+			 * merge's tree only what neither l's nor r's tree has (the remote has r's). */
+			prolly_id r, l;
+			PT_REQUIRE(put_range(&r, remote, "main", 15000, 1, 7) == 0);
+			PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", NULL, NULL), 0);
+			PT_REQUIRE(put_range(&l, local, "main", 500, 1, 8) == 0);
+			PT_REQUIRE(prolly_branch_create(local, "up", &r) == 0);
+			PT_REQUIRE(prolly_merge_branches(NULL, NULL, local, "main", "up", NULL, "m") == 0);
+			PT_REQUIRE(prolly_branch_head(&h, local, "main") == 0);
+			w->has = 0;
+			prolly_sync_stats pl = PROLLY_SYNC_STATS_INIT;
+			PT_CHECK_RC(prolly_push(&pl, local, remote, "origin", "main", 0), 0);
+			PT_CHECKF(pl.commits_copied == 2 && pl.nodes_copied <= 2u * ts.height - 1,
+			          "pull's merge: %llu commits, %llu nodes, %llu questions",
+			          (unsigned long long)pl.commits_copied, (unsigned long long)pl.nodes_copied,
+			          (unsigned long long)pl.has_calls);
 			PT_CHECK(same_history(local, remote, &h));
 			PT_CHECK_RC(k6_holds(remote), 0);
 			prolly_close(local);
