@@ -1035,9 +1035,9 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * only together with everything below it: K6 in prolly/store.h). A known head asks nothing
  * about trees: when a ref update expects (PROLLY_REF_EXPECT_VALUE) a commit that dst's ref
  * holds when the sync begins and that src has with its tree (a fast-forward push, a fetch over
- * a remote-tracking ref), each new tree is compared in src with a tree dst holds (its parent's,
- * or that commit's) and only the nodes that differ travel; commits newer than that commit are
- * taken as missing, older ones reached are asked about. Writes gather up to a batch of objects
+ * a remote-tracking ref), each new tree is compared in src with trees dst holds (its parents',
+ * a merge's both, or that commit's) and only the nodes that differ travel; commits newer than
+ * that commit are taken as missing, older ones reached are asked about. Writes gather up to a batch of objects
  * each, across tree levels and commits, in the order children before parents, trees before
  * their commits, parent commits before their children, and the refs go last, so an
  * interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a
