@@ -35,15 +35,15 @@
  *       then asks the destination nothing about trees: each missing commit's tree is compared
  *       in the source with the trees the destination holds of its first two parents that are
  *       known (X, one copied by this sync, or one found present by a question that asked about
- *       its tree too), else with X's, by the diff walk (diff.c D6), which yields the nodes the
+ *       its tree too) by the diff walk (diff.c D6), which yields the nodes the
  *       tree has and the other lacks, children first, skipping every shared subtree; with two
  *       (a merge) a node in either is skipped. Commits: one newer than the oldest known head
  *       cannot be its ancestor (a commit is newer than its parents, BR2 in branch.c) and is
  *       taken as missing without a question; an older one the walk reaches is asked about,
  *       with its tree. Should the destination hold some of these already (from another
- *       branch), writing them again changes nothing (K3). Without
- *       a known head (a clone, unrelated histories, a forced push over a head the source
- *       lacks) the walk asks, as SY1.
+ *       branch), writing them again changes nothing (K3). A commit with no such parent (a
+ *       root of an unrelated history) has its tree asked about, as SY1; so has every tree
+ *       without a known head (a clone, a forced push over a head the source lacks).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing. Memory: one write's batch of objects and
@@ -474,8 +474,7 @@ static int copy_commits(sync_ctx *s, history *h)
 			const mcommit *c = &h->c[order[at + i]];
 			int tree_gone = 0;
 			if (s->local) {
-				/* The trees of the first two parents the destination holds, else a known
-				 * head's. */
+				/* The trees of the first two parents the destination holds. */
 				prolly_id ref[2];
 				size_t n_ref = 0;
 				for (size_t p = 0; p < c->n_parents && n_ref < 2; p++) {
@@ -483,11 +482,15 @@ static int copy_commits(sync_ctx *s, history *h)
 					if (k && !(n_ref && prolly_id_equal(&ref[0], &s->ktree[k - 1])))
 						ref[n_ref++] = s->ktree[k - 1];
 				}
-				if (!n_ref)
-					ref[n_ref++] = s->ktree[0];
-				if ((rc = copy_tree_local(s, &c->tree, ref, n_ref)) < 0)
-					break;
-				tree_gone = rc == 1;
+				if (n_ref) {
+					if ((rc = copy_tree_local(s, &c->tree, ref, n_ref)) < 0)
+						break;
+					tree_gone = rc == 1;
+				} else { /* unrelated to what the destination holds: asked (SY1) */
+					if ((rc = copy_level(s, &c->tree, 1, &gone)))
+						break;
+					tree_gone = prolly__idmap_get(&gone, &c->tree) != 0;
+				}
 				rc = tree_gone ? 0 : prolly__sync_know(s, &c->id, &c->tree);
 			} else {
 				tree_gone = prolly__idmap_get(&gone, &c->tree) != 0;

@@ -857,6 +857,25 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 			          (unsigned long long)pl.has_calls);
 			PT_CHECK(same_history(local, remote, &h));
 			PT_CHECK_RC(k6_holds(remote), 0);
+
+			/* A forced push of an unrelated history: no parent's tree to compare its root's
+			 * with, so that tree is asked about; the remote holds it already (the first
+			 * commit's records), and nothing but the commit travels. */
+			prolly_id u;
+			prolly_txn *txn = NULL;
+			PT_REQUIRE(put_range(&u, local, "other", 0, 20000, 1) == 0);
+			PT_REQUIRE(prolly_txn_begin(&txn, local) == 0);
+			PT_REQUIRE(prolly_txn_move_branch(txn, "main", &h, &u) == 0);
+			PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+			prolly_txn_free(txn);
+			prolly_sync_stats fs = PROLLY_SYNC_STATS_INIT;
+			PT_CHECK_RC(prolly_push(&fs, local, remote, "origin", "main", 1), 0);
+			PT_CHECKF(fs.commits_copied == 1 && fs.nodes_copied == 0 && fs.has_calls == 1,
+			          "unrelated: %llu commits, %llu nodes, %llu questions",
+			          (unsigned long long)fs.commits_copied, (unsigned long long)fs.nodes_copied,
+			          (unsigned long long)fs.has_calls);
+			PT_CHECK(same_history(local, remote, &u));
+			PT_CHECK_RC(k6_holds(remote), 0);
 			prolly_close(local);
 			prolly_close(remote);
 		}
