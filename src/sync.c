@@ -35,9 +35,9 @@
  *       then asks the destination nothing about trees: each missing commit's tree is compared
  *       in the source with the trees the destination holds of its first two parents that are
  *       known (X, one copied by this sync, or one found present by a question that asked about
- *       its tree too) by the diff walk (diff.c D6), which yields the nodes the
- *       tree has and the other lacks, children first, skipping every shared subtree; with two
- *       (a merge) a node in either is skipped. Commits: one newer than the oldest known head
+ *       its tree too) by the diff walk (diff.c D6), which yields the nodes the tree has and the
+ *       other lacks, children first, skipping every shared subtree; with two (a merge) a node
+ *       in either is skipped. Commits: one newer than the oldest known head
  *       cannot be its ancestor (a commit is newer than its parents, BR2 in branch.c) and is
  *       taken as missing without a question; an older one the walk reaches is asked about,
  *       with its tree. Should the destination hold some of these already (from another
