@@ -645,7 +645,7 @@ PT_TEST(sync_long_history_reads_ahead)
 /* ---- trees compared locally (SY7, diff.c D6) --------------------------------------------- */
 
 /* Every node id of tree root in db, into set (value: 1 + its position in a pre-order walk). */
-static int tree_nodes(prolly_db *db, const prolly_id *root, prolly__idmap *set)
+static int tree_nodes(prolly__idmap *set, prolly_db *db, const prolly_id *root)
 {
 	prolly__nodeset ws;
 	pnode *nd = NULL;
@@ -657,7 +657,7 @@ static int tree_nodes(prolly_db *db, const prolly_id *root, prolly__idmap *set)
 	if (!rc)
 		rc = prolly__idmap_put(set, root, 1);
 	for (uint32_t j = 0; !rc && nd->level > 0 && j < nd->n; j++)
-		rc = tree_nodes(db, prolly__node_child(nd, j), set);
+		rc = tree_nodes(set, db, prolly__node_child(nd, j));
 	prolly__nodeset_dispose(&ws);
 	return rc;
 }
@@ -688,7 +688,7 @@ static void check_diff_nodes(prolly_db *db, const prolly_id *from, const prolly_
 	prolly__idmap_init(&nf);
 	prolly__idmap_init(&nt);
 	prolly__idmap_init(&r.at);
-	PT_REQUIRE(tree_nodes(db, from, &nf) == 0 && tree_nodes(db, to, &nt) == 0);
+	PT_REQUIRE(tree_nodes(&nf, db, from) == 0 && tree_nodes(&nt, db, to) == 0);
 	PT_CHECK_RC(prolly__diff_nodes(db, from, to, on_reported, &r), 0);
 	size_t want = 0, missed = 0, extra = 0, order = 0;
 	for (size_t i = 0; i < nt.len; i++)
@@ -717,7 +717,7 @@ static void check_diff_nodes(prolly_db *db, const prolly_id *from, const prolly_
 	prolly__idmap_dispose(&r.at);
 }
 
-static int tree_of(prolly_db *db, const prolly_id *commit, prolly_id *tree)
+static int tree_of(prolly_id *tree, prolly_db *db, const prolly_id *commit)
 {
 	prolly_commit *c = NULL;
 	int rc = prolly_commit_read(&c, db, commit);
@@ -733,18 +733,18 @@ PT_TEST(sync_diff_nodes_children_first)
 	prolly_id c, a, b, big, big2, odd, small, e;
 	PT_REQUIRE(db);
 	e = db->empty_tree;
-	PT_REQUIRE(put_range(&c, db, "a", 0, 30000, 1) == 0 && tree_of(db, &c, &a) == 0);
+	PT_REQUIRE(put_range(&c, db, "a", 0, 30000, 1) == 0 && tree_of(&a, db, &c) == 0);
 	for (int i = 0; i < 40; i++) /* scattered changes and inserts */
 		PT_REQUIRE(put_range(&c, db, "a", i * 997, 1 + i % 3, 2) == 0);
-	PT_REQUIRE(put_range(&c, db, "a", 50000, 500, 2) == 0 && tree_of(db, &c, &b) == 0);
+	PT_REQUIRE(put_range(&c, db, "a", 50000, 500, 2) == 0 && tree_of(&b, db, &c) == 0);
 	/* an unrelated tree large enough for the walk's key windows, and a one-leaf tree */
-	PT_REQUIRE(put_step(&c, db, "big", 0, 400000, 2, 3) == 0 && tree_of(db, &c, &big) == 0);
-	PT_REQUIRE(put_range(&c, db, "small", 5, 3, 4) == 0 && tree_of(db, &c, &small) == 0);
+	PT_REQUIRE(put_step(&c, db, "big", 0, 400000, 2, 3) == 0 && tree_of(&big, db, &c) == 0);
+	PT_REQUIRE(put_range(&c, db, "small", 5, 3, 4) == 0 && tree_of(&small, db, &c) == 0);
 	/* keys new to every leaf of big: both sides' lists cut into windows, leaves of one side
 	 * straddling the other's */
-	PT_REQUIRE(put_step(&c, db, "big", 1, 8000, 100, 5) == 0 && tree_of(db, &c, &big2) == 0);
+	PT_REQUIRE(put_step(&c, db, "big", 1, 8000, 100, 5) == 0 && tree_of(&big2, db, &c) == 0);
 	/* and an unrelated one of the same size, whose leaves end at other keys than big's */
-	PT_REQUIRE(put_step(&c, db, "odd", 1, 400000, 2, 6) == 0 && tree_of(db, &c, &odd) == 0);
+	PT_REQUIRE(put_step(&c, db, "odd", 1, 400000, 2, 6) == 0 && tree_of(&odd, db, &c) == 0);
 	check_diff_nodes(db, &big, &odd, "big -> odd");
 	check_diff_nodes(db, &odd, &big2, "odd -> big2");
 	check_diff_nodes(db, &big, &big2, "big -> big2");
@@ -793,7 +793,7 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 			PT_REQUIRE(put_range(&older, local, "main", 0, 20000, 1) == 0);
 			PT_REQUIRE(put_range(&h, local, "main", 3, 2, 2) == 0);
 			PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0); /* a clone */
-			PT_REQUIRE(tree_of(local, &h, &tree) == 0 &&
+			PT_REQUIRE(tree_of(&tree, local, &h) == 0 &&
 			           prolly_tree_stats_get(&ts, local, &tree, 0) == 0);
 			const int k = 3;
 			for (int i = 0; i < k; i++)
