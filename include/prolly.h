@@ -990,7 +990,8 @@ PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
 #define PROLLY_SYNC_OPTIONS_VERSION 1
 typedef struct prolly_sync_options {
 	unsigned version;      /* PROLLY_SYNC_OPTIONS_VERSION */
-	size_t batch;          /* ids per question, read and write; 0: 512; at most 65536 */
+	size_t batch;          /* ids per question and read, objects per write; 0: 512; at most
+	                          65536 */
 	const char *operation; /* reflog operation of the ref moves (as prolly_txn_set_reason);
 	                          NULL: the default ("create", "move", ...) */
 	const char *message;   /* reflog message; may be NULL */
@@ -1031,13 +1032,21 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * How: the walk asks dst which objects it has, a batch per tree level (the store's has_nodes,
  * else get_nodes), reads the rest from src in one call per batch (every object hash-checked),
  * and skips every subtree, and every older commit, that dst already has (a store holds an object
- * only together with everything below it: K6 in prolly/store.h). It writes children before
- * parents, trees before their commits, parent commits before their children, and the refs last,
- * so an interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a
+ * only together with everything below it: K6 in prolly/store.h). A known head asks nothing
+ * about trees: when a ref update expects (PROLLY_REF_EXPECT_VALUE) a commit that dst's ref
+ * holds when the sync begins and that src has with its tree (a fast-forward push, a fetch over
+ * a remote-tracking ref), each new tree is compared in src with trees dst holds (its parents',
+ * a merge's both, or that commit's) and only the nodes that differ travel; commits newer than
+ * that commit are taken as missing, older ones reached are asked about. Writes gather up to a batch of objects
+ * each, across tree levels and commits, in the order children before parents, trees before
+ * their commits, parent commits before their children, and the refs go last, so an
+ * interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a
  * missing object, and running it again copies only what is still missing. A commit whose tree
- * or parent retention removed from src is copied without it. Cost: a push of a commit that
- * changed k records copies O(k x height) nodes, with one question, one read and one write per
- * tree level; a clone reads src once. Memory: one batch of nodes per tree level, plus 32 bytes
+ * or parent retention removed from src is copied without it. Cost: a push onto a known head of
+ * a commit that changed k records copies O(k x height) nodes with no question, a read of src
+ * per tree level and one write per batch of nodes; without a known head, one question and one
+ * read per batch per tree level; a clone reads src once. Memory: a batch of objects being
+ * gathered and one batch of nodes per tree level (or the diff walk's windows), plus 32 bytes
  * and the parent ids per commit copied.
  *
  * out       may be NULL; else receives the counters (initialised with PROLLY_SYNC_STATS_INIT:

@@ -37,6 +37,10 @@
  *       otherwise the tree is corrupt (PROLLY_ECORRUPT), never a crash.
  *   D5  windows of one list level are visited in increasing key order and are disjoint, so
  *       entries are reported in strictly increasing key order.
+ *   D6  (nodes, prolly__diff_nodes) a node of `to` is reported when it leaves list B unmatched
+ *       and is expanded (or is a leaf), in the window that holds its last key (the last window
+ *       it appears in, D5), after the recursion below it returned: so once, and after every
+ *       node of its subtree that is reported. Leaves are reported without being read.
  * By D1, a key found only in A's leaves is absent from `to` (it cannot be outside B, since its
  * record would then be outside A too), so the leaf merge reports exactly the differences.
  */
@@ -64,6 +68,7 @@ typedef struct dctx {
 	prolly_db *db;
 	prolly_diff_fn fn;
 	void *payload;
+	prolly__diff_node_fn node_fn; /* set: prolly__diff_nodes (D6), fn unused */
 } dctx;
 
 static int cmp_slice(prolly_slice a, prolly_slice b)
@@ -93,6 +98,15 @@ static int corrupt_node(const pnode *nd, const char *what)
 	prolly_id_to_hex(hex, &nd->id);
 	return prolly_set_error(PROLLY_ECORRUPT, "diff: node %s is inconsistent with its parent: %s",
 	                        hex, what);
+}
+
+/* D6: is the subtree's last key within the window's upper bound (the last window it is in)? */
+static int ends_in(const bound *b, prolly_slice last)
+{
+	if (!b->has_hi)
+		return 1;
+	int c = cmp_slice(last, b->hi);
+	return c < 0 || (c == 0 && b->hi_incl);
 }
 
 /* Step 1: drops entries whose id is in both lists (equal ids have equal last keys, D2). */
@@ -251,6 +265,12 @@ static int do_window(dctx *x, unsigned la, entry *A, size_t na, unsigned lb, ent
 	entry *CA = NULL, *CB = NULL;
 	size_t nca = 0, ncb = 0;
 
+	if (x->node_fn && la == 0 && lb == 0) { /* D6: the leaves `from` lacks, not read */
+		for (size_t i = 0; i < nb && !rc; i++)
+			if (ends_in(wb, B[i].last))
+				rc = x->node_fn(x->payload, B[i].id, B[i].node);
+		return rc;
+	}
 	ids = malloc((nload ? nload : 1) * sizeof(*ids));
 	got = malloc((nload ? nload : 1) * sizeof(*got));
 	slot = malloc((nload ? nload : 1) * sizeof(*slot));
@@ -336,6 +356,9 @@ static int do_window(dctx *x, unsigned la, entry *A, size_t na, unsigned lb, ent
 		}
 	}
 	rc = process(x, load_a ? la - 1 : la, CA, nca, load_b ? lb - 1 : lb, CB, ncb, wb);
+	for (size_t i = 0; x->node_fn && load_b && i < nb && !rc; i++) /* D6: after the children */
+		if (ends_in(wb, B[i].last))
+			rc = x->node_fn(x->payload, &bn[i]->id, bn[i]);
 cleanup:
 	free(CA);
 	free(CB);
@@ -450,7 +473,7 @@ int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
 	bound bd;
 	entry ea, eb;
 	pnode *ra = NULL, *rb = NULL;
-	dctx x = {db, fn, payload};
+	dctx x = {db, fn, payload, NULL};
 	prolly__nodeset ws;
 	prolly__nodeset_init(&ws);
 	memset(&bd, 0, sizeof(bd));
@@ -493,6 +516,36 @@ int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
 	if (rb->n)
 		eb.last = prolly__node_last_key(rb);
 	/* An empty root is an empty list: it holds no records. */
+	rc = process(&x, ra->level, &ea, ra->n ? 1 : 0, rb->level, &eb, rb->n ? 1 : 0, &bd);
+cleanup:
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+/* The nodes of `to` that `from` lacks (D6): the walk above with no range, reporting nodes
+ * instead of records, leaves unread. A node of `to` whose id is in `from` is skipped with its
+ * whole subtree. */
+int prolly__diff_nodes(prolly_db *db, const prolly_id *from, const prolly_id *to,
+                       prolly__diff_node_fn fn, void *payload)
+{
+	int rc = 0;
+	bound bd;
+	entry ea, eb;
+	pnode *ra = NULL, *rb = NULL;
+	dctx x = {db, NULL, payload, fn};
+	prolly__nodeset ws;
+	prolly__nodeset_init(&ws);
+	memset(&bd, 0, sizeof(bd));
+	if (prolly_id_equal(from, to))
+		goto cleanup;
+	if ((rc = load_roots(db, &ws, from, to, &ra, &rb)))
+		goto cleanup;
+	ea = (entry){&ra->id, {NULL, 0}, ra};
+	eb = (entry){&rb->id, {NULL, 0}, rb};
+	if (ra->n)
+		ea.last = prolly__node_last_key(ra);
+	if (rb->n)
+		eb.last = prolly__node_last_key(rb);
 	rc = process(&x, ra->level, &ea, ra->n ? 1 : 0, rb->level, &eb, rb->n ? 1 : 0, &bd);
 cleanup:
 	prolly__nodeset_dispose(&ws);

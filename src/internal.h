@@ -459,6 +459,16 @@ int prolly__txn_flush_wait(prolly_txn *txn);
 /* Tree internals shared by read.c, edit.c, cursor.c, diff.c, merge.c                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Called by prolly__diff_nodes for each node of `to` that `from` lacks, children before their
+ * parent: nd is the decoded node of an internal one (borrowed for the call; its bytes are
+ * nd->bytes), NULL for a leaf, which the walk does not read. Non-zero stops the walk. */
+typedef int (*prolly__diff_node_fn)(void *payload, const prolly_id *id, const pnode *nd);
+/* The nodes of tree `to` that tree `from` lacks, each once, children before parents (diff.c
+ * D6), reading both trees from db level by level as prolly_diff does (a store call per level
+ * of the changed region, memory bounded by its window). Errors as prolly_diff, fn's return. */
+int prolly__diff_nodes(prolly_db *db, const prolly_id *from, const prolly_id *to,
+                       prolly__diff_node_fn fn, void *payload);
+
 /* The root node (the empty tree is answered without a store call). Borrowed from ws. */
 int prolly__load_root(prolly_db *db, prolly__nodeset *ws, const prolly_id *root, pnode **out);
 

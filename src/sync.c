@@ -7,13 +7,14 @@
  * retention kept them). So one question per object, "does the destination have it?", decides
  * a whole subtree, and a sync keeps K6 in the destination by writing in that order:
  *
- *   SY1 A tree node is written after every child it has (or in the same write). copy_level
- *       walks a batch of ids at one level: asks the destination which it has (has_nodes, one
- *       round trip), reads the rest from the source (get_nodes, one round trip, every object
- *       hash-checked), recurses into their children in batches, and writes the batch last.
+ *   SY1 A tree node is written after every child it has (or in the same write). copy_level walks
+ *       a batch of ids at one level: asks the destination which it has (has_nodes, one round
+ *       trip), reads the rest from the source (get_nodes, one round trip, every object
+ *       hash-checked), recurses into their children in batches, and adds the batch to the write
+ *       being gathered (SY6) last.
  *   SY2 A commit is written after its tree and after every parent it has in the source: the
  *       missing commits are found newest first, then written parents first (a depth-first
- *       post-order over the missing ones), a batch per write, each batch's trees before it.
+ *       post-order over the missing ones), each after its tree.
  *   SY3 Refs move last, in one write through a txn (reflogged like any move), each by the
  *       compare-and-swap the caller gave, with the ref targets' commit objects rewritten in that
  *       write so that the store's gc keeps their trees (prolly_store_write.requires).
@@ -22,11 +23,34 @@
  *       with PROLLY_ECONFLICT, and a rerun starts over from what survived.
  *   SY5 The history walk reads ahead where the source has get_ancestors (sync_history.c,
  *       fetch_commits).
+ *   SY6 Writes are gathered: objects join one list in the order SY1 and SY2 put them (children
+ *       before parents, trees before their commit, parents before children), and a write goes
+ *       when the list holds a batch of them, whatever their levels and commits; leaves and
+ *       commits are read from the source then, in one call for the write. So every write
+ *       carries everything it references that the destination lacks, or it went in an earlier
+ *       write; an id in the list counts as held by the destination (it gets there first).
+ *   SY7 A known head: a ref update that expects commit X, where the destination's ref holds X
+ *       now and the source has X and its tree's root, makes X known (find_known): by K6 the
+ *       destination holds X's whole tree and history, and the source the whole tree. The walk
+ *       then asks the destination nothing about trees: each missing commit's tree is compared
+ *       in the source with the trees the destination holds of its first two parents that are
+ *       known (X, one copied by this sync, or one found present by a question that asked about
+ *       its tree too) by the diff walk (diff.c D6), which yields the nodes the tree has and the
+ *       other lacks, children first, skipping every shared subtree; with two (a merge) a node
+ *       in either is skipped. Commits: one newer than the oldest known head
+ *       cannot be its ancestor (a commit is newer than its parents, BR2 in branch.c) and is
+ *       taken as missing without a question; an older one the walk reaches is asked about,
+ *       with its tree. Should the destination hold some of these already (from another
+ *       branch), writing them again changes nothing (K3). A commit with no such parent (a
+ *       root of an unrelated history) has its tree asked about, as SY1; so has every tree
+ *       without a known head (a clone, a forced push over a head the source lacks).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
- * missing; a rerun asks again and copies only what is still missing. Memory: at most one batch
- * of node bytes and of child ids per tree level (height x batch), plus 32 bytes (and parents)
- * per missing commit, since SY2 writes them oldest first.
+ * missing; a rerun copies only what is still missing. Memory: one write's batch of objects and
+ * one batch of node bytes and child ids per tree level (height x batch) while asking, or the
+ * diff walk's windows (diff.c) while comparing, plus 32 bytes (and parents) per missing commit,
+ * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7);
+ * comparing a merge's tree with two, the ids of the nodes it has and the first lacks.
  */
 #include "sync_int.h"
 
@@ -98,55 +122,180 @@ int prolly__sync_fetch(sync_ctx *s, fetched *f, const prolly_id *ids, size_t n)
 	return prolly__load_raw(s->src, ids, n, prolly__sync_on_fetched, f);
 }
 
-/* ---- writing the destination ------------------------------------------------------------- */
+/* ---- writing the destination (SY6) ---------------------------------------------------- */
 
-static int dst_write(sync_ctx *s, const prolly_store_node *nodes, size_t n, const prolly_buf *req)
+static void pend_dispose(sync_ctx *s)
 {
+	for (size_t i = 0; i < s->n_pend; i++)
+		free((void *)s->pend[i].data);
+	free(s->pend);
+	free(s->pend_commit);
+	s->pend = NULL;
+	s->pend_commit = NULL;
+	s->n_pend = 0;
+	prolly__idmap_dispose(&s->pending);
+	prolly_buf_dispose(&s->req);
+}
+
+/* Sends the gathered write: reads what it lacks of the source in one call (leaves and commits),
+ * then writes it all in one store write. */
+static int flush(sync_ctx *s)
+{
+	prolly_id *ids = NULL;
+	size_t *at = NULL, nr = 0;
+	prolly_buf req = PROLLY_BUF_INIT;
+	fetched f;
+	int rc = 0;
+	memset(&f, 0, sizeof(f));
+	if (!s->n_pend)
+		return 0;
+	ids = malloc(s->n_pend * sizeof(*ids));
+	at = malloc(s->n_pend * sizeof(*at));
+	if (!ids || !at) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing %zu objects", s->n_pend);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < s->n_pend; i++)
+		if (!s->pend[i].data) {
+			at[nr] = i;
+			ids[nr++] = s->pend[i].id;
+		}
+	if ((rc = prolly__sync_fetch(s, &f, ids, nr)))
+		goto cleanup;
+	for (size_t j = 0; j < nr; j++) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		if (!f.nodes[j].data) {
+			prolly_id_to_hex(hex, &ids[j]);
+			rc = s->pend_commit[at[j]]
+			         ? prolly_set_error(PROLLY_ENOTFOUND,
+			                            "sync: commit %s left the source during the sync", hex)
+			         : prolly_set_error(PROLLY_ECORRUPT, "sync: node %s missing from the source",
+			                            hex);
+			goto cleanup;
+		}
+		s->pend[at[j]].data = f.nodes[j].data; /* pend owns it now */
+		s->pend[at[j]].size = f.nodes[j].size;
+		f.nodes[j].data = NULL;
+	}
+	/* What the write builds on without carrying it. */
+	const prolly_id *r = (const prolly_id *)(const void *)s->req.ptr;
+	for (size_t i = 0; i < s->req.size / PROLLY_ID_SIZE && !rc; i++)
+		if (!prolly__idmap_get(&s->pending, &r[i]))
+			rc = prolly__buf_put(&req, r[i].bytes, PROLLY_ID_SIZE);
+	if (rc)
+		goto cleanup;
 	prolly_store_write w;
 	memset(&w, 0, sizeof(w));
-	w.nodes = nodes;
-	w.n_nodes = n;
+	w.nodes = s->pend;
+	w.n_nodes = s->n_pend;
 	w.check_epoch = 1; /* SY4 */
 	w.epoch = s->epoch;
-	w.requires = (const prolly_id *)(const void *)req->ptr;
-	w.n_requires = req->size / PROLLY_ID_SIZE;
+	w.requires = (const prolly_id *)(const void *)req.ptr;
+	w.n_requires = req.size / PROLLY_ID_SIZE;
 	s->st.write_calls++;
-	int rc = prolly__store_write(s->dst, &w);
-	if (rc == PROLLY_ECONFLICT)
-		return prolly_set_error(PROLLY_ECONFLICT,
-		                        "sync: a gc ran on the destination meanwhile (epoch %llu, now "
-		                        "%llu); run the sync again",
-		                        (unsigned long long)s->epoch, (unsigned long long)w.current_epoch);
+	rc = prolly__store_write(s->dst, &w);
+	if (rc == PROLLY_ECONFLICT) {
+		rc = prolly_set_error(PROLLY_ECONFLICT,
+		                      "sync: a gc ran on the destination meanwhile (epoch %llu, now "
+		                      "%llu); run the sync again",
+		                      (unsigned long long)s->epoch, (unsigned long long)w.current_epoch);
+		goto cleanup;
+	}
+	if (rc)
+		goto cleanup;
+	for (size_t i = 0; i < s->n_pend; i++) {
+		if (s->pend_commit[i])
+			s->st.commits_copied++;
+		else
+			s->st.nodes_copied++;
+		s->st.bytes_copied += s->pend[i].size;
+	}
+
+cleanup:
+	pend_dispose(s); /* written, or failed: the sync stops either way */
+	prolly__idmap_init(&s->pending);
+	prolly__sync_fetched_dispose(&f);
+	prolly_buf_dispose(&req);
+	free(ids);
+	free(at);
 	return rc;
+}
+
+/* Adds an object to the gathered write (SY6), after everything it references that the
+ * destination lacks; data (NULL: read at the write) becomes the write's. Sends the write when it
+ * holds a batch. */
+static int pend_add(sync_ctx *s, const prolly_id *id, void *data, size_t size, int commit)
+{
+	int rc;
+	if (prolly__idmap_get(&s->pending, id)) {
+		free(data);
+		return 0;
+	}
+	if (!s->pend) {
+		s->pend = malloc(s->batch * sizeof(*s->pend));
+		s->pend_commit = malloc(s->batch);
+		if (!s->pend || !s->pend_commit) {
+			free(data);
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
+		}
+	}
+	if ((rc = prolly__idmap_put(&s->pending, id, 1))) {
+		free(data);
+		return rc;
+	}
+	s->pend[s->n_pend].id = *id;
+	s->pend[s->n_pend].data = data;
+	s->pend[s->n_pend].size = size;
+	s->pend_commit[s->n_pend++] = (unsigned char)commit;
+	return s->n_pend == s->batch ? flush(s) : 0;
+}
+
+/* Adds a node read from the source (bytes copied) and notes its children as required. */
+static int pend_node(sync_ctx *s, const prolly_id *id, const pnode *nd)
+{
+	int rc = 0;
+	for (uint32_t j = 0; nd && nd->level > 0 && j < nd->n && !rc; j++)
+		rc = prolly__buf_put(&s->req, prolly__node_child(nd, j), PROLLY_ID_SIZE);
+	if (rc || !nd)
+		return rc ? rc : pend_add(s, id, NULL, 0, 0);
+	void *copy = malloc(nd->size ? nd->size : 1);
+	if (!copy)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory copying a %zu-byte node", nd->size);
+	memcpy(copy, nd->bytes, nd->size);
+	return pend_add(s, id, copy, nd->size, 0);
 }
 
 /* ---- trees (SY1) ------------------------------------------------------------------------ */
 
 /* Copies the subtrees of ids[0..n) (n <= batch, tree nodes at any level) that the destination
- * lacks. With gone set, ids are commits' trees, and one the source lacks (retention removed it
- * there) is put in gone and skipped. A child the source lacks is PROLLY_ECORRUPT: its parent
- * names it. */
+ * lacks, asking it (the fallback of SY7). With gone set, ids are commits' trees, and one the
+ * source lacks (retention removed it there) is put in gone and skipped. A child the source lacks
+ * is PROLLY_ECORRUPT: its parent names it. An id in the gathered write counts as held: it
+ * reaches the destination before anything added after it (SY6). */
 static int copy_level(sync_ctx *s, const prolly_id *ids, size_t n, prolly__idmap *gone)
 {
 	prolly_id *want = NULL;
 	unsigned char *has = NULL;
-	prolly_store_node *out = NULL;
+	size_t *keep = NULL, *kids_end = NULL;
 	prolly_buf kids = PROLLY_BUF_INIT;
 	prolly__idmap seen;
 	fetched f;
-	size_t nw = 0, nout = 0;
+	size_t nw = 0, nkeep = 0;
 	int rc = 0;
 
 	memset(&f, 0, sizeof(f));
 	prolly__idmap_init(&seen);
 	want = malloc((n ? n : 1) * sizeof(*want));
 	has = malloc(n ? n : 1);
-	if (!want || !has) {
+	keep = malloc((n ? n : 1) * sizeof(*keep));
+	kids_end = malloc((n ? n : 1) * sizeof(*kids_end));
+	if (!want || !has || !keep || !kids_end) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing %zu nodes", n);
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++) { /* the empty tree is every store's without being stored */
-		if (prolly_id_equal(&ids[i], &s->dst->empty_tree) || prolly__idmap_get(&seen, &ids[i]))
+		if (prolly_id_equal(&ids[i], &s->dst->empty_tree) || prolly__idmap_get(&seen, &ids[i]) ||
+		    prolly__idmap_get(&s->pending, &ids[i]))
 			continue;
 		if ((rc = prolly__idmap_put(&seen, &ids[i], 1)))
 			goto cleanup;
@@ -162,11 +311,6 @@ static int copy_level(sync_ctx *s, const prolly_id *ids, size_t n, prolly__idmap
 		goto cleanup;
 	if ((rc = prolly__sync_fetch(s, &f, want, nm)))
 		goto cleanup;
-	out = malloc(nm * sizeof(*out));
-	if (!out) {
-		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing %zu nodes", nm);
-		goto cleanup;
-	}
 	for (size_t i = 0; i < nm; i++) {
 		pnode *nd = NULL;
 		if (!f.nodes[i].data) {
@@ -187,42 +331,130 @@ static int copy_level(sync_ctx *s, const prolly_id *ids, size_t n, prolly__idmap
 		prolly__node_unref(nd);
 		if (rc)
 			goto cleanup;
-		out[nout++] = f.nodes[i];
+		kids_end[nkeep] = kids.size;
+		keep[nkeep++] = i;
 	}
 	size_t nk = kids.size / PROLLY_ID_SIZE;
 	const prolly_id *k = (const prolly_id *)(const void *)kids.ptr;
 	for (size_t at = 0; at < nk && !rc; at += s->batch)
 		rc = copy_level(s, k + at, PROLLY_MIN(s->batch, nk - at), NULL);
-	if (rc || !nout)
-		goto cleanup;
-	if ((rc = dst_write(s, out, nout, &kids)))
-		goto cleanup;
-	s->st.nodes_copied += nout;
-	for (size_t i = 0; i < nout; i++)
-		s->st.bytes_copied += out[i].size;
+	for (size_t j = 0; j < nkeep && !rc; j++) { /* SY1: after every child */
+		prolly_store_node *x = &f.nodes[keep[j]];
+		size_t from = j ? kids_end[j - 1] : 0;
+		void *data = (void *)x->data;
+		/* its children: what the write that carries it builds on */
+		if ((rc = prolly__buf_put(&s->req, kids.ptr + from, kids_end[j] - from)))
+			break;
+		x->data = NULL; /* the gathered write owns it now */
+		rc = pend_add(s, &x->id, data, x->size, 0);
+	}
 
 cleanup:
 	prolly__sync_fetched_dispose(&f);
 	prolly__idmap_dispose(&seen);
 	prolly_buf_dispose(&kids);
-	free(out);
+	free(keep);
+	free(kids_end);
 	free(want);
 	free(has);
 	return rc;
 }
 
+/* ---- trees compared locally (SY7) ------------------------------------------------------- */
+
+static int on_missing_node(void *payload, const prolly_id *id, const pnode *nd)
+{
+	return pend_node(payload, id, nd);
+}
+
+int prolly__sync_know(sync_ctx *s, const prolly_id *id, const prolly_id *tree)
+{
+	if (prolly__idmap_get(&s->known, id))
+		return 0;
+	if (PROLLY__GROW(s->ktree, s->cap_known, s->n_known + 1, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
+	s->ktree[s->n_known++] = *tree;
+	return prolly__idmap_put(&s->known, id, s->n_known);
+}
+
+/* A merge's tree against two trees the destination holds: the first pass notes what the tree
+ * lacks from the first, the second sends what it lacks from both. */
+typedef struct two_refs {
+	sync_ctx *s;
+	prolly__idmap first;
+} two_refs;
+
+static int on_first_pass(void *payload, const prolly_id *id, const pnode *nd)
+{
+	(void)nd;
+	return prolly__idmap_put(&((two_refs *)payload)->first, id, 1);
+}
+
+static int on_second_pass(void *payload, const prolly_id *id, const pnode *nd)
+{
+	two_refs *t = payload;
+	return prolly__idmap_get(&t->first, id) ? pend_node(t->s, id, nd) : 0;
+}
+
+/* Gathers the nodes of tree that the destination lacks, compared with ref[0..n_ref) (1 or 2),
+ * trees it holds (SY7): no question; the walk reads the trees from the source. With two (a
+ * merge whose parents the destination both holds), a node in either is skipped with its
+ * subtree. 1 when the source lacks the tree itself (retention removed it there). */
+static int copy_tree_local(sync_ctx *s, const prolly_id *tree, const prolly_id *ref, size_t n_ref)
+{
+	prolly__nodeset ws;
+	prolly_stats a = PROLLY_STATS_INIT, b = PROLLY_STATS_INIT;
+	two_refs t;
+	pnode *root;
+	int rc;
+	if (prolly_id_equal(tree, &s->dst->empty_tree) || prolly__idmap_get(&s->pending, tree))
+		return 0;
+	for (size_t i = 0; i < n_ref; i++)
+		if (prolly_id_equal(tree, &ref[i]))
+			return 0;
+	t.s = s;
+	prolly__idmap_init(&t.first);
+	prolly__nodeset_init(&ws);
+	prolly_thread_stats(&a);
+	rc = prolly__load_ex(s->src, &ws, tree, 1, &root, PROLLY__LOAD_ROOTS);
+	if (rc == PROLLY_ENOTFOUND)
+		rc = 1;
+	else if (!rc && n_ref == 1)
+		rc = prolly__diff_nodes(s->src, &ref[0], tree, on_missing_node, s);
+	else if (!rc && (rc = prolly__diff_nodes(s->src, &ref[0], tree, on_first_pass, &t)) == 0)
+		rc = prolly__diff_nodes(s->src, &ref[1], tree, on_second_pass, &t);
+	prolly__idmap_dispose(&t.first);
+	prolly__nodeset_dispose(&ws);
+	prolly_thread_stats(&b);
+	s->st.read_calls += b.store_reads - a.store_reads;
+	return rc;
+}
+
 /* ---- commits (SY2) ---------------------------------------------------------------------- */
 
-/* Writes the missing commits in batches, each batch's trees first. */
+/* Adds commit c to the gathered write, after its tree: its tree and the parents it keeps are
+ * what it builds on. */
+static int pend_commit(sync_ctx *s, history *h, const mcommit *c, int tree_gone)
+{
+	int rc = 0;
+	if (!tree_gone && !prolly_id_equal(&c->tree, &s->dst->empty_tree))
+		rc = prolly__buf_put(&s->req, c->tree.bytes, PROLLY_ID_SIZE);
+	for (size_t p = 0; p < c->n_parents && !rc; p++) {
+		const prolly_id *pid = &h->parents[c->first_parent + p];
+		if (prolly__idmap_get(&h->index, pid) != SYNC_PRUNED)
+			rc = prolly__buf_put(&s->req, pid->bytes, PROLLY_ID_SIZE);
+	}
+	return rc ? rc : pend_add(s, &c->id, NULL, 0, 1);
+}
+
+/* Copies the missing commits parents first, each after its tree: compared locally with a tree
+ * the destination holds (SY7), else asked about a batch of trees at a time. */
 static int copy_commits(sync_ctx *s, history *h)
 {
 	size_t *order = malloc((h->n ? h->n : 1) * sizeof(*order));
 	prolly_id *ids = malloc(s->batch * sizeof(*ids));
-	prolly_buf req = PROLLY_BUF_INIT;
 	prolly__idmap gone;
-	fetched f;
 	int rc;
-	memset(&f, 0, sizeof(f));
 	prolly__idmap_init(&gone);
 	if (!order || !ids) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory copying %zu commits", h->n);
@@ -232,41 +464,44 @@ static int copy_commits(sync_ctx *s, history *h)
 		goto cleanup;
 	for (size_t at = 0; at < h->n && !rc; at += s->batch) {
 		size_t m = PROLLY_MIN(s->batch, h->n - at);
-		for (size_t i = 0; i < m; i++)
-			ids[i] = h->c[order[at + i]].tree;
-		if ((rc = copy_level(s, ids, m, &gone)))
-			break;
-		req.size = 0; /* what the batch builds on: trees and parents the destination has now */
+		if (!s->local) {
+			for (size_t i = 0; i < m; i++)
+				ids[i] = h->c[order[at + i]].tree;
+			if ((rc = copy_level(s, ids, m, &gone)))
+				break;
+		}
 		for (size_t i = 0; i < m && !rc; i++) {
 			const mcommit *c = &h->c[order[at + i]];
-			if (!prolly__idmap_get(&gone, &c->tree) &&
-			    !prolly_id_equal(&c->tree, &s->dst->empty_tree))
-				rc = prolly__buf_put(&req, c->tree.bytes, PROLLY_ID_SIZE);
-			for (size_t p = 0; p < c->n_parents && !rc; p++) {
-				const prolly_id *pid = &h->parents[c->first_parent + p];
-				if (prolly__idmap_get(&h->index, pid) != SYNC_PRUNED)
-					rc = prolly__buf_put(&req, pid->bytes, PROLLY_ID_SIZE);
+			int tree_gone = 0;
+			if (s->local) {
+				/* The trees of the first two parents the destination holds. */
+				prolly_id ref[2];
+				size_t n_ref = 0;
+				for (size_t p = 0; p < c->n_parents && n_ref < 2; p++) {
+					uintptr_t k = prolly__idmap_get(&s->known, &h->parents[c->first_parent + p]);
+					if (k && !(n_ref && prolly_id_equal(&ref[0], &s->ktree[k - 1])))
+						ref[n_ref++] = s->ktree[k - 1];
+				}
+				if (n_ref) {
+					if ((rc = copy_tree_local(s, &c->tree, ref, n_ref)) < 0)
+						break;
+					tree_gone = rc == 1;
+				} else { /* unrelated to what the destination holds: asked (SY1) */
+					if ((rc = copy_level(s, &c->tree, 1, &gone)))
+						break;
+					tree_gone = prolly__idmap_get(&gone, &c->tree) != 0;
+				}
+				rc = tree_gone ? 0 : prolly__sync_know(s, &c->id, &c->tree);
+			} else {
+				tree_gone = prolly__idmap_get(&gone, &c->tree) != 0;
 			}
+			if (!rc)
+				rc = pend_commit(s, h, c, tree_gone);
 		}
-		for (size_t i = 0; i < m; i++)
-			ids[i] = h->c[order[at + i]].id;
-		if ((rc = prolly__sync_fetch(s, &f, ids, m)))
-			break;
-		for (size_t i = 0; i < m && !rc; i++)
-			if (!f.nodes[i].data)
-				rc = prolly_set_error(PROLLY_ENOTFOUND,
-				                      "sync: a commit left the source during the sync");
-		if (!rc && (rc = dst_write(s, f.nodes, m, &req)) == 0) {
-			s->st.commits_copied += m;
-			s->st.bytes_copied += f.bytes;
-		}
-		prolly__sync_fetched_dispose(&f);
 	}
 
 cleanup:
-	prolly__sync_fetched_dispose(&f);
 	prolly__idmap_dispose(&gone);
-	prolly_buf_dispose(&req);
 	free(order);
 	free(ids);
 	return rc;
@@ -326,6 +561,96 @@ cleanup:
 	return rc;
 }
 
+/* ---- what the destination is known to hold (SY7) ----------------------------------------- */
+
+/* The commits the refs' compare-and-swap expects in the destination, where the destination's
+ * ref holds that commit now (so it holds its tree, K6) and the source has the commit and its
+ * tree's root (so, K6 again, the whole tree): known, and never asked about. */
+static int find_known(sync_ctx *s, history *h, const prolly_ref_update *refs, size_t n_refs)
+{
+	prolly_id *cand = malloc((n_refs ? n_refs : 1) * sizeof(*cand));
+	prolly_id *trees = malloc((n_refs ? n_refs : 1) * sizeof(*trees));
+	int64_t *times = malloc((n_refs ? n_refs : 1) * sizeof(*times));
+	unsigned char *ok = malloc(n_refs ? n_refs : 1);
+	size_t nc = 0, nt = 0;
+	fetched f;
+	int rc = 0;
+	memset(&f, 0, sizeof(f));
+	if (!cand || !trees || !times || !ok) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n_refs; i++) {
+		prolly_id cur;
+		int dup = 0;
+		if (refs[i].expect != PROLLY_REF_EXPECT_VALUE)
+			continue;
+		for (size_t j = 0; j < nc && !dup; j++)
+			dup = prolly_id_equal(&cand[j], &refs[i].expected);
+		if (dup)
+			continue;
+		rc = prolly__get_ref(s->dst, refs[i].name, &cur);
+		if (rc == PROLLY_ENOTFOUND) {
+			rc = 0;
+			continue;
+		}
+		if (rc)
+			goto cleanup;
+		if (prolly_id_equal(&cur, &refs[i].expected))
+			cand[nc++] = cur;
+	}
+	if (!nc || (rc = prolly__sync_fetch(s, &f, cand, nc)))
+		goto cleanup;
+	for (size_t i = 0; i < nc; i++) {
+		prolly_commit *c = NULL;
+		ok[i] = 0;
+		if (!f.nodes[i].data || f.nodes[i].size < PROLLY__MAGIC_SIZE ||
+		    memcmp(f.nodes[i].data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0 ||
+		    prolly__commit_decode(&c, &cand[i], f.nodes[i].data, f.nodes[i].size) != 0)
+			continue; /* not in the source (or not a commit): asked about as any other */
+		trees[i] = c->tree;
+		times[i] = c->time_us;
+		ok[i] = 1;
+		prolly_commit_free(c);
+	}
+	/* The trees' roots in the source: one call (has_nodes, else get_nodes). */
+	prolly_id *ask = cand; /* reused: the candidates' ids are kept in f */
+	unsigned char *has = malloc(nc);
+	if (!has) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nc; i++)
+		if (ok[i] && !prolly_id_equal(&trees[i], &s->src->empty_tree))
+			ask[nt++] = trees[i];
+	memset(has, 0, nc);
+	if (nt) {
+		s->st.read_calls++;
+		rc = s->src->vt.has_nodes ? s->src->vt.has_nodes(s->src->store, ask, nt, has)
+		                          : s->src->vt.get_nodes(s->src->store, ask, nt, mark_found, has);
+	}
+	for (size_t i = 0, j = 0; i < nc && !rc; i++) {
+		if (!ok[i])
+			continue;
+		if (!prolly_id_equal(&trees[i], &s->src->empty_tree) && !has[j++])
+			continue; /* retention removed it from the source */
+		if (!s->n_known || times[i] < s->base_time)
+			s->base_time = times[i];
+		if ((rc = prolly__sync_know(s, &f.nodes[i].id, &trees[i])) == 0)
+			rc = prolly__idmap_put(&h->index, &f.nodes[i].id, SYNC_PRESENT);
+	}
+	free(has);
+	s->local = s->n_known > 0;
+
+cleanup:
+	prolly__sync_fetched_dispose(&f);
+	free(cand);
+	free(trees);
+	free(times);
+	free(ok);
+	return rc;
+}
+
 /* ---- the whole ----------------------------------------------------------------------------- */
 
 int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const prolly_id *commits,
@@ -340,6 +665,8 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	memset(&h, 0, sizeof(h));
 	memset(&s, 0, sizeof(s));
 	prolly__sync_history_init(&h);
+	prolly__idmap_init(&s.pending);
+	prolly__idmap_init(&s.known);
 	if (!dst || !src || (n_commits && !commits) || (n_refs && !refs))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: NULL db, commits or refs");
 	if ((rc = prolly__sync_check(opts, out)))
@@ -362,6 +689,8 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 		goto cleanup;
 	s.epoch = w.current_epoch;
 	prolly__raise_epoch(dst, w.current_epoch);
+	if ((rc = find_known(&s, &h, refs, n_refs))) /* SY7, after the epoch (SY4) */
+		goto cleanup;
 
 	size_t n_start = 0;
 	for (size_t i = 0; i < n_commits + n_refs && !rc; i++) {
@@ -371,12 +700,16 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 		rc = prolly__sync_queue(&h, id);
 	}
 	n_start = h.q_len;
-	if (rc || (rc = prolly__sync_find_missing(&s, &h, n_start)) || (rc = copy_commits(&s, &h)))
+	if (rc || (rc = prolly__sync_find_missing(&s, &h, n_start)) || (rc = copy_commits(&s, &h)) ||
+	    (rc = flush(&s)))
 		goto cleanup;
 	if (n_refs)
 		rc = move_refs(&s, refs, n_refs, &o);
 
 cleanup:
+	pend_dispose(&s);
+	prolly__idmap_dispose(&s.known);
+	free(s.ktree);
 	prolly__sync_history_dispose(&h);
 	prolly__sync_stats_put(out, &s.st);
 	return rc;

@@ -124,10 +124,28 @@ static int on_ancestor(void *payload, const prolly_id *id, const void *data, siz
 	return 0;
 }
 
+/* SY7: is the commit object newer than the oldest commit the destination is known to hold? A
+ * commit is newer than its parents (BR2 in branch.c), so an older one may be among the known
+ * ones' ancestors and is asked about; a newer one cannot be, and is taken as missing (should
+ * the destination have it from elsewhere, copying it again changes nothing, K3). */
+static int newer_than_known(const sync_ctx *s, const prolly_store_node *o)
+{
+	prolly_commit *c = NULL;
+	int newer = 0;
+	if (prolly__commit_decode(&c, &o->id, o->data, o->size) == 0)
+		newer = c->time_us > s->base_time;
+	prolly_commit_free(c);
+	return newer;
+}
+
 /* has[i] for ids[0..n): 0 for those read ahead (known missing), the destination's answer for
  * the others (one question for all of them). */
 static int ask_unknown(sync_ctx *s, history *h, const prolly_id *ids, size_t n, unsigned char *has)
 {
+	if (s->local) { /* SY7: read first, asked by time (find_missing) */
+		memset(has, 0, n);
+		return 0;
+	}
 	prolly_id *ask = malloc((n ? n : 1) * sizeof(*ask));
 	unsigned char *got = malloc(n ? n : 1);
 	size_t na = 0;
@@ -210,11 +228,19 @@ static int fetch_commits(sync_ctx *s, history *h, fetched *f, const prolly_id *i
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory reading history ahead");
 		goto cleanup;
 	}
-	for (size_t i = 0; i < a.n_cand; i++)
-		cid[i] = a.cand[i].id;
-	rc = prolly__sync_has(s, cid, a.n_cand, has);
+	/* SY7: a candidate newer than every known commit is missing; an older one is left for the
+	 * walk to ask about should it get there (it stops at the known ones first). */
+	size_t nask = 0;
+	for (size_t i = 0; i < a.n_cand; i++) {
+		has[i] = s->local ? (newer_than_known(s, &a.cand[i]) ? 0 : 2) : 0;
+		if (!s->local)
+			cid[nask++] = a.cand[i].id;
+	}
+	rc = prolly__sync_has(s, cid, nask, has);
 	free(cid);
 	for (size_t i = 0; i < a.n_cand && !rc; i++) {
+		if (has[i] == 2) /* older than a known commit: not kept */
+			continue;
 		if (has[i]) { /* the walk stops there (K6) */
 			rc = prolly__idmap_put(&h->index, &a.cand[i].id, SYNC_PRESENT);
 			continue;
@@ -241,6 +267,57 @@ cleanup:
 	free(has);
 	free(rest);
 	prolly__idmap_dispose(&a.want);
+	return rc;
+}
+
+/* SY7: of the commits ids[0..n) just read into f, those not known missing (known[i] 0) and not
+ * newer than every known commit (or not in the source) are asked about, with their trees, in
+ * one question; known[i] becomes 2 for each the destination has (marked present: the walk stops
+ * there), and one whose tree it has too becomes known (its tree a reference for its children). */
+static int ask_old(sync_ctx *s, history *h, const fetched *f, const prolly_id *ids, size_t n,
+                   unsigned char *known)
+{
+	prolly_id *ask = malloc((n ? 2 * n : 1) * sizeof(*ask));
+	unsigned char *got = malloc(n ? 2 * n : 1);
+	size_t *at = malloc((n ? n : 1) * sizeof(*at)), na = 0, nt = 0;
+	size_t *tree_at = malloc((n ? n : 1) * sizeof(*tree_at));
+	int rc = 0;
+	if (!ask || !got || !at || !tree_at) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!known[i] && (!f->nodes[i].data || !newer_than_known(s, &f->nodes[i]))) {
+			at[na] = i;
+			ask[na++] = ids[i];
+		}
+	for (size_t j = 0; j < na && !rc; j++) { /* then their trees, in the same question */
+		const prolly_store_node *o = &f->nodes[at[j]];
+		prolly_commit *c = NULL;
+		tree_at[j] = SIZE_MAX;
+		if (o->data && prolly__commit_decode(&c, &o->id, o->data, o->size) == 0) {
+			tree_at[j] = na + nt;
+			ask[na + nt++] = c->tree;
+		}
+		prolly_commit_free(c);
+	}
+	if ((rc = prolly__sync_has(s, ask, na + nt, got)))
+		goto cleanup;
+	for (size_t j = 0; j < na && !rc; j++) {
+		if (!got[j])
+			continue;
+		known[at[j]] = 2;
+		rc = prolly__idmap_put(&h->index, &ids[at[j]], SYNC_PRESENT);
+		if (!rc && tree_at[j] != SIZE_MAX &&
+		    (got[tree_at[j]] || prolly_id_equal(&ask[tree_at[j]], &s->dst->empty_tree)))
+			rc = prolly__sync_know(s, &ids[at[j]], &ask[tree_at[j]]);
+	}
+
+cleanup:
+	free(ask);
+	free(got);
+	free(at);
+	free(tree_at);
 	return rc;
 }
 
@@ -276,10 +353,19 @@ int prolly__sync_find_missing(sync_ctx *s, history *h, size_t n_start)
 				pos[nm] = at + i;
 				miss[nm++] = ids[i];
 			}
+		if (s->local) /* SY7: has[i] now says "read ahead, known missing" */
+			for (size_t i = 0; i < nm; i++) {
+				ahead_obj *o = (ahead_obj *)prolly__idmap_get(&h->ahead, &miss[i]);
+				has[i] = o && o->data;
+			}
 		rc = fetch_commits(s, h, &f, miss, nm);
+		if (!rc && s->local)
+			rc = ask_old(s, h, &f, miss, nm, has);
 		for (size_t i = 0; i < nm && !rc; i++) {
 			prolly_commit *c = NULL;
 			char hex[PROLLY_ID_HEX_SIZE];
+			if (s->local && has[i] == 2) /* the destination has it */
+				continue;
 			prolly_id_to_hex(hex, &miss[i]);
 			if (!f.nodes[i].data) {
 				if (pos[i] < n_start)

@@ -13,6 +13,18 @@ typedef struct sync_ctx {
 	size_t batch;
 	uint64_t epoch; /* SY4 */
 	prolly_sync_stats st;
+	/* SY6: the write being gathered, in the order objects must reach the destination */
+	prolly_store_node *pend; /* data NULL: read from the source when the write goes */
+	unsigned char *pend_commit;
+	size_t n_pend;
+	prolly__idmap pending; /* ids in pend */
+	prolly_buf req;        /* what pend builds on (less what it carries, at the write) */
+	/* SY7: commits whose trees the destination is known to hold (id -> index + 1 in ktree) */
+	int local;         /* some are known: trees are compared locally, history asked by time */
+	int64_t base_time; /* the oldest known commit's time (µs) */
+	prolly__idmap known;
+	prolly_id *ktree;
+	size_t n_known, cap_known;
 } sync_ctx;
 
 /* Objects read from the source: copies of their bytes, slot i for request i (NULL: absent). */
@@ -58,6 +70,8 @@ int prolly__sync_fetch(sync_ctx *s, fetched *f, const prolly_id *ids, size_t n);
 int prolly__sync_on_fetched(void *payload, size_t index, const void *data, size_t size);
 void prolly__sync_fetched_dispose(fetched *f);
 
+/* sync.c: adds commit id, whose tree the destination holds, to the known ones (SY7). */
+int prolly__sync_know(sync_ctx *s, const prolly_id *id, const prolly_id *tree);
 /* sync_history.c: queues a commit id to ask about (once). */
 int prolly__sync_queue(history *h, const prolly_id *id);
 /* sync_history.c: finds the commits the destination lacks (SY2, SY5); the first n_start queued

@@ -58,16 +58,17 @@ static prolly_db *new_db(int kind)
 	return db;
 }
 
-/* Commits n puts of keys "k<start..start+n)" with values "v<round>-<i>" to branch. */
-static int put_range(prolly_id *out, prolly_db *db, const char *branch, int start, int n, int round)
+/* Commits n puts of keys "k<start + i x step>" with values "v<round>-<i>" to branch. */
+static int put_step(prolly_id *out, prolly_db *db, const char *branch, int start, int n, int step,
+                    int round)
 {
 	prolly_edit *e = calloc((size_t)n, sizeof(*e));
 	char(*kv)[2][32] = calloc((size_t)n, sizeof(*kv));
 	int rc = PROLLY_ENOMEM;
 	if (e && kv) {
 		for (int i = 0; i < n; i++) {
-			snprintf(kv[i][0], 32, "k%08d", start + i);
-			snprintf(kv[i][1], 32, "v%d-%d", round, start + i);
+			snprintf(kv[i][0], 32, "k%08d", start + i * step);
+			snprintf(kv[i][1], 32, "v%d-%d", round, start + i * step);
 			e[i].op = PROLLY_PUT;
 			e[i].key = (prolly_slice){kv[i][0], strlen(kv[i][0])};
 			e[i].value = (prolly_slice){kv[i][1], strlen(kv[i][1])};
@@ -77,6 +78,12 @@ static int put_range(prolly_id *out, prolly_db *db, const char *branch, int star
 	free(e);
 	free(kv);
 	return rc;
+}
+
+/* Commits n puts of keys "k<start..start+n)" with values "v<round>-<i>" to branch. */
+static int put_range(prolly_id *out, prolly_db *db, const char *branch, int start, int n, int round)
+{
+	return put_step(out, db, branch, start, n, 1, round);
 }
 
 /* A small history: main with 3 commits, feature off it with 2, merged into main. */
@@ -266,6 +273,25 @@ static void one_direction(int from, int to)
 	PT_CHECK(back.commits_copied == 1 && back.nodes_copied >= 1 && back.nodes_copied <= 4);
 	PT_CHECK(same_history(dst, src, &c));
 	PT_CHECK_RC(k6_holds(src), 0);
+
+	/* A push onto the head dst holds (SY7): no question, the same trees. */
+	prolly_id c2;
+	PT_REQUIRE(put_range(&c2, src, "main", 40, 30, 10) == 0);
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/main";
+	u.expect = PROLLY_REF_EXPECT_VALUE;
+	u.expected = c;
+	u.value = c2;
+	prolly_sync_stats push = PROLLY_SYNC_STATS_INIT;
+	PT_CHECK_RC(prolly_sync(&push, dst, src, NULL, 0, &u, 1, NULL), 0);
+	PT_CHECKF(push.has_calls == 0 && push.commits_copied == 1 && push.nodes_copied >= 1,
+	          "%s -> %s: %llu questions, %llu commits, %llu nodes", kind_name[from], kind_name[to],
+	          (unsigned long long)push.has_calls, (unsigned long long)push.commits_copied,
+	          (unsigned long long)push.nodes_copied);
+	PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &c2));
+	PT_CHECK(same_history(src, dst, &c2));
+	PT_CHECK_RC(k6_holds(dst), 0);
 	prolly_close(src);
 	prolly_close(dst);
 }
@@ -308,9 +334,55 @@ typedef struct failing {
 	int writes, fail_at; /* fail the fail_at-th write that carries something (0: never) */
 } failing;
 
+static int unlisted; /* references a sync's write neither carried nor listed as required */
+
+/* Is id among the write's nodes or its requires? */
+static int listed(const prolly_store_write *w, const prolly_id *id, const prolly_id *empty)
+{
+	if (prolly_id_equal(id, empty))
+		return 1;
+	for (size_t i = 0; i < w->n_nodes; i++)
+		if (prolly_id_equal(&w->nodes[i].id, id))
+			return 1;
+	for (size_t i = 0; i < w->n_requires; i++)
+		if (prolly_id_equal(&w->requires[i], id))
+			return 1;
+	return 0;
+}
+
+/* Counts in unlisted what the write's objects reference that it neither carries nor requires
+ * (prolly_store_write.requires: children of its nodes, trees and parents of its commits). */
+static void check_requires(const prolly_store_write *w)
+{
+	prolly_id empty;
+	prolly_id_empty_tree(&empty);
+	for (size_t i = 0; i < w->n_nodes; i++) {
+		const prolly_store_node *x = &w->nodes[i];
+		if (w->n_refs) /* the refs' write: commits rewritten for their trees (SY3) */
+			break;
+		if (x->size >= 4 && memcmp(x->data, PROLLY_COMMIT_MAGIC, 4) == 0) {
+			prolly_commit *c = NULL;
+			if (prolly__commit_decode(&c, &x->id, x->data, x->size) == 0) {
+				unlisted += !listed(w, &c->tree, &empty);
+				for (size_t p = 0; p < c->n_parents; p++)
+					unlisted += !listed(w, &c->parents[p], &empty);
+			}
+			prolly_commit_free(c);
+			continue;
+		}
+		pnode *nd = NULL;
+		if (prolly__node_decode(&nd, &x->id, x->data, x->size, 0) != 0)
+			continue;
+		for (uint32_t j = 0; nd->level && j < nd->n; j++)
+			unlisted += !listed(w, prolly__node_child(nd, j), &empty);
+		prolly__node_unref(nd);
+	}
+}
+
 static int failing_write(prolly_store *st, prolly_store_write *w)
 {
 	failing *f = (failing *)(void *)st;
+	check_requires(w);
 	if ((w->n_nodes || w->n_refs) && ++f->writes == f->fail_at)
 		return prolly_set_error(PROLLY_ESTORE, "injected failure of write %d", f->writes);
 	return tp_write(st, w);
@@ -354,6 +426,7 @@ PT_TEST(sync_interrupted_at_each_write_then_rerun)
 			break;
 	}
 	PT_CHECKF(total > 10, "only %d writes", total);
+	PT_CHECKF(unlisted == 0, "%d references neither written nor required", unlisted);
 	prolly_close(src);
 }
 
@@ -484,6 +557,7 @@ PT_TEST(sync_fetch_moved_branch)
 	u.value = h2;
 	PT_CHECK_RC(prolly_sync(&st, local, remote, NULL, 0, &u, 1, NULL), 0);
 	PT_CHECK(st.commits_copied == 1);
+	PT_CHECK(st.has_calls == 0); /* the tracking ref's commit is a known head (SY7) */
 	PT_CHECK(prolly__get_ref(local, "remotes/origin/main", &c) == 0 && prolly_id_equal(&c, &h2));
 	PT_CHECK(same_history(remote, local, &h2));
 	/* A stale expectation changes nothing and says what the ref holds. */
@@ -566,6 +640,301 @@ PT_TEST(sync_long_history_reads_ahead)
 		prolly_close(src);
 		prolly_close(dst);
 	}
+}
+
+/* ---- trees compared locally (SY7, diff.c D6) --------------------------------------------- */
+
+/* Every node id of tree root in db, into set (value: 1 + its position in a pre-order walk). */
+static int tree_nodes(prolly__idmap *set, prolly_db *db, const prolly_id *root)
+{
+	prolly__nodeset ws;
+	pnode *nd = NULL;
+	int rc;
+	if (prolly_id_equal(root, &db->empty_tree) || prolly__idmap_get(set, root))
+		return 0;
+	prolly__nodeset_init(&ws);
+	rc = prolly__load(db, &ws, root, 1, &nd);
+	if (!rc)
+		rc = prolly__idmap_put(set, root, 1);
+	for (uint32_t j = 0; !rc && nd->level > 0 && j < nd->n; j++)
+		rc = tree_nodes(set, db, prolly__node_child(nd, j));
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+typedef struct reported {
+	prolly__idmap at; /* id -> 1 + position reported */
+	size_t n, dups;
+} reported;
+
+static int on_reported(void *payload, const prolly_id *id, const pnode *nd)
+{
+	reported *r = payload;
+	(void)nd;
+	if (prolly__idmap_get(&r->at, id))
+		r->dups++;
+	r->n++;
+	return prolly__idmap_put(&r->at, id, r->n);
+}
+
+/* prolly__diff_nodes(from, to) reports exactly the nodes of to that from lacks, each once,
+ * every reported child before its parent. */
+static void check_diff_nodes(prolly_db *db, const prolly_id *from, const prolly_id *to,
+                             const char *what)
+{
+	prolly__idmap nf, nt;
+	reported r;
+	memset(&r, 0, sizeof(r));
+	prolly__idmap_init(&nf);
+	prolly__idmap_init(&nt);
+	prolly__idmap_init(&r.at);
+	PT_REQUIRE(tree_nodes(&nf, db, from) == 0 && tree_nodes(&nt, db, to) == 0);
+	PT_CHECK_RC(prolly__diff_nodes(db, from, to, on_reported, &r), 0);
+	size_t want = 0, missed = 0, extra = 0, order = 0;
+	for (size_t i = 0; i < nt.len; i++)
+		if (!prolly__idmap_get(&nf, &nt.ids[i])) {
+			want++;
+			missed += !prolly__idmap_get(&r.at, &nt.ids[i]);
+		}
+	for (size_t i = 0; i < r.at.len; i++) {
+		const prolly_id *id = &r.at.ids[i];
+		extra += !prolly__idmap_get(&nt, id) || prolly__idmap_get(&nf, id);
+		prolly__nodeset ws;
+		pnode *nd = NULL;
+		prolly__nodeset_init(&ws);
+		PT_REQUIRE(prolly__load(db, &ws, id, 1, &nd) == 0);
+		for (uint32_t j = 0; nd->level > 0 && j < nd->n; j++) {
+			uintptr_t k = prolly__idmap_get(&r.at, prolly__node_child(nd, j));
+			order += k ? k > r.at.vals[i] : !prolly__idmap_get(&nf, prolly__node_child(nd, j));
+		}
+		prolly__nodeset_dispose(&ws);
+	}
+	PT_CHECKF(r.n == want && !missed && !extra && !r.dups && !order,
+	          "%s: %zu reported, %zu wanted, %zu missed, %zu extra, %zu twice, %zu out of order",
+	          what, r.n, want, missed, extra, r.dups, order);
+	prolly__idmap_dispose(&nf);
+	prolly__idmap_dispose(&nt);
+	prolly__idmap_dispose(&r.at);
+}
+
+static int tree_of(prolly_id *tree, prolly_db *db, const prolly_id *commit)
+{
+	prolly_commit *c = NULL;
+	int rc = prolly_commit_read(&c, db, commit);
+	if (!rc)
+		*tree = c->tree;
+	prolly_commit_free(c);
+	return rc;
+}
+
+PT_TEST(sync_diff_nodes_children_first)
+{
+	prolly_db *db = new_db(K_MEM);
+	prolly_id c, a, b, big, big2, odd, small, e;
+	PT_REQUIRE(db);
+	e = db->empty_tree;
+	PT_REQUIRE(put_range(&c, db, "a", 0, 30000, 1) == 0 && tree_of(&a, db, &c) == 0);
+	for (int i = 0; i < 40; i++) /* scattered changes and inserts */
+		PT_REQUIRE(put_range(&c, db, "a", i * 997, 1 + i % 3, 2) == 0);
+	PT_REQUIRE(put_range(&c, db, "a", 50000, 500, 2) == 0 && tree_of(&b, db, &c) == 0);
+	/* an unrelated tree large enough for the walk's key windows, and a one-leaf tree */
+	PT_REQUIRE(put_step(&c, db, "big", 0, 400000, 2, 3) == 0 && tree_of(&big, db, &c) == 0);
+	PT_REQUIRE(put_range(&c, db, "small", 5, 3, 4) == 0 && tree_of(&small, db, &c) == 0);
+	/* keys new to every leaf of big: both sides' lists cut into windows, leaves of one side
+	 * straddling the other's */
+	PT_REQUIRE(put_step(&c, db, "big", 1, 8000, 100, 5) == 0 && tree_of(&big2, db, &c) == 0);
+	/* and an unrelated one of the same size, whose leaves end at other keys than big's */
+	PT_REQUIRE(put_step(&c, db, "odd", 1, 400000, 2, 6) == 0 && tree_of(&odd, db, &c) == 0);
+	check_diff_nodes(db, &big, &odd, "big -> odd");
+	check_diff_nodes(db, &odd, &big2, "odd -> big2");
+	check_diff_nodes(db, &big, &big2, "big -> big2");
+	check_diff_nodes(db, &big2, &big, "big2 -> big");
+	check_diff_nodes(db, &a, &b, "a -> b");
+	check_diff_nodes(db, &b, &a, "b -> a");
+	check_diff_nodes(db, &e, &a, "empty -> a");
+	check_diff_nodes(db, &a, &e, "a -> empty");
+	check_diff_nodes(db, &a, &big, "a -> big");
+	check_diff_nodes(db, &big, &b, "big -> b");
+	check_diff_nodes(db, &small, &big, "small -> big");
+	check_diff_nodes(db, &big, &small, "big -> small");
+	check_diff_nodes(db, &b, &b, "b -> b");
+	prolly_close(db);
+}
+
+typedef struct counting {
+	tp_store tp;
+	int has; /* has_nodes calls */
+} counting;
+
+static void count_call(tp_store *w, const char *what)
+{
+	if (strcmp(what, "has_nodes") == 0)
+		((counting *)(void *)w)->has++;
+}
+
+/* A push onto the head the remote holds asks it nothing (SY7), between every pair of kinds; a
+ * merge of a branch that left before that head asks once, about where the branch left. */
+PT_TEST(sync_push_onto_known_head_asks_nothing)
+{
+	for (int from = K_MEM; from <= K_LMDB; from++)
+		for (int to = 0; to < N_KINDS; to++) {
+			if (to == K_PG && !have_pg)
+				continue;
+			prolly_db *local = new_db(from), *remote = NULL;
+			prolly_store *st = new_store(to);
+			PT_REQUIRE(local && st);
+			counting *w = tp_new(sizeof(counting), st);
+			PT_REQUIRE(w);
+			w->tp.on_call = count_call;
+			PT_REQUIRE(prolly_db_new(&remote, &w->tp.base, NULL) == 0);
+			prolly_id h, older, c;
+			prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+			prolly_id tree;
+			PT_REQUIRE(put_range(&older, local, "main", 0, 20000, 1) == 0);
+			PT_REQUIRE(put_range(&h, local, "main", 3, 2, 2) == 0);
+			PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0); /* a clone */
+			PT_REQUIRE(tree_of(&tree, local, &h) == 0 &&
+			           prolly_tree_stats_get(&ts, local, &tree, 0) == 0);
+			const int k = 3;
+			for (int i = 0; i < k; i++)
+				PT_REQUIRE(put_range(&h, local, "main", 1000 + i * 6000, 1, 5) == 0);
+			w->has = 0;
+			prolly_sync_stats ps = PROLLY_SYNC_STATS_INIT;
+			PT_CHECK_RC(prolly_push(&ps, local, remote, "origin", "main", 0), 0);
+			PT_CHECKF(ps.has_calls == 0 && w->has == 0, "%s -> %s: %llu questions, %d has_nodes",
+			          kind_name[from], kind_name[to], (unsigned long long)ps.has_calls, w->has);
+			PT_CHECK(ps.commits_copied == (uint64_t)k);
+			printf("# %s -> %s: %d commits of one change each, height %u: %llu nodes, %llu "
+			       "questions, %llu reads, %llu writes\n",
+			       kind_name[from], kind_name[to], k, ts.height,
+			       (unsigned long long)ps.nodes_copied, (unsigned long long)ps.has_calls,
+			       (unsigned long long)ps.read_calls, (unsigned long long)ps.write_calls);
+			PT_CHECKF(ps.nodes_copied <= (uint64_t)k * ts.height * 2, "%llu nodes, height %u",
+			          (unsigned long long)ps.nodes_copied, ts.height);
+			PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &h));
+			PT_CHECK(same_history(local, remote, &h));
+			PT_CHECK_RC(k6_holds(remote), 0);
+
+			/* A branch from before the remote's head, merged after it: its commit and the
+			 * merge travel; the walk asks once, about the commit the branch left from (and
+			 * its tree, which the branch's commit is then compared with). */
+			PT_REQUIRE(prolly_branch_create(local, "side", &older) == 0);
+			PT_REQUIRE(put_range(&c, local, "side", 9000, 2, 6) == 0);
+			PT_REQUIRE(prolly_merge_branches(NULL, NULL, local, "main", "side", NULL, "m") == 0);
+			PT_REQUIRE(prolly_branch_head(&h, local, "main") == 0);
+			w->has = 0;
+			prolly_sync_stats ms = PROLLY_SYNC_STATS_INIT;
+			PT_CHECK_RC(prolly_push(&ms, local, remote, "origin", "main", 0), 0);
+			PT_CHECKF(ms.has_calls == 1 && w->has == 1 && ms.commits_copied == 2,
+			          "merge: %llu questions (%d has_nodes), %llu commits",
+			          (unsigned long long)ms.has_calls, w->has,
+			          (unsigned long long)ms.commits_copied);
+			/* the side commit's path, and the merge's nodes that neither parent's tree has:
+			 * one path each at most (a merge compared with its first parent alone resends
+			 * the side's path, and the side commit compared with the remote's head resends
+			 * main's paths) */
+			PT_CHECKF(ms.nodes_copied <= 2u * ts.height, "merge: %llu nodes",
+			          (unsigned long long)ms.nodes_copied);
+			PT_CHECK(same_history(local, remote, &h));
+			PT_CHECK_RC(k6_holds(remote), 0);
+
+			/* A pull's merge: the remote moved (another client's commit r), this store
+			 * fetched it, committed l and merged r. Pushed: l with its path, and of the
+			 * merge's tree only what neither l's nor r's tree has (the remote has r's). */
+			prolly_id r, l;
+			PT_REQUIRE(put_range(&r, remote, "main", 15000, 1, 7) == 0);
+			PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", NULL, NULL), 0);
+			PT_REQUIRE(put_range(&l, local, "main", 500, 1, 8) == 0);
+			PT_REQUIRE(prolly_branch_create(local, "up", &r) == 0);
+			PT_REQUIRE(prolly_merge_branches(NULL, NULL, local, "main", "up", NULL, "m") == 0);
+			PT_REQUIRE(prolly_branch_head(&h, local, "main") == 0);
+			w->has = 0;
+			prolly_sync_stats pl = PROLLY_SYNC_STATS_INIT;
+			PT_CHECK_RC(prolly_push(&pl, local, remote, "origin", "main", 0), 0);
+			PT_CHECKF(pl.commits_copied == 2 && pl.nodes_copied <= 2u * ts.height - 1,
+			          "pull's merge: %llu commits, %llu nodes, %llu questions",
+			          (unsigned long long)pl.commits_copied, (unsigned long long)pl.nodes_copied,
+			          (unsigned long long)pl.has_calls);
+			PT_CHECK(same_history(local, remote, &h));
+			PT_CHECK_RC(k6_holds(remote), 0);
+
+			/* A forced push of an unrelated history: no parent's tree to compare its root's
+			 * with, so that tree is asked about; the remote holds it already (the first
+			 * commit's records), and nothing but the commit travels. */
+			prolly_id u;
+			prolly_txn *txn = NULL;
+			PT_REQUIRE(put_range(&u, local, "other", 0, 20000, 1) == 0);
+			PT_REQUIRE(prolly_txn_begin(&txn, local) == 0);
+			PT_REQUIRE(prolly_txn_move_branch(txn, "main", &h, &u) == 0);
+			PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+			prolly_txn_free(txn);
+			prolly_sync_stats fs = PROLLY_SYNC_STATS_INIT;
+			PT_CHECK_RC(prolly_push(&fs, local, remote, "origin", "main", 1), 0);
+			PT_CHECKF(fs.commits_copied == 1 && fs.nodes_copied == 0 && fs.has_calls == 1,
+			          "unrelated: %llu commits, %llu nodes, %llu questions",
+			          (unsigned long long)fs.commits_copied, (unsigned long long)fs.nodes_copied,
+			          (unsigned long long)fs.has_calls);
+			PT_CHECK(same_history(local, remote, &u));
+			PT_CHECK_RC(k6_holds(remote), 0);
+			prolly_close(local);
+			prolly_close(remote);
+		}
+}
+
+/* A push onto a known head failed at each of its writes leaves the remote consistent (K6, main
+ * where it was), and a rerun, again without questions, completes it. */
+PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
+{
+	prolly_db *src = new_db(K_MEM);
+	prolly_id base, head, c;
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.batch = 3; /* many small writes */
+	PT_REQUIRE(src && put_range(&base, src, "main", 0, 5000, 1) == 0);
+	for (int i = 0; i < 12; i++)
+		PT_REQUIRE(put_range(&head, src, "main", i * 400, 40, 2 + i) == 0);
+	int total = 0;
+	for (int at = 1; at < 10000; at++) {
+		prolly_store *mem = NULL;
+		prolly_db *dst = NULL;
+		const char *names[1] = {"main"};
+		PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+		failing *f = tp_new(sizeof(failing), mem);
+		PT_REQUIRE(f);
+		f->tp.base.write = failing_write;
+		PT_REQUIRE(prolly_db_new(&dst, &f->tp.base, NULL) == 0);
+		PT_REQUIRE(sync_branches(NULL, dst, src, names, &base, 1, NULL) == 0);
+		f->writes = 0;
+		f->fail_at = at;
+		prolly_ref_update u;
+		memset(&u, 0, sizeof(u));
+		u.name = "refs/heads/main";
+		u.expect = PROLLY_REF_EXPECT_VALUE;
+		u.expected = base;
+		u.value = head;
+		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+		int rc = prolly_sync(&st, dst, src, NULL, 0, &u, 1, &o);
+		PT_CHECK(st.has_calls == 0);
+		if (rc == 0) { /* no write left to fail */
+			total = f->writes;
+			PT_CHECK(at > 1 && f->writes == at - 1);
+			prolly_close(dst);
+			break;
+		}
+		PT_CHECKF(rc == PROLLY_ESTORE, "write %d: %d %s", at, rc, prolly_last_error());
+		PT_CHECKF(k6_holds(dst) == 0, "after write %d failed: %s", at, prolly_last_error());
+		PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &base));
+		f->fail_at = 0;
+		prolly_sync_stats again = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(prolly_sync(&again, dst, src, NULL, 0, &u, 1, &o), 0);
+		PT_CHECK(again.has_calls == 0);
+		PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &head));
+		PT_CHECK(same_history(src, dst, &head));
+		PT_CHECK_RC(k6_holds(dst), 0);
+		prolly_close(dst);
+	}
+	PT_CHECKF(total > 10, "only %d writes", total);
+	PT_CHECKF(unlisted == 0, "%d references neither written nor required", unlisted);
+	prolly_close(src);
 }
 
 /* ---- remotes, fetch and push ---------------------------------------------------------------- */

@@ -8,9 +8,11 @@
  *                       records. The note compares the time with the fixture's full_scan row
  *                       (the same source read whole, cold) when that cell ran before.
  *   sync/push           a commit of cfg->changes random updates (another generation of values
- *                       each run, on top of the previous run's commit) made, untimed, in an LMDB
- *                       clone of the base (the "laptop"), then pushed to the fixture's store
- *                       (prolly_push, a fast-forward of main). ops = edits.
+ *                       each run) on the base commit, made untimed in an LMDB clone of the base
+ *                       (the "laptop"), then pushed to the fixture's store (prolly_push, a
+ *                       fast-forward of main). Before each run both mains go back to the base
+ *                       commit (untimed), so every run pushes its edits onto the head they were
+ *                       made on. ops = edits.
  *   proof/prove_key     k = min(cfg->reads, SCALE_PROOF_KEYS) proofs of random base records,
  *                       one after another after one cache clear. ops = proofs.
  *   proof/verify_key    those proofs (made untimed) checked against the base root. ops = proofs.
@@ -189,6 +191,25 @@ static int push_diff_cb(void *payload, const prolly_diff_entry *d)
 	return 0;
 }
 
+/* main of db back at the base commit (untimed), so that every run pushes a commit of its
+ * edits onto the head it was made on, as the first run does. */
+static int reset_main(cell *c, prolly_db *db)
+{
+	fixture *fx = c->fx;
+	prolly_txn *txn = NULL;
+	prolly_id head;
+	int rc;
+	CK(prolly_branch_head(&head, db, BRANCH), "reading main");
+	if (prolly_id_equal(&head, &fx->base_commit))
+		goto out;
+	CK(prolly_txn_begin(&txn, db), "prolly_txn_begin");
+	CK(prolly_txn_move_branch(txn, BRANCH, &head, &fx->base_commit), "prolly_txn_move_branch");
+	CK(prolly_txn_commit(txn, NULL, 0), "moving main back to the base commit");
+out:
+	prolly_txn_free(txn);
+	return rc;
+}
+
 static int sync_push(cell *c)
 {
 	fixture *fx = c->fx;
@@ -212,7 +233,9 @@ static int sync_push(cell *c)
 		rc = sc_fail(c, PROLLY_EINVAL, "no edits to push (--changes 0?)");
 		goto out;
 	}
-	CK(prolly_branch_head(&parent, fx->local, BRANCH), "reading the local main");
+	CK(reset_main(c, fx->local), "resetting the local main");
+	CK(reset_main(c, fx->db), "resetting the run's store's main");
+	parent = fx->base_commit;
 	CK(prolly_txn_begin(&txn, fx->local), "prolly_txn_begin");
 	CK(prolly_edit_tree(&root, txn, &fx->base, e.edits, e.n), "prolly_edit_tree");
 	CK(prolly_commit_create(&commit, txn, &root, &parent, 1, 0, "random updates"),
