@@ -8,8 +8,10 @@
  *   get_many  the head, then prolly_get_many (one store call per tree level)
  *   scan      a cursor over [lo, hi)
  *   count     prolly_rank of hi minus prolly_rank of lo: O(height), never a scan
- *   commit    prolly_edit_tree on the head's tree, a commit, and the branch moved from the head
- *             to it by compare-and-swap in one store write: PROLLY_ECONFLICT is BT_CONFLICT
+ *   commit    prolly_commit_edits_on from the head read at begin: the edits on that head, or
+ *             merged into the head that moved meanwhile, the branch moved by compare-and-swap
+ *             (up to BT_MERGE_ATTEMPTS times); PROLLY_ECONFLICT (a key written by both, or
+ *             every attempt lost) is BT_CONFLICT
  */
 #include "tables_int.h"
 
@@ -205,26 +207,18 @@ static prolly_edit *lib_edits(bt_session *s, const bt_edit *edits, size_t n)
 static int cl_commit(bt_session *s, const bt_edit *edits, size_t n, int expect)
 {
 	prolly_edit *e = lib_edits(s, edits, n);
-	prolly_txn *txn = NULL;
-	prolly_id root, cid;
+	prolly_id cid;
+	unsigned rebased = 0;
 	int rc;
 	if (!e)
 		return bt__fail(s, "tables: out of memory");
-	if (!expect) {
+	if (!expect)
 		rc = prolly_commit_edits(&cid, s->db->pdb, s->db->branch, e, n, BT_COMMIT_MESSAGE);
-		free(e);
-		if (rc == PROLLY_ECONFLICT)
-			return BT_CONFLICT;
-		return rc ? bt__fail_prolly(s, "tables: commit") : 0;
-	}
-	if ((rc = prolly_txn_begin(&txn, s->db->pdb)) == 0 &&
-	    (rc = prolly_edit_tree(&root, txn, &s->head_tree, e, n)) == 0 &&
-	    !prolly_id_equal(&root, &s->head_tree) &&
-	    (rc = prolly_commit_create(&cid, txn, &root, &s->head, 1, 0, BT_COMMIT_MESSAGE)) == 0 &&
-	    (rc = prolly_txn_move_branch(txn, s->db->branch, &s->head, &cid)) == 0)
-		rc = prolly_txn_commit(txn, NULL, 0);
-	prolly_txn_free(txn);
+	else
+		rc = prolly_commit_edits_on(&cid, &rebased, s->db->pdb, s->db->branch, &s->head, e, n,
+		                            BT_COMMIT_MESSAGE, BT_MERGE_ATTEMPTS);
 	free(e);
+	s->rebased += rebased;
 	if (rc == PROLLY_ECONFLICT)
 		return BT_CONFLICT;
 	return rc ? bt__fail_prolly(s, "tables: commit") : 0;

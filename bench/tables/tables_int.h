@@ -41,6 +41,7 @@ struct bt_session {
 	prolly_id head; /* client, sql: the head read at bt_begin */
 	char head_hex[PROLLY_ID_HEX_SIZE];
 	prolly_id head_tree; /* client: its tree */
+	uint64_t rebased; /* client, sql: commits merged into a head that moved (bt_session_rebased) */
 	/* the transaction's edits (client, sql) */
 	bench_buf arena;
 	bt_edit *edits;
@@ -96,6 +97,10 @@ static inline const bt_kv_ops *bt__kv(const bt_session *s)
 {
 	return s->db->kind == BT_CLIENT ? &bt__client_ops : &bt__sql_ops;
 }
+
+/* Attempts of a commit that finds the head moved: merge into it, compare-and-swap, again if
+ * another commit won meanwhile (client: prolly_commit_edits_on's max_attempts). */
+#define BT_MERGE_ATTEMPTS 16
 
 /* The message of every commit the prolly contenders make. */
 #define BT_COMMIT_MESSAGE "bench tables"
