@@ -177,7 +177,7 @@ int bt_delete_oldest(bt_session *s, const bt_table *t, int64_t from_pk, uint64_t
  * rows all commit, and two that update the same row (tpcb's branch balance) never both do. */
 int bt_commit(bt_session *s);
 /* How many of the session's commits were merged into a head that had moved since their
- * bt_begin (client and sql; plain: 0). */
+ * bt_begin (client; sql and plain: 0, the server does not say). */
 uint64_t bt_session_rebased(const bt_session *s);
 void bt_rollback(bt_session *s);
 

@@ -41,7 +41,7 @@ struct bt_session {
 	prolly_id head; /* client, sql: the head read at bt_begin */
 	char head_hex[PROLLY_ID_HEX_SIZE];
 	prolly_id head_tree; /* client: its tree */
-	uint64_t rebased; /* client, sql: commits merged into a head that moved (bt_session_rebased) */
+	uint64_t rebased;    /* client: commits merged into a head that moved (bt_session_rebased) */
 	/* the transaction's edits (client, sql) */
 	bench_buf arena;
 	bt_edit *edits;
