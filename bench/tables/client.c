@@ -8,10 +8,10 @@
  *   get_many  the head, then prolly_get_many (one store call per tree level)
  *   scan      a cursor over [lo, hi)
  *   count     prolly_rank of hi minus prolly_rank of lo: O(height), never a scan
- *   commit    prolly_commit_edits_on from the head read at begin: the edits on that head, or
- *             merged into the head that moved meanwhile, the branch moved by compare-and-swap
- *             (up to BT_MERGE_ATTEMPTS times); PROLLY_ECONFLICT (a key written by both, or
- *             every attempt lost) is BT_CONFLICT
+ *   commit    in a transaction: group commit (client_group.c): queued with the other
+ *             sessions' commits, merged into the head (snapshot isolation), one store write
+ *             per group; BT_CONFLICT for a key also written since the transaction began.
+ *             Outside one: prolly_commit_edits on the head now
  */
 #include "tables_int.h"
 
@@ -30,6 +30,10 @@ static int cl_db_open(bt_db *db, int create, char *err, size_t errn)
 	prolly_id empty, cid, head;
 	int rc;
 
+	if (!(db->group = bt__group_new())) {
+		bench_seterr(err, errn, "tables: out of memory");
+		return -1;
+	}
 	po.schema = db->schema;
 	po.pool_size = POOL;
 	po.no_create = !create;
@@ -67,6 +71,8 @@ static void cl_db_close(bt_db *db)
 {
 	prolly_close(db->pdb);
 	db->pdb = NULL;
+	bt__group_free(db->group);
+	db->group = NULL;
 }
 
 static int cl_session_open(bt_session *s)
@@ -208,17 +214,16 @@ static int cl_commit(bt_session *s, const bt_edit *edits, size_t n, int expect)
 {
 	prolly_edit *e = lib_edits(s, edits, n);
 	prolly_id cid;
-	unsigned rebased = 0;
 	int rc;
 	if (!e)
 		return bt__fail(s, "tables: out of memory");
-	if (!expect)
-		rc = prolly_commit_edits(&cid, s->db->pdb, s->db->branch, e, n, BT_COMMIT_MESSAGE);
-	else
-		rc = prolly_commit_edits_on(&cid, &rebased, s->db->pdb, s->db->branch, &s->head, e, n,
-		                            BT_COMMIT_MESSAGE, BT_MERGE_ATTEMPTS);
+	if (expect) {
+		rc = bt__group_commit(s, e, n);
+		free(e);
+		return rc;
+	}
+	rc = prolly_commit_edits(&cid, s->db->pdb, s->db->branch, e, n, BT_COMMIT_MESSAGE);
 	free(e);
-	s->rebased += rebased;
 	if (rc == PROLLY_ECONFLICT)
 		return BT_CONFLICT;
 	return rc ? bt__fail_prolly(s, "tables: commit") : 0;
