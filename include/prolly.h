@@ -926,11 +926,14 @@ PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const c
 
 /* Applies edits, made by a transaction that read tree base, to tree head by that rule: *out_root
  * receives head with the edits applied (head == base: prolly_edit_tree of base; edits that
- * change nothing in base: head), creating new nodes in txn. Cost: prolly_edit_tree's on base,
- * plus, when head differs, a three-way merge proportional to the changes from base to head.
- * Errors: PROLLY_EMERGE when a key the edits change in base was also changed from base to head
- * (*out_root untouched, no commit should be made); PROLLY_EINVAL (NULL argument, edits NULL with
- * n > 0); those of prolly_edit_tree and prolly_merge. Thread rules: those of txn. */
+ * change nothing in base are dropped), creating new nodes in txn. It is the three-way merge of
+ * base, base with the edits, and head: without a conflict the result is the tree prolly_merge
+ * gives for them. Cost: when head differs from base, two prolly_get_many of the written keys
+ * (base, head) and prolly_edit_tree's on head, whatever changed between base and head; no node
+ * of base with the edits is made. Errors: PROLLY_EMERGE when a key the edits change in base was
+ * also changed from base to head (*out_root untouched, no node made, no commit should be made);
+ * PROLLY_EINVAL (NULL argument, edits NULL with n > 0); PROLLY_ENOMEM; those of prolly_get_many
+ * and prolly_edit_tree. Thread rules: those of txn. */
 PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const prolly_id *base,
                                    const prolly_id *head, const prolly_edit *edits, size_t n);
 
@@ -945,7 +948,7 @@ PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const p
  * *out_commit then holds when known) when a key the edits change was written since base, when
  * every attempt lost its race, or when the branch was deleted; PROLLY_EINVAL (NULL db, base or
  * out_commit, edits NULL with n > 0, a bad branch name); PROLLY_ENOTFOUND (base or the head's
- * commit absent); those of prolly_edit_tree, prolly_merge and the store. Any thread; the
+ * commit absent); those of prolly_rebase_edits and the store. Any thread; the
  * commit's time is later than its parent's. */
 PROLLY_API int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebased, prolly_db *db,
                                       const char *branch, const prolly_id *base,

@@ -226,6 +226,73 @@ PT_TEST(rebase_edits_rules)
 	tm_db_close(&t);
 }
 
+/* prolly_rebase_edits is the three-way merge prolly_merge does, on random trees: a base of 3,000
+ * records, a head that changed (put, changed, deleted) some of them, edits of other keys (with
+ * repeats, and no-op edits of keys head changed): the same root as prolly_merge(base, base +
+ * edits, head); one edit of a key head changed makes both refuse. */
+PT_TEST(rebase_edits_equals_merge)
+{
+	tm_db t;
+	tm_rng r;
+	prolly_txn *txn = NULL;
+	prolly_id empty, base, head, ours, merged, rebased;
+	prolly_edit he[300], me[300];
+	char hk[300][16], hv[300][16], mk[300][16], mv[300][16];
+	size_t nh = 0, nm = 0;
+	uint64_t seed = PT_SEED();
+	tm_rng_seed(&r, seed);
+	PT_REQUIRE(tm_db_open(&t, 0, "rebase", 0, 0, 0) == 0);
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	prolly_id_empty_tree(&empty);
+	{
+		static prolly_edit be[3000];
+		static char bk[3000][16];
+		for (int i = 0; i < 3000; i++) {
+			snprintf(bk[i], sizeof(bk[i]), "k%05d", i * 2);
+			be[i] = put_edit(bk[i], "base");
+		}
+		PT_REQUIRE(prolly_edit_tree(&base, txn, &empty, be, 3000) == 0);
+	}
+	/* head: keys = 0 mod 3 (of 0..5999), put, changed or deleted */
+	for (int i = 0; i < 6000 && nh < 300; i += 3 + (int)tm_rng_below(&r, 30)) {
+		i -= i % 3;
+		snprintf(hk[nh], sizeof(hk[nh]), "k%05d", i);
+		snprintf(hv[nh], sizeof(hv[nh]), "h%d", (int)tm_rng_below(&r, 1000));
+		he[nh] = tm_rng_chance(&r, 1, 4) ? del_edit(hk[nh]) : put_edit(hk[nh], hv[nh]);
+		nh++;
+	}
+	PT_REQUIRE(prolly_edit_tree(&head, txn, &base, he, nh) == 0);
+	/* mine: keys = 1 mod 3, some twice; and no-op edits (base's value) of keys head changed */
+	for (int i = 1; i < 6000 && nm < 290; i += 3 * (1 + (int)tm_rng_below(&r, 20))) {
+		snprintf(mk[nm], sizeof(mk[nm]), "k%05d", i);
+		snprintf(mv[nm], sizeof(mv[nm]), "m%d", (int)tm_rng_below(&r, 1000));
+		me[nm] = tm_rng_chance(&r, 1, 5) ? del_edit(mk[nm]) : put_edit(mk[nm], mv[nm]);
+		nm++;
+		if (tm_rng_chance(&r, 1, 10) && nm < 290) {
+			memcpy(mk[nm], mk[nm - 1], sizeof(mk[nm]));
+			me[nm] = put_edit(mk[nm], "again");
+			nm++;
+		}
+	}
+	for (size_t i = 0; i < nh && nm < 300; i += 7)
+		if (atoi(hk[i] + 1) % 2 == 0) { /* a key base has: the edit leaves it as base had it */
+			memcpy(mk[nm], hk[i], sizeof(mk[nm]));
+			me[nm] = put_edit(mk[nm], "base");
+			nm++;
+		}
+	PT_CHECK_RC(prolly_edit_tree(&ours, txn, &base, me, nm), 0);
+	PT_CHECK_RC(prolly_merge(&merged, NULL, txn, &base, &ours, &head, NULL), 0);
+	PT_CHECK_RC(prolly_rebase_edits(&rebased, txn, &base, &head, me, nm), 0);
+	PT_CHECKF(prolly_id_equal(&merged, &rebased), "seed %" PRIu64, seed);
+	/* one edit of a key head changed (to another value): both refuse */
+	me[nm++] = put_edit(hk[0], "neither");
+	PT_CHECK_RC(prolly_edit_tree(&ours, txn, &base, me, nm), 0);
+	PT_CHECK_RC(prolly_merge(&merged, NULL, txn, &base, &ours, &head, NULL), PROLLY_EMERGE);
+	PT_CHECK_RC(prolly_rebase_edits(&rebased, txn, &base, &head, me, nm), PROLLY_EMERGE);
+	prolly_txn_free(txn);
+	tm_db_close(&t);
+}
+
 /* ---- threads ------------------------------------------------------------------------------- */
 
 #define THREADS 8
