@@ -483,22 +483,35 @@ PT_TEST(sql_follows_the_model)
 	tm_pg_schema_drop(schema);
 }
 
-/* Two sessions of contender kind on a fresh store with row 1 (a = -20); *db, *a, *b. */
-static void two_sessions(bt_kind kind, bt_db **db, bt_session **a, bt_session **b)
+/* Two sessions of contender kind on a fresh store with row 1 (a = -20): *db, *a, *b; 0, or -1
+ * after a failed check (then nothing is left open). */
+static int two_sessions(bt_kind kind, bt_db **db, bt_session **a, bt_session **b)
 {
-	char err[512], text[24];
+	char err[512] = "", text[24];
 	bt_row r;
 	tm_pg_schema_name(schema, "btx");
 	if (kind == BT_SQL) {
 		/* the store first, then the extension in it */
-		PT_REQUIRE((*db = open_db(BT_CLIENT, 1)) != NULL);
+		if (!(*db = open_db(BT_CLIENT, 1)))
+			return -1;
 		bt_db_close(*db);
 	}
-	PT_REQUIRE((*db = open_db(kind, 1)) != NULL);
-	PT_REQUIRE(bt_session_open(a, *db, err, sizeof(err)) == 0);
-	PT_REQUIRE(bt_session_open(b, *db, err, sizeof(err)) == 0);
+	if (!(*db = open_db(kind, 1)))
+		return -1;
+	*a = *b = NULL;
 	make_row(&r, text, 1, 0);
-	PT_REQUIRE(bt_begin(*a) == 0 && bt_insert(*a, &items, &r) == 0 && bt_commit(*a) == 0);
+	if (bt_session_open(a, *db, err, sizeof(err)) || bt_session_open(b, *db, err, sizeof(err)) ||
+	    bt_begin(*a) || bt_insert(*a, &items, &r) || bt_commit(*a)) {
+		PT_CHECKF(0, "%s: %s", bt_contender_names[kind],
+		          err[0] ? err
+		          : *a   ? bt_session_error(*a)
+		                 : "");
+		bt_session_close(*a);
+		bt_session_close(*b);
+		bt_db_close(*db);
+		return -1;
+	}
+	return 0;
 }
 
 /* Two transactions begin on one head and write different rows: the second to commit finds the
@@ -510,7 +523,7 @@ static void lost_race_merges(bt_kind kind)
 	char text[24];
 	bt_row r1, r2;
 	int found = 0;
-	two_sessions(kind, &db, &a, &b);
+	PT_REQUIRE(two_sessions(kind, &db, &a, &b) == 0);
 	make_row(&r1, text, 2, 11);
 	PT_CHECK(bt_begin(a) == 0 && bt_begin(b) == 0);
 	PT_CHECK(bt_insert(a, &items, &r1) == 0);
@@ -548,7 +561,7 @@ static void same_row_conflicts(bt_kind kind)
 	bt_session *a = NULL, *b = NULL;
 	bt_row old, row;
 	int found = 0;
-	two_sessions(kind, &db, &a, &b);
+	PT_REQUIRE(two_sessions(kind, &db, &a, &b) == 0);
 	PT_CHECK(bt_begin(a) == 0 && bt_begin(b) == 0);
 	for (int i = 0; i < 2; i++) {
 		bt_session *s = i ? b : a;
