@@ -943,7 +943,8 @@ PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const p
  * prolly_rebase_edits of base's tree onto the head's. A lost compare-and-swap starts over from
  * reading the head, max_attempts times in all (0 counts as 1). Edits that change nothing in base
  * make no commit. *out_commit receives the new commit (or the head, when nothing was committed);
- * out_rebased (may be NULL) how many of the attempts merged onto a moved head. Errors:
+ * out_rebased (may be NULL) how many of the attempts found the head moved and merged into it (or
+ * found the conflict that ended them). Errors:
  * PROLLY_ECONFLICT (nothing written; run the transaction again on the new head, which
  * *out_commit then holds when known) when a key the edits change was written since base, when
  * every attempt lost its race, or when the branch was deleted; PROLLY_EINVAL (NULL db, base or

@@ -155,10 +155,10 @@ cleanup:
 }
 
 /* One attempt: reads the head, commits the edits on it (rebased when it is not base) and
- * publishes. Returns 0; PROLLY_ECONFLICT for a lost race (*winner: the head that won, when
- * known), *final set when retrying cannot help (a write-write conflict, the branch deleted);
- * other errors. *rebased is set when it merged. */
-static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *winner,
+ * publishes. Returns 0; PROLLY_ECONFLICT for a lost race (*winner: the head that won, *known
+ * set once a head was read), *final set when retrying cannot help (a write-write conflict, the
+ * branch deleted); other errors. *rebased is set when the head was not base. */
+static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *winner, int *known,
                    prolly_db *db, const char *branch, const char *ref, prolly_commit **base_c,
                    const prolly_id *base, const prolly_edit *edits, size_t n, const char *message)
 {
@@ -178,6 +178,7 @@ static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *w
 		goto cleanup;
 	}
 	*winner = head;
+	*known = 1;
 	if (!hc && (rc = prolly__commits_read(db, &head, 1, &hc)))
 		goto cleanup;
 	if (prolly_id_equal(&head, base)) {
@@ -231,10 +232,9 @@ int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebased, prolly_
 	if ((rc = prolly__branch_ref(ref, branch)))
 		return rc;
 	for (unsigned i = 0; i < tries; i++) {
-		rc = attempt(out_commit, &merged, &final, &winner, db, branch, ref, &base_c, base, edits, n,
-		             message);
+		rc = attempt(out_commit, &merged, &final, &winner, &known, db, branch, ref, &base_c, base,
+		             edits, n, message);
 		rebased += (unsigned)merged;
-		known = 1;
 		if (rc != PROLLY_ECONFLICT || final)
 			break;
 	}

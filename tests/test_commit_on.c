@@ -217,9 +217,11 @@ PT_TEST(rebase_edits_rules)
 	            PROLLY_EINVAL);
 	PT_CHECK_RC(prolly_commit_edits_on(NULL, NULL, t.db, "main", &base, &mine, 1, "m", 1),
 	            PROLLY_EINVAL);
-	/* a deleted branch: a conflict, not a crash */
+	/* a deleted branch: a conflict, and no head to report (*out_commit untouched) */
+	want = root;
 	PT_CHECK_RC(prolly_commit_edits_on(&root, NULL, t.db, "gone", &base, &mine, 1, "m", 3),
 	            PROLLY_ECONFLICT);
+	PT_CHECK(prolly_id_equal(&root, &want));
 	prolly_txn_free(txn);
 	prolly_commit_free(bc);
 	prolly_commit_free(hc);
