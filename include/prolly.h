@@ -909,6 +909,53 @@ PROLLY_API int prolly_txn_move_branch(prolly_txn *txn, const char *branch,
 PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
                                    const prolly_edit *edits, size_t n, const char *message);
 
+/*
+ * Snapshot-isolation commits. A transaction reads one commit of a branch (its snapshot, `base`)
+ * and collects edits; at commit the branch may have moved on. Instead of failing, the edits are
+ * merged into the new head (three-way: base's tree, base's tree with the edits, the head's
+ * tree), as a versioned database merges a transaction's working set at commit, unless they
+ * write a key that was also written since base: a write-write conflict, after which the
+ * transaction must run again on the new head (its reads may be stale). So the transaction's
+ * reads are of base; its writes land on the head as of its commit; two transactions that write
+ * the same key never both commit (no lost update), while transactions writing disjoint keys do
+ * not redo anything. Writes are compared by value against base: a key both sides set (even to
+ * the same value) or both deleted is a conflict; an edit that leaves a key as base has it
+ * writes nothing and conflicts with nothing. Reads are not checked (write skew is possible, as
+ * in any snapshot isolation).
+ */
+
+/* Applies edits, made by a transaction that read tree base, to tree head by that rule: *out_root
+ * receives head with the edits applied (head == base: prolly_edit_tree of base; edits that
+ * change nothing in base are dropped), creating new nodes in txn. It is the three-way merge of
+ * base, base with the edits, and head: without a conflict the result is the tree prolly_merge
+ * gives for them. Cost: when head differs from base, two prolly_get_many of the written keys
+ * (base, head) and prolly_edit_tree's on head, whatever changed between base and head; no node
+ * of base with the edits is made. Errors: PROLLY_EMERGE when a key the edits change in base was
+ * also changed from base to head (*out_root untouched, no node made, no commit should be made);
+ * PROLLY_EINVAL (NULL argument, edits NULL with n > 0); PROLLY_ENOMEM; those of prolly_get_many
+ * and prolly_edit_tree. Thread rules: those of txn. */
+PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const prolly_id *base,
+                                   const prolly_id *head, const prolly_edit *edits, size_t n);
+
+/* Commits to branch the edits of a transaction that began on commit base, moving the branch by
+ * compare-and-swap: while the head is base, one commit of base's tree with the edits (parent
+ * base); once it moved, one commit (parent the head; history stays linear, no merge commit) of
+ * prolly_rebase_edits of base's tree onto the head's. A lost compare-and-swap starts over from
+ * reading the head, max_attempts times in all (0 counts as 1). Edits that change nothing in base
+ * make no commit. *out_commit receives the new commit (or the head, when nothing was committed);
+ * out_rebased (may be NULL) how many of the attempts found the head moved and merged into it (or
+ * found the conflict that ended them). Errors:
+ * PROLLY_ECONFLICT (nothing written; run the transaction again on the new head, which
+ * *out_commit then holds when known) when a key the edits change was written since base, when
+ * every attempt lost its race, or when the branch was deleted; PROLLY_EINVAL (NULL db, base or
+ * out_commit, edits NULL with n > 0, a bad branch name); PROLLY_ENOTFOUND (base or the head's
+ * commit absent); those of prolly_rebase_edits and the store. Any thread; the
+ * commit's time is later than its parent's. */
+PROLLY_API int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebased, prolly_db *db,
+                                      const char *branch, const prolly_id *base,
+                                      const prolly_edit *edits, size_t n, const char *message,
+                                      unsigned max_attempts);
+
 /* Creates branch `name` at commit (O(1): no node is copied). PROLLY_ECONFLICT if it exists. */
 PROLLY_API int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* Deletes a branch; PROLLY_ENOTFOUND if absent. */

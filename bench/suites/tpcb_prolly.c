@@ -8,10 +8,11 @@
  *   aid, delta, mtime); bt_commit.
  * aid, tid, bid and delta are uniform as in pgbench (aid in [1, 100000 * scale], tid in
  * [1, 10 * scale], bid in [1, scale], delta in [-5000, 5000]), drawn per transaction from a
- * worker's own stream (seed, cell, client). A commit that lost its race (BT_CONFLICT: another
- * client moved the branch head since bt_begin) runs the same transaction again, up to
- * max_retries times, each counted as a retry; its latency runs from the first begin to the
- * commit that won. The read-back reads the transaction's snapshot (table.h: reads in a
+ * worker's own stream (seed, cell, client). A commit is merged into the branch head when
+ * another client moved it since bt_begin (snapshot isolation, table.h); one that wrote a row also
+ * written since bt_begin (BT_CONFLICT: at scale 1 every transaction writes the one branch row)
+ * runs the same transaction again, up to max_retries times, each counted as a retry; its latency
+ * runs from the first begin to the commit that landed. The read-back reads the transaction's snapshot (table.h: reads in a
  * transaction see the head it began on): it must find the balance before or after the delta.
  * Mode "select-only" is pgbench's -S: one point read of a random account, no commit.
  *

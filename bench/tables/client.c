@@ -8,8 +8,10 @@
  *   get_many  the head, then prolly_get_many (one store call per tree level)
  *   scan      a cursor over [lo, hi)
  *   count     prolly_rank of hi minus prolly_rank of lo: O(height), never a scan
- *   commit    prolly_edit_tree on the head's tree, a commit, and the branch moved from the head
- *             to it by compare-and-swap in one store write: PROLLY_ECONFLICT is BT_CONFLICT
+ *   commit    in a transaction: group commit (client_group.c): queued with the other
+ *             sessions' commits, merged into the head (snapshot isolation), one store write
+ *             per group; BT_CONFLICT for a key also written since the transaction began.
+ *             Outside one: prolly_commit_edits on the head now
  */
 #include "tables_int.h"
 
@@ -28,6 +30,10 @@ static int cl_db_open(bt_db *db, int create, char *err, size_t errn)
 	prolly_id empty, cid, head;
 	int rc;
 
+	if (!(db->group = bt__group_new())) {
+		bench_seterr(err, errn, "tables: out of memory");
+		return -1;
+	}
 	po.schema = db->schema;
 	po.pool_size = POOL;
 	po.no_create = !create;
@@ -65,6 +71,8 @@ static void cl_db_close(bt_db *db)
 {
 	prolly_close(db->pdb);
 	db->pdb = NULL;
+	bt__group_free(db->group);
+	db->group = NULL;
 }
 
 static int cl_session_open(bt_session *s)
@@ -205,25 +213,16 @@ static prolly_edit *lib_edits(bt_session *s, const bt_edit *edits, size_t n)
 static int cl_commit(bt_session *s, const bt_edit *edits, size_t n, int expect)
 {
 	prolly_edit *e = lib_edits(s, edits, n);
-	prolly_txn *txn = NULL;
-	prolly_id root, cid;
+	prolly_id cid;
 	int rc;
 	if (!e)
 		return bt__fail(s, "tables: out of memory");
-	if (!expect) {
-		rc = prolly_commit_edits(&cid, s->db->pdb, s->db->branch, e, n, BT_COMMIT_MESSAGE);
+	if (expect) {
+		rc = bt__group_commit(s, e, n);
 		free(e);
-		if (rc == PROLLY_ECONFLICT)
-			return BT_CONFLICT;
-		return rc ? bt__fail_prolly(s, "tables: commit") : 0;
+		return rc;
 	}
-	if ((rc = prolly_txn_begin(&txn, s->db->pdb)) == 0 &&
-	    (rc = prolly_edit_tree(&root, txn, &s->head_tree, e, n)) == 0 &&
-	    !prolly_id_equal(&root, &s->head_tree) &&
-	    (rc = prolly_commit_create(&cid, txn, &root, &s->head, 1, 0, BT_COMMIT_MESSAGE)) == 0 &&
-	    (rc = prolly_txn_move_branch(txn, s->db->branch, &s->head, &cid)) == 0)
-		rc = prolly_txn_commit(txn, NULL, 0);
-	prolly_txn_free(txn);
+	rc = prolly_commit_edits(&cid, s->db->pdb, s->db->branch, e, n, BT_COMMIT_MESSAGE);
 	free(e);
 	if (rc == PROLLY_ECONFLICT)
 		return BT_CONFLICT;

@@ -146,6 +146,11 @@ const char *bt_session_error(const bt_session *s)
 	return s->err;
 }
 
+uint64_t bt_session_rebased(const bt_session *s)
+{
+	return s ? s->rebased : 0;
+}
+
 /* ---- reads --------------------------------------------------------------------------------- */
 
 int bt_get(bt_session *s, const bt_table *t, int64_t pk, bt_row *r, int *found)

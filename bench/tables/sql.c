@@ -12,8 +12,10 @@
  *             PAGE rows (each page one statement) so that a long range never sits whole in
  *             one result
  *   count     SELECT prolly_count(ref, lo, hi)                        O(height) in the server
- *   commit    SELECT prolly_commit(branch, keys, vals, NULL, expected): the extension checks
- *             the head under the branch's row lock; 40001 is BT_CONFLICT
+ *   commit    SELECT prolly_commit(branch, keys, vals, message, expected, true): under the
+ *             branch's row lock, the extension commits on expected or merges into the head that
+ *             moved meanwhile (snapshot isolation, as the client contender); 40001 (a key written
+ *             since expected) is BT_CONFLICT
  *
  * The store is created, and the branch made, through the C library at bt_db_open (the same
  * layout the client contender uses); the extension must be installed in the store's schema.
@@ -89,7 +91,7 @@ static int sq_session_open(bt_session *s)
 	    {"bt_count", "SELECT %s.prolly_count($1::text, $2::bytea, $3::bytea)", 3},
 	    {"bt_commit",
 	     "SELECT %s.prolly_commit($1::text, $2::bytea[], $3::bytea[], '" BT_COMMIT_MESSAGE
-	     "', $4::text)",
+	     "', $4::text, true)",
 	     4},
 	};
 	char sql[512];

@@ -156,9 +156,8 @@ int bt_range(int64_t *out, bt_session *s, const bt_table *t, const bt_range_q *q
 
 /* ---- transactions (one commit each) ------------------------------------------------------- */
 
-/* Starts a transaction: plain BEGIN; client and sql read the branch head, which the
- * transaction's reads see and its commit must still find (compare-and-swap). Reads inside a
- * transaction (bt_get, bt_get_many, bt_range) read that head. */
+/* Starts a transaction: plain BEGIN; client and sql read the branch head, the transaction's
+ * snapshot: reads inside a transaction (bt_get, bt_get_many, bt_range) read that head. */
 int bt_begin(bt_session *s);
 int bt_insert(bt_session *s, const bt_table *t, const bt_row *r);
 /* Deletes row r (its primary key and its index entries: r must be the row as stored). */
@@ -168,11 +167,18 @@ int bt_update(bt_session *s, const bt_table *t, const bt_row *old, const bt_row 
 /* Deletes the n rows of t with the smallest primary keys >= from_pk; *deleted how many. */
 int bt_delete_oldest(bt_session *s, const bt_table *t, int64_t from_pk, uint64_t n,
                      uint64_t *deleted);
-/* Commits: 0; BT_CONFLICT if the branch moved since bt_begin (nothing written; begin again);
+/* Commits: 0; BT_CONFLICT when the transaction must run again (nothing written; begin again);
  * -1 on failure (the transaction is rolled back). plain: a statement or the COMMIT failing with
- * 40001 or 40P01 (deadlock) is BT_CONFLICT too; bt_rollback then. client and sql: the writes are
- * kept in the session and sent at bt_commit; reads inside the transaction do not see them. */
+ * 40001 or 40P01 (deadlock) is BT_CONFLICT; bt_rollback then. client and sql: the writes are
+ * kept in the session and sent at bt_commit; reads inside the transaction do not see them. They
+ * commit with snapshot isolation (include/prolly.h, prolly_commit_edits_on): if the branch
+ * moved since bt_begin, the writes are merged into the new head unless a key they write was
+ * written since bt_begin (a write-write conflict: BT_CONFLICT), so transactions writing disjoint
+ * rows all commit, and two that update the same row (tpcb's branch balance) never both do. */
 int bt_commit(bt_session *s);
+/* How many of the session's commits were merged into a head that had moved since their
+ * bt_begin (client; sql and plain: 0, the server does not say). */
+uint64_t bt_session_rebased(const bt_session *s);
 void bt_rollback(bt_session *s);
 
 #endif /* BENCH_TABLE_H */

@@ -25,13 +25,16 @@ typedef struct bt_edit {
 	size_t koff, klen, voff, vlen;
 } bt_edit;
 
+typedef struct bt_group bt_group; /* client_group.c */
+
 struct bt_db {
 	bt_kind kind;
 	char *url, *schema, *branch; /* copies */
 	char qschema[160];           /* schema as a quoted identifier */
 	const bt_table *const *tables;
 	size_t ntables;
-	prolly_db *pdb; /* client: the handle its sessions share; sql: setup only (NULL after) */
+	prolly_db *pdb;  /* client: the handle its sessions share; sql: setup only (NULL after) */
+	bt_group *group; /* client: the queue of its sessions' commits */
 };
 
 struct bt_session {
@@ -41,6 +44,7 @@ struct bt_session {
 	prolly_id head; /* client, sql: the head read at bt_begin */
 	char head_hex[PROLLY_ID_HEX_SIZE];
 	prolly_id head_tree; /* client: its tree */
+	uint64_t rebased;    /* client: commits merged into a head that moved (bt_session_rebased) */
 	/* the transaction's edits (client, sql) */
 	bench_buf arena;
 	bt_edit *edits;
@@ -92,10 +96,22 @@ typedef struct bt_kv_ops {
 
 extern const bt_kv_ops bt__client_ops, bt__sql_ops;
 
+/* Group commit of the client contender's transactions (client_group.c): new and free (NULL ok)
+ * a bt_db's queue; commit edits made on s->head (s->head_tree) with the transactions of the
+ * other sessions queued meanwhile, merged into the branch head (snapshot isolation): 0,
+ * BT_CONFLICT (a key also written since s->head), -1 with the session's error set. */
+bt_group *bt__group_new(void);
+void bt__group_free(bt_group *g);
+int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n);
+
 static inline const bt_kv_ops *bt__kv(const bt_session *s)
 {
 	return s->db->kind == BT_CLIENT ? &bt__client_ops : &bt__sql_ops;
 }
+
+/* Attempts of a commit that finds the head moved: merge into it, compare-and-swap, again if
+ * another commit won meanwhile (client: prolly_commit_edits_on's max_attempts). */
+#define BT_MERGE_ATTEMPTS 16
 
 /* The message of every commit the prolly contenders make. */
 #define BT_COMMIT_MESSAGE "bench tables"

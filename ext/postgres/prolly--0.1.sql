@@ -55,7 +55,8 @@ LANGUAGE C STABLE CALLED ON NULL INPUT PARALLEL RESTRICTED SECURITY INVOKER;
 -- grants of docs/postgres.md and are VOLATILE (a read-only transaction refuses them).
 
 CREATE FUNCTION @extschema@.prolly_commit(branch text, keys bytea[], vals bytea[],
-                                          message text DEFAULT NULL, expected text DEFAULT NULL)
+                                          message text DEFAULT NULL, expected text DEFAULT NULL,
+                                          merge boolean DEFAULT false)
 RETURNS text
 AS 'MODULE_PATHNAME', 'pgx_commit'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;

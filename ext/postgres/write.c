@@ -1,9 +1,11 @@
 /*
  * write.c - the SQL write functions (declared by prolly--0.1.sql, documented in docs/sql.md).
  *
- *   prolly_commit(branch, keys[], vals[], message, expected)
+ *   prolly_commit(branch, keys[], vals[], message, expected, merge)
  *                                                    prolly_edit_tree on the head, one commit;
- *                                                    with expected, only on that head (40001)
+ *                                                    with expected, only on that head (40001),
+ *                                                    or with merge, merged into a moved head
+ *                                                    unless a key was written since (40001)
  *   prolly_put(branch, key, value)                   the same with one put
  *   prolly_delete(branch, key)                       the same with one delete
  *   prolly_branch(name, from_ref)                    a new ref naming from_ref's commit
@@ -122,19 +124,38 @@ static int publish(prolly_txn *txn)
 
 /* ---- commits of edits ---- */
 
+/* A write-write conflict of a merging commit: 40001, nothing written (after the caller's
+ * cleanup). */
+static void raise_ww_conflict(const char *branch, const prolly_id *expected, const prolly_id *head)
+{
+	char want[PROLLY_ID_HEX_SIZE], have[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(want, expected);
+	prolly_id_to_hex(have, head);
+	ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+	                errmsg("prolly: branch \"%s\" moved, and a key this commit writes was written "
+	                       "since the expected commit; nothing was written",
+	                       branch),
+	                errdetail("expected %s, head %s", want, have),
+	                errhint("Read the head again and retry the transaction.")));
+}
+
 /* Applies edits to the head of branch and commits them (reflogged as op); *out receives the
- * new commit, or the head when the tree did not change. With expected non-NULL the head must be
- * that commit (checked under the write lock, so no other writer can move it between the check
- * and the commit): otherwise 40001 and nothing is written. Raises any error. */
+ * new commit, or the head when the tree did not change. With expected non-NULL the edits were
+ * made on that commit (checked under the write lock, so no other writer can move the head
+ * between the check and the commit): if the head is another commit, without merge 40001 and
+ * nothing is written; with merge the edits are merged into the head (prolly_rebase_edits: a
+ * snapshot-isolation commit) unless a key they write was written since expected (40001).
+ * Raises any error. */
 static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char *branch,
                          const char *ref, const prolly_edit *edits, size_t n, const char *message,
-                         const char *op, const prolly_id *expected, prolly_id *out)
+                         const char *op, const prolly_id *expected, bool merge, prolly_id *out)
 {
 	pgx_tables t;
 	prolly_db *db = pgx_open_write(fcinfo, &t, fname);
-	prolly_commit *hc = NULL;
+	prolly_commit *hc = NULL, *bc = NULL;
 	prolly_txn *txn = NULL;
-	prolly_id root, cid;
+	prolly_id root, cid, head;
+	bool moved = false;
 	int rc;
 
 	pgx_write_lock(ref);
@@ -142,22 +163,34 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 	rc = prolly_branch_commit(&hc, db, branch);
 	if (rc == 0 && expected && !prolly_id_equal(&hc->id, expected)) {
 		char want[PROLLY_ID_HEX_SIZE], have[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(want, expected);
-		prolly_id_to_hex(have, &hc->id);
-		prolly_commit_free(hc);
-		pgx_write_unlock();
-		ereport(ERROR,
-		        (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-		         errmsg("prolly: branch \"%s\" moved: its head is no longer the expected commit; "
-		                "nothing was written",
-		                branch),
-		         errdetail("expected %s, head %s", want, have),
-		         errhint("Read the head again and retry the transaction.")));
+		moved = true;
+		if (!merge) {
+			prolly_id_to_hex(want, expected);
+			prolly_id_to_hex(have, &hc->id);
+			prolly_commit_free(hc);
+			pgx_write_unlock();
+			ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			                errmsg("prolly: branch \"%s\" moved: its head is no longer the "
+			                       "expected commit; nothing was written",
+			                       branch),
+			                errdetail("expected %s, head %s", want, have),
+			                errhint("Read the head again and retry the transaction.")));
+		}
+		rc = prolly_commit_read(&bc, db, expected);
 	}
 	if (rc == 0)
 		rc = prolly_txn_begin(&txn, db);
 	if (rc == 0)
-		rc = prolly_edit_tree(&root, txn, &hc->tree, edits, n);
+		rc = moved ? prolly_rebase_edits(&root, txn, &bc->tree, &hc->tree, edits, n)
+		           : prolly_edit_tree(&root, txn, &hc->tree, edits, n);
+	if (rc == PROLLY_EMERGE) {
+		head = hc->id;
+		prolly_txn_free(txn);
+		prolly_commit_free(hc);
+		prolly_commit_free(bc);
+		pgx_write_unlock();
+		raise_ww_conflict(branch, expected, &head);
+	}
 	if (rc == 0 && prolly_id_equal(&root, &hc->tree)) {
 		*out = hc->id;
 	} else if (rc == 0) {
@@ -170,6 +203,7 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 	}
 	prolly_txn_free(txn);
 	prolly_commit_free(hc);
+	prolly_commit_free(bc);
 	pgx_write_unlock();
 	pgx_check(rc, fname);
 }
@@ -187,6 +221,8 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 	prolly_edit *edits;
 	prolly_id out, expected;
 	int has_expected = !PG_ARGISNULL(4);
+	/* merge: the sixth argument (absent where the function was declared without it) */
+	bool merge = PG_NARGS() > 5 && !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
 
 	if (has_expected) {
 		char *hex = text_to_cstring(PG_GETARG_TEXT_PP(4));
@@ -221,7 +257,7 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 	message = PG_ARGISNULL(3) ? psprintf("sql commit (%d edit%s)", nk, nk == 1 ? "" : "s")
 	                          : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	commit_edits(fcinfo, "prolly_commit", branch, ref, edits, (size_t)nk, message, "sql-commit",
-	             has_expected ? &expected : NULL, &out);
+	             has_expected ? &expected : NULL, merge, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }
 
@@ -247,7 +283,7 @@ Datum pgx_put(PG_FUNCTION_ARGS)
 	e.op = PROLLY_PUT;
 	e.key = slice_of(k);
 	e.value = slice_of(v);
-	commit_edits(fcinfo, "prolly_put", branch, ref, &e, 1, "sql put", "sql-put", NULL, &out);
+	commit_edits(fcinfo, "prolly_put", branch, ref, &e, 1, "sql put", "sql-put", NULL, false, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }
 
@@ -269,7 +305,7 @@ Datum pgx_delete(PG_FUNCTION_ARGS)
 	e.value.data = NULL;
 	e.value.size = 0;
 	commit_edits(fcinfo, "prolly_delete", branch, ref, &e, 1, "sql delete", "sql-delete", NULL,
-	             &out);
+	             false, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }
 

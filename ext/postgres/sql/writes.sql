@@ -52,6 +52,16 @@ SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L
 SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', repeat('g', 64)));
 SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY['1']::bytea[], NULL, :'cas1') = :'cas1' AS unchanged_on_expected;
 SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY[NULL]::bytea[], NULL, NULL) <> :'cas1' AS null_expected_commits;
+-- with merge: a moved head takes edits of other keys (one commit on the head), and refuses
+-- (40001, nothing written) edits of a key written since expected, even to the same value
+SELECT prolly_resolve('w') AS base \gset
+SELECT prolly_commit('w', ARRAY['m1']::bytea[], ARRAY['1']::bytea[], 'other', NULL) AS moved \gset
+SELECT prolly_commit('w', ARRAY['m2']::bytea[], ARRAY['2']::bytea[], 'merged', :'base', true) AS merged \gset
+SELECT prolly_resolve('w') = :'merged' AS merged_landed, prolly_resolve('w~1') = :'moved' AS on_moved_head,
+       convert_from(prolly_get('w', 'm1'), 'UTF8') AS m1, convert_from(prolly_get('w', 'm2'), 'UTF8') AS m2;
+SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L, true)', 'w', 'm1', '1', :'base'));
+SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L, true)', 'w', 'm1', '9', :'base'));
+SELECT prolly_resolve('w') = :'merged' AS not_moved, convert_from(prolly_get('w', 'm1'), 'UTF8') AS m1;
 -- values and keys at the limits
 SELECT prolly_put('w', decode(repeat('61', 2048), 'hex'), decode(repeat('62', 65536), 'hex')) IS NOT NULL AS at_limits;
 SELECT length(prolly_get('w', decode(repeat('61', 2048), 'hex'))) AS len;

@@ -1,0 +1,188 @@
+/*
+ * client_group.c - group commit for the client contender's transactions (tables_int.h).
+ *
+ * Every session of a client bt_db shares one prolly handle and commits to one branch. Committing
+ * each transaction by its own compare-and-swap makes the sessions race for the branch head: of
+ * the commits in flight one wins and the others write again. Here they queue instead. One
+ * committing session at a time (the leader) takes every transaction queued so far and, in one
+ * prolly txn: reads the head, merges each transaction into the running head in queue order
+ * (prolly_rebase_edits from the head its transaction began on: snapshot isolation, include/
+ * prolly.h), gives each that did not conflict its own commit (each the parent of the next), and
+ * moves the branch once, from the head it read to the last commit, in one store write. The
+ * others wait for its result; transactions that queued meanwhile form the next group. So a
+ * commit costs one store write per group instead of one per attempt, and only a write-write
+ * conflict (a key also written since the transaction began, within the group included) sends a
+ * transaction back (BT_CONFLICT).
+ *
+ * Invariants:
+ *   G1  at most one leader per bt_db (g->busy), so no two groups of this process race; a
+ *       compare-and-swap lost to another process retries the whole group (BT_MERGE_ATTEMPTS).
+ *   G2  a request's edits, base and err live on its session's thread, which waits until the
+ *       leader sets done under g->mu; the leader touches no request after that.
+ *   G3  commits of a group are chained in queue order, each later in time than its parent.
+ */
+#include "tables_int.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct req {
+	const prolly_id *base, *base_tree; /* the head the transaction began on, and its tree */
+	const prolly_edit *edits;
+	size_t n;
+	int rc;      /* 0, BT_CONFLICT, -1 (err) */
+	int rebased; /* merged into a head other than base */
+	int done;
+	char err[256];
+	struct req *next;
+} req;
+
+struct bt_group {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	req *first, *last; /* queued, not yet taken by a leader */
+	int busy;          /* a leader is committing a group */
+};
+
+bt_group *bt__group_new(void)
+{
+	bt_group *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	return g;
+}
+
+void bt__group_free(bt_group *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_destroy(&g->mu);
+	pthread_cond_destroy(&g->cv);
+	free(g);
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void fail(req *r, const char *what)
+{
+	r->rc = -1;
+	snprintf(r->err, sizeof(r->err), "tables: %s: %s", what, prolly_last_error());
+}
+
+/* One try at committing the group: 0 (each request's rc says what became of it), or
+ * PROLLY_ECONFLICT when another writer moved the branch (nothing written). */
+static int group_try(bt_db *db, req *batch)
+{
+	prolly_txn *txn = NULL;
+	prolly_commit *hc = NULL;
+	prolly_id cur, cur_tree, root, cid;
+	int64_t t;
+	int rc, landed = 0;
+
+	if ((rc = prolly_txn_begin(&txn, db->pdb)) ||
+	    (rc = prolly_branch_commit(&hc, db->pdb, db->branch))) {
+		for (req *r = batch; r; r = r->next)
+			fail(r, "group commit: reading the head");
+		goto cleanup;
+	}
+	cur = hc->id;
+	cur_tree = hc->tree;
+	t = hc->time_us;
+	for (req *r = batch; r; r = r->next) {
+		r->rebased = 0;
+		rc = prolly_rebase_edits(&root, txn, r->base_tree, &cur_tree, r->edits, r->n);
+		if (rc == PROLLY_EMERGE) {
+			r->rc = BT_CONFLICT;
+			continue;
+		}
+		if (rc) {
+			fail(r, "commit");
+			continue;
+		}
+		r->rc = 0;
+		r->rebased = !prolly_id_equal(r->base, &cur);
+		if (prolly_id_equal(&root, &cur_tree))
+			continue; /* writes nothing */
+		int64_t now = now_us();
+		t = now > t ? now : t + 1; /* G3 */
+		if ((rc = prolly_commit_create(&cid, txn, &root, &cur, 1, t, BT_COMMIT_MESSAGE))) {
+			fail(r, "commit");
+			continue;
+		}
+		cur = cid;
+		cur_tree = root;
+		landed++;
+	}
+	rc = 0;
+	if (!landed)
+		goto cleanup;
+	if ((rc = prolly_txn_move_branch(txn, db->branch, &hc->id, &cur)) == 0)
+		rc = prolly_txn_commit(txn, NULL, 0);
+	if (rc && rc != PROLLY_ECONFLICT)
+		for (req *r = batch; r; r = r->next)
+			if (r->rc == 0)
+				fail(r, "commit");
+cleanup:
+	prolly_commit_free(hc);
+	prolly_txn_free(txn);
+	return rc == PROLLY_ECONFLICT ? rc : 0;
+}
+
+static void group_run(bt_db *db, req *batch)
+{
+	for (int i = 0; i < BT_MERGE_ATTEMPTS; i++)
+		if (group_try(db, batch) != PROLLY_ECONFLICT)
+			return;
+	for (req *r = batch; r; r = r->next)
+		r->rc = BT_CONFLICT; /* G1: every try lost to another writer */
+}
+
+int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n)
+{
+	bt_group *g = s->db->group;
+	req me;
+	memset(&me, 0, sizeof(me));
+	me.base = &s->head;
+	me.base_tree = &s->head_tree;
+	me.edits = edits;
+	me.n = n;
+	pthread_mutex_lock(&g->mu);
+	if (g->last)
+		g->last->next = &me;
+	else
+		g->first = &me;
+	g->last = &me;
+	while (!me.done) {
+		if (g->busy) {
+			pthread_cond_wait(&g->cv, &g->mu);
+			continue;
+		}
+		req *batch = g->first; /* G1: lead the group queued so far (me among it) */
+		g->first = g->last = NULL;
+		g->busy = 1;
+		pthread_mutex_unlock(&g->mu);
+		group_run(s->db, batch);
+		pthread_mutex_lock(&g->mu);
+		for (req *r = batch, *next; r; r = next) {
+			next = r->next; /* G2 */
+			r->done = 1;
+		}
+		g->busy = 0;
+		pthread_cond_broadcast(&g->cv);
+	}
+	pthread_mutex_unlock(&g->mu);
+	s->rebased += (uint64_t)me.rebased;
+	if (me.rc == -1)
+		return bt__fail(s, "%s", me.err);
+	return me.rc;
+}
