@@ -480,7 +480,8 @@ typedef struct prolly_db prolly_db;
 #define PROLLY_OPTIONS_VERSION 1
 typedef struct prolly_options {
 	unsigned version;   /* PROLLY_OPTIONS_VERSION */
-	size_t cache_bytes; /* decoded-node cache budget; default 256 MiB; 0 disables caching */
+	size_t cache_bytes; /* decoded-node cache budget, counted as the memory its nodes take
+	                       (each one's allocation and entry); default 256 MiB; 0: no cache */
 	unsigned
 	    retain_commits;   /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
 	size_t flush_bytes;   /* a builder hands nodes to the store every this many bytes (4 MiB) */

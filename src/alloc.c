@@ -14,6 +14,7 @@
  * Invariants:
  *   A1  class_size[] is strictly increasing and every class size is a multiple of 64.
  *   A2  a block on a class's free list is at least class_size bytes and not in use.
+ *   A3  in_use is the sum of the class sizes of the class blocks handed out and not yet freed.
  */
 #include "internal.h"
 
@@ -45,6 +46,7 @@ static struct {
 	pthread_mutex_t lock;
 	freeblock *free;
 } classes[MAX_CLASSES];
+static atomic_size_t in_use; /* A3 */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char *region_cur, *region_end;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -126,6 +128,8 @@ void *prolly__node_mem_alloc(size_t size, uint8_t *cls)
 			}
 		}
 		pthread_mutex_unlock(&classes[c].lock);
+		if (p)
+			atomic_fetch_add_explicit(&in_use, class_size[c], memory_order_relaxed);
 		*cls = (uint8_t)c;
 		return p;
 	}
@@ -141,6 +145,7 @@ void prolly__node_mem_free(void *p, uint8_t cls)
 #ifndef USE_MALLOC
 	if (cls != UINT8_MAX) {
 		freeblock *f = p;
+		atomic_fetch_sub_explicit(&in_use, class_size[cls], memory_order_relaxed);
 		pthread_mutex_lock(&classes[cls].lock);
 		f->next = classes[cls].free;
 		classes[cls].free = f;
@@ -150,6 +155,25 @@ void prolly__node_mem_free(void *p, uint8_t cls)
 #endif
 	(void)cls;
 	free(p);
+}
+
+size_t prolly__node_mem_footprint(uint8_t cls, size_t size)
+{
+#ifndef USE_MALLOC
+	if (cls != UINT8_MAX)
+		return class_size[cls];
+#endif
+	(void)cls;
+	return size;
+}
+
+size_t prolly__node_mem_in_use(void)
+{
+#ifndef USE_MALLOC
+	return atomic_load_explicit(&in_use, memory_order_relaxed);
+#else
+	return SIZE_MAX;
+#endif
 }
 
 void prolly__shared_init(prolly__shared *s, uint8_t mem_class)

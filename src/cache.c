@@ -3,7 +3,9 @@
  *
  * The cache is split into stripes by the first byte of the id, each with its own mutex, hash
  * chains and LRU list, so threads rarely contend. Each stripe keeps at most budget/STRIPES bytes
- * of unpinned nodes. An entry holds one reference to its node; a reader gets a reference of its
+ * of unpinned nodes, counted as the memory they take: an entry's charge is the whole block of
+ * its node (header and size-class rounding, alloc.c) and the entry itself, so that the budget
+ * bounds the process's memory and not only the nodes' encoded bytes. An entry holds one reference to its node; a reader gets a reference of its
  * own, so eviction never frees a node in use.
  *
  * Pinned entries (nodes a txn created and has not yet written) are outside the LRU list and are
@@ -11,7 +13,7 @@
  *
  * Invariants:
  *   CA1 an entry is in its stripe's LRU list iff pins == 0.
- *   CA2 stripe->bytes is the sum of the sizes of the stripe's unpinned entries.
+ *   CA2 stripe->bytes is the sum of the charges of the stripe's unpinned entries.
  *   CA3 after put/unpin returns, stripe->bytes <= stripe budget unless every entry is pinned.
  */
 #include "internal.h"
@@ -23,6 +25,7 @@
 typedef struct centry {
 	prolly_id id; /* node->id, here so that a lookup does not touch the node */
 	pnode *node;
+	size_t charge; /* the memory this entry holds: see charge_of() */
 	struct centry *hnext;
 	struct centry *prev, *next; /* LRU: head is most recent */
 	unsigned pins;
@@ -45,6 +48,12 @@ static size_t slot_of(const prolly_id *id, size_t cap)
 	uint64_t h;
 	memcpy(&h, id->bytes + 8, sizeof(h));
 	return (size_t)(h & (cap - 1));
+}
+
+/* What an entry for n costs: its node's block, as allocated (node.c), and the entry. */
+static size_t charge_of(const pnode *n)
+{
+	return prolly__node_mem_footprint(n->mem.mem_class, sizeof(*n) + n->size) + sizeof(centry);
 }
 
 static stripe *stripe_of(prolly__cache *c, const prolly_id *id)
@@ -107,7 +116,7 @@ static void remove_entry(stripe *s, centry *e)
 	s->len--;
 	if (!e->pins) {
 		lru_unlink(s, e);
-		s->bytes -= e->node->size;
+		s->bytes -= e->charge;
 	}
 	prolly__node_unref(e->node);
 	free(e);
@@ -160,12 +169,13 @@ static centry *insert(stripe *s, pnode *n)
 	prolly__node_ref(n);
 	e->id = n->id;
 	e->node = n;
+	e->charge = charge_of(n);
 	size_t j = slot_of(&n->id, s->cap);
 	e->hnext = s->table[j];
 	s->table[j] = e;
 	s->len++;
 	lru_push(s, e);
-	s->bytes += n->size;
+	s->bytes += e->charge;
 	return e;
 }
 
@@ -192,7 +202,7 @@ void prolly__cache_put(prolly__cache *c, pnode *n, uint64_t *evicted)
 {
 	stripe *s = stripe_of(c, &n->id);
 	pthread_mutex_lock(&s->lock);
-	if (s->budget >= n->size) /* a node larger than the stripe budget is not worth caching */
+	if (s->budget >= charge_of(n)) /* a node larger than the stripe budget is not worth caching */
 		insert(s, n);
 	*evicted += evict(s);
 	pthread_mutex_unlock(&s->lock);
@@ -206,7 +216,7 @@ void prolly__cache_pin(prolly__cache *c, pnode *n)
 	if (e) {
 		if (!e->pins) { /* CA1, CA2 */
 			lru_unlink(s, e);
-			s->bytes -= e->node->size;
+			s->bytes -= e->charge;
 		}
 		e->pins++;
 	}
@@ -223,7 +233,7 @@ uint64_t prolly__cache_unpin(prolly__cache *c, const prolly_id *id)
 		centry *e = *pp;
 		if (--e->pins == 0) {
 			lru_push(s, e);
-			s->bytes += e->node->size;
+			s->bytes += e->charge;
 			evicted = evict(s);
 		}
 	}

@@ -94,6 +94,12 @@ int prolly__options_check(const prolly_options *opts);
  * Free with the class that alloc returned. The memory store keeps its nodes there too. */
 void *prolly__node_mem_alloc(size_t size, uint8_t *cls);
 void prolly__node_mem_free(void *p, uint8_t cls);
+/* The bytes a block of `size` bytes from class cls occupies: its class's size (a block from
+ * malloc, UINT8_MAX: size). What the node cache charges for a node's memory. */
+size_t prolly__node_mem_footprint(uint8_t cls, size_t size);
+/* Bytes of class blocks handed out and not freed, process-wide; SIZE_MAX where every block
+ * comes from malloc (sanitizer builds). For tests. */
+size_t prolly__node_mem_in_use(void);
 
 /* Node memory shared by reference count (alloc.c). A block from prolly__node_mem_alloc that
  * begins with this header lives until its last reference goes: the engine's decoded nodes
