@@ -492,9 +492,9 @@ typedef struct prolly_options {
 	unsigned flags;       /* PROLLY_DB_* flags; 0 (default) for none */
 } prolly_options;
 
-/* prolly_options.flags: the handle never starts a thread of its own. Commit flushes and cursor
- * read-ahead then run on the calling thread (slower on a remote store, same results). For hosts
- * that forbid threads, such as a PostgreSQL backend. */
+/* prolly_options.flags: the handle never starts a thread of its own. Commit flushes then run on
+ * the calling thread and cursors read no leaves ahead of the reader (slower on a remote store,
+ * same results). For hosts that forbid threads, such as a PostgreSQL backend. */
 #define PROLLY_DB_NO_THREADS 1u
 
 /* clang-format off */

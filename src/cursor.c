@@ -28,7 +28,9 @@
  * refill joins that load instead of calling the store. Ids are gathered exactly as a synchronous
  * refill would gather them, so read-ahead never loads a node outside the range; a cursor closed
  * early has read at most RA_DEPTH batches it did not need. At most RA_DEPTH loads are in flight
- * per cursor (a ring, consumed in walking order).
+ * per cursor (a ring, consumed in walking order). With PROLLY_DB_NO_THREADS there is no
+ * read-ahead: a load on the caller's own thread would overlap nothing, and a cursor closed early
+ * (a scan with a row limit and no upper bound) would have read RA_DEPTH batches for nothing.
  *
  * Memory. The cursor holds its own reference on every node it keeps (current nodes and FIFOs)
  * and drops a node as soon as it is passed. Each load uses a short-lived working set that is
@@ -317,8 +319,7 @@ static int readahead_top_up(prolly_cursor *c)
 		ra->rc = 0;
 		prolly__nodeset_init(&ra->ws);
 		c->ra_n++;
-		if (!(c->db->opts.flags & PROLLY_DB_NO_THREADS) &&
-		    pthread_create(&ra->thread, NULL, readahead_main, ra) == 0)
+		if (pthread_create(&ra->thread, NULL, readahead_main, ra) == 0)
 			ra->active = 1;
 		else if ((ra->rc = prolly__load(c->db, &ra->ws, ra->ids, n, ra->got)))
 			return ra->rc; /* no thread: loaded here (the ids were taken already) */
@@ -358,7 +359,7 @@ static int refill(prolly_cursor *c, unsigned L)
 		goto cleanup;
 	if (v->batch < MAX_BATCH)
 		v->batch *= 2;
-	else if (L == 0)
+	else if (L == 0 && !(c->db->opts.flags & PROLLY_DB_NO_THREADS))
 		rc = readahead_top_up(c);
 cleanup:
 	prolly__nodeset_dispose(&ws);

@@ -787,7 +787,7 @@ cleanup:
 }
 
 /* PROLLY_DB_NO_THREADS: every store call comes from the caller's thread (the builder's flushes
- * and the cursor's read-ahead run inline), and the results are the same. Without the flag the
+ * run inline, the cursor reads nothing ahead), and the results are the same. Without the flag the
  * same work does use the library's threads, which shows the check can see them. */
 PT_TEST(no_threads_flag)
 {

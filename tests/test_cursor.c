@@ -391,6 +391,49 @@ PT_TEST(cursor_readahead_stays_in_range)
 	prolly_close(db);
 }
 
+/* With PROLLY_DB_NO_THREADS there is no read-ahead: a load on the caller's own thread overlaps
+ * nothing, so reading the next batches early would only cost, and a cursor freed early (a scan
+ * given a row limit but no upper bound) would have read up to RA_DEPTH batches it did not need.
+ * It reads at most the batch it stopped in. */
+PT_TEST(cursor_no_threads_reads_no_further)
+{
+	prolly_store *st0;
+	prolly_db *db;
+	prolly_options o;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.cache_bytes = (size_t)256 << 20;
+	o.flags = PROLLY_DB_NO_THREADS;
+	PT_REQUIRE(prolly_store_mem_new(&st0) == 0 && prolly_db_new(&db, st0, &o) == 0);
+	tm_model m;
+	prolly_id root;
+	unsigned height = 0;
+	tm_model_init(&m);
+	seq_model(&m, 200000);
+	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
+	uint64_t leaves = tree_leaves(db, &root, &height);
+	PT_REQUIRE(leaves > 1000);
+	for (int rev = 0; rev < 2; rev++) {
+		prolly_range rg = PROLLY_RANGE_INIT;
+		rg.reverse = rev;
+		prolly_db_cache_clear(db);
+		prolly_thread_stats_reset();
+		prolly_cursor *cur = NULL;
+		PT_REQUIRE(prolly_cursor_open(&cur, db, &root, &rg) == 0);
+		prolly_slice k;
+		for (int i = 0; i < 20000; i++) /* a tenth of the records */
+			PT_REQUIRE(prolly_cursor_next(cur, &k, NULL) == 0);
+		prolly_cursor_free(cur);
+		prolly_stats st = PROLLY_STATS_INIT;
+		prolly_thread_stats(&st);
+		/* the leaves of a tenth, their spread, one batch beyond and the levels above */
+		uint64_t bound = leaves / 10 + leaves / 40 + 64 + 8 * (uint64_t)height;
+		PT_CHECKF(st.nodes_read <= bound, "rev %d: %llu nodes read, bound %llu", rev,
+		          (unsigned long long)st.nodes_read, (unsigned long long)bound);
+	}
+	tm_model_dispose(&m);
+	prolly_close(db);
+}
+
 PT_TEST(cursor_empty_ranges_read_nothing)
 {
 	prolly_db *db = tm_open_mem((size_t)16 << 20);

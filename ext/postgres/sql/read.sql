@@ -42,6 +42,27 @@ SELECT (prolly_scan('main', 'k00100', max_rows => 2)).key;
 -- takes them all at once)
 SELECT encode((s).key, 'escape') AS key FROM (SELECT prolly_scan('big') AS s LIMIT 2) x;
 
+-- scans across many leaves of big (z0000001..z0200000, value = the number), every node read from
+-- the table: each row once and in order, forward and reverse, with bounds, max_rows (no upper
+-- bound: the cursor reads no batch ahead of the rows asked for) and a prefix
+SET prolly.cache_size = 0;
+SELECT count(*) AS n, bool_and(convert_from(key, 'UTF8') = 'z' || lpad((12344 + r)::text, 7, '0')
+                                AND convert_from(value, 'UTF8') = (12344 + r)::text) AS in_order
+FROM prolly_scan('big', 'z0012345', 'z0150000') WITH ORDINALITY AS s(key, value, r);
+SELECT count(*) AS n, bool_and(convert_from(key, 'UTF8') = 'z' || lpad((150000 - r)::text, 7, '0')) AS in_order
+FROM prolly_scan('big', 'z0012345', 'z0150000', reverse => true) WITH ORDINALITY AS s(key, value, r);
+SELECT count(*) AS n, bool_and(convert_from(key, 'UTF8') = 'z' || lpad((99999 + r)::text, 7, '0')) AS in_order
+FROM prolly_scan('big', 'z0100000', max_rows => 25000) WITH ORDINALITY AS s(key, value, r);
+SELECT count(*) AS n, bool_and(convert_from(key, 'UTF8') = 'z' || lpad((100000 - r)::text, 7, '0')) AS in_order
+FROM prolly_scan('big', to_key => 'z0100000', max_rows => 25000, reverse => true) WITH ORDINALITY AS s(key, value, r);
+SELECT count(*) AS n, bool_and(convert_from(key, 'UTF8') = 'z' || lpad((119999 + r)::text, 7, '0')) AS in_order
+FROM prolly_scan('big', prefix => 'z012') WITH ORDINALITY AS s(key, value, r);
+SELECT count(*) AS n, bool_and(convert_from(key, 'UTF8') = 'z' || lpad((130000 - r)::text, 7, '0')) AS in_order
+FROM prolly_scan('big', 'z0125000', prefix => 'z012', reverse => true) WITH ORDINALITY AS s(key, value, r);
+SELECT count(*) AS n, min(convert_from((s).key, 'UTF8')) AS first, max(convert_from((s).key, 'UTF8')) AS last
+FROM (SELECT prolly_scan('big', 'z0050000') AS s LIMIT 20000) x;
+RESET prolly.cache_size;
+
 -- prolly_count: from the per-child counts
 SELECT prolly_count('main') AS main, prolly_count('dev') AS dev, prolly_count('big') AS big,
        prolly_count('main', 'k00010', 'k00020') AS ten, prolly_count('main', 'k1') AS none_after,
