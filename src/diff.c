@@ -466,13 +466,28 @@ static int load_roots(prolly_db *db, prolly__nodeset *ws, const prolly_id *from,
 	return rc;
 }
 
+/* Loads both roots and walks the two trees from them within bd. */
+static int walk_roots(dctx *x, prolly__nodeset *ws, const prolly_id *from, const prolly_id *to,
+                      const bound *bd)
+{
+	pnode *ra = NULL, *rb = NULL;
+	int rc = load_roots(x->db, ws, from, to, &ra, &rb);
+	if (rc)
+		return rc;
+	entry ea = {&ra->id, {NULL, 0}, ra}, eb = {&rb->id, {NULL, 0}, rb};
+	if (ra->n)
+		ea.last = prolly__node_last_key(ra);
+	if (rb->n)
+		eb.last = prolly__node_last_key(rb);
+	/* An empty root is an empty list: it holds no records. */
+	return process(x, ra->level, &ea, ra->n ? 1 : 0, rb->level, &eb, rb->n ? 1 : 0, bd);
+}
+
 int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
                 const prolly_range *range, prolly_diff_fn fn, void *payload)
 {
 	int rc = 0;
 	bound bd;
-	entry ea, eb;
-	pnode *ra = NULL, *rb = NULL;
 	dctx x = {db, fn, payload, NULL};
 	prolly__nodeset ws;
 	prolly__nodeset_init(&ws);
@@ -507,16 +522,7 @@ int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
 	}
 	if (prolly_id_equal(from, to) || bound_empty(&bd))
 		goto cleanup; /* identical trees: nothing to read */
-	if ((rc = load_roots(db, &ws, from, to, &ra, &rb)))
-		goto cleanup;
-	ea = (entry){&ra->id, {NULL, 0}, ra};
-	eb = (entry){&rb->id, {NULL, 0}, rb};
-	if (ra->n)
-		ea.last = prolly__node_last_key(ra);
-	if (rb->n)
-		eb.last = prolly__node_last_key(rb);
-	/* An empty root is an empty list: it holds no records. */
-	rc = process(&x, ra->level, &ea, ra->n ? 1 : 0, rb->level, &eb, rb->n ? 1 : 0, &bd);
+	rc = walk_roots(&x, &ws, from, to, &bd);
 cleanup:
 	prolly__nodeset_dispose(&ws);
 	return rc;
@@ -530,23 +536,13 @@ int prolly__diff_nodes(prolly_db *db, const prolly_id *from, const prolly_id *to
 {
 	int rc = 0;
 	bound bd;
-	entry ea, eb;
-	pnode *ra = NULL, *rb = NULL;
 	dctx x = {db, NULL, payload, fn};
 	prolly__nodeset ws;
 	prolly__nodeset_init(&ws);
 	memset(&bd, 0, sizeof(bd));
 	if (prolly_id_equal(from, to))
 		goto cleanup;
-	if ((rc = load_roots(db, &ws, from, to, &ra, &rb)))
-		goto cleanup;
-	ea = (entry){&ra->id, {NULL, 0}, ra};
-	eb = (entry){&rb->id, {NULL, 0}, rb};
-	if (ra->n)
-		ea.last = prolly__node_last_key(ra);
-	if (rb->n)
-		eb.last = prolly__node_last_key(rb);
-	rc = process(&x, ra->level, &ea, ra->n ? 1 : 0, rb->level, &eb, rb->n ? 1 : 0, &bd);
+	rc = walk_roots(&x, &ws, from, to, &bd);
 cleanup:
 	prolly__nodeset_dispose(&ws);
 	return rc;

@@ -61,25 +61,6 @@ static int put1(prolly_id *out, prolly_db *db, const char *branch, const char *k
 	return prolly_commit_edits(out, db, branch, &e, 1, msg);
 }
 
-/* The value of key k in the tree of commit c, as a NUL-terminated string in buf (or ""). */
-static int get_at(char *buf, size_t cap, prolly_db *db, const prolly_id *c, const char *k)
-{
-	prolly_commit *cm = NULL;
-	prolly_buf v = PROLLY_BUF_INIT;
-	int rc = prolly_commit_read(&cm, db, c);
-	if (!rc)
-		rc = prolly_get(&v, db, &cm->tree, k, strlen(k));
-	buf[0] = 0;
-	if (!rc) {
-		size_t n = v.size < cap - 1 ? v.size : cap - 1;
-		memcpy(buf, v.ptr, n);
-		buf[n] = 0;
-	}
-	prolly_buf_dispose(&v);
-	prolly_commit_free(cm);
-	return rc;
-}
-
 static prolly_id fake_id(unsigned char b)
 {
 	prolly_id id;
@@ -572,10 +553,10 @@ BOTH_STORES(commit_edits_chain_and_log)
 	for (int i = 0; i < 20; i++) { /* every commit's tree holds keys 0..i only */
 		char k[16];
 		snprintf(k, sizeof(k), "key%02d", i);
-		PT_CHECK_RC(get_at(buf, sizeof(buf), t.db, &c[19], k), 0);
-		PT_CHECK_RC(get_at(buf, sizeof(buf), t.db, &c[i], k), 0);
+		PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &c[19], k), 0);
+		PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &c[i], k), 0);
 		if (i > 0)
-			PT_CHECK_RC(get_at(buf, sizeof(buf), t.db, &c[i - 1], k), PROLLY_ENOTFOUND);
+			PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &c[i - 1], k), PROLLY_ENOTFOUND);
 	}
 	memset(&s, 0, sizeof(s));
 	s.stop_at = -1;
@@ -605,7 +586,7 @@ BOTH_STORES(commit_edits_chain_and_log)
 	e.key.size = 5;
 	prolly_id d, z;
 	PT_CHECK_RC(prolly_commit_edits(&d, t.db, "main", &e, 1, "delete"), 0);
-	PT_CHECK_RC(get_at(buf, sizeof(buf), t.db, &d, "key05"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &d, "key05"), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_commit_edits(&z, t.db, "main", NULL, 0, NULL), 0);
 	prolly_commit *zc = NULL, *dc = NULL;
 	PT_CHECK_RC(prolly_commit_read(&zc, t.db, &z), 0);
@@ -828,7 +809,7 @@ BOTH_STORES(commit_edits_concurrent)
 			char k[32], v[32], buf[64];
 			snprintf(k, sizeof(k), "t%d-%03d", tid, i);
 			snprintf(v, sizeof(v), "value %d %d", tid, i);
-			PT_CHECK_RC(get_at(buf, sizeof(buf), t.db, &h, k), 0);
+			PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &h, k), 0);
 			PT_CHECK(strcmp(buf, v) == 0);
 		}
 	}
@@ -1079,7 +1060,7 @@ BOTH_STORES(merge_branches_cases)
 	prolly_commit_free(mc);
 	const char *want[][2] = {{"a", "changed"}, {"b", "2"}, {"m", "main-side"}, {"f", "feat-side"}};
 	for (int i = 0; i < 4; i++) {
-		PT_CHECK_RC(get_at(buf, sizeof(buf), t.db, &m, want[i][0]), 0);
+		PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &m, want[i][0]), 0);
 		PT_CHECKF(strcmp(buf, want[i][1]) == 0, "%s=%s", want[i][0], buf);
 	}
 	prolly_id now;
@@ -1120,7 +1101,7 @@ BOTH_STORES(merge_branches_cases)
 	mo.resolve = PROLLY_RESOLVE_THEIRS;
 	PT_CHECK_RC(prolly_merge_branches(&now, &ms, t.db, "main", "feat", &mo, NULL), 0);
 	PT_CHECK(ms.conflicts == 1);
-	PT_CHECK_RC(get_at(buf, sizeof(buf), t.db, &now, "b"), 0);
+	PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &now, "b"), 0);
 	PT_CHECK(strcmp(buf, "feat-b") == 0);
 	prolly_commit *dm = NULL;
 	PT_REQUIRE(prolly_commit_read(&dm, t.db, &now) == 0);

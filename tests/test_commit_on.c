@@ -50,25 +50,6 @@ static int commit1(prolly_id *out, prolly_db *db, prolly_edit e)
 	return prolly_commit_edits(out, db, "main", &e, 1, "setup");
 }
 
-/* The value of k at commit c into buf ("" and PROLLY_ENOTFOUND when absent). */
-static int value_at(char *buf, size_t cap, prolly_db *db, const prolly_id *c, const char *k)
-{
-	prolly_commit *cm = NULL;
-	prolly_buf v = PROLLY_BUF_INIT;
-	int rc = prolly_commit_read(&cm, db, c);
-	if (!rc)
-		rc = prolly_get(&v, db, &cm->tree, k, strlen(k));
-	buf[0] = 0;
-	if (!rc) {
-		size_t n = v.size < cap - 1 ? v.size : cap - 1;
-		memcpy(buf, v.ptr, n);
-		buf[n] = 0;
-	}
-	prolly_buf_dispose(&v);
-	prolly_commit_free(cm);
-	return rc;
-}
-
 static int parent_of(prolly_id *out, prolly_db *db, const prolly_id *c)
 {
 	prolly_commit *cm = NULL;
@@ -104,7 +85,7 @@ TM_BOTH_STORES(commit_on_unmoved_head)
 	PT_CHECK(prolly_id_equal(&head, &c));
 	PT_CHECK_RC(parent_of(&p, t.db, &c), 0);
 	PT_CHECK(prolly_id_equal(&p, &base));
-	PT_CHECK_RC(value_at(v, sizeof(v), t.db, &c, "c"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &c, "c"), 0);
 	PT_CHECK(strcmp(v, "1") == 0);
 	tm_db_close(&t);
 }
@@ -126,11 +107,11 @@ TM_BOTH_STORES(commit_on_disjoint_keys_merge)
 	PT_CHECK(prolly_id_equal(&head, &c));
 	PT_CHECK_RC(parent_of(&p, t.db, &c), 0); /* linear: on the head that won */
 	PT_CHECK(prolly_id_equal(&p, &other));
-	PT_CHECK_RC(value_at(v, sizeof(v), t.db, &c, "a"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &c, "a"), 0);
 	PT_CHECK(strcmp(v, "2") == 0);
-	PT_CHECK_RC(value_at(v, sizeof(v), t.db, &c, "b"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &c, "b"), 0);
 	PT_CHECK(strcmp(v, "2") == 0);
-	PT_CHECK_RC(value_at(v, sizeof(v), t.db, &c, "x"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &c, "x"), 0);
 	PT_CHECK(strcmp(v, "9") == 0);
 	tm_db_close(&t);
 }
@@ -163,7 +144,7 @@ TM_BOTH_STORES(commit_on_same_key_conflicts)
 	expect_conflict(&t, &base, del_edit("b"), del_edit("b"));
 	PT_CHECK_RC(prolly_branch_head(&base, t.db, "main"), 0);
 	expect_conflict(&t, &base, put_edit("n", "1"), put_edit("n", "2"));
-	PT_CHECK_RC(value_at(v, sizeof(v), t.db, &base, "a"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &base, "a"), 0);
 	PT_CHECK(strcmp(v, "5") == 0);
 	tm_db_close(&t);
 }
@@ -181,7 +162,7 @@ TM_BOTH_STORES(commit_on_noop_edit)
 	PT_CHECK(prolly_id_equal(&c, &other));
 	PT_CHECK_RC(prolly_branch_head(&head, t.db, "main"), 0);
 	PT_CHECK(prolly_id_equal(&head, &other));
-	PT_CHECK_RC(value_at(v, sizeof(v), t.db, &head, "a"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &head, "a"), 0);
 	PT_CHECK(strcmp(v, "7") == 0);
 	tm_db_close(&t);
 }
@@ -394,14 +375,14 @@ TM_BOTH_STORES(commit_on_threads)
 	PT_REQUIRE(prolly_branch_head(&head, t.db, "main") == 0);
 	for (int i = 0; i < THREADS; i++) {
 		snprintf(key, sizeof(key), "own%02d", i);
-		PT_CHECK_RC(value_at(v, sizeof(v), t.db, &head, key), 0);
+		PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &head, key), 0);
 		PT_CHECKF(atoi(v) == ROUNDS, "%s = %s", key, v);
 	}
 	/* One shared key: conflicts are redone, and no increment is lost. */
 	redone = run_workers(t.db, 1, &rebased);
 	PT_CHECK(redone >= 0);
 	PT_REQUIRE(prolly_branch_head(&head, t.db, "main") == 0);
-	PT_CHECK_RC(value_at(v, sizeof(v), t.db, &head, "counter"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &head, "counter"), 0);
 	PT_CHECKF(atoi(v) == THREADS * ROUNDS, "counter = %s", v);
 	tm_db_close(&t);
 }

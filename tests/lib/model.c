@@ -868,3 +868,21 @@ void tm_db_close(tm_db *t)
 	}
 	memset(t, 0, sizeof(*t));
 }
+
+int tm_value_at(char *buf, size_t cap, prolly_db *db, const prolly_id *c, const char *k)
+{
+	prolly_commit *cm = NULL;
+	prolly_buf v = PROLLY_BUF_INIT;
+	int rc = prolly_commit_read(&cm, db, c);
+	if (!rc)
+		rc = prolly_get(&v, db, &cm->tree, k, strlen(k));
+	buf[0] = 0;
+	if (!rc) {
+		size_t n = v.size < cap - 1 ? v.size : cap - 1;
+		memcpy(buf, v.ptr, n);
+		buf[n] = 0;
+	}
+	prolly_buf_dispose(&v);
+	prolly_commit_free(cm);
+	return rc;
+}

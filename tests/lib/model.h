@@ -107,6 +107,11 @@ int tm_build_commit(prolly_id *out, prolly_db *db, const tm_model *m);
  * if it cannot be made. */
 prolly_db *tm_open_mem(size_t cache_bytes);
 
+/* The value of key k in the tree of commit c, as a NUL-terminated string in buf (cap bytes,
+ * truncated to fit; "" when absent). Returns prolly_get's code (PROLLY_ENOTFOUND when absent) or
+ * prolly_commit_read's. */
+int tm_value_at(char *buf, size_t cap, prolly_db *db, const prolly_id *c, const char *k);
+
 /* Fills m with random records (tm_gen_key keys, values up to 1000 bytes) until it holds n. */
 void tm_random_model(tm_model *m, tm_rng *r, size_t n);
 /* Compares tree root (full forward cursor scan and count) with m. Returns 0 if equal; otherwise
