@@ -124,19 +124,24 @@ static int publish(prolly_txn *txn)
 
 /* ---- commits of edits ---- */
 
-/* A write-write conflict of a merging commit: 40001, nothing written (after the caller's
- * cleanup). */
-static void raise_ww_conflict(const char *branch, const prolly_id *expected, const prolly_id *head)
+/* 40001, nothing written (after the caller's cleanup): branch moved from expected to head, and
+ * either the commit could not merge (written: a key it writes was written since expected) or it
+ * was not asked to. */
+static void raise_moved(const char *branch, const prolly_id *expected, const prolly_id *head,
+                        bool written)
 {
 	char want[PROLLY_ID_HEX_SIZE], have[PROLLY_ID_HEX_SIZE];
 	prolly_id_to_hex(want, expected);
 	prolly_id_to_hex(have, head);
-	ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-	                errmsg("prolly: branch \"%s\" moved, and a key this commit writes was written "
-	                       "since the expected commit; nothing was written",
-	                       branch),
-	                errdetail("expected %s, head %s", want, have),
-	                errhint("Read the head again and retry the transaction.")));
+	ereport(ERROR,
+	        (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+	         errmsg(written ? "prolly: branch \"%s\" moved, and a key this commit writes was "
+	                          "written since the expected commit; nothing was written"
+	                        : "prolly: branch \"%s\" moved: its head is no longer the "
+	                          "expected commit; nothing was written",
+	                branch),
+	         errdetail("expected %s, head %s", want, have),
+	         errhint("Read the head again and retry the transaction.")));
 }
 
 /* Applies edits to the head of branch and commits them (reflogged as op); *out receives the
@@ -162,19 +167,12 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 	/* The head's read comes first: it adopts the epoch read under the write lock. */
 	rc = prolly_branch_commit(&hc, db, branch);
 	if (rc == 0 && expected && !prolly_id_equal(&hc->id, expected)) {
-		char want[PROLLY_ID_HEX_SIZE], have[PROLLY_ID_HEX_SIZE];
 		moved = true;
 		if (!merge) {
-			prolly_id_to_hex(want, expected);
-			prolly_id_to_hex(have, &hc->id);
+			head = hc->id;
 			prolly_commit_free(hc);
 			pgx_write_unlock();
-			ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-			                errmsg("prolly: branch \"%s\" moved: its head is no longer the "
-			                       "expected commit; nothing was written",
-			                       branch),
-			                errdetail("expected %s, head %s", want, have),
-			                errhint("Read the head again and retry the transaction.")));
+			raise_moved(branch, expected, &head, false);
 		}
 		rc = prolly_commit_read(&bc, db, expected);
 	}
@@ -189,7 +187,7 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 		prolly_commit_free(hc);
 		prolly_commit_free(bc);
 		pgx_write_unlock();
-		raise_ww_conflict(branch, expected, &head);
+		raise_moved(branch, expected, &head, true);
 	}
 	if (rc == 0 && prolly_id_equal(&root, &hc->tree)) {
 		*out = hc->id;
