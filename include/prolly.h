@@ -481,7 +481,8 @@ typedef struct prolly_db prolly_db;
 typedef struct prolly_options {
 	unsigned version;   /* PROLLY_OPTIONS_VERSION */
 	size_t cache_bytes; /* decoded-node cache budget, counted as the memory its nodes take
-	                       (each one's allocation and entry); default 256 MiB; 0: no cache */
+	                       (each one's allocation and entry); default PROLLY_CACHE_AUTO; 0: no
+	                       cache */
 	unsigned
 	    retain_commits;   /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
 	size_t flush_bytes;   /* a builder hands nodes to the store every this many bytes (4 MiB) */
@@ -497,12 +498,18 @@ typedef struct prolly_options {
  * same results). For hosts that forbid threads, such as a PostgreSQL backend. */
 #define PROLLY_DB_NO_THREADS 1u
 
+/* prolly_options.cache_bytes: the store's default budget, chosen when the handle opens: 128 MiB
+ * for a store that reads nodes from a memory mapping (PROLLY_STORE_MAPPED in prolly/store.h: the
+ * LMDB store), whose cached nodes are second copies of bytes already in memory, and 256 MiB for
+ * any other (memory, PostgreSQL). */
+#define PROLLY_CACHE_AUTO ((size_t)-1)
+
 /* clang-format off */
-#define PROLLY_OPTIONS_INIT {PROLLY_OPTIONS_VERSION, (size_t)256 << 20, 0, (size_t)4 << 20, 14, 0, 0}
+#define PROLLY_OPTIONS_INIT {PROLLY_OPTIONS_VERSION, PROLLY_CACHE_AUTO, 0, (size_t)4 << 20, 14, 0, 0}
 /* clang-format on */
 
 /* Sets opts->version to version and every field to its default (as PROLLY_OPTIONS_INIT):
- * cache_bytes 256 MiB, retain_commits 0, flush_bytes 4 MiB, reflog_days 14, clock_us 0, flags 0.
+ * cache_bytes PROLLY_CACHE_AUTO, retain_commits 0, flush_bytes 4 MiB, reflog_days 14, clock_us 0, flags 0.
  * PROLLY_EINVAL (opts NULL, unknown version). Any thread. */
 PROLLY_API int prolly_options_init(prolly_options *opts, unsigned version);
 

@@ -44,6 +44,8 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly__options_load(&db->opts, opts); /* checked above */
 	if (!db->opts.flush_bytes)
 		db->opts.flush_bytes = (size_t)4 << 20;
+	if (db->opts.cache_bytes == PROLLY_CACHE_AUTO)
+		db->opts.cache_bytes = (size_t)(db->vt.flags & PROLLY_STORE_MAPPED ? 128 : 256) << 20;
 	if ((rc = prolly__cache_new(&db->cache, db->opts.cache_bytes)))
 		goto cleanup;
 	if ((rc = prolly__enc_finish(&enc, &bytes)))

@@ -41,7 +41,7 @@ static const unsigned bad_versions[2] = {0, 1000};
 /* The documented defaults of each struct, as PROLLY_*_INIT and prolly_*_init() give them. */
 static int options_defaults(const prolly_options *o)
 {
-	return o->cache_bytes == (size_t)256 << 20 && o->retain_commits == 0 &&
+	return o->cache_bytes == PROLLY_CACHE_AUTO && o->retain_commits == 0 &&
 	       o->flush_bytes == (size_t)4 << 20 && o->reflog_days == 14 && o->clock_us == 0 &&
 	       o->flags == 0;
 }

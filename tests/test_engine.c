@@ -584,6 +584,33 @@ PT_TEST(cache_budget_bounds_node_memory)
 	free(dir);
 }
 
+/* PROLLY_CACHE_AUTO, the default, picks the budget by store: 128 MiB on LMDB, whose nodes are
+ * in its file mapping (PROLLY_STORE_MAPPED), 256 MiB on the memory store; a budget the caller
+ * sets is kept as it is, on any store. */
+PT_TEST(default_cache_budget_by_store)
+{
+	char *dir = tm_tmpdir("cache-auto");
+	PT_REQUIRE(dir != NULL);
+	prolly_store *st;
+	prolly_db *db;
+	prolly_options o;
+	PT_REQUIRE(prolly_store_lmdb_open(&st, dir, 0) == 0);
+	PT_CHECK(st->flags & PROLLY_STORE_MAPPED);
+	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
+	PT_CHECK(db->opts.cache_bytes == (size_t)128 << 20);
+	prolly_close(db);
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.cache_bytes = (size_t)300 << 20;
+	PT_REQUIRE(prolly_store_lmdb_open(&st, dir, 0) == 0 && prolly_db_new(&db, st, &o) == 0);
+	PT_CHECK(db->opts.cache_bytes == (size_t)300 << 20);
+	prolly_close(db);
+	PT_REQUIRE(prolly_store_mem_new(&st) == 0 && prolly_db_new(&db, st, NULL) == 0);
+	PT_CHECK(!(st->flags & PROLLY_STORE_MAPPED) && db->opts.cache_bytes == (size_t)256 << 20);
+	prolly_close(db);
+	tm_rmtree(dir);
+	free(dir);
+}
+
 PT_TEST(builder_rejects_bad_input)
 {
 	prolly_db *db = tm_open_mem(0);

@@ -129,7 +129,7 @@ int sc_fixture_open(fixture *fx)
 		return rc;
 	prolly_options opts;
 	prolly_options_init(&opts, PROLLY_OPTIONS_VERSION);
-	opts.cache_bytes = cfg->cache_mb * 1024 * 1024;
+	opts.cache_bytes = cfg->cache_mb ? cfg->cache_mb * 1024 * 1024 : PROLLY_CACHE_AUTO;
 	if (cfg->flush_mb)
 		opts.flush_bytes = cfg->flush_mb * 1024 * 1024;
 	prolly_store *wrapped = bench_store_base(fx->ts);

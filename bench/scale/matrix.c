@@ -635,7 +635,7 @@ void scale_config_init(scale_config *cfg)
 	cfg->concurrency = 8;
 	cfg->seed = 42;
 	cfg->dir = "/tmp";
-	cfg->cache_mb = 256;
+	cfg->cache_mb = 0; /* the library's default for the store (PROLLY_CACHE_AUTO) */
 	cfg->max_cell_s = 60;
 }
 

@@ -151,7 +151,7 @@ typedef struct scale_config {
 	uint64_t seed;
 	const char *dir;   /* where the LMDB scratch directory is made (the lmdb store, and the
 	                    * LMDB stores the sync cells clone into, whatever the store) */
-	size_t cache_mb;   /* decoded-node cache budget */
+	size_t cache_mb;   /* decoded-node cache budget; 0: the store's default (PROLLY_CACHE_AUTO) */
 	size_t flush_mb;   /* builder flush size; 0: the library's default */
 	double max_cell_s; /* a run longer than this skips the cell's remaining runs */
 	int no_fork;       /* run every fixture in the calling process */

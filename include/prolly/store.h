@@ -260,6 +260,12 @@ struct prolly_store {
  * engine reads those few leaves when it reaches them, which is cheaper for a local store. */
 #define PROLLY_STORE_REMOTE 1u
 
+/* Store flag: the store reads nodes from a memory mapping of its file (the LMDB store), so a
+ * node read again costs a lookup and a hash check but no I/O, and a node kept in the engine's
+ * decoded cache is a second copy of bytes already in memory. A handle opened with
+ * cache_bytes = PROLLY_CACHE_AUTO then gets the smaller default budget (prolly.h). */
+#define PROLLY_STORE_MAPPED 2u
+
 /* A prolly_store of the current version with every other member zero (NULL). */
 /* clang-format off */
 #define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL, NULL}

@@ -526,6 +526,7 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 	s->readonly = (flags & PROLLY_OPEN_READONLY) != 0;
 	s->base.version = PROLLY_STORE_VERSION;
 	s->base.kind = "lmdb";
+	s->base.flags = PROLLY_STORE_MAPPED; /* nodes are read from LMDB's file mapping */
 	prolly__lmdb_set_vtable(&s->base);
 	s->base.close = lmdb_close;
 	*out = &s->base;
