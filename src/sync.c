@@ -57,6 +57,7 @@
 #include <stdlib.h>
 
 #define SYNC_BATCH_DEFAULT 512
+#define SYNC_WRITE_DEFAULT 4096 /* objects per write when the caller names no batch (SY6) */
 #define SYNC_BATCH_MAX 65536
 
 /* ---- asking the destination ------------------------------------------------------------- */
@@ -232,8 +233,8 @@ static int pend_add(sync_ctx *s, const prolly_id *id, void *data, size_t size, i
 		return 0;
 	}
 	if (!s->pend) {
-		s->pend = malloc(s->batch * sizeof(*s->pend));
-		s->pend_commit = malloc(s->batch);
+		s->pend = malloc(s->wbatch * sizeof(*s->pend));
+		s->pend_commit = malloc(s->wbatch);
 		if (!s->pend || !s->pend_commit) {
 			free(data);
 			return prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
@@ -247,7 +248,7 @@ static int pend_add(sync_ctx *s, const prolly_id *id, void *data, size_t size, i
 	s->pend[s->n_pend].data = data;
 	s->pend[s->n_pend].size = size;
 	s->pend_commit[s->n_pend++] = (unsigned char)commit;
-	return s->n_pend == s->batch ? flush(s) : 0;
+	return s->n_pend == s->wbatch ? flush(s) : 0;
 }
 
 /* Adds a node read from the source (bytes copied) and notes its children as required. */
@@ -681,6 +682,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	s.dst = dst;
 	s.src = src;
 	s.batch = o.batch ? o.batch : SYNC_BATCH_DEFAULT;
+	s.wbatch = o.batch ? o.batch : SYNC_WRITE_DEFAULT;
 
 	/* SY4: the destination's gc epoch now, learned with an empty write (as prolly_db_new). */
 	prolly_store_write w;
