@@ -25,7 +25,9 @@
  *       fetch_commits).
  *   SY6 Writes are gathered: objects join one list in the order SY1 and SY2 put them (children
  *       before parents, trees before their commit, parents before children), and a write goes
- *       when the list holds a batch of them, whatever their levels and commits; leaves and
+ *       when the list holds a write's worth of them (the caller's batch, else
+ *       SYNC_WRITE_DEFAULT: fewer, larger store commits, each of which flushes its data), whatever
+ *       their levels and commits; leaves and
  *       commits are read from the source then, in one call for the write. So every write
  *       carries everything it references that the destination lacks, or it went in an earlier
  *       write; an id in the list counts as held by the destination (it gets there first).
@@ -46,7 +48,7 @@
  *       without a known head (a clone, a forced push over a head the source lacks).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
- * missing; a rerun copies only what is still missing. Memory: one write's batch of objects and
+ * missing; a rerun copies only what is still missing. Memory: one write's objects and
  * one batch of node bytes and child ids per tree level (height x batch) while asking, or the
  * diff walk's windows (diff.c) while comparing, plus 32 bytes (and parents) per missing commit,
  * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7);
