@@ -26,7 +26,9 @@
  *   SY6 Writes are gathered: objects join one list in the order SY1 and SY2 put them (children
  *       before parents, trees before their commit, parents before children), and a write goes
  *       when the list holds a write's worth of them (the caller's batch, else
- *       SYNC_WRITE_DEFAULT: fewer, larger store commits, each of which flushes its data), whatever
+ *       SYNC_WRITE_DEFAULT into a local store: fewer, larger commits, each of which flushes
+ *       its data; a server store (PROLLY_STORE_REMOTE) keeps SYNC_BATCH_DEFAULT, which
+ *       PostgreSQL takes in its one-statement write), whatever
  *       their levels and commits; leaves and
  *       commits are read from the source then, in one call for the write. So every write
  *       carries everything it references that the destination lacks, or it went in an earlier
@@ -684,7 +686,9 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	s.dst = dst;
 	s.src = src;
 	s.batch = o.batch ? o.batch : SYNC_BATCH_DEFAULT;
-	s.wbatch = o.batch ? o.batch : SYNC_WRITE_DEFAULT;
+	s.wbatch = o.batch                     ? o.batch
+	           : prolly__store_remote(dst) ? SYNC_BATCH_DEFAULT
+	                                       : SYNC_WRITE_DEFAULT;
 
 	/* SY4: the destination's gc epoch now, learned with an empty write (as prolly_db_new). */
 	prolly_store_write w;
