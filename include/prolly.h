@@ -1045,8 +1045,9 @@ PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
 #define PROLLY_SYNC_OPTIONS_VERSION 1
 typedef struct prolly_sync_options {
 	unsigned version;      /* PROLLY_SYNC_OPTIONS_VERSION */
-	size_t batch;          /* ids per question and read, objects per write; 0: 512; at most
-	                          65536 */
+	size_t batch;          /* ids per question and read, objects per write; at most 65536;
+	                          0: 512 ids per question and read, objects per write 4096
+	                          into a local store, 512 into a server store */
 	const char *operation; /* reflog operation of the ref moves (as prolly_txn_set_reason);
 	                          NULL: the default ("create", "move", ...) */
 	const char *message;   /* reflog message; may be NULL */
@@ -1100,8 +1101,8 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * or parent retention removed from src is copied without it. Cost: a push onto a known head of
  * a commit that changed k records copies O(k x height) nodes with no question, a read of src
  * per tree level and one write per batch of nodes; without a known head, one question and one
- * read per batch per tree level; a clone reads src once. Memory: a batch of objects being
- * gathered and one batch of nodes per tree level (or the diff walk's windows), plus 32 bytes
+ * read per batch per tree level; a clone reads src once. Memory: a write's objects being
+ * gathered (the batch, else 4096 locally, 512 to a server) and one batch of nodes per tree level (or the diff walk's windows), plus 32 bytes
  * and the parent ids per commit copied.
  *
  * out       may be NULL; else receives the counters (initialised with PROLLY_SYNC_STATS_INIT:

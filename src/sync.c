@@ -25,7 +25,11 @@
  *       fetch_commits).
  *   SY6 Writes are gathered: objects join one list in the order SY1 and SY2 put them (children
  *       before parents, trees before their commit, parents before children), and a write goes
- *       when the list holds a batch of them, whatever their levels and commits; leaves and
+ *       when the list holds a write's worth of them (the caller's batch, else
+ *       SYNC_WRITE_DEFAULT into a local store: fewer, larger commits, each of which flushes
+ *       its data; a server store (PROLLY_STORE_REMOTE) keeps SYNC_BATCH_DEFAULT, which
+ *       PostgreSQL takes in its one-statement write), whatever
+ *       their levels and commits; leaves and
  *       commits are read from the source then, in one call for the write. So every write
  *       carries everything it references that the destination lacks, or it went in an earlier
  *       write; an id in the list counts as held by the destination (it gets there first).
@@ -46,7 +50,7 @@
  *       without a known head (a clone, a forced push over a head the source lacks).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
- * missing; a rerun copies only what is still missing. Memory: one write's batch of objects and
+ * missing; a rerun copies only what is still missing. Memory: one write's objects and
  * one batch of node bytes and child ids per tree level (height x batch) while asking, or the
  * diff walk's windows (diff.c) while comparing, plus 32 bytes (and parents) per missing commit,
  * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7);
@@ -57,6 +61,7 @@
 #include <stdlib.h>
 
 #define SYNC_BATCH_DEFAULT 512
+#define SYNC_WRITE_DEFAULT 4096 /* objects per write when the caller names no batch (SY6) */
 #define SYNC_BATCH_MAX 65536
 
 /* ---- asking the destination ------------------------------------------------------------- */
@@ -232,8 +237,8 @@ static int pend_add(sync_ctx *s, const prolly_id *id, void *data, size_t size, i
 		return 0;
 	}
 	if (!s->pend) {
-		s->pend = malloc(s->batch * sizeof(*s->pend));
-		s->pend_commit = malloc(s->batch);
+		s->pend = malloc(s->wbatch * sizeof(*s->pend));
+		s->pend_commit = malloc(s->wbatch);
 		if (!s->pend || !s->pend_commit) {
 			free(data);
 			return prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
@@ -247,7 +252,7 @@ static int pend_add(sync_ctx *s, const prolly_id *id, void *data, size_t size, i
 	s->pend[s->n_pend].data = data;
 	s->pend[s->n_pend].size = size;
 	s->pend_commit[s->n_pend++] = (unsigned char)commit;
-	return s->n_pend == s->batch ? flush(s) : 0;
+	return s->n_pend == s->wbatch ? flush(s) : 0;
 }
 
 /* Adds a node read from the source (bytes copied) and notes its children as required. */
@@ -681,6 +686,9 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	s.dst = dst;
 	s.src = src;
 	s.batch = o.batch ? o.batch : SYNC_BATCH_DEFAULT;
+	s.wbatch = o.batch                     ? o.batch
+	           : prolly__store_remote(dst) ? SYNC_BATCH_DEFAULT
+	                                       : SYNC_WRITE_DEFAULT;
 
 	/* SY4: the destination's gc epoch now, learned with an empty write (as prolly_db_new). */
 	prolly_store_write w;

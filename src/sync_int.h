@@ -10,7 +10,8 @@
 
 typedef struct sync_ctx {
 	prolly_db *dst, *src;
-	size_t batch;
+	size_t batch;   /* ids per question and per read */
+	size_t wbatch;  /* objects per write (SY6) */
 	uint64_t epoch; /* SY4 */
 	prolly_sync_stats st;
 	/* SY6: the write being gathered, in the order objects must reach the destination */

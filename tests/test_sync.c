@@ -1093,6 +1093,52 @@ PT_TEST(sync_errors)
 	prolly_close(b);
 }
 
+/* ---- write size of a clone ---------------------------------------------------------------- */
+
+/* A clone into a local store gathers up to 4096 objects per write when the caller names no batch
+ * (SY6): a tree of more than 512 and fewer than 4096 nodes goes in one object write plus the
+ * refs' write; into a server store (PostgreSQL), and with batch 512 named, writes carry 512 at
+ * most. Every clone is whole and keeps K6. */
+PT_TEST(sync_clone_default_write_size)
+{
+	prolly_db *src = new_db(K_MEM);
+	prolly_id h;
+	prolly_commit *hc = NULL;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	const char *names[1] = {"main"};
+	PT_REQUIRE(src);
+	PT_REQUIRE(put_range(&h, src, "main", 0, 250000, 1) == 0);
+	PT_REQUIRE(prolly_commit_read(&hc, src, &h) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&ts, src, &hc->tree, 0) == 0);
+	prolly_commit_free(hc);
+	printf("# %llu nodes\n", (unsigned long long)ts.nodes);
+	PT_REQUIRE(ts.nodes > 1024 && ts.nodes < 4000);
+	for (int kind = K_MEM; kind < N_KINDS; kind++) {
+		if (kind == K_PG && !have_pg)
+			continue;
+		prolly_db *d1 = new_db(kind), *d2 = new_db(kind);
+		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+		prolly_sync_stats s1 = PROLLY_SYNC_STATS_INIT, s2 = PROLLY_SYNC_STATS_INIT;
+		PT_REQUIRE(d1 && d2);
+		PT_CHECK_RC(sync_branches(&s1, d1, src, names, &h, 1, NULL), 0);
+		uint64_t want = kind == K_PG ? (ts.nodes + 1 + 511) / 512 + 1 : 2;
+		PT_CHECKF(s1.nodes_copied == ts.nodes && s1.write_calls == want,
+		          "%s: %llu nodes in %llu writes", kind_name[kind],
+		          (unsigned long long)s1.nodes_copied, (unsigned long long)s1.write_calls);
+		o.batch = 512;
+		PT_CHECK_RC(sync_branches(&s2, d2, src, names, &h, 1, &o), 0);
+		uint64_t objects = s2.nodes_copied + s2.commits_copied;
+		PT_CHECKF(s2.write_calls >= (objects + 511) / 512 + 1, "%s: %llu objects in %llu writes",
+		          kind_name[kind], (unsigned long long)objects, (unsigned long long)s2.write_calls);
+		PT_CHECK(same_history(src, d1, &h) && same_history(src, d2, &h));
+		PT_CHECK_RC(k6_holds(d1), 0);
+		PT_CHECK_RC(k6_holds(d2), 0);
+		prolly_close(d1);
+		prolly_close(d2);
+	}
+	prolly_close(src);
+}
+
 int main(int argc, char **argv)
 {
 	have_pg = tm_pg_guard() == 0;
