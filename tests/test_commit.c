@@ -52,12 +52,7 @@ static int mk_commit(prolly_id *out, prolly_db *db, const prolly_id *tree, const
 static int put1(prolly_id *out, prolly_db *db, const char *branch, const char *k, const char *v,
                 const char *msg)
 {
-	prolly_edit e;
-	e.op = PROLLY_PUT;
-	e.key.data = k;
-	e.key.size = strlen(k);
-	e.value.data = v;
-	e.value.size = strlen(v);
+	prolly_edit e = tm_put(k, v);
 	return prolly_commit_edits(out, db, branch, &e, 1, msg);
 }
 

@@ -23,17 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static prolly_edit put_edit(const char *k, const char *v)
-{
-	prolly_edit e;
-	e.op = PROLLY_PUT;
-	e.key.data = k;
-	e.key.size = strlen(k);
-	e.value.data = v;
-	e.value.size = strlen(v);
-	return e;
-}
-
 static prolly_edit del_edit(const char *k)
 {
 	prolly_edit e;
@@ -65,7 +54,7 @@ static int parent_of(prolly_id *out, prolly_db *db, const prolly_id *c)
 /* main with a=1 and b=1: *base its head. */
 static int setup(tm_db *t, int lmdb, prolly_id *base)
 {
-	prolly_edit e[2] = {put_edit("a", "1"), put_edit("b", "1")};
+	prolly_edit e[2] = {tm_put("a", "1"), tm_put("b", "1")};
 	if (tm_db_open(t, lmdb, "commit_on", 0, 0, 0))
 		return -1;
 	return prolly_commit_edits(base, t->db, "main", e, 2, "base");
@@ -75,7 +64,7 @@ TM_BOTH_STORES(commit_on_unmoved_head)
 {
 	tm_db t;
 	prolly_id base, c, p, head;
-	prolly_edit e = put_edit("c", "1");
+	prolly_edit e = tm_put("c", "1");
 	unsigned rebased = 9;
 	char v[16];
 	PT_REQUIRE(setup(&t, lmdb, &base) == 0);
@@ -94,13 +83,13 @@ TM_BOTH_STORES(commit_on_disjoint_keys_merge)
 {
 	tm_db t;
 	prolly_id base, other, c, p, head;
-	prolly_edit mine[2] = {put_edit("b", "2"), del_edit("z0")};
+	prolly_edit mine[2] = {tm_put("b", "2"), del_edit("z0")};
 	unsigned rebased = 0;
 	char v[16];
 	PT_REQUIRE(setup(&t, lmdb, &base) == 0);
 	/* Another transaction moves the head: a=2 and a new key. */
-	PT_REQUIRE(commit1(&other, t.db, put_edit("a", "2")) == 0);
-	PT_REQUIRE(commit1(&other, t.db, put_edit("x", "9")) == 0);
+	PT_REQUIRE(commit1(&other, t.db, tm_put("a", "2")) == 0);
+	PT_REQUIRE(commit1(&other, t.db, tm_put("x", "9")) == 0);
 	PT_CHECK_RC(prolly_commit_edits_on(&c, &rebased, t.db, "main", &base, mine, 2, "txn", 1), 0);
 	PT_CHECK(rebased == 1);
 	PT_CHECK_RC(prolly_branch_head(&head, t.db, "main"), 0);
@@ -136,14 +125,14 @@ TM_BOTH_STORES(commit_on_same_key_conflicts)
 	prolly_id base;
 	char v[16];
 	PT_REQUIRE(setup(&t, lmdb, &base) == 0);
-	expect_conflict(&t, &base, put_edit("a", "2"), put_edit("a", "3"));
+	expect_conflict(&t, &base, tm_put("a", "2"), tm_put("a", "3"));
 	PT_CHECK_RC(prolly_branch_head(&base, t.db, "main"), 0);
 	/* the same new value on both sides is a conflict too (two increments by the same delta) */
-	expect_conflict(&t, &base, put_edit("a", "5"), put_edit("a", "5"));
+	expect_conflict(&t, &base, tm_put("a", "5"), tm_put("a", "5"));
 	PT_CHECK_RC(prolly_branch_head(&base, t.db, "main"), 0);
 	expect_conflict(&t, &base, del_edit("b"), del_edit("b"));
 	PT_CHECK_RC(prolly_branch_head(&base, t.db, "main"), 0);
-	expect_conflict(&t, &base, put_edit("n", "1"), put_edit("n", "2"));
+	expect_conflict(&t, &base, tm_put("n", "1"), tm_put("n", "2"));
 	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &base, "a"), 0);
 	PT_CHECK(strcmp(v, "5") == 0);
 	tm_db_close(&t);
@@ -154,10 +143,10 @@ TM_BOTH_STORES(commit_on_noop_edit)
 {
 	tm_db t;
 	prolly_id base, other, c, head;
-	prolly_edit same = put_edit("a", "1");
+	prolly_edit same = tm_put("a", "1");
 	char v[16];
 	PT_REQUIRE(setup(&t, lmdb, &base) == 0);
-	PT_REQUIRE(commit1(&other, t.db, put_edit("a", "7")) == 0);
+	PT_REQUIRE(commit1(&other, t.db, tm_put("a", "7")) == 0);
 	PT_CHECK_RC(prolly_commit_edits_on(&c, NULL, t.db, "main", &base, &same, 1, "txn", 2), 0);
 	PT_CHECK(prolly_id_equal(&c, &other));
 	PT_CHECK_RC(prolly_branch_head(&head, t.db, "main"), 0);
@@ -173,9 +162,9 @@ PT_TEST(rebase_edits_rules)
 	prolly_txn *txn = NULL;
 	prolly_commit *bc = NULL, *hc = NULL;
 	prolly_id base, other, root, want;
-	prolly_edit mine = put_edit("b", "2"), clash = put_edit("a", "3");
+	prolly_edit mine = tm_put("b", "2"), clash = tm_put("a", "3");
 	PT_REQUIRE(setup(&t, 0, &base) == 0);
-	PT_REQUIRE(commit1(&other, t.db, put_edit("a", "2")) == 0);
+	PT_REQUIRE(commit1(&other, t.db, tm_put("a", "2")) == 0);
 	PT_REQUIRE(prolly_commit_read(&bc, t.db, &base) == 0);
 	PT_REQUIRE(prolly_commit_read(&hc, t.db, &other) == 0);
 	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
@@ -232,7 +221,7 @@ PT_TEST(rebase_edits_equals_merge)
 		static char bk[3000][16];
 		for (int i = 0; i < 3000; i++) {
 			snprintf(bk[i], sizeof(bk[i]), "k%05d", i * 2);
-			be[i] = put_edit(bk[i], "base");
+			be[i] = tm_put(bk[i], "base");
 		}
 		PT_REQUIRE(prolly_edit_tree(&base, txn, &empty, be, 3000) == 0);
 	}
@@ -241,7 +230,7 @@ PT_TEST(rebase_edits_equals_merge)
 		i -= i % 3;
 		snprintf(hk[nh], sizeof(hk[nh]), "k%05d", i);
 		snprintf(hv[nh], sizeof(hv[nh]), "h%d", (int)tm_rng_below(&r, 1000));
-		he[nh] = tm_rng_chance(&r, 1, 4) ? del_edit(hk[nh]) : put_edit(hk[nh], hv[nh]);
+		he[nh] = tm_rng_chance(&r, 1, 4) ? del_edit(hk[nh]) : tm_put(hk[nh], hv[nh]);
 		nh++;
 	}
 	PT_REQUIRE(prolly_edit_tree(&head, txn, &base, he, nh) == 0);
@@ -249,18 +238,18 @@ PT_TEST(rebase_edits_equals_merge)
 	for (int i = 1; i < 6000 && nm < 290; i += 3 * (1 + (int)tm_rng_below(&r, 20))) {
 		snprintf(mk[nm], sizeof(mk[nm]), "k%05d", i);
 		snprintf(mv[nm], sizeof(mv[nm]), "m%d", (int)tm_rng_below(&r, 1000));
-		me[nm] = tm_rng_chance(&r, 1, 5) ? del_edit(mk[nm]) : put_edit(mk[nm], mv[nm]);
+		me[nm] = tm_rng_chance(&r, 1, 5) ? del_edit(mk[nm]) : tm_put(mk[nm], mv[nm]);
 		nm++;
 		if (tm_rng_chance(&r, 1, 10) && nm < 290) {
 			memcpy(mk[nm], mk[nm - 1], sizeof(mk[nm]));
-			me[nm] = put_edit(mk[nm], "again");
+			me[nm] = tm_put(mk[nm], "again");
 			nm++;
 		}
 	}
 	for (size_t i = 0; i < nh && nm < 300; i += 7)
 		if (atoi(hk[i] + 1) % 2 == 0) { /* a key base has: the edit leaves it as base had it */
 			memcpy(mk[nm], hk[i], sizeof(mk[nm]));
-			me[nm] = put_edit(mk[nm], "base");
+			me[nm] = tm_put(mk[nm], "base");
 			nm++;
 		}
 	PT_CHECK_RC(prolly_edit_tree(&ours, txn, &base, me, nm), 0);
@@ -268,7 +257,7 @@ PT_TEST(rebase_edits_equals_merge)
 	PT_CHECK_RC(prolly_rebase_edits(&rebased, txn, &base, &head, me, nm), 0);
 	PT_CHECKF(prolly_id_equal(&merged, &rebased), "seed %" PRIu64, seed);
 	/* one edit of a key head changed (to another value): both refuse */
-	me[nm++] = put_edit(hk[0], "neither");
+	me[nm++] = tm_put(hk[0], "neither");
 	PT_CHECK_RC(prolly_edit_tree(&ours, txn, &base, me, nm), 0);
 	PT_CHECK_RC(prolly_merge(&merged, NULL, txn, &base, &ours, &head, NULL), PROLLY_EMERGE);
 	PT_CHECK_RC(prolly_rebase_edits(&rebased, txn, &base, &head, me, nm), PROLLY_EMERGE);
@@ -311,7 +300,7 @@ static int increment(worker *w, const char *key)
 		goto done;
 	}
 	snprintf(val, sizeof(val), "%ld", n + 1);
-	prolly_edit e = put_edit(key, val);
+	prolly_edit e = tm_put(key, val);
 	rc = prolly_commit_edits_on(&out, &rb, w->db, "main", &hc->id, &e, 1, "inc", 64);
 	w->rebased += rb;
 done:

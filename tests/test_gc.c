@@ -343,14 +343,8 @@ BOTH_STORES(gc_during_write)
 	tdb t;
 	prolly_id c0, c1, head, tree, root, nc, h;
 	prolly_txn *txn = NULL;
-	prolly_edit e;
+	prolly_edit e = tm_put("a", "1");
 	PT_REQUIRE(tdb_open(&t, lmdb, 1, 0) == 0);
-	memset(&e, 0, sizeof(e));
-	e.op = PROLLY_PUT;
-	e.key.data = "a";
-	e.key.size = 1;
-	e.value.data = "1";
-	e.value.size = 1;
 	PT_REQUIRE(prolly_commit_edits(&c0, t.db, "main", &e, 1, "c0") == 0);
 	e.key.data = "b";
 	PT_REQUIRE(prolly_commit_edits(&c1, t.db, "main", &e, 1, "c1") == 0);
@@ -547,13 +541,7 @@ BOTH_STORES(gc_refuses_dangling_branch)
 {
 	tdb t;
 	prolly_id c0;
-	prolly_edit e;
-	memset(&e, 0, sizeof(e));
-	e.op = PROLLY_PUT;
-	e.key.data = "k";
-	e.key.size = 1;
-	e.value.data = "v";
-	e.value.size = 1;
+	prolly_edit e = tm_put("k", "v");
 	PT_REQUIRE(tdb_open(&t, lmdb, 0, 0) == 0);
 	PT_REQUIRE(prolly_commit_edits(&c0, t.db, "main", &e, 1, "c0") == 0);
 	/* An orphan (would be removed) and a branch naming a commit that does not exist. */

@@ -16,6 +16,7 @@
  * every message.
  */
 #include "internal.h"
+#include "lib/model.h"
 #include "lib/store_conformance.h"
 #include "prolly.h"
 #include "ptest.h"
@@ -1847,13 +1848,7 @@ static void drop_role(PGconn *a, const char *role)
 
 static int put1(prolly_db *db, const char *branch, const char *key, const char *value)
 {
-	prolly_edit e;
-	memset(&e, 0, sizeof(e));
-	e.op = PROLLY_PUT;
-	e.key.data = key;
-	e.key.size = strlen(key);
-	e.value.data = value;
-	e.value.size = strlen(value);
+	prolly_edit e = tm_put(key, value);
 	prolly_id c;
 	return prolly_commit_edits(&c, db, branch, &e, 1, "roles");
 }

@@ -886,3 +886,15 @@ int tm_value_at(char *buf, size_t cap, prolly_db *db, const prolly_id *c, const 
 	prolly_commit_free(cm);
 	return rc;
 }
+
+prolly_edit tm_put(const char *k, const char *v)
+{
+	prolly_edit e;
+	memset(&e, 0, sizeof(e));
+	e.op = PROLLY_PUT;
+	e.key.data = k;
+	e.key.size = strlen(k);
+	e.value.data = v;
+	e.value.size = strlen(v);
+	return e;
+}

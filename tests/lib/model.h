@@ -107,6 +107,9 @@ int tm_build_commit(prolly_id *out, prolly_db *db, const tm_model *m);
  * if it cannot be made. */
 prolly_db *tm_open_mem(size_t cache_bytes);
 
+/* A PROLLY_PUT of string key k to string value v (both borrowed, NUL not included). */
+prolly_edit tm_put(const char *k, const char *v);
+
 /* The value of key k in the tree of commit c, as a NUL-terminated string in buf (cap bytes,
  * truncated to fit; "" when absent). Returns prolly_get's code (PROLLY_ENOTFOUND when absent) or
  * prolly_commit_read's. */
