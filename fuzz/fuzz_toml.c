@@ -1,5 +1,5 @@
 /*
- * fuzz_toml.c - libFuzzer target for the harness's TOML reader (bench/lib/toml.c). Any input
+ * fuzz_toml.c - libFuzzer target for the harness's TOML reader (bench/lib/toml*.c). Any input
  * either fails with a positioned error or parses to a tree that the writer turns into text that
  * parses back to an equal tree (toml_equal).
  */

@@ -50,7 +50,7 @@ for src in fuzz/fuzz_*.c; do
 	clang -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$inc $(pkg-config --cflags $PKGS) \
-		"$src" bench/lib/toml.c bench/lib/buf.c bench/lib/hdr.c build-fuzz/libprolly.a $libs -o "$out/$name"
+		"$src" bench/lib/toml*.c bench/lib/buf.c bench/lib/hdr.c build-fuzz/libprolly.a $libs -o "$out/$name"
 	# The working corpus grows as the fuzzer finds new coverage; the seeds stay untouched.
 	mkdir -p "$out/corpus/$target"
 	seeds="$out/seeds/$target"
