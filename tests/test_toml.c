@@ -482,28 +482,29 @@ PT_TEST(errors_text_format)
 	PT_CHECK(toml_parse_buffer(&doc, "x", 1, NULL, NULL) == TOML_ERR);
 }
 
+/* "a = " and `depth` nested empty arrays into text; returns the length. */
+static size_t nested_arrays(char *text, size_t cap, int depth)
+{
+	size_t n = (size_t)snprintf(text, cap, "a = ");
+	for (int i = 0; i < depth; i++)
+		text[n++] = '[';
+	for (int i = 0; i < depth; i++)
+		text[n++] = ']';
+	text[n] = 0;
+	return n;
+}
+
 PT_TEST(errors_nesting_limit)
 {
 	char text[512];
-	size_t n = 0;
+	size_t n = nested_arrays(text, sizeof(text), TOML_MAX_DEPTH + 1);
 	toml_error err;
 	toml_doc *doc = NULL;
-	n += (size_t)snprintf(text, sizeof(text), "a = ");
-	for (int i = 0; i < TOML_MAX_DEPTH + 1; i++)
-		text[n++] = '[';
-	for (int i = 0; i < TOML_MAX_DEPTH + 1; i++)
-		text[n++] = ']';
-	text[n] = 0;
 	PT_CHECK(toml_parse_buffer(&doc, text, n, "deep", &err) == TOML_ERR);
 	PT_CHECKF(strstr(err.msg, "nested more than") && err.line == 1 && err.col == 5 + TOML_MAX_DEPTH,
 	          "%s", err.text);
 	/* Exactly the limit parses. */
-	n = (size_t)snprintf(text, sizeof(text), "a = ");
-	for (int i = 0; i < TOML_MAX_DEPTH; i++)
-		text[n++] = '[';
-	for (int i = 0; i < TOML_MAX_DEPTH; i++)
-		text[n++] = ']';
-	text[n] = 0;
+	n = nested_arrays(text, sizeof(text), TOML_MAX_DEPTH);
 	PT_CHECKF(toml_parse_buffer(&doc, text, n, "deep", &err) == TOML_OK, "%s", err.text);
 	PT_CHECK(round_trips(doc));
 	toml_free(doc);
