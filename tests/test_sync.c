@@ -107,6 +107,8 @@ static int make_history(prolly_db *db, prolly_id *main_head, prolly_id *feat_hea
 	return prolly_branch_head(feat_head, db, "feature");
 }
 
+static int tree_of(prolly_id *tree, prolly_db *db, const prolly_id *commit);
+
 static int count_log(void *payload, const prolly_commit *c)
 {
 	(void)c;
@@ -428,6 +430,8 @@ static int fail_at_each_write(fail_case *c)
 		PT_CHECK(!c->asks_nothing || st.has_calls == 0);
 		if (rc == 0) { /* no write left to fail */
 			total = f->writes;
+			printf("# %d writes: %llu commits, %llu nodes\n", total,
+			       (unsigned long long)st.commits_copied, (unsigned long long)st.nodes_copied);
 			PT_CHECK(at > 1 && f->writes == at - 1);
 			prolly_close(dst);
 			break;
@@ -467,6 +471,54 @@ PT_TEST(sync_interrupted_at_each_write_then_rerun)
 	PT_REQUIRE(src && make_history(src, &heads[0], &heads[1]) == 0);
 	fail_case c = {src, NULL, sync_main_feature, NULL, heads, 2, 0};
 	fail_at_each_write(&c);
+	prolly_close(src);
+}
+
+/* Commits made with prolly_commit_create at any time (here older than their parents as often as
+ * not, with merges reaching 5 back): the walk may take a commit before a child of its, and
+ * takes it again after that child (SY8); windows of 3, failed at each write and rerun, still
+ * copy the whole history, parents first. */
+static int sync_main(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
+{
+	const char *names[1] = {"main"};
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.batch = 3;
+	return sync_branches(st, dst, c->src, names, c->heads, 1, &o);
+}
+
+PT_TEST(sync_history_out_of_time_order)
+{
+	prolly_db *src = new_db(K_MEM);
+	prolly_id trees[4], c[60], x;
+	prolly_txn *txn = NULL;
+	PT_REQUIRE(src);
+	for (int i = 0; i < 4; i++)
+		PT_REQUIRE(put_range(&x, src, "scratch", 100 * i, 50, i) == 0 &&
+		           tree_of(&trees[i], src, &x) == 0);
+	PT_REQUIRE(prolly_txn_begin(&txn, src) == 0);
+	uint32_t r = 12345;
+	for (int i = 0; i < 60; i++) {
+		prolly_id p[2];
+		size_t np = 0;
+		if (i)
+			p[np++] = c[i - 1];
+		if (i >= 5 && i % 4 == 0)
+			p[np++] = c[i - 5];
+		r = r * 1103515245u + 12345u;
+		char msg[16];
+		snprintf(msg, sizeof(msg), "c%d", i);
+		PT_REQUIRE(prolly_commit_create(&c[i], txn, &trees[i % 4], p, np,
+		                                1000000 + (int64_t)(r >> 8) % 100, msg) == 0);
+	}
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/main";
+	u.expect = PROLLY_REF_EXPECT_ANY;
+	u.value = c[59];
+	PT_REQUIRE(prolly_txn_set_ref(txn, &u) == 0 && prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	fail_case fc = {src, NULL, sync_main, NULL, &c[59], 1, 0};
+	fail_at_each_write(&fc);
 	prolly_close(src);
 }
 
