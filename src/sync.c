@@ -13,8 +13,9 @@
  *       hash-checked), recurses into their children in batches, and adds the batch to the write
  *       being gathered (SY6) last.
  *   SY2 A commit is written after its tree and after every parent it has in the source: the
- *       missing commits are found newest first, then written parents first (a depth-first
- *       post-order over the missing ones), each after its tree.
+ *       missing commits are found newest first, a window of a batch of them at a time, then
+ *       written oldest window first and parents first within one (a depth-first post-order
+ *       over the window's), each after its tree (sync_history.c, SY8).
  *   SY3 Refs move last, in one write through a txn (reflogged like any move), each by the
  *       compare-and-swap the caller gave, with the ref targets' commit objects rewritten in that
  *       write so that the store's gc keeps their trees (prolly_store_write.requires).
@@ -48,13 +49,27 @@
  *       branch), writing them again changes nothing (K3). A commit with no such parent (a
  *       root of an unrelated history) has its tree asked about, as SY1; so has every tree
  *       without a known head (a clone, a forced push over a head the source lacks).
+ *   SY8 The history goes in windows of a batch of commits, found newest first, copied oldest
+ *       window first; every window but the last is walked again from a checkpoint when its
+ *       turn comes (sync_history.c).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
- * missing; a rerun copies only what is still missing. Memory: one write's objects and
- * one batch of node bytes and child ids per tree level (height x batch) while asking, or the
- * diff walk's windows (diff.c) while comparing, plus 32 bytes (and parents) per missing commit,
- * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7);
- * comparing a merge's tree with two, the ids of the nodes it has and the first lacks.
+ * missing; a rerun copies only what is still missing.
+ *
+ * Memory, bounded by the batch and not by the history (SY8, checked by
+ * sync_memory_bounded_by_batch in tests/test_sync.c through prolly__sync_last_held): the write
+ * being gathered (a write's worth of objects, SY6); one batch of node bytes and child ids per
+ * tree level while asking (height x batch), or the diff walk's windows (diff.c) while
+ * comparing; of the history, one window (a batch of commits with their parents), the walk's
+ * frontier and a batch read ahead (sync_history.c); the trees known (SY7) for one window: the
+ * known heads', the window's, and those of the commits the window stops at; a merge's
+ * comparison set (the ids of the nodes its tree has and its first parent's lacks), a write's
+ * worth at most: a merge past that is compared with its first parent alone and the nodes that
+ * differ are asked about, a batch per question (has_nodes calls a merge compared with both
+ * parents does without). One part grows with the history, at a batch's rate: the checkpoints,
+ * the walk's frontier where each window ended (32 bytes per commit of it: one id per batch of
+ * commits of a linear history); a history longer than a window is walked twice (sync_history.c,
+ * SY8).
  */
 #include "sync_int.h"
 
