@@ -412,6 +412,7 @@ typedef struct fail_case {
 	const prolly_id *heads;
 	size_t n_heads;
 	int asks_nothing;
+	size_t batch; /* the syncs' batch: small, for many writes and windows (SY8) */
 } fail_case;
 
 static int fail_at_each_write(fail_case *c)
@@ -469,7 +470,7 @@ static int sync_main_feature(fail_case *c, prolly_db *dst, prolly_sync_stats *st
 {
 	const char *names[2] = {"main", "feature"};
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-	o.batch = 3; /* many small writes, windows of 3 commits (SY8) */
+	o.batch = c->batch;
 	return sync_branches(st, dst, c->src, names, c->heads, 2, &o);
 }
 
@@ -478,20 +479,20 @@ PT_TEST(sync_interrupted_at_each_write_then_rerun)
 	prolly_db *src = new_db(K_MEM);
 	prolly_id heads[2];
 	PT_REQUIRE(src && make_history(src, &heads[0], &heads[1]) == 0);
-	fail_case c = {src, NULL, sync_main_feature, NULL, heads, 2, 0};
+	fail_case c = {src, NULL, sync_main_feature, NULL, heads, 2, 0, 3};
 	fail_at_each_write(&c);
 	prolly_close(src);
 }
 
 /* Commits made with prolly_commit_create at any time (here older than their parents as often as
  * not, with merges reaching 5 back): the walk may take a commit before a child of its, and
- * takes it again after that child (SY8); windows of 3, failed at each write and rerun, still
- * copy the whole history, parents first. */
+ * takes it again after that child (SY8); windows of 1, 2 and 3 commits, failed at each write
+ * and rerun, still copy the whole history, parents first. */
 static int sync_main(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
 {
 	const char *names[1] = {"main"};
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-	o.batch = 3;
+	o.batch = c->batch;
 	return sync_branches(st, dst, c->src, names, c->heads, 1, &o);
 }
 
@@ -526,8 +527,10 @@ PT_TEST(sync_history_out_of_time_order)
 	u.value = c[59];
 	PT_REQUIRE(prolly_txn_set_ref(txn, &u) == 0 && prolly_txn_commit(txn, NULL, 0) == 0);
 	prolly_txn_free(txn);
-	fail_case fc = {src, NULL, sync_main, NULL, &c[59], 1, 0};
-	fail_at_each_write(&fc);
+	for (size_t batch = 1; batch <= 3; batch++) {
+		fail_case fc = {src, NULL, sync_main, NULL, &c[59], 1, 0, batch};
+		fail_at_each_write(&fc);
+	}
 	prolly_close(src);
 }
 
@@ -1081,7 +1084,7 @@ static int push_setup(fail_case *c, prolly_db *dst)
 static int push_onto_base(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
 {
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-	o.batch = 3; /* many small writes, windows of 3 commits (SY8) */
+	o.batch = c->batch;
 	return push_main(st, dst, c->src, c->main_before, &c->heads[0], &o);
 }
 
@@ -1092,7 +1095,7 @@ PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
 	PT_REQUIRE(src && put_range(&base, src, "main", 0, 5000, 1) == 0);
 	for (int i = 0; i < 12; i++)
 		PT_REQUIRE(put_range(&head, src, "main", i * 400, 40, 2 + i) == 0);
-	fail_case c = {src, push_setup, push_onto_base, &base, &head, 1, 1};
+	fail_case c = {src, push_setup, push_onto_base, &base, &head, 1, 1, 3};
 	fail_at_each_write(&c);
 	prolly_close(src);
 }
