@@ -30,8 +30,10 @@
  *       windows). A history longer than a window costs the walk's reads and questions twice
  *       (the replay asks again and reads again what the first walk did, a batch at a time).
  *       Commits made with prolly_commit_create may be older than a parent; a commit may then
- *       be taken before a child of its, and is taken again after that child (written twice:
- *       no-op, K3); order within a window stays parents first (prolly__sync_order).
+ *       be taken before a child of its, and is taken again after that child: in the same
+ *       window the index knows it (the order stays parents first, prolly__sync_order), in an
+ *       older one it is taken and copied there, before the child, and the replay of the newer
+ *       window finds it present (or, with a known head, copies it again: a no-op, K3).
  */
 #include "sync_int.h"
 
