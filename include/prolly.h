@@ -1101,9 +1101,14 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * or parent retention removed from src is copied without it. Cost: a push onto a known head of
  * a commit that changed k records copies O(k x height) nodes with no question, a read of src
  * per tree level and one write per batch of nodes; without a known head, one question and one
- * read per batch per tree level; a clone reads src once. Memory: a write's objects being
- * gathered (the batch, else 4096 locally, 512 to a server) and one batch of nodes per tree level (or the diff walk's windows), plus 32 bytes
- * and the parent ids per commit copied.
+ * read per batch per tree level; a clone reads src once. Memory is bounded by the batch, not by
+ * the history: a write's objects being gathered (the batch, else 4096 locally, 512 to a server),
+ * one batch of nodes per tree level (or the diff walk's windows), and a window of a batch of
+ * commits: the history is found newest first a window at a time and copied oldest window first,
+ * each window but the last walked again when its turn comes (its reads and questions made
+ * twice); what grows with the history is 32 bytes per batch of commits (more where several
+ * lines of development run side by side): where each window starts. A merge whose tree differs
+ * from its first parent's in more than a write's worth of nodes has those nodes asked about.
  *
  * out       may be NULL; else receives the counters (initialised with PROLLY_SYNC_STATS_INIT:
  *           an unknown out->version is PROLLY_EINVAL before anything is done).

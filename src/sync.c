@@ -13,8 +13,9 @@
  *       hash-checked), recurses into their children in batches, and adds the batch to the write
  *       being gathered (SY6) last.
  *   SY2 A commit is written after its tree and after every parent it has in the source: the
- *       missing commits are found newest first, then written parents first (a depth-first
- *       post-order over the missing ones), each after its tree.
+ *       missing commits are found newest first, a window of a batch of them at a time, then
+ *       written oldest window first and parents first within one (a depth-first post-order
+ *       over the window's), each after its tree (sync_history.c, SY8).
  *   SY3 Refs move last, in one write through a txn (reflogged like any move), each by the
  *       compare-and-swap the caller gave, with the ref targets' commit objects rewritten in that
  *       write so that the store's gc keeps their trees (prolly_store_write.requires).
@@ -48,13 +49,27 @@
  *       branch), writing them again changes nothing (K3). A commit with no such parent (a
  *       root of an unrelated history) has its tree asked about, as SY1; so has every tree
  *       without a known head (a clone, a forced push over a head the source lacks).
+ *   SY8 The history goes in windows of a batch of commits, found newest first, copied oldest
+ *       window first; every window but the last is walked again from a checkpoint when its
+ *       turn comes (sync_history.c).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
- * missing; a rerun copies only what is still missing. Memory: one write's objects and
- * one batch of node bytes and child ids per tree level (height x batch) while asking, or the
- * diff walk's windows (diff.c) while comparing, plus 32 bytes (and parents) per missing commit,
- * since SY2 writes them oldest first, and 32 bytes per commit copied with a known head (SY7);
- * comparing a merge's tree with two, the ids of the nodes it has and the first lacks.
+ * missing; a rerun copies only what is still missing.
+ *
+ * Memory, bounded by the batch and not by the history (SY8, checked by
+ * sync_memory_bounded_by_batch in tests/test_sync.c through prolly__sync_last_held): the write
+ * being gathered (a write's worth of objects, SY6); one batch of node bytes and child ids per
+ * tree level while asking (height x batch), or the diff walk's windows (diff.c) while
+ * comparing; of the history, one window (a batch of commits with their parents), the walk's
+ * frontier and a batch read ahead (sync_history.c); the trees known (SY7) for one window: the
+ * known heads', the window's, and those of the commits the window stops at; a merge's
+ * comparison set (the ids of the nodes its tree has and its first parent's lacks), a write's
+ * worth at most: a merge past that is compared with its first parent alone and the nodes that
+ * differ are asked about, a batch per question (has_nodes calls a merge compared with both
+ * parents does without). One part grows with the history, at a batch's rate: the checkpoints,
+ * the walk's frontier where each window ended (32 bytes per commit of it: one id per batch of
+ * commits of a linear history); a history longer than a window is walked twice (sync_history.c,
+ * SY8).
  */
 #include "sync_int.h"
 
@@ -382,8 +397,42 @@ int prolly__sync_know(sync_ctx *s, const prolly_id *id, const prolly_id *tree)
 	return prolly__idmap_put(&s->known, id, s->n_known);
 }
 
+/* SY8: the trees known for the next window: the known heads' and those of the commits in carry
+ * (the next window's stop: commits copied by the windows before, or found present). */
+static int known_reset(sync_ctx *s, const prolly__idmap *carry)
+{
+	prolly__idmap old = s->known;
+	prolly_id *old_tree = s->ktree;
+	int rc = 0;
+	prolly__idmap_init(&s->known);
+	s->ktree = NULL;
+	s->n_known = s->cap_known = 0;
+	for (size_t i = 0; i < s->n_heads && !rc; i++)
+		rc = prolly__sync_know(s, &s->head[i], &s->head_tree[i]);
+	for (size_t i = 0; carry && i < old.len && !rc; i++)
+		if (old.vals[i] && prolly__idmap_get(carry, &old.ids[i]))
+			rc = prolly__sync_know(s, &old.ids[i], &old_tree[old.vals[i] - 1]);
+	prolly__idmap_dispose(&old);
+	free(old_tree);
+	return rc;
+}
+
+void prolly__sync_note_held(sync_ctx *s)
+{
+	const history *h = s->hist;
+	size_t n = h->index.len + h->stop.len + h->ahead.len + s->known.len + s->merge_ids;
+	if (n > s->held.ids_peak)
+		s->held.ids_peak = n;
+	if (h->n > s->held.window_peak)
+		s->held.window_peak = h->n;
+}
+
 /* A merge's tree against two trees the destination holds: the first pass notes what the tree
- * lacks from the first, the second sends what it lacks from both. */
+ * lacks from the first, the second sends what it lacks from both. The first pass's set holds a
+ * write's worth of ids at most (SY8): past that, the merge's tree is compared with the first
+ * tree alone, and the nodes that differ are asked about, a batch per question (ask_pass). */
+#define SYNC_OVER 2 /* the first pass outgrew its set */
+
 typedef struct two_refs {
 	sync_ctx *s;
 	prolly__idmap first;
@@ -391,8 +440,67 @@ typedef struct two_refs {
 
 static int on_first_pass(void *payload, const prolly_id *id, const pnode *nd)
 {
+	two_refs *t = payload;
 	(void)nd;
-	return prolly__idmap_put(&((two_refs *)payload)->first, id, 1);
+	if (t->first.len >= t->s->wbatch)
+		return SYNC_OVER;
+	t->s->merge_ids = t->first.len + 1;
+	prolly__sync_note_held(t->s);
+	return prolly__idmap_put(&t->first, id, 1);
+}
+
+/* The nodes the diff walk yields, children first, asked about a batch at a time: those the
+ * destination lacks join the write (after their children, which came before them). */
+typedef struct ask_pass {
+	sync_ctx *s;
+	prolly_id *ids;
+	pnode **nds; /* a reference each; NULL for a leaf */
+	size_t n;
+} ask_pass;
+
+static int ask_pass_flush(ask_pass *a)
+{
+	unsigned char *has = malloc(a->n ? a->n : 1);
+	int rc = has ? prolly__sync_has(a->s, a->ids, a->n, has)
+	             : prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
+	for (size_t i = 0; i < a->n; i++) {
+		if (!rc && !has[i])
+			rc = pend_node(a->s, &a->ids[i], a->nds[i]);
+		prolly__node_unref(a->nds[i]);
+	}
+	a->n = 0;
+	free(has);
+	return rc;
+}
+
+static int on_ask_pass(void *payload, const prolly_id *id, const pnode *nd)
+{
+	ask_pass *a = payload;
+	if (nd)
+		prolly__node_ref((pnode *)nd);
+	a->ids[a->n] = *id;
+	a->nds[a->n++] = (pnode *)nd;
+	return a->n == a->s->batch ? ask_pass_flush(a) : 0;
+}
+
+/* The nodes of tree that the destination lacks, from those that ref lacks, asked about. */
+static int copy_tree_asked(sync_ctx *s, const prolly_id *ref, const prolly_id *tree)
+{
+	ask_pass a;
+	int rc;
+	a.s = s;
+	a.n = 0;
+	a.ids = malloc(s->batch * sizeof(*a.ids));
+	a.nds = malloc(s->batch * sizeof(*a.nds));
+	if (!a.ids || !a.nds)
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
+	else if ((rc = prolly__diff_nodes(s->src, ref, tree, on_ask_pass, &a)) == 0)
+		rc = ask_pass_flush(&a);
+	for (size_t i = 0; i < a.n; i++) /* a failure's leftovers */
+		prolly__node_unref(a.nds[i]);
+	free(a.ids);
+	free(a.nds);
+	return rc;
 }
 
 static int on_second_pass(void *payload, const prolly_id *id, const pnode *nd)
@@ -428,7 +536,10 @@ static int copy_tree_local(sync_ctx *s, const prolly_id *tree, const prolly_id *
 		rc = prolly__diff_nodes(s->src, &ref[0], tree, on_missing_node, s);
 	else if (!rc && (rc = prolly__diff_nodes(s->src, &ref[0], tree, on_first_pass, &t)) == 0)
 		rc = prolly__diff_nodes(s->src, &ref[1], tree, on_second_pass, &t);
+	else if (rc == SYNC_OVER)
+		rc = copy_tree_asked(s, &ref[0], tree);
 	prolly__idmap_dispose(&t.first);
+	s->merge_ids = 0;
 	prolly__nodeset_dispose(&ws);
 	prolly_thread_stats(&b);
 	s->st.read_calls += b.store_reads - a.store_reads;
@@ -446,15 +557,15 @@ static int pend_commit(sync_ctx *s, history *h, const mcommit *c, int tree_gone)
 		rc = prolly__buf_put(&s->req, c->tree.bytes, PROLLY_ID_SIZE);
 	for (size_t p = 0; p < c->n_parents && !rc; p++) {
 		const prolly_id *pid = &h->parents[c->first_parent + p];
-		if (prolly__idmap_get(&h->index, pid) != SYNC_PRUNED)
+		if (prolly__sync_parent_kept(h, pid))
 			rc = prolly__buf_put(&s->req, pid->bytes, PROLLY_ID_SIZE);
 	}
 	return rc ? rc : pend_add(s, &c->id, NULL, 0, 1);
 }
 
-/* Copies the missing commits parents first, each after its tree: compared locally with a tree
+/* Copies the window's commits parents first, each after its tree: compared locally with a tree
  * the destination holds (SY7), else asked about a batch of trees at a time. */
-static int copy_commits(sync_ctx *s, history *h)
+static int copy_window(sync_ctx *s, history *h)
 {
 	size_t *order = malloc((h->n ? h->n : 1) * sizeof(*order));
 	prolly_id *ids = malloc(s->batch * sizeof(*ids));
@@ -571,7 +682,7 @@ cleanup:
 /* The commits the refs' compare-and-swap expects in the destination, where the destination's
  * ref holds that commit now (so it holds its tree, K6) and the source has the commit and its
  * tree's root (so, K6 again, the whole tree): known, and never asked about. */
-static int find_known(sync_ctx *s, history *h, const prolly_ref_update *refs, size_t n_refs)
+static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 {
 	prolly_id *cand = malloc((n_refs ? n_refs : 1) * sizeof(*cand));
 	prolly_id *trees = malloc((n_refs ? n_refs : 1) * sizeof(*trees));
@@ -581,7 +692,9 @@ static int find_known(sync_ctx *s, history *h, const prolly_ref_update *refs, si
 	fetched f;
 	int rc = 0;
 	memset(&f, 0, sizeof(f));
-	if (!cand || !trees || !times || !ok) {
+	s->head = malloc((n_refs ? n_refs : 1) * sizeof(*s->head));
+	s->head_tree = malloc((n_refs ? n_refs : 1) * sizeof(*s->head_tree));
+	if (!cand || !trees || !times || !ok || !s->head || !s->head_tree) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
 		goto cleanup;
 	}
@@ -641,8 +754,9 @@ static int find_known(sync_ctx *s, history *h, const prolly_ref_update *refs, si
 			continue; /* retention removed it from the source */
 		if (!s->n_known || times[i] < s->base_time)
 			s->base_time = times[i];
-		if ((rc = prolly__sync_know(s, &f.nodes[i].id, &trees[i])) == 0)
-			rc = prolly__idmap_put(&h->index, &f.nodes[i].id, SYNC_PRESENT);
+		s->head[s->n_heads] = f.nodes[i].id;
+		s->head_tree[s->n_heads++] = trees[i];
+		rc = prolly__sync_know(s, &f.nodes[i].id, &trees[i]);
 	}
 	free(has);
 	s->local = s->n_known > 0;
@@ -653,6 +767,50 @@ cleanup:
 	free(trees);
 	free(times);
 	free(ok);
+	return rc;
+}
+
+/* ---- the commits, window by window (SY8) ----------------------------------------------- */
+
+/* Walks the history from the start commits and the refs' new values a window at a time, then
+ * copies the last window (the oldest) and, walking each again from its checkpoint, every
+ * window before it, oldest first. */
+static int walk_and_copy(sync_ctx *s, history *h, const prolly_id *commits, size_t n_commits,
+                         const prolly_ref_update *refs, size_t n_refs)
+{
+	prolly_id *start = malloc((n_commits + n_refs ? n_commits + n_refs : 1) * sizeof(*start));
+	prolly__idmap carry;
+	size_t n = 0;
+	int rc = 0, full = 1;
+	prolly__idmap_init(&carry);
+	if (!start)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
+	for (size_t i = 0; i < n_commits + n_refs; i++)
+		if (i < n_commits || !refs[i - n_commits].remove)
+			start[n++] = i < n_commits ? commits[i] : refs[i - n_commits].value;
+	rc = prolly__sync_start(s, h, start, n);
+	free(start);
+	while (!rc) { /* the first walk: windows newest first, each ended by a checkpoint */
+		if ((rc = prolly__sync_walk(s, h, s->batch, &full)) || !full)
+			break;
+		if ((rc = known_reset(s, NULL)) == 0)
+			rc = prolly__sync_next_window(s, h);
+	}
+	if (!rc)
+		rc = copy_window(s, h); /* the last, walked to its end */
+	prolly__sync_note_held(s);
+	for (size_t k = h->n_windows - 1; k-- > 0 && !rc;) {
+		/* the trees of the commits where window k stops: copied by now */
+		prolly__idmap_dispose(&carry);
+		prolly__idmap_init(&carry);
+		for (size_t i = h->cp_at[k + 1]; i < h->cp_at[k + 2] && !rc; i++)
+			rc = prolly__idmap_put(&carry, &h->cp[i], 1);
+		if (rc || (rc = known_reset(s, &carry)) || (rc = prolly__sync_replay(s, h, k)))
+			break;
+		rc = copy_window(s, h);
+		prolly__sync_note_held(s);
+	}
+	prolly__idmap_dispose(&carry);
 	return rc;
 }
 
@@ -697,27 +855,22 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 		goto cleanup;
 	s.epoch = w.current_epoch;
 	prolly__raise_epoch(dst, w.current_epoch);
-	if ((rc = find_known(&s, &h, refs, n_refs))) /* SY7, after the epoch (SY4) */
+	s.hist = &h;
+	if ((rc = find_known(&s, refs, n_refs))) /* SY7, after the epoch (SY4) */
 		goto cleanup;
-
-	size_t n_start = 0;
-	for (size_t i = 0; i < n_commits + n_refs && !rc; i++) {
-		const prolly_id *id = i < n_commits ? &commits[i] : &refs[i - n_commits].value;
-		if (i >= n_commits && refs[i - n_commits].remove)
-			continue;
-		rc = prolly__sync_queue(&h, id);
-	}
-	n_start = h.q_len;
-	if (rc || (rc = prolly__sync_find_missing(&s, &h, n_start)) || (rc = copy_commits(&s, &h)) ||
-	    (rc = flush(&s)))
+	if ((rc = walk_and_copy(&s, &h, commits, n_commits, refs, n_refs)) || (rc = flush(&s)))
 		goto cleanup;
 	if (n_refs)
 		rc = move_refs(&s, refs, n_refs, &o);
 
 cleanup:
+	s.held.windows = h.n_windows;
+	prolly__sync_last_held = s.held;
 	pend_dispose(&s);
 	prolly__idmap_dispose(&s.known);
 	free(s.ktree);
+	free(s.head);
+	free(s.head_tree);
 	prolly__sync_history_dispose(&h);
 	prolly__sync_stats_put(out, &s.st);
 	return rc;

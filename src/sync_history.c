@@ -1,73 +1,196 @@
 /*
  * sync_history.c - the walk of prolly_sync over commits (sync.c has the rest): which commits
  * reachable from the start the destination lacks, found newest first and stopping at every
- * commit it has (K6), read ahead where the source can (SY5), then put parents first for the
- * writes (SY2). Memory: 32 bytes and the parent ids per missing commit, plus at most a batch of
- * commits read ahead.
+ * commit it has (K6), read ahead where the source can (SY5), in windows of a batch of commits
+ * each, put parents first for the writes (SY2), oldest window first (SY8).
+ *
+ *   SY8 Windows. The walk keeps a frontier: commits read, which the destination lacks, whose
+ *       parents are not looked at yet, in a heap by time. It takes the newest into the window
+ *       (the commits it will copy) and queues its parents; a parent read ahead (SY5) joins the
+ *       frontier at once, the others are asked about and read a batch at a time. It takes a
+ *       commit only when every parent of those taken before has been placed (asked, read), so
+ *       with history made by this library (a commit newer than its parents, BR2 in branch.c)
+ *       a commit is taken after all its children: once, with no table of the commits seen
+ *       before. The window holds at most a batch of commits; when full, the frontier's ids
+ *       are recorded as a checkpoint (the next window's start) and the walk goes on with an
+ *       empty window. The last window, whose walk exhausted what the destination lacks, is
+ *       copied as it is; then each earlier window, newest last, is walked again from its
+ *       checkpoint, stopping at the next one's (whose commits the destination now holds:
+ *       they were copied before), and copied. Windows go oldest first and commits parents
+ *       first within one (prolly__sync_order), so every write keeps K6, and an interrupted
+ *       sync leaves whole windows and a rerun walks only what is still missing.
+ *
+ *       Memory (ids held, prolly__sync_held): the window (a batch of commits with their
+ *       parents), the frontier (the commits pending, as many as the history's lines of
+ *       development running side by side), the read-ahead (a batch) and, for each window but
+ *       the last, its checkpoint: 32 bytes per commit of the frontier where the window ended
+ *       (one id per batch of commits of a linear history). The checkpoints are the one part
+ *       that grows with the history; dropping them would mean walking from the heads again for
+ *       each window (a read and a question per batch of commits walked, quadratic in the
+ *       windows). A history longer than a window costs the walk's reads and questions twice
+ *       (the replay asks again and reads again what the first walk did, a batch at a time).
+ *       Commits made with prolly_commit_create may be older than a parent; a commit may then
+ *       be taken before a child of its, and is taken again after that child: in the same
+ *       window the index knows it (the order stays parents first, prolly__sync_order), in an
+ *       older one it is taken and copied there, before the child, and the replay of the newer
+ *       window finds it present (or, with a known head, copies it again: a no-op, K3).
  */
 #include "sync_int.h"
 
 #include <stdlib.h>
 
-void prolly__sync_history_init(history *h)
-{
-	memset(h, 0, sizeof(*h));
-	prolly__idmap_init(&h->index);
-	prolly__idmap_init(&h->ahead);
-}
+_Thread_local prolly__sync_held prolly__sync_last_held;
 
-void prolly__sync_history_dispose(history *h)
+static void ahead_clear(history *h)
 {
-	free(h->c);
-	free(h->parents);
-	free(h->queue);
-	prolly__idmap_dispose(&h->index);
-	for (size_t i = 0; i < h->ahead.len; i++) { /* what the walk never took */
+	for (size_t i = 0; i < h->ahead.len; i++) {
 		ahead_obj *o = (ahead_obj *)h->ahead.vals[i];
 		if (o)
 			free(o->data);
 		free(o);
 	}
 	prolly__idmap_dispose(&h->ahead);
+	prolly__idmap_init(&h->ahead);
+	h->n_ahead = 0;
 }
 
-int prolly__sync_queue(history *h, const prolly_id *id)
+static void front_clear(history *h)
 {
-	if (prolly__idmap_get(&h->index, id))
+	for (size_t i = 0; i < h->n_front; i++)
+		free(h->front[i].data);
+	h->n_front = 0;
+}
+
+void prolly__sync_history_init(history *h)
+{
+	memset(h, 0, sizeof(*h));
+	prolly__idmap_init(&h->index);
+	prolly__idmap_init(&h->stop);
+	prolly__idmap_init(&h->ahead);
+}
+
+void prolly__sync_history_dispose(history *h)
+{
+	front_clear(h);
+	ahead_clear(h);
+	free(h->c);
+	free(h->parents);
+	free(h->queue);
+	free(h->front);
+	free(h->cp);
+	free(h->cp_at);
+	prolly__idmap_dispose(&h->index);
+	prolly__idmap_dispose(&h->stop);
+	prolly__idmap_dispose(&h->ahead);
+}
+
+/* Empties the window and its index, then marks the known heads present (SY7: the walk stops
+ * there) and the frontier's commits as such. */
+static int window_reset(sync_ctx *s, history *h)
+{
+	int rc = 0;
+	h->n = 0;
+	h->n_parents = 0;
+	prolly__idmap_dispose(&h->index);
+	prolly__idmap_init(&h->index);
+	for (size_t i = 0; i < s->n_heads && !rc; i++)
+		rc = prolly__idmap_put(&h->index, &s->head[i], SYNC_PRESENT);
+	for (size_t i = 0; i < h->n_front && !rc; i++)
+		rc = prolly__idmap_put(&h->index, &h->front[i].id, SYNC_FRONT);
+	return rc;
+}
+
+static int queue(history *h, const prolly_id *id)
+{
+	if (prolly__idmap_get(&h->index, id) || prolly__idmap_get(&h->stop, id))
 		return 0;
-	int rc = prolly__idmap_put(&h->index, id, SYNC_PRESENT); /* seen; not (yet) known missing */
+	int rc = prolly__idmap_put(&h->index, id, SYNC_QUEUED);
 	if (rc)
 		return rc;
-	if (h->q_len == h->q_cap) {
-		size_t cap = h->q_cap ? h->q_cap * 2 : 64;
-		prolly_id *q = realloc(h->queue, cap * sizeof(*q));
-		if (!q)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		h->queue = q;
-		h->q_cap = cap;
-	}
+	if (PROLLY__GROW(h->queue, h->q_cap, h->q_len + 1, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	h->queue[h->q_len++] = *id;
 	return 0;
 }
 
+/* ---- the frontier: a heap, newest first (ties: by id, so that a replay takes the same) ---- */
+
+static int front_before(const front_obj *a, const front_obj *b)
+{
+	if (a->time != b->time)
+		return a->time > b->time;
+	return memcmp(a->id.bytes, b->id.bytes, PROLLY_ID_SIZE) < 0;
+}
+
+/* Adds a commit read (data becomes the frontier's) with its time. */
+static int front_push(history *h, const prolly_id *id, int64_t time, void *data, size_t size)
+{
+	if (PROLLY__GROW(h->front, h->cap_front, h->n_front + 1, 16)) {
+		free(data);
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	}
+	int rc = prolly__idmap_put(&h->index, id, SYNC_FRONT);
+	if (rc) {
+		free(data);
+		return rc;
+	}
+	size_t i = h->n_front++;
+	front_obj o = {*id, time, data, size};
+	while (i > 0 && front_before(&o, &h->front[(i - 1) / 2])) {
+		h->front[i] = h->front[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->front[i] = o;
+	return 0;
+}
+
+static front_obj front_pop(history *h)
+{
+	front_obj top = h->front[0], last = h->front[--h->n_front];
+	size_t i = 0, n = h->n_front;
+	for (;;) {
+		size_t l = 2 * i + 1, best = i;
+		const front_obj *b = &last;
+		if (l < n && front_before(&h->front[l], b))
+			best = l, b = &h->front[l];
+		if (l + 1 < n && front_before(&h->front[l + 1], b))
+			best = l + 1;
+		if (best == i)
+			break;
+		h->front[i] = h->front[best];
+		i = best;
+	}
+	if (n)
+		h->front[i] = last;
+	return top;
+}
+
+/* Adds a commit object the destination lacks to the frontier (data becomes the frontier's);
+ * PROLLY_EINVAL if it is not a commit. */
+static int front_add(history *h, const prolly_id *id, void *data, size_t size)
+{
+	prolly_commit *c = NULL;
+	char hex[PROLLY_ID_HEX_SIZE];
+	if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) {
+		free(data);
+		prolly_id_to_hex(hex, id);
+		return prolly_set_error(PROLLY_EINVAL, "sync: %s is not a commit", hex);
+	}
+	int rc = prolly__commit_decode(&c, id, data, size);
+	if (rc) {
+		free(data);
+		return rc;
+	}
+	int64_t t = c->time_us;
+	prolly_commit_free(c);
+	return front_push(h, id, t, data, size);
+}
+
 static int add_missing(history *h, const prolly_commit *c)
 {
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 64;
-		mcommit *m = realloc(h->c, cap * sizeof(*m));
-		if (!m)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		h->c = m;
-		h->cap = cap;
-	}
-	if (h->n_parents + c->n_parents > h->cap_parents) {
-		size_t cap = PROLLY_MAX(h->cap_parents * 2, h->n_parents + c->n_parents + 64);
-		prolly_id *p = realloc(h->parents, cap * sizeof(*p));
-		if (!p)
-			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-		h->parents = p;
-		h->cap_parents = cap;
-	}
+	if (PROLLY__GROW(h->c, h->cap, h->n + 1, 64) ||
+	    PROLLY__GROW(h->parents, h->cap_parents, h->n_parents + c->n_parents, 64))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	mcommit *m = &h->c[h->n];
 	m->id = c->id;
 	m->tree = c->tree;
@@ -82,6 +205,11 @@ static int add_missing(history *h, const prolly_commit *c)
 		return rc;
 	h->n++;
 	return 0;
+}
+
+int prolly__sync_parent_kept(const history *h, const prolly_id *pid)
+{
+	return prolly__idmap_get(&h->index, pid) != SYNC_PRUNED;
 }
 
 /*
@@ -109,7 +237,8 @@ static int on_ancestor(void *payload, const prolly_id *id, const void *data, siz
 	if (k)
 		return prolly__sync_on_fetched(a->f, k - 1, data, size);
 	if (a->n_cand == a->max_cand || prolly__idmap_get(&a->h->index, id) ||
-	    prolly__idmap_get(&a->h->ahead, id) || size < PROLLY__MAGIC_SIZE ||
+	    prolly__idmap_get(&a->h->ahead, id) || prolly__idmap_get(&a->h->stop, id) ||
+	    size < PROLLY__MAGIC_SIZE ||
 	    memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 		return 0;
 	if (PROLLY__GROW(a->cand, a->cap_cand, a->n_cand + 1, 64))
@@ -321,18 +450,26 @@ cleanup:
 	return rc;
 }
 
-/* Finds, newest first, the commits reachable from the queue that the destination lacks and the
- * source has, stopping at every commit the destination has (K6: its history is there). A start
- * commit (the first n_start) that neither store has is PROLLY_ENOTFOUND; a parent the source
- * lacks was removed by retention and is left out. */
-int prolly__sync_find_missing(sync_ctx *s, history *h, size_t n_start)
+/* Places every queued commit, a batch per question and read: the ones the destination lacks
+ * join the frontier, the others are marked present, or pruned when the source lacks them too
+ * (retention removed them there). A start commit that neither store has is PROLLY_ENOTFOUND. */
+static int resolve(sync_ctx *s, history *h)
 {
-	unsigned char *has = malloc(s->batch);
+	unsigned char *has = NULL;
+	prolly_id *miss = NULL;
+	size_t *pos = NULL;
 	fetched f;
 	int rc = 0;
 	memset(&f, 0, sizeof(f));
-	if (!has)
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	if (h->q_head == h->q_len)
+		goto cleanup;
+	has = malloc(s->batch);
+	miss = malloc(s->batch * sizeof(*miss));
+	pos = malloc(s->batch * sizeof(*pos));
+	if (!has || !miss || !pos) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+		goto cleanup;
+	}
 	while (h->q_head < h->q_len && !rc) {
 		size_t at = h->q_head, m = PROLLY_MIN(s->batch, h->q_len - at);
 		prolly_id *ids = h->queue + at;
@@ -340,19 +477,16 @@ int prolly__sync_find_missing(sync_ctx *s, history *h, size_t n_start)
 		if ((rc = ask_unknown(s, h, ids, m, has)))
 			break;
 		size_t nm = 0;
-		prolly_id *miss = malloc(m * sizeof(*miss));
-		size_t *pos = malloc(m * sizeof(*pos));
-		if (!miss || !pos) {
-			free(miss);
-			free(pos);
-			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
-			break;
-		}
-		for (size_t i = 0; i < m; i++)
+		for (size_t i = 0; i < m; i++) {
 			if (!has[i]) {
 				pos[nm] = at + i;
 				miss[nm++] = ids[i];
+			} else if ((rc = prolly__idmap_put(&h->index, &ids[i], SYNC_PRESENT))) {
+				break;
 			}
+		}
+		if (rc)
+			break;
 		if (s->local) /* SY7: has[i] now says "read ahead, known missing" */
 			for (size_t i = 0; i < nm; i++) {
 				ahead_obj *o = (ahead_obj *)prolly__idmap_get(&h->ahead, &miss[i]);
@@ -362,40 +496,155 @@ int prolly__sync_find_missing(sync_ctx *s, history *h, size_t n_start)
 		if (!rc && s->local)
 			rc = ask_old(s, h, &f, miss, nm, has);
 		for (size_t i = 0; i < nm && !rc; i++) {
-			prolly_commit *c = NULL;
 			char hex[PROLLY_ID_HEX_SIZE];
 			if (s->local && has[i] == 2) /* the destination has it */
 				continue;
-			prolly_id_to_hex(hex, &miss[i]);
 			if (!f.nodes[i].data) {
-				if (pos[i] < n_start)
+				prolly_id_to_hex(hex, &miss[i]);
+				if (pos[i] < h->n_start)
 					rc = prolly_set_error(PROLLY_ENOTFOUND, "sync: commit %s is in neither store",
 					                      hex);
 				else /* removed by retention in the source */
 					rc = prolly__idmap_put(&h->index, &miss[i], SYNC_PRUNED);
 				continue;
 			}
-			if (f.nodes[i].size < PROLLY__MAGIC_SIZE ||
-			    memcmp(f.nodes[i].data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) {
-				rc = prolly_set_error(PROLLY_EINVAL, "sync: %s is not a commit", hex);
-				break;
-			}
-			if ((rc = prolly__commit_decode(&c, &miss[i], f.nodes[i].data, f.nodes[i].size)))
-				break;
-			rc = add_missing(h, c);
-			for (size_t p = 0; p < c->n_parents && !rc; p++)
-				rc = prolly__sync_queue(h, &c->parents[p]);
-			prolly_commit_free(c);
+			rc = front_add(h, &miss[i], (void *)f.nodes[i].data, f.nodes[i].size);
+			f.nodes[i].data = NULL; /* the frontier's now, or freed */
 		}
 		prolly__sync_fetched_dispose(&f);
-		free(miss);
-		free(pos);
 	}
+	h->q_head = h->q_len = 0;
+	h->n_start = 0;
+
+cleanup:
+	prolly__sync_fetched_dispose(&f);
 	free(has);
+	free(miss);
+	free(pos);
 	return rc;
 }
 
-/* The missing commits, parents first (SY2): an iterative post-order walk into order[]. */
+/* Takes the newest commits of the frontier into the window while every parent of those taken
+ * is placed (SY8), up to limit: each parent not seen yet joins the frontier when it was read
+ * ahead (SY5: known missing), else the queue. */
+static int take(sync_ctx *s, history *h, size_t limit)
+{
+	int rc = 0;
+	(void)s;
+	while (h->n_front && h->q_head == h->q_len && h->n < limit && !rc) {
+		front_obj o = front_pop(h);
+		prolly_commit *c = NULL;
+		rc = prolly__commit_decode(&c, &o.id, o.data, o.size);
+		free(o.data);
+		if (!rc)
+			rc = add_missing(h, c);
+		for (size_t p = 0; c && p < c->n_parents && !rc; p++) {
+			const prolly_id *pid = &c->parents[p];
+			if (prolly__idmap_get(&h->index, pid) || prolly__idmap_get(&h->stop, pid))
+				continue;
+			ahead_obj *a = (ahead_obj *)prolly__idmap_get(&h->ahead, pid);
+			if (a && a->data) {
+				void *data = a->data;
+				a->data = NULL;
+				h->n_ahead--;
+				rc = front_add(h, pid, data, a->size);
+			} else {
+				rc = queue(h, pid);
+			}
+		}
+		prolly_commit_free(c);
+	}
+	return rc;
+}
+
+int prolly__sync_walk(sync_ctx *s, history *h, size_t limit, int *full)
+{
+	int rc = 0;
+	*full = 0;
+	for (;;) {
+		if ((rc = resolve(s, h)))
+			return rc;
+		prolly__sync_note_held(s);
+		if (!h->n_front)
+			return 0;
+		if (h->n >= limit) {
+			*full = 1;
+			return 0;
+		}
+		if ((rc = take(s, h, limit)))
+			return rc;
+	}
+}
+
+/* Appends ids[0..n) as the start of a new window. */
+static int checkpoint(sync_ctx *s, history *h, const prolly_id *ids, size_t stride, size_t n)
+{
+	if (PROLLY__GROW(h->cp_at, h->cap_windows, h->n_windows + 2, 16) ||
+	    PROLLY__GROW(h->cp, h->cap_cp, h->n_cp + n, 16))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	if (!h->n_windows)
+		h->cp_at[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		h->cp[h->n_cp++] = *(const prolly_id *)(const void *)((const char *)ids + i * stride);
+	h->cp_at[++h->n_windows] = h->n_cp;
+	s->held.checkpoints = h->n_cp;
+	return 0;
+}
+
+int prolly__sync_start(sync_ctx *s, history *h, const prolly_id *ids, size_t n)
+{
+	int rc = window_reset(s, h);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = queue(h, &ids[i]);
+	h->n_start = h->q_len;
+	/* window 0's start: the ids queued (a start listed twice, or a known head, is not) */
+	return rc ? rc : checkpoint(s, h, h->queue, sizeof(prolly_id), h->q_len);
+}
+
+int prolly__sync_next_window(sync_ctx *s, history *h)
+{
+	int rc = checkpoint(s, h, &h->front[0].id, sizeof(front_obj), h->n_front);
+	if (rc || (rc = window_reset(s, h)))
+		return rc;
+	/* the read-ahead keeps what the walk has not taken */
+	prolly__idmap keep;
+	prolly__idmap_init(&keep);
+	for (size_t i = 0; i < h->ahead.len && !rc; i++) {
+		ahead_obj *o = (ahead_obj *)h->ahead.vals[i];
+		if (o && o->data)
+			rc = prolly__idmap_put(&keep, &h->ahead.ids[i], (uintptr_t)o);
+		else
+			free(o);
+		if (!rc)
+			h->ahead.vals[i] = 0;
+	}
+	ahead_clear(h);
+	h->ahead = keep;
+	h->n_ahead = keep.len;
+	return rc;
+}
+
+int prolly__sync_replay(sync_ctx *s, history *h, size_t k)
+{
+	int rc, full;
+	front_clear(h);
+	ahead_clear(h); /* what it read ahead may have been copied since */
+	h->q_head = h->q_len = 0;
+	prolly__idmap_dispose(&h->stop);
+	prolly__idmap_init(&h->stop);
+	if ((rc = window_reset(s, h)))
+		return rc;
+	for (size_t i = h->cp_at[k + 1]; i < h->cp_at[k + 2] && !rc; i++)
+		rc = prolly__idmap_put(&h->stop, &h->cp[i], 1);
+	for (size_t i = h->cp_at[k]; i < h->cp_at[k + 1] && !rc; i++)
+		rc = queue(h, &h->cp[i]);
+	h->n_start = k == 0 ? h->q_len : 0;
+	if (!rc)
+		rc = prolly__sync_walk(s, h, SIZE_MAX, &full);
+	return rc;
+}
+
+/* The window's commits, parents first (SY2): an iterative post-order walk into order[]. */
 int prolly__sync_order(history *h, size_t *order)
 {
 	size_t *stack = malloc((h->n ? h->n : 1) * sizeof(*stack)), placed = 0;
@@ -412,7 +661,7 @@ int prolly__sync_order(history *h, size_t *order)
 			int pushed = 0;
 			for (size_t p = 0; p < c->n_parents && !pushed; p++) {
 				uintptr_t v = prolly__idmap_get(&h->index, &h->parents[c->first_parent + p]);
-				if (v == 0 || v == SYNC_PRESENT || v == SYNC_PRUNED || h->c[v - 1].state)
+				if (v == 0 || v > h->n || h->c[v - 1].state)
 					continue;
 				h->c[v - 1].state = 1;
 				stack[sp++] = v - 1;

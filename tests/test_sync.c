@@ -11,6 +11,7 @@
 #include "lib/model.h"
 #include "lib/passthru.h"
 #include "ptest.h"
+#include "sync_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -106,6 +107,8 @@ static int make_history(prolly_db *db, prolly_id *main_head, prolly_id *feat_hea
 	return prolly_branch_head(feat_head, db, "feature");
 }
 
+static int tree_of(prolly_id *tree, prolly_db *db, const prolly_id *commit);
+
 static int count_log(void *payload, const prolly_commit *c)
 {
 	(void)c;
@@ -143,6 +146,21 @@ static int sync_branches(prolly_sync_stats *st, prolly_db *dst, prolly_db *src,
 		u[i].value = heads[i];
 	}
 	return prolly_sync(st, dst, src, NULL, 0, u, n, o);
+}
+
+/* Moves dst's main from expected to value, copying what it lacks: a fast-forward push, onto a
+ * head dst holds (SY7). */
+static int push_main(prolly_sync_stats *st, prolly_db *dst, prolly_db *src,
+                     const prolly_id *expected, const prolly_id *value,
+                     const prolly_sync_options *o)
+{
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/main";
+	u.expect = PROLLY_REF_EXPECT_VALUE;
+	u.expected = *expected;
+	u.value = *value;
+	return prolly_sync(st, dst, src, NULL, 0, &u, 1, o);
 }
 
 /* ---- K6 in a whole store ------------------------------------------------------------------- */
@@ -277,14 +295,8 @@ static void one_direction(int from, int to)
 	/* A push onto the head dst holds (SY7): no question, the same trees. */
 	prolly_id c2;
 	PT_REQUIRE(put_range(&c2, src, "main", 40, 30, 10) == 0);
-	prolly_ref_update u;
-	memset(&u, 0, sizeof(u));
-	u.name = "refs/heads/main";
-	u.expect = PROLLY_REF_EXPECT_VALUE;
-	u.expected = c;
-	u.value = c2;
 	prolly_sync_stats push = PROLLY_SYNC_STATS_INIT;
-	PT_CHECK_RC(prolly_sync(&push, dst, src, NULL, 0, &u, 1, NULL), 0);
+	PT_CHECK_RC(push_main(&push, dst, src, &c, &c2, NULL), 0);
 	PT_CHECKF(push.has_calls == 0 && push.commits_copied == 1 && push.nodes_copied >= 1,
 	          "%s -> %s: %llu questions, %llu commits, %llu nodes", kind_name[from], kind_name[to],
 	          (unsigned long long)push.has_calls, (unsigned long long)push.commits_copied,
@@ -388,45 +400,137 @@ static int failing_write(prolly_store *st, prolly_store_write *w)
 	return tp_write(st, w);
 }
 
-PT_TEST(sync_interrupted_at_each_write_then_rerun)
+/* A sync failed at each of its writes in turn (a fresh destination each time, prepared by
+ * setup) leaves the destination consistent (K6, main as before: c->main_before, or none), and a
+ * rerun completes it (c->heads[0..n_heads) in dst, main at heads[0]); with asks_nothing, no run
+ * asks the destination anything. Returns the writes of a whole sync. */
+typedef struct fail_case {
+	prolly_db *src;
+	int (*setup)(struct fail_case *c, prolly_db *dst); /* NULL: nothing to prepare */
+	int (*sync)(struct fail_case *c, prolly_db *dst, prolly_sync_stats *st);
+	const prolly_id *main_before;
+	const prolly_id *heads;
+	size_t n_heads;
+	int asks_nothing;
+	size_t batch; /* the syncs' batch: small, for many writes and windows (SY8) */
+} fail_case;
+
+static int fail_at_each_write(fail_case *c)
 {
-	prolly_db *src = new_db(K_MEM);
-	prolly_id heads[2], c;
-	const char *names[2] = {"main", "feature"};
-	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-	o.batch = 3; /* many small writes */
-	PT_REQUIRE(src && make_history(src, &heads[0], &heads[1]) == 0);
+	prolly_id m;
 	int total = 0;
-	for (int at = 1;; at++) {
+	for (int at = 1; at < 10000; at++) {
 		prolly_store *mem = NULL;
 		prolly_db *dst = NULL;
-		PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
-		failing *f = tp_new(sizeof(failing), mem);
-		PT_REQUIRE(f);
+		failing *f = NULL;
+		if (prolly_store_mem_new(&mem) || !(f = tp_new(sizeof(failing), mem))) {
+			PT_CHECKF(0, "no store");
+			break;
+		}
 		f->tp.base.write = failing_write;
+		if (prolly_db_new(&dst, &f->tp.base, NULL) || (c->setup && c->setup(c, dst))) {
+			PT_CHECKF(0, "setup: %s", prolly_last_error());
+			prolly_close(dst);
+			break;
+		}
+		f->writes = 0;
 		f->fail_at = at;
-		PT_REQUIRE(prolly_db_new(&dst, &f->tp.base, NULL) == 0);
-		int rc = sync_branches(NULL, dst, src, names, heads, 2, &o);
+		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT, again = PROLLY_SYNC_STATS_INIT;
+		int rc = c->sync(c, dst, &st);
+		PT_CHECK(!c->asks_nothing || st.has_calls == 0);
 		if (rc == 0) { /* no write left to fail */
 			total = f->writes;
+			printf("# %d writes: %llu commits, %llu nodes\n", total,
+			       (unsigned long long)st.commits_copied, (unsigned long long)st.nodes_copied);
 			PT_CHECK(at > 1 && f->writes == at - 1);
 			prolly_close(dst);
 			break;
 		}
 		PT_CHECKF(rc == PROLLY_ESTORE, "write %d: %d %s", at, rc, prolly_last_error());
 		PT_CHECKF(k6_holds(dst) == 0, "after write %d failed: %s", at, prolly_last_error());
-		PT_CHECK(prolly_branch_head(&c, dst, "main") == PROLLY_ENOTFOUND);
+		rc = prolly_branch_head(&m, dst, "main");
+		PT_CHECKF(c->main_before ? rc == 0 && prolly_id_equal(&m, c->main_before)
+		                         : rc == PROLLY_ENOTFOUND,
+		          "main after write %d failed", at);
 		f->fail_at = 0;
-		PT_CHECK_RC(sync_branches(NULL, dst, src, names, heads, 2, &o), 0);
-		PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &heads[0]));
-		PT_CHECK(same_history(src, dst, &heads[0]) && same_history(src, dst, &heads[1]));
+		PT_CHECK_RC(c->sync(c, dst, &again), 0);
+		PT_CHECK(!c->asks_nothing || again.has_calls == 0);
+		PT_CHECK(prolly_branch_head(&m, dst, "main") == 0 && prolly_id_equal(&m, &c->heads[0]));
+		for (size_t i = 0; i < c->n_heads; i++)
+			PT_CHECK(same_history(c->src, dst, &c->heads[i]));
 		PT_CHECK_RC(k6_holds(dst), 0);
 		prolly_close(dst);
-		if (at > 10000)
-			break;
 	}
 	PT_CHECKF(total > 10, "only %d writes", total);
 	PT_CHECKF(unlisted == 0, "%d references neither written nor required", unlisted);
+	return total;
+}
+
+static int sync_main_feature(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
+{
+	const char *names[2] = {"main", "feature"};
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.batch = c->batch;
+	return sync_branches(st, dst, c->src, names, c->heads, 2, &o);
+}
+
+PT_TEST(sync_interrupted_at_each_write_then_rerun)
+{
+	prolly_db *src = new_db(K_MEM);
+	prolly_id heads[2];
+	PT_REQUIRE(src && make_history(src, &heads[0], &heads[1]) == 0);
+	fail_case c = {src, NULL, sync_main_feature, NULL, heads, 2, 0, 3};
+	fail_at_each_write(&c);
+	prolly_close(src);
+}
+
+/* Commits made with prolly_commit_create at any time (here older than their parents as often as
+ * not, with merges reaching 5 back): the walk may take a commit before a child of its, and
+ * takes it again after that child (SY8); windows of 1, 2 and 3 commits, failed at each write
+ * and rerun, still copy the whole history, parents first. */
+static int sync_main(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
+{
+	const char *names[1] = {"main"};
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.batch = c->batch;
+	return sync_branches(st, dst, c->src, names, c->heads, 1, &o);
+}
+
+PT_TEST(sync_history_out_of_time_order)
+{
+	prolly_db *src = new_db(K_MEM);
+	prolly_id trees[4], c[60], x;
+	prolly_txn *txn = NULL;
+	PT_REQUIRE(src);
+	for (int i = 0; i < 4; i++)
+		PT_REQUIRE(put_range(&x, src, "scratch", 100 * i, 50, i) == 0 &&
+		           tree_of(&trees[i], src, &x) == 0);
+	PT_REQUIRE(prolly_txn_begin(&txn, src) == 0);
+	uint32_t r = 12345;
+	for (int i = 0; i < 60; i++) {
+		prolly_id p[2];
+		size_t np = 0;
+		if (i)
+			p[np++] = c[i - 1];
+		if (i >= 5 && i % 4 == 0)
+			p[np++] = c[i - 5];
+		r = r * 1103515245u + 12345u;
+		char msg[16];
+		snprintf(msg, sizeof(msg), "c%d", i);
+		PT_REQUIRE(prolly_commit_create(&c[i], txn, &trees[i % 4], p, np,
+		                                1000000 + (int64_t)(r >> 8) % 100, msg) == 0);
+	}
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/main";
+	u.expect = PROLLY_REF_EXPECT_ANY;
+	u.value = c[59];
+	PT_REQUIRE(prolly_txn_set_ref(txn, &u) == 0 && prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	for (size_t batch = 1; batch <= 3; batch++) {
+		fail_case fc = {src, NULL, sync_main, NULL, &c[59], 1, 0, batch};
+		fail_at_each_write(&fc);
+	}
 	prolly_close(src);
 }
 
@@ -491,14 +595,8 @@ typedef struct racer {
 static void *race(void *arg)
 {
 	racer *r = arg;
-	prolly_ref_update u;
-	memset(&u, 0, sizeof(u));
-	u.name = "refs/heads/main";
-	u.expect = PROLLY_REF_EXPECT_VALUE;
-	u.expected = r->old;
-	u.value = r->head;
 	pthread_barrier_wait(r->go);
-	r->rc = prolly_sync(NULL, r->dst, r->src, NULL, 0, &u, 1, NULL);
+	r->rc = push_main(NULL, r->dst, r->src, &r->old, &r->head, NULL);
 	return NULL;
 }
 
@@ -640,6 +738,100 @@ PT_TEST(sync_long_history_reads_ahead)
 		prolly_close(src);
 		prolly_close(dst);
 	}
+}
+
+/* ---- memory bounded by the batch (SY8) ---------------------------------------------------- */
+
+/* Adds n steps to main in db: a commit of one change each, and every 8th a branch of two commits
+ * (60 records far apart changed) merged after one more commit to main (its tree differs from main's in about 60 leaves,
+ * more than a write of 16 objects: the merge's comparison set overflows, SY8). */
+static int long_history(prolly_id *head, prolly_db *db, int from, int n)
+{
+	prolly_id c;
+	int rc = 0;
+	for (int i = from; i < from + n && !rc; i++) {
+		if (i % 8 != 7) {
+			rc = put_range(head, db, "main", 20 * i, 1, i);
+			continue;
+		}
+		if ((rc = prolly_branch_create(db, "side", head)) ||
+		    (rc = put_step(&c, db, "side", 5 + i, 60, 331, i)) ||
+		    (rc = put_range(&c, db, "side", 7 + i, 1, i)) ||
+		    (rc = put_range(head, db, "main", 20 * i, 1, i)) ||
+		    (rc = prolly_merge_branches(head, NULL, db, "main", "side", NULL, "merge")))
+			break;
+		rc = prolly_branch_delete(db, "side");
+	}
+	return rc;
+}
+
+/* What one sync held (prolly__sync_last_held), printed and checked against the batch: a
+ * window holds a batch of commits, and the ids held at once (the window and its parents, the
+ * frontier, the read-ahead, the trees known, a merge's comparison set) stay under a fixed
+ * multiple of the batch, whatever the history's length; the checkpoints hold one id per
+ * window, and a merge's side branch one more while it runs beside main. */
+static void check_held(const char *what, size_t batch, uint64_t commits)
+{
+	prolly__sync_held held = prolly__sync_last_held;
+	printf("# %s: %llu commits, batch %zu: %zu windows, at most %zu commits a window, %zu ids "
+	       "held, %zu in checkpoints\n",
+	       what, (unsigned long long)commits, batch, held.windows, held.window_peak, held.ids_peak,
+	       held.checkpoints);
+	PT_CHECKF(held.window_peak <= batch, "%s: %zu commits in a window", what, held.window_peak);
+	PT_CHECKF(held.windows >= commits / batch, "%s: %zu windows", what, held.windows);
+	PT_CHECKF(held.ids_peak <= 8 * batch, "%s: %zu ids held", what, held.ids_peak);
+	PT_CHECKF(held.checkpoints <= 2 * held.windows, "%s: %zu ids in %zu checkpoints", what,
+	          held.checkpoints, held.windows);
+}
+
+/* A clone of a history 40 and 80 times as long as the batch, then a push onto its head (SY7:
+ * trees compared locally, merges past their comparison set asked about) of as many commits
+ * again: every copy whole and consistent, and the ids held the same for both lengths. */
+PT_TEST(sync_memory_bounded_by_batch)
+{
+	const size_t batch = 16;
+	size_t peak[4] = {0, 0, 0, 0}; /* clone, clone twice as long, push, push twice as long */
+	for (int len = 0; len < 2; len++) {
+		const int n = len ? 1280 : 640;
+		prolly_db *src = new_db(K_MEM), *dst = new_db(K_MEM);
+		prolly_id base, h, c;
+		const char *names[1] = {"main"};
+		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+		o.batch = batch;
+		PT_REQUIRE(src && dst);
+		PT_REQUIRE(put_range(&base, src, "main", 0, 20000, 0) == 0);
+		PT_REQUIRE(long_history(&h, src, 0, n) == 0);
+		int total = 0;
+		PT_REQUIRE(prolly_log(src, &h, count_log, &total) == 0);
+		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(sync_branches(&st, dst, src, names, &h, 1, &o), 0);
+		PT_CHECKF(st.commits_copied == (uint64_t)total, "%llu of %d commits",
+		          (unsigned long long)st.commits_copied, total);
+		check_held(len ? "clone, 1280" : "clone, 640", batch, st.commits_copied);
+		peak[len] = prolly__sync_last_held.ids_peak;
+		PT_CHECK(same_history(src, dst, &h));
+		PT_CHECK_RC(k6_holds(dst), 0);
+
+		/* a push onto the head dst holds */
+		PT_REQUIRE(long_history(&c, src, n, n) == 0);
+		prolly_sync_stats ps = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(push_main(&ps, dst, src, &h, &c, &o), 0);
+		check_held(len ? "push, 1280" : "push, 640", batch, ps.commits_copied);
+		peak[2 + len] = prolly__sync_last_held.ids_peak;
+		/* only the merges (n / 8) ask: each is compared with main alone, the nodes its side
+		 * changed (about 60 leaves and their parents) asked about 16 at a time, 8 questions at
+		 * most */
+		PT_CHECKF(ps.has_calls > 0 && ps.has_calls <= 8 * (uint64_t)(n / 8), "%llu questions",
+		          (unsigned long long)ps.has_calls);
+		PT_CHECK(prolly_branch_head(&h, dst, "main") == 0 && prolly_id_equal(&h, &c));
+		PT_CHECK(same_history(src, dst, &c));
+		PT_CHECK_RC(k6_holds(dst), 0);
+		prolly_close(src);
+		prolly_close(dst);
+	}
+	PT_CHECKF(peak[1] <= peak[0] + batch && peak[3] <= peak[2] + batch,
+	          "ids held: clone %zu for 640 steps, %zu for 1280; push %zu and %zu", peak[0],
+	          peak[1], peak[2], peak[3]);
 }
 
 /* ---- trees compared locally (SY7, diff.c D6) --------------------------------------------- */
@@ -883,57 +1075,28 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 
 /* A push onto a known head failed at each of its writes leaves the remote consistent (K6, main
  * where it was), and a rerun, again without questions, completes it. */
+static int push_setup(fail_case *c, prolly_db *dst)
+{
+	const char *names[1] = {"main"};
+	return sync_branches(NULL, dst, c->src, names, c->main_before, 1, NULL);
+}
+
+static int push_onto_base(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
+{
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	o.batch = c->batch;
+	return push_main(st, dst, c->src, c->main_before, &c->heads[0], &o);
+}
+
 PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
 {
 	prolly_db *src = new_db(K_MEM);
-	prolly_id base, head, c;
-	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-	o.batch = 3; /* many small writes */
+	prolly_id base, head;
 	PT_REQUIRE(src && put_range(&base, src, "main", 0, 5000, 1) == 0);
 	for (int i = 0; i < 12; i++)
 		PT_REQUIRE(put_range(&head, src, "main", i * 400, 40, 2 + i) == 0);
-	int total = 0;
-	for (int at = 1; at < 10000; at++) {
-		prolly_store *mem = NULL;
-		prolly_db *dst = NULL;
-		const char *names[1] = {"main"};
-		PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
-		failing *f = tp_new(sizeof(failing), mem);
-		PT_REQUIRE(f);
-		f->tp.base.write = failing_write;
-		PT_REQUIRE(prolly_db_new(&dst, &f->tp.base, NULL) == 0);
-		PT_REQUIRE(sync_branches(NULL, dst, src, names, &base, 1, NULL) == 0);
-		f->writes = 0;
-		f->fail_at = at;
-		prolly_ref_update u;
-		memset(&u, 0, sizeof(u));
-		u.name = "refs/heads/main";
-		u.expect = PROLLY_REF_EXPECT_VALUE;
-		u.expected = base;
-		u.value = head;
-		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
-		int rc = prolly_sync(&st, dst, src, NULL, 0, &u, 1, &o);
-		PT_CHECK(st.has_calls == 0);
-		if (rc == 0) { /* no write left to fail */
-			total = f->writes;
-			PT_CHECK(at > 1 && f->writes == at - 1);
-			prolly_close(dst);
-			break;
-		}
-		PT_CHECKF(rc == PROLLY_ESTORE, "write %d: %d %s", at, rc, prolly_last_error());
-		PT_CHECKF(k6_holds(dst) == 0, "after write %d failed: %s", at, prolly_last_error());
-		PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &base));
-		f->fail_at = 0;
-		prolly_sync_stats again = PROLLY_SYNC_STATS_INIT;
-		PT_CHECK_RC(prolly_sync(&again, dst, src, NULL, 0, &u, 1, &o), 0);
-		PT_CHECK(again.has_calls == 0);
-		PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &head));
-		PT_CHECK(same_history(src, dst, &head));
-		PT_CHECK_RC(k6_holds(dst), 0);
-		prolly_close(dst);
-	}
-	PT_CHECKF(total > 10, "only %d writes", total);
-	PT_CHECKF(unlisted == 0, "%d references neither written nor required", unlisted);
+	fail_case c = {src, push_setup, push_onto_base, &base, &head, 1, 1, 3};
+	fail_at_each_write(&c);
 	prolly_close(src);
 }
 
