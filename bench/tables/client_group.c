@@ -20,6 +20,17 @@
  *   G2  a request's edits, base and err live on its session's thread, which waits until the
  *       leader sets done under g->mu; the leader touches no request after that.
  *   G3  commits of a group are chained in queue order, each later in time than its parent.
+ *   G4  the head memo: g->chain holds the commits of this process that the branch has gone
+ *       through since the leader last read the head (that head first, in order, at most
+ *       CHAIN_MAX), all on one line of history ending at g->chain's newest, which the branch
+ *       was left at by the last group (g->have_head). Touched by the leader only (G1). A group
+ *       whose every transaction began on a commit of the chain starts from its newest without
+ *       reading the head: each transaction's base is then an ancestor of it, so the merge finds
+ *       the same write-write conflicts the head would show, and the compare-and-swap that moves
+ *       the branch expects it, so if another writer moved the branch meanwhile nothing is written
+ *       (the compare-and-swap comes before the node insert: docs/postgres.md) and the next try
+ *       reads the head. A transaction that began elsewhere (another writer's commit, or one
+ *       older than the chain) makes the group read the head. Any failure empties the chain.
  */
 #include "tables_int.h"
 
@@ -28,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define CHAIN_MAX 256 /* G4: commits remembered; a transaction that began on an older one reads */
 
 typedef struct req {
 	const prolly_id *base, *base_tree; /* the head the transaction began on, and its tree */
@@ -45,6 +58,11 @@ struct bt_group {
 	pthread_cond_t cv;
 	req *first, *last; /* queued, not yet taken by a leader */
 	int busy;          /* a leader is committing a group */
+	int have_head;     /* G4: chain[newest] is where this process left the branch */
+	size_t n_chain, newest;
+	prolly_id chain[CHAIN_MAX];
+	prolly_id chain_tree; /* the tree of chain[newest] */
+	int64_t chain_time;   /* and its time */
 };
 
 bt_group *bt__group_new(void)
@@ -79,25 +97,57 @@ static void fail(req *r, const char *what)
 	snprintf(r->err, sizeof(r->err), "tables: %s: %s", what, prolly_last_error());
 }
 
+static void chain_add(bt_group *g, const prolly_id *id)
+{
+	g->newest = g->n_chain ? (g->newest + 1) % CHAIN_MAX : 0;
+	g->chain[g->newest] = *id;
+	if (g->n_chain < CHAIN_MAX)
+		g->n_chain++;
+}
+
+/* G4: whether every transaction of batch began on a commit of the chain. */
+static int chain_holds_bases(const bt_group *g, const req *batch)
+{
+	if (!g->have_head)
+		return 0;
+	for (const req *r = batch; r; r = r->next) {
+		size_t i = 0;
+		while (i < g->n_chain && !prolly_id_equal(&g->chain[i], r->base))
+			i++;
+		if (i == g->n_chain)
+			return 0;
+	}
+	return 1;
+}
+
 /* One try at committing the group: 0 (each request's rc says what became of it), or
  * PROLLY_ECONFLICT when another writer moved the branch (nothing written). */
 static int group_try(bt_db *db, req *batch)
 {
+	bt_group *g = db->group;
 	prolly_txn *txn = NULL;
 	prolly_commit *hc = NULL;
-	prolly_id cur, cur_tree, root, cid;
+	prolly_id from, cur, cur_tree, root, cid;
 	int64_t t;
-	int rc, landed = 0;
+	int rc, landed = 0, memo = chain_holds_bases(g, batch);
 
+	g->have_head = 0;
 	if ((rc = prolly_txn_begin(&txn, db->pdb)) ||
-	    (rc = prolly_branch_commit(&hc, db->pdb, db->branch))) {
+	    (!memo && (rc = prolly_branch_commit(&hc, db->pdb, db->branch)))) {
+		g->n_chain = 0;
 		for (req *r = batch; r; r = r->next)
 			fail(r, "group commit: reading the head");
 		goto cleanup;
 	}
-	cur = hc->id;
-	cur_tree = hc->tree;
-	t = hc->time_us;
+	if (hc) {
+		g->n_chain = 0;
+		g->chain_tree = hc->tree;
+		g->chain_time = hc->time_us;
+		chain_add(g, &hc->id);
+	}
+	from = cur = g->chain[g->newest];
+	cur_tree = g->chain_tree;
+	t = g->chain_time;
 	for (req *r = batch; r; r = r->next) {
 		r->rebased = 0;
 		rc = prolly_rebase_edits(&root, txn, r->base_tree, &cur_tree, r->edits, r->n);
@@ -121,13 +171,19 @@ static int group_try(bt_db *db, req *batch)
 		}
 		cur = cid;
 		cur_tree = root;
+		chain_add(g, &cid); /* G4: kept only if the branch moves (else the chain is emptied) */
 		landed++;
 	}
 	rc = 0;
-	if (!landed)
-		goto cleanup;
-	if ((rc = prolly_txn_move_branch(txn, db->branch, &hc->id, &cur)) == 0)
+	if (landed && (rc = prolly_txn_move_branch(txn, db->branch, &from, &cur)) == 0)
 		rc = prolly_txn_commit(txn, NULL, 0);
+	if (rc == 0) {
+		g->have_head = 1; /* G4: the branch went through the group's commits, in order */
+		g->chain_tree = cur_tree;
+		g->chain_time = t;
+	} else {
+		g->n_chain = 0;
+	}
 	if (rc && rc != PROLLY_ECONFLICT)
 		for (req *r = batch; r; r = r->next)
 			if (r->rc == 0)
