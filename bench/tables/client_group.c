@@ -20,6 +20,10 @@
  *   G2  a request's edits, base and err live on its session's thread, which waits until the
  *       leader sets done under g->mu; the leader touches no request after that.
  *   G3  commits of a group are chained in queue order, each later in time than its parent.
+ *   G5  each waiting session sleeps on its own condition variable: the leader wakes the
+ *       sessions of its group when it is done, and the first one queued meanwhile, which leads
+ *       the next group (a request is only ever taken by the session that queued it first, as
+ *       the head of the queue); no other session wakes.
  *   G4  the head memo: g->chain holds the commits of this process that the branch has gone
  *       through since the leader last read the head (that head first, in order, at most
  *       CHAIN_MAX), all on one line of history ending at g->chain's newest, which the branch
@@ -49,13 +53,14 @@ typedef struct req {
 	int rc;      /* 0, BT_CONFLICT, -1 (err) */
 	int rebased; /* merged into a head other than base */
 	int done;
+	pthread_cond_t cv; /* G5: signalled when done, or when it is first in the queue and no
+	                    * group is being committed */
 	char err[256];
 	struct req *next;
 } req;
 
 struct bt_group {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	req *first, *last; /* queued, not yet taken by a leader */
 	int busy;          /* a leader is committing a group */
 	int have_head;     /* G4: chain[newest] is where this process left the branch */
@@ -71,7 +76,6 @@ bt_group *bt__group_new(void)
 	if (!g)
 		return NULL;
 	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
 	return g;
 }
 
@@ -80,7 +84,6 @@ void bt__group_free(bt_group *g)
 	if (!g)
 		return;
 	pthread_mutex_destroy(&g->mu);
-	pthread_cond_destroy(&g->cv);
 	free(g);
 }
 
@@ -212,6 +215,7 @@ int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n)
 	me.base_tree = &s->head_tree;
 	me.edits = edits;
 	me.n = n;
+	pthread_cond_init(&me.cv, NULL);
 	pthread_mutex_lock(&g->mu);
 	if (g->last)
 		g->last->next = &me;
@@ -219,11 +223,11 @@ int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n)
 		g->first = &me;
 	g->last = &me;
 	while (!me.done) {
-		if (g->busy) {
-			pthread_cond_wait(&g->cv, &g->mu);
+		if (g->busy || g->first != &me) {
+			pthread_cond_wait(&me.cv, &g->mu);
 			continue;
 		}
-		req *batch = g->first; /* G1: lead the group queued so far (me among it) */
+		req *batch = g->first; /* G1: lead the group queued so far (me first) */
 		g->first = g->last = NULL;
 		g->busy = 1;
 		pthread_mutex_unlock(&g->mu);
@@ -232,11 +236,15 @@ int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n)
 		for (req *r = batch, *next; r; r = next) {
 			next = r->next; /* G2 */
 			r->done = 1;
+			if (r != &me)
+				pthread_cond_signal(&r->cv);
 		}
 		g->busy = 0;
-		pthread_cond_broadcast(&g->cv);
+		if (g->first) /* G5: the next leader */
+			pthread_cond_signal(&g->first->cv);
 	}
 	pthread_mutex_unlock(&g->mu);
+	pthread_cond_destroy(&me.cv);
 	s->rebased += (uint64_t)me.rebased;
 	if (me.rc == -1)
 		return bt__fail(s, "%s", me.err);
