@@ -434,6 +434,8 @@ typedef struct h_suite {
 	const char *name;
 	const char *raw_file;
 	const char *const *columns;
+	/* Whether the workload turns the suite on; NULL: its section's BOOL key "enabled"
+	 * (hw_suite_enabled). */
 	int (*enabled)(const hw_workload *w);
 	unsigned (*cells)(const hw_workload *w);
 	int (*run)(h_run *run, char *err, size_t errn);
@@ -452,6 +454,9 @@ typedef struct h_suite {
 /* The config struct of suite s filled from the resolved workload (NULL before
  * hw_workload_resolve or for a suite without keys). */
 const void *hw_section(const hw_workload *w, const h_suite *s);
+/* Whether w turns suite s on: s->enabled(w), or without it the BOOL key "enabled" of its section
+ * (0 when it has none, or before hw_workload_resolve). */
+int hw_suite_enabled(const hw_workload *w, const h_suite *s);
 
 /* Every suite, in run order, NULL-terminated (runner.c). */
 extern const h_suite *const h_suites[];

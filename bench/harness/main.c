@@ -414,7 +414,7 @@ static int load_workload(hw_workload *w, opts *o)
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; h_suites[i]; i++)
-		if (!h_suites[i]->enabled(w))
+		if (!hw_suite_enabled(w, h_suites[i]))
 			o->suites &= ~(1u << i);
 	return EXIT_OK;
 }

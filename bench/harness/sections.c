@@ -332,3 +332,15 @@ const void *hw_section(const hw_workload *w, const h_suite *s)
 			return w->sections[i];
 	return NULL;
 }
+
+int hw_suite_enabled(const hw_workload *w, const h_suite *s)
+{
+	const unsigned char *c;
+	if (s->enabled)
+		return s->enabled(w);
+	c = hw_section(w, s);
+	for (const hw_key *k = s->keys; c && k && k->name; k++)
+		if (k->kind == HW_K_BOOL && strcmp(k->name, "enabled") == 0)
+			return *(const int *)(const void *)(c + k->offset) != 0;
+	return 0;
+}

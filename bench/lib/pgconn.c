@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Counted statements                                                                         */
@@ -141,6 +142,22 @@ int bench_pg_ext_schema(char *out, size_t n, PGconn *conn)
 		snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return rc;
+}
+
+void bench_pg_drop_prolly(PGconn *conn, const char *schema)
+{
+	char in[128];
+	if (schema && (bench_pg_ext_schema(in, sizeof(in), conn) != 0 || strcmp(in, schema) != 0))
+		return;
+	bench_pg_exec(conn, "DROP EXTENSION IF EXISTS prolly", NULL);
+}
+
+void bench_pg_drop_prolly_at(const char *conninfo)
+{
+	PGconn *c = NULL;
+	if (bench_pg_connect(&c, conninfo) == 0)
+		bench_pg_drop_prolly(c, NULL);
+	PQfinish(c);
 }
 
 /* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */

@@ -49,6 +49,12 @@ long bench_pg_postmaster_at(const char *conninfo);
 /* The schema the prolly extension of conn's database is installed in, into out ("" when it is
  * not installed). One statement: 0, or PROLLY_ESTORE when it fails. */
 int bench_pg_ext_schema(char *out, size_t n, PGconn *conn);
+/* DROP EXTENSION prolly on conn's database: the end of a suite whose sql contender installed it
+ * (the next suite installs it in its own schema). With schema, only when it is installed there.
+ * Failures are ignored. */
+void bench_pg_drop_prolly(PGconn *conn, const char *schema);
+/* The same through a connection of its own to conninfo (any schema). */
+void bench_pg_drop_prolly_at(const char *conninfo);
 /* A quoted identifier, or -1 if it does not fit (the names used here are plain ASCII). */
 int bench_pg_ident(char *out, size_t n, const char *name);
 /* Big-endian 32-bit integer at p (binary results). */

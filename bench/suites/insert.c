@@ -97,12 +97,6 @@ static const hins_config *config(const hw_workload *w)
 	return hw_section(w, &hins_suite);
 }
 
-static int enabled(const hw_workload *w)
-{
-	const hins_config *c = config(w);
-	return c && c->enabled;
-}
-
 static size_t steps(const hins_config *cfg, hins_step *out)
 {
 	size_t n = 0;
@@ -396,7 +390,7 @@ cleanup:
 	if (admin) {
 		char e[H_ERR];
 		if (ext)
-			bench_pg_exec(admin, "DROP EXTENSION IF EXISTS prolly", NULL);
+			bench_pg_drop_prolly(admin, NULL);
 		if (ret == 0)
 			drop_schemas(admin, run, e, sizeof(e));
 		PQfinish(admin);
@@ -408,7 +402,6 @@ const h_suite hins_suite = {
     .name = "insert",
     .raw_file = RAW_FILE,
     .columns = hins_columns,
-    .enabled = enabled,
     .cells = hins_cells,
     .run = hins_run,
     .gate_throughput = "ops_per_s",

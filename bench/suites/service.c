@@ -925,7 +925,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 	ret = 0;
 cleanup:
 	if (ext) {
-		svc_sql_uninstall(ext, run->schema);
+		bench_pg_drop_prolly(ext, run->schema); /* the scale suite installs it next */
 		PQfinish(ext);
 	}
 	prolly_close(setup);

@@ -186,9 +186,6 @@ void svc_check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *
 /* CREATE EXTENSION prolly in schema on conn (once per run); -1 with err if it cannot be, or if
  * the database has it in another schema (an extension is installed once per database). */
 int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn);
-/* DROP EXTENSION prolly if it is installed in schema (the end of the suite: the scale suite
- * installs it in its own schema next). Failures are ignored. */
-void svc_sql_uninstall(PGconn *conn, const char *schema);
 /* The worker's connection and its prepared statements; 0 or a PROLLY_E* code. */
 int svc_sql_open(svc_worker *w, const char *url, const char *schema);
 extern const svc_op_fn svc_sql_ops[HW_N_SERVICE_OPS];

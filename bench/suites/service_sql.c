@@ -63,13 +63,6 @@ int svc_sql_install(PGconn *conn, const char *schema, char *err, size_t errn)
 	return 0;
 }
 
-void svc_sql_uninstall(PGconn *conn, const char *schema)
-{
-	char in[128];
-	if (bench_pg_ext_schema(in, sizeof(in), conn) == 0 && strcmp(in, schema) == 0)
-		bench_pg_exec(conn, "DROP EXTENSION prolly", NULL);
-}
-
 int svc_sql_open(svc_worker *w, const char *url, const char *schema)
 {
 	static const struct {

@@ -100,12 +100,6 @@ static const sb_config *config(const hw_workload *w)
 	return hw_section(w, &hsb_suite);
 }
 
-static int enabled(const hw_workload *w)
-{
-	const sb_config *c = config(w);
-	return c && c->enabled;
-}
-
 /* The parameters of bench b: range lengths, in-list sizes, or the single 0. */
 static const uint64_t *params(const sb_config *c, int b, int *n)
 {
@@ -212,17 +206,6 @@ static int load_row(void *payload, uint64_t i, bt_row *row)
 	load_ctx *l = payload;
 	sb_gen_row(l->d, l->t, (int64_t)i + 1, row, l->c, l->pad);
 	return 0;
-}
-
-/* The end of the suite: DROP EXTENSION prolly, which the sql contender's open put in the run's
- * schema (one per database: the next suite's sql contender installs it in its own store's
- * schema, as the service suite and the insert suite leave it). Failures are ignored. */
-static void drop_extension(const char *url)
-{
-	PGconn *c = NULL;
-	if (bench_pg_connect(&c, url) == 0)
-		bench_pg_exec(c, "DROP EXTENSION IF EXISTS prolly", NULL);
-	PQfinish(c);
 }
 
 /* Opens every enabled contender's data, loading it where it was created: plain always; the
@@ -753,7 +736,7 @@ int hsb_run(h_run *run, char *err, size_t errn)
 	ret = 0;
 cleanup:
 	if (env.dbs[BT_SQL])
-		drop_extension(run->url);
+		bench_pg_drop_prolly_at(run->url); /* installed by the sql contender's open */
 	for (int k = 0; k < BT_N_CONTENDERS; k++)
 		bt_db_close(env.dbs[k]);
 	hp_close(env.pc);
@@ -765,7 +748,6 @@ const h_suite hsb_suite = {
     .name = "sysbench",
     .raw_file = RAW_FILE,
     .columns = hsb_columns,
-    .enabled = enabled,
     .cells = hsb_cells,
     .run = hsb_run,
     .gate_throughput = "qps",

@@ -123,12 +123,6 @@ static const tpcb_cfg *cfg_of(const hw_workload *w)
 	return hw_section(w, &htpcb_suite);
 }
 
-static int tpcb_enabled(const hw_workload *w)
-{
-	const tpcb_cfg *c = cfg_of(w);
-	return c && c->enabled;
-}
-
 static unsigned bits(unsigned v)
 {
 	unsigned n = 0;
@@ -579,7 +573,6 @@ const h_suite htpcb_suite = {
     .name = "tpcb",
     .raw_file = "tpcb-raw.csv",
     .columns = htpcb_columns,
-    .enabled = tpcb_enabled,
     .cells = htpcb_cells,
     .run = htpcb_run,
     .gate_throughput = "tps",

@@ -20,6 +20,21 @@
  *   G2  a request's edits, base and err live on its session's thread, which waits until the
  *       leader sets done under g->mu; the leader touches no request after that.
  *   G3  commits of a group are chained in queue order, each later in time than its parent.
+ *   G5  each waiting session sleeps on its own condition variable: the leader wakes the
+ *       sessions of its group when it is done, and the first one queued meanwhile, which leads
+ *       the next group (a request is only ever taken by the session that queued it first, as
+ *       the head of the queue); no other session wakes.
+ *   G4  the head memo: g->chain holds the commits of this process that the branch has gone
+ *       through since the leader last read the head (that head first, in order, at most
+ *       CHAIN_MAX), all on one line of history ending at g->chain's newest, which the branch
+ *       was left at by the last group (g->have_head). Touched by the leader only (G1). A group
+ *       whose every transaction began on a commit of the chain starts from its newest without
+ *       reading the head: each transaction's base is then an ancestor of it, so the merge finds
+ *       the same write-write conflicts the head would show, and the compare-and-swap that moves
+ *       the branch expects it, so if another writer moved the branch meanwhile nothing is written
+ *       (the compare-and-swap comes before the node insert: docs/postgres.md) and the next try
+ *       reads the head. A transaction that began elsewhere (another writer's commit, or one
+ *       older than the chain) makes the group read the head. Any failure empties the chain.
  */
 #include "tables_int.h"
 
@@ -29,6 +44,8 @@
 #include <string.h>
 #include <time.h>
 
+#define CHAIN_MAX 256 /* G4: commits remembered; a transaction that began on an older one reads */
+
 typedef struct req {
 	const prolly_id *base, *base_tree; /* the head the transaction began on, and its tree */
 	const prolly_edit *edits;
@@ -36,15 +53,21 @@ typedef struct req {
 	int rc;      /* 0, BT_CONFLICT, -1 (err) */
 	int rebased; /* merged into a head other than base */
 	int done;
+	pthread_cond_t cv; /* G5: signalled when done, or when it is first in the queue and no
+	                    * group is being committed */
 	char err[256];
 	struct req *next;
 } req;
 
 struct bt_group {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	req *first, *last; /* queued, not yet taken by a leader */
 	int busy;          /* a leader is committing a group */
+	int have_head;     /* G4: chain[newest] is where this process left the branch */
+	size_t n_chain, newest;
+	prolly_id chain[CHAIN_MAX];
+	prolly_id chain_tree; /* the tree of chain[newest] */
+	int64_t chain_time;   /* and its time */
 };
 
 bt_group *bt__group_new(void)
@@ -53,7 +76,6 @@ bt_group *bt__group_new(void)
 	if (!g)
 		return NULL;
 	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
 	return g;
 }
 
@@ -62,7 +84,6 @@ void bt__group_free(bt_group *g)
 	if (!g)
 		return;
 	pthread_mutex_destroy(&g->mu);
-	pthread_cond_destroy(&g->cv);
 	free(g);
 }
 
@@ -79,25 +100,57 @@ static void fail(req *r, const char *what)
 	snprintf(r->err, sizeof(r->err), "tables: %s: %s", what, prolly_last_error());
 }
 
+static void chain_add(bt_group *g, const prolly_id *id)
+{
+	g->newest = g->n_chain ? (g->newest + 1) % CHAIN_MAX : 0;
+	g->chain[g->newest] = *id;
+	if (g->n_chain < CHAIN_MAX)
+		g->n_chain++;
+}
+
+/* G4: whether every transaction of batch began on a commit of the chain. */
+static int chain_holds_bases(const bt_group *g, const req *batch)
+{
+	if (!g->have_head)
+		return 0;
+	for (const req *r = batch; r; r = r->next) {
+		size_t i = 0;
+		while (i < g->n_chain && !prolly_id_equal(&g->chain[i], r->base))
+			i++;
+		if (i == g->n_chain)
+			return 0;
+	}
+	return 1;
+}
+
 /* One try at committing the group: 0 (each request's rc says what became of it), or
  * PROLLY_ECONFLICT when another writer moved the branch (nothing written). */
 static int group_try(bt_db *db, req *batch)
 {
+	bt_group *g = db->group;
 	prolly_txn *txn = NULL;
 	prolly_commit *hc = NULL;
-	prolly_id cur, cur_tree, root, cid;
+	prolly_id from, cur, cur_tree, root, cid;
 	int64_t t;
-	int rc, landed = 0;
+	int rc, landed = 0, memo = chain_holds_bases(g, batch);
 
+	g->have_head = 0;
 	if ((rc = prolly_txn_begin(&txn, db->pdb)) ||
-	    (rc = prolly_branch_commit(&hc, db->pdb, db->branch))) {
+	    (!memo && (rc = prolly_branch_commit(&hc, db->pdb, db->branch)))) {
+		g->n_chain = 0;
 		for (req *r = batch; r; r = r->next)
 			fail(r, "group commit: reading the head");
 		goto cleanup;
 	}
-	cur = hc->id;
-	cur_tree = hc->tree;
-	t = hc->time_us;
+	if (hc) {
+		g->n_chain = 0;
+		g->chain_tree = hc->tree;
+		g->chain_time = hc->time_us;
+		chain_add(g, &hc->id);
+	}
+	from = cur = g->chain[g->newest];
+	cur_tree = g->chain_tree;
+	t = g->chain_time;
 	for (req *r = batch; r; r = r->next) {
 		r->rebased = 0;
 		rc = prolly_rebase_edits(&root, txn, r->base_tree, &cur_tree, r->edits, r->n);
@@ -121,13 +174,19 @@ static int group_try(bt_db *db, req *batch)
 		}
 		cur = cid;
 		cur_tree = root;
+		chain_add(g, &cid); /* G4: kept only if the branch moves (else the chain is emptied) */
 		landed++;
 	}
 	rc = 0;
-	if (!landed)
-		goto cleanup;
-	if ((rc = prolly_txn_move_branch(txn, db->branch, &hc->id, &cur)) == 0)
+	if (landed && (rc = prolly_txn_move_branch(txn, db->branch, &from, &cur)) == 0)
 		rc = prolly_txn_commit(txn, NULL, 0);
+	if (rc == 0) {
+		g->have_head = 1; /* G4: the branch went through the group's commits, in order */
+		g->chain_tree = cur_tree;
+		g->chain_time = t;
+	} else {
+		g->n_chain = 0;
+	}
 	if (rc && rc != PROLLY_ECONFLICT)
 		for (req *r = batch; r; r = r->next)
 			if (r->rc == 0)
@@ -156,6 +215,7 @@ int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n)
 	me.base_tree = &s->head_tree;
 	me.edits = edits;
 	me.n = n;
+	pthread_cond_init(&me.cv, NULL);
 	pthread_mutex_lock(&g->mu);
 	if (g->last)
 		g->last->next = &me;
@@ -163,11 +223,11 @@ int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n)
 		g->first = &me;
 	g->last = &me;
 	while (!me.done) {
-		if (g->busy) {
-			pthread_cond_wait(&g->cv, &g->mu);
+		if (g->busy || g->first != &me) {
+			pthread_cond_wait(&me.cv, &g->mu);
 			continue;
 		}
-		req *batch = g->first; /* G1: lead the group queued so far (me among it) */
+		req *batch = g->first; /* G1: lead the group queued so far (me first) */
 		g->first = g->last = NULL;
 		g->busy = 1;
 		pthread_mutex_unlock(&g->mu);
@@ -176,11 +236,15 @@ int bt__group_commit(bt_session *s, const prolly_edit *edits, size_t n)
 		for (req *r = batch, *next; r; r = next) {
 			next = r->next; /* G2 */
 			r->done = 1;
+			if (r != &me)
+				pthread_cond_signal(&r->cv);
 		}
 		g->busy = 0;
-		pthread_cond_broadcast(&g->cv);
+		if (g->first) /* G5: the next leader */
+			pthread_cond_signal(&g->first->cv);
 	}
 	pthread_mutex_unlock(&g->mu);
+	pthread_cond_destroy(&me.cv);
 	s->rebased += (uint64_t)me.rebased;
 	if (me.rc == -1)
 		return bt__fail(s, "%s", me.err);
