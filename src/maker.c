@@ -22,6 +22,9 @@
  *   K3  every node the worker made is handed to the caller by a collect, or released by
  *       prolly__maker_free: no node is lost on any error path.
  *   K4  the first failure's code and message reach the caller through the next collect.
+ *   K5  the worker is woken once per MAKER_BATCH submits at most, and whenever the caller
+ *       waits for it (collect, or every slot in flight); the caller is woken only when what it
+ *       waits for is done (with every slot in flight: half of them), not after every node.
  */
 #include "internal.h"
 
@@ -29,6 +32,10 @@
 #include <stdlib.h>
 
 #define MAKER_SLOTS 32
+/* K5: a submit wakes a sleeping worker only once this many nodes wait (or a collect or a full
+ * set of slots does): a wake-up is a system call and a context switch, several microseconds on
+ * a virtual machine, which per node would cost about what hashing it does. */
+#define MAKER_BATCH 8
 
 struct prolly__maker {
 	pthread_t thread;
@@ -40,6 +47,7 @@ struct prolly__maker {
 	uint64_t made; /* made by the worker since the last collect */
 	pnode **nodes; /* nodes[t]: ticket t's node (NULL if it failed) */
 	size_t cap;
+	uint64_t want; /* the caller sleeps until made >= want (K5); 0: it does not wait */
 	int stop;
 	int rc;         /* K4 */
 	char msg[1024];
@@ -72,7 +80,8 @@ static void *maker_main(void *arg)
 		else
 			prolly__node_unref(nd);
 		m->made = t + 1;
-		pthread_cond_signal(&m->done);
+		if (m->want && m->made >= m->want) /* K5 */
+			pthread_cond_signal(&m->done);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return NULL;
@@ -103,8 +112,13 @@ int prolly__maker_start(prolly__maker **out)
 uint64_t prolly__maker_submit(prolly__maker *m, prolly__enc *e)
 {
 	pthread_mutex_lock(&m->lock);
-	while (m->head - m->made == MAKER_SLOTS) /* K2 */
-		pthread_cond_wait(&m->done, &m->lock);
+	if (m->head - m->made == MAKER_SLOTS) { /* K2; K5: then let the worker catch up by half */
+		m->want = m->head - MAKER_SLOTS / 2;
+		pthread_cond_signal(&m->work);
+		while (m->made < m->want)
+			pthread_cond_wait(&m->done, &m->lock);
+		m->want = 0;
+	}
 	uint64_t t = m->head;
 	pthread_mutex_unlock(&m->lock);
 	/* The slot is free (made, left empty): swap the full encoder in, an empty one out. */
@@ -115,7 +129,8 @@ uint64_t prolly__maker_submit(prolly__maker *m, prolly__enc *e)
 	e->level = s->level;
 	pthread_mutex_lock(&m->lock);
 	m->head = t + 1;
-	pthread_cond_signal(&m->work);
+	if (m->head - m->made >= MAKER_BATCH) /* K5 */
+		pthread_cond_signal(&m->work);
 	pthread_mutex_unlock(&m->lock);
 	return t;
 }
@@ -123,8 +138,13 @@ uint64_t prolly__maker_submit(prolly__maker *m, prolly__enc *e)
 int prolly__maker_collect(prolly__maker *m, pnode ***nodes, size_t *n)
 {
 	pthread_mutex_lock(&m->lock);
-	while (m->made != m->head)
-		pthread_cond_wait(&m->done, &m->lock);
+	if (m->made != m->head) {
+		m->want = m->head;
+		pthread_cond_signal(&m->work); /* K5 */
+		while (m->made != m->head)
+			pthread_cond_wait(&m->done, &m->lock);
+		m->want = 0;
+	}
 	int rc = m->rc;
 	if (rc)
 		prolly_set_error(rc, "%s", m->msg); /* K4 */
