@@ -26,8 +26,11 @@ static int make_node(prolly__chunker *ch, pnode **made)
 {
 	pnode *nd;
 	if (ch->maker) { /* H3 */
-		ch->bytes += prolly__enc_size(&ch->enc);
-		prolly__maker_submit(ch->maker, &ch->enc);
+		size_t size = prolly__enc_size(&ch->enc);
+		int rc = prolly__maker_submit(ch->maker, &ch->enc);
+		if (rc)
+			return rc;
+		ch->bytes += size;
 		ch->emitted++;
 		ch->queued = 1;
 		ch->s = 0; /* H1 */

@@ -281,10 +281,11 @@ typedef struct prolly__maker prolly__maker;
 /* Starts a maker and its worker thread; *out is NULL (and 0 returned) if no thread could be
  * started. Only for handles without PROLLY_DB_NO_THREADS. */
 int prolly__maker_start(prolly__maker **out);
-/* Hands the encoder's pending items to the worker, which makes their node; *e is left empty
- * (same level) with another encoder's buffers. Returns the node's ticket: 0, 1, ... since the
- * last collect. Waits while the worker is MAKER_SLOTS nodes behind. */
-uint64_t prolly__maker_submit(prolly__maker *m, prolly__enc *e);
+/* Hands the encoder's pending items to the maker, which makes their node; *e is left empty
+ * (same level) with another encoder's buffers. The node's ticket is the number of submits since
+ * the last collect. While every slot is in flight the caller makes a waiting node itself.
+ * PROLLY_ENOMEM (nothing handed over). */
+int prolly__maker_submit(prolly__maker *m, prolly__enc *e);
 /* Waits for every node submitted; *nodes[t] is ticket t's node, one reference each for the
  * caller (NULL where making it failed), *n the number of tickets. The array belongs to the maker
  * and is valid until the next submit. Returns the first failure since the last collect (its

@@ -16,15 +16,18 @@
  * Invariants:
  *   K1  tickets are handed out 0, 1, 2, ... since the last collect; the node of ticket t is
  *       made[t] after the collect.
- *   K2  a slot's encoder is the caller's from submit until the worker has made its node; the
- *       worker then leaves it empty (buffers kept) for the next submit. At most MAKER_SLOTS
- *       encoders are in flight: a submit beyond that waits for the oldest.
+ *   K2  a slot's encoder is the maker's from submit until its node is made; it is then left
+ *       empty (buffers kept) for the next submit. At most MAKER_SLOTS encoders are in flight:
+ *       a submit beyond that waits until the oldest is made.
+ *   K6  tickets are claimed in order, each by exactly one thread: the worker, or the caller,
+ *       which makes the next unclaimed node itself instead of sleeping whenever it has to wait
+ *       (every slot in flight, or a collect). So the caller never idles while there is work,
+ *       and when the worker gets no core the caller ends up making the nodes itself.
  *   K3  every node the worker made is handed to the caller by a collect, or released by
  *       prolly__maker_free: no node is lost on any error path.
  *   K4  the first failure's code and message reach the caller through the next collect.
- *   K5  the worker is woken once per MAKER_BATCH submits at most, and whenever the caller
- *       waits for it (collect, or every slot in flight); the caller is woken only when what it
- *       waits for is done (with every slot in flight: half of them), not after every node.
+ *   K5  the worker is woken once per MAKER_BATCH submits at most, and at a collect; the
+ *       caller is woken only while it waits with nothing left to claim.
  */
 #include "internal.h"
 
@@ -32,59 +35,76 @@
 #include <stdlib.h>
 
 #define MAKER_SLOTS 32
-/* K5: a submit wakes a sleeping worker only once this many nodes wait (or a collect or a full
- * set of slots does): a wake-up is a system call and a context switch, several microseconds on
- * a virtual machine, which per node would cost about what hashing it does. */
+/* K5: a submit wakes a sleeping worker only once this many nodes wait: a wake-up is a system
+ * call and a context switch, several microseconds on a virtual machine, which per node would
+ * cost about what hashing it does. */
 #define MAKER_BATCH 8
 
 struct prolly__maker {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t work; /* the worker waits for a submit or stop */
-	pthread_cond_t done; /* the caller waits for the worker's progress */
+	pthread_cond_t done; /* the caller waits for a node made */
 	prolly__enc slot[MAKER_SLOTS];
-	uint64_t head; /* submitted since the last collect (K1) */
-	uint64_t made; /* made by the worker since the last collect */
-	pnode **nodes; /* nodes[t]: ticket t's node (NULL if it failed) */
+	uint64_t head;       /* tickets submitted since the last collect (K1) */
+	uint64_t next;       /* tickets claimed, by either thread (K6) */
+	uint64_t ndone;      /* nodes made */
+	pnode **nodes;       /* nodes[t]: ticket t's node (NULL if it failed) */
+	unsigned char *fin;  /* fin[t]: ticket t's node is made */
 	size_t cap;
-	uint64_t want; /* the caller sleeps until made >= want (K5); 0: it does not wait */
+	int caller_waiting;
 	int stop;
-	int rc;         /* K4 */
+	int rc;              /* K4 */
 	char msg[1024];
 };
+
+/* Claims and makes the next ticket; called and returns with the lock held. */
+static void make_next(prolly__maker *m)
+{
+	uint64_t t = m->next++;
+	prolly__enc *e = &m->slot[t % MAKER_SLOTS];
+	pthread_mutex_unlock(&m->lock);
+	pnode *nd = NULL;
+	int rc = prolly__enc_node(&nd, e);
+	prolly__enc_reset(e); /* K2 */
+	pthread_mutex_lock(&m->lock);
+	if (rc && !m->rc) {
+		m->rc = rc;
+		snprintf(m->msg, sizeof(m->msg), "%s", prolly_last_error());
+	}
+	m->nodes[t] = nd;
+	m->fin[t] = 1;
+	m->ndone++;
+	if (m->caller_waiting)
+		pthread_cond_signal(&m->done);
+}
 
 static void *maker_main(void *arg)
 {
 	prolly__maker *m = arg;
 	pthread_mutex_lock(&m->lock);
 	for (;;) {
-		while (m->made == m->head && !m->stop)
+		while (m->next == m->head && !m->stop)
 			pthread_cond_wait(&m->work, &m->lock);
-		if (m->made == m->head)
+		if (m->next == m->head)
 			break; /* stopped and nothing left */
-		uint64_t t = m->made;
-		prolly__enc *e = &m->slot[t % MAKER_SLOTS];
-		int grow = PROLLY__GROW(m->nodes, m->cap, (size_t)t + 1, 256);
-		pthread_mutex_unlock(&m->lock);
-		pnode *nd = NULL;
-		int rc = grow ? prolly_set_error(PROLLY_ENOMEM, "out of memory making a node")
-		              : prolly__enc_node(&nd, e);
-		prolly__enc_reset(e); /* K2 */
-		pthread_mutex_lock(&m->lock);
-		if (rc && !m->rc) {
-			m->rc = rc;
-			snprintf(m->msg, sizeof(m->msg), "%s", prolly_last_error());
-		}
-		if (!grow)
-			m->nodes[t] = nd;
-		else
-			prolly__node_unref(nd);
-		m->made = t + 1;
-		if (m->want && m->made >= m->want) /* K5 */
-			pthread_cond_signal(&m->done);
+		make_next(m);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return NULL;
+}
+
+/* K6: the caller, which has to wait, makes the next unclaimed node, or sleeps until the worker
+ * has made one. Called and returns with the lock held. */
+static void help_or_wait(prolly__maker *m)
+{
+	if (m->next < m->head) {
+		make_next(m);
+		return;
+	}
+	m->caller_waiting = 1;
+	pthread_cond_wait(&m->done, &m->lock);
+	m->caller_waiting = 0;
 }
 
 int prolly__maker_start(prolly__maker **out)
@@ -109,48 +129,56 @@ int prolly__maker_start(prolly__maker **out)
 	return 0;
 }
 
-uint64_t prolly__maker_submit(prolly__maker *m, prolly__enc *e)
+int prolly__maker_submit(prolly__maker *m, prolly__enc *e)
 {
+	int rc = 0;
 	pthread_mutex_lock(&m->lock);
-	if (m->head - m->made == MAKER_SLOTS) { /* K2; K5: then let the worker catch up by half */
-		m->want = m->head - MAKER_SLOTS / 2;
-		pthread_cond_signal(&m->work);
-		while (m->made < m->want)
-			pthread_cond_wait(&m->done, &m->lock);
-		m->want = 0;
+	while (m->head >= MAKER_SLOTS && !m->fin[m->head - MAKER_SLOTS]) /* K2 */
+		help_or_wait(m);
+	size_t cap = m->cap;
+	if (PROLLY__GROW(m->nodes, m->cap, (size_t)m->head + 1, 256)) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory making a node");
+		goto out;
 	}
-	uint64_t t = m->head;
-	pthread_mutex_unlock(&m->lock);
+	if (m->cap != cap) {
+		unsigned char *fin = realloc(m->fin, m->cap);
+		if (!fin) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory making a node");
+			goto out;
+		}
+		memset(fin + cap, 0, m->cap - cap);
+		m->fin = fin;
+	}
 	/* The slot is free (made, left empty): swap the full encoder in, an empty one out. */
-	prolly__enc *s = &m->slot[t % MAKER_SLOTS];
+	prolly__enc *s = &m->slot[m->head % MAKER_SLOTS];
 	prolly__enc empty = *s;
 	*s = *e;
 	*e = empty;
 	e->level = s->level;
-	pthread_mutex_lock(&m->lock);
-	m->head = t + 1;
-	if (m->head - m->made >= MAKER_BATCH) /* K5 */
+	m->nodes[m->head] = NULL;
+	m->head++;
+	if (m->head - m->next >= MAKER_BATCH) /* K5 */
 		pthread_cond_signal(&m->work);
+out:
 	pthread_mutex_unlock(&m->lock);
-	return t;
+	return rc;
 }
 
 int prolly__maker_collect(prolly__maker *m, pnode ***nodes, size_t *n)
 {
 	pthread_mutex_lock(&m->lock);
-	if (m->made != m->head) {
-		m->want = m->head;
+	if (m->next < m->head)
 		pthread_cond_signal(&m->work); /* K5 */
-		while (m->made != m->head)
-			pthread_cond_wait(&m->done, &m->lock);
-		m->want = 0;
-	}
+	while (m->ndone < m->head)
+		help_or_wait(m);
 	int rc = m->rc;
 	if (rc)
 		prolly_set_error(rc, "%s", m->msg); /* K4 */
 	*nodes = m->nodes;
 	*n = (size_t)m->head;
-	m->head = m->made = 0; /* K1 */
+	if (m->head)
+		memset(m->fin, 0, (size_t)m->head);
+	m->head = m->next = m->ndone = 0; /* K1 */
 	m->rc = 0;
 	pthread_mutex_unlock(&m->lock);
 	return rc;
@@ -164,12 +192,13 @@ void prolly__maker_free(prolly__maker *m)
 	m->stop = 1;
 	pthread_cond_signal(&m->work);
 	pthread_mutex_unlock(&m->lock);
-	pthread_join(m->thread, NULL);
-	for (uint64_t t = 0; t < m->made; t++) /* K3: made but not collected */
+	pthread_join(m->thread, NULL); /* it makes every node submitted before it stops */
+	for (uint64_t t = 0; t < m->head; t++) /* K3: made but not collected */
 		prolly__node_unref(m->nodes[t]);
 	for (int i = 0; i < MAKER_SLOTS; i++)
 		prolly__enc_dispose(&m->slot[i]);
 	free(m->nodes);
+	free(m->fin);
 	pthread_cond_destroy(&m->done);
 	pthread_cond_destroy(&m->work);
 	pthread_mutex_destroy(&m->lock);

@@ -779,7 +779,7 @@ static prolly_id edited_root(unsigned flags, uint64_t *count)
 	prolly_txn *txn = NULL;
 	prolly_options o;
 	prolly_id root, out;
-	enum { N = 20000, E = 3000 };
+	enum { N = 60000, E = 6000 };
 	static char keys[E][32], vals[E][32];
 	prolly_edit *ed = calloc(E, sizeof(*ed));
 	memset(&out, 0, sizeof(out));
@@ -816,7 +816,7 @@ PT_TEST(edit_with_node_maker_same_root)
 	memset(&zero, 0, sizeof(zero));
 	PT_CHECK(!prolly_id_equal(&a, &zero));
 	PT_CHECK(prolly_id_equal(&a, &b));
-	PT_CHECK(n1 == n2 && n1 > 20000);
+	PT_CHECK(n1 == n2 && n1 > 60000);
 }
 
 int main(int argc, char **argv)
