@@ -30,8 +30,10 @@
  *   The library starts threads of its own: a commit writes its nodes on a background thread while
  *   the caller goes on building (joined before prolly_txn_commit returns), and a cursor loads the
  *   next leaves ahead of the reader (joined by prolly_cursor_free). They call only the store's
- *   functions, which is why a store must be thread-safe. PROLLY_DB_NO_THREADS in
- *   prolly_options.flags turns both off.
+ *   functions, which is why a store must be thread-safe. An edit of 64 or more edits
+ *   (prolly_edit_tree) also encodes and hashes its new nodes on a thread of its own, joined
+ *   before it returns; that thread calls nothing of the store's or the caller's.
+ *   PROLLY_DB_NO_THREADS in prolly_options.flags turns all of them off.
  *
  * CALLBACKS
  *   A function that takes a callback calls it on the calling thread, before it returns and never
@@ -494,8 +496,8 @@ typedef struct prolly_options {
 } prolly_options;
 
 /* prolly_options.flags: the handle never starts a thread of its own. Commit flushes then run on
- * the calling thread and cursors read no leaves ahead of the reader (slower on a remote store,
- * same results). For hosts that forbid threads, such as a PostgreSQL backend. */
+ * the calling thread, cursors read no leaves ahead of the reader (slower on a remote store, same
+ * results) and an edit makes its new nodes itself (same roots). For hosts that forbid threads, such as a PostgreSQL backend. */
 #define PROLLY_DB_NO_THREADS 1u
 
 /* prolly_options.cache_bytes: the store's default budget, chosen when the handle opens: 128 MiB

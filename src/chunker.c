@@ -5,6 +5,8 @@
  *   H1  ch->s is the encoded item size of the pending items (0 right after a boundary), so the
  *       boundary decision sees exactly the items since the chunk began (chunk.c, C5).
  *   H2  a node is made only at a boundary or by prolly__chunker_finish.
+ *   H3  with a maker (maker.c) the node is handed to it instead of being made here: *made is
+ *       NULL and ch->queued 1 after the call; its caller collects the node from the maker.
  */
 #include "internal.h"
 
@@ -23,6 +25,17 @@ void prolly__chunker_dispose(prolly__chunker *ch)
 static int make_node(prolly__chunker *ch, pnode **made)
 {
 	pnode *nd;
+	if (ch->maker) { /* H3 */
+		size_t size = prolly__enc_size(&ch->enc);
+		int rc = prolly__maker_submit(ch->maker, &ch->enc);
+		if (rc)
+			return rc;
+		ch->bytes += size;
+		ch->emitted++;
+		ch->queued = 1;
+		ch->s = 0; /* H1 */
+		return 0;
+	}
 	int rc = prolly__enc_node(&nd, &ch->enc);
 	if (rc)
 		return rc;
@@ -42,6 +55,7 @@ int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const 
 	size_t r = prolly__leaf_item_size(klen, vlen);
 	int rc = prolly__enc_add_leaf(&ch->enc, k, klen, v, vlen);
 	*made = NULL;
+	ch->queued = 0;
 	if (rc)
 		return rc;
 	ch->s += r;
@@ -56,6 +70,7 @@ int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const
 	size_t r = prolly__child_item_size(klen);
 	int rc = prolly__enc_add_child(&ch->enc, k, klen, id, count);
 	*made = NULL;
+	ch->queued = 0;
 	if (rc)
 		return rc;
 	ch->s += r;
@@ -77,6 +92,7 @@ int prolly__chunker_prefix(prolly__chunker *ch, const pnode *x, uint32_t p)
 int prolly__chunker_finish(prolly__chunker *ch, pnode **made)
 {
 	*made = NULL;
+	ch->queued = 0;
 	if (ch->enc.n == 0)
 		return 0;
 	return make_node(ch, made);

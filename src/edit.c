@@ -28,6 +28,11 @@
  *   E7  when a run reaches old node X with nothing pending, X's items before its first edit (at
  *       most all but X's last) are added in one go without the boundary rule: the chunker sees
  *       them exactly as the one that made X did (C5), which ended no chunk among them.
+ *   E8  an edit of at least MAKER_EDITS edits on a handle that may use threads hands its new
+ *       nodes to a maker (maker.c): a second thread takes their memory, encodes and hashes them
+ *       while this one merges the next items. Their parent entries are pushed in place, empty,
+ *       and filled in when the level ends (feeder_collect), before the entries are sorted; the
+ *       nodes join the txn in the order they were made, on this thread.
  *
  * Reads: prefetch loads the paths of all leaf edits, one store call per level, and the next
  * sibling of every leaf whose size an edit changes. A run may still go on past that sibling. On
@@ -38,6 +43,10 @@
 #include "internal.h"
 
 #include <stdlib.h>
+
+/* E8: the fewest edits for which an edit starts a node maker (a thread start costs about as
+ * much as making a few nodes). */
+#define MAKER_EDITS 64
 
 typedef struct ledit {
 	prolly_slice key;
@@ -70,6 +79,7 @@ typedef struct editor {
 	size_t nredo;
 	size_t *stopped; /* the runs the probe stopped at a node not loaded */
 	size_t nstopped;
+	prolly__maker *maker; /* E8: makes the new nodes on a second thread, or NULL */
 } editor;
 
 static int push_edit(ledits *e, const ledit *x)
@@ -165,6 +175,8 @@ typedef struct feeder {
 	ledits *parent;
 	int probe; /* E6: only the boundary rule runs, on s, the size since the last boundary */
 	size_t s;
+	size_t *queued; /* E8: queued[t], the parent entry of the maker's ticket t */
+	size_t nqueued, capqueued;
 } feeder;
 
 /* A probe's chunker: the same boundary decisions as prolly__chunker_leaf/_child (chunk.c). */
@@ -183,6 +195,14 @@ static void feeder_init(feeder *f, prolly_txn *txn, unsigned level, ledits *pare
 	f->parent = parent;
 	f->probe = probe;
 	f->s = 0;
+	f->queued = NULL;
+	f->nqueued = f->capqueued = 0;
+}
+
+static void feeder_dispose(feeder *f)
+{
+	prolly__chunker_dispose(&f->ch);
+	free(f->queued);
 }
 
 static int feeder_empty(const feeder *f)
@@ -192,10 +212,16 @@ static int feeder_empty(const feeder *f)
 
 static int made_node(feeder *f, pnode *made)
 {
-	if (!made)
-		return 0;
 	ledit up;
 	memset(&up, 0, sizeof(up));
+	if (f->ch.queued) { /* E8: an entry to fill in when the maker's node is collected */
+		if (PROLLY__GROW(f->queued, f->capqueued, f->nqueued + 1, 64))
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory collecting new nodes");
+		f->queued[f->nqueued++] = f->parent->n;
+		return push_edit(f->parent, &up);
+	}
+	if (!made)
+		return 0;
 	up.key = prolly__node_last_key(made);
 	up.id = made->id;
 	up.count = made->count;
@@ -240,6 +266,34 @@ static int feed_edit(feeder *f, unsigned level, const ledit *e)
 	return rc ? rc : made_node(f, made);
 }
 
+/* E8: the nodes the maker made for this feeder, added to the txn (in the order they were made)
+ * and entered in their parent entries. Releases every collected node, even after a failure. */
+static int feeder_collect(feeder *f)
+{
+	pnode **nodes;
+	size_t n;
+	if (!f->ch.maker)
+		return 0;
+	int rc = prolly__maker_collect(f->ch.maker, &nodes, &n);
+	assert(n == f->nqueued); /* K1 */
+	for (size_t t = 0; t < n; t++) {
+		pnode *nd = nodes[t];
+		if (!nd)
+			continue;
+		int r = prolly__txn_add_node(f->ch.txn, nd, &nd);
+		if (r) {
+			rc = rc ? rc : r;
+			continue;
+		}
+		ledit *up = &f->parent->v[f->queued[t]];
+		up->key = prolly__node_last_key(nd);
+		up->id = nd->id;
+		up->count = nd->count;
+	}
+	f->nqueued = 0;
+	return rc;
+}
+
 /* Applies the sorted edits `in` to `level`, producing the parent level's edits in `out`; a
  * probe (ed->probe, out NULL) only collects in ed->want the nodes the runs would read. */
 static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
@@ -248,6 +302,8 @@ static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
 	int rc = 0;
 	size_t i = 0;
 	feeder_init(&f, ed->txn, level, out, ed->probe);
+	if (!f.probe)
+		f.ch.maker = ed->maker;
 	for (size_t r = 0; f.probe && ed->redo ? r < ed->nredo : i < in->n; r++) {
 		size_t first = f.probe && ed->redo ? ed->redo[r] : i;
 		i = first;
@@ -328,10 +384,12 @@ static int edit_level(editor *ed, unsigned level, const ledits *in, ledits *out)
 			}
 		}
 	}
-	if (out)
+cleanup:;
+	int crc = feeder_collect(&f);
+	rc = rc ? rc : crc;
+	if (rc == 0 && out)
 		normalize(out);
-cleanup:
-	prolly__chunker_dispose(&f.ch);
+	feeder_dispose(&f);
 	return rc;
 }
 
@@ -486,7 +544,7 @@ static int finish_root(editor *ed, const ledits *top, prolly_id *out_root)
 				rc = feed_edit(&f, level, &cur.v[i]);
 		if (!rc && !(rc = prolly__chunker_finish(&f.ch, &made)))
 			rc = made_node(&f, made);
-		prolly__chunker_dispose(&f.ch);
+		feeder_dispose(&f);
 		if (rc)
 			goto cleanup;
 		if (cur.v != top->v)
@@ -543,6 +601,9 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 	}
 	if (resized && ed.height > 0 && prolly__store_remote(ed.db) && (rc = probe_leaves(&ed, &cur)))
 		goto cleanup;
+	if (n >= MAKER_EDITS && !(ed.db->opts.flags & PROLLY_DB_NO_THREADS) &&
+	    (rc = prolly__maker_start(&ed.maker)))
+		goto cleanup; /* E8 */
 	for (unsigned level = 0; level <= ed.height; level++) {
 		next.n = 0;
 		if (cur.n && (rc = edit_level(&ed, level, &cur, &next)))
@@ -560,6 +621,7 @@ cleanup:
 	free(cur.v);
 	free(next.v);
 	prolly_buf_dispose(&ed.want);
+	prolly__maker_free(ed.maker);
 	prolly__nodeset_dispose(&ed.ws);
 	return rc;
 }
@@ -791,7 +853,7 @@ static int range_level(editor *ed, unsigned level, const span *sp, const ledits 
 		b = 0;
 	}
 cleanup:
-	prolly__chunker_dispose(&f.ch);
+	feeder_dispose(&f);
 	return rc;
 }
 

@@ -201,6 +201,8 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
                           uint64_t count);
 /* Appends items [0, p) of node x (of the encoder's level) in one go. */
 int prolly__enc_add_prefix(prolly__enc *e, const pnode *x, uint32_t p);
+/* The encoded size of the node of the accumulated items. */
+size_t prolly__enc_size(const prolly__enc *e);
 /* Encodes the accumulated items into out (replacing its contents). */
 int prolly__enc_finish(prolly__enc *e, prolly_buf *out);
 /* The node of the accumulated items, encoded into node memory, hashed, with one reference; not
@@ -247,6 +249,8 @@ typedef struct prolly__chunker {
 	size_t s;         /* running encoded size of the pending chunk */
 	uint64_t emitted; /* nodes made so far */
 	size_t bytes;     /* their bytes */
+	struct prolly__maker *maker; /* NULL: nodes are made here; else handed to it (maker.c) */
+	int queued;       /* the last call handed a node to the maker instead of making it */
 } prolly__chunker;
 
 void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level);
@@ -267,6 +271,28 @@ static inline int prolly__chunker_empty(const prolly__chunker *ch)
 {
 	return ch->enc.n == 0;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Making nodes on a second thread (maker.c)                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct prolly__maker prolly__maker;
+
+/* Starts a maker and its worker thread; *out is NULL (and 0 returned) if no thread could be
+ * started. Only for handles without PROLLY_DB_NO_THREADS. */
+int prolly__maker_start(prolly__maker **out);
+/* Hands the encoder's pending items to the maker, which makes their node; *e is left empty
+ * (same level) with another encoder's buffers. The node's ticket is the number of submits since
+ * the last collect. While every slot is in flight the caller makes a waiting node itself.
+ * PROLLY_ENOMEM (nothing handed over). */
+int prolly__maker_submit(prolly__maker *m, prolly__enc *e);
+/* Waits for every node submitted; *nodes[t] is ticket t's node, one reference each for the
+ * caller (NULL where making it failed), *n the number of tickets. The array belongs to the maker
+ * and is valid until the next submit. Returns the first failure since the last collect (its
+ * message set on this thread); the nodes made are handed over even then. */
+int prolly__maker_collect(prolly__maker *m, pnode ***nodes, size_t *n);
+/* Stops the worker and releases what it made and nobody collected. NULL is fine. */
+void prolly__maker_free(prolly__maker *m);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Node cache (cache.c)                                                                       */

@@ -316,14 +316,14 @@ int prolly__enc_add_prefix(prolly__enc *e, const pnode *x, uint32_t p)
 }
 
 /* The encoded size of the accumulated items (the format above). */
-static size_t enc_size(const prolly__enc *e)
+size_t prolly__enc_size(const prolly__enc *e)
 {
 	size_t n = e->n;
 	return PROLLY_NODE_HEADER + 4 * (n + 1) + (e->level == 0 ? 4 * (n + 1) : 0) + e->keys.size +
 	       e->vals.size;
 }
 
-/* Writes the encoding of the accumulated items to p (enc_size(e) bytes). */
+/* Writes the encoding of the accumulated items to p (prolly__enc_size(e) bytes). */
 static void enc_write(const prolly__enc *e, unsigned char *p)
 {
 	size_t n = e->n;
@@ -356,7 +356,7 @@ static void enc_write(const prolly__enc *e, unsigned char *p)
 
 int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
 {
-	size_t size = enc_size(e);
+	size_t size = prolly__enc_size(e);
 	int rc = prolly__buf_grow(out, size);
 	if (rc)
 		return rc;
@@ -373,7 +373,7 @@ int prolly__enc_finish(prolly__enc *e, prolly_buf *out)
  */
 int prolly__enc_node(pnode **out, const prolly__enc *e)
 {
-	size_t n = e->n, size = enc_size(e);
+	size_t n = e->n, size = prolly__enc_size(e);
 	uint8_t cls;
 	pnode *nd = prolly__node_mem_alloc(sizeof(*nd) + size, &cls);
 	if (!nd)

@@ -769,6 +769,56 @@ PT_TEST(background_flush_failure_is_reported)
 	prolly_close(db);
 }
 
+/* One large edit on a handle that may use threads (its new nodes are made by a second thread,
+ * edit.c E8) and on one with PROLLY_DB_NO_THREADS (made one by one, inline): the same root, and
+ * the same number of records read back. */
+static prolly_id edited_root(unsigned flags, uint64_t *count)
+{
+	prolly_store *mem = NULL;
+	prolly_db *db = NULL;
+	prolly_txn *txn = NULL;
+	prolly_options o;
+	prolly_id root, out;
+	enum { N = 60000, E = 6000 };
+	static char keys[E][32], vals[E][32];
+	prolly_edit *ed = calloc(E, sizeof(*ed));
+	memset(&out, 0, sizeof(out));
+	*count = 0;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.flags = flags;
+	if (!ed || prolly_store_mem_new(&mem) || prolly_db_new(&db, mem, &o))
+		goto cleanup;
+	root = build_range(db, N, 2); /* even keys */
+	for (int i = 0; i < E; i++) { /* inserts of odd keys, updates, deletes, in no order */
+		uint64_t k = (uint64_t)(i * 7919 % E) * 13;
+		key_of(keys[i], sizeof(keys[i]), k);
+		snprintf(vals[i], sizeof(vals[i]), "edited value %d", i);
+		ed[i].op = k % 3 == 0 && k % 2 == 0 ? PROLLY_DEL : PROLLY_PUT;
+		ed[i].key = (prolly_slice){keys[i], strlen(keys[i])};
+		ed[i].value = (prolly_slice){vals[i], strlen(vals[i])};
+	}
+	if (prolly_txn_begin(&txn, db) || prolly_edit_tree(&root, txn, &root, ed, E) ||
+	    prolly_txn_commit(txn, NULL, 0) || prolly_count(count, db, &root))
+		goto cleanup;
+	out = root;
+cleanup:
+	prolly_txn_free(txn);
+	prolly_close(db);
+	free(ed);
+	return out;
+}
+
+PT_TEST(edit_with_node_maker_same_root)
+{
+	uint64_t n1, n2;
+	prolly_id a = edited_root(0, &n1), b = edited_root(PROLLY_DB_NO_THREADS, &n2);
+	prolly_id zero;
+	memset(&zero, 0, sizeof(zero));
+	PT_CHECK(!prolly_id_equal(&a, &zero));
+	PT_CHECK(prolly_id_equal(&a, &b));
+	PT_CHECK(n1 == n2 && n1 > 60000);
+}
+
 int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);

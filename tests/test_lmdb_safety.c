@@ -9,12 +9,14 @@
  * tests/cli/cases/lmdb_*.sh.
  */
 #include "prolly.h"
+#include "prolly/store.h"
 #include "ptest.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <lmdb.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -437,6 +439,94 @@ PT_TEST(init_on_a_too_small_disk_then_init_again_works)
 		db = NULL;
 		PT_CHECK(umount2(mnt, MNT_DETACH) == 0);
 	}
+}
+
+/* ---- node-only writes that meet share one transaction (lmdb.c LT5) ------------------------- */
+
+enum { JW_THREADS = 4, JW_WRITES = 40, JW_NODES = 8 };
+
+typedef struct jw_arg {
+	prolly_store *st;
+	int tid;
+	int rc;
+} jw_arg;
+
+static void jw_id(prolly_id *id, int tid, int w, int i)
+{
+	memset(id, 0, sizeof(*id));
+	id->bytes[0] = (unsigned char)tid;
+	id->bytes[1] = (unsigned char)w;
+	id->bytes[2] = (unsigned char)i;
+	id->bytes[31] = 0x5a;
+}
+
+/* Thread 0 writes nodes with a ref move, durably (never joined); the others node-only writes
+ * (joined whenever they meet one in progress). */
+static void *jw_run(void *p)
+{
+	jw_arg *a = p;
+	static const unsigned char data[6000];
+	for (int w = 0; w < JW_WRITES && !a->rc; w++) {
+		prolly_store_node nodes[JW_NODES];
+		prolly_ref_update u;
+		prolly_store_write wr;
+		memset(&wr, 0, sizeof(wr));
+		for (int i = 0; i < JW_NODES; i++) {
+			jw_id(&nodes[i].id, a->tid, w, i);
+			nodes[i].data = data;
+			nodes[i].size = 100 + 700 * (size_t)i; /* in-page values and overflow runs */
+		}
+		wr.nodes = nodes;
+		wr.n_nodes = JW_NODES;
+		if (a->tid == 0) {
+			memset(&u, 0, sizeof(u));
+			u.name = "refs/heads/jw";
+			u.expect = PROLLY_REF_EXPECT_ANY;
+			u.value = nodes[0].id;
+			wr.refs = &u;
+			wr.n_refs = 1;
+			wr.durable = 1;
+		}
+		a->rc = a->st->write(a->st, &wr);
+	}
+	return NULL;
+}
+
+PT_TEST(concurrent_node_writes_all_land)
+{
+	char dir[PATH_MAX];
+	prolly_store *st = NULL;
+	pthread_t th[JW_THREADS];
+	jw_arg args[JW_THREADS];
+	fresh_dir(dir, sizeof(dir), "join");
+	PT_REQUIRE(prolly_store_open(&st, url_of(dir)) == 0);
+	for (int t = 0; t < JW_THREADS; t++) {
+		args[t].st = st;
+		args[t].tid = t;
+		args[t].rc = 0;
+		PT_REQUIRE(pthread_create(&th[t], NULL, jw_run, &args[t]) == 0);
+	}
+	for (int t = 0; t < JW_THREADS; t++) {
+		pthread_join(th[t], NULL);
+		PT_CHECK_RC(args[t].rc, 0);
+	}
+	prolly_id ids[JW_THREADS * JW_WRITES * JW_NODES];
+	unsigned char have[JW_THREADS * JW_WRITES * JW_NODES];
+	size_t n = 0, missing = 0;
+	for (int t = 0; t < JW_THREADS; t++)
+		for (int w = 0; w < JW_WRITES; w++)
+			for (int i = 0; i < JW_NODES; i++)
+				jw_id(&ids[n++], t, w, i);
+	memset(have, 0, sizeof(have));
+	PT_CHECK_RC(st->has_nodes(st, ids, n, have), 0);
+	for (size_t i = 0; i < n; i++)
+		missing += !have[i];
+	PT_CHECKF(missing == 0, "%zu of %zu nodes missing", missing, n);
+	prolly_id ref, want;
+	jw_id(&want, 0, JW_WRITES - 1, 0);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/jw", &ref, NULL), 0);
+	PT_CHECK(memcmp(ref.bytes, want.bytes, PROLLY_ID_SIZE) == 0);
+	st->close(st);
 }
 
 int main(int argc, char **argv)

@@ -15,6 +15,14 @@
  * allowed (a compacting mdb_copy renumbers the transaction to 1); no row is a store last written
  * by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
  *
+ * Invariant LT5: a write of nodes only (no refs, no epoch check, not durable: a builder's flush,
+ * a half of a large commit) that arrives while another such write is in progress joins it: the
+ * writing thread takes the waiting writes just before it commits and puts their nodes in the
+ * same LMDB transaction, so LMDB's one writer commits and flushes once for all of them; each
+ * joined write returns that transaction's outcome (code and message). A write with refs, an
+ * epoch check or durability never joins and is never joined: it is its own transaction, as
+ * before. Nothing of a joined write is visible before the commit that carries it.
+ *
  * This file holds the store's operations. Opening writes nothing unless PROLLY_OPEN_CREATE asks
  * (O1-O4 in lmdb_open.c); the registry of environments and the transaction gate described next
  * live in lmdb_env.c; the meta pages are checked first
@@ -225,8 +233,38 @@ static int conflict_error(const env_entry *e, const prolly_ref_update *u, size_t
 
 /* ---- write ------------------------------------------------------------------------------------ */
 
-/* One attempt at a write. *mrc receives the LMDB code of a failure that came from LMDB. */
-static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mrc)
+/* LT5: a node-only write waiting in env_entry.joining. */
+typedef struct join_req {
+	struct join_req *next;
+	prolly_store_write *w;
+	int done, rc;
+	char msg[512];
+} join_req;
+
+static int joinable(const prolly_store_write *w)
+{
+	return w->n_refs == 0 && !w->check_epoch && !w->durable && w->n_nodes > 0;
+}
+
+static int put_nodes(env_entry *e, MDB_txn *txn, const prolly_store_write *w, int *mrc)
+{
+	for (size_t i = 0; i < w->n_nodes; i++) {
+		const prolly_store_node *n = &w->nodes[i];
+		MDB_val k = {PROLLY_ID_SIZE, (void *)n->id.bytes}, v = {n->size, (void *)n->data};
+		int r = mdb_put(txn, e->nodes, &k, &v, MDB_NOOVERWRITE);
+		if (r && r != MDB_KEYEXIST) {
+			*mrc = r;
+			return prolly__lmdb_fail(e, r, "writing a node");
+		}
+	}
+	return 0;
+}
+
+/* One attempt at a write. *mrc receives the LMDB code of a failure that came from LMDB. With
+ * `taken` (a node-only write, LT5), the writes waiting to join are moved to *taken and their
+ * nodes put too (those taken by an earlier attempt as well). */
+static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mrc,
+                      join_req **taken)
 {
 	MDB_txn *txn = NULL;
 	uint64_t epoch;
@@ -280,15 +318,22 @@ static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mr
 		goto cleanup;
 	}
 
-	for (size_t i = 0; i < w->n_nodes; i++) {
-		const prolly_store_node *n = &w->nodes[i];
-		MDB_val k = {PROLLY_ID_SIZE, (void *)n->id.bytes}, v = {n->size, (void *)n->data};
-		int r = mdb_put(txn, e->nodes, &k, &v, MDB_NOOVERWRITE);
-		if (r && r != MDB_KEYEXIST) {
-			*mrc = r;
-			rc = prolly__lmdb_fail(e, r, "writing a node");
-			goto cleanup;
+	if ((rc = put_nodes(e, txn, w, mrc)))
+		goto cleanup;
+	if (taken) { /* LT5 */
+		pthread_mutex_lock(&e->join_mu);
+		join_req *more = e->joining;
+		e->joining = NULL;
+		pthread_mutex_unlock(&e->join_mu);
+		while (more) {
+			join_req *r = more;
+			more = r->next;
+			r->next = *taken;
+			*taken = r;
 		}
+		for (join_req *r = *taken; r; r = r->next)
+			if ((rc = put_nodes(e, txn, r->w, mrc)))
+				goto cleanup;
 	}
 	for (size_t i = 0; i < w->n_refs; i++) {
 		prolly_ref_update *u = &w->refs[i];
@@ -368,14 +413,55 @@ static int lmdb_write(prolly_store *st, prolly_store_write *w)
 		return read_only_write(e, w);
 	if (((lmdb_store *)st)->readonly)
 		return refuse_readonly(e, "a write is");
+	join_req me, *taken = NULL;
+	int join = joinable(w);
+	if (join) { /* LT5 */
+		memset(&me, 0, sizeof(me));
+		me.w = w;
+		pthread_mutex_lock(&e->join_mu);
+		if (e->join_busy) {
+			me.next = e->joining;
+			e->joining = &me;
+			while (!me.done && e->join_busy)
+				pthread_cond_wait(&e->join_cv, &e->join_mu);
+			if (me.done) {
+				pthread_mutex_unlock(&e->join_mu);
+				if (me.rc)
+					prolly_set_error(me.rc, "%s", me.msg);
+				return me.rc;
+			}
+			/* The write in progress ended without taking this one: this one leads now. */
+			for (join_req **p = &e->joining; *p; p = &(*p)->next)
+				if (*p == &me) {
+					*p = me.next;
+					break;
+				}
+		}
+		e->join_busy = 1;
+		pthread_mutex_unlock(&e->join_mu);
+	}
 	for (int attempt = 0;; attempt++) {
 		size_t seen = 0;
 		int mrc;
-		rc = write_once(e, w, &seen, &mrc);
+		rc = write_once(e, w, &seen, &mrc, join ? &taken : NULL);
 		if (mrc != MDB_MAP_FULL || attempt >= MAX_ATTEMPTS)
 			break;
 		if ((rc = prolly__lmdb_resize(e, seen, 0)))
 			break;
+	}
+	if (join) {
+		pthread_mutex_lock(&e->join_mu);
+		while (taken) {
+			join_req *r = taken;
+			taken = r->next;
+			r->rc = rc;
+			if (rc)
+				snprintf(r->msg, sizeof(r->msg), "%s", prolly_last_error());
+			r->done = 1; /* r belongs to its thread again once the lock is released */
+		}
+		e->join_busy = 0;
+		pthread_cond_broadcast(&e->join_cv);
+		pthread_mutex_unlock(&e->join_mu);
 	}
 	return rc;
 }

@@ -45,6 +45,10 @@ typedef struct env_entry {
 	int broken;      /* a failed resize left no map: every call fails until reopened */
 	int rdonly;      /* opened with MDB_RDONLY */
 	int unlisted;    /* a PROLLY_OPEN_PREVIOUS copy, whose directory is gone: never shared */
+	pthread_mutex_t join_mu; /* node-only writes joining the one in progress (lmdb.c, LT5) */
+	pthread_cond_t join_cv;
+	struct join_req *joining; /* waiting to be taken by the writing thread */
+	int join_busy;            /* a node-only write is in progress */
 } env_entry;
 
 typedef struct lmdb_store {

@@ -388,6 +388,8 @@ static void entry_free(env_entry *e)
 		mdb_env_close(e->env);
 	pthread_cond_destroy(&e->gate_cv);
 	pthread_mutex_destroy(&e->gate_mu);
+	pthread_cond_destroy(&e->join_cv);
+	pthread_mutex_destroy(&e->join_mu);
 	free(e->path);
 	free(e);
 }
@@ -409,6 +411,8 @@ static int entry_open(env_entry **out, const char *path, size_t map_size, const 
 		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
 	pthread_mutex_init(&e->gate_mu, NULL);
 	pthread_cond_init(&e->gate_cv, NULL);
+	pthread_mutex_init(&e->join_mu, NULL);
+	pthread_cond_init(&e->join_cv, NULL);
 	e->pid = getpid();
 	e->dev = sb->st_dev;
 	e->ino = sb->st_ino;
