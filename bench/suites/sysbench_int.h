@@ -127,6 +127,9 @@ struct sb_cell {
 	pthread_cond_t cv;
 	unsigned need, arrived, gen;
 	int abort; /* set by the main thread before a meeting ends: workers stop */
+	/* the turn of a starving transaction (sysbench_ops.c, Y3): its worker's index + 1, or 0;
+	 * guarded by mu, waited on with cv */
+	unsigned turn;
 	sb_worker *workers;
 };
 

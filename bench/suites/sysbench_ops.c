@@ -8,6 +8,13 @@
  * checked). Writes run as one transaction (bt_begin .. bt_commit); a lost race (BT_CONFLICT) is
  * retried from bt_begin, up to max_retries times, and counted; the writes of a committed
  * transaction go to the worker's log, which sb_check_writes traces after the cell.
+ *
+ * Y3 (no starving): a transaction that lost SB_STARVE_AFTER races in a row takes the cell's turn
+ * (when no other has it); until it commits or fails, no other worker begins a transaction, so
+ * the ones already running finish and it then runs alone. Without the turn, two clients writing
+ * one hot row (update-one) could leave the same one losing every time: the winner begins its
+ * next transaction on the new head while the loser is still rolling back, and commits first
+ * again. PostgreSQL's row lock queue gives the plain contender the same fairness.
  */
 #include "sysbench_int.h"
 
@@ -330,38 +337,76 @@ static int body(sb_worker *w, sb_ev *e, int b)
 	return 0;
 }
 
-/* One transaction, retried from bt_begin while it loses races. */
-static void transaction(sb_worker *w, sb_ev *e, int b)
+enum { SB_STARVE_AFTER = 3 }; /* lost races in a row that earn a transaction the turn (Y3) */
+
+/* Waits while another worker's starving transaction has the turn (Y3). */
+static void wait_turn(sb_worker *w)
+{
+	sb_cell *c = w->cell;
+	pthread_mutex_lock(&c->mu);
+	while (c->turn && c->turn != w->index + 1 && !c->abort)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Takes the turn if no one has it (take) or gives it back if w has it (!take). */
+static void set_turn(sb_worker *w, int take)
+{
+	sb_cell *c = w->cell;
+	pthread_mutex_lock(&c->mu);
+	if (take && !c->turn) {
+		c->turn = w->index + 1;
+	} else if (!take && c->turn == w->index + 1) {
+		c->turn = 0;
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* One transaction, retried from bt_begin while it loses races; -1 if it failed. */
+static int attempts(sb_worker *w, sb_ev *e, int b)
 {
 	const sb_config *cfg = w->cell->d->cfg;
 	for (uint64_t attempt = 0;; attempt++) {
+		wait_turn(w);
 		w->npend = 0;
 		memset(w->pend_ksum, 0, sizeof(w->pend_ksum));
 		w->seq++;
 		if (bt_begin(w->s)) {
 			fail(w, e, "begin");
-			return;
+			return -1;
 		}
 		if (body(w, e, b)) {
 			bt_rollback(w->s);
-			return;
+			return -1;
 		}
 		int rc = bt_commit(w->s);
 		if (rc == 0)
-			break;
+			return 0;
 		if (rc != BT_CONFLICT) {
 			fail(w, e, "commit");
-			return;
+			return -1;
 		}
 		if (attempt >= cfg->max_retries) {
 			e->rc = -1;
 			snprintf(e->msg, sizeof(e->msg), "commit lost its race %" PRIu64 " times", attempt + 1);
-			return;
+			return -1;
 		}
 		e->retries++;
 		e->bad = 0; /* what a lost attempt read is not this event's result */
 		e->checked = 0;
+		if (attempt + 1 >= SB_STARVE_AFTER)
+			set_turn(w, 1);
 	}
+}
+
+/* One transaction; on commit its writes join the worker's log. */
+static void transaction(sb_worker *w, sb_ev *e, int b)
+{
+	int rc = attempts(w, e, b);
+	set_turn(w, 0);
+	if (rc)
+		return;
 	for (unsigned t = 0; t < SB_MAX_TABLES; t++)
 		w->ksum[t] += w->pend_ksum[t];
 	if (w->npend) {
