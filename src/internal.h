@@ -246,11 +246,11 @@ int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, siz
 typedef struct prolly__chunker {
 	prolly_txn *txn;
 	prolly__enc enc;
-	size_t s;         /* running encoded size of the pending chunk */
-	uint64_t emitted; /* nodes made so far */
-	size_t bytes;     /* their bytes */
+	size_t s;                    /* running encoded size of the pending chunk */
+	uint64_t emitted;            /* nodes made so far */
+	size_t bytes;                /* their bytes */
 	struct prolly__maker *maker; /* NULL: nodes are made here; else handed to it (maker.c) */
-	int queued;       /* the last call handed a node to the maker instead of making it */
+	int queued;                  /* the last call handed a node to the maker instead of making it */
 } prolly__chunker;
 
 void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level);

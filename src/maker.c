@@ -46,15 +46,15 @@ struct prolly__maker {
 	pthread_cond_t work; /* the worker waits for a submit or stop */
 	pthread_cond_t done; /* the caller waits for a node made */
 	prolly__enc slot[MAKER_SLOTS];
-	uint64_t head;       /* tickets submitted since the last collect (K1) */
-	uint64_t next;       /* tickets claimed, by either thread (K6) */
-	uint64_t ndone;      /* nodes made */
-	pnode **nodes;       /* nodes[t]: ticket t's node (NULL if it failed) */
-	unsigned char *fin;  /* fin[t]: ticket t's node is made */
+	uint64_t head;      /* tickets submitted since the last collect (K1) */
+	uint64_t next;      /* tickets claimed, by either thread (K6) */
+	uint64_t ndone;     /* nodes made */
+	pnode **nodes;      /* nodes[t]: ticket t's node (NULL if it failed) */
+	unsigned char *fin; /* fin[t]: ticket t's node is made */
 	size_t cap;
 	int caller_waiting;
 	int stop;
-	int rc;              /* K4 */
+	int rc; /* K4 */
 	char msg[1024];
 };
 
@@ -192,7 +192,7 @@ void prolly__maker_free(prolly__maker *m)
 	m->stop = 1;
 	pthread_cond_signal(&m->work);
 	pthread_mutex_unlock(&m->lock);
-	pthread_join(m->thread, NULL); /* it makes every node submitted before it stops */
+	pthread_join(m->thread, NULL);         /* it makes every node submitted before it stops */
 	for (uint64_t t = 0; t < m->head; t++) /* K3: made but not collected */
 		prolly__node_unref(m->nodes[t]);
 	for (int i = 0; i < MAKER_SLOTS; i++)

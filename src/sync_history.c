@@ -238,8 +238,7 @@ static int on_ancestor(void *payload, const prolly_id *id, const void *data, siz
 		return prolly__sync_on_fetched(a->f, k - 1, data, size);
 	if (a->n_cand == a->max_cand || prolly__idmap_get(&a->h->index, id) ||
 	    prolly__idmap_get(&a->h->ahead, id) || prolly__idmap_get(&a->h->stop, id) ||
-	    size < PROLLY__MAGIC_SIZE ||
-	    memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
+	    size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 		return 0;
 	if (PROLLY__GROW(a->cand, a->cap_cand, a->n_cand + 1, 64))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory reading history ahead");

@@ -11,11 +11,11 @@
 /* What the last prolly_sync of the calling thread held, at most (SY8): for the test that checks
  * the bound, read after the call. */
 typedef struct prolly__sync_held {
-	size_t ids_peak;     /* ids in the walk's tables at once: the window, its frontier, the
+	size_t ids_peak;    /* ids in the walk's tables at once: the window, its frontier, the
 	                        read-ahead, the trees known, a merge's comparison set */
-	size_t window_peak;  /* commits in one window */
-	size_t windows;      /* windows of the history (1: it fit in one, no replay) */
-	size_t checkpoints;  /* ids held by the checkpoints, all windows together */
+	size_t window_peak; /* commits in one window */
+	size_t windows;     /* windows of the history (1: it fit in one, no replay) */
+	size_t checkpoints; /* ids held by the checkpoints, all windows together */
 } prolly__sync_held;
 extern _Thread_local prolly__sync_held prolly__sync_last_held;
 
@@ -40,8 +40,8 @@ typedef struct sync_ctx {
 	size_t n_known, cap_known;
 	prolly_id *head, *head_tree; /* the known heads (find_known) */
 	size_t n_heads;
-	prolly__sync_held held;   /* SY8 */
-	size_t merge_ids;         /* ids of a merge's comparison set held now */
+	prolly__sync_held held;     /* SY8 */
+	size_t merge_ids;           /* ids of a merge's comparison set held now */
 	const struct history *hist; /* the walk's tables, for held */
 } sync_ctx;
 
@@ -82,7 +82,7 @@ typedef struct history {
 	prolly__idmap index; /* commit id -> index + 1 in the window, or SYNC_* */
 	prolly_id *queue;    /* commits to ask about */
 	size_t q_head, q_len, q_cap;
-	size_t n_start;  /* the first n_start queued must exist in one of the stores */
+	size_t n_start;   /* the first n_start queued must exist in one of the stores */
 	front_obj *front; /* a heap, newest first */
 	size_t n_front, cap_front;
 	prolly__idmap stop;  /* replaying a window: where the older windows start (copied) */

@@ -830,8 +830,8 @@ PT_TEST(sync_memory_bounded_by_batch)
 		prolly_close(dst);
 	}
 	PT_CHECKF(peak[1] <= peak[0] + batch && peak[3] <= peak[2] + batch,
-	          "ids held: clone %zu for 640 steps, %zu for 1280; push %zu and %zu", peak[0],
-	          peak[1], peak[2], peak[3]);
+	          "ids held: clone %zu for 640 steps, %zu for 1280; push %zu and %zu", peak[0], peak[1],
+	          peak[2], peak[3]);
 }
 
 /* ---- trees compared locally (SY7, diff.c D6) --------------------------------------------- */

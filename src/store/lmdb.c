@@ -263,8 +263,7 @@ static int put_nodes(env_entry *e, MDB_txn *txn, const prolly_store_write *w, in
 /* One attempt at a write. *mrc receives the LMDB code of a failure that came from LMDB. With
  * `taken` (a node-only write, LT5), the writes waiting to join are moved to *taken and their
  * nodes put too (those taken by an earlier attempt as well). */
-static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mrc,
-                      join_req **taken)
+static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mrc, join_req **taken)
 {
 	MDB_txn *txn = NULL;
 	uint64_t epoch;
