@@ -19,7 +19,10 @@
  *       done. Concurrent flushes insert id-sorted batches (a store that locks ids in
  *       id order cannot deadlock on them). The flushing thread's store counters
  *       and error message are handed back to the waiting thread.
- *   T5  a commit of many nodes writes them first, in two halves at once (see flush_halves).
+ *   T5  on a store whose writes are round trips (PROLLY_STORE_REMOTE), a commit of many nodes
+ *       writes them first, in two halves at once (see flush_halves); on a local store, whose one
+ *       writer would take the halves in turn, the nodes go in the commit's own write, with the
+ *       refs (one transaction and one durable flush, K1 in store.h).
  *   T6  a commit publishes, in the same store write, a reflog entry for each update of a ref
  *       under refs/heads/ or refs/tags/ (reflog.c), whoever queued it.
  *   T7  every node write hands the store each node's memory beside its bytes
@@ -310,13 +313,17 @@ int prolly__txn_flush(prolly_txn *txn)
 	return start_flush(txn, &txn->nodes); /* raw objects (commits) stay for the commit */
 }
 
-/* T5: a commit with at least COMMIT_SPLIT nodes first writes them in two halves at once, like
- * builder flushes (two store connections, two server backends), then publishes the commit
- * objects and ref moves in its one checked, durable write. The halves cannot be half-visible in
+/* T5: a commit with at least COMMIT_SPLIT nodes on a remote store first writes them in two halves
+ * at once, like builder flushes (two store connections, two server backends), then publishes the
+ * commit objects and ref moves in its one checked, durable write. The halves cannot be half-visible in
  * a way that matters: nothing references them until that write lands, its epoch check fails if
  * a gc ran meanwhile, and its durable commit also makes the earlier writes durable (a store that
  * orders its log, as PostgreSQL's WAL does, or one that syncs every write). */
 #define COMMIT_SPLIT 2048
+/* A local store gains nothing from the halves: LMDB has one writer (LT5 joins the halves into one
+ * transaction, which the commit's own transaction and flush then follow), the memory store one
+ * lock. There every node goes in the commit's one write, so refs move in the same transaction
+ * that makes the nodes durable: one write transaction and one flush (fdatasync) fewer. */
 
 static int flush_halves(prolly_txn *txn)
 {
@@ -400,7 +407,7 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
 	if ((rc = prolly__txn_flush_wait(txn)))
 		return rc;
-	if (txn->nodes.len >= COMMIT_SPLIT && (rc = flush_halves(txn)))
+	if (txn->nodes.len >= COMMIT_SPLIT && prolly__store_remote(txn->db) && (rc = flush_halves(txn)))
 		return rc;
 	/* T6: every ref move under refs/heads/ and refs/tags/ gets its reflog entry in this write. */
 	if ((rc = prolly__reflog_record(txn, &refs, &n_refs, &log_names)))

@@ -315,6 +315,47 @@ PT_TEST(edit_probe_batches_sibling_reads_on_a_remote_store)
 	PT_CHECKF(rcalls <= 24, "%llu store calls", (unsigned long long)rcalls);
 }
 
+/* T5: a commit of at least 2048 nodes writes them in two halves before the publishing write on a
+ * remote store only; on a local store nodes and refs go in the commit's one write. */
+static uint64_t commit_writes(int remote, prolly_id *root, uint64_t *nodes)
+{
+	prolly_store *mem;
+	tm_tap *tap;
+	prolly_db *db;
+	prolly_options o;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.flush_bytes = (size_t)1 << 30; /* no builder flush: every node waits for the commit */
+	if (prolly_store_mem_new(&mem) || tm_tap_new(&tap, mem))
+		return 0;
+	tap->tp.base.flags = remote ? PROLLY_STORE_REMOTE : 0;
+	if (prolly_db_new(&db, &tap->tp.base, &o))
+		return 0;
+	uint64_t before = tap->writes;
+	prolly_thread_stats_reset();
+	*root = build_range(db, 400000, 1);
+	uint64_t writes = tap->writes - before;
+	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_thread_stats(&s);
+	*nodes = s.nodes_written;
+	uint64_t n = 0;
+	if (prolly_count(&n, db, root) || n != 400000)
+		writes = 0;
+	prolly_close(db);
+	return writes;
+}
+
+PT_TEST(large_commit_is_one_write_on_a_local_store)
+{
+	prolly_id local, remote;
+	uint64_t ln, rn;
+	uint64_t lw = commit_writes(0, &local, &ln), rw = commit_writes(1, &remote, &rn);
+	PT_CHECKF(ln >= 2048, "%llu nodes", (unsigned long long)ln);
+	PT_CHECKF(lw == 1, "%llu writes on a local store", (unsigned long long)lw);
+	PT_CHECKF(rw == 3, "%llu writes on a remote store", (unsigned long long)rw);
+	PT_CHECK(ln == rn);
+	PT_CHECK(prolly_id_equal(&local, &remote));
+}
+
 /* A store of interface version 1 or 2 has no flags member to read: the engine must not look at
  * it (here it holds PROLLY_STORE_REMOTE, as garbage would); version 3 reads it. */
 PT_TEST(store_flags_read_only_from_version_3)
