@@ -459,7 +459,7 @@ struct prolly_txn {
 	prolly_ref_update *refs;
 	char **ref_names;                   /* owned copies of refs[i].name */
 	size_t n_refs, cap_refs, cap_names; /* capacities of refs and ref_names */
-	int flushed;                        /* a builder wrote nodes early */
+	int flush_failed;                   /* T9: a write before the commit's failed (its code) */
 	int done;
 	struct prolly__flush *pending[PROLLY__FLUSH_DEPTH]; /* builder flushes being written by
 	                                                      background threads, oldest first */

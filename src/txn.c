@@ -27,6 +27,17 @@
  *       under refs/heads/ or refs/tags/ (reflog.c), whoever queued it.
  *   T7  every node write hands the store each node's memory beside its bytes
  *       (prolly__store_write_nodes): the memory store keeps a reference instead of a copy.
+ *   T8  a write made before the commit's (a flush, a half) carries an internal node only when
+ *       no earlier such write is still in flight: until then internal nodes stay in txn->nodes
+ *       (pinned, T1), and the halves carry leaves only. Concurrent writes land in any order
+ *       and one may fail while a later one lands; since a node's children are in its own write
+ *       or in writes that have returned, the store never holds a node without its subtree (K6
+ *       of prolly/store.h). Internal nodes are a small share of the bytes (one entry of about
+ *       70 bytes per child of about 4 KiB); a builder whose held internal nodes reach
+ *       flush_bytes waits for the writes in flight and sends them.
+ *   T9  once a write before the commit's has failed, the txn cannot commit (its first failure's
+ *       code): the nodes of that write are gone from the txn, and a tree the caller already
+ *       holds (an edit's root) may reference them.
  */
 #include "internal.h"
 
@@ -212,6 +223,7 @@ typedef struct prolly__flush {
 	prolly__shared **owners; /* arr[i]'s node memory (prolly__store_write_nodes) */
 	size_t n;
 	int rc;
+	atomic_int finished;    /* the write returned (T8: a flush may carry internal nodes) */
 	prolly__counters stats; /* the flushing thread's counters, handed to the waiter */
 	char msg[1024];         /* its error message */
 } prolly__flush;
@@ -228,6 +240,7 @@ static void *flush_main(void *arg)
 	if (f->rc)
 		snprintf(f->msg, sizeof(f->msg), "%s", prolly_last_error());
 	prolly__thread_counters(&f->stats);
+	atomic_store_explicit(&f->finished, 1, memory_order_release);
 	return NULL;
 }
 
@@ -241,10 +254,13 @@ static int flush_wait_oldest(prolly_txn *txn)
 	txn->n_pending--;
 	prolly__thread_counters_add(&f->stats);
 	int rc = f->rc;
-	if (rc == 0)
+	if (rc == 0) {
 		count_written(txn->db, f->arr, f->n);
-	else
+	} else {
 		prolly_set_error(rc, "%s", f->msg);
+		if (!txn->flush_failed)
+			txn->flush_failed = rc; /* T9 */
+	}
 	unpin_set(txn->db, &f->nodes);
 	free(f->arr);
 	free(f->owners);
@@ -291,7 +307,6 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 	f->db = txn->db;
 	f->nodes = *set; /* the flush owns the nodes and their pins now */
 	prolly__nodeset_init(set);
-	txn->flushed = 1;
 	txn->pending[txn->n_pending++] = f;
 	if (!(txn->db->opts.flags & PROLLY_DB_NO_THREADS) &&
 	    pthread_create(&f->thread, NULL, flush_main, f) == 0)
@@ -306,10 +321,87 @@ static int start_flush(prolly_txn *txn, prolly__nodeset *set)
 	return 0;
 }
 
+/* T9: nodes of the txn were dropped without being written; the txn cannot commit. */
+static int drop_fail(prolly_txn *txn, prolly__nodeset *set, int rc)
+{
+	unpin_set(txn->db, set);
+	if (!txn->flush_failed)
+		txn->flush_failed = rc;
+	return rc;
+}
+
+/* T8: takes the flushes in flight whose writes have returned, oldest first, without waiting;
+ * the first failure among them. */
+static int reap_finished(prolly_txn *txn)
+{
+	int rc = 0;
+	while (txn->n_pending &&
+	       atomic_load_explicit(&txn->pending[0]->finished, memory_order_acquire)) {
+		int r = flush_wait_oldest(txn);
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
+/* T8: moves the leaves of txn->nodes (pins included) into *leaves, leaving the internal nodes;
+ * *internal_bytes gets their size. On failure nothing has moved. */
+static int split_leaves(prolly_txn *txn, prolly__nodeset *leaves, size_t *internal_bytes)
+{
+	prolly__nodeset keep;
+	int rc = 0;
+	prolly__nodeset_init(leaves);
+	prolly__nodeset_init(&keep);
+	*internal_bytes = 0;
+	for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
+		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
+		if (!nd)
+			continue;
+		if (nd->level)
+			*internal_bytes += nd->size;
+		rc = prolly__nodeset_add(nd->level ? &keep : leaves, nd);
+	}
+	if (rc) {
+		prolly__nodeset_dispose(leaves);
+		prolly__nodeset_dispose(&keep);
+		return rc;
+	}
+	prolly__nodeset_dispose(&txn->nodes); /* the sets hold their own references; pins move (T1) */
+	txn->nodes = keep;
+	return 0;
+}
+
 int prolly__txn_flush(prolly_txn *txn)
 {
+	prolly__nodeset leaves;
+	size_t internal_bytes;
+	int rc;
 	if (!txn->nodes.len)
 		return 0;
+	if ((rc = reap_finished(txn)))
+		return rc;
+	if (txn->n_pending) { /* T8: the internal nodes wait for the writes in flight */
+		if ((rc = split_leaves(txn, &leaves, &internal_bytes)))
+			return rc;
+		if (internal_bytes >= txn->db->opts.flush_bytes && (rc = prolly__txn_flush_wait(txn)))
+			return drop_fail(txn, &leaves, rc);
+		if (!txn->n_pending) { /* waited: everything goes */
+			for (size_t i = 0; i < txn->nodes.cap && !rc; i++)
+				if (prolly__nodeset_at(&txn->nodes, i))
+					rc = prolly__nodeset_add(&leaves, prolly__nodeset_at(&txn->nodes, i));
+			if (rc)
+				return drop_fail(txn, &leaves, rc);
+			prolly__nodeset_dispose(&txn->nodes);
+			prolly__nodeset_init(&txn->nodes);
+		}
+		if (!leaves.len) {
+			prolly__nodeset_dispose(&leaves);
+			return 0;
+		}
+		if ((rc = start_flush(txn, &leaves)))
+			return drop_fail(txn, &leaves, rc);
+		return 0;
+	}
 	return start_flush(txn, &txn->nodes); /* raw objects (commits) stay for the commit */
 }
 
@@ -327,29 +419,27 @@ int prolly__txn_flush(prolly_txn *txn)
 
 static int flush_halves(prolly_txn *txn)
 {
-	prolly__nodeset half[2];
-	size_t k = 0;
-	int rc = 0;
+	prolly__nodeset leaves, half[2];
+	size_t k = 0, internal_bytes;
+	int rc;
+	/* T8: the halves carry leaves; the internal nodes go in the commit's own write. */
+	if ((rc = split_leaves(txn, &leaves, &internal_bytes)))
+		return rc;
 	prolly__nodeset_init(&half[0]);
 	prolly__nodeset_init(&half[1]);
-	for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
-		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
+	for (size_t i = 0; i < leaves.cap && !rc; i++) {
+		pnode *nd = prolly__nodeset_at(&leaves, i);
 		if (nd)
-			rc = prolly__nodeset_add(&half[k++ * 2 / txn->nodes.len], nd);
-	}
-	if (rc) {
-		prolly__nodeset_dispose(&half[0]);
-		prolly__nodeset_dispose(&half[1]);
-		return rc;
+			rc = prolly__nodeset_add(&half[k++ * 2 / leaves.len], nd);
 	}
 	/* The halves hold their own references; the pins move with them (T1). */
-	prolly__nodeset_dispose(&txn->nodes);
-	if ((rc = start_flush(txn, &half[0])) == 0)
-		rc = start_flush(txn, &half[1]);
-	if (rc) { /* not started: unpin what is left here */
-		unpin_set(txn->db, &half[0]);
-		unpin_set(txn->db, &half[1]);
-		return rc;
+	prolly__nodeset_dispose(&leaves);
+	for (int h = 0; h < 2 && !rc; h++)
+		if (half[h].len)
+			rc = start_flush(txn, &half[h]);
+	if (rc) { /* not started: what is left here is dropped */
+		drop_fail(txn, &half[0], rc);
+		return drop_fail(txn, &half[1], rc);
 	}
 	return prolly__txn_flush_wait(txn);
 }
@@ -407,6 +497,10 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
 	if ((rc = prolly__txn_flush_wait(txn)))
 		return rc;
+	if (txn->flush_failed) /* T9 */
+		return prolly_set_error(txn->flush_failed,
+		                        "a write of this txn's nodes failed before the commit; the txn "
+		                        "cannot commit (free it and begin again)");
 	if (txn->nodes.len >= COMMIT_SPLIT && prolly__store_remote(txn->db) && (rc = flush_halves(txn)))
 		return rc;
 	/* T6: every ref move under refs/heads/ and refs/tags/ gets its reflog entry in this write. */
