@@ -111,6 +111,7 @@ void pgx_work_begin(void);
 void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);
 const char *pgx_schema_quoted(void);
+Oid pgx_nodes_rel(void); /* the nodes table of the call in progress */
 uint64_t pgx_epoch(void);
 void pgx_set_epoch(uint64_t e);
 void pgx_cache_clear(void);

@@ -117,6 +117,11 @@ const char *pgx_schema_quoted(void)
 	return quote_identifier(get_namespace_name(cur.nsp));
 }
 
+Oid pgx_nodes_rel(void)
+{
+	return cur.nodes;
+}
+
 uint64_t pgx_epoch(void)
 {
 	return epoch;

@@ -11,10 +11,11 @@
  *      READ COMMITTED, a fresh snapshot is pushed, so the engine reads the head and the nodes
  *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
  *      raises 40001 when the row moved after the transaction's snapshot, as for any UPDATE);
- *   2. the engine reads the head, builds the commit and calls write(): SPI runs the schema's
- *      s.prolly_write (nodes with ON CONFLICT DO NOTHING, the ref moved by compare-and-swap:
- *      docs/postgres.md), which commits or rolls back with the caller's transaction; the
- *      command counter is then advanced so that this call's later reads see what it wrote;
+ *   2. the engine reads the head, builds the commit and calls write(): SPI inserts the nodes
+ *      (ON CONFLICT DO NOTHING, through a kept generic plan: insert_nodes) and then runs the
+ *      schema's s.prolly_write for the refs (moved by compare-and-swap: docs/postgres.md), all
+ *      of which commits or rolls back with the caller's transaction; the command counter is
+ *      then advanced so that this call's later reads see what it wrote;
  *   3. pgx_write_unlock pops the snapshot; the locks are held until the transaction ends.
  * The epoch check of prolly_write is not needed (p_epoch NULL): the gc lock is held since
  * before this call read anything, and the decoded-node cache is cleared whenever the epoch
@@ -131,14 +132,101 @@ static Datum bytea_array(Datum *elems, bool *nulls, int n)
 	    construct_md_array(elems, nulls, 1, dims, lbs, BYTEAOID, -1, false, TYPALIGN_INT));
 }
 
-/* One store write through s.prolly_write (SPI), in the caller's transaction. Nodes go in id
- * order without duplicates (concurrent writers insert ids in the same order, as the client
- * store does); refs in the engine's name order. */
+/* The id (ids) or the encoding of x, and its length. */
+static const void *node_field(const prolly_store_node *x, bool ids, size_t *len)
+{
+	*len = ids ? PROLLY_ID_SIZE : x->size;
+	return ids ? (const void *)x->id.bytes : x->data;
+}
+
+/* A one-dimensional bytea[] of the ids (or encodings) of v[0..n), built in place: each element
+ * is copied once, where construct_md_array would copy a bytea made first. The layout is
+ * construct_md_array's for bytea (4-byte headers, int alignment, no null bitmap). */
+static Datum node_array(const prolly_store_node *const *v, size_t n, bool ids)
+{
+	Size total = ARR_OVERHEAD_NONULLS(1), len;
+	ArrayType *a;
+	char *p;
+	for (size_t i = 0; i < n; i++) {
+		node_field(v[i], ids, &len);
+		total += INTALIGN(VARHDRSZ + len);
+	}
+	a = palloc(total);
+	SET_VARSIZE(a, total);
+	a->ndim = 1;
+	a->dataoffset = 0; /* no nulls */
+	a->elemtype = BYTEAOID;
+	ARR_DIMS(a)[0] = (int)n;
+	ARR_LBOUND(a)[0] = 1;
+	p = (char *)a + ARR_OVERHEAD_NONULLS(1); /* ARR_DATA_PTR with no null bitmap */
+	for (size_t i = 0; i < n; i++) {
+		const void *src = node_field(v[i], ids, &len);
+		Size used = VARHDRSZ + len, step = INTALIGN(used);
+		SET_VARSIZE(p, used);
+		memcpy(VARDATA(p), src, len);
+		memset(p + used, 0, step - used);
+		p += step;
+	}
+	return PointerGetDatum(a);
+}
+
+/* Node bytes per INSERT of insert_nodes: the arrays of one statement stay far below a
+ * varlena's 1 GB, and the statement's memory is freed before the next. */
+#define INSERT_CHUNK_BYTES ((size_t)16 << 20)
+
+static SPIPlanPtr insert_plan; /* the INSERT of insert_nodes, kept */
+static Oid insert_plan_rel;    /* for this nodes table */
+
+/* Inserts the nodes v[0..n) (id order, no duplicates) into the nodes table of the call, ON
+ * CONFLICT DO NOTHING, a chunk of INSERT_CHUNK_BYTES per statement, through a kept plan that
+ * is generic: a custom plan would copy the array parameters into the plan as constants, and a
+ * PL/pgSQL function (s.prolly_write) would copy them again into its variables. In SPI. */
+static void insert_nodes(const prolly_store_node *const *v, size_t n)
+{
+	if (!insert_plan || insert_plan_rel != pgx_nodes_rel()) {
+		Oid types[2] = {BYTEAARRAYOID, BYTEAARRAYOID};
+		char *q = psprintf("INSERT INTO %s.nodes (id, node) SELECT * FROM unnest($1, $2) "
+		                   "ON CONFLICT DO NOTHING",
+		                   pgx_schema_quoted());
+		SPIPlanPtr p = SPI_prepare_cursor(q, 2, types, CURSOR_OPT_GENERIC_PLAN);
+		if (!p)
+			elog(ERROR, "prolly: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		if (insert_plan)
+			SPI_freeplan(insert_plan);
+		insert_plan = NULL;
+		if (SPI_keepplan(p))
+			elog(ERROR, "prolly: SPI_keepplan failed");
+		insert_plan = p;
+		insert_plan_rel = pgx_nodes_rel();
+	}
+	for (size_t at = 0; at < n;) {
+		size_t m = 0, bytes = 0;
+		Datum args[2];
+		while (at + m < n && (m == 0 || bytes + v[at + m]->size <= INSERT_CHUNK_BYTES))
+			bytes += v[at + m++]->size;
+		CHECK_FOR_INTERRUPTS();
+		args[0] = node_array(v + at, m, true);
+		args[1] = node_array(v + at, m, false);
+		if (SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "prolly: inserting nodes failed");
+		SPI_freetuptable(SPI_tuptable);
+		pfree(DatumGetPointer(args[0]));
+		pfree(DatumGetPointer(args[1]));
+		at += m;
+	}
+}
+
+/* One store write in the caller's transaction: the nodes by insert_nodes, then the refs through
+ * s.prolly_write (SPI), which moves them by compare-and-swap. Nodes go in id order without
+ * duplicates (concurrent writers insert ids in the same order, as the client store does); refs
+ * in the engine's name order. The nodes go first (as the client store's version 2 did): a ref
+ * whose compare-and-swap fails then leaves them behind, unreferenced (the gc takes them), unless
+ * the caller's transaction rolls back with the error. */
 static int write_spi(prolly_store_write *w)
 {
 	size_t nn = 0, nr = w->n_refs;
 	const prolly_store_node **sorted = NULL;
-	Datum *ids, *nodes, *names, *expects, *expected, *removes, *values;
+	Datum *names, *expects, *expected, *removes, *values;
 	bool *exp_null, *val_null;
 	Datum args[8];
 	char nulls[9];
@@ -155,13 +243,6 @@ static int write_spi(prolly_store_write *w)
 		for (size_t i = 0; i < w->n_nodes; i++)
 			if (!nn || memcmp(sorted[nn - 1]->id.bytes, sorted[i]->id.bytes, PROLLY_ID_SIZE))
 				sorted[nn++] = sorted[i];
-	}
-	ids = palloc((nn ? nn : 1) * sizeof(Datum));
-	nodes = palloc((nn ? nn : 1) * sizeof(Datum));
-	for (size_t i = 0; i < nn; i++) {
-		CHECK_FOR_INTERRUPTS();
-		ids[i] = PointerGetDatum(pgx_bytea(sorted[i]->id.bytes, PROLLY_ID_SIZE));
-		nodes[i] = PointerGetDatum(pgx_bytea(sorted[i]->data, sorted[i]->size));
 	}
 	names = palloc((nr ? nr : 1) * sizeof(Datum));
 	expects = palloc((nr ? nr : 1) * sizeof(Datum));
@@ -182,8 +263,8 @@ static int write_spi(prolly_store_write *w)
 		values[i] = val_null[i] ? (Datum)0
 		                        : PointerGetDatum(pgx_bytea(u->value.bytes, PROLLY_ID_SIZE));
 	}
-	args[0] = bytea_array(ids, NULL, (int)nn);
-	args[1] = bytea_array(nodes, NULL, (int)nn);
+	args[0] = (Datum)0; /* the nodes went in by insert_nodes */
+	args[1] = (Datum)0;
 	args[2] = bytea_array(names, NULL, (int)nr);
 	args[3] = PointerGetDatum(construct_array(expects, (int)nr, INT4OID, 4, true, TYPALIGN_INT));
 	args[4] = bytea_array(expected, exp_null, (int)nr);
@@ -191,6 +272,7 @@ static int write_spi(prolly_store_write *w)
 	args[6] = bytea_array(values, val_null, (int)nr);
 	args[7] = (Datum)0;
 	memset(nulls, ' ', sizeof(nulls));
+	nulls[0] = nulls[1] = 'n';
 	nulls[7] = 'n'; /* no epoch check: see the protocol above */
 	nulls[8] = '\0';
 	/* p_async false: synchronous_commit is the caller's (prolly_write would set it for the
@@ -201,6 +283,8 @@ static int write_spi(prolly_store_write *w)
 	wrote = true; /* from here on, an abort may take rows the cache has seen */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
+	if (nn)
+		insert_nodes(sorted, nn);
 	if (SPI_execute_with_args(q, 8, types, args, nulls, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != (nr ? nr : 1))
 		elog(ERROR, "prolly: s.prolly_write returned no row per ref");
