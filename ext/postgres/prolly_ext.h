@@ -30,6 +30,7 @@
 
 #include "postgres.h"
 
+#include "executor/spi.h"
 #include "fmgr.h"
 
 #include "prolly/store.h"
@@ -112,6 +113,17 @@ void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);
 const char *pgx_schema_quoted(void);
 Oid pgx_nodes_rel(void); /* the nodes table of the call in progress */
+
+/* A statement prepared once per store schema and kept for the backend's life: fmt has one %s,
+ * replaced by the quoted schema of the call in progress; its plan is generic (a custom plan
+ * would be planned again at each execution, copying array parameters into it as constants).
+ * Prepared again when the call's nodes table is another. Inside SPI; raises an ERROR if
+ * preparing fails. The plan cache replans it after DDL on what it reads. */
+typedef struct pgx_kept {
+	SPIPlanPtr plan;
+	Oid rel; /* the nodes table it was prepared for */
+} pgx_kept;
+SPIPlanPtr pgx_kept_plan(pgx_kept *k, const char *fmt, int nargs, Oid *types);
 uint64_t pgx_epoch(void);
 void pgx_set_epoch(uint64_t e);
 void pgx_cache_clear(void);

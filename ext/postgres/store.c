@@ -93,8 +93,7 @@ static int holds;                       /* open cursors on db */
 static Oid checked_nsp;                 /* schema version checked for this schema ... */
 static LocalTransactionId checked_lxid; /* ... in this transaction */
 static uint64_t epoch;                  /* gc epoch read with it */
-static SPIPlanPtr nodes_plan;           /* prolly.node_reader = spi */
-static Oid nodes_plan_rel;
+static pgx_kept nodes_plan;             /* prolly.node_reader = spi */
 
 void pgx_hold(void)
 {
@@ -120,6 +119,25 @@ const char *pgx_schema_quoted(void)
 Oid pgx_nodes_rel(void)
 {
 	return cur.nodes;
+}
+
+SPIPlanPtr pgx_kept_plan(pgx_kept *k, const char *fmt, int nargs, Oid *types)
+{
+	if (!k->plan || k->rel != cur.nodes) {
+		char *q = psprintf(fmt, pgx_schema_quoted());
+		SPIPlanPtr p = SPI_prepare_cursor(q, nargs, types, CURSOR_OPT_GENERIC_PLAN);
+		if (!p)
+			elog(ERROR, "prolly: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		if (k->plan)
+			SPI_freeplan(k->plan);
+		k->plan = NULL;
+		if (SPI_keepplan(p))
+			elog(ERROR, "prolly: SPI_keepplan failed");
+		k->plan = p;
+		k->rel = cur.nodes;
+		pfree(q);
+	}
+	return k->plan;
 }
 
 uint64_t pgx_epoch(void)
@@ -359,25 +377,16 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 	arg = PointerGetDatum(construct_array(elems, (int)n, BYTEAOID, -1, false, TYPALIGN_INT));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
-	if (!nodes_plan || nodes_plan_rel != cur.nodes) {
-		char *q = psprintf("SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, "
-		                   "i) JOIN %s.nodes n ON n.id = r.id",
-		                   quote_identifier(get_namespace_name(cur.nsp)));
+	{
 		Oid types[1] = {BYTEAARRAYOID};
 		/* A generic plan: left to choose, the plan cache plans the array statement again at
 		 * every execution (docs/postgres.md, "Statements and round trips"). */
-		SPIPlanPtr p = SPI_prepare_cursor(q, 1, types, CURSOR_OPT_GENERIC_PLAN);
-		if (!p)
-			elog(ERROR, "prolly: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-		if (nodes_plan)
-			SPI_freeplan(nodes_plan);
-		nodes_plan = NULL;
-		if (SPI_keepplan(p))
-			elog(ERROR, "prolly: SPI_keepplan failed");
-		nodes_plan = p;
-		nodes_plan_rel = cur.nodes;
+		pgx_kept_plan(&nodes_plan,
+		              "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY "
+		              "AS r(id, i) JOIN %s.nodes n ON n.id = r.id",
+		              1, types);
 	}
-	if (SPI_execute_plan(nodes_plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(nodes_plan.plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "prolly: reading nodes failed");
 	for (uint64 r = 0; r < SPI_processed && rc == 0; r++) {
 		bool null_i, null_n;

@@ -79,16 +79,18 @@ static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransaction
 		pgx_cache_clear();
 }
 
+static pgx_kept begin_plan, lock_plan, write_plan, insert_plan; /* this file's statements */
+
 void pgx_write_lock(const char *ref)
 {
-	char *q;
 	bool isnull;
 	int64 e;
 	Assert(!writing);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
-	q = psprintf("SELECT %s.prolly_write_begin(NULL)", pgx_schema_quoted());
-	if (SPI_execute(q, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+	if (SPI_execute_plan(pgx_kept_plan(&begin_plan, "SELECT %s.prolly_write_begin(NULL)", 0, NULL),
+	                     NULL, NULL, false, 0) != SPI_OK_SELECT ||
+	    SPI_processed != 1)
 		elog(ERROR, "prolly: taking the write lock failed");
 	e = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	if (isnull)
@@ -99,8 +101,10 @@ void pgx_write_lock(const char *ref)
 		Oid types[1] = {BYTEAOID};
 		Datum args[1];
 		args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
-		q = psprintf("SELECT 1 FROM %s.refs WHERE name = $1 FOR UPDATE", pgx_schema_quoted());
-		if (SPI_execute_with_args(q, 1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		if (SPI_execute_plan(pgx_kept_plan(&lock_plan,
+		                                   "SELECT 1 FROM %s.refs WHERE name = $1 FOR UPDATE", 1,
+		                                   types),
+		                     args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "prolly: locking ref %s failed", ref);
 	}
 	SPI_finish();
@@ -174,31 +178,16 @@ static Datum node_array(const prolly_store_node *const *v, size_t n, bool ids)
  * varlena's 1 GB, and the statement's memory is freed before the next. */
 #define INSERT_CHUNK_BYTES ((size_t)16 << 20)
 
-static SPIPlanPtr insert_plan; /* the INSERT of insert_nodes, kept */
-static Oid insert_plan_rel;    /* for this nodes table */
-
 /* Inserts the nodes v[0..n) (id order, no duplicates) into the nodes table of the call, ON
- * CONFLICT DO NOTHING, a chunk of INSERT_CHUNK_BYTES per statement, through a kept plan that
- * is generic: a custom plan would copy the array parameters into the plan as constants, and a
- * PL/pgSQL function (s.prolly_write) would copy them again into its variables. In SPI. */
+ * CONFLICT DO NOTHING, a chunk of INSERT_CHUNK_BYTES per statement, through a kept plan (not
+ * through s.prolly_write, whose PL/pgSQL would copy the arrays into its variables). In SPI. */
 static void insert_nodes(const prolly_store_node *const *v, size_t n)
 {
-	if (!insert_plan || insert_plan_rel != pgx_nodes_rel()) {
-		Oid types[2] = {BYTEAARRAYOID, BYTEAARRAYOID};
-		char *q = psprintf("INSERT INTO %s.nodes (id, node) SELECT * FROM unnest($1, $2) "
-		                   "ON CONFLICT DO NOTHING",
-		                   pgx_schema_quoted());
-		SPIPlanPtr p = SPI_prepare_cursor(q, 2, types, CURSOR_OPT_GENERIC_PLAN);
-		if (!p)
-			elog(ERROR, "prolly: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-		if (insert_plan)
-			SPI_freeplan(insert_plan);
-		insert_plan = NULL;
-		if (SPI_keepplan(p))
-			elog(ERROR, "prolly: SPI_keepplan failed");
-		insert_plan = p;
-		insert_plan_rel = pgx_nodes_rel();
-	}
+	Oid types[2] = {BYTEAARRAYOID, BYTEAARRAYOID};
+	SPIPlanPtr plan = pgx_kept_plan(&insert_plan,
+	                                "INSERT INTO %s.nodes (id, node) SELECT * FROM unnest($1, $2) "
+	                                "ON CONFLICT DO NOTHING",
+	                                2, types);
 	for (size_t at = 0; at < n;) {
 		size_t m = 0, bytes = 0;
 		Datum args[2];
@@ -207,7 +196,7 @@ static void insert_nodes(const prolly_store_node *const *v, size_t n)
 		CHECK_FOR_INTERRUPTS();
 		args[0] = node_array(v + at, m, true);
 		args[1] = node_array(v + at, m, false);
-		if (SPI_execute_plan(insert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "prolly: inserting nodes failed");
 		SPI_freetuptable(SPI_tuptable);
 		pfree(DatumGetPointer(args[0]));
@@ -232,7 +221,6 @@ static int write_spi(prolly_store_write *w)
 	char nulls[9];
 	Oid types[8] = {BYTEAARRAYOID, BYTEAARRAYOID, BYTEAARRAYOID, INT4ARRAYOID,
 	                BYTEAARRAYOID, BOOLARRAYOID,  BYTEAARRAYOID, INT8OID};
-	char *q;
 	int rc = 0;
 
 	if (w->n_nodes) {
@@ -277,15 +265,17 @@ static int write_spi(prolly_store_write *w)
 	nulls[8] = '\0';
 	/* p_async false: synchronous_commit is the caller's (prolly_write would set it for the
 	 * whole transaction); p_requires NULL: the gc lock is held. */
-	q = psprintf("SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
-	             "%s.prolly_write($8, false, NULL, $1, $2, $3, $4, $5, $6, $7)",
-	             pgx_schema_quoted());
 	wrote = true; /* from here on, an abort may take rows the cache has seen */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
 	if (nn)
 		insert_nodes(sorted, nn);
-	if (SPI_execute_with_args(q, 8, types, args, nulls, false, 0) != SPI_OK_SELECT ||
+	if (SPI_execute_plan(pgx_kept_plan(&write_plan,
+	                                   "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, "
+	                                   "o_cur FROM %s.prolly_write($8, false, NULL, $1, $2, $3, "
+	                                   "$4, $5, $6, $7)",
+	                                   8, types),
+	                     args, nulls, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != (nr ? nr : 1))
 		elog(ERROR, "prolly: s.prolly_write returned no row per ref");
 	for (size_t i = 0; i < nr; i++) {
