@@ -112,6 +112,16 @@ RESET statement_timeout;
 SELECT prolly_resolve('w') = :'head' AS ref_kept, (SELECT count(*) FROM nodes) = :nodes_before AS no_node_left;
 SELECT prolly_put('w', 'after-timeout', 'ok') <> :'head' AS writes_again;
 
+-- a commit whose new nodes pass 16 MiB goes in as several INSERT statements, every one kept
+SELECT prolly_count('w') AS n_before, (SELECT sum(octet_length(node)) FROM nodes) AS bytes_before \gset
+SELECT prolly_commit('w', k, v) IS NOT NULL AS committed
+FROM (SELECT array_agg(('big' || g)::bytea) AS k, array_agg(convert_to(repeat('x', 100) || g, 'UTF8')) AS v
+      FROM generate_series(1, 200000) g) e;
+SELECT prolly_count('w') - :n_before AS added,
+       (SELECT sum(octet_length(node)) FROM nodes) - :bytes_before > 16 * 1024 * 1024 AS over_16_mib,
+       convert_from(prolly_get('w', 'big123456'), 'UTF8') = repeat('x', 100) || '123456' AS value_ok,
+       (SELECT count(*) FROM prolly_scan('w', 'big', 'bih')) AS scanned;
+
 -- prolly_merge: fast-forward, already merged, three-way, conflicts
 SELECT prolly_branch('w2', 'w') IS NOT NULL AS branched;
 SELECT prolly_put('w2', 'ff', '1') IS NOT NULL AS put;
