@@ -667,7 +667,10 @@ PROLLY_API int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *upda
 
 /* Writes the txn's nodes and ref updates atomically. On PROLLY_ECONFLICT nothing was published;
  * conflicts (may be NULL) receives a copy of the failing updates with current values, up to
- * n_conflicts of them. The txn cannot be committed twice; free it after either result. */
+ * n_conflicts of them. The txn cannot be committed twice; free it after either result. Once a
+ * write of the txn's nodes made before the commit (a builder's flush, part of a large commit)
+ * has failed, every commit of the txn fails with that write's error and publishes nothing:
+ * free it and begin again. */
 PROLLY_API int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts);
 
 /* Discards the txn if uncommitted. NULL ok. */
