@@ -1111,9 +1111,11 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * one batch of nodes per tree level (or the diff walk's windows), and a window of a batch of
  * commits: the history is found newest first a window at a time and copied oldest window first,
  * each window but the last walked again when its turn comes (its reads and questions made
- * twice); what grows with the history is 32 bytes per batch of commits (more where several
- * lines of development run side by side): where each window starts. A merge whose tree differs
- * from its first parent's in more than a write's worth of nodes has those nodes asked about.
+ * twice), and where each window starts, 32 bytes per batch of commits (more where several
+ * lines of development run side by side) up to 1 MiB: a longer history is copied in rounds,
+ * each walking again from the starting commits to what the rounds before copied. A merge whose
+ * tree differs from its first parent's in more than a write's worth of nodes has those nodes
+ * asked about.
  *
  * out       may be NULL; else receives the counters (initialised with PROLLY_SYNC_STATS_INIT:
  *           an unknown out->version is PROLLY_EINVAL before anything is done).

@@ -52,6 +52,9 @@
  *   SY8 The history goes in windows of a batch of commits, found newest first, copied oldest
  *       window first; every window but the last is walked again from a checkpoint when its
  *       turn comes (sync_history.c).
+ *   SY9 The checkpoints are bounded (prolly__sync_cp_limit ids): past that a history goes in
+ *       rounds, each copying the oldest part still missing and walking again from the start
+ *       (sync_history.c).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
@@ -66,10 +69,10 @@
  * comparison set (the ids of the nodes its tree has and its first parent's lacks), a write's
  * worth at most: a merge past that is compared with its first parent alone and the nodes that
  * differ are asked about, a batch per question (has_nodes calls a merge compared with both
- * parents does without). One part grows with the history, at a batch's rate: the checkpoints,
- * the walk's frontier where each window ended (32 bytes per commit of it: one id per batch of
- * commits of a linear history); a history longer than a window is walked twice (sync_history.c,
- * SY8).
+ * parents does without); the checkpoints, the walk's frontier where each window ended (32 bytes
+ * per commit of it: one id per batch of commits of a linear history), at most
+ * prolly__sync_cp_limit ids: a longer history goes in rounds, each walking again from the start
+ * (SY9). A history longer than a window is walked twice (sync_history.c, SY8).
  */
 #include "sync_int.h"
 
@@ -788,28 +791,37 @@ static int walk_and_copy(sync_ctx *s, history *h, const prolly_id *commits, size
 	for (size_t i = 0; i < n_commits + n_refs; i++)
 		if (i < n_commits || !refs[i - n_commits].remove)
 			start[n++] = i < n_commits ? commits[i] : refs[i - n_commits].value;
-	rc = prolly__sync_start(s, h, start, n);
-	free(start);
-	while (!rc) { /* the first walk: windows newest first, each ended by a checkpoint */
-		if ((rc = prolly__sync_walk(s, h, s->batch, &full)) || !full)
-			break;
-		if ((rc = known_reset(s, NULL)) == 0)
-			rc = prolly__sync_next_window(s, h);
-	}
-	if (!rc)
-		rc = copy_window(s, h); /* the last, walked to its end */
-	prolly__sync_note_held(s);
-	for (size_t k = h->n_windows - 1; k-- > 0 && !rc;) {
-		/* the trees of the commits where window k stops: copied by now */
-		prolly__idmap_dispose(&carry);
-		prolly__idmap_init(&carry);
-		for (size_t i = h->cp_at[k + 1]; i < h->cp_at[k + 2] && !rc; i++)
-			rc = prolly__idmap_put(&carry, &h->cp[i], 1);
-		if (rc || (rc = known_reset(s, &carry)) || (rc = prolly__sync_replay(s, h, k)))
-			break;
-		rc = copy_window(s, h);
+	do { /* SY9: a round per walk from the start */
+		if (s->held.rounds++) {
+			s->base_time = INT64_MAX; /* SY9: every commit is asked about */
+			rc = known_reset(s, NULL);
+		}
+		if (!rc)
+			rc = prolly__sync_start(s, h, start, n);
+		while (!rc) { /* the first walk: windows newest first, each ended by a checkpoint */
+			if ((rc = prolly__sync_walk(s, h, s->batch, &full)) || !full)
+				break;
+			if ((rc = known_reset(s, NULL)) == 0)
+				rc = prolly__sync_next_window(s, h);
+		}
+		if (!rc)
+			rc = copy_window(s, h); /* the last, walked to its end */
 		prolly__sync_note_held(s);
-	}
+		if (h->n_windows > s->held.windows)
+			s->held.windows = h->n_windows;
+		for (size_t k = h->n_windows - 1; k-- > 0 && !rc;) {
+			/* the trees of the commits where window k stops: copied by now */
+			prolly__idmap_dispose(&carry);
+			prolly__idmap_init(&carry);
+			for (size_t i = h->cp_at[k + 1]; i < h->cp_at[k + 2] && !rc; i++)
+				rc = prolly__idmap_put(&carry, &h->cp[i], 1);
+			if (rc || (rc = known_reset(s, &carry)) || (rc = prolly__sync_replay(s, h, k)))
+				break;
+			rc = copy_window(s, h);
+			prolly__sync_note_held(s);
+		}
+	} while (!rc && h->dropped);
+	free(start);
 	prolly__idmap_dispose(&carry);
 	return rc;
 }
@@ -864,7 +876,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 		rc = move_refs(&s, refs, n_refs, &o);
 
 cleanup:
-	s.held.windows = h.n_windows;
+	/* s.held.windows: the most windows one round held (walk_and_copy) */
 	prolly__sync_last_held = s.held;
 	pend_dispose(&s);
 	prolly__idmap_dispose(&s.known);

@@ -34,12 +34,25 @@
  *       window the index knows it (the order stays parents first, prolly__sync_order), in an
  *       older one it is taken and copied there, before the child, and the replay of the newer
  *       window finds it present (or, with a known head, copies it again: a no-op, K3).
+ *   SY9 The checkpoints hold at most prolly__sync_cp_limit ids (SYNC_CP_LIMIT, 1 MiB of ids:
+ *       for a linear history some 16 million commits at the default batch), besides the one
+ *       window being walked. When a new one would pass that, the checkpoints of the newest
+ *       windows are let go (dropped): the walk goes on, and the windows still held are copied,
+ *       oldest first, as above. Then the sync walks again from its start (a new round): every
+ *       commit the rounds before copied is in the destination now and stops the walk, so each
+ *       round copies what the previous one left, newer history only, and the rounds end when a
+ *       walk drops nothing. Memory is then bounded by the batch and the limit, whatever the
+ *       history's length; a history past the limit costs one more walk of what is left per
+ *       round. In a round after the first no commit is taken as missing for being newer than
+ *       a known head (SY7): the walk asks about every commit, since the round before may have
+ *       copied it.
  */
 #include "sync_int.h"
 
 #include <stdlib.h>
 
 _Thread_local prolly__sync_held prolly__sync_last_held;
+size_t prolly__sync_cp_limit = SYNC_CP_LIMIT;
 
 static void ahead_clear(history *h)
 {
@@ -586,12 +599,35 @@ static int checkpoint(sync_ctx *s, history *h, const prolly_id *ids, size_t stri
 	for (size_t i = 0; i < n; i++)
 		h->cp[h->n_cp++] = *(const prolly_id *)(const void *)((const char *)ids + i * stride);
 	h->cp_at[++h->n_windows] = h->n_cp;
-	s->held.checkpoints = h->n_cp;
+	/* SY9: let go of the newest windows' checkpoints (the first recorded) while over the limit,
+	 * keeping the start of the window the walk goes on with */
+	size_t drop = 0;
+	while (drop + 1 < h->n_windows && h->n_cp - h->cp_at[drop] > prolly__sync_cp_limit)
+		drop++;
+	if (drop) {
+		size_t from = h->cp_at[drop];
+		memmove(h->cp, h->cp + from, (h->n_cp - from) * sizeof(*h->cp));
+		for (size_t k = 0; k + drop <= h->n_windows; k++)
+			h->cp_at[k] = h->cp_at[k + drop] - from;
+		h->n_windows -= drop;
+		h->n_cp -= from;
+		h->dropped = 1;
+	}
+	if (h->n_cp > s->held.checkpoints)
+		s->held.checkpoints = h->n_cp;
 	return 0;
 }
 
 int prolly__sync_start(sync_ctx *s, history *h, const prolly_id *ids, size_t n)
 {
+	/* a round after the first (SY9) starts from nothing but the ids */
+	front_clear(h);
+	ahead_clear(h);
+	h->q_head = h->q_len = 0;
+	prolly__idmap_dispose(&h->stop);
+	prolly__idmap_init(&h->stop);
+	h->n_cp = h->n_windows = 0;
+	h->dropped = 0;
 	int rc = window_reset(s, h);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = queue(h, &ids[i]);
@@ -637,7 +673,7 @@ int prolly__sync_replay(sync_ctx *s, history *h, size_t k)
 		rc = prolly__idmap_put(&h->stop, &h->cp[i], 1);
 	for (size_t i = h->cp_at[k]; i < h->cp_at[k + 1] && !rc; i++)
 		rc = queue(h, &h->cp[i]);
-	h->n_start = k == 0 ? h->q_len : 0;
+	h->n_start = k == 0 && !h->dropped ? h->q_len : 0; /* window 0 starts at the start (SY9) */
 	if (!rc)
 		rc = prolly__sync_walk(s, h, SIZE_MAX, &full);
 	return rc;

@@ -15,9 +15,14 @@ typedef struct prolly__sync_held {
 	                        read-ahead, the trees known, a merge's comparison set */
 	size_t window_peak; /* commits in one window */
 	size_t windows;     /* windows of the history (1: it fit in one, no replay) */
-	size_t checkpoints; /* ids held by the checkpoints, all windows together */
+	size_t checkpoints; /* ids held by the checkpoints, all windows together, at most */
+	size_t rounds;      /* walks from the start (SY9: more than 1 when checkpoints were dropped) */
 } prolly__sync_held;
 extern _Thread_local prolly__sync_held prolly__sync_last_held;
+
+/* SY9: the most ids the checkpoints keep (SYNC_CP_LIMIT; a test may lower it, before a sync). */
+#define SYNC_CP_LIMIT 32768
+extern size_t prolly__sync_cp_limit;
 
 typedef struct sync_ctx {
 	prolly_db *dst, *src;
@@ -92,6 +97,7 @@ typedef struct history {
 	size_t n_cp, cap_cp;
 	size_t *cp_at;
 	size_t n_windows, cap_windows;
+	int dropped; /* SY9: the walk let go of the checkpoints of its newest windows */
 } history;
 
 /* A commit read ahead of the walk that the destination was found to lack (SY5). */

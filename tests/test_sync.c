@@ -401,7 +401,7 @@ static int sync_main(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
 	return sync_branches(st, dst, c->src, names, c->heads, 1, &o);
 }
 
-PT_TEST(sync_history_out_of_time_order)
+static void out_of_time_order(void)
 {
 	prolly_db *src = new_db(K_MEM);
 	prolly_id trees[4], c[60], x;
@@ -437,6 +437,11 @@ PT_TEST(sync_history_out_of_time_order)
 		fail_at_each_write(&fc);
 	}
 	prolly_close(src);
+}
+
+PT_TEST(sync_history_out_of_time_order)
+{
+	out_of_time_order();
 }
 
 /* K6 after a gc: an interrupted sync's nodes are unreferenced, so a gc removes them, never a child
@@ -670,6 +675,23 @@ static int long_history(prolly_id *head, prolly_db *db, int from, int n)
 	return rc;
 }
 
+/* A base of `records` records on main in src, then long_history(n), cloned into dst with the
+ * given batch: *h the head, *total the commits of its log, *st the clone's counters. */
+static int clone_long_history(prolly_db *src, prolly_db *dst, int n, int records, size_t batch,
+                              prolly_id *h, int *total, prolly_sync_stats *st)
+{
+	prolly_id base;
+	const char *names[1] = {"main"};
+	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+	int rc;
+	o.batch = batch;
+	*total = 0;
+	if ((rc = put_range(&base, src, "main", 0, records, 0)) || (rc = long_history(h, src, 0, n)) ||
+	    (rc = prolly_log(src, h, count_log, total)))
+		return rc;
+	return sync_branches(st, dst, src, names, h, 1, &o);
+}
+
 /* What one sync held (prolly__sync_last_held), printed and checked against the batch: a
  * window holds a batch of commits, and the ids held at once (the window and its parents, the
  * frontier, the read-ahead, the trees known, a merge's comparison set) stay under a fixed
@@ -699,17 +721,13 @@ PT_TEST(sync_memory_bounded_by_batch)
 	for (int len = 0; len < 2; len++) {
 		const int n = len ? 1280 : 640;
 		prolly_db *src = new_db(K_MEM), *dst = new_db(K_MEM);
-		prolly_id base, h, c;
-		const char *names[1] = {"main"};
+		prolly_id h, c;
 		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
 		o.batch = batch;
 		PT_REQUIRE(src && dst);
-		PT_REQUIRE(put_range(&base, src, "main", 0, 20000, 0) == 0);
-		PT_REQUIRE(long_history(&h, src, 0, n) == 0);
 		int total = 0;
-		PT_REQUIRE(prolly_log(src, &h, count_log, &total) == 0);
 		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
-		PT_CHECK_RC(sync_branches(&st, dst, src, names, &h, 1, &o), 0);
+		PT_CHECK_RC(clone_long_history(src, dst, n, 20000, batch, &h, &total, &st), 0);
 		PT_CHECKF(st.commits_copied == (uint64_t)total, "%llu of %d commits",
 		          (unsigned long long)st.commits_copied, total);
 		check_held(len ? "clone, 1280" : "clone, 640", batch, st.commits_copied);
@@ -993,7 +1011,7 @@ static int push_onto_base(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
 	return push_main(st, dst, c->src, c->main_before, &c->heads[0], &o);
 }
 
-PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
+static void push_interrupted(void)
 {
 	prolly_db *src = new_db(K_MEM);
 	prolly_id base, head;
@@ -1003,6 +1021,52 @@ PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
 	fail_case c = {src, push_setup, push_onto_base, &base, &head, 1, 1, 3};
 	fail_at_each_write(&c);
 	prolly_close(src);
+}
+
+PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
+{
+	push_interrupted();
+}
+
+/* SY9: with the checkpoints limited to a few ids, a long history is copied in rounds, each
+ * walking again from the start: the checkpoints stay under the limit (plus the frontier of
+ * the window walked) whatever the history's length, every copy is whole and consistent, and
+ * the failure tests above (a failure at each write, then a rerun) still hold. */
+PT_TEST(sync_checkpoints_bounded_in_rounds)
+{
+	const size_t batch = 16, limit = 6;
+	size_t cps[2] = {0, 0};
+	prolly__sync_cp_limit = limit;
+	for (int len = 0; len < 2; len++) {
+		const int n = len ? 640 : 320;
+		prolly_db *src = new_db(K_MEM), *dst = new_db(len ? K_LMDB : K_MEM);
+		prolly_id h;
+		PT_REQUIRE(src && dst);
+		int total = 0;
+		prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+		PT_CHECK_RC(clone_long_history(src, dst, n, 5000, batch, &h, &total, &st), 0);
+		prolly__sync_held held = prolly__sync_last_held;
+		printf("# %d commits, batch %zu, checkpoint limit %zu: %zu rounds, at most %zu windows "
+		       "and %zu checkpoint ids held\n",
+		       total, batch, limit, held.rounds, held.windows, held.checkpoints);
+		PT_CHECKF(st.commits_copied == (uint64_t)total, "%llu of %d commits",
+		          (unsigned long long)st.commits_copied, total);
+		PT_CHECKF(held.rounds >= 2, "%zu rounds", held.rounds);
+		PT_CHECKF(held.checkpoints <= limit + 2, "%zu checkpoint ids", held.checkpoints);
+		PT_CHECKF(held.window_peak <= batch, "%zu commits in a window", held.window_peak);
+		cps[len] = held.checkpoints;
+		PT_CHECK(same_history(src, dst, &h));
+		PT_CHECK_RC(k6_holds(dst), 0);
+		prolly_close(src);
+		prolly_close(dst);
+	}
+	PT_CHECKF(cps[1] <= cps[0] + 1,
+	          "checkpoint ids: %zu for the short history, %zu for twice "
+	          "as long",
+	          cps[0], cps[1]);
+	out_of_time_order();
+	push_interrupted();
+	prolly__sync_cp_limit = SYNC_CP_LIMIT;
 }
 
 /* ---- remotes, fetch and push ---------------------------------------------------------------- */
