@@ -28,13 +28,13 @@
  *   T7  every node write hands the store each node's memory beside its bytes
  *       (prolly__store_write_nodes): the memory store keeps a reference instead of a copy.
  *   T8  a write made before the commit's (a flush, a half) carries an internal node only when
- *       no earlier such write is still in flight: until then internal nodes stay in txn->nodes
- *       (pinned, T1), and the halves carry leaves only. Concurrent writes land in any order
- *       and one may fail while a later one lands; since a node's children are in its own write
- *       or in writes that have returned, the store never holds a node without its subtree (K6
- *       of prolly/store.h). Internal nodes are a small share of the bytes (one entry of about
- *       70 bytes per child of about 4 KiB); a builder whose held internal nodes reach
- *       flush_bytes waits for the writes in flight and sends them.
+ *       each of its children is in that write or in one that has landed (not held, not in a
+ *       flush in flight): until then the node stays in txn->nodes (pinned, T1), for the next
+ *       flush or the commit; the halves carry leaves only. Concurrent writes land in any order
+ *       and one may fail while a later one lands, so this is what keeps the store from holding
+ *       a node without its subtree (K6 of prolly/store.h). A builder's internal node waits one
+ *       or two flushes (its leaves are in the flush it is made beside, or the one before), so
+ *       the commit's own write carries at most that much of them.
  *   T9  once a write before the commit's has failed, the txn cannot commit (its first failure's
  *       code): the nodes of that write are gone from the txn, and a tree the caller already
  *       holds (an edit's root) may reference them.
@@ -344,22 +344,18 @@ static int reap_finished(prolly_txn *txn)
 	return rc;
 }
 
-/* T8: moves the leaves of txn->nodes (pins included) into *leaves, leaving the internal nodes;
- * *internal_bytes gets their size. On failure nothing has moved. */
-static int split_leaves(prolly_txn *txn, prolly__nodeset *leaves, size_t *internal_bytes)
+/* T8: moves the leaves of txn->nodes (pins included) into *leaves, leaving the internal nodes.
+ * On failure nothing has moved. */
+static int split_leaves(prolly_txn *txn, prolly__nodeset *leaves)
 {
 	prolly__nodeset keep;
 	int rc = 0;
 	prolly__nodeset_init(leaves);
 	prolly__nodeset_init(&keep);
-	*internal_bytes = 0;
 	for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
 		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
-		if (!nd)
-			continue;
-		if (nd->level)
-			*internal_bytes += nd->size;
-		rc = prolly__nodeset_add(nd->level ? &keep : leaves, nd);
+		if (nd)
+			rc = prolly__nodeset_add(nd->level ? &keep : leaves, nd);
 	}
 	if (rc) {
 		prolly__nodeset_dispose(leaves);
@@ -371,38 +367,78 @@ static int split_leaves(prolly_txn *txn, prolly__nodeset *leaves, size_t *intern
 	return 0;
 }
 
+/* T8: may a node whose child is c go in the write `out` being gathered? Yes when c goes in it
+ * too, or is in none of the txn's writes still to land: not held in the txn, not in a flush in
+ * flight (so it landed, or is an old node the store had). The flushes' node sets are only read
+ * here; their threads do not touch them. */
+static int child_landed(const prolly_txn *txn, const prolly__nodeset *out, const prolly_id *c)
+{
+	if (prolly__nodeset_find(out, c))
+		return 1;
+	if (prolly__nodeset_find(&txn->nodes, c))
+		return 0;
+	for (unsigned i = 0; i < txn->n_pending; i++)
+		if (prolly__nodeset_find(&txn->pending[i]->nodes, c))
+			return 0;
+	return 1;
+}
+
 int prolly__txn_flush(prolly_txn *txn)
 {
-	prolly__nodeset leaves;
-	size_t internal_bytes;
+	prolly__nodeset out, keep;
+	unsigned top = 0;
 	int rc;
 	if (!txn->nodes.len)
 		return 0;
+	if (txn->flush_failed) /* T9: and no node may follow one that did not land (T8) */
+		return prolly_set_error(txn->flush_failed, "a write of this txn's nodes failed");
+	/* T4: at most PROLLY__FLUSH_DEPTH in flight; waiting for the oldest before choosing (rather
+	 * than in start_flush) lets this flush carry the internal nodes its write held back */
+	if (txn->n_pending == PROLLY__FLUSH_DEPTH && (rc = flush_wait_oldest(txn)))
+		return rc;
 	if ((rc = reap_finished(txn)))
 		return rc;
-	if (txn->n_pending) { /* T8: the internal nodes wait for the writes in flight */
-		if ((rc = split_leaves(txn, &leaves, &internal_bytes)))
-			return rc;
-		if (internal_bytes >= txn->db->opts.flush_bytes && (rc = prolly__txn_flush_wait(txn)))
-			return drop_fail(txn, &leaves, rc);
-		if (!txn->n_pending) { /* waited: everything goes */
-			for (size_t i = 0; i < txn->nodes.cap && !rc; i++)
-				if (prolly__nodeset_at(&txn->nodes, i))
-					rc = prolly__nodeset_add(&leaves, prolly__nodeset_at(&txn->nodes, i));
-			if (rc)
-				return drop_fail(txn, &leaves, rc);
-			prolly__nodeset_dispose(&txn->nodes);
-			prolly__nodeset_init(&txn->nodes);
+	/* T8: every leaf goes; an internal node goes when each of its children has landed or goes
+	 * with it (levels in order, so a parent follows its children into the write) */
+	prolly__nodeset_init(&out);
+	prolly__nodeset_init(&keep);
+	for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
+		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
+		if (nd && nd->level == 0)
+			rc = prolly__nodeset_add(&out, nd);
+		else if (nd && nd->level > top)
+			top = nd->level;
+	}
+	for (unsigned level = 1; level <= top && !rc; level++)
+		for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
+			pnode *nd = prolly__nodeset_at(&txn->nodes, i);
+			if (!nd || nd->level != level)
+				continue;
+			uint32_t j = 0;
+			while (j < nd->n && child_landed(txn, &out, prolly__node_child(nd, j)))
+				j++;
+			if (j == nd->n)
+				rc = prolly__nodeset_add(&out, nd);
 		}
-		if (!leaves.len) {
-			prolly__nodeset_dispose(&leaves);
-			return 0;
-		}
-		if ((rc = start_flush(txn, &leaves)))
-			return drop_fail(txn, &leaves, rc);
+	for (size_t i = 0; i < txn->nodes.cap && !rc; i++) {
+		pnode *nd = prolly__nodeset_at(&txn->nodes, i);
+		if (nd && !prolly__nodeset_find(&out, &nd->id))
+			rc = prolly__nodeset_add(&keep, nd);
+	}
+	if (rc) { /* nothing moved */
+		prolly__nodeset_dispose(&out);
+		prolly__nodeset_dispose(&keep);
+		return rc;
+	}
+	prolly__nodeset_dispose(&txn->nodes); /* the sets hold their own references; pins move (T1) */
+	txn->nodes = keep;
+	if (!out.len) {
+		prolly__nodeset_dispose(&out);
 		return 0;
 	}
-	return start_flush(txn, &txn->nodes); /* raw objects (commits) stay for the commit */
+	if ((rc = start_flush(txn, &out)))
+		return drop_fail(txn, &out, rc);
+	return 0;
 }
 
 /* T5: a commit with at least COMMIT_SPLIT nodes on a remote store first writes them in two halves
@@ -420,10 +456,10 @@ int prolly__txn_flush(prolly_txn *txn)
 static int flush_halves(prolly_txn *txn)
 {
 	prolly__nodeset leaves, half[2];
-	size_t k = 0, internal_bytes;
+	size_t k = 0;
 	int rc;
 	/* T8: the halves carry leaves; the internal nodes go in the commit's own write. */
-	if ((rc = split_leaves(txn, &leaves, &internal_bytes)))
+	if ((rc = split_leaves(txn, &leaves)))
 		return rc;
 	prolly__nodeset_init(&half[0]);
 	prolly__nodeset_init(&half[1]);
