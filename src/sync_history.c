@@ -618,14 +618,19 @@ static int checkpoint(sync_ctx *s, history *h, const prolly_id *ids, size_t stri
 	return 0;
 }
 
-int prolly__sync_start(sync_ctx *s, history *h, const prolly_id *ids, size_t n)
+/* Empties the frontier, the read-ahead, the queue and the stop set: a walk starts afresh. */
+static void walk_clear(history *h)
 {
-	/* a round after the first (SY9) starts from nothing but the ids */
 	front_clear(h);
 	ahead_clear(h);
 	h->q_head = h->q_len = 0;
 	prolly__idmap_dispose(&h->stop);
 	prolly__idmap_init(&h->stop);
+}
+
+int prolly__sync_start(sync_ctx *s, history *h, const prolly_id *ids, size_t n)
+{
+	walk_clear(h); /* a round after the first (SY9) starts from nothing but the ids */
 	h->n_cp = h->n_windows = 0;
 	h->dropped = 0;
 	int rc = window_reset(s, h);
@@ -662,11 +667,7 @@ int prolly__sync_next_window(sync_ctx *s, history *h)
 int prolly__sync_replay(sync_ctx *s, history *h, size_t k)
 {
 	int rc, full;
-	front_clear(h);
-	ahead_clear(h); /* what it read ahead may have been copied since */
-	h->q_head = h->q_len = 0;
-	prolly__idmap_dispose(&h->stop);
-	prolly__idmap_init(&h->stop);
+	walk_clear(h); /* what it read ahead may have been copied since */
 	if ((rc = window_reset(s, h)))
 		return rc;
 	for (size_t i = h->cp_at[k + 1]; i < h->cp_at[k + 2] && !rc; i++)

@@ -112,7 +112,6 @@ void pgx_work_begin(void);
 void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);
 const char *pgx_schema_quoted(void);
-Oid pgx_nodes_rel(void); /* the nodes table of the call in progress */
 
 /* A statement prepared once per store schema and kept for the backend's life: fmt has one %s,
  * replaced by the quoted schema of the call in progress; its plan is generic (a custom plan

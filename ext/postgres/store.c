@@ -116,11 +116,6 @@ const char *pgx_schema_quoted(void)
 	return quote_identifier(get_namespace_name(cur.nsp));
 }
 
-Oid pgx_nodes_rel(void)
-{
-	return cur.nodes;
-}
-
 SPIPlanPtr pgx_kept_plan(pgx_kept *k, const char *fmt, int nargs, Oid *types)
 {
 	if (!k->plan || k->rel != cur.nodes) {
