@@ -65,6 +65,7 @@ static const struct config_enum_entry reader_options[] = {
 
 static int cache_size_kb = 64 * 1024;  /* prolly.cache_size */
 static int node_reader = READER_INDEX; /* prolly.node_reader */
+static char *ref_conflict;             /* prolly.ref_conflict: the store's, see below */
 
 void pgx_define_settings(void)
 {
@@ -78,6 +79,12 @@ void pgx_define_settings(void)
 	                         "prepared statement. Both give the same results.",
 	                         &node_reader, READER_INDEX, reader_options, PGC_USERSET, 0, NULL, NULL,
 	                         NULL);
+	/* The schema's s.prolly_ref_cas marks a lost compare-and-swap in this transaction-local
+	 * variable (docs/postgres.md); under the reserved prefix it must be defined, or setting it
+	 * would raise 42602 where the caller expects a conflict. */
+	DefineCustomStringVariable(
+	    "prolly.ref_conflict", "Set by the store's functions when a ref update lost.", NULL,
+	    &ref_conflict, "", PGC_USERSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("prolly");
 	CacheRegisterRelcacheCallback(on_relcache, (Datum)0);
 	pgx_write_register();

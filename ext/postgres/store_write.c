@@ -12,10 +12,11 @@
  *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
  *      raises 40001 when the row moved after the transaction's snapshot, as for any UPDATE);
  *   2. the engine reads the head, builds the commit and calls write(): SPI inserts the nodes
- *      (ON CONFLICT DO NOTHING, through a kept generic plan: insert_nodes) and then runs the
- *      schema's s.prolly_write for the refs (moved by compare-and-swap: docs/postgres.md), all
- *      of which commits or rolls back with the caller's transaction; the command counter is
- *      then advanced so that this call's later reads see what it wrote;
+ *      (ON CONFLICT DO NOTHING, through a kept generic plan: insert_nodes) and then moves the
+ *      refs by compare-and-swap (docs/postgres.md) through the schema's s.prolly_ref_cas, one
+ *      call per ref, or, when more than one of them can lose, its s.prolly_write (all or none),
+ *      all of which commits or rolls back with the caller's transaction; the command counter
+ *      is then advanced so that this call's later reads see what it wrote;
  *   3. pgx_write_unlock pops the snapshot; the locks are held until the transaction ends.
  * The epoch check of prolly_write is not needed (p_epoch NULL): the gc lock is held since
  * before this call read anything, and the decoded-node cache is cleared whenever the epoch
@@ -79,17 +80,31 @@ static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransaction
 		pgx_cache_clear();
 }
 
-static pgx_kept begin_plan, lock_plan, write_plan, insert_plan; /* this file's statements */
+static pgx_kept begin_plan, lock_plan, write_plan, insert_plan,
+    cas_plan; /* this file's statements */
 
 void pgx_write_lock(const char *ref)
 {
 	bool isnull;
 	int64 e;
+	Oid types[1] = {BYTEAOID};
+	Datum args[1];
+	SPIPlanPtr plan;
 	Assert(!writing);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
-	if (SPI_execute_plan(pgx_kept_plan(&begin_plan, "SELECT %s.prolly_write_begin(NULL)", 0, NULL),
-	                     NULL, NULL, false, 0) != SPI_OK_SELECT ||
+	/* One statement: the function scan (the gc lock) runs before the row lock of the select
+	 * list, so the locks are taken in the order of the protocol above. */
+	if (ref) {
+		args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
+		plan = pgx_kept_plan(&lock_plan,
+		                     "SELECT e, (SELECT 1 FROM %1$s.refs WHERE name = $1 FOR UPDATE) "
+		                     "FROM %1$s.prolly_write_begin(NULL) e",
+		                     1, types);
+	} else {
+		plan = pgx_kept_plan(&begin_plan, "SELECT %s.prolly_write_begin(NULL)", 0, NULL);
+	}
+	if (SPI_execute_plan(plan, ref ? args : NULL, NULL, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != 1)
 		elog(ERROR, "prolly: taking the write lock failed");
 	e = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -97,16 +112,6 @@ void pgx_write_lock(const char *ref)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 		                errmsg("prolly: the meta table of schema \"%s\" has no epoch row",
 		                       pgx_schema_quoted())));
-	if (ref) {
-		Oid types[1] = {BYTEAOID};
-		Datum args[1];
-		args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
-		if (SPI_execute_plan(pgx_kept_plan(&lock_plan,
-		                                   "SELECT 1 FROM %s.refs WHERE name = $1 FOR UPDATE", 1,
-		                                   types),
-		                     args, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "prolly: locking ref %s failed", ref);
-	}
 	SPI_finish();
 	pgx_set_epoch((uint64_t)e);
 	cache_at_epoch((uint64_t)e);
@@ -205,16 +210,69 @@ static void insert_nodes(const prolly_store_node *const *v, size_t n)
 	}
 }
 
-/* One store write in the caller's transaction: the nodes by insert_nodes, then the refs through
- * s.prolly_write (SPI), which moves them by compare-and-swap. Nodes go in id order without
- * duplicates (concurrent writers insert ids in the same order, as the client store does); refs
- * in the engine's name order. The nodes go first (as the client store's version 2 did): a ref
- * whose compare-and-swap fails then leaves them behind, unreferenced (the gc takes them), unless
- * the caller's transaction rolls back with the error. */
-static int write_spi(prolly_store_write *w)
+/* The outcome of the compare-and-swap of u, from columns applied, cur_exists and cur of a row of
+ * s.prolly_ref_cas or s.prolly_write: on a lost one, u's conflict fields and (the first time)
+ * *rc and the error message. */
+static void ref_outcome(prolly_ref_update *u, HeapTuple tup, TupleDesc desc, int first_col, int *rc)
 {
-	size_t nn = 0, nr = w->n_refs;
-	const prolly_store_node **sorted = NULL;
+	bool n_app, n_ex, n_cur;
+	Datum app = SPI_getbinval(tup, desc, first_col, &n_app);
+	Datum ex = SPI_getbinval(tup, desc, first_col + 1, &n_ex);
+	Datum curv = SPI_getbinval(tup, desc, first_col + 2, &n_cur);
+	if (!n_app && DatumGetBool(app))
+		return;
+	u->conflict = 1;
+	u->current_exists = !n_ex && DatumGetBool(ex);
+	if (u->current_exists && !n_cur) {
+		bytea *b = DatumGetByteaPP(curv);
+		if (VARSIZE_ANY_EXHDR(b) == PROLLY_ID_SIZE)
+			memcpy(u->current.bytes, VARDATA_ANY(b), PROLLY_ID_SIZE);
+	}
+	if (!*rc)
+		*rc = prolly_set_error(PROLLY_ECONFLICT, "ref %s %s; nothing was written", u->name,
+		                       u->current_exists ? "moved meanwhile" : "is absent");
+}
+
+/* The refs of w when at most one of them can lose its compare-and-swap (a commit: its branch,
+ * with its reflog entry's ref, which expects nothing): each by s.prolly_ref_cas (the one home of
+ * the compare-and-swap rules), the one that can lose first, so that when it loses nothing has
+ * been applied and no subtransaction is needed; s.prolly_write would run one for two refs. In
+ * SPI. */
+static int refs_by_cas(prolly_store_write *w, size_t fallible)
+{
+	Oid types[5] = {BYTEAOID, INT4OID, BYTEAOID, BOOLOID, BYTEAOID};
+	SPIPlanPtr plan = pgx_kept_plan(&cas_plan,
+	                                "SELECT applied, cur_exists, cur FROM "
+	                                "%s.prolly_ref_cas($1, $2, $3, $4, $5)",
+	                                5, types);
+	int rc = 0;
+	for (size_t k = 0; k < w->n_refs && !rc; k++) {
+		/* the fallible one first, then the others in their order */
+		prolly_ref_update *u = &w->refs[k == 0 ? fallible : k <= fallible ? k - 1 : k];
+		Datum args[5];
+		char nulls[6] = "     ";
+		args[0] = PointerGetDatum(pgx_bytea(u->name, strlen(u->name)));
+		args[1] = Int32GetDatum((int32)u->expect);
+		args[2] = u->expect == PROLLY_REF_EXPECT_VALUE
+		              ? PointerGetDatum(pgx_bytea(u->expected.bytes, PROLLY_ID_SIZE))
+		              : (Datum)0;
+		nulls[2] = u->expect == PROLLY_REF_EXPECT_VALUE ? ' ' : 'n';
+		args[3] = BoolGetDatum(u->remove != 0);
+		args[4] = u->remove ? (Datum)0 : PointerGetDatum(pgx_bytea(u->value.bytes, PROLLY_ID_SIZE));
+		nulls[4] = u->remove ? 'n' : ' ';
+		if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "prolly: s.prolly_ref_cas returned no row");
+		ref_outcome(u, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &rc);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	return rc;
+}
+
+/* The refs of w through s.prolly_write, which moves them by compare-and-swap all or none (a
+ * subtransaction when there are several). In SPI. */
+static int refs_by_prolly_write(prolly_store_write *w)
+{
+	size_t nr = w->n_refs;
 	Datum *names, *expects, *expected, *removes, *values;
 	bool *exp_null, *val_null;
 	Datum args[8];
@@ -223,22 +281,13 @@ static int write_spi(prolly_store_write *w)
 	                BYTEAARRAYOID, BOOLARRAYOID,  BYTEAARRAYOID, INT8OID};
 	int rc = 0;
 
-	if (w->n_nodes) {
-		sorted = palloc(w->n_nodes * sizeof(*sorted));
-		for (size_t i = 0; i < w->n_nodes; i++)
-			sorted[i] = &w->nodes[i];
-		qsort(sorted, w->n_nodes, sizeof(*sorted), cmp_node_ptr);
-		for (size_t i = 0; i < w->n_nodes; i++)
-			if (!nn || memcmp(sorted[nn - 1]->id.bytes, sorted[i]->id.bytes, PROLLY_ID_SIZE))
-				sorted[nn++] = sorted[i];
-	}
-	names = palloc((nr ? nr : 1) * sizeof(Datum));
-	expects = palloc((nr ? nr : 1) * sizeof(Datum));
-	expected = palloc((nr ? nr : 1) * sizeof(Datum));
-	removes = palloc((nr ? nr : 1) * sizeof(Datum));
-	values = palloc((nr ? nr : 1) * sizeof(Datum));
-	exp_null = palloc0((nr ? nr : 1) * sizeof(bool));
-	val_null = palloc0((nr ? nr : 1) * sizeof(bool));
+	names = palloc(nr * sizeof(Datum));
+	expects = palloc(nr * sizeof(Datum));
+	expected = palloc(nr * sizeof(Datum));
+	removes = palloc(nr * sizeof(Datum));
+	values = palloc(nr * sizeof(Datum));
+	exp_null = palloc0(nr * sizeof(bool));
+	val_null = palloc0(nr * sizeof(bool));
 	for (size_t i = 0; i < nr; i++) {
 		const prolly_ref_update *u = &w->refs[i];
 		names[i] = PointerGetDatum(pgx_bytea(u->name, strlen(u->name)));
@@ -265,40 +314,54 @@ static int write_spi(prolly_store_write *w)
 	nulls[8] = '\0';
 	/* p_async false: synchronous_commit is the caller's (prolly_write would set it for the
 	 * whole transaction); p_requires NULL: the gc lock is held. */
-	wrote = true; /* from here on, an abort may take rows the cache has seen */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "prolly: SPI_connect failed");
-	if (nn)
-		insert_nodes(sorted, nn);
 	if (SPI_execute_plan(pgx_kept_plan(&write_plan,
 	                                   "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, "
 	                                   "o_cur FROM %s.prolly_write($8, false, NULL, $1, $2, $3, "
 	                                   "$4, $5, $6, $7)",
 	                                   8, types),
 	                     args, nulls, false, 0) != SPI_OK_SELECT ||
-	    SPI_processed != (nr ? nr : 1))
+	    SPI_processed != nr)
 		elog(ERROR, "prolly: s.prolly_write returned no row per ref");
-	for (size_t i = 0; i < nr; i++) {
-		HeapTuple tup = SPI_tuptable->vals[i];
-		TupleDesc desc = SPI_tuptable->tupdesc;
-		bool n_app, n_ex, n_cur;
-		Datum app = SPI_getbinval(tup, desc, 3, &n_app);
-		Datum ex = SPI_getbinval(tup, desc, 4, &n_ex);
-		Datum curv = SPI_getbinval(tup, desc, 5, &n_cur);
-		prolly_ref_update *u = &w->refs[i];
-		if (!n_app && DatumGetBool(app))
-			continue;
-		u->conflict = 1;
-		u->current_exists = !n_ex && DatumGetBool(ex);
-		if (u->current_exists && !n_cur) {
-			bytea *b = DatumGetByteaPP(curv);
-			if (VARSIZE_ANY_EXHDR(b) == PROLLY_ID_SIZE)
-				memcpy(u->current.bytes, VARDATA_ANY(b), PROLLY_ID_SIZE);
-		}
-		if (!rc)
-			rc = prolly_set_error(PROLLY_ECONFLICT, "ref %s %s; nothing was written", u->name,
-			                      u->current_exists ? "moved meanwhile" : "is absent");
+	for (size_t i = 0; i < nr; i++)
+		ref_outcome(&w->refs[i], SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &rc);
+	return rc;
+}
+
+/* One store write in the caller's transaction: the nodes by insert_nodes, then the refs by
+ * compare-and-swap (refs_by_cas, or refs_by_prolly_write when more than one can lose). Nodes
+ * go in id order without duplicates (concurrent writers insert ids in the same order, as the
+ * client store does). The nodes go first (as the client store's version 2 did): a ref whose
+ * compare-and-swap fails then leaves them behind, unreferenced (the gc takes them), unless the
+ * caller's transaction rolls back with the error. */
+static int write_spi(prolly_store_write *w)
+{
+	size_t nn = 0, n_fallible = 0, fallible = 0;
+	const prolly_store_node **sorted = NULL;
+	int rc = 0;
+
+	if (w->n_nodes) {
+		sorted = palloc(w->n_nodes * sizeof(*sorted));
+		for (size_t i = 0; i < w->n_nodes; i++)
+			sorted[i] = &w->nodes[i];
+		qsort(sorted, w->n_nodes, sizeof(*sorted), cmp_node_ptr);
+		for (size_t i = 0; i < w->n_nodes; i++)
+			if (!nn || memcmp(sorted[nn - 1]->id.bytes, sorted[i]->id.bytes, PROLLY_ID_SIZE))
+				sorted[nn++] = sorted[i];
 	}
+	for (size_t i = 0; i < w->n_refs; i++)
+		if (w->refs[i].expect != PROLLY_REF_EXPECT_ANY) {
+			n_fallible++;
+			fallible = i;
+		}
+	wrote = true; /* from here on, an abort may take rows the cache has seen */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "prolly: SPI_connect failed");
+	if (nn)
+		insert_nodes(sorted, nn);
+	if (n_fallible > 1)
+		rc = refs_by_prolly_write(w);
+	else if (w->n_refs)
+		rc = refs_by_cas(w, n_fallible ? fallible : 0);
 	SPI_finish();
 	/* What this call wrote is visible to its later reads. */
 	CommandCounterIncrement();

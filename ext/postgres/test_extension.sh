@@ -21,7 +21,8 @@
 #      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
 #      to one branch lose and fail none; a commit to another branch does not wait; the CLI that
 #      read a head before a SQL commit landed loses the race (exit 4), and a REPEATABLE READ
-#      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it.
+#      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it;
+#      two sessions creating one branch: the second waits, then fails (42710) with nothing written.
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -313,6 +314,26 @@ if [ "$a_rc" = 0 ] && [ "$c_rc" = 0 ] && [ "$v_rc" = 0 ] && [ "$got" = "during g
 else
 	cat "$log.a" "$log.c" | sed 's/^/# /'
 	not_ok "gc and a SQL writer (a=$a_rc gc=$c_rc verify=$v_rc got=$got, $((t1 - t0)) ms)"
+fi
+# f. Two sessions create one branch at once: the second waits for the first's transaction, then
+#    fails with 42710 (its compare-and-swap expecting no branch lost), leaving one branch and the
+#    first's reflog entry only.
+PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_branch('race', 'main')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
+a_pid=$!
+sleep 0.3
+t0=$(now_ms)
+q -c "SELECT prolly_branch('race', 'conc')" >"$log.b" 2>&1
+b_rc=$?
+t1=$(now_ms)
+wait "$a_pid"
+a_rc=$?
+got=$(q -c "SELECT prolly_resolve('race') = prolly_resolve('main'),
+	(SELECT count(*) FROM refs WHERE name >= 'logs/refs/heads/race@' AND name < 'logs/refs/heads/race@~')" | paste -sd' ')
+if [ "$a_rc" = 0 ] && [ "$b_rc" != 0 ] && grep -q 'already exists' "$log.b" && [ "$got" = "t|1" ] && [ "$((t1 - t0))" -ge 800 ]; then
+	ok "two sessions create one branch: the second waits ($((t1 - t0)) ms) and fails 'already exists'; one reflog entry"
+else
+	cat "$log.a" "$log.b" | sed 's/^/# /'
+	not_ok "two sessions create one branch (a=$a_rc b=$b_rc got=$got, $((t1 - t0)) ms)"
 fi
 rm -f "$log.a" "$log.b" "$log.c" "$log.p" "$log.q"
 finish
