@@ -80,8 +80,8 @@ static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransaction
 		pgx_cache_clear();
 }
 
-static pgx_kept begin_plan, lock_plan, write_plan, insert_plan,
-    cas_plan; /* this file's statements */
+/* This file's statements, planned once per backend (pgx_kept_plan). */
+static pgx_kept begin_plan, lock_plan, write_plan, insert_plan, cas_plan;
 
 void pgx_write_lock(const char *ref)
 {
