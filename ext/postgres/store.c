@@ -343,14 +343,35 @@ static AttrNumber column(Oid relid, int which, const char *name)
 
 /* ---- get_nodes ---- */
 
+static const prolly_id *sort_ids; /* the ids cmp_by_id orders positions of */
+
+static int cmp_by_id(const void *a, const void *b)
+{
+	return memcmp(sort_ids[*(const uint32 *)a].bytes, sort_ids[*(const uint32 *)b].bytes,
+	              PROLLY_ID_SIZE);
+}
+
+/* Each id by a scan of the primary-key index, in id order: a write inserts its nodes in id
+ * order (store_write.c), so the nodes of one write lie in heap pages in that order too, and
+ * reading them in it touches each page once and in file order. */
 static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn found,
                           void *payload)
 {
 	keyscan ks;
 	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
+	uint32 *order = NULL;
 	int rc = 0;
+	if (n > 1 && n <= PG_UINT32_MAX) {
+		order = palloc(n * sizeof(*order));
+		for (size_t i = 0; i < n; i++)
+			order[i] = (uint32)i;
+		sort_ids = ids;
+		qsort(order, n, sizeof(*order), cmp_by_id);
+		sort_ids = NULL;
+	}
 	keyscan_open(&ks, cur.nodes, 1);
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		size_t i = order ? order[k] : k;
 		bytea *v;
 		CHECK_FOR_INTERRUPTS();
 		if (!keyscan_find(&ks, ids[i].bytes, PROLLY_ID_SIZE))
@@ -362,6 +383,8 @@ static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn 
 		ExecClearTuple(ks.slot);
 	}
 	keyscan_close(&ks);
+	if (order)
+		pfree(order);
 	return rc;
 }
 
