@@ -269,7 +269,9 @@ static int refs_by_cas(prolly_store_write *w, size_t fallible)
 }
 
 /* The refs of w through s.prolly_write, which moves them by compare-and-swap all or none (a
- * subtransaction when there are several). In SPI. */
+ * subtransaction when there are several). No SQL function's write has more than one ref that
+ * can lose today (each moves one branch, with its reflog entry); this keeps every write the
+ * engine may make all or none, as the store contract asks. In SPI. */
 static int refs_by_prolly_write(prolly_store_write *w)
 {
 	size_t nr = w->n_refs;
