@@ -92,9 +92,10 @@ void pgx_release(void);
 prolly_db *pgx_open_write(FunctionCallInfo fcinfo, pgx_tables *out, const char *fname);
 
 /* Before a write function's first engine call: takes the writers' shared lock against gc, locks
- * the row of ref (a full ref name, "refs/heads/NAME"; it may be absent) FOR UPDATE, and pushes a
- * fresh snapshot (READ COMMITTED) so that the engine builds on the head the lock waited for.
- * The engine's writes then go through s.prolly_write. PostgreSQL errors are raised directly. */
+ * the row of ref (a full ref name, "refs/heads/NAME", not NULL; the row may be absent) FOR
+ * UPDATE, and pushes a fresh snapshot (READ COMMITTED) so that the engine builds on the head the
+ * lock waited for. The engine's writes then move refs by the schema's compare-and-swap
+ * (store_write.c). PostgreSQL errors are raised directly. */
 void pgx_write_lock(const char *ref);
 
 /* After the engine returned (before pgx_check): pops the snapshot. The locks stay until the
@@ -113,8 +114,8 @@ void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);
 const char *pgx_schema_quoted(void);
 
-/* A statement prepared once per store schema and kept for the backend's life: fmt has one %s,
- * replaced by the quoted schema of the call in progress; its plan is generic (a custom plan
+/* A statement prepared once per store schema and kept for the backend's life: fmt has one %s
+ * (or %1$s, as often as needed), replaced by the quoted schema of the call in progress; its plan is generic (a custom plan
  * would be planned again at each execution, copying array parameters into it as constants).
  * Prepared again when the call's nodes table is another. Inside SPI; raises an ERROR if
  * preparing fails. The plan cache replans it after DDL on what it reads. */

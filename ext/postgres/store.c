@@ -343,11 +343,9 @@ static AttrNumber column(Oid relid, int which, const char *name)
 
 /* ---- get_nodes ---- */
 
-static const prolly_id *sort_ids; /* the ids cmp_by_id orders positions of */
-
-static int cmp_by_id(const void *a, const void *b)
+static int cmp_id_ptr(const void *a, const void *b)
 {
-	return memcmp(sort_ids[*(const uint32 *)a].bytes, sort_ids[*(const uint32 *)b].bytes,
+	return memcmp((*(const prolly_id *const *)a)->bytes, (*(const prolly_id *const *)b)->bytes,
 	              PROLLY_ID_SIZE);
 }
 
@@ -359,19 +357,14 @@ static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn 
 {
 	keyscan ks;
 	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
-	uint32 *order = NULL;
+	const prolly_id **order = palloc(n * sizeof(*order));
 	int rc = 0;
-	if (n > 1 && n <= PG_UINT32_MAX) {
-		order = palloc(n * sizeof(*order));
-		for (size_t i = 0; i < n; i++)
-			order[i] = (uint32)i;
-		sort_ids = ids;
-		qsort(order, n, sizeof(*order), cmp_by_id);
-		sort_ids = NULL;
-	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = &ids[i];
+	qsort(order, n, sizeof(*order), cmp_id_ptr);
 	keyscan_open(&ks, cur.nodes, 1);
 	for (size_t k = 0; k < n && rc == 0; k++) {
-		size_t i = order ? order[k] : k;
+		size_t i = (size_t)(order[k] - ids); /* the caller's index */
 		bytea *v;
 		CHECK_FOR_INTERRUPTS();
 		if (!keyscan_find(&ks, ids[i].bytes, PROLLY_ID_SIZE))
@@ -383,8 +376,7 @@ static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn 
 		ExecClearTuple(ks.slot);
 	}
 	keyscan_close(&ks);
-	if (order)
-		pfree(order);
+	pfree(order);
 	return rc;
 }
 

@@ -81,7 +81,7 @@ static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransaction
 }
 
 /* This file's statements, planned once per backend (pgx_kept_plan). */
-static pgx_kept begin_plan, lock_plan, write_plan, insert_plan, cas_plan;
+static pgx_kept lock_plan, write_plan, insert_plan, cas_plan;
 
 void pgx_write_lock(const char *ref)
 {
@@ -89,22 +89,17 @@ void pgx_write_lock(const char *ref)
 	int64 e;
 	Oid types[1] = {BYTEAOID};
 	Datum args[1];
-	SPIPlanPtr plan;
-	Assert(!writing);
+	Assert(!writing && ref);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
 	/* One statement: the function scan (the gc lock) runs before the row lock of the select
 	 * list, so the locks are taken in the order of the protocol above. */
-	if (ref) {
-		args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
-		plan = pgx_kept_plan(&lock_plan,
-		                     "SELECT e, (SELECT 1 FROM %1$s.refs WHERE name = $1 FOR UPDATE) "
-		                     "FROM %1$s.prolly_write_begin(NULL) e",
-		                     1, types);
-	} else {
-		plan = pgx_kept_plan(&begin_plan, "SELECT %s.prolly_write_begin(NULL)", 0, NULL);
-	}
-	if (SPI_execute_plan(plan, ref ? args : NULL, NULL, false, 0) != SPI_OK_SELECT ||
+	args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
+	if (SPI_execute_plan(pgx_kept_plan(&lock_plan,
+	                                   "SELECT e, (SELECT 1 FROM %1$s.refs WHERE name = $1 FOR "
+	                                   "UPDATE) FROM %1$s.prolly_write_begin(NULL) e",
+	                                   1, types),
+	                     args, NULL, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != 1)
 		elog(ERROR, "prolly: taking the write lock failed");
 	e = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -233,6 +228,29 @@ static void ref_outcome(prolly_ref_update *u, HeapTuple tup, TupleDesc desc, int
 		                       u->current_exists ? "moved meanwhile" : "is absent");
 }
 
+/* The compare-and-swap of u by s.prolly_ref_cas (plan): 0, or PROLLY_ECONFLICT with u's
+ * conflict fields set. In SPI. */
+static int ref_cas(SPIPlanPtr plan, prolly_ref_update *u)
+{
+	Datum args[5];
+	char nulls[6] = "     ";
+	int rc = 0;
+	args[0] = PointerGetDatum(pgx_bytea(u->name, strlen(u->name)));
+	args[1] = Int32GetDatum((int32)u->expect);
+	args[2] = u->expect == PROLLY_REF_EXPECT_VALUE
+	              ? PointerGetDatum(pgx_bytea(u->expected.bytes, PROLLY_ID_SIZE))
+	              : (Datum)0;
+	nulls[2] = u->expect == PROLLY_REF_EXPECT_VALUE ? ' ' : 'n';
+	args[3] = BoolGetDatum(u->remove != 0);
+	args[4] = u->remove ? (Datum)0 : PointerGetDatum(pgx_bytea(u->value.bytes, PROLLY_ID_SIZE));
+	nulls[4] = u->remove ? 'n' : ' ';
+	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "prolly: s.prolly_ref_cas returned no row");
+	ref_outcome(u, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &rc);
+	SPI_freetuptable(SPI_tuptable);
+	return rc;
+}
+
 /* The refs of w when at most one of them can lose its compare-and-swap (a commit: its branch,
  * with its reflog entry's ref, which expects nothing): each by s.prolly_ref_cas (the one home of
  * the compare-and-swap rules), the one that can lose first, so that when it loses nothing has
@@ -245,26 +263,10 @@ static int refs_by_cas(prolly_store_write *w, size_t fallible)
 	                                "SELECT applied, cur_exists, cur FROM "
 	                                "%s.prolly_ref_cas($1, $2, $3, $4, $5)",
 	                                5, types);
-	int rc = 0;
-	for (size_t k = 0; k < w->n_refs && !rc; k++) {
-		/* the fallible one first, then the others in their order */
-		prolly_ref_update *u = &w->refs[k == 0 ? fallible : k <= fallible ? k - 1 : k];
-		Datum args[5];
-		char nulls[6] = "     ";
-		args[0] = PointerGetDatum(pgx_bytea(u->name, strlen(u->name)));
-		args[1] = Int32GetDatum((int32)u->expect);
-		args[2] = u->expect == PROLLY_REF_EXPECT_VALUE
-		              ? PointerGetDatum(pgx_bytea(u->expected.bytes, PROLLY_ID_SIZE))
-		              : (Datum)0;
-		nulls[2] = u->expect == PROLLY_REF_EXPECT_VALUE ? ' ' : 'n';
-		args[3] = BoolGetDatum(u->remove != 0);
-		args[4] = u->remove ? (Datum)0 : PointerGetDatum(pgx_bytea(u->value.bytes, PROLLY_ID_SIZE));
-		nulls[4] = u->remove ? 'n' : ' ';
-		if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "prolly: s.prolly_ref_cas returned no row");
-		ref_outcome(u, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &rc);
-		SPI_freetuptable(SPI_tuptable);
-	}
+	int rc = ref_cas(plan, &w->refs[fallible]); /* the one that can lose, first */
+	for (size_t i = 0; i < w->n_refs && !rc; i++)
+		if (i != fallible)
+			rc = ref_cas(plan, &w->refs[i]);
 	return rc;
 }
 
