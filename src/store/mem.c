@@ -83,12 +83,17 @@ static mnode *find_node(const mem_store *m, const prolly_id *id)
 	return NULL;
 }
 
-/* Doubles the table when it is fuller than one node per bucket. Failing to grow is harmless. */
+/* Grows the table, by as many doublings as it takes, when it holds more than one node per
+ * bucket: a write may add any number of nodes (a build adds a tree's worth in one), so growing
+ * by one doubling per write would leave long chains behind a large write. Failing to grow is
+ * harmless. */
 static void maybe_grow(mem_store *m)
 {
-	if (m->count < m->nbuckets || m->nbuckets > SIZE_MAX / 2 / sizeof(mnode *))
+	size_t nb = m->nbuckets;
+	while (m->count >= nb && nb <= SIZE_MAX / 2 / sizeof(mnode *))
+		nb *= 2;
+	if (nb == m->nbuckets)
 		return;
-	size_t nb = m->nbuckets * 2;
 	mnode **t = calloc(nb, sizeof(*t));
 	if (!t)
 		return;
@@ -477,6 +482,20 @@ static int mem_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, s
 	free(q);
 	return rc;
 }
+
+#ifdef PROLLY_TEST_HOOKS /* the test build only (store_int.h) */
+int prolly_store_mem_table(prolly_store *st, size_t *nodes, size_t *buckets)
+{
+	mem_store *m = (mem_store *)st;
+	if (!st || !st->kind || strcmp(st->kind, "mem") != 0)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_mem_table: not a memory store");
+	pthread_rwlock_rdlock(&m->lock);
+	*nodes = (size_t)m->count;
+	*buckets = m->nbuckets;
+	pthread_rwlock_unlock(&m->lock);
+	return 0;
+}
+#endif
 
 static int mem_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
                          void *payload)

@@ -146,4 +146,10 @@ static inline int prolly__store_layout_check(const prolly_store_commit_layout *c
 	return 0;
 }
 
+#ifdef PROLLY_TEST_HOOKS
+/* Test hook, only in the test build (mem.c compiled with -DPROLLY_TEST_HOOKS into the tests'
+ * archive): the memory store's node count and hash-table size. PROLLY_EINVAL for another store. */
+int prolly_store_mem_table(prolly_store *st, size_t *nodes, size_t *buckets);
+#endif
+
 #endif /* PROLLY_STORE_INT_H */
