@@ -521,74 +521,44 @@ static int lmdb_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsi
 
 /* ---- get_ancestors (store interface version 4): history in one read transaction ------------- */
 
-static int anc_seen(const prolly_id *q, size_t n, const prolly_id *id)
+/* How the walk of ancestors.c reads an object: in one read transaction, begun at the first
+ * read (so a call that fails its checks begins none). */
+typedef struct anc_read {
+	env_entry *e;
+	MDB_txn *txn;
+} anc_read;
+
+static int anc_get(void *gp, const prolly_id *id, const unsigned char **data, size_t *size)
 {
-	for (size_t i = 0; i < n; i++)
-		if (prolly_id_equal(&q[i], id))
-			return 1;
+	anc_read *r = gp;
+	MDB_val k = {PROLLY_ID_SIZE, (void *)id->bytes}, v;
+	int rc, mrc;
+	if (!r->txn && (rc = prolly__lmdb_txn_begin(r->e, MDB_RDONLY, &r->txn, NULL)))
+		return rc;
+	if ((mrc = mdb_get(r->txn, r->e->nodes, &k, &v)) == MDB_NOTFOUND)
+		return PROLLY_ENOTFOUND;
+	if (mrc)
+		return prolly__lmdb_fail(r->e, mrc, "reading history");
+	*data = v.mv_data;
+	*size = v.mv_size;
 	return 0;
 }
 
-/* Breadth first along the parents `commit` describes (store.h), in one read transaction: the
- * list of ids met is also the queue, at most limit of them. A history walk (log, merge base, the
- * commits a push or fetch lacks) then costs one call per batch of commits, not one per
- * generation; what a call saves here is a read transaction and the engine's walk step per
- * commit, and, when the other side of a sync is a server, the round trip its question about
- * each generation would cost. */
+/* Breadth first along the parents `commit` describes (store.h), in one read transaction (the
+ * walk of ancestors.c). A history walk (log, merge base, the commits a push or fetch lacks)
+ * then costs one call per batch of commits, not one per generation; what a call saves here is
+ * a read transaction and the engine's walk step per commit, and, when the other side of a sync
+ * is a server, the round trip its question about each generation would cost. */
 static int lmdb_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
                               const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
                               void *payload)
 {
-	env_entry *e = ((lmdb_store *)st)->e;
-	MDB_txn *txn = NULL;
-	prolly_id *q = NULL;
-	size_t nq = 0;
+	anc_read r = {((lmdb_store *)st)->e, NULL};
 	int rc;
-
 	count_trip();
-	if (!found || !commit || (n && !ids))
-		return prolly_set_error(PROLLY_EINVAL,
-		                        "lmdb: get_ancestors without ids, layout or callback");
-	if ((rc = prolly__store_layout_check(commit, "lmdb")))
-		return rc;
-	limit = PROLLY_MAX(limit, n);
-	if (!limit)
-		return 0;
-	if (!(q = malloc(limit * sizeof(*q))))
-		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory reading history");
-	for (size_t i = 0; i < n; i++)
-		if (!anc_seen(q, nq, &ids[i]))
-			q[nq++] = ids[i];
-	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
-		goto cleanup;
-	for (size_t head = 0; head < nq && !rc; head++) {
-		MDB_val k = {PROLLY_ID_SIZE, (void *)q[head].bytes}, v;
-		int mrc = mdb_get(txn, e->nodes, &k, &v);
-		if (mrc == MDB_NOTFOUND)
-			continue;
-		if (mrc) {
-			rc = prolly__lmdb_fail(e, mrc, "reading history");
-			break;
-		}
-		const unsigned char *b = v.mv_data;
-		if ((rc = found(payload, &q[head], b, v.mv_size)))
-			break;
-		if (v.mv_size < commit->parents_at || memcmp(b, commit->magic, commit->magic_size) != 0)
-			continue;
-		uint32_t np = prolly__rd32(b + commit->count_at);
-		for (uint32_t j = 0;
-		     j < np && commit->parents_at + PROLLY_ID_SIZE * ((size_t)j + 1) <= v.mv_size &&
-		     nq < limit;
-		     j++) {
-			prolly_id pid;
-			memcpy(pid.bytes, b + commit->parents_at + PROLLY_ID_SIZE * (size_t)j, PROLLY_ID_SIZE);
-			if (!anc_seen(q, nq, &pid))
-				q[nq++] = pid;
-		}
-	}
-	prolly__lmdb_txn_abort(e, txn);
-cleanup:
-	free(q);
+	rc = prolly__store_ancestors("lmdb", ids, n, limit, commit, anc_get, &r, found, payload);
+	if (r.txn)
+		prolly__lmdb_txn_abort(r.e, r.txn);
 	return rc;
 }
 

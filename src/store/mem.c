@@ -426,60 +426,28 @@ static int mem_get_ref_objects_v2(prolly_store *st, const char *name, size_t fol
 	return mem_get_ref_objects(st, name, follow, NULL, out, epoch, found, payload);
 }
 
-static int seen_id(const prolly_id *v, size_t n, const prolly_id *id)
+static int mem_get_object(void *gp, const prolly_id *id, const unsigned char **data, size_t *size)
 {
-	for (size_t i = 0; i < n; i++)
-		if (prolly_id_equal(&v[i], id))
-			return 1;
+	const mnode *nd = find_node(gp, id);
+	if (!nd)
+		return PROLLY_ENOTFOUND;
+	*data = nd->data;
+	*size = nd->size;
 	return 0;
 }
 
-/* Breadth first along the parents `commit` describes (store.h); the list of ids met is also the queue. */
+/* The walk of ancestors.c under the read lock. */
 static int mem_get_ancestors(prolly_store *st, const prolly_id *ids, size_t n, size_t limit,
                              const prolly_store_commit_layout *commit, prolly_store_obj_fn found,
                              void *payload)
 {
 	mem_store *m = (mem_store *)st;
-	prolly_id *q;
-	size_t nq = 0;
-	int rc = 0;
+	int rc;
 	count_trip();
-	if (!found || !commit || (n && !ids))
-		return prolly_set_error(PROLLY_EINVAL,
-		                        "mem store: get_ancestors without ids, layout or callback");
-	if ((rc = prolly__store_layout_check(commit, "mem store")))
-		return rc;
-	limit = PROLLY_MAX(limit, n);
-	if (!limit)
-		return 0;
-	if (!(q = malloc(limit * sizeof(*q))))
-		return prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory reading history");
-	for (size_t i = 0; i < n; i++)
-		if (!seen_id(q, nq, &ids[i]))
-			q[nq++] = ids[i];
 	pthread_rwlock_rdlock(&m->lock);
-	for (size_t head = 0; head < nq && !rc; head++) {
-		const mnode *nd = find_node(m, &q[head]);
-		if (!nd)
-			continue;
-		const unsigned char *b = nd->data;
-		if ((rc = found(payload, &q[head], b, nd->size)))
-			break;
-		if (nd->size < commit->parents_at || memcmp(b, commit->magic, commit->magic_size) != 0)
-			continue;
-		uint32_t np = prolly__rd32(b + commit->count_at);
-		for (uint32_t j = 0;
-		     j < np && commit->parents_at + PROLLY_ID_SIZE * ((size_t)j + 1) <= nd->size &&
-		     nq < limit;
-		     j++) {
-			prolly_id pid;
-			memcpy(pid.bytes, b + commit->parents_at + PROLLY_ID_SIZE * (size_t)j, PROLLY_ID_SIZE);
-			if (!seen_id(q, nq, &pid))
-				q[nq++] = pid;
-		}
-	}
+	rc = prolly__store_ancestors("mem store", ids, n, limit, commit, mem_get_object, m, found,
+	                             payload);
 	pthread_rwlock_unlock(&m->lock);
-	free(q);
 	return rc;
 }
 

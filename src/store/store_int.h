@@ -146,6 +146,22 @@ static inline int prolly__store_layout_check(const prolly_store_commit_layout *c
 	return 0;
 }
 
+/* How prolly__store_ancestors fetches one object: 0 with *data and *size set (valid until the
+ * next call of get in the same walk), PROLLY_ENOTFOUND when the store has no object id, or
+ * another error (message set), which stops the walk. */
+typedef int (*prolly__store_get_fn)(void *gp, const prolly_id *id, const unsigned char **data,
+                                    size_t *size);
+
+/* get_ancestors for a store that reads an object by id (ancestors.c): checks the arguments and
+ * the layout as the contract asks (PROLLY_EINVAL naming who), then walks breadth first from
+ * ids[0..n) along the parents `commit` describes, at most max(limit, n) ids met, each fetched
+ * once by get(gp, ...) and, when present, reported to found(). The caller holds whatever get
+ * needs (a read lock, a read transaction) for the whole call. Returns 0, PROLLY_ENOMEM, get's
+ * error or found()'s non-zero return. */
+int prolly__store_ancestors(const char *who, const prolly_id *ids, size_t n, size_t limit,
+                            const prolly_store_commit_layout *commit, prolly__store_get_fn get,
+                            void *gp, prolly_store_obj_fn found, void *payload);
+
 #ifdef PROLLY_TEST_HOOKS
 /* Test hook, only in the test build (mem.c compiled with -DPROLLY_TEST_HOOKS into the tests'
  * archive): the memory store's node count and hash-table size. PROLLY_EINVAL for another store. */

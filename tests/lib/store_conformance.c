@@ -1361,6 +1361,31 @@ static void case_ancestors(sc *t, prolly_store *st)
 	prolly_store_commit_layout bad = {other_magic, 3, 15, 17};
 	CHECK_RC(t, st->get_ancestors(st, &o[2].id, 1, 10, &bad, anc_fn, &a), PROLLY_EINVAL);
 	tnode_free(&n[4]);
+
+	/* A long history where every commit is met twice: h[i] has parents h[i-1] and h[i-2]. Each
+	 * object is reported once however often it is met, and never more than limit of them. */
+	enum { LONG = 3000 };
+	unsigned char(
+	    *hb)[PROLLY__COMMIT_OFF_PARENTS + 2 * PROLLY_ID_SIZE + PROLLY__COMMIT_TAIL_MESSAGE] =
+	    calloc(LONG, sizeof(*hb));
+	tnode *h = calloc(LONG, sizeof(*h));
+	REQUIRE(t, hb && h);
+	for (int i = 0; i < LONG; i++)
+		h[i].id = make_id(18, (uint64_t)i);
+	for (int i = 0; i < LONG; i++) {
+		prolly_id hp[2] = {h[i ? i - 1 : 0].id, h[i > 1 ? i - 2 : 0].id};
+		h[i].size = commit_bytes(hb[i], hp, (uint32_t)(i < 2 ? i : 2));
+		h[i].data = hb[i];
+	}
+	CHECK_RC(t, write_nodes(st, h, LONG, 1), 0);
+	memset(&a, 0, sizeof(a));
+	CHECK_RC(t, st->get_ancestors(st, &h[LONG - 1].id, 1, 2 * LONG, cl, anc_fn, &a), 0);
+	CHECK(t, a.calls == LONG);
+	memset(&a, 0, sizeof(a));
+	CHECK_RC(t, st->get_ancestors(st, &h[LONG - 1].id, 1, LONG / 3, cl, anc_fn, &a), 0);
+	CHECK(t, a.calls >= 1 && a.calls <= LONG / 3);
+	free(hb);
+	free(h);
 }
 
 /* find_ids (interface version 3, optional): the objects whose id lies in [lo, hi], in order. */
