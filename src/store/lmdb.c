@@ -59,6 +59,7 @@
 #include "lmdb_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,27 +211,6 @@ static int read_ref(env_entry *e, MDB_txn *txn, const char *name, prolly_id *out
 	return 0;
 }
 
-static int conflict_error(const env_entry *e, const prolly_ref_update *u, size_t failing)
-{
-	char want[PROLLY_ID_HEX_SIZE], now[PROLLY_ID_HEX_SIZE];
-	prolly_id_to_hex(want, &u->expected);
-	if (u->current_exists)
-		prolly_id_to_hex(now, &u->current);
-	else
-		snprintf(now, sizeof(now), "absent");
-	if (u->expect == PROLLY_REF_EXPECT_ABSENT)
-		return prolly_set_error(
-		    PROLLY_ECONFLICT,
-		    "lmdb: %s: ref '%s' was expected to be absent but is %s (%zu of the "
-		    "write's ref updates failed; nothing was written)",
-		    e->path, u->name, now, failing);
-	return prolly_set_error(
-	    PROLLY_ECONFLICT,
-	    "lmdb: %s: ref '%s' was expected to be %s but is %s (%zu of the write's "
-	    "ref updates failed; nothing was written)",
-	    e->path, u->name, want, now, failing);
-}
-
 /* ---- write ------------------------------------------------------------------------------------ */
 
 /* LT5: a node-only write waiting in env_entry.joining. */
@@ -306,7 +286,9 @@ static int write_once(env_entry *e, prolly_store_write *w, size_t *seen, int *mr
 		failing++;
 	}
 	if (failing) {
-		rc = conflict_error(e, &w->refs[first], failing);
+		char who[PATH_MAX + 8];
+		snprintf(who, sizeof(who), "lmdb: %s", e->path);
+		rc = prolly__store_conflict(who, &w->refs[first], failing);
 		goto cleanup;
 	}
 	if (w->check_epoch && w->epoch != epoch) {

@@ -170,25 +170,6 @@ static size_t check_refs(mem_store *m, prolly_store_write *w, size_t *first)
 	return failing;
 }
 
-static int conflict_error(const char *who, const prolly_ref_update *u, size_t failing)
-{
-	char want[PROLLY_ID_HEX_SIZE], now[PROLLY_ID_HEX_SIZE];
-	prolly_id_to_hex(want, &u->expected);
-	if (u->current_exists)
-		prolly_id_to_hex(now, &u->current);
-	else
-		snprintf(now, sizeof(now), "absent");
-	if (u->expect == PROLLY_REF_EXPECT_ABSENT)
-		return prolly_set_error(PROLLY_ECONFLICT,
-		                        "%s: ref '%s' was expected to be absent but is %s (%zu of the "
-		                        "write's ref updates failed; nothing was written)",
-		                        who, u->name, now, failing);
-	return prolly_set_error(PROLLY_ECONFLICT,
-	                        "%s: ref '%s' was expected to be %s but is %s (%zu of the write's ref "
-	                        "updates failed; nothing was written)",
-	                        who, u->name, want, now, failing);
-}
-
 static int mem_write(prolly_store *st, prolly_store_write *w)
 {
 	mem_store *m = (mem_store *)st;
@@ -220,7 +201,7 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 
 	size_t first = 0, failing = check_refs(m, w, &first);
 	if (failing) {
-		rc = conflict_error("mem store", &w->refs[first], failing);
+		rc = prolly__store_conflict("mem store", &w->refs[first], failing);
 		goto cleanup;
 	}
 	if (w->check_epoch && w->epoch != m->epoch) {

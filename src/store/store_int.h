@@ -146,6 +146,11 @@ static inline int prolly__store_layout_check(const prolly_store_commit_layout *c
 	return 0;
 }
 
+/* A lost compare-and-swap of ref update u (conflict.c): sets the message (who, the ref, what was
+ * expected, what is there, `failing` of the write's updates failed, nothing written) and returns
+ * PROLLY_ECONFLICT. */
+int prolly__store_conflict(const char *who, const prolly_ref_update *u, size_t failing);
+
 /* How prolly__store_ancestors fetches one object: 0 with *data and *size set (valid until the
  * next call of get in the same walk), PROLLY_ENOTFOUND when the store has no object id, or
  * another error (message set), which stops the walk. */
