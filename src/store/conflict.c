@@ -1,7 +1,7 @@
 /*
- * conflict.c - the message of a lost compare-and-swap, as the in-process stores (LMDB, memory)
- * report it: which ref, what the write expected, what it found, how many of the write's ref
- * updates failed.
+ * conflict.c - the message of a lost compare-and-swap, as the built-in stores (LMDB, memory,
+ * PostgreSQL) report it: which ref, what the write expected, what it found, how many of the
+ * write's ref updates failed.
  */
 #include "store_int.h"
 

@@ -115,7 +115,6 @@ static int conflict_message(const prolly_store_write *w)
 {
 	size_t failing = 0;
 	const prolly_ref_update *first = NULL;
-	char want[PROLLY_ID_HEX_SIZE], now[PROLLY_ID_HEX_SIZE];
 	for (size_t i = 0; i < w->n_refs; i++)
 		if (w->refs[i].conflict) {
 			if (!first)
@@ -126,22 +125,7 @@ static int conflict_message(const prolly_store_write *w)
 		return prolly_set_error(PROLLY_ECONFLICT,
 		                        "postgres: a ref update failed its expectation; nothing was "
 		                        "written");
-	prolly_id_to_hex(want, &first->expected);
-	if (first->current_exists)
-		prolly_id_to_hex(now, &first->current);
-	else
-		snprintf(now, sizeof(now), "absent");
-	if (first->expect == PROLLY_REF_EXPECT_ABSENT)
-		return prolly_set_error(
-		    PROLLY_ECONFLICT,
-		    "postgres: ref '%s' was expected to be absent but is %s (%zu of the "
-		    "write's ref updates failed; nothing was written)",
-		    first->name, now, failing);
-	return prolly_set_error(
-	    PROLLY_ECONFLICT,
-	    "postgres: ref '%s' was expected to be %s but is %s (%zu of the write's "
-	    "ref updates failed; nothing was written)",
-	    first->name, want, now, failing);
+	return prolly__store_conflict("postgres", first, failing);
 }
 
 /* A write with nothing to write: reads the epoch (one statement, no transaction). */

@@ -146,7 +146,7 @@ static inline int prolly__store_layout_check(const prolly_store_commit_layout *c
 	return 0;
 }
 
-/* A lost compare-and-swap of ref update u (conflict.c): sets the message (who, the ref, what was
+/* A lost compare-and-swap of ref update u, in every built-in store's words (conflict.c): sets the message (who, the ref, what was
  * expected, what is there, `failing` of the write's updates failed, nothing written) and returns
  * PROLLY_ECONFLICT. */
 int prolly__store_conflict(const char *who, const prolly_ref_update *u, size_t failing);
