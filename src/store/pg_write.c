@@ -29,7 +29,6 @@
  */
 #include "pg_int.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 static int cmp_node_ptr(const void *a, const void *b)
