@@ -170,6 +170,48 @@ static size_t check_refs(mem_store *m, prolly_store_write *w, size_t *first)
 	return failing;
 }
 
+/* Past this many refs created or removed, a write rebuilds the ref table in one merge. */
+#define MERGE_REFS 64
+
+/* Applies w's ref updates (sorted by name, S1) to the sorted table by one merge into `out`
+ * (room for every ref plus the creates), which becomes the table. names[i] is the copy of a
+ * created ref's name (taken). Cannot fail. */
+static void merge_refs(mem_store *m, const prolly_store_write *w, char **names, mref *out)
+{
+	size_t i = 0, j = 0, o = 0;
+	while (i < m->nrefs || j < w->n_refs) {
+		const prolly_ref_update *u = j < w->n_refs ? &w->refs[j] : NULL;
+		size_t len = u ? strlen(u->name) : 0;
+		int c = i == m->nrefs ? 1
+		        : !u          ? -1
+		                      : prolly__keycmp(m->refs[i].name, m->refs[i].len, u->name, len);
+		if (c < 0) {
+			out[o++] = m->refs[i++];
+		} else if (c == 0) {
+			if (u->remove) {
+				free(m->refs[i].name);
+			} else {
+				out[o] = m->refs[i];
+				out[o++].value = u->value;
+			}
+			i++;
+			j++;
+		} else {
+			if (!u->remove) {
+				out[o].name = names[j];
+				out[o].len = len;
+				out[o++].value = u->value;
+				names[j] = NULL;
+			}
+			j++;
+		}
+	}
+	free(m->refs);
+	m->refs = out;
+	m->nrefs = o;
+	m->caprefs = o; /* (out holds more: a later create grows it) */
+}
+
 static int mem_write(prolly_store *st, prolly_store_write *w)
 {
 	mem_store *m = (mem_store *)st;
@@ -246,11 +288,12 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		m->bytes += n->size;
 		added[n_added++] = n;
 	}
-	size_t creates = 0;
+	size_t creates = 0, removes = 0;
 	for (size_t i = 0; i < w->n_refs; i++) {
 		prolly_ref_update *u = &w->refs[i];
 		int found;
 		ref_lower_bound(m, u->name, strlen(u->name), &found);
+		removes += found && u->remove;
 		if (found || u->remove)
 			continue;
 		if (!(names[i] = strdup(u->name))) {
@@ -260,13 +303,25 @@ static int mem_write(prolly_store *st, prolly_store_write *w)
 		}
 		creates++;
 	}
-	if (PROLLY__GROW(m->refs, m->caprefs, m->nrefs + creates, 8)) {
+	/* Many refs created or removed at once (gc expiring the reflog, a sync): one merge of the two
+	 * sorted lists into a new table, O(refs + updates); a few: moved in place, each an O(refs)
+	 * memmove at worst. */
+	mref *merged = NULL;
+	if (creates + removes > MERGE_REFS) {
+		merged = malloc((m->nrefs + creates) * sizeof(*merged));
+		if (!merged) {
+			rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory growing the ref table");
+			goto cleanup;
+		}
+	} else if (PROLLY__GROW(m->refs, m->caprefs, m->nrefs + creates, 8)) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "mem store: out of memory growing the ref table");
 		goto cleanup;
 	}
 
 	/* Apply: nothing below can fail. */
-	for (size_t i = 0; i < w->n_refs; i++) {
+	if (merged)
+		merge_refs(m, w, names, merged);
+	for (size_t i = 0; i < w->n_refs && !merged; i++) {
 		prolly_ref_update *u = &w->refs[i];
 		size_t len = strlen(u->name);
 		int found;

@@ -1277,6 +1277,98 @@ static size_t other_commit_bytes(unsigned char *out, const prolly_id *parents, u
 	return 17 + PROLLY_ID_SIZE * (size_t)np;
 }
 
+/* Many refs in one write, as gc's reflog expiry and a sync make: b0000..b0598 (even) created at
+ * once; then one write removes those = 0 mod 4, moves those = 2 mod 4 (expecting their values)
+ * and creates the odd ones between them; the listing is then exactly what it should be, in
+ * order, and a small write after it still lands. */
+typedef struct refcheck {
+	int n, bad;
+} refcheck;
+
+static int refcheck_fn(void *payload, const char *name, const prolly_id *value)
+{
+	refcheck *r = payload;
+	unsigned k;
+	/* the n-th listed ref: the n-th number of the expected set, in order */
+	unsigned want = 0, seen = 0;
+	for (unsigned i = 0; i < 600; i++) {
+		if (i % 4 == 0)
+			continue;
+		if (seen++ == (unsigned)r->n) {
+			want = i;
+			break;
+		}
+	}
+	if (sscanf(name, "refs/heads/many/b%4u", &k) != 1 || k != want)
+		r->bad++;
+	else {
+		prolly_id v = make_id(k % 2 ? 31 : 32, k);
+		if (!prolly_id_equal(value, &v))
+			r->bad++;
+	}
+	r->n++;
+	return 0;
+}
+
+static void case_many_refs(sc *t, prolly_store *st)
+{
+	enum { N = 600 };
+	char(*names)[40] = calloc(N, sizeof(*names));
+	prolly_ref_update *u = calloc(N, sizeof(*u));
+	size_t k = 0;
+	REQUIRE(t, names && u);
+	for (unsigned i = 0; i < N; i++)
+		snprintf(names[i], sizeof(names[i]), "refs/heads/many/b%04u", i);
+	for (unsigned i = 0; i < N; i += 2) {
+		u[k].name = names[i];
+		u[k].expect = PROLLY_REF_EXPECT_ABSENT;
+		u[k++].value = make_id(30, i);
+	}
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.refs = u;
+	w.n_refs = k;
+	w.durable = 1;
+	CHECK_RC(t, st->write(st, &w), 0);
+
+	memset(u, 0, N * sizeof(*u));
+	k = 0;
+	for (unsigned i = 0; i < N; i++) { /* in name order (S1) */
+		u[k].name = names[i];
+		if (i % 4 == 0) {
+			u[k].expect = PROLLY_REF_EXPECT_VALUE;
+			u[k].expected = make_id(30, i);
+			u[k].remove = 1;
+		} else if (i % 4 == 2) {
+			u[k].expect = PROLLY_REF_EXPECT_VALUE;
+			u[k].expected = make_id(30, i);
+			u[k].value = make_id(32, i);
+		} else {
+			u[k].expect = PROLLY_REF_EXPECT_ABSENT;
+			u[k].value = make_id(31, i);
+		}
+		k++;
+	}
+	memset(&w, 0, sizeof(w));
+	w.refs = u;
+	w.n_refs = k;
+	w.durable = 1;
+	CHECK_RC(t, st->write(st, &w), 0);
+	refcheck r = {0, 0};
+	CHECK_RC(t, st->list_refs(st, "refs/heads/many/", refcheck_fn, &r), 0);
+	CHECK(t, r.n == N - N / 4 && r.bad == 0);
+
+	prolly_id v = make_id(33, 0);
+	CHECK_RC(t, set_ref(st, "refs/heads/many/b0000x", &v), 0);
+	CHECK(t, ref_is(st, "refs/heads/many/b0000x", &v));
+	prolly_id w2 = make_id(32, 2);
+	CHECK(t, ref_is(st, "refs/heads/many/b0002", &w2));
+	prolly_id got;
+	CHECK_RC(t, st->get_ref(st, "refs/heads/many/b0004", &got, NULL), PROLLY_ENOTFOUND);
+	free(names);
+	free(u);
+}
+
 /* get_ancestors (interface version 4, optional): objects and the commits they descend from,
  * along the commit layout passed. */
 static void case_ancestors(sc *t, prolly_store *st)
@@ -1598,6 +1690,7 @@ static const struct {
     {"a conflict reports the current value and writes nothing", case_conflict_writes_nothing},
     {"two refs, one expectation fails: neither applies", case_two_refs_one_fails},
     {"list_refs order and prefix", case_list_refs},
+    {"hundreds of refs created, moved and removed in one write", case_many_refs},
     {"ref names are validated", case_ref_names},
     {"the gc epoch check", case_epoch},
     {"gc keeps what keep() keeps and bumps the epoch", case_gc},
