@@ -178,10 +178,13 @@ static size_t check_refs(mem_store *m, prolly_store_write *w, size_t *first)
  * created ref's name (taken). Cannot fail. */
 static void merge_refs(mem_store *m, const prolly_store_write *w, char **names, mref *out)
 {
-	size_t i = 0, j = 0, o = 0;
+	size_t i = 0, j = 0, o = 0, len = 0, len_of = SIZE_MAX; /* len: of refs[len_of]'s name */
 	while (i < m->nrefs || j < w->n_refs) {
 		const prolly_ref_update *u = j < w->n_refs ? &w->refs[j] : NULL;
-		size_t len = u ? strlen(u->name) : 0;
+		if (u && len_of != j) {
+			len = strlen(u->name);
+			len_of = j;
+		}
 		int c = i == m->nrefs ? 1
 		        : !u          ? -1
 		                      : prolly__keycmp(m->refs[i].name, m->refs[i].len, u->name, len);
