@@ -178,7 +178,7 @@ static size_t check_refs(mem_store *m, prolly_store_write *w, size_t *first)
  * created ref's name (taken). Cannot fail. */
 static void merge_refs(mem_store *m, const prolly_store_write *w, char **names, mref *out)
 {
-	size_t i = 0, j = 0, o = 0, len = 0, len_of = SIZE_MAX; /* len: of refs[len_of]'s name */
+	size_t i = 0, j = 0, o = 0, len = 0, len_of = SIZE_MAX; /* len: of w->refs[len_of].name */
 	while (i < m->nrefs || j < w->n_refs) {
 		const prolly_ref_update *u = j < w->n_refs ? &w->refs[j] : NULL;
 		if (u && len_of != j) {
