@@ -665,13 +665,13 @@ static int move_refs(sync_ctx *s, prolly_ref_update *refs, size_t n_refs,
 		goto cleanup;
 	s->st.write_calls++;
 	rc = prolly_txn_commit(txn, NULL, 0);
-	for (size_t i = 0; i < n_refs; i++) /* the outcome of each update, as the store reported it */
-		for (size_t j = 0; j < txn->n_refs; j++)
-			if (strcmp(txn->refs[j].name, refs[i].name) == 0) {
-				refs[i].conflict = txn->refs[j].conflict;
-				refs[i].current_exists = txn->refs[j].current_exists;
-				refs[i].current = txn->refs[j].current;
-			}
+	/* The outcome of each update, as the store reported it: the txn queued refs[i] as its i-th. */
+	for (size_t i = 0; i < n_refs && i < txn->n_refs; i++) {
+		assert(strcmp(txn->refs[i].name, refs[i].name) == 0);
+		refs[i].conflict = txn->refs[i].conflict;
+		refs[i].current_exists = txn->refs[i].current_exists;
+		refs[i].current = txn->refs[i].current;
+	}
 
 cleanup:
 	prolly__sync_fetched_dispose(&f);
@@ -693,8 +693,10 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 	unsigned char *ok = malloc(n_refs ? n_refs : 1);
 	size_t nc = 0, nt = 0;
 	fetched f;
+	prolly__idmap seen; /* the candidates so far */
 	int rc = 0;
 	memset(&f, 0, sizeof(f));
+	prolly__idmap_init(&seen);
 	s->head = malloc((n_refs ? n_refs : 1) * sizeof(*s->head));
 	s->head_tree = malloc((n_refs ? n_refs : 1) * sizeof(*s->head_tree));
 	if (!cand || !trees || !times || !ok || !s->head || !s->head_tree) {
@@ -703,12 +705,8 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 	}
 	for (size_t i = 0; i < n_refs; i++) {
 		prolly_id cur;
-		int dup = 0;
-		if (refs[i].expect != PROLLY_REF_EXPECT_VALUE)
-			continue;
-		for (size_t j = 0; j < nc && !dup; j++)
-			dup = prolly_id_equal(&cand[j], &refs[i].expected);
-		if (dup)
+		if (refs[i].expect != PROLLY_REF_EXPECT_VALUE ||
+		    prolly__idmap_find(&seen, &refs[i].expected) != PROLLY__IDMAP_NONE)
 			continue;
 		rc = prolly__get_ref(s->dst, refs[i].name, &cur);
 		if (rc == PROLLY_ENOTFOUND) {
@@ -717,8 +715,13 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 		}
 		if (rc)
 			goto cleanup;
-		if (prolly_id_equal(&cur, &refs[i].expected))
+		if (prolly_id_equal(&cur, &refs[i].expected)) {
+			size_t e;
+			if ((rc = prolly__idmap_add(&seen, &cur, &e)) < 0)
+				goto cleanup;
+			rc = 0;
 			cand[nc++] = cur;
+		}
 	}
 	if (!nc || (rc = prolly__sync_fetch(s, &f, cand, nc)))
 		goto cleanup;
@@ -765,6 +768,7 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 	s->local = s->n_known > 0;
 
 cleanup:
+	prolly__idmap_dispose(&seen);
 	prolly__sync_fetched_dispose(&f);
 	free(cand);
 	free(trees);

@@ -54,6 +54,8 @@ int prolly_txn_begin(prolly_txn **out, prolly_db *db)
 	txn->db = db;
 	txn->epoch = atomic_load(&db->epoch);
 	prolly__nodeset_init(&txn->nodes);
+	prolly__idmap_init(&txn->raw_at);
+	prolly__idmap_init(&txn->ref_at);
 	*out = txn;
 	return 0;
 }
@@ -81,6 +83,8 @@ void prolly_txn_free(prolly_txn *txn)
 	prolly__txn_flush_wait(txn);
 	unpin_all(txn);
 	prolly_buf_dispose(&txn->raw);
+	prolly__idmap_dispose(&txn->raw_at);
+	prolly__idmap_dispose(&txn->ref_at);
 	free(txn->reason_msg);
 	for (size_t i = 0; i < txn->n_refs; i++)
 		free(txn->ref_names[i]);
@@ -115,6 +119,9 @@ int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes,
 	int rc;
 	if (prolly__txn_find_raw(txn, id, &dummy, &dsize) == 0)
 		return 0;
+	/* The index first: a failed append then leaves an entry that find_raw finds out of range. */
+	if ((rc = prolly__idmap_put(&txn->raw_at, id, (uintptr_t)txn->raw.size + 1)))
+		return rc;
 	memcpy(hdr, id->bytes, PROLLY_ID_SIZE);
 	prolly__wr32(hdr + PROLLY_ID_SIZE, (uint32_t)size);
 	if ((rc = prolly__buf_put(&txn->raw, hdr, sizeof(hdr))) ||
@@ -126,18 +133,30 @@ int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes,
 
 int prolly__txn_find_raw(prolly_txn *txn, const prolly_id *id, const void **bytes, size_t *size)
 {
-	size_t off = 0;
-	while (off < txn->raw.size) {
+	uintptr_t at = prolly__idmap_get(&txn->raw_at, id);
+	if (!at || at - 1 + PROLLY_ID_SIZE + 4 > txn->raw.size)
+		return PROLLY_ENOTFOUND;
+	const unsigned char *p = txn->raw.ptr + (at - 1);
+	if (memcmp(p, id->bytes, PROLLY_ID_SIZE) != 0)
+		return PROLLY_ENOTFOUND; /* (cannot happen: entries past a truncation are reset) */
+	*bytes = p + PROLLY_ID_SIZE + 4;
+	*size = prolly__rd32(p + PROLLY_ID_SIZE);
+	return 0;
+}
+
+/* Drops the raw objects from offset `from` on (a failed commit's reflog entries), index
+ * included. */
+static void raw_truncate(prolly_txn *txn, size_t from, size_t count)
+{
+	for (size_t off = from; off < txn->raw.size;) {
 		const unsigned char *p = txn->raw.ptr + off;
-		uint32_t sz = prolly__rd32(p + PROLLY_ID_SIZE);
-		if (memcmp(p, id->bytes, PROLLY_ID_SIZE) == 0) {
-			*bytes = p + PROLLY_ID_SIZE + 4;
-			*size = sz;
-			return 0;
-		}
-		off += PROLLY_ID_SIZE + 4 + sz;
+		prolly_id id;
+		memcpy(id.bytes, p, PROLLY_ID_SIZE);
+		(void)prolly__idmap_put(&txn->raw_at, &id, 0); /* there already: cannot fail */
+		off += PROLLY_ID_SIZE + 4 + prolly__rd32(p + PROLLY_ID_SIZE);
 	}
-	return PROLLY_ENOTFOUND;
+	txn->raw.size = from;
+	txn->raw_count = count;
 }
 
 int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
@@ -147,16 +166,18 @@ int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 		return prolly_set_error(PROLLY_EINVAL, "a ref name has 1 to %d bytes", PROLLY_MAX_REF_NAME);
 	if (txn->done)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
-	for (size_t i = 0; i < txn->n_refs; i++)
-		if (strcmp(txn->ref_names[i], update->name) == 0)
-			return prolly_set_error(PROLLY_EINVAL, "ref '%s' is moved twice in one txn",
-			                        update->name);
+	prolly_id key; /* the name's SHA-256: the key of ref_at, so a check is O(1) */
+	prolly__hash(&key, update->name, len);
+	if (prolly__idmap_get(&txn->ref_at, &key))
+		return prolly_set_error(PROLLY_EINVAL, "ref '%s' is moved twice in one txn", update->name);
 	if (PROLLY__GROW(txn->refs, txn->cap_refs, txn->n_refs + 1, 4) ||
 	    PROLLY__GROW(txn->ref_names, txn->cap_names, txn->n_refs + 1, 4))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
 	char *name = strdup(update->name);
-	if (!name)
+	if (!name || prolly__idmap_put(&txn->ref_at, &key, (uintptr_t)txn->n_refs + 1)) {
+		free(name);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
+	}
 	txn->ref_names[txn->n_refs] = name;
 	txn->refs[txn->n_refs] = *update;
 	txn->refs[txn->n_refs].name = name;
@@ -586,10 +607,8 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 			                 (unsigned long long)txn->epoch, (unsigned long long)w.current_epoch);
 	}
 out:
-	if (rc) { /* the entries are made again, with a new time, if the txn is committed again */
-		txn->raw.size = raw_before;
-		txn->raw_count = raw_count_before;
-	}
+	if (rc) /* the entries are made again, with a new time, if the txn is committed again */
+		raw_truncate(txn, raw_before, raw_count_before);
 	free(refs);
 	free(log_names);
 	free(nodes);

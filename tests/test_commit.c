@@ -765,6 +765,59 @@ cleanup:
 /* PROLLY_DB_NO_THREADS: every store call comes from the caller's thread (the builder's flushes
  * run inline, the cursor reads nothing ahead), and the results are the same. Without the flag the
  * same work does use the library's threads, which shows the check can see them. */
+/* A txn's queue: a ref moved twice is refused at once, hundreds of refs and raw objects are
+ * queued and found, and the reflog entries of a commit that fails are dropped from the txn's
+ * raw objects (its own commit stays, found by id) however often it is committed again. */
+PT_TEST(txn_queue_and_raw_objects_after_a_failed_commit)
+{
+	tdb t;
+	prolly_id c1, c2, c, tree;
+	const void *bytes;
+	size_t size;
+	PT_CHECK_RC(tdb_open(&t, 0, 0), 0);
+	PT_CHECK_RC(put1(&c1, t.db, "main", "k", "1", "one"), 0);
+	PT_CHECK_RC(put1(&c2, t.db, "main", "k", "2", "two"), 0);
+	prolly_commit *hc = NULL;
+	PT_CHECK_RC(prolly_commit_read(&hc, t.db, &c2), 0);
+	PT_REQUIRE(hc);
+	tree = hc->tree;
+	prolly_commit_free(hc);
+
+	prolly_txn *txn = NULL;
+	PT_CHECK_RC(prolly_txn_begin(&txn, t.db), 0);
+	PT_CHECK_RC(prolly_commit_create(&c, txn, &tree, &c2, 1, 0, "three"), 0);
+	for (unsigned i = 0; i < 300; i++) { /* raw objects: found by id among hundreds */
+		unsigned char obj[16];
+		prolly_id id;
+		memset(obj, 0, sizeof(obj));
+		memcpy(obj, &i, sizeof(i));
+		prolly__hash(&id, obj, sizeof(obj));
+		PT_CHECK_RC(prolly__txn_add_raw(txn, &id, obj, sizeof(obj)), 0);
+		PT_CHECK_RC(prolly__txn_find_raw(txn, &id, &bytes, &size), 0);
+		PT_CHECK(size == sizeof(obj) && memcmp(bytes, obj, sizeof(obj)) == 0);
+	}
+	size_t raw_before = txn->raw_count;
+	PT_CHECK_RC(prolly_txn_move_branch(txn, "main", &c1, &c), 0); /* a stale expectation */
+	PT_CHECK_RC(prolly_txn_move_branch(txn, "main", &c2, &c), PROLLY_EINVAL); /* moved twice */
+	for (unsigned i = 0; i < 300; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "side/b%03u", i);
+		PT_CHECK_RC(prolly_txn_move_branch(txn, name, NULL, &c), 0);
+	}
+	PT_CHECK_RC(prolly_txn_move_branch(txn, "side/b150", NULL, &c), PROLLY_EINVAL);
+	for (int round = 0; round < 2; round++) { /* each commit makes its reflog entries again */
+		PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), PROLLY_ECONFLICT);
+		PT_CHECK(txn->raw_count == raw_before);
+		PT_CHECK_RC(prolly__txn_find_raw(txn, &c, &bytes, &size), 0);
+	}
+	prolly_txn_free(txn);
+	prolly_id h;
+	PT_CHECK_RC(prolly_branch_head(&h, t.db, "main"), 0);
+	PT_CHECK(prolly_id_equal(&h, &c2));
+	PT_CHECK_RC(prolly_branch_head(&h, t.db, "side/b000"), PROLLY_ENOTFOUND);
+	tdb_close(&t);
+}
+
 PT_TEST(no_threads_flag)
 {
 	PT_CHECK(count_foreign_calls(PROLLY_DB_NO_THREADS) == 0);
