@@ -459,7 +459,7 @@ struct prolly_txn {
 	prolly__idmap raw_at; /* a raw object's id -> 1 + its record's offset in raw (0: none) */
 	prolly_ref_update *refs;
 	char **ref_names;                   /* owned copies of refs[i].name */
-	prolly__idmap ref_at;               /* the SHA-256 of a queued ref's name -> 1 + its index */
+	prolly__idmap ref_at;               /* the SHA-256 of each queued ref's name (value 1) */
 	size_t n_refs, cap_refs, cap_names; /* capacities of refs and ref_names */
 	int flush_failed;                   /* T9: a write before the commit's failed (its code) */
 	int done;

@@ -119,14 +119,17 @@ int prolly__txn_add_raw(prolly_txn *txn, const prolly_id *id, const void *bytes,
 	int rc;
 	if (prolly__txn_find_raw(txn, id, &dummy, &dsize) == 0)
 		return 0;
-	/* The index first: a failed append then leaves an entry that find_raw finds out of range. */
-	if ((rc = prolly__idmap_put(&txn->raw_at, id, (uintptr_t)txn->raw.size + 1)))
+	size_t at = txn->raw.size;
+	if ((rc = prolly__idmap_put(&txn->raw_at, id, (uintptr_t)at + 1)))
 		return rc;
 	memcpy(hdr, id->bytes, PROLLY_ID_SIZE);
 	prolly__wr32(hdr + PROLLY_ID_SIZE, (uint32_t)size);
 	if ((rc = prolly__buf_put(&txn->raw, hdr, sizeof(hdr))) ||
-	    (rc = prolly__buf_put(&txn->raw, bytes, size)))
+	    (rc = prolly__buf_put(&txn->raw, bytes, size))) {
+		txn->raw.size = at;                           /* no header left without its bytes */
+		(void)prolly__idmap_put(&txn->raw_at, id, 0); /* there already: cannot fail */
 		return rc;
+	}
 	txn->raw_count++;
 	return 0;
 }
@@ -138,7 +141,7 @@ int prolly__txn_find_raw(prolly_txn *txn, const prolly_id *id, const void **byte
 		return PROLLY_ENOTFOUND;
 	const unsigned char *p = txn->raw.ptr + (at - 1);
 	if (memcmp(p, id->bytes, PROLLY_ID_SIZE) != 0)
-		return PROLLY_ENOTFOUND; /* (cannot happen: entries past a truncation are reset) */
+		return PROLLY_ENOTFOUND; /* (cannot happen: entries of dropped records are reset) */
 	*bytes = p + PROLLY_ID_SIZE + 4;
 	*size = prolly__rd32(p + PROLLY_ID_SIZE);
 	return 0;
@@ -174,7 +177,7 @@ int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 	    PROLLY__GROW(txn->ref_names, txn->cap_names, txn->n_refs + 1, 4))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
 	char *name = strdup(update->name);
-	if (!name || prolly__idmap_put(&txn->ref_at, &key, (uintptr_t)txn->n_refs + 1)) {
+	if (!name || prolly__idmap_put(&txn->ref_at, &key, 1)) {
 		free(name);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory queueing a ref update");
 	}
