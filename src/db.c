@@ -376,3 +376,28 @@ int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out)
 		prolly__raise_epoch(db, epoch);
 	return rc;
 }
+
+int prolly__get_refs(prolly_db *db, const char *const *names, size_t n, prolly_id *out,
+                     unsigned char *found)
+{
+	uint64_t epoch = 0;
+	int rc = 0;
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++) /* S3 of prolly/store.h */
+		if ((rc = prolly_store_ref_name_check(names[i])))
+			return rc;
+	if (db->vt.get_refs) {
+		rc = db->vt.get_refs(db->store, names, n, out, found, &epoch);
+		if (rc == 0 && epoch)
+			prolly__raise_epoch(db, epoch);
+		return rc;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = prolly__get_ref(db, names[i], &out[i]);
+		found[i] = rc == 0;
+		if (rc == PROLLY_ENOTFOUND)
+			rc = 0;
+	}
+	return rc;
+}

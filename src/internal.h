@@ -425,7 +425,6 @@ pnode *prolly__peek(prolly_db *db, prolly__nodeset *ws, const prolly_id *id);
 int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
                      void *payload);
 
-/* Reads a ref, remembering the gc epoch it came with. */
 /* Reads ref with its gc epoch and, in the same store call where the store can
  * (get_ref_objects), the commit it names (decoded into *out, hash-checked) and that commit's tree
  * root (decoded into the cache). *out is NULL when the store could not return the commit. */
@@ -433,7 +432,13 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
                       prolly_commit **out);
 /* Raises the handle's idea of the store's gc epoch to at least epoch. */
 void prolly__raise_epoch(prolly_db *db, uint64_t epoch);
+/* Reads a ref, remembering the gc epoch it came with. */
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
+/* Reads the refs names[0..n) as the store's get_refs does (found[i] 0 for an absent one, not an
+ * error), in one store call where the store has get_refs, else one get_ref each; remembers the
+ * gc epoch as prolly__get_ref. */
+int prolly__get_refs(prolly_db *db, const char *const *names, size_t n, prolly_id *out,
+                     unsigned char *found);
 /* Reads ref as the first read of txn (head.c) and adopts the gc epoch the store returned with it
  * (raising txn->epoch); with hc, also the commit and its tree's root where the store can, as
  * prolly__head_read. *exists is set to 0 when the ref is absent (not an error here). */

@@ -31,6 +31,7 @@ static size_t table_size(unsigned version)
 	case 3:
 	case 4: return offsetof(prolly_store, has_nodes); /* 3 and 4 have the same members */
 	case 5: return offsetof(prolly_store, get_ref_objects_known);
+	case 6: return offsetof(prolly_store, get_refs);
 	default: return sizeof(prolly_store);
 	}
 }

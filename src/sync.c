@@ -684,13 +684,18 @@ cleanup:
 
 /* The commits the refs' compare-and-swap expects in the destination, where the destination's
  * ref holds that commit now (so it holds its tree, K6) and the source has the commit and its
- * tree's root (so, K6 again, the whole tree): known, and never asked about. */
+ * tree's root (so, K6 again, the whole tree): known, and never asked about. The refs are read
+ * in one store call (get_refs where the store has it): a fetch of thousands of moved branches
+ * costs one round trip here, not one per branch. */
 static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 {
 	prolly_id *cand = malloc((n_refs ? n_refs : 1) * sizeof(*cand));
 	prolly_id *trees = malloc((n_refs ? n_refs : 1) * sizeof(*trees));
 	int64_t *times = malloc((n_refs ? n_refs : 1) * sizeof(*times));
 	unsigned char *ok = malloc(n_refs ? n_refs : 1);
+	const char **names = malloc((n_refs ? n_refs : 1) * sizeof(*names));
+	size_t *at = malloc((n_refs ? n_refs : 1) * sizeof(*at));
+	prolly_id *cur = malloc((n_refs ? n_refs : 1) * sizeof(*cur));
 	size_t nc = 0, nt = 0;
 	fetched f;
 	prolly__idmap seen; /* the candidates so far */
@@ -699,29 +704,29 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 	prolly__idmap_init(&seen);
 	s->head = malloc((n_refs ? n_refs : 1) * sizeof(*s->head));
 	s->head_tree = malloc((n_refs ? n_refs : 1) * sizeof(*s->head_tree));
-	if (!cand || !trees || !times || !ok || !s->head || !s->head_tree) {
+	if (!cand || !trees || !times || !ok || !names || !at || !cur || !s->head || !s->head_tree) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
 		goto cleanup;
 	}
-	for (size_t i = 0; i < n_refs; i++) {
-		prolly_id cur;
-		if (refs[i].expect != PROLLY_REF_EXPECT_VALUE ||
-		    prolly__idmap_find(&seen, &refs[i].expected) != PROLLY__IDMAP_NONE)
-			continue;
-		rc = prolly__get_ref(s->dst, refs[i].name, &cur);
-		if (rc == PROLLY_ENOTFOUND) {
-			rc = 0;
-			continue;
+	/* The refs that expect a value, read in one store call (get_refs): names[k] is refs[at[k]]. */
+	size_t nn = 0;
+	for (size_t i = 0; i < n_refs; i++)
+		if (refs[i].expect == PROLLY_REF_EXPECT_VALUE) {
+			names[nn] = refs[i].name;
+			at[nn++] = i;
 		}
-		if (rc)
+	if ((rc = prolly__get_refs(s->dst, names, nn, cur, ok)))
+		goto cleanup;
+	for (size_t k = 0; k < nn; k++) {
+		const prolly_id *want = &refs[at[k]].expected;
+		size_t e;
+		if (!ok[k] || !prolly_id_equal(&cur[k], want) ||
+		    prolly__idmap_find(&seen, want) != PROLLY__IDMAP_NONE)
+			continue;
+		if ((rc = prolly__idmap_add(&seen, want, &e)) < 0)
 			goto cleanup;
-		if (prolly_id_equal(&cur, &refs[i].expected)) {
-			size_t e;
-			if ((rc = prolly__idmap_add(&seen, &cur, &e)) < 0)
-				goto cleanup;
-			rc = 0;
-			cand[nc++] = cur;
-		}
+		rc = 0;
+		cand[nc++] = *want;
 	}
 	if (!nc || (rc = prolly__sync_fetch(s, &f, cand, nc)))
 		goto cleanup;
@@ -774,6 +779,9 @@ cleanup:
 	free(trees);
 	free(times);
 	free(ok);
+	free(names);
+	free(at);
+	free(cur);
 	return rc;
 }
 

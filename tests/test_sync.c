@@ -878,13 +878,20 @@ PT_TEST(sync_diff_nodes_children_first)
 
 typedef struct counting {
 	tp_store tp;
-	int has; /* has_nodes calls */
+	int has;      /* has_nodes calls */
+	int get_ref;  /* get_ref calls */
+	int get_refs; /* get_refs calls */
 } counting;
 
 static void count_call(tp_store *w, const char *what)
 {
+	counting *c = (counting *)(void *)w;
 	if (strcmp(what, "has_nodes") == 0)
-		((counting *)(void *)w)->has++;
+		c->has++;
+	else if (strcmp(what, "get_ref") == 0)
+		c->get_ref++;
+	else if (strcmp(what, "get_refs") == 0)
+		c->get_refs++;
 }
 
 /* A push onto the head the remote holds asks it nothing (SY7), between every pair of kinds; a
@@ -991,6 +998,70 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 			          (unsigned long long)fs.has_calls);
 			PT_CHECK(same_history(local, remote, &u));
 			PT_CHECK_RC(k6_holds(remote), 0);
+			prolly_close(local);
+			prolly_close(remote);
+		}
+}
+
+/* A fetch of many branches that all moved reads the tracking refs it expects in one store call
+ * (get_refs; before, one get_ref each: a round trip per branch on PostgreSQL), for every
+ * destination kind, and with a destination store that has no get_refs (one get_ref each). */
+PT_TEST(sync_fetch_of_many_moved_branches_reads_refs_once)
+{
+	enum { B = 300 };
+	for (int to = 0; to < N_KINDS; to++)
+		for (int without = 0; without < 2; without++) {
+			if (to == K_PG && !have_pg)
+				continue;
+			prolly_db *remote = new_db(K_MEM), *local = NULL;
+			prolly_store *st = new_store(to);
+			PT_REQUIRE(remote && st);
+			counting *w = tp_new(sizeof(counting), st);
+			PT_REQUIRE(w);
+			w->tp.on_call = count_call;
+			if (without)
+				w->tp.base.get_refs = NULL;
+			PT_REQUIRE(prolly_db_new(&local, &w->tp.base, NULL) == 0);
+			prolly_id h, c;
+			char name[32];
+			PT_REQUIRE(put_range(&h, remote, "main", 0, 2000, 1) == 0);
+			for (int i = 0; i < B; i++) { /* each with a head of its own */
+				snprintf(name, sizeof(name), "b%03d", i);
+				PT_REQUIRE(prolly_branch_create(remote, name, &h) == 0 &&
+				           put_range(&c, remote, name, i * 5, 1, 2) == 0);
+			}
+			PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", NULL, NULL), 0);
+			for (int i = 0; i < B; i++) {
+				snprintf(name, sizeof(name), "b%03d", i);
+				PT_REQUIRE(put_range(&c, remote, name, i * 5 + 1, 1, 3) == 0);
+			}
+			w->get_ref = w->get_refs = w->has = 0;
+			prolly_sync_stats fs = PROLLY_SYNC_STATS_INIT;
+			PT_CHECK_RC(prolly_fetch(&fs, local, remote, "origin", NULL, NULL), 0);
+			PT_CHECKF(fs.commits_copied == B && fs.has_calls == 0 && w->has == 0,
+			          "%s: %llu commits, %llu questions", kind_name[to],
+			          (unsigned long long)fs.commits_copied, (unsigned long long)fs.has_calls);
+			if (without)
+				PT_CHECKF(w->get_refs == 0 && w->get_ref >= B, "%s without get_refs: %d, %d",
+				          kind_name[to], w->get_refs, w->get_ref);
+			else
+				PT_CHECKF(w->get_refs == 1 && w->get_ref < 8, "%s: %d get_refs, %d get_ref",
+				          kind_name[to], w->get_refs, w->get_ref);
+			for (int i = 0; i < B; i += 37) {
+				snprintf(name, sizeof(name), "remotes/origin/b%03d", i);
+				prolly_id mine, theirs;
+				PT_CHECK(prolly__get_ref(local, name, &mine) == 0);
+				PT_CHECK(prolly_branch_head(&theirs, remote, name + 15) == 0 &&
+				         prolly_id_equal(&mine, &theirs));
+			}
+			PT_CHECK_RC(k6_holds(local), 0);
+			/* the engine checks the names it hands get_refs (S3 of prolly/store.h) */
+			const char *bad[2] = {"remotes/origin/b000", ""};
+			unsigned char fd[2];
+			prolly_id got[2];
+			w->get_refs = w->get_ref = 0;
+			PT_CHECK_RC(prolly__get_refs(local, bad, 2, got, fd), PROLLY_EINVAL);
+			PT_CHECK(w->get_refs == 0 && w->get_ref == 0);
 			prolly_close(local);
 			prolly_close(remote);
 		}

@@ -57,6 +57,13 @@ static int w_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_
 	return s->inner->get_ref(s->inner, name, out, epoch);
 }
 
+static int w_get_refs(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
+                      unsigned char *found, uint64_t *epoch)
+{
+	bench_store *s = of(st);
+	return s->inner->get_refs(s->inner, names, n, out, found, epoch);
+}
+
 static int w_get_ref_objects(prolly_store *st, const char *name, size_t follow, prolly_id *out,
                              uint64_t *epoch, prolly_store_found_fn found, void *payload)
 {
@@ -141,6 +148,7 @@ int bench_store_wrap(bench_store **out, prolly_store *inner, unsigned flags)
 	s->base.get_ref_objects_known = inner->version >= 6 && inner->get_ref_objects_known
 	                                    ? w_get_ref_objects_known
 	                                    : NULL;
+	s->base.get_refs = inner->version >= 7 && inner->get_refs ? w_get_refs : NULL;
 	s->base.kind = inner->kind;
 	s->base.get_nodes = w_get_nodes;
 	s->base.write = w_write;

@@ -32,7 +32,8 @@
  *      in one write.
  *   S3 A ref name passed to get_ref or get_ref_objects may come from the engine's caller
  *      unchecked: a store checks it with prolly_store_ref_name_check() (PROLLY_EINVAL).
- *      list_refs' prefix may be any string, "" included.
+ *      list_refs' prefix may be any string, "" included. The names passed to get_refs are
+ *      checked (1..PROLLY_MAX_REF_NAME bytes, NUL-terminated, names non-NULL when n > 0).
  *   S4 The engine verifies the hash of everything a store returns; a store need not.
  *
  * WHAT A STORE MUST KEEP (the engine relies on these)
@@ -87,8 +88,8 @@ extern "C" {
 
 /* The interface version this header describes. Version 4 passes get_ancestors the commit
  * layout (prolly_store_commit_layout); version 5 adds has_nodes; version 6 adds
- * get_ref_objects_known. */
-#define PROLLY_STORE_VERSION 6
+ * get_ref_objects_known; version 7 adds get_refs. */
+#define PROLLY_STORE_VERSION 7
 
 /* A node handed to a store for writing. */
 typedef struct prolly_store_node {
@@ -249,6 +250,18 @@ struct prolly_store {
 	int (*get_ref_objects_known)(prolly_store *st, const char *name, size_t follow,
 	                             const prolly_id *known, prolly_id *out, uint64_t *epoch,
 	                             prolly_store_found_fn found, void *payload);
+
+	/* ---- version 7: read only when version >= 7 ---- */
+
+	/* Optional (NULL: the engine calls get_ref once per name). Reads the refs names[0..n)
+	 * (valid, S3; duplicates allowed; n > 0) in one round trip where the store can: found[i] is set to 1 and out[i] to the value of
+	 * names[i] when that ref exists, found[i] to 0 (out[i] untouched) when it does not. A
+	 * missing ref is not an error. epoch (may be NULL) receives the gc epoch read with them
+	 * (the newest, if the store read them in several snapshots). What a sync asks the
+	 * destination about the refs it will compare and swap. names and its strings are valid
+	 * during the call. */
+	int (*get_refs)(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
+	                unsigned char *found, uint64_t *epoch);
 };
 
 /* Bytes of each object find_ids reports at least. */
@@ -268,7 +281,7 @@ struct prolly_store {
 
 /* A prolly_store of the current version with every other member zero (NULL). */
 /* clang-format off */
-#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL, NULL}
+#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL, NULL, NULL}
 /* clang-format on */
 
 /* ------------------------------------------------------------------------------------------ */

@@ -635,6 +635,41 @@ cleanup:
 	return rc;
 }
 
+/* One read transaction for all of them; the row count is checked once if any is absent. */
+static int lmdb_get_refs(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
+                         unsigned char *found, uint64_t *epoch)
+{
+	env_entry *e = ((lmdb_store *)st)->e;
+	MDB_txn *txn = NULL;
+	uint64_t ep;
+	int rc = 0, absent = 0;
+
+	count_trip(); /* the names are valid (S3) */
+	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
+		return rc;
+	if ((rc = read_epoch(e, txn, &ep)))
+		goto cleanup;
+	for (size_t i = 0; i < n && !rc; i++) {
+		int r = read_ref(e, txn, names[i], &out[i]);
+		found[i] = r == 0;
+		if (r == MDB_NOTFOUND)
+			absent = 1;
+		else if (r == -1)
+			rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: ref '%s' does not hold a 32-byte id",
+			                      e->path, names[i]);
+		else if (r)
+			rc = prolly__lmdb_fail(e, r, "reading a ref");
+	}
+	if (!rc && absent)
+		rc = count_refs(e, txn);
+	if (!rc && epoch)
+		*epoch = ep;
+
+cleanup:
+	prolly__lmdb_txn_abort(e, txn);
+	return rc;
+}
+
 typedef struct ref_row {
 	char name[PROLLY_MAX_REF_NAME + 1];
 	prolly_id value;
@@ -951,6 +986,7 @@ void prolly__lmdb_set_vtable(prolly_store *base)
 	base->get_nodes = lmdb_get_nodes;
 	base->write = lmdb_write;
 	base->get_ref = lmdb_get_ref;
+	base->get_refs = lmdb_get_refs;
 	base->list_refs = lmdb_list_refs;
 	base->gc = lmdb_gc;
 	base->stat = lmdb_stat;

@@ -421,6 +421,25 @@ static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint6
 	return rc;
 }
 
+static int mem_get_refs(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
+                        unsigned char *found, uint64_t *epoch)
+{
+	mem_store *m = (mem_store *)st;
+	int have;
+	count_trip(); /* the names are valid (S3) */
+	pthread_rwlock_rdlock(&m->lock);
+	for (size_t i = 0; i < n; i++) {
+		size_t at = ref_lower_bound(m, names[i], strlen(names[i]), &have);
+		found[i] = have != 0;
+		if (have)
+			out[i] = m->refs[at].value;
+	}
+	if (epoch)
+		*epoch = m->epoch;
+	pthread_rwlock_unlock(&m->lock);
+	return 0;
+}
+
 static int mem_get_ref_objects(prolly_store *st, const char *name, size_t follow,
                                const prolly_id *known, prolly_id *out, uint64_t *epoch,
                                prolly_store_found_fn found, void *payload)
@@ -679,6 +698,7 @@ int prolly_store_mem_new(prolly_store **out)
 	m->base.get_nodes = mem_get_nodes;
 	m->base.write = mem_write;
 	m->base.get_ref = mem_get_ref;
+	m->base.get_refs = mem_get_refs;
 	m->base.list_refs = mem_list_refs;
 	m->base.gc = mem_gc;
 	m->base.stat = mem_stat;

@@ -60,6 +60,12 @@ static int ro_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64
 	return inner_of(st)->get_ref(inner_of(st), name, out, epoch);
 }
 
+static int ro_get_refs(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
+                       unsigned char *found, uint64_t *epoch)
+{
+	return inner_of(st)->get_refs(inner_of(st), names, n, out, found, epoch);
+}
+
 static int ro_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload)
 {
 	return inner_of(st)->list_refs(inner_of(st), prefix, fn, payload);
@@ -137,6 +143,7 @@ static int wrap_readonly(prolly_store **st)
 	r->base.find_ids = in->find_ids ? ro_find_ids : NULL;
 	r->base.has_nodes = in->has_nodes ? ro_has_nodes : NULL;
 	r->base.get_ref_objects_known = in->get_ref_objects_known ? ro_get_ref_objects_known : NULL;
+	r->base.get_refs = in->get_refs ? ro_get_refs : NULL;
 	*st = &r->base;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * pg_int.h - what the PostgreSQL store's files share; included by src/store/pg*.c only.
  *
- *   pg.c        open and close, the reads (get_nodes, get_ref, get_ref_objects, list_refs, stat),
- *               the counters and the test hook
+ *   pg.c        open and close, the node reads (get_nodes, has_nodes, get_ancestors,
+ *               find_ids), stat, the counters and the test hook
+ *   pg_refs.c   the ref reads: get_ref, get_refs, get_ref_objects(_known), list_refs
  *   pg_sql.c    the statement texts, the schema DDL and its migration, the substitution helper,
  *               binary parameters (bytea[] and friends) and results
  *   pg_pool.c   connections, the pool, pipelines (pipe_*) and the translation of errors
@@ -54,6 +55,7 @@ enum {
 	Q_HASNODES,
 	Q_ANCESTORS,
 	Q_GETREF,
+	Q_GETREFS,
 	Q_GETREFOBJS,
 	Q_LISTREFS, /* names in [$1, $2) */
 	Q_LISTFROM, /* names from $1 on: a prefix with no successor */
@@ -212,10 +214,22 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 /* ------------------------------------------------------------------------------------------ */
 
 /* pg.c */
+int prolly__pg_two_int8_fn(void *ctx, size_t qi, const PGresult *r);
+
+/* pg_refs.c: the vtable's ref reads (prolly/store.h) and the ref listing the gc shares */
+int prolly__pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uint64_t *epoch);
+int prolly__pg_get_refs(prolly_store *base, const char *const *names, size_t n, prolly_id *out,
+                        unsigned char *found, uint64_t *epoch);
+int prolly__pg_get_ref_objects(prolly_store *base, const char *name, size_t follow, prolly_id *out,
+                               uint64_t *epoch, prolly_store_found_fn found, void *payload);
+int prolly__pg_get_ref_objects_known(prolly_store *base, const char *name, size_t follow,
+                                     const prolly_id *known, prolly_id *out, uint64_t *epoch,
+                                     prolly_store_found_fn found, void *payload);
+int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_ref_fn fn,
+                         void *payload);
 int prolly__pg_preflist_push(preflist *l, const char *name, size_t len, const prolly_id *value);
 void prolly__pg_preflist_dispose(preflist *l);
 int prolly__pg_list_fn(void *ctx, size_t qi, const PGresult *r);
-int prolly__pg_two_int8_fn(void *ctx, size_t qi, const PGresult *r);
 
 /* pg_write.c */
 int prolly__pg_write(prolly_store *base, prolly_store_write *w);

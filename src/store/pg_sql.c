@@ -81,6 +81,10 @@ static const char *const query_tmpl[N_QUERIES] = {
     /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it;
      * neither object when the ref's value is $3 (the caller holds them): the join key is then
      * NULL, and an index scan on a NULL key reads nothing. */
+    /* One row per name: absent refs with a NULL value; the epoch's subquery runs once. */
+    [Q_GETREFS] = "SELECT r.i, f.value, (SELECT value FROM @.meta WHERE key = 'epoch') "
+                  "FROM unnest($1::bytea[]) WITH ORDINALITY AS r(name, i) "
+                  "LEFT JOIN @.refs f ON f.name = r.name",
     [Q_GETREFOBJS] = "SELECT r.value, (SELECT value FROM @.meta WHERE key = 'epoch'), c.node, "
                      "t.node FROM (SELECT $1::bytea AS name) q "
                      "LEFT JOIN @.refs r ON r.name = q.name "

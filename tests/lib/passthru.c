@@ -32,6 +32,13 @@ static int tp_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64
 	return tp_inner(st)->get_ref(tp_inner(st), name, out, epoch);
 }
 
+static int tp_get_refs(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
+                       unsigned char *found, uint64_t *epoch)
+{
+	tp_note(st, "get_refs");
+	return tp_inner(st)->get_refs(tp_inner(st), names, n, out, found, epoch);
+}
+
 static int tp_list_refs(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload)
 {
 	tp_note(st, "list_refs");
@@ -124,6 +131,8 @@ void tp_init(tp_store *w, prolly_store *in)
 		w->base.has_nodes = in->has_nodes ? tp_has_nodes : NULL;
 	if (in->version >= 6)
 		w->base.get_ref_objects_known = in->get_ref_objects_known ? tp_get_ref_objects_known : NULL;
+	if (in->version >= 7)
+		w->base.get_refs = in->get_refs ? tp_get_refs : NULL;
 }
 
 void *tp_new(size_t size, prolly_store *inner)

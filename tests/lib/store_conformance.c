@@ -582,6 +582,75 @@ static void case_list_refs(sc *t, prolly_store *st)
 	CHECK(t, l.n == 2);
 }
 
+/* get_refs (interface version 7, optional): every name answered by position, duplicates
+ * and absent refs included; more names than one statement of a server store takes (the
+ * PostgreSQL store's read_chunk is 4,096); the longest name. (The engine checks the names:
+ * S3.) */
+static void case_get_refs(sc *t, prolly_store *st)
+{
+	enum { N = 5000, STEP = 7 };
+	if (st->version < 7 || !st->get_refs) {
+		t->skip = "the store has no get_refs";
+		return;
+	}
+	char(*names)[40] = calloc(N, sizeof(*names));
+	const char **ask = calloc(N, sizeof(*ask));
+	prolly_ref_update *u = calloc(N, sizeof(*u));
+	prolly_id *out = calloc(N, sizeof(*out));
+	unsigned char *found = malloc(N);
+	size_t k = 0;
+	REQUIRE(t, names && ask && u && out && found);
+	for (unsigned i = 0; i < N; i++)
+		snprintf(names[i], sizeof(names[i]), "refs/heads/gr/b%04u", i);
+	for (unsigned i = 0; i < N; i += STEP) {
+		u[k].name = names[i];
+		u[k].expect = PROLLY_REF_EXPECT_ABSENT;
+		u[k++].value = make_id(34, i);
+	}
+	CHECK_RC(t, write_refs(st, u, k, NULL), 0);
+
+	/* in reverse order, so that answers by position are checked */
+	for (unsigned i = 0; i < N; i++)
+		ask[i] = names[N - 1 - i];
+	uint64_t epoch = 0;
+	memset(found, 0xee, N);
+	CHECK_RC(t, st->get_refs(st, ask, N, out, found, &epoch), 0);
+	CHECK(t, epoch >= 1);
+	size_t bad = 0;
+	for (unsigned i = 0; i < N; i++) {
+		unsigned j = N - 1 - i;
+		prolly_id want = make_id(34, j);
+		if (j % STEP == 0 ? found[i] != 1 || !prolly_id_equal(&out[i], &want) : found[i] != 0)
+			bad++;
+	}
+	CHECK(t, bad == 0);
+
+	/* duplicates, and a name no ref has */
+	prolly_id v0 = make_id(34, 0), v7 = make_id(34, 7);
+	const char *dup[4] = {names[7], "refs/heads/gr/none", names[0], names[7]};
+	memset(found, 0xee, 4);
+	CHECK_RC(t, st->get_refs(st, dup, 4, out, found, NULL), 0);
+	CHECK(t, found[0] == 1 && found[1] == 0 && found[2] == 1 && found[3] == 1);
+	CHECK(t, prolly_id_equal(&out[0], &v7) && prolly_id_equal(&out[2], &v0) &&
+	             prolly_id_equal(&out[3], &v7));
+
+	/* the longest valid name */
+	char longname[PROLLY_MAX_REF_NAME + 1];
+	memset(longname, 'x', PROLLY_MAX_REF_NAME);
+	longname[PROLLY_MAX_REF_NAME] = 0;
+	prolly_id lv = make_id(34, 1);
+	CHECK_RC(t, set_ref(st, longname, &lv), 0);
+	const char *one[1] = {longname};
+	found[0] = 0;
+	CHECK_RC(t, st->get_refs(st, one, 1, out, found, NULL), 0);
+	CHECK(t, found[0] == 1 && prolly_id_equal(&out[0], &lv));
+	free(names);
+	free(ask);
+	free(u);
+	free(out);
+	free(found);
+}
+
 static void case_ref_names(sc *t, prolly_store *st)
 {
 	char longname[PROLLY_MAX_REF_NAME + 2];
@@ -1692,6 +1761,7 @@ static const struct {
     {"list_refs order and prefix", case_list_refs},
     {"hundreds of refs created, moved and removed in one write", case_many_refs},
     {"ref names are validated", case_ref_names},
+    {"get_refs: many refs by position in one call", case_get_refs},
     {"the gc epoch check", case_epoch},
     {"gc keeps what keep() keeps and bumps the epoch", case_gc},
     {"stat counts nodes and bytes", case_stat},
