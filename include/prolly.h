@@ -867,6 +867,14 @@ typedef struct prolly_commit {
 /* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for
  * instance removed by gc beyond the retention horizon). */
 PROLLY_API int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
+/* Reads the commits ids[0..n) (duplicates allowed) in one store call, one round trip on a
+ * server store, where prolly_commit_read costs one each: out[i] receives commit ids[i] (free
+ * each with prolly_commit_free). Everything read is hash-checked. PROLLY_ENOTFOUND naming the
+ * first absent commit; PROLLY_EINVAL (db NULL, or out or ids NULL with n > 0); PROLLY_ECORRUPT
+ * (an object that fails its checks or is not a commit); store errors. On failure every out[i]
+ * is NULL. n = 0 reads nothing and returns 0. The caller bounds memory by its n. */
+PROLLY_API int prolly_commits_read(prolly_commit **out, prolly_db *db, const prolly_id *ids,
+                                   size_t n);
 /* Frees a commit from prolly_commit_read or prolly_branch_commit (its parents and message with
  * it). c NULL is fine. */
 PROLLY_API void prolly_commit_free(prolly_commit *c);

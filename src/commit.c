@@ -250,6 +250,22 @@ int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_c
 	return 0;
 }
 
+int prolly_commits_read(prolly_commit **out, prolly_db *db, const prolly_id *ids, size_t n)
+{
+	int rc;
+	if (!db || (n && (!out || !ids)))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_commits_read: NULL db, out or ids");
+	if (!n)
+		return 0;
+	memset(out, 0, n * sizeof(*out));
+	if ((rc = prolly__commits_read(db, ids, n, out)))
+		for (size_t i = 0; i < n; i++) {
+			prolly_commit_free(out[i]);
+			out[i] = NULL;
+		}
+	return rc;
+}
+
 int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                          const prolly_id *parents, size_t n_parents, int64_t time_us,
                          const char *message)

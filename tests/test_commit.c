@@ -358,6 +358,63 @@ PT_TEST(branch_commit_fast_and_fallback)
 	tdb_close(&t);
 }
 
+/* prolly_commits_read: many commits in one store call, duplicates in place; an absent one or a
+ * node that is not a commit fails the whole call with every out[i] NULL. */
+PT_TEST(commits_read_many_in_one_call)
+{
+	enum { N = 50 };
+	prolly_db *db = tm_open_mem(64 << 20);
+	PT_REQUIRE(db);
+	prolly_id ids[N + 2], tree;
+	prolly_commit *c[N + 2];
+	char key[16];
+	for (int i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "k%03d", i);
+		prolly_edit e = {PROLLY_PUT, {key, strlen(key)}, {"v", 1}};
+		PT_REQUIRE(prolly_commit_edits(&ids[i], db, "main", &e, 1, key) == 0);
+	}
+	ids[N] = ids[3]; /* a duplicate */
+	ids[N + 1] = ids[0];
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_commits_read(c, db, ids, N + 2), 0);
+	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_thread_stats(&s);
+	PT_CHECKF(s.store_reads == 1, "%llu store reads", (unsigned long long)s.store_reads);
+	for (int i = 0; i < N + 2; i++) {
+		PT_REQUIRE(c[i]);
+		int at = i == N ? 3 : i == N + 1 ? 0 : i;
+		snprintf(key, sizeof(key), "k%03d", at);
+		PT_CHECK(prolly_id_equal(&c[i]->id, &ids[i]) && strcmp(c[i]->message, key) == 0);
+		PT_CHECK(c[i]->n_parents == (at ? 1u : 0u));
+		if (i == N - 1)
+			tree = c[i]->tree;
+		prolly_commit_free(c[i]);
+	}
+	/* an absent commit: PROLLY_ENOTFOUND naming it, nothing returned */
+	prolly_id saved = ids[7];
+	char hex[PROLLY_ID_HEX_SIZE];
+	ids[7] = fake_id(77);
+	prolly_id_to_hex(hex, &ids[7]);
+	memset(c, 0xab, sizeof(c));
+	PT_CHECK_RC(prolly_commits_read(c, db, ids, N), PROLLY_ENOTFOUND);
+	PT_CHECK(strstr(prolly_last_error(), hex) != NULL);
+	for (int i = 0; i < N; i++)
+		PT_CHECK(c[i] == NULL);
+	/* a tree node is not a commit */
+	ids[7] = tree;
+	memset(c, 0xab, sizeof(c));
+	PT_CHECK_RC(prolly_commits_read(c, db, ids, N), PROLLY_ECORRUPT);
+	for (int i = 0; i < N; i++)
+		PT_CHECK(c[i] == NULL);
+	ids[7] = saved;
+	PT_CHECK_RC(prolly_commits_read(c, db, ids, 0), 0);
+	PT_CHECK_RC(prolly_commits_read(NULL, db, ids, 1), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_commits_read(c, db, NULL, 1), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_commits_read(c, NULL, ids, 1), PROLLY_EINVAL);
+	prolly_close(db);
+}
+
 PT_TEST(branch_names)
 {
 	const char *good[] = {"main",  "a",     "feature/x", "v1.2.3", "a-b_c",

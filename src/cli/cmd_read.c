@@ -218,6 +218,9 @@ cleanup:
 
 /* ---- branches ---------------------------------------------------------------------------- */
 
+/* Heads whose commits one prolly_commits_read call reads. */
+#define HEADS_PER_READ 1024
+
 int cmd_branches(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
@@ -240,20 +243,24 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "cannot list branches");
 		goto cleanup;
 	}
-	for (size_t i = 0; i < bl.n; i++) {
-		prolly_commit *c = NULL;
-		char chex[PROLLY_ID_HEX_SIZE], thex[PROLLY_ID_HEX_SIZE];
-		err = prolly_commit_read(&c, cli->db, &bl.heads[i]);
-		prolly_id_to_hex(chex, &bl.heads[i]);
+	/* The heads' commits, a batch per store call (one round trip each on a server). */
+	for (size_t at = 0; at < bl.n; at += HEADS_PER_READ) {
+		prolly_commit *c[HEADS_PER_READ];
+		size_t m = bl.n - at < HEADS_PER_READ ? bl.n - at : HEADS_PER_READ;
+		err = prolly_commits_read(c, cli->db, &bl.heads[at], m);
 		if (err) {
-			rc = fail_lib(cli, err, "cannot read commit %s (head of '%s')", chex, bl.names[i]);
+			rc = fail_lib(cli, err, "cannot read the heads' commits");
 			if (rc == EXIT_NOTFOUND) /* a head's commit is never collected: damage */
 				rc = EXIT_STORE;
 			goto cleanup;
 		}
-		prolly_id_to_hex(thex, &c->tree);
-		prolly_commit_free(c);
-		printf("%s\t%s\t%s\n", bl.names[i], chex, thex);
+		for (size_t i = 0; i < m; i++) {
+			char chex[PROLLY_ID_HEX_SIZE], thex[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(chex, &bl.heads[at + i]);
+			prolly_id_to_hex(thex, &c[i]->tree);
+			prolly_commit_free(c[i]);
+			printf("%s\t%s\t%s\n", bl.names[at + i], chex, thex);
+		}
 	}
 cleanup:
 	branch_list_dispose(&bl);
