@@ -24,6 +24,12 @@
  *       queue's head every child has been decided and its `wanted` flag is final: set for the
  *       start commit, and by each wanted child that follows it.
  * Values are compared by SHA-256; each queued commit keeps its own value until decided.
+ *
+ * The queue can grow long: a merge of a branch that left long ago waits at the head until the
+ * walk reaches that branch's old commit, and every commit visited meanwhile queues behind it.
+ * So nothing scans it: a queued commit is found by its id (`at`: id -> its sequence number + 1;
+ * entry seq sits at ring position head + seq - head_seq), and the parent slots waiting for a
+ * commit by the commit's id (`waits`: id -> 1 + the first of its waiters in `wl`, a list).
  */
 #include "internal.h"
 
@@ -44,6 +50,13 @@ typedef struct kent {
 	int wanted; /* on the simplified history (KH4) */
 } kent;
 
+/* A queued commit's parent slot waiting for that parent (KH2). */
+typedef struct kwait {
+	uint64_t seq; /* the waiting commit's */
+	size_t slot;  /* its parent index */
+	size_t next;  /* 1 + the next waiter for the same parent, 0: none */
+} kwait;
+
 typedef struct kwalk {
 	prolly_db *db;
 	const void *key;
@@ -52,6 +65,11 @@ typedef struct kwalk {
 	void *payload;
 	kent *q; /* ring of pending commits (KH1) */
 	size_t head, len, cap;
+	uint64_t head_seq, next_seq; /* the sequence numbers of the head and of the next queued */
+	prolly__idmap at;            /* a queued (or once queued) commit's id -> seq + 1 */
+	prolly__idmap waits;         /* a parent's id -> 1 + its first waiter in wl, 0: none */
+	kwait *wl;
+	size_t n_wl, wl_cap;
 	prolly_buf scratch;
 	int stop;    /* fn asked to stop: its value */
 	int started; /* the start commit has been seen */
@@ -106,14 +124,21 @@ static int changed(const kent *e)
 	return compared ? 1 : e->self.exists;
 }
 
+/* The queued commit of sequence number seq, or NULL when it left the queue. */
+static kent *queued(kwalk *w, uint64_t seq)
+{
+	if (seq < w->head_seq || seq - w->head_seq >= w->len)
+		return NULL;
+	return &w->q[(w->head + (size_t)(seq - w->head_seq)) % w->cap];
+}
+
 /* Marks the queued commit id (a parent of a wanted commit) wanted. */
 static void want(kwalk *w, const prolly_id *id)
 {
-	for (size_t k = 0; k < w->len; k++) {
-		kent *q = &w->q[(w->head + k) % w->cap];
-		if (prolly_id_equal(&q->c->id, id))
-			q->wanted = 1;
-	}
+	uintptr_t v = prolly__idmap_get(&w->at, id);
+	kent *q = v ? queued(w, (uint64_t)v - 1) : NULL;
+	if (q)
+		q->wanted = 1;
 }
 
 /* KH4: the parents a wanted commit leads to: the first whose value equals its own, else all. */
@@ -145,6 +170,7 @@ static int drain(kwalk *w, int all)
 		kent_dispose(e);
 		w->head = (w->head + 1) % w->cap;
 		w->len--;
+		w->head_seq++;
 		if (rc) {
 			w->stop = rc;
 			return rc;
@@ -165,17 +191,18 @@ static int on_commit(void *payload, const prolly_commit *c)
 	e.self.exists = rc == 0;
 	if (e.self.exists)
 		prolly__hash(&e.self.hash, w->scratch.ptr, w->scratch.size);
-	/* KH2: this commit is a parent of queued ones. */
-	for (size_t k = 0; k < w->len; k++) {
-		kent *q = &w->q[(w->head + k) % w->cap];
-		for (size_t i = 0; i < q->c->n_parents; i++) {
-			if (prolly_id_equal(&q->c->parents[i], &c->id)) {
-				assert(!q->known[i]); /* the walk visits each commit once (prolly_log) */
-				q->known[i] = 1;
-				q->par[i] = e.self;
-				q->n_known++;
-			}
-		}
+	/* KH2: this commit is a parent of queued ones: the slots waiting for it. */
+	size_t wi = (size_t)prolly__idmap_get(&w->waits, &c->id);
+	if (wi && (rc = prolly__idmap_put(&w->waits, &c->id, 0)))
+		return rc;
+	for (; wi; wi = w->wl[wi - 1].next) {
+		kent *q = queued(w, w->wl[wi - 1].seq);
+		size_t i = w->wl[wi - 1].slot;
+		assert(q && i < q->c->n_parents && prolly_id_equal(&q->c->parents[i], &c->id));
+		assert(!q->known[i]); /* the walk visits each commit once (prolly_log) */
+		q->known[i] = 1;
+		q->par[i] = e.self;
+		q->n_known++;
 	}
 	size_t old = w->cap;
 	if (PROLLY__GROW(w->q, w->cap, w->len + 1, 16))
@@ -194,6 +221,24 @@ static int on_commit(void *payload, const prolly_commit *c)
 		kent_dispose(&e);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	}
+	/* Findable by id (want), and its parent slots waiting for their commits (KH2). */
+	uint64_t seq = w->next_seq++;
+	if ((rc = prolly__idmap_put(&w->at, &c->id, (uintptr_t)seq + 1)) ||
+	    PROLLY__GROW(w->wl, w->wl_cap, w->n_wl + c->n_parents, 64)) {
+		kent_dispose(&e);
+		return rc ? rc : prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	}
+	for (size_t i = 0; i < c->n_parents; i++) {
+		kwait *k = &w->wl[w->n_wl];
+		k->seq = seq;
+		k->slot = i;
+		k->next = (size_t)prolly__idmap_get(&w->waits, &c->parents[i]);
+		if ((rc = prolly__idmap_put(&w->waits, &c->parents[i], (uintptr_t)(w->n_wl + 1)))) {
+			kent_dispose(&e);
+			return rc;
+		}
+		w->n_wl++;
+	}
 	w->q[(w->head + w->len) % w->cap] = e;
 	w->len++;
 	return drain(w, 0);
@@ -210,6 +255,8 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
 		return prolly_set_error(PROLLY_ETOOBIG, "a key has at most %d bytes, not %zu",
 		                        PROLLY_MAX_KEY, klen);
 	memset(&w, 0, sizeof(w));
+	prolly__idmap_init(&w.at);
+	prolly__idmap_init(&w.waits);
 	w.db = db;
 	w.key = key ? key : "";
 	w.klen = klen;
@@ -226,6 +273,9 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
 		w.len--;
 	}
 	free(w.q);
+	free(w.wl);
+	prolly__idmap_dispose(&w.at);
+	prolly__idmap_dispose(&w.waits);
 	prolly_buf_dispose(&w.scratch);
 	return rc;
 }

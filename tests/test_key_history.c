@@ -6,6 +6,8 @@
  *     those computed from the models in prolly_log's order (a commit is reported when its value
  *     differs from each parent's, a root when the key exists; only along the simplified
  *     history: from a commit whose value equals a parent's, only the first such parent);
+ *   - a branch that left at the first commit and was merged after 140 commits on main (a
+ *     long wait at the head of the walk's queue);
  *   - stopping early returns the callback's value;
  *   - cost: on a 60,000-record tree, 40 commits of history read O(height) nodes per commit from
  *     a cold cache, not a tree diff.
@@ -207,6 +209,43 @@ PT_TEST(key_history_random)
 				check_key(h, db, &h->c[heads[b]].id, key, seed);
 			}
 			check_key(h, db, &h->c[heads[b]].id, "never", seed);
+		}
+		for (size_t i = 0; i < h->n; i++)
+			tm_model_dispose(&h->c[i].m);
+		free(h);
+		prolly_close(db);
+	}
+}
+
+/* A branch that left at the first commit, merged after 140 commits on main: the merge waits at
+ * the head of the walk's queue until the walk reaches the branch's old commits, so everything in
+ * between queues behind it (found by id, not by scanning the queue: key_history.c). Every key
+ * checked against the models, from the merge and from the commit before it. */
+PT_TEST(key_history_old_branch_merged_late)
+{
+	for (unsigned round = 0; round < 3 && !pt_failed_now; round++) {
+		uint64_t seed = PT_SEED() + 100 + round;
+		tm_rng r;
+		tm_rng_seed(&r, seed);
+		prolly_db *db = tm_open_mem((size_t)8 << 20);
+		hist *h = calloc(1, sizeof(*h));
+		PT_REQUIRE(db && h && add_commit(h, db, &r, NULL, 0) == 0);
+		size_t side = 0, main_head = 0;
+		for (int i = 0; i < 3; i++) { /* the side branch: older than all of main's */
+			PT_REQUIRE(add_commit(h, db, &r, &side, 1) == 0);
+			side = h->n - 1;
+		}
+		for (int i = 0; i < 140; i++) {
+			PT_REQUIRE(add_commit(h, db, &r, &main_head, 1) == 0);
+			main_head = h->n - 1;
+		}
+		size_t par[2] = {main_head, side};
+		PT_REQUIRE(add_commit(h, db, &r, par, 2) == 0);
+		for (unsigned k = 0; k < 12; k++) {
+			char key[8];
+			snprintf(key, sizeof key, "k%02u", k);
+			check_key(h, db, &h->c[h->n - 1].id, key, seed);
+			check_key(h, db, &h->c[main_head].id, key, seed);
 		}
 		for (size_t i = 0; i < h->n; i++)
 			tm_model_dispose(&h->c[i].m);
