@@ -30,10 +30,20 @@
  * So nothing scans it: a queued commit is found by its id (`at`: id -> its sequence number + 1;
  * entry seq sits at ring position head + seq - head_seq), and the parent slots waiting for a
  * commit by the commit's id (`waits`: id -> 1 + the first of its waiters in `wl`, a list).
+ *
+ * The lookups go a batch of KH_BATCH commits at a time: the walk's commits are kept until a
+ * batch is full (or the walk ends); then the key's path is loaded in all of their trees a level
+ * at a time, one store call per level for the whole batch (nodes shared between the trees, or
+ * cached, asked once or not at all); then the commits are queued in walk order as before. So
+ * the lookups of n commits cost about n / KH_BATCH * height store calls, where a lookup per
+ * commit cost at least a call per commit (each commit's root is new): a round trip each on a
+ * server store. A batch pins at most KH_BATCH * height nodes.
  */
 #include "internal.h"
 
 #include <stdlib.h>
+
+#define KH_BATCH 256
 
 typedef struct kval {
 	int exists;
@@ -70,7 +80,8 @@ typedef struct kwalk {
 	prolly__idmap waits;         /* a parent's id -> 1 + its first waiter in wl, 0: none */
 	kwait *wl;
 	size_t n_wl, wl_cap;
-	prolly_buf scratch;
+	prolly_commit **pend; /* the batch: walk order, owned; KH_BATCH slots */
+	size_t n_pend;
 	int stop;    /* fn asked to stop: its value */
 	int started; /* the start commit has been seen */
 } kwalk;
@@ -179,22 +190,23 @@ static int drain(kwalk *w, int all)
 	return 0;
 }
 
-static int on_commit(void *payload, const prolly_commit *c)
+/* Queues commit c (owned: freed here on failure) whose tree holds the key's value v (NULL: no
+ * such key), and decides what it can (KH1-KH4). */
+static int queue_commit(kwalk *w, prolly_commit *c, const prolly_slice *v)
 {
-	kwalk *w = payload;
 	kent e;
 	int rc;
 	memset(&e, 0, sizeof(e));
-	rc = prolly_get(&w->scratch, w->db, &c->tree, w->key, w->klen);
-	if (rc && rc != PROLLY_ENOTFOUND)
-		return rc;
-	e.self.exists = rc == 0;
-	if (e.self.exists)
-		prolly__hash(&e.self.hash, w->scratch.ptr, w->scratch.size);
+	e.c = c; /* kent_dispose frees it on failure */
+	e.self.exists = v != NULL;
+	if (v)
+		prolly__hash(&e.self.hash, v->data, v->size);
 	/* KH2: this commit is a parent of queued ones: the slots waiting for it. */
 	size_t wi = (size_t)prolly__idmap_get(&w->waits, &c->id);
-	if (wi && (rc = prolly__idmap_put(&w->waits, &c->id, 0)))
+	if (wi && (rc = prolly__idmap_put(&w->waits, &c->id, 0))) {
+		kent_dispose(&e);
 		return rc;
+	}
 	for (; wi; wi = w->wl[wi - 1].next) {
 		kent *q = queued(w, w->wl[wi - 1].seq);
 		size_t i = w->wl[wi - 1].slot;
@@ -205,19 +217,20 @@ static int on_commit(void *payload, const prolly_commit *c)
 		q->n_known++;
 	}
 	size_t old = w->cap;
-	if (PROLLY__GROW(w->q, w->cap, w->len + 1, 16))
+	if (PROLLY__GROW(w->q, w->cap, w->len + 1, 16)) {
+		kent_dispose(&e);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	}
 	if (w->cap != old && w->head + w->len > old) /* the ring wrapped: its tail goes after old */
 		memcpy(w->q + old, w->q, (w->head + w->len - old) * sizeof(*w->q));
 	e.wanted = !w->started; /* KH4: the start commit */
 	w->started = 1;
-	e.c = commit_dup(c);
 	if (c->n_parents) {
 		e.par = calloc(c->n_parents, sizeof(*e.par));
 		e.known = calloc(c->n_parents, 1);
 	}
-	if (!e.c || (c->n_parents && (!e.par || !e.known)) ||
-	    (e.self.exists && prolly__buf_set(&e.value, w->scratch.ptr, w->scratch.size))) {
+	if ((c->n_parents && (!e.par || !e.known)) ||
+	    (v && prolly__buf_set(&e.value, v->data, v->size))) {
 		kent_dispose(&e);
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 	}
@@ -244,6 +257,71 @@ static int on_commit(void *payload, const prolly_commit *c)
 	return drain(w, 0);
 }
 
+/* The key's value in every tree of the batch, its path loaded a level at a time (one store
+ * call per level), then the batch queued in walk order. Empties the batch. */
+static int settle(kwalk *w)
+{
+	size_t n = w->n_pend, m = 0, done = 0;
+	prolly__nodeset ws;
+	prolly_id ids[KH_BATCH];
+	size_t of[KH_BATCH];    /* the batch index of ids[j] */
+	pnode *nd[KH_BATCH];    /* ids[j] loaded */
+	pnode *leaf[KH_BATCH];  /* per batch index: the leaf holding the key, or NULL */
+	uint32_t pos[KH_BATCH]; /* its position there */
+	int rc = 0;
+	prolly__nodeset_init(&ws);
+	for (size_t k = 0; k < n; k++) {
+		leaf[k] = NULL;
+		ids[m] = w->pend[k]->tree;
+		of[m++] = k;
+	}
+	while (m && !rc) {
+		size_t next = 0;
+		if ((rc = prolly__load(w->db, &ws, ids, m, nd)))
+			break;
+		for (size_t j = 0; j < m; j++) {
+			uint32_t i = prolly__node_lower_bound(nd[j], w->key, w->klen);
+			if (i == nd[j]->n)
+				continue; /* past the tree's last key: absent */
+			if (nd[j]->level > 0) {
+				ids[next] = *prolly__node_child(nd[j], i);
+				of[next++] = of[j];
+				continue;
+			}
+			prolly_slice k = prolly__node_key(nd[j], i);
+			if (prolly__keycmp(k.data, k.size, w->key, w->klen) == 0) {
+				leaf[of[j]] = nd[j];
+				pos[of[j]] = i;
+			}
+		}
+		m = next;
+	}
+	for (; done < n && !rc; done++) {
+		prolly_slice v;
+		if (leaf[done])
+			v = prolly__node_value(leaf[done], pos[done]);
+		rc = queue_commit(w, w->pend[done], leaf[done] ? &v : NULL);
+		w->pend[done] = NULL; /* owned by the queue now, or freed */
+		if (!rc && w->stop)
+			rc = w->stop;
+	}
+	for (size_t k = done; k < n; k++) {
+		prolly_commit_free(w->pend[k]);
+		w->pend[k] = NULL;
+	}
+	w->n_pend = 0;
+	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+static int on_commit(void *payload, const prolly_commit *c)
+{
+	kwalk *w = payload;
+	if (!(w->pend[w->n_pend] = commit_dup(c)))
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+	return ++w->n_pend == KH_BATCH ? settle(w) : 0;
+}
+
 int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, size_t klen,
                        prolly_value_history_fn fn, void *payload)
 {
@@ -262,11 +340,21 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
 	w.klen = klen;
 	w.fn = fn;
 	w.payload = payload;
+	if (!(w.pend = calloc(KH_BATCH, sizeof(*w.pend)))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+		goto cleanup;
+	}
 	rc = prolly_log(db, commit, on_commit, &w);
+	if (rc == 0)
+		rc = settle(&w); /* the last batch */
 	if (rc == 0)
 		rc = drain(&w, 1); /* KH3 */
 	if (w.stop)
 		rc = w.stop;
+cleanup:
+	for (size_t k = 0; w.pend && k < w.n_pend; k++)
+		prolly_commit_free(w.pend[k]);
+	free(w.pend);
 	while (w.len) {
 		kent_dispose(&w.q[w.head]);
 		w.head = (w.head + 1) % w.cap;
@@ -276,6 +364,5 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
 	free(w.wl);
 	prolly__idmap_dispose(&w.at);
 	prolly__idmap_dispose(&w.waits);
-	prolly_buf_dispose(&w.scratch);
 	return rc;
 }
