@@ -11,6 +11,7 @@
  *   - branch names of 64 hex digits are refused; a short all-hex branch wins over a short id.
  */
 #include "lib/model.h"
+#include "lib/passthru.h"
 #include "ptest.h"
 
 #include <stdlib.h>
@@ -150,6 +151,58 @@ PT_TEST(resolve_short_ids_without_find_ids)
 	PT_REQUIRE(tm_db_open(&t, 0, "resolve", 1, 0, 0) == 0); /* the tap has no find_ids */
 	short_ids(t.db, 7);
 	tm_db_close(&t);
+}
+
+/* "main~N" over a chain of 5,000 commits: the steps read ahead where the store has
+ * get_ancestors (about N / 256 store calls, not N; the step graph starting afresh every 2,048
+ * commits on the way), and give the same commits without it. */
+static void long_steps(prolly_db *db, int ahead)
+{
+	enum { N = 5000 };
+	static prolly_id ids[N];
+	prolly_txn *txn = NULL;
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	for (int i = 0; i < N; i++)
+		PT_REQUIRE(make_commit(&ids[i], txn, i ? &ids[i - 1] : NULL, i ? 1 : 0, 1000 + i, "c") ==
+		           0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", NULL, &ids[N - 1]) == 0);
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	prolly_id got;
+	prolly_stats st = PROLLY_STATS_INIT;
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~4990"), 0);
+	PT_CHECK(prolly_id_equal(&got, &ids[9]));
+	prolly_thread_stats(&st);
+	if (ahead)
+		PT_CHECKF(st.store_round_trips <= 4990 / 256 + 8, "%llu round trips",
+		          (unsigned long long)st.store_round_trips);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~4999"), 0);
+	PT_CHECK(prolly_id_equal(&got, &ids[0]));
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~2000~2000^1~5"), 0);
+	PT_CHECK(prolly_id_equal(&got, &ids[N - 1 - 4006]));
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~5000"), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "goes back past root commit") &&
+	              strstr(prolly_last_error(), "(4999 steps back)"),
+	          "%s", prolly_last_error());
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~4999^2"), PROLLY_ENOTFOUND);
+}
+
+PT_TEST(resolve_long_steps_read_ahead)
+{
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
+	PT_REQUIRE(db);
+	long_steps(db, 1);
+	prolly_close(db);
+	prolly_store *mem = NULL;
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+	tp_store *w = tp_new(sizeof(tp_store), mem);
+	PT_REQUIRE(w);
+	w->base.get_ancestors = NULL; /* one commit per step */
+	PT_REQUIRE(prolly_db_new(&db, &w->base, NULL) == 0);
+	long_steps(db, 0);
+	prolly_close(db);
 }
 
 PT_TEST(resolve_parent_steps)
