@@ -1134,6 +1134,53 @@ static int seen_fn(void *payload, size_t index, const void *data, size_t size)
 	return s->stop_at && s->calls == s->stop_at ? 99 : 0;
 }
 
+/* The statements that look an array of ids or names up, prepared as the store prepares them (a
+ * generic plan) on the tables of a new store, which are empty: each must probe the primary key
+ * per element, never scan the table. A plain join made a hash join over a sequential scan there,
+ * and the plan stayed as the table grew (every get_nodes and has_nodes of a clone into a new
+ * store read the whole node table). */
+PT_TEST(pg_array_statements_probe_the_index)
+{
+	prolly_store *st = open_pg(new_schema(), 0, 0, 1, 0);
+	PGconn *c = admin();
+	PT_REQUIRE(st && c);
+	static const struct {
+		const char *what, *args;
+	} stmts[] = {
+	    {"get_nodes", "('{}')"},
+	    {"has_nodes", "('{}')"},
+	    {"get_refs", "('{}')"},
+	    {"get_ancestors", "('{}', 10, '\\x50524c43', 4, 12)"},
+	};
+	PT_CHECK(sql1(c, "SET plan_cache_mode = force_generic_plan") == -1);
+	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
+		char name[16], sql[256];
+		snprintf(name, sizeof(name), "probe%zu", i);
+		const char *text = prolly_store_pg_statement(st, stmts[i].what);
+		PT_CHECKF(text, "%s", stmts[i].what);
+		if (!text)
+			continue;
+		PGresult *r = PQprepare(c, name, text, 0, NULL);
+		PT_CHECKF(PQresultStatus(r) == PGRES_COMMAND_OK, "prepare %s: %s", stmts[i].what,
+		          PQresultErrorMessage(r));
+		PQclear(r);
+		snprintf(sql, sizeof(sql), "EXPLAIN EXECUTE %s%s", name, stmts[i].args);
+		r = PQexec(c, sql);
+		PT_CHECKF(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
+		char plan[4096] = "";
+		size_t at = 0;
+		for (int row = 0; PQresultStatus(r) == PGRES_TUPLES_OK && row < PQntuples(r); row++)
+			at += (size_t)snprintf(plan + at, at < sizeof(plan) ? sizeof(plan) - at : 0, "%s\n",
+			                       PQgetvalue(r, row, 0));
+		PQclear(r);
+		PT_CHECKF(!strstr(plan, "Seq Scan") && !strstr(plan, "Hash"), "%s:\n%s", stmts[i].what,
+		          plan);
+		PT_CHECKF(strstr(plan, "Index"), "%s:\n%s", stmts[i].what, plan);
+	}
+	PQfinish(c);
+	prolly_store_close(st);
+}
+
 PT_TEST(get_ref_objects_one_statement)
 {
 	const char *schema = new_schema();

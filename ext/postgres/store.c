@@ -397,10 +397,13 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 	{
 		Oid types[1] = {BYTEAARRAYOID};
 		/* A generic plan: left to choose, the plan cache plans the array statement again at
-		 * every execution (docs/postgres.md, "Statements and round trips"). */
+		 * every execution (docs/postgres.md, "Statements and round trips"). The LATERAL
+		 * subquery with LIMIT 1 keeps it an index probe per id even when the plan is made
+		 * while the table is small (the client store's statement, src/store/pg_sql.c). */
 		pgx_kept_plan(&nodes_plan,
-		              "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY "
-		              "AS r(id, i) JOIN %s.nodes n ON n.id = r.id",
+		              "SELECT r.i, x.node FROM unnest($1::bytea[]) WITH ORDINALITY "
+		              "AS r(id, i) CROSS JOIN LATERAL (SELECT n.node FROM %s.nodes n "
+		              "WHERE n.id = r.id LIMIT 1) x",
 		              1, types);
 	}
 	if (SPI_execute_plan(nodes_plan.plan, &arg, NULL, true, 0) != SPI_OK_SELECT)

@@ -536,6 +536,24 @@ void prolly_store_pg_fail_chunk(prolly_store *base, unsigned chunk)
 	if (st && st->base.kind && strcmp(st->base.kind, "postgres") == 0)
 		atomic_store(&st->fail_chunk, chunk);
 }
+
+const char *prolly_store_pg_statement(prolly_store *base, const char *what)
+{
+	static const struct {
+		const char *what;
+		int q;
+	} reads[] = {{"get_nodes", Q_GETNODES},
+	             {"has_nodes", Q_HASNODES},
+	             {"get_refs", Q_GETREFS},
+	             {"get_ancestors", Q_ANCESTORS}};
+	pg_store *st = (pg_store *)base;
+	if (!st || !st->base.kind || strcmp(st->base.kind, "postgres") != 0 || !what)
+		return NULL;
+	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+		if (strcmp(what, reads[i].what) == 0)
+			return st->sql[reads[i].q];
+	return NULL;
+}
 #endif
 
 /* ------------------------------------------------------------------------------------------ */

@@ -42,6 +42,10 @@ int prolly_store_pg_counters(prolly_store *st, prolly_pg_counters *out);
  * `chunk` (1-based) fail on the server (a malformed array); with chunk 1 that includes a
  * one-statement write (prolly_write), whose nodes are one chunk. 0 disarms. */
 void prolly_store_pg_fail_chunk(prolly_store *st, unsigned chunk);
+/* Test hook, the same build only: the text (schema substituted) of the statement the store runs
+ * for a read, `what` one of "get_nodes", "has_nodes", "get_refs", "get_ancestors"; NULL for
+ * another name or store. Owned by the store, valid until it closes. */
+const char *prolly_store_pg_statement(prolly_store *st, const char *what);
 #endif
 
 #endif /* PROLLY_STORE_PG_H */

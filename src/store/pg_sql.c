@@ -51,11 +51,18 @@ static const char *const query_tmpl[N_QUERIES] = {
                 "@.prolly_write($1::int8, $2::bool, $3::bytea[], $4::bytea[], $5::bytea[], "
                 "$6::bytea[], $7::int4[], $8::bytea[], $9::bool[], $10::bytea[])",
     [Q_EPOCH] = "SELECT value FROM @.meta WHERE key = 'epoch'",
-    [Q_GETNODES] = "SELECT r.i, n.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
-                   "JOIN @.nodes n ON n.id = r.id",
+    /* The array statements look each element up in a LATERAL subquery with LIMIT 1, which the
+     * planner cannot turn into a join: an index probe per element whatever the table's size
+     * when the plan was made. Joined plainly (or through EXISTS), a generic plan made while the
+     * table is empty or small -- a new store, whose connections prepare their statements at
+     * once -- hashes the array and scans the whole table, and keeps doing so as the table grows
+     * until an ANALYZE invalidates it (test pg_array_statements_probe_the_index). */
+    [Q_GETNODES] = "SELECT r.i, x.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
+                   "CROSS JOIN LATERAL (SELECT n.node FROM @.nodes n WHERE n.id = r.id "
+                   "LIMIT 1) x",
     /* The positions (1-based) of the ids the table holds: an index probe each, no node read. */
     [Q_HASNODES] = "SELECT r.i FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
-                   "WHERE EXISTS (SELECT 1 FROM @.nodes n WHERE n.id = r.id)",
+                   "CROSS JOIN LATERAL (SELECT 1 FROM @.nodes n WHERE n.id = r.id LIMIT 1) x",
     /* Objects and their ancestors, breadth first along the parents of the commit layout the
      * engine passes (prolly_store_commit_layout: $3 the magic, $4 the offset of the u32 parent
      * count, $5 that of the parent ids; get_byte counts from 0, substring from 1; arithmetic,
@@ -82,9 +89,10 @@ static const char *const query_tmpl[N_QUERIES] = {
      * neither object when the ref's value is $3 (the caller holds them): the join key is then
      * NULL, and an index scan on a NULL key reads nothing. */
     /* One row per name: absent refs with a NULL value; the epoch's subquery runs once. */
-    [Q_GETREFS] = "SELECT r.i, f.value, (SELECT value FROM @.meta WHERE key = 'epoch') "
+    [Q_GETREFS] = "SELECT r.i, x.value, (SELECT value FROM @.meta WHERE key = 'epoch') "
                   "FROM unnest($1::bytea[]) WITH ORDINALITY AS r(name, i) "
-                  "LEFT JOIN @.refs f ON f.name = r.name",
+                  "LEFT JOIN LATERAL (SELECT f.value FROM @.refs f WHERE f.name = r.name "
+                  "LIMIT 1) x ON true",
     [Q_GETREFOBJS] = "SELECT r.value, (SELECT value FROM @.meta WHERE key = 'epoch'), c.node, "
                      "t.node FROM (SELECT $1::bytea AS name) q "
                      "LEFT JOIN @.refs r ON r.name = q.name "
