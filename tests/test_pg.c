@@ -8,8 +8,8 @@
  * Every store gets a fresh schema (prolly_t_<pid>_<n>), dropped at the end. Besides the shared
  * conformance suite: chunked inserts counted, a failing third chunk, one-statement writes (cost,
  * conflicts, epoch, requires, non-durable), ordered chunked reads, writers on other refs not
- * blocked, pool timeouts, a backend killed mid-operation and a server restart, get_ref_objects
- * in one statement, a corrupted row, schema versions (a version-1 schema used as it is, then
+ * blocked, pool timeouts, a backend killed mid-operation and a server restart, the plans of the
+ * array reads on a new store's empty tables (index probes), get_ref_objects in one statement, a corrupted row, schema versions (a version-1 schema used as it is, then
  * migrated; a runtime role with least privileges), the version-4 check of every node's hash (a
  * poisoned row refused even to the owner, old rows validated, the migration's lock bounded),
  * reader, writer and gc roles with exactly the documented grants, and passwords kept out of
