@@ -211,6 +211,8 @@ static int queue_commit(kwalk *w, prolly_commit *c, const prolly_slice *v)
 		kent *q = queued(w, w->wl[wi - 1].seq);
 		size_t i = w->wl[wi - 1].slot;
 		assert(q && i < q->c->n_parents && prolly_id_equal(&q->c->parents[i], &c->id));
+		if (!q || i >= q->c->n_parents || q->known[i])
+			continue;         /* (never: a waiter stays queued until its parents are known) */
 		assert(!q->known[i]); /* the walk visits each commit once (prolly_log) */
 		q->known[i] = 1;
 		q->par[i] = e.self;
