@@ -99,7 +99,7 @@ HLIB_TESTS := $(filter $(BUILD)/tests/test_workload $(BUILD)/tests/test_harness_
 TEST_OBJ  := $(TLIB_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BLIB_OBJ) $(HARN_SRC:%.c=$(BUILD)/obj/%.o)
 STORE_OBJ := $(filter $(BUILD)/obj/src/store/%,$(LIB_OBJ))
-# Test hooks (prolly_store_pg_fail_chunk, prolly_store_mem_table) exist only in a test build: the files that hold them
+# Test hooks (prolly_store_pg_fail_chunk, prolly_store_pg_statement, prolly_store_mem_table) exist only in a test build: the files that hold them
 # are compiled a second time with -DPROLLY_TEST_HOOKS into $(BUILD)/obj/hooks/, and the tests
 # link $(TEST_LIB), libprolly.a with those objects swapped in. libprolly.a and libprolly.so
 # never contain a hook.
