@@ -4,8 +4,11 @@
  *
  * Every commit a step needs is loaded with one store call, so cost is one store call per step of
  * the walk, not per commit; where the store offers get_ancestors, that call also brings up to
- * ANCESTORS_AHEAD of their ancestors, which later steps then find loaded, so a long chain costs
- * one call per ANCESTORS_AHEAD commits. A commit that is not in the store (removed by retention,
+ * `ahead` of their ancestors, which later steps then find loaded: ANCESTORS_AHEAD; on a server
+ * store (PROLLY_STORE_REMOTE) it starts there and doubles with every such call of the walk up
+ * to ANCESTORS_AHEAD_MAX, so a walk that stops early reads at most about twice what it used and
+ * a long chain costs a round trip per ANCESTORS_AHEAD_MAX commits (an in-process store gains
+ * nothing from longer reads: measured slower). A commit that is not in the store (removed by retention,
  * or never there) becomes PROLLY__G_MISSING: the walks decide what that means.
  */
 #include "internal.h"
@@ -150,6 +153,7 @@ static int graph_add(void *walk, const prolly_id *id, size_t *out)
 /* Commits a history step reads ahead where the store can (get_ancestors): a long first-parent
  * chain then costs one round trip per this many commits instead of one per commit. */
 #define ANCESTORS_AHEAD 256
+#define ANCESTORS_AHEAD_MAX 4096
 
 /* Loads the unloaded nodes among idx[0..n) with one store call. Those not found become
  * PROLLY__G_MISSING (removed by retention, or never there). */
@@ -174,7 +178,10 @@ int prolly__graph_load(prolly__graph *g, const size_t *idx, size_t n)
 		k++;
 	}
 	if (k) {
-		prolly__walk_reader r = {g->db, &g->index, ANCESTORS_AHEAD, graph_add, graph_fill, g};
+		size_t ahead = g->ahead ? g->ahead : ANCESTORS_AHEAD;
+		prolly__walk_reader r = {g->db, &g->index, ahead, graph_add, graph_fill, g};
+		if (prolly__store_remote(g->db))
+			g->ahead = PROLLY_MIN(2 * ahead, ANCESTORS_AHEAD_MAX);
 		if ((rc = prolly__walk_read(&r, ids, want, k)))
 			goto cleanup;
 		for (size_t i = 0; i < k; i++)

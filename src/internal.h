@@ -608,6 +608,7 @@ typedef struct prolly__graph {
 	prolly__idmap index; /* node i is entry i */
 	prolly_id *par;
 	size_t npar, cappar;
+	size_t ahead; /* ancestors the next load reads ahead (commit_graph.c); 0: the first */
 } prolly__graph;
 
 /* A growable list of node indexes. */

@@ -19,8 +19,8 @@
  *       store has it; otherwise by walking the history reachable from every ref. It must name
  *       exactly one commit: none is PROLLY_ENOTFOUND, several PROLLY_EINVAL listing them.
  *   S4  the steps read their commits through a commit graph (commit_graph.c), which reads
- *       ahead where the store has get_ancestors: "main~5000" costs about 5000 / 256 store
- *       calls, not 5000. The graph is started afresh past STEP_GRAPH_MAX commits, so memory
+ *       ahead where the store has get_ancestors (256 commits, doubling per call up to 4,096):
+ *       "main~5000" costs a handful of store calls, not 5000. The graph is started afresh past STEP_GRAPH_MAX commits, so memory
  *       stays bounded whatever N. A commit the graph cannot load (absent, a tree, damaged) is
  *       read on its own, which says which (S1, S2).
  */
@@ -35,7 +35,9 @@
 #define FIND_LIMIT 256    /* objects one short-id lookup looks at */
 #define MAX_LISTED 8      /* candidates an ambiguity message names */
 #define MAX_STEPS 1000000000UL
-#define STEP_GRAPH_MAX 2048 /* commits the steps' graph holds before it starts afresh (S4) */
+/* Commits the steps' graph holds before it starts afresh (S4): several of its largest reads
+ * ahead (commit_graph.c), so that few commits read ahead are dropped unused. */
+#define STEP_GRAPH_MAX 16384
 
 /* ---- reading one commit (S1, S2) ------------------------------------------------------------ */
 

@@ -153,12 +153,13 @@ PT_TEST(resolve_short_ids_without_find_ids)
 	tm_db_close(&t);
 }
 
-/* "main~N" over a chain of 5,000 commits: the steps read ahead where the store has
- * get_ancestors (about N / 256 store calls, not N; the step graph starting afresh every 2,048
- * commits on the way), and give the same commits without it. */
-static void long_steps(prolly_db *db, int ahead)
+/* "main~N" over a chain of 20,000 commits: the steps read ahead where the store has
+ * get_ancestors (N / 256 store calls, not N; on a server store, reads that double up to 4,096
+ * commits: a handful of calls), the step graph starting afresh once on the way (past 16,384
+ * commits); and they give the same commits without get_ancestors. */
+static void long_steps(prolly_db *db, unsigned max_trips)
 {
-	enum { N = 5000 };
+	enum { N = 20000 };
 	static prolly_id ids[N];
 	prolly_txn *txn = NULL;
 	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
@@ -172,37 +173,42 @@ static void long_steps(prolly_db *db, int ahead)
 	prolly_stats st = PROLLY_STATS_INIT;
 	prolly_db_cache_clear(db);
 	prolly_thread_stats_reset();
-	PT_CHECK_RC(prolly_resolve(&got, db, "main~4990"), 0);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~19990"), 0);
 	PT_CHECK(prolly_id_equal(&got, &ids[9]));
 	prolly_thread_stats(&st);
-	if (ahead)
-		PT_CHECKF(st.store_round_trips <= 4990 / 256 + 8, "%llu round trips",
-		          (unsigned long long)st.store_round_trips);
-	PT_CHECK_RC(prolly_resolve(&got, db, "main~4999"), 0);
+	if (max_trips)
+		PT_CHECKF(st.store_round_trips <= max_trips, "%llu round trips, at most %u",
+		          (unsigned long long)st.store_round_trips, max_trips);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~19999"), 0);
 	PT_CHECK(prolly_id_equal(&got, &ids[0]));
-	PT_CHECK_RC(prolly_resolve(&got, db, "main~2000~2000^1~5"), 0);
-	PT_CHECK(prolly_id_equal(&got, &ids[N - 1 - 4006]));
-	PT_CHECK_RC(prolly_resolve(&got, db, "main~5000"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~9000~9000^1~5"), 0);
+	PT_CHECK(prolly_id_equal(&got, &ids[N - 1 - 18006]));
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~20000"), PROLLY_ENOTFOUND);
 	PT_CHECKF(strstr(prolly_last_error(), "goes back past root commit") &&
-	              strstr(prolly_last_error(), "(4999 steps back)"),
+	              strstr(prolly_last_error(), "(19999 steps back)"),
 	          "%s", prolly_last_error());
-	PT_CHECK_RC(prolly_resolve(&got, db, "main~4999^2"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&got, db, "main~19999^2"), PROLLY_ENOTFOUND);
 }
 
 PT_TEST(resolve_long_steps_read_ahead)
 {
 	prolly_db *db = tm_open_mem((size_t)16 << 20);
 	PT_REQUIRE(db);
-	long_steps(db, 1);
+	long_steps(db, 19990 / 256 + 8);
 	prolly_close(db);
-	prolly_store *mem = NULL;
-	PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
-	tp_store *w = tp_new(sizeof(tp_store), mem);
-	PT_REQUIRE(w);
-	w->base.get_ancestors = NULL; /* one commit per step */
-	PT_REQUIRE(prolly_db_new(&db, &w->base, NULL) == 0);
-	long_steps(db, 0);
-	prolly_close(db);
+	for (int remote = 0; remote < 2; remote++) {
+		prolly_store *mem = NULL;
+		PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+		tp_store *w = tp_new(sizeof(tp_store), mem);
+		PT_REQUIRE(w);
+		if (remote) /* reads ahead as a server store does */
+			w->base.flags |= PROLLY_STORE_REMOTE;
+		else
+			w->base.get_ancestors = NULL; /* one commit per step */
+		PT_REQUIRE(prolly_db_new(&db, &w->base, NULL) == 0);
+		long_steps(db, remote ? 16 : 0);
+		prolly_close(db);
+	}
 }
 
 PT_TEST(resolve_parent_steps)
