@@ -601,40 +601,6 @@ static int count_refs(env_entry *e, MDB_txn *txn)
 	return check_ref_count(e, txn, n);
 }
 
-static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	env_entry *e = ((lmdb_store *)st)->e;
-	MDB_txn *txn = NULL;
-	prolly_id v;
-	uint64_t ep;
-	int rc;
-
-	count_trip();
-	if ((rc = prolly_store_ref_name_check(name)))
-		return rc;
-	if ((rc = prolly__lmdb_txn_begin(e, MDB_RDONLY, &txn, NULL)))
-		return rc;
-	if ((rc = read_epoch(e, txn, &ep)))
-		goto cleanup;
-	if (epoch)
-		*epoch = ep;
-	int r = read_ref(e, txn, name, &v);
-	if (r == MDB_NOTFOUND) {
-		if (!(rc = count_refs(e, txn)))
-			rc = prolly_set_error(PROLLY_ENOTFOUND, "lmdb: %s: ref '%s' not found", e->path, name);
-	} else if (r == -1)
-		rc = prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: ref '%s' does not hold a 32-byte id",
-		                      e->path, name);
-	else if (r)
-		rc = prolly__lmdb_fail(e, r, "reading a ref");
-	else if (out)
-		*out = v;
-
-cleanup:
-	prolly__lmdb_txn_abort(e, txn);
-	return rc;
-}
-
 /* One read transaction for all of them; the row count is checked once if any is absent. */
 static int lmdb_get_refs(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
                          unsigned char *found, uint64_t *epoch)
@@ -668,6 +634,26 @@ static int lmdb_get_refs(prolly_store *st, const char *const *names, size_t n, p
 cleanup:
 	prolly__lmdb_txn_abort(e, txn);
 	return rc;
+}
+
+/* get_refs of one name; PROLLY_ENOTFOUND when it is absent. */
+static int lmdb_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	unsigned char found = 0;
+	prolly_id v;
+	int rc;
+	if ((rc = prolly_store_ref_name_check(name))) {
+		count_trip();
+		return rc;
+	}
+	if ((rc = lmdb_get_refs(st, &name, 1, &v, &found, epoch)))
+		return rc;
+	if (!found)
+		return prolly_set_error(PROLLY_ENOTFOUND, "lmdb: %s: ref '%s' not found",
+		                        ((lmdb_store *)st)->e->path, name);
+	if (out)
+		*out = v;
+	return 0;
 }
 
 typedef struct ref_row {

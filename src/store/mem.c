@@ -399,28 +399,6 @@ static int mem_has_nodes(prolly_store *st, const prolly_id *ids, size_t n, unsig
 	return 0;
 }
 
-static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
-{
-	mem_store *m = (mem_store *)st;
-	int rc, found;
-	count_trip();
-	if ((rc = prolly_store_ref_name_check(name)))
-		return rc;
-	pthread_rwlock_rdlock(&m->lock);
-	size_t at = ref_lower_bound(m, name, strlen(name), &found);
-	if (epoch)
-		*epoch = m->epoch;
-	if (found) {
-		if (out)
-			*out = m->refs[at].value;
-		rc = 0;
-	} else {
-		rc = prolly_set_error(PROLLY_ENOTFOUND, "mem store: ref '%s' not found", name);
-	}
-	pthread_rwlock_unlock(&m->lock);
-	return rc;
-}
-
 static int mem_get_refs(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
                         unsigned char *found, uint64_t *epoch)
 {
@@ -437,6 +415,24 @@ static int mem_get_refs(prolly_store *st, const char *const *names, size_t n, pr
 	if (epoch)
 		*epoch = m->epoch;
 	pthread_rwlock_unlock(&m->lock);
+	return 0;
+}
+
+/* get_refs of one name; PROLLY_ENOTFOUND when it is absent. */
+static int mem_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64_t *epoch)
+{
+	unsigned char found = 0;
+	prolly_id v;
+	int rc;
+	if ((rc = prolly_store_ref_name_check(name))) {
+		count_trip();
+		return rc;
+	}
+	mem_get_refs(st, &name, 1, &v, &found, epoch); /* cannot fail */
+	if (!found)
+		return prolly_set_error(PROLLY_ENOTFOUND, "mem store: ref '%s' not found", name);
+	if (out)
+		*out = v;
 	return 0;
 }
 
