@@ -1,0 +1,394 @@
+/*
+ * test_pg_conn.c - the PostgreSQL store's connections against a real server: writers on other
+ * refs not blocked, a losing write that inserts no node, pool timeouts and wait counters, a
+ * backend killed mid-write and a server restart. The server and what the programs share:
+ * tests/lib/pgt.h.
+ */
+#include "lib/pgt.h"
+#include "ptest.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ---- concurrency ------------------------------------------------------------------------------ */
+
+typedef struct bg {
+	prolly_store *st;
+	const char *ref;
+	prolly_id expected, value;
+	prolly_ref_expect expect;
+	unsigned node; /* the written node is pgt_tn_make(9, node); value its id */
+	int rc;
+	char err[512];
+	_Atomic int done;
+	double secs;
+} bg;
+
+static void bg_node(bg *b, unsigned node)
+{
+	b->node = node;
+	b->value = pgt_tn_id(9, node);
+}
+
+static void *bg_write(void *arg)
+{
+	bg *b = arg;
+	double t0 = pgt_now_s();
+	pgt_tn t;
+	pgt_tn_make(&t, 9, b->node); /* b->value is its id (bg_node) */
+	prolly_ref_update u = pgt_upd(b->ref, b->expect, &b->expected, &b->value);
+	b->rc = pgt_write1(b->st, &t.sn, 1, &u);
+	snprintf(b->err, sizeof(b->err), "%s", b->rc ? prolly_last_error() : "");
+	b->secs = pgt_now_s() - t0;
+	b->done = 1;
+	return NULL;
+}
+
+/* A background writer of st: writes node pgt_tn_make(9, node) and moves ref to its id, from
+ * *expected (PROLLY_REF_EXPECT_VALUE) or from anything (expected NULL). */
+static void bg_init(bg *b, prolly_store *st, const char *ref, const prolly_id *expected,
+                    unsigned node)
+{
+	memset(b, 0, sizeof(*b));
+	b->st = st;
+	b->ref = ref;
+	b->expect = expected ? PROLLY_REF_EXPECT_VALUE : PROLLY_REF_EXPECT_ANY;
+	if (expected)
+		b->expected = *expected;
+	bg_node(b, node);
+}
+
+/* Opens a transaction on a that holds the row lock of ref in schema's refs table (COMMIT on a
+ * releases it). */
+static void lock_ref_row(PGconn *a, const char *schema, const char *ref)
+{
+	char q[384];
+	snprintf(q, sizeof(q), "BEGIN; UPDATE \"%s\".refs SET value = value WHERE name = '%s'::bytea",
+	         schema, ref);
+	pgt_sql1(a, q);
+}
+
+/* A transaction holding ref a's row lock (as a slow writer would) blocks writers of a, never
+ * those of b. */
+PT_TEST(other_ref_is_not_blocked)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 0, 0);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(st && a);
+	prolly_id va = pgt_mkid(4, 1), vb = pgt_mkid(4, 2);
+	prolly_ref_update ua = pgt_upd("refs/heads/a", PROLLY_REF_EXPECT_ANY, NULL, &va);
+	prolly_ref_update ub = pgt_upd("refs/heads/b", PROLLY_REF_EXPECT_ANY, NULL, &vb);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &ua), 0);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &ub), 0);
+	lock_ref_row(a, schema, "refs/heads/a");
+	bg ba, bb;
+	bg_init(&ba, st, "refs/heads/a", &va, 3);
+	bg_init(&bb, st, "refs/heads/b", &vb, 4);
+	pthread_t ta, tb;
+	PT_REQUIRE(pthread_create(&ta, NULL, bg_write, &ba) == 0);
+	pgt_sleep_ms(100);
+	PT_REQUIRE(pthread_create(&tb, NULL, bg_write, &bb) == 0);
+	pthread_join(tb, NULL);
+	PT_CHECKF(bb.rc == 0, "%s", bb.err);
+	PT_CHECKF(bb.secs < 1.0, "the writer of b took %.3f s", bb.secs);
+	pgt_sleep_ms(200);
+	PT_CHECK(!ba.done); /* a waits for the lock */
+	pgt_sql1(a, "COMMIT");
+	pthread_join(ta, NULL);
+	PT_CHECKF(ba.rc == 0, "%s", ba.err);
+	printf(
+	    "# writer of b done in %.1f ms while a was locked; a finished after the lock (%.0f ms)\n",
+	    bb.secs * 1000, ba.secs * 1000);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* A write that loses its compare-and-swap must not insert its nodes first (schema version 3):
+ * with another transaction holding a SHARE lock on the nodes table, which every INSERT waits
+ * for, losing writes still come back at once with PROLLY_ECONFLICT -- through prolly_write with
+ * one ref and with two, and through the pipeline (more nodes than batch_items) -- while a
+ * winning write waits for the lock. Nothing of the losers is in the table afterwards. */
+typedef struct bgl {
+	prolly_store *st;
+	prolly_store_node *nodes;
+	size_t n_nodes, n_refs;
+	prolly_ref_update refs[2];
+	int rc;
+	_Atomic int done;
+} bgl;
+
+static void *bg_losing_write(void *arg)
+{
+	bgl *b = arg;
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = b->nodes;
+	w.n_nodes = b->n_nodes;
+	w.refs = b->refs;
+	w.n_refs = b->n_refs;
+	w.durable = 1;
+	b->rc = b->st->write(b->st, &w);
+	b->done = 1;
+	return NULL;
+}
+
+/* Waits up to 20 s for *done; 1 if it came. */
+static int wait_done(_Atomic int *done)
+{
+	for (int i = 0; i < 2000 && !*done; i++)
+		pgt_sleep_ms(10);
+	return *done != 0;
+}
+
+PT_TEST(losing_write_inserts_no_node)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 2, 0, 4, 0);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(st && a);
+	prolly_id v1 = pgt_mkid(31, 1), v2 = pgt_mkid(31, 2), wrong = pgt_mkid(31, 99);
+	prolly_ref_update ua = pgt_upd("refs/heads/a", PROLLY_REF_EXPECT_ANY, NULL, &v1);
+	prolly_ref_update ub = pgt_upd("refs/heads/b", PROLLY_REF_EXPECT_ANY, NULL, &v2);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &ua), 0);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &ub), 0);
+	pgt_tn t[5];
+	prolly_store_node sn[5];
+	for (unsigned i = 0; i < 5; i++) {
+		pgt_tn_make(&t[i], 31, 10 + i);
+		sn[i] = t[i].sn;
+	}
+	char q[256];
+	snprintf(q, sizeof(q), "BEGIN; LOCK TABLE \"%s\".nodes IN SHARE MODE", schema);
+	pgt_sql1(a, q);
+
+	/* 1 ref, 1 node (prolly_write); 2 refs, one failing, 2 nodes (prolly_write); 1 ref, 5 nodes
+	 * in three chunks (the pipeline). */
+	bgl lose[3];
+	memset(lose, 0, sizeof(lose));
+	for (int k = 0; k < 3; k++) {
+		lose[k].st = st;
+		lose[k].refs[0] = pgt_upd("refs/heads/a", PROLLY_REF_EXPECT_VALUE, &wrong, &v2);
+		lose[k].n_refs = 1;
+	}
+	lose[0].nodes = &sn[0];
+	lose[0].n_nodes = 1;
+	lose[1].refs[1] = pgt_upd("refs/heads/b", PROLLY_REF_EXPECT_VALUE, &v2, &v1);
+	lose[1].n_refs = 2;
+	lose[1].nodes = &sn[1];
+	lose[1].n_nodes = 2;
+	lose[2].nodes = sn;
+	lose[2].n_nodes = 5;
+	for (int k = 0; k < 3; k++) {
+		pthread_t th;
+		PT_REQUIRE(pthread_create(&th, NULL, bg_losing_write, &lose[k]) == 0);
+		int came = wait_done(&lose[k].done);
+		PT_CHECKF(came, "losing write %d waited for the table lock", k);
+		if (!came) {
+			pgt_sql1(a, "COMMIT");
+			pthread_join(th, NULL);
+			prolly_store_close(st);
+			PQfinish(a);
+			return;
+		}
+		pthread_join(th, NULL);
+		PT_CHECK_RC(lose[k].rc, PROLLY_ECONFLICT);
+		PT_CHECK(lose[k].refs[0].conflict && lose[k].refs[0].current_exists &&
+		         prolly_id_equal(&lose[k].refs[0].current, &v1));
+	}
+	PT_CHECK(!lose[1].refs[1].conflict);
+
+	/* A winner does insert, so it waits for the lock. */
+	bgl win;
+	memset(&win, 0, sizeof(win));
+	win.st = st;
+	win.refs[0] = pgt_upd("refs/heads/a", PROLLY_REF_EXPECT_VALUE, &v1, &t[4].sn.id);
+	win.n_refs = 1;
+	win.nodes = &sn[4];
+	win.n_nodes = 1;
+	pthread_t tw;
+	PT_REQUIRE(pthread_create(&tw, NULL, bg_losing_write, &win) == 0);
+	pgt_sleep_ms(300);
+	PT_CHECK(!win.done);
+	pgt_sql1(a, "COMMIT");
+	pthread_join(tw, NULL);
+	PT_CHECK_RC(win.rc, 0);
+
+	snprintf(q, sizeof(q), "SELECT count(*) FROM \"%s\".nodes", schema);
+	PT_CHECK(pgt_sql1(a, q) == 1);
+	prolly_id got;
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/b", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v2));
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* Pool of 2, both connections stuck behind a lock: the third caller times out after ~300 ms,
+ * and its wait is counted. */
+PT_TEST(pool_timeout_and_wait_counters)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 2, 300);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = pgt_mkid(5, 1);
+	prolly_ref_update u = pgt_upd("refs/heads/p", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	lock_ref_row(a, schema, "refs/heads/p");
+	bg b[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		bg_init(&b[i], st, "refs/heads/p", NULL, 10 + (unsigned)i);
+		PT_REQUIRE(pthread_create(&th[i], NULL, bg_write, &b[i]) == 0);
+	}
+	pgt_sleep_ms(200);
+	prolly_pg_stats s = PROLLY_PG_STATS_INIT;
+	prolly_thread_stats_reset();
+	double t0 = pgt_now_s();
+	prolly_id got;
+	int rc = st->get_ref(st, "refs/heads/p", &got, NULL);
+	double waited = pgt_now_s() - t0;
+	PT_CHECK_RC(prolly_store_pg_thread_stats(&s), 0);
+	PT_CHECK(rc == PROLLY_ETIMEOUT);
+	PT_CHECKF(waited >= 0.25 && waited < 2.0, "waited %.3f s", waited);
+	PT_CHECK(s.pool_waits == 1 && s.pool_wait_ns >= 250000000ULL);
+	prolly_pg_stats cum = PROLLY_PG_STATS_INIT; /* the store's own count has the same wait */
+	PT_CHECK_RC(prolly_store_pg_stats(&cum, st), 0);
+	PT_CHECK(cum.pool_waits >= 1 && cum.pool_wait_ns >= s.pool_wait_ns);
+	printf("# pool timeout after %.0f ms: %s\n", waited * 1000, prolly_last_error());
+	pgt_sql1(a, "COMMIT");
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		PT_CHECKF(b[i].rc == 0, "%s", b[i].err);
+	}
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/p", &got, NULL), 0);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* ---- broken connections ----------------------------------------------------------------------- */
+
+PT_TEST(backend_killed_mid_write)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 0, 0);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = pgt_mkid(6, 1);
+	prolly_ref_update u = pgt_upd("refs/heads/k", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	lock_ref_row(a, schema, "refs/heads/k");
+	bg b;
+	bg_init(&b, st, "refs/heads/k", &v, 62);
+	pthread_t th;
+	PT_REQUIRE(pthread_create(&th, NULL, bg_write, &b) == 0);
+	long long pid = pgt_blocked_pid(a);
+	PT_CHECK(pid > 0);
+	char k[128];
+	snprintf(k, sizeof(k), "SELECT pg_terminate_backend(%lld)", pid);
+	pgt_sql1(a, k);
+	pthread_join(th, NULL);
+	pgt_sql1(a, "COMMIT");
+	PT_CHECK(b.rc == PROLLY_ESTORE);
+	printf("# in flight: %s\n", b.err);
+	/* Nothing of it is visible; the next operation reconnects and succeeds. */
+	PT_CHECK(pgt_present(st, &b.value, 1) == 0);
+	prolly_id got;
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/k", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v));
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	prolly_pg_counters c;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c), 0);
+	PT_CHECK(c.broken >= 1);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+PT_TEST(server_restart)
+{
+	const char *dir = getenv("PROLLY_PG_DIR"), *bin = getenv("PROLLY_PG_BIN");
+	if (!dir || !bin) {
+		/* Not our cluster: terminate every other backend of the database instead. */
+		prolly_store *st = pgt_open(pgt_new_schema(), 0, 0, 4, 0);
+		PGconn *a = pgt_admin();
+		PT_REQUIRE(st && a);
+		prolly_id v = pgt_mkid(7, 1), got;
+		prolly_ref_update u = pgt_upd("refs/heads/r", PROLLY_REF_EXPECT_ANY, NULL, &v);
+		PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+		pgt_sql1(a,
+		         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+		         "current_database() AND pid <> pg_backend_pid() AND application_name = 'prolly'");
+		pgt_sleep_ms(100);
+		PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
+		prolly_store_close(st);
+		PQfinish(a);
+		pgt_skip("not this program's cluster (PROLLY_PG_DIR and PROLLY_PG_BIN unset): backends "
+		         "terminated instead of a server restart");
+		return;
+	}
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 4, 0);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = pgt_mkid(7, 1), got;
+	prolly_ref_update u = pgt_upd("refs/heads/r", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	lock_ref_row(a, schema, "refs/heads/r");
+	bg b;
+	bg_init(&b, st, "refs/heads/r", &v, 72);
+	pthread_t th;
+	PT_REQUIRE(pthread_create(&th, NULL, bg_write, &b) == 0);
+	PT_CHECK(pgt_blocked_pid(a) > 0);
+	/* While the writer holds one connection, this read opens a second one, idle at the restart. */
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
+	prolly_pg_counters before;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &before), 0);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+	         "%s -u postgres -- %s/pg_ctl -D %s/data -m fast -w -t 60 restart >/dev/null 2>&1",
+	         getuid() == 0 ? "runuser" : "env", bin, dir);
+	if (getuid() != 0)
+		snprintf(cmd, sizeof(cmd), "%s/pg_ctl -D %s/data -m fast -w -t 60 restart >/dev/null 2>&1",
+		         bin, dir);
+	double t0 = pgt_now_s();
+	int sys = system(cmd);
+	double restart_s = pgt_now_s() - t0;
+	PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
+	pthread_join(th, NULL);
+	/* The fast shutdown ends the blocker first: the write in flight either fails as a store
+	 * error, or (one statement, its own transaction) gets its lock and commits before its own
+	 * backend is told to stop, and then it reports success. */
+	PT_CHECKF(b.rc == PROLLY_ESTORE || b.rc == 0, "%d: %s", b.rc, b.err);
+	printf("# in flight during restart: %s\n", b.rc ? b.err : "committed before the shutdown");
+	PQfinish(a);
+	a = pgt_admin();
+	PT_REQUIRE(a);
+	/* The next operation succeeds: dead idle connections are noticed before use. */
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
+	/* A write cut off while committing may have been applied (the server can release the
+	 * blocker's lock and commit the writer before the shutdown reaches it), but only wholly:
+	 * the ref moved and its node stored, or neither. */
+	PT_CHECK(b.rc != 0 || prolly_id_equal(&got, &b.value)); /* a success is applied */
+	if (prolly_id_equal(&got, &b.value)) {
+		PT_CHECK(pgt_present(st, &b.value, 1) == 1);
+		printf("# the cut-off write had committed before the shutdown reached it\n");
+	} else {
+		PT_CHECK(prolly_id_equal(&got, &v));
+		PT_CHECK(pgt_present(st, &b.value, 1) == 0);
+	}
+	for (int i = 0; i < 6; i++)
+		PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	prolly_pg_counters c;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c), 0);
+	PT_CHECKF(before.connects >= 2 && c.broken >= (b.rc ? 2u : 1u),
+	          "%llu connects before, %llu broken", (unsigned long long)before.connects,
+	          (unsigned long long)c.broken);
+	printf("# restart took %.2f s; %llu connections dropped as broken (the idle one, found dead "
+	       "before use, and the one in flight if it failed), %llu connects in all\n",
+	       restart_s, (unsigned long long)c.broken, (unsigned long long)c.connects);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+PGT_MAIN(NULL, NULL)

@@ -1,0 +1,612 @@
+/*
+ * test_pg_schema.c - the PostgreSQL store's schema against a real server: versions (a version-1
+ * schema used as it is, then migrated; no creation where it is refused), the version-4 check of
+ * every node's hash (a poisoned row refused even to the owner, old rows validated, the
+ * migration's lock bounded), reader, writer and gc roles with exactly the documented grants, a
+ * runtime role with least privileges, and passwords kept out of every message. The server and
+ * what the programs share: tests/lib/pgt.h.
+ */
+#include "lib/model.h"
+#include "lib/pgt.h"
+#include "ptest.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ---- schema ----------------------------------------------------------------------------------- */
+
+PT_TEST(schema_versions_and_no_create)
+{
+	const char *schema = pgt_new_schema();
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	o.no_create = 1;
+	prolly_store *st = NULL;
+	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, &o), PROLLY_ENOTFOUND);
+	PT_CHECK(strstr(prolly_last_error(), "prolly init") != NULL);
+	o.no_create = 0;
+	PT_REQUIRE(prolly_store_pg_open(&st, pgt_url, &o) == 0);
+	PT_CHECK_RC(prolly_store_pg_init(st), 0); /* idempotent */
+	prolly_store_close(st);
+	st = NULL;
+	o.no_create = 1;
+	PT_REQUIRE(prolly_store_pg_open(&st, pgt_url, &o) == 0);
+	prolly_store_close(st);
+	st = NULL;
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	char q[256];
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 5 WHERE key = 'schema_version'", schema);
+	pgt_sql1(a, q);
+	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, &o), PROLLY_EVERSION);
+	printf("# newer schema: %s\n", prolly_last_error());
+	PQfinish(a);
+}
+
+/* Turns a fresh schema back into a version-1 one, as an older library created it. */
+static void downgrade(PGconn *a, const char *schema)
+{
+	char q[512];
+	snprintf(q, sizeof(q),
+	         "DROP FUNCTION \"%s\".prolly_write(bigint, boolean, bytea[], bytea[], bytea[], "
+	         "bytea[], int[], bytea[], boolean[], bytea[]); UPDATE \"%s\".meta SET value = 1 "
+	         "WHERE key = 'schema_version'; ALTER TABLE \"%s\".nodes DROP CONSTRAINT IF EXISTS "
+	         "nodes_id_is_sha256",
+	         schema, schema, schema);
+	pgt_sql1(a, q);
+}
+
+static prolly_store *open_opt(const char *conninfo, const char *schema, int no_create)
+{
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	o.no_create = no_create;
+	prolly_store *st = NULL;
+	if (prolly_store_pg_open(&st, conninfo, &o)) {
+		fprintf(stderr, "  open failed: %s\n", prolly_last_error());
+		return NULL;
+	}
+	return st;
+}
+
+/* One node and a ref move from *head (NULL: absent) to that node; returns the statements. */
+static uint64_t commit_one(prolly_store *st, unsigned tag, unsigned i, prolly_id *head, int *rc)
+{
+	pgt_tn t;
+	pgt_tn_make(&t, tag, i);
+	prolly_ref_update u = pgt_upd(
+	    "refs/heads/m", head ? PROLLY_REF_EXPECT_VALUE : PROLLY_REF_EXPECT_ABSENT, head, &t.sn.id);
+	pgt_cost_begin(st);
+	*rc = pgt_write1(st, &t.sn, 1, &u);
+	pgt_cost k = pgt_cost_end(st);
+	if (*rc == 0 && head)
+		*head = t.sn.id;
+	return k.stmts;
+}
+
+PT_TEST(schema_v1_keeps_working_and_migrates)
+{
+	const char *schema = pgt_new_schema();
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	prolly_store *st = open_opt(pgt_url, schema, 0);
+	PT_REQUIRE(st);
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+	prolly_store_close(st);
+	downgrade(a, schema);
+	PT_REQUIRE(pgt_schema_version(a, schema) == 1);
+
+	/* no_create: used as it is, through the version-1 pipeline. */
+	st = open_opt(pgt_url, schema, 1);
+	PT_REQUIRE(st);
+	PT_CHECK(pgt_schema_version(a, schema) == 1);
+	prolly_id head = pgt_tn_id(26, 0);
+	int rc;
+	uint64_t n = commit_one(st, 26, 0, NULL, &rc);
+	PT_CHECK_RC(rc, 0);
+	/* BEGIN, prolly_write_begin, INSERT, prolly_ref_cas, prolly_write_finish, COMMIT */
+	PT_CHECKF(n == 6, "%llu statements", (unsigned long long)n);
+	n = commit_one(st, 26, 1, &head, &rc);
+	PT_CHECK_RC(rc, 0);
+	PT_CHECK(n == 6);
+	prolly_id wrong = pgt_mkid(26, 77);
+	n = commit_one(st, 26, 2, &wrong, &rc);
+	PT_CHECK_RC(rc, PROLLY_ECONFLICT);
+	PT_CHECK(n == 7); /* and a ROLLBACK */
+	pgt_seen s;
+	prolly_id got;
+	memset(&s, 0, sizeof(s));
+	pgt_cost_begin(st);
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/m", 5, &got, NULL, pgt_seen_fn, &s), 0);
+	pgt_cost k = pgt_cost_end(st);
+	PT_CHECK(k.stmts == 1 && s.calls == 1 && prolly_id_equal(&got, &head));
+
+	/* init migrates, and this store switches to one-statement writes. */
+	PT_CHECK_RC(prolly_store_pg_init(st), 0);
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+	n = commit_one(st, 26, 3, &head, &rc);
+	PT_CHECK_RC(rc, 0);
+	PT_CHECKF(n == 1, "%llu statements after init", (unsigned long long)n);
+	PT_CHECK_RC(prolly_store_pg_init(st), 0); /* idempotent */
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+	prolly_store_close(st);
+
+	/* An open that may create migrates too. */
+	downgrade(a, schema);
+	st = open_opt(pgt_url, schema, 0);
+	PT_REQUIRE(st);
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+	n = commit_one(st, 26, 4, &head, &rc);
+	PT_CHECK_RC(rc, 0);
+	PT_CHECK(n == 1);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/m", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &head));
+	prolly_store_close(st);
+
+	/* A version-2 schema (prolly_write there, the version row at 2): used as it is with
+	 * no_create, one statement a write; an open that may create brings it to version 3. */
+	char q[256];
+	snprintf(q, sizeof(q),
+	         "UPDATE \"%s\".meta SET value = 2 WHERE key = 'schema_version'; ALTER TABLE "
+	         "\"%s\".nodes DROP CONSTRAINT nodes_id_is_sha256",
+	         schema, schema);
+	pgt_sql1(a, q);
+	for (int no_create = 1; no_create >= 0; no_create--) {
+		st = open_opt(pgt_url, schema, no_create);
+		PT_REQUIRE(st);
+		PT_CHECK(pgt_schema_version(a, schema) == (no_create ? 2 : 4));
+		n = commit_one(st, 26, 6 - (unsigned)no_create, &head, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 1);
+		prolly_store_close(st);
+	}
+	PQfinish(a);
+}
+
+/* ---- what the database checks, and who may do what ------------------------------------------- */
+
+/*
+ * A row under an id that a later write will produce, holding other bytes, is refused by the
+ * schema (nodes_id_is_sha256), whoever inserts it: here the owner, a superuser. Without the
+ * constraint the junk stayed (the write's ON CONFLICT DO NOTHING kept it) and every later read
+ * of that node failed its hash check.
+ */
+PT_TEST(poisoned_node_refused)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 0, 0);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(st && a);
+	pgt_tn t;
+	pgt_tn_make(&t, 40, 1);
+	char hex[PROLLY_ID_HEX_SIZE], q[512];
+	prolly_id_to_hex(hex, &t.sn.id);
+	snprintf(q, sizeof(q), "INSERT INTO \"%s\".nodes (id, node) VALUES ('\\x%s', 'junk')", schema,
+	         hex);
+	PT_CHECK(pgt_sql_state(a, q, "23514"));
+	/* Nor through the store: a node whose bytes are not those of its id. */
+	pgt_tn junk;
+	pgt_tn_make(&junk, 40, 2);
+	junk.sn.id = t.sn.id;
+	prolly_ref_update u = pgt_upd("refs/heads/p", PROLLY_REF_EXPECT_ABSENT, NULL, &t.sn.id);
+	PT_CHECK_RC(pgt_write1(st, &junk.sn, 1, &u), PROLLY_ECORRUPT);
+	printf("# poisoned write: %s\n", prolly_last_error());
+	PT_CHECK(pgt_present(st, &t.sn.id, 1) == 0);
+	/* The honest write that follows lands, and its node reads back as written. */
+	PT_CHECK_RC(pgt_write1(st, &t.sn, 1, &u), 0);
+	snprintf(q, sizeof(q), "SELECT count(*) FROM \"%s\".nodes WHERE id = sha256(node)", schema);
+	PT_CHECK(pgt_sql1(a, q) == 1);
+	/* Not even an UPDATE of the owner may change a stored node's bytes. */
+	snprintf(q, sizeof(q), "UPDATE \"%s\".nodes SET node = node || '\\x00'::bytea", schema);
+	PT_CHECK(pgt_sql_state(a, q, "23514"));
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* Migrating a version-3 schema that holds junk: the open adds the constraint (in force at once)
+ * and leaves the old rows; prolly_store_pg_init reports them (PROLLY_ECORRUPT) until they are
+ * removed, then validates. */
+PT_TEST(migration_validates_old_rows)
+{
+	const char *schema = pgt_new_schema();
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	prolly_store *st = open_opt(pgt_url, schema, 0);
+	PT_REQUIRE(st);
+	prolly_store_close(st);
+	char q[512];
+	snprintf(q, sizeof(q),
+	         "ALTER TABLE \"%s\".nodes DROP CONSTRAINT nodes_id_is_sha256; UPDATE \"%s\".meta SET "
+	         "value = 3 WHERE key = 'schema_version'; INSERT INTO \"%s\".nodes VALUES "
+	         "(sha256('a'), 'not a'), (sha256('b'), 'b')",
+	         schema, schema, schema);
+	PT_CHECK(pgt_sql_state(a, q, ""));
+	st = open_opt(pgt_url, schema, 0);
+	PT_REQUIRE(st);
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+	snprintf(q, sizeof(q),
+	         "SELECT count(*) FROM pg_constraint WHERE conname = 'nodes_id_is_sha256' AND "
+	         "conrelid = '\"%s\".nodes'::regclass AND %s convalidated",
+	         schema, "NOT");
+	PT_CHECK(pgt_sql1(a, q) == 1);
+	snprintf(q, sizeof(q), "INSERT INTO \"%s\".nodes VALUES (sha256('c'), 'not c')", schema);
+	PT_CHECK(pgt_sql_state(a, q, "23514")); /* in force for new rows before validation */
+	PT_CHECK_RC(prolly_store_pg_init(st), PROLLY_ECORRUPT);
+	printf("# %s\n", prolly_last_error());
+	snprintf(q, sizeof(q), "DELETE FROM \"%s\".nodes WHERE id <> sha256(node)", schema);
+	PT_CHECK(pgt_sql_state(a, q, ""));
+	PT_CHECK_RC(prolly_store_pg_init(st), 0);
+	snprintf(q, sizeof(q),
+	         "SELECT count(*) FROM pg_constraint WHERE conname = 'nodes_id_is_sha256' AND "
+	         "conrelid = '\"%s\".nodes'::regclass AND convalidated",
+	         schema);
+	PT_CHECK(pgt_sql1(a, q) == 1);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* The migration's table lock waits 5 s at most: a long transaction on nodes (as a gc's snapshot
+ * is) makes it give up instead of holding every reader and writer back behind it. An open goes
+ * on with the old schema; prolly_store_pg_init fails, and succeeds once the table is free. */
+PT_TEST(migration_lock_bounded)
+{
+	const char *schema = pgt_new_schema();
+	PGconn *a = pgt_admin(), *b = pgt_admin();
+	PT_REQUIRE(a && b);
+	prolly_store *st = open_opt(pgt_url, schema, 0);
+	PT_REQUIRE(st);
+	prolly_store_close(st);
+	char q[512];
+	snprintf(q, sizeof(q),
+	         "ALTER TABLE \"%s\".nodes DROP CONSTRAINT nodes_id_is_sha256; UPDATE \"%s\".meta SET "
+	         "value = 3 WHERE key = 'schema_version'",
+	         schema, schema);
+	PT_CHECK(pgt_sql_state(a, q, ""));
+	snprintf(q, sizeof(q), "BEGIN; SELECT count(*) FROM \"%s\".nodes", schema);
+	pgt_sql1(b, q); /* holds ACCESS SHARE on nodes until it ends */
+	double t0 = pgt_now_s();
+	st = open_opt(pgt_url, schema, 0);
+	double open_s = pgt_now_s() - t0;
+	PT_CHECK(st != NULL);
+	PT_CHECKF(open_s > 4.5 && open_s < 30, "open took %.1f s", open_s);
+	PT_CHECK(pgt_schema_version(a, schema) == 3);
+	/* The store works on the old schema. */
+	if (st) {
+		int rc;
+		PT_CHECK(commit_one(st, 42, 0, NULL, &rc) == 1 && rc == 0);
+		PT_CHECK_RC(prolly_store_pg_init(st), PROLLY_ESTORE);
+		printf("# init while the table is in use: %s\n", prolly_last_error());
+		pgt_sql1(b, "COMMIT");
+		PT_CHECK_RC(prolly_store_pg_init(st), 0);
+		PT_CHECK(pgt_schema_version(a, schema) == 4);
+		prolly_store_close(st);
+	}
+	printf("# open while the table was in use took %.1f s and kept version 3\n", open_s);
+	PQfinish(b);
+	PQfinish(a);
+}
+
+/* tmpl with '@' replaced by the quoted schema name and '~' by role. */
+static void subst_sr(char *out, size_t cap, const char *tmpl, const char *schema, const char *role)
+{
+	size_t o = 0;
+	for (const char *p = tmpl; *p && o + 1 < cap; p++) {
+		if (*p == '@')
+			o += (size_t)snprintf(out + o, cap - o, "\"%s\"", schema);
+		else if (*p == '~')
+			o += (size_t)snprintf(out + o, cap - o, "%s", role);
+		else
+			out[o++] = *p;
+		if (o >= cap)
+			o = cap - 1;
+	}
+	out[o] = 0;
+}
+
+/* A login role with a random password and the grants of tmpl ('@' the schema, '~' the role);
+ * its connection string in conninfo. 0 on success. */
+static int make_role(PGconn *a, const char *role, const char *schema, const char *tmpl,
+                     char *conninfo, size_t cap)
+{
+	char pw[33], q[2048], g[1536];
+	uint64_t rs = (uint64_t)(pgt_now_s() * 1e6) ^ (uint64_t)getpid() << 24 ^ (uint64_t)strlen(role),
+	         x;
+	for (int i = 0; i < 32; i++) {
+		x = bench_splitmix64(&rs);
+		pw[i] = "abcdefghijklmnopqrstuvwxyz012345"[x % 32];
+	}
+	pw[32] = 0;
+	subst_sr(g, sizeof(g), tmpl, schema, role);
+	snprintf(q, sizeof(q), "CREATE ROLE %s LOGIN PASSWORD '%s'; %s", role, pw, g);
+	if (!pgt_sql_state(a, q, ""))
+		return -1;
+	snprintf(conninfo, cap, "host=%s port=%s dbname=%s user=%s password=%s", PQhost(a), PQport(a),
+	         PQdb(a), role, pw);
+	return 0;
+}
+
+static void drop_role(PGconn *a, const char *role)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "DROP OWNED BY %s; DROP ROLE %s", role, role);
+	pgt_sql1(a, q);
+}
+
+/* The grants of docs/postgres.md ("Roles and grants"), exactly. */
+#define READER_GRANTS "GRANT USAGE ON SCHEMA @ TO ~; GRANT SELECT ON @.nodes, @.refs, @.meta TO ~; "
+#define WRITER_GRANTS                                                                              \
+	"GRANT USAGE ON SCHEMA @ TO ~; GRANT SELECT, INSERT ON @.nodes TO ~; "                         \
+	"GRANT SELECT, INSERT, UPDATE, DELETE ON @.refs TO ~; GRANT SELECT ON @.meta TO ~; "
+#define GC_GRANTS WRITER_GRANTS "GRANT DELETE ON @.nodes TO ~; GRANT UPDATE ON @.meta TO ~; "
+
+static int put1(prolly_db *db, const char *branch, const char *key, const char *value)
+{
+	prolly_edit e = tm_put(key, value);
+	prolly_id c;
+	return prolly_commit_edits(&c, db, branch, &e, 1, "roles");
+}
+
+static prolly_db *open_db_as(const char *conninfo, const char *schema)
+{
+	prolly_store *st = open_opt(conninfo, schema, 1);
+	prolly_db *db = NULL;
+	if (st && prolly_db_new(&db, st, NULL)) {
+		fprintf(stderr, "  prolly_db_new: %s\n", prolly_last_error());
+		return NULL;
+	}
+	return db;
+}
+
+/* The setup of a role test: a schema its owner created, the admin connection, and login roles
+ * prolly_TAG_PID with the grants of docs/postgres.md (roles_begin), dropped by roles_end. */
+typedef struct roles {
+	const char *schema;
+	PGconn *admin;
+	int n;
+	char name[3][64];
+	char conninfo[3][600];
+} roles;
+
+/* 1 when the roles exist and the first can log in; 0 when that is not possible here (a skip,
+ * or a failed check); roles_end in either case. */
+static int roles_begin(roles *r, int n, const char *const *tags, const char *const *grants)
+{
+	memset(r, 0, sizeof(*r));
+	r->schema = pgt_new_schema();
+	r->admin = pgt_admin();
+	PT_CHECK(r->admin);
+	if (!r->admin)
+		return 0;
+	prolly_store *own = open_opt(pgt_url, r->schema, 0);
+	PT_CHECK(own);
+	if (!own)
+		return 0;
+	prolly_store_close(own);
+	for (; r->n < n; r->n++) {
+		snprintf(r->name[r->n], sizeof(r->name[0]), "prolly_%s_%d", tags[r->n], (int)getpid());
+		int rc = make_role(r->admin, r->name[r->n], r->schema, grants[r->n], r->conninfo[r->n],
+		                   sizeof(r->conninfo[0]));
+		PT_CHECK(rc == 0);
+		if (rc)
+			return 0;
+	}
+	PGconn *probe = PQconnectdb(r->conninfo[0]);
+	int can_login = PQstatus(probe) == CONNECTION_OK;
+	if (!can_login)
+		pgt_skip("this server does not let a new role log in with a password from here: %s",
+		         PQerrorMessage(probe));
+	PQfinish(probe);
+	return can_login;
+}
+
+static void roles_end(roles *r)
+{
+	for (int i = 0; i < r->n; i++)
+		drop_role(r->admin, r->name[i]);
+	PQfinish(r->admin);
+}
+
+/*
+ * Three roles with exactly the documented grants on a schema the owner created: the writer
+ * commits, branches and merges, but cannot store a node whose bytes are not its id's, cannot
+ * change meta (so cannot set schema_version and stop every client) and cannot run gc; the reader
+ * reads and cannot write; the gc role runs gc.
+ */
+PT_TEST(roles_least_grants)
+{
+	static const char *const tags[] = {"wr", "rd", "gc"};
+	static const char *const grants[] = {WRITER_GRANTS, READER_GRANTS, GC_GRANTS};
+	roles r;
+	if (!roles_begin(&r, 3, tags, grants))
+		goto out;
+	const char *schema = r.schema, *ci_wr = r.conninfo[0], *ci_rd = r.conninfo[1],
+	           *ci_gc = r.conninfo[2];
+	PGconn *a = r.admin, *w = PQconnectdb(ci_wr);
+	PT_REQUIRE(PQstatus(w) == CONNECTION_OK);
+	PQsetNoticeProcessor(w, pgt_quiet, NULL);
+
+	/* The writer: commits, a branch, a merge. */
+	prolly_db *db = open_db_as(ci_wr, schema);
+	PT_REQUIRE(db);
+	PT_CHECK_RC(put1(db, "main", "a", "1"), 0);
+	prolly_id head;
+	PT_CHECK_RC(prolly_branch_head(&head, db, "main"), 0);
+	PT_CHECK_RC(prolly_branch_create(db, "dev", &head), 0);
+	PT_CHECK_RC(put1(db, "dev", "b", "2"), 0);
+	PT_CHECK_RC(put1(db, "main", "c", "3"), 0);
+	prolly_id merged;
+	PT_CHECK_RC(prolly_merge_branches(&merged, NULL, db, "main", "dev", NULL, "merge dev"), 0);
+	PT_CHECK_RC(prolly_branch_delete(db, "dev"), 0);
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
+	PT_CHECK_RC(prolly_gc(db, &gr), PROLLY_ESTORE); /* no UPDATE on meta, no DELETE on nodes */
+	printf("# gc as the writer: %s\n", prolly_last_error());
+	prolly_close(db);
+
+	/* ... but no junk under a real id, and no say over meta. */
+	char q[512];
+	snprintf(q, sizeof(q), "INSERT INTO \"%s\".nodes (id, node) VALUES (sha256('x'), 'junk')",
+	         schema);
+	PT_CHECK(pgt_sql_state(w, q, "23514"));
+	prolly_store *ws = open_opt(ci_wr, schema, 1);
+	PT_REQUIRE(ws);
+	pgt_tn t, junk;
+	pgt_tn_make(&t, 41, 1);
+	pgt_tn_make(&junk, 41, 2);
+	junk.sn.id = t.sn.id;
+	PT_CHECK_RC(pgt_write1(ws, &junk.sn, 1, NULL), PROLLY_ECORRUPT);
+	PT_CHECK(pgt_present(ws, &t.sn.id, 1) == 0);
+	prolly_store_close(ws);
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 99 WHERE key = 'schema_version'",
+	         schema);
+	PT_CHECK(pgt_sql_state(w, q, "42501"));
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+
+	/* The reader: reads, cannot write. */
+	db = open_db_as(ci_rd, schema);
+	PT_REQUIRE(db);
+	prolly_commit *c = NULL;
+	PT_CHECK_RC(prolly_branch_commit(&c, db, "main"), 0);
+	if (c) {
+		prolly_buf out = PROLLY_BUF_INIT;
+		PT_CHECK_RC(prolly_get(&out, db, &c->tree, "b", 1), 0);
+		PT_CHECK(out.size == 1 && out.ptr[0] == '2');
+		prolly_buf_dispose(&out);
+		prolly_commit_free(c);
+	}
+	PT_CHECK_RC(put1(db, "main", "d", "4"), PROLLY_ESTORE);
+	printf("# write as the reader: %s\n", prolly_last_error());
+	prolly_close(db);
+
+	/* The gc role: gc runs (and the writer's branch stays whole). */
+	db = open_db_as(ci_gc, schema);
+	PT_REQUIRE(db);
+	prolly_gc_result_init(&gr, PROLLY_GC_RESULT_VERSION);
+	PT_CHECK_RC(prolly_gc(db, &gr), 0);
+	PT_CHECK_RC(put1(db, "main", "e", "5"), 0);
+	prolly_close(db);
+	PQfinish(w);
+out:
+	roles_end(&r);
+}
+
+/* A writer with exactly the grants of docs/postgres.md on a schema turned back into version 1:
+ * an open without no_create cannot migrate (no CREATE on the schema) and keeps the old
+ * pipeline. */
+PT_TEST(runtime_role_least_privileges)
+{
+	static const char *const tags[] = {"rt"};
+	static const char *const grants[] = {WRITER_GRANTS};
+	roles r;
+	if (!roles_begin(&r, 1, tags, grants)) {
+		roles_end(&r);
+		return;
+	}
+	const char *schema = r.schema, *conninfo = r.conninfo[0];
+	PGconn *a = r.admin;
+	prolly_store *st = open_opt(conninfo, schema, 1);
+	PT_CHECK(st != NULL);
+	prolly_id head = pgt_tn_id(27, 0), got;
+	int rc;
+	if (st) {
+		uint64_t n = commit_one(st, 27, 0, NULL, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 1);
+		PT_CHECK_RC(st->get_ref(st, "refs/heads/m", &got, NULL), 0);
+		PT_CHECK(prolly_id_equal(&got, &head));
+		prolly_store_close(st);
+	}
+	downgrade(a, schema);
+	st = open_opt(conninfo, schema, 0);
+	PT_CHECK(st != NULL);
+	PT_CHECK(pgt_schema_version(a, schema) == 1);
+	if (st) {
+		uint64_t n = commit_one(st, 27, 1, &head, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 6);
+		PT_CHECK_RC(prolly_store_pg_init(st), PROLLY_ESTORE); /* no right to migrate */
+		printf("# init as the runtime role: %s\n", prolly_last_error());
+		n = commit_one(st, 27, 2, &head, &rc);
+		PT_CHECK_RC(rc, 0);
+		PT_CHECK(n == 6);
+		prolly_store_close(st);
+	}
+	roles_end(&r);
+}
+
+/* ---- passwords -------------------------------------------------------------------------------- */
+
+static void no_secret(const char *conninfo, const char *secret, int want)
+{
+	prolly_store *st = NULL;
+	int rc = prolly_store_pg_open(&st, conninfo, NULL);
+	PT_CHECKF(rc == want, "rc %d want %d: %s", rc, want, prolly_last_error());
+	PT_CHECKF(strstr(prolly_last_error(), secret) == NULL, "secret leaked: %s",
+	          prolly_last_error());
+	if (rc == 0)
+		prolly_store_close(st);
+	else
+		printf("# %s\n", prolly_last_error());
+}
+
+PT_TEST(password_never_in_messages)
+{
+	no_secret("postgresql://someone:Sup3rS3cret@127.0.0.1:1/prolly?connect_timeout=2",
+	          "Sup3rS3cret", PROLLY_ESTORE);
+	no_secret("host=127.0.0.1 port=1 user=x password=Sup3rS3cret dbname=prolly connect_timeout=2",
+	          "Sup3rS3cret", PROLLY_ESTORE);
+	no_secret("postgresql://someone:Sup3rS3cret@127.0.0.1:notaport/prolly", "Sup3rS3cret",
+	          PROLLY_ESTORE);
+	no_secret("postgresql://someone:Sup3rS3cret@[::1/prolly", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 password='Sup3r S3cret' bogus=1", "S3cret", PROLLY_EINVAL);
+	/* libpq quotes a piece of a connection string it cannot parse: a misspelled keyword, a
+	 * percent-encoding, the second word of an unquoted password. */
+	no_secret("host=127.0.0.1 port=1 PASSWORD=Sup3rS3cret", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 passwd=Sup3rS3cret", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("postgresql://u:Sup3r%zzS3cret@127.0.0.1:1/db", "S3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 password=Sup3r S3cret", "S3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 password Sup3rS3cret", "Sup3rS3cret", PROLLY_EINVAL);
+	no_secret("host=127.0.0.1 port=1 connect_timeout=2 sslpassword=Sup3rS3cret", "Sup3rS3cret",
+	          PROLLY_ESTORE);
+	const char *pw = getenv("PROLLY_PG_PW_URL");
+	if (pw) {
+		/* Right user, wrong password: authentication fails. */
+		char bad[512];
+		const char *at = strchr(pw + strlen("postgresql://"), '@');
+		const char *colon = strchr(pw + strlen("postgresql://"), ':');
+		PT_REQUIRE(at && colon && colon < at);
+		snprintf(bad, sizeof(bad), "%.*sWr0ngPassw0rd%s", (int)(colon + 1 - pw), pw, at);
+		no_secret(bad, "Wr0ngPassw0rd", PROLLY_ESTORE);
+		/* The right one: works; a killed backend's message still hides it. */
+		char secret[128];
+		snprintf(secret, sizeof(secret), "%.*s", (int)(at - colon - 1), colon + 1);
+		prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+		o.schema = pgt_new_schema();
+		prolly_store *st = NULL;
+		PGconn *a = pgt_admin();
+		PT_REQUIRE(a);
+		char q[256];
+		snprintf(q, sizeof(q), "CREATE SCHEMA \"%s\" AUTHORIZATION prolly_pw", o.schema);
+		pgt_sql1(a, q);
+		PT_CHECKF(prolly_store_pg_open(&st, pw, &o) == 0, "%s", prolly_last_error());
+		if (st) {
+			prolly_id v = pgt_mkid(8, 1), got;
+			prolly_ref_update u = pgt_upd("refs/heads/pw", PROLLY_REF_EXPECT_ANY, NULL, &v);
+			PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+			pgt_sql1(
+			    a, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = "
+			       "'prolly_pw'");
+			pgt_sleep_ms(100);
+			/* Either noticed before use (and reconnected) or failed: never the password. */
+			int rc = st->get_ref(st, "refs/heads/pw", &got, NULL);
+			PT_CHECK(rc == 0 || rc == PROLLY_ESTORE);
+			PT_CHECK(strstr(prolly_last_error(), secret) == NULL);
+			prolly_store_close(st);
+		}
+		PQfinish(a);
+	} else {
+		pgt_skip("PROLLY_PG_PW_URL unset (a server not started by scripts/pg-cluster.sh): no "
+		         "password authentication tried, only the URLs above");
+	}
+}
+
+PGT_MAIN(NULL, NULL)
