@@ -11,6 +11,7 @@
  */
 #include "prolly_ext.h"
 
+#include "mb/pg_wchar.h"
 #include "utils/elog.h"
 #include "utils/memutils.h"
 
@@ -77,5 +78,30 @@ void pgx_check(int rc, const char *what)
 	if (rc >= 0 || rc == PROLLY_ITEROVER)
 		return;
 	ereport(ERROR,
-	        (errcode(pgx_sqlstate(rc)), errmsg("prolly: %s: %s", what, prolly_last_error())));
+	        (errcode(pgx_sqlstate(rc)), errmsg("prolly: %s: %s", what, pgx_engine_message())));
+}
+
+char *pgx_shown(const char *s)
+{
+	size_t n = strlen(s);
+	int cut;
+	if (n <= PGX_SHOWN_MAX)
+		return pstrdup(s);
+	cut = pg_mbcliplen(s, (int)n, PGX_SHOWN_MAX); /* on a character boundary */
+	return psprintf("%.*s... (%zu bytes)", cut, s, n);
+}
+
+char *pgx_engine_message(void)
+{
+	char *m = pstrdup(prolly_last_error());
+	int enc = GetDatabaseEncoding(), n = (int)strlen(m);
+	for (int i = 0; i < n;) {
+		int l = pg_encoding_verifymbchar(enc, m + i, n - i);
+		if (l > 0) {
+			i += l;
+			continue;
+		}
+		m[i++] = '?';
+	}
+	return m;
 }

@@ -61,6 +61,17 @@ void pgx_check(int rc, const char *what);
 /* The SQLSTATE an engine error code is reported with (docs/sql.md, "Errors"). */
 int pgx_sqlstate(int rc);
 
+/* A caller's argument (a ref, a name) as a message quotes it: whole up to PGX_SHOWN_MAX bytes,
+ * else its first characters within that many bytes, "...", and its length ("(100000 bytes)"),
+ * so that a long argument does not come back as a long message. palloc'd. */
+#define PGX_SHOWN_MAX 64
+char *pgx_shown(const char *s);
+
+/* The engine's last message, fit for a PostgreSQL message: a byte that is not part of a valid
+ * character of the database's encoding (the engine cuts long names at a byte count) becomes
+ * '?'. palloc'd. */
+char *pgx_engine_message(void);
+
 /* ---- store.c ---- */
 
 /* Where the tables are and what the caller may do, for one function call. */

@@ -100,7 +100,7 @@ static void resolve(prolly_db *db, const char *ref, prolly_id *commit, prolly_id
 	}
 	prolly_commit_free(c);
 	if (rc) {
-		char *what = psprintf("ref \"%s\"", ref);
+		char *what = psprintf("ref \"%s\"", pgx_shown(ref));
 		pgx_check(rc, what);
 	}
 }

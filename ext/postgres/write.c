@@ -48,8 +48,8 @@ static char *branch_arg(FunctionCallInfo fcinfo, int argno, const char *what,
 	char *name = text_arg(fcinfo, argno, what);
 	int rc = prolly_branch_name_valid(name);
 	if (rc)
-		ereport(ERROR, (errcode(pgx_sqlstate(rc)),
-		                errmsg("prolly: %s \"%s\": %s", what, name, prolly_last_error())));
+		ereport(ERROR, (errcode(pgx_sqlstate(rc)), errmsg("prolly: %s \"%s\": %s", what,
+		                                                  pgx_shown(name), pgx_engine_message())));
 	snprintf(ref, PROLLY_MAX_REF_NAME + 1, HEADS "%s", name);
 	return name;
 }
@@ -337,7 +337,7 @@ Datum pgx_branch(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
 		                errmsg("prolly: branch \"%s\" already exists", name)));
 	if (rc) {
-		char *what = psprintf("ref \"%s\"", from);
+		char *what = psprintf("ref \"%s\"", pgx_shown(from));
 		pgx_check(rc, what);
 	}
 	PG_RETURN_TEXT_P(hex_text(&cid));
@@ -400,8 +400,9 @@ static prolly_resolver resolver_arg(FunctionCallInfo fcinfo, int argno)
 		return PROLLY_RESOLVE_OURS;
 	if (strcmp(s, "theirs") == 0)
 		return PROLLY_RESOLVE_THEIRS;
-	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-	                errmsg("prolly: resolve must be 'fail', 'ours' or 'theirs', not '%s'", s)));
+	ereport(ERROR,
+	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+	         errmsg("prolly: resolve must be 'fail', 'ours' or 'theirs', not '%s'", pgx_shown(s))));
 	return PROLLY_RESOLVE_FAIL;
 }
 
@@ -480,16 +481,17 @@ Datum pgx_merge(PG_FUNCTION_ARGS)
 		        (errcode(PGX_ERRCODE_MERGE_CONFLICT),
 		         errmsg("prolly: merging \"%s\" into \"%s\" left %llu conflict%s; nothing "
 		                "was merged",
-		                from, into, (unsigned long long)cf.n, cf.n == 1 ? "" : "s"),
+		                pgx_shown(from), into, (unsigned long long)cf.n, cf.n == 1 ? "" : "s"),
 		         errdetail("%s", detail), errhint("resolve => 'ours' or 'theirs' settles them.")));
 	}
 	free(cf.text);
 	if (unrelated)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("prolly: \"%s\" and \"%s\" share no history; nothing was merged",
-		                       into, from)));
+		                       into, pgx_shown(from))));
 	if (rc) {
-		char *what = from_bad ? psprintf("ref \"%s\"", from) : psprintf("merge into \"%s\"", into);
+		char *what = from_bad ? psprintf("ref \"%s\"", pgx_shown(from))
+		                      : psprintf("merge into \"%s\"", into);
 		pgx_check(rc, what);
 	}
 	PG_RETURN_TEXT_P(hex_text(&result));

@@ -145,3 +145,19 @@ DROP EXTENSION prolly;
 DROP SCHEMA "Store 2" CASCADE;
 CREATE EXTENSION prolly SCHEMA public;
 SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS back, prolly_count('main') AS main_count;
+
+-- a name or ref too long to repeat: the message quotes its first 64 bytes and says how long it
+-- was (a client's 100 kB argument must not come back as a 100 kB message)
+SELECT q, length(e) AS message_length, e FROM (
+  SELECT q, pg_temp.err(q) AS e FROM (VALUES
+    ($q$SELECT prolly_get(repeat('x', 100000), 'k')$q$),
+    ($q$SELECT prolly_resolve(repeat('y', 100000) || '~x')$q$),
+    ($q$SELECT * FROM prolly_diff('main', repeat('z', 5000))$q$),
+    ($q$SELECT prolly_put(repeat('q', 100000), 'k', 'v')$q$),
+    ($q$SELECT prolly_branch('x', repeat('w', 100000))$q$),
+    ($q$SELECT prolly_merge('main', repeat('v', 100000))$q$),
+    ($q$SELECT prolly_merge('main', 'dev', repeat('u', 100000))$q$),
+    ($q$SELECT prolly_get(repeat('é', 40), 'k')$q$),
+    -- the engine cuts a long name at 40 bytes, inside a character of 3: that byte shows as '?'
+    ($q$SELECT prolly_put(repeat('€', 100), 'k', 'v')$q$)
+  ) AS t(q)) AS u;
