@@ -32,11 +32,13 @@ static int check_name(const char *name)
 	int rc;
 	if (!name)
 		return prolly_set_error(PROLLY_EINVAL, "a remote name is NULL");
-	if ((rc = prolly_branch_name_valid(name)))
+	if ((rc = prolly_branch_name_valid(name))) {
+		size_t n = strlen(name); /* quoted by its first 40 bytes, as branch.c quotes a name */
 		return prolly_set_error(rc,
-		                        "'%s' is not a valid remote name (remote names follow the "
+		                        "'%.*s%s' is not a valid remote name (remote names follow the "
 		                        "branch name rules)",
-		                        name);
+		                        (int)(n > 40 ? 40 : n), name, n > 40 ? "..." : "");
+	}
 	if (strchr(name, '/')) /* RM3 */
 		return prolly_set_error(PROLLY_EINVAL, "a remote name has no '/' ('%s')", name);
 	return 0;

@@ -1215,6 +1215,17 @@ PT_TEST(remotes_fetch_push)
 	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/else"), PROLLY_ECONFLICT);
 	PT_CHECK_RC(prolly_remote_add(local, "a/b", "lmdb:/x"), PROLLY_EINVAL);
 	PT_CHECK_RC(prolly_remote_add(local, "zz", ""), PROLLY_EINVAL);
+	/* A name far over the limit: the message quotes its start and keeps its reason (it used to
+	 * repeat the whole name, cut off by the message's size before the reason). */
+	char *longname = malloc(100001);
+	PT_REQUIRE(longname);
+	memset(longname, 'x', 100000);
+	longname[100000] = 0;
+	PT_CHECK_RC(prolly_remote_add(local, longname, "lmdb:/x"), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "...' is not a valid remote name") &&
+	              strlen(prolly_last_error()) < 200,
+	          "%.300s", prolly_last_error());
+	free(longname);
 	PT_CHECK_RC(prolly_remote_add(local, "up", "postgresql://u@h/db"), 0);
 	PT_CHECK_RC(prolly_remote_url(&url, local, "origin"), 0);
 	PT_CHECK(url.size == 15 && memcmp(url.ptr, "lmdb:/somewhere", 15) == 0);

@@ -97,8 +97,10 @@ int cmd_tag(struct cli *cli, int argc, char **argv)
 	if (rc)
 		return rc;
 	err = prolly_branch_name_valid(pos[0]); /* tag names follow the branch name rules */
-	if (err)
-		return fail_lib(cli, err, "'%s' is not a valid tag name", pos[0]);
+	if (err) {
+		struct shown sh;
+		return fail_lib(cli, err, "'%s' is not a valid tag name", shown_arg(&sh, pos[0]));
+	}
 	if (del) {
 		if (n_pos != 1)
 			return usage_error(cli, "-d takes one tag name");

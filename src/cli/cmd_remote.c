@@ -100,7 +100,7 @@ int cmd_remote(struct cli *cli, int argc, char **argv)
 		if (err == PROLLY_ECONFLICT)
 			return fail(cli, EXIT_USAGE, "remote '%s' already exists", pos[1]);
 		if (err)
-			return fail_lib(cli, err, "cannot add remote '%s'", pos[1]);
+			return fail_lib(cli, err, "cannot add remote '%s'", shown_arg(&sh, pos[1]));
 		return 0;
 	}
 	if (strcmp(sub, "remove") == 0) {

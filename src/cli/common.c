@@ -282,12 +282,13 @@ int need_branch_name(struct cli *cli, const char *name)
 	int err = prolly_branch_name_valid(name);
 	if (err == 0)
 		return 0;
+	struct shown sh;
 	if (strchr(name, '~'))
 		return fail(cli, EXIT_USAGE,
 		            "'%s' is not a branch name: %s writes to a branch, and "
 		            "BRANCH~N names an old commit",
-		            name, cli->cmd->name);
-	return fail_lib(cli, PROLLY_EINVAL, "'%s' is not a valid branch name", name);
+		            shown_arg(&sh, name), cli->cmd->name);
+	return fail_lib(cli, PROLLY_EINVAL, "'%s' is not a valid branch name", shown_arg(&sh, name));
 }
 
 int branch_head(struct cli *cli, prolly_id *out, const char *branch)
