@@ -101,7 +101,8 @@ enum {
 PROLLY_API const char *prolly_strerror(int err);
 
 /* The calling thread's message for its most recent failure. Never NULL ("" if none). Valid until
- * the next failing call on this thread. */
+ * the next failing call on this thread. At most 1023 bytes: a longer message keeps its beginning
+ * and its end (where the reason is) around " ... ", cut between UTF-8 characters. */
 PROLLY_API const char *prolly_last_error(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -270,7 +271,8 @@ PROLLY_API int prolly_gc_result_init(prolly_gc_result *result, unsigned version)
 
 /* Sets the calling thread's last-error message (printf-style) and returns err: how a store, or a
  * callback of the caller's that fails, says what went wrong in its own words (prolly_last_error
- * then returns it). Never fails; thread-safe (the message is per thread). */
+ * then returns it). An argument may be prolly_last_error() itself ("store: %s"). Never fails;
+ * thread-safe (the message is per thread). */
 PROLLY_API int prolly_set_error(int err, const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 2, 3)))

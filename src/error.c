@@ -3,8 +3,11 @@
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static _Thread_local char last_error[1024];
 
@@ -35,11 +38,55 @@ const char *prolly_last_error(void)
 	return last_error;
 }
 
+/* Where a message longer than the buffer is cut: its head and its tail are kept around " ... "
+ * (a message puts its reason last, after the names it repeats, which may be long), each cut
+ * moved back to the start of a UTF-8 character. */
+#define TAIL_KEPT 320
+#define ELLIPSIS " ... "
+
+static size_t char_start(const char *s, size_t at)
+{
+	/* At most 3 back: a UTF-8 character has at most 3 continuation bytes (other bytes are cut
+	 * where they fall, which also bounds the tail below). */
+	for (int i = 0; i < 3 && at > 0 && ((unsigned char)s[at] & 0xC0) == 0x80; i++)
+		at--;
+	return at;
+}
+
 int prolly_set_error(int err, const char *fmt, ...)
 {
-	va_list ap;
+	/* Formatted apart from last_error, so that an argument may be prolly_last_error() itself
+	 * ("proof: %s" of the message before). */
+	char head[sizeof(last_error)];
+	va_list ap, again;
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_copy(again, ap);
+	int n = vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
+	if (n < 0) { /* an output error: no message rather than an undefined one */
+		head[0] = 0;
+		n = 0;
+	}
+	if ((size_t)n < sizeof(head)) {
+		memcpy(last_error, head, (size_t)n + 1);
+		va_end(again);
+		return err;
+	}
+	/* Too long: the whole message once more for its tail (without it, the head alone). */
+	char *whole = malloc((size_t)n + 1);
+	if (whole)
+		vsnprintf(whole, (size_t)n + 1, fmt, again);
+	va_end(again);
+	if (!whole) {
+		memcpy(last_error, head, sizeof(last_error));
+		return err;
+	}
+	size_t t = char_start(whole, (size_t)n - TAIL_KEPT), tail = (size_t)n - t;
+	size_t h = char_start(whole, sizeof(last_error) - 1 - (sizeof(ELLIPSIS) - 1) - tail);
+	assert(h + sizeof(ELLIPSIS) - 1 + tail < sizeof(last_error) && h < t);
+	memcpy(last_error, whole, h);
+	memcpy(last_error + h, ELLIPSIS, sizeof(ELLIPSIS) - 1);
+	memcpy(last_error + h + sizeof(ELLIPSIS) - 1, whole + t, tail + 1);
+	free(whole);
 	return err;
 }

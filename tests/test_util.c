@@ -125,3 +125,37 @@ int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);
 }
+
+/* The last-error message (error.c): one that quotes the message before it (the store and proof
+ * code prefix it: "proof: %s") comes out whole, not garbled by formatting into the buffer it
+ * reads; one longer than the buffer keeps its head and its end around " ... ", cut between
+ * characters. */
+PT_TEST(last_error_quotes_itself_and_keeps_the_end)
+{
+	PT_CHECK(prolly_set_error(PROLLY_ECORRUPT, "node abc is corrupt: bad value offsets") ==
+	         PROLLY_ECORRUPT);
+	prolly_set_error(PROLLY_ECORRUPT, "proof: %s", prolly_last_error());
+	PT_CHECKF(strcmp(prolly_last_error(), "proof: node abc is corrupt: bad value offsets") == 0,
+	          "%s", prolly_last_error());
+
+	size_t n = 100000;
+	char *name = malloc(n + 1);
+	PT_REQUIRE(name);
+	for (size_t i = 0; i < n; i += 2) /* "é" (0xC3 0xA9) throughout: a cut can split one */
+		memcpy(name + i, "\xc3\xa9", 2);
+	name[n] = 0;
+	prolly_set_error(PROLLY_EINVAL, "cannot create directory %s: File name too long", name);
+	const char *m = prolly_last_error();
+	size_t len = strlen(m);
+	PT_CHECKF(len < 1024 && len > 900, "%zu", len);
+	PT_CHECK(strncmp(m, "cannot create directory \xc3\xa9", 26) == 0);
+	PT_CHECK(strstr(m, "\xc3\xa9 ... \xc3\xa9") != NULL);
+	PT_CHECK(strcmp(m + len - 20, ": File name too long") == 0);
+	/* no character cut in two: every 0xC3 is followed by its 0xA9, and the reverse */
+	int whole = 1;
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)m[i] == 0xc3) != (i + 1 < len && (unsigned char)m[i + 1] == 0xa9))
+			whole = 0;
+	PT_CHECK(whole);
+	free(name);
+}
