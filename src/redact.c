@@ -7,16 +7,18 @@
  *   RX1 every occurrence of a secret the caller knows (the password and sslpassword the store
  *       parsed out of its connection string), byte for byte;
  *   RX2 the password of a URL's user information: "SCHEME://USER:SECRET@HOST", any scheme, in
- *       any letter case; the authority ends at '/', '?', '#', white space or '"' (libpq's
- *       messages quote a URL so), and the user information at its last '@';
+ *       any letter case, when a ':' comes before the first '@'; the secret runs to the last
+ *       '@' of the authority, which ends where libpq ends it, at '/' (a password may hold '?',
+ *       '#', quotes and spaces), or with one_line (a message) also at '?', '#', white space or
+ *       '"' (libpq's messages quote a URL so);
  *   RX3 the value of every KEY=VALUE whose KEY is not one of libpq's keywords known to hold no
  *       secret (show_keywords below, matched exactly, as libpq matches them): password,
  *       sslpassword, and any misspelling ("PASSWORD", "passwd") or unknown keyword, which libpq
  *       refuses by name and which may well hold a password. KEY starts the text or follows white
  *       space, '?', '&', '(', ',' or a quote. In a URL's query (after '?' or '&') VALUE ends at
- *       '&', '#', white space or a quote; in a connection string it is 'quoted, with \
- *       escapes' or runs to the next KEY= (an unquoted password with a space in it is hidden
- *       whole), and white space around '=' is kept.
+ *       '&', as libpq ends it (with one_line also at '#', white space or a quote); in a
+ *       connection string it is 'quoted, with \ escapes' or runs to the next KEY= (an unquoted
+ *       password with a space in it is hidden whole), and white space around '=' is kept.
  *   RX4 without one_line (a URL or connection string as the user typed it): the value after a
  *       word naming a password ("password", "passwd", "pwd", any word holding "pass" but
  *       passfile) written with white space and no '=' ("password secret"), which libpq refuses.
@@ -125,22 +127,27 @@ static int secret_word(const char *k, size_t len)
 	return 0;
 }
 
-/* RX2: if text[i] starts "://" with user information holding a ':', the offsets of the secret
- * (from just after that ':' to the '@'). */
-static int url_secret(const char *text, size_t i, size_t *from, size_t *to)
+/* RX2: if text[i] starts "://" with user information holding a ':' (before its first '@'), the
+ * offsets of the secret (from just after that ':' to the last '@' of the authority). */
+static int url_secret(const char *text, size_t i, int one_line, size_t *from, size_t *to)
 {
 	if (strncmp(text + i, "://", 3) != 0)
 		return 0;
-	size_t a = i + 3, e = a, at = 0, colon = 0;
+	/* A URL as typed ends its authority where libpq does, at '/': a password may hold '?', '#',
+	 * quotes and spaces. In a message the URL is quoted, or followed by other words. */
+	const char *ends = one_line ? "/?#\"" : "/";
+	size_t a = i + 3, e = a, first_at = 0, at = 0, colon = 0;
 	int have_at = 0, have_colon = 0;
-	for (; text[e] && !strchr("/?#\"", text[e]) && !is_space(text[e]); e++)
+	for (; text[e] && !strchr(ends, text[e]) && (!one_line || !is_space(text[e])); e++)
 		if (text[e] == '@') {
+			if (!have_at)
+				first_at = e;
 			at = e;
 			have_at = 1;
 		}
 	if (!have_at)
 		return 0;
-	for (size_t k = a; k < at; k++)
+	for (size_t k = a; k < first_at; k++)
 		if (text[k] == ':') {
 			colon = k;
 			have_colon = 1;
@@ -153,12 +160,14 @@ static int url_secret(const char *text, size_t i, size_t *from, size_t *to)
 	return 1;
 }
 
-/* RX3: the length of the value at text + v (a URL query's when in_query). */
-static size_t value_len(const char *text, size_t v, int in_query)
+/* RX3: the length of the value at text + v (a URL query's when in_query: up to '&', where libpq
+ * ends it, in a URL as typed; in a message also at '#', a quote or white space). */
+static size_t value_len(const char *text, size_t v, int in_query, int one_line)
 {
 	size_t k = v;
 	if (in_query) {
-		while (text[k] && !strchr("&#\"'", text[k]) && !is_space(text[k]))
+		while (text[k] && text[k] != '&' &&
+		       (!one_line || (!strchr("#\"'", text[k]) && !is_space(text[k]))))
 			k++;
 		return k - v;
 	}
@@ -219,7 +228,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			continue;
 		/* RX2 */
 		size_t from, to;
-		if (url_secret(text, i, &from, &to)) {
+		if (url_secret(text, i, one_line, &from, &to)) {
 			if (pw && to > from)
 				*pw = 1;
 			put(&o, text + i, from - i);
@@ -252,7 +261,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 					i = v;
 				} else {
 					put(&o, "***", 3);
-					i = v + value_len(text, v, query);
+					i = v + value_len(text, v, query, one_line);
 				}
 				continue;
 			}
@@ -260,7 +269,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			    secret_word(text + i, key_end - i)) { /* RX4 */
 				put(&o, text + i, eq - i);
 				put(&o, "***", 3);
-				i = eq + value_len(text, eq, 0);
+				i = eq + value_len(text, eq, 0, one_line);
 				continue;
 			}
 			/* a word, not a key: copied a byte at a time (RX1 may start inside it) */

@@ -48,6 +48,19 @@ static const char *const url_cases[][2] = {
     {"dbname=prolly", "dbname=prolly"},
     /* arguments printed back by the CLI */
     {"--store=postgresql://u:Sekr1t@h/db", "--store=postgresql://u:***@h/db"},
+    /* libpq takes a URL's user information up to its '@' before the first '/', and a query
+     * value up to '&': a password holding a quote, a space, '?' or '#' is hidden whole (the
+     * quote or space used to end it, showing the rest: all of it in the user information) */
+    {"postgresql://u:Sek\"r1t@h:1/db", "postgresql://u:***@h:1/db"},
+    {"postgresql://u:Sek r1t@h/db", "postgresql://u:***@h/db"},
+    {"postgresql://u:Sek?r1t@h/db", "postgresql://u:***@h/db"},
+    {"postgresql://u:Sek#r1t@h/db", "postgresql://u:***@h/db"},
+    {"postgresql://h/db?password=Sek\"r1t", "postgresql://h/db?password=***"},
+    {"postgresql://h/db?password=Sek'r1t&port=5", "postgresql://h/db?password=***&port=5"},
+    {"postgresql://h/db?password=Sek r1t", "postgresql://h/db?password=***"},
+    {"postgresql://h/db?password=Sek#r1t&port=5", "postgresql://h/db?password=***&port=5"},
+    /* a ':' after the first '@' is not a password of the user information */
+    {"postgresql://u@h?password=a:Sekr1t@c", "postgresql://u@h?password=***"},
     {"", ""},
 };
 

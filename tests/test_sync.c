@@ -1173,6 +1173,10 @@ PT_TEST(remote_url_with_password_refused)
 	    "host=h dbname=d password=hunter2",
 	    "host=h dbname=d PASSWORD = 'hunter2 x'",
 	    "host=h SSLPassword=hunter2 dbname=d",
+	    /* a password holding a quote or a space, which libpq takes whole (it was not seen) */
+	    "postgresql://me:hun\"ter2@h/db",
+	    "postgresql://me:hun ter2@h/db",
+	    "postgresql://me:hun?ter2@h/db",
 	};
 	static const char *const allowed[] = {
 	    "lmdb:/data/passwords",
