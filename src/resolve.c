@@ -373,8 +373,8 @@ int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec)
 				prolly_id_to_hex(hex, &cur);
 				if (op == '~')
 					rc = prolly_set_error(PROLLY_ENOTFOUND,
-					                      "'%s' goes back past root commit %s (%lu steps back)",
-					                      spec, hex, i);
+					                      "'%s' goes back past root commit %s (%lu step%s back)",
+					                      spec, hex, i, i == 1 ? "" : "s");
 				else
 					rc = prolly_set_error(PROLLY_ENOTFOUND,
 					                      "'%s': commit %s has %zu parent%s, not %lu", spec, hex,
