@@ -1,14 +1,64 @@
 /*
  * test_pg_model.c - the seeded randomized model tests of test_model.c on the PostgreSQL store.
  *
- * The same engine as test_model.c (compiled again here with TEST_MODEL_PG, which keeps only the
- * PostgreSQL runs): random edits, bulk builds, merges, discarded txns and store reopens, checked
- * against the reference model after every step. Each run uses a fresh schema on $PROLLY_PG_URL
- * (prolly_model_<pid>_<n>), dropped at the end. When PROLLY_PG_URL is unset a throwaway cluster
- * is started with scripts/pg-cluster.sh and stopped at the end, also if the tests crash
- * (tm_pg_guard). Never skips: without a server every case fails.
+ * The same engine as test_model.c (tests/lib/model_run.h): random edits, bulk builds, merges,
+ * discarded txns and store reopens, checked against the reference model after every step. Each run
+ * uses a fresh schema on $PROLLY_PG_URL (prolly_model_<pid>_<n>), dropped at the end. When
+ * PROLLY_PG_URL is unset a throwaway cluster is started with scripts/pg-cluster.sh and stopped at
+ * the end, also if the tests crash (tm_pg_guard). Never skips: without a server every case fails.
  *
  * Re-run a failure with the seed it prints: PROLLY_TEST_SEED=0x... build/tests/test_pg_model NAME.
  */
-#define TEST_MODEL_PG 1
-#include "test_model.c"
+#include "lib/model_run.h"
+#include "ptest.h"
+
+#include "store/pg.h"
+
+#define PROG "build/tests/test_pg_model"
+
+static void model_run_pg(const char *name, uint64_t salt, size_t cache_bytes, int key24,
+                         unsigned steps, size_t target, unsigned big_den,
+                         const prolly_pg_options *pg)
+{
+	PT_CHECK(!mr_model_run(PROG, name, PT_SEED(), salt, MR_PG, cache_bytes, key24, steps, target,
+	                       big_den, pg));
+}
+
+PT_TEST(model_pg_binary_keys)
+{
+	/* Random binary keys, some big values, the default batch sizes. */
+	model_run_pg("model_pg_binary_keys", 0x9191, 8u << 20, 0, 50, 1500, 300, NULL);
+}
+
+PT_TEST(model_pg_no_cache)
+{
+	/* Every node read goes to the server. */
+	model_run_pg("model_pg_no_cache", 0x9292, 0, 1, 24, 1000, 0, NULL);
+}
+
+PT_TEST(model_pg_small_chunks)
+{
+	/* A write is several INSERT statements and a read several SELECTs (in one round trip), with
+	 * a pool of two connections. */
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.batch_items = 3;
+	o.read_chunk = 4;
+	o.pool_size = 2;
+	model_run_pg("model_pg_small_chunks", 0x9393, 20000, 0, 30, 500, 200, &o);
+}
+
+PT_TEST(model_pg_small_trees)
+{
+	/* Many small commits: single leaves, the empty tree, collapses to a leaf. */
+	model_run_pg("model_pg_small_trees", 0x9494, 1u << 20, 0, 80, 8, 0, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	if (tm_pg_guard() != 0) {
+		printf("not ok 1 - could not start a PostgreSQL cluster with scripts/pg-cluster.sh (set "
+		       "PROLLY_PG_URL to use an existing server)\n# 0 passed, 1 failed\n");
+		return 1;
+	}
+	return pt_run(argc, argv);
+}
