@@ -60,7 +60,7 @@
  * missing; a rerun copies only what is still missing.
  *
  * Memory, bounded by the batch and not by the history (SY8, checked by
- * sync_memory_bounded_by_batch in tests/test_sync.c through prolly__sync_last_held): the write
+ * sync_memory_bounded_by_batch in tests/test_sync_cost.c through prolly__sync_last_held): the write
  * being gathered (a write's worth of objects, SY6); one batch of node bytes and child ids per
  * tree level while asking (height x batch), or the diff walk's windows (diff.c) while
  * comparing; of the history, one window (a batch of commits with their parents), the walk's

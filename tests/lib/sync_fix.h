@@ -1,0 +1,68 @@
+/*
+ * sync_fix.h - what the sync tests (tests/test_sync.c, tests/test_sync_cost.c) share: stores of
+ * every kind (memory, LMDB in a scratch directory, PostgreSQL in a fresh schema on
+ * $PROLLY_PG_URL or a throwaway cluster), histories to copy, and syncs of branches.
+ *
+ * A program calls sf_begin() first thing in main (it may fork: tm_pg_guard) and sf_end() last.
+ */
+#ifndef SYNC_FIX_H
+#define SYNC_FIX_H
+
+#include "prolly.h"
+
+enum { SF_MEM, SF_LMDB, SF_PG, SF_KINDS };
+extern const char *const sf_kind_name[SF_KINDS];
+extern int sf_have_pg; /* a PostgreSQL server answered (without one, SF_PG stores fail) */
+
+/* The server (tm_pg_guard) and the scratch directory: 0, or -1 without a directory. */
+int sf_begin(void);
+/* Drops the schemas the stores were given, removes the scratch directory. */
+void sf_end(void);
+
+/* The main of a program that includes ptest.h: sf_begin, its cases, sf_end. */
+#define SF_MAIN                                                                                    \
+	int main(int argc, char **argv)                                                                \
+	{                                                                                              \
+		if (sf_begin())                                                                            \
+			return 2;                                                                              \
+		int rc = pt_run(argc, argv);                                                               \
+		sf_end();                                                                                  \
+		return rc;                                                                                 \
+	}
+
+/* A fresh store of kind, or NULL; a handle on one with default options (NULL with a message). */
+prolly_store *sf_new_store(int kind);
+prolly_db *sf_new_db(int kind);
+
+/* Commits n puts of keys "k<start + i x step>" with values "v<round>-<i>" to branch. */
+int sf_put_step(prolly_id *out, prolly_db *db, const char *branch, int start, int n, int step,
+                int round);
+/* The same with step 1: keys "k<start..start+n)". */
+int sf_put_range(prolly_id *out, prolly_db *db, const char *branch, int start, int n, int round);
+/* A small history: main with 3 commits, feature off it with 2, merged into main. */
+int sf_make_history(prolly_db *db, prolly_id *main_head, prolly_id *feat_head);
+/* The tree of commit. */
+int sf_tree_of(prolly_id *tree, prolly_db *db, const prolly_id *commit);
+/* The history and trees of commit in b are those in a: the same commits, each tree complete. */
+int sf_same_history(prolly_db *a, prolly_db *b, const prolly_id *commit);
+
+/* Sets n (at most 4) branches of dst to heads, copying what dst lacks from src. */
+int sf_sync_branches(prolly_sync_stats *st, prolly_db *dst, prolly_db *src,
+                     const char *const *names, const prolly_id *heads, size_t n,
+                     const prolly_sync_options *o);
+/* Moves dst's main from expected to value, copying what it lacks: a fast-forward push, onto a
+ * head dst holds (SY7). */
+int sf_push_main(prolly_sync_stats *st, prolly_db *dst, prolly_db *src, const prolly_id *expected,
+                 const prolly_id *value, const prolly_sync_options *o);
+
+/* Adds n steps to main in db: a commit of one change each, and every 8th a branch of two commits
+ * (60 records far apart changed) merged after one more commit to main (its tree differs from
+ * main's in about 60 leaves, more than a write of 16 objects: the merge's comparison set
+ * overflows, SY8). */
+int sf_long_history(prolly_id *head, prolly_db *db, int from, int n);
+/* A base of `records` records on main in src, then sf_long_history(n), cloned into dst with the
+ * given batch: *h the head, *total the commits of its log, *st the clone's counters. */
+int sf_clone_long_history(prolly_db *src, prolly_db *dst, int n, int records, size_t batch,
+                          prolly_id *h, int *total, prolly_sync_stats *st);
+
+#endif
