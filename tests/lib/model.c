@@ -898,3 +898,30 @@ prolly_edit tm_put(const char *k, const char *v)
 	e.value.size = strlen(v);
 	return e;
 }
+
+int tm_commit_put(prolly_id *out, prolly_db *db, const char *branch, const char *k, const char *v,
+                  const char *msg)
+{
+	prolly_edit e = tm_put(k, v);
+	return prolly_commit_edits(out, db, branch, &e, 1, msg);
+}
+
+int tm_commit_raw(prolly_id *out, prolly_db *db, const prolly_id *tree, const prolly_id *parents,
+                  size_t np, int64_t time_us, const char *msg)
+{
+	prolly_txn *txn = NULL;
+	int rc = prolly_txn_begin(&txn, db);
+	if (!rc)
+		rc = prolly_commit_create(out, txn, tree, parents, np, time_us, msg);
+	if (!rc)
+		rc = prolly_txn_commit(txn, NULL, 0);
+	prolly_txn_free(txn);
+	return rc;
+}
+
+prolly_id tm_fake_id(unsigned char b)
+{
+	prolly_id id;
+	memset(id.bytes, b, sizeof(id.bytes));
+	return id;
+}

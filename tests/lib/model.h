@@ -109,6 +109,14 @@ prolly_db *tm_open_mem(size_t cache_bytes);
 
 /* A PROLLY_PUT of string key k to string value v (both borrowed, NUL not included). */
 prolly_edit tm_put(const char *k, const char *v);
+/* prolly_commit_edits of tm_put(k, v) on branch. */
+int tm_commit_put(prolly_id *out, prolly_db *db, const char *branch, const char *k, const char *v,
+                  const char *msg);
+/* A commit with explicit everything (prolly_commit_create), in its own txn. */
+int tm_commit_raw(prolly_id *out, prolly_db *db, const prolly_id *tree, const prolly_id *parents,
+                  size_t np, int64_t time_us, const char *msg);
+/* An id of 32 bytes b (not the id of anything stored). */
+prolly_id tm_fake_id(unsigned char b);
 
 /* The value of key k in the tree of commit c, as a NUL-terminated string in buf (cap bytes,
  * truncated to fit; "" when absent). Returns prolly_get's code (PROLLY_ENOTFOUND when absent) or
