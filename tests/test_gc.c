@@ -80,13 +80,6 @@ static int on_log(void *payload, const prolly_commit *c)
 	return 0;
 }
 
-static prolly_id fake_id(unsigned char b)
-{
-	prolly_id id;
-	memset(id.bytes, b, sizeof(id.bytes));
-	return id;
-}
-
 /* The tree of commit c. */
 static int tree_of(prolly_id *tree, prolly_db *db, const prolly_id *c)
 {
@@ -555,7 +548,7 @@ BOTH_STORES(gc_refuses_dangling_branch)
 	prolly_ref_update u;
 	memset(&u, 0, sizeof(u));
 	u.name = "refs/heads/broken";
-	u.value = fake_id(0x66);
+	u.value = tm_fake_id(0x66);
 	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
 	PT_REQUIRE(prolly_txn_set_ref(txn, &u) == 0);
 	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
