@@ -138,11 +138,11 @@ static int read_key(const toml_doc *d, const char *path, const hw_key *k, unsign
 		int nn = count_names(k->names);
 		if (toml_node_string(n, &s, NULL, err))
 			return -1;
-		for (int i = 0; i < nn; i++)
-			if (strcmp(k->names[i], s) == 0) {
-				*(unsigned *)p = (unsigned)i;
-				return TOML_OK;
-			}
+		int i = hw__name_index(k->names, nn, s);
+		if (i >= 0) {
+			*(unsigned *)p = (unsigned)i;
+			return TOML_OK;
+		}
 		char all[512] = "";
 		size_t used = 0;
 		for (int j = 0; j < nn && used < sizeof(all); j++)

@@ -107,41 +107,6 @@ static const char *const regression_keys[] = {"max_throughput_loss_percent",
 #define MAX_VALUE_BYTES (1u << 20)
 #define MAX_COUNT INT64_C(10000000000) /* records, sizes, samples: 10 billion */
 
-/* ---- errors ------------------------------------------------------------------------------- */
-
-/* Fills err for a problem with no node to point at: "file: key: msg". */
-int hw__errorf(toml_error *err, const char *file, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err)
-		return -1;
-	memset(err, 0, sizeof(*err));
-	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
-	snprintf(err->key, sizeof(err->key), "%s", key ? key : "");
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	snprintf(err->text, sizeof(err->text), "%s%s%s%s%s", err->file, err->file[0] ? ": " : "",
-	         err->key, err->key[0] ? ": " : "", err->msg);
-	return -1;
-}
-
-/* An error about the value at path in doc: at its node if it is there, else naming the file. */
-static int fail_at(toml_error *err, const toml_doc *doc, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail_at(toml_error *err, const toml_doc *doc, const char *path, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	const toml_node *n = toml_find(toml_root(doc), path);
-	if (n)
-		return toml_error_at(err, n, "%s", msg);
-	return hw__errorf(err, toml_doc_name(doc), path, "%s", msg);
-}
-
 /* Of two keys an impossible combination involves, the one to point at: a, if the file has it. */
 static const char *either(const toml_doc *d, const char *a, const char *b)
 {
@@ -206,194 +171,35 @@ static void set_defaults(hw_workload *v)
 	g->max_relative_qps_loss_percent = 10.0;
 }
 
-/* ---- typed reads: a missing key leaves *out (the default) as it is --------------------------- */
-
-static int get_i64(const toml_doc *d, const char *path, int64_t min, int64_t max, int64_t *out,
-                   toml_error *err)
-{
-	int64_t v;
-	int rc = toml_get_int_range(d, path, min, max, &v, err);
-	if (rc == TOML_OK)
-		*out = v;
-	return rc == TOML_ERR ? -1 : 0;
-}
-
-static int get_u64(const toml_doc *d, const char *path, int64_t min, int64_t max, uint64_t *out,
-                   toml_error *err)
-{
-	int64_t v = 0;
-	int rc = toml_get_int_range(d, path, min, max, &v, err);
-	if (rc == TOML_OK)
-		*out = (uint64_t)v;
-	return rc == TOML_ERR ? -1 : 0;
-}
-
-static int get_u32(const toml_doc *d, const char *path, int64_t min, int64_t max, uint32_t *out,
-                   toml_error *err)
-{
-	uint64_t v = *out;
-	if (get_u64(d, path, min, max, &v, err))
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int get_bool(const toml_doc *d, const char *path, int *out, toml_error *err)
-{
-	return toml_get_bool(d, path, out, err) == TOML_ERR ? -1 : 0;
-}
-
-int hw__get_float(const toml_doc *d, const char *path, double min, double max, double *out,
-                  toml_error *err)
-{
-	double v;
-	int rc = toml_get_float(d, path, &v, err);
-	if (rc == TOML_MISSING)
-		return 0;
-	if (rc)
-		return -1;
-	if (!(v >= min && v <= max))
-		return fail_at(err, d, path, "%g is out of range (expected %g to %g)", v, min, max);
-	*out = v;
-	return 0;
-}
-
-/* A list of distinct integers in [min, max], 1 to HW_MAX_LIST of them. */
-int hw__get_int_list(const toml_doc *d, const char *path, int64_t min, int64_t max, uint64_t *out,
-                     int *n, toml_error *err)
-{
-	const toml_node *a;
-	uint64_t tmp[HW_MAX_LIST];
-	int rc = toml_get_array(d, path, &a, err);
-	if (rc == TOML_MISSING)
-		return 0;
-	if (rc)
-		return -1;
-	size_t len = toml_len(a);
-	if (len == 0)
-		return toml_error_at(err, a, "the list is empty (it needs at least one entry)");
-	if (len > HW_MAX_LIST)
-		return toml_error_at(err, a, "the list has %zu entries (at most %d)", len, HW_MAX_LIST);
-	for (size_t i = 0; i < len; i++) {
-		const toml_node *e = toml_at(a, i);
-		int64_t v;
-		if (toml_node_int(e, &v, err))
-			return -1;
-		if (v < min || v > max)
-			return toml_error_at(
-			    err, e, "%" PRId64 " is out of range (expected %" PRId64 " to %" PRId64 ")", v, min,
-			    max);
-		for (size_t j = 0; j < i; j++)
-			if (tmp[j] == (uint64_t)v)
-				return toml_error_at(err, e, "%" PRId64 " is listed twice (also at [%zu])", v, j);
-		tmp[i] = (uint64_t)v;
-	}
-	memcpy(out, tmp, len * sizeof(*tmp));
-	*n = (int)len;
-	return 0;
-}
-
-static int get_u32_list(const toml_doc *d, const char *path, int64_t max, uint32_t *out, int *n,
-                        toml_error *err)
-{
-	uint64_t tmp[HW_MAX_LIST];
-	int m = -1;
-	if (hw__get_int_list(d, path, 1, max, tmp, &m, err))
-		return -1;
-	for (int i = 0; i < m; i++)
-		out[i] = (uint32_t)tmp[i];
-	if (m >= 0)
-		*n = m;
-	return 0;
-}
-
-static int name_index(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
-}
-
-/* A list of distinct names from names[0..n) as a bit mask; `what` is "operation", "pattern". */
-int hw__get_name_list(const toml_doc *d, const char *path, const char *const *names, int n,
-                      const char *what, unsigned *mask, toml_error *err)
-{
-	const toml_node *a;
-	unsigned m = 0;
-	int rc = toml_get_array(d, path, &a, err);
-	if (rc == TOML_MISSING)
-		return 0;
-	if (rc)
-		return -1;
-	if (toml_len(a) == 0)
-		return toml_error_at(err, a,
-		                     "the list is empty (it needs at least one %s; to skip the suite, "
-		                     "set enabled = false)",
-		                     what);
-	for (size_t i = 0; i < toml_len(a); i++) {
-		const toml_node *e = toml_at(a, i);
-		const char *s;
-		if (toml_node_string(e, &s, NULL, err))
-			return -1;
-		int k = name_index(names, n, s);
-		if (k < 0) {
-			char all[256] = "";
-			size_t used = 0;
-			for (int j = 0; j < n && used < sizeof(all); j++)
-				used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s", j ? ", " : "",
-				                         names[j]);
-			return toml_error_at(err, e, "unknown %s '%.64s' (expected one of: %s)", what, s, all);
-		}
-		if (m & 1u << k)
-			return toml_error_at(err, e, "'%s' is listed twice", s);
-		m |= 1u << k;
-	}
-	*mask = m;
-	return 0;
-}
-
-/* A table at path: TOML_OK with *t (checked against allowed keys), TOML_MISSING, or -1. */
-static int get_table(const toml_doc *d, const char *path, const char *const *allowed,
-                     const toml_node **t, toml_error *err)
-{
-	int rc = toml_get_table(d, path, t, err);
-	if (rc == TOML_ERR)
-		return -1;
-	if (rc == TOML_OK && toml_check_keys(*t, allowed, err))
-		return -1;
-	return rc;
-}
-
 /* ---- reading a whole document ------------------------------------------------------------- */
 
 static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 {
 	hw_service *s = &v->service;
 	const toml_node *t;
-	int rc = get_table(d, "service", service_keys, &t, err);
+	int rc = hw__get_table(d, "service", service_keys, &t, err);
 	if (rc)
 		return rc < 0 ? -1 : 0;
-	if (get_bool(d, "service.enabled", &s->enabled, err) ||
-	    get_u64(d, "service.records", 16, MAX_COUNT, &s->records, err) ||
-	    get_u32(d, "service.value_bytes", 1, MAX_VALUE_BYTES, &s->value_bytes, err) ||
-	    get_u32_list(d, "service.clients", 4096, s->clients, &s->n_clients, err) ||
-	    get_u32_list(d, "service.pool_sizes", 1024, s->pool_sizes, &s->n_pool_sizes, err) ||
-	    get_u32(d, "service.tenants", 1, 1000000, &s->tenants, err) ||
-	    get_u32(d, "service.hot_roots", 0, 4096, &s->hot_roots, err) ||
+	if (hw__get_bool(d, "service.enabled", &s->enabled, err) ||
+	    hw__get_u64(d, "service.records", 16, MAX_COUNT, &s->records, err) ||
+	    hw__get_u32(d, "service.value_bytes", 1, MAX_VALUE_BYTES, &s->value_bytes, err) ||
+	    hw__get_u32_list(d, "service.clients", 4096, s->clients, &s->n_clients, err) ||
+	    hw__get_u32_list(d, "service.pool_sizes", 1024, s->pool_sizes, &s->n_pool_sizes, err) ||
+	    hw__get_u32(d, "service.tenants", 1, 1000000, &s->tenants, err) ||
+	    hw__get_u32(d, "service.hot_roots", 0, 4096, &s->hot_roots, err) ||
 	    hw__get_float(d, "service.hot_root_share", 0.0, 1.0, &s->hot_root_share, err) ||
-	    get_u64(d, "service.warmup_ms", 0, 86400000, &s->warmup_ms, err) ||
-	    get_u64(d, "service.duration_ms", 1, 7 * INT64_C(86400000), &s->duration_ms, err) ||
-	    get_u64(d, "service.operation_timeout_ms", 1, 3600000, &s->operation_timeout_ms, err) ||
-	    get_u32(d, "service.multi_read_keys", 1, 1000000, &s->multi_read_keys, err) ||
-	    get_u32(d, "service.commit_keys", 1, 1000000, &s->commit_keys, err) ||
-	    get_u32(d, "service.retained_versions", 1, 4096, &s->retained_versions, err) ||
-	    get_u32(d, "service.cas_retries", 0, 1000, &s->cas_retries, err) ||
-	    get_u32(d, "service.adapter_batch_items", 1, 1000000, &s->adapter_batch_items, err))
+	    hw__get_u64(d, "service.warmup_ms", 0, 86400000, &s->warmup_ms, err) ||
+	    hw__get_u64(d, "service.duration_ms", 1, 7 * INT64_C(86400000), &s->duration_ms, err) ||
+	    hw__get_u64(d, "service.operation_timeout_ms", 1, 3600000, &s->operation_timeout_ms, err) ||
+	    hw__get_u32(d, "service.multi_read_keys", 1, 1000000, &s->multi_read_keys, err) ||
+	    hw__get_u32(d, "service.commit_keys", 1, 1000000, &s->commit_keys, err) ||
+	    hw__get_u32(d, "service.retained_versions", 1, 4096, &s->retained_versions, err) ||
+	    hw__get_u32(d, "service.cas_retries", 0, 1000, &s->cas_retries, err) ||
+	    hw__get_u32(d, "service.adapter_batch_items", 1, 1000000, &s->adapter_batch_items, err))
 		return -1;
 
 	const toml_node *mix;
-	rc = get_table(d, "service.operation_mix", mix_keys, &mix, err);
+	rc = hw__get_table(d, "service.operation_mix", mix_keys, &mix, err);
 	if (rc < 0)
 		return -1;
 	if (rc == TOML_OK) {
@@ -402,7 +208,7 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 		for (int i = 0; i < HW_N_SERVICE_OPS; i++) {
 			snprintf(path, sizeof(path), "service.operation_mix.%s", hw_service_op_names[i]);
 			s->mix[i] = 0;
-			if (get_u32(d, path, 0, 100, &s->mix[i], err))
+			if (hw__get_u32(d, path, 0, 100, &s->mix[i], err))
 				return -1;
 			total += s->mix[i];
 		}
@@ -421,7 +227,7 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 		const char *acc;
 		if (toml_node_string(an, &acc, NULL, err))
 			return -1;
-		int k = name_index(hw_access_names, HW_N_ACCESS, acc);
+		int k = hw__name_index(hw_access_names, HW_N_ACCESS, acc);
 		if (k < 0)
 			return toml_error_at(err, an,
 			                     "unknown access '%.64s' (expected \"client\", \"sql\" or a "
@@ -430,18 +236,19 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 		s->access = 1u << k;
 	}
 	if (s->commit_keys > s->records)
-		return fail_at(err, d, either(d, "service.commit_keys", "service.records"),
-		               "commit_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
-		               s->commit_keys, s->records);
+		return hw__fail_at(err, d, either(d, "service.commit_keys", "service.records"),
+		                   "commit_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
+		                   s->commit_keys, s->records);
 	if (s->multi_read_keys > s->records)
-		return fail_at(err, d, either(d, "service.multi_read_keys", "service.records"),
-		               "multi_read_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
-		               s->multi_read_keys, s->records);
+		return hw__fail_at(err, d, either(d, "service.multi_read_keys", "service.records"),
+		                   "multi_read_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
+		                   s->multi_read_keys, s->records);
 	if (s->hot_root_share > 0 && s->hot_roots == 0)
-		return fail_at(err, d, either(d, "service.hot_roots", "service.hot_root_share"),
-		               "hot_root_share is %g but hot_roots is 0 (hot operations need at least one "
-		               "hot root; set hot_root_share = 0 for none)",
-		               s->hot_root_share);
+		return hw__fail_at(
+		    err, d, either(d, "service.hot_roots", "service.hot_root_share"),
+		    "hot_root_share is %g but hot_roots is 0 (hot operations need at least one "
+		    "hot root; set hot_root_share = 0 for none)",
+		    s->hot_root_share);
 	return 0;
 }
 
@@ -449,15 +256,15 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 {
 	hw_scale *c = &v->scale;
 	const toml_node *t;
-	int rc = get_table(d, "scale", scale_keys, &t, err);
+	int rc = hw__get_table(d, "scale", scale_keys, &t, err);
 	if (rc)
 		return rc < 0 ? -1 : 0;
-	if (get_bool(d, "scale.enabled", &c->enabled, err) ||
+	if (hw__get_bool(d, "scale.enabled", &c->enabled, err) ||
 	    hw__get_int_list(d, "scale.sizes", 16, MAX_COUNT, c->sizes, &c->n_sizes, err) ||
-	    get_u32(d, "scale.value_bytes", 1, MAX_VALUE_BYTES, &c->value_bytes, err) ||
-	    get_u32(d, "scale.runs", 1, 64, &c->runs, err) ||
-	    get_u64(d, "scale.read_samples", 1, MAX_COUNT, &c->read_samples, err) ||
-	    get_u32(d, "scale.concurrency", 1, 1024, &c->concurrency, err) ||
+	    hw__get_u32(d, "scale.value_bytes", 1, MAX_VALUE_BYTES, &c->value_bytes, err) ||
+	    hw__get_u32(d, "scale.runs", 1, 64, &c->runs, err) ||
+	    hw__get_u64(d, "scale.read_samples", 1, MAX_COUNT, &c->read_samples, err) ||
+	    hw__get_u32(d, "scale.concurrency", 1, 1024, &c->concurrency, err) ||
 	    hw__get_name_list(d, "scale.operations", hw_scale_op_names, HW_N_SCALE_OPS, "operation",
 	                      &c->operations, err) ||
 	    hw__get_name_list(d, "scale.patterns", hw_pattern_names, HW_N_PATTERNS, "pattern",
@@ -490,9 +297,9 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 			if (c->sizes[i] < smallest)
 				smallest = c->sizes[i];
 		if (c->changes > smallest)
-			return fail_at(err, d, ch ? "scale.changes" : "scale.sizes",
-			               "changes (%" PRIu64 ") is more than the smallest size (%" PRIu64 ")",
-			               c->changes, smallest);
+			return hw__fail_at(err, d, ch ? "scale.changes" : "scale.sizes",
+			                   "changes (%" PRIu64 ") is more than the smallest size (%" PRIu64 ")",
+			                   c->changes, smallest);
 	}
 	return 0;
 }
@@ -501,7 +308,7 @@ static int read_regression(hw_workload *v, const toml_doc *d, toml_error *err)
 {
 	hw_regression *g = &v->regression;
 	const toml_node *t;
-	int rc = get_table(d, "regression", regression_keys, &t, err);
+	int rc = hw__get_table(d, "regression", regression_keys, &t, err);
 	if (rc)
 		return rc < 0 ? -1 : 0;
 	if (hw__get_float(d, "regression.max_throughput_loss_percent", 0.0, 100.0,
@@ -512,8 +319,8 @@ static int read_regression(hw_workload *v, const toml_doc *d, toml_error *err)
 	    hw__get_float(d, "regression.max_error_rate", 0.0, 1.0, &g->max_error_rate, err) ||
 	    hw__get_float(d, "regression.max_pg_statements_per_operation", 0.0, 1e6,
 	                  &g->max_pg_statements_per_operation, err) ||
-	    get_u64(d, "regression.minimum_percentile_samples", 1, MAX_COUNT,
-	            &g->minimum_percentile_samples, err) ||
+	    hw__get_u64(d, "regression.minimum_percentile_samples", 1, MAX_COUNT,
+	                &g->minimum_percentile_samples, err) ||
 	    hw__get_float(d, "regression.max_relative_qps_loss_percent", 0.0, 100.0,
 	                  &g->max_relative_qps_loss_percent, err))
 		return -1;
@@ -540,10 +347,10 @@ static int read_doc(hw_workload *v, const toml_doc *d, toml_error *err)
 		return hw__errorf(err, toml_doc_name(d), "schema",
 		                  "is missing (a workload file starts with schema = %d)", HW_SCHEMA);
 	if (schema != HW_SCHEMA)
-		return fail_at(err, d, "schema",
-		               "schema %" PRId64 " is not supported (this harness reads schema %d)", schema,
-		               HW_SCHEMA);
-	if (get_i64(d, "seed", 0, INT64_MAX, &seed, err))
+		return hw__fail_at(err, d, "schema",
+		                   "schema %" PRId64 " is not supported (this harness reads schema %d)",
+		                   schema, HW_SCHEMA);
+	if (hw__get_i64(d, "seed", 0, INT64_MAX, &seed, err))
 		return -1;
 	v->seed = (uint64_t)seed;
 	if (read_service(v, d, err) || read_scale(v, d, err) || read_regression(v, d, err) ||

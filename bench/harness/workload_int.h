@@ -1,6 +1,6 @@
 /*
- * workload_int.h - what workload.c and sections.c (the suites' own [NAME] tables) share. Not
- * for the suites: they see harness.h only.
+ * workload_int.h - what workload.c, workload_read.c and sections.c (the suites' own [NAME]
+ * tables) share. Not for the suites: they see harness.h only.
  */
 #ifndef BENCH_HARNESS_WORKLOAD_INT_H
 #define BENCH_HARNESS_WORKLOAD_INT_H
@@ -8,11 +8,31 @@
 #include "buf.h"
 #include "harness.h"
 
-/* ---- workload.c's typed readers: a missing key leaves *out (the default) as it is ---------- */
+/* ---- workload_read.c: typed reads; a missing key leaves *out (the default) as it is ---------- */
 
 /* Fills err for a problem with no node to point at: "file: key: msg"; returns -1. */
 int hw__errorf(toml_error *err, const char *file, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* An error about the value at path in doc: at its node if it is there, else naming the file;
+ * returns -1. */
+int hw__fail_at(toml_error *err, const toml_doc *doc, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* An integer in [min, max] (as int64_t, uint64_t or uint32_t); a boolean. 0, or -1 with err. */
+int hw__get_i64(const toml_doc *d, const char *path, int64_t min, int64_t max, int64_t *out,
+                toml_error *err);
+int hw__get_u64(const toml_doc *d, const char *path, int64_t min, int64_t max, uint64_t *out,
+                toml_error *err);
+int hw__get_u32(const toml_doc *d, const char *path, int64_t min, int64_t max, uint32_t *out,
+                toml_error *err);
+int hw__get_bool(const toml_doc *d, const char *path, int *out, toml_error *err);
+/* hw__get_int_list in [1, max] into uint32_t; *n untouched when the key is missing. */
+int hw__get_u32_list(const toml_doc *d, const char *path, int64_t max, uint32_t *out, int *n,
+                     toml_error *err);
+/* The index of s in names[0..n), or -1. */
+int hw__name_index(const char *const *names, int n, const char *s);
+/* A table at path: TOML_OK with *t (checked against allowed keys), TOML_MISSING, or -1. */
+int hw__get_table(const toml_doc *d, const char *path, const char *const *allowed,
+                  const toml_node **t, toml_error *err);
 /* A float in [min, max]. */
 int hw__get_float(const toml_doc *d, const char *path, double min, double max, double *out,
                   toml_error *err);
