@@ -11,10 +11,12 @@ pe --store
 pe help nosuchcommand
 # nothing was created by any of these
 ls
-# every command of --help has its section in the man page, prolly(1)
-man=$(dirname "${BASH_SOURCE[0]}")/../../../docs/prolly.1
-missing=
+# every command of --help has its section in the man page, prolly(1), and in docs/cli.md
+docs=$(dirname "${BASH_SOURCE[0]}")/../../../docs
+no_man= no_doc=
 for c in $(prolly --help | awk '/^Commands:/ {f = 1; next} /^Options:/ {f = 0} f && NF {print $1}'); do
-	grep -E '^\.SS ' "$man" | sed 's/\\-/-/g' | grep -qw -- "$c" || missing+=" $c"
+	grep -E '^\.SS ' "$docs/prolly.1" | sed 's/\\-/-/g' | grep -qw -- "$c" || no_man+=" $c"
+	grep -E '^#+ ' "$docs/cli.md" | grep -qw -- "$c" || no_doc+=" $c"
 done
-echo "commands without a section in prolly(1):${missing:- none}"
+echo "commands without a section in prolly(1):${no_man:- none}"
+echo "commands without a heading in docs/cli.md:${no_doc:- none}"
