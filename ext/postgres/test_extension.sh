@@ -5,7 +5,8 @@
 #   1. builds the extension and installs it (`make -C ext/postgres install`: needs root, or write
 #      access to PostgreSQL's directories);
 #   2. checks that prolly.so links neither libpq nor liblmdb (the engine is linked in, its stores
-#      are not) and exports none of the engine's symbols;
+#      are not) and exports none of the engine's symbols, and that every function of
+#      prolly--0.1.sql has its heading in docs/sql.md;
 #   3. starts a throwaway cluster (scripts/pg-cluster.sh), unless PGHOST is set, in which case
 #      that server is used (PGPORT, PGUSER as for psql);
 #   4. runs `make -C ext/postgres installcheck` (pg_regress, sql/*.sql against expected/*.out)
@@ -89,6 +90,17 @@ if nm -D --defined-only "$so" | grep -Eq ' prolly_'; then
 	not_ok "prolly.so exports engine symbols: $(nm -D --defined-only "$so" | grep -E ' prolly_' | head -3 | paste -sd' ')"
 else
 	ok "prolly.so exports no engine symbol"
+fi
+
+# every function the extension creates has its heading in docs/sql.md, "### NAME(ARGS)"
+undocumented=
+for f in $(grep -oE 'FUNCTION @extschema@\.[a-z_]+' "$here/prolly--0.1.sql" | sed 's/.*\.//'); do
+	grep -qE "^### $f\(" "$top/docs/sql.md" || undocumented+=" $f"
+done
+if [ -n "$undocumented" ]; then
+	not_ok "functions without a heading in docs/sql.md:$undocumented"
+else
+	ok "every function of prolly--0.1.sql has its heading in docs/sql.md"
 fi
 
 # ---- 3. a server ----
