@@ -1159,7 +1159,8 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
  * the branch name rules and have no '/'.
  */
 
-/* 0 if url may name a remote: 1..4096 bytes carrying no password (neither a non-empty password
+/* 0 if url may name a remote: 1..4096 bytes, no control byte (0x00-0x1f, 0x7f), carrying no
+ * password (neither a non-empty password
  * in a URL's user information, "SCHEME://USER:PASSWORD@HOST", nor a password= or sslpassword=
  * key, in any letter case, in a connection string or a URL's query; found by the walk of
  * prolly_redact_url). Else PROLLY_EINVAL, with a message that does not quote url and says to

@@ -15,6 +15,9 @@
  *       delete. prolly_remote_add refuses such a URL; the password belongs in ~/.pgpass,
  *       PGPASSFILE or PGPASSWORD. Remotes are this store's configuration: a clone does not copy
  *       them (the CLI's clone copies branches and tags only).
+ *   RM5 A remote's URL holds no control byte (0x00-0x1f, 0x7f): no store address needs one, and
+ *       a URL is printed back to terminals (a listing of another client's store still escapes
+ *       them: the CLI's text_write).
  */
 #include "internal.h"
 #include "store/redact.h"
@@ -57,6 +60,11 @@ int prolly_remote_url_valid(const char *url)
 	if (len == 0 || len > MAX_URL)
 		return prolly_set_error(PROLLY_EINVAL, "a remote URL has 1 to %d bytes (got %zu)", MAX_URL,
 		                        len);
+	for (size_t i = 0; i < len; i++) /* RM5 */
+		if ((unsigned char)url[i] < 0x20 || url[i] == 0x7F)
+			return prolly_set_error(PROLLY_EINVAL,
+			                        "a remote URL holds the control byte 0x%02x at offset %zu",
+			                        (unsigned char)url[i], i);
 	if (prolly__redact_has_password(url)) /* RM4 */
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "the remote URL carries a password, which would be stored in the "

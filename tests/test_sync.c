@@ -534,6 +534,25 @@ PT_TEST(remote_url_with_password_refused)
 	prolly_close(db);
 }
 
+/* A URL holding a control byte is refused (remote.c RM5): it would be printed back to a
+ * terminal by every listing. Before, "lmdb:/tmp/x\x1b]0;t\x07" was stored as given. */
+PT_TEST(remote_url_with_control_byte_refused)
+{
+	static const char *const refused[] = {"lmdb:/tmp/x\x1b]0;t\x07", "host=h\ndbname=d",
+	                                      "lmdb:/tmp/\x7f", "postgresql://h/db\t"};
+	prolly_db *db = sf_new_db(SF_MEM);
+	char listed[512] = "";
+	PT_REQUIRE(db);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		PT_CHECK_RC(prolly_remote_add(db, "r", refused[i]), PROLLY_EINVAL);
+		PT_CHECKF(strstr(prolly_last_error(), "control byte"), "%s", prolly_last_error());
+	}
+	PT_CHECK_RC(prolly_remote_list(db, collect_remote, listed), 0);
+	PT_CHECKF(listed[0] == 0, "%s", listed);
+	PT_CHECK_RC(prolly_remote_url_valid("lmdb:/tmp/caf\xc3\xa9 x"), 0); /* UTF-8 and spaces: fine */
+	prolly_close(db);
+}
+
 PT_TEST(remotes_fetch_push)
 {
 	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_LMDB);

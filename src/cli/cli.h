@@ -3,8 +3,8 @@
  *
  * The tool uses only the public API (prolly.h). main.c parses the global options and dispatches
  * to one cmd_* function per command; common.c holds the helpers every command uses (argument
- * parsing, opening the store, error reporting, the commit path); escape.c converts between the
- * escaped text form of keys and values and their bytes.
+ * parsing, opening the store, the commit path); report.c writes every error line; escape.c
+ * converts between the escaped text form of keys and values and their bytes.
  */
 #ifndef PROLLY_CLI_H
 #define PROLLY_CLI_H
@@ -200,6 +200,21 @@ struct opt {
 int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, char **pos, int min,
                int max, int *n_pos);
 
+/* Reporting (report.c). Every line goes to stderr as "prolly: COMMAND: MESSAGE" (no COMMAND
+ * before one is known), its control bytes as \xHH and cut to at most 1023 bytes around " ... "
+ * if longer, so what a user typed or a store holds cannot drive the terminal. */
+
+/* Prints "prolly: COMMAND: MESSAGE" (not a failure: a note such as "no change"). */
+void report(const struct cli *cli, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Writes s to f with its control bytes as \xHH (text from a store, such as a remote's URL).
+ * Returns 0, or -1 when out of memory (nothing written). */
+int text_write(FILE *f, const char *s);
+
 /* Prints "prolly: COMMAND: MESSAGE (see 'prolly COMMAND --help')" and returns EXIT_USAGE. */
 int usage_error(struct cli *cli, const char *fmt, ...)
 #ifdef __GNUC__
@@ -239,6 +254,10 @@ int open_store(struct cli *cli, int mode, const prolly_options *opts);
 /* Decodes an escaped argument (a key, value or prefix). what names it in error messages.
  * Returns 0 or an exit code (reported). */
 int arg_bytes(struct cli *cli, struct bytes *out, const char *arg, const char *what);
+
+/* arg_bytes for a key, which is also refused (EXIT_USAGE) when longer than PROLLY_MAX_KEY: no
+ * such key can be stored, so a read of one is a mistake rather than "not found". */
+int arg_key(struct cli *cli, struct bytes *out, const char *arg);
 
 /* Parses a non-negative decimal count. Returns 0 or EXIT_USAGE (reported). */
 int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what);

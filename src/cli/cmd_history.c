@@ -36,13 +36,8 @@ int cmd_history(struct cli *cli, int argc, char **argv)
 	if (rc)
 		goto cleanup;
 	if ((limit && (rc = arg_count(cli, &h.limit, limit, "--limit"))) ||
-	    (rc = arg_bytes(cli, &key, pos[1], "key")))
+	    (rc = arg_key(cli, &key, pos[1])))
 		goto cleanup;
-	if (key.size > PROLLY_MAX_KEY) {
-		rc = fail(cli, EXIT_USAGE, "the key is %zu bytes; at most %d are allowed", key.size,
-		          PROLLY_MAX_KEY);
-		goto cleanup;
-	}
 	if (limit && h.limit == 0)
 		goto cleanup;
 	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))

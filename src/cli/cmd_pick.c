@@ -85,7 +85,7 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 	if (prolly_id_equal(&root, &head_c->tree) && !cli->allow_empty) {
 		char hh[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hh, &head);
-		fprintf(stderr, "prolly: %s: no change; '%s' stays at %s\n", cli->cmd->name, pos[0], hh);
+		report(cli, "no change; '%s' stays at %s", pos[0], hh);
 		print_id(&head);
 		goto cleanup;
 	}

@@ -18,8 +18,7 @@ int cmd_prove(struct cli *cli, int argc, char **argv)
 	prolly_id root;
 	int n_pos, rc, err;
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)) ||
-	    (rc = arg_bytes(cli, &key, pos[1], "KEY")) ||
-	    (to && (rc = arg_bytes(cli, &end, to, "--to"))) ||
+	    (rc = arg_key(cli, &key, pos[1])) || (to && (rc = arg_bytes(cli, &end, to, "--to"))) ||
 	    (rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
 		goto cleanup;
 	prolly_slice k = {key.ptr ? (const void *)key.ptr : "", key.size};

@@ -117,12 +117,13 @@ int cmd_get_many(struct cli *cli, int argc, char **argv)
 			          where);
 			goto cleanup;
 		}
-		if (b->arena.size - b->off[b->n] > PROLLY_MAX_KEY) {
+		size_t klen = b->arena.size - b->off[b->n];
+		if (klen > PROLLY_MAX_KEY) {
 			b->arena.size = at;
 			if ((rc = answer(cli, b, &root, pos[0])))
 				goto cleanup;
 			rc = fail(cli, EXIT_USAGE, "<stdin>:%lu: the key is %zu bytes; at most %d are allowed",
-			          lineno, b->arena.size - b->off[b->n], PROLLY_MAX_KEY);
+			          lineno, klen, PROLLY_MAX_KEY);
 			goto cleanup;
 		}
 		b->off[++b->n] = b->arena.size;

@@ -20,7 +20,7 @@ int cmd_get(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		goto cleanup;
-	if ((rc = arg_bytes(cli, &key, pos[1], "key")) || (rc = open_store(cli, STORE_READ, NULL)) ||
+	if ((rc = arg_key(cli, &key, pos[1])) || (rc = open_store(cli, STORE_READ, NULL)) ||
 	    (rc = resolve_tree(cli, &root, pos[0])))
 		goto cleanup;
 	err = prolly_get(&val, cli->db, &root, key.ptr, key.size);

@@ -68,7 +68,10 @@ static int print_remote(void *payload, const char *name, const char *url)
 	char shown[512];
 	(void)payload;
 	prolly_redact_url(shown, sizeof(shown), url);
-	printf("%s\t%s\n", name, shown);
+	printf("%s\t", name);
+	/* Another client may have stored the URL: its bytes must not drive the terminal. */
+	text_write(stdout, shown);
+	putchar('\n');
 	return 0;
 }
 

@@ -92,9 +92,7 @@ int cmd_put(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	if ((rc = parse_change_args(cli, argc, argv, &msg, pos, 3)) ||
-	    (rc = arg_bytes(cli, &key, pos[1], "key")) ||
-	    (rc = arg_bytes(cli, &val, pos[2], "value")) ||
-	    (rc = check_size(cli, &key, PROLLY_MAX_KEY, "the key")) ||
+	    (rc = arg_key(cli, &key, pos[1])) || (rc = arg_bytes(cli, &val, pos[2], "value")) ||
 	    (rc = check_size(cli, &val, PROLLY_MAX_VALUE, "the value")))
 		goto cleanup;
 	if (!msg && !(ekey = escape_dup(key.ptr, key.size))) {
@@ -127,7 +125,7 @@ int cmd_del(struct cli *cli, int argc, char **argv)
 	int rc, err;
 
 	if ((rc = parse_change_args(cli, argc, argv, &msg, pos, 2)) ||
-	    (rc = arg_bytes(cli, &key, pos[1], "key")))
+	    (rc = arg_key(cli, &key, pos[1])))
 		goto cleanup;
 	ekey = escape_dup(key.ptr, key.size);
 	if (!ekey) {

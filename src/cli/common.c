@@ -32,72 +32,6 @@ char *format(const char *fmt, ...)
 	return s;
 }
 
-static void vreport(struct cli *cli, const char *fmt, va_list ap)
-{
-	fflush(stdout);
-	fputs("prolly: ", stderr);
-	if (cli && cli->cmd)
-		fprintf(stderr, "%s: ", cli->cmd->name);
-	vfprintf(stderr, fmt, ap);
-}
-
-int usage_error(struct cli *cli, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vreport(cli, fmt, ap);
-	va_end(ap);
-	if (cli && cli->cmd)
-		fprintf(stderr, " (see 'prolly %s --help')", cli->cmd->name);
-	fputc('\n', stderr);
-	return EXIT_USAGE;
-}
-
-int fail(struct cli *cli, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vreport(cli, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
-
-int exit_code_for(int err)
-{
-	switch (err) {
-	case PROLLY_OK: return EXIT_DONE;
-	case PROLLY_ENOTFOUND: return EXIT_NOTFOUND;
-	case PROLLY_EINVAL:
-	case PROLLY_ETOOBIG:
-	case PROLLY_EPRUNED: return EXIT_USAGE;
-	case PROLLY_EMERGE: return EXIT_MERGE;
-	case PROLLY_ECONFLICT: return EXIT_RACE;
-	default: return EXIT_STORE;
-	}
-}
-
-int fail_lib(struct cli *cli, int err, const char *fmt, ...)
-{
-	/* Copy the message first: reporting must not depend on it surviving other calls. */
-	const char *msg = prolly_last_error();
-	char *detail = format("%s", msg && *msg ? msg : prolly_strerror(err));
-	if (fmt) {
-		va_list ap;
-		va_start(ap, fmt);
-		vreport(cli, fmt, ap);
-		va_end(ap);
-		fputs(": ", stderr);
-	} else {
-		fflush(stdout);
-		fprintf(stderr, "prolly: %s%s", cli && cli->cmd ? cli->cmd->name : "",
-		        cli && cli->cmd ? ": " : "");
-	}
-	fprintf(stderr, "%s\n", detail ? detail : prolly_strerror(err));
-	free(detail);
-	return exit_code_for(err);
-}
-
 static const struct opt *find_long(const struct opt *opts, const char *name, size_t len)
 {
 	for (const struct opt *o = opts; o && o->name; o++)
@@ -232,6 +166,15 @@ int arg_bytes(struct cli *cli, struct bytes *out, const char *arg, const char *w
 	if (rc)
 		return fail(cli, EXIT_USAGE, "bad %s '%s': %s at offset %zu", what, arg, why, where);
 	return 0;
+}
+
+int arg_key(struct cli *cli, struct bytes *out, const char *arg)
+{
+	int rc = arg_bytes(cli, out, arg, "key");
+	if (rc == 0 && out->size > PROLLY_MAX_KEY)
+		rc = fail(cli, EXIT_USAGE, "the key is %zu bytes; at most %d are allowed", out->size,
+		          PROLLY_MAX_KEY);
+	return rc;
 }
 
 int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what)

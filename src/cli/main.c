@@ -344,11 +344,8 @@ static int read_commit_time(int64_t *out)
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
 	if (errno || *end != '\0' || v < 0) {
-		fprintf(stderr,
-		        "prolly: PROLLY_COMMIT_TIME must be microseconds since the epoch, "
-		        "not '%s'\n",
-		        s);
-		return EXIT_USAGE;
+		return fail(NULL, EXIT_USAGE,
+		            "PROLLY_COMMIT_TIME must be microseconds since the epoch, not '%s'", s);
 	}
 	*out = v;
 	return 0;

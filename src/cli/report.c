@@ -1,0 +1,138 @@
+/*
+ * report.c - how the tool reports on stderr: one line, "prolly: COMMAND: MESSAGE".
+ *
+ * A message quotes what the user typed and what a store holds (names, paths, URLs, keys, the
+ * library's message about them), and any of these may hold bytes a terminal acts on: an escape
+ * sequence can recolour the screen, retitle the window or hide the rest of the line. So every
+ * line goes out through put_line(): the control bytes (C0, DEL, and the C1 controls U+0080..U+009F
+ * as UTF-8) become `\xHH`, other bytes, UTF-8 text included, stay as they are. A line longer than
+ * the library's messages (1023 bytes) keeps its beginning and its end where the reason is, cut by
+ * the library's own rule (prolly_set_error), so a 100 kB argument cannot flood the terminal.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends s to out with its control bytes as \xHH. Returns 0 or -1 (out of memory). */
+static int append_safe(struct bytes *out, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; p[i]; i++) {
+		unsigned c = p[i];
+		int c1 = c == 0xC2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F; /* U+0080..U+009F */
+		if (c1)
+			c = p[++i];
+		if (c1 || c < 0x20 || c == 0x7F) {
+			char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+			if (bytes_append(out, esc, sizeof(esc)))
+				return -1;
+		} else if (bytes_append(out, &p[i], 1)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int text_write(FILE *f, const char *s)
+{
+	struct bytes b = BYTES_INIT;
+	int rc = append_safe(&b, s) || bytes_append(&b, "", 1) ? -1 : 0;
+	if (rc == 0)
+		fputs((const char *)b.ptr, f);
+	bytes_dispose(&b);
+	return rc;
+}
+
+/* Writes "prolly: [COMMAND: ]head[: tail]\n" to stderr, made safe and clipped (above). */
+static void put_line(const struct cli *cli, const char *head, const char *tail)
+{
+	struct bytes b = BYTES_INIT;
+	fflush(stdout);
+	if (append_safe(&b, head) || (tail && (bytes_append(&b, ": ", 2) || append_safe(&b, tail))) ||
+	    bytes_append(&b, "", 1)) {
+		fprintf(stderr, "prolly: out of memory\n");
+		bytes_dispose(&b);
+		return;
+	}
+	/* The clipping rule has one home, the library's message buffer; nothing reads the message
+	 * this replaces (fail_lib copies it before calling here). */
+	prolly_set_error(PROLLY_OK, "%s", (const char *)b.ptr);
+	fprintf(stderr, "prolly: %s%s%s\n", cli && cli->cmd ? cli->cmd->name : "",
+	        cli && cli->cmd ? ": " : "", prolly_last_error());
+	bytes_dispose(&b);
+}
+
+static void vreport(const struct cli *cli, const char *fmt, va_list ap)
+{
+	char *msg = vformat(fmt, ap);
+	put_line(cli, msg ? msg : "out of memory", NULL);
+	free(msg);
+}
+
+void report(const struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(cli, fmt, ap);
+	va_end(ap);
+}
+
+int usage_error(struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = vformat(fmt, ap);
+	va_end(ap);
+	char *line = msg && cli && cli->cmd ? format("%s (see 'prolly %s --help')", msg, cli->cmd->name)
+	                                    : NULL;
+	put_line(cli, line ? line : msg ? msg : "out of memory", NULL);
+	free(line);
+	free(msg);
+	return EXIT_USAGE;
+}
+
+int fail(struct cli *cli, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(cli, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int exit_code_for(int err)
+{
+	switch (err) {
+	case PROLLY_OK: return EXIT_DONE;
+	case PROLLY_ENOTFOUND: return EXIT_NOTFOUND;
+	case PROLLY_EINVAL:
+	case PROLLY_ETOOBIG:
+	case PROLLY_EPRUNED: return EXIT_USAGE;
+	case PROLLY_EMERGE: return EXIT_MERGE;
+	case PROLLY_ECONFLICT: return EXIT_RACE;
+	default: return EXIT_STORE;
+	}
+}
+
+int fail_lib(struct cli *cli, int err, const char *fmt, ...)
+{
+	/* Copy the message first: reporting must not depend on it surviving other calls. */
+	const char *last = prolly_last_error();
+	char *detail = format("%s", last && *last ? last : prolly_strerror(err)), *msg = NULL;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		msg = vformat(fmt, ap);
+		va_end(ap);
+	}
+	const char *why = detail ? detail : prolly_strerror(err);
+	if (msg)
+		put_line(cli, msg, why);
+	else
+		put_line(cli, why, NULL);
+	free(msg);
+	free(detail);
+	return exit_code_for(err);
+}

@@ -1,0 +1,28 @@
+# What a user types or a store holds reaches the terminal only as text: control bytes in any
+# argument, option value, key or URL come out as \xHH, UTF-8 text stays, and a message
+# quoting a huge argument is one line of at most 1 KiB keeping its end. Keys longer than the
+# limit are refused by every command that takes one, not reported "not found".
+#@ any-store
+p init
+esc=$'\e]0;owned\a\e[2J'
+c1=$'\xc2\x9b31m'
+pe get main "k$esc"
+pe get "main$esc" k
+pe diff main main --limit "3$esc"
+pe merge main main --resolve "$c1"
+pe branch x main "extra$esc"
+pe get $'caf\xc3\xa9' k
+PROLLY_COMMIT_TIME="1$esc" pe root main
+# a URL holding control bytes is not stored as a remote
+pe remote add r "lmdb:/tmp/x$esc"
+p remote list
+# a huge argument: one line, at most 1 KiB, the reason at its end kept
+huge=$(head -c 100000 /dev/zero | tr '\0' 7)
+prolly diff main main --limit "${huge}x" 2>.err
+echo "diff --limit of ${#huge} digits: exit $?, $(wc -l <.err) line, $(wc -c <.err) bytes, ends: $(tail -c 40 .err)"
+# keys over the 2048-byte limit
+long=$(head -c 3000 /dev/zero | tr '\0' k)
+for cmd in get del history prove; do
+	pe $cmd main "$long" | sed 's/kkkk*/<3000 k>/'
+done
+printf 'k\n%s\n' "$long" | prolly get-many main 2>&1 | sed 's/kkkk*/<3000 k>/'
