@@ -1,7 +1,7 @@
 /*
  * test_pg_conn.c - the PostgreSQL store's connections against a real server: writers on other
  * refs not blocked, a losing write that inserts no node, pool timeouts and wait counters, a
- * backend killed mid-write and a server restart. The server and what the programs share:
+ * backend killed mid-write, a server restart and the reason of a failed connection. The server and what the programs share:
  * tests/lib/pgt.h.
  */
 #include "lib/pgt.h"
@@ -389,6 +389,23 @@ PT_TEST(server_restart)
 	       restart_s, (unsigned long long)c.broken, (unsigned long long)c.connects);
 	prolly_store_close(st);
 	PQfinish(a);
+}
+
+/* libpq's reason for a failed connection comes after the host it names, which can be long: the
+ * message keeps it. Before, the reason went through a 600-byte buffer and a 700-byte socket
+ * directory left "... /hhh" with no reason at all. */
+PT_TEST(connect_failure_keeps_the_reason)
+{
+	char dir[720] = "/tmp/", url[800];
+	memset(dir + 5, 'h', sizeof(dir) - 6);
+	dir[sizeof(dir) - 1] = 0;
+	snprintf(url, sizeof(url), "host=%s dbname=prolly_absent", dir);
+	prolly_store *st = NULL;
+	PT_CHECK_RC(prolly_store_pg_open(&st, url, NULL), PROLLY_ESTORE);
+	const char *msg = prolly_last_error();
+	PT_CHECKF(strstr(msg, "cannot connect") && strstr(msg, "too long") && strlen(msg) < 1024, "%s",
+	          msg);
+	PT_CHECK(st == NULL);
 }
 
 PGT_MAIN(NULL, NULL)

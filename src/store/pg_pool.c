@@ -317,33 +317,51 @@ int prolly__pg_conn_prepare(pg_store *st, pgconn *c)
 	return rc;
 }
 
+/* libpq's message about pg, redacted, whole (a host name can be long, and the reason comes after
+ * it): "*** " for each hidden secret at most triples a byte, so 3 x its length suffices. NULL when
+ * out of memory. */
+static char *conn_message(PGconn *pg, const pg_store *st)
+{
+	const char *m = PQerrorMessage(pg);
+	size_t cap = 3 * strlen(m) + 16;
+	char *out = malloc(cap);
+	if (out)
+		prolly__pg_redact(out, cap, m, st);
+	return out;
+}
+
 static int conn_connect(pg_store *st, pgconn *c)
 {
 	const char *kw[] = {"dbname", "fallback_application_name", NULL};
 	const char *val[] = {st->conninfo, "prolly", NULL};
-	char msg[600];
+	char *msg = NULL;
+	int rc = 0;
 	PGconn *pg = PQconnectdbParams(kw, val, 1);
 	if (!pg)
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory connecting");
 	if (PQstatus(pg) != CONNECTION_OK) {
-		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st);
-		PQfinish(pg);
-		return prolly_set_error(PROLLY_ESTORE, "postgres: cannot connect to %s: %s", st->target,
-		                        msg);
+		msg = conn_message(pg, st);
+		rc = prolly_set_error(PROLLY_ESTORE, "postgres: cannot connect to %s: %s", st->target,
+		                      msg ? msg : "(out of memory for the reason)");
+		goto cleanup;
 	}
 	PQsetNoticeReceiver(pg, quiet_notice, NULL);
 	if (PQsetnonblocking(pg, 1) != 0 || PQenterPipelineMode(pg) != 1) {
-		prolly__pg_redact(msg, sizeof(msg), PQerrorMessage(pg), st);
-		PQfinish(pg);
-		return prolly_set_error(PROLLY_ESTORE,
-		                        "postgres: cannot enter pipeline mode on %s (libpq >= 14 "
-		                        "needed): %s",
-		                        st->target, msg);
+		msg = conn_message(pg, st);
+		rc = prolly_set_error(PROLLY_ESTORE,
+		                      "postgres: cannot enter pipeline mode on %s (libpq >= 14 "
+		                      "needed): %s",
+		                      st->target, msg ? msg : "(out of memory for the reason)");
+		goto cleanup;
 	}
 	c->pg = pg;
 	c->prepared = 0;
 	prolly__pg_cnt_add(&st->cnt.connects, 1);
-	return 0;
+	pg = NULL; /* the slot owns it */
+cleanup:
+	free(msg);
+	PQfinish(pg);
+	return rc;
 }
 
 /* Makes an acquired slot usable: drops a connection the server closed while it sat idle, connects,
