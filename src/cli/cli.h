@@ -204,6 +204,15 @@ int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, c
  * before one is known), its control bytes as \xHH and cut to at most 1023 bytes around " ... "
  * if longer, so what a user typed or a store holds cannot drive the terminal. */
 
+/* malloc'd printf, or NULL when out of memory. */
+char *format(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* The same with a va_list, which it uses up as vsnprintf does (the caller va_ends it). */
+char *vformat(const char *fmt, va_list ap);
+
 /* Prints "prolly: COMMAND: MESSAGE" (not a failure: a note such as "no change"). */
 void report(const struct cli *cli, const char *fmt, ...)
 #ifdef __GNUC__
@@ -323,14 +332,5 @@ void branch_list_dispose(struct branch_list *bl);
 
 /* Makes sure stdout reached its destination; returns code, or EXIT_STORE if writing failed. */
 int finish_output(struct cli *cli, int code);
-
-/* malloc'd printf, or NULL when out of memory. */
-char *format(const char *fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-/* The same with a va_list, which it uses up as vsnprintf does (the caller va_ends it). */
-char *vformat(const char *fmt, va_list ap);
 
 #endif /* PROLLY_CLI_H */

@@ -1,36 +1,14 @@
 /*
- * common.c - helpers every command uses: argument parsing, error reporting, opening the store,
- * resolving branch specs, and the one path by which the CLI commits edits.
+ * common.c - helpers every command uses: argument parsing, opening the store, resolving branch
+ * specs, and the one path by which the CLI commits edits.
  */
 #include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-char *vformat(const char *fmt, va_list ap)
-{
-	va_list again;
-	va_copy(again, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	char *s = n < 0 ? NULL : malloc((size_t)n + 1);
-	if (s)
-		vsnprintf(s, (size_t)n + 1, fmt, again);
-	va_end(again);
-	return s;
-}
-
-char *format(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = vformat(fmt, ap);
-	va_end(ap);
-	return s;
-}
 
 static const struct opt *find_long(const struct opt *opts, const char *name, size_t len)
 {

@@ -1,5 +1,6 @@
 /*
- * report.c - how the tool reports on stderr: one line, "prolly: COMMAND: MESSAGE".
+ * report.c - how the tool reports on stderr: one line, "prolly: COMMAND: MESSAGE"; and the
+ * malloc'd printf (format, vformat) that messages and commit messages are made with.
  *
  * A message quotes what the user typed and what a store holds (names, paths, URLs, keys, the
  * library's message about them), and any of these may hold bytes a terminal acts on: an escape
@@ -13,6 +14,27 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+char *vformat(const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return s;
+}
+
+char *format(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vformat(fmt, ap);
+	va_end(ap);
+	return s;
+}
 
 /* Appends s to out with its control bytes as \xHH. Returns 0 or -1 (out of memory). */
 static int append_safe(struct bytes *out, const char *s)
