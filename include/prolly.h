@@ -987,7 +987,9 @@ PROLLY_API int prolly_branch_delete(prolly_db *db, const char *name);
 PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name);
 
 /* Lists branches in name order. fn gets each branch name (without "refs/heads/") and its head;
- * both are valid during the call only. The refs are read first, so fn may call the library,
+ * both are valid during the call only. A ref under "refs/heads/" whose rest is not a valid
+ * branch name (prolly_branch_name_valid; one written past the library, by another client or by
+ * SQL) is not a branch and is not listed; nor is it fetched, cloned or printed as one. The refs are read first, so fn may call the library,
  * move or delete branches included (see CALLBACKS); it sees the list as it was. Non-zero from fn
  * stops the listing and is returned. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
@@ -1177,7 +1179,8 @@ PROLLY_API int prolly_remote_add(prolly_db *db, const char *name, const char *ur
 PROLLY_API int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name);
 
 /* Called by prolly_remote_list for each remote, in name order; name and url (NUL-terminated,
- * unredacted) are valid only during the call. Non-zero stops the listing and is returned. */
+ * unredacted) are valid only during the call. Non-zero stops the listing and is returned. A
+ * record whose name breaks the branch name rules (written past the library) is not listed. */
 typedef int (*prolly_remote_fn)(void *payload, const char *name, const char *url);
 PROLLY_API int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload);
 
@@ -1196,7 +1199,9 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * caller opens it, read-only will do) into db: copies what db lacks with prolly_sync, then
  * moves each "remotes/NAME/B" to the remote's head of B, creates those of new branches and
  * removes those of branches the remote no longer has, all in one write, each by
- * compare-and-swap against what it read. Local branches never move. stats may be NULL.
+ * compare-and-swap against what it read. Local branches never move. stats may be NULL. The
+ * remote's branches are those prolly_branch_list lists: a ref there whose name is no branch
+ * name is not fetched, and a tracking ref of such a name here is removed.
  * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref;
  * fetch again); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
 PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
@@ -1318,7 +1323,8 @@ PROLLY_API int prolly_tag_create(prolly_db *db, const char *name, const prolly_i
 PROLLY_API int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name);
 /* The commit a tag names. PROLLY_ENOTFOUND if absent. */
 PROLLY_API int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name);
-/* Lists tags in name order (same callback type as branches). */
+/* Lists tags in name order (same callback type as branches; names that are not valid branch
+ * names are skipped, as there). */
 PROLLY_API int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
 #ifdef __cplusplus

@@ -15,7 +15,10 @@
  * commit_graph.c, merge_base.c and log.c.
  *
  * Invariants:
- *   BR1  a branch name passes prolly_branch_name_valid before any ref is built from it;
+ *   BR1  a branch name passes prolly_branch_name_valid before any ref is built from it; and what
+ *       is read back is held to the same rule: a ref under refs/heads/ or refs/tags/ whose rest
+ *       is no valid name (another client's row, a hostile store) is not listed as a branch or
+ *       tag (refs.c), nor fetched (remote.c), so it is never copied or printed as one;
  *   BR2  commits made on a branch (here and in branch_merge.c) have a time greater than each
  *       parent's (prolly__branch_time), so that "newer" means "not an ancestor" for history made
  *       by this library, whatever the clocks do.
@@ -30,34 +33,40 @@
 /* Names                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-int prolly_branch_name_valid(const char *name)
+int prolly__branch_name_check(const char *name, int quiet)
 {
+/* The message only when asked for: a listing skips a bad name without touching the caller's. */
+#define BAD(...) (quiet ? PROLLY_EINVAL : prolly_set_error(PROLLY_EINVAL, __VA_ARGS__))
 	size_t len;
 	if (!name || !*name)
-		return prolly_set_error(PROLLY_EINVAL, "a branch name cannot be empty");
+		return BAD("a branch name cannot be empty");
 	len = strlen(name);
 	if (len > PROLLY__MAX_BRANCH_NAME)
-		return prolly_set_error(PROLLY_EINVAL, "branch name '%.40s...' has %zu bytes; at most %d",
-		                        name, len, PROLLY__MAX_BRANCH_NAME);
+		return BAD("branch name '%.40s...' has %zu bytes; at most %d", name, len,
+		           PROLLY__MAX_BRANCH_NAME);
 	if (name[0] == '-' || name[0] == '/')
-		return prolly_set_error(PROLLY_EINVAL, "branch name '%s' starts with '%c'", name, name[0]);
+		return BAD("branch name '%s' starts with '%c'", name, name[0]);
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)name[i];
 		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
 		         ch == '.' || ch == '_' || ch == '/' || ch == '-';
 		if (!ok)
-			return prolly_set_error(
-			    PROLLY_EINVAL,
-			    "branch name '%s' holds byte 0x%02x; allowed are A-Z a-z 0-9 . _ / -", name, ch);
+			return BAD("branch name '%s' holds byte 0x%02x; allowed are A-Z a-z 0-9 . _ / -", name,
+			           ch);
 		if (ch == '.' && name[i + 1] == '.')
-			return prolly_set_error(PROLLY_EINVAL, "branch name '%s' contains \"..\"", name);
+			return BAD("branch name '%s' contains \"..\"", name);
 	}
 	/* A name of 64 hex digits would read as a commit id (src/resolve.c); shorter all-hex names
 	 * are allowed, and a branch wins over a short commit id spelled the same. */
 	if (len == 2 * PROLLY_ID_SIZE && prolly__hex_span(name, len, 0) == len)
-		return prolly_set_error(PROLLY_EINVAL,
-		                        "branch name '%s' looks like a commit id (64 hex digits)", name);
+		return BAD("branch name '%s' looks like a commit id (64 hex digits)", name);
 	return 0;
+#undef BAD
+}
+
+int prolly_branch_name_valid(const char *name)
+{
+	return prolly__branch_name_check(name, 0);
 }
 
 /* "refs/heads/NAME" into buf (BR1). */

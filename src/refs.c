@@ -162,7 +162,8 @@ typedef struct list_ctx {
 static int on_ref_under(void *payload, const char *name, const prolly_id *value)
 {
 	list_ctx *lc = payload;
-	if (strncmp(name, lc->prefix, lc->prefix_len) != 0)
+	if (strncmp(name, lc->prefix, lc->prefix_len) != 0 ||
+	    prolly__branch_name_check(name + lc->prefix_len, 1)) /* BR1 */
 		return 0;
 	return lc->fn(lc->payload, name + lc->prefix_len, value);
 }

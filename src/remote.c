@@ -127,16 +127,19 @@ int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name)
 	return rc;
 }
 
-/* Refs under a prefix, copied: names and values. */
+/* Refs under a prefix, copied: names and values. With named set, only those whose rest after
+ * the prefix (at offset named) passes the branch name rules (BR1 in branch.c). */
 typedef struct reflist {
 	char **names;
 	prolly_id *ids;
-	size_t n, cap;
+	size_t n, cap, named;
 } reflist;
 
 static int on_listed(void *payload, const char *name, const prolly_id *value)
 {
 	reflist *l = payload;
+	if (l->named && prolly__branch_name_check(name + l->named, 1))
+		return 0;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
 		char **nn = realloc(l->names, cap * sizeof(*nn));
@@ -163,9 +166,11 @@ static void reflist_dispose(reflist *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int list_prefix(reflist *out, prolly_db *db, const char *prefix)
+/* named: keep only the refs whose rest is a valid name (a remote's, or another store's branch). */
+static int list_prefix(reflist *out, prolly_db *db, const char *prefix, int named)
 {
 	memset(out, 0, sizeof(*out));
+	out->named = named ? strlen(prefix) : 0;
 	return db->vt.list_refs(db->store, prefix, on_listed, out);
 }
 
@@ -176,7 +181,7 @@ int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload)
 	int rc;
 	if (!db || !fn)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_list: NULL db or fn");
-	if ((rc = list_prefix(&l, db, CONFIG_PREFIX)))
+	if ((rc = list_prefix(&l, db, CONFIG_PREFIX, 1)))
 		goto cleanup;
 	for (size_t i = 0; i < l.n && !rc; i++) {
 		const char *name = l.names[i] + sizeof(CONFIG_PREFIX) - 1;
@@ -210,7 +215,7 @@ int prolly_remote_remove(prolly_db *db, const char *name)
 	if ((rc = prolly__get_ref(db, ref, &root)))
 		return rc == PROLLY_ENOTFOUND ? prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name)
 		                              : rc;
-	if ((rc = list_prefix(&l, db, prefix)) || (rc = prolly_txn_begin(&txn, db)))
+	if ((rc = list_prefix(&l, db, prefix, 0)) || (rc = prolly_txn_begin(&txn, db)))
 		goto cleanup;
 	prolly_ref_update u;
 	memset(&u, 0, sizeof(u));
@@ -251,7 +256,9 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)))
 		return rc;
 	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
-	if ((rc = list_prefix(&theirs, remote, "refs/heads/")) || (rc = list_prefix(&mine, db, prefix)))
+	/* Theirs by the name rules (BR1); all of mine, so that a bad one, not theirs, goes. */
+	if ((rc = list_prefix(&theirs, remote, "refs/heads/", 1)) ||
+	    (rc = list_prefix(&mine, db, prefix, 0)))
 		goto cleanup;
 	u = calloc(theirs.n + mine.n + 1, sizeof(*u));
 	names = calloc(theirs.n + 1, sizeof(*names));

@@ -445,6 +445,8 @@ static int push_onto_base(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
 	return sf_push_main(st, dst, c->src, c->main_before, &c->heads[0], &o);
 }
 
+/* A push onto a known head failed at each of its writes leaves the remote consistent (K6, main
+ * where it was), and a rerun, again without questions, completes it. */
 static void push_interrupted(void)
 {
 	prolly_db *src = sf_new_db(SF_MEM);
@@ -462,10 +464,6 @@ PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
 	push_interrupted();
 }
 
-/* SY9: with the checkpoints limited to a few ids, a long history is copied in rounds, each
- * walking again from the start: the checkpoints stay under the limit (plus the frontier of
- * the window walked) whatever the history's length, every copy is whole and consistent, and
- * the failure tests above (a failure at each write, then a rerun) still hold. */
 /* ---- remotes, fetch and push ---------------------------------------------------------------- */
 
 static int collect_remote(void *payload, const char *name, const char *url)
@@ -551,6 +549,66 @@ PT_TEST(remote_url_with_control_byte_refused)
 	PT_CHECKF(listed[0] == 0, "%s", listed);
 	PT_CHECK_RC(prolly_remote_url_valid("lmdb:/tmp/caf\xc3\xa9 x"), 0); /* UTF-8 and spaces: fine */
 	prolly_close(db);
+}
+
+/* Sets ref name to *value straight in db's store, past the library's rules, as another client
+ * or a SQL user could. */
+static int raw_ref(prolly_db *db, const char *name, const prolly_id *value)
+{
+	prolly_store *st = prolly_db_store(db);
+	prolly_ref_update u;
+	prolly_store_write w;
+	memset(&u, 0, sizeof(u));
+	memset(&w, 0, sizeof(w));
+	u.name = name;
+	u.expect = PROLLY_REF_EXPECT_ANY;
+	u.value = *value;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.durable = 1;
+	return st->write(st, &w);
+}
+
+static int count_named(void *payload, const char *name, const prolly_id *commit)
+{
+	(void)name;
+	(void)commit;
+	++*(int *)payload;
+	return 0;
+}
+
+/* A ref under refs/heads/ or refs/tags/ whose rest is no valid name (written past the library)
+ * is no branch or tag (branch.c BR1): not listed, not fetched, and a tracking ref so named goes
+ * at the next fetch; the listing leaves the caller's last error alone. Before, `prolly
+ * branches`, clone and fetch printed and copied "e\x1b[31m" (a terminal escape) as it came. */
+PT_TEST(refs_with_bad_names_are_not_branches)
+{
+	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_MEM);
+	prolly_id h, got;
+	int n = 0, fetched = 0;
+	PT_REQUIRE(local && remote);
+	PT_REQUIRE(sf_put_range(&h, remote, "main", 0, 3, 0) == 0);
+	PT_CHECK_RC(raw_ref(remote, "refs/heads/e\x1b[31m", &h), 0);
+	PT_CHECK_RC(raw_ref(remote, "refs/heads/a b", &h), 0);
+	PT_CHECK_RC(raw_ref(remote, "refs/tags/t\x07", &h), 0);
+	PT_CHECK_RC(raw_ref(remote, "refs/tags/ok", &h), 0);
+	prolly_set_error(PROLLY_EINVAL, "the caller's message");
+	PT_CHECK_RC(prolly_branch_list(remote, count_named, &n), 0);
+	PT_CHECKF(n == 1, "%d branches listed", n);
+	n = 0;
+	PT_CHECK_RC(prolly_tag_list(remote, count_named, &n), 0);
+	PT_CHECKF(n == 1, "%d tags listed", n);
+	PT_CHECKF(strcmp(prolly_last_error(), "the caller's message") == 0, "%s", prolly_last_error());
+
+	PT_CHECK_RC(raw_ref(local, "remotes/up/x\x1b", &h), 0);
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "up", count_fetched, &fetched), 0);
+	PT_CHECKF(fetched == 2, "%d tracking refs moved (up/main made, up/x\\x1b removed)", fetched);
+	PT_CHECK_RC(prolly_resolve(&got, local, "up/main"), 0);
+	prolly_store *st = prolly_db_store(local);
+	PT_CHECK_RC(st->get_ref(st, "remotes/up/e\x1b[31m", &got, NULL), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(st->get_ref(st, "remotes/up/x\x1b", &got, NULL), PROLLY_ENOTFOUND);
+	prolly_close(local);
+	prolly_close(remote);
 }
 
 PT_TEST(remotes_fetch_push)
@@ -658,8 +716,10 @@ PT_TEST(sync_errors)
 
 /* ---- checkpoints bounded in rounds (SY9) -------------------------------------------------- */
 
-/* A push onto a known head failed at each of its writes leaves the remote consistent (K6, main
- * where it was), and a rerun, again without questions, completes it. */
+/* SY9: with the checkpoints limited to a few ids, a long history is copied in rounds, each
+ * walking again from the start: the checkpoints stay under the limit (plus the frontier of
+ * the window walked) whatever the history's length, every copy is whole and consistent, and
+ * the failure tests above (a failure at each write, then a rerun) still hold. */
 PT_TEST(sync_checkpoints_bounded_in_rounds)
 {
 	const size_t batch = 16, limit = 6;

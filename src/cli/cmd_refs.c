@@ -20,7 +20,12 @@ static int print_entry(void *payload, const prolly_reflog_entry *e)
 {
 	(void)payload;
 	print_time(e->time_us);
-	printf("\t%s\t%s\t", e->ref, e->operation);
+	/* The entry is the store's: its names may hold anything another client wrote. */
+	putchar('\t');
+	text_write(stdout, e->ref);
+	putchar('\t');
+	text_write(stdout, e->operation);
+	putchar('\t');
 	print_opt_id(e->has_old, &e->old_id);
 	putchar('\t');
 	print_opt_id(e->has_new, &e->new_id);

@@ -229,7 +229,10 @@ cleanup:
 static int print_fetched(void *payload, const char *branch, const prolly_id *old_commit,
                          const prolly_id *new_commit)
 {
-	printf("%s/%s\t", (const char *)payload, branch);
+	printf("%s/", (const char *)payload);
+	text_write(stdout,
+	           branch); /* a tracking ref of this store's: another client may have made it */
+	putchar('\t');
 	print_opt_id(old_commit);
 	putchar('\t');
 	print_opt_id(new_commit);
