@@ -1,8 +1,8 @@
 /*
  * test_pg_reads.c - the PostgreSQL store's reads against a real server, and the engine on top:
  * the plans of the array reads on a new store's empty tables (index probes), get_ref_objects in
- * one statement, the history read ahead, a broken connection mid-read, a corrupted row, and gc
- * while the engine writes. The server and what the programs share: tests/lib/pgt.h.
+ * one statement, the history read ahead, a broken connection mid-read, a corrupted node row, a
+ * malformed refs row, and gc while the engine writes. The server and what the programs share: tests/lib/pgt.h.
  */
 #include "lib/pgt.h"
 #include "ptest.h"
@@ -319,6 +319,35 @@ PT_TEST(altered_row_is_corrupt)
 	printf("# altered row: %s\n", prolly_last_error());
 	prolly_buf_dispose(&out);
 	prolly_close(db);
+	PQfinish(a);
+}
+
+static int no_ref(void *payload, const char *name, const prolly_id *value)
+{
+	(void)payload;
+	(void)name;
+	(void)value;
+	return 0;
+}
+
+/* A refs row written past the store (SQL) with a value that is no id: listing refuses it as
+ * corrupt and names the row, so that it can be found and removed. Before, the message was only
+ * "the refs table holds a malformed row". */
+PT_TEST(malformed_ref_row_named)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 0, 0);
+	PGconn *a = pgt_admin();
+	char q[256];
+	PT_REQUIRE(st && a);
+	snprintf(q, sizeof(q),
+	         "INSERT INTO \"%s\".refs VALUES ('refs/heads/short'::bytea, '\\x0102'::bytea)",
+	         schema);
+	PT_CHECK(pgt_sql1(a, q) == -1);
+	PT_CHECK_RC(st->list_refs(st, "refs/heads/", no_ref, NULL), PROLLY_ECORRUPT);
+	const char *msg = prolly_last_error();
+	PT_CHECKF(strstr(msg, "'refs/heads/short'") && strstr(msg, "value of 2 bytes"), "%s", msg);
+	prolly_store_close(st);
 	PQfinish(a);
 }
 

@@ -258,10 +258,18 @@ int prolly__pg_list_fn(void *ctx, size_t qi, const PGresult *r)
 	for (int i = 0; i < rows; i++) {
 		prolly_id v;
 		size_t len = (size_t)PQgetlength(r, i, 0);
+		const char *name = PQgetvalue(r, i, 0);
 		if (PQgetisnull(r, i, 0) || PQgetlength(r, i, 1) != PROLLY_ID_SIZE ||
-		    memchr(PQgetvalue(r, i, 0), 0, len))
+		    memchr(name, 0, len)) {
+			size_t shown = strnlen(name, len < 64 ? len : 64); /* up to a NUL, at most 64 */
 			return prolly_set_error(PROLLY_ECORRUPT,
-			                        "postgres: the refs table holds a malformed row");
+			                        "postgres: the refs table holds a malformed row: name "
+			                        "'%.*s%s' (%zu bytes%s), value of %d bytes (a ref value is "
+			                        "%d bytes)",
+			                        (int)shown, name, shown < len ? "..." : "", len,
+			                        memchr(name, 0, len) ? ", a NUL in it" : "",
+			                        PQgetlength(r, i, 1), PROLLY_ID_SIZE);
+		}
 		memcpy(v.bytes, PQgetvalue(r, i, 1), PROLLY_ID_SIZE);
 		if ((rc = prolly__pg_preflist_push(l, PQgetvalue(r, i, 0), len, &v)))
 			return rc;
