@@ -2,7 +2,8 @@
  * test_pg_reads.c - the PostgreSQL store's reads against a real server, and the engine on top:
  * the plans of the array reads on a new store's empty tables (index probes), get_ref_objects in
  * one statement, the history read ahead, a broken connection mid-read, a corrupted node row, a
- * malformed refs row, and gc while the engine writes. The server and what the programs share: tests/lib/pgt.h.
+ * malformed refs row, and gc while the engine writes. The server and what the programs share:
+ * tests/lib/pgt.h.
  */
 #include "lib/pgt.h"
 #include "ptest.h"
