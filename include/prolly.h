@@ -492,8 +492,9 @@ typedef struct prolly_options {
 	size_t flush_bytes;   /* a builder hands nodes to the store every this many bytes (4 MiB) */
 	unsigned reflog_days; /* gc keeps reflog entries (and what they name) this many days (14);
 	                         0: gc expires every entry */
-	int64_t clock_us;     /* the library's "now" for reflog entries and gc's reflog horizon, in
-	                         microseconds since the epoch; 0 (default): the wall clock */
+	int64_t clock_us;     /* the library's "now" for the commits it makes, reflog entries and
+	                         gc's reflog horizon, in microseconds since the epoch (a commit is
+	                         still later than its parents); 0 (default): the wall clock */
 	unsigned flags;       /* PROLLY_DB_* flags; 0 (default) for none */
 } prolly_options;
 
@@ -881,9 +882,10 @@ PROLLY_API int prolly_commits_read(prolly_commit **out, prolly_db *db, const pro
  * it). c NULL is fine. */
 PROLLY_API void prolly_commit_free(prolly_commit *c);
 
-/* Creates a commit object in txn (published when the txn commits). time_us 0 means now. The
- * history walks (log, merge base) are fastest when a commit's time is later than its parents';
- * prolly_commit_edits and prolly_merge_branches ensure it. */
+/* Creates a commit object in txn (published when the txn commits). time_us 0 means now (the
+ * handle's opts.clock_us when set). The history walks (log, merge base) are fastest when a
+ * commit's time is later than its parents'; prolly_commit_edits and prolly_merge_branches ensure
+ * it. */
 PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                                     const prolly_id *parents, size_t n_parents, int64_t time_us,
                                     const char *message);

@@ -80,9 +80,9 @@ int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch)
 	return 0;
 }
 
-int64_t prolly__branch_time(int64_t newest_parent)
+int64_t prolly__branch_time(const prolly_db *db, int64_t newest_parent)
 {
-	int64_t now = prolly__now_us();
+	int64_t now = prolly__db_now(db);
 	if (now > newest_parent)
 		return now;
 	return newest_parent < INT64_MAX ? newest_parent + 1 : newest_parent; /* BR2 */
@@ -188,11 +188,11 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 		if (!hc && (rc = prolly__commits_read(db, &head, 1, &hc)))
 			goto gone;
 		tree = hc->tree;
-		t = prolly__branch_time(hc->time_us);
+		t = prolly__branch_time(db, hc->time_us);
 	} else {
 		/* A branch that does not exist yet starts with a root commit of the edits. */
 		tree = db->empty_tree;
-		t = prolly__now_us();
+		t = prolly__db_now(db);
 	}
 	if ((rc = prolly_edit_tree(&root, txn, &tree, edits, n)))
 		goto gone;

@@ -105,7 +105,7 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 		}
 		if ((rc = prolly_commit_create(
 		         &result, txn, &root, &heads[1], 2,
-		         prolly__branch_time(PROLLY_MAX(cs[1]->time_us, cs[2]->time_us)), message)))
+		         prolly__branch_time(db, PROLLY_MAX(cs[1]->time_us, cs[2]->time_us)), message)))
 			goto cleanup;
 	}
 	if ((rc = prolly__branch_publish(db, txn, into, iref, &heads[1], &result, NULL)))

@@ -283,7 +283,7 @@ int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
 		goto cleanup;
 	}
 	if (!time_us)
-		time_us = prolly__now_us();
+		time_us = prolly__db_now(txn->db); /* opts.clock_us when set */
 	if ((rc = prolly__commit_encode(&bytes, tree, parents, n_parents, time_us, message)))
 		goto cleanup;
 	prolly__hash(&id, bytes.ptr, bytes.size);

@@ -204,7 +204,7 @@ static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *w
 		*out_commit = head; /* the edits write nothing */
 		goto cleanup;
 	}
-	if ((rc = prolly_commit_create(&cid, txn, &root, &head, 1, prolly__branch_time(hc->time_us),
+	if ((rc = prolly_commit_create(&cid, txn, &root, &head, 1, prolly__branch_time(db, hc->time_us),
 	                               message ? message : "")) ||
 	    (rc = prolly__branch_publish(db, txn, branch, ref, &head, &cid, winner))) /* CO3 */
 		goto cleanup;

@@ -573,9 +573,9 @@ int64_t prolly__db_now(const prolly_db *db);
 int prolly__branch_name_check(const char *name, int quiet);
 /* "refs/heads/NAME" into buf, once prolly_branch_name_valid accepts NAME (BR1 in branch.c). */
 int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch);
-/* The time for a commit made on parents whose newest time is newest_parent: now, or one more
- * than newest_parent when the clock is behind it (BR2 in branch.c). */
-int64_t prolly__branch_time(int64_t newest_parent);
+/* The time for a commit made on parents whose newest time is newest_parent: now (db's clock,
+ * prolly__db_now), or one more than newest_parent when the clock is behind it (BR2 in branch.c). */
+int64_t prolly__branch_time(const prolly_db *db, int64_t newest_parent);
 /* Moves branch (ref its ref name) from expected (NULL: create it) to commit in txn and commits
  * txn. A lost race is PROLLY_ECONFLICT with a message saying what happened; *winner (may be NULL)
  * then receives the head that won, when it is known. Other errors as prolly_txn_commit. */

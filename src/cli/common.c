@@ -264,9 +264,35 @@ int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t
 	return t;
 }
 
+/* How many times a commit of edits reads the moved head again before it gives up (exit 4). */
+#define COMMIT_ATTEMPTS 32
+
+/* commit_changes for one batch of edits: prolly_commit_edits_on, so that a head that moved since
+ * `head` takes the edits too, unless a key they change was written meanwhile (then nothing is
+ * committed, exit 4). Nothing to commit is "no change" when the head had not moved; on a moved
+ * head it cannot be told from a commit of someone else's, and the head is printed either way. */
+static int commit_on(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
+                     const prolly_edit *edits, size_t n, const char *message)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	int err = prolly_commit_edits_on(out, NULL, cli->db, branch, head, edits, n, message,
+	                                 COMMIT_ATTEMPTS);
+	if (err == PROLLY_ECONFLICT)
+		return fail_lib(cli, err, NULL);
+	if (err)
+		return fail_lib(cli, err, "cannot commit to '%s'", branch);
+	if (prolly_id_equal(out, head)) {
+		prolly_id_to_hex(hex, head);
+		report(cli, "no change; '%s' stays at %s", branch, hex);
+	}
+	return 0;
+}
+
 int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
                    const struct change *ch, size_t n_ch, const char *message)
 {
+	if (n_ch == 1 && !ch[0].range && !cli->allow_empty)
+		return commit_on(cli, out, branch, head, ch[0].edits, ch[0].n, message);
 	prolly_commit *c = NULL;
 	prolly_txn *txn = NULL;
 	prolly_id root, cid;
@@ -299,7 +325,7 @@ int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const pr
 	}
 	/* An unchanged tree makes no commit unless --allow-empty: the head stays and is printed. */
 	if (prolly_id_equal(&root, &c->tree) && !cli->allow_empty) {
-		fprintf(stderr, "prolly: %s: no change; '%s' stays at %s\n", cli->cmd->name, branch, hex);
+		report(cli, "no change; '%s' stays at %s", branch, hex);
 		*out = *head;
 		goto cleanup;
 	}

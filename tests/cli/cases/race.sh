@@ -1,29 +1,42 @@
-# Exit 4: apply reads the branch head first, then its input; a commit landing in between wins
+# A branch that moves between the read of its head and the commit (apply reads the head first,
+# then its input; a put lands in between):
+#  - the edits land on the moved head when none of their keys was written meanwhile (exit 0);
+#  - a key they change was written meanwhile: nothing is committed (exit 4), nothing is lost;
+#  - a delr line (a range) keeps the plain compare-and-swap: a moved branch is exit 4.
 #@ any-store
-# the compare-and-swap and apply commits nothing.
 p init
 p put main a 1
-mkfifo fifo
-PROLLY_COMMIT_TIME=1800000000000000 "$PROLLY_BIN" apply main - <fifo >apply.out 2>apply.err &
-pid=$!
-exec 3>fifo
-# wait until apply is blocked reading its input (it has read the head by then)
-i=0
-while [ $i -lt 250 ]; do
-	case $(cat /proc/$pid/wchan 2>/dev/null) in
-	*pipe*) break ;;
-	esac
-	sleep 0.02
-	i=$((i + 1))
-done
-p put main b 2
-printf 'put\tc\t3\n' >&3
-exec 3>&-
-wait $pid
-echo "apply exit $?"
-cat apply.out
-sed 's/^/stderr: /' apply.err
-p scan main
+# apply_racing INPUT KEY VALUE: apply INPUT while `put main KEY VALUE` lands after its head read
+apply_racing() {
+	rm -f fifo
+	mkfifo fifo
+	PROLLY_COMMIT_TIME=1800000000000000 "$PROLLY_BIN" apply main - <fifo >apply.out 2>apply.err &
+	local pid=$! i=0
+	exec 3>fifo
+	# wait until apply is blocked reading its input (it has read the head by then)
+	while [ $i -lt 250 ]; do
+		case $(cat /proc/$pid/wchan 2>/dev/null) in
+		*pipe*) break ;;
+		esac
+		sleep 0.02
+		i=$((i + 1))
+	done
+	p put main "$2" "$3"
+	printf '%b' "$1" >&3
+	exec 3>&-
+	wait $pid
+	echo "apply exit $?"
+	cat apply.out
+	sed 's/^/stderr: /' apply.err
+	p scan main
+}
+# another key: both land, the apply's commit on top of the put's
+apply_racing 'put\tc\t3\n' b 2
+p log main --limit 2
+# the same key: the apply commits nothing
+apply_racing 'put\tc\tmine\n' c theirs
+# a range: exit 4 whatever keys it covers
+apply_racing 'delr\ta\tb\n' d 4
 # run again, it succeeds
-printf 'put\tc\t3\n' | p apply main -
+printf 'delr\ta\tb\n' | p apply main -
 p scan main
