@@ -393,27 +393,36 @@ static int level_advance(prolly_cursor *c, unsigned L, int may_load)
 	return set_current(c, L, nd);
 }
 
-/* Slow path of cursor_next: the current leaf is exhausted. */
+/* Slow path of cursor_next: the current leaf is exhausted. Moves to the next leaf with items in
+ * it; at the end of the range marks the cursor done, and on an error keeps the error, which
+ * every later cursor_next returns. 0, PROLLY_ITEROVER or the error. */
 static int next_leaf(prolly_cursor *c)
 {
 	lvl *v = &c->lv[0];
+	int rc;
 	for (;;) {
 		if (v->ended && v->qn == 0) {
 			/* CU5 for leaves: the range ended in the current leaf (or nothing is left). */
-			return PROLLY_ITEROVER;
+			rc = PROLLY_ITEROVER;
+			break;
 		}
-		int rc = level_advance(c, 0, 1);
-		if (rc)
-			return rc;
+		if ((rc = level_advance(c, 0, 1)))
+			break;
 		if (v->begin < v->end)
 			return 0;
 	}
+	if (rc == PROLLY_ITEROVER)
+		c->done = 1;
+	else
+		c->err = rc;
+	return rc;
 }
 
 int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *value)
 {
 	lvl *v;
 	uint32_t i;
+	int rc;
 	if (!cur)
 		return prolly_set_error(PROLLY_EINVAL, "cursor is NULL");
 	if (cur->err)
@@ -422,28 +431,12 @@ int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *valu
 		return PROLLY_ITEROVER;
 	v = &cur->lv[0];
 	if (!cur->reverse) {
-		if (v->i >= v->end) {
-			int rc = next_leaf(cur);
-			if (rc) {
-				if (rc == PROLLY_ITEROVER)
-					cur->done = 1;
-				else
-					cur->err = rc;
-				return rc;
-			}
-		}
+		if (v->i >= v->end && (rc = next_leaf(cur)))
+			return rc;
 		i = v->i++;
 	} else {
-		if (v->i <= v->begin) {
-			int rc = next_leaf(cur);
-			if (rc) {
-				if (rc == PROLLY_ITEROVER)
-					cur->done = 1;
-				else
-					cur->err = rc;
-				return rc;
-			}
-		}
+		if (v->i <= v->begin && (rc = next_leaf(cur)))
+			return rc;
 		i = --v->i;
 	}
 	if (key)
