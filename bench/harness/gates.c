@@ -612,10 +612,7 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 	rc = h_file_commit(f, tmp, path, err, errn);
 	f = NULL;
 cleanup:
-	if (f) {
-		fclose(f);
-		unlink(tmp);
-	}
+	h_file_abort(f, tmp);
 	return rc;
 }
 

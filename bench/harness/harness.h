@@ -58,6 +58,11 @@ FILE *h_file_begin(char *path, char *tmp, size_t n, const char *dir, const char 
  * says why. f is closed either way. Defined in results.c. */
 int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t errn);
 
+/* Gives up a file begun with h_file_begin and not committed: closes f and removes tmp, so the
+ * old file at path stays as it was. Does nothing when f is NULL (the file was never opened, or
+ * h_file_commit already closed it). Defined in results.c. */
+void h_file_abort(FILE *f, const char *tmp);
+
 /* ============================================================================================ */
 /* Workload (workload.c)                                                                        */
 /* ============================================================================================ */

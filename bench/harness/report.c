@@ -746,9 +746,6 @@ int hrep_write(const char *dir, char *err, size_t errn)
 	rc = h_file_commit(f, tmp, path, err, errn);
 	f = NULL;
 cleanup:
-	if (f) {
-		fclose(f);
-		unlink(tmp);
-	}
+	h_file_abort(f, tmp);
 	return rc;
 }

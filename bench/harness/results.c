@@ -75,6 +75,14 @@ int h_file_commit(FILE *f, const char *tmp, const char *path, char *err, size_t 
 	return 0;
 }
 
+void h_file_abort(FILE *f, const char *tmp)
+{
+	if (!f)
+		return;
+	fclose(f);
+	unlink(tmp);
+}
+
 int hr__join(char *out, const char *dir, const char *name)
 {
 	return snprintf(out, HR__PATHN, "%s/%s", dir, name) >= HR__PATHN ? -1 : 0;
