@@ -391,6 +391,48 @@ PT_TEST(server_restart)
 	PQfinish(a);
 }
 
+/* The store sets no timeout of its own on a statement: the server's settings apply, given in the
+ * connection string like any libpq keyword (docs/postgres.md, "Timeouts"). A write blocked on a
+ * ref's row lock with lock_timeout = 200 ms fails after it with PROLLY_ESTORE naming the timeout,
+ * writes nothing (its nodes and ref are one transaction), and the store works on. */
+PT_TEST(lock_timeout_from_the_connection_string)
+{
+	const char *schema = pgt_new_schema();
+	char url[1024];
+	int is_url = strncmp(pgt_url, "postgres", 8) == 0;
+	snprintf(url, sizeof(url), "%s%s", pgt_url,
+	         !is_url                ? " options='-c lock_timeout=200'"
+	         : strchr(pgt_url, '?') ? "&options=-c%20lock_timeout%3D200"
+	                                : "?options=-c%20lock_timeout%3D200");
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	prolly_store *st = NULL;
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a && prolly_store_pg_open(&st, url, &o) == 0);
+	prolly_id v1 = pgt_mkid(41, 1), got;
+	prolly_ref_update u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_ANY, NULL, &v1);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	long long nodes = pgt_node_count(a, schema);
+	lock_ref_row(a, schema, "refs/heads/t");
+	pgt_tn t;
+	pgt_tn_make(&t, 41, 2);
+	u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_VALUE, &v1, &t.sn.id);
+	double t0 = pgt_now_s();
+	int rc = pgt_write1(st, &t.sn, 1, &u);
+	double waited = pgt_now_s() - t0;
+	PT_CHECK_RC(rc, PROLLY_ESTORE);
+	PT_CHECKF(strstr(prolly_last_error(), "lock timeout"), "%s", prolly_last_error());
+	PT_CHECKF(waited >= 0.15 && waited < 5.0, "failed after %.3f s", waited);
+	pgt_sql1(a, "COMMIT");
+	PT_CHECK(pgt_node_count(a, schema) == nodes);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/t", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v1));
+	PT_CHECK_RC(pgt_write1(st, &t.sn, 1, &u), 0);
+	printf("# blocked write gave up after %.0f ms: %s\n", waited * 1000, prolly_last_error());
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
 /* libpq's reason for a failed connection comes after the host it names, which can be long: the
  * message keeps it. Before, the reason went through a 600-byte buffer and a 700-byte socket
  * directory left "... /hhh" with no reason at all. */
