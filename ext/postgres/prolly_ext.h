@@ -1,14 +1,17 @@
 /*
  * prolly_ext.h - the PostgreSQL extension's shared declarations (ext/postgres/).
  *
- * Five files, one job each:
+ * Six files, one job each:
  *   guard.c  the guard between the engine and PostgreSQL: errors raised by PostgreSQL inside
  *            store callbacks are caught and kept, the engine unwinds on a return code, and the
  *            kept error is raised again once the engine has returned; engine codes become
  *            SQLSTATEs.
+ *   backend.c  what a backend keeps between calls: the prolly_db handle and its cache size,
+ *            the tables of the call in progress, the work memory of store calls, the gc epoch,
+ *            the statements planned once, the trees of commits read before.
  *   store.c  the store on the tables of the extension's schema (read through the primary-key
- *            indexes, or through SPI: prolly.node_reader), the schema version check, the
- *            per-backend prolly_db and its settings.
+ *            indexes, or through SPI: prolly.node_reader), the schema version check, opening a
+ *            call, the settings.
  *   read.c   the SQL read functions (prolly--0.1.sql declares them).
  *   store_write.c  the store's writes: the write protocol of a SQL write function, write()
  *            through the schema's prolly_write, the cache kept true across rollbacks.
@@ -93,11 +96,6 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out);
  * found by the first call's pgx_open. */
 void pgx_resume(const pgx_tables *t);
 
-/* While a cursor (or anything else holding the handle across calls) is open, the handle is not
- * replaced when prolly.cache_size changes. */
-void pgx_hold(void);
-void pgx_release(void);
-
 /* pgx_open for a write function: also refuses a read-only transaction (25006) and a caller
  * without INSERT on nodes or INSERT and UPDATE on refs (42501). fname names the function. */
 prolly_db *pgx_open_write(FunctionCallInfo fcinfo, pgx_tables *out, const char *fname);
@@ -116,10 +114,33 @@ void pgx_write_unlock(void);
 /* Registers the extension's settings and transaction callbacks (from _PG_init). */
 void pgx_define_settings(void);
 
-/* For store_write.c: the work memory of store calls (pgx_work_begin switches nothing; the
- * caller switches to pgx_work_cxt() inside its PG_TRY, as PGX_STORE_CALL below does), the quoted
- * schema of the call in progress, the gc epoch the store reports, the backend's decoded-node
- * cache, a bytea copy. */
+/* ---- backend.c ---- */
+
+/* Registers prolly.cache_size (from pgx_define_settings). */
+void pgx_define_backend_settings(void);
+
+/* While a cursor (or anything else holding the handle across calls) is open, the handle is not
+ * replaced when prolly.cache_size changes. */
+void pgx_hold(void);
+void pgx_release(void);
+
+/* The call in progress reads the tables t (pgx_open and pgx_resume, after pgx_begin); they stay
+ * until the next call begins. pgx_call() returns them. */
+void pgx_call_begin(const pgx_tables *t);
+const pgx_tables *pgx_call(void);
+
+/* The backend's handle on the store make() builds: opened on first use with
+ * PROLLY_DB_NO_THREADS and a cache of prolly.cache_size, opened again when that setting changed
+ * and nothing holds the handle (pgx_hold). Raises an ERROR if opening fails. */
+prolly_db *pgx_handle(prolly_store *(*make)(void));
+
+/* The gc epoch the schema check read: kept for the store to report (pgx_epoch), and when it
+ * moved, the commits' trees kept under the earlier one are forgotten. */
+void pgx_epoch_read(uint64_t e);
+
+/* The work memory of store calls (pgx_work_begin switches nothing; the caller switches to
+ * pgx_work_cxt() inside its PG_TRY, as PGX_STORE_CALL below does), the quoted schema of the call
+ * in progress, the gc epoch the store reports, the backend's decoded-node cache, a bytea copy. */
 void pgx_work_begin(void);
 void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);

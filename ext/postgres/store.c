@@ -23,8 +23,8 @@
  * the engine sends to learn the epoch.
  *
  * Every store function here runs its PostgreSQL code through PGX_STORE_CALL (prolly_ext.h):
- * inside PG_TRY, a caught error kept with pgx_keep_error (guard.c), work memory in work_cxt,
- * reset by every outermost call.
+ * inside PG_TRY, a caught error kept with pgx_keep_error (guard.c), work memory in backend.c's
+ * work context, reset by every outermost call.
  */
 #include "prolly_ext.h"
 
@@ -63,17 +63,15 @@ enum { READER_INDEX = 0, READER_SPI = 1 };
 static const struct config_enum_entry reader_options[] = {
     {"index", READER_INDEX, false}, {"spi", READER_SPI, false}, {NULL, 0, false}};
 
-static int cache_size_kb = 64 * 1024;  /* prolly.cache_size */
-static int node_reader = READER_INDEX; /* prolly.node_reader */
-static char *ref_conflict;             /* prolly.ref_conflict: the store's, see below */
+static int node_reader = READER_INDEX;  /* prolly.node_reader */
+static char *ref_conflict;              /* prolly.ref_conflict: the store's, see below */
+static Oid checked_nsp;                 /* schema version checked for this schema ... */
+static LocalTransactionId checked_lxid; /* ... in this transaction */
+static pgx_kept nodes_plan;             /* prolly.node_reader = spi */
 
 void pgx_define_settings(void)
 {
-	DefineCustomIntVariable(
-	    "prolly.cache_size", "Decoded-node cache of the backend's prolly handle.",
-	    "Nodes are immutable, so the cache lives across statements and transactions. 0 turns "
-	    "it off. A change takes effect at the next call that holds no open scan.",
-	    &cache_size_kb, 64 * 1024, 0, INT_MAX, PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	pgx_define_backend_settings();
 	DefineCustomEnumVariable("prolly.node_reader", "How nodes are read: index or spi.",
 	                         "index scans the primary-key index of nodes directly; spi runs a "
 	                         "prepared statement. Both give the same results.",
@@ -88,135 +86,6 @@ void pgx_define_settings(void)
 	MarkGUCPrefixReserved("prolly");
 	CacheRegisterRelcacheCallback(on_relcache, (Datum)0);
 	pgx_write_register();
-}
-
-/* ---- per-backend state ---- */
-
-static pgx_tables cur;                  /* the tables of the call in progress */
-static MemoryContext work_cxt;          /* reset by each store call */
-static prolly_db *db;                   /* the backend's handle */
-static int db_cache_kb = -1;            /* its cache size */
-static int holds;                       /* open cursors on db */
-static Oid checked_nsp;                 /* schema version checked for this schema ... */
-static LocalTransactionId checked_lxid; /* ... in this transaction */
-static uint64_t epoch;                  /* gc epoch read with it */
-static pgx_kept nodes_plan;             /* prolly.node_reader = spi */
-
-void pgx_hold(void)
-{
-	holds++;
-}
-
-void pgx_release(void)
-{
-	if (holds > 0)
-		holds--;
-}
-
-MemoryContext pgx_work_cxt(void)
-{
-	return work_cxt;
-}
-
-const char *pgx_schema_quoted(void)
-{
-	return quote_identifier(get_namespace_name(cur.nsp));
-}
-
-SPIPlanPtr pgx_kept_plan(pgx_kept *k, const char *fmt, int nargs, Oid *types)
-{
-	if (!k->plan || k->rel != cur.nodes) {
-		char *q = psprintf(fmt, pgx_schema_quoted());
-		SPIPlanPtr p = SPI_prepare_cursor(q, nargs, types, CURSOR_OPT_GENERIC_PLAN);
-		if (!p)
-			elog(ERROR, "prolly: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-		if (k->plan)
-			SPI_freeplan(k->plan);
-		k->plan = NULL;
-		if (SPI_keepplan(p))
-			elog(ERROR, "prolly: SPI_keepplan failed");
-		k->plan = p;
-		k->rel = cur.nodes;
-		pfree(q);
-	}
-	return k->plan;
-}
-
-uint64_t pgx_epoch(void)
-{
-	return epoch;
-}
-
-void pgx_set_epoch(uint64_t e)
-{
-	epoch = e;
-}
-
-/* ---- the commits' trees (prolly_ext.h) ---- */
-
-typedef struct commit_slot {
-	Oid nsp; /* the store's schema (InvalidOid: an empty slot) */
-	prolly_id commit, tree;
-} commit_slot;
-
-static commit_slot commits[PGX_COMMIT_SLOTS];
-static uint64_t commits_epoch; /* the gc epoch they were kept under */
-
-static void commits_clear(void)
-{
-	memset(commits, 0, sizeof(commits));
-}
-
-static commit_slot *commit_slot_of(const prolly_id *commit)
-{
-	/* ids are hashes: any two bytes spread evenly */
-	return &commits[(commit->bytes[0] | commit->bytes[1] << 8) % PGX_COMMIT_SLOTS];
-}
-
-bool pgx_commit_tree(const prolly_id *commit, prolly_id *tree)
-{
-	commit_slot *s = commit_slot_of(commit);
-	if (cache_size_kb == 0 || s->nsp != cur.nsp || !OidIsValid(s->nsp) ||
-	    !prolly_id_equal(&s->commit, commit))
-		return false;
-	*tree = s->tree;
-	return true;
-}
-
-void pgx_commit_tree_keep(const prolly_id *commit, const prolly_id *tree)
-{
-	commit_slot *s = commit_slot_of(commit);
-	if (cache_size_kb == 0)
-		return;
-	s->nsp = cur.nsp;
-	s->commit = *commit;
-	s->tree = *tree;
-}
-
-void pgx_cache_clear(void)
-{
-	commits_clear();
-	if (db)
-		prolly_db_cache_clear(db);
-}
-
-/* Store calls may nest (an engine callback of list_refs may read nodes): only the outermost
- * call resets work_cxt, on the way in and on the way out. */
-static int depth;
-
-void pgx_work_begin(void)
-{
-	if (!work_cxt)
-		work_cxt = AllocSetContextCreate(TopMemoryContext, "prolly store calls",
-		                                 ALLOCSET_DEFAULT_SIZES);
-	if (depth++ == 0)
-		MemoryContextReset(work_cxt);
-}
-
-void pgx_work_end(void)
-{
-	if (--depth == 0)
-		MemoryContextReset(work_cxt);
 }
 
 static Snapshot read_snapshot(void)
@@ -356,13 +225,13 @@ static int nodes_by_index(const prolly_id *ids, size_t n, prolly_store_found_fn 
                           void *payload)
 {
 	keyscan ks;
-	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
+	AttrNumber attno = column(pgx_call()->nodes, COL_NODES_NODE, "node");
 	const prolly_id **order = palloc(n * sizeof(*order));
 	int rc = 0;
 	for (size_t i = 0; i < n; i++)
 		order[i] = &ids[i];
 	qsort(order, n, sizeof(*order), cmp_id_ptr);
-	keyscan_open(&ks, cur.nodes, 1);
+	keyscan_open(&ks, pgx_call()->nodes, 1);
 	for (size_t k = 0; k < n && rc == 0; k++) {
 		size_t i = (size_t)(order[k] - ids); /* the caller's index */
 		bytea *v;
@@ -448,10 +317,10 @@ static int ref_value(const char *name, prolly_id *out)
 	keyscan ks;
 	bytea *v;
 	int rc = 0;
-	keyscan_open(&ks, cur.refs, 1);
+	keyscan_open(&ks, pgx_call()->refs, 1);
 	if (!keyscan_find(&ks, name, strlen(name)))
 		rc = prolly_set_error(PROLLY_ENOTFOUND, "ref %s not found", name);
-	else if (!(v = keyscan_bytea(&ks, column(cur.refs, COL_REFS_VALUE, "value"))) ||
+	else if (!(v = keyscan_bytea(&ks, column(pgx_call()->refs, COL_REFS_VALUE, "value"))) ||
 	         VARSIZE_ANY_EXHDR(v) != PROLLY_ID_SIZE)
 		rc = prolly_set_error(PROLLY_ECORRUPT, "ref %s does not hold a %d-byte id", name,
 		                      PROLLY_ID_SIZE);
@@ -474,16 +343,8 @@ static int st_get_ref(prolly_store *st, const char *name, prolly_id *out, uint64
 	if (rc == 0 && out)
 		*out = id;
 	if (rc == 0 && out_epoch)
-		*out_epoch = epoch;
+		*out_epoch = pgx_epoch();
 	return rc;
-}
-
-bytea *pgx_bytea(const void *p, size_t n)
-{
-	bytea *b = palloc(VARHDRSZ + n);
-	SET_VARSIZE(b, VARHDRSZ + n);
-	memcpy(VARDATA(b), p, n);
-	return b;
 }
 
 static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *payload)
@@ -503,7 +364,8 @@ static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *paylo
 	args[0] = PointerGetDatum(pgx_bytea(prefix, plen));
 	args[1] = PointerGetDatum(pgx_bytea(succ, hlen));
 	q = psprintf("SELECT name, value FROM %s.refs WHERE name >= $1%s ORDER BY name",
-	             quote_identifier(get_namespace_name(cur.nsp)), hlen ? " AND name < $2" : "");
+	             quote_identifier(get_namespace_name(pgx_call()->nsp)),
+	             hlen ? " AND name < $2" : "");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
 	if (SPI_execute_with_args(q, hlen ? 2 : 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
@@ -555,14 +417,14 @@ static int ref_objects(const char *name, size_t follow, prolly_id *out, prolly_s
                        void *payload)
 {
 	keyscan ks;
-	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
+	AttrNumber attno = column(pgx_call()->nodes, COL_NODES_NODE, "node");
 	prolly_id head, next;
 	int rc = ref_value(name, &head), have_next = 0;
 	if (rc)
 		return rc;
 	if (out)
 		*out = head;
-	keyscan_open(&ks, cur.nodes, 1);
+	keyscan_open(&ks, pgx_call()->nodes, 1);
 	if (keyscan_find(&ks, head.bytes, PROLLY_ID_SIZE)) {
 		bytea *v = keyscan_bytea(&ks, attno);
 		if (v) {
@@ -599,7 +461,7 @@ static int st_get_ref_objects(prolly_store *st, const char *name, size_t follow,
 		return rc;
 	PGX_STORE_CALL(rc, ref_objects(name, follow, out, found, payload));
 	if (rc == 0 && out_epoch)
-		*out_epoch = epoch;
+		*out_epoch = pgx_epoch();
 	return rc;
 }
 
@@ -610,7 +472,7 @@ static int ancestors(const prolly_id *ids, size_t n, size_t limit,
                      void *payload)
 {
 	keyscan ks;
-	AttrNumber attno = column(cur.nodes, COL_NODES_NODE, "node");
+	AttrNumber attno = column(pgx_call()->nodes, COL_NODES_NODE, "node");
 	HASHCTL hc;
 	HTAB *seen;
 	prolly_id *queue;
@@ -630,7 +492,7 @@ static int ancestors(const prolly_id *ids, size_t n, size_t limit,
 		if (!dup)
 			queue[tail++] = ids[i];
 	}
-	keyscan_open(&ks, cur.nodes, 1);
+	keyscan_open(&ks, pgx_call()->nodes, 1);
 	while (head < tail && reported < limit && rc == 0) {
 		prolly_id id = queue[head++];
 		bytea *v;
@@ -687,13 +549,13 @@ static int ids_in_range(const prolly_id *lo, const prolly_id *hi, size_t limit,
                         prolly_store_obj_fn found, void *payload)
 {
 	keyscan ks;
-	AttrNumber id_at = column(cur.nodes, COL_NODES_ID, "id"),
-	           node_at = column(cur.nodes, COL_NODES_NODE, "node");
+	AttrNumber id_at = column(pgx_call()->nodes, COL_NODES_ID, "id"),
+	           node_at = column(pgx_call()->nodes, COL_NODES_NODE, "node");
 	ScanKeyData sk[2];
 	bytea *blo = pgx_bytea(lo->bytes, PROLLY_ID_SIZE), *bhi = pgx_bytea(hi->bytes, PROLLY_ID_SIZE);
 	size_t reported = 0;
 	int rc = 0;
-	keyscan_open(&ks, cur.nodes, 2);
+	keyscan_open(&ks, pgx_call()->nodes, 2);
 	ScanKeyInit(&sk[0], 1, BTGreaterEqualStrategyNumber, F_BYTEAGE, PointerGetDatum(blo));
 	ScanKeyInit(&sk[1], 1, BTLessEqualStrategyNumber, F_BYTEALE, PointerGetDatum(bhi));
 	index_rescan(ks.scan, sk, 2, NULL, 0);
@@ -764,11 +626,11 @@ static void may_read(Oid relid)
  * PGX_SCHEMA_VERSION. The caller checked SELECT on meta (may_read). */
 static void check_schema(void)
 {
-	Relation rel = table_open(cur.meta, AccessShareLock);
+	Relation rel = table_open(pgx_call()->meta, AccessShareLock);
 	TableScanDesc scan = table_beginscan(rel, read_snapshot(), 0, NULL);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	AttrNumber kattno = column(cur.meta, COL_META_KEY, "key"),
-	           vattno = column(cur.meta, COL_META_VALUE, "value");
+	AttrNumber kattno = column(pgx_call()->meta, COL_META_KEY, "key"),
+	           vattno = column(pgx_call()->meta, COL_META_VALUE, "value");
 	int64 version = -1;
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot)) {
 		bool nk, nv;
@@ -783,25 +645,21 @@ static void check_schema(void)
 			version = DatumGetInt64(v);
 		else if (VARSIZE_ANY_EXHDR(t) == strlen("epoch") &&
 		         memcmp(VARDATA_ANY(t), "epoch", strlen("epoch")) == 0)
-			epoch = (uint64_t)DatumGetInt64(v);
+			pgx_epoch_read((uint64_t)DatumGetInt64(v));
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
-	if (epoch != commits_epoch) {
-		commits_clear(); /* a gc may have removed a commit kept */
-		commits_epoch = epoch;
-	}
 	if (version != PGX_SCHEMA_VERSION)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         version < 0
-		             ? errmsg("prolly: the store in schema \"%s\" has no schema_version; "
-		                      "this extension reads schema version %d",
-		                      get_namespace_name(cur.nsp), PGX_SCHEMA_VERSION)
-		             : errmsg("prolly: the store in schema \"%s\" is at schema version "
-		                      "%lld; this extension reads schema version %d",
-		                      get_namespace_name(cur.nsp), (long long)version, PGX_SCHEMA_VERSION),
+		         version < 0 ? errmsg("prolly: the store in schema \"%s\" has no schema_version; "
+		                              "this extension reads schema version %d",
+		                              get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_VERSION)
+		                     : errmsg("prolly: the store in schema \"%s\" is at schema version "
+		                              "%lld; this extension reads schema version %d",
+		                              get_namespace_name(pgx_call()->nsp), (long long)version,
+		                              PGX_SCHEMA_VERSION),
 		         version >= 0 && version < PGX_SCHEMA_VERSION
 		             ? errhint("Run prolly init as the tables' owner to migrate the store.")
 		             : errhint("Install the prolly extension that matches the store.")));
@@ -829,51 +687,41 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 {
 	Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	AclResult acl;
+	pgx_tables t;
+	prolly_db *db;
 	pgx_begin();
-	depth = 0;
 	pgx_write_reset();
 	acl = pg_namespace_aclcheck(nsp, GetUserId(), ACL_USAGE);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_SCHEMA, get_namespace_name(nsp));
-	cur.nsp = nsp;
+	t.nsp = nsp;
 	if (tables_kept.nsp == nsp) {
-		cur.nodes = tables_kept.nodes;
-		cur.refs = tables_kept.refs;
-		cur.meta = tables_kept.meta;
+		t.nodes = tables_kept.nodes;
+		t.refs = tables_kept.refs;
+		t.meta = tables_kept.meta;
 	} else {
 		uint64 gen = catalog_gen;
-		cur.nodes = table_of(nsp, "nodes");
-		cur.refs = table_of(nsp, "refs");
-		cur.meta = table_of(nsp, "meta");
+		t.nodes = table_of(nsp, "nodes");
+		t.refs = table_of(nsp, "refs");
+		t.meta = table_of(nsp, "meta");
 		if (gen == catalog_gen) {
-			tables_kept.nodes = cur.nodes;
-			tables_kept.refs = cur.refs;
-			tables_kept.meta = cur.meta;
+			tables_kept.nodes = t.nodes;
+			tables_kept.refs = t.refs;
+			tables_kept.meta = t.meta;
 			tables_kept.nsp = nsp;
 		}
 	}
-	may_read(cur.nodes);
-	may_read(cur.refs);
-	may_read(cur.meta);
+	may_read(t.nodes);
+	may_read(t.refs);
+	may_read(t.meta);
+	pgx_call_begin(&t);
 	if (checked_nsp != nsp || checked_lxid != MyProc->lxid) {
 		check_schema();
 		checked_nsp = nsp;
 		checked_lxid = MyProc->lxid;
 	}
-	if (db && db_cache_kb != cache_size_kb && holds == 0) {
-		prolly_close(db);
-		db = NULL;
-	}
-	if (!db) {
-		prolly_options o = PROLLY_OPTIONS_INIT;
-		int rc;
-		o.cache_bytes = (size_t)cache_size_kb * 1024;
-		o.flags = PROLLY_DB_NO_THREADS;
-		rc = prolly_db_new(&db, store_new(), &o);
-		pgx_check(rc, "opening the store");
-		db_cache_kb = cache_size_kb;
-	}
-	*out = cur;
+	db = pgx_handle(store_new);
+	*out = t;
 	return db;
 }
 
@@ -890,15 +738,14 @@ prolly_db *pgx_open_write(FunctionCallInfo fcinfo, pgx_tables *out, const char *
 	PreventCommandIfReadOnly(fname);
 	d = pgx_open(fcinfo, out);
 	/* One mode at a time: pg_class_aclcheck accepts any one of several. */
-	may(cur.nodes, ACL_INSERT);
-	may(cur.refs, ACL_INSERT);
-	may(cur.refs, ACL_UPDATE);
+	may(out->nodes, ACL_INSERT);
+	may(out->refs, ACL_INSERT);
+	may(out->refs, ACL_UPDATE);
 	return d;
 }
 
 void pgx_resume(const pgx_tables *t)
 {
 	pgx_begin();
-	depth = 0;
-	cur = *t;
+	pgx_call_begin(t);
 }
