@@ -12,7 +12,7 @@
  *      never candidates;
  *   4. mark() with the gc thread's store calls pinned to a (pg_pool.c), so it reads refs and
  *      nodes through the snapshot; the refs its list_refs calls return are recorded
- *      (prolly__pg_gc_saw_refs);
+ *      (prolly__pg_refs_capture);
  *   5. candidates read from the snapshot with a cursor, gc_batch at a time, filtered by keep();
  *      each batch with something to delete is one short transaction on b (sweep): bump the
  *      epoch (waiting for the writes in flight, holding new ones back until commit), read the
@@ -30,21 +30,6 @@
 #include <stdlib.h>
 
 #define GC_REMARKS_OUTSIDE 2 /* sweeps retried after a re-mark without the lock, then with it */
-
-/* Refs returned by list_refs on the gc's thread while mark() runs: what the mark started from. */
-static _Thread_local pg_store *cap_store;
-static _Thread_local preflist *cap_list;
-
-/* list_refs's report of the refs l it returned: recorded when st's gc is marking on this
- * thread. */
-int prolly__pg_gc_saw_refs(pg_store *st, const preflist *l)
-{
-	int rc = 0;
-	if (cap_store == st && cap_list)
-		for (size_t i = 0; i < l->n && !rc; i++)
-			rc = prolly__pg_preflist_push(cap_list, l->v[i].name, l->v[i].len, &l->v[i].value);
-	return rc;
-}
 
 static int cmp_pref(const void *a, const void *b)
 {
@@ -69,13 +54,11 @@ static int run_mark(pg_store *st, pgconn *c, prolly_gc_mark_fn mark, void *paylo
 {
 	int rc;
 	prolly__pg_preflist_dispose(seen);
-	cap_store = st;
-	cap_list = seen;
+	prolly__pg_refs_capture(st, seen);
 	if (c)
 		prolly__pg_pin(st, c);
 	rc = mark(payload);
-	cap_store = NULL;
-	cap_list = NULL;
+	prolly__pg_refs_capture(NULL, NULL);
 	prolly__pg_pin(NULL, NULL);
 	if (seen->n)
 		qsort(seen->v, seen->n, sizeof(pref), cmp_pref);

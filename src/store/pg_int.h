@@ -230,6 +230,9 @@ int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_re
 int prolly__pg_preflist_push(preflist *l, const char *name, size_t len, const prolly_id *value);
 void prolly__pg_preflist_dispose(preflist *l);
 int prolly__pg_list_fn(void *ctx, size_t qi, const PGresult *r);
+/* Until called again with NULLs, every ref list_refs returns to this thread for st is also
+ * pushed into *into (the gc records what its mark started from). */
+void prolly__pg_refs_capture(pg_store *st, preflist *into);
 
 /* pg_write.c */
 int prolly__pg_write(prolly_store *base, prolly_store_write *w);
@@ -237,6 +240,5 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w);
 /* pg_gc.c */
 int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
                   prolly_gc_result *out);
-int prolly__pg_gc_saw_refs(pg_store *st, const preflist *l);
 
 #endif /* PROLLY_STORE_PG_INT_H */

@@ -277,6 +277,26 @@ int prolly__pg_list_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
+/* The refs list_refs returns on this thread for this store while a capture is set (the gc's
+ * mark: what it started from). */
+static _Thread_local pg_store *cap_store;
+static _Thread_local preflist *cap_list;
+
+void prolly__pg_refs_capture(pg_store *st, preflist *into)
+{
+	cap_store = st;
+	cap_list = into;
+}
+
+static int captured(pg_store *st, const preflist *l)
+{
+	int rc = 0;
+	if (cap_store == st && cap_list)
+		for (size_t i = 0; i < l->n && !rc; i++)
+			rc = prolly__pg_preflist_push(cap_list, l->v[i].name, l->v[i].len, &l->v[i].value);
+	return rc;
+}
+
 int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_ref_fn fn,
                          void *payload)
 {
@@ -315,7 +335,7 @@ int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_re
 	if (rc)
 		goto cleanup;
 	/* The gc's mark(): remember what it saw. */
-	rc = prolly__pg_gc_saw_refs(st, &l);
+	rc = captured(st, &l);
 	for (size_t i = 0; i < l.n && !rc; i++)
 		rc = fn(payload, l.v[i].name, &l.v[i].value);
 cleanup:
