@@ -82,69 +82,6 @@
 #define SYNC_WRITE_DEFAULT 4096 /* objects per write when the caller names no batch (SY6) */
 #define SYNC_BATCH_MAX 65536
 
-/* ---- asking the destination ------------------------------------------------------------- */
-
-static int mark_found(void *payload, size_t index, const void *data, size_t size)
-{
-	(void)data;
-	(void)size;
-	((unsigned char *)payload)[index] = 1;
-	return 0;
-}
-
-/* out[i] = whether the destination holds ids[i]; has_nodes, else get_nodes (bytes ignored). */
-int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char *out)
-{
-	memset(out, 0, n);
-	if (!n)
-		return 0;
-	s->st.has_calls++;
-	if (s->dst->vt.has_nodes)
-		return s->dst->vt.has_nodes(s->dst->store, ids, n, out);
-	return s->dst->vt.get_nodes(s->dst->store, ids, n, mark_found, out);
-}
-
-/* ---- reading the source ------------------------------------------------------------------- */
-
-int prolly__sync_on_fetched(void *payload, size_t index, const void *data, size_t size)
-{
-	fetched *f = payload;
-	if (index >= f->n || f->nodes[index].data)
-		return 0;
-	void *copy = malloc(size ? size : 1);
-	if (!copy)
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory copying a %zu-byte object", size);
-	memcpy(copy, data, size);
-	f->nodes[index].data = copy;
-	f->nodes[index].size = size;
-	f->bytes += size;
-	return 0;
-}
-
-void prolly__sync_fetched_dispose(fetched *f)
-{
-	for (size_t i = 0; f->nodes && i < f->n; i++)
-		free((void *)f->nodes[i].data);
-	free(f->nodes);
-	memset(f, 0, sizeof(*f));
-}
-
-/* Reads ids from the source in one call (hash-checked by prolly__load_raw). */
-int prolly__sync_fetch(sync_ctx *s, fetched *f, const prolly_id *ids, size_t n)
-{
-	memset(f, 0, sizeof(*f));
-	if (!n)
-		return 0;
-	f->nodes = calloc(n, sizeof(*f->nodes));
-	if (!f->nodes)
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory reading %zu objects", n);
-	f->n = n;
-	for (size_t i = 0; i < n; i++)
-		f->nodes[i].id = ids[i];
-	s->st.read_calls++;
-	return prolly__load_raw(s->src, ids, n, prolly__sync_on_fetched, f);
-}
-
 /* ---- writing the destination (SY6) ---------------------------------------------------- */
 
 static void pend_dispose(sync_ctx *s)
@@ -390,16 +327,6 @@ static int on_missing_node(void *payload, const prolly_id *id, const pnode *nd)
 	return pend_node(payload, id, nd);
 }
 
-int prolly__sync_know(sync_ctx *s, const prolly_id *id, const prolly_id *tree)
-{
-	if (prolly__idmap_get(&s->known, id))
-		return 0;
-	if (PROLLY__GROW(s->ktree, s->cap_known, s->n_known + 1, 16))
-		return prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
-	s->ktree[s->n_known++] = *tree;
-	return prolly__idmap_put(&s->known, id, s->n_known);
-}
-
 /* SY8: the trees known for the next window: the known heads' and those of the commits in carry
  * (the next window's stop: commits copied by the windows before, or found present). */
 static int known_reset(sync_ctx *s, const prolly__idmap *carry)
@@ -418,16 +345,6 @@ static int known_reset(sync_ctx *s, const prolly__idmap *carry)
 	prolly__idmap_dispose(&old);
 	free(old_tree);
 	return rc;
-}
-
-void prolly__sync_note_held(sync_ctx *s)
-{
-	const history *h = s->hist;
-	size_t n = h->index.len + h->stop.len + h->ahead.len + s->known.len + s->merge_ids;
-	if (n > s->held.ids_peak)
-		s->held.ids_peak = n;
-	if (h->n > s->held.window_peak)
-		s->held.window_peak = h->n;
 }
 
 /* A merge's tree against two trees the destination holds: the first pass notes what the tree
@@ -755,8 +672,9 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 	memset(has, 0, nc);
 	if (nt) {
 		s->st.read_calls++;
-		rc = s->src->vt.has_nodes ? s->src->vt.has_nodes(s->src->store, ask, nt, has)
-		                          : s->src->vt.get_nodes(s->src->store, ask, nt, mark_found, has);
+		rc = s->src->vt.has_nodes
+		         ? s->src->vt.has_nodes(s->src->store, ask, nt, has)
+		         : s->src->vt.get_nodes(s->src->store, ask, nt, prolly__sync_mark_found, has);
 	}
 	for (size_t i = 0, j = 0; i < nc && !rc; i++) {
 		if (!ok[i])

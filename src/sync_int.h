@@ -1,7 +1,9 @@
 /*
- * sync_int.h - what the two files of prolly_sync share: sync.c (the trees, the writes, the refs,
- * the whole) and sync_history.c (the walk of the commits the destination lacks, in windows:
- * SY2, SY5, SY8). Not installed; included by those two files (and the test of the bound, SY8).
+ * sync_int.h - what the files of prolly_sync share: sync.c (the trees, the writes, the refs,
+ * the whole), sync_history.c (the walk of the commits the destination lacks, in windows: SY2,
+ * SY5, SY8) and sync_io.c below both (asking the destination, reading the source, the trees
+ * known, the memory held). Not installed; included by those files (and the test of the bound,
+ * SY8).
  */
 #ifndef PROLLY_SYNC_INT_H
 #define PROLLY_SYNC_INT_H
@@ -106,17 +108,19 @@ typedef struct ahead_obj {
 	size_t size;
 } ahead_obj;
 
-/* sync.c: out[i] = whether the destination holds ids[i] (has_nodes, else get_nodes). */
+/* sync_io.c: out[i] = whether the destination holds ids[i] (has_nodes, else get_nodes). */
 int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char *out);
-/* sync.c: reads ids from the source in one call, hash-checked, into f (slot i for ids[i]). */
+/* sync_io.c: a prolly_store_found_fn that sets ((unsigned char *)payload)[index] to 1. */
+int prolly__sync_mark_found(void *payload, size_t index, const void *data, size_t size);
+/* sync_io.c: reads ids from the source in one call, hash-checked, into f (slot i for ids[i]). */
 int prolly__sync_fetch(sync_ctx *s, fetched *f, const prolly_id *ids, size_t n);
-/* sync.c: keeps a copy of an object read for slot index of f (a prolly_store_found_fn). */
+/* sync_io.c: keeps a copy of an object read for slot index of f (a prolly_store_found_fn). */
 int prolly__sync_on_fetched(void *payload, size_t index, const void *data, size_t size);
 void prolly__sync_fetched_dispose(fetched *f);
 
-/* sync.c: adds commit id, whose tree the destination holds, to the known ones (SY7). */
+/* sync_io.c: adds commit id, whose tree the destination holds, to the known ones (SY7). */
 int prolly__sync_know(sync_ctx *s, const prolly_id *id, const prolly_id *tree);
-/* sync.c: notes the ids the sync holds now in its high-water mark (SY8). */
+/* sync_io.c: notes the ids the sync holds now in its high-water mark (SY8). */
 void prolly__sync_note_held(sync_ctx *s);
 
 /* sync_history.c: starts the walk at ids[0..n) (each must exist in one of the stores): the
