@@ -7,7 +7,12 @@
  *                   through bench/tables (table.h), the balance sums read back
  *   tpcb_pgbench.c  the plain contender: `pgbench -i` and `pgbench -n -c -j -T` as child
  *                   processes, their output and per-transaction logs parsed
+ *   tpcb_common.c   what they share: the four tables, a one-value query on the server, context
+ *                   switch and CPU counters, the sampling sleep; it uses none of the others
  *   tpcb_report.c   the suite's section of report.md (TPS against clients, versioning cost)
+ *
+ * Calls run one way: tpcb.c uses the two contenders, all three use tpcb_common.c; neither
+ * contender uses tpcb.c.
  *
  * Schema (pgbench's, as versioned tables; docs/benchmarks.md "tpcb"): per scale unit 1 branch,
  * 10 tellers and 100,000 accounts, every balance 0 at load; history rows get a primary key
@@ -28,7 +33,7 @@
 #define TPCB_BRANCHES 1
 #define TPCB_DELTA 5000 /* deltas are uniform in [-5000, 5000], as pgbench's */
 
-/* Column numbers of the four tables (tpcb.c defines the tables). */
+/* Column numbers of the four tables (tpcb_common.c defines the tables). */
 enum { TA_AID, TA_BID, TA_BALANCE, TA_FILLER };              /* pgbench_accounts */
 enum { TT_TID, TT_BID, TT_BALANCE, TT_FILLER };              /* pgbench_tellers */
 enum { TB_BID, TB_BALANCE, TB_FILLER };                      /* pgbench_branches */
@@ -118,6 +123,8 @@ int tpcb_pgbench_sums(tpcb_ctx *ctx, tpcb_sums *s, char *err, size_t errn);
 extern const char *const htpcb_columns[];
 unsigned htpcb_cells(const hw_workload *w);
 int htpcb_run(h_run *run, char *err, size_t errn);
+
+/* ---- tpcb_common.c ---- */
 /* A one-statement query on url with search_path schema (NULL: none): the first value of its
  * first row into out ("" if none), which must be of type text (results come back binary). */
 int tpcb_query_value(const char *url, const char *schema, const char *sql, char *out, size_t n,
