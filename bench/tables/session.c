@@ -1,38 +1,18 @@
 /*
- * session.c - table.h's databases, sessions and reads: argument checks, the session's error,
- * the dispatch to the contender, and for the two prolly contenders gets and ranges on top of
- * their key-value primitives (tables_int.h). Writes: txn.c.
+ * session.c - table.h's databases, sessions and reads: argument checks, the dispatch to the
+ * contender, and for the two prolly contenders gets and ranges on top of their key-value
+ * primitives (tables_int.h). Writes: txn.c; setting the session's error and dropping its last
+ * result: session_state.c.
  */
 #include "tables_int.h"
 
 #include "err.h"
 
 #include <assert.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *const bt_contender_names[BT_N_CONTENDERS] = {"plain", "client", "sql"};
-
-int bt__fail(bt_session *s, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int bt__fail_prolly(bt_session *s, const char *what)
-{
-	return bt__fail(s, "%s: %s", what, prolly_last_error());
-}
-
-void bt__clear_last(bt_session *s)
-{
-	PQclear(s->last);
-	s->last = NULL;
-}
 
 /* ---- databases and sessions ---------------------------------------------------------------- */
 

@@ -2,12 +2,16 @@
  * tables_int.h - what session.c shares with the contenders behind it (bench/tables only).
  *
  * session.c (databases, sessions, reads) and txn.c (loads, index builds, transactions) hold the
- * public entry points of table.h: they check arguments, keep the session's error, and dispatch. The plain contender (plain.c) runs every operation as SQL on its own
- * tables. The two prolly contenders (client.c, sql.c) only provide key-value primitives
- * (bt_kv_ops) on the branch; session.c and txn.c build the rows' keys and values (encode.c), keep the
- * transaction's edit list, and turns loads, index builds, ranges and deletes into those
+ * public entry points of table.h: they check arguments, keep the session's error, and dispatch.
+ * The plain contender (plain.c, plain_write.c) runs every operation as SQL on its own tables.
+ * The two prolly contenders (client.c, sql.c) only provide key-value primitives (bt_kv_ops) on
+ * the branch; session.c and txn.c build the rows' keys and values (encode.c), keep the
+ * transaction's edit list, and turn loads, index builds, ranges and deletes into those
  * primitives, so the client and sql contenders run the same logic and differ only in how a
  * primitive reaches the store.
+ *
+ * Calls run one way: session.c and txn.c call the contenders, never the reverse; every file may
+ * call session_state.c (the session's error, its last result), which calls none of them.
  */
 #ifndef BENCH_TABLES_INT_H
 #define BENCH_TABLES_INT_H
@@ -57,6 +61,8 @@ struct bt_session {
 	PGresult *last;     /* plain, sql: the last result (a decoded row points into it) */
 	bench_buf prepared; /* plain: names of the statements prepared, "\n"-separated */
 };
+
+/* ---- the session's own state (session_state.c, which every other file may call) ------------ */
 
 /* Sets the session's error; returns -1. */
 int bt__fail(bt_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
