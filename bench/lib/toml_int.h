@@ -3,12 +3,14 @@
  * it (everything else uses toml.h).
  *
  * The module's files, one job each:
- *   toml.c        errors, nodes and key paths, documents, node access, lookup and the typed
- *                 getters, toml_check_keys, toml_equal
+ *   toml.c        errors, nodes and key paths, documents, node access, toml_check_keys,
+ *                 toml_equal (it uses no other toml*.c)
  *   toml_scan.c   the parser's tokens: the cursor's errors, comments and line ends, the UTF-8
  *                 check, strings, keys and key paths, numbers
  *   toml_parse.c  the recursive-descent grammar (values, arrays, inline tables, key/value lines,
  *                 [headers]) with the table definition rules; toml_parse_buffer/_file
+ *   toml_get.c    lookup by dotted key path (toml_find) and the typed getters (toml_node_*,
+ *                 toml_get_*)
  *   toml_edit.c   changing a document: toml_set_*, toml_array_push_*, toml_set_value, toml_remove
  *   toml_write.c  writing a document back as TOML text
  * Names used across these files are toml__*; a file's own helpers are static, unprefixed.
@@ -51,7 +53,7 @@ struct toml_doc {
 	size_t nnames;
 };
 
-/* ---- toml.c: errors, nodes, documents, lookup --------------------------------------------- */
+/* ---- toml.c: errors, nodes, documents ----------------------------------------------------- */
 
 /* snprintf's "%s" of src (NULL as ""), truncated to size. */
 void toml__copy_str(char *dst, size_t size, const char *src);
@@ -83,9 +85,6 @@ void toml__path_into(bench_buf *b, const toml_node *n);
 
 /* Interns a source name in the document; returns the doc's copy (NULL when out of memory). */
 const char *toml__intern(toml_doc *doc, const char *name);
-/* Walks path from table t: TOML_OK with *out, TOML_MISSING, or TOML_ERR (bad path, or a part
- * that is not a table). */
-int toml__walk(const toml_node *t, const char *path, const toml_node **out, toml_error *err);
 
 /* ---- the parser (toml_scan.c, toml_parse.c) ---------------------------------------------- */
 
@@ -199,5 +198,11 @@ int toml__parse_number(toml__parser *ps, toml_node *n, const char *tok, size_t l
  * whose src names the text in errors; errors name path. For toml_set_value. */
 int toml__parse_value_text(toml_doc *doc, toml_node *n, const char *text, const char *path,
                            toml_error *err);
+
+/* ---- toml_get.c: lookup ------------------------------------------------------------------- */
+
+/* Walks path from table t: TOML_OK with *out, TOML_MISSING, or TOML_ERR (bad path, or a part
+ * that is not a table). */
+int toml__walk(const toml_node *t, const char *path, const toml_node **out, toml_error *err);
 
 #endif
