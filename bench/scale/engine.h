@@ -1,8 +1,9 @@
 /*
  * engine.h - internals of the scale engine, shared by its files (not for callers: see scale.h).
  *
- *   fixture.c  records (keys, values), read and edit samples, the store of a fixture, the
- *              measurement of a run (bench_stopwatch, counters, latency histogram), error notes
+ *   fixture.c  records (keys, values), read and edit samples, the store of a fixture (its close
+ *              also closes history.c's local clone), the measurement of a run (bench_stopwatch,
+ *              counters, latency histogram), error notes; it calls none of the files below
  *   cells.c    the Prolly cells: one function per op (sc_cell_fns)
  *   history.c  the cells of history between stores: sync (clone, push) and proof
  *   plain.c    the plain-table baseline (pg only): its cells (sc_plain_fns), its schema
@@ -72,8 +73,9 @@ typedef struct fixture {
 	prolly_id edited[SCALE_N_PATTERNS][SCALE_MAX_RUNS];
 	unsigned char have_edited[SCALE_N_PATTERNS][SCALE_MAX_RUNS];
 	/* history.c: the base tree as a commit on branch main (made once, untimed), the "laptop"
-	 * clone the push cell pushes from (an LMDB store, made once), and the full_scan cell's
-	 * median, which the clone cell compares with (0: no full_scan row in this fixture). */
+	 * clone the push cell pushes from (an LMDB store, made once; sc_fixture_close closes it),
+	 * and the full_scan cell's median, which the clone cell compares with (0: no full_scan row
+	 * in this fixture). */
 	prolly_id base_commit;
 	int have_base_commit;
 	prolly_db *local;
@@ -211,7 +213,6 @@ extern const sc_cell_fn sc_plain_fns[SCALE_N_OPS]; /* plain.c; NULL: no analogue
 extern const sc_cell_fn sc_sql_fns[SCALE_N_OPS];   /* sql.c; NULL: no analogue */
 int sc_cell_sync(cell *c);                         /* history.c: the sync parts */
 int sc_cell_proof(cell *c);                        /* history.c: the proof parts */
-void sc_history_close(fixture *fx); /* history.c: drops the base commit and the local clone */
 
 /* sql.c: CREATE EXTENSION in the store's schema, the base commit, the prepared statements.
  * 0, or -1 with the reason in fx->sql_why (the cells then fail with it). */

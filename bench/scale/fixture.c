@@ -1,6 +1,8 @@
 /*
  * fixture.c - the scale engine's workload and measurement pieces: records, read and edit
- * samples, the store of a fixture, and what every cell does around its timed part.
+ * samples, the store of a fixture (opened, and closed with all it holds, the history cells' local
+ * clone included), and what every cell does around its timed part. The engine's other files
+ * build on it; it calls none of them.
  *
  * Records: the key of slot s is "k" + the 23-digit zero-padded decimal of s (24 bytes, so byte
  * order is numeric order); record i of the base tree has slot 16 i. The value of (slot,
@@ -79,9 +81,21 @@ void sc_drop_schema(fixture *fx, const char *schema)
 		drop_schema_now(fx, schema);
 }
 
+/* What the history cells (history.c) keep in the fixture: the "laptop" clone, closed and its
+ * directory removed, and the base commit, forgotten (it lives in the store being closed). */
+static void close_history(fixture *fx)
+{
+	prolly_close(fx->local);
+	fx->local = NULL;
+	if (fx->local_path[0] && !fx->cfg->keep)
+		bench_rm_tree(fx->local_path);
+	fx->local_path[0] = '\0';
+	fx->have_base_commit = 0;
+}
+
 void sc_fixture_close(fixture *fx)
 {
-	sc_history_close(fx);
+	close_history(fx);
 	prolly_close(fx->db);
 	fx->db = NULL;
 	fx->ts = NULL;

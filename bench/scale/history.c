@@ -37,16 +37,6 @@
 #define BRANCH "main"
 #define BRANCH_REF "refs/heads/main"
 
-void sc_history_close(fixture *fx)
-{
-	prolly_close(fx->local);
-	fx->local = NULL;
-	if (fx->local_path[0] && !fx->cfg->keep)
-		bench_rm_tree(fx->local_path);
-	fx->local_path[0] = '\0';
-	fx->have_base_commit = 0;
-}
-
 /* ---- sync ------------------------------------------------------------------------------------ */
 
 /* The base tree as a root commit on branch main of the fixture's store (made once, untimed). */
