@@ -271,8 +271,9 @@ int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t
  * `head` takes the edits too, unless a key they change was written meanwhile (then nothing is
  * committed, exit 4). Nothing to commit is "no change" when the head had not moved; on a moved
  * head it cannot be told from a commit of someone else's, and the head is printed either way. */
-static int commit_on(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
-                     const prolly_edit *edits, size_t n, const char *message)
+static int commit_rebasing(struct cli *cli, prolly_id *out, const char *branch,
+                           const prolly_id *head, const prolly_edit *edits, size_t n,
+                           const char *message)
 {
 	char hex[PROLLY_ID_HEX_SIZE];
 	int err = prolly_commit_edits_on(out, NULL, cli->db, branch, head, edits, n, message,
@@ -292,7 +293,7 @@ int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const pr
                    const struct change *ch, size_t n_ch, const char *message)
 {
 	if (n_ch == 1 && !ch[0].range && !cli->allow_empty)
-		return commit_on(cli, out, branch, head, ch[0].edits, ch[0].n, message);
+		return commit_rebasing(cli, out, branch, head, ch[0].edits, ch[0].n, message);
 	prolly_commit *c = NULL;
 	prolly_txn *txn = NULL;
 	prolly_id root, cid;
