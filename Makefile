@@ -130,8 +130,8 @@ $(BUILD)/obj/bench/harness/env.o: LAYER_CFLAGS += -DHARNESS_OPT='"$(OPT)"'
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
                          tests/*.[ch] tests/lib/*.[ch] tests/install/*.[ch] fuzz/*.[ch] \
-                         bench/*.[ch] bench/lib/*.[ch] bench/scale/*.[ch] bench/tables/*.[ch] bench/harness/*.[ch] \
-                         bench/suites/*.[ch] \
+                         bench/*.[ch] bench/lib/*.[ch] bench/scale/*.[ch] bench/tables/*.[ch] \
+                         bench/harness/*.[ch] bench/suites/*.[ch] \
                          ext/postgres/*.[ch])
 CLANG_FORMAT ?= clang-format
 
