@@ -38,8 +38,11 @@
 
 #include "prolly/store.h"
 
-/* The store schema version this extension reads (docs/postgres.md, "Schema"). */
-#define PGX_SCHEMA_VERSION 4
+/* The store schema versions this extension reads (docs/postgres.md, "Schema"): the current one,
+ * and back to the oldest whose tables and functions it uses the same way (version 5 changed only
+ * how the id column is stored). */
+#define PGX_SCHEMA_VERSION 5
+#define PGX_SCHEMA_OLDEST 4
 
 /* A merge that left conflicts (prolly_merge with resolve 'fail'): SQLSTATE PY001, a class of
  * the extension's own (docs/sql.md, "Errors"). */
@@ -86,7 +89,8 @@ typedef struct pgx_tables {
 } pgx_tables;
 
 /* Finds the tables of the schema of the function being called, checks that the caller may
- * SELECT them and that the store's schema version is PGX_SCHEMA_VERSION (once per transaction),
+ * SELECT them and that the store's schema version is PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION (once
+ * per transaction),
  * and returns the backend's handle, opened on first use with PROLLY_DB_NO_THREADS and the cache
  * size of prolly.cache_size. Raises an ERROR for a missing store, another schema version or a
  * missing privilege. Calls pgx_begin(). *out receives the tables (for pgx_resume). */

@@ -622,8 +622,9 @@ static void may_read(Oid relid)
 
 /* Reads meta's schema_version and epoch by a scan of its heap (a page of a few rows: cheaper
  * than a descent of its index per key, and much cheaper than SPI's parser and planner, which
- * cost most of a cached point get when paid per transaction); ERROR unless the version is
- * PGX_SCHEMA_VERSION. The caller checked SELECT on meta (may_read). */
+ * cost most of a cached point get when paid per transaction); ERROR unless the version is one
+ * this extension reads (PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION). The caller checked SELECT on
+ * meta (may_read). */
 static void check_schema(void)
 {
 	Relation rel = table_open(pgx_call()->meta, AccessShareLock);
@@ -650,17 +651,18 @@ static void check_schema(void)
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
-	if (version != PGX_SCHEMA_VERSION)
+	if (version < PGX_SCHEMA_OLDEST || version > PGX_SCHEMA_VERSION)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		         version < 0 ? errmsg("prolly: the store in schema \"%s\" has no schema_version; "
-		                              "this extension reads schema version %d",
-		                              get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_VERSION)
+		                              "this extension reads schema versions %d to %d",
+		                              get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_OLDEST,
+		                              PGX_SCHEMA_VERSION)
 		                     : errmsg("prolly: the store in schema \"%s\" is at schema version "
-		                              "%lld; this extension reads schema version %d",
+		                              "%lld; this extension reads schema versions %d to %d",
 		                              get_namespace_name(pgx_call()->nsp), (long long)version,
-		                              PGX_SCHEMA_VERSION),
-		         version >= 0 && version < PGX_SCHEMA_VERSION
+		                              PGX_SCHEMA_OLDEST, PGX_SCHEMA_VERSION),
+		         version >= 0 && version < PGX_SCHEMA_OLDEST
 		             ? errhint("Run prolly init as the tables' owner to migrate the store.")
 		             : errhint("Install the prolly extension that matches the store.")));
 }

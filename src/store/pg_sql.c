@@ -8,11 +8,12 @@
  * substitutes them once per store at open; every connection prepares the statements once
  * (pg_pool.c).
  *
- * Schema versions: a new schema is created at version 4. Version 2 added prolly_write; version 3
+ * Schema versions: a new schema is created at version 5. Version 2 added prolly_write; version 3
  * replaced its body (refs are compared and swapped before the nodes are inserted); version 4
  * added the constraint nodes_id_is_sha256 (id = sha256(node)), NOT VALID in the migration's
- * block, then validated in a transaction of its own. An older schema is migrated (prolly_write
- * created or replaced, the constraint added, the version set to 4) by prolly_store_pg_init and
+ * block, then validated in a transaction of its own; version 5 keeps the id in its row (STORAGE
+ * PLAIN). An older schema is migrated (prolly_write created or replaced, the constraint added,
+ * the id's storage set, the version set to 5) by prolly_store_pg_init and
  * by an open without no_create when the role owns the tables; otherwise the store keeps using
  * the schema as it is: prolly_write where it exists (version 2 or 3), else the version-1
  * pipeline (decided at open, switched on by a later init). Newer versions are refused.
@@ -337,6 +338,16 @@ static const char init_tmpl[] =
     "  PERFORM set_config('lock_timeout', '5s', true);\n"
     "  ALTER TABLE @.nodes ADD CONSTRAINT nodes_id_is_sha256 CHECK (id = sha256(node)) NOT VALID;\n"
     "  UPDATE @.meta SET value = 4 WHERE key = 'schema_version';\n"
+    "END IF;\n"
+    /* Version 5: the id stays in its row. Left EXTENDED (the default), the 32-byte id of every
+     * row over 2 kB went to the TOAST table, before PostgreSQL tried to compress the node (its
+     * order: out-of-line EXTENDED values first, MAIN values last): half the nodes, each insert
+     * paying a TOAST row and its index entry. A change of the catalog alone (rows written
+     * before keep theirs), under the lock and lock_timeout of the block. */
+    "IF v < 5 THEN\n"
+    "  PERFORM set_config('lock_timeout', '5s', true);\n"
+    "  ALTER TABLE @.nodes ALTER COLUMN id SET STORAGE PLAIN;\n"
+    "  UPDATE @.meta SET value = 5 WHERE key = 'schema_version';\n"
     "END IF;\n"
     "END\n"
     "$prolly_init$";

@@ -39,14 +39,19 @@ SELECT q, pg_temp.err(q) FROM (VALUES
 ) AS t(q);
 -- one of them as psql shows it
 SELECT prolly_get('nosuchbranch', 'k');
--- a store schema of another version: ERROR naming both versions (55000)
+-- a store schema of a version it does not read: ERROR naming both (55000); version 4 (the id
+-- column stored as before) reads as 5 does
 BEGIN;
-UPDATE meta SET value = 5 WHERE key = 'schema_version';
+UPDATE meta SET value = 6 WHERE key = 'schema_version';
 SELECT prolly_get('main', 'k00001');
 ROLLBACK;
 BEGIN;
 UPDATE meta SET value = 3 WHERE key = 'schema_version';
 SELECT prolly_resolve('main');
+ROLLBACK;
+BEGIN;
+UPDATE meta SET value = 4 WHERE key = 'schema_version';
+SELECT encode(prolly_get('main', 'k00001'), 'escape');
 ROLLBACK;
 SELECT prolly_get('main', 'k00001');  -- the next transaction checks again
 
