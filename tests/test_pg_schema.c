@@ -32,6 +32,12 @@ PT_TEST(schema_versions_and_no_create)
 	st = NULL;
 	o.no_create = 1;
 	PT_REQUIRE(prolly_store_pg_open(&st, pgt_url, &o) == 0);
+	/* Opening a current schema is one round trip: the version read, the session set up and
+	 * every statement prepared in one pipeline (two before: the version read alone first). */
+	prolly_pg_counters oc;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &oc), 0);
+	PT_CHECKF(oc.round_trips == 1 && oc.connects == 1, "%llu round trips, %llu connects",
+	          (unsigned long long)oc.round_trips, (unsigned long long)oc.connects);
 	prolly_store_close(st);
 	st = NULL;
 	PGconn *a = pgt_admin();

@@ -262,6 +262,7 @@ static void pg_close(prolly_store *base)
 		free(st->sql[q]);
 	free(st->init_sql);
 	free(st->validate_sql);
+	free(st->version_sql);
 	free(st->meta_literal);
 	free(st->conninfo);
 	free(st->password);
@@ -397,7 +398,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		goto cleanup;
 	uint64_t version = 0;
 	int missing = 0;
-	if ((rc = prolly__pg_read_version(st, c, &version, &missing)))
+	if ((rc = prolly__pg_open_pipeline(st, c, &version, &missing)))
 		goto cleanup;
 	if (missing && st->no_create) {
 		rc = prolly_set_error(PROLLY_ENOTFOUND,
@@ -416,7 +417,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		goto cleanup;
 	atomic_store(&st->ready, 1);
 	atomic_store(&st->fast, version >= 2);
-	if ((rc = prolly__pg_conn_prepare(st, c)))
+	if ((!c->prepared || (version >= 2 && !c->has_write)) && (rc = prolly__pg_conn_prepare(st, c)))
 		goto cleanup;
 	prolly__pg_pool_release(st, c, 0);
 	c = NULL;

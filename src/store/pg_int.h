@@ -95,6 +95,7 @@ typedef struct pg_store {
 	char *sql[N_QUERIES];
 	char *init_sql;
 	char *validate_sql; /* validate_tmpl of pg_sql.c: checks the rows older than the constraint */
+	char *version_sql;  /* version_tmpl of pg_sql.c: reads meta's schema_version */
 	char *meta_literal;
 	unsigned pool_size, pool_timeout_ms;
 	size_t batch_items, read_chunk, gc_batch;
@@ -184,6 +185,12 @@ void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store 
 
 void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken);
 int prolly__pg_conn_prepare(pg_store *st, pgconn *c);
+/* The first round trip of an open, on c: reads the schema version (*version; *missing when the
+ * tables do not exist) and, in the same pipeline, sets the session up and prepares every
+ * statement as a current schema needs them, so that opening a current schema costs one round
+ * trip. When a statement cannot be prepared (a missing or older schema), c is connected anew
+ * with nothing prepared, for the caller's longer way. 0, or a store error. */
+int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 int prolly__pg_pool_acquire(pg_store *st, pgconn **out);
 void prolly__pg_pool_release(pg_store *st, pgconn *c, int broken);
 void prolly__pg_pool_done(pg_store *st, pgconn *c, const pipe *p);

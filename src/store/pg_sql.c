@@ -352,6 +352,9 @@ static const char init_tmpl[] =
     "END\n"
     "$prolly_init$";
 
+/* The schema's version: the first statement of every open (no table: a schema to create). */
+static const char version_tmpl[] = "SELECT value FROM @.meta WHERE key = 'schema_version'";
+
 /*
  * Checks the rows that were there before the version-4 constraint: a no-op when it is already
  * validated (a new schema's empty table is validated by the first init). Takes SHARE UPDATE
@@ -438,7 +441,8 @@ int prolly__pg_sql_init(pg_store *st)
 		if (!(st->sql[q] = prolly__pg_subst(query_tmpl[q], st->qs, st->meta_literal)))
 			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	if (!(st->init_sql = prolly__pg_subst(init_tmpl, st->qs, st->meta_literal)) ||
-	    !(st->validate_sql = prolly__pg_subst(validate_tmpl, st->qs, st->meta_literal)))
+	    !(st->validate_sql = prolly__pg_subst(validate_tmpl, st->qs, st->meta_literal)) ||
+	    !(st->version_sql = prolly__pg_subst(version_tmpl, st->qs, st->meta_literal)))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	return 0;
 }
@@ -547,21 +551,17 @@ static int version_fn(void *ctx, size_t qi, const PGresult *r)
 /* Reads the schema version: 0 with *missing set when the tables do not exist. */
 int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing)
 {
-	char *q = prolly__pg_subst("SELECT value FROM @.meta WHERE key = 'schema_version'", st->qs, "");
 	pipe p;
 	int rc;
 	*version = 0;
 	*missing = 0;
-	if (!q)
-		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	prolly__pg_pipe_init(&p, st, c, "reading the schema version", version_fn, version);
-	prolly__pg_pipe_send_sql(&p, q);
+	prolly__pg_pipe_send_sql(&p, st->version_sql);
 	rc = prolly__pg_pipe_run(&p);
 	if (rc && p.failed && (strcmp(p.sqlstate, "42P01") == 0 || strcmp(p.sqlstate, "3F000") == 0)) {
 		*missing = 1;
 		rc = 0;
 	}
-	free(q);
 	return rc;
 }
 
