@@ -170,6 +170,11 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 	 * opened or created. */
 	if ((err = prolly_remote_url_valid(pos[0])))
 		return fail_lib(cli, err, "cannot clone");
+	if (strcmp(pos[0], pos[1]) == 0) {
+		struct shown sh;
+		return usage_error(cli, "'%s' is both the source and the destination",
+		                   shown_arg(&sh, pos[0]));
+	}
 	if ((rc = open_other(cli, &src, pos[0], PROLLY_OPEN_READONLY)) ||
 	    (rc = open_other(cli, &cli->db, pos[1], PROLLY_OPEN_CREATE)))
 		goto cleanup;

@@ -19,6 +19,7 @@ echo '$ prolly clone STORE lmdb:copy'
 prolly clone "$PROLLY_STORE" lmdb:copy 2>&1
 echo "[exit $?]"
 pe clone lmdb:nosuch lmdb:other
+pe clone lmdb:copy lmdb:copy
 # push a fast-forward back
 p --store lmdb:copy put main c 3
 p --store lmdb:copy push origin main
