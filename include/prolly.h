@@ -500,7 +500,8 @@ typedef struct prolly_options {
 
 /* prolly_options.flags: the handle never starts a thread of its own. Commit flushes then run on
  * the calling thread, cursors read no leaves ahead of the reader (slower on a remote store, same
- * results) and an edit makes its new nodes itself (same roots). For hosts that forbid threads, such as a PostgreSQL backend. */
+ * results) and an edit makes its new nodes itself (same roots). For hosts that forbid threads, such
+ * as a PostgreSQL backend. */
 #define PROLLY_DB_NO_THREADS 1u
 
 /* prolly_options.cache_bytes: the store's default budget, chosen when the handle opens: 128 MiB
@@ -514,8 +515,8 @@ typedef struct prolly_options {
 /* clang-format on */
 
 /* Sets opts->version to version and every field to its default (as PROLLY_OPTIONS_INIT):
- * cache_bytes PROLLY_CACHE_AUTO, retain_commits 0, flush_bytes 4 MiB, reflog_days 14, clock_us 0, flags 0.
- * PROLLY_EINVAL (opts NULL, unknown version). Any thread. */
+ * cache_bytes PROLLY_CACHE_AUTO, retain_commits 0, flush_bytes 4 MiB, reflog_days 14, clock_us 0,
+ * flags 0. PROLLY_EINVAL (opts NULL, unknown version). Any thread. */
 PROLLY_API int prolly_options_init(prolly_options *opts, unsigned version);
 
 /* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults; an unknown
@@ -913,8 +914,9 @@ PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const ch
  *   base: a branch name; a tag name (a branch spelled the same wins); a remote-tracking
  *         branch REMOTE/BRANCH (the ref "remotes/REMOTE/BRANCH" a fetch made; a branch or tag
  *         spelled the same wins); a commit id (64 hex digits); or a unique prefix of a commit
- *         id, 4 to 63 hex digits (a branch or tag spelled the same wins). The prefix is looked up with the store's
- *         find_ids (one round trip) where it has one, else by walking the history of every ref.
+ *         id, 4 to 63 hex digits (a branch or tag spelled the same wins). The prefix is looked
+ *         up with the store's find_ids (one round trip) where it has one, else by walking the
+ *         history of every ref.
  *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
  * Every commit a step reaches is read and hash-checked. Errors: PROLLY_EINVAL for a malformed
@@ -991,9 +993,9 @@ PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const ch
 /* Lists branches in name order. fn gets each branch name (without "refs/heads/") and its head;
  * both are valid during the call only. A ref under "refs/heads/" whose rest is not a valid
  * branch name (prolly_branch_name_valid; one written past the library, by another client or by
- * SQL) is not a branch and is not listed; nor is it fetched, cloned or printed as one. The refs are read first, so fn may call the library,
- * move or delete branches included (see CALLBACKS); it sees the list as it was. Non-zero from fn
- * stops the listing and is returned. */
+ * SQL) is not a branch and is not listed; nor is it fetched, cloned or printed as one. The refs are
+ * read first, so fn may call the library, move or delete branches included (see CALLBACKS); it sees
+ * the list as it was. Non-zero from fn stops the listing and is returned. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
 PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
@@ -1112,24 +1114,23 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * holds when the sync begins and that src has with its tree (a fast-forward push, a fetch over
  * a remote-tracking ref), each new tree is compared in src with trees dst holds (its parents',
  * a merge's both, or that commit's) and only the nodes that differ travel; commits newer than
- * that commit are taken as missing, older ones reached are asked about. Writes gather up to a batch of objects
- * each, across tree levels and commits, in the order children before parents, trees before
- * their commits, parent commits before their children, and the refs go last, so an
- * interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a
- * missing object, and running it again copies only what is still missing. A commit whose tree
- * or parent retention removed from src is copied without it. Cost: a push onto a known head of
- * a commit that changed k records copies O(k x height) nodes with no question, a read of src
- * per tree level and one write per batch of nodes; without a known head, one question and one
- * read per batch per tree level; a clone reads src once. Memory is bounded by the batch, not by
- * the history: a write's objects being gathered (the batch, else 4096 locally, 512 to a server),
- * one batch of nodes per tree level (or the diff walk's windows), and a window of a batch of
- * commits: the history is found newest first a window at a time and copied oldest window first,
- * each window but the last walked again when its turn comes (its reads and questions made
- * twice), and where each window starts, 32 bytes per batch of commits (more where several
- * lines of development run side by side) up to 1 MiB: a longer history is copied in rounds,
- * each walking again from the starting commits to what the rounds before copied. A merge whose
- * tree differs from its first parent's in more than a write's worth of nodes has those nodes
- * asked about.
+ * that commit are taken as missing, older ones reached are asked about. Writes gather up to a batch
+ * of objects each, across tree levels and commits, in the order children before parents, trees
+ * before their commits, parent commits before their children, and the refs go last, so an
+ * interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a missing
+ * object, and running it again copies only what is still missing. A commit whose tree or parent
+ * retention removed from src is copied without it. Cost: a push onto a known head of a commit that
+ * changed k records copies O(k x height) nodes with no question, a read of src per tree level and
+ * one write per batch of nodes; without a known head, one question and one read per batch per tree
+ * level; a clone reads src once. Memory is bounded by the batch, not by the history: a write's
+ * objects being gathered (the batch, else 4096 locally, 512 to a server), one batch of nodes per
+ * tree level (or the diff walk's windows), and a window of a batch of commits: the history is found
+ * newest first a window at a time and copied oldest window first, each window but the last walked
+ * again when its turn comes (its reads and questions made twice), and where each window starts,
+ * 32 bytes per batch of commits (more where several lines of development run side by side) up to
+ * 1 MiB: a longer history is copied in rounds, each walking again from the starting commits to what
+ * the rounds before copied. A merge whose tree differs from its first parent's in more than a
+ * write's worth of nodes has those nodes asked about.
  *
  * out       may be NULL; else receives the counters (initialised with PROLLY_SYNC_STATS_INIT:
  *           an unknown out->version is PROLLY_EINVAL before anything is done).
@@ -1157,10 +1158,10 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
  * "url" holds the URL, so gc keeps it. Remotes are the store's own configuration: a clone does
  * not copy them. A remote URL never holds a password (prolly_remote_url_valid): the password of
  * a PostgreSQL remote comes from ~/.pgpass, PGPASSFILE or PGPASSWORD. Print a URL only through
- * prolly_redact_url all the same (a user name or host may be private). What a fetch saw of the remote's branch B is the ref "remotes/NAME/B"
- * (a remote-tracking ref), which prolly_resolve reads as "NAME/B" when no branch or tag is
- * spelled so; only fetch, push and prolly_remote_remove move those refs. Remote names follow
- * the branch name rules and have no '/'.
+ * prolly_redact_url all the same (a user name or host may be private). What a fetch saw of the
+ * remote's branch B is the ref "remotes/NAME/B" (a remote-tracking ref), which prolly_resolve reads
+ * as "NAME/B" when no branch or tag is spelled so; only fetch, push and prolly_remote_remove move
+ * those refs. Remote names follow the branch name rules and have no '/'.
  */
 
 /* 0 if url may name a remote: 1..4096 bytes, no control byte (0x00-0x1f, 0x7f), carrying no

@@ -5,8 +5,8 @@
  * chains and LRU list, so threads rarely contend. Each stripe keeps at most budget/STRIPES bytes
  * of unpinned nodes, counted as the memory they take: an entry's charge is the whole block of
  * its node (header and size-class rounding, alloc.c) and the entry itself, so that the budget
- * bounds the process's memory and not only the nodes' encoded bytes. An entry holds one reference to its node; a reader gets a reference of its
- * own, so eviction never frees a node in use.
+ * bounds the process's memory and not only the nodes' encoded bytes. An entry holds one reference
+ * to its node; a reader gets a reference of its own, so eviction never frees a node in use.
  *
  * Pinned entries (nodes a txn created and has not yet written) are outside the LRU list and are
  * never evicted or cleared; their bytes do not count against the budget.

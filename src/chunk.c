@@ -7,7 +7,8 @@
  *   C1  s <  PROLLY_CHUNK_MIN (512):   never split here.
  *   C2  s >  PROLLY_CHUNK_MAX (16384): always split here.
  *   C3  otherwise, with x = (s^4 - (s-r)^4) / 4096^4, split iff h(k) < 2^32 * x and
- *       h(k) < 2^32 * (1 - exp(-x)), that is h(k) / 2^32 < 1 - exp(-x) = 1 - exp(-((s/4096)^4 - ((s-r)/4096)^4)),
+ *       h(k) < 2^32 * (1 - exp(-x)), that is
+ *       h(k) / 2^32 < 1 - exp(-x) = 1 - exp(-((s/4096)^4 - ((s-r)/4096)^4)),
  *       which is (F(s) - F(s-r)) / (1 - F(s-r)) for F(x) = 1 - exp(-(x/4096)^4): the chance that
  *       a chunk whose size follows the Weibull distribution F ends within this item, given that it
  *       did not end before it. Chunk sizes cluster near 4 KiB.

@@ -8,8 +8,8 @@
  * store (PROLLY_STORE_REMOTE) it starts there and doubles with every such call of the walk up
  * to ANCESTORS_AHEAD_MAX, so a walk that stops early reads at most about twice what it used and
  * a long chain costs a round trip per ANCESTORS_AHEAD_MAX commits (an in-process store gains
- * nothing from longer reads: measured slower). A commit that is not in the store (removed by retention,
- * or never there) becomes PROLLY__G_MISSING: the walks decide what that means.
+ * nothing from longer reads: measured slower). A commit that is not in the store (removed by
+ * retention, or never there) becomes PROLLY__G_MISSING: the walks decide what that means.
  */
 #include "internal.h"
 

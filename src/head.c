@@ -135,11 +135,11 @@ int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch)
 }
 
 /*
- * Reads a ref (a branch head) as the first read of txn and adopts the gc epoch the store returned with
- * it: the head is retained by every gc up to that epoch (a gc excludes writers, so a head read
- * during one is the head its mark saw), and a later gc makes the txn's commit fail. This spares
- * the spurious conflict a txn would get from a stale handle epoch after another process's gc.
- * *exists is set to 0 when the ref is absent (not an error here).
+ * Reads a ref (a branch head) as the first read of txn and adopts the gc epoch the store returned
+ * with it: the head is retained by every gc up to that epoch (a gc excludes writers, so a head read
+ * during one is the head its mark saw), and a later gc makes the txn's commit fail. This spares the
+ * spurious conflict a txn would get from a stale handle epoch after another process's gc. *exists
+ * is set to 0 when the ref is absent (not an error here).
  */
 int prolly__txn_read_head(prolly_txn *txn, const char *ref, prolly_id *head, int *exists,
                           prolly_commit **hc)

@@ -380,9 +380,10 @@ int prolly__nodeset_add(prolly__nodeset *s, pnode *n);
  * Loads n nodes with at most one store call for all of those not in ws or the cache
  * (duplicates asked once). Every node read from the store is hash-verified and decoded, put in
  * the cache and in ws; but for a node this process made and handed to the memory store, which
- * comes back as that node, unchecked (no copy, no decoding), unless PROLLY__LOAD_FRESH. If out is not NULL, out[i] is a pointer borrowed from ws. A missing id
- * is PROLLY_ECORRUPT ("node <hex> missing") since a tree referenced it; a root that is missing is
- * reported the same way by the caller's context. ws must not be NULL.
+ * comes back as that node, unchecked (no copy, no decoding), unless PROLLY__LOAD_FRESH. If out is
+ * not NULL, out[i] is a pointer borrowed from ws. A missing id is PROLLY_ECORRUPT ("node <hex>
+ * missing") since a tree referenced it; a root that is missing is reported the same way by the
+ * caller's context. ws must not be NULL.
  */
 int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out);
 

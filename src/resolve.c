@@ -20,9 +20,9 @@
  *       exactly one commit: none is PROLLY_ENOTFOUND, several PROLLY_EINVAL listing them.
  *   S4  the steps read their commits through a commit graph (commit_graph.c), which reads
  *       ahead where the store has get_ancestors (256 commits, doubling per call up to 4,096):
- *       "main~5000" costs a handful of store calls, not 5000. The graph is started afresh past STEP_GRAPH_MAX commits, so memory
- *       stays bounded whatever N. A commit the graph cannot load (absent, a tree, damaged) is
- *       read on its own, which says which (S1, S2).
+ *       "main~5000" costs a handful of store calls, not 5000. The graph is started afresh past
+ *       STEP_GRAPH_MAX commits, so memory stays bounded whatever N. A commit the graph cannot
+ *       load (absent, a tree, damaged) is read on its own, which says which (S1, S2).
  */
 #include "internal.h"
 

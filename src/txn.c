@@ -467,9 +467,9 @@ int prolly__txn_flush(prolly_txn *txn)
 
 /* T5: a commit with at least COMMIT_SPLIT nodes on a remote store first writes them in two halves
  * at once, like builder flushes (two store connections, two server backends), then publishes the
- * commit objects and ref moves in its one checked, durable write. The halves cannot be half-visible in
- * a way that matters: nothing references them until that write lands, its epoch check fails if
- * a gc ran meanwhile, and its durable commit also makes the earlier writes durable (a store that
+ * commit objects and ref moves in its one checked, durable write. The halves cannot be half-visible
+ * in a way that matters: nothing references them until that write lands, its epoch check fails if a
+ * gc ran meanwhile, and its durable commit also makes the earlier writes durable (a store that
  * orders its log, as PostgreSQL's WAL does, or one that syncs every write). */
 #define COMMIT_SPLIT 2048
 /* A local store gains nothing from the halves: LMDB has one writer (LT5 joins the halves into one

@@ -597,7 +597,8 @@ PT_TEST(sql_same_row_conflicts)
 
 /* A plain range of ten entries reads ten index entries, not the table: its ORDER BY must be the
  * index's columns, not a row value of them (PostgreSQL sorts a row value: a scan of the whole
- * table per range). 100k rows; a full scan and sort takes tens of ms, the index a fraction of one. */
+ * table per range). 100k rows; a full scan and sort takes tens of ms, the index a fraction of
+ * one. */
 static int wide_row(void *payload, uint64_t i, bt_row *row)
 {
 	(void)payload;

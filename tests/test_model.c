@@ -7,11 +7,11 @@
  * Each run is a random sequence of steps: batch edits (puts, overwrites, deletes of present and
  * absent keys, duplicate keys in one batch where the last edit wins), bulk builds, three-way
  * merges of two branches edited from a common base, edits inside a txn that is then discarded,
- * and (LMDB, PostgreSQL) closing and reopening the store. After every step the tree is compared with the
- * model: every record (cursor scan), count, a verifying stats walk, and the root id must equal
- * the id of a tree bulk-built from the model's records (history independence). Random reads
- * follow: get, get_many (request order, missing and duplicate keys), rank, select, cursors
- * (bounds, prefix, reverse, early stop), and diffs between versions kept along the way.
+ * and (LMDB, PostgreSQL) closing and reopening the store. After every step the tree is compared
+ * with the model: every record (cursor scan), count, a verifying stats walk, and the root id must
+ * equal the id of a tree bulk-built from the model's records (history independence). Random reads
+ * follow: get, get_many (request order, missing and duplicate keys), rank, select, cursors (bounds,
+ * prefix, reverse, early stop), and diffs between versions kept along the way.
  *
  * Re-run a failure with the seed it prints: PROLLY_TEST_SEED=0x... build/tests/test_model [NAME].
  * PROLLY_TEST_SCALE=N multiplies the number of steps and the tree sizes.

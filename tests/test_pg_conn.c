@@ -1,8 +1,8 @@
 /*
  * test_pg_conn.c - the PostgreSQL store's connections against a real server: writers on other
  * refs not blocked, a losing write that inserts no node, pool timeouts and wait counters, a
- * backend killed mid-write, a server restart and the reason of a failed connection. The server and what the programs share:
- * tests/lib/pgt.h.
+ * backend killed mid-write, a server restart and the reason of a failed connection. The server and
+ * what the programs share: tests/lib/pgt.h.
  */
 #include "lib/pgt.h"
 #include "ptest.h"

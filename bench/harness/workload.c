@@ -8,7 +8,8 @@
  *                                   operation_timeout_ms, multi_read_keys, commit_keys,
  *                                   retained_versions, cas_retries, adapter_batch_items,
  *                                   access ("client", "sql" or a list of both)
- *   [service.operation_mix]         point_read, multi_read, commit, diff, merge (percent, total 100)
+ *   [service.operation_mix]         point_read, multi_read, commit, diff, merge (percent,
+ *                                   total 100)
  *   [scale]                         enabled, sizes, value_bytes, runs, changes (integer or "auto"),
  *                                   read_samples, concurrency, operations, patterns, min_free_gb
  *   [NAME]                          a suite's own section, from its key list (h_suite.keys;
@@ -34,9 +35,9 @@
  *             values only, not on the file's order, comments or spelling ("auto", 1 vs 1.0).
  *             w->hash is the SHA-256 of toml_to_string() of that document without its
  *             [regression] table (limits judge results; they do not change what is measured,
- *             so re-judging a result directory with other limits is not "another run"). A later hw_workload_set
- *             edits this document (it is a valid workload) and clears the hash until the next
- *             resolve.
+ *             so re-judging a result directory with other limits is not "another run"). A
+ *             later hw_workload_set edits this document (it is a valid workload) and clears the
+ *             hash until the next resolve.
  * Without hw_workload_load, hw_workload_set and hw_workload_resolve start from an empty document
  * ("schema = 1" only), that is the defaults.
  */

@@ -3,11 +3,11 @@
  *
  * Wraps any prolly_store and forwards every call. Options (flags of bench_store_wrap):
  *
- *   BENCH_STORE_TIMED   adds the time spent inside get_nodes, get_ref_objects(_known), get_ancestors
- *                       (read_ns) and write (write_ns) to the wrapper's counters, and counts the
- *                       writes passed on durable; with nosync set, hands writes to the inner
- *                       store with durable = 0 (the caller's request is restored afterwards), to
- *                       measure a commit "before the disk sync". The scale engine uses this.
+ *   BENCH_STORE_TIMED   adds the time spent inside get_nodes, get_ref_objects(_known),
+ *                       get_ancestors (read_ns) and write (write_ns) to the wrapper's counters,
+ *                       and counts the writes passed on durable; with nosync set, hands writes
+ *                       to the inner store with durable = 0 (the caller's request is restored
+ *                       afterwards), to measure a commit "before the disk sync". The scale engine uses this.
  *   BENCH_STORE_BORROW  closing the wrapper leaves the inner store open: many handles share
  *                       one store that outlives them. The service suite uses this.
  *

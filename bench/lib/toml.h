@@ -2,7 +2,8 @@
  * toml.h - a strict TOML reader and writer for the benchmark harness's workload files.
  *
  * Supported (see docs/harness-libs.md for the full list and the reasons):
- *   tables [a] and [a.b]; key = value with bare, "basic" and 'literal' keys and dotted keys a.b = 1;
+ *   tables [a] and [a.b]; key = value with bare, "basic" and 'literal' keys and dotted keys
+ *   a.b = 1;
  *   strings: basic (all TOML 1.0 escapes), literal, and the multi-line forms of both;
  *   integers: decimal with sign and '_' separators, 0x / 0o / 0b; out of 64-bit range is an error;
  *   floats (with inf / nan), booleans, arrays (nested, mixed, multi-line, trailing comma),

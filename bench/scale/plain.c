@@ -483,8 +483,8 @@ out:
 }
 
 /* The plain-table analogue of each op (NULL: none); one cell serves two ops where the plain
- * table makes no difference (full_scan and full_scan_warm; get_cold_start, get_warm and get_cold), so only
- * the first op of such a group has a function here (see matrix.c). */
+ * table makes no difference (full_scan and full_scan_warm; get_cold_start, get_warm and get_cold),
+ * so only the first op of such a group has a function here (see matrix.c). */
 const sc_cell_fn sc_plain_fns[SCALE_N_OPS] = {
     [SCALE_OP_BUILD] = plain_build,        [SCALE_OP_FULL_SCAN] = plain_full_scan,
     [SCALE_OP_GET_COLD_START] = plain_get, [SCALE_OP_QUERY] = plain_query,

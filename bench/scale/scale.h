@@ -125,8 +125,8 @@ typedef struct scale_row {
 	double rss_anon_mib, rss_file_mib; /* current resident memory at the end of the cell */
 	double load1;                      /* one-minute load average at the end of the cell */
 	double vs_plain; /* pg store: ms_median / the matching plain-table cell's; 0 if none */
-	double
-	    server_cpu_ms; /* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
+	/* pg with the throwaway cluster: server CPU time of the median run; -1 if unknown */
+	double server_cpu_ms;
 	/* Per-operation latency of the median run (cells of many operations, when recorded; else
 	 * 0): median and 99th percentile in microseconds, and how many operations were timed. */
 	double p50_us, p99_us;

@@ -9,11 +9,11 @@
  * full_scan (every record, cold cache), diff, merge; and, when a workload names them, build,
  * full_scan_warm, get_cold_start and put_nosync (bench/scale/scale.h).
  *
- * put, put_nosync, batch, diff and merge run once per pattern; the others have no pattern: they run once per
- * size and their rows say pattern "-". get_cold, get_warm and query read read_samples keys;
- * concurrent_query runs `concurrency` queries of read_samples keys each at once (ops =
- * concurrency x read_samples, the time is the wall time of the whole set). changes 0 (auto) is
- * 1% of the size, clamped to [10, 10000].
+ * put, put_nosync, batch, diff and merge run once per pattern; the others have no pattern: they run
+ * once per size and their rows say pattern "-". get_cold, get_warm and query read read_samples
+ * keys; concurrent_query runs `concurrency` queries of read_samples keys each at once (ops =
+ * concurrency x read_samples, the time is the wall time of the whole set). changes 0 (auto) is 1%
+ * of the size, clamped to [10, 10000].
  *
  * Rows. One row per cell (cell_rows 1), cell_id "s<size>-<op>[-<pattern>]" with the harness's
  * names ("s1000-batch-random", "s1000-get_cold"). With the PostgreSQL store the engine first runs

@@ -21,10 +21,10 @@
  * recorded), the counters read again. Each operation starts with a cold decoded cache
  * (prolly_db_cache_clear before it; PostgreSQL's and the OS's caches stay warm, as in the
  * reference system's runs that docs/benchmarks.md compares with);
- * its latency includes any wait for a pooled connection. Operation class by [service.operation_mix],
- * target branch a hot root with probability hot_root_share, else a random tenant's main (merges
- * always go to a random tenant: only tenants have side branches); per-worker PRNG seeded from
- * the workload seed, the cell's index in the matrix and the worker's index.
+ * its latency includes any wait for a pooled connection. Operation class by
+ * [service.operation_mix], target branch a hot root with probability hot_root_share, else a random
+ * tenant's main (merges always go to a random tenant: only tenants have side branches); per-worker
+ * PRNG seeded from the workload seed, the cell's index in the matrix and the worker's index.
  *
  * Access (service_sql.c): with access = "sql" a cell's workers each also hold one libpq
  * connection and run every operation as one statement of the prolly extension, created in the

@@ -14,8 +14,8 @@
  *
  * Invariants:
  *   S1  a worker's prolly_db is used by that worker's thread only; the store under it is shared
- *       through a borrowing bench_store (bench/lib/store.h), so closing a worker's handle never closes the
- *       shared store.
+ *       through a borrowing bench_store (bench/lib/store.h), so closing a worker's handle never
+ *       closes the shared store.
  *   S2  an operation's latency and store counters cover its timed part only: everything up to
  *       timed_end() in service_ops.c; validation work after it is neither timed nor counted (it
  *       may still show in the PostgreSQL server's own counters).

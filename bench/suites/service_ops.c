@@ -13,7 +13,8 @@
  *               root); the value is checked against its key.
  *   multi_read  the same with one prolly_get_many of multi_read_keys random keys (still one
  *               get_nodes per level); every value is checked.
- *   commit      head, commit and root (one call), prolly_edit_tree of commit_keys updates, a commit object, and
+ *   commit      head, commit and root (one call), prolly_edit_tree of commit_keys updates, a
+ *               commit object, and
  *               ONE store write that publishes the nodes and moves the branch by compare-and-swap
  *               (what prolly_commit_edits does, done by hand so that the new tree's id is known
  *               for the diff ring, and a retry after a lost race starts from the winning head the

@@ -12,9 +12,10 @@
  * another client moved it since bt_begin (snapshot isolation, table.h); one that wrote a row also
  * written since bt_begin (BT_CONFLICT: at scale 1 every transaction writes the one branch row)
  * runs the same transaction again, up to max_retries times, each counted as a retry; its latency
- * runs from the first begin to the commit that landed. The read-back reads the transaction's snapshot (table.h: reads in a
- * transaction see the head it began on): it must find the balance before or after the delta.
- * Mode "select-only" is pgbench's -S: one point read of a random account, no commit.
+ * runs from the first begin to the commit that landed. The read-back reads the transaction's
+ * snapshot (table.h: reads in a transaction see the head it began on): it must find the balance
+ * before or after the delta. Mode "select-only" is pgbench's -S: one point read of a random
+ * account, no commit.
  *
  * Window: every worker runs from the cell's start; transactions that finish inside
  * [start + warmup, start + warmup + duration) are the measured ones (latency, per second),

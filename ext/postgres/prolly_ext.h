@@ -151,10 +151,10 @@ MemoryContext pgx_work_cxt(void);
 const char *pgx_schema_quoted(void);
 
 /* A statement prepared once per store schema and kept for the backend's life: fmt has one %s
- * (or %1$s, as often as needed), replaced by the quoted schema of the call in progress; its plan is generic (a custom plan
- * would be planned again at each execution, copying array parameters into it as constants).
- * Prepared again when the call's nodes table is another. Inside SPI; raises an ERROR if
- * preparing fails. The plan cache replans it after DDL on what it reads. */
+ * (or %1$s, as often as needed), replaced by the quoted schema of the call in progress; its plan is
+ * generic (a custom plan would be planned again at each execution, copying array parameters into it
+ * as constants). Prepared again when the call's nodes table is another. Inside SPI; raises an ERROR
+ * if preparing fails. The plan cache replans it after DDL on what it reads. */
 typedef struct pgx_kept {
 	SPIPlanPtr plan;
 	Oid rel; /* the nodes table it was prepared for */
@@ -166,11 +166,11 @@ void pgx_cache_clear(void);
 bytea *pgx_bytea(const void *p, size_t n);
 
 /* The tree of a commit this backend has read (and hash-checked) before in the store of the call
- * in progress: true and *tree set when kept. Commits are immutable and named by their hash, so the answer is kept like a decoded
- * node and under the same rules: pgx_cache_clear() forgets every one (a rolled-back write, a gc
- * epoch seen by a write), so does a gc epoch read by the schema check, and with
- * prolly.cache_size = 0 nothing is kept. A fixed table of PGX_COMMIT_SLOTS entries, an entry's
- * slot chosen by its id. */
+ * in progress: true and *tree set when kept. Commits are immutable and named by their hash, so the
+ * answer is kept like a decoded node and under the same rules: pgx_cache_clear() forgets every one
+ * (a rolled-back write, a gc epoch seen by a write), so does a gc epoch read by the schema check,
+ * and with prolly.cache_size = 0 nothing is kept. A fixed table of PGX_COMMIT_SLOTS entries, an
+ * entry's slot chosen by its id. */
 #define PGX_COMMIT_SLOTS 256
 bool pgx_commit_tree(const prolly_id *commit, prolly_id *tree);
 void pgx_commit_tree_keep(const prolly_id *commit, const prolly_id *tree);

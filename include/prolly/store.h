@@ -254,12 +254,12 @@ struct prolly_store {
 	/* ---- version 7: read only when version >= 7 ---- */
 
 	/* Optional (NULL: the engine calls get_ref once per name). Reads the refs names[0..n)
-	 * (valid, S3; duplicates allowed; n > 0) in one round trip where the store can: found[i] is set to 1 and out[i] to the value of
-	 * names[i] when that ref exists, found[i] to 0 (out[i] untouched) when it does not. A
-	 * missing ref is not an error. epoch (may be NULL) receives the gc epoch read with them
-	 * (the newest, if the store read them in several snapshots). What a sync asks the
-	 * destination about the refs it will compare and swap. names and its strings are valid
-	 * during the call. */
+	 * (valid, S3; duplicates allowed; n > 0) in one round trip where the store can: found[i] is set
+	 * to 1 and out[i] to the value of names[i] when that ref exists, found[i] to 0 (out[i]
+	 * untouched) when it does not. A missing ref is not an error. epoch (may be NULL) receives the
+	 * gc epoch read with them (the newest, if the store read them in several snapshots). What a
+	 * sync asks the destination about the refs it will compare and swap. names and its strings are
+	 * valid during the call. */
 	int (*get_refs)(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
 	                unsigned char *found, uint64_t *epoch);
 };

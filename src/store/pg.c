@@ -16,9 +16,9 @@
  *
  * Open connects once: the server answers, the schema exists (a missing one is created unless
  * no_create), an older version is migrated (unless no_create, or the role may not) and a newer
- * one refused; it decides whether writes use prolly_write (version 2 and later) or the version-1 pipeline.
- * Every read is one round trip on a connection from the pool (get_nodes: one statement per
- * read_chunk ids). get_nodes and get_ref_objects hand rows to found() as they arrive; list_refs
+ * one refused; it decides whether writes use prolly_write (version 2 and later) or the version-1
+ * pipeline. Every read is one round trip on a connection from the pool (get_nodes: one statement
+ * per read_chunk ids). get_nodes and get_ref_objects hand rows to found() as they arrive; list_refs
  * calls back from a copy, after giving the connection back (and, on the gc's thread while mark()
  * runs, reports what it listed to the gc).
  */

@@ -21,11 +21,12 @@
  *
  * Before sending, a write is planned: nodes in id order without duplicates (concurrent
  * publishers lock ids in the same order), refs in the name order the engine gives them (unique:
- * S1 in store.h), requires sorted without duplicates (sent only by a write that does not check the epoch). A write
- * with nothing to send only reads the epoch. PLY01 and PLY03 become PROLLY_ECONFLICT with the gc
- * explained, PLY02 the first failing ref's expectation; on any failure nothing was written, but
- * a write cut off with its connection while committing may or may not have been applied.
- * prolly_store_pg_fail_chunk arms a test hook that makes one INSERT chunk fail on the server.
+ * S1 in store.h), requires sorted without duplicates (sent only by a write that does not check the
+ * epoch). A write with nothing to send only reads the epoch. PLY01 and PLY03 become
+ * PROLLY_ECONFLICT with the gc explained, PLY02 the first failing ref's expectation; on any failure
+ * nothing was written, but a write cut off with its connection while committing may or may not have
+ * been applied. prolly_store_pg_fail_chunk arms a test hook that makes one INSERT chunk fail on the
+ * server.
  */
 #include "pg_int.h"
 

@@ -4,10 +4,10 @@
  * call, and the program's main.
  *
  * Each program includes ptest.h, then this header, defines its cases with PT_TEST and ends with
- * PGT_MAIN(conformance, special): the server is $PROLLY_PG_URL, or a throwaway cluster started for the
- * program (tm_pg_guard, tests/lib/model.h) and stopped when it ends. Every store a case opens
- * gets a schema of its own (pgt_new_schema), dropped at the end. Single-threaded but for the
- * cases' own threads, which may use the SQL helpers on connections of their own.
+ * PGT_MAIN(conformance, special): the server is $PROLLY_PG_URL, or a throwaway cluster started for
+ * the program (tm_pg_guard, tests/lib/model.h) and stopped when it ends. Every store a case opens
+ * gets a schema of its own (pgt_new_schema), dropped at the end. Single-threaded but for the cases'
+ * own threads, which may use the SQL helpers on connections of their own.
  */
 #ifndef PGT_H
 #define PGT_H

@@ -180,8 +180,9 @@ int sf_tree_of(prolly_id *tree, prolly_db *db, const prolly_id *commit)
 }
 
 /* Adds n steps to main in db: a commit of one change each, and every 8th a branch of two commits
- * (60 records far apart changed) merged after one more commit to main (its tree differs from main's in about 60 leaves,
- * more than a write of 16 objects: the merge's comparison set overflows, SY8). */
+ * (60 records far apart changed) merged after one more commit to main (its tree differs from
+ * main's in about 60 leaves, more than a write of 16 objects: the merge's comparison set
+ * overflows, SY8). */
 int sf_long_history(prolly_id *head, prolly_db *db, int from, int n)
 {
 	prolly_id c;
