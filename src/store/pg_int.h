@@ -185,12 +185,12 @@ void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store 
 
 void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken);
 int prolly__pg_conn_prepare(pg_store *st, pgconn *c);
-/* The first round trip of an open, on c: reads the schema version (*version; *missing when the
- * tables do not exist) and, in the same pipeline, sets the session up and prepares every
- * statement as a current schema needs them, so that opening a current schema costs one round
- * trip. When a statement cannot be prepared (a missing or older schema), c is connected anew
- * with nothing prepared, for the caller's longer way. 0, or a store error. */
-int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *missing);
+/* Queues on p the session's setup (unless c has it) and the PREPARE of every statement not
+ * prepared yet on c; Q_WRITE only when fast (on a version-1 schema its function does not
+ * exist). */
+void prolly__pg_send_prepares(pipe *p, pg_store *st, pgconn *c, int fast);
+/* Closes c and connects it again: nothing prepared, no session state. 0 or a store error. */
+int prolly__pg_conn_renew(pg_store *st, pgconn *c);
 int prolly__pg_pool_acquire(pg_store *st, pgconn **out);
 void prolly__pg_pool_release(pg_store *st, pgconn *c, int broken);
 void prolly__pg_pool_done(pg_store *st, pgconn *c, const pipe *p);
@@ -213,6 +213,12 @@ int prolly__pg_array_add_null(prolly_buf *b);
 int prolly__pg_array_too_big(size_t size);
 
 int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing);
+/* The first round trip of an open, on c: prolly__pg_read_version and, in the same pipeline, the
+ * session's setup and every statement prepared as a current schema needs them, so that opening
+ * a current schema costs one round trip (c->prepared and c->has_write then set). When a
+ * statement cannot be prepared (a version-1 schema lacks prolly_write), c is connected anew with
+ * nothing prepared, for the caller's longer way. 0, or a store error. */
+int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 int prolly__pg_check_version(pg_store *st, uint64_t version);
 int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate);
 

@@ -290,9 +290,7 @@ static const char session_sql[] = "SELECT set_config('jit', 'off', false), "
                                   "set_config('plan_cache_mode', 'force_generic_plan', false) "
                                   "WHERE current_setting('server_version_num')::int >= 120000";
 
-/* Queues the session's setup (unless done) and the PREPARE of every statement not prepared yet
- * on c; Q_WRITE only when fast (on a version-1 schema its function does not exist). */
-static void send_prepares(pipe *p, pg_store *st, pgconn *c, int fast)
+void prolly__pg_send_prepares(pipe *p, pg_store *st, pgconn *c, int fast)
 {
 	if (!c->prepared)
 		prolly__pg_pipe_send_sql(p, session_sql);
@@ -315,7 +313,7 @@ int prolly__pg_conn_prepare(pg_store *st, pgconn *c)
 	int fast = atomic_load(&st->fast);
 	pipe p;
 	prolly__pg_pipe_init(&p, st, c, "preparing statements", NULL, NULL);
-	send_prepares(&p, st, c, fast);
+	prolly__pg_send_prepares(&p, st, c, fast);
 	int rc = prolly__pg_pipe_run(&p);
 	if (rc == 0) {
 		c->prepared = 1;
@@ -326,38 +324,8 @@ int prolly__pg_conn_prepare(pg_store *st, pgconn *c)
 
 static int conn_connect(pg_store *st, pgconn *c);
 
-static int open_version_fn(void *ctx, size_t qi, const PGresult *r)
+int prolly__pg_conn_renew(pg_store *st, pgconn *c)
 {
-	uint64_t *v = ctx;
-	if (qi == 0 && (PQntuples(r) != 1 || prolly__pg_read_int8(r, 0, 0, v) != 0))
-		*v = 0;
-	return 0;
-}
-
-int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *missing)
-{
-	pipe p;
-	int rc;
-	*version = 0;
-	*missing = 0;
-	prolly__pg_pipe_init(&p, st, c, "reading the schema version", open_version_fn, version);
-	prolly__pg_pipe_send_sql(&p, st->version_sql);
-	send_prepares(&p, st, c, 1);
-	rc = prolly__pg_pipe_run(&p);
-	if (rc == 0) {
-		c->prepared = 1;
-		c->has_write = 1;
-		return 0;
-	}
-	if (!p.failed || p.broken)
-		return rc;
-	if (p.err_qi == 0) { /* the version itself: no tables is a schema to create */
-		if (strcmp(p.sqlstate, "42P01") != 0 && strcmp(p.sqlstate, "3F000") != 0)
-			return rc;
-		*missing = 1;
-	}
-	/* A statement this schema cannot prepare yet (older, or missing): the caller goes the long
-	 * way on a new connection, with no statement half prepared. */
 	prolly__pg_conn_close(st, c, 0);
 	return conn_connect(st, c);
 }

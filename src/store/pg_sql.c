@@ -541,15 +541,13 @@ int prolly__pg_array_too_big(size_t size)
 static int version_fn(void *ctx, size_t qi, const PGresult *r)
 {
 	uint64_t *v = ctx;
-	(void)qi;
-	if (PQntuples(r) == 1 && prolly__pg_read_int8(r, 0, 0, v) == 0)
-		return 0;
-	*v = 0;
+	if (qi == 0 && (PQntuples(r) != 1 || prolly__pg_read_int8(r, 0, 0, v) != 0))
+		*v = 0;
 	return 0;
 }
 
-/* Reads the schema version: 0 with *missing set when the tables do not exist. */
-int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing)
+/* prolly__pg_read_version, and with prepare prolly__pg_open_pipeline. */
+static int read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing, int prepare)
 {
 	pipe p;
 	int rc;
@@ -557,12 +555,35 @@ int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *mis
 	*missing = 0;
 	prolly__pg_pipe_init(&p, st, c, "reading the schema version", version_fn, version);
 	prolly__pg_pipe_send_sql(&p, st->version_sql);
+	if (prepare)
+		prolly__pg_send_prepares(&p, st, c, 1);
 	rc = prolly__pg_pipe_run(&p);
-	if (rc && p.failed && (strcmp(p.sqlstate, "42P01") == 0 || strcmp(p.sqlstate, "3F000") == 0)) {
-		*missing = 1;
-		rc = 0;
+	if (rc == 0 && prepare) {
+		c->prepared = 1;
+		c->has_write = 1;
 	}
-	return rc;
+	if (rc == 0 || !p.failed || p.broken)
+		return rc;
+	if (p.err_qi == 0) { /* the version itself: no tables is a schema to create (and the
+	                      * statements queued after it were skipped) */
+		if (strcmp(p.sqlstate, "42P01") != 0 && strcmp(p.sqlstate, "3F000") != 0)
+			return rc;
+		*missing = 1;
+		return 0;
+	}
+	/* A statement this schema cannot prepare yet: the caller goes the long way on a new
+	 * connection, with no statement half prepared. */
+	return prolly__pg_conn_renew(st, c);
+}
+
+int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing)
+{
+	return read_version(st, c, version, missing, 0);
+}
+
+int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *missing)
+{
+	return read_version(st, c, version, missing, 1);
 }
 
 int prolly__pg_check_version(pg_store *st, uint64_t version)
