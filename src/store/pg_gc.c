@@ -213,6 +213,7 @@ int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn 
 	memset(&cand, 0, sizeof(cand));
 	if (!keep)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: gc without a keep callback");
+	atomic_store(&st->open_epoch, 0); /* about to move: the next empty write reads it */
 	if (st->pool_size < 2)
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "postgres: gc needs two connections (pool_size >= 2)");

@@ -103,6 +103,11 @@ typedef struct pg_store {
 	_Atomic int ready; /* the schema is known to exist: connections prepare statements */
 	_Atomic int fast;  /* the schema is at version 2: one-statement writes (prolly_write) */
 	_Atomic unsigned fail_chunk; /* prolly_store_pg_fail_chunk (test build only; else 0) */
+	/* The gc epoch read with the schema version (0: none, or taken): the answer of the first
+	 * empty write (prolly_db_new's), which then costs no round trip. A gc through this store
+	 * clears it. Older than the store's epoch only if a gc ran since it was read, which makes the
+	 * next commit of a txn begun with it fail its epoch check (K4) and go again: never unsafe. */
+	_Atomic uint64_t open_epoch;
 
 	pthread_mutex_t mu; /* the pool */
 	pgconn *conns;
@@ -212,6 +217,8 @@ int prolly__pg_array_add(prolly_buf *b, const void *data, size_t size);
 int prolly__pg_array_add_null(prolly_buf *b);
 int prolly__pg_array_too_big(size_t size);
 
+/* Reads the schema version on c (0 when meta has no valid row; *missing when there is no meta
+ * table) and with it the gc epoch, kept in st->open_epoch. 0, or a store error. */
 int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 /* The first round trip of an open, on c: prolly__pg_read_version and, in the same pipeline, the
  * session's setup and every statement prepared as a current schema needs them, so that opening

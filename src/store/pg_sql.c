@@ -353,7 +353,8 @@ static const char init_tmpl[] =
     "$prolly_init$";
 
 /* The schema's version: the first statement of every open (no table: a schema to create). */
-static const char version_tmpl[] = "SELECT value FROM @.meta WHERE key = 'schema_version'";
+static const char version_tmpl[] = "SELECT value, (SELECT value FROM @.meta WHERE key = 'epoch') "
+                                   "FROM @.meta WHERE key = 'schema_version'";
 
 /*
  * Checks the rows that were there before the version-4 constraint: a no-op when it is already
@@ -538,26 +539,39 @@ int prolly__pg_array_too_big(size_t size)
 /* Schema                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The version read's row: the schema version, the gc epoch (0 where unreadable). */
+typedef struct version_row {
+	uint64_t version, epoch;
+} version_row;
+
 static int version_fn(void *ctx, size_t qi, const PGresult *r)
 {
-	uint64_t *v = ctx;
-	if (qi == 0 && (PQntuples(r) != 1 || prolly__pg_read_int8(r, 0, 0, v) != 0))
-		*v = 0;
+	version_row *v = ctx;
+	if (qi != 0)
+		return 0;
+	if (PQntuples(r) != 1 || prolly__pg_read_int8(r, 0, 0, &v->version) != 0)
+		v->version = 0;
+	if (PQntuples(r) != 1 || PQnfields(r) < 2 || prolly__pg_read_int8(r, 0, 1, &v->epoch) != 0)
+		v->epoch = 0;
 	return 0;
 }
 
 /* prolly__pg_read_version, and with prepare prolly__pg_open_pipeline. */
 static int read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing, int prepare)
 {
+	version_row row = {0, 0};
 	pipe p;
 	int rc;
 	*version = 0;
 	*missing = 0;
-	prolly__pg_pipe_init(&p, st, c, "reading the schema version", version_fn, version);
+	prolly__pg_pipe_init(&p, st, c, "reading the schema version", version_fn, &row);
 	prolly__pg_pipe_send_sql(&p, st->version_sql);
 	if (prepare)
 		prolly__pg_send_prepares(&p, st, c, 1);
 	rc = prolly__pg_pipe_run(&p);
+	*version = row.version; /* read even when a prepare after it failed */
+	if (row.epoch)
+		atomic_store(&st->open_epoch, row.epoch);
 	if (rc == 0 && prepare) {
 		c->prepared = 1;
 		c->has_write = 1;
