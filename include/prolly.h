@@ -925,6 +925,14 @@ PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const ch
  * past a root commit or a parent that does not exist; store errors. */
 PROLLY_API int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
 
+/* prolly_resolve, with the commit decoded in *out (free with prolly_commit_free; NULL on
+ * failure), for reading or editing what the spec names: a bare branch is read as
+ * prolly_branch_commit reads it (the ref, the commit and its tree's root in one round trip where
+ * the store can, the root left in the cache), so a read of the tree that follows costs a round
+ * trip per level below the root, and nothing more. The commit is hash-checked whatever the spec.
+ * Errors: prolly_resolve's; PROLLY_EINVAL also for out NULL. Any thread (THREADS above). */
+PROLLY_API int prolly_resolve_commit(prolly_commit **out, prolly_db *db, const char *spec);
+
 /* Queues in txn the move of branch from expected (NULL: must not exist) to commit. */
 PROLLY_API int prolly_txn_move_branch(prolly_txn *txn, const char *branch,
                                       const prolly_id *expected, const prolly_id *commit);

@@ -11,8 +11,9 @@
  *   ^N     the N-th parent (1-based; "^" alone is "^1", "^0" the commit itself).
  *
  * Invariants:
- *   S1  every commit the spec reaches is read and hash-checked, except a bare branch (its head
- *       is returned as the ref holds it, as before);
+ *   S1  every commit the spec reaches is read and hash-checked, except a bare branch by
+ *       prolly_resolve (its head is returned as the ref holds it); prolly_resolve_commit reads
+ *       that one too, with the ref in one store call where the store can (head.c);
  *   S2  an object that is a tree node where a commit is expected is PROLLY_EINVAL (bad input),
  *       not PROLLY_ECORRUPT: the store is fine, the spec is wrong;
  *   S3  a short id is looked up with the store's find_ids (one index range scan) where the
@@ -217,8 +218,10 @@ static int remote_tracking(prolly_id *out, prolly_db *db, const char *base)
 	return prolly__get_ref(db, ref, out);
 }
 
+/* The base of spec (blen bytes at base) in *out; *c receives its commit when it was read on the
+ * way (always for a branch with want_c: the ref, the commit and its root in one store call). */
 static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const char *base,
-                        size_t blen, const char *spec)
+                        size_t blen, const char *spec, int want_c)
 {
 	int hex = prolly__hex_span(base, blen, 0) == blen, rc;
 	if (blen == 2 * PROLLY_ID_SIZE && hex) {
@@ -230,7 +233,19 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 	if (rc && !hex)
 		return rc;
 	if (rc == 0) {
-		rc = prolly_branch_head(out, db, base);
+		if (want_c) {
+			char ref[PROLLY_MAX_REF_NAME + 1];
+			uint64_t epoch = 0;
+			if ((rc = prolly__branch_ref(ref, base)))
+				return rc;
+			rc = prolly__head_read(db, ref, out, &epoch, c);
+			if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
+				prolly__raise_epoch(db, epoch);
+			if (rc == 0) /* NULL *c: a store without get_ref_objects, or the commit is gone */
+				return *c ? 0 : read_commit(c, db, out, spec);
+		} else {
+			rc = prolly_branch_head(out, db, base);
+		}
 		if (rc != PROLLY_ENOTFOUND)
 			return rc;
 		/* a tag of the same name comes after the branch, before a short id */
@@ -319,7 +334,8 @@ static int parse_count(unsigned long *out, const char **p, long dflt, const char
 	return 0;
 }
 
-int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec)
+/* prolly_resolve, and with out_c (not NULL) prolly_resolve_commit. */
+static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, const char *spec)
 {
 	char base[MAX_SPEC_BASE + 1];
 	prolly_commit *c = NULL;
@@ -340,7 +356,7 @@ int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec)
 	}
 	memcpy(base, spec, blen);
 	base[blen] = 0;
-	if ((rc = resolve_base(&cur, &c, db, base, blen, spec)))
+	if ((rc = resolve_base(&cur, &c, db, base, blen, spec, out_c != NULL)))
 		goto cleanup;
 	for (const char *p = spec + blen; *p;) {
 		char op = *p++;
@@ -384,15 +400,34 @@ int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec)
 			cur = next;
 		}
 	}
-	if (!c && strlen(spec) != blen && !in_graph(&g, &cur) &&
+	if (!c && (out_c || (strlen(spec) != blen && !in_graph(&g, &cur))) &&
 	    (rc = read_commit(&c, db, &cur, spec))) { /* S1 */
-		if (rc == PROLLY_ENOTFOUND)
+		if (rc == PROLLY_ENOTFOUND && strlen(spec) != blen)
 			prolly_set_error(rc, "'%s': that commit is gone (retention)", spec);
 		goto cleanup;
 	}
 	*out_commit = cur;
+	if (out_c) {
+		*out_c = c;
+		c = NULL;
+	}
 cleanup:
 	prolly_commit_free(c);
 	prolly__graph_dispose(&g);
 	return rc;
+}
+
+int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec)
+{
+	return resolve(out_commit, NULL, db, spec);
+}
+
+int prolly_resolve_commit(prolly_commit **out, prolly_db *db, const char *spec)
+{
+	prolly_id id;
+	if (out)
+		*out = NULL;
+	if (!out)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_resolve_commit: NULL argument");
+	return resolve(&id, out, db, spec);
 }

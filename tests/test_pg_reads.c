@@ -178,6 +178,60 @@ PT_TEST(head_read_again_reads_no_objects)
 	prolly_close(w);
 }
 
+/* A point read of a branch from a fresh handle (what every CLI get is): the open, then the ref,
+ * its commit and the root in one round trip, then one per level below the root. Before
+ * prolly_resolve_commit the CLI read the ref, the commit and the root in three, and before the
+ * open read the gc epoch, prolly_db_new took one more. */
+PT_TEST(point_read_of_a_branch_round_trips)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 0, 0);
+	prolly_db *w = NULL, *r = NULL;
+	PT_REQUIRE(st && prolly_db_new(&w, st, NULL) == 0);
+	enum { N = 20000 };
+	prolly_edit *e = calloc(N, sizeof(*e));
+	char(*k)[16] = calloc(N, sizeof(*k));
+	PT_REQUIRE(e && k);
+	for (int i = 0; i < N; i++) {
+		snprintf(k[i], sizeof(k[i]), "key%08d", i);
+		e[i] = (prolly_edit){PROLLY_PUT, {k[i], strlen(k[i])}, {k[i], 8}};
+	}
+	prolly_id c1;
+	prolly_commit *wc = NULL;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	PT_REQUIRE(prolly_commit_edits(&c1, w, "m", e, N, "load") == 0);
+	PT_REQUIRE(prolly_commit_read(&wc, w, &c1) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&ts, w, &wc->tree, 0) == 0);
+	unsigned height = ts.height;
+	PT_REQUIRE(height >= 2);
+	prolly_commit_free(wc);
+	prolly_close(w);
+
+	prolly_store *st2 = pgt_open(schema, 0, 0, 0, 0);
+	PT_REQUIRE(st2);
+	prolly_thread_stats_reset();
+	PT_REQUIRE(prolly_db_new(&r, st2, NULL) == 0);
+	prolly_commit *c = NULL;
+	PT_CHECK_RC(prolly_resolve_commit(&c, r, "m"), 0);
+	PT_REQUIRE(c && prolly_id_equal(&c->id, &c1));
+	prolly_stats s = PROLLY_STATS_INIT;
+	PT_CHECK_RC(prolly_thread_stats(&s), 0);
+	PT_CHECKF(s.store_round_trips == 1, "%llu round trips for the handle and the head",
+	          (unsigned long long)s.store_round_trips);
+	prolly_buf v = PROLLY_BUF_INIT;
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_get(&v, r, &c->tree, k[N / 2], strlen(k[N / 2])), 0);
+	PT_CHECK(v.size == 8 && memcmp(v.ptr, k[N / 2], 8) == 0);
+	PT_CHECK_RC(prolly_thread_stats(&s), 0);
+	PT_CHECKF(s.store_round_trips == height - 1, "%llu round trips below a root of height %u",
+	          (unsigned long long)s.store_round_trips, height);
+	prolly_commit_free(c);
+	prolly_buf_dispose(&v);
+	prolly_close(r);
+	free(e);
+	free(k);
+}
+
 typedef struct bgr {
 	prolly_store *st;
 	int rc, calls;

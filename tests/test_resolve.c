@@ -293,6 +293,51 @@ PT_TEST(resolve_branch_names_and_ids)
 	prolly_close(db);
 }
 
+/* prolly_resolve_commit: the commit prolly_resolve names, decoded, whatever the spec (its round
+ * trips on PostgreSQL: test_pg_reads.c, point_read_of_a_branch_round_trips). */
+PT_TEST(resolve_commit_decodes_what_resolve_names)
+{
+	prolly_db *db = tm_open_mem((size_t)16 << 20);
+	prolly_txn *txn = NULL;
+	prolly_id a, b, t, got;
+	prolly_commit *c = NULL;
+	prolly_builder *bl = NULL;
+	char ah[PROLLY_ID_HEX_SIZE], th[PROLLY_ID_HEX_SIZE], short6[7];
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(prolly_builder_new(&bl, txn) == 0 && prolly_builder_add(bl, "k", 1, "v", 1) == 0 &&
+	           prolly_builder_finish(bl, &t) == 0);
+	prolly_builder_free(bl);
+	PT_REQUIRE(prolly_commit_create(&a, txn, &t, NULL, 0, 10, "a") == 0);
+	PT_REQUIRE(prolly_commit_create(&b, txn, &t, &a, 1, 20, "b") == 0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", NULL, &b) == 0);
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	PT_REQUIRE(prolly_tag_create(db, "v1", &a) == 0);
+	prolly_id_to_hex(ah, &a);
+	prolly_id_to_hex(th, &t);
+	memcpy(short6, ah, 6);
+	short6[6] = 0;
+	const char *specs[] = {"main", "main~1", "main^", "v1", ah, short6, "main^0"};
+	const prolly_id *want[] = {&b, &a, &a, &a, &a, &a, &b};
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		PT_CHECK_RC(prolly_resolve_commit(&c, db, specs[i]), 0);
+		PT_CHECKF(c && prolly_id_equal(&c->id, want[i]) && prolly_id_equal(&c->tree, &t), "%s",
+		          specs[i]);
+		PT_CHECK_RC(prolly_resolve(&got, db, specs[i]), 0);
+		PT_CHECK(prolly_id_equal(&got, want[i]));
+		prolly_commit_free(c);
+	}
+	/* Failures leave *out NULL. */
+	c = (prolly_commit *)&got; /* not NULL */
+	PT_CHECK_RC(prolly_resolve_commit(&c, db, "nosuch"), PROLLY_ENOTFOUND);
+	PT_CHECK(c == NULL);
+	PT_CHECK_RC(prolly_resolve_commit(&c, db, th), PROLLY_EINVAL); /* a tree */
+	PT_CHECK_RC(prolly_resolve_commit(&c, db, "main~2"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve_commit(NULL, db, "main"), PROLLY_EINVAL);
+	PT_CHECK(c == NULL);
+	prolly_close(db);
+}
+
 int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);

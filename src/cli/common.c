@@ -179,19 +179,17 @@ int resolve_commit(struct cli *cli, prolly_id *out, const char *spec)
 	return 0;
 }
 
+/* The tree of spec's commit: for a branch, its ref, commit and root in one round trip where the
+ * store can (prolly_resolve_commit), so the read that follows starts one level down. */
 int resolve_tree(struct cli *cli, prolly_id *out, const char *spec)
 {
-	prolly_id cid;
 	prolly_commit *c = NULL;
-	int rc = resolve_commit(cli, &cid, spec);
-	if (rc)
-		return rc;
-	int err = prolly_commit_read(&c, cli->db, &cid);
-	if (err) {
-		char hex[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(hex, &cid);
-		return fail_lib(cli, err, "cannot read commit %s of '%s'", hex, spec);
-	}
+	int err = prolly_resolve_commit(&c, cli->db, spec);
+	/* The library's message names the spec and what is wrong with it. */
+	if (err == PROLLY_ENOTFOUND || err == PROLLY_EINVAL)
+		return fail_lib(cli, err, NULL);
+	if (err)
+		return fail_lib(cli, err, "cannot resolve '%s'", spec);
 	*out = c->tree;
 	prolly_commit_free(c);
 	return 0;
