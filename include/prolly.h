@@ -977,7 +977,12 @@ PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const p
  * base); once it moved, one commit (parent the head; history stays linear, no merge commit) of
  * prolly_rebase_edits of base's tree onto the head's. A lost compare-and-swap starts over from
  * reading the head, max_attempts times in all (0 counts as 1). Edits that change nothing in base
- * make no commit. *out_commit receives the new commit (or the head, when nothing was committed);
+ * make no commit. When this handle's last read of the branch (prolly_branch_commit,
+ * prolly_resolve_commit, a commit's own head read) found base there, a first try builds on base
+ * without reading the head again and lets the compare-and-swap check it; if it loses, or the
+ * edits change nothing, the attempts above follow as if it had not run (it is not counted), so
+ * a caller that reads the branch and then commits on it pays one head read, not two.
+ * *out_commit receives the new commit (or the head, when nothing was committed);
  * out_rebased (may be NULL) how many of the attempts found the head moved and merged into it (or
  * found the conflict that ended them). Errors:
  * PROLLY_ECONFLICT (nothing written; run the transaction again on the new head, which

@@ -13,9 +13,10 @@
  *                           conflict, but no node of base + edits is made (nothing to write but
  *                           the result's), and the cost does not grow with head's distance
  *                           from base
- *   prolly_commit_edits_on  read the head; head == base: commit the edits on it; else commit the
- *                           rebase on the head; publish by compare-and-swap; a lost race starts
- *                           over from the head's read (bounded)
+ *   prolly_commit_edits_on  read the head; head == base: commit the edits on it; else commit
+ *                           the rebase on the head; publish by compare-and-swap; a lost race
+ *                           starts over from the head's read (bounded). When the handle has just
+ *                           read base there, a first try takes it for the head unread (CO4)
  *
  * Invariants:
  *   CO1  a key the edits change from base that head changed from base (whatever the two values:
@@ -25,6 +26,14 @@
  *        with base.
  *   CO3  a commit's only parent is the head its compare-and-swap expects, and its time is later
  *        than that parent's (BR2 of branch.c).
+ *   CO4  before the first attempt, one that builds on base without reading the head runs when
+ *        the handle's head memo (head_memo.c) says its last read of the branch found base there,
+ *        as a caller that just read the branch to get base has (prolly_branch_commit). Its
+ *        compare-and-swap expects base all the same, so a head that moved meanwhile (or a gc
+ *        meanwhile: T3 of txn.c) only makes it lose, and edits that write nothing make it stop
+ *        (the head that stays must be read); then the attempts that read the head follow, as
+ *        many as max_attempts, so the result is the one those alone would give. Nothing is read
+ *        twice in the usual case.
  */
 #include "internal.h"
 
@@ -155,12 +164,14 @@ cleanup:
 }
 
 /* One attempt: reads the head, commits the edits on it (rebased when it is not base) and
- * publishes. Returns 0; PROLLY_ECONFLICT for a lost race (*winner: the head that won, *known
+ * publishes. With *assumed set on entry it may take base for the head (CO4): *assumed stays set
+ * if it did, else is cleared. Returns 0; PROLLY_ECONFLICT for a lost race (*winner: the head that won, *known
  * set once a head was read), *final set when retrying cannot help (a write-write conflict, the
  * branch deleted); other errors. *rebased is set when the head was not base. */
 static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *winner, int *known,
                    prolly_db *db, const char *branch, const char *ref, prolly_commit **base_c,
-                   const prolly_id *base, const prolly_edit *edits, size_t n, const char *message)
+                   const prolly_id *base, const prolly_edit *edits, size_t n, const char *message,
+                   int *assumed)
 {
 	prolly_txn *txn = NULL;
 	prolly_commit *hc = NULL;
@@ -169,9 +180,21 @@ static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *w
 
 	*rebased = 0;
 	*final = 0;
-	if ((rc = prolly_txn_begin(&txn, db)) ||
-	    (rc = prolly__txn_read_head(txn, ref, &head, &exists, &hc)))
+	if ((rc = prolly_txn_begin(&txn, db)))
 		goto cleanup;
+	/* CO4: base for the head when this handle's last read of the branch found it there (the
+	 * head memo), without reading the head again. */
+	hc = *assumed ? prolly__head_memo_get(&db->heads, ref) : NULL;
+	*assumed = hc && prolly_id_equal(&hc->id, base);
+	if (*assumed) {
+		head = *base;
+		exists = 1;
+	} else {
+		prolly_commit_free(hc);
+		hc = NULL;
+		if ((rc = prolly__txn_read_head(txn, ref, &head, &exists, &hc)))
+			goto cleanup;
+	}
 	if (!exists) {
 		*final = 1;
 		rc = prolly_set_error(PROLLY_ECONFLICT, "branch '%s' was deleted meanwhile", branch);
@@ -201,6 +224,10 @@ static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *w
 	if (rc)
 		goto cleanup;
 	if (prolly_id_equal(&root, &hc->tree)) {
+		if (*assumed) { /* CO4: which head stays is known only once it is read */
+			rc = prolly_set_error(PROLLY_ECONFLICT, "the head of '%s' is to be read", branch);
+			goto cleanup;
+		}
 		*out_commit = head; /* the edits write nothing */
 		goto cleanup;
 	}
@@ -231,12 +258,17 @@ int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebased, prolly_
 		return prolly_set_error(PROLLY_EINVAL, "prolly_commit_edits_on: NULL argument");
 	if ((rc = prolly__branch_ref(ref, branch)))
 		return rc;
-	for (unsigned i = 0; i < tries; i++) {
+	for (unsigned i = 0, memo = 1; i < tries;) {
+		int assumed = (int)memo;
+		memo = 0;
 		rc = attempt(out_commit, &merged, &final, &winner, &known, db, branch, ref, &base_c, base,
-		             edits, n, message);
+		             edits, n, message, &assumed);
+		if (assumed && rc == PROLLY_ECONFLICT)
+			continue; /* CO4: an attempt that read the head follows, not counted */
 		rebased += (unsigned)merged;
 		if (rc != PROLLY_ECONFLICT || final)
 			break;
+		i++;
 	}
 	if (rc == PROLLY_ECONFLICT && known)
 		*out_commit = winner;

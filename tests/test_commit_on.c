@@ -138,6 +138,52 @@ TM_BOTH_STORES(commit_on_same_key_conflicts)
 	tm_db_close(&t);
 }
 
+/* CO4: base just read with prolly_branch_commit is taken for the head without reading it again;
+ * a head that moved meanwhile still gets the edits merged, even with one attempt allowed (the
+ * try without a read does not count), and a no-op on a moved head reports the moved head. */
+PT_TEST(commit_on_reads_no_head_it_just_read)
+{
+	tm_db t;
+	prolly_id base, other, c, head;
+	prolly_commit *bc = NULL;
+	prolly_edit e = tm_put("c", "1"), same = tm_put("a", "1");
+	prolly_stats s = PROLLY_STATS_INIT;
+	unsigned rebased = 9;
+	char v[16];
+	PT_REQUIRE(setup(&t, 0, &base) == 0);
+	PT_REQUIRE(prolly_branch_commit(&bc, t.db, "main") == 0 && prolly_id_equal(&bc->id, &base));
+	prolly_commit_free(bc);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_commit_edits_on(&c, &rebased, t.db, "main", &base, &e, 1, "txn", 1), 0);
+	PT_CHECK_RC(prolly_thread_stats(&s), 0);
+	PT_CHECKF(s.store_reads == 0 && rebased == 0, "%llu store reads",
+	          (unsigned long long)s.store_reads); /* 1 before: the head read again */
+	PT_CHECK_RC(prolly_branch_head(&head, t.db, "main"), 0);
+	PT_CHECK(prolly_id_equal(&head, &c));
+
+	/* The handle read base; another commit moves the head before the edits land. */
+	PT_REQUIRE(prolly_branch_commit(&bc, t.db, "main") == 0);
+	base = bc->id;
+	prolly_commit_free(bc);
+	PT_REQUIRE(commit1(&other, t.db, tm_put("d", "1")) == 0);
+	e = tm_put("e", "1");
+	PT_CHECK_RC(prolly_commit_edits_on(&c, &rebased, t.db, "main", &base, &e, 1, "txn", 1), 0);
+	PT_CHECK(rebased == 1);
+	PT_CHECK_RC(prolly_branch_head(&head, t.db, "main"), 0);
+	PT_CHECK(prolly_id_equal(&head, &c));
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &head, "d"), 0);
+	PT_CHECK_RC(tm_value_at(v, sizeof(v), t.db, &head, "e"), 0);
+
+	/* Again, with an edit that changes nothing: the head that stays is the moved one. */
+	PT_REQUIRE(prolly_branch_commit(&bc, t.db, "main") == 0);
+	base = bc->id;
+	prolly_commit_free(bc);
+	PT_REQUIRE(commit1(&other, t.db, tm_put("f", "1")) == 0);
+	PT_CHECK_RC(prolly_commit_edits_on(&c, NULL, t.db, "main", &base, &same, 1, "txn", 1), 0);
+	PT_CHECK(prolly_id_equal(&c, &other));
+	tm_db_close(&t);
+}
+
 /* An edit that leaves a key as base had it writes nothing: no conflict, no commit. */
 TM_BOTH_STORES(commit_on_noop_edit)
 {

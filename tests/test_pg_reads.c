@@ -181,7 +181,7 @@ PT_TEST(head_read_again_reads_no_objects)
 /* A point read of a branch from a fresh handle (what every CLI get is): the open, then the ref,
  * its commit and the root in one round trip, then one per level below the root. Before
  * prolly_resolve_commit the CLI read the ref, the commit and the root in three, and before the
- * open read the gc epoch, prolly_db_new took one more. */
+ * open read the gc epoch, prolly_db_new took one more. Then a put of the key read: one. */
 PT_TEST(point_read_of_a_branch_round_trips)
 {
 	const char *schema = pgt_new_schema();
@@ -225,6 +225,17 @@ PT_TEST(point_read_of_a_branch_round_trips)
 	PT_CHECK_RC(prolly_thread_stats(&s), 0);
 	PT_CHECKF(s.store_round_trips == height - 1, "%llu round trips below a root of height %u",
 	          (unsigned long long)s.store_round_trips, height);
+	/* A write of that key on the commit just read (what the CLI's put and del do): the write
+	 * alone, the head not read again (CO4 of commit_on.c; 2 round trips before). The value
+	 * keeps its size: one that resizes the leaf reads the next leaf too (edit.c, prefetch). */
+	prolly_edit pe = {PROLLY_PUT, {k[N / 2], strlen(k[N / 2])}, {"newvalue", 8}};
+	prolly_id c2;
+	unsigned rebased = 9;
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_commit_edits_on(&c2, &rebased, r, "m", &c->id, &pe, 1, "put", 1), 0);
+	PT_CHECK_RC(prolly_thread_stats(&s), 0);
+	PT_CHECKF(s.store_round_trips == 1 && rebased == 0, "%llu round trips for the commit",
+	          (unsigned long long)s.store_round_trips);
 	prolly_commit_free(c);
 	prolly_buf_dispose(&v);
 	prolly_close(r);

@@ -280,7 +280,13 @@ int resolve_tree(struct cli *cli, prolly_id *out, const char *spec);
 /* Checks that name is a branch name (commands that write need one). Returns 0 or EXIT_USAGE. */
 int need_branch_name(struct cli *cli, const char *name);
 
-/* Reads the head of an existing branch (need_branch_name first). Returns 0 or an exit code. */
+/* Reads the head commit of an existing branch (need_branch_name first), with its tree's root in
+ * the same round trip where the store can (prolly_branch_commit); a commit that lands on it next
+ * (prolly_commit_edits_on) then reads no head again. Free *out with prolly_commit_free. Returns
+ * 0 or an exit code (*out NULL). */
+int branch_commit(struct cli *cli, prolly_commit **out, const char *branch);
+
+/* branch_commit, keeping the commit's id only. */
 int branch_head(struct cli *cli, prolly_id *out, const char *branch);
 
 /* The time of a new commit: cli->time_us (or now when 0), moved forward if needed so that it is

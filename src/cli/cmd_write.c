@@ -133,12 +133,11 @@ int cmd_del(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 	if ((rc = default_message(cli, &msg, &auto_msg, "del %s", ekey)) ||
-	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])))
+	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_commit(cli, &c, pos[0])))
 		goto cleanup;
+	head = c->id;
 	/* Deleting an absent key is reported rather than committed as an empty change. */
-	err = prolly_commit_read(&c, cli->db, &head);
-	if (!err)
-		err = prolly_get(&old, cli->db, &c->tree, key.ptr, key.size);
+	err = prolly_get(&old, cli->db, &c->tree, key.ptr, key.size);
 	if (err == PROLLY_ENOTFOUND) {
 		rc = fail(cli, EXIT_NOTFOUND, "key '%s' not found in %s; nothing was committed", ekey,
 		          pos[0]);

@@ -210,14 +210,24 @@ int need_branch_name(struct cli *cli, const char *name)
 	return fail_lib(cli, PROLLY_EINVAL, "'%s' is not a valid branch name", shown_arg(&sh, name));
 }
 
-int branch_head(struct cli *cli, prolly_id *out, const char *branch)
+int branch_commit(struct cli *cli, prolly_commit **out, const char *branch)
 {
-	int err = prolly_branch_head(out, cli->db, branch);
-	if (err == PROLLY_ENOTFOUND)
-		return fail(cli, EXIT_NOTFOUND, "no branch '%s'", branch);
+	int err = prolly_branch_commit(out, cli->db, branch);
+	if (err == PROLLY_ENOTFOUND) /* "no branch 'x'", or the commit it names is gone */
+		return fail_lib(cli, err, NULL);
 	if (err)
 		return fail_lib(cli, err, "cannot read branch '%s'", branch);
 	return 0;
+}
+
+int branch_head(struct cli *cli, prolly_id *out, const char *branch)
+{
+	prolly_commit *c = NULL;
+	int rc = branch_commit(cli, &c, branch);
+	if (rc == 0)
+		*out = c->id;
+	prolly_commit_free(c);
+	return rc;
 }
 
 int publish(struct cli *cli, prolly_txn *txn, const char *branch)
