@@ -8,6 +8,11 @@
  * fork(); the parent only waits. The cost is one fork per command (the parent has opened
  * nothing yet). Signals that the user or the terminal sends (SIGPIPE, SIGINT, SIGTERM, SIGHUP,
  * SIGQUIT) are not damage: the parent dies of the same signal, as the tool did before.
+ *
+ * The child must not outlive the parent: a signal sent to the tool's pid alone (kill -9 PID, a
+ * supervisor's timeout) reaches only the parent, and an orphaned child would go on to commit the
+ * write the user just stopped, behind their back. On Linux the child asks to be killed when the
+ * parent dies; elsewhere it runs on as before.
  */
 #include "cli.h"
 
@@ -18,6 +23,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 static int passed_on(int sig)
 {
@@ -27,7 +35,7 @@ static int passed_on(int sig)
 int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, int *sig)
 {
 	int status;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	*sig = 0;
 	fflush(stdout);
@@ -38,7 +46,16 @@ int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, 
 	if (pid < 0) /* no process to spare: run it here, unprotected */
 		return fn(cli, arg);
 	if (pid == 0) {
-		int rc = fn(cli, arg);
+		int rc;
+#ifdef __linux__
+		/* Killed with the parent; a parent that died before the request leaves it to us. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(EXIT_STORE);
+#else
+		(void)parent;
+#endif
+		rc = fn(cli, arg);
 		prolly_close(cli->db);
 		cli->db = NULL;
 		exit(finish_output(cli, rc));
