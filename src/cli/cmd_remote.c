@@ -127,23 +127,44 @@ struct refs {
 	const char *prefix;
 };
 
-static int collect_ref(void *payload, const char *name, const prolly_id *commit)
+/* Appends the creation of ref PREFIX+NAME at commit (copied, so it may point into r). */
+static int add_ref(struct refs *r, const char *prefix, const char *name, const prolly_id *commit)
 {
-	struct refs *r = payload;
+	prolly_id value = *commit;
 	if (GROW_ARRAY(r->u, r->cap, r->n + 1, 16))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
 	char **nn = realloc(r->names, r->cap * sizeof(*nn));
 	if (!nn)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
 	r->names = nn;
-	if (!(r->names[r->n] = format("%s%s", r->prefix, name)))
+	if (!(r->names[r->n] = format("%s%s", prefix, name)))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
 	prolly_ref_update *u = &r->u[r->n++];
 	memset(u, 0, sizeof(*u));
 	u->name = r->names[r->n - 1];
 	u->expect = PROLLY_REF_EXPECT_ABSENT;
-	u->value = *commit;
+	u->value = value;
 	return 0;
+}
+
+static int collect_ref(void *payload, const char *name, const prolly_id *commit)
+{
+	struct refs *r = payload;
+	return add_ref(r, r->prefix, name, commit);
+}
+
+/* 0 if db's remote "origin" is url: the record an interrupted clone of the same source left. */
+static int origin_is(struct cli *cli, const char *url, const char *shown)
+{
+	prolly_buf have = PROLLY_BUF_INIT;
+	int err = prolly_remote_url(&have, cli->db, "origin"), rc = 0;
+	if (err)
+		rc = fail_lib(cli, err, "cannot read remote 'origin'");
+	else if (have.size != strlen(url) || memcmp(have.ptr, url, have.size) != 0)
+		rc = fail(cli, EXIT_USAGE,
+		          "%s has a remote 'origin' for another store: clone only into a new store", shown);
+	prolly_buf_dispose(&have);
+	return rc;
 }
 
 static int count_branch(void *payload, const char *name, const prolly_id *commit)
@@ -161,7 +182,8 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 	prolly_db *src = NULL;
 	struct refs r = {NULL, NULL, 0, 0, NULL};
 	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
-	size_t have = 0;
+	size_t have = 0, n_heads = 0, n_shown = 0;
+	char shown[512];
 	int n_pos, rc, err;
 
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)))
@@ -182,17 +204,33 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "cannot read the destination");
 		goto cleanup;
 	}
+	prolly_redact_url(shown, sizeof(shown), pos[1]);
 	if (have) {
-		char shown[512];
-		prolly_redact_url(shown, sizeof(shown), pos[1]);
 		rc = fail(cli, EXIT_USAGE, "%s already has branches: clone only into a new store", shown);
+		goto cleanup;
+	}
+	/* The source becomes remote "origin", its branches origin/BRANCH; the source's own remotes
+	 * (config/remotes/) are its configuration and stay there. The remote is recorded first and
+	 * the remote-tracking refs move with the branches and tags in the sync's one write, so a
+	 * clone cut off anywhere (killed, disk full, connection lost) leaves either no branch, and
+	 * running it again finishes it, or the whole clone: never branches without their remote,
+	 * which a second clone would refuse. */
+	if ((err = prolly_remote_add(cli->db, "origin", pos[0])) == PROLLY_ECONFLICT) {
+		if ((rc = origin_is(cli, pos[0], shown)))
+			goto cleanup;
+	} else if (err) {
+		rc = fail_lib(cli, err, "cannot record remote 'origin'");
 		goto cleanup;
 	}
 	r.prefix = "refs/heads/";
 	if ((err = prolly_branch_list(src, collect_ref, &r)) == 0) {
+		n_heads = r.n;
 		r.prefix = "refs/tags/";
 		err = prolly_tag_list(src, collect_ref, &r);
 	}
+	n_shown = r.n;
+	for (size_t i = 0; i < n_heads && !err; i++) /* what prolly_fetch would record (RM2) */
+		err = add_ref(&r, "remotes/origin/", r.names[i] + strlen("refs/heads/"), &r.u[i].value);
 	if (err) {
 		rc = fail_lib(cli, err, "cannot list the source's branches and tags");
 		goto cleanup;
@@ -203,17 +241,7 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "clone failed (run it again to finish it)");
 		goto cleanup;
 	}
-	/* The source becomes remote "origin", its branches origin/BRANCH; the source's own remotes
-	 * (config/remotes/) are its configuration and stay there. */
-	if ((err = prolly_remote_add(cli->db, "origin", pos[0])) && err != PROLLY_ECONFLICT) {
-		rc = fail_lib(cli, err, "cannot record remote 'origin'");
-		goto cleanup;
-	}
-	if ((err = prolly_fetch(NULL, cli->db, src, "origin", NULL, NULL))) {
-		rc = fail_lib(cli, err, "cannot record origin's branches");
-		goto cleanup;
-	}
-	for (size_t i = 0; i < r.n; i++) {
+	for (size_t i = 0; i < n_shown; i++) {
 		printf("%s\t", r.u[i].name);
 		print_opt_id(&r.u[i].value);
 		putchar('\n');
