@@ -318,7 +318,7 @@ int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const pr
                    const struct change *ch, size_t n_ch, const char *message);
 
 /* Commits the txn's queued ref moves; reports a lost race on `branch`. Returns 0 or exit code. */
-int publish(struct cli *cli, prolly_txn *txn, const char *branch);
+int publish_branch(struct cli *cli, prolly_txn *txn, const char *branch);
 
 /* Prints an id in hex followed by a newline on stdout. */
 void print_id(const prolly_id *id);

@@ -135,7 +135,7 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 			rc = fail_lib(cli, err, "cannot move branch '%s'", into);
 			goto cleanup;
 		}
-		if ((rc = publish(cli, txn, into)))
+		if ((rc = publish_branch(cli, txn, into)))
 			goto cleanup;
 		print_id(&theirs);
 		goto cleanup;
@@ -203,7 +203,7 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "cannot commit the merge");
 		goto cleanup;
 	}
-	if ((rc = publish(cli, txn, into)))
+	if ((rc = publish_branch(cli, txn, into)))
 		goto cleanup;
 	print_id(&cid);
 cleanup:

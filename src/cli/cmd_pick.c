@@ -104,7 +104,7 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 		rc = fail_lib(cli, err, "cannot commit to '%s'", pos[0]);
 		goto cleanup;
 	}
-	if ((rc = publish(cli, txn, pos[0])))
+	if ((rc = publish_branch(cli, txn, pos[0])))
 		goto cleanup;
 	print_id(&cid);
 cleanup:

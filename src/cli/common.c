@@ -230,7 +230,7 @@ int branch_head(struct cli *cli, prolly_id *out, const char *branch)
 	return rc;
 }
 
-int publish(struct cli *cli, prolly_txn *txn, const char *branch)
+int publish_branch(struct cli *cli, prolly_txn *txn, const char *branch)
 {
 	prolly_ref_update conflict;
 	memset(&conflict, 0, sizeof conflict);
@@ -349,7 +349,7 @@ int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const pr
 		rc = fail_lib(cli, err, "cannot move branch '%s'", branch);
 		goto cleanup;
 	}
-	rc = publish(cli, txn, branch);
+	rc = publish_branch(cli, txn, branch);
 	if (rc == 0)
 		*out = cid;
 cleanup:
