@@ -165,9 +165,10 @@ cleanup:
 
 /* One attempt: reads the head, commits the edits on it (rebased when it is not base) and
  * publishes. With *assumed set on entry it may take base for the head (CO4): *assumed stays set
- * if it did, else is cleared. Returns 0; PROLLY_ECONFLICT for a lost race (*winner: the head that won, *known
- * set once a head was read), *final set when retrying cannot help (a write-write conflict, the
- * branch deleted); other errors. *rebased is set when the head was not base. */
+ * if it did, else is cleared. Returns 0; PROLLY_ECONFLICT for a lost race (*winner: the head
+ * that won, *known set once a head was read), *final set when retrying cannot help (a
+ * write-write conflict, the branch deleted); other errors. *rebased is set when the head was
+ * not base. */
 static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *winner, int *known,
                    prolly_db *db, const char *branch, const char *ref, prolly_commit **base_c,
                    const prolly_id *base, const prolly_edit *edits, size_t n, const char *message,

@@ -110,11 +110,19 @@ cleanup:
 	return rc;
 }
 
+int prolly__head_read_raise(prolly_db *db, const char *ref, prolly_id *head, prolly_commit **out)
+{
+	uint64_t epoch = 0;
+	int rc = prolly__head_read(db, ref, head, &epoch, out);
+	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
+		prolly__raise_epoch(db, epoch);
+	return rc;
+}
+
 int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
 	prolly_id head;
-	uint64_t epoch;
 	int rc;
 
 	if (out)
@@ -124,9 +132,7 @@ int prolly_branch_commit(prolly_commit **out, prolly_db *db, const char *branch)
 	if ((rc = prolly_branch_name_valid(branch)))
 		return rc;
 	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
-	rc = prolly__head_read(db, ref, &head, &epoch, out);
-	if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
-		prolly__raise_epoch(db, epoch);
+	rc = prolly__head_read_raise(db, ref, &head, out);
 	if (rc == PROLLY_ENOTFOUND)
 		return prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", branch);
 	if (rc == 0 && !*out) /* a store without get_ref_objects, or the commit is absent */

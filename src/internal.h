@@ -431,6 +431,9 @@ int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store
  * root (decoded into the cache). *out is NULL when the store could not return the commit. */
 int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t *epoch,
                       prolly_commit **out);
+/* prolly__head_read, the handle's epoch raised to the one read (prolly__raise_epoch): how a
+ * branch is read outside a txn (prolly_branch_commit, prolly_resolve_commit). */
+int prolly__head_read_raise(prolly_db *db, const char *ref, prolly_id *head, prolly_commit **out);
 /* Raises the handle's idea of the store's gc epoch to at least epoch. */
 void prolly__raise_epoch(prolly_db *db, uint64_t epoch);
 /* Reads a ref, remembering the gc epoch it came with. */

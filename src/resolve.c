@@ -235,12 +235,9 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 	if (rc == 0) {
 		if (want_c) {
 			char ref[PROLLY_MAX_REF_NAME + 1];
-			uint64_t epoch = 0;
 			if ((rc = prolly__branch_ref(ref, base)))
 				return rc;
-			rc = prolly__head_read(db, ref, out, &epoch, c);
-			if ((rc == 0 || rc == PROLLY_ENOTFOUND) && epoch)
-				prolly__raise_epoch(db, epoch);
+			rc = prolly__head_read_raise(db, ref, out, c);
 			if (rc == 0) /* NULL *c: a store without get_ref_objects, or the commit is gone */
 				return *c ? 0 : read_commit(c, db, out, spec);
 		} else {
