@@ -55,6 +55,10 @@
  *   SY9 The checkpoints are bounded (prolly__sync_cp_limit ids): past that a history goes in
  *       rounds, each copying the oldest part still missing and walking again from the start
  *       (sync_history.c).
+ *  SY10 Retention removes the trees of old commits, never the tree of a commit a ref names (gc
+ *       keeps those): a ref's new commit whose tree the source lacks is damage in the source,
+ *       and the sync fails (PROLLY_ECORRUPT, naming the ref) before any ref moves; an older
+ *       commit without its tree is copied without it.
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
@@ -483,6 +487,20 @@ static int pend_commit(sync_ctx *s, history *h, const mcommit *c, int tree_gone)
 	return rc ? rc : pend_add(s, &c->id, NULL, 0, 1);
 }
 
+/* SY10: a commit a ref is to name, whose tree the source lacks, fails the sync. */
+static int head_tree_gone(const sync_ctx *s, const mcommit *c)
+{
+	uintptr_t k = prolly__idmap_get(&s->heads_of_refs, &c->id);
+	char ch[PROLLY_ID_HEX_SIZE], th[PROLLY_ID_HEX_SIZE];
+	if (!k)
+		return 0;
+	prolly_id_to_hex(ch, &c->id);
+	prolly_id_to_hex(th, &c->tree);
+	return prolly_set_error(PROLLY_ECORRUPT,
+	                        "sync: %s names commit %s, whose tree %s is missing from the source",
+	                        s->refs[k - 1].name, ch, th);
+}
+
 /* Copies the window's commits parents first, each after its tree: compared locally with a tree
  * the destination holds (SY7), else asked about a batch of trees at a time. */
 static int copy_window(sync_ctx *s, history *h)
@@ -531,6 +549,8 @@ static int copy_window(sync_ctx *s, history *h)
 			} else {
 				tree_gone = prolly__idmap_get(&gone, &c->tree) != 0;
 			}
+			if (!rc && tree_gone)
+				rc = head_tree_gone(s, c);
 			if (!rc)
 				rc = pend_commit(s, h, c, tree_gone);
 		}
@@ -772,6 +792,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	prolly__sync_history_init(&h);
 	prolly__idmap_init(&s.pending);
 	prolly__idmap_init(&s.known);
+	prolly__idmap_init(&s.heads_of_refs);
 	if (!dst || !src || (n_commits && !commits) || (n_refs && !refs))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: NULL db, commits or refs");
 	if ((rc = prolly__sync_check(opts, out)))
@@ -798,7 +819,11 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	s.epoch = w.current_epoch;
 	prolly__raise_epoch(dst, w.current_epoch);
 	s.hist = &h;
-	if ((rc = find_known(&s, refs, n_refs))) /* SY7, after the epoch (SY4) */
+	s.refs = refs;
+	for (size_t i = 0; i < n_refs && !rc; i++) /* the first ref naming a commit is named */
+		if (!refs[i].remove && !prolly__idmap_get(&s.heads_of_refs, &refs[i].value))
+			rc = prolly__idmap_put(&s.heads_of_refs, &refs[i].value, i + 1);
+	if (rc || (rc = find_known(&s, refs, n_refs))) /* SY7, after the epoch (SY4) */
 		goto cleanup;
 	if ((rc = walk_and_copy(&s, &h, commits, n_commits, refs, n_refs)) || (rc = flush(&s)))
 		goto cleanup;
@@ -810,6 +835,7 @@ cleanup:
 	prolly__sync_last_held = s.held;
 	pend_dispose(&s);
 	prolly__idmap_dispose(&s.known);
+	prolly__idmap_dispose(&s.heads_of_refs);
 	free(s.ktree);
 	free(s.head);
 	free(s.head_tree);

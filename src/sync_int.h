@@ -50,6 +50,9 @@ typedef struct sync_ctx {
 	prolly__sync_held held;     /* SY8 */
 	size_t merge_ids;           /* ids of a merge's comparison set held now */
 	const struct history *hist; /* the walk's tables, for held */
+	/* SY10: the refs' new commits (id -> index + 1 in refs) */
+	prolly__idmap heads_of_refs;
+	const prolly_ref_update *refs;
 } sync_ctx;
 
 /* Objects read from the source: copies of their bytes, slot i for request i (NULL: absent). */
