@@ -233,9 +233,8 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 	char ref[PROLLY_MAX_REF_NAME + 1], hex[PROLLY_ID_HEX_SIZE];
 	prolly_txn *txn = NULL;
 	prolly_commit *c = NULL;
-	prolly_id cur;
 	prolly_ref_update conf;
-	int exists, rc;
+	int rc;
 
 	if ((rc = prolly__branch_ref(ref, name)))
 		goto cleanup;
@@ -245,16 +244,14 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 	}
 	prolly_id_to_hex(hex, commit);
 	for (int attempt = 0;; attempt++) {
+		/* No read of the ref: the write expects it absent, and fails if it exists. The txn has
+		 * the handle's epoch; one a gc has passed only costs a retry with the new one. */
 		if ((rc = prolly_txn_begin(&txn, db)))
 			goto cleanup;
-		if ((rc = prolly__txn_read_head(txn, ref, &cur, &exists, NULL)))
-			goto cleanup;
-		if (exists) {
-			rc = prolly_set_error(PROLLY_ECONFLICT, "branch '%s' already exists", name);
-			goto cleanup;
-		}
-		/* The commit must exist now (and the epoch check keeps a gc from removing it). */
-		if ((rc = prolly__commits_read(db, commit, 1, &c))) {
+		/* The commit must exist now (and the epoch check keeps a gc from removing it): known
+		 * if this handle read it at the txn's epoch (H4 in head_memo.c), else read. */
+		if (!prolly__seen_at(&db->heads, commit, txn->epoch) &&
+		    (rc = prolly__commits_read(db, commit, 1, &c))) {
 			if (rc == PROLLY_ENOTFOUND)
 				prolly_set_error(rc, "cannot create branch '%s': commit %s not found", name, hex);
 			goto cleanup;

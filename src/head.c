@@ -15,8 +15,9 @@
  * for the ref (head_memo.c); when the ref has not moved, it returns the ref alone and the commit
  * is decoded from the memo, which holds only commits checked as above.
  *
- * prolly__txn_read_head makes that read the first read of a txn (every branch, tag and reset
- * txn starts with it: branch.c, branch_merge.c, refs.c) and adopts the gc epoch it returned.
+ * prolly__txn_read_head makes that read the first read of a txn (every txn that moves an existing
+ * branch or ref starts with it: branch.c, branch_merge.c, refs.c) and adopts the gc epoch it
+ * returned. Every commit a head read returns is remembered with that epoch (H4 in head_memo.c).
  */
 #include "internal.h"
 
@@ -69,6 +70,7 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 		prolly__stats_add(db, &d);
 		*out = memo; /* the ref has not moved */
 		memo = NULL;
+		prolly__seen_put(&db->heads, head, *epoch); /* H4: a ref's commit is kept by gc */
 		goto cleanup;
 	}
 	if (rc || !h.have[0]) /* an absent commit is left to the caller's usual read */
@@ -100,6 +102,7 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 	prolly__stats_add(db, &d);
 	if (db->vt.get_ref_objects_known) /* H1: checked and decoded above */
 		prolly__head_memo_put(&db->heads, ref, head, h.obj[0].ptr, h.obj[0].size);
+	prolly__seen_put(&db->heads, head, *epoch);
 	*out = c;
 	c = NULL;
 cleanup:

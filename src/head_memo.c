@@ -15,6 +15,12 @@
  *   H2  a slot is read and written under the memo's lock only; callers get decoded copies.
  *   H3  commits are immutable, so a slot never goes stale: a moved ref only makes it unused
  *       (the next read of the ref replaces it); least recently used slots are reused first.
+ *   H4  a seen entry (commit, e) was put only after the store answered a read with that commit
+ *       while its gc epoch was e (the read's own epoch, or one the handle had seen before it
+ *       sent the read: epochs only rise). A gc raises the epoch in the same transaction that
+ *       removes anything, so a write whose epoch check passes against e finds the commit still
+ *       stored: a txn with epoch e need not read it again to know it exists (branch.c, refs.c).
+ *       The entries are a ring: the oldest is replaced first.
  */
 #include "internal.h"
 
@@ -86,4 +92,31 @@ void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_i
 	s->size = size;
 	s->used = ++m->clock;
 	pthread_mutex_unlock(&m->lock);
+}
+
+void prolly__seen_put(prolly__head_memo *m, const prolly_id *commit, uint64_t epoch)
+{
+	if (!epoch)
+		return;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < PROLLY__SEEN; i++)
+		if (m->seen[i].epoch == epoch && prolly_id_equal(&m->seen[i].commit, commit))
+			goto out; /* known already */
+	m->seen[m->seen_next].commit = *commit;
+	m->seen[m->seen_next].epoch = epoch;
+	m->seen_next = (m->seen_next + 1) % PROLLY__SEEN;
+out:
+	pthread_mutex_unlock(&m->lock);
+}
+
+int prolly__seen_at(prolly__head_memo *m, const prolly_id *commit, uint64_t epoch)
+{
+	int found = 0;
+	if (!epoch)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < PROLLY__SEEN && !found; i++)
+		found = m->seen[i].epoch == epoch && prolly_id_equal(&m->seen[i].commit, commit);
+	pthread_mutex_unlock(&m->lock);
+	return found;
 }

@@ -4,7 +4,9 @@
  * Every function here works like the branch functions of branch.c: one txn whose first store read
  * is the ref, adopting the gc epoch that read returns (so a gc in between makes the commit fail
  * instead of publishing a ref to something it removed), and one compare-and-swap write that also
- * records the reflog entry (reflog.c). A write that lost only to a gc is retried.
+ * records the reflog entry (reflog.c). A write that lost only to a gc is retried. A creation reads
+ * no ref (its write expects the ref absent) and no commit the handle read at the txn's epoch (H4
+ * in head_memo.c): a tag of a branch's head just read costs the write alone.
  */
 #include "internal.h"
 
@@ -54,18 +56,21 @@ static int ref_move(prolly_id *cur, int *lost, prolly_db *db, const char *ref, i
 {
 	prolly_txn *txn = NULL;
 	prolly_ref_update u;
-	int exists, gc_only, rc;
+	int exists = 1, gc_only, rc;
 	*lost = 0;
 	for (int attempt = 0;; attempt++) {
+		/* A creation reads nothing of the ref: its write expects it absent (the txn has the
+		 * handle's epoch; one a gc has passed only costs a retry with the new one). */
 		if ((rc = prolly_txn_begin(&txn, db)) ||
-		    (rc = prolly__txn_read_head(txn, ref, cur, &exists, NULL)))
+		    (!create && (rc = prolly__txn_read_head(txn, ref, cur, &exists, NULL))))
 			break;
-		if (exists == create) {
+		if (!create && !exists) {
 			*lost = 1;
-			rc = create ? PROLLY_ECONFLICT : PROLLY_ENOTFOUND;
+			rc = PROLLY_ENOTFOUND;
 			break;
 		}
-		if (to && (rc = commit_exists(db, to, ref)))
+		/* Known to exist if this handle read it at the txn's epoch (H4 in head_memo.c). */
+		if (to && !prolly__seen_at(&db->heads, to, txn->epoch) && (rc = commit_exists(db, to, ref)))
 			break;
 		memset(&u, 0, sizeof(u));
 		u.name = ref;

@@ -631,6 +631,128 @@ BOTH_STORES(gc_purges_the_cache)
 	tdb_close(&t);
 }
 
+/* A ref created at a commit the handle has just read costs the write alone (H4 in head_memo.c);
+ * after a gc removed the commit, the same creation fails with PROLLY_ENOTFOUND, whether the handle
+ * ran that gc or another one did. */
+BOTH_STORES(gc_ref_create_trusts_only_the_epoch_it_read_at)
+{
+	tdb t;
+	prolly_id c[3], x, head, old;
+	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	PT_REQUIRE(tdb_open(&t, lmdb, 1, 0) == 0);
+	for (int i = 0; i < 3; i++)
+		PT_REQUIRE(tm_commit_put(&c[i], t.db, "main", "k",
+		                         i == 0   ? "v0"
+		                         : i == 1 ? "v1"
+		                                  : "v2",
+		                         "c") == 0);
+	PT_REQUIRE(prolly_resolve(&x, t.db, tm_hex(&c[0])) == 0 && prolly_id_equal(&x, &c[0]));
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_branch_create(t.db, "old", &c[0]), 0);
+	PT_CHECK_RC(prolly_thread_stats(&s), 0);
+	PT_CHECKF(s.store_round_trips == 1, "%llu store calls", /* 3 before: ref, commit, write */
+	          (unsigned long long)s.store_round_trips);
+	PT_REQUIRE(prolly_resolve(&head, t.db, "main") == 0 && prolly_id_equal(&head, &c[2]));
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_tag_create(t.db, "v1", &head), 0);
+	PT_CHECK_RC(prolly_branch_reset(&old, t.db, "old", &head), 0);
+	PT_CHECK_RC(prolly_thread_stats(&s), 0);
+	/* The memory store returns the head's commit with the ref (get_ref_objects); LMDB, without
+	 * it, reads the commit on its own each time (5 calls). */
+	PT_CHECKF(s.store_round_trips == (lmdb ? 5u : 3u), "%llu store calls", /* 6 before */
+	          (unsigned long long)s.store_round_trips);
+	PT_CHECK(prolly_id_equal(&old, &c[0]));
+	PT_CHECK_RC(prolly_branch_create(t.db, "old", &c[0]), PROLLY_ECONFLICT);
+	PT_CHECK_RC(prolly_tag_create(t.db, "v1", &c[0]), PROLLY_ECONFLICT);
+
+	/* c[0] is beyond the horizon now that no ref names it. */
+	PT_REQUIRE(prolly_branch_delete(t.db, "old") == 0);
+	PT_REQUIRE(prolly_resolve(&x, t.db, tm_hex(&c[0])) == 0);
+	if (lmdb) { /* another handle's gc: this one's epoch is stale, its write fails and retries */
+		prolly_store *st2 = NULL;
+		prolly_db *db2 = NULL;
+		prolly_options o;
+		prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+		o.retain_commits = 1;
+		o.reflog_days = 0;
+		PT_REQUIRE(prolly_store_lmdb_open(&st2, t.dir, 0) == 0);
+		PT_REQUIRE(prolly_db_new(&db2, st2, &o) == 0);
+		PT_CHECK_RC(prolly_gc(db2, &res), 0);
+		prolly_close(db2);
+	} else {
+		PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	}
+	PT_CHECK(res.nodes_removed > 0);
+	PT_CHECK_RC(prolly_branch_create(t.db, "old", &c[0]), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_tag_create(t.db, "v0", &c[0]), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_branch_head(&x, t.db, "old"), PROLLY_ENOTFOUND);
+	tdb_close(&t);
+}
+
+/* The memory store's gc, wrapped so that the test reads through the handle while the mark runs
+ * (the epoch bumped, nothing deleted yet) what the sweep then deletes. */
+typedef struct peek_store {
+	tp_store tp;
+	prolly_db *db;
+	prolly_id target;
+	prolly_gc_mark_fn mark;
+	int read_rc;
+} peek_store;
+static peek_store *peeking; /* one test at a time, on one thread */
+
+static int peek_mark(void *payload)
+{
+	prolly_id head, x;
+	int rc = peeking->mark(payload);
+	if (rc == 0 && (peeking->read_rc = prolly_branch_head(&head, peeking->db, "main")) == 0)
+		peeking->read_rc = prolly_resolve(&x, peeking->db, tm_hex(&peeking->target));
+	return rc;
+}
+
+static int peek_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
+                   prolly_gc_result *out)
+{
+	peeking = (peek_store *)(void *)st;
+	peeking->mark = mark;
+	return tp_inner(st)->gc(tp_inner(st), peek_mark, keep, payload, out);
+}
+
+/* A commit read while a gc's mark ran, at the epoch the gc had already raised, and deleted by its
+ * sweep: creating a ref to it fails. The memory store raised its epoch before the mark only,
+ * so the read's epoch was still current after the sweep and the branch was created at a commit
+ * that no longer existed. */
+PT_TEST(gc_mem_read_during_mark_is_not_trusted_after_the_sweep)
+{
+	prolly_store *inner = NULL;
+	prolly_options o;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	prolly_id c[3], x;
+	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
+	peek_store *p = tp_new(sizeof(*p), inner);
+	PT_REQUIRE(p != NULL);
+	p->tp.base.gc = peek_gc;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.retain_commits = 1;
+	o.reflog_days = 0;
+	PT_REQUIRE(prolly_db_new(&p->db, &p->tp.base, &o) == 0);
+	for (int i = 0; i < 3; i++)
+		PT_REQUIRE(tm_commit_put(&c[i], p->db, "main", "k",
+		                         i == 0   ? "v0"
+		                         : i == 1 ? "v1"
+		                                  : "v2",
+		                         "c") == 0);
+	p->target = c[0];
+	p->read_rc = -1;
+	PT_CHECK_RC(prolly_gc(p->db, &res), 0);
+	PT_CHECK_RC(p->read_rc, 0); /* read during the mark: still there */
+	PT_CHECK_RC(prolly_resolve(&x, p->db, tm_hex(&c[0])), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_branch_create(p->db, "old", &c[0]), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_branch_head(&x, p->db, "old"), PROLLY_ENOTFOUND);
+	peeking = NULL;
+	prolly_close(p->db);
+}
+
 PT_TEST(gc_unsupported)
 {
 	prolly_store *st = NULL;

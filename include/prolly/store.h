@@ -178,7 +178,10 @@ struct prolly_store {
 
 	/* Mark and sweep: excludes writers, bumps the gc epoch (so a write begun before the gc and
 	 * checking the epoch fails with PROLLY_ECONFLICT), calls mark(payload), deletes every node for
-	 * which keep() returns 0. A store may call mark() more than once (for instance to retry
+	 * which keep() returns 0. No read may return an epoch that the store still has after a node
+	 * that read could see was deleted: bump it in the transaction that deletes, or again after
+	 * deleting (the engine takes a node it read while the epoch was e as present for a write
+	 * whose check of e passes). A store may call mark() more than once (for instance to retry
 	 * after growing its map); each call starts over from the current refs. mark() may read the
 	 * store from the calling thread; keep() may read the store but must not write. Sets the
 	 * counts nodes_kept, nodes_removed and bytes_removed of *out (may be NULL; version and

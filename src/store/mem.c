@@ -5,7 +5,8 @@
  * uniformly spread); refs in an array sorted by name bytes. Two locks:
  *
  *   write_mu  serialises write() and gc(): held by a writer for its whole call and by gc() from
- *             the epoch bump to the end of the sweep, so gc excludes every writer.
+ *             the epoch bump to the end of the sweep, so gc excludes every writer. gc bumps the
+ *             epoch again with its deletions: readers see the first bump during the mark.
  *   lock      a reader/writer lock over the data. Readers (get_nodes, get_ref, list_refs, stat)
  *             take it shared; a writer takes it exclusive only while it checks and applies.
  *
@@ -606,6 +607,11 @@ static int mem_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn ke
 	pthread_rwlock_wrlock(&m->lock);
 	for (size_t i = 0; i < n_doomed; i++)
 		mnode_free(unlink_node(m, &doomed[i]->id));
+	/* Readers saw the first bump while the mark ran, and could read what is deleted here: a
+	 * write checking that epoch must fail too (an engine that read a commit at an epoch takes
+	 * it as present for writes that pass the check of that epoch: store.h, gc). */
+	if (n_doomed)
+		m->epoch++;
 	pthread_rwlock_unlock(&m->lock);
 	if (out) {
 		out->nodes_kept = kept;
