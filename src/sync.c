@@ -487,18 +487,24 @@ static int pend_commit(sync_ctx *s, history *h, const mcommit *c, int tree_gone)
 	return rc ? rc : pend_add(s, &c->id, NULL, 0, 1);
 }
 
+const char *prolly__sync_ref_of(const sync_ctx *s, const prolly_id *id)
+{
+	uintptr_t k = prolly__idmap_get(&s->heads_of_refs, id);
+	return k ? s->refs[k - 1].name : NULL;
+}
+
 /* SY10: a commit a ref is to name, whose tree the source lacks, fails the sync. */
 static int head_tree_gone(const sync_ctx *s, const mcommit *c)
 {
-	uintptr_t k = prolly__idmap_get(&s->heads_of_refs, &c->id);
+	const char *ref = prolly__sync_ref_of(s, &c->id);
 	char ch[PROLLY_ID_HEX_SIZE], th[PROLLY_ID_HEX_SIZE];
-	if (!k)
+	if (!ref)
 		return 0;
 	prolly_id_to_hex(ch, &c->id);
 	prolly_id_to_hex(th, &c->tree);
 	return prolly_set_error(PROLLY_ECORRUPT,
 	                        "sync: %s names commit %s, whose tree %s is missing from the source",
-	                        s->refs[k - 1].name, ch, th);
+	                        ref, ch, th);
 }
 
 /* Copies the window's commits parents first, each after its tree: compared locally with a tree

@@ -179,15 +179,18 @@ static front_obj front_pop(history *h)
 }
 
 /* Adds a commit object the destination lacks to the frontier (data becomes the frontier's);
- * PROLLY_EINVAL if it is not a commit. */
-static int front_add(history *h, const prolly_id *id, void *data, size_t size)
+ * PROLLY_EINVAL if it is not a commit (naming the ref that was to point at it, if one was). */
+static int front_add(const sync_ctx *s, history *h, const prolly_id *id, void *data, size_t size)
 {
 	prolly_commit *c = NULL;
 	char hex[PROLLY_ID_HEX_SIZE];
 	if (size < PROLLY__MAGIC_SIZE || memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) {
+		const char *ref = prolly__sync_ref_of(s, id);
 		free(data);
 		prolly_id_to_hex(hex, id);
-		return prolly_set_error(PROLLY_EINVAL, "sync: %s is not a commit", hex);
+		return ref ? prolly_set_error(PROLLY_EINVAL, "sync: %s names %s, which is not a commit",
+		                              ref, hex)
+		           : prolly_set_error(PROLLY_EINVAL, "sync: %s is not a commit", hex);
 	}
 	int rc = prolly__commit_decode(&c, id, data, size);
 	if (rc) {
@@ -513,14 +516,18 @@ static int resolve(sync_ctx *s, history *h)
 				continue;
 			if (!f.nodes[i].data) {
 				prolly_id_to_hex(hex, &miss[i]);
-				if (pos[i] < h->n_start)
+				if (pos[i] < h->n_start && prolly__sync_ref_of(s, &miss[i]))
+					rc = prolly_set_error(PROLLY_ENOTFOUND,
+					                      "sync: %s names commit %s, which is in neither store",
+					                      prolly__sync_ref_of(s, &miss[i]), hex);
+				else if (pos[i] < h->n_start)
 					rc = prolly_set_error(PROLLY_ENOTFOUND, "sync: commit %s is in neither store",
 					                      hex);
 				else /* removed by retention in the source */
 					rc = prolly__idmap_put(&h->index, &miss[i], SYNC_PRUNED);
 				continue;
 			}
-			rc = front_add(h, &miss[i], (void *)f.nodes[i].data, f.nodes[i].size);
+			rc = front_add(s, h, &miss[i], (void *)f.nodes[i].data, f.nodes[i].size);
 			f.nodes[i].data = NULL; /* the frontier's now, or freed */
 		}
 		prolly__sync_fetched_dispose(&f);
@@ -542,7 +549,6 @@ cleanup:
 static int take(sync_ctx *s, history *h, size_t limit)
 {
 	int rc = 0;
-	(void)s;
 	while (h->n_front && h->q_head == h->q_len && h->n < limit && !rc) {
 		front_obj o = front_pop(h);
 		prolly_commit *c = NULL;
@@ -559,7 +565,7 @@ static int take(sync_ctx *s, history *h, size_t limit)
 				void *data = a->data;
 				a->data = NULL;
 				h->n_ahead--;
-				rc = front_add(h, pid, data, a->size);
+				rc = front_add(s, h, pid, data, a->size);
 			} else {
 				rc = queue(h, pid);
 			}

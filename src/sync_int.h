@@ -111,6 +111,9 @@ typedef struct ahead_obj {
 	size_t size;
 } ahead_obj;
 
+/* sync.c: the name of a ref the sync is to point at id (SY10's map), or NULL: for messages. */
+const char *prolly__sync_ref_of(const sync_ctx *s, const prolly_id *id);
+
 /* sync_io.c: out[i] = whether the destination holds ids[i] (has_nodes, else get_nodes). */
 int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char *out);
 /* sync_io.c: a prolly_store_found_fn that sets ((unsigned char *)payload)[index] to 1. */

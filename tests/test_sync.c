@@ -804,6 +804,28 @@ PT_TEST(sync_head_tree_missing_in_source)
 	prolly_close(dst);
 }
 
+/* A ref to move to a tree, or to a commit neither store has: the sync fails before any ref moves
+ * and its message names the ref (it named only the id). */
+PT_TEST(sync_names_the_ref_at_a_non_commit)
+{
+	prolly_db *src = sf_new_db(SF_MEM), *dst = sf_new_db(SF_MEM);
+	prolly_id heads[2], bad[1], c;
+	const char *names[1] = {"dev"};
+	PT_REQUIRE(src && dst);
+	PT_CHECK_RC(sf_make_history(src, &heads[0], &heads[1]), 0);
+	PT_REQUIRE(sf_tree_of(&bad[0], src, &heads[0]) == 0);
+	PT_CHECK_RC(sf_sync_branches(NULL, dst, src, names, bad, 1, NULL), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "refs/heads/dev names") != NULL, "%s",
+	          prolly_last_error());
+	bad[0] = tm_fake_id(0xab);
+	PT_CHECK_RC(sf_sync_branches(NULL, dst, src, names, bad, 1, NULL), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "refs/heads/dev names commit") != NULL, "%s",
+	          prolly_last_error());
+	PT_CHECK_RC(prolly_branch_head(&c, dst, "dev"), PROLLY_ENOTFOUND);
+	prolly_close(src);
+	prolly_close(dst);
+}
+
 /* ---- checkpoints bounded in rounds (SY9) -------------------------------------------------- */
 
 /* SY9: with the checkpoints limited to a few ids, a long history is copied in rounds, each

@@ -238,7 +238,12 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
 	o.operation = "clone";
 	if ((err = prolly_sync(&st, cli->db, src, NULL, 0, r.u, r.n, &o))) {
-		rc = fail_lib(cli, err, "clone failed (run it again to finish it)");
+		/* Damage (a ref of the source at a tree or at nothing, a missing tree) stays there: only
+		 * a cut clone is finished by running it again. */
+		rc = fail_lib(cli, err,
+		              err == PROLLY_ECORRUPT || err == PROLLY_EINVAL || err == PROLLY_ENOTFOUND
+		                  ? "clone failed (running it again will not help)"
+		                  : "clone failed (run it again to finish it)");
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n_shown; i++) {
