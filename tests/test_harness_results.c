@@ -372,6 +372,60 @@ PT_TEST(open_refuses_mismatch)
 	free(dir);
 }
 
+/* One run per directory: while one holds it (here: this process's second open, through its own
+ * open file description), another is refused with -2 and the directory is left as it was; the
+ * lock goes when the first closes (a killed run's goes with its process). */
+PT_TEST(open_refuses_a_directory_in_use)
+{
+	char *dir = tm_tmpdir("hres-busy"), err[H_ERR];
+	hr_manifest m;
+	hr_dir *d = NULL, *d2 = NULL;
+	PT_REQUIRE(dir != NULL);
+	manifest_init(&m);
+	PT_REQUIRE(hr_open(&d, dir, &m, NULL, err, sizeof(err)) == 0);
+	PT_CHECK(append_cell(d, "service-raw.csv", "a", 2, "v") == 0);
+	char *man = tm_read_file(path_in(dir, "run-manifest.txt"));
+	char *raw = tm_read_file(path_in(dir, "service-raw.csv"));
+	err[0] = '\0';
+	PT_CHECK(hr_open(&d2, dir, &m, NULL, err, sizeof(err)) == -2 && d2 == NULL);
+	PT_CHECKF(strstr(err, "another harness run") != NULL, "%s", err);
+	char *man2 = tm_read_file(path_in(dir, "run-manifest.txt"));
+	char *raw2 = tm_read_file(path_in(dir, "service-raw.csv"));
+	PT_CHECK(man && man2 && strcmp(man, man2) == 0);
+	PT_CHECK(raw && raw2 && strcmp(raw, raw2) == 0);
+	hr_close(d);
+	PT_CHECK(hr_open(&d2, dir, &m, NULL, err, sizeof(err)) == 0); /* resumes now */
+	hr_close(d2);
+	free(man);
+	free(raw);
+	free(man2);
+	free(raw2);
+	tm_rmtree(dir);
+	free(dir);
+}
+
+/* One run per schema on a server: the second lock of a schema is refused, another schema is
+ * not, and the lock goes with its connection. */
+PT_TEST(schema_lock_one_run_per_schema)
+{
+	const char *url = getenv("PROLLY_PG_URL");
+	char err[H_ERR];
+	PGconn *a = NULL, *b = NULL, *c = NULL;
+	PT_REQUIRE(url != NULL);
+	PT_REQUIRE(h_schema_lock(&a, url, "prolly_bench_lock_t", err, sizeof(err)) == 0 && a);
+	err[0] = '\0';
+	PT_CHECK(h_schema_lock(&b, url, "prolly_bench_lock_t", err, sizeof(err)) == -2 && !b);
+	PT_CHECKF(strstr(err, "prolly_bench_lock_t") != NULL, "%s", err);
+	PT_CHECK(h_schema_lock(&c, url, "prolly_bench_lock_u", err, sizeof(err)) == 0 && c);
+	PQfinish(a);
+	PT_CHECK(h_schema_lock(&b, url, "prolly_bench_lock_t", err, sizeof(err)) == 0 && b);
+	PQfinish(b);
+	PQfinish(c);
+	PT_CHECK(h_schema_lock(&a, "postgresql:///nonexistent?host=/nonexistent", "s", err,
+	                       sizeof(err)) == -1 &&
+	         !a);
+}
+
 PT_TEST(summaries)
 {
 	static const char *const svc[] = {

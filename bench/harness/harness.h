@@ -328,6 +328,17 @@ struct h_suite;
 int hr_write_summary(hr_dir *d, const struct h_suite *s, char *err, size_t errn);
 
 /* ============================================================================================ */
+/* One run per schema (runlock.c)                                                               */
+/* ============================================================================================ */
+
+/* Takes, on a new connection to url that *out receives (PQfinish it at the end of the run; the
+ * lock goes with it), the session advisory lock of schema for harness runs: 0; -2 when another
+ * run holds it (err says so; nothing was touched); -1 when the server cannot be reached. */
+struct pg_conn;
+int h_schema_lock(struct pg_conn **out, const char *url, const char *schema, char *err,
+                  size_t errn);
+
+/* ============================================================================================ */
 /* Environment (env.c)                                                                          */
 /* ============================================================================================ */
 

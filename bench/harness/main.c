@@ -23,6 +23,7 @@
 #include "harness.h"
 
 #include "clock.h"
+#include "pgconn.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -550,6 +551,7 @@ int main(int argc, char **argv)
 	opts o = {.store = "postgres", .suites = all_suites(), .schema = "prolly_bench"};
 	hw_workload w = {0};
 	hr_dir *out = NULL;
+	PGconn *lock = NULL;
 	hr_manifest m;
 	char err[H_ERR] = "";
 	int rc = parse_flags(&o, argc, argv);
@@ -580,7 +582,16 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* 2. The output directory: resume, or refuse another run's directory untouched. */
+	/* 2. The schema and the output directory: one run each at a time; resume, or refuse
+	 * another run's directory untouched. */
+	if (url) {
+		int lrc = h_schema_lock(&lock, url, o.schema, err, sizeof err);
+		if (lrc != 0) {
+			fprintf(stderr, "harness: %s\n", err);
+			rc = lrc == -2 ? EXIT_DIR : EXIT_FAIL;
+			goto cleanup;
+		}
+	}
 	make_manifest(&m, &w, &o);
 	int orc = hr_open(&out, o.output, &m, &w, err, sizeof err);
 	if (orc != 0) {
@@ -609,6 +620,7 @@ int main(int argc, char **argv)
 
 cleanup:
 	hr_close(out);
+	PQfinish(lock); /* the schema's run lock */
 	hw_workload_free(&w);
 	opts_free(&o);
 	return rc;

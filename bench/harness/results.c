@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,6 +198,7 @@ struct hr_dir {
 	size_t ndone, capdone;
 	bench_strvec checked; /* "file\nheader\n" pairs already checked against the file */
 	unsigned measured, skipped;
+	int lock_fd; /* the directory, opened and flock()ed for the run (-1: none) */
 };
 
 /* "key: value" lines into r (values trimmed). */
@@ -545,8 +547,29 @@ void hr_close(hr_dir *d)
 	}
 	free(d->done);
 	bench_strvec_free(&d->checked);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd); /* releases the run's lock */
 	free(d->path);
 	free(d);
+}
+
+/* One run per directory: an exclusive flock() on the directory itself (no file is added to it),
+ * held until hr_close or the process ends, however it ends. -2 if another process holds it. */
+static int lock_dir(hr_dir *d, char *err, size_t errn)
+{
+	d->lock_fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->lock_fd < 0) {
+		bench_seterr(err, errn, "cannot open %s: %s", d->path, strerror(errno));
+		return -1;
+	}
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK) {
+		bench_seterr(err, errn, "another harness run is writing %s (nothing touched)", d->path);
+		return -2;
+	}
+	bench_seterr(err, errn, "cannot lock %s: %s", d->path, strerror(errno));
+	return -1;
 }
 
 int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_workload *w, char *err,
@@ -566,10 +589,15 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 		bench_seterr(err, errn, "%s: path too long", dir);
 		return -1;
 	}
-	if (!(d = calloc(1, sizeof(*d))) || !(d->path = strdup(dir)) || !(old = hrow_new())) {
+	if ((d = calloc(1, sizeof(*d))))
+		d->lock_fd = -1; /* before anything can fail: hr_close closes it */
+	if (!d || !(d->path = strdup(dir)) || !(old = hrow_new())) {
 		bench_seterr(err, errn, "out of memory");
 		goto cleanup;
 	}
+	if ((rc = lock_dir(d, err, errn)) != 0)
+		goto cleanup;
+	rc = -1;
 	d->m = *m;
 	if (bench_read_file(&text, &len, mpath) == 0) {
 		kv_parse(old, text);
