@@ -361,6 +361,28 @@ int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store
 	return rc.rc ? rc.rc : r;
 }
 
+static int on_has(void *payload, size_t index, const void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	((unsigned char *)payload)[index] = 1;
+	return 0;
+}
+
+int prolly__has_nodes(prolly_db *db, const prolly_id *ids, size_t n, unsigned char *out)
+{
+	prolly_stats delta = PROLLY_STATS_INIT;
+	memset(out, 0, n);
+	if (!n)
+		return 0;
+	delta.store_reads = 1;
+	delta.store_read_items = n;
+	prolly__stats_add(db, &delta);
+	if (db->vt.has_nodes)
+		return db->vt.has_nodes(db->store, ids, n, out);
+	return db->vt.get_nodes(db->store, ids, n, on_has, out);
+}
+
 void prolly__raise_epoch(prolly_db *db, uint64_t epoch)
 {
 	uint64_t cur = atomic_load(&db->epoch);

@@ -14,7 +14,10 @@
  *       and reads the same base tree as before it;
  *   K3  every commit that descends from a base kept by K2 (and so lies on the history between
  *       that base and a head) is kept as a commit object, without its tree, so that
- *       prolly_merge_base still walks from the heads down to the base.
+ *       prolly_merge_base still walks from the heads down to the base;
+ *   K4  a tree K1 or K2 asks for that is not stored, of a commit that is no head, was removed
+ *       by an earlier gc with a smaller horizon (K3 kept its commit alone) and is left out: a
+ *       gc keeping more than the one before it does not fail on it. A head's tree must exist.
  *
  * K2 in one pass over the graph, without a walk per pair: bits(c) is the set of protected heads
  * that reach c (propagated from children to parents in topological order). c is a lowest common
@@ -331,7 +334,7 @@ int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n
                        size_t *n_trees)
 {
 	hgraph g;
-	unsigned char *keep = NULL;
+	unsigned char *keep = NULL, *held = NULL;
 	int rc;
 
 	memset(&g, 0, sizeof(g));
@@ -353,14 +356,31 @@ int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n
 		rc = prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
 		goto cleanup;
 	}
-	for (size_t j = 0; j < g.n; j++) {
+	/* K4: the tree of a kept commit that is no head may be gone already: an earlier gc with a
+	 * smaller horizon kept the commit by K3 alone (a later gc keeping more, or everything, would
+	 * otherwise stop at that tree as a missing node). One question to the store for them all;
+	 * a head's tree is never asked about, so a head without its tree stays damage. */
+	size_t na = 0;
+	for (size_t j = 0; j < g.n; j++)
+		if ((keep[j] & 3) && g.v[j].depth > 0)
+			(*trees)[na++] = g.v[j].tree;
+	if (!(held = malloc(na ? na : 1))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "gc: out of memory");
+		goto cleanup;
+	}
+	if ((rc = prolly__has_nodes(db, *trees, na, held)))
+		goto cleanup;
+	for (size_t j = 0, a = 0; j < g.n; j++) {
 		if (g.v[j].is_tree)
 			(*trees)[(*n_trees)++] = g.v[j].tree;
 		if (!keep[j])
 			continue;
 		(*commits)[(*n_commits)++] = g.index.ids[j];
-		if (keep[j] & 3) /* K1, K2: with the tree; K3 alone: the commit only */
-			(*trees)[(*n_trees)++] = g.v[j].tree;
+		if (!(keep[j] & 3)) /* K1, K2: with the tree; K3 alone: the commit only */
+			continue;
+		if (g.v[j].depth > 0 && !held[a++])
+			continue; /* K4 */
+		(*trees)[(*n_trees)++] = g.v[j].tree;
 	}
 cleanup:
 	if (rc) {
@@ -370,6 +390,7 @@ cleanup:
 		*n_commits = *n_trees = 0;
 	}
 	free(keep);
+	free(held);
 	free(g.v);
 	prolly__idmap_dispose(&g.index);
 	free(g.pids);

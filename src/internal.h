@@ -441,6 +441,9 @@ pnode *prolly__peek(prolly_db *db, prolly__nodeset *ws, const prolly_id *id);
  * id with verified bytes (hash checked; PROLLY_ECORRUPT on mismatch). Missing ids are skipped. */
 int prolly__load_raw(prolly_db *db, const prolly_id *ids, size_t n, prolly_store_found_fn fn,
                      void *payload);
+/* out[i] = whether the store holds ids[i] (1) or not (0), with one store call: has_nodes where
+ * the store has it, else get_nodes with the bytes ignored. Nothing is hash-checked. */
+int prolly__has_nodes(prolly_db *db, const prolly_id *ids, size_t n, unsigned char *out);
 
 /* Reads ref with its gc epoch and, in the same store call where the store can
  * (get_ref_objects), the commit it names (decoded into *out, hash-checked) and that commit's tree

@@ -698,9 +698,7 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 	memset(has, 0, nc);
 	if (nt) {
 		s->st.read_calls++;
-		rc = s->src->vt.has_nodes
-		         ? s->src->vt.has_nodes(s->src->store, ask, nt, has)
-		         : s->src->vt.get_nodes(s->src->store, ask, nt, prolly__sync_mark_found, has);
+		rc = prolly__has_nodes(s->src, ask, nt, has);
 	}
 	for (size_t i = 0, j = 0; i < nc && !rc; i++) {
 		if (!ok[i])

@@ -114,10 +114,8 @@ typedef struct ahead_obj {
 /* sync.c: the name of a ref the sync is to point at id (SY10's map), or NULL: for messages. */
 const char *prolly__sync_ref_of(const sync_ctx *s, const prolly_id *id);
 
-/* sync_io.c: out[i] = whether the destination holds ids[i] (has_nodes, else get_nodes). */
+/* sync_io.c: out[i] = whether the destination holds ids[i] (prolly__has_nodes). */
 int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char *out);
-/* sync_io.c: a prolly_store_found_fn that sets ((unsigned char *)payload)[index] to 1. */
-int prolly__sync_mark_found(void *payload, size_t index, const void *data, size_t size);
 /* sync_io.c: reads ids from the source in one call, hash-checked, into f (slot i for ids[i]). */
 int prolly__sync_fetch(sync_ctx *s, fetched *f, const prolly_id *ids, size_t n);
 /* sync_io.c: keeps a copy of an object read for slot index of f (a prolly_store_found_fn). */

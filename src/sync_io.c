@@ -10,24 +10,12 @@
 
 /* ---- asking the destination ------------------------------------------------------------- */
 
-int prolly__sync_mark_found(void *payload, size_t index, const void *data, size_t size)
-{
-	(void)data;
-	(void)size;
-	((unsigned char *)payload)[index] = 1;
-	return 0;
-}
-
-/* out[i] = whether the destination holds ids[i]; has_nodes, else get_nodes (bytes ignored). */
+/* out[i] = whether the destination holds ids[i]; has_nodes, else get_nodes (prolly__has_nodes). */
 int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char *out)
 {
-	memset(out, 0, n);
-	if (!n)
-		return 0;
-	s->st.has_calls++;
-	if (s->dst->vt.has_nodes)
-		return s->dst->vt.has_nodes(s->dst->store, ids, n, out);
-	return s->dst->vt.get_nodes(s->dst->store, ids, n, prolly__sync_mark_found, out);
+	if (n)
+		s->st.has_calls++;
+	return prolly__has_nodes(s->dst, ids, n, out);
 }
 
 /* ---- reading the source ------------------------------------------------------------------- */

@@ -209,6 +209,48 @@ BOTH_STORES(gc_retention)
 	tdb_close(&t);
 }
 
+/* A gc with a small horizon keeps the commits between a merge base and the heads without their
+ * trees (K3); a later gc that keeps more (or everything) must leave those trees out, not stop
+ * at them as missing nodes (K4 in src/gc_history.c). */
+BOTH_STORES(gc_keep_more_after_pruning)
+{
+	tdb t;
+	prolly_id c, base, m, d, x;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	char k[16];
+	PT_REQUIRE(tdb_open(&t, lmdb, 2, 0) == 0);
+	PT_REQUIRE(tm_commit_put(&base, t.db, "main", "a", "1", "base") == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "dev", &base) == 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(k, sizeof(k), "m%d", i);
+		PT_REQUIRE(tm_commit_put(&m, t.db, "main", k, "x", "m") == 0);
+		snprintf(k, sizeof(k), "d%d", i);
+		PT_REQUIRE(tm_commit_put(&d, t.db, "dev", k, "x", "d") == 0);
+	}
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	PT_CHECK(res.nodes_removed > 0);
+	PT_REQUIRE(prolly_resolve(&c, t.db, "main~3") == 0); /* kept as a commit only */
+	prolly_id tree;
+	PT_REQUIRE(tree_of(&tree, t.db, &c) == 0);
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	PT_CHECK_RC(prolly_tree_stats_get(&ts, t.db, &tree, 1), PROLLY_ENOTFOUND);
+
+	unsigned keeps[] = {0, 4, 2};
+	for (size_t i = 0; i < sizeof(keeps) / sizeof(keeps[0]); i++) {
+		t.db->opts.retain_commits = keeps[i];
+		PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+		PT_CHECK(res.nodes_removed == 0);
+	}
+	/* Everything the heads need still reads, and the merge base is the same. */
+	PT_CHECK_RC(prolly_merge_base(&x, t.db, &m, &d), 0);
+	PT_CHECK(prolly_id_equal(&x, &base));
+	PT_CHECK_RC(prolly_merge_branches(&x, NULL, t.db, "main", "dev", NULL, NULL), 0);
+	PT_REQUIRE(tree_of(&tree, t.db, &x) == 0);
+	PT_CHECK_RC(prolly_tree_stats_get(&ts, t.db, &tree, 1), 0);
+	PT_CHECK(ts.records == 11);
+	tdb_close(&t);
+}
+
 BOTH_STORES(gc_retain_all_and_other_refs)
 {
 	tdb t;
