@@ -256,9 +256,10 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 				prolly_set_error(rc, "cannot create branch '%s': commit %s not found", name, hex);
 			goto cleanup;
 		}
+		rc = prolly__commit_tree_stored(db, c, ref);
 		prolly_commit_free(c);
 		c = NULL;
-		if ((rc = prolly_txn_move_branch(txn, name, NULL, commit)) ||
+		if (rc || (rc = prolly_txn_move_branch(txn, name, NULL, commit)) ||
 		    (rc = prolly_txn_set_reason(txn, "branch", NULL)))
 			goto cleanup;
 		memset(&conf, 0, sizeof(conf));

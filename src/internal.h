@@ -576,6 +576,9 @@ int prolly__ref_delete(prolly_id *out_old, prolly_db *db, const char *ref, const
 /* Calls fn once per ref under prefix (e.g. "refs/tags/") with its name less the prefix, in the
  * store's list_refs order; stops at fn's first non-zero return, which it returns (refs.c). */
 int prolly__list_under(prolly_db *db, const char *prefix, prolly_branch_fn fn, void *payload);
+/* 0 when commit c's tree is stored (or empty); PROLLY_EPRUNED, naming ref, when a gc removed it
+ * (a commit kept for the history walks only): no ref may name such a commit (refs.c). */
+int prolly__commit_tree_stored(prolly_db *db, const prolly_commit *c, const char *ref);
 /* gc_history.c: the commits (objects) and tree roots that retention keeps, walking all history
  * from heads[0..n); the first n_protected heads (branch heads, tags) get their pairwise merge
  * bases kept too (K1-K3 there). The arrays are malloc'd; the caller frees them. */

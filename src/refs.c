@@ -15,16 +15,34 @@
 #define TAGS_PREFIX "refs/tags/"
 #define MAX_RETRIES 8
 
+int prolly__commit_tree_stored(prolly_db *db, const prolly_commit *c, const char *ref)
+{
+	unsigned char held = 0;
+	char hex[PROLLY_ID_HEX_SIZE];
+	int rc;
+	if (prolly_id_equal(&c->tree, &db->empty_tree))
+		return 0;
+	if ((rc = prolly__has_nodes(db, &c->tree, 1, &held)) || held)
+		return rc;
+	prolly_id_to_hex(hex, &c->id);
+	return prolly_set_error(PROLLY_EPRUNED,
+	                        "cannot point '%s' at commit %s: gc removed its tree (retention kept "
+	                        "the commit for the history walks only)",
+	                        ref, hex);
+}
+
 static int commit_exists(prolly_db *db, const prolly_id *id, const char *ref)
 {
 	prolly_commit *c = NULL;
 	int rc = prolly_commit_read(&c, db, id);
-	prolly_commit_free(c);
 	if (rc == PROLLY_ENOTFOUND) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, id);
-		return prolly_set_error(rc, "cannot point '%s' at commit %s: not found", ref, hex);
+		rc = prolly_set_error(rc, "cannot point '%s' at commit %s: not found", ref, hex);
+	} else if (!rc) {
+		rc = prolly__commit_tree_stored(db, c, ref);
 	}
+	prolly_commit_free(c);
 	return rc;
 }
 

@@ -251,6 +251,37 @@ BOTH_STORES(gc_keep_more_after_pruning)
 	tdb_close(&t);
 }
 
+/* No ref may name a commit whose tree a gc pruned: branch, tag, reset and restore refuse it
+ * with PROLLY_EPRUNED (a head without its tree could not be read, and would stop every gc). */
+BOTH_STORES(gc_pruned_commit_names_no_ref)
+{
+	tdb t;
+	prolly_id base, m, d, old, x;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	char k[16];
+	PT_REQUIRE(tdb_open(&t, lmdb, 2, 0) == 0);
+	PT_REQUIRE(tm_commit_put(&base, t.db, "main", "a", "1", "base") == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "dev", &base) == 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(k, sizeof(k), "m%d", i);
+		PT_REQUIRE(tm_commit_put(&m, t.db, "main", k, "x", "m") == 0);
+		snprintf(k, sizeof(k), "d%d", i);
+		PT_REQUIRE(tm_commit_put(&d, t.db, "dev", k, "x", "d") == 0);
+	}
+	PT_REQUIRE(prolly_gc(t.db, &res) == 0);
+	PT_REQUIRE(prolly_resolve(&old, t.db, "main~3") == 0); /* kept as a commit only */
+	PT_CHECK_RC(prolly_branch_create(t.db, "old", &old), PROLLY_EPRUNED);
+	PT_CHECK_RC(prolly_tag_create(t.db, "t", &old), PROLLY_EPRUNED);
+	PT_CHECK_RC(prolly_branch_reset(NULL, t.db, "dev", &old), PROLLY_EPRUNED);
+	PT_CHECK_RC(prolly_resolve(&x, t.db, "old"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&x, t.db, "dev"), 0);
+	PT_CHECK(prolly_id_equal(&x, &d));
+	/* The base kept its tree (K2): a branch there is fine. */
+	PT_CHECK_RC(prolly_branch_create(t.db, "atbase", &base), 0);
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	tdb_close(&t);
+}
+
 BOTH_STORES(gc_retain_all_and_other_refs)
 {
 	tdb t;

@@ -129,6 +129,20 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 	if (have_base && !base_spec && prolly_id_equal(&base, &ours)) {
+		uint64_t n;
+		/* A commit gc kept without its tree (for the history walks) cannot become a head. */
+		if ((rc = read_commit(cli, &theirs_c, &theirs, from)))
+			goto cleanup;
+		if ((err = prolly_count(&n, cli->db, &theirs_c->tree)) == PROLLY_ENOTFOUND) {
+			rc = fail(cli, EXIT_USAGE,
+			          "the tree of '%s' was removed by gc; '%s' was not fast-forwarded to it", from,
+			          into);
+			goto cleanup;
+		}
+		if (err) {
+			rc = fail_lib(cli, err, "cannot read the tree of '%s'", from);
+			goto cleanup;
+		}
 		if ((err = prolly_txn_begin(&txn, cli->db)) ||
 		    (err = prolly_txn_move_branch(txn, into, &ours, &theirs)) ||
 		    (err = prolly_txn_set_reason(txn, "fast-forward", NULL))) {
