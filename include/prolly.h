@@ -921,9 +921,9 @@ PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const ch
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
  * Every commit a step reaches is read and hash-checked. A branch base is read as
  * prolly_branch_commit reads it (ref, commit and root in one round trip where the store can), and
- * the handle then knows the commit exists, so prolly_branch_create, prolly_tag_create or
- * prolly_branch_reset of the result right after need not read it again (they do if a gc ran
- * meanwhile). Errors: PROLLY_EINVAL for a malformed
+ * the handle then knows the commit and its tree exist, so prolly_branch_create, prolly_tag_create
+ * or prolly_branch_reset of a bare branch's result right after need not read them again (they
+ * do if a gc ran meanwhile). Errors: PROLLY_EINVAL for a malformed
  * spec or branch name, an id that names a tree rather than a commit, or an ambiguous short id
  * (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch or commit, a walk
  * past a root commit or a parent that does not exist; store errors. */

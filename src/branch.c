@@ -248,17 +248,20 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 		 * the handle's epoch; one a gc has passed only costs a retry with the new one. */
 		if ((rc = prolly_txn_begin(&txn, db)))
 			goto cleanup;
-		/* The commit must exist now (and the epoch check keeps a gc from removing it): known
-		 * if this handle read it at the txn's epoch (H4 in head_memo.c), else read. */
-		if (!prolly__seen_at(&db->heads, commit, txn->epoch) &&
-		    (rc = prolly__commits_read(db, commit, 1, &c))) {
-			if (rc == PROLLY_ENOTFOUND)
-				prolly_set_error(rc, "cannot create branch '%s': commit %s not found", name, hex);
-			goto cleanup;
+		/* The commit and its tree must exist now (and the epoch check keeps a gc from removing
+		 * them): known if this handle read the commit as a head at the txn's epoch (H4 in
+		 * head_memo.c), else read. */
+		if (!prolly__seen_at(&db->heads, commit, txn->epoch)) {
+			if ((rc = prolly__commits_read(db, commit, 1, &c))) {
+				if (rc == PROLLY_ENOTFOUND)
+					prolly_set_error(rc, "cannot create branch '%s': commit %s not found", name,
+					                 hex);
+				goto cleanup;
+			}
+			rc = prolly__commit_tree_stored(db, c, ref);
+			prolly_commit_free(c);
+			c = NULL;
 		}
-		rc = prolly__commit_tree_stored(db, c, ref);
-		prolly_commit_free(c);
-		c = NULL;
 		if (rc || (rc = prolly_txn_move_branch(txn, name, NULL, commit)) ||
 		    (rc = prolly_txn_set_reason(txn, "branch", NULL)))
 			goto cleanup;

@@ -234,7 +234,6 @@ static int on_many(void *payload, size_t index, const void *data, size_t size)
 int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_commit **out)
 {
 	many_ctx mc = {ids, out, 0};
-	uint64_t epoch = atomic_load(&db->epoch); /* before the read is sent (H4) */
 	int rc = prolly__load_raw(db, ids, n, on_many, &mc);
 	if (mc.rc)
 		rc = mc.rc;
@@ -248,8 +247,6 @@ int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_c
 			                        db->vt.kind);
 		}
 	}
-	if (n == 1) /* a commit read on its own is often one a txn is about to point a ref at */
-		prolly__seen_put(&db->heads, ids, epoch);
 	return 0;
 }
 

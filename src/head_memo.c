@@ -15,12 +15,13 @@
  *   H2  a slot is read and written under the memo's lock only; callers get decoded copies.
  *   H3  commits are immutable, so a slot never goes stale: a moved ref only makes it unused
  *       (the next read of the ref replaces it); least recently used slots are reused first.
- *   H4  a seen entry (commit, e) was put only after the store answered a read with that commit
- *       while its gc epoch was e (the read's own epoch, or one the handle had seen before it
- *       sent the read: epochs only rise). A gc raises the epoch in the same transaction that
- *       removes anything, so a write whose epoch check passes against e finds the commit still
- *       stored: a txn with epoch e need not read it again to know it exists (branch.c, refs.c).
- *       The entries are a ring: the oldest is replaced first.
+ *   H4  a seen entry (commit, e) was put only after a head read (head.c) found a ref naming
+ *       commit in a snapshot whose gc epoch was e. Every gc keeps what a ref names, the commit
+ *       and its whole tree, and no read returns an epoch the store still has after a deletion
+ *       that read could see (store.h, gc), so a write whose epoch check passes against e finds
+ *       the commit and its tree still stored: a txn with epoch e need not read them to know
+ *       (branch.c, refs.c). Commits read by id are not remembered: retention may have kept one
+ *       without its tree. The entries are a ring: the oldest is replaced first.
  */
 #include "internal.h"
 

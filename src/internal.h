@@ -330,8 +330,8 @@ typedef struct prolly__head_slot {
 	size_t size;
 	uint64_t used; /* the memo's clock when last read or written */
 } prolly__head_slot;
-/* Commits a handle read from its store, each with a gc epoch the store had when they were there
- * (H4 in head_memo.c). */
+/* Commits a handle read as branch heads, each with the gc epoch of that read (H4 in
+ * head_memo.c). */
 #define PROLLY__SEEN 8
 typedef struct prolly__seen {
 	prolly_id commit;
@@ -352,12 +352,12 @@ prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref);
  * effort: a commit that is too large, or no memory, leaves the memo as it was. */
 void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
                            const void *bytes, size_t size);
-/* Remembers that the store held commit while its gc epoch was epoch: the epoch a read of it
- * returned, or the handle's epoch loaded before the read was sent (db->epoch only rises, and
- * only to epochs the store had). epoch 0 (a store without epochs) is not remembered. */
+/* Remembers that a ref named commit in a read whose snapshot had gc epoch epoch (a head read:
+ * gc keeps a ref's commit and its whole tree). epoch 0 (a store without epochs) is not
+ * remembered. */
 void prolly__seen_put(prolly__head_memo *m, const prolly_id *commit, uint64_t epoch);
 /* 1 if commit was remembered with exactly epoch (H4: a write whose epoch check passes against
- * epoch finds it still stored), else 0. */
+ * epoch finds it and its tree still stored), else 0. */
 int prolly__seen_at(prolly__head_memo *m, const prolly_id *commit, uint64_t epoch);
 
 struct prolly_db {

@@ -5,8 +5,9 @@
  * is the ref, adopting the gc epoch that read returns (so a gc in between makes the commit fail
  * instead of publishing a ref to something it removed), and one compare-and-swap write that also
  * records the reflog entry (reflog.c). A write that lost only to a gc is retried. A creation reads
- * no ref (its write expects the ref absent) and no commit the handle read at the txn's epoch (H4
- * in head_memo.c): a tag of a branch's head just read costs the write alone.
+ * no ref (its write expects the ref absent), and no move reads a commit the handle read as a
+ * branch head at the txn's epoch (H4 in head_memo.c): a tag of a branch's head just read costs
+ * the write alone.
  */
 #include "internal.h"
 
@@ -87,7 +88,8 @@ static int ref_move(prolly_id *cur, int *lost, prolly_db *db, const char *ref, i
 			rc = PROLLY_ENOTFOUND;
 			break;
 		}
-		/* Known to exist if this handle read it at the txn's epoch (H4 in head_memo.c). */
+		/* Known to exist, with its tree, if this handle read it as a head at the txn's epoch
+		 * (H4 in head_memo.c). */
 		if (to && !prolly__seen_at(&db->heads, to, txn->epoch) && (rc = commit_exists(db, to, ref)))
 			break;
 		memset(&u, 0, sizeof(u));

@@ -66,7 +66,6 @@ static int read_commit(prolly_commit **out, prolly_db *db, const prolly_id *id, 
 {
 	char hex[PROLLY_ID_HEX_SIZE];
 	one_ctx o = {id, NULL, 0, 0};
-	uint64_t epoch = atomic_load(&db->epoch); /* before the read is sent (H4) */
 	int rc = prolly__load_raw(db, id, 1, on_one, &o);
 	if (o.rc)
 		rc = o.rc;
@@ -79,7 +78,6 @@ static int read_commit(prolly_commit **out, prolly_db *db, const prolly_id *id, 
 		return prolly_set_error(PROLLY_EINVAL, "'%s': %s is a tree, not a commit", spec, hex);
 	if (!o.c)
 		return prolly_set_error(PROLLY_ENOTFOUND, "'%s': no commit %s", spec, hex);
-	prolly__seen_put(&db->heads, id, epoch);
 	*out = o.c;
 	return 0;
 }
@@ -339,7 +337,6 @@ static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, 
 	prolly_id cur;
 	prolly__graph g;
 	size_t blen;
-	uint64_t walk_epoch = 0;
 	int rc;
 
 	prolly__graph_init(&g, db, 0);
@@ -356,7 +353,6 @@ static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, 
 	base[blen] = 0;
 	if ((rc = resolve_base(&cur, &c, db, base, blen, spec, out_c != NULL)))
 		goto cleanup;
-	walk_epoch = atomic_load(&db->epoch); /* before the walk's reads are sent (H4) */
 	for (const char *p = spec + blen; *p;) {
 		char op = *p++;
 		unsigned long n = 0;
@@ -405,8 +401,6 @@ static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, 
 			prolly_set_error(rc, "'%s': that commit is gone (retention)", spec);
 		goto cleanup;
 	}
-	if (!c && in_graph(&g, &cur)) /* read by the walk */
-		prolly__seen_put(&db->heads, &cur, walk_epoch);
 	*out_commit = cur;
 	if (out_c) {
 		*out_c = c;

@@ -704,126 +704,187 @@ BOTH_STORES(gc_purges_the_cache)
 	tdb_close(&t);
 }
 
-/* A ref created at a commit the handle has just read costs the write alone (H4 in head_memo.c);
- * after a gc removed the commit, the same creation fails with PROLLY_ENOTFOUND, whether the handle
- * ran that gc or another one did. */
-BOTH_STORES(gc_ref_create_trusts_only_the_epoch_it_read_at)
+/* A handle on the memory store that does not own it (a second handle on the same store). */
+static prolly_db *second_handle(prolly_store *inner, unsigned retain)
+{
+	prolly_db *db = NULL;
+	prolly_options o;
+	tp_store *w = tp_new(sizeof(tp_store), inner);
+	if (!w)
+		return NULL;
+	w->keep_inner = 1;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.retain_commits = retain;
+	o.reflog_days = 0;
+	return prolly_db_new(&db, &w->base, &o) == 0 ? db : NULL;
+}
+
+static uint64_t calls_since_reset(void)
+{
+	prolly_stats s = PROLLY_STATS_INIT;
+	return prolly_thread_stats(&s) == 0 ? s.store_round_trips : 0;
+}
+
+/* A ref creation or reset at a commit the handle has just read as a branch head reads neither
+ * the commit nor its tree again (H4 in head_memo.c); once a gc removed that commit, the same
+ * creation fails with PROLLY_ENOTFOUND, whether the handle ran that gc (its epoch moved) or
+ * another handle did (its write fails the epoch check, and the retry reads). */
+PT_TEST(gc_ref_create_trusts_only_the_epoch_it_read_at)
 {
 	tdb t;
-	prolly_id c[3], x, head, old;
-	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_id c[3], x, old;
 	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
-	PT_REQUIRE(tdb_open(&t, lmdb, 1, 0) == 0);
+	prolly_db *other;
+	PT_REQUIRE(tdb_open(&t, 0, 1, 0) == 0);
+	PT_REQUIRE((other = second_handle(prolly_db_store(t.db), 1)) != NULL);
 	for (int i = 0; i < 3; i++)
 		PT_REQUIRE(tm_commit_put(&c[i], t.db, "main", "k",
 		                         i == 0   ? "v0"
 		                         : i == 1 ? "v1"
 		                                  : "v2",
 		                         "c") == 0);
-	PT_REQUIRE(prolly_resolve(&x, t.db, tm_hex(&c[0])) == 0 && prolly_id_equal(&x, &c[0]));
-	prolly_thread_stats_reset();
-	PT_CHECK_RC(prolly_branch_create(t.db, "old", &c[0]), 0);
-	PT_CHECK_RC(prolly_thread_stats(&s), 0);
-	PT_CHECKF(s.store_round_trips == 1, "%llu store calls", /* 3 before: ref, commit, write */
-	          (unsigned long long)s.store_round_trips);
-	PT_REQUIRE(prolly_resolve(&head, t.db, "main") == 0 && prolly_id_equal(&head, &c[2]));
-	prolly_thread_stats_reset();
-	PT_CHECK_RC(prolly_tag_create(t.db, "v1", &head), 0);
-	PT_CHECK_RC(prolly_branch_reset(&old, t.db, "old", &head), 0);
-	PT_CHECK_RC(prolly_thread_stats(&s), 0);
-	/* The memory store returns the head's commit with the ref (get_ref_objects); LMDB, without
-	 * it, reads the commit on its own each time (5 calls). */
-	PT_CHECKF(s.store_round_trips == (lmdb ? 5u : 3u), "%llu store calls", /* 6 before */
-	          (unsigned long long)s.store_round_trips);
-	PT_CHECK(prolly_id_equal(&old, &c[0]));
-	PT_CHECK_RC(prolly_branch_create(t.db, "old", &c[0]), PROLLY_ECONFLICT);
-	PT_CHECK_RC(prolly_tag_create(t.db, "v1", &c[0]), PROLLY_ECONFLICT);
+	PT_REQUIRE(prolly_branch_create(t.db, "dev", &c[0]) == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "dev2", &c[0]) == 0);
 
-	/* c[0] is beyond the horizon now that no ref names it. */
-	PT_REQUIRE(prolly_branch_delete(t.db, "old") == 0);
-	PT_REQUIRE(prolly_resolve(&x, t.db, tm_hex(&c[0])) == 0);
-	if (lmdb) { /* another handle's gc: this one's epoch is stale, its write fails and retries */
-		prolly_store *st2 = NULL;
-		prolly_db *db2 = NULL;
-		prolly_options o;
-		prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
-		o.retain_commits = 1;
-		o.reflog_days = 0;
-		PT_REQUIRE(prolly_store_lmdb_open(&st2, t.dir, 0) == 0);
-		PT_REQUIRE(prolly_db_new(&db2, st2, &o) == 0);
-		PT_CHECK_RC(prolly_gc(db2, &res), 0);
-		prolly_close(db2);
-	} else {
-		PT_CHECK_RC(prolly_gc(t.db, &res), 0);
-	}
+	PT_REQUIRE(prolly_resolve(&x, t.db, "main") == 0 && prolly_id_equal(&x, &c[2]));
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_branch_create(t.db, "new", &x), 0);
+	PT_CHECKF(calls_since_reset() == 1, "%llu store calls", /* 3 before: ref, commit, write */
+	          (unsigned long long)calls_since_reset());
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_tag_create(t.db, "v1", &x), 0);
+	PT_CHECKF(calls_since_reset() == 1, "%llu store calls",
+	          (unsigned long long)calls_since_reset());
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_branch_reset(&old, t.db, "dev2", &x), 0);
+	PT_CHECKF(calls_since_reset() == 2, "%llu store calls", /* the head, the write */
+	          (unsigned long long)calls_since_reset());
+	PT_CHECK(prolly_id_equal(&old, &c[0]));
+	PT_CHECK_RC(prolly_branch_create(t.db, "new", &x), PROLLY_ECONFLICT);
+	PT_CHECK_RC(prolly_tag_create(t.db, "v1", &x), PROLLY_ECONFLICT);
+
+	/* dev's head is read (c[0] remembered at this epoch), dev deleted, c[0] collected by the
+	 * other handle: this handle's epoch is stale, its remembered commit is not trusted. */
+	PT_REQUIRE(prolly_resolve(&x, t.db, "dev") == 0 && prolly_id_equal(&x, &c[0]));
+	PT_REQUIRE(prolly_branch_delete(t.db, "dev") == 0);
+	PT_CHECK_RC(prolly_gc(other, &res), 0);
 	PT_CHECK(res.nodes_removed > 0);
 	PT_CHECK_RC(prolly_branch_create(t.db, "old", &c[0]), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_tag_create(t.db, "v0", &c[0]), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_branch_head(&x, t.db, "old"), PROLLY_ENOTFOUND);
+
+	/* The same by this handle's own gc. */
+	PT_REQUIRE(tm_commit_put(&c[0], t.db, "main", "k", "v3", "c") == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "dev", &c[0]) == 0);
+	PT_REQUIRE(tm_commit_put(&c[1], t.db, "main", "k", "v4", "c") == 0);
+	PT_REQUIRE(prolly_resolve(&x, t.db, "dev") == 0 && prolly_id_equal(&x, &c[0]));
+	PT_REQUIRE(prolly_branch_delete(t.db, "dev") == 0);
+	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+	/* main's parent: retention keeps the commit, not its tree */
+	PT_CHECK_RC(prolly_branch_create(t.db, "old", &c[0]), PROLLY_EPRUNED);
+	prolly_close(other);
 	tdb_close(&t);
 }
 
-/* The memory store's gc, wrapped so that the test reads through the handle while the mark runs
- * (the epoch bumped, nothing deleted yet) what the sweep then deletes. */
-typedef struct peek_store {
+/* The memory store's gc, wrapped so that a second thread creates a branch while the mark runs
+ * (the epoch bumped, nothing deleted yet) at a commit the sweep then deletes. */
+typedef struct racing_store {
 	tp_store tp;
 	prolly_db *db;
 	prolly_id target;
 	prolly_gc_mark_fn mark;
-	int read_rc;
-} peek_store;
-static peek_store *peeking; /* one test at a time, on one thread */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int in_mark, writing; /* under mu: the mark runs; the creator reached its write */
+	pthread_t creator;
+	int started, create_rc; /* create_rc: read after joining the creator */
+} racing_store;
+static racing_store *racing; /* one test at a time */
 
-static int peek_mark(void *payload)
+static int racing_write(prolly_store *st, prolly_store_write *w)
 {
-	prolly_id head, x;
-	int rc = peeking->mark(payload);
-	if (rc == 0 && (peeking->read_rc = prolly_branch_head(&head, peeking->db, "main")) == 0)
-		peeking->read_rc = prolly_resolve(&x, peeking->db, tm_hex(&peeking->target));
-	return rc;
+	racing_store *r = (racing_store *)(void *)st;
+	pthread_mutex_lock(&r->mu);
+	if (r->in_mark && !r->writing) {
+		r->writing = 1; /* the creator read the commit and its tree; its write waits for the gc */
+		pthread_cond_broadcast(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return tp_write(st, w);
 }
 
-static int peek_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep, void *payload,
-                   prolly_gc_result *out)
+static void *racing_creator(void *arg)
 {
-	peeking = (peek_store *)(void *)st;
-	peeking->mark = mark;
-	return tp_inner(st)->gc(tp_inner(st), peek_mark, keep, payload, out);
+	racing_store *r = arg;
+	r->create_rc = prolly_branch_create(r->db, "late", &r->target);
+	return NULL;
 }
 
-/* A commit read while a gc's mark ran, at the epoch the gc had already raised, and deleted by its
- * sweep: creating a ref to it fails. The memory store raised its epoch before the mark only,
- * so the read's epoch was still current after the sweep and the branch was created at a commit
- * that no longer existed. */
-PT_TEST(gc_mem_read_during_mark_is_not_trusted_after_the_sweep)
+static int racing_mark(void *payload)
+{
+	prolly_id head;
+	int rc = racing->mark(payload);
+	/* The handle learns the bumped epoch, then the creator starts at it. */
+	if (rc || prolly_branch_head(&head, racing->db, "main") != 0)
+		return rc ? rc : -1;
+	pthread_mutex_lock(&racing->mu);
+	racing->in_mark = 1;
+	pthread_mutex_unlock(&racing->mu);
+	if (pthread_create(&racing->creator, NULL, racing_creator, racing) != 0)
+		return -1;
+	racing->started = 1;
+	pthread_mutex_lock(&racing->mu);
+	while (!racing->writing)
+		pthread_cond_wait(&racing->cv, &racing->mu);
+	racing->in_mark = 0;
+	pthread_mutex_unlock(&racing->mu);
+	return 0;
+}
+
+static int racing_gc(prolly_store *st, prolly_gc_mark_fn mark, prolly_gc_keep_fn keep,
+                     void *payload, prolly_gc_result *out)
+{
+	racing = (racing_store *)(void *)st;
+	racing->mark = mark;
+	return tp_inner(st)->gc(tp_inner(st), racing_mark, keep, payload, out);
+}
+
+/* A branch created while a gc's mark runs, at a commit no ref keeps, read (with its tree) at the
+ * epoch the gc had already raised, its write landing after the sweep deleted the commit: it
+ * must fail. The memory store raised its epoch before the mark only, so the write's epoch check
+ * passed and the branch named a commit that no longer existed. */
+PT_TEST(gc_mem_create_during_mark_fails_after_the_sweep)
 {
 	prolly_store *inner = NULL;
 	prolly_options o;
 	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	prolly_id c[3], x;
 	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
-	peek_store *p = tp_new(sizeof(*p), inner);
-	PT_REQUIRE(p != NULL);
-	p->tp.base.gc = peek_gc;
+	racing_store *r = tp_new(sizeof(*r), inner);
+	PT_REQUIRE(r != NULL);
+	r->tp.base.gc = racing_gc;
+	r->tp.base.write = racing_write;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
 	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
 	o.retain_commits = 1;
 	o.reflog_days = 0;
-	PT_REQUIRE(prolly_db_new(&p->db, &p->tp.base, &o) == 0);
+	PT_REQUIRE(prolly_db_new(&r->db, &r->tp.base, &o) == 0);
 	for (int i = 0; i < 3; i++)
-		PT_REQUIRE(tm_commit_put(&c[i], p->db, "main", "k",
+		PT_REQUIRE(tm_commit_put(&c[i], r->db, "main", "k",
 		                         i == 0   ? "v0"
 		                         : i == 1 ? "v1"
 		                                  : "v2",
 		                         "c") == 0);
-	p->target = c[0];
-	p->read_rc = -1;
-	PT_CHECK_RC(prolly_gc(p->db, &res), 0);
-	PT_CHECK_RC(p->read_rc, 0); /* read during the mark: still there */
-	PT_CHECK_RC(prolly_resolve(&x, p->db, tm_hex(&c[0])), PROLLY_ENOTFOUND);
-	PT_CHECK_RC(prolly_branch_create(p->db, "old", &c[0]), PROLLY_ENOTFOUND);
-	PT_CHECK_RC(prolly_branch_head(&x, p->db, "old"), PROLLY_ENOTFOUND);
-	peeking = NULL;
-	prolly_close(p->db);
+	r->target = c[0];
+	PT_CHECK_RC(prolly_gc(r->db, &res), 0);
+	PT_REQUIRE(r->started);
+	pthread_join(r->creator, NULL); /* its write went after the gc, then its retry */
+	PT_CHECK_RC(r->create_rc, PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_resolve(&x, r->db, tm_hex(&c[0])), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_branch_head(&x, r->db, "late"), PROLLY_ENOTFOUND);
+	racing = NULL;
+	prolly_close(r->db);
 }
 
 PT_TEST(gc_unsupported)
