@@ -44,6 +44,13 @@ int cmd_reflog(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 1, &n_pos);
 	if (rc)
 		return rc;
+	if (n_pos && strncmp(pos[0], "refs/", 5) != 0 && strchr(pos[0], '~')) {
+		struct shown sh; /* need_branch_name would say reflog writes: it lists a ref's moves */
+		return fail(cli, EXIT_USAGE,
+		            "'%s' is not a branch name: reflog lists the moves of a branch or tag, and "
+		            "BRANCH~N names a commit",
+		            shown_arg(&sh, pos[0]));
+	}
 	if (n_pos && strncmp(pos[0], "refs/", 5) != 0 && (rc = need_branch_name(cli, pos[0])))
 		return rc;
 	if ((rc = open_store(cli, STORE_READ, NULL)))

@@ -30,5 +30,6 @@ pe reset nosuch main
 pe reset main nosuch
 pe reset 'a~1' main
 pe reflog 'bad..name'
+pe reflog main~1
 pe reflog refs/other/x
 p reflog nosuch
