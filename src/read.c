@@ -20,7 +20,7 @@ int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void
 	while (nd->level > 0) {
 		uint32_t i = prolly__node_lower_bound(nd, key, klen);
 		if (i == nd->n) {
-			rc = PROLLY_ENOTFOUND;
+			rc = prolly_set_error(PROLLY_ENOTFOUND, "key not found");
 			goto cleanup;
 		}
 		if ((rc = prolly__load1(db, &ws, prolly__node_child(nd, i), &nd)))
@@ -30,14 +30,12 @@ int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void
 	prolly_slice k;
 	if (i == nd->n ||
 	    (k = prolly__node_key(nd, i), prolly__keycmp(k.data, k.size, key, klen) != 0)) {
-		rc = PROLLY_ENOTFOUND;
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "key not found");
 		goto cleanup;
 	}
 	prolly_slice v = prolly__node_value(nd, i);
 	rc = prolly__buf_set(out, v.data, v.size);
 cleanup:
-	if (rc == PROLLY_ENOTFOUND)
-		prolly_set_error(rc, "key not found");
 	prolly__nodeset_dispose(&ws);
 	return rc;
 }

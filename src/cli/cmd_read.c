@@ -25,6 +25,16 @@ int cmd_get(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	err = prolly_get(&val, cli->db, &root, key.ptr, key.size);
 	if (err == PROLLY_ENOTFOUND) {
+		/* Absent key, or no tree at all (a commit gc kept without it): the root is cached when
+		 * it was read, so telling them apart reads nothing more. */
+		uint64_t n;
+		if ((err = prolly_count(&n, cli->db, &root))) {
+			rc = fail_lib(cli, err, "cannot read '%s'", pos[0]);
+			goto cleanup;
+		}
+		err = PROLLY_ENOTFOUND;
+	}
+	if (err == PROLLY_ENOTFOUND) {
 		char *shown = escape_dup(key.ptr, key.size);
 		rc = fail(cli, EXIT_NOTFOUND, "key '%s' not found in %s", shown ? shown : pos[1], pos[0]);
 		free(shown);

@@ -20,3 +20,6 @@ p merge atbase main >/dev/null
 p scan atbase
 p gc --keep 2
 p branches | cut -f1
+# reading a pruned commit says its tree is gone, never that a key is absent
+prolly get main~3 a 2>&1 | sed 's/ in the [a-z]* store$//'
+pe get main zz
