@@ -22,7 +22,11 @@
  *       the end of the walk: a commit none of whose parents is known counts as a root;
  *   KH4 a commit's children come before it in the walk (BR2 in branch.c), so when it reaches the
  *       queue's head every child has been decided and its `wanted` flag is final: set for the
- *       start commit, and by each wanted child that follows it.
+ *       start commit, and by each wanted child that follows it;
+ *   KH5 a commit whose tree is not stored (gc kept it for the history walks only: docs/commits.md,
+ *       K3) is never queued, as if retention had removed it (KH3): its children compare with
+ *       their other parents. The store is asked which roots it lacks only when a batch's root
+ *       load fails.
  * Values are compared by SHA-256; each queued commit keeps its own value until decided.
  *
  * The queue can grow long: a merge of a branch that left long ago waits at the head until the
@@ -270,16 +274,39 @@ static int settle(kwalk *w)
 	pnode *nd[KH_BATCH];    /* ids[j] loaded */
 	pnode *leaf[KH_BATCH];  /* per batch index: the leaf holding the key, or NULL */
 	uint32_t pos[KH_BATCH]; /* its position there */
-	int rc = 0;
+	uint8_t gone[KH_BATCH]; /* per batch index: its tree is not stored (KH5) */
+	int rc = 0, roots = 1;
 	prolly__nodeset_init(&ws);
 	for (size_t k = 0; k < n; k++) {
 		leaf[k] = NULL;
+		gone[k] = 0;
 		ids[m] = w->pend[k]->tree;
 		of[m++] = k;
 	}
 	while (m && !rc) {
 		size_t next = 0;
-		if ((rc = prolly__load(w->db, &ws, ids, m, nd)))
+		if ((rc = prolly__load(w->db, &ws, ids, m, nd)) && roots) {
+			/* KH5: a root that is not stored is a tree gc removed (it kept the commit for the
+			 * history walks only); asked only when the load failed, then left out. */
+			unsigned char held[KH_BATCH];
+			size_t kept = 0;
+			if ((rc = prolly__has_nodes(w->db, ids, m, held)))
+				break;
+			for (size_t j = 0; j < m; j++) {
+				if (held[j] || prolly_id_equal(&ids[j], &w->db->empty_tree)) {
+					ids[kept] = ids[j];
+					of[kept++] = of[j];
+				} else {
+					gone[of[j]] = 1;
+				}
+			}
+			if (kept == m) /* nothing missing at this level: the failure was another */
+				rc = prolly__load(w->db, &ws, ids, m, nd);
+			else if ((m = kept) && (rc = prolly__load(w->db, &ws, ids, m, nd)))
+				break;
+		}
+		roots = 0;
+		if (rc)
 			break;
 		for (size_t j = 0; j < m; j++) {
 			uint32_t i = prolly__node_lower_bound(nd[j], w->key, w->klen);
@@ -300,6 +327,11 @@ static int settle(kwalk *w)
 	}
 	for (; done < n && !rc; done++) {
 		prolly_slice v;
+		if (gone[done]) { /* KH5: as if retention had removed the commit */
+			prolly_commit_free(w->pend[done]);
+			w->pend[done] = NULL;
+			continue;
+		}
 		if (leaf[done])
 			v = prolly__node_value(leaf[done], pos[done]);
 		rc = queue_commit(w, w->pend[done], leaf[done] ? &v : NULL);

@@ -290,6 +290,37 @@ PT_TEST(key_history_stop_and_errors)
 	prolly_close(db);
 }
 
+/* After a gc with retention, the commits between a merge base and the heads are kept without
+ * their trees (docs/commits.md, K3): the history reads past them as if retention had removed
+ * them (KH5), it does not fail on their missing trees. */
+TM_BOTH_STORES(key_history_pruned_trees)
+{
+	tm_db t;
+	prolly_id base, m, d;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	char k[8];
+	PT_REQUIRE(tm_db_open(&t, lmdb, "kh", 0, 2, 0) == 0);
+	PT_REQUIRE(tm_commit_put(&base, t.db, "main", "a", "1", "base") == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "dev", &base) == 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(k, sizeof k, "m%d", i);
+		PT_REQUIRE(tm_commit_put(&m, t.db, "main", k, "x", "m") == 0);
+		snprintf(k, sizeof k, "d%d", i);
+		PT_REQUIRE(tm_commit_put(&d, t.db, "dev", k, "x", "d") == 0);
+	}
+	PT_REQUIRE(prolly_gc(t.db, &res) == 0);
+	prolly_db_cache_clear(t.db);
+	got g;
+	memset(&g, 0, sizeof g);
+	PT_CHECK_RC(prolly_key_history(t.db, &m, "m3", 2, on_change, &g), 0);
+	PT_CHECK(g.n == 1 && prolly_id_equal(&g.id[0], &m) && g.exists[0]);
+	/* m2 was set by main~1, the oldest commit with a tree: it counts as a root there. */
+	memset(&g, 0, sizeof g);
+	PT_CHECK_RC(prolly_key_history(t.db, &m, "m2", 2, on_change, &g), 0);
+	PT_CHECK(g.n == 1 && g.exists[0] && strcmp(g.val[0], "x") == 0);
+	tm_db_close(&t);
+}
+
 /* Per commit, O(height) node reads: the lookups share the path nodes the commits' trees share. */
 PT_TEST(key_history_cost)
 {

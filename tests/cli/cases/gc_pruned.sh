@@ -23,3 +23,6 @@ p branches | cut -f1
 # reading a pruned commit says its tree is gone, never that a key is absent
 prolly get main~3 a 2>&1 | sed 's/ in the [a-z]* store$//'
 pe get main zz
+# history reads past the commits gc kept without their trees
+p history main m4
+p history main m3
