@@ -253,12 +253,12 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 		if (memchr(base, '/', blen) && (rc = remote_tracking(out, db, base)) != PROLLY_ENOTFOUND)
 			return rc ? rc : read_commit(c, db, out, spec);
 	}
-	if (hex && blen >= MIN_PREFIX) {
+	if (hex && blen >= MIN_PREFIX && blen < 2 * PROLLY_ID_SIZE) {
 		if ((rc = find_prefix(out, db, base, blen, spec)))
 			return rc;
 		return read_commit(c, db, out, spec);
 	}
-	if (hex)
+	if (hex && blen < MIN_PREFIX)
 		return prolly_set_error(PROLLY_ENOTFOUND,
 		                        "no branch '%s' (a short commit id has at least %d hex digits)",
 		                        base, MIN_PREFIX);

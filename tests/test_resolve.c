@@ -8,7 +8,8 @@
  *   - a short id costs a constant number of store calls when the store has find_ids;
  *   - ^, ^N, ^0, ~N and their combinations over a history with a merge;
  *   - a tree id where a commit is expected is PROLLY_EINVAL, not corruption;
- *   - branch names of 64 hex digits are refused; a short all-hex branch wins over a short id.
+ *   - branch names of 64 hex digits are refused; a short all-hex branch wins over a short id;
+ *     more than 64 hex digits name no commit (not the one of the first 64).
  */
 #include "lib/model.h"
 #include "lib/passthru.h"
@@ -280,6 +281,14 @@ PT_TEST(resolve_branch_names_and_ids)
 	char ah65[PROLLY_ID_HEX_SIZE + 1];
 	snprintf(ah65, sizeof ah65, "%sa", ah);
 	PT_CHECK_RC(prolly_branch_name_valid(ah65), 0);
+	/* More than 64 hex digits is no id and no short id: a's id with a digit more names nothing
+	 * (it named a), and 200 digits are refused without writing past the id the prefix fills. */
+	PT_CHECK_RC(prolly_resolve(&got, db, ah65), PROLLY_ENOTFOUND);
+	char long200[201];
+	memset(long200, 'd', 200);
+	long200[200] = 0;
+	PT_CHECK_RC(prolly_resolve(&got, db, long200), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "no branch"), "%s", prolly_last_error());
 	/* a's short id names a; a branch spelled the same wins. */
 	memcpy(short4, ah, 4);
 	short4[4] = 0;

@@ -35,7 +35,11 @@ SELECT q, pg_temp.err(q) FROM (VALUES
   ($q$SELECT * FROM prolly_log('nosuchbranch')$q$),
   ($q$SELECT * FROM prolly_log('main', -1)$q$),
   ($q$SELECT prolly_resolve('nosuchbranch')$q$),
-  ($q$SELECT prolly_resolve(NULL)$q$)
+  ($q$SELECT prolly_resolve(NULL)$q$),
+  -- more than 64 hex digits: no id, and no short id either (it used to resolve to the commit of
+  -- its first 64 digits, and a longer one overran the engine's stack)
+  ($q$SELECT prolly_resolve(prolly_resolve('main') || '0')$q$),
+  ($q$SELECT prolly_resolve(repeat('d', 200))$q$)
 ) AS t(q);
 -- one of them as psql shows it
 SELECT prolly_get('nosuchbranch', 'k');
