@@ -553,7 +553,7 @@ PROLLY_API void prolly_db_cache_clear(prolly_db *db);
 /* Looks key up in tree root. Copies the value into out. PROLLY_ENOTFOUND if absent ("key not
  * found"), and also when root itself is not stored ("tree ... not found": say a commit's tree
  * that gc removed; prolly_count tells the two apart); PROLLY_ECORRUPT / PROLLY_ESTORE if a node
- * cannot be read. */
+ * below it cannot be read. */
 PROLLY_API int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void *key,
                           size_t klen);
 

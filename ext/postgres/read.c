@@ -117,6 +117,7 @@ Datum pgx_get(PG_FUNCTION_ARGS)
 	prolly_id commit, tree;
 	prolly_buf val = PROLLY_BUF_INIT;
 	bytea *out = NULL;
+	uint64_t n;
 	int rc;
 	resolve(db, ref, &commit, &tree);
 	rc = prolly_get(&val, db, &tree, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
@@ -134,7 +135,9 @@ Datum pgx_get(PG_FUNCTION_ARGS)
 		PG_END_TRY();
 	}
 	prolly_buf_dispose(&val);
-	if (rc == PROLLY_ENOTFOUND && !pgx_failed())
+	/* PROLLY_ENOTFOUND is an absent key or a root that is not in the store: the root's count
+	 * tells them apart (read from the cache, where prolly_get left the root it found) */
+	if (rc == PROLLY_ENOTFOUND && !pgx_failed() && (rc = prolly_count(&n, db, &tree)) == 0)
 		PG_RETURN_NULL();
 	pgx_check(rc, "get");
 	PG_RETURN_BYTEA_P(out);

@@ -80,6 +80,11 @@ BEGIN;
 ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
 DELETE FROM nodes WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');
 SELECT pg_temp.err($q$SELECT count(*) FROM prolly_scan('dev')$q$);
+-- the point get too, for a key the tree has and one it has not (not a NULL: absent from a tree
+-- that cannot be read is not known to be absent)
+SELECT pg_temp.err($q$SELECT prolly_get('dev', 'k00001')$q$);
+SELECT pg_temp.err($q$SELECT prolly_get('dev', 'nosuchkey')$q$);
+SELECT pg_temp.err($q$SELECT * FROM prolly_get_many('dev', ARRAY['k00001']::bytea[])$q$);
 ROLLBACK;
 -- the nodes below the roots gone: XX001
 BEGIN;
