@@ -535,21 +535,23 @@ Datum pgx_diff(PG_FUNCTION_ARGS)
 
 /* ---- prolly_log ---- */
 
-/* Commit messages are bytes; text must be valid in the database encoding. Invalid bytes are
- * shown as \xHH. */
+/* Commit messages are bytes; text must be valid in the database encoding. Bytes that are not
+ * part of a valid character are shown as \xHH; the characters around them stay as they are. */
 static Datum message_datum(const char *msg)
 {
-	size_t len = strlen(msg);
+	int len = (int)strlen(msg), enc = GetDatabaseEncoding();
 	StringInfoData s;
-	if (pg_verifymbstr(msg, (int)len, true))
-		return PointerGetDatum(cstring_to_text_with_len(msg, (int)len));
+	if (pg_verifymbstr(msg, len, true))
+		return PointerGetDatum(cstring_to_text_with_len(msg, len));
 	initStringInfo(&s);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)msg[i];
-		if (ch >= 0x20 && ch < 0x7f)
-			appendStringInfoChar(&s, (char)ch);
-		else
-			appendStringInfo(&s, "\\x%02x", ch);
+	for (int i = 0; i < len;) {
+		int l = pg_encoding_verifymbchar(enc, msg + i, len - i);
+		if (l > 0) {
+			appendBinaryStringInfo(&s, msg + i, l);
+			i += l;
+		} else {
+			appendStringInfo(&s, "\\x%02x", (unsigned char)msg[i++]);
+		}
 	}
 	return PointerGetDatum(cstring_to_text_with_len(s.data, s.len));
 }

@@ -213,6 +213,12 @@ SELECT prolly_put('via-sql', 'same', 'edit') IS NOT NULL AS put;
 \! ./regress-cli.sh put via-cli same edit >/dev/null
 SELECT a.tree_id = b.tree_id AS same_tree_again
 FROM prolly_branches() a, prolly_branches() b WHERE a.name = 'via-sql' AND b.name = 'via-cli';
+-- a CLI commit message holding a byte that is not UTF-8 (0xff): that byte reads as \xff, the
+-- characters around it (a tab, an e-acute) as they are
+\! ./regress-cli.sh put via-cli msg 1 -m "$(printf 'caf\303\251\tbad \377 byte')" >/dev/null
+SELECT replace(message, E'\t', '<tab>') AS message,
+       message = E'caf\u00e9\tbad \\xff byte' AS only_the_bad_byte
+FROM prolly_log('via-cli', 1);
 -- the CLI reads what SQL wrote ...
 CREATE TEMP TABLE cli_get (v text);
 \copy cli_get FROM PROGRAM './regress-cli.sh get via-sql x00300'
