@@ -752,7 +752,9 @@ typedef int (*prolly_diff_fn)(void *payload, const prolly_diff_entry *e);
 
 /* Reports every difference from tree `from` to tree `to`, in key order, limited to range (NULL:
  * all; prefix and reverse are not supported here and give PROLLY_EINVAL). Subtrees with equal ids
- * are skipped without being read; each level of the changed region is read with one store call. */
+ * are skipped without being read; each level of the changed region is read with one store call.
+ * PROLLY_ENOTFOUND if from or to is not in the store (as for every read of a tree); a node
+ * missing below them is PROLLY_ECORRUPT. */
 PROLLY_API int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
                            const prolly_range *range, prolly_diff_fn fn, void *payload);
 

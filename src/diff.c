@@ -445,7 +445,8 @@ static int process(dctx *x, unsigned la, entry *A, size_t na, unsigned lb, entry
 	return 0;
 }
 
-/* The root node of a side, loaded with at most one store call for both sides. */
+/* The root node of a side, loaded with at most one store call for both sides. A root that is
+ * not in the store is PROLLY_ENOTFOUND, as prolly__load_root reports it. */
 static int load_roots(prolly_db *db, prolly__nodeset *ws, const prolly_id *from,
                       const prolly_id *to, pnode **ra, pnode **rb)
 {
@@ -453,7 +454,7 @@ static int load_roots(prolly_db *db, prolly__nodeset *ws, const prolly_id *from,
 	if (!ea && !eb) {
 		prolly_id ids[2] = {*from, *to};
 		pnode *got[2];
-		int rc = prolly__load(db, ws, ids, 2, got);
+		int rc = prolly__load_ex(db, ws, ids, 2, got, PROLLY__LOAD_ROOTS);
 		if (rc)
 			return rc;
 		*ra = got[0];

@@ -85,6 +85,9 @@ SELECT pg_temp.err($q$SELECT count(*) FROM prolly_scan('dev')$q$);
 SELECT pg_temp.err($q$SELECT prolly_get('dev', 'k00001')$q$);
 SELECT pg_temp.err($q$SELECT prolly_get('dev', 'nosuchkey')$q$);
 SELECT pg_temp.err($q$SELECT * FROM prolly_get_many('dev', ARRAY['k00001']::bytea[])$q$);
+-- and a diff, on either side (a tree that gc --keep trimmed is not a corrupt one)
+SELECT pg_temp.err($q$SELECT count(*) FROM prolly_diff('main', 'dev')$q$);
+SELECT pg_temp.err($q$SELECT count(*) FROM prolly_diff('dev', 'main')$q$);
 ROLLBACK;
 -- the nodes below the roots gone: XX001
 BEGIN;
