@@ -3,6 +3,8 @@
 #   make                  library (static + shared) and the CLI, in $(BUILD) (default build/)
 #   make test             every tests/test_*.c program, then the CLI golden tests
 #   make san-test         the same suite built with ASan+UBSan into build-san/
+#   make tsan-test        the programs that start threads (TSAN_TESTS), built with
+#                         ThreadSanitizer into build-tsan/ (docs/testing.md)
 #   make bench            the harness's scale suite (bench/workloads/bench.toml) on each store of
 #                         $(BENCH_STORES), results in $(BENCH_OUT)/STORE/ (docs/benchmarks.md)
 #   make fuzz-smoke       libFuzzer targets fuzz/fuzz_*.c (clang, via fuzz/run.sh), a short run each
@@ -13,10 +15,11 @@
 #   make check-exports    libprolly.so exports exactly the PROLLY_API functions of include/
 #   make check-includes   every #include stays inside its layer (scripts/check-includes.sh)
 #
-# Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=... (harness
+# Knobs: BUILD=dir  OPT='-O0 -g'  SAN=1 (SAN=thread: TSan)  CC=clang  WERROR= (drop -Werror)  BENCH_ARGS=... (harness
 #        flags, e.g. --sizes 1M)  BENCH_STORES='mem lmdb postgres'  BENCH_OUT=dir
 #        PG_CONFIG=path (the server whose extension is built; EXT= leaves the extension out)
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
+#        TEST_CLI=0 (make test without the CLI golden tests)
 #        NATIVE=1 (-O3 -march=native -flto, into build-native/ unless BUILD says otherwise: a
 #        build to compare with the default one, docs/benchmarks.md "Comparing two builds")
 
@@ -36,7 +39,8 @@ PKGS    := libcrypto libxxhash lmdb libpq
 OPT     ?= -O2 -g
 WERROR  ?= -Werror
 comma    := ,
-SANFLAGS := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+# SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer; SAN=thread: ThreadSanitizer.
+SANFLAGS := $(if $(filter thread,$(SAN)),-fsanitize=thread -fno-omit-frame-pointer,$(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=all))
 FUZZFLAGS := $(if $(FUZZ),-fsanitize=fuzzer-no-link,)
 
 # Goals that need no compiler flags from pkg-config (so they work on a bare machine).
@@ -140,8 +144,10 @@ CLANG_FORMAT ?= clang-format
 # and says so.
 ASAN_OPTIONS  ?= detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:print_summary=1
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1:print_summary=1
+TSAN_OPTIONS  ?= second_deadlock_stack=1:print_summary=1
 LSAN_OPTIONS  ?= $(if $(wildcard tests/lsan.supp),suppressions=$(CURDIR)/tests/lsan.supp:,)print_suppressions=0
 TEST_TIMEOUT  ?= 600
+TEST_CLI      ?= 1
 FUZZ_TIME     ?= 20
 BENCH_ARGS    ?=
 BENCH_STORES  ?= mem lmdb postgres
@@ -159,7 +165,7 @@ ifeq ($(origin EXT),undefined)
 endif
 EXT_MAKE = $(MAKE) -C ext/postgres BUILD=$(BUILD) PG_CONFIG=$(PG_CONFIG)
 
-.PHONY: all lib cli tests test san-test bench bench-bin fuzz fuzz-smoke install uninstall \
+.PHONY: all lib cli tests test san-test tsan-test bench bench-bin fuzz fuzz-smoke install uninstall \
         format format-check check-exports check-includes clean distclean help ext
 .DELETE_ON_ERROR:
 # Keep the object files of chained rules (tests, benches, fuzzers) instead of deleting them.
@@ -226,11 +232,21 @@ $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
-	 bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) $(if $(EXT),ext/postgres/test_extension.sh)
+	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) $(if $(EXT),ext/postgres/test_extension.sh)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree.
 san-test:
 	$(MAKE) SAN=1 BUILD=build-san test
+
+# The programs that start threads of their own or make the library start its (commit flushes,
+# read-ahead, the edit's encode thread), under ThreadSanitizer in their own build tree; not the
+# CLI golden tests, nor test_store (threads too, but minutes under TSan).
+TSAN_TESTS := test_threads test_engine test_commit_race test_commit_on test_gc test_reflog \
+              test_lmdb_safety test_abi test_sync test_hdr test_pg_conn test_pg_reads \
+              test_bench_tables
+tsan-test:
+	$(MAKE) SAN=thread OPT='-O1 -g' BUILD=build-tsan TEST_CLI=0 \
+	        TEST_BIN='$(TSAN_TESTS:%=build-tsan/tests/%)' test
 
 # ---- benchmarks -------------------------------------------------------------------------------
 
@@ -308,7 +324,7 @@ check-includes:
 # ---- misc -------------------------------------------------------------------------------------
 
 clean:
-	rm -rf $(BUILD) build-san build-fuzz build-native
+	rm -rf $(BUILD) build-san build-tsan build-fuzz build-native
 	rm -rf ext/postgres/*.o ext/postgres/*.so ext/postgres/results ext/postgres/regression.* \
 	       ext/postgres/log
 

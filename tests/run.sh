@@ -10,7 +10,8 @@
 #
 # Environment: BUILD (build dir, default build), PROLLY_CLI (CLI path, default $BUILD/prolly),
 # TEST_TIMEOUT (seconds per program, default 600; 0 = none), TEST_JOBS (programs at once, default
-# the number of CPUs), SAN (non-empty: sanitizer build).
+# the number of CPUs), SAN (non-empty: sanitizer build), TEST_CLI (0: leave the CLI golden tests
+# out).
 set -u
 
 BUILD=${BUILD:-build}
@@ -19,6 +20,7 @@ case "$CLI" in /*) ;; *) CLI="$PWD/$CLI" ;; esac
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 SAN=${SAN:-}
+TEST_CLI=${TEST_CLI:-1}
 
 passed=0 failed=0
 failed_names=()
@@ -74,7 +76,7 @@ account() {
 	elif [ "$rc" -ne 0 ]; then
 		why="exit status $rc"
 	fi
-	if grep -qE 'ERROR: (Address|Leak|UndefinedBehavior|Thread|Memory)Sanitizer|: runtime error: ' "$out"; then
+	if grep -qE 'ERROR: (Address|Leak|UndefinedBehavior|Thread|Memory)Sanitizer|WARNING: ThreadSanitizer|: runtime error: ' "$out"; then
 		why="${why:+$why; }sanitizer report"
 	fi
 	if [ -n "$why" ] && [ "$f" -eq 0 ]; then f=1; fi
@@ -98,7 +100,7 @@ for t in "$@"; do
 	names+=("$(basename "$t")")
 	cmds+=("$t")
 done
-if [ -f tests/cli/run.sh ]; then
+if [ -f tests/cli/run.sh ] && [ "$TEST_CLI" != 0 ]; then
 	ids+=(cli)
 	names+=(cli)
 	cmds+=("$CLI")
