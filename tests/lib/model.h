@@ -154,9 +154,11 @@ typedef struct tm_tap {
 	prolly_id other;
 	size_t pos;
 	unsigned char mask;
-	uint64_t hits;         /* times target was served (modified) */
-	uint64_t nodes_served; /* every node handed out by get_nodes */
-	uint64_t writes;
+	/* Counted atomically: a store is called from several threads at once (a txn's background
+	 * flushes, cursor read-ahead, the caller's own threads). */
+	_Atomic uint64_t hits;         /* times target was served (modified) */
+	_Atomic uint64_t nodes_served; /* every node handed out by get_nodes */
+	_Atomic uint64_t writes;
 	/* If set, called with every node written through the tap. */
 	void (*on_write)(void *payload, const prolly_id *id, const void *data, size_t size);
 	void *on_write_payload;
