@@ -755,15 +755,17 @@ PT_TEST(mem_store_shares_node_memory)
 
 /* A mem store whose write number fail_at (1-based) fails, for the background-flush test. */
 typedef struct failing_store {
-	tp_store tp; /* must be first: passes everything through but write */
-	int writes, fail_at;
+	tp_store tp;        /* must be first: passes everything through but write */
+	_Atomic int writes; /* the flushes write from threads of their own, at once */
+	int fail_at;
 } failing_store;
 
 static int fs_write(prolly_store *st, prolly_store_write *w)
 {
 	failing_store *f = (failing_store *)st;
-	if (++f->writes == f->fail_at)
-		return prolly_set_error(PROLLY_ESTORE, "injected failure of write %d", f->writes);
+	int n = ++f->writes;
+	if (n == f->fail_at)
+		return prolly_set_error(PROLLY_ESTORE, "injected failure of write %d", n);
 	return tp_write(st, w);
 }
 
