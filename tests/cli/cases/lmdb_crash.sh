@@ -1,8 +1,10 @@
 # LMDB: damage that makes the reader crash inside the process (here a node whose recorded size,
 # in LMDB's own node header, runs 2 GiB past the end of data.mdb: reading it is SIGBUS) is
 # reported as a damaged store with exit 5, naming the signal; the tool itself does not crash.
-# Under AddressSanitizer the crash must reach the CLI's parent process as a signal.
+# Under AddressSanitizer (or ThreadSanitizer) the crash must reach the CLI's parent process as a
+# signal.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_abort=0:allocator_may_return_null=1"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_abort=0"
 p init
 p put main k v
 # LMDB's leaf node: u16 size low, u16 size high, u16 flags, u16 key size (32), key (the node

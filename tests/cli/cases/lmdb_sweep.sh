@@ -3,8 +3,10 @@
 # `verify` and `branches` run must exit 0 or 5, never crash. `verify main` may also exit 1 when
 # the flip renamed the branch (the store as read then has no branch main, which `branches`
 # confirms: names carry no checksum either).
-# Under AddressSanitizer the crash must reach the parent as a signal, as in a normal build.
+# Under AddressSanitizer (or ThreadSanitizer) the crash must reach the parent as a signal, as in a
+# normal build.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_abort=0:allocator_may_return_null=1"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_abort=0"
 prolly init >/dev/null
 for i in $(seq 1 30); do printf 'put\tk%02d\t%0*d\n' "$i" $((i * 50)) "$i"; done >edits.txt
 prolly apply main edits.txt >/dev/null
