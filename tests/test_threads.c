@@ -49,6 +49,7 @@ typedef struct thr {
 	int errors;
 	char first[512]; /* the first error */
 	uint64_t retries;
+	int pg; /* the store is PostgreSQL's: its per-thread counters move too */
 } thr;
 
 __attribute__((format(printf, 2, 3))) static void fail(thr *t, const char *fmt, ...)
@@ -390,6 +391,7 @@ static void *thr_main(void *arg)
 	char k[32], want[32], name[48];
 	for (int round = 0; round < ROUNDS; round++) {
 		prolly_stats s = PROLLY_STATS_INIT;
+		prolly_pg_stats ps = PROLLY_PG_STATS_INIT;
 		prolly_id prev, cur;
 		int rc;
 
@@ -397,13 +399,15 @@ static void *thr_main(void *arg)
 		prolly_thread_stats_reset();
 		sched_yield();
 		prolly_thread_stats(&s);
-		if (!stats_zero(&s))
+		prolly_store_pg_thread_stats(&ps);
+		if (!stats_zero(&s) || ps.statements || ps.pool_waits)
 			fail(t, "round %d: counters moved with no work of this thread's", round);
 
 		if (own_commit(t, round, &prev, &cur))
 			break;
 		prolly_thread_stats(&s);
-		if (s.store_writes < 1 || s.nodes_written < 1)
+		prolly_store_pg_thread_stats(&ps);
+		if (s.store_writes < 1 || s.nodes_written < 1 || (t->pg && ps.statements < 1))
 			fail(t, "round %d: own commit counted %" PRIu64 " writes, %" PRIu64 " nodes", round,
 			     s.store_writes, s.nodes_written);
 
@@ -466,7 +470,7 @@ static void *thr_main(void *arg)
 }
 
 /* Threads 0 and 2 use db, 1 and 3 db2 (another handle on the same store, or db). */
-static void run_threads(prolly_db *db, prolly_db *db2)
+static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 {
 	prolly_edit *e = calloc(NBASE, sizeof(*e));
 	char(*kb)[16] = calloc(NBASE, sizeof(*kb));
@@ -491,7 +495,7 @@ static void run_threads(prolly_db *db, prolly_db *db2)
 		char br[16];
 		snprintf(br, sizeof(br), "t%d", i);
 		PT_CHECK_RC(prolly_branch_create(db, br, &main_head), 0);
-		t[i] = (thr){i % 2 ? db2 : db, i, c->tree, 0, "", 0};
+		t[i] = (thr){i % 2 ? db2 : db, i, c->tree, 0, "", 0, pg};
 	}
 	for (; started < NT && !pt_failed_now; started++)
 		PT_CHECK(pthread_create(&th[started], NULL, thr_main, &t[started]) == 0);
@@ -558,7 +562,7 @@ PT_TEST(threads_mem)
 	prolly_db *db;
 	PT_CHECK_RC(prolly_store_mem_new(&st), 0);
 	PT_REQUIRE((db = open_db(st)) != NULL);
-	run_threads(db, db);
+	run_threads(db, db, 0);
 	prolly_close(db);
 }
 
@@ -572,7 +576,7 @@ PT_TEST(threads_lmdb)
 	PT_CHECK_RC(prolly_store_lmdb_open(&st, dir, (size_t)1 << 20), 0);
 	PT_CHECK_RC(prolly_store_lmdb_open(&st2, dir, 0), 0);
 	if ((db = open_db(st)) && (db2 = open_db(st2)))
-		run_threads(db, db2);
+		run_threads(db, db2, 0);
 	PT_CHECK(db && db2);
 	prolly_close(db);
 	prolly_close(db2);
@@ -580,14 +584,18 @@ PT_TEST(threads_lmdb)
 	free(dir);
 }
 
-/* Two handles, each with its own connection pool, on one schema. */
+/* Two handles, each with its own connection pool, on one schema; the second pool has two
+ * connections (gc's minimum) for two threads, their flushes and read-ahead: they wait for one. */
 PT_TEST(threads_pg)
 {
 	const char *schema = pgt_new_schema();
 	prolly_db *db = open_db(pgt_open(schema, 0, 0, 0, 0)), *db2 = NULL;
-	if (db && (db2 = open_db(pgt_open(schema, 0, 0, 0, 0))))
-		run_threads(db, db2);
+	prolly_pg_stats ps = PROLLY_PG_STATS_INIT;
+	if (db && (db2 = open_db(pgt_open(schema, 0, 0, 2, 0))))
+		run_threads(db, db2, 1);
 	PT_CHECK(db && db2);
+	if (db2 && prolly_store_pg_stats(&ps, prolly_db_store(db2)) == 0)
+		printf("# the pool of two: %" PRIu64 " waits\n", ps.pool_waits);
 	prolly_close(db);
 	prolly_close(db2);
 }
