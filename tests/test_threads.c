@@ -11,6 +11,7 @@
  *     whatever head the other threads made);
  *   - merges (a tree merge of its branch and the shared one committed to a branch of its own,
  *     and every fourth round prolly_merge_branches of the shared branch into its own);
+ *   - pushes its branch to one memory store that every thread pushes to (prolly_push);
  *   - fails a lookup with a name of its own and finds that name in prolly_last_error;
  *   - checks that its prolly_thread_stats count its own work only;
  * while thread 0 runs gc, thread 1 clears the cache and thread 2 reads the handle's counters.
@@ -44,6 +45,7 @@
 
 typedef struct thr {
 	prolly_db *db;
+	prolly_db *remote; /* a memory store every thread pushes its branch to */
 	int id;
 	prolly_id base_tree;
 	int errors;
@@ -452,6 +454,18 @@ static void *thr_main(void *arg)
 		if (round % 3 == t->id % 3)
 			build_branch(t, round);
 
+		{
+			char br[16];
+			snprintf(br, sizeof(br), "t%d", t->id);
+			for (int a = 0; a < ATTEMPTS; a++) {
+				rc = prolly_push(NULL, t->db, t->remote, "r", br, 0);
+				if (rc != PROLLY_ECONFLICT)
+					break;
+				t->retries++;
+			}
+			if (rc)
+				fail(t, "round %d: push: %d %s", round, rc, prolly_last_error());
+		}
 		if (t->id == 0 && round % 2 == 0) {
 			prolly_gc_result g = PROLLY_GC_RESULT_INIT;
 			if ((rc = prolly_gc(t->db, &g)))
@@ -476,6 +490,8 @@ static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 	char(*kb)[16] = calloc(NBASE, sizeof(*kb));
 	static char val[BASE_VAL];
 	prolly_id main_head, shared_head;
+	prolly_store *rst = NULL;
+	prolly_db *remote = NULL;
 	prolly_commit *c = NULL;
 	thr t[NT];
 	pthread_t th[NT];
@@ -486,6 +502,8 @@ static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 		snprintf(kb[i], sizeof(kb[i]), "base/%05d", i);
 		e[i] = (prolly_edit){PROLLY_PUT, sl(kb[i]), {val, sizeof(val)}};
 	}
+	PT_CHECK_RC(prolly_store_mem_new(&rst), 0);
+	PT_CHECK_RC(prolly_db_new(&remote, rst, NULL), 0);
 	PT_CHECK_RC(prolly_commit_edits(&main_head, db, "main", e, NBASE, "base"), 0);
 	PT_CHECK_RC(prolly_branch_create(db, "shared", &main_head), 0);
 	PT_CHECK_RC(prolly_commit_read(&c, db, &main_head), 0);
@@ -495,7 +513,7 @@ static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 		char br[16];
 		snprintf(br, sizeof(br), "t%d", i);
 		PT_CHECK_RC(prolly_branch_create(db, br, &main_head), 0);
-		t[i] = (thr){i % 2 ? db2 : db, i, c->tree, 0, "", 0, pg};
+		t[i] = (thr){i % 2 ? db2 : db, remote, i, c->tree, 0, "", 0, pg};
 	}
 	for (; started < NT && !pt_failed_now; started++)
 		PT_CHECK(pthread_create(&th[started], NULL, thr_main, &t[started]) == 0);
@@ -524,6 +542,10 @@ static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 				printf("# t0: %" PRIu64 " records, %" PRIu64 " leaves\n", ts.records, ts.leaves);
 			PT_CHECKF(t[i].errors == 0, "%s", t[i].first);
 		}
+		prolly_id rh;
+		PT_CHECK_RC(prolly_branch_head(&rh, remote, br), 0);
+		PT_CHECKF(h && prolly_id_equal(&rh, &h->id), "%s: the remote's head is not the last push",
+		          br);
 		prolly_commit_free(h);
 		retries += t[i].retries;
 	}
@@ -539,6 +561,7 @@ static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 	printf("# %d threads x %d rounds; %" PRIu64 " commits made again after a gc or a lost race\n",
 	       NT, ROUNDS, retries);
 cleanup:
+	prolly_close(remote);
 	prolly_commit_free(c);
 	free(kb);
 	free(e);
