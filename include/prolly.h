@@ -923,11 +923,7 @@ PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const ch
  *         history of every ref.
  *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
- * Every commit a step reaches is read and hash-checked. A branch base is read as
- * prolly_branch_commit reads it (ref, commit and root in one round trip where the store can), and
- * the handle then knows the commit and its tree exist, so prolly_branch_create, prolly_tag_create
- * or prolly_branch_reset of a bare branch's result right after need not read them again (they
- * do if a gc ran meanwhile). Errors: PROLLY_EINVAL for a malformed
+ * Every commit a step reaches is read and hash-checked. Errors: PROLLY_EINVAL for a malformed
  * spec or branch name, an id that names a tree rather than a commit, or an ambiguous short id
  * (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch or commit, a walk
  * past a root commit or a parent that does not exist; store errors. */
@@ -937,7 +933,10 @@ PROLLY_API int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *
  * failure), for reading or editing what the spec names: a bare branch is read as
  * prolly_branch_commit reads it (the ref, the commit and its tree's root in one round trip where
  * the store can, the root left in the cache), so a read of the tree that follows costs a round
- * trip per level below the root, and nothing more. The commit is hash-checked whatever the spec.
+ * trip per level below the root, and nothing more. The handle then also knows that a bare
+ * branch's commit and its tree exist: prolly_branch_create, prolly_tag_create or
+ * prolly_branch_reset at that commit right after need not read them again (they do if a gc ran
+ * meanwhile). The commit is hash-checked whatever the spec.
  * Errors: prolly_resolve's; PROLLY_EINVAL also for out NULL. Any thread (THREADS above). */
 PROLLY_API int prolly_resolve_commit(prolly_commit **out, prolly_db *db, const char *spec);
 

@@ -233,14 +233,16 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 	if (rc && !hex)
 		return rc;
 	if (rc == 0) {
-		/* The commit and root come in the ref's round trip where the store can: the walk
-		 * starts from the commit, and a ref or tree read that follows one level down. */
-		char ref[PROLLY_MAX_REF_NAME + 1];
-		if ((rc = prolly__branch_ref(ref, base)))
-			return rc;
-		rc = prolly__head_read_raise(db, ref, out, c);
-		if (rc == 0) /* NULL *c: a store without get_ref_objects, or the commit is gone */
-			return *c || !want_c ? 0 : read_commit(c, db, out, spec);
+		if (want_c) {
+			char ref[PROLLY_MAX_REF_NAME + 1];
+			if ((rc = prolly__branch_ref(ref, base)))
+				return rc;
+			rc = prolly__head_read_raise(db, ref, out, c);
+			if (rc == 0) /* NULL *c: a store without get_ref_objects, or the commit is gone */
+				return *c ? 0 : read_commit(c, db, out, spec);
+		} else {
+			rc = prolly_branch_head(out, db, base);
+		}
 		if (rc != PROLLY_ENOTFOUND)
 			return rc;
 		/* a tag of the same name comes after the branch, before a short id */

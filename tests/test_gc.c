@@ -734,6 +734,7 @@ PT_TEST(gc_ref_create_trusts_only_the_epoch_it_read_at)
 	tdb t;
 	prolly_id c[3], x, old;
 	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	prolly_commit *hc = NULL;
 	prolly_db *other;
 	PT_REQUIRE(tdb_open(&t, 0, 1, 0) == 0);
 	PT_REQUIRE((other = second_handle(prolly_db_store(t.db), 1)) != NULL);
@@ -746,7 +747,9 @@ PT_TEST(gc_ref_create_trusts_only_the_epoch_it_read_at)
 	PT_REQUIRE(prolly_branch_create(t.db, "dev", &c[0]) == 0);
 	PT_REQUIRE(prolly_branch_create(t.db, "dev2", &c[0]) == 0);
 
-	PT_REQUIRE(prolly_resolve(&x, t.db, "main") == 0 && prolly_id_equal(&x, &c[2]));
+	PT_REQUIRE(prolly_resolve_commit(&hc, t.db, "main") == 0 && prolly_id_equal(&hc->id, &c[2]));
+	x = hc->id;
+	prolly_commit_free(hc);
 	prolly_thread_stats_reset();
 	PT_CHECK_RC(prolly_branch_create(t.db, "new", &x), 0);
 	PT_CHECKF(calls_since_reset() == 1, "%llu store calls", /* 3 before: ref, commit, write */
@@ -765,7 +768,8 @@ PT_TEST(gc_ref_create_trusts_only_the_epoch_it_read_at)
 
 	/* dev's head is read (c[0] remembered at this epoch), dev deleted, c[0] collected by the
 	 * other handle: this handle's epoch is stale, its remembered commit is not trusted. */
-	PT_REQUIRE(prolly_resolve(&x, t.db, "dev") == 0 && prolly_id_equal(&x, &c[0]));
+	PT_REQUIRE(prolly_resolve_commit(&hc, t.db, "dev") == 0 && prolly_id_equal(&hc->id, &c[0]));
+	prolly_commit_free(hc);
 	PT_REQUIRE(prolly_branch_delete(t.db, "dev") == 0);
 	PT_CHECK_RC(prolly_gc(other, &res), 0);
 	PT_CHECK(res.nodes_removed > 0);
@@ -777,7 +781,8 @@ PT_TEST(gc_ref_create_trusts_only_the_epoch_it_read_at)
 	PT_REQUIRE(tm_commit_put(&c[0], t.db, "main", "k", "v3", "c") == 0);
 	PT_REQUIRE(prolly_branch_create(t.db, "dev", &c[0]) == 0);
 	PT_REQUIRE(tm_commit_put(&c[1], t.db, "main", "k", "v4", "c") == 0);
-	PT_REQUIRE(prolly_resolve(&x, t.db, "dev") == 0 && prolly_id_equal(&x, &c[0]));
+	PT_REQUIRE(prolly_resolve_commit(&hc, t.db, "dev") == 0 && prolly_id_equal(&hc->id, &c[0]));
+	prolly_commit_free(hc);
 	PT_REQUIRE(prolly_branch_delete(t.db, "dev") == 0);
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	/* main's parent: retention keeps the commit, not its tree */

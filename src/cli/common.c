@@ -170,7 +170,19 @@ int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what)
 
 int resolve_commit(struct cli *cli, prolly_id *out, const char *spec)
 {
-	int err = prolly_resolve(out, cli->db, spec);
+	prolly_commit *c = NULL;
+	int err;
+	/* A bare name: the branch's ref, commit and root in one round trip, after which a ref made
+	 * or moved to it reads nothing more (prolly_resolve_commit). With steps (~N, ^N), the walk
+	 * reads the commits it needs and the last one needs no other read. */
+	if (!strpbrk(spec, "~^")) {
+		err = prolly_resolve_commit(&c, cli->db, spec);
+		if (c)
+			*out = c->id;
+		prolly_commit_free(c);
+	} else {
+		err = prolly_resolve(out, cli->db, spec);
+	}
 	/* The library's message names the spec and what is wrong with it. */
 	if (err == PROLLY_ENOTFOUND || err == PROLLY_EINVAL)
 		return fail_lib(cli, err, NULL);
