@@ -309,22 +309,36 @@ PT_TEST(server_restart)
 {
 	const char *dir = getenv("PROLLY_PG_DIR"), *bin = getenv("PROLLY_PG_BIN");
 	if (!dir || !bin) {
-		/* Not our cluster: terminate every other backend of the database instead. */
-		prolly_store *st = pgt_open(pgt_new_schema(), 0, 0, 4, 0);
+		/* Not this program's cluster (other programs use it too): terminate this store's own
+		 * backends instead, known by an application name of their own. */
+		char url[1024], name[64], q[256];
+		prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+		prolly_store *st = NULL;
+		snprintf(name, sizeof(name), "prolly_restart_%ld", (long)getpid());
+		snprintf(url, sizeof(url),
+		         strncmp(pgt_url, "postgres", 8) != 0 ? "%s application_name=%s"
+		         : strchr(pgt_url, '?')               ? "%s&application_name=%s"
+		                                              : "%s?application_name=%s",
+		         pgt_url, name);
+		o.schema = pgt_new_schema();
+		o.pool_size = 4;
+		PT_REQUIRE(prolly_store_pg_open(&st, url, &o) == 0);
 		PGconn *a = pgt_admin();
-		PT_REQUIRE(st && a);
+		PT_REQUIRE(a);
 		prolly_id v = pgt_mkid(7, 1), got;
 		prolly_ref_update u = pgt_upd("refs/heads/r", PROLLY_REF_EXPECT_ANY, NULL, &v);
 		PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
-		pgt_sql1(a,
+		snprintf(q, sizeof(q),
 		         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
-		         "current_database() AND pid <> pg_backend_pid() AND application_name = 'prolly'");
+		         "current_database() AND application_name = '%s'",
+		         name);
+		PT_CHECK(pgt_sql1(a, q) >= 1);
 		pgt_sleep_ms(100);
 		PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
 		prolly_store_close(st);
 		PQfinish(a);
-		pgt_skip("not this program's cluster (PROLLY_PG_DIR and PROLLY_PG_BIN unset): backends "
-		         "terminated instead of a server restart");
+		pgt_skip("a server this program did not start (PROLLY_PG_URL given): this store's "
+		         "backends terminated instead of a server restart");
 		return;
 	}
 	const char *schema = pgt_new_schema();

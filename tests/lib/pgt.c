@@ -314,15 +314,19 @@ int pgt_main(int argc, char **argv, const pgt_case *cases, int n_cases, int *fai
 	const char *only = argc > 1 ? argv[1] : NULL;
 	int passed = 0, failed = 0;
 
+	/* A server this program did not start is never restarted, even when the environment names
+	 * its directory (eval "$(scripts/pg-cluster.sh start)" exports PROLLY_PG_DIR): other
+	 * programs use it at the same time. */
+	if (getenv("PROLLY_PG_URL")) {
+		unsetenv("PROLLY_PG_DIR");
+		unsetenv("PROLLY_PG_BIN");
+	}
 	/* On return the cases run in a child of this process; the parent stops the cluster. */
 	if (tm_pg_guard() != 0) {
 		printf("not ok 1 - could not start a PostgreSQL cluster with scripts/pg-cluster.sh "
 		       "(set PROLLY_PG_URL to use an existing server)\n# 0 passed, 1 failed\n");
 		return 1;
 	}
-	/* A server this program did not start (no PROLLY_PG_DIR): never restart it. */
-	if (!getenv("PROLLY_PG_DIR"))
-		unsetenv("PROLLY_PG_BIN");
 	pgt_url = getenv("PROLLY_PG_URL");
 	PGconn *probe = pgt_admin();
 	if (!probe) {
