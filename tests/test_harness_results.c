@@ -426,6 +426,46 @@ PT_TEST(schema_lock_one_run_per_schema)
 	         !a);
 }
 
+static int pg_exec(PGconn *pg, const char *sql);
+
+/* What a killed run left: the prolly extension in the insert suite's schema of this run's schema
+ * is dropped when the next run starts; one in a schema this harness does not install it in is
+ * left alone. */
+PT_TEST(schema_reclaim_drops_only_a_leftover)
+{
+	const char *url = getenv("PROLLY_PG_URL"), *ci = getenv("CI");
+	char note[H_ERR];
+	PGconn *a = NULL;
+	PT_REQUIRE(url != NULL);
+	PT_REQUIRE(h_schema_lock(&a, url, "prolly_bench_rc", note, sizeof(note)) == 0);
+	PGresult *r = PQexec(a, "SELECT 1 FROM pg_available_extensions WHERE name = 'prolly'");
+	int have = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+	PQclear(r);
+	if (!have) {
+		PT_CHECKF(!(ci && strcmp(ci, "true") == 0), "the prolly extension is not installed");
+		printf("# SKIP the prolly extension is not installed in this server\n");
+		PQfinish(a);
+		return;
+	}
+	PT_REQUIRE(pg_exec(a, "DROP EXTENSION IF EXISTS prolly") == 0);
+	const char *schemas[] = {"prolly_bench_rc_ins_sql", "someone_else"};
+	for (int i = 0; i < 2; i++) {
+		char sql[256];
+		snprintf(sql, sizeof(sql), "CREATE SCHEMA IF NOT EXISTS %s", schemas[i]);
+		PT_REQUIRE(pg_exec(a, sql) == 0);
+		snprintf(sql, sizeof(sql), "CREATE EXTENSION prolly SCHEMA %s", schemas[i]);
+		PT_REQUIRE(pg_exec(a, sql) == 0);
+		PT_CHECK(h_schema_reclaim(a, "prolly_bench_rc", note, sizeof(note)) == 0);
+		r = PQexec(a, "SELECT 1 FROM pg_extension WHERE extname = 'prolly'");
+		PT_CHECKF(PQntuples(r) == (i == 0 ? 0 : 1), "%s: %d", schemas[i], PQntuples(r));
+		PQclear(r);
+		PT_CHECKF(i == 0 ? strstr(note, schemas[i]) != NULL : note[0] == '\0', "%s", note);
+		snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schemas[i]);
+		PT_CHECK(pg_exec(a, sql) == 0);
+	}
+	PQfinish(a);
+}
+
 PT_TEST(summaries)
 {
 	static const char *const svc[] = {

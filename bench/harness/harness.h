@@ -337,6 +337,10 @@ int hr_write_summary(hr_dir *d, const struct h_suite *s, char *err, size_t errn)
 struct pg_conn;
 int h_schema_lock(struct pg_conn **out, const char *url, const char *schema, char *err,
                   size_t errn);
+/* With schema's lock held on c: drops the prolly extension when a killed run left it in a schema
+ * this harness installs it in (schema itself, or the insert suite's), saying so in note (""
+ * otherwise). 0, or -1 when a statement failed (prolly_last_error says why). */
+int h_schema_reclaim(struct pg_conn *c, const char *schema, char *note, size_t n);
 
 /* ============================================================================================ */
 /* Environment (env.c)                                                                          */

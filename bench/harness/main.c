@@ -591,6 +591,11 @@ int main(int argc, char **argv)
 			rc = lrc == -2 ? EXIT_DIR : EXIT_FAIL;
 			goto cleanup;
 		}
+		if (h_schema_reclaim(lock, o.schema, err, sizeof err) != 0)
+			fprintf(stderr, "harness: warning: looking for a leftover prolly extension: %s\n",
+			        prolly_last_error());
+		else if (err[0])
+			fprintf(stderr, "harness: %s\n", err);
 	}
 	make_manifest(&m, &w, &o);
 	int orc = hr_open(&out, o.output, &m, &w, err, sizeof err);

@@ -7,6 +7,11 @@
  * of its own for its whole length, the session advisory lock (RUN_LOCK_CLASS, hashtext(schema));
  * the server releases it when that connection ends, however the run ends. The class is one the
  * store's own locks do not use (1886547820-1886547822, src/store/pg_int.h).
+ *
+ * Holding it, the run also owns what a killed run on the same schema left behind: the prolly
+ * extension, which a suite's sql contender installs in the run's schema or the insert suite's
+ * (SCHEMA_ins_sql, hins_schema) and drops at the suite's end. Left installed, every later suite
+ * needing it elsewhere refused to run until someone dropped it by hand.
  */
 #include "harness.h"
 
@@ -17,6 +22,7 @@
 #include <string.h>
 
 #define RUN_LOCK_CLASS 1886547830
+#define INS_SCHEMA_BASE 40 /* hins_schema keeps this much of the run's schema: "%.40s_ins_%s" */
 
 int h_schema_lock(PGconn **out, const char *url, const char *schema, char *err, size_t errn)
 {
@@ -56,4 +62,20 @@ cleanup:
 	PQfreemem(lit);
 	PQfinish(c);
 	return rc;
+}
+
+int h_schema_reclaim(struct pg_conn *c, const char *schema, char *note, size_t n)
+{
+	char in[128];
+	size_t base = strlen(schema) < INS_SCHEMA_BASE ? strlen(schema) : INS_SCHEMA_BASE;
+	note[0] = '\0';
+	if (bench_pg_ext_schema(in, sizeof(in), c) != 0)
+		return -1;
+	if (!in[0] || (strcmp(in, schema) != 0 &&
+	               (strncmp(in, schema, base) != 0 || strncmp(in + base, "_ins_", 5) != 0)))
+		return 0; /* none, or not one this harness installs: left alone */
+	if (bench_pg_exec(c, "DROP EXTENSION prolly", NULL) != 0)
+		return -1;
+	snprintf(note, n, "dropped the prolly extension an earlier run left in schema \"%.64s\"", in);
+	return 0;
 }
