@@ -1165,7 +1165,8 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * Errors: PROLLY_EINVAL (NULL db, commits or refs with a count, bad opts, bad ref update, a start
  * id that is not a commit); PROLLY_ENOTFOUND (a start commit in neither store); PROLLY_ECONFLICT
  * (a ref's expectation failed: no ref moved, the objects copied stay; or a gc ran on dst during
- * the sync: run it again); PROLLY_ECORRUPT (src holds a damaged object or lacks a child node);
+ * the sync, or on src and removed an object the sync was to read: run it again); PROLLY_ECORRUPT
+ * (src holds a damaged object or lacks a child node);
  * PROLLY_EUNSUPPORTED (dst opened read-only); PROLLY_ENOMEM; store errors of either.
  * Threads: as for any operation on the two handles; a sync reads src and writes dst only.
  */
@@ -1226,8 +1227,8 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * compare-and-swap against what it read. Local branches never move. stats may be NULL. The
  * remote's branches are those prolly_branch_list lists: a ref there whose name is no branch
  * name is not fetched, and a tracking ref of such a name here is removed.
- * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref;
- * fetch again); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
+ * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref, or a
+ * gc on remote removed a head read here; fetch again); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
 PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
                             const char *name, prolly_fetch_fn fn, void *payload);
 

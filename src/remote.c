@@ -248,6 +248,7 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 	prolly_ref_update *u = NULL;
 	char **names = NULL;
 	size_t n = 0;
+	uint64_t since = 0;
 	int rc;
 	memset(&theirs, 0, sizeof(theirs));
 	memset(&mine, 0, sizeof(mine));
@@ -256,6 +257,10 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)))
 		return rc;
 	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
+	/* The remote's gc epoch before its branches are read: a gc there that removes a head read
+	 * here is a conflict, not a commit in neither store (SY11 in sync.c). */
+	if ((rc = prolly__sync_src_epoch(remote, &since)))
+		goto cleanup;
 	/* Theirs by the name rules (BR1); all of mine, so that a bad one, not theirs, goes. */
 	if ((rc = list_prefix(&theirs, remote, "refs/heads/", 1)) ||
 	    (rc = list_prefix(&mine, db, prefix, 0)))
@@ -313,8 +318,10 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 		prolly__sync_stats_put(stats, &none);
 		goto cleanup;
 	}
-	if ((rc = prolly_sync(stats, db, remote, NULL, 0, u, n, NULL)))
+	if ((rc = prolly_sync(stats, db, remote, NULL, 0, u, n, NULL))) {
+		rc = prolly__sync_src_gc(remote, since, rc);
 		goto cleanup;
+	}
 	for (size_t k = 0; fn && k < n && !rc; k++) {
 		const char *branch = u[k].name + pl;
 		rc = fn(payload, branch, u[k].expect == PROLLY_REF_EXPECT_VALUE ? &u[k].expected : NULL,

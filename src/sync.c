@@ -59,6 +59,14 @@
  *       keeps those): a ref's new commit whose tree the source lacks is damage in the source,
  *       and the sync fails (PROLLY_ECORRUPT, naming the ref) before any ref moves; an older
  *       commit without its tree is copied without it.
+ *  SY11 The source is read as it is, not from one snapshot: a gc there during the sync (after
+ *       a branch moved, or retention reaching older commits) may remove what the walk is about
+ *       to read. The source's gc epoch is read before anything else of it; a sync that then
+ *       fails on an object the source lacks (PROLLY_ENOTFOUND, PROLLY_ECORRUPT) reads it again
+ *       and, if it rose, fails with PROLLY_ECONFLICT instead: nothing is damaged, and a rerun
+ *       from the source's refs as they are now completes (prolly__sync_src_gc in sync_io.c).
+ *       Every gc makes its removals visible only with a higher epoch (LMDB: in the same write;
+ *       PostgreSQL: each sweep batch bumps it in its own transaction; memory: under its lock).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
@@ -822,6 +830,8 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 		goto cleanup;
 	s.epoch = w.current_epoch;
 	prolly__raise_epoch(dst, w.current_epoch);
+	if ((rc = prolly__sync_src_epoch(src, &s.src_epoch))) /* SY11 */
+		goto cleanup;
 	s.hist = &h;
 	s.refs = refs;
 	for (size_t i = 0; i < n_refs && !rc; i++) /* the first ref naming a commit is named */
@@ -835,6 +845,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 		rc = move_refs(&s, refs, n_refs, &o);
 
 cleanup:
+	rc = prolly__sync_src_gc(src, s.src_epoch, rc); /* SY11 */
 	/* s.held.windows: the most windows one round held (walk_and_copy) */
 	prolly__sync_last_held = s.held;
 	pend_dispose(&s);

@@ -28,9 +28,10 @@ extern size_t prolly__sync_cp_limit;
 
 typedef struct sync_ctx {
 	prolly_db *dst, *src;
-	size_t batch;   /* ids per question and per read; commits per window (SY8) */
-	size_t wbatch;  /* objects per write (SY6) */
-	uint64_t epoch; /* SY4 */
+	size_t batch;       /* ids per question and per read; commits per window (SY8) */
+	size_t wbatch;      /* objects per write (SY6) */
+	uint64_t epoch;     /* SY4 */
+	uint64_t src_epoch; /* SY11: the source's, when the sync began */
 	prolly_sync_stats st;
 	/* SY6: the write being gathered, in the order objects must reach the destination */
 	prolly_store_node *pend; /* data NULL: read from the source when the write goes */

@@ -6,6 +6,7 @@
  */
 #include "sync_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- asking the destination ------------------------------------------------------------- */
@@ -16,6 +17,33 @@ int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char 
 	if (n)
 		s->st.has_calls++;
 	return prolly__has_nodes(s->dst, ids, n, out);
+}
+
+/* ---- a gc on the source (SY11) ---------------------------------------------------------- */
+
+#define EPOCH_PROBE "refs/heads/main" /* any ref name: get_ref reports the epoch, found or not */
+
+int prolly__sync_src_epoch(prolly_db *src, uint64_t *epoch)
+{
+	prolly_id ignored;
+	*epoch = 0;
+	int rc = src->vt.get_ref(src->store, EPOCH_PROBE, &ignored, epoch);
+	return rc == PROLLY_ENOTFOUND ? 0 : rc;
+}
+
+int prolly__sync_src_gc(prolly_db *src, uint64_t since, int rc)
+{
+	char why[1024];
+	uint64_t now = 0;
+	if ((rc != PROLLY_ENOTFOUND && rc != PROLLY_ECORRUPT) || !since)
+		return rc;
+	snprintf(why, sizeof(why), "%s", prolly_last_error());
+	if (prolly__sync_src_epoch(src, &now) || now <= since)
+		return prolly_set_error(rc, "%s", why); /* the probe's own message is not the story */
+	return prolly_set_error(PROLLY_ECONFLICT,
+	                        "sync: a gc ran on the source meanwhile (epoch %llu, now %llu) and "
+	                        "removed what the sync was copying (%s); run it again",
+	                        (unsigned long long)since, (unsigned long long)now, why);
 }
 
 /* ---- reading the source ------------------------------------------------------------------- */

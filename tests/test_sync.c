@@ -432,6 +432,86 @@ PT_TEST(sync_fetch_moved_branch)
 	prolly_close(local);
 }
 
+/* ---- a gc on the source during a sync ------------------------------------------------------- */
+
+/* A source on which, at its at-th read, the branch main goes back to `to` and a gc runs (reflog
+ * entries expire at once): what the sync was about to copy leaves the source under it. */
+typedef struct gc_midway {
+	tp_store tp;
+	prolly_db *db; /* the handle on this store */
+	prolly_id to;
+	int reads, at, fired, busy;
+} gc_midway;
+
+static void gc_midway_call(tp_store *w, const char *what)
+{
+	gc_midway *g = (gc_midway *)(void *)w;
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
+	if (g->busy || !g->at ||
+	    (strcmp(what, "get_nodes") && strcmp(what, "get_ancestors") && strcmp(what, "has_nodes")))
+		return;
+	if (++g->reads != g->at)
+		return;
+	g->busy = 1;
+	PT_CHECK_RC(prolly_branch_reset(NULL, g->db, "main", &g->to), 0);
+	PT_CHECK_RC(prolly_gc(g->db, &gr), 0);
+	g->fired = gr.nodes_removed > 0;
+	g->busy = 0;
+}
+
+/* What the sync was copying left the source (a gc there, after the branch moved): the sync
+ * says a gc ran on the source and to run it again (PROLLY_ECONFLICT), never that an object is
+ * in neither store or that the source is damaged; the destination keeps K6 and a rerun from the
+ * source's new head completes. */
+PT_TEST(sync_source_gc_midway_is_a_conflict)
+{
+	for (int kind = 0; kind < SF_PG; kind++) {
+		int fired = 0;
+		for (int at = 1; at < 400; at++) {
+			prolly_options opts = PROLLY_OPTIONS_INIT;
+			prolly_store *mem = NULL;
+			prolly_db *src = NULL, *dst = sf_new_db(kind);
+			prolly_id base, head, c;
+			const char *names[1] = {"main"};
+			prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+			o.batch = 4;
+			opts.reflog_days = 0;
+			PT_REQUIRE(dst && prolly_store_mem_new(&mem) == 0);
+			gc_midway *g = tp_new(sizeof(gc_midway), mem);
+			PT_REQUIRE(g && prolly_db_new(&src, &g->tp.base, &opts) == 0);
+			PT_REQUIRE(sf_put_range(&base, src, "main", 0, 600, 1) == 0);
+			for (int i = 0; i < 6; i++)
+				PT_REQUIRE(sf_put_range(&head, src, "main", i * 97, 30, 2 + i) == 0);
+			g->db = src;
+			g->to = base;
+			g->at = at;
+			g->tp.on_call = gc_midway_call;
+			int rc = sf_sync_branches(NULL, dst, src, names, &head, 1, &o);
+			g->at = 0;
+			if (g->fired) {
+				fired++;
+				PT_CHECKF(rc == 0 || rc == PROLLY_ECONFLICT, "%s, gc at read %d: %d %s",
+				          sf_kind_name[kind], at, rc, prolly_last_error());
+				if (rc == PROLLY_ECONFLICT)
+					PT_CHECKF(strstr(prolly_last_error(), "gc ran on the source") != NULL, "%s",
+					          prolly_last_error());
+			} else {
+				PT_CHECK_RC(rc, 0);
+			}
+			PT_CHECKF(k6_holds(dst) == 0, "%s, gc at read %d: %s", sf_kind_name[kind], at,
+			          prolly_last_error());
+			PT_CHECK_RC(sf_sync_branches(NULL, dst, src, names, &base, 1, &o), 0);
+			PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &base));
+			int done = !g->reads || g->reads < at;
+			prolly_close(src);
+			prolly_close(dst);
+			if (done)
+				break;
+		}
+		PT_CHECKF(fired > 3, "%s: the gc ran during %d syncs", sf_kind_name[kind], fired);
+	}
+}
+
 static int push_setup(fail_case *c, prolly_db *dst)
 {
 	const char *names[1] = {"main"};
