@@ -29,6 +29,7 @@
 #define TRACK_PREFIX "remotes/"
 #define URL_KEY "url"
 #define MAX_URL 4096
+#define TRACK_ATTEMPTS 8 /* writes of a pushed branch's tracking ref that lose to a gc */
 
 static int check_name(const char *name)
 {
@@ -388,16 +389,26 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 			                      branch);
 		return rc;
 	}
-	/* What we now know the remote holds (RM2). */
+	/* What we now know the remote holds (RM2). The remote has moved: the push is done, so a gc
+	 * here since our head was read (another process's) costs another attempt, not a failure.
+	 * The commit is read again under the new epoch; if that gc removed it (our branch moved
+	 * away meanwhile), the tracking ref stays as it was. */
 	if (strlen(TRACK_PREFIX) + strlen(name) + 1 + strlen(branch) > PROLLY_MAX_REF_NAME)
 		return 0;
 	snprintf(track, sizeof(track), TRACK_PREFIX "%s/%s", name, branch);
-	prolly_txn *txn = NULL;
 	memset(&u, 0, sizeof(u));
 	u.name = track;
 	u.value = mine;
-	if ((rc = prolly_txn_begin(&txn, db)) == 0 && (rc = prolly_txn_set_ref(txn, &u)) == 0)
-		rc = prolly_txn_commit(txn, NULL, 0);
-	prolly_txn_free(txn);
-	return rc;
+	rc = PROLLY_ECONFLICT;
+	for (int attempt = 0; attempt < TRACK_ATTEMPTS && rc == PROLLY_ECONFLICT; attempt++) {
+		prolly_txn *txn = NULL;
+		prolly_commit *c = NULL;
+		if ((rc = prolly_txn_begin(&txn, db)) == 0 &&
+		    (attempt == 0 || (rc = prolly_commit_read(&c, db, &mine)) == 0) &&
+		    (rc = prolly_txn_set_ref(txn, &u)) == 0)
+			rc = prolly_txn_commit(txn, NULL, 0); /* ECONFLICT: only a gc (EXPECT_ANY) */
+		prolly_commit_free(c);
+		prolly_txn_free(txn);
+	}
+	return rc == PROLLY_ENOTFOUND ? 0 : rc;
 }

@@ -440,6 +440,8 @@ typedef struct gc_midway {
 	tp_store tp;
 	prolly_db *db; /* the handle on this store */
 	prolly_id to;
+	prolly_db *gc_db; /* NULL: the gc runs on db; else on this other handle of the store */
+	int gc_only;      /* no reset: the gc alone */
 	int reads, at, fired, busy;
 } gc_midway;
 
@@ -453,9 +455,10 @@ static void gc_midway_call(tp_store *w, const char *what)
 	if (++g->reads != g->at)
 		return;
 	g->busy = 1;
-	PT_CHECK_RC(prolly_branch_reset(NULL, g->db, "main", &g->to), 0);
-	PT_CHECK_RC(prolly_gc(g->db, &gr), 0);
-	g->fired = gr.nodes_removed > 0;
+	if (!g->gc_only)
+		PT_CHECK_RC(prolly_branch_reset(NULL, g->db, "main", &g->to), 0);
+	PT_CHECK_RC(prolly_gc(g->gc_db ? g->gc_db : g->db, &gr), 0);
+	g->fired = gr.nodes_removed > 0 || g->gc_only;
 	g->busy = 0;
 }
 
@@ -510,6 +513,43 @@ PT_TEST(sync_source_gc_midway_is_a_conflict)
 		}
 		PT_CHECKF(fired > 3, "%s: the gc ran during %d syncs", sf_kind_name[kind], fired);
 	}
+}
+
+/* A gc of the pushing store (by another handle, as another process runs it) while its push
+ * copies: the remote's branch moved, so the push succeeded, and the remote-tracking ref follows
+ * it. The ref's write used to lose to the gc's epoch and the push failed with "a gc ran while
+ * this txn was open" (exit 4, "nothing was pushed") after the remote had moved. */
+PT_TEST(push_survives_a_gc_of_its_own_store)
+{
+	char *dir = tm_tmpdir("pushgc"), url[600];
+	prolly_store *st = NULL;
+	prolly_db *local = NULL, *other = NULL, *remote = sf_new_db(SF_MEM);
+	prolly_id base, head, c;
+	PT_REQUIRE(dir && remote && prolly_store_lmdb_open(&st, dir, 0) == 0);
+	gc_midway *g = tp_new(sizeof(gc_midway), st);
+	PT_REQUIRE(g && prolly_db_new(&local, &g->tp.base, NULL) == 0);
+	snprintf(url, sizeof(url), "lmdb:%s", dir);
+	PT_REQUIRE(prolly_open_ex(&other, url, NULL, 0) == 0);
+	g->gc_db = other;
+	PT_REQUIRE(sf_put_range(&base, local, "main", 0, 300, 1) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0);
+	PT_REQUIRE(sf_put_range(&head, local, "main", 5, 3, 2) == 0);
+	g->db = local;
+	g->gc_only = 1;
+	g->at = 1;
+	g->tp.on_call = gc_midway_call;
+	PT_CHECKF(prolly_push(NULL, local, remote, "origin", "main", 0) == 0, "%s",
+	          prolly_last_error());
+	g->at = 0;
+	PT_CHECK(g->fired);
+	PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &head));
+	PT_CHECK(prolly_resolve(&c, local, "origin/main") == 0 && prolly_id_equal(&c, &head));
+	PT_CHECK_RC(k6_holds(local), 0);
+	prolly_close(other);
+	prolly_close(local);
+	prolly_close(remote);
+	tm_rmtree(dir);
+	free(dir);
 }
 
 static int push_setup(fail_case *c, prolly_db *dst)
