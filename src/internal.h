@@ -103,12 +103,14 @@ int prolly__gc_result_check(const prolly_gc_result *r);
 void prolly__gc_result_put(prolly_gc_result *out, const prolly_gc_result *full);
 int prolly__sync_check(const prolly_sync_options *opts, const prolly_sync_stats *stats);
 void prolly__sync_stats_put(prolly_sync_stats *out, const prolly_sync_stats *full);
-/* The source's gc epoch now, read with one ref read (0: a store without epochs). */
-int prolly__sync_src_epoch(prolly_db *src, uint64_t *epoch);
+/* The source's gc epoch as its handle last saw it (at the latest, its open's): the "since" of
+ * prolly__sync_src_gc, with no round trip (0: a store without epochs). */
+uint64_t prolly__sync_src_epoch(prolly_db *src);
 /* rc of a sync from src that failed on something the source lacks (PROLLY_ENOTFOUND,
  * PROLLY_ECORRUPT), turned into PROLLY_ECONFLICT ("a gc ran on the source meanwhile; run it
- * again") when src's gc epoch has risen past since, the epoch read before the sync read the
- * source's refs or objects (sync.c, SY11). Other codes, and since 0, are returned as they are. */
+ * again") when src's gc epoch, read again (one ref read, on failure only), has risen past since,
+ * the epoch taken before the sync read the source's refs or objects (sync.c, SY11). Other codes,
+ * and since 0, are returned as they are. */
 int prolly__sync_src_gc(prolly_db *src, uint64_t since, int rc);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -260,8 +260,7 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
 	/* The remote's gc epoch before its branches are read: a gc there that removes a head read
 	 * here is a conflict, not a commit in neither store (SY11 in sync.c). */
-	if ((rc = prolly__sync_src_epoch(remote, &since)))
-		goto cleanup;
+	since = prolly__sync_src_epoch(remote);
 	/* Theirs by the name rules (BR1); all of mine, so that a bad one, not theirs, goes. */
 	if ((rc = list_prefix(&theirs, remote, "refs/heads/", 1)) ||
 	    (rc = list_prefix(&mine, db, prefix, 0)))

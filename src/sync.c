@@ -61,7 +61,8 @@
  *       commit without its tree is copied without it.
  *  SY11 The source is read as it is, not from one snapshot: a gc there during the sync (after
  *       a branch moved, or retention reaching older commits) may remove what the walk is about
- *       to read. The source's gc epoch is read before anything else of it; a sync that then
+ *       to read. The source's gc epoch as its handle knows it (read at the latest by its open,
+ *       before anything else of the source) is taken when the sync begins; a sync that then
  *       fails on an object the source lacks (PROLLY_ENOTFOUND, PROLLY_ECORRUPT) reads it again
  *       and, if it rose, fails with PROLLY_ECONFLICT instead: nothing is damaged, and a rerun
  *       from the source's refs as they are now completes (prolly__sync_src_gc in sync_io.c).
@@ -830,8 +831,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 		goto cleanup;
 	s.epoch = w.current_epoch;
 	prolly__raise_epoch(dst, w.current_epoch);
-	if ((rc = prolly__sync_src_epoch(src, &s.src_epoch))) /* SY11 */
-		goto cleanup;
+	s.src_epoch = prolly__sync_src_epoch(src); /* SY11 */
 	s.hist = &h;
 	s.refs = refs;
 	for (size_t i = 0; i < n_refs && !rc; i++) /* the first ref naming a commit is named */

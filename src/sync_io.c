@@ -23,12 +23,11 @@ int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char 
 
 #define EPOCH_PROBE "refs/heads/main" /* any ref name: get_ref reports the epoch, found or not */
 
-int prolly__sync_src_epoch(prolly_db *src, uint64_t *epoch)
+uint64_t prolly__sync_src_epoch(prolly_db *src)
 {
-	prolly_id ignored;
-	*epoch = 0;
-	int rc = src->vt.get_ref(src->store, EPOCH_PROBE, &ignored, epoch);
-	return rc == PROLLY_ENOTFOUND ? 0 : rc;
+	/* The newest epoch the handle has seen (its open read one): no round trip, and earlier than
+	 * anything the caller reads of the source from now on. */
+	return atomic_load(&src->epoch);
 }
 
 int prolly__sync_src_gc(prolly_db *src, uint64_t since, int rc)
@@ -38,8 +37,11 @@ int prolly__sync_src_gc(prolly_db *src, uint64_t since, int rc)
 	if ((rc != PROLLY_ENOTFOUND && rc != PROLLY_ECORRUPT) || !since)
 		return rc;
 	snprintf(why, sizeof(why), "%s", prolly_last_error());
-	if (prolly__sync_src_epoch(src, &now) || now <= since)
+	prolly_id ignored;
+	int r = src->vt.get_ref(src->store, EPOCH_PROBE, &ignored, &now); /* the epoch now */
+	if ((r != 0 && r != PROLLY_ENOTFOUND) || now <= since)
 		return prolly_set_error(rc, "%s", why); /* the probe's own message is not the story */
+	prolly__raise_epoch(src, now);
 	return prolly_set_error(PROLLY_ECONFLICT,
 	                        "sync: a gc ran on the source meanwhile (epoch %llu, now %llu) and "
 	                        "removed what the sync was copying (%s); run it again",
