@@ -274,6 +274,9 @@ int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what)
 /* Resolves BRANCH, BRANCH~N or a commit id to a commit. Returns 0 or an exit code (reported). */
 int resolve_commit(struct cli *cli, prolly_id *out, const char *spec);
 
+/* Resolves as resolve_commit, the commit itself decoded into *out (prolly_resolve_commit: a
+ * bare branch's ref, commit and root in one round trip where the store can). */
+int resolve_commit_read(struct cli *cli, prolly_commit **out, const char *spec);
 /* Resolves as resolve_commit and reads the commit's tree id. */
 int resolve_tree(struct cli *cli, prolly_id *out, const char *spec);
 

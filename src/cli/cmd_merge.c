@@ -86,9 +86,12 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	const char *into = pos[0], *from = pos[1];
 	if ((rc = parse_resolver(cli, &mo.resolve, resolve)) || (rc = need_branch_name(cli, into)) ||
-	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &ours, into)) ||
-	    (rc = resolve_commit(cli, &theirs, from)))
+	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_commit(cli, &ours_c, into)) ||
+	    (rc = resolve_commit_read(cli, &theirs_c, from)))
 		goto cleanup;
+	/* Both commits are kept: the merge below reads neither again. */
+	ours = ours_c->id;
+	theirs = theirs_c->id;
 
 	/* Already merged, or a fast-forward: no merge commit. */
 	if (prolly_id_equal(&ours, &theirs)) {
@@ -131,8 +134,6 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 	if (have_base && !base_spec && prolly_id_equal(&base, &ours)) {
 		uint64_t n;
 		/* A commit gc kept without its tree (for the history walks) cannot become a head. */
-		if ((rc = read_commit(cli, &theirs_c, &theirs, from)))
-			goto cleanup;
 		if ((err = prolly_count(&n, cli->db, &theirs_c->tree)) == PROLLY_ENOTFOUND) {
 			rc = fail(cli, EXIT_USAGE,
 			          "the tree of '%s' was removed by gc; '%s' was not fast-forwarded to it", from,
@@ -156,9 +157,6 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 	}
 
 	/* A true merge. Without common history (--allow-unrelated) the base is the empty tree. */
-	if ((rc = read_commit(cli, &ours_c, &ours, into)) ||
-	    (rc = read_commit(cli, &theirs_c, &theirs, from)))
-		goto cleanup;
 	if (have_base) {
 		uint64_t n;
 		if ((rc = read_commit(cli, &base_c, &base, "the merge base")))

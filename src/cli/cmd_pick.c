@@ -37,15 +37,13 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 		rc = usage_error(cli, "-m takes a parent number from 1, not '%s'", mainline);
 		goto cleanup;
 	}
-	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_head(cli, &head, pos[0])) ||
-	    (rc = resolve_commit(cli, &target, pos[1])))
+	/* Both commits decoded as they are resolved: nothing reads them again. */
+	if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_commit(cli, &head_c, pos[0])) ||
+	    (rc = resolve_commit_read(cli, &pick_c, pos[1])))
 		goto cleanup;
+	head = head_c->id;
+	target = pick_c->id;
 	prolly_id_to_hex(hex, &target);
-	if ((err = prolly_commit_read(&head_c, cli->db, &head)) ||
-	    (err = prolly_commit_read(&pick_c, cli->db, &target))) {
-		rc = fail_lib(cli, err, "cannot read the commits");
-		goto cleanup;
-	}
 	if (pick_c->n_parents > 1 && !mainline) {
 		rc = usage_error(cli,
 		                 "%s is a merge commit (%zu parents): give -m PARENT, the parent whose "

@@ -191,20 +191,27 @@ int resolve_commit(struct cli *cli, prolly_id *out, const char *spec)
 	return 0;
 }
 
-/* The tree of spec's commit: for a branch, its ref, commit and root in one round trip where the
- * store can (prolly_resolve_commit), so the read that follows starts one level down. */
-int resolve_tree(struct cli *cli, prolly_id *out, const char *spec)
+int resolve_commit_read(struct cli *cli, prolly_commit **out, const char *spec)
 {
-	prolly_commit *c = NULL;
-	int err = prolly_resolve_commit(&c, cli->db, spec);
+	int err = prolly_resolve_commit(out, cli->db, spec);
 	/* The library's message names the spec and what is wrong with it. */
 	if (err == PROLLY_ENOTFOUND || err == PROLLY_EINVAL)
 		return fail_lib(cli, err, NULL);
 	if (err)
 		return fail_lib(cli, err, "cannot resolve '%s'", spec);
-	*out = c->tree;
-	prolly_commit_free(c);
 	return 0;
+}
+
+/* The tree of spec's commit: for a branch, its ref, commit and root in one round trip where the
+ * store can (prolly_resolve_commit), so the read that follows starts one level down. */
+int resolve_tree(struct cli *cli, prolly_id *out, const char *spec)
+{
+	prolly_commit *c = NULL;
+	int rc = resolve_commit_read(cli, &c, spec);
+	if (rc == 0)
+		*out = c->tree;
+	prolly_commit_free(c);
+	return rc;
 }
 
 int need_branch_name(struct cli *cli, const char *name)
