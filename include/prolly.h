@@ -1125,7 +1125,10 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * Copies history from src to dst: every commit reachable from commits[0..n_commits) and from the
  * values of refs[0..n_refs) (those that do not remove), with their trees, that dst lacks; then
  * applies the ref updates to dst in one atomic write, each by its compare-and-swap (expect,
- * expected), moves under refs/heads/ and refs/tags/ reflogged as usual (opts->operation).
+ * expected), moves under refs/heads/ and refs/tags/ reflogged as usual (opts->operation). An
+ * update whose ref already holds its new value (absent, for a removal) when its
+ * compare-and-swap fails was made by another sync and counts as done (conflict 0, no reflog
+ * entry); the others are written without it.
  *
  * How: the walk asks dst which objects it has, a batch per tree level (the store's has_nodes,
  * else get_nodes), reads the rest from src in one call per batch (every object hash-checked),
@@ -1227,8 +1230,9 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * compare-and-swap against what it read. Local branches never move. stats may be NULL. The
  * remote's branches are those prolly_branch_list lists: a ref there whose name is no branch
  * name is not fetched, and a tracking ref of such a name here is removed.
- * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref, or a
- * gc on remote removed a head read here; fetch again); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
+ * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref to
+ * another commit than this one's, or a gc on remote removed a head read here; fetch again; one
+ * that moved it to the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
 PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
                             const char *name, prolly_fetch_fn fn, void *payload);
 

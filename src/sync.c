@@ -68,6 +68,11 @@
  *       from the source's refs as they are now completes (prolly__sync_src_gc in sync_io.c).
  *       Every gc makes its removals visible only with a higher epoch (LMDB: in the same write;
  *       PostgreSQL: each sweep batch bumps it in its own transaction; memory: under its lock).
+ *  SY12 A ref update that loses its compare-and-swap to a ref already holding the update's new
+ *       value (or already absent, for a removal) is done, not a conflict: another sync made the
+ *       same move (two fetches of one remote into one store, a push repeated). The others are
+ *       written again without it (their expectations unchanged); any other lost update still
+ *       fails the sync with PROLLY_ECONFLICT, nothing moved.
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
@@ -632,6 +637,60 @@ cleanup:
 	return rc;
 }
 
+/* SY12: whether a lost update found its ref as the update would have left it. */
+static int settled(const prolly_ref_update *u)
+{
+	return u->remove ? !u->current_exists
+	                 : u->current_exists && prolly_id_equal(&u->current, &u->value);
+}
+
+/* move_refs, with the updates that lost to a ref already at their new value taken as done and
+ * the others written again without them (SY12). Each update's outcome lands in refs[]. */
+static int move_refs_settled(sync_ctx *s, prolly_ref_update *refs, size_t n_refs,
+                             const prolly_sync_options *o)
+{
+	prolly_ref_update *left = malloc(n_refs * sizeof(*left));
+	size_t *at = malloc(n_refs * sizeof(*at)), m = n_refs;
+	int rc;
+	if (!left || !at) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory moving %zu refs", n_refs);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n_refs; i++) {
+		left[i] = refs[i];
+		at[i] = i;
+	}
+	for (;;) {
+		size_t k = 0;
+		int lost = 0, done = 0;
+		rc = move_refs(s, left, m, o);
+		for (size_t i = 0; i < m; i++)
+			refs[at[i]] = left[i];
+		if (rc != PROLLY_ECONFLICT)
+			break;
+		for (size_t i = 0; i < m; i++) {
+			if (left[i].conflict && settled(&left[i])) {
+				refs[at[i]].conflict = 0; /* done by another */
+				done = 1;
+				continue;
+			}
+			lost |= left[i].conflict;
+			left[k] = left[i];
+			at[k++] = at[i];
+		}
+		if (lost || !done) /* a real loss, or a gc (no update lost): as it was */
+			break;
+		if ((m = k) == 0) {
+			rc = 0;
+			break;
+		}
+	}
+cleanup:
+	free(left);
+	free(at);
+	return rc;
+}
+
 /* ---- what the destination is known to hold (SY7) ----------------------------------------- */
 
 /* The commits the refs' compare-and-swap expects in the destination, where the destination's
@@ -842,7 +901,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	if ((rc = walk_and_copy(&s, &h, commits, n_commits, refs, n_refs)) || (rc = flush(&s)))
 		goto cleanup;
 	if (n_refs)
-		rc = move_refs(&s, refs, n_refs, &o);
+		rc = move_refs_settled(&s, refs, n_refs, &o);
 
 cleanup:
 	rc = prolly__sync_src_gc(src, s.src_epoch, rc); /* SY11 */

@@ -424,7 +424,12 @@ PT_TEST(sync_fetch_moved_branch)
 	PT_CHECK(st.has_calls == 0); /* the tracking ref's commit is a known head (SY7) */
 	PT_CHECK(prolly__get_ref(local, "remotes/origin/main", &c) == 0 && prolly_id_equal(&c, &h2));
 	PT_CHECK(sf_same_history(remote, local, &h2));
-	/* A stale expectation changes nothing and says what the ref holds. */
+	/* A stale expectation: the move is done when the ref already holds its new value (SY12);
+	 * otherwise it changes nothing and says what the ref holds. */
+	u.expected = h1;
+	PT_CHECK_RC(prolly_sync(NULL, local, remote, NULL, 0, &u, 1, NULL), 0);
+	PT_CHECK(!u.conflict);
+	u.value = h1;
 	u.expected = h1;
 	PT_CHECK_RC(prolly_sync(NULL, local, remote, NULL, 0, &u, 1, NULL), PROLLY_ECONFLICT);
 	PT_CHECK(u.conflict && u.current_exists && prolly_id_equal(&u.current, &h2));
@@ -920,6 +925,52 @@ PT_TEST(sync_head_tree_missing_in_source)
 	PT_CHECK_RC(sf_push_main(NULL, dst, src, &old, &heads[0], NULL), 0);
 	PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &heads[0]));
 	PT_CHECK(sf_same_history(src, dst, &heads[0]));
+	prolly_close(src);
+	prolly_close(dst);
+}
+
+/* SY12: an update that loses its compare-and-swap to a ref already at its new value (another
+ * sync made the same move) is done; the others of the same sync go through. A loss to any other
+ * value still fails the whole sync, nothing moved. Before, both were PROLLY_ECONFLICT: of two
+ * fetches of one remote into one store, the one that lost failed (and a pull stopped). */
+PT_TEST(sync_update_already_made_is_done)
+{
+	prolly_db *src = sf_new_db(SF_MEM), *dst = sf_new_db(SF_MEM);
+	prolly_id heads[2], got, other;
+	prolly_ref_update u[2];
+	PT_REQUIRE(src && dst);
+	PT_CHECK_RC(sf_make_history(src, &heads[0], &heads[1]), 0);
+	memset(u, 0, sizeof(u));
+	u[0].name = "refs/remotes/origin/feature";
+	u[0].expect = PROLLY_REF_EXPECT_ABSENT;
+	u[0].value = heads[1];
+	PT_CHECK_RC(prolly_sync(NULL, dst, src, NULL, 0, u, 1, NULL), 0);
+	/* The same move again, expecting what the first sync saw (absent): already made. */
+	memset(u, 0, sizeof(u));
+	u[0].name = "refs/remotes/origin/feature";
+	u[0].expect = PROLLY_REF_EXPECT_ABSENT;
+	u[0].value = heads[1];
+	u[1].name = "refs/remotes/origin/main";
+	u[1].expect = PROLLY_REF_EXPECT_ABSENT;
+	u[1].value = heads[0];
+	PT_CHECK_RC(prolly_sync(NULL, dst, src, NULL, 0, u, 2, NULL), 0);
+	PT_CHECK(!u[0].conflict && !u[1].conflict);
+	PT_CHECK(prolly__get_ref(dst, "refs/remotes/origin/main", &got) == 0 &&
+	         prolly_id_equal(&got, &heads[0]));
+	/* A loss to another value: the sync fails and the other update does not land. */
+	PT_REQUIRE(sf_put_range(&other, src, "main", 9000, 2, 6) == 0);
+	memset(u, 0, sizeof(u));
+	u[0].name = "refs/remotes/origin/feature";
+	u[0].expect = PROLLY_REF_EXPECT_ABSENT;
+	u[0].value = heads[0]; /* not what the ref holds */
+	u[1].name = "refs/remotes/origin/main";
+	u[1].expect = PROLLY_REF_EXPECT_VALUE;
+	u[1].expected = heads[0];
+	u[1].value = other;
+	PT_CHECK_RC(prolly_sync(NULL, dst, src, NULL, 0, u, 2, NULL), PROLLY_ECONFLICT);
+	PT_CHECK(u[0].conflict);
+	PT_CHECK(prolly__get_ref(dst, "refs/remotes/origin/main", &got) == 0 &&
+	         prolly_id_equal(&got, &heads[0]));
 	prolly_close(src);
 	prolly_close(dst);
 }
