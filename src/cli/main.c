@@ -299,7 +299,8 @@ static void print_help(FILE *f)
 		fprintf(f, "  %-*s  %s\n", width, c->name, c->summary);
 	fputs("\n"
 	      "Options:\n"
-	      "  --store URL   lmdb:PATH or mem: (default $PROLLY_STORE, else " DEFAULT_STORE ")\n"
+	      "  --store URL   lmdb:PATH, mem:, or a PostgreSQL URL or connection string\n"
+	      "                (default $PROLLY_STORE, else " DEFAULT_STORE ")\n"
 	      "  --help        show this help\n"
 	      "  --version     show the version\n"
 	      "\n"
