@@ -471,6 +471,19 @@ static const hw_override_flag *find_flag(const char *name)
 	return NULL;
 }
 
+/* Whether help text names NAME as a whole word of a list ("get_cold" is not "get_cold_start"). */
+static int help_names(const char *help, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = strstr(help, name); p; p = strstr(p + 1, name)) {
+		int before = p == help || p[-1] == ' ' || p[-1] == ',';
+		int after = p[n] == '\0' || p[n] == ' ' || p[n] == ',';
+		if (before && after)
+			return 1;
+	}
+	return 0;
+}
+
 PT_TEST(every_flag)
 {
 	size_t ncases = sizeof(flag_cases) / sizeof(flag_cases[0]);
@@ -482,6 +495,13 @@ PT_TEST(every_flag)
 		PT_CHECKF(found, "flag --%s has no test case", f->flag);
 		PT_CHECK(f->key && f->help && *f->help);
 	}
+	/* the help of --operations and --patterns names every value they take */
+	for (int i = 0; i < HW_N_SCALE_OPS; i++)
+		PT_CHECKF(help_names(find_flag("operations")->help, hw_scale_op_names[i]),
+		          "--operations' help does not name %s", hw_scale_op_names[i]);
+	for (int i = 0; i < HW_N_PATTERNS; i++)
+		PT_CHECKF(help_names(find_flag("patterns")->help, hw_pattern_names[i]),
+		          "--patterns' help does not name %s", hw_pattern_names[i]);
 	static const char *const required[] = {"clients",
 	                                       "pool-sizes",
 	                                       "records",

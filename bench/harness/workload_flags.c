@@ -43,7 +43,8 @@ const hw_override_flag hw_override_flags[] = {
     {"concurrency", "scale.concurrency", HW_FLAG_INT, "queries at once in concurrent_query"},
     {"operations", "scale.operations", HW_FLAG_NAME_LIST,
      "scale operations: put,batch,get_cold,get_warm,query,concurrent_query,scan,full_scan,diff,"
-     "merge or all (these ten, the default); also build,full_scan_warm,get_cold_start,put_nosync"},
+     "merge or all (these ten, the default); also build,full_scan_warm,get_cold_start,put_nosync,"
+     "count,sync,proof"},
     {"patterns", "scale.patterns", HW_FLAG_NAME_LIST,
      "scale patterns: append,random,clustered,random_insert,random_delete or all"},
     {"min-free-gb", "scale.min_free_gb", HW_FLAG_FLOAT,
