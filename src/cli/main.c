@@ -119,7 +119,8 @@ const struct command commands[] = {
     {"merge-base", cmd_merge_base, "A B", "print the best common ancestor of A and B",
      "Prints the id of the lowest common ancestor of commits A and B (the newest one when\n"
      "there are several). Exits 1 if they share no history (or retention removed it).\n"},
-    {"revert", cmd_revert, "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG]",
+    {"revert", cmd_revert,
+     "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG] [--allow-empty]",
      "undo one commit's change on BRANCH",
      "Undoes the change COMMIT made (from its parent to it) on BRANCH, as a three-way merge\n"
      "(base: COMMIT's tree, ours: BRANCH's head, theirs: COMMIT's parent's tree), and commits\n"
@@ -134,7 +135,7 @@ const struct command commands[] = {
      "  --message MSG           commit message\n"
      "  --allow-empty           commit even when nothing changes\n"},
     {"cherry-pick", cmd_cherry_pick,
-     "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG]",
+     "BRANCH COMMIT [-m PARENT] [--resolve RESOLVER] [--message MSG] [--allow-empty]",
      "apply one commit's change on BRANCH",
      "Applies the change COMMIT made (from its parent to it) on BRANCH, as a three-way merge\n"
      "(base: COMMIT's parent's tree, ours: BRANCH's head, theirs: COMMIT's tree), and commits\n"
