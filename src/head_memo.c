@@ -68,6 +68,20 @@ prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref)
 	return c;
 }
 
+prolly_commit *prolly__head_memo_find(prolly__head_memo *m, const prolly_id *commit)
+{
+	prolly_commit *c = NULL;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < PROLLY__HEAD_MEMO && !c; i++) {
+		prolly__head_slot *s = &m->slot[i];
+		if (s->bytes && prolly_id_equal(&s->commit, commit) &&
+		    prolly__commit_decode(&c, &s->commit, s->bytes, s->size))
+			c = NULL; /* out of memory: read as if not remembered */
+	}
+	pthread_mutex_unlock(&m->lock);
+	return c;
+}
+
 void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
                            const void *bytes, size_t size)
 {

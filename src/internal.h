@@ -357,6 +357,10 @@ void prolly__head_memo_init(prolly__head_memo *m);
 void prolly__head_memo_dispose(prolly__head_memo *m);
 /* A decoded copy of the commit remembered for ref (the caller frees it), or NULL. */
 prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref);
+/* A decoded copy of commit if a slot holds it (whatever ref it was read for), or NULL: for a
+ * reader that needs the commit's contents only (H3: never stale), not its presence in the store
+ * now. */
+prolly_commit *prolly__head_memo_find(prolly__head_memo *m, const prolly_id *commit);
 /* Remembers that ref names commit, whose bytes (hash-checked by the caller) are copied. Best
  * effort: a commit that is too large, or no memory, leaves the memo as it was. */
 void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,

@@ -11,13 +11,17 @@
  */
 #include "internal.h"
 
-/* A commit made in txn and not yet published, or else one in the store. */
+/* A commit made in txn and not yet published, or one the handle read last as a branch head
+ * (commits are immutable and were hash-checked: only their contents are needed here), or else
+ * one in the store. */
 static int read_commit(prolly_commit **out, prolly_txn *txn, const prolly_id *id)
 {
 	const void *bytes;
 	size_t size;
 	if (prolly__txn_find_raw(txn, id, &bytes, &size) == 0)
 		return prolly__commit_decode(out, id, bytes, size);
+	if ((*out = prolly__head_memo_find(&txn->db->heads, id)))
+		return 0;
 	return prolly_commit_read(out, txn->db, id);
 }
 
