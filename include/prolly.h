@@ -551,9 +551,10 @@ PROLLY_API void prolly_db_cache_clear(prolly_db *db);
 /* ------------------------------------------------------------------------------------------ */
 
 /* Looks key up in tree root. Copies the value into out. PROLLY_ENOTFOUND if absent ("key not
- * found"), and also when root itself is not stored ("tree ... not found": say a commit's tree
- * that gc removed; prolly_count tells the two apart); PROLLY_ECORRUPT / PROLLY_ESTORE if a node
- * below it cannot be read. */
+ * found"; a key longer than PROLLY_MAX_KEY is simply absent), and also when root itself is not
+ * stored ("tree ... not found": say a commit's tree that gc removed; prolly_count tells the two
+ * apart); PROLLY_EINVAL (out, db or root NULL, key NULL with klen > 0); PROLLY_ECORRUPT /
+ * PROLLY_ESTORE if a node below it cannot be read. */
 PROLLY_API int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void *key,
                           size_t klen);
 
@@ -562,19 +563,24 @@ PROLLY_API int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root,
  * May call the library (see CALLBACKS). */
 typedef int (*prolly_value_fn)(void *payload, size_t index, const void *value, size_t vlen);
 
-/* Looks up n keys (any order, duplicates allowed) reading each tree level with one store call. */
+/* Looks up n keys (any order, duplicates allowed) reading each tree level with one store call.
+ * PROLLY_EINVAL (db, root or fn NULL, keys NULL with n > 0); PROLLY_ENOTFOUND if root is not
+ * stored (also when n is 0); the errors of prolly_get. */
 PROLLY_API int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys,
                                size_t n, prolly_value_fn fn, void *payload);
 
-/* Number of records in the tree, in O(1) (read from the root). */
+/* Number of records in the tree, in O(1) (read from the root). PROLLY_EINVAL (NULL argument);
+ * PROLLY_ENOTFOUND if root is not stored. */
 PROLLY_API int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root);
 
-/* Number of keys strictly less than key, in O(height). */
+/* Number of keys strictly less than key, in O(height). PROLLY_EINVAL (out, db or root NULL, key
+ * NULL with klen > 0); PROLLY_ENOTFOUND if root is not stored. */
 PROLLY_API int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key,
                            size_t klen);
 
 /* The record at position index (0-based, key order), in O(height). PROLLY_ENOTFOUND if
- * index >= count. key or value may be NULL. */
+ * index >= count (or root is not stored); PROLLY_EINVAL (db or root NULL). key or value may be
+ * NULL. */
 PROLLY_API int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db,
                              const prolly_id *root, uint64_t index);
 

@@ -15,6 +15,10 @@ int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root, const void
 	pnode *nd;
 	int rc;
 	prolly__nodeset_init(&ws);
+	if (!out || !db || !root || (!key && klen)) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_get: NULL argument");
+		goto cleanup;
+	}
 	if ((rc = prolly__load_root(db, &ws, root, &nd)))
 		goto cleanup;
 	while (nd->level > 0) {
@@ -72,6 +76,10 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 	pnode *rootn;
 	int rc;
 	prolly__nodeset_init(&ws);
+	if (!db || !root || !fn || (!keys && n)) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_get_many: NULL argument");
+		goto cleanup;
+	}
 	if ((rc = prolly__load_root(db, &ws, root, &rootn)))
 		goto cleanup;
 	if (n == 0)
@@ -145,6 +153,8 @@ int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root)
 {
 	prolly__nodeset ws;
 	pnode *nd;
+	if (!out || !db || !root)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_count: NULL argument");
 	prolly__nodeset_init(&ws);
 	int rc = prolly__load_root(db, &ws, root, &nd);
 	if (!rc)
@@ -160,6 +170,10 @@ int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void 
 	uint64_t rank = 0;
 	int rc;
 	prolly__nodeset_init(&ws);
+	if (!out || !db || !root || (!key && klen)) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_rank: NULL argument");
+		goto cleanup;
+	}
 	if ((rc = prolly__load_root(db, &ws, root, &nd)))
 		goto cleanup;
 	while (nd->level > 0) {
@@ -186,6 +200,10 @@ int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const proll
 	pnode *nd;
 	int rc;
 	prolly__nodeset_init(&ws);
+	if (!db || !root) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_select: NULL argument");
+		goto cleanup;
+	}
 	if ((rc = prolly__load_root(db, &ws, root, &nd)))
 		goto cleanup;
 	if (index >= nd->count) {

@@ -1,0 +1,360 @@
+/*
+ * test_contract.c - the documented errors of every exported function of include/prolly.h and
+ * include/prolly/store.h, checked against the code:
+ *
+ *   - each pointer argument NULL in turn, a bad branch, tag, ref or remote name, an id that is
+ *     absent, a count of zero where it is allowed: the return code the header documents;
+ *   - on failure prolly_last_error() is non-empty and names the function or what was wrong;
+ *   - output parameters are left untouched on failure (or set to NULL where documented);
+ *   - every free and close accepts NULL.
+ *
+ * The versions of the caller-allocated structs are tested in test_abi.c. Every case runs in a
+ * child process (a NULL that the code dereferences fails that case, not the program), on a
+ * memory store holding branch "main" (two commits) and the tag "t", or on LMDB where the
+ * function is LMDB's.
+ *
+ * Re-run one test: build/tests/test_contract NAME.
+ */
+#include "lib/model.h"
+#include "prolly.h"
+#include "prolly/store.h"
+#include "ptest.h"
+
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- the fixture ----------------------------------------------------------------------------- */
+
+static prolly_db *db;       /* memory store, no threads of its own (the cases fork) */
+static prolly_store *bare;  /* a memory store never handed to a handle */
+static prolly_id root;      /* main's tree: {"a": "1", "k": "v"} */
+static prolly_id head;      /* main's head; its parent is first */
+static prolly_id first;     /* main's root commit */
+static prolly_id absent;    /* an id nothing has */
+static prolly_id empty;     /* the empty tree */
+static prolly_id untouched; /* what out-parameters hold before a failing call */
+static prolly_txn *txn;     /* an open txn on db */
+static char lmdb_dir[512];  /* an LMDB store */
+static char nowhere[512];   /* a directory that does not exist */
+
+static const prolly_slice key_k = {"k", 1};
+static char long_key[PROLLY_MAX_KEY + 1];
+static char long_name[PROLLY_MAX_REF_NAME + 2];
+
+static int fixture(void)
+{
+	if (db)
+		return 0;
+	prolly_options o = PROLLY_OPTIONS_INIT;
+	o.flags = PROLLY_DB_NO_THREADS;
+	prolly_edit e[2] = {{PROLLY_PUT, {"a", 1}, {"1", 1}}, {PROLLY_PUT, {"k", 1}, {"v", 1}}};
+	char *dir = tm_tmpdir("contract");
+	prolly_db *l = NULL;
+	int rc = prolly_open(&db, "mem:", &o);
+	rc = rc ? rc : prolly_commit_edits(&first, db, "main", e, 1, "one");
+	rc = rc ? rc : prolly_commit_edits(&head, db, "main", e + 1, 1, "two");
+	rc = rc ? rc : prolly_tag_create(db, "t", &first);
+	rc = rc ? rc : prolly_store_mem_new(&bare);
+	rc = rc ? rc : prolly_txn_begin(&txn, db);
+	snprintf(lmdb_dir, sizeof(lmdb_dir), "%s/lmdb", dir);
+	snprintf(nowhere, sizeof(nowhere), "%s/nowhere", dir);
+	char url[600];
+	snprintf(url, sizeof(url), "lmdb:%s", lmdb_dir);
+	rc = rc ? rc : prolly_open(&l, url, NULL);
+	rc = rc ? rc : prolly_commit_edits(NULL, l, "main", e, 2, "lmdb");
+	prolly_close(l);
+	free(dir);
+	prolly_commit *c = NULL;
+	rc = rc ? rc : prolly_commit_read(&c, db, &head);
+	if (!rc)
+		root = c->tree;
+	prolly_commit_free(c);
+	memset(&absent, 0x11, sizeof(absent));
+	prolly_id_empty_tree(&empty);
+	memset(&untouched, 0xab, sizeof(untouched));
+	memset(long_key, 'q', PROLLY_MAX_KEY + 1);
+	memset(long_name, 'n', PROLLY_MAX_REF_NAME + 1);
+	if (rc)
+		printf("# fixture: %s\n", prolly_last_error());
+	return rc;
+}
+
+/* ---- one case: a call in a child process ------------------------------------------------------ */
+
+static int ncases;
+
+/* In the parent: runs the case in a child and returns 0 once the child is done (recording a
+ * failure if it failed or died). In the child: returns 1, and the case's code runs. */
+static int child(const char *call, int line)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		PT_CHECKF(0, "fork for %s", call);
+		return 0;
+	}
+	if (pid == 0) {
+		prolly_set_error(0, "%s", "");
+		return 1;
+	}
+	int status = 0;
+	ncases++;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "  line %d: %s died of signal %d\n", line, call, WTERMSIG(status));
+		pt_failed_now = 1;
+	}
+	return 0;
+}
+
+/* In the child: checks rc against want and, on failure, the message; exits. needle: what the
+ * message must name, beside the function's name ("" for nothing more than a message). */
+static void finish(int rc, int want, const char *needle, int out_ok, const char *call, int line)
+{
+	int bad = 0;
+	const char *msg = prolly_last_error();
+	char fn[64];
+	size_t n = strcspn(call, "(");
+	snprintf(fn, sizeof(fn), "%.*s", (int)(n < sizeof(fn) ? n : sizeof(fn) - 1), call);
+	if (rc != want) {
+		fprintf(stderr, "  line %d: %s returned %d, want %d (%s)\n", line, call, rc, want, msg);
+		bad = 1;
+	} else if (rc < 0 && rc != PROLLY_ITEROVER && !*msg) {
+		fprintf(stderr, "  line %d: %s: %d with no message\n", line, call, rc);
+		bad = 1;
+	} else if (rc < 0 && rc != PROLLY_ITEROVER && *needle && !strstr(msg, needle) &&
+	           !strstr(msg, fn)) {
+		fprintf(stderr, "  line %d: %s: message '%s' names neither %s nor '%s'\n", line, call, msg,
+		        fn, needle);
+		bad = 1;
+	}
+	if (!out_ok) {
+		fprintf(stderr, "  line %d: %s: output parameter changed\n", line, call);
+		bad = 1;
+	}
+	fflush(stderr);
+	_exit(bad);
+}
+
+/* CASE(want, needle, call): call returns want; on failure its message names the function or
+ * needle. OUT(want, needle, call, out_check): and out_check holds afterwards. */
+#define OUT(want, needle, call, out_check)                                                         \
+	do {                                                                                           \
+		if (child(#call, __LINE__)) {                                                              \
+			int rc_ = (call);                                                                      \
+			finish(rc_, want, needle, (out_check), #call, __LINE__);                               \
+		}                                                                                          \
+	} while (0)
+#define CASE(want, needle, call) OUT(want, needle, call, 1)
+/* A call that returns nothing (or nothing checked): it must not crash. */
+#define VOID(call)                                                                                 \
+	do {                                                                                           \
+		if (child(#call, __LINE__)) {                                                              \
+			call;                                                                                  \
+			_exit(0);                                                                              \
+		}                                                                                          \
+	} while (0)
+
+#define EINV PROLLY_EINVAL
+#define ENOTF PROLLY_ENOTFOUND
+#define SAME(id) (memcmp(&(id), &untouched, sizeof(untouched)) == 0)
+
+/* ---- values, errors, counters, versioned structs: NULL ---------------------------------------- */
+
+PT_TEST(plain_values_and_structs)
+{
+	PT_REQUIRE(fixture() == 0);
+	prolly_id id = untouched;
+	prolly_stats st = PROLLY_STATS_INIT;
+	for (int e = PROLLY_ITEROVER; e <= 0; e++)
+		PT_CHECK(prolly_strerror(e) != NULL);
+	PT_CHECK(prolly_strerror(12345) != NULL);
+	VOID(prolly_buf_dispose(NULL));
+	OUT(EINV, "", prolly_id_from_hex(NULL, "00"), 1);
+	OUT(EINV, "", prolly_id_from_hex(&id, NULL), SAME(id));
+	OUT(EINV, "", prolly_id_from_hex(&id, "abc"), SAME(id));
+	OUT(EINV, "", prolly_id_from_hex(&id, "zz"), SAME(id));
+	CASE(EINV, "", prolly_stats_init(NULL, PROLLY_STATS_VERSION));
+	CASE(EINV, "", prolly_thread_stats(NULL));
+	CASE(EINV, "", prolly_gc_result_init(NULL, PROLLY_GC_RESULT_VERSION));
+	CASE(EINV, "", prolly_pg_options_init(NULL, PROLLY_PG_OPTIONS_VERSION));
+	CASE(EINV, "", prolly_pg_stats_init(NULL, PROLLY_PG_STATS_VERSION));
+	CASE(EINV, "", prolly_store_pg_thread_stats(NULL));
+	CASE(EINV, "", prolly_lmdb_snapshot_init(NULL, PROLLY_LMDB_SNAPSHOT_VERSION));
+	CASE(EINV, "", prolly_options_init(NULL, PROLLY_OPTIONS_VERSION));
+	CASE(EINV, "", prolly_tree_stats_init(NULL, PROLLY_TREE_STATS_VERSION));
+	CASE(EINV, "", prolly_range_init(NULL, PROLLY_RANGE_VERSION));
+	CASE(EINV, "", prolly_merge_options_init(NULL, PROLLY_MERGE_OPTIONS_VERSION));
+	CASE(EINV, "", prolly_merge_stats_init(NULL, PROLLY_MERGE_STATS_VERSION));
+	CASE(EINV, "", prolly_sync_options_init(NULL, PROLLY_SYNC_OPTIONS_VERSION));
+	CASE(EINV, "", prolly_sync_stats_init(NULL, PROLLY_SYNC_STATS_VERSION));
+	CASE(EINV, "", prolly_db_stats(NULL, &st));
+	CASE(EINV, "", prolly_db_stats(db, NULL));
+	CASE(EINV, "", prolly_store_pg_stats(NULL, bare));
+	CASE(EINV, "", prolly_store_pg_stats(&(prolly_pg_stats)PROLLY_PG_STATS_INIT, NULL));
+	CASE(EINV, "", prolly_store_pg_stats(&(prolly_pg_stats)PROLLY_PG_STATS_INIT, bare));
+	CASE(0, "", (int)prolly_redact_url(NULL, 0, "postgresql://u:pw@h/d"));
+	CASE(0, "", (int)prolly_redact_message(NULL, 0, "x", NULL));
+	CASE(0, "", (int)prolly_redact_url((char[8]){0}, 8, NULL));
+	CASE(EINV, "", prolly_remote_url_valid(NULL));
+	CASE(EINV, "", prolly_remote_url_valid(""));
+}
+
+PT_TEST(frees_accept_null)
+{
+	PT_REQUIRE(fixture() == 0);
+	VOID(prolly_store_close(NULL));
+	VOID(prolly_close(NULL));
+	VOID(prolly_txn_free(NULL));
+	VOID(prolly_builder_free(NULL));
+	VOID(prolly_cursor_free(NULL));
+	VOID(prolly_commit_free(NULL));
+	VOID(prolly_buf_dispose(NULL));
+}
+
+/* ---- store.h ----------------------------------------------------------------------------------- */
+
+PT_TEST(store_helpers)
+{
+	PT_REQUIRE(fixture() == 0);
+	prolly_store s;
+	memset(&s, 0xab, sizeof(s));
+	unsigned char data[1] = {0};
+	prolly_stats bad = PROLLY_STATS_INIT;
+	bad.version = 1000;
+	CASE(EINV, "", prolly_store_init(NULL, PROLLY_STORE_VERSION));
+	OUT(EINV, "", prolly_store_init(&s, 0), s.version == 0xabababab);
+	OUT(EINV, "", prolly_store_init(&s, PROLLY_STORE_VERSION + 1), s.version == 0xabababab);
+	CASE(EINV, "", prolly_store_ref_name_check(NULL));
+	CASE(EINV, "", prolly_store_ref_name_check(""));
+	CASE(EINV, "", prolly_store_ref_name_check(long_name));
+	CASE(0, "", prolly_store_ref_name_check("refs/heads/main"));
+	CASE(EINV, "", prolly_store_check_node(NULL, data, 1));
+	CASE(EINV, "", prolly_store_check_node(&absent, NULL, 1));
+	CASE(PROLLY_ECORRUPT, "", prolly_store_check_node(&absent, data, 1));
+	CASE(PROLLY_ECORRUPT, "", prolly_store_check_node(&absent, NULL, 0));
+	CASE(EINV, "", prolly_stats_add(NULL));
+	CASE(EINV, "", prolly_stats_add(&bad));
+	VOID(prolly_store_counters_add(NULL, 0));
+	VOID(prolly_store_thread_counters(NULL, 0));
+}
+
+/* ---- reading a tree ----------------------------------------------------------------------------- */
+
+static int on_value(void *p, size_t i, const void *v, size_t n)
+{
+	(void)p, (void)i, (void)v, (void)n;
+	return 0;
+}
+
+PT_TEST(tree_reads)
+{
+	PT_REQUIRE(fixture() == 0);
+	prolly_buf b = PROLLY_BUF_INIT;
+	uint64_t n = 77;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	prolly_cursor *cur = (prolly_cursor *)&untouched;
+	prolly_slice k = {0}, v = {0};
+#define N_SAME (n == 77)
+#define B_SAME (b.ptr == NULL && b.size == 0)
+	OUT(EINV, "", prolly_get(NULL, db, &root, "k", 1), 1);
+	OUT(EINV, "", prolly_get(&b, NULL, &root, "k", 1), B_SAME);
+	OUT(EINV, "", prolly_get(&b, db, NULL, "k", 1), B_SAME);
+	OUT(EINV, "", prolly_get(&b, db, &root, NULL, 1), B_SAME);
+	OUT(ENOTF, "", prolly_get(&b, db, &root, "z", 1), B_SAME);
+	OUT(ENOTF, "", prolly_get(&b, db, &root, NULL, 0), B_SAME);
+	OUT(ENOTF, "not found", prolly_get(&b, db, &absent, "k", 1), B_SAME);
+	OUT(ENOTF, "", prolly_get(&b, db, &root, long_key, sizeof(long_key)), B_SAME);
+	CASE(EINV, "", prolly_get_many(NULL, &root, &key_k, 1, on_value, NULL));
+	CASE(EINV, "", prolly_get_many(db, NULL, &key_k, 1, on_value, NULL));
+	CASE(EINV, "", prolly_get_many(db, &root, NULL, 1, on_value, NULL));
+	CASE(EINV, "", prolly_get_many(db, &root, &key_k, 1, NULL, NULL));
+	CASE(0, "", prolly_get_many(db, &root, NULL, 0, on_value, NULL));
+	CASE(ENOTF, "", prolly_get_many(db, &absent, &key_k, 1, on_value, NULL));
+	OUT(EINV, "", prolly_count(NULL, db, &root), 1);
+	OUT(EINV, "", prolly_count(&n, NULL, &root), N_SAME);
+	OUT(EINV, "", prolly_count(&n, db, NULL), N_SAME);
+	OUT(ENOTF, "", prolly_count(&n, db, &absent), N_SAME);
+	OUT(EINV, "", prolly_rank(NULL, db, &root, "k", 1), 1);
+	OUT(EINV, "", prolly_rank(&n, NULL, &root, "k", 1), N_SAME);
+	OUT(EINV, "", prolly_rank(&n, db, NULL, "k", 1), N_SAME);
+	OUT(EINV, "", prolly_rank(&n, db, &root, NULL, 1), N_SAME);
+	OUT(ENOTF, "", prolly_rank(&n, db, &absent, "k", 1), N_SAME);
+	OUT(0, "", prolly_rank(&n, db, &root, NULL, 0), n == 0);
+	OUT(EINV, "", prolly_select(&b, &b, NULL, &root, 0), B_SAME);
+	OUT(EINV, "", prolly_select(&b, &b, db, NULL, 0), B_SAME);
+	OUT(0, "", prolly_select(NULL, NULL, db, &root, 0), 1);
+	OUT(ENOTF, "", prolly_select(&b, &b, db, &root, 2), B_SAME);
+	OUT(ENOTF, "", prolly_select(&b, &b, db, &absent, 0), B_SAME);
+	CASE(EINV, "", prolly_tree_stats_get(NULL, db, &root, 0));
+	OUT(EINV, "", prolly_tree_stats_get(&ts, NULL, &root, 0), ts.records == 0);
+	OUT(EINV, "", prolly_tree_stats_get(&ts, db, NULL, 0), ts.records == 0);
+	OUT(ENOTF, "", prolly_tree_stats_get(&ts, db, &absent, 1), ts.records == 0);
+	CASE(EINV, "", prolly_cursor_open(NULL, db, &root, NULL));
+	OUT(EINV, "", prolly_cursor_open(&cur, NULL, &root, NULL), cur == (void *)&untouched);
+	OUT(EINV, "", prolly_cursor_open(&cur, db, NULL, NULL), cur == (void *)&untouched);
+	OUT(ENOTF, "", prolly_cursor_open(&cur, db, &absent, NULL), cur == (void *)&untouched);
+	OUT(EINV, "", prolly_cursor_next(NULL, &k, &v), k.data == NULL && v.data == NULL);
+#undef N_SAME
+#undef B_SAME
+}
+
+/* ---- diff and merge -------------------------------------------------------------------------- */
+
+static int on_diff(void *p, const prolly_diff_entry *e)
+{
+	(void)p, (void)e;
+	return 0;
+}
+
+PT_TEST(diff_and_merge)
+
+{
+	PT_REQUIRE(fixture() == 0);
+	prolly_id id = untouched;
+	prolly_range pre = PROLLY_RANGE_INIT, rev = PROLLY_RANGE_INIT;
+	pre.prefix = key_k;
+	rev.reverse = 1;
+	prolly_merge_options bad_res = PROLLY_MERGE_OPTIONS_INIT, no_fn = PROLLY_MERGE_OPTIONS_INIT;
+	bad_res.resolve = (prolly_resolver)99;
+	no_fn.resolve = PROLLY_RESOLVE_CALLBACK;
+	CASE(EINV, "", prolly_diff(NULL, &root, &root, NULL, on_diff, NULL));
+	CASE(EINV, "", prolly_diff(db, NULL, &root, NULL, on_diff, NULL));
+	CASE(EINV, "", prolly_diff(db, &root, NULL, NULL, on_diff, NULL));
+	CASE(EINV, "", prolly_diff(db, &root, &root, NULL, NULL, NULL));
+	CASE(EINV, "prefix", prolly_diff(db, &root, &root, &pre, on_diff, NULL));
+	CASE(EINV, "reverse", prolly_diff(db, &root, &root, &rev, on_diff, NULL));
+	CASE(ENOTF, "", prolly_diff(db, &absent, &root, NULL, on_diff, NULL));
+	CASE(ENOTF, "", prolly_diff(db, &root, &absent, NULL, on_diff, NULL));
+	OUT(EINV, "", prolly_merge(NULL, NULL, txn, &root, &root, &root, NULL), 1);
+	OUT(EINV, "", prolly_merge(&id, NULL, NULL, &root, &root, &root, NULL), SAME(id));
+	OUT(EINV, "", prolly_merge(&id, NULL, txn, NULL, &root, &root, NULL), SAME(id));
+	OUT(EINV, "", prolly_merge(&id, NULL, txn, &root, NULL, &root, NULL), SAME(id));
+	OUT(EINV, "", prolly_merge(&id, NULL, txn, &root, &root, NULL, NULL), SAME(id));
+	OUT(EINV, "", prolly_merge(&id, NULL, txn, &root, &root, &root, &bad_res), SAME(id));
+	OUT(EINV, "", prolly_merge(&id, NULL, txn, &root, &root, &root, &no_fn), SAME(id));
+	OUT(ENOTF, "", prolly_merge(&id, NULL, txn, &absent, &root, &empty, NULL), SAME(id));
+	OUT(EINV, "", prolly_cherry_pick(NULL, NULL, txn, &root, &head, 0, NULL), 1);
+	OUT(EINV, "", prolly_cherry_pick(&id, NULL, NULL, &root, &head, 0, NULL), SAME(id));
+	OUT(EINV, "", prolly_cherry_pick(&id, NULL, txn, NULL, &head, 0, NULL), SAME(id));
+	OUT(EINV, "", prolly_cherry_pick(&id, NULL, txn, &root, NULL, 0, NULL), SAME(id));
+	OUT(EINV, "parent 2", prolly_cherry_pick(&id, NULL, txn, &root, &head, 2, NULL), SAME(id));
+	OUT(ENOTF, "", prolly_cherry_pick(&id, NULL, txn, &root, &absent, 0, NULL), SAME(id));
+	OUT(EINV, "", prolly_revert(&id, NULL, NULL, &root, &head, 0, NULL), SAME(id));
+	OUT(EINV, "", prolly_revert(&id, NULL, txn, &root, NULL, 0, NULL), SAME(id));
+	OUT(ENOTF, "", prolly_revert(&id, NULL, txn, &root, &absent, 0, NULL), SAME(id));
+	OUT(EINV, "", prolly_revert(&id, NULL, txn, &root, &head, 0, &bad_res), SAME(id));
+}
+
+int main(int argc, char **argv)
+{
+	int rc = pt_run(argc, argv);
+	printf("# %d cases\n", ncases);
+	if (txn)
+		prolly_txn_free(txn);
+	prolly_store_close(bare);
+	prolly_close(db);
+	return rc;
+}
