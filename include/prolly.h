@@ -674,7 +674,9 @@ typedef struct prolly_txn prolly_txn;
  * Errors: PROLLY_EINVAL (NULL argument); PROLLY_ENOMEM. *out is untouched on failure. */
 PROLLY_API int prolly_txn_begin(prolly_txn **out, prolly_db *db);
 
-/* Queues a ref update (copied) for the commit. */
+/* Queues a ref update (copied) for the commit. PROLLY_EINVAL (NULL argument, a name of 0 or more
+ * than PROLLY_MAX_REF_NAME bytes, an expect outside prolly_ref_expect, a ref queued twice in the
+ * txn, a txn already committed); PROLLY_ENOMEM. */
 PROLLY_API int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update);
 
 /* Writes the txn's nodes and ref updates atomically. On PROLLY_ECONFLICT nothing was published;
@@ -682,7 +684,7 @@ PROLLY_API int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *upda
  * n_conflicts of them. The txn cannot be committed twice; free it after either result. Once a
  * write of the txn's nodes made before the commit (a builder's flush, part of a large commit)
  * has failed, every commit of the txn fails with that write's error and publishes nothing:
- * free it and begin again. */
+ * free it and begin again. PROLLY_EINVAL for txn NULL or committed already. */
 PROLLY_API int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts);
 
 /* Discards the txn if uncommitted. NULL ok. */
@@ -698,7 +700,10 @@ typedef struct prolly_edit {
 
 /* Applies n edits (any order; for equal keys the last one wins; deleting an absent key is a
  * no-op) to tree root, creating the new tree's nodes in txn. Cost is proportional to the number
- * of edits times the height. PROLLY_ETOOBIG for an oversized key or value (nothing changes). */
+ * of edits times the height. PROLLY_ETOOBIG for an oversized key or value (nothing changes);
+ * PROLLY_EINVAL (out_root, txn or root NULL, edits NULL with n > 0, an edit whose key or value
+ * is NULL with a size, an op outside prolly_op); PROLLY_ENOTFOUND if root is not stored.
+ * *out_root is untouched on failure; n = 0 gives *root. */
 PROLLY_API int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                                 const prolly_edit *edits, size_t n);
 
@@ -726,11 +731,12 @@ typedef struct prolly_builder prolly_builder;
  * failure. */
 PROLLY_API int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
 /* Adds one record (key and val are copied). PROLLY_EINVAL if key is not greater than the
- * previous one; PROLLY_ETOOBIG if oversized; PROLLY_ENOMEM; store errors of a flush of finished
- * nodes. */
+ * previous one (or b NULL, key or val NULL with a size, the builder finished); PROLLY_ETOOBIG if
+ * oversized; PROLLY_ENOMEM; store errors of a flush of finished nodes. */
 PROLLY_API int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
                                   size_t vlen);
-/* Finishes the tree; out_root receives its id. The builder cannot be used afterwards. */
+/* Finishes the tree; out_root receives its id. The builder cannot be used afterwards.
+ * PROLLY_EINVAL (NULL argument, finished already). */
 PROLLY_API int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
 /* Releases the builder; the nodes it already handed to its txn stay there. b NULL is fine. */
 PROLLY_API void prolly_builder_free(prolly_builder *b);

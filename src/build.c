@@ -80,6 +80,8 @@ int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const vo
 {
 	int rc;
 	pnode *made;
+	if (!b || (!key && klen) || (!val && vlen))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_builder_add: NULL argument");
 	if (b->done)
 		return prolly_set_error(PROLLY_EINVAL, "the builder was already finished");
 	if (klen > PROLLY_MAX_KEY || vlen > PROLLY_MAX_VALUE)
@@ -106,6 +108,8 @@ int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const vo
 int prolly_builder_finish(prolly_builder *b, prolly_id *out_root)
 {
 	int rc;
+	if (!b || !out_root)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_builder_finish: NULL argument");
 	if (b->done)
 		return prolly_set_error(PROLLY_EINVAL, "the builder was already finished");
 	b->done = 1;

@@ -647,7 +647,13 @@ int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root
 	prolly_edit *u = NULL;
 	size_t m = 0;
 	int rc = 0;
+	if (!out_root || !txn || !root || (!edits && n))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_edit_tree: NULL argument");
 	for (size_t i = 0; i < n; i++) {
+		if ((!edits[i].key.data && edits[i].key.size) ||
+		    (edits[i].op == PROLLY_PUT && !edits[i].value.data && edits[i].value.size))
+			return prolly_set_error(PROLLY_EINVAL, "edit %zu has a NULL key or value with a size",
+			                        i);
 		if (edits[i].key.size > PROLLY_MAX_KEY ||
 		    (edits[i].op == PROLLY_PUT && edits[i].value.size > PROLLY_MAX_VALUE))
 			return prolly_set_error(PROLLY_ETOOBIG,

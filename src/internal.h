@@ -440,6 +440,9 @@ int prolly__store_write(prolly_db *db, prolly_store_write *w);
  * handed over (prolly__handover_write): the memory store keeps a reference to the node instead
  * of a copy; any other store just reads the bytes. */
 int prolly__store_write_nodes(prolly_db *db, prolly_store_write *w, prolly__shared *const *owners);
+/* One ref update's name (prolly_store_ref_name_check) and expectation (one of
+ * PROLLY_REF_EXPECT_*): 0 or PROLLY_EINVAL, as prolly__store_write checks every update. */
+int prolly__ref_update_check(const prolly_ref_update *u);
 /* The commit format's parents, as get_ancestors follows them. */
 extern const prolly_store_commit_layout prolly__commit_layout;
 

@@ -62,6 +62,18 @@ static int cmp_update_ptr(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+int prolly__ref_update_check(const prolly_ref_update *u)
+{
+	int rc = prolly_store_ref_name_check(u->name);
+	if (rc)
+		return rc;
+	if (u->expect != PROLLY_REF_EXPECT_ANY && u->expect != PROLLY_REF_EXPECT_ABSENT &&
+	    u->expect != PROLLY_REF_EXPECT_VALUE)
+		return prolly_set_error(PROLLY_EINVAL, "ref '%s' has an unknown expectation %d", u->name,
+		                        (int)u->expect);
+	return 0;
+}
+
 /* S1 and S2 of store.h: the shape of the write, the names and expectations of its updates. */
 static int check_write(const prolly_store_write *w)
 {
@@ -73,15 +85,9 @@ static int check_write(const prolly_store_write *w)
 			return prolly_set_error(PROLLY_EINVAL,
 			                        "store write: node %zu has %zu bytes but no data", i,
 			                        w->nodes[i].size);
-	for (size_t i = 0; i < w->n_refs; i++) {
-		const prolly_ref_update *u = &w->refs[i];
-		if ((rc = prolly_store_ref_name_check(u->name)))
+	for (size_t i = 0; i < w->n_refs; i++)
+		if ((rc = prolly__ref_update_check(&w->refs[i])))
 			return rc;
-		if (u->expect != PROLLY_REF_EXPECT_ANY && u->expect != PROLLY_REF_EXPECT_ABSENT &&
-		    u->expect != PROLLY_REF_EXPECT_VALUE)
-			return prolly_set_error(PROLLY_EINVAL, "ref '%s' has an unknown expectation %d",
-			                        u->name, (int)u->expect);
-	}
 	return 0;
 }
 

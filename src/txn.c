@@ -164,9 +164,12 @@ static void raw_truncate(prolly_txn *txn, size_t from, size_t count)
 
 int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 {
-	size_t len = update->name ? strlen(update->name) : 0;
-	if (len == 0 || len > PROLLY_MAX_REF_NAME)
-		return prolly_set_error(PROLLY_EINVAL, "a ref name has 1 to %d bytes", PROLLY_MAX_REF_NAME);
+	if (!txn || !update)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_txn_set_ref: NULL argument");
+	int rc = prolly__ref_update_check(update);
+	if (rc)
+		return rc;
+	size_t len = strlen(update->name);
 	if (txn->done)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
 	prolly_id key; /* the name's SHA-256: the key of ref_at, so a check is O(1) */
@@ -551,8 +554,12 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	prolly_buf req = PROLLY_BUF_INIT;
 	prolly_ref_update *refs = NULL;
 	char *log_names = NULL;
-	size_t n = 0, n_refs = 0, raw_before = txn->raw.size, raw_count_before = txn->raw_count;
+	size_t n = 0, n_refs = 0, raw_before, raw_count_before;
 	int rc;
+	if (!txn)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_txn_commit: NULL argument");
+	raw_before = txn->raw.size;
+	raw_count_before = txn->raw_count;
 	if (txn->done)
 		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
 	if ((rc = prolly__txn_flush_wait(txn)))

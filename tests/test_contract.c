@@ -301,6 +301,74 @@ PT_TEST(tree_reads)
 #undef B_SAME
 }
 
+/* ---- writing: txns, edits, builds, merges ------------------------------------------------------- */
+
+PT_TEST(txn_edits_builds)
+{
+	const prolly_edit edit1 = {PROLLY_PUT, {"x", 1}, {"y", 1}};
+	PT_REQUIRE(fixture() == 0);
+	prolly_id id = untouched;
+	prolly_ref_update u = {"refs/heads/x", PROLLY_REF_EXPECT_ABSENT, {{0}}, 0, {{0}}, 0, 0, {{0}}};
+	prolly_ref_update noname = u, longname = u, badexpect = u;
+	noname.name = NULL;
+	longname.name = long_name;
+	badexpect.expect = (prolly_ref_expect)7;
+	prolly_edit nokey = {PROLLY_PUT, {NULL, 1}, {"v", 1}};
+	prolly_edit bigkey = {PROLLY_PUT, {long_key, sizeof(long_key)}, {"v", 1}};
+	prolly_edit badop = {(prolly_op)9, {"k", 1}, {"v", 1}};
+	prolly_slice from = {"z", 1}, to = {"a", 1}, big = {long_key, sizeof(long_key)};
+	prolly_builder *bld = (prolly_builder *)&untouched;
+	CASE(EINV, "", prolly_txn_set_ref(NULL, &u));
+	CASE(EINV, "", prolly_txn_set_ref(txn, NULL));
+	CASE(EINV, "", prolly_txn_set_ref(txn, &noname));
+	CASE(EINV, "", prolly_txn_set_ref(txn, &longname));
+	CASE(EINV, "", prolly_txn_set_ref(txn, &badexpect));
+	CASE(EINV, "", prolly_txn_commit(NULL, NULL, 0));
+	CASE(EINV, "", prolly_txn_set_reason(NULL, "commit", NULL));
+	CASE(EINV, "", prolly_txn_set_reason(txn, NULL, NULL));
+	CASE(EINV, "", prolly_txn_set_reason(txn, "Bad Op", NULL));
+	CASE(EINV, "", prolly_txn_set_reason(txn, "", NULL));
+	OUT(EINV, "", prolly_edit_tree(NULL, txn, &root, &edit1, 1), 1);
+	OUT(EINV, "", prolly_edit_tree(&id, NULL, &root, &edit1, 1), SAME(id));
+	OUT(EINV, "", prolly_edit_tree(&id, txn, NULL, &edit1, 1), SAME(id));
+	OUT(EINV, "", prolly_edit_tree(&id, txn, &root, NULL, 1), SAME(id));
+	OUT(EINV, "", prolly_edit_tree(&id, txn, &root, &nokey, 1), SAME(id));
+	OUT(EINV, "", prolly_edit_tree(&id, txn, &root, &badop, 1), SAME(id));
+	OUT(PROLLY_ETOOBIG, "", prolly_edit_tree(&id, txn, &root, &bigkey, 1), SAME(id));
+	OUT(ENOTF, "", prolly_edit_tree(&id, txn, &absent, &edit1, 1), SAME(id));
+	OUT(0, "", prolly_edit_tree(&id, txn, &root, NULL, 0), prolly_id_equal(&id, &root));
+	OUT(EINV, "", prolly_delete_range(NULL, txn, &root, NULL, NULL), 1);
+	OUT(EINV, "", prolly_delete_range(&id, NULL, &root, NULL, NULL), SAME(id));
+	OUT(EINV, "", prolly_delete_range(&id, txn, NULL, NULL, NULL), SAME(id));
+	OUT(EINV, "", prolly_delete_range(&id, txn, &root, &from, &to), SAME(id));
+	OUT(PROLLY_ETOOBIG, "", prolly_delete_range(&id, txn, &root, &big, NULL), SAME(id));
+	OUT(ENOTF, "", prolly_delete_range(&id, txn, &absent, NULL, NULL), SAME(id));
+	CASE(EINV, "", prolly_builder_new(NULL, txn));
+	OUT(EINV, "", prolly_builder_new(&bld, NULL), bld == (void *)&untouched);
+	CASE(EINV, "", prolly_builder_add(NULL, "k", 1, "v", 1));
+	CASE(EINV, "", (prolly_builder_new(&bld, txn), prolly_builder_add(bld, NULL, 1, "v", 1)));
+	CASE(EINV, "", (prolly_builder_new(&bld, txn), prolly_builder_add(bld, "k", 1, NULL, 1)));
+	CASE(PROLLY_ETOOBIG, "",
+	     (prolly_builder_new(&bld, txn),
+	      prolly_builder_add(bld, long_key, sizeof(long_key), "", 0)));
+	CASE(EINV, "", prolly_builder_finish(NULL, &id));
+	CASE(EINV, "", (prolly_builder_new(&bld, txn), prolly_builder_finish(bld, NULL)));
+	OUT(EINV, "", prolly_commit_create(NULL, txn, &root, NULL, 0, 0, "m"), 1);
+	OUT(EINV, "", prolly_commit_create(&id, NULL, &root, NULL, 0, 0, "m"), SAME(id));
+	OUT(EINV, "", prolly_commit_create(&id, txn, NULL, NULL, 0, 0, "m"), SAME(id));
+	OUT(EINV, "", prolly_commit_create(&id, txn, &root, NULL, 1, 0, "m"), SAME(id));
+	CASE(EINV, "", prolly_txn_move_branch(NULL, "x", NULL, &head));
+	CASE(EINV, "", prolly_txn_move_branch(txn, NULL, NULL, &head));
+	CASE(EINV, "", prolly_txn_move_branch(txn, "..", NULL, &head));
+	CASE(EINV, "", prolly_txn_move_branch(txn, "x", NULL, NULL));
+	OUT(EINV, "", prolly_rebase_edits(NULL, txn, &root, &root, &edit1, 1), 1);
+	OUT(EINV, "", prolly_rebase_edits(&id, NULL, &root, &root, &edit1, 1), SAME(id));
+	OUT(EINV, "", prolly_rebase_edits(&id, txn, NULL, &root, &edit1, 1), SAME(id));
+	OUT(EINV, "", prolly_rebase_edits(&id, txn, &root, NULL, &edit1, 1), SAME(id));
+	OUT(EINV, "", prolly_rebase_edits(&id, txn, &root, &root, NULL, 1), SAME(id));
+	OUT(ENOTF, "", prolly_rebase_edits(&id, txn, &absent, &root, &edit1, 1), SAME(id));
+}
+
 /* ---- diff and merge -------------------------------------------------------------------------- */
 
 static int on_diff(void *p, const prolly_diff_entry *e)
