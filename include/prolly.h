@@ -885,7 +885,8 @@ typedef struct prolly_commit {
 } prolly_commit;
 
 /* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for
- * instance removed by gc beyond the retention horizon). */
+ * instance removed by gc beyond the retention horizon); PROLLY_ECORRUPT if the object fails its
+ * checks or is not a commit (a tree node, say); PROLLY_EINVAL (NULL argument). */
 PROLLY_API int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
 /* Reads the commits ids[0..n) (duplicates allowed) in one store call, one round trip on a
  * server store, where prolly_commit_read costs one each: out[i] receives commit ids[i] (free
@@ -914,7 +915,8 @@ PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const proll
  * (with a message saying why) otherwise. */
 PROLLY_API int prolly_branch_name_valid(const char *name);
 
-/* Head commit of a branch. PROLLY_ENOTFOUND if no such branch. */
+/* Head commit of a branch. out_commit may be NULL (the branch's existence is checked alone).
+ * PROLLY_ENOTFOUND if no such branch; PROLLY_EINVAL (db NULL, a bad name). */
 PROLLY_API int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch);
 
 /* The head commit of a branch, decoded (free with prolly_commit_free), for reading or editing
@@ -959,7 +961,9 @@ PROLLY_API int prolly_txn_move_branch(prolly_txn *txn, const char *branch,
 /* Convenience: applies edits to the branch head's tree and commits with message, moving the
  * branch by compare-and-swap in one store write. A branch that does not exist yet is created
  * with a root commit of the edits (if it is still absent when the write lands). On a lost race
- * returns PROLLY_ECONFLICT with *out_commit set to the head that won (when it exists). */
+ * returns PROLLY_ECONFLICT with *out_commit set to the head that won (when it exists).
+ * out_commit may be NULL. PROLLY_EINVAL (db NULL, edits NULL with n > 0, a bad branch name);
+ * PROLLY_ETOOBIG; store errors. */
 PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
                                    const prolly_edit *edits, size_t n, const char *message);
 
@@ -1002,7 +1006,7 @@ PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const p
  * edits change nothing, the attempts above follow as if it had not run (it is not counted), so
  * a caller that reads the branch and then commits on it pays one head read, not two.
  * *out_commit receives the new commit (or the head, when nothing was committed);
- * out_rebased (may be NULL) how many of the attempts found the head moved and merged into it (or
+ * out_rebased (may be NULL; untouched when the arguments are refused) how many of the attempts found the head moved and merged into it (or
  * found the conflict that ended them). Errors:
  * PROLLY_ECONFLICT (nothing written; run the transaction again on the new head, which
  * *out_commit then holds when known) when a key the edits change was written since base, when
@@ -1028,20 +1032,23 @@ PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const ch
  * branch name (prolly_branch_name_valid; one written past the library, by another client or by
  * SQL) is not a branch and is not listed; nor is it fetched, cloned or printed as one. The refs are
  * read first, so fn may call the library, move or delete branches included (see CALLBACKS); it sees
- * the list as it was. Non-zero from fn stops the listing and is returned. */
+ * the list as it was. Non-zero from fn stops the listing and is returned. PROLLY_EINVAL for db
+ * or fn NULL. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
 PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
-/* Lowest common ancestor of two commits. PROLLY_ENOTFOUND if they share no history;
- * PROLLY_EPRUNED if none was found and the walk met a commit that retention removed (the common
- * history may be gone: see docs/commits.md, "Retention and merges"). */
+/* Lowest common ancestor of two commits. PROLLY_EINVAL (NULL argument); PROLLY_ENOTFOUND if they
+ * share no history, or a or b is absent; PROLLY_EPRUNED if none was found and the walk met a
+ * commit that retention removed (the common history may be gone: see docs/commits.md,
+ * "Retention and merges"). */
 PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a,
                                  const prolly_id *b);
 
 /* Walks history from commit, newest first (by time, then id), visiting each commit once.
  * Stops quietly where retention removed older commits. fn gets each commit, valid during the
  * call only (copy what you keep; do not free it); non-zero from fn stops the walk and is
- * returned; fn may call the library (see CALLBACKS). */
+ * returned; fn may call the library (see CALLBACKS). PROLLY_EINVAL (db, commit or fn NULL);
+ * PROLLY_ENOTFOUND if commit is absent. */
 typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
 PROLLY_API int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn,
                           void *payload);
@@ -1365,10 +1372,11 @@ PROLLY_API int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char
 PROLLY_API int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* PROLLY_ENOTFOUND if absent. *out_commit (may be NULL) receives what it named. */
 PROLLY_API int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name);
-/* The commit a tag names. PROLLY_ENOTFOUND if absent. */
+/* The commit a tag names (out_commit may be NULL: the tag's existence is checked alone).
+ * PROLLY_ENOTFOUND if absent. The tag functions: PROLLY_EINVAL for db NULL or a bad name. */
 PROLLY_API int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name);
 /* Lists tags in name order (same callback type as branches; names that are not valid branch
- * names are skipped, as there). */
+ * names are skipped, as there). PROLLY_EINVAL for db or fn NULL. */
 PROLLY_API int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
 #ifdef __cplusplus

@@ -94,6 +94,8 @@ int64_t prolly__branch_time(const prolly_db *db, int64_t newest_parent)
 int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_branch_head: NULL db");
 	int rc = prolly__branch_ref(ref, branch);
 	if (rc)
 		return rc;
@@ -178,6 +180,10 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 	int exists, rc;
 	int64_t t;
 
+	if (!db || (!edits && n)) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_commit_edits: NULL argument");
+		goto cleanup;
+	}
 	if ((rc = prolly__branch_ref(ref, branch)))
 		goto cleanup;
 	if ((rc = prolly_txn_begin(&txn, db)))
@@ -305,7 +311,7 @@ int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name)
 
 int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload)
 {
-	if (!fn)
-		return prolly_set_error(PROLLY_EINVAL, "prolly_branch_list needs a callback");
+	if (!db || !fn)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_branch_list needs a handle and a callback");
 	return prolly__list_under(db, HEADS_PREFIX, fn, payload);
 }

@@ -196,6 +196,8 @@ static int on_commit(void *payload, size_t index, const void *data, size_t size)
 int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id)
 {
 	read_ctx ctx = {id, NULL, 0};
+	if (!out || !db || !id)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_commit_read: NULL argument");
 	int rc = prolly__load_raw(db, id, 1, on_commit, &ctx);
 	if (ctx.rc)
 		rc = ctx.rc;
@@ -253,8 +255,11 @@ int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_c
 int prolly_commits_read(prolly_commit **out, prolly_db *db, const prolly_id *ids, size_t n)
 {
 	int rc;
-	if (!db || (n && (!out || !ids)))
+	if (!db || (n && (!out || !ids))) {
+		if (out && n)
+			memset(out, 0, n * sizeof(*out));
 		return prolly_set_error(PROLLY_EINVAL, "prolly_commits_read: NULL db, out or ids");
+	}
 	if (!n)
 		return 0;
 	memset(out, 0, n * sizeof(*out));

@@ -253,12 +253,12 @@ int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebased, prolly_
 	unsigned rebased = 0, tries = max_attempts ? max_attempts : 1;
 	int merged, final, known = 0, rc;
 
-	if (out_rebased)
-		*out_rebased = 0;
 	if (!out_commit || !db || !base || (!edits && n))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_commit_edits_on: NULL argument");
 	if ((rc = prolly__branch_ref(ref, branch)))
 		return rc;
+	if (out_rebased)
+		*out_rebased = 0;
 	for (unsigned i = 0, memo = 1; i < tries;) {
 		int assumed = (int)memo;
 		memo = 0;

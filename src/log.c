@@ -49,8 +49,8 @@ int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void
 	int rc;
 
 	prolly__graph_init(&g, db, 1);
-	if (!fn) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_log needs a callback");
+	if (!db || !commit || !fn) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_log needs a handle, a commit and a callback");
 		goto cleanup;
 	}
 	if ((rc = prolly__graph_get(&g, commit, &start)) || (rc = prolly__ilist_push(&load, start)))

@@ -253,6 +253,10 @@ int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const p
 	int rc;
 
 	prolly__graph_init(&g, db, 0);
+	if (!out || !db || !a || !b) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge_base: NULL argument");
+		goto cleanup;
+	}
 	if ((rc = prolly__graph_get(&g, a, &ia)) || (rc = prolly__graph_get(&g, b, &ib)))
 		goto cleanup;
 	if ((rc = paint(&g, ia, ib)))

@@ -501,6 +501,8 @@ int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const char *name
 	restore_ctx rc = {0, {{0}}};
 	int err;
 	prolly_id cur;
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_branch_restore: NULL db");
 	if ((err = prolly_branch_name_valid(name)))
 		return err;
 	snprintf(ref, sizeof(ref), "%s%s", HEADS_PREFIX, name);

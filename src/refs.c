@@ -142,6 +142,8 @@ enum { TAG_CREATE, TAG_DELETE, TAG_GET };
 static int tag_op(prolly_id *out, prolly_db *db, const char *name, int op, const prolly_id *commit)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "tag '%s': NULL db", name ? name : "(null)");
 	int rc = prolly_branch_name_valid(name);
 	if (rc)
 		return rc;
@@ -201,8 +203,8 @@ int prolly__list_under(prolly_db *db, const char *prefix, prolly_branch_fn fn, v
 
 int prolly_tag_list(prolly_db *db, prolly_branch_fn fn, void *payload)
 {
-	if (!fn)
-		return prolly_set_error(PROLLY_EINVAL, "prolly_tag_list needs a callback");
+	if (!db || !fn)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_tag_list needs a handle and a callback");
 	return prolly__list_under(db, TAGS_PREFIX, fn, payload);
 }
 

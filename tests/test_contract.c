@@ -416,6 +416,179 @@ PT_TEST(diff_and_merge)
 	OUT(EINV, "", prolly_revert(&id, NULL, txn, &root, &head, 0, &bad_res), SAME(id));
 }
 
+/* ---- commits, branches, history ------------------------------------------------------------------ */
+
+static int on_commit(void *p, const prolly_commit *c)
+{
+	(void)p, (void)c;
+	return 0;
+}
+static int on_key_value(void *p, const prolly_commit *c, const void *v, size_t n)
+{
+	(void)p, (void)c, (void)v, (void)n;
+	return 0;
+}
+static int on_branch(void *p, const char *name, const prolly_id *id)
+{
+	(void)p, (void)name, (void)id;
+	return 0;
+}
+
+PT_TEST(commits_and_branches)
+{
+	const prolly_edit edit1 = {PROLLY_PUT, {"x", 1}, {"y", 1}};
+	PT_REQUIRE(fixture() == 0);
+	prolly_id id = untouched;
+	prolly_commit *c = (prolly_commit *)&untouched;
+	prolly_commit *cs[2] = {(prolly_commit *)&untouched, (prolly_commit *)&untouched};
+	prolly_id ids[2] = {head, absent};
+	unsigned reb = 77;
+	const char *hex64 = "1111111111111111111111111111111111111111111111111111111111111111";
+#define C_SAME (c == (prolly_commit *)&untouched)
+	OUT(EINV, "", prolly_commit_read(NULL, db, &head), 1);
+	OUT(EINV, "", prolly_commit_read(&c, NULL, &head), C_SAME);
+	OUT(EINV, "", prolly_commit_read(&c, db, NULL), C_SAME);
+	OUT(ENOTF, "", prolly_commit_read(&c, db, &absent), C_SAME);
+	OUT(PROLLY_ECORRUPT, "", prolly_commit_read(&c, db, &root), C_SAME);
+	CASE(EINV, "", prolly_commits_read(NULL, db, ids, 1));
+	CASE(EINV, "", prolly_commits_read(cs, NULL, ids, 1));
+	OUT(EINV, "", prolly_commits_read(cs, db, NULL, 1), cs[0] == NULL);
+	OUT(0, "", prolly_commits_read(NULL, db, NULL, 0), 1);
+	OUT(ENOTF, "", prolly_commits_read(cs, db, ids, 2), cs[0] == NULL && cs[1] == NULL);
+	CASE(EINV, "", prolly_branch_name_valid(NULL));
+	CASE(EINV, "", prolly_branch_name_valid(""));
+	CASE(EINV, "", prolly_branch_name_valid("a..b"));
+	CASE(EINV, "", prolly_branch_name_valid(hex64));
+	OUT(0, "", prolly_branch_head(NULL, db, "main"), 1);
+	OUT(EINV, "", prolly_branch_head(&id, NULL, "main"), SAME(id));
+	OUT(EINV, "", prolly_branch_head(&id, db, NULL), SAME(id));
+	OUT(EINV, "", prolly_branch_head(&id, db, "-x"), SAME(id));
+	OUT(ENOTF, "nope", prolly_branch_head(&id, db, "nope"), SAME(id));
+	CASE(EINV, "", prolly_branch_commit(NULL, db, "main"));
+	OUT(EINV, "", prolly_branch_commit(&c, NULL, "main"), c == NULL);
+	OUT(EINV, "", (c = (prolly_commit *)&untouched, prolly_branch_commit(&c, db, NULL)), c == NULL);
+	OUT(EINV, "", (c = (prolly_commit *)&untouched, prolly_branch_commit(&c, db, "a~b")),
+	    c == NULL);
+	OUT(ENOTF, "nope", (c = (prolly_commit *)&untouched, prolly_branch_commit(&c, db, "nope")),
+	    c == NULL);
+	OUT(EINV, "", prolly_resolve(NULL, db, "main"), 1);
+	OUT(EINV, "", prolly_resolve(&id, NULL, "main"), SAME(id));
+	OUT(EINV, "", prolly_resolve(&id, db, NULL), SAME(id));
+	OUT(EINV, "", prolly_resolve(&id, db, "main~"), SAME(id));
+	OUT(ENOTF, "nope", prolly_resolve(&id, db, "nope"), SAME(id));
+	OUT(ENOTF, "", prolly_resolve(&id, db, "main~5"), SAME(id));
+	OUT(ENOTF, "", prolly_resolve(&id, db, hex64), SAME(id));
+	CASE(EINV, "", prolly_resolve_commit(NULL, db, "main"));
+	OUT(EINV, "", prolly_resolve_commit(&c, NULL, "main"), c == NULL);
+	OUT(EINV, "", (c = (prolly_commit *)&untouched, prolly_resolve_commit(&c, db, NULL)),
+	    c == NULL);
+	OUT(ENOTF, "", (c = (prolly_commit *)&untouched, prolly_resolve_commit(&c, db, "main^2")),
+	    c == NULL);
+	OUT(EINV, "", prolly_commit_edits(&id, NULL, "main", &edit1, 1, "m"), SAME(id));
+	OUT(0, "", prolly_commit_edits(NULL, db, "main", NULL, 0, "m"), 1);
+	OUT(EINV, "", prolly_commit_edits(&id, db, NULL, &edit1, 1, "m"), SAME(id));
+	OUT(EINV, "", prolly_commit_edits(&id, db, "a b", &edit1, 1, "m"), SAME(id));
+	OUT(EINV, "", prolly_commit_edits(&id, db, "main", NULL, 1, "m"), SAME(id));
+	OUT(EINV, "", prolly_commit_edits_on(NULL, &reb, db, "main", &head, &edit1, 1, "m", 1), 1);
+	OUT(EINV, "", prolly_commit_edits_on(&id, &reb, NULL, "main", &head, &edit1, 1, "m", 1),
+	    SAME(id) && reb == 77);
+	OUT(EINV, "", prolly_commit_edits_on(&id, &reb, db, NULL, &head, &edit1, 1, "m", 1),
+	    SAME(id) && reb == 77);
+	OUT(EINV, "", prolly_commit_edits_on(&id, &reb, db, "..", &head, &edit1, 1, "m", 1),
+	    SAME(id) && reb == 77);
+	OUT(EINV, "", prolly_commit_edits_on(&id, &reb, db, "main", NULL, &edit1, 1, "m", 1),
+	    SAME(id) && reb == 77);
+	OUT(EINV, "", prolly_commit_edits_on(&id, &reb, db, "main", &head, NULL, 1, "m", 1),
+	    SAME(id) && reb == 77);
+	OUT(ENOTF, "", prolly_commit_edits_on(&id, &reb, db, "main", &absent, &edit1, 1, "m", 1),
+	    SAME(id));
+	CASE(EINV, "", prolly_branch_create(NULL, "x", &head));
+	CASE(EINV, "", prolly_branch_create(db, NULL, &head));
+	CASE(EINV, "", prolly_branch_create(db, "x y", &head));
+	CASE(EINV, "", prolly_branch_create(db, "x", NULL));
+	CASE(ENOTF, "", prolly_branch_create(db, "x", &absent));
+	CASE(PROLLY_ECONFLICT, "main", prolly_branch_create(db, "main", &head));
+	CASE(EINV, "", prolly_branch_delete(NULL, "main"));
+	CASE(EINV, "", prolly_branch_delete(db, NULL));
+	CASE(EINV, "", prolly_branch_delete(db, "~"));
+	CASE(ENOTF, "nope", prolly_branch_delete(db, "nope"));
+	OUT(EINV, "", prolly_branch_remove(&id, NULL, "main"), SAME(id));
+	OUT(EINV, "", prolly_branch_remove(&id, db, NULL), SAME(id));
+	OUT(ENOTF, "nope", prolly_branch_remove(&id, db, "nope"), SAME(id));
+	CASE(EINV, "", prolly_branch_list(NULL, on_branch, NULL));
+	CASE(EINV, "", prolly_branch_list(db, NULL, NULL));
+	OUT(EINV, "", prolly_merge_base(NULL, db, &head, &first), 1);
+	OUT(EINV, "", prolly_merge_base(&id, NULL, &head, &first), SAME(id));
+	OUT(EINV, "", prolly_merge_base(&id, db, NULL, &first), SAME(id));
+	OUT(EINV, "", prolly_merge_base(&id, db, &head, NULL), SAME(id));
+	OUT(ENOTF, "", prolly_merge_base(&id, db, &head, &absent), SAME(id));
+	CASE(EINV, "", prolly_log(NULL, &head, on_commit, NULL));
+	CASE(EINV, "", prolly_log(db, NULL, on_commit, NULL));
+	CASE(EINV, "", prolly_log(db, &head, NULL, NULL));
+	CASE(ENOTF, "", prolly_log(db, &absent, on_commit, NULL));
+	CASE(EINV, "", prolly_key_history(NULL, &head, "k", 1, on_key_value, NULL));
+	CASE(EINV, "", prolly_key_history(db, NULL, "k", 1, on_key_value, NULL));
+	CASE(EINV, "", prolly_key_history(db, &head, NULL, 1, on_key_value, NULL));
+	CASE(EINV, "", prolly_key_history(db, &head, "k", 1, NULL, NULL));
+	CASE(PROLLY_ETOOBIG, "",
+	     prolly_key_history(db, &head, long_key, sizeof(long_key), on_key_value, NULL));
+	CASE(ENOTF, "", prolly_key_history(db, &absent, "k", 1, on_key_value, NULL));
+	OUT(EINV, "", prolly_merge_branches(&id, NULL, NULL, "main", "main", NULL, "m"), SAME(id));
+	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, NULL, "main", NULL, "m"), SAME(id));
+	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, "main", NULL, NULL, "m"), SAME(id));
+	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, "main", "a..", NULL, "m"), SAME(id));
+	OUT(ENOTF, "nope", prolly_merge_branches(&id, NULL, db, "main", "nope", NULL, "m"), SAME(id));
+	OUT(ENOTF, "nope", prolly_merge_branches(&id, NULL, db, "nope", "main", NULL, "m"), SAME(id));
+	CASE(EINV, "", prolly_gc(NULL, NULL));
+#undef C_SAME
+}
+
+/* ---- reflog, tags, reset --------------------------------------------------------------------- */
+
+static int on_reflog(void *p, const prolly_reflog_entry *e)
+{
+	(void)p, (void)e;
+	return 0;
+}
+
+PT_TEST(reflog_tags_reset)
+{
+	PT_REQUIRE(fixture() == 0);
+	prolly_id id = untouched;
+	CASE(EINV, "", prolly_reflog(NULL, NULL, on_reflog, NULL));
+	CASE(EINV, "", prolly_reflog(db, NULL, NULL, NULL));
+	CASE(EINV, "", prolly_reflog(db, "..", on_reflog, NULL));
+	CASE(0, "", prolly_reflog(db, "nope", on_reflog, NULL));
+	OUT(EINV, "", prolly_branch_restore(&id, NULL, "x"), SAME(id));
+	OUT(EINV, "", prolly_branch_restore(&id, db, NULL), SAME(id));
+	OUT(EINV, "", prolly_branch_restore(&id, db, "x y"), SAME(id));
+	OUT(ENOTF, "", prolly_branch_restore(&id, db, "nope"), SAME(id));
+	OUT(PROLLY_ECONFLICT, "main", prolly_branch_restore(&id, db, "main"), SAME(id));
+	OUT(EINV, "", prolly_branch_reset(&id, NULL, "main", &first), SAME(id));
+	OUT(EINV, "", prolly_branch_reset(&id, db, NULL, &first), SAME(id));
+	OUT(EINV, "", prolly_branch_reset(&id, db, "main", NULL), SAME(id));
+	OUT(EINV, "", prolly_branch_reset(&id, db, "/main", &first), SAME(id));
+	OUT(ENOTF, "nope", prolly_branch_reset(&id, db, "nope", &first), SAME(id));
+	OUT(ENOTF, "", prolly_branch_reset(&id, db, "main", &absent), SAME(id));
+	CASE(EINV, "", prolly_tag_create(NULL, "u", &head));
+	CASE(EINV, "", prolly_tag_create(db, NULL, &head));
+	CASE(EINV, "", prolly_tag_create(db, "u", NULL));
+	CASE(EINV, "", prolly_tag_create(db, "u..v", &head));
+	CASE(ENOTF, "", prolly_tag_create(db, "u", &absent));
+	CASE(PROLLY_ECONFLICT, "t", prolly_tag_create(db, "t", &head));
+	OUT(EINV, "", prolly_tag_delete(&id, NULL, "t"), SAME(id));
+	OUT(EINV, "", prolly_tag_delete(&id, db, NULL), SAME(id));
+	OUT(EINV, "", prolly_tag_delete(&id, db, "~t"), SAME(id));
+	OUT(ENOTF, "nope", prolly_tag_delete(&id, db, "nope"), SAME(id));
+	OUT(0, "", prolly_tag_get(NULL, db, "t"), 1);
+	OUT(EINV, "", prolly_tag_get(&id, NULL, "t"), SAME(id));
+	OUT(EINV, "", prolly_tag_get(&id, db, NULL), SAME(id));
+	OUT(EINV, "", prolly_tag_get(&id, db, ".."), SAME(id));
+	OUT(ENOTF, "nope", prolly_tag_get(&id, db, "nope"), SAME(id));
+	CASE(EINV, "", prolly_tag_list(NULL, on_branch, NULL));
+	CASE(EINV, "", prolly_tag_list(db, NULL, NULL));
+}
+
 int main(int argc, char **argv)
 {
 	int rc = pt_run(argc, argv);
