@@ -520,7 +520,7 @@ typedef struct prolly_options {
 PROLLY_API int prolly_options_init(prolly_options *opts, unsigned version);
 
 /* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults; an unknown
- * opts->version is PROLLY_EINVAL before the store is opened). */
+ * opts->version, or out NULL, is PROLLY_EINVAL before the store is opened). */
 PROLLY_API int prolly_open(prolly_db **out, const char *url, const prolly_options *opts);
 
 /* prolly_store_open_ex(url, flags) and prolly_db_new(opts) in one call; the same errors. Every
@@ -529,7 +529,9 @@ PROLLY_API int prolly_open_ex(prolly_db **out, const char *url, const prolly_opt
                               unsigned flags);
 
 /* Wraps a store with opts (NULL for defaults); the handle owns the store from now on, also on
- * failure (an unknown opts->version is PROLLY_EINVAL, and the store is closed). */
+ * failure (an unknown opts->version is PROLLY_EINVAL, and the store is closed). PROLLY_EINVAL
+ * also for out or store NULL (a store given is closed); PROLLY_EVERSION for a store version
+ * this library does not speak (prolly/store.h). */
 PROLLY_API int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);
 
 /* Closes the handle and its store. Every txn, builder and cursor must be freed first. NULL ok. */

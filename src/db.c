@@ -28,6 +28,10 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	prolly_buf bytes = PROLLY_BUF_INIT;
 	prolly__enc_init(&enc, 0);
 
+	if (!out || !store) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_db_new: NULL %s", out ? "store" : "out");
+		goto cleanup;
+	}
 	if ((rc = prolly__options_check(opts)))
 		goto cleanup;
 	db = calloc(1, sizeof(*db));

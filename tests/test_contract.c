@@ -241,6 +241,65 @@ PT_TEST(store_helpers)
 	VOID(prolly_store_thread_counters(NULL, 0));
 }
 
+/* ---- opening stores and handles ----------------------------------------------------------------- */
+
+PT_TEST(open_stores)
+{
+	PT_REQUIRE(fixture() == 0);
+	prolly_store *st = (prolly_store *)&untouched;
+	prolly_db *h = (prolly_db *)&untouched;
+	prolly_lmdb_snapshot snaps[2] = {PROLLY_LMDB_SNAPSHOT_INIT, PROLLY_LMDB_SNAPSHOT_INIT};
+	prolly_lmdb_snapshot bad[2] = {PROLLY_LMDB_SNAPSHOT_INIT, PROLLY_LMDB_SNAPSHOT_INIT};
+	bad[1].version = 1000;
+	char url[600];
+	snprintf(url, sizeof(url), "lmdb:%s", nowhere);
+#define ST_SAME (st == (prolly_store *)&untouched)
+#define H_SAME (h == (prolly_db *)&untouched)
+	CASE(EINV, "", prolly_store_mem_new(NULL));
+	CASE(EINV, "", prolly_store_lmdb_open(NULL, lmdb_dir, 0));
+	OUT(EINV, "", prolly_store_lmdb_open(&st, NULL, 0), ST_SAME);
+	OUT(EINV, "", prolly_store_lmdb_open(&st, "", 0), ST_SAME);
+	CASE(EINV, "", prolly_store_lmdb_open_ex(NULL, lmdb_dir, 0, 0));
+	OUT(EINV, "", prolly_store_lmdb_open_ex(&st, NULL, 0, 0), ST_SAME);
+	OUT(EINV, "flags", prolly_store_lmdb_open_ex(&st, lmdb_dir, 0, 0x80), ST_SAME);
+	OUT(ENOTF, nowhere, prolly_store_lmdb_open_ex(&st, nowhere, 0, 0), ST_SAME);
+	OUT(EINV, "", prolly_store_lmdb_open_ex(&st, lmdb_dir, 0, PROLLY_OPEN_PREVIOUS), ST_SAME);
+	CASE(EINV, "", prolly_store_open(NULL, "mem:"));
+	OUT(EINV, "", prolly_store_open(&st, NULL), ST_SAME);
+	OUT(EINV, "", prolly_store_open(&st, "nosuch:x"), ST_SAME);
+	CASE(EINV, "", prolly_store_open_ex(NULL, "mem:", 0));
+	OUT(EINV, "", prolly_store_open_ex(&st, NULL, 0), ST_SAME);
+	OUT(EINV, "flags", prolly_store_open_ex(&st, "mem:", 0x80), ST_SAME);
+	OUT(EINV, "", prolly_store_open_ex(&st, url, PROLLY_OPEN_READONLY | PROLLY_OPEN_CREATE),
+	    ST_SAME);
+	OUT(EINV, "", prolly_store_open_ex(&st, "mem:", PROLLY_OPEN_PREVIOUS | PROLLY_OPEN_READONLY),
+	    ST_SAME);
+	OUT(ENOTF, nowhere, prolly_store_open_ex(&st, url, 0), ST_SAME);
+	CASE(EINV, "", prolly_store_pg_open(NULL, "host=/nonexistent", NULL));
+	OUT(EINV, "", prolly_store_pg_open(&st, NULL, NULL), ST_SAME);
+	CASE(EINV, "", prolly_store_pg_init(NULL));
+	CASE(EINV, "", prolly_store_pg_init(bare));
+	CASE(EINV, "", prolly_lmdb_snapshots(NULL, lmdb_dir));
+	OUT(EINV, "", prolly_lmdb_snapshots(snaps, NULL), snaps[0].txnid == 0);
+	OUT(EINV, "version", prolly_lmdb_snapshots(bad, lmdb_dir), bad[0].txnid == 0);
+	OUT(ENOTF, "", prolly_lmdb_snapshots(snaps, nowhere), snaps[0].txnid == 0);
+	CASE(EINV, "", prolly_lmdb_restore_previous(NULL));
+	CASE(ENOTF, "", prolly_lmdb_restore_previous(nowhere));
+	CASE(EINV, "", prolly_open(NULL, "mem:", NULL));
+	OUT(EINV, "", prolly_open(&h, NULL, NULL), H_SAME);
+	OUT(EINV, "", prolly_open(&h, "nosuch:x", NULL), H_SAME);
+	CASE(EINV, "", prolly_open_ex(NULL, "mem:", NULL, 0));
+	OUT(EINV, "", prolly_open_ex(&h, NULL, NULL, 0), H_SAME);
+	OUT(ENOTF, "", prolly_open_ex(&h, url, NULL, 0), H_SAME);
+	CASE(EINV, "", prolly_db_new(NULL, (prolly_store_mem_new(&st), st), NULL));
+	OUT(EINV, "", prolly_db_new(&h, NULL, NULL), H_SAME);
+	CASE(EINV, "", prolly_txn_begin(NULL, db));
+	CASE(EINV, "", prolly_txn_begin((prolly_txn **)&h, NULL));
+	PT_CHECK(prolly_db_store(db) != NULL);
+#undef ST_SAME
+#undef H_SAME
+}
+
 /* ---- reading a tree ----------------------------------------------------------------------------- */
 
 static int on_value(void *p, size_t i, const void *v, size_t n)

@@ -202,6 +202,8 @@ int prolly_store_open(prolly_store **out, const char *url)
 int prolly_open_ex(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags)
 {
 	prolly_store *st;
+	if (!out)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_open: NULL out");
 	int rc = prolly__options_check(opts); /* before the store is opened (or created) */
 	if (rc || (rc = prolly_store_open_ex(&st, url, flags)))
 		return rc;
