@@ -1187,7 +1187,8 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * opts      may be NULL (defaults).
  *
  * Errors: PROLLY_EINVAL (NULL db, commits or refs with a count, bad opts, bad ref update, a start
- * id that is not a commit); PROLLY_ENOTFOUND (a start commit in neither store); PROLLY_ECONFLICT
+ * id that is not a commit, found so when dst lacks it: an object dst holds is not read, and a
+ * ref update naming it applies as prolly_txn_set_ref's would); PROLLY_ENOTFOUND (a start commit in neither store); PROLLY_ECONFLICT
  * (a ref's expectation failed: no ref moved, the objects copied stay; or a gc ran on dst during
  * the sync, or on src and removed an object the sync was to read: run it again); PROLLY_ECORRUPT
  * (src holds a damaged object or lacks a child node);

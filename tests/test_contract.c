@@ -27,6 +27,7 @@
 /* ---- the fixture ----------------------------------------------------------------------------- */
 
 static prolly_db *db;       /* memory store, no threads of its own (the cases fork) */
+static prolly_db *other;    /* another, empty memory store */
 static prolly_store *bare;  /* a memory store never handed to a handle */
 static prolly_id root;      /* main's tree: {"a": "1", "k": "v"} */
 static prolly_id head;      /* main's head; its parent is first */
@@ -55,6 +56,7 @@ static int fixture(void)
 	rc = rc ? rc : prolly_commit_edits(&first, db, "main", e, 1, "one");
 	rc = rc ? rc : prolly_commit_edits(&head, db, "main", e + 1, 1, "two");
 	rc = rc ? rc : prolly_tag_create(db, "t", &first);
+	rc = rc ? rc : prolly_open(&other, "mem:", &o);
 	rc = rc ? rc : prolly_store_mem_new(&bare);
 	rc = rc ? rc : prolly_txn_begin(&txn, db);
 	snprintf(lmdb_dir, sizeof(lmdb_dir), "%s/lmdb", dir);
@@ -648,6 +650,74 @@ PT_TEST(reflog_tags_reset)
 	CASE(EINV, "", prolly_tag_list(db, NULL, NULL));
 }
 
+/* ---- sync, remotes, proofs ------------------------------------------------------------------- */
+
+static int on_remote(void *p, const char *name, const char *url)
+{
+	(void)p, (void)name, (void)url;
+	return 0;
+}
+
+PT_TEST(sync_remotes_proofs)
+{
+	PT_REQUIRE(fixture() == 0);
+	prolly_buf b = PROLLY_BUF_INIT;
+	prolly_slice k = {"k", 1}, a = {"a", 1};
+	prolly_proof_claim claim;
+	memset(&claim, 0xab, sizeof(claim));
+	int claim_same = 1;
+	prolly_sync_options so = PROLLY_SYNC_OPTIONS_INIT;
+	so.batch = 65537;
+	unsigned char junk[16] = {0};
+	CASE(EINV, "", prolly_sync(NULL, NULL, db, &head, 1, NULL, 0, NULL));
+	CASE(EINV, "", prolly_sync(NULL, db, NULL, &head, 1, NULL, 0, NULL));
+	CASE(EINV, "", prolly_sync(NULL, db, db, NULL, 1, NULL, 0, NULL));
+	CASE(EINV, "", prolly_sync(NULL, db, db, NULL, 0, NULL, 1, NULL));
+	CASE(EINV, "batch", prolly_sync(NULL, db, db, &head, 1, NULL, 0, &so));
+	CASE(0, "", prolly_sync(NULL, db, db, NULL, 0, NULL, 0, NULL));
+	CASE(ENOTF, "", prolly_sync(NULL, db, db, &absent, 1, NULL, 0, NULL));
+	CASE(EINV, "not a commit", prolly_sync(NULL, other, db, &root, 1, NULL, 0, NULL));
+	CASE(0, "", prolly_sync(NULL, db, db, &root, 1, NULL, 0, NULL)); /* dst has it: not read */
+	CASE(EINV, "", prolly_remote_add(NULL, "o", "mem:"));
+	CASE(EINV, "", prolly_remote_add(db, NULL, "mem:"));
+	CASE(EINV, "", prolly_remote_add(db, "o", NULL));
+	CASE(EINV, "", prolly_remote_add(db, "o/p", "mem:"));
+	CASE(EINV, "", prolly_remote_add(db, "o", "postgresql://u:secret@h/d"));
+	OUT(EINV, "", prolly_remote_url(NULL, db, "o"), 1);
+	OUT(EINV, "", prolly_remote_url(&b, NULL, "o"), b.ptr == NULL);
+	OUT(EINV, "", prolly_remote_url(&b, db, NULL), b.ptr == NULL);
+	OUT(EINV, "", prolly_remote_url(&b, db, "a..b"), b.ptr == NULL);
+	OUT(ENOTF, "nope", prolly_remote_url(&b, db, "nope"), b.ptr == NULL);
+	CASE(EINV, "", prolly_remote_list(NULL, on_remote, NULL));
+	CASE(EINV, "", prolly_remote_list(db, NULL, NULL));
+	CASE(EINV, "", prolly_remote_remove(NULL, "o"));
+	CASE(EINV, "", prolly_remote_remove(db, NULL));
+	CASE(EINV, "", prolly_remote_remove(db, "o/p"));
+	CASE(ENOTF, "nope", prolly_remote_remove(db, "nope"));
+	CASE(EINV, "", prolly_fetch(NULL, NULL, db, "o", NULL, NULL));
+	CASE(EINV, "", prolly_fetch(NULL, db, NULL, "o", NULL, NULL));
+	CASE(EINV, "", prolly_fetch(NULL, db, db, NULL, NULL, NULL));
+	CASE(EINV, "", prolly_fetch(NULL, db, db, "o/p", NULL, NULL));
+	CASE(EINV, "", prolly_push(NULL, NULL, db, "o", "main", 0));
+	CASE(EINV, "", prolly_push(NULL, db, NULL, "o", "main", 0));
+	CASE(EINV, "", prolly_push(NULL, db, db, NULL, "main", 0));
+	CASE(EINV, "", prolly_push(NULL, db, db, "o", NULL, 0));
+	CASE(EINV, "", prolly_push(NULL, db, db, "o", "..", 0));
+	CASE(ENOTF, "nope", prolly_push(NULL, db, db, "o", "nope", 0));
+	OUT(EINV, "", prolly_prove(NULL, db, &root, &k, NULL), 1);
+	OUT(EINV, "", prolly_prove(&b, NULL, &root, &k, NULL), b.ptr == NULL);
+	OUT(EINV, "", prolly_prove(&b, db, NULL, &k, NULL), b.ptr == NULL);
+	OUT(EINV, "", prolly_prove(&b, db, &root, NULL, NULL), b.ptr == NULL);
+	OUT(EINV, "", prolly_prove(&b, db, &root, &k, &a), b.ptr == NULL);
+	OUT(ENOTF, "", prolly_prove(&b, db, &absent, &k, NULL), b.ptr == NULL);
+	OUT(EINV, "", prolly_proof_verify(&claim, NULL, junk, sizeof(junk), NULL, NULL), claim_same);
+	OUT(EINV, "", prolly_proof_verify(&claim, &root, NULL, 1, NULL, NULL),
+	    claim.range == (int)0xabababab);
+	OUT(PROLLY_ECORRUPT, "", prolly_proof_verify(&claim, &root, junk, sizeof(junk), NULL, NULL),
+	    claim.range == (int)0xabababab);
+	OUT(PROLLY_ECORRUPT, "", prolly_proof_verify(NULL, &root, NULL, 0, NULL, NULL), 1);
+}
+
 int main(int argc, char **argv)
 {
 	int rc = pt_run(argc, argv);
@@ -655,6 +725,7 @@ int main(int argc, char **argv)
 	if (txn)
 		prolly_txn_free(txn);
 	prolly_store_close(bare);
+	prolly_close(other);
 	prolly_close(db);
 	return rc;
 }
