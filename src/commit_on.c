@@ -198,7 +198,10 @@ static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *w
 	}
 	if (!exists) {
 		*final = 1;
-		rc = prolly_set_error(PROLLY_ECONFLICT, "branch '%s' was deleted meanwhile", branch);
+		rc = prolly_set_error(PROLLY_ECONFLICT,
+		                      "branch '%s' does not exist (deleted since the transaction began, "
+		                      "or never made)",
+		                      branch);
 		goto cleanup;
 	}
 	*winner = head;
