@@ -406,7 +406,8 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  * damaged, is PROLLY_ECORRUPT (the message says what is missing), never an empty store.
  *
  * out      receives the store, owned by the caller until handed to prolly_db_new().
- * url      as for prolly_store_open; mem: ignores the flags (a new empty store).
+ * url      as for prolly_store_open; mem: is always a new empty store, with or without
+ *          PROLLY_OPEN_CREATE (with PROLLY_OPEN_READONLY one that refuses every write).
  * flags    PROLLY_OPEN_* above.
  *
  * Errors: PROLLY_EINVAL (NULL out or url, unknown URL or flags, READONLY with CREATE, PREVIOUS

@@ -247,6 +247,7 @@ PT_TEST(store_helpers)
 
 PT_TEST(open_stores)
 {
+	const prolly_edit edit1 = {PROLLY_PUT, {"x", 1}, {"y", 1}};
 	PT_REQUIRE(fixture() == 0);
 	prolly_store *st = (prolly_store *)&untouched;
 	prolly_db *h = (prolly_db *)&untouched;
@@ -277,6 +278,10 @@ PT_TEST(open_stores)
 	OUT(EINV, "", prolly_store_open_ex(&st, "mem:", PROLLY_OPEN_PREVIOUS | PROLLY_OPEN_READONLY),
 	    ST_SAME);
 	OUT(ENOTF, nowhere, prolly_store_open_ex(&st, url, 0), ST_SAME);
+	CASE(0, "", prolly_store_open_ex(&st, "mem:", 0));
+	CASE(PROLLY_EUNSUPPORTED, "read-only",
+	     (prolly_open_ex(&h, "mem:", NULL, PROLLY_OPEN_READONLY),
+	      prolly_commit_edits(NULL, h, "main", &edit1, 1, "m")));
 	CASE(EINV, "", prolly_store_pg_open(NULL, "host=/nonexistent", NULL));
 	OUT(EINV, "", prolly_store_pg_open(&st, NULL, NULL), ST_SAME);
 	CASE(EINV, "", prolly_store_pg_init(NULL));
@@ -287,6 +292,10 @@ PT_TEST(open_stores)
 	OUT(ENOTF, "", prolly_lmdb_snapshots(snaps, nowhere), snaps[0].txnid == 0);
 	CASE(EINV, "", prolly_lmdb_restore_previous(NULL));
 	CASE(ENOTF, "", prolly_lmdb_restore_previous(nowhere));
+	snprintf(url, sizeof(url), "lmdb:%s", lmdb_dir);
+	CASE(PROLLY_ECONFLICT, "open",
+	     (prolly_open(&h, url, NULL), prolly_lmdb_restore_previous(lmdb_dir)));
+	snprintf(url, sizeof(url), "lmdb:%s", nowhere);
 	CASE(EINV, "", prolly_open(NULL, "mem:", NULL));
 	OUT(EINV, "", prolly_open(&h, NULL, NULL), H_SAME);
 	OUT(EINV, "", prolly_open(&h, "nosuch:x", NULL), H_SAME);
