@@ -567,8 +567,8 @@ PROLLY_API int prolly_get(prolly_buf *out, prolly_db *db, const prolly_id *root,
 typedef int (*prolly_value_fn)(void *payload, size_t index, const void *value, size_t vlen);
 
 /* Looks up n keys (any order, duplicates allowed) reading each tree level with one store call.
- * PROLLY_EINVAL (db, root or fn NULL, keys NULL with n > 0); PROLLY_ENOTFOUND if root is not
- * stored (also when n is 0); the errors of prolly_get. */
+ * PROLLY_EINVAL (db, root or fn NULL, keys NULL with n > 0, a key with a size and no data);
+ * PROLLY_ENOTFOUND if root is not stored (also when n is 0); the errors of prolly_get. */
 PROLLY_API int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys,
                                size_t n, prolly_value_fn fn, void *payload);
 
@@ -716,9 +716,10 @@ PROLLY_API int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prol
  * the nodes on the paths to the range's two ends are read, plus the few nodes after `to` that
  * re-chunking runs into: subtrees inside the range are dropped without being read, so the cost
  * is proportional to the height, not to the records removed. An empty range (no record in it)
- * gives *out_root = *root. Errors: PROLLY_EINVAL if from > to or an argument is NULL;
- * PROLLY_ETOOBIG for a bound longer than PROLLY_MAX_KEY; PROLLY_ENOTFOUND if root is not in the
- * store; PROLLY_ECORRUPT, PROLLY_ENOMEM, store errors. *out_root is untouched on failure. */
+ * gives *out_root = *root. Errors: PROLLY_EINVAL if from > to, an argument is NULL or a bound
+ * has a size and no data; PROLLY_ETOOBIG for a bound longer than PROLLY_MAX_KEY;
+ * PROLLY_ENOTFOUND if root is not in the store; PROLLY_ECORRUPT, PROLLY_ENOMEM, store errors.
+ * *out_root is untouched on failure. */
 PROLLY_API int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                                    const prolly_slice *from, const prolly_slice *to);
 

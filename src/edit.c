@@ -875,6 +875,9 @@ int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *r
 	memset(&ed, 0, sizeof(ed));
 	if (!out_root || !txn || !root)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_delete_range needs out_root, txn and root");
+	if ((from && from->size && !from->data) || (to && to->size && !to->data))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "prolly_delete_range: a range bound has a size but no data");
 	if ((from && from->size > PROLLY_MAX_KEY) || (to && to->size > PROLLY_MAX_KEY))
 		return prolly_set_error(PROLLY_ETOOBIG, "a range bound is longer than %d bytes",
 		                        PROLLY_MAX_KEY);

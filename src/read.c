@@ -80,6 +80,12 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 		rc = prolly_set_error(PROLLY_EINVAL, "prolly_get_many: NULL argument");
 		goto cleanup;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (keys[i].size && !keys[i].data) {
+			rc = prolly_set_error(PROLLY_EINVAL, "prolly_get_many: key %zu has a size but no data",
+			                      i);
+			goto cleanup;
+		}
 	if ((rc = prolly__load_root(db, &ws, root, &rootn)))
 		goto cleanup;
 	if (n == 0)

@@ -40,6 +40,7 @@ static char lmdb_dir[512];  /* an LMDB store */
 static char nowhere[512];   /* a directory that does not exist */
 
 static const prolly_slice key_k = {"k", 1};
+static const prolly_slice no_data = {NULL, 3}; /* a size without bytes */
 static char long_key[PROLLY_MAX_KEY + 1];
 static char long_name[PROLLY_MAX_REF_NAME + 2];
 
@@ -341,6 +342,7 @@ PT_TEST(tree_reads)
 	CASE(EINV, "", prolly_get_many(db, NULL, &key_k, 1, on_value, NULL));
 	CASE(EINV, "", prolly_get_many(db, &root, NULL, 1, on_value, NULL));
 	CASE(EINV, "", prolly_get_many(db, &root, &key_k, 1, NULL, NULL));
+	CASE(EINV, "", prolly_get_many(db, &root, &no_data, 1, on_value, NULL));
 	CASE(0, "", prolly_get_many(db, &root, NULL, 0, on_value, NULL));
 	CASE(ENOTF, "", prolly_get_many(db, &absent, &key_k, 1, on_value, NULL));
 	OUT(EINV, "", prolly_count(NULL, db, &root), 1);
@@ -412,6 +414,8 @@ PT_TEST(txn_edits_builds)
 	OUT(EINV, "", prolly_delete_range(&id, txn, NULL, NULL, NULL), SAME(id));
 	OUT(EINV, "", prolly_delete_range(&id, txn, &root, &from, &to), SAME(id));
 	OUT(PROLLY_ETOOBIG, "", prolly_delete_range(&id, txn, &root, &big, NULL), SAME(id));
+	OUT(EINV, "", prolly_delete_range(&id, txn, &root, &no_data, NULL), SAME(id));
+	OUT(EINV, "", prolly_delete_range(&id, txn, &root, NULL, &no_data), SAME(id));
 	OUT(ENOTF, "", prolly_delete_range(&id, txn, &absent, NULL, NULL), SAME(id));
 	CASE(EINV, "", prolly_builder_new(NULL, txn));
 	OUT(EINV, "", prolly_builder_new(&bld, NULL), bld == (void *)&untouched);
