@@ -244,6 +244,10 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 
 	if ((rc = prolly__branch_ref(ref, name)))
 		goto cleanup;
+	if (!db) {
+		rc = prolly_set_error(PROLLY_EINVAL, "creating branch '%s': NULL db", name);
+		goto cleanup;
+	}
 	if (!commit) {
 		rc = prolly_set_error(PROLLY_EINVAL, "creating branch '%s' needs a commit", name);
 		goto cleanup;

@@ -22,6 +22,10 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 
 	if ((rc = prolly__merge_check(opts, stats)))
 		goto cleanup;
+	if (!db) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge_branches: NULL db");
+		goto cleanup;
+	}
 	if ((rc = prolly__branch_ref(iref, into)) || (rc = prolly__branch_ref(fref, from)))
 		goto cleanup;
 	if ((rc = prolly_txn_begin(&txn, db)))

@@ -77,6 +77,8 @@ static int ref_move(prolly_id *cur, int *lost, prolly_db *db, const char *ref, i
 	prolly_ref_update u;
 	int exists = 1, gc_only, rc;
 	*lost = 0;
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "moving '%s': NULL db", ref);
 	for (int attempt = 0;; attempt++) {
 		/* A creation reads nothing of the ref: its write expects it absent (the txn has the
 		 * handle's epoch; one a gc has passed only costs a retry with the new one). */

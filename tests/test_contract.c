@@ -137,6 +137,8 @@ static void finish(int rc, int want, const char *needle, int out_ok, const char 
 		fprintf(stderr, "  line %d: %s: output parameter changed\n", line, call);
 		bad = 1;
 	}
+	if (getenv("CONTRACT_SHOW"))
+		fprintf(stderr, "MSG %d %s => %s\n", line, fn, msg);
 	fflush(stderr);
 	_exit(bad);
 }
@@ -578,17 +580,17 @@ PT_TEST(commits_and_branches)
 	    SAME(id));
 	OUT(PROLLY_ECONFLICT, "does not exist",
 	    prolly_commit_edits_on(&id, &reb, db, "nope", &head, &edit1, 1, "m", 1), SAME(id));
-	CASE(EINV, "", prolly_branch_create(NULL, "x", &head));
+	CASE(EINV, "db", prolly_branch_create(NULL, "x", &head));
 	CASE(EINV, "", prolly_branch_create(db, NULL, &head));
 	CASE(EINV, "", prolly_branch_create(db, "x y", &head));
 	CASE(EINV, "", prolly_branch_create(db, "x", NULL));
 	CASE(ENOTF, "", prolly_branch_create(db, "x", &absent));
 	CASE(PROLLY_ECONFLICT, "main", prolly_branch_create(db, "main", &head));
-	CASE(EINV, "", prolly_branch_delete(NULL, "main"));
+	CASE(EINV, "db", prolly_branch_delete(NULL, "main"));
 	CASE(EINV, "", prolly_branch_delete(db, NULL));
 	CASE(EINV, "", prolly_branch_delete(db, "~"));
 	CASE(ENOTF, "nope", prolly_branch_delete(db, "nope"));
-	OUT(EINV, "", prolly_branch_remove(&id, NULL, "main"), SAME(id));
+	OUT(EINV, "db", prolly_branch_remove(&id, NULL, "main"), SAME(id));
 	OUT(EINV, "", prolly_branch_remove(&id, db, NULL), SAME(id));
 	OUT(ENOTF, "nope", prolly_branch_remove(&id, db, "nope"), SAME(id));
 	CASE(EINV, "", prolly_branch_list(NULL, on_branch, NULL));
@@ -609,7 +611,7 @@ PT_TEST(commits_and_branches)
 	CASE(PROLLY_ETOOBIG, "",
 	     prolly_key_history(db, &head, long_key, sizeof(long_key), on_key_value, NULL));
 	CASE(ENOTF, "", prolly_key_history(db, &absent, "k", 1, on_key_value, NULL));
-	OUT(EINV, "", prolly_merge_branches(&id, NULL, NULL, "main", "main", NULL, "m"), SAME(id));
+	OUT(EINV, "db", prolly_merge_branches(&id, NULL, NULL, "main", "main", NULL, "m"), SAME(id));
 	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, NULL, "main", NULL, "m"), SAME(id));
 	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, "main", NULL, NULL, "m"), SAME(id));
 	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, "main", "a..", NULL, "m"), SAME(id));
@@ -640,13 +642,13 @@ PT_TEST(reflog_tags_reset)
 	OUT(EINV, "", prolly_branch_restore(&id, db, "x y"), SAME(id));
 	OUT(ENOTF, "", prolly_branch_restore(&id, db, "nope"), SAME(id));
 	OUT(PROLLY_ECONFLICT, "main", prolly_branch_restore(&id, db, "main"), SAME(id));
-	OUT(EINV, "", prolly_branch_reset(&id, NULL, "main", &first), SAME(id));
+	OUT(EINV, "db", prolly_branch_reset(&id, NULL, "main", &first), SAME(id));
 	OUT(EINV, "", prolly_branch_reset(&id, db, NULL, &first), SAME(id));
 	OUT(EINV, "", prolly_branch_reset(&id, db, "main", NULL), SAME(id));
 	OUT(EINV, "", prolly_branch_reset(&id, db, "/main", &first), SAME(id));
 	OUT(ENOTF, "nope", prolly_branch_reset(&id, db, "nope", &first), SAME(id));
 	OUT(ENOTF, "", prolly_branch_reset(&id, db, "main", &absent), SAME(id));
-	CASE(EINV, "", prolly_tag_create(NULL, "u", &head));
+	CASE(EINV, "db", prolly_tag_create(NULL, "u", &head));
 	CASE(EINV, "", prolly_tag_create(db, NULL, &head));
 	CASE(EINV, "", prolly_tag_create(db, "u", NULL));
 	CASE(EINV, "", prolly_tag_create(db, "u..v", &head));
