@@ -331,6 +331,23 @@ static int parse_count(unsigned long *out, const char **p, long dflt, const char
 	return 0;
 }
 
+/* The steps after the base, ~N and ^N, read before anything is: a malformed spec is
+ * PROLLY_EINVAL whatever the history holds. */
+static int check_steps(const char *p, const char *spec)
+{
+	while (*p) {
+		char op = *p++;
+		unsigned long n;
+		int rc;
+		if (op != '~' && op != '^')
+			return prolly_set_error(
+			    PROLLY_EINVAL, "revision spec '%s': '%c' where '~' or '^' was expected", spec, op);
+		if ((rc = parse_count(&n, &p, op == '^' ? 1 : -1, spec, op)))
+			return rc;
+	}
+	return 0;
+}
+
 /* prolly_resolve, and with out_c (not NULL) prolly_resolve_commit. */
 static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, const char *spec)
 {
@@ -342,7 +359,14 @@ static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, 
 	int rc;
 
 	prolly__graph_init(&g, db, 0);
-	if (!out_commit || !db || !spec || !*spec) {
+	if (!out_commit || !db || !spec) {
+		rc = prolly_set_error(PROLLY_EINVAL, "prolly_resolve: NULL %s",
+		                      !out_commit ? "out_commit"
+		                      : !db       ? "db"
+		                                  : "spec");
+		goto cleanup;
+	}
+	if (!*spec) {
 		rc = prolly_set_error(PROLLY_EINVAL, "an empty revision spec");
 		goto cleanup;
 	}
@@ -351,6 +375,8 @@ static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, 
 		rc = prolly_set_error(PROLLY_EINVAL, "bad revision spec '%.80s'", spec);
 		goto cleanup;
 	}
+	if ((rc = check_steps(spec + blen, spec)))
+		goto cleanup;
 	memcpy(base, spec, blen);
 	base[blen] = 0;
 	if ((rc = resolve_base(&cur, &c, db, base, blen, spec, out_c != NULL)))

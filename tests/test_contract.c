@@ -547,15 +547,17 @@ PT_TEST(commits_and_branches)
 	    c == NULL);
 	OUT(ENOTF, "nope", (c = (prolly_commit *)&untouched, prolly_branch_commit(&c, db, "nope")),
 	    c == NULL);
-	OUT(EINV, "", prolly_resolve(NULL, db, "main"), 1);
-	OUT(EINV, "", prolly_resolve(&id, NULL, "main"), SAME(id));
-	OUT(EINV, "", prolly_resolve(&id, db, NULL), SAME(id));
+	OUT(EINV, "out_commit", prolly_resolve(NULL, db, "main"), 1);
+	OUT(EINV, "db", prolly_resolve(&id, NULL, "main"), SAME(id));
+	OUT(EINV, "spec", prolly_resolve(&id, db, NULL), SAME(id));
 	OUT(EINV, "", prolly_resolve(&id, db, "main~"), SAME(id));
+	OUT(EINV, "'-'", prolly_resolve(&id, db, "main~1^-1"), SAME(id)); /* before the walk */
+	OUT(EINV, "'x'", prolly_resolve(&id, db, "nope~1x"), SAME(id));
 	OUT(ENOTF, "nope", prolly_resolve(&id, db, "nope"), SAME(id));
 	OUT(ENOTF, "", prolly_resolve(&id, db, "main~5"), SAME(id));
 	OUT(ENOTF, "", prolly_resolve(&id, db, hex64), SAME(id));
 	CASE(EINV, "", prolly_resolve_commit(NULL, db, "main"));
-	OUT(EINV, "", prolly_resolve_commit(&c, NULL, "main"), c == NULL);
+	OUT(EINV, "db", prolly_resolve_commit(&c, NULL, "main"), c == NULL);
 	OUT(EINV, "", (c = (prolly_commit *)&untouched, prolly_resolve_commit(&c, db, NULL)),
 	    c == NULL);
 	OUT(ENOTF, "", (c = (prolly_commit *)&untouched, prolly_resolve_commit(&c, db, "main^2")),
