@@ -242,6 +242,12 @@ PT_TEST(store_helpers)
 	CASE(PROLLY_ECORRUPT, "", prolly_store_check_node(&absent, NULL, 0));
 	CASE(EINV, "", prolly_stats_add(NULL));
 	CASE(EINV, "", prolly_stats_add(&bad));
+	prolly_db *h = (prolly_db *)&untouched;
+	prolly_store none = PROLLY_STORE_INIT, newer = PROLLY_STORE_INIT;
+	none.kind = "none"; /* no function at all */
+	newer.version = PROLLY_STORE_VERSION + 1;
+	OUT(EINV, "get_nodes", prolly_db_new(&h, &none, NULL), h == (prolly_db *)&untouched);
+	OUT(PROLLY_EVERSION, "version", prolly_db_new(&h, &newer, NULL), h == (prolly_db *)&untouched);
 	VOID(prolly_store_counters_add(NULL, 0));
 	VOID(prolly_store_thread_counters(NULL, 0));
 }
@@ -287,6 +293,13 @@ PT_TEST(open_stores)
 	      prolly_commit_edits(NULL, h, "main", &edit1, 1, "m")));
 	CASE(EINV, "", prolly_store_pg_open(NULL, "host=/nonexistent", NULL));
 	OUT(EINV, "", prolly_store_pg_open(&st, NULL, NULL), ST_SAME);
+	/* No server: the connection fails fast, and the message keeps the password out. */
+	OUT(PROLLY_ESTORE, "",
+	    prolly_store_pg_open(&st, "postgresql://u:secretpw@/db?host=/nonexistent-contract", NULL),
+	    ST_SAME && !strstr(prolly_last_error(), "secretpw"));
+	OUT(EINV, "",
+	    prolly_store_pg_open(&st, "host=/nonexistent-contract password=secretpw bogus=1", NULL),
+	    ST_SAME && !strstr(prolly_last_error(), "secretpw"));
 	CASE(EINV, "", prolly_store_pg_init(NULL));
 	CASE(EINV, "", prolly_store_pg_init(bare));
 	CASE(EINV, "", prolly_lmdb_snapshots(NULL, lmdb_dir));
