@@ -276,6 +276,8 @@ int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                          const char *message)
 {
 	prolly_buf bytes = PROLLY_BUF_INIT;
+	prolly__nodeset ws;
+	pnode *root;
 	prolly_id id;
 	int rc;
 
@@ -285,6 +287,19 @@ int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
 	}
 	if (txn->done) {
 		rc = prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+		goto cleanup;
+	}
+	/* K6 (prolly/store.h): a store holds a commit only with its tree. The tree is almost always
+	 * in the txn or the cache (just made or just read), so this costs no store call. */
+	prolly__nodeset_init(&ws);
+	rc = prolly__load_root(txn->db, &ws, tree, &root);
+	prolly__nodeset_dispose(&ws);
+	if (rc) {
+		if (rc == PROLLY_ENOTFOUND) {
+			char hex[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(hex, tree);
+			rc = prolly_set_error(rc, "prolly_commit_create: tree %s is not in the store", hex);
+		}
 		goto cleanup;
 	}
 	if (!time_us)
