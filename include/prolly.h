@@ -15,7 +15,10 @@
  *   Every function returning int returns 0 on success or one of the negative PROLLY_E* codes below.
  *   On failure a message for the calling thread is kept in prolly_last_error(); it names what was
  *   wrong (the key, the node id, the store's own words). Output parameters are left untouched on
- *   failure unless the function says otherwise.
+ *   failure unless the function says otherwise. A NULL pointer where a function expects one is
+ *   PROLLY_EINVAL (unless the function says the argument may be NULL); the functions that return
+ *   no code (prolly_id_to_hex, prolly_id_equal, prolly_id_empty_tree), and prolly_set_error's
+ *   format, take no NULL.
  *
  * OWNERSHIP
  *   prolly_slice values handed to callbacks or returned by cursors point into memory owned by the
@@ -538,7 +541,7 @@ PROLLY_API int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_
 /* Closes the handle and its store. Every txn, builder and cursor must be freed first. NULL ok. */
 PROLLY_API void prolly_close(prolly_db *db);
 
-/* The store behind the handle (owned by the handle). */
+/* The store behind the handle (owned by the handle); NULL for db NULL. */
 PROLLY_API prolly_store *prolly_db_store(prolly_db *db);
 
 /* Cumulative counters of the handle since open, every thread's work through it (the store's
@@ -546,7 +549,8 @@ PROLLY_API prolly_store *prolly_db_store(prolly_db *db);
  * PROLLY_EINVAL (NULL argument, unknown out->version; out untouched). Any thread. */
 PROLLY_API int prolly_db_stats(prolly_db *db, prolly_stats *out);
 
-/* Drops every cached node (so the next operation starts cold). Nodes pinned by an open txn stay. */
+/* Drops every cached node (so the next operation starts cold). Nodes pinned by an open txn stay.
+ * db NULL does nothing. */
 PROLLY_API void prolly_db_cache_clear(prolly_db *db);
 
 /* ------------------------------------------------------------------------------------------ */

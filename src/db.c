@@ -97,7 +97,7 @@ void prolly_close(prolly_db *db)
 
 prolly_store *prolly_db_store(prolly_db *db)
 {
-	return db->store;
+	return db ? db->store : NULL;
 }
 
 int prolly_db_stats(prolly_db *db, prolly_stats *out)
@@ -112,7 +112,8 @@ int prolly_db_stats(prolly_db *db, prolly_stats *out)
 
 void prolly_db_cache_clear(prolly_db *db)
 {
-	prolly__cache_clear(db->cache);
+	if (db)
+		prolly__cache_clear(db->cache);
 }
 
 /* ---- working sets ---- */

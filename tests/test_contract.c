@@ -217,6 +217,8 @@ PT_TEST(frees_accept_null)
 	VOID(prolly_cursor_free(NULL));
 	VOID(prolly_commit_free(NULL));
 	VOID(prolly_buf_dispose(NULL));
+	VOID(prolly_db_cache_clear(NULL));
+	CASE(0, "", prolly_db_store(NULL) != NULL);
 }
 
 /* ---- store.h ----------------------------------------------------------------------------------- */
@@ -447,6 +449,7 @@ PT_TEST(txn_edits_builds)
 	OUT(EINV, "", prolly_commit_create(&id, txn, NULL, NULL, 0, 0, "m"), SAME(id));
 	OUT(EINV, "", prolly_commit_create(&id, txn, &root, NULL, 1, 0, "m"), SAME(id));
 	OUT(ENOTF, "tree", prolly_commit_create(&id, txn, &absent, NULL, 0, 0, "m"), SAME(id));
+	OUT(PROLLY_ECORRUPT, "", prolly_commit_create(&id, txn, &head, NULL, 0, 0, "m"), SAME(id));
 	OUT(0, "", prolly_commit_create(&id, txn, &root, &absent, 1, 0, NULL), !SAME(id));
 	CASE(EINV, "", prolly_txn_move_branch(NULL, "x", NULL, &head));
 	CASE(EINV, "", prolly_txn_move_branch(txn, NULL, NULL, &head));
