@@ -38,6 +38,7 @@ static prolly_id untouched; /* what out-parameters hold before a failing call */
 static prolly_txn *txn;     /* an open txn on db */
 static char lmdb_dir[512];  /* an LMDB store */
 static char nowhere[512];   /* a directory that does not exist */
+static char fresh[512];     /* where a case makes an LMDB store and writes nothing */
 
 static const prolly_slice key_k = {"k", 1};
 static const prolly_slice no_data = {NULL, 3}; /* a size without bytes */
@@ -62,6 +63,7 @@ static int fixture(void)
 	rc = rc ? rc : prolly_txn_begin(&txn, db);
 	snprintf(lmdb_dir, sizeof(lmdb_dir), "%s/lmdb", dir);
 	snprintf(nowhere, sizeof(nowhere), "%s/nowhere", dir);
+	snprintf(fresh, sizeof(fresh), "%s/fresh", dir);
 	char url[600];
 	snprintf(url, sizeof(url), "lmdb:%s", lmdb_dir);
 	rc = rc ? rc : prolly_open(&l, url, NULL);
@@ -134,7 +136,8 @@ static void finish(int rc, int want, const char *needle, int out_ok, const char 
 		bad = 1;
 	}
 	if (!out_ok) {
-		fprintf(stderr, "  line %d: %s: output parameter changed\n", line, call);
+		fprintf(stderr, "  line %d: %s: the check after the call failed (output or message)\n",
+		        line, call);
 		bad = 1;
 	}
 	if (getenv("CONTRACT_SHOW"))
@@ -308,6 +311,14 @@ PT_TEST(open_stores)
 	OUT(EINV, "", prolly_lmdb_snapshots(snaps, NULL), snaps[0].txnid == 0);
 	OUT(EINV, "version", prolly_lmdb_snapshots(bad, lmdb_dir), bad[0].txnid == 0);
 	OUT(ENOTF, "", prolly_lmdb_snapshots(snaps, nowhere), snaps[0].txnid == 0);
+	/* A store just made: its previous snapshot is the environment before it (no store). The
+	 * message names the store, not the temporary copy the open reads. */
+	snprintf(url, sizeof(url), "lmdb:%s", fresh);
+	OUT(ENOTF, "previous snapshot",
+	    (prolly_store_lmdb_open(&st, fresh, 0), prolly_store_close(st),
+	     prolly_store_open_ex(&st, url, PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS)),
+	    !strstr(prolly_last_error(), ".prolly-previous"));
+	snprintf(url, sizeof(url), "lmdb:%s", nowhere);
 	CASE(EINV, "", prolly_lmdb_restore_previous(NULL));
 	CASE(ENOTF, "", prolly_lmdb_restore_previous(nowhere));
 	snprintf(url, sizeof(url), "lmdb:%s", lmdb_dir);

@@ -324,8 +324,8 @@ blank:
 	if (flags & PROLLY_OPEN_CREATE)
 		return 0;
 	return prolly_set_error(PROLLY_ENOTFOUND,
-	                        "lmdb: no store at %s (no data.mdb; create one with "
-	                        "PROLLY_OPEN_CREATE or 'prolly init')",
+	                        "lmdb: no store at %s (no data.mdb, or one that holds nothing; create "
+	                        "one with PROLLY_OPEN_CREATE or 'prolly init')",
 	                        path);
 }
 
@@ -577,6 +577,11 @@ static int open_previous(prolly_store **out, const char *path, size_t map_size, 
 	/* Once open, the handle holds the copy's files: unlink them now, so that nothing is left
 	 * behind whatever happens to this process. */
 	int rc2 = open_dir(out, tmp, map_size, flags & ~PROLLY_OPEN_PREVIOUS);
+	if (rc2 == PROLLY_ENOTFOUND) /* not the copy's name, which is gone: what the snapshot is */
+		prolly_set_error(rc2,
+		                 "lmdb: the previous snapshot of %s (transaction %llu) holds no store: "
+		                 "it is the environment from before the store was made",
+		                 path, (unsigned long long)m[!bad].txnid);
 	if (!rc2) {
 		/* The directory's inode may be reused by another: never match it again. */
 		prolly__lmdb_registry_unlist(((lmdb_store *)*out)->e);
