@@ -147,8 +147,9 @@ static int tag_op(prolly_id *out, prolly_db *db, const char *name, int op, const
 	if (!db)
 		return prolly_set_error(PROLLY_EINVAL, "tag '%s': NULL db", name ? name : "(null)");
 	int rc = prolly_branch_name_valid(name);
-	if (rc)
-		return rc;
+	if (rc) /* the rule's words say "branch name": say that it is a tag's */
+		return prolly_set_error(rc, "bad tag name (tags follow the branch name rules): %s",
+		                        prolly_last_error());
 	snprintf(ref, sizeof(ref), "%s%s", TAGS_PREFIX, name);
 	switch (op) {
 	case TAG_CREATE:
