@@ -209,6 +209,24 @@ BOTH_STORES(gc_retention)
 	tdb_close(&t);
 }
 
+/* main and dev from a common base commit (key a), then n commits on each (keys mI, dI). */
+static int diverge(prolly_id *base, prolly_id *m, prolly_id *d, prolly_db *db, int n)
+{
+	char k[16];
+	int rc;
+	if ((rc = tm_commit_put(base, db, "main", "a", "1", "base")) ||
+	    (rc = prolly_branch_create(db, "dev", base)))
+		return rc;
+	for (int i = 0; i < n && !rc; i++) {
+		snprintf(k, sizeof(k), "m%d", i);
+		if (!(rc = tm_commit_put(m, db, "main", k, "x", "m"))) {
+			snprintf(k, sizeof(k), "d%d", i);
+			rc = tm_commit_put(d, db, "dev", k, "x", "d");
+		}
+	}
+	return rc;
+}
+
 /* A gc with a small horizon keeps the commits between a merge base and the heads without their
  * trees (K3); a later gc that keeps more (or everything) must leave those trees out, not stop
  * at them as missing nodes (K4 in src/gc_history.c). */
@@ -217,16 +235,8 @@ BOTH_STORES(gc_keep_more_after_pruning)
 	tdb t;
 	prolly_id c, base, m, d, x;
 	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
-	char k[16];
 	PT_REQUIRE(tdb_open(&t, lmdb, 2, 0) == 0);
-	PT_REQUIRE(tm_commit_put(&base, t.db, "main", "a", "1", "base") == 0);
-	PT_REQUIRE(prolly_branch_create(t.db, "dev", &base) == 0);
-	for (int i = 0; i < 5; i++) {
-		snprintf(k, sizeof(k), "m%d", i);
-		PT_REQUIRE(tm_commit_put(&m, t.db, "main", k, "x", "m") == 0);
-		snprintf(k, sizeof(k), "d%d", i);
-		PT_REQUIRE(tm_commit_put(&d, t.db, "dev", k, "x", "d") == 0);
-	}
+	PT_REQUIRE(diverge(&base, &m, &d, t.db, 5) == 0);
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
 	PT_CHECK(res.nodes_removed > 0);
 	PT_REQUIRE(prolly_resolve(&c, t.db, "main~3") == 0); /* kept as a commit only */
@@ -258,16 +268,8 @@ BOTH_STORES(gc_pruned_commit_names_no_ref)
 	tdb t;
 	prolly_id base, m, d, old, x;
 	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
-	char k[16];
 	PT_REQUIRE(tdb_open(&t, lmdb, 2, 0) == 0);
-	PT_REQUIRE(tm_commit_put(&base, t.db, "main", "a", "1", "base") == 0);
-	PT_REQUIRE(prolly_branch_create(t.db, "dev", &base) == 0);
-	for (int i = 0; i < 4; i++) {
-		snprintf(k, sizeof(k), "m%d", i);
-		PT_REQUIRE(tm_commit_put(&m, t.db, "main", k, "x", "m") == 0);
-		snprintf(k, sizeof(k), "d%d", i);
-		PT_REQUIRE(tm_commit_put(&d, t.db, "dev", k, "x", "d") == 0);
-	}
+	PT_REQUIRE(diverge(&base, &m, &d, t.db, 4) == 0);
 	PT_REQUIRE(prolly_gc(t.db, &res) == 0);
 	PT_REQUIRE(prolly_resolve(&old, t.db, "main~3") == 0); /* kept as a commit only */
 	PT_CHECK_RC(prolly_branch_create(t.db, "old", &old), PROLLY_EPRUNED);
