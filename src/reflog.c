@@ -392,8 +392,16 @@ static int log_prefix(char out[PROLLY_MAX_REF_NAME + 1], const char *ref)
 		return 0;
 	}
 	if (strncmp(ref, "refs/", 5) == 0) {
+		/* The name under refs/heads/ or refs/tags/ follows the branch name rules, as the refs
+		 * whose moves are logged do (a name that breaks them has no reflog to list). */
+		size_t pl = strncmp(ref, TAGS_PREFIX, sizeof(TAGS_PREFIX) - 1) == 0
+		                ? sizeof(TAGS_PREFIX) - 1
+		                : sizeof(HEADS_PREFIX) - 1;
 		if (!logged(ref) || strlen(ref) > PROLLY_MAX_REF_NAME - 30 || strchr(ref, '@'))
 			return prolly_set_error(PROLLY_EINVAL, "no reflog is kept for ref '%.60s'", ref);
+		if ((rc = prolly_branch_name_valid(ref + pl)))
+			return prolly_set_error(rc, "'%.60s' is not a branch or tag ref: %s", ref,
+			                        prolly_last_error());
 		snprintf(out, PROLLY_MAX_REF_NAME + 1, "%s%s@", PROLLY__LOGS_PREFIX, ref);
 		return 0;
 	}

@@ -668,6 +668,12 @@ PT_TEST(reflog_tags_reset)
 	CASE(EINV, "", prolly_reflog(db, NULL, NULL, NULL));
 	CASE(EINV, "", prolly_reflog(db, "..", on_reflog, NULL));
 	CASE(0, "", prolly_reflog(db, "nope", on_reflog, NULL));
+	/* a full name's branch or tag part follows the name rules (it listed nothing, no error) */
+	CASE(EINV, "refs/heads/a..b", prolly_reflog(db, "refs/heads/a..b", on_reflog, NULL));
+	CASE(EINV, "refs/heads/", prolly_reflog(db, "refs/heads/", on_reflog, NULL));
+	CASE(EINV, "refs/tags/x y", prolly_reflog(db, "refs/tags/x y", on_reflog, NULL));
+	CASE(0, "", prolly_reflog(db, "refs/tags/nope", on_reflog, NULL));
+	CASE(0, "", prolly_reflog(db, "refs/heads/main", on_reflog, NULL));
 	OUT(EINV, "", prolly_branch_restore(&id, NULL, "x"), SAME(id));
 	OUT(EINV, "", prolly_branch_restore(&id, db, NULL), SAME(id));
 	OUT(EINV, "", prolly_branch_restore(&id, db, "x y"), SAME(id));
