@@ -549,8 +549,8 @@ PROLLY_API prolly_store *prolly_db_store(prolly_db *db);
  * PROLLY_EINVAL (NULL argument, unknown out->version; out untouched). Any thread. */
 PROLLY_API int prolly_db_stats(prolly_db *db, prolly_stats *out);
 
-/* Drops every cached node (so the next operation starts cold). Nodes pinned by an open txn stay.
- * db NULL does nothing. */
+/* Drops every cached node (so the next operation starts cold: a prolly_commit_edits after it
+ * reads the branch head). Nodes pinned by an open txn stay. db NULL does nothing. */
 PROLLY_API void prolly_db_cache_clear(prolly_db *db);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -974,6 +974,10 @@ PROLLY_API int prolly_txn_move_branch(prolly_txn *txn, const char *branch,
  * branch by compare-and-swap in one store write. A branch that does not exist yet is created
  * with a root commit of the edits (if it is still absent when the write lands). On a lost race
  * returns PROLLY_ECONFLICT with *out_commit set to the head that won (when it exists).
+ * Cost: the head read and the write, two store round trips; a handle whose previous commit of the
+ * branch met no other writer builds on that commit without reading the head (one round trip),
+ * and if the guess was wrong (another writer or a gc since) its write fails with nothing written
+ * and the commit is made again after a head read, so the result is the same either way.
  * out_commit may be NULL. PROLLY_EINVAL (db NULL, edits NULL with n > 0, a bad branch name);
  * PROLLY_ETOOBIG; store errors. */
 PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,

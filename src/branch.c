@@ -170,26 +170,43 @@ int prolly__branch_publish(prolly_db *db, prolly_txn *txn, const char *branch, c
 	return rc;
 }
 
-int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
-                        const prolly_edit *edits, size_t n, const char *message)
+/*
+ * One try of prolly_commit_edits. With may_guess, a handle whose last commit of this branch met
+ * no other writer builds on it without reading the ref (H5 in head_memo.c: *guessed is set); the
+ * write's compare-and-swap and epoch check make a wrong guess a PROLLY_ECONFLICT with nothing
+ * written. Otherwise the head is read first, as the txn's first read.
+ */
+static int commit_try(prolly_id *out_commit, prolly_db *db, const char *branch, const char *ref,
+                      const prolly_edit *edits, size_t n, const char *message, int may_guess,
+                      int *guessed)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1];
 	prolly_txn *txn = NULL;
 	prolly_commit *hc = NULL;
-	prolly_id head, tree, root, cid;
-	int exists, rc;
+	prolly_buf bytes = PROLLY_BUF_INIT;
+	prolly_id head, tree, root, cid, last;
+	int exists = 0, quiet = 0, rc;
+	uint64_t epoch = 0;
 	int64_t t;
 
-	if (!db || (!edits && n)) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_commit_edits: NULL argument");
-		goto cleanup;
-	}
-	if ((rc = prolly__branch_ref(ref, branch)))
-		goto cleanup;
+	*guessed = 0;
 	if ((rc = prolly_txn_begin(&txn, db)))
 		goto cleanup;
-	if ((rc = prolly__txn_read_head(txn, ref, &head, &exists, &hc)))
-		goto cleanup;
+	if (may_guess && (hc = prolly__head_memo_guess(&db->heads, ref, &epoch))) {
+		if (epoch == txn->epoch) { /* no gc this handle knows of since (H4) */
+			head = hc->id;
+			exists = quiet = *guessed = 1;
+		} else {
+			prolly_commit_free(hc);
+			hc = NULL;
+		}
+	}
+	if (!*guessed) {
+		int had = prolly__head_memo_peek(&db->heads, ref, &last);
+		if ((rc = prolly__txn_read_head(txn, ref, &head, &exists, &hc)))
+			goto cleanup;
+		/* Quiet: the ref is where this handle last saw it, or was never seen (H5). */
+		quiet = !had || (exists && prolly_id_equal(&last, &head));
+	}
 	if (exists) {
 		if (!hc && (rc = prolly__commits_read(db, &head, 1, &hc)))
 			goto gone;
@@ -202,12 +219,14 @@ int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch
 	}
 	if ((rc = prolly_edit_tree(&root, txn, &tree, edits, n)))
 		goto gone;
-	if ((rc = prolly_commit_create(&cid, txn, &root, exists ? &head : NULL, exists ? 1 : 0, t,
-	                               message ? message : "")))
+	if ((rc = prolly__commit_make(&cid, &bytes, txn, &root, exists ? &head : NULL, exists ? 1 : 0,
+	                              t, message ? message : "")))
 		goto cleanup;
 	if ((rc = prolly__branch_publish(db, txn, branch, ref, exists ? &head : NULL, &cid,
 	                                 out_commit)))
 		goto cleanup;
+	/* H5: the write passed its epoch check at txn->epoch with the ref now naming cid. */
+	prolly__head_memo_put(&db->heads, ref, &cid, bytes.ptr, bytes.size, txn->epoch, quiet);
 	if (out_commit)
 		*out_commit = cid;
 	goto cleanup;
@@ -229,8 +248,28 @@ gone:
 		}
 	}
 cleanup:
+	prolly_buf_dispose(&bytes);
 	prolly_commit_free(hc);
 	prolly_txn_free(txn);
+	return rc;
+}
+
+int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
+                        const prolly_edit *edits, size_t n, const char *message)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	int guessed, rc;
+
+	if (!db || (!edits && n))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_commit_edits: NULL argument");
+	if ((rc = prolly__branch_ref(ref, branch)))
+		return rc;
+	rc = commit_try(out_commit, db, branch, ref, edits, n, message, 1, &guessed);
+	if (rc == PROLLY_ECONFLICT && guessed) {
+		/* The guess lost (another writer, or a gc): what a read of the head would have met. */
+		prolly__head_memo_distrust(&db->heads, ref);
+		rc = commit_try(out_commit, db, branch, ref, edits, n, message, 0, &guessed);
+	}
 	return rc;
 }
 

@@ -271,11 +271,10 @@ int prolly_commits_read(prolly_commit **out, prolly_db *db, const prolly_id *ids
 	return rc;
 }
 
-int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
-                         const prolly_id *parents, size_t n_parents, int64_t time_us,
-                         const char *message)
+int prolly__commit_make(prolly_id *out, prolly_buf *bytes, prolly_txn *txn, const prolly_id *tree,
+                        const prolly_id *parents, size_t n_parents, int64_t time_us,
+                        const char *message)
 {
-	prolly_buf bytes = PROLLY_BUF_INIT;
 	prolly__nodeset ws;
 	pnode *root;
 	prolly_id id;
@@ -304,13 +303,22 @@ int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
 	}
 	if (!time_us)
 		time_us = prolly__db_now(txn->db); /* opts.clock_us when set */
-	if ((rc = prolly__commit_encode(&bytes, tree, parents, n_parents, time_us, message)))
+	if ((rc = prolly__commit_encode(bytes, tree, parents, n_parents, time_us, message)))
 		goto cleanup;
-	prolly__hash(&id, bytes.ptr, bytes.size);
-	if ((rc = prolly__txn_add_raw(txn, &id, bytes.ptr, bytes.size)))
+	prolly__hash(&id, bytes->ptr, bytes->size);
+	if ((rc = prolly__txn_add_raw(txn, &id, bytes->ptr, bytes->size)))
 		goto cleanup;
 	*out = id;
 cleanup:
+	return rc;
+}
+
+int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
+                         const prolly_id *parents, size_t n_parents, int64_t time_us,
+                         const char *message)
+{
+	prolly_buf bytes = PROLLY_BUF_INIT;
+	int rc = prolly__commit_make(out, &bytes, txn, tree, parents, n_parents, time_us, message);
 	prolly_buf_dispose(&bytes);
 	return rc;
 }

@@ -112,8 +112,10 @@ int prolly_db_stats(prolly_db *db, prolly_stats *out)
 
 void prolly_db_cache_clear(prolly_db *db)
 {
-	if (db)
+	if (db) {
 		prolly__cache_clear(db->cache);
+		prolly__head_memo_distrust(&db->heads, NULL); /* H5: a cold handle reads its heads */
+	}
 }
 
 /* ---- working sets ---- */

@@ -12,8 +12,10 @@
  * (those of interface version 1 among them: see store_api.c) take the reads in turn.
  *
  * A store that implements get_ref_objects_known is also told the commit this handle remembers
- * for the ref (head_memo.c); when the ref has not moved, it returns the ref alone and the commit
- * is decoded from the memo, which holds only commits checked as above.
+ * for the ref (head_memo.c) when that commit's root is in the cache; when the ref has not moved,
+ * it returns the ref alone and the commit is decoded from the memo, which holds only commits
+ * checked as above. (With the root evicted nothing is told, so the root still comes in the same
+ * round trip.)
  *
  * prolly__txn_read_head makes that read the first read of a txn (every txn that moves an existing
  * branch or ref starts with it: branch.c, branch_merge.c, refs.c) and adopts the gc epoch it
@@ -57,6 +59,17 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 	memset(&h, 0, sizeof(h));
 	if (db->vt.get_ref_objects_known) {
 		memo = prolly__head_memo_get(&db->heads, ref);
+		if (memo && !prolly_id_equal(&memo->tree, &db->empty_tree)) {
+			/* The memo spares the commit's bytes, not the root's round trip: with the root
+			 * evicted, ask for both as if nothing were remembered. */
+			pnode *root = prolly__cache_get(db->cache, &memo->tree);
+			if (root) {
+				prolly__node_unref(root);
+			} else {
+				prolly_commit_free(memo);
+				memo = NULL;
+			}
+		}
 		rc = db->vt.get_ref_objects_known(db->store, ref, HEAD_TREE_OFFSET, memo ? &memo->id : NULL,
 		                                  head, epoch, on_object, &h);
 	} else {
@@ -70,6 +83,7 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 		prolly__stats_add(db, &d);
 		*out = memo; /* the ref has not moved */
 		memo = NULL;
+		prolly__head_memo_unmoved(&db->heads, ref, head, *epoch); /* H5 */
 		prolly__seen_put(&db->heads, head, *epoch); /* H4: a ref's commit is kept by gc */
 		goto cleanup;
 	}
@@ -101,7 +115,7 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 	}
 	prolly__stats_add(db, &d);
 	if (db->vt.get_ref_objects_known) /* H1: checked and decoded above */
-		prolly__head_memo_put(&db->heads, ref, head, h.obj[0].ptr, h.obj[0].size);
+		prolly__head_memo_put(&db->heads, ref, head, h.obj[0].ptr, h.obj[0].size, *epoch, 0);
 	prolly__seen_put(&db->heads, head, *epoch);
 	*out = c;
 	c = NULL;

@@ -22,6 +22,15 @@
  *       the commit and its tree still stored: a txn with epoch e need not read them to know
  *       (branch.c, refs.c). Commits read by id are not remembered: retention may have kept one
  *       without its tree. The entries are a ring: the oldest is replaced first.
+ *   H5  a slot's epoch is that of the last read or write of this handle that saw its ref name its
+ *       commit, so H4's argument holds for (commit, epoch). Its guess flag lets
+ *       prolly_commit_edits build on the commit without reading the ref (branch.c): set by the
+ *       handle's own write of the ref when the head read that write was built on found the ref
+ *       where this handle last saw it (no other writer in between), or by a guess that won;
+ *       cleared by a read that found the ref moved, by a guess that lost its compare-and-swap
+ *       and by prolly_db_cache_clear (a cold handle reads its heads).
+ *       A wrong guess costs one failed write, never a wrong result: the write's compare-and-swap
+ *       expects the guessed commit and its epoch check the slot's epoch.
  */
 #include "internal.h"
 
@@ -82,30 +91,92 @@ prolly_commit *prolly__head_memo_find(prolly__head_memo *m, const prolly_id *com
 	return c;
 }
 
-void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
-                           const void *bytes, size_t size)
+/* Fills ref's slot (an empty one, else the least recently used: H3) with a copy of bytes. The
+ * caller holds the lock; returns the slot, or NULL when nothing was remembered. */
+static prolly__head_slot *fill(prolly__head_memo *m, const char *ref, const prolly_id *commit,
+                               unsigned char *copy, size_t size)
 {
-	size_t len = strlen(ref);
-	if (size > MEMO_MAX_COMMIT || len > PROLLY_MAX_REF_NAME)
-		return;
-	unsigned char *copy = malloc(size ? size : 1);
-	if (!copy)
-		return; /* not remembered: nothing is wrong */
-	memcpy(copy, bytes, size);
-	pthread_mutex_lock(&m->lock);
 	prolly__head_slot *s = find(m, ref);
-	if (!s) { /* an empty slot, else the least recently used (H3) */
+	if (!s) {
 		s = &m->slot[0];
 		for (size_t i = 1; i < PROLLY__HEAD_MEMO && s->bytes; i++)
 			if (!m->slot[i].bytes || m->slot[i].used < s->used)
 				s = &m->slot[i];
+		s->guess = 0;
 	}
 	free(s->bytes);
-	memcpy(s->name, ref, len + 1);
+	memcpy(s->name, ref, strlen(ref) + 1);
 	s->commit = *commit;
 	s->bytes = copy;
 	s->size = size;
 	s->used = ++m->clock;
+	return s;
+}
+
+static unsigned char *copy_of(const char *ref, const void *bytes, size_t size)
+{
+	if (size > MEMO_MAX_COMMIT || strlen(ref) > PROLLY_MAX_REF_NAME)
+		return NULL;
+	unsigned char *copy = malloc(size ? size : 1);
+	if (copy) /* else not remembered: nothing is wrong */
+		memcpy(copy, bytes, size);
+	return copy;
+}
+
+void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
+                           const void *bytes, size_t size, uint64_t epoch, int guess)
+{
+	unsigned char *copy = copy_of(ref, bytes, size);
+	if (!copy)
+		return;
+	pthread_mutex_lock(&m->lock);
+	prolly__head_slot *s = fill(m, ref, commit, copy, size);
+	s->epoch = epoch;
+	s->guess = guess;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void prolly__head_memo_unmoved(prolly__head_memo *m, const char *ref, const prolly_id *commit,
+                               uint64_t epoch)
+{
+	pthread_mutex_lock(&m->lock);
+	prolly__head_slot *s = find(m, ref);
+	if (s && prolly_id_equal(&s->commit, commit) && epoch)
+		s->epoch = epoch;
+	pthread_mutex_unlock(&m->lock);
+}
+
+int prolly__head_memo_peek(prolly__head_memo *m, const char *ref, prolly_id *commit)
+{
+	pthread_mutex_lock(&m->lock);
+	prolly__head_slot *s = find(m, ref);
+	if (s)
+		*commit = s->commit;
+	pthread_mutex_unlock(&m->lock);
+	return s != NULL;
+}
+
+prolly_commit *prolly__head_memo_guess(prolly__head_memo *m, const char *ref, uint64_t *epoch)
+{
+	prolly_commit *c = NULL;
+	pthread_mutex_lock(&m->lock);
+	prolly__head_slot *s = find(m, ref);
+	if (s && s->guess && s->epoch) {
+		s->used = ++m->clock;
+		if (prolly__commit_decode(&c, &s->commit, s->bytes, s->size))
+			c = NULL; /* out of memory: the ref is read */
+		*epoch = s->epoch;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return c;
+}
+
+void prolly__head_memo_distrust(prolly__head_memo *m, const char *ref)
+{
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < PROLLY__HEAD_MEMO; i++)
+		if (!ref || (m->slot[i].bytes && strcmp(m->slot[i].name, ref) == 0))
+			m->slot[i].guess = 0;
 	pthread_mutex_unlock(&m->lock);
 }
 

@@ -337,7 +337,9 @@ typedef struct prolly__head_slot {
 	prolly_id commit;
 	unsigned char *bytes; /* NULL: an empty slot */
 	size_t size;
-	uint64_t used; /* the memo's clock when last read or written */
+	uint64_t used;  /* the memo's clock when last read or written */
+	uint64_t epoch; /* the gc epoch of the read or write that last saw ref name commit */
+	int guess;      /* H5: prolly_commit_edits may build on commit without reading the ref */
 } prolly__head_slot;
 /* Commits a handle read as branch heads, each with the gc epoch of that read (H4 in
  * head_memo.c). */
@@ -361,10 +363,25 @@ prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref);
  * reader that needs the commit's contents only (H3: never stale), not its presence in the store
  * now. */
 prolly_commit *prolly__head_memo_find(prolly__head_memo *m, const prolly_id *commit);
-/* Remembers that ref names commit, whose bytes (hash-checked by the caller) are copied. Best
+/* Remembers that ref names commit, seen at gc epoch epoch by a read of this handle (guess 0: the
+ * read found the ref moved, or had no slot) or by its own write, which passed its epoch check
+ * (guess: whether prolly_commit_edits may build its next commit of ref on it without reading
+ * the ref, H5). The commit's bytes (hash-checked, or made by this handle) are copied. Best
  * effort: a commit that is too large, or no memory, leaves the memo as it was. */
 void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
-                           const void *bytes, size_t size);
+                           const void *bytes, size_t size, uint64_t epoch, int guess);
+/* A read found ref still naming the commit its slot holds, at gc epoch epoch: the slot's epoch
+ * becomes epoch (H5). */
+void prolly__head_memo_unmoved(prolly__head_memo *m, const char *ref, const prolly_id *commit,
+                               uint64_t epoch);
+/* The commit ref's slot holds (*commit) if there is a slot: 1, else 0. */
+int prolly__head_memo_peek(prolly__head_memo *m, const char *ref, prolly_id *commit);
+/* H5: a decoded copy of the commit prolly_commit_edits may build on without reading ref, and
+ * the epoch it was seen at, or NULL when the slot is absent, not flagged, or has no epoch. */
+prolly_commit *prolly__head_memo_guess(prolly__head_memo *m, const char *ref, uint64_t *epoch);
+/* A guess for ref (NULL: every ref) lost its compare-and-swap, or the handle was made cold: no
+ * more guesses until a quiet commit (H5). */
+void prolly__head_memo_distrust(prolly__head_memo *m, const char *ref);
 /* Remembers that a ref named commit in a read whose snapshot had gc epoch epoch (a head read:
  * gc keeps a ref's commit and its whole tree). epoch 0 (a store without epochs) is not
  * remembered. */
@@ -552,6 +569,11 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 int prolly__commit_encode(prolly_buf *out, const prolly_id *tree, const prolly_id *parents,
                           size_t n_parents, int64_t time_us, const char *message);
 int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *bytes, size_t size);
+/* prolly_commit_create, leaving the commit's bytes in *bytes (empty on entry; the caller
+ * disposes of it whatever the result). */
+int prolly__commit_make(prolly_id *out, prolly_buf *bytes, prolly_txn *txn, const prolly_id *tree,
+                        const prolly_id *parents, size_t n_parents, int64_t time_us,
+                        const char *message);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reflog (reflog.c): the format is documented at the top of reflog.c and in docs/format.md    */

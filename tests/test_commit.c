@@ -618,6 +618,46 @@ TM_BOTH_STORES(commit_edits_chain_and_log)
 	tm_db_close(&t);
 }
 
+/* H5 (head_memo.c) on LMDB, two handles on one store: a handle's next commit of a branch
+ * builds on its own last one without reading the ref (one store call: the write), a commit of the
+ * other handle in between makes the guess lose and the commit land on top of it (nothing lost,
+ * history linear), and a gc in between makes it lose too. */
+PT_TEST(commit_edits_guess_two_handles_lmdb)
+{
+	tm_db t;
+	prolly_store *st2 = NULL;
+	prolly_db *o = NULL;
+	prolly_id c[6], h;
+	char buf[64];
+	int rc;
+	PT_REQUIRE(tm_db_open(&t, 1, "guess", 0, 0, 0) == 0);
+	PT_REQUIRE(prolly_store_lmdb_open(&st2, t.dir, 0) == 0 && prolly_db_new(&o, st2, NULL) == 0);
+	unsigned long long calls = tm_commit_put_trips(&c[0], t.db, "main", "a", "1", &rc);
+	PT_CHECKF(rc == 0 && calls == 2, "first commit: %d, %llu store calls", rc, calls);
+	calls = tm_commit_put_trips(&c[1], t.db, "main", "b", "2", &rc);
+	PT_CHECKF(rc == 0 && calls == 1, "second commit: %d, %llu store calls", rc, calls);
+	PT_REQUIRE(tm_commit_put(&c[2], o, "main", "o", "other", "o") == 0);
+	calls = tm_commit_put_trips(&c[3], t.db, "main", "c", "3", &rc);
+	PT_CHECKF(rc == 0 && calls >= 3, "after the other's commit: %d, %llu store calls", rc, calls);
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	PT_REQUIRE(prolly_gc(o, &res) == 0);
+	PT_CHECK_RC(tm_commit_put(&c[4], t.db, "main", "d", "4", "d"), 0);
+	PT_CHECK_RC(tm_commit_put(&c[5], t.db, "main", "e", "5", "e"), 0);
+	PT_CHECK_RC(prolly_branch_head(&h, o, "main"), 0);
+	PT_CHECK(prolly_id_equal(&h, &c[5]));
+	for (int i = 5; i > 0; i--) { /* linear: each commit's parent is the one before */
+		prolly_commit *cm = NULL;
+		PT_REQUIRE(prolly_commit_read(&cm, o, &c[i]) == 0);
+		PT_CHECK(cm->n_parents == 1 && prolly_id_equal(&cm->parents[0], &c[i - 1]));
+		prolly_commit_free(cm);
+	}
+	const char *keys[] = {"a", "b", "o", "c", "d", "e"};
+	for (int i = 0; i < 6; i++)
+		PT_CHECK_RC(tm_value_at(buf, sizeof(buf), o, &c[5], keys[i]), 0);
+	prolly_close(o);
+	tm_db_close(&t);
+}
+
 int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);

@@ -5,6 +5,7 @@
  * malformed refs row, and gc while the engine writes. The server and what the programs share:
  * tests/lib/pgt.h.
  */
+#include "lib/model.h"
 #include "lib/pgt.h"
 #include "ptest.h"
 #include "rng.h"
@@ -162,6 +163,19 @@ PT_TEST(head_read_again_reads_no_objects)
 	PT_CHECK_RC(prolly_get(&v, r, &c->tree, "k", 1), 0);
 	PT_CHECK(v.size == 2 && memcmp(v.ptr, "v1", 2) == 0);
 	prolly_commit_free(c);
+	/* With the root evicted the memo is not offered: the commit and the root come back in the
+	 * one statement, and the get that follows reads nothing (it took a second statement for the
+	 * root when the ref came back alone). */
+	prolly_db_cache_clear(r);
+	prolly_store_pg_counters(st2, &a);
+	PT_CHECK_RC(prolly_branch_commit(&c, r, "m"), 0);
+	PT_CHECK(c && prolly_id_equal(&c->id, &c1));
+	PT_CHECK_RC(prolly_get(&v, r, &c->tree, "k", 1), 0);
+	prolly_store_pg_counters(st2, &b);
+	PT_CHECKF(b.statements - a.statements == 1 && b.rows_read - a.rows_read == 2,
+	          "%llu statements, %llu node rows", (unsigned long long)(b.statements - a.statements),
+	          (unsigned long long)(b.rows_read - a.rows_read));
+	prolly_commit_free(c);
 
 	/* Another handle moves the branch: the next read gets the new commit and its root. */
 	e.value.data = "v2";
@@ -241,6 +255,62 @@ PT_TEST(point_read_of_a_branch_round_trips)
 	prolly_close(r);
 	free(e);
 	free(k);
+}
+
+/* H5 (head_memo.c): a handle committing to a branch again builds on its own last commit without
+ * reading the ref (one round trip, two before); another writer in between costs the guess one
+ * failed write, the commit lands on the other writer's head with nothing lost, and the next
+ * commit reads the head once before guessing again; a gc in between is a lost guess too. */
+PT_TEST(commit_edits_again_skips_the_head_read)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st1 = pgt_open(schema, 0, 0, 0, 0), *st2 = pgt_open(schema, 0, 0, 0, 0);
+	prolly_db *w = NULL, *o = NULL;
+	PT_REQUIRE(st1 && st2 && prolly_db_new(&w, st1, NULL) == 0 &&
+	           prolly_db_new(&o, st2, NULL) == 0);
+	prolly_id c[8];
+	int rc;
+	unsigned long long rt = tm_commit_put_trips(&c[0], w, "m", "a", "1", &rc);
+	PT_CHECKF(rc == 0 && rt == 2, "first commit: %d, %llu round trips", rc, rt);
+	rt = tm_commit_put_trips(&c[1], w, "m", "b", "2", &rc);
+	PT_CHECKF(rc == 0 && rt == 1, "second commit: %d, %llu round trips", rc, rt);
+	rt = tm_commit_put_trips(&c[2], w, "m", "c", "3", &rc);
+	PT_CHECKF(rc == 0 && rt == 1, "third commit: %d, %llu round trips", rc, rt);
+
+	/* Another writer: the guess loses, the commit is made again on its head. */
+	PT_REQUIRE(tm_commit_put_trips(&c[3], o, "m", "o", "other", &rc) && rc == 0);
+	rt = tm_commit_put_trips(&c[4], w, "m", "d", "4", &rc);
+	PT_CHECKF(rc == 0 && rt == 3, "commit after another writer's: %d, %llu round trips", rc, rt);
+	prolly_commit *hc = NULL;
+	PT_REQUIRE(prolly_branch_commit(&hc, o, "m") == 0);
+	PT_CHECK(prolly_id_equal(&hc->id, &c[4]) && hc->n_parents == 1 &&
+	         prolly_id_equal(&hc->parents[0], &c[3]));
+	const char *keys[] = {"a", "b", "c", "o", "d"}, *vals[] = {"1", "2", "3", "other", "4"};
+	for (int i = 0; i < 5; i++) {
+		prolly_buf v = PROLLY_BUF_INIT;
+		PT_CHECK_RC(prolly_get(&v, o, &hc->tree, keys[i], 1), 0);
+		PT_CHECK(v.size == strlen(vals[i]) && memcmp(v.ptr, vals[i], v.size) == 0);
+		prolly_buf_dispose(&v);
+	}
+	prolly_commit_free(hc);
+	/* The next commit reads the head (no guess after a lost one), finds it where this handle
+	 * left it, and the one after guesses again. */
+	rt = tm_commit_put_trips(&c[5], w, "m", "e", "5", &rc);
+	PT_CHECKF(rc == 0 && rt == 2, "commit after a lost guess: %d, %llu round trips", rc, rt);
+	rt = tm_commit_put_trips(&c[6], w, "m", "f", "6", &rc);
+	PT_CHECKF(rc == 0 && rt == 1, "quiet again: %d, %llu round trips", rc, rt);
+
+	/* A gc by the other handle: the guess's epoch check fails, and the commit is made again. */
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	PT_REQUIRE(prolly_gc(o, &res) == 0);
+	rt = tm_commit_put_trips(&c[7], w, "m", "g", "7", &rc);
+	PT_CHECKF(rc == 0 && rt >= 3, "commit after a gc: %d (%s), %llu round trips", rc,
+	          rc ? prolly_last_error() : "", rt);
+	PT_REQUIRE(prolly_branch_commit(&hc, o, "m") == 0);
+	PT_CHECK(prolly_id_equal(&hc->id, &c[7]) && prolly_id_equal(&hc->parents[0], &c[6]));
+	prolly_commit_free(hc);
+	prolly_close(o);
+	prolly_close(w);
 }
 
 typedef struct bgr {

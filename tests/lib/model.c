@@ -906,6 +906,16 @@ int tm_commit_put(prolly_id *out, prolly_db *db, const char *branch, const char 
 	return prolly_commit_edits(out, db, branch, &e, 1, msg);
 }
 
+unsigned long long tm_commit_put_trips(prolly_id *out, prolly_db *db, const char *branch,
+                                       const char *k, const char *v, int *rc)
+{
+	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_thread_stats_reset();
+	*rc = tm_commit_put(out, db, branch, k, v, k);
+	prolly_thread_stats(&s);
+	return (unsigned long long)s.store_round_trips;
+}
+
 int tm_commit_raw(prolly_id *out, prolly_db *db, const prolly_id *tree, const prolly_id *parents,
                   size_t np, int64_t time_us, const char *msg)
 {

@@ -112,6 +112,10 @@ prolly_edit tm_put(const char *k, const char *v);
 /* prolly_commit_edits of tm_put(k, v) on branch. */
 int tm_commit_put(prolly_id *out, prolly_db *db, const char *branch, const char *k, const char *v,
                   const char *msg);
+/* tm_commit_put (message k) with the calling thread's store round trips counted: returns them,
+ * its code in *rc. */
+unsigned long long tm_commit_put_trips(prolly_id *out, prolly_db *db, const char *branch,
+                                       const char *k, const char *v, int *rc);
 /* A commit with explicit everything (prolly_commit_create), in its own txn. */
 int tm_commit_raw(prolly_id *out, prolly_db *db, const prolly_id *tree, const prolly_id *parents,
                   size_t np, int64_t time_us, const char *msg);
