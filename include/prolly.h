@@ -442,7 +442,8 @@ typedef struct prolly_lmdb_snapshot {
 	uint64_t txnid;    /* the transaction that wrote the meta page */
 	int current;       /* 1: liblmdb opens this one (the larger id among readable headers) */
 	int intact;        /* 1: every check passed */
-	int restorable;    /* 1: prolly_lmdb_restore_previous would make this one current */
+	int restorable;    /* 1: prolly_lmdb_restore_previous would make this one current (never
+	                      the empty page of transaction 0 that a just-made store still has) */
 	char problem[160]; /* why not intact ("" when intact) */
 } prolly_lmdb_snapshot;
 /* clang-format off */
@@ -470,8 +471,10 @@ PROLLY_API int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *pa
  * the handle is closed).
  * No process may have the environment open meanwhile: PROLLY_ECONFLICT if this or another
  * process has (it holds liblmdb's exclusive lock while writing, so openers wait). Errors also:
- * PROLLY_ENOTFOUND, PROLLY_ECORRUPT (neither page intact), PROLLY_EFULL, PROLLY_ESTORE,
- * PROLLY_EINVAL. Threads: any, but not while another thread of the process opens that store. */
+ * PROLLY_ENOTFOUND (no data.mdb; or the snapshot to keep is the empty environment of
+ * transaction 0 that liblmdb wrote before the store was made, as in a store that has had only
+ * its creating transaction: restoring it would leave no store, so nothing is written),
+ * PROLLY_ECORRUPT (neither page intact), PROLLY_EFULL, PROLLY_ESTORE, PROLLY_EINVAL. Threads: any, but not while another thread of the process opens that store. */
 PROLLY_API int prolly_lmdb_restore_previous(const char *path);
 
 /* Closes a store that was never handed to prolly_db_new(). NULL is fine. */

@@ -367,6 +367,34 @@ PT_TEST(meta_page_flip_is_reported_and_the_previous_snapshot_restored)
 	free(before);
 }
 
+/* A store of one transaction (just made) has no previous snapshot: the other meta page is the
+ * empty environment liblmdb wrote first. Restoring it used to succeed and leave no store. */
+PT_TEST(restore_of_a_just_made_store_is_refused)
+{
+	char dir[PATH_MAX], data[PATH_MAX + 16];
+	prolly_store *st = NULL;
+	prolly_lmdb_snapshot snap[2] = {PROLLY_LMDB_SNAPSHOT_INIT, PROLLY_LMDB_SNAPSHOT_INIT};
+	size_t n0 = 0, n1 = 0;
+
+	fresh_dir(dir, sizeof(dir), "restore-new");
+	PT_REQUIRE(prolly_store_lmdb_open(&st, dir, 0) == 0);
+	prolly_store_close(st);
+	st = NULL;
+	PT_CHECK_RC(prolly_lmdb_snapshots(snap, dir), 0);
+	PT_CHECK(snap[0].intact && snap[1].intact && !snap[0].restorable && !snap[1].restorable);
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	unsigned char *before = slurp(data, &n0);
+	PT_REQUIRE(before != NULL);
+	PT_CHECK_RC(prolly_lmdb_restore_previous(dir), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "holds no store") != NULL, "%s", prolly_last_error());
+	unsigned char *after = slurp(data, &n1);
+	PT_CHECK(after && n0 == n1 && memcmp(before, after, n0) == 0);
+	free(after);
+	free(before);
+	PT_CHECK_RC(prolly_store_open_ex(&st, url_of(dir), PROLLY_OPEN_READONLY), 0);
+	prolly_store_close(st);
+}
+
 /* ---- a full file system ------------------------------------------------------------------ */
 
 /* Mount points made by mount_small, unmounted at exit whatever happened to the test. */

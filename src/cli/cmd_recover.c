@@ -106,6 +106,11 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 		printf("nothing to recover\n");
 		return 0;
 	}
+	if (keep < 0 && (snap[0].intact || snap[1].intact))
+		return fail(cli, EXIT_STORE,
+		            "the other meta page of %s is the empty environment from before the store "
+		            "was made: nothing to restore",
+		            cli->store_shown);
 	if (keep < 0)
 		return fail(cli, EXIT_STORE, "both meta pages of %s are damaged: nothing to restore",
 		            cli->store_shown);

@@ -266,6 +266,13 @@ static int slot_to_replace(const prolly__lmdb_meta m[2], int current)
 	return current;
 }
 
+/* 1 when meta page m is the one liblmdb writes when it creates data.mdb: transaction 0, an
+ * empty main database (no named database, so no store). */
+static int meta_blank(const prolly__lmdb_meta *m)
+{
+	return m->txnid == 0 && m->main_entries == 0 && m->main_root == UINT64_MAX;
+}
+
 /* 1 when data.mdb (meta pages m, file size `size`) holds no committed transaction: what an
  * interrupted creation leaves (both meta pages of transaction 0 with an empty main database, or
  * a file too short to hold them). */
@@ -276,7 +283,7 @@ static int env_blank(const prolly__lmdb_meta m[2], off_t size)
 		if (!m[i].header_ok)
 			continue;
 		any = 1;
-		if (m[i].txnid != 0 || m[i].main_entries != 0 || m[i].main_root != UINT64_MAX)
+		if (!meta_blank(&m[i]))
 			return 0;
 	}
 	unsigned psize = m[0].header_ok ? m[0].psize : m[1].header_ok ? m[1].psize : 4096;
@@ -315,6 +322,13 @@ static int check_before_open(const char *path, unsigned flags, int *blank)
 		                        "lmdb: %s: both meta pages are damaged (page 0: %s; page 1: %s); "
 		                        "the store cannot be opened",
 		                        path, m[0].problem, m[1].problem);
+	if (meta_blank(&m[!bad]))
+		return prolly_set_error(
+		    PROLLY_ECORRUPT,
+		    "lmdb: %s: meta page %d (transaction %llu) is damaged: %s; meta page "
+		    "%d is the empty environment from before the store was made: "
+		    "there is no snapshot to recover",
+		    path, bad, (unsigned long long)m[bad].txnid, m[bad].problem, !bad);
 	return prolly_set_error(PROLLY_ECORRUPT,
 	                        "lmdb: %s: meta page %d (transaction %llu) is damaged: %s; meta page "
 	                        "%d (transaction %llu) is intact: 'prolly recover' can make it current",
@@ -668,7 +682,7 @@ int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path)
 		out[i].txnid = m[i].txnid;
 		out[i].current = i == cur;
 		out[i].intact = m[i].intact;
-		out[i].restorable = bad >= 0 && i == !bad;
+		out[i].restorable = bad >= 0 && i == !bad && !meta_blank(&m[i]);
 		snprintf(out[i].problem, sizeof(out[i].problem), "%s", m[i].problem);
 	}
 	return 0;
@@ -697,6 +711,16 @@ int prolly_lmdb_restore_previous(const char *path)
 		rc = prolly_set_error(PROLLY_ECORRUPT,
 		                      "lmdb: %s: both meta pages are damaged (page 0: %s; page 1: %s)",
 		                      path, m[0].problem, m[1].problem);
+		goto cleanup;
+	}
+	if (meta_blank(&m[!bad])) {
+		/* A store of one transaction (just made): the other page is liblmdb's empty
+		 * environment, and making it current would leave no store at all. */
+		rc = prolly_set_error(PROLLY_ENOTFOUND,
+		                      "lmdb: %s: the previous snapshot (meta page %d, transaction %llu) "
+		                      "holds no store: it is the environment from before the store was "
+		                      "made; nothing restored",
+		                      path, !bad, (unsigned long long)m[!bad].txnid);
 		goto cleanup;
 	}
 	rc = prolly__lmdb_meta_restore(path, bad);
