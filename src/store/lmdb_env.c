@@ -199,7 +199,11 @@ cleanup:
 }
 
 /* Begins a transaction through the gate (adopting a map grown by another process). On success
- * the caller must end it with txn_end(). *seen receives the map size in effect. */
+ * the caller must end it with txn_end(). *seen receives the map size in effect. A write first
+ * clears the reader slots of dead processes (a reader killed inside a read transaction): each
+ * pins the snapshot it read, so that no page freed since is reused and data.mdb grows with
+ * every write until the next open clears them. It costs a scan of the reader table and a lock
+ * probe per other process, next to the flush every commit makes. */
 int prolly__lmdb_txn_begin(env_entry *e, unsigned flags, MDB_txn **out, size_t *seen)
 {
 	for (int attempt = 0;; attempt++) {
@@ -210,6 +214,10 @@ int prolly__lmdb_txn_begin(env_entry *e, unsigned flags, MDB_txn **out, size_t *
 			                        "lmdb: %s: an earlier failure to resize the map left this "
 			                        "handle unusable; close and reopen the store",
 			                        e->path);
+		}
+		if (!(flags & MDB_RDONLY)) {
+			int dead = 0;
+			(void)mdb_reader_check(e->env, &dead);
 		}
 		int mrc = mdb_txn_begin(e->env, NULL, flags, out);
 		if (mrc == 0) {
