@@ -7,7 +7,9 @@
  * where no error code can come back. Every command on an lmdb: store therefore runs in a child of
  * fork(); the parent only waits. The cost is one fork per command (the parent has opened
  * nothing yet). Signals that the user or the terminal sends (SIGPIPE, SIGINT, SIGTERM, SIGHUP,
- * SIGQUIT) are not damage: the parent dies of the same signal, as the tool did before.
+ * SIGQUIT) are not damage: the parent dies of the same signal, as the tool did before. Nor is
+ * SIGKILL of the child alone (kill -9 of its pid, the out-of-memory killer, which picks the
+ * process that holds the memory): exit 5 saying it was killed, not that the store is damaged.
  *
  * The child must not outlive the parent: a signal sent to the tool's pid alone (kill -9 PID, a
  * supervisor's timeout) reaches only the parent, and an orphaned child would go on to commit the
@@ -106,6 +108,12 @@ int run_command(struct cli *cli, int argc, char **argv)
 	if (strncmp(cli->store_url, "lmdb:", 5) != 0 || strcmp(cli->cmd->name, "recover") == 0)
 		return run(cli, &a);
 	int rc = isolated(cli, run, &a, &sig);
+	if (sig == SIGKILL) /* never raised by a fault: another process or the OOM killer */
+		return fail(cli, EXIT_STORE,
+		            "the process working on the store %s was killed (SIGKILL, signal 9), by "
+		            "another process or the out-of-memory killer; that alone is no sign of "
+		            "damage, and a write it was making is committed whole or not at all",
+		            cli->store_shown);
 	if (sig)
 		return fail(cli, EXIT_STORE,
 		            "reading the store %s crashed the reader (%s, signal %d): the store is "

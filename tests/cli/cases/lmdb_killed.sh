@@ -25,3 +25,18 @@ mkfifo fifo
 pe get main k
 p scan main
 p log main --limit 1
+# The child doing the work killed alone (kill -9 of its pid; the kernel's out-of-memory killer
+# picks the process that holds the memory): nothing is committed, and it is not reported as
+# damage, which no SIGKILL is.
+(
+	"$PROLLY_BIN" apply main fifo >apply2.out 2>&1 &
+	pid=$!
+	exec 3>fifo
+	child=$(cat /proc/$pid/task/$pid/children 2>/dev/null)
+	[ -n "$child" ] && kill -9 $child
+	wait $pid
+	echo "apply's child killed: exit $?"
+	exec 3>&-
+) 2>/dev/null
+cat apply2.out
+pe get main k
