@@ -17,8 +17,14 @@ struct check {
 	int list;          /* print the branches found */
 };
 
-/* In the child: opens the snapshot and checks it. Prints "LABEL<TAB>sound<TAB>N branches" or
- * "LABEL<TAB>damaged<TAB>WHY" on stdout; returns 0 when sound, EXIT_STORE when not. */
+/* What check_snapshot returns when the snapshot could not be opened for a reason that says
+ * nothing about damage (permissions, a read-only file system, no memory, ...). */
+#define UNCHECKED EXIT_USAGE
+
+/* In the child: opens the snapshot and checks it. Prints "LABEL<TAB>sound<TAB>N branches",
+ * "LABEL<TAB>damaged<TAB>WHY" or "LABEL<TAB>unchecked<TAB>WHY" on stdout; returns 0 when sound,
+ * EXIT_STORE when damaged, UNCHECKED when the open failed with neither PROLLY_ECORRUPT nor
+ * PROLLY_ENOTFOUND (what damaged meta pages and databases give). */
 static int check_snapshot(struct cli *cli, void *arg)
 {
 	const struct check *ck = arg;
@@ -27,6 +33,12 @@ static int check_snapshot(struct cli *cli, void *arg)
 	char why[600] = "";
 
 	err = prolly_open_ex(&cli->db, cli->store_url, NULL, ck->flags);
+	if (err && err != PROLLY_ECORRUPT && err != PROLLY_ENOTFOUND) {
+		printf("%s\tunchecked\t", ck->label);
+		escape_write(stdout, prolly_last_error(), strlen(prolly_last_error()));
+		putchar('\n');
+		return UNCHECKED;
+	}
 	if (!err)
 		err = prolly_branch_list(cli->db, list_branches, &h);
 	if (h.oom)
@@ -102,10 +114,16 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 			keep = i;
 	}
 	struct check cur = {PROLLY_OPEN_READONLY, "current", 0};
-	if (check(cli, &cur) == 0) {
+	rc = check(cli, &cur);
+	if (rc == 0) {
 		printf("nothing to recover\n");
 		return 0;
 	}
+	if (rc == UNCHECKED)
+		return fail(cli, EXIT_STORE,
+		            "cannot open %s to check it, for a reason that is no sign of damage (above): "
+		            "nothing restored",
+		            cli->store_shown);
 	if (keep < 0 && (snap[0].intact || snap[1].intact))
 		return fail(cli, EXIT_STORE,
 		            "the other meta page of %s is the empty environment from before the store "
@@ -115,7 +133,13 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 		return fail(cli, EXIT_STORE, "both meta pages of %s are damaged: nothing to restore",
 		            cli->store_shown);
 	struct check prev = {PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS, "previous", 1};
-	if (check(cli, &prev) != 0)
+	rc = check(cli, &prev);
+	if (rc == UNCHECKED)
+		return fail(cli, EXIT_STORE,
+		            "the current snapshot is damaged; the snapshot of meta page %d (transaction "
+		            "%llu) could not be checked (above): nothing restored",
+		            keep, (unsigned long long)snap[keep].txnid);
+	if (rc != 0)
 		return fail(cli, EXIT_STORE,
 		            "the snapshot of meta page %d (transaction %llu) is damaged too: nothing "
 		            "to restore",

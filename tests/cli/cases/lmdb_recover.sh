@@ -36,3 +36,12 @@ p recover
 p put main b 23
 p log main --limit 1
 ls -A store
+# A store that cannot be opened for a reason other than damage (here lock.mdb is a directory;
+# as often a lock.mdb or directory this user may not write) is not called damaged: recover
+# says it cannot check it, looks no further and restores nothing.
+rm store/lock.mdb
+mkdir store/lock.mdb
+pe recover
+pe recover --apply
+rmdir store/lock.mdb
+p get main b
