@@ -472,6 +472,72 @@ PT_TEST(reader_slot_of_a_killed_process_is_cleared_by_the_next_write)
 	prolly_close(db);
 }
 
+/* ---- several processes create one store at once -------------------------------------------- */
+
+#define CC_PROCS 8
+#define CC_ROUNDS 60
+
+/* In a child: waits for the start (the pipe closes), opens the store at url, creating it, and
+ * commits to a branch of its own. Exits 0 when that commit was made. */
+static void cc_child(const char *url, int start, int i)
+{
+	char c, name[16];
+	prolly_db *db = NULL;
+	if (read(start, &c, 1) < 0)
+		_exit(2);
+	snprintf(name, sizeof(name), "p%d", i);
+	if (prolly_open(&db, url, NULL) || put(db, name, "k", "v"))
+		_exit(1);
+	prolly_close(db);
+	_exit(0);
+}
+
+/* Every creating open that finds no store (or a blank one) used to remove data.mdb and lock.mdb
+ * with no lock that other creators respect: one process unlinked the files another had just
+ * made, so the two ran on different lock files (no writer exclusion) and commits reported as
+ * made were lost, or opens failed ("the gc epoch row is missing", ENOENT). */
+PT_TEST(processes_that_create_one_store_at_once_lose_nothing)
+{
+	int bad_rounds = 0, lost = 0, failed = 0;
+	for (int r = 0; r < CC_ROUNDS; r++) {
+		char dir[PATH_MAX];
+		int fds[2];
+		pid_t kids[CC_PROCS];
+		prolly_db *db = NULL;
+		fresh_dir(dir, sizeof(dir), "create-race");
+		PT_REQUIRE(pipe(fds) == 0);
+		for (int i = 0; i < CC_PROCS; i++) {
+			kids[i] = fork();
+			PT_REQUIRE(kids[i] >= 0);
+			if (kids[i] == 0) {
+				close(fds[1]);
+				cc_child(url_of(dir), fds[0], i);
+			}
+		}
+		close(fds[0]);
+		close(fds[1]); /* start */
+		int f = 0, l = 0;
+		for (int i = 0; i < CC_PROCS; i++) {
+			int st = 0;
+			waitpid(kids[i], &st, 0);
+			f += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+		}
+		PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, 0), 0);
+		for (int i = 0; db && i < CC_PROCS; i++) {
+			char name[16];
+			prolly_id head;
+			snprintf(name, sizeof(name), "p%d", i);
+			l += prolly_branch_head(&head, db, name) != 0;
+		}
+		prolly_close(db);
+		bad_rounds += f || l;
+		failed += f;
+		lost += l;
+	}
+	PT_CHECKF(bad_rounds == 0, "%d of %d rounds went wrong: %d processes failed, %d branches lost",
+	          bad_rounds, CC_ROUNDS, failed, lost);
+}
+
 /* ---- a full file system ------------------------------------------------------------------ */
 
 /* Mount points made by mount_small, unmounted at exit whatever happened to the test. */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -28,7 +29,10 @@
  *      them, in a write transaction. An environment that has some but not all, or lacks a meta
  *      row, is PROLLY_ECORRUPT naming what is missing;
  *   O4 files and directories that a failed PROLLY_OPEN_CREATE open created are removed again, so
- *      a full disk leaves nothing that would make the next init fail.
+ *      a full disk leaves nothing that would make the next init fail;
+ *   O5 PROLLY_OPEN_CREATE opens of all processes are serialised by a flock on the directory
+ *      (lock_dir), so that O4 and the restart of a blank environment never remove files another
+ *      creating open has just made.
  */
 
 static int make_dirs(const char *path)
@@ -408,21 +412,43 @@ static void entry_free(env_entry *e)
 	free(e);
 }
 
+/* O5: the creating opens of every process take an exclusive flock on the directory, held from
+ * the checks before liblmdb sees the files to the commit of the new databases, so that one never
+ * removes a blank environment (remove_blank_env) that another is making: the other would then
+ * run on a lock file nobody else sees. Returns the descriptor to close (releasing the lock), or
+ * -1 when the directory cannot be opened for it (liblmdb then reports what is wrong). */
+static int lock_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
 static int entry_open(env_entry **out, const char *path, size_t map_size, const struct stat *sb,
                       unsigned flags)
 {
 	env_entry *e = NULL;
 	size_t size = map_size ? map_size : DEFAULT_MAP;
-	int rc = 0, mrc, blank = 0;
+	int rc = 0, mrc, blank = 0, dir_lock = -1;
 	unsigned env_flags = MDB_NOTLS | MDB_NOMETASYNC;
 
+	if (flags & PROLLY_OPEN_CREATE)
+		dir_lock = lock_dir(path);
 	if ((rc = check_before_open(path, flags, &blank)))
-		return rc;
+		goto cleanup;
 	if (flags & PROLLY_OPEN_READONLY)
 		env_flags |= MDB_RDONLY;
 	e = calloc(1, sizeof(*e));
-	if (!e)
-		return prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+	if (!e) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "lmdb: out of memory");
+		goto cleanup;
+	}
 	pthread_mutex_init(&e->gate_mu, NULL);
 	pthread_cond_init(&e->gate_cv, NULL);
 	pthread_mutex_init(&e->join_mu, NULL);
@@ -480,6 +506,8 @@ cleanup:
 	entry_free(e);
 	if (rc && blank)
 		remove_blank_env(path); /* O4: undo what this open created (liblmdb makes both files) */
+	if (dir_lock >= 0)
+		close(dir_lock);
 	return rc;
 }
 
