@@ -39,3 +39,32 @@ REVOKE ALL ON SCHEMA public FROM regress_prolly_reader, regress_prolly_nobody, r
 DROP ROLE regress_prolly_reader;
 DROP ROLE regress_prolly_nobody;
 DROP ROLE regress_prolly_nometa;
+
+-- search_path hijacking: a role that can CREATE in a schema on the caller's search_path plants
+-- functions named as those the extension's SQL calls, with an exact signature (which beats
+-- pg_catalog's polymorphic one even though pg_catalog is searched first). None may run.
+CREATE ROLE regress_prolly_mallory;
+CREATE SCHEMA regress_prolly_evil AUTHORIZATION regress_prolly_mallory;
+SET ROLE regress_prolly_mallory;
+CREATE FUNCTION regress_prolly_evil.unnest(a bytea[]) RETURNS SETOF bytea
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: unnest(bytea[]) ran as %', current_user; END $$;
+CREATE FUNCTION regress_prolly_evil.cardinality(a bytea[]) RETURNS int
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: cardinality(bytea[]) ran as %', current_user; END $$;
+RESET ROLE;
+SET search_path = regress_prolly_evil, public;
+SET prolly.cache_size = 0;
+SET prolly.node_reader = spi;                            -- reads nodes through unnest
+SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS v, prolly_count('dev') AS n;
+SET prolly.node_reader = index;
+SELECT count(*) FROM prolly_branches();
+BEGIN;                                                   -- the writes' statements too
+SELECT length(prolly_put('main', 'hijack', 'x')) AS put,
+       length(prolly_commit('main', ARRAY['h1', 'h2']::bytea[], ARRAY['1', NULL]::bytea[])) AS c,
+       length(prolly_branch('regress_hijack', 'dev')) AS b,
+       length(prolly_merge('main', 'regress_hijack', resolve => 'theirs')) AS m;
+ROLLBACK;
+RESET prolly.node_reader;
+RESET prolly.cache_size;
+RESET search_path;
+DROP SCHEMA regress_prolly_evil CASCADE;
+DROP ROLE regress_prolly_mallory;
