@@ -687,4 +687,52 @@ PT_TEST(password_never_in_messages)
 	}
 }
 
+/*
+ * A role that can CREATE in a schema on the connection's search_path plants functions named as
+ * those the store's statements and its schema's functions call, each with an exact signature
+ * (unnest(bytea[]), cardinality(bytea[])): an exact match beats pg_catalog's polymorphic one
+ * even though pg_catalog is searched first, so it would run with the store's role. The store's
+ * connections set their own search_path: none of them runs.
+ */
+PT_TEST(search_path_cannot_redirect_statements)
+{
+	const char *schema = pgt_new_schema();
+	char evil[96], q[1024], ci[1024];
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	snprintf(evil, sizeof(evil), "%s_evil", schema);
+	snprintf(q, sizeof(q),
+	         "CREATE SCHEMA \"%s\"; "
+	         "CREATE FUNCTION \"%s\".unnest(a bytea[]) RETURNS SETOF bytea LANGUAGE plpgsql AS "
+	         "$$BEGIN RAISE EXCEPTION 'hijacked: unnest'; END$$; "
+	         "CREATE FUNCTION \"%s\".cardinality(a bytea[]) RETURNS int LANGUAGE plpgsql AS "
+	         "$$BEGIN RAISE EXCEPTION 'hijacked: cardinality'; END$$",
+	         evil, evil, evil);
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	/* The planted schema first, as the role's or the database's setting would put it. */
+	if (strncmp(pgt_url, "postgres", 8) == 0)
+		snprintf(ci, sizeof(ci), "%s%coptions=-c%%20search_path%%3D%s%%2Cpublic", pgt_url,
+		         strchr(pgt_url, '?') ? '&' : '?', evil);
+	else
+		snprintf(ci, sizeof(ci), "%s options='-c search_path=%s,public'", pgt_url, evil);
+	prolly_store *st = open_opt(ci, schema, 0);
+	PT_REQUIRE(st);
+	pgt_tn t;
+	pgt_tn_make(&t, 31, 1);
+	prolly_ref_update u = pgt_upd("refs/heads/m", PROLLY_REF_EXPECT_ABSENT, NULL, &t.sn.id);
+	PT_CHECKF(pgt_write1(st, &t.sn, 1, &u) == 0, "write: %s", prolly_last_error());
+	PT_CHECKF(pgt_present(st, &t.sn.id, 1) == 1, "get_nodes: %s", prolly_last_error());
+	unsigned char has = 0, found = 0;
+	PT_CHECKF(st->has_nodes(st, &t.sn.id, 1, &has) == 0 && has, "has_nodes: %s",
+	          prolly_last_error());
+	const char *names[1] = {"refs/heads/m"};
+	prolly_id got;
+	PT_CHECKF(st->get_refs(st, names, 1, &got, &found, NULL) == 0 && found, "get_refs: %s",
+	          prolly_last_error());
+	prolly_store_close(st);
+	snprintf(q, sizeof(q), "DROP SCHEMA \"%s\" CASCADE", evil);
+	pgt_sql1(a, q);
+	PQfinish(a);
+}
+
 PGT_MAIN(NULL, NULL)

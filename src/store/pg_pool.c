@@ -284,11 +284,18 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
  * statements inside prolly_write: planning then costs more than executing. jit (PostgreSQL 11
  * and later; set together, from 12): every statement here touches a few rows, but the generic
  * plan of the recursive ancestors statement is costed for a million, and compiling it would
- * take longer than running it.
+ * take longer than running it. search_path (any version): pg_catalog alone, before anything is
+ * prepared. The statements here and the schema's functions (whose bodies run with the caller's
+ * path) name the store's tables by schema, but call built-in functions unqualified; with the
+ * connection's own path a role that can CREATE in a schema on it could plant, say, a
+ * unnest(bytea[]), which as an exact match beats pg_catalog's unnest(anyarray) and would run with
+ * this store's role (test search_path_cannot_redirect_statements).
  */
-static const char session_sql[] = "SELECT set_config('jit', 'off', false), "
-                                  "set_config('plan_cache_mode', 'force_generic_plan', false) "
-                                  "WHERE current_setting('server_version_num')::int >= 120000";
+static const char session_sql[] =
+    "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
+    "(SELECT pg_catalog.set_config('jit', 'off', false) || "
+    "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', false) "
+    "WHERE pg_catalog.current_setting('server_version_num')::pg_catalog.int4 >= 120000)";
 
 void prolly__pg_send_prepares(pipe *p, pg_store *st, pgconn *c, int fast)
 {
