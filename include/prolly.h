@@ -953,9 +953,9 @@ PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const ch
  *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
  * Every commit a step reaches is read and hash-checked. Errors: PROLLY_EINVAL for a malformed
- * spec or branch name, an id that names a tree rather than a commit, or an ambiguous short id
- * (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch or commit, a walk
- * past a root commit or a parent that does not exist; store errors. */
+ * spec or branch name, an id that names a tree or a reflog entry rather than a commit, or an
+ * ambiguous short id (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch
+ * or commit, a walk past a root commit or a parent that does not exist; store errors. */
 PROLLY_API int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
 
 /* prolly_resolve, with the commit decoded in *out (free with prolly_commit_free; NULL on

@@ -45,7 +45,7 @@
 typedef struct one_ctx {
 	const prolly_id *id;
 	prolly_commit *c;
-	int tree;
+	const char *other; /* what the object is when it is a known kind other than a commit */
 	int rc;
 } one_ctx;
 
@@ -53,10 +53,14 @@ static int on_one(void *payload, size_t index, const void *data, size_t size)
 {
 	one_ctx *o = payload;
 	(void)index;
-	if (o->c || o->tree)
+	if (o->c || o->other)
 		return 0;
 	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
-		o->tree = 1;
+		o->other = "tree";
+		return 0;
+	}
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_REFLOG_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
+		o->other = "reflog entry";
 		return 0;
 	}
 	return o->rc = prolly__commit_decode(&o->c, o->id, data, size);
@@ -65,7 +69,7 @@ static int on_one(void *payload, size_t index, const void *data, size_t size)
 static int read_commit(prolly_commit **out, prolly_db *db, const prolly_id *id, const char *spec)
 {
 	char hex[PROLLY_ID_HEX_SIZE];
-	one_ctx o = {id, NULL, 0, 0};
+	one_ctx o = {id, NULL, NULL, 0};
 	int rc = prolly__load_raw(db, id, 1, on_one, &o);
 	if (o.rc)
 		rc = o.rc;
@@ -74,8 +78,9 @@ static int read_commit(prolly_commit **out, prolly_db *db, const prolly_id *id, 
 		return rc;
 	}
 	prolly_id_to_hex(hex, id);
-	if (o.tree)
-		return prolly_set_error(PROLLY_EINVAL, "'%s': %s is a tree, not a commit", spec, hex);
+	if (o.other)
+		return prolly_set_error(PROLLY_EINVAL, "'%s': %s is a %s, not a commit", spec, hex,
+		                        o.other);
 	if (!o.c)
 		return prolly_set_error(PROLLY_ENOTFOUND, "'%s': no commit %s", spec, hex);
 	*out = o.c;

@@ -35,6 +35,12 @@ static int cmp_hex(const void *a, const void *b)
 }
 
 /* Checks every `every`-th commit (the walk without find_ids reads the whole history). */
+static int first_entry(void *payload, const prolly_reflog_entry *e)
+{
+	*(prolly_id *)payload = e->id;
+	return 1;
+}
+
 static void short_ids(prolly_db *db, int every)
 {
 	prolly_txn *txn = NULL;
@@ -101,6 +107,14 @@ static void short_ids(prolly_db *db, int every)
 		PT_CHECK_RC(prolly_resolve(&got, db, t8), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_resolve(&got, db, thex), PROLLY_EINVAL);
 	PT_CHECKF(strstr(prolly_last_error(), "is a tree, not a commit"), "%s", prolly_last_error());
+	/* A reflog entry's full id: another kind of object, not a damaged commit. */
+	prolly_id entry;
+	char ehex[PROLLY_ID_HEX_SIZE];
+	PT_REQUIRE(prolly_reflog(db, "main", first_entry, &entry) == 1);
+	prolly_id_to_hex(ehex, &entry);
+	PT_CHECK_RC(prolly_resolve(&got, db, ehex), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "is a reflog entry, not a commit"), "%s",
+	          prolly_last_error());
 	/* A 10-digit prefix no commit has. */
 	char none[11] = "0000000000";
 	for (int v = 0; v < 100; v++) {
