@@ -93,13 +93,16 @@ void pgx_write_lock(const char *ref)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "prolly: SPI_connect failed");
 	/* One statement: the function scan (the gc lock) runs before the row lock of the select
-	 * list, so the locks are taken in the order of the protocol above. */
+	 * list, so the locks are taken in the order of the protocol above. The NULL is typed: an
+	 * untyped one would let an overload that a role with CREATE on the schema added, say
+	 * prolly_write_begin(text), win the call (unknown prefers text) and run with our rights. */
 	args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
-	if (SPI_execute_plan(pgx_kept_plan(&lock_plan,
-	                                   "SELECT e, (SELECT 1 FROM %1$s.refs WHERE name = $1 FOR "
-	                                   "UPDATE) FROM %1$s.prolly_write_begin(NULL) e",
-	                                   1, types),
-	                     args, NULL, false, 0) != SPI_OK_SELECT ||
+	if (SPI_execute_plan(
+	        pgx_kept_plan(&lock_plan,
+	                      "SELECT e, (SELECT 1 FROM %1$s.refs WHERE name = $1 FOR "
+	                      "UPDATE) FROM %1$s.prolly_write_begin(NULL::pg_catalog.int8) e",
+	                      1, types),
+	        args, NULL, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != 1)
 		elog(ERROR, "prolly: taking the write lock failed");
 	e = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -317,13 +320,14 @@ static int refs_by_prolly_write(prolly_store_write *w)
 	nulls[7] = 'n'; /* no epoch check: see the protocol above */
 	nulls[8] = '\0';
 	/* p_async false: synchronous_commit is the caller's (prolly_write would set it for the
-	 * whole transaction); p_requires NULL: the gc lock is held. */
-	if (SPI_execute_plan(pgx_kept_plan(&write_plan,
-	                                   "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, "
-	                                   "o_cur FROM %s.prolly_write($8, false, NULL, $1, $2, $3, "
-	                                   "$4, $5, $6, $7)",
-	                                   8, types),
-	                     args, nulls, false, 0) != SPI_OK_SELECT ||
+	 * whole transaction); p_requires NULL: the gc lock is held (typed, as in pgx_write_lock). */
+	if (SPI_execute_plan(
+	        pgx_kept_plan(&write_plan,
+	                      "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, "
+	                      "o_cur FROM %s.prolly_write($8, false, NULL::pg_catalog.bytea[], $1, $2, "
+	                      "$3, $4, $5, $6, $7)",
+	                      8, types),
+	        args, nulls, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != nr)
 		elog(ERROR, "prolly: s.prolly_write returned no row per ref");
 	for (size_t i = 0; i < nr; i++)

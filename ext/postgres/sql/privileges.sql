@@ -51,6 +51,13 @@ LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: unnest(bytea[]) ran as %
 CREATE FUNCTION regress_prolly_evil.cardinality(a bytea[]) RETURNS int
 LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: cardinality(bytea[]) ran as %', current_user; END $$;
 RESET ROLE;
+-- and, given CREATE on the store's own schema, an overload of one of its functions: called with
+-- an untyped NULL, prolly_write_begin(text) would win over the real prolly_write_begin(bigint)
+GRANT CREATE ON SCHEMA public TO regress_prolly_mallory;
+SET ROLE regress_prolly_mallory;
+CREATE FUNCTION public.prolly_write_begin(expected text) RETURNS bigint
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: prolly_write_begin(text) ran as %', current_user; END $$;
+RESET ROLE;
 SET search_path = regress_prolly_evil, public;
 SET prolly.cache_size = 0;
 SET prolly.node_reader = spi;                            -- reads nodes through unnest
@@ -67,4 +74,6 @@ RESET prolly.node_reader;
 RESET prolly.cache_size;
 RESET search_path;
 DROP SCHEMA regress_prolly_evil CASCADE;
+DROP FUNCTION public.prolly_write_begin(text);
+REVOKE CREATE ON SCHEMA public FROM regress_prolly_mallory;
 DROP ROLE regress_prolly_mallory;
