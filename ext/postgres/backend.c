@@ -85,6 +85,23 @@ const char *pgx_schema_quoted(void)
 	return quote_identifier(get_namespace_name(cur.nsp));
 }
 
+int pgx_spi_connect(void)
+{
+	int level;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "prolly: SPI_connect failed");
+	level = NewGUCNestLevel();
+	(void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+	                        GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+void pgx_spi_finish(int level)
+{
+	AtEOXact_GUC(true, level);
+	SPI_finish();
+}
+
 SPIPlanPtr pgx_kept_plan(pgx_kept *k, const char *fmt, int nargs, Oid *types)
 {
 	if (!k->plan || k->rel != cur.nodes) {

@@ -150,6 +150,14 @@ void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);
 const char *pgx_schema_quoted(void);
 
+/* SPI_connect, and the search_path pinned to "pg_catalog, pg_temp" until pgx_spi_finish (given
+ * what this returns) or the (sub)transaction's abort: the statements run inside, and the bodies
+ * of the schema's PL/pgSQL functions they call, resolve functions and operators such as unnest or
+ * = on bytea by the search_path, and the caller's could list a schema a hostile role can CREATE in
+ * ahead of pg_catalog. Raises an ERROR if SPI_connect fails. */
+int pgx_spi_connect(void);
+void pgx_spi_finish(int level);
+
 /* A statement prepared once per store schema and kept for the backend's life: fmt has one %s
  * (or %1$s, as often as needed), replaced by the quoted schema of the call in progress; its plan is
  * generic (a custom plan would be planned again at each execution, copying array parameters into it

@@ -253,7 +253,7 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 {
 	Datum *elems = palloc(n * sizeof(Datum));
 	Datum arg;
-	int rc = 0;
+	int rc = 0, guc;
 	for (size_t i = 0; i < n; i++) {
 		bytea *b = palloc(VARHDRSZ + PROLLY_ID_SIZE);
 		SET_VARSIZE(b, VARHDRSZ + PROLLY_ID_SIZE);
@@ -261,8 +261,7 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 		elems[i] = PointerGetDatum(b);
 	}
 	arg = PointerGetDatum(construct_array(elems, (int)n, BYTEAOID, -1, false, TYPALIGN_INT));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "prolly: SPI_connect failed");
+	guc = pgx_spi_connect();
 	{
 		Oid types[1] = {BYTEAARRAYOID};
 		/* A generic plan: left to choose, the plan cache plans the array statement again at
@@ -294,7 +293,7 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 		if ((Pointer)v != DatumGetPointer(d))
 			pfree(v);
 	}
-	SPI_finish();
+	pgx_spi_finish(guc);
 	return rc;
 }
 
@@ -357,7 +356,7 @@ static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *paylo
 	Datum args[2];
 	Oid types[2] = {BYTEAOID, BYTEAOID};
 	char *q;
-	int rc = 0;
+	int rc = 0, guc;
 	/* successor(prefix): drop trailing 0xff bytes, add one to the last; none if all 0xff */
 	memcpy(succ, prefix, plen);
 	while (hlen > 0 && succ[hlen - 1] == 0xff)
@@ -369,8 +368,7 @@ static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *paylo
 	q = psprintf("SELECT name, value FROM %s.refs WHERE name >= $1%s ORDER BY name",
 	             quote_identifier(get_namespace_name(pgx_call()->nsp)),
 	             hlen ? " AND name < $2" : "");
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "prolly: SPI_connect failed");
+	guc = pgx_spi_connect();
 	if (SPI_execute_with_args(q, hlen ? 2 : 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "prolly: listing refs failed");
 	for (uint64 r = 0; r < SPI_processed && rc == 0; r++) {
@@ -398,7 +396,7 @@ static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *paylo
 		memcpy(id.bytes, VARDATA_ANY(bv), PROLLY_ID_SIZE);
 		rc = fn(payload, name, &id);
 	}
-	SPI_finish();
+	pgx_spi_finish(guc);
 	return rc;
 }
 

@@ -87,11 +87,11 @@ void pgx_write_lock(const char *ref)
 {
 	bool isnull;
 	int64 e;
+	int guc;
 	Oid types[1] = {BYTEAOID};
 	Datum args[1];
 	Assert(!writing && ref);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "prolly: SPI_connect failed");
+	guc = pgx_spi_connect();
 	/* One statement: the function scan (the gc lock) runs before the row lock of the select
 	 * list, so the locks are taken in the order of the protocol above. The NULL is typed: an
 	 * untyped one would let an overload that a role with CREATE on the schema added, say
@@ -110,7 +110,7 @@ void pgx_write_lock(const char *ref)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 		                errmsg("prolly: the meta table of schema \"%s\" has no epoch row",
 		                       pgx_schema_quoted())));
-	SPI_finish();
+	pgx_spi_finish(guc);
 	pgx_set_epoch((uint64_t)e);
 	cache_at_epoch((uint64_t)e);
 	PushCopiedSnapshot(GetTransactionSnapshot());
@@ -345,7 +345,7 @@ static int write_spi(prolly_store_write *w)
 {
 	size_t nn = 0, n_fallible = 0, fallible = 0;
 	const prolly_store_node **sorted = NULL;
-	int rc = 0;
+	int rc = 0, guc;
 
 	if (w->n_nodes) {
 		sorted = palloc(w->n_nodes * sizeof(*sorted));
@@ -362,15 +362,14 @@ static int write_spi(prolly_store_write *w)
 			fallible = i;
 		}
 	wrote = true; /* from here on, an abort may take rows the cache has seen */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "prolly: SPI_connect failed");
+	guc = pgx_spi_connect();
 	if (nn)
 		insert_nodes(sorted, nn);
 	if (n_fallible > 1)
 		rc = refs_by_prolly_write(w);
 	else if (w->n_refs)
 		rc = refs_by_cas(w, n_fallible ? fallible : 0);
-	SPI_finish();
+	pgx_spi_finish(guc);
 	/* What this call wrote is visible to its later reads. */
 	CommandCounterIncrement();
 	UpdateActiveSnapshotCommandId();

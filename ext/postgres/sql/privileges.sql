@@ -50,6 +50,10 @@ CREATE FUNCTION regress_prolly_evil.unnest(a bytea[]) RETURNS SETOF bytea
 LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: unnest(bytea[]) ran as %', current_user; END $$;
 CREATE FUNCTION regress_prolly_evil.cardinality(a bytea[]) RETURNS int
 LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: cardinality(bytea[]) ran as %', current_user; END $$;
+CREATE FUNCTION regress_prolly_evil.byteaeq(bytea, bytea) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hijacked: = on bytea ran as %', current_user; END $$;
+CREATE OPERATOR regress_prolly_evil.= (leftarg = bytea, rightarg = bytea,
+                                       function = regress_prolly_evil.byteaeq);
 RESET ROLE;
 -- and, given CREATE on the store's own schema, an overload of one of its functions: called with
 -- an untyped NULL, prolly_write_begin(text) would win over the real prolly_write_begin(bigint)
@@ -67,6 +71,17 @@ SELECT count(*) FROM prolly_branches();
 BEGIN;                                                   -- the writes' statements too
 SELECT length(prolly_put('main', 'hijack', 'x')) AS put,
        length(prolly_commit('main', ARRAY['h1', 'h2']::bytea[], ARRAY['1', NULL]::bytea[])) AS c,
+       length(prolly_branch('regress_hijack', 'dev')) AS b,
+       length(prolly_merge('main', 'regress_hijack', resolve => 'theirs')) AS m;
+ROLLBACK;
+-- a path that names pg_catalog after the planted schema: then even an exact match there (the
+-- operator = on bytea, in the statements and in the schema's functions they call) loses
+SET search_path = regress_prolly_evil, pg_catalog, public;
+SET prolly.node_reader = spi;
+SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS v, prolly_count('dev') AS n;
+SHOW search_path;                                        -- the caller's again after the call
+BEGIN;
+SELECT length(prolly_put('main', 'hijack', 'x')) AS put,
        length(prolly_branch('regress_hijack', 'dev')) AS b,
        length(prolly_merge('main', 'regress_hijack', resolve => 'theirs')) AS m;
 ROLLBACK;
