@@ -1278,8 +1278,11 @@ PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *
 /* Pushes branch of db to the branch of the same name of remote (the store remote name stands
  * for): copies what remote lacks with prolly_sync, then moves its "refs/heads/BRANCH" from the
  * head read first to ours by compare-and-swap (reflogged there as "push"), and sets our
- * "remotes/NAME/BRANCH" to it (once the remote moved, a gc of db meanwhile does not fail the
- * push: that write is tried again). Fast-forward only unless force: a remote head that is not an
+ * "remotes/NAME/BRANCH" to it by compare-and-swap against the value it read before the remote's
+ * head, so that it never moves back: if a fetch (or push) moved it meanwhile, its value stays,
+ * unless it is the head our push replaced or an ancestor of ours (that writer read the remote
+ * before our push landed). Once the remote moved, a gc of db meanwhile does not fail the push:
+ * that write is tried again. Fast-forward only unless force: a remote head that is not an
  * ancestor of ours (including one this store does not have) is PROLLY_ECONFLICT and nothing is
  * written anywhere. Two pushes racing for one branch: one wins, the other gets
  * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). Errors also:

@@ -344,8 +344,8 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
                 const char *branch, int force)
 {
 	char head_ref[PROLLY_MAX_REF_NAME + 1], track[PROLLY_MAX_REF_NAME + 1];
-	prolly_id mine, theirs, base;
-	int rc, exists;
+	prolly_id mine, theirs, base, was;
+	int rc, exists, track_exists = 0;
 	if (!db || !remote || !branch)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_push: NULL db, remote or branch");
 	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
@@ -353,6 +353,17 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 		return rc;
 	if ((rc = prolly_branch_head(&mine, db, branch)))
 		return rc;
+	/* RM2: the tracking ref as it was before the remote's head is read, for its compare-and-swap
+	 * (track empty: too long a name, never written). */
+	if (strlen(TRACK_PREFIX) + strlen(name) + 1 + strlen(branch) <= PROLLY_MAX_REF_NAME) {
+		snprintf(track, sizeof(track), TRACK_PREFIX "%s/%s", name, branch);
+		rc = prolly__get_ref(db, track, &was);
+		if (rc && rc != PROLLY_ENOTFOUND)
+			return rc;
+		track_exists = rc == 0;
+	} else {
+		track[0] = 0;
+	}
 	rc = prolly_branch_head(&theirs, remote, branch);
 	if (rc && rc != PROLLY_ENOTFOUND)
 		return rc;
@@ -388,13 +399,16 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 			                      branch);
 		return rc;
 	}
-	/* What we now know the remote holds (RM2). The remote has moved: the push is done, so a gc
-	 * here since our head was read (another process's) costs another attempt, not a failure.
-	 * The commit is read again under the new epoch; if that gc removed it (our branch moved
-	 * away meanwhile), the tracking ref stays as it was. */
-	if (strlen(TRACK_PREFIX) + strlen(name) + 1 + strlen(branch) > PROLLY_MAX_REF_NAME)
+	/* What we now know the remote holds (RM2), by compare-and-swap against the value read
+	 * before the remote's head was: a fetch (or push) that moved the ref meanwhile saw the
+	 * remote after that read. Its value stays, unless it is the head our push replaced or an
+	 * ancestor of ours (that fetch read the remote before our push landed): never moved back.
+	 * The remote has moved: the push is done, so a gc here since our head was read (another
+	 * process's) costs another attempt, not a failure. The commit is read again under the new
+	 * epoch; if that gc removed it (our branch moved away meanwhile), the tracking ref stays as
+	 * it was. */
+	if (!track[0])
 		return 0;
-	snprintf(track, sizeof(track), TRACK_PREFIX "%s/%s", name, branch);
 	memset(&u, 0, sizeof(u));
 	u.name = track;
 	u.value = mine;
@@ -402,12 +416,31 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	for (int attempt = 0; attempt < TRACK_ATTEMPTS && rc == PROLLY_ECONFLICT; attempt++) {
 		prolly_txn *txn = NULL;
 		prolly_commit *c = NULL;
+		prolly_ref_update conf;
+		memset(&conf, 0, sizeof(conf));
+		u.expect = track_exists ? PROLLY_REF_EXPECT_VALUE : PROLLY_REF_EXPECT_ABSENT;
+		u.expected = was;
 		if ((rc = prolly_txn_begin(&txn, db)) == 0 &&
 		    (attempt == 0 || (rc = prolly_commit_read(&c, db, &mine)) == 0) &&
 		    (rc = prolly_txn_set_ref(txn, &u)) == 0)
-			rc = prolly_txn_commit(txn, NULL, 0); /* ECONFLICT: only a gc (EXPECT_ANY) */
+			rc = prolly_txn_commit(txn, &conf, 1);
 		prolly_commit_free(c);
 		prolly_txn_free(txn);
+		if (rc == PROLLY_ECONFLICT && conf.conflict) { /* moved meanwhile: by whom, above */
+			if (!conf.current_exists || prolly_id_equal(&conf.current, &mine))
+				return 0;
+			if (!exists || !prolly_id_equal(&conf.current, &theirs)) {
+				rc = prolly_merge_base(&base, db, &mine, &conf.current);
+				if (rc == PROLLY_ENOTFOUND || rc == PROLLY_EPRUNED ||
+				    (rc == 0 && !prolly_id_equal(&base, &conf.current)))
+					return 0; /* newer, or another line: the other writer's stays */
+				if (rc)
+					return rc;
+				rc = PROLLY_ECONFLICT;
+			}
+			track_exists = 1;
+			was = conf.current;
+		}
 	}
 	return rc == PROLLY_ENOTFOUND ? 0 : rc;
 }

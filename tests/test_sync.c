@@ -557,6 +557,84 @@ PT_TEST(push_survives_a_gc_of_its_own_store)
 	free(dir);
 }
 
+/* A store that runs a fetch (another process's, on another handle) when its first write comes:
+ * during a push, that write is the one of the remote-tracking ref. */
+typedef struct fetch_midway {
+	tp_store tp;
+	prolly_db *remote, *other; /* the remote, and another handle of this store */
+	prolly_id ahead;           /* what the remote's main moved to before the fetch */
+	const prolly_id *stale;    /* set: no fetch, the tracking ref is set to this (a fetch that
+	                              read the remote before the push) */
+	int armed, fired;
+} fetch_midway;
+
+static void fetch_midway_call(tp_store *w, const char *what)
+{
+	fetch_midway *f = (fetch_midway *)(void *)w;
+	if (!f->armed || strcmp(what, "write"))
+		return;
+	f->armed = 0;
+	f->fired = 1;
+	if (f->stale) {
+		prolly_txn *txn = NULL;
+		prolly_ref_update u;
+		memset(&u, 0, sizeof(u));
+		u.name = "remotes/origin/main";
+		u.value = *f->stale;
+		PT_CHECK_RC(prolly_txn_begin(&txn, f->other), 0);
+		PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
+		PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+		prolly_txn_free(txn);
+		return;
+	}
+	PT_CHECK_RC(sf_put_range(&f->ahead, f->remote, "main", 9, 1, 5), 0);
+	PT_CHECK_RC(prolly_fetch(NULL, f->other, f->remote, "origin", NULL, NULL), 0);
+}
+
+/* A push moves the remote's main to M1; before it writes its tracking ref, the remote moves on
+ * to M2 and a fetch sets origin/main to M2. The push used to overwrite that with M1 (any
+ * value expected), moving the tracking ref back; it now compares and swaps against what it read,
+ * and leaves a ref that names a descendant of what it pushed. A fetch that read the remote
+ * before the push (the ref is then an ancestor) is still overtaken. */
+PT_TEST(push_tracking_ref_never_moves_back)
+{
+	prolly_store *mem = NULL;
+	prolly_db *local = NULL, *other = NULL, *remote = sf_new_db(SF_MEM);
+	prolly_id base, mine, c;
+	PT_REQUIRE(remote && prolly_store_mem_new(&mem) == 0);
+	fetch_midway *f = tp_new(sizeof(fetch_midway), mem);
+	tp_store *o = f ? tp_new(sizeof(tp_store), mem) : NULL; /* the same store, not closed */
+	PT_REQUIRE(o && prolly_db_new(&local, &f->tp.base, NULL) == 0);
+	o->keep_inner = 1;
+	PT_REQUIRE(prolly_db_new(&other, &o->base, NULL) == 0);
+	PT_REQUIRE(sf_put_range(&base, local, "main", 0, 100, 1) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0);
+	PT_REQUIRE(sf_put_range(&mine, local, "main", 5, 2, 2) == 0);
+	f->remote = remote;
+	f->other = other;
+	f->armed = 1;
+	f->tp.on_call = fetch_midway_call;
+	PT_CHECKF(prolly_push(NULL, local, remote, "origin", "main", 0) == 0, "%s",
+	          prolly_last_error());
+	PT_CHECK(f->fired);
+	PT_CHECK(prolly_resolve(&c, local, "origin/main") == 0 && prolly_id_equal(&c, &f->ahead));
+	/* The stale one: origin/main is set to an ancestor of what is pushed, then overtaken. */
+	prolly_id mid;
+	PT_REQUIRE(prolly_branch_reset(NULL, local, "main", &f->ahead) == 0);
+	PT_REQUIRE(sf_put_range(&mid, local, "main", 20, 1, 6) == 0);
+	PT_REQUIRE(sf_put_range(&mine, local, "main", 21, 1, 7) == 0);
+	f->stale = &mid;
+	f->armed = 1;
+	PT_CHECKF(prolly_push(NULL, local, remote, "origin", "main", 0) == 0, "%s",
+	          prolly_last_error());
+	PT_CHECK(f->fired);
+	PT_CHECK(prolly_resolve(&c, local, "origin/main") == 0 && prolly_id_equal(&c, &mine));
+	PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &mine));
+	prolly_close(other);
+	prolly_close(local);
+	prolly_close(remote);
+}
+
 static int push_setup(fail_case *c, prolly_db *dst)
 {
 	const char *names[1] = {"main"};
