@@ -1225,7 +1225,8 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
  * prolly_redact_url all the same (a user name or host may be private). What a fetch saw of the
  * remote's branch B is the ref "remotes/NAME/B" (a remote-tracking ref), which prolly_resolve reads
  * as "NAME/B" when no branch or tag is spelled so; only fetch, push and prolly_remote_remove move
- * those refs. Remote names follow the branch name rules and have no '/'.
+ * those refs. Remote names follow the branch name rules, have no '/' and at most 46 bytes, so
+ * that "remotes/NAME/B" fits PROLLY_MAX_REF_NAME for every branch name B.
  */
 
 /* 0 if url may name a remote: 1..4096 bytes, no control byte (0x00-0x1f, 0x7f), carrying no
@@ -1237,8 +1238,8 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
 PROLLY_API int prolly_remote_url_valid(const char *url);
 
 /* Records remote name with url (copied; prolly_remote_url_valid must accept it).
- * PROLLY_ECONFLICT if it exists; PROLLY_EINVAL for a bad name or url (nothing written); store
- * errors. Thread-safe as any write. */
+ * PROLLY_ECONFLICT if it exists; PROLLY_EINVAL for a bad name (also one of more than 46 bytes)
+ * or url (nothing written); store errors. Thread-safe as any write. */
 PROLLY_API int prolly_remote_add(prolly_db *db, const char *name, const char *url);
 
 /* Puts the URL of remote name into out (not NUL-terminated; out->size bytes). PROLLY_ENOTFOUND
@@ -1271,7 +1272,10 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * name is not fetched, and a tracking ref of such a name here is removed.
  * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref to
  * another commit than this one's, or a gc on remote removed a head read here; fetch again; one
- * that moved it to the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote); fn's non-zero return. */
+ * that moved it to the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote;
+ * or, under a name longer than prolly_remote_add takes, a branch whose tracking ref would have
+ * more than PROLLY_MAX_REF_NAME bytes: the message names that ref, and nothing is fetched);
+ * fn's non-zero return. */
 PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
                             const char *name, prolly_fetch_fn fn, void *payload);
 

@@ -18,6 +18,11 @@
  *   RM5 A remote's URL holds no control byte (0x00-0x1f, 0x7f): no store address needs one, and
  *       a URL is printed back to terminals (a listing of another client's store still escapes
  *       them: the CLI's text_write).
+ *   RM6 prolly_remote_add takes names of at most MAX_REMOTE_NAME (46) bytes, so that
+ *       "remotes/NAME/B" fits PROLLY_MAX_REF_NAME for every branch name B (200 bytes at most).
+ *       A longer remote recorded before, or named to prolly_fetch directly, fails a fetch that
+ *       meets a branch too long to track, with PROLLY_EINVAL naming the ref, before anything is
+ *       copied: a fetch copies every branch or none (a push leaves that tracking ref unwritten).
  */
 #include "internal.h"
 #include "store/redact.h"
@@ -30,6 +35,9 @@
 #define URL_KEY "url"
 #define MAX_URL 4096
 #define TRACK_ATTEMPTS 8 /* writes of a pushed branch's tracking ref that lose to a gc */
+/* RM6: the longest remote name whose tracking refs fit every branch name (46 bytes). */
+#define MAX_REMOTE_NAME                                                                            \
+	(PROLLY_MAX_REF_NAME - (int)(sizeof(TRACK_PREFIX) - 1) - 1 - PROLLY__MAX_BRANCH_NAME)
 
 static int check_name(const char *name)
 {
@@ -84,6 +92,12 @@ int prolly_remote_add(prolly_db *db, const char *name, const char *url)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_add: NULL db or url");
 	if ((rc = check_name(name)))
 		return rc;
+	if (strlen(name) > MAX_REMOTE_NAME) /* RM6 */
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "remote name '%s' has %zu bytes; at most %d, so that its "
+		                        "remote-tracking refs (remotes/NAME/BRANCH) fit in %d bytes for "
+		                        "every branch name",
+		                        name, strlen(name), MAX_REMOTE_NAME, PROLLY_MAX_REF_NAME);
 	if ((rc = prolly_remote_url_valid(url)))
 		return rc;
 	size_t len = strlen(url);
@@ -291,9 +305,13 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 			i++, j++;
 			continue;
 		}
-		if (strlen(prefix) + strlen(tb) > PROLLY_MAX_REF_NAME) {
-			rc = prolly_set_error(PROLLY_EINVAL, "branch '%s' of remote '%s': name too long", tb,
-			                      name);
+		if (pl + strlen(tb) > PROLLY_MAX_REF_NAME) { /* RM6: before anything is copied */
+			rc = prolly_set_error(PROLLY_EINVAL,
+			                      "the remote's branch '%s' would be tracked as '%s%s', %zu bytes "
+			                      "(at most %d); nothing was fetched: remove the remote and add "
+			                      "it again under a name of at most %d bytes",
+			                      tb, prefix, tb, pl + strlen(tb), PROLLY_MAX_REF_NAME,
+			                      MAX_REMOTE_NAME);
 			goto cleanup;
 		}
 		size_t nl = strlen(prefix) + strlen(tb) + 1;

@@ -888,6 +888,50 @@ PT_TEST(remotes_fetch_push)
 	prolly_close(remote);
 }
 
+/* remotes/NAME/BRANCH has at most PROLLY_MAX_REF_NAME bytes (RM6 in remote.c). remote add took
+ * any remote name of up to 200 bytes, and a fetch from one whose tracking ref of some branch did
+ * not fit failed as a whole, also for the branches that fit, every time, with no way out but
+ * renaming the remote: now no remote name too long for a branch of the longest name is recorded,
+ * and a fetch under such a name (one recorded before, or given to prolly_fetch) still refuses
+ * before copying anything, naming the ref and the way out. */
+PT_TEST(fetch_tracking_ref_name_limit)
+{
+	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_LMDB);
+	char name[64], branch[201], ref[300];
+	prolly_id h, c;
+	prolly_commit *cm = NULL;
+	prolly_buf url = PROLLY_BUF_INIT;
+	PT_REQUIRE(local && remote);
+	memset(name, 'o', sizeof(name));
+	memset(branch, 'b', sizeof(branch));
+	branch[200] = 0;
+	PT_REQUIRE(sf_put_range(&h, remote, "main", 0, 50, 1) == 0);
+	PT_REQUIRE(prolly_branch_create(remote, branch, &h) == 0);
+	/* 47 bytes: remotes/ + 47 + / + 200 = 256 */
+	name[47] = 0;
+	PT_CHECK_RC(prolly_remote_add(local, name, "lmdb:/x"), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "at most 46") != NULL, "%s", prolly_last_error());
+	PT_CHECK_RC(prolly_remote_url(&url, local, name), PROLLY_ENOTFOUND);
+	/* a fetch under it: refused, the ref named, nothing copied */
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, name, NULL, NULL), PROLLY_EINVAL);
+	snprintf(ref, sizeof(ref), "remotes/%s/%s", name, branch);
+	PT_CHECKF(strstr(prolly_last_error(), ref) != NULL, "%s", prolly_last_error());
+	snprintf(ref, sizeof(ref), "remotes/%s/main", name);
+	PT_CHECK_RC(prolly__get_ref(local, ref, &c), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_commit_read(&cm, local, &h), PROLLY_ENOTFOUND);
+	/* 46 bytes: every branch fits, the longest exactly */
+	name[46] = 0;
+	PT_CHECK_RC(prolly_remote_add(local, name, "lmdb:/x"), 0);
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, name, NULL, NULL), 0);
+	snprintf(ref, sizeof(ref), "remotes/%s/%s", name, branch);
+	PT_CHECK(strlen(ref) == PROLLY_MAX_REF_NAME);
+	PT_CHECK(prolly__get_ref(local, ref, &c) == 0 && prolly_id_equal(&c, &h));
+	prolly_commit_free(cm);
+	prolly_buf_dispose(&url);
+	prolly_close(local);
+	prolly_close(remote);
+}
+
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 PT_TEST(sync_errors)

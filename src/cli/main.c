@@ -221,7 +221,8 @@ const struct command commands[] = {
      "Records other stores by name, in this store (the ref config/remotes/NAME; a clone does\n"
      "not copy them). A URL never holds a password: one with USER:PASSWORD@, password= or\n"
      "sslpassword= is refused (exit 2); keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD:\n"
-     "  add NAME URL    record remote NAME (a branch name without '/'); exit 2 if it exists\n"
+     "  add NAME URL    record remote NAME (a branch name without '/', at most 46\n"
+     "                  bytes); exit 2 if it exists\n"
      "  list            print NAME<TAB>URL lines, in name order, passwords hidden\n"
      "  remove NAME     forget NAME and its remote-tracking branches NAME/BRANCH (exit 1 if\n"
      "                  there is no such remote)\n"},

@@ -84,3 +84,6 @@ pe remote remove copy
 pe remote add bad/name lmdb:x
 pe remote frob
 pe fetch nosuch
+# a remote name leaves room for every branch name in remotes/NAME/BRANCH (255 bytes): 46 bytes
+pe remote add $(printf '%047d' 0) lmdb:x
+p remote add $(printf '%046d' 0) lmdb:x
