@@ -916,8 +916,11 @@ PROLLY_API void prolly_commit_free(prolly_commit *c);
  * commit's time is later than its parents'; prolly_commit_edits and prolly_merge_branches ensure
  * it. tree must be in the store or made in txn (a store holds a commit only with its tree: K6 in
  * prolly/store.h); it is found in txn or the cache without a store call when it was just made or
- * read, else read once. The parents are not read. Errors: PROLLY_EINVAL (out, txn or tree NULL,
- * parents NULL with n_parents > 0, a txn committed already); PROLLY_ENOTFOUND (tree absent);
+ * read, else read once. The parents must be in the store too, or made in txn: one made in txn,
+ * or read as a branch head in txn (prolly_commit_edits, merges) or by this handle at the txn's gc
+ * epoch, costs nothing; the others are asked about in one store call (their bytes are not
+ * read). Errors: PROLLY_EINVAL (out, txn or tree NULL, parents NULL with n_parents > 0, a txn
+ * committed already); PROLLY_ENOTFOUND (tree absent, or a parent absent: the message names it);
  * PROLLY_ENOMEM; store errors. *out is untouched on failure. */
 PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                                     const prolly_id *parents, size_t n_parents, int64_t time_us,

@@ -227,6 +227,7 @@ static int commit_try(prolly_id *out_commit, prolly_db *db, const char *branch, 
 		goto cleanup;
 	/* H5: the write passed its epoch check at txn->epoch with the ref now naming cid. */
 	prolly__head_memo_put(&db->heads, ref, &cid, bytes.ptr, bytes.size, txn->epoch, quiet);
+	prolly__seen_put(&db->heads, &cid, txn->epoch); /* H4: the next commit's parent */
 	if (out_commit)
 		*out_commit = cid;
 	goto cleanup;

@@ -36,9 +36,10 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 		rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s' to merge into", into);
 		goto cleanup;
 	}
-	if ((rc = prolly__get_ref(db, fref, &heads[2]))) {
-		if (rc == PROLLY_ENOTFOUND)
-			prolly_set_error(rc, "no branch '%s' to merge from", from);
+	if ((rc = prolly__txn_read_head(txn, fref, &heads[2], &exists, NULL)))
+		goto cleanup;
+	if (!exists) {
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s' to merge from", from);
 		goto cleanup;
 	}
 	result = heads[1];

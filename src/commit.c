@@ -271,6 +271,38 @@ int prolly_commits_read(prolly_commit **out, prolly_db *db, const prolly_id *ids
 	return rc;
 }
 
+/* The parents of a commit being made are in the store (K6's history half: a commit published
+ * over a missing parent breaks log, merge-base, gc and sync later). A parent made in this txn,
+ * or read as a head at the txn's gc epoch (H4 in head_memo.c), is known without a read; the
+ * others are asked about in one call, and the txn's epoch check keeps a gc from removing them
+ * before its write. */
+static int parents_stored(prolly_txn *txn, const prolly_id *parents, size_t n)
+{
+	prolly_id ask[PROLLY_COMMIT_MAX_PARENTS];
+	unsigned char have[PROLLY_COMMIT_MAX_PARENTS];
+	const void *bytes;
+	size_t k = 0, size;
+	int rc;
+	for (size_t i = 0; i < n; i++)
+		if (prolly__txn_find_raw(txn, &parents[i], &bytes, &size) != 0 &&
+		    !prolly__seen_at(&txn->db->heads, &parents[i], txn->epoch))
+			ask[k++] = parents[i];
+	if (!k)
+		return 0;
+	if ((rc = prolly__has_nodes(txn->db, ask, k, have)))
+		return rc;
+	for (size_t i = 0; i < k; i++) {
+		if (!have[i]) {
+			char hex[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(hex, &ask[i]);
+			return prolly_set_error(PROLLY_ENOTFOUND,
+			                        "prolly_commit_create: parent commit %s is not in the %s store",
+			                        hex, txn->db->vt.kind);
+		}
+	}
+	return 0;
+}
+
 int prolly__commit_make(prolly_id *out, prolly_buf *bytes, prolly_txn *txn, const prolly_id *tree,
                         const prolly_id *parents, size_t n_parents, int64_t time_us,
                         const char *message)
@@ -303,7 +335,8 @@ int prolly__commit_make(prolly_id *out, prolly_buf *bytes, prolly_txn *txn, cons
 	}
 	if (!time_us)
 		time_us = prolly__db_now(txn->db); /* opts.clock_us when set */
-	if ((rc = prolly__commit_encode(bytes, tree, parents, n_parents, time_us, message)))
+	if ((rc = prolly__commit_encode(bytes, tree, parents, n_parents, time_us, message)) ||
+	    (rc = parents_stored(txn, parents, n_parents)))
 		goto cleanup;
 	prolly__hash(&id, bytes->ptr, bytes->size);
 	if ((rc = prolly__txn_add_raw(txn, &id, bytes->ptr, bytes->size)))

@@ -180,5 +180,9 @@ int prolly__txn_read_head(prolly_txn *txn, const char *ref, prolly_id *head, int
 		if (epoch > txn->epoch)
 			txn->epoch = epoch;
 	}
+	/* H4: a branch head, read at epoch (also where prolly__head_read fell back to get_ref), so
+	 * that a commit made on it in this txn need not ask the store about it (commit.c). */
+	if (*exists && epoch && strncmp(ref, "refs/heads/", 11) == 0)
+		prolly__seen_put(&db->heads, head, epoch);
 	return 0;
 }

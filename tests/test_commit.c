@@ -182,6 +182,75 @@ TM_BOTH_STORES(commit_create_read)
 	tm_db_close(&t);
 }
 
+/* A commit's parents must be in the store: prolly_commit_create used to publish a commit over a
+ * parent the store lacked (then log, merge-base, gc and sync failed on it later). Now that is
+ * PROLLY_ENOTFOUND naming the parent, and nothing is made; a parent made in the same txn or read
+ * as a head at the txn's epoch is known without a store call, any other one costs one call. */
+PT_TEST(commit_parents_must_be_stored)
+{
+	prolly_db *db = tm_open_mem(64 << 20); /* memory store: get_ref_objects, so heads are seen */
+	PT_REQUIRE(db);
+	prolly_id root, head, a, b, out, none = tm_fake_id(0xcd);
+	prolly_txn *txn = NULL;
+	prolly_stats before = PROLLY_STATS_INIT, after = PROLLY_STATS_INIT;
+	prolly_commit *c = NULL;
+	char hex[PROLLY_ID_HEX_SIZE];
+	int exists = 0;
+	prolly_id_empty_tree(&root);
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	PT_REQUIRE(prolly_commit_edits(&head, db, "main", &e, 1, "one") == 0);
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	/* absent: refused, named, out untouched */
+	out = none;
+	prolly_id parents[2] = {head, tm_fake_id(0xee)};
+	PT_CHECK_RC(prolly_commit_create(&out, txn, &root, parents, 2, 0, "orphan"), PROLLY_ENOTFOUND);
+	prolly_id_to_hex(hex, &parents[1]);
+	PT_CHECKF(strstr(prolly_last_error(), hex) != NULL, "%s", prolly_last_error());
+	PT_CHECK(prolly_id_equal(&out, &none));
+	/* made in this txn, read as a head at its epoch: no store call */
+	PT_REQUIRE(prolly__txn_read_head(txn, "refs/heads/main", &a, &exists, &c) == 0 && exists);
+	prolly_commit_free(c);
+	c = NULL;
+	PT_REQUIRE(prolly_commit_create(&a, txn, &root, &head, 1, 0, "two") == 0);
+	PT_REQUIRE(prolly_db_stats(db, &before) == 0);
+	parents[0] = a;
+	parents[1] = head;
+	PT_CHECK_RC(prolly_commit_create(&b, txn, &root, parents, 2, 0, "three"), 0);
+	PT_REQUIRE(prolly_db_stats(db, &after) == 0);
+	PT_CHECKF(after.store_reads == before.store_reads, "%llu store reads",
+	          (unsigned long long)(after.store_reads - before.store_reads));
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+	prolly_txn_free(txn);
+	txn = NULL;
+	/* stored, not seen by this handle's txn: one call */
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(prolly_db_stats(db, &before) == 0);
+	PT_CHECK_RC(prolly_commit_create(&out, txn, &root, &b, 1, 0, "four"), 0);
+	PT_REQUIRE(prolly_db_stats(db, &after) == 0);
+	PT_CHECK(after.store_reads == before.store_reads + 1);
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+	prolly_txn_free(txn);
+	PT_CHECK_RC(prolly_commit_read(&c, db, &out), 0);
+	prolly_commit_free(c);
+	c = NULL;
+	/* a merge of two branches: both parents are heads it read in its txn, so it makes as many
+	 * counted store calls as before parents were checked (the three commits, the base's tree) */
+	prolly_id m;
+	prolly_edit e2 = {PROLLY_PUT, {"j", 1}, {"w", 1}};
+	PT_REQUIRE(prolly_branch_create(db, "dev", &out) == 0);
+	PT_REQUIRE(prolly_commit_edits(&m, db, "dev", &e2, 1, "dev") == 0);
+	PT_REQUIRE(prolly_commit_edits(&m, db, "main", &e, 1, "main") == 0);
+	PT_REQUIRE(prolly_db_stats(db, &before) == 0);
+	PT_CHECK_RC(prolly_merge_branches(&m, NULL, db, "main", "dev", NULL, NULL), 0);
+	PT_REQUIRE(prolly_db_stats(db, &after) == 0);
+	PT_CHECKF(after.store_reads - before.store_reads == 2, "%llu store reads",
+	          (unsigned long long)(after.store_reads - before.store_reads));
+	PT_CHECK_RC(prolly_commit_read(&c, db, &m), 0);
+	PT_CHECK(c && c->n_parents == 2);
+	prolly_commit_free(c);
+	prolly_close(db);
+}
+
 static int count_commit(void *payload, const prolly_commit *c)
 {
 	(void)payload;

@@ -461,7 +461,8 @@ PT_TEST(txn_edits_builds)
 	OUT(EINV, "", prolly_commit_create(&id, txn, &root, NULL, 1, 0, "m"), SAME(id));
 	OUT(ENOTF, "tree", prolly_commit_create(&id, txn, &absent, NULL, 0, 0, "m"), SAME(id));
 	OUT(PROLLY_ECORRUPT, "", prolly_commit_create(&id, txn, &head, NULL, 0, 0, "m"), SAME(id));
-	OUT(0, "", prolly_commit_create(&id, txn, &root, &absent, 1, 0, NULL), !SAME(id));
+	OUT(ENOTF, "parent", prolly_commit_create(&id, txn, &root, &absent, 1, 0, NULL), SAME(id));
+	OUT(0, "", prolly_commit_create(&id, txn, &root, &head, 1, 0, NULL), !SAME(id));
 	CASE(EINV, "", prolly_txn_move_branch(NULL, "x", NULL, &head));
 	CASE(EINV, "", prolly_txn_move_branch(txn, NULL, NULL, &head));
 	CASE(EINV, "", prolly_txn_move_branch(txn, "..", NULL, &head));
