@@ -473,7 +473,9 @@ int prolly__txn_flush(prolly_txn *txn)
  * commit objects and ref moves in its one checked, durable write. The halves cannot be half-visible
  * in a way that matters: nothing references them until that write lands, its epoch check fails if a
  * gc ran meanwhile, and its durable commit also makes the earlier writes durable (a store that
- * orders its log, as PostgreSQL's WAL does, or one that syncs every write). */
+ * orders its log, as PostgreSQL's WAL does, or one that syncs every write). A server crash between
+ * a half and that write loses the half: the write lists its leaves among its requires, and the
+ * PostgreSQL store checks them once it has seen the server restart (docs/postgres.md). */
 #define COMMIT_SPLIT 2048
 /* A local store gains nothing from the halves: LMDB has one writer (LT5 joins the halves into one
  * transaction, which the commit's own transaction and flush then follow), the memory store one

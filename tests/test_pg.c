@@ -309,7 +309,7 @@ PT_TEST(fast_write_epoch_requires_failure)
 	w.requires = &missing;
 	w.n_requires = 1;
 	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT);
-	PT_CHECK(strstr(prolly_last_error(), "a gc removed 1 node(s)") != NULL);
+	PT_CHECK(strstr(prolly_last_error(), "1 node(s) this write builds on are gone") != NULL);
 	prolly_store_pg_fail_chunk(st, 1);
 	w.requires = NULL;
 	w.n_requires = 0;

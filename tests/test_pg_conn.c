@@ -1,7 +1,8 @@
 /*
  * test_pg_conn.c - the PostgreSQL store's connections against a real server: writers on other
  * refs not blocked, a losing write that inserts no node, pool timeouts and wait counters, a
- * backend killed mid-write, a server restart and the reason of a failed connection. The server and
+ * backend killed mid-write, a server restart, a crash that loses a non-durable write under a commit
+ * and the reason of a failed connection. The server and
  * what the programs share: tests/lib/pgt.h.
  */
 #include "lib/pgt.h"
@@ -401,6 +402,104 @@ PT_TEST(server_restart)
 	printf("# restart took %.2f s; %llu connections dropped as broken (the idle one, found dead "
 	       "before use, and the one in flight if it failed), %llu connects in all\n",
 	       restart_s, (unsigned long long)c.broken, (unsigned long long)c.connects);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* Runs pg_ctl MODE (restart -m immediate, say) on this program's own cluster; its exit status. */
+static int own_pg_ctl(const char *dir, const char *bin, const char *args)
+{
+	char cmd[1024];
+	if (getuid() == 0)
+		snprintf(cmd, sizeof(cmd),
+		         "runuser -u postgres -- %s/pg_ctl -D %s/data %s -w -t 60 >/dev/null 2>&1", bin,
+		         dir, args);
+	else
+		snprintf(cmd, sizeof(cmd), "%s/pg_ctl -D %s/data %s -w -t 60 >/dev/null 2>&1", bin, dir,
+		         args);
+	return system(cmd);
+}
+
+/* A non-durable write (a bulk build's flush, the halves of a large commit) is lost when the server
+ * crashes before its WAL reaches the disk, though it returned success. The commit that builds on it
+ * comes later, on a connection to the restarted server, with the gc epoch unchanged: before, the
+ * store skipped the check of its requires (only a gc was thought to remove nodes), moved the
+ * branch, and the branch named a tree whose leaves were gone. Once the store has seen the server
+ * restart, it checks them: the write fails with PROLLY_ECONFLICT and nothing moves. */
+PT_TEST(crash_lost_nodes_fail_the_write)
+{
+	const char *dir = getenv("PROLLY_PG_DIR"), *bin = getenv("PROLLY_PG_BIN");
+	if (!dir || !bin) {
+		pgt_skip("a server this program did not start (PROLLY_PG_URL given): no crash");
+		return;
+	}
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 4, 0);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(st && a);
+	prolly_id v = pgt_mkid(8, 1), got;
+	prolly_ref_update u = pgt_upd("refs/heads/c", PROLLY_REF_EXPECT_ANY, NULL, &v);
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.refs = &u;
+	w.n_refs = 1;
+	w.durable = 1;
+	PT_CHECK_RC(st->write(st, &w), 0);
+	uint64_t epoch = w.current_epoch;
+	/* The WAL writer sleeps 10 s: an asynchronous commit stays in the server's memory. */
+	pgt_sql1(a, "ALTER SYSTEM SET wal_writer_delay = '10s'");
+	pgt_sql1(a, "SELECT pg_reload_conf()");
+	pgt_sleep_ms(300);
+	pgt_tn leaf, top;
+	pgt_tn_make(&leaf, 81, 1);
+	pgt_tn_make(&top, 81, 2);
+	memset(&w, 0, sizeof(w));
+	w.nodes = &leaf.sn;
+	w.n_nodes = 1;
+	PT_CHECK_RC(st->write(st, &w), 0);
+	PQfinish(a);
+	int sys = own_pg_ctl(dir, bin, "-m immediate restart");
+	PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
+	a = pgt_admin();
+	PT_REQUIRE(a);
+	pgt_sql1(a, "ALTER SYSTEM RESET wal_writer_delay");
+	pgt_sql1(a, "SELECT pg_reload_conf()");
+	PT_CHECKF(pgt_present(st, &leaf.sn.id, 1) == 0, "the node written without waiting for the "
+	                                                "WAL survived the crash: nothing to test");
+	/* The commit on top of it: epoch unchanged, the lost leaf among its requires. */
+	u = pgt_upd("refs/heads/c", PROLLY_REF_EXPECT_VALUE, &v, &top.sn.id);
+	memset(&w, 0, sizeof(w));
+	w.nodes = &top.sn;
+	w.n_nodes = 1;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.check_epoch = 1;
+	w.epoch = epoch;
+	w.durable = 1;
+	w.requires = &leaf.sn.id;
+	w.n_requires = 1;
+	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT);
+	printf("# %s\n", prolly_last_error());
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/c", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v));
+	PT_CHECK(pgt_present(st, &top.sn.id, 1) == 0);
+	/* With the leaf written again the commit goes through. */
+	memset(&w, 0, sizeof(w));
+	w.nodes = &leaf.sn;
+	w.n_nodes = 1;
+	w.durable = 1;
+	PT_CHECK_RC(st->write(st, &w), 0);
+	memset(&w, 0, sizeof(w));
+	w.nodes = &top.sn;
+	w.n_nodes = 1;
+	w.refs = &u;
+	w.n_refs = 1;
+	w.check_epoch = 1;
+	w.epoch = epoch;
+	w.durable = 1;
+	w.requires = &leaf.sn.id;
+	w.n_requires = 1;
+	PT_CHECK_RC(st->write(st, &w), 0);
 	prolly_store_close(st);
 	PQfinish(a);
 }

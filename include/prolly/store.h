@@ -115,7 +115,9 @@ typedef struct prolly_store_write {
 	                                   can run concurrently with writers must fail the write with
 	                                   PROLLY_ECONFLICT if one is gone, and keep them from being
 	                                   removed until the write commits. Stores whose gc excludes
-	                                   writers and bumps the epoch may ignore this list. */
+	                                   writers and bumps the epoch may ignore this list, unless
+	                                   a non-durable write that returned can be lost otherwise
+	                                   (a database server's crash). */
 	size_t n_requires;
 } prolly_store_write;
 

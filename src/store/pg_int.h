@@ -108,6 +108,12 @@ typedef struct pg_store {
 	 * clears it. Older than the store's epoch only if a gc ran since it was read, which makes the
 	 * next commit of a txn begun with it fail its epoch check (K4) and go again: never unsafe. */
 	_Atomic uint64_t open_epoch;
+	/* The server's start time (pg_postmaster_start_time, in microseconds) as the latest new
+	 * connection read it, and whether one read another one before: the server restarted while
+	 * the store was open, and may have lost non-durable writes that had returned (a crash loses
+	 * asynchronous commits), so from then on epoch-checked writes check their requires too. */
+	_Atomic uint64_t server_start;
+	_Atomic int restarted;
 
 	pthread_mutex_t mu; /* the pool */
 	pgconn *conns;
@@ -170,6 +176,7 @@ typedef struct pipe {
 	int failed; /* a statement failed on the server */
 	int broken; /* the connection failed */
 	size_t err_qi;
+	size_t session_qi; /* 1 + the index of the session statement (its row: the start time); 0 */
 	char sqlstate[6];
 	char msg[600];
 	char detail[200];

@@ -134,6 +134,18 @@ static int wait_socket(PGconn *pg, int want_write)
 	return r < 0 ? -1 : 0;
 }
 
+/* The session statement's row: the server's start time. A new connection that reads another one
+ * than the store saw before means the server restarted meanwhile (sticky: see pg_int.h). */
+static void note_server_start(pg_store *st, const PGresult *r)
+{
+	uint64_t t, prev;
+	if (PQntuples(r) != 1 || prolly__pg_read_int8(r, 0, 0, &t) != 0)
+		return;
+	prev = atomic_exchange(&st->server_start, t);
+	if (prev && prev != t)
+		atomic_store(&st->restarted, 1);
+}
+
 /* Sends a Sync and reads every result up to it, flushing as it goes. */
 static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 {
@@ -178,7 +190,9 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 			PQclear(r);
 			return;
 		}
-		if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
+		if (s == PGRES_TUPLES_OK && p->session_qi == *qi + 1) {
+			note_server_start(p->st, r);
+		} else if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
 			if (!p->fn_rc && !p->failed && p->fn)
 				p->fn_rc = p->fn(p->ctx, *qi, r);
 		} else if (s != PGRES_PIPELINE_ABORTED && !p->failed) {
@@ -276,7 +290,8 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
 }
 
 /*
- * The session's settings, sent once per connection before its statements are prepared.
+ * The session's settings, sent once per connection before its statements are prepared; its row
+ * also gives the server's start time (note_server_start).
  * plan_cache_mode (PostgreSQL 12 and later): every statement here looks rows up by primary key
  * or by an array of keys, and the generic plan (index scans, nested loops) is the right one for
  * any parameter. Left to choose, the plan cache keeps making a custom plan at every execution
@@ -289,18 +304,26 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
  * path) name the store's tables by schema, but call built-in functions unqualified; with the
  * connection's own path a role that can CREATE in a schema on it could plant, say, a
  * unnest(bytea[]), which as an exact match beats pg_catalog's unnest(anyarray) and would run with
- * this store's role (test search_path_cannot_redirect_statements).
+ * this store's role (test search_path_cannot_redirect_statements). This statement itself is
+ * parsed under the connection's own path, so every function, type and operator in it is named
+ * with its schema.
  */
 static const char session_sql[] =
-    "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
-    "(SELECT pg_catalog.set_config('jit', 'off', false) || "
+    "SELECT (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) "
+    "OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, "
+    "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
+    "(SELECT pg_catalog.set_config('jit', 'off', false) OPERATOR(pg_catalog.||) "
     "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', false) "
-    "WHERE pg_catalog.current_setting('server_version_num')::pg_catalog.int4 >= 120000)";
+    "WHERE pg_catalog.current_setting('server_version_num')::pg_catalog.int4 "
+    "OPERATOR(pg_catalog.>=) 120000)";
 
 void prolly__pg_send_prepares(pipe *p, pg_store *st, pgconn *c, int fast)
 {
-	if (!c->prepared)
+	if (!c->prepared) {
 		prolly__pg_pipe_send_sql(p, session_sql);
+		if (!p->broken)
+			p->session_qi = p->queued;
+	}
 	for (int q = 0; q < N_QUERIES && !p->broken; q++) {
 		char name[16];
 		if (q == Q_WRITE ? !fast || c->has_write : c->prepared)

@@ -170,7 +170,9 @@ static int write_empty(pg_store *st, prolly_store_write *w)
 
 /* A write ready to send: nodes in id order without duplicates (concurrent publishers lock ids in
  * the same order), refs in name order (each at most once), requires sorted without duplicates
- * (only for a write that does not check the epoch: every sweep batch of the gc bumps it). */
+ * (only for a write that does not check the epoch, as every sweep batch of the gc bumps it, unless
+ * the server restarted while the store was open: a crash loses non-durable writes that returned,
+ * and leaves the epoch as it was). */
 typedef struct wplan {
 	const prolly_store_node **nodes;
 	size_t n;
@@ -187,7 +189,7 @@ static void plan_dispose(wplan *pl)
 	memset(pl, 0, sizeof(*pl));
 }
 
-static int plan_write(wplan *pl, const prolly_store_write *w)
+static int plan_write(wplan *pl, const prolly_store_write *w, int restarted)
 {
 	memset(pl, 0, sizeof(*pl));
 	if (w->n_nodes) {
@@ -209,7 +211,7 @@ static int plan_write(wplan *pl, const prolly_store_write *w)
 		for (size_t i = 0; i < w->n_refs; i++) /* in name order, unique (S1 in store.h) */
 			pl->refs[i] = &w->refs[i];
 	}
-	if (w->n_requires && !w->check_epoch) {
+	if (w->n_requires && (!w->check_epoch || restarted)) {
 		if (!(pl->req = malloc(w->n_requires * sizeof(*pl->req))))
 			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 		memcpy(pl->req, w->requires, w->n_requires * sizeof(*pl->req));
@@ -383,7 +385,9 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: write without a write");
 	if (!w->n_nodes && !w->n_refs && !(w->n_requires && !w->check_epoch))
 		return write_empty(st, w);
-	if ((rc = plan_write(&pl, w)) || (rc = prolly__pg_pool_acquire(st, &c)))
+	/* The connection first: a new one tells whether the server restarted (plan_write). */
+	if ((rc = prolly__pg_pool_acquire(st, &c)) ||
+	    (rc = plan_write(&pl, w, atomic_load(&st->restarted))))
 		goto cleanup;
 
 	size_t chunks = (pl.n + st->batch_items - 1) / st->batch_items;
@@ -434,8 +438,9 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		rc = conflict_message(w);
 	} else if (rc && p.failed && strcmp(p.sqlstate, "PLY03") == 0) {
 		rc = prolly_set_error(PROLLY_ECONFLICT,
-		                      "postgres: a gc removed %s node(s) this write builds on; nothing was "
-		                      "written (retry from the current refs)",
+		                      "postgres: %s node(s) this write builds on are gone (a gc removed "
+		                      "them, or a server crash lost a write that was not durable); nothing "
+		                      "was written (retry from the current refs)",
 		                      p.detail);
 	} else if (rc && p.failed && x.fast) {
 		rc = prolly_set_error(rc, "postgres: write: %s (SQLSTATE %s); nothing was written", p.msg,
