@@ -25,6 +25,8 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
+
 #define HEADS_PREFIX "refs/heads/"
 #define HEADS_PREFIX_LEN 11
 #define MAX_RETRIES 8
@@ -127,11 +129,12 @@ int prolly_txn_move_branch(prolly_txn *txn, const char *branch, const prolly_id 
 	return prolly_txn_set_ref(txn, &u);
 }
 
-/* After a failed commit of a branch move: a clear message, and the head that won if known. */
+/* After a failed commit of a branch move: a clear message, and the head that won if known. gc_ran:
+ * the txn saw the gc epoch move. */
 static int lost_race(prolly_db *db, const char *branch, const char *ref, const prolly_ref_update *c,
-                     prolly_id *winner, int *have_winner)
+                     int gc_ran, prolly_id *winner, int *have_winner)
 {
-	char hex[PROLLY_ID_HEX_SIZE];
+	char hex[PROLLY_ID_HEX_SIZE], why[1024];
 	*have_winner = 0;
 	if (c->conflict) {
 		if (c->current_exists) {
@@ -143,9 +146,15 @@ static int lost_race(prolly_db *db, const char *branch, const char *ref, const p
 		}
 		return prolly_set_error(PROLLY_ECONFLICT, "branch '%s' was deleted meanwhile", branch);
 	}
-	/* No ref conflict: the gc epoch moved. Tell the caller where the branch is now. */
+	/* No ref conflict: the gc epoch moved, or the store found nodes the write builds on gone
+	 * (a crash lost a write that was not durable: its message says so). Tell the caller where
+	 * the branch is now. */
+	snprintf(why, sizeof(why), "%s", prolly_last_error());
 	if (prolly__get_ref(db, ref, winner) == 0)
 		*have_winner = 1;
+	if (!gc_ran)
+		return prolly_set_error(PROLLY_ECONFLICT, "nothing was committed to branch '%s': %s",
+		                        branch, why);
 	return prolly_set_error(PROLLY_ECONFLICT,
 	                        "a gc ran while committing to branch '%s'; nothing was written; retry",
 	                        branch);
@@ -163,7 +172,7 @@ int prolly__branch_publish(prolly_db *db, prolly_txn *txn, const char *branch, c
 	if (rc == PROLLY_ECONFLICT) {
 		prolly_id w;
 		int have;
-		rc = lost_race(db, branch, ref, &conf, &w, &have);
+		rc = lost_race(db, branch, ref, &conf, atomic_load(&db->epoch) > txn->epoch, &w, &have);
 		if (have && winner)
 			*winner = w;
 	}

@@ -613,7 +613,9 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 			if (conflicts && k < n_conflicts)
 				conflicts[k++] = txn->refs[i];
 		}
-		if (!any)
+		/* No ref lost: a gc ran (the epoch moved), or the store found nodes this write builds
+		 * on gone (its message says so, and stays). */
+		if (!any && w.current_epoch > txn->epoch)
 			prolly_set_error(PROLLY_ECONFLICT,
 			                 "a gc ran while this txn was open (epoch %llu, now %llu); retry",
 			                 (unsigned long long)txn->epoch, (unsigned long long)w.current_epoch);

@@ -504,6 +504,86 @@ PT_TEST(crash_lost_nodes_fail_the_write)
 	PQfinish(a);
 }
 
+/* The same through the engine: a builder's flushes (non-durable) land, the server crashes before
+ * the commit, and the commit that moves the branch to the built tree fails with PROLLY_ECONFLICT
+ * saying the nodes are gone (not that a gc ran: none did) instead of publishing a tree the
+ * server lost part of; the same build committed again lands whole. */
+static int build_and_publish(prolly_db *db, const prolly_id *head, const char *dir, const char *bin,
+                             prolly_id *tree)
+{
+	prolly_txn *txn = NULL;
+	prolly_builder *b = NULL;
+	prolly_id c, winner;
+	char k[32], v[64];
+	int rc = prolly_txn_begin(&txn, db);
+	if (rc == 0)
+		rc = prolly_builder_new(&b, txn);
+	for (int i = 0; i < 20000 && rc == 0; i++) {
+		int kl = snprintf(k, sizeof(k), "key%08d", i);
+		int vl = snprintf(v, sizeof(v), "value %d of a tree that the crash cuts", i);
+		rc = prolly_builder_add(b, k, (size_t)kl, v, (size_t)vl);
+	}
+	if (rc == 0)
+		rc = prolly_builder_finish(b, tree);
+	prolly_builder_free(b);
+	if (rc == 0)
+		rc = prolly_commit_create(&c, txn, tree, head, 1, 0, "crash");
+	if (rc == 0 && dir && (rc = prolly__txn_flush_wait(txn)) == 0) { /* every flush landed */
+		int sys = own_pg_ctl(dir, bin, "-m immediate restart");
+		PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
+	}
+	if (rc == 0)
+		rc = prolly__branch_publish(db, txn, "main", "refs/heads/main", head, &c, &winner);
+	prolly_txn_free(txn);
+	return rc;
+}
+
+PT_TEST(crash_lost_flush_fails_the_commit)
+{
+	const char *dir = getenv("PROLLY_PG_DIR"), *bin = getenv("PROLLY_PG_BIN");
+	if (!dir || !bin) {
+		pgt_skip("a server this program did not start (PROLLY_PG_URL given): no crash");
+		return;
+	}
+	prolly_options o = PROLLY_OPTIONS_INIT;
+	o.flush_bytes = 64 << 10; /* a flush every few leaves */
+	prolly_db *db = NULL;
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a && prolly_db_new(&db, pgt_open(pgt_new_schema(), 0, 0, 4, 0), &o) == 0);
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	prolly_id head, got, tree;
+	PT_CHECK_RC(prolly_commit_edits(&head, db, "main", &e, 1, "first"), 0);
+	pgt_sql1(a, "ALTER SYSTEM SET wal_writer_delay = '10s'");
+	pgt_sql1(a, "SELECT pg_reload_conf()");
+	PQfinish(a);
+	pgt_sleep_ms(300);
+	int rc = build_and_publish(db, &head, dir, bin, &tree);
+	PT_CHECK_RC(rc, PROLLY_ECONFLICT);
+	printf("# %s\n", prolly_last_error());
+	PT_CHECKF(strstr(prolly_last_error(), "are gone") && !strstr(prolly_last_error(), "gc ran"),
+	          "%s", prolly_last_error());
+	a = pgt_admin();
+	PT_REQUIRE(a);
+	pgt_sql1(a, "ALTER SYSTEM RESET wal_writer_delay");
+	pgt_sql1(a, "SELECT pg_reload_conf()");
+	PT_CHECK_RC(prolly_branch_head(&got, db, "main"), 0);
+	PT_CHECK(prolly_id_equal(&got, &head));
+	/* Again: the flushes write the lost leaves anew, and the whole tree reads back. */
+	PT_CHECK_RC(build_and_publish(db, &head, NULL, NULL, &tree), 0);
+	prolly_db_cache_clear(db);
+	prolly_cursor *cur = NULL;
+	prolly_slice key, val;
+	size_t n = 0;
+	PT_REQUIRE(prolly_cursor_open(&cur, db, &tree, NULL) == 0);
+	while ((rc = prolly_cursor_next(cur, &key, &val)) == 0)
+		n++;
+	PT_CHECKF(rc == PROLLY_ITEROVER && n == 20000, "rc %d after %zu records: %s", rc, n,
+	          prolly_last_error());
+	prolly_cursor_free(cur);
+	prolly_close(db);
+	PQfinish(a);
+}
+
 /* The store sets no timeout of its own on a statement: the server's settings apply, given in the
  * connection string like any libpq keyword (docs/postgres.md, "Timeouts"). A write blocked on a
  * ref's row lock with lock_timeout = 200 ms fails after it with PROLLY_ESTORE naming the timeout,
