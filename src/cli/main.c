@@ -5,8 +5,10 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_STORE "lmdb:./.prolly"
 
@@ -330,6 +332,26 @@ static int read_commit_time(int64_t *out)
 	return 0;
 }
 
+/* A standard stream the caller closed (`>&-`, a daemon's cron job) leaves its number free, and the
+ * store's first open() would take it: an error line, a "no change" note or a scan's output would
+ * then be written into lock.mdb or data.mdb (a meta page), or a PostgreSQL socket. Each closed
+ * one gets /dev/null opened the wrong way round, so its number is taken and using the stream
+ * still fails as on a closed one (EBADF: a write error for stdout, exit 5). Returns 0 or -1. */
+static int hold_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+		if (got != fd) {
+			if (got >= 0)
+				close(got);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = {0};
@@ -337,6 +359,8 @@ int main(int argc, char **argv)
 	struct shown sh; /* an argument printed back, passwords hidden */
 	int i = 1, rc;
 
+	if (hold_std_fds())
+		return EXIT_STORE; /* no /dev/null: stderr may be closed too, so say nothing */
 	cli.store_url = env && *env ? env : DEFAULT_STORE;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
