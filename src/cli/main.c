@@ -274,7 +274,7 @@ const struct command commands[] = {
      "opening no store. A valid proof exits 0 and prints what it proves: present<TAB>KEY<TAB>\n"
      "VALUE or absent<TAB>KEY; for a range, range<TAB>FROM<TAB>TO<TAB>N records, then\n"
      "KEY<TAB>VALUE per record. An invalid one (not of this tree, changed, truncated) exits 3\n"
-     "with the reason.\n"},
+     "with the reason. Input over 256 MiB is refused (exit 2): prove a narrower range.\n"},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -23,3 +23,13 @@ pe check-proof "$tree" short.proof
 pe check-proof nothex k3.proof
 pe check-proof "$tree" nosuch.proof
 pe prove main k5 --to k1
+# input over the 256 MiB cap is refused (exit 2) before it is read (a file) or once the cap is
+# passed (a stream): it used to be read whole, /dev/zero until memory ran out
+truncate -s 268435457 huge.proof
+pe check-proof "$tree" huge.proof
+timeout 20 "$PROLLY_BIN" check-proof "$tree" /dev/zero 2>err >/dev/null
+echo "check-proof /dev/zero: exit $?: $(cat err)"
+truncate -s 268435456 cap.proof
+pe check-proof "$tree" cap.proof
+head -c 268435457 /dev/zero | "$PROLLY_BIN" check-proof "$tree" - 2>err
+echo "check-proof - <stream>: exit $?: $(cat err)"
