@@ -339,7 +339,8 @@ struct branch_list {
 int list_branches(void *payload, const char *name, const prolly_id *commit);
 void branch_list_dispose(struct branch_list *bl);
 
-/* Makes sure stdout reached its destination; returns code, or EXIT_STORE if writing failed. */
+/* Makes sure stdout reached its destination; returns code, or EXIT_STORE (reported) if writing
+ * failed and code was 0 (a failed command has reported already: one error line). */
 int finish_output(struct cli *cli, int code);
 
 #endif /* PROLLY_CLI_H */

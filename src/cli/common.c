@@ -416,10 +416,11 @@ void branch_list_dispose(struct branch_list *bl)
 
 int finish_output(struct cli *cli, int code)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
+	/* A command that failed has said why in its one line (prove's "cannot write the proof"
+	 * among them): a second line about the output would break that rule. */
+	if ((fflush(stdout) != 0 || ferror(stdout)) && code == 0) {
 		int e = errno;
-		fail(cli, EXIT_STORE, "cannot write the output: %s", strerror(e));
-		return code ? code : EXIT_STORE;
+		return fail(cli, EXIT_STORE, "cannot write the output: %s", strerror(e));
 	}
 	return code;
 }

@@ -33,3 +33,7 @@ truncate -s 268435456 cap.proof
 pe check-proof "$tree" cap.proof
 head -c 268435457 /dev/zero | "$PROLLY_BIN" check-proof "$tree" - 2>err
 echo "check-proof - <stream>: exit $?: $(cat err)"
+# a proof that cannot be written: exit 5 and one error line (it used to print two)
+prolly put main big "$(head -c 10000 /dev/zero | tr '\0' x)" >/dev/null
+prolly prove main big >/dev/full 2>err
+echo "prove >/dev/full: exit $?: $(wc -l <err) line(s): $(cat err)"
