@@ -13,9 +13,12 @@
  *       '"' (libpq's messages quote a URL so);
  *   RX3 the value of every KEY=VALUE whose KEY is not one of libpq's keywords known to hold no
  *       secret (show_keywords below, matched exactly, as libpq matches them): password,
- *       sslpassword, and any misspelling ("PASSWORD", "passwd") or unknown keyword, which libpq
- *       refuses by name and which may well hold a password. KEY starts the text or follows white
- *       space, '?', '&', '(', ',' or a quote. In a URL's query (after '?' or '&') VALUE ends at
+ *       sslpassword, and any misspelling ("PASSWORD", "passwd", "pass-word", "'password'") or
+ *       unknown keyword, which libpq refuses by name and which may well hold a password; in a
+ *       URL's query KEY is looked up percent-decoded, as libpq does ("pass%77ord" is password).
+ *       KEY starts the text or follows white space, '?', '&', '(', ',' or a quote, holds a
+ *       letter, digit or '_', does not start with '-', and runs to '=' or to a byte that ends a
+ *       URL's part (":/?&@(,"). In a URL's query (after '?' or '&') VALUE ends at
  *       '&', as libpq ends it (with one_line also at '#', white space or a quote); in a
  *       connection string it is 'quoted, with \ escapes' or runs to the next KEY= (an unquoted
  *       password with a space in it is hidden whole), and white space around '=' is kept.
@@ -104,6 +107,55 @@ static int is_key_char(char c)
 static int is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* RX3: a byte of a key as libpq reads one: in a connection string every byte up to '=' or white
+ * space ("pass-word", "'password'", which it refuses by name), in a URL's query up to '=' or
+ * '&'. The bytes that end a URL's parts end it too, so that a URL is never taken for a key. */
+static int is_any_key_char(char c)
+{
+	return c && !is_space(c) && !strchr("=:/?&@(,", c);
+}
+
+/* RX3: whether a key starts at s: not with '-' (an option such as --store=URL), and holding a
+ * letter, digit or '_' (a lone quote before '=' in a message is no key). */
+static int key_start(const char *s)
+{
+	if (!is_any_key_char(s[0]) || s[0] == '-')
+		return 0;
+	for (; is_any_key_char(*s); s++)
+		if (is_key_char(*s))
+			return 1;
+	return 0;
+}
+
+static int hex_value(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                              : -1;
+}
+
+/* RX3: key[0..len) as libpq looks it up, into buf: a URL query's key percent-decoded (libpq
+ * takes "pass%77ord" for password). Returns its length, or cap when it does not fit: no keyword
+ * is that long. */
+static size_t lookup_key(char *buf, size_t cap, const char *key, size_t len, int decode)
+{
+	size_t n = 0;
+	for (size_t j = 0; j < len; j++) {
+		if (n == cap)
+			return cap;
+		int hi, lo;
+		if (decode && key[j] == '%' && j + 2 < len && (hi = hex_value(key[j + 1])) >= 0 &&
+		    (lo = hex_value(key[j + 2])) >= 0) {
+			buf[n++] = (char)(hi * 16 + lo);
+			j += 2;
+		} else {
+			buf[n++] = key[j];
+		}
+	}
+	return n;
 }
 
 static int shown_keyword(const char *k, size_t len)
@@ -242,9 +294,9 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			in_query = 0;
 		/* RX3 */
 		char prev = i ? text[i - 1] : ' ';
-		if (is_key_char(c) && (is_space(prev) || strchr("?&(,\"'", prev))) {
+		if (key_start(text + i) && (is_space(prev) || strchr("?&(,\"'", prev))) {
 			size_t k = i;
-			while (is_key_char(text[k]))
+			while (is_any_key_char(text[k]))
 				k++;
 			size_t key_end = k, eq = k;
 			while (!in_query && (text[eq] == ' ' || text[eq] == '\t'))
@@ -254,10 +306,12 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 				int query = in_query && (prev == '?' || prev == '&');
 				while (!query && (text[v] == ' ' || text[v] == '\t'))
 					v++;
+				char kb[32];
+				size_t kn = lookup_key(kb, sizeof(kb), text + i, key_end - i, query);
 				put(&o, text + i, v - i);
-				if (pw && password_key(text + i, key_end - i))
+				if (pw && kn < sizeof(kb) && password_key(kb, kn))
 					*pw = 1;
-				if (shown_keyword(text + i, key_end - i)) {
+				if (kn < sizeof(kb) && shown_keyword(kb, kn)) {
 					i = v;
 				} else {
 					put(&o, "***", 3);

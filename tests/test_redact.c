@@ -59,6 +59,16 @@ static const char *const url_cases[][2] = {
     {"postgresql://h/db?password=Sek'r1t&port=5", "postgresql://h/db?password=***&port=5"},
     {"postgresql://h/db?password=Sek r1t", "postgresql://h/db?password=***"},
     {"postgresql://h/db?password=Sek#r1t&port=5", "postgresql://h/db?password=***&port=5"},
+    /* libpq percent-decodes a query's keys: pass%77ord is password */
+    {"postgresql://h/db?pass%77ord=Sekr1t&port=5", "postgresql://h/db?pass%77ord=***&port=5"},
+    {"postgresql://h/db?%70assword=Sekr1t", "postgresql://h/db?%70assword=***"},
+    {"postgresql://h/db?p%6Frt=5&sslmode=require", "postgresql://h/db?p%6Frt=5&sslmode=require"},
+    /* a connection string's key is every byte up to '=' (libpq refuses these by name) */
+    {"host=h pass-word=Sekr1t port=1", "host=h pass-word=*** port=1"},
+    {"host=h pass.word=Sekr1t", "host=h pass.word=***"},
+    {"host=h 'password'=Sekr1t", "host=h 'password'=***"},
+    {"host=h \"password\"=Sekr1t", "host=h \"password\"=***"},
+    {"host=h p\xc3\xa4ssword=Sekr1t", "host=h p\xc3\xa4ssword=***"},
     /* a ':' after the first '@' is not a password of the user information */
     {"postgresql://u@h?password=a:Sekr1t@c", "postgresql://u@h?password=***"},
     {"", ""},

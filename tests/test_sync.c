@@ -704,6 +704,10 @@ PT_TEST(remote_url_with_password_refused)
 	    "postgresql://me:hun\"ter2@h/db",
 	    "postgresql://me:hun ter2@h/db",
 	    "postgresql://me:hun?ter2@h/db",
+	    /* a query key libpq percent-decodes to password or sslpassword */
+	    "postgresql://h/db?pass%77ord=hunter2",
+	    "postgresql://h/db?port=5&%70assword=hunter2",
+	    "postgresql://h/db?%73slpassword=hunter2",
 	};
 	static const char *const allowed[] = {
 	    "lmdb:/data/passwords",
