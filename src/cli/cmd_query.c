@@ -69,12 +69,38 @@ static int answer(struct cli *cli, struct batch *b, const prolly_id *root, const
 	return 0;
 }
 
+/* A get-many line: an escaped key takes at most 4 bytes per byte (\xHH), and a \r may end it
+ * (refused with its own message). A longer line holds a key over PROLLY_MAX_KEY bytes. */
+#define GET_MANY_LINE_MAX (4 * PROLLY_MAX_KEY + 1)
+
+/* Reads one line of f into line (without its '\n'; NUL bytes kept), as getline does but reading
+ * no more than max bytes of it: *too_long is set for a longer line, whose rest stays unread, so
+ * that one endless line cannot take all memory. Returns 1 for a line, 0 at the end of the input
+ * (or a read error: see ferror), -2 when out of memory. */
+static int read_line_max(FILE *f, struct bytes *line, size_t max, int *too_long)
+{
+	int c;
+	line->size = 0;
+	*too_long = 0;
+	while ((c = getc_unlocked(f)) != EOF) {
+		unsigned char b = (unsigned char)c;
+		if (b == '\n')
+			return 1;
+		if (line->size == max) {
+			*too_long = 1;
+			return 1;
+		}
+		if (bytes_append(line, &b, 1))
+			return -2;
+	}
+	return line->size > 0 && !ferror(f);
+}
+
 int cmd_get_many(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
-	char *pos[1], *line = NULL;
-	size_t lcap = 0;
-	ssize_t len;
+	char *pos[1];
+	struct bytes text = BYTES_INIT;
 	unsigned long lineno = 0;
 	struct batch *b = NULL;
 	prolly_id root;
@@ -87,13 +113,22 @@ int cmd_get_many(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (!(b = calloc(1, sizeof(*b))))
 		return fail(cli, EXIT_STORE, "out of memory");
-	while ((len = getline(&line, &lcap, stdin)) >= 0) {
+	int got, too_long;
+	while ((got = read_line_max(stdin, &text, GET_MANY_LINE_MAX, &too_long)) == 1) {
 		const char *why = NULL;
-		size_t n = (size_t)len, where = 0;
+		const char *line = (const char *)text.ptr;
+		size_t n = text.size, where = 0;
 		lineno++;
-		if (n && line[n - 1] == '\n')
-			n--;
 		size_t at = b->arena.size; /* a bad line: the lines before it are answered first */
+		if (too_long) {
+			if ((rc = answer(cli, b, &root, pos[0])))
+				goto cleanup;
+			rc = fail(cli, EXIT_USAGE,
+			          "<stdin>:%lu: the key is over %d bytes (its line has more than %d); at "
+			          "most %d are allowed",
+			          lineno, PROLLY_MAX_KEY, GET_MANY_LINE_MAX, PROLLY_MAX_KEY);
+			goto cleanup;
+		}
 		if (n && line[n - 1] == '\r') {
 			if ((rc = answer(cli, b, &root, pos[0])))
 				goto cleanup;
@@ -130,13 +165,17 @@ int cmd_get_many(struct cli *cli, int argc, char **argv)
 		if (b->n == GET_MANY_BATCH && (rc = answer(cli, b, &root, pos[0])))
 			goto cleanup;
 	}
+	if (got == -2) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
 	if (ferror(stdin)) {
 		rc = fail(cli, EXIT_USAGE, "cannot read <stdin>: %s", strerror(errno));
 		goto cleanup;
 	}
 	rc = answer(cli, b, &root, pos[0]);
 cleanup:
-	free(line);
+	bytes_dispose(&text);
 	if (b)
 		bytes_dispose(&b->arena);
 	free(b);

@@ -40,3 +40,21 @@ awk 'BEGIN { for (i = 0; i < 1100; i++) print "a" i % 3 }' | prolly get-many mai
 printf 'a1\r\n' | pe get-many main
 : | p get-many main
 pe get-many nosuch </dev/null
+# a line too long for any key stops the command (exit 2) without being read whole: it used to
+# be, however long (one endless line took all memory); what follows it stays unread
+{
+	printf 'a1\n'
+	head -c 1000000 /dev/zero | tr '\0' k
+	printf '\na2\n'
+} >long.in
+(
+	prolly get-many main 2>.err
+	echo "exit $?: $(cat .err)"
+	left=$(wc -c)
+	[ "$left" -gt 900000 ] && echo "the rest of the long line was not read"
+) <long.in
+{
+	printf 'a2\n'
+	head -c 8192 /dev/zero | tr '\0' k
+	printf '\r\n'
+} | pe get-many main
