@@ -19,7 +19,7 @@ static int print_change(void *payload, const prolly_commit *c, const void *value
 	fputs(hex, stdout);
 	putchar('\t');
 	escape_value_line(stdout, value, vlen);
-	return ++h->shown == h->limit ? 1 : 0;
+	return ++h->shown == h->limit || ferror(stdout) ? 1 : 0; /* failed output: see finish_output */
 }
 
 int cmd_history(struct cli *cli, int argc, char **argv)

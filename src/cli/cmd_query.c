@@ -164,6 +164,8 @@ int cmd_get_many(struct cli *cli, int argc, char **argv)
 		b->off[++b->n] = b->arena.size;
 		if (b->n == GET_MANY_BATCH && (rc = answer(cli, b, &root, pos[0])))
 			goto cleanup;
+		if (ferror(stdout)) /* output that failed ends it: finish_output says so */
+			goto cleanup;
 	}
 	if (got == -2) {
 		rc = fail(cli, EXIT_STORE, "out of memory");

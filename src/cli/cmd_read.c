@@ -101,7 +101,8 @@ int cmd_scan(struct cli *cli, int argc, char **argv)
 	if (max == 0)
 		goto cleanup;
 	err = prolly_cursor_open(&cur, cli->db, &root, &range);
-	while (!err && shown < max) {
+	/* Output that failed (a full disk, a closed pipe) ends it: finish_output says so. */
+	while (!err && shown < max && !ferror(stdout)) {
 		prolly_slice k, v;
 		err = prolly_cursor_next(cur, &k, &v);
 		if (err)
@@ -145,7 +146,8 @@ static int print_diff(void *payload, const prolly_diff_entry *e)
 		putchar('\n');
 		break;
 	}
-	return ++d->shown >= d->max ? 1 : 0; /* 1: the limit, not an error */
+	/* 1: the limit, or output that failed (finish_output says so); not an error */
+	return ++d->shown >= d->max || ferror(stdout) ? 1 : 0;
 }
 
 /* The keys a prefix covers as a half-open range [prefix, successor): the successor is the
@@ -305,7 +307,7 @@ static int print_commit(void *payload, const prolly_commit *c)
 {
 	struct log_state *st = payload;
 	char hex[PROLLY_ID_HEX_SIZE];
-	if (st->shown == st->max)
+	if (st->shown == st->max || ferror(stdout)) /* failed output: finish_output says so */
 		return 1;
 	if (st->shown++)
 		putchar('\n');
@@ -342,7 +344,7 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	if (st.max == 0)
 		return 0;
 	err = prolly_log(cli->db, &cid, print_commit, &st);
-	if (err && !(err == 1 && st.shown == st.max))
+	if (err && !(err == 1 && (st.shown == st.max || ferror(stdout))))
 		return fail_lib(cli, err, "cannot read the history of '%s'", pos[0]);
 	return 0;
 }
