@@ -117,11 +117,12 @@ static int is_any_key_char(char c)
 	return c && !is_space(c) && !strchr("=:/?&@(,", c);
 }
 
-/* RX3: whether a key starts at s: not with '-' (an option such as --store=URL), and holding a
- * letter, digit or '_' (a lone quote before '=' in a message is no key). */
-static int key_start(const char *s)
+/* RX3: whether a key starts at s: not with '-' (an option such as --store=URL), nor with a quote
+ * in a message (one_line: it quotes what follows), and holding a letter, digit or '_' (a lone
+ * quote before '=' in a message is no key). */
+static int key_start(const char *s, int one_line)
 {
-	if (!is_any_key_char(s[0]) || s[0] == '-')
+	if (!is_any_key_char(s[0]) || s[0] == '-' || (one_line && strchr("'\"", s[0])))
 		return 0;
 	for (; is_any_key_char(*s); s++)
 		if (is_key_char(*s))
@@ -294,7 +295,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			in_query = 0;
 		/* RX3 */
 		char prev = i ? text[i - 1] : ' ';
-		if (key_start(text + i) && (is_space(prev) || strchr("?&(,\"'", prev))) {
+		if (key_start(text + i, one_line) && (is_space(prev) || strchr("?&(,\"'", prev))) {
 			size_t k = i;
 			while (is_any_key_char(text[k]))
 				k++;

@@ -106,6 +106,9 @@ static const char *const msg_cases[][3] = {
      "FATAL:  password *** is wrong DETAIL: x"},
     {"aSekr1tb", "postgresql://u:Sekr1t@h/db", "a***b"},
     {"key Sekr1t", "host=h sslpassword=Sekr1t", "key ***"},
+    /* a quote in a message quotes what follows: 'host=h' shows host as the keyword it is */
+    {"branch name 'host=h port=5' holds byte 0x3d", "host=h password=Sekr1t",
+     "branch name 'host=h port=5' holds byte 0x3d"},
     /* connection strings libpq cannot parse: quoted pieces hidden unless keys or URLs */
     {"invalid percent-encoded token: \"Sekr1t%zz\"\n", "postgresql://u:Sekr1t%zz@h/db",
      "invalid percent-encoded token: \"***\""},

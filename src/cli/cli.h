@@ -52,6 +52,8 @@ struct cli {
 	int64_t time_us;           /* commit time: $PROLLY_COMMIT_TIME or 0 (now) */
 	prolly_db *db;             /* opened by open_store */
 	int allow_empty;           /* --allow-empty: commit even when the tree does not change */
+	int argc;                  /* the command's arguments, argv[0] its name: an error line */
+	char **argv;               /* is redacted whole when one of them carries a password */
 };
 
 /* An argument as it may be printed back: passwords hidden by prolly_redact_url (an argument

@@ -413,6 +413,8 @@ int main(int argc, char **argv)
 	rc = read_commit_time(&cli.time_us);
 	if (rc)
 		return rc;
+	cli.argc = argc - i;
+	cli.argv = argv + i;
 	rc = run_command(&cli, argc - i, argv + i);
 	prolly_close(cli.db);
 	return finish_output(&cli, rc);

@@ -67,7 +67,46 @@ int text_write(FILE *f, const char *s)
 	return rc;
 }
 
-/* Writes "prolly: [COMMAND: ]head[: tail]\n" to stderr, made safe and clipped (above). */
+/* Whether arg carries a password (prolly_redact_url changes it): a URL typed where a branch,
+ * remote, key or number goes, which the library's messages quote as it is ("branch name
+ * 'postgresql://u:PASSWORD@h/db' holds byte 0x3a"). 1, 0, or -1 when out of memory. */
+static int carries_secret(const char *arg)
+{
+	size_t cap = 3 * strlen(arg) + 16; /* "***" for a 1-byte secret */
+	char *shown = malloc(cap);
+	if (!shown)
+		return -1;
+	prolly_redact_url(shown, cap, arg);
+	int differs = strcmp(shown, arg) != 0;
+	free(shown);
+	return differs;
+}
+
+/* Hides in *line (malloc'd, replaced) what each argument of the command that carries a password
+ * holds: prolly_redact_message with the argument as the connection string hides its password
+ * wherever it appears, also where a message quotes part of it. Returns 0 or -1 (out of memory). */
+static int hide_arg_secrets(const struct cli *cli, char **line)
+{
+	for (int i = 1; cli && i < cli->argc; i++) {
+		int secret = carries_secret(cli->argv[i]);
+		if (secret <= 0) {
+			if (secret < 0)
+				return -1;
+			continue;
+		}
+		size_t cap = 3 * strlen(*line) + 16;
+		char *hidden = malloc(cap);
+		if (!hidden)
+			return -1;
+		prolly_redact_message(hidden, cap, *line, cli->argv[i]);
+		free(*line);
+		*line = hidden;
+	}
+	return 0;
+}
+
+/* Writes "prolly: [COMMAND: ]head[: tail]\n" to stderr, made safe and clipped (above); the whole
+ * line hides what an argument carrying a password holds (hide_arg_secrets). */
 static void put_line(const struct cli *cli, const char *head, const char *tail)
 {
 	struct bytes b = BYTES_INIT;
@@ -78,12 +117,18 @@ static void put_line(const struct cli *cli, const char *head, const char *tail)
 		bytes_dispose(&b);
 		return;
 	}
+	char *line = (char *)b.ptr;         /* the line owns b's bytes from here */
+	if (hide_arg_secrets(cli, &line)) { /* say nothing of the line rather than risk it */
+		fprintf(stderr, "prolly: out of memory\n");
+		free(line);
+		return;
+	}
 	/* The clipping rule has one home, the library's message buffer; nothing reads the message
 	 * this replaces (fail_lib copies it before calling here). */
-	prolly_set_error(PROLLY_OK, "%s", (const char *)b.ptr);
+	prolly_set_error(PROLLY_OK, "%s", line);
+	free(line);
 	fprintf(stderr, "prolly: %s%s%s\n", cli && cli->cmd ? cli->cmd->name : "",
 	        cli && cli->cmd ? ": " : "", prolly_last_error());
-	bytes_dispose(&b);
 }
 
 static void vreport(const struct cli *cli, const char *fmt, va_list ap)

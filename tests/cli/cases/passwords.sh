@@ -28,3 +28,31 @@ PROLLY_STORE='host=/nonexistent password=Sekr1t' pe log main
 	prolly --store 'postgresql://u:Sekr1t%zz@/db' branches
 	prolly --store 'host=/nonexistent password=Sekr 1t' branches
 } 2>&1 | grep -c Sekr
+# a URL typed where a branch, remote, key or value goes (the --store forgotten): the library's
+# message quotes the argument, and it was printed with its password
+p init
+u=postgresql://u:Sekr1t@h/db
+pe scan "$u"
+pe log "$u~1"
+pe put "$u" k v
+pe fetch "$u"
+pe push "$u" main
+pe remote remove "$u"
+pe get main "$u"
+pe reflog "refs/heads/$u"
+pe scan main --limit "$u"
+pe gc --keep "$u"
+pe scan 'host=h password=Sekr1t'
+{
+	for cmd in scan log root stats verify get-many branch merge-base; do
+		prolly $cmd "$u" main </dev/null
+	done
+	prolly pull "$u" main
+	prolly merge main "$u"
+	prolly revert main main -m "$u"
+	prolly merge main main --resolve "$u"
+	prolly diff "$u" main
+	prolly history "$u" k
+	prolly prove "$u" k
+	prolly tag "$u"
+} 2>&1 | grep -c Sekr
