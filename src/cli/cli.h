@@ -341,6 +341,12 @@ struct branch_list {
 int list_branches(void *payload, const char *name, const prolly_id *commit);
 void branch_list_dispose(struct branch_list *bl);
 
+/* Reads one line of f into line (without its '\n'; NUL bytes kept), as getline does but reading
+ * no more than max bytes of it: *too_long is set for a longer line, whose rest stays unread, so
+ * that one endless line cannot take all memory. Returns 1 for a line, 0 at the end of the input
+ * (or a read error: see ferror), -2 when out of memory. */
+int read_line_max(FILE *f, struct bytes *line, size_t max, int *too_long);
+
 /* Makes sure stdout reached its destination; returns code, or EXIT_STORE (reported) if writing
  * failed and code was 0 (a failed command has reported already: one error line). */
 int finish_output(struct cli *cli, int code);

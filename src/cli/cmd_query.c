@@ -73,29 +73,6 @@ static int answer(struct cli *cli, struct batch *b, const prolly_id *root, const
  * (refused with its own message). A longer line holds a key over PROLLY_MAX_KEY bytes. */
 #define GET_MANY_LINE_MAX (4 * PROLLY_MAX_KEY + 1)
 
-/* Reads one line of f into line (without its '\n'; NUL bytes kept), as getline does but reading
- * no more than max bytes of it: *too_long is set for a longer line, whose rest stays unread, so
- * that one endless line cannot take all memory. Returns 1 for a line, 0 at the end of the input
- * (or a read error: see ferror), -2 when out of memory. */
-static int read_line_max(FILE *f, struct bytes *line, size_t max, int *too_long)
-{
-	int c;
-	line->size = 0;
-	*too_long = 0;
-	while ((c = getc_unlocked(f)) != EOF) {
-		unsigned char b = (unsigned char)c;
-		if (b == '\n')
-			return 1;
-		if (line->size == max) {
-			*too_long = 1;
-			return 1;
-		}
-		if (bytes_append(line, &b, 1))
-			return -2;
-	}
-	return line->size > 0 && !ferror(f);
-}
-
 int cmd_get_many(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};

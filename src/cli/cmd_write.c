@@ -266,15 +266,17 @@ static int parse_line(struct cli *cli, struct edit_file *ef, const char *s, size
 	return 0;
 }
 
+/* The longest valid line: put or delr, two tabs, a key and a value (or TO) of the largest sizes
+ * written as \xHH (4 bytes a byte), and a \r (refused with its own message). */
+#define APPLY_LINE_MAX (4 + 2 + 4 * PROLLY_MAX_KEY + 4 * PROLLY_MAX_VALUE + 1)
+
 /* Reads and parses the whole file. Returns 0, or an exit code (reported). */
 static int read_edit_file(struct cli *cli, struct edit_file *ef, const char *path, const char *name)
 {
 	FILE *f = NULL;
-	char *line = NULL;
-	size_t lcap = 0;
+	struct bytes text = BYTES_INIT;
 	unsigned long lineno = 0;
-	ssize_t len;
-	int rc = 0;
+	int rc = 0, got, too_long;
 
 	if (strcmp(path, "-") == 0) {
 		f = stdin;
@@ -287,11 +289,17 @@ static int read_edit_file(struct cli *cli, struct edit_file *ef, const char *pat
 			goto cleanup;
 		}
 	}
-	while ((len = getline(&line, &lcap, f)) >= 0) {
+	while ((got = read_line_max(f, &text, APPLY_LINE_MAX, &too_long)) == 1) {
+		const char *line = (const char *)text.ptr;
+		size_t n = text.size;
 		lineno++;
-		size_t n = (size_t)len;
-		if (n && line[n - 1] == '\n')
-			n--;
+		if (too_long) {
+			rc = fail(cli, EXIT_USAGE,
+			          "%s:%lu: the line is over %d bytes, longer than any valid line; nothing "
+			          "was committed",
+			          name, lineno, APPLY_LINE_MAX);
+			goto cleanup;
+		}
 		if (n && line[n - 1] == '\r') {
 			rc = fail(cli, EXIT_USAGE,
 			          "%s:%lu: the line ends with \\r\\n (a Windows line end); lines must end "
@@ -305,12 +313,16 @@ static int read_edit_file(struct cli *cli, struct edit_file *ef, const char *pat
 		if (rc)
 			goto cleanup;
 	}
+	if (got == -2) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
 	if (ferror(f)) {
 		rc = fail(cli, EXIT_USAGE, "cannot read %s: %s", name, strerror(errno));
 		goto cleanup;
 	}
 cleanup:
-	free(line);
+	bytes_dispose(&text);
 	if (f && f != stdin)
 		fclose(f);
 	return rc;

@@ -43,3 +43,15 @@ p get main x
 pe apply main nosuchfile.txt
 pe apply nosuchbranch edits.txt
 pe apply main~1 edits.txt
+# a line longer than any valid one (put, a 2048-byte key and a 65536-byte value, all as \xHH) is
+# refused once that much is read: /dev/zero, a file with no newline, used to be read until memory
+# ran out
+timeout 20 "$PROLLY_BIN" apply main /dev/zero 2>.err
+echo "apply /dev/zero: exit $?: $(cat .err)"
+{
+	printf 'put\t%s\t' "$(head -c 2048 /dev/zero | tr '\0' k | sed 's/k/\\x6b/g')"
+	head -c 65536 /dev/zero | tr '\0' v | sed 's/v/\\x76/g'
+	printf '\n'
+} >longest.tsv
+p apply main longest.tsv
+prolly get main "$(head -c 2048 /dev/zero | tr "\0" k)" --raw | wc -c
