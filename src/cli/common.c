@@ -121,6 +121,11 @@ int open_store(struct cli *cli, int mode, const prolly_options *opts)
 	                 : mode == STORE_READ ? PROLLY_OPEN_READONLY
 	                                      : 0;
 	int err = prolly_open_ex(&cli->db, url, opts, flags);
+	/* The creating open migrates an older schema only where the role may, and leaves old rows
+	 * that fail the node check for init: prolly_store_pg_init reports both (docs/postgres.md). */
+	if (!err && mode == STORE_CREATE && is_pg_url(url) &&
+	    (err = prolly_store_pg_init(prolly_db_store(cli->db))))
+		return fail_lib(cli, err, "cannot initialize %s", shown);
 	if (err == PROLLY_ENOTFOUND)
 		return fail(cli, EXIT_STORE, "no store at %s (create one with 'prolly init')", shown);
 	if (err) {

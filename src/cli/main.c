@@ -15,7 +15,8 @@
 const struct command commands[] = {
     {"init", cmd_init, "", "create the store with an empty branch main",
      "Creates the store if needed and a branch 'main' whose first commit holds the empty tree\n"
-     "(message \"init\"). Running it again changes nothing.\n"},
+     "(message \"init\"). Running it again changes nothing, but on PostgreSQL it migrates a\n"
+     "schema an older prolly made (exit 5 when it cannot, with the reason).\n"},
     {"put", cmd_put, "BRANCH KEY VALUE [-m MSG] [--allow-empty]", "set KEY to VALUE in one commit",
      "Sets KEY to VALUE on BRANCH in one commit (message \"put KEY\" unless -m) and prints\n"
      "the new commit id. If KEY already has VALUE nothing is committed (see --allow-empty).\n"

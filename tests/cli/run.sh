@@ -12,7 +12,8 @@
 # PostgreSQL: a case with a line "#@ any-store" does not depend on the store, so it runs a second
 # time (reported as "pg/NAME") with PROLLY_STORE set to a fresh, empty database on
 # $PROLLY_PG_URL, and must give the same cases/NAME.out (after the case's store URL is shown as
-# "lmdb:store", the URL of the LMDB run). When PROLLY_PG_URL is unset, a throwaway cluster is
+# "lmdb:store", the URL of the LMDB run). A case with a line "#@ pg-only" is about PostgreSQL
+# alone: it runs only as "pg/NAME". When PROLLY_PG_URL is unset, a throwaway cluster is
 # started with scripts/pg-cluster.sh (or $PROLLY_PG_SCRIPT) and stopped at the end, also on
 # failure or interruption. Without a server every pg/ case fails. With PROLLY_CLI_PG=0 they are
 # skipped, each with a TAP "# SKIP" line (a failure when CI=true). The databases
@@ -72,9 +73,11 @@ else
 	cases=("$here"/cases/*.sh)
 fi
 
-# The runs: every case on LMDB, then the any-store ones on PostgreSQL.
+# The runs: every case on LMDB (but the pg-only ones), then the any-store and pg-only ones on
+# PostgreSQL.
 run_file=() run_name=() run_pg=()
 for c in "${cases[@]}"; do
+	[ -f "$c" ] && grep -q '^#@ pg-only' "$c" && continue
 	run_file+=("$c")
 	run_name+=("$(basename "$c" .sh)")
 	run_pg+=(0)
@@ -83,7 +86,7 @@ done
 # pg/NAME # SKIP ..."), and counts as a failure when CI=true (CI runs everything).
 skipped_pg=()
 for c in "${cases[@]}"; do
-	if [ -f "$c" ] && grep -q '^#@ any-store' "$c"; then
+	if [ -f "$c" ] && grep -q '^#@ \(any-store\|pg-only\)' "$c"; then
 		if [ "${PROLLY_CLI_PG:-1}" = 0 ]; then
 			skipped_pg+=("pg/$(basename "$c" .sh)")
 			continue
@@ -206,7 +209,8 @@ for i in "${!run_file[@]}"; do
 		failed=$((failed + 1))
 		continue
 	fi
-	if [ "${UPDATE:-0}" = 1 ] && [ "${run_pg[$i]}" = 0 ]; then
+	if [ "${UPDATE:-0}" = 1 ] && { [ "${run_pg[$i]}" = 0 ] ||
+		grep -q '^#@ pg-only' "${run_file[$i]}"; }; then
 		cp "$actual" "$expected_file"
 	fi
 	if [ -f "$expected_file" ] && diff_out=$(diff -u --label expected --label actual \
