@@ -1052,8 +1052,8 @@ PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const ch
 /* Lists branches in name order. fn gets each branch name (without "refs/heads/") and its head;
  * both are valid during the call only. A ref under "refs/heads/" whose rest is not a valid
  * branch name (prolly_branch_name_valid; one written past the library, by another client or by
- * SQL) is not a branch and is not listed; nor is it fetched, cloned or printed as one. The refs are
- * read first, so fn may call the library, move or delete branches included (see CALLBACKS); it sees
+ * SQL) is not a branch and is not listed; nor is it fetched, cloned or printed as one (a name of
+ * 64 hex digits, which older libraries created, is listed all the same). The refs are read first, so fn may call the library, move or delete branches included (see CALLBACKS); it sees
  * the list as it was. Non-zero from fn stops the listing and is returned. PROLLY_EINVAL for db
  * or fn NULL. */
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);

@@ -18,7 +18,9 @@
  *   BR1  a branch name passes prolly_branch_name_valid before any ref is built from it; and what
  *       is read back is held to the same rule: a ref under refs/heads/ or refs/tags/ whose rest
  *       is no valid name (another client's row, a hostile store) is not listed as a branch or
- *       tag (refs.c), nor fetched (remote.c), so it is never copied or printed as one;
+ *       tag (refs.c), nor fetched (remote.c), so it is never copied or printed as one. Only
+ *       the 64-hex rule is left out there: older libraries created such names, so those
+ *       branches stay listed, fetched and copied, and resolve.c reads them by name;
  *   BR2  commits made on a branch (here and in branch_merge.c) have a time greater than each
  *       parent's (prolly__branch_time), so that "newer" means "not an ancestor" for history made
  *       by this library, whatever the clocks do.
@@ -59,8 +61,9 @@ int prolly__branch_name_check(const char *name, int quiet)
 			return BAD("branch name '%s' contains \"..\"", name);
 	}
 	/* A name of 64 hex digits would read as a commit id (src/resolve.c); shorter all-hex names
-	 * are allowed, and a branch wins over a short commit id spelled the same. */
-	if (len == 2 * PROLLY_ID_SIZE && prolly__hex_span(name, len, 0) == len)
+	 * are allowed, and a branch wins over a short commit id spelled the same. Read back
+	 * (quiet), such a name is an older library's branch, not junk (BR1). */
+	if (!quiet && len == 2 * PROLLY_ID_SIZE && prolly__hex_span(name, len, 0) == len)
 		return BAD("branch name '%s' looks like a commit id (64 hex digits)", name);
 	return 0;
 #undef BAD

@@ -632,8 +632,9 @@ int64_t prolly__db_now(const prolly_db *db);
 
 #define PROLLY__MAX_BRANCH_NAME 200
 
-/* prolly_branch_name_valid; with quiet, no message is set (a listing skips a name it refuses
- * without disturbing the caller's last error). */
+/* prolly_branch_name_valid; with quiet, for a name read back, no message is set (a listing skips
+ * a name it refuses without disturbing the caller's last error) and a name of 64 hex digits,
+ * which libraries before that rule created, passes. */
 int prolly__branch_name_check(const char *name, int quiet);
 /* "refs/heads/NAME" into buf, once prolly_branch_name_valid accepts NAME (BR1 in branch.c). */
 int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch);

@@ -6,7 +6,8 @@
  *          "remotes/REMOTE/BRANCH", remote.c); a commit id (64 hex digits); or a unique prefix
  *          of a commit id of MIN_PREFIX..63 hex digits (either case), tried in that order: a
  *          branch wins over a tag, a remote-tracking branch and a short id of the same spelling
- *          (branch names of 64 hex digits are refused: prolly_branch_name_valid).
+ *          (branch names of 64 hex digits are refused: prolly_branch_name_valid; a branch an
+ *          older library so named is read when no commit has that id).
  *   ~N     N first-parent steps back (N decimal, required);
  *   ^N     the N-th parent (1-based; "^" alone is "^1", "^0" the commit itself).
  *
@@ -230,8 +231,19 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 {
 	int hex = prolly__hex_span(base, blen, 0) == blen, rc;
 	if (blen == 2 * PROLLY_ID_SIZE && hex) {
+		char ref[PROLLY_MAX_REF_NAME + 1];
+		prolly_id id;
 		if ((rc = prolly_id_from_hex(out, base)))
 			return rc;
+		if ((rc = read_commit(c, db, out, spec)) != PROLLY_ENOTFOUND)
+			return rc;
+		/* then a branch of that name, which libraries before the 64-hex rule created */
+		snprintf(ref, sizeof(ref), "refs/heads/%.*s", (int)blen, base);
+		if ((rc = prolly__get_ref(db, ref, &id)) == PROLLY_ENOTFOUND)
+			return read_commit(c, db, out, spec); /* "no commit ..." again */
+		if (rc)
+			return rc;
+		*out = id;
 		return read_commit(c, db, out, spec);
 	}
 	rc = prolly_branch_name_valid(base); /* EINVAL (bad name) keeps its message */

@@ -818,6 +818,47 @@ PT_TEST(refs_with_bad_names_are_not_branches)
 	prolly_close(remote);
 }
 
+/* Libraries before the 64-hex rule of BR1 created branches named with 64 hex digits. Such a
+ * branch of an old store is the user's data, not junk: it is listed, fetched, and read by name
+ * when no commit has that id. Before, the new library hid it from the listing, left it out of
+ * clone and fetch, and read its name as a missing commit only. */
+PT_TEST(old_branch_named_by_64_hex_digits)
+{
+	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_MEM);
+	char name[2 * PROLLY_ID_SIZE + 3], ref[64 + 2 * PROLLY_ID_SIZE];
+	prolly_id h, m, got;
+	int n = 0, fetched = 0;
+	PT_REQUIRE(local && remote);
+	memset(name, 'a', 2 * PROLLY_ID_SIZE);
+	name[2 * PROLLY_ID_SIZE] = 0;
+	PT_REQUIRE(sf_put_range(&m, remote, "main", 0, 3, 0) == 0);
+	PT_REQUIRE(sf_put_range(&h, remote, "side", 10, 3, 1) == 0);
+	snprintf(ref, sizeof(ref), "refs/heads/%s", name);
+	PT_CHECK_RC(raw_ref(remote, ref, &h), 0);
+	PT_CHECK_RC(prolly_branch_name_valid(name), PROLLY_EINVAL); /* no new one */
+	PT_CHECK_RC(prolly_branch_list(remote, count_named, &n), 0);
+	PT_CHECKF(n == 3, "%d branches listed", n);
+	PT_CHECK_RC(prolly_resolve(&got, remote, name), 0);
+	PT_CHECK(prolly_id_equal(&got, &h));
+	strcat(name, "~0");
+	PT_CHECK_RC(prolly_resolve(&got, remote, name), 0);
+	PT_CHECK(prolly_id_equal(&got, &h));
+	name[2 * PROLLY_ID_SIZE] = 0;
+	PT_CHECK_RC(prolly_resolve(&got, remote,
+	                           "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"),
+	            PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "no commit bbbb"), "%s", prolly_last_error());
+
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "up", count_fetched, &fetched), 0);
+	PT_CHECKF(fetched == 3, "%d tracking refs made", fetched);
+	snprintf(ref, sizeof(ref), "up/%s", name);
+	PT_CHECK_RC(prolly_resolve(&got, local, ref), 0);
+	PT_CHECK(prolly_id_equal(&got, &h));
+	PT_CHECK(sf_same_history(remote, local, &h));
+	prolly_close(local);
+	prolly_close(remote);
+}
+
 PT_TEST(remotes_fetch_push)
 {
 	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_LMDB);
