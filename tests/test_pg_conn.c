@@ -426,6 +426,24 @@ static int own_pg_ctl(const char *dir, const char *bin, const char *args)
  * store skipped the check of its requires (only a gc was thought to remove nodes), moved the
  * branch, and the branch named a tree whose leaves were gone. Once the store has seen the server
  * restart, it checks them: the write fails with PROLLY_ECONFLICT and nothing moves. */
+/* A durable, epoch-checked write of node top moving ref u, requiring node below. */
+static int write_on(prolly_store *st, pgt_tn *top, prolly_ref_update *u, uint64_t epoch,
+                    pgt_tn *below)
+{
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = &top->sn;
+	w.n_nodes = 1;
+	w.refs = u;
+	w.n_refs = 1;
+	w.check_epoch = 1;
+	w.epoch = epoch;
+	w.durable = 1;
+	w.requires = &below->sn.id;
+	w.n_requires = 1;
+	return st->write(st, &w);
+}
+
 PT_TEST(crash_lost_nodes_fail_the_write)
 {
 	const char *dir = getenv("PROLLY_PG_DIR"), *bin = getenv("PROLLY_PG_BIN");
@@ -468,17 +486,7 @@ PT_TEST(crash_lost_nodes_fail_the_write)
 	                                                "WAL survived the crash: nothing to test");
 	/* The commit on top of it: epoch unchanged, the lost leaf among its requires. */
 	u = pgt_upd("refs/heads/c", PROLLY_REF_EXPECT_VALUE, &v, &top.sn.id);
-	memset(&w, 0, sizeof(w));
-	w.nodes = &top.sn;
-	w.n_nodes = 1;
-	w.refs = &u;
-	w.n_refs = 1;
-	w.check_epoch = 1;
-	w.epoch = epoch;
-	w.durable = 1;
-	w.requires = &leaf.sn.id;
-	w.n_requires = 1;
-	PT_CHECK_RC(st->write(st, &w), PROLLY_ECONFLICT);
+	PT_CHECK_RC(write_on(st, &top, &u, epoch, &leaf), PROLLY_ECONFLICT);
 	printf("# %s\n", prolly_last_error());
 	PT_CHECK_RC(st->get_ref(st, "refs/heads/c", &got, NULL), 0);
 	PT_CHECK(prolly_id_equal(&got, &v));
@@ -489,17 +497,7 @@ PT_TEST(crash_lost_nodes_fail_the_write)
 	w.n_nodes = 1;
 	w.durable = 1;
 	PT_CHECK_RC(st->write(st, &w), 0);
-	memset(&w, 0, sizeof(w));
-	w.nodes = &top.sn;
-	w.n_nodes = 1;
-	w.refs = &u;
-	w.n_refs = 1;
-	w.check_epoch = 1;
-	w.epoch = epoch;
-	w.durable = 1;
-	w.requires = &leaf.sn.id;
-	w.n_requires = 1;
-	PT_CHECK_RC(st->write(st, &w), 0);
+	PT_CHECK_RC(write_on(st, &top, &u, epoch, &leaf), 0);
 	prolly_store_close(st);
 	PQfinish(a);
 }
