@@ -921,7 +921,10 @@ PROLLY_API void prolly_commit_free(prolly_commit *c);
  * epoch, costs nothing; the others are asked about in one store call (their bytes are not
  * read). Errors: PROLLY_EINVAL (out, txn or tree NULL, parents NULL with n_parents > 0, a txn
  * committed already); PROLLY_ENOTFOUND (tree absent, or a parent absent: the message names it);
- * PROLLY_ENOMEM; store errors. *out is untouched on failure. */
+ * PROLLY_ECONFLICT (a parent absent because a gc ran since the txn began, as when a branch head
+ * the txn read was left behind by other commits and collected: retry, as after a lost race; the
+ * store's epoch is read to tell, one more store call on this failure only); PROLLY_ENOMEM; store
+ * errors. *out is untouched on failure. */
 PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                                     const prolly_id *parents, size_t n_parents, int64_t time_us,
                                     const char *message);

@@ -294,7 +294,17 @@ static int parents_stored(prolly_txn *txn, const prolly_id *parents, size_t n)
 	for (size_t i = 0; i < k; i++) {
 		if (!have[i]) {
 			char hex[PROLLY_ID_HEX_SIZE];
+			uint64_t now = 0;
 			prolly_id_to_hex(hex, &ask[i]);
+			/* A gc since the txn's snapshot may have removed a parent read as a head then
+			 * (the branch moved on): a lost race, which the write's epoch check would refuse
+			 * anyway. With the epoch unchanged the parent was never there. */
+			if (prolly__store_epoch(txn->db, &now) == 0 && now != txn->epoch)
+				return prolly_set_error(PROLLY_ECONFLICT,
+				                        "parent commit %s is no longer in the %s store: a gc "
+				                        "ran since this txn began (epoch %llu, now %llu); retry",
+				                        hex, txn->db->vt.kind, (unsigned long long)txn->epoch,
+				                        (unsigned long long)now);
 			return prolly_set_error(PROLLY_ENOTFOUND,
 			                        "prolly_commit_create: parent commit %s is not in the %s store",
 			                        hex, txn->db->vt.kind);

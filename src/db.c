@@ -58,12 +58,9 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	if ((rc = prolly__node_decode(&db->empty_node, &db->empty_tree, bytes.ptr, bytes.size, 1)))
 		goto cleanup;
 
-	/* Learn the store's gc epoch with an empty write (see prolly_store_write). */
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	if ((rc = prolly__store_write(db, &w)))
+	uint64_t epoch;
+	if ((rc = prolly__store_epoch(db, &epoch)))
 		goto cleanup;
-	atomic_store(&db->epoch, w.current_epoch);
 	*out = db;
 	db = NULL;
 cleanup:
@@ -395,6 +392,17 @@ void prolly__raise_epoch(prolly_db *db, uint64_t epoch)
 	uint64_t cur = atomic_load(&db->epoch);
 	while (cur < epoch && !atomic_compare_exchange_weak(&db->epoch, &cur, epoch))
 		;
+}
+
+int prolly__store_epoch(prolly_db *db, uint64_t *epoch)
+{
+	prolly_store_write w; /* empty: only reads the epoch (see prolly_store_write) */
+	memset(&w, 0, sizeof(w));
+	int rc = prolly__store_write(db, &w);
+	*epoch = rc ? 0 : w.current_epoch;
+	if (!rc)
+		prolly__raise_epoch(db, w.current_epoch);
+	return rc;
 }
 
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out)

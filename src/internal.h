@@ -488,6 +488,9 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 int prolly__head_read_raise(prolly_db *db, const char *ref, prolly_id *head, prolly_commit **out);
 /* Raises the handle's idea of the store's gc epoch to at least epoch. */
 void prolly__raise_epoch(prolly_db *db, uint64_t epoch);
+/* The store's gc epoch now, learnt with an empty write (one round trip on a remote store); the
+ * handle's epoch is raised to it. 0 or the store's error. */
+int prolly__store_epoch(prolly_db *db, uint64_t *epoch);
 /* Reads a ref, remembering the gc epoch it came with. */
 int prolly__get_ref(prolly_db *db, const char *name, prolly_id *out);
 /* Reads the refs names[0..n) as the store's get_refs does (found[i] 0 for an absent one, not an

@@ -550,6 +550,49 @@ static void *gw_gc(void *p)
 	return NULL;
 }
 
+/* A commit whose parent a gc removed after the txn began (the branch had moved on, and the gc
+ * kept only its newer commits) is a lost race, PROLLY_ECONFLICT, as its write's epoch check would
+ * say; the parent check said PROLLY_ENOTFOUND, which writers racing a gc (gc_races_writers under
+ * ThreadSanitizer) took for an error. A parent that was never stored stays PROLLY_ENOTFOUND. */
+PT_TEST(parent_removed_by_a_gc_is_a_lost_race_lmdb)
+{
+	tdb t;
+	prolly_store *st2 = NULL;
+	prolly_db *b = NULL;
+	prolly_txn *txn = NULL;
+	prolly_id old, c, cid, empty, none = tm_fake_id(0x5a);
+	PT_REQUIRE(tdb_open(&t, 1, 1, 0) == 0);
+	PT_REQUIRE(prolly_store_lmdb_open(&st2, t.dir, 0) == 0);
+	prolly_options o;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.retain_commits = 1;
+	o.reflog_days = 0;
+	PT_REQUIRE(prolly_db_new(&b, st2, &o) == 0);
+	PT_REQUIRE(tm_commit_put(&old, b, "main", "a", "1", "old") == 0);
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0); /* before the gc */
+	for (int i = 0; i < 3; i++)
+		PT_REQUIRE(tm_commit_put(&c, b, "main", "a",
+		                         i == 0   ? "2"
+		                         : i == 1 ? "3"
+		                                  : "4",
+		                         "new") == 0);
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	PT_REQUIRE(prolly_gc(b, &res) == 0);
+	prolly_commit *gone = NULL;
+	PT_REQUIRE(prolly_commit_read(&gone, b, &old) == PROLLY_ENOTFOUND); /* the gc removed it */
+	prolly_id_empty_tree(&empty);
+	PT_CHECK_RC(prolly_commit_create(&cid, txn, &empty, &old, 1, 0, "on a removed parent"),
+	            PROLLY_ECONFLICT);
+	PT_CHECK(strstr(prolly_last_error(), "a gc ran") != NULL);
+	prolly_txn_free(txn);
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	PT_CHECK_RC(prolly_commit_create(&cid, txn, &empty, &none, 1, 0, "never stored"),
+	            PROLLY_ENOTFOUND);
+	prolly_txn_free(txn);
+	prolly_close(b);
+	tdb_close(&t);
+}
+
 BOTH_STORES(gc_races_writers)
 {
 	tdb t;
