@@ -21,7 +21,9 @@
  *       URL's part (":/?&@(,"). In a URL's query (after '?' or '&') VALUE ends at
  *       '&', as libpq ends it (with one_line also at '#', white space or a quote); in a
  *       connection string it is 'quoted, with \ escapes' or runs to the next KEY= (an unquoted
- *       password with a space in it is hidden whole), and white space around '=' is kept.
+ *       password with a space in it is hidden whole), and white space around '=' is kept;
+ *       an unquoted value that is one of the RX1 secrets is hidden alone (secret_value_len),
+ *       so that a message that quotes the connection string keeps what follows it.
  *   RX4 without one_line (a URL or connection string as the user typed it): the value after a
  *       word naming a password ("password", "passwd", "pwd", any word holding "pass" but
  *       passfile) written with white space and no '=' ("password secret"), which libpq refuses.
@@ -248,6 +250,24 @@ static size_t value_len(const char *text, size_t v, int in_query, int one_line)
 	return (text[k] ? k + 1 : k) - v;
 }
 
+/* RX3: the length of the known secret (RX1) that the unquoted value at text + v is, or 0: a
+ * secret followed by the end of the text, white space, a quote or ",;:)" (a message goes on
+ * after the value it quotes: "branch name 'host=h password=SECRET' holds ..."). The longest
+ * one wins. */
+static size_t secret_value_len(const char *text, size_t v, const char *const *secrets,
+                               size_t n_secrets)
+{
+	size_t best = 0;
+	for (size_t s = 0; s < n_secrets; s++) {
+		size_t len = secrets[s] ? strlen(secrets[s]) : 0;
+		char end = text[v + len];
+		if (len > best && strncmp(text + v, secrets[s], len) == 0 &&
+		    (!end || is_space(end) || strchr("'\",;:)", end)))
+			best = len;
+	}
+	return best;
+}
+
 /* RX5: a key that always names a password: password or sslpassword, in any letter case. */
 static int password_key(const char *k, size_t len)
 {
@@ -315,8 +335,9 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 				if (kn < sizeof(kb) && shown_keyword(kb, kn)) {
 					i = v;
 				} else {
+					size_t len = query ? 0 : secret_value_len(text, v, secrets, n_secrets);
 					put(&o, "***", 3);
-					i = v + value_len(text, v, query, one_line);
+					i = v + (len ? len : value_len(text, v, query, one_line));
 				}
 				continue;
 			}

@@ -124,6 +124,15 @@ static const char *const msg_cases[][3] = {
      "end of string reached when looking for matching \"]\" in IPv6 host address in URI: "
      "\"postgresql://u:***@[::1/db\""},
     {"no conninfo: password=Sekr1t", NULL, "no conninfo: password=***"},
+    /* a connection string's password (not a URL's) quoted in a message: only its value is
+     * hidden, the reason after it stays (it used to be hidden to the end of the line) */
+    {"branch name 'host=h password=Sekr1t' holds byte 0x3d; allowed are A-Z",
+     "host=h password=Sekr1t",
+     "branch name 'host=h password=***' holds byte 0x3d; allowed are A-Z"},
+    {"no commit host=h sslpassword=Sekr1t: not found", "host=h sslpassword=Sekr1t",
+     "no commit host=h sslpassword=***: not found"},
+    /* a value that only starts with the secret is hidden as before */
+    {"name 'host=h password=Sekr1tX' holds", "host=h password=Sekr1t", "name 'host=h password=***"},
 };
 
 PT_TEST(redact_message_cases)
