@@ -33,6 +33,13 @@ int cmd_prove(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "cannot prove");
 		goto cleanup;
 	}
+	if (proof.size > PROOF_MAX_BYTES) { /* check-proof would refuse it: write none */
+		rc = fail(cli, EXIT_USAGE,
+		          "the proof is %zu bytes, over the %zu bytes (256 MiB) that check-proof reads; "
+		          "nothing written: prove a narrower range",
+		          proof.size, PROOF_MAX_BYTES);
+		goto cleanup;
+	}
 	if (fwrite(proof.ptr, 1, proof.size, stdout) != proof.size)
 		rc = fail(cli, EXIT_STORE, "cannot write the proof: %s", strerror(errno));
 
@@ -85,10 +92,13 @@ int cmd_check_proof(struct cli *cli, int argc, char **argv)
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)))
 		return rc;
 	if (prolly_id_from_hex(&tree, pos[0]))
-		return usage_error(cli, "TREE_ID must be 64 hex digits (see 'prolly root')");
+		return usage_error(cli, "TREE_ID must be 64 hex digits, a tree id as 'prolly root' prints");
 	FILE *f = strcmp(pos[1], "-") == 0 ? stdin : fopen(pos[1], "rb");
-	if (!f)
-		return fail(cli, EXIT_NOTFOUND, "cannot open %s: %s", pos[1], strerror(errno));
+	if (!f) { /* as apply: a missing file is not found, any other failure bad input */
+		int e = errno;
+		return fail(cli, e == ENOENT ? EXIT_NOTFOUND : EXIT_USAGE, "cannot open %s: %s", pos[1],
+		            strerror(e));
+	}
 	char buf[65536];
 	size_t got;
 	struct stat st;
@@ -100,8 +110,8 @@ int cmd_check_proof(struct cli *cli, int argc, char **argv)
 		else if (bytes_append(&data, buf, got))
 			rc = fail(cli, EXIT_STORE, "out of memory reading %s", pos[1]);
 	}
-	if (!rc && ferror(f))
-		rc = fail(cli, EXIT_STORE, "cannot read %s: %s", pos[1], strerror(errno));
+	if (!rc && ferror(f)) /* a directory, an I/O error: bad input, no store is involved */
+		rc = fail(cli, EXIT_USAGE, "cannot read %s: %s", pos[1], strerror(errno));
 	if (f != stdin)
 		fclose(f);
 	if (rc)

@@ -22,6 +22,10 @@ head -c 40 k3.proof >short.proof
 pe check-proof "$tree" short.proof
 pe check-proof nothex k3.proof
 pe check-proof "$tree" nosuch.proof
+# an input that cannot be opened or read for another reason is bad input (exit 2), as for apply;
+# a directory was exit 5, a store error, though check-proof opens no store
+pe check-proof "$tree" k3.proof/x
+pe check-proof "$tree" .
 pe prove main k5 --to k1
 # input over the 256 MiB cap is refused (exit 2) before it is read (a file) or once the cap is
 # passed (a stream): it used to be read whole, /dev/zero until memory ran out
