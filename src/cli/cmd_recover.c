@@ -3,11 +3,13 @@
  * brings back the one before it (docs/stores.md, "Damage and recovery").
  *
  * Each snapshot is opened read-only in a child process (isolate.c), so a crash inside liblmdb is
- * a finding, not the end of the command. A snapshot is sound when every branch head's commit
+ * a finding, not the end of the command; a child killed by SIGKILL (kill -9, the out-of-memory
+ * killer) found nothing: its snapshot is unchecked, as isolate.c's rule for commands. A snapshot is sound when every branch head's commit
  * and every node of its tree read back and hash to their ids.
  */
 #include "cli.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +78,12 @@ static int check_snapshot(struct cli *cli, void *arg)
 static int check(struct cli *cli, struct check *ck)
 {
 	int sig, rc = isolated(cli, check_snapshot, ck, &sig);
+	if (sig == SIGKILL) { /* never raised by a fault: another process or the OOM killer */
+		printf("%s\tunchecked\tthe checking process was killed (SIGKILL, signal 9), by another "
+		       "process or the out-of-memory killer; that alone is no sign of damage\n",
+		       ck->label);
+		return UNCHECKED;
+	}
 	if (sig)
 		printf("%s\tdamaged\treading it crashed the reader (%s, signal %d)\n", ck->label,
 		       signal_name(sig), sig);
@@ -121,7 +129,7 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	}
 	if (rc == UNCHECKED)
 		return fail(cli, EXIT_STORE,
-		            "cannot open %s to check it, for a reason that is no sign of damage (above): "
+		            "could not check %s, for a reason that is no sign of damage (above): "
 		            "nothing restored",
 		            cli->store_shown);
 	if (keep < 0 && (snap[0].intact || snap[1].intact))

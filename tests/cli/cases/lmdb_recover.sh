@@ -45,3 +45,33 @@ pe recover
 pe recover --apply
 rmdir store/lock.mdb
 p get main b
+# recover's own checker killed by SIGKILL (kill -9 of its pid, the out-of-memory killer) is no
+# sign of damage: the snapshot is unchecked and nothing is restored (it was called damaged, and
+# --apply went on to make the older snapshot current over a sound store). The checker is held
+# at liblmdb's lock (another process holds byte 0 of lock.mdb exclusively) until it is killed.
+perl -e 'use Fcntl; open(my $f, "+<", $ARGV[0]) or die "$!"; $| = 1;
+	fcntl($f, F_SETLK, pack("s s x4 q q i x4", F_WRLCK, SEEK_SET, 0, 1, 0)) or die "$!";
+	print "locked\n"; sleep 60' store/lock.mdb >locked &
+holder=$!
+i=0
+while ! grep -q locked locked && [ $i -lt 500 ]; do
+	sleep 0.01
+	i=$((i + 1))
+done
+"$PROLLY_BIN" recover --apply >recover.out 2>recover.err &
+pid=$!
+child=
+i=0
+while [ -z "$child" ] && [ $i -lt 500 ]; do
+	child=$(cat /proc/$pid/task/$pid/children 2>/dev/null)
+	sleep 0.01
+	i=$((i + 1))
+done
+[ -n "$child" ] && kill -9 $child
+kill $holder
+wait $holder 2>/dev/null
+wait $pid
+echo "recover --apply, its checker killed: exit $?"
+cat recover.out recover.err
+p get main b
+p log main --limit 1
