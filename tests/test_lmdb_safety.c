@@ -15,12 +15,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <lmdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -371,6 +373,64 @@ PT_TEST(meta_page_flip_is_reported_and_the_previous_snapshot_restored)
 
 /* A store of one transaction (just made) has no previous snapshot: the other meta page is the
  * empty environment liblmdb wrote first. Restoring it used to succeed and leave no store. */
+/* ---- files another user owns ---------------------------------------------------------------- */
+
+/* In a child: makes dir/file one this process may only read, as when a command run as root left
+ * it root's (as root: the file given to uid 65534 and the capabilities that let root write it
+ * anyway dropped; otherwise: its write permission taken away), then opens the store with flags.
+ * Exits 0 when the open fails with PROLLY_ESTORE and a message that names the file and says to
+ * chown it; prints the message. */
+static void open_as_another_user(const char *dir, const char *file, unsigned flags)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (geteuid() == 0) {
+		struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct d[2];
+		uint32_t drop = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER);
+		if (chown(path, 65534, 65534) || syscall(SYS_capget, &h, d))
+			_exit(2);
+		d[0].effective &= ~drop;
+		d[0].permitted &= ~drop;
+		d[0].inheritable &= ~drop;
+		if (syscall(SYS_capset, &h, d))
+			_exit(2);
+	} else if (chmod(path, 0444)) {
+		_exit(2);
+	}
+	prolly_db *db = NULL;
+	int rc = prolly_open_ex(&db, url_of(dir), NULL, flags);
+	const char *m = prolly_last_error();
+	printf("# %s: %s\n", file, m);
+	fflush(stdout);
+	_exit(rc == PROLLY_ESTORE && strstr(m, path) && strstr(m, "chown") ? 0 : 1);
+}
+
+/* A lock.mdb or data.mdb this user may not write (root ran a command on someone's store) used to
+ * be a bare "opening the environment in DIR: Permission denied": the message names the file,
+ * its owner and the fix. */
+PT_TEST(file_of_another_user_is_named)
+{
+	static const struct {
+		const char *file;
+		unsigned flags;
+	} cases[] = {{"lock.mdb", PROLLY_OPEN_READONLY}, {"lock.mdb", 0}, {"data.mdb", 0}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dir[1200];
+		int status = -1;
+		fresh_dir(dir, sizeof(dir), "owner");
+		make_store(dir);
+		fflush(stdout);
+		pid_t c = fork();
+		PT_REQUIRE(c >= 0);
+		if (c == 0)
+			open_as_another_user(dir, cases[i].file, cases[i].flags);
+		PT_REQUIRE(waitpid(c, &status, 0) == c);
+		PT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s, flags %u: status %d",
+		          cases[i].file, cases[i].flags, status);
+	}
+}
+
 PT_TEST(restore_of_a_just_made_store_is_refused)
 {
 	char dir[PATH_MAX], data[PATH_MAX + 16];

@@ -412,6 +412,44 @@ static void entry_free(env_entry *e)
 	free(e);
 }
 
+/* A "Permission denied" from mdb_env_open names neither file: liblmdb opens lock.mdb for reading
+ * and writing (creating it when absent; also for a read-only open) and data.mdb for reading, and
+ * writing unless read-only. The usual cause is a command once run on the store as another user
+ * (root), which left the files its own. Opens each file as liblmdb does (creating nothing) to
+ * name the one refused, its owner and what to do; the error code stays liblmdb's. */
+static int open_denied(const env_entry *e, int mrc, unsigned flags)
+{
+	static const char *const names[2] = {"lock.mdb", "data.mdb"};
+	int modes[2] = {O_RDWR, (flags & PROLLY_OPEN_READONLY) ? O_RDONLY : O_RDWR};
+	char file[4096];
+	struct stat st;
+	for (int i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), "%s/%s", e->path, names[i]);
+		int fd = open(file, modes[i] | O_CLOEXEC), err = errno;
+		if (fd >= 0) {
+			close(fd);
+			continue;
+		}
+		if (err == ENOENT && i == 0 && stat(e->path, &st) == 0)
+			return prolly_set_error(prolly__lmdb_translate(mrc),
+			                        "lmdb: cannot create %s: %s (the directory belongs to uid %u, "
+			                        "this process runs as uid %u): give the store back to its "
+			                        "user (chown -R USER %s) or run as the directory's owner",
+			                        file, mdb_strerror(mrc), (unsigned)st.st_uid,
+			                        (unsigned)geteuid(), e->path);
+		if ((err != EACCES && err != EPERM) || stat(file, &st) != 0)
+			continue;
+		return prolly_set_error(prolly__lmdb_translate(mrc),
+		                        "lmdb: cannot open %s for %s: %s (it belongs to uid %u, this "
+		                        "process runs as uid %u; a command run as another user leaves "
+		                        "it so): give the store back to its user (chown -R USER %s) or "
+		                        "run as the file's owner",
+		                        file, modes[i] == O_RDWR ? "reading and writing" : "reading",
+		                        strerror(err), (unsigned)st.st_uid, (unsigned)geteuid(), e->path);
+	}
+	return prolly__lmdb_fail(e, mrc, "opening the environment");
+}
+
 /* O5: the creating opens of every process take an exclusive flock on the directory, held from
  * the checks before liblmdb sees the files to the commit of the new databases, so that one never
  * removes a blank environment (remove_blank_env) that another is making: the other would then
@@ -489,6 +527,8 @@ static int entry_open(env_entry **out, const char *path, size_t map_size, const 
 			rc = prolly_set_error(prolly__lmdb_translate(mrc),
 			                      "lmdb: %s is not an LMDB environment this liblmdb can open: %s",
 			                      path, mdb_strerror(mrc));
+		else if (mrc == EACCES || mrc == EPERM)
+			rc = open_denied(e, mrc, flags);
 		else
 			rc = prolly__lmdb_fail(e, mrc, "opening the environment");
 		goto cleanup;
