@@ -937,7 +937,8 @@ PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const proll
 PROLLY_API int prolly_branch_name_valid(const char *name);
 
 /* Head commit of a branch. out_commit may be NULL (the branch's existence is checked alone).
- * PROLLY_ENOTFOUND if no such branch; PROLLY_EINVAL (db NULL, a bad name). */
+ * PROLLY_ENOTFOUND if no such branch; PROLLY_EINVAL (db NULL, a bad name). A name of 64 hex
+ * digits, refused for new branches, is looked up (older libraries made such branches). */
 PROLLY_API int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch);
 
 /* The head commit of a branch, decoded (free with prolly_commit_free), for reading or editing
@@ -1049,7 +1050,9 @@ PROLLY_API int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebas
 PROLLY_API int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* Deletes a branch; PROLLY_ENOTFOUND if absent. */
 PROLLY_API int prolly_branch_delete(prolly_db *db, const char *name);
-/* The same, and *out_head (may be NULL) receives the head it removed (reflogged as "delete"). */
+/* The same, and *out_head (may be NULL) receives the head it removed (reflogged as "delete").
+ * Both take an existing branch of 64 hex digits that an older library made (else
+ * PROLLY_ENOTFOUND); every other invalid name is PROLLY_EINVAL. */
 PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name);
 
 /* Lists branches in name order. fn gets each branch name (without "refs/heads/") and its head;

@@ -20,7 +20,9 @@
  *       is no valid name (another client's row, a hostile store) is not listed as a branch or
  *       tag (refs.c), nor fetched (remote.c), so it is never copied or printed as one. Only
  *       the 64-hex rule is left out there: older libraries created such names, so those
- *       branches stay listed, fetched and copied, and resolve.c reads them by name;
+ *       branches stay listed, fetched and copied, resolve.c reads them by name, and
+ *       prolly_branch_head and prolly_branch_remove take them (existing_branch_ref), while
+ *       nothing creates or moves one;
  *   BR2  commits made on a branch (here and in branch_merge.c) have a time greater than each
  *       parent's (prolly__branch_time), so that "newer" means "not an ancestor" for history made
  *       by this library, whatever the clocks do.
@@ -85,6 +87,18 @@ int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch)
 	return 0;
 }
 
+/* The ref of a branch that is read or removed, not written: a valid name, or one of 64 hex
+ * digits that libraries before that rule created (BR1; whether it exists is the caller's
+ * lookup). Any other name is PROLLY_EINVAL with prolly_branch_name_valid's message. */
+static int existing_branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch)
+{
+	int rc = prolly__branch_ref(buf, branch);
+	if (rc != PROLLY_EINVAL || !branch || prolly__branch_name_check(branch, 1))
+		return rc;
+	snprintf(buf, PROLLY_MAX_REF_NAME + 1, "%s%s", HEADS_PREFIX, branch);
+	return 0;
+}
+
 int64_t prolly__branch_time(const prolly_db *db, int64_t newest_parent)
 {
 	int64_t now = prolly__db_now(db);
@@ -101,7 +115,7 @@ int prolly_branch_head(prolly_id *out_commit, prolly_db *db, const char *branch)
 	char ref[PROLLY_MAX_REF_NAME + 1];
 	if (!db)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_branch_head: NULL db");
-	int rc = prolly__branch_ref(ref, branch);
+	int rc = existing_branch_ref(ref, branch);
 	if (rc)
 		return rc;
 	rc = prolly__get_ref(db, ref, out_commit);
@@ -354,7 +368,7 @@ int prolly_branch_delete(prolly_db *db, const char *name)
 int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const char *name)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
-	int rc = prolly__branch_ref(ref, name);
+	int rc = existing_branch_ref(ref, name);
 	if (rc)
 		return rc;
 	rc = prolly__ref_delete(out_head, db, ref, "delete");

@@ -855,6 +855,21 @@ PT_TEST(old_branch_named_by_64_hex_digits)
 	PT_CHECK_RC(prolly_resolve(&got, local, ref), 0);
 	PT_CHECK(prolly_id_equal(&got, &h));
 	PT_CHECK(sf_same_history(remote, local, &h));
+
+	/* read by prolly_branch_head, and deleted by name (it was refused as a new name's would be,
+	 * so the branch could not be removed at all); a new one is still refused */
+	PT_CHECK_RC(prolly_branch_head(&got, remote, name), 0);
+	PT_CHECK(prolly_id_equal(&got, &h));
+	memset(&got, 0, sizeof(got));
+	PT_CHECK_RC(prolly_branch_remove(&got, remote, name), 0);
+	PT_CHECK(prolly_id_equal(&got, &h));
+	n = 0;
+	PT_CHECK_RC(prolly_branch_list(remote, count_named, &n), 0);
+	PT_CHECKF(n == 2, "%d branches listed", n);
+	PT_CHECK_RC(prolly_branch_remove(NULL, remote, name), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_branch_head(&got, remote, name), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_branch_create(remote, name, &h), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_branch_remove(NULL, remote, "bad..name"), PROLLY_EINVAL);
 	prolly_close(local);
 	prolly_close(remote);
 }

@@ -411,7 +411,10 @@ static int delete_branch(struct cli *cli, const char *name, int force)
 	prolly_id head;
 	size_t n = 0;
 	int rc, err;
-	if ((rc = need_branch_name(cli, name)) || (rc = open_store(cli, STORE_WRITE, NULL)))
+	/* A name of 64 hex digits is no new branch's, but an older prolly's may exist: the library
+	 * removes it, or says there is no such branch. */
+	if ((prolly_id_from_hex(&head, name) && (rc = need_branch_name(cli, name))) ||
+	    (rc = open_store(cli, STORE_WRITE, NULL)))
 		return rc;
 	if (!force) {
 		if ((err = prolly_branch_list(cli->db, count_branch, &n)))
