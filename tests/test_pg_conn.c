@@ -1,15 +1,18 @@
 /*
  * test_pg_conn.c - the PostgreSQL store's connections against a real server: writers on other
  * refs not blocked, a losing write that inserts no node, pool timeouts and wait counters, a
- * backend killed mid-write, a server restart, a crash that loses a non-durable write under a commit
- * and the reason of a failed connection. The server and
- * what the programs share: tests/lib/pgt.h.
+ * backend killed mid-write, a server restart, a crash that loses a non-durable write under a commit,
+ * the reason of a failed connection, the server's notices at connection start kept off stderr and
+ * connect_timeout per host. The server and what the programs share: tests/lib/pgt.h.
  */
 #include "lib/pgt.h"
 #include "ptest.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* ---- concurrency ------------------------------------------------------------------------------ */
@@ -582,6 +585,16 @@ PT_TEST(crash_lost_flush_fails_the_commit)
 	PQfinish(a);
 }
 
+/* The test server's connection string with one more keyword, kv in key=value form and kv_url as a
+ * URL's query parameter (pgt_url may be either). */
+static void url_plus(char *out, size_t size, const char *kv, const char *kv_url)
+{
+	if (strncmp(pgt_url, "postgres", 8) != 0)
+		snprintf(out, size, "%s %s", pgt_url, kv);
+	else
+		snprintf(out, size, "%s%c%s", pgt_url, strchr(pgt_url, '?') ? '&' : '?', kv_url);
+}
+
 /* The store sets no timeout of its own on a statement: the server's settings apply, given in the
  * connection string like any libpq keyword (docs/postgres.md, "Timeouts"). A write blocked on a
  * ref's row lock with lock_timeout = 200 ms fails after it with PROLLY_ESTORE naming the timeout,
@@ -590,11 +603,7 @@ PT_TEST(lock_timeout_from_the_connection_string)
 {
 	const char *schema = pgt_new_schema();
 	char url[1024];
-	int is_url = strncmp(pgt_url, "postgres", 8) == 0;
-	snprintf(url, sizeof(url), "%s%s", pgt_url,
-	         !is_url                ? " options='-c lock_timeout=200'"
-	         : strchr(pgt_url, '?') ? "&options=-c%20lock_timeout%3D200"
-	                                : "?options=-c%20lock_timeout%3D200");
+	url_plus(url, sizeof(url), "options='-c lock_timeout=200'", "options=-c%20lock_timeout%3D200");
 	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
 	o.schema = schema;
 	prolly_store *st = NULL;
@@ -639,6 +648,143 @@ PT_TEST(connect_failure_keeps_the_reason)
 	PT_CHECKF(strstr(msg, "cannot connect") && strstr(msg, "too long") && strlen(msg) < 1024, "%s",
 	          msg);
 	PT_CHECK(st == NULL);
+}
+
+/* Standard error while f runs on arg, into out (size): fd 2 goes to a temporary file meanwhile. */
+static int stderr_of(int (*f)(void *), void *arg, char *out, size_t size)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2), rc = -1;
+	out[0] = 0;
+	if (!tmp || saved < 0)
+		goto cleanup;
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	rc = f(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	rewind(tmp);
+	size_t n = fread(out, 1, size - 1, tmp);
+	out[n] = 0;
+cleanup:
+	if (saved >= 0)
+		close(saved);
+	if (tmp)
+		fclose(tmp);
+	return rc;
+}
+
+typedef struct warn_run {
+	const char *url, *bad_url; /* bad_url: the same database, a session it will not take */
+	char err[1024];
+} warn_run;
+
+static int warn_ops(void *arg)
+{
+	warn_run *w = arg;
+	prolly_store *st = NULL;
+	prolly_id v = pgt_mkid(43, 1), got;
+	int rc = prolly_store_pg_open(&st, w->url, NULL);
+	if (rc == 0) {
+		prolly_ref_update u = pgt_upd("refs/heads/w", PROLLY_REF_EXPECT_ANY, NULL, &v);
+		rc = pgt_write1(st, NULL, 0, &u);
+	}
+	if (rc == 0)
+		rc = st->get_ref(st, "refs/heads/w", &got, NULL);
+	if (rc == 0 && !prolly_id_equal(&got, &v))
+		rc = -100;
+	prolly_store_close(st);
+	st = NULL;
+	if (rc == 0 && prolly_store_pg_open(&st, w->bad_url, NULL) != PROLLY_ESTORE)
+		rc = -101;
+	snprintf(w->err, sizeof(w->err), "%s", prolly_last_error());
+	prolly_store_close(st);
+	return rc;
+}
+
+/* The server's notices while a session starts (here a WARNING about a database's invalid setting,
+ * sent each time a session starts on it) never reach stderr (docs/cli.md: nothing on stderr on
+ * success), and a connection that then fails keeps them in its message. Before, libpq's default
+ * notice printer got them: the store set its silent receiver only after PQconnectdbParams
+ * returned, and "WARNING:  invalid value for parameter ..." was printed by every command. */
+PT_TEST(startup_warnings_stay_off_stderr)
+{
+	char db[64], q[256], url[1024], bad[1200], out[2048];
+	snprintf(db, sizeof(db), "prolly_t_%d_warn", (int)getpid());
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	snprintf(q, sizeof(q), "CREATE DATABASE %s", db);
+	pgt_sql1(a, q);
+	snprintf(q, sizeof(q), "ALTER DATABASE %s SET default_text_search_config = 'nosuch'", db);
+	pgt_sql1(a, q);
+	snprintf(q, sizeof(q), "dbname=%s", db);
+	url_plus(url, sizeof(url), q, q);
+	snprintf(bad, sizeof(bad), "%s%s", url,
+	         strncmp(url, "postgres", 8) ? " target_session_attrs=standby"
+	                                     : "&target_session_attrs=standby");
+	warn_run w = {.url = url, .bad_url = bad};
+	int rc = stderr_of(warn_ops, &w, out, sizeof(out));
+	PT_CHECKF(rc == 0, "rc %d: %s", rc, w.err);
+	PT_CHECKF(out[0] == 0, "stderr: %s", out);
+	PT_CHECKF(strstr(w.err, "hot standby") && strstr(w.err, "default_text_search_config"), "%s",
+	          w.err);
+	printf("# failed connection: %s\n", w.err);
+	snprintf(q, sizeof(q), "DROP DATABASE %s WITH (FORCE)", db);
+	pgt_sql1(a, q);
+	PQfinish(a);
+}
+
+/* A socket on 127.0.0.1 that takes connections (the kernel completes them) and never answers;
+ * its port in *port. -1 on failure. */
+static int silent_listener(int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+	socklen_t len = sizeof(sa);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 8) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* connect_timeout as libpq applies it in its own loop, which the store no longer uses: each host
+ * of a list is given the time, a host that does not answer in it is given up for the next one,
+ * and the last one's failure says "timeout expired". */
+PT_TEST(connect_timeout_moves_to_the_next_host)
+{
+	int port = 0, fd = silent_listener(&port);
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(fd >= 0 && a);
+	char hosts[512], url[1024];
+	snprintf(hosts, sizeof(hosts), "host=127.0.0.1,%s&port=%d,%s&connect_timeout=1", PQhost(a),
+	         port, PQport(a));
+	char kv[512];
+	snprintf(kv, sizeof(kv), "host=127.0.0.1,%s port=%d,%s connect_timeout=1", PQhost(a), port,
+	         PQport(a));
+	url_plus(url, sizeof(url), kv, hosts);
+	prolly_store *st = NULL;
+	double t0 = pgt_now_s();
+	int rc = prolly_store_pg_open(&st, url, NULL);
+	double took = pgt_now_s() - t0;
+	PT_CHECKF(rc == 0, "%s", prolly_last_error());
+	PT_CHECKF(took >= 1.9 && took < 6, "connected after %.3f s", took); /* libpq's floor: 2 s */
+	prolly_store_close(st);
+	st = NULL;
+	snprintf(url, sizeof(url), "host=127.0.0.1 port=%d dbname=prolly connect_timeout=2", port);
+	t0 = pgt_now_s();
+	PT_CHECK_RC(prolly_store_pg_open(&st, url, NULL), PROLLY_ESTORE);
+	took = pgt_now_s() - t0;
+	PT_CHECKF(strstr(prolly_last_error(), "timeout expired"), "%s", prolly_last_error());
+	PT_CHECKF(took >= 1.9 && took < 6, "gave up after %.3f s", took);
+	PT_CHECK(st == NULL);
+	printf("# silent host given up after %.3f s: %s\n", took, prolly_last_error());
+	close(fd);
+	PQfinish(a);
 }
 
 PGT_MAIN(NULL, NULL)

@@ -9,7 +9,8 @@
  * left in error is rolled back in a second round trip. Errors:
  * SQLSTATE 53100 is PROLLY_EFULL, PLY* (the store's own), 40001 and 40P01 PROLLY_ECONFLICT, 57014
  * PROLLY_ETIMEOUT, any other PROLLY_ESTORE; a lost connection is PROLLY_ESTORE and is reopened by
- * the next operation. No message carries the password (prolly__pg_redact).
+ * the next operation. No message carries the password (prolly__pg_redact). Connecting never prints:
+ * the server's notices during startup go to the store's receiver (conn_open), not to stderr.
  *
  * The pool: pool_size slots, each connected on first use. Idle slots form a stack, connected ones
  * on top (the warmest is taken next), unconnected ones at the bottom; when none is idle (or others
@@ -22,6 +23,7 @@
 #include "pg_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,22 +375,281 @@ static char *conn_message(PGconn *pg, const pg_store *st)
 	return out;
 }
 
-static int conn_connect(pg_store *st, pgconn *c)
+/*
+ * Connecting. libpq's PQconnectdbParams would print on stderr every notice the server sends
+ * before the session is ready (a WARNING about an invalid setting of the database or the role, a
+ * collation version mismatch, "terminating connection due to immediate shutdown command"): the
+ * notice receiver of a connection can only be set once it exists, and PQconnectdbParams returns it
+ * connected. So the connection is started with PQconnectStartParams, given its receiver (which
+ * keeps the notices for the message of a connection that then fails) and driven with
+ * PQconnectPoll. libpq applies connect_timeout only in its own blocking loop, so the store
+ * applies it here, to each host of the list as libpq documents it: the host that takes longer is
+ * given up and the connection started again on the hosts after it (the same keywords, host,
+ * hostaddr and port cut to the rest), failing with libpq's "timeout expired" after the last one.
+ * Every other part of connecting (several hosts, target_session_attrs, passwords) is libpq's.
+ */
+
+/* The server's notices while a connection starts: severity and message, "; " between them. */
+typedef struct start_notes {
+	char text[512];
+	size_t len;
+} start_notes;
+
+static void keep_notice(void *arg, const PGresult *res)
 {
-	const char *kw[] = {"dbname", "fallback_application_name", NULL};
-	const char *val[] = {st->conninfo, "prolly", NULL};
-	char *msg = NULL;
-	int rc = 0;
-	PGconn *pg = PQconnectdbParams(kw, val, 1);
-	if (!pg)
+	start_notes *n = arg;
+	const char *sev = PQresultErrorField(res, PG_DIAG_SEVERITY);
+	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	if (!msg || n->len + 1 >= sizeof(n->text))
+		return;
+	int w = snprintf(n->text + n->len, sizeof(n->text) - n->len, "%s%s: %s", n->len ? "; " : "",
+	                 sev ? sev : "NOTICE", msg);
+	if (w > 0)
+		n->len = n->len + (size_t)w < sizeof(n->text) ? n->len + (size_t)w : sizeof(n->text) - 1;
+}
+
+/* What the connection's host list is (host, hostaddr, port: as libpq resolved them, from the
+ * string, the environment or a service file) and its connect_timeout in seconds (0: none). */
+typedef struct host_list {
+	PQconninfoOption *opts;
+	const char *list[3]; /* host, hostaddr, port; "" when unset */
+	int timeout;
+} host_list;
+
+static const char *const host_keys[3] = {"host", "hostaddr", "port"};
+
+/* The n-th element (from 0) of the comma-separated list s, as [*from, *to); 0 if there is none. */
+static int list_elem(const char *s, int n, const char **from, const char **to)
+{
+	for (int i = 0; i < n; i++) {
+		s = strchr(s, ',');
+		if (!s)
+			return 0;
+		s++;
+	}
+	const char *e = strchr(s, ',');
+	*from = s;
+	*to = e ? e : s + strlen(s);
+	return 1;
+}
+
+static int list_len(const char *s)
+{
+	int n = 1;
+	for (; *s; s++)
+		n += *s == ',';
+	return n;
+}
+
+static int elem_is(const char *s, int n, const char *want)
+{
+	const char *a, *b;
+	return list_elem(s, n, &a, &b) && strlen(want) == (size_t)(b - a) &&
+	       memcmp(a, want, (size_t)(b - a)) == 0;
+}
+
+/* Reads pg's options into h; -1 (the error set) on an invalid connect_timeout or out of memory. */
+static int hosts_read(host_list *h, PGconn *pg, const pg_store *st)
+{
+	memset(h, 0, sizeof(*h));
+	for (int k = 0; k < 3; k++)
+		h->list[k] = "";
+	h->opts = PQconninfo(pg);
+	if (!h->opts)
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory connecting");
-	if (PQstatus(pg) != CONNECTION_OK) {
-		msg = conn_message(pg, st);
+	for (PQconninfoOption *o = h->opts; o->keyword; o++) {
+		for (int k = 0; k < 3; k++)
+			if (o->val && strcmp(o->keyword, host_keys[k]) == 0)
+				h->list[k] = o->val;
+		if (o->val && o->val[0] && strcmp(o->keyword, "connect_timeout") == 0) {
+			char *end;
+			errno = 0;
+			long t = strtol(o->val, &end, 10);
+			while (*end == ' ')
+				end++;
+			if (errno || *end || t > INT_MAX)
+				return prolly_set_error(PROLLY_ESTORE,
+				                        "postgres: cannot connect to %s: invalid integer value "
+				                        "\"%s\" for connection option \"connect_timeout\"",
+				                        st->target, o->val);
+			h->timeout = t <= 0 ? 0 : t < 2 ? 2 : (int)t; /* libpq's floor of 2 s */
+		}
+	}
+	return 0;
+}
+
+/* The index in h's list of the host pg is connecting to, looked for from `from` on, then from
+ * `first` (libpq goes through its list in order; with target_session_attrs=prefer-standby it may
+ * start over); from when it is not found. PQhost is the host, or the hostaddr of an entry without
+ * one. */
+static int hosts_current(const host_list *h, PGconn *pg, int from, int first)
+{
+	const char *host = PQhost(pg), *port = PQport(pg);
+	int n = list_len(h->list[0][0] ? h->list[0] : h->list[1]);
+	int ports = list_len(h->list[2]) > 1;
+	for (int pass = 0; pass < 2 && host; pass++)
+		for (int i = pass ? first : from; i < n; i++) {
+			int k = elem_is(h->list[0], i, "") ? 1 : 0;
+			if (elem_is(h->list[k], i, host) && (!ports || !port || elem_is(h->list[2], i, port)))
+				return i;
+		}
+	return from;
+}
+
+/* The elements of the comma-separated list s after the first n; NULL when out of memory. */
+static char *list_rest(const char *s, int n)
+{
+	const char *a, *b;
+	return strdup(list_elem(s, n, &a, &b) ? a : "");
+}
+
+/* Starts a connection on st's connection string with the hosts of h after the first `skip` (all
+ * when skip is 0), its notices kept in notes. NULL when out of memory. */
+static PGconn *conn_start(pg_store *st, const host_list *h, int skip, start_notes *notes)
+{
+	const char *kw[6] = {"dbname", "fallback_application_name", NULL};
+	const char *val[6] = {st->conninfo, "prolly", NULL};
+	char *rest[3] = {NULL, NULL, NULL};
+	PGconn *pg = NULL;
+	if (skip) {
+		int n = list_len(h->list[0][0] ? h->list[0] : h->list[1]);
+		for (int k = 0; k < 3; k++) {
+			/* A list of one (a port for every host) or none stays as it is. */
+			int cut = list_len(h->list[k]) == n && n > 1;
+			rest[k] = cut ? list_rest(h->list[k], skip) : strdup(h->list[k]);
+			if (!rest[k])
+				goto cleanup;
+			kw[2 + k] = host_keys[k];
+			val[2 + k] = rest[k];
+		}
+	}
+	pg = PQconnectStartParams(kw, val, 1);
+	if (pg)
+		PQsetNoticeReceiver(pg, keep_notice, notes);
+cleanup:
+	for (int k = 0; k < 3; k++)
+		free(rest[k]);
+	return pg;
+}
+
+/* The error of a failed connection: the hosts given up (before, may be NULL), libpq's message (pg
+ * may be NULL) and the server's notices, on one line, redacted. */
+static int conn_failed(pg_store *st, PGconn *pg, const char *before, const start_notes *notes)
+{
+	const char *m = pg ? PQerrorMessage(pg) : "";
+	int m_len = (int)strlen(m);
+	while (m_len > 0 && (m[m_len - 1] == '\n' || m[m_len - 1] == ' '))
+		m_len--; /* libpq ends it with a newline */
+	size_t len = (before ? strlen(before) : 0) + (size_t)m_len + notes->len + 32;
+	char *all = malloc(len), *out = malloc(3 * len + 16);
+	int rc;
+	if (!all || !out) {
 		rc = prolly_set_error(PROLLY_ESTORE, "postgres: cannot connect to %s: %s", st->target,
-		                      msg ? msg : "(out of memory for the reason)");
+		                      "(out of memory for the reason)");
 		goto cleanup;
 	}
-	PQsetNoticeReceiver(pg, quiet_notice, NULL);
+	snprintf(all, len, "%s%.*s%s%s%s", before ? before : "", m_len, m,
+	         notes->len ? " (the server said: " : "", notes->text, notes->len ? ")" : "");
+	prolly__pg_redact(out, 3 * len + 16, all, st);
+	rc = prolly_set_error(PROLLY_ESTORE, "postgres: cannot connect to %s: %s", st->target, out);
+cleanup:
+	free(all);
+	free(out);
+	return rc;
+}
+
+/* Connects *out (NULL on failure) on st's connection string, connect_timeout applied per host. */
+static int conn_open(pg_store *st, PGconn **out)
+{
+	start_notes notes = {.len = 0};
+	host_list h = {.opts = NULL};
+	char *before = NULL; /* "connection to server ... failed: timeout expired" of hosts given up */
+	int cur = 0, skip = 0, rc = 0, n_hosts = 1;
+	uint64_t deadline = 0;
+	PGconn *pg = conn_start(st, &h, 0, &notes);
+	if (!pg) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory connecting");
+		goto cleanup;
+	}
+	if (PQstatus(pg) == CONNECTION_BAD) {
+		rc = conn_failed(st, pg, NULL, &notes);
+		goto cleanup;
+	}
+	if ((rc = hosts_read(&h, pg, st)))
+		goto cleanup;
+	n_hosts = list_len(h.list[0][0] ? h.list[0] : h.list[1]);
+	PostgresPollingStatusType ps = PGRES_POLLING_WRITING; /* where PQconnectStart leaves it */
+	while (ps != PGRES_POLLING_OK) {
+		if (ps == PGRES_POLLING_FAILED) {
+			rc = conn_failed(st, pg, before, &notes);
+			goto cleanup;
+		}
+		int at = h.timeout ? hosts_current(&h, pg, cur, skip) : cur;
+		if (h.timeout && (at != cur || !deadline)) {
+			cur = at;
+			deadline = prolly__mono_ns() + (uint64_t)h.timeout * 1000000000u;
+		}
+		struct pollfd pfd = {PQsocket(pg), ps == PGRES_POLLING_READING ? POLLIN : POLLOUT, 0};
+		int wait = -1;
+		if (h.timeout) {
+			uint64_t now = prolly__mono_ns();
+			wait = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+		}
+		int got = wait == 0 || pfd.fd < 0 ? 0 : poll(&pfd, 1, wait);
+		if (got < 0 && errno != EINTR) {
+			rc = prolly_set_error(PROLLY_ESTORE, "postgres: cannot connect to %s: poll: %s",
+			                      st->target, strerror(errno));
+			goto cleanup;
+		}
+		if (got == 0 && h.timeout && prolly__mono_ns() >= deadline) {
+			/* The host took too long: the next one, as libpq's own loop would. */
+			const char *host = PQhost(pg), *port = PQport(pg);
+			size_t len = (before ? strlen(before) : 0) + strlen(host ? host : "") +
+			             strlen(port ? port : "") + 80;
+			char *b = malloc(len);
+			if (!b) {
+				rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory connecting");
+				goto cleanup;
+			}
+			snprintf(b, len, "%sconnection to server at \"%s\", port %s failed: timeout expired\n",
+			         before ? before : "", host ? host : "", port ? port : "");
+			free(before);
+			before = b;
+			PQfinish(pg);
+			pg = NULL;
+			if (cur + 1 >= n_hosts) {
+				rc = conn_failed(st, NULL, before, &notes);
+				goto cleanup;
+			}
+			skip = cur = cur + 1;
+			deadline = 0;
+			pg = conn_start(st, &h, skip, &notes);
+			if (!pg) {
+				rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory connecting");
+				goto cleanup;
+			}
+			ps = PQstatus(pg) == CONNECTION_BAD ? PGRES_POLLING_FAILED : PGRES_POLLING_WRITING;
+			continue;
+		}
+		ps = PQconnectPoll(pg);
+	}
+	PQsetNoticeReceiver(pg, quiet_notice, NULL); /* notes is about to go */
+	*out = pg;
+	pg = NULL;
+cleanup:
+	PQconninfoFree(h.opts);
+	free(before);
+	PQfinish(pg);
+	return rc;
+}
+
+static int conn_connect(pg_store *st, pgconn *c)
+{
+	char *msg = NULL;
+	PGconn *pg = NULL;
+	int rc = conn_open(st, &pg);
+	if (rc)
+		return rc;
 	if (PQsetnonblocking(pg, 1) != 0 || PQenterPipelineMode(pg) != 1) {
 		msg = conn_message(pg, st);
 		rc = prolly_set_error(PROLLY_ESTORE,
