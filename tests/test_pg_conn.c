@@ -597,7 +597,7 @@ static void url_plus(char *out, size_t size, const char *kv, const char *kv_url)
 
 /* The store sets no timeout of its own on a statement: the server's settings apply, given in the
  * connection string like any libpq keyword (docs/postgres.md, "Timeouts"). A write blocked on a
- * ref's row lock with lock_timeout = 200 ms fails after it with PROLLY_ESTORE naming the timeout,
+ * ref's row lock with lock_timeout = 200 ms fails after it with PROLLY_ETIMEOUT naming the timeout,
  * writes nothing (its nodes and ref are one transaction), and the store works on. */
 PT_TEST(lock_timeout_from_the_connection_string)
 {
@@ -620,7 +620,7 @@ PT_TEST(lock_timeout_from_the_connection_string)
 	double t0 = pgt_now_s();
 	int rc = pgt_write1(st, &t.sn, 1, &u);
 	double waited = pgt_now_s() - t0;
-	PT_CHECK_RC(rc, PROLLY_ESTORE);
+	PT_CHECK_RC(rc, PROLLY_ETIMEOUT);
 	PT_CHECKF(strstr(prolly_last_error(), "lock timeout"), "%s", prolly_last_error());
 	PT_CHECKF(waited >= 0.15 && waited < 5.0, "failed after %.3f s", waited);
 	pgt_sql1(a, "COMMIT");
@@ -629,6 +629,119 @@ PT_TEST(lock_timeout_from_the_connection_string)
 	PT_CHECK(prolly_id_equal(&got, &v1));
 	PT_CHECK_RC(pgt_write1(st, &t.sn, 1, &u), 0);
 	printf("# blocked write gave up after %.0f ms: %s\n", waited * 1000, prolly_last_error());
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* gc callbacks that keep every node. */
+static int keep_all(void *payload, const prolly_id *id)
+{
+	(void)payload;
+	(void)id;
+	return 1;
+}
+
+/* Takes the advisory lock (key1, the schema's hash) on a, as a session lock: advisory locks need
+ * no privilege, so any role that can connect may do this. 1 when held. */
+static int hold_lock(PGconn *a, long key1, const char *schema)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT pg_advisory_lock(%ld, hashtext('\"%s\".meta'))", key1, schema);
+	return pgt_sql_state(a, q, "");
+}
+
+/* One write of two nodes, timed, expected to give up with PROLLY_ETIMEOUT naming the holder (its pid and
+ * application_name) within [lo, hi) seconds; nothing written, the ref where it was. */
+static void write_gives_up(prolly_store *st, PGconn *a, const char *schema, double lo, double hi)
+{
+	prolly_id v1 = pgt_mkid(43, 1), got;
+	pgt_tn t[2];
+	prolly_store_node sn[2];
+	char pid[32];
+	for (unsigned i = 0; i < 2; i++) {
+		pgt_tn_make(&t[i], 43, 2 + i);
+		sn[i] = t[i].sn;
+	}
+	prolly_ref_update u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_VALUE, &v1, &t[0].sn.id);
+	long long nodes = pgt_node_count(a, schema);
+	snprintf(pid, sizeof(pid), "pid %d ", PQbackendPID(a));
+	double t0 = pgt_now_s();
+	int rc = pgt_write1(st, sn, 2, &u);
+	double waited = pgt_now_s() - t0;
+	PT_CHECK_RC(rc, PROLLY_ETIMEOUT);
+	PT_CHECKF(strstr(prolly_last_error(), pid) && strstr(prolly_last_error(), "lock holder") &&
+	              strstr(prolly_last_error(), "write lock"),
+	          "%s", prolly_last_error());
+	PT_CHECKF(waited >= lo && waited < hi, "gave up after %.3f s", waited);
+	PT_CHECK(pgt_node_count(a, schema) == nodes);
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/t", &got, NULL), 0);
+	PT_CHECK(prolly_id_equal(&got, &v1));
+	printf("# write gave up after %.0f ms: %s\n", waited * 1000, prolly_last_error());
+}
+
+/* The same for a gc, held back by the lock key1. */
+static void gc_gives_up(prolly_store *st, PGconn *a, const char *what, double lo, double hi)
+{
+	char pid[32];
+	prolly_gc_result res;
+	memset(&res, 0, sizeof(res));
+	snprintf(pid, sizeof(pid), "pid %d ", PQbackendPID(a));
+	double t0 = pgt_now_s();
+	int rc = st->gc(st, NULL, keep_all, NULL, &res);
+	double waited = pgt_now_s() - t0;
+	PT_CHECK_RC(rc, PROLLY_ETIMEOUT);
+	PT_CHECKF(strstr(prolly_last_error(), pid) && strstr(prolly_last_error(), what), "%s",
+	          prolly_last_error());
+	PT_CHECKF(waited >= lo && waited < hi, "gave up after %.3f s", waited);
+	printf("# gc gave up after %.0f ms: %s\n", waited * 1000, prolly_last_error());
+}
+
+/* The write lock is an advisory lock, and advisory locks carry no privilege: any session of any
+ * role that can connect could take it (or a gc stuck while holding it), and every writer and gc
+ * then waited forever, saying nothing. They now wait lock_timeout at most (the store's default,
+ * 5 s, when the session sets none; the connection string's when it does) and fail with
+ * PROLLY_ETIMEOUT naming the session that holds the lock; once it is released, all goes on. */
+PT_TEST(write_lock_holder_cannot_stall_writers)
+{
+	const char *schema = pgt_new_schema();
+	char url[1024];
+	int is_url = strncmp(pgt_url, "postgres", 8) == 0;
+	snprintf(url, sizeof(url), "%s%s", pgt_url,
+	         !is_url                ? " options='-c lock_timeout=300'"
+	         : strchr(pgt_url, '?') ? "&options=-c%20lock_timeout%3D300"
+	                                : "?options=-c%20lock_timeout%3D300");
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	o.batch_items = 1; /* its writes of two nodes take the pipeline, st's one statement */
+	prolly_store *st = pgt_open(schema, 0, 0, 0, 0), *fast = NULL;
+	PGconn *a = pgt_admin();
+	prolly_gc_result res;
+	PT_REQUIRE(a && st && prolly_store_pg_open(&fast, url, &o) == 0);
+	prolly_id v1 = pgt_mkid(43, 1);
+	prolly_ref_update u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_ANY, NULL, &v1);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	pgt_sql1(a, "SET application_name = 'lock holder'");
+	PT_REQUIRE(hold_lock(a, 1886547822, schema));
+	/* The store's default bound, then the connection string's. */
+	write_gives_up(st, a, schema, 4.5, 9.0);
+	write_gives_up(fast, a, schema, 0.25, 3.0);
+	gc_gives_up(fast, a, "write lock", 0.25, 3.0);
+	pgt_sql1(a, "SELECT pg_advisory_unlock_all()");
+	/* The lock that keeps gcs apart, held the same way. */
+	PT_REQUIRE(hold_lock(a, 1886547821, schema));
+	gc_gives_up(fast, a, "gc lock", 0.25, 3.0);
+	pgt_sql1(a, "SELECT pg_advisory_unlock_all()");
+	/* Released: writes and gc go through on both stores. */
+	pgt_tn t;
+	pgt_tn_make(&t, 43, 9);
+	u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_VALUE, &v1, &t.sn.id);
+	PT_CHECK_RC(pgt_write1(st, &t.sn, 1, &u), 0);
+	u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_VALUE, &t.sn.id, &v1);
+	PT_CHECK_RC(pgt_write1(fast, NULL, 0, &u), 0);
+	memset(&res, 0, sizeof(res));
+	PT_CHECK_RC(st->gc(st, NULL, keep_all, NULL, &res), 0);
+	PT_CHECK_RC(fast->gc(fast, NULL, keep_all, NULL, &res), 0);
+	prolly_store_close(fast);
 	prolly_store_close(st);
 	PQfinish(a);
 }

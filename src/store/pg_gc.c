@@ -143,8 +143,11 @@ static int sweep(pg_store *st, pgconn *b, prolly_gc_mark_fn mark, prolly_gc_keep
 		prolly__pg_pipe_send(&p, Q_BEGIN, 0, NULL, NULL);
 		prolly__pg_pipe_send(&p, Q_GCBUMP, 0, NULL, NULL);
 		prolly__pg_pipe_send(&p, Q_GCREFS, 0, NULL, NULL);
-		if ((rc = prolly__pg_pipe_run(&p)))
+		if ((rc = prolly__pg_pipe_run(&p))) {
+			if (p.failed && strcmp(p.sqlstate, "55P03") == 0)
+				rc = prolly__pg_lock_timeout(st, b, &p, LOCK_WRITE, 0, "nothing more was removed");
 			goto cleanup;
+		}
 		if (!mark || refs_covered(&x.now, seen))
 			break;
 		prolly__pg_cnt_add(&st->cnt.gc_remarks, 1);
@@ -206,7 +209,7 @@ int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn 
 	preflist seen = {NULL, 0, 0};
 	candctx cand;
 	pipe p;
-	char lock_sql[160], fetch_sql[64];
+	char *lock_sql = NULL, fetch_sql[64];
 	uint64_t listed = 0, removed = 0, removed_bytes = 0;
 	int rc = 0, locked = 0, a_bad = 0;
 
@@ -221,21 +224,31 @@ int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn 
 	if ((rc = prolly__pg_pool_acquire(st, &a)) || (rc = prolly__pg_pool_acquire(st, &b)))
 		goto cleanup;
 
-	/* 1. One gc at a time on this schema, across processes (a session advisory lock on a). */
-	snprintf(lock_sql, sizeof(lock_sql), "SELECT pg_advisory_lock(%d, hashtext(%s))", LOCK_GC,
-	         st->meta_literal);
+	/* 1. One gc at a time on this schema, across processes (a session advisory lock on a; the
+	 * wait for it bounded as a write's: any role may hold the key). */
+	if (!(lock_sql = prolly__pg_subst("SELECT pg_advisory_lock(CASE WHEN " LOCK_BOUND
+	                                  " THEN " PROLLY__STR(LOCK_GC) " END, hashtext(#))",
+	                                  st->qs, st->meta_literal))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
+		goto cleanup;
+	}
 	prolly__pg_pipe_init(&p, st, a, "gc lock", NULL, NULL);
 	prolly__pg_pipe_send_sql(&p, lock_sql);
 	if ((rc = prolly__pg_pipe_run(&p))) {
 		a_bad = p.broken;
+		if (p.failed && strcmp(p.sqlstate, "55P03") == 0)
+			rc = prolly__pg_lock_timeout(st, a, &p, LOCK_GC, 0, "nothing was removed");
 		goto cleanup;
 	}
 	locked = 1;
 	/* 2. Bump the epoch: writes begun before the gc now fail their epoch check. */
 	prolly__pg_pipe_init(&p, st, b, "gc epoch", NULL, NULL);
 	prolly__pg_pipe_send(&p, Q_GCBUMP, 0, NULL, NULL);
-	if ((rc = prolly__pg_pipe_run(&p)))
+	if ((rc = prolly__pg_pipe_run(&p))) {
+		if (p.failed && strcmp(p.sqlstate, "55P03") == 0)
+			rc = prolly__pg_lock_timeout(st, b, &p, LOCK_WRITE, 0, "nothing was removed");
 		goto cleanup;
+	}
 	/* 3. The snapshot candidates come from: nodes inserted after it are never candidates. */
 	prolly__pg_pipe_init(&p, st, a, "gc snapshot", NULL, NULL);
 	prolly__pg_pipe_send_sql(&p, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
@@ -304,11 +317,15 @@ cleanup:
 		prolly__pg_pipe_init(&p, st, a, "gc end", NULL, NULL);
 		if (PQtransactionStatus(a->pg) != PQTRANS_IDLE)
 			prolly__pg_pipe_send_sql(&p, "ROLLBACK");
-		if (locked) {
-			snprintf(lock_sql, sizeof(lock_sql), "SELECT pg_advisory_unlock(%d, hashtext(%s))",
-			         LOCK_GC, st->meta_literal);
+		free(lock_sql);
+		lock_sql = locked ? prolly__pg_subst(
+		                        "SELECT pg_advisory_unlock(" PROLLY__STR(LOCK_GC) ", hashtext(#))",
+		                        st->qs, st->meta_literal)
+		                  : NULL;
+		if (lock_sql)
 			prolly__pg_pipe_send_sql(&p, lock_sql);
-		}
+		else if (locked)
+			a_bad = 1; /* closing the session releases its advisory lock */
 		if (p.queued) {
 			char keep_msg[1024];
 			snprintf(keep_msg, sizeof(keep_msg), "%s", prolly_last_error());
@@ -319,6 +336,7 @@ cleanup:
 		if (rb)
 			a_bad = 1; /* closing the session releases its advisory lock */
 	}
+	free(lock_sql);
 	prolly__pg_pool_release(st, a, a_bad);
 	prolly__pg_pool_release(st, b, 0);
 	pthread_mutex_unlock(&st->gc_mu);

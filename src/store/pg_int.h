@@ -37,6 +37,21 @@
 #define LOCK_GC 1886547821
 /* 1886547822: writes (shared, inside prolly_write and prolly_write_begin) against the gc's epoch
  * bump (exclusive); written as a literal in the SQL of pg_sql.c. */
+#define LOCK_WRITE 1886547822
+/*
+ * Advisory locks carry no privilege: any session that can connect to the database may take
+ * these keys and hold them. So every statement of the store that waits for one (a write, the
+ * gc's lock and epoch bump) first bounds its transaction's lock waits: LOCK_BOUND, an SQL
+ * expression that is true, having set lock_timeout to LOCK_WAIT_DEFAULT for the rest of the
+ * transaction when the session has none (the server's default, 0: wait forever); a lock_timeout
+ * of the session (the connection string's options, the role's or the database's setting) is
+ * left as it is. Written into the statement itself (the first argument of the call that waits),
+ * so it costs no statement and no round trip.
+ */
+#define LOCK_WAIT_DEFAULT "5s"
+#define LOCK_BOUND                                                                                 \
+	"(current_setting('lock_timeout') <> '0' OR set_config('lock_timeout', '" LOCK_WAIT_DEFAULT    \
+	"', true) <> '')"
 
 /* The prepared statements; their texts are query_tmpl in pg_sql.c, prepared as "p<number>". */
 enum {
@@ -235,6 +250,13 @@ int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *mis
 int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 int prolly__pg_check_version(pg_store *st, uint64_t version);
 int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate);
+/* After p failed with a lock timeout (SQLSTATE 55P03) while waiting for the advisory lock key1
+ * (LOCK_WRITE or LOCK_GC; with shared_waiter, the write lock taken shared, which only exclusive
+ * holders block): asks the server on c who holds it and sets PROLLY_ETIMEOUT with a message
+ * naming them (pid, role, application_name) and the timeout; outcome ends it ("nothing was
+ * written"). Returns PROLLY_ETIMEOUT. */
+int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, int shared_waiter,
+                            const char *outcome);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The store's operations                                                                     */

@@ -41,7 +41,9 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_ASYNC] = "SET LOCAL synchronous_commit TO off",
-    [Q_WBEGIN] = "SELECT @.prolly_write_begin($1::int8)",
+    /* LOCK_BOUND (pg_int.h) bounds the wait for the write lock (any role may hold it) before the
+     * function takes it: an argument is evaluated before the call. */
+    [Q_WBEGIN] = "SELECT @.prolly_write_begin(CASE WHEN " LOCK_BOUND " THEN $1::int8 END)",
     [Q_WREQUIRES] = "SELECT @.prolly_write_requires($1::bytea[])",
     [Q_WINSERT] = "INSERT INTO @.nodes (id, node) SELECT * FROM unnest($1::bytea[], $2::bytea[]) "
                   "ON CONFLICT DO NOTHING",
@@ -49,7 +51,8 @@ static const char *const query_tmpl[N_QUERIES] = {
                "$3::bytea, $4::bool, $5::bytea)",
     [Q_WFINISH] = "SELECT @.prolly_write_finish()",
     [Q_WRITE] = "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
-                "@.prolly_write($1::int8, $2::bool, $3::bytea[], $4::bytea[], $5::bytea[], "
+                "@.prolly_write(CASE WHEN " LOCK_BOUND
+                " THEN $1::int8 END, $2::bool, $3::bytea[], $4::bytea[], $5::bytea[], "
                 "$6::bytea[], $7::int4[], $8::bytea[], $9::bool[], $10::bytea[])",
     [Q_EPOCH] = "SELECT value FROM @.meta WHERE key = 'epoch'",
     /* The array statements look each element up in a LATERAL subquery with LIMIT 1, which the
@@ -108,8 +111,10 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_LISTFROM] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea ORDER BY name",
     [Q_STAT] = "SELECT count(*), coalesce(sum(octet_length(node)), 0)::int8 FROM @.nodes",
     /* The exclusive side of the writers' shared advisory lock, then the bump (whose row lock
-     * also waits for version-1 writers, which lock the epoch row FOR SHARE). */
-    [Q_GCBUMP] = "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(1886547822, hashtext(#))) "
+     * also waits for version-1 writers, which lock the epoch row FOR SHARE); the waits bounded
+     * as a write's. */
+    [Q_GCBUMP] = "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(CASE WHEN " LOCK_BOUND
+                 " THEN 1886547822 END, hashtext(#))) "
                  "UPDATE @.meta SET value = value + 1 FROM l WHERE key = 'epoch' RETURNING value",
     [Q_GCREFS] = "SELECT name, value FROM @.refs",
     [Q_GCDELETE] = "WITH d AS (DELETE FROM @.nodes WHERE id = ANY($1::bytea[]) "
@@ -697,4 +702,92 @@ int prolly_store_pg_init(prolly_store *base)
 	}
 	prolly__pg_pool_release(st, c, rc != 0 && (!c->pg || PQstatus(c->pg) != CONNECTION_OK));
 	return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Who holds a lock                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The rows of the holders' query, formatted as they come. */
+typedef struct holders {
+	char setting[32]; /* the session's lock_timeout ("0": none, the store's default applied) */
+	char text[400];
+	size_t len;
+	int n;
+} holders;
+
+static const char *text_col(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col);
+}
+
+static int holders_fn(void *ctx, size_t qi, const PGresult *r)
+{
+	holders *h = ctx;
+	if (qi == 0) {
+		if (PQntuples(r) == 1)
+			snprintf(h->setting, sizeof(h->setting), "%s", text_col(r, 0, 0));
+		return 0;
+	}
+	for (int i = 0; i < PQntuples(r) && PQnfields(r) == 4; i++, h->n++) {
+		if (h->n >= 3 || h->len >= sizeof(h->text) - 1)
+			continue;
+		int k = snprintf(h->text + h->len, sizeof(h->text) - h->len,
+		                 "%spid %s (role %s, application '%s', %s)", h->n ? ", " : "",
+		                 text_col(r, i, 0), text_col(r, i, 1), text_col(r, i, 2),
+		                 text_col(r, i, 3));
+		h->len = k < 0 ? h->len : PROLLY_MIN(sizeof(h->text) - 1, h->len + (size_t)k);
+	}
+	return 0;
+}
+
+int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, int shared_waiter,
+                            const char *outcome)
+{
+	const char *lock = key1 == LOCK_GC ? "the gc lock" : "the write lock";
+	char tmpl[700], *sql = NULL, why[sizeof(p->msg)];
+	holders h;
+	pipe q;
+	memset(&h, 0, sizeof(h));
+	snprintf(why, sizeof(why), "%s", p->msg);
+	/* pg_locks and the role and application_name columns of pg_stat_activity are readable by
+	 * every role. A shared waiter is held back by exclusive holders only. */
+	snprintf(tmpl, sizeof(tmpl),
+	         "SELECT l.pid::text, coalesce(a.usename::text, '?'), "
+	         "coalesce(a.application_name, ''), l.mode FROM pg_locks l "
+	         "LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+	         "WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid() "
+	         "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+	         "AND l.classid = %ld::oid AND l.objid = hashtext(#)::oid AND l.objsubid = 2%s "
+	         "ORDER BY l.pid",
+	         key1, shared_waiter ? " AND l.mode = 'ExclusiveLock'" : "");
+	if (c->pg && PQstatus(c->pg) == CONNECTION_OK &&
+	    (sql = prolly__pg_subst(tmpl, st->qs, st->meta_literal))) {
+		prolly__pg_pipe_init(&q, st, c, "finding who holds a lock", holders_fn, &h);
+		prolly__pg_pipe_send_sql(&q, "SELECT current_setting('lock_timeout')");
+		prolly__pg_pipe_send_sql(&q, sql);
+		if (prolly__pg_pipe_run(&q))
+			h.n = -1;
+		free(sql);
+	} else {
+		h.n = -1;
+	}
+	const char *tv = h.setting[0] && strcmp(h.setting, "0") != 0 ? h.setting : LOCK_WAIT_DEFAULT;
+	const char *tw = h.setting[0] && strcmp(h.setting, "0") != 0
+	                     ? " (the session's)"
+	                     : " (the store's default; set lock_timeout in the connection string to "
+	                       "change it)";
+	if (h.n > 0)
+		return prolly_set_error(PROLLY_ETIMEOUT,
+		                        "postgres: %s: waited lock_timeout %s%s for %s of schema \"%s\" on "
+		                        "%s, held by %s%s (an advisory lock, which any role may take: wait "
+		                        "for that session or end it); %s",
+		                        p->what, tv, tw, lock, st->schema, st->target, h.text,
+		                        h.n > 3 ? " and others" : "", outcome);
+	return prolly_set_error(PROLLY_ETIMEOUT,
+	                        "postgres: %s: waited lock_timeout %s%s for a lock (%s, or the row "
+	                        "of a ref another transaction was writing)%s: %s (SQLSTATE 55P03); %s",
+	                        p->what, tv, tw, lock,
+	                        h.n < 0 ? "" : "; no other session holds the advisory lock now", why,
+	                        outcome);
 }

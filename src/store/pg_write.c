@@ -26,7 +26,9 @@
  * PROLLY_ECONFLICT with the gc explained, PLY02 the first failing ref's expectation; on any failure
  * nothing was written, but a write cut off with its connection while committing may or may not have
  * been applied. prolly_store_pg_fail_chunk arms a test hook that makes one INSERT chunk fail on the
- * server.
+ * server. The statement that takes the write lock bounds the transaction's lock waits first
+ * (LOCK_BOUND, pg_int.h: any role may hold that advisory lock); a wait that times out (55P03) is
+ * PROLLY_ETIMEOUT naming the sessions that hold the lock (prolly__pg_lock_timeout).
  */
 #include "pg_int.h"
 
@@ -442,6 +444,8 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		                      "them, or a server crash lost a write that was not durable); nothing "
 		                      "was written (retry from the current refs)",
 		                      p.detail);
+	} else if (rc && p.failed && strcmp(p.sqlstate, "55P03") == 0) {
+		rc = prolly__pg_lock_timeout(st, c, &p, LOCK_WRITE, 1, "nothing was written");
 	} else if (rc && p.failed && x.fast) {
 		rc = prolly_set_error(rc, "postgres: write: %s (SQLSTATE %s); nothing was written", p.msg,
 		                      p.sqlstate);
