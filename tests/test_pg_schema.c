@@ -323,6 +323,39 @@ PT_TEST(migration_validates_old_rows)
 	PQfinish(a);
 }
 
+/* The schema lock (the advisory lock the creation and migration block takes) needs no privilege
+ * either: any session could hold it, and an open that had to create the schema (prolly init on
+ * a new one) then waited forever. It gives up after lock_timeout (5 s when the session has none)
+ * with PROLLY_ETIMEOUT naming the holder, and succeeds once the holder is gone. */
+PT_TEST(schema_lock_holder_cannot_stall_init)
+{
+	const char *schema = pgt_new_schema();
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	char q[256], pid[32];
+	snprintf(q, sizeof(q), "SELECT pg_advisory_lock(1886547820, hashtext('\"%s\".meta'))", schema);
+	pgt_sql1(a, "SET application_name = 'schema lock holder'");
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	snprintf(pid, sizeof(pid), "pid %d ", PQbackendPID(a));
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	prolly_store *st = NULL;
+	double t0 = pgt_now_s();
+	int rc = prolly_store_pg_open(&st, pgt_url, &o);
+	double waited = pgt_now_s() - t0;
+	PT_CHECK_RC(rc, PROLLY_ETIMEOUT);
+	PT_CHECKF(strstr(prolly_last_error(), pid) && strstr(prolly_last_error(), "schema lock holder"),
+	          "%s", prolly_last_error());
+	PT_CHECKF(waited >= 4.5 && waited < 9.0, "gave up after %.3f s", waited);
+	printf("# open gave up after %.0f ms: %s\n", waited * 1000, prolly_last_error());
+	pgt_sql1(a, "SELECT pg_advisory_unlock_all()");
+	st = open_opt(pgt_url, schema, 0);
+	PT_CHECK(st != NULL);
+	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
 /* The migration's table lock waits 5 s at most: a long transaction on nodes (as a gc's snapshot
  * is) makes it give up instead of holding every reader and writer back behind it. An open goes
  * on with the old schema; prolly_store_pg_init fails, and succeeds once the table is free. */

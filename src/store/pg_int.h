@@ -251,10 +251,11 @@ int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *mi
 int prolly__pg_check_version(pg_store *st, uint64_t version);
 int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate);
 /* After p failed with a lock timeout (SQLSTATE 55P03) while waiting for the advisory lock key1
- * (LOCK_WRITE or LOCK_GC; with shared_waiter, the write lock taken shared, which only exclusive
- * holders block): asks the server on c who holds it and sets PROLLY_ETIMEOUT with a message
- * naming them (pid, role, application_name) and the timeout; outcome ends it ("nothing was
- * written"). Returns PROLLY_ETIMEOUT. */
+ * (LOCK_WRITE, LOCK_GC or LOCK_INIT; with shared_waiter, the write lock taken shared, which only
+ * exclusive holders block): asks the server on c who holds it and sets PROLLY_ETIMEOUT with a
+ * message naming them (pid, role, application_name) and the timeout; outcome ends it ("nothing
+ * was written"). Returns PROLLY_ETIMEOUT; for LOCK_INIT held by no one (the migration's table
+ * lock timed out), PROLLY_ESTORE with the server's message, as before. */
 int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, int shared_waiter,
                             const char *outcome);
 

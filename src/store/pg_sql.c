@@ -132,7 +132,8 @@ static const char init_tmpl[] =
     "DO $prolly_init$\n"
     "DECLARE v bigint;\n"
     "BEGIN\n"
-    "PERFORM pg_advisory_xact_lock(1886547820, hashtext(#));\n"
+    /* The wait for the schema lock is bounded as a write's (LOCK_BOUND, pg_int.h). */
+    "PERFORM pg_advisory_xact_lock(CASE WHEN " LOCK_BOUND " THEN 1886547820 END, hashtext(#));\n"
     "IF to_regclass(#) IS NULL THEN\n"
     "CREATE SCHEMA IF NOT EXISTS @;\n"
     /* Nodes are compressed (lz4 where the server has it) and stay in their heap row: STORAGE
@@ -666,6 +667,8 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 		if (may_skip && !missing && p.failed &&
 		    (strcmp(p.sqlstate, "42501") == 0 || strcmp(p.sqlstate, "55P03") == 0))
 			return 0;
+		if (p.failed && strcmp(p.sqlstate, "55P03") == 0)
+			rc = prolly__pg_lock_timeout(st, c, &p, LOCK_INIT, 0, "nothing was changed");
 		return rc;
 	}
 	if ((rc = prolly__pg_read_version(st, c, version, &missing)))
@@ -744,7 +747,10 @@ static int holders_fn(void *ctx, size_t qi, const PGresult *r)
 int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, int shared_waiter,
                             const char *outcome)
 {
-	const char *lock = key1 == LOCK_GC ? "the gc lock" : "the write lock";
+	const char *lock = key1 == LOCK_GC     ? "the gc lock"
+	                   : key1 == LOCK_INIT ? "the schema lock (held while a schema is created or "
+	                                         "migrated)"
+	                                       : "the write lock";
 	char tmpl[700], *sql = NULL, why[sizeof(p->msg)];
 	holders h;
 	pipe q;
@@ -777,6 +783,8 @@ int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, i
 	                     ? " (the session's)"
 	                     : " (the store's default; set lock_timeout in the connection string to "
 	                       "change it)";
+	if (h.n <= 0 && key1 == LOCK_INIT) /* a table lock of the migration (its own 5 s bound) */
+		return prolly_set_error(PROLLY_ESTORE, "postgres: %s: %s (SQLSTATE 55P03)", p->what, why);
 	if (h.n > 0)
 		return prolly_set_error(PROLLY_ETIMEOUT,
 		                        "postgres: %s: waited lock_timeout %s%s for %s of schema \"%s\" on "
