@@ -85,6 +85,11 @@ const char *pgx_schema_quoted(void)
 	return quote_identifier(get_namespace_name(cur.nsp));
 }
 
+const char *pgx_schema_name(void)
+{
+	return get_namespace_name(cur.nsp);
+}
+
 int pgx_spi_connect(void)
 {
 	int level;

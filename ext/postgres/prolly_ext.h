@@ -149,6 +149,7 @@ void pgx_work_begin(void);
 void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);
 const char *pgx_schema_quoted(void);
+const char *pgx_schema_name(void); /* unquoted */
 
 /* SPI_connect, and the search_path pinned to "pg_catalog, pg_temp" until pgx_spi_finish (given
  * what this returns) or the (sub)transaction's abort: the statements run inside, and the bodies

@@ -6,7 +6,8 @@
  * The write protocol of a SQL write function (write.c), in the caller's transaction:
  *   1. pgx_write_lock: SELECT s.prolly_write_begin(NULL) takes the writers' shared advisory
  *      lock (the gc's epoch bump takes it exclusive, so no gc starts until this transaction
- *      ends) and reads the epoch; SELECT ... FROM s.refs WHERE name = $1 FOR UPDATE locks the
+ *      ends; write_lock_bounded has taken it already, waiting 5 s at most when the session has
+ *      no lock_timeout, as any role may hold it) and reads the epoch; SELECT ... FROM s.refs WHERE name = $1 FOR UPDATE locks the
  *      branch's row (writers to one branch queue here; to other branches, never); then, under
  *      READ COMMITTED, a fresh snapshot is pushed, so the engine reads the head and the nodes
  *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
@@ -26,11 +27,16 @@
 #include "prolly_ext.h"
 
 #include "access/xact.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -83,6 +89,59 @@ static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransaction
 /* This file's statements, planned once per backend (pgx_kept_plan). */
 static pgx_kept lock_plan, write_plan, insert_plan, cas_plan;
 
+/* The first key of the writers' advisory lock, as the C client's schema functions take it
+ * (src/store/pg_int.h, LOCK_WRITE); the second is hashtext('"schema".meta'). */
+#define WRITE_LOCK_KEY 1886547822
+
+static void write_lock_context(void *arg)
+{
+	errcontext("waiting %d ms (lock_timeout) for prolly's write lock of schema %s, advisory lock "
+	           "(%d, hashtext('%s')), which any role may hold: pg_locks shows who does",
+	           LockTimeout, pgx_schema_quoted(), WRITE_LOCK_KEY, (const char *)arg);
+}
+
+/*
+ * Takes the write lock shared before the statement that also does (and then finds it held),
+ * waiting lock_timeout at most, and 5 s when the session has none: an advisory lock needs no
+ * privilege, so any session could hold it exclusive and would stall every writer forever. The
+ * row lock of the branch, taken next, keeps the session's lock_timeout (writers of one branch
+ * queue there as long as the transaction ahead lasts). The setting is the caller's again on
+ * return, or when the error unwinds the GUC nest level.
+ */
+static void write_lock_bounded(void)
+{
+	const char *nsp = pgx_schema_name();
+	StringInfoData lit;
+	LOCKTAG tag;
+	ErrorContextCallback ctx;
+	int level;
+	initStringInfo(&lit);
+	appendStringInfoChar(&lit, '"');
+	for (const char *c = nsp; *c; c++) {
+		if (*c == '"')
+			appendStringInfoChar(&lit, '"');
+		appendStringInfoChar(&lit, *c);
+	}
+	appendStringInfoString(&lit, "\".meta");
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32)WRITE_LOCK_KEY,
+	                     (uint32)DatumGetInt32(DirectFunctionCall1Coll(
+	                         hashtext, DEFAULT_COLLATION_OID, CStringGetTextDatum(lit.data))),
+	                     2);
+	if (LockAcquire(&tag, ShareLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+		return;
+	level = NewGUCNestLevel();
+	if (LockTimeout == 0)
+		(void)set_config_option("lock_timeout", "5s", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+		                        true, 0, false);
+	ctx.callback = write_lock_context;
+	ctx.arg = lit.data;
+	ctx.previous = error_context_stack;
+	error_context_stack = &ctx;
+	(void)LockAcquire(&tag, ShareLock, false, false);
+	error_context_stack = ctx.previous;
+	AtEOXact_GUC(true, level);
+}
+
 void pgx_write_lock(const char *ref)
 {
 	bool isnull;
@@ -91,6 +150,7 @@ void pgx_write_lock(const char *ref)
 	Oid types[1] = {BYTEAOID};
 	Datum args[1];
 	Assert(!writing && ref);
+	write_lock_bounded();
 	guc = pgx_spi_connect();
 	/* One statement: the function scan (the gc lock) runs before the row lock of the select
 	 * list, so the locks are taken in the order of the protocol above. The NULL is typed: an

@@ -23,7 +23,8 @@
 #      to one branch lose and fail none; a commit to another branch does not wait; the CLI that
 #      read a head before a SQL commit landed loses the race (exit 4), and a REPEATABLE READ
 #      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it;
-#      two sessions creating one branch: the second waits, then fails (42710) with nothing written.
+#      two sessions creating one branch: the second waits, then fails (42710) with nothing written;
+#      a session holding the write lock: a SQL write gives up after 5 s, then writes once it ends.
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -346,6 +347,31 @@ if [ "$a_rc" = 0 ] && [ "$b_rc" != 0 ] && grep -q 'already exists' "$log.b" && [
 else
 	cat "$log.a" "$log.b" | sed 's/^/# /'
 	not_ok "two sessions create one branch (a=$a_rc b=$b_rc got=$got, $((t1 - t0)) ms)"
+fi
+# g. Another session holds the write lock exclusive (an advisory lock: any role may take it):
+#    a SQL write used to wait for it forever; it gives up after 5 s (lock_timeout, the session
+#    having none) saying what it waited for, and writes once the holder is gone.
+PGAPPNAME=prolly_holder q -c "SELECT pg_advisory_lock(1886547822, hashtext('\"public\".meta'))" -c "SELECT pg_sleep(30)" >/dev/null 2>&1 &
+h_pid=$!
+for _ in $(seq 100); do
+	[ "$(q -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1886547822")" = 1 ] && break
+	sleep 0.1
+done
+t0=$(now_ms)
+q -c "SELECT prolly_put('conc', 'held', '1')" >"$log.b" 2>&1
+b_rc=$?
+t1=$(now_ms)
+q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'prolly_holder'" >/dev/null
+wait "$h_pid"
+q -c "SELECT prolly_put('conc', 'held', '2')" >"$log.c" 2>&1
+c_rc=$?
+got=$(q -c "SELECT convert_from(prolly_get('conc', 'held'), 'UTF8')")
+if [ "$b_rc" != 0 ] && grep -q 'lock timeout' "$log.b" && grep -q "write lock of schema public," "$log.b" &&
+	[ "$((t1 - t0))" -ge 4500 ] && [ "$((t1 - t0))" -lt 9000 ] && [ "$c_rc" = 0 ] && [ "$got" = 2 ]; then
+	ok "a session holding the write lock: a SQL write gives up after $((t1 - t0)) ms naming the lock, and writes once it is gone"
+else
+	cat "$log.b" "$log.c" | sed 's/^/# /'
+	not_ok "a session holding the write lock (put=$b_rc after $((t1 - t0)) ms, then $c_rc, got=$got)"
 fi
 rm -f "$log.a" "$log.b" "$log.c" "$log.p" "$log.q"
 finish
