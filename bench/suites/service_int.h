@@ -69,6 +69,7 @@ typedef struct svc_fixture {
 	uint32_t side_keys; /* edits in each side branch's commit */
 	prolly_id base_commit, base_tree;
 	prolly_id *side_commit; /* [2 * tenant + side], side 0 = a, 1 = b */
+	prolly_id *merged_tree; /* [tenant]: side-a's tree with side-b's edits, what a merge makes */
 	uint64_t *side_slots;   /* [(2 * tenant + side) * side_keys + i] */
 	svc_ring *rings;        /* tenants + hot_roots: one per main branch */
 } svc_fixture;
@@ -177,7 +178,8 @@ void svc_invalid(svc_result *r, const char *fmt, const char *detail);
 uint32_t svc_pick_branch(svc_worker *w);
 /* The edits of one commit into w->keys, w->vals, w->edits; the generation used. */
 uint32_t svc_commit_edits(svc_worker *w);
-/* Checks a merged tree (ms->applied: side-b's changes found in it). */
+/* Checks a merged tree (ms->applied: side-b's changes found in it): every record, every change of
+ * both sides, nothing else (the tree must be the fixture's merged_tree of tenant t). */
 void svc_check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *root,
                      const prolly_merge_stats *ms, const char *branch);
 

@@ -222,6 +222,7 @@ void svc_fixture_dispose(svc_fixture *fx)
 	}
 	free(fx->rings);
 	free(fx->side_commit);
+	free(fx->merged_tree);
 	free(fx->side_slots);
 	memset(fx, 0, sizeof(*fx));
 }
@@ -239,9 +240,10 @@ int svc_fixture_init(svc_fixture *fx, const hw_service *cfg, char *err, size_t e
 		fx->side_keys = (uint32_t)(fx->records / 2); /* disjoint sides need 2 keys per edit */
 	uint32_t n = fx->tenants + fx->hot_roots;
 	fx->side_commit = calloc((size_t)fx->tenants * 2, sizeof(*fx->side_commit));
+	fx->merged_tree = calloc((size_t)fx->tenants + 1, sizeof(*fx->merged_tree));
 	fx->side_slots = calloc((size_t)fx->tenants * 2 * fx->side_keys + 1, sizeof(*fx->side_slots));
 	fx->rings = calloc(n, sizeof(*fx->rings));
-	if (!fx->side_commit || !fx->side_slots || !fx->rings) {
+	if (!fx->side_commit || !fx->merged_tree || !fx->side_slots || !fx->rings) {
 		free(fx->rings);
 		fx->rings = NULL;
 		svc_fixture_dispose(fx);
@@ -266,7 +268,8 @@ int svc_prolly_fail(char *err, size_t errn, const char *what, int rc)
 	return -1;
 }
 
-/* Builds the base tree, the base commit and every tenant's side commits (one txn). */
+/* Builds the base tree, the base commit and every tenant's side commits (one txn), and the tree
+ * every merge of a tenant's sides must give (side-a's tree with side-b's edits). */
 int svc_fixture_build(svc_fixture *fx, prolly_db *db, uint64_t seed, char *err, size_t errn)
 {
 	uint32_t vb = fx->value_bytes, sk = fx->side_keys;
@@ -311,11 +314,11 @@ int svc_fixture_build(svc_fixture *fx, prolly_db *db, uint64_t seed, char *err, 
 			svc_oom(err, errn);
 			goto cleanup;
 		}
+		prolly_id tree[2];
 		for (uint32_t side = 0; side < 2; side++) {
 			uint64_t *slots = fx->side_slots + ((size_t)t * 2 + side) * sk;
 			uint32_t gen = side ? SVC_GEN_SIDE_B : SVC_GEN_SIDE_A;
 			char msg[64];
-			prolly_id tree;
 			for (uint32_t i = 0; i < sk; i++) {
 				slots[i] = pick[side * sk + i];
 				svc_key(keys + (size_t)i * SVC_KEY_LEN, slots[i]);
@@ -327,12 +330,17 @@ int svc_fixture_build(svc_fixture *fx, prolly_db *db, uint64_t seed, char *err, 
 				edits[i].value.size = vb;
 			}
 			snprintf(msg, sizeof(msg), "service fixture: t%u/side-%c", t, side ? 'b' : 'a');
-			if ((rc = prolly_edit_tree(&tree, txn, &fx->base_tree, edits, sk)) ||
-			    (rc = prolly_commit_create(&fx->side_commit[t * 2 + side], txn, &tree,
+			if ((rc = prolly_edit_tree(&tree[side], txn, &fx->base_tree, edits, sk)) ||
+			    (rc = prolly_commit_create(&fx->side_commit[t * 2 + side], txn, &tree[side],
 			                               &fx->base_commit, 1, t0 + 1, msg))) {
 				svc_prolly_fail(err, errn, "fixture: side commits", rc);
 				goto cleanup;
 			}
+		}
+		/* edits holds side-b's: the merged tree is side-a's with them (a tree's id is its records) */
+		if ((rc = prolly_edit_tree(&fx->merged_tree[t], txn, &tree[0], edits, sk))) {
+			svc_prolly_fail(err, errn, "fixture: the merged tree", rc);
+			goto cleanup;
 		}
 	}
 	if ((rc = prolly_txn_commit(txn, NULL, 0))) {
@@ -799,6 +807,11 @@ void svc_check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *
 	}
 	if (ms->applied != fx->side_keys || ms->conflicts) {
 		svc_invalid(r, "merge into %s: not every change of side-b was applied", branch);
+		return;
+	}
+	if (!prolly_id_equal(root, &fx->merged_tree[t])) {
+		svc_invalid(r, "merge into %s: the merged tree is not side-a with side-b's changes",
+		            branch);
 		return;
 	}
 	for (int side = 0; side < 2 && fx->side_keys; side++) {
