@@ -2,7 +2,8 @@
  * test_harness_service.c - the harness's service suite (bench/suites/service.c, service_ops.c):
  *
  *   - the value codec and key space the suite validates results with;
- *   - a merged tree that lost one of side-b's changes fails the merge check;
+ *   - a merged tree that lost one of side-b's changes fails the merge check; a commit whose
+ *     store write left its branch where it was, the commit check;
  *   - hsvc_columns carries every PostgreSQL counter column of hp_columns;
  *   - a tiny workload (200 records, clients [1, 3], pool [2], 300 ms, every class) on the memory
  *     store, LMDB and PostgreSQL: six rows per cell, all validated, successful operations, store
@@ -25,6 +26,7 @@
 #include "clock.h"
 #include "harness_fixture.h"
 #include "lib/model.h"
+#include "lib/passthru.h"
 #include "pgconn.h"
 #include "prolly.h"
 #include "ptest.h"
@@ -303,6 +305,85 @@ cleanup:
 	svc_fixture_dispose(&fx);
 	prolly_close(db);
 	prolly_store_close(st);
+	th_run_close(&t);
+}
+
+/* A store whose writes report success but leave every branch where it was (other refs, such as
+ * the reflog's, are written). */
+typedef struct stuck_store {
+	tp_store tp;
+	int stuck;
+} stuck_store;
+
+static int stuck_write(prolly_store *st, prolly_store_write *w)
+{
+	stuck_store *s = (stuck_store *)(void *)st;
+	prolly_ref_update keep[16], *all = w->refs;
+	size_t n = w->n_refs, m = 0;
+	if (!s->stuck || n > 16)
+		return tp_write(st, w);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(all[i].name, "refs/heads/", 11) != 0)
+			keep[m++] = all[i];
+	w->refs = keep;
+	w->n_refs = m;
+	int rc = tp_write(st, w);
+	w->refs = all;
+	w->n_refs = n;
+	return rc;
+}
+
+/* A commit the store reported written but that is not on its branch is not validated. */
+PT_TEST(commit_published)
+{
+	trun t;
+	svc_fixture fx;
+	svc_worker w;
+	svc_result r;
+	prolly_store *mem = NULL;
+	stuck_store *ss = NULL;
+	prolly_db *db = NULL;
+	unsigned char keys[8 * SVC_KEY_LEN], vals[4 * 64];
+	prolly_edit edits[4];
+	char err[H_ERR] = "";
+
+	memset(&fx, 0, sizeof(fx));
+	memset(&w, 0, sizeof(w));
+	int rc = trun_open(&t, "mem", NULL) || prolly_store_mem_new(&mem);
+	if (!rc && !(ss = tp_new(sizeof(*ss), mem)))
+		rc = -1;
+	if (!rc) {
+		ss->tp.base.write = stuck_write;
+		rc = prolly_db_new(&db, &ss->tp.base, NULL); /* the handle owns the store */
+	}
+	if (rc) {
+		PT_CHECK(0);
+		goto cleanup;
+	}
+	PT_CHECKF(svc_fixture_init(&fx, &t.w.service, err, sizeof(err)) == 0, "%s", err);
+	PT_CHECKF(svc_fixture_build(&fx, db, 7, err, sizeof(err)) == 0, "%s", err);
+	PT_CHECKF(svc_fixture_restore(&fx, db, err, sizeof(err)) == 0, "%s", err);
+	w.fx = &fx;
+	w.db = db;
+	w.rs = 7;
+	w.gen = SVC_GEN_FIRST_WORKER;
+	w.keys = keys;
+	w.vals = vals;
+	w.edits = edits;
+	PT_CHECK(fx.cfg->commit_keys == 4 && fx.value_bytes == 64);
+
+	memset(&r, 0, sizeof(r));
+	svc_ops[HW_COMMIT](&w, &r);
+	PT_CHECKF(r.rc == 0 && r.checked && !r.bad, "%s", r.msg);
+	ss->stuck = 1;
+	memset(&r, 0, sizeof(r));
+	svc_ops[HW_COMMIT](&w, &r);
+	PT_CHECKF(r.rc == 0 && r.checked && r.bad, "a commit left off its branch validated");
+	PT_CHECKF(strstr(r.msg, "does not hold the new commit") != NULL, "%s", r.msg);
+cleanup:
+	prolly_buf_dispose(&w.buf);
+	svc_fixture_dispose(&fx);
+	prolly_close(db);
 	th_run_close(&t);
 }
 

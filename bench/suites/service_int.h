@@ -178,6 +178,9 @@ void svc_invalid(svc_result *r, const char *fmt, const char *detail);
 uint32_t svc_pick_branch(svc_worker *w);
 /* The edits of one commit into w->keys, w->vals, w->edits; the generation used. */
 uint32_t svc_commit_edits(svc_worker *w);
+/* Checks (untimed) that a commit the store reported written is on branch: its head is commit,
+ * or a commit made on top of it since. One read of the ref (and of the history in between). */
+void svc_check_published(svc_worker *w, svc_result *r, const prolly_id *commit, const char *branch);
 /* Checks a merged tree (ms->applied: side-b's changes found in it): every record, every change of
  * both sides, nothing else (the tree must be the fixture's merged_tree of tenant t). */
 void svc_check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *root,

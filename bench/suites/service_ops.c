@@ -705,8 +705,8 @@ static void op_commit(svc_worker *w, svc_result *r)
 	}
 	svc_ring_push(&fx->rings[b], &root);
 
-	/* Check: the tree still holds every record, and the last edit landed. Its nodes were just
-	 * made, so this normally reads nothing from the store. */
+	/* Check: the tree still holds every record, and the last edit landed (its nodes were just
+	 * made, so this normally reads nothing from the store); the branch holds the commit. */
 	uint64_t count = 0;
 	r->checked = 1;
 	if (prolly_count(&count, w->db, &root) || count != fx->records) {
@@ -718,8 +718,20 @@ static void op_commit(svc_worker *w, svc_result *r)
 	if (prolly_get(&w->buf, w->db, &root, e->key.data, e->key.size) || w->buf.size != vb ||
 	    memcmp(w->buf.ptr, e->value.data, vb) != 0)
 		svc_invalid(r, "commit on %s: an edit is missing from the new tree", branch);
+	else
+		svc_check_published(w, r, &cid, branch);
 cleanup:
 	prolly_txn_free(txn);
+}
+
+void svc_check_published(svc_worker *w, svc_result *r, const prolly_id *commit, const char *branch)
+{
+	prolly_id head, base;
+	r->checked = 1;
+	if (prolly_branch_head(&head, w->db, branch) ||
+	    (!prolly_id_equal(&head, commit) &&
+	     (prolly_merge_base(&base, w->db, &head, commit) || !prolly_id_equal(&base, commit))))
+		svc_invalid(r, "commit on %s: the branch does not hold the new commit", branch);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -221,7 +221,8 @@ static void sql_commit(svc_worker *w, svc_result *r)
 	}
 	svc_ring_push(&fx->rings[b], &cid);
 
-	/* Check, through the C handle: every record, and the last edit (the last of a key wins). */
+	/* Check, through the C handle: every record, the last edit (the last of a key wins), and the
+	 * branch holding the commit. */
 	uint64_t count = 0;
 	const prolly_edit *e = &w->edits[n - 1];
 	r->checked = 1;
@@ -231,6 +232,8 @@ static void sql_commit(svc_worker *w, svc_result *r)
 	else if (prolly_get(&w->buf, w->db, &cm->tree, e->key.data, e->key.size) || w->buf.size != vb ||
 	         memcmp(w->buf.ptr, e->value.data, vb) != 0)
 		svc_invalid(r, "commit on %s: an edit is missing from the new tree", branch);
+	else
+		svc_check_published(w, r, &cid, branch);
 	prolly_commit_free(cm);
 }
 
