@@ -2,8 +2,9 @@
  * test_harness_service.c - the harness's service suite (bench/suites/service.c, service_ops.c):
  *
  *   - the value codec and key space the suite validates results with;
- *   - a merged tree that lost one of side-b's changes fails the merge check; a commit whose
- *     store write left its branch where it was, the commit check;
+ *   - a merged tree that lost one of side-b's changes fails the merge check, a diff that missed
+ *     a change the diff check; a commit whose store write left its branch where it was, the
+ *     commit check;
  *   - hsvc_columns carries every PostgreSQL counter column of hp_columns;
  *   - a tiny workload (200 records, clients [1, 3], pool [2], 300 ms, every class) on the memory
  *     store, LMDB and PostgreSQL: six rows per cell, all validated, successful operations, store
@@ -259,8 +260,9 @@ static int side_b_on_a(prolly_id *out, prolly_db *db, const svc_fixture *fx, uin
 }
 
 /* A merged tree that lost one of side-b's changes (not a side's first: those are read back) is
- * not validated, though it holds every record and the merge reported every change applied. */
-PT_TEST(merge_check)
+ * not validated, though it holds every record and the merge reported every change applied. A
+ * diff that reported fewer changes than the trees differ by is not validated either. */
+PT_TEST(merge_diff_checks)
 {
 	trun t;
 	svc_fixture fx;
@@ -300,6 +302,13 @@ PT_TEST(merge_check)
 	PT_CHECKF(r.checked && r.bad, "a merge that lost a change validated");
 	PT_CHECKF(strstr(r.msg, "side-b's changes") != NULL, "%s", r.msg);
 
+	/* base -> good: both sides' changes. */
+	memset(&r, 0, sizeof(r));
+	svc_check_diff(&w, &r, &fx.base_tree, &good, 2 * fx.side_keys, "t0/main");
+	PT_CHECKF(r.checked && !r.bad, "%s", r.msg);
+	memset(&r, 0, sizeof(r));
+	svc_check_diff(&w, &r, &fx.base_tree, &good, 2 * fx.side_keys - 1, "t0/main");
+	PT_CHECKF(r.checked && r.bad, "a diff that missed a change validated");
 cleanup:
 	prolly_buf_dispose(&w.buf);
 	svc_fixture_dispose(&fx);

@@ -181,6 +181,10 @@ uint32_t svc_commit_edits(svc_worker *w);
 /* Checks (untimed) that a commit the store reported written is on branch: its head is commit,
  * or a commit made on top of it since. One read of the ref (and of the history in between). */
 void svc_check_published(svc_worker *w, svc_result *r, const prolly_id *commit, const char *branch);
+/* Checks (untimed) that a diff of old against tree that reported entries changes was complete:
+ * the changes, read again and put on old, give tree, and there are entries of them. */
+void svc_check_diff(svc_worker *w, svc_result *r, const prolly_id *old, const prolly_id *tree,
+                    uint64_t entries, const char *branch);
 /* Checks a merged tree (ms->applied: side-b's changes found in it): every record, every change of
  * both sides, nothing else (the tree must be the fixture's merged_tree of tenant t). */
 void svc_check_merge(svc_worker *w, svc_result *r, uint32_t t, const prolly_id *root,

@@ -757,6 +757,61 @@ static int on_diff(void *payload, const prolly_diff_entry *e)
 	return 0;
 }
 
+/* The changes of a diff as records key, new value (SVC_KEY_LEN + value_bytes bytes each). */
+typedef struct redo_ctx {
+	bench_buf b;
+	uint32_t vb;
+	uint64_t n;
+	int odd; /* an entry that is not a change of the right sizes */
+} redo_ctx;
+
+static int on_redo(void *payload, const prolly_diff_entry *e)
+{
+	redo_ctx *x = payload;
+	if (e->kind != PROLLY_DIFF_CHANGED || e->key.size != SVC_KEY_LEN ||
+	    e->new_value.size != x->vb) {
+		x->odd = 1;
+		return 0;
+	}
+	x->n++;
+	bench_buf_put(&x->b, e->key.data, SVC_KEY_LEN);
+	return bench_buf_put(&x->b, e->new_value.data, x->vb) ? PROLLY_ENOMEM : 0;
+}
+
+void svc_check_diff(svc_worker *w, svc_result *r, const prolly_id *old, const prolly_id *tree,
+                    uint64_t entries, const char *branch)
+{
+	redo_ctx x = {{0}, w->fx->value_bytes, 0, 0};
+	size_t rec = SVC_KEY_LEN + (size_t)x.vb;
+	prolly_edit *ed = NULL;
+	prolly_txn *txn = NULL;
+	prolly_id got;
+	int rc;
+
+	r->checked = 1;
+	if ((rc = prolly_diff(w->db, old, tree, NULL, on_redo, &x)) || x.odd ||
+	    !(ed = calloc(x.n + 1, sizeof(*ed)))) {
+		svc_invalid(r, "diff on %s: the diff cannot be read again as changes", branch);
+		goto cleanup;
+	}
+	for (uint64_t i = 0; i < x.n; i++) {
+		const unsigned char *p = (const unsigned char *)x.b.p + i * rec;
+		ed[i].op = PROLLY_PUT;
+		ed[i].key = (prolly_slice){p, SVC_KEY_LEN};
+		ed[i].value = (prolly_slice){p + SVC_KEY_LEN, x.vb};
+	}
+	/* Never committed: the edited tree's nodes stay in memory. */
+	if ((rc = prolly_txn_begin(&txn, w->db)) ||
+	    (rc = prolly_edit_tree(&got, txn, old, ed, (size_t)x.n)) || !prolly_id_equal(&got, tree) ||
+	    x.n != entries)
+		svc_invalid(r, "diff on %s: the diff's changes do not turn the old tree into the new one",
+		            branch);
+cleanup:
+	prolly_txn_free(txn);
+	free(ed);
+	bench_buf_free(&x.b);
+}
+
 static void op_diff(svc_worker *w, svc_result *r)
 {
 	const svc_fixture *fx = w->fx;
@@ -780,6 +835,8 @@ static void op_diff(svc_worker *w, svc_result *r)
 	r->checked = 1;
 	if (d.bad)
 		svc_invalid(r, "diff on %s: an entry is not a well-formed change", branch);
+	else
+		svc_check_diff(w, r, &old, &tree, d.entries, branch);
 }
 
 /* ------------------------------------------------------------------------------------------ */
