@@ -332,6 +332,27 @@ static int cell_scan_range(cell *c)
 	c->ops = len;
 	if (i != len || r.mismatches)
 		sc_invalid(c, "range returned %zu records (%zu wrong), expected %zu", i, r.mismatches, len);
+
+	/* Untimed: the same range walked backwards gives the same records in the other order. */
+	range.reverse = 1;
+	r.mismatches = 0;
+	i = 0;
+	CK(prolly_cursor_open(&cur, fx->db, &fx->base, &range), "prolly_cursor_open (reverse)");
+	while ((rc = prolly_cursor_next(cur, &k, &v)) == 0) {
+		if (i >= len || k.size != KEY_LEN || v.size != vlen ||
+		    memcmp(k.data, r.keys + (len - 1 - i) * KEY_LEN, KEY_LEN) != 0 ||
+		    memcmp(v.data, r.vals + (len - 1 - i) * vlen, vlen) != 0)
+			r.mismatches++;
+		i++;
+	}
+	if (rc != PROLLY_ITEROVER) {
+		sc_fail(c, rc, "prolly_cursor_next (reverse)");
+		goto out;
+	}
+	rc = 0;
+	if (i != len || r.mismatches)
+		sc_invalid(c, "the range backwards returned %zu records (%zu wrong), expected %zu", i,
+		           r.mismatches, len);
 out:
 	prolly_cursor_free(cur);
 	sc_readset_free(&r);
