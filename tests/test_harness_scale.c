@@ -3,7 +3,7 @@
  * engine under it (bench/scale/):
  *
  *   - hsc_columns carries every PostgreSQL counter column of hp_columns; hsc_cells counts sizes x
- *     (pattern-less operations + pattern operations x patterns);
+ *     (pattern-less operations, sync and proof once per part, + pattern operations x patterns);
  *   - a tiny workload (2000 records, 1 run, 50 changes, 50 read samples, concurrency 4, every
  *     operation, all five patterns) on the memory store, LMDB and PostgreSQL: one validated row
  *     per cell with the harness's names, latency percentiles where a cell is many operations;
@@ -320,6 +320,9 @@ PT_TEST(columns_and_cells)
 	PT_CHECK(hsc_cells(&w) == 2 * (6 + 4 * 3));
 	w.scale.operations = 1u << HW_S_GET_WARM | 1u << HW_S_MERGE;
 	PT_CHECK(hsc_cells(&w) == 2 * (1 + 3));
+	/* sync and proof: a cell (and a row) per part */
+	w.scale.operations = 1u << HW_S_SYNC | 1u << HW_S_PROOF;
+	PT_CHECKF(hsc_cells(&w) == 2 * (2 + 4), "%u cells", hsc_cells(&w));
 }
 
 /* One vocabulary: every operation and pattern a workload may name is the engine's own name. */

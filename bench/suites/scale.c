@@ -95,6 +95,17 @@ static int has_pattern(int op)
 	return engine_op(op) >= SCALE_FIRST_PATTERN_OP;
 }
 
+/* Cells of one operation without a pattern: one, or one per part (sync, proof). */
+static unsigned op_parts(int op)
+{
+	int e = engine_op(op);
+	const char *const *parts = e >= 0 ? scale_op_parts[e] : NULL;
+	unsigned n = 0;
+	while (parts && parts[n])
+		n++;
+	return n ? n : 1;
+}
+
 unsigned hsc_cells(const hw_workload *w)
 {
 	const hw_scale *s = &w->scale;
@@ -103,7 +114,7 @@ unsigned hsc_cells(const hw_workload *w)
 		np += (s->patterns >> p) & 1;
 	for (int op = 0; op < HW_N_SCALE_OPS; op++)
 		if ((s->operations >> op) & 1)
-			per += has_pattern(op) ? np : 1;
+			per += has_pattern(op) ? np : op_parts(op);
 	return per * (unsigned)s->n_sizes;
 }
 
