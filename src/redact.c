@@ -412,7 +412,7 @@ static int is_key_in(const char *conninfo, const char *k, size_t len)
 	return 0;
 }
 
-static void scrub_parse_error(char *out, size_t cap, const char *err, const char *conninfo)
+static size_t scrub_parse_error(char *out, size_t cap, const char *err, const char *conninfo)
 {
 	char tmp[1024];
 	size_t o = 0;
@@ -435,7 +435,7 @@ static void scrub_parse_error(char *out, size_t cap, const char *err, const char
 		p = end + 1;
 	}
 	tmp[o] = 0;
-	prolly__redact(out, cap, tmp, NULL, 0, 1);
+	return prolly__redact(out, cap, tmp, NULL, 0, 1);
 }
 
 size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo)
@@ -446,8 +446,7 @@ size_t prolly_redact_message(char *out, size_t cap, const char *message, const c
 	size_t n;
 	if (!opts && conninfo && err) { /* it does not parse: the message may quote pieces of it */
 		PQfreemem(err);
-		scrub_parse_error(out, cap, message ? message : "", conninfo);
-		return strlen(out);
+		return scrub_parse_error(out, cap, message ? message : "", conninfo);
 	}
 	PQfreemem(err);
 	for (PQconninfoOption *o = opts; o && o->keyword; o++)

@@ -170,6 +170,22 @@ PT_TEST(redact_libpq_parse_errors)
 	}
 }
 
+/* No room (cap 0, out NULL or not) writes and reads nothing of out, whether conninfo parses or
+ * not: the unparsed case used to return strlen(out), reading a buffer it had not written (a
+ * crash with out NULL). */
+PT_TEST(redact_message_no_room)
+{
+	static const char *const conninfo[] = {"host=h password=Sekr1t", "host=h password Sekr1t",
+	                                       NULL};
+	char out[8];
+	for (size_t i = 0; i < sizeof(conninfo) / sizeof(conninfo[0]); i++) {
+		PT_CHECK(prolly_redact_message(NULL, 0, "msg Sekr1t", conninfo[i]) == 0);
+		memset(out, 'Z', sizeof(out));
+		PT_CHECK(prolly_redact_message(out, 0, "msg Sekr1t", conninfo[i]) == 0);
+		PT_CHECK(memchr(out, 0, sizeof(out)) == NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);
