@@ -18,8 +18,9 @@
  *       URL's query KEY is looked up percent-decoded, as libpq does ("pass%77ord" is password).
  *       KEY starts the text or follows white space, '?', '&', '(', ',' or a quote, holds a
  *       letter, digit or '_', does not start with '-', and runs to '=' or to a byte that ends a
- *       URL's part (":/?&@(,"). In a URL's query (after '?' or '&') VALUE ends at
- *       '&', as libpq ends it (with one_line also at '#', white space or a quote); in a
+ *       URL's part (":/?&@(,"); white space may come before the '=', in a URL's query too
+ *       (libpq refuses "password " there by name). In a URL's query (after '?' or '&') VALUE
+ *       ends at '&', as libpq ends it (with one_line also at '#', white space or a quote); in a
  *       connection string it is 'quoted, with \ escapes' or runs to the next KEY= (an unquoted
  *       password with a space in it is hidden whole), and white space around '=' is kept;
  *       an unquoted value that is one of the RX1 secrets is hidden alone (secret_value_len),
@@ -320,7 +321,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			while (is_any_key_char(text[k]))
 				k++;
 			size_t key_end = k, eq = k;
-			while (!in_query && (text[eq] == ' ' || text[eq] == '\t'))
+			while (text[eq] == ' ' || text[eq] == '\t')
 				eq++;
 			if (text[eq] == '=') {
 				size_t v = eq + 1;

@@ -69,6 +69,11 @@ static const char *const url_cases[][2] = {
     {"host=h 'password'=Sekr1t", "host=h 'password'=***"},
     {"host=h \"password\"=Sekr1t", "host=h \"password\"=***"},
     {"host=h p\xc3\xa4ssword=Sekr1t", "host=h p\xc3\xa4ssword=***"},
+    /* white space before a query's '=' (libpq refuses the key "password "): the value is
+     * hidden to '&' as any query value (it used to be shown) */
+    {"postgresql://h/db?password = Sekr1t", "postgresql://h/db?password =***"},
+    {"postgresql://h/db?password =Sekr1t&port=5", "postgresql://h/db?password =***&port=5"},
+    {"postgresql://h/db?port=5&PASSWORD\t= 'Sekr1t'", "postgresql://h/db?port=5&PASSWORD\t=***"},
     /* a ':' after the first '@' is not a password of the user information */
     {"postgresql://u@h?password=a:Sekr1t@c", "postgresql://u@h?password=***"},
     {"", ""},
