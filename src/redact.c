@@ -35,7 +35,7 @@
  * (libpq's messages span lines).
  *
  * prolly_redact_message (libpq's and the server's messages) applies RX1 to the password and
- * sslpassword of the connection string, RX2 and RX3 on one line; and when the connection string
+ * sslpassword of the connection string and to a URL's user-information password as typed, RX2 and RX3 on one line; and when the connection string
  * does not parse, first hides the quoted pieces of the message that may come from it
  * (scrub_parse_error).
  */
@@ -443,7 +443,7 @@ size_t prolly_redact_message(char *out, size_t cap, const char *message, const c
 {
 	char *err = NULL;
 	PQconninfoOption *opts = conninfo ? PQconninfoParse(conninfo, &err) : NULL;
-	const char *secrets[2] = {NULL, NULL};
+	const char *secrets[3] = {NULL, NULL, NULL};
 	size_t n;
 	if (!opts && conninfo && err) { /* it does not parse: the message may quote pieces of it */
 		PQfreemem(err);
@@ -455,7 +455,20 @@ size_t prolly_redact_message(char *out, size_t cap, const char *message, const c
 			secrets[0] = o->val;
 		else if (o->val && strcmp(o->keyword, "sslpassword") == 0)
 			secrets[1] = o->val;
-	n = prolly__redact(out, cap, message, secrets, 2, 1);
+	/* A URL's user-information password as typed (percent-encoded, libpq decoded it): on one
+	 * line RX2 stops at white space, which it may hold ("u:a b%21@h"). Its first bytes if long. */
+	char raw[256];
+	size_t from, to, i = 0;
+	raw[0] = 0;
+	for (; conninfo && conninfo[i] && !url_secret(conninfo, i, 0, &from, &to); i++)
+		;
+	if (conninfo && conninfo[i]) {
+		size_t len = to - from < sizeof(raw) ? to - from : sizeof(raw) - 1;
+		memcpy(raw, conninfo + from, len);
+		raw[len] = 0;
+	}
+	secrets[2] = raw;
+	n = prolly__redact(out, cap, message, secrets, 3, 1);
 	PQconninfoFree(opts);
 	return n;
 }

@@ -136,6 +136,12 @@ static const char *const msg_cases[][3] = {
      "branch name 'host=h password=***' holds byte 0x3d; allowed are A-Z"},
     {"no commit host=h sslpassword=Sekr1t: not found", "host=h sslpassword=Sekr1t",
      "no commit host=h sslpassword=***: not found"},
+    /* a URL's percent-encoded password with a space, quoted whole: libpq's decoded password
+     * is not in the message, and the user information used to end at the space, showing it */
+    {"could not connect to 'postgresql://u:Se kr%31t@h/db'", "postgresql://u:Se kr%31t@h/db",
+     "could not connect to 'postgresql://u:***@h/db'"},
+    {"at postgresql://u:Se%20kr1t\t@h/db: no", "postgresql://u:Se%20kr1t\t@h/db",
+     "at postgresql://u:***@h/db: no"},
     /* a value that only starts with the secret is hidden as before */
     {"name 'host=h password=Sekr1tX' holds", "host=h password=Sekr1t", "name 'host=h password=***"},
 };
