@@ -2,7 +2,8 @@
  * gen_corpus.c - writes seed corpora of valid encodings for the fuzz targets:
  *   DIR/node/   leaves and internal nodes of assorted shapes (empty leaf, empty keys and values,
  *               binary keys, 2 KiB keys, big values, high levels) plus the nodes of a small tree;
- *   DIR/commit/ commits with 0..5 parents and assorted messages.
+ *   DIR/commit/ commits with 0..5 parents and assorted messages;
+ *   DIR/redact/ connection strings for fuzz_redact, in the forms that hid a password badly.
  * Usage: gen_corpus DIR (the two sub-directories must exist). Built by fuzz/run.sh.
  */
 #include "hdr.h"
@@ -164,6 +165,42 @@ static int proof_seeds(const char *dir, unsigned *seq)
 	return rc ? 1 : 0;
 }
 
+/* Seeds for fuzz_redact: a byte choosing the prefix (0 none, 1 "postgresql://", 2
+ * "postgresql://h/db?", 3 "host=h "), a byte choosing how the message quotes it (0 ', 1 ",
+ * 2 bare), then the text. The forms are those that showed a password once: percent-encoded
+ * and quoted keys, other letter cases, non-ASCII bytes in a key, quotes and spaces in a
+ * password, a key=value string quoted in a message. */
+static int redact_seeds(const char *dir)
+{
+	static const char *const cases[] = {
+	    "\x00\x00postgresql://u:Sekr1t@h:5432/db?sslmode=disable",
+	    "\x01\x01u:Sek@r1t@h/db",
+	    "\x01\x02u:Sek r1t@h/db",
+	    "\x01\x00u:Sek%72%31t@h/db",
+	    "\x01\x01u:Sek\"r1t@[::1]:5432/db",
+	    "\x02\x00password=Sekr1t&port=5",
+	    "\x02\x01pass%77ord=Sekr1t",
+	    "\x02\x02%70assword=Sek%20r1t&sslpassword=Sekr1t2",
+	    "\x02\x00PASSWORD=Sekr1t",
+	    "\x03\x00password=Sekr1t dbname=d",
+	    "\x03\x01password='Sek r1t' port=1",
+	    "\x03\x02password = 'Sek\\'r1t'",
+	    "\x03\x00sslpassword=Sekr1t sslmode=require",
+	    "\x03\x01'password'=Sekr1t",
+	    "\x03\x02p\xc3\xa4ssword=Sekr1t",
+	    "\x03\x00password Sekr1t",
+	    "\x03\x01password=Sekr 1t port=1",
+	    "\x00\x00host=h user=password password=Sekr1t",
+	    "\x00\x01postgres://h/db?password=Sek#r1t&port=5",
+	    "\x01\x00u:Se kr%31t@h/db",
+	    "\x02\x01password = Sekr1t&port=5",
+	};
+	int rc = 0;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]) && !rc; i++)
+		rc = write_file(dir, "redact", i, cases[i], strlen(cases[i] + 2) + 2);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -194,6 +231,7 @@ int main(int argc, char **argv)
 	rc |= hdr_seeds(dir);
 	unsigned ps = 0;
 	rc |= proof_seeds(dir, &ps);
+	rc |= redact_seeds(dir);
 	printf("gen_corpus: %u nodes, %u commits in %s\n", ns, cs, dir);
 	return rc ? 1 : 0;
 }
