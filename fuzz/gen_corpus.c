@@ -4,11 +4,14 @@
  *               binary keys, 2 KiB keys, big values, high levels) plus the nodes of a small tree;
  *   DIR/commit/ commits with 0..5 parents and assorted messages;
  *   DIR/redact/ connection strings for fuzz_redact, in the forms that hid a password badly.
+ *   DIR/spec/   revision specs and names over spec_history.h's history (branches, tags, a
+ *               remote-tracking branch, short and full ids, steps), valid and malformed.
  * Usage: gen_corpus DIR (the two sub-directories must exist). Built by fuzz/run.sh.
  */
 #include "hdr.h"
 #include "internal.h"
 #include "rng.h"
+#include "spec_history.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +204,69 @@ static int redact_seeds(const char *dir)
 	return rc ? 1 : 0;
 }
 
+/* Specs and names for fuzz_spec: the history's names with steps, its commits' ids cut to
+ * several lengths, and malformed ones. */
+static int spec_seeds(const char *dir, unsigned *seq)
+{
+	static const char *const fixed[] = {"main",
+	                                    "main~3",
+	                                    "main^2",
+	                                    "main^2~1^",
+	                                    "main~1^0^1",
+	                                    "feature",
+	                                    "feature~2",
+	                                    "dev/x^",
+	                                    "v1",
+	                                    "v1~1",
+	                                    "abcd",
+	                                    "beef",
+	                                    "beef^",
+	                                    "solo~1",
+	                                    "origin/main",
+	                                    "origin/main~2",
+	                                    "refs/heads/main",
+	                                    "refs/tags/v1",
+	                                    "main~",
+	                                    "main~99",
+	                                    "main^3",
+	                                    "main~1000000001",
+	                                    "-x",
+	                                    "/x",
+	                                    "a..b",
+	                                    "a~b",
+	                                    "",
+	                                    "main\n",
+	                                    "x@{1}",
+	                                    "main@{0}",
+	                                    "remotes/origin/main",
+	                                    "0000",
+	                                    "abc",
+	                                    "ABCD",
+	                                    "main~2^^"};
+	prolly_db *db = NULL;
+	int rc = spec_history_open(&db);
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) && !rc; i++)
+		rc = write_file(dir, "spec", (*seq)++, fixed[i], strlen(fixed[i]));
+	static const char *const at[] = {"main", "main~4", "feature~1", "dev/x", "solo~1"};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]) && !rc; i++) {
+		prolly_id id;
+		char hex[PROLLY_ID_HEX_SIZE + 8];
+		if ((rc = prolly_resolve(&id, db, at[i])))
+			break;
+		prolly_id_to_hex(hex, &id);
+		static const size_t cut[] = {4, 7, 12, 63, 64};
+		for (size_t j = 0; j < sizeof(cut) / sizeof(cut[0]) && !rc; j++)
+			rc = write_file(dir, "spec", (*seq)++, hex, cut[j]);
+		memcpy(hex + 64, "~1^1", 4);
+		if (!rc)
+			rc = write_file(dir, "spec", (*seq)++, hex, 68);
+	}
+	if (rc)
+		fprintf(stderr, "gen_corpus: spec seeds: %s\n", prolly_last_error());
+	prolly_close(db);
+	return rc ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -232,6 +298,8 @@ int main(int argc, char **argv)
 	unsigned ps = 0;
 	rc |= proof_seeds(dir, &ps);
 	rc |= redact_seeds(dir);
+	unsigned ss = 0;
+	rc |= spec_seeds(dir, &ss);
 	printf("gen_corpus: %u nodes, %u commits in %s\n", ns, cs, dir);
 	return rc ? 1 : 0;
 }

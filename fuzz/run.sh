@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz/run.sh [SECONDS] - builds the libFuzzer targets fuzz/fuzz_*.c (node, commit and reflog
-# decoders; the proof checker; the URL redactor, against libpq's parser; the harness's TOML reader
-# and HDR text form, with bench/lib/*.c compiled in) with clang
+# decoders; the proof checker; the URL redactor, against libpq's parser; the revision spec and
+# name parsers; the harness's TOML reader and HDR text form, with bench/lib/*.c compiled in) with
+# clang
 # (-fsanitize=fuzzer,address,undefined, the library rebuilt with coverage into build-fuzz/),
 # generates a seed corpus of valid encodings (fuzz/gen_corpus.c), and runs each target for
 # SECONDS (default 30). Crashes are saved as build-fuzz/fuzz-own/crash-TARGET-*; re-run one with
@@ -36,7 +37,7 @@ internal_targets="node commit reflog"
 cc -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -Ibench/lib $(pkg-config --cflags $PKGS) \
 	fuzz/gen_corpus.c bench/lib/hdr.c bench/lib/rng.c build/libprolly.a $libs -o "$out/gen_corpus"
 rm -rf "$out/seeds"
-mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml" "$out/seeds/proof" "$out/seeds/redact"
+mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml" "$out/seeds/proof" "$out/seeds/redact" "$out/seeds/spec"
 "$out/gen_corpus" "$out/seeds"
 # The workload files are the TOML reader's seeds.
 cp bench/workloads/*.toml "$out/seeds/toml/"
