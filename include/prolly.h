@@ -1410,7 +1410,9 @@ PROLLY_API int prolly_tag_create(prolly_db *db, const char *name, const prolly_i
 /* PROLLY_ENOTFOUND if absent. *out_commit (may be NULL) receives what it named. */
 PROLLY_API int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name);
 /* The commit a tag names (out_commit may be NULL: the tag's existence is checked alone).
- * PROLLY_ENOTFOUND if absent. The tag functions: PROLLY_EINVAL for db NULL or a bad name. */
+ * PROLLY_ENOTFOUND if absent. The tag functions: PROLLY_EINVAL for db NULL or a bad name;
+ * prolly_tag_get and prolly_tag_delete take an existing tag of 64 hex digits that an older
+ * library made (else PROLLY_ENOTFOUND), as prolly_tag_list lists it. */
 PROLLY_API int prolly_tag_get(prolly_id *out_commit, prolly_db *db, const char *name);
 /* Lists tags in name order (same callback type as branches; names that are not valid branch
  * names are skipped, as there). PROLLY_EINVAL for db or fn NULL. */

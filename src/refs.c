@@ -147,6 +147,10 @@ static int tag_op(prolly_id *out, prolly_db *db, const char *name, int op, const
 	if (!db)
 		return prolly_set_error(PROLLY_EINVAL, "tag '%s': NULL db", name ? name : "(null)");
 	int rc = prolly_branch_name_valid(name);
+	/* A tag of 64 hex digits, made before that rule, is listed, so it is read and deleted by
+	 * name as such a branch is (branch.c BR1); nothing creates one. */
+	if (rc == PROLLY_EINVAL && op != TAG_CREATE && name && !prolly__branch_name_check(name, 1))
+		rc = 0;
 	if (rc) /* the rule's words say "branch name": say that it is a tag's */
 		return prolly_set_error(rc, "bad tag name (tags follow the branch name rules): %s",
 		                        prolly_last_error());

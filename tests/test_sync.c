@@ -870,6 +870,27 @@ PT_TEST(old_branch_named_by_64_hex_digits)
 	PT_CHECK_RC(prolly_branch_head(&got, remote, name), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_branch_create(remote, name, &h), PROLLY_EINVAL);
 	PT_CHECK_RC(prolly_branch_remove(NULL, remote, "bad..name"), PROLLY_EINVAL);
+
+	/* A tag so named (tags came before the 64-hex rule) is listed, so it is read and deleted by
+	 * name too: it was listed and then refused, and kept its commit from gc for good */
+	snprintf(ref, sizeof(ref), "refs/tags/%s", name);
+	PT_CHECK_RC(raw_ref(remote, ref, &m), 0);
+	n = 0;
+	PT_CHECK_RC(prolly_tag_list(remote, count_named, &n), 0);
+	PT_CHECKF(n == 1, "%d tags listed", n);
+	memset(&got, 0, sizeof(got));
+	PT_CHECK_RC(prolly_tag_get(&got, remote, name), 0);
+	PT_CHECK(prolly_id_equal(&got, &m));
+	memset(&got, 0, sizeof(got));
+	PT_CHECK_RC(prolly_tag_delete(&got, remote, name), 0);
+	PT_CHECK(prolly_id_equal(&got, &m));
+	n = 0;
+	PT_CHECK_RC(prolly_tag_list(remote, count_named, &n), 0);
+	PT_CHECKF(n == 0, "%d tags listed", n);
+	PT_CHECK_RC(prolly_tag_delete(NULL, remote, name), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_tag_get(NULL, remote, name), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_tag_create(remote, name, &m), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_tag_get(NULL, remote, "bad..name"), PROLLY_EINVAL);
 	prolly_close(local);
 	prolly_close(remote);
 }

@@ -108,7 +108,9 @@ int cmd_tag(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 2, &n_pos);
 	if (rc)
 		return rc;
-	err = prolly_branch_name_valid(pos[0]); /* tag names follow the branch name rules */
+	/* Tag names follow the branch name rules; a tag of 64 hex digits, which an older prolly may
+	 * have made, is left to the library to delete (or to say there is no such tag). */
+	err = del && prolly_id_from_hex(&cid, pos[0]) == 0 ? 0 : prolly_branch_name_valid(pos[0]);
 	if (err) {
 		struct shown sh;
 		return fail_lib(cli, err, "'%s' is not a valid tag name", shown_arg(&sh, pos[0]));
