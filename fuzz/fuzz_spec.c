@@ -15,8 +15,8 @@
  *   - a hex string of 4 to 64 digits that is no branch or tag resolves to the one commit of the
  *     history it begins, is ambiguous (PROLLY_EINVAL) when it begins several, else not found;
  *   - a ref refs/heads/NAME or refs/tags/NAME that another client wrote under a refused name
- *     (64 hex digits aside, which older libraries made) is not listed as a branch or tag and
- *     changes nothing prolly_resolve gives for that name;
+ *     is not listed as a branch or tag and changes nothing prolly_resolve gives for that name;
+ *     but one of 64 hex digits, as older libraries made, is read and deleted by that name;
  *   - every failure leaves a non-empty message, whose control bytes (below 0x20) all come from
  *     the input (the library quotes what it was given; the CLI escapes it when printing).
  * Never a crash, a leak or a sanitizer report.
@@ -194,9 +194,10 @@ static void try_bad_name(const char *s)
 	if ((rc = prolly_tag_create(db, s, &main_head)) != PROLLY_EINVAL)
 		die("prolly_tag_create of a refused name", s, rc);
 	check_message("prolly_tag_create", s, rc);
-	if ((rc = prolly_tag_get(NULL, db, s)) != PROLLY_EINVAL)
-		die("prolly_tag_get of a refused name", s, rc);
-	rc = prolly_branch_head(NULL, db, s); /* 64 hex digits: looked up (older libraries) */
+	/* 64 hex digits: looked up (older libraries made such branches and tags) */
+	rc = prolly_tag_get(NULL, db, s);
+	expect("prolly_tag_get of a refused name", s, rc, PROLLY_EINVAL, PROLLY_ENOTFOUND);
+	rc = prolly_branch_head(NULL, db, s);
 	expect("prolly_branch_head of a refused name", s, rc, PROLLY_EINVAL, PROLLY_ENOTFOUND);
 	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
 	if ((rc = prolly_commit_edits(NULL, db, s, &e, 1, "x")) != PROLLY_EINVAL)
@@ -213,8 +214,7 @@ static int on_listed(void *payload, const char *name, const prolly_id *commit)
 	listed *l = payload;
 	(void)commit;
 	size_t len = strlen(name), hex = strspn(name, "0123456789abcdefABCDEF");
-	if (strcmp(name, l->s) == 0 ||
-	    (prolly_branch_name_valid(name) && !(l->branches && len == 64 && hex == len))) {
+	if (strcmp(name, l->s) == 0 || (prolly_branch_name_valid(name) && !(len == 64 && hex == len))) {
 		fprintf(stderr, "'%s': listed as a %s: '%s'\n", l->s, l->branches ? "branch" : "tag", name);
 		abort();
 	}
@@ -249,9 +249,23 @@ static int set_raw(const char *s, int remove)
 static void try_hostile_refs(const char *s)
 {
 	size_t len = strlen(s);
-	if (len == 0 || len > 200 || (len == 64 && strspn(s, "0123456789abcdefABCDEF") == len))
-		return;
 	prolly_id before, after;
+	if (len == 64 && strspn(s, "0123456789abcdefABCDEF") == len) {
+		/* what an older library named so: listed, so read and deleted by that name */
+		int rc = set_raw(s, 0);
+		if (rc)
+			die("writing refs of 64 hex digits", s, rc);
+		writes++;
+		if ((rc = prolly_branch_head(&after, db, s)) || !prolly_id_equal(&after, &older))
+			die("prolly_branch_head of an older library's branch", s, rc);
+		if ((rc = prolly_tag_get(&after, db, s)) || !prolly_id_equal(&after, &older))
+			die("prolly_tag_get of an older library's tag", s, rc);
+		if ((rc = prolly_tag_delete(NULL, db, s)) || (rc = prolly_branch_remove(NULL, db, s)))
+			die("deleting an older library's branch and tag", s, rc);
+		return;
+	}
+	if (len == 0 || len > 200)
+		return;
 	int rc0 = prolly_resolve(&before, db, s), rc;
 	if ((rc = set_raw(s, 0)))
 		die("writing refs under a refused name", s, rc);
