@@ -1386,7 +1386,8 @@ typedef int (*prolly_reflog_fn)(void *payload, const prolly_reflog_entry *e);
  * ref name ("refs/heads/NAME", "refs/tags/NAME"), or NULL for every ref. One list_refs call and
  * one batched read of the entries. Returns what fn returned if non-zero; PROLLY_EINVAL for a bad
  * name (a full name too, when what follows refs/heads/ or refs/tags/ breaks the branch name
- * rules); PROLLY_ECORRUPT for a damaged entry. An empty reflog is not an error. */
+ * rules; a name of 64 hex digits, which older libraries made, is taken); PROLLY_ECORRUPT for a
+ * damaged entry. An empty reflog is not an error. */
 PROLLY_API int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *payload);
 
 /* Re-creates deleted branch `name` at the head its newest "delete" reflog entry removed, and

@@ -383,6 +383,14 @@ static int newest_first(const void *a, const void *b)
 	return -memcmp(x->id.bytes, y->id.bytes, PROLLY_ID_SIZE);
 }
 
+/* A name whose reflog is listed: a valid branch or tag name, or one of 64 hex digits that an
+ * older library made, which is listed and read by that name too (branch.c BR1). */
+static int readable_name(const char *name)
+{
+	int rc = prolly_branch_name_valid(name);
+	return rc == PROLLY_EINVAL && !prolly__branch_name_check(name, 1) ? 0 : rc;
+}
+
 /* "logs/<full ref>@" for a branch name or full ref name, "logs/" for NULL. */
 static int log_prefix(char out[PROLLY_MAX_REF_NAME + 1], const char *ref)
 {
@@ -399,13 +407,13 @@ static int log_prefix(char out[PROLLY_MAX_REF_NAME + 1], const char *ref)
 		                : sizeof(HEADS_PREFIX) - 1;
 		if (!logged(ref) || strlen(ref) > PROLLY_MAX_REF_NAME - 30 || strchr(ref, '@'))
 			return prolly_set_error(PROLLY_EINVAL, "no reflog is kept for ref '%.60s'", ref);
-		if ((rc = prolly_branch_name_valid(ref + pl)))
+		if ((rc = readable_name(ref + pl)))
 			return prolly_set_error(rc, "'%.60s' is not a branch or tag ref: %s", ref,
 			                        prolly_last_error());
 		snprintf(out, PROLLY_MAX_REF_NAME + 1, "%s%s@", PROLLY__LOGS_PREFIX, ref);
 		return 0;
 	}
-	if ((rc = prolly_branch_name_valid(ref)))
+	if ((rc = readable_name(ref)))
 		return rc;
 	snprintf(out, PROLLY_MAX_REF_NAME + 1, "%s%s%s@", PROLLY__LOGS_PREFIX, HEADS_PREFIX, ref);
 	return 0;

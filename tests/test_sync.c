@@ -776,6 +776,13 @@ static int raw_ref(prolly_db *db, const char *name, const prolly_id *value)
 	return st->write(st, &w);
 }
 
+static int count_entries(void *payload, const prolly_reflog_entry *e)
+{
+	(void)e;
+	++*(int *)payload;
+	return 0;
+}
+
 static int count_named(void *payload, const char *name, const prolly_id *commit)
 {
 	(void)name;
@@ -856,6 +863,15 @@ PT_TEST(old_branch_named_by_64_hex_digits)
 	PT_CHECK(prolly_id_equal(&got, &h));
 	PT_CHECK(sf_same_history(remote, local, &h));
 
+	/* its reflog is listed by its name and full ref name, as it is read by name (it was
+	 * refused as a bad name): a raw ref write leaves no entry, so none here, and one after the
+	 * removal below */
+	n = 0;
+	PT_CHECK_RC(prolly_reflog(remote, name, count_entries, &n), 0);
+	PT_CHECKF(n == 0, "%d reflog entries", n);
+	snprintf(ref, sizeof(ref), "refs/heads/%s", name);
+	PT_CHECK_RC(prolly_reflog(remote, ref, count_entries, &n), 0);
+
 	/* read by prolly_branch_head, and deleted by name (it was refused as a new name's would be,
 	 * so the branch could not be removed at all); a new one is still refused */
 	PT_CHECK_RC(prolly_branch_head(&got, remote, name), 0);
@@ -866,6 +882,10 @@ PT_TEST(old_branch_named_by_64_hex_digits)
 	n = 0;
 	PT_CHECK_RC(prolly_branch_list(remote, count_named, &n), 0);
 	PT_CHECKF(n == 2, "%d branches listed", n);
+	n = 0;
+	PT_CHECK_RC(prolly_reflog(remote, name, count_entries, &n), 0);
+	PT_CHECKF(n == 1, "%d reflog entries after the removal", n);
+	PT_CHECK_RC(prolly_reflog(remote, "bad..name", count_entries, &n), PROLLY_EINVAL);
 	PT_CHECK_RC(prolly_branch_remove(NULL, remote, name), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_branch_head(&got, remote, name), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_branch_create(remote, name, &h), PROLLY_EINVAL);
