@@ -336,9 +336,12 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 				if (kn < sizeof(kb) && shown_keyword(kb, kn)) {
 					i = v;
 				} else {
-					size_t len = query ? 0 : secret_value_len(text, v, secrets, n_secrets);
+					size_t len = secret_value_len(text, v, secrets, n_secrets);
+					size_t cut = value_len(text, v, query, one_line);
 					put(&o, "***", 3);
-					i = v + (len ? len : value_len(text, v, query, one_line));
+					/* In a query the value ends at '&' (or, on one line, a quote or white
+					 * space), unless a known secret that holds one goes on past it. */
+					i = v + (query ? (len > cut ? len : cut) : len ? len : cut);
 				}
 				continue;
 			}

@@ -144,6 +144,11 @@ static const char *const msg_cases[][3] = {
      "at postgresql://u:***@h/db: no"},
     /* a value that only starts with the secret is hidden as before */
     {"name 'host=h password=Sekr1tX' holds", "host=h password=Sekr1t", "name 'host=h password=***"},
+    /* a query's password holding a quote, quoted bare in a message: the value up to the quote
+     * was hidden and the rest of the password shown (found by fuzz_redact) */
+    {"could not connect to postgresql://h/db?sslpassword=*\":Sekr1t2: FATAL:  failed",
+     "postgresql://h/db?sslpassword=*\":Sekr1t2",
+     "could not connect to postgresql://h/db?sslpassword=***: FATAL:  failed"},
 };
 
 PT_TEST(redact_message_cases)
