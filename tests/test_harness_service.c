@@ -262,6 +262,32 @@ static int side_b_on_a(prolly_id *out, prolly_db *db, const svc_fixture *fx, uin
 /* A merged tree that lost one of side-b's changes (not a side's first: those are read back) is
  * not validated, though it holds every record and the merge reported every change applied. A
  * diff that reported fewer changes than the trees differ by is not validated either. */
+/* A diff's changes as PUT edits (copies: the entries' memory is the diff's). */
+typedef struct edits_ctx {
+	prolly_edit *ed;
+	size_t n;
+} edits_ctx;
+
+static int collect_edit(void *payload, const prolly_diff_entry *e)
+{
+	edits_ctx *c = payload;
+	if (c->n >= 16 || e->kind != PROLLY_DIFF_CHANGED)
+		return PROLLY_EINVAL;
+	void *k = malloc(e->key.size), *v = malloc(e->new_value.size ? e->new_value.size : 1);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return PROLLY_ENOMEM;
+	}
+	memcpy(k, e->key.data, e->key.size);
+	memcpy(v, e->new_value.data, e->new_value.size);
+	c->ed[c->n].op = PROLLY_PUT;
+	c->ed[c->n].key = (prolly_slice){k, e->key.size};
+	c->ed[c->n].value = (prolly_slice){v, e->new_value.size};
+	c->n++;
+	return 0;
+}
+
 PT_TEST(merge_diff_checks)
 {
 	trun t;
@@ -309,6 +335,20 @@ PT_TEST(merge_diff_checks)
 	memset(&r, 0, sizeof(r));
 	svc_check_diff(&w, &r, &fx.base_tree, &good, 2 * fx.side_keys - 1, "t0/main");
 	PT_CHECKF(r.checked && r.bad, "a diff that missed a change validated");
+
+	/* What the sql diff's rows are checked with: all of base -> good's changes make good, the
+	 * same less one do not. */
+	prolly_edit ed[16];
+	edits_ctx ec = {ed, 0};
+	PT_CHECK(prolly_diff(db, &fx.base_tree, &good, NULL, collect_edit, &ec) == 0);
+	PT_CHECK(ec.n == 2 * fx.side_keys);
+	PT_CHECK(svc_changes_make(&w, &fx.base_tree, &good, ed, ec.n) == 0);
+	PT_CHECKF(svc_changes_make(&w, &fx.base_tree, &good, ed, ec.n - 1) != 0,
+	          "changes one short made the new tree");
+	for (size_t i = 0; i < ec.n; i++) {
+		free((void *)ed[i].key.data);
+		free((void *)ed[i].value.data);
+	}
 cleanup:
 	prolly_buf_dispose(&w.buf);
 	svc_fixture_dispose(&fx);

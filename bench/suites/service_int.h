@@ -181,6 +181,10 @@ uint32_t svc_commit_edits(svc_worker *w);
 /* Checks (untimed) that a commit the store reported written is on branch: its head is commit,
  * or a commit made on top of it since. One read of the ref (and of the history in between). */
 void svc_check_published(svc_worker *w, svc_result *r, const prolly_id *commit, const char *branch);
+/* 0 when the n edits put on tree old give tree (in a txn never committed), non-zero if not or on
+ * an error. */
+int svc_changes_make(svc_worker *w, const prolly_id *old, const prolly_id *tree,
+                     const prolly_edit *ed, size_t n);
 /* Checks (untimed) that a diff of old against tree that reported entries changes was complete:
  * the changes, read again and put on old, give tree, and there are entries of them. */
 void svc_check_diff(svc_worker *w, svc_result *r, const prolly_id *old, const prolly_id *tree,

@@ -778,18 +778,29 @@ static int on_redo(void *payload, const prolly_diff_entry *e)
 	return bench_buf_put(&x->b, e->new_value.data, x->vb) ? PROLLY_ENOMEM : 0;
 }
 
+int svc_changes_make(svc_worker *w, const prolly_id *old, const prolly_id *tree,
+                     const prolly_edit *ed, size_t n)
+{
+	prolly_txn *txn = NULL;
+	prolly_id got;
+	int rc;
+	/* Never committed: the edited tree's nodes stay in memory. */
+	if ((rc = prolly_txn_begin(&txn, w->db)) == 0 &&
+	    (rc = prolly_edit_tree(&got, txn, old, ed, n)) == 0 && !prolly_id_equal(&got, tree))
+		rc = 1;
+	prolly_txn_free(txn);
+	return rc;
+}
+
 void svc_check_diff(svc_worker *w, svc_result *r, const prolly_id *old, const prolly_id *tree,
                     uint64_t entries, const char *branch)
 {
 	redo_ctx x = {{0}, w->fx->value_bytes, 0, 0};
 	size_t rec = SVC_KEY_LEN + (size_t)x.vb;
 	prolly_edit *ed = NULL;
-	prolly_txn *txn = NULL;
-	prolly_id got;
-	int rc;
 
 	r->checked = 1;
-	if ((rc = prolly_diff(w->db, old, tree, NULL, on_redo, &x)) || x.odd ||
+	if (prolly_diff(w->db, old, tree, NULL, on_redo, &x) || x.odd ||
 	    !(ed = calloc(x.n + 1, sizeof(*ed)))) {
 		svc_invalid(r, "diff on %s: the diff cannot be read again as changes", branch);
 		goto cleanup;
@@ -800,14 +811,10 @@ void svc_check_diff(svc_worker *w, svc_result *r, const prolly_id *old, const pr
 		ed[i].key = (prolly_slice){p, SVC_KEY_LEN};
 		ed[i].value = (prolly_slice){p + SVC_KEY_LEN, x.vb};
 	}
-	/* Never committed: the edited tree's nodes stay in memory. */
-	if ((rc = prolly_txn_begin(&txn, w->db)) ||
-	    (rc = prolly_edit_tree(&got, txn, old, ed, (size_t)x.n)) || !prolly_id_equal(&got, tree) ||
-	    x.n != entries)
+	if (svc_changes_make(w, old, tree, ed, (size_t)x.n) || x.n != entries)
 		svc_invalid(r, "diff on %s: the diff's changes do not turn the old tree into the new one",
 		            branch);
 cleanup:
-	prolly_txn_free(txn);
 	free(ed);
 	bench_buf_free(&x.b);
 }

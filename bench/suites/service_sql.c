@@ -11,10 +11,12 @@
  *               (cas_attempts 1, conflicts 0 by construction, not by luck). The commit id it
  *               returns goes to the branch's ring; checked like the client's commit: the new
  *               tree holds every record and the last edit.
- *   diff        prolly_diff(retained commit id, branch)          the rings hold COMMIT ids in this
+ *   diff        prolly_diff(retained commit id, head of branch)  the rings hold COMMIT ids in this
  *               mode (prolly_diff takes refs, not tree ids); the base commit while none is
- *               retained. Every row must be a change ('~') of a key of the space, both values
- *               well formed.
+ *               retained; the statement also returns the head it diffed against
+ *               (prolly_resolve, the same statement). Every row must be a change ('~') of a key
+ *               of the space, both values well formed, and the rows complete: as edits on the
+ *               old commit's tree they give the head's tree.
  *   merge       prolly_merge(scratch, side-b) FROM (prolly_branch(scratch, side-a)): the
  *               scratch branch is created at side-a and side-b merged into it, one statement
  *               (one transaction). Checked like the client's merge, side-b's applied changes
@@ -72,7 +74,10 @@ int svc_sql_open(svc_worker *w, const char *url, const char *schema)
 	    {"svc_get", "SELECT %s.prolly_get($1::text, $2::bytea)", 2},
 	    {"svc_many", "SELECT ord, value FROM %s.prolly_get_many($1::text, $2::bytea[])", 2},
 	    {"svc_commit", "SELECT %s.prolly_commit($1::text, $2::bytea[], $3::bytea[])", 3},
-	    {"svc_diff", "SELECT op, key, old_value, new_value FROM %s.prolly_diff($1::text, $2::text)",
+	    {"svc_diff",
+	     "SELECT h.c, d.op, d.key, d.old_value, d.new_value FROM (SELECT "
+	     "%1$s.prolly_resolve($2::text)) AS h(c) LEFT JOIN LATERAL %1$s.prolly_diff($1::text, h.c) "
+	     "AS d ON true",
 	     2},
 	    {"svc_merge",
 	     "SELECT %1$s.prolly_merge($1::text, $3::text) FROM "
@@ -93,17 +98,25 @@ int svc_sql_open(svc_worker *w, const char *url, const char *schema)
 	return 0;
 }
 
-/* The commit id a statement returned (one text column, binary format: the hex digits). */
-static int result_id(prolly_id *out, const PGresult *res)
+/* The commit id in a row's first column (a text column in binary format: the hex digits). */
+static int id_at(prolly_id *out, const PGresult *res, int row)
 {
 	char hex[PROLLY_ID_HEX_SIZE];
 	int len;
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0) ||
-	    (len = PQgetlength(res, 0, 0)) != PROLLY_ID_HEX_SIZE - 1)
-		return prolly_set_error(PROLLY_ECORRUPT, "the statement did not return one commit id");
-	memcpy(hex, PQgetvalue(res, 0, 0), (size_t)len);
+	if (row >= PQntuples(res) || PQgetisnull(res, row, 0) ||
+	    (len = PQgetlength(res, row, 0)) != PROLLY_ID_HEX_SIZE - 1)
+		return prolly_set_error(PROLLY_ECORRUPT, "the statement did not return a commit id");
+	memcpy(hex, PQgetvalue(res, row, 0), (size_t)len);
 	hex[len] = '\0';
 	return prolly_id_from_hex(out, hex);
+}
+
+/* The commit id a statement returned (one row, one text column). */
+static int result_id(prolly_id *out, const PGresult *res)
+{
+	if (PQntuples(res) != 1)
+		return prolly_set_error(PROLLY_ECORRUPT, "the statement did not return one commit id");
+	return id_at(out, res, 0);
 }
 
 /* ---- reads ----------------------------------------------------------------------------------- */
@@ -239,6 +252,40 @@ static void sql_commit(svc_worker *w, svc_result *r)
 
 /* ---- diff ------------------------------------------------------------------------------------ */
 
+/* Column c of row i as a slice (the result's memory). */
+static prolly_slice cell(const PGresult *res, int i, int c)
+{
+	return (prolly_slice){PQgetvalue(res, i, c), (size_t)PQgetlength(res, i, c)};
+}
+
+/* The diff's rows are complete (untimed): as edits on the old commit's tree they give the tree
+ * of the head the statement diffed against, which it returned in every row. */
+static void sql_diff_complete(svc_worker *w, svc_result *r, const prolly_id *old,
+                              const PGresult *res, size_t n, const char *branch)
+{
+	prolly_commit *co = NULL, *ch = NULL;
+	prolly_edit *ed = NULL;
+	prolly_id head;
+	if (id_at(&head, res, 0) || !(ed = calloc(n + 1, sizeof(*ed))) ||
+	    prolly_commit_read(&co, w->db, old) || prolly_commit_read(&ch, w->db, &head)) {
+		svc_invalid(r, "diff on %s: the old commit or the head diffed against cannot be read",
+		            branch);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ed[i].op = PROLLY_PUT;
+		ed[i].key = cell(res, (int)i, 2);
+		ed[i].value = cell(res, (int)i, 4);
+	}
+	if (svc_changes_make(w, &co->tree, &ch->tree, ed, n))
+		svc_invalid(r, "diff on %s: the diff's changes do not turn the old tree into the new one",
+		            branch);
+cleanup:
+	prolly_commit_free(co);
+	prolly_commit_free(ch);
+	free(ed);
+}
+
 static void sql_diff(svc_worker *w, svc_result *r)
 {
 	const svc_fixture *fx = w->fx;
@@ -259,26 +306,32 @@ static void sql_diff(svc_worker *w, svc_result *r)
 		svc_fail(r, rc, branch);
 		return;
 	}
+	/* One row per change, each with the head's commit id; one row of NULLs but the id when
+	 * there is none (the LEFT JOIN). */
 	size_t bad = 0, rows = (size_t)PQntuples(res);
+	if (rows == 1 && PQgetisnull(res, 0, 1))
+		rows = 0;
 	for (size_t i = 0; i < rows; i++) {
 		int row = (int)i;
 		uint64_t slot;
 		/* Workers only update existing keys: every row is a change of a key in the space. */
-		if (PQgetlength(res, row, 0) != 1 || PQgetvalue(res, row, 0)[0] != '~' ||
-		    svc_key_parse(PQgetvalue(res, row, 1), (size_t)PQgetlength(res, row, 1), fx->records,
+		if (PQgetlength(res, row, 1) != 1 || PQgetvalue(res, row, 1)[0] != '~' ||
+		    svc_key_parse(PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2), fx->records,
 		                  &slot) ||
-		    PQgetisnull(res, row, 2) || PQgetisnull(res, row, 3) ||
-		    svc_value_check(PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2),
-		                    fx->value_bytes, slot, NULL) ||
+		    PQgetisnull(res, row, 3) || PQgetisnull(res, row, 4) ||
 		    svc_value_check(PQgetvalue(res, row, 3), (size_t)PQgetlength(res, row, 3),
+		                    fx->value_bytes, slot, NULL) ||
+		    svc_value_check(PQgetvalue(res, row, 4), (size_t)PQgetlength(res, row, 4),
 		                    fx->value_bytes, slot, NULL))
 			bad++;
 	}
-	PQclear(res);
 	r->entries = rows;
 	r->checked = 1;
 	if (bad)
 		svc_invalid(r, "diff on %s: an entry is not a well-formed change", branch);
+	else
+		sql_diff_complete(w, r, &old, res, rows, branch);
+	PQclear(res);
 }
 
 /* ---- merge ----------------------------------------------------------------------------------- */
