@@ -340,9 +340,16 @@ static const char init_tmpl[] =
     "IF v < 4 THEN\n"
     /* The ACCESS EXCLUSIVE lock waits for every open transaction on nodes (a gc's snapshot
      * lasts the whole gc) and, queued, holds back every new reader and writer: wait 5 s at
-     * most, then give up (SQLSTATE 55P03) rather than stall them all. */
+     * most, then give up (SQLSTATE 55P03) rather than stall them all. The table may have the
+     * constraint while meta says an older version: a data-only restore of an older store's
+     * rows into tables this block made (docs/postgres.md, "Backups"). */
     "  PERFORM set_config('lock_timeout', '5s', true);\n"
-    "  ALTER TABLE @.nodes ADD CONSTRAINT nodes_id_is_sha256 CHECK (id = sha256(node)) NOT VALID;\n"
+    "  IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass(left(#, -5) || "
+    "'.nodes')\n"
+    "      AND conname = 'nodes_id_is_sha256') THEN\n"
+    "    ALTER TABLE @.nodes ADD CONSTRAINT nodes_id_is_sha256 CHECK (id = sha256(node)) NOT "
+    "VALID;\n"
+    "  END IF;\n"
     "  UPDATE @.meta SET value = 4 WHERE key = 'schema_version';\n"
     "END IF;\n"
     /* Version 5: the id stays in its row. Left EXTENDED (the default), the 32-byte id of every
