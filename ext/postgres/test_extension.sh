@@ -24,7 +24,9 @@
 #      read a head before a SQL commit landed loses the race (exit 4), and a REPEATABLE READ
 #      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it;
 #      two sessions creating one branch: the second waits, then fails (42710) with nothing written;
-#      a session holding the write lock: a SQL write gives up after 5 s, then writes once it ends.
+#      a session holding the write lock: a SQL write gives up after 5 s, then writes once it ends;
+#   8. a store and the extension in a database of their own, copied with pg_dump -Fc and with
+#      pg_dump -n public -e prolly, restored: the functions read as on the source, and write.
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -374,4 +376,47 @@ else
 	not_ok "a session holding the write lock (put=$b_rc after $((t1 - t0)) ms, then $c_rc, got=$got)"
 fi
 rm -f "$log.a" "$log.b" "$log.c" "$log.p" "$log.q"
+
+# ---- 8. pg_dump and restore (docs/postgres.md, "Backups: pg_dump and restore") ----
+# A database of its own: a store the CLI wrote, with two branches and a merge, and the
+# extension beside it; copied with pg_dump -Fc and pg_restore, and with a dump of schema public
+# alone (-n public -e prolly, restored with --clean --if-exists). On each copy the extension's
+# functions must read what they read on the source, and write.
+cli() { "$top/$BUILD/prolly" --store "dbname=$1" "${@:2}"; }
+src=prolly_dump_src
+psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS ${src}" -c "DROP DATABASE IF EXISTS ${src}_fc" \
+	-c "DROP DATABASE IF EXISTS ${src}_n" -c "CREATE DATABASE ${src}" -c "CREATE DATABASE ${src}_fc" \
+	-c "CREATE DATABASE ${src}_n" >"$log" 2>&1
+{
+	cli "$src" init && cli "$src" put main k1 v1 && cli "$src" branch dev main &&
+		cli "$src" put dev k2 v2 && cli "$src" put main k3 v3 && cli "$src" merge main dev &&
+		psql -X -q -v ON_ERROR_STOP=1 -d "$src" -c "CREATE EXTENSION prolly SCHEMA public" &&
+		pg_dump -Fc -f "$log.fc" "$src" && pg_dump -Fc -n public -e prolly -f "$log.n" "$src" &&
+		pg_restore --exit-on-error -d "${src}_fc" "$log.fc" &&
+		pg_restore --exit-on-error --clean --if-exists -d "${src}_n" "$log.n"
+} >>"$log" 2>&1
+rc=$?
+sql_reads() {
+	psql -X -At -v ON_ERROR_STOP=1 -d "$1" -c "SELECT name, commit_id, tree_id FROM prolly_branches() ORDER BY 1" \
+		-c "SELECT b.name, s.key, s.value FROM prolly_branches() b, prolly_scan(b.name) s ORDER BY 1, 2" \
+		-c "SELECT commit_id, message FROM prolly_log('main')" -c "SELECT * FROM prolly_diff('dev', 'main')" 2>&1
+}
+want=$(sql_reads "$src")
+bad=
+for c in fc n; do
+	[ "$(sql_reads "${src}_$c")" = "$want" ] || bad+=" $c:reads"
+	got=$(psql -X -At -v ON_ERROR_STOP=1 -d "${src}_$c" -c "SELECT prolly_put('main', 'k4', 'v4') IS NOT NULL" \
+		-c "SELECT prolly_merge('dev', 'main') IS NOT NULL" -c "SELECT convert_from(prolly_get('dev', 'k4'), 'UTF8')" 2>&1 | paste -sd' ')
+	[ "$got" = "t t v4" ] || bad+=" $c:writes($got)"
+	cli "${src}_$c" verify dev >/dev/null 2>&1 || bad+=" $c:verify"
+done
+if [ "$rc" = 0 ] && [ -z "$bad" ] && [ -n "$want" ]; then
+	ok "pg_dump -Fc and -n public -e prolly, restored: the extension's functions read as on the source and write"
+else
+	tail -n 20 "$log" | sed 's/^/# /'
+	not_ok "pg_dump and restore with the extension (rc=$rc:$bad)"
+fi
+psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS ${src}" -c "DROP DATABASE IF EXISTS ${src}_fc" \
+	-c "DROP DATABASE IF EXISTS ${src}_n" >/dev/null 2>&1
+rm -f "$log.fc" "$log.n"
 finish
