@@ -918,9 +918,10 @@ PROLLY_API void prolly_commit_free(prolly_commit *c);
  * prolly/store.h); it is found in txn or the cache without a store call when it was just made or
  * read, else read once. The parents must be in the store too, or made in txn: one made in txn,
  * or read as a branch head in txn (prolly_commit_edits, merges) or by this handle at the txn's gc
- * epoch, costs nothing; the others are asked about in one store call (their bytes are not
- * read). Errors: PROLLY_EINVAL (out, txn or tree NULL, parents NULL with n_parents > 0, a txn
- * committed already); PROLLY_ENOTFOUND (tree absent, or a parent absent: the message names it);
+ * epoch, costs nothing; the others are read in one store call, which checks that each is a
+ * commit. Errors: PROLLY_EINVAL (out, txn or tree NULL, parents NULL with n_parents > 0, a txn
+ * committed already, a parent that is not a commit, such as a tree id: the message names it);
+ * PROLLY_ENOTFOUND (tree absent, or a parent absent: the message names it);
  * PROLLY_ECONFLICT (a parent absent because a gc ran since the txn began, as when a branch head
  * the txn read was left behind by other commits and collected: retry, as after a lost race; the
  * store's epoch is read to tell, one more store call on this failure only); PROLLY_ENOMEM; store

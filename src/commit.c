@@ -271,26 +271,63 @@ int prolly_commits_read(prolly_commit **out, prolly_db *db, const prolly_id *ids
 	return rc;
 }
 
-/* The parents of a commit being made are in the store (K6's history half: a commit published
- * over a missing parent breaks log, merge-base, gc and sync later). A parent made in this txn,
- * or read as a head at the txn's gc epoch (H4 in head_memo.c), is known without a read; the
- * others are asked about in one call, and the txn's epoch check keeps a gc from removing them
- * before its write. */
+static int is_commit_bytes(const void *data, size_t size)
+{
+	return size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) == 0;
+}
+
+static int not_a_commit(const prolly_id *id)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	return prolly_set_error(PROLLY_EINVAL,
+	                        "prolly_commit_create: parent %s is not a commit (a tree node or "
+	                        "another object)",
+	                        hex);
+}
+
+typedef struct parents_ctx {
+	unsigned char *have;
+	size_t bad; /* index of the first parent that is not a commit, or SIZE_MAX */
+} parents_ctx;
+
+static int on_parent(void *payload, size_t index, const void *data, size_t size)
+{
+	parents_ctx *pc = payload;
+	pc->have[index] = 1;
+	if (!is_commit_bytes(data, size) && pc->bad == SIZE_MAX)
+		pc->bad = index;
+	return 0;
+}
+
+/* The parents of a commit being made are commits in the store (K6's history half: a commit
+ * published over a missing parent, or over a tree named as one, breaks log, merge-base, gc and
+ * sync later). A parent made in this txn, or read as a head at the txn's gc epoch (H4 in
+ * head_memo.c), is known without a read; the others are read in one call (their magic tells a
+ * commit), and the txn's epoch check keeps a gc from removing them before its write. */
 static int parents_stored(prolly_txn *txn, const prolly_id *parents, size_t n)
 {
 	prolly_id ask[PROLLY_COMMIT_MAX_PARENTS];
 	unsigned char have[PROLLY_COMMIT_MAX_PARENTS];
+	parents_ctx pc = {have, SIZE_MAX};
 	const void *bytes;
 	size_t k = 0, size;
 	int rc;
-	for (size_t i = 0; i < n; i++)
-		if (prolly__txn_find_raw(txn, &parents[i], &bytes, &size) != 0 &&
-		    !prolly__seen_at(&txn->db->heads, &parents[i], txn->epoch))
+	for (size_t i = 0; i < n; i++) {
+		if (prolly__txn_find_raw(txn, &parents[i], &bytes, &size) == 0) {
+			if (!is_commit_bytes(bytes, size))
+				return not_a_commit(&parents[i]);
+		} else if (!prolly__seen_at(&txn->db->heads, &parents[i], txn->epoch)) {
 			ask[k++] = parents[i];
+		}
+	}
 	if (!k)
 		return 0;
-	if ((rc = prolly__has_nodes(txn->db, ask, k, have)))
+	memset(have, 0, k);
+	if ((rc = prolly__load_raw(txn->db, ask, k, on_parent, &pc)))
 		return rc;
+	if (pc.bad != SIZE_MAX)
+		return not_a_commit(&ask[pc.bad]);
 	for (size_t i = 0; i < k; i++) {
 		if (!have[i]) {
 			char hex[PROLLY_ID_HEX_SIZE];

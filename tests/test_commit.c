@@ -251,6 +251,53 @@ PT_TEST(commit_parents_must_be_stored)
 	prolly_close(db);
 }
 
+/* A parent must be a commit, not just an object of the store: prolly_commit_create used to ask
+ * the store only whether a parent's id was there, so a tree id given as a parent made (and a
+ * branch move published) a commit whose history log, merge-base and verify --history then
+ * reported as a corrupt commit. Now a stored tree is PROLLY_EINVAL naming it, nothing is made,
+ * and a stored parent still costs one store call. */
+PT_TEST(commit_parents_must_be_commits)
+{
+	prolly_db *db = tm_open_mem(64 << 20);
+	PT_REQUIRE(db);
+	prolly_id head, tree, fresh, out, none = tm_fake_id(0xcd);
+	prolly_txn *txn = NULL;
+	prolly_commit *c = NULL;
+	prolly_stats before = PROLLY_STATS_INIT, after = PROLLY_STATS_INIT;
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	prolly_edit e2 = {PROLLY_PUT, {"j", 1}, {"w", 1}};
+	PT_REQUIRE(prolly_commit_edits(&head, db, "main", &e, 1, "one") == 0);
+	PT_REQUIRE(prolly_commit_read(&c, db, &head) == 0);
+	tree = c->tree;
+	prolly_commit_free(c);
+	c = NULL;
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	/* a stored tree */
+	out = none;
+	PT_CHECK_RC(prolly_commit_create(&out, txn, &tree, &tree, 1, 0, "over a tree"), PROLLY_EINVAL);
+	prolly_id_to_hex(hex, &tree);
+	PT_CHECKF(strstr(prolly_last_error(), hex) != NULL, "%s", prolly_last_error());
+	PT_CHECK(prolly_id_equal(&out, &none));
+	/* a tree made in this txn: not in the store yet, refused as an absent parent */
+	PT_REQUIRE(prolly_edit_tree(&fresh, txn, &tree, &e2, 1) == 0);
+	PT_CHECK_RC(prolly_commit_create(&out, txn, &tree, &fresh, 1, 0, "over a new tree"),
+	            PROLLY_ENOTFOUND);
+	PT_CHECK(prolly_id_equal(&out, &none));
+	prolly_txn_free(txn);
+	txn = NULL;
+	/* a stored commit not seen by the txn: still one store call */
+	prolly_db_cache_clear(db);
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(prolly_db_stats(db, &before) == 0);
+	PT_CHECK_RC(prolly_commit_create(&out, txn, &tree, &head, 1, 0, "two"), 0);
+	PT_REQUIRE(prolly_db_stats(db, &after) == 0);
+	PT_CHECKF(after.store_reads <= before.store_reads + 1, "%llu store reads",
+	          (unsigned long long)(after.store_reads - before.store_reads));
+	prolly_txn_free(txn);
+	prolly_close(db);
+}
+
 static int count_commit(void *payload, const prolly_commit *c)
 {
 	(void)payload;
