@@ -1047,7 +1047,10 @@ PROLLY_API int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebas
                                       unsigned max_attempts);
 
 /* Creates branch `name` at commit (O(1): no node is copied). PROLLY_ECONFLICT if it exists;
- * PROLLY_EPRUNED if gc removed the commit's tree (retention kept it for the history only). */
+ * PROLLY_EPRUNED if gc removed the commit's tree (retention kept it for the history only);
+ * PROLLY_ENOTFOUND if commit is not in the store; PROLLY_EINVAL (db or commit NULL, a bad name,
+ * an id that names a tree or a reflog entry rather than a commit); PROLLY_ECORRUPT (the commit
+ * fails its checks); store errors. */
 PROLLY_API int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* Deletes a branch; PROLLY_ENOTFOUND if absent. */
 PROLLY_API int prolly_branch_delete(prolly_db *db, const char *name);
@@ -1400,14 +1403,16 @@ PROLLY_API int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const
  * relation between the two (reflogged as "reset"). *out_old (may be NULL) receives that head.
  * PROLLY_ENOTFOUND if the branch or the commit does not exist; PROLLY_EPRUNED if gc removed the
  * commit's tree; PROLLY_ECONFLICT if the branch moved between the read and the write (nothing
- * written). */
+ * written); PROLLY_EINVAL (NULL db or commit, a bad name, an id that names a tree or a reflog
+ * entry rather than a commit); PROLLY_ECORRUPT (the commit fails its checks); store errors. */
 PROLLY_API int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char *branch,
                                    const prolly_id *commit);
 
 /* Tags: the ref "refs/tags/NAME" naming a commit; names follow the branch name rules. A tag is
  * only created or deleted, never moved. gc keeps what tags name like branch heads. */
 /* PROLLY_ECONFLICT if the tag exists; PROLLY_ENOTFOUND if commit does not; PROLLY_EPRUNED if gc
- * removed its tree. */
+ * removed its tree; PROLLY_EINVAL also for an id that names a tree or a reflog entry rather than
+ * a commit; PROLLY_ECORRUPT (the commit fails its checks); store errors. */
 PROLLY_API int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit);
 /* PROLLY_ENOTFOUND if absent. *out_commit (may be NULL) receives what it named. */
 PROLLY_API int prolly_tag_delete(prolly_id *out_commit, prolly_db *db, const char *name);

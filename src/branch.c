@@ -328,7 +328,7 @@ int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commi
 		 * them): known if this handle read the commit as a head at the txn's epoch (H4 in
 		 * head_memo.c), else read. */
 		if (!prolly__seen_at(&db->heads, commit, txn->epoch)) {
-			if ((rc = prolly__commits_read(db, commit, 1, &c))) {
+			if ((rc = prolly__commit_read_as(&c, db, commit, name))) {
 				if (rc == PROLLY_ENOTFOUND)
 					prolly_set_error(rc, "cannot create branch '%s': commit %s not found", name,
 					                 hex);

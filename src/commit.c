@@ -300,6 +300,54 @@ static int on_parent(void *payload, size_t index, const void *data, size_t size)
 	return 0;
 }
 
+/* ---- a commit the caller named ------------------------------------------------------------ */
+
+typedef struct one_ctx {
+	const prolly_id *id;
+	prolly_commit *c;
+	const char *other; /* what the object is when it is a known kind other than a commit */
+	int rc;
+} one_ctx;
+
+static int on_one(void *payload, size_t index, const void *data, size_t size)
+{
+	one_ctx *o = payload;
+	(void)index;
+	if (o->c || o->other)
+		return 0;
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
+		o->other = "tree";
+		return 0;
+	}
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_REFLOG_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
+		o->other = "reflog entry";
+		return 0;
+	}
+	return o->rc = prolly__commit_decode(&o->c, o->id, data, size);
+}
+
+int prolly__commit_read_as(prolly_commit **out, prolly_db *db, const prolly_id *id,
+                           const char *what)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	one_ctx o = {id, NULL, NULL, 0};
+	int rc = prolly__load_raw(db, id, 1, on_one, &o);
+	if (o.rc)
+		rc = o.rc;
+	if (rc) {
+		prolly_commit_free(o.c);
+		return rc;
+	}
+	prolly_id_to_hex(hex, id);
+	if (o.other)
+		return prolly_set_error(PROLLY_EINVAL, "'%s': %s is a %s, not a commit", what, hex,
+		                        o.other);
+	if (!o.c)
+		return prolly_set_error(PROLLY_ENOTFOUND, "'%s': no commit %s", what, hex);
+	*out = o.c;
+	return 0;
+}
+
 /* The parents of a commit being made are commits in the store (K6's history half: a commit
  * published over a missing parent, or over a tree named as one, breaks log, merge-base, gc and
  * sync later). A parent made in this txn, or read as a head at the txn's gc epoch (H4 in

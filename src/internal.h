@@ -652,6 +652,11 @@ int prolly__branch_publish(prolly_db *db, prolly_txn *txn, const char *branch, c
 /* Reads n commits (out[] zeroed by the caller) with one store call; a missing one is
  * PROLLY_ENOTFOUND. */
 int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_commit **out);
+/* Reads the commit a caller named (what: how it was named, for the messages): an id of a tree or
+ * a reflog entry is PROLLY_EINVAL ("'WHAT': ID is a tree, not a commit"), bad input rather than
+ * damage; an absent one PROLLY_ENOTFOUND; a damaged commit PROLLY_ECORRUPT. One store call. */
+int prolly__commit_read_as(prolly_commit **out, prolly_db *db, const prolly_id *id,
+                           const char *what);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The commit graph of a history walk (commit_graph.c), walked by merge_base.c and log.c      */

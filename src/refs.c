@@ -35,7 +35,7 @@ int prolly__commit_tree_stored(prolly_db *db, const prolly_commit *c, const char
 static int commit_exists(prolly_db *db, const prolly_id *id, const char *ref)
 {
 	prolly_commit *c = NULL;
-	int rc = prolly_commit_read(&c, db, id);
+	int rc = prolly__commit_read_as(&c, db, id, ref);
 	if (rc == PROLLY_ENOTFOUND) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, id);

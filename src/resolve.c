@@ -16,7 +16,8 @@
  *       prolly_resolve (its head is returned as the ref holds it); prolly_resolve_commit reads
  *       that one too, with the ref in one store call where the store can (head.c);
  *   S2  an object that is a tree node where a commit is expected is PROLLY_EINVAL (bad input),
- *       not PROLLY_ECORRUPT: the store is fine, the spec is wrong;
+ *       not PROLLY_ECORRUPT: the store is fine, the spec is wrong (prolly__commit_read_as in
+ *       commit.c, which the branch, tag and reset functions use for the commit they are given);
  *   S3  a short id is looked up with the store's find_ids (one index range scan) where the
  *       store has it; otherwise by walking the history reachable from every ref. It must name
  *       exactly one commit: none is PROLLY_ENOTFOUND, several PROLLY_EINVAL listing them.
@@ -40,53 +41,6 @@
 /* Commits the steps' graph holds before it starts afresh (S4): several of its largest reads
  * ahead (commit_graph.c), so that few commits read ahead are dropped unused. */
 #define STEP_GRAPH_MAX 16384
-
-/* ---- reading one commit (S1, S2) ------------------------------------------------------------ */
-
-typedef struct one_ctx {
-	const prolly_id *id;
-	prolly_commit *c;
-	const char *other; /* what the object is when it is a known kind other than a commit */
-	int rc;
-} one_ctx;
-
-static int on_one(void *payload, size_t index, const void *data, size_t size)
-{
-	one_ctx *o = payload;
-	(void)index;
-	if (o->c || o->other)
-		return 0;
-	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
-		o->other = "tree";
-		return 0;
-	}
-	if (size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_REFLOG_MAGIC, PROLLY__MAGIC_SIZE) == 0) {
-		o->other = "reflog entry";
-		return 0;
-	}
-	return o->rc = prolly__commit_decode(&o->c, o->id, data, size);
-}
-
-static int read_commit(prolly_commit **out, prolly_db *db, const prolly_id *id, const char *spec)
-{
-	char hex[PROLLY_ID_HEX_SIZE];
-	one_ctx o = {id, NULL, NULL, 0};
-	int rc = prolly__load_raw(db, id, 1, on_one, &o);
-	if (o.rc)
-		rc = o.rc;
-	if (rc) {
-		prolly_commit_free(o.c);
-		return rc;
-	}
-	prolly_id_to_hex(hex, id);
-	if (o.other)
-		return prolly_set_error(PROLLY_EINVAL, "'%s': %s is a %s, not a commit", spec, hex,
-		                        o.other);
-	if (!o.c)
-		return prolly_set_error(PROLLY_ENOTFOUND, "'%s': no commit %s", spec, hex);
-	*out = o.c;
-	return 0;
-}
 
 /* ---- short ids (S3) --------------------------------------------------------------------------- */
 
@@ -235,16 +189,16 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 		prolly_id id;
 		if ((rc = prolly_id_from_hex(out, base)))
 			return rc;
-		if ((rc = read_commit(c, db, out, spec)) != PROLLY_ENOTFOUND)
+		if ((rc = prolly__commit_read_as(c, db, out, spec)) != PROLLY_ENOTFOUND)
 			return rc;
 		/* then a branch of that name, which libraries before the 64-hex rule created */
 		snprintf(ref, sizeof(ref), "refs/heads/%.*s", (int)blen, base);
 		if ((rc = prolly__get_ref(db, ref, &id)) == PROLLY_ENOTFOUND)
-			return read_commit(c, db, out, spec); /* "no commit ..." again */
+			return prolly__commit_read_as(c, db, out, spec); /* "no commit ..." again */
 		if (rc)
 			return rc;
 		*out = id;
-		return read_commit(c, db, out, spec);
+		return prolly__commit_read_as(c, db, out, spec);
 	}
 	rc = prolly_branch_name_valid(base); /* EINVAL (bad name) keeps its message */
 	if (rc && !hex)
@@ -256,7 +210,7 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 				return rc;
 			rc = prolly__head_read_raise(db, ref, out, c);
 			if (rc == 0) /* NULL *c: a store without get_ref_objects, or the commit is gone */
-				return *c ? 0 : read_commit(c, db, out, spec);
+				return *c ? 0 : prolly__commit_read_as(c, db, out, spec);
 		} else {
 			rc = prolly_branch_head(out, db, base);
 		}
@@ -265,17 +219,17 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 		/* a tag of the same name comes after the branch, before a short id */
 		rc = prolly_tag_get(out, db, base);
 		if (rc == 0)
-			return read_commit(c, db, out, spec);
+			return prolly__commit_read_as(c, db, out, spec);
 		if (rc != PROLLY_ENOTFOUND)
 			return rc;
 		/* then a remote-tracking branch REMOTE/BRANCH (remote.c, RM2) */
 		if (memchr(base, '/', blen) && (rc = remote_tracking(out, db, base)) != PROLLY_ENOTFOUND)
-			return rc ? rc : read_commit(c, db, out, spec);
+			return rc ? rc : prolly__commit_read_as(c, db, out, spec);
 	}
 	if (hex && blen >= MIN_PREFIX && blen < 2 * PROLLY_ID_SIZE) {
 		if ((rc = find_prefix(out, db, base, blen, spec)))
 			return rc;
-		return read_commit(c, db, out, spec);
+		return prolly__commit_read_as(c, db, out, spec);
 	}
 	if (hex && blen < MIN_PREFIX)
 		return prolly_set_error(PROLLY_ENOTFOUND,
@@ -308,7 +262,7 @@ static int step(size_t *np, prolly_id *next, prolly__graph *g, prolly_db *db, co
 		return 0;
 	}
 	prolly_commit *c = NULL; /* absent, a tree or damaged: reading it alone says which */
-	if ((rc = read_commit(&c, db, cur, spec)))
+	if ((rc = prolly__commit_read_as(&c, db, cur, spec)))
 		return rc;
 	*np = c->n_parents;
 	if (*np >= want)
@@ -441,7 +395,7 @@ static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, 
 		}
 	}
 	if (!c && (out_c || (strlen(spec) != blen && !in_graph(&g, &cur))) &&
-	    (rc = read_commit(&c, db, &cur, spec))) { /* S1 */
+	    (rc = prolly__commit_read_as(&c, db, &cur, spec))) { /* S1 */
 		if (rc == PROLLY_ENOTFOUND && strlen(spec) != blen)
 			prolly_set_error(rc, "'%s': that commit is gone (retention)", spec);
 		goto cleanup;

@@ -487,6 +487,37 @@ PT_TEST(commits_read_many_in_one_call)
 	prolly_close(db);
 }
 
+/* A branch, a tag or a reset given a tree id where the commit goes: bad input (PROLLY_EINVAL,
+ * "is a tree, not a commit"), as prolly_resolve says of such an id, not PROLLY_ECORRUPT: the
+ * store is sound, the caller passed the wrong id. They used to read the tree as a commit and
+ * report "commit ... is corrupt: shorter than the fixed header". Nothing is created or moved. */
+PT_TEST(ref_moves_refuse_a_tree_id)
+{
+	prolly_db *db = tm_open_mem(64 << 20);
+	PT_REQUIRE(db);
+	prolly_id head, tree, old, cur;
+	prolly_commit *c = NULL;
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	PT_REQUIRE(prolly_commit_edits(&head, db, "main", &e, 1, "one") == 0);
+	PT_REQUIRE(prolly_commit_read(&c, db, &head) == 0);
+	tree = c->tree;
+	prolly_commit_free(c);
+	PT_CHECK_RC(prolly_branch_create(db, "b", &tree), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "is a tree, not a commit") != NULL, "%s",
+	          prolly_last_error());
+	PT_CHECK_RC(prolly_branch_head(NULL, db, "b"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_tag_create(db, "t", &tree), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "is a tree, not a commit") != NULL, "%s",
+	          prolly_last_error());
+	PT_CHECK_RC(prolly_tag_get(NULL, db, "t"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_branch_reset(&old, db, "main", &tree), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "is a tree, not a commit") != NULL, "%s",
+	          prolly_last_error());
+	PT_CHECK_RC(prolly_branch_head(&cur, db, "main"), 0);
+	PT_CHECK(prolly_id_equal(&cur, &head));
+	prolly_close(db);
+}
+
 PT_TEST(branch_names)
 {
 	const char *good[] = {"main",  "a",     "feature/x", "v1.2.3", "a-b_c",
