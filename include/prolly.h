@@ -977,7 +977,10 @@ PROLLY_API int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *
  * Errors: prolly_resolve's; PROLLY_EINVAL also for out NULL. Any thread (THREADS above). */
 PROLLY_API int prolly_resolve_commit(prolly_commit **out, prolly_db *db, const char *spec);
 
-/* Queues in txn the move of branch from expected (NULL: must not exist) to commit. */
+/* Queues in txn the move of branch from expected (NULL: must not exist) to commit, as
+ * prolly_txn_set_ref does (the name checked as a branch name; nothing is read). PROLLY_EINVAL (a
+ * bad branch name, txn or commit NULL, the branch queued twice in the txn, a txn committed
+ * already); PROLLY_ENOMEM. */
 PROLLY_API int prolly_txn_move_branch(prolly_txn *txn, const char *branch,
                                       const prolly_id *expected, const prolly_id *commit);
 
@@ -989,8 +992,10 @@ PROLLY_API int prolly_txn_move_branch(prolly_txn *txn, const char *branch,
  * branch met no other writer builds on that commit without reading the head (one round trip),
  * and if the guess was wrong (another writer or a gc since) its write fails with nothing written
  * and the commit is made again after a head read, so the result is the same either way.
- * out_commit may be NULL. PROLLY_EINVAL (db NULL, edits NULL with n > 0, a bad branch name);
- * PROLLY_ETOOBIG; store errors. */
+ * out_commit may be NULL. PROLLY_EINVAL (db NULL, edits NULL with n > 0, a bad branch name, an
+ * edit prolly_edit_tree refuses); PROLLY_ETOOBIG; PROLLY_ENOTFOUND or PROLLY_ECORRUPT (the
+ * head's commit or a node of its tree absent or damaged, the branch not having moved);
+ * PROLLY_EUNSUPPORTED (a handle opened with PROLLY_OPEN_READONLY); store errors. */
 PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const char *branch,
                                    const prolly_edit *edits, size_t n, const char *message);
 
@@ -1052,7 +1057,9 @@ PROLLY_API int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebas
  * an id that names a tree or a reflog entry rather than a commit); PROLLY_ECORRUPT (the commit
  * fails its checks); store errors. */
 PROLLY_API int prolly_branch_create(prolly_db *db, const char *name, const prolly_id *commit);
-/* Deletes a branch; PROLLY_ENOTFOUND if absent. */
+/* Deletes a branch; PROLLY_ENOTFOUND if absent; PROLLY_ECONFLICT if it kept moving while the
+ * deletion was tried (8 times; nothing deleted); PROLLY_EINVAL (db NULL, a bad name); store
+ * errors. */
 PROLLY_API int prolly_branch_delete(prolly_db *db, const char *name);
 /* The same, and *out_head (may be NULL) receives the head it removed (reflogged as "delete").
  * Both take an existing branch of 64 hex digits that an older library made (else
@@ -1112,7 +1119,9 @@ PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const 
  * ancestor of `from`'s the branch fast-forwards. PROLLY_EMERGE on unresolved conflicts (nothing
  * is written); PROLLY_ECONFLICT if `into` moved meanwhile. Without a merge base it refuses:
  * PROLLY_ENOTFOUND when the histories are unrelated, PROLLY_EPRUNED when retention removed the
- * base or its tree, unless opts->allow_unrelated (empty base) or opts->base (that commit). The
+ * base or its tree, unless opts->allow_unrelated (empty base) or opts->base (that commit).
+ * PROLLY_ENOTFOUND also when `into` or `from` is no branch; PROLLY_EINVAL (db, into or from NULL,
+ * a bad branch name: `from` is a branch name too, not a revision spec). The
  * move is reflogged as "merge" or "fast-forward". out_commit, stats and opts may be NULL; an
  * unknown opts->version or stats->version is PROLLY_EINVAL before anything is read. */
 PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats,
@@ -1127,7 +1136,10 @@ PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *
  * write: a write that began before the gc fails with PROLLY_ECONFLICT instead of publishing a
  * tree whose nodes were removed. out (may be NULL; initialised with PROLLY_GC_RESULT_INIT)
  * receives the counts on success; an unknown out->version is PROLLY_EINVAL before anything is
- * done. */
+ * done. Errors: PROLLY_EINVAL (db NULL, out->version); PROLLY_EUNSUPPORTED (a store without gc,
+ * a handle opened with PROLLY_OPEN_READONLY); PROLLY_ECORRUPT (a ref names an object the store
+ * lacks, or a damaged one: the message names the ref, and no node is removed); PROLLY_ECONFLICT (other writers kept winning the expiry of the reflog: run it
+ * again); PROLLY_ENOMEM; store errors. */
 PROLLY_API int prolly_gc(prolly_db *db, prolly_gc_result *out);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1396,7 +1408,8 @@ PROLLY_API int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn
 
 /* Re-creates deleted branch `name` at the head its newest "delete" reflog entry removed, and
  * puts that commit in *out_commit (may be NULL). Reflogged as "restore". PROLLY_ENOTFOUND if the
- * reflog has no deletion of it (or its commit is gone); PROLLY_ECONFLICT if the branch exists. */
+ * reflog has no deletion of it (or its commit is gone); PROLLY_ECONFLICT if the branch exists;
+ * PROLLY_EINVAL (db NULL, a bad name). */
 PROLLY_API int prolly_branch_restore(prolly_id *out_commit, prolly_db *db, const char *name);
 
 /* Moves branch to commit by compare-and-swap against the head it reads first, whatever the
