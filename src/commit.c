@@ -21,7 +21,8 @@
  *
  * Decoding checks, each failure PROLLY_ECORRUPT naming the commit id:
  *   CM1 at least the fixed 53 bytes are present;
- *   CM2 the magic is "PRLC" (a tree node's "PRLY" is reported as "a tree node, not a commit");
+ *   CM2 the magic is "PRLC" (a tree node's "PRLY" is reported as "a tree node, not a commit",
+ *       checked first, so also for a node shorter than CM1's 53 bytes);
  *   CM3 the version is 1..PROLLY_FORMAT_VERSION (a greater one is PROLLY_EVERSION);
  *   CM4 p <= PROLLY_COMMIT_MAX_PARENTS and the parents fit in the bytes;
  *   CM5 the parents are pairwise distinct;
@@ -123,13 +124,13 @@ int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *
 	size_t off;
 	int rc = 0;
 
+	/* CM2 before CM1: a tree node shorter than a commit's header is still named as one. */
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(p, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0)
+		return corrupt(id, "it is a tree node, not a commit");
 	if (size < COMMIT_FIXED) /* CM1 */
 		return corrupt(id, "shorter than the fixed header");
-	if (memcmp(p, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) { /* CM2 */
-		if (memcmp(p, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) == 0)
-			return corrupt(id, "it is a tree node, not a commit");
+	if (memcmp(p, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) != 0) /* CM2 */
 		return corrupt(id, "bad magic");
-	}
 	if (p[PROLLY__COMMIT_OFF_VERSION] == 0) /* CM3 */
 		return corrupt(id, "version 0");
 	if (p[PROLLY__COMMIT_OFF_VERSION] > PROLLY_FORMAT_VERSION) {
