@@ -871,8 +871,9 @@ PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prol
  * side the change is measured from (0 is then PROLLY_EINVAL; for other commits mainline is 0 or
  * 1). A root commit's parent tree is the empty tree. Conflicts, stats, opts and out_root behave
  * as in prolly_merge (PROLLY_EMERGE with opts->resolve PROLLY_RESOLVE_FAIL). Errors: those of
- * prolly_merge; PROLLY_EINVAL (NULL argument, mainline missing or out of range);
- * PROLLY_ENOTFOUND (commit or its parent absent). The branch is not moved: commit the result
+ * prolly_merge; PROLLY_EINVAL (NULL argument, mainline missing or out of range, a commit id that
+ * names a tree or a reflog entry); PROLLY_ENOTFOUND (commit or its parent absent);
+ * PROLLY_ECORRUPT (commit or its parent damaged). The branch is not moved: commit the result
  * with prolly_commit_create and prolly_txn_move_branch. */
 PROLLY_API int prolly_cherry_pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
                                   const prolly_id *onto, const prolly_id *commit, unsigned mainline,

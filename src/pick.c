@@ -13,8 +13,9 @@
 
 /* A commit made in txn and not yet published, or one the handle read last as a branch head
  * (commits are immutable and were hash-checked: only their contents are needed here), or else
- * one in the store. */
-static int read_commit(prolly_commit **out, prolly_txn *txn, const prolly_id *id)
+ * one in the store. what (the caller's word for the commit it named) makes a tree id there bad
+ * input, PROLLY_EINVAL, rather than a corrupt commit (S2 in resolve.c); NULL for a parent. */
+static int read_commit(prolly_commit **out, prolly_txn *txn, const prolly_id *id, const char *what)
 {
 	const void *bytes;
 	size_t size;
@@ -22,6 +23,8 @@ static int read_commit(prolly_commit **out, prolly_txn *txn, const prolly_id *id
 		return prolly__commit_decode(out, id, bytes, size);
 	if ((*out = prolly__head_memo_find(&txn->db->heads, id)))
 		return 0;
+	if (what)
+		return prolly__commit_read_as(out, txn->db, id, what);
 	return prolly_commit_read(out, txn->db, id);
 }
 
@@ -39,7 +42,7 @@ static int pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
 	if ((rc = prolly__merge_check(opts, stats)))
 		return rc;
 	prolly_id_to_hex(hex, commit);
-	if ((rc = read_commit(&c, txn, commit)))
+	if ((rc = read_commit(&c, txn, commit, revert ? "revert" : "cherry-pick")))
 		goto cleanup;
 	if (c->n_parents > 1 && mainline == 0) {
 		rc = prolly_set_error(PROLLY_EINVAL,
@@ -57,7 +60,7 @@ static int pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
 		parent_tree = txn->db->empty_tree;
 	} else {
 		const prolly_id *pid = &c->parents[mainline ? mainline - 1 : 0];
-		if ((rc = read_commit(&p, txn, pid))) {
+		if ((rc = read_commit(&p, txn, pid, NULL))) {
 			if (rc == PROLLY_ENOTFOUND)
 				prolly_set_error(rc, "the parent of commit %s is gone (retention)", hex);
 			goto cleanup;

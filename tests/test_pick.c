@@ -220,6 +220,17 @@ PT_TEST(pick_merge_commit_needs_mainline)
 	memset(&bogus, 3, sizeof bogus);
 	PT_CHECK_RC(prolly_revert(&got, NULL, txn, &ht, &bogus, 0, NULL), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_revert(NULL, NULL, txn, &ht, &mi, 1, NULL), PROLLY_EINVAL);
+	/* a stored tree given as the commit: bad input, as prolly_resolve says of it, not a
+	 * corrupt commit (it used to be PROLLY_ECORRUPT, "commit ... is corrupt") */
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+	txn = NULL;
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_CHECK_RC(prolly_cherry_pick(&got, NULL, txn, &ht, &ht, 0, NULL), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "is a tree, not a commit") != NULL, "%s",
+	          prolly_last_error());
+	PT_CHECK_RC(prolly_revert(&got, NULL, txn, &ht, &ht, 0, NULL), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_revert(&got, NULL, txn, &ht, &mi, 1, NULL), 0);
 	prolly_txn_free(txn);
 	tm_model_dispose(&x);
 	tm_model_dispose(&y);
