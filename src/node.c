@@ -29,7 +29,8 @@
  * PROLLY_CHILD_ENTRY), which every other file that reads a node at a fixed offset uses.
  *
  * Invariants (checked by prolly__node_decode; a violation is PROLLY_ECORRUPT naming the id):
- *   N1  magic is "PRLY", flags are 0, version is 1 (a larger version is PROLLY_EVERSION).
+ *   N1  magic is "PRLY", flags are 0, version is 1 (a larger version is PROLLY_EVERSION); a
+ *       commit's or reflog entry's magic is named as such (a commit id given as a tree).
  *   N2  level <= PROLLY_MAX_LEVEL; an internal node has n >= 1.
  *   N3  offset tables start at 0, never decrease, and the heaps end exactly at the node's end.
  *   N4  keys are strictly increasing (memcmp order, shorter prefix first).
@@ -89,6 +90,10 @@ int prolly__node_decode(pnode **out, const prolly_id *id, const void *bytes, siz
 		if (!prolly_id_equal(&h, id))
 			return corrupt(id, "bytes do not hash to the id");
 	}
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(b, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) == 0)
+		return corrupt(id, "it is a commit, not a tree node"); /* N1: say what it is */
+	if (size >= PROLLY__MAGIC_SIZE && memcmp(b, PROLLY_REFLOG_MAGIC, PROLLY__MAGIC_SIZE) == 0)
+		return corrupt(id, "it is a reflog entry, not a tree node");
 	if (size < PROLLY_NODE_HEADER + 4 || memcmp(b, PROLLY_NODE_MAGIC, PROLLY__MAGIC_SIZE) != 0)
 		return corrupt(id, "bad magic or too short");
 	if (b[OFF_VERSION] > PROLLY_FORMAT_VERSION) {

@@ -174,6 +174,11 @@ TM_BOTH_STORES(commit_create_read)
 	/* says what the object is, though a one-record leaf is shorter than a commit's header */
 	PT_CHECKF(strstr(prolly_last_error(), "tree node, not a commit") != NULL, "%s",
 	          prolly_last_error());
+	/* and the other way round: a commit id where a tree goes */
+	uint64_t cnt;
+	PT_CHECK_RC(prolly_count(&cnt, t.db, &c2), PROLLY_ECORRUPT);
+	PT_CHECKF(strstr(prolly_last_error(), "a commit, not a tree node") != NULL, "%s",
+	          prolly_last_error());
 	tm_model_dispose(&m);
 	/* A commit in an uncommitted txn is not published. */
 	prolly_txn *txn = NULL;
