@@ -694,7 +694,9 @@ PROLLY_API int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *upda
  * n_conflicts of them. The txn cannot be committed twice; free it after either result. Once a
  * write of the txn's nodes made before the commit (a builder's flush, part of a large commit)
  * has failed, every commit of the txn fails with that write's error and publishes nothing:
- * free it and begin again. PROLLY_EINVAL for txn NULL or committed already. */
+ * free it and begin again. PROLLY_EINVAL for txn NULL or committed already; PROLLY_ECONFLICT also
+ * when a gc ran since prolly_txn_begin (see there); PROLLY_EUNSUPPORTED on a handle opened with
+ * PROLLY_OPEN_READONLY; PROLLY_EFULL; store errors. */
 PROLLY_API int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts);
 
 /* Discards the txn if uncommitted. NULL ok. */
@@ -712,7 +714,8 @@ typedef struct prolly_edit {
  * no-op) to tree root, creating the new tree's nodes in txn. Cost is proportional to the number
  * of edits times the height. PROLLY_ETOOBIG for an oversized key or value (nothing changes);
  * PROLLY_EINVAL (out_root, txn or root NULL, edits NULL with n > 0, an edit whose key or value
- * is NULL with a size, an op outside prolly_op); PROLLY_ENOTFOUND if root is not stored.
+ * is NULL with a size, an op outside prolly_op); PROLLY_ENOTFOUND if root is not stored;
+ * PROLLY_ECORRUPT if a node it reads cannot be decoded; PROLLY_ENOMEM; store errors.
  * *out_root is untouched on failure; n = 0 gives *root. */
 PROLLY_API int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                                 const prolly_edit *edits, size_t n);
@@ -859,7 +862,10 @@ PROLLY_API int prolly_merge_stats_init(prolly_merge_stats *stats, unsigned versi
  * conflict, every conflict is reported to on_conflict, out_root is untouched, PROLLY_EMERGE.
  * stats may be NULL (the counts of changes then cost nothing); opts may be NULL (the defaults
  * of PROLLY_MERGE_OPTIONS_INIT). An unknown opts->version or stats->version is PROLLY_EINVAL,
- * as are a resolver outside prolly_resolver and PROLLY_RESOLVE_CALLBACK without resolve_fn. */
+ * as are a resolver outside prolly_resolver and PROLLY_RESOLVE_CALLBACK without resolve_fn, and a
+ * NULL out_root, txn, base, ours or theirs. PROLLY_ENOTFOUND if a root it needs is not stored
+ * (none is read when ours and theirs are equal); PROLLY_ECORRUPT if a node cannot be decoded (a
+ * commit id given as a tree, say); resolve_fn's error; PROLLY_ENOMEM; store errors. */
 PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
                             const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
                             const prolly_merge_options *opts);
