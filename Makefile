@@ -133,7 +133,8 @@ $(TEST_OBJ):  LAYER_CFLAGS := -Iinclude -Isrc -Ibench/lib -Ibench/harness -Ibenc
 $(BUILD)/obj/bench/harness/env.o: LAYER_CFLAGS += -DHARNESS_OPT='"$(OPT)"'
 
 FORMAT_SRC := $(wildcard include/*.h include/*/*.h src/*.[ch] src/store/*.[ch] src/cli/*.[ch] \
-                         tests/*.[ch] tests/lib/*.[ch] tests/install/*.[ch] fuzz/*.[ch] \
+                         tests/*.[ch] tests/lib/*.[ch] tests/install/*.[ch] tests/pgbouncer/*.[ch] \
+                         fuzz/*.[ch] \
                          bench/*.[ch] bench/lib/*.[ch] bench/scale/*.[ch] bench/tables/*.[ch] \
                          bench/harness/*.[ch] bench/suites/*.[ch] \
                          ext/postgres/*.[ch])
@@ -232,7 +233,7 @@ $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
-	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) $(if $(EXT),ext/postgres/test_extension.sh)
+	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) tests/pgbouncer.sh $(if $(EXT),ext/postgres/test_extension.sh)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree.
 san-test:

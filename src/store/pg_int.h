@@ -53,7 +53,8 @@
 	"(current_setting('lock_timeout') <> '0' OR set_config('lock_timeout', '" LOCK_WAIT_DEFAULT    \
 	"', true) <> '')"
 
-/* The prepared statements; their texts are query_tmpl in pg_sql.c, prepared as "p<number>". */
+/* The prepared statements; their texts are query_tmpl in pg_sql.c, prepared as
+ * "p<number>_<tag>" (pgconn.tag). */
 enum {
 	Q_BEGIN,
 	Q_COMMIT,
@@ -87,6 +88,11 @@ enum {
 
 typedef struct pgconn {
 	PGconn *pg;
+	/* The names of this session's prepared statements: "p<number>_<tag>", the tag random per
+	 * connection. A pooler in transaction mode may run an operation on a server session another
+	 * client prepared statements on; named alike for every client, those would run in its place
+	 * (another schema's text, another version's): with the tag, they are simply missing (26000). */
+	char tag[17];
 	int prepared;
 	int has_write; /* Q_WRITE is prepared (the schema had prolly_write when prepared) */
 } pgconn;

@@ -23,10 +23,12 @@
 #include "pg_int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <time.h>
 
 struct waiter {
@@ -95,15 +97,21 @@ void prolly__pg_pipe_broken(pipe *p, const char *why)
 	}
 }
 
+/* The name statement q is prepared under on c (pgconn.tag). */
+static void stmt_name(char *out, size_t size, const pgconn *c, int q)
+{
+	snprintf(out, size, "p%d_%s", q, c->tag);
+}
+
 static const int binary_formats[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 /* Queues a prepared statement (binary parameters and results). NULL value = SQL NULL. */
 void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens)
 {
-	char name[16];
+	char name[32];
 	if (p->broken)
 		return;
-	snprintf(name, sizeof(name), "p%d", q);
+	stmt_name(name, sizeof(name), p->c, q);
 	if (!PQsendQueryPrepared(p->c->pg, name, n, vals, lens, binary_formats, 1))
 		prolly__pg_pipe_broken(p, NULL);
 	else
@@ -212,6 +220,13 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 	}
 }
 
+/* The refusal of a server session shared with other clients (a pooler's transaction mode). */
+#define POOLED_SESSION                                                                             \
+	"%s: a connection pooler in transaction or statement mode (pgbouncer pool_mode = "             \
+	"transaction) is in the way; the store needs a server session of its own for each of its "     \
+	"connections: pool_mode = session, with its default server_reset_query (docs/postgres.md, "    \
+	"\"Connection poolers\"); nothing was done"
+
 /*
  * Runs what was queued: one round trip (two if the transaction must be rolled back after a
  * failure). Returns 0, fn's non-zero result, or a PROLLY_E* code with the message set (server
@@ -231,7 +246,7 @@ int prolly__pg_pipe_run(pipe *p)
 		size_t rqi = 0;
 		prolly__pg_pipe_init(&rb, st, p->c, p->what, NULL, NULL);
 		prolly__pg_pipe_send(&rb, Q_ROLLBACK, 0, NULL, NULL);
-		if (!p->c->prepared) {
+		if (!p->c->prepared || strcmp(p->sqlstate, "26000") == 0) {
 			rb.queued = 0;
 			rb.broken = 0;
 			prolly__pg_pipe_send_sql(&rb, "ROLLBACK");
@@ -268,7 +283,18 @@ int prolly__pg_pipe_run(pipe *p)
 			code = PROLLY_ETIMEOUT;
 		else if (strcmp(p->sqlstate, "23514") == 0) /* nodes_id_is_sha256: bytes not of the id */
 			code = PROLLY_ECORRUPT;
-		rc = prolly_set_error(code, "postgres: %s: %s (SQLSTATE %s)", p->what, p->msg, p->sqlstate);
+		if (p->session_qi == p->err_qi + 1 && strcmp(p->sqlstate, "22P02") == 0)
+			rc = prolly_set_error(PROLLY_ESTORE, "postgres: %s: " POOLED_SESSION, p->what,
+			                      "a new connection found its server session set up by another "
+			                      "one");
+		else if (strcmp(p->sqlstate, "26000") == 0 && p->c->prepared)
+			/* This connection prepared its statements, yet the server session has none of
+			 * them: another session answers, a pooler's in transaction or statement mode. */
+			rc = prolly_set_error(PROLLY_ESTORE, "postgres: %s: " POOLED_SESSION, p->what,
+			                      "the server session lost this connection's prepared statements");
+		else
+			rc = prolly_set_error(code, "postgres: %s: %s (SQLSTATE %s)", p->what, p->msg,
+			                      p->sqlstate);
 	} else if (p->fn_rc) {
 		rc = p->fn_rc;
 	}
@@ -309,10 +335,20 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
  * this store's role (test search_path_cannot_redirect_statements). This statement itself is
  * parsed under the connection's own path, so every function, type and operator in it is named
  * with its schema.
+ * prolly_store.session marks the server session as set up by a connection of this library: a
+ * new connection that finds it set shares its server session with another client (a pooler in
+ * transaction or statement mode, or in session mode without its reset query), where every
+ * setting above and every statement prepared would serve whichever client the pooler sends next.
+ * The statement then fails (the marker cast to int4: SQLSTATE 22P02), which rolls its settings
+ * back and skips the prepares after it; pipe_run says why (POOLED_SESSION).
  */
 static const char session_sql[] =
     "SELECT (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) "
     "OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, "
+    "pg_catalog.set_config('prolly_store.session', CASE WHEN COALESCE("
+    "pg_catalog.current_setting('prolly_store.session', true), '') OPERATOR(pg_catalog.=) '' "
+    "THEN 'set up by a prolly connection' ELSE pg_catalog.current_setting('prolly_store.session')"
+    "::pg_catalog.int4::pg_catalog.text END, false), "
     "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
     "(SELECT pg_catalog.set_config('jit', 'off', false) OPERATOR(pg_catalog.||) "
     "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', false) "
@@ -327,10 +363,10 @@ void prolly__pg_send_prepares(pipe *p, pg_store *st, pgconn *c, int fast)
 			p->session_qi = p->queued;
 	}
 	for (int q = 0; q < N_QUERIES && !p->broken; q++) {
-		char name[16];
+		char name[32];
 		if (q == Q_WRITE ? !fast || c->has_write : c->prepared)
 			continue;
-		snprintf(name, sizeof(name), "p%d", q);
+		stmt_name(name, sizeof(name), c, q);
 		if (!PQsendPrepare(c->pg, name, st->sql[q], 0, NULL))
 			prolly__pg_pipe_broken(p, NULL);
 		else
@@ -643,6 +679,18 @@ cleanup:
 	return rc;
 }
 
+/* A new tag for c's statement names: random, or made of the clock, the slot's address and a
+ * counter where the kernel has no randomness to give. */
+static void conn_tag(pgconn *c)
+{
+	static _Atomic uint64_t serial;
+	uint64_t v;
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
+		v = prolly__mono_ns() ^ ((uint64_t)(uintptr_t)c << 16) ^
+		    (atomic_fetch_add(&serial, 1) << 48);
+	snprintf(c->tag, sizeof(c->tag), "%016" PRIx64, v);
+}
+
 static int conn_connect(pg_store *st, pgconn *c)
 {
 	char *msg = NULL;
@@ -660,6 +708,7 @@ static int conn_connect(pg_store *st, pgconn *c)
 	}
 	c->pg = pg;
 	c->prepared = 0;
+	conn_tag(c);
 	prolly__pg_cnt_add(&st->cnt.connects, 1);
 	pg = NULL; /* the slot owns it */
 cleanup:
