@@ -721,6 +721,58 @@ PT_TEST(password_never_in_messages)
 }
 
 /*
+ * A read-only session (default_transaction_read_only = on, from the connection string or a role's
+ * or database's setting; a hot standby is read-only the same way) cannot migrate an older schema.
+ * An open that may create (prolly_open, prolly_store_pg_open without no_create) used to fail
+ * with "migrating the schema: cannot execute ALTER TABLE in a read-only transaction" (SQLSTATE
+ * 25006), so a database an older library made could not even be read there. The open now goes
+ * on with the schema as it is, as when the role may not migrate; reads work, and a write and
+ * prolly_store_pg_init fail as store errors that say the session is read-only.
+ */
+PT_TEST(read_only_session_reads_old_schema)
+{
+	const char *schema = pgt_new_schema();
+	char q[512], ci[1024];
+	PGconn *a = pgt_admin();
+	prolly_store *st = open_opt(pgt_url, schema, 0);
+	prolly_db *db = NULL;
+	PT_REQUIRE(a && st && prolly_db_new(&db, st, NULL) == 0);
+	PT_CHECK_RC(put1(db, "main", "k", "v"), 0);
+	prolly_close(db);
+	snprintf(q, sizeof(q),
+	         "ALTER TABLE \"%s\".nodes DROP CONSTRAINT nodes_id_is_sha256; UPDATE \"%s\".meta SET "
+	         "value = 3 WHERE key = 'schema_version'",
+	         schema, schema);
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	if (strncmp(pgt_url, "postgres", 8) == 0)
+		snprintf(ci, sizeof(ci), "%s%coptions=-c%%20default_transaction_read_only%%3Don", pgt_url,
+		         strchr(pgt_url, '?') ? '&' : '?');
+	else
+		snprintf(ci, sizeof(ci), "%s options='-c default_transaction_read_only=on'", pgt_url);
+	st = open_opt(ci, schema, 0);
+	PT_REQUIRE(st);
+	PT_CHECK(pgt_schema_version(a, schema) == 3);
+	PT_CHECK_RC(prolly_store_pg_init(st), PROLLY_ESTORE);
+	PT_CHECKF(strstr(prolly_last_error(), "read-only") != NULL, "init: %s", prolly_last_error());
+	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
+	prolly_commit *c = NULL;
+	PT_CHECK_RC(prolly_branch_commit(&c, db, "main"), 0);
+	if (c) {
+		prolly_buf out = PROLLY_BUF_INIT;
+		PT_CHECK_RC(prolly_get(&out, db, &c->tree, "k", 1), 0);
+		PT_CHECK(out.size == 1 && out.ptr[0] == 'v');
+		prolly_buf_dispose(&out);
+		prolly_commit_free(c);
+	}
+	PT_CHECK_RC(put1(db, "main", "k", "w"), PROLLY_ESTORE);
+	PT_CHECKF(strstr(prolly_last_error(), "read-only") != NULL, "put: %s", prolly_last_error());
+	printf("# write in a read-only session: %s\n", prolly_last_error());
+	prolly_close(db);
+	PT_CHECK(pgt_schema_version(a, schema) == 3);
+	PQfinish(a);
+}
+
+/*
  * A role that can CREATE in a schema on the connection's search_path plants functions named as
  * those the store's statements and its schema's functions call, each with an exact signature
  * (unnest(bytea[]), cardinality(bytea[])): an exact match beats pg_catalog's polymorphic one

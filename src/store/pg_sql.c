@@ -654,8 +654,10 @@ static int validate_on(pg_store *st, pgconn *c)
  * a current schema (to finish a validation that failed before), and rows that fail it are an
  * error; without, they are left for prolly_store_pg_init to report. *version receives the
  * version in force afterwards. With may_skip, a migration the role has no right to run
- * (SQLSTATE 42501), or that did not get the table lock within the block's lock_timeout (55P03),
- * is not an error: the whole block rolled back and the schema stays as it was.
+ * (SQLSTATE 42501), that a read-only session cannot run (25006: a hot standby, or
+ * default_transaction_read_only), or that did not get the table lock within the block's
+ * lock_timeout (55P03), is not an error: the whole block rolled back and the schema stays as it
+ * was.
  */
 int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate)
 {
@@ -672,7 +674,8 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 	prolly__pg_pipe_send_sql(&p, st->init_sql);
 	if ((rc = prolly__pg_pipe_run(&p))) {
 		if (may_skip && !missing && p.failed &&
-		    (strcmp(p.sqlstate, "42501") == 0 || strcmp(p.sqlstate, "55P03") == 0))
+		    (strcmp(p.sqlstate, "42501") == 0 || strcmp(p.sqlstate, "25006") == 0 ||
+		     strcmp(p.sqlstate, "55P03") == 0))
 			return 0;
 		if (p.failed && strcmp(p.sqlstate, "55P03") == 0)
 			rc = prolly__pg_lock_timeout(st, c, &p, LOCK_INIT, 0, "nothing was changed");
