@@ -156,6 +156,34 @@ static void note_server_start(pg_store *st, const PGresult *r)
 		atomic_store(&st->restarted, 1);
 }
 
+/*
+ * After a failure with SQLSTATE 25006 (read_only_sql_transaction), says in p->msg which database
+ * refused and why: the server's own words name neither, and the caller is left to guess whether
+ * the store or the server is at fault. The server reports in_hot_standby and
+ * default_transaction_read_only to the client (PostgreSQL 14 and later), so this costs no round
+ * trip.
+ */
+static void note_read_only(pipe *p)
+{
+	PGconn *pg = p->c->pg;
+	const char *standby = PQparameterStatus(pg, "in_hot_standby");
+	const char *ro = PQparameterStatus(pg, "default_transaction_read_only");
+	const char *host = PQhost(pg), *port = PQport(pg), *db = PQdb(pg);
+	char note[400], shown[400];
+	size_t len = strlen(p->msg);
+	snprintf(note, sizeof(note), "; database %s on %s%s%s is read-only: %s", db ? db : "?",
+	         host && host[0] ? host : "?", port && port[0] ? ":" : "", port ? port : "",
+	         standby && strcmp(standby, "on") == 0
+	             ? "the server is a hot standby (it replays its primary's WAL and refuses every "
+	               "write: write through the primary)"
+	         : ro && strcmp(ro, "on") == 0
+	             ? "the session's default_transaction_read_only is on (from the connection "
+	               "string, or a setting of the role or database)"
+	             : "the transaction is read-only");
+	prolly__pg_redact(shown, sizeof(shown), note, p->st);
+	snprintf(p->msg + len, sizeof(p->msg) - len, "%s", shown);
+}
+
 /* Sends a Sync and reads every result up to it, flushing as it goes. */
 static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 {
@@ -214,6 +242,8 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 			snprintf(p->sqlstate, sizeof(p->sqlstate), "%s", state ? state : "");
 			prolly__pg_redact(p->msg, sizeof(p->msg), m ? m : PQresultErrorMessage(r), p->st);
 			prolly__pg_redact(p->detail, sizeof(p->detail), detail, p->st);
+			if (strcmp(p->sqlstate, "25006") == 0)
+				note_read_only(p);
 		}
 		(*qi)++;
 		PQclear(r);
