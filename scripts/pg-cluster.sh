@@ -8,6 +8,12 @@
 #                                       written to DIR/env) and nothing else on stdout
 #   scripts/pg-cluster.sh stop DIR      fast shutdown, then remove DIR (also after a failed start)
 #   scripts/pg-cluster.sh env DIR       print DIR/env again
+#   scripts/pg-cluster.sh standby DIR   make a streaming replica of DIR's running cluster
+#                                       (pg_basebackup -R) in DIR/standby, start it as a hot
+#                                       standby on DIR/standby/sock and a free TCP port, wait
+#                                       until it accepts connections; print `export
+#                                       PROLLY_PG_STANDBY_URL=... PROLLY_PG_STANDBY_PORT=...`
+#                                       (also in DIR/standby/env); `stop DIR` stops it too
 #
 # Exported: PROLLY_PG_URL (superuser "postgres" over the socket, trust auth), PROLLY_PG_PW_URL
 # (role prolly_pw with a random password over TCP, scram-sha-256: for tests about passwords),
@@ -29,7 +35,7 @@ die() {
 }
 
 usage() {
-	echo "usage: $0 start [DIR] | stop DIR | env DIR" >&2
+	echo "usage: $0 start [DIR] | stop DIR | env DIR | standby DIR" >&2
 	exit 2
 }
 
@@ -84,6 +90,10 @@ cmd_stop() {
 	local dir=$1 bin
 	[ -n "$dir" ] || usage
 	[ -e "$dir" ] || return 0
+	if [ -f "$dir/standby/data/postmaster.pid" ]; then
+		bin=$(cat "$dir/bin" 2>/dev/null || find_bin)
+		as_owner "$bin/pg_ctl" -D "$dir/standby/data" -m immediate -w -t 60 stop >/dev/null 2>&1 || true
+	fi
 	if [ -f "$dir/data/postmaster.pid" ]; then
 		bin=$(cat "$dir/bin" 2>/dev/null || find_bin)
 		as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 || {
@@ -180,6 +190,50 @@ EOF
 	echo "pg-cluster.sh: started PostgreSQL $("$bin/postgres" --version | awk '{print $3}') in $dir (port $port) in $(((t1 - t0) / 1000000)) ms" >&2
 }
 
+# A hot standby of the cluster in $1, streaming from it over its socket (initdb's pg_hba.conf
+# lets local connections replicate).
+cmd_standby() {
+	local dir=$1 bin port sport sdir i
+	[ -f "$dir/env" ] || die "no cluster in $dir (no $dir/env)"
+	[ ! -e "$dir/standby" ] || die "$dir/standby exists: one standby per cluster"
+	bin=$(cat "$dir/bin")
+	port=$(sed -n "s/^export PROLLY_PG_PORT='\(.*\)'$/\1/p" "$dir/env")
+	[ -n "$bin" ] && [ -n "$port" ] || die "$dir/env names no port"
+	sdir=$dir/standby
+	mkdir -p "$sdir/sock"
+	[ "$(id -u)" != 0 ] || chown postgres: "$sdir" "$sdir/sock"
+	chmod 700 "$sdir/sock"
+	as_owner "$bin/pg_basebackup" -h "$dir/sock" -p "$port" -U postgres -D "$sdir/data" -R \
+		-X stream --checkpoint=fast --no-sync >"$sdir/basebackup.log" 2>&1 || {
+		tail -n 20 "$sdir/basebackup.log" >&2
+		die "pg_basebackup failed"
+	}
+	printf '%s\n' "# pg-cluster.sh standby" "unix_socket_directories = '$sdir/sock'" \
+		"hot_standby = on" >>"$sdir/data/postgresql.conf"
+	for i in 1 2 3; do
+		sport=$(free_port)
+		if as_owner "$bin/pg_ctl" -D "$sdir/data" -l "$sdir/server.log" -w -t 60 -o "-p $sport" \
+			start >/dev/null 2>&1; then
+			break
+		fi
+		if [ "$i" = 3 ] || ! grep -q "could not bind\|Address already in use" "$sdir/server.log"; then
+			tail -n 20 "$sdir/server.log" >&2 || true
+			die "the standby did not start (log above, from $sdir/server.log)"
+		fi
+	done
+	for ((i = 0; i < 100; i++)); do
+		as_owner "$bin/pg_isready" -q -h "$sdir/sock" -p "$sport" -d postgres -U postgres && break
+		sleep 0.1
+	done
+	as_owner "$bin/pg_isready" -q -h "$sdir/sock" -p "$sport" -d postgres -U postgres ||
+		die "the standby does not accept connections (see $sdir/server.log)"
+	{
+		echo "export PROLLY_PG_STANDBY_URL='postgresql://postgres@/prolly?host=$sdir/sock&port=$sport'"
+		echo "export PROLLY_PG_STANDBY_PORT='$sport'"
+	} >"$sdir/env"
+	cat "$sdir/env"
+}
+
 case "${1:-}" in
 start)
 	[ $# -le 2 ] || usage
@@ -188,6 +242,10 @@ start)
 stop)
 	[ $# -eq 2 ] || usage
 	cmd_stop "$2"
+	;;
+standby)
+	[ $# -eq 2 ] || usage
+	cmd_standby "$2"
 	;;
 env)
 	[ $# -eq 2 ] || usage

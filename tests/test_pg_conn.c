@@ -2,9 +2,11 @@
  * test_pg_conn.c - the PostgreSQL store's connections against a real server: writers on other
  * refs not blocked, a losing write that inserts no node, pool timeouts and wait counters, a
  * backend killed mid-write, a server restart, a crash that loses a non-durable write under a commit,
- * the reason of a failed connection, the server's notices at connection start kept off stderr and
- * connect_timeout per host. The server and what the programs share: tests/lib/pgt.h.
+ * the reason of a failed connection, the server's notices at connection start kept off stderr,
+ * connect_timeout per host, and a hot standby (reads work, writes are refused saying why). The
+ * server and what the programs share: tests/lib/pgt.h.
  */
+#include "lib/model.h"
 #include "lib/pgt.h"
 #include "ptest.h"
 
@@ -897,6 +899,152 @@ PT_TEST(connect_timeout_moves_to_the_next_host)
 	PT_CHECK(st == NULL);
 	printf("# silent host given up after %.3f s: %s\n", took, prolly_last_error());
 	close(fd);
+	PQfinish(a);
+}
+
+/* The URL of a hot standby of this program's own cluster, made by the first call (scripts/
+ * pg-cluster.sh standby; stopped with the cluster); NULL, the case skipped, on a server this
+ * program did not start. */
+static const char *standby_url(void)
+{
+	static char url[1024];
+	const char *dir = getenv("PROLLY_PG_DIR"), *script = getenv("PROLLY_PG_SCRIPT");
+	if (!dir || !getenv("PROLLY_PG_BIN") || !getenv("PROLLY_PG_PORT")) {
+		pgt_skip("a server this program did not start (PROLLY_PG_URL given): no standby made "
+		         "of it");
+		return NULL;
+	}
+	if (url[0])
+		return url;
+	if (!script || !*script)
+		script = access("scripts/pg-cluster.sh", X_OK) == 0 ? "scripts/pg-cluster.sh"
+		                                                    : "../scripts/pg-cluster.sh";
+	char cmd[1200], line[1024];
+	double t0 = pgt_now_s();
+	snprintf(cmd, sizeof(cmd), "'%s' standby '%s'", script, dir);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "export PROLLY_PG_STANDBY_URL='%1000[^']'", url) == 1)
+			continue;
+	if (pclose(f) != 0)
+		url[0] = 0;
+	if (url[0])
+		printf("# standby made in %.1f s\n", pgt_now_s() - t0);
+	else
+		fprintf(stderr, "  %s failed\n", cmd);
+	return url[0] ? url : NULL;
+}
+
+/* Waits (up to 30 s) until the standby at url replayed everything the primary (a) wrote. */
+static int standby_caught_up(PGconn *a, const char *url)
+{
+	char lsn[64], q[256];
+	PGconn *s = PQconnectdb(url);
+	int ok = 0;
+	pgt_sql_text(a, "SELECT pg_current_wal_lsn()::text", lsn, sizeof(lsn));
+	snprintf(q, sizeof(q), "SELECT (pg_last_wal_replay_lsn() >= '%s'::pg_lsn)::int", lsn);
+	for (int i = 0; PQstatus(s) == CONNECTION_OK && i < 300 && !(ok = pgt_sql1(s, q) == 1); i++)
+		pgt_sleep_ms(100);
+	PQfinish(s);
+	return ok;
+}
+
+/* The head of branch on db, and its value of key ("" when absent, "?" on error) into out. */
+static prolly_id head_and_get(prolly_db *db, const char *branch, const char *key, char *out,
+                              size_t size)
+{
+	prolly_id head = {{0}};
+	prolly_commit *c = NULL;
+	snprintf(out, size, "?");
+	if (prolly_branch_head(&head, db, branch) || prolly_branch_commit(&c, db, branch))
+		return head;
+	prolly_buf v = PROLLY_BUF_INIT;
+	int rc = prolly_get(&v, db, &c->tree, key, strlen(key));
+	if (rc == 0)
+		snprintf(out, size, "%.*s", (int)v.size, (const char *)v.ptr);
+	else if (rc == PROLLY_ENOTFOUND)
+		snprintf(out, size, "%s", "");
+	prolly_buf_dispose(&v);
+	prolly_commit_free(c);
+	return head;
+}
+
+/*
+ * A hot standby of this program's cluster (scripts/pg-cluster.sh standby), on a schema of an
+ * older version (4): opening it as prolly_open does (may create, so may migrate) works and reads
+ * what the primary wrote; a write and a gc fail at once as store errors saying the server is a
+ * hot standby, and the schema is left as it was. A URL listing both servers reaches the standby
+ * with target_session_attrs=read-only and the primary with read-write. Before, the open failed
+ * ("migrating the schema: cannot execute ALTER TABLE in a read-only transaction").
+ */
+PT_TEST(standby_reads_and_refuses_writes)
+{
+	const char *dir = getenv("PROLLY_PG_DIR"), *port = getenv("PROLLY_PG_PORT");
+	const char *url = standby_url();
+	if (!url)
+		return;
+	const char *schema = pgt_new_schema();
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	prolly_store *st = NULL;
+	prolly_db *db = NULL;
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a && prolly_store_pg_open(&st, pgt_url, &o) == 0 &&
+	           prolly_db_new(&db, st, NULL) == 0);
+	prolly_edit e[3] = {tm_put("a", "1"), tm_put("b", "2"), tm_put("c", "3")};
+	prolly_id head, got;
+	PT_REQUIRE(prolly_commit_edits(&head, db, "main", e, 3, "three") == 0);
+	PT_REQUIRE(prolly_branch_create(db, "dev", &head) == 0);
+	e[0] = tm_put("a", "dev");
+	PT_REQUIRE(prolly_commit_edits(&head, db, "dev", e, 1, "one") == 0);
+	prolly_close(db);
+	db = NULL;
+	char q[512];
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 4 WHERE key = 'schema_version'", schema);
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	PT_REQUIRE(standby_caught_up(a, url));
+
+	/* Reads, through an open that may create (and so tries to migrate). */
+	PT_REQUIRE(prolly_store_pg_open(&st, url, &o) == 0 && prolly_db_new(&db, st, NULL) == 0);
+	char v[32];
+	got = head_and_get(db, "dev", "a", v, sizeof(v));
+	PT_CHECK(prolly_id_equal(&got, &head) && strcmp(v, "dev") == 0);
+	head_and_get(db, "main", "c", v, sizeof(v));
+	PT_CHECK(strcmp(v, "3") == 0);
+
+	/* Writes and gc: refused at once, saying why. */
+	double t0 = pgt_now_s();
+	e[0] = tm_put("d", "4");
+	PT_CHECK_RC(prolly_commit_edits(&got, db, "main", e, 1, "refused"), PROLLY_ESTORE);
+	PT_CHECKF(strstr(prolly_last_error(), "hot standby") != NULL, "put: %s", prolly_last_error());
+	printf("# put on the standby: %s\n", prolly_last_error());
+	prolly_gc_result gr;
+	prolly_gc_result_init(&gr, PROLLY_GC_RESULT_VERSION);
+	PT_CHECK_RC(prolly_gc(db, &gr), PROLLY_ESTORE);
+	PT_CHECKF(strstr(prolly_last_error(), "hot standby") != NULL, "gc: %s", prolly_last_error());
+	PT_CHECKF(pgt_now_s() - t0 < 3, "refusals took %.1f s", pgt_now_s() - t0);
+	prolly_close(db);
+	db = NULL;
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+
+	/* Both servers in one URL: target_session_attrs picks the standby or the primary. */
+	for (int rw = 0; rw <= 1; rw++) {
+		char both[1400];
+		const char *sport = strstr(url, "&port=") + 6;
+		snprintf(both, sizeof(both),
+		         "postgresql://postgres@/prolly?host=%s/sock,%s/standby/sock&port=%s,%s"
+		         "&target_session_attrs=%s",
+		         dir, dir, port, sport, rw ? "read-write" : "read-only");
+		PT_REQUIRE(prolly_store_pg_open(&st, both, &o) == 0 && prolly_db_new(&db, st, NULL) == 0);
+		head_and_get(db, "main", "b", v, sizeof(v));
+		PT_CHECK(strcmp(v, "2") == 0);
+		PT_CHECK_RC(prolly_commit_edits(&got, db, "main", e, 1, "both"), rw ? 0 : PROLLY_ESTORE);
+		prolly_close(db);
+		db = NULL;
+	}
+	PT_CHECK(pgt_schema_version(a, schema) == 5); /* the primary's open migrated */
 	PQfinish(a);
 }
 

@@ -27,6 +27,9 @@
 #      a session holding the write lock: a SQL write gives up after 5 s, then writes once it ends;
 #   8. a store and the extension in a database of their own, copied with pg_dump -Fc and with
 #      pg_dump -n public -e prolly, restored: the functions read as on the source, and write.
+#   9. on its own cluster only: a hot standby of it (scripts/pg-cluster.sh standby) gives the
+#      primary's answers to every read function on the data the suite left, and refuses every
+#      write function with 25006.
 # The last line is "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: BUILD (the top-level build directory, default build), PG_CONFIG.
 set -u
@@ -419,4 +422,42 @@ fi
 psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS ${src}" -c "DROP DATABASE IF EXISTS ${src}_fc" \
 	-c "DROP DATABASE IF EXISTS ${src}_n" >/dev/null 2>&1
 rm -f "$log.fc" "$log.n"
+# ---- 9. a hot standby ----
+if [ -n "$cluster" ]; then
+	reads="SELECT prolly_get('main', 'k1'); SELECT * FROM prolly_get_many('conc', ARRAY['a', 'held', 'zz']::bytea[]);
+SELECT * FROM prolly_scan('conc'); SELECT prolly_count('conc'); SELECT * FROM prolly_diff('main', 'conc');
+SELECT * FROM prolly_log('conc', 5); SELECT * FROM prolly_branches(); SELECT prolly_resolve('conc~1');"
+	q -c "$reads" >"$log.p" 2>&1
+	lsn=$(q -c "SELECT pg_current_wal_lsn()")
+	if env_lines=$("$top/scripts/pg-cluster.sh" standby "$cluster" 2>"$log"); then
+		eval "$env_lines"
+		sq() { PGHOST="$cluster/standby/sock" PGPORT="$PROLLY_PG_STANDBY_PORT" q "$@"; }
+		for _ in $(seq 300); do
+			[ "$(sq -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn" 2>/dev/null)" = t ] && break
+			sleep 0.1
+		done
+		sq -c "$reads" >"$log.q" 2>&1
+		if [ -s "$log.p" ] && ! grep -q ERROR "$log.p" && cmp -s "$log.p" "$log.q" && [ "$(sq -c "SELECT pg_is_in_recovery()")" = t ]; then
+			ok "a hot standby: every read function gives the primary's answers"
+		else
+			diff "$log.p" "$log.q" | head -n 20 | sed 's/^/# /'
+			not_ok "a hot standby: the read functions differ from the primary's"
+		fi
+		bad=
+		for w in "prolly_put('conc', 'x', '1')" "prolly_delete('conc', 'a')" "prolly_branch('sb', 'main')" \
+			"prolly_merge('conc', 'main')" "prolly_commit('conc', ARRAY['x']::bytea[], ARRAY['1']::bytea[])"; do
+			sq -c "\\set VERBOSITY verbose" -c "SELECT $w" >"$log.a" 2>&1 && bad+=" $w"
+			grep -q '25006' "$log.a" || { bad+=" $w"; sed 's/^/# /' "$log.a"; }
+		done
+		if [ -z "$bad" ]; then
+			ok "a hot standby: every write function fails with 25006"
+		else
+			not_ok "a hot standby: writes not refused with 25006:$bad"
+		fi
+	else
+		sed 's/^/# /' "$log"
+		not_ok "make a hot standby (scripts/pg-cluster.sh standby)"
+	fi
+	rm -f "$log.a" "$log.p" "$log.q"
+fi
 finish
