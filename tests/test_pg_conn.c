@@ -1048,4 +1048,120 @@ PT_TEST(standby_reads_and_refuses_writes)
 	PQfinish(a);
 }
 
+/* Takes and releases the ACCESS EXCLUSIVE lock of a table on the primary, again and again, until
+ * told to stop: each one is replayed on a standby, where it cancels the reads of that table. */
+typedef struct locker {
+	const char *sql;
+	atomic_int stop;
+	int n;
+} locker;
+
+static void *lock_loop(void *arg)
+{
+	locker *l = arg;
+	PGconn *c = pgt_admin();
+	while (c && !atomic_load(&l->stop) && pgt_sql_state(c, l->sql, ""))
+		l->n++;
+	PQfinish(c);
+	return NULL;
+}
+
+/*
+ * A hot standby cancels a query that holds back the replay of its primary's WAL (a recovery
+ * conflict, after max_standby_streaming_delay: 0 here) with SQLSTATE 40001, the code of a
+ * serialization failure. The store mapped every 40001 to PROLLY_ECONFLICT, so a read on a
+ * standby (prolly_get, prolly_count, the open itself) failed with "compare-and-swap lost", which
+ * no read documents, and the CLI exited 4 ("lost a concurrent update") from scan or get. On a
+ * hot standby it is now a store error saying the standby cancelled the read to replay WAL.
+ */
+PT_TEST(standby_recovery_conflict_is_a_store_error)
+{
+	const char *url = standby_url();
+	if (!url)
+		return;
+	const char *schema = pgt_new_schema();
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	prolly_store *st = NULL;
+	prolly_db *db = NULL;
+	PGconn *a = pgt_admin(), *s = PQconnectdb(url);
+	PT_REQUIRE(a && PQstatus(s) == CONNECTION_OK);
+	PT_REQUIRE(prolly_store_pg_open(&st, pgt_url, &o) == 0 && prolly_db_new(&db, st, NULL) == 0);
+	/* A tree of some 100 leaves: each read is a few statements of some milliseconds. */
+	enum { N = 20000 };
+	prolly_edit *e = calloc(N, sizeof(*e));
+	char(*kv)[2][16] = calloc(N, sizeof(*kv));
+	PT_REQUIRE(e && kv);
+	for (int i = 0; i < N; i++) {
+		snprintf(kv[i][0], sizeof(kv[i][0]), "k%06d", i);
+		snprintf(kv[i][1], sizeof(kv[i][1]), "value %06d", i);
+		e[i] = tm_put(kv[i][0], kv[i][1]);
+	}
+	prolly_id head;
+	PT_REQUIRE(prolly_commit_edits(&head, db, "main", e, N, "many") == 0);
+	free(e);
+	free(kv);
+	prolly_close(db);
+	db = NULL;
+	PT_REQUIRE(standby_caught_up(a, url));
+	PT_REQUIRE(pgt_sql_state(s, "ALTER SYSTEM SET max_standby_streaming_delay = 0", ""));
+	pgt_sql1(s, "SELECT pg_reload_conf()");
+	pgt_sleep_ms(200);
+	PT_REQUIRE(prolly_store_pg_open(&st, url, &o) == 0 && prolly_db_new(&db, st, NULL) == 0);
+
+	char lock_sql[256];
+	snprintf(lock_sql, sizeof(lock_sql),
+	         "BEGIN; LOCK TABLE \"%s\".nodes IN ACCESS EXCLUSIVE MODE; COMMIT", schema);
+	locker l = {.sql = lock_sql};
+	pthread_t th;
+	PT_REQUIRE(pthread_create(&th, NULL, lock_loop, &l) == 0);
+	/* Reads of every node, the cache cleared each time, until the standby cancels one. */
+	int reads = 0, cancelled = 0, others = 0;
+	char first[700] = "";
+	double t0 = pgt_now_s();
+	while (!cancelled && pgt_now_s() - t0 < 20) {
+		uint64_t n = 0;
+		prolly_commit *c = NULL;
+		prolly_db_cache_clear(db);
+		int rc = prolly_branch_commit(&c, db, "main");
+		if (rc == 0)
+			rc = prolly_count(&n, db, &c->tree);
+		prolly_commit_free(c);
+		reads++;
+		if (rc == 0) {
+			PT_CHECK(n == N);
+			continue;
+		}
+		/* A cancelled statement, or the whole session ended by the standby (then the connection
+		 * is reported lost): both store errors, never a lost compare-and-swap. */
+		PT_CHECKF(rc == PROLLY_ESTORE, "read %d: %d: %s", reads, rc, prolly_last_error());
+		if (strstr(prolly_last_error(), "SQLSTATE 40001")) {
+			cancelled = 1;
+			snprintf(first, sizeof(first), "%s", prolly_last_error());
+		} else {
+			others++;
+		}
+	}
+	atomic_store(&l.stop, 1);
+	pthread_join(th, NULL);
+	PT_CHECKF(cancelled, "no read cancelled in %d reads (%d other failures) against %d locks",
+	          reads, others, l.n);
+	PT_CHECKF(!cancelled || strstr(first, "replay"), "%s", first);
+	printf("# after %d reads in %.1f s (%d locks on the primary): %s\n", reads, pgt_now_s() - t0,
+	       l.n, first);
+	/* Once the conflicts stop, the same handle reads again. */
+	pgt_sleep_ms(300);
+	uint64_t n = 0;
+	prolly_commit *c = NULL;
+	PT_CHECKF(prolly_branch_commit(&c, db, "main") == 0 && prolly_count(&n, db, &c->tree) == 0 &&
+	              n == N,
+	          "after: %s", prolly_last_error());
+	prolly_commit_free(c);
+	prolly_close(db);
+	pgt_sql_state(s, "ALTER SYSTEM RESET max_standby_streaming_delay", "");
+	pgt_sql1(s, "SELECT pg_reload_conf()");
+	PQfinish(s);
+	PQfinish(a);
+}
+
 PGT_MAIN(NULL, NULL)

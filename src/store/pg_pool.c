@@ -156,6 +156,14 @@ static void note_server_start(pg_store *st, const PGresult *r)
 		atomic_store(&st->restarted, 1);
 }
 
+/* 1 when the server of pg is a hot standby (it reports in_hot_standby: PostgreSQL 14 and
+ * later). */
+static int in_hot_standby(PGconn *pg)
+{
+	const char *v = pg ? PQparameterStatus(pg, "in_hot_standby") : NULL;
+	return v && strcmp(v, "on") == 0;
+}
+
 /*
  * After a failure with SQLSTATE 25006 (read_only_sql_transaction), says in p->msg which database
  * refused and why: the server's own words name neither, and the caller is left to guess whether
@@ -166,14 +174,13 @@ static void note_server_start(pg_store *st, const PGresult *r)
 static void note_read_only(pipe *p)
 {
 	PGconn *pg = p->c->pg;
-	const char *standby = PQparameterStatus(pg, "in_hot_standby");
 	const char *ro = PQparameterStatus(pg, "default_transaction_read_only");
 	const char *host = PQhost(pg), *port = PQport(pg), *db = PQdb(pg);
 	char note[400], shown[400];
 	size_t len = strlen(p->msg);
 	snprintf(note, sizeof(note), "; database %s on %s%s%s is read-only: %s", db ? db : "?",
 	         host && host[0] ? host : "?", port && port[0] ? ":" : "", port ? port : "",
-	         standby && strcmp(standby, "on") == 0
+	         in_hot_standby(pg)
 	             ? "the server is a hot standby (it replays its primary's WAL and refuses every "
 	               "write: write through the primary)"
 	         : ro && strcmp(ro, "on") == 0
@@ -242,8 +249,16 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 			snprintf(p->sqlstate, sizeof(p->sqlstate), "%s", state ? state : "");
 			prolly__pg_redact(p->msg, sizeof(p->msg), m ? m : PQresultErrorMessage(r), p->st);
 			prolly__pg_redact(p->detail, sizeof(p->detail), detail, p->st);
-			if (strcmp(p->sqlstate, "25006") == 0)
+			if (strcmp(p->sqlstate, "25006") == 0) {
 				note_read_only(p);
+			} else if (strcmp(p->sqlstate, "40001") == 0 && in_hot_standby(pg)) {
+				/* A recovery conflict, not a serialization failure: no write runs here. */
+				size_t len = strlen(p->msg);
+				snprintf(p->msg + len, sizeof(p->msg) - len,
+				         "; the hot standby cancelled it to go on replaying its primary's WAL "
+				         "(max_standby_streaming_delay and hot_standby_feedback on the standby "
+				         "decide when): run it again");
+			}
 		}
 		(*qi)++;
 		PQclear(r);
@@ -306,8 +321,8 @@ int prolly__pg_pipe_run(pipe *p)
 		int code = PROLLY_ESTORE;
 		if (strcmp(p->sqlstate, "53100") == 0)
 			code = PROLLY_EFULL;
-		else if (strncmp(p->sqlstate, "PLY", 3) == 0 || strcmp(p->sqlstate, "40001") == 0 ||
-		         strcmp(p->sqlstate, "40P01") == 0)
+		else if (strncmp(p->sqlstate, "PLY", 3) == 0 || strcmp(p->sqlstate, "40P01") == 0 ||
+		         (strcmp(p->sqlstate, "40001") == 0 && !in_hot_standby(p->c->pg)))
 			code = PROLLY_ECONFLICT;
 		else if (strcmp(p->sqlstate, "57014") == 0)
 			code = PROLLY_ETIMEOUT;
