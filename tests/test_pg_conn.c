@@ -904,7 +904,7 @@ PT_TEST(connect_timeout_moves_to_the_next_host)
 
 /* The URL of a hot standby of this program's own cluster, made by the first call (scripts/
  * pg-cluster.sh standby; stopped with the cluster); NULL, the case skipped, on a server this
- * program did not start. */
+ * program did not start, or the case failed when the standby cannot be made. */
 static const char *standby_url(void)
 {
 	static char url[1024];
@@ -923,17 +923,13 @@ static const char *standby_url(void)
 	double t0 = pgt_now_s();
 	snprintf(cmd, sizeof(cmd), "'%s' standby '%s'", script, dir);
 	FILE *f = popen(cmd, "r");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "export PROLLY_PG_STANDBY_URL='%1000[^']'", url) == 1)
-			continue;
-	if (pclose(f) != 0)
+	while (f && fgets(line, sizeof(line), f))
+		(void)sscanf(line, "export PROLLY_PG_STANDBY_URL='%1000[^']'", url);
+	if (!f || pclose(f) != 0)
 		url[0] = 0;
+	PT_CHECKF(url[0], "%s failed", cmd);
 	if (url[0])
 		printf("# standby made in %.1f s\n", pgt_now_s() - t0);
-	else
-		fprintf(stderr, "  %s failed\n", cmd);
 	return url[0] ? url : NULL;
 }
 
