@@ -320,13 +320,19 @@ PROLLY_API int prolly_pg_options_init(prolly_pg_options *opts, unsigned version)
 /* Opens a store on the database named by conninfo (a postgres:// or postgresql:// URL or a libpq
  * "key=value" string). Connects once to check the schema: a schema created by a newer library is
  * PROLLY_EVERSION; a missing one is created (as prolly_store_pg_init does) unless opts->no_create,
- * in which case it is PROLLY_ENOTFOUND. opts may be NULL (every default); an unknown
- * opts->version is PROLLY_EINVAL. A password in conninfo never appears in any message. */
+ * in which case it is PROLLY_ENOTFOUND; an older one is migrated unless opts->no_create, and kept
+ * as it is (still read and written) where the role may not migrate it or the session may not
+ * write (a hot standby, default_transaction_read_only). opts may be NULL (every default); an
+ * unknown opts->version is PROLLY_EINVAL. A password in conninfo never appears in any message.
+ * On a hot standby or in a read-only session every read works and every write and gc fails with
+ * PROLLY_ESTORE, its message naming the database and why (docs/postgres.md, "Replicas and
+ * read-only sessions"). */
 PROLLY_API int prolly_store_pg_open(prolly_store **out, const char *conninfo,
                                     const prolly_pg_options *opts);
 
 /* Creates the tables and functions if missing (idempotent; concurrent callers serialise on an
- * advisory lock). Needs CREATE on the database (or the schema); nothing later does. */
+ * advisory lock). Needs CREATE on the database (or the schema); nothing later does. Where there
+ * is anything to create or migrate, PROLLY_ESTORE on a hot standby or in a read-only session. */
 PROLLY_API int prolly_store_pg_init(prolly_store *st);
 
 /* The PostgreSQL store's own counters, apart from the store-neutral prolly_stats. */
