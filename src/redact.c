@@ -44,6 +44,7 @@
 #include "prolly.h"
 
 #include <libpq-fe.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -418,9 +419,13 @@ static int is_key_in(const char *conninfo, const char *k, size_t len)
 
 static size_t scrub_parse_error(char *out, size_t cap, const char *err, const char *conninfo)
 {
-	char tmp[1024];
-	size_t o = 0;
-	for (const char *p = err; *p && o + 1 < sizeof(tmp);) {
+	/* Whole: a piece cut short here would be a URL without the '@' that ends its password. A
+	 * piece replaced ('"x"', 3 bytes at least, by '"***"') grows by 5/3 at most. */
+	size_t o = 0, room = 2 * strlen(err) + 1;
+	char *tmp = malloc(room);
+	if (!tmp)
+		return prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
+	for (const char *p = err; *p && o + 1 < room;) {
 		const char *end = *p == '"' ? strchr(p + 1, '"') : NULL;
 		if (!end) {
 			tmp[o++] = *p++;
@@ -434,12 +439,14 @@ static size_t scrub_parse_error(char *out, size_t cap, const char *err, const ch
 		int keep = !word || memmem(p + 1, len, "://", 3) || is_key_in(conninfo, p + 1, len);
 		const char *piece = keep ? p : "\"***\"";
 		size_t n = keep ? len + 2 : 5;
-		for (size_t i = 0; i < n && o + 1 < sizeof(tmp); i++)
+		for (size_t i = 0; i < n && o + 1 < room; i++)
 			tmp[o++] = piece[i];
 		p = end + 1;
 	}
 	tmp[o] = 0;
-	return prolly__redact(out, cap, tmp, NULL, 0, 1);
+	size_t len = prolly__redact(out, cap, tmp, NULL, 0, 1);
+	free(tmp);
+	return len;
 }
 
 size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo)
@@ -459,19 +466,20 @@ size_t prolly_redact_message(char *out, size_t cap, const char *message, const c
 		else if (o->val && strcmp(o->keyword, "sslpassword") == 0)
 			secrets[1] = o->val;
 	/* A URL's user-information password as typed (percent-encoded, libpq decoded it): on one
-	 * line RX2 stops at white space, which it may hold ("u:a b%21@h"). Its first bytes if long. */
-	char raw[256];
+	 * line RX2 stops at white space, which it may hold ("u:a b%21@h"). Whole, however long: its
+	 * first bytes alone would hide those and show the rest. */
+	char *raw = NULL;
 	size_t from, to, i = 0;
-	raw[0] = 0;
 	for (; conninfo && conninfo[i] && !url_secret(conninfo, i, 0, &from, &to); i++)
 		;
-	if (conninfo && conninfo[i]) {
-		size_t len = to - from < sizeof(raw) ? to - from : sizeof(raw) - 1;
-		memcpy(raw, conninfo + from, len);
-		raw[len] = 0;
+	if (conninfo && conninfo[i] && !(raw = strndup(conninfo + from, to - from))) {
+		n = prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
+		goto cleanup;
 	}
 	secrets[2] = raw;
 	n = prolly__redact(out, cap, message, secrets, 3, 1);
+cleanup:
+	free(raw);
 	PQconninfoFree(opts);
 	return n;
 }

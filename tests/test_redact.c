@@ -186,6 +186,35 @@ PT_TEST(redact_libpq_parse_errors)
 	}
 }
 
+/* A password longer than the redactor's buffers used to be: 1024 bytes for libpq's message about
+ * a connection string it cannot parse (a URL quoted in it was cut before its '@', and shown), 255
+ * for a URL's password as typed (the rest of it was shown). No run of it is left. */
+PT_TEST(redact_message_long_password)
+{
+	static char pw[1200], conninfo[3][1400], message[sizeof(conninfo) + 64], out[8192];
+	memset(pw, 'Q', sizeof(pw) - 1);
+	memcpy(pw, "Sekr1t", 6);
+	snprintf(conninfo[0], sizeof(conninfo[0]), "postgresql://u:%s@[::1/db", pw);
+	snprintf(conninfo[1], sizeof(conninfo[1]), "postgresql://u:%s%%zz@h/db", pw);
+	memcpy(pw + 10, "a b%21", 6); /* white space and a percent-encoded byte */
+	snprintf(conninfo[2], sizeof(conninfo[2]), "postgresql://u:%.300s@h/db", pw);
+	for (int i = 0; i < 3; i++) {
+		char *err = NULL;
+		PQconninfoOption *o = PQconninfoParse(conninfo[i], &err);
+		PT_CHECK((o == NULL) == (i < 2));
+		if (err) {
+			prolly_redact_message(out, sizeof(out), err, conninfo[i]);
+			PT_CHECKF(!strstr(out, "Sekr1t") && !strstr(out, "QQQQ"), "%s", out);
+		}
+		snprintf(message, sizeof(message), "could not connect to '%s': FATAL:  no", conninfo[i]);
+		prolly_redact_message(out, sizeof(out), message, conninfo[i]);
+		PT_CHECKF(!strstr(out, "Sekr1t") && !strstr(out, "QQQQ") && strstr(out, ": FATAL:  no"),
+		          "%s", out);
+		PQconninfoFree(o);
+		PQfreemem(err);
+	}
+}
+
 /* No room (cap 0, out NULL or not) writes and reads nothing of out, whether conninfo parses or
  * not: the unparsed case used to return strlen(out), reading a buffer it had not written (a
  * crash with out NULL). */
