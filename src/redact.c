@@ -37,7 +37,8 @@
  * prolly_redact_message (libpq's and the server's messages) applies RX1 to the password and
  * sslpassword of the connection string and to a URL's user-information password as typed, RX2 and RX3 on one line; and when the connection string
  * does not parse, first hides the quoted pieces of the message that may come from it
- * (scrub_parse_error).
+ * (scrub_parse_error). Before either, RX6: a piece of the message that is the connection string
+ * cut short is hidden from its first secret byte on (hide_quoted_conninfo).
  */
 #include "store/redact.h"
 
@@ -449,17 +450,67 @@ static size_t scrub_parse_error(char *out, size_t cap, const char *err, const ch
 	return len;
 }
 
-size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo)
+/*
+ * A message may quote conninfo as typed, whole or cut short: a name quoted by its first bytes
+ * ("'postgresql://u:SECR...' is not a valid remote name"), a message cut in its middle by
+ * prolly_set_error. A cut piece lacks what ends its password (the '@', the next KEY=), and holds
+ * no parsed password whole, so the rules above missed it. Returns a copy of message (malloc'd,
+ * NULL when out of memory) in which every piece that is conninfo from its start to past its first
+ * hidden byte is replaced: by the piece redacted alone when that shows what conninfo redacted
+ * shows ("postgresql://u:***@h/db" of an argument "postgresql://u:SECRET@h/db~1"), else by its
+ * bytes before the first hidden one and "***". A whole conninfo is left to the rules above,
+ * unless it does not parse (whole_too: its password is not known).
+ */
+static char *hide_quoted_conninfo(const char *message, const char *conninfo, int whole_too)
 {
-	char *err = NULL;
-	PQconninfoOption *opts = conninfo ? PQconninfoParse(conninfo, &err) : NULL;
+	size_t len = strlen(conninfo), k = 0, mlen = strlen(message), room = 4 * (len + mlen) + 16;
+	char *shown = malloc(3 * len + 16), *piece = malloc(len + 1), *alone = malloc(3 * len + 16),
+	     *copy = malloc(room);
+	out_buf o = {copy, room, 0};
+	if (!shown || !piece || !alone || !copy) {
+		free(copy);
+		copy = NULL;
+		goto cleanup;
+	}
+	size_t shown_len = prolly__redact(shown, 3 * len + 16, conninfo, NULL, 0, 0);
+	while (k < len && shown[k] == conninfo[k])
+		k++;                        /* the first hidden byte */
+	for (size_t p = 0; p < mlen;) { /* linear: a piece found is skipped whole */
+		const char *at = k < len ? memmem(message + p, mlen - p, conninfo, k + 1) : NULL;
+		size_t q = at ? (size_t)(at - message) : mlen, j = k + 1, n;
+		put(&o, message + p, q - p);
+		if (!at)
+			break;
+		while (j < len && at[j] == conninfo[j])
+			j++;
+		memcpy(piece, conninfo, j);
+		piece[j] = 0;
+		if (j == len && !whole_too)
+			put(&o, at, j);
+		else if ((n = prolly__redact(alone, 3 * len + 16, piece, NULL, 0, 0)) > k &&
+		         n <= shown_len && memcmp(alone, shown, n) == 0)
+			put(&o, alone, n);
+		else {
+			put(&o, conninfo, k);
+			put(&o, "***", 3);
+		}
+		p = q + j;
+	}
+	copy[o.n] = 0;
+cleanup:
+	free(shown);
+	free(piece);
+	free(alone);
+	return copy;
+}
+
+static size_t redact_message(char *out, size_t cap, const char *message, const char *conninfo,
+                             PQconninfoOption *opts, const char *err)
+{
 	const char *secrets[3] = {NULL, NULL, NULL};
 	size_t n;
-	if (!opts && conninfo && err) { /* it does not parse: the message may quote pieces of it */
-		PQfreemem(err);
+	if (!opts && conninfo && err) /* it does not parse: the message may quote pieces of it */
 		return scrub_parse_error(out, cap, message ? message : "", conninfo);
-	}
-	PQfreemem(err);
 	for (PQconninfoOption *o = opts; o && o->keyword; o++)
 		if (o->val && strcmp(o->keyword, "password") == 0)
 			secrets[0] = o->val;
@@ -472,14 +523,27 @@ size_t prolly_redact_message(char *out, size_t cap, const char *message, const c
 	size_t from, to, i = 0;
 	for (; conninfo && conninfo[i] && !url_secret(conninfo, i, 0, &from, &to); i++)
 		;
-	if (conninfo && conninfo[i] && !(raw = strndup(conninfo + from, to - from))) {
+	if (conninfo && conninfo[i] && !(raw = strndup(conninfo + from, to - from)))
+		return prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
+	secrets[2] = raw;
+	n = prolly__redact(out, cap, message, secrets, 3, 1);
+	free(raw);
+	return n;
+}
+
+size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo)
+{
+	char *err = NULL, *hidden = NULL;
+	PQconninfoOption *opts = conninfo ? PQconninfoParse(conninfo, &err) : NULL;
+	size_t n;
+	if (conninfo && !(hidden = hide_quoted_conninfo(message ? message : "", conninfo, !opts))) {
 		n = prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
 		goto cleanup;
 	}
-	secrets[2] = raw;
-	n = prolly__redact(out, cap, message, secrets, 3, 1);
+	n = redact_message(out, cap, hidden ? hidden : message, conninfo, opts, err);
 cleanup:
-	free(raw);
+	free(hidden);
 	PQconninfoFree(opts);
+	PQfreemem(err);
 	return n;
 }

@@ -215,6 +215,31 @@ PT_TEST(redact_message_long_password)
 	}
 }
 
+/* A message that quotes the connection string cut short (a name quoted by its first 40 bytes, a
+ * message cut in its middle) or, when it does not parse, whole with white space in a URL's
+ * password: nothing from the first byte of the password on was hidden, the '@' or the next KEY=
+ * that ends it being cut off, and the parsed password not being there whole (or not known). */
+PT_TEST(redact_message_cut_quote)
+{
+	static const char *const cases[][3] = {
+	    {"'postgresql://u:Sekr1tQQQQQQQQQQQQQQQQQQQ...' is not a valid remote name",
+	     "postgresql://u:Sekr1tQQQQQQQQQQQQQQQQQQQQQQQQQ@h/db",
+	     "'postgresql://u:***...' is not a valid remote name"},
+	    {"bad revision spec 'host=h password=Sekr1tQQQQ'", "host=h password=Sekr1tQQQQQQQQQ port=5",
+	     "bad revision spec 'host=h password=***"},
+	    {"could not connect to 'postgresql://u:Se kr1t%zz@h/db': no",
+	     "postgresql://u:Se kr1t%zz@h/db", "could not connect to 'postgresql://u:***@h/db': no"},
+	    /* a cut before the password shows all there is */
+	    {"at 'postgresql://u:...'", "postgresql://u:Sekr1t@h/db", "at 'postgresql://u:...'"},
+	};
+	char out[256];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		prolly_redact_message(out, sizeof(out), cases[i][0], cases[i][1]);
+		PT_CHECKF(strcmp(out, cases[i][2]) == 0, "%s -> %s", cases[i][0], out);
+		PT_CHECK(!strstr(out, "Sekr") && !strstr(out, "QQQQ"));
+	}
+}
+
 /* No room (cap 0, out NULL or not) writes and reads nothing of out, whether conninfo parses or
  * not: the unparsed case used to return strlen(out), reading a buffer it had not written (a
  * crash with out NULL). */

@@ -56,3 +56,8 @@ pe scan 'host=h password=Sekr1t'
 	prolly prove "$u" k
 	prolly tag "$u"
 } 2>&1 | grep -c Sekr
+# a long URL where a remote name or a tag goes: the library quotes a name by its first 40
+# bytes, which cut the password before its '@', and the cut password was printed
+long=postgresql://u:Sekr1tSekr1tSekr1tSekr1tSekr1tSekr1t@h/db
+pe fetch "$long"
+pe tag "$long$long$long$long"
