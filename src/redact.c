@@ -124,14 +124,19 @@ static int is_any_key_char(char c)
 
 /* RX3: whether a key starts at s: not with '-' (an option such as --store=URL), nor with a quote
  * in a message (one_line: it quotes what follows), and holding a letter, digit or '_' (a lone
- * quote before '=' in a message is no key). */
-static int key_start(const char *s, int one_line)
+ * quote before '=' in a message is no key). When its bytes hold none of those, *keyless is their
+ * number (else 0): no key starts among them either, and the walk asks no more there (asking at
+ * each byte of a run of quotes or punctuation read the rest of the run each time, quadratic). */
+static int key_start(const char *s, int one_line, size_t *keyless)
 {
+	size_t n = 0;
+	*keyless = 0;
 	if (!is_any_key_char(s[0]) || s[0] == '-' || (one_line && strchr("'\"", s[0])))
 		return 0;
-	for (; is_any_key_char(*s); s++)
-		if (is_key_char(*s))
+	for (; is_any_key_char(s[n]); n++)
+		if (is_key_char(s[n]))
 			return 1;
+	*keyless = n;
 	return 0;
 }
 
@@ -253,6 +258,18 @@ static size_t value_len(const char *text, size_t v, int in_query, int one_line)
 	return (text[k] ? k + 1 : k) - v;
 }
 
+/* RX1: the length of secret (NULL or "" is none) if text starts with it, else 0. Reads no more
+ * of either than they share: a secret is not measured at every byte of the text. */
+static size_t secret_at(const char *text, const char *secret)
+{
+	size_t n = 0;
+	if (!secret)
+		return 0;
+	while (secret[n] && text[n] == secret[n])
+		n++;
+	return n && !secret[n] ? n : 0;
+}
+
 /* RX3: the length of the known secret (RX1) that the unquoted value at text + v is, or 0: a
  * secret followed by the end of the text, white space, a quote or ",;:)" (a message goes on
  * after the value it quotes: "branch name 'host=h password=SECRET' holds ..."). The longest
@@ -262,10 +279,9 @@ static size_t secret_value_len(const char *text, size_t v, const char *const *se
 {
 	size_t best = 0;
 	for (size_t s = 0; s < n_secrets; s++) {
-		size_t len = secrets[s] ? strlen(secrets[s]) : 0;
-		char end = text[v + len];
-		if (len > best && strncmp(text + v, secrets[s], len) == 0 &&
-		    (!end || is_space(end) || strchr("'\",;:)", end)))
+		size_t len = secret_at(text + v, secrets[s]);
+		char end = len ? text[v + len] : 0; /* not past the end of a text shorter than it */
+		if (len > best && (!end || is_space(end) || strchr("'\",;:)", end)))
 			best = len;
 	}
 	return best;
@@ -284,7 +300,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
                           int one_line, int *pw)
 {
 	char *out = o.p;
-	size_t cap = o.cap, i = 0;
+	size_t cap = o.cap, i = 0, no_key_until = 0; /* key_start: no key starts before it */
 	int in_query = 0;
 	if (!text)
 		text = "";
@@ -293,8 +309,8 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 		int matched = 0;
 		/* RX1 */
 		for (size_t s = 0; s < n_secrets && !matched; s++) {
-			size_t len = secrets[s] ? strlen(secrets[s]) : 0;
-			if (len && strncmp(text + i, secrets[s], len) == 0) {
+			size_t len = secret_at(text + i, secrets[s]);
+			if (len) {
 				put(&o, "***", 3);
 				i += len;
 				matched = 1;
@@ -318,7 +334,9 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			in_query = 0;
 		/* RX3 */
 		char prev = i ? text[i - 1] : ' ';
-		if (key_start(text + i, one_line) && (is_space(prev) || strchr("?&(,\"'", prev))) {
+		size_t keyless = 0;
+		if (i >= no_key_until && (is_space(prev) || strchr("?&(,\"'", prev)) &&
+		    (key_start(text + i, one_line, &keyless) || (no_key_until = i + keyless, 0))) {
 			size_t k = i;
 			while (is_any_key_char(text[k]))
 				k++;
