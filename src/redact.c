@@ -272,16 +272,17 @@ static size_t secret_at(const char *text, const char *secret)
 
 /* RX3: the length of the known secret (RX1) that the unquoted value at text + v is, or 0: a
  * secret followed by the end of the text, white space, a quote or ",;:)" (a message goes on
- * after the value it quotes: "branch name 'host=h password=SECRET' holds ..."). The longest
- * one wins. */
+ * after the value it quotes: "branch name 'host=h password=SECRET' holds ..."), or in a URL's
+ * query (query) by anything: there the value ends at '&' as typed, but on one line also at a
+ * '#', a quote or white space that the secret may hold. The longest one wins. */
 static size_t secret_value_len(const char *text, size_t v, const char *const *secrets,
-                               size_t n_secrets)
+                               size_t n_secrets, int query)
 {
 	size_t best = 0;
 	for (size_t s = 0; s < n_secrets; s++) {
 		size_t len = secret_at(text + v, secrets[s]);
 		char end = len ? text[v + len] : 0; /* not past the end of a text shorter than it */
-		if (len > best && (!end || is_space(end) || strchr("'\",;:)", end)))
+		if (len > best && (query || !end || is_space(end) || strchr("'\",;:)", end)))
 			best = len;
 	}
 	return best;
@@ -356,7 +357,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 				if (kn < sizeof(kb) && shown_keyword(kb, kn)) {
 					i = v;
 				} else {
-					size_t len = secret_value_len(text, v, secrets, n_secrets);
+					size_t len = secret_value_len(text, v, secrets, n_secrets, query);
 					size_t cut = value_len(text, v, query, one_line);
 					put(&o, "***", 3);
 					/* In a query the value ends at '&' (or, on one line, a quote or white

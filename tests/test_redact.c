@@ -150,6 +150,13 @@ static const char *const msg_cases[][3] = {
     {"could not connect to postgresql://h/db?sslpassword=*\":Sekr1t2: FATAL:  failed",
      "postgresql://h/db?sslpassword=*\":Sekr1t2",
      "could not connect to postgresql://h/db?sslpassword=***: FATAL:  failed"},
+    /* ... and one holding a '#' or a quote, followed by '&': the value was hidden up to the '#'
+     * or quote, showing the rest of the password (found by fuzz_redact) */
+    {"could not connect to server \"postgresql://h/db?password=Sek#r1t&port=5\": FATAL:  failed",
+     "postgresql://h/db?password=Sek#r1t&port=5",
+     "could not connect to server \"postgresql://h/db?password=***&port=5\": FATAL:  failed"},
+    {"at 'postgresql://h/db?password=Sek'r1t&port=5'", "postgresql://h/db?password=Sek'r1t&port=5",
+     "at 'postgresql://h/db?password=***&port=5'"},
 };
 
 PT_TEST(redact_message_cases)
