@@ -218,7 +218,22 @@ static int url_secret(const char *text, size_t i, int one_line, size_t *from, si
 		}
 	if (!have_colon)
 		return 0;
+	/* White space and then '=' before the ':' make it KEY=VALUE pairs, not user information
+	 * ("x://h=a password =u:p@q" is libpq's key "x://h" and password "u:p@q"): RX3 hides them
+	 * (RX2 hid "p" alone, showing the rest of that password). A string that libpq takes for a
+	 * URL, by its start, may still be either: both are hidden, from after that '='. */
+	int libpq_url = (i == 10 && strncmp(text, "postgresql", 10) == 0) ||
+	                (i == 8 && strncmp(text, "postgres", 8) == 0);
 	*from = colon + 1;
+	for (size_t k = a, space = 0; k < colon; k++)
+		if (is_space(text[k])) {
+			space = 1;
+		} else if (space && text[k] == '=') {
+			if (!libpq_url)
+				return 0;
+			*from = k + 1;
+			break;
+		}
 	*to = at;
 	return 1;
 }
@@ -539,9 +554,14 @@ static size_t redact_message(char *out, size_t cap, const char *message, const c
 	 * line RX2 stops at white space, which it may hold ("u:a b%21@h"). Whole, however long: its
 	 * first bytes alone would hide those and show the rest. */
 	char *raw = NULL;
-	size_t from, to, i = 0;
+	size_t from = 0, to = 0, i = 0;
 	for (; conninfo && conninfo[i] && !url_secret(conninfo, i, 0, &from, &to); i++)
 		;
+	/* From its first ':', where libpq starts it (url_secret may start the span before, at a
+	 * KEY=, which the message's own rules then hide up to where this one starts). */
+	for (from = i + 3; conninfo && conninfo[i] && from < to && conninfo[from] != ':'; from++)
+		;
+	from += from < to;
 	if (conninfo && conninfo[i] && !(raw = strndup(conninfo + from, to - from)))
 		return prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
 	secrets[2] = raw;

@@ -75,6 +75,12 @@ static const char *const url_cases[][2] = {
     {"postgresql://h/db?password = Sekr1t", "postgresql://h/db?password =***"},
     {"postgresql://h/db?password =Sekr1t&port=5", "postgresql://h/db?password =***&port=5"},
     {"postgresql://h/db?port=5&PASSWORD\t= 'Sekr1t'", "postgresql://h/db?port=5&PASSWORD\t=***"},
+    /* KEY=VALUE pairs after a scheme, a ':' and an '@' in the password: libpq's password is
+     * "u:Sekr1t@h", and the user information's rule hid "Sekr1t" alone (found by fuzz_redact) */
+    {"x://h=a password =u:Sekr1t@h", "x://h=a password =***"},
+    /* a string that starts postgresql:// is a URL to libpq, its password "Sekr1t", unless
+     * libpq refuses it: both are hidden */
+    {"postgresql:// password = 'k 'u:Sekr1t@h", "postgresql:// password =***@h"},
     /* a ':' after the first '@' is not a password of the user information */
     {"postgresql://u@h?password=a:Sekr1t@c", "postgresql://u@h?password=***"},
     {"", ""},
@@ -143,6 +149,11 @@ static const char *const msg_cases[][3] = {
      "could not connect to 'postgresql://u:***@h/db'"},
     {"at postgresql://u:Se%20kr1t\t@h/db: no", "postgresql://u:Se%20kr1t\t@h/db",
      "at postgresql://u:***@h/db: no"},
+    /* a user name with white space and '=' (both hidden as typed) before the password, which
+     * libpq decodes: it was shown as typed (found by fuzz_redact) */
+    {"could not connect to 'postgresql://u x= 'a =' b:Sek%72r1t@h/db': FATAL",
+     "postgresql://u x= 'a =' b:Sek%72r1t@h/db",
+     "could not connect to 'postgresql://u x= *** b:***@h/db': FATAL"},
     /* a value that only starts with the secret is hidden as before */
     {"name 'host=h password=Sekr1tX' holds", "host=h password=Sekr1t", "name 'host=h password=***"},
     /* a query's password holding a quote, quoted bare in a message: the value up to the quote
