@@ -285,6 +285,22 @@ static size_t secret_at(const char *text, const char *secret)
 	return n && !secret[n] ? n : 0;
 }
 
+/* RX1 with RX2-RX4: the end of a hidden span [from, to) taken past every known secret that
+ * starts in it and ends after it (a value cut where a secret goes on: "password=a b c" with the
+ * secret "b c d" of another key), else the rest of that secret would be shown, and RX1 could not
+ * match it from its start, hidden. */
+static size_t past_secrets(const char *text, size_t from, size_t to, const char *const *secrets,
+                           size_t n_secrets)
+{
+	for (size_t p = from; p < to; p++)
+		for (size_t s = 0; s < n_secrets; s++) {
+			size_t len = secret_at(text + p, secrets[s]);
+			if (p + len > to)
+				to = p + len;
+		}
+	return to;
+}
+
 /* RX3: the length of the known secret (RX1) that the unquoted value at text + v is, or 0: a
  * secret followed by the end of the text, white space, a quote or ",;:)" (a message goes on
  * after the value it quotes: "branch name 'host=h password=SECRET' holds ..."), or in a URL's
@@ -341,7 +357,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 				*pw = 1;
 			put(&o, text + i, from - i);
 			put(&o, "***", 3);
-			i = to;
+			i = past_secrets(text, from, to, secrets, n_secrets);
 			continue;
 		}
 		if (c == '?')
@@ -377,7 +393,11 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 					put(&o, "***", 3);
 					/* In a query the value ends at '&' (or, on one line, a quote or white
 					 * space), unless a known secret that holds one goes on past it. */
-					i = v + (query ? (len > cut ? len : cut) : len ? len : cut);
+					i = past_secrets(text, v,
+					                 v + (query ? (len > cut ? len : cut)
+					                      : len ? len
+					                            : cut),
+					                 secrets, n_secrets);
 				}
 				continue;
 			}
@@ -385,7 +405,8 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			    secret_word(text + i, key_end - i)) { /* RX4 */
 				put(&o, text + i, eq - i);
 				put(&o, "***", 3);
-				i = eq + value_len(text, eq, 0, one_line);
+				i = past_secrets(text, eq, eq + value_len(text, eq, 0, one_line), secrets,
+				                 n_secrets);
 				continue;
 			}
 			/* a word, not a key: copied a byte at a time (RX1 may start inside it) */

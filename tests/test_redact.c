@@ -156,6 +156,11 @@ static const char *const msg_cases[][3] = {
      "could not connect to 'postgresql://u x= *** b:***@h/db': FATAL"},
     /* a value that only starts with the secret is hidden as before */
     {"name 'host=h password=Sekr1tX' holds", "host=h password=Sekr1t", "name 'host=h password=***"},
+    /* the value of a key that a password's words look like, cut before the password's end:
+     * the rest of it was shown (found by fuzz_redact) */
+    {"at 'postgresql://u password =t=:Sek r1t =t=h Sekr1t =t=h@h' no",
+     "postgresql://u password =t=:Sek r1t =t=h Sekr1t =t=h@h",
+     "at 'postgresql://u password =***@h' no"},
     /* a query's password holding a quote, quoted bare in a message: the value up to the quote
      * was hidden and the rest of the password shown (found by fuzz_redact) */
     {"could not connect to postgresql://h/db?sslpassword=*\":Sekr1t2: FATAL:  failed",
