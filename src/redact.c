@@ -192,6 +192,8 @@ static int secret_word(const char *k, size_t len)
 
 /* RX2: if text[i] starts "://" with user information holding a ':' (before its first '@'), the
  * offsets of the secret (from just after that ':' to the last '@' of the authority). */
+static size_t value_len(const char *text, size_t v, int in_query, int one_line);
+
 static int url_secret(const char *text, size_t i, int one_line, size_t *from, size_t *to)
 {
 	if (strncmp(text + i, "://", 3) != 0)
@@ -234,6 +236,12 @@ static int url_secret(const char *text, size_t i, int one_line, size_t *from, si
 			*from = k + 1;
 			break;
 		}
+	/* libpq ends the user information at the first '@' (or sees none, at a '/' before it): a
+	 * '?' after that '@', or a '?' and then '=' anywhere before the last '@', may start a query
+	 * whose value holds the last '@' and runs on past it, to its '&'. */
+	const char *q = memchr(text + a, '?', at - a);
+	if (q && ((size_t)(q - text) > first_at || memchr(q, '=', (size_t)(text + at - q))))
+		at += value_len(text, at, 1, one_line);
 	*to = at;
 	return 1;
 }

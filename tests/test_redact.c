@@ -81,6 +81,12 @@ static const char *const url_cases[][2] = {
     /* a string that starts postgresql:// is a URL to libpq, its password "Sekr1t", unless
      * libpq refuses it: both are hidden */
     {"postgresql:// password = 'k 'u:Sekr1t@h", "postgresql:// password =***@h"},
+    /* libpq's user information ends at the first '@', then comes the host and a query whose
+     * password holds the last '@': what followed that '@' was shown (found by fuzz_redact) */
+    {"postgresql://u:x@h?password=Sek@r1t&port=5", "postgresql://u:***&port=5"},
+    /* ... or, when a '/' comes before the first '@', none: here the query is libpq's, and the
+     * password "Sek@r1t" */
+    {"postgresql://h:5/x://u:p?password=Sek@r1t&port=5", "postgresql://h:5/x://u:***&port=5"},
     /* a ':' after the first '@' is not a password of the user information */
     {"postgresql://u@h?password=a:Sekr1t@c", "postgresql://u@h?password=***"},
     {"", ""},
