@@ -11,11 +11,14 @@
  *     prolly_redact_url of the string nor prolly_redact_message of the message may hold P, and
  *     a redacted string that libpq still parses has no password P; the same holds for P and
  *     the outputs with percent-encoded bytes decoded, backslashes dropped and white space runs
- *     made one space (P spelled as the string spells it);
+ *     made one space (P spelled as the string spells it); nor may they show any run of 4 bytes
+ *     of P that the string (or the message) holds nowhere else;
  *   - refused: nothing after a password key ("password", "sslpassword", any letter case,
  *     followed by '=') in either output but "***";
- *   - always: for every size 0..N (N the full output's length + 1) the output is NUL-terminated
- *     within the size, is a prefix of the full output, and no byte past the size is written.
+ *   - always: for the sizes 0..N (N the full output's length + 1) that may cut it differently
+ *     (all up to 8, those around each "***" and the end, every 16th) the output is
+ *     NUL-terminated within the size, is a prefix of the full output, and no byte past the
+ *     size is written.
  */
 #include "prolly.h"
 
@@ -80,6 +83,28 @@ static void normalize(char *dst, const char *src)
 	dst[n] = 0;
 }
 
+/* The first run of 4 bytes of the password npw (normalized) that out shows though the text it
+ * came from holds it nowhere but in the password pw (as typed; runs holding '*' are left out,
+ * the "***" that hides a value spells them), or NULL. Only when pw is in text as typed, once. */
+static const char *shown_run(const char *npw, const char *text, const char *pw, const char *out)
+{
+	static char rest[2 * MAX_TEXT + 128], nrest[2 * MAX_TEXT + 128], nout[4 * MAX_TEXT + 64];
+	static char run[5];
+	const char *at = strstr(text, pw);
+	if (!at || count_in(text, pw) != 1)
+		return NULL;
+	snprintf(rest, sizeof(rest), "%.*s\x01%s", (int)(at - text), text, at + strlen(pw));
+	normalize(nrest, rest);
+	normalize(nout, out);
+	for (size_t i = 0; npw[i] && npw[i + 1] && npw[i + 2] && npw[i + 3]; i++) {
+		memcpy(run, npw + i, 4);
+		run[4] = 0;
+		if (!strchr(run, '*') && strstr(nout, run) && !strstr(nrest, run))
+			return run;
+	}
+	return NULL;
+}
+
 /* Whether out shows a value after a password key: "password" or "sslpassword" (any letter
  * case) at the start or after white space, '?', '&' or a quote, then '=' (white space around
  * it allowed), then anything but "***" or the end. */
@@ -107,12 +132,28 @@ static int shows_password_value(const char *out)
 	return 0;
 }
 
-/* Every size 0..strlen(full) + 1 against the full output of the same call. */
+/* Whether a cut at size cap is one that check_sizes tries: every size up to 8, the sizes around
+ * every '*' of the full output (where a hidden value was, cut before, in or after its "***") and
+ * around its end, and every 16th size. Each call costs the length of the text, so every size
+ * made a run quadratic in it: most of the time of a run, at some 400 runs a second. */
+static int tried_cut(const char *full, size_t len, size_t cap)
+{
+	if (cap <= 8 || cap + 4 >= len || cap % 16 == 0)
+		return 1;
+	for (size_t i = cap > 5 ? cap - 5 : 0; i < len && i <= cap + 3; i++)
+		if (full[i] == '*')
+			return 1;
+	return 0;
+}
+
+/* The sizes 0..strlen(full) + 1 that tried_cut picks against the full output of the same call. */
 static void check_sizes(const char *in, const char *message, const char *conninfo, const char *full)
 {
 	static char buf[MAX_TEXT * 4 + 64];
 	size_t len = strlen(full);
 	for (size_t cap = 0; cap <= len + 1 && cap + 8 < sizeof(buf); cap++) {
+		if (!tried_cut(full, len, cap))
+			continue;
 		memset(buf, 'Z', cap + 8);
 		size_t n = message ? prolly_redact_message(buf, cap, message, conninfo)
 		                   : prolly_redact_url(buf, cap, in);
@@ -171,6 +212,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			normalize(nout, again);
 			if (strstr(again, pw) || strstr(nout, npw))
 				fail("prolly_redact_message shows the password", message, again);
+			const char *run = shown_run(npw, in, pw, out);
+			if (run || (run = shown_run(npw, message, pw, again)))
+				fail("a run of 4 bytes of the password is shown", in, run);
 		}
 	} else {
 		if (shows_password_value(out))
