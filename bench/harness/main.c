@@ -325,8 +325,15 @@ static int parse_flags(opts *o, int argc, char **argv)
 		o->longopts[n_fixed + (size_t)i] = (struct option){hw_override_flags[i].flag,
 		                                                   required_argument, 0, O_FLAG0 + i};
 
+	char shown[512]; /* an argument printed back: it may be a URL with a password */
+	opterr = 0;      /* getopt's own messages print it as given */
 	while ((c = getopt_long(argc, argv, "vh", o->longopts, NULL)) != -1) {
 		switch (c) {
+		case '?':
+			prolly_redact_url(shown, sizeof shown, argv[optind - 1]);
+			fprintf(stderr, "harness: unknown option, or one missing its value: '%s'\n", shown);
+			usage(stderr);
+			return EXIT_USAGE;
 		case O_CONFIG: o->config = optarg; break;
 		case O_OUTPUT: o->output = optarg; break;
 		case O_BASELINE: o->baseline = optarg; break;
@@ -341,8 +348,9 @@ static int parse_flags(opts *o, int argc, char **argv)
 		case 'h': usage(stdout); return EXIT_OK;
 		case O_STORE:
 			if (strcmp(optarg, "postgres") && strcmp(optarg, "lmdb") && strcmp(optarg, "mem")) {
+				prolly_redact_url(shown, sizeof shown, optarg);
 				fprintf(stderr, "harness: --store: expected postgres, lmdb or mem, not '%s'\n",
-				        optarg);
+				        shown);
 				return EXIT_USAGE;
 			}
 			o->store = optarg;
@@ -385,7 +393,8 @@ static int parse_flags(opts *o, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "harness: unexpected argument '%s' (see --help)\n", argv[optind]);
+		prolly_redact_url(shown, sizeof shown, argv[optind]);
+		fprintf(stderr, "harness: unexpected argument '%s' (see --help)\n", shown);
 		return EXIT_USAGE;
 	}
 	if (!o->config || (!o->output && !o->dry_run)) {

@@ -184,6 +184,15 @@ done
 rc=$?
 check "--suite naming an unknown suite: exit 2 naming it (got $rc)" \
 	bash -c "[ $rc -eq 2 ] && grep -q no-such-suite '$work/bad5.err'"
+# A URL where an argument or a flag's value goes (--url forgotten or misspelled) is printed
+# with its password hidden: getopt's own message and "unexpected argument" showed it whole.
+pw_url='postgresql://u:Sekr1t@h/db'
+for args in "$pw_url" "--urll=$pw_url" "--store=$pw_url"; do
+	"$harness" --config "$smoke" --dry-run $args >/dev/null 2>"$work/bad6.err"
+	rc=$?
+	check "a password in '${args%%:*}...': exit 2, hidden (got $rc)" \
+		bash -c "[ $rc -eq 2 ] && grep -q 'u:\*\*\*@h' '$work/bad6.err' && ! grep -q Sekr '$work/bad6.err'"
+done
 
 # ---- 5. regression gates ------------------------------------------------------------------------
 echo "# regression gates"
