@@ -131,12 +131,39 @@ static void usage(FILE *f)
 	           "failed or a row did not validate.\n");
 }
 
+/* The arguments, for say(). */
+static int arg_count;
+static char **args;
+
+/* Prints "harness: MESSAGE" on stderr with the password of every argument that carries one
+ * hidden, wherever the message quotes it, whole or cut short (prolly_redact_message with the
+ * argument as the connection string): an argument or a flag's value may be a URL typed where it
+ * does not go. */
+static void say(const char *fmt, ...)
+{
+	char a[3 * 4096 + 16], b[sizeof a], shown[sizeof a], *line = a, *next = b;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, 4096, fmt, ap);
+	va_end(ap);
+	for (int i = 1; i < arg_count; i++) {
+		prolly_redact_url(shown, sizeof shown, args[i]);
+		if (strcmp(shown, args[i]) == 0)
+			continue; /* no password */
+		prolly_redact_message(next, sizeof b, line, args[i]);
+		char *t = line;
+		line = next;
+		next = t;
+	}
+	fprintf(stderr, "harness: %s\n", line);
+}
+
 static int set_override(hw_workload *w, const char *kv, const char *source)
 {
 	toml_error e;
 	const char *eq = strchr(kv, '=');
 	if (!eq || eq == kv) {
-		fprintf(stderr, "harness: %s: expected KEY=VALUE, got '%s'\n", source, kv);
+		say("%s: expected KEY=VALUE, got '%s'", source, kv);
 		return -1;
 	}
 	char key[256];
@@ -148,7 +175,7 @@ static int set_override(hw_workload *w, const char *kv, const char *source)
 	memcpy(key, kv, kl);
 	key[kl] = 0;
 	if (hw_workload_set(w, key, eq + 1, source, &e) != 0) {
-		fprintf(stderr, "harness: %s\n", e.text);
+		say("%s", e.text);
 		return -1;
 	}
 	return 0;
@@ -325,13 +352,13 @@ static int parse_flags(opts *o, int argc, char **argv)
 		o->longopts[n_fixed + (size_t)i] = (struct option){hw_override_flags[i].flag,
 		                                                   required_argument, 0, O_FLAG0 + i};
 
-	char shown[512]; /* an argument printed back: it may be a URL with a password */
-	opterr = 0;      /* getopt's own messages print it as given */
+	opterr = 0; /* getopt's own messages print an argument as given: say() hides passwords */
+	arg_count = argc;
+	args = argv;
 	while ((c = getopt_long(argc, argv, "vh", o->longopts, NULL)) != -1) {
 		switch (c) {
 		case '?':
-			prolly_redact_url(shown, sizeof shown, argv[optind - 1]);
-			fprintf(stderr, "harness: unknown option, or one missing its value: '%s'\n", shown);
+			say("unknown option, or one missing its value: '%s'", argv[optind - 1]);
 			usage(stderr);
 			return EXIT_USAGE;
 		case O_CONFIG: o->config = optarg; break;
@@ -348,9 +375,7 @@ static int parse_flags(opts *o, int argc, char **argv)
 		case 'h': usage(stdout); return EXIT_OK;
 		case O_STORE:
 			if (strcmp(optarg, "postgres") && strcmp(optarg, "lmdb") && strcmp(optarg, "mem")) {
-				prolly_redact_url(shown, sizeof shown, optarg);
-				fprintf(stderr, "harness: --store: expected postgres, lmdb or mem, not '%s'\n",
-				        shown);
+				say("--store: expected postgres, lmdb or mem, not '%s'", optarg);
 				return EXIT_USAGE;
 			}
 			o->store = optarg;
@@ -358,11 +383,12 @@ static int parse_flags(opts *o, int argc, char **argv)
 		case O_SUITE: {
 			char bad[64];
 			if (!(o->suites = suite_mask(optarg, bad, sizeof bad))) {
-				fprintf(stderr, "harness: --suite: %s%s%s: expected a comma list of ",
-				        bad[0] ? "unknown suite '" : "an empty entry", bad, bad[0] ? "'" : "");
+				char names[256] = "";
 				for (size_t i = 0; h_suites[i]; i++)
-					fprintf(stderr, "%s, ", h_suites[i]->name);
-				fprintf(stderr, "or all\n");
+					snprintf(names + strlen(names), sizeof names - strlen(names), "%s, ",
+					         h_suites[i]->name);
+				say("--suite: %s%s%s: expected a comma list of %sor all",
+				    bad[0] ? "unknown suite '" : "an empty entry", bad, bad[0] ? "'" : "", names);
 				return EXIT_USAGE;
 			}
 			break;
@@ -376,7 +402,7 @@ static int parse_flags(opts *o, int argc, char **argv)
 				const hw_override_flag *f = &hw_override_flags[c - O_FLAG0];
 				char text[2048], src[80];
 				if (hw_flag_to_toml(f, optarg, text, sizeof text, err, sizeof err) != 0) {
-					fprintf(stderr, "harness: --%s: %s\n", f->flag, err);
+					say("--%s: %s", f->flag, err);
 					return EXIT_USAGE;
 				}
 				size_t need = strlen(f->key) + strlen(text) + 2;
@@ -393,8 +419,7 @@ static int parse_flags(opts *o, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		prolly_redact_url(shown, sizeof shown, argv[optind]);
-		fprintf(stderr, "harness: unexpected argument '%s' (see --help)\n", shown);
+		say("unexpected argument '%s' (see --help)", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (!o->config || (!o->output && !o->dry_run)) {
@@ -413,14 +438,14 @@ static int load_workload(hw_workload *w, opts *o)
 {
 	toml_error te;
 	if (hw_workload_load(w, o->config, &te) != 0) {
-		fprintf(stderr, "harness: %s\n", te.text);
+		say("%s", te.text);
 		return EXIT_USAGE;
 	}
 	for (int i = 0; i < o->n_pending; i++)
 		if (set_override(w, o->pending[i], o->pending_src[i]) != 0)
 			return EXIT_USAGE;
 	if (hw_workload_resolve(w, &te) != 0) {
-		fprintf(stderr, "harness: %s\n", te.text);
+		say("%s", te.text);
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; h_suites[i]; i++)

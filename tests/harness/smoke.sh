@@ -187,7 +187,7 @@ check "--suite naming an unknown suite: exit 2 naming it (got $rc)" \
 # A URL where an argument or a flag's value goes (--url forgotten or misspelled) is printed
 # with its password hidden: getopt's own message and "unexpected argument" showed it whole.
 pw_url='postgresql://u:Sekr1t@h/db'
-for args in "$pw_url" "--urll=$pw_url" "--store=$pw_url"; do
+for args in "$pw_url" "--urll=$pw_url" "--store=$pw_url" "--records=$pw_url" "--suite=$pw_url"; do
 	"$harness" --config "$smoke" --dry-run $args >/dev/null 2>"$work/bad6.err"
 	rc=$?
 	check "a password in '${args%%:*}...': exit 2, hidden (got $rc)" \
