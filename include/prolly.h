@@ -1206,25 +1206,28 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * compare-and-swap fails was made by another sync and counts as done (conflict 0, no reflog
  * entry); the others are written without it.
  *
- * How: the walk asks dst which objects it has, a batch per tree level (the store's has_nodes,
- * else get_nodes), reads the rest from src in one call per batch (every object hash-checked),
- * and skips every subtree, and every older commit, that dst already has (a store holds an object
- * only together with everything below it: K6 in prolly/store.h). A known head asks nothing
- * about trees: when a ref update expects (PROLLY_REF_EXPECT_VALUE) a commit that dst's ref
- * holds when the sync begins and that src has with its tree (a fast-forward push, a fetch over
- * a remote-tracking ref), each new tree is compared in src with trees dst holds (its parents',
- * a merge's both, or that commit's) and only the nodes that differ travel; commits newer than
- * that commit are taken as missing, older ones reached are asked about. Writes gather up to a batch
- * of objects each, across tree levels and commits, in the order children before parents, trees
- * before their commits, parent commits before their children, and the refs go last, so an
- * interrupted sync (error, crash, lost connection) leaves dst consistent with no ref at a missing
- * object, and running it again copies only what is still missing. A commit whose tree or parent
- * retention removed from src is copied without it. Cost: a push onto a known head of a commit that
- * changed k records copies O(k x height) nodes with no question, a read of src per tree level and
- * one write per batch of nodes; without a known head, one question and one read per batch per tree
- * level; a clone reads src once. Memory is bounded by the batch, not by the history: a write's
- * objects being gathered (the batch, else 4096 locally, 512 to a server), one batch of nodes per
- * tree level (or the diff walk's windows), and a window of a batch of commits: the history is found
+ * How: the walk asks dst which objects it has, a batch per tree level (the store's has_nodes, else
+ * get_nodes), reads the rest from src in one call per batch (every object hash-checked), and skips
+ * every subtree, and every older commit, that dst already has (a store holds an object only
+ * together with everything below it: K6 in prolly/store.h). A known head asks nothing about trees:
+ * when a ref update expects (PROLLY_REF_EXPECT_VALUE) a commit that dst's ref holds when the sync
+ * begins and that src has with its tree (a fast-forward push, a fetch over a remote-tracking ref),
+ * each new tree is compared in src with trees dst holds (its parents', a merge's both, or that
+ * commit's) and only the nodes that differ travel; commits newer than that commit are taken as
+ * missing, older ones reached are asked about; such a sync of more than one write asks dst about
+ * the objects of its first write, and of each next one while the last asked about were all there,
+ * and leaves out those dst has (so a rerun of an interrupted one does not send again what it
+ * wrote). Writes gather up to a batch of objects each, across tree levels and commits, in the
+ * order children before parents, trees before their commits, parent commits before their children,
+ * and the refs go last, so an interrupted sync (error, crash, lost connection) leaves dst
+ * consistent with no ref at a missing object, and running it again copies only what is still
+ * missing. A commit whose tree or parent retention removed from src is copied without it. Cost: a
+ * push onto a known head of a commit that changed k records copies O(k x height) nodes with no
+ * question (one if it takes more than one write), a read of src per tree level and one write per
+ * batch of nodes; without a known head, one question and one read per batch per tree level; a
+ * clone reads src once. Memory is bounded by the batch, not by the history: a write's objects
+ * being gathered (the batch, else 4096 locally, 512 to a server), one batch of nodes per tree
+ * level (or the diff walk's windows), and a window of a batch of commits: the history is found
  * newest first a window at a time and copied oldest window first, each window but the last walked
  * again when its turn comes (its reads and questions made twice), and where each window starts,
  * 32 bytes per batch of commits (more where several lines of development run side by side) up to

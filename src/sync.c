@@ -74,6 +74,15 @@
  *       written again without it (their expectations unchanged); any other lost update still
  *       fails the sync with PROLLY_ECONFLICT, nothing moved.
  *
+ *  SY13 A sync with a known head (SY7) asks nothing about what it takes as missing, so the rerun of
+ *       one that was cut off (killed, connection lost) would send everything again, what the
+ *       cut run wrote included. When it takes more than one write, it asks the destination about
+ *       the objects of its first write (one has_nodes call) and leaves out those held, and goes
+ *       on asking about each next write while the last one asked about was held entirely:
+ *       writes go in the same order each run, so the rerun skips what the cut run wrote and
+ *       stops asking at the first write that finds something missing. A whole sync of many
+ *       writes asks once; one of a single write (a small push) asks nothing.
+ *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
  *
@@ -99,6 +108,11 @@
 #define SYNC_BATCH_DEFAULT 512
 #define SYNC_WRITE_DEFAULT 4096 /* objects per write when the caller names no batch (SY6) */
 #define SYNC_BATCH_MAX 65536
+#define PEND_CARRIED 1 /* pending: in the gathered write */
+#define PEND_HELD 2    /* pending: found in the destination, left out of the write (SY13) */
+#define ASK_NO 0       /* s->ask_writes (SY13): the writes go unasked */
+#define ASK_FULL 1     /* a full write is asked about: the sync has more than one */
+#define ASK_ALWAYS 2   /* every write is: the last one asked was all in the destination */
 
 /* ---- writing the destination (SY6) ---------------------------------------------------- */
 
@@ -115,6 +129,44 @@ static void pend_dispose(sync_ctx *s)
 	prolly_buf_dispose(&s->req);
 }
 
+/* SY13: takes out of the gathered write what the destination holds already (one question),
+ * each marked PEND_HELD in pending: held, required by the write where referenced, not carried.
+ * Asking stops once some object is missing: what an earlier run wrote lies behind. */
+static int drop_held(sync_ctx *s)
+{
+	prolly_id *held = malloc(s->n_pend * sizeof(*held));
+	unsigned char *has = malloc(s->n_pend);
+	size_t k = 0, n_held = 0;
+	int rc = 0;
+	if (!held || !has) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing %zu objects", s->n_pend);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < s->n_pend; i++)
+		held[i] = s->pend[i].id;
+	if ((rc = prolly__sync_has(s, held, s->n_pend, has)))
+		goto cleanup;
+	s->ask_writes = ASK_ALWAYS;
+	for (size_t i = 0; i < s->n_pend; i++) {
+		if (has[i]) {
+			free((void *)s->pend[i].data);
+			held[n_held++] = s->pend[i].id;
+			continue;
+		}
+		s->ask_writes = ASK_NO;
+		s->pend[k] = s->pend[i];
+		s->pend_commit[k++] = s->pend_commit[i];
+	}
+	s->n_pend = k;
+	for (size_t i = 0; i < n_held && !rc; i++)
+		rc = prolly__idmap_put(&s->pending, &held[i], PEND_HELD);
+
+cleanup:
+	free(held);
+	free(has);
+	return rc;
+}
+
 /* Sends the gathered write: reads what it lacks of the source in one call (leaves and commits),
  * then writes it all in one store write. */
 static int flush(sync_ctx *s)
@@ -127,6 +179,12 @@ static int flush(sync_ctx *s)
 	memset(&f, 0, sizeof(f));
 	if (!s->n_pend)
 		return 0;
+	/* SY13: a sync of more than one write asks about each until one finds something missing. */
+	if ((s->ask_writes == ASK_ALWAYS || (s->ask_writes && s->n_pend == s->wbatch)) &&
+	    (rc = drop_held(s)))
+		goto cleanup;
+	if (!s->n_pend)
+		goto cleanup;
 	ids = malloc(s->n_pend * sizeof(*ids));
 	at = malloc(s->n_pend * sizeof(*at));
 	if (!ids || !at) {
@@ -158,7 +216,7 @@ static int flush(sync_ctx *s)
 	/* What the write builds on without carrying it. */
 	const prolly_id *r = (const prolly_id *)(const void *)s->req.ptr;
 	for (size_t i = 0; i < s->req.size / PROLLY_ID_SIZE && !rc; i++)
-		if (!prolly__idmap_get(&s->pending, &r[i]))
+		if (prolly__idmap_get(&s->pending, &r[i]) != PEND_CARRIED)
 			rc = prolly__buf_put(&req, r[i].bytes, PROLLY_ID_SIZE);
 	if (rc)
 		goto cleanup;
@@ -217,7 +275,7 @@ static int pend_add(sync_ctx *s, const prolly_id *id, void *data, size_t size, i
 			return prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
 		}
 	}
-	if ((rc = prolly__idmap_put(&s->pending, id, 1))) {
+	if ((rc = prolly__idmap_put(&s->pending, id, PEND_CARRIED))) {
 		free(data);
 		return rc;
 	}
@@ -898,6 +956,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 			rc = prolly__idmap_put(&s.heads_of_refs, &refs[i].value, i + 1);
 	if (rc || (rc = find_known(&s, refs, n_refs))) /* SY7, after the epoch (SY4) */
 		goto cleanup;
+	s.ask_writes = s.local ? ASK_FULL : ASK_NO; /* SY13 */
 	if ((rc = walk_and_copy(&s, &h, commits, n_commits, refs, n_refs)) || (rc = flush(&s)))
 		goto cleanup;
 	if (n_refs)
