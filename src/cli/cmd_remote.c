@@ -237,7 +237,18 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 	}
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
 	o.operation = "clone";
-	if ((err = prolly_sync(&st, cli->db, src, NULL, 0, r.u, r.n, &o))) {
+	err = prolly_sync(&st, cli->db, src, NULL, 0, r.u, r.n, &o);
+	for (size_t i = 0; i < r.n && err == PROLLY_ECONFLICT; i++)
+		if (r.u[i].conflict) {
+			/* A ref the clone creates is there at another commit (a tag, or a remote-tracking
+			 * branch of an earlier clone whose branches were deleted): no rerun gets past it. */
+			rc = fail(cli, EXIT_USAGE,
+			          "%s already has '%s' at another commit: clone only into a new store; "
+			          "no branch was made",
+			          shown, r.u[i].name);
+			goto cleanup;
+		}
+	if (err) {
 		/* Damage (a ref of the source at a tree or at nothing, a missing tree) stays there: only
 		 * a cut clone is finished by running it again. */
 		rc = fail_lib(cli, err,
