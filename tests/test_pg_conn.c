@@ -748,6 +748,176 @@ PT_TEST(write_lock_holder_cannot_stall_writers)
 	PQfinish(a);
 }
 
+/* A gc whose sweep finds the refs moved under it, each time it marks: the third time, its
+ * fourth mark runs with the write lock held, and starts a writer (of another ref) meanwhile. */
+typedef struct remark_gc {
+	prolly_store *st, *other; /* the gc's store; another handle, which moves refs/heads/t */
+	prolly_id marked[8];
+	size_t n_marked;
+	int calls;
+	int stuck;     /* the mark under the lock sleeps, sending nothing, instead of reading refs */
+	double hold_s; /* how long the mark under the lock lasts */
+	bg writer;
+	int two_nodes; /* the writer writes two nodes (the pipeline, on a store of batch_items 1) */
+	pthread_t thread;
+	int started;
+} remark_gc;
+
+/* bg_write with a second node: on a store of batch_items 1, the version-1 pipeline. */
+static void *bg_write_two(void *arg)
+{
+	bg *b = arg;
+	double t0 = pgt_now_s();
+	pgt_tn t[2];
+	prolly_store_node sn[2];
+	for (unsigned i = 0; i < 2; i++) {
+		pgt_tn_make(&t[i], 9, b->node + 500 * i);
+		sn[i] = t[i].sn;
+	}
+	prolly_ref_update u = pgt_upd(b->ref, b->expect, &b->expected, &b->value);
+	b->rc = pgt_write1(b->st, sn, 2, &u);
+	snprintf(b->err, sizeof(b->err), "%s", b->rc ? prolly_last_error() : "");
+	b->secs = pgt_now_s() - t0;
+	b->done = 1;
+	return NULL;
+}
+
+static int remark_ref_fn(void *payload, const char *name, const prolly_id *value)
+{
+	remark_gc *g = payload;
+	(void)name;
+	if (g->n_marked < 8)
+		g->marked[g->n_marked++] = *value;
+	return 0;
+}
+
+static int remark_mark(void *payload)
+{
+	remark_gc *g = payload;
+	int rc;
+	g->n_marked = 0;
+	if ((rc = g->st->list_refs(g->st, "", remark_ref_fn, g)))
+		return rc;
+	if (++g->calls <= 3) { /* move the ref: the sweep that follows finds it moved */
+		prolly_id to = pgt_mkid(44, (unsigned)(10 + g->calls));
+		prolly_ref_update u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_ANY, NULL, &to);
+		return pgt_write1(g->other, NULL, 0, &u);
+	}
+	if (g->calls > 4)
+		return 0;
+	/* The fourth mark, the write lock held: a writer waits for it meanwhile. */
+	g->started = pthread_create(&g->thread, NULL, g->two_nodes ? bg_write_two : bg_write,
+	                            &g->writer) == 0;
+	for (double t0 = pgt_now_s(); pgt_now_s() - t0 < g->hold_s;) {
+		prolly_id got;
+		pgt_sleep_ms(20);
+		if (!g->stuck && (rc = g->st->get_ref(g->st, "refs/heads/t", &got, NULL)))
+			return rc;
+	}
+	return 0;
+}
+
+static int remark_keep(void *payload, const prolly_id *id)
+{
+	remark_gc *g = payload;
+	for (size_t i = 0; i < g->n_marked; i++)
+		if (prolly_id_equal(&g->marked[i], id))
+			return 1;
+	return 0;
+}
+
+/* Runs that gc on st (lock_timeout 300 ms) with one garbage node to sweep; the refs move through
+ * other, the writer writes through writer (two nodes when two_nodes). */
+static int remark_gc_run(prolly_store *st, prolly_store *other, prolly_store *writer, int two_nodes,
+                         int stuck, unsigned node, remark_gc *g)
+{
+	prolly_gc_result res;
+	pgt_tn junk;
+	memset(g, 0, sizeof(*g));
+	memset(&res, 0, sizeof(res));
+	g->st = st;
+	g->other = other;
+	g->stuck = stuck;
+	g->hold_s = 1.4; /* not a multiple of lock_timeout: the waits end while it works */
+	g->two_nodes = two_nodes;
+	bg_init(&g->writer, writer, "refs/heads/w", NULL, node);
+	pgt_tn_make(&junk, 44, 100 + node);
+	if (pgt_write1(other, &junk.sn, 1, NULL))
+		return -1;
+	int rc = st->gc(st, remark_mark, remark_keep, g, &res);
+	if (g->started)
+		pthread_join(g->thread, NULL);
+	printf("# gc rc %d after %d marks, %llu removed; writer rc %d after %.0f ms%s%s\n", rc,
+	       g->calls, (unsigned long long)res.nodes_removed, g->writer.rc, g->writer.secs * 1000,
+	       g->writer.rc ? ": " : "", g->writer.err);
+	return rc;
+}
+
+/* A gc on a store that others keep writing marks again with the write lock held (after two
+ * sweeps found the refs moved), and that mark may last longer than lock_timeout: before, every
+ * writer meanwhile gave up with PROLLY_ETIMEOUT naming the gc, although the gc was working and
+ * let it through moments later. A writer now waits again while the holder is a gc that keeps
+ * sending statements, and goes through once the batch commits; a gc that holds the lock and
+ * sends nothing for a whole lock_timeout (stuck) still fails the writer, naming its session. */
+PT_TEST(writers_wait_for_a_gc_that_advances)
+{
+	const char *schema = pgt_new_schema();
+	char url[1024];
+	url_plus(url, sizeof(url), "options='-c lock_timeout=300'", "options=-c%20lock_timeout%3D300");
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	prolly_store *st = NULL, *other = NULL, *writer = NULL, *piped = NULL;
+	PGconn *a = pgt_admin();
+	remark_gc g;
+	char role[96], q[1024], kv[160], kv_url[160];
+	PT_REQUIRE(a && prolly_store_pg_open(&st, url, &o) == 0 &&
+	           prolly_store_pg_open(&other, url, &o) == 0);
+	/* The writers connect as a role of their own, with a writer's grants: such a role may not
+	 * read the gc session's state and times in pg_stat_activity, only its application_name. */
+	snprintf(role, sizeof(role), "%s_w", schema);
+	snprintf(q, sizeof(q),
+	         "CREATE ROLE %s LOGIN; GRANT USAGE ON SCHEMA \"%s\" TO %s; "
+	         "GRANT SELECT, INSERT ON \"%s\".nodes TO %s; "
+	         "GRANT SELECT, INSERT, UPDATE, DELETE ON \"%s\".refs TO %s; "
+	         "GRANT SELECT ON \"%s\".meta TO %s",
+	         role, schema, role, schema, role, schema, role, schema, role);
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	snprintf(kv, sizeof(kv), "user=%s options='-c lock_timeout=300'", role);
+	snprintf(kv_url, sizeof(kv_url), "user=%s&options=-c%%20lock_timeout%%3D300", role);
+	url_plus(url, sizeof(url), kv, kv_url);
+	o.no_create = 1;
+	PT_REQUIRE(prolly_store_pg_open(&writer, url, &o) == 0);
+	o.batch_items = 1;
+	PT_REQUIRE(prolly_store_pg_open(&piped, url, &o) == 0);
+	prolly_id v1 = pgt_mkid(44, 1);
+	prolly_ref_update u = pgt_upd("refs/heads/t", PROLLY_REF_EXPECT_ANY, NULL, &v1);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+
+	PT_CHECK_RC(remark_gc_run(st, other, writer, 0, 0, 1, &g), 0);
+	PT_CHECK(g.calls == 4 && g.started);
+	PT_CHECKF(g.writer.rc == 0, "%s", g.writer.err);
+	PT_CHECKF(g.writer.secs > 0.6, "the writer did not wait: %.3f s", g.writer.secs);
+	/* The same for a write through the pipeline (BEGIN, prolly_write_begin, ...). */
+	PT_CHECK_RC(remark_gc_run(st, other, piped, 1, 0, 3, &g), 0);
+	PT_CHECK(g.calls == 4 && g.started);
+	PT_CHECKF(g.writer.rc == 0, "%s", g.writer.err);
+	PT_CHECKF(g.writer.secs > 0.6, "the writer did not wait: %.3f s", g.writer.secs);
+
+	PT_CHECK_RC(remark_gc_run(st, other, writer, 0, 1, 2, &g), 0);
+	PT_CHECK(g.calls == 4 && g.started);
+	PT_CHECK_RC(g.writer.rc, PROLLY_ETIMEOUT);
+	PT_CHECKF(strstr(g.writer.err, "write lock") && strstr(g.writer.err, "held by pid"), "%s",
+	          g.writer.err);
+	PT_CHECKF(g.writer.secs < 2.5, "gave up after %.3f s", g.writer.secs);
+	prolly_store_close(piped);
+	prolly_store_close(writer);
+	prolly_store_close(other);
+	prolly_store_close(st);
+	snprintf(q, sizeof(q), "DROP OWNED BY %s; DROP ROLE %s", role, role);
+	pgt_sql1(a, q);
+	PQfinish(a);
+}
+
 /* libpq's reason for a failed connection comes after the host it names, which can be long: the
  * message keeps it. Before, the reason went through a 600-byte buffer and a 700-byte socket
  * directory left "... /hhh" with no reason at all. */

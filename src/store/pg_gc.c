@@ -4,8 +4,10 @@
  * See prolly__pg_gc() and docs/postgres.md ("gc while others write", with the argument that it
  * is safe). On two connections of the pool (a and b):
  *
- *   1. a session advisory lock on a (LOCK_GC and a hash of the schema): one gc per schema,
- *      across processes (and gc_mu: one per store);
+ *   1. a session advisory lock on b (LOCK_GC and a hash of the schema): one gc per schema,
+ *      across processes (and gc_mu: one per store). On b, the session that also takes the write
+ *      lock exclusive: a writer that waited lock_timeout for it can tell a gc from any other
+ *      holder (prolly__pg_gc_advancing);
  *   2. the epoch bump on b (the write lock exclusive, then meta's epoch + 1): writes begun
  *      before the gc fail their epoch check;
  *   3. a REPEATABLE READ, READ ONLY transaction on a: the snapshot; nodes inserted after it are
@@ -209,9 +211,9 @@ int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn 
 	preflist seen = {NULL, 0, 0};
 	candctx cand;
 	pipe p;
-	char *lock_sql = NULL, fetch_sql[64];
+	char *lock_sql = NULL, fetch_sql[64], keep_msg[1024];
 	uint64_t listed = 0, removed = 0, removed_bytes = 0;
-	int rc = 0, locked = 0, a_bad = 0;
+	int rc = 0, locked = 0, a_bad = 0, b_bad = 0;
 
 	memset(&cand, 0, sizeof(cand));
 	if (!keep)
@@ -224,23 +226,26 @@ int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn 
 	if ((rc = prolly__pg_pool_acquire(st, &a)) || (rc = prolly__pg_pool_acquire(st, &b)))
 		goto cleanup;
 
-	/* 1. One gc at a time on this schema, across processes (a session advisory lock on a; the
-	 * wait for it bounded as a write's: any role may hold the key). */
+	/* 1. One gc at a time on this schema, across processes (a session advisory lock on b, which
+	 * takes the write lock exclusive too; the wait for it bounded as a write's: any role may hold
+	 * the key). */
 	if (!(lock_sql = prolly__pg_subst("SELECT pg_advisory_lock(CASE WHEN " LOCK_BOUND
 	                                  " THEN " PROLLY__STR(LOCK_GC) " END, hashtext(#))",
 	                                  st->qs, st->meta_literal))) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 		goto cleanup;
 	}
-	prolly__pg_pipe_init(&p, st, a, "gc lock", NULL, NULL);
+	prolly__pg_pipe_init(&p, st, b, "gc lock", NULL, NULL);
 	prolly__pg_pipe_send_sql(&p, lock_sql);
 	if ((rc = prolly__pg_pipe_run(&p))) {
-		a_bad = p.broken;
+		b_bad = p.broken;
 		if (p.failed && strcmp(p.sqlstate, "55P03") == 0)
-			rc = prolly__pg_lock_timeout(st, a, &p, LOCK_GC, 0, "nothing was removed");
+			rc = prolly__pg_lock_timeout(st, b, &p, LOCK_GC, 0, "nothing was removed");
 		goto cleanup;
 	}
 	locked = 1;
+	b->beat = 1; /* writers waiting for the write lock it takes can tell it is working */
+	b->beat_ns = 0;
 	/* 2. Bump the epoch: writes begun before the gc now fail their epoch check. */
 	prolly__pg_pipe_init(&p, st, b, "gc epoch", NULL, NULL);
 	prolly__pg_pipe_send(&p, Q_GCBUMP, 0, NULL, NULL);
@@ -312,33 +317,32 @@ int prolly__pg_gc(prolly_store *base, prolly_gc_mark_fn mark, prolly_gc_keep_fn 
 	}
 
 cleanup:
-	if (a && a->pg && PQstatus(a->pg) == CONNECTION_OK) {
-		int rb = 0;
+	if (b)
+		b->beat = 0;
+	snprintf(keep_msg, sizeof(keep_msg), "%s", rc ? prolly_last_error() : "");
+	if (a && a->pg && PQstatus(a->pg) == CONNECTION_OK &&
+	    PQtransactionStatus(a->pg) != PQTRANS_IDLE) {
 		prolly__pg_pipe_init(&p, st, a, "gc end", NULL, NULL);
-		if (PQtransactionStatus(a->pg) != PQTRANS_IDLE)
-			prolly__pg_pipe_send_sql(&p, "ROLLBACK");
+		prolly__pg_pipe_send_sql(&p, "ROLLBACK");
+		if (prolly__pg_pipe_run(&p))
+			a_bad = 1;
+	}
+	if (locked && b && b->pg && PQstatus(b->pg) == CONNECTION_OK) {
 		free(lock_sql);
-		lock_sql = locked ? prolly__pg_subst(
-		                        "SELECT pg_advisory_unlock(" PROLLY__STR(LOCK_GC) ", hashtext(#))",
-		                        st->qs, st->meta_literal)
-		                  : NULL;
+		lock_sql = prolly__pg_subst(
+		    "SELECT pg_advisory_unlock(" PROLLY__STR(LOCK_GC) ", hashtext(#))", st->qs,
+		    st->meta_literal);
+		prolly__pg_pipe_init(&p, st, b, "gc end", NULL, NULL);
 		if (lock_sql)
 			prolly__pg_pipe_send_sql(&p, lock_sql);
-		else if (locked)
-			a_bad = 1; /* closing the session releases its advisory lock */
-		if (p.queued) {
-			char keep_msg[1024];
-			snprintf(keep_msg, sizeof(keep_msg), "%s", prolly_last_error());
-			rb = prolly__pg_pipe_run(&p);
-			if (rc)
-				prolly_set_error(rc, "%s", keep_msg);
-		}
-		if (rb)
-			a_bad = 1; /* closing the session releases its advisory lock */
+		if (!lock_sql || prolly__pg_pipe_run(&p))
+			b_bad = 1; /* closing the session releases its advisory lock */
 	}
+	if (rc)
+		prolly_set_error(rc, "%s", keep_msg);
 	free(lock_sql);
 	prolly__pg_pool_release(st, a, a_bad);
-	prolly__pg_pool_release(st, b, 0);
+	prolly__pg_pool_release(st, b, b_bad);
 	pthread_mutex_unlock(&st->gc_mu);
 	prolly__pg_preflist_dispose(&seen);
 	prolly_buf_dispose(&cand.ids);

@@ -95,7 +95,18 @@ typedef struct pgconn {
 	char tag[17];
 	int prepared;
 	int has_write; /* Q_WRITE is prepared (the schema had prolly_write when prepared) */
+	/* A gc's connection (the one that holds the gc lock and takes the write lock exclusive):
+	 * its pipelines end with a beat (pipe_beat in pg_pool.c, at most every BEAT_EVERY_MS) that
+	 * writers waiting for the lock read (prolly__pg_gc_advancing). */
+	int beat;
+	uint64_t beat_ns; /* when the last beat was sent (prolly__mono_ns) */
 } pgconn;
+
+/* The beat: the transaction's application_name set to "prolly gc beat " and the server's time in
+ * ms, which pg_stat_activity shows to every role (its state and times only to the same role and
+ * pg_read_all_stats); COMMIT or ROLLBACK restores the session's own. */
+#define BEAT_PREFIX "prolly gc beat "
+#define BEAT_EVERY_MS 50
 
 typedef struct waiter waiter; /* a thread queued for a connection (pg_pool.c) */
 
@@ -198,6 +209,7 @@ typedef struct pipe {
 	int broken; /* the connection failed */
 	size_t err_qi;
 	size_t session_qi; /* 1 + the index of the session statement (its row: the start time); 0 */
+	size_t beat_qi;    /* 1 + the index of the gc's beat (pgconn.beat); 0 */
 	char sqlstate[6];
 	char msg[600];
 	char detail[200];
@@ -264,6 +276,13 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
  * lock timed out), PROLLY_ESTORE with the server's message, as before. */
 int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, int shared_waiter,
                             const char *outcome);
+/* After a write's lock wait timed out, with a gc of this schema running: 1 when the gc holds the
+ * write lock exclusive and sent a statement lately (its beat in application_name, or its
+ * state_change where this role may read it: within the last lock_timeout, or second when that is
+ * shorter); 2 when no session holds the write lock exclusive now (the gc released it meanwhile,
+ * or the wait was for a ref's row). 0 for any other holder (one that went idle: a stuck gc, any
+ * session that took the key), when no gc runs, or when the server cannot tell. */
+int prolly__pg_gc_advancing(pg_store *st, pgconn *c);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The store's operations                                                                     */

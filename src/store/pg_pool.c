@@ -191,6 +191,25 @@ static void note_read_only(pipe *p)
 	snprintf(p->msg + len, sizeof(p->msg) - len, "%s", shown);
 }
 
+/* On a gc's connection, the beat last in the pipeline (see pgconn.beat). Outside a transaction
+ * block it lasts only as long as the pipeline's implicit transaction: harmless. */
+static void pipe_beat(pipe *p)
+{
+	pgconn *c = p->c;
+	uint64_t now;
+	if (!c->beat || !p->queued ||
+	    (now = prolly__mono_ns()) - c->beat_ns < (uint64_t)BEAT_EVERY_MS * 1000000)
+		return;
+	prolly__pg_pipe_send_sql(
+	    p, "SELECT pg_catalog.set_config('application_name', '" BEAT_PREFIX "' "
+	       "OPERATOR(pg_catalog.||) (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) "
+	       "OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int8, true)");
+	if (!p->broken) {
+		p->beat_qi = p->queued;
+		c->beat_ns = now;
+	}
+}
+
 /* Sends a Sync and reads every result up to it, flushing as it goes. */
 static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 {
@@ -198,6 +217,7 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 	size_t nulls = 0;
 	if (p->broken)
 		return;
+	pipe_beat(p);
 	if (PQpipelineSync(pg) != 1) {
 		prolly__pg_pipe_broken(p, NULL);
 		return;
@@ -237,6 +257,8 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 		}
 		if (s == PGRES_TUPLES_OK && p->session_qi == *qi + 1) {
 			note_server_start(p->st, r);
+		} else if (p->beat_qi == *qi + 1) {
+			/* the beat's result: nothing to read, and its failure fails nothing */
 		} else if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
 			if (!p->fn_rc && !p->failed && p->fn)
 				p->fn_rc = p->fn(p->ctx, *qi, r);

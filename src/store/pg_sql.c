@@ -754,6 +754,54 @@ static int holders_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
+static int advancing_fn(void *ctx, size_t qi, const PGresult *r)
+{
+	int *out = ctx;
+	uint64_t v;
+	(void)qi;
+	for (int i = 0; i < PQntuples(r); i++)
+		if (prolly__pg_read_int8(r, i, 0, &v) == 0 && v <= 2 && *out < (int)v)
+			*out = (int)v;
+	return 0;
+}
+
+int prolly__pg_gc_advancing(pg_store *st, pgconn *c)
+{
+	/* A gc of the schema holds the gc lock, on the session that takes the write lock exclusive
+	 * (pg_gc.c); it advances when that session sent a statement lately: its beat (pgconn.beat,
+	 * in application_name, which every role may read) or, where this role may see it, its
+	 * state_change, within the last lock_timeout (the wait that just failed), or the last second
+	 * for a shorter one (a mark works between its statements too). */
+	static const char tmpl[] =
+	    "SELECT CASE WHEN w.pid IS NULL THEN 2 WHEN w.pid = g.pid AND (a.state_change >= now() - "
+	    "t.w OR substring(a.application_name FROM '^" BEAT_PREFIX "([0-9]{1,18})$')::int8 >= "
+	    "(date_part('epoch', now() - t.w) * 1000)::int8) THEN 1 ELSE 0 END::int8 "
+	    "FROM pg_locks g JOIN pg_stat_activity a ON a.pid = g.pid "
+	    "CROSS JOIN (SELECT greatest(interval '1s', CASE current_setting('lock_timeout') "
+	    "WHEN '0' THEN '" LOCK_WAIT_DEFAULT "' ELSE current_setting('lock_timeout') "
+	    "END::interval) AS w) t "
+	    /* the write lock (LOCK_WRITE) held exclusive by another session */
+	    "LEFT JOIN pg_locks w ON w.locktype = 'advisory' AND w.granted "
+	    "AND w.mode = 'ExclusiveLock' AND w.pid <> pg_backend_pid() AND w.database = g.database "
+	    "AND w.classid = 1886547822::oid AND w.objid = g.objid AND w.objsubid = 2 "
+	    /* the gc lock (LOCK_GC) of this schema */
+	    "WHERE g.locktype = 'advisory' AND g.granted AND g.pid <> pg_backend_pid() "
+	    "AND g.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+	    "AND g.classid = 1886547821::oid AND g.objid = hashtext(#)::oid AND g.objsubid = 2";
+	char *sql;
+	int how = 0;
+	pipe q;
+	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK ||
+	    !(sql = prolly__pg_subst(tmpl, st->qs, st->meta_literal)))
+		return 0;
+	prolly__pg_pipe_init(&q, st, c, "finding who holds a lock", advancing_fn, &how);
+	prolly__pg_pipe_send_sql(&q, sql);
+	if (prolly__pg_pipe_run(&q))
+		how = 0;
+	free(sql);
+	return how;
+}
+
 int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, int shared_waiter,
                             const char *outcome)
 {

@@ -28,7 +28,8 @@
  * been applied. prolly_store_pg_fail_chunk arms a test hook that makes one INSERT chunk fail on the
  * server. The statement that takes the write lock bounds the transaction's lock waits first
  * (LOCK_BOUND, pg_int.h: any role may hold that advisory lock); a wait that times out (55P03) is
- * PROLLY_ETIMEOUT naming the sessions that hold the lock (prolly__pg_lock_timeout).
+ * PROLLY_ETIMEOUT naming the sessions that hold the lock (prolly__pg_lock_timeout), unless the
+ * holder is a gc that keeps working (prolly__pg_gc_advancing): then the write is sent again.
  */
 #include "pg_int.h"
 
@@ -378,7 +379,7 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 	uint64_t sent = 0;
 	wctx x;
 	pipe p;
-	int rc = 0, have_pipe = 0, unsent = 0;
+	int rc = 0, have_pipe = 0, unsent = 0, freed = 0;
 
 	memset(fa, 0, sizeof(fa));
 	memset(&pl, 0, sizeof(pl));
@@ -401,22 +402,39 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 	else
 		fail = 0;
 #endif
-	x.w = w;
-	x.refs = pl.refs;
-	x.fast = c->has_write && chunks <= 1;
-	x.q_begin = x.q_ins0 = x.q_cas0 = SIZE_MAX;
-	x.n_ins = chunks;
-	prolly__pg_pipe_init(&p, st, c, "write", write_fn, &x);
-	have_pipe = 1;
-	if (x.fast)
-		rc = send_fast(&p, &pl, w, fail, fa, &sent);
-	else
-		rc = send_pipeline(&p, &x, &pl, w, st->batch_items, fail, &fa[0], &fa[1], &sent);
-	if (rc) {
-		unsent = p.queued > 0; /* queued without a Sync: the connection is not reusable */
-		goto cleanup;
+	for (;;) {
+		memset(&x, 0, sizeof(x));
+		x.w = w;
+		x.refs = pl.refs;
+		x.fast = c->has_write && chunks <= 1;
+		x.q_begin = x.q_ins0 = x.q_cas0 = SIZE_MAX;
+		x.n_ins = chunks;
+		sent = 0;
+		prolly__pg_pipe_init(&p, st, c, "write", write_fn, &x);
+		have_pipe = 1;
+		if (x.fast)
+			rc = send_fast(&p, &pl, w, fail, fa, &sent);
+		else
+			rc = send_pipeline(&p, &x, &pl, w, st->batch_items, fail, &fa[0], &fa[1], &sent);
+		if (rc) {
+			unsent = p.queued > 0; /* queued without a Sync: the connection is not reusable */
+			goto cleanup;
+		}
+		rc = prolly__pg_pipe_run(&p);
+		/* Nothing was written. A gc that holds the write lock longer than lock_timeout while
+		 * it works (a mark under the lock on a large store) is waited for again, and so, once
+		 * in a row, is a lock that a running gc released just after the wait gave up; any
+		 * other holder (one that went idle) fails the write, below. */
+		if (!rc || !p.failed || strcmp(p.sqlstate, "55P03") != 0)
+			break;
+		int how = prolly__pg_gc_advancing(st, c);
+		if (how == 1)
+			freed = 0;
+		else if (how == 2 && !freed)
+			freed = 1;
+		else
+			break;
 	}
-	rc = prolly__pg_pipe_run(&p);
 
 	prolly__pg_cnt_add(&st->cnt.insert_statements, chunks);
 	if (x.have_epoch)
