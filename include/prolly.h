@@ -332,7 +332,10 @@ PROLLY_API int prolly_store_pg_open(prolly_store **out, const char *conninfo,
 
 /* Creates the tables and functions if missing (idempotent; concurrent callers serialise on an
  * advisory lock). Needs CREATE on the database (or the schema); nothing later does. Where there
- * is anything to create or migrate, PROLLY_ESTORE on a hot standby or in a read-only session. */
+ * is anything to create or migrate, PROLLY_ESTORE on a hot standby or in a read-only session.
+ * The first call after an open whose migration of an older schema gave up waiting for a lock
+ * returns that error (PROLLY_ETIMEOUT naming the holder) if the schema is still old, rather than
+ * wait again. */
 PROLLY_API int prolly_store_pg_init(prolly_store *st);
 
 /* The PostgreSQL store's own counters, apart from the store-neutral prolly_stats. */

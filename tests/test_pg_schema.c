@@ -356,6 +356,47 @@ PT_TEST(schema_lock_holder_cannot_stall_init)
 	PQfinish(a);
 }
 
+/* prolly init opens the store (which tries to migrate an older schema and goes on without when
+ * it cannot get the lock), then calls prolly_store_pg_init, which insists. With the schema lock
+ * held by another session, init waited for it twice (10 s), and its message said 5 s. The open
+ * waits once; prolly_store_pg_init then reports that wait (PROLLY_ETIMEOUT naming the holder) at
+ * once, and migrates once the holder is gone. */
+PT_TEST(init_waits_once_for_the_schema_lock)
+{
+	const char *schema = pgt_new_schema();
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	prolly_store *st = open_opt(pgt_url, schema, 0);
+	PT_REQUIRE(st);
+	prolly_store_close(st);
+	char q[256], pid[32];
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 4 WHERE key = 'schema_version'", schema);
+	PT_CHECK(pgt_sql_state(a, q, ""));
+	snprintf(q, sizeof(q), "SELECT pg_advisory_lock(1886547820, hashtext('\"%s\".meta'))", schema);
+	pgt_sql1(a, "SET application_name = 'schema lock holder'");
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	snprintf(pid, sizeof(pid), "pid %d ", PQbackendPID(a));
+	double t0 = pgt_now_s();
+	st = open_opt(pgt_url, schema, 0);
+	double open_s = pgt_now_s() - t0;
+	PT_REQUIRE(st);
+	PT_CHECKF(open_s >= 4.5 && open_s < 9.0, "open took %.3f s", open_s);
+	PT_CHECK(pgt_schema_version(a, schema) == 4);
+	t0 = pgt_now_s();
+	PT_CHECK_RC(prolly_store_pg_init(st), PROLLY_ETIMEOUT);
+	double init_s = pgt_now_s() - t0;
+	PT_CHECKF(strstr(prolly_last_error(), pid) && strstr(prolly_last_error(), "schema lock holder"),
+	          "%s", prolly_last_error());
+	PT_CHECKF(init_s < 2.0, "init waited again: %.3f s", init_s);
+	printf("# open waited %.1f s, init then failed after %.0f ms: %s\n", open_s, init_s * 1000,
+	       prolly_last_error());
+	pgt_sql1(a, "SELECT pg_advisory_unlock_all()");
+	PT_CHECK_RC(prolly_store_pg_init(st), 0);
+	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	prolly_store_close(st);
+	PQfinish(a);
+}
+
 /* The migration's table lock waits 5 s at most: a long transaction on nodes (as a gc's snapshot
  * is) makes it give up instead of holding every reader and writer back behind it. An open goes
  * on with the old schema; prolly_store_pg_init fails, and succeeds once the table is free. */

@@ -146,6 +146,12 @@ typedef struct pg_store {
 	 * asynchronous commits), so from then on epoch-checked writes check their requires too. */
 	_Atomic uint64_t server_start;
 	_Atomic int restarted;
+	/* The open's migration gave up waiting for a lock (the schema lock, or the table lock of
+	 * the block): the error it would have been (PROLLY_ETIMEOUT naming the holder, or
+	 * PROLLY_ESTORE), and its message; the first prolly_store_pg_init that finds the schema
+	 * still old reports it rather than wait as long again (prolly init opens, then inits). */
+	_Atomic int migrate_gave_up;
+	char migrate_msg[1024];
 
 	pthread_mutex_t mu; /* the pool */
 	pgconn *conns;

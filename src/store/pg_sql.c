@@ -674,11 +674,15 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 	prolly__pg_pipe_send_sql(&p, st->init_sql);
 	if ((rc = prolly__pg_pipe_run(&p))) {
 		if (may_skip && !missing && p.failed &&
-		    (strcmp(p.sqlstate, "42501") == 0 || strcmp(p.sqlstate, "25006") == 0 ||
-		     strcmp(p.sqlstate, "55P03") == 0))
+		    (strcmp(p.sqlstate, "42501") == 0 || strcmp(p.sqlstate, "25006") == 0))
 			return 0;
 		if (p.failed && strcmp(p.sqlstate, "55P03") == 0)
 			rc = prolly__pg_lock_timeout(st, c, &p, LOCK_INIT, 0, "nothing was changed");
+		if (may_skip && !missing && p.failed && strcmp(p.sqlstate, "55P03") == 0) {
+			snprintf(st->migrate_msg, sizeof(st->migrate_msg), "%s", prolly_last_error());
+			atomic_store(&st->migrate_gave_up, rc);
+			return 0;
+		}
 		return rc;
 	}
 	if ((rc = prolly__pg_read_version(st, c, version, &missing)))
@@ -704,9 +708,15 @@ int prolly_store_pg_init(prolly_store *base)
 	if (!st || !st->base.kind || strcmp(st->base.kind, "postgres") != 0)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_init: not a PostgreSQL store");
 	uint64_t version = 0;
+	int gave_up = atomic_exchange(&st->migrate_gave_up, 0), missing = 0;
 	if ((rc = prolly__pg_pool_acquire(st, &c)))
 		return rc;
-	rc = prolly__pg_init_on(st, c, &version, 0, 1);
+	/* The open just waited lock_timeout for this migration: say so rather than wait again. */
+	if (gave_up && (rc = prolly__pg_read_version(st, c, &version, &missing)) == 0 && !missing &&
+	    version < SCHEMA_VERSION)
+		rc = prolly_set_error(gave_up, "%s", st->migrate_msg);
+	if (rc == 0)
+		rc = prolly__pg_init_on(st, c, &version, 0, 1);
 	if (rc == 0) {
 		atomic_store(&st->ready, 1);
 		atomic_store(&st->fast, version >= 2);
