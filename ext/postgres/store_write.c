@@ -34,6 +34,7 @@
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -100,13 +101,46 @@ static void write_lock_context(void *arg)
 	           LockTimeout, pgx_schema_quoted(), WRITE_LOCK_KEY, (const char *)arg);
 }
 
+/* The sessions other than this one that hold the lock tag exclusive, as "pid N (role R,
+ * ExclusiveLock)", the first three, read from the lock table as pg_locks reads it (an advisory
+ * lock is in no transaction's way, so only the lock table knows its holder). */
+static char *exclusive_holders(const LOCKTAG *tag)
+{
+	LockData *all = GetLockStatusData();
+	StringInfoData out;
+	int n = 0;
+	initStringInfo(&out);
+	for (int i = 0; i < all->nelements; i++) {
+		const LockInstanceData *l = &all->locks[i];
+		PGPROC *proc;
+		char *role = NULL;
+		if (l->pid == MyProcPid || !(l->holdMask & LOCKBIT_ON(ExclusiveLock)) ||
+		    l->locktag.locktag_type != tag->locktag_type ||
+		    l->locktag.locktag_field1 != tag->locktag_field1 ||
+		    l->locktag.locktag_field2 != tag->locktag_field2 ||
+		    l->locktag.locktag_field3 != tag->locktag_field3 ||
+		    l->locktag.locktag_field4 != tag->locktag_field4)
+			continue;
+		if (n++ >= 3)
+			continue;
+		if ((proc = BackendPidGetProc(l->pid)) != NULL)
+			role = GetUserNameFromId(proc->roleId, true);
+		appendStringInfo(&out, "%spid %d (role %s, ExclusiveLock)", n > 1 ? ", " : "", l->pid,
+		                 role ? role : "?");
+	}
+	if (n > 3)
+		appendStringInfoString(&out, " and others");
+	return n ? out.data : NULL;
+}
+
 /*
  * Takes the write lock shared before the statement that also does (and then finds it held),
  * waiting lock_timeout at most, and 5 s when the session has none: an advisory lock needs no
  * privilege, so any session could hold it exclusive and would stall every writer forever. The
  * row lock of the branch, taken next, keeps the session's lock_timeout (writers of one branch
  * queue there as long as the transaction ahead lasts). The setting is the caller's again on
- * return, or when the error unwinds the GUC nest level.
+ * return, or when the error unwinds the GUC nest level. A wait that times out names the sessions
+ * that hold the lock (their pid, as the C client does), read once it has left the lock's queue.
  */
 static void write_lock_bounded(void)
 {
@@ -114,6 +148,7 @@ static void write_lock_bounded(void)
 	StringInfoData lit;
 	LOCKTAG tag;
 	ErrorContextCallback ctx;
+	MemoryContext cxt;
 	int level;
 	initStringInfo(&lit);
 	appendStringInfoChar(&lit, '"');
@@ -137,7 +172,29 @@ static void write_lock_bounded(void)
 	ctx.arg = lit.data;
 	ctx.previous = error_context_stack;
 	error_context_stack = &ctx;
-	(void)LockAcquire(&tag, ShareLock, false, false);
+	cxt = CurrentMemoryContext;
+	PG_TRY();
+	{
+		(void)LockAcquire(&tag, ShareLock, false, false);
+	}
+	PG_CATCH();
+	{
+		ErrorData *ed;
+		char *holders;
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		if (ed->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		LockErrorCleanup(); /* out of the lock's wait queue, as the abort would take it */
+		holders = exclusive_holders(&tag);
+		ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE), errmsg("%s", ed->message),
+		                holders ? errdetail("The write lock is held by %s: wait for that session "
+		                                    "or end it (pg_terminate_backend).",
+		                                    holders)
+		                        : errdetail("No other session holds the write lock now.")));
+	}
+	PG_END_TRY();
 	error_context_stack = ctx.previous;
 	AtEOXact_GUC(true, level);
 }

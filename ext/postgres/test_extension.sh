@@ -355,13 +355,15 @@ else
 fi
 # g. Another session holds the write lock exclusive (an advisory lock: any role may take it):
 #    a SQL write used to wait for it forever; it gives up after 5 s (lock_timeout, the session
-#    having none) saying what it waited for, and writes once the holder is gone.
+#    having none) saying what it waited for and who holds it (pid), and writes once the holder
+#    is gone.
 PGAPPNAME=prolly_holder q -c "SELECT pg_advisory_lock(1886547822, hashtext('\"public\".meta'))" -c "SELECT pg_sleep(30)" >/dev/null 2>&1 &
 h_pid=$!
 for _ in $(seq 100); do
 	[ "$(q -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1886547822")" = 1 ] && break
 	sleep 0.1
 done
+h_backend=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'prolly_holder'")
 t0=$(now_ms)
 q -c "SELECT prolly_put('conc', 'held', '1')" >"$log.b" 2>&1
 b_rc=$?
@@ -372,8 +374,8 @@ q -c "SELECT prolly_put('conc', 'held', '2')" >"$log.c" 2>&1
 c_rc=$?
 got=$(q -c "SELECT convert_from(prolly_get('conc', 'held'), 'UTF8')")
 if [ "$b_rc" != 0 ] && grep -q 'lock timeout' "$log.b" && grep -q "write lock of schema public," "$log.b" &&
-	[ "$((t1 - t0))" -ge 4500 ] && [ "$((t1 - t0))" -lt 9000 ] && [ "$c_rc" = 0 ] && [ "$got" = 2 ]; then
-	ok "a session holding the write lock: a SQL write gives up after $((t1 - t0)) ms naming the lock, and writes once it is gone"
+	grep -q "held by pid $h_backend " "$log.b" && [ "$((t1 - t0))" -ge 4500 ] && [ "$((t1 - t0))" -lt 9000 ] && [ "$c_rc" = 0 ] && [ "$got" = 2 ]; then
+	ok "a session holding the write lock: a SQL write gives up after $((t1 - t0)) ms naming the lock and its holder's pid, and writes once it is gone"
 else
 	cat "$log.b" "$log.c" | sed 's/^/# /'
 	not_ok "a session holding the write lock (put=$b_rc after $((t1 - t0)) ms, then $c_rc, got=$got)"
