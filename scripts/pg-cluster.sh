@@ -86,6 +86,30 @@ free_port() {
 	die "no free TCP port found"
 }
 
+# start_server DATA LOG SOCKDIR WHAT: starts the server of DATA on a free port (another one when
+# the port was taken meanwhile, three tries), waits until it accepts connections on SOCKDIR, and
+# sets started_port; dies naming WHAT with the log's tail otherwise.
+start_server() {
+	local data=$1 slog=$2 sock=$3 what=$4 tries i
+	for tries in 1 2 3; do
+		started_port=$(free_port)
+		if as_owner "$bin/pg_ctl" -D "$data" -l "$slog" -w -t 60 -o "-p $started_port" start \
+			>/dev/null 2>&1; then
+			break
+		fi
+		if [ "$tries" = 3 ] || ! grep -q "could not bind\|Address already in use" "$slog"; then
+			tail -n 20 "$slog" >&2 || true
+			die "$what did not start (log above, from $slog)"
+		fi
+	done
+	for ((i = 0; i < 100; i++)); do
+		as_owner "$bin/pg_isready" -q -h "$sock" -p "$started_port" -d postgres -U postgres && break
+		sleep 0.1
+	done
+	as_owner "$bin/pg_isready" -q -h "$sock" -p "$started_port" -d postgres -U postgres ||
+		die "$what does not accept connections (see $slog)"
+}
+
 cmd_stop() {
 	local dir=$1 bin
 	[ -n "$dir" ] || usage
@@ -149,24 +173,8 @@ max_connections = 200
 logging_collector = off
 ${PG_SETTINGS:-}
 EOF
-	local tries
-	for tries in 1 2 3; do
-		port=$(free_port)
-		if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$log" -w -t 60 -o "-p $port" start >/dev/null 2>&1; then
-			break
-		fi
-		if [ "$tries" = 3 ] || ! grep -q "could not bind\|Address already in use" "$log"; then
-			tail -n 20 "$log" >&2 || true
-			die "the server did not start (log above, from $log)"
-		fi
-	done
-	local i
-	for ((i = 0; i < 100; i++)); do
-		as_owner "$bin/pg_isready" -q -h "$dir/sock" -p "$port" -d postgres -U postgres && break
-		sleep 0.1
-	done
-	as_owner "$bin/pg_isready" -q -h "$dir/sock" -p "$port" -d postgres -U postgres ||
-		die "the server does not accept connections (see $log)"
+	start_server "$dir/data" "$log" "$dir/sock" "the server"
+	port=$started_port
 	as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/sock" -p "$port" -U postgres -d postgres \
 		>"$dir/setup.log" 2>&1 <<EOF || { cat "$dir/setup.log" >&2; false; }
 CREATE DATABASE prolly;
@@ -210,23 +218,8 @@ cmd_standby() {
 	}
 	printf '%s\n' "# pg-cluster.sh standby" "unix_socket_directories = '$sdir/sock'" \
 		"hot_standby = on" >>"$sdir/data/postgresql.conf"
-	for i in 1 2 3; do
-		sport=$(free_port)
-		if as_owner "$bin/pg_ctl" -D "$sdir/data" -l "$sdir/server.log" -w -t 60 -o "-p $sport" \
-			start >/dev/null 2>&1; then
-			break
-		fi
-		if [ "$i" = 3 ] || ! grep -q "could not bind\|Address already in use" "$sdir/server.log"; then
-			tail -n 20 "$sdir/server.log" >&2 || true
-			die "the standby did not start (log above, from $sdir/server.log)"
-		fi
-	done
-	for ((i = 0; i < 100; i++)); do
-		as_owner "$bin/pg_isready" -q -h "$sdir/sock" -p "$sport" -d postgres -U postgres && break
-		sleep 0.1
-	done
-	as_owner "$bin/pg_isready" -q -h "$sdir/sock" -p "$sport" -d postgres -U postgres ||
-		die "the standby does not accept connections (see $sdir/server.log)"
+	start_server "$sdir/data" "$sdir/server.log" "$sdir/sock" "the standby"
+	sport=$started_port
 	{
 		echo "export PROLLY_PG_STANDBY_URL='postgresql://postgres@/prolly?host=$sdir/sock&port=$sport'"
 		echo "export PROLLY_PG_STANDBY_PORT='$sport'"

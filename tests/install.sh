@@ -10,19 +10,7 @@
 set -u
 
 BUILD=${BUILD:-build}
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ -s "$out" ] && sed 's/^/# /' "$out"
-}
-check() { # check NAME COMMAND...: ok when COMMAND succeeds (its output shown on a failure)
-	local name=$1
-	shift
-	if "$@" >"$out" 2>&1; then ok "$name"; else not_ok "$name"; return 1; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/prolly-install.XXXXXX") || exit 2
 trap 'rm -rf "$root"' EXIT

@@ -16,19 +16,7 @@ set -u
 BUILD=${BUILD:-build}
 CLI=${PROLLY_CLI:-$BUILD/prolly}
 case "$CLI" in /*) ;; *) CLI="$PWD/$CLI" ;; esac
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ -s "$out" ] && sed 's/^/# /' "$out"
-}
-check() { # check NAME COMMAND...: ok when COMMAND succeeds (its output shown on a failure)
-	local name=$1
-	shift
-	if "$@" >"$out" 2>&1; then ok "$name"; else not_ok "$name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 bouncer=${PGBOUNCER:-$(command -v pgbouncer || { [ -x /usr/sbin/pgbouncer ] && echo /usr/sbin/pgbouncer; })}
 if [ -z "$bouncer" ]; then

@@ -14,6 +14,20 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* main's tree holds key (one byte) with the one-byte value want. */
+static void main_holds(prolly_db *db, const char *key, char want)
+{
+	prolly_commit *c = NULL;
+	PT_CHECK_RC(prolly_branch_commit(&c, db, "main"), 0);
+	if (c) {
+		prolly_buf out = PROLLY_BUF_INIT;
+		PT_CHECK_RC(prolly_get(&out, db, &c->tree, key, 1), 0);
+		PT_CHECK(out.size == 1 && out.ptr[0] == want);
+		prolly_buf_dispose(&out);
+		prolly_commit_free(c);
+	}
+}
+
 /* ---- schema ----------------------------------------------------------------------------------- */
 
 PT_TEST(schema_versions_and_no_create)
@@ -616,15 +630,7 @@ PT_TEST(roles_least_grants)
 	/* The reader: reads, cannot write. */
 	db = open_db_as(ci_rd, schema);
 	PT_REQUIRE(db);
-	prolly_commit *c = NULL;
-	PT_CHECK_RC(prolly_branch_commit(&c, db, "main"), 0);
-	if (c) {
-		prolly_buf out = PROLLY_BUF_INIT;
-		PT_CHECK_RC(prolly_get(&out, db, &c->tree, "b", 1), 0);
-		PT_CHECK(out.size == 1 && out.ptr[0] == '2');
-		prolly_buf_dispose(&out);
-		prolly_commit_free(c);
-	}
+	main_holds(db, "b", '2');
 	PT_CHECK_RC(put1(db, "main", "d", "4"), PROLLY_ESTORE);
 	printf("# write as the reader: %s\n", prolly_last_error());
 	prolly_close(db);
@@ -799,15 +805,7 @@ PT_TEST(read_only_session_reads_old_schema)
 	PT_CHECKF(strstr(prolly_last_error(), "default_transaction_read_only") != NULL, "init: %s",
 	          prolly_last_error());
 	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
-	prolly_commit *c = NULL;
-	PT_CHECK_RC(prolly_branch_commit(&c, db, "main"), 0);
-	if (c) {
-		prolly_buf out = PROLLY_BUF_INIT;
-		PT_CHECK_RC(prolly_get(&out, db, &c->tree, "k", 1), 0);
-		PT_CHECK(out.size == 1 && out.ptr[0] == 'v');
-		prolly_buf_dispose(&out);
-		prolly_commit_free(c);
-	}
+	main_holds(db, "k", 'v');
 	PT_CHECK_RC(put1(db, "main", "k", "w"), PROLLY_ESTORE);
 	/* The message says why the server refused, and names the server. */
 	PT_CHECKF(strstr(prolly_last_error(), "default_transaction_read_only is on") &&
