@@ -1269,7 +1269,8 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
  * prolly_redact_url all the same (a user name or host may be private). What a fetch saw of the
  * remote's branch B is the ref "remotes/NAME/B" (a remote-tracking ref), which prolly_resolve reads
  * as "NAME/B" when no branch or tag is spelled so; only fetch, push and prolly_remote_remove move
- * those refs. Remote names follow the branch name rules, have no '/' and at most 46 bytes, so
+ * those refs, and fetch and push only those of a recorded remote (prolly_remote_add), so that
+ * every tracking ref belongs to a remote prolly_remote_list lists. Remote names follow the branch name rules, have no '/' and at most 46 bytes, so
  * that "remotes/NAME/B" fits PROLLY_MAX_REF_NAME for every branch name B.
  */
 
@@ -1296,8 +1297,9 @@ PROLLY_API int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *nam
 typedef int (*prolly_remote_fn)(void *payload, const char *name, const char *url);
 PROLLY_API int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload);
 
-/* Removes remote name and every remote-tracking ref "remotes/NAME/..." in one write.
- * PROLLY_ENOTFOUND if there is no such remote; PROLLY_ECONFLICT if one of them moved meanwhile
+/* Removes remote name and every remote-tracking ref "remotes/NAME/..." in one write (also
+ * those of a name with no record, which older libraries' fetch and push made).
+ * PROLLY_ENOTFOUND if there is neither such a remote nor such a ref; PROLLY_ECONFLICT if one of them moved meanwhile
  * (nothing removed); PROLLY_EINVAL; store errors. The commits they named are left to gc. */
 PROLLY_API int prolly_remote_remove(prolly_db *db, const char *name);
 
@@ -1314,12 +1316,14 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * compare-and-swap against what it read. Local branches never move. stats may be NULL. The
  * remote's branches are those prolly_branch_list lists: a ref there whose name is no branch
  * name is not fetched, and a tracking ref of such a name here is removed.
- * Errors: those of prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref to
- * another commit than this one's, or a gc on remote removed a head read here; fetch again; one
- * that moved it to the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote;
- * or, under a name longer than prolly_remote_add takes, a branch whose tracking ref would have
- * more than PROLLY_MAX_REF_NAME bytes: the message names that ref, and nothing is fetched);
- * fn's non-zero return. */
+ * Errors: PROLLY_ENOTFOUND if name is no remote of db (prolly_remote_add; nothing is fetched),
+ * or if the remote was removed while the fetch ran (no tracking ref moved); those of
+ * prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref to another commit than
+ * this one's, or a gc on remote removed a head read here; fetch again; one that moved it to
+ * the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote; or, under a name
+ * longer than prolly_remote_add takes, recorded by an older library, a branch whose tracking ref
+ * would have more than PROLLY_MAX_REF_NAME bytes: the message names that ref, and nothing is
+ * fetched); fn's non-zero return. */
 PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
                             const char *name, prolly_fetch_fn fn, void *payload);
 
@@ -1333,8 +1337,10 @@ PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *
  * that write is tried again. Fast-forward only unless force: a remote head that is not an
  * ancestor of ours (including one this store does not have) is PROLLY_ECONFLICT and nothing is
  * written anywhere. Two pushes racing for one branch: one wins, the other gets
- * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). Errors also:
- * PROLLY_ENOTFOUND (no such local branch), PROLLY_EINVAL, those of prolly_sync. */
+ * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). A remote removed here while
+ * the push ran gets no tracking ref (the remote's branch has moved). Errors also:
+ * PROLLY_ENOTFOUND (no such local branch, or name is no remote of db: nothing pushed),
+ * PROLLY_EINVAL, those of prolly_sync. */
 PROLLY_API int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
                            const char *name, const char *branch, int force);
 

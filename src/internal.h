@@ -112,6 +112,12 @@ uint64_t prolly__sync_src_epoch(prolly_db *src);
  * the epoch taken before the sync read the source's refs or objects (sync.c, SY11). Other codes,
  * and since 0, are returned as they are. */
 int prolly__sync_src_gc(prolly_db *src, uint64_t since, int rc);
+/* prolly_sync, with guard (NULL: none) added to the refs' write as one more compare-and-swap
+ * that must hold for any ref to move (sync.c, SY13). */
+int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
+                         const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
+                         size_t n_refs, const prolly_sync_options *opts,
+                         const prolly_ref_update *guard);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Nodes (node.c): the byte format is documented at the top of node.c and in docs/format.md   */

@@ -23,6 +23,12 @@
  *       A longer remote recorded before, or named to prolly_fetch directly, fails a fetch that
  *       meets a branch too long to track, with PROLLY_EINVAL naming the ref, before anything is
  *       copied: a fetch copies every branch or none (a push leaves that tracking ref unwritten).
+ *   RM7 Fetch and push take only a recorded remote (PROLLY_ENOTFOUND otherwise), so that every
+ *       tracking ref belongs to a name prolly_remote_list lists and prolly_remote_remove takes.
+ *       They used to take any name and leave refs no call listed or removed. Their write of
+ *       tracking refs holds only while the record is the one they read (a guard in the same
+ *       write, SY13 in sync.c): a remote removed meanwhile gets none back. prolly_remote_remove
+ *       still takes the tracking refs of a name without a record (an older library's).
  */
 #include "internal.h"
 #include "store/redact.h"
@@ -59,6 +65,25 @@ static int check_name(const char *name)
 static void config_ref(char *out, size_t cap, const char *name)
 {
 	snprintf(out, cap, CONFIG_PREFIX "%s", name);
+}
+
+/* The record of remote name (RM1): its ref in ref (PROLLY_MAX_REF_NAME + 1 bytes), its tree in
+ * *root. PROLLY_ENOTFOUND, saying so, if there is none. */
+static int read_record(prolly_db *db, const char *name, char *ref, prolly_id *root)
+{
+	config_ref(ref, PROLLY_MAX_REF_NAME + 1, name);
+	int rc = prolly__get_ref(db, ref, root);
+	return rc == PROLLY_ENOTFOUND ? prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name) : rc;
+}
+
+/* The update that moves nothing and holds while ref still names root (RM7). */
+static void guard_of(prolly_ref_update *g, const char *ref, const prolly_id *root)
+{
+	memset(g, 0, sizeof(*g));
+	g->name = ref;
+	g->expect = PROLLY_REF_EXPECT_VALUE;
+	g->expected = *root;
+	g->value = *root;
 }
 
 int prolly_remote_url_valid(const char *url)
@@ -130,12 +155,8 @@ int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name)
 	int rc;
 	if (!out || !db)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_url: NULL out or db");
-	if ((rc = check_name(name)))
+	if ((rc = check_name(name)) || (rc = read_record(db, name, ref, &root)))
 		return rc;
-	config_ref(ref, sizeof(ref), name);
-	if ((rc = prolly__get_ref(db, ref, &root)))
-		return rc == PROLLY_ENOTFOUND ? prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name)
-		                              : rc;
 	rc = prolly_get(out, db, &root, URL_KEY, sizeof(URL_KEY) - 1);
 	if (rc == PROLLY_ENOTFOUND)
 		return prolly_set_error(PROLLY_ECORRUPT, "remote '%s' has no URL", name);
@@ -225,12 +246,18 @@ int prolly_remote_remove(prolly_db *db, const char *name)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_remove: NULL db");
 	if ((rc = check_name(name)))
 		return rc;
-	config_ref(ref, sizeof(ref), name);
 	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
-	if ((rc = prolly__get_ref(db, ref, &root)))
-		return rc == PROLLY_ENOTFOUND ? prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name)
-		                              : rc;
-	if ((rc = list_prefix(&l, db, prefix, 0)) || (rc = prolly_txn_begin(&txn, db)))
+	/* RM7: tracking refs without a record (an older library's fetch) go too */
+	int recorded = (rc = read_record(db, name, ref, &root)) == 0;
+	if (rc && rc != PROLLY_ENOTFOUND)
+		return rc;
+	if ((rc = list_prefix(&l, db, prefix, 0)))
+		goto cleanup;
+	if (!recorded && !l.n) {
+		rc = prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name);
+		goto cleanup;
+	}
+	if ((rc = prolly_txn_begin(&txn, db)))
 		goto cleanup;
 	prolly_ref_update u;
 	memset(&u, 0, sizeof(u));
@@ -238,7 +265,8 @@ int prolly_remote_remove(prolly_db *db, const char *name)
 	u.remove = 1;
 	u.name = ref;
 	u.expected = root;
-	rc = prolly_txn_set_ref(txn, &u);
+	if (recorded)
+		rc = prolly_txn_set_ref(txn, &u);
 	for (size_t i = 0; i < l.n && !rc; i++) {
 		u.name = l.names[i];
 		u.expected = l.ids[i];
@@ -258,7 +286,9 @@ cleanup:
 int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
                  prolly_fetch_fn fn, void *payload)
 {
-	char prefix[PROLLY_MAX_REF_NAME + 1];
+	char prefix[PROLLY_MAX_REF_NAME + 1], ref[PROLLY_MAX_REF_NAME + 1];
+	prolly_ref_update guard;
+	prolly_id rec;
 	reflist theirs, mine;
 	prolly_ref_update *u = NULL;
 	char **names = NULL;
@@ -269,8 +299,10 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 	memset(&mine, 0, sizeof(mine));
 	if (!db || !remote)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_fetch: NULL db or remote");
-	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)))
+	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
+	    (rc = read_record(db, name, ref, &rec))) /* RM7 */
 		return rc;
+	guard_of(&guard, ref, &rec);
 	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
 	/* The remote's gc epoch before its branches are read: a gc there that removes a head read
 	 * here is a conflict, not a commit in neither store (SY11 in sync.c). */
@@ -336,8 +368,14 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 		prolly__sync_stats_put(stats, &none);
 		goto cleanup;
 	}
-	if ((rc = prolly_sync(stats, db, remote, NULL, 0, u, n, NULL))) {
+	if ((rc = prolly__sync_guarded(stats, db, remote, NULL, 0, u, n, NULL, &guard))) {
 		rc = prolly__sync_src_gc(remote, since, rc);
+		prolly_id now;
+		if (rc == PROLLY_ECONFLICT && prolly__get_ref(db, ref, &now) == PROLLY_ENOTFOUND)
+			rc = prolly_set_error(PROLLY_ENOTFOUND,
+			                      "remote '%s' was removed during the fetch; no remote-tracking "
+			                      "ref moved",
+			                      name);
 		goto cleanup;
 	}
 	for (size_t k = 0; fn && k < n && !rc; k++) {
@@ -362,14 +400,17 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
                 const char *branch, int force)
 {
 	char head_ref[PROLLY_MAX_REF_NAME + 1], track[PROLLY_MAX_REF_NAME + 1];
-	prolly_id mine, theirs, base, was;
+	char rec_ref[PROLLY_MAX_REF_NAME + 1];
+	prolly_ref_update guard;
+	prolly_id mine, theirs, base, was, rec;
 	int rc, exists, track_exists = 0;
 	if (!db || !remote || !branch)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_push: NULL db, remote or branch");
 	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
 	    (rc = prolly_branch_name_valid(branch)))
 		return rc;
-	if ((rc = prolly_branch_head(&mine, db, branch)))
+	if ((rc = prolly_branch_head(&mine, db, branch)) ||
+	    (rc = read_record(db, name, rec_ref, &rec))) /* RM7 */
 		return rc;
 	/* RM2: the tracking ref as it was before the remote's head is read, for its compare-and-swap
 	 * (track empty: too long a name, never written). */
@@ -434,16 +475,27 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	for (int attempt = 0; attempt < TRACK_ATTEMPTS && rc == PROLLY_ECONFLICT; attempt++) {
 		prolly_txn *txn = NULL;
 		prolly_commit *c = NULL;
-		prolly_ref_update conf;
+		prolly_ref_update confs[2], conf;
+		memset(confs, 0, sizeof(confs));
 		memset(&conf, 0, sizeof(conf));
 		u.expect = track_exists ? PROLLY_REF_EXPECT_VALUE : PROLLY_REF_EXPECT_ABSENT;
 		u.expected = was;
+		guard_of(&guard, rec_ref, &rec);
 		if ((rc = prolly_txn_begin(&txn, db)) == 0 &&
 		    (attempt == 0 || (rc = prolly_commit_read(&c, db, &mine)) == 0) &&
-		    (rc = prolly_txn_set_ref(txn, &u)) == 0)
-			rc = prolly_txn_commit(txn, &conf, 1);
+		    (rc = prolly_txn_set_ref(txn, &u)) == 0 && (rc = prolly_txn_set_ref(txn, &guard)) == 0)
+			rc = prolly_txn_commit(txn, confs, 2);
+		int gone = 0; /* names point into the txn: read before it is freed */
+		for (int k = 0; k < 2 && rc == PROLLY_ECONFLICT; k++) {
+			if (confs[k].conflict && strcmp(confs[k].name, rec_ref) == 0)
+				gone = 1;
+			else if (confs[k].conflict)
+				conf = confs[k];
+		}
 		prolly_commit_free(c);
 		prolly_txn_free(txn);
+		if (gone)
+			return 0; /* RM7: the remote was removed (or replaced): no tracking ref */
 		if (rc == PROLLY_ECONFLICT && conf.conflict) { /* moved meanwhile: by whom, above */
 			if (!conf.current_exists || prolly_id_equal(&conf.current, &mine))
 				return 0;

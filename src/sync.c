@@ -73,6 +73,10 @@
  *       same move (two fetches of one remote into one store, a push repeated). The others are
  *       written again without it (their expectations unchanged); any other lost update still
  *       fails the sync with PROLLY_ECONFLICT, nothing moved.
+ *  SY13 prolly__sync_guarded adds one more compare-and-swap to the refs' write, a guard that
+ *       moves nothing (its value is the one it expects): a fetch's remote record, so that a
+ *       remote removed during the fetch gets no tracking ref back (remote.c, RM7). A lost guard
+ *       is never settled (SY12): the sync fails with PROLLY_ECONFLICT, no ref moved.
  *
  *  SY13 A sync with a known head (SY7) asks nothing about what it takes as missing, so the rerun of
  *       one that was cut off (killed, connection lost) would send everything again, what the
@@ -674,6 +678,8 @@ static int move_refs(sync_ctx *s, prolly_ref_update *refs, size_t n_refs,
 			rc = prolly__txn_add_raw(txn, &targets[i], f.nodes[i].data, f.nodes[i].size);
 	for (size_t i = 0; i < n_refs && !rc; i++)
 		rc = prolly_txn_set_ref(txn, &refs[i]);
+	if (!rc && s->guard) /* SY13: queued last, so refs[i] stays the txn's i-th */
+		rc = prolly_txn_set_ref(txn, s->guard);
 	if (!rc && o->operation)
 		rc = prolly_txn_set_reason(txn, o->operation, o->message);
 	if (rc)
@@ -908,9 +914,10 @@ static int walk_and_copy(sync_ctx *s, history *h, const prolly_id *commits, size
 
 /* ---- the whole ----------------------------------------------------------------------------- */
 
-int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const prolly_id *commits,
-                size_t n_commits, prolly_ref_update *refs, size_t n_refs,
-                const prolly_sync_options *opts)
+int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
+                         const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
+                         size_t n_refs, const prolly_sync_options *opts,
+                         const prolly_ref_update *guard)
 {
 	prolly_sync_options o;
 	sync_ctx s;
@@ -951,6 +958,7 @@ int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const pr
 	s.src_epoch = prolly__sync_src_epoch(src); /* SY11 */
 	s.hist = &h;
 	s.refs = refs;
+	s.guard = guard;
 	for (size_t i = 0; i < n_refs && !rc; i++) /* the first ref naming a commit is named */
 		if (!refs[i].remove && !prolly__idmap_get(&s.heads_of_refs, &refs[i].value))
 			rc = prolly__idmap_put(&s.heads_of_refs, &refs[i].value, i + 1);
@@ -975,4 +983,11 @@ cleanup:
 	prolly__sync_history_dispose(&h);
 	prolly__sync_stats_put(out, &s.st);
 	return rc;
+}
+
+int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *src, const prolly_id *commits,
+                size_t n_commits, prolly_ref_update *refs, size_t n_refs,
+                const prolly_sync_options *opts)
+{
+	return prolly__sync_guarded(out, dst, src, commits, n_commits, refs, n_refs, opts, NULL);
 }

@@ -55,6 +55,7 @@ typedef struct sync_ctx {
 	/* SY10: the refs' new commits (id -> index + 1 in refs) */
 	prolly__idmap heads_of_refs;
 	const prolly_ref_update *refs;
+	const prolly_ref_update *guard; /* SY13: checked in the refs' write, or NULL */
 } sync_ctx;
 
 /* Objects read from the source: copies of their bytes, slot i for request i (NULL: absent). */

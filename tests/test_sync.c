@@ -560,6 +560,7 @@ PT_TEST(push_survives_a_gc_of_its_own_store)
 	snprintf(url, sizeof(url), "lmdb:%s", dir);
 	PT_REQUIRE(prolly_open_ex(&other, url, NULL, 0) == 0);
 	g->gc_db = other;
+	PT_REQUIRE(prolly_remote_add(local, "origin", "mem:") == 0);
 	PT_REQUIRE(sf_put_range(&base, local, "main", 0, 300, 1) == 0);
 	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0);
 	PT_REQUIRE(sf_put_range(&head, local, "main", 5, 3, 2) == 0);
@@ -631,6 +632,7 @@ PT_TEST(push_tracking_ref_never_moves_back)
 	PT_REQUIRE(o && prolly_db_new(&local, &f->tp.base, NULL) == 0);
 	o->keep_inner = 1;
 	PT_REQUIRE(prolly_db_new(&other, &o->base, NULL) == 0);
+	PT_REQUIRE(prolly_remote_add(local, "origin", "mem:") == 0);
 	PT_REQUIRE(sf_put_range(&base, local, "main", 0, 100, 1) == 0);
 	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0);
 	PT_REQUIRE(sf_put_range(&mine, local, "main", 5, 2, 2) == 0);
@@ -840,6 +842,7 @@ PT_TEST(refs_with_bad_names_are_not_branches)
 	PT_CHECKF(strcmp(prolly_last_error(), "the caller's message") == 0, "%s", prolly_last_error());
 
 	PT_CHECK_RC(raw_ref(local, "remotes/up/x\x1b", &h), 0);
+	PT_REQUIRE(prolly_remote_add(local, "up", "mem:") == 0);
 	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "up", count_fetched, &fetched), 0);
 	PT_CHECKF(fetched == 2, "%d tracking refs moved (up/main made, up/x\\x1b removed)", fetched);
 	PT_CHECK_RC(prolly_resolve(&got, local, "up/main"), 0);
@@ -863,6 +866,7 @@ PT_TEST(old_branch_named_by_64_hex_digits)
 	PT_REQUIRE(local && remote);
 	memset(name, 'a', 2 * PROLLY_ID_SIZE);
 	name[2 * PROLLY_ID_SIZE] = 0;
+	PT_REQUIRE(prolly_remote_add(local, "up", "mem:") == 0);
 	PT_REQUIRE(sf_put_range(&m, remote, "main", 0, 3, 0) == 0);
 	PT_REQUIRE(sf_put_range(&h, remote, "side", 10, 3, 1) == 0);
 	snprintf(ref, sizeof(ref), "refs/heads/%s", name);
@@ -1014,12 +1018,108 @@ PT_TEST(remotes_fetch_push)
 	prolly_close(remote);
 }
 
+/* A store that removes remote "origin" (on another handle) when its first write comes: a
+ * remote removed while a fetch or push into this store runs. */
+typedef struct remove_midway {
+	tp_store tp;
+	prolly_db *other; /* another handle of this store */
+	int armed;
+} remove_midway;
+
+static void remove_midway_call(tp_store *w, const char *what)
+{
+	remove_midway *r = (remove_midway *)(void *)w;
+	if (!r->armed || strcmp(what, "write"))
+		return;
+	r->armed = 0;
+	PT_CHECK_RC(prolly_remote_remove(r->other, "origin"), 0);
+}
+
+static int any_ref(void *payload, const char *name, const prolly_id *value)
+{
+	(void)value;
+	PT_CHECKF(0, "ref '%s' left behind", name);
+	++*(int *)payload;
+	return 0;
+}
+
+/* fetch and push took any remote name, recorded or not, and made remotes/NAME/BRANCH refs for
+ * it that prolly_remote_list never listed and prolly_remote_remove refused (PROLLY_ENOTFOUND),
+ * and that the CLI's rule against a branch NAME/x hiding them did not cover. A remote name must
+ * now be recorded (PROLLY_ENOTFOUND, nothing copied or moved); remove takes the tracking refs of
+ * a name with no record (an older library's); and a remote removed while a fetch or push runs
+ * gets no tracking ref back. */
+PT_TEST(fetch_push_need_a_recorded_remote)
+{
+	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_LMDB);
+	prolly_id h, mine, c;
+	prolly_commit *cm = NULL;
+	int n = 0;
+	PT_REQUIRE(local && remote);
+	PT_REQUIRE(sf_put_range(&h, remote, "main", 0, 50, 1) == 0);
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "ghost", NULL, NULL), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "no remote 'ghost'"), "%s", prolly_last_error());
+	PT_CHECK_RC(prolly__get_ref(local, "remotes/ghost/main", &c), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(prolly_commit_read(&cm, local, &h), PROLLY_ENOTFOUND);
+	PT_REQUIRE(sf_put_range(&mine, local, "main", 0, 10, 2) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "ghost", "main", 1), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "no remote 'ghost'"), "%s", prolly_last_error());
+	PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &h));
+	prolly_store *st = prolly_db_store(local);
+	PT_CHECK_RC(st->list_refs(st, "remotes/", any_ref, &n), 0);
+	PT_CHECK(n == 0);
+
+	/* tracking refs an older library made for a name never recorded: remove takes them */
+	PT_CHECK_RC(raw_ref(local, "remotes/old/main", &mine), 0);
+	PT_CHECK_RC(raw_ref(local, "remotes/old/dev", &mine), 0);
+	PT_CHECK_RC(prolly_remote_remove(local, "old"), 0);
+	PT_CHECK_RC(st->list_refs(st, "remotes/", any_ref, &n), 0);
+	PT_CHECK(n == 0);
+	PT_CHECK_RC(prolly_remote_remove(local, "old"), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "no remote 'old'"), "%s", prolly_last_error());
+	prolly_close(local);
+
+	/* removed while a fetch, then a push, runs: no tracking ref comes back */
+	prolly_store *mem = NULL;
+	prolly_db *other = NULL;
+	local = NULL;
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+	remove_midway *r = tp_new(sizeof(remove_midway), mem);
+	tp_store *o = r ? tp_new(sizeof(tp_store), mem) : NULL;
+	PT_REQUIRE(o && prolly_db_new(&local, &r->tp.base, NULL) == 0);
+	o->keep_inner = 1;
+	PT_REQUIRE(prolly_db_new(&other, &o->base, NULL) == 0);
+	r->other = other;
+	r->tp.on_call = remove_midway_call;
+	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/x"), 0);
+	r->armed = 1;
+	PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", NULL, NULL), PROLLY_ENOTFOUND);
+	PT_CHECKF(strstr(prolly_last_error(), "'origin' was removed"), "%s", prolly_last_error());
+	PT_CHECK(!r->armed);
+	st = prolly_db_store(local);
+	PT_CHECK_RC(st->list_refs(st, "remotes/", any_ref, &n), 0);
+	PT_CHECK(n == 0);
+	PT_REQUIRE(sf_put_range(&mine, local, "main", 0, 10, 2) == 0);
+	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/x"), 0);
+	r->armed = 1;
+	/* the remote's branch moves (the push is done there), but no tracking ref is made here */
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 1), 0);
+	PT_CHECK(!r->armed);
+	PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &mine));
+	PT_CHECK_RC(st->list_refs(st, "remotes/", any_ref, &n), 0);
+	PT_CHECK(n == 0);
+	prolly_commit_free(cm);
+	prolly_close(other);
+	prolly_close(local);
+	prolly_close(remote);
+}
+
 /* remotes/NAME/BRANCH has at most PROLLY_MAX_REF_NAME bytes (RM6 in remote.c). remote add took
  * any remote name of up to 200 bytes, and a fetch from one whose tracking ref of some branch did
  * not fit failed as a whole, also for the branches that fit, every time, with no way out but
  * renaming the remote: now no remote name too long for a branch of the longest name is recorded,
- * and a fetch under such a name (one recorded before, or given to prolly_fetch) still refuses
- * before copying anything, naming the ref and the way out. */
+ * and a fetch under such a name (one an older library recorded) still refuses before copying
+ * anything, naming the ref and the way out. */
 PT_TEST(fetch_tracking_ref_name_limit)
 {
 	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_LMDB);
@@ -1038,6 +1138,11 @@ PT_TEST(fetch_tracking_ref_name_limit)
 	PT_CHECK_RC(prolly_remote_add(local, name, "lmdb:/x"), PROLLY_EINVAL);
 	PT_CHECKF(strstr(prolly_last_error(), "at most 46") != NULL, "%s", prolly_last_error());
 	PT_CHECK_RC(prolly_remote_url(&url, local, name), PROLLY_ENOTFOUND);
+	/* recorded by an older library (the record of a remote of 46 bytes, copied) */
+	PT_REQUIRE(prolly_remote_add(local, "short", "lmdb:/x") == 0);
+	PT_REQUIRE(prolly__get_ref(local, "config/remotes/short", &c) == 0);
+	snprintf(ref, sizeof(ref), "config/remotes/%s", name);
+	PT_CHECK_RC(raw_ref(local, ref, &c), 0);
 	/* a fetch under it: refused, the ref named, nothing copied */
 	PT_CHECK_RC(prolly_fetch(NULL, local, remote, name, NULL, NULL), PROLLY_EINVAL);
 	snprintf(ref, sizeof(ref), "remotes/%s/%s", name, branch);

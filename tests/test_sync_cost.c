@@ -302,6 +302,7 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 			prolly_id h, older, c;
 			prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 			prolly_id tree;
+			PT_REQUIRE(prolly_remote_add(local, "origin", "mem:") == 0);
 			PT_REQUIRE(sf_put_range(&older, local, "main", 0, 20000, 1) == 0);
 			PT_REQUIRE(sf_put_range(&h, local, "main", 3, 2, 2) == 0);
 			PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0); /* a clone */
@@ -413,6 +414,7 @@ PT_TEST(sync_fetch_of_many_moved_branches_reads_refs_once)
 			if (without)
 				w->tp.base.get_refs = NULL;
 			PT_REQUIRE(prolly_db_new(&local, &w->tp.base, NULL) == 0);
+			PT_REQUIRE(prolly_remote_add(local, "origin", "mem:") == 0);
 			prolly_id h, c;
 			char name[32];
 			PT_REQUIRE(sf_put_range(&h, remote, "main", 0, 2000, 1) == 0);

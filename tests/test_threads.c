@@ -504,6 +504,7 @@ static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 	}
 	PT_CHECK_RC(prolly_store_mem_new(&rst), 0);
 	PT_CHECK_RC(prolly_db_new(&remote, rst, NULL), 0);
+	PT_CHECK_RC(prolly_remote_add(db, "r", "mem:"), 0); /* the threads push to it */
 	PT_CHECK_RC(prolly_commit_edits(&main_head, db, "main", e, NBASE, "base"), 0);
 	PT_CHECK_RC(prolly_branch_create(db, "shared", &main_head), 0);
 	PT_CHECK_RC(prolly_commit_read(&c, db, &main_head), 0);

@@ -159,6 +159,9 @@ static int local_clone(cell *c)
 	CK(open_lmdb(c, &fx->local, fx->local_path, sizeof(fx->local_path), "local"),
 	   "opening the local store");
 	CK(sync_base(NULL, fx->local, fx), "cloning the base for the push");
+	/* the remote pushes go under (a store kept from an earlier run has it already) */
+	rc = prolly_remote_add(fx->local, "origin", "mem:");
+	CK(rc == PROLLY_ECONFLICT ? 0 : rc, "recording the remote 'origin'");
 out:
 	return rc;
 }
