@@ -1278,8 +1278,12 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
  * password (neither a non-empty password
  * in a URL's user information, "SCHEME://USER:PASSWORD@HOST", nor a password= or sslpassword=
  * key, in any letter case, in a connection string or a URL's query; found by the walk of
- * prolly_redact_url). Else PROLLY_EINVAL, with a message that does not quote url and says to
- * use ~/.pgpass, PGPASSFILE or PGPASSWORD. Thread-safe; allocates nothing. */
+ * prolly_redact_url); and of a form prolly_open can try: "mem:", "lmdb:PATH" with a PATH, or a
+ * PostgreSQL URL or connection string libpq parses (PQconninfoParse: no unknown keyword such as
+ * "passwd", no word without '=', no open quote). Else PROLLY_EINVAL, with a message that does
+ * not quote url (a password's says to use ~/.pgpass, PGPASSFILE or PGPASSWORD; a parse
+ * failure's gives libpq's reason through prolly_redact_message). Thread-safe; allocates only
+ * for its duration (libpq's parse). */
 PROLLY_API int prolly_remote_url_valid(const char *url);
 
 /* Records remote name with url (copied; prolly_remote_url_valid must accept it).

@@ -29,6 +29,10 @@
  *       tracking refs holds only while the record is the one they read (a guard in the same
  *       write, SY13 in sync.c): a remote removed meanwhile gets none back. prolly_remote_remove
  *       still takes the tracking refs of a name without a record (an older library's).
+ *   RM8 A remote's URL has a form prolly_open can try (prolly__store_url_check in
+ *       store/open.c): a PostgreSQL one must parse with libpq. libpq refuses an unknown
+ *       keyword, so "passwd=SECRET" (which RM4 does not know as a password) is never stored,
+ *       and the message quotes libpq's reason only through the redactor, never the URL.
  */
 #include "internal.h"
 #include "store/redact.h"
@@ -104,7 +108,7 @@ int prolly_remote_url_valid(const char *url)
 		                        "the remote URL carries a password, which would be stored in the "
 		                        "store and copied with it: give the URL without the password and "
 		                        "keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD instead");
-	return 0;
+	return prolly__store_url_check(url, "remote URL"); /* RM8 */
 }
 
 int prolly_remote_add(prolly_db *db, const char *name, const char *url)

@@ -766,6 +766,54 @@ PT_TEST(remote_url_with_password_refused)
 	prolly_close(db);
 }
 
+/* A remote URL that no fetch could open: one libpq refuses to parse (an unknown keyword, a
+ * missing '=', an open quote, an unknown query parameter), or of no store's form. remote add
+ * used to record them, and with them a password under a misspelled key ("passwd=") that the
+ * password rule (RM4) does not know. Refused (RM8), with libpq's reason, redacted: the message
+ * never holds the value. */
+PT_TEST(remote_url_libpq_refuses_is_refused)
+{
+	static const char *const refused[] = {
+	    "host=h dbname=d passwd=hunter2",
+	    "host=h dbname=d pwd = 'hunter2 x'",
+	    "host=h dbname=d hunter2",
+	    "host=h dbname='hunter2",
+	    "postgresql://h/db?passwd=hunter2",
+	    "postgresql://h/db?sslmode=require&pass=hunter2",
+	    "lmdb:",
+	    "hunter2",
+	    "ftp://h/hunter2",
+	};
+	static const char *const allowed[] = {
+	    "mem:",
+	    "lmdb:relative/dir",
+	    "host=h dbname=d sslmode=require application_name=x",
+	    "postgres://h:5432/db?connect_timeout=3",
+	    "dbname = 'a b'",
+	};
+	prolly_db *db = sf_new_db(SF_MEM);
+	char listed[512] = "";
+	PT_REQUIRE(db);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		PT_CHECKF(prolly_remote_url_valid(refused[i]) == PROLLY_EINVAL, "valid: %s", refused[i]);
+		PT_CHECKF(prolly_remote_add(db, "r", refused[i]) == PROLLY_EINVAL, "accepted %s",
+		          refused[i]);
+		const char *msg = prolly_last_error();
+		PT_CHECKF(strstr(msg, "remote URL") && !strstr(msg, "hunter2"), "%s: %s", refused[i], msg);
+	}
+	PT_CHECK_RC(prolly_remote_add(db, "r", "host=h passwd=x"), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "\"passwd\""), "%s", prolly_last_error());
+	PT_CHECK_RC(prolly_remote_list(db, collect_remote, listed), 0);
+	PT_CHECKF(listed[0] == 0, "%s", listed);
+	char name[8];
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		snprintf(name, sizeof(name), "ok%zu", i);
+		PT_CHECKF(prolly_remote_add(db, name, allowed[i]) == 0, "%s: %s", allowed[i],
+		          prolly_last_error());
+	}
+	prolly_close(db);
+}
+
 /* A URL holding a control byte is refused (remote.c RM5): it would be printed back to a
  * terminal by every listing. Before, "lmdb:/tmp/x\x1b]0;t\x07" was stored as given. */
 PT_TEST(remote_url_with_control_byte_refused)

@@ -9,11 +9,55 @@
  */
 #include "store_int.h"
 
+#include <libpq-fe.h>
 #include <stdlib.h>
 
 static int has_prefix(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The store a URL names, by its form alone. */
+enum { URL_OTHER, URL_MEM, URL_LMDB, URL_PG };
+
+static int url_kind(const char *url)
+{
+	if (has_prefix(url, "lmdb:"))
+		return URL_LMDB;
+	if (strcmp(url, "mem:") == 0)
+		return URL_MEM;
+	if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") || strchr(url, '='))
+		return URL_PG;
+	return URL_OTHER;
+}
+
+int prolly__store_url_check(const char *url, const char *what)
+{
+	char *err = NULL, msg[600];
+	PQconninfoOption *opts;
+	switch (url_kind(url)) {
+	case URL_MEM: return 0;
+	case URL_LMDB:
+		return url[strlen("lmdb:")]
+		           ? 0
+		           : prolly_set_error(PROLLY_EINVAL, "the %s names no directory (use lmdb:PATH)",
+		                              what);
+	case URL_PG:
+		if ((opts = PQconninfoParse(url, &err))) {
+			PQconninfoFree(opts);
+			return 0;
+		}
+		/* libpq's reason may quote pieces of url: through the one redactor */
+		prolly_redact_message(msg, sizeof(msg), err ? err : "out of memory", url);
+		PQfreemem(err);
+		return prolly_set_error(PROLLY_EINVAL, "the %s is no connection string libpq accepts: %s",
+		                        what, msg);
+	default: /* not quoted: without a known form, nothing says where a secret in it would be */
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "the %s names no store: use mem:, lmdb:PATH, postgres://..., "
+		                        "postgresql://... or a libpq conninfo string (host=... dbname=...)",
+		                        what);
+	}
 }
 
 /* ---- a read-only view of another store (PROLLY_OPEN_READONLY where the store has no read-only
@@ -161,7 +205,8 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	if ((flags & PROLLY_OPEN_READONLY) && (flags & PROLLY_OPEN_CREATE))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: PROLLY_OPEN_READONLY and "
 		                                       "PROLLY_OPEN_CREATE exclude each other");
-	if (has_prefix(url, "lmdb:")) {
+	int kind = url_kind(url);
+	if (kind == URL_LMDB) {
 		const char *path = url + strlen("lmdb:");
 		if (!*path)
 			return prolly_set_error(PROLLY_EINVAL,
@@ -171,10 +216,9 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	if (flags & PROLLY_OPEN_PREVIOUS)
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "prolly_store_open: PROLLY_OPEN_PREVIOUS is for LMDB stores only");
-	if (strcmp(url, "mem:") == 0) {
+	if (kind == URL_MEM) {
 		rc = prolly_store_mem_new(&st);
-	} else if (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://") ||
-	           strchr(url, '=')) {
+	} else if (kind == URL_PG) {
 		/* Only a creating open creates (or migrates) the schema. */
 		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.no_create = !(flags & PROLLY_OPEN_CREATE);

@@ -167,6 +167,13 @@ int prolly__store_ancestors(const char *who, const prolly_id *ids, size_t n, siz
                             const prolly_store_commit_layout *commit, prolly__store_get_fn get,
                             void *gp, prolly_store_obj_fn found, void *payload);
 
+/* 0 if url has the form of a store URL that prolly_store_open_ex can try: "mem:", "lmdb:PATH"
+ * (PATH not empty), or a PostgreSQL URL or connection string that libpq's PQconninfoParse
+ * accepts (no unknown keyword or query parameter, no missing '=', no open quote). Else
+ * PROLLY_EINVAL, with a message that names url as what ("remote URL") and quotes libpq's reason
+ * only through prolly_redact_message, never url itself. Opens nothing. (open.c) */
+int prolly__store_url_check(const char *url, const char *what);
+
 #ifdef PROLLY_TEST_HOOKS
 /* Test hook, only in the test build (mem.c compiled with -DPROLLY_TEST_HOOKS into the tests'
  * archive): the memory store's node count and hash-table size. PROLLY_EINVAL for another store. */

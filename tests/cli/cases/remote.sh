@@ -68,6 +68,9 @@ pe remote add copy lmdb:elsewhere
 # without quoting it; the password belongs in ~/.pgpass, PGPASSFILE or PGPASSWORD
 pe remote add secret 'postgresql://me:hunter2@/db?host=/nonexistent'
 pe remote add secret 'host=/nonexistent dbname=db PassWord=hunter2'
+# nor one libpq refuses (a misspelled key may hold a password): libpq's reason, redacted
+pe remote add typo 'host=/nonexistent dbname=db passwd=hunter2'
+pe remote add typo 'host=/nonexistent dbname=db hunter2'
 pe clone 'postgresql://me:hunter2@/db?host=/nonexistent' lmdb:copy2
 p remote add secret 'postgresql://me@/db?host=/nonexistent'
 p remote list
