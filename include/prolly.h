@@ -1292,12 +1292,14 @@ PROLLY_API int prolly_remote_url_valid(const char *url);
 PROLLY_API int prolly_remote_add(prolly_db *db, const char *name, const char *url);
 
 /* Puts the URL of remote name into out (not NUL-terminated; out->size bytes). PROLLY_ENOTFOUND
- * if there is no such remote; PROLLY_EINVAL for a bad name; store errors. */
+ * if there is no such remote; PROLLY_ECORRUPT, naming it, if its record holds no URL (damaged;
+ * prolly_remote_remove still removes it); PROLLY_EINVAL for a bad name; store errors. */
 PROLLY_API int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name);
 
 /* Called by prolly_remote_list for each remote, in name order; name and url (NUL-terminated,
  * unredacted) are valid only during the call. Non-zero stops the listing and is returned. A
- * record whose name breaks the branch name rules (written past the library) is not listed. */
+ * record whose name breaks the branch name rules (written past the library) is not listed; one
+ * that holds no URL stops the listing with PROLLY_ECORRUPT naming it, as prolly_remote_url. */
 typedef int (*prolly_remote_fn)(void *payload, const char *name, const char *url);
 PROLLY_API int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload);
 

@@ -152,6 +152,20 @@ cleanup:
 	return rc;
 }
 
+/* The URL in record root of remote name; a record without one (its tree gone, or no "url")
+ * is PROLLY_ECORRUPT naming the remote. */
+static int read_url(prolly_buf *out, prolly_db *db, const char *name, const prolly_id *root)
+{
+	int rc = prolly_get(out, db, root, URL_KEY, sizeof(URL_KEY) - 1);
+	if (rc == PROLLY_ENOTFOUND)
+		return prolly_set_error(
+		    PROLLY_ECORRUPT,
+		    "remote '%s' has no URL (its record is damaged; prolly_remote_remove "
+		    "removes it)",
+		    name);
+	return rc;
+}
+
 int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
@@ -161,10 +175,7 @@ int prolly_remote_url(prolly_buf *out, prolly_db *db, const char *name)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_url: NULL out or db");
 	if ((rc = check_name(name)) || (rc = read_record(db, name, ref, &root)))
 		return rc;
-	rc = prolly_get(out, db, &root, URL_KEY, sizeof(URL_KEY) - 1);
-	if (rc == PROLLY_ENOTFOUND)
-		return prolly_set_error(PROLLY_ECORRUPT, "remote '%s' has no URL", name);
-	return rc;
+	return read_url(out, db, name, &root);
 }
 
 /* Refs under a prefix, copied: names and values. With named set, only those whose rest after
@@ -225,7 +236,7 @@ int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload)
 		goto cleanup;
 	for (size_t i = 0; i < l.n && !rc; i++) {
 		const char *name = l.names[i] + sizeof(CONFIG_PREFIX) - 1;
-		if ((rc = prolly_get(&url, db, &l.ids[i], URL_KEY, sizeof(URL_KEY) - 1)))
+		if ((rc = read_url(&url, db, name, &l.ids[i])))
 			break;
 		if ((rc = prolly__buf_put(&url, "", 1)))
 			break;

@@ -992,6 +992,31 @@ PT_TEST(old_branch_named_by_64_hex_digits)
 	prolly_close(remote);
 }
 
+/* A record whose tree is gone (written past the library, or damage): prolly_remote_url said
+ * "remote 'NAME' has no URL" (PROLLY_ECORRUPT), but prolly_remote_list failed with the object
+ * store's "tree ... not found" (PROLLY_ENOTFOUND), naming no remote, so that no listing showed
+ * which one to remove. It now fails as prolly_remote_url does, naming the remote. */
+PT_TEST(remote_list_names_a_broken_record)
+{
+	prolly_db *db = sf_new_db(SF_MEM);
+	char listed[256] = "";
+	prolly_id gone;
+	prolly_buf url = PROLLY_BUF_INIT;
+	PT_REQUIRE(db);
+	memset(&gone, 0x5a, sizeof(gone));
+	PT_CHECK_RC(prolly_remote_add(db, "good", "mem:"), 0);
+	PT_CHECK_RC(raw_ref(db, "config/remotes/broken", &gone), 0);
+	PT_CHECK_RC(prolly_remote_url(&url, db, "broken"), PROLLY_ECORRUPT);
+	PT_CHECK_RC(prolly_remote_list(db, collect_remote, listed), PROLLY_ECORRUPT);
+	PT_CHECKF(strstr(prolly_last_error(), "remote 'broken'"), "%s", prolly_last_error());
+	PT_CHECK_RC(prolly_remote_remove(db, "broken"), 0);
+	listed[0] = 0;
+	PT_CHECK_RC(prolly_remote_list(db, collect_remote, listed), 0);
+	PT_CHECKF(strcmp(listed, "good=mem:;") == 0, "%s", listed);
+	prolly_buf_dispose(&url);
+	prolly_close(db);
+}
+
 PT_TEST(remotes_fetch_push)
 {
 	prolly_db *local = sf_new_db(SF_MEM), *remote = sf_new_db(SF_LMDB);
