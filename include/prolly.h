@@ -1304,7 +1304,9 @@ typedef int (*prolly_remote_fn)(void *payload, const char *name, const char *url
 PROLLY_API int prolly_remote_list(prolly_db *db, prolly_remote_fn fn, void *payload);
 
 /* Removes remote name and every remote-tracking ref "remotes/NAME/..." in one write (also
- * those of a name with no record, which older libraries' fetch and push made).
+ * those of a name with no record, which older libraries' fetch and push made); a fetch that
+ * read the record before and wrote tracking refs after they were listed has them removed by a
+ * second write, once the record is gone.
  * PROLLY_ENOTFOUND if there is neither such a remote nor such a ref; PROLLY_ECONFLICT if one of them moved meanwhile
  * (nothing removed); PROLLY_EINVAL; store errors. The commits they named are left to gc. */
 PROLLY_API int prolly_remote_remove(prolly_db *db, const char *name);
@@ -1325,8 +1327,8 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * Errors: PROLLY_ENOTFOUND if name is no remote of db (prolly_remote_add; nothing is fetched),
  * or if the remote was removed while the fetch ran (no tracking ref moved); those of
  * prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref to another commit than
- * this one's, or a gc on remote removed a head read here; fetch again; one that moved it to
- * the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote; or, under a name
+ * this one's, or a gc on remote removed a head read here, or the remote was removed and added
+ * again; fetch again; one that moved it to the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote; or, under a name
  * longer than prolly_remote_add takes, recorded by an older library, a branch whose tracking ref
  * would have more than PROLLY_MAX_REF_NAME bytes: the message names that ref, and nothing is
  * fetched); fn's non-zero return. */

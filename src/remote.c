@@ -28,7 +28,8 @@
  *       They used to take any name and leave refs no call listed or removed. Their write of
  *       tracking refs holds only while the record is the one they read (a guard in the same
  *       write, SY13 in sync.c): a remote removed meanwhile gets none back. prolly_remote_remove
- *       still takes the tracking refs of a name without a record (an older library's).
+ *       still takes the tracking refs of a name without a record (an older library's), and
+ *       after its write takes those a fetch that read the record before wrote meanwhile.
  *   RM8 A remote's URL has a form prolly_open can try (prolly__store_url_check in
  *       store/open.c): a PostgreSQL one must parse with libpq. libpq refuses an unknown
  *       keyword, so "passwd=SECRET" (which RM4 does not know as a password) is never stored,
@@ -249,39 +250,29 @@ cleanup:
 	return rc;
 }
 
-int prolly_remote_remove(prolly_db *db, const char *name)
+/* One write that removes the record ref (when root is not NULL: by compare-and-swap against
+ * it) and every ref under prefix (each against the value listed); *found is how many of those
+ * there were. Nothing to remove: no write. */
+static int remove_once(prolly_db *db, const char *ref, const prolly_id *root, const char *prefix,
+                       size_t *found)
 {
-	char ref[PROLLY_MAX_REF_NAME + 1], prefix[PROLLY_MAX_REF_NAME + 1];
 	prolly_txn *txn = NULL;
+	prolly_ref_update u;
 	reflist l;
-	prolly_id root;
 	int rc;
-	memset(&l, 0, sizeof(l));
-	if (!db)
-		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_remove: NULL db");
-	if ((rc = check_name(name)))
-		return rc;
-	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
-	/* RM7: tracking refs without a record (an older library's fetch) go too */
-	int recorded = (rc = read_record(db, name, ref, &root)) == 0;
-	if (rc && rc != PROLLY_ENOTFOUND)
-		return rc;
+	memset(&u, 0, sizeof(u));
 	if ((rc = list_prefix(&l, db, prefix, 0)))
 		goto cleanup;
-	if (!recorded && !l.n) {
-		rc = prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name);
+	*found = l.n;
+	if ((!root && !l.n) || (rc = prolly_txn_begin(&txn, db)))
 		goto cleanup;
-	}
-	if ((rc = prolly_txn_begin(&txn, db)))
-		goto cleanup;
-	prolly_ref_update u;
-	memset(&u, 0, sizeof(u));
 	u.expect = PROLLY_REF_EXPECT_VALUE;
 	u.remove = 1;
-	u.name = ref;
-	u.expected = root;
-	if (recorded)
+	if (root) {
+		u.name = ref;
+		u.expected = *root;
 		rc = prolly_txn_set_ref(txn, &u);
+	}
 	for (size_t i = 0; i < l.n && !rc; i++) {
 		u.name = l.names[i];
 		u.expected = l.ids[i];
@@ -294,6 +285,35 @@ cleanup:
 	prolly_txn_free(txn);
 	reflist_dispose(&l);
 	return rc;
+}
+
+int prolly_remote_remove(prolly_db *db, const char *name)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1], prefix[PROLLY_MAX_REF_NAME + 1];
+	prolly_id root;
+	size_t found = 0;
+	int rc;
+	if (!db)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_remote_remove: NULL db");
+	if ((rc = check_name(name)))
+		return rc;
+	snprintf(prefix, sizeof(prefix), TRACK_PREFIX "%s/", name);
+	/* RM7: tracking refs without a record (an older library's fetch) go too */
+	int recorded = (rc = read_record(db, name, ref, &root)) == 0;
+	if (rc && rc != PROLLY_ENOTFOUND)
+		return rc;
+	if ((rc = remove_once(db, ref, recorded ? &root : NULL, prefix, &found)))
+		return rc;
+	if (!recorded && !found)
+		return prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name);
+	/* RM7: a fetch that read the record before this write may have made tracking refs after
+	 * they were listed (its guard held: the record was still there). With the record gone no
+	 * fetch makes more, so one more pass takes those; if the remote was added again meanwhile,
+	 * what is there is the new remote's (listed and removable), and stays. */
+	if (!recorded || (rc = prolly__get_ref(db, ref, &root)) != PROLLY_ENOTFOUND)
+		return rc == PROLLY_ENOTFOUND ? 0 : rc;
+	rc = remove_once(db, ref, NULL, prefix, &found);
+	return rc == PROLLY_ECONFLICT ? 0 : rc; /* one moved: the remote was added again */
 }
 
 /* ---- fetch ---------------------------------------------------------------------------------- */

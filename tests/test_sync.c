@@ -1092,10 +1092,12 @@ PT_TEST(remotes_fetch_push)
 }
 
 /* A store that removes remote "origin" (on another handle) when its first write comes: a
- * remote removed while a fetch or push into this store runs. */
+ * remote removed while a fetch or push into this store runs. With fetch set, it fetches
+ * "origin" from fetch instead: a fetch that lands while a remove runs. */
 typedef struct remove_midway {
 	tp_store tp;
 	prolly_db *other; /* another handle of this store */
+	prolly_db *fetch;
 	int armed;
 } remove_midway;
 
@@ -1105,7 +1107,10 @@ static void remove_midway_call(tp_store *w, const char *what)
 	if (!r->armed || strcmp(what, "write"))
 		return;
 	r->armed = 0;
-	PT_CHECK_RC(prolly_remote_remove(r->other, "origin"), 0);
+	if (r->fetch)
+		PT_CHECK_RC(prolly_fetch(NULL, r->other, r->fetch, "origin", NULL, NULL), 0);
+	else
+		PT_CHECK_RC(prolly_remote_remove(r->other, "origin"), 0);
 }
 
 static int any_ref(void *payload, const char *name, const prolly_id *value)
@@ -1179,6 +1184,17 @@ PT_TEST(fetch_push_need_a_recorded_remote)
 	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 1), 0);
 	PT_CHECK(!r->armed);
 	PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &mine));
+	PT_CHECK_RC(st->list_refs(st, "remotes/", any_ref, &n), 0);
+	PT_CHECK(n == 0);
+
+	/* a fetch that lands after remove listed the tracking refs, before its write: the refs it
+	 * made are removed too (it read the record before the remove, so its write held) */
+	PT_CHECK_RC(prolly_remote_add(local, "origin", "lmdb:/x"), 0);
+	PT_REQUIRE(sf_put_range(&c, remote, "dev", 0, 5, 3) == 0);
+	r->fetch = remote;
+	r->armed = 1;
+	PT_CHECK_RC(prolly_remote_remove(local, "origin"), 0);
+	PT_CHECK(!r->armed);
 	PT_CHECK_RC(st->list_refs(st, "remotes/", any_ref, &n), 0);
 	PT_CHECK(n == 0);
 	prolly_commit_free(cm);
