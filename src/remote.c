@@ -444,20 +444,31 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
 	    (rc = prolly_branch_name_valid(branch)))
 		return rc;
-	if ((rc = prolly_branch_head(&mine, db, branch)) ||
-	    (rc = read_record(db, name, rec_ref, &rec))) /* RM7 */
+	/* One local read: the branch's head, the remote's record (RM7) and the tracking ref as it
+	 * was before the remote's head is read, for its compare-and-swap (RM2; track empty: too long
+	 * a name, never written). */
+	const char *names[3] = {head_ref, rec_ref, track};
+	prolly_id got[3];
+	unsigned char found[3] = {0, 0, 0};
+	size_t n = 2;
+	if ((rc = prolly__branch_ref(head_ref, branch)))
 		return rc;
-	/* RM2: the tracking ref as it was before the remote's head is read, for its compare-and-swap
-	 * (track empty: too long a name, never written). */
+	config_ref(rec_ref, sizeof(rec_ref), name);
+	track[0] = 0;
 	if (strlen(TRACK_PREFIX) + strlen(name) + 1 + strlen(branch) <= PROLLY_MAX_REF_NAME) {
 		snprintf(track, sizeof(track), TRACK_PREFIX "%s/%s", name, branch);
-		rc = prolly__get_ref(db, track, &was);
-		if (rc && rc != PROLLY_ENOTFOUND)
-			return rc;
-		track_exists = rc == 0;
-	} else {
-		track[0] = 0;
+		n = 3;
 	}
+	if ((rc = prolly__get_refs(db, names, n, got, found)))
+		return rc;
+	if (!found[0])
+		return prolly_set_error(PROLLY_ENOTFOUND, "no branch '%s'", branch);
+	if (!found[1])
+		return prolly_set_error(PROLLY_ENOTFOUND, "no remote '%s'", name);
+	mine = got[0];
+	rec = got[1];
+	if ((track_exists = found[2]))
+		was = got[2];
 	rc = prolly_branch_head(&theirs, remote, branch);
 	if (rc && rc != PROLLY_ENOTFOUND)
 		return rc;
@@ -476,7 +487,6 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 			                        branch, hex);
 		}
 	}
-	snprintf(head_ref, sizeof(head_ref), "refs/heads/%s", branch);
 	prolly_ref_update u;
 	memset(&u, 0, sizeof(u));
 	u.name = head_ref;
