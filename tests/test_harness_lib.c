@@ -298,6 +298,51 @@ PT_TEST(proc_facts)
 	PT_CHECK(bench_children_csw(0, kids, kid_csw, 4) == 0);
 }
 
+/* A server's context switches over a window in which a backend exits (bench_csw): the plain
+ * total of the live processes falls, since the one that exited takes its count with it (the
+ * sysbench suite's server_cs_per_query came out negative so, now and then, under load); the
+ * tracker keeps what the child did up to its last poll, and never goes below 0. */
+PT_TEST(server_switches_over_a_window)
+{
+	int go[2], up[2];
+	PT_CHECK(pipe(go) == 0 && pipe(up) == 0);
+	pid_t child = fork();
+	if (child == 0) {
+		char c;
+		for (int i = 0; i < 100; i++)
+			usleep(200); /* switches before the window */
+		if (write(up[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < 100; i++)
+			usleep(200); /* and inside it */
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	PT_REQUIRE(child > 0);
+	char c;
+	PT_CHECK(read(up[0], &c, 1) == 1);
+	double plain0 = bench_server_csw(getpid());
+	bench_csw *w = bench_csw_start(getpid());
+	PT_REQUIRE(w);
+	PT_CHECK(write(go[1], "g", 1) == 1);
+	PT_CHECK(read(up[0], &c, 1) == 1);
+	bench_csw_poll(w); /* the child's switches so far */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	double plain1 = bench_server_csw(getpid());
+	double total = bench_csw_total(w);
+	PT_CHECKF(total >= 100, "%.0f switches in the window", total);
+	PT_CHECKF(plain1 < plain0, "the plain total %.0f then %.0f", plain0, plain1);
+	PT_CHECK(bench_csw_total(NULL) == -1);
+	PT_CHECK(bench_csw_start(0) == NULL);
+	close(go[0]);
+	close(go[1]);
+	close(up[0]);
+	close(up[1]);
+}
+
 /* ---- redaction ------------------------------------------------------------------------------- */
 
 #define SECRET "Sup3rS3cret"

@@ -223,6 +223,65 @@ size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max)
 	return c.n;
 }
 
+/* The tracker of bench_csw_start (proc.h). */
+#define CSW_MAX 1024
+struct bench_csw {
+	long ppid;
+	size_t n;
+	long pid[CSW_MAX];
+	uint64_t first[CSW_MAX], last[CSW_MAX];
+};
+
+static void csw_sample(bench_csw *c, int at_start)
+{
+	long pids[CSW_MAX];
+	uint64_t sw[CSW_MAX];
+	size_t n = bench_children_csw(c->ppid, pids, sw, CSW_MAX);
+	if (n > CSW_MAX)
+		n = CSW_MAX;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < c->n && c->pid[j] != pids[i])
+			j++;
+		if (j == c->n) {
+			if (c->n == CSW_MAX)
+				continue;
+			c->pid[j] = pids[i];
+			c->first[j] = at_start ? sw[i] : 0; /* born in the window: all of it counts */
+			c->n++;
+		}
+		c->last[j] = sw[i];
+	}
+}
+
+bench_csw *bench_csw_start(long postmaster)
+{
+	bench_csw *c;
+	if (postmaster <= 0 || !(c = calloc(1, sizeof(*c))))
+		return NULL;
+	c->ppid = postmaster;
+	csw_sample(c, 1);
+	return c;
+}
+
+void bench_csw_poll(bench_csw *c)
+{
+	if (c)
+		csw_sample(c, 0);
+}
+
+double bench_csw_total(bench_csw *c)
+{
+	if (!c)
+		return -1;
+	csw_sample(c, 0);
+	double t = 0;
+	for (size_t i = 0; i < c->n; i++)
+		t += (double)(c->last[i] - c->first[i]);
+	free(c);
+	return t;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;

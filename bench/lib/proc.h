@@ -41,6 +41,16 @@ long bench_parent_pid(long pid);
  * switches) pairs into pids[] and csw[]. Returns how many children there are (more than max when
  * some did not fit); 0 when /proc cannot tell. */
 size_t bench_children_csw(long ppid, long *pids, uint64_t *csw, size_t max);
+/* The context switches of a PostgreSQL server's backends over a window, backends that exit or
+ * start inside it included (bench_children_csw sampled): bench_csw_start samples at the window's
+ * start (NULL when postmaster is 0 or out of memory), bench_csw_poll samples again (call it now
+ * and then in a long window, so that a backend that exits keeps what it did up to the last
+ * sample; NULL is ignored), bench_csw_total samples at the end, frees the tracker and returns
+ * the switches of the window (never negative), or -1 for NULL. At most 1024 backends. */
+typedef struct bench_csw bench_csw;
+bench_csw *bench_csw_start(long postmaster);
+void bench_csw_poll(bench_csw *c);
+double bench_csw_total(bench_csw *c);
 /* rm -rf path, warning on stderr about what cannot be removed (only ever called on directories
  * the benchmark made). */
 void bench_rm_tree(const char *path);

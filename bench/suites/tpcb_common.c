@@ -2,7 +2,7 @@
  * tpcb_common.c - what the tpcb suite's contenders and its runner share (tpcb_int.h), below all
  * of them: the four tables as versioned tables (pgbench's schema, tpcb_int.h), a one-value
  * query on the server (tpcb_query_value), the server's context switches sampled while a cell
- * runs (tpcb_csw_*), this process's CPU and context switches, and a sleep that keeps sampling.
+ * runs (bench_csw_* of bench/lib/proc.h), this process's CPU and context switches, and a sleep that keeps sampling.
  * It uses no other tpcb file: tpcb.c, tpcb_prolly.c and tpcb_pgbench.c call into it, never
  * the other way.
  */
@@ -84,66 +84,6 @@ cleanup:
 	return ret;
 }
 
-/* ---- the server's context switches -------------------------------------------------------- */
-
-#define CSW_MAX 1024
-struct tpcb_csw {
-	long ppid;
-	size_t n;
-	long pid[CSW_MAX];
-	uint64_t first[CSW_MAX], last[CSW_MAX];
-};
-
-static void csw_sample(tpcb_csw *c, int at_start)
-{
-	long pids[CSW_MAX];
-	uint64_t sw[CSW_MAX];
-	size_t n = bench_children_csw(c->ppid, pids, sw, CSW_MAX);
-	if (n > CSW_MAX)
-		n = CSW_MAX;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = 0;
-		while (j < c->n && c->pid[j] != pids[i])
-			j++;
-		if (j == c->n) {
-			if (c->n == CSW_MAX)
-				continue;
-			c->pid[j] = pids[i];
-			c->first[j] = at_start ? sw[i] : 0; /* born in the window: all of it counts */
-			c->n++;
-		}
-		c->last[j] = sw[i];
-	}
-}
-
-tpcb_csw *tpcb_csw_start(long postmaster)
-{
-	tpcb_csw *c;
-	if (postmaster <= 0 || !(c = calloc(1, sizeof(*c))))
-		return NULL;
-	c->ppid = postmaster;
-	csw_sample(c, 1);
-	return c;
-}
-
-void tpcb_csw_poll(tpcb_csw *c)
-{
-	if (c)
-		csw_sample(c, 0);
-}
-
-double tpcb_csw_total(tpcb_csw *c)
-{
-	if (!c)
-		return -1;
-	csw_sample(c, 0);
-	double t = 0;
-	for (size_t i = 0; i < c->n; i++)
-		t += (double)(c->last[i] - c->first[i]);
-	free(c);
-	return t;
-}
-
 /* ---- this process and waiting ------------------------------------------------------------- */
 
 void tpcb_self_counters(double *cpu_ms, double *csw)
@@ -152,7 +92,7 @@ void tpcb_self_counters(double *cpu_ms, double *csw)
 	*csw = (double)bench_self_csw();
 }
 
-void tpcb_sleep_until(uint64_t until, tpcb_csw *c)
+void tpcb_sleep_until(uint64_t until, bench_csw *c)
 {
 	for (;;) {
 		uint64_t now = bench_now_ns();
@@ -163,6 +103,6 @@ void tpcb_sleep_until(uint64_t until, tpcb_csw *c)
 			step = 100000000ULL;
 		struct timespec ts = {(time_t)(step / 1000000000ULL), (long)(step % 1000000000ULL)};
 		nanosleep(&ts, NULL);
-		tpcb_csw_poll(c);
+		bench_csw_poll(c);
 	}
 }

@@ -25,6 +25,7 @@
 #include "../tables/table.h"
 #include "harness.h"
 #include "hdr.h"
+#include "proc.h"
 
 #include <stdint.h>
 
@@ -129,16 +130,11 @@ int htpcb_run(h_run *run, char *err, size_t errn);
  * first row into out ("" if none), which must be of type text (results come back binary). */
 int tpcb_query_value(const char *url, const char *schema, const char *sql, char *out, size_t n,
                      char *err, size_t errn);
-/* Context switches of the server's processes, sampled while a cell runs (tpcb_prolly.c and
- * tpcb_pgbench.c): start, poll (every ~100 ms while waiting), total. */
-typedef struct tpcb_csw tpcb_csw;
-tpcb_csw *tpcb_csw_start(long postmaster);
-void tpcb_csw_poll(tpcb_csw *c);
-double tpcb_csw_total(tpcb_csw *c); /* frees c; -1 when unknown */
 /* Client-side process counters: CPU ms and context switches of this process. */
 void tpcb_self_counters(double *cpu_ms, double *csw);
-/* Sleeps until the monotonic time `until` (ns), polling c meanwhile (c may be NULL). */
-void tpcb_sleep_until(uint64_t until, tpcb_csw *c);
+/* Sleeps until the monotonic time `until` (ns), polling c (the server's context switches,
+ * bench_csw of proc.h) about every 100 ms meanwhile (c may be NULL). */
+void tpcb_sleep_until(uint64_t until, bench_csw *c);
 
 /* ---- tpcb_report.c ---- */
 int tpcb_report(FILE *f, const char *dir, char *err, size_t errn);

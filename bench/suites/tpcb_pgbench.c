@@ -142,7 +142,7 @@ static void last_line(const char *file, const char *url, char *out, size_t n)
 
 /* Runs pgbench with argv (argv[0] ignored) and the child environment; stdout to TMP/out.txt,
  * stderr to TMP/err.txt. 0 when it exited 0 (ru: its resource usage). */
-static int run_pgbench(tpcb_ctx *ctx, char *const *argv, struct rusage *ru, tpcb_csw *csw,
+static int run_pgbench(tpcb_ctx *ctx, char *const *argv, struct rusage *ru, bench_csw *csw,
                        char *err, size_t errn)
 {
 	char out[4300], errf[4300];
@@ -180,7 +180,7 @@ static int run_pgbench(tpcb_ctx *ctx, char *const *argv, struct rusage *ru, tpcb
 		if (w == 0) { /* still running: sample the server's processes */
 			struct timespec ts = {0, 50000000};
 			nanosleep(&ts, NULL);
-			tpcb_csw_poll(csw);
+			bench_csw_poll(csw);
 		}
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -301,10 +301,10 @@ int tpcb_pgbench_cell(tpcb_ctx *ctx, int mode, unsigned clients, hp_conn *pc, hp
 	if (pc && hp_snap(pc, sa, perr, sizeof(perr)))
 		sa->valid = 0;
 	double srv0 = bench_server_cpu_ms(ctx->postmaster);
-	tpcb_csw *scsw = tpcb_csw_start(ctx->postmaster);
+	bench_csw *scsw = bench_csw_start(ctx->postmaster);
 	int rc = run_pgbench(ctx, argv, &ru, scsw, err, errn);
 	double srv1 = bench_server_cpu_ms(ctx->postmaster);
-	r->server_csw = tpcb_csw_total(scsw);
+	r->server_csw = bench_csw_total(scsw);
 	if (pc && hp_snap(pc, sb, perr, sizeof(perr)))
 		sb->valid = 0;
 	if (rc)

@@ -229,7 +229,7 @@ int tpcb_prolly_cell(tpcb_ctx *ctx, bt_kind kind, int mode, unsigned clients, ui
 	int ret = -1;
 	char perr[H_ERR];
 	double cpu0 = 0, csw0 = 0, cpu1 = 0, csw1 = 0, srv0 = -1, srv1 = -1;
-	tpcb_csw *scsw = NULL;
+	bench_csw *scsw = NULL;
 
 	memset(&c, 0, sizeof(c));
 	c.ctx = ctx;
@@ -279,11 +279,11 @@ int tpcb_prolly_cell(tpcb_ctx *ctx, bt_kind kind, int mode, unsigned clients, ui
 		sa->valid = 0;
 	tpcb_self_counters(&cpu0, &csw0);
 	srv0 = bench_server_cpu_ms(ctx->postmaster);
-	scsw = tpcb_csw_start(ctx->postmaster);
+	scsw = bench_csw_start(ctx->postmaster);
 	tpcb_sleep_until(c.me, scsw);
 	tpcb_self_counters(&cpu1, &csw1);
 	srv1 = bench_server_cpu_ms(ctx->postmaster);
-	r->server_csw = tpcb_csw_total(scsw);
+	r->server_csw = bench_csw_total(scsw);
 	scsw = NULL;
 	if (pc && hp_snap(pc, sb, perr, sizeof(perr)))
 		sb->valid = 0;
@@ -299,7 +299,7 @@ cleanup:
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(ws[i].th, NULL);
 	if (scsw)
-		tpcb_csw_total(scsw);
+		bench_csw_total(scsw);
 	if (!ret) {
 		r->elapsed_s = (double)(c.me - c.ms) / 1e9;
 		r->client_cpu_ms = cpu1 - cpu0;
