@@ -1330,4 +1330,150 @@ PT_TEST(standby_recovery_conflict_is_a_store_error)
 	PQfinish(a);
 }
 
+/* While armed and until the read retries of st move: waits on server `watch` for a statement
+ * of the store reading "schema".nodes (not this session's) and runs `act` on server `on` (%d in
+ * it: that statement's pid), again and again. */
+typedef struct interferer {
+	const char *watch_url, *on_url, *schema, *act;
+	prolly_store *st;
+	atomic_int armed, acts, stop;
+} interferer;
+
+static uint64_t read_retries(prolly_store *st)
+{
+	prolly_pg_counters c;
+	return prolly_store_pg_counters(st, &c) == 0 ? c.read_retries : 0;
+}
+
+static void *interfere_loop(void *arg)
+{
+	interferer *f = arg;
+	PGconn *w = PQconnectdb(f->watch_url), *o = PQconnectdb(f->on_url);
+	char q[512], act[512];
+	PQsetNoticeProcessor(o, pgt_quiet, NULL); /* a pid that is gone already: a WARNING */
+	snprintf(q, sizeof(q),
+	         "SELECT COALESCE(max(pid), 0) FROM pg_stat_activity WHERE state = 'active' AND "
+	         "pid <> pg_backend_pid() AND query LIKE '%%unnest%%\"%s\".nodes%%'",
+	         f->schema);
+	uint64_t start = 0;
+	int was_armed = 0;
+	while (PQstatus(w) == CONNECTION_OK && PQstatus(o) == CONNECTION_OK && !atomic_load(&f->stop)) {
+		int armed = atomic_load(&f->armed);
+		if (armed && !was_armed)
+			start = read_retries(f->st);
+		was_armed = armed;
+		long long pid = armed && read_retries(f->st) == start ? pgt_sql1(w, q) : 0;
+		if (pid <= 0) {
+			pgt_sleep_ms(1);
+			continue;
+		}
+		snprintf(act, sizeof(act), f->act, (int)pid);
+		pgt_sql_state(o, act, "");
+		atomic_fetch_add(&f->acts, 1);
+	}
+	PQfinish(w);
+	PQfinish(o);
+	return NULL;
+}
+
+/* get_nodes of n ids no node has (so that no row reaches the callback) on f->st, while f acts
+ * on its own thread; the store's read retries during it into *retries. */
+static int read_interfered(interferer *f, const char *act, const prolly_id *ids, size_t n,
+                           uint64_t *retries)
+{
+	int calls = 0, rc;
+	pthread_t th;
+	uint64_t before = read_retries(f->st);
+	f->act = act;
+	atomic_store(&f->armed, 1);
+	if (pthread_create(&th, NULL, interfere_loop, f) != 0)
+		return -100;
+	rc = f->st->get_nodes(f->st, ids, n, pgt_count_fn, &calls);
+	atomic_store(&f->armed, 0);
+	atomic_store(&f->stop, 1);
+	pthread_join(th, NULL);
+	*retries = read_retries(f->st) - before;
+	PT_CHECKF(atomic_load(&f->acts) > 0, "the read ended before '%s' ran", act);
+	PT_CHECK(calls == 0);
+	return rc;
+}
+
+/*
+ * A hot standby cancels a read that holds back its replay of the primary's WAL (40001), or ends
+ * its session (57P01, 57P04, a lost connection): the read failed with PROLLY_ESTORE, though
+ * running it again on a fresh snapshot was safe, as no row had reached the engine yet. On a
+ * standby such a read now runs again (at most READ_RETRIES times), reconnecting when its session
+ * ended; on a primary a read whose session ends still fails. Each case stops one long get_nodes
+ * (some 200,000 ids, one statement) once, while it runs: a LOCK TABLE on the primary (replayed on
+ * the standby, with max_standby_streaming_delay = 0 it cancels the read), pg_terminate_backend.
+ */
+PT_TEST(standby_cancelled_read_runs_again)
+{
+	const char *url = standby_url();
+	if (!url)
+		return;
+	const char *schema = pgt_new_schema();
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	o.read_chunk = 1 << 20; /* one statement for every id */
+	prolly_store *st = NULL, *sst = NULL;
+	PGconn *a = pgt_admin(), *s = PQconnectdb(url);
+	PT_REQUIRE(a && PQstatus(s) == CONNECTION_OK);
+	PT_REQUIRE(prolly_store_pg_open(&st, pgt_url, &o) == 0);
+	enum { N = 200000 };
+	prolly_id *ids = calloc(N, sizeof(*ids));
+	PT_REQUIRE(ids);
+	for (unsigned i = 0; i < N; i++)
+		ids[i] = pgt_mkid(77, i);
+	PT_REQUIRE(standby_caught_up(a, url));
+	PT_REQUIRE(pgt_sql_state(s, "ALTER SYSTEM SET max_standby_streaming_delay = 0", ""));
+	pgt_sql1(s, "SELECT pg_reload_conf()");
+	pgt_sleep_ms(200);
+	PT_REQUIRE(prolly_store_pg_open(&sst, url, &o) == 0);
+
+	char lock_sql[256], primary_url[1024];
+	snprintf(lock_sql, sizeof(lock_sql),
+	         "BEGIN; LOCK TABLE \"%s\".nodes IN ACCESS EXCLUSIVE MODE; COMMIT", schema);
+	snprintf(primary_url, sizeof(primary_url), "%s", pgt_url);
+	interferer f = {.watch_url = url, .on_url = primary_url, .schema = schema, .st = sst};
+	uint64_t retries = 0;
+	double t0 = pgt_now_s();
+	/* The standby cancels the statement: the read runs again, once. */
+	int rc = read_interfered(&f, lock_sql, ids, N, &retries);
+	PT_CHECKF(rc == 0 && retries == 1, "cancelled: rc %d, %llu retries: %s", rc,
+	          (unsigned long long)retries, prolly_last_error());
+	printf("# cancelled read: rc %d after %llu retries in %.2f s (%d locks)\n", rc,
+	       (unsigned long long)retries, pgt_now_s() - t0, atomic_load(&f.acts));
+
+	/* The standby ends the session: the read reconnects and runs again. */
+	interferer g = {.watch_url = url, .on_url = url, .schema = schema, .st = sst};
+	t0 = pgt_now_s();
+	rc = read_interfered(&g, "SELECT pg_terminate_backend(%d)", ids, N, &retries);
+	PT_CHECKF(rc == 0 && retries == 1, "terminated: rc %d, %llu retries: %s", rc,
+	          (unsigned long long)retries, prolly_last_error());
+	printf("# terminated read: rc %d after %llu retries in %.2f s\n", rc,
+	       (unsigned long long)retries, pgt_now_s() - t0);
+
+	/* On the primary a read whose session ends is not run again. */
+	interferer h = {.watch_url = primary_url, .on_url = primary_url, .schema = schema, .st = st};
+	rc = read_interfered(&h, "SELECT pg_terminate_backend(%d)", ids, N, &retries);
+	PT_CHECKF(rc == PROLLY_ESTORE && retries == 0, "primary: rc %d, %llu retries: %s", rc,
+	          (unsigned long long)retries, prolly_last_error());
+
+	/* A read nothing interrupts: one round trip, no retry. */
+	int calls = 0;
+	PT_CHECK(sst->get_nodes(sst, ids, 10, pgt_count_fn, &calls) == 0 && calls == 0);
+	pgt_cost_begin(sst);
+	PT_CHECK(sst->get_nodes(sst, ids, 10, pgt_count_fn, &calls) == 0 && calls == 0);
+	PT_CHECK(pgt_cost_end(sst).trips == 1);
+
+	free(ids);
+	prolly_store_close(sst);
+	prolly_store_close(st);
+	pgt_sql_state(s, "ALTER SYSTEM RESET max_standby_streaming_delay", "");
+	pgt_sql1(s, "SELECT pg_reload_conf()");
+	PQfinish(s);
+	PQfinish(a);
+}
+
 PGT_MAIN(NULL, NULL)

@@ -77,8 +77,8 @@ static int get_fn(void *ctx, size_t qi, const PGresult *r)
 
 /* Sends ids in statements of at most `chunk` ids each, all in one round trip: Q_GETNODES, or
  * Q_ANCESTORS with the n_more parameters more[] after the ids; rows go to get_fn. */
-static int read_ids(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n, size_t chunk,
-                    const char *const *more, const int *more_len, int n_more, const char *what)
+static int read_ids_once(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n, size_t chunk,
+                         const char *const *more, const int *more_len, int n_more, const char *what)
 {
 	prolly_buf a = PROLLY_BUF_INIT;
 	pgconn *c = NULL;
@@ -108,6 +108,18 @@ static int read_ids(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n
 cleanup:
 	prolly__pg_pool_done(st, c, &p);
 	prolly_buf_dispose(&a);
+	return rc;
+}
+
+/* read_ids_once, run again while a hot standby cancels it before any row came
+ * (prolly__pg_read_again). */
+static int read_ids(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n, size_t chunk,
+                    const char *const *more, const int *more_len, int n_more, const char *what)
+{
+	int rc, retries = 0;
+	while ((rc = read_ids_once(st, g, q, ids, n, chunk, more, more_len, n_more, what)) &&
+	       prolly__pg_read_again(st, rc, g->rows, &retries))
+		;
 	return rc;
 }
 
@@ -450,6 +462,7 @@ int prolly_store_pg_counters(prolly_store *base, prolly_pg_counters *out)
 	out->broken = atomic_load(&st->cnt.broken);
 	out->gc_batches = atomic_load(&st->cnt.gc_batches);
 	out->gc_remarks = atomic_load(&st->cnt.gc_remarks);
+	out->read_retries = atomic_load(&st->cnt.read_retries);
 	return 0;
 }
 

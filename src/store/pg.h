@@ -31,6 +31,7 @@ typedef struct prolly_pg_counters {
 	uint64_t broken;            /* connections found broken and dropped */
 	uint64_t gc_batches;        /* sweep transactions committed */
 	uint64_t gc_remarks;        /* times a sweep found refs moved and called mark() again */
+	uint64_t read_retries;      /* reads run again after a hot standby cancelled them */
 } prolly_pg_counters;
 
 /* PROLLY_EINVAL if st is not a PostgreSQL store. */

@@ -113,7 +113,7 @@ typedef struct waiter waiter; /* a thread queued for a connection (pg_pool.c) */
 typedef struct counters {
 	_Atomic uint64_t round_trips, statements, insert_statements, rows_inserted, rows_read,
 	    bytes_read, bytes_sent, pool_waits, pool_wait_ns, pool_timeouts, connects, broken,
-	    gc_batches, gc_remarks;
+	    gc_batches, gc_remarks, read_retries;
 } counters;
 
 typedef struct pg_store {
@@ -216,6 +216,7 @@ typedef struct pipe {
 	size_t err_qi;
 	size_t session_qi; /* 1 + the index of the session statement (its row: the start time); 0 */
 	size_t beat_qi;    /* 1 + the index of the gc's beat (pgconn.beat); 0 */
+	int standby;       /* the server reported in_hot_standby when the pipe was made */
 	char sqlstate[6];
 	char msg[600];
 	char detail[200];
@@ -227,6 +228,18 @@ void prolly__pg_pipe_broken(pipe *p, const char *why);
 void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens);
 void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
 int prolly__pg_pipe_run(pipe *p);
+/*
+ * After a read (get_nodes, get_ancestors, the ref reads) failed with rc, having handed `handed`
+ * rows to the engine: 1 when it is to be run again from its pool_acquire on, after a short
+ * pause. That is when the last pipeline of this thread failed because a hot standby cancelled
+ * it or ended its session (a recovery conflict: SQLSTATE 40001, 57P01, 57P04, or the connection
+ * lost), no row was handed yet, the connection is not one pinned to the thread (the gc's
+ * snapshot), and *retries (counted here, from 0) is below READ_RETRIES. A read runs in an
+ * implicit transaction of its own, never inside a write's, so running it again reads a fresh
+ * snapshot and changes nothing; a broken connection is connected again by the next acquire.
+ */
+#define READ_RETRIES 2
+int prolly__pg_read_again(pg_store *st, int rc, uint64_t handed, int *retries);
 
 void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store *st);
 

@@ -6,10 +6,12 @@
  * An operation queues its statements, one Sync, then reads every result while flushing (so a
  * large pipeline cannot deadlock on full socket buffers). Parameters and results are binary (their
  * encoding is in pg_sql.c). A statement that fails aborts the rest of the pipeline; a transaction
- * left in error is rolled back in a second round trip. Errors:
- * SQLSTATE 53100 is PROLLY_EFULL, PLY* (the store's own), 40001 and 40P01 PROLLY_ECONFLICT, 57014
- * PROLLY_ETIMEOUT, any other PROLLY_ESTORE; a lost connection is PROLLY_ESTORE and is reopened by
- * the next operation. No message carries the password (prolly__pg_redact). Connecting never prints:
+ * left in error is rolled back in a second round trip. A read a hot standby cancels (or whose
+ * session it ends) before any row reached the engine runs again, at most READ_RETRIES times
+ * (prolly__pg_read_again). Errors:
+ * SQLSTATE 53100 is PROLLY_EFULL, PLY* (the store's own), 40001 (but on a hot standby) and 40P01
+ * PROLLY_ECONFLICT, 57014 PROLLY_ETIMEOUT, any other PROLLY_ESTORE; a lost connection is
+ * PROLLY_ESTORE and is reopened by the next operation. No message carries the password (prolly__pg_redact). Connecting never prints:
  * the server's notices during startup go to the store's receiver (conn_open), not to stderr.
  *
  * The pool: pool_size slots, each connected on first use. Idle slots form a stack, connected ones
@@ -76,6 +78,18 @@ static void quiet_notice(void *arg, const PGresult *res)
 /* Pipelines                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/* 1 when the server of pg is a hot standby (it reports in_hot_standby: PostgreSQL 14 and
+ * later). */
+static int in_hot_standby(PGconn *pg)
+{
+	const char *v = pg ? PQparameterStatus(pg, "in_hot_standby") : NULL;
+	return v && strcmp(v, "on") == 0;
+}
+
+/* Whether the last pipeline run on this thread failed by a hot standby's recovery conflict
+ * (standby_cancelled); cleared by every pool_acquire (prolly__pg_read_again). */
+static _Thread_local int standby_conflict;
+
 void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, result_fn fn,
                           void *ctx)
 {
@@ -85,6 +99,7 @@ void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, re
 	p->what = what;
 	p->fn = fn;
 	p->ctx = ctx;
+	p->standby = in_hot_standby(c ? c->pg : NULL);
 }
 
 void prolly__pg_pipe_broken(pipe *p, const char *why)
@@ -154,14 +169,6 @@ static void note_server_start(pg_store *st, const PGresult *r)
 	prev = atomic_exchange(&st->server_start, t);
 	if (prev && prev != t)
 		atomic_store(&st->restarted, 1);
-}
-
-/* 1 when the server of pg is a hot standby (it reports in_hot_standby: PostgreSQL 14 and
- * later). */
-static int in_hot_standby(PGconn *pg)
-{
-	const char *v = pg ? PQparameterStatus(pg, "in_hot_standby") : NULL;
-	return v && strcmp(v, "on") == 0;
 }
 
 /*
@@ -287,6 +294,18 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 	}
 }
 
+/* 1 when p failed because a hot standby cancelled its statement to go on replaying WAL (40001:
+ * nothing else raises it there, no write runs on a standby) or ended its session (57P01 and
+ * 57P04, "terminating connection", or the connection simply lost). */
+static int standby_cancelled(const pipe *p)
+{
+	if (!p->standby)
+		return 0;
+	return p->broken ||
+	       (p->failed && (strcmp(p->sqlstate, "40001") == 0 || strcmp(p->sqlstate, "57P01") == 0 ||
+	                      strcmp(p->sqlstate, "57P04") == 0));
+}
+
 /* The refusal of a server session shared with other clients (a pooler's transaction mode). */
 #define POOLED_SESSION                                                                             \
 	"%s: a connection pooler in transaction or statement mode (pgbouncer pool_mode = "             \
@@ -365,7 +384,27 @@ int prolly__pg_pipe_run(pipe *p)
 	} else if (p->fn_rc) {
 		rc = p->fn_rc;
 	}
+	standby_conflict = rc != 0 && standby_cancelled(p);
 	return rc;
+}
+
+int prolly__pg_read_again(pg_store *st, int rc, uint64_t handed, int *retries)
+{
+	if (rc != PROLLY_ESTORE || !standby_conflict || handed || (pin_store == st && pin_conn))
+		return 0;
+	if (*retries >= READ_RETRIES) {
+		if (*retries)
+			prolly_set_error(rc, "%s (the store ran it %d times, cancelled each time)",
+			                 prolly_last_error(), *retries + 1);
+		return 0;
+	}
+	prolly__pg_cnt_add(&st->cnt.read_retries, 1);
+	/* 20 ms, then 40: time for the replay that needed the cancellation to move on. */
+	struct timespec pause = {0, 20000000L << *retries};
+	while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+		;
+	(*retries)++;
+	return 1;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -844,6 +883,7 @@ int prolly__pg_pool_acquire(pg_store *st, pgconn **out)
 	int waited = 0, rc;
 	uint64_t t0 = 0;
 
+	standby_conflict = 0;
 	if (pin_store == st && pin_conn && !pin_busy) {
 		pin_busy = 1;
 		*out = pin_conn;

@@ -3,7 +3,8 @@
  * statement per read_chunk of them, one round trip), get_ref_objects(_known) (a ref, its commit
  * and that commit's tree root in one statement) and list_refs (a range of names, called back
  * from a copy after the connection went back to the pool; on the gc's thread while mark() runs
- * it also tells the gc what it listed). Every read is one round trip on a pooled connection.
+ * it also tells the gc what it listed). Every read is one round trip on a pooled connection; one
+ * that a hot standby cancels runs again (prolly__pg_read_again).
  */
 #include "pg_int.h"
 
@@ -40,18 +41,20 @@ int prolly__pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uin
 	pgconn *c = NULL;
 	rctx x;
 	pipe p;
-	int rc;
+	int rc, retries = 0;
 	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		return rc;
-	memset(&x, 0, sizeof(x));
-	prolly__pg_pipe_init(&p, st, c, "get_ref", ref_fn, &x);
-	const char *vals[1] = {name};
-	int lens[1] = {(int)strlen(name)};
-	prolly__pg_pipe_send(&p, Q_GETREF, 1, vals, lens);
-	rc = prolly__pg_pipe_run(&p);
-	prolly__pg_pool_done(st, c, &p);
+	do {
+		if ((rc = prolly__pg_pool_acquire(st, &c)))
+			continue; /* to the test: a standby may have cancelled the statements' preparation */
+		memset(&x, 0, sizeof(x));
+		prolly__pg_pipe_init(&p, st, c, "get_ref", ref_fn, &x);
+		const char *vals[1] = {name};
+		int lens[1] = {(int)strlen(name)};
+		prolly__pg_pipe_send(&p, Q_GETREF, 1, vals, lens);
+		rc = prolly__pg_pipe_run(&p);
+		prolly__pg_pool_done(st, c, &p);
+	} while (rc && prolly__pg_read_again(st, rc, 0, &retries));
 	if (rc)
 		return rc;
 	if (epoch && x.have_epoch)
@@ -104,8 +107,8 @@ static int refs_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
-int prolly__pg_get_refs(prolly_store *base, const char *const *names, size_t n, prolly_id *out,
-                        unsigned char *found, uint64_t *epoch)
+static int get_refs_once(prolly_store *base, const char *const *names, size_t n, prolly_id *out,
+                         unsigned char *found, uint64_t *epoch)
 {
 	pg_store *st = (pg_store *)base;
 	prolly_buf a = PROLLY_BUF_INIT;
@@ -143,6 +146,18 @@ cleanup:
 	/* statements queued without their Sync leave the connection unusable */
 	prolly__pg_pool_release(st, c, p.broken || (!ran && p.queued > 0));
 	prolly_buf_dispose(&a);
+	return rc;
+}
+
+/* get_refs_once, run again while a hot standby cancels it (prolly__pg_read_again): its rows
+ * reach the caller only when it succeeds, and each run starts from nothing found. */
+int prolly__pg_get_refs(prolly_store *base, const char *const *names, size_t n, prolly_id *out,
+                        unsigned char *found, uint64_t *epoch)
+{
+	int rc, retries = 0;
+	while ((rc = get_refs_once(base, names, n, out, found, epoch)) &&
+	       prolly__pg_read_again((pg_store *)base, rc, 0, &retries))
+		;
 	return rc;
 }
 
@@ -184,27 +199,30 @@ int prolly__pg_get_ref_objects_known(prolly_store *base, const char *name, size_
 	unsigned char off[4];
 	roctx x;
 	pipe p;
-	int rc;
+	int rc, retries = 0;
 	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
 	if (!found)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: get_ref_objects without a callback");
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		return rc;
-	memset(&x, 0, sizeof(x));
-	x.found = found;
-	x.payload = payload;
 	prolly__pg_put_be32(off, (uint32_t)follow);
-	prolly__pg_pipe_init(&p, st, c, "get_ref_objects", refobjs_fn, &x);
-	/* An offset past any object's reach follows nothing (NULL). */
-	const char *vals[3] = {name, follow <= INT32_MAX - PROLLY_ID_SIZE ? (const char *)off : NULL,
-	                       known ? (const char *)known->bytes : NULL};
-	int lens[3] = {(int)strlen(name), 4, PROLLY_ID_SIZE};
-	prolly__pg_pipe_send(&p, Q_GETREFOBJS, 3, vals, lens);
-	rc = prolly__pg_pipe_run(&p);
-	prolly__pg_pool_done(st, c, &p);
-	prolly__pg_cnt_add(&st->cnt.rows_read, x.rows);
-	prolly__pg_cnt_add(&st->cnt.bytes_read, x.bytes);
+	do {
+		memset(&x, 0, sizeof(x));
+		if ((rc = prolly__pg_pool_acquire(st, &c)))
+			continue; /* to the test: a standby may have cancelled the statements' preparation */
+		x.found = found;
+		x.payload = payload;
+		prolly__pg_pipe_init(&p, st, c, "get_ref_objects", refobjs_fn, &x);
+		/* An offset past any object's reach follows nothing (NULL). */
+		const char *vals[3] = {name,
+		                       follow <= INT32_MAX - PROLLY_ID_SIZE ? (const char *)off : NULL,
+		                       known ? (const char *)known->bytes : NULL};
+		int lens[3] = {(int)strlen(name), 4, PROLLY_ID_SIZE};
+		prolly__pg_pipe_send(&p, Q_GETREFOBJS, 3, vals, lens);
+		rc = prolly__pg_pipe_run(&p);
+		prolly__pg_pool_done(st, c, &p);
+		prolly__pg_cnt_add(&st->cnt.rows_read, x.rows);
+		prolly__pg_cnt_add(&st->cnt.bytes_read, x.bytes);
+	} while (rc && prolly__pg_read_again(st, rc, x.rows, &retries));
 	if (rc)
 		return rc;
 	if (epoch && x.ref.have_epoch)
@@ -305,7 +323,7 @@ int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_re
 	pgconn *c = NULL;
 	char *hi = NULL;
 	pipe p;
-	int rc;
+	int rc, retries = 0;
 	size_t plen = prefix ? strlen(prefix) : 0;
 
 	if (!fn)
@@ -324,14 +342,17 @@ int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_re
 		if (hlen)
 			hi[hlen - 1] = (char)((unsigned char)hi[hlen - 1] + 1);
 	}
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		goto cleanup;
-	prolly__pg_pipe_init(&p, st, c, "list_refs", prolly__pg_list_fn, &l);
-	const char *vals[2] = {plen ? prefix : "", hi};
-	int lens[2] = {(int)plen, (int)hlen};
-	prolly__pg_pipe_send(&p, hlen ? Q_LISTREFS : Q_LISTFROM, hlen ? 2 : 1, vals, lens);
-	rc = prolly__pg_pipe_run(&p);
-	prolly__pg_pool_done(st, c, &p);
+	do {
+		prolly__pg_preflist_dispose(&l); /* the rows of a cancelled run */
+		if ((rc = prolly__pg_pool_acquire(st, &c)))
+			continue; /* to the test: a standby may have cancelled the statements' preparation */
+		prolly__pg_pipe_init(&p, st, c, "list_refs", prolly__pg_list_fn, &l);
+		const char *vals[2] = {plen ? prefix : "", hi};
+		int lens[2] = {(int)plen, (int)hlen};
+		prolly__pg_pipe_send(&p, hlen ? Q_LISTREFS : Q_LISTFROM, hlen ? 2 : 1, vals, lens);
+		rc = prolly__pg_pipe_run(&p);
+		prolly__pg_pool_done(st, c, &p);
+	} while (rc && prolly__pg_read_again(st, rc, 0, &retries));
 	if (rc)
 		goto cleanup;
 	/* The gc's mark(): remember what it saw. */
