@@ -1476,4 +1476,95 @@ PT_TEST(standby_cancelled_read_runs_again)
 	PQfinish(a);
 }
 
+typedef struct opener {
+	const char *url;
+	const char *schema;
+	prolly_store *st;
+	int rc;
+	char err[700];
+} opener;
+
+static void *open_thread(void *arg)
+{
+	opener *o = arg;
+	prolly_pg_options opts = PROLLY_PG_OPTIONS_INIT;
+	opts.schema = o->schema;
+	o->rc = prolly_store_pg_open(&o->st, o->url, &opts);
+	snprintf(o->err, sizeof(o->err), "%s", o->rc ? prolly_last_error() : "");
+	return NULL;
+}
+
+/*
+ * The open's first round trip (the schema version, the session's settings, the statements'
+ * preparation) only reads, yet when a hot standby ended its session (here pg_terminate_backend
+ * while the open waits for meta, which a transaction of the primary holds ACCESS EXCLUSIVE and
+ * the standby's replay so holds too) the open failed with PROLLY_ESTORE, as a read did. It now
+ * runs again on a new connection, like the reads.
+ */
+PT_TEST(standby_cancelled_open_runs_again)
+{
+	const char *url = standby_url();
+	if (!url)
+		return;
+	const char *schema = pgt_new_schema();
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	prolly_store *st = NULL;
+	PGconn *a = pgt_admin(), *locker = pgt_admin(), *s = PQconnectdb(url);
+	PT_REQUIRE(a && locker && PQstatus(s) == CONNECTION_OK);
+	PT_REQUIRE(prolly_store_pg_open(&st, pgt_url, &o) == 0);
+	prolly_store_close(st);
+	st = NULL;
+	char q[512];
+	snprintf(q, sizeof(q), "BEGIN; LOCK TABLE \"%s\".meta IN ACCESS EXCLUSIVE MODE", schema);
+	PT_REQUIRE(pgt_sql_state(locker, q, ""));
+	/* Once a commit flushed its WAL, the standby's replay holds the lock too (a read of meta
+	 * there times out waiting for it). */
+	PT_CHECK(pgt_sql_state(a, "SELECT pg_current_xact_id()", ""));
+	snprintf(q, sizeof(q), "SELECT count(*) FROM \"%s\".meta", schema);
+	int held = 0;
+	pgt_sql_state(s, "SET lock_timeout = 50", "");
+	for (int i = 0; i < 100 && !held; i++) {
+		PGresult *r = PQexec(s, q);
+		const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+		held = state && strcmp(state, "55P03") == 0;
+		PQclear(r);
+		if (!held)
+			pgt_sleep_ms(20);
+	}
+	pgt_sql_state(s, "RESET lock_timeout", "");
+	PT_CHECKF(held, "the standby never held the lock on meta");
+
+	opener op = {.url = url, .schema = schema};
+	pthread_t th;
+	int started = held && pthread_create(&th, NULL, open_thread, &op) == 0;
+	snprintf(q, sizeof(q),
+	         "SELECT COALESCE(max(pid), 0) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+	         "AND pid <> pg_backend_pid() AND query LIKE '%%\"%s\".meta%%'",
+	         schema);
+	long long pid = 0;
+	for (double t0 = pgt_now_s(); started && pid <= 0 && pgt_now_s() - t0 < 10;)
+		if ((pid = pgt_sql1(s, q)) <= 0)
+			pgt_sleep_ms(2);
+	PT_CHECKF(!started || pid > 0, "the open never waited for meta");
+	if (pid > 0) {
+		snprintf(q, sizeof(q), "SELECT pg_terminate_backend(%lld)", pid);
+		pgt_sql1(s, q);
+		pgt_sleep_ms(100); /* the open runs again, and waits for the lock again */
+	}
+	pgt_sql_state(locker, "COMMIT", "");
+	if (started)
+		pthread_join(th, NULL);
+	prolly_pg_counters c = {0};
+	if (op.st)
+		prolly_store_pg_counters(op.st, &c);
+	PT_CHECKF(op.rc == 0 && c.read_retries == 1, "rc %d, %llu retries: %s", op.rc,
+	          (unsigned long long)c.read_retries, op.err);
+	if (op.st)
+		prolly_store_close(op.st);
+	PQfinish(locker);
+	PQfinish(s);
+	PQfinish(a);
+}
+
 PGT_MAIN(NULL, NULL)

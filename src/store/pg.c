@@ -337,6 +337,20 @@ static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id 
 
 static int pg_options_version(unsigned v);
 
+/* The open's first round trip (prolly__pg_open_pipeline) on a connection acquired into *c; on
+ * failure *c is given back, closed. */
+static int open_read(pg_store *st, pgconn **c, uint64_t *version, int *missing)
+{
+	int rc;
+	if ((rc = prolly__pg_pool_acquire(st, c)))
+		return rc;
+	if ((rc = prolly__pg_open_pipeline(st, *c, version, missing))) {
+		prolly__pg_pool_release(st, *c, 1);
+		*c = NULL;
+	}
+	return rc;
+}
+
 int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_pg_options *opts)
 {
 	pg_store *st = NULL;
@@ -405,12 +419,14 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	for (unsigned i = 0; i < st->pool_size; i++)
 		st->idle[st->n_idle++] = &st->conns[st->pool_size - 1 - i];
 
-	/* Connect once: the server is there, the schema exists (or is created) and is not newer. */
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		goto cleanup;
+	/* Connect once: the server is there, the schema exists (or is created) and is not newer.
+	 * That first round trip only reads and prepares: run again if a hot standby cancels it. */
 	uint64_t version = 0;
-	int missing = 0;
-	if ((rc = prolly__pg_open_pipeline(st, c, &version, &missing)))
+	int missing = 0, retries = 0;
+	while ((rc = open_read(st, &c, &version, &missing)) &&
+	       prolly__pg_read_again(st, rc, 0, &retries))
+		;
+	if (rc)
 		goto cleanup;
 	if (missing && st->no_create) {
 		rc = prolly_set_error(PROLLY_ENOTFOUND,
@@ -429,8 +445,16 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		goto cleanup;
 	atomic_store(&st->ready, 1);
 	atomic_store(&st->fast, version >= 2);
-	if ((!c->prepared || (version >= 2 && !c->has_write)) && (rc = prolly__pg_conn_prepare(st, c)))
-		goto cleanup;
+	if ((!c->prepared || (version >= 2 && !c->has_write)) &&
+	    (rc = prolly__pg_conn_prepare(st, c))) {
+		/* An acquire now prepares what the connection lacks: run again through it. */
+		prolly__pg_pool_release(st, c, 1);
+		c = NULL;
+		while (rc && prolly__pg_read_again(st, rc, 0, &retries))
+			rc = prolly__pg_pool_acquire(st, &c);
+		if (rc)
+			goto cleanup;
+	}
 	prolly__pg_pool_release(st, c, 0);
 	c = NULL;
 	*out = &st->base;

@@ -229,9 +229,9 @@ void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const 
 void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
 int prolly__pg_pipe_run(pipe *p);
 /*
- * After a read (get_nodes, get_ancestors, the ref reads) failed with rc, having handed `handed`
- * rows to the engine: 1 when it is to be run again from its pool_acquire on, after a short
- * pause. That is when the last pipeline of this thread failed because a hot standby cancelled
+ * After a read (get_nodes, get_ancestors, the ref reads, the open's first round trip) failed
+ * with rc, having handed `handed` rows to the engine: 1 when it is to be run again from its
+ * pool_acquire on, after a short pause. That is when the last pipeline of this thread failed because a hot standby cancelled
  * it or ended its session (a recovery conflict: SQLSTATE 40001, 57P01, 57P04, or the connection
  * lost), no row was handed yet, the connection is not one pinned to the thread (the gc's
  * snapshot), and *retries (counted here, from 0) is below READ_RETRIES. A read runs in an
