@@ -24,6 +24,9 @@ SELECT prolly_resolve('v1') = prolly_resolve('main~1') AS tag,
 -- prolly_get_many: request order, duplicates kept, missing keys NULL
 SELECT ord, convert_from(key, 'UTF8') AS key, convert_from(value, 'UTF8') AS value
 FROM prolly_get_many('dev', ARRAY['k00014', 'nope', 'k00001', 'k00014', 'n00020', 'k01003']::bytea[]);
+-- a key asked for several times in a row, present or missing: a row for each, in request order
+SELECT ord, convert_from(key, 'UTF8') AS key, convert_from(value, 'UTF8') AS value
+FROM prolly_get_many('dev', ARRAY['k00002', 'k00002', 'k00002', 'nope', 'nope', 'k00001']::bytea[]);
 SELECT count(*) FROM prolly_get_many('main', '{}'::bytea[]);
 
 -- prolly_scan: bounds (from inclusive, to exclusive), prefix, max_rows, reverse
