@@ -70,6 +70,9 @@ RESET prolly.cache_size;
 SELECT prolly_count('main') AS main, prolly_count('dev') AS dev, prolly_count('big') AS big,
        prolly_count('main', 'k00010', 'k00020') AS ten, prolly_count('main', 'k1') AS none_after,
        prolly_count('main', to_key => 'k00011') AS to_k11, prolly_count('main', 'k2', 'k1') AS reversed;
+-- an inverted range whose bounds fall between different records is 0 too, not negative
+SELECT prolly_count('main', 'k00020', 'k00010') AS inverted, prolly_count('big', 'k02000', 'k00001') AS inverted_big,
+       prolly_count('main', 'k00020', 'k00020') AS empty;
 SELECT prolly_count('main', 'k00100', 'k02000') = (SELECT count(*) FROM prolly_scan('main', 'k00100', 'k02000')) AS count_matches_scan;
 
 -- prolly_diff: op, key order, bounds
