@@ -415,7 +415,9 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  * PostgreSQL connects without creating or migrating the schema, and the handle refuses writes.
  * Only PROLLY_OPEN_CREATE makes a new store, and only where there is none: an LMDB environment
  * that exists but lacks one of the store's databases or meta rows, or whose newest meta page is
- * damaged, is PROLLY_ECORRUPT (the message says what is missing), never an empty store.
+ * damaged, is PROLLY_ECORRUPT (the message says what is missing), never an empty store; so is a
+ * copy of data.mdb made by cp, rsync or tar while a process wrote to it, when its newest meta
+ * page leads to a tree a later transaction wrote (copy a live store with mdb_copy).
  *
  * out      receives the store, owned by the caller until handed to prolly_db_new().
  * url      as for prolly_store_open; mem: is always a new empty store, with or without
@@ -441,8 +443,9 @@ PROLLY_API int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, s
  * the current snapshot, the other the snapshot before it, whose pages LMDB keeps until the next
  * commit. Every open checks both (page flags, magic, version, page size, and that each root
  * page number is in range and its page says it is a tree page of that number), and that the
- * tree the current one leads to was written by its transaction (every write stamps its id); a
- * damaged current one is PROLLY_ECORRUPT. (liblmdb 0.9.24 has no MDB_PREVSNAPSHOT; this does
+ * tree the current one leads to was written by its transaction (every write stamps its id; a
+ * compacting mdb_copy renumbers its snapshot to 1, which may carry any stamp); a damaged current
+ * one is PROLLY_ECORRUPT. (liblmdb 0.9.24 has no MDB_PREVSNAPSHOT; this does
  * its job.)
  */
 #define PROLLY_LMDB_SNAPSHOT_VERSION 1

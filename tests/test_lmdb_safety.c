@@ -373,6 +373,99 @@ PT_TEST(meta_page_flip_is_reported_and_the_previous_snapshot_restored)
 
 /* A store of one transaction (just made) has no previous snapshot: the other meta page is the
  * empty environment liblmdb wrote first. Restoring it used to succeed and leave no store. */
+/* ---- copies of a live store ---------------------------------------------------------------- */
+
+/* Writes size bytes of buf to dir/data.mdb (dir created). Returns 0 or -1. */
+static int write_data(const char *dir, const unsigned char *buf, size_t size)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (mkdir(dir, 0755) != 0)
+		return -1;
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	int ok = fwrite(buf, 1, size, f) == size;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* mdb_copy's job: copies the environment in dir to the new directory dst (flags: 0 or
+ * MDB_CP_COMPACT), through a read transaction. Returns an LMDB code or -1. */
+static int copy_env(const char *dir, const char *dst, unsigned flags)
+{
+	MDB_env *env = NULL;
+	if (mkdir(dst, 0755) != 0)
+		return -1;
+	int rc = mdb_env_create(&env);
+	if (!rc)
+		rc = mdb_env_open(env, dir, MDB_RDONLY, 0644);
+	if (!rc)
+		rc = mdb_env_copy2(env, dst, flags);
+	mdb_env_close(env);
+	return rc;
+}
+
+/* cp, rsync and tar read data.mdb from its start, so a copy made while a process commits holds
+ * the meta pages of one transaction and pages that later transactions rewrote. Such a copy was
+ * opened without a word whenever its newest meta page reached a tree of a later transaction
+ * (the copy then mixed two states): it is PROLLY_ECORRUPT naming the cause. mdb_copy, plain or
+ * compacting (which renumbers the transaction to 1), makes copies that open and take writes. */
+PT_TEST(copy_taken_while_writing_is_refused_and_mdb_copy_is_not)
+{
+	static const unsigned modes[] = {PROLLY_OPEN_READONLY, 0};
+	char dir[PATH_MAX], torn[PATH_MAX], copy[PATH_MAX], v[16];
+	prolly_db *db = NULL;
+	size_t n0 = 0, n1 = 0;
+
+	fresh_dir(dir, sizeof(dir), "live");
+	make_store(dir);
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	unsigned char *old = slurp(path, &n0); /* the copy reads the meta pages first ... */
+	PT_REQUIRE(old != NULL && n0 >= 64);
+	PT_REQUIRE(prolly_open(&db, url_of(dir), NULL) == 0);
+	for (int i = 0; i < 3; i++) /* ... while these commit, then the rest of the file */
+		PT_CHECK_RC(put(db, "main", "x", i == 0 ? "1" : i == 1 ? "2" : "3"), 0);
+	prolly_close(db);
+	db = NULL;
+	unsigned char *now = slurp(path, &n1);
+	PT_REQUIRE(now != NULL && n1 >= n0);
+	uint32_t psize;
+	memcpy(&psize, old + 40, 4);
+	PT_REQUIRE(psize >= 512 && 2 * (size_t)psize <= n0);
+	memcpy(now, old, 2 * (size_t)psize);
+	fresh_dir(torn, sizeof(torn), "torn");
+	PT_REQUIRE(write_data(torn, now, n1) == 0);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		PT_CHECK_RC(prolly_open_ex(&db, url_of(torn), NULL, modes[i]), PROLLY_ECORRUPT);
+		PT_CHECKF(strstr(prolly_last_error(), "copied while") != NULL, "%s", prolly_last_error());
+		if (db)
+			prolly_close(db);
+		db = NULL;
+	}
+	free(old);
+	free(now);
+
+	static const unsigned copies[] = {0, MDB_CP_COMPACT};
+	for (size_t i = 0; i < 2; i++) {
+		fresh_dir(copy, sizeof(copy), copies[i] ? "compact" : "copy");
+		PT_REQUIRE(copy_env(dir, copy, copies[i]) == 0);
+		PT_CHECK_RC(prolly_open(&db, url_of(copy), NULL), 0);
+		PT_REQUIRE(db != NULL);
+		PT_CHECK_RC(get(db, "main", "x", v, sizeof(v)), 0);
+		PT_CHECK(strcmp(v, "3") == 0);
+		PT_CHECK_RC(get(db, "dev", "c", v, sizeof(v)), 0);
+		PT_CHECK_RC(put(db, "main", "y", "4"), 0);
+		prolly_close(db);
+		db = NULL;
+		PT_CHECK_RC(prolly_open_ex(&db, url_of(copy), NULL, PROLLY_OPEN_READONLY), 0);
+		PT_CHECK_RC(get(db, "main", "y", v, sizeof(v)), 0);
+		PT_CHECK(strcmp(v, "4") == 0);
+		prolly_close(db);
+		db = NULL;
+	}
+}
+
 /* ---- files another user owns ---------------------------------------------------------------- */
 
 /* In a child: makes dir/file one this process may only read, as when a command run as root left

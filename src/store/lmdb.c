@@ -11,9 +11,10 @@
  * its commit writes into the meta page) and schema_version 2, in the meta database's one leaf
  * page. So the tree a meta page leads to must hold a "txn" row equal to that meta page's id: one
  * lower means the meta page points into an older tree (a damaged root number that lands on a
- * page an earlier transaction left behind), which open reports as PROLLY_ECORRUPT. One higher is
- * allowed (a compacting mdb_copy renumbers the transaction to 1); no row is a store last written
- * by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
+ * page an earlier transaction left behind), which open reports as PROLLY_ECORRUPT. Higher is
+ * PROLLY_ECORRUPT too (a copy of a live store read from its start: old meta pages over pages later
+ * transactions rewrote), except under transaction 1, which a compacting mdb_copy renumbers the
+ * snapshot to; no row is a store last written by schema version 1. Version 1 libraries refuse version 2 stores, so no writer skips the row.
  *
  * Invariant LT5: a write of nodes only (no refs, no epoch check, not durable: a builder's flush,
  * a half of a large commit) that arrives while another such write is in progress joins it: the

@@ -167,7 +167,8 @@ cleanup:
 	return rc;
 }
 
-/* LT1: the tree this snapshot leads to was written by the snapshot's own transaction. */
+/* LT1: the tree this snapshot leads to was written by the snapshot's own transaction (or, in a
+ * compacting copy, by any transaction). */
 static int check_stamp(env_entry *e, MDB_txn *txn)
 {
 	MDB_val k = {sizeof(META_TXN) - 1, (void *)META_TXN}, v;
@@ -182,6 +183,16 @@ static int check_stamp(env_entry *e, MDB_txn *txn)
 		                        "lmdb: %s: the newest meta page (transaction %llu) leads to a tree "
 		                        "written by transaction %llu: the meta page is damaged; 'prolly "
 		                        "recover' can restore the previous snapshot",
+		                        e->path, (unsigned long long)id, (unsigned long long)stamp);
+	/* A later stamp is the mark of a copy of a live store read from its start (cp, rsync, tar):
+	 * the meta pages of one transaction over pages that later ones rewrote. Only a compacting
+	 * mdb_copy, which renumbers the transaction to 1, stamps below its tree legitimately. */
+	if (stamp > id && id != 1)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: the newest meta page (transaction %llu) leads to a tree "
+		                        "written by the later transaction %llu: data.mdb was copied while "
+		                        "a process wrote to it (cp, rsync and tar tear a live store; copy "
+		                        "one with mdb_copy), or the meta page is damaged",
 		                        e->path, (unsigned long long)id, (unsigned long long)stamp);
 	return 0;
 }
