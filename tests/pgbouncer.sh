@@ -6,7 +6,8 @@
 # writers of one branch losing nothing, history copied to and from LMDB); transaction mode must
 # be refused with the error that names it, writing nothing, and a store must never run what a
 # store of another schema prepared (tests/pgbouncer/two_schemas.c, built here against
-# $BUILD/libprolly.a, with ASan and UBSan when SAN is set). TAP on stdout.
+# $BUILD/libprolly.a, with the sanitizers the library was built with when SAN is set: ThreadSanitizer
+# for SAN=thread, ASan and UBSan otherwise). TAP on stdout.
 #
 # Without a pgbouncer binary (PATH, /usr/sbin, or $PGBOUNCER) it skips, and fails under CI=true
 # (.ci/run installs the package). Environment: BUILD (default build), PROLLY_CLI (the CLI, default
@@ -158,7 +159,11 @@ check "transaction mode: put, get and gc refused (exit 5, naming the pool mode),
 # read and write B's schema there, silently.
 two_schemas() {
 	local san="" direct="${PROLLY_PG_URL%%/prolly\?*}/twoschemas?${PROLLY_PG_URL#*\?}"
-	[ -n "${SAN:-}" ] && san="-fsanitize=address,undefined -fno-omit-frame-pointer"
+	case "${SAN:-}" in # as the Makefile's SANFLAGS: the library was built so
+	"") ;;
+	thread) san="-fsanitize=thread -fno-omit-frame-pointer" ;;
+	*) san="-fsanitize=address,undefined -fno-omit-frame-pointer" ;;
+	esac
 	$psql "$PROLLY_PG_URL" -c "CREATE DATABASE twoschemas" || return 1
 	cc -std=c11 -Wall -Wextra -Werror $san -Iinclude $(pkg-config --cflags libpq) \
 		-o "$root/two_schemas" tests/pgbouncer/two_schemas.c "$BUILD/libprolly.a" \
