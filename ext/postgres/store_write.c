@@ -7,7 +7,8 @@
  *   1. pgx_write_lock: SELECT s.prolly_write_begin(NULL) takes the writers' shared advisory
  *      lock (the gc's epoch bump takes it exclusive, so no gc starts until this transaction
  *      ends; write_lock_bounded has taken it already, waiting 5 s at most when the session has
- *      no lock_timeout, as any role may hold it) and reads the epoch; SELECT ... FROM s.refs WHERE name = $1 FOR UPDATE locks the
+ *      no lock_timeout, as any role may hold it, and again while the holder is a gc that keeps
+ *      working) and reads the epoch; SELECT ... FROM s.refs WHERE name = $1 FOR UPDATE locks the
  *      branch's row (writers to one branch queue here; to other branches, never); then, under
  *      READ COMMITTED, a fresh snapshot is pushed, so the engine reads the head and the nodes
  *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
@@ -32,6 +33,7 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -133,6 +135,50 @@ static char *exclusive_holders(const LOCKTAG *tag)
 	return n ? out.data : NULL;
 }
 
+/* After a wait for the write lock timed out: 1 when a gc of this schema holds it (the gc lock's
+ * holder holds it exclusive) and sent a statement lately: its beat, application_name "prolly gc
+ * beat <ms>", which every role may read, or its state_change where this role may read it, within
+ * the last lock_timeout (a second at least: a mark also works between its statements); 2 when no
+ * other session holds it exclusive now; 0 for any other holder, or when no gc runs. The rule is
+ * the C client's, and so is the statement (the C store's, in src/store/pg_sql.c: keep
+ * the two alike; an extension sees the public headers only), but for clock_timestamp() where the
+ * client has now(): this runs in the caller's transaction, whose start may be long past. */
+static int gc_advancing(const char *meta)
+{
+	static const char sql[] =
+	    "SELECT CASE WHEN w.pid IS NULL THEN 2 WHEN w.pid = g.pid AND (a.state_change >= "
+	    "clock_timestamp() - t.w OR substring(a.application_name FROM '^prolly gc beat "
+	    "([0-9]{1,18})$')::int8 >= (date_part('epoch', clock_timestamp() - t.w) * 1000)::int8) "
+	    "THEN 1 ELSE 0 END::int8 "
+	    "FROM pg_locks g JOIN pg_stat_activity a ON a.pid = g.pid "
+	    "CROSS JOIN (SELECT greatest(interval '1s', CASE current_setting('lock_timeout') "
+	    "WHEN '0' THEN '5s' ELSE current_setting('lock_timeout') END::interval) AS w) t "
+	    "LEFT JOIN pg_locks w ON w.locktype = 'advisory' AND w.granted "
+	    "AND w.mode = 'ExclusiveLock' AND w.pid <> pg_backend_pid() AND w.database = g.database "
+	    "AND w.classid = 1886547822::oid AND w.objid = g.objid AND w.objsubid = 2 "
+	    "WHERE g.locktype = 'advisory' AND g.granted AND g.pid <> pg_backend_pid() "
+	    "AND g.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+	    "AND g.classid = 1886547821::oid AND g.objid = hashtext($1)::oid AND g.objsubid = 2";
+	Oid types[1] = {TEXTOID};
+	Datum args[1];
+	int how = 0, guc;
+	/* pg_stat_activity as it is now, not as this transaction first read it */
+	pgstat_clear_snapshot();
+	guc = pgx_spi_connect();
+	args[0] = CStringGetTextDatum(meta);
+	if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 0) == SPI_OK_SELECT) {
+		for (uint64 i = 0; i < SPI_processed; i++) {
+			bool isnull;
+			int64 v = DatumGetInt64(
+			    SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			if (!isnull && v <= 2 && how < v)
+				how = (int)v;
+		}
+	}
+	pgx_spi_finish(guc);
+	return how;
+}
+
 /*
  * Takes the write lock shared before the statement that also does (and then finds it held),
  * waiting lock_timeout at most, and 5 s when the session has none: an advisory lock needs no
@@ -140,7 +186,11 @@ static char *exclusive_holders(const LOCKTAG *tag)
  * row lock of the branch, taken next, keeps the session's lock_timeout (writers of one branch
  * queue there as long as the transaction ahead lasts). The setting is the caller's again on
  * return, or when the error unwinds the GUC nest level. A wait that times out names the sessions
- * that hold the lock (their pid, as the C client does), read once it has left the lock's queue.
+ * that hold the lock (their pid, as the C client does), read once it has left the lock's queue,
+ * unless the holder is a gc that keeps working (gc_advancing): that one is waited for again, as
+ * the C client does, and so, once in a row, is a lock that a running gc let go of just after
+ * the wait gave up. Each wait is a new one of lock_timeout; a cancel or statement_timeout ends
+ * it as any lock wait.
  */
 static void write_lock_bounded(void)
 {
@@ -149,6 +199,7 @@ static void write_lock_bounded(void)
 	LOCKTAG tag;
 	ErrorContextCallback ctx;
 	MemoryContext cxt;
+	bool freed = false;
 	int level;
 	initStringInfo(&lit);
 	appendStringInfoChar(&lit, '"');
@@ -173,20 +224,32 @@ static void write_lock_bounded(void)
 	ctx.previous = error_context_stack;
 	error_context_stack = &ctx;
 	cxt = CurrentMemoryContext;
-	PG_TRY();
-	{
-		(void)LockAcquire(&tag, ShareLock, false, false);
-	}
-	PG_CATCH();
-	{
-		ErrorData *ed;
+	for (;;) {
+		ErrorData *volatile ed = NULL;
 		char *holders;
-		MemoryContextSwitchTo(cxt);
-		ed = CopyErrorData();
-		if (ed->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
-			PG_RE_THROW();
-		FlushErrorState();
-		LockErrorCleanup(); /* out of the lock's wait queue, as the abort would take it */
+		int how;
+		PG_TRY();
+		{
+			(void)LockAcquire(&tag, ShareLock, false, false);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(cxt);
+			ed = CopyErrorData();
+			if (ed->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+				PG_RE_THROW();
+			FlushErrorState();
+			LockErrorCleanup(); /* out of the lock's wait queue, as the abort would take it */
+		}
+		PG_END_TRY();
+		if (!ed)
+			break;
+		how = gc_advancing(lit.data);
+		if (how == 1 || (how == 2 && !freed)) {
+			freed = how == 2;
+			FreeErrorData(ed);
+			continue;
+		}
 		holders = exclusive_holders(&tag);
 		ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE), errmsg("%s", ed->message),
 		                holders ? errdetail("The write lock is held by %s: wait for that session "
@@ -194,7 +257,6 @@ static void write_lock_bounded(void)
 		                                    holders)
 		                        : errdetail("No other session holds the write lock now.")));
 	}
-	PG_END_TRY();
 	error_context_stack = ctx.previous;
 	AtEOXact_GUC(true, level);
 }

@@ -25,6 +25,7 @@
 #      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it;
 #      two sessions creating one branch: the second waits, then fails (42710) with nothing written;
 #      a session holding the write lock: a SQL write gives up after 5 s, then writes once it ends;
+#      a gc holding it while it beats is waited for again, one that does not beat is named;
 #   8. a store and the extension in a database of their own, copied with pg_dump -Fc and with
 #      pg_dump -n public -e prolly, restored: the functions read as on the source, and write.
 #   9. on its own cluster only: a hot standby of it (scripts/pg-cluster.sh standby) gives the
@@ -379,6 +380,49 @@ if [ "$b_rc" != 0 ] && grep -q 'lock timeout' "$log.b" && grep -q "write lock of
 else
 	cat "$log.b" "$log.c" | sed 's/^/# /'
 	not_ok "a session holding the write lock (put=$b_rc after $((t1 - t0)) ms, then $c_rc, got=$got)"
+fi
+# h. A gc that holds the write lock while it works (a mark under the lock) beats: its session
+#    holds the gc lock and sets application_name to "prolly gc beat <ms>" (docs/postgres.md,
+#    "Nobody can stall writers"). A SQL write with lock_timeout=300ms waits for it again and
+#    succeeds once it lets go (1.5 s, beating every 100 ms); the same holder without beats is
+#    stuck: the write fails with 55P03 naming its pid.
+gc_holder() { # $1: application_name, $2: beat (1) or not (0), $3: how many 100 ms
+	PGAPPNAME=$1 q -c "SELECT pg_advisory_lock(1886547821, hashtext('\"public\".meta'))" -c "BEGIN" \
+		-c "SELECT pg_advisory_xact_lock(1886547822, hashtext('\"public\".meta'))" \
+		-c "DO \$\$ BEGIN FOR i IN 1..$3 LOOP IF $2 = 1 THEN PERFORM set_config('application_name',
+			'prolly gc beat ' || (extract(epoch FROM clock_timestamp()) * 1000)::int8, true); END IF;
+			PERFORM pg_sleep(0.1); END LOOP; END \$\$" -c "COMMIT" >/dev/null 2>&1
+}
+held_by_gc() {
+	for _ in $(seq 100); do
+		[ "$(q -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1886547822")" = 1 ] && break
+		sleep 0.05
+	done
+}
+gc_holder prolly_gc_beating 1 15 &
+h_pid=$!
+held_by_gc
+t0=$(now_ms)
+q -c "SET lock_timeout = '300ms'" -c "SELECT prolly_put('conc', 'beat', '1')" >"$log.b" 2>&1
+b_rc=$?
+t1=$(now_ms)
+wait "$h_pid"
+gc_holder prolly_gc_stuck 0 40 &
+h_pid=$!
+held_by_gc
+h_backend=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'prolly_gc_stuck'")
+t2=$(now_ms)
+q -c "\\set VERBOSITY verbose" -c "SET lock_timeout = '300ms'" -c "SELECT prolly_put('conc', 'beat', '2')" >"$log.c" 2>&1
+c_rc=$?
+t3=$(now_ms)
+wait "$h_pid"
+got=$(q -c "SELECT convert_from(prolly_get('conc', 'beat'), 'UTF8')")
+if [ "$b_rc" = 0 ] && [ "$((t1 - t0))" -ge 1000 ] && [ "$c_rc" != 0 ] && grep -q 55P03 "$log.c" &&
+	grep -q "held by pid $h_backend " "$log.c" && [ "$((t3 - t2))" -lt 2500 ] && [ "$got" = 1 ]; then
+	ok "a gc holding the write lock: a SQL write waits while it beats ($((t1 - t0)) ms) and fails after $((t3 - t2)) ms naming it when it does not"
+else
+	cat "$log.b" "$log.c" | sed 's/^/# /'
+	not_ok "a gc holding the write lock (beating: put=$b_rc after $((t1 - t0)) ms; stuck: put=$c_rc after $((t3 - t2)) ms, pid $h_backend; got=$got)"
 fi
 rm -f "$log.a" "$log.b" "$log.c" "$log.p" "$log.q"
 

@@ -781,7 +781,9 @@ int prolly__pg_gc_advancing(pg_store *st, pgconn *c)
 	 * (pg_gc.c); it advances when that session sent a statement lately: its beat (pgconn.beat,
 	 * in application_name, which every role may read) or, where this role may see it, its
 	 * state_change, within the last lock_timeout (the wait that just failed), or the last second
-	 * for a shorter one (a mark works between its statements too). */
+	 * for a shorter one (a mark works between its statements too). The extension asks the same
+	 * (gc_advancing in ext/postgres/store_write.c, which sees only the public headers): keep the
+	 * two alike. */
 	static const char tmpl[] =
 	    "SELECT CASE WHEN w.pid IS NULL THEN 2 WHEN w.pid = g.pid AND (a.state_change >= now() - "
 	    "t.w OR substring(a.application_name FROM '^" BEAT_PREFIX "([0-9]{1,18})$')::int8 >= "
