@@ -639,8 +639,10 @@ static void cc_child(const char *url, int start, int i)
 	if (read(start, &c, 1) < 0)
 		_exit(2);
 	snprintf(name, sizeof(name), "p%d", i);
-	if (prolly_open(&db, url, NULL) || put(db, name, "k", "v"))
+	if (prolly_open(&db, url, NULL) || put(db, name, "k", "v")) {
+		fprintf(stderr, "CHILD %d: %s\n", i, prolly_last_error());
 		_exit(1);
+	}
 	prolly_close(db);
 	_exit(0);
 }
