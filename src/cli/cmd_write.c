@@ -472,11 +472,15 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 		snprintf(remote, sizeof(remote), "%.*s", (int)(slash - pos[0]), pos[0]);
 		err = prolly_remote_url(&url, cli->db, remote);
 		prolly_buf_dispose(&url);
-		if (err == 0)
+		/* A damaged record (PROLLY_ECORRUPT) still names a remote: its name stays taken. */
+		if (err == 0 || err == PROLLY_ECORRUPT)
 			return fail(cli, EXIT_USAGE,
-			            "'%s' would hide the remote-tracking branch of remote '%s', which only "
-			            "fetch and push move",
-			            pos[0], remote);
+			            "'%s' would hide the remote-tracking branch of remote '%s'%s, which "
+			            "only fetch and push move",
+			            pos[0], remote,
+			            err ? " (its record is damaged; 'prolly remote remove' removes it)" : "");
+		if (err != PROLLY_ENOTFOUND && err != PROLLY_EINVAL)
+			return fail_lib(cli, err, "cannot read remote '%s'", remote);
 	}
 	err = prolly_branch_create(cli->db, pos[0], &cid);
 	return ref_done(cli, err, &cid, PROLLY_ECONFLICT, "create", "branch", pos[0], "");
