@@ -233,7 +233,7 @@ static int flush(sync_ctx *s)
 	w.requires = (const prolly_id *)(const void *)req.ptr;
 	w.n_requires = req.size / PROLLY_ID_SIZE;
 	s->st.write_calls++;
-	rc = prolly__store_write(s->dst, &w);
+	rc = prolly__sync_side(s, s->dst, prolly__store_write(s->dst, &w));
 	if (rc == PROLLY_ECONFLICT) {
 		rc = prolly_set_error(PROLLY_ECONFLICT,
 		                      "sync: a gc ran on the destination meanwhile (epoch %llu, now "
@@ -494,7 +494,8 @@ static int copy_tree_asked(sync_ctx *s, const prolly_id *ref, const prolly_id *t
 	a.nds = malloc(s->batch * sizeof(*a.nds));
 	if (!a.ids || !a.nds)
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory syncing");
-	else if ((rc = prolly__diff_nodes(s->src, ref, tree, on_ask_pass, &a)) == 0)
+	else if ((rc = prolly__sync_side(s, s->src,
+	                                 prolly__diff_nodes(s->src, ref, tree, on_ask_pass, &a))) == 0)
 		rc = ask_pass_flush(&a);
 	for (size_t i = 0; i < a.n; i++) /* a failure's leftovers */
 		prolly__node_unref(a.nds[i]);
@@ -538,6 +539,7 @@ static int copy_tree_local(sync_ctx *s, const prolly_id *tree, const prolly_id *
 		rc = prolly__diff_nodes(s->src, &ref[1], tree, on_second_pass, &t);
 	else if (rc == SYNC_OVER)
 		rc = copy_tree_asked(s, &ref[0], tree);
+	rc = prolly__sync_side(s, s->src, rc); /* its callbacks' failures name their side already */
 	prolly__idmap_dispose(&t.first);
 	s->merge_ids = 0;
 	prolly__nodeset_dispose(&ws);
@@ -685,7 +687,7 @@ static int move_refs(sync_ctx *s, prolly_ref_update *refs, size_t n_refs,
 	if (rc)
 		goto cleanup;
 	s->st.write_calls++;
-	rc = prolly_txn_commit(txn, NULL, 0);
+	rc = prolly__sync_side(s, s->dst, prolly_txn_commit(txn, NULL, 0));
 	/* The outcome of each update, as the store reported it: the txn queued refs[i] as its i-th. */
 	for (size_t i = 0; i < n_refs && i < txn->n_refs; i++) {
 		assert(strcmp(txn->refs[i].name, refs[i].name) == 0);
@@ -790,7 +792,7 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 			names[nn] = refs[i].name;
 			at[nn++] = i;
 		}
-	if ((rc = prolly__get_refs(s->dst, names, nn, cur, ok)))
+	if ((rc = prolly__sync_side(s, s->dst, prolly__get_refs(s->dst, names, nn, cur, ok))))
 		goto cleanup;
 	for (size_t k = 0; k < nn; k++) {
 		const prolly_id *want = &refs[at[k]].expected;
@@ -830,7 +832,7 @@ static int find_known(sync_ctx *s, const prolly_ref_update *refs, size_t n_refs)
 	memset(has, 0, nc);
 	if (nt) {
 		s->st.read_calls++;
-		rc = prolly__has_nodes(s->src, ask, nt, has);
+		rc = prolly__sync_side(s, s->src, prolly__has_nodes(s->src, ask, nt, has));
 	}
 	for (size_t i = 0, j = 0; i < nc && !rc; i++) {
 		if (!ok[i])

@@ -361,8 +361,9 @@ static int fetch_commits(sync_ctx *s, history *h, fetched *f, const prolly_id *i
 	a.f = f;
 	a.max_cand = s->batch > h->n_ahead ? s->batch - h->n_ahead : 0;
 	s->st.read_calls++;
-	rc = s->src->vt.get_ancestors(s->src->store, rest, nr, nr + a.max_cand, &prolly__commit_layout,
-	                              on_ancestor, &a);
+	rc = prolly__sync_side(s, s->src,
+	                       s->src->vt.get_ancestors(s->src->store, rest, nr, nr + a.max_cand,
+	                                                &prolly__commit_layout, on_ancestor, &a));
 	if (rc || !a.n_cand)
 		goto cleanup;
 	prolly_id *cid = malloc(a.n_cand * sizeof(*cid));

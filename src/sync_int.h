@@ -117,6 +117,11 @@ typedef struct ahead_obj {
 /* sync.c: the name of a ref the sync is to point at id (SY10's map), or NULL: for messages. */
 const char *prolly__sync_ref_of(const sync_ctx *s, const prolly_id *id);
 
+/* sync_io.c: rc of a read from db (the sync's source or destination): a PROLLY_ECORRUPT whose
+ * message does not begin "sync: " (the sync's own, which name their side) is said again as
+ * "sync: in the source (KIND store): MESSAGE" (or the destination), so that damage names the
+ * store that holds it. Other codes pass as they are. */
+int prolly__sync_side(const sync_ctx *s, const prolly_db *db, int rc);
 /* sync_io.c: out[i] = whether the destination holds ids[i] (prolly__has_nodes). */
 int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char *out);
 /* sync_io.c: reads ids from the source in one call, hash-checked, into f (slot i for ids[i]). */

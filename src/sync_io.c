@@ -9,6 +9,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* ---- which store a failure is about -------------------------------------------------------- */
+
+#define SYNC_PREFIX "sync: "
+
+int prolly__sync_side(const sync_ctx *s, const prolly_db *db, int rc)
+{
+	char why[1024];
+	const char *msg = prolly_last_error();
+	if (rc != PROLLY_ECORRUPT || strncmp(msg, SYNC_PREFIX, sizeof(SYNC_PREFIX) - 1) == 0)
+		return rc;
+	snprintf(why, sizeof(why), "%s", msg);
+	return prolly_set_error(rc, SYNC_PREFIX "in the %s (%s store): %s",
+	                        db == s->src ? "source" : "destination", db->vt.kind, why);
+}
+
 /* ---- asking the destination ------------------------------------------------------------- */
 
 /* out[i] = whether the destination holds ids[i]; has_nodes, else get_nodes (prolly__has_nodes). */
@@ -16,7 +31,7 @@ int prolly__sync_has(sync_ctx *s, const prolly_id *ids, size_t n, unsigned char 
 {
 	if (n)
 		s->st.has_calls++;
-	return prolly__has_nodes(s->dst, ids, n, out);
+	return prolly__sync_side(s, s->dst, prolly__has_nodes(s->dst, ids, n, out));
 }
 
 /* ---- a gc on the source (SY11) ---------------------------------------------------------- */
@@ -86,7 +101,8 @@ int prolly__sync_fetch(sync_ctx *s, fetched *f, const prolly_id *ids, size_t n)
 	for (size_t i = 0; i < n; i++)
 		f->nodes[i].id = ids[i];
 	s->st.read_calls++;
-	return prolly__load_raw(s->src, ids, n, prolly__sync_on_fetched, f);
+	return prolly__sync_side(s, s->src,
+	                         prolly__load_raw(s->src, ids, n, prolly__sync_on_fetched, f));
 }
 
 /* ---- what the destination is known to hold (SY7), and the memory held (SY8) ---------------- */
