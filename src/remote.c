@@ -438,6 +438,7 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	char rec_ref[PROLLY_MAX_REF_NAME + 1];
 	prolly_ref_update guard;
 	prolly_id mine, theirs, base, was, rec;
+	prolly_sync_stats copied = PROLLY_SYNC_STATS_INIT;
 	int rc, exists, track_exists = 0;
 	if (!db || !remote || !branch)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_push: NULL db, remote or branch");
@@ -495,12 +496,19 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	u.value = mine;
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
 	o.operation = "push";
-	if ((rc = prolly_sync(stats, remote, db, NULL, 0, &u, 1, &o))) {
+	rc = prolly_sync(&copied, remote, db, NULL, 0, &u, 1, &o);
+	prolly__sync_stats_put(stats, &copied);
+	if (rc) {
+		/* The objects went in before the branch's compare-and-swap lost: say so. */
 		if (rc == PROLLY_ECONFLICT && u.conflict)
-			rc = prolly_set_error(PROLLY_ECONFLICT,
-			                      "the remote's '%s' moved meanwhile (another push won); "
-			                      "nothing was pushed",
-			                      branch);
+			rc = prolly_set_error(
+			    PROLLY_ECONFLICT,
+			    "the remote's '%s' moved meanwhile (another push won): %llu commits and %llu "
+			    "nodes were copied to the remote, but its branch was not moved; the copies "
+			    "are harmless and pushing again is safe (fetch and merge first if the "
+			    "remote's head is no longer an ancestor of yours)",
+			    branch, (unsigned long long)copied.commits_copied,
+			    (unsigned long long)copied.nodes_copied);
 		return rc;
 	}
 	/* What we now know the remote holds (RM2), by compare-and-swap against the value read

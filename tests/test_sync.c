@@ -424,6 +424,71 @@ PT_TEST(sync_push_race_one_wins)
 	}
 }
 
+/* A remote whose branch another pusher moves (through its own handle) just before our push's
+ * ref write reaches the store. */
+typedef struct overtaken {
+	tp_store tp;
+	prolly_db *other; /* another handle on the same store */
+	prolly_id to;     /* where the other pusher moves main */
+	int done;
+} overtaken;
+
+static int overtaken_write(prolly_store *st, prolly_store_write *w)
+{
+	overtaken *o = (overtaken *)(void *)st;
+	if (w->n_refs && !o->done) {
+		o->done = 1;
+		int rc = prolly_branch_reset(NULL, o->other, "main", &o->to);
+		if (rc)
+			return rc;
+	}
+	return tp_write(st, w);
+}
+
+/* A push that loses the race for the remote's branch has copied its objects there (they stay,
+ * harmless) but moved no branch: the message says so, and that pushing again is safe. It said
+ * "nothing was pushed", though the push had written its commits and nodes to the remote. */
+PT_TEST(push_lost_race_says_what_was_written)
+{
+	prolly_store *mem = NULL;
+	prolly_db *local = sf_new_db(SF_MEM), *remote = NULL, *other = NULL;
+	prolly_id base, head, c;
+	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
+	const char *names[1] = {"main"};
+	PT_REQUIRE(local && prolly_store_mem_new(&mem) == 0);
+	overtaken *o = tp_new(sizeof(overtaken), mem);
+	tp_store *view = calloc(1, sizeof(tp_store));
+	PT_REQUIRE(o && view);
+	tp_init(view, mem);
+	view->keep_inner = 1;
+	o->tp.base.write = overtaken_write;
+	PT_REQUIRE(prolly_db_new(&remote, &o->tp.base, NULL) == 0);
+	PT_REQUIRE(prolly_db_new(&other, &view->base, NULL) == 0);
+	o->other = other;
+	o->done = 1; /* not yet */
+	PT_REQUIRE(sf_put_range(&base, remote, "main", 0, 300, 1) == 0);
+	PT_REQUIRE(sf_put_range(&o->to, remote, "main", 1000, 1, 1) == 0);
+	PT_REQUIRE(prolly_branch_reset(NULL, remote, "main", &base) == 0);
+	PT_REQUIRE(sf_sync_branches(NULL, local, remote, names, &base, 1, NULL) == 0);
+	PT_REQUIRE(prolly_remote_add(local, "origin", "lmdb:/somewhere") == 0);
+	PT_REQUIRE(sf_put_range(&head, local, "main", 2000, 40, 1) == 0);
+	o->done = 0;
+	PT_CHECK_RC(prolly_push(&st, local, remote, "origin", "main", 0), PROLLY_ECONFLICT);
+	const char *msg = prolly_last_error();
+	PT_CHECKF(strstr(msg, "nothing was pushed") == NULL, "%s", msg);
+	PT_CHECKF(strstr(msg, "1 commits") != NULL && strstr(msg, "not moved") != NULL &&
+	              strstr(msg, "safe") != NULL,
+	          "%s", msg);
+	PT_CHECKF(st.commits_copied == 1 && st.nodes_copied > 0, "%llu commits, %llu nodes",
+	          (unsigned long long)st.commits_copied, (unsigned long long)st.nodes_copied);
+	PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &o->to));
+	PT_CHECK_RC(prolly_resolve(&c, local, "origin/main"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(k6_holds(remote), 0);
+	prolly_close(other);
+	prolly_close(remote);
+	prolly_close(local);
+}
+
 /* ---- fetch of a branch that moved ------------------------------------------------------------ */
 
 PT_TEST(sync_fetch_moved_branch)
