@@ -295,7 +295,8 @@ int branch_commit(struct cli *cli, prolly_commit **out, const char *branch);
 int branch_head(struct cli *cli, prolly_id *out, const char *branch);
 
 /* The time of a new commit: cli->time_us (or now when 0), moved forward if needed so that it is
- * later than every parent's. History then never goes backwards, whatever the clocks do. */
+ * later than every parent's (or equal to one at INT64_MAX). History then never goes backwards,
+ * whatever the clocks do. */
 int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t n);
 
 /*

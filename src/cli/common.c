@@ -290,9 +290,9 @@ int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t
 		clock_gettime(CLOCK_REALTIME, &ts);
 		t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) /* the last microsecond stays: t + 1 would wrap */
 		if (parents[i]->time_us >= t)
-			t = parents[i]->time_us + 1;
+			t = parents[i]->time_us < INT64_MAX ? parents[i]->time_us + 1 : INT64_MAX;
 	return t;
 }
 
