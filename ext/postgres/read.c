@@ -556,10 +556,18 @@ static Datum message_datum(const char *msg)
 	return PointerGetDatum(cstring_to_text_with_len(s.data, s.len));
 }
 
+/* A commit's time (any int64: one made by hand or by another implementation) as a timestamptz.
+ * One before the type's first day (4714 BC) is -infinity: moved to PostgreSQL's epoch it would
+ * wrap into the year 294247 or fail the output of the whole log. The last int64 fits. */
 static TimestampTz timestamp_of(int64_t unix_us)
 {
-	return (TimestampTz)(unix_us -
-	                     (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+	const int64 shift = (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	TimestampTz t;
+	if (unix_us < MIN_TIMESTAMP + shift) {
+		TIMESTAMP_NOBEGIN(t);
+		return t;
+	}
+	return (TimestampTz)(unix_us - shift);
 }
 
 static void fill_commit(void *payload, const void *item, Datum *v, bool *n)

@@ -130,3 +130,21 @@ SELECT array_agg(line) = (SELECT array_agg(commit_id) FROM prolly_log('dev')) AS
 CREATE TEMP TABLE cli_stats (k text, v text);
 \copy cli_stats FROM PROGRAM './regress-cli.sh stats big'
 SELECT v::bigint = prolly_count('big') AS same_count FROM cli_stats WHERE k = 'records';
+
+-- commits dated by hand or by another implementation (any int64 of microseconds): one before
+-- timestamptz's first day is -infinity, never a time wrapped into the year 294247 nor an error
+-- that hides the whole log; one before 1970 is an earlier date
+SET timezone = 'UTC';
+CREATE TEMP TABLE odd_time AS
+SELECT v.branch, v.t, 'PRLC'::bytea || '\x01'::bytea || substring(n.node FROM 6 FOR 32)
+       || '\x00000000'::bytea || v.t || '\x00000000'::bytea AS node
+FROM (VALUES ('odd-min', '\x0000000000000080'::bytea), ('odd-before', '\xff7f577cc2d912fd'),
+             ('odd-first', '\x0080577cc2d912fd'), ('odd-1969', '\xffffffffffffffff')) v(branch, t),
+     nodes n
+WHERE n.id = (SELECT value FROM refs WHERE name = convert_to('refs/heads/main', 'UTF8'));
+INSERT INTO nodes SELECT sha256(node), node FROM odd_time;
+INSERT INTO refs SELECT convert_to('refs/heads/' || branch, 'UTF8'), sha256(node) FROM odd_time;
+SELECT o.branch, l.committed_at FROM odd_time o, prolly_log(o.branch) l ORDER BY l.committed_at, o.branch;
+DELETE FROM refs WHERE name IN (SELECT convert_to('refs/heads/' || branch, 'UTF8') FROM odd_time);
+DELETE FROM nodes WHERE id IN (SELECT sha256(node) FROM odd_time);
+RESET timezone;
