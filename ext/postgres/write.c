@@ -99,17 +99,17 @@ static text *hex_text(const prolly_id *id)
 	return cstring_to_text(hex);
 }
 
-/* A commit's time: now, and later than every parent's (so that history walks stay ordered, as
- * the engine and the CLI do). */
+/* A commit's time: now, and later than every parent's (or equal to one at INT64_MAX), so that
+ * history walks stay ordered, as the engine and the CLI do. */
 static int64_t commit_time(const prolly_commit *const *parents, size_t n)
 {
 	struct timespec ts;
 	int64_t t;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) /* the last microsecond stays: t + 1 would wrap */
 		if (parents[i]->time_us >= t)
-			t = parents[i]->time_us + 1;
+			t = parents[i]->time_us < INT64_MAX ? parents[i]->time_us + 1 : INT64_MAX;
 	return t;
 }
 

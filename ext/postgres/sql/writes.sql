@@ -265,3 +265,15 @@ REVOKE ALL ON SCHEMA public FROM regress_prolly_writer, regress_prolly_reader, r
 DROP ROLE regress_prolly_writer;
 DROP ROLE regress_prolly_reader;
 DROP ROLE regress_prolly_noupdate;
+
+-- a parent dated the last int64 microsecond (a far-future clock): commits on it keep that time,
+-- never one wrapped to the first (-infinity, older than the parent)
+\setenv PROLLY_COMMIT_TIME 9223372036854775807
+\! ./regress-cli.sh branch late main >/dev/null && ./regress-cli.sh put late far 1 >/dev/null
+\setenv PROLLY_COMMIT_TIME
+SELECT prolly_branch('late2', 'late') IS NOT NULL AS branched;
+SELECT prolly_put('late', 'far', '2') IS NOT NULL AS put, prolly_put('late2', 'far2', '3') IS NOT NULL AS put2;
+SELECT prolly_merge('late', 'late2') IS NOT NULL AS merged;
+SELECT message, committed_at = '294247-01-10 04:00:54.775807+00' AS last_microsecond
+FROM prolly_log('late', 4) ORDER BY message;
+\! ./regress-cli.sh branch -d late --force >/dev/null && ./regress-cli.sh branch -d late2 --force >/dev/null
