@@ -99,7 +99,7 @@ int cmd_reflog(struct cli *cli, int argc, char **argv);
 int cmd_tag(struct cli *cli, int argc, char **argv);
 int cmd_tags(struct cli *cli, int argc, char **argv);
 int cmd_reset(struct cli *cli, int argc, char **argv);
-/* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ (cmd_read.c). */
+/* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ, the year 4 digits or more (cmd_read.c). */
 void print_time(int64_t time_us);
 int cmd_recover(struct cli *cli, int argc, char **argv); /* cmd_recover.c */
 /* History between stores (cmd_remote.c). */

@@ -285,7 +285,8 @@ struct log_state {
 	uint64_t max, shown;
 };
 
-/* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ. */
+/* Writes time_us as YYYY-MM-DDTHH:MM:SS.ffffffZ: the year has at least 4 digits (strftime's %Y
+ * has no padding: year 1 was "1-01-01"), a '-' before year 0 and more digits after 9999. */
 void print_time(int64_t time_us)
 {
 	int64_t secs = time_us / 1000000, frac = time_us % 1000000;
@@ -296,11 +297,13 @@ void print_time(int64_t time_us)
 	time_t t = (time_t)secs;
 	struct tm tm;
 	char buf[64];
-	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm)) {
+	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, "-%m-%dT%H:%M:%S", &tm)) {
 		printf("@%lld", (long long)time_us);
 		return;
 	}
-	printf("%s.%06lldZ", buf, (long long)frac);
+	long long year = (long long)tm.tm_year + 1900;
+	printf("%s%04lld%s.%06lldZ", year < 0 ? "-" : "", year < 0 ? -year : year, buf,
+	       (long long)frac);
 }
 
 static int print_commit(void *payload, const prolly_commit *c)
