@@ -297,7 +297,15 @@ static int expire_reflog(prolly_db *db, uint64_t *expired)
 	int rc = 0;
 	*expired = 0;
 	memset(&ec, 0, sizeof(ec));
-	ec.horizon = prolly__db_now(db) - (int64_t)db->opts.reflog_days * 86400 * 1000000;
+	const int64_t day_us = (int64_t)86400 * 1000000;
+	int64_t now = prolly__db_now(db);
+	/* A span beyond int64 (or reaching back before its first microsecond) keeps every entry: it
+	 * must not wrap to a horizon in the future that expires them all. */
+	if ((int64_t)db->opts.reflog_days > INT64_MAX / day_us ||
+	    now < INT64_MIN + (int64_t)db->opts.reflog_days * day_us)
+		ec.horizon = INT64_MIN;
+	else
+		ec.horizon = now - (int64_t)db->opts.reflog_days * day_us;
 	if (!db->opts.reflog_days)
 		ec.horizon = INT64_MAX; /* 0 days: every entry, whatever the clocks say */
 	for (int attempt = 0; attempt < 4; attempt++) {

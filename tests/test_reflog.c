@@ -346,6 +346,35 @@ static int merge_probe(prolly_id *root, prolly_db *db, const char *into, const c
 	return rc;
 }
 
+/* A horizon of more days than microseconds fit in int64 (reflog_days from 106751992 up, "keep
+ * them for ever") keeps every entry: the span used to overflow and land the horizon in the
+ * future, so that gc expired every entry and swept what only they named. */
+TM_BOTH_STORES(reflog_gc_horizon_beyond_int64)
+{
+	tm_db t;
+	prolly_id c[2], old;
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	unsigned days[] = {106751991, 106751992, 200000000, 3000000000u, 0xffffffffu};
+	PT_REQUIRE(open_db(&t, lmdb, 0) == 0);
+	PT_REQUIRE(put(&c[0], t.db, "main", "a", "1") == 0);
+	tick(t.db);
+	PT_REQUIRE(put(&c[1], t.db, "main", "b", "2") == 0);
+	tick(t.db);
+	PT_REQUIRE(prolly_branch_reset(&old, t.db, "main", &c[0]) == 0); /* c1: the reflog's only */
+	t.db->opts.clock_us += 30 * DAY_US;
+	for (size_t i = 0; i < sizeof(days) / sizeof(days[0]); i++) {
+		prolly_commit *kc = NULL;
+		t.db->opts.reflog_days = days[i];
+		PT_CHECK_RC(prolly_gc(t.db, &res), 0);
+		PT_CHECKF(res.reflog_expired == 0, "%u days: %llu expired", days[i],
+		          (unsigned long long)res.reflog_expired);
+		prolly_db_cache_clear(t.db);
+		PT_CHECK_RC(prolly_commit_read(&kc, t.db, &c[1]), 0);
+		prolly_commit_free(kc);
+	}
+	tm_db_close(&t);
+}
+
 TM_BOTH_STORES(reflog_retention_then_merge)
 {
 	tm_db t;
