@@ -34,9 +34,11 @@
 #include <strings.h>
 
 #define MIN_PREFIX 4
-#define MAX_SPEC_BASE 200 /* the longest branch name */
-#define FIND_LIMIT 256    /* objects one short-id lookup looks at */
-#define MAX_LISTED 8      /* candidates an ambiguity message names */
+/* The longest base: a remote-tracking branch REMOTE/BRANCH, whose ref "remotes/REMOTE/BRANCH"
+ * has at most PROLLY_MAX_REF_NAME bytes (RM6 in remote.c), longer than any branch or tag name. */
+#define MAX_SPEC_BASE (PROLLY_MAX_REF_NAME - (int)(sizeof("remotes/") - 1))
+#define FIND_LIMIT 256 /* objects one short-id lookup looks at */
+#define MAX_LISTED 8   /* candidates an ambiguity message names */
 #define MAX_STEPS 1000000000UL
 /* Commits the steps' graph holds before it starts afresh (S4): several of its largest reads
  * ahead (commit_graph.c), so that few commits read ahead are dropped unused. */
@@ -178,6 +180,20 @@ static int remote_tracking(prolly_id *out, prolly_db *db, const char *base)
 	return prolly__get_ref(db, ref, out);
 }
 
+/* 1 if base, too long for a branch name, is REMOTE/BRANCH: a remote name (no '/') and a valid
+ * branch name, as the tracking refs a fetch makes (RM6 in remote.c). */
+static int long_tracking_name(const char *base)
+{
+	const char *slash = strchr(base, '/');
+	char remote[PROLLY__MAX_BRANCH_NAME + 1];
+	size_t rlen = slash ? (size_t)(slash - base) : 0;
+	if (!slash || rlen > PROLLY__MAX_BRANCH_NAME)
+		return 0;
+	memcpy(remote, base, rlen);
+	remote[rlen] = 0;
+	return prolly_branch_name_valid(remote) == 0 && prolly_branch_name_valid(slash + 1) == 0;
+}
+
 /* The base of spec (blen bytes at base) in *out; *c receives its commit when it was read on the
  * way (always for a branch with want_c: the ref, the commit and its root in one store call). */
 static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const char *base,
@@ -198,6 +214,14 @@ static int resolve_base(prolly_id *out, prolly_commit **c, prolly_db *db, const 
 		if (rc)
 			return rc;
 		*out = id;
+		return prolly__commit_read_as(c, db, out, spec);
+	}
+	/* too long for a branch or tag: only REMOTE/BRANCH, looked up alone */
+	if (blen > PROLLY__MAX_BRANCH_NAME && long_tracking_name(base)) {
+		if ((rc = remote_tracking(out, db, base)))
+			return rc == PROLLY_ENOTFOUND
+			           ? prolly_set_error(rc, "no remote-tracking branch '%.80s...'", base)
+			           : rc;
 		return prolly__commit_read_as(c, db, out, spec);
 	}
 	rc = prolly_branch_name_valid(base); /* EINVAL (bad name) keeps its message */

@@ -1311,6 +1311,19 @@ PT_TEST(fetch_tracking_ref_name_limit)
 	snprintf(ref, sizeof(ref), "remotes/%s/%s", name, branch);
 	PT_CHECK(strlen(ref) == PROLLY_MAX_REF_NAME);
 	PT_CHECK(prolly__get_ref(local, ref, &c) == 0 && prolly_id_equal(&c, &h));
+	/* and read as NAME/BRANCH (247 bytes), with steps too: the spec's base was once cut at the
+	 * 200 bytes of a branch name, so that `prolly pull` of such a branch failed as a bad spec */
+	snprintf(ref, sizeof(ref), "%s/%s", name, branch);
+	PT_CHECK_RC(prolly_resolve(&c, local, ref), 0);
+	PT_CHECK(prolly_id_equal(&c, &h));
+	snprintf(ref, sizeof(ref), "%s/%s~0", name, branch);
+	PT_CHECK_RC(prolly_resolve(&c, local, ref), 0);
+	PT_CHECK(prolly_id_equal(&c, &h));
+	snprintf(ref, sizeof(ref), "%s/%sx", name, branch); /* 248 bytes: longer than any ref */
+	PT_CHECK_RC(prolly_resolve(&c, local, ref), PROLLY_EINVAL);
+	snprintf(ref, sizeof(ref), "%s/%s", name, branch);
+	ref[strlen(ref) - 1] = 'c'; /* 247 bytes, no such ref */
+	PT_CHECK_RC(prolly_resolve(&c, local, ref), PROLLY_ENOTFOUND);
 	prolly_commit_free(cm);
 	prolly_buf_dispose(&url);
 	prolly_close(local);
