@@ -116,6 +116,7 @@ PROLLY_API const char *prolly_last_error(void);
 #define PROLLY_ID_HEX_SIZE 65 /* 64 hex digits and a NUL */
 #define PROLLY_MAX_KEY 2048
 #define PROLLY_MAX_VALUE 65536
+#define PROLLY_MAX_MESSAGE 65536 /* bytes of a commit message */
 
 /* SHA-256 of a node's bytes. Shown as 64 lowercase hex digits. */
 typedef struct prolly_id {
@@ -940,8 +941,8 @@ PROLLY_API void prolly_commit_free(prolly_commit *c);
  * epoch, costs nothing; the others are read in one store call, which checks that each is a
  * commit. Errors: PROLLY_EINVAL (out, txn or tree NULL, parents NULL with n_parents > 0, a txn
  * committed already, a parent that is not a commit, such as a tree id: the message names it);
- * PROLLY_ENOTFOUND (tree absent, or a parent absent: the message names it);
- * PROLLY_ECONFLICT (a parent absent because a gc ran since the txn began, as when a branch head
+ * PROLLY_ENOTFOUND (tree absent, or a parent absent: the message names it); PROLLY_ETOOBIG (a
+ * message over PROLLY_MAX_MESSAGE bytes); PROLLY_ECONFLICT (a parent absent because a gc ran since the txn began, as when a branch head
  * the txn read was left behind by other commits and collected: retry, as after a lost race; the
  * store's epoch is read to tell, one more store call on this failure only); PROLLY_ENOMEM; store
  * errors. *out is untouched on failure. */

@@ -33,3 +33,12 @@ pe cherry-pick main main~1 -m 0
 pe revert main nosuch
 pe revert main~1 main
 pe cherry-pick main
+# a commit whose message has the most bytes a message may have (65536): the message of its pick
+# or revert keeps that limit, the picked message cut (it used to be refused, exit 2)
+prolly put dev g 1 -m "$(printf '%65536s' '' | tr ' ' m)" >/dev/null
+p cherry-pick main dev
+prolly log main --limit 1 | grep '^message' | wc -c
+prolly log main --limit 1 | grep '^message' | tail -c 90
+p revert main main
+prolly log main --limit 1 | grep '^message' | wc -c
+prolly log main --limit 1 | grep '^message' | cut -c 1-90
