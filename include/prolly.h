@@ -1043,7 +1043,8 @@ PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const c
  * of base with the edits is made. Errors: PROLLY_EMERGE when a key the edits change in base was
  * also changed from base to head (*out_root untouched, no node made, no commit should be made);
  * PROLLY_EINVAL (NULL argument, edits NULL with n > 0); PROLLY_ENOMEM; those of prolly_get_many
- * and prolly_edit_tree. Thread rules: those of txn. */
+ * and prolly_edit_tree, whose checks of each edit (PROLLY_ETOOBIG, PROLLY_EINVAL) apply to every
+ * edit, head moved or not, also to one that would be dropped. Thread rules: those of txn. */
 PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const prolly_id *base,
                                    const prolly_id *head, const prolly_edit *edits, size_t n);
 

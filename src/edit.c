@@ -640,15 +640,8 @@ static int cmp_sorted(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
-                     const prolly_edit *edits, size_t n)
+int prolly__edits_check(const prolly_edit *edits, size_t n)
 {
-	sorted_edit *s = NULL;
-	prolly_edit *u = NULL;
-	size_t m = 0;
-	int rc = 0;
-	if (!out_root || !txn || !root || (!edits && n))
-		return prolly_set_error(PROLLY_EINVAL, "prolly_edit_tree: NULL argument");
 	for (size_t i = 0; i < n; i++) {
 		if ((!edits[i].key.data && edits[i].key.size) ||
 		    (edits[i].op == PROLLY_PUT && !edits[i].value.data && edits[i].value.size))
@@ -665,6 +658,20 @@ int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root
 			return prolly_set_error(PROLLY_EINVAL, "edit %zu has an unknown op %d", i,
 			                        (int)edits[i].op);
 	}
+	return 0;
+}
+
+int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                     const prolly_edit *edits, size_t n)
+{
+	sorted_edit *s = NULL;
+	prolly_edit *u = NULL;
+	size_t m = 0;
+	int rc = 0;
+	if (!out_root || !txn || !root || (!edits && n))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_edit_tree: NULL argument");
+	if ((rc = prolly__edits_check(edits, n)))
+		return rc;
 	if (n) {
 		s = malloc(n * sizeof(*s));
 		u = malloc(n * sizeof(*u));

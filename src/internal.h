@@ -570,6 +570,11 @@ int prolly__diff_nodes(prolly_db *db, const prolly_id *from, const prolly_id *to
 /* The root node (the empty tree is answered without a store call). Borrowed from ws. */
 int prolly__load_root(prolly_db *db, prolly__nodeset *ws, const prolly_id *root, pnode **out);
 
+/* prolly_edit_tree's checks of every edit (n > 0: edits not NULL): PROLLY_EINVAL for a NULL key
+ * or value with a size or an unknown op, PROLLY_ETOOBIG for a key or value over the limits,
+ * naming the edit. edit.c. */
+int prolly__edits_check(const prolly_edit *edits, size_t n);
+
 /* Applies sorted, de-duplicated edits (strictly increasing keys) to root in txn. edit.c. */
 int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                          const prolly_edit *edits, size_t n);

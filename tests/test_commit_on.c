@@ -244,6 +244,53 @@ PT_TEST(rebase_edits_rules)
 	tm_db_close(&t);
 }
 
+/* An edit over the limits, or of an unknown op, is refused whether or not the head moved, as
+ * prolly_edit_tree refuses it. On a moved head the edits were checked only after the no-ops were
+ * dropped: a delete of an oversized key (absent, so a no-op) or an earlier edit of a key edited
+ * again later was never looked at, so the same edits were refused on an unmoved head and
+ * committed on a moved one. */
+PT_TEST(rebase_edits_limits_on_a_moved_head)
+{
+	tm_db t;
+	prolly_txn *txn = NULL;
+	prolly_commit *bc = NULL, *hc = NULL;
+	prolly_id base, other, root, head;
+	static char big[PROLLY_MAX_VALUE + 1];
+	prolly_edit over_key[2] = {tm_put("b", "2"), del_edit("k")};
+	prolly_edit over_value[2] = {tm_put("c", "1"), tm_put("c", "2")};
+	prolly_edit bad_op[2] = {tm_put("d", "1"), del_edit("zz")};
+	memset(big, 'k', sizeof(big));
+	over_key[1].key.data = big;
+	over_key[1].key.size = PROLLY_MAX_KEY + 1;
+	over_value[0].value.data = big;
+	over_value[0].value.size = PROLLY_MAX_VALUE + 1;
+	bad_op[1].op = (prolly_op)7;
+	PT_REQUIRE(setup(&t, 0, &base) == 0);
+	PT_REQUIRE(commit1(&other, t.db, tm_put("a", "2")) == 0);
+	PT_REQUIRE(prolly_commit_read(&bc, t.db, &base) == 0);
+	PT_REQUIRE(prolly_commit_read(&hc, t.db, &other) == 0);
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	const prolly_id *heads[2] = {&bc->tree, &hc->tree};
+	for (int h = 0; h < 2; h++) {
+		PT_CHECK_RC(prolly_rebase_edits(&root, txn, &bc->tree, heads[h], over_key, 2),
+		            PROLLY_ETOOBIG);
+		PT_CHECK_RC(prolly_rebase_edits(&root, txn, &bc->tree, heads[h], over_value, 2),
+		            PROLLY_ETOOBIG);
+		PT_CHECK_RC(prolly_rebase_edits(&root, txn, &bc->tree, heads[h], bad_op, 2), PROLLY_EINVAL);
+	}
+	/* committed on the moved head: refused, nothing written */
+	PT_CHECK_RC(prolly_commit_edits_on(&root, NULL, t.db, "main", &base, over_key, 2, "m", 1),
+	            PROLLY_ETOOBIG);
+	PT_CHECK_RC(prolly_commit_edits_on(&root, NULL, t.db, "main", &base, over_value, 2, "m", 1),
+	            PROLLY_ETOOBIG);
+	PT_CHECK_RC(prolly_branch_head(&head, t.db, "main"), 0);
+	PT_CHECK(prolly_id_equal(&head, &other));
+	prolly_txn_free(txn);
+	prolly_commit_free(bc);
+	prolly_commit_free(hc);
+	tm_db_close(&t);
+}
+
 /* prolly_rebase_edits is the three-way merge prolly_merge does, on random trees: a base of 3,000
  * records, a head that changed (put, changed, deleted) some of them, edits of other keys (with
  * repeats, and no-op edits of keys head changed): the same root as prolly_merge(base, base +
