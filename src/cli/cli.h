@@ -269,6 +269,8 @@ int arg_bytes(struct cli *cli, struct bytes *out, const char *arg, const char *w
 /* arg_bytes for a key, which is also refused (EXIT_USAGE) when longer than PROLLY_MAX_KEY: no
  * such key can be stored, so a read of one is a mistake rather than "not found". */
 int arg_key(struct cli *cli, struct bytes *out, const char *arg);
+/* arg_key for a key bound or prefix (what names it: "--from key"), refused alike. */
+int arg_key_as(struct cli *cli, struct bytes *out, const char *arg, const char *what);
 
 /* Parses a non-negative decimal count. Returns 0 or EXIT_USAGE (reported). */
 int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what);

@@ -82,9 +82,9 @@ int cmd_scan(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		goto cleanup;
-	if ((from && (rc = arg_bytes(cli, &lo, from, "--from key"))) ||
-	    (to && (rc = arg_bytes(cli, &hi, to, "--to key"))) ||
-	    (prefix && (rc = arg_bytes(cli, &pre, prefix, "--prefix"))) ||
+	if ((from && (rc = arg_key_as(cli, &lo, from, "--from key"))) ||
+	    (to && (rc = arg_key_as(cli, &hi, to, "--to key"))) ||
+	    (prefix && (rc = arg_key_as(cli, &pre, prefix, "--prefix"))) ||
 	    (limit && (rc = arg_count(cli, &max, limit, "--limit"))))
 		goto cleanup;
 	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &root, pos[0])))
@@ -199,9 +199,9 @@ int cmd_diff(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
 	if (rc)
 		goto cleanup;
-	if ((from && (rc = arg_bytes(cli, &lo, from, "--from key"))) ||
-	    (to && (rc = arg_bytes(cli, &hi, to, "--to key"))) ||
-	    (prefix && (rc = arg_bytes(cli, &pre, prefix, "--prefix"))) ||
+	if ((from && (rc = arg_key_as(cli, &lo, from, "--from key"))) ||
+	    (to && (rc = arg_key_as(cli, &hi, to, "--to key"))) ||
+	    (prefix && (rc = arg_key_as(cli, &pre, prefix, "--prefix"))) ||
 	    (limit && (rc = arg_count(cli, &d.max, limit, "--limit"))))
 		goto cleanup;
 	range.has_lo = from != NULL;

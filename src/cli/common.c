@@ -151,13 +151,18 @@ int arg_bytes(struct cli *cli, struct bytes *out, const char *arg, const char *w
 	return 0;
 }
 
-int arg_key(struct cli *cli, struct bytes *out, const char *arg)
+int arg_key_as(struct cli *cli, struct bytes *out, const char *arg, const char *what)
 {
-	int rc = arg_bytes(cli, out, arg, "key");
+	int rc = arg_bytes(cli, out, arg, what);
 	if (rc == 0 && out->size > PROLLY_MAX_KEY)
-		rc = fail(cli, EXIT_USAGE, "the key is %zu bytes; at most %d are allowed", out->size,
+		rc = fail(cli, EXIT_USAGE, "the %s is %zu bytes; at most %d are allowed", what, out->size,
 		          PROLLY_MAX_KEY);
 	return rc;
+}
+
+int arg_key(struct cli *cli, struct bytes *out, const char *arg)
+{
+	return arg_key_as(cli, out, arg, "key");
 }
 
 int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what)

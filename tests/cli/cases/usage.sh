@@ -29,3 +29,11 @@ prolly put main "${long%k}" v | wc -l
 prolly put main k "$(head -c 65537 /dev/zero | tr '\0' v)"; echo "exit $?"
 prolly put main k "$(head -c 65536 /dev/zero | tr '\0' v)" | wc -l
 prolly get main k | wc -c
+# a bound or prefix over 2048 bytes is refused as a key is (scan and diff used to take it)
+prolly scan main --from "$long" | wc -l; echo "exit ${PIPESTATUS[0]}"
+prolly scan main --to "$long" --reverse | wc -l; echo "exit ${PIPESTATUS[0]}"
+prolly scan main --prefix "$long" | wc -l; echo "exit ${PIPESTATUS[0]}"
+prolly diff main main --from "$long" | wc -l; echo "exit ${PIPESTATUS[0]}"
+prolly diff main main --to "$long" | wc -l; echo "exit ${PIPESTATUS[0]}"
+prolly diff main main --prefix "$long" | wc -l; echo "exit ${PIPESTATUS[0]}"
+prolly scan main --from "${long%k}" --to "${long%k}" --prefix "${long%k}"; echo "exit $?"
