@@ -49,6 +49,7 @@ p get main b
 # sign of damage: the snapshot is unchecked and nothing is restored (it was called damaged, and
 # --apply went on to make the older snapshot current over a sound store). The checker is held
 # at liblmdb's lock (another process holds byte 0 of lock.mdb exclusively) until it is killed.
+: >locked # there before the holder writes to it: the wait below never reads a missing file
 perl -e 'use Fcntl; open(my $f, "+<", $ARGV[0]) or die "$!"; $| = 1;
 	fcntl($f, F_SETLK, pack("s s x4 q q i x4", F_WRLCK, SEEK_SET, 0, 1, 0)) or die "$!";
 	print "locked\n"; sleep 60' store/lock.mdb >locked &
