@@ -461,6 +461,7 @@ PT_TEST(push_lost_race_says_what_was_written)
 	PT_REQUIRE(o && view);
 	tp_init(view, mem);
 	view->keep_inner = 1;
+	view->owned = 1; /* freed when other closes */
 	o->tp.base.write = overtaken_write;
 	PT_REQUIRE(prolly_db_new(&remote, &o->tp.base, NULL) == 0);
 	PT_REQUIRE(prolly_db_new(&other, &view->base, NULL) == 0);
