@@ -186,8 +186,15 @@ static int check_stamp(env_entry *e, MDB_txn *txn)
 		                        e->path, (unsigned long long)id, (unsigned long long)stamp);
 	/* A later stamp is the mark of a copy of a live store read from its start (cp, rsync, tar):
 	 * the meta pages of one transaction over pages that later ones rewrote. Only a compacting
-	 * mdb_copy, which renumbers the transaction to 1, stamps below its tree legitimately. */
-	if (stamp > id && id != 1)
+	 * mdb_copy, which renumbers the transaction to 1, stamps below its tree legitimately. But a
+	 * read transaction's id can also be older than the snapshot it holds: liblmdb takes the id
+	 * first and copies the meta page after, which writers may have rewritten meanwhile (a whole,
+	 * newer snapshot under an older id). So only a stamp later than the newest meta page of the
+	 * file, read now (every stamp seen was committed, so a live store's is never later), is a
+	 * torn copy. */
+	MDB_envinfo info;
+	if (stamp > id && id != 1 &&
+	    (mdb_env_info(e->env, &info) != 0 || stamp > (uint64_t)info.me_last_txnid))
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "lmdb: %s: the newest meta page (transaction %llu) leads to a tree "
 		                        "written by the later transaction %llu: data.mdb was copied while "
