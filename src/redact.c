@@ -109,9 +109,10 @@ static int is_key_char(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* White space as libpq's connection-string parser takes it (isspace in the C locale). */
 static int is_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 /* RX3: a byte of a key as libpq reads one: in a connection string every byte up to '=' or white
@@ -381,16 +382,17 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			while (is_any_key_char(text[k]))
 				k++;
 			size_t key_end = k, eq = k;
-			while (text[eq] == ' ' || text[eq] == '\t')
+			while (is_space(text[eq]))
 				eq++;
 			if (text[eq] == '=') {
 				size_t v = eq + 1;
 				int query = in_query && (prev == '?' || prev == '&');
-				while (!query && (text[v] == ' ' || text[v] == '\t'))
+				while (!query && is_space(text[v]))
 					v++;
 				char kb[32];
 				size_t kn = lookup_key(kb, sizeof(kb), text + i, key_end - i, query);
-				put(&o, text + i, v - i);
+				for (size_t b = i; b < v; b++) /* on one line, white space as a space */
+					put(&o, one_line && is_space(text[b]) ? " " : text + b, 1);
 				if (pw && kn < sizeof(kb) && password_key(kb, kn))
 					*pw = 1;
 				if (kn < sizeof(kb) && shown_keyword(kb, kn)) {

@@ -179,6 +179,14 @@ static const char *const msg_cases[][3] = {
      "could not connect to server \"postgresql://h/db?password=***&port=5\": FATAL:  failed"},
     {"at 'postgresql://h/db?password=Sek'r1t&port=5'", "postgresql://h/db?password=Sek'r1t&port=5",
      "at 'postgresql://h/db?password=***&port=5'"},
+    /* a carriage return, form feed or vertical tab between a password key and its '=' (white
+     * space to libpq): only spaces and tabs were skipped there, so the value was shown (found by
+     * fuzz_redact) */
+    {"could not connect to server 'postgresql://h/db?PASSWORD\r=Sekr1t': FATAL:  failed",
+     "postgresql://h/db?PASSWORD\r=Sekr1t",
+     "could not connect to server 'postgresql://h/db?PASSWORD =***': FATAL:  failed"},
+    {"at 'host=h password\f=\vSekr1t' no", "host=h password\f=\vSekr1t",
+     "at 'host=h password = ***' no"},
 };
 
 PT_TEST(redact_message_cases)
