@@ -13,7 +13,8 @@
  *
  * Each runs in the caller's transaction: arguments are checked first, then pgx_open_write,
  * pgx_write_lock on the branch written (store_write.c: the protocol), the engine's calls, whose
- * single store write goes through s.prolly_write, pgx_write_unlock, pgx_check. The commits are
+ * store writes (one, or one per batch of a commit of many edits: edit_in_batches) go through
+ * store_write.c, pgx_write_unlock, pgx_check. The commits are
  * those the CLI makes for the same edits (the same engine; parents, tree, message), so the same
  * edits give the same tree ids. A write that changes nothing makes no commit and returns the
  * head. Every branch move is reflogged with the operation sql-commit, sql-put, sql-delete,
@@ -67,12 +68,11 @@ static void check_size(size_t size, size_t limit, const char *what, int index)
 	                       size, limit)));
 }
 
-/* A one-dimensional bytea[] argument, never NULL itself; its elements and their null flags. */
-static int array_arg(FunctionCallInfo fcinfo, int argno, const char *what, Datum **elems,
-                     bool **nulls)
+/* A one-dimensional bytea[] argument, never NULL itself (detoasted once: its elements are read
+ * in place, see edit_src). */
+static ArrayType *array_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 {
 	ArrayType *arr;
-	int n;
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 		                errmsg("prolly: %s must not be NULL", what)));
@@ -80,8 +80,7 @@ static int array_arg(FunctionCallInfo fcinfo, int argno, const char *what, Datum
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 		                errmsg("prolly: %s must be a one-dimensional array", what)));
-	deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, elems, nulls, &n);
-	return n;
+	return arr;
 }
 
 static prolly_slice slice_of(bytea *b)
@@ -124,6 +123,138 @@ static int publish(prolly_txn *txn)
 
 /* ---- commits of edits ---- */
 
+/*
+ * The edits of a write function, handed to the engine in batches of at most BATCH_EDITS edits
+ * and BATCH_BYTES bytes of keys and values (commit_edits). A batch's engine work (its copies of
+ * the edits, the level edits, the new nodes pinned until they are written) is freed before the
+ * next one, so a commit of a million edits holds no more of it than one of BATCH_EDITS; what
+ * stays for the whole call is the arguments (read in place) and 20 bytes per edit here.
+ */
+#define BATCH_EDITS 65536
+#define BATCH_BYTES ((size_t)16 << 20)
+
+typedef struct edit_src {
+	const prolly_edit *edits; /* prolly_put, prolly_delete: n edits as given; else NULL */
+	bytea **keys, **vals;     /* prolly_commit: the arrays' elements, in place (a NULL value
+	                             deletes) */
+	uint32 *order;            /* their indexes in key order, each key once: its last edit */
+	size_t n;                 /* edits, or entries of order */
+} edit_src;
+
+/* Key order as the engine's (bytes, a prefix first), then the position in the arrays. */
+static int cmp_edit_index(const void *a, const void *b, void *arg)
+{
+	const edit_src *src = arg;
+	uint32 x = *(const uint32 *)a, y = *(const uint32 *)b;
+	const bytea *kx = src->keys[x], *ky = src->keys[y];
+	size_t nx = VARSIZE_ANY_EXHDR(kx), ny = VARSIZE_ANY_EXHDR(ky);
+	int c = memcmp(VARDATA_ANY(kx), VARDATA_ANY(ky), Min(nx, ny));
+	if (c)
+		return c;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The edits of prolly_commit's arrays (as long as each other, one-dimensional), read in place:
+ * each element checked (a NULL key, sizes), then their indexes sorted by key, the last edit of
+ * each key kept (the engine's rule for a key given twice). */
+static void edit_src_arrays(edit_src *src, ArrayType *ka, ArrayType *va, int n)
+{
+	ArrayIterator ki = array_create_iterator(ka, 0, NULL);
+	ArrayIterator vi = array_create_iterator(va, 0, NULL);
+	size_t m = 0;
+	memset(src, 0, sizeof(*src));
+	src->keys = palloc(sizeof(bytea *) * (n ? n : 1));
+	src->vals = palloc(sizeof(bytea *) * (n ? n : 1));
+	src->order = palloc(sizeof(uint32) * (n ? n : 1));
+	for (int i = 0; i < n; i++) {
+		Datum k, v;
+		bool knull, vnull;
+		(void)array_iterate(ki, &k, &knull);
+		(void)array_iterate(vi, &v, &vnull);
+		if (knull)
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			                errmsg("prolly: keys[%d] must not be NULL", i + 1)));
+		/* elements of an array are never compressed or external: no copy is made */
+		src->keys[i] = DatumGetByteaPP(k);
+		check_size(VARSIZE_ANY_EXHDR(src->keys[i]), PROLLY_MAX_KEY, "keys", i + 1);
+		src->vals[i] = vnull ? NULL : DatumGetByteaPP(v);
+		if (src->vals[i])
+			check_size(VARSIZE_ANY_EXHDR(src->vals[i]), PROLLY_MAX_VALUE, "vals", i + 1);
+		src->order[i] = (uint32)i;
+	}
+	array_free_iterator(ki);
+	array_free_iterator(vi);
+	qsort_arg(src->order, (size_t)n, sizeof(uint32), cmp_edit_index, src);
+	for (size_t i = 0; i < (size_t)n; i++) {
+		const bytea *k = src->keys[src->order[i]];
+		const bytea *next = i + 1 < (size_t)n ? src->keys[src->order[i + 1]] : NULL;
+		if (next && VARSIZE_ANY_EXHDR(k) == VARSIZE_ANY_EXHDR(next) &&
+		    memcmp(VARDATA_ANY(k), VARDATA_ANY(next), VARSIZE_ANY_EXHDR(k)) == 0)
+			continue; /* a later edit of the key follows */
+		src->order[m++] = src->order[i];
+	}
+	src->n = m;
+}
+
+/* Fills out with the edits of src from *at on, at most max of them and BATCH_BYTES of keys and
+ * values (at least one), and advances *at; returns how many. */
+static size_t edit_batch(const edit_src *src, size_t *at, prolly_edit *out, size_t max)
+{
+	size_t m = 0, bytes = 0;
+	if (src->edits) {
+		m = Min(max, src->n - *at);
+		memcpy(out, src->edits + *at, m * sizeof(*out));
+		*at += m;
+		return m;
+	}
+	for (; *at < src->n && m < max; m++, (*at)++) {
+		uint32 i = src->order[*at];
+		prolly_edit *e = &out[m];
+		e->key = slice_of(src->keys[i]);
+		if (src->vals[i]) {
+			e->op = PROLLY_PUT;
+			e->value = slice_of(src->vals[i]);
+		} else {
+			e->op = PROLLY_DEL;
+			e->value.data = NULL;
+			e->value.size = 0;
+		}
+		if (m && bytes + e->key.size + e->value.size > BATCH_BYTES)
+			break;
+		bytes += e->key.size + e->value.size;
+	}
+	return m;
+}
+
+/* Applies every edit of src to the tree root (*root receives the new tree) in key-ordered
+ * batches: each batch one prolly_edit_tree in its own txn, whose nodes are written (in the
+ * caller's transaction, through the write lock held) before the next batch begins, but the
+ * last's, left in *txn for the commit. The batches hold disjoint key ranges, so the tree is the
+ * one a single edit of all of them makes (the same records make the same tree); the nodes of
+ * the trees between batches that the next replaces (its root, the nodes on its edges) are
+ * written too, unreferenced, for gc to take. */
+static int edit_in_batches(prolly_db *db, const edit_src *src, prolly_id *root, prolly_txn **txn)
+{
+	size_t at = 0, max = Min(src->n ? src->n : 1, (size_t)BATCH_EDITS);
+	prolly_edit *batch = palloc(max * sizeof(*batch));
+	int rc = 0;
+	do {
+		size_t m = edit_batch(src, &at, batch, max);
+		if (*txn && (rc = prolly_txn_commit(*txn, NULL, 0)) == 0) {
+			prolly_txn_free(*txn);
+			*txn = NULL;
+		}
+		if (rc == 0 && !*txn)
+			rc = prolly_txn_begin(txn, db);
+		if (rc == 0)
+			rc = prolly_edit_tree(root, *txn, root, batch, m);
+	} while (rc == 0 && at < src->n);
+	pfree(batch);
+	return rc;
+}
+
 /* 40001, nothing written (after the caller's cleanup): branch moved from expected to head, and
  * either the commit could not merge (written: a key it writes was written since expected) or it
  * was not asked to. */
@@ -152,8 +283,8 @@ static void raise_moved(const char *branch, const prolly_id *expected, const pro
  * snapshot-isolation commit) unless a key they write was written since expected (40001).
  * Raises any error. */
 static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char *branch,
-                         const char *ref, const prolly_edit *edits, size_t n, const char *message,
-                         const char *op, const prolly_id *expected, bool merge, prolly_id *out)
+                         const char *ref, const edit_src *src, const char *message, const char *op,
+                         const prolly_id *expected, bool merge, prolly_id *out)
 {
 	pgx_tables t;
 	prolly_db *db = pgx_open_write(fcinfo, &t, fname);
@@ -176,11 +307,20 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 		}
 		rc = prolly_commit_read(&bc, db, expected);
 	}
-	if (rc == 0)
-		rc = prolly_txn_begin(&txn, db);
-	if (rc == 0)
-		rc = moved ? prolly_rebase_edits(&root, txn, &bc->tree, &hc->tree, edits, n)
-		           : prolly_edit_tree(&root, txn, &hc->tree, edits, n);
+	if (rc == 0 && moved) {
+		/* one merge of all the edits (its conflicts are those of the whole commit) */
+		size_t at = 0;
+		prolly_edit *all = palloc(sizeof(*all) * (src->n ? src->n : 1));
+		size_t n = edit_batch(src, &at, all, src->n);
+		while (at < src->n) /* BATCH_BYTES ends a batch early: take the rest */
+			n += edit_batch(src, &at, all + n, src->n - n);
+		if ((rc = prolly_txn_begin(&txn, db)) == 0)
+			rc = prolly_rebase_edits(&root, txn, &bc->tree, &hc->tree, all, n);
+		pfree(all);
+	} else if (rc == 0) {
+		root = hc->tree;
+		rc = edit_in_batches(db, src, &root, &txn);
+	}
 	if (rc == PROLLY_EMERGE) {
 		head = hc->id;
 		prolly_txn_free(txn);
@@ -211,12 +351,12 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 {
 	char ref[PROLLY_MAX_REF_NAME + 1];
 	char *branch = branch_arg(fcinfo, 0, "branch", ref);
-	Datum *keys, *vals;
-	bool *knull, *vnull;
-	int nk = array_arg(fcinfo, 1, "keys", &keys, &knull);
-	int nv = array_arg(fcinfo, 2, "vals", &vals, &vnull);
+	ArrayType *ka = array_arg(fcinfo, 1, "keys");
+	ArrayType *va = array_arg(fcinfo, 2, "vals");
+	int nk = ArrayGetNItems(ARR_NDIM(ka), ARR_DIMS(ka));
+	int nv = ArrayGetNItems(ARR_NDIM(va), ARR_DIMS(va));
 	char *message;
-	prolly_edit *edits;
+	edit_src src;
 	prolly_id out, expected;
 	int has_expected = !PG_ARGISNULL(4);
 	/* merge: the sixth argument (absent where the function was declared without it) */
@@ -232,31 +372,22 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 		        (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 		         errmsg("prolly: keys has %d elements and vals %d; they must be as long", nk, nv)));
-	edits = palloc(sizeof(prolly_edit) * (nk ? nk : 1));
-	for (int i = 0; i < nk; i++) {
-		bytea *k;
-		if (knull[i])
-			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-			                errmsg("prolly: keys[%d] must not be NULL", i + 1)));
-		k = DatumGetByteaPP(keys[i]);
-		check_size(VARSIZE_ANY_EXHDR(k), PROLLY_MAX_KEY, "keys", i + 1);
-		edits[i].key = slice_of(k);
-		if (vnull[i]) {
-			edits[i].op = PROLLY_DEL;
-			edits[i].value.data = NULL;
-			edits[i].value.size = 0;
-		} else {
-			bytea *v = DatumGetByteaPP(vals[i]);
-			check_size(VARSIZE_ANY_EXHDR(v), PROLLY_MAX_VALUE, "vals", i + 1);
-			edits[i].op = PROLLY_PUT;
-			edits[i].value = slice_of(v);
-		}
-	}
+	edit_src_arrays(&src, ka, va, nk);
 	message = PG_ARGISNULL(3) ? psprintf("sql commit (%d edit%s)", nk, nk == 1 ? "" : "s")
 	                          : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	commit_edits(fcinfo, "prolly_commit", branch, ref, edits, (size_t)nk, message, "sql-commit",
+	commit_edits(fcinfo, "prolly_commit", branch, ref, &src, message, "sql-commit",
 	             has_expected ? &expected : NULL, merge, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
+}
+
+/* The source of a single edit. */
+static edit_src edit_src_one(const prolly_edit *e)
+{
+	edit_src src;
+	memset(&src, 0, sizeof(src));
+	src.edits = e;
+	src.n = 1;
+	return src;
 }
 
 PG_FUNCTION_INFO_V1(pgx_put);
@@ -266,6 +397,7 @@ Datum pgx_put(PG_FUNCTION_ARGS)
 	char *branch = branch_arg(fcinfo, 0, "branch", ref);
 	bytea *k, *v;
 	prolly_edit e;
+	edit_src src;
 	prolly_id out;
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -281,7 +413,8 @@ Datum pgx_put(PG_FUNCTION_ARGS)
 	e.op = PROLLY_PUT;
 	e.key = slice_of(k);
 	e.value = slice_of(v);
-	commit_edits(fcinfo, "prolly_put", branch, ref, &e, 1, "sql put", "sql-put", NULL, false, &out);
+	src = edit_src_one(&e);
+	commit_edits(fcinfo, "prolly_put", branch, ref, &src, "sql put", "sql-put", NULL, false, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }
 
@@ -292,6 +425,7 @@ Datum pgx_delete(PG_FUNCTION_ARGS)
 	char *branch = branch_arg(fcinfo, 0, "branch", ref);
 	bytea *k;
 	prolly_edit e;
+	edit_src src;
 	prolly_id out;
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -302,7 +436,8 @@ Datum pgx_delete(PG_FUNCTION_ARGS)
 	e.key = slice_of(k);
 	e.value.data = NULL;
 	e.value.size = 0;
-	commit_edits(fcinfo, "prolly_delete", branch, ref, &e, 1, "sql delete", "sql-delete", NULL,
+	src = edit_src_one(&e);
+	commit_edits(fcinfo, "prolly_delete", branch, ref, &src, "sql delete", "sql-delete", NULL,
 	             false, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));
 }

@@ -213,6 +213,34 @@ SELECT prolly_put('via-sql', 'same', 'edit') IS NOT NULL AS put;
 \! ./regress-cli.sh put via-cli same edit >/dev/null
 SELECT a.tree_id = b.tree_id AS same_tree_again
 FROM prolly_branches() a, prolly_branches() b WHERE a.name = 'via-sql' AND b.name = 'via-cli';
+-- a commit of more edits than one batch of the engine takes (65,536 edits or 16 MiB of keys and
+-- values: write.c), in no order, a key given twice (the last wins), deletes, new keys before and
+-- among the old ones: the tree the CLI's single edit of the same lines makes
+CREATE TEMP TABLE many (ord int, op text, key text, val text);
+INSERT INTO many
+SELECT row_number() OVER (ORDER BY md5(g::text)), op, key, val FROM (
+  SELECT g, 'put', 'z' || lpad(g::text, 7, '0'), repeat('y', 300) || g FROM generate_series(1, 60000) g
+  UNION ALL
+  SELECT g, CASE WHEN g % 10 = 0 THEN 'del' ELSE 'put' END, 'z' || lpad(g::text, 7, '0'),
+         CASE WHEN g % 10 = 0 THEN NULL ELSE 'w' || g END FROM generate_series(100001, 190000) g
+  UNION ALL
+  SELECT g, 'put', 'a' || g, 'new' || g FROM generate_series(1, 1000) g
+  UNION ALL
+  SELECT g, 'put', 'z0150000x' || g, 'among' FROM generate_series(1, 500) g) e(g, op, key, val);
+INSERT INTO many VALUES (0, 'put', 'z0000005', 'first'), (200000, 'put', 'z0000005', 'last'),
+                        (200001, 'del', 'z0000007', NULL);
+SELECT op || E'\t' || key || coalesce(E'\t' || val, '') FROM many ORDER BY ord
+\g (format=unaligned tuples_only=on) /tmp/prolly-regress-many
+SELECT prolly_branch('many-sql', 'big') IS NOT NULL AS branched;
+\! ./regress-cli.sh branch many-cli big >/dev/null && ./regress-cli.sh apply many-cli /tmp/prolly-regress-many >/dev/null
+SELECT prolly_commit('many-sql', array_agg(convert_to(key, 'UTF8') ORDER BY ord),
+                     array_agg(convert_to(val, 'UTF8') ORDER BY ord)) IS NOT NULL AS committed
+FROM many;
+SELECT a.tree_id = b.tree_id AS same_tree_many, prolly_count('many-sql') AS records,
+       convert_from(prolly_get('many-sql', 'z0000005'), 'UTF8') AS last_wins,
+       prolly_get('many-sql', 'z0000007') IS NULL AS deleted
+FROM prolly_branches() a, prolly_branches() b WHERE a.name = 'many-sql' AND b.name = 'many-cli';
+\! rm -f /tmp/prolly-regress-many
 -- a CLI commit message holding a byte that is not UTF-8 (0xff): that byte reads as \xff, the
 -- characters around it (a tab, an e-acute) as they are
 \! ./regress-cli.sh put via-cli msg 1 -m "$(printf 'caf\303\251\tbad \377 byte')" >/dev/null
