@@ -279,6 +279,7 @@ install: all
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/prolly
 	$(INSTALL) -m 644 include/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly.h
 	$(INSTALL) -m 644 include/prolly/store.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
+	$(INSTALL) -m 644 include/prolly/pg_sql.h $(DESTDIR)$(INCLUDEDIR)/prolly/pg_sql.h
 	$(INSTALL) -m 644 $(BUILD)/libprolly.a $(DESTDIR)$(LIBDIR)/libprolly.a
 	$(INSTALL) -m 755 $(BUILD)/libprolly.so $(DESTDIR)$(LIBDIR)/libprolly.so.$(VERSION)
 	ln -sf libprolly.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -297,7 +298,8 @@ install: all
 	$(if $(EXT),$(EXT_MAKE) install DESTDIR=$(DESTDIR))
 
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h
+	rm -f $(DESTDIR)$(INCLUDEDIR)/prolly.h $(DESTDIR)$(INCLUDEDIR)/prolly/store.h \
+	      $(DESTDIR)$(INCLUDEDIR)/prolly/pg_sql.h
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/prolly 2>/dev/null
 	rm -f $(DESTDIR)$(LIBDIR)/libprolly.a $(DESTDIR)$(LIBDIR)/libprolly.so \
 	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libprolly.so.$(VERSION)

@@ -21,7 +21,7 @@ export PKG_CONFIG_PATH=$dest$prefix/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
 check "make install into a DESTDIR" make -s install DESTDIR="$dest" PREFIX="$prefix" BUILD="$BUILD" EXT=
 
 missing=""
-for f in include/prolly.h include/prolly/store.h lib/libprolly.a lib/libprolly.so \
+for f in include/prolly.h include/prolly/store.h include/prolly/pg_sql.h lib/libprolly.a lib/libprolly.so \
 	lib/pkgconfig/prolly.pc bin/prolly share/man/man1/prolly.1; do
 	[ -e "$dest$prefix/$f" ] || missing+=" $f"
 done

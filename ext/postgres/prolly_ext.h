@@ -36,6 +36,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 
+#include "prolly/pg_sql.h"
 #include "prolly/store.h"
 
 /* The store schema versions this extension reads (docs/postgres.md, "Schema"): the current one,

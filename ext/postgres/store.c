@@ -265,17 +265,12 @@ static int nodes_by_spi(const prolly_id *ids, size_t n, prolly_store_found_fn fo
 	{
 		Oid types[1] = {BYTEAARRAYOID};
 		/* A generic plan: left to choose, the plan cache plans the array statement again at
-		 * every execution (docs/postgres.md, "Statements and round trips"). The LATERAL
-		 * subquery with LIMIT 1 keeps it an index probe per id even when the plan is made
-		 * while the table is small (the client store's statement, src/store/pg_sql.c).
-		 * pg_catalog.unnest, qualified: the caller's search_path could otherwise pick a
-		 * unnest(bytea[]) of another schema (an exact match beats pg_catalog's anyarray one)
-		 * and run it with the caller's rights. */
-		pgx_kept_plan(&nodes_plan,
-		              "SELECT r.i, x.node FROM pg_catalog.unnest($1::bytea[]) WITH ORDINALITY "
-		              "AS r(id, i) CROSS JOIN LATERAL (SELECT n.node FROM %s.nodes n "
-		              "WHERE n.id = r.id LIMIT 1) x",
-		              1, types);
+		 * every execution (docs/postgres.md, "Statements and round trips"). The client store's
+		 * statement (prolly/pg_sql.h): an index probe per id even when the plan is made while
+		 * the table is small, and pg_catalog.unnest, qualified: the caller's search_path could
+		 * otherwise pick a unnest(bytea[]) of another schema (an exact match beats pg_catalog's
+		 * anyarray one) and run it with the caller's rights. */
+		pgx_kept_plan(&nodes_plan, PROLLY_PG_SQL_GET_NODES("%s"), 1, types);
 	}
 	if (SPI_execute_plan(nodes_plan.plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "prolly: reading nodes failed");

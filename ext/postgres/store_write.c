@@ -92,9 +92,9 @@ static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransaction
 /* This file's statements, planned once per backend (pgx_kept_plan). */
 static pgx_kept lock_plan, write_plan, insert_plan, cas_plan;
 
-/* The first key of the writers' advisory lock, as the C client's schema functions take it
- * (src/store/pg_int.h, LOCK_WRITE); the second is hashtext('"schema".meta'). */
-#define WRITE_LOCK_KEY 1886547822
+/* The first key of the writers' advisory lock, as the schema's functions take it; the second is
+ * hashtext('"schema".meta'). */
+#define WRITE_LOCK_KEY PROLLY_PG_LOCK_WRITE
 
 static void write_lock_context(void *arg)
 {
@@ -135,30 +135,13 @@ static char *exclusive_holders(const LOCKTAG *tag)
 	return n ? out.data : NULL;
 }
 
-/* After a wait for the write lock timed out: 1 when a gc of this schema holds it (the gc lock's
- * holder holds it exclusive) and sent a statement lately: its beat, application_name "prolly gc
- * beat <ms>", which every role may read, or its state_change where this role may read it, within
- * the last lock_timeout (a second at least: a mark also works between its statements); 2 when no
- * other session holds it exclusive now; 0 for any other holder, or when no gc runs. The rule is
- * the C client's, and so is the statement (the C store's, in src/store/pg_sql.c: keep
- * the two alike; an extension sees the public headers only), but for clock_timestamp() where the
- * client has now(): this runs in the caller's transaction, whose start may be long past. */
+/* After a wait for the write lock timed out: 1 when a gc of this schema holds it and is working
+ * (its beat or state_change lately), 2 when no other session holds it exclusive now, 0 for any
+ * other holder, or when no gc runs: the statement of prolly/pg_sql.h, which the C client runs
+ * too, with the literal '"schema".meta' as $1. */
 static int gc_advancing(const char *meta)
 {
-	static const char sql[] =
-	    "SELECT CASE WHEN w.pid IS NULL THEN 2 WHEN w.pid = g.pid AND (a.state_change >= "
-	    "clock_timestamp() - t.w OR substring(a.application_name FROM '^prolly gc beat "
-	    "([0-9]{1,18})$')::int8 >= (date_part('epoch', clock_timestamp() - t.w) * 1000)::int8) "
-	    "THEN 1 ELSE 0 END::int8 "
-	    "FROM pg_locks g JOIN pg_stat_activity a ON a.pid = g.pid "
-	    "CROSS JOIN (SELECT greatest(interval '1s', CASE current_setting('lock_timeout') "
-	    "WHEN '0' THEN '5s' ELSE current_setting('lock_timeout') END::interval) AS w) t "
-	    "LEFT JOIN pg_locks w ON w.locktype = 'advisory' AND w.granted "
-	    "AND w.mode = 'ExclusiveLock' AND w.pid <> pg_backend_pid() AND w.database = g.database "
-	    "AND w.classid = 1886547822::oid AND w.objid = g.objid AND w.objsubid = 2 "
-	    "WHERE g.locktype = 'advisory' AND g.granted AND g.pid <> pg_backend_pid() "
-	    "AND g.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-	    "AND g.classid = 1886547821::oid AND g.objid = hashtext($1)::oid AND g.objsubid = 2";
+	static const char sql[] = PROLLY_PG_SQL_GC_ADVANCING("$1");
 	Oid types[1] = {TEXTOID};
 	Datum args[1];
 	int how = 0, guc;
@@ -217,8 +200,8 @@ static void write_lock_bounded(void)
 		return;
 	level = NewGUCNestLevel();
 	if (LockTimeout == 0)
-		(void)set_config_option("lock_timeout", "5s", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-		                        true, 0, false);
+		(void)set_config_option("lock_timeout", PROLLY_PG_LOCK_WAIT_DEFAULT, PGC_USERSET,
+		                        PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	ctx.callback = write_lock_context;
 	ctx.arg = lit.data;
 	ctx.previous = error_context_stack;
@@ -366,10 +349,7 @@ static Datum node_array(const prolly_store_node *const *v, size_t n, bool ids)
 static void insert_nodes(const prolly_store_node *const *v, size_t n)
 {
 	Oid types[2] = {BYTEAARRAYOID, BYTEAARRAYOID};
-	SPIPlanPtr plan = pgx_kept_plan(&insert_plan,
-	                                "INSERT INTO %s.nodes (id, node) SELECT * FROM unnest($1, $2) "
-	                                "ON CONFLICT DO NOTHING",
-	                                2, types);
+	SPIPlanPtr plan = pgx_kept_plan(&insert_plan, PROLLY_PG_SQL_INSERT_NODES("%s"), 2, types);
 	for (size_t at = 0; at < n;) {
 		size_t m = 0, bytes = 0;
 		Datum args[2];
@@ -441,10 +421,7 @@ static int ref_cas(SPIPlanPtr plan, prolly_ref_update *u)
 static int refs_by_cas(prolly_store_write *w, size_t fallible)
 {
 	Oid types[5] = {BYTEAOID, INT4OID, BYTEAOID, BOOLOID, BYTEAOID};
-	SPIPlanPtr plan = pgx_kept_plan(&cas_plan,
-	                                "SELECT applied, cur_exists, cur FROM "
-	                                "%s.prolly_ref_cas($1, $2, $3, $4, $5)",
-	                                5, types);
+	SPIPlanPtr plan = pgx_kept_plan(&cas_plan, PROLLY_PG_SQL_REF_CAS("%s"), 5, types);
 	int rc = ref_cas(plan, &w->refs[fallible]); /* the one that can lose, first */
 	for (size_t i = 0; i < w->n_refs && !rc; i++)
 		if (i != fallible)

@@ -22,6 +22,7 @@
 #define PROLLY_STORE_PG_INT_H
 
 #include "pg.h"
+#include "prolly/pg_sql.h"
 #include "redact.h"
 #include "store_int.h"
 
@@ -33,11 +34,14 @@
 #define BOOL_OID 16
 #define BYTEA_OID 17
 #define INT4_OID 23
-#define LOCK_INIT 1886547820 /* advisory lock keys (first half): "prol" */
-#define LOCK_GC 1886547821
-/* 1886547822: writes (shared, inside prolly_write and prolly_write_begin) against the gc's epoch
- * bump (exclusive); written as a literal in the SQL of pg_sql.c. */
-#define LOCK_WRITE 1886547822
+/* The advisory lock keys (first half: "prol"), the default wait for them, the gc's beat and the
+ * statements the extension runs too are the schema's protocol, in prolly/pg_sql.h: the one home
+ * of what this store and ext/postgres must agree on. */
+#define LOCK_INIT PROLLY_PG_LOCK_INIT
+#define LOCK_GC PROLLY_PG_LOCK_GC
+/* writes (shared, inside prolly_write and prolly_write_begin) against the gc's epoch bump
+ * (exclusive) */
+#define LOCK_WRITE PROLLY_PG_LOCK_WRITE
 /*
  * Advisory locks carry no privilege: any session that can connect to the database may take
  * these keys and hold them. So every statement of the store that waits for one (a write, the
@@ -48,7 +52,7 @@
  * left as it is. Written into the statement itself (the first argument of the call that waits),
  * so it costs no statement and no round trip.
  */
-#define LOCK_WAIT_DEFAULT "5s"
+#define LOCK_WAIT_DEFAULT PROLLY_PG_LOCK_WAIT_DEFAULT
 #define LOCK_BOUND                                                                                 \
 	"(current_setting('lock_timeout') <> '0' OR set_config('lock_timeout', '" LOCK_WAIT_DEFAULT    \
 	"', true) <> '')"
@@ -102,10 +106,10 @@ typedef struct pgconn {
 	uint64_t beat_ns; /* when the last beat was sent (prolly__mono_ns) */
 } pgconn;
 
-/* The beat: the transaction's application_name set to "prolly gc beat " and the server's time in
- * ms, which pg_stat_activity shows to every role (its state and times only to the same role and
+/* The beat: the transaction's application_name set to PROLLY_PG_BEAT_PREFIX and the server's time
+ * in ms, which pg_stat_activity shows to every role (its state and times only to the same role and
  * pg_read_all_stats); COMMIT or ROLLBACK restores the session's own. */
-#define BEAT_PREFIX "prolly gc beat "
+#define BEAT_PREFIX PROLLY_PG_BEAT_PREFIX
 #define BEAT_EVERY_MS 50
 
 typedef struct waiter waiter; /* a thread queued for a connection (pg_pool.c) */

@@ -45,10 +45,8 @@ static const char *const query_tmpl[N_QUERIES] = {
      * function takes it: an argument is evaluated before the call. */
     [Q_WBEGIN] = "SELECT @.prolly_write_begin(CASE WHEN " LOCK_BOUND " THEN $1::int8 END)",
     [Q_WREQUIRES] = "SELECT @.prolly_write_requires($1::bytea[])",
-    [Q_WINSERT] = "INSERT INTO @.nodes (id, node) SELECT * FROM unnest($1::bytea[], $2::bytea[]) "
-                  "ON CONFLICT DO NOTHING",
-    [Q_WCAS] = "SELECT applied, cur_exists, cur FROM @.prolly_ref_cas($1::bytea, $2::int4, "
-               "$3::bytea, $4::bool, $5::bytea)",
+    [Q_WINSERT] = PROLLY_PG_SQL_INSERT_NODES("@"),
+    [Q_WCAS] = PROLLY_PG_SQL_REF_CAS("@"),
     [Q_WFINISH] = "SELECT @.prolly_write_finish()",
     [Q_WRITE] = "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
                 "@.prolly_write(CASE WHEN " LOCK_BOUND
@@ -61,9 +59,7 @@ static const char *const query_tmpl[N_QUERIES] = {
      * table is empty or small -- a new store, whose connections prepare their statements at
      * once -- hashes the array and scans the whole table, and keeps doing so as the table grows
      * until an ANALYZE invalidates it (test pg_array_statements_probe_the_index). */
-    [Q_GETNODES] = "SELECT r.i, x.node FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
-                   "CROSS JOIN LATERAL (SELECT n.node FROM @.nodes n WHERE n.id = r.id "
-                   "LIMIT 1) x",
+    [Q_GETNODES] = PROLLY_PG_SQL_GET_NODES("@"),
     /* The positions (1-based) of the ids the table holds: an index probe each, no node read. */
     [Q_HASNODES] = "SELECT r.i FROM unnest($1::bytea[]) WITH ORDINALITY AS r(id, i) "
                    "CROSS JOIN LATERAL (SELECT 1 FROM @.nodes n WHERE n.id = r.id LIMIT 1) x",
@@ -114,7 +110,7 @@ static const char *const query_tmpl[N_QUERIES] = {
      * also waits for version-1 writers, which lock the epoch row FOR SHARE); the waits bounded
      * as a write's. */
     [Q_GCBUMP] = "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(CASE WHEN " LOCK_BOUND
-                 " THEN 1886547822 END, hashtext(#))) "
+                 " THEN " PROLLY_PG_LOCK_WRITE_SQL " END, hashtext(#))) "
                  "UPDATE @.meta SET value = value + 1 FROM l WHERE key = 'epoch' RETURNING value",
     [Q_GCREFS] = "SELECT name, value FROM @.refs",
     [Q_GCDELETE] = "WITH d AS (DELETE FROM @.nodes WHERE id = ANY($1::bytea[]) "
@@ -133,7 +129,8 @@ static const char init_tmpl[] =
     "DECLARE v bigint;\n"
     "BEGIN\n"
     /* The wait for the schema lock is bounded as a write's (LOCK_BOUND, pg_int.h). */
-    "PERFORM pg_advisory_xact_lock(CASE WHEN " LOCK_BOUND " THEN 1886547820 END, hashtext(#));\n"
+    "PERFORM pg_advisory_xact_lock(CASE WHEN " LOCK_BOUND " THEN " PROLLY_PG_LOCK_INIT_SQL
+    " END, hashtext(#));\n"
     "IF to_regclass(#) IS NULL THEN\n"
     "CREATE SCHEMA IF NOT EXISTS @;\n"
     /* Nodes are compressed (lz4 where the server has it) and stay in their heap row: STORAGE
@@ -247,7 +244,7 @@ static const char init_tmpl[] =
     /* Writers hold this lock shared, the gc's epoch bump exclusive: it waits for the writes in
      * flight and holds new ones back, with no row lock (a FOR SHARE row lock dirties the meta
      * row and, among concurrent writers, makes a MultiXact every time). */
-    "  PERFORM pg_advisory_xact_lock_shared(1886547822, hashtext(#));\n"
+    "  PERFORM pg_advisory_xact_lock_shared(" PROLLY_PG_LOCK_WRITE_SQL ", hashtext(#));\n"
     "  SELECT value INTO v_epoch FROM @.meta WHERE key = 'epoch';\n"
     "  IF p_epoch IS NOT NULL AND v_epoch IS DISTINCT FROM p_epoch THEN\n"
     "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
@@ -321,7 +318,7 @@ static const char init_tmpl[] =
     "LANGUAGE plpgsql AS $f$\n"
     "DECLARE cur bigint;\n"
     "BEGIN\n"
-    "  PERFORM pg_advisory_xact_lock_shared(1886547822, hashtext(#));\n"
+    "  PERFORM pg_advisory_xact_lock_shared(" PROLLY_PG_LOCK_WRITE_SQL ", hashtext(#));\n"
     "  SELECT value INTO cur FROM @.meta WHERE key = 'epoch';\n"
     "  IF expected IS NOT NULL AND cur IS DISTINCT FROM expected THEN\n"
     "    RAISE EXCEPTION USING ERRCODE = 'PLY01', MESSAGE = 'prolly: the gc epoch moved',\n"
@@ -778,28 +775,9 @@ static int advancing_fn(void *ctx, size_t qi, const PGresult *r)
 int prolly__pg_gc_advancing(pg_store *st, pgconn *c)
 {
 	/* A gc of the schema holds the gc lock, on the session that takes the write lock exclusive
-	 * (pg_gc.c); it advances when that session sent a statement lately: its beat (pgconn.beat,
-	 * in application_name, which every role may read) or, where this role may see it, its
-	 * state_change, within the last lock_timeout (the wait that just failed), or the last second
-	 * for a shorter one (a mark works between its statements too). The extension asks the same
-	 * (gc_advancing in ext/postgres/store_write.c, which sees only the public headers): keep the
-	 * two alike. */
-	static const char tmpl[] =
-	    "SELECT CASE WHEN w.pid IS NULL THEN 2 WHEN w.pid = g.pid AND (a.state_change >= now() - "
-	    "t.w OR substring(a.application_name FROM '^" BEAT_PREFIX "([0-9]{1,18})$')::int8 >= "
-	    "(date_part('epoch', now() - t.w) * 1000)::int8) THEN 1 ELSE 0 END::int8 "
-	    "FROM pg_locks g JOIN pg_stat_activity a ON a.pid = g.pid "
-	    "CROSS JOIN (SELECT greatest(interval '1s', CASE current_setting('lock_timeout') "
-	    "WHEN '0' THEN '" LOCK_WAIT_DEFAULT "' ELSE current_setting('lock_timeout') "
-	    "END::interval) AS w) t "
-	    /* the write lock (LOCK_WRITE) held exclusive by another session */
-	    "LEFT JOIN pg_locks w ON w.locktype = 'advisory' AND w.granted "
-	    "AND w.mode = 'ExclusiveLock' AND w.pid <> pg_backend_pid() AND w.database = g.database "
-	    "AND w.classid = 1886547822::oid AND w.objid = g.objid AND w.objsubid = 2 "
-	    /* the gc lock (LOCK_GC) of this schema */
-	    "WHERE g.locktype = 'advisory' AND g.granted AND g.pid <> pg_backend_pid() "
-	    "AND g.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-	    "AND g.classid = 1886547821::oid AND g.objid = hashtext(#)::oid AND g.objsubid = 2";
+	 * (pg_gc.c); the statement (prolly/pg_sql.h, which the extension runs too) asks whether it
+	 * sent a statement lately: its beat (pgconn.beat) or its state_change. */
+	static const char tmpl[] = PROLLY_PG_SQL_GC_ADVANCING("#");
 	char *sql;
 	int how = 0;
 	pipe q;
