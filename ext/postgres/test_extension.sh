@@ -18,6 +18,9 @@
 #      grow with them (the guard frees what the engine held);
 #   6b. the same for failed and rolled-back writes (merge conflicts, commits rolled back to a
 #      savepoint, puts to a missing branch), by the backend's private memory;
+#   6c. statement_timeout inside ONE long engine call (a scan and a diff filling their
+#      tuplestore, the diff with the cache on and off; a commit of 600,000 edits) stops it in well under its whole time, and
+#      leaks nothing, leaves no node row and no ref moved, and the next call works;
 #   7. concurrent writers on the data the suite left: a commit to a branch whose row another
 #      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
 #      to one branch lose and fail none; a commit to another branch does not wait; the CLI that
@@ -231,6 +234,85 @@ if [ "$conflicts" = 200 ] && [ "$missing" = 200 ] && [ "$commits" = 200 ] && [ -
 else
 	tail -n 20 "$log" | sed 's/^/# /'
 	not_ok "failed and rolled-back writes leak nothing ($conflicts conflicts, $commits commits, $missing missing; RssAnon by round, kB: $rss)"
+fi
+
+# ---- 6c. interrupts inside one engine call ----
+# Each statement below is ONE call of the function (a scan or diff in FROM fills its tuplestore
+# in one call; a commit is one call), so the executor never checks for interrupts while it runs: only
+# the checks inside the engine's callbacks can stop it. Each is timed whole twice (FULL: the
+# faster), then six times with statement_timeout a tenth of FULL, and the median of those must
+# give up in under 0.4 FULL: a check missing from the scan's loop, from the rows' callback (the
+# diff, cache on and off; with the cache off the node reader checks too), from the commit's sort
+# of its keys or between its batches (600,000 edits: its work used to be one piece, and the timeout fired only at its one
+# write, about half way) lets it run on. Then: RssAnon (the backend's private memory) after the
+# sixth round is as after the second, no node row and no ref moved, and the same commit,
+# uncancelled, works.
+{
+	echo "SELECT pg_backend_pid() AS pid \\gset"
+	echo "\\setenv PROLLY_PID :pid"
+	echo "CREATE TEMP TABLE ce AS SELECT array_agg(('ce' || lpad(g::text, 7, '0'))::bytea ORDER BY md5(g::text)) AS k, array_agg(('v' || g)::bytea ORDER BY md5(g::text)) AS v FROM generate_series(1, 600000) g;"
+	echo "SELECT prolly_branch('cancel1', 'big') IS NOT NULL AS branched;"
+	echo "SELECT count(*) FROM prolly_diff('main', 'big');" # the cache warm
+	# full NAME: one run timed; cut NAME: the same with statement_timeout FULL / 10 (a rolled-back
+	# commit, a diff with the cache on and off)
+	run() { # $1 NAME, $2 a statement_timeout or empty; prints the statements of one timed run
+		local q="SELECT count(*) FROM prolly_diff('main', 'big');" pre="" end=""
+		case $1 in
+		scan) q="SELECT count(*) FROM prolly_scan('big');" ;;
+		diff_cold) pre="SET prolly.cache_size = 0;" ;;
+		commit) q="SELECT prolly_commit('cancel1', k, v) IS NOT NULL FROM ce;" pre="BEGIN;" end="ROLLBACK;" ;;
+		esac
+		echo "$pre ${2:+SET statement_timeout = $2;} SELECT clock_timestamp() AS t0 \\gset"
+		echo "$q"
+		echo "$end"
+		echo "RESET statement_timeout; RESET prolly.cache_size;"
+		echo "SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) * 1000)::int AS ms \\gset"
+	}
+	echo "CREATE TEMP TABLE full_ms (what text, ms int);"
+	for _ in 1 2; do
+		for what in scan diff diff_cold commit; do
+			run $what ""
+			echo "\\echo full $what :ms"
+			echo "INSERT INTO full_ms VALUES ('$what', :ms);"
+		done
+	done
+	for what in scan diff diff_cold commit; do
+		echo "SELECT greatest(10, min(ms) / 10) AS cut_$what FROM full_ms WHERE what = '$what' \\gset"
+	done
+	for round in 0 1 2 3 4 5; do
+		for what in scan diff diff_cold commit; do
+			run $what ":cut_$what"
+			echo "\\echo cut $what :ms"
+		done
+		[ "$round" = 0 ] && echo "SELECT count(*) AS nodes0, prolly_resolve('cancel1') AS head0 FROM nodes \\gset"
+		echo "\\! awk '/^RssAnon/ { print \"rss\", \$2 }' /proc/\$PROLLY_PID/status"
+	done
+	echo "SELECT count(*) = :nodes0 AND prolly_resolve('cancel1') = :'head0' AS untouched FROM nodes \\gset"
+	echo "\\echo untouched :untouched"
+	echo "SELECT prolly_commit('cancel1', k, v) IS NOT NULL FROM ce;"
+	echo "SELECT prolly_count('cancel1') = prolly_count('big') + 600000 AS works \\gset"
+	echo "\\echo works :works"
+} >"$log.sql"
+psql -X -q -d "$db" -f "$log.sql" >"$log" 2>&1
+timeouts=$(grep -c 'statement timeout' "$log")
+# per kind: the fastest whole run against the median of the six cut ones (the third fastest)
+slow=""
+for what in scan diff diff_cold commit; do
+	f=$(awk -v w=$what '$1 == "full" && $2 == w { print $3 }' "$log" | sort -n | head -n 1)
+	c=$(awk -v w=$what '$1 == "cut" && $2 == w { print $3 }' "$log" | sort -n | sed -n 3p)
+	if [ -z "$f" ] || [ -z "$c" ] || [ $((c * 5)) -ge $((f * 2)) ]; then slow+=" $what ${c:-?}/${f:-?}"; fi
+done
+times=$(awk '$1 == "full" || $1 == "cut" { t[$2] = t[$2] " " $3 } END { for (w in t) printf "%s: %s; ", w, t[w] }' "$log")
+rss=$(awk '$1 == "rss" { print $2 }' "$log" | paste -sd' ')
+first=$(echo "$rss" | cut -d' ' -f2) # after the second round: the first may still grow the heap
+last=${rss##* }
+rm -f "$log.sql"
+if [ "$timeouts" = 24 ] && [ -z "$slow" ] && grep -q '^untouched t$' "$log" && grep -q '^works t$' "$log" &&
+	[ -n "$first" ] && [ "$((last - first))" -lt 4096 ]; then
+	ok "statement_timeout stops one long engine call promptly, leaking and leaving nothing (ms, full then cut: ${times}RssAnon kB: $rss)"
+else
+	tail -n 30 "$log" | sed 's/^/# /'
+	not_ok "statement_timeout stops one long engine call promptly ($timeouts timeouts; slow: ${slow:-none}; ms: ${times}RssAnon kB: $rss)"
 fi
 
 # ---- 7. concurrent writers ----

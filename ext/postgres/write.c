@@ -23,6 +23,7 @@
 #include "prolly_ext.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -141,14 +142,17 @@ typedef struct edit_src {
 	size_t n;                 /* edits, or entries of order */
 } edit_src;
 
-/* Key order as the engine's (bytes, a prefix first), then the position in the arrays. */
+/* Key order as the engine's (bytes, a prefix first), then the position in the arrays. A sort of
+ * a million keys takes a good part of a second: a cancel may leave it (qsort_arg holds nothing). */
 static int cmp_edit_index(const void *a, const void *b, void *arg)
 {
 	const edit_src *src = arg;
 	uint32 x = *(const uint32 *)a, y = *(const uint32 *)b;
 	const bytea *kx = src->keys[x], *ky = src->keys[y];
 	size_t nx = VARSIZE_ANY_EXHDR(kx), ny = VARSIZE_ANY_EXHDR(ky);
-	int c = memcmp(VARDATA_ANY(kx), VARDATA_ANY(ky), Min(nx, ny));
+	int c;
+	CHECK_FOR_INTERRUPTS();
+	c = memcmp(VARDATA_ANY(kx), VARDATA_ANY(ky), Min(nx, ny));
 	if (c)
 		return c;
 	if (nx != ny)
@@ -171,6 +175,7 @@ static void edit_src_arrays(edit_src *src, ArrayType *ka, ArrayType *va, int n)
 	for (int i = 0; i < n; i++) {
 		Datum k, v;
 		bool knull, vnull;
+		CHECK_FOR_INTERRUPTS();
 		(void)array_iterate(ki, &k, &knull);
 		(void)array_iterate(vi, &v, &vnull);
 		if (knull)
