@@ -99,6 +99,45 @@ SELECT prolly_put('w', 'doomed', 'x') IS NOT NULL AS put;
 SELECT prolly_put('w', NULL, 'x');
 ROLLBACK;
 SELECT prolly_get('w', 'doomed') IS NULL AS doomed_gone;
+-- savepoints around prolly_commit: ROLLBACK TO takes the commit, the ref's move and its reflog
+-- entry with it; the commit id it returned is gone at once, also for this backend (whose cache
+-- had read its tree); the next commit, in the same transaction, builds on the head of before
+-- the savepoint, and a compare-and-swap expecting the rolled-back commit fails; a savepoint
+-- released keeps its commit; an error inside a savepoint leaves the transaction writing
+SELECT prolly_branch('svp', 'dev') AS svp0 \gset
+BEGIN;
+SELECT prolly_put('svp', 'outer', '1') AS svp1 \gset
+SAVEPOINT a;
+SELECT prolly_commit('svp', ARRAY['in-a', 'outer']::bytea[], ARRAY['x', NULL]::bytea[]) AS sa \gset
+SELECT convert_from(prolly_get(:'sa', 'in-a'), 'UTF8') AS seen_in_a, prolly_get('svp', 'outer') IS NULL AS deleted_in_a;
+SAVEPOINT b;
+SELECT prolly_put('svp', 'in-b', 'y') AS sb \gset
+ROLLBACK TO SAVEPOINT a;
+SELECT prolly_resolve('svp') = :'svp1' AS ref_back_to_outer,
+       convert_from(prolly_get('svp', 'outer'), 'UTF8') AS outer_kept,
+       prolly_get('svp', 'in-a') IS NULL AS in_a_gone, prolly_get('svp', 'in-b') IS NULL AS in_b_gone;
+SELECT pg_temp.err(format('SELECT prolly_get(%L, %L)', :'sa', 'in-a')) AS read_sa;
+SELECT pg_temp.err(format('SELECT prolly_get(%L, %L)', :'sb', 'in-b')) AS read_sb;
+SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'svp', 'cas', '1', :'sa')) AS expecting_sa;
+SELECT prolly_commit('svp', ARRAY['after']::bytea[], ARRAY['z']::bytea[], NULL, :'svp1') AS svp2 \gset
+SAVEPOINT c;
+SELECT prolly_put('svp', 'in-c', 'kept') AS sc \gset
+RELEASE SAVEPOINT c;
+SAVEPOINT d;
+SELECT prolly_put('svp', NULL, 'x');
+ROLLBACK TO SAVEPOINT d;
+SELECT prolly_put('svp', 'after-error', 'ok') AS svp3 \gset
+COMMIT;
+SELECT array_agg(commit_id ORDER BY ord) = ARRAY[:'svp3', :'sc', :'svp2', :'svp1', :'svp0'] AS chain,
+       array_agg(parents[1] ORDER BY ord) = ARRAY[:'sc', :'svp2', :'svp1', :'svp0']::text[] || (SELECT parents[1] FROM prolly_log(:'svp0', 1)) AS parents
+FROM (SELECT row_number() OVER () AS ord, * FROM prolly_log('svp', 5)) l;
+SELECT string_agg(op || convert_from(key, 'UTF8') || '=' || convert_from(new_value, 'UTF8'), ' ' ORDER BY key) AS svp_new
+FROM prolly_diff('dev', 'svp');
+CREATE TEMP TABLE svp_reflog (at text, ref text, op text, old text, new text, message text);
+\copy svp_reflog FROM PROGRAM './regress-cli.sh reflog svp'
+SELECT array_agg(new ORDER BY at DESC, new) @> ARRAY[:'svp3', :'sc', :'svp2', :'svp1'] AS reflogged,
+       NOT (array_agg(new) && ARRAY[:'sa', :'sb']) AS rolled_back_not_reflogged, count(*) AS entries
+FROM svp_reflog;
 
 -- a long commit stopped by statement_timeout leaves nothing, and the next write works
 CREATE TEMP TABLE big_edits AS
