@@ -256,12 +256,15 @@ fi
 	# full NAME: one run timed; cut NAME: the same with statement_timeout FULL / 10 (a rolled-back
 	# commit, a diff with the cache on and off)
 	run() { # $1 NAME, $2 a statement_timeout or empty; prints the statements of one timed run
-		local q="SELECT count(*) FROM prolly_diff('main', 'big');" pre="" end=""
+		local q="SELECT count(*) FROM prolly_diff('main', 'big');" pre="" end="" warm=""
 		case $1 in
-		scan) q="SELECT count(*) FROM prolly_scan('big');" ;;
+		scan) q="SELECT count(*) FROM prolly_scan('big');" warm=$q ;;
+		diff) warm=$q ;;
 		diff_cold) pre="SET prolly.cache_size = 0;" ;;
 		commit) q="SELECT prolly_commit('cancel1', k, v) IS NOT NULL FROM ce;" pre="BEGIN;" end="ROLLBACK;" ;;
 		esac
+		# the cache warm (a rolled-back commit empties it): no node read, only the rows' checks
+		echo "$warm"
 		echo "$pre ${2:+SET statement_timeout = $2;} SELECT clock_timestamp() AS t0 \\gset"
 		echo "$q"
 		echo "$end"
