@@ -1461,6 +1461,11 @@ PROLLY_API int prolly_branch_reset(prolly_id *out_old, prolly_db *db, const char
 
 /* Tags: the ref "refs/tags/NAME" naming a commit; names follow the branch name rules. A tag is
  * only created or deleted, never moved. gc keeps what tags name like branch heads. */
+/* Tag names follow the branch name rules (prolly_branch_name_valid). Returns 0 for a valid
+ * name, PROLLY_EINVAL otherwise, with a message that calls it a tag name and says why ("tag name
+ * '...' has 201 bytes; at most 200"). The tag functions below refuse a bad name with the same
+ * message. Any thread. */
+PROLLY_API int prolly_tag_name_valid(const char *name);
 /* PROLLY_ECONFLICT if the tag exists; PROLLY_ENOTFOUND if commit does not; PROLLY_EPRUNED if gc
  * removed its tree; PROLLY_EINVAL also for an id that names a tree or a reflog entry rather than
  * a commit; PROLLY_ECORRUPT (the commit fails its checks); store errors. */

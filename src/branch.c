@@ -39,36 +39,41 @@
 /* Names                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-int prolly__branch_name_check(const char *name, int quiet)
+int prolly__name_check(const char *name, const char *kind, int quiet)
 {
 /* The message only when asked for: a listing skips a bad name without touching the caller's. */
 #define BAD(...) (quiet ? PROLLY_EINVAL : prolly_set_error(PROLLY_EINVAL, __VA_ARGS__))
 	size_t len;
 	if (!name || !*name)
-		return BAD("a branch name cannot be empty");
+		return BAD("a %s name cannot be empty", kind);
 	len = strlen(name);
 	if (len > PROLLY__MAX_BRANCH_NAME)
-		return BAD("branch name '%.40s...' has %zu bytes; at most %d", name, len,
+		return BAD("%s name '%.40s...' has %zu bytes; at most %d", kind, name, len,
 		           PROLLY__MAX_BRANCH_NAME);
 	if (name[0] == '-' || name[0] == '/')
-		return BAD("branch name '%s' starts with '%c'", name, name[0]);
+		return BAD("%s name '%s' starts with '%c'", kind, name, name[0]);
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)name[i];
 		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
 		         ch == '.' || ch == '_' || ch == '/' || ch == '-';
 		if (!ok)
-			return BAD("branch name '%s' holds byte 0x%02x; allowed are A-Z a-z 0-9 . _ / -", name,
-			           ch);
+			return BAD("%s name '%s' holds byte 0x%02x; allowed are A-Z a-z 0-9 . _ / -", kind,
+			           name, ch);
 		if (ch == '.' && name[i + 1] == '.')
-			return BAD("branch name '%s' contains \"..\"", name);
+			return BAD("%s name '%s' contains \"..\"", kind, name);
 	}
 	/* A name of 64 hex digits would read as a commit id (src/resolve.c); shorter all-hex names
 	 * are allowed, and a branch wins over a short commit id spelled the same. Read back
 	 * (quiet), such a name is an older library's branch, not junk (BR1). */
 	if (!quiet && len == 2 * PROLLY_ID_SIZE && prolly__hex_span(name, len, 0) == len)
-		return BAD("branch name '%s' looks like a commit id (64 hex digits)", name);
+		return BAD("%s name '%s' looks like a commit id (64 hex digits)", kind, name);
 	return 0;
 #undef BAD
+}
+
+int prolly__branch_name_check(const char *name, int quiet)
+{
+	return prolly__name_check(name, "branch", quiet);
 }
 
 int prolly_branch_name_valid(const char *name)

@@ -650,6 +650,9 @@ int64_t prolly__db_now(const prolly_db *db);
  * a name it refuses without disturbing the caller's last error) and a name of 64 hex digits,
  * which libraries before that rule created, passes. */
 int prolly__branch_name_check(const char *name, int quiet);
+/* The same rules for the names that follow them (tags, remotes): the message calls the name a
+ * kind name ("tag name 'x' contains ..."), so that it says what was wrong. */
+int prolly__name_check(const char *name, const char *kind, int quiet);
 /* "refs/heads/NAME" into buf, once prolly_branch_name_valid accepts NAME (BR1 in branch.c). */
 int prolly__branch_ref(char buf[PROLLY_MAX_REF_NAME + 1], const char *branch);
 /* The time for a commit made on parents whose newest time is newest_parent: now (db's clock,

@@ -146,14 +146,13 @@ static int tag_op(prolly_id *out, prolly_db *db, const char *name, int op, const
 	char ref[PROLLY_MAX_REF_NAME + 1];
 	if (!db)
 		return prolly_set_error(PROLLY_EINVAL, "tag '%s': NULL db", name ? name : "(null)");
-	int rc = prolly_branch_name_valid(name);
+	int rc = prolly_tag_name_valid(name);
 	/* A tag of 64 hex digits, made before that rule, is listed, so it is read and deleted by
 	 * name as such a branch is (branch.c BR1); nothing creates one. */
 	if (rc == PROLLY_EINVAL && op != TAG_CREATE && name && !prolly__branch_name_check(name, 1))
 		rc = 0;
-	if (rc) /* the rule's words say "branch name": say that it is a tag's */
-		return prolly_set_error(rc, "bad tag name (tags follow the branch name rules): %s",
-		                        prolly_last_error());
+	if (rc)
+		return rc;
 	snprintf(ref, sizeof(ref), "%s%s", TAGS_PREFIX, name);
 	switch (op) {
 	case TAG_CREATE:
@@ -167,6 +166,11 @@ static int tag_op(prolly_id *out, prolly_db *db, const char *name, int op, const
 	if (rc == PROLLY_ENOTFOUND)
 		return prolly_set_error(rc, "no tag '%s'", name);
 	return rc;
+}
+
+int prolly_tag_name_valid(const char *name)
+{
+	return prolly__name_check(name, "tag", 0);
 }
 
 int prolly_tag_create(prolly_db *db, const char *name, const prolly_id *commit)

@@ -546,6 +546,45 @@ PT_TEST(branch_names)
 	PT_CHECK(prolly_branch_name_valid(name) == PROLLY_EINVAL);
 }
 
+/* A bad tag name is refused in words about a tag: a 201-byte name, "..", a space, a leading '-'
+ * and 64 hex digits each said "branch name '...'" (the tag path checked it with the branch
+ * rule's message), so `prolly tag` told a user typing a tag that a branch was wrong. */
+PT_TEST(tag_names_say_tag)
+{
+	prolly_db *db = tm_open_mem(64 << 20);
+	PT_REQUIRE(db);
+	prolly_id head;
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	PT_REQUIRE(prolly_commit_edits(&head, db, "main", &e, 1, "one") == 0);
+	char name[202], hex64[65];
+	memset(hex64, 'a', 64);
+	hex64[64] = 0;
+	memset(name, 't', sizeof(name));
+	name[200] = 0;
+	PT_CHECK(prolly_tag_name_valid(name) == 0);
+	name[200] = 't';
+	name[201] = 0;
+	const char *bad[] = {name, "a..b", "a b", "-t", "", hex64};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		PT_CHECK_RC(prolly_tag_name_valid(bad[i]), PROLLY_EINVAL);
+		const char *m = prolly_last_error();
+		PT_CHECKF(strstr(m, "tag name") && !strstr(m, "branch"), "'%.20s': %s", bad[i], m);
+		PT_CHECK_RC(prolly_tag_create(db, bad[i], &head), PROLLY_EINVAL);
+		m = prolly_last_error();
+		PT_CHECKF(strstr(m, "tag name") && !strstr(m, "branch"), "'%.20s': %s", bad[i], m);
+	}
+	PT_CHECK_RC(prolly_tag_get(NULL, db, name), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "tag name '") &&
+	              strstr(prolly_last_error(), "has 201 bytes; at most 200"),
+	          "%s", prolly_last_error());
+	PT_CHECK_RC(prolly_tag_delete(NULL, db, "x y"), PROLLY_EINVAL);
+	PT_CHECKF(strstr(prolly_last_error(), "tag name 'x y' holds byte 0x20"), "%s",
+	          prolly_last_error());
+	PT_CHECK_RC(prolly_branch_name_valid(name), PROLLY_EINVAL); /* branches keep their words */
+	PT_CHECKF(strstr(prolly_last_error(), "branch name '"), "%s", prolly_last_error());
+	prolly_close(db);
+}
+
 typedef struct names_seen {
 	char names[8][32];
 	prolly_id ids[8];

@@ -686,6 +686,11 @@ PT_TEST(reflog_tags_reset)
 	OUT(EINV, "", prolly_branch_reset(&id, db, "/main", &first), SAME(id));
 	OUT(ENOTF, "nope", prolly_branch_reset(&id, db, "nope", &first), SAME(id));
 	OUT(ENOTF, "", prolly_branch_reset(&id, db, "main", &absent), SAME(id));
+	CASE(0, "", prolly_tag_name_valid("v1.0"));
+	CASE(EINV, "tag name", prolly_tag_name_valid(NULL));
+	CASE(EINV, "tag name", prolly_tag_name_valid("a..b"));
+	CASE(EINV, "tag name",
+	     prolly_tag_name_valid("2222222222222222222222222222222222222222222222222222222222222222"));
 	CASE(EINV, "db", prolly_tag_create(NULL, "u", &head));
 	CASE(EINV, "tag name", prolly_tag_create(db, NULL, &head));
 	CASE(EINV, "", prolly_tag_create(db, "u", NULL));

@@ -110,7 +110,7 @@ int cmd_tag(struct cli *cli, int argc, char **argv)
 		return rc;
 	/* Tag names follow the branch name rules; a tag of 64 hex digits, which an older prolly may
 	 * have made, is left to the library to delete (or to say there is no such tag). */
-	err = del && prolly_id_from_hex(&cid, pos[0]) == 0 ? 0 : prolly_branch_name_valid(pos[0]);
+	err = del && prolly_id_from_hex(&cid, pos[0]) == 0 ? 0 : prolly_tag_name_valid(pos[0]);
 	if (err) {
 		struct shown sh;
 		return fail_lib(cli, err, "'%s' is not a valid tag name", shown_arg(&sh, pos[0]));
