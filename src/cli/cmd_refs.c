@@ -51,7 +51,10 @@ int cmd_reflog(struct cli *cli, int argc, char **argv)
 		            "BRANCH~N names a commit",
 		            shown_arg(&sh, pos[0]));
 	}
-	if (n_pos && strncmp(pos[0], "refs/", 5) != 0 && (rc = need_branch_name(cli, pos[0])))
+	/* A branch of 64 hex digits that an older prolly made has its reflog like any other (the
+	 * library takes that name for reading): need_branch_name, for names to write, refuses it. */
+	if (n_pos && strncmp(pos[0], "refs/", 5) != 0 && prolly_id_from_hex(&(prolly_id){0}, pos[0]) &&
+	    (rc = need_branch_name(cli, pos[0])))
 		return rc;
 	if ((rc = open_store(cli, STORE_READ, NULL)))
 		return rc;

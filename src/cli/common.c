@@ -230,12 +230,21 @@ int need_branch_name(struct cli *cli, const char *name)
 	int err = prolly_branch_name_valid(name);
 	if (err == 0)
 		return 0;
+	size_t len = strlen(name);
+	int hex = len == 2 * PROLLY_ID_SIZE && strspn(name, "0123456789abcdefABCDEF") == len;
 	struct shown sh;
 	if (strchr(name, '~'))
 		return fail(cli, EXIT_USAGE,
 		            "'%s' is not a branch name: %s writes to a branch, and "
 		            "BRANCH~N names an old commit",
 		            shown_arg(&sh, name), cli->cmd->name);
+	if (hex) /* hex digits only: nothing to escape */
+		/* Older libraries made such branches; they are read and deleted, never written. */
+		return fail(cli, EXIT_USAGE,
+		            "'%s' is not a valid branch name: %s; a branch of that name, which an older "
+		            "prolly may have made, is read but never written: 'prolly branch NEW %s' "
+		            "copies it to a new name, then 'prolly branch -d %s' removes it",
+		            name, prolly_last_error(), name, name);
 	return fail_lib(cli, PROLLY_EINVAL, "'%s' is not a valid branch name", shown_arg(&sh, name));
 }
 

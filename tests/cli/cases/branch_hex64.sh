@@ -21,3 +21,11 @@ sql "INSERT INTO refs SELECT convert_to('refs/heads/$hex', 'UTF8'), value FROM r
 p branch -d main --force
 pe branch -d "$hex"
 p branches
+# its reflog is listed (the CLI refused the name while the library reads it), and a write says
+# how to move the branch to a writable name: copy it, then delete it
+pe put "$hex" b 2
+p reflog "$hex"
+p branch moved "$hex"
+p branch -d "$hex"
+p get moved a
+pe reflog "$hex"
