@@ -21,6 +21,7 @@
  */
 #include "../bench/harness/harness.h"
 #include "lib/model.h"
+#include "pgconn.h"
 #include "ptest.h"
 
 #include <ctype.h>
@@ -746,6 +747,61 @@ PT_TEST(pgstat_snapshots)
 	                    sizeof(err)) == -1 &&
 	         c == NULL);
 	PT_CHECK(tm_pg_schema_drop(schema) == 0);
+}
+
+typedef struct notice_run {
+	const char *url, *dir;
+	char err[H_ERR];
+} notice_run;
+
+/* The harness's own connections: the monitor, the environment record and a counted one. */
+static int harness_connections(void *arg)
+{
+	notice_run *n = arg;
+	hp_conn *c = NULL;
+	PGconn *pg = NULL;
+	int rc = hp_connect(&c, n->url, "prolly_bench", n->err, sizeof(n->err));
+	hp_close(c);
+	if (rc == 0)
+		rc = he_write_all(n->dir, n->url, "prolly_bench", n->err, sizeof(n->err));
+	if (rc == 0 && (rc = bench_pg_connect(&pg, n->url)) != 0)
+		snprintf(n->err, sizeof(n->err), "%s", prolly_last_error());
+	PQfinish(pg);
+	return rc;
+}
+
+/* The server's notices while a session starts (a WARNING about an invalid setting of the
+ * database, sent to every session) and those of the monitor's best-effort CREATE EXTENSION IF NOT
+ * EXISTS stay off the harness's stderr, which is its progress and error output. Before, each
+ * connection printed "WARNING:  invalid value for parameter ..." there: libpq's default notice
+ * printer had them until a connection was made (the environment's and the monitor's never set
+ * another). */
+PT_TEST(harness_connections_keep_notices_off_stderr)
+{
+	const char *base = getenv("PROLLY_PG_URL");
+	char db[64], q[256], url[1024], out[2048];
+	PT_REQUIRE(base);
+	snprintf(db, sizeof(db), "prolly_hres_%d_warn", (int)getpid());
+	PGconn *a = NULL; /* its notices silenced too: ALTER DATABASE warns of 'nosuch' */
+	PT_REQUIRE(bench_pg_connect(&a, base) == 0);
+	snprintf(q, sizeof(q), "CREATE DATABASE %s", db);
+	PT_REQUIRE(pg_exec(a, q) == 0);
+	snprintf(q, sizeof(q), "ALTER DATABASE %s SET default_text_search_config = 'nosuch'", db);
+	PT_CHECK(pg_exec(a, q) == 0);
+	if (strncmp(base, "postgres", 8) != 0)
+		snprintf(url, sizeof(url), "%s dbname=%s", base, db);
+	else
+		snprintf(url, sizeof(url), "%s%cdbname=%s", base, strchr(base, '?') ? '&' : '?', db);
+	notice_run n = {.url = url, .dir = tm_tmpdir("hres-notice")};
+	PT_REQUIRE(n.dir);
+	int rc = tm_stderr_of(harness_connections, &n, out, sizeof(out));
+	PT_CHECKF(rc == 0, "rc %d: %s", rc, n.err);
+	PT_CHECKF(out[0] == 0, "stderr: %s", out);
+	tm_rmtree(n.dir);
+	free((char *)n.dir);
+	snprintf(q, sizeof(q), "DROP DATABASE %s WITH (FORCE)", db);
+	PT_CHECK(pg_exec(a, q) == 0);
+	PQfinish(a);
 }
 
 int main(int argc, char **argv)

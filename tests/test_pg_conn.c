@@ -935,30 +935,6 @@ PT_TEST(connect_failure_keeps_the_reason)
 	PT_CHECK(st == NULL);
 }
 
-/* Standard error while f runs on arg, into out (size): fd 2 goes to a temporary file meanwhile. */
-static int stderr_of(int (*f)(void *), void *arg, char *out, size_t size)
-{
-	FILE *tmp = tmpfile();
-	int saved = dup(2), rc = -1;
-	out[0] = 0;
-	if (!tmp || saved < 0)
-		goto cleanup;
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
-	rc = f(arg);
-	fflush(stderr);
-	dup2(saved, 2);
-	rewind(tmp);
-	size_t n = fread(out, 1, size - 1, tmp);
-	out[n] = 0;
-cleanup:
-	if (saved >= 0)
-		close(saved);
-	if (tmp)
-		fclose(tmp);
-	return rc;
-}
-
 typedef struct warn_run {
 	const char *url, *bad_url; /* bad_url: the same database, a session it will not take */
 	char err[1024];
@@ -1008,7 +984,7 @@ PT_TEST(startup_warnings_stay_off_stderr)
 	         strncmp(url, "postgres", 8) ? " target_session_attrs=standby"
 	                                     : "&target_session_attrs=standby");
 	warn_run w = {.url = url, .bad_url = bad};
-	int rc = stderr_of(warn_ops, &w, out, sizeof(out));
+	int rc = tm_stderr_of(warn_ops, &w, out, sizeof(out));
 	PT_CHECKF(rc == 0, "rc %d: %s", rc, w.err);
 	PT_CHECKF(out[0] == 0, "stderr: %s", out);
 	PT_CHECKF(strstr(w.err, "hot standby") && strstr(w.err, "default_text_search_config"), "%s",

@@ -19,6 +19,7 @@
  * it lets two runs be compared. Nothing here writes a URL or a password.
  */
 #include "harness.h"
+#include "pgconn.h"
 #include "prolly.h"
 
 #include <errno.h>
@@ -311,14 +312,12 @@ static char *one_value(PGconn *pg, const char *sql)
 
 static int write_postgres(FILE *f, const char *url, const char *schema, char *err, size_t errn)
 {
-	const char *keys[] = {"dbname", "application_name", "connect_timeout", NULL};
-	const char *vals[] = {url, "prolly-harness-env", "15", NULL};
-	PGconn *pg = PQconnectdbParams(keys, vals, 1);
+	PGconn *pg = NULL;
 	PGresult *r = NULL;
 	char *v = NULL, list[1024] = "{";
 	int rc = -1;
-	if (!pg || PQstatus(pg) != CONNECTION_OK) {
-		pq_err(err, errn, "cannot connect", pg, url);
+	if (bench_pg_connect_as(&pg, url, "prolly-harness-env", 15)) {
+		bench_seterr(err, errn, "postgres.txt: cannot connect: %s", prolly_last_error());
 		goto cleanup;
 	}
 	const char *host = PQhost(pg), *port = PQport(pg), *db = PQdb(pg);

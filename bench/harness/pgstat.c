@@ -30,6 +30,7 @@
  * hp_statements_available() says 0.
  */
 #include "harness.h"
+#include "pgconn.h"
 #include "prolly.h"
 
 #include <libpq-fe.h>
@@ -120,17 +121,14 @@ static char *build_sql(PGconn *pg, const char *schema, int have_stmts)
 
 int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, size_t errn)
 {
-	const char *keys[] = {"dbname", "application_name", "connect_timeout", NULL};
-	const char *vals[] = {url, "prolly-harness-monitor", "15", NULL};
 	hp_conn *c = calloc(1, sizeof(*c));
 	*out = NULL;
 	if (!c) {
 		bench_seterr(err, errn, "pgstat: out of memory");
 		return -1;
 	}
-	c->pg = PQconnectdbParams(keys, vals, 1);
-	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
-		pq_err(err, errn, "cannot connect", c->pg, url);
+	if (bench_pg_connect_as(&c->pg, url, "prolly-harness-monitor", 15)) {
+		bench_seterr(err, errn, "pgstat: cannot connect: %s", prolly_last_error());
 		goto fail;
 	}
 	/* Best effort: the extension may exist already, be missing, or need privileges we lack. */

@@ -3,9 +3,12 @@
  */
 #include "pgconn.h"
 
+#include "clock.h"
 #include "proc.h"
 #include "prolly/store.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,22 +52,87 @@ static void quiet(void *arg, const char *message)
 	(void)message;
 }
 
-int bench_pg_connect(PGconn **out, const char *conninfo)
+/* The seconds of conn's connect_timeout (0: none), with libpq's floor of 2. */
+static int connect_timeout(PGconn *conn)
 {
-	PGconn *c = PQconnectdb(conninfo);
+	PQconninfoOption *opts = PQconninfo(conn);
+	int t = 0;
+	for (PQconninfoOption *o = opts; o && o->keyword; o++)
+		if (strcmp(o->keyword, "connect_timeout") == 0 && o->val && o->val[0])
+			t = atoi(o->val);
+	PQconninfoFree(opts);
+	return t <= 0 ? 0 : t < 2 ? 2 : t;
+}
+
+/* Drives a started connection to its end. libpq applies connect_timeout only in its own blocking
+ * loop, so it is applied here, to the whole attempt. 0, or -1 when it failed or took too long. */
+static int connect_poll(PGconn *c)
+{
+	int timeout = connect_timeout(c);
+	uint64_t deadline = bench_now_ns() + (uint64_t)timeout * 1000000000u;
+	PostgresPollingStatusType ps = PGRES_POLLING_WRITING; /* where PQconnectStart leaves it */
+	if (PQstatus(c) == CONNECTION_BAD)
+		return -1;
+	while (ps != PGRES_POLLING_OK) {
+		if (ps == PGRES_POLLING_FAILED)
+			return -1;
+		int wait = -1;
+		if (timeout) {
+			uint64_t now = bench_now_ns();
+			if (now >= deadline)
+				return -1;
+			wait = (int)((deadline - now + 999999) / 1000000);
+		}
+		struct pollfd pfd = {PQsocket(c), ps == PGRES_POLLING_READING ? POLLIN : POLLOUT, 0};
+		if (pfd.fd >= 0 && poll(&pfd, 1, wait) < 0 && errno != EINTR)
+			return -1;
+		if (pfd.revents || pfd.fd < 0)
+			ps = PQconnectPoll(c);
+	}
+	return 0;
+}
+
+int bench_pg_connect_as(PGconn **out, const char *conninfo, const char *app, int timeout_s)
+{
+	char t[16];
+	const char *kw[4] = {"dbname", NULL, NULL, NULL}, *val[4] = {conninfo, NULL, NULL, NULL};
+	int k = 1;
+	*out = NULL;
+	if (app) {
+		kw[k] = "application_name";
+		val[k++] = app;
+	}
+	if (timeout_s > 0) {
+		snprintf(t, sizeof(t), "%d", timeout_s);
+		kw[k] = "connect_timeout";
+		val[k++] = t;
+	}
+	/* Started, not connected, so that the silent notice processor is there before the server
+	 * speaks: a session's start can bring notices (a WARNING about an invalid setting of the
+	 * database or role), which libpq's default processor prints on stderr, the harness's
+	 * progress and error output. */
+	PGconn *c = PQconnectStartParams(kw, val, 1);
 	if (!c)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory connecting to PostgreSQL");
-	if (PQstatus(c) != CONNECTION_OK) {
+	PQsetNoticeProcessor(c, quiet, NULL); /* also DROP ... CASCADE listing what it dropped */
+	if (connect_poll(c) != 0) {
 		char shown[512]; /* the password of conninfo hidden, also where libpq quotes a piece */
-		prolly_redact_message(shown, sizeof(shown), PQerrorMessage(c), conninfo);
+		const char *m = PQstatus(c) == CONNECTION_BAD ? PQerrorMessage(c) : "timeout expired";
+		prolly_redact_message(shown, sizeof(shown), m, conninfo);
 		PQfinish(c);
 		return prolly_set_error(PROLLY_ESTORE, "connecting to PostgreSQL (PROLLY_PG_URL): %s",
 		                        shown);
 	}
-	PQsetNoticeProcessor(c, quiet, NULL); /* DROP ... CASCADE lists what it dropped */
-	bench_pg_count(0, 1);
 	*out = c;
 	return 0;
+}
+
+int bench_pg_connect(PGconn **out, const char *conninfo)
+{
+	int rc = bench_pg_connect_as(out, conninfo, NULL, 0);
+	if (rc == 0)
+		bench_pg_count(0, 1);
+	return rc;
 }
 
 /* Counts a statement just sent (one round trip) and checks its result: a failure is an error

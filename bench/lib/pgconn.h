@@ -28,8 +28,15 @@ int bench_pg_error(PGconn *conn, const PGresult *res, const char *what);
 /* The SQLSTATE of the calling thread's last failed statement ("" if the server gave none):
  * "40001" tells a lost race from a failure. */
 const char *bench_pg_sqlstate(void);
-/* Connects (notices silenced: DROP ... CASCADE lists what it dropped). */
+/* Connects, counted as one round trip. The server's notices are silenced from the start of the
+ * session (its startup WARNINGs, DROP ... CASCADE listing what it dropped, IF NOT EXISTS
+ * skipping): the harness's stderr is its progress and errors. 0, PROLLY_ENOMEM or PROLLY_ESTORE
+ * (the reason, redacted; *out NULL). */
 int bench_pg_connect(PGconn **out, const char *conninfo);
+/* The same for the harness's own connections outside any measured operation (not counted): app
+ * as application_name (NULL: conninfo's), timeout_s as connect_timeout (0: conninfo's), which
+ * applies to the whole attempt. */
+int bench_pg_connect_as(PGconn **out, const char *conninfo, const char *app, int timeout_s);
 /* One statement without parameters (one round trip). With out, the result is handed over. */
 int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out);
 int bench_pg_prepare(PGconn *conn, const char *name, const char *sql, int nparams);

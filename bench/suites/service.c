@@ -715,29 +715,20 @@ cleanup:
 /* The suite                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-static void quiet_notice(void *arg, const PGresult *res)
-{
-	(void)arg;
-	(void)res;
-}
-
 /* DROP SCHEMA ... CASCADE: the fixture starts from an empty schema. */
 static int pg_drop_schema(const char *url, const char *schema, char *err, size_t errn)
 {
 	char shown[1024];
-	PGconn *pg = PQconnectdb(url);
+	PGconn *pg = NULL;
 	PGresult *r = NULL;
 	char *q = NULL, *sql = NULL;
 	int ret = -1;
 
 	prolly_redact_url(shown, sizeof(shown), url);
-	if (PQstatus(pg) != CONNECTION_OK) {
-		char m[512];
-		prolly_redact_message(m, sizeof(m), PQerrorMessage(pg), url);
-		snprintf(err, errn, "service: cannot connect to %s: %s", shown, m);
+	if (bench_pg_connect_as(&pg, url, NULL, 0)) {
+		snprintf(err, errn, "service: cannot connect to %s: %s", shown, prolly_last_error());
 		goto cleanup;
 	}
-	PQsetNoticeReceiver(pg, quiet_notice, NULL);
 	if (!(q = PQescapeIdentifier(pg, schema, strlen(schema))) || !(sql = malloc(strlen(q) + 64))) {
 		snprintf(err, errn, "service: schema name %s: %s", schema, PQerrorMessage(pg));
 		goto cleanup;

@@ -631,6 +631,29 @@ char *tm_read_file(const char *path)
 	return s;
 }
 
+int tm_stderr_of(int (*f)(void *), void *arg, char *out, size_t size)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2), rc = -1;
+	out[0] = 0;
+	if (!tmp || saved < 0)
+		goto cleanup;
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	rc = f(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	rewind(tmp);
+	size_t n = fread(out, 1, size - 1, tmp);
+	out[n] = 0;
+cleanup:
+	if (saved >= 0)
+		close(saved);
+	if (tmp)
+		fclose(tmp);
+	return rc;
+}
+
 char *tm_tmpdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");
