@@ -10,8 +10,9 @@
  *     rows = commits, TPS and latencies, WAL per transaction, the report's section and charts;
  *   - resume: a second run measures nothing and skips every cell;
  *   - on a store other than PostgreSQL the suite says so and writes nothing;
- *   - pgbench through a URL with a password (PROLLY_PG_PW_URL): it runs, and no file of the
- *     result directory holds the password.
+ *   - pgbench through a URL with a password (PROLLY_PG_PW_URL), and through that URL without
+ *     it and the password in PGPASSFILE: it runs, and no file of the result directory holds the
+ *     password.
  *
  * Re-run one test: build/tests/test_harness_tpcb NAME.
  */
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char base_toml[] = "schema = 1\n"
@@ -227,20 +229,10 @@ static int dir_holds(const char *dir, const char *needle)
 	return system(cmd) == 0;
 }
 
-PT_TEST(pgbench_password)
+/* The plain contender alone, select-only, one client, on url: one validated row, and no file of
+ * the result directory and no error holds pw. */
+static void run_plain(const char *url, const char *pw)
 {
-	const char *pw_url = getenv("PROLLY_PG_PW_URL");
-	const char *ci = getenv("CI");
-	if (!pw_url) {
-		PT_CHECKF(!(ci && !strcmp(ci, "true")), "PROLLY_PG_PW_URL unset");
-		printf("# skipped: PROLLY_PG_PW_URL unset (a server the tests did not start)\n");
-		return;
-	}
-	char pw[128] = "";
-	const char *a = strstr(pw_url, "prolly_pw:"), *b = strchr(pw_url, '@');
-	if (a && b && b > a + 10)
-		snprintf(pw, sizeof(pw), "%.*s", (int)(b - a - 10), a + 10);
-	PT_CHECK(strlen(pw) >= 8 && !strchr(pw, '\''));
 	const char *sets[] = {"tpcb.contenders",   "[\"plain\"]", "tpcb.clients", "[1]", "tpcb.modes",
 	                      "[\"select-only\"]", NULL};
 	trun t;
@@ -248,7 +240,7 @@ PT_TEST(pgbench_password)
 	bench_csv tab;
 	memset(&tab, 0, sizeof(tab));
 	PT_CHECK(trun_open(&t, "postgres", sets) == 0);
-	t.run.url = pw_url;
+	t.run.url = url;
 	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 	PT_CHECK(!strstr(err, pw));
 	if (th_read_csv(&tab, t.out, "tpcb-raw.csv") == 0) {
@@ -258,6 +250,64 @@ PT_TEST(pgbench_password)
 	bench_csv_free(&tab);
 	PT_CHECK(pw[0] && !dir_holds(t.out, pw));
 	th_run_close(&t);
+}
+
+/* PROLLY_PG_PW_URL's password into pw ("" if it has none). */
+static void url_password(char *pw, size_t n, const char *pw_url)
+{
+	const char *a = strstr(pw_url, "prolly_pw:"), *b = strchr(pw_url, '@');
+	pw[0] = '\0';
+	if (a && b && b > a + 10)
+		snprintf(pw, n, "%.*s", (int)(b - a - 10), a + 10);
+}
+
+/* PROLLY_PG_PW_URL, or NULL with the skip said (a failure under CI=true). */
+static const char *pw_url_or_skip(void)
+{
+	const char *pw_url = getenv("PROLLY_PG_PW_URL"), *ci = getenv("CI");
+	if (!pw_url) {
+		PT_CHECKF(!(ci && !strcmp(ci, "true")), "PROLLY_PG_PW_URL unset");
+		printf("# skipped: PROLLY_PG_PW_URL unset (a server the tests did not start)\n");
+	}
+	return pw_url;
+}
+
+PT_TEST(pgbench_password)
+{
+	const char *pw_url = pw_url_or_skip();
+	if (!pw_url)
+		return;
+	char pw[128];
+	url_password(pw, sizeof(pw), pw_url);
+	PT_CHECK(strlen(pw) >= 8 && !strchr(pw, '\''));
+	run_plain(pw_url, pw);
+}
+
+/* A URL without its password, the password in a password file named by PGPASSFILE, as
+ * docs/postgres.md advises: the harness's own connections and the prolly store read it, and so
+ * must pgbench. It failed before: the child's environment dropped every PG variable, so pgbench
+ * ran without PGPASSFILE ("tpcb: pgbench -i failed: ... fe_sendauth: no password supplied"). */
+PT_TEST(pgbench_password_from_passfile)
+{
+	const char *pw_url = pw_url_or_skip();
+	if (!pw_url)
+		return;
+	char pw[128], url[512], file[1024], line[256];
+	url_password(pw, sizeof(pw), pw_url);
+	const char *colon = strstr(pw_url, "prolly_pw:"), *at = strchr(pw_url, '@');
+	PT_REQUIRE(pw[0] && colon && at);
+	snprintf(url, sizeof(url), "%.*sprolly_pw%s", (int)(colon - pw_url), pw_url, at);
+	char *dir = tm_tmpdir("tpcb-passfile");
+	PT_REQUIRE(dir);
+	snprintf(file, sizeof(file), "%s/pgpass", dir);
+	snprintf(line, sizeof(line), "*:*:*:prolly_pw:%s\n", pw);
+	FILE *f = fopen(file, "w");
+	PT_REQUIRE(f && fputs(line, f) >= 0 && fclose(f) == 0 && chmod(file, 0600) == 0);
+	setenv("PGPASSFILE", file, 1);
+	run_plain(url, pw);
+	unsetenv("PGPASSFILE");
+	tm_rmtree(dir);
+	free(dir);
 }
 
 int main(int argc, char **argv)

@@ -8,8 +8,9 @@
  *
  * The connection reaches pgbench through the environment only: the run's URL is split with
  * PQconninfoParse and each setting goes into the libpq variable that stands for it (PGHOST,
- * PGPORT, PGUSER, PGPASSWORD, PGDATABASE, ...), so no password is on a command line or in any
- * output; PGOPTIONS gains "-c search_path=SCHEMA". The cell's figures come from pgbench's own
+ * PGPORT, PGUSER, PGPASSWORD, PGDATABASE, ...) in place of the harness's own, which pass on for
+ * the rest, so no password is on a command line or in any output; PGOPTIONS gains
+ * "-c search_path=SCHEMA". The cell's figures come from pgbench's own
  * report (transactions processed, tps without the initial connection time, failed and retried
  * transactions) and from its per-transaction log (-l: one line per transaction, latency in
  * microseconds and the finish time), which gives the same HDR latency histogram and
@@ -69,7 +70,22 @@ int tpcb_pgbench_find(tpcb_ctx *ctx, char *err, size_t errn)
 	return -1;
 }
 
-/* The child's environment: ours without the libpq variables, then the URL's settings. */
+/* The option of opts whose environment variable is var, if the URL sets it. */
+static const char *url_sets(const PQconninfoOption *opts, const char *var, size_t len)
+{
+	for (const PQconninfoOption *o = opts; o->keyword; o++)
+		if (o->envvar && o->val && o->val[0] && strlen(o->envvar) == len &&
+		    strncmp(o->envvar, var, len) == 0)
+			return o->val;
+	return NULL;
+}
+
+/* The child's environment: ours, with each setting of the URL in the libpq variable that stands
+ * for it instead of ours, and PGOPTIONS (the URL's, else ours) gaining the schema. So pgbench
+ * connects as the harness's own libpq does, where a URL's setting wins over the environment and
+ * the environment fills the rest: PGPASSWORD or PGPASSFILE given for a URL without a password
+ * among them (they were dropped with every PG variable, and pgbench failed "no password
+ * supplied" where the prolly contenders connected). */
 static char **child_env(const char *url, const char *schema, char *err, size_t errn)
 {
 	char *perr = NULL;
@@ -89,19 +105,26 @@ static char **child_env(const char *url, const char *schema, char *err, size_t e
 		extra++;
 	if (!(env = calloc(n + extra + 1, sizeof(char *))))
 		goto oom;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "PG", 2) != 0)
-			if (!(env[k++] = strdup(environ[i])))
-				goto oom;
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		if (url_sets(opts, environ[i], len) ||
+		    (len == 9 && strncmp(environ[i], "PGOPTIONS", 9) == 0))
+			continue;
+		if (!(env[k++] = strdup(environ[i])))
+			goto oom;
+	}
 	for (PQconninfoOption *o = opts; o->keyword; o++) {
-		if (!o->envvar || !o->val || !o->val[0])
+		if (!o->envvar || !o->val || !o->val[0] || strcmp(o->envvar, "PGOPTIONS") == 0)
 			continue;
 		size_t len = strlen(o->envvar) + strlen(o->val) + 2;
 		if (!(env[k] = malloc(len)))
 			goto oom;
 		snprintf(env[k++], len, "%s=%s", o->envvar, o->val);
 	}
-	const char *old = getenv("PGOPTIONS");
+	const char *old = url_sets(opts, "PGOPTIONS", 9);
+	if (!old)
+		old = getenv("PGOPTIONS");
 	size_t len = strlen(schema) + (old ? strlen(old) : 0) + 64;
 	if (!(env[k] = malloc(len)))
 		goto oom;
