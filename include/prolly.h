@@ -293,7 +293,8 @@ PROLLY_API int prolly_store_mem_new(prolly_store **out);
  * full disk is PROLLY_EFULL. Nodes and refs live in separate databases; one write() is one LMDB
  * write transaction, durable when it returns if w->durable. Several processes may open the same
  * directory; handles on a directory this process already has open share its environment (and
- * map_size is then ignored). */
+ * map_size is then ignored). Errors: those of prolly_store_open_ex with PROLLY_OPEN_CREATE
+ * (PROLLY_EINVAL for out or path NULL or path empty). */
 PROLLY_API int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size);
 
 /* The PostgreSQL store (libpq). See docs/postgres.md for its schema, privileges and gc. */
@@ -327,7 +328,13 @@ PROLLY_API int prolly_pg_options_init(prolly_pg_options *opts, unsigned version)
  * unknown opts->version is PROLLY_EINVAL. A password in conninfo never appears in any message.
  * On a hot standby or in a read-only session every read works and every write and gc fails with
  * PROLLY_ESTORE, its message naming the database and why (docs/postgres.md, "Replicas and
- * read-only sessions"). */
+ * read-only sessions"). Errors: PROLLY_EINVAL (out or conninfo NULL, a connection string libpq
+ * cannot parse, an unknown opts->version, a schema name over 63 bytes or holding a backslash, a
+ * pool_size over 10000); PROLLY_ESTORE (no connection, a failed statement; the message is libpq's
+ * or the server's); PROLLY_ENOTFOUND and PROLLY_EVERSION as above; PROLLY_ECORRUPT (a meta table
+ * without a valid schema_version row); PROLLY_ETIMEOUT (creating a missing schema waited
+ * lock_timeout for the lock another session holds, the message naming it); PROLLY_ENOMEM. *out
+ * is untouched on failure. */
 PROLLY_API int prolly_store_pg_open(prolly_store **out, const char *conninfo,
                                     const prolly_pg_options *opts);
 
@@ -429,7 +436,9 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  * without READONLY or on a store other than LMDB, an LMDB directory already open read-only in
  * this process opened for writing); PROLLY_ENOTFOUND (no store, without CREATE); PROLLY_ECORRUPT
  * (damaged or incomplete store; see prolly_lmdb_snapshots); PROLLY_EVERSION (newer schema);
- * PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection); PROLLY_ENOMEM.
+ * PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection); PROLLY_ETIMEOUT
+ * (PostgreSQL: creating the schema waited lock_timeout for another session, as
+ * prolly_store_pg_open says); PROLLY_ENOMEM.
  * Threads: any thread; the store is then shared as any store is.
  */
 PROLLY_API int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags);
@@ -917,7 +926,8 @@ typedef struct prolly_commit {
 
 /* Reads commit id. Caller frees with prolly_commit_free. PROLLY_ENOTFOUND if absent (for
  * instance removed by gc beyond the retention horizon); PROLLY_ECORRUPT if the object fails its
- * checks or is not a commit (a tree node, say); PROLLY_EINVAL (NULL argument). */
+ * checks or is not a commit (a tree node, say); PROLLY_EINVAL (NULL argument); PROLLY_ENOMEM;
+ * store errors. *out is untouched on failure. */
 PROLLY_API int prolly_commit_read(prolly_commit **out, prolly_db *db, const prolly_id *id);
 /* Reads the commits ids[0..n) (duplicates allowed) in one store call, one round trip on a
  * server store, where prolly_commit_read costs one each: out[i] receives commit ids[i] (free

@@ -305,6 +305,23 @@ PT_TEST(open_stores)
 	OUT(EINV, "",
 	    prolly_store_pg_open(&st, "host=/nonexistent-contract password=secretpw bogus=1", NULL),
 	    ST_SAME && !strstr(prolly_last_error(), "secretpw"));
+	/* Refused before any connection: the options' own limits. */
+	OUT(EINV, "schema name",
+	    prolly_store_pg_open(
+	        &st, "host=/nonexistent-contract",
+	        &(prolly_pg_options){.version = PROLLY_PG_OPTIONS_VERSION, .schema = "a\\b"}),
+	    ST_SAME);
+	OUT(EINV, "schema name",
+	    prolly_store_pg_open(&st, "host=/nonexistent-contract",
+	                         &(prolly_pg_options){.version = PROLLY_PG_OPTIONS_VERSION,
+	                                              .schema = "s234567890123456789012345678901234567"
+	                                                        "890123456789012345678901234"}),
+	    ST_SAME);
+	OUT(EINV, "pool_size",
+	    prolly_store_pg_open(
+	        &st, "host=/nonexistent-contract",
+	        &(prolly_pg_options){.version = PROLLY_PG_OPTIONS_VERSION, .pool_size = 10001}),
+	    ST_SAME);
 	CASE(EINV, "", prolly_store_pg_init(NULL));
 	CASE(EINV, "", prolly_store_pg_init(bare));
 	CASE(EINV, "", prolly_lmdb_snapshots(NULL, lmdb_dir));
