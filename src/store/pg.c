@@ -284,6 +284,7 @@ static void pg_close(prolly_store *base)
 	free(st->qs);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->gc_mu);
+	pthread_mutex_destroy(&st->epoch_mu);
 	free(st);
 }
 
@@ -367,6 +368,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->gc_mu, NULL);
+	pthread_mutex_init(&st->epoch_mu, NULL);
 	st->base.version = PROLLY_STORE_VERSION;
 	st->base.flags = PROLLY_STORE_REMOTE;
 	st->base.get_ancestors = pg_get_ancestors;
@@ -487,6 +489,7 @@ int prolly_store_pg_counters(prolly_store *base, prolly_pg_counters *out)
 	out->gc_batches = atomic_load(&st->cnt.gc_batches);
 	out->gc_remarks = atomic_load(&st->cnt.gc_remarks);
 	out->read_retries = atomic_load(&st->cnt.read_retries);
+	out->epoch_rewrites = atomic_load(&st->cnt.epoch_rewrites);
 	return 0;
 }
 

@@ -32,6 +32,8 @@ typedef struct prolly_pg_counters {
 	uint64_t gc_batches;        /* sweep transactions committed */
 	uint64_t gc_remarks;        /* times a sweep found refs moved and called mark() again */
 	uint64_t read_retries;      /* reads run again after a hot standby cancelled them */
+	uint64_t epoch_rewrites;    /* epoch row versions not written by a gc (a restore in place):
+	                               the epochs reported moved past every earlier one */
 } prolly_pg_counters;
 
 /* PROLLY_EINVAL if st is not a PostgreSQL store. */

@@ -9,6 +9,7 @@
  *   pg_pool.c   connections, the pool, pipelines (pipe_*) and the translation of errors
  *   pg_write.c  write: one prolly_write statement, or the version-1 pipeline
  *   pg_gc.c     gc: mark, snapshot, sweep batches
+ *   pg_epoch.c  the gc epoch as reported: one that only grows, also across a restore in place
  *
  * Naming as in internal.h: prolly__pg_ for functions shared across these files, no prefix for
  * static ones.
@@ -117,8 +118,15 @@ typedef struct waiter waiter; /* a thread queued for a connection (pg_pool.c) */
 typedef struct counters {
 	_Atomic uint64_t round_trips, statements, insert_statements, rows_inserted, rows_read,
 	    bytes_read, bytes_sent, pool_waits, pool_wait_ns, pool_timeouts, connects, broken,
-	    gc_batches, gc_remarks, read_retries;
+	    gc_batches, gc_remarks, read_retries, epoch_rewrites;
 } counters;
+
+/* A version of meta's epoch row this store read (pg_epoch.c): its value, its xmin (0: read
+ * without it) and the epoch reported for it (0: a free slot). */
+typedef struct epoch_pair {
+	uint64_t value, xmin, reported;
+} epoch_pair;
+#define PG_EPOCHS 16
 
 typedef struct pg_store {
 	prolly_store base;
@@ -163,6 +171,12 @@ typedef struct pg_store {
 	size_t n_idle;
 	waiter *head, *tail;
 	pthread_mutex_t gc_mu; /* one gc at a time per store (across processes: an advisory lock) */
+	/* The epochs reported (pg_epoch.c): the last PG_EPOCHS versions of the row, a ring; the
+	 * offset added to the row's value, and the greatest epoch reported. Under epoch_mu. */
+	pthread_mutex_t epoch_mu;
+	epoch_pair epochs[PG_EPOCHS];
+	size_t epoch_next;
+	uint64_t epoch_off, epoch_top, epoch_xmax; /* xmax: the xmin of the top's version (0: none) */
 	counters cnt;
 } pg_store;
 
@@ -246,6 +260,22 @@ int prolly__pg_pipe_run(pipe *p);
 int prolly__pg_read_again(pg_store *st, int rc, uint64_t handed, int *retries);
 
 void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store *st);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The epoch as reported (pg_epoch.c)                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The epoch to report for the version (value, xmin) of meta's epoch row a statement read (xmin 0:
+ * read without it, the version of value seen last); 0 for value 0. A version not seen before whose
+ * value is not above every one reported moves the reported epochs past all earlier ones. */
+uint64_t prolly__pg_epoch_seen(pg_store *st, uint64_t value, uint64_t xmin);
+/* The same for a version of value known to differ from every one seen (a write's statement found
+ * the row it expected written again): always a new epoch, above every earlier one. */
+uint64_t prolly__pg_epoch_rewritten(pg_store *st, uint64_t value);
+/* The row version the reported epoch stands for: its value and *xmin (0: none known, check the
+ * value alone). An epoch this store forgot (PG_EPOCHS versions later) or never reported stands for
+ * the value under the current offset, or 0, which no epoch check passes. */
+uint64_t prolly__pg_epoch_of(pg_store *st, uint64_t reported, uint64_t *xmin);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Connections and the pool (pg_pool.c)                                                       */

@@ -13,17 +13,17 @@
 typedef struct rctx {
 	int found, bad, have_epoch;
 	prolly_id value;
-	uint64_t epoch;
+	uint64_t epoch, xmin; /* the epoch row's value and xmin (pg_epoch.c) */
 } rctx;
 
-static int ref_fn(void *ctx, size_t qi, const PGresult *r)
+/* ref_fn for a row whose epoch is column 1 and its xmin column xcol. */
+static void ref_row(rctx *x, const PGresult *r, int xcol)
 {
-	rctx *x = ctx;
-	(void)qi;
 	if (PQntuples(r) != 1)
-		return 0;
+		return;
 	if (prolly__pg_read_int8(r, 0, 1, &x->epoch) == 0)
 		x->have_epoch = 1;
+	prolly__pg_read_int8(r, 0, xcol, &x->xmin);
 	if (!PQgetisnull(r, 0, 0)) {
 		if (PQgetlength(r, 0, 0) != PROLLY_ID_SIZE)
 			x->bad = 1;
@@ -32,6 +32,12 @@ static int ref_fn(void *ctx, size_t qi, const PGresult *r)
 			x->found = 1;
 		}
 	}
+}
+
+static int ref_fn(void *ctx, size_t qi, const PGresult *r)
+{
+	(void)qi;
+	ref_row(ctx, r, 2);
 	return 0;
 }
 
@@ -58,7 +64,7 @@ int prolly__pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uin
 	if (rc)
 		return rc;
 	if (epoch && x.have_epoch)
-		*epoch = x.epoch;
+		*epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
 	if (x.bad)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "postgres: ref '%s' holds a value that is not "
@@ -71,13 +77,13 @@ int prolly__pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uin
 	return 0;
 }
 
-/* get_refs: one row per name, (ordinality, value or NULL, epoch), Q_GETREFS. */
+/* get_refs: one row per name, (ordinality, value or NULL, epoch, its row's xmin), Q_GETREFS. */
 typedef struct mctx {
 	const char *const *names;
 	size_t n, chunk;
 	prolly_id *out;
 	unsigned char *found;
-	uint64_t epoch;
+	uint64_t epoch, xmin; /* the greatest epoch read, and its row's xmin */
 	int have_epoch;
 } mctx;
 
@@ -94,6 +100,8 @@ static int refs_fn(void *ctx, size_t qi, const PGresult *r)
 		if (prolly__pg_read_int8(r, i, 2, &epoch) == 0 && (!x->have_epoch || epoch > x->epoch)) {
 			x->epoch = epoch;
 			x->have_epoch = 1;
+			x->xmin = 0;
+			prolly__pg_read_int8(r, i, 3, &x->xmin);
 		}
 		if (PQgetisnull(r, i, 1))
 			continue;
@@ -141,7 +149,7 @@ static int get_refs_once(prolly_store *base, const char *const *names, size_t n,
 	ran = 1;
 	rc = prolly__pg_pipe_run(&p);
 	if (rc == 0 && epoch && x.have_epoch)
-		*epoch = x.epoch;
+		*epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
 cleanup:
 	/* statements queued without their Sync leave the connection unusable */
 	prolly__pg_pool_release(st, c, p.broken || (!ran && p.queued > 0));
@@ -168,14 +176,15 @@ typedef struct roctx {
 	uint64_t rows, bytes;
 } roctx;
 
-/* One row: (ref value, epoch, the object it names, the followed object). found() is called only
- * for a well-formed ref, in index order. */
+/* One row: (ref value, epoch, the object it names, the followed object, the epoch row's xmin).
+ * found() is called only for a well-formed ref, in index order. */
 static int refobjs_fn(void *ctx, size_t qi, const PGresult *r)
 {
 	roctx *x = ctx;
 	int rc = 0;
-	ref_fn(&x->ref, qi, r);
-	if (!x->ref.found || PQntuples(r) != 1 || PQnfields(r) != 4)
+	(void)qi;
+	ref_row(&x->ref, r, 4);
+	if (!x->ref.found || PQntuples(r) != 1 || PQnfields(r) != 5)
 		return 0;
 	for (int i = 0; i < 2 && !rc; i++) {
 		if (PQgetisnull(r, 0, 2 + i))
@@ -226,7 +235,7 @@ int prolly__pg_get_ref_objects_known(prolly_store *base, const char *name, size_
 	if (rc)
 		return rc;
 	if (epoch && x.ref.have_epoch)
-		*epoch = x.ref.epoch;
+		*epoch = prolly__pg_epoch_seen(st, x.ref.epoch, x.ref.xmin);
 	if (x.ref.bad)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "postgres: ref '%s' holds a value that is not %d bytes", name,

@@ -35,6 +35,15 @@
 /* The size of an id as SQL text. */
 #define C_ID PROLLY__STR(PROLLY_ID_SIZE)
 
+/* The transaction that wrote the epoch row's version this statement sees (pg_epoch.c): a restore
+ * in place writes the row again, with the dump's value, never with its old xmin. */
+#define EPOCH_XMIN "(SELECT xmin::text::int8 FROM @.meta WHERE key = 'epoch')"
+/* A write's epoch to check (parameter E) as passed to the schema's function: E while the row is
+ * still the version whose xmin is parameter X (NULL: not known), else 0, which no epoch equals.
+ * The statement's lock on meta keeps a restore (DROP or TRUNCATE) from landing after this read. */
+#define EPOCH_GUARD(E, X)                                                                          \
+	"CASE WHEN " X "::int8 IS NULL OR " X "::int8 = " EPOCH_XMIN " THEN " E "::int8 ELSE 0 END"
+
 /* '@' stands for the quoted schema name, '#' for the literal 'schema.meta'. */
 static const char *const query_tmpl[N_QUERIES] = {
     [Q_BEGIN] = "BEGIN",
@@ -43,16 +52,21 @@ static const char *const query_tmpl[N_QUERIES] = {
     [Q_ASYNC] = "SET LOCAL synchronous_commit TO off",
     /* LOCK_BOUND (pg_int.h) bounds the wait for the write lock (any role may hold it) before the
      * function takes it: an argument is evaluated before the call. */
-    [Q_WBEGIN] = "SELECT @.prolly_write_begin(CASE WHEN " LOCK_BOUND " THEN $1::int8 END)",
+    [Q_WBEGIN] =
+        "SELECT e, (SELECT xmin::text::int8 FROM @.meta WHERE key = 'epoch' AND value = e) "
+        "FROM @.prolly_write_begin(CASE WHEN " LOCK_BOUND
+        " THEN " EPOCH_GUARD("$1", "$2") " END) AS e",
     [Q_WREQUIRES] = "SELECT @.prolly_write_requires($1::bytea[])",
     [Q_WINSERT] = PROLLY_PG_SQL_INSERT_NODES("@"),
     [Q_WCAS] = PROLLY_PG_SQL_REF_CAS("@"),
     [Q_WFINISH] = "SELECT @.prolly_write_finish()",
-    [Q_WRITE] = "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur FROM "
-                "@.prolly_write(CASE WHEN " LOCK_BOUND
-                " THEN $1::int8 END, $2::bool, $3::bytea[], $4::bytea[], $5::bytea[], "
-                "$6::bytea[], $7::int4[], $8::bytea[], $9::bool[], $10::bytea[])",
-    [Q_EPOCH] = "SELECT value FROM @.meta WHERE key = 'epoch'",
+    [Q_WRITE] =
+        "SELECT o_epoch, o_inserted, o_applied, o_cur_exists, o_cur, (SELECT xmin::text::int8 "
+        "FROM @.meta WHERE key = 'epoch' AND value = o_epoch) FROM "
+        "@.prolly_write(CASE WHEN " LOCK_BOUND " THEN " EPOCH_GUARD(
+            "$1", "$11") " END, $2::bool, $3::bytea[], $4::bytea[], $5::bytea[], "
+                         "$6::bytea[], $7::int4[], $8::bytea[], $9::bool[], $10::bytea[])",
+    [Q_EPOCH] = "SELECT value, xmin::text::int8 FROM @.meta WHERE key = 'epoch'",
     /* The array statements look each element up in a LATERAL subquery with LIMIT 1, which the
      * planner cannot turn into a join: an index probe per element whatever the table's size
      * when the plan was made. Joined plainly (or through EXISTS), a generic plan made while the
@@ -84,17 +98,18 @@ static const char *const query_tmpl[N_QUERIES] = {
         "FROM $5::int4 + 1 + " C_ID " * g.j FOR " C_ID ") LIMIT 1) p) "
         "SELECT id, node FROM a LIMIT $2::int8",
     [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
-                 "(SELECT value FROM @.meta WHERE key = 'epoch')",
+                 "(SELECT value FROM @.meta WHERE key = 'epoch'), " EPOCH_XMIN,
     /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it;
      * neither object when the ref's value is $3 (the caller holds them): the join key is then
      * NULL, and an index scan on a NULL key reads nothing. */
     /* One row per name: absent refs with a NULL value; the epoch's subquery runs once. */
-    [Q_GETREFS] = "SELECT r.i, x.value, (SELECT value FROM @.meta WHERE key = 'epoch') "
+    [Q_GETREFS] = "SELECT r.i, x.value, (SELECT value FROM @.meta WHERE key = 'epoch'), " EPOCH_XMIN
+                  " "
                   "FROM unnest($1::bytea[]) WITH ORDINALITY AS r(name, i) "
                   "LEFT JOIN LATERAL (SELECT f.value FROM @.refs f WHERE f.name = r.name "
                   "LIMIT 1) x ON true",
     [Q_GETREFOBJS] = "SELECT r.value, (SELECT value FROM @.meta WHERE key = 'epoch'), c.node, "
-                     "t.node FROM (SELECT $1::bytea AS name) q "
+                     "t.node, " EPOCH_XMIN " FROM (SELECT $1::bytea AS name) q "
                      "LEFT JOIN @.refs r ON r.name = q.name "
                      "LEFT JOIN @.nodes c ON c.id = NULLIF(r.value, $3::bytea) "
                      "LEFT JOIN @.nodes t ON octet_length(c.node) >= $2::int4 + 32 "
@@ -363,8 +378,9 @@ static const char init_tmpl[] =
     "$prolly_init$";
 
 /* The schema's version: the first statement of every open (no table: a schema to create). */
-static const char version_tmpl[] = "SELECT value, (SELECT value FROM @.meta WHERE key = 'epoch') "
-                                   "FROM @.meta WHERE key = 'schema_version'";
+static const char version_tmpl[] =
+    "SELECT value, (SELECT value FROM @.meta WHERE key = 'epoch'), " EPOCH_XMIN
+    " FROM @.meta WHERE key = 'schema_version'";
 
 /*
  * Checks the rows that were there before the version-4 constraint: a no-op when it is already
@@ -549,9 +565,10 @@ int prolly__pg_array_too_big(size_t size)
 /* Schema                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-/* The version read's row: the schema version, the gc epoch (0 where unreadable). */
+/* The version read's row: the schema version, the gc epoch (0 where unreadable) and its row's
+ * xmin (0: unknown). */
 typedef struct version_row {
-	uint64_t version, epoch;
+	uint64_t version, epoch, xmin;
 } version_row;
 
 static int version_fn(void *ctx, size_t qi, const PGresult *r)
@@ -563,13 +580,15 @@ static int version_fn(void *ctx, size_t qi, const PGresult *r)
 		v->version = 0;
 	if (PQntuples(r) != 1 || PQnfields(r) < 2 || prolly__pg_read_int8(r, 0, 1, &v->epoch) != 0)
 		v->epoch = 0;
+	if (PQntuples(r) == 1)
+		prolly__pg_read_int8(r, 0, 2, &v->xmin);
 	return 0;
 }
 
 /* prolly__pg_read_version, and with prepare prolly__pg_open_pipeline. */
 static int read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing, int prepare)
 {
-	version_row row = {0, 0};
+	version_row row = {0, 0, 0};
 	pipe p;
 	int rc;
 	*version = 0;
@@ -581,7 +600,7 @@ static int read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing
 	rc = prolly__pg_pipe_run(&p);
 	*version = row.version; /* read even when a prepare after it failed */
 	if (row.epoch)
-		atomic_store(&st->open_epoch, row.epoch);
+		atomic_store(&st->open_epoch, prolly__pg_epoch_seen(st, row.epoch, row.xmin));
 	if (rc == 0 && prepare) {
 		c->prepared = 1;
 		c->has_write = 1;

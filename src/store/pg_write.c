@@ -52,7 +52,7 @@ typedef struct wctx {
 	prolly_ref_update **refs; /* in name order */
 	int fast;                 /* one prolly_write statement (else the version-1 pipeline) */
 	size_t q_begin, q_ins0, n_ins, q_cas0;
-	uint64_t epoch;
+	uint64_t epoch, xmin; /* the epoch row's value and xmin (0: unknown; pg_epoch.c) */
 	int have_epoch;
 	uint64_t inserted;
 	int conflict; /* a ref update failed its expectation */
@@ -75,17 +75,18 @@ static void ref_outcome(wctx *x, prolly_ref_update *u, const PGresult *r, int ro
 	}
 }
 
-/* prolly_write's rows: (epoch, inserted, applied, cur_exists, cur), one per ref in name order,
- * or one with NULL ref columns when the write has no ref. */
+/* prolly_write's rows: (epoch, inserted, applied, cur_exists, cur, the epoch row's xmin), one
+ * per ref in name order, or one with NULL ref columns when the write has no ref. */
 static void fast_rows(wctx *x, const PGresult *r)
 {
 	size_t n = x->w->n_refs;
-	if (PQnfields(r) != 5 || (size_t)PQntuples(r) != (n ? n : 1) ||
+	if (PQnfields(r) != 6 || (size_t)PQntuples(r) != (n ? n : 1) ||
 	    prolly__pg_read_int8(r, 0, 0, &x->epoch) || prolly__pg_read_int8(r, 0, 1, &x->inserted)) {
 		x->bad = 1;
 		return;
 	}
 	x->have_epoch = 1;
+	prolly__pg_read_int8(r, 0, 5, &x->xmin);
 	for (size_t i = 0; i < n; i++) {
 		if (PQgetisnull(r, (int)i, 2)) {
 			x->bad = 1;
@@ -101,8 +102,10 @@ static int write_fn(void *ctx, size_t qi, const PGresult *r)
 	if (x->fast) {
 		fast_rows(x, r);
 	} else if (qi == x->q_begin) {
-		if (PQntuples(r) == 1 && prolly__pg_read_int8(r, 0, 0, &x->epoch) == 0)
+		if (PQntuples(r) == 1 && prolly__pg_read_int8(r, 0, 0, &x->epoch) == 0) {
 			x->have_epoch = 1;
+			prolly__pg_read_int8(r, 0, 1, &x->xmin);
+		}
 	} else if (qi >= x->q_ins0 && qi < x->q_ins0 + x->n_ins) {
 		x->inserted += strtoull(PQcmdTuples((PGresult *)r), NULL, 10);
 	} else if (qi >= x->q_cas0 && qi < x->q_cas0 + x->w->n_refs) {
@@ -161,13 +164,13 @@ static int write_empty(pg_store *st, prolly_store_write *w)
 		return rc;
 	if (!x.have_epoch)
 		return prolly_set_error(PROLLY_ECORRUPT, "postgres: the meta table has no epoch row");
-	w->current_epoch = x.epoch;
-	if (w->check_epoch && w->epoch != x.epoch)
+	w->current_epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
+	if (w->check_epoch && w->epoch != w->current_epoch)
 		return prolly_set_error(
 		    PROLLY_ECONFLICT,
 		    "postgres: a gc ran meanwhile (the write expected gc epoch %llu, the "
 		    "store is at %llu); nothing was written",
-		    (unsigned long long)w->epoch, (unsigned long long)x.epoch);
+		    (unsigned long long)w->epoch, (unsigned long long)w->current_epoch);
 	return 0;
 }
 
@@ -252,26 +255,47 @@ static int encode_requires(prolly_buf *a, const wplan *pl)
 	return rc ? rc : prolly__pg_array_too_big(a->size);
 }
 
+/* The epoch a write checks, as its statement's parameters (EPOCH_GUARD in pg_sql.c): the value
+ * of the row version w->epoch stands for, and that version's xmin (NULL: unknown); both NULL for
+ * a write that checks nothing. */
+typedef struct epoch_arg {
+	uint64_t value;
+	char ebuf[8], xbuf[8];
+	const char *vals[2];
+	int lens[2];
+} epoch_arg;
+
+static void epoch_arg_init(epoch_arg *ea, pg_store *st, const prolly_store_write *w)
+{
+	uint64_t xmin = 0;
+	memset(ea, 0, sizeof(*ea));
+	ea->lens[0] = ea->lens[1] = 8;
+	if (!w->check_epoch)
+		return;
+	ea->value = prolly__pg_epoch_of(st, w->epoch, &xmin);
+	prolly__pg_put_be64((unsigned char *)ea->ebuf, ea->value);
+	prolly__pg_put_be64((unsigned char *)ea->xbuf, xmin);
+	ea->vals[0] = ea->ebuf;
+	ea->vals[1] = xmin ? ea->xbuf : NULL;
+}
+
 /* The version-1 pipeline: BEGIN, [SET LOCAL synchronous_commit], prolly_write_begin,
  * [prolly_write_requires], one prolly_ref_cas per ref, [prolly_write_finish], one INSERT per
  * chunk of batch nodes, COMMIT. The compare-and-swaps come first: a write that loses one is
  * aborted by prolly_write_finish before the server inserts any node (and every writer locks
  * refs before it inserts nodes, so two writers never wait for each other in opposite orders).
  * Chunks are sent as they are encoded. */
-static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const prolly_store_write *w,
-                         size_t batch, unsigned fail, prolly_buf *a, prolly_buf *b, uint64_t *sent)
+static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const epoch_arg *ea,
+                         const prolly_store_write *w, size_t batch, unsigned fail, prolly_buf *a,
+                         prolly_buf *b, uint64_t *sent)
 {
-	char ebuf[8];
 	const char *vals[5];
 	int lens[5], rc;
 	prolly__pg_pipe_send(p, Q_BEGIN, 0, NULL, NULL);
 	if (!w->durable)
 		prolly__pg_pipe_send(p, Q_ASYNC, 0, NULL, NULL);
-	prolly__pg_put_be64((unsigned char *)ebuf, w->epoch);
-	vals[0] = w->check_epoch ? ebuf : NULL;
-	lens[0] = 8;
 	x->q_begin = p->queued;
-	prolly__pg_pipe_send(p, Q_WBEGIN, 1, vals, lens);
+	prolly__pg_pipe_send(p, Q_WBEGIN, 2, ea->vals, ea->lens);
 	if (pl->n_req) {
 		if ((rc = encode_requires(a, pl)))
 			return rc;
@@ -325,13 +349,13 @@ enum { FA_REQ, FA_IDS, FA_NODES, FA_NAMES, FA_EXPECTS, FA_EXPECTED, FA_REMOVES, 
  * INSERT chunk. Everything is encoded before anything is sent. NULL array elements stand where
  * prolly_ref_cas takes NULL (expected unless EXPECT_VALUE, the value of a removal).
  */
-static int send_fast(pipe *p, const wplan *pl, const prolly_store_write *w, unsigned fail,
-                     prolly_buf *fa, uint64_t *sent)
+static int send_fast(pipe *p, const wplan *pl, const epoch_arg *ea, const prolly_store_write *w,
+                     unsigned fail, prolly_buf *fa, uint64_t *sent)
 {
 	size_t r = w->n_refs;
-	char ebuf[8], async = w->durable ? 0 : 1;
-	const char *vals[2 + N_FA];
-	int lens[2 + N_FA], rc;
+	char async = w->durable ? 0 : 1;
+	const char *vals[3 + N_FA];
+	int lens[3 + N_FA], rc;
 	if (pl->n_req && (rc = encode_requires(&fa[FA_REQ], pl)))
 		return rc;
 	if (pl->n && (rc = encode_nodes(&fa[FA_IDS], &fa[FA_NODES], pl, 0, pl->n, fail == 1, sent)))
@@ -356,8 +380,7 @@ static int send_fast(pipe *p, const wplan *pl, const prolly_store_write *w, unsi
 		                    : prolly__pg_array_add(&fa[FA_VALUES], u->value.bytes, PROLLY_ID_SIZE)))
 			return rc;
 	}
-	prolly__pg_put_be64((unsigned char *)ebuf, w->epoch);
-	vals[0] = w->check_epoch ? ebuf : NULL;
+	vals[0] = ea->vals[0];
 	lens[0] = 8;
 	vals[1] = &async;
 	lens[1] = 1;
@@ -366,7 +389,9 @@ static int send_fast(pipe *p, const wplan *pl, const prolly_store_write *w, unsi
 		vals[2 + k] = used ? (const char *)fa[k].ptr : NULL;
 		lens[2 + k] = used ? (int)fa[k].size : 0;
 	}
-	prolly__pg_pipe_send(p, Q_WRITE, 2 + N_FA, vals, lens);
+	vals[2 + N_FA] = ea->vals[1];
+	lens[2 + N_FA] = 8;
+	prolly__pg_pipe_send(p, Q_WRITE, 3 + N_FA, vals, lens);
 	return 0;
 }
 
@@ -375,6 +400,7 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 	pg_store *st = (pg_store *)base;
 	prolly_buf fa[N_FA];
 	wplan pl;
+	epoch_arg ea;
 	pgconn *c = NULL;
 	uint64_t sent = 0;
 	wctx x;
@@ -388,6 +414,7 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: write without a write");
 	if (!w->n_nodes && !w->n_refs && !(w->n_requires && !w->check_epoch))
 		return write_empty(st, w);
+	epoch_arg_init(&ea, st, w);
 	/* The connection first: a new one tells whether the server restarted (plan_write). */
 	if ((rc = prolly__pg_pool_acquire(st, &c)) ||
 	    (rc = plan_write(&pl, w, atomic_load(&st->restarted))))
@@ -413,9 +440,9 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		prolly__pg_pipe_init(&p, st, c, "write", write_fn, &x);
 		have_pipe = 1;
 		if (x.fast)
-			rc = send_fast(&p, &pl, w, fail, fa, &sent);
+			rc = send_fast(&p, &pl, &ea, w, fail, fa, &sent);
 		else
-			rc = send_pipeline(&p, &x, &pl, w, st->batch_items, fail, &fa[0], &fa[1], &sent);
+			rc = send_pipeline(&p, &x, &pl, &ea, w, st->batch_items, fail, &fa[0], &fa[1], &sent);
 		if (rc) {
 			unsent = p.queued > 0; /* queued without a Sync: the connection is not reusable */
 			goto cleanup;
@@ -438,7 +465,7 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 
 	prolly__pg_cnt_add(&st->cnt.insert_statements, chunks);
 	if (x.have_epoch)
-		w->current_epoch = x.epoch;
+		w->current_epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
 	if (rc == 0 && x.bad)
 		rc = prolly_set_error(PROLLY_ECORRUPT, "postgres: a ref update returned a malformed row");
 	else if (rc == 0 && x.conflict) /* the fast path reports failed refs in its rows */
@@ -447,13 +474,21 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		prolly__pg_cnt_add(&st->cnt.rows_inserted, x.inserted);
 		prolly__pg_cnt_add(&st->cnt.bytes_sent, sent);
 	}
-	if (rc && p.failed && strcmp(p.sqlstate, "PLY01") == 0) {
-		uint64_t cur = strtoull(p.detail, NULL, 10);
-		w->current_epoch = cur;
+	if (rc && p.failed && strcmp(p.sqlstate, "PLY01") == 0 && ea.value &&
+	    strtoull(p.detail, NULL, 10) == ea.value) {
+		/* The value was the one expected: the row's version was not (EPOCH_GUARD). */
+		w->current_epoch = prolly__pg_epoch_rewritten(st, ea.value);
+		rc = prolly_set_error(
+		    PROLLY_ECONFLICT,
+		    "postgres: the store's gc epoch was written again by something other "
+		    "than a gc since this write read it (the database restored in place?); "
+		    "nothing was written (retry from the current refs)");
+	} else if (rc && p.failed && strcmp(p.sqlstate, "PLY01") == 0) {
+		w->current_epoch = prolly__pg_epoch_seen(st, strtoull(p.detail, NULL, 10), 0);
 		rc = prolly_set_error(PROLLY_ECONFLICT,
 		                      "postgres: a gc ran meanwhile (the write expected gc epoch %llu, the "
 		                      "store is at %llu); nothing was written",
-		                      (unsigned long long)w->epoch, (unsigned long long)cur);
+		                      (unsigned long long)w->epoch, (unsigned long long)w->current_epoch);
 	} else if (rc && p.failed && strcmp(p.sqlstate, "PLY02") == 0) {
 		rc = conflict_message(w);
 	} else if (rc && p.failed && strcmp(p.sqlstate, "PLY03") == 0) {
