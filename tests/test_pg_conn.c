@@ -364,15 +364,8 @@ PT_TEST(server_restart)
 	PT_CHECK_RC(st->get_ref(st, "refs/heads/r", &got, NULL), 0);
 	prolly_pg_counters before;
 	PT_CHECK_RC(prolly_store_pg_counters(st, &before), 0);
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd),
-	         "%s -u postgres -- %s/pg_ctl -D %s/data -m fast -w -t 60 restart >/dev/null 2>&1",
-	         getuid() == 0 ? "runuser" : "env", bin, dir);
-	if (getuid() != 0)
-		snprintf(cmd, sizeof(cmd), "%s/pg_ctl -D %s/data -m fast -w -t 60 restart >/dev/null 2>&1",
-		         bin, dir);
 	double t0 = pgt_now_s();
-	int sys = system(cmd);
+	int sys = pgt_pg_ctl("-m fast restart");
 	double restart_s = pgt_now_s() - t0;
 	PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
 	pthread_join(th, NULL);
@@ -409,20 +402,6 @@ PT_TEST(server_restart)
 	       restart_s, (unsigned long long)c.broken, (unsigned long long)c.connects);
 	prolly_store_close(st);
 	PQfinish(a);
-}
-
-/* Runs pg_ctl MODE (restart -m immediate, say) on this program's own cluster; its exit status. */
-static int own_pg_ctl(const char *dir, const char *bin, const char *args)
-{
-	char cmd[1024];
-	if (getuid() == 0)
-		snprintf(cmd, sizeof(cmd),
-		         "runuser -u postgres -- %s/pg_ctl -D %s/data %s -w -t 60 >/dev/null 2>&1", bin,
-		         dir, args);
-	else
-		snprintf(cmd, sizeof(cmd), "%s/pg_ctl -D %s/data %s -w -t 60 >/dev/null 2>&1", bin, dir,
-		         args);
-	return system(cmd);
 }
 
 /* A non-durable write (a bulk build's flush, the halves of a large commit) is lost when the server
@@ -481,7 +460,7 @@ PT_TEST(crash_lost_nodes_fail_the_write)
 	w.n_nodes = 1;
 	PT_CHECK_RC(st->write(st, &w), 0);
 	PQfinish(a);
-	int sys = own_pg_ctl(dir, bin, "-m immediate restart");
+	int sys = pgt_pg_ctl("-m immediate restart");
 	PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
 	a = pgt_admin();
 	PT_REQUIRE(a);
@@ -511,8 +490,7 @@ PT_TEST(crash_lost_nodes_fail_the_write)
  * the commit, and the commit that moves the branch to the built tree fails with PROLLY_ECONFLICT
  * saying the nodes are gone (not that a gc ran: none did) instead of publishing a tree the
  * server lost part of; the same build committed again lands whole. */
-static int build_and_publish(prolly_db *db, const prolly_id *head, const char *dir, const char *bin,
-                             prolly_id *tree)
+static int build_and_publish(prolly_db *db, const prolly_id *head, int crash, prolly_id *tree)
 {
 	prolly_txn *txn = NULL;
 	prolly_builder *b = NULL;
@@ -531,8 +509,8 @@ static int build_and_publish(prolly_db *db, const prolly_id *head, const char *d
 	prolly_builder_free(b);
 	if (rc == 0)
 		rc = prolly_commit_create(&c, txn, tree, head, 1, 0, "crash");
-	if (rc == 0 && dir && (rc = prolly__txn_flush_wait(txn)) == 0) { /* every flush landed */
-		int sys = own_pg_ctl(dir, bin, "-m immediate restart");
+	if (rc == 0 && crash && (rc = prolly__txn_flush_wait(txn)) == 0) { /* every flush landed */
+		int sys = pgt_pg_ctl("-m immediate restart");
 		PT_CHECKF(sys == 0, "pg_ctl restart: %d", sys);
 	}
 	if (rc == 0)
@@ -560,7 +538,7 @@ PT_TEST(crash_lost_flush_fails_the_commit)
 	pgt_sql1(a, "SELECT pg_reload_conf()");
 	PQfinish(a);
 	pgt_sleep_ms(300);
-	int rc = build_and_publish(db, &head, dir, bin, &tree);
+	int rc = build_and_publish(db, &head, 1, &tree);
 	PT_CHECK_RC(rc, PROLLY_ECONFLICT);
 	printf("# %s\n", prolly_last_error());
 	PT_CHECKF(strstr(prolly_last_error(), "are gone") && !strstr(prolly_last_error(), "gc ran"),
@@ -572,7 +550,7 @@ PT_TEST(crash_lost_flush_fails_the_commit)
 	PT_CHECK_RC(prolly_branch_head(&got, db, "main"), 0);
 	PT_CHECK(prolly_id_equal(&got, &head));
 	/* Again: the flushes write the lost leaves anew, and the whole tree reads back. */
-	PT_CHECK_RC(build_and_publish(db, &head, NULL, NULL, &tree), 0);
+	PT_CHECK_RC(build_and_publish(db, &head, 0, &tree), 0);
 	prolly_db_cache_clear(db);
 	prolly_cursor *cur = NULL;
 	prolly_slice key, val;

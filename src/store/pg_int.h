@@ -231,6 +231,7 @@ typedef struct pipe {
 	int fn_rc;  /* first non-zero result of fn; fn is not called again */
 	int failed; /* a statement failed on the server */
 	int broken; /* the connection failed */
+	int fatal;  /* the server ended the session first (a FATAL error: msg and sqlstate say why) */
 	size_t err_qi;
 	size_t session_qi; /* 1 + the index of the session statement (its row: the start time); 0 */
 	size_t beat_qi;    /* 1 + the index of the gc's beat (pgconn.beat); 0 */

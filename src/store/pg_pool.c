@@ -102,14 +102,55 @@ void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, re
 	p->standby = in_hot_standby(c ? c->pg : NULL);
 }
 
+/* 1 for an error result with which the server ends the session (FATAL, PANIC). */
+static int ends_session(const PGresult *r)
+{
+	const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+	return sev && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0);
+}
+
+/* Keeps in p the reason of the error result r (its primary message, redacted, and SQLSTATE). */
+static void keep_error(pipe *p, const PGresult *r)
+{
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+	snprintf(p->sqlstate, sizeof(p->sqlstate), "%s", state ? state : "");
+	prolly__pg_redact(p->msg, sizeof(p->msg), m ? m : PQresultErrorMessage(r), p->st);
+	p->fatal = ends_session(r);
+}
+
+/*
+ * The connection failed. When the server said why before it closed the session (terminated by
+ * an administrator, an idle timeout, a shutdown: a FATAL error, still queued or already read),
+ * that is the reason given; libpq's own words ("server closed the connection unexpectedly ...
+ * the server terminated abnormally") would hide it.
+ */
 void prolly__pg_pipe_broken(pipe *p, const char *why)
 {
-	if (!p->broken) {
-		p->broken = 1;
-		prolly__pg_redact(p->msg, sizeof(p->msg), why ? why : PQerrorMessage(p->c->pg), p->st);
-		if (!p->msg[0])
-			snprintf(p->msg, sizeof(p->msg), "connection lost");
+	PGresult *r;
+	if (p->broken)
+		return;
+	p->broken = 1;
+	/* What libpq has read already, never waiting for more (PQisBusy: PQgetResult would block). */
+	for (size_t i = 0; !why && !p->failed && i < 2 * p->queued + 16 && !PQisBusy(p->c->pg) &&
+	                   (r = PQgetResult(p->c->pg));
+	     i++) {
+		if (PQresultStatus(r) == PGRES_FATAL_ERROR && ends_session(r))
+			keep_error(p, r);
+		PQclear(r);
+		if (p->fatal)
+			break;
 	}
+	if (p->fatal) {
+		char m[sizeof(p->msg)];
+		snprintf(m, sizeof(m), "%s", p->msg);
+		snprintf(p->msg, sizeof(p->msg), "the server ended the session: %.450s (SQLSTATE %s)", m,
+		         p->sqlstate);
+		return;
+	}
+	prolly__pg_redact(p->msg, sizeof(p->msg), why ? why : PQerrorMessage(p->c->pg), p->st);
+	if (!p->msg[0])
+		snprintf(p->msg, sizeof(p->msg), "connection lost");
 }
 
 /* The name statement q is prepared under on c (pgconn.tag). */
@@ -270,13 +311,10 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 			if (!p->fn_rc && !p->failed && p->fn)
 				p->fn_rc = p->fn(p->ctx, *qi, r);
 		} else if (s != PGRES_PIPELINE_ABORTED && !p->failed) {
-			const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 			const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
-			const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
 			p->failed = 1;
 			p->err_qi = *qi;
-			snprintf(p->sqlstate, sizeof(p->sqlstate), "%s", state ? state : "");
-			prolly__pg_redact(p->msg, sizeof(p->msg), m ? m : PQresultErrorMessage(r), p->st);
+			keep_error(p, r);
 			prolly__pg_redact(p->detail, sizeof(p->detail), detail, p->st);
 			if (strcmp(p->sqlstate, "25006") == 0) {
 				note_read_only(p);

@@ -499,11 +499,12 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		                      p.detail);
 	} else if (rc && p.failed && strcmp(p.sqlstate, "55P03") == 0) {
 		rc = prolly__pg_lock_timeout(st, c, &p, LOCK_WRITE, 1, "nothing was written");
-	} else if (rc && p.failed && x.fast && strcmp(p.sqlstate, "26000") != 0) {
+	} else if (rc && p.failed && !p.broken && x.fast && strcmp(p.sqlstate, "26000") != 0) {
 		/* (26000: pipe_run's message names the pooler that lost the statement) */
 		rc = prolly_set_error(rc, "postgres: write: %s (SQLSTATE %s); nothing was written", p.msg,
 		                      p.sqlstate);
-	} else if (rc && p.failed && p.err_qi >= x.q_ins0 && p.err_qi < x.q_ins0 + x.n_ins) {
+	} else if (rc && p.failed && !p.broken && p.err_qi >= x.q_ins0 &&
+	           p.err_qi < x.q_ins0 + x.n_ins) {
 		rc = prolly_set_error(rc,
 		                      "postgres: write: node insert statement %zu of %zu failed: %s "
 		                      "(SQLSTATE %s); nothing was written",

@@ -145,6 +145,17 @@ long long pgt_blocked_pid(PGconn *a)
 	return -1;
 }
 
+int pgt_pg_ctl(const char *args)
+{
+	const char *dir = getenv("PROLLY_PG_DIR"), *bin = getenv("PROLLY_PG_BIN");
+	char cmd[1024];
+	if (!dir || !bin)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s%s/pg_ctl -D %s/data %s -w -t 60 >/dev/null 2>&1",
+	         getuid() == 0 ? "runuser -u postgres -- " : "", bin, dir, args);
+	return system(cmd);
+}
+
 /* ---- stores --------------------------------------------------------------------------------- */
 
 prolly_store *pgt_open(const char *schema, size_t batch_items, size_t read_chunk,

@@ -46,6 +46,10 @@ long long pgt_schema_version(PGconn *a, const char *schema);
 long long pgt_node_count(PGconn *a, const char *schema);
 /* Waits until a backend of this database waits for a lock; returns its pid or -1. */
 long long pgt_blocked_pid(PGconn *a);
+/* Runs pg_ctl ARGS ("-m immediate restart", say; waiting for it, at most 60 s) on this program's
+ * own cluster (PROLLY_PG_DIR, PROLLY_PG_BIN: unset on a server it did not start, then -1); its
+ * exit status. */
+int pgt_pg_ctl(const char *args);
 
 /* A PostgreSQL store on schema (0 leaves an option at its default); NULL with a message. */
 prolly_store *pgt_open(const char *schema, size_t batch_items, size_t read_chunk,
