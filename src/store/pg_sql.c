@@ -36,8 +36,10 @@
 #define C_ID PROLLY__STR(PROLLY_ID_SIZE)
 
 /* The transaction that wrote the epoch row's version this statement sees (pg_epoch.c): a restore
- * in place writes the row again, with the dump's value, never with its old xmin. */
-#define EPOCH_XMIN "(SELECT xmin::text::int8 FROM @.meta WHERE key = 'epoch')"
+ * in place writes the row again, with the dump's value, never with its old xmin. Its types are
+ * named with their schema: the open's version read (version_tmpl) runs before the session's
+ * search_path is set (pg_pool.c). */
+#define EPOCH_XMIN "(SELECT xmin::pg_catalog.text::pg_catalog.int8 FROM @.meta WHERE key = 'epoch')"
 /* A write's epoch to check (parameter E) as passed to the schema's function: E while the row is
  * still the version whose xmin is parameter X (NULL: not known), else 0, which no epoch equals.
  * The statement's lock on meta keeps a restore (DROP or TRUNCATE) from landing after this read. */
