@@ -2,7 +2,7 @@
  * test_pg_life.c - one PostgreSQL store handle kept open across its server's life, as a service
  * keeps it: a pool whose every connection died while idle (terminated, the server restarted),
  * sessions the idle timeouts of the store's role end (between calls, and under a gc's mark), a
- * commit of many nodes cut by a crash, and the database restored in place from an older dump
+ * commit of many nodes cut by a crash, a long scan across a restart, and the database restored in place from an older dump
  * (pg_restore --clean) under the open handle. The server and what the programs share:
  * tests/lib/pgt.h. docs/postgres.md, "Connection loss: what a long-lived handle can rely on".
  */
@@ -336,6 +336,63 @@ PT_TEST(commit_of_many_nodes_cut_by_a_crash)
 	}
 	prolly_close(db);
 	PQfinish(a);
+}
+
+/* Reads main's tree to the end from cur, or until a call fails; the records read. The restart
+ * (pg_ctl ARGS) comes after `at` records, when args is given. */
+static long scan(prolly_cursor *cur, long at, const char *args, int *rc)
+{
+	prolly_slice k, v;
+	long n = 0;
+	while ((*rc = prolly_cursor_next(cur, &k, &v)) == 0)
+		if (++n == at && args)
+			PT_CHECK(pgt_pg_ctl(args) == 0);
+	return n;
+}
+
+/* A long scan (a cursor over a tree of BIG records, its nodes read in batches, ahead of the
+ * reader) across a server restart: it reads on to the end, or fails with PROLLY_ESTORE; a scan
+ * opened again on the same handle reads every record. The node cache is cleared first, so the
+ * scan does read from the server after the restart. */
+PT_TEST(scan_across_a_restart)
+{
+	if (!getenv("PROLLY_PG_DIR") || !getenv("PROLLY_PG_BIN")) {
+		pgt_skip("a server this program did not start (PROLLY_PG_URL given): no restart");
+		return;
+	}
+	const char *schema = pgt_new_schema();
+	prolly_db *db = NULL;
+	prolly_commit *c = NULL;
+	prolly_store *st = pgt_open(schema, 0, 0, 2, 0);
+	PT_REQUIRE(st && prolly_db_new(&db, st, NULL) == 0);
+	big_commit b = {db, 0, "", 0};
+	commit_big(&b);
+	PT_REQUIRE(b.rc == 0 && prolly_branch_commit(&c, db, "main") == 0);
+	const char *modes[2] = {"-m fast restart", "-m immediate restart"};
+	for (int m = 0; m < 2; m++) {
+		prolly_cursor *cur = NULL;
+		int rc;
+		prolly_db_cache_clear(db);
+		PT_REQUIRE(prolly_cursor_open(&cur, db, &c->tree, NULL) == 0);
+		prolly_pg_counters c0, c1;
+		PT_CHECK_RC(prolly_store_pg_counters(st, &c0), 0);
+		long n = scan(cur, BIG / 4, modes[m], &rc);
+		PT_CHECK_RC(prolly_store_pg_counters(st, &c1), 0);
+		printf("# scan across pg_ctl %s: %ld records, then %s (%llu round trips, %llu "
+		       "connects)\n",
+		       modes[m], n, rc == PROLLY_ITEROVER ? "the end" : prolly_last_error(),
+		       (unsigned long long)(c1.round_trips - c0.round_trips),
+		       (unsigned long long)(c1.connects - c0.connects));
+		PT_CHECKF(rc == PROLLY_ITEROVER ? n == BIG : rc == PROLLY_ESTORE, "%d after %ld", rc, n);
+		PT_CHECK(c1.connects > c0.connects); /* it read from the restarted server */
+		prolly_cursor_free(cur);
+		PT_REQUIRE(prolly_cursor_open(&cur, db, &c->tree, NULL) == 0);
+		n = scan(cur, 0, NULL, &rc);
+		PT_CHECKF(rc == PROLLY_ITEROVER && n == BIG, "%d after %ld", rc, n);
+		prolly_cursor_free(cur);
+	}
+	prolly_commit_free(c);
+	prolly_close(db);
 }
 
 /* The gc's mark for idle_timeouts_of_the_role: reads a ref through the gc's snapshot, waits
