@@ -30,6 +30,9 @@
  * (LOCK_BOUND, pg_int.h: any role may hold that advisory lock); a wait that times out (55P03) is
  * PROLLY_ETIMEOUT naming the sessions that hold the lock (prolly__pg_lock_timeout), unless the
  * holder is a gc that keeps working (prolly__pg_gc_advancing): then the write is sent again.
+ * The epoch a write checks is the store's reported one (pg_epoch.c): the statement gets the row's
+ * value it stands for, and passes it on only while the row is still that version (EPOCH_GUARD
+ * in pg_sql.c: a restore in place writes the row again), else 0, a PLY01 said as such.
  */
 #include "pg_int.h"
 
