@@ -8,6 +8,9 @@
  * "ok N - name" or "not ok N - name" (TAP); the last line is "# N passed, N failed".
  * `prog NAME` runs only tests whose name contains NAME. PT_SEED() gives the seed for randomized
  * tests: $PROLLY_TEST_SEED if set, else a fixed default; print it on failure with PT_CHECKF.
+ * A test that this machine cannot run (no permission to mount, say) calls PT_SKIP(fmt, ...) and
+ * returns: "ok N - name # SKIP why", or "not ok" with CI=true in the environment (docs/testing.md:
+ * CI runs everything).
  */
 #ifndef PTEST_H
 #define PTEST_H
@@ -27,6 +30,7 @@ struct pt_case {
 static struct pt_case pt_cases[PT_MAX_CASES];
 static int pt_ncases;
 static int pt_failed_now;
+static char pt_skip_why[256];
 
 #define PT_TEST(name)                                                                              \
 	static void pt_##name(void);                                                                   \
@@ -60,6 +64,17 @@ static int pt_failed_now;
 		}                                                                                          \
 	} while (0)
 
+#define PT_SKIP(...)                                                                               \
+	do {                                                                                           \
+		snprintf(pt_skip_why, sizeof(pt_skip_why), __VA_ARGS__);                                   \
+		const char *pt_ci_ = getenv("CI");                                                         \
+		if (pt_ci_ && strcmp(pt_ci_, "true") == 0) {                                               \
+			fprintf(stderr, "  skipped under CI=true, which counts as a failure: %s\n",            \
+			        pt_skip_why);                                                                  \
+			pt_failed_now = 1;                                                                     \
+		}                                                                                          \
+	} while (0)
+
 /* Stop the current test on failure so far (use after checks that later code depends on). */
 #define PT_REQUIRE(cond)                                                                           \
 	do {                                                                                           \
@@ -81,14 +96,17 @@ static inline int pt_run(int argc, char **argv)
 		if (argc > 1 && !strstr(pt_cases[i].name, argv[1]))
 			continue;
 		pt_failed_now = 0;
+		pt_skip_why[0] = 0;
 		pt_cases[i].fn();
 		num++;
 		if (pt_failed_now) {
 			failed++;
-			printf("not ok %d - %s\n", num, pt_cases[i].name);
+			printf("not ok %d - %s%s%s\n", num, pt_cases[i].name, pt_skip_why[0] ? " # SKIP " : "",
+			       pt_skip_why);
 		} else {
 			passed++;
-			printf("ok %d - %s\n", num, pt_cases[i].name);
+			printf("ok %d - %s%s%s\n", num, pt_cases[i].name, pt_skip_why[0] ? " # SKIP " : "",
+			       pt_skip_why);
 		}
 		fflush(stdout);
 	}

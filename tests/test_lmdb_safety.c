@@ -3,11 +3,13 @@
  * store, and reports a full disk as full: open flags, the meta-page checks and recovery
  * (prolly_lmdb_snapshots, PROLLY_OPEN_PREVIOUS, prolly_lmdb_restore_previous), missing named
  * databases and rows, and a full file system (a small tmpfs; the test needs root to mount it,
- * and fails saying so without).
+ * and is skipped, saying so, without). The store under pressure (a map that cannot grow, a full
+ * disk, a read-only mount, a killed lock holder, another LMDB format) is test_lmdb_pressure.c.
  *
  * The CLI side (read-only commands, recover, the byte-flip sweep, ulimit -f) is in
  * tests/cli/cases/lmdb_*.sh.
  */
+#include "lmdb_fixture.h"
 #include "prolly.h"
 #include "prolly/store.h"
 #include "ptest.h"
@@ -26,87 +28,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static char scratch[1024];
-static int scratch_n;
-
-static void fresh_dir(char *out, size_t size, const char *what)
-{
-	snprintf(out, size, "%s/%s-%d", scratch, what, scratch_n++);
-}
-
-/* Number of entries in dir other than . and ..; -1 if it does not exist. */
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-	if (!d)
-		return -1;
-	for (struct dirent *de; (de = readdir(d));)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Reads the whole file into a malloc'd buffer. */
-static unsigned char *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	long n;
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n)
-		*size = (size_t)n;
-	fclose(f);
-	return buf;
-}
-
-static char *url_of(const char *dir)
-{
-	static char url[2 * PATH_MAX];
-	snprintf(url, sizeof(url), "lmdb:%s", dir);
-	return url;
-}
-
-static int put(prolly_db *db, const char *branch, const char *k, const char *v)
-{
-	prolly_edit e = {PROLLY_PUT, {k, strlen(k)}, {v, strlen(v)}};
-	prolly_id c;
-	return prolly_commit_edits(&c, db, branch, &e, 1, "t");
-}
-
-static int get(prolly_db *db, const char *branch, const char *k, char *out, size_t cap)
-{
-	prolly_commit *c = NULL;
-	prolly_buf b = PROLLY_BUF_INIT;
-	int rc = prolly_branch_commit(&c, db, branch);
-	if (!rc)
-		rc = prolly_get(&b, db, &c->tree, k, strlen(k));
-	if (!rc)
-		snprintf(out, cap, "%.*s", (int)b.size, (const char *)b.ptr);
-	prolly_buf_dispose(&b);
-	prolly_commit_free(c);
-	return rc;
-}
-
-/* A store with branches main (a=1, then b=2) and dev (at main's first commit, then c=3). */
-static void make_store(const char *dir)
-{
-	prolly_db *db = NULL;
-	PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), 0);
-	if (!db)
-		return;
-	prolly_id head;
-	PT_CHECK_RC(put(db, "main", "a", "1"), 0);
-	PT_CHECK_RC(prolly_branch_head(&head, db, "main"), 0);
-	PT_CHECK_RC(prolly_branch_create(db, "dev", &head), 0);
-	PT_CHECK_RC(put(db, "dev", "c", "3"), 0);
-	PT_CHECK_RC(put(db, "main", "b", "2"), 0);
-	prolly_close(db);
-}
 
 /* ---- opening writes nothing unless asked --------------------------------------------------- */
 
@@ -753,36 +674,18 @@ PT_TEST(opens_while_another_process_commits_are_never_refused)
 
 /* ---- a full file system ------------------------------------------------------------------ */
 
-/* Mount points made by mount_small, unmounted at exit whatever happened to the test. */
-static char mounted[8][PATH_MAX];
-static int n_mounted;
-
-/* Mounts a tmpfs of `size` on dir (created). Fails the test, saying why, when it cannot. */
-static int mount_small(const char *dir, const char *size)
-{
-	char opts[64];
-	snprintf(opts, sizeof(opts), "size=%s", size);
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		return -1;
-	if (mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
-		PT_CHECKF(0, "cannot mount a %s tmpfs on %s: %s (this test needs root)", size, dir,
-		          strerror(errno));
-		return -1;
-	}
-	if (n_mounted < 8)
-		snprintf(mounted[n_mounted++], PATH_MAX, "%s", dir);
-	return 0;
-}
-
 PT_TEST(full_disk_is_reported_as_full)
 {
 	char mnt[PATH_MAX], dir[PATH_MAX + 16], val[3000], key[16];
 	prolly_db *db = NULL;
 	int rc = 0;
 
+	char why[256];
 	fresh_dir(mnt, sizeof(mnt), "full");
-	if (mount_small(mnt, "200k"))
+	if (mount_small(mnt, "200k", why, sizeof(why))) {
+		PT_SKIP("%s", why);
 		return;
+	}
 	snprintf(dir, sizeof(dir), "%s/s", mnt);
 	PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), 0);
 	memset(val, 'x', sizeof(val) - 1);
@@ -807,9 +710,12 @@ PT_TEST(init_on_a_too_small_disk_then_init_again_works)
 	prolly_db *db = NULL;
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char why[256];
 		fresh_dir(mnt, sizeof(mnt), "small");
-		if (mount_small(mnt, sizes[i]))
+		if (mount_small(mnt, sizes[i], why, sizeof(why))) {
+			PT_SKIP("%s", why);
 			return;
+		}
 		snprintf(dir, sizeof(dir), "%s/s", mnt);
 		PT_CHECK_RC(prolly_open(&db, url_of(dir), NULL), PROLLY_EFULL);
 		PT_CHECKF(strstr(prolly_last_error(), "No space left on device") != NULL, "%s: %s",
@@ -915,18 +821,5 @@ PT_TEST(concurrent_node_writes_all_land)
 
 int main(int argc, char **argv)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(scratch, sizeof(scratch), "%s/prolly-test-lmdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(scratch)) {
-		fprintf(stderr, "cannot create a scratch directory %s: %s\n", scratch, strerror(errno));
-		return 2;
-	}
-	int rc = pt_run(argc, argv);
-	for (int i = 0; i < n_mounted; i++)
-		umount2(mounted[i], MNT_DETACH); /* already unmounted unless a test stopped early */
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	if (system(cmd) != 0)
-		fprintf(stderr, "# could not remove %s\n", scratch);
-	return rc;
+	return lmdb_fixture_main(argc, argv, "lmdb");
 }
