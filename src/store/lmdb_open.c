@@ -547,6 +547,12 @@ static int entry_open(env_entry **out, const char *path, size_t map_size, const 
 			                      path, mdb_strerror(mrc));
 		else if (mrc == EACCES || mrc == EPERM)
 			rc = open_denied(e, mrc, flags);
+		else if (mrc == EROFS)
+			rc = prolly_set_error(PROLLY_ESTORE,
+			                      "lmdb: cannot open %s for writing: %s: open it read-only "
+			                      "(PROLLY_OPEN_READONLY; the CLI's read commands do), or remount "
+			                      "the file system read-write to write",
+			                      path, mdb_strerror(mrc));
 		else
 			rc = prolly__lmdb_fail(e, mrc, "opening the environment");
 		goto cleanup;
