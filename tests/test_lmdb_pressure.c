@@ -114,6 +114,84 @@ static pid_t start_child(void (*fn)(const char *), const char *dir)
 		_exit(code);                                                                               \
 	} while (0)
 
+/* ---- 1. a map that cannot grow ------------------------------------------------------------ */
+
+/* The process's mapped address space in bytes (VmSize), 0 if unknown. */
+static size_t vm_size(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* In a child: a store opened with a 1 MiB map, and an address-space limit (ulimit -v) that
+ * lets the map double a few times and then not. Commits of 1 MiB go in until one is refused;
+ * it must be PROLLY_EFULL naming the map and what to do, with main where it was, and a small
+ * commit must then go in. Exits 0 when all holds. */
+static void map_child(const char *dir)
+{
+	prolly_store *st = NULL;
+	prolly_db *db = NULL;
+	prolly_options o = PROLLY_OPTIONS_INIT;
+	prolly_id before, after;
+	char tag[16];
+	int rc = 0, i;
+
+	o.flags = PROLLY_DB_NO_THREADS; /* no thread stack or malloc arena to reserve */
+	o.cache_bytes = 0;
+	if (prolly_store_lmdb_open(&st, dir, (size_t)1 << 20) || prolly_db_new(&db, st, &o))
+		FAILC(2, "open");
+	if (put(db, "main", "first", "1"))
+		FAILC(2, "first commit");
+	struct rlimit rl;
+	getrlimit(RLIMIT_AS, &rl);
+	rl.rlim_cur = vm_size() + ((size_t)24 << 20);
+	if (setrlimit(RLIMIT_AS, &rl))
+		FAILC(2, "setrlimit");
+	for (i = 0; i < 64 && rc == 0; i++) {
+		if (prolly_branch_head(&before, db, "main"))
+			FAILC(2, "head");
+		snprintf(tag, sizeof(tag), "m%d", i);
+		rc = put_many(db, "main", tag, 64, 16 << 10);
+	}
+	fprintf(stderr, "  # commit %d refused: %d %s\n", i, rc, prolly_last_error());
+	if (rc != PROLLY_EFULL)
+		FAILC(3, "the commit that did not fit returned %d, not PROLLY_EFULL", rc);
+	if (!strstr(prolly_last_error(), "map") || !strstr(prolly_last_error(), "full"))
+		FAILC(3, "the message names neither the map nor a full store");
+	if (prolly_branch_head(&after, db, "main") || !prolly_id_equal(&before, &after))
+		FAILC(4, "main moved although its commit failed");
+	if ((rc = put(db, "main", "small", "after")))
+		FAILC(5, "a small commit after the full one failed: %d", rc);
+	prolly_close(db);
+	_exit(0);
+}
+
+PT_TEST(map_that_cannot_grow_refuses_the_commit_whole)
+{
+	char dir[PATH_MAX], v[64];
+	prolly_db *db = NULL;
+	fresh_dir(dir, sizeof(dir), "map");
+	int st = in_child(map_child, dir, 60);
+	PT_CHECKF(st == 0, "child status %d", st);
+	/* Another process opens the store as it was left: every commit that went in reads. */
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, 0), 0);
+	PT_REQUIRE(db);
+	PT_CHECK_RC(get(db, "main", "first", v, sizeof(v)), 0);
+	PT_CHECK_RC(get(db, "main", "small", v, sizeof(v)), 0);
+	PT_CHECK(strcmp(v, "after") == 0);
+	PT_CHECK_RC(get(db, "main", "m0-000063", v, sizeof(v)), 0);
+	PT_CHECK_RC(verify_branch(db, "main"), 0);
+	/* Without the limit the map grows and the big commit goes in. */
+	PT_CHECK_RC(put_many(db, "main", "big", 64, 16 << 10), 0);
+	prolly_close(db);
+}
+
 /* ---- 2. a full disk ------------------------------------------------------------------------ */
 
 /* Fills the file system of dir up to `leave` bytes free with dir/filler. 0 or -1. */

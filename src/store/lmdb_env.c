@@ -7,6 +7,7 @@
 #include "lmdb_int.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #if SIZE_MAX > 0xffffffffu
@@ -114,6 +115,20 @@ static size_t next_map_size(size_t cur)
 	return cur * 2;
 }
 
+/* 0 when `extra` more bytes of address space can be mapped now, else the errno. A map that
+ * cannot grow must be found out before mdb_env_set_mapsize is asked: it unmaps the old map
+ * before it maps the new one, and when that fails liblmdb 0.9 leaves the environment with no map
+ * at all, which no later mdb_env_set_mapsize maps again (it maps only over an existing map) and
+ * on which even mdb_env_info reads through a NULL pointer. */
+static int room_for(size_t extra)
+{
+	void *p = mmap(NULL, extra, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, extra);
+	return 0;
+}
+
 /*
  * Changes the map size: grows it (adopt 0) from `seen`, the size in effect when the caller's
  * transaction began, or adopts the size another process set (adopt 1). The calling thread must
@@ -162,27 +177,27 @@ int prolly__lmdb_resize(env_entry *e, size_t seen, int adopt)
 		}
 	if (!rc) {
 		size_t want = adopt ? 0 : next_map_size(seen);
-		int mrc;
+		int mrc, err;
 		if (!adopt && want == 0) {
 			rc = prolly_set_error(PROLLY_EFULL,
 			                      "lmdb: %s: the store is full: the map has reached its limit of "
 			                      "%zu bytes",
 			                      e->path, seen);
+		} else if (!adopt && (err = room_for(want - seen))) {
+			rc = prolly_set_error(PROLLY_EFULL,
+			                      "lmdb: %s: the store is full (map size %zu bytes) and the map "
+			                      "cannot grow to %zu bytes: %s (the process's address space "
+			                      "limit, ulimit -v?); nothing was written: raise the limit, or "
+			                      "free room in the map (delete branches, then gc)",
+			                      e->path, seen, want, strerror(err));
 		} else if ((mrc = mdb_env_set_mapsize(e->env, want))) {
-			/* LMDB unmapped the old map before failing to map the new one: map the old size
-			 * again, or nothing can be read any more. */
-			if (mdb_env_set_mapsize(e->env, seen) != 0)
-				e->broken = 1;
-			if (prolly__lmdb_translate(mrc) == PROLLY_ENOMEM && !e->broken)
-				rc = prolly_set_error(PROLLY_EFULL,
-				                      "lmdb: %s: the store is full (map size %zu bytes) and the "
-				                      "map cannot grow to %zu bytes: %s (address space limit?)",
-				                      e->path, seen, want, mdb_strerror(mrc));
-			else
-				rc = prolly__lmdb_fail(e, mrc,
-				                       e->broken ? "resizing the map (the handle is now unusable: "
-				                                   "close and reopen the store)"
-				                                 : "resizing the map");
+			/* The address space went to someone else since room_for. LMDB unmapped the old
+			 * map before failing to map the new one, and nothing maps it again (room_for): the
+			 * environment has no map, so every call fails until the store is reopened. */
+			e->broken = 1;
+			rc = prolly__lmdb_fail(e, mrc,
+			                       "resizing the map (the handle is now unusable: close and "
+			                       "reopen the store)");
 		} else {
 			MDB_envinfo info;
 			if (mdb_env_info(e->env, &info) == 0)
