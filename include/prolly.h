@@ -435,10 +435,10 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  * Errors: PROLLY_EINVAL (NULL out or url, unknown URL or flags, READONLY with CREATE, PREVIOUS
  * without READONLY or on a store other than LMDB, an LMDB directory already open read-only in
  * this process opened for writing); PROLLY_ENOTFOUND (no store, without CREATE); PROLLY_ECORRUPT
- * (damaged or incomplete store; see prolly_lmdb_snapshots); PROLLY_EVERSION (newer schema);
- * PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection); PROLLY_ETIMEOUT
- * (PostgreSQL: creating the schema waited lock_timeout for another session, as
- * prolly_store_pg_open says); PROLLY_ENOMEM.
+ * (damaged or incomplete store; see prolly_lmdb_snapshots); PROLLY_EVERSION (newer schema; for
+ * LMDB also a data.mdb in another LMDB data format); PROLLY_EFULL (no space to create);
+ * PROLLY_ESTORE (I/O, connection); PROLLY_ETIMEOUT (PostgreSQL: creating the schema waited
+ * lock_timeout for another session, as prolly_store_pg_open says); PROLLY_ENOMEM.
  * Threads: any thread; the store is then shared as any store is.
  */
 PROLLY_API int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags);
@@ -480,7 +480,8 @@ PROLLY_API int prolly_lmdb_snapshot_init(prolly_lmdb_snapshot *snap, unsigned ve
  * 0, out[1] page 1) without opening it and without writing. Both elements are initialised with
  * the same version (PROLLY_LMDB_SNAPSHOT_INIT). The snapshot that restoring keeps is the intact
  * one when exactly one is intact, else the older (the one before the current).
- * Errors: PROLLY_ENOTFOUND (no data.mdb, or empty), PROLLY_ESTORE (cannot read),
+ * Errors: PROLLY_ENOTFOUND (no data.mdb, or empty), PROLLY_EVERSION (data.mdb is in another
+ * LMDB data format, a newer liblmdb's: neither page is damaged), PROLLY_ESTORE (cannot read),
  * PROLLY_EUNSUPPORTED (not a 64-bit platform), PROLLY_EINVAL (NULL argument, an unknown version
  * in either element; checked before the file is read). Threads: any. */
 PROLLY_API int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *path);
@@ -496,7 +497,8 @@ PROLLY_API int prolly_lmdb_snapshots(prolly_lmdb_snapshot out[2], const char *pa
  * PROLLY_ENOTFOUND (no data.mdb; or the snapshot to keep is the empty environment of
  * transaction 0 that liblmdb wrote before the store was made, as in a store that has had only
  * its creating transaction: restoring it would leave no store, so nothing is written),
- * PROLLY_ECORRUPT (neither page intact), PROLLY_EFULL, PROLLY_ESTORE, PROLLY_EINVAL. Threads: any, but not while another thread of the process opens that store. */
+ * PROLLY_ECORRUPT (neither page intact), PROLLY_EVERSION (another LMDB data format; nothing
+ * written), PROLLY_EFULL, PROLLY_ESTORE, PROLLY_EINVAL. Threads: any, but not while another thread of the process opens that store. */
 PROLLY_API int prolly_lmdb_restore_previous(const char *path);
 
 /* Closes a store that was never handed to prolly_db_new(). NULL is fine. */

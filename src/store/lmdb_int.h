@@ -97,13 +97,15 @@ typedef struct prolly__lmdb_meta {
 	uint64_t main_root; /* root page of the main database (holds the named databases) */
 	uint64_t main_entries;
 	unsigned psize;
+	unsigned version; /* the data format version when the magic is LMDB's, else 0 */
 } prolly__lmdb_meta;
 
 /*
  * Reads and checks both meta pages of the environment in dir (data.mdb). Returns 0 with
  * m[0], m[1] filled (for slots 0 and 1) and *current set to the slot liblmdb would open (the
  * larger transaction id among pages whose header liblmdb accepts; -1 if neither); PROLLY_ENOTFOUND
- * if there is no data.mdb or it is empty; PROLLY_ESTORE if it cannot be read. Never writes.
+ * if there is no data.mdb or it is empty; PROLLY_EVERSION if it is in another LMDB data format
+ * (LM7); PROLLY_ESTORE if it cannot be read. Never writes.
  */
 int prolly__lmdb_meta_read(const char *dir, prolly__lmdb_meta m[2], int *current);
 

@@ -27,6 +27,8 @@
  * a power of two from 512 to 65536, the same in both pages; LM5 each root is empty (all ones,
  * depth 0) or at most the last page, with a depth of 1 to 32; LM6 each root page's own header
  * names that page number and says branch or leaf. LM2 and LM3 are what liblmdb itself checks.
+ * LM7: when neither page passes LM2-LM3 and one has LMDB's magic with another format version,
+ * the file is another liblmdb's, not damaged: PROLLY_EVERSION.
  */
 #include "lmdb_int.h"
 
@@ -158,7 +160,9 @@ static void check_meta(prolly__lmdb_meta *m, int fd, int slot, unsigned psize)
 		snprintf(m->problem, sizeof(m->problem), "page %d is not marked as a meta page", slot);
 		goto cleanup;
 	}
-	if (n32(pg + OFF_MAGIC) != LMDB_MAGIC || n32(pg + OFF_VERSION) != LMDB_DATA_VERSION) {
+	if (n32(pg + OFF_MAGIC) == LMDB_MAGIC)
+		m->version = n32(pg + OFF_VERSION);
+	if (n32(pg + OFF_MAGIC) != LMDB_MAGIC || m->version != LMDB_DATA_VERSION) {
 		snprintf(m->problem, sizeof(m->problem), "meta page %d has a wrong magic or version", slot);
 		goto cleanup;
 	}
@@ -218,6 +222,21 @@ int prolly__lmdb_meta_read(const char *dir, prolly__lmdb_meta m[2], int *current
 	for (int i = 0; i < 2; i++)
 		if (m[i].header_ok && (*current < 0 || m[i].txnid > m[*current].txnid))
 			*current = i;
+	/* LM7: no page liblmdb would take, and one in LMDB's format of another version: a file of
+	 * another liblmdb (a newer one's format), which is not damage and recovery must not touch. */
+	for (int i = 0; *current < 0 && i < 2; i++)
+		if (m[i].version != 0 && m[i].version != LMDB_DATA_VERSION) {
+			int major = 0, minor = 0, patch = 0;
+			mdb_version(&major, &minor, &patch);
+			rc = prolly_set_error(PROLLY_EVERSION,
+			                      "lmdb: %s: data.mdb is in LMDB data format %u, and this "
+			                      "liblmdb (%d.%d.%d) reads format %u: open the store with the "
+			                      "liblmdb that wrote it (mdb_dump there and mdb_load here move "
+			                      "its data)",
+			                      dir, (unsigned)m[i].version, major, minor, patch,
+			                      LMDB_DATA_VERSION);
+			break;
+		}
 
 cleanup:
 	if (fd >= 0)
