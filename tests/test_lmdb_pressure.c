@@ -506,6 +506,54 @@ PT_TEST(data_file_of_another_lmdb_format_is_a_version_mismatch)
 	prolly_close(db);
 }
 
+/* In a child: holds dir's environment open with liblmdb, as a process of another build would,
+ * until killed. */
+static void lock_child(const char *dir)
+{
+	MDB_env *env = NULL;
+	if (mdb_env_create(&env) || mdb_env_set_maxdbs(env, 8) ||
+	    mdb_env_open(env, dir, MDB_RDONLY | MDB_NOTLS, 0644))
+		_exit(2);
+	if (write(sig_fd, "r", 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+/* lock.mdb in use by a process of another liblmdb build (another lock format) is refused as a
+ * version mismatch naming the lock file; once that process is gone, the store opens. */
+PT_TEST(lock_file_of_another_build_is_a_version_mismatch)
+{
+	char dir[PATH_MAX], lock[PATH_MAX + 16], v[16];
+	prolly_db *db = NULL;
+	uint32_t format;
+
+	fresh_dir(dir, sizeof(dir), "lockformat");
+	make_store(dir);
+	pid_t other = start_child(lock_child, dir);
+	PT_REQUIRE(other > 0);
+	/* The lock format is the second u32 of lock.mdb (liblmdb's MDB_txninfo). */
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", dir);
+	int fd = open(lock, O_RDWR);
+	PT_REQUIRE(fd >= 0 && pread(fd, &format, 4, 4) == 4);
+	format ^= 0x100;
+	PT_REQUIRE(pwrite(fd, &format, 4, 4) == 4);
+	static const unsigned modes[] = {PROLLY_OPEN_READONLY, 0};
+	for (size_t i = 0; i < 2; i++) {
+		PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, modes[i]), PROLLY_EVERSION);
+		PT_CHECKF(strstr(prolly_last_error(), "lock.mdb") != NULL &&
+		              strstr(prolly_last_error(), "another liblmdb build") != NULL,
+		          "%s", prolly_last_error());
+	}
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+	close(fd);
+	PT_CHECK_RC(prolly_open_ex(&db, url_of(dir), NULL, 0), 0);
+	PT_CHECK_RC(get(db, "main", "b", v, sizeof(v)), 0);
+	PT_CHECK_RC(put(db, "main", "x", "y"), 0);
+	prolly_close(db);
+}
+
 int main(int argc, char **argv)
 {
 	return lmdb_fixture_main(argc, argv, "lmdb-pressure");

@@ -468,6 +468,30 @@ static int open_denied(const env_entry *e, int mrc, unsigned flags)
 	return prolly__lmdb_fail(e, mrc, "opening the environment");
 }
 
+/* 1 when data.mdb of path has a meta page liblmdb takes (so that liblmdb's version mismatch is
+ * about lock.mdb). */
+static int data_format_ok(const char *path)
+{
+	prolly__lmdb_meta m[2];
+	int cur;
+	return prolly__lmdb_meta_read(path, m, &cur) == 0 && cur >= 0;
+}
+
+/* liblmdb refuses a lock.mdb in another lock format only while another process has it open (the
+ * first opener lays it out afresh): a process of another liblmdb build (another version, or
+ * another word size) uses the store now. */
+static int lock_format_differs(const char *path, int mrc)
+{
+	int major = 0, minor = 0, patch = 0;
+	mdb_version(&major, &minor, &patch);
+	return prolly_set_error(prolly__lmdb_translate(mrc),
+	                        "lmdb: %s/lock.mdb: %s: a process of another liblmdb build (its lock "
+	                        "format differs from this liblmdb %d.%d.%d's) has the store open; "
+	                        "every process must use the same liblmdb: stop the other one, or run "
+	                        "this with its liblmdb",
+	                        path, mdb_strerror(mrc), major, minor, patch);
+}
+
 /* O5: the creating opens of every process take an exclusive flock on the directory, held from
  * the checks before liblmdb sees the files to the commit of the new databases, so that one never
  * removes a blank environment (remove_blank_env) that another is making: the other would then
@@ -541,7 +565,9 @@ static int entry_open(env_entry **out, const char *path, size_t map_size, const 
 			size /= 2;
 			continue;
 		}
-		if (mrc == MDB_VERSION_MISMATCH || mrc == MDB_INVALID)
+		if (mrc == MDB_VERSION_MISMATCH && data_format_ok(path))
+			rc = lock_format_differs(path, mrc);
+		else if (mrc == MDB_VERSION_MISMATCH || mrc == MDB_INVALID)
 			rc = prolly_set_error(prolly__lmdb_translate(mrc),
 			                      "lmdb: %s is not an LMDB environment this liblmdb can open: %s",
 			                      path, mdb_strerror(mrc));
