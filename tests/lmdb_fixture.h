@@ -104,19 +104,19 @@ static inline void make_store(const char *dir)
 static char mounted[8][PATH_MAX];
 static int n_mounted;
 
-/* Mounts a tmpfs of `size` on dir (created). 0, or -1 with the reason in why (mounting needs
- * root, or CAP_SYS_ADMIN). */
-static inline int mount_small(const char *dir, const char *size, char *why, size_t why_size)
+/* Mounts a tmpfs of `size` on dir (created). 0, or -1 with the test skipped saying why
+ * (mounting needs root, or CAP_SYS_ADMIN): the caller then returns. */
+static inline int mount_small(const char *dir, const char *size)
 {
 	char opts[64];
 	snprintf(opts, sizeof(opts), "size=%s", size);
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		snprintf(why, why_size, "cannot make %.160s: %s", dir, strerror(errno));
+		PT_SKIP("cannot make %.160s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
-		snprintf(why, why_size, "cannot mount a %s tmpfs on %.160s: %s (this test needs root)",
-		         size, dir, strerror(errno));
+		PT_SKIP("cannot mount a %s tmpfs on %.160s: %s (this test needs root)", size, dir,
+		        strerror(errno));
 		return -1;
 	}
 	if (n_mounted < 8)

@@ -216,16 +216,14 @@ static int fill_to(const char *dir, size_t leave)
  * commits go in again. */
 PT_TEST(full_disk_refuses_the_commit_whole_and_writes_resume_when_freed)
 {
-	char mnt[PATH_MAX], dir[PATH_MAX + 16], filler[PATH_MAX + 32], why[256], v[64], tag[16];
+	char mnt[PATH_MAX], dir[PATH_MAX + 16], filler[PATH_MAX + 32], v[64], tag[16];
 	prolly_db *db = NULL;
 	prolly_id before, after;
 	int rc = 0, i;
 
 	fresh_dir(mnt, sizeof(mnt), "disk");
-	if (mount_small(mnt, "8m", why, sizeof(why))) {
-		PT_SKIP("%s", why);
+	if (mount_small(mnt, "8m"))
 		return;
-	}
 	snprintf(dir, sizeof(dir), "%s/s", mnt);
 	make_store(dir);
 	PT_REQUIRE(fill_to(mnt, (size_t)1 << 20) == 0);
@@ -291,14 +289,12 @@ PT_TEST(full_disk_refuses_the_commit_whole_and_writes_resume_when_freed)
  * remount read-write the store takes writes. */
 PT_TEST(read_only_mount_reads_and_refuses_writes)
 {
-	char mnt[PATH_MAX], dir[PATH_MAX + 16], why[256], v[64];
+	char mnt[PATH_MAX], dir[PATH_MAX + 16], v[64];
 	prolly_db *db = NULL;
 
 	fresh_dir(mnt, sizeof(mnt), "romount");
-	if (mount_small(mnt, "4m", why, sizeof(why))) {
-		PT_SKIP("%s", why);
+	if (mount_small(mnt, "4m"))
 		return;
-	}
 	snprintf(dir, sizeof(dir), "%s/s", mnt);
 	make_store(dir);
 	PT_REQUIRE(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=4m") == 0);
