@@ -437,8 +437,10 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  * this process opened for writing); PROLLY_ENOTFOUND (no store, without CREATE); PROLLY_ECORRUPT
  * (damaged or incomplete store; see prolly_lmdb_snapshots); PROLLY_EVERSION (newer schema; for
  * LMDB also a data.mdb in another LMDB data format, or a lock.mdb in use by a process of another
- * liblmdb build); PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection);
- * PROLLY_ETIMEOUT (PostgreSQL: creating the schema waited lock_timeout for another session, as
+ * liblmdb build); PROLLY_ECONFLICT (LMDB: PROLLY_OPEN_READONLY on a read-only file system, where
+ * liblmdb reads without its lock file, while another process has the store open);
+ * PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection); PROLLY_ETIMEOUT
+ * (PostgreSQL: creating the schema waited lock_timeout for another session, as
  * prolly_store_pg_open says); PROLLY_ENOMEM.
  * Threads: any thread; the store is then shared as any store is.
  */

@@ -325,6 +325,64 @@ PT_TEST(read_only_mount_reads_and_refuses_writes)
 	PT_CHECK(umount2(mnt, MNT_DETACH) == 0);
 }
 
+/* Binds dir read-only on ro (created). 0, or -1 with the case skipped. */
+static int bind_read_only(const char *dir, const char *ro)
+{
+	if (mkdir(ro, 0755) != 0 || mount(dir, ro, NULL, MS_BIND, NULL) != 0) {
+		PT_SKIP("cannot bind %.160s: %s (this test needs root)", dir, strerror(errno));
+		return -1;
+	}
+	if (n_mounted < 8)
+		snprintf(mounted[n_mounted++], PATH_MAX, "%s", ro);
+	if (mount(NULL, ro, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
+		PT_SKIP("cannot make the bind of %.160s read-only: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* In a child: has the store open for writing (and writes once) until killed. */
+static void open_child(const char *dir)
+{
+	prolly_db *db = NULL;
+	if (prolly_open(&db, url_of(dir), NULL) || put(db, "main", "w", "1"))
+		FAILC(2, "open for writing");
+	if (write(sig_fd, "o", 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+/* On a read-only file system liblmdb reads without its lock file: it takes no reader slot, so
+ * a writer does not see the reader and may reuse the pages it reads. Through a read-only bind
+ * mount of a store that a process has open (and may write to) through the writable path, a
+ * read-only open must be refused, saying why; once no process has it open, it reads. */
+PT_TEST(read_only_mount_of_a_store_in_use_is_refused)
+{
+	char dir[PATH_MAX], ro[PATH_MAX], v[16];
+	prolly_db *rdb = NULL;
+
+	fresh_dir(dir, sizeof(dir), "inuse");
+	fresh_dir(ro, sizeof(ro), "inuse-ro");
+	make_store(dir);
+	if (bind_read_only(dir, ro))
+		return;
+	pid_t writer = start_child(open_child, dir);
+	PT_REQUIRE(writer > 0);
+	int rc = prolly_open_ex(&rdb, url_of(ro), NULL, PROLLY_OPEN_READONLY);
+	PT_CHECKF(rc == PROLLY_ECONFLICT, "a lockless read-only open beside a writer: %d %s", rc,
+	          prolly_last_error());
+	PT_CHECKF(strstr(prolly_last_error(), "lock") != NULL, "%s", prolly_last_error());
+	prolly_close(rdb);
+	rdb = NULL;
+	kill(writer, SIGKILL);
+	waitpid(writer, NULL, 0);
+	PT_CHECK_RC(prolly_open_ex(&rdb, url_of(ro), NULL, PROLLY_OPEN_READONLY), 0);
+	PT_CHECK_RC(get(rdb, "main", "b", v, sizeof(v)), 0);
+	prolly_close(rdb);
+	PT_CHECK(umount2(ro, MNT_DETACH) == 0);
+}
+
 /* In a child, as uid 65534: a read-only open of the store (data.mdb 0444 and the directory
  * theirs; lock.mdb theirs to write) reads; an open for writing names data.mdb. */
 static void ro_file_child(const char *dir)

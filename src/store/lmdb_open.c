@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -32,7 +33,9 @@
  *      a full disk leaves nothing that would make the next init fail;
  *   O5 PROLLY_OPEN_CREATE opens of all processes are serialised by a flock on the directory
  *      (lock_dir), so that O4 and the restart of a blank environment never remove files another
- *      creating open has just made.
+ *      creating open has just made;
+ *   O6 a read-only open on a read-only file system, which liblmdb makes without its lock file,
+ *      is refused while another process has the store open (refuse_lockless_beside_others).
  */
 
 static int make_dirs(const char *path)
@@ -492,6 +495,41 @@ static int lock_format_differs(const char *path, int mrc)
 	                        path, mdb_strerror(mrc), major, minor, patch);
 }
 
+/* O6: on a read-only file system liblmdb opens MDB_RDONLY without its lock file (LMDB's
+ * documentation: it does not use locks there). The reader then has no slot in the reader table,
+ * so a process writing to the same file through another, writable mount (a read-only bind mount
+ * of a live store) does not see it and may reuse the pages it reads. Every process that has the
+ * environment open holds a shared fcntl lock on byte 0 of lock.mdb, which a read-only
+ * descriptor can test: such a store is refused while one does. (A writer that opens it later is
+ * not seen: this is a check at open.) */
+static int refuse_lockless_beside_others(const char *path)
+{
+	struct statvfs vs;
+	char lock[4096];
+	if (statvfs(path, &vs) != 0 || !(vs.f_flag & ST_RDONLY))
+		return 0;
+	snprintf(lock, sizeof(lock), "%s/lock.mdb", path);
+	int fd = open(lock, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* no lock file: nobody has the store open through a writable path */
+	struct flock fl;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_len = 1;
+	int held = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+	close(fd);
+	if (!held)
+		return 0;
+	return prolly_set_error(PROLLY_ECONFLICT,
+	                        "lmdb: %s is on a read-only file system and process %ld has the store "
+	                        "open (through another mount, where it may write): liblmdb reads a "
+	                        "read-only file system without its lock file, so that process would "
+	                        "not see this reader and could reuse the pages it reads; read the "
+	                        "store through a writable path, or once no process has it open",
+	                        path, (long)fl.l_pid);
+}
+
 /* O5: the creating opens of every process take an exclusive flock on the directory, held from
  * the checks before liblmdb sees the files to the commit of the new databases, so that one never
  * removes a blank environment (remove_blank_env) that another is making: the other would then
@@ -521,6 +559,8 @@ static int entry_open(env_entry **out, const char *path, size_t map_size, const 
 	if (flags & PROLLY_OPEN_CREATE)
 		dir_lock = lock_dir(path);
 	if ((rc = check_before_open(path, flags, &blank)))
+		goto cleanup;
+	if ((flags & PROLLY_OPEN_READONLY) && (rc = refuse_lockless_beside_others(path)))
 		goto cleanup;
 	if (flags & PROLLY_OPEN_READONLY)
 		env_flags |= MDB_RDONLY;
