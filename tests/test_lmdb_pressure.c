@@ -129,30 +129,40 @@ static size_t vm_size(void)
 	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* In a child: a store opened with a 1 MiB map, and an address-space limit (ulimit -v) that
- * lets the map double a few times and then not. Commits of 1 MiB go in until one is refused;
- * it must be PROLLY_EFULL naming the map and what to do, with main where it was, and a small
- * commit must then go in. Exits 0 when all holds. */
-static void map_child(const char *dir)
+/* In a child: the store in dir with a 1 MiB map, on a handle that starts no thread (no thread
+ * stack or malloc arena to reserve) and caches nothing; then an address-space limit (ulimit -v)
+ * of what the process maps now plus headroom. Exits 2 when it cannot. */
+static prolly_db *open_then_limit(const char *dir, size_t headroom)
 {
 	prolly_store *st = NULL;
 	prolly_db *db = NULL;
 	prolly_options o = PROLLY_OPTIONS_INIT;
+	char v[16];
+	o.flags = PROLLY_DB_NO_THREADS;
+	o.cache_bytes = 0;
+	if (prolly_store_lmdb_open(&st, dir, (size_t)1 << 20) || prolly_db_new(&db, st, &o))
+		FAILC(2, "open");
+	if (get(db, "main", "first", v, sizeof(v)) == PROLLY_ENOTFOUND && put(db, "main", "first", "1"))
+		FAILC(2, "first commit");
+	struct rlimit rl;
+	getrlimit(RLIMIT_AS, &rl);
+	rl.rlim_cur = vm_size() + headroom;
+	if (setrlimit(RLIMIT_AS, &rl))
+		FAILC(2, "setrlimit");
+	return db;
+}
+
+/* In a child: a store opened with a 1 MiB map, and an address-space limit that lets the map
+ * double a few times and then not. Commits of 1 MiB go in until one is refused;
+ * it must be PROLLY_EFULL naming the map and what to do, with main where it was, and a small
+ * commit must then go in. Exits 0 when all holds. */
+static void map_child(const char *dir)
+{
+	prolly_db *db = open_then_limit(dir, (size_t)24 << 20);
 	prolly_id before, after;
 	char tag[16];
 	int rc = 0, i;
 
-	o.flags = PROLLY_DB_NO_THREADS; /* no thread stack or malloc arena to reserve */
-	o.cache_bytes = 0;
-	if (prolly_store_lmdb_open(&st, dir, (size_t)1 << 20) || prolly_db_new(&db, st, &o))
-		FAILC(2, "open");
-	if (put(db, "main", "first", "1"))
-		FAILC(2, "first commit");
-	struct rlimit rl;
-	getrlimit(RLIMIT_AS, &rl);
-	rl.rlim_cur = vm_size() + ((size_t)24 << 20);
-	if (setrlimit(RLIMIT_AS, &rl))
-		FAILC(2, "setrlimit");
 	for (i = 0; i < 64 && rc == 0; i++) {
 		if (prolly_branch_head(&before, db, "main"))
 			FAILC(2, "head");
@@ -189,6 +199,58 @@ PT_TEST(map_that_cannot_grow_refuses_the_commit_whole)
 	PT_CHECK_RC(verify_branch(db, "main"), 0);
 	/* Without the limit the map grows and the big commit goes in. */
 	PT_CHECK_RC(put_many(db, "main", "big", 64, 16 << 10), 0);
+	prolly_close(db);
+}
+
+/* The read end of the pipe the parent says "go" on (adopt_child). */
+static int go_fd = -1;
+
+/* In a child: a handle on the store under an address-space limit that leaves no room for the
+ * map another process is about to grow. Once told to go, reads must fail with an error, not
+ * crash, however often they are tried. */
+static void adopt_child(const char *dir)
+{
+	prolly_db *db = open_then_limit(dir, (size_t)8 << 20);
+	char v[16], c;
+	if (write(sig_fd, "a", 1) != 1 || read(go_fd, &c, 1) != 1)
+		_exit(2);
+	for (int i = 0; i < 3; i++) {
+		int rc = get(db, "main", "first", v, sizeof(v));
+		if (rc == 0)
+			FAILC(3, "read %d succeeded with a map it cannot have", i);
+		fprintf(stderr, "  # read %d: %d %s\n", i, rc, prolly_last_error());
+	}
+	prolly_close(db);
+	_exit(0);
+}
+
+/* When another process has grown the map, the next transaction of this one must adopt the new
+ * size (MDB_MAP_RESIZED); where it cannot be mapped, the handle fails every call until it is
+ * reopened. It used to be left with no map, as above, and the next call died of SIGSEGV. */
+PT_TEST(map_grown_by_another_process_beyond_the_limit_fails_without_a_crash)
+{
+	char dir[PATH_MAX];
+	prolly_store *st = NULL;
+	prolly_db *db = NULL;
+	int go[2];
+	fresh_dir(dir, sizeof(dir), "adopt");
+	PT_REQUIRE(prolly_store_lmdb_open(&st, dir, (size_t)1 << 20) == 0);
+	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
+	PT_REQUIRE(put(db, "main", "first", "1") == 0);
+	PT_REQUIRE(pipe(go) == 0);
+	go_fd = go[0];
+	pid_t child = start_child(adopt_child, dir);
+	close(go[0]);
+	PT_REQUIRE(child > 0);
+	/* This process grows the map to 32 MiB or more. */
+	PT_CHECK_RC(put_many(db, "main", "grow", 1024, 16 << 10), 0);
+	PT_CHECK(write(go[1], "g", 1) == 1);
+	close(go[1]);
+	int st_ = 0;
+	for (int i = 0; i < 3000 && waitpid(child, &st_, WNOHANG) == 0; i++)
+		usleep(10000);
+	PT_CHECKF(WIFEXITED(st_) && WEXITSTATUS(st_) == 0, "child status %d (signal %d)", st_,
+	          WIFSIGNALED(st_) ? WTERMSIG(st_) : 0);
 	prolly_close(db);
 }
 

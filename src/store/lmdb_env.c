@@ -196,8 +196,11 @@ int prolly__lmdb_resize(env_entry *e, size_t seen, int adopt)
 			 * environment has no map, so every call fails until the store is reopened. */
 			e->broken = 1;
 			rc = prolly__lmdb_fail(e, mrc,
-			                       "resizing the map (the handle is now unusable: close and "
-			                       "reopen the store)");
+			                       adopt ? "mapping the map another process grew (the process's "
+			                               "address space limit, ulimit -v?; the handle is now "
+			                               "unusable: close and reopen the store)"
+			                             : "resizing the map (the handle is now unusable: close "
+			                               "and reopen the store)");
 		} else {
 			MDB_envinfo info;
 			if (mdb_env_info(e->env, &info) == 0)
