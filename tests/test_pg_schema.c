@@ -8,6 +8,7 @@
  */
 #include "lib/model.h"
 #include "lib/pgt.h"
+#include "prolly/pg_sql.h"
 #include "ptest.h"
 
 #include <openssl/sha.h>
@@ -861,6 +862,73 @@ PT_TEST(search_path_cannot_redirect_statements)
 	prolly_id got;
 	PT_CHECKF(st->get_refs(st, names, 1, &got, &found, NULL) == 0 && found, "get_refs: %s",
 	          prolly_last_error());
+	prolly_store_close(st);
+	snprintf(q, sizeof(q), "DROP SCHEMA \"%s\" CASCADE", evil);
+	pgt_sql1(a, q);
+	PQfinish(a);
+}
+
+/*
+ * The same, for what runs before the session's own search_path: the version read of every open,
+ * the schema's creation and migration and the validation (DO blocks) and the lookup of a lock's
+ * holders. A role with CREATE in a schema that a careless setting names before pg_catalog
+ * (search_path = evil, pg_catalog) planted text = text, hashtext, to_regclass, left and
+ * current_setting there; each raises. Before, creating the schema failed with "hijacked: =",
+ * and without the raise the planted functions ran as the role that opened the store.
+ */
+PT_TEST(search_path_cannot_redirect_open_and_init)
+{
+	const char *schema = pgt_new_schema();
+	char evil[96], q[2048], ci[1024], lk[256];
+	PGconn *a = pgt_admin(), *holder = pgt_admin();
+	PT_REQUIRE(a && holder);
+	snprintf(evil, sizeof(evil), "%s_evil", schema);
+	snprintf(q, sizeof(q),
+	         "CREATE SCHEMA \"%s\"; SET search_path = \"%s\"; "
+	         "CREATE FUNCTION eq(text, text) RETURNS boolean LANGUAGE plpgsql AS "
+	         "$$BEGIN RAISE EXCEPTION 'hijacked: ='; END$$; "
+	         "CREATE OPERATOR = (LEFTARG = text, RIGHTARG = text, FUNCTION = eq); "
+	         "CREATE FUNCTION hashtext(text) RETURNS int LANGUAGE plpgsql AS "
+	         "$$BEGIN RAISE EXCEPTION 'hijacked: hashtext'; END$$; "
+	         "CREATE FUNCTION to_regclass(text) RETURNS regclass LANGUAGE plpgsql AS "
+	         "$$BEGIN RAISE EXCEPTION 'hijacked: to_regclass'; END$$; "
+	         "CREATE FUNCTION \"left\"(text, int) RETURNS text LANGUAGE plpgsql AS "
+	         "$$BEGIN RAISE EXCEPTION 'hijacked: left'; END$$; "
+	         "CREATE FUNCTION current_setting(text) RETURNS text LANGUAGE plpgsql AS "
+	         "$$BEGIN RAISE EXCEPTION 'hijacked: current_setting'; END$$; "
+	         "RESET search_path",
+	         evil, evil);
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	if (strncmp(pgt_url, "postgres", 8) == 0)
+		snprintf(ci, sizeof(ci),
+		         "%s%coptions=-c%%20search_path%%3D%s%%2Cpg_catalog%%20-c%%20lock_timeout%%3D300",
+		         pgt_url, strchr(pgt_url, '?') ? '&' : '?', evil);
+	else
+		snprintf(ci, sizeof(ci), "%s options='-c search_path=%s,pg_catalog -c lock_timeout=300'",
+		         pgt_url, evil);
+	/* A lock's holders are looked up on the connection that waited: the schema lock held. */
+	snprintf(lk, sizeof(lk), "SELECT pg_advisory_lock(%d, hashtext('\"%s\".meta'))",
+	         PROLLY_PG_LOCK_INIT, schema);
+	PT_REQUIRE(pgt_sql_state(holder, lk, ""));
+	prolly_store *st = NULL;
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	PT_CHECK(prolly_store_pg_open(&st, ci, &o) != 0 && !st);
+	PT_CHECKF(strstr(prolly_last_error(), "hijacked") == NULL &&
+	              strstr(prolly_last_error(), "lock") != NULL,
+	          "%s", prolly_last_error());
+	PQfinish(holder);
+	st = open_opt(ci, schema, 0); /* creates the schema */
+	PT_REQUIRE(st);
+	PT_CHECK_RC(prolly_store_pg_init(st), 0); /* validates */
+	pgt_tn t;
+	pgt_tn_make(&t, 32, 1);
+	prolly_ref_update u = pgt_upd("refs/heads/m", PROLLY_REF_EXPECT_ABSENT, NULL, &t.sn.id);
+	PT_CHECKF(pgt_write1(st, &t.sn, 1, &u) == 0, "write: %s", prolly_last_error());
+	prolly_store_close(st);
+	st = open_opt(ci, schema, 1); /* reads the version of a schema that exists */
+	PT_CHECK(st != NULL);
+	PT_CHECKF(st && pgt_present(st, &t.sn.id, 1) == 1, "get_nodes: %s", prolly_last_error());
 	prolly_store_close(st);
 	snprintf(q, sizeof(q), "DROP SCHEMA \"%s\" CASCADE", evil);
 	pgt_sql1(a, q);

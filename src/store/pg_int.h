@@ -58,6 +58,17 @@
 	"(current_setting('lock_timeout') <> '0' OR set_config('lock_timeout', '" LOCK_WAIT_DEFAULT    \
 	"', true) <> '')"
 
+/*
+ * The search_path of the statements that may run before a connection's session is set up
+ * (prolly__pg_send_prepares sets it for good): the open's version read, the schema's creation,
+ * migration and validation, the lookup of a lock's holders. Under the connection's own path, a
+ * role with CREATE in a schema that a role's or database's setting names before pg_catalog could
+ * plant a text = text, a hashtext or a current_setting that ran with this store's role (the
+ * owner's, for an init); test search_path_cannot_redirect_open_and_init. Local to the
+ * transaction (a DO block, or a pipeline's implicit one); an SQL expression.
+ */
+#define SESSION_PATH "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)"
+
 /* The prepared statements; their texts are query_tmpl in pg_sql.c, prepared as
  * "p<number>_<tag>" (pgconn.tag). */
 enum {

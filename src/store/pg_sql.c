@@ -36,10 +36,12 @@
 #define C_ID PROLLY__STR(PROLLY_ID_SIZE)
 
 /* The transaction that wrote the epoch row's version this statement sees (pg_epoch.c): a restore
- * in place writes the row again, with the dump's value, never with its old xmin. Its types are
- * named with their schema: the open's version read (version_tmpl) runs before the session's
- * search_path is set (pg_pool.c). */
-#define EPOCH_XMIN "(SELECT xmin::pg_catalog.text::pg_catalog.int8 FROM @.meta WHERE key = 'epoch')"
+ * in place writes the row again, with the dump's value, never with its old xmin. Its types and
+ * its operator are named with their schema: the open's version read (version_tmpl) runs before
+ * the session's search_path is set (pg_pool.c). */
+#define EPOCH_XMIN                                                                                 \
+	"(SELECT xmin::pg_catalog.text::pg_catalog.int8 FROM @.meta WHERE key OPERATOR(pg_catalog.=) " \
+	"'epoch')"
 /* A write's epoch to check (parameter E) as passed to the schema's function: E while the row is
  * still the version whose xmin is parameter X (NULL: not known), else 0, which no epoch equals.
  * The statement's lock on meta keeps a restore (DROP or TRUNCATE) from landing after this read. */
@@ -145,6 +147,9 @@ static const char init_tmpl[] =
     "DO $prolly_init$\n"
     "DECLARE v bigint;\n"
     "BEGIN\n"
+    /* Before anything else: this may run on a connection whose session is not set up yet
+     * (SESSION_PATH, pg_int.h); each statement below is planned when first run, after it. */
+    "PERFORM " SESSION_PATH ";\n"
     /* The wait for the schema lock is bounded as a write's (LOCK_BOUND, pg_int.h). */
     "PERFORM pg_advisory_xact_lock(CASE WHEN " LOCK_BOUND " THEN " PROLLY_PG_LOCK_INIT_SQL
     " END, hashtext(#));\n"
@@ -379,10 +384,13 @@ static const char init_tmpl[] =
     "END\n"
     "$prolly_init$";
 
-/* The schema's version: the first statement of every open (no table: a schema to create). */
+/* The schema's version: the first statement of every open (no table: a schema to create). It
+ * runs before the session's search_path is set (the open's pipeline sets it after), and on a
+ * connection that has none when the schema is missing: its operators are named with their
+ * schema, as in EPOCH_XMIN (SESSION_PATH, pg_int.h). */
 static const char version_tmpl[] =
-    "SELECT value, (SELECT value FROM @.meta WHERE key = 'epoch'), " EPOCH_XMIN
-    " FROM @.meta WHERE key = 'schema_version'";
+    "SELECT value, (SELECT value FROM @.meta WHERE key OPERATOR(pg_catalog.=) 'epoch'), " EPOCH_XMIN
+    " FROM @.meta WHERE key OPERATOR(pg_catalog.=) 'schema_version'";
 
 /*
  * Checks the rows that were there before the version-4 constraint: a no-op when it is already
@@ -392,6 +400,7 @@ static const char version_tmpl[] =
 static const char validate_tmpl[] =
     "DO $prolly_validate$\n"
     "BEGIN\n"
+    "PERFORM " SESSION_PATH ";\n"
     "IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass(left(#, -5) || '.nodes')\n"
     "    AND conname = 'nodes_id_is_sha256' AND NOT convalidated) THEN\n"
     "  ALTER TABLE @.nodes VALIDATE CONSTRAINT nodes_id_is_sha256;\n"
@@ -839,7 +848,10 @@ int prolly__pg_lock_timeout(pg_store *st, pgconn *c, const pipe *p, long key1, i
 	if (c->pg && PQstatus(c->pg) == CONNECTION_OK &&
 	    (sql = prolly__pg_subst(tmpl, st->qs, st->meta_literal))) {
 		prolly__pg_pipe_init(&q, st, c, "finding who holds a lock", holders_fn, &h);
-		prolly__pg_pipe_send_sql(&q, "SELECT current_setting('lock_timeout')");
+		/* The waiting connection may be one whose session is not set up (an init's):
+		 * SESSION_PATH, for the rest of this pipeline's implicit transaction. */
+		prolly__pg_pipe_send_sql(
+		    &q, "SELECT pg_catalog.current_setting('lock_timeout'), " SESSION_PATH);
 		prolly__pg_pipe_send_sql(&q, sql);
 		if (prolly__pg_pipe_run(&q))
 			h.n = -1;
