@@ -427,6 +427,42 @@ PT_TEST(schema_lock_one_run_per_schema)
 	         !a);
 }
 
+/* A schema name the run could not own alone is refused before anything is touched: longer than
+ * 40 bytes (the insert suite kept only the first 40 bytes in SCHEMA_ins_*, and PostgreSQL cuts
+ * SCHEMA_pgbench past 63, so two runs on names that differ after that took two locks and dropped
+ * each other's tables), or ending in a suffix the harness adds to another run's name. */
+PT_TEST(schema_lock_refuses_a_name_another_run_could_share)
+{
+	const char *url = getenv("PROLLY_PG_URL");
+	const char *bad[] = {
+	    "prolly_bench_a_name_of_forty_one_bytes_x1", /* 41 bytes: cut to 40 in SCHEMA_ins_* */
+	    "prolly_bench_a_name_of_forty_one_bytes_x2",
+	    "p_ins_sql",
+	    "p_ins_client",
+	    "p_ins_plain",
+	    "p_scale",
+	    "p_scale_plain",
+	    "p_tpcb",
+	    "p_pgbench"};
+	char err[H_ERR];
+	PGconn *a = NULL;
+	PT_REQUIRE(url != NULL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		PT_CHECKF(h_schema_lock(&a, url, bad[i], err, sizeof(err)) == -3 && !a, "%s", bad[i]);
+		PT_CHECKF(strstr(err, bad[i]) != NULL, "%s: %s", bad[i], err);
+		PQfinish(a);
+		a = NULL;
+	}
+	/* 40 bytes, and a name that only holds a suffix in its middle, are a run's own. */
+	PT_CHECK(h_schema_lock(&a, url, "prolly_bench_a_name_of_forty_bytes_x1234", err, sizeof(err)) ==
+	             0 &&
+	         a);
+	PQfinish(a);
+	PT_CHECK(h_schema_lock(&a, url, "p_tpcb_x", err, sizeof(err)) == 0 && a);
+	PQfinish(a);
+}
+
 static int pg_exec(PGconn *pg, const char *sql);
 
 /* What a killed run left: the prolly extension in the insert suite's schema of this run's schema

@@ -622,7 +622,7 @@ int main(int argc, char **argv)
 		int lrc = h_schema_lock(&lock, url, o.schema, err, sizeof err);
 		if (lrc != 0) {
 			fprintf(stderr, "harness: %s\n", err);
-			rc = lrc == -2 ? EXIT_DIR : EXIT_FAIL;
+			rc = lrc == -2 ? EXIT_DIR : lrc == -3 ? EXIT_USAGE : EXIT_FAIL;
 			goto cleanup;
 		}
 		if (h_schema_reclaim(lock, o.schema, err, sizeof err) != 0)

@@ -24,6 +24,43 @@
 #define RUN_LOCK_CLASS 1886547830
 #define INS_SCHEMA_BASE 40 /* hins_schema keeps this much of the run's schema: "%.40s_ins_%s" */
 
+/* What the suites add to the run's schema for the schemas they drop and fill: insert
+ * (hins_schema), scale (SCHEMA_scale and its plain baseline) and tpcb. None ends another, so two
+ * run schemas can share a derived name only when one is the other plus one of these. */
+static const char *const derived_suffix[] = {"_ins_plain",   "_ins_client", "_ins_sql", "_scale",
+                                             "_scale_plain", "_tpcb",       "_pgbench"};
+
+/*
+ * 0 when no other run can reach the schemas of a run on schema, else -3 with err saying why: the
+ * run lock is taken on the whole name, but the schemas are named by what is left of it. Over
+ * INS_SCHEMA_BASE bytes, SCHEMA_ins_* keeps only the first 40 of them (and SCHEMA_pgbench is
+ * over PostgreSQL's 63 bytes past 55, cut there by the server), so two runs on names that differ
+ * later held two locks and dropped each other's tables. A name ending in a derived suffix is
+ * the derived schema of the run on the name without it.
+ */
+static int schema_name_check(const char *schema, char *err, size_t errn)
+{
+	size_t n = strlen(schema);
+	if (n == 0 || n > INS_SCHEMA_BASE) {
+		bench_seterr(err, errn,
+		             "schema \"%.64s\" is empty or longer than %d bytes (the suites' schemas "
+		             "add up to 12 bytes to it within PostgreSQL's 63; nothing touched)",
+		             schema, INS_SCHEMA_BASE);
+		return -3;
+	}
+	for (size_t i = 0; i < sizeof(derived_suffix) / sizeof(derived_suffix[0]); i++) {
+		size_t k = strlen(derived_suffix[i]);
+		if (n >= k && strcmp(schema + n - k, derived_suffix[i]) == 0) {
+			bench_seterr(err, errn,
+			             "schema \"%s\" ends in \"%s\", the name of a schema a run on \"%.*s\" "
+			             "drops and fills (nothing touched)",
+			             schema, derived_suffix[i], (int)(n - k), schema);
+			return -3;
+		}
+	}
+	return 0;
+}
+
 int h_schema_lock(PGconn **out, const char *url, const char *schema, char *err, size_t errn)
 {
 	PGconn *c = NULL;
@@ -31,6 +68,9 @@ int h_schema_lock(PGconn **out, const char *url, const char *schema, char *err, 
 	char *lit = NULL, sql[320];
 	int rc = -1;
 	*out = NULL;
+	if ((rc = schema_name_check(schema, err, errn)) != 0)
+		return rc;
+	rc = -1;
 	if (bench_pg_connect(&c, url) != 0) {
 		bench_seterr(err, errn, "%s", prolly_last_error());
 		goto cleanup;
