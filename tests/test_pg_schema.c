@@ -627,14 +627,44 @@ PT_TEST(roles_least_grants)
 	         schema);
 	PT_CHECK(pgt_sql_state(w, q, "42501"));
 	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	/* Nor may it empty, drop or change a table, delete nodes (gc's), or add to the schema: each
+	 * would lose or redirect everyone's data. %1$s is the schema. */
+	static const char *const never[] = {
+	    "TRUNCATE \"%1$s\".refs",
+	    "TRUNCATE \"%1$s\".nodes",
+	    "DROP TABLE \"%1$s\".refs",
+	    "DELETE FROM \"%1$s\".nodes",
+	    "ALTER TABLE \"%1$s\".nodes DROP CONSTRAINT nodes_id_is_sha256",
+	    "CREATE TRIGGER t BEFORE UPDATE ON \"%1$s\".refs FOR EACH ROW EXECUTE FUNCTION "
+	    "\"%1$s\".prolly_write_finish()",
+	    "CREATE FUNCTION \"%1$s\".prolly_get(text, text) RETURNS bytea LANGUAGE sql AS "
+	    "'SELECT NULL::bytea'"};
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		snprintf(q, sizeof(q), never[i], schema);
+		PT_CHECKF(pgt_sql_state(w, q, "42501"), "as the writer: %s", q);
+	}
 
-	/* The reader: reads, cannot write. */
+	/* The reader: reads, cannot write, by the library or by hand (not through the schema's
+	 * compare-and-swap either). */
 	db = open_db_as(ci_rd, schema);
 	PT_REQUIRE(db);
 	main_holds(db, "b", '2');
 	PT_CHECK_RC(put1(db, "main", "d", "4"), PROLLY_ESTORE);
 	printf("# write as the reader: %s\n", prolly_last_error());
 	prolly_close(db);
+	static const char *const reader_never[] = {
+	    "UPDATE \"%1$s\".refs SET value = value", "DELETE FROM \"%1$s\".refs",
+	    "INSERT INTO \"%1$s\".nodes (id, node) VALUES (sha256('x'), 'x')",
+	    "SELECT \"%1$s\".prolly_ref_cas('refs/heads/main'::bytea, 0, NULL, false, "
+	    "'\\x00'::bytea)"};
+	PGconn *rd = PQconnectdb(ci_rd);
+	PT_REQUIRE(PQstatus(rd) == CONNECTION_OK);
+	PQsetNoticeProcessor(rd, pgt_quiet, NULL);
+	for (size_t i = 0; i < sizeof(reader_never) / sizeof(reader_never[0]); i++) {
+		snprintf(q, sizeof(q), reader_never[i], schema);
+		PT_CHECKF(pgt_sql_state(rd, q, "42501"), "as the reader: %s", q);
+	}
+	PQfinish(rd);
 
 	/* The gc role: gc runs (and the writer's branch stays whole). */
 	db = open_db_as(ci_gc, schema);
