@@ -1112,10 +1112,12 @@ PROLLY_API int prolly_branch_remove(prolly_id *out_head, prolly_db *db, const ch
 typedef int (*prolly_branch_fn)(void *payload, const char *name, const prolly_id *commit);
 PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payload);
 
-/* Lowest common ancestor of two commits. PROLLY_EINVAL (NULL argument); PROLLY_ENOTFOUND if they
- * share no history, or a or b is absent; PROLLY_EPRUNED if none was found and the walk met a
- * commit that retention removed (the common history may be gone: see docs/commits.md,
- * "Retention and merges"). */
+/* Lowest common ancestor of two commits (of several, in criss-cross history, the newest by time,
+ * then id: the same answer whichever comes first). The answer does not depend on the commits'
+ * times being later than their parents': they only make the walk short. PROLLY_EINVAL (NULL
+ * argument); PROLLY_ENOTFOUND if they share no history, or a or b is absent; PROLLY_EPRUNED if
+ * none was found and the walk met a commit that retention removed (the common history may be
+ * gone: see docs/commits.md, "Retention and merges"). */
 PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a,
                                  const prolly_id *b);
 

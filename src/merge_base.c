@@ -2,9 +2,25 @@
  * merge_base.c - the merge base of two commits (prolly_merge_base): their lowest common
  * ancestor, found by painting the commit graph (commit_graph.c) from both sides at once.
  *
- * Invariant:
+ * What is guaranteed, whatever the commits' times (a parent may be newer than its child: a
+ * commit made by prolly_commit_create with a time of the caller's, or by another writer): the
+ * answer is a lowest common ancestor (a common ancestor of which no other common ancestor is a
+ * descendant), and among several (criss-cross history) the newest by (time, id), so the same
+ * whichever argument comes first. Times only order the walks: they decide how much is read,
+ * never what is answered (MB1, MB2). With times that agree with history (a commit newer than
+ * its parents, BR2 in branch.c, which every commit the library makes for a branch keeps) the
+ * paint reads about the commits between the heads and their base; a parent newer than its
+ * child can make it read further (at worst the whole history below).
+ *
+ * Invariants:
  *   W1  a graph node's flags only grow, and a node is expanded again only when they grew, so
  *       every walk terminates after at most (number of flag bits + 1) expansions per commit.
+ *   MB1 the paint stops only when no commit waiting is free of STALE; a commit on a path from a
+ *       head down to a lowest common ancestor is never STALE (it would be the ancestor of a
+ *       common commit, and so would that lowest one), so every lowest common ancestor is found
+ *       common and not STALE: a candidate. A candidate that is not lowest is an ancestor of one.
+ *   MB2 the second walk (drop_redundant) drops exactly the candidates that are ancestors of
+ *       other candidates; it stops where history rules it out, never at a time.
  */
 #include "internal.h"
 
@@ -166,69 +182,134 @@ cleanup:
 	return rc;
 }
 
-#define MAX_CANDIDATES 64
+/*
+ * The redundancy walk's state: for each graph node, the candidates it is a proper ancestor of
+ * (bits, w words per node) and those it was last expanded with (done); live, the candidates not
+ * found to be an ancestor of another yet. Rows of nodes added to the graph meanwhile are zeroed
+ * when first touched.
+ */
+typedef struct rwalk {
+	uint64_t *bits, *done, *live;
+	size_t w, rows, cap_bits, cap_done;
+} rwalk;
+
+/* Row of node j (zeroed rows made for every node up to j). */
+static int row(rwalk *r, size_t j, uint64_t **bits, uint64_t **done)
+{
+	if (j >= r->rows) {
+		size_t need = (j + 1) * r->w;
+		if (PROLLY__GROW(r->bits, r->cap_bits, need, 64) ||
+		    PROLLY__GROW(r->done, r->cap_done, need, 64))
+			return prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+		memset(r->bits + r->rows * r->w, 0, (need - r->rows * r->w) * sizeof(uint64_t));
+		memset(r->done + r->rows * r->w, 0, (need - r->rows * r->w) * sizeof(uint64_t));
+		r->rows = j + 1;
+	}
+	*bits = r->bits + j * r->w;
+	*done = r->done + j * r->w;
+	return 0;
+}
+
+/* Adds the set b to node j's; queues it (to load or to expand) when that grew. */
+static int add_bits(prolly__graph *g, rwalk *r, size_t j, const uint64_t *b, prolly__ilist *load,
+                    prolly__ilist *pend)
+{
+	uint64_t *bits, *done;
+	int grew = 0, rc;
+	if ((rc = row(r, j, &bits, &done)))
+		return rc;
+	for (size_t k = 0; k < r->w; k++) {
+		grew |= (bits[k] | b[k]) != bits[k];
+		bits[k] |= b[k];
+	}
+	if (!grew || g->v[j].queued)
+		return 0;
+	g->v[j].queued = 1;
+	return prolly__ilist_push(g->v[j].state == PROLLY__G_NEW ? load : pend, j);
+}
+
+/* 1 if the set b holds every candidate still live. */
+static int covers(const rwalk *r, const uint64_t *b)
+{
+	for (size_t k = 0; k < r->w; k++)
+		if (r->live[k] & ~b[k])
+			return 0;
+	return 1;
+}
 
 /*
- * Drops candidates that are ancestors of other candidates (the paint can stop before the stale
- * marks reach them): walks down from every candidate's parents carrying the candidate's bit, not
- * below the oldest candidate (older commits cannot be ancestors-or-equal of a candidate in
- * history where parents are older, BR2 in branch.c). A candidate reached by any bit is redundant.
+ * Drops the candidates that are ancestors of other candidates (the paint can stop before its
+ * stale marks reach them): walks down from every candidate's parents carrying the candidate's
+ * bit; a candidate reached by any bit is an ancestor of another one. Exact whatever the times:
+ * the walk never stops at a time. It stops at a commit that carries the bit of every candidate
+ * still live: that commit is an ancestor of each of them, so none of them is among its
+ * ancestors (history has no cycles), and below it the walk could find nothing more. So it reads
+ * the candidates' histories down to where they meet (all of them, for candidates that share no
+ * history), and stops as soon as one candidate is left.
  */
 static int drop_redundant(prolly__graph *g, size_t *cand, size_t *ncand)
 {
 	prolly__ilist load = {0}, pend = {0}, next = {0};
-	int64_t oldest = INT64_MAX;
-	size_t n = *ncand, kept = 0;
+	rwalk r = {0};
+	uint64_t *b = NULL;
+	size_t n = *ncand, kept = 0, nlive = n;
 	int rc = 0;
 
-	for (size_t i = 0; i < n; i++)
-		oldest = PROLLY_MIN(oldest, g->v[cand[i]].time);
-	for (size_t i = 0; i < g->n; i++) {
-		g->v[i].bits = g->v[i].bdone = 0;
-		g->v[i].queued = 0;
+	r.w = (n + 63) / 64;
+	if (!(r.live = calloc(r.w, sizeof(uint64_t))) || !(b = calloc(r.w, sizeof(uint64_t)))) {
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
+		goto cleanup;
 	}
+	for (size_t i = 0; i < g->n; i++)
+		g->v[i].queued = 0;
 	for (size_t i = 0; i < n; i++) {
-		const prolly__gnode *c = &g->v[cand[i]];
-		for (uint32_t p = 0; p < c->np; p++) {
+		r.live[i / 64] |= (uint64_t)1 << (i % 64);
+		memset(b, 0, r.w * sizeof(uint64_t));
+		b[i / 64] = (uint64_t)1 << (i % 64);
+		for (uint32_t p = 0; p < g->v[cand[i]].np; p++) {
 			size_t k;
-			prolly_id pid = *prolly__graph_parent(g, c, p);
-			if ((rc = prolly__graph_get(g, &pid, &k)))
+			prolly_id pid = *prolly__graph_parent(g, &g->v[cand[i]], p);
+			if ((rc = prolly__graph_get(g, &pid, &k)) || (rc = add_bits(g, &r, k, b, &load, &pend)))
 				goto cleanup;
-			prolly__gnode *nd = &g->v[k];
-			nd->bits |= (uint64_t)1 << i;
-			if (!nd->queued) {
-				nd->queued = 1;
-				if ((rc = prolly__ilist_push(nd->state == PROLLY__G_NEW ? &load : &pend, k)))
-					goto cleanup;
-			}
 		}
 	}
-	while (load.n || pend.n) {
+	while ((load.n || pend.n) && nlive > 1) {
 		if ((rc = load_step(g, &load, &pend)))
 			goto cleanup;
 		next.n = 0;
 		for (size_t i = 0; i < pend.n; i++) {
 			size_t j = pend.v[i];
-			prolly__gnode *nd = &g->v[j];
-			nd->queued = 0;
-			if (nd->bits == nd->bdone || nd->state != PROLLY__G_LOADED || nd->time < oldest)
+			uint64_t *bits, *done;
+			int same = 1;
+			g->v[j].queued = 0;
+			if ((rc = row(&r, j, &bits, &done)))
+				goto cleanup;
+			for (size_t k = 0; k < r.w; k++)
+				same &= bits[k] == done[k];
+			if (same || g->v[j].state != PROLLY__G_LOADED || covers(&r, bits))
 				continue;
-			uint64_t b = nd->bits;
-			nd->bdone = b;
-			for (uint32_t p = 0; p < nd->np; p++) {
+			memcpy(done, bits, r.w * sizeof(uint64_t));
+			memcpy(b, bits, r.w * sizeof(uint64_t)); /* bits moves when the graph grows */
+			for (uint32_t p = 0; p < g->v[j].np; p++) {
 				size_t k;
 				prolly_id pid = *prolly__graph_parent(g, &g->v[j], p);
-				if ((rc = prolly__graph_get(g, &pid, &k)))
+				if ((rc = prolly__graph_get(g, &pid, &k)) ||
+				    (rc = add_bits(g, &r, k, b, &load, &next)))
 					goto cleanup;
-				prolly__gnode *pn = &g->v[k];
-				if ((pn->bits | b) == pn->bits)
-					continue;
-				pn->bits |= b;
-				if (!pn->queued) {
-					pn->queued = 1;
-					if ((rc = prolly__ilist_push(pn->state == PROLLY__G_NEW ? &load : &next, k)))
-						goto cleanup;
-				}
+			}
+		}
+		/* A candidate reached by another's bit is that one's ancestor. */
+		for (size_t i = 0; i < n; i++) {
+			uint64_t *bits, *done, m = (uint64_t)1 << (i % 64), any = 0;
+			if (!(r.live[i / 64] & m))
+				continue;
+			if ((rc = row(&r, cand[i], &bits, &done)))
+				goto cleanup;
+			for (size_t k = 0; k < r.w; k++)
+				any |= bits[k];
+			if (any) {
+				r.live[i / 64] &= ~m;
+				nlive--;
 			}
 		}
 		prolly__ilist tmp = pend;
@@ -236,20 +317,25 @@ static int drop_redundant(prolly__graph *g, size_t *cand, size_t *ncand)
 		next = tmp;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!g->v[cand[i]].bits)
+		if (r.live[i / 64] >> (i % 64) & 1)
 			cand[kept++] = cand[i];
 	*ncand = kept;
 cleanup:
 	free(load.v);
 	free(pend.v);
 	free(next.v);
+	free(r.bits);
+	free(r.done);
+	free(r.live);
+	free(b);
 	return rc;
 }
 
 int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b)
 {
 	prolly__graph g;
-	size_t ia, ib, cand[MAX_CANDIDATES], ncand = 0;
+	prolly__ilist cand = {0};
+	size_t ia, ib;
 	int rc;
 
 	prolly__graph_init(&g, db, 0);
@@ -265,30 +351,23 @@ int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const p
 		rc = prolly__commit_not_found(g.v[ia].state != PROLLY__G_LOADED ? a : b);
 		goto cleanup;
 	}
-	/* The candidates, newest first; beyond MAX_CANDIDATES only the newest are considered. */
+	/* The candidates, newest first. */
 	for (size_t i = 0; i < g.n; i++) {
 		const prolly__gnode *nd = &g.v[i];
 		if (nd->state != PROLLY__G_LOADED || (nd->flags & (F_A | F_B | F_STALE)) != (F_A | F_B))
 			continue;
-		size_t at;
-		if (ncand < MAX_CANDIDATES) {
-			at = ncand++;
-		} else {
-			if (!prolly__graph_newer(&g, i, cand[MAX_CANDIDATES - 1]))
-				continue;
-			at = MAX_CANDIDATES - 1;
-		}
-		cand[at] = i;
-		while (at > 0 && prolly__graph_newer(&g, cand[at], cand[at - 1])) {
-			size_t t = cand[at];
-			cand[at] = cand[at - 1];
-			cand[at - 1] = t;
-			at--;
+		if ((rc = prolly__ilist_push(&cand, i)))
+			goto cleanup;
+		for (size_t at = cand.n - 1; at > 0 && prolly__graph_newer(&g, cand.v[at], cand.v[at - 1]);
+		     at--) {
+			size_t t = cand.v[at];
+			cand.v[at] = cand.v[at - 1];
+			cand.v[at - 1] = t;
 		}
 	}
-	if (ncand > 1 && (rc = drop_redundant(&g, cand, &ncand)))
+	if (cand.n > 1 && (rc = drop_redundant(&g, cand.v, &cand.n)))
 		goto cleanup;
-	if (!ncand) {
+	if (!cand.n) {
 		char ha[PROLLY_ID_HEX_SIZE], hb[PROLLY_ID_HEX_SIZE];
 		int cut = 0;
 		for (size_t i = 0; i < g.n && !cut; i++)
@@ -306,8 +385,9 @@ int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const p
 		goto cleanup;
 	}
 	/* Several lowest common ancestors (criss-cross history): the newest, deterministically. */
-	*out = *prolly__graph_id(&g, cand[0]);
+	*out = *prolly__graph_id(&g, cand.v[0]);
 cleanup:
+	free(cand.v);
 	prolly__graph_dispose(&g);
 	return rc;
 }

@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 #include "lib/model.h"
+#include "lib/passthru.h"
 #include "ptest.h"
 
 #include <pthread.h>
@@ -183,6 +184,259 @@ TM_BOTH_STORES(history_walks_read_ahead)
 	if (ahead)
 		PT_CHECKF(st.store_reads <= 4, "%llu store calls", (unsigned long long)st.store_reads);
 	tm_db_close(&t);
+}
+
+/* ---- skewed clocks ------------------------------------------------------------------------- */
+
+/* A tree of string records (kv: key, value, ..., NULL), built and stored in *out. */
+static int tree_of(prolly_id *out, prolly_db *db, const char *const *kv)
+{
+	tm_model m;
+	tm_model_init(&m);
+	for (size_t i = 0; kv[i]; i += 2)
+		tm_model_put(&m, kv[i], strlen(kv[i]), kv[i + 1], strlen(kv[i + 1]));
+	int rc = tm_build_commit(out, db, &m);
+	tm_model_dispose(&m);
+	return rc;
+}
+
+/*
+ * A commit whose parent is newer than it (a slow clock, an import, a commit time set by hand):
+ * C1 (time 900) <- P1 (100) <- P2 (110) <- C2 (600); X (950) and Y (960) on C1; A = merge(C2, X),
+ * B = merge(C2, Y). Both C1 and C2 are common, and C1 is C2's ancestor: the merge base is C2.
+ * P1 added the key k, A deleted it. Against C1 (which lacks k) the merge of A and B would see
+ * B add k and bring it back.
+ */
+TM_BOTH_STORES(merge_base_parent_newer_than_child)
+{
+	tm_db t;
+	prolly_id R, C1, P1, P2, C2, X, Y, A, B, p[2], b, m;
+	PT_REQUIRE(tm_db_open(&t, lmdb, "commit", 1, 0, 0) == 0);
+	static const char *const t0[] = {"x", "1", NULL};
+	static const char *const t1[] = {"k", "1", "x", "1", NULL};
+	static const char *const ta[] = {"a", "1", "x", "1", NULL};
+	static const char *const tb[] = {"b", "1", "k", "1", "x", "1", NULL};
+	prolly_id T0, T1, TA, TB;
+	PT_REQUIRE(tree_of(&T0, t.db, t0) == 0 && tree_of(&T1, t.db, t1) == 0 &&
+	           tree_of(&TA, t.db, ta) == 0 && tree_of(&TB, t.db, tb) == 0);
+	PT_REQUIRE(tm_commit_raw(&R, t.db, &T0, NULL, 0, 50, "R") == 0);
+	PT_REQUIRE(tm_commit_raw(&C1, t.db, &T0, &R, 1, 900, "C1") == 0);
+	PT_REQUIRE(tm_commit_raw(&P1, t.db, &T1, &C1, 1, 100, "P1: slow clock, adds k") == 0);
+	PT_REQUIRE(tm_commit_raw(&P2, t.db, &T1, &P1, 1, 110, "P2") == 0);
+	PT_REQUIRE(tm_commit_raw(&C2, t.db, &T1, &P2, 1, 600, "C2") == 0);
+	PT_REQUIRE(tm_commit_raw(&X, t.db, &T0, &C1, 1, 950, "X") == 0);
+	PT_REQUIRE(tm_commit_raw(&Y, t.db, &T0, &C1, 1, 960, "Y") == 0);
+	p[0] = C2, p[1] = X;
+	PT_REQUIRE(tm_commit_raw(&A, t.db, &TA, p, 2, 1000, "A: deletes k") == 0);
+	p[0] = C2, p[1] = Y;
+	PT_REQUIRE(tm_commit_raw(&B, t.db, &TB, p, 2, 1001, "B") == 0);
+
+	PT_CHECK_RC(prolly_merge_base(&b, t.db, &A, &B), 0);
+	PT_CHECKF(prolly_id_equal(&b, &C2), "base %s, want C2 %s (C1 is %s)", tm_hex(&b), tm_hex(&C2),
+	          tm_hex(&C1));
+	PT_CHECK_RC(prolly_merge_base(&b, t.db, &B, &A), 0);
+	PT_CHECK(prolly_id_equal(&b, &C2));
+
+	PT_CHECK_RC(prolly_branch_create(t.db, "a", &A), 0);
+	PT_CHECK_RC(prolly_branch_create(t.db, "b", &B), 0);
+	PT_CHECK_RC(prolly_merge_branches(&m, NULL, t.db, "a", "b", NULL, NULL), 0);
+	char buf[16];
+	PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &m, "k"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(tm_value_at(buf, sizeof(buf), t.db, &m, "b"), 0);
+	tm_db_close(&t);
+}
+
+/* More candidates than one 64-bit word holds: 70 commits on a root R, each merged into both A
+ * and B (A = merge(A1, A2), B likewise, each of those a merge of 35), so each is a lowest
+ * common ancestor, except c3, the newest, which is also a parent of c69: the base is c69. */
+PT_TEST(merge_base_many_candidates)
+{
+	prolly_db *db = tm_open_mem((size_t)1 << 20);
+	prolly_id e, R, c[70], half[4], A, B, b, p[2];
+	prolly_id_empty_tree(&e);
+	PT_REQUIRE(tm_commit_raw(&R, db, &e, NULL, 0, 10, "R") == 0);
+	for (int i = 0; i < 70; i++) {
+		char msg[16];
+		snprintf(msg, sizeof(msg), "c%d", i);
+		p[0] = R, p[1] = c[3];
+		PT_REQUIRE(tm_commit_raw(&c[i], db, &e, p, i == 69 ? 2 : 1, i == 3 ? 5000 : 100 + i, msg) ==
+		           0);
+	}
+	for (int h = 0; h < 4; h++)
+		PT_REQUIRE(tm_commit_raw(&half[h], db, &e, &c[35 * (h % 2)], 35, 6000 + h, "half") == 0);
+	p[0] = half[0], p[1] = half[1];
+	PT_REQUIRE(tm_commit_raw(&A, db, &e, p, 2, 7000, "A") == 0);
+	p[0] = half[2], p[1] = half[3];
+	PT_REQUIRE(tm_commit_raw(&B, db, &e, p, 2, 7001, "B") == 0);
+	PT_CHECK_RC(prolly_merge_base(&b, db, &A, &B), 0);
+	PT_CHECKF(prolly_id_equal(&b, &c[69]), "got %s", tm_hex(&b));
+	prolly_close(db);
+}
+
+/* The reference: every ancestor by a plain walk of the whole graph, the lowest common ones,
+ * the newest of those by (time, id) as prolly_merge_base answers. */
+#define RND_MAX 28
+
+typedef struct rdag {
+	size_t n, np[RND_MAX], par[RND_MAX][3];
+	int64_t time[RND_MAX];
+	prolly_id id[RND_MAX];
+} rdag;
+
+/* anc[i]: the ancestors of x and x itself, as a bit set over the DAG's nodes. */
+static uint32_t ancestors_of(const rdag *d, size_t x)
+{
+	uint32_t seen = (uint32_t)1 << x, todo = seen;
+	while (todo) {
+		size_t i = 0;
+		while (!(todo >> i & 1))
+			i++;
+		todo &= ~((uint32_t)1 << i);
+		for (size_t p = 0; p < d->np[i]; p++)
+			if (!(seen >> d->par[i][p] & 1)) {
+				seen |= (uint32_t)1 << d->par[i][p];
+				todo |= (uint32_t)1 << d->par[i][p];
+			}
+	}
+	return seen;
+}
+
+/* The expected merge base of a and b: its index, or -1 for none. */
+static int model_merge_base(const rdag *d, size_t a, size_t b)
+{
+	uint32_t common = ancestors_of(d, a) & ancestors_of(d, b);
+	int best = -1;
+	for (size_t i = 0; i < d->n; i++) {
+		if (!(common >> i & 1))
+			continue;
+		int lowest = 1;
+		for (size_t j = 0; j < d->n && lowest; j++)
+			lowest = j == i || !(common >> j & 1) || !(ancestors_of(d, j) >> i & 1);
+		if (!lowest)
+			continue;
+		if (best < 0 || d->time[i] > d->time[best] ||
+		    (d->time[i] == d->time[best] &&
+		     memcmp(d->id[i].bytes, d->id[best].bytes, PROLLY_ID_SIZE) > 0))
+			best = (int)i;
+	}
+	return best;
+}
+
+/* Random DAGs (up to 3 parents among the earlier commits, a few roots), with times consistent
+ * (each commit newer than its parents), skewed at random, or consistent but for a few commits
+ * from a slow or a fast clock: prolly_merge_base agrees with the reference on every pair. */
+PT_TEST(merge_base_random_skewed_times)
+{
+	for (unsigned round = 0; round < 150 && !pt_failed_now; round++) {
+		uint64_t seed = PT_SEED() + round;
+		tm_rng r;
+		tm_rng_seed(&r, seed);
+		prolly_db *db = tm_open_mem(round % 2 ? 0 : (size_t)1 << 20);
+		rdag d;
+		prolly_id e;
+		unsigned mode = round % 3; /* 0 consistent, 1 random, 2 a few skewed commits */
+		prolly_id_empty_tree(&e);
+		memset(&d, 0, sizeof(d));
+		d.n = 8 + tm_rng_below(&r, RND_MAX - 8 + 1);
+		for (size_t i = 0; i < d.n; i++) {
+			prolly_id ps[3];
+			int64_t newest = 0;
+			size_t np = i == 0 || tm_rng_chance(&r, 1, 12) ? 0 : 1 + tm_rng_below(&r, 3);
+			for (size_t k = 0; k < np; k++) {
+				size_t q;
+				int dup;
+				do { /* mostly recent commits, so that histories are long */
+					q = tm_rng_chance(&r, 2, 3) ? i - 1 - tm_rng_below(&r, PROLLY_MIN(i, 4))
+					                            : tm_rng_below(&r, i);
+					dup = 0;
+					for (size_t z = 0; z < d.np[i]; z++)
+						dup |= d.par[i][z] == q;
+				} while (dup && d.np[i] < i);
+				if (dup)
+					break;
+				d.par[i][d.np[i]++] = q;
+				ps[k] = d.id[q];
+				newest = PROLLY_MAX(newest, d.time[q]);
+			}
+			if (mode == 1 || (mode == 2 && tm_rng_chance(&r, 1, 6)))
+				d.time[i] = 1 + (int64_t)tm_rng_below(&r, 40 * RND_MAX);
+			else
+				d.time[i] = newest + 1 + (int64_t)tm_rng_below(&r, 40);
+			char msg[32];
+			snprintf(msg, sizeof(msg), "c%zu", i);
+			PT_REQUIRE(tm_commit_raw(&d.id[i], db, &e, ps, d.np[i], d.time[i], msg) == 0);
+		}
+		for (size_t a = 0; a < d.n && !pt_failed_now; a++)
+			for (size_t b = a; b < d.n && !pt_failed_now; b++) {
+				int want = model_merge_base(&d, a, b);
+				prolly_id got;
+				int rc = prolly_merge_base(&got, db, &d.id[a], &d.id[b]);
+				if (want < 0) {
+					PT_CHECKF(rc == PROLLY_ENOTFOUND, "seed %llu: c%zu c%zu: rc %d, want none",
+					          (unsigned long long)seed, a, b, rc);
+					continue;
+				}
+				int at = -1;
+				for (size_t i = 0; !rc && i < d.n && at < 0; i++)
+					at = prolly_id_equal(&got, &d.id[i]) ? (int)i : -1;
+				PT_CHECKF(rc == 0 && at == want,
+				          "seed %llu mode %u: base of c%zu c%zu is c%d, want c%d",
+				          (unsigned long long)seed, mode, a, b, at, want);
+				rc = prolly_merge_base(&got, db, &d.id[b], &d.id[a]);
+				PT_CHECKF(rc == 0 && prolly_id_equal(&got, &d.id[want]), "seed %llu: not symmetric",
+				          (unsigned long long)seed);
+			}
+		prolly_close(db);
+	}
+}
+
+/* The cost with consistent times, counted in commits read on a store without get_ancestors
+ * (each store call then reads the commits one step needs, so store_read_items counts every
+ * commit the walks load): a fork 40 commits back reads its 80 commits and the base; criss-cross
+ * tips X1 and Y1 (both lowest common ancestors of X2 and Y2) are told apart by a second walk
+ * that reads their two lines down to where they meet, F, and not below it. */
+PT_TEST(merge_base_cost_consistent_times)
+{
+	prolly_store *mem = NULL;
+	prolly_db *db = NULL;
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+	tp_store *w = tp_new(sizeof(tp_store), mem);
+	PT_REQUIRE(w);
+	w->base.get_ancestors = NULL;
+	PT_REQUIRE(prolly_db_new(&db, &w->base, NULL) == 0);
+	prolly_id e, below = {{0}}, F, x, y, p[2], X2, Y2, b;
+	prolly_id_empty_tree(&e);
+	for (int i = 0; i < 50; i++) /* history below F that no walk should read */
+		PT_REQUIRE(tm_commit_raw(&below, db, &e, i ? &below : NULL, i ? 1 : 0, 10 + i, "old") == 0);
+	PT_REQUIRE(tm_commit_raw(&F, db, &e, &below, 1, 1000, "F") == 0);
+	x = y = F;
+	for (int i = 1; i <= 40; i++) {
+		PT_REQUIRE(tm_commit_raw(&x, db, &e, &x, 1, 1000 + 2 * i, "x") == 0);
+		PT_REQUIRE(tm_commit_raw(&y, db, &e, &y, 1, 1001 + 2 * i, "y") == 0);
+	}
+	prolly_stats st = PROLLY_STATS_INIT;
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_merge_base(&b, db, &x, &y), 0);
+	PT_CHECK(prolly_id_equal(&b, &F));
+	prolly_thread_stats(&st);
+	printf("# fork 40 back: %llu commits read in %llu calls\n",
+	       (unsigned long long)st.store_read_items, (unsigned long long)st.store_reads);
+	PT_CHECKF(st.store_read_items <= 84, "%llu commits read",
+	          (unsigned long long)st.store_read_items);
+
+	p[0] = x, p[1] = y;
+	PT_REQUIRE(tm_commit_raw(&X2, db, &e, p, 2, 2000, "X2") == 0);
+	p[0] = y, p[1] = x;
+	PT_REQUIRE(tm_commit_raw(&Y2, db, &e, p, 2, 2001, "Y2") == 0);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_merge_base(&b, db, &X2, &Y2), 0);
+	PT_CHECK(prolly_id_equal(&b, &y)); /* the newer of the two */
+	prolly_thread_stats(&st);
+	printf("# criss-cross 40 above their fork: %llu commits read in %llu calls\n",
+	       (unsigned long long)st.store_read_items, (unsigned long long)st.store_reads);
+	PT_CHECKF(st.store_read_items <= 90, "%llu commits read",
+	          (unsigned long long)st.store_read_items);
+	prolly_close(db);
 }
 
 /* ---- merge_branches ------------------------------------------------------------------------ */
