@@ -1453,8 +1453,12 @@ typedef struct prolly_reflog_entry {
 
 typedef int (*prolly_reflog_fn)(void *payload, const prolly_reflog_entry *e);
 
-/* Reports the reflog of ref, newest first (by time, then entry id): ref is a branch name, a full
- * ref name ("refs/heads/NAME", "refs/tags/NAME"), or NULL for every ref. One list_refs call and
+/* Reports the reflog of ref, newest first in the order the moves were written: each entry's old
+ * value is the new value of the entry listed after it, whatever the writers' clocks said (the
+ * times only order moves that fit equally, of a ref that held a value twice, and the refs among
+ * themselves, keeping each ref's order, for NULL; docs/commits.md, "The reflog"). ref is a
+ * branch name, a full ref name ("refs/heads/NAME", "refs/tags/NAME"), or NULL for every ref.
+ * One list_refs call and
  * one batched read of the entries. Returns what fn returned if non-zero; PROLLY_EINVAL for a bad
  * name (a full name too, when what follows refs/heads/ or refs/tags/ breaks the branch name
  * rules; a name of 64 hex digits, which older libraries made, is taken); PROLLY_ECORRUPT for a

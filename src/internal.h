@@ -612,6 +612,9 @@ int prolly__reflog_encode(prolly_buf *out, int64_t time_us, const prolly_id *old
                           const char *msg);
 int prolly__reflog_decode(prolly__reflog *out, const prolly_id *id, const void *bytes, size_t size);
 void prolly__reflog_dispose(prolly__reflog *e);
+/* Puts e[0..n) in prolly_reflog's order: each ref's entries in the order they were written,
+ * newest first (reflog_order.c, RO1-RO3). PROLLY_ENOMEM, e unchanged, on failure. */
+int prolly__reflog_order(prolly__reflog *e, size_t n);
 /* The time encoded in an entry's ref name "logs/<ref>@<16 hex time><8 hex id>"; 0 if the name
  * is not one. */
 int prolly__reflog_name_time(const char *name, int64_t *time_us);

@@ -375,14 +375,6 @@ static int on_entry(void *payload, size_t index, const void *data, size_t size)
 	return 0;
 }
 
-static int newest_first(const void *a, const void *b)
-{
-	const prolly__reflog *x = a, *y = b;
-	if (x->time_us != y->time_us)
-		return x->time_us > y->time_us ? -1 : 1;
-	return -memcmp(x->id.bytes, y->id.bytes, PROLLY_ID_SIZE);
-}
-
 /* A name whose reflog is listed: a valid branch or tag name, or one of 64 hex digits that an
  * older library made, which is listed and read by that name too (branch.c BR1). */
 static int readable_name(const char *name)
@@ -461,7 +453,8 @@ int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *pay
 			goto cleanup;
 		}
 	}
-	qsort(lc.e, lc.n, sizeof(*lc.e), newest_first);
+	if ((rc = prolly__reflog_order(lc.e, lc.n))) /* the order of writing (reflog_order.c) */
+		goto cleanup;
 	for (size_t i = 0; i < lc.n; i++) {
 		const prolly__reflog *e = &lc.e[i];
 		prolly_reflog_entry pe;

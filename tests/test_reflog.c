@@ -5,6 +5,8 @@
  *
  *   - every ref move is recorded with its operation, old and new value, newest first: commit,
  *     branch, merge, fast-forward, reset, tag, delete, restore, and a caller's own reason;
+ *   - the listing follows the order of writing, not the writers' clocks (a fast clock, moves in
+ *     one microsecond);
  *   - a deleted branch is restored from the reflog, also after a gc within the horizon;
  *   - gc keeps what reflog entries younger than the horizon name, and expires older ones;
  *   - after gc --keep 2 a merge gives the same tree as before the gc (the base is kept);
@@ -235,6 +237,69 @@ TM_BOTH_STORES(reflog_restore_deleted_branch)
 	PT_CHECK_RC(prolly_branch_restore(NULL, t.db, "never"), PROLLY_ENOTFOUND);
 	PT_CHECK_RC(prolly_branch_restore(NULL, t.db, "bad..name"), PROLLY_EINVAL);
 	prolly_buf_dispose(&v);
+	tm_db_close(&t);
+}
+
+/* ---- the order of writing, not of clocks --------------------------------------------------- */
+
+/* 1 if l holds, newest first, exactly the moves of ref `ref` from[i] -> to[i] (i = n-1 .. 0: the
+ * order they were written in; NULL for an absent value), skipping other refs' entries. */
+static int moves_are(const elist *l, const char *ref, const prolly_id *const *from,
+                     const prolly_id *const *to, int n)
+{
+	int k = n;
+	for (int i = 0; i < l->n; i++) {
+		const entry *e = &l->v[i];
+		if (strcmp(e->ref, ref) != 0)
+			continue;
+		if (--k < 0 || e->has_old != (from[k] != NULL) || e->has_new != (to[k] != NULL) ||
+		    (from[k] && !prolly_id_equal(&e->old_id, from[k])) ||
+		    (to[k] && !prolly_id_equal(&e->new_id, to[k])))
+			return 0;
+	}
+	return k == 0;
+}
+
+/* A client whose clock runs an hour fast moves main, then clients with right clocks move it
+ * twice more; moves on another branch in the same microsecond; a branch made and deleted by the
+ * fast client, then made again by a right one. The reflog lists each ref's moves in the order
+ * they were written (each one's old value is the one before's new value), not by their clocks. */
+TM_BOTH_STORES(reflog_order_of_writing_not_clocks)
+{
+	tm_db t;
+	prolly_id c1, c2, c3, c4, s[4], old;
+	elist l;
+	PT_REQUIRE(open_db(&t, lmdb, 0) == 0);
+	PT_REQUIRE(put(&c1, t.db, "main", "k", "1") == 0);
+	t.db->opts.clock_us = T0 + 3600 * (int64_t)1000000; /* an hour fast */
+	PT_REQUIRE(put(&c2, t.db, "main", "k", "2") == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "gone", &c1) == 0);
+	PT_REQUIRE(prolly_branch_remove(&old, t.db, "gone") == 0);
+	t.db->opts.clock_us = T0 + 2000000; /* right again */
+	PT_REQUIRE(put(&c3, t.db, "main", "k", "3") == 0);
+	tick(t.db);
+	PT_REQUIRE(put(&c4, t.db, "main", "k", "4") == 0);
+	PT_REQUIRE(prolly_branch_create(t.db, "gone", &c4) == 0);
+	/* One clock reading for four moves: equal times. */
+	for (int i = 0; i < 4; i++) {
+		char v[2] = {(char)('a' + i), 0};
+		PT_REQUIRE(put(&s[i], t.db, "same", "k", v) == 0);
+	}
+
+	const prolly_id *mf[] = {NULL, &c1, &c2, &c3}, *mt[] = {&c1, &c2, &c3, &c4};
+	PT_CHECK_RC(reflog_of(&l, t.db, "main"), 0);
+	PT_CHECKF(moves_are(&l, "refs/heads/main", mf, mt, 4), "main's reflog is out of order");
+	const prolly_id *sf[] = {NULL, &s[0], &s[1], &s[2]}, *st[] = {&s[0], &s[1], &s[2], &s[3]};
+	PT_CHECK_RC(reflog_of(&l, t.db, "same"), 0);
+	PT_CHECKF(moves_are(&l, "refs/heads/same", sf, st, 4), "equal times listed out of order");
+	const prolly_id *gf[] = {NULL, &c1, NULL}, *gt[] = {&c1, NULL, &c4};
+	PT_CHECK_RC(reflog_of(&l, t.db, "gone"), 0);
+	PT_CHECKF(moves_are(&l, "refs/heads/gone", gf, gt, 3), "gone's reflog is out of order");
+	/* Every ref at once: each ref's entries in its own order. */
+	PT_CHECK_RC(reflog_of(&l, t.db, NULL), 0);
+	PT_CHECK(moves_are(&l, "refs/heads/main", mf, mt, 4));
+	PT_CHECK(moves_are(&l, "refs/heads/same", sf, st, 4));
+	PT_CHECK(moves_are(&l, "refs/heads/gone", gf, gt, 3));
 	tm_db_close(&t);
 }
 
