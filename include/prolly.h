@@ -1121,8 +1121,11 @@ PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payl
 PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a,
                                  const prolly_id *b);
 
-/* Walks history from commit, newest first (by time, then id), visiting each commit once.
- * Stops quietly where retention removed older commits. fn gets each commit, valid during the
+/* Walks history from commit, newest first (by time, then id), visiting each commit once: the
+ * newest commit whose child the walk has visited comes next, so a commit comes after all its
+ * children as long as each commit is newer than its parents (as the library's own commits for a
+ * branch are); a commit newer than a child of its (prolly_commit_create with a time of the
+ * caller's, another writer) can come before that child. Stops quietly where retention removed older commits. fn gets each commit, valid during the
  * call only (copy what you keep; do not free it); non-zero from fn stops the walk and is
  * returned; fn may call the library (see CALLBACKS). PROLLY_EINVAL (db, commit or fn NULL);
  * PROLLY_ENOTFOUND if commit is absent. */
@@ -1146,7 +1149,10 @@ typedef int (*prolly_value_history_fn)(void *payload, const prolly_commit *c, co
  * one point lookup, O(height), nodes shared between neighbouring trees coming from the cache;
  * never a diff of whole trees. A commit waits to be reported until the walk has reached its
  * parents; where retention removed a parent, the comparison uses the others (none left: the
- * commit counts as a root). Errors: PROLLY_EINVAL (NULL db, commit or fn), PROLLY_ETOOBIG (key
+ * commit counts as a root). The simplification needs each commit's children visited before it,
+ * which holds while each commit is newer than its parents (see prolly_log): a commit newer than
+ * a child of its can be decided before that child, and the history then leaves out (or
+ * misjudges) commits from there down. Errors: PROLLY_EINVAL (NULL db, commit or fn), PROLLY_ETOOBIG (key
  * longer than PROLLY_MAX_KEY), PROLLY_ENOTFOUND (commit absent), PROLLY_ECORRUPT, store errors,
  * or fn's non-zero return. Thread rules as for prolly_log. */
 PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key,

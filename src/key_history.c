@@ -22,7 +22,12 @@
  *       the end of the walk: a commit none of whose parents is known counts as a root;
  *   KH4 a commit's children come before it in the walk (BR2 in branch.c), so when it reaches the
  *       queue's head every child has been decided and its `wanted` flag is final: set for the
- *       start commit, and by each wanted child that follows it;
+ *       start commit, and by each wanted child that follows it. Not where a parent is newer than
+ *       a child (a commit made with prolly_commit_create and an older time, another writer):
+ *       the log can hand the parent out first, it is decided unwanted before that child wants
+ *       it, and the child's slot for it is never filled (KH3 then counts the child a root). A
+ *       walk in topological order would need the whole history read before the first report
+ *       (the log stops early when fn does); not done: documented in prolly.h and commits.md;
  *   KH5 a commit whose tree is not stored (gc kept it for the history walks only: docs/commits.md,
  *       K3) is never queued, as if retention had removed it (KH3): its children compare with
  *       their other parents. The store is asked which roots it lacks only when a batch's root

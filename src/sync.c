@@ -45,7 +45,9 @@
  *       in either is skipped. Commits: one newer than the oldest known head
  *       cannot be its ancestor (a commit is newer than its parents, BR2 in branch.c) and is
  *       taken as missing without a question; an older one the walk reaches is asked about,
- *       with its tree. Should the destination hold some of these already (from another
+ *       with its tree. Where a parent is newer than its child that guess can be wrong: the
+ *       commit is then copied although the destination has it, a no-op (K3), and the walk goes
+ *       on below it; never a commit left out. Should the destination hold some of these already (from another
  *       branch), writing them again changes nothing (K3). A commit with no such parent (a
  *       root of an unrelated history) has its tree asked about, as SY1; so has every tree
  *       without a known head (a clone, a forced push over a head the source lacks).
