@@ -689,6 +689,7 @@ typedef struct prolly__gnode { /* its id is the graph's index.ids[its index] */
 	unsigned char queued; /* in a work list */
 	unsigned flags, done; /* walk flags, and the flags last expanded (W1, merge_base.c) */
 	int64_t ctime;        /* time of the child it was first reached from (INT64_MIN: a start) */
+	size_t since;         /* the merge base's paint: the step it was first reached in */
 	prolly_commit *c;     /* the decoded commit, when the graph keeps them (log) */
 } prolly__gnode;
 

@@ -9,8 +9,8 @@
  * whichever argument comes first. Times only order the walks: they decide how much is read,
  * never what is answered (MB1, MB2). With times that agree with history (a commit newer than
  * its parents, BR2 in branch.c, which every commit the library makes for a branch keeps) the
- * paint reads about the commits between the heads and their base; a parent newer than its
- * child can make it read further (at worst the whole history below).
+ * paint reads about the commits between the heads and their base; skewed times can make it
+ * read more (a side that a slow clock holds back still moves: paint()).
  *
  * Invariants:
  *   W1  a graph node's flags only grow, and a node is expanded again only when they grew, so
@@ -44,16 +44,18 @@ static int64_t step_of(const prolly__gnode *nd)
 	return nd->ctime - nd->time;
 }
 
-/* Adds flags to node j, reached from a child of time ctime; queues it (to load or to expand)
- * when they grew. */
-static int add_flags(prolly__graph *g, size_t j, unsigned f, int64_t ctime, prolly__ilist *load,
-                     prolly__ilist *pend)
+/* Adds flags to node j, reached in step `step` from a child of time ctime; queues it (to load or
+ * to expand) when they grew. */
+static int add_flags(prolly__graph *g, size_t j, unsigned f, int64_t ctime, size_t step,
+                     prolly__ilist *load, prolly__ilist *pend)
 {
 	prolly__gnode *nd = &g->v[j];
 	if ((nd->flags | f) == nd->flags)
 		return 0;
-	if (!nd->flags)
+	if (!nd->flags) {
 		nd->ctime = ctime;
+		nd->since = step;
+	}
 	nd->flags |= f;
 	if (nd->queued)
 		return 0;
@@ -82,13 +84,18 @@ static int load_step(prolly__graph *g, prolly__ilist *load, prolly__ilist *pend)
  *     nothing below a known common ancestor runs ahead of the wave), and it is not older than
  *     the other side's newest commit minus that commit's last step back in time (so a side far
  *     ahead in time walks alone until it comes down to the other; sides whose times interleave
- *     advance together, one store call per step for both).
+ *     advance together, one store call per step for both);
+ *   - a commit of one side that has waited as many steps as the walk had made when it reached
+ *     it, whatever the times: a commit much older than its parents (a slow clock) would else
+ *     hold its side back while the other walks down to its time, through the whole history
+ *     at worst; so a side held back still moves, its waits doubling, a few commits in all.
  * The newest live commit always qualifies, so every step makes progress. Stops when every
  * waiting commit is stale. Common, non-stale commits are the candidates.
  */
 static int paint(prolly__graph *g, size_t ia, size_t ib)
 {
 	prolly__ilist load = {0}, pend = {0}, next = {0};
+	size_t steps = 0;
 	int rc = 0;
 
 	g->v[ia].flags = F_A;
@@ -102,7 +109,7 @@ static int paint(prolly__graph *g, size_t ia, size_t ib)
 		if ((rc = prolly__ilist_push(&load, ib)))
 			goto cleanup;
 	}
-	for (;;) {
+	for (;; steps++) {
 		/* One store call for every commit the last step reached. */
 		if ((rc = load_step(g, &load, &pend)))
 			goto cleanup;
@@ -150,7 +157,8 @@ static int paint(prolly__graph *g, size_t ia, size_t ib)
 			int go = (f & F_STALE) || common;
 			if (!go) {
 				int o = (f & F_A) ? 1 : 0; /* the other side */
-				go = nd->time >= wave && (!has[o] || nd->time >= sat_sub(newest[o], step[o]));
+				go = (nd->time >= wave && (!has[o] || nd->time >= sat_sub(newest[o], step[o]))) ||
+				     steps - nd->since >= nd->since;
 			}
 			if (!go) {
 				nd->queued = 1;
@@ -165,7 +173,7 @@ static int paint(prolly__graph *g, size_t ia, size_t ib)
 				size_t k;
 				prolly_id pid = *prolly__graph_parent(g, &g->v[j], p);
 				if ((rc = prolly__graph_get(g, &pid, &k)) ||
-				    (rc = add_flags(g, k, pf, t, &load, &next)))
+				    (rc = add_flags(g, k, pf, t, steps + 1, &load, &next)))
 					goto cleanup;
 			}
 		}
