@@ -31,10 +31,16 @@
 /* Reads                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Rows of node reads: (ordinality, node) answering ids by index (get_nodes), or (id, node)
- * reported by id (get_ancestors, found_obj set). */
+/* A node read and its rows: (ordinality, node) answering ids by index (get_nodes), or (id, node)
+ * reported by id (get_ancestors, found_obj set). Statement q for each chunk of ids, with the
+ * n_more parameters more[] after the ids. */
 typedef struct gctx {
 	pg_store *st;
+	int q, n_more;
+	const char *what;
+	const prolly_id *ids;
+	const char *const *more;
+	const int *more_len;
 	size_t n, chunk;
 	prolly_store_found_fn found;
 	prolly_store_obj_fn found_obj;
@@ -75,51 +81,41 @@ static int get_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
-/* Sends ids in statements of at most `chunk` ids each, all in one round trip: Q_GETNODES, or
- * Q_ANCESTORS with the n_more parameters more[] after the ids; rows go to get_fn. */
-static int read_ids_once(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n, size_t chunk,
-                         const char *const *more, const int *more_len, int n_more, const char *what)
+/* One run of a node read (read_once_fn): the ids in statements of at most g->chunk ids each, all
+ * in one round trip; rows go to get_fn. */
+static int read_ids_once(pg_store *st, void *ctx, uint64_t *handed)
 {
+	gctx *g = ctx;
 	prolly_buf a = PROLLY_BUF_INIT;
 	pgconn *c = NULL;
 	pipe p;
 	int rc;
+	g->rows = g->bytes = 0;
 	if ((rc = prolly__pg_pool_acquire(st, &c)))
 		return rc;
-	prolly__pg_pipe_init(&p, st, c, what, get_fn, g);
-	for (size_t at = 0; at < n; at += chunk) {
-		size_t m = PROLLY_MIN(chunk, n - at);
+	prolly__pg_pipe_init(&p, st, c, g->what, get_fn, g);
+	for (size_t at = 0; at < g->n; at += g->chunk) {
+		size_t m = PROLLY_MIN(g->chunk, g->n - at);
 		if ((rc = prolly__pg_array_begin(&a, m, BYTEA_OID)))
 			goto cleanup;
 		for (size_t i = at; i < at + m; i++)
-			if ((rc = prolly__pg_array_add(&a, ids[i].bytes, PROLLY_ID_SIZE)))
+			if ((rc = prolly__pg_array_add(&a, g->ids[i].bytes, PROLLY_ID_SIZE)))
 				goto cleanup;
 		const char *vals[5] = {(const char *)a.ptr};
 		int lens[5] = {(int)a.size};
-		for (int i = 0; i < n_more && i < 4; i++) {
-			vals[1 + i] = more[i];
-			lens[1 + i] = more_len[i];
+		for (int i = 0; i < g->n_more && i < 4; i++) {
+			vals[1 + i] = g->more[i];
+			lens[1 + i] = g->more_len[i];
 		}
-		prolly__pg_pipe_send(&p, q, 1 + n_more, vals, lens);
+		prolly__pg_pipe_send(&p, g->q, 1 + g->n_more, vals, lens);
 	}
 	rc = prolly__pg_pipe_run(&p);
 	prolly__pg_cnt_add(&st->cnt.rows_read, g->rows);
 	prolly__pg_cnt_add(&st->cnt.bytes_read, g->bytes);
+	*handed = g->rows;
 cleanup:
 	prolly__pg_pool_done(st, c, &p);
 	prolly_buf_dispose(&a);
-	return rc;
-}
-
-/* read_ids_once, run again while a hot standby cancels it before any row came
- * (prolly__pg_read_again). */
-static int read_ids(pg_store *st, gctx *g, int q, const prolly_id *ids, size_t n, size_t chunk,
-                    const char *const *more, const int *more_len, int n_more, const char *what)
-{
-	int rc, retries = 0;
-	while ((rc = read_ids_once(st, g, q, ids, n, chunk, more, more_len, n_more, what)) &&
-	       prolly__pg_read_again(st, rc, g->rows, &retries))
-		;
 	return rc;
 }
 
@@ -134,16 +130,21 @@ static int pg_get_nodes(prolly_store *base, const prolly_id *ids, size_t n,
 		return prolly_set_error(PROLLY_EINVAL, "postgres: get_nodes without ids or callback");
 	memset(&g, 0, sizeof(g));
 	g.st = st;
+	g.q = Q_GETNODES;
+	g.what = "get_nodes";
+	g.ids = ids;
 	g.n = n;
 	g.chunk = st->read_chunk;
 	g.found = found;
 	g.payload = payload;
-	return read_ids(st, &g, Q_GETNODES, ids, n, st->read_chunk, NULL, NULL, 0, "get_nodes");
+	return prolly__pg_read(st, read_ids_once, &g);
 }
 
+/* has_nodes: the ids as one bytea[] (arr), the answers into out (one byte per id). */
 typedef struct hctx {
 	size_t n;
 	unsigned char *out;
+	const prolly_buf *arr;
 } hctx;
 
 static int has_fn(void *ctx, size_t qi, const PGresult *r)
@@ -160,33 +161,34 @@ static int has_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
+/* One run of has_nodes (read_once_fn); its answers reach the caller only when it returns. */
+static int has_once(pg_store *st, void *ctx, uint64_t *handed)
+{
+	hctx *h = ctx;
+	const char *vals[1] = {(const char *)h->arr->ptr};
+	int lens[1] = {(int)h->arr->size};
+	(void)handed;
+	memset(h->out, 0, h->n);
+	return prolly__pg_run1(st, "has_nodes", Q_HASNODES, NULL, 1, vals, lens, has_fn, h);
+}
+
 /* One statement, one round trip, for the whole batch (Q_HASNODES: = ANY of an array). */
 static int pg_has_nodes(prolly_store *base, const prolly_id *ids, size_t n, unsigned char *out)
 {
 	pg_store *st = (pg_store *)base;
 	prolly_buf a = PROLLY_BUF_INIT;
-	pgconn *c = NULL;
-	hctx h = {n, out};
-	pipe p;
+	hctx h = {n, out, &a};
 	int rc;
 	if (!n)
 		return 0;
 	if (!ids || !out)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: has_nodes without ids or out");
-	memset(out, 0, n);
 	if ((rc = prolly__pg_array_begin(&a, n, BYTEA_OID)))
 		goto cleanup;
 	for (size_t i = 0; i < n; i++)
 		if ((rc = prolly__pg_array_add(&a, ids[i].bytes, PROLLY_ID_SIZE)))
 			goto cleanup;
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		goto cleanup;
-	prolly__pg_pipe_init(&p, st, c, "has_nodes", has_fn, &h);
-	const char *vals[1] = {(const char *)a.ptr};
-	int lens[1] = {(int)a.size};
-	prolly__pg_pipe_send(&p, Q_HASNODES, 1, vals, lens);
-	rc = prolly__pg_pipe_run(&p);
-	prolly__pg_pool_done(st, c, &p);
+	rc = prolly__pg_read(st, has_once, &h);
 cleanup:
 	prolly_buf_dispose(&a);
 	return rc;
@@ -217,9 +219,16 @@ static int pg_get_ancestors(prolly_store *base, const prolly_id *ids, size_t n, 
 	int more_len[4] = {8, (int)commit->magic_size, 4, 4};
 	memset(&g, 0, sizeof(g));
 	g.st = st;
+	g.q = Q_ANCESTORS;
+	g.what = "get_ancestors";
+	g.ids = ids;
+	g.more = more;
+	g.more_len = more_len;
+	g.n_more = 4;
+	g.n = g.chunk = n;
 	g.found_obj = found;
 	g.payload = payload;
-	return read_ids(st, &g, Q_ANCESTORS, ids, n, n, more, more_len, 4, "get_ancestors");
+	return prolly__pg_read(st, read_ids_once, &g);
 }
 
 int prolly__pg_two_int8_fn(void *ctx, size_t qi, const PGresult *r)
@@ -232,20 +241,20 @@ int prolly__pg_two_int8_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
+/* One run of stat (read_once_fn): the count and bytes into the sctx. */
+static int stat_once(pg_store *st, void *ctx, uint64_t *handed)
+{
+	sctx *x = ctx;
+	(void)handed;
+	memset(x, 0, sizeof(*x));
+	return prolly__pg_run1(st, "stat", Q_STAT, NULL, 0, NULL, NULL, prolly__pg_two_int8_fn, x);
+}
+
 static int pg_stat(prolly_store *base, uint64_t *nodes, uint64_t *bytes)
 {
-	pg_store *st = (pg_store *)base;
-	pgconn *c = NULL;
-	sctx x = {0, 0, 0};
-	pipe p;
+	sctx x;
 	int rc;
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		return rc;
-	prolly__pg_pipe_init(&p, st, c, "stat", prolly__pg_two_int8_fn, &x);
-	prolly__pg_pipe_send(&p, Q_STAT, 0, NULL, NULL);
-	rc = prolly__pg_pipe_run(&p);
-	prolly__pg_pool_done(st, c, &p);
-	if (rc)
+	if ((rc = prolly__pg_read((pg_store *)base, stat_once, &x)))
 		return rc;
 	if (!x.have)
 		return prolly_set_error(PROLLY_ESTORE, "postgres: stat: a malformed row");
@@ -338,16 +347,34 @@ static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id 
 
 static int pg_options_version(unsigned v);
 
-/* The open's first round trip (prolly__pg_open_pipeline) on a connection acquired into *c; on
- * failure *c is given back, closed. */
-static int open_read(pg_store *st, pgconn **c, uint64_t *version, int *missing)
+/* The open's reads, each run again as any read (prolly__pg_read): its first round trip
+ * (prolly__pg_open_pipeline) on a connection acquired into c, and on the long way the preparation
+ * of c's statements (prepare set), or of a new connection's when it ran again. On failure c is
+ * given back, closed. */
+typedef struct octx {
+	pgconn *c;
+	uint64_t version;
+	int missing, prepare;
+} octx;
+
+static int open_once(pg_store *st, void *ctx, uint64_t *handed)
 {
+	octx *o = ctx;
 	int rc;
-	if ((rc = prolly__pg_pool_acquire(st, c)))
-		return rc;
-	if ((rc = prolly__pg_open_pipeline(st, *c, version, missing))) {
-		prolly__pg_pool_release(st, *c, 1);
-		*c = NULL;
+	(void)handed;
+	if (!o->c) {
+		if ((rc = prolly__pg_pool_acquire(st, &o->c)))
+			return rc;
+		if (o->prepare)
+			return 0; /* a run again: the acquire prepared what the connection lacked */
+	}
+	if (!o->prepare)
+		rc = prolly__pg_open_pipeline(st, o->c, &o->version, &o->missing);
+	else
+		rc = prolly__pg_conn_prepare(st, o->c);
+	if (rc) {
+		prolly__pg_pool_release(st, o->c, 1);
+		o->c = NULL;
 	}
 	return rc;
 }
@@ -423,14 +450,13 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 
 	/* Connect once: the server is there, the schema exists (or is created) and is not newer.
 	 * That first round trip only reads and prepares: run again if a hot standby cancels it. */
-	uint64_t version = 0;
-	int missing = 0, retries = 0;
-	while ((rc = open_read(st, &c, &version, &missing)) &&
-	       prolly__pg_read_again(st, rc, 0, &retries))
-		;
+	octx o = {NULL, 0, 0, 0};
+	rc = prolly__pg_read(st, open_once, &o);
+	c = o.c;
 	if (rc)
 		goto cleanup;
-	if (missing && st->no_create) {
+	uint64_t version = o.version;
+	if (o.missing && st->no_create) {
 		rc = prolly_set_error(PROLLY_ENOTFOUND,
 		                      "postgres: schema \"%s\" on %s has no prolly tables (create them "
 		                      "with 'prolly init')",
@@ -439,21 +465,19 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	}
 	/* A missing schema is created at the current version; an older one is migrated unless
 	 * no_create (or the role may not), else used as it is. */
-	if (missing || (!st->no_create && version >= 1 && version < SCHEMA_VERSION))
-		rc = prolly__pg_init_on(st, c, &version, !missing, 0);
+	if (o.missing || (!st->no_create && version >= 1 && version < SCHEMA_VERSION))
+		rc = prolly__pg_init_on(st, c, &version, !o.missing, 0);
 	else
 		rc = prolly__pg_check_version(st, version);
 	if (rc)
 		goto cleanup;
 	atomic_store(&st->ready, 1);
 	atomic_store(&st->fast, version >= 2);
-	if ((!c->prepared || (version >= 2 && !c->has_write)) &&
-	    (rc = prolly__pg_conn_prepare(st, c))) {
-		/* An acquire now prepares what the connection lacks: run again through it. */
-		prolly__pg_pool_release(st, c, 1);
-		c = NULL;
-		while (rc && prolly__pg_read_again(st, rc, 0, &retries))
-			rc = prolly__pg_pool_acquire(st, &c);
+	if (!c->prepared || (version >= 2 && !c->has_write)) {
+		o.c = c;
+		o.prepare = 1;
+		rc = prolly__pg_read(st, open_once, &o);
+		c = o.c;
 		if (rc)
 			goto cleanup;
 	}
@@ -601,9 +625,12 @@ const char *prolly_store_pg_statement(prolly_store *base, const char *what)
 /* find_ids (store interface version 3): one index range scan on the nodes' primary key        */
 /* ------------------------------------------------------------------------------------------ */
 
+/* find_ids: its statement (sql), and the rows handed to found() so far. */
 typedef struct fidctx {
+	const char *sql;
 	prolly_store_obj_fn found;
 	void *payload;
+	uint64_t rows;
 } fidctx;
 
 static int find_ids_fn(void *ctx, size_t qi, const PGresult *r)
@@ -615,11 +642,22 @@ static int find_ids_fn(void *ctx, size_t qi, const PGresult *r)
 		if (PQgetisnull(r, i, 0) || PQgetlength(r, i, 0) != PROLLY_ID_SIZE || PQgetisnull(r, i, 1))
 			return prolly_set_error(PROLLY_ESTORE, "postgres: find_ids: a malformed row");
 		memcpy(id.bytes, PQgetvalue(r, i, 0), PROLLY_ID_SIZE);
+		f->rows++;
 		int rc = f->found(f->payload, &id, PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1));
 		if (rc)
 			return rc;
 	}
 	return 0;
+}
+
+/* One run of find_ids (read_once_fn). */
+static int find_ids_once(pg_store *st, void *ctx, uint64_t *handed)
+{
+	fidctx *f = ctx;
+	f->rows = 0;
+	int rc = prolly__pg_run1(st, "find_ids", -1, f->sql, 0, NULL, NULL, find_ids_fn, f);
+	*handed = f->rows;
+	return rc;
 }
 
 static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id *hi, size_t limit,
@@ -628,9 +666,7 @@ static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id 
 	pg_store *st = (pg_store *)base;
 	char lhex[PROLLY_ID_HEX_SIZE], hhex[PROLLY_ID_HEX_SIZE], tmpl[400];
 	char *sql = NULL;
-	pgconn *c = NULL;
-	fidctx f = {found, payload};
-	pipe p;
+	fidctx f = {NULL, found, payload, 0};
 	int rc;
 	if (!lo || !hi || !found)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: find_ids without bounds or callback");
@@ -645,13 +681,8 @@ static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id 
 	         PROLLY_STORE_ID_HEAD, lhex, hhex, limit);
 	if (!(sql = prolly__pg_subst(tmpl, st->qs, st->meta_literal)))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
-	if ((rc = prolly__pg_pool_acquire(st, &c)))
-		goto cleanup;
-	prolly__pg_pipe_init(&p, st, c, "find_ids", find_ids_fn, &f);
-	prolly__pg_pipe_send_sql(&p, sql);
-	rc = prolly__pg_pipe_run(&p);
-	prolly__pg_pool_done(st, c, &p);
-cleanup:
+	f.sql = sql;
+	rc = prolly__pg_read(st, find_ids_once, &f);
 	free(sql);
 	return rc;
 }

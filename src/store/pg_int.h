@@ -258,18 +258,28 @@ void prolly__pg_pipe_broken(pipe *p, const char *why);
 void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens);
 void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
 int prolly__pg_pipe_run(pipe *p);
+/* One run of a read: from its pool_acquire to its pool_done (or release), with *handed set to the
+ * rows it gave the engine (0 before each run). 0 or the read's error. */
+typedef int (*read_once_fn)(pg_store *st, void *ctx, uint64_t *handed);
 /*
- * After a read (get_nodes, get_ancestors, the ref reads, the open's first round trip) failed
- * with rc, having handed `handed` rows to the engine: 1 when it is to be run again from its
- * pool_acquire on, after a short pause. That is when the last pipeline of this thread failed because a hot standby cancelled
- * it or ended its session (a recovery conflict: SQLSTATE 40001, 57P01, 57P04, or the connection
- * lost), no row was handed yet, the connection is not one pinned to the thread (the gc's
- * snapshot), and *retries (counted here, from 0) is below READ_RETRIES. A read runs in an
+ * The one retry of every read of the store (get_nodes, has_nodes, get_ancestors, find_ids, stat,
+ * the ref reads, and the open's first round trip and its preparation): runs once(st, ctx) and
+ * runs it again, after a pause of 20 ms and then 40, while it fails because a hot standby
+ * cancelled its last pipeline or ended its session (a recovery conflict: SQLSTATE 40001, 57P01,
+ * 57P04, or the connection lost), no row was handed yet, the connection is not one pinned to the
+ * thread (the gc's snapshot), and it ran fewer than 1 + READ_RETRIES times. A read runs in an
  * implicit transaction of its own, never inside a write's, so running it again reads a fresh
  * snapshot and changes nothing; a broken connection is connected again by the next acquire.
+ * Counted in read_retries; the last run's error, saying how many runs were cancelled, when none
+ * succeeded.
  */
 #define READ_RETRIES 2
-int prolly__pg_read_again(pg_store *st, int rc, uint64_t handed, int *retries);
+int prolly__pg_read(pg_store *st, read_once_fn once, void *ctx);
+/* One statement on a connection from the pool, rows to fn: the prepared statement q with its n
+ * parameters, or sql (not NULL: unprepared, without parameters). A read's run (read_once_fn)
+ * of one statement. */
+int prolly__pg_run1(pg_store *st, const char *what, int q, const char *sql, int n,
+                    const char *const *vals, const int *lens, result_fn fn, void *ctx);
 
 void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store *st);
 

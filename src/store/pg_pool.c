@@ -8,7 +8,7 @@
  * encoding is in pg_sql.c). A statement that fails aborts the rest of the pipeline; a transaction
  * left in error is rolled back in a second round trip. A read a hot standby cancels (or whose
  * session it ends) before any row reached the engine runs again, at most READ_RETRIES times
- * (prolly__pg_read_again). Errors:
+ * (prolly__pg_read). Errors:
  * SQLSTATE 53100 is PROLLY_EFULL, PLY* (the store's own), 40001 (but on a hot standby) and 40P01
  * PROLLY_ECONFLICT, 57014 PROLLY_ETIMEOUT, any other PROLLY_ESTORE; a lost connection is
  * PROLLY_ESTORE and is reopened by the next operation. No message carries the password (prolly__pg_redact). Connecting never prints:
@@ -87,7 +87,7 @@ static int in_hot_standby(PGconn *pg)
 }
 
 /* Whether the last pipeline run on this thread failed by a hot standby's recovery conflict
- * (standby_cancelled); cleared by every pool_acquire (prolly__pg_read_again). */
+ * (standby_cancelled); cleared by every pool_acquire (prolly__pg_read). */
 static _Thread_local int standby_conflict;
 
 void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, result_fn fn,
@@ -426,7 +426,9 @@ int prolly__pg_pipe_run(pipe *p)
 	return rc;
 }
 
-int prolly__pg_read_again(pg_store *st, int rc, uint64_t handed, int *retries)
+/* After a run of a read failed with rc, having handed `handed` rows: 1 when it is to run again
+ * (prolly__pg_read says when), after its pause. */
+static int read_again(pg_store *st, int rc, uint64_t handed, int *retries)
 {
 	if (rc != PROLLY_ESTORE || !standby_conflict || handed || (pin_store == st && pin_conn))
 		return 0;
@@ -443,6 +445,35 @@ int prolly__pg_read_again(pg_store *st, int rc, uint64_t handed, int *retries)
 		;
 	(*retries)++;
 	return 1;
+}
+
+int prolly__pg_read(pg_store *st, read_once_fn once, void *ctx)
+{
+	int rc, retries = 0;
+	uint64_t handed;
+	do {
+		handed = 0;
+		rc = once(st, ctx, &handed);
+	} while (rc && read_again(st, rc, handed, &retries));
+	return rc;
+}
+
+int prolly__pg_run1(pg_store *st, const char *what, int q, const char *sql, int n,
+                    const char *const *vals, const int *lens, result_fn fn, void *ctx)
+{
+	pgconn *c = NULL;
+	pipe p;
+	int rc;
+	if ((rc = prolly__pg_pool_acquire(st, &c)))
+		return rc;
+	prolly__pg_pipe_init(&p, st, c, what, fn, ctx);
+	if (sql)
+		prolly__pg_pipe_send_sql(&p, sql);
+	else
+		prolly__pg_pipe_send(&p, q, n, vals, lens);
+	rc = prolly__pg_pipe_run(&p);
+	prolly__pg_pool_done(st, c, &p);
+	return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -4,7 +4,7 @@
  * and that commit's tree root in one statement) and list_refs (a range of names, called back
  * from a copy after the connection went back to the pool; on the gc's thread while mark() runs
  * it also tells the gc what it listed). Every read is one round trip on a pooled connection; one
- * that a hot standby cancels runs again (prolly__pg_read_again).
+ * that a hot standby cancels runs again (prolly__pg_read).
  */
 #include "pg_int.h"
 
@@ -41,39 +41,41 @@ static int ref_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
+/* get_ref: the name and its row. */
+typedef struct gref {
+	const char *name;
+	rctx x;
+} gref;
+
+static int get_ref_once(pg_store *st, void *ctx, uint64_t *handed)
+{
+	gref *g = ctx;
+	const char *vals[1] = {g->name};
+	int lens[1] = {(int)strlen(g->name)};
+	(void)handed;
+	memset(&g->x, 0, sizeof(g->x));
+	return prolly__pg_run1(st, "get_ref", Q_GETREF, NULL, 1, vals, lens, ref_fn, &g->x);
+}
+
 int prolly__pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uint64_t *epoch)
 {
-	pg_store *st = (pg_store *)base;
-	pgconn *c = NULL;
-	rctx x;
-	pipe p;
-	int rc, retries = 0;
+	gref g = {name, {0}};
+	int rc;
 	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
-	do {
-		if ((rc = prolly__pg_pool_acquire(st, &c)))
-			continue; /* to the test: a standby may have cancelled the statements' preparation */
-		memset(&x, 0, sizeof(x));
-		prolly__pg_pipe_init(&p, st, c, "get_ref", ref_fn, &x);
-		const char *vals[1] = {name};
-		int lens[1] = {(int)strlen(name)};
-		prolly__pg_pipe_send(&p, Q_GETREF, 1, vals, lens);
-		rc = prolly__pg_pipe_run(&p);
-		prolly__pg_pool_done(st, c, &p);
-	} while (rc && prolly__pg_read_again(st, rc, 0, &retries));
-	if (rc)
+	if ((rc = prolly__pg_read((pg_store *)base, get_ref_once, &g)))
 		return rc;
-	if (epoch && x.have_epoch)
-		*epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
-	if (x.bad)
+	if (epoch && g.x.have_epoch)
+		*epoch = prolly__pg_epoch_seen((pg_store *)base, g.x.epoch, g.x.xmin);
+	if (g.x.bad)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "postgres: ref '%s' holds a value that is not "
 		                        "%d bytes",
 		                        name, PROLLY_ID_SIZE);
-	if (!x.found)
+	if (!g.x.found)
 		return prolly_set_error(PROLLY_ENOTFOUND, "postgres: ref '%s' not found", name);
 	if (out)
-		*out = x.value;
+		*out = g.x.value;
 	return 0;
 }
 
@@ -115,31 +117,28 @@ static int refs_fn(void *ctx, size_t qi, const PGresult *r)
 	return 0;
 }
 
-static int get_refs_once(prolly_store *base, const char *const *names, size_t n, prolly_id *out,
-                         unsigned char *found, uint64_t *epoch)
+/* One run of get_refs (read_once_fn): its rows reach the caller only when it returns, and each
+ * run starts from nothing found. */
+static int get_refs_once(pg_store *st, void *ctx, uint64_t *handed)
 {
-	pg_store *st = (pg_store *)base;
+	mctx *x = ctx;
 	prolly_buf a = PROLLY_BUF_INIT;
 	pgconn *c = NULL;
-	mctx x;
 	pipe p;
 	int rc = 0, ran = 0;
-	memset(found, 0, n); /* the names are valid (S3) */
-	memset(&x, 0, sizeof(x));
-	x.names = names;
-	x.n = n;
-	x.chunk = st->read_chunk;
-	x.out = out;
-	x.found = found;
+	(void)handed;
+	memset(x->found, 0, x->n); /* the names are valid (S3) */
+	x->have_epoch = 0;
+	x->epoch = x->xmin = 0;
 	if ((rc = prolly__pg_pool_acquire(st, &c)))
 		return rc;
-	prolly__pg_pipe_init(&p, st, c, "get_refs", refs_fn, &x);
-	for (size_t at = 0; at < n; at += x.chunk) {
-		size_t m = PROLLY_MIN(x.chunk, n - at);
+	prolly__pg_pipe_init(&p, st, c, "get_refs", refs_fn, x);
+	for (size_t at = 0; at < x->n; at += x->chunk) {
+		size_t m = PROLLY_MIN(x->chunk, x->n - at);
 		if ((rc = prolly__pg_array_begin(&a, m, BYTEA_OID)))
 			goto cleanup;
 		for (size_t i = at; i < at + m && !rc; i++)
-			rc = prolly__pg_array_add(&a, names[i], strlen(names[i]));
+			rc = prolly__pg_array_add(&a, x->names[i], strlen(x->names[i]));
 		if (rc || (rc = prolly__pg_array_too_big(a.size)))
 			goto cleanup;
 		const char *vals[1] = {(const char *)a.ptr};
@@ -148,8 +147,6 @@ static int get_refs_once(prolly_store *base, const char *const *names, size_t n,
 	}
 	ran = 1;
 	rc = prolly__pg_pipe_run(&p);
-	if (rc == 0 && epoch && x.have_epoch)
-		*epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
 cleanup:
 	/* statements queued without their Sync leave the connection unusable */
 	prolly__pg_pool_release(st, c, p.broken || (!ran && p.queued > 0));
@@ -157,15 +154,20 @@ cleanup:
 	return rc;
 }
 
-/* get_refs_once, run again while a hot standby cancels it (prolly__pg_read_again): its rows
- * reach the caller only when it succeeds, and each run starts from nothing found. */
 int prolly__pg_get_refs(prolly_store *base, const char *const *names, size_t n, prolly_id *out,
                         unsigned char *found, uint64_t *epoch)
 {
-	int rc, retries = 0;
-	while ((rc = get_refs_once(base, names, n, out, found, epoch)) &&
-	       prolly__pg_read_again((pg_store *)base, rc, 0, &retries))
-		;
+	pg_store *st = (pg_store *)base;
+	mctx x;
+	int rc;
+	memset(&x, 0, sizeof(x));
+	x.names = names;
+	x.n = n;
+	x.chunk = st->read_chunk;
+	x.out = out;
+	x.found = found;
+	if ((rc = prolly__pg_read(st, get_refs_once, &x)) == 0 && epoch && x.have_epoch)
+		*epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
 	return rc;
 }
 
@@ -197,53 +199,63 @@ static int refobjs_fn(void *ctx, size_t qi, const PGresult *r)
 	return rc;
 }
 
+/* get_ref_objects: the ref's name, the follow offset (off, or NULL past any object's reach), the
+ * commit the caller holds (known, or NULL) and the row. */
+typedef struct groctx {
+	const char *name;
+	const unsigned char *off;
+	const prolly_id *known;
+	roctx x;
+} groctx;
+
+static int get_ref_objects_once(pg_store *st, void *ctx, uint64_t *handed)
+{
+	groctx *g = ctx;
+	const char *vals[3] = {g->name, (const char *)g->off,
+	                       g->known ? (const char *)g->known->bytes : NULL};
+	int lens[3] = {(int)strlen(g->name), 4, PROLLY_ID_SIZE};
+	g->x.rows = g->x.bytes = 0;
+	memset(&g->x.ref, 0, sizeof(g->x.ref));
+	int rc = prolly__pg_run1(st, "get_ref_objects", Q_GETREFOBJS, NULL, 3, vals, lens, refobjs_fn,
+	                         &g->x);
+	prolly__pg_cnt_add(&st->cnt.rows_read, g->x.rows);
+	prolly__pg_cnt_add(&st->cnt.bytes_read, g->x.bytes);
+	*handed = g->x.rows;
+	return rc;
+}
+
 /* get_ref and the two objects it leads to (see prolly/store.h): one statement, one round trip.
  * When the ref still names *known, the statement's joins find no key and read no node. */
 int prolly__pg_get_ref_objects_known(prolly_store *base, const char *name, size_t follow,
                                      const prolly_id *known, prolly_id *out, uint64_t *epoch,
                                      prolly_store_found_fn found, void *payload)
 {
-	pg_store *st = (pg_store *)base;
-	pgconn *c = NULL;
 	unsigned char off[4];
-	roctx x;
-	pipe p;
-	int rc, retries = 0;
+	groctx g;
+	int rc;
 	if ((rc = prolly_store_ref_name_check(name)))
 		return rc;
 	if (!found)
 		return prolly_set_error(PROLLY_EINVAL, "postgres: get_ref_objects without a callback");
 	prolly__pg_put_be32(off, (uint32_t)follow);
-	do {
-		memset(&x, 0, sizeof(x));
-		if ((rc = prolly__pg_pool_acquire(st, &c)))
-			continue; /* to the test: a standby may have cancelled the statements' preparation */
-		x.found = found;
-		x.payload = payload;
-		prolly__pg_pipe_init(&p, st, c, "get_ref_objects", refobjs_fn, &x);
-		/* An offset past any object's reach follows nothing (NULL). */
-		const char *vals[3] = {name,
-		                       follow <= INT32_MAX - PROLLY_ID_SIZE ? (const char *)off : NULL,
-		                       known ? (const char *)known->bytes : NULL};
-		int lens[3] = {(int)strlen(name), 4, PROLLY_ID_SIZE};
-		prolly__pg_pipe_send(&p, Q_GETREFOBJS, 3, vals, lens);
-		rc = prolly__pg_pipe_run(&p);
-		prolly__pg_pool_done(st, c, &p);
-		prolly__pg_cnt_add(&st->cnt.rows_read, x.rows);
-		prolly__pg_cnt_add(&st->cnt.bytes_read, x.bytes);
-	} while (rc && prolly__pg_read_again(st, rc, x.rows, &retries));
-	if (rc)
+	memset(&g, 0, sizeof(g));
+	g.name = name;
+	g.off = follow <= INT32_MAX - PROLLY_ID_SIZE ? off : NULL; /* past any object: follows none */
+	g.known = known;
+	g.x.found = found;
+	g.x.payload = payload;
+	if ((rc = prolly__pg_read((pg_store *)base, get_ref_objects_once, &g)))
 		return rc;
-	if (epoch && x.ref.have_epoch)
-		*epoch = prolly__pg_epoch_seen(st, x.ref.epoch, x.ref.xmin);
-	if (x.ref.bad)
+	if (epoch && g.x.ref.have_epoch)
+		*epoch = prolly__pg_epoch_seen((pg_store *)base, g.x.ref.epoch, g.x.ref.xmin);
+	if (g.x.ref.bad)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "postgres: ref '%s' holds a value that is not %d bytes", name,
 		                        PROLLY_ID_SIZE);
-	if (!x.ref.found)
+	if (!g.x.ref.found)
 		return prolly_set_error(PROLLY_ENOTFOUND, "postgres: ref '%s' not found", name);
 	if (out)
-		*out = x.ref.value;
+		*out = g.x.ref.value;
 	return 0;
 }
 
@@ -324,15 +336,31 @@ static int captured(pg_store *st, const preflist *l)
 	return rc;
 }
 
+/* list_refs: the range of names [lo, hi) (hi NULL: from lo on) and the rows gathered. */
+typedef struct lctx {
+	const char *lo, *hi;
+	size_t lo_len, hi_len;
+	preflist l;
+} lctx;
+
+static int list_once(pg_store *st, void *ctx, uint64_t *handed)
+{
+	lctx *x = ctx;
+	const char *vals[2] = {x->lo, x->hi};
+	int lens[2] = {(int)x->lo_len, (int)x->hi_len};
+	(void)handed;
+	prolly__pg_preflist_dispose(&x->l); /* the rows of a cancelled run */
+	return prolly__pg_run1(st, "list_refs", x->hi ? Q_LISTREFS : Q_LISTFROM, NULL, x->hi ? 2 : 1,
+	                       vals, lens, prolly__pg_list_fn, &x->l);
+}
+
 int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_ref_fn fn,
                          void *payload)
 {
 	pg_store *st = (pg_store *)base;
-	preflist l = {NULL, 0, 0};
-	pgconn *c = NULL;
+	lctx x = {NULL, NULL, 0, 0, {NULL, 0, 0}};
 	char *hi = NULL;
-	pipe p;
-	int rc, retries = 0;
+	int rc;
 	size_t plen = prefix ? strlen(prefix) : 0;
 
 	if (!fn)
@@ -351,25 +379,18 @@ int prolly__pg_list_refs(prolly_store *base, const char *prefix, prolly_store_re
 		if (hlen)
 			hi[hlen - 1] = (char)((unsigned char)hi[hlen - 1] + 1);
 	}
-	do {
-		prolly__pg_preflist_dispose(&l); /* the rows of a cancelled run */
-		if ((rc = prolly__pg_pool_acquire(st, &c)))
-			continue; /* to the test: a standby may have cancelled the statements' preparation */
-		prolly__pg_pipe_init(&p, st, c, "list_refs", prolly__pg_list_fn, &l);
-		const char *vals[2] = {plen ? prefix : "", hi};
-		int lens[2] = {(int)plen, (int)hlen};
-		prolly__pg_pipe_send(&p, hlen ? Q_LISTREFS : Q_LISTFROM, hlen ? 2 : 1, vals, lens);
-		rc = prolly__pg_pipe_run(&p);
-		prolly__pg_pool_done(st, c, &p);
-	} while (rc && prolly__pg_read_again(st, rc, 0, &retries));
-	if (rc)
+	x.lo = plen ? prefix : "";
+	x.lo_len = plen;
+	x.hi = hlen ? hi : NULL;
+	x.hi_len = hlen;
+	if ((rc = prolly__pg_read(st, list_once, &x)))
 		goto cleanup;
 	/* The gc's mark(): remember what it saw. */
-	rc = captured(st, &l);
-	for (size_t i = 0; i < l.n && !rc; i++)
-		rc = fn(payload, l.v[i].name, &l.v[i].value);
+	rc = captured(st, &x.l);
+	for (size_t i = 0; i < x.l.n && !rc; i++)
+		rc = fn(payload, x.l.v[i].name, &x.l.v[i].value);
 cleanup:
-	prolly__pg_preflist_dispose(&l);
+	prolly__pg_preflist_dispose(&x.l);
 	free(hi);
 	return rc;
 }
