@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # tests/pgbouncer.sh - the PostgreSQL store behind a connection pooler (docs/postgres.md,
-# "Connection poolers"): starts a throwaway cluster (scripts/pg-cluster.sh) and two pgbouncers in
-# front of it, one in pool_mode = session and one in pool_mode = transaction, then drives the CLI
-# through them. Session mode must work as a direct connection does (writes, merges, gc, concurrent
-# writers of one branch losing nothing, history copied to and from LMDB); transaction mode must
-# be refused with the error that names it, writing nothing, and a store must never run what a
+# "Connection poolers"): starts a throwaway cluster (scripts/pg-cluster.sh) and four pgbouncers
+# in front of it, in pool_mode = session, transaction and statement, and one more in session mode
+# with a pool of one server connection, then drives the CLI through them. Session mode must work
+# as a direct connection does (writes, merges, gc, concurrent writers of one branch losing
+# nothing, history copied to and from LMDB); a pool exhausted must fail naming pgbouncer's
+# query_wait_timeout, writing nothing; transaction and statement mode must be refused with the
+# error that names them, writing nothing, and a store must never run what a
 # store of another schema prepared (tests/pgbouncer/two_schemas.c, built here against
 # $BUILD/libprolly.a, with the sanitizers the library was built with when SAN is set: ThreadSanitizer
 # for SAN=thread, ASan and UBSan otherwise). TAP on stdout.
@@ -34,8 +36,8 @@ root=$(mktemp -d /tmp/prolly-bouncer.XXXXXX) || exit 2
 out=$root/out
 as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
-	for m in session transaction; do
-		[ -f "$root/$m/pid" ] && kill "$(cat "$root/$m/pid")" 2>/dev/null
+	for m in "$root"/*/pid; do
+		[ -f "$m" ] && kill "$(cat "$m")" 2>/dev/null
 	done
 	scripts/pg-cluster.sh stop "$root/pg" >/dev/null 2>&1
 	rm -rf "$root"
@@ -58,13 +60,14 @@ free_port() {
 	done
 	return 1
 }
-# start_bouncer MODE: a pgbouncer in pool_mode MODE; sets url_MODE (database MODE, which it
-# creates on the cluster).
+# start_bouncer NAME MODE [SETTING...]: a pgbouncer in pool_mode MODE with the ini lines SETTING
+# after the others; sets url_NAME (database NAME, which it creates on the cluster).
 start_bouncer() {
-	local m=$1 port dir=$root/$1
+	local name=$1 m=$2 port dir=$root/$1
+	shift 2
 	port=$(free_port) || return 1
 	as_owner mkdir -p "$dir"
-	$psql "$PROLLY_PG_URL" -c "CREATE DATABASE $m" || return 1
+	$psql "$PROLLY_PG_URL" -c "CREATE DATABASE $name" || return 1
 	as_owner sh -c "cat >'$dir/pgbouncer.ini'" <<EOF
 [databases]
 * = host=$PROLLY_PG_DIR/sock port=$PROLLY_PG_PORT
@@ -79,18 +82,40 @@ default_pool_size = 2
 max_client_conn = 100
 logfile = $dir/log
 pidfile = $dir/pid
+$(printf '%s\n' "$@")
 EOF
 	as_owner sh -c "echo '\"postgres\" \"\"' >'$dir/users'"
 	as_owner "$bouncer" -d "$dir/pgbouncer.ini" || return 1
 	for _ in $(seq 50); do
-		$psql "postgresql://postgres@/$m?host=$dir&port=$port" -c "SELECT 1" >/dev/null 2>&1 && break
+		$psql "postgresql://postgres@/$name?host=$dir&port=$port" -c "SELECT 1" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	printf -v "url_$m" '%s' "postgresql://postgres@/$m?host=$dir&port=$port"
+	printf -v "url_$name" '%s' "postgresql://postgres@/$name?host=$dir&port=$port"
 }
-check "pgbouncer starts in session mode" start_bouncer session
-check "pgbouncer starts in transaction mode" start_bouncer transaction
+check "pgbouncer starts in session mode" start_bouncer session session
+check "pgbouncer starts in transaction mode" start_bouncer transaction transaction \
+	"admin_users = postgres"
+check "pgbouncer starts in statement mode" start_bouncer statement statement
+# one server connection, and a client that waits longer than a second for it is dropped
+check "pgbouncer starts in session mode with a pool of one" start_bouncer exhausted session \
+	"default_pool_size = 1" "query_wait_timeout = 1"
 url_session=${url_session:-none} url_transaction=${url_transaction:-none}
+url_statement=${url_statement:-none} url_exhausted=${url_exhausted:-none}
+# direct DB: the URL of database DB on the cluster, not through a pooler.
+direct() { echo "${PROLLY_PG_URL%%/prolly\?*}/$1?${PROLLY_PG_URL#*\?}"; }
+refs="SELECT count(*), string_agg(encode(value, 'hex'), ',' ORDER BY name) FROM public.refs"
+# fails_each URL PATTERN COMMAND...: each COMMAND (words in one argument) through URL exits 5 with
+# PATTERN (grep) in its message.
+fails_each() {
+	local url=$1 pat=$2 c rc
+	shift 2
+	for c in "$@"; do
+		"$CLI" --store "$url" $c >/dev/null 2>"$root/err"
+		rc=$?
+		cat "$root/err"
+		[ "$rc" = 5 ] && grep -q "$pat" "$root/err" || return 1
+	done
+}
 
 cli() { "$CLI" --store "$url_session" "$@"; }
 # Session mode: each client has a server session of its own, so everything works.
@@ -134,31 +159,49 @@ lmdb_sync() {
 }
 check "session mode: clone to LMDB, push back" lmdb_sync
 
-# Transaction mode: a server session serves whichever client the pooler sends next, so the
-# store's session state (prepared statements, settings, the gc's lock) would be another client's.
-# The first client sets up a server session; every later one that lands on it is refused.
-tcli() { "$CLI" --store "$url_transaction" "$@"; }
-transaction_refused() {
-	tcli init || return 1
-	local refs before rc
-	refs="SELECT count(*), string_agg(encode(value, 'hex'), ',' ORDER BY name) FROM public.refs"
-	before=$($psql "${PROLLY_PG_URL%%/prolly\?*}/transaction?${PROLLY_PG_URL#*\?}" -c "$refs")
-	for c in "put main k v" "get main k" "gc"; do
-		tcli $c >/dev/null 2>"$root/err"
-		rc=$?
-		cat "$root/err"
-		[ "$rc" = 5 ] || return 1
-		grep -q 'connection pooler in transaction or statement mode.*pool_mode = session.*nothing was done' "$root/err" || return 1
-	done
-	[ "$($psql "${PROLLY_PG_URL%%/prolly\?*}/transaction?${PROLLY_PG_URL#*\?}" -c "$refs")" = "$before" ]
+# Session mode with every server connection taken (a pool of one, held here by psql): the store's
+# new connection waits in pgbouncer's queue until query_wait_timeout drops it, with a FATAL error
+# just before the end of the stream. The command must fail with a store error naming pgbouncer's
+# message and what it means, and write nothing.
+exhausted() {
+	local before hold
+	"$CLI" --store "$url_exhausted" init || return 1
+	before=$($psql "$(direct exhausted)" -c "$refs")
+	$psql "$url_exhausted" -c "SELECT pg_sleep(4)" &
+	hold=$!
+	sleep 0.5
+	fails_each "$url_exhausted" 'query_wait_timeout (SQLSTATE 08P01) (pgbouncer: no server connection of its pool became free' \
+		"put main k v" "get main k" || return 1
+	wait "$hold"
+	[ "$($psql "$(direct exhausted)" -c "$refs")" = "$before" ] || return 1
+	"$CLI" --store "$url_exhausted" put main k v
 }
-check "transaction mode: put, get and gc refused (exit 5, naming the pool mode), nothing written" transaction_refused
+check "session mode, pool exhausted: put and get fail naming query_wait_timeout, nothing written" exhausted
 
+# Transaction and statement mode: a server session serves whichever client the pooler sends
+# next, so the store's session state (prepared statements, settings, the gc's lock) would be
+# another client's. The first client sets up a server session; every later one that lands on it
+# is refused.
+# refused MODE: through the pooler in pool_mode MODE (database MODE), init, then put, get and gc
+# each refused with exit 5 naming the pool mode, the refs unchanged.
+refused() {
+	local m=$1 url before
+	url=$(eval echo "\$url_$m")
+	"$CLI" --store "$url" init || return 1
+	before=$($psql "$(direct "$m")" -c "$refs")
+	fails_each "$url" 'connection pooler in transaction or statement mode.*pool_mode = session.*nothing was done' \
+		"put main k v" "get main k" "gc" || return 1
+	[ "$($psql "$(direct "$m")" -c "$refs")" = "$before" ]
+}
+check "transaction mode: put, get and gc refused (exit 5, naming the pool mode), nothing written" refused transaction
+check "statement mode: put, get and gc refused (exit 5, naming the pool mode), nothing written" refused statement
+
+tcli() { "$CLI" --store "$url_transaction" "$@"; }
 # Two stores of two schemas in one process, steered so that the pooler hands store A the server
 # session store B prepared its statements on (tests/pgbouncer/two_schemas.c says how): A used to
 # read and write B's schema there, silently.
 two_schemas() {
-	local san="" direct="${PROLLY_PG_URL%%/prolly\?*}/twoschemas?${PROLLY_PG_URL#*\?}"
+	local san=""
 	case "${SAN:-}" in # as the Makefile's SANFLAGS: the library was built so
 	"") ;;
 	thread) san="-fsanitize=thread -fno-omit-frame-pointer" ;;
@@ -168,21 +211,21 @@ two_schemas() {
 	cc -std=c11 -Wall -Wextra -Werror $san -Iinclude $(pkg-config --cflags libpq) \
 		-o "$root/two_schemas" tests/pgbouncer/two_schemas.c "$BUILD/libprolly.a" \
 		$(pkg-config --libs libcrypto libxxhash lmdb libpq) -lpthread -lm || return 1
-	"$root/two_schemas" "$direct" "postgresql://postgres@/twoschemas?${url_transaction#*\?}"
+	"$root/two_schemas" "$(direct twoschemas)" "postgresql://postgres@/twoschemas?${url_transaction#*\?}"
 }
 check "transaction mode: a store never runs the statements another store prepared" two_schemas
 
 # Several processes at once on a pooler whose server sessions are partly fresh: whichever
 # commands the pooler lets run must be right, the others refused as above with nothing written.
 transaction_concurrent() {
-	local w rc ok=0 direct="${PROLLY_PG_URL%%/prolly\?*}/transaction?${PROLLY_PG_URL#*\?}"
+	local w rc ok=0
 	for w in 1 2 3 4 5 6; do
 		(tcli put main "c/$w" v >/dev/null 2>"$root/err.$w"; echo $? >"$root/rc.$w") &
 	done
 	wait
 	for w in 1 2 3 4 5 6; do
 		rc=$(cat "$root/rc.$w")
-		got=$("$CLI" --store "$direct" get main "c/$w" 2>/dev/null)
+		got=$("$CLI" --store "$(direct transaction)" get main "c/$w" 2>/dev/null)
 		if [ "$rc" = 0 ] && [ "$got" = v ]; then
 			ok=$((ok + 1))
 		elif [ "$rc" != 5 ] || [ -n "$got" ] ||
@@ -195,6 +238,35 @@ transaction_concurrent() {
 	echo "$ok of 6 ran"
 }
 check "transaction mode: 6 concurrent puts each stored, or refused naming the pool mode" transaction_concurrent
+
+# The transaction-mode pooler switched to session mode (its pool_mode changed, its configuration
+# reloaded): the server sessions set up in transaction mode stay in its pool as they are, since
+# pgbouncer runs its reset query when a session-mode client gives one back, so a client after the
+# switch may meet the store's settings there (search_path, the mark, the prepared statements;
+# docs/postgres.md, "Connection poolers"). Each command then works or is refused saying so and
+# naming RECONNECT (before: naming transaction mode alone); after RECONNECT on pgbouncer's admin
+# console, every command works.
+switched_to_session() {
+	local c rc admin
+	sed -i 's/^pool_mode = transaction/pool_mode = session/' "$root/transaction/pgbouncer.ini"
+	kill -HUP "$(cat "$root/transaction/pid")" || return 1
+	sleep 0.3
+	for c in "put main switched/1 yes" "get main switched/1" "gc --keep 1" "put main switched/2 yes" "gc --keep 1"; do
+		tcli $c >/dev/null 2>"$root/err"
+		rc=$?
+		cat "$root/err"
+		[ "$rc" = 0 ] || [ "$rc" = 1 ] && continue # 1: get of a key a refused put did not store
+		[ "$rc" = 5 ] && grep -q 'set up by another one (or by a client of a pooler since switched to session mode.*RECONNECT' "$root/err" || return 1
+	done
+	admin="postgresql://postgres@/pgbouncer?${url_transaction#*\?}"
+	$psql "$admin" -c "RECONNECT" || return 1
+	for c in 1 2 3; do
+		tcli put main "switched/$c" yes || return 1
+		[ "$(tcli get main "switched/$c")" = yes ] || return 1
+		tcli gc --keep 1 | grep -q '^nodes_removed' || return 1
+	done
+}
+check "transaction mode switched to session mode: refused naming RECONNECT, then after it everything works" switched_to_session
 
 echo "# $n tests, $failed failed"
 [ "$failed" = 0 ]

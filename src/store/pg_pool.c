@@ -102,10 +102,14 @@ void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, re
 	p->standby = in_hot_standby(c ? c->pg : NULL);
 }
 
-/* 1 for an error result with which the server ends the session (FATAL, PANIC). */
+/* 1 for an error result with which the server ends the session (FATAL, PANIC). pgbouncer's
+ * errors (query_wait_timeout, a refused transaction block in statement mode) carry only the
+ * severity field that PostgreSQL translates, in English, not the untranslated one. */
 static int ends_session(const PGresult *r)
 {
 	const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+	if (!sev)
+		sev = PQresultErrorField(r, PG_DIAG_SEVERITY);
 	return sev && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0);
 }
 
@@ -144,8 +148,12 @@ void prolly__pg_pipe_broken(pipe *p, const char *why)
 	if (p->fatal) {
 		char m[sizeof(p->msg)];
 		snprintf(m, sizeof(m), "%s", p->msg);
-		snprintf(p->msg, sizeof(p->msg), "the server ended the session: %.450s (SQLSTATE %s)", m,
-		         p->sqlstate);
+		snprintf(p->msg, sizeof(p->msg), "the server ended the session: %.300s (SQLSTATE %s)%s", m,
+		         p->sqlstate,
+		         strcmp(m, "query_wait_timeout") == 0
+		             ? " (pgbouncer: no server connection of its pool became free within its "
+		               "query_wait_timeout; its default_pool_size was in use all that time)"
+		             : "");
 		return;
 	}
 	prolly__pg_redact(p->msg, sizeof(p->msg), why ? why : PQerrorMessage(p->c->pg), p->st);
@@ -344,12 +352,13 @@ static int standby_cancelled(const pipe *p)
 	                      strcmp(p->sqlstate, "57P04") == 0));
 }
 
-/* The refusal of a server session shared with other clients (a pooler's transaction mode). */
+/* The refusal of a server session shared with other clients (a pooler's transaction or
+ * statement mode). */
 #define POOLED_SESSION                                                                             \
 	"%s: a connection pooler in transaction or statement mode (pgbouncer pool_mode = "             \
-	"transaction) is in the way; the store needs a server session of its own for each of its "     \
-	"connections: pool_mode = session, with its default server_reset_query (docs/postgres.md, "    \
-	"\"Connection poolers\"); nothing was done"
+	"transaction or statement) is in the way; the store needs a server session of its own for "    \
+	"each of its connections: pool_mode = session, with its default server_reset_query "           \
+	"(docs/postgres.md, \"Connection poolers\"); nothing was done"
 
 /*
  * Runs what was queued: one round trip (two if the transaction must be rolled back after a
@@ -410,7 +419,9 @@ int prolly__pg_pipe_run(pipe *p)
 		if (p->session_qi == p->err_qi + 1 && strcmp(p->sqlstate, "22P02") == 0)
 			rc = prolly_set_error(PROLLY_ESTORE, "postgres: %s: " POOLED_SESSION, p->what,
 			                      "a new connection found its server session set up by another "
-			                      "one");
+			                      "one (or by a client of a pooler since switched to session "
+			                      "mode, which keeps such sessions as they are until RECONNECT on "
+			                      "its admin console)");
 		else if (strcmp(p->sqlstate, "26000") == 0 && p->c->prepared)
 			/* This connection prepared its statements, yet the server session has none of
 			 * them: another session answers, a pooler's in transaction or statement mode. */
