@@ -4,8 +4,8 @@
  * backend killed mid-write, a server restart, a crash that loses a non-durable write under a commit,
  * the reason of a failed connection, the server's notices at connection start kept off stderr,
  * connect_timeout per host, and a hot standby (reads work and run again when it cancels them,
- * writes are refused saying why). The
- * server and what the programs share: tests/lib/pgt.h.
+ * writes are refused saying why, and once it is promoted the same handle writes). The server and
+ * what the programs share: tests/lib/pgt.h.
  */
 #include "lib/model.h"
 #include "lib/pgt.h"
@@ -1072,6 +1072,15 @@ static int standby_caught_up(PGconn *a, const char *url)
 	return ok;
 }
 
+/* Sets schema's meta to version 4 on the primary (a), as an older library left it, and waits
+ * until the standby at url replayed it; 1 when it did. */
+static int version4_on_standby(PGconn *a, const char *url, const char *schema)
+{
+	char q[512];
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 4 WHERE key = 'schema_version'", schema);
+	return pgt_sql_state(a, q, "") && standby_caught_up(a, url);
+}
+
 /* The head of branch on db, and its value of key ("" when absent, "?" on error) into out. */
 static prolly_id head_and_get(prolly_db *db, const char *branch, const char *key, char *out,
                               size_t size)
@@ -1122,10 +1131,7 @@ PT_TEST(standby_reads_and_refuses_writes)
 	PT_REQUIRE(prolly_commit_edits(&head, db, "dev", e, 1, "one") == 0);
 	prolly_close(db);
 	db = NULL;
-	char q[512];
-	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 4 WHERE key = 'schema_version'", schema);
-	PT_REQUIRE(pgt_sql_state(a, q, ""));
-	PT_REQUIRE(standby_caught_up(a, url));
+	PT_REQUIRE(version4_on_standby(a, url, schema));
 
 	/* Reads, through an open that may create (and so tries to migrate). */
 	PT_REQUIRE(prolly_store_pg_open(&st, url, &o) == 0 && prolly_db_new(&db, st, NULL) == 0);
@@ -1649,6 +1655,65 @@ PT_TEST(standby_every_read_runs_again)
 	}
 	prolly_store_close(sst);
 	prolly_store_close(st);
+	PQfinish(s);
+	PQfinish(a);
+}
+
+/*
+ * A standby promoted (pg_promote(), as pg_ctl promote) while a handle opened on it is open: the
+ * handle's next write works, on the connections it opened while the server was a standby and on
+ * new ones. Its schema, of an older version (4) that the open on the standby could not migrate,
+ * stays so until an open that may create migrates it. Last in the file: the standby of this
+ * program is a primary afterwards, so no standby case may run after it.
+ */
+PT_TEST(standby_promoted_takes_writes)
+{
+	const char *url = standby_url();
+	if (!url)
+		return;
+	const char *schema = pgt_new_schema();
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	o.schema = schema;
+	o.pool_size = 2;
+	prolly_store *st = NULL;
+	prolly_db *db = NULL;
+	PGconn *a = pgt_admin(), *s = PQconnectdb(url);
+	PT_REQUIRE(a && PQstatus(s) == CONNECTION_OK);
+	PT_REQUIRE(prolly_store_pg_open(&st, pgt_url, &o) == 0 && prolly_db_new(&db, st, NULL) == 0);
+	prolly_edit e[1] = {tm_put("a", "1")};
+	prolly_id head, got;
+	PT_REQUIRE(prolly_commit_edits(&head, db, "main", e, 1, "one") == 0);
+	prolly_close(db);
+	db = NULL;
+	PT_REQUIRE(version4_on_standby(a, url, schema));
+
+	PT_REQUIRE(prolly_store_pg_open(&st, url, &o) == 0 && prolly_db_new(&db, st, NULL) == 0);
+	char v[32];
+	head_and_get(db, "main", "a", v, sizeof(v));
+	PT_CHECK(strcmp(v, "1") == 0);
+	e[0] = tm_put("b", "2");
+	PT_CHECK_RC(prolly_commit_edits(&got, db, "main", e, 1, "refused"), PROLLY_ESTORE);
+	PT_CHECK(strstr(prolly_last_error(), "hot standby") != NULL);
+
+	PT_REQUIRE(pgt_sql1(s, "SELECT pg_promote(true, 60)::int") == 1);
+	PT_CHECK(pgt_sql1(s, "SELECT pg_is_in_recovery()::int") == 0);
+	/* The server tells the sessions it had that it is no standby any more. */
+	PT_CHECK(strcmp(PQparameterStatus(s, "in_hot_standby"), "off") == 0);
+	/* The same handle, on the connection it opened while the server was a standby. */
+	PT_CHECKF(prolly_commit_edits(&got, db, "main", e, 1, "after promotion") == 0, "commit: %s",
+	          prolly_last_error());
+	head_and_get(db, "main", "b", v, sizeof(v));
+	PT_CHECK(strcmp(v, "2") == 0);
+	/* The gc takes a second connection, made after the promotion. */
+	prolly_gc_result gr;
+	prolly_gc_result_init(&gr, PROLLY_GC_RESULT_VERSION);
+	PT_CHECKF(prolly_gc(db, &gr) == 0, "gc: %s", prolly_last_error());
+	prolly_close(db);
+	PT_CHECK(pgt_schema_version(s, schema) == 4);
+	/* An open that may create migrates it there now. */
+	PT_REQUIRE(prolly_store_pg_open(&st, url, &o) == 0);
+	prolly_store_close(st);
+	PT_CHECK(pgt_schema_version(s, schema) == 5);
 	PQfinish(s);
 	PQfinish(a);
 }
