@@ -328,9 +328,11 @@ PROLLY_API int prolly_pg_options_init(prolly_pg_options *opts, unsigned version)
  * unknown opts->version is PROLLY_EINVAL. A password in conninfo never appears in any message.
  * On a hot standby or in a read-only session every read works and every write and gc fails with
  * PROLLY_ESTORE, its message naming the database and why (docs/postgres.md, "Replicas and
- * read-only sessions"). Errors: PROLLY_EINVAL (out or conninfo NULL, a connection string libpq
- * cannot parse, an unknown opts->version, a schema name over 63 bytes or holding a backslash, a
- * pool_size over 10000); PROLLY_ESTORE (no connection, a failed statement; the message is libpq's
+ * read-only sessions"); once the standby is promoted, the same store writes, with no reopen (an
+ * older schema it kept stays so until an open that may create migrates it). Errors:
+ * PROLLY_EINVAL (out or conninfo NULL, a connection string libpq cannot parse, an unknown
+ * opts->version, a schema name over 63 bytes or holding a backslash, a pool_size over 10000);
+ * PROLLY_ESTORE (no connection, a failed statement; the message is libpq's
  * or the server's); PROLLY_ENOTFOUND and PROLLY_EVERSION as above; PROLLY_ECORRUPT (a meta table
  * without a valid schema_version row); PROLLY_ETIMEOUT (creating a missing schema waited
  * lock_timeout for the lock another session holds, the message naming it); PROLLY_ENOMEM. *out
