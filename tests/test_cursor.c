@@ -250,13 +250,46 @@ PT_TEST(cursor_prefix_edges)
 	prolly_close(db);
 }
 
-static uint64_t tree_leaves(prolly_db *db, const prolly_id *root, unsigned *height)
+/* Builds the 200,000 records of seq_model into m and a tree of them in db (root). Returns the
+ * tree's leaves and sets its height; 0 on failure. */
+static uint64_t seq_tree(prolly_db *db, tm_model *m, prolly_id *root, unsigned *height)
 {
 	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
-	if (prolly_tree_stats_get(&ts, db, root, 0))
+	tm_model_init(m);
+	seq_model(m, 200000);
+	if (tm_build_commit(root, db, m) || prolly_tree_stats_get(&ts, db, root, 0))
 		return 0;
 	*height = ts.height;
 	return ts.leaves;
+}
+
+/* Sets rg's bounds to [lo, hi), keys of the same form as seq_model's. */
+static void range_between(prolly_range *rg, const char *lo, const char *hi)
+{
+	rg->has_lo = rg->has_hi = 1;
+	rg->lo.data = lo;
+	rg->lo.size = strlen(lo);
+	rg->hi.data = hi;
+	rg->hi.size = strlen(hi);
+}
+
+/* Scans rg (NULL: everything) of root from a cold cache to its end and puts this thread's
+ * counters of the scan in st. Returns the records read, or -1 if the cursor did not open. */
+static long cold_scan(prolly_db *db, const prolly_id *root, const prolly_range *rg,
+                      prolly_stats *st)
+{
+	prolly_cursor *cur = NULL;
+	prolly_slice k;
+	long n = 0;
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	if (prolly_cursor_open(&cur, db, root, rg))
+		return -1;
+	while (prolly_cursor_next(cur, &k, NULL) == 0)
+		n++;
+	prolly_cursor_free(cur);
+	prolly_thread_stats(st);
+	return n;
 }
 
 PT_TEST(cursor_full_scan_is_batched)
@@ -265,23 +298,12 @@ PT_TEST(cursor_full_scan_is_batched)
 	tm_model m;
 	prolly_id root;
 	unsigned height = 0;
-	tm_model_init(&m);
-	seq_model(&m, 200000);
-	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
-	uint64_t leaves = tree_leaves(db, &root, &height);
+	uint64_t leaves = seq_tree(db, &m, &root, &height);
 	PT_REQUIRE(leaves > 200);
-	prolly_db_cache_clear(db);
-	prolly_thread_stats_reset();
-	prolly_cursor *cur = NULL;
-	PT_REQUIRE(prolly_cursor_open(&cur, db, &root, NULL) == 0);
-	size_t n = 0;
-	prolly_slice k;
-	while (prolly_cursor_next(cur, &k, NULL) == 0)
-		n++;
-	prolly_cursor_free(cur);
 	prolly_stats st = PROLLY_STATS_INIT;
-	prolly_thread_stats(&st);
-	PT_CHECK(n == m.n);
+	long n = cold_scan(db, &root, NULL, &st);
+	PT_REQUIRE(n >= 0);
+	PT_CHECK((size_t)n == m.n);
 	/* about one call per 64 leaves, plus the ramp-up and the levels above */
 	PT_CHECKF(st.store_reads <= leaves / 56 + 8 * height, "%llu store calls for %llu leaves",
 	          (unsigned long long)st.store_reads, (unsigned long long)leaves);
@@ -289,17 +311,11 @@ PT_TEST(cursor_full_scan_is_batched)
 	          (unsigned long long)st.nodes_read, (unsigned long long)leaves);
 
 	/* Reverse full scan: the same bound. */
-	prolly_db_cache_clear(db);
-	prolly_thread_stats_reset();
 	prolly_range rg = PROLLY_RANGE_INIT;
 	rg.reverse = 1;
-	PT_REQUIRE(prolly_cursor_open(&cur, db, &root, &rg) == 0);
-	n = 0;
-	while (prolly_cursor_next(cur, &k, NULL) == 0)
-		n++;
-	prolly_cursor_free(cur);
-	prolly_thread_stats(&st);
-	PT_CHECK(n == m.n);
+	n = cold_scan(db, &root, &rg, &st);
+	PT_REQUIRE(n >= 0);
+	PT_CHECK((size_t)n == m.n);
 	PT_CHECKF(st.store_reads <= leaves / 56 + 8 * height,
 	          "reverse: %llu store calls for %llu leaves", (unsigned long long)st.store_reads,
 	          (unsigned long long)leaves);
@@ -309,21 +325,11 @@ PT_TEST(cursor_full_scan_is_batched)
 	snprintf(lo, sizeof(lo), "k%08u", 123456u);
 	snprintf(hi, sizeof(hi), "k%08u", 123460u);
 	for (int rev = 0; rev < 2; rev++) {
-		prolly_db_cache_clear(db);
-		prolly_thread_stats_reset();
 		prolly_range_init(&rg, PROLLY_RANGE_VERSION);
-		rg.has_lo = rg.has_hi = 1;
-		rg.lo.data = lo;
-		rg.lo.size = strlen(lo);
-		rg.hi.data = hi;
-		rg.hi.size = strlen(hi);
+		range_between(&rg, lo, hi);
 		rg.reverse = rev;
-		PT_REQUIRE(prolly_cursor_open(&cur, db, &root, &rg) == 0);
-		n = 0;
-		while (prolly_cursor_next(cur, &k, NULL) == 0)
-			n++;
-		prolly_cursor_free(cur);
-		prolly_thread_stats(&st);
+		n = cold_scan(db, &root, &rg, &st);
+		PT_REQUIRE(n >= 0);
 		PT_CHECK(n == 4);
 		PT_CHECKF(st.nodes_read <= (uint64_t)height + 1, "rev %d: %llu nodes read, height %u", rev,
 		          (unsigned long long)st.nodes_read, height);
@@ -340,33 +346,18 @@ PT_TEST(cursor_readahead_stays_in_range)
 	tm_model m;
 	prolly_id root;
 	unsigned height = 0;
-	tm_model_init(&m);
-	seq_model(&m, 200000);
-	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
-	uint64_t leaves = tree_leaves(db, &root, &height);
+	uint64_t leaves = seq_tree(db, &m, &root, &height);
 	PT_REQUIRE(leaves > 1000);
 	char lo[32], hi[32];
 	snprintf(lo, sizeof(lo), "k%08u", 50000u);
 	snprintf(hi, sizeof(hi), "k%08u", 100000u); /* a quarter of the records */
 	for (int rev = 0; rev < 2; rev++) {
 		prolly_range rg = PROLLY_RANGE_INIT;
-		rg.has_lo = rg.has_hi = 1;
-		rg.lo.data = lo;
-		rg.lo.size = strlen(lo);
-		rg.hi.data = hi;
-		rg.hi.size = strlen(hi);
+		range_between(&rg, lo, hi);
 		rg.reverse = rev;
-		prolly_db_cache_clear(db);
-		prolly_thread_stats_reset();
-		prolly_cursor *cur = NULL;
-		PT_REQUIRE(prolly_cursor_open(&cur, db, &root, &rg) == 0);
-		size_t n = 0;
-		prolly_slice k;
-		while (prolly_cursor_next(cur, &k, NULL) == 0)
-			n++;
-		prolly_cursor_free(cur);
 		prolly_stats st = PROLLY_STATS_INIT;
-		prolly_thread_stats(&st);
+		long n = cold_scan(db, &root, &rg, &st);
+		PT_REQUIRE(n >= 0);
 		PT_CHECK(n == 50000);
 		/* the leaves of a quarter of the records, two boundary leaves, and the levels above */
 		uint64_t bound = leaves / 4 + leaves / 16 + 2 + 8 * (uint64_t)height;
@@ -407,10 +398,7 @@ PT_TEST(cursor_no_threads_reads_no_further)
 	tm_model m;
 	prolly_id root;
 	unsigned height = 0;
-	tm_model_init(&m);
-	seq_model(&m, 200000);
-	PT_REQUIRE(tm_build_commit(&root, db, &m) == 0);
-	uint64_t leaves = tree_leaves(db, &root, &height);
+	uint64_t leaves = seq_tree(db, &m, &root, &height);
 	PT_REQUIRE(leaves > 1000);
 	for (int rev = 0; rev < 2; rev++) {
 		prolly_range rg = PROLLY_RANGE_INIT;
@@ -498,29 +486,13 @@ PT_TEST(cursor_early_free_and_missing_root)
 }
 
 /* A node dropped by the store in the middle of a scan is an error, not a crash. */
-static void record_id(void *payload, const prolly_id *id, const void *data, size_t size)
-{
-	(void)data;
-	(void)size;
-	prolly_id **p = payload;
-	**p = *id;
-	(*p)++;
-}
-
 PT_TEST(cursor_missing_node_is_an_error)
 {
-	prolly_store *inner;
 	tm_tap *tap;
-	prolly_db *db;
-	prolly_options o;
-	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
-	o.cache_bytes = 0;
-	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
-	PT_REQUIRE(tm_tap_new(&tap, inner) == 0);
-	PT_REQUIRE(prolly_db_new(&db, &tap->tp.base, &o) == 0);
+	prolly_db *db = tm_open_tapped_mem(&tap);
 	static prolly_id written[4096];
 	prolly_id *wp = written;
-	tap->on_write = record_id;
+	tap->on_write = tm_record_id;
 	tap->on_write_payload = &wp;
 	tm_model m;
 	prolly_id root;

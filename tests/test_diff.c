@@ -443,26 +443,10 @@ PT_TEST(diff_stop_and_bad_arguments)
 	prolly_close(db);
 }
 
-static void record_id(void *payload, const prolly_id *id, const void *data, size_t size)
-{
-	(void)data;
-	(void)size;
-	prolly_id **p = payload;
-	**p = *id;
-	(*p)++;
-}
-
 PT_TEST(diff_missing_node_is_an_error)
 {
-	prolly_store *inner;
 	tm_tap *tap;
-	prolly_db *db;
-	prolly_options o;
-	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
-	o.cache_bytes = 0;
-	PT_REQUIRE(prolly_store_mem_new(&inner) == 0);
-	PT_REQUIRE(tm_tap_new(&tap, inner) == 0);
-	PT_REQUIRE(prolly_db_new(&db, &tap->tp.base, &o) == 0);
+	prolly_db *db = tm_open_tapped_mem(&tap);
 	tm_rng r;
 	tm_model a, b;
 	prolly_id ra, rb;
@@ -474,7 +458,7 @@ PT_TEST(diff_missing_node_is_an_error)
 	PT_REQUIRE(tm_build_commit(&ra, db, &a) == 0);
 	static prolly_id written[4096];
 	prolly_id *wp = written;
-	tap->on_write = record_id;
+	tap->on_write = tm_record_id;
 	tap->on_write_payload = &wp;
 	PT_REQUIRE(tm_build_commit(&rb, db, &b) == 0);
 	tap->on_write = NULL;

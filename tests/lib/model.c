@@ -610,6 +610,30 @@ int tm_tap_new(tm_tap **out, prolly_store *inner)
 	return 0;
 }
 
+prolly_db *tm_open_tapped_mem(tm_tap **tap)
+{
+	prolly_store *inner;
+	prolly_db *db;
+	prolly_options o;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.cache_bytes = 0;
+	if (prolly_store_mem_new(&inner) || tm_tap_new(tap, inner) ||
+	    prolly_db_new(&db, &(*tap)->tp.base, &o)) {
+		fprintf(stderr, "cannot open a memory store behind a tap: %s\n", prolly_last_error());
+		exit(2);
+	}
+	return db;
+}
+
+void tm_record_id(void *payload, const prolly_id *id, const void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	prolly_id **p = payload;
+	**p = *id;
+	(*p)++;
+}
+
 /* ---- scratch directories ------------------------------------------------------------------- */
 
 char *tm_read_file(const char *path)

@@ -170,6 +170,13 @@ typedef struct tm_tap {
 
 /* Wraps inner (owned from now on; closed with the tap). The tap starts in TM_TAP_PASS mode. */
 int tm_tap_new(tm_tap **out, prolly_store *inner);
+/* A handle on a new memory store behind a tap (*tap, closed with the handle) with no node cache,
+ * so that every read reaches the tap; exits the test program (status 2) if it cannot be made. */
+prolly_db *tm_open_tapped_mem(tm_tap **tap);
+/* An on_write that records the id of every node written: on_write_payload is a prolly_id **
+ * into an array the caller made large enough; each id is stored there and the pointer moved on
+ * (the ids written are then the array up to where the pointer stands). */
+void tm_record_id(void *payload, const prolly_id *id, const void *data, size_t size);
 
 /* ---- scratch directories ------------------------------------------------------------------- */
 
