@@ -119,14 +119,16 @@ static inline int th_run_open(th_run *t, const char *tag, const char *store, con
 }
 
 /* Opens t's result directory for suite (th_open_results; a new one, or resumes it, after
- * closing the one open) and hands it to t->run with no cell counted yet. 0 or -1. */
-static inline int th_run_results(th_run *t, const char *suite)
+ * closing the one open) and hands it to t->run with the cells suite counts in t->w and none of
+ * them done yet. 0 or -1. */
+static inline int th_run_results(th_run *t, const h_suite *suite)
 {
 	hr_close(t->d);
 	t->d = NULL;
-	if (th_open_results(&t->d, t->out, &t->w, suite, t->run.store))
+	if (th_open_results(&t->d, t->out, &t->w, suite->name, t->run.store))
 		return -1;
 	t->run.out = t->d;
+	t->run.cells_total = suite->cells(&t->w);
 	t->run.cells_done = 0;
 	return 0;
 }

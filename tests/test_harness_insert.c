@@ -54,10 +54,7 @@ typedef th_run trun;
 
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	if (th_run_open(t, "ins", store, base_toml, sets))
-		return -1;
-	t->run.cells_total = hins_suite.cells(&t->w);
-	return th_run_results(t, "insert");
+	return th_run_open(t, "ins", store, base_toml, sets) ? -1 : th_run_results(t, &hins_suite);
 }
 
 /* th_run_close, after the schemas of the contenders. */
@@ -308,7 +305,7 @@ PT_TEST(postgres_flow)
 	/* A second invocation: every cell is done, nothing runs. */
 	hr_close(t.d);
 	t.d = NULL;
-	if (th_run_results(&t, "insert") == 0) {
+	if (th_run_results(&t, &hins_suite) == 0) {
 		PT_CHECKF(hins_suite.run(&t.run, err, sizeof(err)) == 0, "%s", err);
 		hr_counts(t.d, &measured, &skipped);
 		PT_CHECKF(measured == 0 && skipped == 6 * ncont, "measured %u skipped %u", measured,

@@ -70,10 +70,7 @@ typedef th_run trun;
 /* Loads base_toml with the overrides (dotted key, TOML text; NULL-terminated pairs). */
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	if (th_run_open(t, "svc", store, base_toml, sets))
-		return -1;
-	t->run.cells_total = hsvc_cells(&t->w);
-	return th_run_results(t, "service");
+	return th_run_open(t, "svc", store, base_toml, sets) ? -1 : th_run_results(t, &hsvc_suite);
 }
 
 static int read_raw(bench_csv *tab, const trun *t)
@@ -183,7 +180,7 @@ static void flow(const char *store)
 	bench_csv_free(&tab);
 
 	/* A second invocation: every cell is done. */
-	if (th_run_results(&t, "service") == 0) {
+	if (th_run_results(&t, &hsvc_suite) == 0) {
 		PT_CHECKF(hsvc_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 		hr_counts(t.d, &measured, &skipped);
 		PT_CHECKF(measured == 0 && skipped == 2, "measured %u skipped %u", measured, skipped);

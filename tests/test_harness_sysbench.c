@@ -50,17 +50,9 @@ static const char base_toml[] = "schema = 1\n"
 
 typedef th_run trun;
 
-static int open_dir(trun *t)
-{
-	t->run.cells_total = hsb_cells(&t->w);
-	return th_run_results(t, "sysbench");
-}
-
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	if (th_run_open(t, "sb", store, base_toml, sets))
-		return -1;
-	return open_dir(t);
+	return th_run_open(t, "sb", store, base_toml, sets) ? -1 : th_run_results(t, &hsb_suite);
 }
 
 PT_TEST(columns)
@@ -246,7 +238,7 @@ PT_TEST(postgres_flow)
 	snprintf(svg, sizeof(svg), "%s/sysbench-cost-range-agg.svg", t.out);
 	PT_CHECK(access(svg, F_OK) == 0);
 	/* Resume: everything is on disk. */
-	if (open_dir(&t) == 0) {
+	if (th_run_results(&t, &hsb_suite) == 0) {
 		PT_CHECKF(hsb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 		hr_counts(t.d, &measured, &skipped);
 		PT_CHECKF(measured == 0 && skipped == cells, "measured %u skipped %u", measured, skipped);

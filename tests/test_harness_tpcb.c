@@ -49,10 +49,7 @@ typedef th_run trun;
 
 static int trun_open(trun *t, const char *store, const char *const *sets)
 {
-	if (th_run_open(t, "tpcb", store, base_toml, sets))
-		return -1;
-	t->run.cells_total = htpcb_cells(&t->w);
-	return th_run_results(t, "tpcb");
+	return th_run_open(t, "tpcb", store, base_toml, sets) ? -1 : th_run_results(t, &htpcb_suite);
 }
 
 PT_TEST(history_keys)
@@ -213,7 +210,7 @@ PT_TEST(run_validate_resume)
 	/* resume: everything is on disk */
 	hr_close(t.d);
 	t.d = NULL;
-	PT_CHECK(th_run_results(&t, "tpcb") == 0);
+	PT_CHECK(th_run_results(&t, &htpcb_suite) == 0);
 	PT_CHECKF(htpcb_run(&t.run, err, sizeof(err)) == 0, "%s", err);
 	hr_counts(t.d, &measured, &skipped);
 	PT_CHECKF(measured == 0 && skipped == 2 * 2 * ncont, "measured %u skipped %u", measured,
