@@ -476,21 +476,6 @@ cleanup:
 
 /* ---- output ----------------------------------------------------------------------------------- */
 
-/* A Markdown table cell: '|' escaped, line breaks as spaces. */
-static void md_cell(FILE *f, const char *s)
-{
-	fputs("| ", f);
-	for (; *s; s++) {
-		if (*s == '|')
-			fputs("\\|", f);
-		else if (*s == '\n' || *s == '\r')
-			fputc(' ', f);
-		else
-			fputc(*s, f);
-	}
-	fputc(' ', f);
-}
-
 /* Splits "a|b|c|d" notes into fields (at most n). */
 static int split(char *s, char **out, int n)
 {
@@ -569,7 +554,7 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 			memcpy(t, m->env[i].text, sizeof(t));
 			split(t, p, 4);
 			for (int k = 0; k < 4; k++)
-				md_cell(f, p[k]);
+				hrep_md_cell(f, p[k]);
 			fputs("|\n", f);
 		}
 	}
@@ -587,7 +572,7 @@ static int write_md(const char *dir, const char *baseline, const hw_regression *
 			                      c->base,  c->now,  c->change[0] ? c->change : "-",
 			                      c->limit, res};
 			for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
-				md_cell(f, cols[k]);
+				hrep_md_cell(f, cols[k]);
 			fputs("|\n", f);
 		}
 		const struct {

@@ -538,6 +538,9 @@ int hg_compare_suites(const char *dir, const char *baseline, const struct h_suit
 
 /* report.md and the charts (*.svg) in dir, from the CSV files there. */
 int hrep_write(const char *dir, char *err, size_t errn);
+/* Writes "| s " to f: one cell of a Markdown table row, with '|' escaped and line breaks as
+ * spaces (the row's closing "|" is the caller's). */
+void hrep_md_cell(FILE *f, const char *s);
 
 /*
  * For a suite's report section: its relative QPS against the baseline (the relative_qps and

@@ -65,7 +65,7 @@ static void md_text(FILE *f, const char *s)
 	}
 }
 
-static void md_cell(FILE *f, const char *s)
+void hrep_md_cell(FILE *f, const char *s)
 {
 	fputs("| ", f);
 	md_text(f, s);
@@ -93,16 +93,16 @@ static void md_num(FILE *f, const bench_csv *t, size_t r, const char *col, int d
 	char buf[64];
 	if (isfinite(v)) {
 		fmt_num(buf, sizeof(buf), v, dec);
-		md_cell(f, buf);
+		hrep_md_cell(f, buf);
 	} else {
-		md_cell(f, *s ? s : "-");
+		hrep_md_cell(f, *s ? s : "-");
 	}
 }
 
 static void md_header(FILE *f, const char *const *cols, const char *align)
 {
 	for (size_t i = 0; cols[i]; i++)
-		md_cell(f, cols[i]);
+		hrep_md_cell(f, cols[i]);
 	fputs("|\n", f);
 	for (size_t i = 0; cols[i]; i++)
 		fprintf(f, "|%s", align[i] == 'r' ? "---:" : "---");
@@ -132,8 +132,8 @@ static void kv_section(FILE *f, const char *dir, const char *name, const char *t
 		char *v = sep + 1;
 		while (*v == ' ' || *v == '\t')
 			v++;
-		md_cell(f, line);
-		md_cell(f, *v ? v : "");
+		hrep_md_cell(f, line);
+		hrep_md_cell(f, *v ? v : "");
 		fputs("|\n", f);
 	}
 	fputc('\n', f);
@@ -309,7 +309,7 @@ int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn)
 	           "connection.\n\n");
 	md_header(f, cols, "lrrrrrrrrrrrl");
 	for (size_t r = 0; r < t.nrows; r++) {
-		md_cell(f, bench_csv_get(&t, r, "cell_id"));
+		hrep_md_cell(f, bench_csv_get(&t, r, "cell_id"));
 		md_num(f, &t, r, "clients", 0);
 		md_num(f, &t, r, "pool_size", 0);
 		md_num(f, &t, r, "succeeded_per_s", 1);
@@ -321,7 +321,7 @@ int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn)
 		md_num(f, &t, r, "retries", 0);
 		md_num(f, &t, r, "errors_total", 0);
 		md_num(f, &t, r, "statements_per_op", -1);
-		md_cell(f, truthy(bench_csv_get(&t, r, "validated")) ? "yes" : "**no**");
+		hrep_md_cell(f, truthy(bench_csv_get(&t, r, "validated")) ? "yes" : "**no**");
 		fputs("|\n", f);
 	}
 	/* p99 per operation class: every p99_ms_<class> column */
@@ -332,13 +332,13 @@ int hrep_service_section(FILE *f, const char *dir, char *err, size_t errn)
 		fprintf(f, "\n### p99 latency (ms) by operation class\n\n| cell ");
 		for (size_t c = 0; c < t.ncols; c++)
 			if (strncmp(t.header[c], "p99_ms_", 7) == 0)
-				md_cell(f, t.header[c] + 7);
+				hrep_md_cell(f, t.header[c] + 7);
 		fputs("|\n|---", f);
 		for (size_t c = 0; c < ncls; c++)
 			fputs("|---:", f);
 		fputs("|\n", f);
 		for (size_t r = 0; r < t.nrows; r++) {
-			md_cell(f, bench_csv_get(&t, r, "cell_id"));
+			hrep_md_cell(f, bench_csv_get(&t, r, "cell_id"));
 			for (size_t c = 0; c < t.ncols; c++)
 				if (strncmp(t.header[c], "p99_ms_", 7) == 0)
 					md_num(f, &t, r, t.header[c], -1);
@@ -509,10 +509,10 @@ int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn)
 	           "plain PostgreSQL table's (PostgreSQL store).\n\n");
 	md_header(f, cols, "llllrrrrrrrl");
 	for (size_t r = 0; r < t.nrows; r++) {
-		md_cell(f, bench_csv_get(&t, r, "store"));
-		md_cell(f, bench_csv_get(&t, r, "size"));
-		md_cell(f, bench_csv_get(&t, r, "op"));
-		md_cell(f, bench_csv_get(&t, r, "pattern"));
+		hrep_md_cell(f, bench_csv_get(&t, r, "store"));
+		hrep_md_cell(f, bench_csv_get(&t, r, "size"));
+		hrep_md_cell(f, bench_csv_get(&t, r, "op"));
+		hrep_md_cell(f, bench_csv_get(&t, r, "pattern"));
 		md_num(f, &t, r, "runs", 0);
 		md_num(f, &t, r, "ms_median", -1);
 		double lo = bench_csv_num(&t, r, "ms_min"), hi = bench_csv_num(&t, r, "ms_max");
@@ -522,12 +522,12 @@ int hrep_scale_section(FILE *f, const char *dir, char *err, size_t errn)
 		if (isfinite(lo) && isfinite(hi))
 			fprintf(f, "| %s-%s ", a, b);
 		else
-			md_cell(f, "-");
+			hrep_md_cell(f, "-");
 		md_num(f, &t, r, "ops_per_s", -1);
 		md_num(f, &t, r, "p99_us", -1);
 		md_num(f, &t, r, "statements_per_op", -1);
 		md_num(f, &t, r, "vs_plain", -1);
-		md_cell(f, truthy(bench_csv_get(&t, r, "validated")) ? "yes" : "**no**");
+		hrep_md_cell(f, truthy(bench_csv_get(&t, r, "validated")) ? "yes" : "**no**");
 		fputs("|\n", f);
 	}
 	fputc('\n', f);
@@ -618,9 +618,9 @@ int hrep_relative_qps(FILE *f, const char *dir, const h_suite *s, const char *gr
 			const char *lv = bench_csv_get(&t, r, label_col);
 			const char *sv = series_col ? bench_csv_get(&t, r, series_col) : "qps";
 			double rel = bench_csv_num(&t, r, "relative_qps");
-			md_cell(f, lv);
+			hrep_md_cell(f, lv);
 			if (series_col)
-				md_cell(f, sv);
+				hrep_md_cell(f, sv);
 			md_num(f, &t, r, s->gate_qps, -1);
 			md_num(f, &t, r, "baseline_qps", -1);
 			md_num(f, &t, r, "relative_qps", 3);
