@@ -86,6 +86,18 @@ prolly_store_node cf_as_store_node(const cf_tnode *n)
 
 /* ---- store helpers ---------------------------------------------------------------------------- */
 
+prolly_store_write cf_write_of(prolly_store_node *nodes, size_t n_nodes, prolly_ref_update *refs,
+                               size_t n_refs)
+{
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = nodes;
+	w.n_nodes = n_nodes;
+	w.refs = refs;
+	w.n_refs = n_refs;
+	return w;
+}
+
 int cf_write_nodes(prolly_store *st, const cf_tnode *nodes, size_t n, int durable)
 {
 	prolly_store_node *sn = calloc(n ? n : 1, sizeof(*sn));
@@ -93,10 +105,7 @@ int cf_write_nodes(prolly_store *st, const cf_tnode *nodes, size_t n, int durabl
 		return PROLLY_ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		sn[i] = cf_as_store_node(&nodes[i]);
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.nodes = sn;
-	w.n_nodes = n;
+	prolly_store_write w = cf_write_of(sn, n, NULL, 0);
 	w.durable = durable;
 	int rc = st->write(st, &w);
 	free(sn);
@@ -120,10 +129,7 @@ prolly_ref_update cf_ref_update(const char *name, prolly_ref_expect expect,
 
 int cf_write_refs(prolly_store *st, prolly_ref_update *refs, size_t n, uint64_t *epoch_out)
 {
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.refs = refs;
-	w.n_refs = n;
+	prolly_store_write w = cf_write_of(NULL, 0, refs, n);
 	w.durable = 1;
 	int rc = st->write(st, &w);
 	if (epoch_out)

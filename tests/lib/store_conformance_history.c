@@ -27,12 +27,7 @@ void cf_case_epoch(cf_case *t, prolly_store *st)
 	REQUIRE(t, n.data);
 	prolly_store_node sn = cf_as_store_node(&n);
 	prolly_ref_update u = cf_ref_update("refs/heads/e", PROLLY_REF_EXPECT_ANY, NULL, 0, &v);
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.nodes = &sn;
-	w.n_nodes = 1;
-	w.refs = &u;
-	w.n_refs = 1;
+	prolly_store_write w = cf_write_of(&sn, 1, &u, 1);
 	w.check_epoch = 1;
 	w.epoch = epoch + 1;
 	CHECK_RC(t, st->write(st, &w), PROLLY_ECONFLICT);
@@ -77,12 +72,7 @@ static void *gc_writer(void *arg)
 	prolly_store_node sn = cf_as_store_node(&n);
 	prolly_id v = cf_make_id(12, 5001);
 	prolly_ref_update u = cf_ref_update("refs/heads/late", PROLLY_REF_EXPECT_ANY, NULL, 0, &v);
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.nodes = &sn;
-	w.n_nodes = 1;
-	w.refs = &u;
-	w.n_refs = 1;
+	prolly_store_write w = cf_write_of(&sn, 1, &u, 1);
 	w.check_epoch = 1;
 	w.epoch = g->old_epoch;
 	w.durable = 1;
@@ -200,11 +190,8 @@ void cf_case_gc(cf_case *t, prolly_store *st)
 	prolly_id late = cf_make_id(12, 5000);
 	CHECK(t, cf_lacks_node(st, &late));
 
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
 	prolly_ref_update u = cf_ref_update("refs/heads/x", PROLLY_REF_EXPECT_ANY, NULL, 0, &v);
-	w.refs = &u;
-	w.n_refs = 1;
+	prolly_store_write w = cf_write_of(NULL, 0, &u, 1);
 	w.check_epoch = 1;
 	w.epoch = g->old_epoch;
 	CHECK_RC(t, st->write(st, &w), PROLLY_ECONFLICT);
@@ -275,10 +262,7 @@ void cf_case_ref_objects(cf_case *t, prolly_store *st)
 	memcpy(commit + 5, leaf.id.bytes, PROLLY_ID_SIZE);
 	cf_tnode head = {cf_make_id(15, 2), commit, sizeof(commit)};
 	prolly_store_node sn[2] = {cf_as_store_node(&leaf), cf_as_store_node(&head)};
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.nodes = sn;
-	w.n_nodes = 2;
+	prolly_store_write w = cf_write_of(sn, 2, NULL, 0);
 	CHECK_RC(t, st->write(st, &w), 0);
 	CHECK_RC(t, cf_set_ref(st, "refs/heads/o", &head.id), 0);
 

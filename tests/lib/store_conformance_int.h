@@ -73,6 +73,10 @@ prolly_store_node cf_as_store_node(const cf_tnode *n);
 
 /* ---- store helpers ------------------------------------------------------------------------- */
 
+/* A write of the nodes and the ref updates given (NULL and 0 for none), every other field 0:
+ * the caller sets the flags it tests. */
+prolly_store_write cf_write_of(prolly_store_node *nodes, size_t n_nodes, prolly_ref_update *refs,
+                               size_t n_refs);
 /* A write of nodes alone; a write of refs alone (durable; the store's epoch into *epoch_out if
  * not NULL); an unconditional set of one ref. The store's return code. */
 int cf_write_nodes(prolly_store *st, const cf_tnode *nodes, size_t n, int durable);

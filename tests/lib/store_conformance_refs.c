@@ -20,12 +20,7 @@ void cf_case_atomic_write(cf_case *t, prolly_store *st)
 	prolly_ref_update u[2] = {
 	    cf_ref_update("refs/heads/dev", PROLLY_REF_EXPECT_ANY, NULL, 0, &n[1].id),
 	    cf_ref_update("refs/heads/main", PROLLY_REF_EXPECT_ABSENT, NULL, 0, &n[0].id)};
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.nodes = sn;
-	w.n_nodes = 2;
-	w.refs = u;
-	w.n_refs = 2;
+	prolly_store_write w = cf_write_of(sn, 2, u, 2);
 	w.durable = 1;
 	CHECK_RC(t, st->write(st, &w), 0);
 	CHECK(t, u[0].conflict == 0 && u[1].conflict == 0);
@@ -110,12 +105,7 @@ void cf_case_conflict_writes_nothing(cf_case *t, prolly_store *st)
 	CHECK_RC(t, cf_set_ref(st, r, &v1), 0);
 	prolly_store_node sn = cf_as_store_node(&n);
 	prolly_ref_update u = cf_ref_update(r, PROLLY_REF_EXPECT_VALUE, &wrong, 0, &n.id);
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.nodes = &sn;
-	w.n_nodes = 1;
-	w.refs = &u;
-	w.n_refs = 1;
+	prolly_store_write w = cf_write_of(&sn, 1, &u, 1);
 	w.durable = 1;
 	CHECK_RC(t, st->write(st, &w), PROLLY_ECONFLICT);
 	CHECK(t, w.current_epoch != 0);
@@ -181,38 +171,23 @@ void cf_case_list_refs(cf_case *t, prolly_store *st)
 			}
 	}
 
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "refs/heads/", cf_listed_fn, &l), 0);
-	REQUIRE(t, l.n == 5);
-	for (int i = 0; i < 5; i++)
-		CHECK(t, strcmp(l.names[i], sorted[i + 1]) == 0);
-
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "refs/heads/a", cf_listed_fn, &l), 0);
-	REQUIRE(t, l.n == 3);
-	CHECK(t, strcmp(l.names[0], "refs/heads/a") == 0);
-	CHECK(t, strcmp(l.names[1], "refs/heads/a-1") == 0);
-	CHECK(t, strcmp(l.names[2], "refs/heads/a/x") == 0);
-
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "refs/heads/a/x", cf_listed_fn, &l), 0);
-	CHECK(t, l.n == 1);
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "nothing", cf_listed_fn, &l), 0);
-	CHECK(t, l.n == 0);
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "zz", cf_listed_fn, &l), 0);
-	CHECK(t, l.n == 0);
-	/* Prefixes made of 0xff bytes have no successor: everything from them on. */
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "\xff\xff", cf_listed_fn, &l), 0);
-	CHECK(t, l.n == 1 && strcmp(l.names[0], "\xff\xffz") == 0);
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "\xff\xff\xff", cf_listed_fn, &l), 0);
-	CHECK(t, l.n == 0);
-	memset(&l, 0, sizeof(l));
-	CHECK_RC(t, st->list_refs(st, "\xff\xffz", cf_listed_fn, &l), 0);
-	CHECK(t, l.n == 1);
+	/* Each prefix lists sorted[first, first + count). Prefixes made of 0xff bytes have no
+	 * successor: everything from them on. */
+	static const struct {
+		const char *prefix;
+		size_t first, count;
+	} prefixes[] = {
+	    {"refs/heads/", 1, 5},  {"refs/heads/a", 1, 3}, {"refs/heads/a/x", 3, 1},
+	    {"nothing", 0, 0},      {"zz", 0, 0},           {"\xff\xff", 8, 1},
+	    {"\xff\xff\xff", 0, 0}, {"\xff\xffz", 8, 1},
+	};
+	for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+		memset(&l, 0, sizeof(l));
+		CHECK_RC(t, st->list_refs(st, prefixes[p].prefix, cf_listed_fn, &l), 0);
+		CHECK(t, l.n == (int)prefixes[p].count);
+		for (size_t i = 0; i < prefixes[p].count && i < (size_t)l.n; i++)
+			CHECK(t, strcmp(l.names[i], sorted[prefixes[p].first + i]) == 0);
+	}
 
 	/* A non-zero callback result stops the listing and is returned. */
 	memset(&l, 0, sizeof(l));
@@ -347,12 +322,7 @@ static void *racer(void *arg)
 		    round == 0
 		        ? cf_ref_update("refs/heads/race", PROLLY_REF_EXPECT_ABSENT, NULL, 0, &mine)
 		        : cf_ref_update("refs/heads/race", PROLLY_REF_EXPECT_VALUE, &r->prev, 0, &mine);
-		prolly_store_write w;
-		memset(&w, 0, sizeof(w));
-		w.nodes = &sn;
-		w.n_nodes = 1;
-		w.refs = &u;
-		w.n_refs = 1;
+		prolly_store_write w = cf_write_of(&sn, 1, &u, 1);
 		w.durable = round % 4 == 0;
 		r->rc[a->idx] = r->st->write(r->st, &w);
 		r->conflict[a->idx] = u.conflict;
@@ -376,12 +346,7 @@ static void *other_writer(void *arg)
 		prolly_ref_update u =
 		    have ? cf_ref_update("refs/heads/other", PROLLY_REF_EXPECT_VALUE, &last, 0, &next)
 		         : cf_ref_update("refs/heads/other", PROLLY_REF_EXPECT_ABSENT, NULL, 0, &next);
-		prolly_store_write w;
-		memset(&w, 0, sizeof(w));
-		w.nodes = &sn;
-		w.n_nodes = 1;
-		w.refs = &u;
-		w.n_refs = 1;
+		prolly_store_write w = cf_write_of(&sn, 1, &u, 1);
 		int rc = r->st->write(r->st, &w);
 		if (rc) {
 			if (!r->other_refused)
@@ -542,10 +507,7 @@ void cf_case_many_refs(cf_case *t, prolly_store *st)
 		u[k].expect = PROLLY_REF_EXPECT_ABSENT;
 		u[k++].value = cf_make_id(30, i);
 	}
-	prolly_store_write w;
-	memset(&w, 0, sizeof(w));
-	w.refs = u;
-	w.n_refs = k;
+	prolly_store_write w = cf_write_of(NULL, 0, u, k);
 	w.durable = 1;
 	CHECK_RC(t, st->write(st, &w), 0);
 
@@ -567,9 +529,7 @@ void cf_case_many_refs(cf_case *t, prolly_store *st)
 		}
 		k++;
 	}
-	memset(&w, 0, sizeof(w));
-	w.refs = u;
-	w.n_refs = k;
+	w = cf_write_of(NULL, 0, u, k);
 	w.durable = 1;
 	CHECK_RC(t, st->write(st, &w), 0);
 	refcheck r = {0, 0};
