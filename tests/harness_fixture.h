@@ -161,4 +161,16 @@ static inline int th_have_extension(void)
 	return have;
 }
 
+/* The main of a suite test that needs a PostgreSQL server: tm_pg_guard (its own throwaway
+ * cluster unless PROLLY_PG_URL is set), then the cases ptest.h registered (include it first). */
+#define TH_PG_MAIN()                                                                               \
+	int main(int argc, char **argv)                                                                \
+	{                                                                                              \
+		if (tm_pg_guard() != 0) {                                                                  \
+			printf("not ok 1 - no PostgreSQL server could be started\n");                          \
+			return 1;                                                                              \
+		}                                                                                          \
+		return pt_run(argc, argv);                                                                 \
+	}
+
 #endif

@@ -316,11 +316,4 @@ PT_TEST(postgres_flow)
 	trun_close(&t);
 }
 
-int main(int argc, char **argv)
-{
-	if (tm_pg_guard() != 0) {
-		printf("not ok 1 - no PostgreSQL server could be started\n");
-		return 1;
-	}
-	return pt_run(argc, argv);
-}
+TH_PG_MAIN()

@@ -649,11 +649,4 @@ cleanup:
 		PQfinish(c);
 }
 
-int main(int argc, char **argv)
-{
-	if (tm_pg_guard() != 0) {
-		printf("not ok 1 - no PostgreSQL server could be started\n");
-		return 1;
-	}
-	return pt_run(argc, argv);
-}
+TH_PG_MAIN()

@@ -307,11 +307,4 @@ PT_TEST(pgbench_password_from_passfile)
 	free(dir);
 }
 
-int main(int argc, char **argv)
-{
-	if (tm_pg_guard() != 0) {
-		printf("not ok 1 - no PostgreSQL server could be started\n");
-		return 1;
-	}
-	return pt_run(argc, argv);
-}
+TH_PG_MAIN()
