@@ -5,7 +5,8 @@
  * Besides the conformance suite: chunked inserts counted, a failing third chunk, one-statement
  * writes (cost, conflicts, epoch, requires, non-durable) and ordered chunked reads. The other
  * programs of the store: test_pg_conn.c (writers on other refs not blocked, pool timeouts, a
- * backend killed mid-operation, a server restart), test_pg_reads.c (the plans of the array reads
+ * backend killed mid-operation, a server restart), test_pg_standby.c (a hot standby: reads,
+ * refused writes, reads run again, promotion), test_pg_reads.c (the plans of the array reads
  * on a new store's empty tables, get_ref_objects in one statement, history read ahead, a
  * corrupted row, gc while the engine writes), test_pg_schema.c (schema versions and migrations,
  * the version-4 check of every node's hash, least-privilege roles, passwords kept out of every
