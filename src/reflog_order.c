@@ -130,10 +130,11 @@ static int chain(item *v, size_t n)
 			const prolly__reflog *c = cur->e;
 			size_t a = bound(bynew, n, 0, c->has_old, &c->old_id, 0);
 			size_t z = a + count(bynew, n, 0, c->has_old, &c->old_id);
-			/* skip[a]: where the run starting at a has no used item before (amortized) */
-			while (skip[a] < z && bynew[skip[a]]->used)
+			/* skip[a]: where the run starting at a has no used item before (amortized); an
+			 * empty run (no move into that value) may start at n, past skip's end */
+			while (a < z && skip[a] < z && bynew[skip[a]]->used)
 				skip[a]++;
-			if (skip[a] < z)
+			if (a < z && skip[a] < z)
 				next = bynew[skip[a]];
 		} else { /* RO1: into the value more entries move into than out of */
 			for (size_t k = 0; k < n && !next; k++) {

@@ -303,6 +303,27 @@ TM_BOTH_STORES(reflog_order_of_writing_not_clocks)
 	tm_db_close(&t);
 }
 
+/* Entries whose old value no entry moved into (two deletions of one ref, seen with a branch of 64
+ * hex digits whose creations predate its reflog): the chain's look-up of the move before ran one
+ * past the end of its table (a heap-buffer-overflow under AddressSanitizer in the CLI's
+ * pg/branch_hex64 case). Each entry is listed once, newest first. */
+PT_TEST(reflog_order_without_a_move_into_the_old_value)
+{
+	char ref[] = "refs/heads/x", op[] = "delete";
+	prolly__reflog e[3];
+	memset(e, 0, sizeof(e));
+	for (int i = 0; i < 3; i++) {
+		memset(e[i].id.bytes, 0x10 + i, PROLLY_ID_SIZE);
+		e[i].time_us = T0 + i;
+		e[i].has_old = 1;
+		memset(e[i].old_id.bytes, 0xee, PROLLY_ID_SIZE);
+		e[i].ref = ref;
+		e[i].op = op;
+	}
+	PT_CHECK_RC(prolly__reflog_order(e, 3), 0);
+	PT_CHECK(e[0].time_us == T0 + 2 && e[1].time_us == T0 + 1 && e[2].time_us == T0);
+}
+
 /* ---- gc and the horizon -------------------------------------------------------------------- */
 
 TM_BOTH_STORES(reflog_gc_horizon)
