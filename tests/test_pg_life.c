@@ -86,8 +86,8 @@ static int call_at_once(prolly_store *st, int n, int write)
 
 /* A pool of 4 whose every connection is open and idle, then all of them ended at once: by
  * pg_terminate_backend, then (on this program's own cluster) by pg_ctl restart -m immediate
- * and -m fast. Each time the 4 callers that come next at once all succeed, each on a connection
- * made again (the dead ones are found before use), without reopening the store. */
+ * and -m fast. Each time the 4 callers that come next at once all succeed, on connections made
+ * again (the dead ones are found before use), without reopening the store. */
 PT_TEST(pool_of_dead_connections_recovers)
 {
 	const char *schema = pgt_new_schema();
@@ -149,7 +149,12 @@ PT_TEST(pool_of_dead_connections_recovers)
 		printf("# after %s: %llu connections found dead, %llu made again\n", ends[k],
 		       (unsigned long long)(after.broken - before.broken),
 		       (unsigned long long)(after.connects - before.connects));
-		PT_CHECK(after.broken - before.broken == 4 && after.connects - before.connects == 4);
+		/* Not exactly 4 each: under ThreadSanitizer the 4 callers of a round may not overlap,
+		 * and the pool then holds fewer than 4 connections at the next end (3 found dead and 3
+		 * made, seen in CI). Every caller succeeded; each dead connection met was replaced. */
+		uint64_t dead = after.broken - before.broken, made = after.connects - before.connects;
+		PT_CHECKF(dead >= 1 && dead <= 4 && made >= dead && made <= 4, "%llu dead, %llu made",
+		          (unsigned long long)dead, (unsigned long long)made);
 		/* The four are open again, idle: the next round ends them all. */
 		PT_CHECK(wait_sessions(a, where, 4) || call_at_once(st, 4, 0));
 	}
