@@ -13,9 +13,10 @@ apply_racing() {
 	PROLLY_COMMIT_TIME=1800000000000000 "$PROLLY_BIN" apply main - <fifo >apply.out 2>apply.err &
 	local pid=$! i=0
 	exec 3>fifo
-	# wait until apply is blocked reading its input (it has read the head by then)
+	# wait until apply is blocked reading its input (it has read the head by then); on an lmdb:
+	# store the reading process is the tool's child (src/cli/isolate.c), the parent only waits
 	while [ $i -lt 250 ]; do
-		case $(cat /proc/$pid/wchan 2>/dev/null) in
+		case $(cat /proc/$pid/wchan $(pgrep -P $pid | sed 's|.*|/proc/&/wchan|') 2>/dev/null) in
 		*pipe*) break ;;
 		esac
 		sleep 0.02
