@@ -25,8 +25,8 @@ mkdir -p "$out"
 
 # The library with sanitizers and coverage (the Makefile's FUZZ=1 mode), and a plain one for the
 # corpus generator.
-make -s CC=clang SAN=1 FUZZ=1 WERROR= BUILD=build-fuzz build-fuzz/libprolly.a
-make -s build/libprolly.a
+make -s -j"${JOBS:-$(nproc 2>/dev/null || echo 1)}" CC=clang SAN=1 FUZZ=1 WERROR= BUILD=build-fuzz build-fuzz/libprolly.a
+make -s -j"${JOBS:-$(nproc 2>/dev/null || echo 1)}" build/libprolly.a
 
 # Include paths state the layers, as in the Makefile: the targets of the library's own decoders
 # (internal_targets, and the corpus generator) see src/; the others (the harness's decoders) see
@@ -42,32 +42,68 @@ mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml
 # The workload files are the TOML reader's seeds.
 cp bench/workloads/*.toml "$out/seeds/toml/"
 
-fail=0
-for src in fuzz/fuzz_*.c; do
-	name=$(basename "$src" .c)
-	target=${name#fuzz_}
-	inc="-Iinclude -Ifuzz -Ibench/lib"
+# Targets are built, then run, JOBS at a time (default: the number of CPUs): each fuzzer is one
+# process, so two targets on two cores get the same time each as one after the other would.
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
+names=()
+for src in fuzz/fuzz_*.c; do names+=("$(basename "$src" .c)"); done
+
+# build NAME: compiles and links fuzz/NAME.c into $out/NAME; its diagnostics in $out/NAME.build.
+build() {
+	local name=$1 target=${1#fuzz_} inc="-Iinclude -Ifuzz -Ibench/lib"
 	case " $internal_targets " in *" $target "*) inc="$inc -Isrc" ;; esac
 	# shellcheck disable=SC2086
 	clang -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$inc $(pkg-config --cflags $PKGS) \
-		"$src" bench/lib/toml*.c bench/lib/buf.c bench/lib/hdr.c build-fuzz/libprolly.a $libs -o "$out/$name"
+		"fuzz/$name.c" bench/lib/toml*.c bench/lib/buf.c bench/lib/hdr.c build-fuzz/libprolly.a \
+		$libs -o "$out/$name" >"$out/$name.build" 2>&1
+}
+
+# fuzz NAME: runs one target for $secs seconds; writes its verdict line to $out/NAME.result and
+# returns non-zero if it found a problem (or did not build).
+fuzz() {
+	local name=$1 target=${1#fuzz_} seeds
+	if ! build "$name"; then
+		echo "not ok - $name (does not build: $out/$name.build)" >"$out/$name.result"
+		return 1
+	fi
 	# The working corpus grows as the fuzzer finds new coverage; the seeds stay untouched.
 	mkdir -p "$out/corpus/$target"
 	seeds="$out/seeds/$target"
 	[ -d "$seeds" ] || seeds=
-	echo "fuzz $name: ${secs}s"
 	if ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1} \
 	   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	   "$out/$name" -max_total_time="$secs" -print_final_stats=1 \
 	   -artifact_prefix="$out/crash-$target-" "$out/corpus/$target" $seeds \
 	   >"$out/$name.log" 2>&1; then
-		echo "ok - $name ($(grep -E '^stat::number_of_executed_units' "$out/$name.log" | awk '{print $2}') runs)"
+		echo "ok - $name ($(grep -E '^stat::number_of_executed_units' "$out/$name.log" | awk '{print $2}') runs)" >"$out/$name.result"
 	else
-		tail -n 40 "$out/$name.log"
-		echo "not ok - $name (log: $out/$name.log)"
+		echo "not ok - $name (log: $out/$name.log)" >"$out/$name.result"
+		return 1
+	fi
+}
+
+echo "fuzz: ${#names[@]} targets, ${secs}s each, $jobs at a time"
+for name in "${names[@]}"; do
+	rm -f "$out/$name.result" "$out/$name.log"
+	fuzz "$name" &
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+done
+wait
+
+# The verdicts in the targets' order, with the end of each failure's log or build output.
+fail=0
+for name in "${names[@]}"; do
+	if [ ! -f "$out/$name.result" ]; then
+		echo "not ok - $name (no verdict)"
+		fail=1
+		continue
+	fi
+	if grep -q '^not ok' "$out/$name.result"; then
+		if [ -s "$out/$name.log" ]; then tail -n 40 "$out/$name.log"; else tail -n 40 "$out/$name.build"; fi
 		fail=1
 	fi
+	cat "$out/$name.result"
 done
 exit $fail
