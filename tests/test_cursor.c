@@ -12,17 +12,6 @@
 
 #define PROLLY_MIN(a, b) ((a) < (b) ? (a) : (b))
 
-static void random_model(tm_model *m, tm_rng *r, size_t n)
-{
-	unsigned char k[TM_KEY_MAX];
-	static unsigned char v[TM_VAL_BIG];
-	while (m->n < n) {
-		size_t kl = tm_gen_key(r, k);
-		size_t vl = tm_gen_value(r, v, 500);
-		tm_model_put(m, k, kl, v, vl);
-	}
-}
-
 /* A random bound: an existing key, a neighbour of one, or random bytes. */
 static size_t random_bound(tm_rng *r, const tm_model *m, unsigned char *out)
 {
@@ -137,7 +126,7 @@ static void run_sizes(size_t cache_bytes, const size_t *sizes, size_t nsizes, in
 		prolly_id root;
 		tm_rng_seed(&r, seed + s);
 		tm_model_init(&m);
-		random_model(&m, &r, sizes[s]);
+		tm_random_model_big(&m, &r, sizes[s], 500);
 		PT_CHECK_RC(tm_build_commit(&root, db, &m), 0);
 		PT_CHECKF(check_range(db, &root, &m, NULL, seed) == 0, "seed %#llx size %zu full scan",
 		          (unsigned long long)seed, sizes[s]);
@@ -540,7 +529,7 @@ PT_TEST(cursor_lmdb_store)
 		prolly_id root;
 		tm_rng_seed(&r, seed + 77);
 		tm_model_init(&m);
-		random_model(&m, &r, 20000);
+		tm_random_model_big(&m, &r, 20000, 500);
 		PT_CHECK_RC(tm_build_commit(&root, db, &m), 0);
 		PT_CHECKF(check_range(db, &root, &m, NULL, seed) == 0, "seed %#llx lmdb full scan",
 		          (unsigned long long)seed);

@@ -19,6 +19,9 @@
 #include "lib/model_run.h"
 #include "ptest.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #define PROG "build/tests/test_model"
 
 static void model_run(const char *name, uint64_t salt, int kind, size_t cache_bytes, int key24,
@@ -133,6 +136,61 @@ PT_TEST(model_txn_tree_stats_verify)
 	PT_CHECK_RC(prolly_tree_stats_get(&ts, db, &out, 1), 0);
 	prolly_txn_free(txn);
 	prolly_close(db);
+}
+
+/* The model's batch paths (tm_model_apply of 16 edits or more, tm_random_model) give what one
+ * put or del at a time gives: the same records, and the same generator state afterwards. */
+PT_TEST(model_batches_match_one_by_one)
+{
+	uint64_t seed = PT_SEED();
+	tm_rng r1, r2;
+	tm_model a, b;
+	tm_model_init(&a);
+	tm_model_init(&b);
+	tm_rng_seed(&r1, seed);
+	tm_rng_seed(&r2, seed);
+	tm_random_model(&a, &r1, 3000);
+	unsigned char k[TM_KEY_MAX];
+	static unsigned char v[TM_VAL_BIG];
+	while (b.n < 3000) {
+		size_t kl = tm_gen_key(&r2, k);
+		size_t vl = tm_gen_value(&r2, v, 1000);
+		tm_model_put(&b, k, kl, v, vl);
+	}
+	PT_CHECK(tm_model_equal(&a, &b));
+	PT_CHECK(tm_rng_next(&r1) == tm_rng_next(&r2));
+	/* edits: present and absent keys, duplicates where the last one wins, puts after deletes */
+	for (int round = 0; round < 20; round++) {
+		size_t n = 16 + tm_rng_below(&r1, 400);
+		prolly_edit *e = calloc(n, sizeof(*e));
+		unsigned char(*keys)[TM_KEY_MAX] = calloc(n, TM_KEY_MAX);
+		PT_REQUIRE(e && keys);
+		for (size_t i = 0; i < n; i++) {
+			if (i && tm_rng_chance(&r1, 1, 5)) { /* the key of an earlier edit */
+				e[i].key = e[tm_rng_below(&r1, i)].key;
+			} else if (a.n && tm_rng_chance(&r1, 1, 2)) { /* a present key */
+				const tm_rec *rec = &a.r[tm_rng_below(&r1, a.n)];
+				memcpy(keys[i], rec->k, rec->klen);
+				e[i].key = (prolly_slice){keys[i], rec->klen};
+			} else {
+				e[i].key = (prolly_slice){keys[i], tm_gen_key(&r1, keys[i])};
+			}
+			e[i].op = tm_rng_chance(&r1, 1, 3) ? PROLLY_DEL : PROLLY_PUT;
+			e[i].value = (prolly_slice){round & 1 ? "odd" : "even", round & 1 ? 3 : 4};
+		}
+		tm_model_apply(&a, e, n);
+		for (size_t i = 0; i < n; i++) {
+			if (e[i].op == PROLLY_PUT)
+				tm_model_put(&b, e[i].key.data, e[i].key.size, e[i].value.data, e[i].value.size);
+			else
+				tm_model_del(&b, e[i].key.data, e[i].key.size);
+		}
+		PT_CHECKF(tm_model_equal(&a, &b), "seed %#llx round %d", (unsigned long long)seed, round);
+		free(keys);
+		free(e);
+	}
+	tm_model_dispose(&a);
+	tm_model_dispose(&b);
 }
 
 int main(int argc, char **argv)

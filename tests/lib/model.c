@@ -266,15 +266,86 @@ int tm_model_del(tm_model *m, const void *key, size_t klen)
 	return 1;
 }
 
+/* Many changes at once: sorted once, then merged with the records in one pass. One put or del
+ * at a time moves the array's tail for every change, which the sanitizers' memmove (a byte loop)
+ * turns into minutes for tens of thousands of records. */
+typedef struct change {
+	tm_rec rec; /* owned; rec.v NULL for a delete */
+	size_t seq; /* order of the change: the last change of a key wins */
+} change;
+
+static int change_cmp(const void *a, const void *b)
+{
+	const change *x = a, *y = b;
+	int c = keycmp(x->rec.k, x->rec.klen, y->rec.k, y->rec.klen);
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Applies c[0..n) (taking ownership of their bytes) as if put or deleted one by one in seq
+ * order. */
+static void model_merge(tm_model *m, change *c, size_t n)
+{
+	size_t cap = m->n + n > 64 ? m->n + n : 64, i = 0, j = 0, o = 0;
+	tm_rec *out = xmalloc(sizeof(tm_rec) * cap);
+	qsort(c, n, sizeof(*c), change_cmp);
+	while (i < m->n || j < n) {
+		/* only the last change of a key counts */
+		while (j + 1 < n &&
+		       keycmp(c[j].rec.k, c[j].rec.klen, c[j + 1].rec.k, c[j + 1].rec.klen) == 0) {
+			free(c[j].rec.k);
+			free(c[j].rec.v);
+			j++;
+		}
+		int cmp = i >= m->n ? 1
+		          : j >= n  ? -1
+		                    : keycmp(m->r[i].k, m->r[i].klen, c[j].rec.k, c[j].rec.klen);
+		if (cmp < 0) {
+			out[o++] = m->r[i++];
+			continue;
+		}
+		if (cmp == 0) {
+			free(m->r[i].k);
+			free(m->r[i].v);
+			i++;
+		}
+		if (c[j].rec.v) {
+			out[o++] = c[j].rec;
+		} else {
+			free(c[j].rec.k);
+		}
+		j++;
+	}
+	free(m->r);
+	m->r = out;
+	m->n = o;
+	m->cap = cap;
+}
+
 void tm_model_apply(tm_model *m, const prolly_edit *edits, size_t n)
 {
+	if (n < 16) { /* a copy of the whole array is not worth it */
+		for (size_t i = 0; i < n; i++) {
+			const prolly_edit *e = &edits[i];
+			if (e->op == PROLLY_PUT)
+				tm_model_put(m, e->key.data, e->key.size, e->value.data, e->value.size);
+			else
+				tm_model_del(m, e->key.data, e->key.size);
+		}
+		return;
+	}
+	change *c = xmalloc(sizeof(*c) * n);
 	for (size_t i = 0; i < n; i++) {
 		const prolly_edit *e = &edits[i];
-		if (e->op == PROLLY_PUT)
-			tm_model_put(m, e->key.data, e->key.size, e->value.data, e->value.size);
-		else
-			tm_model_del(m, e->key.data, e->key.size);
+		c[i].rec.k = dup_bytes(e->key.data, e->key.size);
+		c[i].rec.klen = e->key.size;
+		c[i].rec.v = e->op == PROLLY_PUT ? dup_bytes(e->value.data, e->value.size) : NULL;
+		c[i].rec.vlen = e->op == PROLLY_PUT ? e->value.size : 0;
+		c[i].seq = i;
 	}
+	model_merge(m, c, n);
+	free(c);
 }
 
 int tm_model_equal(const tm_model *a, const tm_model *b)
@@ -864,15 +935,33 @@ prolly_db *tm_open_mem(size_t cache_bytes)
 	return db;
 }
 
-void tm_random_model(tm_model *m, tm_rng *r, size_t n)
+void tm_random_model_big(tm_model *m, tm_rng *r, size_t n, unsigned big_den)
 {
 	unsigned char k[TM_KEY_MAX];
 	static unsigned char v[TM_VAL_BIG];
+	/* In rounds of the records still missing: one round can reach n only at its last record
+	 * (each record adds at most one), so the records and the generator's state afterwards are
+	 * those of one tm_model_put per record until m holds n. */
 	while (m->n < n) {
-		size_t kl = tm_gen_key(r, k);
-		size_t vl = tm_gen_value(r, v, 1000);
-		tm_model_put(m, k, kl, v, vl);
+		size_t want = n - m->n;
+		change *c = xmalloc(sizeof(*c) * want);
+		for (size_t i = 0; i < want; i++) {
+			size_t kl = tm_gen_key(r, k);
+			size_t vl = tm_gen_value(r, v, big_den);
+			c[i].rec.k = dup_bytes(k, kl);
+			c[i].rec.klen = kl;
+			c[i].rec.v = dup_bytes(v, vl);
+			c[i].rec.vlen = vl;
+			c[i].seq = i;
+		}
+		model_merge(m, c, want);
+		free(c);
 	}
+}
+
+void tm_random_model(tm_model *m, tm_rng *r, size_t n)
+{
+	tm_random_model_big(m, r, n, 1000);
 }
 
 int tm_db_open(tm_db *t, int lmdb, const char *tag, int tap, unsigned retain, size_t flush_bytes)

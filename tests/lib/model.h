@@ -127,7 +127,9 @@ prolly_id tm_fake_id(unsigned char b);
  * prolly_commit_read's. */
 int tm_value_at(char *buf, size_t cap, prolly_db *db, const prolly_id *c, const char *k);
 
-/* Fills m with random records (tm_gen_key keys, values up to 1000 bytes) until it holds n. */
+/* Fills m with random records (tm_gen_key keys, tm_gen_value values with big_den) until it
+ * holds n; tm_random_model with big_den 1000. */
+void tm_random_model_big(tm_model *m, tm_rng *r, size_t n, unsigned big_den);
 void tm_random_model(tm_model *m, tm_rng *r, size_t n);
 /* Compares tree root (full forward cursor scan and count) with m. Returns 0 if equal; otherwise
  * prints what differs to stderr (prefixed by `what`) and returns -1 (or the engine error). */
