@@ -31,6 +31,8 @@
 #      a gc holding it while it beats is waited for again, one that does not beat is named;
 #   8. a store and the extension in a database of their own, copied with pg_dump -Fc and with
 #      pg_dump -n public -e prolly, restored: the functions read as on the source, and write.
+#   8b. the extension across its database's life (test_life.sh): declarations an earlier script
+#      of version 0.1 made, DROP and CREATE EXTENSION in one session.
 #   9. on its own cluster only: a hot standby of it (scripts/pg-cluster.sh standby) gives the
 #      primary's answers to every read function on the data the suite left, and refuses every
 #      write function with 25006.
@@ -556,6 +558,8 @@ fi
 psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS ${src}" -c "DROP DATABASE IF EXISTS ${src}_fc" \
 	-c "DROP DATABASE IF EXISTS ${src}_n" >/dev/null 2>&1
 rm -f "$log.fc" "$log.n"
+# ---- 8b. across the database's life ----
+source "$here/test_life.sh"
 # ---- 9. a hot standby ----
 if [ -n "$cluster" ]; then
 	reads="SELECT prolly_get('main', 'k1'); SELECT * FROM prolly_get_many('conc', ARRAY['a', 'held', 'zz']::bytea[]);

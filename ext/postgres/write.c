@@ -42,6 +42,15 @@ static char *text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
 }
 
+/* Whether argument argno was given: declared, and not SQL NULL. A database keeps the declarations
+ * of the script its CREATE EXTENSION ran, and earlier scripts of version 0.1 declared fewer
+ * arguments (prolly_commit without expected, then without merge), which the library of a later
+ * build is called with: fcinfo holds only the arguments declared. */
+static bool arg_given(FunctionCallInfo fcinfo, int argno)
+{
+	return PG_NARGS() > argno && !PG_ARGISNULL(argno);
+}
+
 /* A branch to write: a valid name (22023 otherwise, the engine's reason in the message); ref
  * receives "refs/heads/NAME". */
 static char *branch_arg(FunctionCallInfo fcinfo, int argno, const char *what,
@@ -363,9 +372,8 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 	char *message;
 	edit_src src;
 	prolly_id out, expected;
-	int has_expected = !PG_ARGISNULL(4);
-	/* merge: the sixth argument (absent where the function was declared without it) */
-	bool merge = PG_NARGS() > 5 && !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
+	int has_expected = arg_given(fcinfo, 4);
+	bool merge = arg_given(fcinfo, 5) && PG_GETARG_BOOL(5);
 
 	if (has_expected) {
 		char *hex = text_to_cstring(PG_GETARG_TEXT_PP(4));
@@ -378,8 +386,8 @@ Datum pgx_commit(PG_FUNCTION_ARGS)
 		        (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 		         errmsg("prolly: keys has %d elements and vals %d; they must be as long", nk, nv)));
 	edit_src_arrays(&src, ka, va, nk);
-	message = PG_ARGISNULL(3) ? psprintf("sql commit (%d edit%s)", nk, nk == 1 ? "" : "s")
-	                          : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	message = !arg_given(fcinfo, 3) ? psprintf("sql commit (%d edit%s)", nk, nk == 1 ? "" : "s")
+	                                : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	commit_edits(fcinfo, "prolly_commit", branch, ref, &src, message, "sql-commit",
 	             has_expected ? &expected : NULL, merge, &out);
 	PG_RETURN_TEXT_P(hex_text(&out));

@@ -1,0 +1,94 @@
+# ext/postgres/test_life.sh - the extension across its database's life: a part of
+# test_extension.sh, which sources it (its ok, not_ok, cli, $log, $top and server settings), in a
+# database of its own:
+#   a. a database whose extension an earlier script of version 0.1 declared (prolly_commit
+#      without expected, then without merge) calls this library with the arguments declared
+#      there; ALTER EXTENSION prolly UPDATE has no version to go to; DROP EXTENSION and CREATE
+#      EXTENSION in the same session give the current declarations, which read and write;
+#   b. one session kept open (its caches warm: reads, a commit, a branch) across a restore in
+#      place (pg_restore --clean --if-exists) of a dump taken before its commit, once at the
+#      same gc epoch and once at a lower one (a gc ran after the dump): what the restore removed
+#      is not found (42704) by a read, a branch, a merge or an expected commit, and the next
+#      commit builds on the restored head.
+
+life=prolly_life
+life_q() { psql -X -At -v ON_ERROR_STOP=1 -d "$life" "$@"; }
+psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS $life" -c "CREATE DATABASE $life" >"$log" 2>&1
+cli "$life" init >>"$log" 2>&1 && cli "$life" put main k1 v1 >>"$log" 2>&1 &&
+	life_q -q -c "CREATE EXTENSION prolly SCHEMA public" >>"$log" 2>&1 || sed 's/^/# /' "$log"
+
+# A psql session kept open: life_open NAME starts it (errors shown by their SQLSTATE alone),
+# life_sql NAME SQL runs SQL in it and prints what it printed, life_close NAME ends it.
+life_open() {
+	rm -f "$log.$1.in" "$log.$1.out"
+	mkfifo "$log.$1.in"
+	psql -X -q -At -d "$life" -v VERBOSITY=sqlstate <"$log.$1.in" >"$log.$1.out" 2>&1 &
+	eval "exec {life_fd_$1}>\"\$log.$1.in\""
+}
+life_sql() {
+	local fd mark="-- done $RANDOM$RANDOM" from
+	eval "fd=\$life_fd_$1"
+	from=$(($(wc -l <"$log.$1.out") + 1))
+	printf '%s;\n\\echo %s\n' "$2" "$mark" >&"$fd"
+	for _ in $(seq 600); do
+		grep -qxF -- "$mark" "$log.$1.out" && break
+		sleep 0.05
+	done
+	tail -n "+$from" "$log.$1.out" | grep -vxF -- "$mark"
+}
+life_close() {
+	local fd
+	eval "fd=\$life_fd_$1"
+	exec {fd}>&-
+	rm -f "$log.$1.in" "$log.$1.out"
+}
+
+# ---- a. declarations of an earlier 0.1 script ----
+# prolly_commit as the first script declared it (four arguments), then as the second (five):
+# the library read the fifth and sixth argument regardless, past the end of the call's
+# arguments, and the backend died of a segmentation fault, taking every session of the server
+# with it.
+declare_commit() { # $1: the arguments after vals
+	echo "ALTER EXTENSION prolly DROP FUNCTION prolly_commit;
+DROP FUNCTION prolly_commit;
+CREATE FUNCTION prolly_commit(branch text, keys bytea[], vals bytea[], $1) RETURNS text
+AS '\$libdir/prolly', 'pgx_commit' LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+ALTER EXTENSION prolly ADD FUNCTION prolly_commit;"
+}
+life_open a
+pid=$(life_sql a "SELECT pg_backend_pid()")
+head0=$(life_sql a "SELECT prolly_resolve('main')")
+got=$(life_sql a "$(declare_commit "message text DEFAULT NULL")
+SELECT prolly_commit('main', ARRAY['k2']::bytea[], ARRAY['v2']::bytea[]) IS NOT NULL;
+SELECT prolly_commit('main', ARRAY['k3']::bytea[], ARRAY['v3']::bytea[], 'four') IS NOT NULL;
+SELECT message FROM prolly_log('main', 2);
+$(declare_commit "message text DEFAULT NULL, expected text DEFAULT NULL")
+SELECT prolly_commit('main', ARRAY['k4']::bytea[], ARRAY['v4']::bytea[], 'five', prolly_resolve('main')) IS NOT NULL;
+SELECT prolly_commit('main', ARRAY['k5']::bytea[], ARRAY['v5']::bytea[], 'five', '$head0') IS NOT NULL;
+ALTER EXTENSION prolly UPDATE;
+ALTER EXTENSION prolly UPDATE TO '0.2';
+DROP EXTENSION prolly;
+CREATE EXTENSION prolly SCHEMA public;
+SELECT pronargs FROM pg_proc WHERE proname = 'prolly_commit';
+SELECT prolly_commit('main', ARRAY['k5']::bytea[], ARRAY['v5']::bytea[], 'six', '$head0', true) IS NOT NULL;
+SELECT prolly_count('main'), convert_from(prolly_get('main', 'k5'), 'UTF8'), pg_backend_pid() = $pid")
+want="t
+t
+four
+sql commit (1 edit)
+t
+ERROR:  40001
+NOTICE:  00000
+ERROR:  22023
+6
+t
+5|v5|t"
+if [ "$got" = "$want" ]; then
+	ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library; DROP and CREATE EXTENSION in the session declare the current one"
+else
+	diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
+	not_ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library"
+fi
+life_close a
+
+psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS $life" >/dev/null 2>&1
