@@ -3,6 +3,9 @@
 --   CREATE EXTENSION prolly SCHEMA s;
 -- Every function reads the tables nodes, refs and meta of the schema it lives in, with the
 -- caller's rights (SECURITY INVOKER).
+-- A database keeps the declarations its CREATE EXTENSION made, and a new prolly.so serves those
+-- of every earlier script of this version (docs/sql.md, "Upgrading"): a new argument needs a
+-- default here and a read guarded by PG_NARGS() there (write.c, arg_given), or a new version.
 
 \echo Use "CREATE EXTENSION prolly SCHEMA <the store's schema>" to load this file. \quit
 

@@ -29,10 +29,12 @@
 #      two sessions creating one branch: the second waits, then fails (42710) with nothing written;
 #      a session holding the write lock: a SQL write gives up after 5 s, then writes once it ends;
 #      a gc holding it while it beats is waited for again, one that does not beat is named;
-#   8. a store and the extension in a database of their own, copied with pg_dump -Fc and with
-#      pg_dump -n public -e prolly, restored: the functions read as on the source, and write.
+#   8. a store and the extension in a database of their own, copied with pg_dump -Fc, with
+#      pg_dump -n public -e prolly and with a plain dump, restored: the functions read as on the
+#      source, and write.
 #   8b. the extension across its database's life (test_life.sh): declarations an earlier script
-#      of version 0.1 made, DROP and CREATE EXTENSION in one session.
+#      of version 0.1 made, DROP and CREATE EXTENSION in one session, a restore in place under
+#      an open session, one session moving the extension between the stores of two schemas.
 #   9. on its own cluster only: a hot standby of it (scripts/pg-cluster.sh standby) gives the
 #      primary's answers to every read function on the data the suite left, and refuses every
 #      write function with 25006.
@@ -518,21 +520,23 @@ rm -f "$log.a" "$log.b" "$log.c" "$log.p" "$log.q"
 
 # ---- 8. pg_dump and restore (docs/postgres.md, "Backups: pg_dump and restore") ----
 # A database of its own: a store the CLI wrote, with two branches and a merge, and the
-# extension beside it; copied with pg_dump -Fc and pg_restore, and with a dump of schema public
-# alone (-n public -e prolly, restored with --clean --if-exists). On each copy the extension's
-# functions must read what they read on the source, and write.
+# extension beside it; copied with pg_dump -Fc and pg_restore, with a dump of schema public
+# alone (-n public -e prolly, restored with --clean --if-exists), and with a plain dump run by
+# psql (CREATE EXTENSION comes before the tables: its script needs none of them). On each copy
+# the extension's functions must read what they read on the source, and write.
 cli() { "$top/$BUILD/prolly" --store "dbname=$1" "${@:2}"; }
 src=prolly_dump_src
 psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS ${src}" -c "DROP DATABASE IF EXISTS ${src}_fc" \
-	-c "DROP DATABASE IF EXISTS ${src}_n" -c "CREATE DATABASE ${src}" -c "CREATE DATABASE ${src}_fc" \
-	-c "CREATE DATABASE ${src}_n" >"$log" 2>&1
+	-c "DROP DATABASE IF EXISTS ${src}_n" -c "DROP DATABASE IF EXISTS ${src}_p" -c "CREATE DATABASE ${src}" \
+	-c "CREATE DATABASE ${src}_fc" -c "CREATE DATABASE ${src}_n" -c "CREATE DATABASE ${src}_p" >"$log" 2>&1
 {
 	cli "$src" init && cli "$src" put main k1 v1 && cli "$src" branch dev main &&
 		cli "$src" put dev k2 v2 && cli "$src" put main k3 v3 && cli "$src" merge main dev &&
 		psql -X -q -v ON_ERROR_STOP=1 -d "$src" -c "CREATE EXTENSION prolly SCHEMA public" &&
 		pg_dump -Fc -f "$log.fc" "$src" && pg_dump -Fc -n public -e prolly -f "$log.n" "$src" &&
-		pg_restore --exit-on-error -d "${src}_fc" "$log.fc" &&
-		pg_restore --exit-on-error --clean --if-exists -d "${src}_n" "$log.n"
+		pg_dump -f "$log.p" "$src" && pg_restore --exit-on-error -d "${src}_fc" "$log.fc" &&
+		pg_restore --exit-on-error --clean --if-exists -d "${src}_n" "$log.n" &&
+		psql -X -q -v ON_ERROR_STOP=1 -d "${src}_p" -f "$log.p"
 } >>"$log" 2>&1
 rc=$?
 sql_reads() {
@@ -542,7 +546,7 @@ sql_reads() {
 }
 want=$(sql_reads "$src")
 bad=
-for c in fc n; do
+for c in fc n p; do
 	[ "$(sql_reads "${src}_$c")" = "$want" ] || bad+=" $c:reads"
 	got=$(psql -X -At -v ON_ERROR_STOP=1 -d "${src}_$c" -c "SELECT prolly_put('main', 'k4', 'v4') IS NOT NULL" \
 		-c "SELECT prolly_merge('dev', 'main') IS NOT NULL" -c "SELECT convert_from(prolly_get('dev', 'k4'), 'UTF8')" 2>&1 | paste -sd' ')
@@ -550,14 +554,14 @@ for c in fc n; do
 	cli "${src}_$c" verify dev >/dev/null 2>&1 || bad+=" $c:verify"
 done
 if [ "$rc" = 0 ] && [ -z "$bad" ] && [ -n "$want" ]; then
-	ok "pg_dump -Fc and -n public -e prolly, restored: the extension's functions read as on the source and write"
+	ok "pg_dump -Fc, -n public -e prolly and plain, restored: the extension's functions read as on the source and write"
 else
 	tail -n 20 "$log" | sed 's/^/# /'
 	not_ok "pg_dump and restore with the extension (rc=$rc:$bad)"
 fi
 psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS ${src}" -c "DROP DATABASE IF EXISTS ${src}_fc" \
-	-c "DROP DATABASE IF EXISTS ${src}_n" >/dev/null 2>&1
-rm -f "$log.fc" "$log.n"
+	-c "DROP DATABASE IF EXISTS ${src}_n" -c "DROP DATABASE IF EXISTS ${src}_p" >/dev/null 2>&1
+rm -f "$log.fc" "$log.n" "$log.p"
 # ---- 8b. across the database's life ----
 source "$here/test_life.sh"
 # ---- 9. a hot standby ----

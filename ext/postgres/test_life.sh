@@ -9,7 +9,9 @@
 #      place (pg_restore --clean --if-exists) of a dump taken before its commit, once at the
 #      same gc epoch and once at a lower one (a gc ran after the dump): what the restore removed
 #      is not found (42704) by a read, a branch, a merge or an expected commit, and the next
-#      commit builds on the restored head.
+#      commit builds on the restored head;
+#   c. one session moves the extension between the stores of two schemas (DROP and CREATE
+#      EXTENSION), also inside a transaction: each time it reads and writes its schema's store.
 
 life=prolly_life
 life_q() { psql -X -At -v ON_ERROR_STOP=1 -d "$life" "$@"; }
@@ -90,5 +92,90 @@ else
 	not_ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library"
 fi
 life_close a
+
+# ---- b. a restore in place under an open session ----
+# The session's caches (decoded nodes, the commits' trees, the tables and plans, the engine's
+# heads and epoch) hold what the restore removes; each read and write must find it gone, also
+# where the dump's gc epoch is the one the session last read (the C client's store trusted the
+# heads it had read at that epoch: docs/postgres.md, "Restoring into a database that programs
+# have open").
+pg_dump -Fc -f "$log.life" "$life" 2>"$log"
+d0=$(life_q -c "SELECT prolly_resolve('main')")
+life_open b
+bad=
+for round in same lower; do
+	c1=$(life_sql b "SELECT count(*) FROM prolly_log('main');
+SELECT prolly_put('main', 'gone', '$round')" | tail -n 1)
+	life_sql b "SELECT prolly_branch('b1', 'main'); SELECT prolly_get('$c1', 'gone'); SELECT * FROM prolly_branches()" >/dev/null
+	if [ $round = lower ]; then # a gc the session sees, then a restore to the epoch before it
+		cli "$life" gc >/dev/null 2>>"$log"
+		life_sql b "SELECT prolly_get('main', 'gone'); SELECT prolly_put('b1', 'k', 'v')" >/dev/null
+	fi
+	pg_restore --clean --if-exists -d "$life" "$log.life" 2>>"$log" || bad+=" $round:pg_restore"
+	got=$(life_sql b "SELECT prolly_get('main', 'gone') IS NULL;
+SELECT prolly_get('$c1', 'gone');
+SELECT prolly_resolve('${c1:0:12}');
+SELECT prolly_branch('x', '$c1');
+SELECT prolly_branch('x', 'b1');
+SELECT prolly_merge('main', '$c1');
+SELECT prolly_commit('main', ARRAY['k']::bytea[], ARRAY['v']::bytea[], NULL, '$c1', true);
+SELECT prolly_put('main', 'after', '$round') IS NOT NULL;
+SELECT prolly_resolve('main~1') = '$d0', string_agg(name, ',') FROM prolly_branches()" | paste -sd' ')
+	want="t$(printf ' ERROR:  42704%.0s' 1 2 3 4 5 6) t t|main"
+	[ "$got" = "$want" ] || bad+=" $round:($got)"
+	cli "$life" verify main >/dev/null 2>>"$log" || bad+=" $round:verify"
+done
+life_close b
+rm -f "$log.life"
+if [ -z "$bad" ]; then
+	ok "a session open across a restore in place (same gc epoch, then a lower one): what it removed is not found (42704), and a commit builds on the restored head"
+else
+	sed 's/^/# /' "$log"
+	not_ok "a session open across a restore in place:$bad"
+fi
+
+# ---- c. one session, two stores ----
+# A copy of the store in schema s2 (the dump of public with its schema renamed, its gc epoch
+# moved on: a gc's), the extension moved between the two stores by DROP and CREATE EXTENSION in
+# one session, and in one transaction: the functions read and write the store of their schema
+# each time (what the backend keeps is per schema, or named by hashes).
+pg_dump -n public -f "$log.s2" "$life" 2>"$log" &&
+	sed -e 's/"public"/"s2"/g' -e 's/public\./s2./g' -e 's/SCHEMA public/SCHEMA s2/g' "$log.s2" |
+	life_q -q -f - >>"$log" 2>&1 &&
+	life_q -q -c "UPDATE s2.meta SET value = value + 5 WHERE key = 'epoch'" >>"$log" 2>&1
+life_open c
+got=$(life_sql c "SELECT prolly_put('main', 'where', 'public') IS NOT NULL;
+SELECT prolly_resolve('main') AS pub \\gset
+DROP EXTENSION prolly;
+CREATE EXTENSION prolly SCHEMA s2;
+SET search_path = s2;
+SELECT prolly_get('main', 'where') IS NULL, prolly_put('main', 'where', 's2') IS NOT NULL;
+SELECT prolly_branch('only_s2', 'main') IS NOT NULL;
+SELECT prolly_get(:'pub', 'where');
+BEGIN;
+DROP EXTENSION prolly;
+CREATE EXTENSION prolly SCHEMA public;
+SET search_path = public;
+SELECT convert_from(prolly_get('main', 'where'), 'UTF8'), prolly_put('main', 'again', 'public') IS NOT NULL;
+DROP EXTENSION prolly;
+CREATE EXTENSION prolly SCHEMA s2;
+SET search_path = s2;
+SELECT convert_from(prolly_get('main', 'where'), 'UTF8'), prolly_get('main', 'again') IS NULL;
+COMMIT;
+SET prolly.cache_size = 0;
+SELECT string_agg(name || '=' || convert_from(prolly_get(name, 'where'), 'UTF8'), ',') FROM prolly_branches();
+DROP EXTENSION prolly;
+CREATE EXTENSION prolly SCHEMA public;
+SET search_path = public;
+SELECT string_agg(name || '=' || convert_from(prolly_get(name, 'where'), 'UTF8'), ',') FROM prolly_branches();" | paste -sd' ')
+want="t t|t t ERROR:  42704 public|t s2|t main=s2,only_s2=s2 main=public"
+life_close c
+rm -f "$log.s2"
+if [ "$got" = "$want" ] && cli "$life" verify main >>"$log" 2>&1; then
+	ok "one session moves the extension between the stores of two schemas (DROP and CREATE EXTENSION): it reads and writes the store of its schema each time"
+else
+	sed 's/^/# /' "$log"
+	not_ok "one session moves the extension between two stores: $got"
+fi
 
 psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS $life" >/dev/null 2>&1
