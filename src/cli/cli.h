@@ -168,6 +168,11 @@ void escape_value_line(FILE *f, const void *value, size_t size);
 /* A malloc'd NUL-terminated escaped copy of data, or NULL when out of memory. */
 char *escape_dup(const void *data, size_t size);
 
+/* Appends the message s to out made safe for a terminal: control bytes (C0, DEL, C1) and every
+ * byte of invalid UTF-8 as \xHH, the rest (UTF-8 text, backslashes) as it is. Returns 0 or -1
+ * (out of memory). */
+int text_append(struct bytes *out, const char *s);
+
 /* ---- isolate.c: store access in a child process (see the file) ---------------------------- */
 
 /* Runs fn(cli, arg) in a child process and returns its exit code. If a signal that means damage
@@ -222,7 +227,7 @@ void report(const struct cli *cli, const char *fmt, ...)
 #endif
     ;
 
-/* Writes s to f with its control bytes as \xHH (text from a store, such as a remote's URL).
+/* Writes s to f made safe as text_append does (text from a store, such as a remote's URL).
  * Returns 0, or -1 when out of memory (nothing written). */
 int text_write(FILE *f, const char *s);
 

@@ -7,6 +7,7 @@
  * Output: printable ASCII (0x20..0x7e) other than the backslash is written as is; backslash,
  * tab and newline as `\\`, `\t`, `\n`; every other byte as `\xHH` with lowercase hex. So the
  * output of a key or value never contains a tab or newline, and unescaping it gives the bytes.
+ * Messages (stderr) are made safe by the same escaper in its text mode (escape_each).
  */
 #include "cli.h"
 
@@ -109,26 +110,67 @@ int unescape_append(struct bytes *out, const char *s, size_t n, const char **why
 	return 0;
 }
 
-/* Calls emit for each piece of the escaped form of data. */
-static void escape_each(const void *data, size_t size, void (*emit)(void *, const char *, size_t),
-                        void *ctx)
+/* The length of the UTF-8 character at p[0..left) that a terminal shows as text: 2 to 4 for a
+ * well-formed one (no overlong form, surrogate or code point past U+10FFFF) that is no C1
+ * control (U+0080..U+009F); 0 for anything else. A byte that starts no such character is not
+ * text: a terminal in an 8-bit mode (a Latin-1 xterm) takes a lone 0x80..0x9f for a C1 control,
+ * 0x9b for CSI. */
+static size_t utf8_text_len(const unsigned char *p, size_t left)
+{
+	size_t n;
+	unsigned long cp;
+	if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		n = 4, cp = p[0] & 0x07u;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		n = 3, cp = p[0] & 0x0Fu;
+	else if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		n = 2, cp = p[0] & 0x1Fu;
+	else
+		return 0;
+	if (left < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3Fu);
+	}
+	if (cp <= 0x9F || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+		return 0;
+	return n;
+}
+
+/* Calls emit for each piece of the escaped form of data. The one escaper of everything printed,
+ * in two modes. A field (text 0: keys, values, messages) keeps printable ASCII but the backslash,
+ * which with tab and newline becomes `\\`, `\t`, `\n`, and every other byte `\xHH`: reversible,
+ * and never a tab or newline. A message (text 1: a line on stderr, names and URLs another client
+ * stored) keeps printable ASCII, backslash included, and UTF-8 text (utf8_text_len), and writes
+ * every other byte (C0 controls, DEL, C1 controls, invalid UTF-8) as `\xHH`: readable, and
+ * nothing in it drives a terminal. */
+static void escape_each(const void *data, size_t size, int text,
+                        void (*emit)(void *, const char *, size_t), void *ctx)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = data;
-	size_t start = 0;
-	for (size_t i = 0; i < size; i++) {
+	size_t start = 0, i = 0;
+	while (i < size) {
 		unsigned char c = p[i];
-		if (c >= 0x20 && c <= 0x7e && c != '\\')
+		size_t keep = c >= 0x20 && c <= 0x7e && (text || c != '\\');
+		if (text && c >= 0x80)
+			keep = utf8_text_len(p + i, size - i);
+		if (keep) {
+			i += keep;
 			continue;
+		}
 		if (i > start)
 			emit(ctx, (const char *)p + start, i - start);
 		char esc[4] = {'\\', 0, 0, 0};
 		size_t len = 2;
-		if (c == '\\')
+		if (!text && c == '\\')
 			esc[1] = '\\';
-		else if (c == '\t')
+		else if (!text && c == '\t')
 			esc[1] = 't';
-		else if (c == '\n')
+		else if (!text && c == '\n')
 			esc[1] = 'n';
 		else {
 			esc[1] = 'x';
@@ -137,7 +179,7 @@ static void escape_each(const void *data, size_t size, void (*emit)(void *, cons
 			len = 4;
 		}
 		emit(ctx, esc, len);
-		start = i + 1;
+		start = ++i;
 	}
 	if (size > start)
 		emit(ctx, (const char *)p + start, size - start);
@@ -150,7 +192,7 @@ static void emit_file(void *ctx, const char *s, size_t n)
 
 void escape_write(FILE *f, const void *data, size_t size)
 {
-	escape_each(data, size, emit_file, f);
+	escape_each(data, size, 0, emit_file, f);
 }
 
 void escape_value_line(FILE *f, const void *value, size_t size)
@@ -163,28 +205,36 @@ void escape_value_line(FILE *f, const void *value, size_t size)
 }
 
 struct dup_state {
-	struct bytes out;
+	struct bytes *out;
 	int failed;
 };
 
 static void emit_bytes(void *ctx, const char *s, size_t n)
 {
 	struct dup_state *st = ctx;
-	if (!st->failed && bytes_append(&st->out, s, n))
+	if (!st->failed && bytes_append(st->out, s, n))
 		st->failed = 1;
 }
 
 char *escape_dup(const void *data, size_t size)
 {
-	struct dup_state st = {BYTES_INIT, 0};
-	escape_each(data, size, emit_bytes, &st);
-	if (!st.failed && bytes_append(&st.out, "", 1))
+	struct bytes out = BYTES_INIT;
+	struct dup_state st = {&out, 0};
+	escape_each(data, size, 0, emit_bytes, &st);
+	if (!st.failed && bytes_append(&out, "", 1))
 		st.failed = 1;
 	if (st.failed) {
-		bytes_dispose(&st.out);
+		bytes_dispose(&out);
 		return NULL;
 	}
-	return (char *)st.out.ptr;
+	return (char *)out.ptr;
+}
+
+int text_append(struct bytes *out, const char *s)
+{
+	struct dup_state st = {out, 0};
+	escape_each(s, strlen(s), 1, emit_bytes, &st);
+	return st.failed ? -1 : 0;
 }
 
 int bytes_cmp(const void *a, size_t alen, const void *b, size_t blen)

@@ -5,8 +5,9 @@
  * A message quotes what the user typed and what a store holds (names, paths, URLs, keys, the
  * library's message about them), and any of these may hold bytes a terminal acts on: an escape
  * sequence can recolour the screen, retitle the window or hide the rest of the line. So every
- * line goes out through put_line(): the control bytes (C0, DEL, and the C1 controls U+0080..U+009F
- * as UTF-8) become `\xHH`, other bytes, UTF-8 text included, stay as they are. A line longer than
+ * line goes out through put_line(): the control bytes (C0, DEL, the C1 controls U+0080..U+009F)
+ * and every byte of invalid UTF-8 (which a terminal in an 8-bit mode may take for a C1 control)
+ * become `\xHH` (text_append, escape.c); text, UTF-8 included, stays as it is. A line longer than
  * the library's messages (1023 bytes) keeps its beginning and its end where the reason is, cut by
  * the library's own rule (prolly_set_error), so a 100 kB argument cannot flood the terminal.
  */
@@ -36,31 +37,10 @@ char *format(const char *fmt, ...)
 	return s;
 }
 
-/* Appends s to out with its control bytes as \xHH. Returns 0 or -1 (out of memory). */
-static int append_safe(struct bytes *out, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; p[i]; i++) {
-		unsigned c = p[i];
-		int c1 = c == 0xC2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F; /* U+0080..U+009F */
-		if (c1)
-			c = p[++i];
-		if (c1 || c < 0x20 || c == 0x7F) {
-			char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-			if (bytes_append(out, esc, sizeof(esc)))
-				return -1;
-		} else if (bytes_append(out, &p[i], 1)) {
-			return -1;
-		}
-	}
-	return 0;
-}
-
 int text_write(FILE *f, const char *s)
 {
 	struct bytes b = BYTES_INIT;
-	int rc = append_safe(&b, s) || bytes_append(&b, "", 1) ? -1 : 0;
+	int rc = text_append(&b, s) || bytes_append(&b, "", 1) ? -1 : 0;
 	if (rc == 0)
 		fputs((const char *)b.ptr, f);
 	bytes_dispose(&b);
@@ -111,7 +91,7 @@ static void put_line(const struct cli *cli, const char *head, const char *tail)
 {
 	struct bytes b = BYTES_INIT;
 	fflush(stdout);
-	if (append_safe(&b, head) || (tail && (bytes_append(&b, ": ", 2) || append_safe(&b, tail))) ||
+	if (text_append(&b, head) || (tail && (bytes_append(&b, ": ", 2) || text_append(&b, tail))) ||
 	    bytes_append(&b, "", 1)) {
 		fprintf(stderr, "prolly: out of memory\n");
 		bytes_dispose(&b);

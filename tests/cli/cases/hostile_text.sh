@@ -10,6 +10,11 @@ pe get main "k$esc"
 pe get "main$esc" k
 pe diff main main --limit "3$esc"
 pe merge main main --resolve "$c1"
+# bytes that are not UTF-8 are shown as \xHH too: a lone 0x9b is CSI to a terminal in an 8-bit
+# mode (a Latin-1 xterm); 0xc3 before '(' and a UTF-16 surrogate (ed a0 80) are no characters,
+# and the euro sign after them is
+pe get $'main\x9b2J' k
+pe merge main main --resolve $'\xc3(\xed\xa0\x80\xe2\x82\xac'
 pe branch x main "extra$esc"
 pe get $'caf\xc3\xa9' k
 PROLLY_COMMIT_TIME="1$esc" pe root main
