@@ -9,6 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "initialized URL": the URL was typed (or set in $PROLLY_STORE), and may hold any byte. */
+static int say_initialized(struct cli *cli, const char *already)
+{
+	fputs(already, stdout);
+	fputs("initialized ", stdout);
+	text_write(stdout, cli->store_shown);
+	putchar('\n');
+	return 0;
+}
+
 int cmd_init(struct cli *cli, int argc, char **argv)
 {
 	struct opt opts[] = {{NULL, 0, NULL, NULL}};
@@ -24,10 +34,8 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	if (rc)
 		return rc;
 	err = prolly_branch_head(&head, cli->db, "main");
-	if (err == 0) {
-		printf("already initialized %s\n", cli->store_shown);
-		return 0;
-	}
+	if (err == 0)
+		return say_initialized(cli, "already ");
 	if (err != PROLLY_ENOTFOUND)
 		return fail_lib(cli, err, "cannot read branch 'main' in %s", cli->store_shown);
 
@@ -41,12 +49,11 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 		err = prolly_txn_commit(txn, NULL, 0);
 	if (err == PROLLY_ECONFLICT) {
 		/* Another process created main meanwhile: the store is initialized all the same. */
-		printf("already initialized %s\n", cli->store_shown);
-		rc = 0;
+		rc = say_initialized(cli, "already ");
 	} else if (err) {
 		rc = fail_lib(cli, err, "cannot initialize %s", cli->store_shown);
 	} else {
-		printf("initialized %s\n", cli->store_shown);
+		rc = say_initialized(cli, "");
 	}
 	prolly_txn_free(txn);
 	return rc;

@@ -18,6 +18,11 @@ pe merge main main --resolve $'\xc3(\xed\xa0\x80\xe2\x82\xac'
 pe branch x main "extra$esc"
 pe get $'caf\xc3\xa9' k
 PROLLY_COMMIT_TIME="1$esc" pe root main
+# init names the store it made on stdout: a path holding control bytes (or a newline, which
+# made a second line of output) is shown as text too
+p --store "lmdb:st${esc}ore" init
+p --store $'lmdb:st\nore' init
+p --store $'lmdb:st\nore' init
 # a URL holding control bytes is not stored as a remote
 pe remote add r "lmdb:/tmp/x$esc"
 p remote list
