@@ -22,14 +22,18 @@ struct check {
 /* What check_snapshot returns when the snapshot could not be opened for a reason that says
  * nothing about damage (permissions, a read-only file system, no memory, ...). */
 #define UNCHECKED EXIT_USAGE
+/* What check returns when the output could not be written (said already, in the one error
+ * line): no verdict on the snapshot, which a failed write must not pass for damage (recover
+ * would go on to the previous snapshot and, with --apply, make it current over a sound one).
+ * Passed from the checking child to the parent only, never the tool's exit status. */
+#define OUTPUT_FAILED 64
 
 /* In the child: opens the snapshot and checks it. Prints "LABEL<TAB>sound<TAB>N branches",
  * "LABEL<TAB>damaged<TAB>WHY" or "LABEL<TAB>unchecked<TAB>WHY" on stdout; returns 0 when sound,
  * EXIT_STORE when damaged, UNCHECKED when the open failed with neither PROLLY_ECORRUPT nor
  * PROLLY_ENOTFOUND (what damaged meta pages and databases give). */
-static int check_snapshot(struct cli *cli, void *arg)
+static int check_snapshot(struct cli *cli, const struct check *ck)
 {
-	const struct check *ck = arg;
 	struct branch_list h = {NULL, NULL, 0, 0, 0, 0};
 	int err, rc = 0;
 	char why[600] = "";
@@ -75,9 +79,19 @@ static int check_snapshot(struct cli *cli, void *arg)
 	return rc;
 }
 
+/* In the child: check_snapshot, whose verdict counts only once its lines are written. */
+static int check_and_say(struct cli *cli, void *arg)
+{
+	int rc = check_snapshot(cli, arg);
+	return finish_output(cli, 0) ? OUTPUT_FAILED : rc;
+}
+
 static int check(struct cli *cli, struct check *ck)
 {
-	int sig, rc = isolated(cli, check_snapshot, ck, &sig);
+	int sig, rc;
+	if (finish_output(cli, 0)) /* the lines before the check, which the child would inherit */
+		return OUTPUT_FAILED;
+	rc = isolated(cli, check_and_say, ck, &sig);
 	if (sig == SIGKILL) { /* never raised by a fault: another process or the OOM killer */
 		printf("%s\tunchecked\tthe checking process was killed (SIGKILL, signal 9), by another "
 		       "process or the out-of-memory killer; that alone is no sign of damage\n",
@@ -123,6 +137,8 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 	}
 	struct check cur = {PROLLY_OPEN_READONLY, "current", 0};
 	rc = check(cli, &cur);
+	if (rc == OUTPUT_FAILED)
+		return EXIT_STORE;
 	if (rc == 0) {
 		printf("nothing to recover\n");
 		return 0;
@@ -142,6 +158,8 @@ int cmd_recover(struct cli *cli, int argc, char **argv)
 		            cli->store_shown);
 	struct check prev = {PROLLY_OPEN_READONLY | PROLLY_OPEN_PREVIOUS, "previous", 1};
 	rc = check(cli, &prev);
+	if (rc == OUTPUT_FAILED)
+		return EXIT_STORE;
 	if (rc == UNCHECKED)
 		return fail(cli, EXIT_STORE,
 		            "the current snapshot is damaged; the snapshot of meta page %d (transaction "
