@@ -11,10 +11,11 @@ pe get "main$esc" k
 pe diff main main --limit "3$esc"
 pe merge main main --resolve "$c1"
 # bytes that are not UTF-8 are shown as \xHH too: a lone 0x9b is CSI to a terminal in an 8-bit
-# mode (a Latin-1 xterm); 0xc3 before '(' and a UTF-16 surrogate (ed a0 80) are no characters,
-# and the euro sign after them is
+# mode (a Latin-1 xterm). 0xc3 before '(', a UTF-16 surrogate (ed a0 80), overlong forms (c0 af,
+# e0 80 80), a code point past U+10FFFF (f4 90 80 80), a C1 control (c2 9f) and a cut 4-byte
+# character (f0 9f) are no text; the euro sign, an emoji, U+FFFD and a no-break space are
 pe get $'main\x9b2J' k
-pe merge main main --resolve $'\xc3(\xed\xa0\x80\xe2\x82\xac'
+pe merge main main --resolve $'\xc3(\xed\xa0\x80\xe2\x82\xac\xc0\xaf\xf4\x90\x80\x80\xf0\x9f\x98\x80\xe0\x80\x80\xef\xbf\xbd\xc2\xa0\xc2\x9f\xf0\x9f'
 pe branch x main "extra$esc"
 pe get $'caf\xc3\xa9' k
 PROLLY_COMMIT_TIME="1$esc" pe root main
