@@ -1117,9 +1117,11 @@ PROLLY_API int prolly_branch_list(prolly_db *db, prolly_branch_fn fn, void *payl
 /* Lowest common ancestor of two commits (of several, in criss-cross history, the newest by time,
  * then id: the same answer whichever comes first). The answer does not depend on the commits'
  * times being later than their parents': they only make the walk short. PROLLY_EINVAL (NULL
- * argument); PROLLY_ENOTFOUND if they share no history, or a or b is absent; PROLLY_EPRUNED if
- * none was found and the walk met a commit that retention removed (the common history may be
- * gone: see docs/commits.md, "Retention and merges"). */
+ * argument; a or b the id of a tree or a reflog entry rather than a commit); PROLLY_ENOTFOUND if
+ * they share no history, or a or b is absent; PROLLY_EPRUNED if none was found and the walk met
+ * a commit that retention removed (the common history may be gone: see docs/commits.md,
+ * "Retention and merges"); PROLLY_ECORRUPT (a commit on the walk fails its checks); store
+ * errors. */
 PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a,
                                  const prolly_id *b);
 
@@ -1129,8 +1131,9 @@ PROLLY_API int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id 
  * branch are); a commit newer than a child of its (prolly_commit_create with a time of the
  * caller's, another writer) can come before that child. Stops quietly where retention removed older commits. fn gets each commit, valid during the
  * call only (copy what you keep; do not free it); non-zero from fn stops the walk and is
- * returned; fn may call the library (see CALLBACKS). PROLLY_EINVAL (db, commit or fn NULL);
- * PROLLY_ENOTFOUND if commit is absent. */
+ * returned; fn may call the library (see CALLBACKS). PROLLY_EINVAL (db, commit or fn NULL;
+ * commit the id of a tree or a reflog entry rather than a commit); PROLLY_ENOTFOUND if commit is
+ * absent; PROLLY_ECORRUPT (a commit on the walk fails its checks); store errors. */
 typedef int (*prolly_commit_fn)(void *payload, const prolly_commit *c);
 PROLLY_API int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn,
                           void *payload);
@@ -1154,7 +1157,8 @@ typedef int (*prolly_value_history_fn)(void *payload, const prolly_commit *c, co
  * commit counts as a root). The simplification needs each commit's children visited before it,
  * which holds while each commit is newer than its parents (see prolly_log): a commit newer than
  * a child of its can be decided before that child, and the history then leaves out (or
- * misjudges) commits from there down. Errors: PROLLY_EINVAL (NULL db, commit or fn), PROLLY_ETOOBIG (key
+ * misjudges) commits from there down. Errors: PROLLY_EINVAL (NULL db, commit or fn; commit the
+ * id of a tree or a reflog entry rather than a commit), PROLLY_ETOOBIG (key
  * longer than PROLLY_MAX_KEY), PROLLY_ENOTFOUND (commit absent), PROLLY_ECORRUPT, store errors,
  * or fn's non-zero return. Thread rules as for prolly_log. */
 PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key,

@@ -48,7 +48,7 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 	if (opts && opts->base) {
 		heads[0] = *opts->base;
 		have_base = 1;
-	} else if ((rc = prolly_merge_base(&heads[0], db, &heads[1], &heads[2])) == 0) {
+	} else if ((rc = prolly__merge_base(&heads[0], db, &heads[1], &heads[2])) == 0) {
 		have_base = 1;
 	} else if ((rc == PROLLY_ENOTFOUND || rc == PROLLY_EPRUNED) && opts && opts->allow_unrelated) {
 		rc = 0; /* merge against the empty tree, as asked */

@@ -32,6 +32,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The offsets above are named in format.h (the one place other files take them from). */
@@ -347,6 +348,23 @@ int prolly__commit_read_as(prolly_commit **out, prolly_db *db, const prolly_id *
 		return prolly_set_error(PROLLY_ENOTFOUND, "'%s': no commit %s", what, hex);
 	*out = o.c;
 	return 0;
+}
+
+int prolly__commit_named_error(prolly_db *db, int rc, const prolly_id *id, const char *what)
+{
+	char msg[1024], hex[PROLLY_ID_HEX_SIZE];
+	one_ctx o = {id, NULL, NULL, 0};
+	if (rc != PROLLY_ECORRUPT || !db || !id)
+		return rc;
+	snprintf(msg, sizeof msg, "%s", prolly_last_error());
+	int lr = prolly__load_raw(db, id, 1, on_one, &o);
+	prolly_commit_free(o.c);
+	if (lr == 0 && !o.rc && o.other) {
+		prolly_id_to_hex(hex, id);
+		return prolly_set_error(PROLLY_EINVAL, "'%s': %s is a %s, not a commit", what, hex,
+		                        o.other);
+	}
+	return prolly_set_error(rc, "%s", msg);
 }
 
 /* The parents of a commit being made are commits in the store (K6's history half: a commit

@@ -674,6 +674,19 @@ int prolly__commits_read(prolly_db *db, const prolly_id *ids, size_t n, prolly_c
  * damage; an absent one PROLLY_ENOTFOUND; a damaged commit PROLLY_ECORRUPT. One store call. */
 int prolly__commit_read_as(prolly_commit **out, prolly_db *db, const prolly_id *id,
                            const char *what);
+/* rc, an error of a history walk that started at id as the caller named it (what: the caller's
+ * word for it): when id names a tree or a reflog entry, which the walk's decoder can only call a
+ * corrupt commit, PROLLY_EINVAL as prolly__commit_read_as says; else rc with its message. Reads
+ * id once, and only when rc is PROLLY_ECORRUPT (an error path: a walk pays nothing for it). */
+int prolly__commit_named_error(prolly_db *db, int rc, const prolly_id *id, const char *what);
+/* prolly_merge_base for ids the library read from refs: a non-commit there is damage, so its
+ * PROLLY_ECORRUPT stays as the walk reports it. */
+int prolly__merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b);
+/* prolly_log's walk; what names the caller's commit in a bad-input message (the function's
+ * word: "log", "history"), or is NULL for a walk of ids that may name other objects (refs of
+ * any kind), which takes a non-commit's PROLLY_ECORRUPT as it comes, without a second read. */
+int prolly__log_walk(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload,
+                     const char *what);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The commit graph of a history walk (commit_graph.c), walked by merge_base.c and log.c      */

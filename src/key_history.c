@@ -383,7 +383,7 @@ int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key, 
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory walking history");
 		goto cleanup;
 	}
-	rc = prolly_log(db, commit, on_commit, &w);
+	rc = prolly__log_walk(db, commit, on_commit, &w, "history");
 	if (rc == 0)
 		rc = settle(&w); /* the last batch */
 	if (rc == 0)

@@ -41,12 +41,13 @@ static size_t heap_pop(const prolly__graph *g, size_t *h, size_t *n)
 	return top;
 }
 
-int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload)
+int prolly__log_walk(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload,
+                     const char *what)
 {
 	prolly__graph g;
 	prolly__ilist load = {0}, heap = {0};
 	size_t start;
-	int rc;
+	int rc, reported = 0;
 
 	prolly__graph_init(&g, db, 1);
 	if (!db || !commit || !fn) {
@@ -84,6 +85,7 @@ int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void
 		size_t j = heap_pop(&g, heap.v, &heap.n);
 		prolly_commit *c = g.v[j].c;
 		g.v[j].c = NULL;
+		reported = 1;
 		rc = fn(payload, c);
 		for (size_t p = 0; !rc && p < c->n_parents; p++) {
 			size_t k;
@@ -99,8 +101,16 @@ int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void
 			goto cleanup;
 	}
 cleanup:
+	/* Before the first commit is reported, a "corrupt commit" may be the caller's wrong id. */
+	if (!reported && what)
+		rc = prolly__commit_named_error(db, rc, commit, what);
 	free(load.v);
 	free(heap.v);
 	prolly__graph_dispose(&g);
 	return rc;
+}
+
+int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload)
+{
+	return prolly__log_walk(db, commit, fn, payload, "log");
 }

@@ -339,7 +339,7 @@ cleanup:
 	return rc;
 }
 
-int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b)
+int prolly__merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b)
 {
 	prolly__graph g;
 	prolly__ilist cand = {0};
@@ -398,4 +398,12 @@ cleanup:
 	free(cand.v);
 	prolly__graph_dispose(&g);
 	return rc;
+}
+
+int prolly_merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const prolly_id *b)
+{
+	int rc = prolly__merge_base(out, db, a, b);
+	/* A "corrupt commit" may be the id of a tree or reflog entry the caller gave as a or b. */
+	rc = prolly__commit_named_error(db, rc, a, "merge-base");
+	return prolly__commit_named_error(db, rc, b, "merge-base");
 }

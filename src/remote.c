@@ -476,7 +476,7 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	exists = rc == 0;
 	if (exists && !force && !prolly_id_equal(&mine, &theirs)) {
 		/* Fast-forward only: their head must be an ancestor of ours (and so be here). */
-		rc = prolly_merge_base(&base, db, &mine, &theirs);
+		rc = prolly__merge_base(&base, db, &mine, &theirs);
 		if (rc && rc != PROLLY_ENOTFOUND && rc != PROLLY_EPRUNED)
 			return rc;
 		if (rc || !prolly_id_equal(&base, &theirs)) {
@@ -553,7 +553,7 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 			if (!conf.current_exists || prolly_id_equal(&conf.current, &mine))
 				return 0;
 			if (!exists || !prolly_id_equal(&conf.current, &theirs)) {
-				rc = prolly_merge_base(&base, db, &mine, &conf.current);
+				rc = prolly__merge_base(&base, db, &mine, &conf.current);
 				if (rc == PROLLY_ENOTFOUND || rc == PROLLY_EPRUNED ||
 				    (rc == 0 && !prolly_id_equal(&base, &conf.current)))
 					return 0; /* newer, or another line: the other writer's stays */

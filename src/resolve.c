@@ -112,7 +112,7 @@ static int walk_refs(prolly_db *db, cands *c)
 	for (size_t i = 0; i < h.n && !rc; i++) {
 		if (id_has_prefix(&h.v[i], c->hex, c->len))
 			cand_add(c, &h.v[i]); /* checked to be a commit by the caller's read */
-		rc = prolly_log(db, &h.v[i], on_logged, c);
+		rc = prolly__log_walk(db, &h.v[i], on_logged, c, NULL);
 		if (rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT)
 			rc = 0;
 	}

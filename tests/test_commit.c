@@ -495,21 +495,31 @@ PT_TEST(commits_read_many_in_one_call)
 	prolly_close(db);
 }
 
+/* A memory store whose main has one commit (k = v): its id in *head, its tree in *tree. */
+static prolly_db *one_commit(prolly_id *head, prolly_id *tree)
+{
+	prolly_db *db = tm_open_mem(64 << 20);
+	prolly_commit *c = NULL;
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	if (!db || prolly_commit_edits(head, db, "main", &e, 1, "one") ||
+	    prolly_commit_read(&c, db, head)) {
+		prolly_close(db);
+		return NULL;
+	}
+	*tree = c->tree;
+	prolly_commit_free(c);
+	return db;
+}
+
 /* A branch, a tag or a reset given a tree id where the commit goes: bad input (PROLLY_EINVAL,
  * "is a tree, not a commit"), as prolly_resolve says of such an id, not PROLLY_ECORRUPT: the
  * store is sound, the caller passed the wrong id. They used to read the tree as a commit and
  * report "commit ... is corrupt: shorter than the fixed header". Nothing is created or moved. */
 PT_TEST(ref_moves_refuse_a_tree_id)
 {
-	prolly_db *db = tm_open_mem(64 << 20);
-	PT_REQUIRE(db);
 	prolly_id head, tree, old, cur;
-	prolly_commit *c = NULL;
-	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
-	PT_REQUIRE(prolly_commit_edits(&head, db, "main", &e, 1, "one") == 0);
-	PT_REQUIRE(prolly_commit_read(&c, db, &head) == 0);
-	tree = c->tree;
-	prolly_commit_free(c);
+	prolly_db *db = one_commit(&head, &tree);
+	PT_REQUIRE(db);
 	PT_CHECK_RC(prolly_branch_create(db, "b", &tree), PROLLY_EINVAL);
 	PT_CHECKF(strstr(prolly_last_error(), "is a tree, not a commit") != NULL, "%s",
 	          prolly_last_error());
@@ -523,6 +533,51 @@ PT_TEST(ref_moves_refuse_a_tree_id)
 	          prolly_last_error());
 	PT_CHECK_RC(prolly_branch_head(&cur, db, "main"), 0);
 	PT_CHECK(prolly_id_equal(&cur, &head));
+	prolly_close(db);
+}
+
+static int count_value(void *payload, const prolly_commit *c, const void *value, size_t vlen)
+{
+	(void)c, (void)value, (void)vlen;
+	++*(int *)payload;
+	return 0;
+}
+
+static int newest_entry(void *payload, const prolly_reflog_entry *e)
+{
+	*(prolly_id *)payload = e->id;
+	return 1; /* the newest is enough */
+}
+
+/* The history walks given a tree id, or a reflog entry's, where the commit goes: bad input
+ * (PROLLY_EINVAL, "is a tree, not a commit"), as the ref moves above say. prolly_log,
+ * prolly_key_history and prolly_merge_base read it through the commit graph, whose decoder
+ * reported "commit ... is corrupt: it is a tree node, not a commit", PROLLY_ECORRUPT: damage,
+ * on a sound store. */
+PT_TEST(history_walks_refuse_a_tree_id)
+{
+	prolly_id head, tree, entry, base;
+	int n = 0;
+	prolly_db *db = one_commit(&head, &tree);
+	PT_REQUIRE(db);
+	PT_REQUIRE(prolly_reflog(db, "main", newest_entry, &entry) == 1);
+	const prolly_id *bad[] = {&tree, &entry};
+	const char *kind[] = {"is a tree, not a commit", "is a reflog entry, not a commit"};
+	for (int i = 0; i < 2; i++) {
+		PT_CHECK_RC(prolly_log(db, bad[i], count_commit, NULL), PROLLY_EINVAL);
+		PT_CHECKF(strstr(prolly_last_error(), kind[i]) != NULL, "%s", prolly_last_error());
+		PT_CHECK_RC(prolly_key_history(db, bad[i], "k", 1, count_value, &n), PROLLY_EINVAL);
+		PT_CHECKF(strstr(prolly_last_error(), kind[i]) != NULL, "%s", prolly_last_error());
+		PT_CHECK_RC(prolly_merge_base(&base, db, &head, bad[i]), PROLLY_EINVAL);
+		PT_CHECKF(strstr(prolly_last_error(), kind[i]) != NULL, "%s", prolly_last_error());
+		PT_CHECK_RC(prolly_merge_base(&base, db, bad[i], &head), PROLLY_EINVAL);
+		PT_CHECKF(strstr(prolly_last_error(), kind[i]) != NULL, "%s", prolly_last_error());
+	}
+	PT_CHECK(n == 0);
+	/* the walks of a commit are untouched */
+	PT_CHECK_RC(prolly_log(db, &head, count_commit, NULL), 0);
+	PT_CHECK_RC(prolly_merge_base(&base, db, &head, &head), 0);
+	PT_CHECK(prolly_id_equal(&base, &head));
 	prolly_close(db);
 }
 
