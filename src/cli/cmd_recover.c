@@ -1,6 +1,6 @@
 /*
  * cmd_recover.c - `prolly recover [--apply]`: finds an LMDB store's newest snapshot damaged and
- * brings back the one before it (docs/stores.md, "Damage and recovery").
+ * brings back the one before it (docs/stores.md, "LMDB: damage and recovery").
  *
  * Each snapshot is opened read-only in a child process (isolate.c), so a crash inside liblmdb is
  * a finding, not the end of the command; a child killed by SIGKILL (kill -9, the out-of-memory

@@ -28,3 +28,24 @@ done)
 echo "options missing from their command's usage line:${no_usage:- none}"
 echo "commands without a section in prolly(1):${no_man:- none}"
 echo "commands without a heading in docs/cli.md:${no_doc:- none}"
+# and every option a command's help lists (short and long) is named in that command's section of
+# docs/cli.md and of prolly(1): a section is one whose heading names the command
+in_md() {
+	awk -v c="$1" '/^#+ / {h = $0; gsub(/`/, " ", h); on = 0; n = split(h, w, /[ ,]+/)
+		for (i = 1; i <= n; i++) if (w[i] == c) on = 1} on' "$docs/cli.md"
+}
+in_man() {
+	sed 's/\\-/-/g' "$docs/prolly.1" | awk -v c="$1" '/^\.S[HS] / {h = $0; gsub(/"/, " ", h); on = 0
+		n = split(h, w, /[ ,]+/); for (i = 1; i <= n; i++) if (w[i] == c) on = 1} on'
+}
+no_md= no_man=
+for c in $(prolly --help | awk '/^Commands:/ {f = 1; next} /^Options:/ {f = 0} f && NF {print $1}'); do
+	for o in $(prolly "$c" --help | awk '/^  -/ {split($0, part, /   +/); n = split(part[1], w, /[ ,]+/)
+		for (i = 1; i <= n; i++) if (w[i] ~ /^--?[a-z][a-z-]*$/) print w[i]}'); do
+		re="(^|[^a-z-])$o([^a-z-]|$)"
+		in_md "$c" | grep -qE -- "$re" || no_md+=" $c:$o"
+		in_man "$c" | grep -qE -- "$re" || no_man+=" $c:$o"
+	done
+done
+echo "options missing from their command's section of docs/cli.md:${no_md:- none}"
+echo "options missing from their command's section of prolly(1):${no_man:- none}"
