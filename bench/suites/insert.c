@@ -2,7 +2,7 @@
  * insert.c - the insert suite (hins_*): the insert benchmark's steps (l.i0, l.x, l.i1, l.i2,
  * then qrN and qpN for each background writer rate N) on three contenders in the same run:
  * plain PostgreSQL tables with a primary key and three secondary B-tree indexes, prolly through
- * the C client, prolly through SQL (bench/tables/table.h). docs/harness.md "The insert suite"
+ * the C client, prolly through SQL (bench/tables/table.h). docs/harness.md, "The suites" (insert)
  * says what each step does and what each column means; insert_steps.c how.
  *
  * Order: step by step, and within a step the contenders in turn (plain, client, sql), so the

@@ -42,7 +42,7 @@
 #define HINS_INDEXES 3
 #define HINS_DATA_MAX 1000
 
-/* The [insert] section (docs/harness.md "The insert suite"). */
+/* The [insert] section (docs/harness.md, "The suites" (insert)). */
 typedef struct hins_config {
 	int enabled;
 	uint64_t rows;               /* l.i0: rows each client's table gets */
