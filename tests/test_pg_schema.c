@@ -3,7 +3,8 @@
  * schema used as it is, then migrated; no creation where it is refused), the version-4 check of
  * every node's hash (a poisoned row refused even to the owner, old rows validated, the
  * migration's lock bounded), reader, writer and gc roles with exactly the documented grants, a
- * runtime role with least privileges, and passwords kept out of every message. The server and
+ * runtime role with least privileges, passwords kept out of every message, and planted functions
+ * and operators that neither the store's statements nor the schema's functions run. The server and
  * what the programs share: tests/lib/pgt.h.
  */
 #include "lib/model.h"
@@ -65,7 +66,7 @@ PT_TEST(schema_versions_and_no_create)
 	PGconn *a = pgt_admin();
 	PT_REQUIRE(a);
 	char q[256];
-	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 6 WHERE key = 'schema_version'", schema);
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 7 WHERE key = 'schema_version'", schema);
 	pgt_sql1(a, q);
 	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, &o), PROLLY_EVERSION);
 	printf("# newer schema: %s\n", prolly_last_error());
@@ -120,7 +121,7 @@ PT_TEST(schema_v1_keeps_working_and_migrates)
 	PT_REQUIRE(a);
 	prolly_store *st = open_opt(pgt_url, schema, 0);
 	PT_REQUIRE(st);
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	prolly_store_close(st);
 	downgrade(a, schema);
 	PT_REQUIRE(pgt_schema_version(a, schema) == 1);
@@ -152,19 +153,19 @@ PT_TEST(schema_v1_keeps_working_and_migrates)
 
 	/* init migrates, and this store switches to one-statement writes. */
 	PT_CHECK_RC(prolly_store_pg_init(st), 0);
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	n = commit_one(st, 26, 3, &head, &rc);
 	PT_CHECK_RC(rc, 0);
 	PT_CHECKF(n == 1, "%llu statements after init", (unsigned long long)n);
 	PT_CHECK_RC(prolly_store_pg_init(st), 0); /* idempotent */
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	prolly_store_close(st);
 
 	/* An open that may create migrates too. */
 	downgrade(a, schema);
 	st = open_opt(pgt_url, schema, 0);
 	PT_REQUIRE(st);
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	n = commit_one(st, 26, 4, &head, &rc);
 	PT_CHECK_RC(rc, 0);
 	PT_CHECK(n == 1);
@@ -183,7 +184,7 @@ PT_TEST(schema_v1_keeps_working_and_migrates)
 	for (int no_create = 1; no_create >= 0; no_create--) {
 		st = open_opt(pgt_url, schema, no_create);
 		PT_REQUIRE(st);
-		PT_CHECK(pgt_schema_version(a, schema) == (no_create ? 2 : 5));
+		PT_CHECK(pgt_schema_version(a, schema) == (no_create ? 2 : 6));
 		n = commit_one(st, 26, 6 - (unsigned)no_create, &head, &rc);
 		PT_CHECK_RC(rc, 0);
 		PT_CHECK(n == 1);
@@ -286,7 +287,7 @@ PT_TEST(ids_stay_in_their_rows)
 	PT_CHECK(pgt_sql_state(a, q, ""));
 	st = open_opt(pgt_url, schema, 0);
 	PT_REQUIRE(st);
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	snprintf(q, sizeof(q),
 	         "SELECT count(*) FROM pg_attribute WHERE attrelid = '\"%s\".nodes'::regclass AND "
 	         "attname = 'id' AND attstorage = 'p'",
@@ -316,7 +317,7 @@ PT_TEST(migration_validates_old_rows)
 	PT_CHECK(pgt_sql_state(a, q, ""));
 	st = open_opt(pgt_url, schema, 0);
 	PT_REQUIRE(st);
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	snprintf(q, sizeof(q),
 	         "SELECT count(*) FROM pg_constraint WHERE conname = 'nodes_id_is_sha256' AND "
 	         "conrelid = '\"%s\".nodes'::regclass AND %s convalidated",
@@ -366,7 +367,7 @@ PT_TEST(schema_lock_holder_cannot_stall_init)
 	pgt_sql1(a, "SELECT pg_advisory_unlock_all()");
 	st = open_opt(pgt_url, schema, 0);
 	PT_CHECK(st != NULL);
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	prolly_store_close(st);
 	PQfinish(a);
 }
@@ -407,7 +408,7 @@ PT_TEST(init_waits_once_for_the_schema_lock)
 	       prolly_last_error());
 	pgt_sql1(a, "SELECT pg_advisory_unlock_all()");
 	PT_CHECK_RC(prolly_store_pg_init(st), 0);
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	prolly_store_close(st);
 	PQfinish(a);
 }
@@ -445,7 +446,7 @@ PT_TEST(migration_lock_bounded)
 		printf("# init while the table is in use: %s\n", prolly_last_error());
 		pgt_sql1(b, "COMMIT");
 		PT_CHECK_RC(prolly_store_pg_init(st), 0);
-		PT_CHECK(pgt_schema_version(a, schema) == 5);
+		PT_CHECK(pgt_schema_version(a, schema) == 6);
 		prolly_store_close(st);
 	}
 	printf("# open while the table was in use took %.1f s and kept version 3\n", open_s);
@@ -626,7 +627,7 @@ PT_TEST(roles_least_grants)
 	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 99 WHERE key = 'schema_version'",
 	         schema);
 	PT_CHECK(pgt_sql_state(w, q, "42501"));
-	PT_CHECK(pgt_schema_version(a, schema) == 5);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
 	/* Nor may it empty, drop or change a table, delete nodes (gc's), or add to the schema: each
 	 * would lose or redirect everyone's data. %1$s is the schema. */
 	static const char *const never[] = {
@@ -850,6 +851,22 @@ PT_TEST(read_only_session_reads_old_schema)
 	PQfinish(a);
 }
 
+/* $PROLLY_PG_URL with search_path set to "evil, then" in its options, as a role's or database's
+ * setting could name a schema first; and the setting name = value too where name is not NULL. */
+static void path_first(char *ci, size_t cap, const char *evil, const char *then, const char *name,
+                       const char *value)
+{
+	int url = strncmp(pgt_url, "postgres", 8) == 0;
+	char more[96] = "";
+	if (name)
+		snprintf(more, sizeof(more), url ? "%%20-c%%20%s%%3D%s" : " -c %s=%s", name, value);
+	if (url)
+		snprintf(ci, cap, "%s%coptions=-c%%20search_path%%3D%s%%2C%s%s", pgt_url,
+		         strchr(pgt_url, '?') ? '&' : '?', evil, then, more);
+	else
+		snprintf(ci, cap, "%s options='-c search_path=%s,%s%s'", pgt_url, evil, then, more);
+}
+
 /*
  * A role that can CREATE in a schema on the connection's search_path plants functions named as
  * those the store's statements and its schema's functions call, each with an exact signature
@@ -873,11 +890,7 @@ PT_TEST(search_path_cannot_redirect_statements)
 	         evil, evil, evil);
 	PT_REQUIRE(pgt_sql_state(a, q, ""));
 	/* The planted schema first, as the role's or the database's setting would put it. */
-	if (strncmp(pgt_url, "postgres", 8) == 0)
-		snprintf(ci, sizeof(ci), "%s%coptions=-c%%20search_path%%3D%s%%2Cpublic", pgt_url,
-		         strchr(pgt_url, '?') ? '&' : '?', evil);
-	else
-		snprintf(ci, sizeof(ci), "%s options='-c search_path=%s,public'", pgt_url, evil);
+	path_first(ci, sizeof(ci), evil, "public", NULL, NULL);
 	prolly_store *st = open_opt(ci, schema, 0);
 	PT_REQUIRE(st);
 	pgt_tn t;
@@ -929,13 +942,7 @@ PT_TEST(search_path_cannot_redirect_open_and_init)
 	         "RESET search_path",
 	         evil, evil);
 	PT_REQUIRE(pgt_sql_state(a, q, ""));
-	if (strncmp(pgt_url, "postgres", 8) == 0)
-		snprintf(ci, sizeof(ci),
-		         "%s%coptions=-c%%20search_path%%3D%s%%2Cpg_catalog%%20-c%%20lock_timeout%%3D300",
-		         pgt_url, strchr(pgt_url, '?') ? '&' : '?', evil);
-	else
-		snprintf(ci, sizeof(ci), "%s options='-c search_path=%s,pg_catalog -c lock_timeout=300'",
-		         pgt_url, evil);
+	path_first(ci, sizeof(ci), evil, "pg_catalog", "lock_timeout", "300");
 	/* A lock's holders are looked up on the connection that waited: the schema lock held. */
 	snprintf(lk, sizeof(lk), "SELECT pg_advisory_lock(%d, hashtext('\"%s\".meta'))",
 	         PROLLY_PG_LOCK_INIT, schema);
@@ -962,6 +969,172 @@ PT_TEST(search_path_cannot_redirect_open_and_init)
 	prolly_store_close(st);
 	snprintf(q, sizeof(q), "DROP SCHEMA \"%s\" CASCADE", evil);
 	pgt_sql1(a, q);
+	PQfinish(a);
+}
+
+/* A planted function that says it ran: plpgsql, returning type R. */
+#define HIJACK(NAME, ARGS, R)                                                                      \
+	"CREATE FUNCTION " NAME ARGS " RETURNS " R " LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION "     \
+	"'hijacked: " NAME "'; END$$; "
+#define HIJACK_EQ(T)                                                                               \
+	HIJACK("eq_" T, "(" T ", " T ")", "boolean")                                                   \
+	"CREATE OPERATOR = (LEFTARG = " T ", RIGHTARG = " T ", FUNCTION = eq_" T "); "
+
+/* The schema's functions called by hand on a, under search_path = evil, pg_catalog, in a
+ * transaction rolled back after: sql's last result (its first value) into out, or "ERROR
+ * SQLSTATE message". */
+static void by_hand(PGconn *a, const char *schema, const char *evil, const char *sql, char *out,
+                    size_t cap)
+{
+	char q[2048];
+	snprintf(q, sizeof(q), "BEGIN; SET LOCAL search_path = \"%s\", pg_catalog; ", evil);
+	subst_sr(q + strlen(q), sizeof(q) - strlen(q), sql, schema, "");
+	PGresult *r = PQexec(a, q);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
+		snprintf(out, cap, "%s", PQgetvalue(r, 0, 0));
+	else
+		snprintf(out, cap, "ERROR %s %s", PQresultErrorField(r, PG_DIAG_SQLSTATE),
+		         PQresultErrorMessage(r));
+	PQclear(r);
+	PQclear(PQexec(a, "ROLLBACK"));
+}
+
+/* Every function of the schema called by hand as above: the write pipeline's four, a lost
+ * compare-and-swap reported by prolly_write_finish (PLY02: the setting prolly_ref_cas sets
+ * outlives its call), and prolly_write of a node and two refs, whose synchronous_commit = off
+ * outlives its call while the caller's search_path comes back (both refs stored). 1 when each did as it should,
+ * else 0 with the first wrong answer in why. */
+static int hand_calls_hold(PGconn *a, const char *schema, const char *evil, char *why, size_t cap)
+{
+	char out[512];
+	by_hand(a, schema, evil,
+	        "SELECT @.prolly_write_begin(NULL); "
+	        "SELECT @.prolly_write_requires(ARRAY(SELECT id FROM @.nodes)); "
+	        "SELECT applied FROM @.prolly_ref_cas('refs/heads/m'::bytea, 2, 'nope'::bytea, false, "
+	        "'x'::bytea); "
+	        "SELECT @.prolly_write_finish()",
+	        out, sizeof(out));
+	if (strncmp(out, "ERROR PLY02 ", 12) != 0) {
+		snprintf(why, cap, "pipeline: %s", out);
+		return 0;
+	}
+	by_hand(
+	    a, schema, evil,
+	    "SELECT count(*) FROM @.prolly_write(NULL, true, ARRAY(SELECT id FROM @.nodes), "
+	    "ARRAY[pg_catalog.sha256('abc'::bytea)], ARRAY['abc'::bytea], "
+	    "ARRAY['refs/heads/p', 'refs/heads/q']::bytea[], ARRAY[1, 1], "
+	    "ARRAY[NULL, NULL]::bytea[], ARRAY[false, false], ARRAY['v', 'w']::bytea[]) "
+	    "WHERE o_applied; "
+	    "SELECT pg_catalog.current_setting('synchronous_commit') || ' ' || "
+	    "pg_catalog.current_setting('search_path') || ' ' || (SELECT count(*) FROM @.refs WHERE "
+	    "name OPERATOR(pg_catalog.=) ANY ('{refs/heads/p, refs/heads/q}'::bytea[]))",
+	    out, sizeof(out));
+	size_t n = strlen(out);
+	if (strncmp(out, "off ", 4) != 0 || !strstr(out, evil) || n < 2 || strcmp(out + n - 2, " 2")) {
+		snprintf(why, cap, "prolly_write: %s", out);
+		return 0;
+	}
+	return 1;
+}
+
+/* How many of the schema's functions do not pin their own search_path (-1 on failure). */
+static long long unpinned(PGconn *a, const char *schema)
+{
+	char q[512];
+	snprintf(q, sizeof(q),
+	         "SELECT count(*) FILTER (WHERE NOT coalesce(proconfig @> "
+	         "ARRAY['search_path=pg_catalog, pg_temp'], false)) + 100 * (count(*) <> 5)::int "
+	         "FROM pg_proc WHERE pronamespace = '\"%s\"'::regnamespace",
+	         schema);
+	return pgt_sql1(a, q);
+}
+
+/*
+ * The schema's own functions under a caller's careless search_path. A role with CREATE in a
+ * schema that a session's path names before pg_catalog plants text = text, bytea = bytea,
+ * int = int, hashtext, current_setting, set_config, the advisory lock, cardinality and unnest;
+ * each raises. Called by hand under that path, the functions ran them, with the caller's rights
+ * (they are SECURITY INVOKER): prolly_write_begin failed with "hijacked: hashtext". Since
+ * version 6 each sets its own search_path (pg_catalog, pg_temp). A version-5 schema (the
+ * functions unpinned) is migrated by an open; the library works on it under that path before
+ * and after.
+ */
+PT_TEST(search_path_cannot_redirect_schema_functions)
+{
+	const char *schema = pgt_new_schema();
+	char evil[96], role[64], q[4096], ci[1024], why[600];
+	PGconn *a = pgt_admin();
+	PT_REQUIRE(a);
+	snprintf(evil, sizeof(evil), "%s_evil", schema);
+	snprintf(role, sizeof(role), "prolly_ev_%d", (int)getpid());
+	static const char *const planted[] = {
+	    HIJACK_EQ("text"),
+	    HIJACK_EQ("bytea"),
+	    HIJACK_EQ("int4"),
+	    HIJACK("hashtext", "(text)", "int"),
+	    HIJACK("current_setting", "(text, boolean)", "text"),
+	    HIJACK("set_config", "(text, text, boolean)", "text"),
+	    HIJACK("pg_advisory_xact_lock_shared", "(int, int)", "void"),
+	    HIJACK("cardinality", "(bytea[])", "int"),
+	    HIJACK("unnest", "(bytea[])", "SETOF bytea"),
+	};
+	int n = snprintf(q, sizeof(q),
+	                 "CREATE ROLE %s; CREATE SCHEMA \"%s\" AUTHORIZATION %s; SET ROLE %s; "
+	                 "SET search_path = \"%s\"; ",
+	                 role, evil, role, role, evil);
+	for (size_t i = 0; i < sizeof(planted) / sizeof(planted[0]); i++)
+		n += snprintf(q + n, sizeof(q) - (size_t)n, "%s", planted[i]);
+	snprintf(q + n, sizeof(q) - (size_t)n, "RESET ROLE; RESET search_path");
+	PT_REQUIRE(pgt_sql_state(a, q, ""));
+	path_first(ci, sizeof(ci), evil, "pg_catalog", NULL, NULL);
+
+	/* A new schema, and the library's writes and reads under that path. */
+	prolly_store *st = open_opt(ci, schema, 0);
+	PT_REQUIRE(st);
+	prolly_db *db = NULL;
+	PT_REQUIRE(prolly_db_new(&db, st, NULL) == 0);
+	PT_CHECKF(put1(db, "main", "k", "1") == 0, "put: %s", prolly_last_error());
+	main_holds(db, "k", '1');
+	prolly_close(db);
+	PT_CHECK(pgt_schema_version(a, schema) == 6);
+	PT_CHECKF(unpinned(a, schema) == 0, "%lld", unpinned(a, schema));
+	PT_CHECKF(hand_calls_hold(a, schema, evil, why, sizeof(why)), "%s", why);
+
+	/* As a version-5 schema had them: called by hand they run what was planted. */
+	snprintf(
+	    q, sizeof(q),
+	    "ALTER FUNCTION @.prolly_write_begin(bigint) RESET search_path; "
+	    "ALTER FUNCTION @.prolly_write_requires(bytea[]) RESET search_path; "
+	    "ALTER FUNCTION @.prolly_ref_cas(bytea, int, bytea, boolean, bytea) RESET search_path; "
+	    "ALTER FUNCTION @.prolly_write_finish() RESET search_path; "
+	    "ALTER FUNCTION @.prolly_write(bigint, boolean, bytea[], bytea[], bytea[], bytea[], "
+	    "int[], bytea[], boolean[], bytea[]) RESET search_path; "
+	    "UPDATE @.meta SET value = 5 WHERE key = 'schema_version'");
+	char v5[4096];
+	subst_sr(v5, sizeof(v5), q, schema, "");
+	PT_REQUIRE(pgt_sql_state(a, v5, ""));
+	PT_CHECK(unpinned(a, schema) == 5);
+	PT_CHECK(!hand_calls_hold(a, schema, evil, why, sizeof(why)) && strstr(why, "hijacked: "));
+	printf("# version 5, by hand: %.*s\n", (int)strcspn(why, "\n"), why);
+
+	/* Opened with no_create it stays at 5 and works; an open that may migrate pins them. */
+	for (int no_create = 1; no_create >= 0; no_create--) {
+		db = open_db_as(ci, schema);
+		if (!no_create) {
+			prolly_store *m = open_opt(ci, schema, 0);
+			PT_CHECK(m);
+			prolly_store_close(m);
+		}
+		PT_REQUIRE(db);
+		PT_CHECKF(put1(db, "main", "k", no_create ? "2" : "3") == 0, "put: %s",
+		          prolly_last_error());
+		main_holds(db, "k", no_create ? '2' : '3');
+		prolly_close(db);
+		PT_CHECK(pgt_schema_version(a, schema) == (no_create ? 5 : 6));
+	}
+	PT_CHECKF(unpinned(a, schema) == 0, "%lld", unpinned(a, schema));
+	PT_CHECKF(hand_calls_hold(a, schema, evil, why, sizeof(why)), "%s", why);
+	drop_role(a, role);
 	PQfinish(a);
 }
 

@@ -222,7 +222,7 @@ PT_TEST(standby_reads_and_refuses_writes)
 		PT_CHECK_RC(prolly_commit_edits(&got, db, "main", e, 1, "both"), rw ? 0 : PROLLY_ESTORE);
 		prolly_close(db);
 	}
-	PT_CHECK(pgt_schema_version(f.a, f.schema) == 5); /* the primary's open migrated */
+	PT_CHECK(pgt_schema_version(f.a, f.schema) == 6); /* the primary's open migrated */
 	sby_close(&f);
 }
 
@@ -731,7 +731,7 @@ PT_TEST(standby_promoted_takes_writes)
 	/* An open that may create migrates it there now. */
 	PT_REQUIRE(prolly_store_pg_open(&st, url, &f.o) == 0);
 	prolly_store_close(st);
-	PT_CHECK(pgt_schema_version(s, schema) == 5);
+	PT_CHECK(pgt_schema_version(s, schema) == 6);
 	sby_close(&f);
 }
 

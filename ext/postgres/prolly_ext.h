@@ -41,8 +41,8 @@
 
 /* The store schema versions this extension reads (docs/postgres.md, "Schema"): the current one,
  * and back to the oldest whose tables and functions it uses the same way (version 5 changed only
- * how the id column is stored). */
-#define PGX_SCHEMA_VERSION 5
+ * how the id column is stored, version 6 only the functions' own search_path). */
+#define PGX_SCHEMA_VERSION 6
 #define PGX_SCHEMA_OLDEST 4
 
 /* A merge that left conflicts (prolly_merge with resolve 'fail'): SQLSTATE PY001, a class of

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 #define BOOL_OID 16
 #define BYTEA_OID 17
 #define INT4_OID 23

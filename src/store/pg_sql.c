@@ -8,12 +8,13 @@
  * substitutes them once per store at open; every connection prepares the statements once
  * (pg_pool.c).
  *
- * Schema versions: a new schema is created at version 5. Version 2 added prolly_write; version 3
+ * Schema versions: a new schema is created at version 6. Version 2 added prolly_write; version 3
  * replaced its body (refs are compared and swapped before the nodes are inserted); version 4
  * added the constraint nodes_id_is_sha256 (id = sha256(node)), NOT VALID in the migration's
  * block, then validated in a transaction of its own; version 5 keeps the id in its row (STORAGE
- * PLAIN). An older schema is migrated (prolly_write created or replaced, the constraint added,
- * the id's storage set, the version set to 5) by prolly_store_pg_init and
+ * PLAIN); version 6 has each function set its own search_path. An older schema is migrated
+ * (prolly_write created or replaced, the constraint added, the id's storage set, the functions'
+ * search_path set, the version set to 6) by prolly_store_pg_init and
  * by an open without no_create when the role owns the tables; otherwise the store keeps using
  * the schema as it is: prolly_write where it exists (version 2 or 3), else the version-1
  * pipeline (decided at open, switched on by a later init). Newer versions are refused.
@@ -139,9 +140,10 @@ static const char *const query_tmpl[N_QUERIES] = {
 
 /*
  * The schema, idempotently: one DO block, serialised by an advisory lock, that creates the
- * version-1 objects when the meta table is missing, then migrates a version-1 or -2 schema to
- * version 3 (creates or replaces prolly_write and prolly_write_begin, sets schema_version); a new
- * schema thus ends at version 3 in one transaction. '#' stands for the literal 'schema.meta'.
+ * version-1 objects when the meta table is missing, then migrates an older schema one version
+ * at a time (3: creates or replaces prolly_write and prolly_write_begin; 4: the node constraint;
+ * 5: the id's storage; 6: the functions' search_path), setting schema_version; a new schema thus
+ * ends at SCHEMA_VERSION in one transaction. '#' stands for the literal 'schema.meta'.
  */
 static const char init_tmpl[] =
     "DO $prolly_init$\n"
@@ -380,6 +382,25 @@ static const char init_tmpl[] =
     "  PERFORM set_config('lock_timeout', '5s', true);\n"
     "  ALTER TABLE @.nodes ALTER COLUMN id SET STORAGE PLAIN;\n"
     "  UPDATE @.meta SET value = 5 WHERE key = 'schema_version';\n"
+    "END IF;\n"
+    /* Version 6: each function sets its own search_path. Their bodies name built-ins and
+     * operators (=, hashtext, set_config, ...) unqualified; under a caller's path that names a
+     * schema where another role may CREATE before pg_catalog, a planted text = text or hashtext
+     * would run with the caller's rights (SECURITY INVOKER). The library and the extension call
+     * them under pg_catalog, pg_temp already; this covers anyone calling one by hand. The clause
+     * costs a save and restore of the setting per call (2-3 us, docs/postgres.md "Security");
+     * SET LOCAL of other settings inside (prolly.ref_conflict, synchronous_commit) still lasts
+     * to the end of the transaction. Set here, not in each CREATE above: a new schema passes
+     * this block too, and CREATE OR REPLACE (the version-3 step) would drop the clause. */
+    "IF v < 6 THEN\n"
+    "  ALTER FUNCTION @.prolly_write_begin(bigint) SET search_path = pg_catalog, pg_temp;\n"
+    "  ALTER FUNCTION @.prolly_write_requires(bytea[]) SET search_path = pg_catalog, pg_temp;\n"
+    "  ALTER FUNCTION @.prolly_ref_cas(bytea, int, bytea, boolean, bytea)\n"
+    "    SET search_path = pg_catalog, pg_temp;\n"
+    "  ALTER FUNCTION @.prolly_write_finish() SET search_path = pg_catalog, pg_temp;\n"
+    "  ALTER FUNCTION @.prolly_write(bigint, boolean, bytea[], bytea[], bytea[], bytea[], int[],\n"
+    "    bytea[], boolean[], bytea[]) SET search_path = pg_catalog, pg_temp;\n"
+    "  UPDATE @.meta SET value = 6 WHERE key = 'schema_version';\n"
     "END IF;\n"
     "END\n"
     "$prolly_init$";
