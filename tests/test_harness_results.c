@@ -15,7 +15,8 @@
  *   - he_write_all without a URL writes machine.txt, dependencies.txt and binary.sha256;
  *   - against a real server (tm_pg_guard): postgres.txt without the password, and hp_snap around
  *     some inserts: statement calls and WAL grow, sizes are non-zero, an idle interval counts no
- *     statements.
+ *     statements; the harness's connections on a database whose search_path setting names a
+ *     schema of planted functions first call none of them.
  *
  * Re-run one test: build/tests/test_harness_results NAME.
  */
@@ -806,6 +807,18 @@ static int harness_connections(void *arg)
 	return rc;
 }
 
+/* Creates database db on the server of base (through a), and puts its URL into url; 0 or -1. */
+static int new_database(PGconn *a, const char *base, const char *db, char *url, size_t n)
+{
+	char q[128];
+	snprintf(q, sizeof(q), "CREATE DATABASE %s", db);
+	if (strncmp(base, "postgres", 8) != 0)
+		snprintf(url, n, "%s dbname=%s", base, db);
+	else
+		snprintf(url, n, "%s%cdbname=%s", base, strchr(base, '?') ? '&' : '?', db);
+	return pg_exec(a, q);
+}
+
 /* The server's notices while a session starts (a WARNING about an invalid setting of the
  * database, sent to every session) and those of the monitor's best-effort CREATE EXTENSION IF NOT
  * EXISTS stay off the harness's stderr, which is its progress and error output. Before, each
@@ -820,14 +833,9 @@ PT_TEST(harness_connections_keep_notices_off_stderr)
 	snprintf(db, sizeof(db), "prolly_hres_%d_warn", (int)getpid());
 	PGconn *a = NULL; /* its notices silenced too: ALTER DATABASE warns of 'nosuch' */
 	PT_REQUIRE(bench_pg_connect(&a, base) == 0);
-	snprintf(q, sizeof(q), "CREATE DATABASE %s", db);
-	PT_REQUIRE(pg_exec(a, q) == 0);
+	PT_REQUIRE(new_database(a, base, db, url, sizeof(url)) == 0);
 	snprintf(q, sizeof(q), "ALTER DATABASE %s SET default_text_search_config = 'nosuch'", db);
 	PT_CHECK(pg_exec(a, q) == 0);
-	if (strncmp(base, "postgres", 8) != 0)
-		snprintf(url, sizeof(url), "%s dbname=%s", base, db);
-	else
-		snprintf(url, sizeof(url), "%s%cdbname=%s", base, strchr(base, '?') ? '&' : '?', db);
 	notice_run n = {.url = url, .dir = tm_tmpdir("hres-notice")};
 	PT_REQUIRE(n.dir);
 	int rc = tm_stderr_of(harness_connections, &n, out, sizeof(out));
@@ -835,6 +843,70 @@ PT_TEST(harness_connections_keep_notices_off_stderr)
 	PT_CHECKF(out[0] == 0, "stderr: %s", out);
 	tm_rmtree(n.dir);
 	free((char *)n.dir);
+	snprintf(q, sizeof(q), "DROP DATABASE %s WITH (FORCE)", db);
+	PT_CHECK(pg_exec(a, q) == 0);
+	PQfinish(a);
+}
+
+/* A planted function that records its call in "evil".ran and returns R (its value V). */
+#define PLANT(NAME, ARGS, R, V)                                                                    \
+	"CREATE FUNCTION evil." NAME ARGS " RETURNS " R " LANGUAGE plpgsql AS $$BEGIN INSERT INTO "    \
+	"evil.ran VALUES ('" NAME "'); RETURN " V "; END$$; "
+
+/* The harness's own connections on a database whose setting puts a schema first on every
+ * session's search_path, where functions the harness calls unqualified are planted with
+ * pg_catalog's signatures (pg_backend_pid, current_database, hashtext, pg_try_advisory_lock,
+ * pg_stat_clear_snapshot, pg_database_size): the monitor, the environment record, the run's
+ * schema lock and a counted connection work and none of them runs a planted function. Before,
+ * every one did (pg_backend_pid, current_database, hashtext, ... recorded), with the harness's
+ * role. */
+PT_TEST(harness_connections_ignore_a_planted_path)
+{
+	const char *base = getenv("PROLLY_PG_URL");
+	char db[64], q[2048], url[1024], err[H_ERR], ran[512];
+	PT_REQUIRE(base);
+	snprintf(db, sizeof(db), "prolly_hres_%d_path", (int)getpid());
+	PGconn *a = NULL, *d = NULL;
+	PT_REQUIRE(bench_pg_connect(&a, base) == 0);
+	PT_REQUIRE(new_database(a, base, db, url, sizeof(url)) == 0);
+	PT_REQUIRE(bench_pg_connect(&d, url) == 0);
+	static const char *const plant[] = {
+	    "CREATE SCHEMA evil; CREATE TABLE evil.ran (fn text); "
+	    "GRANT USAGE ON SCHEMA evil TO PUBLIC; GRANT INSERT ON evil.ran TO PUBLIC; ",
+	    PLANT("pg_backend_pid", "()", "int", "0"),
+	    PLANT("current_database", "()", "name", "'x'"),
+	    PLANT("hashtext", "(text)", "int", "0"),
+	    PLANT("pg_try_advisory_lock", "(int, int)", "boolean", "true"),
+	    PLANT("pg_stat_clear_snapshot", "()", "void", ""),
+	    PLANT("pg_database_size", "(oid)", "bigint", "0"),
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(plant) / sizeof(plant[0]); i++)
+		n += (size_t)snprintf(q + n, sizeof(q) - n, "%s", plant[i]);
+	snprintf(q + n, sizeof(q) - n, "ALTER DATABASE %s SET search_path = evil, pg_catalog", db);
+	PT_REQUIRE(pg_exec(d, q) == 0);
+
+	hp_conn *c = NULL;
+	hp_snapshot snap;
+	PGconn *lock = NULL;
+	const char *dir = tm_tmpdir("hres-path");
+	PT_REQUIRE(dir);
+	PT_CHECKF(hp_connect(&c, url, "prolly_bench", err, sizeof(err)) == 0, "%s", err);
+	PT_CHECKF(c && hp_snap(c, &snap, err, sizeof(err)) == 0 && snap.valid, "%s", err);
+	hp_close(c);
+	PT_CHECKF(he_write_all(dir, url, "prolly_bench", err, sizeof(err)) == 0, "%s", err);
+	PT_CHECKF(h_schema_lock(&lock, url, "prolly_bench_path", err, sizeof(err)) == 0, "%s", err);
+	PQfinish(lock);
+	PT_CHECK(bench_pg_postmaster_at(url) > 0);
+
+	PGresult *r = PQexec(d, "SELECT coalesce(string_agg(DISTINCT fn, ' '), '') FROM evil.ran");
+	snprintf(ran, sizeof(ran), "%s",
+	         PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : PQerrorMessage(d));
+	PQclear(r);
+	PT_CHECKF(ran[0] == 0, "planted functions ran: %s", ran);
+	PQfinish(d);
+	tm_rmtree(dir);
+	free((char *)dir);
 	snprintf(q, sizeof(q), "DROP DATABASE %s WITH (FORCE)", db);
 	PT_CHECK(pg_exec(a, q) == 0);
 	PQfinish(a);

@@ -361,7 +361,12 @@ static int write_postgres(FILE *f, const char *url, const char *schema, char *er
 	/* Usable when it can be read already, or when the library is preloaded and the extension
 	 * can be created (hp_connect tries). shared_preload_libraries is hidden from ordinary roles. */
 	free(v);
-	v = one_value(pg, "SELECT count(*) FROM pg_stat_statements LIMIT 1");
+	v = NULL;
+	char rel[200] = "", probe[256];
+	(void)bench_pg_ext_object(rel, sizeof(rel), pg, "pg_stat_statements", "pg_stat_statements");
+	snprintf(probe, sizeof(probe), "SELECT count(*) FROM %s LIMIT 1", rel);
+	if (rel[0])
+		v = one_value(pg, probe);
 	int avail = v != NULL;
 	if (!avail) {
 		v = one_value(pg, "SELECT count(*) FROM pg_available_extensions "

@@ -70,7 +70,8 @@ static int try_exec(PGconn *pg, const char *sql)
 	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -1;
 }
 
-static char *build_sql(PGconn *pg, const char *schema, int have_stmts)
+/* stmts: pg_stat_statements named with its schema (NULL: not readable). */
+static char *build_sql(PGconn *pg, const char *schema, const char *stmts_rel)
 {
 	char *lit = PQescapeLiteral(pg, schema ? schema : "", strlen(schema ? schema : ""));
 	int ver = PQserverVersion(pg);
@@ -80,25 +81,24 @@ static char *build_sql(PGconn *pg, const char *schema, int have_stmts)
 	                                  "'0/0') END"
 	                                : "CASE WHEN pg_is_in_recovery() THEN 0 ELSE "
 	                                  "pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') END";
-	char stmts[1024];
+	char stmts[1536];
 	size_t n = 4096;
 	char *sql = NULL;
 	if (!lit)
 		return NULL;
-	if (have_stmts)
-		snprintf(
-		    stmts, sizeof(stmts),
-		    "(SELECT coalesce(sum(s.calls), 0) FROM pg_stat_statements s WHERE s.dbid = d.datid "
-		    "AND s.query NOT LIKE '%%pg\\_stat\\_statements%%' "
-		    "AND s.query NOT LIKE '%%pg\\_stat\\_database%%' "
-		    "AND s.query NOT LIKE '%%pg\\_stat\\_clear\\_snapshot%%' "
-		    "AND s.query NOT LIKE '%%pg\\_total\\_relation\\_size%%') AS calls, "
-		    "(SELECT coalesce(sum(s.%s), 0) FROM pg_stat_statements s WHERE s.dbid = d.datid "
-		    "AND s.query NOT LIKE '%%pg\\_stat\\_statements%%' "
-		    "AND s.query NOT LIKE '%%pg\\_stat\\_database%%' "
-		    "AND s.query NOT LIKE '%%pg\\_stat\\_clear\\_snapshot%%' "
-		    "AND s.query NOT LIKE '%%pg\\_total\\_relation\\_size%%') AS exec_ms",
-		    time_col);
+	if (stmts_rel)
+		snprintf(stmts, sizeof(stmts),
+		         "(SELECT coalesce(sum(s.calls), 0) FROM %s s WHERE s.dbid = d.datid "
+		         "AND s.query NOT LIKE '%%pg\\_stat\\_statements%%' "
+		         "AND s.query NOT LIKE '%%pg\\_stat\\_database%%' "
+		         "AND s.query NOT LIKE '%%pg\\_stat\\_clear\\_snapshot%%' "
+		         "AND s.query NOT LIKE '%%pg\\_total\\_relation\\_size%%') AS calls, "
+		         "(SELECT coalesce(sum(s.%s), 0) FROM %s s WHERE s.dbid = d.datid "
+		         "AND s.query NOT LIKE '%%pg\\_stat\\_statements%%' "
+		         "AND s.query NOT LIKE '%%pg\\_stat\\_database%%' "
+		         "AND s.query NOT LIKE '%%pg\\_stat\\_clear\\_snapshot%%' "
+		         "AND s.query NOT LIKE '%%pg\\_total\\_relation\\_size%%') AS exec_ms",
+		         stmts_rel, time_col, stmts_rel);
 	else
 		snprintf(stmts, sizeof(stmts), "NULL AS calls, NULL AS exec_ms");
 	if ((sql = malloc(n + strlen(lit) * 2)) != NULL)
@@ -131,14 +131,19 @@ int hp_connect(hp_conn **out, const char *url, const char *schema, char *err, si
 		bench_seterr(err, errn, "pgstat: cannot connect: %s", prolly_last_error());
 		goto fail;
 	}
-	/* Best effort: the extension may exist already, be missing, or need privileges we lack. */
-	if (try_exec(c->pg, "SELECT 1 FROM pg_stat_statements LIMIT 1") != 0) {
-		(void)try_exec(c->pg, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-		c->have_stmts = try_exec(c->pg, "SELECT 1 FROM pg_stat_statements LIMIT 1") == 0;
-	} else {
-		c->have_stmts = 1;
+	/* Best effort: the extension may exist already, be missing, or need privileges we lack.
+	 * Named with its schema (the session's search_path is pg_catalog's alone); created in public,
+	 * where the connection's default path put it before. */
+	char rel[200] = "", probe[256];
+	(void)bench_pg_ext_object(rel, sizeof(rel), c->pg, "pg_stat_statements", "pg_stat_statements");
+	if (!rel[0]) {
+		(void)try_exec(c->pg, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public");
+		(void)bench_pg_ext_object(rel, sizeof(rel), c->pg, "pg_stat_statements",
+		                          "pg_stat_statements");
 	}
-	if (!(c->sql = build_sql(c->pg, schema, c->have_stmts))) {
+	snprintf(probe, sizeof(probe), "SELECT 1 FROM %s LIMIT 1", rel);
+	c->have_stmts = rel[0] && try_exec(c->pg, probe) == 0;
+	if (!(c->sql = build_sql(c->pg, schema, c->have_stmts ? rel : NULL))) {
 		pq_err(err, errn, "building the snapshot query", c->pg, NULL);
 		goto fail;
 	}

@@ -92,12 +92,47 @@ static int connect_poll(PGconn *c)
 	return 0;
 }
 
+/*
+ * The session's search_path: pg_catalog first, then nothing but the session's temporary schema.
+ * Under the path a role's or database's setting gives (or the default "$user", public), a role
+ * that may CREATE in a schema on it could plant a function the harness's statements call
+ * unqualified (pg_backend_pid, hashtext, count, ...) or one that matches their arguments
+ * exactly where pg_catalog's is polymorphic (unnest(bytea[])), and it would run with the
+ * harness's role. Sent in the startup packet, after the connection string's own options, so it
+ * costs no statement and no round trip; the harness names every other object with its schema.
+ */
+#define SESSION_OPTIONS "-c search_path=pg_catalog,pg_temp"
+
+/* conninfo's own options (else $PGOPTIONS, which libpq reads only where no options are given)
+ * followed by SESSION_OPTIONS (malloc'ed; NULL when out of memory). */
+static char *session_options(const char *conninfo)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL); /* NULL: libpq says why later */
+	const char *own = getenv("PGOPTIONS");
+	for (PQconninfoOption *o = opts; o && o->keyword; o++)
+		if (strcmp(o->keyword, "options") == 0 && o->val)
+			own = o->val;
+	if (!own)
+		own = "";
+	size_t n = strlen(own) + sizeof(SESSION_OPTIONS) + 1;
+	char *out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s%s" SESSION_OPTIONS, own, own[0] ? " " : "");
+	PQconninfoFree(opts);
+	return out;
+}
+
 int bench_pg_connect_as(PGconn **out, const char *conninfo, const char *app, int timeout_s)
 {
 	char t[16];
-	const char *kw[4] = {"dbname", NULL, NULL, NULL}, *val[4] = {conninfo, NULL, NULL, NULL};
-	int k = 1;
+	const char *kw[5] = {"dbname", "options", NULL, NULL, NULL},
+	           *val[5] = {conninfo, NULL, NULL, NULL, NULL};
+	int k = 2;
 	*out = NULL;
+	char *options = session_options(conninfo);
+	if (!options)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory connecting to PostgreSQL");
+	val[1] = options;
 	if (app) {
 		kw[k] = "application_name";
 		val[k++] = app;
@@ -112,6 +147,7 @@ int bench_pg_connect_as(PGconn **out, const char *conninfo, const char *app, int
 	 * database or role), which libpq's default processor prints on stderr, the harness's
 	 * progress and error output. */
 	PGconn *c = PQconnectStartParams(kw, val, 1);
+	free(options);
 	if (!c)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory connecting to PostgreSQL");
 	PQsetNoticeProcessor(c, quiet, NULL); /* also DROP ... CASCADE listing what it dropped */
@@ -198,17 +234,34 @@ long bench_pg_postmaster_at(const char *conninfo)
 	return pm;
 }
 
-int bench_pg_ext_schema(char *out, size_t n, PGconn *conn)
+int bench_pg_ext_schema_of(char *out, size_t n, PGconn *conn, const char *ext)
 {
 	PGresult *res = NULL;
+	char sql[256];
 	out[0] = '\0';
-	int rc = bench_pg_exec(conn,
-	                       "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
-	                       "ON n.oid = e.extnamespace WHERE e.extname = 'prolly'",
-	                       &res);
+	snprintf(sql, sizeof(sql),
+	         "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+	         "ON n.oid = e.extnamespace WHERE e.extname = '%.64s'",
+	         ext);
+	int rc = bench_pg_exec(conn, sql, &res);
 	if (rc == 0 && PQntuples(res) == 1)
 		snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
+	return rc;
+}
+
+int bench_pg_ext_schema(char *out, size_t n, PGconn *conn)
+{
+	return bench_pg_ext_schema_of(out, n, conn, "prolly");
+}
+
+int bench_pg_ext_object(char *out, size_t n, PGconn *conn, const char *ext, const char *object)
+{
+	char s[128], q[160];
+	int rc = bench_pg_ext_schema_of(s, sizeof(s), conn, ext);
+	out[0] = '\0';
+	if (rc == 0 && s[0] && bench_pg_ident(q, sizeof(q), s) == 0)
+		snprintf(out, n, "%s.%s", q, object);
 	return rc;
 }
 

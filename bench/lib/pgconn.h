@@ -35,7 +35,10 @@ const char *bench_pg_sqlstate(void);
 int bench_pg_connect(PGconn **out, const char *conninfo);
 /* The same for the harness's own connections outside any measured operation (not counted): app
  * as application_name (NULL: conninfo's), timeout_s as connect_timeout (0: conninfo's), which
- * applies to the whole attempt. */
+ * applies to the whole attempt. Both set the session's search_path to pg_catalog, pg_temp in
+ * the startup packet (after conninfo's own options; no round trip): statements name every object
+ * outside pg_catalog with its schema, and a function planted on the path of the role or the
+ * database is never called. */
 int bench_pg_connect_as(PGconn **out, const char *conninfo, const char *app, int timeout_s);
 /* One statement without parameters (one round trip). With out, the result is handed over. */
 int bench_pg_exec(PGconn *conn, const char *sql, PGresult **out);
@@ -56,6 +59,11 @@ long bench_pg_postmaster_at(const char *conninfo);
 /* The schema the prolly extension of conn's database is installed in, into out ("" when it is
  * not installed). One statement: 0, or PROLLY_ESTORE when it fails. */
 int bench_pg_ext_schema(char *out, size_t n, PGconn *conn);
+/* The same for the extension ext (a plain name of the harness's own). */
+int bench_pg_ext_schema_of(char *out, size_t n, PGconn *conn, const char *ext);
+/* object (a relation or function of extension ext) named with the extension's quoted schema
+ * ("public".pg_stat_statements) into out, "" when ext is not installed. As above. */
+int bench_pg_ext_object(char *out, size_t n, PGconn *conn, const char *ext, const char *object);
 /* DROP EXTENSION prolly on conn's database: the end of a suite whose sql contender installed it
  * (the next suite installs it in its own schema). With schema, only when it is installed there.
  * Failures are ignored. */

@@ -25,8 +25,14 @@ int sc_plain_connect(fixture *fx)
 	}
 	if (cfg->pg_statements) { /* per fixture; needs the superuser or pg_read_all_stats */
 		PGresult *res = NULL;
-		if (bench_pg_exec(fx->admin, "SELECT pg_stat_statements_reset()", &res) != 0)
-			fprintf(stderr, "note: pg_stat_statements_reset: %s\n", prolly_last_error());
+		char fn[200], sql[256];
+		/* Named with its schema: the session's search_path is pg_catalog's alone. */
+		int rc = bench_pg_ext_object(fn, sizeof(fn), fx->admin, "pg_stat_statements",
+		                             "pg_stat_statements_reset()");
+		snprintf(sql, sizeof(sql), "SELECT %s", fn);
+		if (rc != 0 || !fn[0] || bench_pg_exec(fx->admin, sql, &res) != 0)
+			fprintf(stderr, "note: pg_stat_statements_reset: %s\n",
+			        rc == 0 && !fn[0] ? "the extension is not installed" : prolly_last_error());
 		PQclear(res);
 	}
 	return 0;
@@ -72,16 +78,23 @@ void sc_plain_end(fixture *fx)
 void sc_pg_top_statements(fixture *fx)
 {
 	PGresult *res = NULL;
-	char sql[512];
+	char sql[768], rel[200];
 	if (!fx->cfg->pg_statements || !fx->admin)
 		return;
+	int rc = bench_pg_ext_object(rel, sizeof(rel), fx->admin, "pg_stat_statements",
+	                             "pg_stat_statements");
+	if (rc != 0 || !rel[0]) {
+		fprintf(stderr, "note: pg_stat_statements: %s\n",
+		        rc == 0 ? "the extension is not installed" : prolly_last_error());
+		return;
+	}
 	snprintf(sql, sizeof(sql),
 	         "SELECT calls::text, round(total_exec_time::numeric, 1)::text, "
 	         "round(mean_exec_time::numeric, 4)::text, rows::text, "
 	         "(shared_blks_hit + shared_blks_read)::text, shared_blks_read::text, "
 	         "left(regexp_replace(query, '\\s+', ' ', 'g'), 110) "
-	         "FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT %d",
-	         fx->cfg->pg_statements);
+	         "FROM %s ORDER BY total_exec_time DESC LIMIT %d",
+	         rel, fx->cfg->pg_statements);
 	if (bench_pg_exec(fx->admin, sql, &res) != 0) {
 		fprintf(stderr, "note: pg_stat_statements: %s\n", prolly_last_error());
 		return;
