@@ -307,4 +307,43 @@ PT_TEST(pgbench_password_from_passfile)
 	free(dir);
 }
 
+/* The reason of a failed pgbench is its first "error:" line: what pgbench 15 printed when its
+ * tables could not be created and when a transaction failed (the last line, which the harness
+ * reported before, said only "Query was: ..." or "Run was aborted"). Passwords are redacted. */
+PT_TEST(pgbench_failure_reason)
+{
+	char out[400];
+	tpcb_pgbench_reason(out, sizeof(out),
+	                    "dropping old tables...\n"
+	                    "creating tables...\n"
+	                    "pgbench: error: query failed: ERROR:  no schema has been selected to "
+	                    "create in\n"
+	                    "LINE 1: create table pgbench_history(tid int,bid int,aid    int,delt...\n"
+	                    "                     ^\n"
+	                    "pgbench: detail: Query was: create table pgbench_history(tid int)\n",
+	                    "postgresql://u@/db");
+	PT_CHECKF(strcmp(out, "pgbench: error: query failed: ERROR:  no schema has been selected to "
+	                      "create in") == 0,
+	          "got '%s'", out);
+	tpcb_pgbench_reason(out, sizeof(out),
+	                    "pgbench: error: client 0 script 0 aborted in command 5 query 0: ERROR:  "
+	                    "new row violates check constraint \"c\"\r\n"
+	                    "DETAIL:  Failing row contains (98838, 1, 4493).\n"
+	                    "pgbench: error: Run was aborted; the above results are incomplete.\n",
+	                    NULL);
+	PT_CHECKF(strcmp(out, "pgbench: error: client 0 script 0 aborted in command 5 query 0: ERROR:  "
+	                      "new row violates check constraint \"c\"") == 0,
+	          "got '%s'", out);
+	/* no error line: the last non-empty one; none at all: "" */
+	tpcb_pgbench_reason(out, sizeof(out), "starting vacuum...\nkilled\n\n", NULL);
+	PT_CHECKF(strcmp(out, "killed") == 0, "got '%s'", out);
+	tpcb_pgbench_reason(out, sizeof(out), "\n\n", NULL);
+	PT_CHECKF(strcmp(out, "") == 0, "got '%s'", out);
+	tpcb_pgbench_reason(out, sizeof(out),
+	                    "pgbench: error: connection to server failed: postgresql://u:hunter22@h/db "
+	                    "refused\n",
+	                    "postgresql://u:hunter22@h/db");
+	PT_CHECK(!strstr(out, "hunter22"));
+}
+
 TH_PG_MAIN()

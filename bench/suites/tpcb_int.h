@@ -116,6 +116,9 @@ int tpcb_prolly_sums(tpcb_ctx *ctx, tpcb_sums *s, char *err, size_t errn);
 int tpcb_pgbench_find(tpcb_ctx *ctx, char *err, size_t errn);
 /* `pgbench -i -s scale` into schema ctx->schema (created if missing). */
 int tpcb_pgbench_init(tpcb_ctx *ctx, double *load_s, char *err, size_t errn);
+/* Why pgbench failed, from its stderr text (NUL-terminated), redacted against url into out
+ * (n bytes, "" when the text has no line): the first line that says "error:", else the last. */
+void tpcb_pgbench_reason(char *out, size_t n, const char *text, const char *url);
 int tpcb_pgbench_cell(tpcb_ctx *ctx, int mode, unsigned clients, hp_conn *pc, hp_snapshot *sa,
                       hp_snapshot *sb, tpcb_result *r, char *err, size_t errn);
 int tpcb_pgbench_sums(tpcb_ctx *ctx, tpcb_sums *s, char *err, size_t errn);

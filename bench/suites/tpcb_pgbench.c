@@ -18,7 +18,8 @@
  * own (wait4's rusage); the server's are read from /proc as for the other contenders, polled
  * every 50 ms while pgbench runs (its backends come and go with it: a backend's switches of
  * its last 50 ms before exit can be missed).
- * pgbench's stderr is kept in TMP/err.txt and its last line (redacted) is the error message.
+ * pgbench's stderr is kept in TMP/err.txt; its first "error:" line (else its last line), redacted,
+ * is the error message (tpcb_pgbench_reason).
  */
 #include "tpcb_int.h"
 
@@ -148,18 +149,51 @@ static void free_env(char **env)
 	free(env);
 }
 
-/* The last non-empty line of file (redacted) into out. */
-static void last_line(const char *file, const char *url, char *out, size_t n)
+/* Why pgbench failed, from its stderr text, redacted into out: its first "error:" line (pgbench
+ * writes the cause first; what follows is a "detail: Query was: ..." line or "Run was aborted"),
+ * else its last non-empty line; "" for none. */
+void tpcb_pgbench_reason(char *out, size_t n, const char *text, const char *url)
 {
-	char *text = NULL, *line = NULL;
+	const char *best = NULL, *last = NULL;
+	size_t best_len = 0, last_len = 0;
+	out[0] = '\0';
+	for (const char *p = text; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		size_t t = len;
+		while (t && p[t - 1] == '\r')
+			t--;
+		if (t) {
+			last = p;
+			last_len = t;
+			if (!best && memmem(p, t, "error:", 6)) {
+				best = p;
+				best_len = t;
+			}
+		}
+		p = e ? e + 1 : NULL;
+	}
+	if (!best) {
+		best = last;
+		best_len = last_len;
+	}
+	if (!best)
+		return;
+	char *line = strndup(best, best_len);
+	if (line)
+		prolly_redact_message(out, n, line, url);
+	free(line);
+}
+
+/* tpcb_pgbench_reason of the file's text. */
+static void failure_reason(const char *file, const char *url, char *out, size_t n)
+{
+	char *text = NULL;
 	size_t len = 0;
 	out[0] = '\0';
 	if (bench_read_file(&text, &len, file))
 		return;
-	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-		text[--len] = '\0';
-	line = strrchr(text, '\n');
-	prolly_redact_message(out, n, line ? line + 1 : text, url);
+	tpcb_pgbench_reason(out, n, text, url);
 	free(text);
 }
 
@@ -209,7 +243,7 @@ static int run_pgbench(tpcb_ctx *ctx, char *const *argv, struct rusage *ru, benc
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	char line[400];
-	last_line(errf, ctx->run->url, line, sizeof(line));
+	failure_reason(errf, ctx->run->url, line, sizeof(line));
 	snprintf(err, errn, "tpcb: pgbench %s %s: %s", argv[1],
 	         WIFEXITED(status) ? "failed" : "was killed", line[0] ? line : "no message");
 	return -1;
