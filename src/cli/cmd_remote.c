@@ -6,8 +6,11 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Opens url as a second store (flags PROLLY_OPEN_*), reporting failure with the URL redacted. */
 static int open_other(struct cli *cli, prolly_db **out, const char *url, unsigned flags)
@@ -22,6 +25,45 @@ static int open_other(struct cli *cli, prolly_db **out, const char *url, unsigne
 		return code == EXIT_USAGE ? EXIT_USAGE : EXIT_STORE;
 	}
 	return 0;
+}
+
+/* The current directory as the shell spelled it ($PWD, when that names it: the symlinks the user
+ * went through stay, as they do in what the user typed), else as the kernel has it. Malloc'd;
+ * NULL with errno set when it cannot be known. */
+static char *current_dir(void)
+{
+	const char *pwd = getenv("PWD");
+	struct stat a, b;
+	if (pwd && pwd[0] == '/' && stat(pwd, &a) == 0 && stat(".", &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		return strdup(pwd);
+	return getcwd(NULL, 0);
+}
+
+/* *out = url to record as a remote (malloc'd): url itself, but a relative "lmdb:PATH" becomes the
+ * absolute path it names from the current directory, which need not exist yet. A later fetch or
+ * push runs from any directory and would read a relative path from there (exit 5, no store). */
+static int recorded_url(struct cli *cli, char **out, const char *url)
+{
+	const char *path = url + strlen("lmdb:");
+	char *dir = NULL;
+	*out = NULL;
+	if (strncmp(url, "lmdb:", 5) != 0 || path[0] == '/' || path[0] == 0) {
+		*out = strdup(url);
+	} else if (!(dir = current_dir())) {
+		struct shown sh;
+		return fail(cli, EXIT_STORE, "cannot find the current directory, to record %s whole: %s",
+		            shown_arg(&sh, url), strerror(errno));
+	} else {
+		while (path[0] == '.' && path[1] == '/') /* "./x" is "x" */
+			for (path += 2; *path == '/'; path++) {
+			}
+		if (strcmp(path, ".") == 0)
+			path = "";
+		*out = format("lmdb:%s%s%s", dir, *path && strcmp(dir, "/") ? "/" : "", path);
+	}
+	free(dir);
+	return *out ? 0 : fail(cli, EXIT_STORE, "out of memory");
 }
 
 /* Opens the store remote `name` of cli->db stands for. */
@@ -97,9 +139,11 @@ int cmd_remote(struct cli *cli, int argc, char **argv)
 	if (strcmp(sub, "add") == 0) {
 		if (n_pos != 3)
 			return usage_error(cli, "usage: prolly remote add NAME URL");
-		if ((rc = open_store(cli, STORE_WRITE, NULL)))
+		char *url;
+		if ((rc = open_store(cli, STORE_WRITE, NULL)) || (rc = recorded_url(cli, &url, pos[2])))
 			return rc;
-		err = prolly_remote_add(cli->db, pos[1], pos[2]);
+		err = prolly_remote_add(cli->db, pos[1], url);
+		free(url);
 		if (err == PROLLY_ECONFLICT)
 			return fail(cli, EXIT_USAGE, "remote '%s' already exists", pos[1]);
 		if (err)
@@ -183,19 +227,24 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 	struct refs r = {NULL, NULL, 0, 0, NULL};
 	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
 	size_t have = 0, n_heads = 0, n_shown = 0;
-	char shown[512];
+	char shown[512], *origin = NULL, *dest = NULL;
 	int n_pos, rc, err;
 
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)))
 		return rc;
-	/* The source becomes remote "origin": a URL it cannot record is refused before anything is
-	 * opened or created. */
-	if ((err = prolly_remote_url_valid(pos[0])))
-		return fail_lib(cli, err, "cannot clone");
-	if (strcmp(pos[0], pos[1]) == 0) {
+	/* The source becomes remote "origin" (a relative lmdb: path made absolute): a URL it cannot
+	 * record is refused before anything is opened or created. */
+	if ((rc = recorded_url(cli, &origin, pos[0])) || (rc = recorded_url(cli, &dest, pos[1])))
+		goto cleanup;
+	if ((err = prolly_remote_url_valid(origin))) {
+		rc = fail_lib(cli, err, "cannot clone");
+		goto cleanup;
+	}
+	if (strcmp(origin, dest) == 0) {
 		struct shown sh;
-		return usage_error(cli, "'%s' is both the source and the destination",
-		                   shown_arg(&sh, pos[0]));
+		rc = usage_error(cli, "'%s' is both the source and the destination",
+		                 shown_arg(&sh, pos[0]));
+		goto cleanup;
 	}
 	if ((rc = open_other(cli, &src, pos[0], PROLLY_OPEN_READONLY)) ||
 	    (rc = open_other(cli, &cli->db, pos[1], PROLLY_OPEN_CREATE)))
@@ -215,8 +264,8 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 	 * clone cut off anywhere (killed, disk full, connection lost) leaves either no branch, and
 	 * running it again finishes it, or the whole clone: never branches without their remote,
 	 * which a second clone would refuse. */
-	if ((err = prolly_remote_add(cli->db, "origin", pos[0])) == PROLLY_ECONFLICT) {
-		if ((rc = origin_is(cli, pos[0], shown)))
+	if ((err = prolly_remote_add(cli->db, "origin", origin)) == PROLLY_ECONFLICT) {
+		if ((rc = origin_is(cli, origin, shown)))
 			goto cleanup;
 	} else if (err) {
 		rc = fail_lib(cli, err, "cannot record remote 'origin'");
@@ -270,6 +319,8 @@ cleanup:
 	free(r.names);
 	free(r.u);
 	prolly_close(src);
+	free(origin);
+	free(dest);
 	return rc;
 }
 

@@ -225,15 +225,17 @@ const struct command commands[] = {
      "not copy them). A URL never holds a password: one with USER:PASSWORD@, password= or\n"
      "sslpassword= is refused (exit 2); keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD:\n"
      "  add NAME URL    record remote NAME (a branch name without '/', at most 46\n"
-     "                  bytes); exit 2 if it exists\n"
+     "                  bytes); exit 2 if it exists. A relative lmdb:PATH is recorded as\n"
+     "                  the absolute path it names from here (it need not exist yet)\n"
      "  list            print NAME<TAB>URL lines, in name order, passwords hidden\n"
      "  remove NAME     forget NAME and its remote-tracking branches NAME/BRANCH (exit 1 if\n"
      "                  there is no such remote)\n"},
     {"clone", cmd_clone, "SRC-URL DEST-URL", "copy a store with all its history",
      "Copies every branch and tag of the store at SRC-URL, with their whole history, into the\n"
      "store at DEST-URL (created if needed; one that has branches is refused, exit 2), records\n"
-     "SRC-URL there as remote 'origin' and its branches as origin/BRANCH (an SRC-URL with a\n"
-     "password is refused, exit 2; the source's remotes are not copied). Prints REF<TAB>COMMIT\n"
+     "SRC-URL there as remote 'origin' (a relative lmdb:PATH made absolute, as remote add\n"
+     "does) and its branches as origin/BRANCH (an SRC-URL with a password is refused, exit 2;\n"
+     "the source's remotes are not copied). Prints REF<TAB>COMMIT\n"
      "per ref, then copied<TAB>N commits<TAB>N nodes. The refs move last: an interrupted clone\n"
      "leaves no branch, and running it again finishes it. --store is not used. A mem: store\n"
      "lives as long as one process, so both URLs name LMDB or PostgreSQL stores.\n"},

@@ -2,7 +2,8 @@
 #
 # A case runs in a fresh empty directory with PROLLY_STORE=lmdb:store. What it writes on stdout
 # is its transcript, compared with cases/NAME.out after every 64-hex id is replaced by <idN>
-# (numbered by first appearance, so equal ids stay visibly equal).
+# (numbered by first appearance, so equal ids stay visibly equal) and the directory by <dir>
+# (run.sh's normalize).
 #
 #   prolly ARGS...  runs the binary with a deterministic commit clock: the Nth call of the case
 #                   gets PROLLY_COMMIT_TIME = 2023-11-14T22:13:20Z + N seconds (unless the

@@ -4,9 +4,9 @@
 #   tests/cli/run.sh PATH_TO_PROLLY [CASE...]
 #
 # Each tests/cli/cases/NAME.sh runs in a fresh temporary directory (see lib.sh); its stdout,
-# with 64-hex ids replaced by <idN>, must equal cases/NAME.out. Prints TAP ("ok N - NAME" or
-# "not ok N - NAME" followed by the diff as comments) and "# N passed, N failed" last; exits 1 if
-# any case failed. With UPDATE=1 the .out files are (re)written instead: review them by hand.
+# with 64-hex ids replaced by <idN> and the directory by <dir> (normalize below), must equal
+# cases/NAME.out. Prints TAP ("ok N - NAME" or "not ok N - NAME" followed by the diff as
+# comments) and "# N passed, N failed" last; exits 1 if any case failed. With UPDATE=1 the .out files are (re)written instead: review them by hand.
 # Cases run in parallel, JOBS at a time (default: the number of CPUs).
 #
 # PostgreSQL: a case with a line "#@ any-store" does not depend on the store, so it runs a second
@@ -156,11 +156,15 @@ if [ "$n_pg" -gt 0 ]; then
 	fi
 fi
 
-# Replaces the store URL $1 (if not empty) by lmdb:store, then every 64-hex id by <idN>, N
+# Replaces the store URL $1 (if not empty) by lmdb:store, then the case's directory $2 by <dir>
+# (a remote is recorded with an absolute path), the case's own LMDB store lmdb:<dir>/store
+# becoming lmdb:store too, as the PostgreSQL run's store does; then every 64-hex id by <idN>, N
 # counting distinct ids in order of first appearance.
 normalize() {
-	STORE_URL=$1 perl -pe 'BEGIN { our %seen; our $n = 0 }
+	STORE_URL=$1 CASE_DIR=$2 perl -pe 'BEGIN { our %seen; our $n = 0 }
 		s/\Q$ENV{STORE_URL}\E/lmdb:store/g if length $ENV{STORE_URL};
+		s/\Q$ENV{CASE_DIR}\E(?![\w.-])/<dir>/g;
+		s/lmdb:<dir>\/store(?![\w.\/-])/lmdb:store/g;
 		s/\b([0-9a-f]{64})\b/ $seen{$1} \/\/= "<id" . ++$n . ">" /ge'
 }
 
@@ -170,7 +174,7 @@ run_case() {
 	local c=$1 result=$2 url=$3 tmp
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/prolly-cli.XXXXXX")
 	(cd "$tmp" && PROLLY_BIN=$bin bash -c '. "$1"; [ -z "$3" ] || PROLLY_STORE=$3; . "$2"' \
-		case "$here/lib.sh" "$c" "$url" 2>&1) | normalize "$url" >"$result"
+		case "$here/lib.sh" "$c" "$url" 2>&1) | normalize "$url" "$tmp" >"$result"
 	chmod -R u+w "$tmp" 2>/dev/null
 	rm -rf "$tmp"
 }
