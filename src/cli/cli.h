@@ -47,7 +47,7 @@ struct command {
 /* State of one invocation. */
 struct cli {
 	const char *store_url;     /* --store, $PROLLY_STORE or the default */
-	char store_shown[512];     /* store_url with any password hidden: the one to print */
+	char *store_shown;         /* store_url with any password hidden (redacted): the one to print */
 	const struct command *cmd; /* the command running */
 	int64_t time_us;           /* commit time: $PROLLY_COMMIT_TIME or 0 (now) */
 	prolly_db *db;             /* opened by open_store */
@@ -56,8 +56,10 @@ struct cli {
 	char **argv;               /* is redacted whole when one of them carries a password */
 };
 
-/* An argument as it may be printed back: passwords hidden by prolly_redact_url (an argument
- * may be a store URL given in the wrong place). Returns buf->text. */
+/* An argument as it may be printed back in an error line: passwords hidden by prolly_redact_url
+ * (an argument may be a store URL given in the wrong place), and one of over 511 bytes cut to
+ * 511 ending in " ..." (a message quotes it, and the line must keep room for its reason).
+ * Returns buf->text. */
 struct shown {
 	char text[512];
 };
@@ -226,6 +228,10 @@ void report(const struct cli *cli, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* url (a store URL, or an argument that may be one) through prolly_redact_url, whole: malloc'd,
+ * NULL when out of memory. The one way a URL is printed. */
+char *redacted(const char *url);
 
 /* Writes s to f made safe as text_append does (text from a store, such as a remote's URL).
  * Returns 0, or -1 when out of memory (nothing written). */

@@ -36,7 +36,7 @@ static int check_snapshot(struct cli *cli, const struct check *ck)
 {
 	struct branch_list h = {NULL, NULL, 0, 0, 0, 0};
 	int err, rc = 0;
-	char why[600] = "";
+	char *why = NULL; /* malloc'd: a branch name and the library's message, whole */
 
 	err = prolly_open_ex(&cli->db, cli->store_url, NULL, ck->flags);
 	if (err && err != PROLLY_ECORRUPT && err != PROLLY_ENOTFOUND) {
@@ -50,7 +50,7 @@ static int check_snapshot(struct cli *cli, const struct check *ck)
 	if (h.oom)
 		err = PROLLY_ENOMEM;
 	if (err)
-		snprintf(why, sizeof(why), "%s", prolly_last_error());
+		why = format("%s", prolly_last_error());
 	for (size_t i = 0; i < h.n && !err; i++) {
 		prolly_commit *c = NULL;
 		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
@@ -63,19 +63,21 @@ static int check_snapshot(struct cli *cli, const struct check *ck)
 		}
 		prolly_commit_free(c);
 		if (err)
-			snprintf(why, sizeof(why), "branch '%s': %s", h.names[i], prolly_last_error());
+			why = format("branch '%s': %s", h.names[i], prolly_last_error());
 		else if (ck->list)
 			printf("branch\t%s\t%s\t%s\n", h.names[i], chex, thex);
 	}
 	if (err) {
 		printf("%s\tdamaged\t", ck->label);
-		escape_write(stdout, why, strlen(why));
+		const char *w = why ? why : "out of memory";
+		escape_write(stdout, w, strlen(w));
 		putchar('\n');
 		rc = EXIT_STORE;
 	} else {
 		printf("%s\tsound\t%zu branch%s\n", ck->label, h.n, h.n == 1 ? "" : "es");
 	}
 	branch_list_dispose(&h);
+	free(why);
 	return rc;
 }
 

@@ -15,16 +15,17 @@
 /* Opens url as a second store (flags PROLLY_OPEN_*), reporting failure with the URL redacted. */
 static int open_other(struct cli *cli, prolly_db **out, const char *url, unsigned flags)
 {
-	char shown[512];
-	prolly_redact_url(shown, sizeof(shown), url);
-	int err = prolly_open_ex(out, url, NULL, flags);
+	int err = prolly_open_ex(out, url, NULL, flags), rc;
+	if (!err)
+		return 0;
+	char *shown = redacted(url); /* leaves the library's message, which fail_lib reads, alone */
+	const char *s = shown ? shown : "(out of memory)";
 	if (err == PROLLY_ENOTFOUND)
-		return fail(cli, EXIT_STORE, "no store at %s", shown);
-	if (err) {
-		int code = fail_lib(cli, err, "cannot open store %s", shown);
-		return code == EXIT_USAGE ? EXIT_USAGE : EXIT_STORE;
-	}
-	return 0;
+		rc = fail(cli, EXIT_STORE, "no store at %s", s);
+	else
+		rc = fail_lib(cli, err, "cannot open store %s", s) == EXIT_USAGE ? EXIT_USAGE : EXIT_STORE;
+	free(shown);
+	return rc;
 }
 
 /* The current directory as the shell spelled it ($PWD, when that names it: the symlinks the user
@@ -107,14 +108,16 @@ static void print_copied(const prolly_sync_stats *st)
 
 static int print_remote(void *payload, const char *name, const char *url)
 {
-	char shown[512];
+	char *shown = redacted(url);
 	(void)payload;
-	prolly_redact_url(shown, sizeof(shown), url);
+	if (!shown)
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
 	printf("%s\t", name);
 	/* Another client may have stored the URL: its bytes must not drive the terminal. */
-	text_write(stdout, shown);
+	int rc = text_write(stdout, shown) ? prolly_set_error(PROLLY_ENOMEM, "out of memory") : 0;
 	putchar('\n');
-	return 0;
+	free(shown);
+	return rc;
 }
 
 int cmd_remote(struct cli *cli, int argc, char **argv)
@@ -227,7 +230,7 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 	struct refs r = {NULL, NULL, 0, 0, NULL};
 	prolly_sync_stats st = PROLLY_SYNC_STATS_INIT;
 	size_t have = 0, n_heads = 0, n_shown = 0;
-	char shown[512], *origin = NULL, *dest = NULL;
+	char *shown = NULL, *origin = NULL, *dest = NULL;
 	int n_pos, rc, err;
 
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)))
@@ -253,7 +256,10 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "cannot read the destination");
 		goto cleanup;
 	}
-	prolly_redact_url(shown, sizeof(shown), pos[1]);
+	if (!(shown = redacted(pos[1]))) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
+	}
 	if (have) {
 		rc = fail(cli, EXIT_USAGE, "%s already has branches: clone only into a new store", shown);
 		goto cleanup;
@@ -321,6 +327,7 @@ cleanup:
 	prolly_close(src);
 	free(origin);
 	free(dest);
+	free(shown);
 	return rc;
 }
 

@@ -95,7 +95,20 @@ int parse_args(struct cli *cli, int argc, char **argv, const struct opt *opts, c
 
 const char *shown_arg(struct shown *buf, const char *arg)
 {
-	prolly_redact_url(buf->text, sizeof(buf->text), arg);
+	static const char cut[] = " ...";
+	char *whole = redacted(arg);
+	size_t n = whole ? strlen(whole) : 0, h = sizeof(buf->text) - sizeof(cut);
+	if (!whole) /* out of memory: what fits, passwords hidden all the same */
+		prolly_redact_url(buf->text, sizeof(buf->text), arg);
+	else if (n < sizeof(buf->text))
+		memcpy(buf->text, whole, n + 1);
+	else { /* a cut says so; it falls at the start of a UTF-8 character */
+		while (h > 0 && ((unsigned char)whole[h] & 0xC0) == 0x80)
+			h--;
+		memcpy(buf->text, whole, h);
+		memcpy(buf->text + h, cut, sizeof(cut));
+	}
+	free(whole);
 	return buf->text;
 }
 

@@ -408,17 +408,19 @@ int main(int argc, char **argv)
 	if (!cli.cmd)
 		return fail(&cli, EXIT_USAGE, "unknown command '%s' (see 'prolly --help')",
 		            shown_arg(&sh, argv[i]));
-	prolly_redact_url(cli.store_shown, sizeof(cli.store_shown), cli.store_url);
 	if (!*cli.store_url) {
 		cli.cmd = NULL;
 		return fail(&cli, EXIT_USAGE, "the store URL is empty");
 	}
-	rc = read_commit_time(&cli.time_us);
-	if (rc)
-		return rc;
-	cli.argc = argc - i;
-	cli.argv = argv + i;
-	rc = run_command(&cli, argc - i, argv + i);
-	prolly_close(cli.db);
-	return finish_output(&cli, rc);
+	if (!(cli.store_shown = redacted(cli.store_url)))
+		return fail(&cli, EXIT_STORE, "out of memory");
+	if (!(rc = read_commit_time(&cli.time_us))) {
+		cli.argc = argc - i;
+		cli.argv = argv + i;
+		rc = run_command(&cli, argc - i, argv + i);
+		prolly_close(cli.db);
+		rc = finish_output(&cli, rc);
+	}
+	free(cli.store_shown);
+	return rc;
 }

@@ -47,16 +47,23 @@ int text_write(FILE *f, const char *s)
 	return rc;
 }
 
+char *redacted(const char *url)
+{
+	size_t cap = 3 * strlen(url) + 16; /* "***" for a 1-byte secret: never cut */
+	char *shown = malloc(cap);
+	if (shown)
+		prolly_redact_url(shown, cap, url);
+	return shown;
+}
+
 /* Whether arg carries a password (prolly_redact_url changes it): a URL typed where a branch,
  * remote, key or number goes, which the library's messages quote as it is ("branch name
  * 'postgresql://u:PASSWORD@h/db' holds byte 0x3a"). 1, 0, or -1 when out of memory. */
 static int carries_secret(const char *arg)
 {
-	size_t cap = 3 * strlen(arg) + 16; /* "***" for a 1-byte secret */
-	char *shown = malloc(cap);
+	char *shown = redacted(arg);
 	if (!shown)
 		return -1;
-	prolly_redact_url(shown, cap, arg);
 	int differs = strcmp(shown, arg) != 0;
 	free(shown);
 	return differs;
