@@ -951,21 +951,31 @@ PROLLY_API void prolly_commit_free(prolly_commit *c);
 /* Creates a commit object in txn (published when the txn commits). time_us 0 means now (the
  * handle's opts.clock_us when set). The history walks (log, merge base) are fastest when a
  * commit's time is later than its parents'; prolly_commit_edits and prolly_merge_branches ensure
- * it. tree must be in the store or made in txn (a store holds a commit only with its tree: K6 in
- * prolly/store.h); it is found in txn or the cache without a store call when it was just made or
- * read, else read once. The parents must be in the store too, or made in txn: one made in txn,
- * or read as a branch head in txn (prolly_commit_edits, merges) or by this handle at the txn's gc
- * epoch, costs nothing; the others are read in one store call, which checks that each is a
- * commit. Errors: PROLLY_EINVAL (out, txn or tree NULL, parents NULL with n_parents > 0, a txn
- * committed already, a parent that is not a commit, such as a tree id: the message names it);
- * PROLLY_ENOTFOUND (tree absent, or a parent absent: the message names it); PROLLY_ETOOBIG (a
- * message over PROLLY_MAX_MESSAGE bytes); PROLLY_ECONFLICT (a parent absent because a gc ran since the txn began, as when a branch head
+ * it, and prolly_next_commit_time gives such a time for commits made here. tree must be in the
+ * store or made in txn (a store holds a commit only with its tree: K6 in prolly/store.h); it is
+ * found in txn or the cache without a store call when it was just made or read, else read once.
+ * The parents must be in the store too, or made in txn: one made in txn, or read as a branch head
+ * in txn (prolly_commit_edits, merges) or by this handle at the txn's gc epoch, costs nothing; the
+ * others are read in one store call, which checks that each is a commit. Errors: PROLLY_EINVAL
+ * (out, txn or tree NULL, parents NULL with n_parents > 0, a txn committed already, a parent that
+ * is not a commit, such as a tree id: the message names it); PROLLY_ENOTFOUND (tree absent, or a
+ * parent absent: the message names it); PROLLY_ETOOBIG (a message over PROLLY_MAX_MESSAGE bytes);
+ * PROLLY_ECONFLICT (a parent absent because a gc ran since the txn began, as when a branch head
  * the txn read was left behind by other commits and collected: retry, as after a lost race; the
  * store's epoch is read to tell, one more store call on this failure only); PROLLY_ENOMEM; store
  * errors. *out is untouched on failure. */
 PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                                     const prolly_id *parents, size_t n_parents, int64_t time_us,
                                     const char *message);
+
+/* The time for a new commit over parents[0..n-1] (decoded, as prolly_commit_read gives them),
+ * to pass to prolly_commit_create: db's now (its opts.clock_us when set, else the wall clock;
+ * db NULL: the wall clock), or 1 microsecond after the newest parent when that is not earlier
+ * (INT64_MAX stays INT64_MAX), the rule the library's own commits on a branch follow, so that a
+ * commit is newer than its ancestors whatever the clocks do. parents may be NULL when n is 0; a
+ * NULL parents[i] is skipped. No error; reads only db's options; any thread. */
+PROLLY_API int64_t prolly_next_commit_time(const prolly_db *db, const prolly_commit *const *parents,
+                                           size_t n);
 
 /* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~',
  * not 64 hex digits (that spells a commit id; shorter all-hex names are allowed and win over a

@@ -111,6 +111,20 @@ int64_t prolly__branch_time(const prolly_db *db, int64_t newest_parent)
 		return now;
 	return newest_parent < INT64_MAX ? newest_parent + 1 : newest_parent; /* BR2 */
 }
+
+/* BR2 for the commits callers make with prolly_commit_create: the CLI's and the PostgreSQL
+ * extension's merges, picks and edits. */
+int64_t prolly_next_commit_time(const prolly_db *db, const prolly_commit *const *parents, size_t n)
+{
+	int64_t newest = INT64_MIN;
+	int any = 0;
+	for (size_t i = 0; parents && i < n; i++)
+		if (parents[i] && (!any || parents[i]->time_us > newest)) {
+			newest = parents[i]->time_us;
+			any = 1;
+		}
+	return any ? prolly__branch_time(db, newest) : prolly__db_now(db);
+}
 /* ------------------------------------------------------------------------------------------ */
 /* Branch heads and moves                                                                     */
 /* ------------------------------------------------------------------------------------------ */

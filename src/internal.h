@@ -640,7 +640,7 @@ int prolly__commit_tree_stored(prolly_db *db, const prolly_commit *c, const char
 int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n_protected,
                        unsigned retain, prolly_id **commits, size_t *n_commits, prolly_id **trees,
                        size_t *n_trees);
-/* The library's clock: opts.clock_us when set, else the wall clock. */
+/* The library's clock: opts.clock_us when set, else (also for db NULL) the wall clock. */
 int64_t prolly__db_now(const prolly_db *db);
 
 /* ------------------------------------------------------------------------------------------ */

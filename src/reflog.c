@@ -85,7 +85,7 @@ _Static_assert(PROLLY__REFLOG_FIXED == PROLLY__REFLOG_OFF_OP + PROLLY__REFLOG_OP
 
 int64_t prolly__db_now(const prolly_db *db)
 {
-	return db->opts.clock_us ? db->opts.clock_us : prolly__now_us();
+	return db && db->opts.clock_us ? db->opts.clock_us : prolly__now_us();
 }
 
 static int op_valid(const char *op, size_t len)

@@ -367,6 +367,43 @@ TM_BOTH_STORES(commit_stored_damage)
 	tm_db_close(&t);
 }
 
+/* prolly_next_commit_time, the time the CLI and the SQL functions give their commits: the
+ * handle's clock, or one past the newest parent when that is not earlier (BR2). */
+PT_TEST(next_commit_time)
+{
+	prolly_db *db = tm_open_mem(0);
+	PT_REQUIRE(db);
+	prolly_commit a, b, top;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&top, 0, sizeof(top));
+	a.time_us = 500;
+	b.time_us = 2000;
+	top.time_us = INT64_MAX;
+	const prolly_commit *ab[] = {&a, &b}, *one[] = {&a}, *gap[] = {NULL, &b}, *max[] = {&top};
+	db->opts.clock_us = 1000;
+	PT_CHECK(prolly_next_commit_time(db, NULL, 0) == 1000);
+	PT_CHECK(prolly_next_commit_time(db, one, 1) == 1000);
+	PT_CHECK(prolly_next_commit_time(db, ab, 2) == 2001);
+	PT_CHECK(prolly_next_commit_time(db, gap, 2) == 2001);
+	PT_CHECK(prolly_next_commit_time(db, max, 1) == INT64_MAX);
+	db->opts.clock_us = 2000;
+	PT_CHECK(prolly_next_commit_time(db, ab, 2) == 2001);
+	db->opts.clock_us = 2002;
+	PT_CHECK(prolly_next_commit_time(db, ab, 2) == 2002);
+	/* The wall clock: with clock_us 0, and for no handle at all. */
+	db->opts.clock_us = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t before = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	int64_t t1 = prolly_next_commit_time(db, ab, 2), t2 = prolly_next_commit_time(NULL, one, 1);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t after = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	PT_CHECK(t1 >= before && t1 <= after && t2 >= t1 && t2 <= after);
+	PT_CHECK(prolly_next_commit_time(NULL, max, 1) == INT64_MAX);
+	prolly_close(db);
+}
+
 /* ---- branches ------------------------------------------------------------------------------ */
 
 /* prolly_branch_commit: head, commit and root in one store call where the store can (the memory

@@ -28,7 +28,6 @@
 #include "utils/builtins.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 #define HEADS "refs/heads/"
 
@@ -106,20 +105,6 @@ static text *hex_text(const prolly_id *id)
 	char hex[PROLLY_ID_HEX_SIZE];
 	prolly_id_to_hex(hex, id);
 	return cstring_to_text(hex);
-}
-
-/* A commit's time: now, and later than every parent's (or equal to one at INT64_MAX), so that
- * history walks stay ordered, as the engine and the CLI do. */
-static int64_t commit_time(const prolly_commit *const *parents, size_t n)
-{
-	struct timespec ts;
-	int64_t t;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-	for (size_t i = 0; i < n; i++) /* the last microsecond stays: t + 1 would wrap */
-		if (parents[i]->time_us >= t)
-			t = parents[i]->time_us < INT64_MAX ? parents[i]->time_us + 1 : INT64_MAX;
-	return t;
 }
 
 /* Publishes txn (whose only ref update moves branch); a lost compare-and-swap, impossible while
@@ -347,8 +332,8 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 		*out = hc->id;
 	} else if (rc == 0) {
 		const prolly_commit *parent = hc;
-		if ((rc = prolly_commit_create(&cid, txn, &root, &hc->id, 1, commit_time(&parent, 1),
-		                               message)) == 0 &&
+		if ((rc = prolly_commit_create(&cid, txn, &root, &hc->id, 1,
+		                               prolly_next_commit_time(db, &parent, 1), message)) == 0 &&
 		    (rc = prolly_txn_move_branch(txn, branch, &hc->id, &cid)) == 0 &&
 		    (rc = prolly_txn_set_reason(txn, op, NULL)) == 0 && (rc = publish(txn)) == 0)
 			*out = cid;
@@ -609,7 +594,8 @@ Datum pgx_merge(PG_FUNCTION_ARGS)
 				pids[0] = ours;
 				pids[1] = theirs;
 				if ((rc = prolly_commit_create(&result, txn, &root, pids, 2,
-				                               commit_time(parents, 2), message)) == 0 &&
+				                               prolly_next_commit_time(db, parents, 2), message)) ==
+				        0 &&
 				    (rc = prolly_txn_move_branch(txn, into, &ours, &result)) == 0 &&
 				    (rc = prolly_txn_set_reason(txn, "sql-merge", NULL)) == 0)
 					rc = publish(txn);

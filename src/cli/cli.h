@@ -307,13 +307,8 @@ int branch_commit(struct cli *cli, prolly_commit **out, const char *branch);
 /* branch_commit, keeping the commit's id only. */
 int branch_head(struct cli *cli, prolly_id *out, const char *branch);
 
-/* The time of a new commit: cli->time_us (or now when 0), moved forward if needed so that it is
- * later than every parent's (or equal to one at INT64_MAX). History then never goes backwards,
- * whatever the clocks do. */
-int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t n);
-
 /*
- * Applies edits to the tree of commit `head`, creates a commit (parent head, time commit_time(),
+ * Applies edits to the tree of commit `head`, creates a commit (parent head, time prolly_next_commit_time(),
  * message) and moves `branch` from head to it by compare-and-swap, in one store write. out
  * receives the new commit (or head, when the tree is unchanged: see commit_changes). Returns 0 or
  * an exit code (reported; EXIT_RACE when the branch moved).

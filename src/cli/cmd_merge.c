@@ -209,8 +209,8 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 	}
 	prolly_id parents[2] = {ours, theirs};
 	const prolly_commit *pc[2] = {ours_c, theirs_c};
-	if ((err = prolly_commit_create(&cid, txn, &merged, parents, 2, commit_time(cli, pc, 2),
-	                                msg)) ||
+	if ((err = prolly_commit_create(&cid, txn, &merged, parents, 2,
+	                                prolly_next_commit_time(cli->db, pc, 2), msg)) ||
 	    (err = prolly_txn_move_branch(txn, into, &ours, &cid))) {
 		rc = fail_lib(cli, err, "cannot commit the merge");
 		goto cleanup;

@@ -101,7 +101,8 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 		msg = auto_msg;
 	}
 	const prolly_commit *pc = head_c;
-	if ((err = prolly_commit_create(&cid, txn, &root, &head, 1, commit_time(cli, &pc, 1), msg)) ||
+	if ((err = prolly_commit_create(&cid, txn, &root, &head, 1,
+	                                prolly_next_commit_time(cli->db, &pc, 1), msg)) ||
 	    (err = prolly_txn_move_branch(txn, pos[0], &head, &cid))) {
 		rc = fail_lib(cli, err, "cannot commit to '%s'", pos[0]);
 		goto cleanup;

@@ -42,7 +42,8 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	prolly_id_empty_tree(&empty);
 	err = prolly_txn_begin(&txn, cli->db);
 	if (!err)
-		err = prolly_commit_create(&cid, txn, &empty, NULL, 0, commit_time(cli, NULL, 0), "init");
+		err = prolly_commit_create(&cid, txn, &empty, NULL, 0,
+		                           prolly_next_commit_time(cli->db, NULL, 0), "init");
 	if (!err)
 		err = prolly_txn_move_branch(txn, "main", NULL, &cid);
 	if (!err)

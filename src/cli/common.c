@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const struct opt *find_long(const struct opt *opts, const char *name, size_t len)
 {
@@ -309,20 +308,6 @@ int publish_branch(struct cli *cli, prolly_txn *txn, const char *branch)
 	return 0;
 }
 
-int64_t commit_time(struct cli *cli, const prolly_commit *const *parents, size_t n)
-{
-	int64_t t = cli->time_us;
-	if (t == 0) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-	}
-	for (size_t i = 0; i < n; i++) /* the last microsecond stays: t + 1 would wrap */
-		if (parents[i]->time_us >= t)
-			t = parents[i]->time_us < INT64_MAX ? parents[i]->time_us + 1 : INT64_MAX;
-	return t;
-}
-
 /* How many times a commit of edits reads the moved head again before it gives up (exit 4). */
 #define COMMIT_ATTEMPTS 32
 
@@ -390,7 +375,8 @@ int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const pr
 		goto cleanup;
 	}
 	const prolly_commit *parent = c;
-	err = prolly_commit_create(&cid, txn, &root, head, 1, commit_time(cli, &parent, 1), message);
+	err = prolly_commit_create(&cid, txn, &root, head, 1,
+	                           prolly_next_commit_time(cli->db, &parent, 1), message);
 	if (err) {
 		rc = fail_lib(cli, err, "cannot create a commit");
 		goto cleanup;
