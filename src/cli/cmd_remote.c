@@ -46,10 +46,11 @@ static char *current_dir(void)
  * push runs from any directory and would read a relative path from there (exit 5, no store). */
 static int recorded_url(struct cli *cli, char **out, const char *url)
 {
-	const char *path = url + strlen("lmdb:");
+	int lmdb = strncmp(url, "lmdb:", 5) == 0;
+	const char *path = lmdb ? url + 5 : "";
 	char *dir = NULL;
 	*out = NULL;
-	if (strncmp(url, "lmdb:", 5) != 0 || path[0] == '/' || path[0] == 0) {
+	if (!lmdb || path[0] == '/' || path[0] == 0) {
 		*out = strdup(url);
 	} else if (!(dir = current_dir())) {
 		struct shown sh;
