@@ -7,7 +7,8 @@
 # with 64-hex ids replaced by <idN> and the directory by <dir> (normalize below), must equal
 # cases/NAME.out. Prints TAP ("ok N - NAME" or "not ok N - NAME" followed by the diff as
 # comments) and "# N passed, N failed" last; exits 1 if any case failed. With UPDATE=1 the .out files are (re)written instead: review them by hand.
-# Cases run in parallel, JOBS at a time (default: the number of CPUs).
+# Cases run in parallel, JOBS at a time (default: the number of CPUs), each stopped after
+# CASE_TIMEOUT seconds (default 600; 0: no limit), which fails it with a line saying so.
 #
 # PostgreSQL: a case with a line "#@ any-store" does not depend on the store, so it runs a second
 # time (reported as "pg/NAME") with PROLLY_STORE set to a fresh, empty database on
@@ -170,11 +171,21 @@ normalize() {
 
 # Runs case $1 with store URL $3 (empty: lib.sh's lmdb:store); writes its normalized transcript
 # to $2.
+case_timeout=${CASE_TIMEOUT:-600}
+limit=()
+if [ "$case_timeout" != 0 ] && command -v timeout >/dev/null 2>&1; then
+	limit=(timeout -k 10 "$case_timeout")
+fi
 run_case() {
-	local c=$1 result=$2 url=$3 tmp
+	local c=$1 result=$2 url=$3 tmp rc
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/prolly-cli.XXXXXX")
-	(cd "$tmp" && PROLLY_BIN=$bin bash -c '. "$1"; [ -z "$3" ] || PROLLY_STORE=$3; . "$2"' \
-		case "$here/lib.sh" "$c" "$url" 2>&1) | normalize "$url" "$tmp" >"$result"
+	(cd "$tmp" && PROLLY_BIN=$bin "${limit[@]}" bash -c \
+		'. "$1"; [ -z "$3" ] || PROLLY_STORE=$3; . "$2"' case "$here/lib.sh" "$c" "$url" 2>&1) |
+		normalize "$url" "$tmp" >"$result"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 124 ] && [ ${#limit[@]} -gt 0 ]; then
+		echo "[the case timed out after ${case_timeout}s]" >>"$result"
+	fi
 	chmod -R u+w "$tmp" 2>/dev/null
 	rm -rf "$tmp"
 }
