@@ -1420,8 +1420,10 @@ typedef int (*prolly_proof_fn)(void *payload, const prolly_slice *key, const pro
  * to key (or every node whose span meets the range, and their ancestors), verbatim: its size is
  * about height nodes for a key, plus the leaves of the range for a range. Format: docs/format.md,
  * "Proofs" (versioned). Reads one tree level per store call.
- * Errors: PROLLY_EINVAL (NULL argument, to before key), PROLLY_ETOOBIG (a key over
- * PROLLY_MAX_KEY), PROLLY_ENOTFOUND (root not in the store), PROLLY_ECORRUPT, PROLLY_ENOMEM,
+ * Errors: PROLLY_EINVAL (NULL argument, a key or to with a size and no data, to before key),
+ * PROLLY_ETOOBIG (a key over PROLLY_MAX_KEY, or a range whose proof would hold more than 2^24
+ * nodes, the most prolly_proof_verify reads), PROLLY_ENOTFOUND (root not in the store),
+ * PROLLY_ECORRUPT (a node damaged, or root the id of a commit rather than a tree), PROLLY_ENOMEM,
  * store errors. Threads: as any read.
  */
 PROLLY_API int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *root,
@@ -1431,7 +1433,11 @@ PROLLY_API int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *roo
  * Checks proof[0..size) against tree id `tree` with hashing alone (no store, no handle): every
  * node the walk from the root to the key (or across the range) needs must be in the proof and
  * hash to the id its parent names. On success *claim (may be NULL) says what it is about and fn
- * (may be NULL) receives what it proves. Errors: PROLLY_ECORRUPT (not a valid proof of this
+ * (may be NULL) receives what it proves. *claim is filled once the proof's bytes have been read
+ * and its nodes hashed, before the walk and fn's first call (fn may read it through its
+ * payload): it is untouched when the bytes are refused (malformed, truncated, a newer format),
+ * but after a failure of the walk (a node missing or changed, fn's non-zero return) it holds
+ * what the proof claims, unproven. Errors: PROLLY_ECORRUPT (not a valid proof of this
  * tree: malformed, truncated, a node missing or changed; the message says which),
  * PROLLY_EVERSION (a newer proof format), PROLLY_EINVAL (NULL tree, or proof with a size),
  * PROLLY_ENOMEM, or fn's non-zero return. Allocates only for its duration; thread-safe.

@@ -793,6 +793,12 @@ PT_TEST(sync_remotes_proofs)
 	OUT(PROLLY_ECORRUPT, "", prolly_proof_verify(&claim, &root, junk, sizeof(junk), NULL, NULL),
 	    claim.range == (int)0xabababab);
 	OUT(PROLLY_ECORRUPT, "", prolly_proof_verify(NULL, &root, NULL, 0, NULL, NULL), 1);
+	/* A well-formed proof of another tree: the claim is filled before the walk (fn may read it),
+	 * so it holds the proof's unproven claim when the walk then fails, as the header says. */
+	OUT(PROLLY_ECORRUPT, "not of this tree",
+	    (prolly_prove(&b, db, &root, &k, NULL),
+	     prolly_proof_verify(&claim, &empty, b.ptr, b.size, NULL, NULL)),
+	    claim.range == 0 && claim.key.size == 1);
 }
 
 int main(int argc, char **argv)
