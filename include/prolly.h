@@ -1180,10 +1180,14 @@ PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const 
  * is written); PROLLY_ECONFLICT if `into` moved meanwhile. Without a merge base it refuses:
  * PROLLY_ENOTFOUND when the histories are unrelated, PROLLY_EPRUNED when retention removed the
  * base or its tree, unless opts->allow_unrelated (empty base) or opts->base (that commit).
- * PROLLY_ENOTFOUND also when `into` or `from` is no branch; PROLLY_EINVAL (db, into or from NULL,
- * a bad branch name: `from` is a branch name too, not a revision spec). The
- * move is reflogged as "merge" or "fast-forward". out_commit, stats and opts may be NULL; an
- * unknown opts->version or stats->version is PROLLY_EINVAL before anything is read. */
+ * PROLLY_ENOTFOUND also when `into` or `from` is no branch, or opts->base is not in the store;
+ * PROLLY_EINVAL (db, into or from NULL, a bad branch name: `from` is a branch name too, not a
+ * revision spec; opts->base the id of a tree or a reflog entry rather than a commit; the
+ * resolver errors of prolly_merge); PROLLY_ETOOBIG (a message over PROLLY_MAX_MESSAGE bytes);
+ * PROLLY_ECORRUPT (a head, the base or a node damaged); PROLLY_EUNSUPPORTED (a handle opened with
+ * PROLLY_OPEN_READONLY); resolve_fn's error; PROLLY_ENOMEM; store errors. The move is reflogged
+ * as "merge" or "fast-forward". out_commit, stats and opts may be NULL; an unknown opts->version
+ * or stats->version is PROLLY_EINVAL before anything is read. */
 PROLLY_API int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats,
                                      prolly_db *db, const char *into, const char *from,
                                      const prolly_merge_options *opts, const char *message);

@@ -75,6 +75,10 @@ int prolly_merge_branches(prolly_id *out_commit, prolly_merge_stats *stats, prol
 	} else {
 		if (have_base) {
 			if ((rc = prolly__commits_read(db, heads, 3, cs))) {
+				/* The caller's base naming a tree or a reflog entry is bad input, as for every
+				 * id a caller passes as a commit; the heads' damage stays PROLLY_ECORRUPT. */
+				if (opts && opts->base)
+					rc = prolly__commit_named_error(db, rc, opts->base, "base");
 				if (rc == PROLLY_ENOTFOUND && !(opts && opts->base))
 					rc = prolly_set_error(PROLLY_EPRUNED,
 					                      "the merge base of '%s' and '%s' is gone (removed by "

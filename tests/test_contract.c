@@ -666,6 +666,17 @@ PT_TEST(commits_and_branches)
 	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, "main", "a..", NULL, "m"), SAME(id));
 	OUT(ENOTF, "nope", prolly_merge_branches(&id, NULL, db, "main", "nope", NULL, "m"), SAME(id));
 	OUT(ENOTF, "nope", prolly_merge_branches(&id, NULL, db, "nope", "main", NULL, "m"), SAME(id));
+	/* An explicit base (branch b2 at main's parent): absent, or the id of a tree (bad input, as
+	 * for every commit argument). */
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
+	OUT(ENOTF, "",
+	    (prolly_branch_create(db, "b2", &first), mo.base = &absent,
+	     prolly_merge_branches(&id, NULL, db, "b2", "main", &mo, NULL)),
+	    SAME(id));
+	OUT(EINV, "tree",
+	    (prolly_branch_create(db, "b2", &first), mo.base = &root,
+	     prolly_merge_branches(&id, NULL, db, "b2", "main", &mo, NULL)),
+	    SAME(id));
 	CASE(EINV, "", prolly_gc(NULL, NULL));
 #undef C_SAME
 }
