@@ -609,17 +609,19 @@ PROLLY_API int prolly_get_many(prolly_db *db, const prolly_id *root, const proll
                                size_t n, prolly_value_fn fn, void *payload);
 
 /* Number of records in the tree, in O(1) (read from the root). PROLLY_EINVAL (NULL argument);
- * PROLLY_ENOTFOUND if root is not stored. */
+ * PROLLY_ENOTFOUND if root is not stored; PROLLY_ECORRUPT if the root is damaged or is not a
+ * tree node (a commit id, say); store errors. */
 PROLLY_API int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root);
 
-/* Number of keys strictly less than key, in O(height). PROLLY_EINVAL (out, db or root NULL, key
- * NULL with klen > 0); PROLLY_ENOTFOUND if root is not stored. */
+/* Number of keys strictly less than key, in O(height) (a key longer than PROLLY_MAX_KEY is
+ * ranked like any other). PROLLY_EINVAL (out, db or root NULL, key NULL with klen > 0);
+ * PROLLY_ENOTFOUND if root is not stored; PROLLY_ECORRUPT, store errors, as prolly_count. */
 PROLLY_API int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key,
                            size_t klen);
 
 /* The record at position index (0-based, key order), in O(height). PROLLY_ENOTFOUND if
- * index >= count (or root is not stored); PROLLY_EINVAL (db or root NULL). key or value may be
- * NULL. */
+ * index >= count (or root is not stored); PROLLY_EINVAL (db or root NULL); PROLLY_ECORRUPT,
+ * store errors, as prolly_count; PROLLY_ENOMEM. key or value may be NULL. */
 PROLLY_API int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db,
                              const prolly_id *root, uint64_t index);
 
@@ -679,12 +681,19 @@ PROLLY_API int prolly_range_init(prolly_range *range, unsigned version);
 
 /* Opens a cursor over tree root limited to range (NULL: the whole tree; an unknown
  * range->version is PROLLY_EINVAL). Nodes are loaded in batches (the next leaves of a parent in
- * one store call). */
+ * one store call). The root is read here, unless the range is empty (its bounds admit no key):
+ * such a cursor reads nothing and its first prolly_cursor_next is PROLLY_ITEROVER, whatever root
+ * names. Errors: PROLLY_EINVAL (out, db or root NULL, a bound or the prefix with a size and no
+ * data); PROLLY_ENOTFOUND (root not in the store); PROLLY_ECORRUPT (the root damaged or not a
+ * tree node); PROLLY_ENOMEM; store errors. *out is untouched on failure. */
 PROLLY_API int prolly_cursor_open(prolly_cursor **out, prolly_db *db, const prolly_id *root,
                                   const prolly_range *range);
 
 /* Moves to the next record. key and value (either may be NULL) point into the cursor's node and
- * stay valid until the next call on the cursor or its free. Returns PROLLY_ITEROVER at the end. */
+ * stay valid until the next call on the cursor or its free. Returns PROLLY_ITEROVER at the end.
+ * Loading the next leaves can fail: PROLLY_ECORRUPT (a node below the root missing or damaged),
+ * PROLLY_ENOMEM, store errors; the cursor keeps that error and returns it from every later call
+ * (free it). key and value are untouched on failure. PROLLY_EINVAL for cur NULL. */
 PROLLY_API int prolly_cursor_next(prolly_cursor *cur, prolly_slice *key, prolly_slice *value);
 
 /* Closes the cursor: waits for its read-ahead thread if one is loading, and releases its nodes.
@@ -808,8 +817,11 @@ typedef int (*prolly_diff_fn)(void *payload, const prolly_diff_entry *e);
 /* Reports every difference from tree `from` to tree `to`, in key order, limited to range (NULL:
  * all; prefix and reverse are not supported here and give PROLLY_EINVAL). Subtrees with equal ids
  * are skipped without being read; each level of the changed region is read with one store call.
+ * Equal from and to, or an empty range, read nothing and report nothing (whatever the ids name).
  * PROLLY_ENOTFOUND if from or to is not in the store (as for every read of a tree); a node
- * missing below them is PROLLY_ECORRUPT. */
+ * missing below them is PROLLY_ECORRUPT, as is a root that is not a tree node (a commit id);
+ * PROLLY_EINVAL (db, from, to or fn NULL, an unknown range->version, a bound with a size and no
+ * data); fn's non-zero return; PROLLY_ENOMEM; store errors. */
 PROLLY_API int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
                            const prolly_range *range, prolly_diff_fn fn, void *payload);
 

@@ -414,6 +414,21 @@ PT_TEST(tree_reads)
 	OUT(EINV, "", prolly_cursor_open(&cur, db, NULL, NULL), cur == (void *)&untouched);
 	OUT(ENOTF, "", prolly_cursor_open(&cur, db, &absent, NULL), cur == (void *)&untouched);
 	OUT(EINV, "", prolly_cursor_next(NULL, &k, &v), k.data == NULL && v.data == NULL);
+	/* A commit id where a tree is wanted: damage as the readers see it, outputs untouched. */
+	OUT(PROLLY_ECORRUPT, "commit", prolly_count(&n, db, &head), N_SAME);
+	OUT(PROLLY_ECORRUPT, "commit", prolly_rank(&n, db, &head, "k", 1), N_SAME);
+	OUT(PROLLY_ECORRUPT, "commit", prolly_select(&b, &b, db, &head, 0), B_SAME);
+	OUT(PROLLY_ECORRUPT, "commit", prolly_cursor_open(&cur, db, &head, NULL),
+	    cur == (void *)&untouched);
+	prolly_range bad = PROLLY_RANGE_INIT, none = PROLLY_RANGE_INIT;
+	bad.has_lo = 1;
+	bad.lo = no_data;
+	none.has_lo = none.has_hi = 1;
+	none.lo = key_k; /* lo "k" > hi "": no key fits */
+	OUT(EINV, "no data", prolly_cursor_open(&cur, db, &root, &bad), cur == (void *)&untouched);
+	/* An empty range reads nothing, not even the root: an absent one is no error. */
+	CASE(PROLLY_ITEROVER, "",
+	     (prolly_cursor_open(&cur, db, &absent, &none) ? -100 : prolly_cursor_next(cur, &k, &v)));
 #undef N_SAME
 #undef B_SAME
 }
@@ -519,6 +534,12 @@ PT_TEST(diff_and_merge)
 	CASE(EINV, "reverse", prolly_diff(db, &root, &root, &rev, on_diff, NULL));
 	CASE(ENOTF, "", prolly_diff(db, &absent, &root, NULL, on_diff, NULL));
 	CASE(ENOTF, "", prolly_diff(db, &root, &absent, NULL, on_diff, NULL));
+	CASE(PROLLY_ECORRUPT, "commit", prolly_diff(db, &head, &root, NULL, on_diff, NULL));
+	CASE(0, "", prolly_diff(db, &absent, &absent, NULL, on_diff, NULL)); /* equal: nothing read */
+	prolly_range nodata = PROLLY_RANGE_INIT;
+	nodata.has_hi = 1;
+	nodata.hi = no_data;
+	CASE(EINV, "no data", prolly_diff(db, &root, &empty, &nodata, on_diff, NULL));
 	OUT(EINV, "", prolly_merge(NULL, NULL, txn, &root, &root, &root, NULL), 1);
 	OUT(EINV, "", prolly_merge(&id, NULL, NULL, &root, &root, &root, NULL), SAME(id));
 	OUT(EINV, "", prolly_merge(&id, NULL, txn, NULL, &root, &root, NULL), SAME(id));
