@@ -1103,8 +1103,11 @@ PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const p
  * PROLLY_ECONFLICT (nothing written; run the transaction again on the new head, which
  * *out_commit then holds when known) when a key the edits change was written since base, when
  * every attempt lost its race, or when the branch was deleted; PROLLY_EINVAL (NULL db, base or
- * out_commit, edits NULL with n > 0, a bad branch name); PROLLY_ENOTFOUND (base or the head's
- * commit absent); those of prolly_rebase_edits and the store. Any thread; the
+ * out_commit, edits NULL with n > 0, a bad branch name; base the id of a tree or a reflog entry
+ * rather than a commit, found so once the head has moved from it, when base is read);
+ * PROLLY_ENOTFOUND (base or the head's commit absent); PROLLY_ETOOBIG (a message over
+ * PROLLY_MAX_MESSAGE bytes, an oversized edit); PROLLY_EUNSUPPORTED (a handle opened with
+ * PROLLY_OPEN_READONLY); those of prolly_rebase_edits and the store. Any thread; the
  * commit's time is later than its parent's. */
 PROLLY_API int prolly_commit_edits_on(prolly_id *out_commit, unsigned *out_rebased, prolly_db *db,
                                       const char *branch, const prolly_id *base,

@@ -215,7 +215,8 @@ static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *w
 		rc = prolly_edit_tree(&root, txn, &hc->tree, edits, n);
 	} else {
 		*rebased = 1;
-		if (!*base_c && (rc = prolly__commits_read(db, base, 1, base_c)))
+		/* The caller's base naming a tree is bad input (PROLLY_EINVAL), not damage. */
+		if (!*base_c && (rc = prolly__commit_read_as(base_c, db, base, "base")))
 			goto cleanup;
 		rc = prolly_rebase_edits(&root, txn, &(*base_c)->tree, &hc->tree, edits, n);
 		if (rc == PROLLY_EMERGE) {

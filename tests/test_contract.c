@@ -650,6 +650,8 @@ PT_TEST(commits_and_branches)
 	    SAME(id));
 	OUT(PROLLY_ECONFLICT, "does not exist",
 	    prolly_commit_edits_on(&id, &reb, db, "nope", &head, &edit1, 1, "m", 1), SAME(id));
+	OUT(EINV, "tree", prolly_commit_edits_on(&id, &reb, db, "main", &root, &edit1, 1, "m", 1),
+	    SAME(id));
 	CASE(EINV, "db", prolly_branch_create(NULL, "x", &head));
 	CASE(EINV, "", prolly_branch_create(db, NULL, &head));
 	CASE(EINV, "", prolly_branch_create(db, "x y", &head));
