@@ -285,7 +285,8 @@ PROLLY_API int prolly_set_error(int err, const char *fmt, ...)
 
 /* Built-in stores. Each returns a store the caller owns until handed to prolly_db_new(). */
 
-/* A store in process memory; everything is lost at close. */
+/* A store in process memory; everything is lost at close. PROLLY_EINVAL (out NULL);
+ * PROLLY_ENOMEM. *out is untouched on failure. */
 PROLLY_API int prolly_store_mem_new(prolly_store **out);
 
 /* An LMDB environment in directory `path` (created if missing, with mode 0755 for the directory,
@@ -435,8 +436,8 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  * flags    PROLLY_OPEN_* above.
  *
  * Errors: PROLLY_EINVAL (NULL out or url, unknown URL or flags, READONLY with CREATE, PREVIOUS
- * without READONLY or on a store other than LMDB, an LMDB directory already open read-only in
- * this process opened for writing); PROLLY_ENOTFOUND (no store, without CREATE); PROLLY_ECORRUPT
+ * without READONLY or on a store other than LMDB, an LMDB path that names a file rather than a
+ * directory, an LMDB directory already open read-only in this process opened for writing); PROLLY_ENOTFOUND (no store, without CREATE); PROLLY_ECORRUPT
  * (damaged or incomplete store; see prolly_lmdb_snapshots); PROLLY_EVERSION (newer schema; for
  * LMDB also a data.mdb in another LMDB data format, or a lock.mdb in use by a process of another
  * liblmdb build); PROLLY_ECONFLICT (LMDB: PROLLY_OPEN_READONLY on a read-only file system, where
@@ -734,7 +735,7 @@ PROLLY_API int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *upda
  * has failed, every commit of the txn fails with that write's error and publishes nothing:
  * free it and begin again. PROLLY_EINVAL for txn NULL or committed already; PROLLY_ECONFLICT also
  * when a gc ran since prolly_txn_begin (see there); PROLLY_EUNSUPPORTED on a handle opened with
- * PROLLY_OPEN_READONLY; PROLLY_EFULL; store errors. */
+ * PROLLY_OPEN_READONLY; PROLLY_EFULL; PROLLY_ENOMEM; store errors. */
 PROLLY_API int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_conflicts);
 
 /* Discards the txn if uncommitted. NULL ok. */
@@ -1508,8 +1509,9 @@ typedef int (*prolly_reflog_fn)(void *payload, const prolly_reflog_entry *e);
  * One list_refs call and
  * one batched read of the entries. Returns what fn returned if non-zero; PROLLY_EINVAL for a bad
  * name (a full name too, when what follows refs/heads/ or refs/tags/ breaks the branch name
- * rules; a name of 64 hex digits, which older libraries made, is taken); PROLLY_ECORRUPT for a
- * damaged entry. An empty reflog is not an error. */
+ * rules; a name of 64 hex digits, which older libraries made, is taken; db or fn NULL);
+ * PROLLY_ECORRUPT for a damaged entry or one missing from the store; PROLLY_ENOMEM; store
+ * errors. An empty reflog is not an error. */
 PROLLY_API int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *payload);
 
 /* Re-creates deleted branch `name` at the head its newest "delete" reflog entry removed, and

@@ -280,6 +280,9 @@ PT_TEST(open_stores)
 	OUT(EINV, "", prolly_store_lmdb_open_ex(&st, NULL, 0, 0), ST_SAME);
 	OUT(EINV, "flags", prolly_store_lmdb_open_ex(&st, lmdb_dir, 0, 0x80), ST_SAME);
 	OUT(ENOTF, nowhere, prolly_store_lmdb_open_ex(&st, nowhere, 0, 0), ST_SAME);
+	char file[600]; /* a file where the directory should be */
+	snprintf(file, sizeof(file), "%s/data.mdb", lmdb_dir);
+	OUT(EINV, "not a directory", prolly_store_lmdb_open(&st, file, 0), ST_SAME);
 	OUT(EINV, "", prolly_store_lmdb_open_ex(&st, lmdb_dir, 0, PROLLY_OPEN_PREVIOUS), ST_SAME);
 	CASE(EINV, "", prolly_store_open(NULL, "mem:"));
 	OUT(EINV, "", prolly_store_open(&st, NULL), ST_SAME);
