@@ -567,8 +567,10 @@ PROLLY_API int prolly_open_ex(prolly_db **out, const char *url, const prolly_opt
 
 /* Wraps a store with opts (NULL for defaults); the handle owns the store from now on, also on
  * failure (an unknown opts->version is PROLLY_EINVAL, and the store is closed). PROLLY_EINVAL
- * also for out or store NULL (a store given is closed); PROLLY_EVERSION for a store version
- * this library does not speak (prolly/store.h). */
+ * also for out or store NULL (a store given is closed), or a store lacking one of get_nodes,
+ * write, get_ref, list_refs and close; PROLLY_EVERSION for a store version this library does
+ * not speak (prolly/store.h); PROLLY_ENOMEM; the store's errors from its first call, an empty
+ * write that reads its gc epoch. *out is untouched on failure. */
 PROLLY_API int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);
 
 /* Closes the handle and its store. Every txn, builder and cursor must be freed first. NULL ok. */
@@ -1183,10 +1185,10 @@ typedef int (*prolly_value_history_fn)(void *payload, const prolly_commit *c, co
  * commit counts as a root). The simplification needs each commit's children visited before it,
  * which holds while each commit is newer than its parents (see prolly_log): a commit newer than
  * a child of its can be decided before that child, and the history then leaves out (or
- * misjudges) commits from there down. Errors: PROLLY_EINVAL (NULL db, commit or fn; commit the
- * id of a tree or a reflog entry rather than a commit), PROLLY_ETOOBIG (key
- * longer than PROLLY_MAX_KEY), PROLLY_ENOTFOUND (commit absent), PROLLY_ECORRUPT, store errors,
- * or fn's non-zero return. Thread rules as for prolly_log. */
+ * misjudges) commits from there down. Errors: PROLLY_EINVAL (NULL db, commit or fn, key NULL
+ * with klen > 0; commit the id of a tree or a reflog entry rather than a commit), PROLLY_ETOOBIG
+ * (key longer than PROLLY_MAX_KEY), PROLLY_ENOTFOUND (commit absent), PROLLY_ECORRUPT,
+ * PROLLY_ENOMEM, store errors, or fn's non-zero return. Thread rules as for prolly_log. */
 PROLLY_API int prolly_key_history(prolly_db *db, const prolly_id *commit, const void *key,
                                   size_t klen, prolly_value_history_fn fn, void *payload);
 

@@ -393,6 +393,7 @@ PT_TEST(tree_reads)
 	CASE(EINV, "", prolly_get_many(db, &root, &no_data, 1, on_value, NULL));
 	CASE(0, "", prolly_get_many(db, &root, NULL, 0, on_value, NULL));
 	CASE(ENOTF, "", prolly_get_many(db, &absent, &key_k, 1, on_value, NULL));
+	CASE(ENOTF, "", prolly_get_many(db, &absent, NULL, 0, on_value, NULL));
 	OUT(EINV, "", prolly_count(NULL, db, &root), 1);
 	OUT(EINV, "", prolly_count(&n, NULL, &root), N_SAME);
 	OUT(EINV, "", prolly_count(&n, db, NULL), N_SAME);
@@ -686,6 +687,9 @@ PT_TEST(commits_and_branches)
 	CASE(PROLLY_ETOOBIG, "",
 	     prolly_key_history(db, &head, long_key, sizeof(long_key), on_key_value, NULL));
 	CASE(ENOTF, "", prolly_key_history(db, &absent, "k", 1, on_key_value, NULL));
+	CASE(EINV, "tree", prolly_key_history(db, &root, "k", 1, on_key_value, NULL));
+	CASE(EINV, "tree", prolly_log(db, &root, on_commit, NULL));
+	CASE(0, "", prolly_key_history(db, &head, NULL, 0, on_key_value, NULL)); /* the empty key */
 	OUT(EINV, "db", prolly_merge_branches(&id, NULL, NULL, "main", "main", NULL, "m"), SAME(id));
 	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, NULL, "main", NULL, "m"), SAME(id));
 	OUT(EINV, "", prolly_merge_branches(&id, NULL, db, "main", NULL, NULL, "m"), SAME(id));
