@@ -224,8 +224,19 @@ int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const proll
 			index -= c;
 			j++;
 		}
-		if ((rc = prolly__load1(db, &ws, prolly__node_child(nd, j), &nd)))
+		const prolly_id *child = prolly__node_child(nd, j);
+		if ((rc = prolly__load1(db, &ws, child, &nd)))
 			goto cleanup;
+		/* The parent's count of a child is what the walk trusts: a child holding fewer records
+		 * (a forged tree whose nodes all hash right) would send it past the child's end. */
+		if (nd->count != c) {
+			char hex[PROLLY_ID_HEX_SIZE];
+			prolly_id_to_hex(hex, child);
+			rc = prolly_set_error(PROLLY_ECORRUPT,
+			                      "node %s holds %llu records where its parent counts %llu", hex,
+			                      (unsigned long long)nd->count, (unsigned long long)c);
+			goto cleanup;
+		}
 	}
 	prolly_slice k = prolly__node_key(nd, (uint32_t)index),
 	             v = prolly__node_value(nd, (uint32_t)index);

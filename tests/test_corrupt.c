@@ -777,6 +777,44 @@ PT_TEST(decode_mutation_loop)
 	free_samples(s, n);
 }
 
+/* A tree whose nodes all hash right but whose parent counts more records than its child holds
+ * (forged, or written past the library): select trusted the parent's count and read past the
+ * leaf's end (a wild memcpy under AddressSanitizer) before it checked the child. */
+PT_TEST(select_child_count_lie)
+{
+	prolly_options o = PROLLY_OPTIONS_INIT;
+	prolly_db *db = NULL;
+	prolly__enc e;
+	prolly_buf leaf = PROLLY_BUF_INIT, top = PROLLY_BUF_INIT, k = PROLLY_BUF_INIT;
+	prolly_id lid, tid;
+	o.flags = PROLLY_DB_NO_THREADS;
+	PT_REQUIRE(prolly_open(&db, "mem:", &o) == 0);
+	prolly__enc_init(&e, 0);
+	PT_CHECK_RC(prolly__enc_add_leaf(&e, "a", 1, "1", 1), 0);
+	PT_CHECK_RC(prolly__enc_add_leaf(&e, "b", 1, "2", 1), 0);
+	PT_CHECK_RC(prolly__enc_finish(&e, &leaf), 0);
+	prolly__enc_dispose(&e);
+	prolly__hash(&lid, leaf.ptr, leaf.size);
+	prolly__enc_init(&e, 1);
+	PT_CHECK_RC(prolly__enc_add_child(&e, "b", 1, &lid, 50), 0); /* the leaf holds 2 */
+	PT_CHECK_RC(prolly__enc_finish(&e, &top), 0);
+	prolly__enc_dispose(&e);
+	prolly__hash(&tid, top.ptr, top.size);
+	prolly_store_node nodes[2] = {{lid, leaf.ptr, leaf.size}, {tid, top.ptr, top.size}};
+	prolly_store_write w;
+	memset(&w, 0, sizeof(w));
+	w.nodes = nodes;
+	w.n_nodes = 2;
+	PT_CHECK_RC(prolly__store_write(db, &w), 0);
+	PT_CHECK_RC(prolly_select(&k, NULL, db, &tid, 1), PROLLY_ECORRUPT); /* either way */
+	PT_CHECK_RC(prolly_select(&k, NULL, db, &tid, 40), PROLLY_ECORRUPT);
+	PT_CHECK(strstr(prolly_last_error(), "where its parent counts 50") != NULL);
+	prolly_buf_dispose(&k);
+	prolly_buf_dispose(&leaf);
+	prolly_buf_dispose(&top);
+	prolly_close(db);
+}
+
 int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);
