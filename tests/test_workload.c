@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SMOKE "bench/workloads/smoke.toml"
@@ -759,6 +760,45 @@ PT_TEST(hash_changes_with_override)
 	PT_CHECK(hw_workload_set(&w, "service.duration_ms", "2000", "--duration-ms", &err) == 0);
 	PT_CHECK(hw_workload_resolve(&w, &err) == 0 && strcmp(h, w.hash) == 0);
 	hw_workload_free(&w);
+}
+
+/* The workload path must name a regular file of at most TOML_MAX_FILE_BYTES: a FIFO with no
+ * writer blocked the load in open(), /dev/zero was read until memory ran out, and a 2 GB sparse
+ * file was read whole (gigabytes) before its first line was looked at. */
+PT_TEST(workload_path_that_is_not_a_small_file_is_refused)
+{
+	hw_workload w;
+	toml_error err;
+	char fifo[512], big[512], ok[512];
+	snprintf(fifo, sizeof(fifo), "%s/fifo.toml", scratch());
+	PT_REQUIRE(mkfifo(fifo, 0600) == 0);
+	PT_CHECK(hw_workload_load(&w, fifo, &err) == -1);
+	PT_CHECKF(strstr(err.text, "fifo.toml: not a regular file") != NULL, "%s", err.text);
+	PT_CHECK(hw_workload_load(&w, "/dev/zero", &err) == -1);
+	PT_CHECKF(strstr(err.text, "/dev/zero: not a regular file") == err.text, "%s", err.text);
+	PT_CHECK(hw_workload_load(&w, scratch(), &err) == -1);
+	PT_CHECKF(strstr(err.text, "not a regular file") != NULL, "%s", err.text);
+	snprintf(big, sizeof(big), "%s/big.toml", scratch());
+	PT_REQUIRE(
+	    truncate(write_file(big, sizeof(big), "big.toml", "schema = 1\n"), INT64_C(2) << 30) == 0);
+	PT_CHECK(hw_workload_load(&w, big, &err) == -1);
+	PT_CHECKF(strstr(err.text, "big.toml: 2147483648 bytes is too large (a workload file is "
+	                           "at most 1048576 bytes)") != NULL,
+	          "%s", err.text);
+	/* at the limit it is read (and parsed: a comment pads it) */
+	snprintf(ok, sizeof(ok), "%s/limit.toml", scratch());
+	FILE *f = fopen(ok, "w");
+	PT_REQUIRE(f != NULL);
+	fputs("schema = 1\n#", f);
+	for (long i = 13; i < TOML_MAX_FILE_BYTES; i++)
+		fputc('x', f);
+	fputc('\n', f);
+	PT_REQUIRE(fclose(f) == 0);
+	PT_CHECKF(hw_workload_load(&w, ok, &err) == 0, "%s", err.text);
+	hw_workload_free(&w);
+	unlink(fifo);
+	unlink(big);
+	unlink(ok);
 }
 
 int main(int argc, char **argv)

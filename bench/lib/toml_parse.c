@@ -20,8 +20,11 @@
 #include "toml_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int parse_value(toml__parser *ps, toml_node *n);
 
@@ -371,30 +374,58 @@ cleanup:
 
 int toml_parse_file(toml_doc **out, const char *path, toml_error *err)
 {
-	FILE *f = NULL;
-	bench_buf b = {0};
-	char chunk[8192];
-	size_t n;
+	struct stat st;
+	char *text = NULL;
+	size_t n = 0;
 	int rc = TOML_ERR;
 	*out = NULL;
-	if (!(f = fopen(path, "rb"))) {
+	/* O_NONBLOCK: a FIFO without a writer would block open() forever; it is refused below. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		toml__set_error(err, path, 0, 0, "", "cannot open: %s", strerror(errno));
 		goto cleanup;
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (bench_buf_put(&b, chunk, n)) {
-			toml__set_error(err, path, 0, 0, "", "out of memory reading the file");
-			goto cleanup;
-		}
-	if (ferror(f)) {
-		toml__set_error(err, path, 0, 0, "", "read error: %s", strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		toml__set_error(err, path, 0, 0, "", "cannot stat: %s", strerror(errno));
 		goto cleanup;
 	}
-	rc = toml_parse_buffer(out, b.p ? b.p : "", b.n, path, err);
+	if (!S_ISREG(st.st_mode)) {
+		toml__set_error(err, path, 0, 0, "", "not a regular file");
+		goto cleanup;
+	}
+	if (st.st_size > TOML_MAX_FILE_BYTES) {
+		toml__set_error(err, path, 0, 0, "",
+		                "%lld bytes is too large (a workload file is at most %ld bytes)",
+		                (long long)st.st_size, TOML_MAX_FILE_BYTES);
+		goto cleanup;
+	}
+	/* One byte more than the limit: a file that grew since fstat is caught, not read on. */
+	if (!(text = malloc((size_t)TOML_MAX_FILE_BYTES + 1))) {
+		toml__set_error(err, path, 0, 0, "", "out of memory reading the file");
+		goto cleanup;
+	}
+	for (;;) {
+		ssize_t k = read(fd, text + n, (size_t)TOML_MAX_FILE_BYTES + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			toml__set_error(err, path, 0, 0, "", "read error: %s", strerror(errno));
+			goto cleanup;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+		if (n > (size_t)TOML_MAX_FILE_BYTES) {
+			toml__set_error(err, path, 0, 0, "", "grew past %ld bytes while being read",
+			                TOML_MAX_FILE_BYTES);
+			goto cleanup;
+		}
+	}
+	rc = toml_parse_buffer(out, text, n, path, err);
 cleanup:
-	if (f)
-		fclose(f);
-	free(b.p);
+	if (fd >= 0)
+		close(fd);
+	free(text);
 	return rc;
 }
 
