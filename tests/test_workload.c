@@ -235,7 +235,14 @@ static const bad_case bad_cases[] = {
     {"schema = 1\n[service]\nclients = []\n", 3, "service.clients", "empty"},
     {"schema = 1\n[service]\nrecords = 10\n", 3, "service.records", "10 is out of range"},
     {"schema = 1\n[service]\nvalue_bytes = 0\n", 3, "service.value_bytes", "out of range"},
-    {"schema = 1\n[service]\nvalue_bytes = 1048577\n", 3, "service.value_bytes", "out of range"},
+    /* the library's largest value (PROLLY_MAX_VALUE); the service's values carry a 16-byte
+     * slot, generation and checksum: both were refused only once the run had started */
+    {"schema = 1\n[service]\nvalue_bytes = 65537\n", 3, "service.value_bytes",
+     "65537 is out of range (expected 16 to 65536)"},
+    {"schema = 1\n[service]\nvalue_bytes = 15\n", 3, "service.value_bytes",
+     "15 is out of range (expected 16 to 65536)"},
+    {"schema = 1\n[scale]\nvalue_bytes = 65537\n", 3, "scale.value_bytes",
+     "65537 is out of range (expected 1 to 65536)"},
     {"schema = 1\n[service]\nhot_root_share = 1.5\n", 3, "service.hot_root_share",
      "1.5 is out of range"},
     {"schema = 1\n[service]\nhot_root_share = -0.1\n", 3, "service.hot_root_share", "out of range"},

@@ -116,6 +116,9 @@ enum {
 };
 extern const char *const hw_pattern_names[HW_N_PATTERNS]; /* "append", "random", ... */
 
+/* The smallest service value: each carries its key's slot, a generation and a checksum. */
+#define HW_SERVICE_VALUE_MIN 16
+
 typedef struct hw_service {
 	int enabled;
 	uint64_t records; /* records in each tenant's base tree */

@@ -105,7 +105,8 @@ static const char *const regression_keys[] = {"max_throughput_loss_percent",
                                               "max_relative_qps_loss_percent",
                                               NULL};
 
-#define MAX_VALUE_BYTES (1u << 20)
+/* The library's largest value: a larger one was accepted here and failed the run once started. */
+#define MAX_VALUE_BYTES PROLLY_MAX_VALUE
 #define MAX_COUNT INT64_C(10000000000) /* records, sizes, samples: 10 billion */
 
 /* Of two keys an impossible combination involves, the one to point at: a, if the file has it. */
@@ -183,7 +184,8 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 		return rc < 0 ? -1 : 0;
 	if (hw__get_bool(d, "service.enabled", &s->enabled, err) ||
 	    hw__get_u64(d, "service.records", 16, MAX_COUNT, &s->records, err) ||
-	    hw__get_u32(d, "service.value_bytes", 1, MAX_VALUE_BYTES, &s->value_bytes, err) ||
+	    hw__get_u32(d, "service.value_bytes", HW_SERVICE_VALUE_MIN, MAX_VALUE_BYTES,
+	                &s->value_bytes, err) ||
 	    hw__get_u32_list(d, "service.clients", 4096, s->clients, &s->n_clients, err) ||
 	    hw__get_u32_list(d, "service.pool_sizes", 1024, s->pool_sizes, &s->n_pool_sizes, err) ||
 	    hw__get_u32(d, "service.tenants", 1, 1000000, &s->tenants, err) ||

@@ -34,7 +34,7 @@
 
 #define SVC_KEY_DIGITS 10
 #define SVC_KEY_LEN (1 + SVC_KEY_DIGITS)
-#define SVC_VALUE_MIN 16 /* slot, generation and checksum */
+#define SVC_VALUE_MIN HW_SERVICE_VALUE_MIN /* slot, generation and checksum */
 #define SVC_GEN_SIDE_A 1
 #define SVC_GEN_SIDE_B 2
 #define SVC_GEN_FIRST_WORKER 3
