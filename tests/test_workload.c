@@ -296,6 +296,16 @@ static const bad_case bad_cases[] = {
      "hot_roots is 0"},
     {"schema = 1\n[scale]\nsizes = [1000]\nchanges = 5000\n", 4, "scale.changes",
      "more than the smallest size (1000)"},
+    /* the read samples a scale cell holds in memory at once: gigabytes were allocated (and
+     * touched) once the fixture was built */
+    {"schema = 1\n[scale]\nread_samples = 1000000\nconcurrency = 1024\n", 3, "scale.read_samples",
+     "1000000 samples of 67 bytes x 1024 threads of concurrent_query is 65429 MiB (at most 1024: "
+     "the read samples a cell holds at once)"},
+    {"schema = 1\n[scale]\nvalue_bytes = 65536\noperations = [\"get_warm\"]\n"
+     "read_samples = 20000\n",
+     5, "scale.read_samples", "20000 samples of 65576 bytes is 1250 MiB (at most 1024:"},
+    {"schema = 1\n[scale]\nvalue_bytes = 65536\nconcurrency = 1024\n", 3, "scale.value_bytes",
+     "x 1024 threads of concurrent_query is 640390 MiB"},
     /* syntax */
     {"schema = 1\n[service]\nclients = [1, 4\n", 3, "service.clients", "unterminated array"},
 };

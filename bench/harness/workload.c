@@ -108,6 +108,13 @@ static const char *const regression_keys[] = {"max_throughput_loss_percent",
 /* The library's largest value: a larger one was accepted here and failed the run once started. */
 #define MAX_VALUE_BYTES PROLLY_MAX_VALUE
 #define MAX_COUNT INT64_C(10000000000) /* records, sizes, samples: 10 billion */
+/* Most bytes of scale read samples held at once: each sample is a key (24 bytes), its
+ * expected value and a slice (16), and concurrent_query gives each of its threads a sample of
+ * its own. 1 GiB keeps them, and the copies a query makes of them (its result, the PostgreSQL
+ * key array), within the memory of the machines this runs on; the default profile's use
+ * 21 MiB. */
+#define MAX_SAMPLE_BYTES (UINT64_C(1) << 30)
+#define SAMPLE_OVERHEAD 40
 
 /* Of two keys an impossible combination involves, the one to point at: a, if the file has it. */
 static const char *either(const toml_doc *d, const char *a, const char *b)
@@ -293,6 +300,21 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 	} else if (ch) {
 		return toml_error_at(err, ch, "expected an integer or \"auto\", found %s",
 		                     toml_type_name(toml_node_type(ch)));
+	}
+	/* At most 1e10 x (65536 + 40) x 1024 < 2^63: the product cannot overflow. */
+	uint64_t one = (uint64_t)c->value_bytes + SAMPLE_OVERHEAD;
+	uint64_t threads = (c->operations & 1u << HW_S_CONCURRENT_QUERY) ? (uint64_t)c->concurrency : 1;
+	uint64_t bytes = c->read_samples * one * threads;
+	if (bytes > MAX_SAMPLE_BYTES) {
+		char many[64] = "";
+		if (threads > 1)
+			snprintf(many, sizeof(many), " x %" PRIu64 " threads of concurrent_query", threads);
+		return hw__fail_at(
+		    err, d,
+		    either(d, "scale.read_samples", either(d, "scale.value_bytes", "scale.concurrency")),
+		    "%" PRIu64 " samples of %" PRIu64 " bytes%s is %" PRIu64 " MiB (at most %" PRIu64
+		    ": the read samples a cell holds at once)",
+		    c->read_samples, one, many, bytes >> 20, MAX_SAMPLE_BYTES >> 20);
 	}
 	if (c->changes) {
 		uint64_t smallest = c->sizes[0];
