@@ -447,8 +447,9 @@ typedef void (*h_summary_fn)(hrow *out, const bench_csv *raw, const size_t *rows
  *             p99 increase) and whether the conflict and error rate gates apply; default no
  *             gates for the suite
  *   report    writes the suite's section of report.md; default a table of the summary file
- *   keys, config_size
- *             the suite's own workload section [NAME] (hw_key above)
+ *   keys, config_size, check
+ *             the suite's own workload section [NAME] (hw_key above) and the check of its
+ *             values together
  *   gate_qps, qps_key
  *             relative QPS: with --baseline, each row of the summary whose qps_key columns
  *             (NULL-terminated; NULL: cell_id) equal a baseline row's gets baseline_qps (the
@@ -471,8 +472,13 @@ typedef struct h_suite {
 	const char *gate_throughput, *gate_p99, *gate_p99_unit;
 	int gate_rates;
 	int (*report)(FILE *f, const char *dir, char *err, size_t errn);
-	const hw_key *keys;         /* its workload section (see hw_key); NULL: none of its own */
-	size_t config_size;         /* bytes of the config struct the keys fill */
+	const hw_key *keys; /* its workload section (see hw_key); NULL: none of its own */
+	size_t config_size; /* bytes of the config struct the keys fill */
+	/* Checks the section's values together, what no one key's range can say (NULL: nothing
+	 * to check): non-zero with msg (msgn bytes) and in at[0], at[1] the section's keys involved
+	 * (the error points at the first the file holds; at[1] may stay NULL). Called when the
+	 * workload is read, so that --dry-run refuses what the run would. */
+	int (*check)(const void *config, const char *at[2], char *msg, size_t msgn);
 	const char *gate_qps;       /* summary column compared as relative QPS; NULL: none */
 	const char *const *qps_key; /* summary columns naming a cell across runs; NULL: cell_id */
 } h_suite;

@@ -233,6 +233,24 @@ static int read_section(const h_suite *s, unsigned char *cfg, const toml_doc *d,
 	return 0;
 }
 
+/* The suite's check of its values together; the error points at the first key involved that
+ * the file holds (else at the section, or the file). */
+static int check_section(const h_suite *s, const void *cfg, const toml_doc *d, toml_error *err)
+{
+	const char *at[2] = {NULL, NULL};
+	char msg[400] = "", path[KEYN];
+	if (!s->check || s->check(cfg, at, msg, sizeof(msg)) == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s%s%s", s->name, at[0] ? "." : "", at[0] ? at[0] : "");
+	if (at[1] && !toml_find(toml_root(d), path)) {
+		char other[KEYN];
+		snprintf(other, sizeof(other), "%s.%s", s->name, at[1]);
+		if (toml_find(toml_root(d), other))
+			memcpy(path, other, sizeof(path));
+	}
+	return hw__fail_at(err, d, path, "%s", msg);
+}
+
 int hw__sections_read(hw_workload *v, const toml_doc *d, toml_error *err)
 {
 	const h_suite *const *t = hw__suites(v);
@@ -243,7 +261,8 @@ int hw__sections_read(hw_workload *v, const toml_doc *d, toml_error *err)
 			return hw__errorf(err, t[i]->name, "", "more than %d suites", HW_MAX_SUITES);
 		if (!(v->sections[i] = calloc(1, t[i]->config_size ? t[i]->config_size : 1)))
 			return hw__errorf(err, t[i]->name, "", "out of memory");
-		if (read_section(t[i], v->sections[i], d, err))
+		if (read_section(t[i], v->sections[i], d, err) ||
+		    check_section(t[i], v->sections[i], d, err))
 			return -1;
 	}
 	return 0;

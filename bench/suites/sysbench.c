@@ -609,30 +609,52 @@ cleanup:
 /* The suite                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-static int check_config(const sb_config *cfg, char *err, size_t errn)
+/* Most bytes of the tables' k prefix sums (sb_data_init: 8 bytes a row, held for the whole
+ * suite): 1 GiB is 134 million rows, ten times the largest sysbench profile run here, while 64
+ * tables of a billion rows asked for 512 GB. */
+#define SB_MAX_PREFIX_BYTES (UINT64_C(1) << 30)
+
+/* h_suite.check: what the keys ask for together (the workload refuses it, naming the key). */
+static int check_config(const void *config, const char *at[2], char *msg, size_t msgn)
 {
+	const sb_config *cfg = config;
 	uint64_t most = cfg->oltp_range_size;
+	at[0] = "oltp_range_size";
+	if (!cfg->enabled)
+		return 0;
 	for (int i = 0; i < cfg->range_lengths.n; i++)
 		if (cfg->range_lengths.v[i] > most)
-			most = cfg->range_lengths.v[i];
+			most = cfg->range_lengths.v[i], at[0] = "range_lengths";
 	for (int i = 0; i < cfg->inlist_sizes.n; i++)
 		if (cfg->inlist_sizes.v[i] > most)
-			most = cfg->inlist_sizes.v[i];
+			most = cfg->inlist_sizes.v[i], at[0] = "inlist_sizes";
+	at[1] = "table_size";
 	if (most > cfg->table_size) {
-		snprintf(err, errn,
-		         "sysbench: a range or in-list of %" PRIu64
-		         " ids does not fit in table_size = %" PRIu64,
+		snprintf(msg, msgn,
+		         "a range or in-list of %" PRIu64 " ids does not fit in table_size = %" PRIu64,
 		         most, cfg->table_size);
 		return -1;
 	}
+	at[0] = "clients";
 	for (int i = 0; i < cfg->clients.n; i++)
 		if (cfg->clients.v[i] * 3 > cfg->table_size) {
-			snprintf(err, errn,
-			         "sysbench: %" PRIu64 " clients need table_size >= %" PRIu64
+			snprintf(msg, msgn,
+			         "%" PRIu64 " clients need table_size >= %" PRIu64
 			         " (each writes three distinct ids of its own)",
 			         cfg->clients.v[i], cfg->clients.v[i] * 3);
 			return -1;
 		}
+	/* tables <= 64 and table_size <= 1e9: the product cannot overflow. */
+	uint64_t bytes = cfg->tables * (cfg->table_size + 1) * sizeof(int64_t);
+	at[0] = "table_size";
+	at[1] = "tables";
+	if (bytes > SB_MAX_PREFIX_BYTES) {
+		snprintf(msg, msgn,
+		         "%" PRIu64 " tables of %" PRIu64 " rows need %" PRIu64
+		         " MiB of prefix sums (8 bytes a row; at most %" PRIu64 " MiB)",
+		         cfg->tables, cfg->table_size, bytes >> 20, SB_MAX_PREFIX_BYTES >> 20);
+		return -1;
+	}
 	return 0;
 }
 
@@ -714,8 +736,13 @@ int hsb_run(h_run *run, char *err, size_t errn)
 		snprintf(err, errn, "sysbench: the postgres store needs a URL and a schema");
 		return -1;
 	}
-	if (check_config(cfg, err, errn))
+	/* The workload checked it already; a caller that filled cfg itself has not. */
+	const char *at[2];
+	char why[400];
+	if (check_config(cfg, at, why, sizeof(why))) {
+		snprintf(err, errn, "sysbench: %s", why);
 		return -1;
+	}
 	cells_walk w = {run, &env, 0, 0, err, errn};
 	each_cell(cfg, count_todo, &w);
 	env.run = run;
@@ -762,5 +789,6 @@ const h_suite hsb_suite = {
     .report = hsb_report,
     .keys = hsb_keys,
     .config_size = sizeof(sb_config),
+    .check = check_config,
     .gate_qps = "qps",
 };
