@@ -296,6 +296,14 @@ static const bad_case bad_cases[] = {
      "hot_roots is 0"},
     {"schema = 1\n[scale]\nsizes = [1000]\nchanges = 5000\n", 4, "scale.changes",
      "more than the smallest size (1000)"},
+    /* what the service holds at once: every client's keys, values and edits, and each
+     * tenant's side-commit keys, were allocated once the fixture was built */
+    {"schema = 1\n[service]\nclients = [1, 4096]\ncommit_keys = 10000\nvalue_bytes = 65536\n", 4,
+     "service.commit_keys",
+     "4096 clients x (10000 + 8 keys) x (65536 + 64 bytes) is 2564550 MiB (at most 1024: what the "
+     "clients hold at once)"},
+    {"schema = 1\n[service]\ntenants = 1000000\ncommit_keys = 10000\n", 3, "service.tenants",
+     "1000000 tenants x 2 sides x 10000 keys x 8 bytes is 152587 MiB (at most 1024"},
     /* the read samples a scale cell holds in memory at once: gigabytes were allocated (and
      * touched) once the fixture was built */
     {"schema = 1\n[scale]\nread_samples = 1000000\nconcurrency = 1024\n", 3, "scale.read_samples",

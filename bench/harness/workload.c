@@ -108,12 +108,13 @@ static const char *const regression_keys[] = {"max_throughput_loss_percent",
 /* The library's largest value: a larger one was accepted here and failed the run once started. */
 #define MAX_VALUE_BYTES PROLLY_MAX_VALUE
 #define MAX_COUNT INT64_C(10000000000) /* records, sizes, samples: 10 billion */
-/* Most bytes of scale read samples held at once: each sample is a key (24 bytes), its
- * expected value and a slice (16), and concurrent_query gives each of its threads a sample of
- * its own. 1 GiB keeps them, and the copies a query makes of them (its result, the PostgreSQL
- * key array), within the memory of the machines this runs on; the default profile's use
- * 21 MiB. */
-#define MAX_SAMPLE_BYTES (UINT64_C(1) << 30)
+/* Most bytes a suite may hold at once for what the settings multiply: the service's clients'
+ * keys, values and edits, and its tenants' side-commit keys; a scale cell's read samples. 1 GiB
+ * keeps them, and the copies the library makes of them (a get_many's result, the PostgreSQL
+ * key array), within the memory of the machines this runs on; the default profile needs
+ * 21 MiB at most. Past it the allocation came (and was touched) once the fixture was built. */
+#define MAX_HELD_BYTES (UINT64_C(1) << 30)
+/* A scale sample: a key (24 bytes) and a slice (16) beside its expected value. */
 #define SAMPLE_OVERHEAD 40
 
 /* Of two keys an impossible combination involves, the one to point at: a, if the file has it. */
@@ -253,6 +254,32 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 		return hw__fail_at(err, d, either(d, "service.multi_read_keys", "service.records"),
 		                   "multi_read_keys (%" PRIu32 ") is more than records (%" PRIu64 ")",
 		                   s->multi_read_keys, s->records);
+	/* Each client: commit_keys values and edits, multi_read_keys slices and a get_many's
+	 * values (64 bytes: a key, a slice and an edit); the fixture: two sides of side keys per
+	 * tenant (svc_fixture_init). At most 4096 x 2e6 x 65600 and 1e6 x 2e6 x 16: no overflow. */
+	uint32_t most = 1;
+	for (int i = 0; i < s->n_clients; i++)
+		if (s->clients[i] > most)
+			most = s->clients[i];
+	uint64_t keys = (uint64_t)s->commit_keys + s->multi_read_keys;
+	uint64_t held = most * keys * ((uint64_t)s->value_bytes + 64);
+	if (held > MAX_HELD_BYTES)
+		return hw__fail_at(err, d,
+		                   either(d, "service.commit_keys",
+		                          either(d, "service.multi_read_keys",
+		                                 either(d, "service.value_bytes", "service.clients"))),
+		                   "%" PRIu32 " clients x (%" PRIu32 " + %" PRIu32 " keys) x (%" PRIu32
+		                   " + 64 bytes) is %" PRIu64 " MiB (at most %" PRIu64
+		                   ": what the clients hold at once)",
+		                   most, s->commit_keys, s->multi_read_keys, s->value_bytes, held >> 20,
+		                   MAX_HELD_BYTES >> 20);
+	uint64_t side = s->commit_keys < s->records / 2 ? s->commit_keys : s->records / 2;
+	held = (uint64_t)s->tenants * 2 * side * 8;
+	if (held > MAX_HELD_BYTES)
+		return hw__fail_at(err, d, either(d, "service.tenants", "service.commit_keys"),
+		                   "%" PRIu32 " tenants x 2 sides x %" PRIu64 " keys x 8 bytes is %" PRIu64
+		                   " MiB (at most %" PRIu64 ": the fixture's side-commit keys)",
+		                   s->tenants, side, held >> 20, MAX_HELD_BYTES >> 20);
 	if (s->hot_root_share > 0 && s->hot_roots == 0)
 		return hw__fail_at(
 		    err, d, either(d, "service.hot_roots", "service.hot_root_share"),
@@ -305,7 +332,7 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 	uint64_t one = (uint64_t)c->value_bytes + SAMPLE_OVERHEAD;
 	uint64_t threads = (c->operations & 1u << HW_S_CONCURRENT_QUERY) ? (uint64_t)c->concurrency : 1;
 	uint64_t bytes = c->read_samples * one * threads;
-	if (bytes > MAX_SAMPLE_BYTES) {
+	if (bytes > MAX_HELD_BYTES) {
 		char many[64] = "";
 		if (threads > 1)
 			snprintf(many, sizeof(many), " x %" PRIu64 " threads of concurrent_query", threads);
@@ -314,7 +341,7 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 		    either(d, "scale.read_samples", either(d, "scale.value_bytes", "scale.concurrency")),
 		    "%" PRIu64 " samples of %" PRIu64 " bytes%s is %" PRIu64 " MiB (at most %" PRIu64
 		    ": the read samples a cell holds at once)",
-		    c->read_samples, one, many, bytes >> 20, MAX_SAMPLE_BYTES >> 20);
+		    c->read_samples, one, many, bytes >> 20, MAX_HELD_BYTES >> 20);
 	}
 	if (c->changes) {
 		uint64_t smallest = c->sizes[0];
