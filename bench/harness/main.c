@@ -136,6 +136,20 @@ static void usage(FILE *f)
 static int arg_count;
 static char **args;
 
+/* The part of args[i] that may be a URL typed where it does not go: of --set's KEY=VALUE only
+ * the VALUE. The whole of it looked like a connection string's keyword=value that does not
+ * parse, so every double-quoted piece of the message was hidden: a refused --set
+ * service.access="x" printed (expected "***", "***" ...) for the names it takes. */
+static const char *set_value(int i)
+{
+	const char *a = args[i], *eq = NULL;
+	if (strncmp(a, "--set=", 6) == 0)
+		eq = strchr(a + 6, '=');
+	else if (i > 1 && strcmp(args[i - 1], "--set") == 0)
+		eq = strchr(a, '=');
+	return eq ? eq + 1 : a;
+}
+
 /* Prints "harness: MESSAGE" on stderr with the password of every argument that carries one
  * hidden, wherever the message quotes it, whole or cut short (prolly_redact_message with the
  * argument as the connection string): an argument or a flag's value may be a URL typed where it
@@ -148,10 +162,11 @@ static void say(const char *fmt, ...)
 	vsnprintf(line, 4096, fmt, ap);
 	va_end(ap);
 	for (int i = 1; i < arg_count; i++) {
-		prolly_redact_url(shown, sizeof shown, args[i]);
-		if (strcmp(shown, args[i]) == 0)
+		const char *arg = set_value(i);
+		prolly_redact_url(shown, sizeof shown, arg);
+		if (strcmp(shown, arg) == 0)
 			continue; /* no password */
-		prolly_redact_message(next, sizeof b, line, args[i]);
+		prolly_redact_message(next, sizeof b, line, arg);
 		char *t = line;
 		line = next;
 		next = t;

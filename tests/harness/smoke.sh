@@ -187,12 +187,19 @@ check "--suite naming an unknown suite: exit 2 naming it (got $rc)" \
 # A URL where an argument or a flag's value goes (--url forgotten or misspelled) is printed
 # with its password hidden: getopt's own message and "unexpected argument" showed it whole.
 pw_url='postgresql://u:Sekr1t@h/db'
-for args in "$pw_url" "--urll=$pw_url" "--store=$pw_url" "--records=$pw_url" "--suite=$pw_url"; do
+for args in "$pw_url" "--urll=$pw_url" "--store=$pw_url" "--records=$pw_url" "--suite=$pw_url" \
+	"--set=service.access=\"$pw_url\""; do
 	"$harness" --config "$smoke" --dry-run $args >/dev/null 2>"$work/bad6.err"
 	rc=$?
 	check "a password in '${args%%:*}...': exit 2, hidden (got $rc)" \
 		bash -c "[ $rc -eq 2 ] && grep -q 'u:\*\*\*@h' '$work/bad6.err' && ! grep -q Sekr '$work/bad6.err'"
 done
+# A refused --set names what the key takes: its KEY=VALUE read as a connection string hid
+# every double-quoted piece of the message ("***", "***" for "client", "sql").
+"$harness" --config "$smoke" --dry-run --set 'service.access="x"' >/dev/null 2>"$work/bad7.err"
+rc=$?
+check "--set service.access=\"x\": exit 2 naming \"client\" and \"sql\" (got $rc)" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'expected \"client\", \"sql\"' '$work/bad7.err'"
 
 # ---- 5. regression gates ------------------------------------------------------------------------
 echo "# regression gates"
