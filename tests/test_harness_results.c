@@ -368,8 +368,16 @@ PT_TEST(open_refuses_mismatch)
 	dir = tm_tmpdir("hres-nonempty");
 	PT_REQUIRE(dir != NULL);
 	PT_REQUIRE(write_text(path_in(dir, "something.csv"), "x\n", "w") == 0);
-	PT_CHECK(hr_open(&d, dir, &m, NULL, err, sizeof(err)) == -1 && d == NULL);
+	PT_CHECK(hr_open(&d, dir, &m, NULL, err, sizeof(err)) == -2 && d == NULL);
 	PT_CHECK(!exists(path_in(dir, "run-manifest.txt")));
+	/* A path that cannot be a directory (a file, under a file): -3, bad usage, not a failed
+	 * suite (both were -1, and the harness exited 5 as if a suite had failed). */
+	PT_CHECK(hr_open(&d, path_in(dir, "something.csv"), &m, NULL, err, sizeof(err)) == -3 &&
+	         d == NULL);
+	PT_CHECKF(strstr(err, "Not a directory") != NULL, "%s", err);
+	char under[4200];
+	snprintf(under, sizeof(under), "%s/sub", path_in(dir, "something.csv"));
+	PT_CHECK(hr_open(&d, under, &m, NULL, err, sizeof(err)) == -3 && d == NULL);
 	tm_rmtree(dir);
 	free(dir);
 }

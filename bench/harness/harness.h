@@ -300,7 +300,10 @@ typedef struct hr_dir hr_dir;
  *    suites: resumes. Rows of incomplete cells (see hr_append) and a torn last line are removed
  *    from the raw CSV files; the manifest's started time is kept;
  *  - a manifest that differs in any of those: returns -2 with err saying which field differs
- *    (and both values), having changed nothing in the directory.
+ *    (and both values), having changed nothing in the directory;
+ *  - a directory that is not empty and holds no manifest: -2, nothing changed;
+ *  - a path that cannot be a directory (a file, under a file, unreachable, too long): -3;
+ *  - -1 for any other failure (the lock, reading, writing the manifest or workload files).
  */
 int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_workload *w, char *err,
             size_t errn);

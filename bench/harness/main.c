@@ -651,7 +651,7 @@ int main(int argc, char **argv)
 	int orc = hr_open(&out, o.output, &m, &w, err, sizeof err);
 	if (orc != 0) {
 		fprintf(stderr, "harness: %s: %s\n", o.output, err);
-		rc = orc == -2 ? EXIT_DIR : EXIT_FAIL;
+		rc = orc == -2 ? EXIT_DIR : orc == -3 ? EXIT_USAGE : EXIT_FAIL;
 		goto cleanup;
 	}
 	if (he_write_all(o.output, url, o.schema, err, sizeof err) != 0)

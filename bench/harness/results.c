@@ -581,13 +581,14 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 	hr_dir *d = NULL;
 	int rc = -1;
 	*out = NULL;
+	/* A path that cannot be the directory is the caller's mistake (-3), not a failed run. */
 	if (mkdir_p(dir) != 0) {
-		bench_seterr(err, errn, "cannot create the output directory %s: %s", dir, strerror(errno));
-		return -1;
+		bench_seterr(err, errn, "cannot create the output directory: %s", strerror(errno));
+		return -3;
 	}
 	if (hr__join(mpath, dir, MANIFEST) != 0) {
-		bench_seterr(err, errn, "%s: path too long", dir);
-		return -1;
+		bench_seterr(err, errn, "path too long");
+		return -3;
 	}
 	if ((d = calloc(1, sizeof(*d))))
 		d->lock_fd = -1; /* before anything can fail: hr_close closes it */
@@ -631,6 +632,7 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 			                     : "%s is not empty and holds no " MANIFEST
 			                       ": refusing to mix runs (use an empty or new directory)",
 			             dir);
+			rc = any < 0 ? -1 : -2; /* not this run's: refused untouched, as another run's */
 			goto cleanup;
 		}
 		if (!d->m.started[0])
