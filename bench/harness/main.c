@@ -418,7 +418,7 @@ static int parse_flags(opts *o, int argc, char **argv)
 				const hw_override_flag *f = &hw_override_flags[c - O_FLAG0];
 				char text[2048], src[80];
 				if (hw_flag_to_toml(f, optarg, text, sizeof text, err, sizeof err) != 0) {
-					say("--%s: %s", f->flag, err);
+					say("%s", err); /* it names the flag */
 					return EXIT_USAGE;
 				}
 				size_t need = strlen(f->key) + strlen(text) + 2;

@@ -200,6 +200,11 @@ done
 rc=$?
 check "--set service.access=\"x\": exit 2 naming \"client\" and \"sql\" (got $rc)" \
 	bash -c "[ $rc -eq 2 ] && grep -q 'expected \"client\", \"sql\"' '$work/bad7.err'"
+# A flag's malformed value is named once: "harness: --records: --records: ..." before.
+"$harness" --config "$smoke" --dry-run --records 1.5 >/dev/null 2>"$work/bad8.err"
+rc=$?
+check "--records 1.5: exit 2, the flag named once (got $rc)" \
+	bash -c "[ $rc -eq 2 ] && grep -q \"^harness: --records: '1.5' is not a count\" '$work/bad8.err'"
 
 # ---- 5. regression gates ------------------------------------------------------------------------
 echo "# regression gates"
