@@ -21,17 +21,20 @@
 #include "buf.h"
 #include "clock.h"
 #include "count.h"
+#include "csv.h"
 #include "lib/model.h"
 #include "proc.h"
 #include "prolly.h"
 #include "ptest.h"
 #include "rng.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -358,6 +361,27 @@ static void check_hidden(const char *in)
 	PT_CHECKF(!strstr(out, SECRET) && strstr(out, "***"), "url '%s' -> '%s'", in, out);
 	prolly_redact_message(msg, sizeof(msg), in, NULL);
 	PT_CHECKF(!strstr(msg, SECRET), "message '%s' -> '%s'", in, msg);
+}
+
+/* bench_read_file reads the files of result directories (a --baseline's too): a FIFO there
+ * blocked the harness in open() for ever; now anything but a regular file fails with EINVAL
+ * (a directory with EISDIR), without waiting. */
+PT_TEST(read_file_refuses_what_is_not_a_file)
+{
+	char dir[] = "/tmp/test_harness_lib.XXXXXX", fifo[64];
+	char *text = NULL;
+	size_t len = 0;
+	PT_REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(fifo, sizeof(fifo), "%s/service-raw.csv", dir);
+	PT_REQUIRE(mkfifo(fifo, 0600) == 0);
+	errno = 0;
+	PT_CHECK(bench_read_file(&text, &len, fifo) == -1 && text == NULL && errno == EINVAL);
+	PT_CHECK(bench_read_file(&text, &len, dir) == -1 && text == NULL && errno == EISDIR);
+	PT_CHECK(bench_read_file(&text, &len, "/dev/zero") == -1 && errno == EINVAL);
+	PT_CHECK(bench_read_file(&text, &len, "/proc/self/stat") == 0 && text && len > 0);
+	free(text);
+	unlink(fifo);
+	rmdir(dir);
 }
 
 PT_TEST(redact_urls_and_conninfo)

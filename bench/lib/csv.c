@@ -5,30 +5,54 @@
 #include "err.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int bench_read_file(char **out, size_t *len, const char *path)
 {
-	FILE *f = fopen(path, "rb");
+	/* O_NONBLOCK: a FIFO without a writer would block open() for ever; it is refused below. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	bench_buf b = {0};
 	char chunk[65536];
-	size_t got;
+	struct stat st;
 	*out = NULL;
 	*len = 0;
-	if (!f)
+	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		return -1;
+	}
 	bench_buf_put(&b, "", 0);
-	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		bench_buf_put(&b, chunk, got);
-	int bad = ferror(f) || b.oom;
-	fclose(f);
-	if (bad) {
+	int bad = 0;
+	for (;;) {
+		ssize_t got = read(fd, chunk, sizeof(chunk));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			bad = got < 0;
+			break;
+		}
+		bench_buf_put(&b, chunk, (size_t)got);
+	}
+	int e = bad ? errno : ENOMEM;
+	close(fd);
+	if (bad || b.oom) {
 		free(b.p);
-		errno = errno ? errno : ENOMEM;
+		errno = e;
 		return -1;
 	}
 	*out = b.p;
