@@ -19,7 +19,8 @@
 #        flags, e.g. --sizes 1M)  BENCH_STORES='mem lmdb postgres'  BENCH_OUT=dir
 #        PG_CONFIG=path (the server whose extension is built; EXT= leaves the extension out)
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
-#        TEST_CLI=0 (make test without the CLI golden tests)
+#        TEST_CLI=0 (make test without the CLI golden tests)  CLI_ANY_PG=0|1 (the PostgreSQL runs
+#        of the store-independent CLI cases; default 1, 0 under SAN: docs/testing.md)
 #        NATIVE=1 (-O3 -march=native -flto, into build-native/ unless BUILD says otherwise: a
 #        build to compare with the default one, docs/benchmarks.md "Comparing two builds")
 
@@ -149,6 +150,7 @@ TSAN_OPTIONS  ?= second_deadlock_stack=1:print_summary=1
 LSAN_OPTIONS  ?= $(if $(wildcard tests/lsan.supp),suppressions=$(CURDIR)/tests/lsan.supp:,)print_suppressions=0
 TEST_TIMEOUT  ?= 600
 TEST_CLI      ?= 1
+CLI_ANY_PG    ?= $(if $(SAN),0,1)
 FUZZ_TIME     ?= 20
 BENCH_ARGS    ?=
 BENCH_STORES  ?= mem lmdb postgres
@@ -233,7 +235,7 @@ $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
-	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) tests/pgbouncer.sh $(if $(EXT),ext/postgres/test_extension.sh)
+	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) PROLLY_CLI_ANY_PG=$(CLI_ANY_PG) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) tests/pgbouncer.sh $(if $(EXT),ext/postgres/test_extension.sh)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree.
 san-test:

@@ -19,6 +19,8 @@
 # failure or interruption. Without a server every pg/ case fails. With PROLLY_CLI_PG=0 they are
 # skipped, each with a TAP "# SKIP" line (a failure when CI=true). The databases
 # (prolly_cli_PID_N) are created before the cases start and dropped at the end.
+# PROLLY_CLI_ANY_PG=0 runs the any-store cases on LMDB only (the sanitizer suite: make san-test).
+# Cases with a line "#@ slow" start first. The last comment lines name the slowest runs.
 set -u
 
 if [ $# -lt 1 ]; then
@@ -97,6 +99,24 @@ for c in "${cases[@]}"; do
 		run_pg+=(1)
 	fi
 done
+
+# PROLLY_CLI_ANY_PG=0 leaves out the PostgreSQL runs of the any-store cases (the pg-only ones
+# stay): the sanitizer suite does, as its LMDB runs and the plain suite's PostgreSQL runs cover
+# the same code (docs/testing.md). Said in a comment line, not as skips.
+if [ "${PROLLY_CLI_ANY_PG:-1}" = 0 ]; then
+	keep_file=() keep_name=() keep_pg=() left=0
+	for i in "${!run_file[@]}"; do
+		if [ "${run_pg[$i]}" = 1 ] && ! grep -q '^#@ pg-only' "${run_file[$i]}"; then
+			left=$((left + 1))
+			continue
+		fi
+		keep_file+=("${run_file[$i]}")
+		keep_name+=("${run_name[$i]}")
+		keep_pg+=("${run_pg[$i]}")
+	done
+	run_file=("${keep_file[@]}") run_name=("${keep_name[@]}") run_pg=("${keep_pg[@]}")
+	echo "# PROLLY_CLI_ANY_PG=0: the PostgreSQL runs of $left any-store cases left out"
+fi
 
 # Runs SQL from stdin on $PROLLY_PG_URL's database, one statement per line (so that CREATE
 # DATABASE is not inside a transaction block).
@@ -177,7 +197,8 @@ if [ "$case_timeout" != 0 ] && command -v timeout >/dev/null 2>&1; then
 	limit=(timeout -k 10 "$case_timeout")
 fi
 run_case() {
-	local c=$1 result=$2 url=$3 tmp rc
+	local c=$1 result=$2 url=$3 tmp rc t0
+	t0=$(date +%s%N)
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/prolly-cli.XXXXXX")
 	(cd "$tmp" && PROLLY_BIN=$bin "${limit[@]}" bash -c \
 		'. "$1"; [ -z "$3" ] || PROLLY_STORE=$3; . "$2"' case "$here/lib.sh" "$c" "$url" 2>&1) |
@@ -188,11 +209,20 @@ run_case() {
 	fi
 	chmod -R u+w "$tmp" 2>/dev/null
 	rm -rf "$tmp"
+	echo $((($(date +%s%N) - t0) / 1000000)) >"$result.ms"
 }
 
-# The runs are independent: run up to $JOBS (default: the number of CPUs) at once.
+# The runs are independent: run up to $JOBS (default: the number of CPUs) at once, those of
+# the cases marked "#@ slow" first, so that none of them is left running alone at the end.
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+order=()
 for i in "${!run_file[@]}"; do
+	grep -q '^#@ slow' "${run_file[$i]}" && order+=("$i")
+done
+for i in "${!run_file[@]}"; do
+	grep -q '^#@ slow' "${run_file[$i]}" || order+=("$i")
+done
+for i in "${order[@]}"; do
 	[ "${run_pg[$i]}" = 1 ] && [ -n "$pg_error" ] && continue
 	run_case "${run_file[$i]}" "$private/$i.out" "${run_url[$i]}" &
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
@@ -242,5 +272,11 @@ for i in "${!run_file[@]}"; do
 		failed=$((failed + 1))
 	fi
 done
+# The slowest runs, wall time (where the suite's time goes: several run at once, so a loaded
+# machine stretches them all).
+for i in "${!run_file[@]}"; do
+	[ -f "$private/$i.out.ms" ] && echo "$(cat "$private/$i.out.ms") ${run_name[$i]}"
+done | sort -rn | head -n 8 | awk '{ s = s sprintf("%s%s %.1fs", NR > 1 ? ", " : "", $2, $1 / 1000) }
+	END { if (NR) print "# slowest: " s }'
 echo "# $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,6 +3,7 @@
 # and running it again finishes it, or the whole clone: never branches without remote 'origin'
 # and its remote-tracking branches, which a second clone would refuse ("already has branches").
 # (lock.mdb is made first, so that the limit hits data.mdb.)
+#@ slow
 p init
 for i in $(seq 1 1500); do printf 'put\tkey%05d\tvalue %d\n' "$i" "$i"; done >big.txt
 p apply main big.txt

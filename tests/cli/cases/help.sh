@@ -1,4 +1,5 @@
 # --help, COMMAND --help, help COMMAND, --version, and usage errors before any store is touched.
+#@ slow
 p --version
 p --help
 p put --help
@@ -40,11 +41,12 @@ in_man() {
 }
 no_md= no_man=
 for c in $(prolly --help | awk '/^Commands:/ {f = 1; next} /^Options:/ {f = 0} f && NF {print $1}'); do
+	md=$(in_md "$c") man=$(in_man "$c") # once per command: processes are this case's time
 	for o in $(prolly "$c" --help | awk '/^  -/ {split($0, part, /   +/); n = split(part[1], w, /[ ,]+/)
 		for (i = 1; i <= n; i++) if (w[i] ~ /^--?[a-z][a-z-]*$/) print w[i]}'); do
 		re="(^|[^a-z-])$o([^a-z-]|$)"
-		in_md "$c" | grep -qE -- "$re" || no_md+=" $c:$o"
-		in_man "$c" | grep -qE -- "$re" || no_man+=" $c:$o"
+		[[ $md =~ $re ]] || no_md+=" $c:$o"
+		[[ $man =~ $re ]] || no_man+=" $c:$o"
 	done
 done
 echo "options missing from their command's section of docs/cli.md:${no_md:- none}"

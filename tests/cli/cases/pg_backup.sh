@@ -7,6 +7,7 @@
 # (branches, tags, log, scans, diff, reflog, history, verify), keep the gc epoch, and take
 # writes, a merge and a gc afterwards, the epoch going on from the source's.
 #@ pg-only
+#@ slow
 pgbin() { "${PROLLY_PG_BIN:+$PROLLY_PG_BIN/}$@"; }
 sql() { pgbin psql -X -q -tA -v ON_ERROR_STOP=1 -d "$PROLLY_STORE" -c "$1"; }
 # The URL of database $1 on the same server (a later dbname= wins in libpq).

@@ -1,6 +1,7 @@
 # remote, clone, fetch, push, pull between this store and LMDB stores, in both directions (the
 # pg/ run: PostgreSQL to LMDB and back).
 #@ any-store
+#@ slow
 p init
 p put main a 1
 p branch dev main

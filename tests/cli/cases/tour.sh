@@ -5,6 +5,7 @@
 # sides number their ids by first appearance (<idN>), so an id the doc shows twice must come
 # twice, and a short id it types (9b51c5a1) stands for the same prefix of this run's id. Dates
 # are this run's. Prints one line per command that differs, then the count, per doc.
+#@ slow
 unset PROLLY_STORE # the tour's store is the default, ./.prolly
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
