@@ -384,6 +384,45 @@ PT_TEST(read_file_refuses_what_is_not_a_file)
 	rmdir(dir);
 }
 
+/* bench_buf_read_file is the one reader of whole files for the CSV reader (no limit) and the
+ * TOML reader (1 MiB): a file over the limit is refused from its size, one that grows past it
+ * (a /proc file, of size 0) one byte past it; what is not a regular file without blocking. */
+PT_TEST(read_file_limits_its_size)
+{
+	char dir[] = "/tmp/test_harness_lib.XXXXXX", path[64], *at;
+	bench_buf b = {0};
+	uint64_t size = 0;
+	PT_REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/nine", dir);
+	FILE *f = fopen(path, "w");
+	PT_REQUIRE(f && fputs("one\r\ntwo\n", f) >= 0 && fclose(f) == 0);
+	PT_CHECK(bench_buf_read_file(&b, path, 8, &size) == BENCH_FILE_BIG && errno == EFBIG &&
+	         size == 9 && b.n == 0);
+	PT_CHECK(bench_buf_read_file(&b, path, 9, &size) == 0 && b.n == 9);
+	PT_CHECK(bench_buf_read_file(&b, path, SIZE_MAX, NULL) == 0 && b.n == 9);
+	at = b.p;
+	PT_CHECK(strcmp(bench_next_line(&at), "one\r") == 0 &&
+	         strcmp(bench_next_line(&at), "two") == 0 && bench_next_line(&at) == NULL);
+	PT_CHECK(bench_buf_read_file(&b, "/proc/self/status", 16, &size) == BENCH_FILE_GREW &&
+	         errno == EFBIG && size == 0 && b.n == 0);
+	PT_CHECK(bench_buf_read_file(&b, "/proc/self/status", 1 << 20, NULL) == 0 && b.n > 16);
+	PT_CHECK(bench_buf_read_file(&b, dir, 1 << 20, NULL) == BENCH_FILE_NOTREG && errno == EISDIR);
+	PT_CHECK(bench_buf_read_file(&b, "/dev/null", 1 << 20, NULL) == BENCH_FILE_NOTREG &&
+	         errno == EINVAL);
+	unlink(path);
+	PT_CHECK(bench_buf_read_file(&b, path, 1 << 20, NULL) == BENCH_FILE_OPEN && errno == ENOENT);
+	PT_REQUIRE(mkfifo(path, 0600) == 0);
+	PT_CHECK(bench_buf_read_file(&b, path, 1 << 20, NULL) == BENCH_FILE_NOTREG && errno == EINVAL);
+	/* an empty file is an empty C string */
+	unlink(path);
+	PT_REQUIRE((f = fopen(path, "w")) && fclose(f) == 0);
+	bench_buf_free(&b);
+	PT_CHECK(bench_buf_read_file(&b, path, 0, NULL) == 0 && b.p && b.n == 0 && b.p[0] == '\0');
+	bench_buf_free(&b);
+	unlink(path);
+	rmdir(dir);
+}
+
 PT_TEST(redact_urls_and_conninfo)
 {
 	static const char *const cases[] = {

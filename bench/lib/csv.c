@@ -5,53 +5,21 @@
 #include "err.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int bench_read_file(char **out, size_t *len, const char *path)
 {
-	/* O_NONBLOCK: a FIFO without a writer would block open() for ever; it is refused below. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	bench_buf b = {0};
-	char chunk[65536];
-	struct stat st;
 	*out = NULL;
 	*len = 0;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0) {
+	if (bench_buf_read_file(&b, path, SIZE_MAX, NULL) != 0) {
 		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-		return -1;
-	}
-	bench_buf_put(&b, "", 0);
-	int bad = 0;
-	for (;;) {
-		ssize_t got = read(fd, chunk, sizeof(chunk));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			bad = got < 0;
-			break;
-		}
-		bench_buf_put(&b, chunk, (size_t)got);
-	}
-	int e = bad ? errno : ENOMEM;
-	close(fd);
-	if (bad || b.oom) {
-		free(b.p);
+		bench_buf_free(&b);
 		errno = e;
 		return -1;
 	}

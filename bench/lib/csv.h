@@ -29,9 +29,9 @@ const char *bench_csv_get(const bench_csv *t, size_t row, const char *col); /* "
 double bench_csv_num(const bench_csv *t, size_t row, const char *col);      /* NaN if empty */
 void bench_csv_free(bench_csv *t);                                          /* NULL ok */
 
-/* Reads a whole regular file; *out is NUL-terminated (free it). -1 with errno on failure: a
- * directory is EISDIR, anything else not a regular file (a FIFO, a device) EINVAL, refused
- * without blocking. */
+/* Reads a whole regular file of any size (bench_buf_read_file, buf.h); *out is NUL-terminated
+ * (free it). -1 with errno on failure: a directory is EISDIR, anything else not a regular file
+ * (a FIFO, a device) EINVAL, refused without blocking. */
 int bench_read_file(char **out, size_t *len, const char *path);
 
 /* ---- record by record (the harness's resume reads raw files this way) ---- */

@@ -20,11 +20,8 @@
 #include "toml_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static int parse_value(toml__parser *ps, toml_node *n);
 
@@ -374,58 +371,31 @@ cleanup:
 
 int toml_parse_file(toml_doc **out, const char *path, toml_error *err)
 {
-	struct stat st;
-	char *text = NULL;
-	size_t n = 0;
-	int rc = TOML_ERR;
+	bench_buf text = {0};
+	uint64_t size = 0;
 	*out = NULL;
-	/* O_NONBLOCK: a FIFO without a writer would block open() forever; it is refused below. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		toml__set_error(err, path, 0, 0, "", "cannot open: %s", strerror(errno));
-		goto cleanup;
-	}
-	if (fstat(fd, &st) != 0) {
-		toml__set_error(err, path, 0, 0, "", "cannot stat: %s", strerror(errno));
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		toml__set_error(err, path, 0, 0, "", "not a regular file");
-		goto cleanup;
-	}
-	if (st.st_size > TOML_MAX_FILE_BYTES) {
+	int rc = bench_buf_read_file(&text, path, (size_t)TOML_MAX_FILE_BYTES, &size);
+	const char *why = strerror(errno);
+	switch (rc) {
+	case 0: rc = toml_parse_buffer(out, text.p, text.n, path, err); break;
+	case BENCH_FILE_OPEN: toml__set_error(err, path, 0, 0, "", "cannot open: %s", why); break;
+	case BENCH_FILE_STAT: toml__set_error(err, path, 0, 0, "", "cannot stat: %s", why); break;
+	case BENCH_FILE_NOTREG: toml__set_error(err, path, 0, 0, "", "not a regular file"); break;
+	case BENCH_FILE_BIG:
 		toml__set_error(err, path, 0, 0, "",
-		                "%lld bytes is too large (a workload file is at most %ld bytes)",
-		                (long long)st.st_size, TOML_MAX_FILE_BYTES);
-		goto cleanup;
+		                "%llu bytes is too large (a workload file is at most %ld bytes)",
+		                (unsigned long long)size, TOML_MAX_FILE_BYTES);
+		break;
+	case BENCH_FILE_GREW:
+		toml__set_error(err, path, 0, 0, "", "grew past %ld bytes while being read",
+		                TOML_MAX_FILE_BYTES);
+		break;
+	case BENCH_FILE_READ: toml__set_error(err, path, 0, 0, "", "read error: %s", why); break;
+	default: toml__set_error(err, path, 0, 0, "", "out of memory reading the file"); break;
 	}
-	/* One byte more than the limit: a file that grew since fstat is caught, not read on. */
-	if (!(text = malloc((size_t)TOML_MAX_FILE_BYTES + 1))) {
-		toml__set_error(err, path, 0, 0, "", "out of memory reading the file");
-		goto cleanup;
-	}
-	for (;;) {
-		ssize_t k = read(fd, text + n, (size_t)TOML_MAX_FILE_BYTES + 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			toml__set_error(err, path, 0, 0, "", "read error: %s", strerror(errno));
-			goto cleanup;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n > (size_t)TOML_MAX_FILE_BYTES) {
-			toml__set_error(err, path, 0, 0, "", "grew past %ld bytes while being read",
-			                TOML_MAX_FILE_BYTES);
-			goto cleanup;
-		}
-	}
-	rc = toml_parse_buffer(out, text, n, path, err);
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	free(text);
+	if (rc != 0)
+		rc = TOML_ERR;
+	bench_buf_free(&text);
 	return rc;
 }
 
