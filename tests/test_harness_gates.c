@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- synthetic result directories ------------------------------------------------------------ */
@@ -638,6 +640,81 @@ PT_TEST(compare_then_report)
 	free(md);
 	remove_dir(db);
 	remove_dir(dn);
+}
+
+/* ---- what is not a file in a result directory ------------------------------------------------ */
+
+/* Runs fn(dir) in a child given 10 seconds: its exit status, or 128 + the signal that ended it
+ * (SIGALRM: it hung). */
+static int in_time(int (*fn)(const char *), const char *dir)
+{
+	int st;
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		_exit(fn(dir));
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int read_fifo_value(const char *dir)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/machine.txt", dir);
+	char *v = he_read_value(p, he_material_machine[0]);
+	free(v);
+	return v != NULL;
+}
+
+static int report_around_fifos(const char *dir)
+{
+	char err[H_ERR] = "";
+	if (hrep_write(dir, err, sizeof(err)) != 0) {
+		fprintf(stderr, "  hrep_write: %s\n", err);
+		return 1;
+	}
+	char *md = get_file(dir, "report.md");
+	int bad = !md || strstr(md, "## Machine") || strstr(md, "## PostgreSQL") ||
+	          strstr(md, "## Regression") || !strstr(md, "## Scale suite");
+	free(md);
+	return bad;
+}
+
+static int compare_with_fifo(const char *dir)
+{
+	char other[128], err[H_ERR] = "";
+	run r = base_run();
+	FILE *out = fopen("/dev/null", "w");
+	if (!out || make_dir(other, sizeof(other), &r) != 0)
+		return 1;
+	/* the baseline's machine.txt reads as absent: the environments differ (2) */
+	int g = hg_compare(other, dir, &limits, 0, out, err, sizeof(err));
+	fclose(out);
+	remove_dir(other);
+	return g == 2 ? 0 : 1;
+}
+
+/* A FIFO or a directory left in a result directory in place of machine.txt, postgres.txt or
+ * regression.md: he_read_value (the gates' and --baseline's environment check) and the report
+ * read them with fopen(), which blocked on the FIFO for ever; now they read as absent at once. */
+PT_TEST(fifo_or_directory_in_a_result_directory_reads_as_absent)
+{
+	run r = base_run();
+	char dir[128], p[512];
+	PT_REQUIRE(make_dir(dir, sizeof(dir), &r) == 0);
+	snprintf(p, sizeof(p), "%s/machine.txt", dir);
+	PT_REQUIRE(unlink(p) == 0 && mkfifo(p, 0600) == 0);
+	snprintf(p, sizeof(p), "%s/regression.md", dir);
+	PT_REQUIRE(mkfifo(p, 0600) == 0);
+	snprintf(p, sizeof(p), "%s/postgres.txt", dir);
+	PT_REQUIRE(unlink(p) == 0 && mkdir(p, 0700) == 0);
+	PT_CHECKF(in_time(read_fifo_value, dir) == 0, "he_read_value on a FIFO");
+	PT_CHECKF(in_time(report_around_fifos, dir) == 0, "hrep_write around FIFOs");
+	PT_CHECKF(in_time(compare_with_fifo, dir) == 0, "hg_compare with a FIFO baseline");
+	rmdir(p);
+	remove_dir(dir);
 }
 
 int main(int argc, char **argv)

@@ -18,6 +18,7 @@
  * Material keys (he_material_machine, he_material_postgres) are the ones gates.c compares before
  * it lets two runs be compared. Nothing here writes a URL or a password.
  */
+#include "buf.h"
 #include "harness.h"
 #include "pgconn.h"
 #include "prolly.h"
@@ -95,32 +96,42 @@ static void put(FILE *f, const char *key, const char *fmt, ...)
 	fprintf(f, "%s: %s\n", key, v);
 }
 
+/* The whole of path into b: a FIFO or a directory left in a result directory (a baseline's
+ * machine.txt) is refused at once, where fopen() blocked on the FIFO for ever. 0, or -1. */
+static int read_text(bench_buf *b, const char *path)
+{
+	return bench_buf_read_file(b, path, H_MAX_TEXT_BYTES, NULL) == 0 ? 0 : -1;
+}
+
 /* The first line of path into out (trimmed); 0, or -1 if unreadable. */
 static int read_line(char *out, size_t n, const char *path)
 {
-	FILE *f = fopen(path, "r");
+	bench_buf b = {0};
+	char *at, *line;
 	int rc = -1;
 	out[0] = '\0';
-	if (!f)
-		return -1;
-	if (fgets(out, (int)n, f)) {
+	if (read_text(&b, path) == 0 && (at = b.p, line = bench_next_line(&at))) {
+		snprintf(out, n, "%s", line);
 		trim(out);
 		rc = 0;
 	}
-	fclose(f);
+	bench_buf_free(&b);
 	return rc;
 }
 
 /* Value of the first "key<sep>value" line of path whose key (trimmed) is key; 0 if found. */
 static int file_field(char *out, size_t n, const char *path, const char *key, char sep)
 {
-	FILE *f = fopen(path, "r");
-	char line[4096];
+	bench_buf b = {0};
+	char *at, *line;
 	int rc = -1;
 	out[0] = '\0';
-	if (!f)
+	if (read_text(&b, path) != 0) {
+		bench_buf_free(&b);
 		return -1;
-	while (rc != 0 && fgets(line, sizeof(line), f)) {
+	}
+	at = b.p;
+	while (rc != 0 && (line = bench_next_line(&at))) {
 		char *s = strchr(line, sep);
 		if (!s)
 			continue;
@@ -136,7 +147,7 @@ static int file_field(char *out, size_t n, const char *path, const char *key, ch
 		}
 		rc = 0;
 	}
-	fclose(f);
+	bench_buf_free(&b);
 	return rc;
 }
 

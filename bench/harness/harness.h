@@ -45,6 +45,10 @@
 #include <stdio.h>
 
 #define H_ERR 512 /* size of the err buffers passed around */
+/* Most bytes of a text file the harness reads whole through bench_buf_read_file (buf.h): a
+ * provenance file or regression.md of a result directory (a few KB), /proc/cpuinfo (under 1 MiB
+ * with hundreds of CPUs). */
+#define H_MAX_TEXT_BYTES (16u << 20)
 
 /* Starts writing dir/name through a temporary file: path and tmp (n bytes each) receive the
  * file's name and the temporary one's (dir/.name.tmp), and the temporary file is opened for

@@ -30,6 +30,7 @@
  *
  * report.md is written through a temp file and rename.
  */
+#include "buf.h"
 #include "harness.h"
 #include "svg.h"
 
@@ -114,17 +115,21 @@ static int truthy(const char *s)
 	return strcmp(s, "1") == 0 || strcasecmp(s, "true") == 0 || strcasecmp(s, "yes") == 0;
 }
 
-/* A "key: value" file as a two-column table; nothing if the file is missing. */
+/* A "key: value" file as a two-column table; nothing if the file is missing or not a regular
+ * file (a FIFO there blocked the report for ever). */
 static void kv_section(FILE *f, const char *dir, const char *name, const char *title)
 {
-	char p[PATHN], line[8192];
+	char p[PATHN], *at, *line;
+	bench_buf in = {0};
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	FILE *in = fopen(p, "r");
-	if (!in)
+	if (bench_buf_read_file(&in, p, H_MAX_TEXT_BYTES, NULL) != 0) {
+		bench_buf_free(&in);
 		return;
+	}
 	fprintf(f, "## %s\n\nFrom [%s](%s).\n\n| key | value |\n|---|---|\n", title, name, name);
-	while (fgets(line, sizeof(line), in)) {
-		line[strcspn(line, "\r\n")] = '\0';
+	at = in.p;
+	while ((line = bench_next_line(&at))) {
+		line[strcspn(line, "\r")] = '\0';
 		char *sep = strstr(line, ":");
 		if (!sep || sep == line || line[0] == '#')
 			continue;
@@ -137,7 +142,7 @@ static void kv_section(FILE *f, const char *dir, const char *name, const char *t
 		fputs("|\n", f);
 	}
 	fputc('\n', f);
-	fclose(in);
+	bench_buf_free(&in);
 }
 
 /* ---- charts ------------------------------------------------------------------------------------ */
@@ -651,18 +656,21 @@ cleanup:
 
 static void regression_section(FILE *f, const char *dir)
 {
-	char p[PATHN], line[2048];
+	char p[PATHN], *at, *line;
+	bench_buf in = {0};
 	snprintf(p, sizeof(p), "%s/regression.md", dir);
-	FILE *in = fopen(p, "r");
-	if (!in)
+	if (bench_buf_read_file(&in, p, H_MAX_TEXT_BYTES, NULL) != 0) {
+		bench_buf_free(&in);
 		return;
+	}
 	fprintf(f, "## Regression comparison\n\nSee [regression.md](regression.md).\n\n");
-	while (fgets(line, sizeof(line), in))
+	at = in.p;
+	while ((line = bench_next_line(&at)))
 		if (strncmp(line, "Comparison:", 11) == 0 || strncmp(line, "- Baseline:", 11) == 0 ||
 		    strncmp(line, "- Result:", 9) == 0)
-			fprintf(f, "%s%s", line[0] == '-' ? "" : "- ", line);
+			fprintf(f, "%s%s\n", line[0] == '-' ? "" : "- ", line);
 	fputc('\n', f);
-	fclose(in);
+	bench_buf_free(&in);
 }
 
 static void files_section(FILE *f, const char *dir)
