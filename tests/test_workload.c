@@ -787,6 +787,47 @@ PT_TEST(hash_changes_with_override)
 	hw_workload_free(&w);
 }
 
+/* On the memory store the harness holds the scale suite's base trees in its own process: sizes
+ * of 100M or 1G records were accepted and built until the machine ran out of memory. With the
+ * machine's memory given (mem_store_ram, as the harness sets it for --store mem), resolve refuses
+ * a size whose tree alone (HW_SCALE_RECORD_BYTES a record) exceeds it, at the size's line. */
+PT_TEST(memory_store_size_beyond_the_machine_is_refused)
+{
+	hw_workload w;
+	toml_error err;
+	char path[512];
+	const uint64_t ram = UINT64_C(8) << 30; /* 8 GiB: 100M records of 27 bytes fit, 1G do not */
+	write_file(path, sizeof(path), "mem.toml",
+	           "schema = 1\n[scale]\nsizes = [100000000,\n  1000000000]\n");
+	PT_REQUIRE(hw_workload_load(&w, path, &err) == 0);
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text); /* no limit given */
+	hw_workload_free(&w);
+	PT_REQUIRE(hw_workload_load(&w, path, &err) == 0);
+	w.mem_store_ram = ram;
+	PT_CHECK(hw_workload_resolve(&w, &err) == -1);
+	PT_CHECKF(strstr(err.file, "mem.toml") && err.line == 4 &&
+	              strcmp(err.key, "scale.sizes[1]") == 0 &&
+	              strstr(err.msg, "1000000000 records of 67 bytes (key, value, node) is 63896 MiB "
+	                              "on the memory store, more than this machine's memory (MemTotal "
+	                              "8192 MiB)"),
+	          "%s", err.text);
+	/* a flag's size is named by the flag; a larger value makes a smaller size too large */
+	PT_CHECK(hw_workload_set(&w, "scale.sizes", "[1000000]", "--sizes", &err) == 0);
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text);
+	PT_CHECK(hw_workload_set(&w, "scale.sizes", "[200000000]", "--sizes", &err) == 0);
+	PT_CHECK(hw_workload_resolve(&w, &err) == -1);
+	PT_CHECKF(strcmp(err.file, "--sizes") == 0 && strstr(err.msg, "MemTotal 8192 MiB"), "%s",
+	          err.text);
+	PT_CHECK(hw_workload_set(&w, "scale.sizes", "[100000000]", "--sizes", &err) == 0);
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text);
+	PT_CHECK(hw_workload_set(&w, "scale.value_bytes", "100", "--scale-value-bytes", &err) == 0);
+	PT_CHECK(hw_workload_resolve(&w, &err) == -1 && strstr(err.msg, "of 140 bytes"));
+	/* a scale suite the workload turns off is not held to it */
+	PT_CHECK(hw_workload_set(&w, "scale.enabled", "false", "--set", &err) == 0);
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text);
+	hw_workload_free(&w);
+}
+
 /* The workload path must name a regular file of at most TOML_MAX_FILE_BYTES: a FIFO with no
  * writer blocked the load in open(), /dev/zero was read until memory ran out, and a 2 GB sparse
  * file was read whole (gigabytes) before its first line was looked at. */

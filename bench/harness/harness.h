@@ -220,7 +220,17 @@ typedef struct hw_workload {
 	 * harness). A test with suites of its own passes it to hw_workload_load_suites, or sets it
 	 * in a zeroed hw_workload before the first hw_workload_set / hw_workload_resolve. */
 	const struct h_suite *const *suites;
+	/* The machine's memory in bytes (MemTotal of /proc/meminfo) when the scale suite is to run on
+	 * the memory store, which holds every node in the harness's process; 0: not checked. Set it
+	 * between hw_workload_load and hw_workload_resolve: resolve then refuses (naming file, line
+	 * and key) a size whose base tree alone, HW_SCALE_RECORD_BYTES a record, exceeds it. */
+	uint64_t mem_store_ram;
 } hw_workload;
+
+/* Bytes of one record of a scale base tree, roughly: its key (24 bytes, SCALE_KEY_LEN), its
+ * value and 16 bytes of node overhead (57.6 MiB was measured for 1M records of 27 bytes). The
+ * unit of the scale suite's disk guard and of the memory store's limit (mem_store_ram). */
+#define HW_SCALE_RECORD_BYTES(value_bytes) (24 + (uint64_t)(value_bytes) + 16)
 
 /* Reads and validates path: an unknown key, a wrong type or an impossible value fails with err
  * naming file, line and key. Does not resolve (call hw_workload_resolve after overrides). */

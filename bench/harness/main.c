@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "pgconn.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -457,6 +458,11 @@ static int load_workload(hw_workload *w, opts *o)
 		say("%s", te.text);
 		return EXIT_USAGE;
 	}
+	/* The memory store holds the scale suite's trees in this process: resolve refuses a size
+	 * that cannot fit in the machine's memory. */
+	for (size_t i = 0; h_suites[i]; i++)
+		if (h_suites[i] == &hsc_suite && (o->suites >> i) & 1 && strcmp(o->store, "mem") == 0)
+			w->mem_store_ram = bench_mem_total();
 	for (int i = 0; i < o->n_pending; i++)
 		if (set_override(w, o->pending[i], o->pending_src[i]) != 0)
 			return EXIT_USAGE;

@@ -343,6 +343,23 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 		    ": the read samples a cell holds at once)",
 		    c->read_samples, one, many, bytes >> 20, MAX_HELD_BYTES >> 20);
 	}
+	/* The memory store keeps every node in this process: a size whose base tree alone exceeds
+	 * the machine's memory was built until the OOM killer came. At most 1e10 x (65536 + 40). */
+	for (int i = 0; v->mem_store_ram && c->enabled && i < c->n_sizes; i++) {
+		uint64_t tree = c->sizes[i] * HW_SCALE_RECORD_BYTES(c->value_bytes);
+		if (tree <= v->mem_store_ram)
+			continue;
+		char msg[320];
+		snprintf(msg, sizeof(msg),
+		         "%" PRIu64 " records of %" PRIu64 " bytes (key, value, node) is %" PRIu64
+		         " MiB on the memory store, more than this machine's memory (MemTotal %" PRIu64
+		         " MiB): use a smaller size, or the lmdb or postgres store",
+		         c->sizes[i], HW_SCALE_RECORD_BYTES(c->value_bytes), tree >> 20,
+		         v->mem_store_ram >> 20);
+		const toml_node *at = toml_at(toml_find(toml_root(d), "scale.sizes"), (size_t)i);
+		return at ? toml_error_at(err, at, "%s", msg)
+		          : hw__fail_at(err, d, "scale.value_bytes", "%s", msg);
+	}
 	if (c->changes) {
 		uint64_t smallest = c->sizes[0];
 		for (int i = 1; i < c->n_sizes; i++)
@@ -656,6 +673,7 @@ int hw_workload_resolve(hw_workload *w, toml_error *err)
 	int rc = -1;
 	memset(&v, 0, sizeof(v));
 	v.suites = w->suites;
+	v.mem_store_ram = w->mem_store_ram;
 	if (working_doc(w, err) || read_doc(&v, w->resolved, err))
 		goto cleanup;
 	if (build_doc(&out, &v, toml_doc_name(w->resolved), err))

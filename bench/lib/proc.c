@@ -45,6 +45,20 @@ void bench_rss_mib(double *anon, double *file)
 	fclose(f);
 }
 
+uint64_t bench_mem_total(void)
+{
+	char line[256];
+	unsigned long long kib = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib * 1024;
+}
+
 double bench_load1(void)
 {
 	double l[1];

@@ -17,6 +17,8 @@ double bench_peak_rss_mib(void);
 /* Current anonymous and file-backed resident memory (MiB) of this process, -1 if unknown.
  * File-backed memory includes the touched pages of memory-mapped stores (LMDB). */
 void bench_rss_mib(double *anon, double *file);
+/* The machine's memory in bytes (MemTotal of /proc/meminfo), or 0 if unknown. */
+uint64_t bench_mem_total(void);
 /* The one-minute load average, or -1. */
 double bench_load1(void);
 /* CPU time (user + system, ms) of a PostgreSQL server: the postmaster, its live children and

@@ -305,7 +305,8 @@ static int hook_after(void *payload, const scale_row *r)
  * nothing during the run); PostgreSQL also holds WAL, the plain table and its index. */
 static double footprint(int store, uint64_t size, uint32_t value_bytes)
 {
-	double rec = (double)size * (double)(SCALE_KEY_LEN + value_bytes + 16);
+	_Static_assert(HW_SCALE_RECORD_BYTES(0) == SCALE_KEY_LEN + 16, "a record's key is 24 bytes");
+	double rec = (double)size * (double)HW_SCALE_RECORD_BYTES(value_bytes);
 	return store == SCALE_STORE_PG ? 6.0 * rec : store == SCALE_STORE_LMDB ? 3.0 * rec : 0.0;
 }
 
