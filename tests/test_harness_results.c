@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *const cols[] = {"cell_id", "cell_rows", "name", "value", "note", NULL};
@@ -380,6 +381,83 @@ PT_TEST(open_refuses_mismatch)
 	PT_CHECK(hr_open(&d, under, &m, NULL, err, sizeof(err)) == -3 && d == NULL);
 	tm_rmtree(dir);
 	free(dir);
+}
+
+/* In a child, as uid 65534 when run as root (root writes whatever the modes say): hr_open of
+ * each directory under base (empty, mode 555; a run's, mode 555; empty, mode 300, not readable)
+ * must give -3 with `want` in err. Exits with the number of cases that did not. */
+static void read_only_child(const char *base)
+{
+	static const char *const cases[][2] = {{"empty", "Permission denied"},
+	                                       {"resumed", "Permission denied"},
+	                                       {"unreadable", "Permission denied"},
+	                                       {"empty/sub", "Permission denied"}};
+	char err[H_ERR];
+	hr_manifest m;
+	hr_dir *d = NULL;
+	int bad = 0;
+	if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+		_exit(100);
+	manifest_init(&m);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		int rc = hr_open(&d, path_in(base, cases[i][0]), &m, NULL, err, sizeof(err));
+		if (rc != -3 || d || !strstr(err, cases[i][1])) {
+			fprintf(stderr, "  %s: %d: %s\n", cases[i][0], rc, err);
+			bad++;
+		}
+		hr_close(d);
+		d = NULL;
+	}
+	_exit(bad);
+}
+
+/* An output directory the harness may not write in (chmod 555, a read-only mount) or read: -3,
+ * bad usage (exit 2) as a path that cannot be a directory, with nothing written. It was -1 (exit
+ * 5, as if a suite had failed) once the manifest's write failed, where a path under it was -3. */
+PT_TEST(open_read_only_directory_is_a_usage_error)
+{
+	char *base = tm_tmpdir("hres-ro"), err[H_ERR];
+	hr_manifest m;
+	hr_dir *d = NULL;
+	int st = -1;
+	PT_REQUIRE(base != NULL);
+	manifest_init(&m);
+	PT_REQUIRE(mkdir(path_in(base, "empty"), 0755) == 0 &&
+	           mkdir(path_in(base, "unreadable"), 0755) == 0);
+	PT_REQUIRE(hr_open(&d, path_in(base, "resumed"), &m, NULL, err, sizeof(err)) == 0);
+	hr_close(d);
+	d = NULL;
+	char *man = tm_read_file(path_in(base, "resumed/run-manifest.txt"));
+	PT_REQUIRE(man != NULL);
+	if (geteuid() == 0) {
+		static const char *const mine[] = {"", "empty", "unreadable", "resumed",
+		                                   "resumed/run-manifest.txt"};
+		for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+			PT_REQUIRE(chown(path_in(base, mine[i]), 65534, 65534) == 0);
+	}
+	PT_REQUIRE(chmod(path_in(base, "empty"), 0555) == 0 &&
+	           chmod(path_in(base, "resumed"), 0555) == 0 &&
+	           chmod(path_in(base, "unreadable"), 0300) == 0);
+	pid_t pid = fork();
+	PT_REQUIRE(pid >= 0);
+	if (pid == 0)
+		read_only_child(base);
+	PT_REQUIRE(waitpid(pid, &st, 0) == pid);
+	PT_CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	PT_CHECK(!exists(path_in(base, "empty/run-manifest.txt")));
+	char *man2 = tm_read_file(path_in(base, "resumed/run-manifest.txt"));
+	PT_CHECK(man2 && strcmp(man, man2) == 0);
+	/* another run's read-only directory is still told apart as such (-2) */
+	snprintf(m.revision, sizeof(m.revision), "def456");
+	PT_CHECK(hr_open(&d, path_in(base, "resumed"), &m, NULL, err, sizeof(err)) == -2);
+	free(man);
+	free(man2);
+	chmod(path_in(base, "empty"), 0755);
+	chmod(path_in(base, "resumed"), 0755);
+	chmod(path_in(base, "unreadable"), 0755);
+	tm_rmtree(base);
+	free(base);
 }
 
 /* One run per directory: while one holds it (here: this process's second open, through its own

@@ -316,11 +316,17 @@ typedef struct hr_dir hr_dir;
  *  - a manifest that differs in any of those: returns -2 with err saying which field differs
  *    (and both values), having changed nothing in the directory;
  *  - a directory that is not empty and holds no manifest: -2, nothing changed;
- *  - a path that cannot be a directory (a file, under a file, unreachable, too long): -3;
+ *  - a path that cannot be a directory (a file, under a file, unreachable, too long), or a
+ *    directory this process may not read or write in (its mode, a read-only mount): -3, nothing
+ *    written (a resumed run's manifest is compared first: another run's directory is -2);
  *  - -1 for any other failure (the lock, reading, writing the manifest or workload files).
  */
 int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_workload *w, char *err,
             size_t errn);
+/* 0 if dir is a directory this process may write in; -3 (err says why) if it is missing, not a
+ * directory, or one it may not write in (its mode, a read-only mount): the caller's mistake (exit
+ * 2), found before anything is written, where the first write failed as if a run had. */
+int hr_check_dir(const char *dir, char *err, size_t errn);
 const char *hr_path(const hr_dir *d); /* the directory */
 /* Writes the manifest again with finished = now. */
 int hr_finish(hr_dir *d, char *err, size_t errn);

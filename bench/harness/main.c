@@ -12,8 +12,9 @@
  * provenance files; run the suites (cells already complete are skipped); write the summaries and
  * the report; apply the regression gates.
  *
- * Exit status: 0 done (and every gate passed); 1 a regression gate tripped; 2 bad usage or a bad
- * workload file; 3 the output directory belongs to another run; 4 the environments differ
+ * Exit status: 0 done (and every gate passed); 1 a regression gate tripped; 2 bad usage, a bad
+ * workload file or an output directory that cannot be used (not a directory, read-only: hr_open's
+ * and hr_check_dir's -3); 3 the output directory belongs to another run; 4 the environments differ
  * materially and --allow-environment-mismatch was not given; 5 a suite failed or a row did not
  * validate.
  *
@@ -128,9 +129,10 @@ static void usage(FILE *f)
 			fprintf(f, "  %-26s %s (default %s)\n", k->name, k->help ? k->help : "",
 			        k->def ? k->def : "none: required");
 	}
-	fprintf(f, "\nExit status: 0 done; 1 a regression gate tripped; 2 usage or workload error;\n"
-	           "3 DIR belongs to another run; 4 environment mismatch with --baseline; 5 a suite\n"
-	           "failed or a row did not validate.\n");
+	fprintf(f, "\nExit status: 0 done; 1 a regression gate tripped; 2 usage or workload error, or\n"
+	           "a DIR that cannot be used (not a directory, read-only); 3 DIR belongs to another\n"
+	           "run; 4 environment mismatch with --baseline; 5 a suite failed or a row did not\n"
+	           "validate.\n");
 }
 
 /* The arguments, for say(). */
@@ -631,6 +633,13 @@ int main(int argc, char **argv)
 	if (o.compare_only) {
 		if (!o.baseline) {
 			fprintf(stderr, "harness: --compare-only needs --baseline\n");
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
+		/* It writes regression.md and report.md there: a directory it cannot write in is a
+		 * usage error, as for a run, not a failed comparison. */
+		if (hr_check_dir(o.output, err, sizeof err) != 0) {
+			fprintf(stderr, "harness: %s: %s\n", o.output, err);
 			rc = EXIT_USAGE;
 			goto cleanup;
 		}

@@ -554,13 +554,15 @@ void hr_close(hr_dir *d)
 }
 
 /* One run per directory: an exclusive flock() on the directory itself (no file is added to it),
- * held until hr_close or the process ends, however it ends. -2 if another process holds it. */
+ * held until hr_close or the process ends, however it ends. -2 if another process holds it, -3
+ * if this process may not read the directory. */
 static int lock_dir(hr_dir *d, char *err, size_t errn)
 {
 	d->lock_fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d->lock_fd < 0) {
-		bench_seterr(err, errn, "cannot open %s: %s", d->path, strerror(errno));
-		return -1;
+		int e = errno;
+		bench_seterr(err, errn, "cannot open %s: %s", d->path, strerror(e));
+		return e == EACCES ? -3 : -1; /* a directory we may not read: as one we may not write */
 	}
 	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
@@ -570,6 +572,22 @@ static int lock_dir(hr_dir *d, char *err, size_t errn)
 	}
 	bench_seterr(err, errn, "cannot lock %s: %s", d->path, strerror(errno));
 	return -1;
+}
+
+int hr_check_dir(const char *dir, char *err, size_t errn)
+{
+	struct stat st;
+	int bad = stat(dir, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (bad) {
+		bench_seterr(err, errn, "cannot use the output directory: %s", strerror(bad));
+		return -3;
+	}
+	/* Another error of the check (none is known) is left for the writes to report. */
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 ||
+	    (errno != EACCES && errno != EROFS && errno != EPERM))
+		return 0;
+	bench_seterr(err, errn, "cannot write in the output directory: %s", strerror(errno));
+	return -3;
 }
 
 int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_workload *w, char *err,
@@ -602,7 +620,8 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 	d->m = *m;
 	if (bench_read_file(&text, &len, mpath) == 0) {
 		kv_parse(old, text);
-		if ((rc = manifest_match(old, m, err, errn)) != 0)
+		if ((rc = manifest_match(old, m, err, errn)) != 0 ||
+		    (rc = hr_check_dir(dir, err, errn)) != 0)
 			goto cleanup;
 		rc = -1;
 		/* Resume. Nothing has been written before this point. */
@@ -635,6 +654,9 @@ int hr_open(hr_dir **out, const char *dir, const hr_manifest *m, const hw_worklo
 			rc = any < 0 ? -1 : -2; /* not this run's: refused untouched, as another run's */
 			goto cleanup;
 		}
+		if ((rc = hr_check_dir(dir, err, errn)) != 0)
+			goto cleanup;
+		rc = -1;
 		if (!d->m.started[0])
 			bench_utc_now(d->m.started, sizeof(d->m.started));
 		d->m.finished[0] = '\0';

@@ -5,8 +5,10 @@
 # its own throwaway PostgreSQL cluster), then checks the result directory: every file present,
 # every row validated; a second invocation measures nothing and skips every completed cell; a
 # different --revision is refused and leaves the manifest and rows unchanged; a bad workload file
-# is rejected with its line named; each regression gate trips on a doctored comparison, and an
-# environment mismatch is refused unless allowed. Last line: "N passed, N failed".
+# is rejected with its line named; an output path the harness cannot use (read-only, missing
+# for --compare-only) and a memory-store size beyond the machine's memory exit 2; each regression
+# gate trips on a doctored comparison, and an environment mismatch is refused unless allowed.
+# Last line: "N passed, N failed".
 #
 # The suites checked are those the harness runs for smoke.toml (`--dry-run`: every suite with
 # cells); for each one, NAME-raw.csv and NAME-summary.csv must exist with rows, every raw row
@@ -205,6 +207,53 @@ check "--set service.access=\"x\": exit 2 naming \"client\" and \"sql\" (got $rc
 rc=$?
 check "--records 1.5: exit 2, the flag named once (got $rc)" \
 	bash -c "[ $rc -eq 2 ] && grep -q \"^harness: --records: '1.5' is not a count\" '$work/bad8.err'"
+
+# ---- 4b. output paths and the memory store's sizes -----------------------------------------------
+echo "# output paths"
+# An output directory the harness may not write in is bad usage (exit 2), as a path under a file
+# is: it exited 5, as if a suite had failed, and --compare-only did for any unusable --output.
+# Root writes whatever the mode says: as root the directory is a read-only tmpfs, mounted in a
+# mount namespace of the command's own (gone with it).
+ro="$work/ro"
+mkdir -p "$ro"
+as_ro() { # as_ro COMMAND...: runs it with $ro read-only
+	local rc
+	if [ "$(id -u)" -eq 0 ]; then
+		unshare -m sh -c 'mount -t tmpfs -o ro,size=1m tmpfs "$0" && exec "$@"' "$ro" "$@"
+		return
+	fi
+	chmod 555 "$ro" && "$@"
+	rc=$?
+	chmod 755 "$ro"
+	return $rc
+}
+as_ro "$harness" --config "$smoke" --suite scale --store mem --output "$ro" >/dev/null 2>"$work/ro1.err"
+rc=$?
+check "a read-only --output: exit 2 (got $rc)" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'cannot write in the output directory' '$work/ro1.err'"
+check "nothing written in a read-only --output" test -z "$(ls -A "$ro")"
+as_ro "$harness" --config "$smoke" --compare-only --output "$ro" --baseline "$out" >/dev/null \
+	2>"$work/ro2.err"
+rc=$?
+check "--compare-only into a read-only --output: exit 2 (got $rc)" test "$rc" -eq 2
+"$harness" --config "$smoke" --compare-only --output "$work/none" --baseline "$out" >/dev/null \
+	2>"$work/ro3.err"
+rc=$?
+check "--compare-only into a missing --output: exit 2 (got $rc)" test "$rc" -eq 2
+"$harness" --config "$smoke" --suite scale --store mem --output "$smoke/sub" >/dev/null 2>&1
+rc=$?
+check "an --output under a file: exit 2 (got $rc)" test "$rc" -eq 2
+# The memory store holds the scale suite's trees in the harness's process: a size whose tree
+# cannot fit in the machine's memory was accepted and built until memory ran out.
+"$harness" --config "$smoke" --dry-run --suite scale --store mem --sizes 10G >/dev/null \
+	2>"$work/mem.err"
+rc=$?
+cat "$work/mem.err"
+check "--store mem --sizes 10G: exit 2 naming --sizes and MemTotal (got $rc)" \
+	bash -c "[ $rc -eq 2 ] && grep -q '^harness: --sizes:.*MemTotal' '$work/mem.err'"
+"$harness" --config "$smoke" --dry-run --suite scale --store lmdb --sizes 10G >/dev/null 2>&1
+rc=$?
+check "--store lmdb --sizes 10G is not held to the memory (got $rc)" test "$rc" -eq 0
 
 # ---- 5. regression gates ------------------------------------------------------------------------
 echo "# regression gates"
