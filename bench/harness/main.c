@@ -629,6 +629,18 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto cleanup;
 	}
+	/* A --baseline that is not a directory read as a run of another environment (exit 4, every
+	 * material key absent) or as one with no cell in common (exit 5): it is bad usage. */
+	struct stat bst;
+	int bad = !o.baseline                   ? 0
+	          : stat(o.baseline, &bst) != 0 ? errno
+	          : S_ISDIR(bst.st_mode)        ? 0
+	                                        : ENOTDIR;
+	if (bad) {
+		say("--baseline %s: %s", o.baseline, strerror(bad));
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
 	const char *url = strcmp(o.store, "postgres") == 0 ? o.url : NULL;
 	if (o.compare_only) {
 		if (!o.baseline) {

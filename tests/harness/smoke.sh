@@ -6,9 +6,9 @@
 # every row validated; a second invocation measures nothing and skips every completed cell; a
 # different --revision is refused and leaves the manifest and rows unchanged; a bad workload file
 # is rejected with its line named; an output path the harness cannot use (read-only, missing
-# for --compare-only) and a memory-store size beyond the machine's memory exit 2; each regression
-# gate trips on a doctored comparison, and an environment mismatch is refused unless allowed.
-# Last line: "N passed, N failed".
+# for --compare-only), a --baseline that is not a directory and a memory-store size beyond the
+# machine's memory exit 2; each regression gate trips on a doctored comparison, and an
+# environment mismatch is refused unless allowed. Last line: "N passed, N failed".
 #
 # The suites checked are those the harness runs for smoke.toml (`--dry-run`: every suite with
 # cells); for each one, NAME-raw.csv and NAME-summary.csv must exist with rows, every raw row
@@ -243,6 +243,15 @@ check "--compare-only into a missing --output: exit 2 (got $rc)" test "$rc" -eq 
 "$harness" --config "$smoke" --suite scale --store mem --output "$smoke/sub" >/dev/null 2>&1
 rc=$?
 check "an --output under a file: exit 2 (got $rc)" test "$rc" -eq 2
+# A --baseline that is not a directory read as a run of another environment (exit 4).
+"$harness" --config "$smoke" --suite scale --store mem --output "$work/nobase" \
+	--baseline "$work/none" >/dev/null 2>"$work/nobase.err"
+rc=$?
+check "a missing --baseline: exit 2 naming it, nothing created (got $rc)" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'baseline $work/none' '$work/nobase.err' && [ ! -e '$work/nobase' ]"
+"$harness" --config "$smoke" --compare-only --output "$out" --baseline "$smoke" >/dev/null 2>&1
+rc=$?
+check "--compare-only with a file as --baseline: exit 2 (got $rc)" test "$rc" -eq 2
 # The memory store holds the scale suite's trees in the harness's process: a size whose tree
 # cannot fit in the machine's memory was accepted and built until memory ran out.
 "$harness" --config "$smoke" --dry-run --suite scale --store mem --sizes 10G >/dev/null \
