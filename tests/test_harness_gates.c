@@ -659,6 +659,17 @@ static int in_time(int (*fn)(const char *), const char *dir)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* A result directory (base_run) whose machine.txt is a FIFO without a writer. */
+static int make_fifo_dir(char *dir, size_t n)
+{
+	run r = base_run();
+	char p[512];
+	if (make_dir(dir, n, &r) != 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/machine.txt", dir);
+	return unlink(p) == 0 && mkfifo(p, 0600) == 0 ? 0 : -1;
+}
+
 static int read_fifo_value(const char *dir)
 {
 	char p[512];
@@ -696,16 +707,37 @@ static int compare_with_fifo(const char *dir)
 	return g == 2 ? 0 : 1;
 }
 
+static int write_env_over_fifo(const char *dir)
+{
+	char err[H_ERR] = "";
+	if (he_write_all(dir, NULL, NULL, err, sizeof(err)) != 0) {
+		fprintf(stderr, "  he_write_all: %s\n", err);
+		return 1;
+	}
+	char *v = get_file(dir, "machine.txt");
+	int bad = !v || !strstr(v, "cpus: ");
+	free(v);
+	return bad;
+}
+
+/* A resumed run writes its provenance files again: a FIFO left in place of machine.txt blocked
+ * fopen(path, "w") until something read it, for ever. Now each file is written beside and
+ * renamed over it. */
+PT_TEST(provenance_written_over_a_fifo)
+{
+	char dir[128];
+	PT_REQUIRE(make_fifo_dir(dir, sizeof(dir)) == 0);
+	PT_CHECKF(in_time(write_env_over_fifo, dir) == 0, "he_write_all over a FIFO");
+	remove_dir(dir);
+}
+
 /* A FIFO or a directory left in a result directory in place of machine.txt, postgres.txt or
  * regression.md: he_read_value (the gates' and --baseline's environment check) and the report
  * read them with fopen(), which blocked on the FIFO for ever; now they read as absent at once. */
 PT_TEST(fifo_or_directory_in_a_result_directory_reads_as_absent)
 {
-	run r = base_run();
 	char dir[128], p[512];
-	PT_REQUIRE(make_dir(dir, sizeof(dir), &r) == 0);
-	snprintf(p, sizeof(p), "%s/machine.txt", dir);
-	PT_REQUIRE(unlink(p) == 0 && mkfifo(p, 0600) == 0);
+	PT_REQUIRE(make_fifo_dir(dir, sizeof(dir)) == 0);
 	snprintf(p, sizeof(p), "%s/regression.md", dir);
 	PT_REQUIRE(mkfifo(p, 0600) == 0);
 	snprintf(p, sizeof(p), "%s/postgres.txt", dir);

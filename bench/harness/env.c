@@ -400,34 +400,25 @@ enum { F_MACHINE, F_DEPS, F_SHA, F_PG };
 static int write_one(const char *dir, const char *name, int which, const char *url,
                      const char *schema, char *err, size_t errn)
 {
-	char path[4352];
+	char path[4352], tmp[4352];
 	int rc = 0;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-		bench_seterr(err, errn, "%s: path too long", dir);
+	/* Beside the file, then renamed over it: a FIFO left in its place (a resumed run writes the
+	 * files again) blocked fopen(path, "w") for ever. */
+	FILE *f = h_file_begin(path, tmp, sizeof(path), dir, name, err, errn);
+	if (!f)
 		return -1;
-	}
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		bench_seterr(err, errn, "cannot create %s: %s", path, strerror(errno));
-		return -1;
-	}
 	switch (which) {
 	case F_MACHINE: write_machine(f); break;
 	case F_DEPS: write_dependencies(f); break;
 	case F_SHA: rc = write_binary_sha(f, err, errn); break;
 	default: rc = write_postgres(f, url, schema, err, errn); break;
 	}
-	if (fflush(f) != 0 || ferror(f)) {
-		if (rc == 0)
-			bench_seterr(err, errn, "writing %s: %s", path, strerror(errno));
-		rc = -1;
-	}
-	if (fclose(f) != 0 && rc == 0) {
-		bench_seterr(err, errn, "writing %s: %s", path, strerror(errno));
-		rc = -1;
-	}
 	if (rc != 0)
-		unlink(path); /* no half-written provenance */
+		h_file_abort(f, tmp);
+	else
+		rc = h_file_commit(f, tmp, path, err, errn);
+	if (rc != 0)
+		unlink(path); /* no provenance of an earlier invocation left as this one's */
 	return rc;
 }
 

@@ -377,7 +377,9 @@ int h_schema_reclaim(struct pg_conn *c, const char *schema, char *note, size_t n
 
 /* Writes machine.txt, dependencies.txt, binary.sha256 and (url non-NULL: PostgreSQL store)
  * postgres.txt into dir, as "key: value" lines. Keys marked material in he_material_keys
- * decide whether two runs may be compared. */
+ * decide whether two runs may be compared. Each file is written beside its name and renamed
+ * over whatever is there (a FIFO left there is replaced, not opened); one that cannot be
+ * written is removed, and the first failure is returned (-1, err). */
 int he_write_all(const char *dir, const char *url, const char *schema, char *err, size_t errn);
 /* NULL-terminated lists of the keys whose difference is a material mismatch. */
 extern const char *const he_material_machine[];
