@@ -108,13 +108,19 @@ prolly_db *pgx_open_write(FunctionCallInfo fcinfo, pgx_tables *out, const char *
 /* Before a write function's first engine call: takes the writers' shared lock against gc, locks
  * the row of ref (a full ref name, "refs/heads/NAME", not NULL; the row may be absent) FOR
  * UPDATE, and pushes a fresh snapshot (READ COMMITTED) so that the engine builds on the head the
- * lock waited for. The engine's writes then move refs by the schema's compare-and-swap
- * (store_write.c). PostgreSQL errors are raised directly. */
+ * lock waited for. Under REPEATABLE READ or SERIALIZABLE, where the engine reads in the
+ * transaction's snapshot, raises 40001 when a gc bumped the epoch after that snapshot. The
+ * engine's writes then move refs by the schema's compare-and-swap (store_write.c). PostgreSQL
+ * errors are raised directly. */
 void pgx_write_lock(const char *ref);
 
 /* After the engine returned (before pgx_check): pops the snapshot. The locks stay until the
  * transaction ends. */
 void pgx_write_unlock(void);
+
+/* The gc epoch of the call's store as committed now (the latest snapshot, not the caller's):
+ * under REPEATABLE READ or SERIALIZABLE the transaction's snapshot may predate a gc. */
+uint64_t pgx_epoch_latest(void);
 
 /* Registers the extension's settings and transaction callbacks (from _PG_init). */
 void pgx_define_settings(void);

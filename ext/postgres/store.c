@@ -616,19 +616,18 @@ static void may_read(Oid relid)
 		                       get_rel_name(relid))));
 }
 
-/* Reads meta's schema_version and epoch by a scan of its heap (a page of a few rows: cheaper
- * than a descent of its index per key, and much cheaper than SPI's parser and planner, which
- * cost most of a cached point get when paid per transaction); ERROR unless the version is one
- * this extension reads (PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION). The caller checked SELECT on
- * meta (may_read). */
-static void check_schema(void)
+/* Reads meta's schema_version and epoch as snap sees them by a scan of its heap (a page of a few
+ * rows: cheaper than a descent of its index per key, and much cheaper than SPI's parser and
+ * planner, which cost most of a cached point get when paid per transaction); -1 for a row that is
+ * missing. The caller checked SELECT on meta (may_read). */
+static void meta_read(Snapshot snap, int64 *version, int64 *epoch)
 {
 	Relation rel = table_open(pgx_call()->meta, AccessShareLock);
-	TableScanDesc scan = table_beginscan(rel, read_snapshot(), 0, NULL);
+	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 	AttrNumber kattno = column(pgx_call()->meta, COL_META_KEY, "key"),
 	           vattno = column(pgx_call()->meta, COL_META_VALUE, "value");
-	int64 version = -1;
+	*version = *epoch = -1;
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot)) {
 		bool nk, nv;
 		Datum k = slot_getattr(slot, kattno, &nk);
@@ -639,14 +638,24 @@ static void check_schema(void)
 		t = DatumGetTextPP(k);
 		if (VARSIZE_ANY_EXHDR(t) == strlen("schema_version") &&
 		    memcmp(VARDATA_ANY(t), "schema_version", strlen("schema_version")) == 0)
-			version = DatumGetInt64(v);
+			*version = DatumGetInt64(v);
 		else if (VARSIZE_ANY_EXHDR(t) == strlen("epoch") &&
 		         memcmp(VARDATA_ANY(t), "epoch", strlen("epoch")) == 0)
-			pgx_epoch_read((uint64_t)DatumGetInt64(v));
+			*epoch = DatumGetInt64(v);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
+}
+
+/* The schema version and gc epoch in the statement's snapshot; ERROR unless the version is one
+ * this extension reads (PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION). */
+static void check_schema(void)
+{
+	int64 version, epoch;
+	meta_read(read_snapshot(), &version, &epoch);
+	if (epoch >= 0)
+		pgx_epoch_read((uint64_t)epoch);
 	if (version < PGX_SCHEMA_OLDEST || version > PGX_SCHEMA_VERSION)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -661,6 +670,15 @@ static void check_schema(void)
 		         version >= 0 && version < PGX_SCHEMA_OLDEST
 		             ? errhint("Run prolly init as the tables' owner to migrate the store.")
 		             : errhint("Install the prolly extension that matches the store.")));
+}
+
+uint64_t pgx_epoch_latest(void)
+{
+	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
+	int64 version, epoch;
+	meta_read(snap, &version, &epoch);
+	UnregisterSnapshot(snap);
+	return (uint64_t)epoch;
 }
 
 static prolly_store *store_new(void)

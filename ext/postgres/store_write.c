@@ -12,7 +12,8 @@
  *      branch's row (writers to one branch queue here; to other branches, never); then, under
  *      READ COMMITTED, a fresh snapshot is pushed, so the engine reads the head and the nodes
  *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
- *      raises 40001 when the row moved after the transaction's snapshot, as for any UPDATE);
+ *      raises 40001 when the row moved after the transaction's snapshot, as for any UPDATE, and
+ *      pgx_write_lock raises 40001 when a gc's epoch bump committed after that snapshot);
  *   2. the engine reads the head, builds the commit and calls write(): SPI inserts the nodes
  *      (ON CONFLICT DO NOTHING, through a kept generic plan: insert_nodes) and then moves the
  *      refs by compare-and-swap (docs/postgres.md) through the schema's s.prolly_ref_cas, one
@@ -273,6 +274,23 @@ void pgx_write_lock(const char *ref)
 		                errmsg("prolly: the meta table of schema \"%s\" has no epoch row",
 		                       pgx_schema_quoted())));
 	pgx_spi_finish(guc);
+	/* Under REPEATABLE READ or SERIALIZABLE the engine reads in the transaction's snapshot,
+	 * which may predate a gc that has since removed what it still shows (a commit no ref named):
+	 * a commit, branch or merge built on it would leave a ref naming deleted nodes. Every gc
+	 * deletion commits with an epoch bump, and the gc lock held now keeps new ones out, so an
+	 * epoch that has not moved since the snapshot means nothing it shows was removed. */
+	if (IsolationUsesXactSnapshot()) {
+		uint64_t now = pgx_epoch_latest();
+		if (now != (uint64_t)e)
+			ereport(ERROR,
+			        (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			         errmsg("prolly: a gc ran through schema \"%s\" after this transaction's "
+			                "snapshot; nothing was written",
+			                pgx_schema_name()),
+			         errdetail("The snapshot's gc epoch is %lld, the store's %llu.", (long long)e,
+			                   (unsigned long long)now),
+			         errhint("Retry the transaction.")));
+	}
 	pgx_set_epoch((uint64_t)e);
 	cache_at_epoch((uint64_t)e);
 	PushCopiedSnapshot(GetTransactionSnapshot());

@@ -35,6 +35,8 @@
 #   8b. the extension across its database's life (test_life.sh): declarations an earlier script
 #      of version 0.1 made, DROP and CREATE EXTENSION in one session, a restore in place under
 #      an open session, one session moving the extension between the stores of two schemas.
+#   8c. the functions inside PostgreSQL's transactions with several sessions (test_txn.sh): a gc
+#      after a REPEATABLE READ or SERIALIZABLE snapshot.
 #   9. on its own cluster only: a hot standby of it (scripts/pg-cluster.sh standby) gives the
 #      primary's answers to every read function on the data the suite left, and refuses every
 #      write function with 25006.
@@ -564,6 +566,7 @@ psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS ${src}" -c "DROP DATABASE IF EXI
 rm -f "$log.fc" "$log.n" "$log.p"
 # ---- 8b. across the database's life ----
 source "$here/test_life.sh"
+source "$here/test_txn.sh"
 # ---- 9. a hot standby ----
 if [ -n "$cluster" ]; then
 	reads="SELECT prolly_get('main', 'k1'); SELECT * FROM prolly_get_many('conc', ARRAY['a', 'held', 'zz']::bytea[]);
