@@ -36,7 +36,8 @@
 #      of version 0.1 made, DROP and CREATE EXTENSION in one session, a restore in place under
 #      an open session, one session moving the extension between the stores of two schemas.
 #   8c. the functions inside PostgreSQL's transactions with several sessions (test_txn.sh): a gc
-#      after a REPEATABLE READ or SERIALIZABLE snapshot.
+#      after a REPEATABLE READ or SERIALIZABLE snapshot, writers per isolation level, SERIALIZABLE
+#      write skew, cursors WITH HOLD across commits, PREPARE TRANSACTION decided elsewhere.
 #   9. on its own cluster only: a hot standby of it (scripts/pg-cluster.sh standby) gives the
 #      primary's answers to every read function on the data the suite left, and refuses every
 #      write function with 25006.
@@ -121,7 +122,9 @@ fi
 
 # ---- 3. a server ----
 if [ -z "${PGHOST:-}" ]; then
-	if ! env_lines=$("$top/scripts/pg-cluster.sh" start 2>"$log"); then
+	# prepared transactions for test_txn.sh (PostgreSQL's default allows none)
+	if ! env_lines=$(PG_SETTINGS="${PG_SETTINGS:-}
+max_prepared_transactions = 4" "$top/scripts/pg-cluster.sh" start 2>"$log"); then
 		sed 's/^/# /' "$log"
 		not_ok "start a throwaway cluster (scripts/pg-cluster.sh)"
 		finish
