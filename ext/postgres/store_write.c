@@ -276,9 +276,10 @@ void pgx_write_lock(const char *ref)
 	pgx_spi_finish(guc);
 	/* Under REPEATABLE READ or SERIALIZABLE the engine reads in the transaction's snapshot,
 	 * which may predate a gc that has since removed what it still shows (a commit no ref named):
-	 * a commit, branch or merge built on it would leave a ref naming deleted nodes. Every gc
-	 * deletion commits with an epoch bump, and the gc lock held now keeps new ones out, so an
-	 * epoch that has not moved since the snapshot means nothing it shows was removed. */
+	 * a commit, branch or merge built on it would leave a ref naming deleted nodes. Each sweep
+	 * of the store's gc deletes in a transaction that bumps the epoch (src/store/pg_gc.c), and
+	 * the gc lock held now keeps new ones out, so an epoch that has not moved since the
+	 * snapshot means nothing it shows was removed. */
 	if (IsolationUsesXactSnapshot()) {
 		uint64_t now = pgx_epoch_latest();
 		if (now != (uint64_t)e)
