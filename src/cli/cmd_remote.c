@@ -68,6 +68,21 @@ static int recorded_url(struct cli *cli, char **out, const char *url)
 	return *out ? 0 : fail(cli, EXIT_STORE, "out of memory");
 }
 
+/* 1 when the recorded URLs a and b name one store: the same text, or two lmdb: paths to one
+ * directory (compared by device and inode, so "x", "x/", "x/." and a symlink to x all match).
+ * Opening one LMDB environment as source and destination would make the library refuse the
+ * second open with advice a clone's user cannot follow ("close those handles"). */
+static int same_store(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (strcmp(a, b) == 0)
+		return 1;
+	if (strncmp(a, "lmdb:", 5) != 0 || strncmp(b, "lmdb:", 5) != 0)
+		return 0;
+	return stat(a + 5, &sa) == 0 && stat(b + 5, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* Opens the store remote `name` of cli->db stands for. */
 static int open_remote(struct cli *cli, prolly_db **out, const char *name, unsigned flags)
 {
@@ -244,10 +259,13 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 		rc = fail_lib(cli, err, "cannot clone");
 		goto cleanup;
 	}
-	if (strcmp(origin, dest) == 0) {
-		struct shown sh;
-		rc = usage_error(cli, "'%s' is both the source and the destination",
-		                 shown_arg(&sh, pos[0]));
+	if (same_store(origin, dest)) {
+		struct shown sh, sh2;
+		rc = strcmp(pos[0], pos[1]) == 0
+		         ? usage_error(cli, "'%s' is both the source and the destination",
+		                       shown_arg(&sh, pos[0]))
+		         : usage_error(cli, "'%s' and '%s' are the same store: clone into another one",
+		                       shown_arg(&sh, pos[0]), shown_arg(&sh2, pos[1]));
 		goto cleanup;
 	}
 	if ((rc = open_other(cli, &src, pos[0], PROLLY_OPEN_READONLY)) ||
