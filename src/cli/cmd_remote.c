@@ -98,7 +98,19 @@ static int open_remote(struct cli *cli, prolly_db **out, const char *name, unsig
 	memcpy(u, url.ptr, url.size);
 	u[url.size] = 0;
 	prolly_buf_dispose(&url);
-	rc = open_other(cli, out, u, flags);
+	if (strncmp(u, "lmdb:", 5) == 0 && u[5] != '/') {
+		/* Recorded as typed by a prolly before recorded_url: it named a store from the directory
+		 * remote add ran in, which nothing recorded. Opened from here it may name another store,
+		 * or none; only the user knows which one was meant. */
+		char *shown = redacted(u); /* name: a valid remote name, or prolly_remote_url failed */
+		rc = fail(cli, EXIT_USAGE,
+		          "remote '%s' has the relative path %s (recorded by an older prolly), which names "
+		          "a different store from each directory: record it whole with 'prolly remote "
+		          "remove %s' and 'prolly remote add %s lmdb:/ABSOLUTE/PATH'",
+		          name, shown ? shown : "(out of memory)", name, name);
+		free(shown);
+	} else
+		rc = open_other(cli, out, u, flags);
 	free(u);
 	return rc;
 }
