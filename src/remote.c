@@ -17,7 +17,7 @@
  *       them (the CLI's clone copies branches and tags only).
  *   RM5 A remote's URL holds no control byte (0x00-0x1f, 0x7f): no store address needs one, and
  *       a URL is printed back to terminals (a listing of another client's store still escapes
- *       them: the CLI's text_write).
+ *       them: the CLI's escape_puts).
  *   RM6 prolly_remote_add takes names of at most MAX_REMOTE_NAME (46) bytes, so that
  *       "remotes/NAME/B" fits PROLLY_MAX_REF_NAME for every branch name B (200 bytes at most).
  *       A longer remote recorded before, or named to prolly_fetch directly, fails a fetch that

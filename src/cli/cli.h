@@ -164,6 +164,9 @@ int unescape_append(struct bytes *out, const char *s, size_t n, const char **why
 
 /* Writes data escaped (see the ESCAPES section of the man page). */
 void escape_write(FILE *f, const void *data, size_t size);
+/* Writes the string s escaped: how every text a user or a store gave goes to standard output
+ * (names, messages, URLs), never as it is. */
+void escape_puts(FILE *f, const char *s);
 /* Writes value escaped, or ABSENT_MARK when value is NULL, and a newline. */
 void escape_value_line(FILE *f, const void *value, size_t size);
 
@@ -232,10 +235,6 @@ void report(const struct cli *cli, const char *fmt, ...)
 /* url (a store URL, or an argument that may be one) through prolly_redact_url, whole: malloc'd,
  * NULL when out of memory. The one way a URL is printed. */
 char *redacted(const char *url);
-
-/* Writes s to f made safe as text_append does (text from a store, such as a remote's URL).
- * Returns 0, or -1 when out of memory (nothing written). */
-int text_write(FILE *f, const char *s);
 
 /* Prints "prolly: COMMAND: MESSAGE (see 'prolly COMMAND --help')" and returns EXIT_USAGE. */
 int usage_error(struct cli *cli, const char *fmt, ...)

@@ -271,7 +271,8 @@ int cmd_branches(struct cli *cli, int argc, char **argv)
 			prolly_id_to_hex(chex, &bl.heads[at + i]);
 			prolly_id_to_hex(thex, &c[i]->tree);
 			prolly_commit_free(c[i]);
-			printf("%s\t%s\t%s\n", bl.names[at + i], chex, thex);
+			escape_puts(stdout, bl.names[at + i]);
+			printf("\t%s\t%s\n", chex, thex);
 		}
 	}
 cleanup:
@@ -324,7 +325,7 @@ static int print_commit(void *payload, const prolly_commit *c)
 	printf("tree\t%s\ndate\t", hex);
 	print_time(c->time_us);
 	fputs("\nmessage\t", stdout);
-	escape_write(stdout, c->message, strlen(c->message));
+	escape_puts(stdout, c->message);
 	putchar('\n');
 	return 0;
 }

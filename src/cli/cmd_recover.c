@@ -41,7 +41,7 @@ static int check_snapshot(struct cli *cli, const struct check *ck)
 	err = prolly_open_ex(&cli->db, cli->store_url, NULL, ck->flags);
 	if (err && err != PROLLY_ECORRUPT && err != PROLLY_ENOTFOUND) {
 		printf("%s\tunchecked\t", ck->label);
-		escape_write(stdout, prolly_last_error(), strlen(prolly_last_error()));
+		escape_puts(stdout, prolly_last_error());
 		putchar('\n');
 		return UNCHECKED;
 	}
@@ -70,7 +70,7 @@ static int check_snapshot(struct cli *cli, const struct check *ck)
 	if (err) {
 		printf("%s\tdamaged\t", ck->label);
 		const char *w = why ? why : "out of memory";
-		escape_write(stdout, w, strlen(w));
+		escape_puts(stdout, w);
 		putchar('\n');
 		rc = EXIT_STORE;
 	} else {

@@ -22,15 +22,15 @@ static int print_entry(void *payload, const prolly_reflog_entry *e)
 	print_time(e->time_us);
 	/* The entry is the store's: its names may hold anything another client wrote. */
 	putchar('\t');
-	text_write(stdout, e->ref);
+	escape_puts(stdout, e->ref);
 	putchar('\t');
-	text_write(stdout, e->operation);
+	escape_puts(stdout, e->operation);
 	putchar('\t');
 	print_opt_id(e->has_old, &e->old_id);
 	putchar('\t');
 	print_opt_id(e->has_new, &e->new_id);
 	putchar('\t');
-	escape_write(stdout, e->message, strlen(e->message));
+	escape_puts(stdout, e->message);
 	putchar('\n');
 	return 0;
 }
@@ -69,7 +69,8 @@ static int print_tag(void *payload, const char *name, const prolly_id *commit)
 	char hex[PROLLY_ID_HEX_SIZE];
 	(void)payload;
 	prolly_id_to_hex(hex, commit);
-	printf("%s\t%s\n", name, hex);
+	escape_puts(stdout, name); /* a valid name prints as it is; one rule for all */
+	printf("\t%s\n", hex);
 	return 0;
 }
 

@@ -140,12 +140,13 @@ static int print_remote(void *payload, const char *name, const char *url)
 	(void)payload;
 	if (!shown)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory");
-	printf("%s\t", name);
+	escape_puts(stdout, name);
+	putchar('\t');
 	/* Another client may have stored the URL: its bytes must not drive the terminal. */
-	int rc = text_write(stdout, shown) ? prolly_set_error(PROLLY_ENOMEM, "out of memory") : 0;
+	escape_puts(stdout, shown);
 	putchar('\n');
 	free(shown);
-	return rc;
+	return 0;
 }
 
 int cmd_remote(struct cli *cli, int argc, char **argv)
@@ -344,7 +345,8 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n_shown; i++) {
-		printf("%s\t", r.u[i].name);
+		escape_puts(stdout, r.u[i].name);
+		putchar('\t');
 		print_opt_id(&r.u[i].value);
 		putchar('\n');
 	}
@@ -367,9 +369,10 @@ cleanup:
 static int print_fetched(void *payload, const char *branch, const prolly_id *old_commit,
                          const prolly_id *new_commit)
 {
-	printf("%s/", (const char *)payload);
-	text_write(stdout,
-	           branch); /* a tracking ref of this store's: another client may have made it */
+	escape_puts(stdout, payload);
+	putchar('/');
+	/* A tracking ref of this store's: another client may have made it. */
+	escape_puts(stdout, branch);
 	putchar('\t');
 	print_opt_id(old_commit);
 	putchar('\t');
@@ -422,7 +425,10 @@ int cmd_push(struct cli *cli, int argc, char **argv)
 	if (err)
 		rc = fail_lib(cli, err, "cannot push '%s' to '%s'", pos[1], pos[0]);
 	else {
-		printf("%s/%s\t", pos[0], pos[1]);
+		escape_puts(stdout, pos[0]);
+		putchar('/');
+		escape_puts(stdout, pos[1]);
+		putchar('\t');
 		print_opt_id(&head);
 		putchar('\n');
 		print_copied(&st);

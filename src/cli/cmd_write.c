@@ -14,7 +14,7 @@ static int say_initialized(struct cli *cli, const char *already)
 {
 	fputs(already, stdout);
 	fputs("initialized ", stdout);
-	text_write(stdout, cli->store_shown);
+	escape_puts(stdout, cli->store_shown);
 	putchar('\n');
 	return 0;
 }

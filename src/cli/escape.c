@@ -7,7 +7,13 @@
  * Output: printable ASCII (0x20..0x7e) other than the backslash is written as is; backslash,
  * tab and newline as `\\`, `\t`, `\n`; every other byte as `\xHH` with lowercase hex. So the
  * output of a key or value never contains a tab or newline, and unescaping it gives the bytes.
- * Messages (stderr) are made safe by the same escaper in its text mode (escape_each).
+ *
+ * The rule of everything printed (docs/cli.md, "How prolly prints text"), whatever the stream
+ * is connected to: standard output is data, and every text on it that a user or a store gave
+ * (keys, values, messages, names, URLs) is in that reversible form (escape_write, escape_puts),
+ * so `\x1b` there is always the byte and the text `\x1b` is `\\x1b`. Standard error is one line
+ * for people, made safe by the same escaper in its text mode (text_append): readable, not
+ * reversible.
  */
 #include "cli.h"
 
@@ -193,6 +199,11 @@ static void emit_file(void *ctx, const char *s, size_t n)
 void escape_write(FILE *f, const void *data, size_t size)
 {
 	escape_each(data, size, 0, emit_file, f);
+}
+
+void escape_puts(FILE *f, const char *s)
+{
+	escape_write(f, s, strlen(s));
 }
 
 void escape_value_line(FILE *f, const void *value, size_t size)

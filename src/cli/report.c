@@ -37,16 +37,6 @@ char *format(const char *fmt, ...)
 	return s;
 }
 
-int text_write(FILE *f, const char *s)
-{
-	struct bytes b = BYTES_INIT;
-	int rc = text_append(&b, s) || bytes_append(&b, "", 1) ? -1 : 0;
-	if (rc == 0)
-		fputs((const char *)b.ptr, f);
-	bytes_dispose(&b);
-	return rc;
-}
-
 char *redacted(const char *url)
 {
 	size_t cap = 3 * strlen(url) + 16; /* "***" for a 1-byte secret: never cut */

@@ -20,7 +20,7 @@ pe branch x main "extra$esc"
 pe get $'caf\xc3\xa9' k
 PROLLY_COMMIT_TIME="1$esc" pe root main
 # init names the store it made on stdout: a path holding control bytes (or a newline, which
-# made a second line of output) is shown as text too
+# made a second line of output) is escaped as every text on stdout is (printed_text)
 p --store "lmdb:st${esc}ore" init
 p --store $'lmdb:st\nore' init
 p --store $'lmdb:st\nore' init
