@@ -453,6 +453,11 @@ int cmd_branch(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (del && restore)
 		return usage_error(cli, "-d and --restore do not go together");
+	/* Ignored, it read as git's `branch -f NEW FROM` (move NEW) and then failed on "already
+	 * exists", as if the option had not been typed. */
+	if (force && !del)
+		return usage_error(cli,
+		                   "--force goes with -d only ('prolly reset BRANCH REF' moves a branch)");
 	if (del) {
 		if (n_pos != 1)
 			return usage_error(cli, "-d takes one branch name");

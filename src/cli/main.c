@@ -93,7 +93,8 @@ const struct command commands[] = {
      "\n"
      "  -d, --delete   delete branch NAME instead and print the head it had; the reflog\n"
      "                 keeps that head (and gc its history) for --reflog-days\n"
-     "  -f, --force    with -d: delete the last branch too (refused otherwise, exit 2)\n"
+     "  -f, --force    with -d: delete the last branch too (refused otherwise, exit 2);\n"
+     "                 refused without -d: 'prolly reset BRANCH REF' moves a branch\n"
      "  --restore      re-create deleted branch NAME at the head its newest deletion in the\n"
      "                 reflog removed, and print it (exit 1 if the reflog has none)\n"},
     {"branches", cmd_branches, "", "list branches",

@@ -19,6 +19,12 @@ p get main -- --
 # a lone - is an argument
 p put main - dash
 p get main -
+# an option the form does not take is refused, not ignored: branch -f NEW FROM did not move NEW
+p branch dev main
+pe branch dev main --force
+pe branch -f dev2 main
+pe branch --restore dev -f
+p branch -d dev -f
 # PROLLY_COMMIT_TIME must be a number
 PROLLY_COMMIT_TIME=soon pe put main k v
 PROLLY_COMMIT_TIME=-5 pe put main k v
