@@ -93,19 +93,17 @@ int cmd_merge(struct cli *cli, int argc, char **argv)
 	ours = ours_c->id;
 	theirs = theirs_c->id;
 
+	/* --base is resolved first: one that names no commit is an error even when there is
+	 * nothing to merge (it used to pass unread then, exit 0). */
+	if (base_spec && (rc = resolve_commit(cli, &base, base_spec)))
+		goto cleanup;
 	/* Already merged, or a fast-forward: no merge commit. */
 	if (prolly_id_equal(&ours, &theirs)) {
 		print_id(&ours);
 		goto cleanup;
 	}
 	/* The base: --base, else the merge base; without one, only --allow-unrelated goes on. */
-	if (base_spec) {
-		if ((rc = resolve_commit(cli, &base, base_spec)))
-			goto cleanup;
-		err = 0;
-	} else {
-		err = prolly_merge_base(&base, cli->db, &ours, &theirs);
-	}
+	err = base_spec ? 0 : prolly_merge_base(&base, cli->db, &ours, &theirs);
 	if (err == PROLLY_ENOTFOUND && !unrelated) {
 		rc = fail(cli, EXIT_USAGE,
 		          "'%s' and '%s' share no history; nothing was merged (--allow-unrelated "

@@ -53,3 +53,8 @@ pe merge main dev --resolve maybe
 pe merge nosuch dev
 p merge main nosuch
 pe merge main
+# --base that names no commit is refused also when there is nothing to merge (it used to pass
+# unread, exit 0)
+pe merge main main --base nosuch
+pe merge main main --base ''
+pe merge c1 main --base 'main~99'
