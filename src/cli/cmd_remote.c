@@ -98,7 +98,7 @@ static int open_remote(struct cli *cli, prolly_db **out, const char *name, unsig
 	memcpy(u, url.ptr, url.size);
 	u[url.size] = 0;
 	prolly_buf_dispose(&url);
-	if (strncmp(u, "lmdb:", 5) == 0 && u[5] != '/') {
+	if (strncmp(u, "lmdb:", 5) == 0 && u[5] && u[5] != '/') {
 		/* Recorded as typed by a prolly before recorded_url: it named a store from the directory
 		 * remote add ran in, which nothing recorded. Opened from here it may name another store,
 		 * or none; only the user knows which one was meant. */

@@ -16,7 +16,15 @@ p put cfg url lmdb:other
 sql "INSERT INTO refs VALUES (convert_to('config/remotes/old', 'UTF8'),
 	decode('$(prolly root cfg)', 'hex'))"
 p branch -d cfg
+# (and one of lmdb: alone, no path at all: not a relative path, and said so)
+p branch cfg main
+p del cfg k
+p put cfg url lmdb:
+sql "INSERT INTO refs VALUES (convert_to('config/remotes/nopath', 'UTF8'),
+	decode('$(prolly root cfg)', 'hex'))"
+p branch -d cfg
 p remote list
+pe fetch nopath
 pe fetch old
 cd sub
 pe fetch old
