@@ -147,12 +147,12 @@ static size_t utf8_text_len(const unsigned char *p, size_t left)
 }
 
 /* Calls emit for each piece of the escaped form of data. The one escaper of everything printed,
- * in two modes. A field (text 0: keys, values, messages) keeps printable ASCII but the backslash,
- * which with tab and newline becomes `\\`, `\t`, `\n`, and every other byte `\xHH`: reversible,
- * and never a tab or newline. A message (text 1: a line on stderr, names and URLs another client
- * stored) keeps printable ASCII, backslash included, and UTF-8 text (utf8_text_len), and writes
- * every other byte (C0 controls, DEL, C1 controls, invalid UTF-8) as `\xHH`: readable, and
- * nothing in it drives a terminal. */
+ * in two modes. A field (text 0: every text on stdout, keys, values, messages, names, URLs)
+ * keeps printable ASCII but the backslash, which with tab and newline becomes `\\`, `\t`, `\n`,
+ * and every other byte `\xHH`: reversible, and never a tab or newline. A message (text 1: the
+ * line on stderr) keeps printable ASCII, backslash included, and UTF-8 text (utf8_text_len),
+ * and writes every other byte (C0 controls, DEL, C1 controls, invalid UTF-8) as `\xHH`:
+ * readable, and nothing in it drives a terminal. */
 static void escape_each(const void *data, size_t size, int text,
                         void (*emit)(void *, const char *, size_t), void *ctx)
 {
