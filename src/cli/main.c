@@ -394,7 +394,14 @@ int main(int argc, char **argv)
 		            "no command given; usage: prolly [--store URL] COMMAND "
 		            "[ARGS...] (see 'prolly --help')");
 	if (strcmp(argv[i], "help") == 0) {
-		if (i + 1 >= argc) {
+		/* help has no page of its own: `help help` and `help --help` are the overview, as
+		 * `help` alone (they were "unknown command"). */
+		const char *of = i + 1 < argc ? argv[i + 1] : NULL;
+		if (i + 2 < argc)
+			return fail(&cli, EXIT_USAGE,
+			            "help takes one command, not '%s' too (see 'prolly --help')",
+			            shown_arg(&sh, argv[i + 2]));
+		if (!of || !strcmp(of, "help") || !strcmp(of, "--help") || !strcmp(of, "-h")) {
 			print_help(stdout);
 			return finish_output(&cli, EXIT_DONE);
 		}

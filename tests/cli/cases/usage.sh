@@ -25,6 +25,10 @@ pe branch dev main --force
 pe branch -f dev2 main
 pe branch --restore dev -f
 p branch -d dev -f
+# help has no page of its own: help help and help --help are the overview; one command only
+prolly help help | head -1; echo "exit ${PIPESTATUS[0]}"
+prolly help --help | head -1; echo "exit ${PIPESTATUS[0]}"
+pe help put extra
 # PROLLY_COMMIT_TIME must be a number
 PROLLY_COMMIT_TIME=soon pe put main k v
 PROLLY_COMMIT_TIME=-5 pe put main k v
