@@ -30,7 +30,11 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 	if (rc)
 		goto cleanup;
 	if ((rc = parse_resolver(cli, &mo.resolve, resolve)) ||
-	    (mainline && (rc = arg_count(cli, &parent, mainline, "-m (the parent number)"))) ||
+	    /* -m is git's mainline here, where put's -m is a message: a message typed after it is
+	     * told where it goes. */
+	    (mainline &&
+	     (rc = arg_count(cli, &parent, mainline,
+	                     "-m (--mainline, the parent number; a message goes in --message)"))) ||
 	    (rc = need_branch_name(cli, pos[0])))
 		goto cleanup;
 	if (mainline && (parent == 0 || parent > 64)) {

@@ -33,6 +33,8 @@ pe cherry-pick main main~1 -m 0
 pe revert main nosuch
 pe revert main~1 main
 pe cherry-pick main
+# -m is --mainline here (put's -m is the message): a message after it says where it goes
+pe revert main main -m 'undo it'
 # a commit whose message has the most bytes a message may have (65536): the message of its pick
 # or revert keeps that limit, the picked message cut (it used to be refused, exit 2)
 prolly put dev g 1 -m "$(printf '%65536s' '' | tr ' ' m)" >/dev/null
