@@ -57,6 +57,7 @@ int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, 
 #else
 		(void)parent;
 #endif
+		release_interrupt();
 		rc = fn(cli, arg);
 		prolly_close(cli->db);
 		cli->db = NULL;

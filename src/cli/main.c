@@ -425,6 +425,7 @@ int main(int argc, char **argv)
 	if (!(rc = read_commit_time(&cli.time_us))) {
 		cli.argc = argc - i;
 		cli.argv = argv + i;
+		catch_interrupt(cli.cmd->name);
 		rc = run_command(&cli, argc - i, argv + i);
 		prolly_close(cli.db);
 		rc = finish_output(&cli, rc);
