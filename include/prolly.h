@@ -714,6 +714,10 @@ PROLLY_API void prolly_cursor_free(prolly_cursor *cur);
  * (they are pinned in its cache), so trees made in a txn can be read, diffed and edited again.
  * Freeing a txn that was not committed discards it; nothing of it reaches the store except the
  * nodes a builder flushed early (unreachable until a ref names them; gc may remove them).
+ * A committed txn takes nothing more: every function that adds to it (the edits, builds, merges,
+ * commits and ref moves below) refuses it with PROLLY_EINVAL ("the txn was already committed"),
+ * since what it took would never be written. So does a txn whose write of its nodes failed
+ * before the commit (see prolly_txn_commit), with that write's error, once the failure is known.
  */
 typedef struct prolly_txn prolly_txn;
 
@@ -755,9 +759,10 @@ typedef struct prolly_edit {
  * no-op) to tree root, creating the new tree's nodes in txn. Cost is proportional to the number
  * of edits times the height. PROLLY_ETOOBIG for an oversized key or value (nothing changes);
  * PROLLY_EINVAL (out_root, txn or root NULL, edits NULL with n > 0, an edit whose key or value
- * is NULL with a size, an op outside prolly_op); PROLLY_ENOTFOUND if root is not stored;
- * PROLLY_ECORRUPT if a node it reads cannot be decoded; PROLLY_ENOMEM; store errors.
- * *out_root is untouched on failure; n = 0 gives *root. */
+ * is NULL with a size, an op outside prolly_op, a txn already committed); PROLLY_ENOTFOUND if
+ * root is not stored; PROLLY_ECORRUPT if a node it reads cannot be decoded; PROLLY_ENOMEM; store
+ * errors, also a failed earlier write of txn's nodes (see prolly_txn_commit). *out_root is
+ * untouched on failure; n = 0 gives *root. */
 PROLLY_API int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                                 const prolly_edit *edits, size_t n);
 
@@ -767,10 +772,10 @@ PROLLY_API int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prol
  * the nodes on the paths to the range's two ends are read, plus the few nodes after `to` that
  * re-chunking runs into: subtrees inside the range are dropped without being read, so the cost
  * is proportional to the height, not to the records removed. An empty range (no record in it)
- * gives *out_root = *root. Errors: PROLLY_EINVAL if from > to, an argument is NULL or a bound
- * has a size and no data; PROLLY_ETOOBIG for a bound longer than PROLLY_MAX_KEY;
- * PROLLY_ENOTFOUND if root is not in the store; PROLLY_ECORRUPT, PROLLY_ENOMEM, store errors.
- * *out_root is untouched on failure. */
+ * gives *out_root = *root. Errors: PROLLY_EINVAL if from > to, an argument is NULL, a bound
+ * has a size and no data or txn was committed already; PROLLY_ETOOBIG for a bound longer than PROLLY_MAX_KEY;
+ * PROLLY_ENOTFOUND if root is not in the store; PROLLY_ECORRUPT, PROLLY_ENOMEM, store errors
+ * (also a failed earlier write of txn's nodes). *out_root is untouched on failure. */
 PROLLY_API int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                                    const prolly_slice *from, const prolly_slice *to);
 
@@ -782,16 +787,19 @@ typedef struct prolly_builder prolly_builder;
  * (after prolly_builder_finish or instead of it: the nodes flushed so far stay in the store
  * unreferenced until a ref names them, and gc may remove them); free it before txn. The builder
  * uses txn, so both belong to the same thread while it lives. Flushes run on a library thread
- * (see THREADS). Errors: PROLLY_EINVAL (NULL argument); PROLLY_ENOMEM. *out is untouched on
- * failure. */
+ * (see THREADS). Errors: PROLLY_EINVAL (NULL argument, a txn already committed); PROLLY_ENOMEM;
+ * a failed earlier write of txn's nodes. *out is untouched on failure. */
 PROLLY_API int prolly_builder_new(prolly_builder **out, prolly_txn *txn);
 /* Adds one record (key and val are copied). PROLLY_EINVAL if key is not greater than the
- * previous one (or b NULL, key or val NULL with a size, the builder finished); PROLLY_ETOOBIG if
- * oversized; PROLLY_ENOMEM; store errors of a flush of finished nodes. */
+ * previous one (or b NULL, key or val NULL with a size, the builder finished, its txn committed
+ * already); PROLLY_ETOOBIG if oversized; PROLLY_ENOMEM; store errors of a flush of finished
+ * nodes, this one's or an earlier one's. */
 PROLLY_API int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const void *val,
                                   size_t vlen);
 /* Finishes the tree; out_root receives its id. The builder cannot be used afterwards.
- * PROLLY_EINVAL (NULL argument, finished already). */
+ * PROLLY_EINVAL (NULL argument, finished already, its txn committed already: the builder stays
+ * unfinished); a failed earlier write of the txn's nodes; PROLLY_ENOMEM; store errors.
+ * *out_root is untouched on failure. */
 PROLLY_API int prolly_builder_finish(prolly_builder *b, prolly_id *out_root);
 /* Releases the builder; the nodes it already handed to its txn stay there. b NULL is fine. */
 PROLLY_API void prolly_builder_free(prolly_builder *b);
@@ -906,8 +914,9 @@ PROLLY_API int prolly_merge_stats_init(prolly_merge_stats *stats, unsigned versi
  * conflict, every conflict is reported to on_conflict, out_root is untouched, PROLLY_EMERGE.
  * stats may be NULL (the counts of changes then cost nothing); opts may be NULL (the defaults
  * of PROLLY_MERGE_OPTIONS_INIT). An unknown opts->version or stats->version is PROLLY_EINVAL,
- * as are a resolver outside prolly_resolver and PROLLY_RESOLVE_CALLBACK without resolve_fn, and a
- * NULL out_root, txn, base, ours or theirs. PROLLY_ENOTFOUND if a root it needs is not stored
+ * as are a resolver outside prolly_resolver and PROLLY_RESOLVE_CALLBACK without resolve_fn, a
+ * NULL out_root, txn, base, ours or theirs, and a txn committed already (checked before the fast
+ * paths). PROLLY_ENOTFOUND if a root it needs is not stored
  * (none is read when ours and theirs are equal); PROLLY_ECORRUPT if a node cannot be decoded (a
  * commit id given as a tree, say); resolve_fn's error; PROLLY_ENOMEM; store errors. */
 PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
@@ -922,7 +931,7 @@ PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prol
  * 1). A root commit's parent tree is the empty tree. Conflicts, stats, opts and out_root behave
  * as in prolly_merge (PROLLY_EMERGE with opts->resolve PROLLY_RESOLVE_FAIL). Errors: those of
  * prolly_merge; PROLLY_EINVAL (NULL argument, mainline missing or out of range, a commit id that
- * names a tree or a reflog entry); PROLLY_ENOTFOUND (commit or its parent absent);
+ * names a tree or a reflog entry, a txn committed already); PROLLY_ENOTFOUND (commit or its parent absent);
  * PROLLY_ECORRUPT (commit or its parent damaged). The branch is not moved: commit the result
  * with prolly_commit_create and prolly_txn_move_branch. */
 PROLLY_API int prolly_cherry_pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
@@ -1084,8 +1093,8 @@ PROLLY_API int prolly_commit_edits(prolly_id *out_commit, prolly_db *db, const c
  * (base, head) and prolly_edit_tree's on head, whatever changed between base and head; no node
  * of base with the edits is made. Errors: PROLLY_EMERGE when a key the edits change in base was
  * also changed from base to head (*out_root untouched, no node made, no commit should be made);
- * PROLLY_EINVAL (NULL argument, edits NULL with n > 0); PROLLY_ENOMEM; those of prolly_get_many
- * and prolly_edit_tree, whose checks of each edit (PROLLY_ETOOBIG, PROLLY_EINVAL) apply to every
+ * PROLLY_EINVAL (NULL argument, edits NULL with n > 0, a txn committed already); PROLLY_ENOMEM;
+ * those of prolly_get_many and prolly_edit_tree, whose checks of each edit (PROLLY_ETOOBIG, PROLLY_EINVAL) apply to every
  * edit, head moved or not, also to one that would be dropped. Thread rules: those of txn. */
 PROLLY_API int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const prolly_id *base,
                                    const prolly_id *head, const prolly_edit *edits, size_t n);
@@ -1485,7 +1494,8 @@ PROLLY_API int prolly_proof_verify(prolly_proof_claim *claim, const prolly_id *t
  * NUL. Both are copied. Without it, an entry says "delete" for a removed ref, "merge" or
  * "commit" for a ref moved to a commit made in the txn (by its parent count), "create" for a
  * new ref naming an existing commit, "move" otherwise. Call before prolly_txn_commit; a later
- * call replaces the earlier one. PROLLY_EINVAL for a bad operation or message; PROLLY_ENOMEM. */
+ * call replaces the earlier one. PROLLY_EINVAL for a bad operation or message, or a txn committed
+ * already; PROLLY_ENOMEM. */
 PROLLY_API int prolly_txn_set_reason(prolly_txn *txn, const char *operation, const char *message);
 
 /* One reflog entry, as prolly_reflog reports it. The entry and its strings are valid during the

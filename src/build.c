@@ -30,6 +30,9 @@ int prolly_builder_new(prolly_builder **out, prolly_txn *txn)
 {
 	if (!out || !txn)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_builder_new: NULL argument");
+	int rc = prolly__txn_usable(txn, "prolly_builder_new");
+	if (rc)
+		return rc;
 	prolly_builder *b = calloc(1, sizeof(*b));
 	if (!b)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory creating a builder");
@@ -84,6 +87,8 @@ int prolly_builder_add(prolly_builder *b, const void *key, size_t klen, const vo
 		return prolly_set_error(PROLLY_EINVAL, "prolly_builder_add: NULL argument");
 	if (b->done)
 		return prolly_set_error(PROLLY_EINVAL, "the builder was already finished");
+	if ((rc = prolly__txn_usable(b->txn, "prolly_builder_add")))
+		return rc;
 	if (klen > PROLLY_MAX_KEY || vlen > PROLLY_MAX_VALUE)
 		return prolly_set_error(PROLLY_ETOOBIG,
 		                        "record with a %zu-byte key and %zu-byte value exceeds "
@@ -112,6 +117,8 @@ int prolly_builder_finish(prolly_builder *b, prolly_id *out_root)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_builder_finish: NULL argument");
 	if (b->done)
 		return prolly_set_error(PROLLY_EINVAL, "the builder was already finished");
+	if ((rc = prolly__txn_usable(b->txn, "prolly_builder_finish")))
+		return rc;
 	b->done = 1;
 	if (b->lv[0].emitted == 0 && prolly__chunker_empty(&b->lv[0])) {
 		*out_root = b->txn->db->empty_tree;

@@ -430,10 +430,8 @@ int prolly__commit_make(prolly_id *out, prolly_buf *bytes, prolly_txn *txn, cons
 		rc = prolly_set_error(PROLLY_EINVAL, "prolly_commit_create needs a txn, a tree and out");
 		goto cleanup;
 	}
-	if (txn->done) {
-		rc = prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+	if ((rc = prolly__txn_usable(txn, "prolly_commit_create")))
 		goto cleanup;
-	}
 	/* K6 (prolly/store.h): a store holds a commit only with its tree. The tree is almost always
 	 * in the txn or the cache (just made or just read), so this costs no store call. */
 	prolly__nodeset_init(&ws);

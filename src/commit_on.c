@@ -95,6 +95,8 @@ int prolly_rebase_edits(prolly_id *out_root, prolly_txn *txn, const prolly_id *b
 	memset(&l, 0, sizeof(l));
 	if (!out_root || !txn || !base || !head || (!edits && n))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_rebase_edits: NULL argument");
+	if ((rc = prolly__txn_usable(txn, "prolly_rebase_edits")))
+		return rc;
 	/* every edit, also those dropped below as no-ops, as prolly_edit_tree checks them */
 	if ((rc = prolly__edits_check(edits, n)))
 		return rc;

@@ -670,7 +670,7 @@ int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root
 	int rc = 0;
 	if (!out_root || !txn || !root || (!edits && n))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_edit_tree: NULL argument");
-	if ((rc = prolly__edits_check(edits, n)))
+	if ((rc = prolly__txn_usable(txn, "prolly_edit_tree")) || (rc = prolly__edits_check(edits, n)))
 		return rc;
 	if (n) {
 		s = malloc(n * sizeof(*s));
@@ -882,6 +882,8 @@ int prolly_delete_range(prolly_id *out_root, prolly_txn *txn, const prolly_id *r
 	memset(&ed, 0, sizeof(ed));
 	if (!out_root || !txn || !root)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_delete_range needs out_root, txn and root");
+	if ((rc = prolly__txn_usable(txn, "prolly_delete_range")))
+		return rc;
 	if ((from && from->size && !from->data) || (to && to->size && !to->data))
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "prolly_delete_range: a range bound has a size but no data");

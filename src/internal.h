@@ -552,6 +552,8 @@ int prolly__txn_find_raw(prolly_txn *txn, const prolly_id *id, const void **byte
 int prolly__txn_flush(prolly_txn *txn);
 /* Waits for every background flush of the txn; returns the first failure (T4). */
 int prolly__txn_flush_wait(prolly_txn *txn);
+/* T10: 0 if txn may take new nodes, objects and ref moves; else the error fn returns. */
+int prolly__txn_usable(const prolly_txn *txn, const char *fn);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tree internals shared by read.c, edit.c, cursor.c, diff.c, merge.c                         */

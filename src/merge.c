@@ -211,10 +211,8 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 		                      "prolly_merge: PROLLY_RESOLVE_CALLBACK without resolve_fn");
 		goto cleanup;
 	}
-	if (txn->done) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: the transaction is already finished");
+	if ((rc = prolly__txn_usable(txn, "prolly_merge")))
 		goto cleanup;
-	}
 	db = txn->db;
 
 	/* Fast paths. */

@@ -39,7 +39,8 @@ static int pick(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
 	if (!out_root || !txn || !onto || !commit)
 		return prolly_set_error(PROLLY_EINVAL, "%s: NULL argument",
 		                        revert ? "prolly_revert" : "prolly_cherry_pick");
-	if ((rc = prolly__merge_check(opts, stats)))
+	if ((rc = prolly__merge_check(opts, stats)) ||
+	    (rc = prolly__txn_usable(txn, revert ? "prolly_revert" : "prolly_cherry_pick")))
 		return rc;
 	prolly_id_to_hex(hex, commit);
 	if ((rc = read_commit(&c, txn, commit, revert ? "revert" : "cherry-pick")))

@@ -249,7 +249,8 @@ int prolly_txn_set_reason(prolly_txn *txn, const char *operation, const char *me
 		return prolly_set_error(PROLLY_EINVAL, "a reflog message has at most %d bytes, not %zu",
 		                        REFLOG_MAX_MESSAGE, strlen(message));
 	if (txn->done)
-		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "prolly_txn_set_reason: the txn was already committed");
 	if (message && !(copy = strdup(message)))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory setting a txn's reason");
 	memcpy(txn->reason, operation, strlen(operation) + 1);

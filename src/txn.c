@@ -38,6 +38,10 @@
  *   T9  once a write before the commit's has failed, the txn cannot commit (its first failure's
  *       code): the nodes of that write are gone from the txn, and a tree the caller already
  *       holds (an edit's root) may reference them.
+ *   T10 once committed, or once a write before the commit's has failed (T9), the txn takes nothing
+ *       more (prolly__txn_usable, called by every public function that adds to a txn): what it
+ *       took would never be written, and a root made there would name nodes no store holds, so
+ *       an edit's success would be a silent loss.
  */
 #include "internal.h"
 
@@ -91,6 +95,18 @@ void prolly_txn_free(prolly_txn *txn)
 	free(txn->ref_names);
 	free(txn->refs);
 	free(txn);
+}
+
+int prolly__txn_usable(const prolly_txn *txn, const char *fn)
+{
+	if (txn->done)
+		return prolly_set_error(PROLLY_EINVAL, "%s: the txn was already committed", fn);
+	if (txn->flush_failed)
+		return prolly_set_error(txn->flush_failed,
+		                        "%s: a write of this txn's nodes failed; the txn cannot commit "
+		                        "(free it and begin again)",
+		                        fn);
+	return 0;
 }
 
 int prolly__txn_add_node(prolly_txn *txn, pnode *nd, pnode **out)
@@ -171,7 +187,7 @@ int prolly_txn_set_ref(prolly_txn *txn, const prolly_ref_update *update)
 		return rc;
 	size_t len = strlen(update->name);
 	if (txn->done)
-		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+		return prolly_set_error(PROLLY_EINVAL, "prolly_txn_set_ref: the txn was already committed");
 	prolly_id key; /* the name's SHA-256: the key of ref_at, so a check is O(1) */
 	prolly__hash(&key, update->name, len);
 	if (prolly__idmap_get(&txn->ref_at, &key))
@@ -563,7 +579,7 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	raw_before = txn->raw.size;
 	raw_count_before = txn->raw_count;
 	if (txn->done)
-		return prolly_set_error(PROLLY_EINVAL, "the txn was already committed");
+		return prolly_set_error(PROLLY_EINVAL, "prolly_txn_commit: the txn was already committed");
 	if ((rc = prolly__txn_flush_wait(txn)))
 		return rc;
 	if (txn->flush_failed) /* T9 */

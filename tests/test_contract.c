@@ -511,6 +511,44 @@ PT_TEST(txn_edits_builds)
 	OUT(ENOTF, "", prolly_rebase_edits(&id, txn, &absent, &root, &edit1, 1), SAME(id));
 }
 
+/* A txn committed in the case's child: every call that would add to it is refused (what it
+ * took would never be written), as is a second commit; a builder made before the commit too. */
+static prolly_txn *committed(prolly_builder **bld)
+{
+	prolly_txn *t = NULL;
+	if (prolly_txn_begin(&t, db) || (bld && prolly_builder_new(bld, t)) ||
+	    prolly_txn_commit(t, NULL, 0))
+		_exit(2);
+	return t;
+}
+
+PT_TEST(txn_after_commit)
+{
+	const prolly_edit edit1 = {PROLLY_PUT, {"x", 1}, {"y", 1}};
+	PT_REQUIRE(fixture() == 0);
+	prolly_id id = untouched;
+	prolly_ref_update u = {"refs/heads/x", PROLLY_REF_EXPECT_ABSENT, {{0}}, 0, {{0}}, 0, 0, {{0}}};
+	prolly_slice from = {"a", 1};
+	prolly_builder *bld = (prolly_builder *)&untouched;
+	const char *done = "already committed";
+	CASE(EINV, done, prolly_txn_commit(committed(NULL), NULL, 0));
+	CASE(EINV, done, prolly_txn_set_ref(committed(NULL), &u));
+	CASE(EINV, done, prolly_txn_move_branch(committed(NULL), "x", NULL, &head));
+	CASE(EINV, done, prolly_txn_set_reason(committed(NULL), "commit", NULL));
+	OUT(EINV, done, prolly_edit_tree(&id, committed(NULL), &root, &edit1, 1), SAME(id));
+	OUT(EINV, done, prolly_delete_range(&id, committed(NULL), &root, &from, NULL), SAME(id));
+	OUT(EINV, done, prolly_rebase_edits(&id, committed(NULL), &root, &root, &edit1, 1), SAME(id));
+	OUT(EINV, done, prolly_commit_create(&id, committed(NULL), &root, &head, 1, 0, "m"), SAME(id));
+	OUT(EINV, done, prolly_merge(&id, NULL, committed(NULL), &empty, &root, &root, NULL), SAME(id));
+	OUT(EINV, done, prolly_cherry_pick(&id, NULL, committed(NULL), &root, &head, 0, NULL),
+	    SAME(id));
+	OUT(EINV, done, prolly_revert(&id, NULL, committed(NULL), &root, &head, 0, NULL), SAME(id));
+	OUT(EINV, done, prolly_builder_new(&bld, committed(NULL)), bld == (void *)&untouched);
+	CASE(EINV, done, prolly_builder_add((committed(&bld), bld), "k", 1, "v", 1));
+	OUT(EINV, done, prolly_builder_finish((committed(&bld), bld), &id), SAME(id));
+	VOID(prolly_txn_free(committed(NULL)));
+}
+
 /* ---- diff and merge -------------------------------------------------------------------------- */
 
 static int on_diff(void *p, const prolly_diff_entry *e)
