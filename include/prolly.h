@@ -160,7 +160,8 @@ PROLLY_API void prolly_id_empty_tree(prolly_id *out);
 /*
  * Every struct the caller allocates and the library reads or fills (prolly_options,
  * prolly_stats, prolly_pg_options, prolly_pg_stats, prolly_range, prolly_merge_options,
- * prolly_merge_stats, prolly_tree_stats, prolly_gc_result, prolly_lmdb_snapshot) starts with
+ * prolly_merge_stats, prolly_tree_stats, prolly_gc_result, prolly_lmdb_snapshot,
+ * prolly_sync_options, prolly_sync_stats) starts with
  * `unsigned version`. Initialise it with the struct's PROLLY_<NAME>_INIT initializer or its
  * prolly_<name>_init(ptr, PROLLY_<NAME>_VERSION) function (for languages that cannot use the
  * macro); both set the version of the header the program was built with and the documented
@@ -169,6 +170,11 @@ PROLLY_API void prolly_id_empty_tree(prolly_id *out);
  * fields the caller's version has, so a program built against an older header keeps working.
  * A version the library does not know (0 included: a struct that was never initialised) is
  * refused with PROLLY_EINVAL and a message naming the struct before anything else is done.
+ * There is no size field: the version alone gives the layout, and the library reads and writes
+ * that version's fields and never a byte past them (a caller's larger allocation is not looked
+ * at). A flags field takes only the bits this library defines: another bit (a flag of a newer
+ * header: prolly_options.flags, the PROLLY_OPEN_* flags, prolly_store.flags) is PROLLY_EINVAL
+ * naming the bits, so a program asking for what this library cannot do fails loudly.
  *
  * Plain values (prolly_id, prolly_slice, prolly_buf, prolly_edit, prolly_ref_update) have no
  * version: they are used in arrays and their layout is fixed. Structs the library allocates and
@@ -526,13 +532,16 @@ typedef struct prolly_options {
 	                       cache */
 	unsigned
 	    retain_commits;   /* gc keeps the newest N commits of each branch; 0 (default) keeps all */
-	size_t flush_bytes;   /* a builder hands nodes to the store every this many bytes (4 MiB) */
+	size_t flush_bytes;   /* a builder hands nodes to the store every this many bytes; default
+	                         and 0: 4 MiB */
 	unsigned reflog_days; /* gc keeps reflog entries (and what they name) this many days (14);
 	                         0: gc expires every entry */
 	int64_t clock_us;     /* the library's "now" for the commits it makes, reflog entries and
 	                         gc's reflog horizon, in microseconds since the epoch (a commit is
 	                         still later than its parents); 0 (default): the wall clock */
-	unsigned flags;       /* PROLLY_DB_* flags; 0 (default) for none */
+	unsigned flags;       /* PROLLY_DB_* flags; 0 (default) for none; a bit this library does
+	                         not define (a flag of a newer header) is PROLLY_EINVAL, naming the
+	                         bits, where the options are taken */
 } prolly_options;
 
 /* prolly_options.flags: the handle never starts a thread of its own. Commit flushes then run on
@@ -557,7 +566,8 @@ typedef struct prolly_options {
 PROLLY_API int prolly_options_init(prolly_options *opts, unsigned version);
 
 /* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults; an unknown
- * opts->version, or out NULL, is PROLLY_EINVAL before the store is opened). */
+ * opts->version or a bit of opts->flags this library does not define, or out NULL, is
+ * PROLLY_EINVAL before the store is opened). */
 PROLLY_API int prolly_open(prolly_db **out, const char *url, const prolly_options *opts);
 
 /* prolly_store_open_ex(url, flags) and prolly_db_new(opts) in one call; the same errors. Every
@@ -566,9 +576,10 @@ PROLLY_API int prolly_open_ex(prolly_db **out, const char *url, const prolly_opt
                               unsigned flags);
 
 /* Wraps a store with opts (NULL for defaults); the handle owns the store from now on, also on
- * failure (an unknown opts->version is PROLLY_EINVAL, and the store is closed). PROLLY_EINVAL
- * also for out or store NULL (a store given is closed), or a store lacking one of get_nodes,
- * write, get_ref, list_refs and close; PROLLY_EVERSION for a store version this library does
+ * failure (an unknown opts->version or opts->flags bit is PROLLY_EINVAL, and the store is
+ * closed). PROLLY_EINVAL also for out or store NULL (a store given is closed), a store lacking
+ * one of get_nodes, write, get_ref, list_refs and close, or one whose flags hold a bit this
+ * library does not define (prolly/store.h); PROLLY_EVERSION for a store version this library does
  * not speak (prolly/store.h); PROLLY_ENOMEM; the store's errors from its first call, an empty
  * write that reads its gc epoch. *out is untouched on failure. */
 PROLLY_API int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);

@@ -31,9 +31,17 @@ static int null_arg(const char *fn)
 
 int prolly__options_check(const prolly_options *opts)
 {
+	const unsigned known = PROLLY_DB_NO_THREADS;
 	if (opts && opts->version != PROLLY_OPTIONS_VERSION)
 		return bad_version("prolly_options", "PROLLY_OPTIONS_INIT", opts->version,
 		                   PROLLY_OPTIONS_VERSION);
+	/* A flag of a newer header asks for something this library would not do (as NO_THREADS
+	 * asks a host that forbids threads): failing loudly beats ignoring it. */
+	if (opts && (opts->flags & ~known))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "prolly_options.flags has bits 0x%x, which this library (prolly "
+		                        "%s) does not know (it knows 0x%x)",
+		                        opts->flags & ~known, PROLLY_VERSION_STRING, known);
 	return 0;
 }
 

@@ -52,6 +52,13 @@ int prolly__store_adopt(prolly_store *vt, const prolly_store *store)
 		    vt->kind ? vt->kind : "?");
 	if (!vt->kind)
 		vt->kind = "store";
+	/* A flag this library does not know may say something it must not ignore. */
+	if (vt->flags & ~(PROLLY_STORE_REMOTE | PROLLY_STORE_MAPPED))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "store '%s' sets flags 0x%x this library does not know (it knows "
+		                        "0x%x)",
+		                        vt->kind, vt->flags & ~(PROLLY_STORE_REMOTE | PROLLY_STORE_MAPPED),
+		                        PROLLY_STORE_REMOTE | PROLLY_STORE_MAPPED);
 	return 0;
 }
 

@@ -353,6 +353,16 @@ PT_TEST(open_stores)
 	OUT(ENOTF, "", prolly_open_ex(&h, url, NULL, 0), H_SAME);
 	CASE(EINV, "", prolly_db_new(NULL, (prolly_store_mem_new(&st), st), NULL));
 	OUT(EINV, "", prolly_db_new(&h, NULL, NULL), H_SAME);
+	/* A flag of a newer header, the handle's or the store's, is refused, naming its bits (the
+	 * open flags' are above). */
+	prolly_options newer = PROLLY_OPTIONS_INIT;
+	newer.flags = PROLLY_DB_NO_THREADS | 0x40u;
+	OUT(EINV, "0x40", prolly_open(&h, "mem:", &newer), H_SAME);
+	OUT(EINV, "0x40", prolly_open_ex(&h, url, &newer, PROLLY_OPEN_CREATE), H_SAME);
+	OUT(EINV, "0x40", prolly_db_new(&h, (prolly_store_mem_new(&st), st), &newer), H_SAME);
+	OUT(EINV, "0x80", prolly_db_new(&h, (prolly_store_mem_new(&st), st->flags |= 0x80u, st), NULL),
+	    H_SAME);
+	OUT(EINV, "0x80", prolly_store_open_ex(&st, "mem:", PROLLY_OPEN_CREATE | 0x80u), ST_SAME);
 	CASE(EINV, "", prolly_txn_begin(NULL, db));
 	CASE(EINV, "", prolly_txn_begin((prolly_txn **)&h, NULL));
 	PT_CHECK(prolly_db_store(db) != NULL);

@@ -213,7 +213,8 @@ struct prolly_store {
 
 	/* ---- version 3: read only when version >= 3 ---- */
 
-	/* PROLLY_STORE_* flags (0 for none). */
+	/* PROLLY_STORE_* flags (0 for none). A bit this library does not define is refused by
+	 * prolly_db_new (PROLLY_EINVAL naming the bits). */
 	unsigned flags;
 
 	/* Optional (NULL: history walks read one generation of commits per call). Version 4 and

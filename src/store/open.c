@@ -201,7 +201,10 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	if (!url)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: the store URL is NULL");
 	if (flags & ~(PROLLY_OPEN_READONLY | PROLLY_OPEN_CREATE | PROLLY_OPEN_PREVIOUS))
-		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: unknown flags 0x%x", flags);
+		return prolly_set_error(
+		    PROLLY_EINVAL,
+		    "prolly_store_open: flags 0x%x hold bits this library does not know (0x%x)", flags,
+		    flags & ~(PROLLY_OPEN_READONLY | PROLLY_OPEN_CREATE | PROLLY_OPEN_PREVIOUS));
 	if ((flags & PROLLY_OPEN_READONLY) && (flags & PROLLY_OPEN_CREATE))
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: PROLLY_OPEN_READONLY and "
 		                                       "PROLLY_OPEN_CREATE exclude each other");
