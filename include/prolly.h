@@ -1466,7 +1466,8 @@ typedef int (*prolly_proof_fn)(void *payload, const prolly_slice *key, const pro
  * PROLLY_ETOOBIG (a key over PROLLY_MAX_KEY, or a range whose proof would hold more than 2^24
  * nodes, the most prolly_proof_verify reads), PROLLY_ENOTFOUND (root not in the store),
  * PROLLY_ECORRUPT (a node damaged, or root the id of a commit rather than a tree), PROLLY_ENOMEM,
- * store errors. Threads: as any read.
+ * store errors; out is untouched on every failure (the proof is made whole before it replaces
+ * out's contents). Threads: as any read.
  */
 PROLLY_API int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *root,
                             const prolly_slice *key, const prolly_slice *to);

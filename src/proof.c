@@ -71,6 +71,7 @@ int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *root, const pr
 	prolly_id *level = NULL, *next = NULL;
 	size_t n_level = 0, n_next = 0, cap_next = 0;
 	uint32_t count = 0;
+	unsigned char head[PROOF_HEADER];
 	pnode *nd;
 	int rc;
 
@@ -82,6 +83,19 @@ int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *root, const pr
 	if (to && prolly__keycmp(key->data, key->size, to->data, to->size) > 0)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_prove: the range ends before it begins");
 	prolly__nodeset_init(&ws);
+	/* The proof is made whole in body, its header first (the node count, its last field, set
+	 * once known), and only then handed to out: a failure anywhere leaves out as it was. */
+	memcpy(head, PROOF_MAGIC, PROLLY__MAGIC_SIZE);
+	head[PROLLY__PROOF_OFF_VERSION] = PROOF_VERSION;
+	head[PROLLY__PROOF_OFF_KIND] = to ? 1 : 0;
+	head[PROLLY__PROOF_OFF_FLAGS] = head[PROLLY__PROOF_OFF_FLAGS + 1] = 0;
+	if ((rc = prolly__buf_put(&body, head, sizeof(head))) ||
+	    (rc = put_u32(&body, (uint32_t)key->size)) ||
+	    (rc = prolly__buf_put(&body, key->data, key->size)) ||
+	    (rc = put_u32(&body, (uint32_t)(to ? to->size : 0))) ||
+	    (to && (rc = prolly__buf_put(&body, to->data, to->size))) || (rc = put_u32(&body, 0)))
+		goto cleanup;
+	size_t count_at = body.size - 4;
 	if ((rc = prolly__load_root(db, &ws, root, &nd)))
 		goto cleanup;
 	prolly_slice none = {"", 0};
@@ -131,19 +145,10 @@ int prolly_prove(prolly_buf *out, prolly_db *db, const prolly_id *root, const pr
 		next = NULL;
 		cap_next = 0;
 	}
-	unsigned char head[PROOF_HEADER];
-	memcpy(head, PROOF_MAGIC, PROLLY__MAGIC_SIZE);
-	head[PROLLY__PROOF_OFF_VERSION] = PROOF_VERSION;
-	head[PROLLY__PROOF_OFF_KIND] = to ? 1 : 0;
-	head[PROLLY__PROOF_OFF_FLAGS] = head[PROLLY__PROOF_OFF_FLAGS + 1] = 0;
-	out->size = 0;
-	if ((rc = prolly__buf_put(out, head, sizeof(head))) ||
-	    (rc = put_u32(out, (uint32_t)key->size)) ||
-	    (rc = prolly__buf_put(out, key->data, key->size)) ||
-	    (rc = put_u32(out, (uint32_t)(to ? to->size : 0))) ||
-	    (to && (rc = prolly__buf_put(out, to->data, to->size))) || (rc = put_u32(out, count)) ||
-	    (rc = prolly__buf_put(out, body.ptr, body.size)))
-		goto cleanup;
+	prolly__wr32(body.ptr + count_at, count);
+	prolly_buf_dispose(out);
+	*out = body;
+	body = (prolly_buf)PROLLY_BUF_INIT;
 
 cleanup:
 	prolly__nodeset_dispose(&ws);

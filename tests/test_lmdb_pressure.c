@@ -6,6 +6,7 @@
  * reading afterwards, and writes working again once the cause is gone (docs/stores.md, "LMDB
  * store"). Mounting needs root: without it those cases are skipped, saying so.
  */
+#include "lib/model.h"
 #include "lmdb_fixture.h"
 #include "prolly.h"
 #include "prolly/store.h"
@@ -116,19 +117,6 @@ static pid_t start_child(void (*fn)(const char *), const char *dir)
 
 /* ---- 1. a map that cannot grow ------------------------------------------------------------ */
 
-/* The process's mapped address space in bytes (VmSize), 0 if unknown. */
-static size_t vm_size(void)
-{
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f) {
-		if (fscanf(f, "%lu", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 /* In a child: the store in dir with a 1 MiB map, on a handle that starts no thread (no thread
  * stack or malloc arena to reserve) and caches nothing; then an address-space limit (ulimit -v)
  * of what the process maps now plus headroom. Exits 2 when it cannot. */
@@ -146,7 +134,7 @@ static prolly_db *open_then_limit(const char *dir, size_t headroom)
 		FAILC(2, "first commit");
 	struct rlimit rl;
 	getrlimit(RLIMIT_AS, &rl);
-	rl.rlim_cur = vm_size() + headroom;
+	rl.rlim_cur = tm_vm_size() + headroom;
 	if (setrlimit(RLIMIT_AS, &rl))
 		FAILC(2, "setrlimit");
 	return db;

@@ -6,12 +6,16 @@
  * each checked against the records a cursor reads; and proofs that must not verify: a value
  * changed, a record dropped from a range, a child id changed, another tree's id, every
  * truncation, and every flipped byte (which either fails or, in the key fields, changes the claim
- * to another true one).
+ * to another true one). And a proof that runs out of memory anywhere leaves out as it was.
  */
 #include "internal.h"
+#include "lib/model.h"
 #include "ptest.h"
 
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define N 20000
 
@@ -308,6 +312,83 @@ PT_TEST(proof_empty_tree_and_errors)
 	PT_CHECK_RC(prolly_prove(&p, db, &bogus, &k, NULL), PROLLY_ENOTFOUND);
 	prolly_buf_dispose(&p);
 	prolly_buf_dispose(&s.keys);
+}
+
+/* ---- out of memory: out untouched ----------------------------------------------------------- */
+
+/* In a child under an address-space limit of what it maps now plus headroom: a proof of the
+ * whole tree into a buffer that holds 9 bytes. Exits 0 when it succeeded and verifies, 1 when it
+ * failed with PROLLY_ENOMEM and left the buffer as it was, 3 for anything else. */
+static void limited_prove(size_t headroom)
+{
+	static const char was[9] = "untouched";
+	prolly_buf p = PROLLY_BUF_INIT;
+	prolly_slice a = {"", 0}, z = {"z", 1};
+	if (prolly__buf_set(&p, was, sizeof(was)))
+		_exit(3);
+	unsigned char *ptr = p.ptr;
+	struct rlimit rl;
+	getrlimit(RLIMIT_AS, &rl);
+	rl.rlim_cur = tm_vm_size() + headroom;
+	if (setrlimit(RLIMIT_AS, &rl))
+		_exit(3);
+	int rc = prolly_prove(&p, db, &root, &a, &z);
+	if (rc == 0)
+		_exit(prolly_proof_verify(NULL, &root, p.ptr, p.size, NULL, NULL) ? 3 : 0);
+	if (rc != PROLLY_ENOMEM) {
+		fprintf(stderr, "  # headroom %zu: %d %s\n", headroom, rc, prolly_last_error());
+		_exit(3);
+	}
+	if (p.ptr != ptr || p.size != sizeof(was) || memcmp(p.ptr, was, sizeof(was)) != 0) {
+		fprintf(stderr, "  # headroom %zu: PROLLY_ENOMEM left out with %zu bytes\n", headroom,
+		        p.size);
+		_exit(3);
+	}
+	_exit(1);
+}
+
+/* The header promises outputs untouched on failure: a proof that fails for memory at any point
+ * (loading, gathering the nodes, or writing out) must not leave out half-written. The headroom
+ * grows in 64 KiB steps from where even the first allocation fails to where the whole proof fits
+ * (some 1.2 MB of proof), each step in a child. */
+PT_TEST(proof_out_of_memory_leaves_out_untouched)
+{
+	int ok = 0, nomem = 0, bad = 0;
+	/* In a process of its own: the memory the tests before this one freed stays in the heap,
+	 * and the proof would take it without meeting the limit. */
+	if (!getenv("PROOF_OOM_ALONE")) {
+		fflush(stdout);
+		pid_t pid = fork();
+		PT_REQUIRE(pid >= 0);
+		if (pid == 0) {
+			setenv("PROOF_OOM_ALONE", "1", 1);
+			dup2(STDERR_FILENO, STDOUT_FILENO); /* its report is not this run's TAP */
+			execl("/proc/self/exe", "test_proof", "proof_out_of_memory_leaves_out_untouched",
+			      (char *)NULL);
+			_exit(3);
+		}
+		int status = 0;
+		PT_REQUIRE(waitpid(pid, &status, 0) == pid);
+		PT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		return;
+	}
+	for (size_t headroom = 0; headroom <= ((size_t)16 << 20) && !ok; headroom += 64 << 10) {
+		fflush(stdout);
+		fflush(stderr);
+		pid_t pid = fork();
+		PT_REQUIRE(pid >= 0);
+		if (pid == 0)
+			limited_prove(headroom);
+		int status = 0;
+		PT_REQUIRE(waitpid(pid, &status, 0) == pid);
+		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+		ok += code == 0;
+		nomem += code == 1;
+		bad += code == 3;
+	}
+	printf("# %d steps out of memory, %d bad, then the proof fit: %d\n", nomem, bad, ok);
+	PT_CHECK(bad == 0);
+	PT_CHECK(nomem > 0 && ok == 1);
 }
 
 int main(int argc, char **argv)

@@ -780,6 +780,18 @@ void tm_rmtree(const char *path)
 		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+size_t tm_vm_size(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
 /* ---- PostgreSQL ---------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t pg_child;

@@ -189,6 +189,9 @@ char *tm_tmpdir(const char *tag);
 char *tm_read_file(const char *path);
 /* Removes a directory tree. */
 void tm_rmtree(const char *path);
+/* The process's mapped address space in bytes (VmSize), 0 if unknown: what an address-space
+ * limit (setrlimit(RLIMIT_AS)) is set above. */
+size_t tm_vm_size(void);
 /* What f(arg) writes on standard error, into out (size, NUL-terminated, cut to fit): fd 2 goes
  * to a temporary file meanwhile. Returns f's value, or -1 if fd 2 could not be moved. */
 int tm_stderr_of(int (*f)(void *), void *arg, char *out, size_t size);
