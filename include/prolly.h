@@ -629,7 +629,11 @@ PROLLY_API int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root)
 
 /* Number of keys strictly less than key, in O(height) (a key longer than PROLLY_MAX_KEY is
  * ranked like any other). PROLLY_EINVAL (out, db or root NULL, key NULL with klen > 0);
- * PROLLY_ENOTFOUND if root is not stored; PROLLY_ECORRUPT, store errors, as prolly_count. */
+ * PROLLY_ENOTFOUND if root is not stored; PROLLY_ECORRUPT, store errors, as prolly_count, and
+ * PROLLY_ECORRUPT for a node on the way down that holds another number of records than its
+ * parent counts for it (a forged tree). The counts of the subtrees beside the path are taken
+ * as they are, unread, as are prolly_select's: a lie there moves the answer (never out of the
+ * tree's nodes). */
 PROLLY_API int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key,
                            size_t klen);
 

@@ -169,6 +169,22 @@ int prolly_count(uint64_t *out, prolly_db *db, const prolly_id *root)
 	return rc;
 }
 
+/* rank and select walk by the counts a parent gives its children. A child loaded on the way down
+ * must hold what its parent counts: in a forged tree whose nodes all hash right, a child with
+ * fewer records would send select past the child's end, and give rank a wrong answer. (The
+ * counts of the subtrees beside the path are not read, so not checked: such a lie moves the
+ * answer, within the tree.) */
+static int count_checked(const pnode *child, const prolly_id *id, uint64_t counted)
+{
+	if (child->count == counted)
+		return 0;
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, id);
+	return prolly_set_error(PROLLY_ECORRUPT,
+	                        "node %s holds %llu records where its parent counts %llu", hex,
+	                        (unsigned long long)child->count, (unsigned long long)counted);
+}
+
 int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void *key, size_t klen)
 {
 	prolly__nodeset ws;
@@ -188,7 +204,9 @@ int prolly_rank(uint64_t *out, prolly_db *db, const prolly_id *root, const void 
 			rank += prolly__node_child_count(nd, j);
 		if (i == nd->n)
 			goto done;
-		if ((rc = prolly__load1(db, &ws, prolly__node_child(nd, i), &nd)))
+		const prolly_id *child = prolly__node_child(nd, i);
+		uint64_t c = prolly__node_child_count(nd, i);
+		if ((rc = prolly__load1(db, &ws, child, &nd)) || (rc = count_checked(nd, child, c)))
 			goto cleanup;
 	}
 	rank += prolly__node_lower_bound(nd, key, klen);
@@ -225,18 +243,8 @@ int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const proll
 			j++;
 		}
 		const prolly_id *child = prolly__node_child(nd, j);
-		if ((rc = prolly__load1(db, &ws, child, &nd)))
+		if ((rc = prolly__load1(db, &ws, child, &nd)) || (rc = count_checked(nd, child, c)))
 			goto cleanup;
-		/* The parent's count of a child is what the walk trusts: a child holding fewer records
-		 * (a forged tree whose nodes all hash right) would send it past the child's end. */
-		if (nd->count != c) {
-			char hex[PROLLY_ID_HEX_SIZE];
-			prolly_id_to_hex(hex, child);
-			rc = prolly_set_error(PROLLY_ECORRUPT,
-			                      "node %s holds %llu records where its parent counts %llu", hex,
-			                      (unsigned long long)nd->count, (unsigned long long)c);
-			goto cleanup;
-		}
 	}
 	prolly_slice k = prolly__node_key(nd, (uint32_t)index),
 	             v = prolly__node_value(nd, (uint32_t)index);
