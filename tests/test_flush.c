@@ -159,7 +159,7 @@ PT_TEST(builder_flush_failure_keeps_k6)
 /* T5/T8/T9: a large commit on a remote store writes its nodes in two halves at once; the first
  * stalled and failed while the second lands: the commit fails, K6 holds, and committing the
  * same txn again is refused (the failed half's nodes are gone from it) instead of publishing a
- * tree the store lacks. */
+ * tree the store lacks; so is an edit in it. */
 PT_TEST(commit_halves_failure_keeps_k6)
 {
 	stall *s = NULL;
@@ -174,6 +174,11 @@ PT_TEST(commit_halves_failure_keeps_k6)
 	PT_CHECK(!s->timed_out);
 	PT_CHECKF(s->node_writes == 2, "%d node writes", s->node_writes);
 	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), PROLLY_ESTORE);
+	/* T10: nor does it take another edit, whose root would build on the nodes it lost. */
+	const prolly_edit e = {PROLLY_PUT, {"x", 1}, {"y", 1}};
+	prolly_id edited = root;
+	PT_CHECK_RC(prolly_edit_tree(&edited, txn, &root, &e, 1), PROLLY_ESTORE);
+	PT_CHECK(prolly_id_equal(&edited, &root) && strstr(prolly_last_error(), "cannot commit"));
 	PT_CHECK(!has_tree_ref(db));
 	prolly_txn_free(txn);
 	PT_CHECKF(k6_holds_ex(db, 1) == 0, "%s", prolly_last_error());
