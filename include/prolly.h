@@ -731,8 +731,9 @@ PROLLY_API void prolly_cursor_free(prolly_cursor *cur);
  * nodes a builder flushed early (unreachable until a ref names them; gc may remove them).
  * A committed txn takes nothing more: every function that adds to it (the edits, builds, merges,
  * commits and ref moves below) refuses it with PROLLY_EINVAL ("the txn was already committed"),
- * since what it took would never be written. So does a txn whose write of its nodes failed
- * before the commit (see prolly_txn_commit), with that write's error, once the failure is known.
+ * since what it took would never be written. Once a write of its nodes before the commit has
+ * failed (see prolly_txn_commit), the functions that make nodes or commits in it (the edits,
+ * builds, merges and prolly_commit_create) return that write's error: the txn cannot commit.
  */
 typedef struct prolly_txn prolly_txn;
 
@@ -931,7 +932,7 @@ PROLLY_API int prolly_merge_stats_init(prolly_merge_stats *stats, unsigned versi
  * of PROLLY_MERGE_OPTIONS_INIT). An unknown opts->version or stats->version is PROLLY_EINVAL,
  * as are a resolver outside prolly_resolver and PROLLY_RESOLVE_CALLBACK without resolve_fn, a
  * NULL out_root, txn, base, ours or theirs, and a txn committed already (checked before the fast
- * paths). PROLLY_ENOTFOUND if a root it needs is not stored
+ * paths; a failed earlier write of txn's nodes returns its error there too). PROLLY_ENOTFOUND if a root it needs is not stored
  * (none is read when ours and theirs are equal); PROLLY_ECORRUPT if a node cannot be decoded (a
  * commit id given as a tree, say); resolve_fn's error; PROLLY_ENOMEM; store errors. */
 PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
@@ -1002,7 +1003,7 @@ PROLLY_API void prolly_commit_free(prolly_commit *c);
  * PROLLY_ECONFLICT (a parent absent because a gc ran since the txn began, as when a branch head
  * the txn read was left behind by other commits and collected: retry, as after a lost race; the
  * store's epoch is read to tell, one more store call on this failure only); PROLLY_ENOMEM; store
- * errors. *out is untouched on failure. */
+ * errors, also a failed earlier write of txn's nodes. *out is untouched on failure. */
 PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const prolly_id *tree,
                                     const prolly_id *parents, size_t n_parents, int64_t time_us,
                                     const char *message);
