@@ -248,10 +248,14 @@ int prolly_select(prolly_buf *key, prolly_buf *value, prolly_db *db, const proll
 	}
 	prolly_slice k = prolly__node_key(nd, (uint32_t)index),
 	             v = prolly__node_value(nd, (uint32_t)index);
-	if (key && (rc = prolly__buf_set(key, k.data, k.size)))
+	/* Both grown before either is set: a failure leaves both as they were. */
+	if ((key && (rc = prolly__buf_grow(key, k.size + 1))) ||
+	    (value && (rc = prolly__buf_grow(value, v.size + 1))))
 		goto cleanup;
-	if (value && (rc = prolly__buf_set(value, v.data, v.size)))
-		goto cleanup;
+	if (key)
+		(void)prolly__buf_set(key, k.data, k.size); /* grown: cannot fail */
+	if (value)
+		(void)prolly__buf_set(value, v.data, v.size);
 cleanup:
 	prolly__nodeset_dispose(&ws);
 	return rc;

@@ -48,6 +48,10 @@ int prolly__buf_grow(prolly_buf *b, size_t need)
 
 int prolly__buf_set(prolly_buf *b, const void *data, size_t size)
 {
+	/* Grown before it is emptied: a failure leaves b as it was (outputs untouched on failure). */
+	int rc = prolly__buf_grow(b, size + 1);
+	if (rc)
+		return rc;
 	b->size = 0;
 	return prolly__buf_put(b, data, size);
 }

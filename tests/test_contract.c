@@ -20,7 +20,9 @@
 #include "prolly/store.h"
 #include "ptest.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -368,6 +370,70 @@ PT_TEST(open_stores)
 	PT_CHECK(prolly_db_store(db) != NULL);
 #undef ST_SAME
 #undef H_SAME
+}
+
+/* ---- out of memory: outputs untouched ------------------------------------------------------------ */
+
+/* In a case's child: a tree whose one record ("big") has a value of 60000 bytes. */
+static prolly_id big_tree(void)
+{
+	static char v[60000];
+	prolly_edit e = {PROLLY_PUT, {"big", 3}, {v, sizeof(v)}};
+	prolly_commit *c = NULL;
+	prolly_id id;
+	if (prolly_commit_edits(NULL, db, "big", &e, 1, "big") || prolly_branch_commit(&c, db, "big"))
+		_exit(2);
+	id = c->tree;
+	prolly_commit_free(c);
+	return id;
+}
+
+/* In a case's child: no more address space (ulimit -v at what is mapped now) and the heap's free
+ * blocks taken, but for a few of 4 KiB apart: small allocations still succeed, one of tens of
+ * KiB fails. */
+static void starve(void)
+{
+	struct rlimit rl;
+	void **kept = NULL, **p;
+	getrlimit(RLIMIT_AS, &rl);
+	rl.rlim_cur = tm_vm_size();
+	if (setrlimit(RLIMIT_AS, &rl))
+		_exit(2);
+	while ((p = malloc(4096)) != NULL) { /* a list through the blocks themselves */
+		*p = kept;
+		kept = p;
+	}
+	while (malloc(64) != NULL)
+		;
+	for (int i = 0; i < 32 && kept && *kept; i++) { /* every other one: none adjoins another */
+		void **next = *kept;
+		*kept = *next;
+		free(next);
+		kept = *kept;
+	}
+}
+
+/* A value copied into the caller's buffer needs memory: failing for it must leave the buffer as
+ * it was (the header's rule for outputs), not emptied, nor the key's buffer of prolly_select
+ * filled when the value's then fails. */
+PT_TEST(out_of_memory_outputs_untouched)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	printf("# skipped: AddressSanitizer's malloc stops the process rather than return NULL\n");
+	return;
+#endif
+	PT_REQUIRE(fixture() == 0);
+	prolly_buf b = PROLLY_BUF_INIT, v = PROLLY_BUF_INIT;
+	prolly_id big;
+	PT_REQUIRE((b.ptr = malloc(16)) != NULL);
+	memcpy(b.ptr, "untouched", 9);
+	b.size = 9;
+	b.asize = 16;
+	OUT(PROLLY_ENOMEM, "", (big = big_tree(), starve(), prolly_get(&b, db, &big, "big", 3)),
+	    b.size == 9 && memcmp(b.ptr, "untouched", 9) == 0);
+	OUT(PROLLY_ENOMEM, "", (big = big_tree(), starve(), prolly_select(&b, &v, db, &big, 0)),
+	    b.size == 9 && memcmp(b.ptr, "untouched", 9) == 0 && v.size == 0);
+	prolly_buf_dispose(&b);
 }
 
 /* ---- reading a tree ----------------------------------------------------------------------------- */
