@@ -191,15 +191,16 @@ const char *signal_name(int sig);
 /* Runs cli->cmd (isolated on lmdb: stores) and returns its exit code; a crash is reported. */
 int run_command(struct cli *cli, int argc, char **argv);
 
-/* ---- interrupt.c: Ctrl-C during clone, fetch, push, pull (see the file) ------------------- */
+/* ---- interrupt.c: Ctrl-C, SIGTERM, SIGHUP during clone, fetch, push, pull (see the file) ---- */
 
-/* For clone, fetch, push and pull (no other command): has SIGINT print one line saying that no
- * ref names a partly copied commit and that running the command again finishes it, then end the
- * tool by SIGINT as before (status 130 in a shell). A SIGINT ignored on entry stays ignored. */
+/* For clone, fetch, push and pull (no other command): has SIGINT, SIGTERM and SIGHUP print one
+ * line saying that no ref names a partly copied commit and that running the command again
+ * finishes it, then end the tool by that signal as before (status 130, 143, 129 in a shell). A
+ * signal ignored on entry stays ignored. */
 void catch_interrupt(const char *command);
 
-/* Gives SIGINT back the disposition catch_interrupt found (in a child of isolated(), so that one
- * Ctrl-C prints one line, the parent's). */
+/* Gives those signals back the dispositions catch_interrupt found (in a child of isolated(), so
+ * that one Ctrl-C prints one line, the parent's). */
 void release_interrupt(void);
 
 /* ---- common.c ---------------------------------------------------------------------------- */

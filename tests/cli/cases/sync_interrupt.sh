@@ -2,7 +2,8 @@
 # process group as a terminal does, while the copy waits for a lock on the PostgreSQL store's
 # nodes: the tool ends at once by SIGINT (status 130) with one line saying that no ref names a
 # partly copied commit; the destination's refs did not move, and running the command again
-# finishes it. (Before, it died without a word.)
+# finishes it. (Before, it died without a word.) Then a fetch (PostgreSQL to LMDB) stopped by
+# SIGTERM sent to the tool alone, as a plain `kill PID` does: the same, with status 143.
 #@ pg-only
 sql() { psql -X -q -tA -v ON_ERROR_STOP=1 -d "$PROLLY_STORE" -c "$1"; }
 # Holds the nodes table locked until released, as a long transaction would.
@@ -22,9 +23,19 @@ release_nodes() {
 	wait "$holder"
 }
 # Runs prolly in its own process group, waits until its session waits for the lock, sends
-# SIGINT to the group and shows the exit status and stderr, and whether it ended within 3 s.
+# SIGINT to the group (or, with "-TERM" first, SIGTERM to the tool alone) and shows the exit
+# status and stderr, and whether it ended within 3 s.
 interrupted() {
-	echo "\$ prolly $* (Ctrl-C while it waits)"
+	local how=ctrl-c
+	if [ "$1" = -TERM ]; then
+		how=term
+		shift
+	fi
+	if [ $how = term ]; then
+		echo "\$ prolly $* (kill -TERM while it waits)"
+	else
+		echo "\$ prolly $* (Ctrl-C while it waits)"
+	fi
 	set -m
 	prolly "$@" >/dev/null 2>.err &
 	local pid=$! rc
@@ -35,11 +46,15 @@ interrupted() {
 		sleep 0.1
 	done
 	local t0=$SECONDS
-	kill -INT -- -"$pid"
+	if [ $how = term ]; then
+		pkill -TERM -P "$pid" # the tool, the child of the shell running lib.sh's prolly()
+	else
+		kill -INT -- -"$pid"
+	fi
 	wait "$pid"
 	rc=$?
 	echo "[exit $rc]"
-	cat .err
+	grep -vx 'Terminated' .err # the notice of the shell that ran the tool, not the tool's
 	[ $((SECONDS - t0)) -le 3 ] && echo "ended within 3 s"
 }
 p init
@@ -63,3 +78,10 @@ release_nodes
 pe --store lmdb:copy branches
 prolly clone "$PROLLY_STORE" lmdb:copy | tail -1
 p --store lmdb:copy verify main --history
+# fetch: PostgreSQL to LMDB, SIGTERM to the tool alone (its child on lmdb: dies with it)
+p put main key0001 newer >/dev/null
+lock_nodes
+interrupted -TERM --store lmdb:loc fetch origin
+release_nodes
+p --store lmdb:loc fetch origin
+p --store lmdb:loc verify origin/main --history
