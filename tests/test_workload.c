@@ -828,6 +828,40 @@ PT_TEST(memory_store_size_beyond_the_machine_is_refused)
 	hw_workload_free(&w);
 }
 
+/* The same for the service suite: its one base tree of `records` records lives in the process
+ * on the memory store; 1G records were accepted and built until memory ran out. */
+PT_TEST(memory_store_service_records_beyond_the_machine_are_refused)
+{
+	hw_workload w;
+	toml_error err;
+	char path[512];
+	const uint64_t ram = UINT64_C(8) << 30;
+	write_file(path, sizeof(path), "svc.toml",
+	           "schema = 1\n[service]\nvalue_bytes = 100\nrecords = 1000000000\n");
+	PT_REQUIRE(hw_workload_load(&w, path, &err) == 0);
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text); /* no limit given */
+	hw_workload_free(&w);
+	PT_REQUIRE(hw_workload_load(&w, path, &err) == 0);
+	w.mem_store_ram = ram; /* the scale suite's limit does not judge the service */
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text);
+	hw_workload_free(&w);
+	PT_REQUIRE(hw_workload_load(&w, path, &err) == 0);
+	w.mem_store_ram_service = ram;
+	PT_CHECK(hw_workload_resolve(&w, &err) == -1);
+	PT_CHECKF(strstr(err.file, "svc.toml") && err.line == 4 &&
+	              strcmp(err.key, "service.records") == 0 &&
+	              strstr(err.msg, "1000000000 records of 127 bytes (key, value, node) is 121116 "
+	                              "MiB on the memory store, more than this machine's memory "
+	                              "(MemTotal 8192 MiB)"),
+	          "%s", err.text);
+	PT_CHECK(hw_workload_set(&w, "service.records", "1000000", "--records", &err) == 0);
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text);
+	PT_CHECK(hw_workload_set(&w, "service.enabled", "false", "--set", &err) == 0);
+	PT_CHECK(hw_workload_set(&w, "service.records", "1000000000", "--records", &err) == 0);
+	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text);
+	hw_workload_free(&w);
+}
+
 /* The workload path must name a regular file of at most TOML_MAX_FILE_BYTES: a FIFO with no
  * writer blocked the load in open(), /dev/zero was read until memory ran out, and a 2 GB sparse
  * file was read whole (gigabytes) before its first line was looked at. */

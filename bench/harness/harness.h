@@ -225,12 +225,17 @@ typedef struct hw_workload {
 	 * between hw_workload_load and hw_workload_resolve: resolve then refuses (naming file, line
 	 * and key) a size whose base tree alone, HW_SCALE_RECORD_BYTES a record, exceeds it. */
 	uint64_t mem_store_ram;
+	/* The same for the service suite on the memory store (its one base tree, which the tenants
+	 * share: `records` records of HW_SERVICE_RECORD_BYTES). */
+	uint64_t mem_store_ram_service;
 } hw_workload;
 
 /* Bytes of one record of a scale base tree, roughly: its key (24 bytes, SCALE_KEY_LEN), its
  * value and 16 bytes of node overhead (57.6 MiB was measured for 1M records of 27 bytes). The
  * unit of the scale suite's disk guard and of the memory store's limit (mem_store_ram). */
 #define HW_SCALE_RECORD_BYTES(value_bytes) (24 + (uint64_t)(value_bytes) + 16)
+/* The same for the service suite's base tree: its 11-byte keys (SVC_KEY_LEN), the value, 16. */
+#define HW_SERVICE_RECORD_BYTES(value_bytes) (11 + (uint64_t)(value_bytes) + 16)
 
 /* Reads and validates path: an unknown key, a wrong type or an impossible value fails with err
  * naming file, line and key. Does not resolve (call hw_workload_resolve after overrides). */

@@ -280,6 +280,15 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 		                   "%" PRIu32 " tenants x 2 sides x %" PRIu64 " keys x 8 bytes is %" PRIu64
 		                   " MiB (at most %" PRIu64 ": the fixture's side-commit keys)",
 		                   s->tenants, side, held >> 20, MAX_HELD_BYTES >> 20);
+	/* The memory store keeps the base tree in this process (as for the scale suite below). */
+	uint64_t tree = s->records * HW_SERVICE_RECORD_BYTES(s->value_bytes);
+	if (v->mem_store_ram_service && s->enabled && tree > v->mem_store_ram_service)
+		return hw__fail_at(err, d, either(d, "service.records", "service.value_bytes"),
+		                   "%" PRIu64 " records of %" PRIu64 " bytes (key, value, node) is %" PRIu64
+		                   " MiB on the memory store, more than this machine's memory (MemTotal "
+		                   "%" PRIu64 " MiB): use fewer records, or the lmdb or postgres store",
+		                   s->records, HW_SERVICE_RECORD_BYTES(s->value_bytes), tree >> 20,
+		                   v->mem_store_ram_service >> 20);
 	if (s->hot_root_share > 0 && s->hot_roots == 0)
 		return hw__fail_at(
 		    err, d, either(d, "service.hot_roots", "service.hot_root_share"),
@@ -674,6 +683,7 @@ int hw_workload_resolve(hw_workload *w, toml_error *err)
 	memset(&v, 0, sizeof(v));
 	v.suites = w->suites;
 	v.mem_store_ram = w->mem_store_ram;
+	v.mem_store_ram_service = w->mem_store_ram_service;
 	if (working_doc(w, err) || read_doc(&v, w->resolved, err))
 		goto cleanup;
 	if (build_doc(&out, &v, toml_doc_name(w->resolved), err))
