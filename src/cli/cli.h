@@ -203,6 +203,11 @@ void catch_interrupt(const char *command);
  * that one Ctrl-C prints one line, the parent's). */
 void release_interrupt(void);
 
+/* Ends the tool by sig (the child of isolated() died of it): through catch_interrupt's handler
+ * where it holds sig, so the line is printed, else by sig's default action. Returns only if sig
+ * does not end a process by default. */
+void die_by_signal(int sig);
+
 /* ---- common.c ---------------------------------------------------------------------------- */
 
 /* Describes a command option for parse_args. An option with `value` takes an argument

@@ -15,7 +15,9 @@
  * PostgreSQL transaction is rolled back by the server, an LMDB write transaction is never
  * committed). A signal ignored on entry (SIGINT in a background job of a non-interactive shell,
  * SIGHUP under nohup) stays ignored. In a child of isolated() only the parent reports: Ctrl-C
- * reaches both, and the child dies of the signal (or with its parent) without a second line.
+ * reaches both, and the child dies of the signal (or with its parent) without a second line;
+ * the child killed alone by one of them makes the parent end the same way (die_by_signal), with
+ * the line.
  */
 #include "cli.h"
 
@@ -76,4 +78,13 @@ void release_interrupt(void)
 	for (size_t k = 0; k < N_CAUGHT; k++)
 		if (line_len[k])
 			(void)sigaction(caught[k], &before[k], NULL);
+}
+
+void die_by_signal(int sig)
+{
+	for (size_t k = 0; k < N_CAUGHT; k++)
+		if (caught[k] == sig && line_len[k])
+			raise(sig); /* the handler writes its line and raises it again, by default */
+	signal(sig, SIG_DFL);
+	raise(sig);
 }

@@ -69,10 +69,8 @@ int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, 
 			            strerror(errno));
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status) && passed_on(WTERMSIG(status))) {
-		signal(WTERMSIG(status), SIG_DFL);
-		raise(WTERMSIG(status));
-	}
+	if (WIFSIGNALED(status) && passed_on(WTERMSIG(status)))
+		die_by_signal(WTERMSIG(status));
 	*sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
 	return EXIT_STORE;
 }

@@ -3,7 +3,8 @@
 # nodes: the tool ends at once by SIGINT (status 130) with one line saying that no ref names a
 # partly copied commit; the destination's refs did not move, and running the command again
 # finishes it. (Before, it died without a word.) Then a fetch (PostgreSQL to LMDB) stopped by
-# SIGTERM sent to the tool alone, as a plain `kill PID` does: the same, with status 143.
+# SIGTERM sent to the tool alone, as a plain `kill PID` does: the same, with status 143; and one
+# stopped by SIGINT sent to the tool's child alone (an lmdb: store's work runs in a child).
 #@ pg-only
 sql() { psql -X -q -tA -v ON_ERROR_STOP=1 -d "$PROLLY_STORE" -c "$1"; }
 # Holds the nodes table locked until released, as a long transaction would.
@@ -27,15 +28,12 @@ release_nodes() {
 # status and stderr, and whether it ended within 3 s.
 interrupted() {
 	local how=ctrl-c
-	if [ "$1" = -TERM ]; then
-		how=term
-		shift
-	fi
-	if [ $how = term ]; then
-		echo "\$ prolly $* (kill -TERM while it waits)"
-	else
-		echo "\$ prolly $* (Ctrl-C while it waits)"
-	fi
+	case $1 in -TERM | -INT-CHILD) how=$1 && shift ;; esac
+	case $how in
+	-TERM) echo "\$ prolly $* (kill -TERM while it waits)" ;;
+	-INT-CHILD) echo "\$ prolly $* (kill -INT of its child while it waits)" ;;
+	*) echo "\$ prolly $* (Ctrl-C while it waits)" ;;
+	esac
 	set -m
 	prolly "$@" >/dev/null 2>.err &
 	local pid=$! rc
@@ -46,11 +44,11 @@ interrupted() {
 		sleep 0.1
 	done
 	local t0=$SECONDS
-	if [ $how = term ]; then
-		pkill -TERM -P "$pid" # the tool, the child of the shell running lib.sh's prolly()
-	else
-		kill -INT -- -"$pid"
-	fi
+	case $how in
+	-TERM) pkill -TERM -P "$pid" ;; # the tool, the child of the shell running lib.sh's prolly()
+	-INT-CHILD) pkill -INT -P "$(pgrep -P "$pid")" ;;
+	*) kill -INT -- -"$pid" ;;
+	esac
 	wait "$pid"
 	rc=$?
 	echo "[exit $rc]"
@@ -85,3 +83,9 @@ interrupted -TERM --store lmdb:loc fetch origin
 release_nodes
 p --store lmdb:loc fetch origin
 p --store lmdb:loc verify origin/main --history
+# the same, SIGINT to the tool's child alone
+p put main key0002 newer >/dev/null
+lock_nodes
+interrupted -INT-CHILD --store lmdb:loc fetch origin
+release_nodes
+p --store lmdb:loc fetch origin
