@@ -24,7 +24,9 @@
  *       connection string it is 'quoted, with \ escapes' or runs to the next KEY= (an unquoted
  *       password with a space in it is hidden whole), and white space around '=' is kept;
  *       an unquoted value that is one of the RX1 secrets is hidden alone (secret_value_len),
- *       so that a message that quotes the connection string keeps what follows it.
+ *       so that a message that quotes the connection string keeps what follows it. In a URL
+ *       as typed that libpq takes for one (url_query_start), a value before its query ends
+ *       at the query's '?' and every value after it at '&' only.
  *   RX4 without one_line (a URL or connection string as the user typed it): the value after a
  *       word naming a password ("password", "passwd", "pwd", any word holding "pass" but
  *       passfile) written with white space and no '=' ("password secret"), which libpq refuses.
@@ -335,6 +337,26 @@ static int password_key(const char *k, size_t len)
 	       (len == 11 && strncasecmp(k, "sslpassword", 11) == 0);
 }
 
+/* RX3: where libpq starts the query of text when text is a URL to libpq as typed (it starts
+ * "postgresql://" or "postgres://"): at the first '?' after the user information, which runs
+ * to the first '@' before any '/' (its password may hold a '?'); 0 when there is none. Before
+ * it libpq has no KEY=VALUE at all, so a value the walk hides there ends at that '?' (a quoted
+ * one ran past it, over the query's password: "postgresql://h/d x='a?password='SECRET" showed
+ * SECRET); after it every value ends at '&' only, white space or quotes in it or not. */
+static size_t url_query_start(const char *text)
+{
+	size_t a = strncmp(text, "postgresql://", 13) == 0 ? 13
+	           : strncmp(text, "postgres://", 11) == 0 ? 11
+	                                                   : 0;
+	if (!a)
+		return 0;
+	size_t e = a + strcspn(text + a, "@/");
+	if (text[e] == '@')
+		a = e + 1;
+	const char *q = strchr(text + a, '?');
+	return q ? (size_t)(q - text) : 0;
+}
+
 /* The one walk: copies text into o with the secrets hidden; when pw is not NULL, sets *pw to 1
  * if text carries a password (RX5). */
 static size_t redact_walk(out_buf o, const char *text, const char *const *secrets, size_t n_secrets,
@@ -345,6 +367,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 	int in_query = 0;
 	if (!text)
 		text = "";
+	size_t url_q = one_line ? 0 : url_query_start(text); /* 0: no query of a URL as typed */
 	while (text[i] && (pw || o.n + 1 < cap)) { /* to the end when looking for a password */
 		char c = text[i];
 		int matched = 0;
@@ -371,7 +394,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 		}
 		if (c == '?')
 			in_query = 1;
-		else if (is_space(c))
+		else if (is_space(c) && !(url_q && i > url_q))
 			in_query = 0;
 		/* RX3 */
 		char prev = i ? text[i - 1] : ' ';
@@ -386,7 +409,7 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 				eq++;
 			if (text[eq] == '=') {
 				size_t v = eq + 1;
-				int query = in_query && (prev == '?' || prev == '&');
+				int query = in_query && (prev == '?' || prev == '&' || (url_q && i > url_q));
 				while (!query && is_space(text[v]))
 					v++;
 				char kb[32];
@@ -400,6 +423,8 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 				} else {
 					size_t len = secret_value_len(text, v, secrets, n_secrets, query);
 					size_t cut = value_len(text, v, query, one_line);
+					if (v <= url_q && v + cut > url_q)
+						cut = url_q - v;
 					put(&o, "***", 3);
 					/* In a query the value ends at '&' (or, on one line, a quote or white
 					 * space), unless a known secret that holds one goes on past it. */
@@ -413,10 +438,12 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 			}
 			if (!one_line && eq > key_end && text[eq] && !is_space(text[eq]) &&
 			    secret_word(text + i, key_end - i)) { /* RX4 */
+				size_t cut = value_len(text, eq, 0, one_line);
+				if (eq <= url_q && eq + cut > url_q)
+					cut = url_q - eq;
 				put(&o, text + i, eq - i);
 				put(&o, "***", 3);
-				i = past_secrets(text, eq, eq + value_len(text, eq, 0, one_line), secrets,
-				                 n_secrets);
+				i = past_secrets(text, eq, eq + cut, secrets, n_secrets);
 				continue;
 			}
 			/* a word, not a key: copied a byte at a time (RX1 may start inside it) */

@@ -89,6 +89,16 @@ static const char *const url_cases[][2] = {
     {"postgresql://h:5/x://u:p?password=Sek@r1t&port=5", "postgresql://h:5/x://u:***&port=5"},
     /* a ':' after the first '@' is not a password of the user information */
     {"postgresql://u@h?password=a:Sekr1t@c", "postgresql://u@h?password=***"},
+    /* libpq has no KEY=VALUE before a URL's query: a quoted value there ran on past the '?',
+     * and the query's password after its closing quote was shown (found by fuzz_redact) */
+    {"postgresql://h p=h 7tgres://h/d rd='b?password='Sek#r1t",
+     "postgresql://h p=*** rd=***?password=***"},
+    {"postgresql://h/d x='a?password='Sekr1t", "postgresql://h/d x=***?password=***"},
+    {"postgresql://h/d pass '?password=Sekr1t", "postgresql://h/d pass ***?password=***"},
+    /* ... and in the query a value ends at '&' only: after white space a quote no longer
+     * started a quoted value that ended inside the password */
+    {"postgresql://h/db?application_name=a y='b&password=Sek'r1t",
+     "postgresql://h/db?application_name=a y=***&password=***"},
     {"", ""},
 };
 
