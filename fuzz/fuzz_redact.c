@@ -208,9 +208,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					fail("the redacted string still parses to the password", in, out);
 			PQconninfoFree(re);
 			PQfreemem(err2);
+			/* The message's own words may spell the password ("fail"), or spell it
+			 * normalized ("  \\faile" is " faile", as in "FATAL:  failed"): then it is not
+			 * looked for there. */
+			static char nmsg[2 * MAX_TEXT + 128];
+			normalize(nmsg, message);
 			prolly_redact_message(again, sizeof(again), message, in);
 			normalize(nout, again);
-			if (strstr(again, pw) || strstr(nout, npw))
+			if ((count_in(message, pw) <= 1 && strstr(again, pw)) ||
+			    (count_in(nmsg, npw) <= 1 && strstr(nout, npw)))
 				fail("prolly_redact_message shows the password", message, again);
 			const char *run = shown_run(npw, in, pw, out);
 			if (run || (run = shown_run(npw, message, pw, again)))
