@@ -203,19 +203,17 @@ int sf_long_history(prolly_id *head, prolly_db *db, int from, int n)
 	return rc;
 }
 
-/* A base of `records` records on main in src, then sf_long_history(n), cloned into dst with the
- * given batch: *h the head, *total the commits of its log, *st the clone's counters. */
-int sf_clone_long_history(prolly_db *src, prolly_db *dst, int n, int records, size_t batch,
-                          prolly_id *h, int *total, prolly_sync_stats *st)
+/* Sets dst's main to h, copying its history from src with the given batch: *total the commits of
+ * h's log, *st the copy's counters. */
+int sf_clone_main(prolly_sync_stats *st, prolly_db *dst, prolly_db *src, const prolly_id *h,
+                  size_t batch, int *total)
 {
-	prolly_id base;
 	const char *names[1] = {"main"};
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
 	int rc;
 	o.batch = batch;
 	*total = 0;
-	if ((rc = sf_put_range(&base, src, "main", 0, records, 0)) ||
-	    (rc = sf_long_history(h, src, 0, n)) || (rc = prolly_log(src, h, count_log, total)))
+	if ((rc = prolly_log(src, h, count_log, total)))
 		return rc;
 	return sf_sync_branches(st, dst, src, names, h, 1, &o);
 }

@@ -60,9 +60,9 @@ int sf_push_main(prolly_sync_stats *st, prolly_db *dst, prolly_db *src, const pr
  * main's in about 60 leaves, more than a write of 16 objects: the merge's comparison set
  * overflows, SY8). */
 int sf_long_history(prolly_id *head, prolly_db *db, int from, int n);
-/* A base of `records` records on main in src, then sf_long_history(n), cloned into dst with the
- * given batch: *h the head, *total the commits of its log, *st the clone's counters. */
-int sf_clone_long_history(prolly_db *src, prolly_db *dst, int n, int records, size_t batch,
-                          prolly_id *h, int *total, prolly_sync_stats *st);
+/* Sets dst's main to h, copying its history from src with the given batch: *total the commits of
+ * h's log, *st the copy's counters. */
+int sf_clone_main(prolly_sync_stats *st, prolly_db *dst, prolly_db *src, const prolly_id *h,
+                  size_t batch, int *total);
 
 #endif
