@@ -408,17 +408,38 @@ PT_TEST(sync_push_onto_known_head_asks_nothing)
 
 /* A fetch of many branches that all moved reads the tracking refs it expects in one store call
  * (get_refs; before, one get_ref each: a round trip per branch on PostgreSQL), for every
- * destination kind, and with a destination store that has no get_refs (one get_ref each). */
+ * destination kind, and with a destination store that has no get_refs (one get_ref each). The
+ * remote before and after its branches moved is built once, as two stores (the second a copy
+ * of the first with a commit more on each branch), and every destination fetches from one then
+ * the other: the remote's 600 commits were made again for each of the six. */
 PT_TEST(sync_fetch_of_many_moved_branches_reads_refs_once)
 {
 	enum { B = 300 };
+	prolly_db *before = sf_new_db(SF_MEM), *after = sf_new_db(SF_MEM);
+	prolly_ref_update *u = calloc(B + 1, sizeof(*u));
+	char(*refs)[32] = calloc(B, sizeof(*refs));
+	prolly_id h, c;
+	char name[32];
+	PT_REQUIRE(before && after && u && refs);
+	PT_REQUIRE(sf_put_range(&h, before, "main", 0, 2000, 1) == 0);
+	for (int i = 0; i < B; i++) { /* each with a head of its own */
+		snprintf(refs[i], sizeof(refs[i]), "refs/heads/b%03d", i);
+		u[i].name = refs[i];
+		PT_REQUIRE(prolly_branch_create(before, refs[i] + 11, &h) == 0 &&
+		           sf_put_range(&u[i].value, before, refs[i] + 11, i * 5, 1, 2) == 0);
+	}
+	u[B].name = "refs/heads/main";
+	u[B].value = h;
+	PT_REQUIRE(prolly_sync(NULL, after, before, NULL, 0, u, B + 1, NULL) == 0);
+	for (int i = 0; i < B; i++)
+		PT_REQUIRE(sf_put_range(&c, after, refs[i] + 11, i * 5 + 1, 1, 3) == 0);
 	for (int to = 0; to < SF_KINDS; to++)
 		for (int without = 0; without < 2; without++) {
 			if (to == SF_PG && !sf_have_pg)
 				continue;
-			prolly_db *remote = sf_new_db(SF_MEM), *local = NULL;
+			prolly_db *remote = after, *local = NULL;
 			prolly_store *st = sf_new_store(to);
-			PT_REQUIRE(remote && st);
+			PT_REQUIRE(st);
 			counting *w = tp_new(sizeof(counting), st);
 			PT_REQUIRE(w);
 			w->tp.on_call = count_call;
@@ -426,19 +447,7 @@ PT_TEST(sync_fetch_of_many_moved_branches_reads_refs_once)
 				w->tp.base.get_refs = NULL;
 			PT_REQUIRE(prolly_db_new(&local, &w->tp.base, NULL) == 0);
 			PT_REQUIRE(prolly_remote_add(local, "origin", "mem:") == 0);
-			prolly_id h, c;
-			char name[32];
-			PT_REQUIRE(sf_put_range(&h, remote, "main", 0, 2000, 1) == 0);
-			for (int i = 0; i < B; i++) { /* each with a head of its own */
-				snprintf(name, sizeof(name), "b%03d", i);
-				PT_REQUIRE(prolly_branch_create(remote, name, &h) == 0 &&
-				           sf_put_range(&c, remote, name, i * 5, 1, 2) == 0);
-			}
-			PT_CHECK_RC(prolly_fetch(NULL, local, remote, "origin", NULL, NULL), 0);
-			for (int i = 0; i < B; i++) {
-				snprintf(name, sizeof(name), "b%03d", i);
-				PT_REQUIRE(sf_put_range(&c, remote, name, i * 5 + 1, 1, 3) == 0);
-			}
+			PT_CHECK_RC(prolly_fetch(NULL, local, before, "origin", NULL, NULL), 0);
 			w->get_ref = w->get_refs = w->has = 0;
 			prolly_sync_stats fs = PROLLY_SYNC_STATS_INIT;
 			PT_CHECK_RC(prolly_fetch(&fs, local, remote, "origin", NULL, NULL), 0);
@@ -469,8 +478,11 @@ PT_TEST(sync_fetch_of_many_moved_branches_reads_refs_once)
 			PT_CHECK_RC(prolly__get_refs(local, bad, 2, got, fd), PROLLY_EINVAL);
 			PT_CHECK(w->get_refs == 0 && w->get_ref == 0);
 			prolly_close(local);
-			prolly_close(remote);
 		}
+	free(u);
+	free(refs);
+	prolly_close(before);
+	prolly_close(after);
 }
 
 /* ---- write size of a clone ---------------------------------------------------------------- */
