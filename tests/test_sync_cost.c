@@ -243,10 +243,18 @@ static void check_diff_nodes(prolly_db *db, const prolly_id *from, const prolly_
 	prolly__idmap_dispose(&r.at);
 }
 
+/* The diff walk cuts its lists into key windows past this many entries (src/diff.c, WINDOW). */
+enum { DIFF_WINDOW = 2048 };
+
 PT_TEST(sync_diff_nodes_children_first)
 {
+	/* big's records: its leaves alone outnumber a window (2,210 leaves), so that every list of
+	 * its leaves is cut, with any other tree's beside it (400,000 records, 2,761 leaves, were
+	 * more than that needs) */
+	const int n = 320000;
 	prolly_db *db = sf_new_db(SF_MEM);
 	prolly_id c, a, b, big, big2, odd, small, e;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	PT_REQUIRE(db);
 	e = db->empty_tree;
 	PT_REQUIRE(sf_put_range(&c, db, "a", 0, 30000, 1) == 0 && sf_tree_of(&a, db, &c) == 0);
@@ -254,13 +262,16 @@ PT_TEST(sync_diff_nodes_children_first)
 		PT_REQUIRE(sf_put_range(&c, db, "a", i * 997, 1 + i % 3, 2) == 0);
 	PT_REQUIRE(sf_put_range(&c, db, "a", 50000, 500, 2) == 0 && sf_tree_of(&b, db, &c) == 0);
 	/* an unrelated tree large enough for the walk's key windows, and a one-leaf tree */
-	PT_REQUIRE(sf_put_step(&c, db, "big", 0, 400000, 2, 3) == 0 && sf_tree_of(&big, db, &c) == 0);
+	PT_REQUIRE(sf_put_step(&c, db, "big", 0, n, 2, 3) == 0 && sf_tree_of(&big, db, &c) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&ts, db, &big, 0) == 0);
+	PT_REQUIRE(ts.leaves > DIFF_WINDOW);
 	PT_REQUIRE(sf_put_range(&c, db, "small", 5, 3, 4) == 0 && sf_tree_of(&small, db, &c) == 0);
 	/* keys new to every leaf of big: both sides' lists cut into windows, leaves of one side
 	 * straddling the other's */
-	PT_REQUIRE(sf_put_step(&c, db, "big", 1, 8000, 100, 5) == 0 && sf_tree_of(&big2, db, &c) == 0);
+	PT_REQUIRE(sf_put_step(&c, db, "big", 1, n / 50, 100, 5) == 0 &&
+	           sf_tree_of(&big2, db, &c) == 0);
 	/* and an unrelated one of the same size, whose leaves end at other keys than big's */
-	PT_REQUIRE(sf_put_step(&c, db, "odd", 1, 400000, 2, 6) == 0 && sf_tree_of(&odd, db, &c) == 0);
+	PT_REQUIRE(sf_put_step(&c, db, "odd", 1, n, 2, 6) == 0 && sf_tree_of(&odd, db, &c) == 0);
 	check_diff_nodes(db, &big, &odd, "big -> odd");
 	check_diff_nodes(db, &odd, &big2, "odd -> big2");
 	check_diff_nodes(db, &big, &big2, "big -> big2");
@@ -499,7 +510,9 @@ PT_TEST(sync_clone_default_write_size)
 	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
 	const char *names[1] = {"main"};
 	PT_REQUIRE(src);
-	PT_REQUIRE(sf_put_range(&h, src, "main", 0, 250000, 1) == 0);
+	/* 1,265 nodes, inside the bounds below: more than two writes of 512, one under 4096
+	 * (250,000 records, 1,764 nodes, were more than that needs) */
+	PT_REQUIRE(sf_put_range(&h, src, "main", 0, 180000, 1) == 0);
 	PT_REQUIRE(prolly_commit_read(&hc, src, &h) == 0);
 	PT_REQUIRE(prolly_tree_stats_get(&ts, src, &hc->tree, 0) == 0);
 	prolly_commit_free(hc);
