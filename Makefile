@@ -245,8 +245,9 @@ san-test:
 # read-ahead, the edit's encode thread), under ThreadSanitizer in their own build tree; not the
 # CLI golden tests, nor test_store (threads too, but minutes under TSan).
 TSAN_TESTS := test_threads test_engine test_commit_race test_commit_on test_gc test_reflog \
-              test_lmdb_safety test_lmdb_pressure test_abi test_sync test_hdr test_pg_conn \
-              test_pg_standby test_pg_reads test_pg_life test_bench_tables
+              test_lmdb_safety test_lmdb_pressure test_abi test_sync test_sync_fail \
+              test_sync_race test_sync_remote test_hdr test_pg_conn test_pg_standby \
+              test_pg_reads test_pg_life test_bench_tables
 tsan-test:
 	$(MAKE) SAN=thread OPT='-O1 -g' BUILD=build-tsan TEST_CLI=0 \
 	        TEST_BIN='$(TSAN_TESTS:%=build-tsan/tests/%)' test

@@ -16,9 +16,9 @@ static int n_pg_schemas;
 static char *scratch;
 static int scratch_n;
 
-int sf_begin(void)
+int sf_begin(int with_pg)
 {
-	sf_have_pg = tm_pg_guard() == 0;
+	sf_have_pg = with_pg && tm_pg_guard() == 0;
 	scratch = tm_tmpdir("sync");
 	return scratch ? 0 : -1;
 }

@@ -1,7 +1,7 @@
 /*
- * sync_fix.h - what the sync tests (tests/test_sync.c, tests/test_sync_cost.c) share: stores of
- * every kind (memory, LMDB in a scratch directory, PostgreSQL in a fresh schema on
- * $PROLLY_PG_URL or a throwaway cluster), histories to copy, and syncs of branches.
+ * sync_fix.h - what the sync tests (tests/test_sync*.c) share: stores of every kind (memory,
+ * LMDB in a scratch directory, PostgreSQL in a fresh schema on $PROLLY_PG_URL or a throwaway
+ * cluster), histories to copy, and syncs of branches.
  *
  * A program calls sf_begin() first thing in main (it may fork: tm_pg_guard) and sf_end() last.
  */
@@ -14,21 +14,26 @@ enum { SF_MEM, SF_LMDB, SF_PG, SF_KINDS };
 extern const char *const sf_kind_name[SF_KINDS];
 extern int sf_have_pg; /* a PostgreSQL server answered (without one, SF_PG stores fail) */
 
-/* The server (tm_pg_guard) and the scratch directory: 0, or -1 without a directory. */
-int sf_begin(void);
+/* The server (tm_pg_guard, when with_pg) and the scratch directory: 0, or -1 without a
+ * directory. Without with_pg no server is started or used (sf_have_pg 0). */
+int sf_begin(int with_pg);
 /* Drops the schemas the stores were given, removes the scratch directory. */
 void sf_end(void);
 
-/* The main of a program that includes ptest.h: sf_begin, its cases, sf_end. */
-#define SF_MAIN                                                                                    \
+/* The main of a program that includes ptest.h: sf_begin, its cases, sf_end. SF_MAIN_LOCAL: of
+ * one whose cases use memory and LMDB stores only (no server started: a cluster of its own
+ * costs seconds). */
+#define SF_MAIN_WITH(with_pg)                                                                      \
 	int main(int argc, char **argv)                                                                \
 	{                                                                                              \
-		if (sf_begin())                                                                            \
+		if (sf_begin(with_pg))                                                                     \
 			return 2;                                                                              \
 		int rc = pt_run(argc, argv);                                                               \
 		sf_end();                                                                                  \
 		return rc;                                                                                 \
 	}
+#define SF_MAIN SF_MAIN_WITH(1)
+#define SF_MAIN_LOCAL SF_MAIN_WITH(0)
 
 /* A fresh store of kind, or NULL; a handle on one with default options (NULL with a message). */
 prolly_store *sf_new_store(int kind);
