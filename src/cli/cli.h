@@ -178,6 +178,38 @@ char *escape_dup(const void *data, size_t size);
  * (out of memory). */
 int text_append(struct bytes *out, const char *s);
 
+/* ---- input.c: the line inputs of apply and get-many ----------------------------------------- */
+
+/* Reads one line of f into line (without its '\n'; NUL bytes kept), as getline does but reading
+ * no more than max bytes of it: *too_long is set for a longer line, whose rest stays unread, so
+ * that one endless line cannot take all memory. Returns 1 for a line, 0 at the end of the input
+ * (or a read error: see ferror), -2 when out of memory. */
+int read_line_max(FILE *f, struct bytes *line, size_t max, int *too_long);
+
+/* One line of an apply file: the op, and offsets into the arena (which moves as it grows). */
+struct pending {
+	prolly_op op;
+	int range; /* delr: key is FROM, value is TO */
+	size_t koff, klen, voff, vlen;
+};
+
+/* An apply file read whole: its lines in order, their keys and values decoded into the arena.
+ * Zero it (or {BYTES_INIT, NULL, 0, 0}) before reading; free with edit_file_dispose. */
+struct edit_file {
+	struct bytes arena; /* decoded keys and values */
+	struct pending *items;
+	size_t n, cap;
+};
+
+/* Reads and parses the apply input at path ("-": standard input) into ef, which name calls it in
+ * messages (file:LINE: ...). Returns 0, or an exit code (reported): EXIT_NOTFOUND for a missing
+ * file, EXIT_USAGE for one that cannot be opened or read and for a malformed line (every line is
+ * checked before anything is committed), EXIT_STORE when out of memory. */
+int read_edit_file(struct cli *cli, struct edit_file *ef, const char *path, const char *name);
+/* read_edit_file of the open stream f (read to its end; not closed). */
+int read_edits(struct cli *cli, struct edit_file *ef, FILE *f, const char *name);
+void edit_file_dispose(struct edit_file *ef); /* NULL ok */
+
 /* ---- isolate.c: store access in a child process (see the file) ---------------------------- */
 
 /* Runs fn(cli, arg) in a child process and returns its exit code. If a signal that means damage
@@ -365,12 +397,6 @@ struct branch_list {
 };
 int list_branches(void *payload, const char *name, const prolly_id *commit);
 void branch_list_dispose(struct branch_list *bl);
-
-/* Reads one line of f into line (without its '\n'; NUL bytes kept), as getline does but reading
- * no more than max bytes of it: *too_long is set for a longer line, whose rest stays unread, so
- * that one endless line cannot take all memory. Returns 1 for a line, 0 at the end of the input
- * (or a read error: see ferror), -2 when out of memory. */
-int read_line_max(FILE *f, struct bytes *line, size_t max, int *too_long);
 
 /* Makes sure stdout reached its destination; returns code, or EXIT_STORE (reported) if writing
  * failed and code was 0 (a failed command has reported already: one error line). */

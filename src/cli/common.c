@@ -432,25 +432,6 @@ void branch_list_dispose(struct branch_list *bl)
 	free(bl->heads);
 }
 
-int read_line_max(FILE *f, struct bytes *line, size_t max, int *too_long)
-{
-	int c;
-	line->size = 0;
-	*too_long = 0;
-	while ((c = getc_unlocked(f)) != EOF) {
-		unsigned char b = (unsigned char)c;
-		if (b == '\n')
-			return 1;
-		if (line->size == max) {
-			*too_long = 1;
-			return 1;
-		}
-		if (bytes_append(line, &b, 1))
-			return -2;
-	}
-	return line->size > 0 && !ferror(f);
-}
-
 int finish_output(struct cli *cli, int code)
 {
 	/* A command that failed has said why in its one line (prove's "cannot write the proof"
