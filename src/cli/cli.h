@@ -153,6 +153,10 @@ int bytes_append(struct bytes *b, const void *data, size_t size); /* 0 or -1 (ou
 int grow_array(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
 #define GROW_ARRAY(arr, cap, need, first)                                                          \
 	((need) <= (cap) ? 0 : grow_array(&(arr), &(cap), (need), sizeof(*(arr)), (first)))
+/* The bytes at offset off (at most b->size) of b. An arena that only ever received empty strings
+ * never allocated: its ptr is NULL, and adding even 0 to a NULL pointer is undefined behaviour,
+ * so offsets into an arena go through here. */
+const unsigned char *bytes_at(const struct bytes *b, size_t off);
 void bytes_dispose(struct bytes *b);
 /* Byte order of two strings (a shorter prefix first), as the store orders keys: <0, 0, >0. */
 int bytes_cmp(const void *a, size_t alen, const void *b, size_t blen);

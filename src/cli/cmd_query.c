@@ -47,7 +47,7 @@ struct batch {
 static int print_answer(void *payload, size_t index, const void *value, size_t vlen)
 {
 	const struct batch *b = payload;
-	escape_write(stdout, b->arena.ptr + b->off[index], b->off[index + 1] - b->off[index]);
+	escape_write(stdout, bytes_at(&b->arena, b->off[index]), b->off[index + 1] - b->off[index]);
 	putchar('\t');
 	escape_value_line(stdout, value, vlen);
 	return 0;
@@ -60,7 +60,7 @@ static int answer(struct cli *cli, struct batch *b, const prolly_id *root, const
 	if (!b->n)
 		return 0;
 	for (size_t i = 0; i < b->n; i++)
-		keys[i] = (prolly_slice){b->arena.ptr + b->off[i], b->off[i + 1] - b->off[i]};
+		keys[i] = (prolly_slice){bytes_at(&b->arena, b->off[i]), b->off[i + 1] - b->off[i]};
 	err = prolly_get_many(cli->db, root, keys, b->n, print_answer, b);
 	b->n = 0;
 	b->arena.size = 0;

@@ -199,9 +199,9 @@ int cmd_apply(struct cli *cli, int argc, char **argv)
 	for (size_t i = 0; i < ef.n; i++) {
 		const struct pending *p = &ef.items[i];
 		edits[i].op = p->op;
-		edits[i].key.data = ef.arena.ptr + p->koff;
+		edits[i].key.data = bytes_at(&ef.arena, p->koff);
 		edits[i].key.size = p->klen;
-		edits[i].value.data = p->op == PROLLY_PUT ? ef.arena.ptr + p->voff : NULL;
+		edits[i].value.data = p->op == PROLLY_PUT ? bytes_at(&ef.arena, p->voff) : NULL;
 		edits[i].value.size = p->vlen;
 	}
 	/* Runs of put and del lines are one batch each; a delr line is a step of its own, so that
@@ -211,8 +211,8 @@ int cmd_apply(struct cli *cli, int argc, char **argv)
 		struct change *c = &changes[n_changes];
 		if (p->range) {
 			c->range = 1;
-			c->from = (prolly_slice){ef.arena.ptr + p->koff, p->klen};
-			c->to = (prolly_slice){ef.arena.ptr + p->voff, p->vlen};
+			c->from = (prolly_slice){bytes_at(&ef.arena, p->koff), p->klen};
+			c->to = (prolly_slice){bytes_at(&ef.arena, p->voff), p->vlen};
 			n_changes++;
 		} else if (n_changes && !changes[n_changes - 1].range) {
 			changes[n_changes - 1].n++;

@@ -53,6 +53,11 @@ int bytes_append(struct bytes *b, const void *data, size_t size)
 	return 0;
 }
 
+const unsigned char *bytes_at(const struct bytes *b, size_t off)
+{
+	return b->ptr ? b->ptr + off : (const unsigned char *)"";
+}
+
 void bytes_dispose(struct bytes *b)
 {
 	free(b->ptr);

@@ -103,7 +103,9 @@ static int parse_line(struct cli *cli, struct edit_file *ef, const char *s, size
 		    (rc = field(cli, ef, tab[1] + 1, (size_t)(s + len - tab[1] - 1), name, line, "TO",
 		                PROLLY_MAX_KEY, &p.voff, &p.vlen)))
 			return rc;
-		if (bytes_cmp(ef->arena.ptr + p.koff, p.klen, ef->arena.ptr + p.voff, p.vlen) > 0)
+		const unsigned char *from = bytes_at(&ef->arena, p.koff),
+		                    *to = bytes_at(&ef->arena, p.voff);
+		if (bytes_cmp(from, p.klen, to, p.vlen) > 0)
 			return fail(cli, EXIT_USAGE, "%s:%lu: delr: FROM sorts after TO; nothing was committed",
 			            name, line);
 	} else {
