@@ -137,17 +137,13 @@ int bench_csv_blank_line(const char *buf, size_t len, size_t at)
 	       (buf[at] == '\n' || (buf[at] == '\r' && at + 1 < len && buf[at + 1] == '\n'));
 }
 
-int bench_csv_read(bench_csv *t, const char *path, char *err, size_t errn)
+int bench_csv_parse(bench_csv *t, const char *buf, size_t len, const char *name, char *err,
+                    size_t errn)
 {
-	char *buf = NULL;
-	size_t len, pos = 0, caprows = 0;
+	size_t pos = 0, caprows = 0;
 	bench_strvec rec = {0};
 	int rc = -1, r;
 	memset(t, 0, sizeof(*t));
-	if (bench_read_file(&buf, &len, path) != 0) {
-		bench_seterr(err, errn, "%s: %s", path, strerror(errno));
-		return -1;
-	}
 	r = bench_csv_record(&rec, buf, len, &pos);
 	if (r == BENCH_CSV_END) {
 		rc = 0;
@@ -186,16 +182,29 @@ int bench_csv_read(bench_csv *t, const char *path, char *err, size_t errn)
 bad:
 	if (r == BENCH_CSV_BADQUOTE) {
 		bench_seterr(err, errn, "%s: a quoted field is not closed before the end of the file",
-		             path);
+		             name);
 		goto cleanup;
 	}
 nomem:
-	bench_seterr(err, errn, "%s: out of memory", path);
+	bench_seterr(err, errn, "%s: out of memory", name);
 cleanup:
 	bench_strvec_free(&rec);
-	free(buf);
 	if (rc != 0)
 		bench_csv_free(t);
+	return rc;
+}
+
+int bench_csv_read(bench_csv *t, const char *path, char *err, size_t errn)
+{
+	char *buf = NULL;
+	size_t len;
+	memset(t, 0, sizeof(*t));
+	if (bench_read_file(&buf, &len, path) != 0) {
+		bench_seterr(err, errn, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	int rc = bench_csv_parse(t, buf, len, path, err, errn);
+	free(buf);
 	return rc;
 }
 

@@ -24,6 +24,10 @@ typedef struct bench_csv {
 	char ***rows;  /* nrows x ncols values */
 } bench_csv;
 int bench_csv_read(bench_csv *t, const char *path, char *err, size_t errn); /* missing file: -1 */
+/* bench_csv_read of the text buf[0..len) (name: what messages call it); -1 only for a quoted
+ * field not closed before the end, or out of memory. */
+int bench_csv_parse(bench_csv *t, const char *buf, size_t len, const char *name, char *err,
+                    size_t errn);
 int bench_csv_col(const bench_csv *t, const char *name);                    /* index or -1 */
 const char *bench_csv_get(const bench_csv *t, size_t row, const char *col); /* "" if no column */
 double bench_csv_num(const bench_csv *t, size_t row, const char *col);      /* NaN if empty */
