@@ -5,9 +5,14 @@
  *   DIR/commit/ commits with 0..5 parents and assorted messages;
  *   DIR/redact/ connection strings for fuzz_redact, in the forms that hid a password badly.
  *   DIR/spec/   revision specs and names over spec_history.h's history (branches, tags, a
- *               remote-tracking branch, short and full ids, steps), valid and malformed.
- * Usage: gen_corpus DIR (the two sub-directories must exist). Built by fuzz/run.sh.
+ *               remote-tracking branch, short and full ids, steps), valid and malformed;
+ *   DIR/escape/ escaped keys and values as the CLI reads them, and bad escapes;
+ *   DIR/csv/    CSV files as the harness writes them and as a hand may have edited them;
+ *   DIR/remote_url/ store URLs with and without passwords;
+ *   DIR/apply/  apply files: every kind of line, escapes, comments, malformed lines.
+ * Usage: gen_corpus DIR (the sub-directories must exist). Built by fuzz/run.sh.
  */
+#include "csv.h"
 #include "hdr.h"
 #include "internal.h"
 #include "rng.h"
@@ -267,6 +272,89 @@ static int spec_seeds(const char *dir, unsigned *seq)
 	return rc ? -1 : 0;
 }
 
+/* Writes the NUL-terminated texts as DIR/KIND/seed-NNNN, one file each. 0 or 1. */
+static int write_texts(const char *dir, const char *kind, const char *const *texts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (write_file(dir, kind, (unsigned)i, texts[i], strlen(texts[i])) != 0)
+			return 1;
+	return 0;
+}
+
+/* Texts for fuzz_escape: escaped keys and values as a user types them (every escape, bytes
+ * above 0x7f, the absent-value mark) and bad escapes. */
+static int escape_seeds(const char *dir)
+{
+	static const char *const cases[] = {"plain key",
+	                                    "tab\\there",
+	                                    "a\\\\b\\nc",
+	                                    "nul \\x00, caf\\xc3\\xa9",
+	                                    "\\xFF\\x0d\\x0A",
+	                                    "caf\xc3\xa9 \x1b[31m",
+	                                    "\\-",
+	                                    "bad \\q",
+	                                    "short \\x4",
+	                                    "end \\"};
+	return write_texts(dir, "escape", cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* CSV files for fuzz_csv: a raw file's header and rows as the harness writes them (fields
+ * quoted by bench_csv_field), and hand-edited ones: CRLF, blank lines, short and long records,
+ * an unclosed quote. */
+static int csv_seeds(const char *dir)
+{
+	static const char *const fields[] = {"cell_id", "cell_rows", "value",          "s1", "2", "a,b",
+	                                     "s1",      "2",         "say \"hi\"\ntwo"};
+	static const char *const hand[] = {"a,b,c\r\n1,\"x\r\ny\",3\r\n\r\n4\n5,6,7,8\n\"q\"\"\",,2.5",
+	                                   "x\n\n\"\"\n", "a,b\n1,\"open\n", "\"a\"b,c\rd\n,,\n"};
+	bench_buf b = {0};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		bench_csv_field(&b, fields[i]);
+		bench_buf_putc(&b, i % 3 == 2 ? '\n' : ',');
+	}
+	int rc = b.oom || write_file(dir, "csv", 0, b.p, b.n);
+	for (unsigned i = 0; i < sizeof(hand) / sizeof(hand[0]) && !rc; i++)
+		rc = write_file(dir, "csv", i + 1, hand[i], strlen(hand[i]));
+	bench_buf_free(&b);
+	return rc ? 1 : 0;
+}
+
+/* apply files for fuzz_apply: every kind of line, escapes, comments and empty lines, and the
+ * malformed lines the tool names. */
+static int apply_seeds(const char *dir)
+{
+	static const char *const cases[] = {
+	    "put\tveg/carrot\torange\nput\tveg/kale\tgreen\ndel\tveg/kale\n",
+	    "# a comment\n\nput\ttab\\there\tnul \\x00, caf\\xc3\\xa9\ndelr\ta\tb\n",
+	    "delr\tb\ta\n",
+	    "put\tx\n",
+	    "upsert\tz\t3\n",
+	    "put\tk\tv\r\n",
+	    "del\tx\\q\n",
+	    "put\tk\tv\tmore\nput\tlast\tno newline"};
+	return write_texts(dir, "apply", cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* URLs for fuzz_remote_url: of every store, with and without a password, in every place libpq
+ * reads one. */
+static int remote_url_seeds(const char *dir)
+{
+	static const char *const cases[] = {"mem:",
+	                                    "lmdb:/tmp/x",
+	                                    "lmdb:",
+	                                    "postgresql://u@h:5432/db?sslmode=disable",
+	                                    "postgres://u:Sekr1t@h/db",
+	                                    "postgresql://u:@h/db",
+	                                    "postgresql://h/db?pass%77ord=Sekr1t",
+	                                    "postgresql://h/db?SSLPassword=Sekr1t",
+	                                    "host=h dbname=d user=u",
+	                                    "host=h password='Sek r1t'",
+	                                    "host=h passwd=Sekr1t",
+	                                    "dbname=d password Sekr1t",
+	                                    "x"};
+	return write_texts(dir, "remote_url", cases, sizeof(cases) / sizeof(cases[0]));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -300,6 +388,10 @@ int main(int argc, char **argv)
 	rc |= redact_seeds(dir);
 	unsigned ss = 0;
 	rc |= spec_seeds(dir, &ss);
+	rc |= escape_seeds(dir);
+	rc |= csv_seeds(dir);
+	rc |= remote_url_seeds(dir);
+	rc |= apply_seeds(dir);
 	printf("gen_corpus: %u nodes, %u commits in %s\n", ns, cs, dir);
 	return rc ? 1 : 0;
 }

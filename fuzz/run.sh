@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fuzz/run.sh [SECONDS] - builds the libFuzzer targets fuzz/fuzz_*.c (node, commit and reflog
 # decoders; the proof checker; the URL redactor, against libpq's parser; the revision spec and
-# name parsers; the harness's TOML reader and HDR text form, with bench/lib/*.c compiled in) with
-# clang
+# name parsers; the check of a remote's URL; the CLI's escapes and apply input, with their
+# src/cli/ files compiled in; the harness's TOML reader, HDR text form and CSV reader, with
+# bench/lib/ files compiled in) with clang
 # (-fsanitize=fuzzer,address,undefined, the library rebuilt with coverage into build-fuzz/),
 # generates a seed corpus of valid encodings (fuzz/gen_corpus.c), and runs each target for
 # SECONDS (default 30). Crashes are saved as build-fuzz/fuzz-own/crash-TARGET-*; re-run one with
@@ -31,13 +32,19 @@ make -s -j"${JOBS:-$(nproc 2>/dev/null || echo 1)}" build/libprolly.a
 # Include paths state the layers, as in the Makefile: the targets of the library's own decoders
 # (internal_targets, and the corpus generator) see src/; the others (the harness's decoders) see
 # only the public header, fuzz/ and bench/lib/, so an include of src/ fails to compile there.
-# scripts/check-includes.sh reads this list.
+# The targets of the CLI's decoders (cli_targets) see the public header, fuzz/ and src/cli/, and
+# have the CLI's files they test (cli_sources) compiled in: the library exports nothing for them.
+# scripts/check-includes.sh reads these lists.
 internal_targets="node commit reflog"
+cli_targets="escape apply"
+cli_sources="src/cli/escape.c src/cli/input.c src/cli/report.c"
 
 cc -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -Ibench/lib $(pkg-config --cflags $PKGS) \
-	fuzz/gen_corpus.c bench/lib/hdr.c bench/lib/rng.c build/libprolly.a $libs -o "$out/gen_corpus"
+	fuzz/gen_corpus.c bench/lib/hdr.c bench/lib/rng.c bench/lib/csv.c bench/lib/buf.c bench/lib/err.c \
+	build/libprolly.a $libs -o "$out/gen_corpus"
 rm -rf "$out/seeds"
-mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml" "$out/seeds/proof" "$out/seeds/redact" "$out/seeds/spec"
+mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml" "$out/seeds/proof" "$out/seeds/redact" "$out/seeds/spec" \
+	"$out/seeds/escape" "$out/seeds/csv" "$out/seeds/remote_url" "$out/seeds/apply"
 "$out/gen_corpus" "$out/seeds"
 # The workload files are the TOML reader's seeds.
 cp bench/workloads/*.toml "$out/seeds/toml/"
@@ -50,14 +57,15 @@ for src in fuzz/fuzz_*.c; do names+=("$(basename "$src" .c)"); done
 
 # build NAME: compiles and links fuzz/NAME.c into $out/NAME; its diagnostics in $out/NAME.build.
 build() {
-	local name=$1 target=${1#fuzz_} inc="-Iinclude -Ifuzz -Ibench/lib"
+	local name=$1 target=${1#fuzz_} inc="-Iinclude -Ifuzz -Ibench/lib" more=
 	case " $internal_targets " in *" $target "*) inc="$inc -Isrc" ;; esac
+	case " $cli_targets " in *" $target "*) inc="-Iinclude -Ifuzz -Isrc/cli" more=$cli_sources ;; esac
 	# shellcheck disable=SC2086
 	clang -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$inc $(pkg-config --cflags $PKGS) \
-		"fuzz/$name.c" bench/lib/toml*.c bench/lib/buf.c bench/lib/hdr.c build-fuzz/libprolly.a \
-		$libs -o "$out/$name" >"$out/$name.build" 2>&1
+		"fuzz/$name.c" $more bench/lib/toml*.c bench/lib/buf.c bench/lib/hdr.c bench/lib/csv.c \
+		bench/lib/err.c build-fuzz/libprolly.a $libs -o "$out/$name" >"$out/$name.build" 2>&1
 }
 
 # fuzz NAME: runs one target for $secs seconds; writes its verdict line to $out/NAME.result and

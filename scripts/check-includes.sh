@@ -29,7 +29,8 @@
 #   ext/**               the PostgreSQL extension: ext/ and include/ (and PostgreSQL's headers)
 #   fuzz/                targets of the harness's decoders: fuzz/, bench/lib/ and include/; the
 #                        library's own decoders (internal_targets in fuzz/run.sh), fuzz_check.h
-#                        and gen_corpus.c may also see src/
+#                        and gen_corpus.c may also see src/; the CLI's decoders (cli_targets)
+#                        fuzz/, src/cli/ and include/
 #   tests/               anything (tests may test internals)
 #
 # Private headers of one module: bench/lib/toml_int.h (the TOML reader's internals, toml__*) is
@@ -133,6 +134,7 @@ for f in $(files ext); do
 done
 
 internal_targets=$(sed -n 's/^internal_targets="\(.*\)".*/\1/p' fuzz/run.sh 2>/dev/null || true)
+cli_targets=$(sed -n 's/^cli_targets="\(.*\)".*/\1/p' fuzz/run.sh 2>/dev/null || true)
 for f in $(files fuzz); do
 	base=$(basename "$f")
 	target=${base#fuzz_}
@@ -141,7 +143,10 @@ for f in $(files fuzz); do
 	fuzz_check.h | gen_corpus.c) continue ;;
 	esac
 	case " $internal_targets " in *" $target "*) continue ;; esac
-	check "$f" "include fuzz bench/lib" "fuzz bench/lib include" ""
+	case " $cli_targets " in
+	*" $target "*) check "$f" "include fuzz src/cli" "fuzz src/cli include" "" ;;
+	*) check "$f" "include fuzz bench/lib" "fuzz bench/lib include" "" ;;
+	esac
 done
 
 # Internal functions are the library's: nothing outside it (but its tests and the fuzz targets
