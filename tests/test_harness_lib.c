@@ -143,6 +143,9 @@ PT_TEST(count_grammar)
 	    "1.5",
 	    "1.",
 	    ".5",
+	    ".5k", /* the grammar wants digits before and after the point, with a suffix too */
+	    "1.k",
+	    ".M",
 	    "1kk",
 	    "1x",
 	    "1e6",

@@ -6,7 +6,7 @@
 int bench_parse_count(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t ip = 0, fp = 0, fscale = 1, mult = 1;
-	size_t i = 0, ndig = 0;
+	size_t i = 0, ndig = 0, nfrac = 0;
 	int frac = 0;
 	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, ndig++) {
 		if (ip > (UINT64_MAX - 9) / 10)
@@ -15,14 +15,14 @@ int bench_parse_count(const char *s, size_t len, uint64_t *out)
 	}
 	if (i < len && s[i] == '.') {
 		frac = 1;
-		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, ndig++) {
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, nfrac++) {
 			if (fscale > UINT64_MAX / 100)
 				return -1;
 			fp = fp * 10 + (uint64_t)(s[i] - '0');
 			fscale *= 10;
 		}
 	}
-	if (!ndig)
+	if (!ndig || (frac && !nfrac)) /* digits before the point, and after it if there is one */
 		return -1;
 	if (i < len) {
 		switch (s[i]) {
