@@ -9,7 +9,8 @@
  *   DIR/escape/ escaped keys and values as the CLI reads them, and bad escapes;
  *   DIR/csv/    CSV files as the harness writes them and as a hand may have edited them;
  *   DIR/remote_url/ store URLs with and without passwords;
- *   DIR/apply/  apply files: every kind of line, escapes, comments, malformed lines.
+ *   DIR/apply/  apply files: every kind of line, escapes, comments, malformed lines;
+ *   DIR/count/  counts of the benchmarks' count grammar, valid and not.
  * Usage: gen_corpus DIR (the sub-directories must exist). Built by fuzz/run.sh.
  */
 #include "csv.h"
@@ -335,6 +336,27 @@ static int apply_seeds(const char *dir)
 	return write_texts(dir, "apply", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/* Counts for fuzz_count: every suffix, fractions that come out whole and that do not, the
+ * largest value, and texts just outside the grammar. */
+static int count_seeds(const char *dir)
+{
+	static const char *const cases[] = {"0",
+	                                    "1000",
+	                                    "100k",
+	                                    "1.5M",
+	                                    "2G",
+	                                    "0.001M",
+	                                    "1.0001k",
+	                                    "9223372036854775807",
+	                                    "9223372036.854775807G",
+	                                    "9223372037G",
+	                                    ".5k",
+	                                    "5.k",
+	                                    "1e6",
+	                                    "1.000000000000000000k"};
+	return write_texts(dir, "count", cases, sizeof(cases) / sizeof(cases[0]));
+}
+
 /* URLs for fuzz_remote_url: of every store, with and without a password, in every place libpq
  * reads one. */
 static int remote_url_seeds(const char *dir)
@@ -392,6 +414,7 @@ int main(int argc, char **argv)
 	rc |= csv_seeds(dir);
 	rc |= remote_url_seeds(dir);
 	rc |= apply_seeds(dir);
+	rc |= count_seeds(dir);
 	printf("gen_corpus: %u nodes, %u commits in %s\n", ns, cs, dir);
 	return rc ? 1 : 0;
 }

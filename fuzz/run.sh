@@ -2,8 +2,8 @@
 # fuzz/run.sh [SECONDS] - builds the libFuzzer targets fuzz/fuzz_*.c (node, commit and reflog
 # decoders; the proof checker; the URL redactor, against libpq's parser; the revision spec and
 # name parsers; the check of a remote's URL; the CLI's escapes and apply input, with their
-# src/cli/ files compiled in; the harness's TOML reader, HDR text form and CSV reader, with
-# bench/lib/ files compiled in) with clang
+# src/cli/ files compiled in; the harness's TOML reader, HDR text form, CSV reader and count
+# grammar, with bench/lib/ files compiled in) with clang
 # (-fsanitize=fuzzer,address,undefined, the library rebuilt with coverage into build-fuzz/),
 # generates a seed corpus of valid encodings (fuzz/gen_corpus.c), and runs each target for
 # SECONDS (default 30). Crashes are saved as build-fuzz/fuzz-own/crash-TARGET-*; re-run one with
@@ -44,7 +44,8 @@ cc -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -Ibench/lib $(pkg-config --cfla
 	build/libprolly.a $libs -o "$out/gen_corpus"
 rm -rf "$out/seeds"
 mkdir -p "$out/seeds/node" "$out/seeds/commit" "$out/seeds/hdr" "$out/seeds/toml" "$out/seeds/proof" "$out/seeds/redact" "$out/seeds/spec" \
-	"$out/seeds/escape" "$out/seeds/csv" "$out/seeds/remote_url" "$out/seeds/apply"
+	"$out/seeds/escape" "$out/seeds/csv" "$out/seeds/remote_url" "$out/seeds/apply" \
+	"$out/seeds/count"
 "$out/gen_corpus" "$out/seeds"
 # The workload files are the TOML reader's seeds.
 cp bench/workloads/*.toml "$out/seeds/toml/"
@@ -65,7 +66,7 @@ build() {
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$inc $(pkg-config --cflags $PKGS) \
 		"fuzz/$name.c" $more bench/lib/toml*.c bench/lib/buf.c bench/lib/hdr.c bench/lib/csv.c \
-		bench/lib/err.c build-fuzz/libprolly.a $libs -o "$out/$name" >"$out/$name.build" 2>&1
+		bench/lib/err.c bench/lib/count.c build-fuzz/libprolly.a $libs -o "$out/$name" >"$out/$name.build" 2>&1
 }
 
 # fuzz NAME: runs one target for $secs seconds; writes its verdict line to $out/NAME.result and
