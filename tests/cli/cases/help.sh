@@ -12,42 +12,69 @@ pe --store
 pe help nosuchcommand
 # nothing was created by any of these
 ls
-# every command of --help has its section in the man page, prolly(1), and in docs/cli.md
+# every command of --help has its section in the man page, prolly(1), and in docs/cli.md. The
+# checks below read each text once and test it in the shell or in one awk: a process per command
+# and check made this case the slowest of the suite (500 processes, 8 s of CPU).
 docs=$(dirname "${BASH_SOURCE[0]}")/../../../docs
+cmds=$(prolly --help | awk '/^Commands:/ {f = 1; next} /^Options:/ {f = 0} f && NF {print $1}')
+declare -A help
+for c in $cmds; do help[$c]=$(prolly "$c" --help); done
+man=$(sed 's/\\-/-/g' "$docs/prolly.1")
+man_ss=$(grep -E '^\.SS ' <<<"$man")
+md_h=$(grep -E '^#+ ' "$docs/cli.md")
 no_man= no_doc=
-for c in $(prolly --help | awk '/^Commands:/ {f = 1; next} /^Options:/ {f = 0} f && NF {print $1}'); do
-	grep -E '^\.SS ' "$docs/prolly.1" | sed 's/\\-/-/g' | grep -qw -- "$c" || no_man+=" $c"
-	grep -E '^#+ ' "$docs/cli.md" | grep -qw -- "$c" || no_doc+=" $c"
+for c in $cmds; do
+	re="(^|[^[:alnum:]_])$c([^[:alnum:]_]|\$)" # grep -w: the name as a word of a heading
+	[[ $man_ss =~ $re ]] || no_man+=" $c"
+	[[ $md_h =~ $re ]] || no_doc+=" $c"
 done
+# Every command's help, each after a line "@@ COMMAND".
+helps() {
+	for c in $cmds; do printf '@@ %s\n%s\n' "$c" "${help[$c]}"; done
+}
 # every option a command's help lists is named in its usage line
-no_usage=$(for c in $(prolly --help | awk '/^Commands:/ {f = 1; next} /^Options:/ {f = 0} f && NF {print $1}'); do
-	prolly "$c" --help | awk -v c="$c" 'NR == 1 {u = $0; next}
-		/^  --?[a-z]/ { n = split($0, w, /[ ,]+/); ok = 0
-			for (i = 1; i <= n; i++) if (w[i] ~ /^-/ && index(u, w[i])) ok = 1
-			if (!ok) printf " %s:%s", c, w[2] }'
-done)
+no_usage=$(helps | awk '/^@@ / {c = $2; first = 1; next} first {u = $0; first = 0; next}
+	/^  --?[a-z]/ { n = split($0, w, /[ ,]+/); ok = 0
+		for (i = 1; i <= n; i++) if (w[i] ~ /^-/ && index(u, w[i])) ok = 1
+		if (!ok) printf " %s:%s", c, w[2] }')
 echo "options missing from their command's usage line:${no_usage:- none}"
 echo "commands without a section in prolly(1):${no_man:- none}"
 echo "commands without a heading in docs/cli.md:${no_doc:- none}"
 # and every option a command's help lists (short and long) is named in that command's section of
-# docs/cli.md and of prolly(1): a section is one whose heading names the command
-in_md() {
-	awk -v c="$1" '/^#+ / {h = $0; gsub(/`/, " ", h); on = 0; n = split(h, w, /[ ,]+/)
-		for (i = 1; i <= n; i++) if (w[i] == c) on = 1} on' "$docs/cli.md"
-}
-in_man() {
-	sed 's/\\-/-/g' "$docs/prolly.1" | awk -v c="$1" '/^\.S[HS] / {h = $0; gsub(/"/, " ", h); on = 0
-		n = split(h, w, /[ ,]+/); for (i = 1; i <= n; i++) if (w[i] == c) on = 1} on'
-}
-no_md= no_man=
-for c in $(prolly --help | awk '/^Commands:/ {f = 1; next} /^Options:/ {f = 0} f && NF {print $1}'); do
-	md=$(in_md "$c") man=$(in_man "$c") # once per command: processes are this case's time
-	for o in $(prolly "$c" --help | awk '/^  -/ {split($0, part, /   +/); n = split(part[1], w, /[ ,]+/)
-		for (i = 1; i <= n; i++) if (w[i] ~ /^--?[a-z][a-z-]*$/) print w[i]}'); do
-		re="(^|[^a-z-])$o([^a-z-]|$)"
-		[[ $md =~ $re ]] || no_md+=" $c:$o"
-		[[ $man =~ $re ]] || no_man+=" $c:$o"
-	done
-done
+# docs/cli.md and of prolly(1): a section is one whose heading names the command. One awk reads
+# the helps (the options), then docs/cli.md and the man page (each command's sections), then
+# prints the misses of docs/cli.md, a line "@@", and those of prolly(1).
+{
+	helps
+	echo "@@@ md"
+	cat "$docs/cli.md"
+	echo "@@@ man"
+	printf '%s\n' "$man"
+} | awk '
+	# the help part: the commands in order, and the options of each in order
+	part == "" && /^@@@ / { part = $2; next }
+	part == "" && /^@@ / { c = $2; cmd[++nc] = c; next }
+	part == "" && /^  -/ { split($0, p, /   +/); n = split(p[1], w, /[ ,]+/)
+		for (i = 1; i <= n; i++) if (w[i] ~ /^--?[a-z][a-z-]*$/) opt[c, ++no[c]] = w[i]
+		next }
+	part == "" { next }
+	/^@@@ / { part = $2; split("", on); next }
+	# a heading: the words it names (backticks and quotes are not part of them)
+	(part == "md" && /^#+ /) || (part == "man" && /^\.S[HS] /) {
+		h = $0; gsub(part == "md" ? "`" : "\"", " ", h); split("", on)
+		n = split(h, w, /[ ,]+/); for (i = 1; i <= n; i++) on[w[i]] = 1 }
+	{ for (c in on) sec[part, c] = sec[part, c] $0 "\n" }
+	END {
+		for (k = 1; k <= 2; k++) {
+			part = k == 1 ? "md" : "man"; miss = ""
+			for (j = 1; j <= nc; j++) {
+				c = cmd[j]
+				for (i = 1; i <= no[c]; i++)
+					if (sec[part, c] !~ "(^|[^a-z-])" opt[c, i] "([^a-z-]|$)") miss = miss " " c ":" opt[c, i]
+			}
+			print miss
+		}
+	}' >options.miss
+{ IFS= read -r no_md; IFS= read -r no_man; } <options.miss
 echo "options missing from their command's section of docs/cli.md:${no_md:- none}"
 echo "options missing from their command's section of prolly(1):${no_man:- none}"
