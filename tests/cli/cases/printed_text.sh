@@ -3,7 +3,8 @@
 # reversible escaped form, to a terminal as to a pipe: a backslash is always \\, so \x1b in
 # output is always the byte and the text "\x1b" typed as it is prints as \\x1b. The error line
 # on standard error is for people: text kept, backslashes as typed, control bytes as \xHH.
-#@ any-store
+# Not run on PostgreSQL too: the escaping is the CLI's printing, and messages, keys, values
+# and remote URLs are bytes to the store (round_trip, log and remote run on both stores).
 p init
 p put main k 1 -m 'back\slash'
 p put main k 2 -m $'new\nline and\ttab'
