@@ -27,16 +27,6 @@ pe check-proof "$tree" nosuch.proof
 pe check-proof "$tree" k3.proof/x
 pe check-proof "$tree" .
 pe prove main k5 --to k1
-# input over the 256 MiB cap is refused (exit 2) before it is read (a file) or once the cap is
-# passed (a stream): it used to be read whole, /dev/zero until memory ran out
-truncate -s 268435457 huge.proof
-pe check-proof "$tree" huge.proof
-timeout 20 "$PROLLY_BIN" check-proof "$tree" /dev/zero 2>err >/dev/null
-echo "check-proof /dev/zero: exit $?: $(cat err)"
-truncate -s 268435456 cap.proof
-pe check-proof "$tree" cap.proof
-head -c 268435457 /dev/zero | "$PROLLY_BIN" check-proof "$tree" - 2>err
-echo "check-proof - <stream>: exit $?: $(cat err)"
 # a proof that cannot be written: exit 5 and one error line (it used to print two)
 prolly put main big "$(head -c 10000 /dev/zero | tr '\0' x)" >/dev/null
 prolly prove main big >/dev/full 2>err
