@@ -76,26 +76,44 @@ else
 	cases=("$here"/cases/*.sh)
 fi
 
+# The "#@ WORD" lines of every case, read by one grep: marks[FILE] is " WORD WORD ". (This
+# script's own processes, a grep per case and mark, a date, basename and wc per run, were about
+# a tenth of the suite's CPU time on the 2-CPU machine, where every process start is dear.)
+declare -A marks
+while IFS= read -r line; do
+	mark=${line#*:\#@ }
+	marks[${line%%:\#@ *}]+=" ${mark%% *} "
+done < <(grep -H '^#@ ' "${cases[@]}" 2>/dev/null)
+# has_mark FILE WORD: whether case FILE has the line "#@ WORD".
+has_mark() { [[ ${marks[$1]:-} == *" $2 "* ]]; }
+# Milliseconds since the epoch in $ms (EPOCHREALTIME: no process).
+now_ms() {
+	local t=${EPOCHREALTIME/[.,]/}
+	ms=$((t / 1000))
+}
+
 # The runs: every case on LMDB (but the pg-only ones), then the any-store and pg-only ones on
 # PostgreSQL.
 run_file=() run_name=() run_pg=()
 for c in "${cases[@]}"; do
-	[ -f "$c" ] && grep -q '^#@ pg-only' "$c" && continue
+	has_mark "$c" pg-only && continue
+	name=${c##*/}
 	run_file+=("$c")
-	run_name+=("$(basename "$c" .sh)")
+	run_name+=("${name%.sh}")
 	run_pg+=(0)
 done
 # PROLLY_CLI_PG=0 leaves the PostgreSQL runs out: each is reported as a TAP skip ("ok N -
 # pg/NAME # SKIP ..."), and counts as a failure when CI=true (CI runs everything).
 skipped_pg=()
 for c in "${cases[@]}"; do
-	if [ -f "$c" ] && grep -q '^#@ \(any-store\|pg-only\)' "$c"; then
+	if has_mark "$c" any-store || has_mark "$c" pg-only; then
+		name=${c##*/}
 		if [ "${PROLLY_CLI_PG:-1}" = 0 ]; then
-			skipped_pg+=("pg/$(basename "$c" .sh)")
+			skipped_pg+=("pg/${name%.sh}")
 			continue
 		fi
 		run_file+=("$c")
-		run_name+=("pg/$(basename "$c" .sh)")
+		run_name+=("pg/${name%.sh}")
 		run_pg+=(1)
 	fi
 done
@@ -106,7 +124,7 @@ done
 if [ "${PROLLY_CLI_ANY_PG:-1}" = 0 ]; then
 	keep_file=() keep_name=() keep_pg=() left=0
 	for i in "${!run_file[@]}"; do
-		if [ "${run_pg[$i]}" = 1 ] && ! grep -q '^#@ pg-only' "${run_file[$i]}"; then
+		if [ "${run_pg[$i]}" = 1 ] && ! has_mark "${run_file[$i]}" pg-only; then
 			left=$((left + 1))
 			continue
 		fi
@@ -197,8 +215,9 @@ if [ "$case_timeout" != 0 ] && command -v timeout >/dev/null 2>&1; then
 	limit=(timeout -k 10 "$case_timeout")
 fi
 run_case() {
-	local c=$1 result=$2 url=$3 tmp rc t0
-	t0=$(date +%s%N)
+	local c=$1 result=$2 url=$3 tmp rc t0 ms
+	now_ms
+	t0=$ms
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/prolly-cli.XXXXXX")
 	(cd "$tmp" && PROLLY_BIN=$bin "${limit[@]}" bash -c \
 		'. "$1"; [ -z "$3" ] || PROLLY_STORE=$3; . "$2"' case "$here/lib.sh" "$c" "$url" 2>&1) |
@@ -209,7 +228,8 @@ run_case() {
 	fi
 	chmod -R u+w "$tmp" 2>/dev/null
 	rm -rf "$tmp"
-	echo $((($(date +%s%N) - t0) / 1000000)) >"$result.ms"
+	now_ms
+	echo $((ms - t0)) >"$result.ms"
 }
 
 # The runs are independent: run up to $JOBS (default: the number of CPUs) at once, those of
@@ -217,17 +237,20 @@ run_case() {
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 order=()
 for i in "${!run_file[@]}"; do
-	grep -q '^#@ slow' "${run_file[$i]}" && order+=("$i")
+	has_mark "${run_file[$i]}" slow && order+=("$i")
 done
 for i in "${!run_file[@]}"; do
-	grep -q '^#@ slow' "${run_file[$i]}" || order+=("$i")
+	has_mark "${run_file[$i]}" slow || order+=("$i")
 done
+running=0
 for i in "${order[@]}"; do
 	[ "${run_pg[$i]}" = 1 ] && [ -n "$pg_error" ] && continue
 	run_case "${run_file[$i]}" "$private/$i.out" "${run_url[$i]}" &
-	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
 		wait -n
-	done
+		running=$((running - 1))
+	fi
 done
 wait
 
@@ -247,7 +270,8 @@ for i in "${!run_file[@]}"; do
 	name=${run_name[$i]}
 	actual=$private/$i.out
 	n=$((n + 1))
-	expected_file=$here/cases/$(basename "${run_file[$i]}" .sh).out
+	expected_file=${run_file[$i]##*/}
+	expected_file=$here/cases/${expected_file%.sh}.out
 	if [ "${run_pg[$i]}" = 1 ] && [ -n "$pg_error" ]; then
 		echo "not ok $n - $name"
 		echo "# $pg_error"
@@ -255,7 +279,7 @@ for i in "${!run_file[@]}"; do
 		continue
 	fi
 	if [ "${UPDATE:-0}" = 1 ] && { [ "${run_pg[$i]}" = 0 ] ||
-		grep -q '^#@ pg-only' "${run_file[$i]}"; }; then
+		has_mark "${run_file[$i]}" pg-only; }; then
 		cp "$actual" "$expected_file"
 	fi
 	if [ -f "$expected_file" ] && diff_out=$(diff -u --label expected --label actual \
@@ -275,7 +299,7 @@ done
 # The slowest runs, wall time (where the suite's time goes: several run at once, so a loaded
 # machine stretches them all).
 for i in "${!run_file[@]}"; do
-	[ -f "$private/$i.out.ms" ] && echo "$(cat "$private/$i.out.ms") ${run_name[$i]}"
+	[ -f "$private/$i.out.ms" ] && read -r ms <"$private/$i.out.ms" && echo "$ms ${run_name[$i]}"
 done | sort -rn | head -n 8 | awk '{ s = s sprintf("%s%s %.1fs", NR > 1 ? ", " : "", $2, $1 / 1000) }
 	END { if (NR) print "# slowest: " s }'
 echo "# $passed passed, $failed failed"
