@@ -358,7 +358,7 @@ static int count_seeds(const char *dir)
 }
 
 /* URLs for fuzz_remote_url: of every store, with and without a password, in every place libpq
- * reads one. */
+ * reads one; and a password that the refusal's own words spell ("pass"). */
 static int remote_url_seeds(const char *dir)
 {
 	static const char *const cases[] = {"mem:",
@@ -373,6 +373,7 @@ static int remote_url_seeds(const char *dir)
 	                                    "host=h password='Sek r1t'",
 	                                    "host=h passwd=Sekr1t",
 	                                    "dbname=d password Sekr1t",
+	                                    "postgres://u:pass@h/db",
 	                                    "x"};
 	return write_texts(dir, "remote_url", cases, sizeof(cases) / sizeof(cases[0]));
 }
