@@ -107,7 +107,8 @@ static const char *shown_run(const char *npw, const char *text, const char *pw, 
 
 /* Whether out shows a value after a password key: "password" or "sslpassword" (any letter
  * case) at the start or after white space, '?', '&' or a quote, then '=' (white space around
- * it allowed), then anything but "***" or the end. */
+ * it allowed, as libpq skips it: a carriage return or form feed too), then anything but "***"
+ * or the end. */
 static int shows_password_value(const char *out)
 {
 	for (const char *p = out; *p; p++) {
@@ -119,12 +120,12 @@ static int shows_password_value(const char *out)
 		if (k > out && !strchr(" \t?&'\"", k[-1]))
 			continue;
 		const char *v = p + 8;
-		while (*v == ' ' || *v == '\t')
+		while (*v && strchr(" \t\n\r\f\v", *v))
 			v++;
 		if (*v != '=')
 			continue;
 		v++;
-		while (*v == ' ' || *v == '\t')
+		while (*v && strchr(" \t\n\r\f\v", *v))
 			v++;
 		if (*v && strncmp(v, "***", 3) != 0)
 			return 1;
