@@ -51,7 +51,10 @@ ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
     $(error pkg-config cannot find all of: $(PKGS). On Debian: apt-get install pkg-config libssl-dev libxxhash-dev liblmdb-dev libpq-dev (or run: bash .ci/run))
   endif
   PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-  PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+  # The library links all but libpq, which it loads the first time a PostgreSQL store is used
+  # (src/store/pq.h); the tests, benchmarks and harness call libpq themselves and link it.
+  PKG_LIBS   := $(shell pkg-config --libs $(filter-out libpq,$(PKGS)))
+  PQ_LIBS    := $(shell pkg-config --libs libpq)
 endif
 
 # Project flags come first; a CFLAGS/LDFLAGS given on the command line or in the environment is
@@ -60,7 +63,7 @@ endif
 P_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra $(WERROR) -ffp-contract=off -fPIC \
             $(PKG_CFLAGS) $(SANFLAGS) $(FUZZFLAGS) $(NATIVE_CFLAGS)
 P_LDFLAGS := $(SANFLAGS) $(NATIVE_LDFLAGS)
-P_LDLIBS  := $(PKG_LIBS) -lpthread -lm
+P_LDLIBS  := $(PKG_LIBS) -ldl -lpthread -lm
 DEPFLAGS  := -MMD -MP
 
 # Version and soname, read from the public header.
@@ -108,7 +111,7 @@ STORE_OBJ := $(filter $(BUILD)/obj/src/store/%,$(LIB_OBJ))
 # are compiled a second time with -DPROLLY_TEST_HOOKS into $(BUILD)/obj/hooks/, and the tests
 # link $(TEST_LIB), libprolly.a with those objects swapped in. libprolly.a and libprolly.so
 # never contain a hook.
-HOOK_SRC  := src/store/pg.c src/store/pg_write.c src/store/mem.c
+HOOK_SRC  := src/store/pg.c src/store/pg_write.c src/store/mem.c src/store/pq.c
 HOOK_OBJ  := $(HOOK_SRC:%.c=$(BUILD)/obj/hooks/%.o)
 TEST_LIB  := $(BUILD)/libprolly_test.a
 ALL_OBJ   := $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) $(HOOK_OBJ)
@@ -207,7 +210,7 @@ $(BUILD)/prolly: $(CLI_OBJ) $(BUILD)/libprolly.a
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(PQ_LIBS) $(P_LDLIBS) $(LDLIBS)
 
 $(BUILD)/libbench.a: $(BLIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -220,15 +223,15 @@ $(BUILD)/libharness.a: $(HLIB_OBJ)
 # The harness program (bench/harness/*.c).
 $(BUILD)/bench/harness: $(BUILD)/obj/bench/harness/main.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(BUILD)/libharness.a $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(PQ_LIBS) $(P_LDLIBS) $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbench.a $(BUILD)/libprolly.a
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(BUILD)/libbench.a $(BUILD)/libprolly.a $(P_LDFLAGS) $(LDFLAGS) $(PQ_LIBS) $(P_LDLIBS) $(LDLIBS)
 
 $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(BUILD)/libbench.a $(TLIB_OBJ) $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(P_LDLIBS) $(LDLIBS)
+	$(CC) -o $@ $< $(TLIB_OBJ) $(BUILD)/libharness.a $(BUILD)/libbench.a $(TEST_LIB) $(P_LDFLAGS) $(LDFLAGS) $(PQ_LIBS) $(P_LDLIBS) $(LDLIBS)
 
 # ---- tests ------------------------------------------------------------------------------------
 

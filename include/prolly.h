@@ -333,13 +333,17 @@ PROLLY_API int prolly_pg_options_init(prolly_pg_options *opts, unsigned version)
  * as it is (still read and written) where the role may not migrate it or the session may not
  * write (a hot standby, default_transaction_read_only). opts may be NULL (every default); an
  * unknown opts->version is PROLLY_EINVAL. A password in conninfo never appears in any message.
+ * The library does not link libpq: the first call that needs it (this one, prolly_store_open of a
+ * PostgreSQL URL, prolly_remote_url_valid of one) loads libpq.so.5 (libpq 14 or newer) for the
+ * rest of the process; a program that uses only memory and LMDB stores never loads it.
  * On a hot standby or in a read-only session every read works and every write and gc fails with
  * PROLLY_ESTORE, its message naming the database and why (docs/postgres.md, "Replicas and
  * read-only sessions"); once the standby is promoted, the same store writes, with no reopen (an
  * older schema it kept stays so until an open that may create migrates it). Errors:
  * PROLLY_EINVAL (out or conninfo NULL, a connection string libpq cannot parse, an unknown
  * opts->version, a schema name over 63 bytes or holding a backslash, a pool_size over 10000);
- * PROLLY_ESTORE (no connection, a failed statement; the message is libpq's
+ * PROLLY_EUNSUPPORTED (libpq.so.5 cannot be loaded, or lacks a function of libpq 14: the message
+ * names the library and the reason); PROLLY_ESTORE (no connection, a failed statement; the message is libpq's
  * or the server's); PROLLY_ENOTFOUND and PROLLY_EVERSION as above; PROLLY_ECORRUPT (a meta table
  * without a valid schema_version row); PROLLY_ETIMEOUT (creating a missing schema waited
  * lock_timeout for the lock another session holds, the message naming it); PROLLY_ENOMEM. *out
@@ -399,7 +403,8 @@ PROLLY_API size_t prolly_redact_url(char *out, size_t cap, const char *url);
  * if unknown), put on one line: also hides the password and sslpassword that conninfo holds
  * wherever they appear; when conninfo does not parse (libpq then quotes a piece of it, which may
  * be part of a password: 'invalid percent-encoded token: "..."'), every quoted piece that is not
- * a keyword of conninfo, a URL, or punctuation is replaced by "***". Same out, cap, return,
+ * a keyword of conninfo, a URL, or punctuation is replaced by "***"; so is every piece of a
+ * conninfo that cannot be parsed because libpq cannot be loaded. Same out, cap, return,
  * threading and ownership rules as prolly_redact_url. */
 PROLLY_API size_t prolly_redact_message(char *out, size_t cap, const char *message,
                                         const char *conninfo);
@@ -450,7 +455,8 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  * liblmdb reads without its lock file, while another process has the store open);
  * PROLLY_EFULL (no space to create); PROLLY_ESTORE (I/O, connection); PROLLY_ETIMEOUT
  * (PostgreSQL: creating the schema waited lock_timeout for another session, as
- * prolly_store_pg_open says); PROLLY_ENOMEM.
+ * prolly_store_pg_open says); PROLLY_EUNSUPPORTED (a PostgreSQL URL where libpq cannot be
+ * loaded, as prolly_store_pg_open says); PROLLY_ENOMEM.
  * Threads: any thread; the store is then shared as any store is.
  */
 PROLLY_API int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags);
@@ -1373,8 +1379,9 @@ PROLLY_API int prolly_sync(prolly_sync_stats *out, prolly_db *dst, prolly_db *sr
  * PostgreSQL URL or connection string libpq parses (PQconninfoParse: no unknown keyword such as
  * "passwd", no word without '=', no open quote). Else PROLLY_EINVAL, with a message that does
  * not quote url (a password's says to use ~/.pgpass, PGPASSFILE or PGPASSWORD; a parse
- * failure's gives libpq's reason through prolly_redact_message). Thread-safe; allocates only
- * for its duration (libpq's parse). */
+ * failure's gives libpq's reason through prolly_redact_message). A PostgreSQL URL where libpq
+ * cannot be loaded is PROLLY_EUNSUPPORTED (as prolly_store_pg_open says). Thread-safe; allocates
+ * only for its duration (libpq's parse). */
 PROLLY_API int prolly_remote_url_valid(const char *url);
 
 /* Records remote name with url (copied; prolly_remote_url_valid must accept it).

@@ -43,10 +43,10 @@
  * cut short is hidden from its first secret byte on (hide_quoted_conninfo).
  */
 #include "store/redact.h"
+#include "store/pq.h"
 
 #include "prolly.h"
 
-#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -631,8 +631,10 @@ static size_t redact_message(char *out, size_t cap, const char *message, const c
 size_t prolly_redact_message(char *out, size_t cap, const char *message, const char *conninfo)
 {
 	char *err = NULL, *hidden = NULL;
-	PQconninfoOption *opts = conninfo ? PQconninfoParse(conninfo, &err) : NULL;
 	size_t n;
+	/* PQ1. Without libpq (nothing connects then) conninfo is hidden as one that does not parse. */
+	PQconninfoOption *opts = conninfo && prolly__pq_ready() ? PQconninfoParse(conninfo, &err)
+	                                                        : NULL;
 	if (conninfo && !(hidden = hide_quoted_conninfo(message ? message : "", conninfo, !opts))) {
 		n = prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
 		goto cleanup;
@@ -640,7 +642,9 @@ size_t prolly_redact_message(char *out, size_t cap, const char *message, const c
 	n = redact_message(out, cap, hidden ? hidden : message, conninfo, opts, err);
 cleanup:
 	free(hidden);
-	PQconninfoFree(opts);
-	PQfreemem(err);
+	if (opts) /* not through libpq's table when it is not loaded */
+		PQconninfoFree(opts);
+	if (err)
+		PQfreemem(err);
 	return n;
 }

@@ -913,6 +913,35 @@ PT_TEST(connect_failure_keeps_the_reason)
 	PT_CHECK(st == NULL);
 }
 
+/* The library loads libpq at the first PostgreSQL URL (src/store/pq.h). Where it cannot (a machine
+ * without libpq5; the test names a library that does not exist), opening a PostgreSQL store or
+ * checking its URL fails with PROLLY_EUNSUPPORTED naming the library, the redactor still hides a
+ * password, and the other stores open. */
+PT_TEST(without_libpq)
+{
+	const char *url = "postgresql://u:Secr3tPw@127.0.0.1:1/db";
+	prolly_store *st = NULL;
+	prolly_db *db = NULL;
+	char out[512];
+	setenv("PROLLY_TEST_LIBPQ", "libprolly-test-absent-pq.so.5", 1);
+	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, NULL), PROLLY_EUNSUPPORTED);
+	PT_CHECKF(strstr(prolly_last_error(), "libprolly-test-absent-pq.so.5 cannot be loaded") &&
+	              strstr(prolly_last_error(), "libpq5"),
+	          "%s", prolly_last_error());
+	PT_CHECK(st == NULL);
+	PT_CHECK_RC(prolly_open(&db, url, NULL), PROLLY_EUNSUPPORTED);
+	PT_CHECKF(!strstr(prolly_last_error(), "Secr3tPw"), "%s", prolly_last_error());
+	PT_CHECK(db == NULL);
+	prolly_redact_message(out, sizeof(out), "cannot reach postgresql://u:Secr3tPw@127.0.0.1:1/db",
+	                      url);
+	PT_CHECKF(!strstr(out, "Secr3tPw") && strstr(out, "cannot reach"), "%s", out);
+	PT_CHECK_RC(prolly_open(&db, "mem:", NULL), 0);
+	prolly_close(db);
+	unsetenv("PROLLY_TEST_LIBPQ");
+	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, NULL), 0);
+	prolly_store_close(st);
+}
+
 typedef struct warn_run {
 	const char *url, *bad_url; /* bad_url: the same database, a session it will not take */
 	char err[1024];

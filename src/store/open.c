@@ -7,9 +7,9 @@
  *   "postgres://...", "postgresql://...", or a libpq conninfo string ("host=... dbname=...")
  *                                   PostgreSQL (pg.c; the schema is created if missing)
  */
+#include "pq.h"
 #include "store_int.h"
 
-#include <libpq-fe.h>
 #include <stdlib.h>
 
 static int has_prefix(const char *s, const char *prefix)
@@ -35,6 +35,7 @@ int prolly__store_url_check(const char *url, const char *what)
 {
 	char *err = NULL, msg[600];
 	PQconninfoOption *opts;
+	int rc;
 	switch (url_kind(url)) {
 	case URL_MEM: return 0;
 	case URL_LMDB:
@@ -43,6 +44,8 @@ int prolly__store_url_check(const char *url, const char *what)
 		           : prolly_set_error(PROLLY_EINVAL, "the %s names no directory (use lmdb:PATH)",
 		                              what);
 	case URL_PG:
+		if ((rc = prolly__pq_load())) /* PQ1 */
+			return rc;
 		if ((opts = PQconninfoParse(url, &err))) {
 			PQconninfoFree(opts);
 			return 0;

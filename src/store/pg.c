@@ -391,6 +391,8 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_pg_open: conninfo is NULL");
 	if (opts && (rc = pg_options_version(opts->version)))
 		return rc;
+	if ((rc = prolly__pq_load())) /* PQ1 */
+		return rc;
 	if (!(st = calloc(1, sizeof(*st))))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	pthread_mutex_init(&st->mu, NULL);

@@ -23,11 +23,11 @@
 #define PROLLY_STORE_PG_INT_H
 
 #include "pg.h"
+#include "pq.h"
 #include "prolly/pg_sql.h"
 #include "redact.h"
 #include "store_int.h"
 
-#include <libpq-fe.h>
 #include <stddef.h>
 #include <stdint.h>
 
