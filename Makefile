@@ -235,8 +235,15 @@ $(HLIB_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libharness.a $(
 
 # ---- tests ------------------------------------------------------------------------------------
 
+# Started first, after the CLI golden tests, longest first (tests/run.sh): the jobs that took 20 s
+# or more in CI's sanitizer step or its make test, so that no slot idles while one ends alone.
+TEST_FIRST := test_extension.sh test_harness_tpcb test_harness_sysbench test_diff test_pg_conn \
+              test_lmdb_safety test_sync_cost test_model test_pg_schema test_range_delete \
+              pgbouncer.sh test_harness_scale test_harness_insert
+
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
+	 TEST_FIRST='$(TEST_FIRST)' \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
 	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) PROLLY_CLI_ANY_PG=$(CLI_ANY_PG) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) tests/pgbouncer.sh $(if $(EXT),ext/postgres/test_extension.sh)
 

@@ -11,7 +11,7 @@
 # Environment: BUILD (build dir, default build), PROLLY_CLI (CLI path, default $BUILD/prolly),
 # TEST_TIMEOUT (seconds per program, default 600; 0 = none), TEST_JOBS (programs at once, default
 # the number of CPUs), SAN (non-empty: sanitizer build), TEST_CLI (0: leave the CLI golden tests
-# out).
+# out), TEST_FIRST (names of jobs to start first, longest first: see the order below).
 set -u
 
 BUILD=${BUILD:-build}
@@ -127,10 +127,21 @@ start_job() {
 	fi
 }
 
-# Run them, at most TEST_JOBS at once; the CLI golden tests (the longest job) start first.
+# Run them, at most TEST_JOBS at once, the long ones first so that the slots end together rather
+# than one waiting alone on the last long job: the CLI golden tests (the longest job), then the
+# jobs TEST_FIRST names (basenames, in its order), then the rest in the order given.
 order=()
 for i in "${!ids[@]}"; do
-	if [ "${ids[$i]}" = cli ]; then order=("$i" "${order[@]}"); else order+=("$i"); fi
+	[ "${ids[$i]}" = cli ] && order+=("$i")
+done
+for first in ${TEST_FIRST:-}; do
+	for i in "${!ids[@]}"; do
+		[ "${ids[$i]}" != cli ] && [ "${names[$i]}" = "$first" ] && order+=("$i")
+	done
+done
+for i in "${!ids[@]}"; do
+	case " cli ${TEST_FIRST:-} " in *" ${names[$i]} "*) continue ;; esac
+	order+=("$i")
 done
 running=0
 for i in "${order[@]}"; do
