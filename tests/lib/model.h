@@ -77,6 +77,9 @@ void tm_model_dispose(tm_model *m);
 void tm_model_clear(tm_model *m);
 /* Deep copy; dst must be initialised (its contents are replaced). */
 void tm_model_copy(tm_model *dst, const tm_model *src);
+/* Moves src's records into dst (dst's own are freed) and leaves src empty: where a copy would be
+ * disposed of right after, this saves copying every record. */
+void tm_model_move(tm_model *dst, tm_model *src);
 /* Index of the first record whose key is >= key (m->n if none). */
 size_t tm_model_lower_bound(const tm_model *m, const void *key, size_t klen);
 /* Index of key, or -1. */
@@ -86,6 +89,8 @@ const tm_rec *tm_model_get(const tm_model *m, const void *key, size_t klen);
 void tm_model_put(tm_model *m, const void *key, size_t klen, const void *val, size_t vlen);
 /* 1 if the key was present. */
 int tm_model_del(tm_model *m, const void *key, size_t klen);
+/* Removes records [lo, hi) (indexes, lo <= hi <= m->n) in one move of the tail. */
+void tm_model_cut(tm_model *m, size_t lo, size_t hi);
 /* Applies edits in order (a later edit of the same key wins, deleting an absent key is a no-op). */
 void tm_model_apply(tm_model *m, const prolly_edit *edits, size_t n);
 /* 1 if both hold the same records. */

@@ -303,10 +303,10 @@ void mr_step_merge(mr_run *r)
 	if (!r->failed) {
 		mr_check_tree(r, &ido, &mo, "merge: ours");
 		mr_check_tree(r, &idt, &mt, "merge: theirs");
-		mr_keep_version(r, &ido, &mo);
-		mr_keep_version(r, &idt, &mt);
+		mr_keep_version_move(r, &ido, &mo);
+		mr_keep_version_move(r, &idt, &mt);
 		r->root = res;
-		tm_model_copy(&r->m, &want);
+		tm_model_move(&r->m, &want);
 	}
 	tm_model_dispose(&mo);
 	tm_model_dispose(&mt);

@@ -190,7 +190,8 @@ size_t mr_gen_batch(mr_run *r, const tm_model *m, prolly_edit **out)
 
 /* ---- steps --------------------------------------------------------------------------------- */
 
-void mr_keep_version(mr_run *r, const prolly_id *id, const tm_model *m)
+/* The model of a new kept version: a free slot, or a random one replaced. */
+static tm_model *version_slot(mr_run *r, const prolly_id *id)
 {
 	int slot = -1;
 	for (int i = 0; i < MR_MAXV; i++)
@@ -201,8 +202,18 @@ void mr_keep_version(mr_run *r, const prolly_id *id, const tm_model *m)
 	if (slot < 0)
 		slot = (int)tm_rng_below(&r->rng, MR_MAXV);
 	r->v[slot].id = *id;
-	tm_model_copy(&r->v[slot].m, m);
 	r->v[slot].used = 1;
+	return &r->v[slot].m;
+}
+
+void mr_keep_version(mr_run *r, const prolly_id *id, const tm_model *m)
+{
+	tm_model_copy(version_slot(r, id), m);
+}
+
+void mr_keep_version_move(mr_run *r, const prolly_id *id, tm_model *m)
+{
+	tm_model_move(version_slot(r, id), m);
 }
 
 static void diff_versions(mr_run *r)
@@ -268,7 +279,7 @@ static void step_edit(mr_run *r)
 		if (!r->failed)
 			mr_check_tree(r, &out, &next, "edit");
 		r->root = out;
-		tm_model_copy(&r->m, &next);
+		tm_model_move(&r->m, &next);
 	}
 	prolly_txn_free(txn);
 	tm_model_dispose(&next);
@@ -293,7 +304,7 @@ static void step_build(mr_run *r)
 	if (!r->failed) {
 		mr_check_tree(r, &id, &nm, "bulk build");
 		r->root = id;
-		tm_model_copy(&r->m, &nm);
+		tm_model_move(&r->m, &nm);
 	}
 	tm_model_dispose(&nm);
 }
@@ -329,8 +340,7 @@ static void step_delete_range(mr_run *r)
 		tm_model_apply(&next, e, n);
 		mr_check_tree(r, &out, &next, "delete range");
 		r->root = out;
-		tm_model_copy(&r->m, &next);
-		tm_model_dispose(&next);
+		tm_model_move(&r->m, &next);
 	}
 	free(e);
 }
@@ -366,17 +376,11 @@ static void step_range_delete_lib(mr_run *r)
 	prolly_txn_free(txn);
 	if (r->failed)
 		return;
-	tm_model next;
-	tm_model_init(&next);
 	size_t a = fp ? tm_model_lower_bound(&r->m, fp->data, fp->size) : 0;
 	size_t b = tp ? tm_model_lower_bound(&r->m, tp->data, tp->size) : r->m.n;
-	for (size_t i = 0; i < r->m.n; i++)
-		if (i < a || i >= b)
-			tm_model_put(&next, r->m.r[i].k, r->m.r[i].klen, r->m.r[i].v, r->m.r[i].vlen);
-	mr_check_tree(r, &out, &next, "prolly_delete_range");
+	tm_model_cut(&r->m, a, b < a ? a : b); /* from > to: an empty range */
+	mr_check_tree(r, &out, &r->m, "prolly_delete_range");
 	r->root = out;
-	tm_model_copy(&r->m, &next);
-	tm_model_dispose(&next);
 }
 
 static void step_reopen(mr_run *r)

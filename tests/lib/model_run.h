@@ -100,6 +100,8 @@ size_t mr_new_key(mr_run *r, unsigned char *out);
 void mr_add_edit(mr_run *r, prolly_edit *e, prolly_op op, const void *k, size_t klen);
 size_t mr_gen_batch(mr_run *r, const tm_model *m, prolly_edit **out);
 void mr_keep_version(mr_run *r, const prolly_id *id, const tm_model *m);
+/* mr_keep_version taking m's records (m is left empty) rather than copying them. */
+void mr_keep_version_move(mr_run *r, const prolly_id *id, tm_model *m);
 
 /* ---- model_check.c --------------------------------------------------------------------------- */
 
