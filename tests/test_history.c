@@ -166,20 +166,40 @@ static int check_shape(prolly_db *db, const prolly_id *root, const char *what)
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-/* n random records (binary or key24 keys, values 0..200 bytes, big ones 1/big_den). */
+/* n random records (binary or key24 keys, values 0..200 bytes, big ones 1/big_den). In rounds of
+ * the records still missing, each put as one batch (tm_model_apply): a round can reach n only at
+ * its last record, so the records and the generator's state afterwards are those of one
+ * tm_model_put per record until m holds n, without moving the model's tail for every record. */
 static void gen_records(tm_model *m, tm_rng *rng, size_t n, int key24, unsigned big_den)
 {
-	unsigned char kb[TM_KEY_MAX], *vb = malloc(TM_VAL_BIG);
+	unsigned char *vb = malloc(TM_VAL_BIG);
 	while (m->n < n) {
-		size_t kl;
-		if (key24) {
-			tm_key24(kb, tm_rng_below(rng, 1u << 30));
-			kl = TM_KEY24;
-		} else {
-			kl = tm_gen_key(rng, kb);
+		size_t want = n - m->n;
+		prolly_edit *e = calloc(want, sizeof(*e));
+		unsigned char *kb = malloc(want * TM_KEY_MAX);
+		if (!vb || !e || !kb)
+			abort();
+		for (size_t i = 0; i < want; i++) {
+			unsigned char *k = kb + i * TM_KEY_MAX;
+			size_t kl;
+			if (key24) {
+				tm_key24(k, tm_rng_below(rng, 1u << 30));
+				kl = TM_KEY24;
+			} else {
+				kl = tm_gen_key(rng, k);
+			}
+			size_t vl = tm_gen_value(rng, vb, big_den);
+			unsigned char *v = malloc(vl ? vl : 1);
+			if (!v)
+				abort();
+			memcpy(v, vb, vl);
+			e[i] = (prolly_edit){PROLLY_PUT, {k, kl}, {v, vl}};
 		}
-		size_t vl = tm_gen_value(rng, vb, big_den);
-		tm_model_put(m, kb, kl, vb, vl);
+		tm_model_apply(m, e, want);
+		for (size_t i = 0; i < want; i++)
+			free((void *)e[i].value.data);
+		free(kb);
+		free(e);
 	}
 	free(vb);
 }
