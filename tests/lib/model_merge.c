@@ -5,6 +5,8 @@
  */
 #include "model_run.h"
 
+#include "internal.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,20 +137,32 @@ static void model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflic
                         const tm_model *base, const tm_model *ours, const tm_model *theirs,
                         prolly_resolver how)
 {
-	tm_model keys;
-	tm_model_init(&keys);
 	tm_model_copy(out, ours);
-	for (size_t i = 0; i < base->n; i++)
-		tm_model_put(&keys, base->r[i].k, base->r[i].klen, "", 0);
-	for (size_t i = 0; i < ours->n; i++)
-		tm_model_put(&keys, ours->r[i].k, ours->r[i].klen, "", 0);
-	for (size_t i = 0; i < theirs->n; i++)
-		tm_model_put(&keys, theirs->r[i].k, theirs->r[i].klen, "", 0);
 	memset(st, 0, sizeof(*st));
-	for (size_t i = 0; i < keys.n; i++) {
-		const void *k = keys.r[i].k;
-		size_t kl = keys.r[i].klen;
-		side b = side_of(base, k, kl), o = side_of(ours, k, kl), t = side_of(theirs, k, kl);
+	/* Every key of the three, in order: the three models walked together give each key's three
+	 * sides without a search (a model of their keys, filled by a put per key of each, and three
+	 * searches per key were a tenth of the model runs' CPU under ASan). */
+	const tm_model *m3[3] = {base, ours, theirs};
+	size_t at[3] = {0, 0, 0};
+	for (;;) {
+		const tm_rec *kr = NULL; /* the smallest key at the three positions */
+		for (int s = 0; s < 3; s++)
+			if (at[s] < m3[s]->n && (!kr || prolly__keycmp(m3[s]->r[at[s]].k, m3[s]->r[at[s]].klen,
+			                                               kr->k, kr->klen) < 0))
+				kr = &m3[s]->r[at[s]];
+		if (!kr)
+			break;
+		const void *k = kr->k;
+		size_t kl = kr->klen;
+		side sd[3];
+		for (int s = 0; s < 3; s++) {
+			const tm_rec *x = at[s] < m3[s]->n ? &m3[s]->r[at[s]] : NULL;
+			int here = x && prolly__keycmp(x->k, x->klen, k, kl) == 0;
+			sd[s] = (side){here ? x->v : NULL, here ? x->vlen : 0, here};
+		}
+		for (int s = 0; s < 3; s++) /* after: kr points into one of them */
+			at[s] += sd[s].exists;
+		side b = sd[0], o = sd[1], t = sd[2];
 		side res;
 		if (side_eq(o, t)) {
 			if (!side_eq(o, b))
@@ -188,7 +202,6 @@ static void model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflic
 		else
 			tm_model_del(out, k, kl);
 	}
-	tm_model_dispose(&keys);
 }
 
 /* Their batch: some of our edits repeated (convergent), some of our keys edited differently
