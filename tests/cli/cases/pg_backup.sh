@@ -4,8 +4,8 @@
 # TEMPLATE, a dump of the schema alone (-n public, restored with --clean --if-exists), and a
 # data-only dump into tables `prolly init` made, emptied first -- then restored in place over
 # the live database. Each copy must restore without an error, read exactly as the source
-# (branches, tags, log, scans, diff, reflog, history, verify), keep the gc epoch, and take
-# writes, a merge and a gc afterwards, the epoch going on from the source's.
+# (branches, tags, log, reflog, and every tree of the history verified node by node), keep the
+# gc epoch, and take writes, a merge and a gc afterwards, the epoch going on from the source's.
 #@ pg-only
 #@ slow
 pgbin() { "${PROLLY_PG_BIN:+$PROLLY_PG_BIN/}$@"; }
@@ -24,14 +24,22 @@ copies=(fc plain tmpl schema data inplace)
 newdb() {
 	sql "CREATE DATABASE \"${src}_$1\"" && db_url "${src}_$1"
 }
-trap 'for d in "${copies[@]}"; do sql "DROP DATABASE IF EXISTS \"${src}_$d\" WITH (FORCE)"; done' EXIT
+# Drops the copies, in one session (each -c is a transaction of its own, as DROP DATABASE needs).
+drop_copies() {
+	local d drops=()
+	for d in "${copies[@]}"; do drops+=(-c "DROP DATABASE IF EXISTS \"${src}_$d\" WITH (FORCE)"); done
+	pgbin psql -X -q -d "$PROLLY_STORE" "${drops[@]}"
+}
+trap drop_copies EXIT
 # What a store reads as, every command's output and status (reflog lines carry wall-clock times,
-# so they are compared, not shown).
+# so they are compared, not shown). `verify main --history` reads every node of every tree in
+# main's history and checks it hashes to its id, and main's history holds dev, v1 and every
+# commit `log dev` shows: with the refs and `log main` equal, every scan, diff, get, history and
+# stats of either branch reads the same bytes and prints the same (each command here is a
+# connection, about 70 ms of the server's CPU).
 snapshot() {
 	local c
-	for c in branches tags 'log main' 'log dev' 'scan main' 'scan dev' 'diff v1 main' \
-		'reflog main' 'reflog dev' 'history main k/00001' 'verify main' 'verify dev' \
-		'stats main' 'get v1 k/01999'; do
+	for c in branches tags 'log main' 'reflog main' 'reflog dev' 'verify main --history'; do
 		echo "== $c"
 		PROLLY_STORE=$1 prolly $c 2>&1
 		echo "rc=$?"
@@ -44,9 +52,6 @@ writes() {
 	PROLLY_STORE=$u prolly put main new/k1 v1 >/dev/null &&
 		PROLLY_STORE=$u prolly put dev new/k2 v2 >/dev/null &&
 		PROLLY_STORE=$u prolly merge main dev --resolve theirs >/dev/null &&
-		PROLLY_STORE=$u prolly branch gone main >/dev/null &&
-		PROLLY_STORE=$u prolly put gone g 1 >/dev/null &&
-		PROLLY_STORE=$u prolly branch -d gone >/dev/null &&
 		PROLLY_STORE=$u prolly gc --reflog-days 0 | grep nodes_removed | sed 's/\t[1-9][0-9]*$/\tsome/' &&
 		PROLLY_STORE=$u prolly verify main | cut -f1 &&
 		PROLLY_STORE=$u prolly get main new/k2 &&
@@ -118,8 +123,6 @@ echo "-- pg_restore --clean over the live database, the epoch moved past the old
 u=$(newdb inplace)
 pgbin pg_restore --exit-on-error -d "$u" all.dump
 PROLLY_STORE=$u prolly put main after-dump x >/dev/null
-PROLLY_STORE=$u prolly branch gone main >/dev/null
-PROLLY_STORE=$u prolly branch -d gone >/dev/null
 PROLLY_STORE=$u prolly gc --reflog-days 0 | grep nodes_removed | sed 's/\t[1-9][0-9]*$/\tsome/'
 e=$(PROLLY_STORE=$u sql "SELECT value FROM meta WHERE key = 'epoch'")
 pgbin pg_restore --exit-on-error --clean --if-exists -d "$u" all.dump
