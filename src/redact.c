@@ -37,7 +37,9 @@
  * (libpq's messages span lines).
  *
  * prolly_redact_message (libpq's and the server's messages) applies RX1 to the password and
- * sslpassword of the connection string and to a URL's user-information password as typed, RX2 and RX3 on one line; and when the connection string
+ * sslpassword of the connection string, to a URL's user-information password as typed and to
+ * the values of its query's password and sslpassword as typed (query_secrets), RX2 and RX3 on
+ * one line; and when the connection string
  * does not parse, first hides the quoted pieces of the message that may come from it
  * (scrub_parse_error). Before either, RX6: a piece of the message that is the connection string
  * cut short is hidden from its first secret byte on (hide_quoted_conninfo).
@@ -596,11 +598,42 @@ cleanup:
 	return copy;
 }
 
+/* The values of a libpq URL's query keys password and sslpassword as typed (the key looked up
+ * percent-decoded, as libpq does; the value up to '&', where libpq ends it), at most max of them,
+ * each malloc'd into raw. Returns how many, or (size_t)-1 when out of memory (raw then freed). */
+#define QUERY_SECRETS 4
+static size_t query_secrets(const char *conninfo, char **raw, size_t max)
+{
+	size_t q = url_query_start(conninfo), n = 0;
+	for (size_t k = q + 1; q && conninfo[k] && n < max;) {
+		size_t klen = strcspn(conninfo + k, "=&"), vlen, kl;
+		char key[16];
+		if (conninfo[k + klen] != '=') {
+			k += klen + (conninfo[k + klen] == '&');
+			continue;
+		}
+		kl = lookup_key(key, sizeof(key), conninfo + k, klen, 1);
+		k += klen + 1;
+		vlen = strcspn(conninfo + k, "&");
+		if (vlen &&
+		    ((kl == 8 && memcmp(key, "password", 8) == 0) ||
+		     (kl == 11 && memcmp(key, "sslpassword", 11) == 0)) &&
+		    !(raw[n++] = strndup(conninfo + k, vlen))) {
+			while (n)
+				free(raw[--n]);
+			return (size_t)-1;
+		}
+		k += vlen + (conninfo[k + vlen] == '&');
+	}
+	return n;
+}
+
 static size_t redact_message(char *out, size_t cap, const char *message, const char *conninfo,
                              PQconninfoOption *opts, const char *err)
 {
-	const char *secrets[3] = {NULL, NULL, NULL};
-	size_t n;
+	const char *secrets[3 + QUERY_SECRETS] = {NULL};
+	char *typed[QUERY_SECRETS];
+	size_t n, n_typed = 0;
 	if (!opts && conninfo && err) /* it does not parse: the message may quote pieces of it */
 		return scrub_parse_error(out, cap, message ? message : "", conninfo);
 	for (PQconninfoOption *o = opts; o && o->keyword; o++)
@@ -623,8 +656,18 @@ static size_t redact_message(char *out, size_t cap, const char *message, const c
 	if (conninfo && conninfo[i] && !(raw = strndup(conninfo + from, to - from)))
 		return prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
 	secrets[2] = raw;
-	n = prolly__redact(out, cap, message, secrets, 3, 1);
+	/* The query's passwords as typed, for the same reason: on one line RX3 ends a query's value
+	 * at a quote or white space, which a typed value may hold ("?password=\"ek%20r1t"). */
+	if (conninfo && (n_typed = query_secrets(conninfo, typed, QUERY_SECRETS)) == (size_t)-1) {
+		free(raw);
+		return prolly__redact(out, cap, "(message hidden: out of memory)", NULL, 0, 1);
+	}
+	for (size_t t = 0; t < n_typed; t++)
+		secrets[3 + t] = typed[t];
+	n = prolly__redact(out, cap, message, secrets, 3 + n_typed, 1);
 	free(raw);
+	while (n_typed)
+		free(typed[--n_typed]);
 	return n;
 }
 
