@@ -224,7 +224,9 @@ int isolated(struct cli *cli, int (*fn)(struct cli *cli, void *arg), void *arg, 
 /* "SIGSEGV", "SIGBUS", ... for the signals isolated() reports. */
 const char *signal_name(int sig);
 
-/* Runs cli->cmd (isolated on lmdb: stores) and returns its exit code; a crash is reported. */
+/* Runs cli->cmd and returns its exit code; a crash is reported. On lmdb: stores the command runs
+ * in a child (isolated) and, when the child exited, the process ends here with its status
+ * (_exit: the child already flushed the output and ran the exit handlers). */
 int run_command(struct cli *cli, int argc, char **argv);
 
 /* ---- interrupt.c: Ctrl-C, SIGTERM, SIGHUP during clone, fetch, push, pull (see the file) ---- */
