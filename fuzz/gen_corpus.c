@@ -358,7 +358,8 @@ static int count_seeds(const char *dir)
 }
 
 /* URLs for fuzz_remote_url: of every store, with and without a password, in every place libpq
- * reads one; and a password that the refusal's own words spell ("pass"). */
+ * reads one (a connection string's value holding what looks like a URL's query, too); and a
+ * password that the refusal's own words spell ("pass"). */
 static int remote_url_seeds(const char *dir)
 {
 	static const char *const cases[] = {"mem:",
@@ -374,6 +375,7 @@ static int remote_url_seeds(const char *dir)
 	                                    "host=h passwd=Sekr1t",
 	                                    "dbname=d password Sekr1t",
 	                                    "postgres://u:pass@h/db",
+	                                    "host=h?x=a password=Sekr1t",
 	                                    "x"};
 	return write_texts(dir, "remote_url", cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -10,7 +10,10 @@
  *       commit: a remote-tracking ref, read wherever a REF is read as NAME/B (resolve.c), kept
  *       by gc like every ref that names a commit, moved only by fetch and push, never reflogged.
  *   RM3 Remote names are branch names without '/' (so NAME/B splits at the first '/').
- *   RM4 A remote's URL never holds a password (redact.c, RX5): the record is a tree that gc
+ *   RM4 A remote's URL never holds a password, as the redactor finds one (redact.c, RX5) or as
+ *       libpq's parse of it does (a connection string's value may hold what the redactor's walk
+ *       reads as a query or a word naming a password, and hides with the password after it,
+ *       unseen: "host=p?x=a password=SECRET"): the record is a tree that gc
  *       keeps and a copy of the store would carry, so a secret in it would travel and be hard to
  *       delete. prolly_remote_add refuses such a URL; the password belongs in ~/.pgpass,
  *       PGPASSFILE or PGPASSWORD. Remotes are this store's configuration: a clone does not copy
@@ -104,12 +107,17 @@ int prolly_remote_url_valid(const char *url)
 			return prolly_set_error(PROLLY_EINVAL,
 			                        "a remote URL holds the control byte 0x%02x at offset %zu",
 			                        (unsigned char)url[i], i);
-	if (prolly__redact_has_password(url)) /* RM4 */
+	/* RM4: the redactor's walk first (it knows a password in a URL libpq would refuse), then
+	 * libpq's own parse, which is what a connection would send (RM8) */
+	int pw = prolly__redact_has_password(url), rc;
+	if (!pw && (rc = prolly__store_url_check(&pw, url, "remote URL")))
+		return rc;
+	if (pw)
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "the remote URL carries a password, which would be stored in the "
 		                        "store and copied with it: give the URL without the password and "
 		                        "keep it in ~/.pgpass, PGPASSFILE or PGPASSWORD instead");
-	return prolly__store_url_check(url, "remote URL"); /* RM8 */
+	return 0;
 }
 
 int prolly_remote_add(prolly_db *db, const char *name, const char *url)

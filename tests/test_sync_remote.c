@@ -54,6 +54,12 @@ PT_TEST(remote_url_with_password_refused)
 	    "postgresql://h/db?pass%77ord=hunter2",
 	    "postgresql://h/db?port=5&%70assword=hunter2",
 	    "postgresql://h/db?%73slpassword=hunter2",
+	    /* a connection string's value holding '?' and then what reads as a query's KEY=VALUE or
+	     * a word naming a password: the redactor's walk hid the password that follows with it
+	     * and did not see it (fuzz finding: host=p?pass%7\377h password=/Sek) */
+	    "host=p?pass%7\377h password=hunter2",
+	    "host=p?x=a password=hunter2",
+	    "host=h?pass sslpassword=hunter2 dbname=d",
 	};
 	static const char *const allowed[] = {
 	    "lmdb:/data/passwords",

@@ -31,24 +31,35 @@ static int url_kind(const char *url)
 	return URL_OTHER;
 }
 
-int prolly__store_url_check(const char *url, const char *what)
+/* Whether libpq's parse of a connection string holds a non-empty password or sslpassword. */
+static int parsed_password(const PQconninfoOption *opts)
+{
+	for (const PQconninfoOption *o = opts; o->keyword; o++)
+		if (o->val && o->val[0] &&
+		    (strcmp(o->keyword, "password") == 0 || strcmp(o->keyword, "sslpassword") == 0))
+			return 1;
+	return 0;
+}
+
+int prolly__store_url_check(int *has_password, const char *url, const char *what)
 {
 	char *err = NULL, msg[600];
 	PQconninfoOption *opts;
-	int rc;
+	int rc, pw = 0;
 	switch (url_kind(url)) {
-	case URL_MEM: return 0;
+	case URL_MEM: break;
 	case URL_LMDB:
-		return url[strlen("lmdb:")]
-		           ? 0
-		           : prolly_set_error(PROLLY_EINVAL, "the %s names no directory (use lmdb:PATH)",
-		                              what);
+		if (!url[strlen("lmdb:")])
+			return prolly_set_error(PROLLY_EINVAL, "the %s names no directory (use lmdb:PATH)",
+			                        what);
+		break;
 	case URL_PG:
 		if ((rc = prolly__pq_load())) /* PQ1 */
 			return rc;
 		if ((opts = PQconninfoParse(url, &err))) {
+			pw = parsed_password(opts);
 			PQconninfoFree(opts);
-			return 0;
+			break;
 		}
 		/* libpq's reason may quote pieces of url: through the one redactor */
 		prolly_redact_message(msg, sizeof(msg), err ? err : "out of memory", url);
@@ -61,6 +72,9 @@ int prolly__store_url_check(const char *url, const char *what)
 		                        "postgresql://... or a libpq conninfo string (host=... dbname=...)",
 		                        what);
 	}
+	if (has_password)
+		*has_password = pw;
+	return 0;
 }
 
 /* ---- a read-only view of another store (PROLLY_OPEN_READONLY where the store has no read-only

@@ -171,8 +171,10 @@ int prolly__store_ancestors(const char *who, const prolly_id *ids, size_t n, siz
  * (PATH not empty), or a PostgreSQL URL or connection string that libpq's PQconninfoParse
  * accepts (no unknown keyword or query parameter, no missing '=', no open quote). Else
  * PROLLY_EINVAL, with a message that names url as what ("remote URL") and quotes libpq's reason
- * only through prolly_redact_message, never url itself. Opens nothing. (open.c) */
-int prolly__store_url_check(const char *url, const char *what);
+ * only through prolly_redact_message, never url itself; PROLLY_EUNSUPPORTED when libpq cannot be
+ * loaded (PQ1). On 0, *has_password (when not NULL) is 1 if libpq found a non-empty password or
+ * sslpassword in url, else 0; it is untouched on an error. Opens nothing. (open.c) */
+int prolly__store_url_check(int *has_password, const char *url, const char *what);
 
 #ifdef PROLLY_TEST_HOOKS
 /* Test hook, only in the test build (mem.c compiled with -DPROLLY_TEST_HOOKS into the tests'
