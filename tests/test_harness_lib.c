@@ -353,6 +353,64 @@ PT_TEST(server_switches_over_a_window)
 	close(up[1]);
 }
 
+/* Writes text to dir/rel (its directories made), for a control group tree of a test. */
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = 0;
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	PT_REQUIRE(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The memory store's size check took MemTotal alone: in a container limited to 4 GiB on a
+ * 24 GiB machine, a size that passed was built until the kernel killed the harness. The limit
+ * of the process's control group (v2 memory.max, v1 memory.limit_in_bytes) is read too, the
+ * lowest of the group's and its ancestors'; "max" and v1's page-rounded LONG_MAX are none. */
+PT_TEST(cgroup_memory_limit)
+{
+	char dir[] = "/tmp/test_harness_lib.XXXXXX";
+	PT_REQUIRE(mkdtemp(dir) != NULL);
+	/* v2: the group's own "max", its parent's 4 GiB, the grandparent's 8 GiB */
+	put_file(dir, "a/memory.max", "8589934592\n");
+	put_file(dir, "a/b/memory.max", "4294967296\n");
+	put_file(dir, "a/b/c/memory.max", "max\n");
+	PT_CHECK(bench_cgroup_mem_limit("0::/a/b/c\n", dir) == UINT64_C(4294967296));
+	PT_CHECK(bench_cgroup_mem_limit("0::/a\n", dir) == UINT64_C(8589934592));
+	/* a group the mount does not hold (the container sees its own as the root): the root's */
+	PT_CHECK(bench_cgroup_mem_limit("0::/elsewhere/x\n", dir) == 0);
+	put_file(dir, "memory.max", "2147483648");
+	PT_CHECK(bench_cgroup_mem_limit("0::/elsewhere/x\n", dir) == UINT64_C(2147483648));
+	PT_CHECK(bench_cgroup_mem_limit("0::/\n", dir) == UINT64_C(2147483648));
+	/* v1 (a hybrid machine: "0::/" with no limit, the memory controller's line) */
+	put_file(dir, "memory/memory.limit_in_bytes", "9223372036854771712\n");
+	put_file(dir, "memory/p/q/memory.limit_in_bytes", "1073741824\n");
+	char path[64];
+	snprintf(path, sizeof(path), "%s/memory.max", dir);
+	unlink(path);
+	const char *hybrid = "12:pids:/\n4:cpuset,memory:/p/q\n1:name=systemd:/\n0::/\n";
+	PT_CHECK(bench_cgroup_mem_limit(hybrid, dir) == UINT64_C(1073741824));
+	PT_CHECK(bench_cgroup_mem_limit("4:memory:/\n", dir) == 0); /* unlimited */
+	PT_CHECK(bench_cgroup_mem_limit("4:memorysomething:/p/q\n", dir) == 0);
+	/* nothing to read, or nonsense */
+	PT_CHECK(bench_cgroup_mem_limit("", dir) == 0);
+	PT_CHECK(bench_cgroup_mem_limit("garbage", dir) == 0);
+	PT_CHECK(bench_cgroup_mem_limit("0::/a/b/c", "/nonexistent") == 0);
+	/* this process: never above MemTotal, and named by its source */
+	const char *source = NULL;
+	uint64_t limit = bench_mem_limit(&source);
+	PT_CHECKF(limit > 0 && limit <= bench_mem_total() && source &&
+	              (strcmp(source, "MemTotal") == 0 || strcmp(source, "cgroup memory limit") == 0),
+	          "%llu (%s)", (unsigned long long)limit, source ? source : "NULL");
+	bench_rm_tree(dir);
+}
+
 /* ---- redaction ------------------------------------------------------------------------------- */
 
 #define SECRET "Sup3rS3cret"

@@ -789,7 +789,8 @@ PT_TEST(hash_changes_with_override)
 
 /* On the memory store the harness holds the scale suite's base trees in its own process: sizes
  * of 100M or 1G records were accepted and built until the machine ran out of memory. With the
- * machine's memory given (mem_store_ram, as the harness sets it for --store mem), resolve refuses
+ * memory the process may use given (mem_store_ram, as the harness sets it for --store mem from
+ * bench_mem_limit), resolve refuses
  * a size whose tree alone (HW_SCALE_RECORD_BYTES a record) exceeds it, at the size's line. */
 PT_TEST(memory_store_size_beyond_the_machine_is_refused)
 {
@@ -808,7 +809,7 @@ PT_TEST(memory_store_size_beyond_the_machine_is_refused)
 	PT_CHECKF(strstr(err.file, "mem.toml") && err.line == 4 &&
 	              strcmp(err.key, "scale.sizes[1]") == 0 &&
 	              strstr(err.msg, "1000000000 records of 67 bytes (key, value, node) is 63896 MiB "
-	                              "on the memory store, more than this machine's memory (MemTotal "
+	                              "on the memory store, more than this process may use (MemTotal "
 	                              "8192 MiB)"),
 	          "%s", err.text);
 	/* a flag's size is named by the flag; a larger value makes a smaller size too large */
@@ -818,6 +819,11 @@ PT_TEST(memory_store_size_beyond_the_machine_is_refused)
 	PT_CHECK(hw_workload_resolve(&w, &err) == -1);
 	PT_CHECKF(strcmp(err.file, "--sizes") == 0 && strstr(err.msg, "MemTotal 8192 MiB"), "%s",
 	          err.text);
+	/* a control group's limit lower than MemTotal is named as such (bench_mem_limit) */
+	w.mem_store_ram_source = "cgroup memory limit";
+	PT_CHECK(hw_workload_resolve(&w, &err) == -1);
+	PT_CHECKF(strstr(err.msg, "(cgroup memory limit 8192 MiB)"), "%s", err.text);
+	w.mem_store_ram_source = NULL;
 	PT_CHECK(hw_workload_set(&w, "scale.sizes", "[100000000]", "--sizes", &err) == 0);
 	PT_CHECKF(hw_workload_resolve(&w, &err) == 0, "%s", err.text);
 	PT_CHECK(hw_workload_set(&w, "scale.value_bytes", "100", "--scale-value-bytes", &err) == 0);
@@ -851,7 +857,7 @@ PT_TEST(memory_store_service_records_beyond_the_machine_are_refused)
 	PT_CHECKF(strstr(err.file, "svc.toml") && err.line == 4 &&
 	              strcmp(err.key, "service.records") == 0 &&
 	              strstr(err.msg, "1000000000 records of 127 bytes (key, value, node) is 121116 "
-	                              "MiB on the memory store, more than this machine's memory "
+	                              "MiB on the memory store, more than this process may use "
 	                              "(MemTotal 8192 MiB)"),
 	          "%s", err.text);
 	PT_CHECK(hw_workload_set(&w, "service.records", "1000000", "--records", &err) == 0);

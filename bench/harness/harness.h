@@ -220,14 +220,18 @@ typedef struct hw_workload {
 	 * harness). A test with suites of its own passes it to hw_workload_load_suites, or sets it
 	 * in a zeroed hw_workload before the first hw_workload_set / hw_workload_resolve. */
 	const struct h_suite *const *suites;
-	/* The machine's memory in bytes (MemTotal of /proc/meminfo) when the scale suite is to run on
-	 * the memory store, which holds every node in the harness's process; 0: not checked. Set it
-	 * between hw_workload_load and hw_workload_resolve: resolve then refuses (naming file, line
-	 * and key) a size whose base tree alone, HW_SCALE_RECORD_BYTES a record, exceeds it. */
+	/* The memory the harness's process may use in bytes (bench_mem_limit: MemTotal of
+	 * /proc/meminfo, or its control group's limit when lower) when the scale suite is to run on
+	 * the memory store, which holds every node in that process; 0: not checked. Set it between
+	 * hw_workload_load and hw_workload_resolve: resolve then refuses (naming file, line and key)
+	 * a size whose base tree alone, HW_SCALE_RECORD_BYTES a record, exceeds it. */
 	uint64_t mem_store_ram;
 	/* The same for the service suite on the memory store (its one base tree, which the tenants
 	 * share: `records` records of HW_SERVICE_RECORD_BYTES). */
 	uint64_t mem_store_ram_service;
+	/* What the two figures above are, as the refusal names them: bench_mem_limit's source
+	 * ("MemTotal", "cgroup memory limit"); NULL is "MemTotal". A static string. */
+	const char *mem_store_ram_source;
 } hw_workload;
 
 /* Bytes of one record of a scale base tree, roughly: its key (24 bytes, SCALE_KEY_LEN), its

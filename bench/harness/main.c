@@ -461,14 +461,14 @@ static int load_workload(hw_workload *w, opts *o)
 		return EXIT_USAGE;
 	}
 	/* The memory store holds the scale and service suites' trees in this process: resolve
-	 * refuses a size that cannot fit in the machine's memory. */
+	 * refuses a size that cannot fit in the memory this process may use. */
 	for (size_t i = 0; h_suites[i] && strcmp(o->store, "mem") == 0; i++) {
 		if (!((o->suites >> i) & 1))
 			continue;
 		if (h_suites[i] == &hsc_suite)
-			w->mem_store_ram = bench_mem_total();
+			w->mem_store_ram = bench_mem_limit(&w->mem_store_ram_source);
 		if (h_suites[i] == &hsvc_suite)
-			w->mem_store_ram_service = bench_mem_total();
+			w->mem_store_ram_service = bench_mem_limit(&w->mem_store_ram_source);
 	}
 	for (int i = 0; i < o->n_pending; i++)
 		if (set_override(w, o->pending[i], o->pending_src[i]) != 0)

@@ -285,10 +285,10 @@ static int read_service(hw_workload *v, const toml_doc *d, toml_error *err)
 	if (v->mem_store_ram_service && s->enabled && tree > v->mem_store_ram_service)
 		return hw__fail_at(err, d, either(d, "service.records", "service.value_bytes"),
 		                   "%" PRIu64 " records of %" PRIu64 " bytes (key, value, node) is %" PRIu64
-		                   " MiB on the memory store, more than this machine's memory (MemTotal "
+		                   " MiB on the memory store, more than this process may use (%s "
 		                   "%" PRIu64 " MiB): use fewer records, or the lmdb or postgres store",
 		                   s->records, HW_SERVICE_RECORD_BYTES(s->value_bytes), tree >> 20,
-		                   v->mem_store_ram_service >> 20);
+		                   v->mem_store_ram_source, v->mem_store_ram_service >> 20);
 	if (s->hot_root_share > 0 && s->hot_roots == 0)
 		return hw__fail_at(
 		    err, d, either(d, "service.hot_roots", "service.hot_root_share"),
@@ -361,10 +361,10 @@ static int read_scale(hw_workload *v, const toml_doc *d, toml_error *err)
 		char msg[320];
 		snprintf(msg, sizeof(msg),
 		         "%" PRIu64 " records of %" PRIu64 " bytes (key, value, node) is %" PRIu64
-		         " MiB on the memory store, more than this machine's memory (MemTotal %" PRIu64
+		         " MiB on the memory store, more than this process may use (%s %" PRIu64
 		         " MiB): use a smaller size, or the lmdb or postgres store",
 		         c->sizes[i], HW_SCALE_RECORD_BYTES(c->value_bytes), tree >> 20,
-		         v->mem_store_ram >> 20);
+		         v->mem_store_ram_source, v->mem_store_ram >> 20);
 		const toml_node *at = toml_at(toml_find(toml_root(d), "scale.sizes"), (size_t)i);
 		return at ? toml_error_at(err, at, "%s", msg)
 		          : hw__fail_at(err, d, "scale.value_bytes", "%s", msg);
@@ -684,6 +684,7 @@ int hw_workload_resolve(hw_workload *w, toml_error *err)
 	v.suites = w->suites;
 	v.mem_store_ram = w->mem_store_ram;
 	v.mem_store_ram_service = w->mem_store_ram_service;
+	v.mem_store_ram_source = w->mem_store_ram_source ? w->mem_store_ram_source : "MemTotal";
 	if (working_doc(w, err) || read_doc(&v, w->resolved, err))
 		goto cleanup;
 	if (build_doc(&out, &v, toml_doc_name(w->resolved), err))

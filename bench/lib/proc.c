@@ -59,6 +59,103 @@ uint64_t bench_mem_total(void)
 	return (uint64_t)kib * 1024;
 }
 
+/* A cgroup memory limit file's value in bytes, or 0 when it is absent, unreadable or no limit
+ * ("max"; v1 writes LONG_MAX rounded down to a page for none). */
+static uint64_t limit_file(const char *dir, const char *rel, const char *name)
+{
+	char path[4096], text[64];
+	unsigned long long v;
+	if (snprintf(path, sizeof(path), "%s%s/%s", dir, rel, name) >= (int)sizeof(path))
+		return 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t k = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[k] = 0;
+	if (sscanf(text, "%llu", &v) != 1 || v >= (1ULL << 62))
+		return 0;
+	return (uint64_t)v;
+}
+
+/* The lowest limit set on group rel under dir or on any of its ancestors, or 0. rel ("" or
+ * "/a/b") is cut at each '/' from the end in place. A group that dir does not hold (the mount
+ * shows the container's own group as its root) is looked up at the root only. */
+static uint64_t lowest_limit(const char *dir, char *rel, const char *name)
+{
+	char path[4096];
+	uint64_t low = 0, v;
+	if (snprintf(path, sizeof(path), "%s%s", dir, rel) >= (int)sizeof(path) ||
+	    access(path, F_OK) != 0)
+		rel[0] = 0;
+	for (;;) {
+		if ((v = limit_file(dir, rel, name)) && (!low || v < low))
+			low = v;
+		char *slash = strrchr(rel, '/');
+		if (!slash)
+			return low;
+		*slash = 0;
+	}
+}
+
+/* A /proc/self/cgroup path ("/" for the root) as the rel of lowest_limit ("" for the root), in
+ * rel (4096 bytes); 0, or -1 when it does not fit. */
+static int group_rel(char *rel, const char *path, size_t len)
+{
+	if (len >= 4096)
+		return -1;
+	memcpy(rel, path, len);
+	rel[len == 1 && path[0] == '/' ? 0 : len] = 0;
+	return 0;
+}
+
+uint64_t bench_cgroup_mem_limit(const char *self_cgroup, const char *mount)
+{
+	char dir[4096], rel[4096];
+	const char *v1 = NULL, *v2 = NULL; /* the memory controller's v1 path, the v2 path */
+	size_t v1_len = 0, v2_len = 0;
+	uint64_t low = 0;
+	/* Lines "ID:CONTROLLERS:PATH"; v2's is "0::PATH", v1's CONTROLLERS a comma list. */
+	for (const char *line = self_cgroup; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+		if (c2 && c2 == c1 + 1 && c1 == line + 1 && line[0] == '0') {
+			v2 = c2 + 1;
+			v2_len = len - (size_t)(v2 - line);
+		}
+		for (const char *w = c1 ? c1 + 1 : c2; c2 && w < c2; w += strcspn(w, ",:") + 1)
+			if (strcspn(w, ",:") == 6 && strncmp(w, "memory", 6) == 0) {
+				v1 = c2 + 1;
+				v1_len = len - (size_t)(v1 - line);
+			}
+		line = end ? end + 1 : NULL;
+	}
+	if (v2 && group_rel(rel, v2, v2_len) == 0)
+		low = lowest_limit(mount, rel, "memory.max");
+	if (!low && v1 && group_rel(rel, v1, v1_len) == 0 &&
+	    snprintf(dir, sizeof(dir), "%s/memory", mount) < (int)sizeof(dir))
+		low = lowest_limit(dir, rel, "memory.limit_in_bytes");
+	return low;
+}
+
+uint64_t bench_mem_limit(const char **source)
+{
+	char text[4096];
+	uint64_t total = bench_mem_total(), group = 0;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (f) {
+		size_t k = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[k] = 0;
+		group = bench_cgroup_mem_limit(text, "/sys/fs/cgroup");
+	}
+	int take_group = group && (!total || group < total);
+	*source = take_group ? "cgroup memory limit" : "MemTotal";
+	return take_group ? group : total;
+}
+
 double bench_load1(void)
 {
 	double l[1];

@@ -19,6 +19,17 @@ double bench_peak_rss_mib(void);
 void bench_rss_mib(double *anon, double *file);
 /* The machine's memory in bytes (MemTotal of /proc/meminfo), or 0 if unknown. */
 uint64_t bench_mem_total(void);
+/* The memory limit in bytes of the control group that self_cgroup (the text of
+ * /proc/self/cgroup) names under mount (/sys/fs/cgroup), the lowest of its own and its
+ * ancestors': cgroup v2's memory.max ("0::PATH" lines), else v1's memory.limit_in_bytes (a
+ * "N:...memory...:PATH" line, under mount/memory). A PATH that is not under mount (a container
+ * that sees its own group as the root) is read at the root. 0 when none is set ("max", v1's
+ * page-rounded LONG_MAX) or nothing can be read. */
+uint64_t bench_cgroup_mem_limit(const char *self_cgroup, const char *mount);
+/* The memory this process may use, in bytes: the lower of MemTotal and the limit of its control
+ * group (bench_cgroup_mem_limit of /proc/self/cgroup under /sys/fs/cgroup); 0 if neither is
+ * known. *source names the figure taken, for messages: "MemTotal" or "cgroup memory limit". */
+uint64_t bench_mem_limit(const char **source);
 /* The one-minute load average, or -1. */
 double bench_load1(void);
 /* CPU time (user + system, ms) of a PostgreSQL server: the postmaster, its live children and

@@ -258,8 +258,8 @@ check "--compare-only with a file as --baseline: exit 2 (got $rc)" test "$rc" -e
 	2>"$work/mem.err"
 rc=$?
 cat "$work/mem.err"
-check "--store mem --sizes 10G: exit 2 naming --sizes and MemTotal (got $rc)" \
-	bash -c "[ $rc -eq 2 ] && grep -q '^harness: --sizes:.*MemTotal' '$work/mem.err'"
+check "--store mem --sizes 10G: exit 2 naming --sizes and the memory limit (got $rc)" \
+	bash -c "[ $rc -eq 2 ] && grep -Eq '^harness: --sizes:.*(MemTotal|cgroup memory limit)' '$work/mem.err'"
 "$harness" --config "$smoke" --dry-run --suite scale --store lmdb --sizes 10G >/dev/null 2>&1
 rc=$?
 check "--store lmdb --sizes 10G is not held to the memory (got $rc)" test "$rc" -eq 0
