@@ -48,6 +48,26 @@ void hins_series_dispose(hins_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Folds a second: its percentiles and maximum kept, its histogram freed. */
+static void fold(hins_second *x)
+{
+	if (!x->h)
+		return;
+	x->p50 = hdr_percentile(x->h, 50);
+	x->p99 = hdr_percentile(x->h, 99);
+	x->max = hdr_max(x->h);
+	hdr_free(x->h);
+	x->h = NULL;
+}
+
+/* Folds the seconds more than HINS_OPEN_SECONDS behind the newest, s->n - 1 (mu held): those
+ * from s->folded on, which the last call left open. */
+static void fold_old(hins_series *s)
+{
+	for (; s->folded + HINS_OPEN_SECONDS < s->n; s->folded++)
+		fold(&s->s[s->folded]);
+}
+
 void hins_series_add(hins_series *s, uint64_t end_ns, uint64_t lat_ns, uint64_t ops)
 {
 	size_t sec = end_ns > s->start_ns ? (size_t)((end_ns - s->start_ns) / 1000000000u) : 0;
@@ -62,14 +82,19 @@ void hins_series_add(hins_series *s, uint64_t end_ns, uint64_t lat_ns, uint64_t 
 		memset(s->s + s->n, 0, (sec + 1 - s->n) * sizeof(*s->s));
 		s->n = sec + 1;
 	}
-	if (!s->s[sec].h && hdr_new(&s->s[sec].h, HIST_HIGHEST, 2) != 0) {
+	if (!s->s[sec].h && sec + HINS_OPEN_SECONDS >= s->n &&
+	    hdr_new(&s->s[sec].h, HIST_HIGHEST, 2) != 0) {
 		s->oom = 1;
 		goto out;
 	}
 	s->s[sec].ops += ops;
-	hdr_record(s->s[sec].h, lat_ns);
+	if (s->s[sec].h)
+		hdr_record(s->s[sec].h, lat_ns);
+	else if (lat_ns > s->s[sec].max) /* folded: a late sample */
+		s->s[sec].max = lat_ns;
 	hdr_record(s->all, lat_ns);
 	s->ops += ops;
+	fold_old(s);
 out:
 	pthread_mutex_unlock(&s->mu);
 }
@@ -119,9 +144,15 @@ int hins_series_row(hrow *row, const hins_series *s, const char *prefix, double 
 		const hdr_hist *h = x ? x->h : NULL;
 		const char *sep = i ? ";" : "";
 		bench_buf_printf(&b[0], "%s%" PRIu64, sep, x ? x->ops : 0);
-		bench_buf_printf(&b[1], "%s%.3f", sep, h ? ms(hdr_percentile(h, 50)) : 0.0);
-		bench_buf_printf(&b[2], "%s%.3f", sep, h ? ms(hdr_percentile(h, 99)) : 0.0);
-		bench_buf_printf(&b[3], "%s%.3f", sep, h ? ms(hdr_max(h)) : 0.0);
+		bench_buf_printf(&b[1], "%s%.3f", sep,
+		                 h   ? ms(hdr_percentile(h, 50))
+		                 : x ? ms(x->p50)
+		                     : 0.0);
+		bench_buf_printf(&b[2], "%s%.3f", sep,
+		                 h   ? ms(hdr_percentile(h, 99))
+		                 : x ? ms(x->p99)
+		                     : 0.0);
+		bench_buf_printf(&b[3], "%s%.3f", sep, h ? ms(hdr_max(h)) : x ? ms(x->max) : 0.0);
 	}
 	for (int i = 0; i < 4; i++) {
 		if (b[i].oom)
