@@ -3,7 +3,6 @@
  *
  *   - the row generator: a pure function of (seed, key), in the documented domains;
  *   - the column list carries every PostgreSQL counter column of hp_columns;
- *   - the per-second series: old seconds folded to their percentiles, the columns unchanged;
  *   - the [insert] section: defaults (ten steps, three contenders: 30 cells), writer_rates
  *     making the q steps, bad keys and values refused naming the key;
  *   - a store other than PostgreSQL: the suite says so and runs nothing;
@@ -98,54 +97,6 @@ PT_TEST(rows)
 		hins_row(&b, bb, &cfg, 6, i); /* another client's row */
 		PT_CHECK(b.ints[0] == i && memcmp(&a.ints[2], &b.ints[2], 4 * sizeof(int64_t)) != 0);
 	}
-}
-
-/* Every second of a step kept a 34 KB latency histogram to the end of the step (120 MB an hour,
- * in the client RSS the step reports). A second is now folded into its median, 99th percentile
- * and maximum once it is HINS_OPEN_SECONDS behind the newest: the per-second columns are what
- * they were, and at most HINS_OPEN_SECONDS histograms are alive; a late sample still counts in
- * its second's operations and maximum. */
-PT_TEST(series_folds_old_seconds)
-{
-	enum { SECONDS = 600 };
-	hins_series s;
-	hrow *row = hrow_new();
-	PT_REQUIRE(row && hins_series_init(&s) == 0);
-	for (uint64_t k = 0; k < SECONDS; k++) {
-		uint64_t at = s.start_ns + k * 1000000000u + 1000;
-		for (int j = 0; j < 99; j++) /* 99 samples of (k + 1) ms, one of 10 x that */
-			hins_series_add(&s, at, (k + 1) * 1000000u, 2);
-		hins_series_add(&s, at, 10 * (k + 1) * 1000000u, 2);
-		size_t open = 0;
-		for (size_t i = 0; i < s.n; i++)
-			open += s.s[i].h != NULL;
-		PT_CHECKF(open <= HINS_OPEN_SECONDS, "%zu histograms alive at second %llu", open,
-		          (unsigned long long)k);
-	}
-	hins_series_add(&s, s.start_ns + 10 * 1000000000ull + 5, 900000000u, 1); /* late */
-	PT_REQUIRE(hins_series_row(row, &s, "", SECONDS) == 0);
-	PT_CHECK(strcmp(hrow_get(row, "ops"), "120001") == 0);
-	const char *ops = hrow_get(row, "per_second_ops"), *p50 = hrow_get(row, "per_second_p50_ms");
-	const char *p99 = hrow_get(row, "per_second_p99_ms"), *max = hrow_get(row, "per_second_max_ms");
-	PT_REQUIRE(ops && p50 && p99 && max);
-	for (size_t k = 0; k < SECONDS; k++) {
-		char *end;
-		double o = strtod(ops, &end), a = strtod(p50, &end), b = strtod(p99, &end),
-		       c = strtod(max, &end);
-		double want_max = k == 10 ? 900 : 10.0 * (double)(k + 1);
-		PT_CHECKF(o == (k == 10 ? 201 : 200) &&
-		              fabs(a - (double)(k + 1)) <= 0.01 * (double)(k + 1) &&
-		              fabs(b - (double)(k + 1)) <= 0.01 * (double)(k + 1) &&
-		              fabs(c - want_max) <= 0.01 * want_max,
-		          "second %zu: ops %g p50 %g p99 %g max %g", k, o, a, b, c);
-		ops = strchr(ops, ';') ? strchr(ops, ';') + 1 : "";
-		p50 = strchr(p50, ';') ? strchr(p50, ';') + 1 : "";
-		p99 = strchr(p99, ';') ? strchr(p99, ';') + 1 : "";
-		max = strchr(max, ';') ? strchr(max, ';') + 1 : "";
-	}
-	PT_CHECK(!*ops && !*p50 && !*p99 && !*max);
-	hins_series_dispose(&s);
-	hrow_free(row);
 }
 
 PT_TEST(columns)

@@ -9,7 +9,8 @@
  *   - clock: monotonic, the stopwatch's pauses, the UTC stamp's form;
  *   - proc: a process's parent, CPU and context switches read from /proc (a command name with
  *     ") " in it included), a "server" (this process and its children) summed, -1 / 0 for a
- *     process that is gone;
+ *     process that is gone; the memory limit of a control group (v1 and v2, over a fake tree);
+ *   - series: per-second operations and percentiles, old seconds reduced, late samples;
  *   - redaction: prolly_redact_url / prolly_redact_message on postgres://, postgresql://, upper
  *     case schemes, conninfo password= and PGPASSWORD=, and the harness's own PostgreSQL paths
  *     (monitor connection, environment files) with a password in the URL and in $PGPASSWORD:
@@ -27,8 +28,10 @@
 #include "prolly.h"
 #include "ptest.h"
 #include "rng.h"
+#include "series.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +412,59 @@ PT_TEST(cgroup_memory_limit)
 	              (strcmp(source, "MemTotal") == 0 || strcmp(source, "cgroup memory limit") == 0),
 	          "%llu (%s)", (unsigned long long)limit, source ? source : "NULL");
 	bench_rm_tree(dir);
+}
+
+/* ---- per-second series ----------------------------------------------------------------------- */
+
+/* Every second of an insert step kept a 34 KB latency histogram to the end of the step (120 MB
+ * an hour, in the client RSS the step reports), and the service suite allocated one for each
+ * second of its window before it began. A second is now reduced to its median, 99th percentile
+ * and maximum once it is BENCH_SERIES_OPEN behind the newest: the figures are what they were,
+ * at most BENCH_SERIES_OPEN histograms are alive, and a late sample still counts in its
+ * second's operations and maximum. */
+PT_TEST(series_reduces_old_seconds)
+{
+	enum { SECONDS = 600 };
+	bench_series s;
+	PT_REQUIRE(bench_series_init(&s) == 0);
+	for (uint64_t k = 0; k < SECONDS; k++) {
+		uint64_t at = s.start_ns + k * 1000000000u + 1000;
+		if (k == 7)
+			continue;                /* a second without operations */
+		for (int j = 0; j < 99; j++) /* 99 samples of (k + 1) ms, one of 10 x that */
+			bench_series_add(&s, at, (k + 1) * 1000000u, 2);
+		bench_series_add(&s, at, 10 * (k + 1) * 1000000u, 0); /* failed: no ops */
+		size_t open = 0;
+		for (size_t i = 0; i < s.n; i++)
+			open += s.s[i].h != NULL;
+		PT_CHECKF(open <= BENCH_SERIES_OPEN, "%zu histograms alive at second %llu", open,
+		          (unsigned long long)k);
+	}
+	bench_series_add(&s, s.start_ns + 10 * 1000000000ull + 5, 900000000u, 1); /* late */
+	PT_CHECK(s.ops == (SECONDS - 1) * 198 + 1 && hdr_count(s.all) == (SECONDS - 1) * 100 + 1);
+	for (size_t k = 0; k <= SECONDS; k++) {
+		uint64_t ops, p50, p99, max;
+		bench_series_second(&s, k, &ops, &p50, &p99, &max);
+		if (k == 7 || k == SECONDS) {
+			PT_CHECK(ops == 0 && p50 == 0 && p99 == 0 && max == 0);
+			continue;
+		}
+		double ms = (double)(k + 1) * 1e6, want_max = k == 10 ? 9e8 : 10 * ms;
+		PT_CHECKF(ops == (k == 10 ? 199u : 198u) && fabs((double)p50 - ms) <= 0.01 * ms &&
+		              fabs((double)p99 - ms) <= 0.01 * ms &&
+		              fabs((double)max - want_max) <= 0.01 * want_max,
+		          "second %zu: ops %llu p50 %llu p99 %llu max %llu", k, (unsigned long long)ops,
+		          (unsigned long long)p50, (unsigned long long)p99, (unsigned long long)max);
+	}
+	/* a window of fixed length: later ends count in its last second */
+	bench_series_dispose(&s);
+	PT_REQUIRE(bench_series_init(&s) == 0);
+	s.max_sec = 2;
+	bench_series_add(&s, s.start_ns + 5000000000ull, 1000, 1);
+	PT_CHECK(s.n == 2 && s.s[1].ops == 1);
+	bench_series_dispose(&s);
+	bench_series_dispose(&s); /* disposed twice, and NULL */
+	bench_series_dispose(NULL);
 }
 
 /* ---- redaction ------------------------------------------------------------------------------- */

@@ -29,6 +29,7 @@
 
 #include "../tables/table.h"
 #include "harness.h"
+#include "series.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -69,43 +70,13 @@ typedef struct hins_step {
 	char name[16]; /* "l.i0", "qr100" */
 } hins_step;
 
-/* ---- per-second series and latency (insert_meter.c) ---------------------------------------- */
+/* ---- per-second series and latency (insert_meter.c; the series: bench/lib/series.h) ------- */
 
-/* One second of a series: operations (rows for writes) finished in it, and their latencies:
- * a histogram while the second is among the newest HINS_OPEN_SECONDS seen, then only its
- * median, 99th percentile and maximum (a histogram is 34 KB: one per second of a long step made
- * the client RSS the step reports grow by 120 MB an hour). */
-#define HINS_OPEN_SECONDS 3
-typedef struct hins_second {
-	uint64_t ops;
-	hdr_hist *h;            /* created on first use, freed when the second is folded */
-	uint64_t p50, p99, max; /* ns, once folded (or max of samples that came after) */
-} hins_second;
-
-/* A series of seconds from a start time, growing as needed, shared by threads (mu). A sample
- * that ends in a second already folded (HINS_OPEN_SECONDS behind the newest one: it waited that
- * long for the mutex) counts in its operations and maximum, not in its percentiles. */
-typedef struct hins_series {
-	pthread_mutex_t mu;
-	uint64_t start_ns;
-	hins_second *s;
-	size_t n, cap;
-	size_t folded;  /* seconds [0, folded) hold no histogram */
-	hdr_hist *all;  /* every latency */
-	uint64_t ops;   /* every op */
-	size_t max_sec; /* > 0: the series' length; later ends count in its last second */
-	int oom;
-} hins_series;
-
-int hins_series_init(hins_series *s);
-void hins_series_dispose(hins_series *s);
-/* Records one latency sample (ns) ending at end_ns, counting ops operations. Thread-safe. */
-void hins_series_add(hins_series *s, uint64_t end_ns, uint64_t lat_ns, uint64_t ops);
 /* Writes the series into row under prefix ("" or "writer_"): PREFIXops, PREFIXops_per_s,
  * PREFIXsamples, PREFIXp50_ms, PREFIXp99_ms, PREFIXmax_ms, PREFIXmean_ms, PREFIXhdr and the
  * per-second strings PREFIXper_second_ops, _p50_ms, _p99_ms, _max_ms ("n;n;..."), over the
  * seconds [0, max_sec), or [0, ceil(elapsed_s)) without max_sec. 0, or -1 when out of memory. */
-int hins_series_row(hrow *row, const hins_series *s, const char *prefix, double elapsed_s);
+int hins_series_row(hrow *row, const bench_series *s, const char *prefix, double elapsed_s);
 
 /* What the client process and the server did during a cell. */
 typedef struct hins_usage {
@@ -162,8 +133,8 @@ typedef struct hins_data {
 
 /* Everything one step of one contender measured. */
 typedef struct hins_result {
-	hins_series main;   /* inserts (rows), index builds or queries */
-	hins_series writer; /* qr/qp: the background writers' rows */
+	bench_series main;   /* inserts (rows), index builds or queries */
+	bench_series writer; /* qr/qp: the background writers' rows */
 	double elapsed_s;
 	uint64_t errors, conflicts, retries;
 	uint64_t deleted, inserted; /* rows */

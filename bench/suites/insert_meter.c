@@ -1,8 +1,8 @@
 /*
  * insert_meter.c - what an insert-suite cell measures besides its own operations (insert_int.h):
  *
- *   series   per-second operation counts and latencies (HDR histograms), shared by a cell's
- *            threads under a mutex; the whole cell's histogram beside them
+ *   series   the row of a per-second series (bench/lib/series.h: operation counts and
+ *            latencies, shared by a cell's threads; the whole cell's histogram beside them)
  *   meter    the client process's CPU (every thread) and context switches (getrusage), the
  *            PostgreSQL backends' CPU and context switches (/proc/PID/stat and status of every
  *            client backend of the database but the monitors, listed from pg_stat_activity at
@@ -25,79 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HIST_HIGHEST 600000000000ULL /* 10 minutes */
 #define MAX_BACKENDS 256
 
 /* ---- series ---------------------------------------------------------------------------------- */
-
-int hins_series_init(hins_series *s)
-{
-	memset(s, 0, sizeof(*s));
-	pthread_mutex_init(&s->mu, NULL);
-	s->start_ns = bench_now_ns();
-	return hdr_new(&s->all, HIST_HIGHEST, 3);
-}
-
-void hins_series_dispose(hins_series *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		hdr_free(s->s[i].h);
-	free(s->s);
-	hdr_free(s->all);
-	pthread_mutex_destroy(&s->mu);
-	memset(s, 0, sizeof(*s));
-}
-
-/* Folds a second: its percentiles and maximum kept, its histogram freed. */
-static void fold(hins_second *x)
-{
-	if (!x->h)
-		return;
-	x->p50 = hdr_percentile(x->h, 50);
-	x->p99 = hdr_percentile(x->h, 99);
-	x->max = hdr_max(x->h);
-	hdr_free(x->h);
-	x->h = NULL;
-}
-
-/* Folds the seconds more than HINS_OPEN_SECONDS behind the newest, s->n - 1 (mu held): those
- * from s->folded on, which the last call left open. */
-static void fold_old(hins_series *s)
-{
-	for (; s->folded + HINS_OPEN_SECONDS < s->n; s->folded++)
-		fold(&s->s[s->folded]);
-}
-
-void hins_series_add(hins_series *s, uint64_t end_ns, uint64_t lat_ns, uint64_t ops)
-{
-	size_t sec = end_ns > s->start_ns ? (size_t)((end_ns - s->start_ns) / 1000000000u) : 0;
-	if (s->max_sec && sec >= s->max_sec)
-		sec = s->max_sec - 1; /* an operation begun in the window and ended just after it */
-	pthread_mutex_lock(&s->mu);
-	if (sec >= s->n) {
-		if (bench_grow((void **)&s->s, &s->cap, sec + 1, sizeof(*s->s)) != 0) {
-			s->oom = 1;
-			goto out;
-		}
-		memset(s->s + s->n, 0, (sec + 1 - s->n) * sizeof(*s->s));
-		s->n = sec + 1;
-	}
-	if (!s->s[sec].h && sec + HINS_OPEN_SECONDS >= s->n &&
-	    hdr_new(&s->s[sec].h, HIST_HIGHEST, 2) != 0) {
-		s->oom = 1;
-		goto out;
-	}
-	s->s[sec].ops += ops;
-	if (s->s[sec].h)
-		hdr_record(s->s[sec].h, lat_ns);
-	else if (lat_ns > s->s[sec].max) /* folded: a late sample */
-		s->s[sec].max = lat_ns;
-	hdr_record(s->all, lat_ns);
-	s->ops += ops;
-	fold_old(s);
-out:
-	pthread_mutex_unlock(&s->mu);
-}
 
 static double ms(uint64_t ns)
 {
@@ -118,7 +48,7 @@ static void putf(hrow *row, const char *prefix, const char *name, double v)
 	hrow_f64(row, col, v);
 }
 
-int hins_series_row(hrow *row, const hins_series *s, const char *prefix, double elapsed_s)
+int hins_series_row(hrow *row, const bench_series *s, const char *prefix, double elapsed_s)
 {
 	size_t nsec = s->max_sec ? s->max_sec : elapsed_s > 0 ? (size_t)(elapsed_s + 0.999) : 1;
 	bench_buf b[4] = {{0}};
@@ -140,19 +70,13 @@ int hins_series_row(hrow *row, const hins_series *s, const char *prefix, double 
 	put(row, prefix, "hdr", text);
 	free(text);
 	for (size_t i = 0; i < nsec; i++) {
-		const hins_second *x = i < s->n ? &s->s[i] : NULL;
-		const hdr_hist *h = x ? x->h : NULL;
+		uint64_t ops, p50, p99, max;
 		const char *sep = i ? ";" : "";
-		bench_buf_printf(&b[0], "%s%" PRIu64, sep, x ? x->ops : 0);
-		bench_buf_printf(&b[1], "%s%.3f", sep,
-		                 h   ? ms(hdr_percentile(h, 50))
-		                 : x ? ms(x->p50)
-		                     : 0.0);
-		bench_buf_printf(&b[2], "%s%.3f", sep,
-		                 h   ? ms(hdr_percentile(h, 99))
-		                 : x ? ms(x->p99)
-		                     : 0.0);
-		bench_buf_printf(&b[3], "%s%.3f", sep, h ? ms(hdr_max(h)) : x ? ms(x->max) : 0.0);
+		bench_series_second(s, i, &ops, &p50, &p99, &max);
+		bench_buf_printf(&b[0], "%s%" PRIu64, sep, ops);
+		bench_buf_printf(&b[1], "%s%.3f", sep, ms(p50));
+		bench_buf_printf(&b[2], "%s%.3f", sep, ms(p99));
+		bench_buf_printf(&b[3], "%s%.3f", sep, ms(max));
 	}
 	for (int i = 0; i < 4; i++) {
 		if (b[i].oom)

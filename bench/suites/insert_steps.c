@@ -169,15 +169,15 @@ void hins_data_close(hins_data *d)
 int hins_result_init(hins_result *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (hins_series_init(&r->main) != 0 || hins_series_init(&r->writer) != 0)
+	if (bench_series_init(&r->main) != 0 || bench_series_init(&r->writer) != 0)
 		return -1;
 	return 0;
 }
 
 void hins_result_dispose(hins_result *r)
 {
-	hins_series_dispose(&r->main);
-	hins_series_dispose(&r->writer);
+	bench_series_dispose(&r->main);
+	bench_series_dispose(&r->writer);
 }
 
 /* ---- jobs: one thread's part of a step ------------------------------------------------------- */
@@ -304,7 +304,7 @@ static void load_loop(job *j)
 		if (del ? churn(j, t, k, 1, &c->next, &c->oldest) : append(j, k))
 			return;
 		uint64_t t1 = bench_now_ns();
-		hins_series_add(&j->r->main, t1, t1 - t0, k);
+		bench_series_add(&j->r->main, t1, t1 - t0, k);
 		done += k;
 	}
 }
@@ -319,7 +319,7 @@ static void index_loop(job *j)
 			return;
 		}
 		uint64_t t1 = bench_now_ns();
-		hins_series_add(&j->r->main, t1, t1 - t0, 1);
+		bench_series_add(&j->r->main, t1, t1 - t0, 1);
 	}
 }
 
@@ -356,7 +356,7 @@ static void writer_loop(job *j)
 			break;
 		uint64_t t1 = bench_now_ns();
 		atomic_store(j->hi, next);
-		hins_series_add(&j->r->writer, t1, t1 - t0, k);
+		bench_series_add(&j->r->writer, t1, t1 - t0, k);
 	}
 	c->next = next;
 	c->oldest = oldest;
@@ -382,7 +382,7 @@ static void query_loop(job *j)
 				break;
 			}
 			uint64_t t1 = bench_now_ns();
-			hins_series_add(&j->r->main, t1, t1 - t0, 1);
+			bench_series_add(&j->r->main, t1, t1 - t0, 1);
 			if (!found) {
 				j->missing++;
 				continue;
@@ -415,7 +415,7 @@ static void query_loop(job *j)
 				break;
 			}
 			uint64_t t1 = bench_now_ns();
-			hins_series_add(&j->r->main, t1, t1 - t0, 1);
+			bench_series_add(&j->r->main, t1, t1 - t0, 1);
 			j->range_entries += (uint64_t)got;
 			if (got < 0 || (uint64_t)got > cfg->range_rows)
 				j->long_ranges++;

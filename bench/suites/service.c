@@ -50,6 +50,7 @@
 #include "clock.h"
 #include "proc.h"
 #include "rng.h"
+#include "series.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -108,8 +109,8 @@ typedef struct svc_cell {
 	int phase; /* PH_* */
 	unsigned arrived;
 	uint64_t warm_end, start, end; /* bench_now_ns() */
-	uint32_t nsec;
-	svc_second *secs;
+	uint32_t nsec;                 /* seconds of the measured window */
+	bench_series series; /* per second: successful operations, every operation's latency */
 	svc_worker *workers;
 } svc_cell;
 
@@ -208,15 +209,7 @@ static void account(svc_worker *w, int cls, uint64_t t0, const svc_result *r)
 	pg_stats_add(&k->pg, &r->pg);
 	hdr_record(k->h, lat);
 
-	uint64_t sec = r->t_end > c->start ? (r->t_end - c->start) / 1000000000u : 0;
-	if (sec >= c->nsec)
-		sec = c->nsec - 1;
-	svc_second *s = &c->secs[sec];
-	pthread_mutex_lock(&s->mu);
-	hdr_record(s->h, lat);
-	if (kind < 0)
-		s->ok++;
-	pthread_mutex_unlock(&s->mu);
+	bench_series_add(&c->series, r->t_end, lat, kind < 0);
 }
 
 /* The closed loop until `until`; records into the worker's totals when `record`. */
@@ -438,8 +431,10 @@ static int row_seconds(hrow *row, const svc_cell *c)
 	if (!fa || !fb)
 		goto cleanup;
 	for (uint32_t i = 0; i < c->nsec; i++) {
-		fprintf(fa, "%s%" PRIu64, i ? ";" : "", c->secs[i].ok);
-		fprintf(fb, "%s%.3f", i ? ";" : "", ms(hdr_percentile(c->secs[i].h, 99)));
+		uint64_t ok, p50, p99, max;
+		bench_series_second(&c->series, i, &ok, &p50, &p99, &max);
+		fprintf(fa, "%s%" PRIu64, i ? ";" : "", ok);
+		fprintf(fb, "%s%.3f", i ? ";" : "", ms(p99));
 	}
 	if (fclose(fa) | fclose(fb)) {
 		fa = fb = NULL;
@@ -469,14 +464,8 @@ static void cell_dispose(svc_cell *c)
 		for (unsigned i = 0; i < c->clients; i++)
 			worker_dispose(&c->workers[i]);
 	free(c->workers);
-	if (c->secs)
-		for (uint32_t i = 0; i < c->nsec; i++) {
-			hdr_free(c->secs[i].h);
-			pthread_mutex_destroy(&c->secs[i].mu);
-		}
-	free(c->secs);
+	bench_series_dispose(&c->series);
 	c->workers = NULL;
-	c->secs = NULL;
 }
 
 /* Moves the workers to phase `to` once all n have arrived at the current checkpoint. */
@@ -489,7 +478,7 @@ static void advance(svc_cell *c, unsigned n, int to, int wait)
 	if (to == PH_WARM)
 		c->warm_end = bench_now_ns() + c->fx->cfg->warmup_ms * 1000000u;
 	if (to == PH_MEASURE) {
-		c->start = bench_now_ns();
+		c->start = c->series.start_ns = bench_now_ns(); /* before any worker records */
 		c->end = c->start + c->fx->cfg->duration_ms * 1000000u;
 	}
 	c->phase = to;
@@ -625,15 +614,10 @@ static int run_cell(const h_run *run, svc_fixture *fx, prolly_store *shared, hp_
 	prolly_close(setup);
 	setup = NULL;
 
-	c.secs = calloc(c.nsec, sizeof(*c.secs));
 	c.workers = calloc(clients, sizeof(*c.workers));
-	if (!c.secs || !c.workers)
+	if (!c.workers || bench_series_init(&c.series))
 		goto oom;
-	for (uint32_t i = 0; i < c.nsec; i++) {
-		pthread_mutex_init(&c.secs[i].mu, NULL);
-		if (hdr_new(&c.secs[i].h, HIST_HIGHEST, 2))
-			goto oom;
-	}
+	c.series.max_sec = c.nsec;
 	for (int i = 0; i < CELL_ROWS; i++)
 		if (hdr_new(&tot[i].h, HIST_HIGHEST, 3))
 			goto oom;

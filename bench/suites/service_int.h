@@ -98,13 +98,6 @@ typedef struct svc_class {
 	prolly_pg_stats pg;
 } svc_class;
 
-/* One second of the measured window: throughput and latency over time. */
-typedef struct svc_second {
-	pthread_mutex_t mu;
-	hdr_hist *h; /* latency of the operations that finished in it */
-	uint64_t ok; /* successful operations that finished in it */
-} svc_second;
-
 struct svc_cell;
 
 typedef struct svc_worker {
