@@ -154,7 +154,7 @@ LSAN_OPTIONS  ?= $(if $(wildcard tests/lsan.supp),suppressions=$(CURDIR)/tests/l
 TEST_TIMEOUT  ?= 600
 TEST_CLI      ?= 1
 CLI_ANY_PG    ?= $(if $(SAN),0,1)
-FUZZ_TIME     ?= 15
+FUZZ_TIME     ?= 10
 BENCH_ARGS    ?=
 BENCH_STORES  ?= mem lmdb postgres
 BENCH_CONFIG  ?= bench/workloads/bench.toml
