@@ -428,7 +428,7 @@ static int row_seconds(hrow *row, const svc_cell *c)
 	size_t an = 0, bn = 0;
 	FILE *fa = open_memstream(&a, &an), *fb = open_memstream(&b, &bn);
 	int ret = -1;
-	if (!fa || !fb)
+	if (!fa || !fb || c->series.oom) /* a second the series could not hold: out of memory */
 		goto cleanup;
 	for (uint32_t i = 0; i < c->nsec; i++) {
 		uint64_t ok, p50, p99, max;
