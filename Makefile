@@ -257,7 +257,7 @@ san-test:
 TSAN_TESTS := test_threads test_engine test_commit_race test_commit_on test_gc test_reflog \
               test_lmdb_safety test_lmdb_pressure test_abi test_sync test_sync_fail \
               test_sync_race test_sync_remote test_hdr test_pg_conn test_pg_standby \
-              test_pg_reads test_pg_life test_bench_tables
+              test_pg_reads test_pg_life test_bench_tables test_harness_lib
 # One program more than CPUs at once: these wait on their servers, timeouts and children more than
 # the others (CI's busy share of the CPUs was about 80% in this step, against 100% under ASan).
 tsan-test:

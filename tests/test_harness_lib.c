@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,6 +466,47 @@ PT_TEST(series_reduces_old_seconds)
 	bench_series_dispose(&s);
 	bench_series_dispose(&s); /* disposed twice, and NULL */
 	bench_series_dispose(NULL);
+}
+
+/* Threads adding to one series at once (the insert suite's clients and writers, the service
+ * suite's workers): every operation counted once, in its second (run under ThreadSanitizer by
+ * make tsan-test). */
+typedef struct series_job {
+	bench_series *s;
+	unsigned id;
+} series_job;
+
+static void *series_thread(void *arg)
+{
+	series_job *j = arg;
+	for (uint64_t k = 0; k < 2000; k++) /* 20 seconds, 100 samples per second per thread */
+		bench_series_add(j->s, j->s->start_ns + (k / 100) * 1000000000u + j->id, 1000 + j->id, 1);
+	return NULL;
+}
+
+PT_TEST(series_threads)
+{
+	enum { THREADS = 4 };
+	bench_series s;
+	pthread_t th[THREADS];
+	series_job jobs[THREADS];
+	PT_REQUIRE(bench_series_init(&s) == 0);
+	for (unsigned i = 0; i < THREADS; i++) {
+		jobs[i] = (series_job){&s, i};
+		PT_REQUIRE(pthread_create(&th[i], NULL, series_thread, &jobs[i]) == 0);
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	PT_CHECK(s.ops == THREADS * 2000 && s.n == 20 && !s.oom);
+	for (size_t k = 0; k < 20; k++) {
+		uint64_t ops, p50, p99, max;
+		bench_series_second(&s, k, &ops, &p50, &p99, &max);
+		/* a thread that ran ahead may have reduced a second before another added its samples
+		 * there: those count in its operations and maximum only */
+		PT_CHECKF(ops == THREADS * 100 && max >= 1000 && max <= 1000 + THREADS, "second %zu: %llu",
+		          k, (unsigned long long)ops);
+	}
+	bench_series_dispose(&s);
 }
 
 /* ---- redaction ------------------------------------------------------------------------------- */
