@@ -23,6 +23,9 @@
  *   E5  the root is the single node of the top level, collapsed while it is an internal node with
  *       one child; when the top level has several nodes, new levels are built above it. Together
  *       with build.c B2 this gives the canonical shape: the lowest level with exactly one node.
+ *       A single-child node that the collapse skips was made at its level before the edit knew
+ *       it would be the top, and has joined the txn: it is stored, referenced by nothing, until
+ *       a gc removes it (one small node per level a tree loses; the root id is not affected).
  *   E6  a probe (the leaf level run with boundaries only, before the real edit) makes no node,
  *       reads nothing from the store and leaves no edit behind: it only names leaves to load.
  *   E7  when a run reaches old node X with nothing pending, X's items before its first edit (at

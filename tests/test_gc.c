@@ -302,6 +302,12 @@ BOTH_STORES(gc_retain_all_and_other_refs)
 		make_puts(e, keys, vals, 500, &r, 100000, i);
 		PT_REQUIRE(commit_model(&c[i], t.db, "main", &m, e, 500, "c") == 0);
 	}
+	/* A commit whose tree lost a level also wrote the single-child root it collapsed (edit.c,
+	 * E5), which nothing references: 1 of 40 seeds swept (2032). A first gc takes those, so
+	 * that the second one's count is the orphan tree and the reflog entries alone. */
+	prolly_gc_result first = PROLLY_GC_RESULT_INIT;
+	PT_CHECK_RC(prolly_gc(t.db, &first), 0);
+	PT_CHECK(first.nodes_removed >= first.reflog_expired);
 	/* An orphan tree (no ref reaches it) and a tagged tree (refs/tags/t names its root). */
 	for (int i = 0; i < 300; i++) {
 		unsigned char k[TM_KEY24];
