@@ -61,7 +61,9 @@ static int hex_digit(char c)
 
 /* src as a password may be spelled in it, into dst (as long as src at most): percent-encoded
  * bytes decoded, backslashes dropped (a quoted value's escapes), white space runs made one
- * space (a message's redaction puts it on one line). */
+ * space (a message's redaction puts it on one line). White space is libpq's (isspace in the C
+ * locale), form feed and vertical tab too: the redactor writes the white space before a value
+ * as a space, so a form feed in the text came out as the space a password began with. */
 static void normalize(char *dst, const char *src)
 {
 	size_t n = 0;
@@ -73,7 +75,7 @@ static void normalize(char *dst, const char *src)
 		}
 		if (c == '\\' || !c)
 			continue;
-		if (strchr(" \t\n\r", c)) {
+		if (strchr(" \t\n\r\f\v", c)) {
 			if (n && dst[n - 1] == ' ')
 				continue;
 			c = ' ';

@@ -203,6 +203,7 @@ static int redact_seeds(const char *dir)
 	    "\x00\x01postgres://h/db?password=Sek#r1t&port=5",
 	    "\x01\x00u:Se kr%31t@h/db",
 	    "\x02\x01password = Sekr1t&port=5",
+	    "\x01\x00u sslmode=\fSekr:\tSekr1t@h/db",
 	};
 	int rc = 0;
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]) && !rc; i++)
