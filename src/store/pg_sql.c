@@ -88,17 +88,23 @@ static const char *const query_tmpl[N_QUERIES] = {
      * not | and <<, which PostgreSQL parses left to right at one precedence): UNION
      * keeps each object once, LIMIT stops the recursion early. The parent lookup is a LATERAL
      * subquery with LIMIT 1 so that it stays an index lookup per parent: joined plainly, the
-     * generic plan hashes the whole nodes table. */
+     * generic plan hashes the whole nodes table. The parent positions are unnest(ARRAY(SELECT
+     * generate_series(...))), not generate_series(...) itself: the planner takes a set-returning
+     * function of unknown arguments for 1000 rows but an array of unknown length for 10, and
+     * UNION sizes the hash table it makes at the start of every execution by that estimate:
+     * with generate_series, 1,000,010 rows, a 12 MB table zeroed per execution, which made the
+     * first walk of each new connection about 50 ms (its pages faulted in); now 10,010
+     * (test pg_ancestors_statement_estimates_few_rows). */
     [Q_ANCESTORS] =
         "WITH RECURSIVE a(id, node) AS ("
         "SELECT n.id, n.node FROM @.nodes n WHERE n.id = ANY($1::bytea[]) "
         "UNION "
-        "SELECT p.id, p.node FROM a CROSS JOIN LATERAL generate_series(0, "
+        "SELECT p.id, p.node FROM a CROSS JOIN LATERAL unnest(ARRAY(SELECT generate_series(0, "
         "CASE WHEN octet_length(a.node) >= $5::int4 AND substring(a.node FROM 1 FOR "
         "octet_length($3::bytea)) = $3::bytea THEN least(get_byte(a.node, $4::int4) + 256 * "
         "get_byte(a.node, $4::int4 + 1) + 65536 * get_byte(a.node, $4::int4 + 2) + "
         "16777216::int8 * get_byte(a.node, $4::int4 + 3), (octet_length(a.node) - $5::int4) / " C_ID
-        ")::int4 - 1 ELSE -1 END) AS g(j) "
+        ")::int4 - 1 ELSE -1 END))) AS g(j) "
         "CROSS JOIN LATERAL (SELECT n.id, n.node FROM @.nodes n WHERE n.id = substring(a.node "
         "FROM $5::int4 + 1 + " C_ID " * g.j FOR " C_ID ") LIMIT 1) p) "
         "SELECT id, node FROM a LIMIT $2::int8",
