@@ -266,19 +266,25 @@ const struct command commands[] = {
      "  --resolve RESOLVER   how to settle conflicts, as for merge (default fail)\n"
      "  -m, --message MSG    commit message\n"},
     /* Proofs (cmd_proof.c). */
-    {"prove", cmd_prove, "REF KEY [--to KEY2]", "write a proof of KEY's value (or of a range)",
+    {"prove", cmd_prove, "REF KEY [--to KEY2] [--max-bytes N]",
+     "write a proof of KEY's value (or of a range)",
      "Writes to standard output (redirect it to a file) a proof that the tree of REF holds\n"
      "KEY with its value, or lacks KEY; with --to, that the records with KEY <= K < KEY2 are\n"
      "exactly those the tree holds, none left out. Anyone with the tree id (prolly root REF)\n"
      "checks it with check-proof, without the store. The format is in docs/format.md.\n"
      "\n"
-     "  --to KEY2   prove the range [KEY, KEY2) instead of one key\n"},
-    {"check-proof", cmd_check_proof, "TREE_ID FILE|-", "check a proof against a tree id",
+     "  --to KEY2       prove the range [KEY, KEY2) instead of one key\n"
+     "  --max-bytes N   refuse, writing nothing, a proof over N bytes (default 268435456, the\n"
+     "                  most check-proof reads unless given a larger --max-bytes)\n"},
+    {"check-proof", cmd_check_proof, "TREE_ID FILE|- [--max-bytes N]",
+     "check a proof against a tree id",
      "Checks the proof in FILE (- for standard input) against TREE_ID with hashing alone,\n"
      "opening no store. A valid proof exits 0 and prints what it proves: present<TAB>KEY<TAB>\n"
      "VALUE or absent<TAB>KEY; for a range, range<TAB>FROM<TAB>TO<TAB>N records, then\n"
      "KEY<TAB>VALUE per record. An invalid one (not of this tree, changed, truncated) exits 3\n"
-     "with the reason. Input over 256 MiB is refused (exit 2): prove a narrower range.\n"},
+     "with the reason. Input over 256 MiB is refused (exit 2): prove a narrower range.\n"
+     "\n"
+     "  --max-bytes N   the most it reads (default 268435456): the proof is held whole\n"},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
