@@ -19,6 +19,7 @@
 #        flags, e.g. --sizes 1M)  BENCH_STORES='mem lmdb postgres'  BENCH_OUT=dir
 #        PG_CONFIG=path (the server whose extension is built; EXT= leaves the extension out)
 #        TEST_TIMEOUT=seconds per test program (default 600)  FUZZ_TIME=seconds per fuzz target
+#        UBSAN_TRAP= (SAN=1 with libubsan and its messages; by default undefined behaviour traps)
 #        TEST_CLI=0 (make test without the CLI golden tests)  CLI_ANY_PG=0|1 (the PostgreSQL runs
 #        of the store-independent CLI cases; default 1, 0 under SAN: docs/testing.md)
 #        NATIVE=1 (-O3 -march=native -flto, into build-native/ unless BUILD says otherwise: a
@@ -41,7 +42,13 @@ OPT     ?= -O2 -g
 WERROR  ?= -Werror
 comma    := ,
 # SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer; SAN=thread: ThreadSanitizer.
-SANFLAGS := $(if $(filter thread,$(SAN)),-fsanitize=thread -fno-omit-frame-pointer,$(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=all))
+# UBSAN_TRAP=1 (the default under SAN=1, not for the fuzz build): undefined behaviour executes a
+# trap instruction, whose SIGILL AddressSanitizer reports with the stack (handle_sigill=1 below),
+# instead of calling libubsan for a message. Without libubsan in the process LeakSanitizer's exit
+# check scans 5.8 MiB less of never-written memory: a CLI command under the sanitizers took 55 ms
+# of CPU against 85 ms (docs/testing.md). UBSAN_TRAP= brings the runtime and its messages back.
+UBSAN_TRAP ?= $(if $(FUZZ),,1)
+SANFLAGS := $(if $(filter thread,$(SAN)),-fsanitize=thread -fno-omit-frame-pointer,$(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=all $(if $(UBSAN_TRAP),-fsanitize-undefined-trap-on-error)))
 FUZZFLAGS := $(if $(FUZZ),-fsanitize=fuzzer-no-link,)
 
 # Goals that need no compiler flags from pkg-config (so they work on a bare machine).
@@ -147,7 +154,7 @@ CLANG_FORMAT ?= clang-format
 # Sanitizer run-time options (the environment may override each one). LeakSanitizer is on; when
 # it cannot run (it refuses to work under ptrace: strace, gdb), tests/run.sh retries without it
 # and says so.
-ASAN_OPTIONS  ?= detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:print_summary=1
+ASAN_OPTIONS  ?= detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:print_summary=1:handle_sigill=1
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1:print_summary=1
 TSAN_OPTIONS  ?= second_deadlock_stack=1:print_summary=1
 LSAN_OPTIONS  ?= $(if $(wildcard tests/lsan.supp),suppressions=$(CURDIR)/tests/lsan.supp:,)print_suppressions=0
