@@ -265,10 +265,10 @@ TSAN_TESTS := test_threads test_engine test_commit_race test_commit_on test_gc t
               test_lmdb_safety test_lmdb_pressure test_abi test_sync test_sync_fail \
               test_sync_race test_sync_remote test_hdr test_pg_conn test_pg_standby \
               test_pg_reads test_pg_life test_bench_tables test_harness_lib
-# One program more than CPUs at once: these wait on their servers, timeouts and children more than
-# the others (CI's busy share of the CPUs was about 80% in this step, against 100% under ASan).
+# One program more than CPUs at once, as tests/run.sh runs every suite: these wait on their
+# servers, timeouts and children (CI's busy share of the CPUs was about 80% in this step with one
+# per CPU).
 tsan-test:
-	TEST_JOBS=$${TEST_JOBS:-$$(( $$(nproc 2>/dev/null || echo 1) + 1 ))} \
 	$(MAKE) SAN=thread OPT='-O1 -g' BUILD=build-tsan TEST_CLI=0 \
 	        TEST_BIN='$(TSAN_TESTS:%=build-tsan/tests/%)' test
 
