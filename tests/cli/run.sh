@@ -19,7 +19,9 @@
 # failure or interruption. Without a server every pg/ case fails. With PROLLY_CLI_PG=0 they are
 # skipped, each with a TAP "# SKIP" line (a failure when CI=true). The databases
 # (prolly_cli_PID_N) are created before the cases start and dropped at the end.
-# PROLLY_CLI_ANY_PG=0 runs the any-store cases on LMDB only (the sanitizer suite: make san-test).
+# PROLLY_CLI_ANY_PG=0 runs the any-store cases on LMDB only (the sanitizer suite: make san-test),
+# and leaves out the cases with a line "#@ no-san" (what they add is another program's work on a
+# store, PostgreSQL's backup tools say, through CLI paths that other cases run).
 # Cases with a line "#@ slow" start first. The last comment lines name the slowest runs.
 set -u
 
@@ -124,9 +126,14 @@ done
 # the same code (docs/testing.md). Said in a comment line, not as skips.
 if [ "${PROLLY_CLI_ANY_PG:-1}" = 0 ]; then
 	keep_file=() keep_name=() keep_pg=() left=0
+	nosan=()
 	for i in "${!run_file[@]}"; do
 		if [ "${run_pg[$i]}" = 1 ] && ! has_mark "${run_file[$i]}" pg-only; then
 			left=$((left + 1))
+			continue
+		fi
+		if has_mark "${run_file[$i]}" no-san; then
+			nosan+=("${run_name[$i]}")
 			continue
 		fi
 		keep_file+=("${run_file[$i]}")
@@ -134,7 +141,7 @@ if [ "${PROLLY_CLI_ANY_PG:-1}" = 0 ]; then
 		keep_pg+=("${run_pg[$i]}")
 	done
 	run_file=("${keep_file[@]}") run_name=("${keep_name[@]}") run_pg=("${keep_pg[@]}")
-	echo "# PROLLY_CLI_ANY_PG=0: the PostgreSQL runs of $left any-store cases left out"
+	echo "# PROLLY_CLI_ANY_PG=0: the PostgreSQL runs of $left any-store cases left out${nosan:+, and ${nosan[*]} (#@ no-san)}"
 fi
 
 # Runs SQL from stdin on $PROLLY_PG_URL's database, one statement per line (so that CREATE

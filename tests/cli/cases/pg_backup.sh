@@ -8,6 +8,9 @@
 # gc epoch, and take writes, a merge and a gc afterwards, the epoch going on from the source's.
 #@ pg-only
 #@ slow
+# Not in the sanitizer suite (37 s there): its prolly commands are those of other cases, on
+# stores that PostgreSQL's tools copied.
+#@ no-san
 pgbin() { "${PROLLY_PG_BIN:+$PROLLY_PG_BIN/}$@"; }
 sql() { pgbin psql -X -q -tA -v ON_ERROR_STOP=1 -d "$PROLLY_STORE" -c "$1"; }
 # The URL of database $1 on the same server (a later dbname= wins in libpq).
