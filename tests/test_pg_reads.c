@@ -66,8 +66,8 @@ PT_TEST(pg_array_statements_probe_the_index)
 /* The history walk's recursive statement: UNION keeps a hash table of the rows seen, which
  * PostgreSQL makes at the start of every execution with room for the planner's estimate of the
  * rows. Over generate_series of unknown bounds (taken for 1000 rows a call) that estimate was
- * 1,000,010 and the table 12 MB, zeroed per execution: the first log of each new connection
- * spent about 50 ms faulting it in. The estimate must stay small, whatever the table holds. */
+ * 1,000,010 and the table megabytes (capped by hash_mem), zeroed per execution: the first log
+ * of each new connection spent about 50 ms in its bind. The estimate must stay small, whatever the table holds. */
 PT_TEST(pg_ancestors_statement_estimates_few_rows)
 {
 	prolly_store *st = pgt_open(pgt_new_schema(), 0, 0, 1, 0);

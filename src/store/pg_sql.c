@@ -92,8 +92,8 @@ static const char *const query_tmpl[N_QUERIES] = {
      * generate_series(...))), not generate_series(...) itself: the planner takes a set-returning
      * function of unknown arguments for 1000 rows but an array of unknown length for 10, and
      * UNION sizes the hash table it makes at the start of every execution by that estimate:
-     * with generate_series, 1,000,010 rows, a 12 MB table zeroed per execution, which made the
-     * first walk of each new connection about 50 ms (its pages faulted in); now 10,010
+     * with generate_series, 1,000,010 rows, a table of megabytes (capped by hash_mem) zeroed per
+     * execution, which made the first walk of each new connection about 50 ms; now 10,010
      * (test pg_ancestors_statement_estimates_few_rows). */
     [Q_ANCESTORS] =
         "WITH RECURSIVE a(id, node) AS ("
