@@ -78,6 +78,52 @@ PT_TEST(five_nodes_three_insert_statements)
 	PQfinish(a);
 }
 
+/* A statement is prepared the first time a connection sends it, in the same pipeline (no round
+ * trip of its own), and never again on that connection; a Parse answered in a pipeline that then
+ * failed still counts as prepared (prepared statements outlive a rolled-back transaction: were it
+ * parsed again, the server would refuse the name as taken, 42P05). Before, every connection
+ * prepared all 23 statements when it was first used: a new process's one read paid the server's
+ * parse of every one. */
+PT_TEST(statements_prepared_when_first_sent)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 1, 0);
+	PT_REQUIRE(st);
+	prolly_pg_counters c0, c1, c2, c3;
+	prolly_id head = pgt_mkid(3, 0), other = pgt_mkid(3, 1), wrong = pgt_mkid(3, 2), got;
+	uint64_t epoch;
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c0), 0);
+	PT_CHECKF(c0.prepares == 0, "%llu statements prepared by the open",
+	          (unsigned long long)c0.prepares);
+	/* The first write on the connection fails its compare-and-swap after its statements were
+	 * parsed; the next one reuses them. */
+	prolly_ref_update bad = pgt_upd("refs/heads/main", PROLLY_REF_EXPECT_VALUE, &wrong, &head);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &bad), PROLLY_ECONFLICT);
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c1), 0);
+	PT_CHECKF(c1.prepares > c0.prepares && c1.round_trips - c0.round_trips <= 2,
+	          "%llu prepared, %llu round trips", (unsigned long long)c1.prepares,
+	          (unsigned long long)(c1.round_trips - c0.round_trips));
+	prolly_ref_update u = pgt_upd("refs/heads/main", PROLLY_REF_EXPECT_ABSENT, NULL, &head);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	u = pgt_upd("refs/heads/main", PROLLY_REF_EXPECT_VALUE, &head, &other);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &u), 0);
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c2), 0);
+	/* One read: its statement prepared with it, in its one round trip; again: nothing more. */
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/main", &got, &epoch), 0);
+	PT_CHECK(prolly_id_equal(&got, &other));
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/main", &got, &epoch), 0);
+	PT_CHECK_RC(prolly_store_pg_counters(st, &c3), 0);
+	PT_CHECKF(c3.prepares - c2.prepares == 1 && c3.round_trips - c2.round_trips == 2,
+	          "two reads: %llu prepared, %llu round trips",
+	          (unsigned long long)(c3.prepares - c2.prepares),
+	          (unsigned long long)(c3.round_trips - c2.round_trips));
+	PT_CHECKF(c3.prepares < 23, "%llu prepared in all", (unsigned long long)c3.prepares);
+	printf("# prepared: %llu by the open, %llu by a failed write, %llu in all\n",
+	       (unsigned long long)c0.prepares, (unsigned long long)(c1.prepares - c0.prepares),
+	       (unsigned long long)c3.prepares);
+	prolly_store_close(st);
+}
+
 PT_TEST(failure_in_third_chunk_leaves_nothing)
 {
 	const char *schema = pgt_new_schema();
@@ -157,6 +203,11 @@ PT_TEST(fast_write_is_one_statement)
 	w.refs = u;
 	w.n_refs = 2;
 	w.durable = 1;
+	/* A write first on another ref: the connection's first pipeline to parse a statement also
+	 * checks its server session (the guard in pg_pool.c), which pg_stat_statements counts. */
+	prolly_id hw = pgt_mkid(20, 7);
+	prolly_ref_update warm = pgt_upd("refs/heads/warm", PROLLY_REF_EXPECT_ABSENT, NULL, &hw);
+	PT_CHECK_RC(pgt_write1(st, NULL, 0, &warm), 0);
 	long long all0 = pss_calls(a, NULL), ours0 = pss_calls(a, schema);
 	pgt_cost_begin(st);
 	PT_CHECK_RC(st->write(st, &w), 0);

@@ -348,13 +348,13 @@ static int pg_find_ids(prolly_store *base, const prolly_id *lo, const prolly_id 
 static int pg_options_version(unsigned v);
 
 /* The open's reads, each run again as any read (prolly__pg_read): its first round trip
- * (prolly__pg_open_pipeline) on a connection acquired into c, and on the long way the preparation
- * of c's statements (prepare set), or of a new connection's when it ran again. On failure c is
- * given back, closed. */
+ * (prolly__pg_open_pipeline) on a connection acquired into c, and on the long way (a schema just
+ * created or migrated) the setup of c's session (setup set), or of a new connection's when it ran
+ * again. On failure c is given back, closed. */
 typedef struct octx {
 	pgconn *c;
 	uint64_t version;
-	int missing, prepare;
+	int missing, setup;
 } octx;
 
 static int open_once(pg_store *st, void *ctx, uint64_t *handed)
@@ -365,13 +365,13 @@ static int open_once(pg_store *st, void *ctx, uint64_t *handed)
 	if (!o->c) {
 		if ((rc = prolly__pg_pool_acquire(st, &o->c)))
 			return rc;
-		if (o->prepare)
-			return 0; /* a run again: the acquire prepared what the connection lacked */
+		if (o->setup)
+			return 0; /* a run again: the acquire set the new connection's session up */
 	}
-	if (!o->prepare)
+	if (!o->setup)
 		rc = prolly__pg_open_pipeline(st, o->c, &o->version, &o->missing);
 	else
-		rc = prolly__pg_conn_prepare(st, o->c);
+		rc = prolly__pg_conn_setup(st, o->c);
 	if (rc) {
 		prolly__pg_pool_release(st, o->c, 1);
 		o->c = NULL;
@@ -451,7 +451,8 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		st->idle[st->n_idle++] = &st->conns[st->pool_size - 1 - i];
 
 	/* Connect once: the server is there, the schema exists (or is created) and is not newer.
-	 * That first round trip only reads and prepares: run again if a hot standby cancels it. */
+	 * That first round trip only reads and sets the session up: run again if a hot standby
+	 * cancels it. */
 	octx o = {NULL, 0, 0, 0};
 	rc = prolly__pg_read(st, open_once, &o);
 	c = o.c;
@@ -475,9 +476,9 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		goto cleanup;
 	atomic_store(&st->ready, 1);
 	atomic_store(&st->fast, version >= 2);
-	if (!c->prepared || (version >= 2 && !c->has_write)) {
+	if (!c->session) {
 		o.c = c;
-		o.prepare = 1;
+		o.setup = 1;
 		rc = prolly__pg_read(st, open_once, &o);
 		c = o.c;
 		if (rc)
@@ -516,6 +517,7 @@ int prolly_store_pg_counters(prolly_store *base, prolly_pg_counters *out)
 	out->gc_remarks = atomic_load(&st->cnt.gc_remarks);
 	out->read_retries = atomic_load(&st->cnt.read_retries);
 	out->epoch_rewrites = atomic_load(&st->cnt.epoch_rewrites);
+	out->prepares = atomic_load(&st->cnt.prepares);
 	return 0;
 }
 

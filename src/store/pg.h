@@ -34,6 +34,7 @@ typedef struct prolly_pg_counters {
 	uint64_t read_retries;      /* reads run again after a hot standby cancelled them */
 	uint64_t epoch_rewrites;    /* epoch row versions not written by a gc (a restore in place):
 	                               the epochs reported moved past every earlier one */
+	uint64_t prepares;          /* statements prepared: each the first time a connection sent it */
 } prolly_pg_counters;
 
 /* PROLLY_EINVAL if st is not a PostgreSQL store. */

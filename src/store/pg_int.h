@@ -60,7 +60,7 @@
 
 /*
  * The search_path of the statements that may run before a connection's session is set up
- * (prolly__pg_send_prepares sets it for good): the open's version read, the schema's creation,
+ * (prolly__pg_send_session sets it for good): the open's version read, the schema's creation,
  * migration and validation, the lookup of a lock's holders. Under the connection's own path, a
  * role with CREATE in a schema that a role's or database's setting names before pg_catalog could
  * plant a text = text, a hashtext or a current_setting that ran with this store's role (the
@@ -97,6 +97,8 @@ enum {
 	Q_GCDELETE,
 	N_QUERIES
 };
+_Static_assert(N_QUERIES <= 32, "pgconn.prepared has a bit per statement");
+#define EXTRA_GUARD 255 /* pipe.extra_q: the session guard, not a Parse */
 
 /* ------------------------------------------------------------------------------------------ */
 /* The store                                                                                  */
@@ -109,8 +111,16 @@ typedef struct pgconn {
 	 * client prepared statements on; named alike for every client, those would run in its place
 	 * (another schema's text, another version's): with the tag, they are simply missing (26000). */
 	char tag[17];
-	int prepared;
-	int has_write; /* Q_WRITE is prepared (the schema had prolly_write when prepared) */
+	/* The session mark this connection set (session_sql in pg_pool.c): names the tag. */
+	char mark[64];
+	/* The session's settings are in place (session_sql in pg_pool.c: sent once, on the open's
+	 * first round trip or when the slot is first made ready after the open). */
+	int session;
+	/* Bit q: statement q is prepared on this server session. A statement is prepared the first
+	 * time it is sent, by a Parse queued just before it in the same pipeline (no round trip of
+	 * its own), and its bit set when the server answers that Parse; a prepared statement outlives
+	 * the transaction that made it, so a later failure in the pipeline leaves the bit set. */
+	uint32_t prepared;
 	/* A gc's connection (the one that holds the gc lock and takes the write lock exclusive):
 	 * its pipelines end with a beat (pipe_beat in pg_pool.c, at most every BEAT_EVERY_MS) that
 	 * writers waiting for the lock read (prolly__pg_gc_advancing). */
@@ -129,7 +139,7 @@ typedef struct waiter waiter; /* a thread queued for a connection (pg_pool.c) */
 typedef struct counters {
 	_Atomic uint64_t round_trips, statements, insert_statements, rows_inserted, rows_read,
 	    bytes_read, bytes_sent, pool_waits, pool_wait_ns, pool_timeouts, connects, broken,
-	    gc_batches, gc_remarks, read_retries, epoch_rewrites;
+	    gc_batches, gc_remarks, read_retries, epoch_rewrites, prepares;
 } counters;
 
 /* A version of meta's epoch row this store read (pg_epoch.c): its value, its xmin (0: read
@@ -155,7 +165,7 @@ typedef struct pg_store {
 	unsigned pool_size, pool_timeout_ms;
 	size_t batch_items, read_chunk, gc_batch;
 	int no_create;
-	_Atomic int ready; /* the schema is known to exist: connections prepare statements */
+	_Atomic int ready; /* the schema is known to exist: connections set their sessions up */
 	_Atomic int fast;  /* the schema is at version 2: one-statement writes (prolly_write) */
 	_Atomic unsigned fail_chunk; /* prolly_store_pg_fail_chunk (test build only; else 0) */
 	/* The gc epoch read with the schema version (0: none, or taken): the answer of the first
@@ -246,7 +256,17 @@ typedef struct pipe {
 	size_t err_qi;
 	size_t session_qi; /* 1 + the index of the session statement (its row: the start time); 0 */
 	size_t beat_qi;    /* 1 + the index of the gc's beat (pgconn.beat); 0 */
-	int standby;       /* the server reported in_hot_standby when the pipe was made */
+	/* What the pipe queued for itself, in queue order: item i comes just before the caller's
+	 * statement of index extra_at[i], and is the Parse of statement extra_q[i] (one not prepared
+	 * on c yet: pgconn.prepared) or, for EXTRA_GUARD, the check that the server session is the
+	 * one c set up, queued before the pipe's first Parse (pg_pool.c, guard_sql). Not the caller's
+	 * statements: the indexes fn sees and queued count only those. */
+	unsigned char extra_q[N_QUERIES + 1];
+	size_t extra_at[N_QUERIES + 1];
+	unsigned n_extra;
+	uint32_t parsing; /* the statements extra_q parses */
+	int guard_failed; /* the guard failed: the session is not c's (a pooler swapped it) */
+	int standby;      /* the server reported in_hot_standby when the pipe was made */
 	char sqlstate[6];
 	char msg[600];
 	char detail[200];
@@ -263,7 +283,7 @@ int prolly__pg_pipe_run(pipe *p);
 typedef int (*read_once_fn)(pg_store *st, void *ctx, uint64_t *handed);
 /*
  * The one retry of every read of the store (get_nodes, has_nodes, get_ancestors, find_ids, stat,
- * the ref reads, and the open's first round trip and its preparation): runs once(st, ctx) and
+ * the ref reads, and the open's first round trip and its session setup): runs once(st, ctx) and
  * runs it again, after a pause of 20 ms and then 40, while it fails because a hot standby
  * cancelled its last pipeline or ended its session (a recovery conflict: SQLSTATE 40001, 57P01,
  * 57P04, or the connection lost), no row was handed yet, the connection is not one pinned to the
@@ -304,13 +324,13 @@ uint64_t prolly__pg_epoch_of(pg_store *st, uint64_t reported, uint64_t *xmin);
 /* ------------------------------------------------------------------------------------------ */
 
 void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken);
-int prolly__pg_conn_prepare(pg_store *st, pgconn *c);
-/* Queues on p the session's setup (unless c has it) and the PREPARE of every statement not
- * prepared yet on c; Q_WRITE only when fast (on a version-1 schema its function does not
- * exist). */
-void prolly__pg_send_prepares(pipe *p, pg_store *st, pgconn *c, int fast);
 /* Closes c and connects it again: nothing prepared, no session state. 0 or a store error. */
 int prolly__pg_conn_renew(pg_store *st, pgconn *c);
+/* Sets c's session up (one round trip) unless it is. 0 or a store error. */
+int prolly__pg_conn_setup(pg_store *st, pgconn *c);
+/* Queues on p the session's setup unless c has it (c->session is set by the caller once the
+ * pipeline committed: the settings are transactional until then). */
+void prolly__pg_send_session(pipe *p, pgconn *c);
 int prolly__pg_pool_acquire(pg_store *st, pgconn **out);
 void prolly__pg_pool_release(pg_store *st, pgconn *c, int broken);
 void prolly__pg_pool_done(pg_store *st, pgconn *c, const pipe *p);
@@ -336,10 +356,10 @@ int prolly__pg_array_too_big(size_t size);
  * table) and with it the gc epoch, kept in st->open_epoch. 0, or a store error. */
 int prolly__pg_read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 /* The first round trip of an open, on c: prolly__pg_read_version and, in the same pipeline, the
- * session's setup and every statement prepared as a current schema needs them, so that opening
- * a current schema costs one round trip (c->prepared and c->has_write then set). When a
- * statement cannot be prepared (a version-1 schema lacks prolly_write), c is connected anew with
- * nothing prepared, for the caller's longer way. 0, or a store error. */
+ * session's setup, so that opening a current schema costs one round trip (c->session then set;
+ * each statement is prepared when first sent). When the setup fails (the session carries another
+ * client's mark), c is connected anew without it, for the caller's longer way. 0, or a store
+ * error. */
 int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *missing);
 int prolly__pg_check_version(pg_store *st, uint64_t version);
 int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip, int validate);

@@ -2,7 +2,9 @@
  * pg_pool.c - the PostgreSQL store's connections: libpq sessions, the pool, pipelines and the
  * translation of errors.
  *
- * Every connection lives in pipeline mode, non-blocking, with every statement prepared once.
+ * Every connection lives in pipeline mode, non-blocking; each statement is prepared the first time
+ * the connection sends it, in the same pipeline (a new process's CLI command prepares only the
+ * few statements it runs: the server's parse of all of them was 5 ms of every command).
  * An operation queues its statements, one Sync, then reads every result while flushing (so a
  * large pipeline cannot deadlock on full socket buffers). Parameters and results are binary (their
  * encoding is in pg_sql.c). A statement that fails aborts the rest of the pipeline; a transaction
@@ -24,6 +26,7 @@
  */
 #include "pg_int.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -169,12 +172,59 @@ static void stmt_name(char *out, size_t size, const pgconn *c, int q)
 
 static const int binary_formats[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
-/* Queues a prepared statement (binary parameters and results). NULL value = SQL NULL. */
+/*
+ * The guard before a pipeline's first Parse: fails (22P02, the setting cast to int4) unless the
+ * server session carries this connection's own mark ($1), set by session_sql. A statement is
+ * parsed under the session's search_path; where a pooler in transaction or statement mode handed
+ * the pipeline another server session (one without this connection's settings), the Parse would
+ * resolve the statement's unqualified built-in functions under that session's path, and the
+ * statement would then run there. A statement already prepared needs no guard: on another
+ * session it is missing (26000) and refused.
+ */
+static const char guard_sql[] =
+    "SELECT CASE WHEN pg_catalog.current_setting('prolly_store.session', true) "
+    "OPERATOR(pg_catalog.=) $1::pg_catalog.text THEN 1 ELSE COALESCE("
+    "pg_catalog.current_setting('prolly_store.session', true), '')::pg_catalog.int4 END";
+
+/* Queues an item of the pipe's own (pipe.extra_q): the Parse of q, or the guard. */
+static void send_extra(pipe *p, int q)
+{
+	pgconn *c = p->c;
+	char name[32];
+	int ok;
+	if (q == EXTRA_GUARD) {
+		const char *vals[1] = {c->mark};
+		ok = PQsendQueryParams(c->pg, guard_sql, 1, NULL, vals, NULL, NULL, 1);
+	} else {
+		stmt_name(name, sizeof(name), c, q);
+		ok = PQsendPrepare(c->pg, name, p->st->sql[q], 0, NULL);
+		p->parsing |= (uint32_t)1 << q;
+	}
+	if (!ok) {
+		prolly__pg_pipe_broken(p, NULL);
+		return;
+	}
+	p->extra_q[p->n_extra] = (unsigned char)q;
+	p->extra_at[p->n_extra++] = p->queued;
+}
+
+/* Queues a prepared statement (binary parameters and results), preceded by its Parse when c has
+ * not prepared it yet (and by the guard before the pipe's first Parse). A statement is sent only
+ * on a connection whose session is set up (the open's pipeline and prolly__pg_conn_setup do it
+ * before any). NULL value = SQL NULL. */
 void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens)
 {
 	char name[32];
 	if (p->broken)
 		return;
+	assert(p->c->session);
+	if (!((p->c->prepared | p->parsing) & ((uint32_t)1 << q))) {
+		if (!p->parsing)
+			send_extra(p, EXTRA_GUARD);
+		send_extra(p, q);
+		if (p->broken)
+			return;
+	}
 	stmt_name(name, sizeof(name), p->c, q);
 	if (!PQsendQueryPrepared(p->c->pg, name, n, vals, lens, binary_formats, 1))
 		prolly__pg_pipe_broken(p, NULL);
@@ -271,6 +321,7 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 {
 	PGconn *pg = p->c->pg;
 	size_t nulls = 0;
+	unsigned extra = 0; /* the pipe's own items answered */
 	if (p->broken)
 		return;
 	pipe_beat(p);
@@ -299,7 +350,7 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 		PGresult *r = PQgetResult(pg);
 		if (!r) {
 			/* Between one statement's results and the next: fine a few times, never forever. */
-			if (++nulls > 2 * p->queued + 16) {
+			if (++nulls > 2 * (p->queued + p->n_extra) + 16) {
 				prolly__pg_pipe_broken(p, "the connection stopped answering");
 				return;
 			}
@@ -311,7 +362,19 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 			PQclear(r);
 			return;
 		}
-		if (s == PGRES_TUPLES_OK && p->session_qi == *qi + 1) {
+		int own = extra < p->n_extra && p->extra_at[extra] == *qi;
+		if (own) {
+			unsigned q = p->extra_q[extra++];
+			if (q == EXTRA_GUARD && s == PGRES_FATAL_ERROR && !p->failed)
+				p->guard_failed = 1;
+			else if (q != EXTRA_GUARD && s == PGRES_COMMAND_OK) {
+				p->c->prepared |= (uint32_t)1 << q;
+				prolly__pg_cnt_add(&p->st->cnt.prepares, 1);
+			}
+		}
+		if (own && s != PGRES_FATAL_ERROR) {
+			/* answered or skipped: not a result of the caller's */
+		} else if (s == PGRES_TUPLES_OK && p->session_qi == *qi + 1) {
 			note_server_start(p->st, r);
 		} else if (p->beat_qi == *qi + 1) {
 			/* the beat's result: nothing to read, and its failure fails nothing */
@@ -335,7 +398,8 @@ static void pipe_drain(pipe *p, size_t *qi, uint64_t *trips)
 				         "decide when): run it again");
 			}
 		}
-		(*qi)++;
+		if (!own)
+			(*qi)++;
 		PQclear(r);
 	}
 }
@@ -378,12 +442,10 @@ int prolly__pg_pipe_run(pipe *p)
 		pipe rb;
 		size_t rqi = 0;
 		prolly__pg_pipe_init(&rb, st, p->c, p->what, NULL, NULL);
-		prolly__pg_pipe_send(&rb, Q_ROLLBACK, 0, NULL, NULL);
-		if (!p->c->prepared || strcmp(p->sqlstate, "26000") == 0) {
-			rb.queued = 0;
-			rb.broken = 0;
+		if ((p->c->prepared & ((uint32_t)1 << Q_ROLLBACK)) && strcmp(p->sqlstate, "26000") != 0)
+			prolly__pg_pipe_send(&rb, Q_ROLLBACK, 0, NULL, NULL);
+		else
 			prolly__pg_pipe_send_sql(&rb, "ROLLBACK");
-		}
 		pipe_drain(&rb, &rqi, &trips);
 		stmts += rb.queued;
 		if (rb.broken || rb.failed)
@@ -422,11 +484,15 @@ int prolly__pg_pipe_run(pipe *p)
 			                      "one (or by a client of a pooler since switched to session "
 			                      "mode, which keeps such sessions as they are until RECONNECT on "
 			                      "its admin console)");
-		else if (strcmp(p->sqlstate, "26000") == 0 && p->c->prepared)
-			/* This connection prepared its statements, yet the server session has none of
-			 * them: another session answers, a pooler's in transaction or statement mode. */
+		else if (p->guard_failed || (strcmp(p->sqlstate, "26000") == 0 && p->c->prepared))
+			/* This connection prepared statements, yet the server session lacks one of them:
+			 * another session answers, a pooler's in transaction or statement mode. */
 			rc = prolly_set_error(PROLLY_ESTORE, "postgres: %s: " POOLED_SESSION, p->what,
-			                      "the server session lost this connection's prepared statements");
+			                      p->guard_failed
+			                          ? "an operation landed on a server session this connection "
+			                            "did not set up"
+			                          : "the server session lost this connection's prepared "
+			                            "statements");
 		else
 			rc = prolly_set_error(code, "postgres: %s: %s (SQLSTATE %s)", p->what, p->msg,
 			                      p->sqlstate);
@@ -500,11 +566,11 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
 			prolly__pg_cnt_add(&st->cnt.broken, 1);
 	}
 	c->prepared = 0;
-	c->has_write = 0;
+	c->session = 0;
 }
 
 /*
- * The session's settings, sent once per connection before its statements are prepared; its row
+ * The session's settings, sent once per connection before its statements run; its row
  * also gives the server's start time (note_server_start).
  * plan_cache_mode (PostgreSQL 12 and later): every statement here looks rows up by primary key
  * or by an array of keys, and the generic plan (index scans, nested loops) is the right one for
@@ -521,19 +587,20 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken)
  * this store's role (test search_path_cannot_redirect_statements). This statement itself is
  * parsed under the connection's own path, so every function, type and operator in it is named
  * with its schema.
- * prolly_store.session marks the server session as set up by a connection of this library: a
- * new connection that finds it set shares its server session with another client (a pooler in
+ * prolly_store.session marks the server session as set up by this connection ($1, pgconn.mark:
+ * its tag), which guard_sql checks before statements are parsed: a new connection that finds it
+ * set shares its server session with another client (a pooler in
  * transaction or statement mode, or in session mode without its reset query), where every
  * setting above and every statement prepared would serve whichever client the pooler sends next.
  * The statement then fails (the marker cast to int4: SQLSTATE 22P02), which rolls its settings
- * back and skips the prepares after it; pipe_run says why (POOLED_SESSION).
+ * back and skips what was queued after it; pipe_run says why (POOLED_SESSION).
  */
 static const char session_sql[] =
     "SELECT (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) "
     "OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, "
     "pg_catalog.set_config('prolly_store.session', CASE WHEN COALESCE("
     "pg_catalog.current_setting('prolly_store.session', true), '') OPERATOR(pg_catalog.=) '' "
-    "THEN 'set up by a prolly connection' ELSE pg_catalog.current_setting('prolly_store.session')"
+    "THEN $1::pg_catalog.text ELSE pg_catalog.current_setting('prolly_store.session')"
     "::pg_catalog.int4::pg_catalog.text END, false), "
     "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
     "(SELECT pg_catalog.set_config('jit', 'off', false) OPERATOR(pg_catalog.||) "
@@ -541,38 +608,28 @@ static const char session_sql[] =
     "WHERE pg_catalog.current_setting('server_version_num')::pg_catalog.int4 "
     "OPERATOR(pg_catalog.>=) 120000)";
 
-void prolly__pg_send_prepares(pipe *p, pg_store *st, pgconn *c, int fast)
+void prolly__pg_send_session(pipe *p, pgconn *c)
 {
-	if (!c->prepared) {
-		prolly__pg_pipe_send_sql(p, session_sql);
-		if (!p->broken)
-			p->session_qi = p->queued;
+	const char *vals[1] = {c->mark};
+	if (c->session || p->broken)
+		return;
+	if (!PQsendQueryParams(c->pg, session_sql, 1, NULL, vals, NULL, NULL, 1)) {
+		prolly__pg_pipe_broken(p, NULL);
+		return;
 	}
-	for (int q = 0; q < N_QUERIES && !p->broken; q++) {
-		char name[32];
-		if (q == Q_WRITE ? !fast || c->has_write : c->prepared)
-			continue;
-		stmt_name(name, sizeof(name), c, q);
-		if (!PQsendPrepare(c->pg, name, st->sql[q], 0, NULL))
-			prolly__pg_pipe_broken(p, NULL);
-		else
-			p->queued++;
-	}
+	p->session_qi = ++p->queued;
 }
 
-/* Sets the session up (once) and prepares every statement not prepared yet on c; Q_WRITE only on
- * a version-2 schema (on a version-1 schema its function does not exist). */
-int prolly__pg_conn_prepare(pg_store *st, pgconn *c)
+int prolly__pg_conn_setup(pg_store *st, pgconn *c)
 {
-	int fast = atomic_load(&st->fast);
 	pipe p;
-	prolly__pg_pipe_init(&p, st, c, "preparing statements", NULL, NULL);
-	prolly__pg_send_prepares(&p, st, c, fast);
-	int rc = prolly__pg_pipe_run(&p);
-	if (rc == 0) {
-		c->prepared = 1;
-		c->has_write = fast;
-	}
+	int rc;
+	if (c->session)
+		return 0;
+	prolly__pg_pipe_init(&p, st, c, "setting the session up", NULL, NULL);
+	prolly__pg_send_session(&p, c);
+	if ((rc = prolly__pg_pipe_run(&p)) == 0)
+		c->session = 1;
 	return rc;
 }
 
@@ -875,6 +932,7 @@ static void conn_tag(pgconn *c)
 		v = prolly__mono_ns() ^ ((uint64_t)(uintptr_t)c << 16) ^
 		    (atomic_fetch_add(&serial, 1) << 48);
 	snprintf(c->tag, sizeof(c->tag), "%016" PRIx64, v);
+	snprintf(c->mark, sizeof(c->mark), "set up by prolly connection %s", c->tag);
 }
 
 static int conn_connect(pg_store *st, pgconn *c)
@@ -894,6 +952,7 @@ static int conn_connect(pg_store *st, pgconn *c)
 	}
 	c->pg = pg;
 	c->prepared = 0;
+	c->session = 0;
 	conn_tag(c);
 	prolly__pg_cnt_add(&st->cnt.connects, 1);
 	pg = NULL; /* the slot owns it */
@@ -904,7 +963,8 @@ cleanup:
 }
 
 /* Makes an acquired slot usable: drops a connection the server closed while it sat idle, connects,
- * prepares. */
+ * sets the session up (once the store is open: the open's first round trip does it for its own
+ * connection). */
 static int conn_ready(pg_store *st, pgconn *c)
 {
 	int rc;
@@ -917,8 +977,7 @@ static int conn_ready(pg_store *st, pgconn *c)
 	}
 	if (!c->pg && (rc = conn_connect(st, c)))
 		return rc;
-	if (atomic_load(&st->ready) && (!c->prepared || (!c->has_write && atomic_load(&st->fast))) &&
-	    (rc = prolly__pg_conn_prepare(st, c))) {
+	if (atomic_load(&st->ready) && !c->session && (rc = prolly__pg_conn_setup(st, c))) {
 		prolly__pg_conn_close(st, c, 1);
 		return rc;
 	}

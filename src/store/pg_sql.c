@@ -5,8 +5,8 @@
  *
  * Templates: '@' stands for the quoted schema name, '#' for the literal 'schema.meta' (hashed
  * into the second half of the advisory lock keys, listed in pg_int.h). prolly__pg_sql_init
- * substitutes them once per store at open; every connection prepares the statements once
- * (pg_pool.c).
+ * substitutes them once per store at open; a connection prepares each statement the first time
+ * it sends it (pg_pool.c).
  *
  * Schema versions: a new schema is created at version 6. Version 2 added prolly_write; version 3
  * replaced its body (refs are compared and swapped before the nodes are inserted); version 4
@@ -75,8 +75,8 @@ static const char *const query_tmpl[N_QUERIES] = {
     /* The array statements look each element up in a LATERAL subquery with LIMIT 1, which the
      * planner cannot turn into a join: an index probe per element whatever the table's size
      * when the plan was made. Joined plainly (or through EXISTS), a generic plan made while the
-     * table is empty or small -- a new store, whose connections prepare their statements at
-     * once -- hashes the array and scans the whole table, and keeps doing so as the table grows
+     * table is empty or small -- a new store, whose connections prepare their statements soon
+     * after init -- hashes the array and scans the whole table, and keeps doing so as the table grows
      * until an ANALYZE invalidates it (test pg_array_statements_probe_the_index). */
     [Q_GETNODES] = PROLLY_PG_SQL_GET_NODES("@"),
     /* The positions (1-based) of the ids the table holds: an index probe each, no node read. */
@@ -634,26 +634,25 @@ static int read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing
 	prolly__pg_pipe_init(&p, st, c, "reading the schema version", version_fn, &row);
 	prolly__pg_pipe_send_sql(&p, st->version_sql);
 	if (prepare)
-		prolly__pg_send_prepares(&p, st, c, 1);
+		prolly__pg_send_session(&p, c);
 	rc = prolly__pg_pipe_run(&p);
-	*version = row.version; /* read even when a prepare after it failed */
+	*version = row.version;
 	if (row.epoch)
 		atomic_store(&st->open_epoch, prolly__pg_epoch_seen(st, row.epoch, row.xmin));
-	if (rc == 0 && prepare) {
-		c->prepared = 1;
-		c->has_write = 1;
-	}
+	if (rc == 0 && prepare)
+		c->session = 1;
 	if (rc == 0 || !p.failed || p.broken)
 		return rc;
 	if (p.err_qi == 0) { /* the version itself: no tables is a schema to create (and the
-	                      * statements queued after it were skipped) */
+	                      * session's setup queued after it was skipped) */
 		if (strcmp(p.sqlstate, "42P01") != 0 && strcmp(p.sqlstate, "3F000") != 0)
 			return rc;
 		*missing = 1;
 		return 0;
 	}
-	/* A statement this schema cannot prepare yet: the caller goes the long way on a new
-	 * connection, with no statement half prepared. */
+	/* The session's setup failed (another client's mark: a pooler switched to session mode hands
+	 * out sessions it has not reset): the caller goes the long way on a new connection, which
+	 * pgbouncer gives a session it just reset, and sets that one up. */
 	return prolly__pg_conn_renew(st, c);
 }
 
@@ -774,8 +773,7 @@ int prolly_store_pg_init(prolly_store *base)
 	if (rc == 0) {
 		atomic_store(&st->ready, 1);
 		atomic_store(&st->fast, version >= 2);
-		if (!c->prepared || (!c->has_write && version >= 2))
-			rc = prolly__pg_conn_prepare(st, c);
+		rc = prolly__pg_conn_setup(st, c);
 	}
 	prolly__pg_pool_release(st, c, rc != 0 && (!c->pg || PQstatus(c->pg) != CONNECTION_OK));
 	return rc;

@@ -436,7 +436,7 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		memset(&x, 0, sizeof(x));
 		x.w = w;
 		x.refs = pl.refs;
-		x.fast = c->has_write && chunks <= 1;
+		x.fast = atomic_load(&st->fast) && chunks <= 1;
 		x.q_begin = x.q_ins0 = x.q_cas0 = SIZE_MAX;
 		x.n_ins = chunks;
 		sent = 0;

@@ -82,12 +82,16 @@ int main(int argc, char **argv)
 	} else if (rc && !refused(rc)) {
 		printf("A's read failed otherwise: %s\n", prolly_last_error());
 		bad = 1;
+	} else if (rc) {
+		printf("A's read refused: %s\n", prolly_last_error());
 	}
 	prolly_edit e = {PROLLY_PUT, {"a2", 2}, {"v", 1}};
 	rc = prolly_commit_edits(&c, da, "main", &e, 1, "a2");
 	if (rc && !refused(rc)) {
 		printf("A's write failed otherwise: %s\n", prolly_last_error());
 		bad = 1;
+	} else if (rc) {
+		printf("A's write refused: %s\n", prolly_last_error());
 	}
 	PQclear(PQexec(hold, "COMMIT"));
 	PQfinish(hold);

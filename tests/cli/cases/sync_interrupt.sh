@@ -73,6 +73,7 @@ p get main key0001
 lock_nodes
 interrupted clone "$PROLLY_STORE" lmdb:copy
 release_nodes
+# The destination was made before the copy met the lock: it exists, with no branch yet.
 pe --store lmdb:copy branches
 prolly clone "$PROLLY_STORE" lmdb:copy | tail -1
 p --store lmdb:copy verify main --history
