@@ -1,17 +1,18 @@
 /*
  * chunk.c - where chunks end: the content-defined, size-aware boundary rule.
  *
- * A chunk (node) being built keeps its running encoded size s. After an item of encoded size r
- * with key k is appended (s already includes r):
+ * A chunk (node) being built keeps its running encoded size s. The rule has one parameter, the
+ * node size T = 2^shift (prolly__chunk_rule; T = 4096 for every tree made so far: the sizes in
+ * brackets). After an item of encoded size r with key k is appended (s already includes r):
  *
- *   C1  s <  PROLLY_CHUNK_MIN (512):   never split here.
- *   C2  s >  PROLLY_CHUNK_MAX (16384): always split here.
- *   C3  otherwise, with x = (s^4 - (s-r)^4) / 4096^4, split iff h(k) < 2^32 * x and
+ *   C1  s <  T / 8 (512):   never split here.
+ *   C2  s >  4 T (16384):   always split here.
+ *   C3  otherwise, with x = (s^4 - (s-r)^4) / T^4, split iff h(k) < 2^32 * x and
  *       h(k) < 2^32 * (1 - exp(-x)), that is
- *       h(k) / 2^32 < 1 - exp(-x) = 1 - exp(-((s/4096)^4 - ((s-r)/4096)^4)),
- *       which is (F(s) - F(s-r)) / (1 - F(s-r)) for F(x) = 1 - exp(-(x/4096)^4): the chance that
+ *       h(k) / 2^32 < 1 - exp(-x) = 1 - exp(-((s/T)^4 - ((s-r)/T)^4)),
+ *       which is (F(s) - F(s-r)) / (1 - F(s-r)) for F(x) = 1 - exp(-(x/T)^4): the chance that
  *       a chunk whose size follows the Weibull distribution F ends within this item, given that it
- *       did not end before it. Chunk sizes cluster near 4 KiB.
+ *       did not end before it. Chunk sizes cluster near T.
  *
  * h(k) is the high 32 bits of XXH3-64 of the key bytes alone, seeded per level (C4), so values
  * never move boundaries except through their size, and levels do not split in lockstep. The
@@ -20,7 +21,8 @@
  * old node ended.
  *
  * Determinism: the rule must give the same answer on every platform, or trees would differ
- * between builds. The quartic difference is computed exactly in 64-bit integers; exp() is not
+ * between builds. The quartic difference is computed exactly in 64-bit integers (s <= 4 T <= 2^15,
+ * so s^4 <= 2^60) and scaled by 2^(-4 shift), which is exact; exp() is not
  * taken from libm (whose last bit may differ between implementations) but computed here with
  * only IEEE-754 double additions, multiplications and divisions, which are correctly rounded
  * everywhere; the build disables floating-point contraction (-ffp-contract=off).
@@ -47,15 +49,25 @@ static double det_exp_neg(double x)
 	return sum;
 }
 
-int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, size_t r)
+void prolly__chunk_rule_init(prolly__chunk_rule *rule, unsigned shift)
 {
-	if (s < PROLLY_CHUNK_MIN) /* C1 */
+	assert(shift >= PROLLY_CHUNK_SHIFT_LO && shift <= PROLLY_CHUNK_SHIFT_HI);
+	rule->shift = shift;
+	rule->min = (uint32_t)1 << (shift - 3);
+	rule->max = (uint32_t)4 << shift;
+	rule->scale = 1.0 / (double)((uint64_t)1 << (4 * shift)); /* a power of two: exact */
+}
+
+int prolly__boundary(const prolly__chunk_rule *rule, unsigned level, const void *key, size_t klen,
+                     size_t s, size_t r)
+{
+	if (s < rule->min) /* C1 */
 		return 0;
-	if (s > PROLLY_CHUNK_MAX) /* C2 */
+	if (s > rule->max) /* C2 */
 		return 1;
 	uint64_t a = (uint64_t)s, b = (uint64_t)(s - r);
-	uint64_t d = a * a * a * a - b * b * b * b;              /* < 2^57: exact */
-	double x = (double)d / 281474976710656.0;                /* 4096^4 = 2^48 */
+	uint64_t d = a * a * a * a - b * b * b * b;              /* <= 2^60: exact */
+	double x = (double)d * rule->scale;                      /* scaled by a power of two */
 	uint64_t seed = LEVEL_SEED_BASE * (uint64_t)(level + 1); /* C4 */
 	uint32_t h = (uint32_t)(XXH3_64bits_withSeed(key, klen, seed) >> 32);
 	if ((double)h >= x * 4294967296.0) /* C3, first test */

@@ -14,6 +14,7 @@ void prolly__chunker_init(prolly__chunker *ch, prolly_txn *txn, unsigned level)
 {
 	memset(ch, 0, sizeof(*ch));
 	ch->txn = txn;
+	ch->rule = txn->db->rule;
 	prolly__enc_init(&ch->enc, level);
 }
 
@@ -59,7 +60,7 @@ int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const 
 	if (rc)
 		return rc;
 	ch->s += r;
-	if (prolly__boundary(0, k, klen, ch->s, r)) /* H2 */
+	if (prolly__boundary(&ch->rule, 0, k, klen, ch->s, r)) /* H2 */
 		return make_node(ch, made);
 	return 0;
 }
@@ -74,7 +75,7 @@ int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const
 	if (rc)
 		return rc;
 	ch->s += r;
-	if (prolly__boundary(ch->enc.level, k, klen, ch->s, r))
+	if (prolly__boundary(&ch->rule, ch->enc.level, k, klen, ch->s, r))
 		return make_node(ch, made);
 	return 0;
 }

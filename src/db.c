@@ -46,6 +46,7 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 	db->store = store;
 	store = NULL;
 	prolly__options_load(&db->opts, opts); /* checked above */
+	prolly__chunk_rule_init(&db->rule, PROLLY_CHUNK_SHIFT);
 	if (!db->opts.flush_bytes)
 		db->opts.flush_bytes = (size_t)4 << 20;
 	if (db->opts.cache_bytes == PROLLY_CACHE_AUTO)

@@ -186,7 +186,7 @@ typedef struct feeder {
 static int probe_item(feeder *f, unsigned level, prolly_slice k, size_t r)
 {
 	f->s += r;
-	if (prolly__boundary(level, k.data, k.size, f->s, r))
+	if (prolly__boundary(&f->ch.rule, level, k.data, k.size, f->s, r))
 		f->s = 0;
 	return 0;
 }

@@ -246,13 +246,34 @@ static inline size_t prolly__prefix_size(const pnode *x, uint32_t p)
 /* Chunk boundaries (chunk.c)                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PROLLY_CHUNK_MIN 512
-#define PROLLY_CHUNK_TARGET 4096
-#define PROLLY_CHUNK_MAX 16384
+/* The rule's node size: chunks aim at 2^shift bytes of items (C3), never end below an eighth of
+ * it (C1) and always end above four times it (C2). Every tree so far was made with
+ * shift PROLLY_CHUNK_SHIFT (4 KiB nodes); the rule is defined for PROLLY_CHUNK_SHIFT_LO to
+ * PROLLY_CHUNK_SHIFT_HI (1 to 8 KiB), a size a store would choose once, when it is made (the
+ * same records make another tree under another size). */
+#define PROLLY_CHUNK_SHIFT 12
+#define PROLLY_CHUNK_SHIFT_LO 10
+#define PROLLY_CHUNK_SHIFT_HI 13
+#define PROLLY_CHUNK_MIN (1u << (PROLLY_CHUNK_SHIFT - 3))  /* 512, C1 at the default */
+#define PROLLY_CHUNK_TARGET (1u << PROLLY_CHUNK_SHIFT)     /* 4096 */
+#define PROLLY_CHUNK_MAX (4u << PROLLY_CHUNK_SHIFT)        /* 16384, C2 at the default */
+#define PROLLY_CHUNK_MAX_ANY (4u << PROLLY_CHUNK_SHIFT_HI) /* C2 at the largest size */
+
+typedef struct prolly__chunk_rule {
+	uint32_t min; /* C1: 2^(shift - 3) */
+	uint32_t max; /* C2: 2^(shift + 2) */
+	double scale; /* C3: 2^(-4 shift), so that x = (s^4 - (s-r)^4) * scale exactly */
+	unsigned shift;
+} prolly__chunk_rule;
+
+/* The rule for nodes of 2^shift bytes; shift within PROLLY_CHUNK_SHIFT_LO..HI. */
+void prolly__chunk_rule_init(prolly__chunk_rule *rule, unsigned shift);
 
 /* After appending an item of encoded size r with key `key` to a chunk at `level`, making the
- * chunk's running size s (r included): 1 if the chunk ends here. Depends on nothing else. */
-int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, size_t r);
+ * chunk's running size s (r included): 1 if the chunk ends here under rule. Depends on nothing
+ * else. */
+int prolly__boundary(const prolly__chunk_rule *rule, unsigned level, const void *key, size_t klen,
+                     size_t s, size_t r);
 
 /*
  * A chunker builds the nodes of one level: items go in, and whenever prolly__boundary says so the
@@ -260,6 +281,7 @@ int prolly__boundary(unsigned level, const void *key, size_t klen, size_t s, siz
  */
 typedef struct prolly__chunker {
 	prolly_txn *txn;
+	prolly__chunk_rule rule; /* txn's handle's, copied: read at every item */
 	prolly__enc enc;
 	size_t s;                    /* running encoded size of the pending chunk */
 	uint64_t emitted;            /* nodes made so far */
@@ -401,7 +423,8 @@ struct prolly_db {
 	prolly_store vt; /* its functions, adopted by prolly__store_adopt: call db->vt.X(db->store) */
 	prolly__cache *cache;
 	prolly_options opts;
-	prolly_id empty_tree; /* id of the empty leaf, never fetched from the store */
+	prolly__chunk_rule rule; /* where this handle's edits end their nodes (chunk.c) */
+	prolly_id empty_tree;    /* id of the empty leaf, never fetched from the store */
 	pnode *empty_node;
 	_Atomic uint64_t epoch; /* last gc epoch seen from the store */
 	pthread_mutex_t stats_lock;

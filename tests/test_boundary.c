@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The rule of 4 KiB nodes, every tree's so far. */
+static prolly__chunk_rule R4 = {PROLLY_CHUNK_MIN, PROLLY_CHUNK_MAX, 0x1p-48, PROLLY_CHUNK_SHIFT};
+
 /* Compares library and reference for one call; counts outcomes. */
 typedef struct tally {
 	uint64_t calls, yes, no, near, differ;
@@ -30,7 +33,7 @@ static void compare1(tally *t, unsigned level, const void *k, size_t klen, size_
 {
 	int near;
 	int want = tb_boundary(level, k, klen, s, r, &near);
-	int got = prolly__boundary(level, k, klen, s, r);
+	int got = prolly__boundary(&R4, level, k, klen, s, r);
 	t->calls++;
 	if (near) {
 		t->near++;
@@ -109,7 +112,7 @@ PT_TEST(boundary_both_answers_at_the_limits)
 			if (near || seen[want])
 				continue;
 			seen[want] = 1;
-			PT_CHECKF(prolly__boundary(0, k, kl, cases[c].s, cases[c].r) == want,
+			PT_CHECKF(prolly__boundary(&R4, 0, k, kl, cases[c].s, cases[c].r) == want,
 			          "s=%zu r=%zu key %s: the reference says %d", cases[c].s, cases[c].r, k, want);
 		}
 		PT_CHECKF(seen[0] && seen[1], "s=%zu r=%zu: keys with both answers not found", cases[c].s,
@@ -245,6 +248,121 @@ PT_TEST(boundary_chunker_at_the_limits)
 			tm_model_dispose(&m);
 		}
 	}
+}
+
+/* ---- other node sizes ---------------------------------------------------------------------- */
+
+/* The rule for 1, 2 and 8 KiB nodes (not used by any store yet: every tree so far is of 4 KiB
+ * nodes) against the reference at its edges and at random, and 4 KiB's rule as the engine makes
+ * it. */
+PT_TEST(boundary_other_node_sizes)
+{
+	static const unsigned shifts[] = {10, 11, 13};
+	prolly__chunk_rule rule;
+	prolly__chunk_rule_init(&rule, PROLLY_CHUNK_SHIFT);
+	PT_CHECK(rule.min == R4.min && rule.max == R4.max && rule.scale == R4.scale);
+	tm_rng rng;
+	tm_rng_seed(&rng, PT_SEED() ^ 0x512e);
+	for (size_t si = 0; si < sizeof(shifts) / sizeof(shifts[0]); si++) {
+		unsigned sh = shifts[si];
+		prolly__chunk_rule_init(&rule, sh);
+		size_t lo = (size_t)1 << (sh - 3), hi = (size_t)4 << sh;
+		PT_CHECK(rule.min == lo && rule.max == hi);
+		const size_t edges[] = {lo - 1, lo, lo + 1, (size_t)1 << sh, hi - 1, hi, hi + 1};
+		uint64_t calls = 0, yes = 0, differ = 0, near_ = 0, below = 0, above = 0;
+		unsigned char k[TM_KEY_MAX];
+		for (uint64_t i = 0; i < 200000; i++) {
+			size_t kl = tm_gen_key(&rng, k);
+			unsigned level = (unsigned)tm_rng_below(&rng, 8);
+			size_t s = i % 2 ? edges[i / 2 % 7] : (size_t)tm_rng_range(&rng, 1, hi + 100);
+			size_t r = tm_rng_chance(&rng, 1, 4) ? s : (size_t)tm_rng_range(&rng, 9, 300);
+			if (r > s)
+				r = s;
+			int nr, want = tb_boundary_at(sh, level, k, kl, s, r, &nr);
+			int got = prolly__boundary(&rule, level, k, kl, s, r);
+			calls++;
+			if (nr) {
+				near_++;
+				continue;
+			}
+			yes += (uint64_t)want;
+			differ += got != want;
+			below += s < lo && got;
+			above += s > hi && !got;
+		}
+		PT_CHECKF(differ == 0 && below == 0 && above == 0 && near_ <= 1 && yes > 0 && yes < calls,
+		          "nodes of %u bytes: %llu of %llu calls differ, %llu below C1, %llu above C2, "
+		          "%llu near, %llu boundaries",
+		          1u << sh, (unsigned long long)differ, (unsigned long long)calls,
+		          (unsigned long long)below, (unsigned long long)above, (unsigned long long)near_,
+		          (unsigned long long)yes);
+	}
+}
+
+/* Through the engine: a handle whose rule is of 1 KiB nodes builds the same records into about
+ * four times the leaves of 4 KiB's, another tree (another root), and its edits keep to its rule:
+ * random batches of puts and deletes give the root a bulk build of the result gives (history
+ * independence holds under each size). */
+PT_TEST(engine_at_one_kib_nodes)
+{
+	tm_rng rng;
+	tm_rng_seed(&rng, PT_SEED() ^ 0x1c1b);
+	tm_model m, cur;
+	tm_model_init(&m);
+	tm_model_init(&cur);
+	tm_random_model(&m, &rng, 6000);
+	prolly_db *d4 = tm_open_mem((size_t)64 << 20), *d1 = tm_open_mem((size_t)64 << 20);
+	prolly__chunk_rule_init(&d1->rule, 10);
+	prolly_id r4, r1, edited, rebuilt;
+	prolly_tree_stats s4 = PROLLY_TREE_STATS_INIT, s1 = PROLLY_TREE_STATS_INIT;
+	PT_REQUIRE(tm_build_commit(&r4, d4, &m) == 0 && tm_build_commit(&r1, d1, &m) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&s4, d4, &r4, 0) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&s1, d1, &r1, 0) == 0);
+	PT_CHECK(!prolly_id_equal(&r4, &r1));
+	PT_CHECKF(s1.leaves * 10 >= s4.leaves * 25 && s1.leaves * 10 <= s4.leaves * 60,
+	          "%llu leaves of 1 KiB against %llu of 4 KiB", (unsigned long long)s1.leaves,
+	          (unsigned long long)s4.leaves);
+	PT_CHECK(tm_tree_check(d1, &r1, &m, "1 KiB build") == 0);
+	/* Edits in random batches, at 1 KiB, from the 1 KiB tree. */
+	edited = r1;
+	tm_model_copy(&cur, &m);
+	for (int round = 0; round < 8; round++) {
+		prolly_edit e[300];
+		unsigned char kb[300][TM_KEY_MAX];
+		size_t n = (size_t)tm_rng_range(&rng, 1, 300);
+		for (size_t i = 0; i < n; i++) {
+			size_t kl;
+			if (cur.n && tm_rng_chance(&rng, 1, 2)) {
+				const tm_rec *x = &cur.r[tm_rng_below(&rng, cur.n)];
+				kl = x->klen;
+				memcpy(kb[i], x->k, kl);
+			} else {
+				kl = tm_gen_key(&rng, kb[i]);
+			}
+			e[i].op = tm_rng_chance(&rng, 1, 3) ? PROLLY_DEL : PROLLY_PUT;
+			e[i].key.data = kb[i];
+			e[i].key.size = kl;
+			e[i].value.data = e[i].op == PROLLY_PUT ? "v" : NULL;
+			e[i].value.size = e[i].op == PROLLY_PUT ? 1 : 0;
+		}
+		prolly_txn *txn = NULL;
+		PT_REQUIRE(prolly_txn_begin(&txn, d1) == 0);
+		PT_REQUIRE(prolly_edit_tree(&edited, txn, &edited, e, n) == 0);
+		PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+		prolly_txn_free(txn);
+		tm_model_apply(&cur, e, n);
+	}
+	PT_REQUIRE(tm_build_commit(&rebuilt, d1, &cur) == 0);
+	PT_CHECKF(prolly_id_equal(&edited, &rebuilt), "edited %s, built %s", tm_hex(&edited),
+	          tm_hex(&rebuilt));
+	PT_CHECK(tm_tree_check(d1, &edited, &cur, "1 KiB edits") == 0);
+	printf("# %llu records: %llu leaves of 1 KiB (height %u), %llu of 4 KiB (height %u)\n",
+	       (unsigned long long)m.n, (unsigned long long)s1.leaves, s1.height,
+	       (unsigned long long)s4.leaves, s4.height);
+	prolly_close(d4);
+	prolly_close(d1);
+	tm_model_dispose(&m);
+	tm_model_dispose(&cur);
 }
 
 int main(int argc, char **argv)

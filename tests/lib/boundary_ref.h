@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TB_MIN 512   /* C1: below this running size, never a boundary */
-#define TB_MAX 16384 /* C2: above it, always */
+#define TB_MIN 512   /* C1: below this running size, never a boundary (4 KiB nodes) */
+#define TB_MAX 16384 /* C2: above it, always (4 KiB nodes) */
 #define TB_NEAR_BAND 0.01L
 
 /* Encoded item sizes (docs/format.md): a leaf record is 8 + key + value bytes (two offsets and
@@ -32,6 +32,10 @@ uint32_t tb_key_hash(unsigned level, const void *key, size_t klen);
  * TB_NEAR_BAND of a C3 threshold, where the answer is the library's arithmetic's to give (the
  * returned value is then the exact-arithmetic one), else to 0. */
 int tb_boundary(unsigned level, const void *key, size_t klen, size_t s, size_t r, int *near);
+/* The same for nodes of T = 2^shift bytes (tb_boundary is shift 12): C1 below T / 8, C2 above
+ * 4 T, T in C3's x. */
+int tb_boundary_at(unsigned shift, unsigned level, const void *key, size_t klen, size_t s, size_t r,
+                   int *near);
 
 /* For walks over whole trees: tb_boundary's answer, except in the near band (never met in the
  * suite's fixed-seed runs), where the library's prolly__boundary decides; tb_near_calls counts
