@@ -204,6 +204,7 @@ static int redact_seeds(const char *dir)
 	    "\x01\x00u:Se kr%31t@h/db",
 	    "\x02\x01password = Sekr1t&port=5",
 	    "\x01\x00u sslmode=\fSekr:\tSekr1t@h/db",
+	    "\x01\x00%zz&sslpassword=Sekr1t&x:pw@h/db",
 	};
 	int rc = 0;
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]) && !rc; i++)

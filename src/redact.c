@@ -10,7 +10,8 @@
  *       any letter case, when a ':' comes before the first '@'; the secret runs to the last
  *       '@' of the authority, which ends where libpq ends it, at '/' (a password may hold '?',
  *       '#', quotes and spaces), or with one_line (a message) also at '?', '#', white space or
- *       '"' (libpq's messages quote a URL so);
+ *       '"' (libpq's messages quote a URL so); the user name before the ':' is walked as any
+ *       other text (RX1, RX3 apply there);
  *   RX3 the value of every KEY=VALUE whose KEY is not one of libpq's keywords known to hold no
  *       secret (show_keywords below, matched exactly, as libpq matches them): password,
  *       sslpassword, and any misspelling ("PASSWORD", "passwd", "pass-word", "'password'") or
@@ -366,13 +367,24 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 {
 	char *out = o.p;
 	size_t cap = o.cap, i = 0, no_key_until = 0; /* key_start: no key starts before it */
-	int in_query = 0;
+	size_t rx2_from = 0, rx2_to = 0;             /* RX2's secret ahead, while rx2 */
+	int in_query = 0, rx2 = 0;
 	if (!text)
 		text = "";
 	size_t url_q = one_line ? 0 : url_query_start(text); /* 0: no query of a URL as typed */
 	while (text[i] && (pw || o.n + 1 < cap)) { /* to the end when looking for a password */
 		char c = text[i];
 		int matched = 0;
+		/* RX2: the walk reached the user information's secret (or hid past its start already,
+		 * with RX1 or RX3: then its "***" stands for it, and the rest of it is skipped too). */
+		if (rx2 && i >= rx2_from) {
+			if (i == rx2_from)
+				put(&o, "***", 3);
+			size_t end = past_secrets(text, rx2_from, rx2_to, secrets, n_secrets);
+			i = i > end ? i : end;
+			rx2 = 0;
+			continue;
+		}
 		/* RX1 */
 		for (size_t s = 0; s < n_secrets && !matched; s++) {
 			size_t len = secret_at(text + i, secrets[s]);
@@ -384,15 +396,16 @@ static size_t redact_walk(out_buf o, const char *text, const char *const *secret
 		}
 		if (matched)
 			continue;
-		/* RX2 */
+		/* RX2: the secret is hidden when the walk gets there; the user name before it is
+		 * walked as any text (RX1, RX3: a URL that libpq cannot parse may hold
+		 * "&sslpassword=..." there, and its user name is no more than its bytes). */
 		size_t from, to;
-		if (url_secret(text, i, one_line, &from, &to)) {
+		if (!rx2 && url_secret(text, i, one_line, &from, &to)) {
 			if (pw && to > from)
 				*pw = 1;
-			put(&o, text + i, from - i);
-			put(&o, "***", 3);
-			i = past_secrets(text, from, to, secrets, n_secrets);
-			continue;
+			rx2 = 1;
+			rx2_from = from;
+			rx2_to = to;
 		}
 		if (c == '?')
 			in_query = 1;

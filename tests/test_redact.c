@@ -80,7 +80,12 @@ static const char *const url_cases[][2] = {
     {"x://h=a password =u:Sekr1t@h", "x://h=a password =***"},
     /* a string that starts postgresql:// is a URL to libpq, its password "Sekr1t", unless
      * libpq refuses it: both are hidden */
-    {"postgresql:// password = 'k 'u:Sekr1t@h", "postgresql:// password =***@h"},
+    {"postgresql:// password = 'k 'u:Sekr1t@h", "postgresql:// password = ***@h"},
+    /* the user name before a user information's ':' is walked as any text: a URL libpq cannot
+     * parse (here "%zz") showed "&sslpassword=VALUE" there, all but the password after the
+     * ':' (found by fuzz_redact) */
+    {"postgresql://%zz&sslpassword=Sekr1t&x:pw@host/db", "postgresql://%zz&sslpassword=***"},
+    {"postgresql://u&password=Sekr1t:pw@host/db", "postgresql://u&password=***"},
     /* libpq's user information ends at the first '@', then comes the host and a query whose
      * password holds the last '@': what followed that '@' was shown (found by fuzz_redact) */
     {"postgresql://u:x@h?password=Sek@r1t&port=5", "postgresql://u:***&port=5"},
