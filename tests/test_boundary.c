@@ -21,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The rule of 4 KiB nodes, every tree's so far. */
-static prolly__chunk_rule R4 = {PROLLY_CHUNK_MIN, PROLLY_CHUNK_MAX, 0x1p-48, PROLLY_CHUNK_SHIFT};
-
 /* Compares library and reference for one call; counts outcomes. */
 typedef struct tally {
 	uint64_t calls, yes, no, near, differ;
@@ -33,7 +30,7 @@ static void compare1(tally *t, unsigned level, const void *k, size_t klen, size_
 {
 	int near;
 	int want = tb_boundary(level, k, klen, s, r, &near);
-	int got = prolly__boundary(&R4, level, k, klen, s, r);
+	int got = prolly__boundary(tb_library_rule4(), level, k, klen, s, r);
 	t->calls++;
 	if (near) {
 		t->near++;
@@ -112,7 +109,8 @@ PT_TEST(boundary_both_answers_at_the_limits)
 			if (near || seen[want])
 				continue;
 			seen[want] = 1;
-			PT_CHECKF(prolly__boundary(&R4, 0, k, kl, cases[c].s, cases[c].r) == want,
+			PT_CHECKF(prolly__boundary(tb_library_rule4(), 0, k, kl, cases[c].s, cases[c].r) ==
+			              want,
 			          "s=%zu r=%zu key %s: the reference says %d", cases[c].s, cases[c].r, k, want);
 		}
 		PT_CHECKF(seen[0] && seen[1], "s=%zu r=%zu: keys with both answers not found", cases[c].s,
@@ -260,7 +258,7 @@ PT_TEST(boundary_other_node_sizes)
 	static const unsigned shifts[] = {10, 11, 13};
 	prolly__chunk_rule rule;
 	prolly__chunk_rule_init(&rule, PROLLY_CHUNK_SHIFT);
-	PT_CHECK(rule.min == R4.min && rule.max == R4.max && rule.scale == R4.scale);
+	PT_CHECK(rule.min == TB_MIN && rule.max == TB_MAX && rule.scale == 0x1p-48);
 	tm_rng rng;
 	tm_rng_seed(&rng, PT_SEED() ^ 0x512e);
 	for (size_t si = 0; si < sizeof(shifts) / sizeof(shifts[0]); si++) {

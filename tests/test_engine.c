@@ -11,9 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The rule of 4 KiB nodes, every tree's so far. */
-static prolly__chunk_rule R4 = {PROLLY_CHUNK_MIN, PROLLY_CHUNK_MAX, 0x1p-48, PROLLY_CHUNK_SHIFT};
-
 static void key_of(char *buf, size_t cap, uint64_t i)
 {
 	snprintf(buf, cap, "key%012llu", (unsigned long long)i);
@@ -119,22 +116,24 @@ PT_TEST(chunk_rule_limits)
 			size_t s = edges[e], r = i % 3 == 0 ? s : (size_t)(9 + i % 200);
 			int nr, want = tb_boundary((unsigned)i % 5, k, (size_t)kl, s, r, &nr);
 			near += nr;
-			if (!nr && prolly__boundary(&R4, (unsigned)i % 5, k, (size_t)kl, s, r) != want &&
+			if (!nr &&
+			    prolly__boundary(tb_library_rule4(), (unsigned)i % 5, k, (size_t)kl, s, r) !=
+			        want &&
 			    ++differ <= 3)
 				fprintf(stderr, "  key %s level %d s %zu r %zu: library differs from reference\n",
 				        k, i % 5, s, r);
 		}
 	}
 	PT_CHECKF(differ == 0 && near == 0, "%d calls differ, %d near", differ, near);
-	PT_CHECK(prolly__boundary(&R4, 0, "x", 1, 511, 100) == 0);
-	PT_CHECK(prolly__boundary(&R4, 0, "x", 1, 16385, 100) == 1);
+	PT_CHECK(prolly__boundary(tb_library_rule4(), 0, "x", 1, 511, 100) == 0);
+	PT_CHECK(prolly__boundary(tb_library_rule4(), 0, "x", 1, 16385, 100) == 1);
 	/* Over many keys, the split rate at 4 KiB for 60-byte items is near the Weibull hazard:
 	 * x = (4096^4 - 4036^4) / 4096^4 ~= 0.0568, p = 1 - exp(-x) ~= 0.0552. */
 	int splits = 0;
 	for (int i = 0; i < 100000; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "k%d", i);
-		splits += prolly__boundary(&R4, 0, k, strlen(k), 4096, 60);
+		splits += prolly__boundary(tb_library_rule4(), 0, k, strlen(k), 4096, 60);
 	}
 	PT_CHECKF(splits > 5000 && splits < 6100, "splits %d", splits);
 	/* Levels are salted: decisions differ between levels for some keys. */
@@ -142,8 +141,8 @@ PT_TEST(chunk_rule_limits)
 	for (int i = 0; i < 10000; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "k%d", i);
-		salted += prolly__boundary(&R4, 0, k, strlen(k), 8000, 60) !=
-		          prolly__boundary(&R4, 1, k, strlen(k), 8000, 60);
+		salted += prolly__boundary(tb_library_rule4(), 0, k, strlen(k), 8000, 60) !=
+		          prolly__boundary(tb_library_rule4(), 1, k, strlen(k), 8000, 60);
 	}
 	PT_CHECK(salted > 0);
 }

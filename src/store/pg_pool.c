@@ -186,6 +186,13 @@ static const char guard_sql[] =
     "OPERATOR(pg_catalog.=) $1::pg_catalog.text THEN 1 ELSE COALESCE("
     "pg_catalog.current_setting('prolly_store.session', true), '')::pg_catalog.int4 END";
 
+/* Queues sql, whose one parameter is c's session mark (pgconn.mark); 0 when libpq refused. */
+static int send_with_mark(pgconn *c, const char *sql)
+{
+	const char *vals[1] = {c->mark};
+	return PQsendQueryParams(c->pg, sql, 1, NULL, vals, NULL, NULL, 1);
+}
+
 /* Queues an item of the pipe's own (pipe.extra_q): the Parse of q, or the guard. */
 static void send_extra(pipe *p, int q)
 {
@@ -193,8 +200,7 @@ static void send_extra(pipe *p, int q)
 	char name[32];
 	int ok;
 	if (q == EXTRA_GUARD) {
-		const char *vals[1] = {c->mark};
-		ok = PQsendQueryParams(c->pg, guard_sql, 1, NULL, vals, NULL, NULL, 1);
+		ok = send_with_mark(c, guard_sql);
 	} else {
 		stmt_name(name, sizeof(name), c, q);
 		ok = PQsendPrepare(c->pg, name, p->st->sql[q], 0, NULL);
@@ -610,10 +616,9 @@ static const char session_sql[] =
 
 void prolly__pg_send_session(pipe *p, pgconn *c)
 {
-	const char *vals[1] = {c->mark};
 	if (c->session || p->broken)
 		return;
-	if (!PQsendQueryParams(c->pg, session_sql, 1, NULL, vals, NULL, NULL, 1)) {
+	if (!send_with_mark(c, session_sql)) {
 		prolly__pg_pipe_broken(p, NULL);
 		return;
 	}

@@ -61,14 +61,20 @@ int tb_boundary(unsigned level, const void *key, size_t klen, size_t s, size_t r
 	return tb_boundary_at(12, level, key, klen, s, r, near);
 }
 
+const struct prolly__chunk_rule *tb_library_rule4(void)
+{
+	static prolly__chunk_rule rule;
+	if (!rule.shift)
+		prolly__chunk_rule_init(&rule, PROLLY_CHUNK_SHIFT);
+	return &rule;
+}
+
 int tb_boundary_decide(unsigned level, const void *key, size_t klen, size_t s, size_t r)
 {
 	int near;
 	int b = tb_boundary(level, key, klen, s, r, &near);
-	prolly__chunk_rule rule;
 	if (!near)
 		return b;
 	tb_near_calls++;
-	prolly__chunk_rule_init(&rule, PROLLY_CHUNK_SHIFT);
-	return prolly__boundary(&rule, level, key, klen, s, r);
+	return prolly__boundary(tb_library_rule4(), level, key, klen, s, r);
 }

@@ -37,6 +37,11 @@ int tb_boundary(unsigned level, const void *key, size_t klen, size_t s, size_t r
 int tb_boundary_at(unsigned shift, unsigned level, const void *key, size_t klen, size_t s, size_t r,
                    int *near);
 
+/* The library's rule of 4 KiB nodes (prolly__chunk_rule_init, PROLLY_CHUNK_SHIFT), made once:
+ * what the tests pass to prolly__boundary to compare it with the reference. */
+struct prolly__chunk_rule;
+const struct prolly__chunk_rule *tb_library_rule4(void);
+
 /* For walks over whole trees: tb_boundary's answer, except in the near band (never met in the
  * suite's fixed-seed runs), where the library's prolly__boundary decides; tb_near_calls counts
  * those calls. */
