@@ -161,7 +161,7 @@ PROLLY_API void prolly_id_empty_tree(prolly_id *out);
  * Every struct the caller allocates and the library reads or fills (prolly_options,
  * prolly_stats, prolly_pg_options, prolly_pg_stats, prolly_range, prolly_merge_options,
  * prolly_merge_stats, prolly_tree_stats, prolly_gc_result, prolly_lmdb_snapshot,
- * prolly_sync_options, prolly_sync_stats) starts with
+ * prolly_sync_options, prolly_sync_stats, prolly_store_options) starts with
  * `unsigned version`. Initialise it with the struct's PROLLY_<NAME>_INIT initializer or its
  * prolly_<name>_init(ptr, PROLLY_<NAME>_VERSION) function (for languages that cannot use the
  * macro); both set the version of the header the program was built with and the documented
@@ -289,6 +289,25 @@ PROLLY_API int prolly_set_error(int err, const char *fmt, ...)
 #endif
     ;
 
+/* ---- Node size: chosen when a store is made ----
+ *
+ * Chunk boundaries aim at one node size, the same for every tree of a store: 4096 bytes unless
+ * the store was made with another (prolly_store_options.node_size, prolly_pg_options.node_size,
+ * `prolly init --node-size`). Smaller nodes make a small edit rewrite fewer bytes (an edit
+ * rewrites one node per level of the tree) at the cost of more nodes and a deeper tree; larger
+ * ones suit bulk loads and long scans. The size is kept in the store and read by every handle
+ * on it, so root ids stay a function of the records within a store; the same records in stores
+ * of different node sizes have different root ids. History moves between stores (prolly_sync,
+ * prolly_fetch, prolly_push) only when their node sizes are equal. */
+#define PROLLY_NODE_SIZE_DEFAULT 4096u
+#define PROLLY_NODE_SIZE_MIN 1024u
+#define PROLLY_NODE_SIZE_MAX 8192u
+
+/* 1 when node_size is a size this library builds trees with: 0 (the default,
+ * PROLLY_NODE_SIZE_DEFAULT) or a power of two from PROLLY_NODE_SIZE_MIN to
+ * PROLLY_NODE_SIZE_MAX; else 0. Any thread. */
+PROLLY_API int prolly_node_size_valid(unsigned node_size);
+
 /* Built-in stores. Each returns a store the caller owns until handed to prolly_db_new(). */
 
 /* A store in process memory; everything is lost at close. PROLLY_EINVAL (out NULL);
@@ -307,7 +326,7 @@ PROLLY_API int prolly_store_lmdb_open(prolly_store **out, const char *path, size
 /* The PostgreSQL store (libpq). See docs/postgres.md for its schema, privileges and gc. */
 /* Initialise with PROLLY_PG_OPTIONS_INIT or prolly_pg_options_init(); zero (or NULL) in any
  * other field means its default. */
-#define PROLLY_PG_OPTIONS_VERSION 1
+#define PROLLY_PG_OPTIONS_VERSION 2
 typedef struct prolly_pg_options {
 	unsigned version;         /* PROLLY_PG_OPTIONS_VERSION */
 	const char *schema;       /* schema holding the tables; default "public" */
@@ -317,9 +336,13 @@ typedef struct prolly_pg_options {
 	size_t read_chunk;        /* ids per SELECT statement of get_nodes; default 4096 */
 	size_t gc_batch;          /* candidate nodes per gc sweep transaction; default 10000 */
 	int no_create;            /* non-zero: never create the schema on open (see init) */
+	/* ---- version 2 ---- */
+	unsigned node_size; /* nodes of a schema this open creates ("Node size" above); 0: 4096. An
+	                       existing schema keeps its own: another size than its is PROLLY_EINVAL
+	                       (0 accepts any) */
 } prolly_pg_options;
 /* clang-format off */
-#define PROLLY_PG_OPTIONS_INIT {PROLLY_PG_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0, 0}
+#define PROLLY_PG_OPTIONS_INIT {PROLLY_PG_OPTIONS_VERSION, NULL, 0, 0, 0, 0, 0, 0, 0u}
 /* clang-format on */
 
 /* Sets opts->version to version and every other field to 0 (its default). PROLLY_EINVAL (opts
@@ -461,6 +484,32 @@ PROLLY_API int prolly_store_open(prolly_store **out, const char *url);
  */
 PROLLY_API int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags);
 
+/* What prolly_store_open_opts takes. Initialise with PROLLY_STORE_OPTIONS_INIT or
+ * prolly_store_options_init(). */
+#define PROLLY_STORE_OPTIONS_VERSION 1
+typedef struct prolly_store_options {
+	unsigned version;   /* PROLLY_STORE_OPTIONS_VERSION */
+	unsigned flags;     /* PROLLY_OPEN_* (0: open an existing store for reading and writing) */
+	unsigned node_size; /* nodes of a store this open creates ("Node size" above); 0: 4096. An
+	                       existing store keeps its own: another size than its is PROLLY_EINVAL
+	                       (0 accepts any) */
+} prolly_store_options;
+/* clang-format off */
+#define PROLLY_STORE_OPTIONS_INIT {PROLLY_STORE_OPTIONS_VERSION, 0u, 0u}
+/* clang-format on */
+
+/* Sets opts->version to version and every other field to 0. PROLLY_EINVAL (opts NULL, unknown
+ * version). Any thread. */
+PROLLY_API int prolly_store_options_init(prolly_store_options *opts, unsigned version);
+
+/* prolly_store_open_ex(out, url, opts->flags), making a store it creates with opts->node_size
+ * (NULL opts: flags 0, the default size). Errors: those of prolly_store_open_ex; PROLLY_EINVAL
+ * also for an unknown opts->version, a node_size prolly_node_size_valid refuses, or a store that
+ * exists with another node size than a non-zero node_size (the message names both; nothing is
+ * changed). Threads: any thread. */
+PROLLY_API int prolly_store_open_opts(prolly_store **out, const char *url,
+                                      const prolly_store_options *opts);
+
 /* As prolly_store_lmdb_open (which is this with PROLLY_OPEN_CREATE), with flags. */
 PROLLY_API int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_size,
                                          unsigned flags);
@@ -584,8 +633,9 @@ PROLLY_API int prolly_open_ex(prolly_db **out, const char *url, const prolly_opt
 /* Wraps a store with opts (NULL for defaults); the handle owns the store from now on, also on
  * failure (an unknown opts->version or opts->flags bit is PROLLY_EINVAL, and the store is
  * closed). PROLLY_EINVAL also for out or store NULL (a store given is closed), a store lacking
- * one of get_nodes, write, get_ref, list_refs and close, or one whose flags hold a bit this
- * library does not define (prolly/store.h); PROLLY_EVERSION for a store version this library does
+ * one of get_nodes, write, get_ref, list_refs and close, one whose flags hold a bit this
+ * library does not define, or one whose node_size prolly_node_size_valid refuses
+ * (prolly/store.h); PROLLY_EVERSION for a store version this library does
  * not speak (prolly/store.h); PROLLY_ENOMEM; the store's errors from its first call, an empty
  * write that reads its gc epoch. *out is untouched on failure. */
 PROLLY_API int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *opts);
@@ -595,6 +645,10 @@ PROLLY_API void prolly_close(prolly_db *db);
 
 /* The store behind the handle (owned by the handle); NULL for db NULL. */
 PROLLY_API prolly_store *prolly_db_store(prolly_db *db);
+
+/* The node size the handle builds trees with: its store's ("Node size" above), 4096 unless the
+ * store was made with another; 0 for db NULL. Any thread. */
+PROLLY_API unsigned prolly_db_node_size(const prolly_db *db);
 
 /* Cumulative counters of the handle since open, every thread's work through it (the store's
  * round trips excepted: only the per-thread counters have them). out as for prolly_thread_stats.
@@ -1344,7 +1398,8 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  *           NULL when n_refs is 0 (then nothing but objects is written).
  * opts      may be NULL (defaults).
  *
- * Errors: PROLLY_EINVAL (NULL db, commits or refs with a count, bad opts, bad ref update, a start
+ * Errors: PROLLY_EINVAL (NULL db, commits or refs with a count, bad opts, bad ref update, two
+ * stores of different node sizes (prolly_db_node_size; nothing read or written), a start
  * id that is not a commit, found so when dst lacks it: an object dst holds is not read, and a
  * ref update naming it applies as prolly_txn_set_ref's would); PROLLY_ENOTFOUND (a start commit in neither store); PROLLY_ECONFLICT
  * (a ref's expectation failed: no ref moved, the objects copied stay; or a gc ran on dst during
@@ -1426,7 +1481,8 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * or if the remote was removed while the fetch ran (no tracking ref moved); those of
  * prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref to another commit than
  * this one's, or a gc on remote removed a head read here, or the remote was removed and added
- * again; fetch again; one that moved it to the same commit is no conflict); PROLLY_EINVAL (bad name, NULL db or remote; or, under a name
+ * again; fetch again; one that moved it to the same commit is no conflict); PROLLY_EINVAL (bad
+ * name, NULL db or remote, stores of different node sizes: nothing read; or, under a name
  * longer than prolly_remote_add takes, recorded by an older library, a branch whose tracking ref
  * would have more than PROLLY_MAX_REF_NAME bytes: the message names that ref, and nothing is
  * fetched); fn's non-zero return. */
@@ -1446,7 +1502,7 @@ PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *
  * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). A remote removed here while
  * the push ran gets no tracking ref (the remote's branch has moved). Errors also:
  * PROLLY_ENOTFOUND (no such local branch, or name is no remote of db: nothing pushed),
- * PROLLY_EINVAL, those of prolly_sync. */
+ * PROLLY_EINVAL (also stores of different node sizes: nothing read), those of prolly_sync. */
 PROLLY_API int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,
                            const char *name, const char *branch, int force);
 

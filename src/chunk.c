@@ -49,6 +49,21 @@ static double det_exp_neg(double x)
 	return sum;
 }
 
+_Static_assert(PROLLY_NODE_SIZE_MIN == 1u << PROLLY_CHUNK_SHIFT_LO &&
+                   PROLLY_NODE_SIZE_MAX == 1u << PROLLY_CHUNK_SHIFT_HI &&
+                   PROLLY_NODE_SIZE_DEFAULT == 1u << PROLLY_CHUNK_SHIFT,
+               "prolly.h's node sizes are the rule's");
+
+unsigned prolly__node_shift(unsigned node_size)
+{
+	unsigned shift = PROLLY_CHUNK_SHIFT;
+	assert(prolly_node_size_valid(node_size));
+	if (node_size)
+		for (shift = PROLLY_CHUNK_SHIFT_LO; (1u << shift) < node_size; shift++)
+			;
+	return shift;
+}
+
 void prolly__chunk_rule_init(prolly__chunk_rule *rule, unsigned shift)
 {
 	assert(shift >= PROLLY_CHUNK_SHIFT_LO && shift <= PROLLY_CHUNK_SHIFT_HI);

@@ -45,8 +45,8 @@ int prolly_db_new(prolly_db **out, prolly_store *store, const prolly_options *op
 		goto cleanup;
 	db->store = store;
 	store = NULL;
-	prolly__options_load(&db->opts, opts); /* checked above */
-	prolly__chunk_rule_init(&db->rule, PROLLY_CHUNK_SHIFT);
+	prolly__options_load(&db->opts, opts);                                    /* checked above */
+	prolly__chunk_rule_init(&db->rule, prolly__node_shift(db->vt.node_size)); /* adopt checked it */
 	if (!db->opts.flush_bytes)
 		db->opts.flush_bytes = (size_t)4 << 20;
 	if (db->opts.cache_bytes == PROLLY_CACHE_AUTO)
@@ -96,6 +96,11 @@ void prolly_close(prolly_db *db)
 prolly_store *prolly_db_store(prolly_db *db)
 {
 	return db ? db->store : NULL;
+}
+
+unsigned prolly_db_node_size(const prolly_db *db)
+{
+	return db ? 1u << db->rule.shift : 0;
 }
 
 int prolly_db_stats(prolly_db *db, prolly_stats *out)

@@ -112,6 +112,9 @@ uint64_t prolly__sync_src_epoch(prolly_db *src);
  * the epoch taken before the sync read the source's refs or objects (sync.c, SY11). Other codes,
  * and since 0, are returned as they are. */
 int prolly__sync_src_gc(prolly_db *src, uint64_t since, int rc);
+/* 0 when dst and src build trees of one node size, else PROLLY_EINVAL naming both (sync.c,
+ * SY15): what prolly_sync, prolly_fetch and prolly_push check before they read anything. */
+int prolly__sync_same_size(const prolly_db *dst, const prolly_db *src);
 /* prolly_sync, with guard (NULL: none) added to the refs' write as one more compare-and-swap
  * that must hold for any ref to move (sync.c, SY13). */
 int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
@@ -247,10 +250,10 @@ static inline size_t prolly__prefix_size(const pnode *x, uint32_t p)
 /* ------------------------------------------------------------------------------------------ */
 
 /* The rule's node size: chunks aim at 2^shift bytes of items (C3), never end below an eighth of
- * it (C1) and always end above four times it (C2). Every tree so far was made with
- * shift PROLLY_CHUNK_SHIFT (4 KiB nodes); the rule is defined for PROLLY_CHUNK_SHIFT_LO to
- * PROLLY_CHUNK_SHIFT_HI (1 to 8 KiB), a size a store would choose once, when it is made (the
- * same records make another tree under another size). */
+ * it (C1) and always end above four times it (C2). The default is PROLLY_CHUNK_SHIFT (4 KiB
+ * nodes); the rule is defined for PROLLY_CHUNK_SHIFT_LO to PROLLY_CHUNK_SHIFT_HI (1 to 8 KiB,
+ * PROLLY_NODE_SIZE_MIN..MAX of prolly.h), a size a store chooses once, when it is made
+ * (prolly_store.node_size: the same records make another tree under another size). */
 #define PROLLY_CHUNK_SHIFT 12
 #define PROLLY_CHUNK_SHIFT_LO 10
 #define PROLLY_CHUNK_SHIFT_HI 13
@@ -268,6 +271,9 @@ typedef struct prolly__chunk_rule {
 
 /* The rule for nodes of 2^shift bytes; shift within PROLLY_CHUNK_SHIFT_LO..HI. */
 void prolly__chunk_rule_init(prolly__chunk_rule *rule, unsigned shift);
+
+/* The shift of a node size prolly_node_size_valid accepts (0: PROLLY_CHUNK_SHIFT). */
+unsigned prolly__node_shift(unsigned node_size);
 
 /* After appending an item of encoded size r with key `key` to a chunk at `level`, making the
  * chunk's running size s (r included): 1 if the chunk ends here under rule. Depends on nothing

@@ -343,6 +343,7 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 	if (!db || !remote)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_fetch: NULL db or remote");
 	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
+	    (rc = prolly__sync_same_size(db, remote)) ||
 	    (rc = read_record(db, name, ref, &rec))) /* RM7 */
 		return rc;
 	guard_of(&guard, ref, &rec);
@@ -451,7 +452,7 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	if (!db || !remote || !branch)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_push: NULL db, remote or branch");
 	if ((rc = prolly__sync_check(NULL, stats)) || (rc = check_name(name)) ||
-	    (rc = prolly_branch_name_valid(branch)))
+	    (rc = prolly_branch_name_valid(branch)) || (rc = prolly__sync_same_size(remote, db)))
 		return rc;
 	/* One local read: the branch's head, the remote's record (RM7) and the tracking ref as it
 	 * was before the remote's head is read, for its compare-and-swap (RM2; track empty: too long

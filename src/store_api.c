@@ -32,6 +32,7 @@ static size_t table_size(unsigned version)
 	case 4: return offsetof(prolly_store, has_nodes); /* 3 and 4 have the same members */
 	case 5: return offsetof(prolly_store, get_ref_objects_known);
 	case 6: return offsetof(prolly_store, get_refs);
+	case 7: return offsetof(prolly_store, node_size);
 	default: return sizeof(prolly_store);
 	}
 }
@@ -59,7 +60,18 @@ int prolly__store_adopt(prolly_store *vt, const prolly_store *store)
 		                        "0x%x)",
 		                        vt->kind, vt->flags & ~(PROLLY_STORE_REMOTE | PROLLY_STORE_MAPPED),
 		                        PROLLY_STORE_REMOTE | PROLLY_STORE_MAPPED);
+	if (!prolly_node_size_valid(vt->node_size))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "store '%s' has nodes of %u bytes; this library builds trees of "
+		                        "nodes of %u to %u bytes, a power of two",
+		                        vt->kind, vt->node_size, PROLLY_NODE_SIZE_MIN,
+		                        PROLLY_NODE_SIZE_MAX);
 	return 0;
+}
+
+int prolly_node_size_valid(unsigned n)
+{
+	return n == 0 || (n >= PROLLY_NODE_SIZE_MIN && n <= PROLLY_NODE_SIZE_MAX && (n & (n - 1)) == 0);
 }
 
 static int cmp_update_ptr(const void *a, const void *b)

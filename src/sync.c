@@ -80,7 +80,7 @@
  *       remote removed during the fetch gets no tracking ref back (remote.c, RM7). A lost guard
  *       is never settled (SY12): the sync fails with PROLLY_ECONFLICT, no ref moved.
  *
- *  SY13 A sync with a known head (SY7) asks nothing about what it takes as missing, so the rerun of
+ *  SY14 A sync with a known head (SY7) asks nothing about what it takes as missing, so the rerun of
  *       one that was cut off (killed, connection lost) would send everything again, what the
  *       cut run wrote included. When it takes more than one write, it asks the destination about
  *       the objects of its first write (one has_nodes call) and leaves out those held, and goes
@@ -88,6 +88,10 @@
  *       writes go in the same order each run, so the rerun skips what the cut run wrote and
  *       stops asking at the first write that finds something missing. A whole sync of many
  *       writes asks once; one of a single write (a small push) asks nothing.
+ *  SY15 The two stores have the same node size (prolly_db_node_size), or the sync is
+ *       PROLLY_EINVAL before it reads or writes anything: trees copied into a store of another
+ *       size would be trees its own edits do not make (root ids no longer a function of the
+ *       records there).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
@@ -115,8 +119,8 @@
 #define SYNC_WRITE_DEFAULT 4096 /* objects per write when the caller names no batch (SY6) */
 #define SYNC_BATCH_MAX 65536
 #define PEND_CARRIED 1 /* pending: in the gathered write */
-#define PEND_HELD 2    /* pending: found in the destination, left out of the write (SY13) */
-#define ASK_NO 0       /* s->ask_writes (SY13): the writes go unasked */
+#define PEND_HELD 2    /* pending: found in the destination, left out of the write (SY14) */
+#define ASK_NO 0       /* s->ask_writes (SY14): the writes go unasked */
 #define ASK_FULL 1     /* a full write is asked about: the sync has more than one */
 #define ASK_ALWAYS 2   /* every write is: the last one asked was all in the destination */
 
@@ -135,7 +139,7 @@ static void pend_dispose(sync_ctx *s)
 	prolly_buf_dispose(&s->req);
 }
 
-/* SY13: takes out of the gathered write what the destination holds already (one question),
+/* SY14: takes out of the gathered write what the destination holds already (one question),
  * each marked PEND_HELD in pending: held, required by the write where referenced, not carried.
  * Asking stops once some object is missing: what an earlier run wrote lies behind. */
 static int drop_held(sync_ctx *s)
@@ -185,7 +189,7 @@ static int flush(sync_ctx *s)
 	memset(&f, 0, sizeof(f));
 	if (!s->n_pend)
 		return 0;
-	/* SY13: a sync of more than one write asks about each until one finds something missing. */
+	/* SY14: a sync of more than one write asks about each until one finds something missing. */
 	if ((s->ask_writes == ASK_ALWAYS || (s->ask_writes && s->n_pend == s->wbatch)) &&
 	    (rc = drop_held(s)))
 		goto cleanup;
@@ -918,6 +922,16 @@ static int walk_and_copy(sync_ctx *s, history *h, const prolly_id *commits, size
 
 /* ---- the whole ----------------------------------------------------------------------------- */
 
+int prolly__sync_same_size(const prolly_db *dst, const prolly_db *src)
+{
+	if (dst->rule.shift == src->rule.shift) /* SY15 */
+		return 0;
+	return prolly_set_error(PROLLY_EINVAL,
+	                        "the source store has nodes of %u bytes and the destination of %u: "
+	                        "history moves only between stores of one node size",
+	                        prolly_db_node_size(src), prolly_db_node_size(dst));
+}
+
 int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
                          const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
                          size_t n_refs, const prolly_sync_options *opts,
@@ -945,6 +959,8 @@ int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
 	if (o.batch > SYNC_BATCH_MAX)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: batch %zu is over %d", o.batch,
 		                        SYNC_BATCH_MAX);
+	if ((rc = prolly__sync_same_size(dst, src)))
+		return rc;
 	s.dst = dst;
 	s.src = src;
 	s.batch = o.batch ? o.batch : SYNC_BATCH_DEFAULT;
@@ -968,7 +984,7 @@ int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
 			rc = prolly__idmap_put(&s.heads_of_refs, &refs[i].value, i + 1);
 	if (rc || (rc = find_known(&s, refs, n_refs))) /* SY7, after the epoch (SY4) */
 		goto cleanup;
-	s.ask_writes = s.local ? ASK_FULL : ASK_NO; /* SY13 */
+	s.ask_writes = s.local ? ASK_FULL : ASK_NO; /* SY14 */
 	if ((rc = walk_and_copy(&s, &h, commits, n_commits, refs, n_refs)) || (rc = flush(&s)))
 		goto cleanup;
 	if (n_refs)

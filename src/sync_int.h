@@ -48,7 +48,7 @@ typedef struct sync_ctx {
 	size_t n_known, cap_known;
 	prolly_id *head, *head_tree; /* the known heads (find_known) */
 	size_t n_heads;
-	int ask_writes;         /* SY13: whether a write asks the destination about its objects first */
+	int ask_writes;         /* SY14: whether a write asks the destination about its objects first */
 	prolly__sync_held held; /* SY8 */
 	size_t merge_ids;       /* ids of a merge's comparison set held now */
 	const struct history *hist; /* the walk's tables, for held */

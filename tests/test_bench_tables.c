@@ -319,7 +319,7 @@ static bt_db *open_db_with(bt_kind kind, int create, const bt_table *const *with
 	bt_db *db = NULL;
 	char err[512] = "";
 	int rc = bt_db_open(&db, kind, getenv("PROLLY_PG_URL"), schema,
-	                    kind == BT_PLAIN ? NULL : "tables", with, 1, create, err, sizeof(err));
+	                    kind == BT_PLAIN ? NULL : "tables", with, 1, create, 0, err, sizeof(err));
 	PT_CHECKF(rc == 0, "%s: %s", bt_contender_names[kind], err);
 	return rc ? NULL : db;
 }
@@ -819,15 +819,15 @@ PT_TEST(hostile_arguments_refused)
 	char err[512] = "";
 	bt_table twin = items;
 	const bt_table *two[] = {&items, &twin};
-	PT_CHECK(bt_db_open(&db, BT_PLAIN, getenv("PROLLY_PG_URL"), "x", NULL, two, 2, 0, err,
+	PT_CHECK(bt_db_open(&db, BT_PLAIN, getenv("PROLLY_PG_URL"), "x", NULL, two, 2, 0, 0, err,
 	                    sizeof(err)) != 0 &&
 	         strstr(err, "share table id"));
-	PT_CHECK(bt_db_open(&db, BT_CLIENT, getenv("PROLLY_PG_URL"), "x", "bad..name", tables, 1, 1,
+	PT_CHECK(bt_db_open(&db, BT_CLIENT, getenv("PROLLY_PG_URL"), "x", "bad..name", tables, 1, 1, 0,
 	                    err, sizeof(err)) != 0 &&
 	         db == NULL);
 	/* a password in the URL never shows */
 	PT_CHECK(bt_db_open(&db, BT_PLAIN, "postgresql://u:s3cretpw@127.0.0.1:1/none", "x", NULL,
-	                    tables, 1, 0, err, sizeof(err)) != 0);
+	                    tables, 1, 0, 0, err, sizeof(err)) != 0);
 	PT_CHECKF(!strstr(err, "s3cretpw"), "%s", err);
 }
 

@@ -335,7 +335,7 @@ PT_TEST(write_checks_catch_tampering)
 	cfg.max_retries = 3;
 	tm_pg_schema_name(schema, "sbw");
 	if (sb_data_init(&d, &cfg, 5) ||
-	    bt_db_open(&db, BT_PLAIN, getenv("PROLLY_PG_URL"), schema, "sysbench", d.tptr, 1, 1, err,
+	    bt_db_open(&db, BT_PLAIN, getenv("PROLLY_PG_URL"), schema, "sysbench", d.tptr, 1, 1, 0, err,
 	               sizeof(err)) ||
 	    bt_session_open(&w.s, db, err, sizeof(err)) ||
 	    bt_session_open(&chk, db, err, sizeof(err))) {

@@ -66,10 +66,25 @@ PT_TEST(schema_versions_and_no_create)
 	PGconn *a = pgt_admin();
 	PT_REQUIRE(a);
 	char q[256];
-	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 7 WHERE key = 'schema_version'", schema);
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 8 WHERE key = 'schema_version'", schema);
 	pgt_sql1(a, q);
 	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, &o), PROLLY_EVERSION);
 	printf("# newer schema: %s\n", prolly_last_error());
+	/* Version 7 is version 6 of another node size: without a valid node_size row it is
+	 * damaged, whatever the open may do (no_create or not). */
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 7 WHERE key = 'schema_version'", schema);
+	pgt_sql1(a, q);
+	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, &o), PROLLY_ECORRUPT);
+	printf("# version 7 without node_size: %s\n", prolly_last_error());
+	snprintf(q, sizeof(q), "INSERT INTO \"%s\".meta VALUES ('node_size', 1000)", schema);
+	pgt_sql1(a, q);
+	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, &o), PROLLY_ECORRUPT);
+	snprintf(q, sizeof(q), "UPDATE \"%s\".meta SET value = 2048 WHERE key = 'node_size'", schema);
+	pgt_sql1(a, q);
+	PT_CHECK_RC(prolly_store_pg_open(&st, pgt_url, &o), 0);
+	PT_CHECK(prolly_db_node_size(NULL) == 0);
+	PT_CHECK(st && st->node_size == 2048);
+	prolly_store_close(st);
 	PQfinish(a);
 }
 

@@ -502,11 +502,19 @@ PT_TEST(lmdb_newer_schema_is_refused)
 	prolly_store_close(st);
 	st = NULL;
 
-	unsigned char three[4] = {3, 0, 0, 0}, two[4] = {2, 0, 0, 0}, bad[3] = {1, 0, 0};
-	PT_REQUIRE(poke_schema(dir, three, 4) == 0);
+	unsigned char four[4] = {4, 0, 0, 0}, three[4] = {3, 0, 0, 0}, two[4] = {2, 0, 0, 0},
+	              bad[3] = {1, 0, 0};
+	PT_REQUIRE(poke_schema(dir, four, 4) == 0);
 	PT_CHECK_RC(prolly_store_lmdb_open(&st, dir, 0), PROLLY_EVERSION);
-	PT_CHECKF(strstr(prolly_last_error(), "schema version 3") != NULL, "message: %s",
+	PT_CHECKF(strstr(prolly_last_error(), "schema version 4") != NULL, "message: %s",
 	          prolly_last_error());
+	PT_CHECK(st == NULL);
+
+	/* Version 3 is a store of another node size than 4096: without its node_size row it is
+	 * damaged, not a store of 4 KiB nodes. */
+	PT_REQUIRE(poke_schema(dir, three, 4) == 0);
+	PT_CHECK_RC(prolly_store_lmdb_open(&st, dir, 0), PROLLY_ECORRUPT);
+	PT_CHECKF(strstr(prolly_last_error(), "node_size") != NULL, "message: %s", prolly_last_error());
 	PT_CHECK(st == NULL);
 
 	PT_REQUIRE(poke_schema(dir, bad, 3) == 0);

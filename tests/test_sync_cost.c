@@ -463,7 +463,7 @@ PT_TEST(sync_fetch_of_many_moved_branches_reads_refs_once)
 			prolly_sync_stats fs = PROLLY_SYNC_STATS_INIT;
 			PT_CHECK_RC(prolly_fetch(&fs, local, remote, "origin", NULL, NULL), 0);
 			/* no question about trees (SY7); into PostgreSQL the fetch takes more than one
-			 * write, the first of which is asked about (SY13) */
+			 * write, the first of which is asked about (SY14) */
 			PT_CHECKF(fs.commits_copied == B && fs.has_calls <= (to == SF_PG) && w->has <= 1,
 			          "%s: %llu commits, %llu questions", sf_kind_name[to],
 			          (unsigned long long)fs.commits_copied, (unsigned long long)fs.has_calls);

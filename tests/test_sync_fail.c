@@ -80,7 +80,7 @@ static int failing_write(prolly_store *st, prolly_store_write *w)
  * setup) leaves the destination consistent (K6, main as before: c->main_before, or none), and a
  * rerun completes it (c->heads[0..n_heads) in dst, main at heads[0]), copying only what the failed
  * run did not write; with known_head (SY7), the failed run asks the destination one question
- * (about its first write, SY13) and the rerun one per write that landed before and one more.
+ * (about its first write, SY14) and the rerun one per write that landed before and one more.
  * Returns the writes of a whole sync. */
 typedef struct fail_case {
 	prolly_db *src;
@@ -306,7 +306,7 @@ static int push_onto_base(fail_case *c, prolly_db *dst, prolly_sync_stats *st)
 }
 
 /* A push onto a known head failed at each of its writes leaves the remote consistent (K6, main
- * where it was), and a rerun completes it, asking about each write's objects (SY13) until it
+ * where it was), and a rerun completes it, asking about each write's objects (SY14) until it
  * meets those the failed run did not write: before, it copied everything again, unasked. */
 PT_TEST(sync_push_interrupted_at_each_write_then_rerun)
 {

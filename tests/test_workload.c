@@ -207,6 +207,9 @@ static const bad_case bad_cases[] = {
     /* unknown keys, with suggestions */
     {"schema = 1\n[service]\nrecordz = 5\n", 3, "service.recordz", "did you mean 'records'"},
     {"schema = 1\nsed = 4\n", 2, "sed", "did you mean 'seed'"},
+    {"schema = 1\nnode_size = 3000\n", 2, "node_size", "not a power of two"},
+    {"schema = 1\nnode_size = 512\n", 2, "node_size", ""},
+    {"schema = 1\nnode_size = 16384\n", 2, "node_size", ""},
     {"schema = 1\n[servic]\n", 2, "servic", "did you mean 'service'"},
     {"schema = 1\n[service.operation_mix]\npoint_reads = 100\n", 3,
      "service.operation_mix.point_reads", "did you mean 'point_read'"},
@@ -452,6 +455,7 @@ typedef struct flag_case {
 
 static const flag_case flag_cases[] = {
     {"clients", "1,4", "[1, 4]"},
+    {"node-size", "1024", "1024"},
     {"pool-sizes", " 2 , 8 ", "[2, 8]"},
     {"records", "2k", "2000"},
     {"value-bytes", "100", "100"},
@@ -766,6 +770,20 @@ PT_TEST(hash_follows_values_only)
 	PT_CHECK(strcmp(h1, h4) != 0);
 	PT_CHECK(strcmp(h5, h6) == 0);
 	PT_CHECK(strcmp(h1, h5) != 0);
+	/* the default node size is left out of the resolved file (hashes of earlier runs stay);
+	 * another one is in it */
+	char h8[65], h9[65];
+	hash_of("h.toml", "schema = 1\nnode_size = 4096\n", h8);
+	hash_of("i.toml", "schema = 1\nnode_size = 1024\n", h9);
+	PT_CHECK(h8[0] && h9[0] && strcmp(h5, h8) == 0 && strcmp(h5, h9) != 0);
+	PT_REQUIRE(load_text(&w, "j.toml", "schema = 1\nnode_size = 2048\n", &err) == 0);
+	PT_CHECK(w.node_size == 2048);
+	PT_CHECK(hw_workload_set(&w, "node_size", "8192", "--node-size", &err) == 0 &&
+	         hw_workload_resolve(&w, &err) == 0 && w.node_size == 8192);
+	hw_workload_free(&w);
+	PT_REQUIRE(load_text(&w, "k.toml", "schema = 1\n", &err) == 0);
+	PT_CHECK(w.node_size == PROLLY_NODE_SIZE_DEFAULT);
+	hw_workload_free(&w);
 	/* [regression] only judges results: it is not part of the hash */
 	char h7[65];
 	hash_of("g.toml", "schema = 1\n[regression]\nmax_error_rate = 0.5\n", h7);

@@ -208,6 +208,7 @@ struct h_suite;
 typedef struct hw_workload {
 	int schema;
 	uint64_t seed;
+	unsigned node_size; /* of every prolly store the run creates (prolly_node_size_valid, not 0) */
 	hw_service service;
 	hw_scale scale;
 	hw_regression regression;

@@ -3,6 +3,9 @@
  *
  *   schema = 1                      required; the only schema this harness reads
  *   seed = 42
+ *   node_size = 4096                the node size of every prolly store the run creates (1024,
+ *                                   2048, 4096 or 8192); written to the resolved file only when
+ *                                   not 4096
  *   [service]                       enabled, records, value_bytes, clients, pool_sizes, tenants,
  *                                   hot_roots, hot_root_share, warmup_ms, duration_ms,
  *                                   operation_timeout_ms, multi_read_keys, commit_keys,
@@ -72,7 +75,8 @@ const char *const hw_scale_op_names[HW_N_SCALE_OPS] = {"put",
 const char *const hw_pattern_names[HW_N_PATTERNS] = {"append", "random", "clustered",
                                                      "random_insert", "random_delete"};
 
-static const char *const root_keys[] = {"schema", "seed", "service", "scale", "regression", NULL};
+static const char *const root_keys[] = {"schema", "seed",       "node_size", "service",
+                                        "scale",  "regression", NULL};
 static const char *const service_keys[] = {"enabled",
                                            "records",
                                            "value_bytes",
@@ -137,6 +141,7 @@ static void set_defaults(hw_workload *v)
 
 	v->schema = HW_SCHEMA;
 	v->seed = 42;
+	v->node_size = PROLLY_NODE_SIZE_DEFAULT;
 
 	s->enabled = 1;
 	s->records = 1000000;
@@ -431,6 +436,14 @@ static int read_doc(hw_workload *v, const toml_doc *d, toml_error *err)
 	if (hw__get_i64(d, "seed", 0, INT64_MAX, &seed, err))
 		return -1;
 	v->seed = (uint64_t)seed;
+	int64_t node_size = PROLLY_NODE_SIZE_DEFAULT;
+	if (hw__get_i64(d, "node_size", PROLLY_NODE_SIZE_MIN, PROLLY_NODE_SIZE_MAX, &node_size, err))
+		return -1;
+	if (!prolly_node_size_valid((unsigned)node_size))
+		return hw__fail_at(err, d, "node_size",
+		                   "node_size %" PRId64 " is not a power of two (1024, 2048, 4096 or 8192)",
+		                   node_size);
+	v->node_size = (unsigned)node_size;
 	if (read_service(v, d, err) || read_scale(v, d, err) || read_regression(v, d, err) ||
 	    hw__sections_read(v, d, err))
 		return -1;
@@ -476,6 +489,8 @@ static int build_doc(toml_doc **out, const hw_workload *v, const char *name, tom
 		goto cleanup;
 	if (toml_set_int(d, "schema", v->schema, NULL) ||
 	    toml_set_int(d, "seed", (int64_t)v->seed, NULL) ||
+	    (v->node_size != PROLLY_NODE_SIZE_DEFAULT &&
+	     toml_set_int(d, "node_size", (int64_t)v->node_size, NULL)) ||
 	    toml_set_bool(d, "service.enabled", s->enabled, NULL) ||
 	    toml_set_int(d, "service.records", (int64_t)s->records, NULL) ||
 	    toml_set_int(d, "service.value_bytes", s->value_bytes, NULL) ||
@@ -582,6 +597,7 @@ int hw_workload_load_suites(hw_workload *w, const char *path, const struct h_sui
 	hw__sections_free(&v); /* validated; filled by hw_workload_resolve */
 	w->schema = v.schema;
 	w->seed = v.seed;
+	w->node_size = v.node_size;
 	w->service = v.service;
 	w->scale = v.scale;
 	w->regression = v.regression;
@@ -608,7 +624,8 @@ static int known_key(const hw_workload *w, const char *key)
 {
 	const char *const *list = NULL;
 	const char *rest = NULL;
-	if (strcmp(key, "schema") == 0 || strcmp(key, "seed") == 0 || hw__section_key(w, key))
+	if (strcmp(key, "schema") == 0 || strcmp(key, "seed") == 0 || strcmp(key, "node_size") == 0 ||
+	    hw__section_key(w, key))
 		return 1;
 	if (strncmp(key, "service.operation_mix.", 22) == 0)
 		list = mix_keys, rest = key + 22;
@@ -703,6 +720,7 @@ int hw_workload_resolve(hw_workload *w, toml_error *err)
 	out = NULL;
 	w->schema = v.schema;
 	w->seed = v.seed;
+	w->node_size = v.node_size;
 	w->service = v.service;
 	w->scale = v.scale;
 	w->regression = v.regression;

@@ -15,6 +15,8 @@
 #include <string.h>
 
 const hw_override_flag hw_override_flags[] = {
+    {"node-size", "node_size", HW_FLAG_INT,
+     "node size of every prolly store the run creates: 1024, 2048, 4096 (default) or 8192"},
     {"clients", "service.clients", HW_FLAG_INT_LIST, "client counts of the service sweep: 1,8,32"},
     {"pool-sizes", "service.pool_sizes", HW_FLAG_INT_LIST, "connection pool sizes: 8,32"},
     {"records", "service.records", HW_FLAG_INT, "records in each tenant's base tree (1M = 10^6)"},

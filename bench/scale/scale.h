@@ -149,19 +149,20 @@ typedef struct scale_config {
 	uint32_t value_bytes; /* 1..SCALE_MAX_VALUE_BYTES (the program's default: 27) */
 	unsigned concurrency; /* threads of a concurrent_query cell (1..SCALE_MAX_CONCURRENCY) */
 	uint64_t seed;
-	const char *dir;   /* where the LMDB scratch directory is made (the lmdb store, and the
+	const char *dir;    /* where the LMDB scratch directory is made (the lmdb store, and the
 	                    * LMDB stores the sync cells clone into, whatever the store) */
-	size_t cache_mb;   /* decoded-node cache budget; 0: the store's default (PROLLY_CACHE_AUTO) */
-	size_t flush_mb;   /* builder flush size; 0: the library's default */
-	double max_cell_s; /* a run longer than this skips the cell's remaining runs */
-	int no_fork;       /* run every fixture in the calling process */
-	int keep;          /* keep LMDB directories and pg schemas */
-	int no_baseline;   /* pg: no plain-table baseline */
-	int pg_statements; /* pg: print the top N pg_stat_statements entries per fixture */
-	int op_latency;    /* record per-operation latencies (p50_us, p99_us) where a cell
+	size_t cache_mb;    /* decoded-node cache budget; 0: the store's default (PROLLY_CACHE_AUTO) */
+	size_t flush_mb;    /* builder flush size; 0: the library's default */
+	unsigned node_size; /* of every store the run makes (prolly_node_size_valid); 0: 4096 */
+	double max_cell_s;  /* a run longer than this skips the cell's remaining runs */
+	int no_fork;        /* run every fixture in the calling process */
+	int keep;           /* keep LMDB directories and pg schemas */
+	int no_baseline;    /* pg: no plain-table baseline */
+	int pg_statements;  /* pg: print the top N pg_stat_statements entries per fixture */
+	int op_latency;     /* record per-operation latencies (p50_us, p99_us) where a cell
 	                       * is made of many operations (gets, single commits, queries) */
-	int quiet;         /* no per-run progress lines on stderr (errors still go there) */
-	char pg_url[4096]; /* pg: the conninfo (never printed) */
+	int quiet;          /* no per-run progress lines on stderr (errors still go there) */
+	char pg_url[4096];  /* pg: the conninfo (never printed) */
 	/* pg: schema names. Empty: "prolly_bench_<pid>_<size>_<n>" for each store (a fresh one per
 	 * build) and "prolly_bench_plain_<pid>_<size>" for the baseline. Set: that exact schema
 	 * (dropped first if it exists, then reused for each build) and "<pg_schema>_plain". */

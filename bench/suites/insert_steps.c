@@ -123,8 +123,8 @@ int hins_data_open(hins_data *d, const hins_config *cfg, bt_kind kind, const h_r
 		c->tabs[0] = d->tabs[i] = &c->t0;
 		c->seed = bench_mix64(run->w->seed + i + 1);
 	}
-	if (kind == BT_PLAIN &&
-	    bt_db_open(&d->db, kind, run->url, schema, NULL, d->tabs, d->n, 1, e, sizeof(e)) != 0) {
+	if (kind == BT_PLAIN && bt_db_open(&d->db, kind, run->url, schema, NULL, d->tabs, d->n, 1,
+	                                   run->w->node_size, e, sizeof(e)) != 0) {
 		bench_seterr(err, errn, "insert: opening the plain contender: %s", e);
 		d->db = NULL;
 		return -1;
@@ -134,8 +134,8 @@ int hins_data_open(hins_data *d, const hins_config *cfg, bt_kind kind, const h_r
 		snprintf(branch, sizeof(branch), "insert-c%u", i);
 		if (kind == BT_PLAIN)
 			c->db = d->db;
-		else if (bt_db_open(&c->db, kind, run->url, schema, branch, c->tabs, 1, 1, e, sizeof(e)) !=
-		         0) {
+		else if (bt_db_open(&c->db, kind, run->url, schema, branch, c->tabs, 1, 1,
+		                    run->w->node_size, e, sizeof(e)) != 0) {
 			bench_seterr(err, errn, "insert: opening the %s contender (client %u): %s",
 			             bt_contender_names[kind], i, e);
 			c->db = NULL;

@@ -398,6 +398,7 @@ static int engine_config(scale_config *cfg, int *store, const h_run *run, char *
 	cfg->value_bytes = sc->value_bytes;
 	cfg->concurrency = sc->concurrency;
 	cfg->seed = run->w->seed;
+	cfg->node_size = run->w->node_size;
 	cfg->dir = run->scratch;
 	cfg->max_cell_s = 3600; /* every run of a cell counts: no early stop */
 	cfg->no_fork = 1;

@@ -116,6 +116,17 @@ typedef struct svc_cell {
 
 enum { PH_OPEN, PH_WARM, PH_MEASURE, PH_ABORT };
 
+/* A new LMDB store in directory dir, or a memory store (dir NULL), with nodes of node_size. */
+static int local_store(prolly_store **out, const char *dir, unsigned node_size)
+{
+	prolly_store_options o = PROLLY_STORE_OPTIONS_INIT;
+	char url[4300];
+	snprintf(url, sizeof(url), dir ? "lmdb:%s" : "mem:", dir);
+	o.flags = PROLLY_OPEN_CREATE;
+	o.node_size = node_size;
+	return prolly_store_open_opts(out, url, &o);
+}
+
 static void stats_add(prolly_stats *d, const prolly_stats *s)
 {
 	d->cache_hits += s->cache_hits;
@@ -826,6 +837,7 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 			po.schema = run->schema;
 			po.pool_size = 2;
 			po.batch_items = cfg->adapter_batch_items;
+			po.node_size = run->w->node_size;
 			if (pg_drop_schema(run->url, run->schema, err, errn))
 				goto cleanup;
 			if ((rc = prolly_store_pg_open(&st, run->url, &po))) {
@@ -849,11 +861,11 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		} else if (!strcmp(run->store, "lmdb")) {
 			snprintf(lmdb_dir, sizeof(lmdb_dir), "%s/service-lmdb", run->scratch);
 			bench_rm_tree(lmdb_dir);
-			if ((rc = prolly_store_lmdb_open(&st, lmdb_dir, 0))) {
+			if ((rc = local_store(&st, lmdb_dir, run->w->node_size))) {
 				svc_prolly_fail(err, errn, "opening the LMDB store", rc);
 				goto cleanup;
 			}
-		} else if ((rc = prolly_store_mem_new(&st))) {
+		} else if ((rc = local_store(&st, NULL, run->w->node_size))) {
 			svc_prolly_fail(err, errn, "opening the memory store", rc);
 			goto cleanup;
 		}

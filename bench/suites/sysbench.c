@@ -220,7 +220,7 @@ static int open_all(bt_db **dbs, const h_run *run, const sb_data *d, char *err, 
 			continue;
 		int create = k == BT_PLAIN || !prolly_loaded;
 		if (bt_db_open(&dbs[k], (bt_kind)k, run->url, run->schema, BRANCH, d->tptr,
-		               (size_t)cfg->tables, create, e, sizeof(e))) {
+		               (size_t)cfg->tables, create, run->w->node_size, e, sizeof(e))) {
 			snprintf(err, errn, "sysbench: opening the %s contender: %s", sb_contender_names[k], e);
 			return -1;
 		}

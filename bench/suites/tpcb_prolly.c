@@ -364,7 +364,7 @@ int tpcb_prolly_open(tpcb_ctx *ctx, double *load_s, char *err, size_t errn)
 		if (!(ctx->cfg->contenders & (1u << k)))
 			continue;
 		if (bt_db_open(&ctx->db[k], (bt_kind)k, ctx->run->url, ctx->schema, "tpcb", tpcb_tables, 4,
-		               !loaded, perr, sizeof(perr))) {
+		               !loaded, ctx->run->w->node_size, perr, sizeof(perr))) {
 			snprintf(err, errn, "tpcb: %s contender: %s", bt_contender_names[k], perr);
 			return -1;
 		}

@@ -37,6 +37,7 @@ static int cl_db_open(bt_db *db, int create, char *err, size_t errn)
 	po.schema = db->schema;
 	po.pool_size = POOL;
 	po.no_create = !create;
+	po.node_size = db->node_size;
 	if ((rc = prolly_store_pg_open(&st, db->url, &po)) || (rc = prolly_db_new(&db->pdb, st, NULL)))
 		goto fail;
 	if ((rc = prolly_branch_name_valid(db->branch)))

@@ -17,7 +17,8 @@ const char *const bt_contender_names[BT_N_CONTENDERS] = {"plain", "client", "sql
 /* ---- databases and sessions ---------------------------------------------------------------- */
 
 int bt_db_open(bt_db **out, bt_kind kind, const char *url, const char *schema, const char *branch,
-               const bt_table *const *tables, size_t n, int create, char *err, size_t errn)
+               const bt_table *const *tables, size_t n, int create, unsigned node_size, char *err,
+               size_t errn)
 {
 	bt_db *db = NULL;
 	int rc = -1;
@@ -44,6 +45,7 @@ int bt_db_open(bt_db **out, bt_kind kind, const char *url, const char *schema, c
 		goto cleanup;
 	}
 	db->kind = kind;
+	db->node_size = node_size;
 	db->tables = tables;
 	db->ntables = n;
 	if (kind == BT_PLAIN)

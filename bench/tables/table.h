@@ -108,9 +108,12 @@ typedef struct bt_session bt_session; /* one client's connection to it */
  * array and the tables must outlive the bt_db). plain: the tables live in PostgreSQL schema
  * `schema`; client and sql: the prolly store lives there and the rows on prolly branch
  * `branch`. With create set, drops whatever held the tables (or the branch) and creates them
- * empty. sql needs the prolly extension installed in the database (-1 with err saying so). */
+ * empty. A prolly store the open creates has nodes of node_size (0: the default; an existing
+ * store of another size is an error); plain ignores it. sql needs the prolly extension
+ * installed in the database (-1 with err saying so). */
 int bt_db_open(bt_db **out, bt_kind kind, const char *url, const char *schema, const char *branch,
-               const bt_table *const *tables, size_t n, int create, char *err, size_t errn);
+               const bt_table *const *tables, size_t n, int create, unsigned node_size, char *err,
+               size_t errn);
 void bt_db_close(bt_db *db); /* NULL ok */
 bt_kind bt_db_kind(const bt_db *db);
 

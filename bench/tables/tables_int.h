@@ -37,8 +37,9 @@ struct bt_db {
 	char qschema[160];           /* schema as a quoted identifier */
 	const bt_table *const *tables;
 	size_t ntables;
-	prolly_db *pdb;  /* client: the handle its sessions share; sql: setup only (NULL after) */
-	bt_group *group; /* client: the queue of its sessions' commits */
+	unsigned node_size; /* of the prolly store a create makes (0: the default) */
+	prolly_db *pdb;     /* client: the handle its sessions share; sql: setup only (NULL after) */
+	bt_group *group;    /* client: the queue of its sessions' commits */
 };
 
 struct bt_session {

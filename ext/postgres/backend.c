@@ -1,9 +1,9 @@
 /*
  * backend.c - what a backend keeps between calls of the extension's functions: the prolly_db
- * handle and its cache size (prolly.cache_size), the tables of the call in progress, the work
- * memory of store calls, the gc epoch read by the schema check, the statements planned once
- * (pgx_kept_plan) and the trees of commits read before. store.c (the reads, opening a call) and
- * store_write.c (the writes) both build on it; it calls neither.
+ * handles, one per node size in use, and their cache size (prolly.cache_size), the tables of the
+ * call in progress, the work memory of store calls, the gc epoch read by the schema check, the
+ * statements planned once (pgx_kept_plan) and the trees of commits read before. store.c (the
+ * reads, opening a call) and store_write.c (the writes) both build on it; it calls neither.
  */
 #include "prolly_ext.h"
 
@@ -15,21 +15,35 @@
 static int cache_size_kb = 64 * 1024; /* prolly.cache_size */
 static pgx_tables cur;                /* the tables of the call in progress */
 static MemoryContext work_cxt;        /* reset by each store call */
-static prolly_db *db;                 /* the backend's handle */
-static int db_cache_kb = -1;          /* its cache size */
-static int holds;                     /* open cursors on db */
 static uint64_t epoch;                /* gc epoch read by the schema check */
+
+/* The backend's handles, one per node size in use: the engine builds every tree of a handle with
+ * the node size its store declared when the handle was made, and a store's trees must all be
+ * built with the store's own size (else the same records would make another root than the C
+ * client makes), so a backend reading stores of several sizes needs a handle for each. A
+ * handle is shared by every store schema of its size, as one handle was by every schema before
+ * (its store reads the tables of the call in progress). Slot i holds the handle of
+ * PROLLY_NODE_SIZE_MIN << i bytes. */
+#define N_HANDLES 4 /* 1, 2, 4 and 8 KiB */
+StaticAssertDecl((PROLLY_NODE_SIZE_MIN << (N_HANDLES - 1)) == PROLLY_NODE_SIZE_MAX,
+                 "one handle slot per node size");
+static struct {
+	prolly_db *db;
+	int cache_kb; /* its cache size */
+	int holds;    /* open cursors on db */
+} handles[N_HANDLES];
 
 void pgx_define_backend_settings(void)
 {
 	DefineCustomIntVariable(
-	    "prolly.cache_size", "Decoded-node cache of the backend's prolly handle.",
+	    "prolly.cache_size",
+	    "Decoded-node cache of each of the backend's prolly handles (one per node size in use).",
 	    "Nodes are immutable, so the cache lives across statements and transactions. 0 turns "
 	    "it off. A change takes effect at the next call that holds no open scan.",
 	    &cache_size_kb, 64 * 1024, 0, INT_MAX, PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 }
 
-/* ---- the call in progress and the handle ---- */
+/* ---- the call in progress and the handles ---- */
 
 /* Store calls may nest (an engine callback of list_refs may read nodes): only the outermost
  * call resets work_cxt, on the way in and on the way out. */
@@ -46,33 +60,53 @@ const pgx_tables *pgx_call(void)
 	return &cur;
 }
 
-prolly_db *pgx_handle(prolly_store *(*make)(void))
+/* The slot of node_size: log2(node_size / PROLLY_NODE_SIZE_MIN). The caller checked the size
+ * (store.c, the schema check); anything else is a bug. */
+static int handle_slot(unsigned node_size)
 {
-	if (db && db_cache_kb != cache_size_kb && holds == 0) {
-		prolly_close(db);
-		db = NULL;
+	for (int i = 0; i < N_HANDLES; i++)
+		if (node_size == PROLLY_NODE_SIZE_MIN << i)
+			return i;
+	elog(ERROR, "prolly: no handle for a node size of %u bytes", node_size);
+	return -1; /* not reached */
+}
+
+prolly_db *pgx_handle(prolly_store *(*make)(void), unsigned node_size)
+{
+	int i = handle_slot(node_size);
+	if (handles[i].db && handles[i].cache_kb != cache_size_kb && handles[i].holds == 0) {
+		prolly_close(handles[i].db);
+		handles[i].db = NULL;
 	}
-	if (!db) {
+	if (!handles[i].db) {
 		prolly_options o = PROLLY_OPTIONS_INIT;
+		prolly_store *st = make();
+		prolly_db *db = NULL;
 		int rc;
+		/* the store's member: 0 for the default size, as a store of an older interface says */
+		st->node_size = node_size == PROLLY_NODE_SIZE_DEFAULT ? 0 : node_size;
 		o.cache_bytes = (size_t)cache_size_kb * 1024;
 		o.flags = PROLLY_DB_NO_THREADS;
-		rc = prolly_db_new(&db, make(), &o);
+		rc = prolly_db_new(&db, st, &o);
 		pgx_check(rc, "opening the store");
-		db_cache_kb = cache_size_kb;
+		handles[i].db = db;
+		handles[i].cache_kb = cache_size_kb;
 	}
-	return db;
+	return handles[i].db;
 }
 
-void pgx_hold(void)
+void pgx_hold(prolly_db *db)
 {
-	holds++;
+	for (int i = 0; i < N_HANDLES; i++)
+		if (handles[i].db == db)
+			handles[i].holds++;
 }
 
-void pgx_release(void)
+void pgx_release(prolly_db *db)
 {
-	if (holds > 0)
-		holds--;
+	for (int i = 0; i < N_HANDLES; i++)
+		if (handles[i].db == db && handles[i].holds > 0)
+			handles[i].holds--;
 }
 
 MemoryContext pgx_work_cxt(void)
@@ -191,8 +225,11 @@ void pgx_commit_tree_keep(const prolly_id *commit, const prolly_id *tree)
 void pgx_cache_clear(void)
 {
 	commits_clear();
-	if (db)
-		prolly_db_cache_clear(db);
+	/* every handle's: the callers (a transaction that wrote rolled back, a gc epoch moved) do
+	 * not say which store's nodes they mean, hence through which handle they were read */
+	for (int i = 0; i < N_HANDLES; i++)
+		if (handles[i].db)
+			prolly_db_cache_clear(handles[i].db);
 }
 
 void pgx_work_begin(void)

@@ -6,9 +6,10 @@
  *            store callbacks are caught and kept, the engine unwinds on a return code, and the
  *            kept error is raised again once the engine has returned; engine codes become
  *            SQLSTATEs.
- *   backend.c  what a backend keeps between calls: the prolly_db handle and its cache size,
- *            the tables of the call in progress, the work memory of store calls, the gc epoch,
- *            the statements planned once, the trees of commits read before.
+ *   backend.c  what a backend keeps between calls: the prolly_db handles (one per node size in
+ *            use) and their cache size, the tables of the call in progress, the work memory of
+ *            store calls, the gc epoch, the statements planned once, the trees of commits read
+ *            before.
  *   store.c  the store on the tables of the extension's schema (read through the primary-key
  *            indexes, or through SPI: prolly.node_reader), the schema version check, opening a
  *            call, the settings.
@@ -41,9 +42,12 @@
 
 /* The store schema versions this extension reads (docs/postgres.md, "Schema"): the current one,
  * and back to the oldest whose tables and functions it uses the same way (version 5 changed only
- * how the id column is stored, version 6 only the functions' own search_path). */
-#define PGX_SCHEMA_VERSION 6
+ * how the id column is stored, version 6 only the functions' own search_path, and version 7 is
+ * 6 made with another node size than 4096, kept in its meta row 'node_size': trees of that
+ * store are built with that size, docs/sql.md, "Node size"). */
+#define PGX_SCHEMA_VERSION 7
 #define PGX_SCHEMA_OLDEST 4
+#define PGX_SCHEMA_NODE_SIZE 7 /* the first version with a node_size row */
 
 /* A merge that left conflicts (prolly_merge with resolve 'fail'): SQLSTATE PY001, a class of
  * the extension's own (docs/sql.md, "Errors"). */
@@ -90,11 +94,12 @@ typedef struct pgx_tables {
 } pgx_tables;
 
 /* Finds the tables of the schema of the function being called, checks that the caller may
- * SELECT them and that the store's schema version is PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION (once
- * per transaction),
- * and returns the backend's handle, opened on first use with PROLLY_DB_NO_THREADS and the cache
- * size of prolly.cache_size. Raises an ERROR for a missing store, another schema version or a
- * missing privilege. Calls pgx_begin(). *out receives the tables (for pgx_resume). */
+ * SELECT them and that the store's schema version is PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION,
+ * with a valid node size (once per transaction), and returns the backend's handle of the store's
+ * node size (pgx_handle), opened on first use with PROLLY_DB_NO_THREADS and the cache size of
+ * prolly.cache_size. Raises an ERROR for a missing store, another schema version, a version-7
+ * store without a valid node_size row (XX001) or a missing privilege. Calls pgx_begin(). *out
+ * receives the tables (for pgx_resume). */
 prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out);
 
 /* For the later calls of a set-returning function: pgx_begin(), and the store reads the tables
@@ -130,20 +135,25 @@ void pgx_define_settings(void);
 /* Registers prolly.cache_size (from pgx_define_settings). */
 void pgx_define_backend_settings(void);
 
-/* While a cursor (or anything else holding the handle across calls) is open, the handle is not
- * replaced when prolly.cache_size changes. */
-void pgx_hold(void);
-void pgx_release(void);
+/* While a cursor (or anything else holding a handle across calls) is open on db, that handle is
+ * not replaced when prolly.cache_size changes. Each pgx_hold(db) is ended by one
+ * pgx_release(db) with the same db. */
+void pgx_hold(prolly_db *db);
+void pgx_release(prolly_db *db);
 
 /* The call in progress reads the tables t (pgx_open and pgx_resume, after pgx_begin); they stay
  * until the next call begins. pgx_call() returns them. */
 void pgx_call_begin(const pgx_tables *t);
 const pgx_tables *pgx_call(void);
 
-/* The backend's handle on the store make() builds: opened on first use with
- * PROLLY_DB_NO_THREADS and a cache of prolly.cache_size, opened again when that setting changed
- * and nothing holds the handle (pgx_hold). Raises an ERROR if opening fails. */
-prolly_db *pgx_handle(prolly_store *(*make)(void));
+/* The backend's handle of node_size (a size prolly_node_size_valid accepts, not 0) on the store
+ * make() builds: one per node size in use (at most four), each shared by every store schema of
+ * that size (the store's functions read the tables of the call in progress, pgx_call), as the
+ * engine builds every tree of a handle with the handle's size. Opened on first use of its size
+ * with PROLLY_DB_NO_THREADS and a cache of prolly.cache_size (so the setting is a budget per
+ * node size in use), opened again when that setting changed and nothing holds the handle
+ * (pgx_hold). Raises an ERROR if opening fails. */
+prolly_db *pgx_handle(prolly_store *(*make)(void), unsigned node_size);
 
 /* The gc epoch the schema check read: kept for the store to report (pgx_epoch), and when it
  * moved, the commits' trees kept under the earlier one are forgotten. */
@@ -151,7 +161,8 @@ void pgx_epoch_read(uint64_t e);
 
 /* The work memory of store calls (pgx_work_begin switches nothing; the caller switches to
  * pgx_work_cxt() inside its PG_TRY, as PGX_STORE_CALL below does), the quoted schema of the call
- * in progress, the gc epoch the store reports, the backend's decoded-node cache, a bytea copy. */
+ * in progress, the gc epoch the store reports, the decoded-node caches of the backend's handles
+ * (pgx_cache_clear clears every one), a bytea copy. */
 void pgx_work_begin(void);
 void pgx_work_end(void);
 MemoryContext pgx_work_cxt(void);

@@ -298,8 +298,8 @@ Datum pgx_get_many(PG_FUNCTION_ARGS)
 typedef struct scan_state {
 	pgx_tables t;
 	prolly_cursor *cur;
-	int64 left; /* -1: no limit */
-	bool held;
+	int64 left;      /* -1: no limit */
+	prolly_db *held; /* the handle the cursor reads through, held (pgx_hold) until freed */
 } scan_state;
 
 /* Frees the cursor however the scan ends: done, stopped early by the executor, or an error
@@ -310,8 +310,8 @@ static void scan_free(void *arg)
 	prolly_cursor_free(s->cur);
 	s->cur = NULL;
 	if (s->held)
-		pgx_release();
-	s->held = false;
+		pgx_release(s->held);
+	s->held = NULL;
 }
 
 /* Checks the arguments, opens the store and the cursor into s (in the current memory context),
@@ -348,8 +348,8 @@ static void scan_open(FunctionCallInfo fcinfo, scan_state *s, MemoryContext cxt)
 	cb->func = scan_free;
 	cb->arg = s;
 	MemoryContextRegisterResetCallback(cxt, cb);
-	pgx_hold();
-	s->held = true;
+	pgx_hold(db);
+	s->held = db;
 	rc = prolly_cursor_open(&s->cur, db, &tree, &range);
 	pgx_check(rc, "scan");
 }

@@ -16,8 +16,8 @@
  *   list_refs  SPI, an index range [prefix, successor(prefix)) in name (byte) order.
  *   get_ref_objects, get_ancestors, find_ids  the primary-key indexes: the ref, then its commit
  *              and root; commits breadth first along their parents; a range [lo, hi] of ids.
- * The schema version and the gc epoch are read once per transaction (pgx_open), from a scan of
- * meta's heap.
+ * The schema version, the node size and the gc epoch are read once per transaction (pgx_open),
+ * from a scan of meta's heap.
  * Writes (write.c's functions only): the protocol in store_write.c, whose write() runs the
  * schema's prolly_write through SPI in the caller's transaction, and answers the empty write
  * the engine sends to learn the epoch.
@@ -67,6 +67,8 @@ static int node_reader = READER_INDEX;  /* prolly.node_reader */
 static char *ref_conflict;              /* prolly.ref_conflict: the store's, see below */
 static Oid checked_nsp;                 /* schema version checked for this schema ... */
 static LocalTransactionId checked_lxid; /* ... in this transaction */
+static Oid checked_meta;                /* its meta table */
+static unsigned checked_node_size;      /* the node size it read (never 0) */
 static pgx_kept nodes_plan;             /* prolly.node_reader = spi */
 
 void pgx_define_settings(void)
@@ -187,6 +189,12 @@ static void on_relcache(Datum arg, Oid relid)
 	if (!OidIsValid(relid) || relid == tables_kept.nodes || relid == tables_kept.refs ||
 	    relid == tables_kept.meta)
 		tables_kept.nsp = InvalidOid;
+	/* The meta table checked was dropped, renamed or altered (a restore in place of another
+	 * store, maybe of another node size, committed by another session while this READ COMMITTED
+	 * transaction runs): the schema is checked again, so that no write builds trees of the former
+	 * store's size. */
+	if (!OidIsValid(relid) || relid == checked_meta)
+		checked_nsp = InvalidOid;
 	for (int i = 0; i < N_COLS; i++)
 		if (!OidIsValid(relid) || relid == columns_kept[i].relid)
 			columns_kept[i].relid = InvalidOid;
@@ -616,11 +624,17 @@ static void may_read(Oid relid)
 		                       get_rel_name(relid))));
 }
 
-/* Reads meta's schema_version and epoch as snap sees them by a scan of its heap (a page of a few
- * rows: cheaper than a descent of its index per key, and much cheaper than SPI's parser and
- * planner, which cost most of a cached point get when paid per transaction); -1 for a row that is
- * missing. The caller checked SELECT on meta (may_read). */
-static void meta_read(Snapshot snap, int64 *version, int64 *epoch)
+static bool meta_key_is(text *t, const char *key)
+{
+	return VARSIZE_ANY_EXHDR(t) == strlen(key) && memcmp(VARDATA_ANY(t), key, strlen(key)) == 0;
+}
+
+/* Reads meta's schema_version, epoch and node_size as snap sees them by a scan of its heap (a
+ * page of a few rows: cheaper than a descent of its index per key, and much cheaper than SPI's
+ * parser and planner, which cost most of a cached point get when paid per transaction); -1 for a
+ * row that is missing (for node_size, which may be NULL: PG_INT64_MIN, so that a row holding -1
+ * is told from none). The caller checked SELECT on meta (may_read). */
+static void meta_read(Snapshot snap, int64 *version, int64 *epoch, int64 *node_size)
 {
 	Relation rel = table_open(pgx_call()->meta, AccessShareLock);
 	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
@@ -628,6 +642,8 @@ static void meta_read(Snapshot snap, int64 *version, int64 *epoch)
 	AttrNumber kattno = column(pgx_call()->meta, COL_META_KEY, "key"),
 	           vattno = column(pgx_call()->meta, COL_META_VALUE, "value");
 	*version = *epoch = -1;
+	if (node_size)
+		*node_size = PG_INT64_MIN;
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot)) {
 		bool nk, nv;
 		Datum k = slot_getattr(slot, kattno, &nk);
@@ -636,24 +652,28 @@ static void meta_read(Snapshot snap, int64 *version, int64 *epoch)
 		if (nk || nv)
 			continue;
 		t = DatumGetTextPP(k);
-		if (VARSIZE_ANY_EXHDR(t) == strlen("schema_version") &&
-		    memcmp(VARDATA_ANY(t), "schema_version", strlen("schema_version")) == 0)
+		if (meta_key_is(t, "schema_version"))
 			*version = DatumGetInt64(v);
-		else if (VARSIZE_ANY_EXHDR(t) == strlen("epoch") &&
-		         memcmp(VARDATA_ANY(t), "epoch", strlen("epoch")) == 0)
+		else if (meta_key_is(t, "epoch"))
 			*epoch = DatumGetInt64(v);
+		else if (node_size && meta_key_is(t, "node_size"))
+			*node_size = DatumGetInt64(v);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 }
 
-/* The schema version and gc epoch in the statement's snapshot; ERROR unless the version is one
- * this extension reads (PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION). */
-static void check_schema(void)
+/* The schema version, node size and gc epoch in the statement's snapshot; ERROR unless the
+ * version is one this extension reads (PGX_SCHEMA_OLDEST to PGX_SCHEMA_VERSION), and XX001 for a
+ * version-7 store whose node_size row is missing or not a size of its own (a power of two from
+ * 1 to 8 KiB other than 4096: a store of 4096 stays at version 6, so 4096 there is no size such
+ * a store was made with). A store before version 7 has 4 KiB nodes whatever meta holds: a row
+ * 'node_size' there is not the store's (no library wrote one). Returns the node size. */
+static unsigned check_schema(void)
 {
-	int64 version, epoch;
-	meta_read(read_snapshot(), &version, &epoch);
+	int64 version, epoch, node_size;
+	meta_read(read_snapshot(), &version, &epoch, &node_size);
 	if (epoch >= 0)
 		pgx_epoch_read((uint64_t)epoch);
 	if (version < PGX_SCHEMA_OLDEST || version > PGX_SCHEMA_VERSION)
@@ -670,13 +690,29 @@ static void check_schema(void)
 		         version >= 0 && version < PGX_SCHEMA_OLDEST
 		             ? errhint("Run prolly init as the tables' owner to migrate the store.")
 		             : errhint("Install the prolly extension that matches the store.")));
+	if (version < PGX_SCHEMA_NODE_SIZE)
+		return PROLLY_NODE_SIZE_DEFAULT;
+	if (node_size < PROLLY_NODE_SIZE_MIN || node_size > PROLLY_NODE_SIZE_MAX ||
+	    node_size == PROLLY_NODE_SIZE_DEFAULT || !prolly_node_size_valid((unsigned)node_size))
+		ereport(ERROR,
+		        (errcode(ERRCODE_DATA_CORRUPTED),
+		         node_size == PG_INT64_MIN
+		             ? errmsg("prolly: the store in schema \"%s\" is at schema version %d but "
+		                      "its meta table has no node_size row",
+		                      get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_NODE_SIZE)
+		             : errmsg("prolly: the store in schema \"%s\" is at schema version %d but "
+		                      "its meta table's node_size row holds %lld, not a node size of "
+		                      "such a store (1024, 2048 or 8192)",
+		                      get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_NODE_SIZE,
+		                      (long long)node_size)));
+	return (unsigned)node_size;
 }
 
 uint64_t pgx_epoch_latest(void)
 {
 	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
 	int64 version, epoch;
-	meta_read(snap, &version, &epoch);
+	meta_read(snap, &version, &epoch, NULL);
 	UnregisterSnapshot(snap);
 	return (uint64_t)epoch;
 }
@@ -732,11 +768,14 @@ prolly_db *pgx_open(FunctionCallInfo fcinfo, pgx_tables *out)
 	may_read(t.meta);
 	pgx_call_begin(&t);
 	if (checked_nsp != nsp || checked_lxid != MyProc->lxid) {
-		check_schema();
+		checked_nsp = InvalidOid; /* until the check below passes */
+		checked_node_size = check_schema();
 		checked_nsp = nsp;
+		checked_meta = t.meta;
 		checked_lxid = MyProc->lxid;
 	}
-	db = pgx_handle(store_new);
+	/* the handle whose trees are of this store's node size */
+	db = pgx_handle(store_new, checked_node_size);
 	*out = t;
 	return db;
 }

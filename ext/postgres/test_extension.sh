@@ -38,6 +38,9 @@
 #   8c. the functions inside PostgreSQL's transactions with several sessions (test_txn.sh): a gc
 #      after a REPEATABLE READ or SERIALIZABLE snapshot, writers per isolation level, SERIALIZABLE
 #      write skew, cursors WITH HOLD across commits, PREPARE TRANSACTION decided elsewhere.
+#   8d. stores of 1 KiB and 4 KiB nodes side by side (test_nodesize.sh): the same edits through
+#      SQL and the CLI make the same roots per store, different ones across sizes; one session
+#      reads and writes both, cursors on both held across a change of prolly.cache_size.
 #   9. on its own cluster only: a hot standby of it (scripts/pg-cluster.sh standby) gives the
 #      primary's answers to every read function on the data the suite left, and refuses every
 #      write function with 25006.
@@ -603,6 +606,7 @@ rm -f "$log.fc" "$log.n" "$log.p"
 # ---- 8b. across the database's life ----
 source "$here/test_life.sh"
 source "$here/test_txn.sh"
+source "$here/test_nodesize.sh"
 # ---- 9. a hot standby ----
 if [ -n "$cluster" ]; then
 	reads="SELECT prolly_get('main', 'k1'); SELECT * FROM prolly_get_many('conc', ARRAY['a', 'held', 'zz']::bytea[]);

@@ -88,8 +88,8 @@ extern "C" {
 
 /* The interface version this header describes. Version 4 passes get_ancestors the commit
  * layout (prolly_store_commit_layout); version 5 adds has_nodes; version 6 adds
- * get_ref_objects_known; version 7 adds get_refs. */
-#define PROLLY_STORE_VERSION 7
+ * get_ref_objects_known; version 7 adds get_refs; version 8 adds node_size. */
+#define PROLLY_STORE_VERSION 8
 
 /* A node handed to a store for writing. */
 typedef struct prolly_store_node {
@@ -268,6 +268,18 @@ struct prolly_store {
 	 * valid during the call. */
 	int (*get_refs)(prolly_store *st, const char *const *names, size_t n, prolly_id *out,
 	                unsigned char *found, uint64_t *epoch);
+
+	/* ---- version 8: read only when version >= 8 ---- */
+
+	/* The node size of the trees this store holds (prolly.h, "Node size"): 0 for
+	 * PROLLY_NODE_SIZE_DEFAULT, else a power of two from PROLLY_NODE_SIZE_MIN to
+	 * PROLLY_NODE_SIZE_MAX (prolly_node_size_valid). Chosen when the store is made and kept with
+	 * it, so that every handle on it builds the same trees (an edit made with another size than
+	 * the tree's reads and writes correctly but makes a tree that the same records built at
+	 * once would not: root ids would stop being a function of the records). A store sets it
+	 * before handing itself to prolly_db_new, which refuses another value with PROLLY_EINVAL;
+	 * older versions are taken as 0. */
+	unsigned node_size;
 };
 
 /* Bytes of each object find_ids reports at least. */
@@ -287,7 +299,7 @@ struct prolly_store {
 
 /* A prolly_store of the current version with every other member zero (NULL). */
 /* clang-format off */
-#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL, NULL, NULL}
+#define PROLLY_STORE_INIT {PROLLY_STORE_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL, NULL, NULL, NULL, NULL, 0u}
 /* clang-format on */
 
 /* ------------------------------------------------------------------------------------------ */

@@ -52,6 +52,7 @@ struct cli {
 	int64_t time_us;           /* commit time: $PROLLY_COMMIT_TIME or 0 (now) */
 	prolly_db *db;             /* opened by open_store */
 	int allow_empty;           /* --allow-empty: commit even when the tree does not change */
+	unsigned node_size;        /* init --node-size: the node size of a store it makes (0: 4096) */
 	int argc;                  /* the command's arguments, argv[0] its name: an error line */
 	char **argv;               /* is redacted whole when one of them carries a password */
 };
@@ -326,6 +327,11 @@ enum { STORE_WRITE = 0, STORE_CREATE = 1, STORE_READ = 2 };
  * URL" (EXIT_STORE) unless mode is STORE_CREATE. opts may be NULL. Returns 0 or an exit code
  * (reported). */
 int open_store(struct cli *cli, int mode, const prolly_options *opts);
+
+/* prolly_open_ex with the node size of a store the open makes (0: the default; an existing store
+ * of another size is PROLLY_EINVAL): the library's code, its message set. */
+int open_sized(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags,
+               unsigned node_size);
 
 /* Decodes an escaped argument (a key, value or prefix). what names it in error messages.
  * Returns 0 or an exit code (reported). */

@@ -387,9 +387,10 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
 	err = prolly_tree_stats_get(&ts, cli->db, &root, 0);
 	if (err)
 		return fail_lib(cli, err, "cannot walk the tree of '%s'", pos[0]);
-	printf("records\t%llu\nheight\t%u\nnodes\t%llu\nleaves\t%llu\nbytes\t%llu\n",
+	printf("records\t%llu\nheight\t%u\nnodes\t%llu\nleaves\t%llu\nbytes\t%llu\nnode_size\t%u\n",
 	       (unsigned long long)ts.records, ts.height, (unsigned long long)ts.nodes,
-	       (unsigned long long)ts.leaves, (unsigned long long)ts.bytes);
+	       (unsigned long long)ts.leaves, (unsigned long long)ts.bytes,
+	       prolly_db_node_size(cli->db));
 	return 0;
 }
 

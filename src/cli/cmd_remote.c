@@ -12,10 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Opens url as a second store (flags PROLLY_OPEN_*), reporting failure with the URL redacted. */
-static int open_other(struct cli *cli, prolly_db **out, const char *url, unsigned flags)
+/* Opens url as a second store (flags PROLLY_OPEN_*; a store it makes has nodes of node_size, 0
+ * for the default), reporting failure with the URL redacted. */
+static int open_other(struct cli *cli, prolly_db **out, const char *url, unsigned flags,
+                      unsigned node_size)
 {
-	int err = prolly_open_ex(out, url, NULL, flags), rc;
+	int err = open_sized(out, url, NULL, flags, node_size), rc;
 	if (!err)
 		return 0;
 	char *shown = redacted(url); /* leaves the library's message, which fail_lib reads, alone */
@@ -110,7 +112,7 @@ static int open_remote(struct cli *cli, prolly_db **out, const char *name, unsig
 		          name, shown ? shown : "(out of memory)", name, name);
 		free(shown);
 	} else
-		rc = open_other(cli, out, u, flags);
+		rc = open_other(cli, out, u, flags, 0);
 	free(u);
 	return rc;
 }
@@ -281,8 +283,9 @@ int cmd_clone(struct cli *cli, int argc, char **argv)
 		                       shown_arg(&sh, pos[0]), shown_arg(&sh2, pos[1]));
 		goto cleanup;
 	}
-	if ((rc = open_other(cli, &src, pos[0], PROLLY_OPEN_READONLY)) ||
-	    (rc = open_other(cli, &cli->db, pos[1], PROLLY_OPEN_CREATE)))
+	/* The destination is made with the source's node size (SY15 in the library's sync.c). */
+	if ((rc = open_other(cli, &src, pos[0], PROLLY_OPEN_READONLY, 0)) ||
+	    (rc = open_other(cli, &cli->db, pos[1], PROLLY_OPEN_CREATE, prolly_db_node_size(src))))
 		goto cleanup;
 	if ((err = prolly_branch_list(cli->db, count_branch, &have))) {
 		rc = fail_lib(cli, err, "cannot read the destination");

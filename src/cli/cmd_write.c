@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@ static int say_initialized(struct cli *cli, const char *already)
 
 int cmd_init(struct cli *cli, int argc, char **argv)
 {
-	struct opt opts[] = {{NULL, 0, NULL, NULL}};
+	const char *size = NULL;
+	struct opt opts[] = {{"node-size", 0, &size, NULL}, {NULL, 0, NULL, NULL}};
 	char *pos[1];
 	int n_pos, rc, err;
 	prolly_txn *txn = NULL;
@@ -30,6 +32,17 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 0, 0, &n_pos);
 	if (rc)
 		return rc;
+	if (size) {
+		char *end;
+		struct shown sh;
+		errno = 0;
+		unsigned long n = strtoul(size, &end, 10);
+		if (errno || end == size || *end || size[0] == '-' || n == 0 || n > UINT_MAX ||
+		    !prolly_node_size_valid((unsigned)n))
+			return usage_error(cli, "--node-size '%s': use 1024, 2048, 4096 or 8192 (bytes)",
+			                   shown_arg(&sh, size));
+		cli->node_size = (unsigned)n;
+	}
 	rc = open_store(cli, STORE_CREATE, NULL);
 	if (rc)
 		return rc;

@@ -117,6 +117,21 @@ static int is_pg_url(const char *url)
 	       strchr(url, '=') != NULL;
 }
 
+int open_sized(prolly_db **out, const char *url, const prolly_options *opts, unsigned flags,
+               unsigned node_size)
+{
+	prolly_store_options so = PROLLY_STORE_OPTIONS_INIT;
+	prolly_store *st;
+	int err;
+	if (!node_size)
+		return prolly_open_ex(out, url, opts, flags);
+	so.flags = flags;
+	so.node_size = node_size;
+	if ((err = prolly_store_open_opts(&st, url, &so)))
+		return err;
+	return prolly_db_new(out, st, opts); /* owns st, also on failure */
+}
+
 int open_store(struct cli *cli, int mode, const prolly_options *opts)
 {
 	const char *url = cli->store_url, *shown = cli->store_shown;
@@ -132,7 +147,7 @@ int open_store(struct cli *cli, int mode, const prolly_options *opts)
 	unsigned flags = mode == STORE_CREATE ? PROLLY_OPEN_CREATE
 	                 : mode == STORE_READ ? PROLLY_OPEN_READONLY
 	                                      : 0;
-	int err = prolly_open_ex(&cli->db, url, opts, flags);
+	int err = open_sized(&cli->db, url, opts, flags, cli->node_size);
 	/* The creating open migrates an older schema only where the role may, and leaves old rows
 	 * that fail the node check for init: prolly_store_pg_init reports both (docs/postgres.md). */
 	if (!err && mode == STORE_CREATE && is_pg_url(url) &&

@@ -13,10 +13,14 @@
 #define DEFAULT_STORE "lmdb:./.prolly"
 
 const struct command commands[] = {
-    {"init", cmd_init, "", "create the store with an empty branch main",
+    {"init", cmd_init, "[--node-size N]", "create the store with an empty branch main",
      "Creates the store if needed and a branch 'main' whose first commit holds the empty tree\n"
      "(message \"init\"). Running it again changes nothing, but on PostgreSQL it migrates a\n"
-     "schema an older prolly made (exit 5 when it cannot, with the reason).\n"},
+     "schema an older prolly made (exit 5 when it cannot, with the reason).\n"
+     "--node-size N makes a new store whose tree nodes aim at N bytes (1024, 2048, 4096 or\n"
+     "8192; default 4096): smaller nodes make small edits cheaper, larger ones bulk loads and\n"
+     "scans. A store keeps the size it was made with; history moves only between stores of\n"
+     "one size (clone makes its destination with the source's).\n"},
     {"put", cmd_put, "BRANCH KEY VALUE [-m MSG] [--allow-empty]", "set KEY to VALUE in one commit",
      "Sets KEY to VALUE on BRANCH in one commit (message \"put KEY\" unless -m) and prints\n"
      "the new commit id. If KEY already has VALUE nothing is committed (see --allow-empty).\n"
@@ -174,7 +178,7 @@ const struct command commands[] = {
     {"root", cmd_root, "BRANCH", "print the tree root id",
      "Prints the id of the root node of BRANCH's tree.\n"},
     {"stats", cmd_stats, "BRANCH", "print the shape of BRANCH's tree",
-     "Prints NAME<TAB>NUMBER lines: records, height, nodes, leaves, bytes.\n"},
+     "Prints NAME<TAB>NUMBER lines: records, height, nodes, leaves, bytes, node_size.\n"},
     {"verify", cmd_verify, "BRANCH [--history]", "re-hash every node of BRANCH's tree",
      "Reads every node reachable from BRANCH's tree and checks that it hashes to its id.\n"
      "Prints ok<TAB>TREE<TAB>N nodes<TAB>N bytes per tree verified; exits 5 naming the\n"

@@ -5,10 +5,14 @@
  *   nodes  key: 32-byte id      value: the node's bytes
  *   refs   key: the name bytes  value: 32-byte id
  *   meta   "schema_version" -> u32 LE (SCHEMA_VERSION), "gc_epoch" -> u64 LE (starts at 1),
- *          "txn" -> u64 LE: the LMDB transaction id of the last write (schema version 2)
+ *          "txn" -> u64 LE: the LMDB transaction id of the last write (schema version 2),
+ *          "node_size" -> u32 LE: the store's node size, other than 4096 (schema version 3 only:
+ *          a store made with another node size is version 3, so that no library older than the
+ *          row writes 4 KiB trees into it; a store of 4 KiB nodes stays version 2)
  *
  * Invariant LT1: every write transaction of this file puts "txn" = its own transaction id (the id
- * its commit writes into the meta page) and schema_version 2, in the meta database's one leaf
+ * its commit writes into the meta page) and the store's schema_version (2, or 3 for a store with
+ * a node_size row; a version-1 store becomes 2), in the meta database's one leaf
  * page. So the tree a meta page leads to must hold a "txn" row equal to that meta page's id: one
  * lower means the meta page points into an older tree (a damaged root number that lands on a
  * page an earlier transaction left behind), which open reports as PROLLY_ECORRUPT. Higher is
@@ -103,7 +107,7 @@ int prolly__lmdb_stamp(MDB_txn *txn, env_entry *e)
 {
 	unsigned char b[8], sv[4];
 	prolly__wr64(b, (uint64_t)mdb_txn_id(txn));
-	prolly__wr32(sv, SCHEMA_VERSION);
+	prolly__wr32(sv, e->schema);
 	MDB_val k = {sizeof(META_TXN) - 1, (void *)META_TXN}, v = {8, b};
 	MDB_val ks = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, vs = {4, sv};
 	int mrc = mdb_put(txn, e->meta, &k, &v, 0);

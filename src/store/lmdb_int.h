@@ -14,10 +14,12 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#define SCHEMA_VERSION 2u
+#define SCHEMA_VERSION 2u   /* a store of 4 KiB nodes (lmdb.c) */
+#define SCHEMA_NODE_SIZE 3u /* a store of another node size: it has the node_size row */
 #define META_TXN "txn"
 #define META_SCHEMA "schema_version"
 #define META_EPOCH "gc_epoch"
+#define META_NODE_SIZE "node_size"
 #define MAX_READERS 1024
 #define MAX_ATTEMPTS 64 /* retries of a transaction after a map resize */
 #define MIN_DEFAULT_MAP ((size_t)64 << 20)
@@ -39,12 +41,14 @@ typedef struct env_entry {
 	MDB_dbi nodes, refs, meta;
 	pthread_mutex_t gate_mu;
 	pthread_cond_t gate_cv;
-	int active;      /* transactions open in this process */
-	int resizing;    /* the gate is closed */
-	size_t map_size; /* the map size in effect */
-	int broken;      /* a failed resize left no map: every call fails until reopened */
-	int rdonly;      /* opened with MDB_RDONLY */
-	int unlisted;    /* a PROLLY_OPEN_PREVIOUS copy, whose directory is gone: never shared */
+	int active;         /* transactions open in this process */
+	int resizing;       /* the gate is closed */
+	size_t map_size;    /* the map size in effect */
+	int broken;         /* a failed resize left no map: every call fails until reopened */
+	int rdonly;         /* opened with MDB_RDONLY */
+	int unlisted;       /* a PROLLY_OPEN_PREVIOUS copy, whose directory is gone: never shared */
+	uint32_t schema;    /* the store's schema version (2 or SCHEMA_NODE_SIZE), stamped (LT1) */
+	unsigned node_size; /* prolly_store.node_size: 0, or the node_size row of version 3 */
 	pthread_mutex_t join_mu; /* node-only writes joining the one in progress (lmdb.c, LT5) */
 	pthread_cond_t join_cv;
 	struct join_req *joining; /* waiting to be taken by the writing thread */

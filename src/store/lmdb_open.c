@@ -65,20 +65,44 @@ static int make_dirs(const char *path)
 
 static const char *const DB_NAMES[3] = {"nodes", "refs", "meta"};
 
-/* Checks the schema row and the epoch row; with create (a write transaction) writes them when
- * absent. Without, an absent epoch row sets *no_epoch when no_epoch is not NULL (a store made
- * before the row existed; only a creating open adds it), else is PROLLY_ECORRUPT. */
+/* The node_size row of a version-3 store into e->node_size. */
+static int read_node_size(env_entry *e, MDB_txn *txn)
+{
+	MDB_val k = {sizeof(META_NODE_SIZE) - 1, (void *)META_NODE_SIZE}, v;
+	int mrc = mdb_get(txn, e->meta, &k, &v);
+	if (mrc && mrc != MDB_NOTFOUND)
+		return prolly__lmdb_fail(e, mrc, "reading the node size");
+	uint32_t n = !mrc && v.mv_size == 4 ? prolly__rd32(v.mv_data) : 0;
+	if (n == 0 || n == PROLLY_NODE_SIZE_DEFAULT || !prolly_node_size_valid(n))
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "lmdb: %s: a store of schema version %u needs a valid node_size "
+		                        "row (%s)",
+		                        e->path, SCHEMA_NODE_SIZE, mrc ? "there is none" : "it is not");
+	e->node_size = n;
+	return 0;
+}
+
+/* Checks the schema row and the epoch row (and reads the node_size row of version 3); with
+ * create (a write transaction) writes them when absent, the schema at the version e->node_size
+ * asks for (SCHEMA_NODE_SIZE and the node_size row for any size but the default). Without, an
+ * absent epoch row sets *no_epoch when no_epoch is not NULL (a store made before the row existed;
+ * only a creating open adds it), else is PROLLY_ECORRUPT. */
 static int check_rows(env_entry *e, MDB_txn *txn, int create, int *no_epoch)
 {
 	MDB_val k = {sizeof(META_SCHEMA) - 1, (void *)META_SCHEMA}, v;
 	int mrc = mdb_get(txn, e->meta, &k, &v);
 	if (mrc == MDB_NOTFOUND && create) {
-		unsigned char b[4];
-		prolly__wr32(b, SCHEMA_VERSION);
+		unsigned char b[4], nb[4];
+		e->schema = e->node_size ? SCHEMA_NODE_SIZE : SCHEMA_VERSION;
+		prolly__wr32(b, e->schema);
 		v.mv_size = 4;
 		v.mv_data = b;
 		if ((mrc = mdb_put(txn, e->meta, &k, &v, 0)))
 			return prolly__lmdb_fail(e, mrc, "writing the schema version");
+		MDB_val kn = {sizeof(META_NODE_SIZE) - 1, (void *)META_NODE_SIZE}, vn = {4, nb};
+		prolly__wr32(nb, e->node_size);
+		if (e->node_size && (mrc = mdb_put(txn, e->meta, &kn, &vn, 0)))
+			return prolly__lmdb_fail(e, mrc, "writing the node size");
 	} else if (mrc == MDB_NOTFOUND) {
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "lmdb: %s: the meta database has no schema_version row", e->path);
@@ -90,14 +114,19 @@ static int check_rows(env_entry *e, MDB_txn *txn, int create, int *no_epoch)
 		                        e->path, v.mv_size);
 	} else {
 		uint32_t have = prolly__rd32(v.mv_data);
-		if (have > SCHEMA_VERSION)
+		int rc;
+		if (have > SCHEMA_NODE_SIZE)
 			return prolly_set_error(PROLLY_EVERSION,
 			                        "lmdb: %s: the store has schema version %u, newer than the "
 			                        "%u this library knows; upgrade prolly to open it",
-			                        e->path, (unsigned)have, SCHEMA_VERSION);
+			                        e->path, (unsigned)have, SCHEMA_NODE_SIZE);
 		if (have < 1)
 			return prolly_set_error(PROLLY_ECORRUPT, "lmdb: %s: invalid schema version %u", e->path,
 			                        (unsigned)have);
+		e->node_size = 0;
+		if (have == SCHEMA_NODE_SIZE && (rc = read_node_size(e, txn)))
+			return rc;
+		e->schema = have < SCHEMA_VERSION ? SCHEMA_VERSION : have; /* LT1 */
 	}
 	k.mv_size = sizeof(META_EPOCH) - 1;
 	k.mv_data = (void *)META_EPOCH;
@@ -549,7 +578,7 @@ static int lock_dir(const char *path)
 }
 
 static int entry_open(env_entry **out, const char *path, size_t map_size, const struct stat *sb,
-                      unsigned flags)
+                      unsigned flags, unsigned node_size)
 {
 	env_entry *e = NULL;
 	size_t size = map_size ? map_size : DEFAULT_MAP;
@@ -625,6 +654,7 @@ static int entry_open(env_entry **out, const char *path, size_t map_size, const 
 	}
 	int dead = 0;
 	mdb_reader_check(e->env, &dead); /* clear reader slots left by dead processes */
+	e->node_size = node_size == PROLLY_NODE_SIZE_DEFAULT ? 0 : node_size; /* what a create makes */
 	if ((rc = open_dbs(e, flags)))
 		goto cleanup;
 	MDB_envinfo info;
@@ -654,8 +684,10 @@ static void lmdb_close(prolly_store *st)
 	free(s);
 }
 
-/* Opens the environment in path (a directory that exists) into a new handle. */
-static int open_dir(prolly_store **out, const char *path, size_t map_size, unsigned flags)
+/* Opens the environment in path (a directory that exists) into a new handle; a store it creates
+ * has nodes of node_size (prolly_node_size_valid), an existing one must have them unless 0. */
+static int open_dir(prolly_store **out, const char *path, size_t map_size, unsigned flags,
+                    unsigned node_size)
 {
 	lmdb_store *s = NULL;
 	env_entry *e = NULL;
@@ -694,7 +726,7 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 	if (e) {
 		e->handles++;
 	} else {
-		if ((rc = entry_open(&e, path, map_size, &sb, flags)))
+		if ((rc = entry_open(&e, path, map_size, &sb, flags, node_size)))
 			goto cleanup;
 		prolly__lmdb_registry_add(e);
 	}
@@ -703,6 +735,7 @@ static int open_dir(prolly_store **out, const char *path, size_t map_size, unsig
 	s->base.version = PROLLY_STORE_VERSION;
 	s->base.kind = "lmdb";
 	s->base.flags = PROLLY_STORE_MAPPED; /* nodes are read from LMDB's file mapping */
+	s->base.node_size = e->node_size;
 	prolly__lmdb_set_vtable(&s->base);
 	s->base.close = lmdb_close;
 	*out = &s->base;
@@ -712,6 +745,15 @@ cleanup:
 	if (locked)
 		prolly__lmdb_registry_unlock();
 	free(s);
+	unsigned have = e && !rc ? (e->node_size ? e->node_size : PROLLY_NODE_SIZE_DEFAULT) : 0;
+	if (!rc && node_size && node_size != have) {
+		lmdb_close(*out);
+		*out = NULL;
+		rc = prolly_set_error(PROLLY_EINVAL,
+		                      "lmdb: %s holds a store of %u-byte nodes; %u was asked for (a "
+		                      "store's node size is chosen when it is made)",
+		                      path, have, node_size);
+	}
 	return rc;
 }
 
@@ -748,7 +790,7 @@ static int open_previous(prolly_store **out, const char *path, size_t map_size, 
 	}
 	/* Once open, the handle holds the copy's files: unlink them now, so that nothing is left
 	 * behind whatever happens to this process. */
-	int rc2 = open_dir(out, tmp, map_size, flags & ~PROLLY_OPEN_PREVIOUS);
+	int rc2 = open_dir(out, tmp, map_size, flags & ~PROLLY_OPEN_PREVIOUS, 0);
 	if (rc2 == PROLLY_ENOTFOUND) /* not the copy's name, which is gone: what the snapshot is */
 		prolly_set_error(rc2,
 		                 "lmdb: the previous snapshot of %s (transaction %llu) holds no store: "
@@ -764,6 +806,12 @@ static int open_previous(prolly_store **out, const char *path, size_t map_size, 
 }
 
 int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_size, unsigned flags)
+{
+	return prolly__lmdb_open(out, path, map_size, flags, 0);
+}
+
+int prolly__lmdb_open(prolly_store **out, const char *path, size_t map_size, unsigned flags,
+                      unsigned node_size)
 {
 	int rc;
 	if (!out || !path || !*path)
@@ -784,12 +832,12 @@ int prolly_store_lmdb_open_ex(prolly_store **out, const char *path, size_t map_s
 		int existed = stat(path, &sb) == 0;
 		if ((rc = make_dirs(path)))
 			return rc;
-		rc = open_dir(out, path, map_size, flags);
+		rc = open_dir(out, path, map_size, flags, node_size);
 		if (rc && !existed)
 			rmdir(path); /* O4 (only the last component: it is empty unless someone raced) */
 		return rc;
 	}
-	return open_dir(out, path, map_size, flags);
+	return open_dir(out, path, map_size, flags, node_size);
 }
 
 int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size)

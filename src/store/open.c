@@ -77,6 +77,15 @@ int prolly__store_url_check(int *has_password, const char *url, const char *what
 	return 0;
 }
 
+static int options_version(unsigned got)
+{
+	return prolly_set_error(PROLLY_EINVAL,
+	                        "prolly_store_options.version is %u, which this library (prolly %s) "
+	                        "does not know (it knows 1 to %u): initialise the struct with "
+	                        "PROLLY_STORE_OPTIONS_INIT or prolly_store_options_init()",
+	                        got, PROLLY_VERSION_STRING, PROLLY_STORE_OPTIONS_VERSION);
+}
+
 /* ---- a read-only view of another store (PROLLY_OPEN_READONLY where the store has no read-only
  * mode of its own: PostgreSQL, memory). Reads pass through; writes that carry nodes or refs, and
  * gc, are refused. The empty write the engine sends to learn the gc epoch passes through. ---- */
@@ -205,14 +214,34 @@ static int wrap_readonly(prolly_store **st)
 	r->base.has_nodes = in->has_nodes ? ro_has_nodes : NULL;
 	r->base.get_ref_objects_known = in->get_ref_objects_known ? ro_get_ref_objects_known : NULL;
 	r->base.get_refs = in->get_refs ? ro_get_refs : NULL;
+	r->base.node_size = in->node_size;
 	*st = &r->base;
 	return 0;
 }
 
-int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
+int prolly_store_options_init(prolly_store_options *opts, unsigned version)
+{
+	if (!opts)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_store_options_init: NULL argument");
+	if (version != PROLLY_STORE_OPTIONS_VERSION)
+		return options_version(version);
+	memset(opts, 0, sizeof(*opts));
+	opts->version = version;
+	return 0;
+}
+
+int prolly_store_open_opts(prolly_store **out, const char *url, const prolly_store_options *opts)
 {
 	prolly_store *st = NULL;
 	int rc;
+	unsigned flags = opts ? opts->flags : 0, node_size = opts ? opts->node_size : 0;
+	if (opts && opts->version != PROLLY_STORE_OPTIONS_VERSION)
+		return options_version(opts->version);
+	if (!prolly_node_size_valid(node_size))
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "prolly_store_open: node size %u is not a power of two from %u to "
+		                        "%u",
+		                        node_size, PROLLY_NODE_SIZE_MIN, PROLLY_NODE_SIZE_MAX);
 	if (!out)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_store_open: out is NULL");
 	if (!url)
@@ -231,17 +260,19 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 		if (!*path)
 			return prolly_set_error(PROLLY_EINVAL,
 			                        "store URL '%s' names no directory (use lmdb:PATH)", url);
-		return prolly_store_lmdb_open_ex(out, path, 0, flags);
+		return prolly__lmdb_open(out, path, 0, flags, node_size);
 	}
 	if (flags & PROLLY_OPEN_PREVIOUS)
 		return prolly_set_error(PROLLY_EINVAL,
 		                        "prolly_store_open: PROLLY_OPEN_PREVIOUS is for LMDB stores only");
 	if (kind == URL_MEM) {
-		rc = prolly_store_mem_new(&st);
+		if ((rc = prolly_store_mem_new(&st)) == 0)
+			st->node_size = node_size == PROLLY_NODE_SIZE_DEFAULT ? 0 : node_size;
 	} else if (kind == URL_PG) {
 		/* Only a creating open creates (or migrates) the schema. */
 		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;
 		po.no_create = !(flags & PROLLY_OPEN_CREATE);
+		po.node_size = node_size;
 		rc = prolly_store_pg_open(&st, url, &po);
 	} else {
 		char shown[512]; /* it may still hold a password, as in "POSTGRESQL://u:SECRET@h" */
@@ -256,6 +287,13 @@ int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
 	if (!rc)
 		*out = st;
 	return rc;
+}
+
+int prolly_store_open_ex(prolly_store **out, const char *url, unsigned flags)
+{
+	prolly_store_options o = PROLLY_STORE_OPTIONS_INIT;
+	o.flags = flags;
+	return prolly_store_open_opts(out, url, &o);
 }
 
 int prolly_store_open(prolly_store **out, const char *url)

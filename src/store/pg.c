@@ -5,7 +5,9 @@
  * docs/postgres.md):
  *   nodes (id bytea primary key, node bytea)   STORAGE MAIN, COMPRESSION lz4: compressed, in-line
  *   refs  (name bytea primary key, value bytea) names as bytes: byte order is memcmp order
- *   meta  (key text primary key, value bigint)  rows schema_version (3) and epoch
+ *   meta  (key text primary key, value bigint)  rows schema_version (6) and epoch, and
+ *                                               node_size in a store of another node size than
+ *                                               4096 (schema version 7)
  * plus small PL/pgSQL functions for the write (pg_write.c).
  *
  * The store is split by concern (shared declarations in pg_int.h): this file holds the vtable's
@@ -422,6 +424,13 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 	st->read_chunk = opts && opts->read_chunk ? opts->read_chunk : 4096;
 	st->gc_batch = opts && opts->gc_batch ? opts->gc_batch : 10000;
 	st->no_create = opts ? opts->no_create : 0;
+	st->node_size = opts && opts->version >= 2 ? opts->node_size : 0;
+	if (!prolly_node_size_valid(st->node_size)) {
+		rc = prolly_set_error(PROLLY_EINVAL,
+		                      "postgres: node size %u is not a power of two from %u to %u",
+		                      st->node_size, PROLLY_NODE_SIZE_MIN, PROLLY_NODE_SIZE_MAX);
+		goto cleanup;
+	}
 	if (strlen(schema) > 63 || strchr(schema, '\\')) {
 		rc = prolly_set_error(PROLLY_EINVAL,
 		                      "postgres: schema name '%s' is longer than 63 bytes or has a "
@@ -474,6 +483,16 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		rc = prolly__pg_check_version(st, version);
 	if (rc)
 		goto cleanup;
+	/* The schema's node size (prolly__pg_check_version checked the row of version 7). */
+	st->base.node_size = version == SCHEMA_NODE_SIZE ? (unsigned)st->meta_node_size : 0;
+	unsigned have = st->base.node_size ? st->base.node_size : PROLLY_NODE_SIZE_DEFAULT;
+	if (st->node_size && st->node_size != have) {
+		rc = prolly_set_error(PROLLY_EINVAL,
+		                      "postgres: schema \"%s\" on %s holds a store of %u-byte nodes; %u "
+		                      "was asked for (a store's node size is chosen when it is made)",
+		                      st->schema, st->target, have, st->node_size);
+		goto cleanup;
+	}
 	atomic_store(&st->ready, 1);
 	atomic_store(&st->fast, version >= 2);
 	if (!c->session) {
@@ -550,7 +569,8 @@ int prolly_pg_options_init(prolly_pg_options *opts, unsigned version)
 		return prolly_set_error(PROLLY_EINVAL, "prolly_pg_options_init: NULL argument");
 	if ((rc = pg_options_version(version)))
 		return rc;
-	memset(opts, 0, sizeof(*opts));
+	/* version 1 ends before node_size (abi.c's convention: no byte past the caller's version) */
+	memset(opts, 0, version >= 2 ? sizeof(*opts) : offsetof(prolly_pg_options, node_size));
 	opts->version = version;
 	return 0;
 }

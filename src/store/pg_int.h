@@ -31,7 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 6   /* the current schema, of a store of 4 KiB nodes */
+#define SCHEMA_NODE_SIZE 7 /* version 6 made with another node size: meta row node_size */
 #define BOOL_OID 16
 #define BYTEA_OID 17
 #define INT4_OID 23
@@ -165,8 +166,10 @@ typedef struct pg_store {
 	unsigned pool_size, pool_timeout_ms;
 	size_t batch_items, read_chunk, gc_batch;
 	int no_create;
-	_Atomic int ready; /* the schema is known to exist: connections set their sessions up */
-	_Atomic int fast;  /* the schema is at version 2: one-statement writes (prolly_write) */
+	unsigned node_size;      /* prolly_pg_options.node_size: what a schema made here gets */
+	uint64_t meta_node_size; /* the node_size row as the latest version read saw it (0: none) */
+	_Atomic int ready;       /* the schema is known to exist: connections set their sessions up */
+	_Atomic int fast;        /* the schema is at version 2: one-statement writes (prolly_write) */
 	_Atomic unsigned fail_chunk; /* prolly_store_pg_fail_chunk (test build only; else 0) */
 	/* The gc epoch read with the schema version (0: none, or taken): the answer of the first
 	 * empty write (prolly_db_new's), which then costs no round trip. A gc through this store

@@ -153,7 +153,7 @@ static const char *const query_tmpl[N_QUERIES] = {
  */
 static const char init_tmpl[] =
     "DO $prolly_init$\n"
-    "DECLARE v bigint;\n"
+    "DECLARE v bigint; created boolean := false;\n"
     "BEGIN\n"
     /* Before anything else: this may run on a connection whose session is not set up yet
      * (SESSION_PATH, pg_int.h); each statement below is planned when first run, after it. */
@@ -162,6 +162,7 @@ static const char init_tmpl[] =
     "PERFORM pg_advisory_xact_lock(CASE WHEN " LOCK_BOUND " THEN " PROLLY_PG_LOCK_INIT_SQL
     " END, hashtext(#));\n"
     "IF to_regclass(#) IS NULL THEN\n"
+    "created := true;\n"
     "CREATE SCHEMA IF NOT EXISTS @;\n"
     /* Nodes are compressed (lz4 where the server has it) and stay in their heap row: STORAGE
      * MAIN moves a value out of line only when even compressed it cannot fit a page, so a node
@@ -408,6 +409,14 @@ static const char init_tmpl[] =
     "    bytea[], boolean[], bytea[]) SET search_path = pg_catalog, pg_temp;\n"
     "  UPDATE @.meta SET value = 6 WHERE key = 'schema_version';\n"
     "END IF;\n"
+    /* A schema made here with another node size than 4096 is version 7 (SCHEMA_NODE_SIZE): the
+     * size in its node_size row, which libraries of version 6 and older do not read, so they
+     * refuse the store rather than write trees of the wrong size into it. An existing schema
+     * keeps the size it was made with. prolly_node_size_ is replaced by the size (sql_init). */
+    "IF created AND prolly_node_size_ <> 4096 THEN\n"
+    "  INSERT INTO @.meta (key, value) VALUES ('node_size', prolly_node_size_);\n"
+    "  UPDATE @.meta SET value = 7 WHERE key = 'schema_version';\n"
+    "END IF;\n"
     "END\n"
     "$prolly_init$";
 
@@ -417,6 +426,7 @@ static const char init_tmpl[] =
  * schema, as in EPOCH_XMIN (SESSION_PATH, pg_int.h). */
 static const char version_tmpl[] =
     "SELECT value, (SELECT value FROM @.meta WHERE key OPERATOR(pg_catalog.=) 'epoch'), " EPOCH_XMIN
+    ", (SELECT value FROM @.meta WHERE key OPERATOR(pg_catalog.=) 'node_size')"
     " FROM @.meta WHERE key OPERATOR(pg_catalog.=) 'schema_version'";
 
 /*
@@ -463,6 +473,25 @@ char *prolly__pg_subst(const char *tmpl, const char *a, const char *b)
 	return out;
 }
 
+/* s with every `token` replaced by `with` (malloc'd; NULL when out of memory). */
+static char *replace_all(const char *s, const char *token, const char *with)
+{
+	size_t lt = strlen(token), lw = strlen(with), n = strlen(s) + 1;
+	for (const char *p = strstr(s, token); p; p = strstr(p + lt, token))
+		n = n - lt + lw;
+	char *out = malloc(n), *o = out;
+	if (!out)
+		return NULL;
+	for (const char *p; (p = strstr(s, token)); s = p + lt) {
+		memcpy(o, s, (size_t)(p - s));
+		o += p - s;
+		memcpy(o, with, lw);
+		o += lw;
+	}
+	strcpy(o, s);
+	return out;
+}
+
 /* s between two q characters, every q in it doubled: "name" (an identifier) or 'text' (a
  * literal; the schema name has no backslash). */
 static char *quote(const char *s, char q)
@@ -505,7 +534,13 @@ int prolly__pg_sql_init(pg_store *st)
 	for (int q = 0; q < N_QUERIES; q++)
 		if (!(st->sql[q] = prolly__pg_subst(query_tmpl[q], st->qs, st->meta_literal)))
 			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
-	if (!(st->init_sql = prolly__pg_subst(init_tmpl, st->qs, st->meta_literal)) ||
+	char size[16], *init = NULL;
+	snprintf(size, sizeof(size), "%u", st->node_size ? st->node_size : PROLLY_NODE_SIZE_DEFAULT);
+	if (!(init = replace_all(init_tmpl, "prolly_node_size_", size)))
+		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
+	st->init_sql = prolly__pg_subst(init, st->qs, st->meta_literal);
+	free(init);
+	if (!st->init_sql ||
 	    !(st->validate_sql = prolly__pg_subst(validate_tmpl, st->qs, st->meta_literal)) ||
 	    !(st->version_sql = prolly__pg_subst(version_tmpl, st->qs, st->meta_literal)))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
@@ -603,10 +638,10 @@ int prolly__pg_array_too_big(size_t size)
 /* Schema                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-/* The version read's row: the schema version, the gc epoch (0 where unreadable) and its row's
- * xmin (0: unknown). */
+/* The version read's row: the schema version, the gc epoch (0 where unreadable), its row's
+ * xmin (0: unknown) and the node_size row (0: none). */
 typedef struct version_row {
-	uint64_t version, epoch, xmin;
+	uint64_t version, epoch, xmin, node_size;
 } version_row;
 
 static int version_fn(void *ctx, size_t qi, const PGresult *r)
@@ -620,13 +655,16 @@ static int version_fn(void *ctx, size_t qi, const PGresult *r)
 		v->epoch = 0;
 	if (PQntuples(r) == 1)
 		prolly__pg_read_int8(r, 0, 2, &v->xmin);
+	if (PQntuples(r) != 1 || PQnfields(r) < 4 || PQgetisnull(r, 0, 3) ||
+	    prolly__pg_read_int8(r, 0, 3, &v->node_size) != 0)
+		v->node_size = 0;
 	return 0;
 }
 
 /* prolly__pg_read_version, and with prepare prolly__pg_open_pipeline. */
 static int read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing, int prepare)
 {
-	version_row row = {0, 0, 0};
+	version_row row = {0, 0, 0, 0};
 	pipe p;
 	int rc;
 	*version = 0;
@@ -637,6 +675,7 @@ static int read_version(pg_store *st, pgconn *c, uint64_t *version, int *missing
 		prolly__pg_send_session(&p, c);
 	rc = prolly__pg_pipe_run(&p);
 	*version = row.version;
+	st->meta_node_size = row.node_size;
 	if (row.epoch)
 		atomic_store(&st->open_epoch, prolly__pg_epoch_seen(st, row.epoch, row.xmin));
 	if (rc == 0 && prepare)
@@ -668,17 +707,25 @@ int prolly__pg_open_pipeline(pg_store *st, pgconn *c, uint64_t *version, int *mi
 
 int prolly__pg_check_version(pg_store *st, uint64_t version)
 {
-	if (version > SCHEMA_VERSION)
+	uint64_t n = st->meta_node_size;
+	if (version > SCHEMA_NODE_SIZE)
 		return prolly_set_error(
 		    PROLLY_EVERSION,
 		    "postgres: schema \"%s\" on %s has prolly schema version %llu; this "
 		    "library knows versions up to %d (upgrade prolly)",
-		    st->schema, st->target, (unsigned long long)version, SCHEMA_VERSION);
+		    st->schema, st->target, (unsigned long long)version, SCHEMA_NODE_SIZE);
 	if (version < 1)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "postgres: schema \"%s\" on %s has a meta table without a valid "
 		                        "schema_version row",
 		                        st->schema, st->target);
+	if (version == SCHEMA_NODE_SIZE &&
+	    (n == 0 || n > PROLLY_NODE_SIZE_MAX || n == PROLLY_NODE_SIZE_DEFAULT ||
+	     !prolly_node_size_valid((unsigned)n)))
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "postgres: schema \"%s\" on %s is at schema version %d but has no "
+		                        "valid node_size row in its meta table (%llu)",
+		                        st->schema, st->target, SCHEMA_NODE_SIZE, (unsigned long long)n);
 	return 0;
 }
 
@@ -720,7 +767,7 @@ int prolly__pg_init_on(pg_store *st, pgconn *c, uint64_t *version, int may_skip,
 		return rc;
 	if (!missing && (rc = prolly__pg_check_version(st, *version)))
 		return rc;
-	if (!missing && *version == SCHEMA_VERSION)
+	if (!missing && *version >= SCHEMA_VERSION) /* 7 is 6 with another node size */
 		return validate ? validate_on(st, c) : 0;
 	prolly__pg_pipe_init(&p, st, c, missing ? "creating the schema" : "migrating the schema", NULL,
 	                     NULL);

@@ -176,6 +176,11 @@ int prolly__store_ancestors(const char *who, const prolly_id *ids, size_t n, siz
  * sslpassword in url, else 0; it is untouched on an error. Opens nothing. (open.c) */
 int prolly__store_url_check(int *has_password, const char *url, const char *what);
 
+/* prolly_store_lmdb_open_ex, making a store it creates with nodes of node_size and refusing an
+ * existing store of another size unless node_size is 0 (prolly_store_open_opts; lmdb_open.c). */
+int prolly__lmdb_open(prolly_store **out, const char *path, size_t map_size, unsigned flags,
+                      unsigned node_size);
+
 #ifdef PROLLY_TEST_HOOKS
 /* Test hook, only in the test build (mem.c compiled with -DPROLLY_TEST_HOOKS into the tests'
  * archive): the memory store's node count and hash-table size. PROLLY_EINVAL for another store. */

@@ -46,7 +46,7 @@ SELECT prolly_get('nosuchbranch', 'k');
 -- a store schema of a version it does not read: ERROR naming both (55000); version 4 (the id
 -- column stored as before, the functions without their own search_path) reads as 6 does
 BEGIN;
-UPDATE meta SET value = 7 WHERE key = 'schema_version';
+UPDATE meta SET value = 8 WHERE key = 'schema_version';
 SELECT prolly_get('main', 'k00001');
 ROLLBACK;
 BEGIN;
@@ -58,6 +58,28 @@ UPDATE meta SET value = 4 WHERE key = 'schema_version';
 SELECT encode(prolly_get('main', 'k00001'), 'escape');
 ROLLBACK;
 SELECT prolly_get('main', 'k00001');  -- the next transaction checks again
+-- version 7 is version 6 made with another node size than 4096, held in meta's node_size row
+-- (docs/sql.md, "Node size"): without that row, or with one holding no size such a store is made
+-- with, the store is damaged (XX001 naming the schema: its trees would be built with a size
+-- they were not made with); each failed check is made again at the next call, and 1024 reads
+BEGIN;
+UPDATE meta SET value = 7 WHERE key = 'schema_version';
+SELECT prolly_get('main', 'k00001');
+ROLLBACK;
+CREATE FUNCTION pg_temp.at_node_size(n bigint) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF n IS NULL THEN
+    DELETE FROM meta WHERE key = 'node_size';
+  ELSE
+    INSERT INTO meta VALUES ('node_size', n) ON CONFLICT (key) DO UPDATE SET value = n;
+  END IF;
+  RETURN pg_temp.err($q$SELECT encode(prolly_get('main', 'k00001'), 'escape')$q$);
+END $$;
+BEGIN;
+UPDATE meta SET value = 7 WHERE key = 'schema_version';
+SELECT n, pg_temp.at_node_size(n)
+FROM unnest(ARRAY[NULL, 1000, 4096, 512, 16384, 3072, -1, 1024]) WITH ORDINALITY AS u(n, o) ORDER BY o;
+ROLLBACK;
 
 -- a node that does not hash to its id: XX001 naming the id (the cache is off so that the
 -- node is read again; the check constraint is dropped to let the damage in)
