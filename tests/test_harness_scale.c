@@ -452,6 +452,36 @@ PT_TEST(history_postgres)
 	history_on("postgres");
 }
 
+/* A run of another node size: every store it makes has it (the fixture, the sync's LMDB
+ * destinations, which a sync of another size would refuse), and the extension's commits equal
+ * the C client's (a wrapper that lost the size once made the client's trees 4 KiB there). */
+PT_TEST(node_size_postgres)
+{
+	static const char *const sets[] = {"node_size",
+	                                   "1024",
+	                                   "scale.operations",
+	                                   "[\"full_scan\", \"sync\", \"batch\", \"put\"]",
+	                                   "scale.runs",
+	                                   "1",
+	                                   NULL};
+	trun t;
+	bench_csv tab = {0};
+	char err[H_ERR];
+	PT_REQUIRE(pg_ok);
+	PT_REQUIRE(trun_open(&t, "postgres", sets) == 0);
+	PT_CHECK(t.run.w->node_size == 1024);
+	PT_CHECKF(hsc_run(&t.run, err, sizeof(err)) == 0, "hsc_run: %s", err);
+	if (read_raw(&tab, &t) == 0) {
+		PT_CHECKF(find(&tab, "s2000-sync-clone") >= 0, "no sync row");
+		PT_CHECKF(find(&tab, "s2000-pg-sql-batch-random") >= 0, "no sql batch row");
+		for (size_t r = 0; r < tab.nrows; r++)
+			PT_CHECKF(num(&tab, r, "validated") == 1, "%s: %s", get(&tab, r, "cell_id"),
+			          get(&tab, r, "note"));
+	}
+	bench_csv_free(&tab);
+	trun_close(&t);
+}
+
 PT_TEST(suite_mem)
 {
 	suite_on("mem");

@@ -149,6 +149,7 @@ int bench_store_wrap(bench_store **out, prolly_store *inner, unsigned flags)
 	                                    ? w_get_ref_objects_known
 	                                    : NULL;
 	s->base.get_refs = inner->version >= 7 && inner->get_refs ? w_get_refs : NULL;
+	s->base.node_size = inner->version >= 8 ? inner->node_size : 0; /* the trees are the store's */
 	s->base.kind = inner->kind;
 	s->base.get_nodes = w_get_nodes;
 	s->base.write = w_write;

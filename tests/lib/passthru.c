@@ -133,6 +133,8 @@ void tp_init(tp_store *w, prolly_store *in)
 		w->base.get_ref_objects_known = in->get_ref_objects_known ? tp_get_ref_objects_known : NULL;
 	if (in->version >= 7)
 		w->base.get_refs = in->get_refs ? tp_get_refs : NULL;
+	if (in->version >= 8)
+		w->base.node_size = in->node_size;
 }
 
 void *tp_new(size_t size, prolly_store *inner)
