@@ -685,7 +685,7 @@ static void lmdb_close(prolly_store *st)
 }
 
 /* Opens the environment in path (a directory that exists) into a new handle; a store it creates
- * has nodes of node_size (prolly_node_size_valid), an existing one must have them unless 0. */
+ * has nodes of node_size (prolly_node_size_valid; open_sized checks an existing one's). */
 static int open_dir(prolly_store **out, const char *path, size_t map_size, unsigned flags,
                     unsigned node_size)
 {
@@ -745,15 +745,26 @@ cleanup:
 	if (locked)
 		prolly__lmdb_registry_unlock();
 	free(s);
-	unsigned have = e && !rc ? (e->node_size ? e->node_size : PROLLY_NODE_SIZE_DEFAULT) : 0;
+	return rc;
+}
+
+/* open_dir, and the store's node size checked against node_size (0: any): *out is set only when
+ * both pass. */
+static int open_sized(prolly_store **out, const char *path, size_t map_size, unsigned flags,
+                      unsigned node_size)
+{
+	prolly_store *st = NULL;
+	int rc = open_dir(&st, path, map_size, flags, node_size);
+	unsigned have = st && st->node_size ? st->node_size : PROLLY_NODE_SIZE_DEFAULT;
 	if (!rc && node_size && node_size != have) {
-		lmdb_close(*out);
-		*out = NULL;
-		rc = prolly_set_error(PROLLY_EINVAL,
-		                      "lmdb: %s holds a store of %u-byte nodes; %u was asked for (a "
-		                      "store's node size is chosen when it is made)",
-		                      path, have, node_size);
+		lmdb_close(st);
+		return prolly_set_error(PROLLY_EINVAL,
+		                        "lmdb: %s holds a store of %u-byte nodes; %u was asked for (a "
+		                        "store's node size is chosen when it is made)",
+		                        path, have, node_size);
 	}
+	if (!rc)
+		*out = st;
 	return rc;
 }
 
@@ -832,12 +843,12 @@ int prolly__lmdb_open(prolly_store **out, const char *path, size_t map_size, uns
 		int existed = stat(path, &sb) == 0;
 		if ((rc = make_dirs(path)))
 			return rc;
-		rc = open_dir(out, path, map_size, flags, node_size);
+		rc = open_sized(out, path, map_size, flags, node_size);
 		if (rc && !existed)
 			rmdir(path); /* O4 (only the last component: it is empty unless someone raced) */
 		return rc;
 	}
-	return open_dir(out, path, map_size, flags, node_size);
+	return open_sized(out, path, map_size, flags, node_size);
 }
 
 int prolly_store_lmdb_open(prolly_store **out, const char *path, size_t map_size)
