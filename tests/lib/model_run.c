@@ -38,10 +38,15 @@ void mr_free_owned(mr_run *r)
 
 static int open_db(mr_run *r)
 {
+	prolly_store_options so = PROLLY_STORE_OPTIONS_INIT;
 	prolly_store *st = NULL;
+	char url[4200];
 	int rc;
+	so.node_size = r->node_size;
 	if (r->kind == MR_LMDB) {
-		rc = prolly_store_lmdb_open(&st, r->dir, 0);
+		snprintf(url, sizeof(url), "lmdb:%s", r->dir);
+		so.flags = PROLLY_OPEN_CREATE;
+		rc = prolly_store_open_opts(&st, url, &so);
 	} else if (r->kind == MR_PG) {
 		const char *url = getenv("PROLLY_PG_URL");
 		if (!url) {
@@ -50,7 +55,7 @@ static int open_db(mr_run *r)
 		}
 		r->pgo.schema = r->schema;
 		rc = prolly_store_pg_open(&st, url, &r->pgo);
-	} else if ((rc = prolly_store_mem_new(&st)) == 0) {
+	} else if ((rc = prolly_store_open_opts(&st, "mem:", &so)) == 0) {
 		/* The memory store dressed as a server store, so that the edits' read probes (taken
 		 * only with PROLLY_STORE_REMOTE) are checked against the model too; the LMDB runs
 		 * check the edits without them. tm_tap_new closes st if it fails. */
@@ -85,6 +90,10 @@ int mr_init(mr_run *r, const char *name, uint64_t base_seed, uint64_t salt, int 
 	tm_rng_seed(&r->rng, r->seed);
 	r->kind = kind;
 	r->cache_bytes = cache_bytes;
+	/* The node size, from the seed: each run of a program, and each seed of a sweep, may make
+	 * trees of any size (PostgreSQL runs keep the caller's options). */
+	static const unsigned sizes[] = {0, 1024, 2048, 8192};
+	r->node_size = kind == MR_PG ? 0 : sizes[r->seed % 4];
 	prolly_pg_options_init(&r->pgo, PROLLY_PG_OPTIONS_VERSION);
 	if (pg)
 		r->pgo = *pg;
@@ -431,9 +440,10 @@ static void run_steps(mr_run *r, unsigned steps)
 			prolly_db_cache_clear(r->db);
 	}
 	printf("# %s: %u steps: %u edits, %u builds, %u merges (%u conflicts), %u diffs (%u entries), "
-	       "%u cursors, %u reopens; up to %zu records, height %u\n",
+	       "%u cursors, %u reopens; up to %zu records, height %u, nodes of %u bytes\n",
 	       r->name, r->step, r->n_edits, r->n_builds, r->n_merges, r->n_conflicts, r->n_diffs,
-	       r->n_diff_entries, r->n_cursors, r->n_reopen, r->max_n, r->max_height);
+	       r->n_diff_entries, r->n_cursors, r->n_reopen, r->max_n, r->max_height,
+	       prolly_db_node_size(r->db));
 	if (r->failed)
 		fprintf(stderr, "  re-run: PROLLY_TEST_SEED=0x%llx %s %s\n",
 		        (unsigned long long)r->base_seed, r->prog, r->name);

@@ -40,6 +40,7 @@ typedef struct mr_run {
 	char schema[64];       /* MR_PG: this run's schema on $PROLLY_PG_URL, dropped at the end */
 	prolly_pg_options pgo; /* MR_PG: batch sizes and pool */
 	size_t cache_bytes;
+	unsigned node_size;   /* MR_MEM, MR_LMDB: the store's, from the seed (every size is run) */
 	int key24;            /* keys are tm_key24(i) instead of random binary keys */
 	uint64_t append_next; /* for key24 runs: the next key of the appending stream */
 	unsigned big_den;     /* 1/big_den of values are big */
