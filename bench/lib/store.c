@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "prolly/store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static bench_store *of(prolly_store *st)
@@ -131,6 +132,17 @@ static void w_close(prolly_store *st)
 	if (!(s->flags & BENCH_STORE_BORROW))
 		s->inner->close(s->inner);
 	free(s);
+}
+
+int bench_store_open_local(prolly_store **out, const char *dir, unsigned node_size)
+{
+	prolly_store_options o = PROLLY_STORE_OPTIONS_INIT;
+	char url[4300];
+	if (dir && snprintf(url, sizeof(url), "lmdb:%s", dir) >= (int)sizeof(url))
+		return prolly_set_error(PROLLY_EINVAL, "the LMDB directory's name is too long");
+	o.flags = PROLLY_OPEN_CREATE;
+	o.node_size = node_size;
+	return prolly_store_open_opts(out, dir ? url : "mem:", &o);
 }
 
 int bench_store_wrap(bench_store **out, prolly_store *inner, unsigned flags)

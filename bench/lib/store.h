@@ -38,6 +38,11 @@ typedef struct bench_store {
 /* Wraps inner. Without BENCH_STORE_BORROW the wrapper owns inner from now on, also on failure
  * (PROLLY_ENOMEM). */
 int bench_store_wrap(bench_store **out, prolly_store *inner, unsigned flags);
+
+/* A store of the benchmarks' own making: the LMDB store in directory dir (created if missing),
+ * or a new memory store (dir NULL), made with nodes of node_size (0: the default; an existing
+ * LMDB store of another size is PROLLY_EINVAL). */
+int bench_store_open_local(prolly_store **out, const char *dir, unsigned node_size);
 /* The prolly_store to hand to the engine. */
 prolly_store *bench_store_base(bench_store *s);
 /* Zeroes read_ns, write_ns and durable_writes (NULL ok). */

@@ -83,10 +83,7 @@ typedef struct fixture {
 	double scan_ms;
 } fixture;
 
-int sc_fixture_open(fixture *fx); /* an empty store of fx->store */
-/* A new (or the existing) LMDB store in directory path, made with nodes of node_size (0: 4096):
- * the fixture's, and the destinations of the sync cells, which need the source's size. */
-int sc_lmdb_open(prolly_store **out, const char *path, unsigned node_size);
+int sc_fixture_open(fixture *fx);   /* an empty store of fx->store */
 void sc_fixture_close(fixture *fx); /* closes the store, removes its directory or schema */
 void sc_drop_schema(fixture *fx, const char *schema); /* warning only on failure */
 

@@ -108,17 +108,6 @@ void sc_fixture_close(fixture *fx)
 	memset(fx->have_edited, 0, sizeof(fx->have_edited));
 }
 
-int sc_lmdb_open(prolly_store **out, const char *path, unsigned node_size)
-{
-	prolly_store_options o = PROLLY_STORE_OPTIONS_INIT;
-	char url[4200];
-	if (snprintf(url, sizeof(url), "lmdb:%s", path) >= (int)sizeof(url))
-		return prolly_set_error(PROLLY_EINVAL, "scale: the LMDB path is too long");
-	o.flags = PROLLY_OPEN_CREATE;
-	o.node_size = node_size;
-	return prolly_store_open_opts(out, url, &o);
-}
-
 int sc_fixture_open(fixture *fx)
 {
 	const scale_config *cfg = fx->cfg;
@@ -127,7 +116,7 @@ int sc_fixture_open(fixture *fx)
 	if (fx->store == SCALE_STORE_LMDB) {
 		snprintf(fx->path, sizeof(fx->path), "%s/lmdb-%" PRIu64 "-%u", fx->workdir, fx->n,
 		         fx->seq++);
-		rc = sc_lmdb_open(&inner, fx->path, cfg->node_size);
+		rc = bench_store_open_local(&inner, fx->path, cfg->node_size);
 	} else if (fx->store == SCALE_STORE_PG) {
 		if (cfg->pg_schema[0]) {
 			/* A fixed name: whatever an earlier (interrupted) run left there goes first. */
@@ -146,9 +135,7 @@ int sc_fixture_open(fixture *fx)
 		rc = prolly_store_pg_open(&inner, cfg->pg_url, &po);
 	} else {
 		fx->path[0] = '\0';
-		prolly_store_options o = PROLLY_STORE_OPTIONS_INIT;
-		o.node_size = cfg->node_size;
-		rc = prolly_store_open_opts(&inner, "mem:", &o);
+		rc = bench_store_open_local(&inner, NULL, cfg->node_size);
 	}
 	if (rc != 0)
 		return rc;

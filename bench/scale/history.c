@@ -66,7 +66,7 @@ static int open_lmdb(cell *c, prolly_db **out, char *path, size_t n, const char 
 	prolly_options opts;
 	int rc;
 	snprintf(path, n, "%s/%s-%" PRIu64 "-%u", fx->workdir, what, fx->n, fx->seq++);
-	CK(sc_lmdb_open(&st, path, fx->cfg->node_size), "opening an LMDB store");
+	CK(bench_store_open_local(&st, path, fx->cfg->node_size), "opening an LMDB store");
 	prolly_options_init(&opts, PROLLY_OPTIONS_VERSION);
 	opts.cache_bytes = fx->cfg->cache_mb ? fx->cfg->cache_mb * 1024 * 1024 : PROLLY_CACHE_AUTO;
 	CK(prolly_db_new(out, st, &opts), "prolly_db_new"); /* owns st, also on failure */

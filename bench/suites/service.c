@@ -51,6 +51,7 @@
 #include "proc.h"
 #include "rng.h"
 #include "series.h"
+#include "store.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -115,17 +116,6 @@ typedef struct svc_cell {
 } svc_cell;
 
 enum { PH_OPEN, PH_WARM, PH_MEASURE, PH_ABORT };
-
-/* A new LMDB store in directory dir, or a memory store (dir NULL), with nodes of node_size. */
-static int local_store(prolly_store **out, const char *dir, unsigned node_size)
-{
-	prolly_store_options o = PROLLY_STORE_OPTIONS_INIT;
-	char url[4300];
-	snprintf(url, sizeof(url), dir ? "lmdb:%s" : "mem:", dir);
-	o.flags = PROLLY_OPEN_CREATE;
-	o.node_size = node_size;
-	return prolly_store_open_opts(out, url, &o);
-}
 
 static void stats_add(prolly_stats *d, const prolly_stats *s)
 {
@@ -861,11 +851,11 @@ int hsvc_run(h_run *run, char *err, size_t errn)
 		} else if (!strcmp(run->store, "lmdb")) {
 			snprintf(lmdb_dir, sizeof(lmdb_dir), "%s/service-lmdb", run->scratch);
 			bench_rm_tree(lmdb_dir);
-			if ((rc = local_store(&st, lmdb_dir, run->w->node_size))) {
+			if ((rc = bench_store_open_local(&st, lmdb_dir, run->w->node_size))) {
 				svc_prolly_fail(err, errn, "opening the LMDB store", rc);
 				goto cleanup;
 			}
-		} else if ((rc = local_store(&st, NULL, run->w->node_size))) {
+		} else if ((rc = bench_store_open_local(&st, NULL, run->w->node_size))) {
 			svc_prolly_fail(err, errn, "opening the memory store", rc);
 			goto cleanup;
 		}

@@ -654,7 +654,7 @@ static int entry_open(env_entry **out, const char *path, size_t map_size, const 
 	}
 	int dead = 0;
 	mdb_reader_check(e->env, &dead); /* clear reader slots left by dead processes */
-	e->node_size = node_size == PROLLY_NODE_SIZE_DEFAULT ? 0 : node_size; /* what a create makes */
+	e->node_size = prolly__node_size_member(node_size); /* what a create makes */
 	if ((rc = open_dbs(e, flags)))
 		goto cleanup;
 	MDB_envinfo info;
@@ -755,7 +755,7 @@ static int open_sized(prolly_store **out, const char *path, size_t map_size, uns
 {
 	prolly_store *st = NULL;
 	int rc = open_dir(&st, path, map_size, flags, node_size);
-	unsigned have = st && st->node_size ? st->node_size : PROLLY_NODE_SIZE_DEFAULT;
+	unsigned have = prolly__node_size_of(st ? st->node_size : 0);
 	if (!rc && node_size && node_size != have) {
 		lmdb_close(st);
 		return prolly_set_error(PROLLY_EINVAL,

@@ -267,7 +267,7 @@ int prolly_store_open_opts(prolly_store **out, const char *url, const prolly_sto
 		                        "prolly_store_open: PROLLY_OPEN_PREVIOUS is for LMDB stores only");
 	if (kind == URL_MEM) {
 		if ((rc = prolly_store_mem_new(&st)) == 0)
-			st->node_size = node_size == PROLLY_NODE_SIZE_DEFAULT ? 0 : node_size;
+			st->node_size = prolly__node_size_member(node_size);
 	} else if (kind == URL_PG) {
 		/* Only a creating open creates (or migrates) the schema. */
 		prolly_pg_options po = PROLLY_PG_OPTIONS_INIT;

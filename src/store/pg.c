@@ -485,7 +485,7 @@ int prolly_store_pg_open(prolly_store **out, const char *conninfo, const prolly_
 		goto cleanup;
 	/* The schema's node size (prolly__pg_check_version checked the row of version 7). */
 	st->base.node_size = version == SCHEMA_NODE_SIZE ? (unsigned)st->meta_node_size : 0;
-	unsigned have = st->base.node_size ? st->base.node_size : PROLLY_NODE_SIZE_DEFAULT;
+	unsigned have = prolly__node_size_of(st->base.node_size);
 	if (st->node_size && st->node_size != have) {
 		rc = prolly_set_error(PROLLY_EINVAL,
 		                      "postgres: schema \"%s\" on %s holds a store of %u-byte nodes; %u "

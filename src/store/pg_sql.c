@@ -535,7 +535,7 @@ int prolly__pg_sql_init(pg_store *st)
 		if (!(st->sql[q] = prolly__pg_subst(query_tmpl[q], st->qs, st->meta_literal)))
 			return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	char size[16], *init = NULL;
-	snprintf(size, sizeof(size), "%u", st->node_size ? st->node_size : PROLLY_NODE_SIZE_DEFAULT);
+	snprintf(size, sizeof(size), "%u", prolly__node_size_of(st->node_size));
 	if (!(init = replace_all(init_tmpl, "prolly_node_size_", size)))
 		return prolly_set_error(PROLLY_ENOMEM, "postgres: out of memory");
 	st->init_sql = prolly__pg_subst(init, st->qs, st->meta_literal);

@@ -176,6 +176,17 @@ int prolly__store_ancestors(const char *who, const prolly_id *ids, size_t n, siz
  * sslpassword in url, else 0; it is untouched on an error. Opens nothing. (open.c) */
 int prolly__store_url_check(int *has_password, const char *url, const char *what);
 
+/* The node size a prolly_store.node_size member stands for (0: the default), and the member for a
+ * size (the default as 0, as every built-in store reports it). */
+static inline unsigned prolly__node_size_of(unsigned member)
+{
+	return member ? member : PROLLY_NODE_SIZE_DEFAULT;
+}
+static inline unsigned prolly__node_size_member(unsigned size)
+{
+	return size == PROLLY_NODE_SIZE_DEFAULT ? 0 : size;
+}
+
 /* prolly_store_lmdb_open_ex, making a store it creates with nodes of node_size and refusing an
  * existing store of another size unless node_size is 0 (prolly_store_open_opts; lmdb_open.c). */
 int prolly__lmdb_open(prolly_store **out, const char *path, size_t map_size, unsigned flags,

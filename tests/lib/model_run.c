@@ -5,6 +5,7 @@
  */
 #include "model_run.h"
 
+#include "store.h" /* bench/lib: bench_store_open_local */
 #include "store/pg.h"
 
 #include <stdlib.h>
@@ -38,15 +39,10 @@ void mr_free_owned(mr_run *r)
 
 static int open_db(mr_run *r)
 {
-	prolly_store_options so = PROLLY_STORE_OPTIONS_INIT;
 	prolly_store *st = NULL;
-	char url[4200];
 	int rc;
-	so.node_size = r->node_size;
 	if (r->kind == MR_LMDB) {
-		snprintf(url, sizeof(url), "lmdb:%s", r->dir);
-		so.flags = PROLLY_OPEN_CREATE;
-		rc = prolly_store_open_opts(&st, url, &so);
+		rc = bench_store_open_local(&st, r->dir, r->node_size);
 	} else if (r->kind == MR_PG) {
 		const char *url = getenv("PROLLY_PG_URL");
 		if (!url) {
@@ -55,7 +51,7 @@ static int open_db(mr_run *r)
 		}
 		r->pgo.schema = r->schema;
 		rc = prolly_store_pg_open(&st, url, &r->pgo);
-	} else if ((rc = prolly_store_open_opts(&st, "mem:", &so)) == 0) {
+	} else if ((rc = bench_store_open_local(&st, NULL, r->node_size)) == 0) {
 		/* The memory store dressed as a server store, so that the edits' read probes (taken
 		 * only with PROLLY_STORE_REMOTE) are checked against the model too; the LMDB runs
 		 * check the edits without them. tm_tap_new closes st if it fails. */
