@@ -33,7 +33,8 @@ PGAPPNAME=holder psql -X -q -tA -d "$(with "user=$role")" \
 	>/dev/null 2>&1 &
 holder=$!
 for _ in $(seq 100); do
-	[ "$(sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1886547822")" = 1 ] && break
+	[ "$(sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1886547822
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")" = 1 ] && break
 	sleep 0.1
 done
 timed 9 put main k v2

@@ -14,13 +14,14 @@ lock_nodes() {
 	holder=$!
 	for _ in $(seq 100); do
 		[ "$(sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-			WHERE c.relname = 'nodes' AND l.mode = 'AccessExclusiveLock' AND l.granted")" = 1 ] && break
+			WHERE c.relname = 'nodes' AND l.mode = 'AccessExclusiveLock' AND l.granted
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())")" = 1 ] && break
 		sleep 0.1
 	done
 }
 release_nodes() {
 	sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE application_name = 'nodes_holder'" >/dev/null
+		WHERE application_name = 'nodes_holder' AND datname = current_database()" >/dev/null
 	wait "$holder"
 }
 # Runs prolly in its own process group, waits until its session waits for the lock, sends
@@ -40,7 +41,7 @@ interrupted() {
 	set +m
 	for _ in $(seq 100); do
 		[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
-			AND application_name <> 'nodes_holder'")" -ge 1 ] && break
+			AND application_name <> 'nodes_holder' AND datname = current_database()")" -ge 1 ] && break
 		sleep 0.1
 	done
 	local t0=$SECONDS
