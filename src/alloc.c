@@ -2,11 +2,17 @@
  * alloc.c - memory for decoded nodes.
  *
  * Nodes come and go at high rates: an edit of 10k random keys makes thousands, and the cache
- * evicts as many. Fresh memory costs a page fault per 4 KiB page, which is expensive (tens of
- * microseconds on virtual machines), so node memory comes from large regions that ask for
- * transparent huge pages, carved into size classes whose freed blocks are reused by the next
- * node of that class. The memory is kept for reuse, not returned to the system: it is bounded by
+ * evicts as many. Fresh memory costs a page fault per page, which is expensive on virtual
+ * machines, so node memory comes from large regions carved into size classes whose freed blocks
+ * are reused by the next node of that class: a process pays for fresh memory only while its
+ * working set grows. The memory is kept for reuse, not returned to the system: it is bounded by
  * the peak of the cache budget plus the nodes operations hold at once.
+ *
+ * The regions do not ask for transparent huge pages (no MADV_HUGEPAGE): on virtual machines whose
+ * balloon device reports free memory to the host, a fresh 2 MiB page is memory the host must back
+ * again, and the memory store's 10k-edit batch ran 2-3x slower with them (docs/benchmarks.md,
+ * "Huge pages on another machine"). The regions stay 2 MiB aligned, so a system whose THP setting
+ * is "always" still backs them with huge pages: the system's setting decides.
  *
  * Sizes above the largest class, and every size in sanitizer builds (so that AddressSanitizer
  * still sees each block), go to malloc.
@@ -86,9 +92,6 @@ static unsigned char *carve(size_t size, size_t *count)
 		if (m == MAP_FAILED)
 			goto out;
 		uintptr_t a = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-#ifdef MADV_HUGEPAGE
-		madvise((void *)a, REGION_SIZE, MADV_HUGEPAGE);
-#endif
 		region_cur = (unsigned char *)a;
 		region_end = region_cur + REGION_SIZE;
 	}
