@@ -502,8 +502,11 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 		                      p.detail);
 	} else if (rc && p.failed && strcmp(p.sqlstate, "55P03") == 0) {
 		rc = prolly__pg_lock_timeout(st, c, &p, LOCK_WRITE, 1, "nothing was written");
-	} else if (rc && p.failed && !p.broken && x.fast && strcmp(p.sqlstate, "26000") != 0) {
-		/* (26000: pipe_run's message names the pooler that lost the statement) */
+	} else if (rc && p.failed && (p.guard_failed || strcmp(p.sqlstate, "26000") == 0)) {
+		/* pipe_run's message stands: it names the pooler that handed this connection another
+		 * server session (the session guard before a Parse failed there, or a prepared statement
+		 * was missing), which is not a failure of the statement it stopped at */
+	} else if (rc && p.failed && !p.broken && x.fast) {
 		rc = prolly_set_error(rc, "postgres: write: %s (SQLSTATE %s); nothing was written", p.msg,
 		                      p.sqlstate);
 	} else if (rc && p.failed && !p.broken && p.err_qi >= x.q_ins0 &&

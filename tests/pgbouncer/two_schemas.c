@@ -6,6 +6,10 @@
  * hands it B's session. Before statements were named per connection, A ran B's statements
  * there: it read sb's main and committed into sb. Now A must read and write its own schema or be
  * refused naming the pooler; B's main must not move.
+ * A also makes a commit on its own session before the holder comes (its head read, its edit)
+ * and publishes it once the pooler hands it B's session: the write's statement, not prepared
+ * yet, is parsed after the session guard, which fails there. That refusal must name the pooler
+ * too (the write's one-statement path printed the guard's bare cast error instead).
  *
  * Usage: two_schemas DIRECT_URL POOLED_URL. Prints what it saw; exit 0 when right, 1 when not.
  */
@@ -47,6 +51,8 @@ int main(int argc, char **argv)
 	prolly_db *da = NULL, *db = NULL;
 	prolly_id ha, hb, got, c;
 	PGconn *hold = NULL;
+	prolly_commit *hc = NULL;
+	prolly_txn *t = NULL;
 	int rc, bad = 1;
 
 	if (argc != 3) {
@@ -59,6 +65,19 @@ int main(int argc, char **argv)
 	}
 	if ((rc = open_db(&da, argv[2], "sa")) || (rc = prolly_branch_head(&got, da, "main"))) {
 		printf("A before: %s\n", prolly_last_error());
+		goto cleanup;
+	}
+	/* A's commit, made while the pooler still gives A its own session: published below. */
+	prolly_edit e3 = {PROLLY_PUT, {"a3", 2}, {"v", 1}};
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/main";
+	u.expect = PROLLY_REF_EXPECT_VALUE;
+	if ((rc = prolly_branch_commit(&hc, da, "main")) || (rc = prolly_txn_begin(&t, da)) ||
+	    (rc = prolly_edit_tree(&got, t, &hc->tree, &e3, 1)) ||
+	    (rc = prolly_commit_create(&c, t, &got, &hc->id, 1, hc->time_us + 1, "a3")) ||
+	    ((u.expected = hc->id), (u.value = c), (rc = prolly_txn_set_ref(t, &u)))) {
+		printf("A's commit: %s\n", prolly_last_error());
 		goto cleanup;
 	}
 	hold = PQconnectdb(argv[2]);
@@ -93,6 +112,13 @@ int main(int argc, char **argv)
 	} else if (rc) {
 		printf("A's write refused: %s\n", prolly_last_error());
 	}
+	rc = prolly_txn_commit(t, NULL, 0);
+	if (rc && !refused(rc)) {
+		printf("A's prepared commit failed otherwise: %s\n", prolly_last_error());
+		bad = 1;
+	} else if (rc) {
+		printf("A's prepared commit refused: %s\n", prolly_last_error());
+	}
 	PQclear(PQexec(hold, "COMMIT"));
 	PQfinish(hold);
 	hold = NULL;
@@ -108,6 +134,8 @@ int main(int argc, char **argv)
 cleanup:
 	if (hold)
 		PQfinish(hold);
+	prolly_txn_free(t);
+	prolly_commit_free(hc);
 	prolly_close(db);
 	prolly_close(da);
 	return bad;
