@@ -75,8 +75,12 @@ int main(int argc, char **argv)
 	u.expect = PROLLY_REF_EXPECT_VALUE;
 	if ((rc = prolly_branch_commit(&hc, da, "main")) || (rc = prolly_txn_begin(&t, da)) ||
 	    (rc = prolly_edit_tree(&got, t, &hc->tree, &e3, 1)) ||
-	    (rc = prolly_commit_create(&c, t, &got, &hc->id, 1, hc->time_us + 1, "a3")) ||
-	    ((u.expected = hc->id), (u.value = c), (rc = prolly_txn_set_ref(t, &u)))) {
+	    (rc = prolly_commit_create(&u.value, t, &got, &hc->id, 1, hc->time_us + 1, "a3"))) {
+		printf("A's commit: %s\n", prolly_last_error());
+		goto cleanup;
+	}
+	u.expected = hc->id;
+	if ((rc = prolly_txn_set_ref(t, &u))) {
 		printf("A's commit: %s\n", prolly_last_error());
 		goto cleanup;
 	}
@@ -118,6 +122,8 @@ int main(int argc, char **argv)
 		bad = 1;
 	} else if (rc) {
 		printf("A's prepared commit refused: %s\n", prolly_last_error());
+	} else {
+		printf("A's prepared commit landed (in its own schema: B's main is checked below)\n");
 	}
 	PQclear(PQexec(hold, "COMMIT"));
 	PQfinish(hold);
