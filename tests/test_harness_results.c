@@ -93,7 +93,7 @@ static int load_workload(hw_workload *w, const char *file)
 /* One cell of n rows. */
 static int append_cell(hr_dir *d, const char *file, const char *id, size_t n, const char *value)
 {
-	hrow *rows[8];
+	hrow *rows[8] = {NULL};
 	char err[H_ERR];
 	int rc;
 	for (size_t i = 0; i < n; i++) {

@@ -298,7 +298,7 @@ TM_BOTH_STORES(key_history_pruned_trees)
 	tm_db t;
 	prolly_id base, m, d;
 	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
-	char k[8];
+	char k[16];
 	PT_REQUIRE(tm_db_open(&t, lmdb, "kh", 0, 2, 0) == 0);
 	PT_REQUIRE(tm_commit_put(&base, t.db, "main", "a", "1", "base") == 0);
 	PT_REQUIRE(prolly_branch_create(t.db, "dev", &base) == 0);

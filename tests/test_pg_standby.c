@@ -261,7 +261,7 @@ PT_TEST(standby_recovery_conflict_is_a_store_error)
 	/* A tree of some 100 leaves: each read is a few statements of some milliseconds. */
 	enum { N = 20000 };
 	prolly_edit *e = calloc(N, sizeof(*e));
-	char(*kv)[2][16] = calloc(N, sizeof(*kv));
+	char(*kv)[2][24] = calloc(N, sizeof(*kv));
 	PT_REQUIRE(e && kv);
 	for (int i = 0; i < N; i++) {
 		snprintf(kv[i][0], sizeof(kv[i][0]), "k%06d", i);

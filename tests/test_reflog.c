@@ -335,7 +335,7 @@ TM_BOTH_STORES(reflog_gc_horizon)
 	elist l;
 	PT_REQUIRE(open_db(&t, lmdb, 1) == 0);
 	for (int i = 0; i < 4; i++) {
-		char k[8];
+		char k[16];
 		snprintf(k, sizeof(k), "k%d", i);
 		PT_REQUIRE(put(&c[i], t.db, "main", k, "v") == 0);
 		tick(t.db);
@@ -475,7 +475,7 @@ TM_BOTH_STORES(reflog_retention_then_merge)
 	PT_REQUIRE(prolly_branch_create(t.db, "dev", &x) == 0);
 	PT_REQUIRE(put(&x, t.db, "dev", "a", NULL) == 0); /* dev deletes a */
 	for (int i = 0; i < 3; i++) {
-		char k[8];
+		char k[16];
 		snprintf(k, sizeof(k), "m%d", i);
 		PT_REQUIRE(put(&x, t.db, "main", k, "v") == 0);
 		snprintf(k, sizeof(k), "d%d", i);

@@ -487,7 +487,7 @@ static void *thr_main(void *arg)
 static void run_threads(prolly_db *db, prolly_db *db2, int pg)
 {
 	prolly_edit *e = calloc(NBASE, sizeof(*e));
-	char(*kb)[16] = calloc(NBASE, sizeof(*kb));
+	char(*kb)[24] = calloc(NBASE, sizeof(*kb));
 	static char val[BASE_VAL];
 	prolly_id main_head, shared_head;
 	prolly_store *rst = NULL;
