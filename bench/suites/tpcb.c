@@ -247,8 +247,6 @@ static int sums_of(tpcb_ctx *ctx, int k, tpcb_sums *s, char *err, size_t errn)
 	                     : tpcb_prolly_sums(ctx, s, err, errn);
 }
 
-/* One cell: measure, read the sums, check, emit. prev holds the contender's sums before it and
- * the ones after it on return. */
 /* A CHECKPOINT before each cell (untimed), so that no cell pays for the dirty pages and the
  * full-page images of what ran before it: the loads and the cells of the other contenders. Seen
  * without it: pgbench's WAL per transaction 0.5 KB after a load of 4 KiB nodes, 1.4-6.2 KB
@@ -265,6 +263,8 @@ static void checkpoint(const char *url)
 	}
 }
 
+/* One cell: measure, read the sums, check, emit. prev holds the contender's sums before it and
+ * the ones after it on return. */
 static int run_cell(tpcb_ctx *ctx, int k, int mode, unsigned clients, uint64_t cell_no, hp_conn *pc,
                     tpcb_sums *prev, double shared_buffers, double load_s, char *err, size_t errn)
 {
