@@ -273,7 +273,7 @@ int prolly_commits_read(prolly_commit **out, prolly_db *db, const prolly_id *ids
 	return rc;
 }
 
-static int is_commit_bytes(const void *data, size_t size)
+int prolly__is_commit_bytes(const void *data, size_t size)
 {
 	return size >= PROLLY__MAGIC_SIZE && memcmp(data, PROLLY_COMMIT_MAGIC, PROLLY__MAGIC_SIZE) == 0;
 }
@@ -297,7 +297,7 @@ static int on_parent(void *payload, size_t index, const void *data, size_t size)
 {
 	parents_ctx *pc = payload;
 	pc->have[index] = 1;
-	if (!is_commit_bytes(data, size) && pc->bad == SIZE_MAX)
+	if (!prolly__is_commit_bytes(data, size) && pc->bad == SIZE_MAX)
 		pc->bad = index;
 	return 0;
 }
@@ -382,7 +382,7 @@ static int parents_stored(prolly_txn *txn, const prolly_id *parents, size_t n)
 	int rc;
 	for (size_t i = 0; i < n; i++) {
 		if (prolly__txn_find_raw(txn, &parents[i], &bytes, &size) == 0) {
-			if (!is_commit_bytes(bytes, size))
+			if (!prolly__is_commit_bytes(bytes, size))
 				return not_a_commit(&parents[i]);
 		} else if (!prolly__seen_at(&txn->db->heads, &parents[i], txn->epoch)) {
 			ask[k++] = parents[i];

@@ -16,7 +16,9 @@
  *   H3  commits are immutable, so a slot never goes stale: a moved ref only makes it unused
  *       (the next read of the ref replaces it); least recently used slots are reused first.
  *   H4  a seen entry (commit, e) was put only after a head read (head.c) found a ref naming
- *       commit in a snapshot whose gc epoch was e. Every gc keeps what a ref names, the commit
+ *       commit in a snapshot whose gc epoch was e, or after a write whose epoch check passed
+ *       at e moved a ref to commit, stored with its tree in that write or before it (branch.c,
+ *       T11 of txn.c). Every gc keeps what a ref names, the commit
  *       and its whole tree, and no read returns an epoch the store still has after a deletion
  *       that read could see (store.h, gc), so a write whose epoch check passes against e finds
  *       the commit and its tree still stored: a txn with epoch e need not read them to know

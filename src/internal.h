@@ -416,8 +416,8 @@ prolly_commit *prolly__head_memo_guess(prolly__head_memo *m, const char *ref, ui
 /* A guess for ref (NULL: every ref) lost its compare-and-swap, or the handle was made cold: no
  * more guesses until a quiet commit (H5). */
 void prolly__head_memo_distrust(prolly__head_memo *m, const char *ref);
-/* Remembers that a ref named commit in a read whose snapshot had gc epoch epoch (a head read:
- * gc keeps a ref's commit and its whole tree). epoch 0 (a store without epochs) is not
+/* Remembers that a ref named commit in a read whose snapshot had gc epoch epoch (a head read,
+ * or a write that moved the ref there: gc keeps a ref's commit and its whole tree). epoch 0 (a store without epochs) is not
  * remembered. */
 void prolly__seen_put(prolly__head_memo *m, const prolly_id *commit, uint64_t epoch);
 /* 1 if commit was remembered with exactly epoch (H4: a write whose epoch check passes against
@@ -614,6 +614,8 @@ int prolly__apply_sorted(prolly_id *out_root, prolly_txn *txn, const prolly_id *
 int prolly__commit_encode(prolly_buf *out, const prolly_id *tree, const prolly_id *parents,
                           size_t n_parents, int64_t time_us, const char *message);
 int prolly__commit_decode(prolly_commit **out, const prolly_id *id, const void *bytes, size_t size);
+/* 1 if bytes begin with the commit magic (a commit object, not a tree node or reflog entry). */
+int prolly__is_commit_bytes(const void *bytes, size_t size);
 /* prolly_commit_create, leaving the commit's bytes in *bytes (empty on entry; the caller
  * disposes of it whatever the result). */
 int prolly__commit_make(prolly_id *out, prolly_buf *bytes, prolly_txn *txn, const prolly_id *tree,

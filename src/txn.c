@@ -42,6 +42,9 @@
  *       more (prolly__txn_usable, called by every public function that adds to a txn): what it
  *       took would never be written, and a root made there would name nodes no store holds, so
  *       an edit's success would be a silent loss.
+ *   T11 a commit that landed tells the head memo (H4 of head_memo.c) of each ref it moved to a
+ *       commit object made in the txn: that commit and its tree are stored, a ref names them,
+ *       and the write's epoch check passed at the txn's epoch.
  */
 #include "internal.h"
 
@@ -525,6 +528,19 @@ static int flush_halves(prolly_txn *txn)
 	return prolly__txn_flush_wait(txn);
 }
 
+/* T11: so that the next commit made on such a commit needs no read of its parent. */
+static void note_heads(prolly_txn *txn)
+{
+	for (size_t i = 0; i < txn->n_refs; i++) {
+		const prolly_ref_update *u = &txn->refs[i];
+		const void *bytes;
+		size_t size;
+		if (!u->remove && prolly__txn_find_raw(txn, &u->value, &bytes, &size) == 0 &&
+		    prolly__is_commit_bytes(bytes, size))
+			prolly__seen_put(&txn->db->heads, &u->value, txn->epoch);
+	}
+}
+
 /* The ids the txn's new nodes point at without creating them (see prolly_store_write): children
  * of new internal nodes, and the trees of new commits, unless the txn made them. */
 static int gather_requires(prolly_txn *txn, prolly_buf *out)
@@ -617,6 +633,7 @@ int prolly_txn_commit(prolly_txn *txn, prolly_ref_update *conflicts, size_t n_co
 	}
 	if (rc == 0) {
 		count_written(txn->db, nodes, n);
+		note_heads(txn);
 		txn->done = 1;
 		unpin_all(txn);
 	} else if (rc == PROLLY_ECONFLICT) {

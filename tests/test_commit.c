@@ -241,6 +241,25 @@ PT_TEST(commit_parents_must_be_stored)
 	PT_CHECK_RC(prolly_commit_read(&c, db, &out), 0);
 	prolly_commit_free(c);
 	c = NULL;
+	/* a commit this handle's txn moved a branch to (T11 of txn.c): known without a call, in the
+	 * next txn; a commit it made and moved no ref to is not */
+	prolly_id d, f, g;
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(prolly_commit_create(&d, txn, &root, &head, 1, 0, "five") == 0);
+	PT_REQUIRE(prolly_commit_create(&f, txn, &root, &d, 1, 0, "six") == 0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", &head, &d) == 0);
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+	prolly_txn_free(txn);
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+	PT_REQUIRE(prolly_db_stats(db, &before) == 0);
+	PT_CHECK_RC(prolly_commit_create(&g, txn, &root, &d, 1, 0, "seven"), 0);
+	PT_REQUIRE(prolly_db_stats(db, &after) == 0);
+	PT_CHECKF(after.store_reads == before.store_reads, "%llu store reads",
+	          (unsigned long long)(after.store_reads - before.store_reads));
+	PT_CHECK_RC(prolly_commit_create(&g, txn, &root, &f, 1, 0, "eight"), 0);
+	PT_REQUIRE(prolly_db_stats(db, &before) == 0);
+	PT_CHECK(before.store_reads == after.store_reads + 1);
+	prolly_txn_free(txn);
 	/* a merge of two branches: both parents are heads it read in its txn, so it makes as many
 	 * counted store calls as before parents were checked (the three commits, the base's tree) */
 	prolly_id m;
