@@ -10,7 +10,7 @@
  *
  * The regions do not ask for transparent huge pages (no MADV_HUGEPAGE): on virtual machines whose
  * balloon device reports free memory to the host, a fresh 2 MiB page is memory the host must back
- * again, and the memory store's 10k-edit batch ran 2-3x slower with them (docs/benchmarks.md,
+ * again, and the memory store's 10k-edit batch ran 2-3x slower with them (docs/benchmarks/engine.md,
  * "Huge pages on another machine"). The regions stay 2 MiB aligned, so a system whose THP setting
  * is "always" still backs them with huge pages: the system's setting decides.
  *

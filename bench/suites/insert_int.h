@@ -8,7 +8,7 @@
  *                    switches (/proc), WAL, sizes, RSS; the per-second series
  *   insert_report.c  the suite's section of report.md
  *
- * The table (the insert benchmark's, one per client; docs/benchmarks.md "Insert benchmark"):
+ * The table (the insert benchmark's, one per client; docs/benchmarks/insert.md):
  *
  *   transactionid INT primary key   the row's number, in insert order (0, 1, 2, ...)
  *   dateandtime   INT               HINS_EPOCH_MS + transactionid (a clock that only grows)

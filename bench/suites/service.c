@@ -20,7 +20,7 @@
  * counters are read, duration_ms measured (operations started before the end are completed and
  * recorded), the counters read again. Each operation starts with a cold decoded cache
  * (prolly_db_cache_clear before it; PostgreSQL's and the OS's caches stay warm, as in the
- * reference system's runs that docs/benchmarks.md compares with);
+ * reference system's runs that docs/benchmarks/service-scale.md compares with);
  * its latency includes any wait for a pooled connection. Operation class by
  * [service.operation_mix], target branch a hot root with probability hot_root_share, else a random
  * tenant's main (merges always go to a random tenant: only tenants have side branches); per-worker

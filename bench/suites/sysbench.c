@@ -2,7 +2,7 @@
  * sysbench.c - the sysbench suite (hsb_*): sysbench's microbenchmarks and OLTP transactions on
  * sbtest tables, run by three contenders in the same run on the same data (bench/tables/table.h:
  * plain PostgreSQL tables, prolly through the C client, prolly through SQL), as
- * docs/benchmarks.md ("sysbench") and docs/harness.md describe.
+ * docs/benchmarks/sysbench.md and docs/harness.md describe.
  *
  * Fixture (untimed, once per hsb_run when a cell is left to do): `tables` sbtest tables of
  * `table_size` rows (sysbench_int.h) loaded into the plain contender's tables and into one

@@ -3,7 +3,7 @@
  * threads, rows; sysbench_ops.c: the events of each microbenchmark and the checks after a cell;
  * sysbench_report.c: the suite's section of report.md).
  *
- * Data model (docs/benchmarks.md, "sysbench"):
+ * Data model (docs/benchmarks/sysbench.md):
  *   tables   sbtest1 .. sbtest<tables>, each `table_size` rows with ids 1..table_size:
  *              id INT primary key, k INT (secondary index k_<n>), c TEXT (120 bytes),
  *              pad TEXT (60 bytes)

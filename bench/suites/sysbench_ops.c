@@ -1,6 +1,6 @@
 /*
  * sysbench_ops.c - the events of the sysbench suite's microbenchmarks, and the checks after a
- * write cell (sysbench_int.h; the statements are docs/benchmarks.md's "sysbench" table).
+ * write cell (sysbench_int.h; the statements are docs/benchmarks/sysbench.md's table).
  *
  * Every event validates what it read: a point select finds its row with the loaded k, an in-list
  * finds all its keys, a range of L ids returns L rows (Y1), a count is L, a sum is the prefix-sum

@@ -14,7 +14,7 @@
  * Calls run one way: tpcb.c uses the two contenders, all three use tpcb_common.c; neither
  * contender uses tpcb.c.
  *
- * Schema (pgbench's, as versioned tables; docs/benchmarks.md "tpcb"): per scale unit 1 branch,
+ * Schema (pgbench's, as versioned tables; docs/benchmarks/tpcb.md): per scale unit 1 branch,
  * 10 tellers and 100,000 accounts, every balance 0 at load; history rows get a primary key
  * from the suite (tpcb_hid: the cell, the client and the client's own sequence). The filler
  * columns are TEXT of pgbench's char(n) widths, blank-padded, so a row is as wide as pgbench's.

@@ -10,7 +10,7 @@
  * contender has its own tables. A suite loads each contender's data once (bt_load) and runs the
  * same operations on all three, so their figures compare like for like.
  *
- * Encoding (one home: this header and encode.c; mirrored in docs/benchmarks.md, "Tables in
+ * Encoding (one home: this header and encode.c; mirrored in docs/benchmarks/tables.md, "Tables in
  * prolly"). One tree holds every table of a suite; each table is a key range:
  *
  *   key    [table id: 1 byte][index id: 1 byte][key columns]
