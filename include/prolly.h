@@ -1056,7 +1056,8 @@ PROLLY_API void prolly_commit_free(prolly_commit *c);
  * found in txn or the cache without a store call when it was just made or read, else read once.
  * The parents must be in the store too, or made in txn: one made in txn, or read as a branch head
  * in txn (prolly_commit_edits, merges) or by this handle at the txn's gc epoch, or one an earlier
- * txn of this handle committed and moved a ref to at that epoch, costs nothing; the others are read in one store call, which checks that each is a commit. Errors: PROLLY_EINVAL
+ * txn of this handle committed and moved a ref to at that epoch, costs nothing; the others are
+ * read in one store call, which checks that each is a commit. Errors: PROLLY_EINVAL
  * (out, txn or tree NULL, parents NULL with n_parents > 0, a txn committed already, a parent that
  * is not a commit, such as a tree id: the message names it); PROLLY_ENOTFOUND (tree absent, or a
  * parent absent: the message names it); PROLLY_ETOOBIG (a message over PROLLY_MAX_MESSAGE bytes);

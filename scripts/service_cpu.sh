@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# service_cpu.sh - the CPU one service operation costs (docs/benchmarks/service-scale.md, "Where the CPU goes").
+# service_cpu.sh - the CPU one service operation costs (docs/benchmarks/service-scale.md,
+# "Where the CPU goes").
 #
 #   scripts/service_cpu.sh [--class all|point_read|multi_read|commit|diff|merge] [--clients N]
 #       [--pool N] [--records N] [--warmup-ms N] [--duration-ms N] [--sample-s S]

@@ -10,8 +10,8 @@
  *
  * The regions do not ask for transparent huge pages (no MADV_HUGEPAGE): on virtual machines whose
  * balloon device reports free memory to the host, a fresh 2 MiB page is memory the host must back
- * again, and the memory store's 10k-edit batch ran 2-3x slower with them (docs/benchmarks/engine.md,
- * "Huge pages on another machine"). The regions stay 2 MiB aligned, so a system whose THP setting
+ * again, and the memory store's 10k-edit batch ran 2-3x slower with them
+ * (docs/benchmarks/engine.md, "Huge pages on another machine"). The regions stay 2 MiB aligned, so a system whose THP setting
  * is "always" still backs them with huge pages: the system's setting decides.
  *
  * Sizes above the largest class, and every size in sanitizer builds (so that AddressSanitizer

@@ -18,11 +18,10 @@
  *   H4  a seen entry (commit, e) was put only after a head read (head.c) found a ref naming
  *       commit in a snapshot whose gc epoch was e, or after a write whose epoch check passed
  *       at e moved a ref to commit, stored with its tree in that write or before it (branch.c,
- *       T11 of txn.c). Every gc keeps what a ref names, the commit
- *       and its whole tree, and no read returns an epoch the store still has after a deletion
- *       that read could see (store.h, gc), so a write whose epoch check passes against e finds
- *       the commit and its tree still stored: a txn with epoch e need not read them to know
- *       (branch.c, refs.c). Commits read by id are not remembered: retention may have kept one
+ *       T11 of txn.c). Every gc keeps what a ref names, the commit and its whole tree, and no
+ *       read returns an epoch the store still has after a deletion that read could see
+ *       (store.h, gc), so a write whose epoch check passes against e finds the commit and its
+ *       tree still stored: a txn with epoch e need not read them to know (branch.c, refs.c). Commits read by id are not remembered: retention may have kept one
  *       without its tree. The entries are a ring: the oldest is replaced first.
  *   H5  a slot's epoch is that of the last read or write of this handle that saw its ref name its
  *       commit, so H4's argument holds for (commit, epoch). Its guess flag lets

@@ -417,8 +417,8 @@ prolly_commit *prolly__head_memo_guess(prolly__head_memo *m, const char *ref, ui
  * more guesses until a quiet commit (H5). */
 void prolly__head_memo_distrust(prolly__head_memo *m, const char *ref);
 /* Remembers that a ref named commit in a read whose snapshot had gc epoch epoch (a head read,
- * or a write that moved the ref there: gc keeps a ref's commit and its whole tree). epoch 0 (a store without epochs) is not
- * remembered. */
+ * or a write that moved the ref there: gc keeps a ref's commit and its whole tree). epoch 0 (a
+ * store without epochs) is not remembered. */
 void prolly__seen_put(prolly__head_memo *m, const prolly_id *commit, uint64_t epoch);
 /* 1 if commit was remembered with exactly epoch (H4: a write whose epoch check passes against
  * epoch finds it and its tree still stored), else 0. */
