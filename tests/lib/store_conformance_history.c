@@ -27,6 +27,18 @@ void cf_case_epoch(cf_case *t, prolly_store *st)
 	REQUIRE(t, n.data);
 	prolly_store_node sn = cf_as_store_node(&n);
 	prolly_ref_update u = cf_ref_update("refs/heads/e", PROLLY_REF_EXPECT_ANY, NULL, 0, &v);
+	/* An empty write that checks the epoch (a store may answer it without a write
+	 * transaction) refuses a stale one too, and reports the store's. */
+	prolly_store_write empty = cf_write_of(NULL, 0, NULL, 0);
+	empty.check_epoch = 1;
+	empty.epoch = epoch + 1;
+	CHECK_RC(t, st->write(st, &empty), PROLLY_ECONFLICT);
+	CHECK(t, empty.current_epoch == epoch);
+	empty.epoch = epoch;
+	empty.current_epoch = 0;
+	CHECK_RC(t, st->write(st, &empty), 0);
+	CHECK(t, empty.current_epoch == epoch);
+
 	prolly_store_write w = cf_write_of(&sn, 1, &u, 1);
 	w.check_epoch = 1;
 	w.epoch = epoch + 1;
