@@ -21,7 +21,8 @@
  *       write so that the store's gc keeps their trees (prolly_store_write.requires).
  *   SY4 Every write checks the destination's gc epoch read when the sync began: a gc meanwhile
  *       (which may remove the nodes already copied, unreferenced as they are) fails the sync
- *       with PROLLY_ECONFLICT, and a rerun starts over from what survived.
+ *       with PROLLY_ECONFLICT, saying so whichever write found it (the refs' one too), and a
+ *       rerun starts over from what survived.
  *   SY5 The history walk reads ahead where the source has get_ancestors (sync_history.c,
  *       fetch_commits).
  *   SY6 Writes are gathered: objects join one list in the order SY1 and SY2 put them (children
@@ -177,6 +178,15 @@ cleanup:
 	return rc;
 }
 
+/* SY4: a write of the sync found the destination's gc epoch moved (now) since the sync read it. */
+static int dst_gc_ran(const sync_ctx *s, uint64_t now)
+{
+	return prolly_set_error(PROLLY_ECONFLICT,
+	                        "sync: a gc ran on the destination meanwhile (epoch %llu, now %llu); "
+	                        "run the sync again",
+	                        (unsigned long long)s->epoch, (unsigned long long)now);
+}
+
 /* Sends the gathered write: reads what it lacks of the source in one call (leaves and commits),
  * then writes it all in one store write. */
 static int flush(sync_ctx *s)
@@ -241,10 +251,7 @@ static int flush(sync_ctx *s)
 	s->st.write_calls++;
 	rc = prolly__sync_side(s, s->dst, prolly__store_write(s->dst, &w));
 	if (rc == PROLLY_ECONFLICT) {
-		rc = prolly_set_error(PROLLY_ECONFLICT,
-		                      "sync: a gc ran on the destination meanwhile (epoch %llu, now "
-		                      "%llu); run the sync again",
-		                      (unsigned long long)s->epoch, (unsigned long long)w.current_epoch);
+		rc = dst_gc_ran(s, w.current_epoch);
 		goto cleanup;
 	}
 	if (rc)
@@ -663,7 +670,8 @@ static int move_refs(sync_ctx *s, prolly_ref_update *refs, size_t n_refs,
 	fetched f;
 	const void *b;
 	size_t nt = 0, bs;
-	int rc;
+	uint64_t now;
+	int rc, lost = 0;
 	memset(&f, 0, sizeof(f));
 	if ((rc = prolly_txn_begin(&txn, s->dst)))
 		return rc;
@@ -700,7 +708,13 @@ static int move_refs(sync_ctx *s, prolly_ref_update *refs, size_t n_refs,
 		refs[i].conflict = txn->refs[i].conflict;
 		refs[i].current_exists = txn->refs[i].current_exists;
 		refs[i].current = txn->refs[i].current;
+		lost |= refs[i].conflict;
 	}
+	if (rc == PROLLY_ECONFLICT && !lost && s->guard && txn->n_refs > n_refs)
+		lost = txn->refs[n_refs].conflict;
+	now = atomic_load(&s->dst->epoch);
+	if (rc == PROLLY_ECONFLICT && !lost && now > s->epoch) /* SY4, said as the sync says it */
+		rc = dst_gc_ran(s, now);
 
 cleanup:
 	prolly__sync_fetched_dispose(&f);
