@@ -708,10 +708,9 @@ static int move_refs(sync_ctx *s, prolly_ref_update *refs, size_t n_refs,
 		refs[i].conflict = txn->refs[i].conflict;
 		refs[i].current_exists = txn->refs[i].current_exists;
 		refs[i].current = txn->refs[i].current;
-		lost |= refs[i].conflict;
 	}
-	if (rc == PROLLY_ECONFLICT && !lost && s->guard && txn->n_refs > n_refs)
-		lost = txn->refs[n_refs].conflict;
+	for (size_t i = 0; i < txn->n_refs; i++) /* the guard (SY13) included */
+		lost |= txn->refs[i].conflict;
 	now = atomic_load(&s->dst->epoch);
 	if (rc == PROLLY_ECONFLICT && !lost && now > s->epoch) /* SY4, said as the sync says it */
 		rc = dst_gc_ran(s, now);
