@@ -252,7 +252,7 @@ test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
 	 TEST_FIRST='$(TEST_FIRST)' \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
-	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) PROLLY_CLI_ANY_PG=$(CLI_ANY_PG) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) tests/pgbouncer.sh $(if $(EXT),ext/postgres/test_extension.sh)
+	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) PROLLY_CLI_ANY_PG=$(CLI_ANY_PG) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) tests/pgbouncer.sh tests/stress.sh $(if $(EXT),ext/postgres/test_extension.sh)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build tree.
 san-test:
