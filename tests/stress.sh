@@ -14,10 +14,14 @@
 #   sqltxn      two writes in one explicit transaction: prolly_put and prolly_commit (PostgreSQL);
 #   gc, gckeep  the CLI's gc with --reflog-days 0, and with --keep 2 every 2 s;
 #   killer      pg_cancel_backend or pg_terminate_backend of a random client backend of the
-#               store's database every 0.1-0.9 s (PostgreSQL).
+#               store's database every 0.1-0.9 s (PostgreSQL);
+#   sync        history copied while it is written: the LMDB store's main pushed to a
+#               PostgreSQL mirror (a clone made before the run), and the PostgreSQL store
+#               fetched into an LMDB copy (a clone too), in a loop.
 # Then: every write a writer saw acknowledged (exit 0) is in main with its value, every
-# acknowledged del's key is absent, verify passes on main, every writer landed something, and
-# no process exited with a status outside the documented ones or printed a sanitizer report.
+# acknowledged del's key is absent, verify passes on main, every writer landed something, no
+# process exited with a status outside the documented ones or printed a sanitizer report, and
+# after one last push or fetch the copy has main's root and verifies.
 # The SQL writers need the extension installed in the server (make -C ext/postgres install);
 # without it they are left out with a note, and under CI=true that is a failure.
 #
@@ -127,6 +131,16 @@ w_gc() { # NAME [gc options]
 		sleep "$([ $# = 0 ] && echo 0.3 || echo 2)"
 	done
 }
+w_sync() { # push REMOTE | fetch REMOTE (from the copy): history copied while it is written
+	while [ "$(date +%s)" -lt "$end" ]; do
+		if [ "$1" = push ]; then
+			"$CLI" --store "$S" push "$2" main >/dev/null 2>>"$W/sync.err"
+		else
+			"$CLI" --store "$copy" fetch "$2" >/dev/null 2>>"$W/sync.err"
+		fi
+		echo "$?" >>"$W/sync.log"
+	done
+}
 w_killer() {
 	local how
 	while [ "$(date +%s)" -lt "$end" ]; do
@@ -154,7 +168,7 @@ check_run() { # STORE-NAME, then the allowed statuses
 	: >"$out"
 	for f in "$W"/*.log; do
 		w=$(basename "$f" .log)
-		case $w in gc | gckeep | killer) continue ;; putdel) ;; *)
+		case $w in gc | gckeep | killer | sync) continue ;; putdel) ;; *)
 			while read -r rc k; do
 				[ "$rc" = 0 ] || continue
 				acked=$((acked + 1))
@@ -215,33 +229,62 @@ run_store() {
 		w_sqlput & pids+=($!)
 		w_sqltxn & pids+=($!)
 	fi
-	if [ "$name" = postgres ]; then w_killer & pids+=($!); fi
+	if [ "$name" = postgres ]; then
+		w_killer & pids+=($!)
+		w_sync fetch origin & pids+=($!)
+	else
+		w_sync push mirror & pids+=($!)
+	fi
 	wait "${pids[@]}"
 }
 
-# ---- LMDB: processes sharing one environment ----
-S=lmdb:$root/lmdb
-sql=0
-if "$CLI" --store "$S" init >"$out" 2>&1; then
-	run_store lmdb
-	# a merge may lose its race (4); nothing else fails
-	check_run lmdb 0 4
-else
-	not_ok "lmdb: init"
-fi
+# check_sync NAME URL BRANCH (of the copy) COMMAND...: once the writers stopped, the copy's
+# COMMAND (a push or a fetch) completes and the copy then has main's root and verifies.
+check_sync() {
+	local name=$1 url=$2 branch=$3 a b
+	shift 3
+	if ! "$@" >"$out" 2>&1; then
+		not_ok "$name: the last sync after the run"
+		return
+	fi
+	a=$("$CLI" --store "$S" root main 2>>"$out")
+	b=$("$CLI" --store "$url" root "$branch" 2>>"$out")
+	if [ -n "$a" ] && [ "$a" = "$b" ] && "$CLI" --store "$url" verify "$branch" >>"$out" 2>&1; then
+		ok "$name: the copy synced during the run has main's root after a last sync, and verifies"
+	else
+		not_ok "$name: the copy synced during the run (main $a, the copy's $branch $b)"
+	fi
+}
 
-# ---- PostgreSQL: the CLI and SQL, with backends cancelled and terminated ----
+# ---- the server of the PostgreSQL runs, and of the LMDB run's mirror ----
 if ! scripts/pg-cluster.sh start "$root/pg" >"$root/pg.env" 2>"$out"; then
 	not_ok "a throwaway cluster starts"
 	echo "# $n tests, $failed failed"
 	exit 1
 fi
 . "$root/pg.env"
-sql_q() { "$PROLLY_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "postgresql://postgres@/stress?host=$PROLLY_PG_DIR/sock&port=$PROLLY_PG_PORT" "$@"; }
-"$PROLLY_PG_BIN/psql" -X -q -d "$PROLLY_PG_URL" -c "CREATE DATABASE stress" >"$out" 2>&1
-S="postgresql://postgres@/stress?host=$PROLLY_PG_DIR/sock&port=$PROLLY_PG_PORT"
+pg_url() { echo "postgresql://postgres@/$1?host=$PROLLY_PG_DIR/sock&port=$PROLLY_PG_PORT"; }
+"$PROLLY_PG_BIN/psql" -X -q -d "$PROLLY_PG_URL" -c "CREATE DATABASE stress" -c "CREATE DATABASE mirror" >"$out" 2>&1
+
+# ---- LMDB: processes sharing one environment, main pushed to a PostgreSQL mirror meanwhile ----
+S=lmdb:$root/lmdb
 sql=0
-if "$CLI" --store "$S" init >>"$out" 2>&1; then
+if "$CLI" --store "$S" init >"$out" 2>&1 && "$CLI" clone "$S" "$(pg_url mirror)" >>"$out" 2>&1 &&
+	"$CLI" --store "$S" remote add mirror "$(pg_url mirror)" >>"$out" 2>&1; then
+	run_store lmdb
+	# a merge may lose its race (4), a push too (a gc ran on the source meanwhile)
+	check_run lmdb 0 4
+	check_sync lmdb "$(pg_url mirror)" main "$CLI" --store "$S" push mirror main
+else
+	not_ok "lmdb: init, and a clone to the mirror"
+fi
+
+# ---- PostgreSQL: the CLI and SQL, with backends cancelled and terminated ----
+sql_q() { "$PROLLY_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(pg_url stress)" "$@"; }
+S=$(pg_url stress)
+copy=lmdb:$root/copy
+sql=0
+if "$CLI" --store "$S" init >"$out" 2>&1 && "$CLI" clone "$S" "$copy" >>"$out" 2>&1; then
 	if sql_q -c "CREATE EXTENSION prolly SCHEMA public" >>"$out" 2>&1; then
 		sql=1
 	elif [ "${CI:-}" = true ]; then
@@ -253,8 +296,9 @@ if "$CLI" --store "$S" init >>"$out" 2>&1; then
 	# a cancelled or terminated backend: the CLI's store error (5), psql's error (1) or lost
 	# connection (2); a lost race (4)
 	check_run postgres 0 1 2 4 5
+	check_sync postgres "$copy" origin/main "$CLI" --store "$copy" fetch origin
 else
-	not_ok "postgres: init"
+	not_ok "postgres: init, and a clone of it to LMDB"
 fi
 echo "# $n tests, $failed failed"
 [ "$failed" = 0 ]
