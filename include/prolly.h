@@ -1498,8 +1498,11 @@ PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *
  * unless it is the head our push replaced or an ancestor of ours (that writer read the remote
  * before our push landed). Once the remote moved, a gc of db meanwhile does not fail the push:
  * that write is tried again. Fast-forward only unless force: a remote head that is not an
- * ancestor of ours (including one this store does not have) is PROLLY_ECONFLICT and nothing is
- * written anywhere. Two pushes racing for one branch: one wins, the other gets
+ * ancestor of ours, one this store does not have (another push, or one that retention removed
+ * here), or one retention cut the history to (prolly_gc with retain_commits: nothing here shows
+ * it to be an ancestor) is PROLLY_ECONFLICT, the message saying which, and nothing is written
+ * anywhere (a fetch, then a merge, with the remote's head named as the base where no merge base
+ * is left, settles it). Two pushes racing for one branch: one wins, the other gets
  * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). A remote removed here while
  * the push ran gets no tracking ref (the remote's branch has moved). Errors also:
  * PROLLY_ENOTFOUND (no such local branch, or name is no remote of db: nothing pushed),

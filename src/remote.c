@@ -490,7 +490,29 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 			return rc;
 		if (rc || !prolly_id_equal(&base, &theirs)) {
 			char hex[PROLLY_ID_HEX_SIZE];
+			unsigned char here = 1;
+			/* Their head may be missing here (another push, or retention removed it: a remote
+			 * added, then a gc with --keep before the first push), or retention may have cut
+			 * the history between it and ours: "not an ancestor" would then be a guess. */
+			if (rc == PROLLY_ENOTFOUND) {
+				int hrc = prolly__has_nodes(db, &theirs, 1, &here);
+				if (hrc)
+					return hrc;
+			}
 			prolly_id_to_hex(hex, &theirs);
+			if (!here)
+				return prolly_set_error(PROLLY_ECONFLICT,
+				                        "the remote's '%s' (%s) is not in this store: fetch and "
+				                        "merge first (or force); nothing was pushed",
+				                        branch, hex);
+			if (rc == PROLLY_EPRUNED)
+				return prolly_set_error(
+				    PROLLY_ECONFLICT,
+				    "the remote's '%s' (%s) is not in what retention (gc) kept of your "
+				    "history, so nothing here shows it to be an ancestor of yours: fetch and "
+				    "merge first (naming it as the merge's base where no merge base is left), "
+				    "or force; nothing was pushed",
+				    branch, hex);
 			return prolly_set_error(PROLLY_ECONFLICT,
 			                        "the remote's '%s' (%s) is not an ancestor of yours: fetch "
 			                        "and merge first (or force); nothing was pushed",
