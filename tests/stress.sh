@@ -270,7 +270,11 @@ pg_url() { echo "postgresql://postgres@/$1?host=$PROLLY_PG_DIR/sock&port=$PROLLY
 S=lmdb:$root/lmdb
 sql=0
 if "$CLI" --store "$S" init >"$out" 2>&1 && "$CLI" clone "$S" "$(pg_url mirror)" >>"$out" 2>&1 &&
-	"$CLI" --store "$S" remote add mirror "$(pg_url mirror)" >>"$out" 2>&1; then
+	"$CLI" --store "$S" remote add mirror "$(pg_url mirror)" >>"$out" 2>&1 &&
+	"$CLI" --store "$S" push mirror main >>"$out" 2>&1; then
+	# (that first push gives this store the mirror's head as mirror/main, which gc keeps with
+	# the history from it to main: without it a gc --keep before the first push would leave
+	# nothing here to show the mirror's head an ancestor of main, and every push would fail)
 	run_store lmdb
 	# a merge may lose its race (4), a push too (a gc ran on the source meanwhile)
 	check_run lmdb 0 4
