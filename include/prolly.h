@@ -27,7 +27,10 @@
  *
  * THREADS
  *   A prolly_db may be shared by any number of threads: reads, edits, diffs, merges, commits and
- *   gc may run concurrently on one handle. prolly_txn, prolly_builder and prolly_cursor objects
+ *   gc may run concurrently on one handle. A read of a tree that a gc removes while it runs
+ *   (one retention no longer keeps: an old version, or a head that has moved on since) fails
+ *   with PROLLY_ECORRUPT naming the missing node, its message saying that a gc ran during the
+ *   read; the store is not damaged, and what a ref names now reads whole. prolly_txn, prolly_builder and prolly_cursor objects
  *   belong to one thread at a time (they may be handed between threads, never used by two at
  *   once). The per-thread last error and per-thread counters are per OS thread.
  *   The library starts threads of its own: a commit writes its nodes on a background thread while

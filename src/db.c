@@ -197,6 +197,29 @@ int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_
 	return prolly__load_ex(db, ws, ids, n, out, 0);
 }
 
+/* The error for a node the store does not hold. Below a root it is damage, unless a gc ran
+ * since this handle last saw the store's epoch (one epoch read, on this failure only): a gc
+ * removes the trees that retention no longer keeps, so a read of an old version, or of a head
+ * that moved on, can lose its nodes under it; the message then says so. */
+static int missing(prolly_db *db, const prolly_id *id, int flags)
+{
+	char hex[PROLLY_ID_HEX_SIZE];
+	uint64_t seen = atomic_load(&db->epoch), now = 0;
+	prolly_id_to_hex(hex, id);
+	if (flags & PROLLY__LOAD_ROOTS)
+		return prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store", hex,
+		                        db->vt.kind);
+	if (seen && prolly__store_epoch(db, &now) == 0 && now > seen)
+		return prolly_set_error(PROLLY_ECORRUPT,
+		                        "node %s is missing from the %s store: a gc ran during this read "
+		                        "(epoch %llu, now %llu) and removed the tree it was reading (one "
+		                        "that retention no longer keeps); read again",
+		                        hex, db->vt.kind, (unsigned long long)seen,
+		                        (unsigned long long)now);
+	return prolly_set_error(PROLLY_ECORRUPT, "node %s is missing from the %s store", hex,
+	                        db->vt.kind);
+}
+
 int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out,
                     int flags)
 {
@@ -272,13 +295,7 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 				continue;
 			}
 			if (!found[i]) {
-				char hex[PROLLY_ID_HEX_SIZE];
-				prolly_id_to_hex(hex, &miss[i]);
-				rc = flags & PROLLY__LOAD_ROOTS
-				         ? prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store",
-				                            hex, db->vt.kind)
-				         : prolly_set_error(PROLLY_ECORRUPT, "node %s is missing from the %s store",
-				                            hex, db->vt.kind);
+				rc = missing(db, &miss[i], flags);
 				goto cleanup;
 			}
 		}
