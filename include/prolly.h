@@ -732,6 +732,28 @@ PROLLY_API int prolly_tree_stats_init(prolly_tree_stats *stats, unsigned version
 PROLLY_API int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root,
                                      int verify);
 
+/* Called by prolly_trees_verify once per root, in order: i the root's index; status 0, with st
+ * counting the nodes that root's walk read (records and height are the root's; nodes, bytes
+ * and leaves only those no earlier root had: all zero when the root itself came before), or
+ * PROLLY_ENOTFOUND (st all zero) when the root is not stored. st is valid during the call only.
+ * Non-zero stops the walk and is returned. Called on the calling thread; it may call the
+ * library (see CALLBACKS). */
+typedef int (*prolly_tree_verify_fn)(void *payload, size_t i, int status,
+                                     const prolly_tree_stats *st);
+
+/* Verifies the trees roots[0..n) as prolly_tree_stats_get with verify does (every node read
+ * from the store, not the cache, checked against its id and decoded), reading each node once:
+ * a subtree that an earlier root (an earlier version of the same data, say) already had is not
+ * read again, so n versions of a tree cost its nodes once plus the nodes each version changed,
+ * not n whole trees. A root that is not stored (retention removed it, say) is reported to fn
+ * with PROLLY_ENOTFOUND and the walk goes on. Memory: one id per distinct node read. fn may be
+ * NULL. Returns 0 once every root was walked; PROLLY_EINVAL (db NULL, roots NULL with n > 0);
+ * PROLLY_ECORRUPT (a node below a root missing, or failing its check or its decoding: the
+ * message names it; the roots before it were reported sound); PROLLY_ENOMEM; store errors;
+ * fn's non-zero return. Any thread. */
+PROLLY_API int prolly_trees_verify(prolly_db *db, const prolly_id *roots, size_t n,
+                                   prolly_tree_verify_fn fn, void *payload);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Cursors                                                                                    */
 /* ------------------------------------------------------------------------------------------ */

@@ -263,25 +263,26 @@ cleanup:
 
 #define STATS_BATCH 4096
 
-int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root, int verify)
+/* The walk of prolly_tree_stats_get, level by level, STATS_BATCH nodes per store read. With seen
+ * (prolly_trees_verify) the ids in seen are not read, and every id read is added to it: a
+ * subtree met before (a part an earlier version shares) is skipped whole, and st counts only
+ * the nodes read. A root in seen reads nothing (st stays zero). */
+static int tree_walk(prolly_tree_stats *st, prolly_db *db, const prolly_id *root, int verify,
+                     prolly__idmap *seen)
 {
-	prolly_tree_stats st;
 	prolly__nodeset ws;
 	prolly_buf cur = PROLLY_BUF_INIT, next = PROLLY_BUF_INIT; /* arrays of ids */
 	pnode *nd;
+	size_t entry;
 	int rc;
-	memset(&st, 0, sizeof(st));
+	memset(st, 0, sizeof(*st));
 	prolly__nodeset_init(&ws);
-	if ((rc = prolly__tree_stats_check(out)))
-		goto cleanup;
-	if (!db || !root) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_tree_stats_get: NULL argument");
-		goto cleanup;
-	}
+	if (seen && prolly__idmap_find(seen, root) != PROLLY__IDMAP_NONE)
+		return 0;
 	if ((rc = prolly__load_root(db, &ws, root, &nd)))
 		goto cleanup;
-	st.records = nd->count;
-	st.height = nd->level + 1;
+	st->records = nd->count;
+	st->height = nd->level + 1;
 	if ((rc = prolly__buf_put(&cur, root->bytes, PROLLY_ID_SIZE)))
 		goto cleanup;
 	while (cur.size) {
@@ -296,26 +297,67 @@ int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id
 				goto cleanup;
 			for (size_t i = 0; i < m; i++) {
 				nd = prolly__nodeset_find(&ws, &ids[off + i]);
-				st.nodes++;
-				st.bytes += nd->size;
+				st->nodes++;
+				st->bytes += nd->size;
+				if (seen && (rc = prolly__idmap_add(seen, &ids[off + i], &entry)) < 0)
+					goto cleanup;
+				rc = 0;
 				if (nd->level == 0) {
-					st.leaves++;
+					st->leaves++;
 					continue;
 				}
-				for (uint32_t j = 0; j < nd->n; j++)
-					if ((rc = prolly__buf_put(&next, prolly__node_child(nd, j)->bytes,
-					                          PROLLY_ID_SIZE)))
+				for (uint32_t j = 0; j < nd->n; j++) {
+					const prolly_id *child = prolly__node_child(nd, j);
+					if (seen && prolly__idmap_find(seen, child) != PROLLY__IDMAP_NONE)
+						continue;
+					if ((rc = prolly__buf_put(&next, child->bytes, PROLLY_ID_SIZE)))
 						goto cleanup;
+				}
 			}
 		}
 		prolly_buf tmp = cur;
 		cur = next;
 		next = tmp;
 	}
-	prolly__tree_stats_put(out, &st);
 cleanup:
 	prolly_buf_dispose(&cur);
 	prolly_buf_dispose(&next);
 	prolly__nodeset_dispose(&ws);
+	return rc;
+}
+
+int prolly_tree_stats_get(prolly_tree_stats *out, prolly_db *db, const prolly_id *root, int verify)
+{
+	prolly_tree_stats st;
+	int rc;
+	if ((rc = prolly__tree_stats_check(out)))
+		return rc;
+	if (!db || !root)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_tree_stats_get: NULL argument");
+	if ((rc = tree_walk(&st, db, root, verify, NULL)) == 0)
+		prolly__tree_stats_put(out, &st);
+	return rc;
+}
+
+int prolly_trees_verify(prolly_db *db, const prolly_id *roots, size_t n, prolly_tree_verify_fn fn,
+                        void *payload)
+{
+	prolly__idmap seen;
+	int rc = 0;
+	if (!db || (n && !roots))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_trees_verify: NULL db or roots");
+	prolly__idmap_init(&seen);
+	for (size_t i = 0; i < n && !rc; i++) {
+		prolly_tree_stats st;
+		int status = tree_walk(&st, db, &roots[i], 1, &seen);
+		if (status && status != PROLLY_ENOTFOUND) {
+			rc = status;
+			break;
+		}
+		st.version = PROLLY_TREE_STATS_VERSION;
+		if (fn)
+			rc = fn(payload, i, status, &st);
+	}
+	prolly__idmap_dispose(&seen);
 	return rc;
 }

@@ -489,6 +489,10 @@ PT_TEST(tree_reads)
 	OUT(EINV, "", prolly_tree_stats_get(&ts, NULL, &root, 0), ts.records == 0);
 	OUT(EINV, "", prolly_tree_stats_get(&ts, db, NULL, 0), ts.records == 0);
 	OUT(ENOTF, "", prolly_tree_stats_get(&ts, db, &absent, 1), ts.records == 0);
+	CASE(EINV, "prolly_trees_verify", prolly_trees_verify(NULL, &root, 1, NULL, NULL));
+	CASE(EINV, "prolly_trees_verify", prolly_trees_verify(db, NULL, 1, NULL, NULL));
+	CASE(0, "", prolly_trees_verify(db, NULL, 0, NULL, NULL));
+	CASE(0, "", prolly_trees_verify(db, &absent, 1, NULL, NULL)); /* reported to fn, not an error */
 	CASE(EINV, "", prolly_cursor_open(NULL, db, &root, NULL));
 	OUT(EINV, "", prolly_cursor_open(&cur, NULL, &root, NULL), cur == (void *)&untouched);
 	OUT(EINV, "", prolly_cursor_open(&cur, db, NULL, NULL), cur == (void *)&untouched);

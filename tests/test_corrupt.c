@@ -4,8 +4,9 @@
  * Through the engine: a tap store (tests/lib/model.c) wraps the memory store and, for one chosen
  * node id, flips a byte, truncates, extends, returns another node's bytes, or drops the node.
  * Every read that needs that node (get, get_many, rank, select, cursor scan, diff, stats verify,
- * edit) must fail with PROLLY_ECORRUPT naming the id -- never crash, never answer wrongly -- and
- * everything must work again once the store heals (no poisoned cache).
+ * trees verify, edit) must fail with PROLLY_ECORRUPT naming the id -- never crash, never answer
+ * wrongly -- and everything must work again once the store heals (no poisoned cache). Also:
+ * prolly_trees_verify reads each node of several versions once.
  *
  * Straight at the decoders (prolly__node_decode with verify=0, prolly__commit_decode): every
  * truncation and every single-byte change of valid leaf, internal and commit encodings, then a
@@ -118,10 +119,12 @@ enum {
 	OP_DIFF,
 	OP_STATS,
 	OP_EDIT,
+	OP_VERIFY,
 	OP_N
 };
-static const char *op_names[OP_N] = {"get",          "get_many", "rank",         "select", "scan",
-                                     "reverse scan", "diff",     "stats verify", "edit"};
+static const char *op_names[OP_N] = {"get",  "get_many",     "rank", "select",
+                                     "scan", "reverse scan", "diff", "stats verify",
+                                     "edit", "trees verify"};
 
 static int gm_noop(void *payload, size_t index, const void *value, size_t vlen)
 {
@@ -141,6 +144,14 @@ static int diff_count(void *payload, const prolly_diff_entry *e)
 
 /* Runs op on w->root for a key under node nd; returns its result code. Results that are not
  * errors are checked against the model: a wrong answer is reported as 1. */
+/* prolly_trees_verify's statuses, by root. */
+static int note_status(void *payload, size_t i, int status, const prolly_tree_stats *st)
+{
+	(void)st;
+	((int *)payload)[i] = status;
+	return 0;
+}
+
 static int run_op(world *w, int op, const pnode *nd)
 {
 	prolly_slice key = prolly__node_last_key(nd);
@@ -217,6 +228,15 @@ static int run_op(world *w, int op, const pnode *nd)
 		if (!rc)
 			rc = prolly_edit_tree(&out, txn, &w->root, &e, 1);
 		prolly_txn_free(txn);
+		break;
+	}
+	case OP_VERIFY: {
+		/* root2 first: root's nodes that root2 shares are read in root2's walk */
+		prolly_id roots[2] = {w->root2, w->root};
+		int status[2] = {1, 1};
+		rc = prolly_trees_verify(w->db, roots, 2, note_status, status);
+		if (!rc)
+			rc = status[0] ? status[0] : status[1];
 		break;
 	}
 	}
@@ -847,6 +867,60 @@ static prolly_db *mem_db(void)
 /* A tree whose nodes all hash right but whose parent counts more records than its child holds
  * (forged, or written past the library): select trusted the parent's count and read past the
  * leaf's end (a wild memcpy under AddressSanitizer) before it checked the child. */
+/* prolly_trees_verify reads each node once: the second of two versions only the nodes the
+ * first lacks, a root met again nothing (status 0, all zero), an absent root PROLLY_ENOTFOUND
+ * and the walk goes on; a callback's non-zero return stops it. */
+typedef struct verified {
+	int status[4];
+	prolly_tree_stats st[4];
+	int stop_at;
+} verified;
+
+static int note_verified(void *payload, size_t i, int status, const prolly_tree_stats *st)
+{
+	verified *v = payload;
+	v->status[i] = status;
+	v->st[i] = *st;
+	return (int)i == v->stop_at ? 7 : 0;
+}
+
+PT_TEST(trees_verify_reads_each_node_once)
+{
+	world w;
+	prolly_tree_stats full = PROLLY_TREE_STATS_INIT, full2 = PROLLY_TREE_STATS_INIT;
+	prolly_stats before = PROLLY_STATS_INIT, after = PROLLY_STATS_INIT;
+	verified v;
+	PT_REQUIRE(world_open(&w, 3000, 11) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&full, w.db, &w.root, 1) == 0);
+	PT_REQUIRE(prolly_tree_stats_get(&full2, w.db, &w.root2, 1) == 0);
+	prolly_id roots[4] = {w.root, w.root2, w.root, tm_fake_id(0x77)};
+	memset(&v, 0, sizeof(v));
+	v.stop_at = -1;
+	PT_REQUIRE(prolly_thread_stats(&before) == 0);
+	PT_CHECK_RC(prolly_trees_verify(w.db, roots, 4, note_verified, &v), 0);
+	PT_REQUIRE(prolly_thread_stats(&after) == 0);
+	PT_CHECK(v.status[0] == 0 && v.st[0].nodes == full.nodes && v.st[0].bytes == full.bytes &&
+	         v.st[0].records == full.records && v.st[0].version == PROLLY_TREE_STATS_VERSION);
+	/* 8 edits spread over the tree: a path each, far fewer nodes than the whole tree */
+	PT_CHECKF(v.status[1] == 0 && v.st[1].nodes > 0 && v.st[1].nodes < full2.nodes / 2 &&
+	              v.st[1].records == full2.records && v.st[1].height == full2.height,
+	          "%llu of %llu nodes", (unsigned long long)v.st[1].nodes,
+	          (unsigned long long)full2.nodes);
+	PT_CHECK(v.status[2] == 0 && v.st[2].nodes == 0 && v.st[2].bytes == 0);
+	PT_CHECK(v.status[3] == PROLLY_ENOTFOUND && v.st[3].nodes == 0);
+	/* every node read from the store once (the roots' first loads aside) */
+	PT_CHECKF(after.store_read_items - before.store_read_items <= v.st[0].nodes + v.st[1].nodes + 4,
+	          "%llu items read for %llu nodes",
+	          (unsigned long long)(after.store_read_items - before.store_read_items),
+	          (unsigned long long)(v.st[0].nodes + v.st[1].nodes));
+	memset(&v, 0, sizeof(v));
+	v.stop_at = 1;
+	PT_CHECK_RC(prolly_trees_verify(w.db, roots, 4, note_verified, &v), 7);
+	PT_CHECK(v.st[2].records == 0 && v.status[3] == 0);
+	PT_CHECK_RC(prolly_trees_verify(w.db, NULL, 0, NULL, NULL), 0);
+	world_close(&w);
+}
+
 PT_TEST(select_child_count_lie)
 {
 	prolly_db *db = mem_db();

@@ -398,14 +398,13 @@ struct tree_list {
 	prolly_id *ids;
 	size_t n, cap;
 	int oom;
+	const char *name; /* the branch, for the messages */
+	int failed;       /* the head's own tree is missing */
 };
 
 static int collect_tree(void *payload, const prolly_commit *c)
 {
 	struct tree_list *tl = payload;
-	for (size_t i = 0; i < tl->n; i++)
-		if (prolly_id_equal(&tl->ids[i], &c->tree))
-			return 0;
 	if (GROW_ARRAY(tl->ids, tl->cap, tl->n + 1, 16)) {
 		tl->oom = 1;
 		return 1;
@@ -414,12 +413,34 @@ static int collect_tree(void *payload, const prolly_commit *c)
 	return 0;
 }
 
+/* One line per tree: its nodes that no tree before it had (nothing for a tree met before). */
+static int print_verified(void *payload, size_t i, int status, const prolly_tree_stats *st)
+{
+	struct tree_list *tl = payload;
+	char hex[PROLLY_ID_HEX_SIZE];
+	prolly_id_to_hex(hex, &tl->ids[i]);
+	if (status == PROLLY_ENOTFOUND && i > 0) {
+		/* An older commit that gc kept for the history walks only (docs/commits.md,
+		 * "Retention and merges"): its tree is gone by design, not damaged. */
+		printf("pruned\t%s\n", hex);
+		return 0;
+	}
+	if (status) {
+		tl->failed = 1; /* the head's tree: damage (the library's message names it) */
+		return 1;
+	}
+	if (st->nodes)
+		printf("ok\t%s\t%llu nodes\t%llu bytes\n", hex, (unsigned long long)st->nodes,
+		       (unsigned long long)st->bytes);
+	return 0;
+}
+
 int cmd_verify(struct cli *cli, int argc, char **argv)
 {
 	int history = 0;
 	struct opt opts[] = {{"history", 0, NULL, &history}, {NULL, 0, NULL, NULL}};
 	char *pos[1];
-	struct tree_list tl = {NULL, 0, 0, 0};
+	struct tree_list tl = {NULL, 0, 0, 0, NULL, 0};
 	prolly_commit *c = NULL;
 	prolly_id cid;
 	int n_pos, rc, err;
@@ -427,6 +448,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
 	if (rc)
 		goto cleanup;
+	tl.name = pos[0];
 	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
 		goto cleanup;
 	if (history) {
@@ -446,26 +468,14 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			rc = EXIT_STORE;
 		goto cleanup;
 	}
-	for (size_t i = 0; i < tl.n; i++) {
-		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
-		char hex[PROLLY_ID_HEX_SIZE];
-		prolly_id_to_hex(hex, &tl.ids[i]);
-		err = prolly_tree_stats_get(&ts, cli->db, &tl.ids[i], 1);
-		if (err == PROLLY_ENOTFOUND && i > 0) {
-			/* An older commit that gc kept for the history walks only (docs/commits.md,
-			 * "Retention and merges"): its tree is gone by design, not damaged. */
-			printf("pruned\t%s\n", hex);
-			continue;
-		}
-		if (err) {
-			rc = fail_lib(cli, err, "tree %s of '%s' is damaged", hex, pos[0]);
-			/* A missing node is damage too, not a missing key. */
-			if (rc == EXIT_NOTFOUND)
-				rc = EXIT_STORE;
-			goto cleanup;
-		}
-		printf("ok\t%s\t%llu nodes\t%llu bytes\n", hex, (unsigned long long)ts.nodes,
-		       (unsigned long long)ts.bytes);
+	/* Each node once: the trees of a history share most of theirs. */
+	err = prolly_trees_verify(cli->db, tl.ids, tl.n, print_verified, &tl);
+	if (err) {
+		rc = tl.failed ? fail_lib(cli, PROLLY_ENOTFOUND, "the tree of '%s' is damaged", pos[0])
+		               : fail_lib(cli, err, "a tree of '%s' is damaged", pos[0]);
+		/* A missing node is damage too, not a missing key. */
+		if (rc == EXIT_NOTFOUND)
+			rc = EXIT_STORE;
 	}
 cleanup:
 	prolly_commit_free(c);
