@@ -394,39 +394,103 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
 	return 0;
 }
 
+/* The trees verify walks, in order, and (for --all) the ref each run of them came from. */
 struct tree_list {
 	prolly_id *ids;
 	size_t n, cap;
 	int oom;
-	const char *name; /* the branch, for the messages */
-	int failed;       /* the head's own tree is missing */
+	struct verify_ref *refs; /* --all: one per ref, the first tree of each in order */
+	size_t n_refs, cap_refs;
+	size_t next_ref; /* the next ref whose line print_verified has yet to print */
+	int failed;      /* a ref's own tree is missing */
+	int history;
+	prolly_db *db;
+	int err; /* the first error of the listing callbacks */
+};
+struct verify_ref {
+	const char *kind; /* "branch" or "tag" */
+	char *name;
+	prolly_id commit;
+	size_t first; /* index of its first tree in ids */
 };
 
-static int collect_tree(void *payload, const prolly_commit *c)
+static int add_tree(struct tree_list *tl, const prolly_id *tree)
 {
-	struct tree_list *tl = payload;
 	if (GROW_ARRAY(tl->ids, tl->cap, tl->n + 1, 16)) {
 		tl->oom = 1;
 		return 1;
 	}
-	tl->ids[tl->n++] = c->tree;
+	tl->ids[tl->n++] = *tree;
 	return 0;
 }
 
-/* One line per tree: its nodes that no tree before it had (nothing for a tree met before). */
+static int collect_tree(void *payload, const prolly_commit *c)
+{
+	return add_tree(payload, &c->tree);
+}
+
+/* The trees of commit: its own, or with history its history's, newest first. */
+static int collect_commit(struct tree_list *tl, const prolly_id *commit)
+{
+	prolly_commit *c = NULL;
+	int err;
+	if (tl->history)
+		return prolly_log(tl->db, commit, collect_tree, tl);
+	if ((err = prolly_commit_read(&c, tl->db, commit)) == 0)
+		err = add_tree(tl, &c->tree) ? PROLLY_ENOMEM : 0;
+	prolly_commit_free(c);
+	return err;
+}
+
+/* --all: each branch, then each tag, with the trees of its commit (and history). */
+static int collect_ref(struct tree_list *tl, const char *kind, const char *name,
+                       const prolly_id *commit)
+{
+	struct verify_ref *r;
+	if (GROW_ARRAY(tl->refs, tl->cap_refs, tl->n_refs + 1, 8) || !(name = strdup(name))) {
+		tl->oom = 1;
+		return 1;
+	}
+	r = &tl->refs[tl->n_refs++];
+	r->kind = kind;
+	r->name = (char *)name;
+	r->commit = *commit;
+	r->first = tl->n;
+	if ((tl->err = collect_commit(tl, commit)))
+		return 1;
+	return 0;
+}
+static int collect_branch(void *payload, const char *name, const prolly_id *commit)
+{
+	return collect_ref(payload, "branch", name, commit);
+}
+static int collect_tag(void *payload, const char *name, const prolly_id *commit)
+{
+	return collect_ref(payload, "tag", name, commit);
+}
+
+/* One line per tree: its nodes that no tree before it had (nothing for a tree met before);
+ * with --all, a line naming each ref before its trees. */
 static int print_verified(void *payload, size_t i, int status, const prolly_tree_stats *st)
 {
 	struct tree_list *tl = payload;
 	char hex[PROLLY_ID_HEX_SIZE];
+	int first = i == 0;
+	while (tl->next_ref < tl->n_refs && tl->refs[tl->next_ref].first <= i) {
+		const struct verify_ref *r = &tl->refs[tl->next_ref++];
+		prolly_id_to_hex(hex, &r->commit);
+		printf("%s\t%s\t%s\n", r->kind, r->name, hex);
+		first = r->first == i;
+	}
 	prolly_id_to_hex(hex, &tl->ids[i]);
-	if (status == PROLLY_ENOTFOUND && i > 0) {
+	if (status == PROLLY_ENOTFOUND && !first) {
 		/* An older commit that gc kept for the history walks only (docs/commits.md,
 		 * "Retention and merges"): its tree is gone by design, not damaged. */
 		printf("pruned\t%s\n", hex);
 		return 0;
 	}
 	if (status) {
-		tl->failed = 1; /* the head's tree: damage (the library's message names it) */
+		tl->failed = 1; /* a ref's own tree: damage (the library's message names it) */
 		return 1;
 	}
 	if (st->nodes)
@@ -437,48 +501,67 @@ static int print_verified(void *payload, size_t i, int status, const prolly_tree
 
 int cmd_verify(struct cli *cli, int argc, char **argv)
 {
-	int history = 0;
-	struct opt opts[] = {{"history", 0, NULL, &history}, {NULL, 0, NULL, NULL}};
+	int history = 0, all = 0;
+	struct opt opts[] = {
+	    {"history", 0, NULL, &history}, {"all", 0, NULL, &all}, {NULL, 0, NULL, NULL}};
 	char *pos[1];
-	struct tree_list tl = {NULL, 0, 0, 0, NULL, 0};
-	prolly_commit *c = NULL;
+	struct tree_list tl;
+	const char *what;
 	prolly_id cid;
 	int n_pos, rc, err;
 
-	rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos);
+	memset(&tl, 0, sizeof(tl));
+	rc = parse_args(cli, argc, argv, opts, pos, 0, 1, &n_pos);
 	if (rc)
 		goto cleanup;
-	tl.name = pos[0];
-	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit(cli, &cid, pos[0])))
+	if (all == (n_pos == 1)) {
+		rc = all ? usage_error(cli, "--all verifies every branch and tag: name no branch")
+		         : usage_error(cli, "missing arguments: usage: prolly %s %s", cli->cmd->name,
+		                       cli->cmd->synopsis);
 		goto cleanup;
-	if (history) {
-		err = prolly_log(cli->db, &cid, collect_tree, &tl);
-		if (tl.oom) {
-			rc = fail(cli, EXIT_STORE, "out of memory");
-			goto cleanup;
-		}
+	}
+	what = all ? "the store" : pos[0];
+	tl.history = history;
+	if ((rc = open_store(cli, STORE_READ, NULL)))
+		goto cleanup;
+	tl.db = cli->db;
+	if (all) {
+		err = prolly_branch_list(cli->db, collect_branch, &tl);
+		if (!err && !tl.oom && !tl.err)
+			err = prolly_tag_list(cli->db, collect_tag, &tl);
+		if (tl.err)
+			err = tl.err;
 	} else {
-		err = prolly_commit_read(&c, cli->db, &cid);
-		if (!err)
-			err = collect_tree(&tl, c) ? PROLLY_ENOMEM : 0;
+		if ((rc = resolve_commit(cli, &cid, pos[0])))
+			goto cleanup;
+		err = collect_commit(&tl, &cid);
+	}
+	if (tl.oom) {
+		rc = fail(cli, EXIT_STORE, "out of memory");
+		goto cleanup;
 	}
 	if (err) {
-		rc = fail_lib(cli, err, "cannot read the commits of '%s'", pos[0]);
+		rc = fail_lib(cli, err, "cannot read the commits of %s%s%s", all ? "" : "'", what,
+		              all ? "" : "'");
 		if (rc == EXIT_NOTFOUND) /* the commit resolved, so a missing one is damage */
 			rc = EXIT_STORE;
 		goto cleanup;
 	}
-	/* Each node once: the trees of a history share most of theirs. */
+	/* Each node once: the trees of a history, and of branches, share most of theirs. */
 	err = prolly_trees_verify(cli->db, tl.ids, tl.n, print_verified, &tl);
 	if (err) {
-		rc = tl.failed ? fail_lib(cli, PROLLY_ENOTFOUND, "the tree of '%s' is damaged", pos[0])
-		               : fail_lib(cli, err, "a tree of '%s' is damaged", pos[0]);
+		rc = tl.failed ? fail_lib(cli, PROLLY_ENOTFOUND, "a tree of %s%s%s is damaged",
+		                          all ? "" : "'", what, all ? "" : "'")
+		               : fail_lib(cli, err, "a tree of %s%s%s is damaged", all ? "" : "'", what,
+		                          all ? "" : "'");
 		/* A missing node is damage too, not a missing key. */
 		if (rc == EXIT_NOTFOUND)
 			rc = EXIT_STORE;
 	}
 cleanup:
-	prolly_commit_free(c);
+	for (size_t i = 0; i < tl.n_refs; i++)
+		free(tl.refs[i].name);
+	free(tl.refs);
 	free(tl.ids);
 	return rc;
 }

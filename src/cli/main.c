@@ -179,13 +179,17 @@ const struct command commands[] = {
      "Prints the id of the root node of BRANCH's tree.\n"},
     {"stats", cmd_stats, "BRANCH", "print the shape of BRANCH's tree",
      "Prints NAME<TAB>NUMBER lines: records, height, nodes, leaves, bytes, node_size.\n"},
-    {"verify", cmd_verify, "BRANCH [--history]", "re-hash every node of BRANCH's tree",
+    {"verify", cmd_verify, "BRANCH [--history] | --all [--history]",
+     "re-hash every node of BRANCH's tree",
      "Reads every node reachable from BRANCH's tree and checks that it hashes to its id.\n"
      "Prints ok<TAB>TREE<TAB>N nodes<TAB>N bytes per tree verified; exits 5 naming the\n"
-     "first corrupt or missing node.\n"
+     "first corrupt or missing node. Each node is read once: a tree counts the nodes no\n"
+     "tree before it shares, and a tree met again is not listed.\n"
      "\n"
      "  --history   verify the tree of every commit in BRANCH's history too; an older\n"
-     "              commit that gc kept without its tree (see gc) shows pruned<TAB>TREE\n"},
+     "              commit that gc kept without its tree (see gc) shows pruned<TAB>TREE\n"
+     "  --all       every branch, then every tag, each after a line\n"
+     "              branch|tag<TAB>NAME<TAB>COMMIT (no BRANCH then)\n"},
     {"recover", cmd_recover, "[--apply]", "check an LMDB store's snapshots; restore the previous",
      "LMDB stores only. Checks both meta pages of the store and opens the current snapshot\n"
      "read-only in a child process, reading every branch head and every node of its tree.\n"

@@ -22,3 +22,11 @@ p put main key001234 changed
 p diff main~1 main
 p stats nosuch
 pe verify
+# every branch and tag, each node read once: dev shares all but a path with main, the tag
+# names main's head (its tree is listed once, under main)
+p branch dev main >/dev/null
+p put dev key000007 other >/dev/null
+p tag t1 main >/dev/null
+prolly verify --all | cut -f1,2
+prolly verify --all --history | cut -f1 | sort | uniq -c
+pe verify main --all
