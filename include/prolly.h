@@ -1522,7 +1522,9 @@ PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *
  * head, so that it never moves back: if a fetch (or push) moved it meanwhile, its value stays,
  * unless it is the head our push replaced or an ancestor of ours (that writer read the remote
  * before our push landed). Once the remote moved, a gc of db meanwhile does not fail the push:
- * that write is tried again. Fast-forward only unless force: a remote head that is not an
+ * that write is tried again, unless that gc removed our head's commit or its tree (the branch
+ * moved on and retention kept the commit alone, or nothing): the tracking ref then stays as it
+ * was, as no ref may name a commit without its tree. Fast-forward only unless force: a remote head that is not an
  * ancestor of ours, one this store does not have (another push, or one that retention removed
  * here), or one retention cut the history to (prolly_gc with retain_commits: nothing here shows
  * it to be an ancestor) is PROLLY_ECONFLICT, the message saying which, and nothing is written

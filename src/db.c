@@ -209,7 +209,7 @@ static int missing(prolly_db *db, const prolly_id *id, int flags)
 	if (flags & PROLLY__LOAD_ROOTS)
 		return prolly_set_error(PROLLY_ENOTFOUND, "tree %s not found in the %s store", hex,
 		                        db->vt.kind);
-	if (seen && prolly__store_epoch(db, &now) == 0 && now > seen)
+	if (seen && !(flags & PROLLY__LOAD_IN_GC) && prolly__store_epoch(db, &now) == 0 && now > seen)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "node %s is missing from the %s store: a gc ran during this read "
 		                        "(epoch %llu, now %llu) and removed the tree it was reading (one "

@@ -144,7 +144,7 @@ static int mark_trees(gc_ctx *gc, idlist *level)
 		next.n = 0;
 		for (size_t at = 0; at < level->n; at += GC_BATCH) {
 			size_t k = PROLLY_MIN((size_t)GC_BATCH, level->n - at);
-			if ((rc = prolly__load(gc->db, &ws, level->v + at, k, nodes)))
+			if ((rc = prolly__load_ex(gc->db, &ws, level->v + at, k, nodes, PROLLY__LOAD_IN_GC)))
 				goto cleanup;
 			for (size_t i = 0; i < k; i++) {
 				const pnode *nd = nodes[i];

@@ -470,9 +470,13 @@ int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_
 
 /* prolly__load with flags: PROLLY__LOAD_FRESH ignores the cache and reads every id not in ws
  * from the store (re-verifying its hash), for `verify`; PROLLY__LOAD_ROOTS reports a missing id
- * as PROLLY_ENOTFOUND ("tree ... not found": the caller named it, no tree referenced it). */
+ * as PROLLY_ENOTFOUND ("tree ... not found": the caller named it, no tree referenced it);
+ * PROLLY__LOAD_IN_GC: the caller is a gc's mark, which the store runs holding its writers'
+ * exclusion, so a missing id must not ask the store for its epoch (a write, which would wait
+ * for that exclusion: the memory store deadlocked) and nothing can have removed it meanwhile. */
 #define PROLLY__LOAD_FRESH 1
 #define PROLLY__LOAD_ROOTS 2
+#define PROLLY__LOAD_IN_GC 4
 int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out,
                     int flags);
 

@@ -548,8 +548,10 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	 * ancestor of ours (that fetch read the remote before our push landed): never moved back.
 	 * The remote has moved: the push is done, so a gc here since our head was read (another
 	 * process's) costs another attempt, not a failure. The commit is read again under the new
-	 * epoch; if that gc removed it (our branch moved away meanwhile), the tracking ref stays as
-	 * it was. */
+	 * epoch, and its tree looked for: if that gc removed either (our branch moved away
+	 * meanwhile; retention may keep the commit alone, between a merge base and a head), the
+	 * tracking ref stays as it was: a ref must not name a commit without its tree, which every
+	 * later gc keeping that history would stop at. */
 	if (!track[0])
 		return 0;
 	memset(&u, 0, sizeof(u));
@@ -566,7 +568,8 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 		u.expected = was;
 		guard_of(&guard, rec_ref, &rec);
 		if ((rc = prolly_txn_begin(&txn, db)) == 0 &&
-		    (attempt == 0 || (rc = prolly_commit_read(&c, db, &mine)) == 0) &&
+		    (attempt == 0 || ((rc = prolly_commit_read(&c, db, &mine)) == 0 &&
+		                      (rc = prolly__commit_tree_stored(db, c, track)) == 0)) &&
 		    (rc = prolly_txn_set_ref(txn, &u)) == 0 && (rc = prolly_txn_set_ref(txn, &guard)) == 0)
 			rc = prolly_txn_commit(txn, confs, 2);
 		int gone = 0; /* names point into the txn: read before it is freed */
@@ -596,5 +599,5 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 			was = conf.current;
 		}
 	}
-	return rc == PROLLY_ENOTFOUND ? 0 : rc;
+	return rc == PROLLY_ENOTFOUND || rc == PROLLY_EPRUNED ? 0 : rc;
 }

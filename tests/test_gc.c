@@ -650,6 +650,42 @@ BOTH_STORES(read_under_a_gc_says_so)
 	tdb_close(&t);
 }
 
+/* A node missing below a branch's root stops the gc (PROLLY_ECORRUPT naming it, nothing
+ * removed). On the memory store it hung: the missing node's message asked the store for its
+ * epoch (an empty write) while the store held its writers' exclusion for the gc's mark. */
+PT_TEST(gc_stops_at_a_missing_node_mem)
+{
+	tm_tap *tap = NULL;
+	prolly_db *db = tm_open_tapped_mem(&tap);
+	prolly_id c, tree;
+	prolly__nodeset ws;
+	pnode *rn = NULL;
+	uint64_t n0, b0, n1, b1;
+	char hex[PROLLY_ID_HEX_SIZE];
+	static prolly_edit e[RG_N];
+	static unsigned char keys[RG_N][TM_KEY24];
+	static char vals[RG_N][48];
+	make_puts(e, keys, vals, RG_N, NULL, 0, 1);
+	PT_REQUIRE(prolly_commit_edits(&c, db, "main", e, RG_N, "big") == 0);
+	PT_REQUIRE(tree_of(&tree, db, &c) == 0);
+	prolly__nodeset_init(&ws);
+	PT_REQUIRE(prolly__load_root(db, &ws, &tree, &rn) == 0);
+	PT_REQUIRE(rn->level >= 2); /* its children are read by the mark (leaves are not) */
+	tap->target = *prolly__node_child(rn, 0);
+	prolly__nodeset_dispose(&ws);
+	tap->mode = TM_TAP_DROP;
+	prolly_id_to_hex(hex, &tap->target);
+	stat_of(db, &n0, &b0);
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	PT_CHECK_RC(prolly_gc(db, &res), PROLLY_ECORRUPT);
+	PT_CHECKF(strstr(prolly_last_error(), hex) != NULL, "%s", prolly_last_error());
+	stat_of(db, &n1, &b1);
+	PT_CHECK(n1 == n0 && b1 == b0);
+	tap->mode = TM_TAP_PASS;
+	PT_CHECK_RC(prolly_gc(db, &res), 0);
+	prolly_close(db);
+}
+
 BOTH_STORES(gc_races_writers)
 {
 	tdb t;

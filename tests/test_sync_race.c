@@ -408,4 +408,81 @@ PT_TEST(push_tracking_ref_never_moves_back)
 	prolly_close(remote);
 }
 
+/* A store that, when its first write comes (during a push: the tracking ref's), has another
+ * handle commit twice more on main and run a gc that keeps one commit of each branch: what the
+ * push read as main's head is then kept as a commit only (between the tracking ref's old value,
+ * a merge base, and the new head), without its tree. */
+typedef struct prune_midway {
+	tp_store tp;
+	prolly_db *other; /* another handle of this store, keeping one commit */
+	int armed, fired;
+} prune_midway;
+
+static void prune_midway_call(tp_store *w, const char *what)
+{
+	prune_midway *p = (prune_midway *)(void *)w;
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
+	prolly_id c;
+	if (!p->armed || strcmp(what, "write"))
+		return;
+	p->armed = 0;
+	PT_CHECK_RC(sf_put_range(&c, p->other, "main", 30, 1, 8), 0);
+	PT_CHECK_RC(sf_put_range(&c, p->other, "main", 31, 1, 9), 0);
+	PT_CHECK_RC(prolly_gc(p->other, &gr), 0);
+	p->fired = gr.nodes_removed > 0;
+}
+
+/* The tracking ref is not pointed at a commit whose tree a gc of the pushing store removed
+ * while the push ran (found by tests/stress.sh: a push loop beside gc --keep 2): the push
+ * succeeded (the remote moved), but origin/main stays where it was. It used to be set to the
+ * pushed commit (the commit object was still there), after which every gc keeping all history
+ * failed on its missing tree (a ref's tree must exist), and verify origin/main reported damage.
+ * (That gc, on the memory store, then also hung: the missing node's message asked the store for
+ * its epoch, a write, under the gc's own exclusion; PROLLY__LOAD_IN_GC.) */
+PT_TEST(push_tracking_ref_skips_a_pruned_commit)
+{
+	prolly_store *mem = NULL;
+	prolly_db *local = NULL, *other = NULL, *all = NULL, *remote = sf_new_db(SF_MEM);
+	prolly_id base, mine, c;
+	prolly_options o1;
+	prolly_gc_result gr = PROLLY_GC_RESULT_INIT;
+	PT_REQUIRE(remote && prolly_store_mem_new(&mem) == 0);
+	prune_midway *p = tp_new(sizeof(prune_midway), mem);
+	tp_store *o = p ? tp_new(sizeof(tp_store), mem) : NULL; /* the same store, not closed */
+	tp_store *a = o ? tp_new(sizeof(tp_store), mem) : NULL;
+	PT_REQUIRE(a && prolly_db_new(&local, &p->tp.base, NULL) == 0);
+	o->keep_inner = a->keep_inner = 1;
+	prolly_options_init(&o1, PROLLY_OPTIONS_VERSION);
+	o1.retain_commits = 1;
+	o1.reflog_days = 0;
+	PT_REQUIRE(prolly_db_new(&other, &o->base, &o1) == 0);
+	PT_REQUIRE(prolly_db_new(&all, &a->base, NULL) == 0); /* keeps all history */
+	PT_REQUIRE(prolly_remote_add(local, "origin", "mem:") == 0);
+	PT_REQUIRE(sf_put_range(&base, local, "main", 0, 100, 1) == 0);
+	PT_CHECK_RC(prolly_push(NULL, local, remote, "origin", "main", 0), 0);
+	PT_REQUIRE(sf_put_range(&mine, local, "main", 5, 2, 2) == 0);
+	p->other = other;
+	p->armed = 1;
+	p->tp.on_call = prune_midway_call;
+	PT_CHECKF(prolly_push(NULL, local, remote, "origin", "main", 0) == 0, "%s",
+	          prolly_last_error());
+	PT_CHECK(p->fired);
+	PT_CHECK(prolly_branch_head(&c, remote, "main") == 0 && prolly_id_equal(&c, &mine));
+	PT_CHECK(prolly_resolve(&c, local, "origin/main") == 0 && prolly_id_equal(&c, &base));
+	PT_CHECKF(prolly_gc(all, &gr) == 0, "%s", prolly_last_error());
+	const char *refs[2] = {"main", "origin/main"};
+	for (int i = 0; i < 2; i++) { /* each ref's tree whole */
+		prolly_commit *cm = NULL;
+		prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+		PT_CHECK(prolly_resolve(&c, local, refs[i]) == 0 &&
+		         prolly_commit_read(&cm, local, &c) == 0 &&
+		         prolly_tree_stats_get(&ts, local, &cm->tree, 1) == 0);
+		prolly_commit_free(cm);
+	}
+	prolly_close(all);
+	prolly_close(other);
+	prolly_close(local);
+	prolly_close(remote);
+}
+
 SF_MAIN
