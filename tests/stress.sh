@@ -244,6 +244,8 @@ check_sync() {
 	local name=$1 url=$2 branch=$3 a b
 	shift 3
 	if ! "$@" >"$out" 2>&1; then
+		# what the source holds, to see which ref names what is missing
+		{ "$CLI" --store "$S" branches; "$CLI" --store "$S" verify --all; } >>"$out" 2>&1
 		not_ok "$name: the last sync after the run"
 		return
 	fi
