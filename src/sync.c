@@ -93,6 +93,10 @@
  *       PROLLY_EINVAL before it reads or writes anything: trees copied into a store of another
  *       size would be trees its own edits do not make (root ids no longer a function of the
  *       records there).
+ *  SY16 A commit found present by asking the destination (with its tree) may be one whose tree
+ *       the source's retention removed (kept alone, between a merge base and a head): its
+ *       tree cannot be compared with in the source, so a child's tree that would be is asked
+ *       about instead (copy_tree_local's 2). It used to fail the sync at rest, "tree not found".
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
@@ -526,7 +530,8 @@ static int on_second_pass(void *payload, const prolly_id *id, const pnode *nd)
 /* Gathers the nodes of tree that the destination lacks, compared with ref[0..n_ref) (1 or 2),
  * trees it holds (SY7): no question; the walk reads the trees from the source. With two (a
  * merge whose parents the destination both holds), a node in either is skipped with its
- * subtree. 1 when the source lacks the tree itself (retention removed it there). */
+ * subtree. 1 when the source lacks the tree itself (retention removed it there); 2 when it
+ * lacks one of the refs (SY16): nothing gathered, the caller asks instead. */
 static int copy_tree_local(sync_ctx *s, const prolly_id *tree, const prolly_id *ref, size_t n_ref)
 {
 	prolly__nodeset ws;
@@ -546,6 +551,9 @@ static int copy_tree_local(sync_ctx *s, const prolly_id *tree, const prolly_id *
 	rc = prolly__load_ex(s->src, &ws, tree, 1, &root, PROLLY__LOAD_ROOTS);
 	if (rc == PROLLY_ENOTFOUND)
 		rc = 1;
+	else if (!rc && (rc = prolly__load_ex(s->src, &ws, ref, n_ref, NULL, PROLLY__LOAD_ROOTS)) ==
+	                    PROLLY_ENOTFOUND)
+		rc = 2; /* SY16 */
 	else if (!rc && n_ref == 1)
 		rc = prolly__diff_nodes(s->src, &ref[0], tree, on_missing_node, s);
 	else if (!rc && (rc = prolly__diff_nodes(s->src, &ref[0], tree, on_first_pass, &t)) == 0)
@@ -633,11 +641,11 @@ static int copy_window(sync_ctx *s, history *h)
 					if (k && !(n_ref && prolly_id_equal(&ref[0], &s->ktree[k - 1])))
 						ref[n_ref++] = s->ktree[k - 1];
 				}
-				if (n_ref) {
-					if ((rc = copy_tree_local(s, &c->tree, ref, n_ref)) < 0)
-						break;
+				if (n_ref && (rc = copy_tree_local(s, &c->tree, ref, n_ref)) < 0)
+					break;
+				if (n_ref && rc != 2) {
 					tree_gone = rc == 1;
-				} else { /* unrelated to what the destination holds: asked (SY1) */
+				} else { /* unrelated to what the destination holds (or SY16): asked (SY1) */
 					if ((rc = copy_level(s, &c->tree, 1, &gone)))
 						break;
 					tree_gone = prolly__idmap_get(&gone, &c->tree) != 0;
