@@ -506,7 +506,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	    {"history", 0, NULL, &history}, {"all", 0, NULL, &all}, {NULL, 0, NULL, NULL}};
 	char *pos[1];
 	struct tree_list tl;
-	const char *what;
+	char what[512]; /* for the messages: 'BRANCH' (a spec that resolved), or the store */
 	prolly_id cid;
 	int n_pos, rc, err;
 
@@ -520,7 +520,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		                       cli->cmd->synopsis);
 		goto cleanup;
 	}
-	what = all ? "the store" : pos[0];
+	snprintf(what, sizeof(what), "%s%s%s", all ? "" : "'", all ? "the store" : pos[0],
+	         all ? "" : "'");
 	tl.history = history;
 	if ((rc = open_store(cli, STORE_READ, NULL)))
 		goto cleanup;
@@ -541,8 +542,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	}
 	if (err) {
-		rc = fail_lib(cli, err, "cannot read the commits of %s%s%s", all ? "" : "'", what,
-		              all ? "" : "'");
+		rc = fail_lib(cli, err, "cannot read the commits of %s", what);
 		if (rc == EXIT_NOTFOUND) /* the commit resolved, so a missing one is damage */
 			rc = EXIT_STORE;
 		goto cleanup;
@@ -550,10 +550,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	/* Each node once: the trees of a history, and of branches, share most of theirs. */
 	err = prolly_trees_verify(cli->db, tl.ids, tl.n, print_verified, &tl);
 	if (err) {
-		rc = tl.failed ? fail_lib(cli, PROLLY_ENOTFOUND, "a tree of %s%s%s is damaged",
-		                          all ? "" : "'", what, all ? "" : "'")
-		               : fail_lib(cli, err, "a tree of %s%s%s is damaged", all ? "" : "'", what,
-		                          all ? "" : "'");
+		/* the head's own tree missing: the library's ENOTFOUND message names it */
+		rc = fail_lib(cli, tl.failed ? PROLLY_ENOTFOUND : err, "a tree of %s is damaged", what);
 		/* A missing node is damage too, not a missing key. */
 		if (rc == EXIT_NOTFOUND)
 			rc = EXIT_STORE;
