@@ -1,5 +1,6 @@
 /*
- * read.c - the SQL read functions (declared by prolly--0.1.sql, documented in docs/sql.md).
+ * read.c - the SQL read functions (declared by prolly--0.1.sql and, for version 0.2,
+ * prolly--0.1--0.2.sql; documented in docs/sql.md).
  *
  *   prolly_get(ref, key) -> bytea                       prolly_get
  *   prolly_get_many(ref, keys[]) -> (ord, key, value)   prolly_get_many, into a tuplestore
@@ -8,6 +9,9 @@
  *   prolly_diff(from_ref, to_ref, from, to)             prolly_diff, into a tuplestore
  *   prolly_log(ref, max_rows)                           prolly_log, into a tuplestore
  *   prolly_branches()                                   prolly_branch_list + the heads' trees
+ *   prolly_tags()                                       prolly_tag_list, the same way (0.2)
+ *   prolly_history(ref, key, max_rows)                  prolly_key_history, into a tuplestore
+ *                                                       (0.2)
  *   prolly_resolve(ref) -> text                         prolly_resolve
  *
  * A tuplestore keeps work_mem in memory and spills the rest to a temporary file, and the scan
@@ -535,6 +539,20 @@ Datum pgx_diff(PG_FUNCTION_ARGS)
 
 /* ---- prolly_log ---- */
 
+/* An int max_rows argument: -1 for SQL NULL (no limit); a negative one is 22023. */
+static int64 max_rows_arg(FunctionCallInfo fcinfo, int argno)
+{
+	int64 max;
+	if (PG_ARGISNULL(argno))
+		return -1;
+	max = PG_GETARG_INT32(argno);
+	if (max < 0)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("prolly: max_rows must not be negative (got %lld)", (long long)max)));
+	return max;
+}
+
 /* Commit messages are bytes; text must be valid in the database encoding. Bytes that are not
  * part of a valid character are shown as \xHH; the characters around them stay as they are. */
 static Datum message_datum(const char *msg)
@@ -606,15 +624,8 @@ Datum pgx_log(PG_FUNCTION_ARGS)
 	prolly_db *db;
 	prolly_id commit, tree;
 	rows r;
-	int64 max = -1;
+	int64 max = max_rows_arg(fcinfo, 1);
 	int rc;
-	if (!PG_ARGISNULL(1)) {
-		max = PG_GETARG_INT32(1);
-		if (max < 0)
-			ereport(ERROR,
-			        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			         errmsg("prolly: max_rows must not be negative (got %lld)", (long long)max)));
-	}
 	db = pgx_open(fcinfo, &t);
 	resolve(db, ref, &commit, &tree);
 	rows_init(&r, fcinfo);
@@ -656,17 +667,19 @@ static int on_branch(void *payload, const char *name, const prolly_id *commit)
 	return 0;
 }
 
-PG_FUNCTION_INFO_V1(pgx_branches);
-Datum pgx_branches(PG_FUNCTION_ARGS)
+/* prolly_branches and prolly_tags: the refs that list names, each with its commit and the
+ * commit's tree, in name order. */
+static Datum list_refs(FunctionCallInfo fcinfo, int (*list)(prolly_db *, prolly_branch_fn, void *),
+                       const char *what)
 {
 	pgx_tables t;
 	prolly_db *db = pgx_open(fcinfo, &t);
 	branch_list b = {NULL, NULL, 0, 0};
 	prolly_id *trees = NULL;
 	rows r;
-	int rc = prolly_branch_list(db, on_branch, &b);
+	int rc = list(db, on_branch, &b);
 	if (rc == 0 && b.n && !(trees = malloc(b.n * sizeof(*trees))))
-		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory listing branches");
+		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory listing %s", what);
 	for (size_t i = 0; rc == 0 && i < b.n; i++) {
 		prolly_commit *c = NULL;
 		if ((rc = prolly_commit_read(&c, db, &b.heads[i])) == 0)
@@ -699,7 +712,75 @@ Datum pgx_branches(PG_FUNCTION_ARGS)
 	free(b.names);
 	free(b.heads);
 	free(trees);
-	pgx_check(rc, "branches");
+	pgx_check(rc, what);
+	return (Datum)0;
+}
+
+PG_FUNCTION_INFO_V1(pgx_branches);
+Datum pgx_branches(PG_FUNCTION_ARGS)
+{
+	return list_refs(fcinfo, prolly_branch_list, "branches");
+}
+
+/* ---- prolly_tags (version 0.2) ---- */
+
+PG_FUNCTION_INFO_V1(pgx_tags);
+Datum pgx_tags(PG_FUNCTION_ARGS)
+{
+	return list_refs(fcinfo, prolly_tag_list, "tags");
+}
+
+/* ---- prolly_history (version 0.2) ---- */
+
+typedef struct key_change {
+	const prolly_commit *c;
+	const void *value; /* NULL: the commit deleted the key */
+	size_t vlen;
+} key_change;
+
+static void fill_change(void *payload, const void *item, Datum *v, bool *n)
+{
+	const key_change *k = item;
+	(void)payload;
+	n[0] = n[2] = n[3] = false;
+	n[1] = k->value == NULL;
+	v[0] = PointerGetDatum(hex_text(&k->c->id));
+	v[1] = k->value ? PointerGetDatum(bytea_from(k->value, k->vlen)) : (Datum)0;
+	v[2] = TimestampTzGetDatum(timestamp_of(k->c->time_us));
+	v[3] = message_datum(k->c->message ? k->c->message : "");
+}
+
+static int on_change(void *payload, const prolly_commit *c, const void *value, size_t vlen)
+{
+	rows *r = payload;
+	key_change k = {c, value, vlen};
+	int rc;
+	if (r->left == 0)
+		return 1; /* enough: stop the walk */
+	rc = rows_emit(r, fill_change, NULL, &k);
+	if (rc == 0 && r->left > 0)
+		r->left--;
+	return rc;
+}
+
+PG_FUNCTION_INFO_V1(pgx_history);
+Datum pgx_history(PG_FUNCTION_ARGS)
+{
+	pgx_tables t;
+	char *ref = ref_arg(fcinfo, 0, "ref");
+	bytea *key = key_arg(fcinfo, 1, "key", false);
+	int64 max = max_rows_arg(fcinfo, 2);
+	prolly_db *db = pgx_open(fcinfo, &t);
+	prolly_id commit, tree;
+	rows r;
+	int rc;
+	resolve(db, ref, &commit, &tree);
+	rows_init(&r, fcinfo);
+	r.left = max;
+	rc = max == 0 ? 0
+	              : prolly_key_history(db, &commit, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
+	                                   on_change, &r);
+	pgx_check(rc, "history"); /* 1: stopped at max_rows */
 	return (Datum)0;
 }
 

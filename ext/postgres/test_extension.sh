@@ -6,7 +6,7 @@
 #      access to PostgreSQL's directories), unless the installed files are the built ones already;
 #   2. checks that prolly.so links neither libpq nor liblmdb (the engine is linked in, its stores
 #      are not) and exports none of the engine's symbols, and that every function of
-#      prolly--0.1.sql has its heading in docs/sql.md;
+#      the scripts (prolly--*.sql) has its heading in docs/sql.md;
 #   3. starts a throwaway cluster (scripts/pg-cluster.sh; fsync off), unless PGHOST is set, in which case
 #      that server is used (PGPORT, PGUSER as for psql);
 #   4. runs `make -C ext/postgres installcheck` (pg_regress, sql/*.sql against expected/*.out)
@@ -127,13 +127,13 @@ fi
 
 # every function the extension creates has its heading in docs/sql.md, "### NAME(ARGS)"
 undocumented=
-for f in $(grep -oE 'FUNCTION @extschema@\.[a-z_]+' "$here/prolly--0.1.sql" | sed 's/.*\.//'); do
+for f in $(cat "$here"/prolly--*.sql | grep -oE 'FUNCTION @extschema@\.[a-z_]+' | sed 's/.*\.//' | sort -u); do
 	grep -qE "^### $f\(" "$top/docs/sql.md" || undocumented+=" $f"
 done
 if [ -n "$undocumented" ]; then
 	not_ok "functions without a heading in docs/sql.md:$undocumented"
 else
-	ok "every function of prolly--0.1.sql has its heading in docs/sql.md"
+	ok "every function of the extension's scripts (prolly--*.sql) has its heading in docs/sql.md"
 fi
 
 # ---- 3. a server ----
@@ -611,7 +611,8 @@ source "$here/test_nodesize.sh"
 if [ -n "$cluster" ]; then
 	reads="SELECT prolly_get('main', 'k1'); SELECT * FROM prolly_get_many('conc', ARRAY['a', 'held', 'zz']::bytea[]);
 SELECT * FROM prolly_scan('conc'); SELECT prolly_count('conc'); SELECT * FROM prolly_diff('main', 'conc');
-SELECT * FROM prolly_log('conc', 5); SELECT * FROM prolly_branches(); SELECT prolly_resolve('conc~1');"
+SELECT * FROM prolly_log('conc', 5); SELECT * FROM prolly_branches(); SELECT prolly_resolve('conc~1');
+SELECT * FROM prolly_tags(); SELECT value, message FROM prolly_history('conc', 'a');"
 	q -c "$reads" >"$log.p" 2>&1
 	lsn=$(q -c "SELECT pg_current_wal_lsn()")
 	if env_lines=$("$top/scripts/pg-cluster.sh" standby "$cluster" 2>"$log"); then
@@ -630,7 +631,8 @@ SELECT * FROM prolly_log('conc', 5); SELECT * FROM prolly_branches(); SELECT pro
 		fi
 		bad=
 		for w in "prolly_put('conc', 'x', '1')" "prolly_delete('conc', 'a')" "prolly_branch('sb', 'main')" \
-			"prolly_merge('conc', 'main')" "prolly_commit('conc', ARRAY['x']::bytea[], ARRAY['1']::bytea[])"; do
+			"prolly_merge('conc', 'main')" "prolly_commit('conc', ARRAY['x']::bytea[], ARRAY['1']::bytea[])" \
+			"prolly_tag('st', 'main')" "prolly_delete_tag('st')" "prolly_delete_branch('conc')"; do
 			sq -c "\\set VERBOSITY verbose" -c "SELECT $w" >"$log.a" 2>&1 && bad+=" $w"
 			grep -q '25006' "$log.a" || { bad+=" $w"; sed 's/^/# /' "$log.a"; }
 		done

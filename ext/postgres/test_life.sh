@@ -3,8 +3,10 @@
 # database of its own:
 #   a. a database whose extension an earlier script of version 0.1 declared (prolly_commit
 #      without expected, then without merge) calls this library with the arguments declared
-#      there; ALTER EXTENSION prolly UPDATE has no version to go to; DROP EXTENSION and CREATE
-#      EXTENSION in the same session give the current declarations, which read and write;
+#      there; ALTER EXTENSION prolly UPDATE takes it to 0.2 (prolly_commit declared once, with
+#      six arguments; the functions of 0.2 there), and has nothing more to do; a database made at
+#      0.1 with the four-argument prolly_commit updates to the same 18 functions; DROP EXTENSION
+#      and CREATE EXTENSION in the same session give 0.2's declarations, which read and write;
 #   b. one session kept open (its caches warm: reads, a commit, a branch) across a restore in
 #      place (pg_restore --clean --if-exists) of a dump taken before its commit, once at the
 #      same gc epoch and once at a lower one (a gc ran after the dump): what the restore removed
@@ -17,7 +19,7 @@ life=prolly_life
 life_q() { psql -X -At -v ON_ERROR_STOP=1 -d "$life" "$@"; }
 psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS $life" -c "CREATE DATABASE $life" >"$log" 2>&1
 cli "$life" init >>"$log" 2>&1 && cli "$life" put main k1 v1 >>"$log" 2>&1 &&
-	life_q -q -c "CREATE EXTENSION prolly SCHEMA public" >>"$log" 2>&1 || sed 's/^/# /' "$log"
+	life_q -q -c "CREATE EXTENSION prolly SCHEMA public VERSION '0.1'" >>"$log" 2>&1 || sed 's/^/# /' "$log"
 
 # A psql session kept open: life_open NAME starts it (errors shown by their SQLSTATE alone),
 # life_sql NAME SQL runs SQL in it and prints what it printed, life_close NAME ends it.
@@ -68,10 +70,23 @@ $(declare_commit "message text DEFAULT NULL, expected text DEFAULT NULL")
 SELECT prolly_commit('main', ARRAY['k4']::bytea[], ARRAY['v4']::bytea[], 'five', prolly_resolve('main')) IS NOT NULL;
 SELECT prolly_commit('main', ARRAY['k5']::bytea[], ARRAY['v5']::bytea[], 'five', '$head0') IS NOT NULL;
 ALTER EXTENSION prolly UPDATE;
+SELECT extversion, (SELECT string_agg(pronargs::text, ',') FROM pg_proc WHERE proname = 'prolly_commit')
+  FROM pg_extension WHERE extname = 'prolly';
+SELECT prolly_commit('main', ARRAY['k6']::bytea[], ARRAY['v6']::bytea[], 'six', prolly_resolve('main'), false) IS NOT NULL;
+SELECT count(*) FROM prolly_tags();
+ALTER EXTENSION prolly UPDATE;
+ALTER EXTENSION prolly UPDATE TO '0.3';
+DROP EXTENSION prolly;
+CREATE EXTENSION prolly SCHEMA public VERSION '0.1';
+$(declare_commit "message text DEFAULT NULL")
 ALTER EXTENSION prolly UPDATE TO '0.2';
+SELECT (SELECT string_agg(pronargs::text, ',') FROM pg_proc WHERE proname = 'prolly_commit'),
+       (SELECT count(*) FROM pg_depend WHERE deptype = 'e' AND classid = 'pg_proc'::regclass
+          AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'prolly'));
 DROP EXTENSION prolly;
 CREATE EXTENSION prolly SCHEMA public;
-SELECT pronargs FROM pg_proc WHERE proname = 'prolly_commit';
+SELECT extversion, (SELECT string_agg(pronargs::text, ',') FROM pg_proc WHERE proname = 'prolly_commit')
+  FROM pg_extension WHERE extname = 'prolly';
 SELECT prolly_commit('main', ARRAY['k5']::bytea[], ARRAY['v5']::bytea[], 'six', '$head0', true) IS NOT NULL;
 SELECT prolly_count('main'), convert_from(prolly_get('main', 'k5'), 'UTF8'), pg_backend_pid() = $pid")
 want="t
@@ -80,13 +95,17 @@ four
 sql commit (1 edit)
 t
 ERROR:  40001
+0.2|6
+t
+0
 NOTICE:  00000
 ERROR:  22023
-6
+6|18
+0.2|6
 t
-5|v5|t"
+6|v5|t"
 if [ "$got" = "$want" ]; then
-	ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library; DROP and CREATE EXTENSION in the session declare the current one"
+	ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library; ALTER EXTENSION prolly UPDATE takes either to 0.2; DROP and CREATE EXTENSION in the session declare 0.2"
 else
 	diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
 	not_ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library"

@@ -1,5 +1,6 @@
 /*
- * write.c - the SQL write functions (declared by prolly--0.1.sql, documented in docs/sql.md).
+ * write.c - the SQL write functions (declared by prolly--0.1.sql and, for version 0.2,
+ * prolly--0.1--0.2.sql; documented in docs/sql.md).
  *
  *   prolly_commit(branch, keys[], vals[], message, expected, merge)
  *                                                    prolly_edit_tree on the head, one commit;
@@ -10,6 +11,8 @@
  *   prolly_delete(branch, key)                       the same with one delete
  *   prolly_branch(name, from_ref)                    a new ref naming from_ref's commit
  *   prolly_merge(into, from_ref, resolve)            fast-forward, or a three-way merge commit
+ *   prolly_delete_branch(name)                       the branch's ref removed (0.2)
+ *   prolly_tag(name, ref), prolly_delete_tag(name)   a tag's ref created or removed (0.2)
  *
  * Each runs in the caller's transaction: arguments are checked first, then pgx_open_write,
  * pgx_write_lock on the branch written (store_write.c: the protocol), the engine's calls, whose
@@ -18,7 +21,8 @@
  * those the CLI makes for the same edits (the same engine; parents, tree, message), so the same
  * edits give the same tree ids. A write that changes nothing makes no commit and returns the
  * head. Every branch move is reflogged with the operation sql-commit, sql-put, sql-delete,
- * sql-branch, sql-merge or sql-fast-forward.
+ * sql-branch, sql-merge or sql-fast-forward; a deleted branch or tag with delete, a new tag with
+ * tag (the engine's own, as from the CLI).
  */
 #include "prolly_ext.h"
 
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 
 #define HEADS "refs/heads/"
+#define TAGS "refs/tags/"
 
 /* ---- arguments ---- */
 
@@ -474,6 +479,94 @@ Datum pgx_branch(PG_FUNCTION_ARGS)
 		pgx_check(rc, what);
 	}
 	PG_RETURN_TEXT_P(hex_text(&cid));
+}
+
+/* ---- prolly_delete_branch, prolly_tag, prolly_delete_tag (version 0.2) ---- */
+
+/* A tag's name; ref receives "refs/tags/NAME". A tag to create must have a valid name (22023
+ * otherwise); one to delete is left to the engine, which also deletes an old tag of 64 hex digits
+ * by name and refuses a bad name with the same message (22023). */
+static char *tag_arg(FunctionCallInfo fcinfo, int argno, bool creating,
+                     char ref[PROLLY_MAX_REF_NAME + 1])
+{
+	char *name = text_arg(fcinfo, argno, "name");
+	int rc = creating ? prolly_tag_name_valid(name) : 0;
+	if (rc)
+		ereport(ERROR, (errcode(pgx_sqlstate(rc)),
+		                errmsg("prolly: name \"%s\": %s", pgx_shown(name), pgx_engine_message())));
+	snprintf(ref, PROLLY_MAX_REF_NAME + 1, TAGS "%s", name);
+	return name;
+}
+
+/* An absent branch or tag to delete: 42704 with the engine's message ("no branch 'x'"). */
+static void check_removed(int rc, const char *kind, const char *name)
+{
+	if (rc == PROLLY_ENOTFOUND && !pgx_failed())
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+		                errmsg("prolly: no %s \"%s\"", kind, pgx_shown(name))));
+	if (rc) {
+		char *what = psprintf("%s \"%s\"", kind, pgx_shown(name));
+		pgx_check(rc, what);
+	}
+}
+
+/* prolly_delete_branch and prolly_delete_tag: the ref removed under its row lock; returns the
+ * commit it named. */
+static Datum delete_ref(FunctionCallInfo fcinfo, bool tag)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *name = tag ? tag_arg(fcinfo, 0, false, ref) : branch_arg(fcinfo, 0, "name", ref);
+	pgx_tables t;
+	prolly_db *db = pgx_open_write(fcinfo, &t, tag ? "prolly_delete_tag" : "prolly_delete_branch");
+	prolly_id was;
+	int rc;
+	pgx_write_lock(ref);
+	rc = tag ? prolly_tag_delete(&was, db, name) : prolly_branch_remove(&was, db, name);
+	pgx_write_unlock();
+	check_removed(rc, tag ? "tag" : "branch", name);
+	PG_RETURN_TEXT_P(hex_text(&was));
+}
+
+PG_FUNCTION_INFO_V1(pgx_delete_branch);
+Datum pgx_delete_branch(PG_FUNCTION_ARGS)
+{
+	return delete_ref(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(pgx_tag);
+Datum pgx_tag(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *name = tag_arg(fcinfo, 0, true, ref);
+	char *from = text_arg(fcinfo, 1, "ref");
+	pgx_tables t;
+	prolly_db *db = pgx_open_write(fcinfo, &t, "prolly_tag");
+	prolly_id cid;
+	int rc;
+	pgx_write_lock(ref);
+	rc = prolly_resolve(&cid, db, from);
+	if (rc) {
+		char *what;
+		pgx_write_unlock();
+		what = psprintf("ref \"%s\"", pgx_shown(from));
+		pgx_check(rc, what);
+	}
+	rc = prolly_tag_create(db, name, &cid);
+	pgx_write_unlock();
+	if (rc == PROLLY_ECONFLICT && !pgx_failed())
+		ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+		                errmsg("prolly: tag \"%s\" already exists", name)));
+	if (rc) {
+		char *what = psprintf("tag \"%s\"", pgx_shown(name));
+		pgx_check(rc, what);
+	}
+	PG_RETURN_TEXT_P(hex_text(&cid));
+}
+
+PG_FUNCTION_INFO_V1(pgx_delete_tag);
+Datum pgx_delete_tag(PG_FUNCTION_ARGS)
+{
+	return delete_ref(fcinfo, true);
 }
 
 /* ---- prolly_merge ---- */

@@ -1,15 +1,8 @@
 -- errors: every bad input gets its SQLSTATE and a message naming what was wrong.
--- err(q) runs q and shows the SQLSTATE and message of its error (inside a subtransaction,
--- which the guard must survive as well as a plain error), commit ids (which hold the time they
--- were made) replaced by <id>.
-CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9a-f]{64}', '<id>', 'g');
-END $$;
-SELECT q, pg_temp.err(q) FROM (VALUES
+-- regress.err(q) (setup.sql) runs q and shows the SQLSTATE and message of its error (inside a
+-- subtransaction, which the guard must survive as well as a plain error), commit ids (which hold
+-- the time they were made) replaced by <id>.
+SELECT q, regress.err(q) FROM (VALUES
   ($q$SELECT prolly_get('main', NULL)$q$),
   ($q$SELECT prolly_get(NULL, 'k')$q$),
   ($q$SELECT prolly_get('nosuchbranch', 'k')$q$),
@@ -73,7 +66,7 @@ BEGIN
   ELSE
     INSERT INTO meta VALUES ('node_size', n) ON CONFLICT (key) DO UPDATE SET value = n;
   END IF;
-  RETURN pg_temp.err($q$SELECT encode(prolly_get('main', 'k00001'), 'escape')$q$);
+  RETURN regress.err($q$SELECT encode(prolly_get('main', 'k00001'), 'escape')$q$);
 END $$;
 BEGIN;
 UPDATE meta SET value = 7 WHERE key = 'schema_version';
@@ -95,28 +88,28 @@ BEGIN;
 ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
 UPDATE nodes SET node = node || '\x00'::bytea
 WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');
-SELECT pg_temp.err($q$SELECT prolly_get('dev', 'k00001')$q$);
+SELECT regress.err($q$SELECT prolly_get('dev', 'k00001')$q$);
 ROLLBACK;
 -- a tree root that is gone: 42704 (the tree named is not in the store)
 BEGIN;
 ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
 DELETE FROM nodes WHERE id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'dev'), 'hex');
-SELECT pg_temp.err($q$SELECT count(*) FROM prolly_scan('dev')$q$);
+SELECT regress.err($q$SELECT count(*) FROM prolly_scan('dev')$q$);
 -- the point get too, for a key the tree has and one it has not (not a NULL: absent from a tree
 -- that cannot be read is not known to be absent)
-SELECT pg_temp.err($q$SELECT prolly_get('dev', 'k00001')$q$);
-SELECT pg_temp.err($q$SELECT prolly_get('dev', 'nosuchkey')$q$);
-SELECT pg_temp.err($q$SELECT * FROM prolly_get_many('dev', ARRAY['k00001']::bytea[])$q$);
+SELECT regress.err($q$SELECT prolly_get('dev', 'k00001')$q$);
+SELECT regress.err($q$SELECT prolly_get('dev', 'nosuchkey')$q$);
+SELECT regress.err($q$SELECT * FROM prolly_get_many('dev', ARRAY['k00001']::bytea[])$q$);
 -- and a diff, on either side (a tree that gc --keep trimmed is not a corrupt one)
-SELECT pg_temp.err($q$SELECT count(*) FROM prolly_diff('main', 'dev')$q$);
-SELECT pg_temp.err($q$SELECT count(*) FROM prolly_diff('dev', 'main')$q$);
+SELECT regress.err($q$SELECT count(*) FROM prolly_diff('main', 'dev')$q$);
+SELECT regress.err($q$SELECT count(*) FROM prolly_diff('dev', 'main')$q$);
 ROLLBACK;
 -- the nodes below the roots gone: XX001
 BEGIN;
 ALTER TABLE nodes DROP CONSTRAINT nodes_id_is_sha256;
 DELETE FROM nodes WHERE substring(node FROM 1 FOR 4) = 'PRLY'
   AND id NOT IN (SELECT decode(tree_id, 'hex') FROM prolly_branches());
-SELECT pg_temp.err($q$SELECT count(*) FROM prolly_scan('big')$q$);
+SELECT regress.err($q$SELECT count(*) FROM prolly_scan('big')$q$);
 ROLLBACK;
 SELECT convert_from(prolly_get('dev', 'k00001'), 'UTF8') AS after_rollback;
 RESET prolly.cache_size;
@@ -129,7 +122,7 @@ UPDATE nodes SET node = node || '\x00'::bytea WHERE id = decode(:'dev_commit', '
 SELECT convert_from(prolly_get('dev', 'k00001'), 'UTF8') AS commit_kept;
 -- ... until the store's gc epoch moves (a gc may have removed what is kept): read again
 UPDATE meta SET value = value + 1 WHERE key = 'epoch';
-SELECT pg_temp.err($q$SELECT prolly_get('dev', 'k00001')$q$);
+SELECT regress.err($q$SELECT prolly_get('dev', 'k00001')$q$);
 UPDATE meta SET value = value - 1 WHERE key = 'epoch';
 UPDATE nodes SET node = substring(node FROM 1 FOR length(node) - 1)
 WHERE id = decode(:'dev_commit', 'hex');
@@ -153,7 +146,7 @@ SET prolly.node_reader = 'nonsense';
 -- a refs row that holds no id, met inside the engine's read of the ref: XX001
 BEGIN;
 INSERT INTO refs VALUES ('refs/heads/short'::bytea, '\x0102'::bytea);
-SELECT pg_temp.err($q$SELECT prolly_resolve('short')$q$);
+SELECT regress.err($q$SELECT prolly_resolve('short')$q$);
 ROLLBACK;
 SELECT count(*) AS branches FROM prolly_branches();
 
@@ -161,7 +154,7 @@ SELECT count(*) AS branches FROM prolly_branches();
 DROP EXTENSION prolly;
 CREATE SCHEMA nostore;
 CREATE EXTENSION prolly SCHEMA nostore;
-SELECT pg_temp.err($q$SELECT nostore.prolly_get('main', 'k00001')$q$);
+SELECT regress.err($q$SELECT nostore.prolly_get('main', 'k00001')$q$);
 SELECT nostore.prolly_get('main', 'k00001');
 DROP EXTENSION prolly;
 DROP SCHEMA nostore;
@@ -188,7 +181,7 @@ SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS back, prolly_count(
 -- a name or ref too long to repeat: the message quotes its first 64 bytes and says how long it
 -- was (a client's 100 kB argument must not come back as a 100 kB message)
 SELECT q, length(e) AS message_length, e FROM (
-  SELECT q, pg_temp.err(q) AS e FROM (VALUES
+  SELECT q, regress.err(q) AS e FROM (VALUES
     ($q$SELECT prolly_get(repeat('x', 100000), 'k')$q$),
     ($q$SELECT prolly_resolve(repeat('y', 100000) || '~x')$q$),
     ($q$SELECT * FROM prolly_diff('main', repeat('z', 5000))$q$),

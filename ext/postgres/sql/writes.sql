@@ -2,13 +2,6 @@
 -- were made, so they are compared, never shown.
 SELECT current_database() AS db \gset
 \setenv PROLLY_TEST_DB :db
-CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9a-f]{64}', '<id>', 'g');
-END $$;
 
 -- prolly_branch: a new branch at a REF's commit
 SELECT prolly_branch('w', 'main') = prolly_resolve('main') AS branched,
@@ -46,10 +39,10 @@ SELECT prolly_commit('w', '{}'::bytea[], '{}'::bytea[]) = :'head' AS empty_array
 SELECT prolly_resolve('w') AS head \gset
 SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY['1']::bytea[], 'cas', :'head') AS cas1 \gset
 SELECT :'cas1' = prolly_resolve('w') AS cas_landed, prolly_resolve('w~1') = :'head' AS on_expected;
-SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', :'head'));
+SELECT regress.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', :'head'));
 SELECT prolly_resolve('w') = :'cas1' AS not_moved, convert_from(prolly_get('w', 'cas'), 'UTF8') AS cas_value;
-SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', 'abc'));
-SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', repeat('g', 64)));
+SELECT regress.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', 'abc'));
+SELECT regress.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'w', 'cas', '2', repeat('g', 64)));
 SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY['1']::bytea[], NULL, :'cas1') = :'cas1' AS unchanged_on_expected;
 SELECT prolly_commit('w', ARRAY['cas']::bytea[], ARRAY[NULL]::bytea[], NULL, NULL) <> :'cas1' AS null_expected_commits;
 -- with merge: a moved head takes edits of other keys (one commit on the head), and refuses
@@ -59,8 +52,8 @@ SELECT prolly_commit('w', ARRAY['m1']::bytea[], ARRAY['1']::bytea[], 'other', NU
 SELECT prolly_commit('w', ARRAY['m2']::bytea[], ARRAY['2']::bytea[], 'merged', :'base', true) AS merged \gset
 SELECT prolly_resolve('w') = :'merged' AS merged_landed, prolly_resolve('w~1') = :'moved' AS on_moved_head,
        convert_from(prolly_get('w', 'm1'), 'UTF8') AS m1, convert_from(prolly_get('w', 'm2'), 'UTF8') AS m2;
-SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L, true)', 'w', 'm1', '1', :'base'));
-SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L, true)', 'w', 'm1', '9', :'base'));
+SELECT regress.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L, true)', 'w', 'm1', '1', :'base'));
+SELECT regress.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L, true)', 'w', 'm1', '9', :'base'));
 SELECT prolly_resolve('w') = :'merged' AS not_moved, convert_from(prolly_get('w', 'm1'), 'UTF8') AS m1;
 -- values and keys at the limits
 SELECT prolly_put('w', decode(repeat('61', 2048), 'hex'), decode(repeat('62', 65536), 'hex')) IS NOT NULL AS at_limits;
@@ -77,7 +70,7 @@ ROLLBACK;
 SELECT prolly_resolve('w') = :'head' AS ref_back, prolly_get('w', 'rolled') IS NULL AS value_gone,
        (SELECT count(*) FROM nodes) = :nodes_before AS no_node_left;
 -- the rolled-back commit is gone for this backend too
-SELECT pg_temp.err(format('SELECT prolly_get(%L, %L)', :'rolled', 'rolled'));
+SELECT regress.err(format('SELECT prolly_get(%L, %L)', :'rolled', 'rolled'));
 -- the same tree made again after the rollback (the cache forgot the rolled-back nodes)
 SELECT prolly_put('w', 'rolled', 'back') <> :'head' AS made_again;
 SELECT count(*) FROM nodes n WHERE n.id = decode((SELECT tree_id FROM prolly_branches() WHERE name = 'w'), 'hex');
@@ -116,9 +109,9 @@ ROLLBACK TO SAVEPOINT a;
 SELECT prolly_resolve('svp') = :'svp1' AS ref_back_to_outer,
        convert_from(prolly_get('svp', 'outer'), 'UTF8') AS outer_kept,
        prolly_get('svp', 'in-a') IS NULL AS in_a_gone, prolly_get('svp', 'in-b') IS NULL AS in_b_gone;
-SELECT pg_temp.err(format('SELECT prolly_get(%L, %L)', :'sa', 'in-a')) AS read_sa;
-SELECT pg_temp.err(format('SELECT prolly_get(%L, %L)', :'sb', 'in-b')) AS read_sb;
-SELECT pg_temp.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'svp', 'cas', '1', :'sa')) AS expecting_sa;
+SELECT regress.err(format('SELECT prolly_get(%L, %L)', :'sa', 'in-a')) AS read_sa;
+SELECT regress.err(format('SELECT prolly_get(%L, %L)', :'sb', 'in-b')) AS read_sb;
+SELECT regress.err(format('SELECT prolly_commit(%L, ARRAY[%L]::bytea[], ARRAY[%L]::bytea[], NULL, %L)', 'svp', 'cas', '1', :'sa')) AS expecting_sa;
 SELECT prolly_commit('svp', ARRAY['after']::bytea[], ARRAY['z']::bytea[], NULL, :'svp1') AS svp2 \gset
 SAVEPOINT c;
 SELECT prolly_put('svp', 'in-c', 'kept') AS sc \gset
@@ -175,7 +168,7 @@ SELECT convert_from(prolly_get('w', 'left'), 'UTF8') AS l, convert_from(prolly_g
 SELECT prolly_put('w', 'x', 'ours') IS NOT NULL AS o, prolly_put('w2', 'x', 'theirs') IS NOT NULL AS t,
        prolly_put('w', 'y\001', 'ours') IS NOT NULL AS o2, prolly_put('w2', 'y\001', 'theirs') IS NOT NULL AS t2;
 SELECT prolly_resolve('w') AS head \gset
-SELECT pg_temp.err($q$SELECT prolly_merge('w', 'w2')$q$);
+SELECT regress.err($q$SELECT prolly_merge('w', 'w2')$q$);
 SELECT prolly_merge('w', 'w2');
 SELECT prolly_resolve('w') = :'head' AS not_moved;
 SELECT prolly_merge('w', 'w2', 'ours') IS NOT NULL AS ours;
@@ -190,7 +183,7 @@ CREATE TEMP TABLE reflog (at text, ref text, op text, old text, new text, messag
 SELECT op, count(*) FROM reflog GROUP BY op ORDER BY op;
 
 -- errors: each with its SQLSTATE
-SELECT q, pg_temp.err(q) FROM (VALUES
+SELECT q, regress.err(q) FROM (VALUES
   ($q$SELECT prolly_put(NULL, 'k', 'v')$q$),
   ($q$SELECT prolly_put('w', NULL, 'v')$q$),
   ($q$SELECT prolly_put('w', 'k', NULL)$q$),
@@ -229,7 +222,7 @@ UPDATE refs SET name = 'refs/heads/main-away' WHERE name = 'refs/heads/main';
 \! ./regress-cli.sh init >/dev/null
 UPDATE refs SET name = 'refs/heads/lone' WHERE name = 'refs/heads/main';
 UPDATE refs SET name = 'refs/heads/main' WHERE name = 'refs/heads/main-away';
-SELECT pg_temp.err($q$SELECT prolly_merge('w', 'lone')$q$);
+SELECT regress.err($q$SELECT prolly_merge('w', 'lone')$q$);
 SELECT prolly_count('main') AS main_back;
 
 -- cross: the same edits through the CLI and through SQL give the same tree ids, and each reads
