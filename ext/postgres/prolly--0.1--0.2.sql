@@ -5,8 +5,8 @@
 \echo Use "ALTER EXTENSION prolly UPDATE" to load this file. \quit
 
 -- Earlier scripts of 0.1 declared prolly_commit without expected, or without merge (docs/sql.md,
--- "Upgrading"): such a declaration is replaced by the current one. A view or function that
--- depends on the old declaration stops the update (2BP01) until it is dropped.
+-- "Versions and upgrading"): such a declaration is replaced by the current one. A view or
+-- function that depends on the old declaration stops the update (2BP01) until it is dropped.
 DROP FUNCTION IF EXISTS @extschema@.prolly_commit(text, bytea[], bytea[], text);
 DROP FUNCTION IF EXISTS @extschema@.prolly_commit(text, bytea[], bytea[], text, text);
 CREATE OR REPLACE FUNCTION @extschema@.prolly_commit(branch text, keys bytea[], vals bytea[],

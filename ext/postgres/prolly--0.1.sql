@@ -1,11 +1,13 @@
--- prolly--0.1.sql: the read and write functions of the prolly extension (docs/sql.md).
+-- prolly--0.1.sql: version 0.1 of the prolly extension, its read and write functions
+-- (docs/sql.md). CREATE EXTENSION runs it, then the update scripts (prolly--0.1--0.2.sql, ...).
 -- Create it in the schema where `prolly init` made the store's tables:
 --   CREATE EXTENSION prolly SCHEMA s;
 -- Every function reads the tables nodes, refs and meta of the schema it lives in, with the
 -- caller's rights (SECURITY INVOKER).
--- A database keeps the declarations its CREATE EXTENSION made, and a new prolly.so serves those
--- of every earlier script of this version (docs/sql.md, "Upgrading"): a new argument needs a
--- default here and a read guarded by PG_NARGS() there (write.c, arg_given), or a new version.
+-- Released: a change goes into a new update script, never here. A database keeps the
+-- declarations its CREATE EXTENSION or ALTER EXTENSION made, and a new prolly.so serves those of
+-- every earlier script (docs/sql.md, "Versions and upgrading"): an argument added to a function
+-- needs a default and a read guarded by PG_NARGS() (write.c, arg_given).
 
 \echo Use "CREATE EXTENSION prolly SCHEMA <the store's schema>" to load this file. \quit
 

@@ -23,7 +23,8 @@
 #      leaks nothing, leaves no node row and no ref moved, and the next call works;
 #   7. concurrent writers on the data the suite left: a commit to a branch whose row another
 #      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
-#      to one branch lose and fail none; a commit to another branch does not wait; the CLI that
+#      to one branch lose and fail none; a commit to another branch does not wait; a branch
+#      deleted while a commit to it is open waits for it and returns its commit; the CLI that
 #      read a head before a SQL commit landed loses the race (exit 4), and a REPEATABLE READ
 #      writer that waited gets 40001; a gc started meanwhile waits for a SQL write and keeps it;
 #      two sessions creating one branch: the second waits, then fails (42710) with nothing written;
@@ -424,6 +425,28 @@ if [ "$b_rc" = 0 ] && [ "$((t1 - t0))" -lt 2500 ]; then
 else
 	sed 's/^/# /' "$log.b"
 	not_ok "a commit to another branch does not wait (rc=$b_rc, $((t1 - t0)) ms)"
+fi
+
+# c2. A branch deleted (0.2) while a commit to it is open: the delete waits for that transaction
+#     and returns the commit it made; a put after it finds no branch (42704).
+q -c "SELECT prolly_branch('doomed', 'conc')" >/dev/null 2>>"$log"
+PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('doomed', 'x', '1')" -c "SELECT pg_sleep(1)" -c "COMMIT" >"$log.a" 2>&1 &
+a_pid=$!
+sleep 0.3
+t0=$(now_ms)
+q -c "SELECT prolly_delete_branch('doomed')" >"$log.b" 2>&1
+b_rc=$?
+t1=$(now_ms)
+wait "$a_pid"
+a_rc=$?
+put_a=$(sed -n 2p "$log.a")
+q -c "\\set VERBOSITY verbose" -c "SELECT prolly_put('doomed', 'y', '1')" >"$log.c" 2>&1
+if [ "$a_rc" = 0 ] && [ "$b_rc" = 0 ] && [ -n "$put_a" ] && [ "$(cat "$log.b")" = "$put_a" ] &&
+	[ "$((t1 - t0))" -ge 400 ] && grep -q 42704 "$log.c"; then
+	ok "a branch deleted while a commit to it is open waits $((t1 - t0)) ms for it, returns that commit; a later put finds no branch"
+else
+	cat "$log.a" "$log.b" "$log.c" | sed 's/^/# /'
+	not_ok "a branch deleted while a commit to it is open (a=$a_rc b=$b_rc, $((t1 - t0)) ms)"
 fi
 
 # d. The C client read the head before a SQL commit landed: it loses the race (exit 4, ECONFLICT),
