@@ -1429,7 +1429,9 @@ PROLLY_API int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version
  * id that is not a commit, found so when dst lacks it: an object dst holds is not read, and a
  * ref update naming it applies as prolly_txn_set_ref's would); PROLLY_ENOTFOUND (a start commit in neither store); PROLLY_ECONFLICT
  * (a ref's expectation failed: no ref moved, the objects copied stay; or a gc ran on dst during
- * the sync, or on src and removed an object the sync was to read: run it again); PROLLY_ECORRUPT
+ * each of 3 attempts (a gc there during one attempt costs another, from what survived, and the
+ * counters in *out add up all of them), or one on src removed an object the sync was to read:
+ * run it again); PROLLY_ECORRUPT
  * (src holds a damaged object or lacks a child node; the message says which store, "sync: in
  * the source (KIND store): ..." or the destination); PROLLY_EUNSUPPORTED (dst opened read-only); PROLLY_ENOMEM; store errors of either.
  * Threads: as for any operation on the two handles; a sync reads src and writes dst only.

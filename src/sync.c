@@ -97,6 +97,12 @@
  *       the source's retention removed (kept alone, between a merge base and a head): its
  *       tree cannot be compared with in the source, so a child's tree that would be is asked
  *       about instead (copy_tree_local's 2). It used to fail the sync at rest, "tree not found".
+ *  SY17 A sync that SY4 failed is run again, up to SYNC_ATTEMPTS attempts in all, each from the
+ *       start (the destination's epoch read again, then only what is still missing copied):
+ *       a gc of the destination removes what is unreferenced, never what a ref reaches, so an
+ *       attempt copies again at most what the one before had written. The counters add up
+ *       every attempt's work. A gc of the source (SY11) is not retried here: the caller's
+ *       refs may name what it removed, so the caller reads them again (push, fetch).
  *
  * So an interrupted sync leaves the destination with complete subtrees and no ref at anything
  * missing; a rerun copies only what is still missing.
@@ -123,11 +129,12 @@
 #define SYNC_BATCH_DEFAULT 512
 #define SYNC_WRITE_DEFAULT 4096 /* objects per write when the caller names no batch (SY6) */
 #define SYNC_BATCH_MAX 65536
-#define PEND_CARRIED 1 /* pending: in the gathered write */
-#define PEND_HELD 2    /* pending: found in the destination, left out of the write (SY14) */
-#define ASK_NO 0       /* s->ask_writes (SY14): the writes go unasked */
-#define ASK_FULL 1     /* a full write is asked about: the sync has more than one */
-#define ASK_ALWAYS 2   /* every write is: the last one asked was all in the destination */
+#define SYNC_ATTEMPTS 3 /* SY17 */
+#define PEND_CARRIED 1  /* pending: in the gathered write */
+#define PEND_HELD 2     /* pending: found in the destination, left out of the write (SY14) */
+#define ASK_NO 0        /* s->ask_writes (SY14): the writes go unasked */
+#define ASK_FULL 1      /* a full write is asked about: the sync has more than one */
+#define ASK_ALWAYS 2    /* every write is: the last one asked was all in the destination */
 
 /* ---- writing the destination (SY6) ---------------------------------------------------- */
 
@@ -183,8 +190,9 @@ cleanup:
 }
 
 /* SY4: a write of the sync found the destination's gc epoch moved (now) since the sync read it. */
-static int dst_gc_ran(const sync_ctx *s, uint64_t now)
+static int dst_gc_ran(sync_ctx *s, uint64_t now)
 {
+	s->dst_gc = 1; /* SY17 */
 	return prolly_set_error(PROLLY_ECONFLICT,
 	                        "sync: a gc ran on the destination meanwhile (epoch %llu, now %llu); "
 	                        "run the sync again",
@@ -953,12 +961,23 @@ int prolly__sync_same_size(const prolly_db *dst, const prolly_db *src)
 	                        prolly_db_node_size(src), prolly_db_node_size(dst));
 }
 
-int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
-                         const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
-                         size_t n_refs, const prolly_sync_options *opts,
-                         const prolly_ref_update *guard)
+/* Counts of one attempt added to those of the attempts before it (SY17). */
+static void stats_add(prolly_sync_stats *total, const prolly_sync_stats *one)
 {
-	prolly_sync_options o;
+	total->commits_copied += one->commits_copied;
+	total->nodes_copied += one->nodes_copied;
+	total->bytes_copied += one->bytes_copied;
+	total->has_calls += one->has_calls;
+	total->read_calls += one->read_calls;
+	total->write_calls += one->write_calls;
+}
+
+/* One attempt of a sync whose arguments were checked; its counts are added to *total, and
+ * *dst_gc says whether it failed because a gc ran on the destination (SY4). */
+static int sync_once(prolly_sync_stats *total, int *dst_gc, prolly_db *dst, prolly_db *src,
+                     const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
+                     size_t n_refs, const prolly_sync_options *o, const prolly_ref_update *guard)
+{
 	sync_ctx s;
 	history h;
 	int rc;
@@ -969,23 +988,10 @@ int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
 	prolly__idmap_init(&s.pending);
 	prolly__idmap_init(&s.known);
 	prolly__idmap_init(&s.heads_of_refs);
-	if (!dst || !src || (n_commits && !commits) || (n_refs && !refs))
-		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: NULL db, commits or refs");
-	if ((rc = prolly__sync_check(opts, out)))
-		return rc;
-	if (opts)
-		o = *opts;
-	else
-		prolly_sync_options_init(&o, PROLLY_SYNC_OPTIONS_VERSION);
-	if (o.batch > SYNC_BATCH_MAX)
-		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: batch %zu is over %d", o.batch,
-		                        SYNC_BATCH_MAX);
-	if ((rc = prolly__sync_same_size(dst, src)))
-		return rc;
 	s.dst = dst;
 	s.src = src;
-	s.batch = o.batch ? o.batch : SYNC_BATCH_DEFAULT;
-	s.wbatch = o.batch                     ? o.batch
+	s.batch = o->batch ? o->batch : SYNC_BATCH_DEFAULT;
+	s.wbatch = o->batch                    ? o->batch
 	           : prolly__store_remote(dst) ? SYNC_BATCH_DEFAULT
 	                                       : SYNC_WRITE_DEFAULT;
 
@@ -1009,10 +1015,11 @@ int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
 	if ((rc = walk_and_copy(&s, &h, commits, n_commits, refs, n_refs)) || (rc = flush(&s)))
 		goto cleanup;
 	if (n_refs)
-		rc = move_refs_settled(&s, refs, n_refs, &o);
+		rc = move_refs_settled(&s, refs, n_refs, o);
 
 cleanup:
 	rc = prolly__sync_src_gc(src, s.src_epoch, rc); /* SY11 */
+	*dst_gc = rc == PROLLY_ECONFLICT && s.dst_gc;
 	/* s.held.windows: the most windows one round held (walk_and_copy) */
 	prolly__sync_last_held = s.held;
 	pend_dispose(&s);
@@ -1022,7 +1029,49 @@ cleanup:
 	free(s.head);
 	free(s.head_tree);
 	prolly__sync_history_dispose(&h);
-	prolly__sync_stats_put(out, &s.st);
+	stats_add(total, &s.st);
+	return rc;
+}
+
+int prolly__sync_guarded(prolly_sync_stats *out, prolly_db *dst, prolly_db *src,
+                         const prolly_id *commits, size_t n_commits, prolly_ref_update *refs,
+                         size_t n_refs, const prolly_sync_options *opts,
+                         const prolly_ref_update *guard)
+{
+	prolly_sync_options o;
+	prolly_sync_stats total = PROLLY_SYNC_STATS_INIT;
+	int rc, dst_gc = 0, attempt = 0;
+
+	if (!dst || !src || (n_commits && !commits) || (n_refs && !refs))
+		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: NULL db, commits or refs");
+	if ((rc = prolly__sync_check(opts, out)))
+		return rc;
+	if (opts)
+		o = *opts;
+	else
+		prolly_sync_options_init(&o, PROLLY_SYNC_OPTIONS_VERSION);
+	if (o.batch > SYNC_BATCH_MAX)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_sync: batch %zu is over %d", o.batch,
+		                        SYNC_BATCH_MAX);
+	if ((rc = prolly__sync_same_size(dst, src)))
+		return rc;
+	/* SY17: a gc on the destination during an attempt costs another attempt, up to
+	 * SYNC_ATTEMPTS; each starts over from what the one before left (SY4), its refs' outcomes
+	 * unset (nothing moved). */
+	do {
+		for (size_t i = 0; i < n_refs; i++) {
+			refs[i].conflict = 0;
+			refs[i].current_exists = 0;
+		}
+		rc = sync_once(&total, &dst_gc, dst, src, commits, n_commits, refs, n_refs, &o, guard);
+	} while (dst_gc && ++attempt < SYNC_ATTEMPTS);
+	if (dst_gc)
+		rc = prolly_set_error(PROLLY_ECONFLICT,
+		                      "sync: a gc ran on the destination during each of %d attempts; "
+		                      "run the sync again (nothing moved; what was copied and survived "
+		                      "the gc is not copied again)",
+		                      SYNC_ATTEMPTS);
+	prolly__sync_stats_put(out, &total);
 	return rc;
 }
 

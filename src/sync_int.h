@@ -32,6 +32,7 @@ typedef struct sync_ctx {
 	size_t wbatch;      /* objects per write (SY6) */
 	uint64_t epoch;     /* SY4 */
 	uint64_t src_epoch; /* SY11: the source's, when the sync began */
+	int dst_gc;         /* SY17: SY4 failed this attempt */
 	prolly_sync_stats st;
 	/* SY6: the write being gathered, in the order objects must reach the destination */
 	prolly_store_node *pend; /* data NULL: read from the source when the write goes */
