@@ -233,6 +233,41 @@ static void gc_on_write_call(tp_store *w, const char *what)
 	PT_CHECK_RC(prolly_gc(g->other, &gr), 0);
 }
 
+/* An LMDB destination (dst) in a fresh directory whose writes run gc_on_write_call, a second
+ * handle of it (other: the gc's) and a memory source. */
+typedef struct gc_dst {
+	char *dir;
+	prolly_db *dst, *other, *src;
+	gc_on_write *g;
+} gc_dst;
+
+static void gc_dst_open(gc_dst *f)
+{
+	char url[600];
+	prolly_options opts = PROLLY_OPTIONS_INIT;
+	prolly_store *st = NULL;
+	memset(f, 0, sizeof(*f));
+	opts.reflog_days = 0;
+	f->dir = tm_tmpdir("syncdstgc");
+	f->src = sf_new_db(SF_MEM);
+	PT_REQUIRE(f->dir && f->src && prolly_store_lmdb_open(&st, f->dir, 0) == 0);
+	f->g = tp_new(sizeof(gc_on_write), st);
+	PT_REQUIRE(f->g && prolly_db_new(&f->dst, &f->g->tp.base, &opts) == 0);
+	snprintf(url, sizeof(url), "lmdb:%s", f->dir);
+	PT_REQUIRE(prolly_open_ex(&f->other, url, &opts, 0) == 0);
+	f->g->other = f->other;
+	f->g->tp.on_call = gc_on_write_call;
+}
+
+static void gc_dst_close(gc_dst *f)
+{
+	prolly_close(f->other);
+	prolly_close(f->dst);
+	prolly_close(f->src);
+	tm_rmtree(f->dir);
+	free(f->dir);
+}
+
 /* A gc on the destination while a sync writes into it, before each of the sync's writes in
  * turn: the attempt fails (SY4 of src/sync.c), never publishing a ref over nodes the gc took, and
  * the sync runs it again (SY17), which completes: the caller sees success, with the writes of
@@ -241,44 +276,29 @@ PT_TEST(sync_destination_gc_midway_is_retried)
 {
 	int fired = 0, retried = 0;
 	for (int at = 1; at < 200; at++) {
-		char *dir = tm_tmpdir("syncdstgc"), url[600];
-		prolly_options opts = PROLLY_OPTIONS_INIT;
-		prolly_store *st = NULL;
-		prolly_db *dst = NULL, *other = NULL, *src = sf_new_db(SF_MEM);
+		gc_dst f;
 		prolly_id base, head, c;
 		const char *names[1] = {"main"};
 		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-		o.batch = 4;
-		opts.reflog_days = 0;
-		PT_REQUIRE(dir && src && prolly_store_lmdb_open(&st, dir, 0) == 0);
-		gc_on_write *g = tp_new(sizeof(gc_on_write), st);
-		PT_REQUIRE(g && prolly_db_new(&dst, &g->tp.base, &opts) == 0);
-		snprintf(url, sizeof(url), "lmdb:%s", dir);
-		PT_REQUIRE(prolly_open_ex(&other, url, &opts, 0) == 0);
-		PT_REQUIRE(sf_put_range(&base, src, "main", 0, 600, 1) == 0);
-		for (int i = 0; i < 4; i++)
-			PT_REQUIRE(sf_put_range(&head, src, "main", i * 97, 30, 2 + i) == 0);
-		g->other = other;
-		g->at = at;
-		g->tp.on_call = gc_on_write_call;
 		prolly_sync_stats ss = PROLLY_SYNC_STATS_INIT;
-		int rc = sf_sync_branches(&ss, dst, src, names, &head, 1, &o);
-		int writes = g->writes;
-		g->at = 0;
+		o.batch = 4;
+		gc_dst_open(&f);
+		PT_REQUIRE(sf_put_range(&base, f.src, "main", 0, 600, 1) == 0);
+		for (int i = 0; i < 4; i++)
+			PT_REQUIRE(sf_put_range(&head, f.src, "main", i * 97, 30, 2 + i) == 0);
+		f.g->at = at;
+		int rc = sf_sync_branches(&ss, f.dst, f.src, names, &head, 1, &o);
+		int writes = f.g->writes;
+		f.g->at = 0;
 		PT_CHECKF(rc == 0, "gc at write %d: %d %s", at, rc, prolly_last_error());
-		fired += g->fired;
+		fired += f.g->fired;
 		/* each attempt's empty write, which reads the epoch, is not counted: one attempt makes
 		 * write_calls + 1 writes, a retried sync more */
-		retried += g->fired && ss.write_calls + 2 <= (uint64_t)writes;
-		PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &head));
-		PT_CHECKF(k6_holds(dst) == 0, "gc at write %d: %s", at, prolly_last_error());
-		int done = writes < at;
-		prolly_close(other);
-		prolly_close(dst);
-		prolly_close(src);
-		tm_rmtree(dir);
-		free(dir);
-		if (done)
+		retried += f.g->fired && ss.write_calls + 2 <= (uint64_t)writes;
+		PT_CHECK(prolly_branch_head(&c, f.dst, "main") == 0 && prolly_id_equal(&c, &head));
+		PT_CHECKF(k6_holds(f.dst) == 0, "gc at write %d: %s", at, prolly_last_error());
+		gc_dst_close(&f);
+		if (writes < at)
 			break;
 	}
 	PT_CHECKF(fired > 3 && retried > 0, "the gc ran during %d syncs, %d retried", fired, retried);
@@ -289,37 +309,23 @@ PT_TEST(sync_destination_gc_midway_is_retried)
  * the destination whole, and a sync without the gcs completes. */
 PT_TEST(sync_destination_gc_every_attempt_gives_up)
 {
-	char *dir = tm_tmpdir("syncdstgcall"), url[600];
-	prolly_options opts = PROLLY_OPTIONS_INIT;
-	prolly_store *st = NULL;
-	prolly_db *dst = NULL, *other = NULL, *src = sf_new_db(SF_MEM);
+	gc_dst f;
 	prolly_id head, c;
 	const char *names[1] = {"main"};
 	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
 	o.batch = 4;
-	opts.reflog_days = 0;
-	PT_REQUIRE(dir && src && prolly_store_lmdb_open(&st, dir, 0) == 0);
-	gc_on_write *g = tp_new(sizeof(gc_on_write), st);
-	PT_REQUIRE(g && prolly_db_new(&dst, &g->tp.base, &opts) == 0);
-	snprintf(url, sizeof(url), "lmdb:%s", dir);
-	PT_REQUIRE(prolly_open_ex(&other, url, &opts, 0) == 0);
-	PT_REQUIRE(sf_put_range(&head, src, "main", 0, 600, 1) == 0);
-	g->other = other;
-	g->every = 1;
-	g->tp.on_call = gc_on_write_call;
-	PT_CHECK_RC(sf_sync_branches(NULL, dst, src, names, &head, 1, &o), PROLLY_ECONFLICT);
+	gc_dst_open(&f);
+	PT_REQUIRE(sf_put_range(&head, f.src, "main", 0, 600, 1) == 0);
+	f.g->every = 1;
+	PT_CHECK_RC(sf_sync_branches(NULL, f.dst, f.src, names, &head, 1, &o), PROLLY_ECONFLICT);
 	PT_CHECKF(strstr(prolly_last_error(), "during each of 3 attempts") != NULL, "%s",
 	          prolly_last_error());
-	g->every = 0;
-	PT_CHECK_RC(prolly_branch_head(&c, dst, "main"), PROLLY_ENOTFOUND);
-	PT_CHECK_RC(k6_holds(dst), 0);
-	PT_CHECK_RC(sf_sync_branches(NULL, dst, src, names, &head, 1, &o), 0);
-	PT_CHECK(prolly_branch_head(&c, dst, "main") == 0 && prolly_id_equal(&c, &head));
-	prolly_close(other);
-	prolly_close(dst);
-	prolly_close(src);
-	tm_rmtree(dir);
-	free(dir);
+	f.g->every = 0;
+	PT_CHECK_RC(prolly_branch_head(&c, f.dst, "main"), PROLLY_ENOTFOUND);
+	PT_CHECK_RC(k6_holds(f.dst), 0);
+	PT_CHECK_RC(sf_sync_branches(NULL, f.dst, f.src, names, &head, 1, &o), 0);
+	PT_CHECK(prolly_branch_head(&c, f.dst, "main") == 0 && prolly_id_equal(&c, &head));
+	gc_dst_close(&f);
 }
 
 /* A gc of the pushing store (by another handle, as another process runs it) while its push
