@@ -1508,8 +1508,10 @@ typedef int (*prolly_fetch_fn)(void *payload, const char *branch, const prolly_i
  * Errors: PROLLY_ENOTFOUND if name is no remote of db (prolly_remote_add; nothing is fetched),
  * or if the remote was removed while the fetch ran (no tracking ref moved); those of
  * prolly_sync (PROLLY_ECONFLICT: a concurrent fetch moved a tracking ref to another commit than
- * this one's, or a gc on remote removed a head read here, or the remote was removed and added
- * again; fetch again; one that moved it to the same commit is no conflict); PROLLY_EINVAL (bad
+ * this one's, or a gc on remote removed a head read here during each of 3 attempts (one such gc
+ * costs another attempt, from the remote's branches as they are then; *stats adds up every
+ * attempt), or the remote was removed and added again; fetch again; one that moved it to the
+ * same commit is no conflict); PROLLY_EINVAL (bad
  * name, NULL db or remote, stores of different node sizes: nothing read; or, under a name
  * longer than prolly_remote_add takes, recorded by an older library, a branch whose tracking ref
  * would have more than PROLLY_MAX_REF_NAME bytes: the message names that ref, and nothing is
@@ -1532,8 +1534,11 @@ PROLLY_API int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *
  * it to be an ancestor) is PROLLY_ECONFLICT, the message saying which, and nothing is written
  * anywhere (a fetch, then a merge, with the remote's head named as the base where no merge base
  * is left, settles it). Two pushes racing for one branch: one wins, the other gets
- * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). A remote removed here while
- * the push ran gets no tracking ref (the remote's branch has moved). Errors also:
+ * PROLLY_ECONFLICT (its objects may have been copied; no ref moved). A gc of db that removes
+ * what the push was copying (the branch moved on, and retention took its old head) costs
+ * another attempt, from the branch's head as it is then, up to 3 (then PROLLY_ECONFLICT, nothing
+ * moved; *stats adds up every attempt). A remote removed here while the push ran gets no
+ * tracking ref (the remote's branch has moved). Errors also:
  * PROLLY_ENOTFOUND (no such local branch, or name is no remote of db: nothing pushed),
  * PROLLY_EINVAL (also stores of different node sizes: nothing read), those of prolly_sync. */
 PROLLY_API int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote,

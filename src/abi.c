@@ -260,6 +260,16 @@ int prolly_sync_stats_init(prolly_sync_stats *stats, unsigned version)
 	return 0;
 }
 
+void prolly__sync_stats_add(prolly_sync_stats *total, const prolly_sync_stats *one)
+{
+	total->commits_copied += one->commits_copied;
+	total->nodes_copied += one->nodes_copied;
+	total->bytes_copied += one->bytes_copied;
+	total->has_calls += one->has_calls;
+	total->read_calls += one->read_calls;
+	total->write_calls += one->write_calls;
+}
+
 void prolly__sync_stats_put(prolly_sync_stats *out, const prolly_sync_stats *full)
 {
 	if (!out)

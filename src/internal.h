@@ -103,6 +103,8 @@ int prolly__gc_result_check(const prolly_gc_result *r);
 void prolly__gc_result_put(prolly_gc_result *out, const prolly_gc_result *full);
 int prolly__sync_check(const prolly_sync_options *opts, const prolly_sync_stats *stats);
 void prolly__sync_stats_put(prolly_sync_stats *out, const prolly_sync_stats *full);
+/* Adds the counts of one (an attempt of a sync) to total. */
+void prolly__sync_stats_add(prolly_sync_stats *total, const prolly_sync_stats *one);
 /* The source's gc epoch as its handle last saw it (at the latest, its open's): the "since" of
  * prolly__sync_src_gc, with no round trip (0: a store without epochs). */
 uint64_t prolly__sync_src_epoch(prolly_db *src);

@@ -37,6 +37,12 @@
  *       store/open.c): a PostgreSQL one must parse with libpq. libpq refuses an unknown
  *       keyword, so "passwd=SECRET" (which RM4 does not know as a password) is never stored,
  *       and the message quotes libpq's reason only through the redactor, never the URL.
+ *   RM9 A fetch or push that a gc of its source overtook (SY11 in sync.c: the remote's gc for a
+ *       fetch, this store's for a push, removing a head read before it, as when the branch moved
+ *       on and retention took its old head) runs again from the refs as they are then, up to
+ *       SRC_GC_ATTEMPTS attempts in all, copying only what is still missing; its counters add up
+ *       every attempt. A lost compare-and-swap of a ref is not retried: it is the caller's to
+ *       judge (another push won, another fetch moved a tracking ref).
  */
 #include "internal.h"
 #include "store/redact.h"
@@ -48,7 +54,8 @@
 #define TRACK_PREFIX "remotes/"
 #define URL_KEY "url"
 #define MAX_URL 4096
-#define TRACK_ATTEMPTS 8 /* writes of a pushed branch's tracking ref that lose to a gc */
+#define TRACK_ATTEMPTS 8  /* writes of a pushed branch's tracking ref that lose to a gc */
+#define SRC_GC_ATTEMPTS 3 /* RM9 */
 /* RM6: the longest remote name whose tracking refs fit every branch name (46 bytes). */
 #define MAX_REMOTE_NAME                                                                            \
 	(PROLLY_MAX_REF_NAME - (int)(sizeof(TRACK_PREFIX) - 1) - 1 - PROLLY__MAX_BRANCH_NAME)
@@ -326,8 +333,24 @@ int prolly_remote_remove(prolly_db *db, const char *name)
 
 /* ---- fetch ---------------------------------------------------------------------------------- */
 
-int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
-                 prolly_fetch_fn fn, void *payload)
+/* RM9: whether a fetch or push that failed (rc) lost to a gc of its source (src: the remote for
+ * a fetch, this store for a push) and may run again: SY11 said so (PROLLY_ECONFLICT, the source's
+ * epoch risen past since, the one read before its refs were) and no ref update of the sync lost
+ * its compare-and-swap (n of them in u). */
+static int src_gc_again(prolly_db *src, uint64_t since, int rc, const prolly_ref_update *u,
+                        size_t n)
+{
+	if (rc != PROLLY_ECONFLICT || prolly__sync_src_epoch(src) <= since)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (u[i].conflict)
+			return 0;
+	return 1;
+}
+
+/* One attempt of prolly_fetch; *again set when it may run again (RM9). */
+static int fetch_once(prolly_sync_stats *stats, int *again, prolly_db *db, prolly_db *remote,
+                      const char *name, prolly_fetch_fn fn, void *payload)
 {
 	char prefix[PROLLY_MAX_REF_NAME + 1], ref[PROLLY_MAX_REF_NAME + 1];
 	prolly_ref_update guard;
@@ -420,6 +443,7 @@ int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, con
 			                      "remote '%s' was removed during the fetch; no remote-tracking "
 			                      "ref moved",
 			                      name);
+		*again = src_gc_again(remote, since, rc, u, n);
 		goto cleanup;
 	}
 	for (size_t k = 0; fn && k < n && !rc; k++) {
@@ -438,10 +462,30 @@ cleanup:
 	return rc;
 }
 
+int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
+                 prolly_fetch_fn fn, void *payload)
+{
+	prolly_sync_stats total = PROLLY_SYNC_STATS_INIT;
+	int rc, again;
+	if ((rc = prolly__sync_check(NULL, stats)))
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		prolly_sync_stats one = PROLLY_SYNC_STATS_INIT;
+		again = 0;
+		rc = fetch_once(&one, &again, db, remote, name, fn, payload);
+		prolly__sync_stats_add(&total, &one);
+		if (!again || attempt + 1 >= SRC_GC_ATTEMPTS)
+			break;
+	}
+	prolly__sync_stats_put(stats, &total);
+	return rc;
+}
+
 /* ---- push ----------------------------------------------------------------------------------- */
 
-int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
-                const char *branch, int force)
+/* One attempt of prolly_push; *again set when it may run again (RM9). */
+static int push_once(prolly_sync_stats *stats, int *again, prolly_db *db, prolly_db *remote,
+                     const char *name, const char *branch, int force)
 {
 	char head_ref[PROLLY_MAX_REF_NAME + 1], track[PROLLY_MAX_REF_NAME + 1];
 	char rec_ref[PROLLY_MAX_REF_NAME + 1];
@@ -469,6 +513,9 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 		snprintf(track, sizeof(track), TRACK_PREFIX "%s/%s", name, branch);
 		n = 3;
 	}
+	/* This store's gc epoch before its head is read: a gc that removes the head (the branch
+	 * moved on meanwhile) is a conflict, not damage (SY11 in sync.c), and costs an attempt. */
+	uint64_t since = prolly__sync_src_epoch(db);
 	if ((rc = prolly__get_refs(db, names, n, got, found)))
 		return rc;
 	if (!found[0])
@@ -530,6 +577,8 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 	rc = prolly_sync(&copied, remote, db, NULL, 0, &u, 1, &o);
 	prolly__sync_stats_put(stats, &copied);
 	if (rc) {
+		rc = prolly__sync_src_gc(db, since, rc);
+		*again = src_gc_again(db, since, rc, &u, 1);
 		/* The objects went in before the branch's compare-and-swap lost: say so. */
 		if (rc == PROLLY_ECONFLICT && u.conflict)
 			rc = prolly_set_error(
@@ -600,4 +649,23 @@ int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, cons
 		}
 	}
 	return rc == PROLLY_ENOTFOUND || rc == PROLLY_EPRUNED ? 0 : rc;
+}
+
+int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
+                const char *branch, int force)
+{
+	prolly_sync_stats total = PROLLY_SYNC_STATS_INIT;
+	int rc, again;
+	if ((rc = prolly__sync_check(NULL, stats)))
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		prolly_sync_stats one = PROLLY_SYNC_STATS_INIT;
+		again = 0;
+		rc = push_once(&one, &again, db, remote, name, branch, force);
+		prolly__sync_stats_add(&total, &one);
+		if (!again || attempt + 1 >= SRC_GC_ATTEMPTS)
+			break;
+	}
+	prolly__sync_stats_put(stats, &total);
+	return rc;
 }

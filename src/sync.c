@@ -961,17 +961,6 @@ int prolly__sync_same_size(const prolly_db *dst, const prolly_db *src)
 	                        prolly_db_node_size(src), prolly_db_node_size(dst));
 }
 
-/* Counts of one attempt added to those of the attempts before it (SY17). */
-static void stats_add(prolly_sync_stats *total, const prolly_sync_stats *one)
-{
-	total->commits_copied += one->commits_copied;
-	total->nodes_copied += one->nodes_copied;
-	total->bytes_copied += one->bytes_copied;
-	total->has_calls += one->has_calls;
-	total->read_calls += one->read_calls;
-	total->write_calls += one->write_calls;
-}
-
 /* One attempt of a sync whose arguments were checked; its counts are added to *total, and
  * *dst_gc says whether it failed because a gc ran on the destination (SY4). */
 static int sync_once(prolly_sync_stats *total, int *dst_gc, prolly_db *dst, prolly_db *src,
@@ -1029,7 +1018,7 @@ cleanup:
 	free(s.head);
 	free(s.head_tree);
 	prolly__sync_history_dispose(&h);
-	stats_add(total, &s.st);
+	prolly__sync_stats_add(total, &s.st);
 	return rc;
 }
 

@@ -214,6 +214,58 @@ PT_TEST(sync_source_gc_midway_is_a_conflict)
 	}
 }
 
+/* A fetch (push: 1) whose source, at its at-th read, moves main back to its first commit and
+ * runs a gc that removes what was being copied (gc_midway): the attempt fails (SY11), and the
+ * fetch or push runs again from the source's refs as they are then (RM9 of src/remote.c), so the
+ * caller sees success with the branch's new head: the remote-tracking ref (fetch) or the remote's
+ * branch (push) is base. (Before RM9 the caller got PROLLY_ECONFLICT, "run it again".) */
+PT_TEST(fetch_and_push_run_again_after_a_source_gc)
+{
+	for (int push = 0; push < 2; push++) {
+		int fired = 0, again = 0;
+		for (int at = 1; at < 400; at++) {
+			prolly_options opts = PROLLY_OPTIONS_INIT;
+			prolly_store *mem = NULL;
+			prolly_db *src = NULL, *dst = sf_new_db(SF_MEM);
+			prolly_id base, head, c;
+			opts.reflog_days = 0;
+			PT_REQUIRE(dst && prolly_store_mem_new(&mem) == 0);
+			gc_midway *g = tp_new(sizeof(gc_midway), mem);
+			PT_REQUIRE(g && prolly_db_new(&src, &g->tp.base, &opts) == 0);
+			PT_REQUIRE(sf_put_range(&base, src, "main", 0, 600, 1) == 0);
+			for (int i = 0; i < 6; i++)
+				PT_REQUIRE(sf_put_range(&head, src, "main", i * 97, 30, 2 + i) == 0);
+			PT_REQUIRE(prolly_remote_add(push ? src : dst, "origin", "mem:") == 0);
+			g->db = src;
+			g->to = base;
+			g->at = at;
+			g->tp.on_call = gc_midway_call;
+			int rc = push ? prolly_push(NULL, src, dst, "origin", "main", 0)
+			              : prolly_fetch(NULL, dst, src, "origin", NULL, NULL);
+			g->at = 0;
+			PT_CHECKF(rc == 0, "%s, gc at read %d: %d %s", push ? "push" : "fetch", at, rc,
+			          prolly_last_error());
+			if (push)
+				PT_CHECK_RC(prolly_branch_head(&c, dst, "main"), 0);
+			else
+				PT_CHECK_RC(prolly_resolve(&c, dst, "origin/main"), 0);
+			/* the refs were read before the first read of an object: base means another try */
+			PT_CHECKF(prolly_id_equal(&c, &head) || (g->fired && prolly_id_equal(&c, &base)),
+			          "%s, gc at read %d", push ? "push" : "fetch", at);
+			fired += g->fired;
+			again += g->fired && prolly_id_equal(&c, &base);
+			PT_CHECK_RC(k6_holds(dst), 0);
+			int done = !g->reads || g->reads < at;
+			prolly_close(src);
+			prolly_close(dst);
+			if (done)
+				break;
+		}
+		PT_CHECKF(fired > 3 && again > 0, "%s: the gc ran during %d, %d ran again",
+		          push ? "push" : "fetch", fired, again);
+	}
+}
+
 /* A destination on which, at the sync's at-th write (every write when every is set), another
  * handle of the store (another process) runs a gc: the nodes the sync has copied so far are
  * referenced by nothing yet. */
