@@ -348,10 +348,44 @@ static int src_gc_again(prolly_db *src, uint64_t since, int rc, const prolly_ref
 	return 1;
 }
 
-/* One attempt of prolly_fetch; *again set when it may run again (RM9). */
-static int fetch_once(prolly_sync_stats *stats, int *again, prolly_db *db, prolly_db *remote,
-                      const char *name, prolly_fetch_fn fn, void *payload)
+/* The arguments of a fetch or a push, for their attempts (RM9). */
+typedef struct remote_op {
+	prolly_db *db, *remote;
+	const char *name, *branch;
+	int force;
+	prolly_fetch_fn fn;
+	void *payload;
+} remote_op;
+
+/* One attempt: its counters into *stats, *again set when it may run again (RM9). */
+typedef int (*attempt_fn)(prolly_sync_stats *stats, int *again, const remote_op *op);
+
+/* Runs once() up to SRC_GC_ATTEMPTS times while it says it may run again; *stats (may be NULL)
+ * receives the counters of all of them. */
+static int with_attempts(prolly_sync_stats *stats, attempt_fn once, const remote_op *op)
 {
+	prolly_sync_stats total = PROLLY_SYNC_STATS_INIT;
+	int rc, again;
+	if ((rc = prolly__sync_check(NULL, stats)))
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		prolly_sync_stats one = PROLLY_SYNC_STATS_INIT;
+		again = 0;
+		rc = once(&one, &again, op);
+		prolly__sync_stats_add(&total, &one);
+		if (!again || attempt + 1 >= SRC_GC_ATTEMPTS)
+			break;
+	}
+	prolly__sync_stats_put(stats, &total);
+	return rc;
+}
+
+static int fetch_once(prolly_sync_stats *stats, int *again, const remote_op *op)
+{
+	prolly_db *db = op->db, *remote = op->remote;
+	const char *name = op->name;
+	prolly_fetch_fn fn = op->fn;
+	void *payload = op->payload;
 	char prefix[PROLLY_MAX_REF_NAME + 1], ref[PROLLY_MAX_REF_NAME + 1];
 	prolly_ref_update guard;
 	prolly_id rec;
@@ -465,28 +499,17 @@ cleanup:
 int prolly_fetch(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
                  prolly_fetch_fn fn, void *payload)
 {
-	prolly_sync_stats total = PROLLY_SYNC_STATS_INIT;
-	int rc, again;
-	if ((rc = prolly__sync_check(NULL, stats)))
-		return rc;
-	for (int attempt = 0;; attempt++) {
-		prolly_sync_stats one = PROLLY_SYNC_STATS_INIT;
-		again = 0;
-		rc = fetch_once(&one, &again, db, remote, name, fn, payload);
-		prolly__sync_stats_add(&total, &one);
-		if (!again || attempt + 1 >= SRC_GC_ATTEMPTS)
-			break;
-	}
-	prolly__sync_stats_put(stats, &total);
-	return rc;
+	remote_op op = {db, remote, name, NULL, 0, fn, payload};
+	return with_attempts(stats, fetch_once, &op);
 }
 
 /* ---- push ----------------------------------------------------------------------------------- */
 
-/* One attempt of prolly_push; *again set when it may run again (RM9). */
-static int push_once(prolly_sync_stats *stats, int *again, prolly_db *db, prolly_db *remote,
-                     const char *name, const char *branch, int force)
+static int push_once(prolly_sync_stats *stats, int *again, const remote_op *op)
 {
+	prolly_db *db = op->db, *remote = op->remote;
+	const char *name = op->name, *branch = op->branch;
+	int force = op->force;
 	char head_ref[PROLLY_MAX_REF_NAME + 1], track[PROLLY_MAX_REF_NAME + 1];
 	char rec_ref[PROLLY_MAX_REF_NAME + 1];
 	prolly_ref_update guard;
@@ -654,18 +677,6 @@ static int push_once(prolly_sync_stats *stats, int *again, prolly_db *db, prolly
 int prolly_push(prolly_sync_stats *stats, prolly_db *db, prolly_db *remote, const char *name,
                 const char *branch, int force)
 {
-	prolly_sync_stats total = PROLLY_SYNC_STATS_INIT;
-	int rc, again;
-	if ((rc = prolly__sync_check(NULL, stats)))
-		return rc;
-	for (int attempt = 0;; attempt++) {
-		prolly_sync_stats one = PROLLY_SYNC_STATS_INIT;
-		again = 0;
-		rc = push_once(&one, &again, db, remote, name, branch, force);
-		prolly__sync_stats_add(&total, &one);
-		if (!again || attempt + 1 >= SRC_GC_ATTEMPTS)
-			break;
-	}
-	prolly__sync_stats_put(stats, &total);
-	return rc;
+	remote_op op = {db, remote, name, branch, force, NULL, NULL};
+	return with_attempts(stats, push_once, &op);
 }

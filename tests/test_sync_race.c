@@ -161,6 +161,31 @@ static void gc_midway_call(tp_store *w, const char *what)
 	g->busy = 0;
 }
 
+/* A source store (memory, *out_src) under gc_midway (*out) firing at its at-th read, reflog
+ * entries expiring at once, with main of a 600-record base commit and six commits of 30 edits on
+ * it. */
+static void gc_midway_src(prolly_db **out_src, gc_midway **out, prolly_id *base, prolly_id *head,
+                          int at)
+{
+	prolly_options opts = PROLLY_OPTIONS_INIT;
+	prolly_store *mem = NULL;
+	prolly_db *src = NULL;
+	*out_src = NULL;
+	opts.reflog_days = 0;
+	PT_REQUIRE(prolly_store_mem_new(&mem) == 0);
+	gc_midway *g = tp_new(sizeof(gc_midway), mem);
+	PT_REQUIRE(g && prolly_db_new(&src, &g->tp.base, &opts) == 0);
+	PT_REQUIRE(sf_put_range(base, src, "main", 0, 600, 1) == 0);
+	for (int i = 0; i < 6; i++)
+		PT_REQUIRE(sf_put_range(head, src, "main", i * 97, 30, 2 + i) == 0);
+	g->db = src;
+	g->to = *base;
+	g->at = at;
+	g->tp.on_call = gc_midway_call;
+	*out = g;
+	*out_src = src;
+}
+
 /* What the sync was copying left the source (a gc there, after the branch moved): the sync
  * says a gc ran on the source and to run it again (PROLLY_ECONFLICT), never that an object is
  * in neither store or that the source is damaged; the destination keeps K6 and a rerun from the
@@ -170,24 +195,16 @@ PT_TEST(sync_source_gc_midway_is_a_conflict)
 	for (int kind = 0; kind < SF_PG; kind++) {
 		int fired = 0;
 		for (int at = 1; at < 400; at++) {
-			prolly_options opts = PROLLY_OPTIONS_INIT;
-			prolly_store *mem = NULL;
-			prolly_db *src = NULL, *dst = sf_new_db(kind);
+			prolly_db *dst = sf_new_db(kind);
 			prolly_id base, head, c;
 			const char *names[1] = {"main"};
 			prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+			gc_midway *g;
 			o.batch = 4;
-			opts.reflog_days = 0;
-			PT_REQUIRE(dst && prolly_store_mem_new(&mem) == 0);
-			gc_midway *g = tp_new(sizeof(gc_midway), mem);
-			PT_REQUIRE(g && prolly_db_new(&src, &g->tp.base, &opts) == 0);
-			PT_REQUIRE(sf_put_range(&base, src, "main", 0, 600, 1) == 0);
-			for (int i = 0; i < 6; i++)
-				PT_REQUIRE(sf_put_range(&head, src, "main", i * 97, 30, 2 + i) == 0);
-			g->db = src;
-			g->to = base;
-			g->at = at;
-			g->tp.on_call = gc_midway_call;
+			PT_REQUIRE(dst);
+			prolly_db *src;
+			gc_midway_src(&src, &g, &base, &head, at);
+			PT_REQUIRE(src);
 			int rc = sf_sync_branches(NULL, dst, src, names, &head, 1, &o);
 			g->at = 0;
 			if (g->fired) {
@@ -224,22 +241,16 @@ PT_TEST(fetch_and_push_run_again_after_a_source_gc)
 	for (int push = 0; push < 2; push++) {
 		int fired = 0, again = 0;
 		for (int at = 1; at < 400; at++) {
-			prolly_options opts = PROLLY_OPTIONS_INIT;
-			prolly_store *mem = NULL;
-			prolly_db *src = NULL, *dst = sf_new_db(SF_MEM);
+			prolly_db *dst = sf_new_db(SF_MEM);
 			prolly_id base, head, c;
-			opts.reflog_days = 0;
-			PT_REQUIRE(dst && prolly_store_mem_new(&mem) == 0);
-			gc_midway *g = tp_new(sizeof(gc_midway), mem);
-			PT_REQUIRE(g && prolly_db_new(&src, &g->tp.base, &opts) == 0);
-			PT_REQUIRE(sf_put_range(&base, src, "main", 0, 600, 1) == 0);
-			for (int i = 0; i < 6; i++)
-				PT_REQUIRE(sf_put_range(&head, src, "main", i * 97, 30, 2 + i) == 0);
+			gc_midway *g;
+			PT_REQUIRE(dst);
+			prolly_db *src;
+			gc_midway_src(&src, &g, &base, &head, at);
+			PT_REQUIRE(src);
+			g->at = 0; /* not while the remote is added */
 			PT_REQUIRE(prolly_remote_add(push ? src : dst, "origin", "mem:") == 0);
-			g->db = src;
-			g->to = base;
 			g->at = at;
-			g->tp.on_call = gc_midway_call;
 			int rc = push ? prolly_push(NULL, src, dst, "origin", "main", 0)
 			              : prolly_fetch(NULL, dst, src, "origin", NULL, NULL);
 			g->at = 0;
