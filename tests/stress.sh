@@ -8,7 +8,7 @@
 #   apply       the CLI's apply of 20 put lines per commit;
 #   putdel      the CLI's put of a key, then its del;
 #   merge       a side branch made from main, two keys put on it, merged into main (the CLI's
-#               merge on LMDB, which may lose its race: exit 4; prolly_merge in SQL on
+#               merge on LMDB, run again on a moved main up to 8 times, then exit 4; prolly_merge in SQL on
 #               PostgreSQL, serialised by the branch's row), then the side branch deleted;
 #   sqlput      prolly_put in SQL, one statement per key (PostgreSQL);
 #   sqltxn      two writes in one explicit transaction: prolly_put and prolly_commit (PostgreSQL);
@@ -278,7 +278,7 @@ if "$CLI" --store "$S" init >"$out" 2>&1 && "$CLI" clone "$S" "$(pg_url mirror)"
 	# the history from it to main: without it a gc --keep before the first push would leave
 	# nothing here to show the mirror's head an ancestor of main, and every push would fail)
 	run_store lmdb
-	# a merge may lose its race (4), a push too (a gc ran on the source meanwhile); a merge
+	# a merge may lose its race 8 times over (4), a push too (a gc on the source three times); a merge
 	# whose side branch was deleted before it read it finds no branch (1)
 	check_run lmdb 0 1 4
 	check_sync lmdb "$(pg_url mirror)" main "$CLI" --store "$S" push mirror main

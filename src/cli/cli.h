@@ -27,6 +27,9 @@ enum {
 
 /* Returned by parse_args when --help was given and printed: the command exits 0. */
 #define HELP_SHOWN (-1)
+/* Returned by publish_branch while cli->retry_moved is set and the branch moved (or a gc ran)
+ * since the command read it: nothing was committed, run_again_on_move runs the command again. */
+#define RUN_AGAIN (-2)
 
 /* Shown in place of a value that does not exist (merge conflicts). The escaper never produces
  * it, and the unescaper rejects it, so it cannot be mistaken for a value. */
@@ -52,6 +55,7 @@ struct cli {
 	int64_t time_us;           /* commit time: $PROLLY_COMMIT_TIME or 0 (now) */
 	prolly_db *db;             /* opened by open_store */
 	int allow_empty;           /* --allow-empty: commit even when the tree does not change */
+	int retry_moved;           /* publish_branch: RUN_AGAIN on a moved branch (run_again_on_move) */
 	unsigned node_size;        /* init --node-size: the node size of a store it makes (0: 4096) */
 	int argc;                  /* the command's arguments, argv[0] its name: an error line */
 	char **argv;               /* is redacted whole when one of them carries a password */
@@ -391,8 +395,17 @@ struct change {
 int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
                    const struct change *ch, size_t n_ch, const char *message);
 
-/* Commits the txn's queued ref moves; reports a lost race on `branch`. Returns 0 or exit code. */
+/* Commits the txn's queued ref moves; reports a lost race on `branch`. Returns 0 or exit code;
+ * RUN_AGAIN instead of the report while cli->retry_moved is set, when `branch` moved to another
+ * commit or a gc ran meanwhile (nothing reported). */
 int publish_branch(struct cli *cli, prolly_txn *txn, const char *branch);
+
+/* Runs once (merge, revert, cherry-pick: a three-way merge on the branch's head) and, while it
+ * returns RUN_AGAIN, again on the moved head, up to MOVED_ATTEMPTS times in all; the last
+ * attempt reports a lost race as publish_branch does (exit 4). A key the other writer changed
+ * that the command changes too is then a conflict of the new merge (exit 3), never lost. */
+int run_again_on_move(struct cli *cli, int (*once)(struct cli *, int, char **), int argc,
+                      char **argv);
 
 /* Prints an id in hex followed by a newline on stdout. */
 void print_id(const prolly_id *id);

@@ -63,7 +63,7 @@ static int read_commit(struct cli *cli, prolly_commit **out, const prolly_id *id
 	return 0;
 }
 
-int cmd_merge(struct cli *cli, int argc, char **argv)
+static int merge_once(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL, *resolve = NULL, *base_spec = NULL;
 	int unrelated = 0;
@@ -223,6 +223,11 @@ cleanup:
 	prolly_commit_free(base_c);
 	free(auto_msg);
 	return rc;
+}
+
+int cmd_merge(struct cli *cli, int argc, char **argv)
+{
+	return run_again_on_move(cli, merge_once, argc, argv);
 }
 
 int cmd_gc(struct cli *cli, int argc, char **argv)

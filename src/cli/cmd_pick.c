@@ -122,12 +122,22 @@ cleanup:
 	return rc;
 }
 
-int cmd_revert(struct cli *cli, int argc, char **argv)
+static int revert_once(struct cli *cli, int argc, char **argv)
 {
 	return run_pick(cli, argc, argv, 1);
 }
 
-int cmd_cherry_pick(struct cli *cli, int argc, char **argv)
+static int cherry_pick_once(struct cli *cli, int argc, char **argv)
 {
 	return run_pick(cli, argc, argv, 0);
+}
+
+int cmd_revert(struct cli *cli, int argc, char **argv)
+{
+	return run_again_on_move(cli, revert_once, argc, argv);
+}
+
+int cmd_cherry_pick(struct cli *cli, int argc, char **argv)
+{
+	return run_again_on_move(cli, cherry_pick_once, argc, argv);
 }

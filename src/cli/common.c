@@ -134,6 +134,8 @@ int open_sized(prolly_db **out, const char *url, const prolly_options *opts, uns
 
 int open_store(struct cli *cli, int mode, const prolly_options *opts)
 {
+	if (cli->db) /* open already: a command run again (run_again_on_move) */
+		return 0;
 	const char *url = cli->store_url, *shown = cli->store_shown;
 	prolly_options with_clock;
 	if (cli->time_us) { /* PROLLY_COMMIT_TIME is the clock of reflog entries and gc too */
@@ -295,11 +297,32 @@ int branch_head(struct cli *cli, prolly_id *out, const char *branch)
 	return rc;
 }
 
+/* How many times in all a merge, revert or cherry-pick runs on a branch that keeps moving. */
+#define MOVED_ATTEMPTS 8
+
+int run_again_on_move(struct cli *cli, int (*once)(struct cli *, int, char **), int argc,
+                      char **argv)
+{
+	int rc;
+	for (int attempt = 1;; attempt++) {
+		cli->retry_moved = attempt < MOVED_ATTEMPTS;
+		rc = once(cli, argc, argv);
+		if (rc != RUN_AGAIN)
+			break;
+	}
+	cli->retry_moved = 0;
+	return rc;
+}
+
 int publish_branch(struct cli *cli, prolly_txn *txn, const char *branch)
 {
 	prolly_ref_update conflict;
 	memset(&conflict, 0, sizeof conflict);
 	int err = prolly_txn_commit(txn, &conflict, 1);
+	/* Silent, as a put's rebase is: success prints nothing on stderr, a failure one line. */
+	if (err == PROLLY_ECONFLICT && cli->retry_moved &&
+	    (!conflict.conflict || conflict.current_exists))
+		return RUN_AGAIN;
 	if (err == PROLLY_ECONFLICT && conflict.conflict && conflict.current_exists) {
 		char hex[PROLLY_ID_HEX_SIZE];
 		prolly_id_to_hex(hex, &conflict.current);
