@@ -391,7 +391,9 @@ struct change {
 
 /* commit_edits with several steps applied in order to the same tree. When the tree comes out
  * unchanged and cli->allow_empty is 0, nothing is committed: "no change" goes to stderr, *out
- * receives head, and the result is 0. */
+ * receives head, and the result is 0. A branch that moved from head meanwhile takes the changes
+ * unless a key they write, or one inside a range of theirs, changed there (a diff of the two
+ * heads' trees): then nothing is committed, exit 4 (commit.c). */
 int commit_changes(struct cli *cli, prolly_id *out, const char *branch, const prolly_id *head,
                    const struct change *ch, size_t n_ch, const char *message);
 

@@ -1,10 +1,12 @@
 # merge, revert and cherry-pick read the branch's head, merge three ways on it, then move the
 # branch by compare-and-swap. When another writer moves the branch in between, nothing is
 # committed and the command runs again on the moved head (up to 8 times in all), so it lands on
-# top of the other writer's commit (the log shows it as the merge's first parent); a key that both changed is then a conflict of
-# the new merge (exit 3), never a lost update. The race is made certain: a session moves main (to
-# the head of another branch) and keeps its row locked for 1.5 s, after the command has read
-# main's head; the command's compare-and-swap waits for the row, then finds main moved.
+# top of the other writer's commit (the log shows it as the merge's first parent); a key that
+# both changed is then a conflict of the new merge (exit 3), never a lost update. del-range goes
+# onto the moved head unless a key in its range was written there (exit 4). The race is made
+# certain: a session moves main (to the head of another branch) and keeps its row locked for
+# 1.5 s, after the command has read main's head; the command's compare-and-swap waits for the
+# row, then finds main moved.
 #@ pg-only
 sql() { psql -X -q -tA -v ON_ERROR_STOP=1 -d "$PROLLY_STORE" -c "$1"; }
 # racing TO ARGS...: prolly ARGS while a session moves main to branch TO's head
@@ -51,3 +53,14 @@ p branch other4 main
 p put other4 o from-other
 racing other4 merge main side2
 p get main o
+# del-range goes onto the moved head unless the other writer wrote inside its range (exit 4)
+p put main r1 1
+p branch other5 main
+p put other5 z 1
+racing other5 del-range main r1 r9
+p scan main
+p put main r2 2
+p branch other6 main
+p put other6 r3 3
+racing other6 del-range main r1 r9
+p scan main

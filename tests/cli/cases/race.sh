@@ -2,7 +2,8 @@
 # then its input; a put lands in between):
 #  - the edits land on the moved head when none of their keys was written meanwhile (exit 0);
 #  - a key they change was written meanwhile: nothing is committed (exit 4), nothing is lost;
-#  - a delr line (a range) keeps the plain compare-and-swap: a moved branch is exit 4.
+#  - with a delr line (a range) they land on the moved head unless a key inside the range, or one
+#    a put or del line writes, was written meanwhile (exit 4).
 #@ any-store
 p init
 p put main a 1
@@ -36,8 +37,12 @@ apply_racing 'put\tc\t3\n' b 2
 p log main --limit 2
 # the same key: the apply commits nothing
 apply_racing 'put\tc\tmine\n' c theirs
-# a range: exit 4 whatever keys it covers
+# a range: lands on the moved head when the key written meanwhile is outside it
 apply_racing 'delr\ta\tb\n' d 4
+# ... and commits nothing when it is inside (here the put's new key 'bb' in [b, c))
+apply_racing 'delr\tb\tc\n' bb 5
+# a put line and a range: the put's key written meanwhile is a conflict too
+apply_racing 'put\te\tmine\ndelr\tx\ty\n' e theirs
 # run again, it succeeds
-printf 'delr\ta\tb\n' | p apply main -
+printf 'delr\tb\tc\n' | p apply main -
 p scan main
