@@ -12,6 +12,7 @@
  *   prolly_branch(name, from_ref)                    a new ref naming from_ref's commit
  *   prolly_merge(into, from_ref, resolve)            fast-forward, or a three-way merge commit
  *   prolly_delete_branch(name)                       the branch's ref removed (0.2)
+ *   prolly_reset(branch, ref)                        the branch moved to ref's commit (0.2)
  *   prolly_tag(name, ref), prolly_delete_tag(name)   a tag's ref created or removed (0.2)
  *
  * Each runs in the caller's transaction: arguments are checked first, then pgx_open_write,
@@ -22,7 +23,7 @@
  * edits give the same tree ids. A write that changes nothing makes no commit and returns the
  * head. Every branch move is reflogged with the operation sql-commit, sql-put, sql-delete,
  * sql-branch, sql-merge or sql-fast-forward; a deleted branch or tag with delete, a new tag with
- * tag (the engine's own, as from the CLI).
+ * tag, a reset with reset (the engine's own, as from the CLI).
  */
 #include "prolly_ext.h"
 
@@ -531,6 +532,30 @@ PG_FUNCTION_INFO_V1(pgx_delete_branch);
 Datum pgx_delete_branch(PG_FUNCTION_ARGS)
 {
 	return delete_ref(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(pgx_reset);
+Datum pgx_reset(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *branch = branch_arg(fcinfo, 0, "branch", ref);
+	char *to = text_arg(fcinfo, 1, "ref");
+	pgx_tables t;
+	prolly_db *db = pgx_open_write(fcinfo, &t, "prolly_reset");
+	prolly_id cid;
+	int rc, to_bad = 0;
+	pgx_write_lock(ref);
+	if ((rc = prolly_resolve(&cid, db, to)))
+		to_bad = 1;
+	else
+		rc = prolly_branch_reset(NULL, db, branch, &cid);
+	pgx_write_unlock();
+	if (rc) {
+		char *what = to_bad ? psprintf("ref \"%s\"", pgx_shown(to))
+		                    : psprintf("reset of \"%s\"", branch);
+		pgx_check(rc, what);
+	}
+	PG_RETURN_TEXT_P(hex_text(&cid));
 }
 
 PG_FUNCTION_INFO_V1(pgx_tag);

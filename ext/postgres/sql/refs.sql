@@ -1,6 +1,6 @@
 -- refs: the functions of version 0.2 (prolly--0.1--0.2.sql): prolly_tags, prolly_history,
--- prolly_tag, prolly_delete_tag, prolly_delete_branch. Commit ids hold the time they were made,
--- so they are compared, never shown.
+-- prolly_tag, prolly_delete_tag, prolly_delete_branch, prolly_reset. Commit ids hold the time
+-- they were made, so they are compared, never shown.
 SELECT current_database() AS db \gset
 \setenv PROLLY_TEST_DB :db
 SELECT extversion FROM pg_extension WHERE extname = 'prolly';
@@ -55,6 +55,22 @@ SELECT prolly_delete_branch('doomed') = prolly_resolve('dev~1') AS deleted;
 SELECT prolly_branch('doomed', 'main') = prolly_resolve('main') AS made_again;
 SELECT prolly_delete_branch('doomed') IS NOT NULL AS deleted_again;
 
+-- prolly_reset: a branch moved to any commit (back, or to another line), returning it; the
+-- reflog says reset, and the CLI reads the branch there
+SELECT prolly_branch('moving', 'dev') IS NOT NULL AS branched;
+SELECT prolly_reset('moving', 'main~1') = prolly_resolve('main~1') AS reset_back;
+SELECT prolly_resolve('moving') = prolly_resolve('v1') AS at_v1;
+SELECT prolly_reset('moving', 'dev') = prolly_resolve('dev') AS reset_across;
+\! ./regress-cli.sh reflog moving | cut -f3 | head -n 3
+CREATE TEMP TABLE cli_root (id text);
+\copy cli_root FROM PROGRAM './regress-cli.sh root moving'
+SELECT id = (SELECT tree_id FROM prolly_branches() WHERE name = 'dev') AS cli_reads_it FROM cli_root;
+BEGIN;
+SELECT prolly_reset('moving', 'main') IS NOT NULL AS reset;
+ROLLBACK;
+SELECT prolly_resolve('moving') = prolly_resolve('dev') AS rolled_back;
+SELECT prolly_delete_branch('moving') IS NOT NULL AS deleted;
+
 -- errors: a documented SQLSTATE and a message naming what was wrong; nothing written
 SELECT q, regress.err(q) FROM (VALUES
   ($q$SELECT * FROM prolly_history('main', NULL)$q$),
@@ -75,7 +91,13 @@ SELECT q, regress.err(q) FROM (VALUES
   ($q$SELECT prolly_delete_tag(NULL)$q$),
   ($q$SELECT prolly_delete_branch('nosuchbranch')$q$),
   ($q$SELECT prolly_delete_branch('bad name')$q$),
-  ($q$SELECT prolly_delete_branch(NULL)$q$)
+  ($q$SELECT prolly_delete_branch(NULL)$q$),
+  ($q$SELECT prolly_reset('nosuchbranch', 'main')$q$),
+  ($q$SELECT prolly_reset('dev', 'nosuchbranch')$q$),
+  ($q$SELECT prolly_reset('dev~1', 'main')$q$),
+  ($q$SELECT prolly_reset('dev', NULL)$q$),
+  ($q$SELECT prolly_reset(NULL, 'main')$q$),
+  ($q$SELECT prolly_reset('dev', (SELECT tree_id FROM prolly_branches() WHERE name = 'main'))$q$)
 ) AS t(q);
 SELECT (SELECT string_agg(name, ',') FROM prolly_tags()) AS tags,
        (SELECT count(*) FROM prolly_branches()) AS branches;
@@ -98,11 +120,13 @@ SELECT (SELECT count(*) FROM prolly_tags()) AS tags,
 SELECT prolly_tag('by-reader', 'main');
 SELECT prolly_delete_tag('v1');
 SELECT prolly_delete_branch('dev');
+SELECT prolly_reset('dev', 'main');
 RESET ROLE;
 SET ROLE regress_prolly_writer;
 SELECT prolly_tag('made-by-writer', 'main') IS NOT NULL AS tagged;
 SELECT prolly_delete_tag('made-by-writer') IS NOT NULL AS untagged;
 SELECT prolly_branch('made-by-writer', 'main') IS NOT NULL AS branched;
+SELECT prolly_reset('made-by-writer', 'dev') IS NOT NULL AS reset;
 SELECT prolly_delete_branch('made-by-writer') IS NOT NULL AS deleted;
 RESET ROLE;
 SELECT (SELECT string_agg(name, ',') FROM prolly_tags()) AS tags,
