@@ -46,3 +46,17 @@ CREATE FUNCTION @extschema@.prolly_delete_tag(name text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'pgx_delete_tag'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION @extschema@.prolly_revert(branch text, commit_ref text, resolve text DEFAULT 'fail',
+                                          mainline int DEFAULT NULL, message text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_revert'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;
+
+CREATE FUNCTION @extschema@.prolly_cherry_pick(branch text, commit_ref text,
+                                               resolve text DEFAULT 'fail',
+                                               mainline int DEFAULT NULL,
+                                               message text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_cherry_pick'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;

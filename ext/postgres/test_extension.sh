@@ -656,7 +656,7 @@ SELECT * FROM prolly_tags(); SELECT value, message FROM prolly_history('conc', '
 		for w in "prolly_put('conc', 'x', '1')" "prolly_delete('conc', 'a')" "prolly_branch('sb', 'main')" \
 			"prolly_merge('conc', 'main')" "prolly_commit('conc', ARRAY['x']::bytea[], ARRAY['1']::bytea[])" \
 			"prolly_tag('st', 'main')" "prolly_delete_tag('st')" "prolly_delete_branch('conc')" \
-			"prolly_reset('conc', 'main')"; do
+			"prolly_reset('conc', 'main')" "prolly_revert('conc', 'conc')" "prolly_cherry_pick('conc', 'main')"; do
 			sq -c "\\set VERBOSITY verbose" -c "SELECT $w" >"$log.a" 2>&1 && bad+=" $w"
 			grep -q '25006' "$log.a" || { bad+=" $w"; sed 's/^/# /' "$log.a"; }
 		done

@@ -5,7 +5,7 @@
 #      without expected, then without merge) calls this library with the arguments declared
 #      there; ALTER EXTENSION prolly UPDATE takes it to 0.2 (prolly_commit declared once, with
 #      six arguments; the functions of 0.2 there), and has nothing more to do; a database made at
-#      0.1 with the four-argument prolly_commit updates to the same 19 functions; DROP EXTENSION
+#      0.1 with the four-argument prolly_commit updates to the same 21 functions; DROP EXTENSION
 #      and CREATE EXTENSION in the same session give 0.2's declarations, which read and write;
 #   b. one session kept open (its caches warm: reads, a commit, a branch) across a restore in
 #      place (pg_restore --clean --if-exists) of a dump taken before its commit, once at the
@@ -100,7 +100,7 @@ t
 0
 NOTICE:  00000
 ERROR:  22023
-6|19
+6|21
 0.2|6
 t
 6|v5|t"

@@ -14,6 +14,9 @@
  *   prolly_delete_branch(name)                       the branch's ref removed (0.2)
  *   prolly_reset(branch, ref)                        the branch moved to ref's commit (0.2)
  *   prolly_tag(name, ref), prolly_delete_tag(name)   a tag's ref created or removed (0.2)
+ *   prolly_revert(branch, commit_ref, resolve, mainline, message), prolly_cherry_pick(...)
+ *                                                    one commit's change undone or applied on
+ *                                                    the head, as a three-way merge (0.2)
  *
  * Each runs in the caller's transaction: arguments are checked first, then pgx_open_write,
  * pgx_write_lock on the branch written (store_write.c: the protocol), the engine's calls, whose
@@ -22,7 +25,7 @@
  * those the CLI makes for the same edits (the same engine; parents, tree, message), so the same
  * edits give the same tree ids. A write that changes nothing makes no commit and returns the
  * head. Every branch move is reflogged with the operation sql-commit, sql-put, sql-delete,
- * sql-branch, sql-merge or sql-fast-forward; a deleted branch or tag with delete, a new tag with
+ * sql-branch, sql-merge, sql-fast-forward, sql-revert or sql-cherry-pick; a deleted branch or tag with delete, a new tag with
  * tag, a reset with reset (the engine's own, as from the CLI).
  */
 #include "prolly_ext.h"
@@ -657,6 +660,23 @@ static prolly_resolver resolver_arg(FunctionCallInfo fcinfo, int argno)
 	return PROLLY_RESOLVE_FAIL;
 }
 
+/* PY001 for the conflicts cf collected while doing what ("merging ... into ..."): nothing was
+ * done_word ("merged"); the detail lists the keys. Frees cf's text. */
+static void raise_conflicts(conflicts *cf, const char *what, const char *done_word)
+{
+	char *detail = psprintf("%llu conflicting key%s: %s%s", (unsigned long long)cf->n,
+	                        cf->n == 1 ? "" : "s", cf->text ? cf->text : "",
+	                        cf->n > MAX_LISTED ? ", ..." : "");
+	uint64_t n = cf->n;
+	free(cf->text);
+	cf->text = NULL;
+	ereport(ERROR,
+	        (errcode(PGX_ERRCODE_MERGE_CONFLICT),
+	         errmsg("prolly: %s left %llu conflict%s; nothing was %s", what, (unsigned long long)n,
+	                n == 1 ? "" : "s", done_word),
+	         errdetail("%s", detail), errhint("resolve => 'ours' or 'theirs' settles them.")));
+}
+
 PG_FUNCTION_INFO_V1(pgx_merge);
 Datum pgx_merge(PG_FUNCTION_ARGS)
 {
@@ -724,18 +744,9 @@ Datum pgx_merge(PG_FUNCTION_ARGS)
 	for (int i = 0; i < 3; i++)
 		prolly_commit_free(cs[i]);
 	pgx_write_unlock();
-	if (rc == PROLLY_EMERGE && !pgx_failed()) {
-		char *detail = psprintf("%llu conflicting key%s: %s%s", (unsigned long long)cf.n,
-		                        cf.n == 1 ? "" : "s", cf.text ? cf.text : "",
-		                        cf.n > MAX_LISTED ? ", ..." : "");
-		free(cf.text);
-		ereport(ERROR,
-		        (errcode(PGX_ERRCODE_MERGE_CONFLICT),
-		         errmsg("prolly: merging \"%s\" into \"%s\" left %llu conflict%s; nothing "
-		                "was merged",
-		                pgx_shown(from), into, (unsigned long long)cf.n, cf.n == 1 ? "" : "s"),
-		         errdetail("%s", detail), errhint("resolve => 'ours' or 'theirs' settles them.")));
-	}
+	if (rc == PROLLY_EMERGE && !pgx_failed())
+		raise_conflicts(&cf, psprintf("merging \"%s\" into \"%s\"", pgx_shown(from), into),
+		                "merged");
 	free(cf.text);
 	if (unrelated)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -747,4 +758,89 @@ Datum pgx_merge(PG_FUNCTION_ARGS)
 		pgx_check(rc, what);
 	}
 	PG_RETURN_TEXT_P(hex_text(&result));
+}
+
+/* ---- prolly_revert, prolly_cherry_pick (version 0.2) ---- */
+
+/* One commit's change undone (revert) or applied (cherry-pick) on the head of branch, as a
+ * three-way merge (prolly_revert, prolly_cherry_pick), committed with the head as its one
+ * parent; no change, no commit (the head is returned). */
+static Datum pick(FunctionCallInfo fcinfo, bool revert)
+{
+	const char *fname = revert ? "prolly_revert" : "prolly_cherry_pick";
+	char ref[PROLLY_MAX_REF_NAME + 1], hex[PROLLY_ID_HEX_SIZE];
+	char *branch = branch_arg(fcinfo, 0, "branch", ref);
+	char *which = text_arg(fcinfo, 1, "commit_ref");
+	prolly_resolver how = resolver_arg(fcinfo, 2);
+	int32 mainline = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
+	char *message = arg_given(fcinfo, 4) ? text_to_cstring(PG_GETARG_TEXT_PP(4)) : NULL;
+	pgx_tables t;
+	prolly_db *db;
+	prolly_commit *head_c = NULL;
+	prolly_txn *txn = NULL;
+	prolly_id target, root, result;
+	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
+	conflicts cf;
+	int rc, which_bad = 0;
+
+	if (mainline < 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("prolly: mainline must be a parent number from 1 (got %d)",
+		                       (int)mainline)));
+	db = pgx_open_write(fcinfo, &t, fname);
+	memset(&cf, 0, sizeof(cf));
+	mo.resolve = how;
+	mo.on_conflict = on_conflict;
+	mo.payload = &cf;
+	pgx_write_lock(ref);
+	rc = prolly_branch_commit(&head_c, db, branch);
+	if (rc == 0 && (rc = prolly_resolve(&target, db, which)))
+		which_bad = 1;
+	if (rc == 0) {
+		result = head_c->id;
+		prolly_id_to_hex(hex, &target);
+		if (!message)
+			message = psprintf("%s %s", revert ? "revert" : "cherry-pick", hex);
+	}
+	if (rc == 0 && (rc = prolly_txn_begin(&txn, db)) == 0)
+		rc = revert
+		         ? prolly_revert(&root, NULL, txn, &head_c->tree, &target, (unsigned)mainline, &mo)
+		         : prolly_cherry_pick(&root, NULL, txn, &head_c->tree, &target, (unsigned)mainline,
+		                              &mo);
+	if (rc == 0 && !prolly_id_equal(&root, &head_c->tree)) {
+		const prolly_commit *parent = head_c;
+		if ((rc = prolly_commit_create(&result, txn, &root, &head_c->id, 1,
+		                               prolly_next_commit_time(db, &parent, 1), message)) == 0 &&
+		    (rc = prolly_txn_move_branch(txn, branch, &head_c->id, &result)) == 0 &&
+		    (rc = prolly_txn_set_reason(txn, revert ? "sql-revert" : "sql-cherry-pick", hex)) == 0)
+			rc = publish(txn);
+	}
+	prolly_txn_free(txn);
+	prolly_commit_free(head_c);
+	pgx_write_unlock();
+	if (rc == PROLLY_EMERGE && !pgx_failed())
+		raise_conflicts(&cf,
+		                psprintf("%s \"%s\" on \"%s\"", revert ? "reverting" : "picking",
+		                         pgx_shown(which), branch),
+		                "committed");
+	free(cf.text);
+	if (rc) {
+		char *what = which_bad
+		                 ? psprintf("ref \"%s\"", pgx_shown(which))
+		                 : psprintf("%s on \"%s\"", revert ? "revert" : "cherry-pick", branch);
+		pgx_check(rc, what);
+	}
+	PG_RETURN_TEXT_P(hex_text(&result));
+}
+
+PG_FUNCTION_INFO_V1(pgx_revert);
+Datum pgx_revert(PG_FUNCTION_ARGS)
+{
+	return pick(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(pgx_cherry_pick);
+Datum pgx_cherry_pick(PG_FUNCTION_ARGS)
+{
+	return pick(fcinfo, false);
 }

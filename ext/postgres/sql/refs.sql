@@ -1,6 +1,6 @@
 -- refs: the functions of version 0.2 (prolly--0.1--0.2.sql): prolly_tags, prolly_history,
--- prolly_tag, prolly_delete_tag, prolly_delete_branch, prolly_reset. Commit ids hold the time
--- they were made, so they are compared, never shown.
+-- prolly_tag, prolly_delete_tag, prolly_delete_branch, prolly_reset, prolly_revert,
+-- prolly_cherry_pick. Commit ids hold the time they were made, so they are compared, never shown.
 SELECT current_database() AS db \gset
 \setenv PROLLY_TEST_DB :db
 SELECT extversion FROM pg_extension WHERE extname = 'prolly';
@@ -71,6 +71,42 @@ ROLLBACK;
 SELECT prolly_resolve('moving') = prolly_resolve('dev') AS rolled_back;
 SELECT prolly_delete_branch('moving') IS NOT NULL AS deleted;
 
+-- prolly_revert, prolly_cherry_pick: one commit's change undone or applied on a branch's head as a
+-- three-way merge, one commit with the head as parent; the same tree as the CLI's for the same
+-- change; nothing to do, no commit
+SELECT prolly_branch('picks', 'main') IS NOT NULL AS branched;
+SELECT prolly_put('picks', 'p1', 'one') AS c1 \gset
+SELECT prolly_put('picks', 'p2', 'two') AS c2 \gset
+SELECT prolly_branch('picks-cli', 'picks') IS NOT NULL AS branched;
+SELECT prolly_revert('picks', :'c1') AS r1 \gset
+SELECT :'r1' = prolly_resolve('picks') AS reverted;
+SELECT prolly_get('picks', 'p1') IS NULL AS p1_gone, convert_from(prolly_get('picks', 'p2'), 'UTF8') AS p2,
+       (SELECT message = 'revert ' || :'c1' FROM prolly_log('picks', 1)) AS message,
+       (SELECT parents = ARRAY[:'c2'] FROM prolly_log('picks', 1)) AS parent;
+\setenv C1 :c1
+\! ./regress-cli.sh revert picks-cli "$C1" >/dev/null
+SELECT (SELECT tree_id FROM prolly_branches() WHERE name = 'picks')
+     = (SELECT tree_id FROM prolly_branches() WHERE name = 'picks-cli') AS same_tree_as_cli;
+SELECT prolly_revert('picks', :'c1') = prolly_resolve('picks') AS nothing_to_undo,
+       (SELECT count(*) FROM prolly_log('picks')) = (SELECT count(*) FROM prolly_log('picks~1')) + 1 AS no_commit;
+SELECT prolly_branch('picked', 'main') IS NOT NULL AS branched;
+SELECT prolly_cherry_pick('picked', :'c1', message => 'p1 again') IS NOT NULL AS picked;
+SELECT convert_from(prolly_get('picked', 'p1'), 'UTF8') AS p1, prolly_get('picked', 'p2') IS NULL AS no_p2,
+       (SELECT message FROM prolly_log('picked', 1)) AS message;
+\! ./regress-cli.sh reflog picked | cut -f3 | head -n 1
+-- a key the head changed too: PY001 listing it, nothing written; resolve settles it
+SELECT prolly_put('picked', 'p2', 'mine') IS NOT NULL AS put;
+SELECT regress.err(format('SELECT prolly_cherry_pick(%L, %L)', 'picked', :'c2')) AS conflict;
+SELECT convert_from(prolly_get('picked', 'p2'), 'UTF8') AS p2_kept;
+SELECT prolly_cherry_pick('picked', :'c2', resolve => 'theirs') IS NOT NULL AS picked;
+SELECT convert_from(prolly_get('picked', 'p2'), 'UTF8') AS p2;
+-- a merge commit: mainline says which parent's side the change is measured from
+SELECT prolly_merge('picks', 'dev') IS NOT NULL AS merged;
+SELECT regress.err($q$SELECT prolly_revert('picked', 'picks')$q$) AS no_mainline;
+SELECT prolly_revert('picks', 'picks', mainline => 1) IS NOT NULL AS reverted;
+SELECT count(*) AS dev_edits_undone FROM prolly_diff('picks~1', 'picks');  -- dev's 170 edits
+SELECT prolly_delete_branch(b) IS NOT NULL AS deleted FROM unnest(ARRAY['picks', 'picks-cli', 'picked']) b;
+
 -- errors: a documented SQLSTATE and a message naming what was wrong; nothing written
 SELECT q, regress.err(q) FROM (VALUES
   ($q$SELECT * FROM prolly_history('main', NULL)$q$),
@@ -97,7 +133,14 @@ SELECT q, regress.err(q) FROM (VALUES
   ($q$SELECT prolly_reset('dev~1', 'main')$q$),
   ($q$SELECT prolly_reset('dev', NULL)$q$),
   ($q$SELECT prolly_reset(NULL, 'main')$q$),
-  ($q$SELECT prolly_reset('dev', (SELECT tree_id FROM prolly_branches() WHERE name = 'main'))$q$)
+  ($q$SELECT prolly_reset('dev', (SELECT tree_id FROM prolly_branches() WHERE name = 'main'))$q$),
+  ($q$SELECT prolly_revert('dev', NULL)$q$),
+  ($q$SELECT prolly_revert(NULL, 'main')$q$),
+  ($q$SELECT prolly_revert('nosuchbranch', 'main')$q$),
+  ($q$SELECT prolly_revert('dev', 'nosuchbranch')$q$),
+  ($q$SELECT prolly_cherry_pick('dev', 'main', 'mine')$q$),
+  ($q$SELECT prolly_cherry_pick('dev', 'main', mainline => -1)$q$),
+  ($q$SELECT prolly_cherry_pick('dev', 'main', mainline => 2)$q$)
 ) AS t(q);
 SELECT (SELECT string_agg(name, ',') FROM prolly_tags()) AS tags,
        (SELECT count(*) FROM prolly_branches()) AS branches;
@@ -121,12 +164,14 @@ SELECT prolly_tag('by-reader', 'main');
 SELECT prolly_delete_tag('v1');
 SELECT prolly_delete_branch('dev');
 SELECT prolly_reset('dev', 'main');
+SELECT prolly_revert('dev', 'dev');
 RESET ROLE;
 SET ROLE regress_prolly_writer;
 SELECT prolly_tag('made-by-writer', 'main') IS NOT NULL AS tagged;
 SELECT prolly_delete_tag('made-by-writer') IS NOT NULL AS untagged;
 SELECT prolly_branch('made-by-writer', 'main') IS NOT NULL AS branched;
 SELECT prolly_reset('made-by-writer', 'dev') IS NOT NULL AS reset;
+SELECT prolly_revert('made-by-writer', 'made-by-writer') IS NOT NULL AS reverted;
 SELECT prolly_delete_branch('made-by-writer') IS NOT NULL AS deleted;
 RESET ROLE;
 SELECT (SELECT string_agg(name, ',') FROM prolly_tags()) AS tags,
