@@ -83,6 +83,29 @@ char *pgx_shown(const char *s);
  * '?'. palloc'd. */
 char *pgx_engine_message(void);
 
+/* ---- args.c ---- */
+
+/* Argument argno as a C string (palloc'd); SQL NULL is 22004 "prolly: WHAT must not be NULL". */
+char *pgx_text_arg(FunctionCallInfo fcinfo, int argno, const char *what);
+
+/* Whether argument argno was given: declared, and not SQL NULL. A database keeps the declarations
+ * of the script its CREATE EXTENSION ran, and earlier scripts of version 0.1 declared fewer
+ * arguments (prolly_commit without expected, then without merge), which the library of a later
+ * build is called with: fcinfo holds only the arguments declared. */
+bool pgx_arg_given(FunctionCallInfo fcinfo, int argno);
+
+/* A branch to write: a valid name (22023 otherwise, the engine's reason in the message); ref
+ * receives "refs/heads/NAME". */
+char *pgx_branch_arg(FunctionCallInfo fcinfo, int argno, const char *what,
+                     char ref[PROLLY_MAX_REF_NAME + 1]);
+
+/* An id as 64 hex digits. */
+text *pgx_hex_text(const prolly_id *id);
+
+/* Publishes txn (whose only ref update moves one ref); a lost compare-and-swap, impossible while
+ * the ref row is locked unless the ref was created meanwhile, keeps the store's message. */
+int pgx_publish(prolly_txn *txn);
+
 /* ---- store.c ---- */
 
 /* Where the tables are and what the caller may do, for one function call. */

@@ -50,13 +50,6 @@ static void bad_null(const char *what)
 	        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("prolly: %s must not be NULL", what)));
 }
 
-static char *ref_arg(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		bad_null(what);
-	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
-}
-
 /* A key argument: NULL when SQL NULL and nullable, else checked against PROLLY_MAX_KEY. */
 static bytea *key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable)
 {
@@ -81,13 +74,6 @@ static bytea *bytea_from(const void *p, size_t n)
 	if (n)
 		memcpy(VARDATA(b), p, n);
 	return b;
-}
-
-static text *hex_text(const prolly_id *id)
-{
-	char hex[PROLLY_ID_HEX_SIZE];
-	prolly_id_to_hex(hex, id);
-	return cstring_to_text(hex);
 }
 
 /* Resolves ref to its commit and the commit's tree. An unknown ref is 42704, a malformed one
@@ -115,7 +101,7 @@ PG_FUNCTION_INFO_V1(pgx_get);
 Datum pgx_get(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
-	char *ref = ref_arg(fcinfo, 0, "ref");
+	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	bytea *key = key_arg(fcinfo, 1, "key", false);
 	prolly_db *db = pgx_open(fcinfo, &t);
 	prolly_id commit, tree;
@@ -248,7 +234,7 @@ PG_FUNCTION_INFO_V1(pgx_get_many);
 Datum pgx_get_many(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
-	char *ref = ref_arg(fcinfo, 0, "ref");
+	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	ArrayType *arr;
 	Datum *elems;
 	bool *nulls;
@@ -323,7 +309,7 @@ static void scan_free(void *arg)
 static void scan_open(FunctionCallInfo fcinfo, scan_state *s, MemoryContext cxt)
 {
 	MemoryContextCallback *cb = MemoryContextAllocZero(cxt, sizeof(*cb));
-	char *ref = ref_arg(fcinfo, 0, "ref");
+	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	bytea *from = key_arg(fcinfo, 1, "from_key", true);
 	bytea *to = key_arg(fcinfo, 2, "to_key", true);
 	bytea *prefix = key_arg(fcinfo, 3, "prefix", true);
@@ -467,7 +453,7 @@ PG_FUNCTION_INFO_V1(pgx_count);
 Datum pgx_count(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
-	char *ref = ref_arg(fcinfo, 0, "ref");
+	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	bytea *from = key_arg(fcinfo, 1, "from_key", true);
 	bytea *to = key_arg(fcinfo, 2, "to_key", true);
 	prolly_db *db = pgx_open(fcinfo, &t);
@@ -519,8 +505,8 @@ PG_FUNCTION_INFO_V1(pgx_diff);
 Datum pgx_diff(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
-	char *from_ref = ref_arg(fcinfo, 0, "from_ref");
-	char *to_ref = ref_arg(fcinfo, 1, "to_ref");
+	char *from_ref = pgx_text_arg(fcinfo, 0, "from_ref");
+	char *to_ref = pgx_text_arg(fcinfo, 1, "to_ref");
 	bytea *from = key_arg(fcinfo, 2, "from_key", true);
 	bytea *to = key_arg(fcinfo, 3, "to_key", true);
 	prolly_db *db = pgx_open(fcinfo, &t);
@@ -594,12 +580,12 @@ static void fill_commit(void *payload, const void *item, Datum *v, bool *n)
 	Datum *parents = palloc(sizeof(Datum) * (c->n_parents ? c->n_parents : 1));
 	(void)payload;
 	for (size_t i = 0; i < c->n_parents; i++)
-		parents[i] = PointerGetDatum(hex_text(&c->parents[i]));
+		parents[i] = PointerGetDatum(pgx_hex_text(&c->parents[i]));
 	n[0] = n[1] = n[2] = n[3] = n[4] = false;
-	v[0] = PointerGetDatum(hex_text(&c->id));
+	v[0] = PointerGetDatum(pgx_hex_text(&c->id));
 	v[1] = PointerGetDatum(
 	    construct_array(parents, (int)c->n_parents, TEXTOID, -1, false, TYPALIGN_INT));
-	v[2] = PointerGetDatum(hex_text(&c->tree));
+	v[2] = PointerGetDatum(pgx_hex_text(&c->tree));
 	v[3] = TimestampTzGetDatum(timestamp_of(c->time_us));
 	v[4] = message_datum(c->message ? c->message : "");
 }
@@ -620,7 +606,7 @@ PG_FUNCTION_INFO_V1(pgx_log);
 Datum pgx_log(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
-	char *ref = ref_arg(fcinfo, 0, "ref");
+	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	prolly_db *db;
 	prolly_id commit, tree;
 	rows r;
@@ -696,8 +682,8 @@ static Datum list_refs(FunctionCallInfo fcinfo, int (*list)(prolly_db *, prolly_
 				Datum v[3];
 				bool n[3] = {false, false, false};
 				v[0] = CStringGetTextDatum(b.names[i]);
-				v[1] = PointerGetDatum(hex_text(&b.heads[i]));
-				v[2] = PointerGetDatum(hex_text(&trees[i]));
+				v[1] = PointerGetDatum(pgx_hex_text(&b.heads[i]));
+				v[2] = PointerGetDatum(pgx_hex_text(&trees[i]));
 				rows_put(&r, v, n);
 			}
 		}
@@ -744,7 +730,7 @@ static void fill_change(void *payload, const void *item, Datum *v, bool *n)
 	(void)payload;
 	n[0] = n[2] = n[3] = false;
 	n[1] = k->value == NULL;
-	v[0] = PointerGetDatum(hex_text(&k->c->id));
+	v[0] = PointerGetDatum(pgx_hex_text(&k->c->id));
 	v[1] = k->value ? PointerGetDatum(bytea_from(k->value, k->vlen)) : (Datum)0;
 	v[2] = TimestampTzGetDatum(timestamp_of(k->c->time_us));
 	v[3] = message_datum(k->c->message ? k->c->message : "");
@@ -767,7 +753,7 @@ PG_FUNCTION_INFO_V1(pgx_history);
 Datum pgx_history(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
-	char *ref = ref_arg(fcinfo, 0, "ref");
+	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	bytea *key = key_arg(fcinfo, 1, "key", false);
 	int64 max = max_rows_arg(fcinfo, 2);
 	prolly_db *db = pgx_open(fcinfo, &t);
@@ -790,9 +776,9 @@ PG_FUNCTION_INFO_V1(pgx_resolve);
 Datum pgx_resolve(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
-	char *ref = ref_arg(fcinfo, 0, "ref");
+	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	prolly_db *db = pgx_open(fcinfo, &t);
 	prolly_id commit, tree;
 	resolve(db, ref, &commit, &tree);
-	PG_RETURN_TEXT_P(hex_text(&commit));
+	PG_RETURN_TEXT_P(pgx_hex_text(&commit));
 }

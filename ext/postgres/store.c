@@ -18,9 +18,9 @@
  *              and root; commits breadth first along their parents; a range [lo, hi] of ids.
  * The schema version, the node size and the gc epoch are read once per transaction (pgx_open),
  * from a scan of meta's heap.
- * Writes (write.c's functions only): the protocol in store_write.c, whose write() runs the
- * schema's prolly_write through SPI in the caller's transaction, and answers the empty write
- * the engine sends to learn the epoch.
+ * Writes (the functions of write.c and refs.c only): the protocol in store_write.c, whose
+ * write() runs the schema's prolly_write through SPI in the caller's transaction, and answers
+ * the empty write the engine sends to learn the epoch.
  *
  * Every store function here runs its PostgreSQL code through PGX_STORE_CALL (prolly_ext.h):
  * inside PG_TRY, a caught error kept with pgx_keep_error (guard.c), work memory in backend.c's

@@ -3,7 +3,7 @@
  * through the schema's prolly_write, and the transaction callbacks that keep the backend's
  * decoded-node cache true to the tables.
  *
- * The write protocol of a SQL write function (write.c), in the caller's transaction:
+ * The write protocol of a SQL write function (write.c, refs.c), in the caller's transaction:
  *   1. pgx_write_lock: SELECT s.prolly_write_begin(NULL) takes the writers' shared advisory
  *      lock (the gc's epoch bump takes it exclusive, so no gc starts until this transaction
  *      ends; write_lock_bounded has taken it already, waiting 5 s at most when the session has
