@@ -12,6 +12,9 @@
 #               PostgreSQL, serialised by the branch's row), then the side branch deleted;
 #   sqlput      prolly_put in SQL, one statement per key (PostgreSQL);
 #   sqltxn      two writes in one explicit transaction: prolly_put and prolly_commit (PostgreSQL);
+#   sqlpick     a side branch made in SQL, one key put on it, that commit cherry-picked onto main
+#               (prolly_cherry_pick), main tagged and the tag deleted, the side branch deleted
+#               (PostgreSQL);
 #   gc, gckeep  the CLI's gc with --reflog-days 0, and with --keep 2 every 2 s;
 #   killer      pg_cancel_backend or pg_terminate_backend of a random client backend of the
 #               store's database every 0.1-0.9 s (PostgreSQL);
@@ -122,6 +125,25 @@ w_sqltxn() {
 		n=$((n + 1))
 	done
 }
+w_sqlpick() {
+	local n=0 b rc
+	while [ "$(date +%s)" -lt "$end" ]; do
+		b="pick$n" n=$((n + 1))
+		sql_q -c "SELECT prolly_branch('$b', 'main')" >/dev/null 2>>"$W/sqlpick.err" || continue
+		sql_q -c "SELECT prolly_put('$b', 'sqlpick-$n', '$(val "sqlpick-$n")')" >/dev/null 2>>"$W/sqlpick.err"
+		rc=$?
+		# the put's commit applied onto main (a three-way merge on whatever main is then), the
+		# result tagged and the tag deleted, the side branch deleted
+		if [ "$rc" = 0 ]; then
+			sql_q -c "SELECT prolly_cherry_pick('main', '$b')" >/dev/null 2>>"$W/sqlpick.err"
+			rc=$?
+		fi
+		sql_q -c "SELECT prolly_tag('t$b', 'main')" -c "SELECT prolly_delete_tag('t$b')" \
+			>/dev/null 2>>"$W/sqlpick.err"
+		sql_q -c "SELECT prolly_delete_branch('$b')" >/dev/null 2>>"$W/sqlpick.err"
+		echo "$rc sqlpick-$n" >>"$W/sqlpick.log"
+	done
+}
 w_gc() { # NAME [gc options]
 	local name=$1
 	shift
@@ -228,6 +250,7 @@ run_store() {
 	if [ "$sql" = 1 ]; then
 		w_sqlput & pids+=($!)
 		w_sqltxn & pids+=($!)
+		w_sqlpick & pids+=($!)
 	fi
 	if [ "$name" = postgres ]; then
 		w_killer & pids+=($!)
