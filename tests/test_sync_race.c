@@ -296,28 +296,38 @@ static void gc_on_write_call(tp_store *w, const char *what)
 	PT_CHECK_RC(prolly_gc(g->other, &gr), 0);
 }
 
-/* An LMDB destination (dst) in a fresh directory whose writes run gc_on_write_call, a second
- * handle of it (other: the gc's) and a memory source. */
+/* A destination (dst: LMDB in a fresh directory, or PostgreSQL in a fresh schema) whose writes
+ * run gc_on_write_call, a second handle of it (other: the gc's, as another process's) and a
+ * memory source. */
 typedef struct gc_dst {
 	char *dir;
 	prolly_db *dst, *other, *src;
 	gc_on_write *g;
 } gc_dst;
 
-static void gc_dst_open(gc_dst *f)
+static void gc_dst_open(gc_dst *f, int kind)
 {
 	char url[600];
 	prolly_options opts = PROLLY_OPTIONS_INIT;
-	prolly_store *st = NULL;
+	prolly_store *st = NULL, *again = NULL;
 	memset(f, 0, sizeof(*f));
 	opts.reflog_days = 0;
-	f->dir = tm_tmpdir("syncdstgc");
 	f->src = sf_new_db(SF_MEM);
-	PT_REQUIRE(f->dir && f->src && prolly_store_lmdb_open(&st, f->dir, 0) == 0);
+	if (kind == SF_LMDB) {
+		f->dir = tm_tmpdir("syncdstgc");
+		PT_REQUIRE(f->dir && prolly_store_lmdb_open(&st, f->dir, 0) == 0);
+	} else {
+		PT_REQUIRE((st = sf_new_store(kind)) && (again = sf_pg_store_again()));
+	}
+	PT_REQUIRE(f->src);
 	f->g = tp_new(sizeof(gc_on_write), st);
 	PT_REQUIRE(f->g && prolly_db_new(&f->dst, &f->g->tp.base, &opts) == 0);
-	snprintf(url, sizeof(url), "lmdb:%s", f->dir);
-	PT_REQUIRE(prolly_open_ex(&f->other, url, &opts, 0) == 0);
+	if (kind == SF_LMDB) {
+		snprintf(url, sizeof(url), "lmdb:%s", f->dir);
+		PT_REQUIRE(prolly_open_ex(&f->other, url, &opts, 0) == 0);
+	} else {
+		PT_REQUIRE(prolly_db_new(&f->other, again, &opts) == 0);
+	}
 	f->g->other = f->other;
 	f->g->tp.on_call = gc_on_write_call;
 }
@@ -327,8 +337,19 @@ static void gc_dst_close(gc_dst *f)
 	prolly_close(f->other);
 	prolly_close(f->dst);
 	prolly_close(f->src);
-	tm_rmtree(f->dir);
+	if (f->dir)
+		tm_rmtree(f->dir);
 	free(f->dir);
+}
+
+/* The kinds of destination the gc tests run on: LMDB, and PostgreSQL where a server answers. */
+static int gc_dst_kinds(int *kinds)
+{
+	int n = 0;
+	kinds[n++] = SF_LMDB;
+	if (sf_have_pg)
+		kinds[n++] = SF_PG;
+	return n;
 }
 
 /* A gc on the destination while a sync writes into it, before each of the sync's writes in
@@ -337,34 +358,39 @@ static void gc_dst_close(gc_dst *f)
  * both attempts counted. (Before SY17 the caller got PROLLY_ECONFLICT, "run the sync again".) */
 PT_TEST(sync_destination_gc_midway_is_retried)
 {
-	int fired = 0, retried = 0;
-	for (int at = 1; at < 200; at++) {
-		gc_dst f;
-		prolly_id base, head, c;
-		const char *names[1] = {"main"};
-		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-		prolly_sync_stats ss = PROLLY_SYNC_STATS_INIT;
-		o.batch = 4;
-		gc_dst_open(&f);
-		PT_REQUIRE(sf_put_range(&base, f.src, "main", 0, 600, 1) == 0);
-		for (int i = 0; i < 4; i++)
-			PT_REQUIRE(sf_put_range(&head, f.src, "main", i * 97, 30, 2 + i) == 0);
-		f.g->at = at;
-		int rc = sf_sync_branches(&ss, f.dst, f.src, names, &head, 1, &o);
-		int writes = f.g->writes;
-		f.g->at = 0;
-		PT_CHECKF(rc == 0, "gc at write %d: %d %s", at, rc, prolly_last_error());
-		fired += f.g->fired;
-		/* each attempt's empty write, which reads the epoch, is not counted: one attempt makes
+	int kinds[2], nk = gc_dst_kinds(kinds);
+	for (int ki = 0; ki < nk; ki++) {
+		int fired = 0, retried = 0;
+		for (int at = 1; at < 200; at++) {
+			gc_dst f;
+			prolly_id base, head, c;
+			const char *names[1] = {"main"};
+			prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+			prolly_sync_stats ss = PROLLY_SYNC_STATS_INIT;
+			o.batch = 4;
+			gc_dst_open(&f, kinds[ki]);
+			PT_REQUIRE(sf_put_range(&base, f.src, "main", 0, 600, 1) == 0);
+			for (int i = 0; i < 4; i++)
+				PT_REQUIRE(sf_put_range(&head, f.src, "main", i * 97, 30, 2 + i) == 0);
+			f.g->at = at;
+			int rc = sf_sync_branches(&ss, f.dst, f.src, names, &head, 1, &o);
+			int writes = f.g->writes;
+			f.g->at = 0;
+			PT_CHECKF(rc == 0, "%s, gc at write %d: %d %s", sf_kind_name[kinds[ki]], at, rc,
+			          prolly_last_error());
+			fired += f.g->fired;
+			/* each attempt's empty write, which reads the epoch, is not counted: one attempt makes
 		 * write_calls + 1 writes, a retried sync more */
-		retried += f.g->fired && ss.write_calls + 2 <= (uint64_t)writes;
-		PT_CHECK(prolly_branch_head(&c, f.dst, "main") == 0 && prolly_id_equal(&c, &head));
-		PT_CHECKF(k6_holds(f.dst) == 0, "gc at write %d: %s", at, prolly_last_error());
-		gc_dst_close(&f);
-		if (writes < at)
-			break;
+			retried += f.g->fired && ss.write_calls + 2 <= (uint64_t)writes;
+			PT_CHECK(prolly_branch_head(&c, f.dst, "main") == 0 && prolly_id_equal(&c, &head));
+			PT_CHECKF(k6_holds(f.dst) == 0, "gc at write %d: %s", at, prolly_last_error());
+			gc_dst_close(&f);
+			if (writes < at)
+				break;
+		}
+		PT_CHECKF(fired > 3 && retried > 0, "%s: the gc ran during %d syncs, %d retried",
+		          sf_kind_name[kinds[ki]], fired, retried);
 	}
-	PT_CHECKF(fired > 3 && retried > 0, "the gc ran during %d syncs, %d retried", fired, retried);
 }
 
 /* A gc on the destination before every write: each of the sync's attempts fails (SY4), and
@@ -372,23 +398,26 @@ PT_TEST(sync_destination_gc_midway_is_retried)
  * the destination whole, and a sync without the gcs completes. */
 PT_TEST(sync_destination_gc_every_attempt_gives_up)
 {
-	gc_dst f;
-	prolly_id head, c;
-	const char *names[1] = {"main"};
-	prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
-	o.batch = 4;
-	gc_dst_open(&f);
-	PT_REQUIRE(sf_put_range(&head, f.src, "main", 0, 600, 1) == 0);
-	f.g->every = 1;
-	PT_CHECK_RC(sf_sync_branches(NULL, f.dst, f.src, names, &head, 1, &o), PROLLY_ECONFLICT);
-	PT_CHECKF(strstr(prolly_last_error(), "during each of 3 attempts") != NULL, "%s",
-	          prolly_last_error());
-	f.g->every = 0;
-	PT_CHECK_RC(prolly_branch_head(&c, f.dst, "main"), PROLLY_ENOTFOUND);
-	PT_CHECK_RC(k6_holds(f.dst), 0);
-	PT_CHECK_RC(sf_sync_branches(NULL, f.dst, f.src, names, &head, 1, &o), 0);
-	PT_CHECK(prolly_branch_head(&c, f.dst, "main") == 0 && prolly_id_equal(&c, &head));
-	gc_dst_close(&f);
+	int kinds[2], nk = gc_dst_kinds(kinds);
+	for (int ki = 0; ki < nk; ki++) {
+		gc_dst f;
+		prolly_id head, c;
+		const char *names[1] = {"main"};
+		prolly_sync_options o = PROLLY_SYNC_OPTIONS_INIT;
+		o.batch = 4;
+		gc_dst_open(&f, kinds[ki]);
+		PT_REQUIRE(sf_put_range(&head, f.src, "main", 0, 600, 1) == 0);
+		f.g->every = 1;
+		PT_CHECK_RC(sf_sync_branches(NULL, f.dst, f.src, names, &head, 1, &o), PROLLY_ECONFLICT);
+		PT_CHECKF(strstr(prolly_last_error(), "during each of 3 attempts") != NULL, "%s",
+		          prolly_last_error());
+		f.g->every = 0;
+		PT_CHECK_RC(prolly_branch_head(&c, f.dst, "main"), PROLLY_ENOTFOUND);
+		PT_CHECK_RC(k6_holds(f.dst), 0);
+		PT_CHECK_RC(sf_sync_branches(NULL, f.dst, f.src, names, &head, 1, &o), 0);
+		PT_CHECK(prolly_branch_head(&c, f.dst, "main") == 0 && prolly_id_equal(&c, &head));
+		gc_dst_close(&f);
+	}
 }
 
 /* A gc of the pushing store (by another handle, as another process runs it) while its push

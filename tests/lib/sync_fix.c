@@ -56,6 +56,16 @@ prolly_store *sf_new_store(int kind)
 	return st;
 }
 
+prolly_store *sf_pg_store_again(void)
+{
+	prolly_pg_options o = PROLLY_PG_OPTIONS_INIT;
+	prolly_store *st = NULL;
+	if (!sf_have_pg || n_pg_schemas == 0)
+		return NULL;
+	o.schema = pg_schemas[n_pg_schemas - 1];
+	return prolly_store_pg_open(&st, getenv("PROLLY_PG_URL"), &o) ? NULL : st;
+}
+
 prolly_db *sf_new_db(int kind)
 {
 	prolly_db *db = NULL;

@@ -38,6 +38,9 @@ void sf_end(void);
 /* A fresh store of kind, or NULL; a handle on one with default options (NULL with a message). */
 prolly_store *sf_new_store(int kind);
 prolly_db *sf_new_db(int kind);
+/* Another store handle on the schema of the PostgreSQL store sf_new_store made last (as another
+ * process would have); NULL without one. */
+prolly_store *sf_pg_store_again(void);
 
 /* Commits n puts of keys "k<start + i x step>" with values "v<round>-<i>" to branch. */
 int sf_put_step(prolly_id *out, prolly_db *db, const char *branch, int start, int n, int step,
