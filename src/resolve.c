@@ -96,22 +96,22 @@ typedef struct heads {
 static int on_ref(void *payload, const char *name, const prolly_id *value)
 {
 	heads *h = payload;
-	(void)name;
+	if (strncmp(name, PROLLY__LOGS_PREFIX, PROLLY__LOGS_PREFIX_LEN) == 0)
+		return 0; /* the reflog's refs hold entries, not commits */
 	if (PROLLY__GROW(h->v, h->cap, h->n + 1, 16))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing refs");
 	h->v[h->n++] = *value;
 	return 0;
 }
 
-/* Without find_ids: every commit reachable from a ref. Refs that do not name a readable commit
- * are passed over (a damaged history is reported by the commands that read it). */
+/* Without find_ids: every commit reachable from a ref, the ref's own commit included (the walk
+ * reports it first). Refs that do not name a readable commit are passed over (a damaged history
+ * is reported by the commands that read it): a ref's value is never a candidate unread. */
 static int walk_refs(prolly_db *db, cands *c)
 {
 	heads h = {NULL, 0, 0};
 	int rc = db->vt.list_refs(db->store, "", on_ref, &h);
 	for (size_t i = 0; i < h.n && !rc; i++) {
-		if (id_has_prefix(&h.v[i], c->hex, c->len))
-			cand_add(c, &h.v[i]); /* checked to be a commit by the caller's read */
 		rc = prolly__log_walk(db, &h.v[i], on_logged, c, NULL);
 		if (rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT)
 			rc = 0;

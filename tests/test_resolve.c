@@ -115,6 +115,14 @@ static void short_ids(prolly_db *db, int every)
 	PT_CHECK_RC(prolly_resolve(&got, db, ehex), PROLLY_EINVAL);
 	PT_CHECKF(strstr(prolly_last_error(), "is a reflog entry, not a commit"), "%s",
 	          prolly_last_error());
+	/* Its prefix names no commit: a ref's value is a candidate only as a commit (the reflog's
+	 * refs hold entries whose ids vary with the clock, so they once made short ids ambiguous). */
+	memcpy(t8, ehex, 8);
+	int entry_prefix_is_commit = 0;
+	for (int i = 0; i < NC; i++)
+		entry_prefix_is_commit |= strncmp(hex[i], t8, 8) == 0;
+	if (!entry_prefix_is_commit)
+		PT_CHECK_RC(prolly_resolve(&got, db, t8), PROLLY_ENOTFOUND);
 	/* A 10-digit prefix no commit has. */
 	char none[11] = "0000000000";
 	for (int v = 0; v < 100; v++) {
