@@ -251,6 +251,7 @@ bytea *pgx_bytea(const void *p, size_t n)
 {
 	bytea *b = palloc(VARHDRSZ + n);
 	SET_VARSIZE(b, VARHDRSZ + n);
-	memcpy(VARDATA(b), p, n);
+	if (n)
+		memcpy(VARDATA(b), p, n);
 	return b;
 }

@@ -1,7 +1,7 @@
 /*
  * prolly_ext.h - the PostgreSQL extension's shared declarations (ext/postgres/).
  *
- * Six files, one job each:
+ * Its files, one job each:
  *   guard.c  the guard between the engine and PostgreSQL: errors raised by PostgreSQL inside
  *            store callbacks are caught and kept, the engine unwinds on a return code, and the
  *            kept error is raised again once the engine has returned; engine codes become
@@ -13,10 +13,17 @@
  *   store.c  the store on the tables of the extension's schema (read through the primary-key
  *            indexes, or through SPI: prolly.node_reader), the schema version check, opening a
  *            call, the settings.
- *   read.c   the SQL read functions (prolly--0.1.sql declares them).
  *   store_write.c  the store's writes: the write protocol of a SQL write function, write()
  *            through the schema's prolly_write, the cache kept true across rollbacks.
- *   write.c  the SQL write functions: commit, put, delete, branch, merge.
+ *   args.c   arguments shared by the SQL functions (refs, branches, keys), ids as text, the
+ *            publishing of a write.
+ *   rows.c   result rows from engine callbacks, times and messages as SQL values.
+ *   read.c   the SQL reads of one tree or of refs: get, get_many, scan, count, diff, branches,
+ *            tags, resolve.
+ *   history.c  the SQL reads of history: log, history, reflog, merge_base, conflicts.
+ *   write.c  the SQL writes of edits: commit, put, delete, delete_range.
+ *   refs.c   the SQL writes that move refs otherwise: branch, tag, reset, merge, revert,
+ *            cherry-pick, and the deletes.
  *
  * Rules for every engine call made from SQL (see docs/sql.md, "Inside the server"):
  *   1. pgx_begin() before the first engine call of a function call;
@@ -34,8 +41,10 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 
 #include "prolly/pg_sql.h"
 #include "prolly/store.h"
@@ -105,6 +114,46 @@ text *pgx_hex_text(const prolly_id *id);
 /* Publishes txn (whose only ref update moves one ref); a lost compare-and-swap, impossible while
  * the ref row is locked unless the ref was created meanwhile, keeps the store's message. */
 int pgx_publish(prolly_txn *txn);
+/* A key argument (a key or a bound): NULL for SQL NULL when nullable, else 22004 "prolly: WHAT
+ * must not be NULL"; 54000 when longer than PROLLY_MAX_KEY. Detoasted, not copied. */
+bytea *pgx_key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable);
+/* Resolves ref to its commit and, when tree is not NULL, the commit's tree. An unknown ref is
+ * 42704, a malformed one 22023 (pgx_sqlstate), raised naming the ref. The ref is read in the
+ * statement's snapshot every time; the commit, immutable, only the first time the backend meets
+ * it (pgx_commit_tree). */
+void pgx_resolve_ref(prolly_db *db, const char *ref, prolly_id *commit, prolly_id *tree);
+
+/* ---- rows.c ---- */
+
+/* The rows of a materialized set-returning function (its tuplestore). */
+typedef struct pgx_rows {
+	ReturnSetInfo *rsi;
+	MemoryContext row_cxt; /* reset after every row */
+	int64 left;            /* rows still wanted (pgx_rows_counted); -1: no limit */
+} pgx_rows;
+#define PGX_ROW_MAX 7 /* columns of the widest row (prolly_reflog) */
+/* Fills the values and nulls of one row from item (and the callback's payload), in memory that
+ * is reset after the row. */
+typedef void (*pgx_row_fill_fn)(void *payload, const void *item, Datum *values, bool *nulls);
+/* Makes the function's result a tuplestore (InitMaterializedSRF); left is -1. */
+void pgx_rows_init(pgx_rows *r, FunctionCallInfo fcinfo);
+/* One row, outside engine callbacks (PostgreSQL errors are raised). */
+void pgx_rows_put(pgx_rows *r, Datum *values, bool *nulls);
+/* From an engine callback, under the guard (rule 2): one row built by fill. 0, or PROLLY_ESTORE
+ * with the error kept. Checks for interrupts. */
+int pgx_rows_emit(pgx_rows *r, pgx_row_fill_fn fill, void *payload, const void *item);
+/* The same, counting r->left down: 1 (stop the engine's walk) once no more rows are wanted. */
+int pgx_rows_counted(pgx_rows *r, pgx_row_fill_fn fill, void *payload, const void *item);
+/* An int max_rows argument: -1 for SQL NULL (no limit); a negative one is 22023. */
+int64 pgx_max_rows_arg(FunctionCallInfo fcinfo, int argno);
+/* A commit message or another stored string (bytes) as text, which must be valid in the database
+ * encoding: bytes that are not part of a valid character are shown as \xHH, the characters
+ * around them as they are. */
+Datum pgx_message_datum(const char *msg);
+/* A time in microseconds since 1970 (any int64: a commit made by hand or by another
+ * implementation) as a timestamptz; one before the type's first day (4714 BC) is -infinity
+ * rather than a wrapped or failing value. */
+TimestampTz pgx_timestamp_of(int64_t unix_us);
 
 /* ---- store.c ---- */
 

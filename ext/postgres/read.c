@@ -1,35 +1,26 @@
 /*
- * read.c - the SQL read functions (declared by prolly--0.1.sql and, for version 0.2,
- * prolly--0.1--0.2.sql; documented in docs/sql.md).
+ * read.c - the SQL reads of one tree or of the refs (declared by prolly--0.1.sql and, for version
+ * 0.2, prolly--0.1--0.2.sql; documented in docs/sql.md); history.c has the reads of history.
  *
  *   prolly_get(ref, key) -> bytea                       prolly_get
  *   prolly_get_many(ref, keys[]) -> (ord, key, value)   prolly_get_many, into a tuplestore
  *   prolly_scan(ref, from, to, prefix, max, reverse)    a cursor, one row per call
  *   prolly_count(ref, from, to) -> bigint               prolly_rank / prolly_count, O(height)
  *   prolly_diff(from_ref, to_ref, from, to)             prolly_diff, into a tuplestore
- *   prolly_log(ref, max_rows)                           prolly_log, into a tuplestore
  *   prolly_branches()                                   prolly_branch_list + the heads' trees
  *   prolly_tags()                                       prolly_tag_list, the same way (0.2)
- *   prolly_history(ref, key, max_rows)                  prolly_key_history, into a tuplestore
- *                                                       (0.2)
  *   prolly_resolve(ref) -> text                         prolly_resolve
  *
- * A tuplestore keeps work_mem in memory and spills the rest to a temporary file, and the scan
- * holds one leaf path of the cursor at a time, so memory stays bounded whatever the size.
- * Callbacks from the engine follow the guard's rules (prolly_ext.h): their rows go through
- * rows_emit, PG_TRY around the PostgreSQL work, each row built in a context reset after it.
+ * The scan holds one leaf path of the cursor at a time and the others' rows go to a tuplestore
+ * (rows.c), so memory stays bounded whatever the size.
  */
 #include "prolly_ext.h"
 
 #include "catalog/pg_type.h"
-#include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/datetime.h"
 #include "utils/memutils.h"
-#include "utils/timestamp.h"
 
 #include <stdlib.h>
 
@@ -42,59 +33,6 @@ void _PG_init(void)
 	pgx_define_settings();
 }
 
-/* ---- arguments ---- */
-
-static void bad_null(const char *what)
-{
-	ereport(ERROR,
-	        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("prolly: %s must not be NULL", what)));
-}
-
-/* A key argument: NULL when SQL NULL and nullable, else checked against PROLLY_MAX_KEY. */
-static bytea *key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable)
-{
-	bytea *k;
-	if (PG_ARGISNULL(argno)) {
-		if (!nullable)
-			bad_null(what);
-		return NULL;
-	}
-	k = PG_GETARG_BYTEA_PP(argno);
-	if (VARSIZE_ANY_EXHDR(k) > PROLLY_MAX_KEY)
-		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-		                errmsg("prolly: %s of %zu bytes is longer than the limit of %d bytes", what,
-		                       (size_t)VARSIZE_ANY_EXHDR(k), PROLLY_MAX_KEY)));
-	return k;
-}
-
-static bytea *bytea_from(const void *p, size_t n)
-{
-	bytea *b = palloc(VARHDRSZ + n);
-	SET_VARSIZE(b, VARHDRSZ + n);
-	if (n)
-		memcpy(VARDATA(b), p, n);
-	return b;
-}
-
-/* Resolves ref to its commit and the commit's tree. An unknown ref is 42704, a malformed one
- * 22023 (pgx_sqlstate). The ref is read in the statement's snapshot every time; the commit,
- * immutable, only the first time the backend meets it (pgx_commit_tree). */
-static void resolve(prolly_db *db, const char *ref, prolly_id *commit, prolly_id *tree)
-{
-	prolly_commit *c = NULL;
-	int rc = prolly_resolve(commit, db, ref);
-	if (rc == 0 && !pgx_commit_tree(commit, tree) &&
-	    (rc = prolly_commit_read(&c, db, commit)) == 0) {
-		*tree = c->tree;
-		pgx_commit_tree_keep(commit, tree);
-	}
-	prolly_commit_free(c);
-	if (rc) {
-		char *what = psprintf("ref \"%s\"", pgx_shown(ref));
-		pgx_check(rc, what);
-	}
-}
-
 /* ---- prolly_get ---- */
 
 PG_FUNCTION_INFO_V1(pgx_get);
@@ -102,21 +40,21 @@ Datum pgx_get(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
 	char *ref = pgx_text_arg(fcinfo, 0, "ref");
-	bytea *key = key_arg(fcinfo, 1, "key", false);
+	bytea *key = pgx_key_arg(fcinfo, 1, "key", false);
 	prolly_db *db = pgx_open(fcinfo, &t);
 	prolly_id commit, tree;
 	prolly_buf val = PROLLY_BUF_INIT;
 	bytea *out = NULL;
 	uint64_t n;
 	int rc;
-	resolve(db, ref, &commit, &tree);
+	pgx_resolve_ref(db, ref, &commit, &tree);
 	rc = prolly_get(&val, db, &tree, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
 	if (rc == 0) {
 		/* palloc may fail: copy the value out of the engine's buffer under the guard */
 		MemoryContext cxt = CurrentMemoryContext;
 		PG_TRY();
 		{
-			out = bytea_from(val.ptr, val.size);
+			out = pgx_bytea(val.ptr, val.size);
 		}
 		PG_CATCH();
 		{
@@ -131,57 +69,6 @@ Datum pgx_get(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	pgx_check(rc, "get");
 	PG_RETURN_BYTEA_P(out);
-}
-
-/* ---- result rows into a tuplestore, from engine callbacks ---- */
-
-typedef struct rows {
-	ReturnSetInfo *rsi;
-	MemoryContext row_cxt; /* reset after every row */
-	int64 left;            /* rows still wanted; -1: no limit */
-} rows;
-
-static void rows_init(rows *r, FunctionCallInfo fcinfo)
-{
-	InitMaterializedSRF(fcinfo, 0);
-	r->rsi = (ReturnSetInfo *)fcinfo->resultinfo;
-	r->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "prolly row", ALLOCSET_SMALL_SIZES);
-	r->left = -1;
-}
-
-static void rows_put(rows *r, Datum *values, bool *nulls)
-{
-	tuplestore_putvalues(r->rsi->setResult, r->rsi->setDesc, values, nulls);
-}
-
-#define ROW_MAX 5 /* columns of the widest row (prolly_log) */
-
-/* Fills the values and nulls of one row from item (and the callback's payload). */
-typedef void (*row_fill_fn)(void *payload, const void *item, Datum *values, bool *nulls);
-
-/* From an engine callback, under the guard (rule 2): one row, built by fill in r->row_cxt, which
- * is reset after it. 0, or PROLLY_ESTORE with the error kept. */
-static int rows_emit(rows *r, row_fill_fn fill, void *payload, const void *item)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int rc = 0;
-	PG_TRY();
-	{
-		Datum v[ROW_MAX];
-		bool n[ROW_MAX];
-		CHECK_FOR_INTERRUPTS();
-		MemoryContextSwitchTo(r->row_cxt);
-		fill(payload, item, v, n);
-		rows_put(r, v, n);
-		MemoryContextSwitchTo(cxt);
-		MemoryContextReset(r->row_cxt);
-	}
-	PG_CATCH();
-	{
-		rc = pgx_keep_error(cxt);
-	}
-	PG_END_TRY();
-	return rc;
 }
 
 /* The from/to bounds of a range (SQL NULL: unbounded). */
@@ -202,7 +89,7 @@ static void range_bounds(prolly_range *range, bytea *from, bytea *to)
 /* ---- prolly_get_many ---- */
 
 typedef struct many_ctx {
-	rows r;
+	pgx_rows r;
 	Datum *keys;
 } many_ctx;
 
@@ -220,14 +107,14 @@ static void fill_value(void *payload, const void *item, Datum *v, bool *n)
 	n[2] = x->value == NULL;
 	v[0] = Int32GetDatum((int32)x->index + 1);
 	v[1] = m->keys[x->index];
-	v[2] = x->value ? PointerGetDatum(bytea_from(x->value, x->vlen)) : (Datum)0;
+	v[2] = x->value ? PointerGetDatum(pgx_bytea(x->value, x->vlen)) : (Datum)0;
 }
 
 static int on_value(void *payload, size_t index, const void *value, size_t vlen)
 {
 	many_ctx *m = payload;
 	many_value x = {index, value, vlen};
-	return rows_emit(&m->r, fill_value, m, &x);
+	return pgx_rows_emit(&m->r, fill_value, m, &x);
 }
 
 PG_FUNCTION_INFO_V1(pgx_get_many);
@@ -246,7 +133,8 @@ Datum pgx_get_many(PG_FUNCTION_ARGS)
 	int rc;
 
 	if (PG_ARGISNULL(1))
-		bad_null("keys");
+		ereport(ERROR,
+		        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("prolly: keys must not be NULL")));
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -269,8 +157,8 @@ Datum pgx_get_many(PG_FUNCTION_ARGS)
 		keys[i].size = VARSIZE_ANY_EXHDR(k);
 	}
 	db = pgx_open(fcinfo, &t);
-	resolve(db, ref, &commit, &tree);
-	rows_init(&m.r, fcinfo);
+	pgx_resolve_ref(db, ref, &commit, &tree);
+	pgx_rows_init(&m.r, fcinfo);
 	m.keys = elems;
 	rc = n ? prolly_get_many(db, &tree, keys, (size_t)n, on_value, &m) : 0;
 	pgx_check(rc, "get_many");
@@ -310,9 +198,9 @@ static void scan_open(FunctionCallInfo fcinfo, scan_state *s, MemoryContext cxt)
 {
 	MemoryContextCallback *cb = MemoryContextAllocZero(cxt, sizeof(*cb));
 	char *ref = pgx_text_arg(fcinfo, 0, "ref");
-	bytea *from = key_arg(fcinfo, 1, "from_key", true);
-	bytea *to = key_arg(fcinfo, 2, "to_key", true);
-	bytea *prefix = key_arg(fcinfo, 3, "prefix", true);
+	bytea *from = pgx_key_arg(fcinfo, 1, "from_key", true);
+	bytea *to = pgx_key_arg(fcinfo, 2, "to_key", true);
+	bytea *prefix = pgx_key_arg(fcinfo, 3, "prefix", true);
 	prolly_range range = PROLLY_RANGE_INIT;
 	prolly_db *db;
 	prolly_id commit, tree;
@@ -334,7 +222,7 @@ static void scan_open(FunctionCallInfo fcinfo, scan_state *s, MemoryContext cxt)
 	range.reverse = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
 
 	db = pgx_open(fcinfo, &s->t);
-	resolve(db, ref, &commit, &tree);
+	pgx_resolve_ref(db, ref, &commit, &tree);
 	cb->func = scan_free;
 	cb->arg = s;
 	MemoryContextRegisterResetCallback(cxt, cb);
@@ -434,8 +322,8 @@ Datum pgx_scan(PG_FUNCTION_ARGS)
 	if (rc == 0) {
 		Datum vals[2];
 		bool nulls[2] = {false, false};
-		vals[0] = PointerGetDatum(bytea_from(k.data, k.size));
-		vals[1] = PointerGetDatum(bytea_from(v.data, v.size));
+		vals[0] = PointerGetDatum(pgx_bytea(k.data, k.size));
+		vals[1] = PointerGetDatum(pgx_bytea(v.data, v.size));
 		if (s->left > 0)
 			s->left--;
 		SRF_RETURN_NEXT(fc, HeapTupleGetDatum(heap_form_tuple(fc->tuple_desc, vals, nulls)));
@@ -454,13 +342,13 @@ Datum pgx_count(PG_FUNCTION_ARGS)
 {
 	pgx_tables t;
 	char *ref = pgx_text_arg(fcinfo, 0, "ref");
-	bytea *from = key_arg(fcinfo, 1, "from_key", true);
-	bytea *to = key_arg(fcinfo, 2, "to_key", true);
+	bytea *from = pgx_key_arg(fcinfo, 1, "from_key", true);
+	bytea *to = pgx_key_arg(fcinfo, 2, "to_key", true);
 	prolly_db *db = pgx_open(fcinfo, &t);
 	prolly_id commit, tree;
 	uint64_t lo = 0, hi = 0;
 	int rc;
-	resolve(db, ref, &commit, &tree);
+	pgx_resolve_ref(db, ref, &commit, &tree);
 	rc = to ? prolly_rank(&hi, db, &tree, VARDATA_ANY(to), VARSIZE_ANY_EXHDR(to))
 	        : prolly_count(&hi, db, &tree);
 	if (rc == 0 && from)
@@ -473,7 +361,7 @@ Datum pgx_count(PG_FUNCTION_ARGS)
 
 static Datum slice_datum(prolly_slice s)
 {
-	return PointerGetDatum(bytea_from(s.data, s.size));
+	return PointerGetDatum(pgx_bytea(s.data, s.size));
 }
 
 static void fill_diff(void *payload, const void *item, Datum *v, bool *n)
@@ -498,7 +386,7 @@ static void fill_diff(void *payload, const void *item, Datum *v, bool *n)
 
 static int on_diff(void *payload, const prolly_diff_entry *e)
 {
-	return rows_emit(payload, fill_diff, NULL, e);
+	return pgx_rows_emit(payload, fill_diff, NULL, e);
 }
 
 PG_FUNCTION_INFO_V1(pgx_diff);
@@ -507,117 +395,19 @@ Datum pgx_diff(PG_FUNCTION_ARGS)
 	pgx_tables t;
 	char *from_ref = pgx_text_arg(fcinfo, 0, "from_ref");
 	char *to_ref = pgx_text_arg(fcinfo, 1, "to_ref");
-	bytea *from = key_arg(fcinfo, 2, "from_key", true);
-	bytea *to = key_arg(fcinfo, 3, "to_key", true);
+	bytea *from = pgx_key_arg(fcinfo, 2, "from_key", true);
+	bytea *to = pgx_key_arg(fcinfo, 3, "to_key", true);
 	prolly_db *db = pgx_open(fcinfo, &t);
 	prolly_id c1, t1, c2, t2;
 	prolly_range range = PROLLY_RANGE_INIT;
-	rows r;
+	pgx_rows r;
 	int rc;
-	resolve(db, from_ref, &c1, &t1);
-	resolve(db, to_ref, &c2, &t2);
+	pgx_resolve_ref(db, from_ref, &c1, &t1);
+	pgx_resolve_ref(db, to_ref, &c2, &t2);
 	range_bounds(&range, from, to);
-	rows_init(&r, fcinfo);
+	pgx_rows_init(&r, fcinfo);
 	rc = prolly_diff(db, &t1, &t2, &range, on_diff, &r);
 	pgx_check(rc, "diff");
-	return (Datum)0;
-}
-
-/* ---- prolly_log ---- */
-
-/* An int max_rows argument: -1 for SQL NULL (no limit); a negative one is 22023. */
-static int64 max_rows_arg(FunctionCallInfo fcinfo, int argno)
-{
-	int64 max;
-	if (PG_ARGISNULL(argno))
-		return -1;
-	max = PG_GETARG_INT32(argno);
-	if (max < 0)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("prolly: max_rows must not be negative (got %lld)", (long long)max)));
-	return max;
-}
-
-/* Commit messages are bytes; text must be valid in the database encoding. Bytes that are not
- * part of a valid character are shown as \xHH; the characters around them stay as they are. */
-static Datum message_datum(const char *msg)
-{
-	int len = (int)strlen(msg), enc = GetDatabaseEncoding();
-	StringInfoData s;
-	if (pg_verifymbstr(msg, len, true))
-		return PointerGetDatum(cstring_to_text_with_len(msg, len));
-	initStringInfo(&s);
-	for (int i = 0; i < len;) {
-		int l = pg_encoding_verifymbchar(enc, msg + i, len - i);
-		if (l > 0) {
-			appendBinaryStringInfo(&s, msg + i, l);
-			i += l;
-		} else {
-			appendStringInfo(&s, "\\x%02x", (unsigned char)msg[i++]);
-		}
-	}
-	return PointerGetDatum(cstring_to_text_with_len(s.data, s.len));
-}
-
-/* A commit's time (any int64: one made by hand or by another implementation) as a timestamptz.
- * One before the type's first day (4714 BC) is -infinity: moved to PostgreSQL's epoch it would
- * wrap into the year 294247 or fail the output of the whole log. The last int64 fits. */
-static TimestampTz timestamp_of(int64_t unix_us)
-{
-	const int64 shift = (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-	TimestampTz t;
-	if (unix_us < MIN_TIMESTAMP + shift) {
-		TIMESTAMP_NOBEGIN(t);
-		return t;
-	}
-	return (TimestampTz)(unix_us - shift);
-}
-
-static void fill_commit(void *payload, const void *item, Datum *v, bool *n)
-{
-	const prolly_commit *c = item;
-	Datum *parents = palloc(sizeof(Datum) * (c->n_parents ? c->n_parents : 1));
-	(void)payload;
-	for (size_t i = 0; i < c->n_parents; i++)
-		parents[i] = PointerGetDatum(pgx_hex_text(&c->parents[i]));
-	n[0] = n[1] = n[2] = n[3] = n[4] = false;
-	v[0] = PointerGetDatum(pgx_hex_text(&c->id));
-	v[1] = PointerGetDatum(
-	    construct_array(parents, (int)c->n_parents, TEXTOID, -1, false, TYPALIGN_INT));
-	v[2] = PointerGetDatum(pgx_hex_text(&c->tree));
-	v[3] = TimestampTzGetDatum(timestamp_of(c->time_us));
-	v[4] = message_datum(c->message ? c->message : "");
-}
-
-static int on_commit(void *payload, const prolly_commit *c)
-{
-	rows *r = payload;
-	int rc;
-	if (r->left == 0)
-		return 1; /* enough: stop the walk */
-	rc = rows_emit(r, fill_commit, NULL, c);
-	if (rc == 0 && r->left > 0)
-		r->left--;
-	return rc;
-}
-
-PG_FUNCTION_INFO_V1(pgx_log);
-Datum pgx_log(PG_FUNCTION_ARGS)
-{
-	pgx_tables t;
-	char *ref = pgx_text_arg(fcinfo, 0, "ref");
-	prolly_db *db;
-	prolly_id commit, tree;
-	rows r;
-	int64 max = max_rows_arg(fcinfo, 1);
-	int rc;
-	db = pgx_open(fcinfo, &t);
-	resolve(db, ref, &commit, &tree);
-	rows_init(&r, fcinfo);
-	r.left = max;
-	rc = max == 0 ? 0 : prolly_log(db, &commit, on_commit, &r);
-	pgx_check(rc, "log");
 	return (Datum)0;
 }
 
@@ -662,7 +452,7 @@ static Datum list_refs(FunctionCallInfo fcinfo, int (*list)(prolly_db *, prolly_
 	prolly_db *db = pgx_open(fcinfo, &t);
 	branch_list b = {NULL, NULL, 0, 0};
 	prolly_id *trees = NULL;
-	rows r;
+	pgx_rows r;
 	int rc = list(db, on_branch, &b);
 	if (rc == 0 && b.n && !(trees = malloc(b.n * sizeof(*trees))))
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory listing %s", what);
@@ -677,14 +467,14 @@ static Datum list_refs(FunctionCallInfo fcinfo, int (*list)(prolly_db *, prolly_
 		MemoryContext cxt = CurrentMemoryContext;
 		PG_TRY();
 		{
-			rows_init(&r, fcinfo);
+			pgx_rows_init(&r, fcinfo);
 			for (size_t i = 0; i < b.n; i++) {
 				Datum v[3];
 				bool n[3] = {false, false, false};
 				v[0] = CStringGetTextDatum(b.names[i]);
 				v[1] = PointerGetDatum(pgx_hex_text(&b.heads[i]));
 				v[2] = PointerGetDatum(pgx_hex_text(&trees[i]));
-				rows_put(&r, v, n);
+				pgx_rows_put(&r, v, n);
 			}
 		}
 		PG_CATCH();
@@ -716,60 +506,6 @@ Datum pgx_tags(PG_FUNCTION_ARGS)
 	return list_refs(fcinfo, prolly_tag_list, "tags");
 }
 
-/* ---- prolly_history (version 0.2) ---- */
-
-typedef struct key_change {
-	const prolly_commit *c;
-	const void *value; /* NULL: the commit deleted the key */
-	size_t vlen;
-} key_change;
-
-static void fill_change(void *payload, const void *item, Datum *v, bool *n)
-{
-	const key_change *k = item;
-	(void)payload;
-	n[0] = n[2] = n[3] = false;
-	n[1] = k->value == NULL;
-	v[0] = PointerGetDatum(pgx_hex_text(&k->c->id));
-	v[1] = k->value ? PointerGetDatum(bytea_from(k->value, k->vlen)) : (Datum)0;
-	v[2] = TimestampTzGetDatum(timestamp_of(k->c->time_us));
-	v[3] = message_datum(k->c->message ? k->c->message : "");
-}
-
-static int on_change(void *payload, const prolly_commit *c, const void *value, size_t vlen)
-{
-	rows *r = payload;
-	key_change k = {c, value, vlen};
-	int rc;
-	if (r->left == 0)
-		return 1; /* enough: stop the walk */
-	rc = rows_emit(r, fill_change, NULL, &k);
-	if (rc == 0 && r->left > 0)
-		r->left--;
-	return rc;
-}
-
-PG_FUNCTION_INFO_V1(pgx_history);
-Datum pgx_history(PG_FUNCTION_ARGS)
-{
-	pgx_tables t;
-	char *ref = pgx_text_arg(fcinfo, 0, "ref");
-	bytea *key = key_arg(fcinfo, 1, "key", false);
-	int64 max = max_rows_arg(fcinfo, 2);
-	prolly_db *db = pgx_open(fcinfo, &t);
-	prolly_id commit, tree;
-	rows r;
-	int rc;
-	resolve(db, ref, &commit, &tree);
-	rows_init(&r, fcinfo);
-	r.left = max;
-	rc = max == 0 ? 0
-	              : prolly_key_history(db, &commit, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
-	                                   on_change, &r);
-	pgx_check(rc, "history"); /* 1: stopped at max_rows */
-	return (Datum)0;
-}
-
 /* ---- prolly_resolve ---- */
 
 PG_FUNCTION_INFO_V1(pgx_resolve);
@@ -779,6 +515,6 @@ Datum pgx_resolve(PG_FUNCTION_ARGS)
 	char *ref = pgx_text_arg(fcinfo, 0, "ref");
 	prolly_db *db = pgx_open(fcinfo, &t);
 	prolly_id commit, tree;
-	resolve(db, ref, &commit, &tree);
+	pgx_resolve_ref(db, ref, &commit, &tree);
 	PG_RETURN_TEXT_P(pgx_hex_text(&commit));
 }

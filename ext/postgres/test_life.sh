@@ -3,10 +3,11 @@
 # database of its own:
 #   a. a database whose extension an earlier script of version 0.1 declared (prolly_commit
 #      without expected, then without merge) calls this library with the arguments declared
-#      there; ALTER EXTENSION prolly UPDATE takes it to 0.2 (prolly_commit declared once, with
-#      six arguments; the functions of 0.2 there), and has nothing more to do; a database made at
-#      0.1 with the four-argument prolly_commit updates to the same 21 functions; DROP EXTENSION
-#      and CREATE EXTENSION in the same session give 0.2's declarations, which read and write;
+#      there; ALTER EXTENSION prolly UPDATE takes it to 0.3 (prolly_commit declared once, with
+#      six arguments; the functions of 0.2 and 0.3 there), and has nothing more to do; a database
+#      made at 0.1 with the four-argument prolly_commit updates to 0.2's 21 functions, and from
+#      there to 0.3's 25, which run; DROP EXTENSION and CREATE EXTENSION in the same session give
+#      0.3's declarations, which read and write;
 #   b. one session kept open (its caches warm: reads, a commit, a branch) across a restore in
 #      place (pg_restore --clean --if-exists) of a dump taken before its commit, once at the
 #      same gc epoch and once at a lower one (a gc ran after the dump): what the restore removed
@@ -75,7 +76,7 @@ SELECT extversion, (SELECT string_agg(pronargs::text, ',') FROM pg_proc WHERE pr
 SELECT prolly_commit('main', ARRAY['k6']::bytea[], ARRAY['v6']::bytea[], 'six', prolly_resolve('main'), false) IS NOT NULL;
 SELECT count(*) FROM prolly_tags();
 ALTER EXTENSION prolly UPDATE;
-ALTER EXTENSION prolly UPDATE TO '0.3';
+ALTER EXTENSION prolly UPDATE TO '0.4';
 DROP EXTENSION prolly;
 CREATE EXTENSION prolly SCHEMA public VERSION '0.1';
 $(declare_commit "message text DEFAULT NULL")
@@ -83,6 +84,11 @@ ALTER EXTENSION prolly UPDATE TO '0.2';
 SELECT (SELECT string_agg(pronargs::text, ',') FROM pg_proc WHERE proname = 'prolly_commit'),
        (SELECT count(*) FROM pg_depend WHERE deptype = 'e' AND classid = 'pg_proc'::regclass
           AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'prolly'));
+ALTER EXTENSION prolly UPDATE;
+SELECT extversion, (SELECT count(*) FROM pg_depend WHERE deptype = 'e' AND classid = 'pg_proc'::regclass
+          AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'prolly'))
+  FROM pg_extension WHERE extname = 'prolly';
+SELECT prolly_merge_base('main', 'main~1') = prolly_resolve('main~1'), count(*) > 0 FROM prolly_reflog('main');
 DROP EXTENSION prolly;
 CREATE EXTENSION prolly SCHEMA public;
 SELECT extversion, (SELECT string_agg(pronargs::text, ',') FROM pg_proc WHERE proname = 'prolly_commit')
@@ -95,17 +101,19 @@ four
 sql commit (1 edit)
 t
 ERROR:  40001
-0.2|6
+0.3|6
 t
 0
 NOTICE:  00000
 ERROR:  22023
 6|21
-0.2|6
+0.3|25
+t|t
+0.3|6
 t
 6|v5|t"
 if [ "$got" = "$want" ]; then
-	ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library; ALTER EXTENSION prolly UPDATE takes either to 0.2; DROP and CREATE EXTENSION in the session declare 0.2"
+	ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library; ALTER EXTENSION prolly UPDATE takes either to 0.3, and a 0.2 database too; DROP and CREATE EXTENSION in the session declare 0.3"
 else
 	diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
 	not_ok "an earlier 0.1 script's prolly_commit (four, then five arguments) calls this library"

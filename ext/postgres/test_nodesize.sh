@@ -4,7 +4,7 @@
 #   a. schema public: a store `prolly init --node-size 1024` made (schema version 7, its size in
 #      meta's node_size row); schema s4: a store of 4096 bytes (a copy of one `prolly init` made in
 #      a second database, which keeps the original), the extension's functions declared there too
-#      (by hand, from the scripts prolly--0.1.sql and prolly--0.1--0.2.sql), so that one session calls both stores, in one statement;
+#      (by hand, from the scripts prolly--0.1.sql, prolly--0.1--0.2.sql and prolly--0.2--0.3.sql), so that one session calls both stores, in one statement;
 #   b. the same edits, two rounds of them, made through SQL (prolly_commit) on both stores and
 #      through the CLI on the 1 KiB store and on the original of s4: after each round the 1 KiB
 #      store's roots are equal and differ from the 4 KiB ones, which are equal too; the final
@@ -39,7 +39,7 @@ apply_lines() { # $1: the table
 		ns_q "$ns" -q -f - &&
 		ns_q "$ns" -q -c "CREATE EXTENSION prolly SCHEMA public" -c "$edits_sql" &&
 		sed -e '/^\\echo /d' -e 's/@extschema@/s4/g' -e "s|MODULE_PATHNAME|\$libdir/prolly|g" \
-			"$here/prolly--0.1.sql" "$here/prolly--0.1--0.2.sql" | ns_q "$ns" -q -f - &&
+			"$here/prolly--0.1.sql" "$here/prolly--0.1--0.2.sql" "$here/prolly--0.2--0.3.sql" | ns_q "$ns" -q -f - &&
 		apply_lines e1 >"$log.e1" && apply_lines e2 >"$log.e2" &&
 		cli "${ns}_4k" branch cli main && cli "${ns}_4k" apply cli "$log.e1" && cli "${ns}_4k" apply cli "$log.e2"
 } >>"$log" 2>&1

@@ -9,6 +9,8 @@
  *                                                    unless a key was written since (40001)
  *   prolly_put(branch, key, value)                   the same with one put
  *   prolly_delete(branch, key)                       the same with one delete
+ *   prolly_delete_range(branch, from, to, message)   prolly_delete_range on the head, one
+ *                                                    commit (0.3)
  *
  * Each runs in the caller's transaction: arguments are checked first, then pgx_open_write,
  * pgx_write_lock on the branch written (store_write.c: the protocol), the engine's calls, whose
@@ -16,7 +18,7 @@
  * store_write.c, pgx_write_unlock, pgx_check. The commits are those the CLI makes for the same
  * edits (the same engine; parents, tree, message), so the same edits give the same tree ids. A
  * write that changes nothing makes no commit and returns the head. Every branch move is
- * reflogged with the operation sql-commit, sql-put or sql-delete.
+ * reflogged with the operation sql-commit, sql-put, sql-delete or sql-delete-range.
  */
 #include "prolly_ext.h"
 
@@ -78,28 +80,35 @@ static prolly_slice slice_of(bytea *b)
 #define BATCH_BYTES ((size_t)16 << 20)
 
 typedef struct edit_src {
-	const prolly_edit *edits; /* prolly_put, prolly_delete: n edits as given; else NULL */
-	bytea **keys, **vals;     /* prolly_commit: the arrays' elements, in place (a NULL value
+	const prolly_edit *edits;      /* prolly_put, prolly_delete: n edits as given; else NULL */
+	bytea **keys, **vals;          /* prolly_commit: the arrays' elements, in place (a NULL value
 	                             deletes) */
-	uint32 *order;            /* their indexes in key order, each key once: its last edit */
-	size_t n;                 /* edits, or entries of order */
+	uint32 *order;                 /* their indexes in key order, each key once: its last edit */
+	size_t n;                      /* edits, or entries of order */
+	const prolly_slice *from, *to; /* prolly_delete_range: its bounds (NULL: unbounded); n 0 */
+	bool range;
 } edit_src;
 
-/* Key order as the engine's (bytes, a prefix first), then the position in the arrays. A sort of
- * a million keys takes a good part of a second: a cancel may leave it (qsort_arg holds nothing). */
+/* Key order as the engine's: bytes, a prefix first. */
+static int key_cmp(const bytea *kx, const bytea *ky)
+{
+	size_t nx = VARSIZE_ANY_EXHDR(kx), ny = VARSIZE_ANY_EXHDR(ky);
+	int c = memcmp(VARDATA_ANY(kx), VARDATA_ANY(ky), Min(nx, ny));
+	if (c)
+		return c;
+	return nx < ny ? -1 : nx > ny;
+}
+
+/* Key order, then the position in the arrays. A sort of a million keys takes a good part of a
+ * second: a cancel may leave it (qsort_arg holds nothing). */
 static int cmp_edit_index(const void *a, const void *b, void *arg)
 {
 	const edit_src *src = arg;
 	uint32 x = *(const uint32 *)a, y = *(const uint32 *)b;
-	const bytea *kx = src->keys[x], *ky = src->keys[y];
-	size_t nx = VARSIZE_ANY_EXHDR(kx), ny = VARSIZE_ANY_EXHDR(ky);
 	int c;
 	CHECK_FOR_INTERRUPTS();
-	c = memcmp(VARDATA_ANY(kx), VARDATA_ANY(ky), Min(nx, ny));
-	if (c)
+	if ((c = key_cmp(src->keys[x], src->keys[y])))
 		return c;
-	if (nx != ny)
-		return nx < ny ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -265,6 +274,9 @@ static void commit_edits(FunctionCallInfo fcinfo, const char *fname, const char 
 		if ((rc = prolly_txn_begin(&txn, db)) == 0)
 			rc = prolly_rebase_edits(&root, txn, &bc->tree, &hc->tree, all, n);
 		pfree(all);
+	} else if (rc == 0 && src->range) {
+		if ((rc = prolly_txn_begin(&txn, db)) == 0)
+			rc = prolly_delete_range(&root, txn, &hc->tree, src->from, src->to);
 	} else if (rc == 0) {
 		root = hc->tree;
 		rc = edit_in_batches(db, src, &root, &txn);
@@ -386,5 +398,43 @@ Datum pgx_delete(PG_FUNCTION_ARGS)
 	src = edit_src_one(&e);
 	commit_edits(fcinfo, "prolly_delete", branch, ref, &src, "sql delete", "sql-delete", NULL,
 	             false, &out);
+	PG_RETURN_TEXT_P(pgx_hex_text(&out));
+}
+
+/* ---- prolly_delete_range (version 0.3) ---- */
+
+PG_FUNCTION_INFO_V1(pgx_delete_range);
+Datum pgx_delete_range(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *branch = pgx_branch_arg(fcinfo, 0, "branch", ref);
+	bytea *from = pgx_key_arg(fcinfo, 1, "from_key", true);
+	bytea *to = pgx_key_arg(fcinfo, 2, "to_key", true);
+	char *message = pgx_arg_given(fcinfo, 3) ? text_to_cstring(PG_GETARG_TEXT_PP(3))
+	                                         : "sql delete range";
+	prolly_slice lo, hi;
+	edit_src src;
+	prolly_id out;
+
+	/* Both bounds NULL would empty the branch: that must be said, with from_key => '' (the empty
+	 * key sorts first). */
+	if (!from && !to)
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+		                errmsg("prolly: from_key and to_key are both NULL"),
+		                errhint("from_key => ''::bytea with to_key NULL deletes every key of the "
+		                        "branch.")));
+	if (from && to && key_cmp(from, to) > 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("prolly: from_key sorts after to_key")));
+	if (from)
+		lo = slice_of(from);
+	if (to)
+		hi = slice_of(to);
+	memset(&src, 0, sizeof(src));
+	src.range = true;
+	src.from = from ? &lo : NULL;
+	src.to = to ? &hi : NULL;
+	commit_edits(fcinfo, "prolly_delete_range", branch, ref, &src, message, "sql-delete-range",
+	             NULL, false, &out);
 	PG_RETURN_TEXT_P(pgx_hex_text(&out));
 }

@@ -10,6 +10,10 @@ SET ROLE regress_prolly_reader;
 SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS v, prolly_count('dev') AS n,
        (SELECT count(*) FROM prolly_branches()) AS branches,
        (SELECT count(*) FROM prolly_diff('main', 'dev')) AS changes;
+SELECT prolly_merge_base('main', 'dev') = prolly_resolve('v1') AS base,
+       (SELECT count(*) FROM prolly_merge_conflicts('main', 'dev')) AS conflicts,
+       (SELECT count(*) > 0 FROM prolly_reflog('main')) AS reflog;
+SELECT prolly_delete_range('dev', 'k', 'l');             -- 42501: a reader does not write
 RESET ROLE;
 
 SET ROLE regress_prolly_nobody;
@@ -72,7 +76,8 @@ BEGIN;                                                   -- the writes' statemen
 SELECT length(prolly_put('main', 'hijack', 'x')) AS put,
        length(prolly_commit('main', ARRAY['h1', 'h2']::bytea[], ARRAY['1', NULL]::bytea[])) AS c,
        length(prolly_branch('regress_hijack', 'dev')) AS b,
-       length(prolly_merge('main', 'regress_hijack', resolve => 'theirs')) AS m;
+       length(prolly_merge('main', 'regress_hijack', resolve => 'theirs')) AS m,
+       length(prolly_delete_range('main', 'k01', 'k02')) AS r;
 ROLLBACK;
 -- a path that names pg_catalog after the planted schema: then even an exact match there (the
 -- operator = on bytea, in the statements and in the schema's functions they call) loses
