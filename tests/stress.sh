@@ -15,6 +15,8 @@
 #   sqlpick     a side branch made in SQL, one key put on it, that commit cherry-picked onto main
 #               (prolly_cherry_pick), main tagged and the tag deleted, the side branch deleted
 #               (PostgreSQL);
+#   sqlrange    three keys put by prolly_commit, then the first two deleted by prolly_delete_range
+#               (PostgreSQL);
 #   gc, gckeep  the CLI's gc with --reflog-days 0, and with --keep 2 every 2 s;
 #   killer      pg_cancel_backend or pg_terminate_backend of a random client backend of the
 #               store's database every 0.1-0.9 s (PostgreSQL);
@@ -125,6 +127,20 @@ w_sqltxn() {
 		n=$((n + 1))
 	done
 }
+w_sqlrange() {
+	local n=0 p rc rc2
+	while [ "$(date +%s)" -lt "$end" ]; do
+		p="sqlrange-$n" n=$((n + 1))
+		sql_q -c "SELECT prolly_commit('main', ARRAY['$p-a', '$p-b', '$p-c']::bytea[],
+			ARRAY['$(val "$p-a")', '$(val "$p-b")', '$(val "$p-c")']::bytea[])" >/dev/null 2>>"$W/sqlrange.err"
+		rc=$?
+		# [p-a, p-c): p-a and p-b, no key of another writer (nor sqlrange-1N-*: '-' < '0')
+		sql_q -c "SELECT prolly_delete_range('main', '$p-a', '$p-c')" >/dev/null 2>>"$W/sqlrange.err"
+		rc2=$?
+		printf '%s %s %s-a\n%s %s %s-b\n' "$rc" "$rc2" "$p" "$rc" "$rc2" "$p" >>"$W/rangedel.log"
+		echo "$rc $p-c" >>"$W/sqlrange.log"
+	done
+}
 w_sqlpick() {
 	local n=0 b rc
 	while [ "$(date +%s)" -lt "$end" ]; do
@@ -190,7 +206,7 @@ check_run() { # STORE-NAME, then the allowed statuses
 	: >"$out"
 	for f in "$W"/*.log; do
 		w=$(basename "$f" .log)
-		case $w in gc | gckeep | killer | sync) continue ;; putdel) ;; *)
+		case $w in gc | gckeep | killer | sync) continue ;; putdel | rangedel) ;; *)
 			while read -r rc k; do
 				[ "$rc" = 0 ] || continue
 				acked=$((acked + 1))
@@ -199,15 +215,16 @@ check_run() { # STORE-NAME, then the allowed statuses
 			;;
 		esac
 	done
+	# the deleters' logs: a put's status, then its del's (or range delete's), then the key
 	while read -r rc rc2 k; do
 		if [ "$rc2" = 0 ] && [ -n "${have[$k]+x}" ]; then
 			lost=$((lost + 1))
-			echo "putdel: $k deleted (acknowledged), present" >>"$out"
+			echo "$k deleted (acknowledged), present" >>"$out"
 		elif [ "$rc" = 0 ] && [ "$rc2" != 0 ] && [ "${have[$k]-}" != "$(val "$k")" ]; then
 			lost=$((lost + 1))
-			echo "putdel: $k put (acknowledged), its del failed ($rc2), missing" >>"$out"
+			echo "$k put (acknowledged), its del failed ($rc2), missing" >>"$out"
 		fi
-	done <"$W/putdel.log"
+	done < <(cat "$W/putdel.log" "$W"/rangedel.log 2>/dev/null)
 	if [ "$lost" -gt 20 ]; then
 		head -n 20 "$out" >"$out.head"
 		echo "... and $((lost - 20)) more" >>"$out.head"
@@ -251,6 +268,7 @@ run_store() {
 		w_sqlput & pids+=($!)
 		w_sqltxn & pids+=($!)
 		w_sqlpick & pids+=($!)
+		w_sqlrange & pids+=($!)
 	fi
 	if [ "$name" = postgres ]; then
 		w_killer & pids+=($!)
