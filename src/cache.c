@@ -198,6 +198,20 @@ pnode *prolly__cache_get(prolly__cache *c, const prolly_id *id)
 	return n;
 }
 
+pnode *prolly__cache_get_pinned(prolly__cache *c, const prolly_id *id)
+{
+	stripe *s = stripe_of(c, id);
+	pnode *n = NULL;
+	pthread_mutex_lock(&s->lock);
+	centry **pp = find_slot(s, id);
+	if (pp && *pp && (*pp)->pins) {
+		n = (*pp)->node;
+		prolly__node_ref(n);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
 void prolly__cache_put(prolly__cache *c, pnode *n, uint64_t *evicted)
 {
 	stripe *s = stripe_of(c, &n->id);

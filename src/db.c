@@ -278,8 +278,9 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 			goto cleanup;
 		for (size_t i = 0; i < nmiss; i++) {
 			pnode *pinned;
-			if (!found[i] && fresh && (pinned = prolly__cache_get(db->cache, &miss[i]))) {
-				/* Made by an open txn and not yet stored: re-hash the bytes in memory. */
+			if (!found[i] && fresh && (pinned = prolly__cache_get_pinned(db->cache, &miss[i]))) {
+				/* Made by an open txn and not yet stored: re-hash the bytes in memory. A node
+				 * that is only cached (read before) and that the store lost is missing. */
 				prolly_id h;
 				prolly__hash(&h, pinned->bytes, pinned->size);
 				rc = prolly_id_equal(&h, &miss[i]) ? prolly__nodeset_add(ws, pinned)

@@ -279,19 +279,26 @@ static int tree_walk(prolly_tree_stats *st, prolly_db *db, const prolly_id *root
 	prolly__nodeset_init(&ws);
 	if (seen && prolly__idmap_find(seen, root) != PROLLY__IDMAP_NONE)
 		return 0;
-	if ((rc = prolly__load_root(db, &ws, root, &nd)))
+	/* With verify the root too is read from the store (a missing one is PROLLY_ENOTFOUND, as
+	 * the caller named it), so the loop below finds it in ws. */
+	if ((rc = verify
+	              ? prolly__load_ex(db, &ws, root, 1, &nd, PROLLY__LOAD_FRESH | PROLLY__LOAD_ROOTS)
+	              : prolly__load_root(db, &ws, root, &nd)))
 		goto cleanup;
 	st->records = nd->count;
 	st->height = nd->level + 1;
 	if ((rc = prolly__buf_put(&cur, root->bytes, PROLLY_ID_SIZE)))
 		goto cleanup;
+	int first = 1; /* the first batch is the root, in ws already */
 	while (cur.size) {
 		size_t nids = cur.size / PROLLY_ID_SIZE;
 		const prolly_id *ids = (const prolly_id *)(const void *)cur.ptr;
 		next.size = 0;
 		for (size_t off = 0; off < nids; off += STATS_BATCH) {
 			size_t m = PROLLY_MIN(STATS_BATCH, nids - off);
-			prolly__nodeset_dispose(&ws);
+			if (!first)
+				prolly__nodeset_dispose(&ws);
+			first = 0;
 			if ((rc = prolly__load_ex(db, &ws, ids + off, m, NULL,
 			                          verify ? PROLLY__LOAD_FRESH : 0)))
 				goto cleanup;

@@ -60,6 +60,10 @@ static int walk_nodes(world *w)
 	return 0;
 }
 
+/* The node cache of the next world's handle: none (every read reaches the tap), unless a test
+ * that needs one says otherwise. */
+static size_t world_cache_bytes = 0;
+
 static int world_open(world *w, size_t n, uint64_t seed)
 {
 	memset(w, 0, sizeof(*w));
@@ -74,7 +78,7 @@ static int world_open(world *w, size_t n, uint64_t seed)
 		return rc;
 	prolly_options o;
 	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
-	o.cache_bytes = 0; /* every read goes to the store */
+	o.cache_bytes = world_cache_bytes; /* 0: every read goes to the store */
 	if ((rc = prolly_db_new(&w->db, &w->tap->tp.base, &o)))
 		return rc;
 	tm_rng rng;
@@ -918,6 +922,49 @@ PT_TEST(trees_verify_reads_each_node_once)
 	PT_CHECK_RC(prolly_trees_verify(w.db, roots, 4, note_verified, &v), 7);
 	PT_CHECK(v.st[2].records == 0 && v.status[3] == 0);
 	PT_CHECK_RC(prolly_trees_verify(w.db, NULL, 0, NULL, NULL), 0);
+	world_close(&w);
+}
+
+/* verify reads the store, not the cache: a node the handle has cached (read before, or so a
+ * long-lived process such as a server backend finds it) and that the store has lost since is
+ * reported, as the root, an internal node or a leaf. Before, a fresh read that missed took the
+ * cached copy as a node an open txn had made and not yet written, and the tree verified. */
+PT_TEST(verify_reads_the_store_not_the_cache)
+{
+	world w;
+	prolly_tree_stats st = PROLLY_TREE_STATS_INIT;
+	world_cache_bytes = (size_t)16 << 20; /* every node of the tree read into the cache */
+	int opened = world_open(&w, 3000, 5);
+	world_cache_bytes = 0;
+	PT_REQUIRE(opened == 0);
+	prolly_db *db = w.db;
+	PT_REQUIRE(prolly_tree_stats_get(&st, db, &w.root, 0) == 0 && st.nodes == w.n_nodes);
+	const pnode *picks[3] = {w.nodes[0], w.nodes[1], w.nodes[w.n_nodes - 1]};
+	PT_REQUIRE(picks[0]->level > 0 && picks[1]->level > 0 && picks[2]->level == 0);
+	for (int i = 0; i < 3; i++) {
+		int status[1] = {0};
+		int want = i == 0 ? PROLLY_ENOTFOUND : PROLLY_ECORRUPT;
+		w.tap->mode = TM_TAP_DROP;
+		w.tap->target = picks[i]->id;
+		PT_CHECK_RC(prolly_tree_stats_get(&st, db, &w.root, 1), want);
+		PT_CHECKF(strstr(prolly_last_error(), tm_hex(&picks[i]->id)), "%s", prolly_last_error());
+		PT_CHECK_RC(prolly_trees_verify(db, &w.root, 1, note_status, status),
+		            i == 0 ? 0 : PROLLY_ECORRUPT);
+		if (i == 0)
+			PT_CHECK(status[0] == PROLLY_ENOTFOUND);
+		/* what is read without verify still comes from the cache */
+		PT_CHECK_RC(prolly_tree_stats_get(&st, db, &w.root, 0), 0);
+		w.tap->mode = TM_TAP_PASS;
+		PT_CHECK_RC(prolly_tree_stats_get(&st, db, &w.root, 1), 0);
+	}
+	/* the nodes of an open txn, made and not yet written, still verify from memory */
+	prolly_txn *txn = NULL;
+	prolly_id root3;
+	prolly_edit e = tm_put("fresh-key", "v");
+	PT_REQUIRE(prolly_txn_begin(&txn, db) == 0 &&
+	           prolly_edit_tree(&root3, txn, &w.root, &e, 1) == 0);
+	PT_CHECK_RC(prolly_tree_stats_get(&st, db, &root3, 1), 0);
+	prolly_txn_free(txn);
 	world_close(&w);
 }
 
