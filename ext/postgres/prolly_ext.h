@@ -21,6 +21,7 @@
  *   read.c   the SQL reads of one tree or of refs: get, get_many, scan, count, diff, branches,
  *            tags, resolve.
  *   history.c  the SQL reads of history: log, history, reflog, merge_base, conflicts.
+ *   inspect.c  the SQL reads that walk whole trees: stats, verify.
  *   write.c  the SQL writes of edits: commit, put, delete, delete_range.
  *   refs.c   the SQL writes that move refs otherwise: branch, tag, reset, merge, revert,
  *            cherry-pick, and the deletes.

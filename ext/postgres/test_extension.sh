@@ -19,7 +19,8 @@
 #   6b. the same for failed and rolled-back writes (merge conflicts, commits rolled back to a
 #      savepoint, puts to a missing branch), by the backend's private memory;
 #   6c. statement_timeout inside ONE long engine call (a scan and a diff filling their
-#      tuplestore, the diff with the cache on and off; a commit of 600,000 edits) stops it in well under its whole time, and
+#      tuplestore, the diff with the cache on and off; a commit of 600,000 edits; prolly_verify of
+#      800,000 records, read from the table) stops it in well under its whole time, and
 #      leaks nothing, leaves no node row and no ref moved, and the next call works;
 #   7. concurrent writers on the data the suite left: a commit to a branch whose row another
 #      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
@@ -273,7 +274,8 @@ fi
 # of those must give up less than 0.3 FULL after its timeout: a check missing from the scan's loop, from the rows' callback (the
 # diff, cache on and off; with the cache off the node reader checks too), from the commit's sort
 # of its keys or between its batches (600,000 edits: its work used to be one piece, and the timeout fired only at its one
-# write, about half way) lets it run on. Then: RssAnon (the backend's private memory) after the
+# write, about half way), or from the node reader under prolly_verify (every node read from the
+# table) lets it run on. Then: RssAnon (the backend's private memory) after the
 # sixth round is as after the second, no node row and no ref moved, and the same commit,
 # uncancelled, works.
 # One attempt (branch cancel$1 from big), its figures left in timeouts, slow, times, rss;
@@ -287,6 +289,9 @@ interrupts() {
 		echo "\\setenv PROLLY_PID :pid"
 		echo "CREATE TEMP TABLE ce AS SELECT array_agg(('ce' || lpad(g::text, 7, '0'))::bytea ORDER BY md5(g::text)) AS k, array_agg(('v' || g)::bytea ORDER BY md5(g::text)) AS v FROM generate_series(1, 600000) g;"
 		echo "SELECT prolly_branch('$br', 'big') IS NOT NULL AS branched;"
+		# what prolly_verify walks: 800,000 records (big and ce's), read from the table each time
+		echo "SELECT prolly_branch('${br}v', 'big') IS NOT NULL AS branched;"
+		echo "SELECT prolly_commit('${br}v', k, v) IS NOT NULL FROM ce;"
 		echo "SELECT count(*) FROM prolly_diff('main', 'big');" # the cache warm
 		# full NAME: one run timed; cut NAME: the same with statement_timeout FULL / 10 (a rolled-back
 		# commit, a diff with the cache on and off)
@@ -297,6 +302,7 @@ interrupts() {
 			diff) warm=$q ;;
 			diff_cold) pre="SET prolly.cache_size = 0;" ;;
 			commit) q="SELECT prolly_commit('$br', k, v) IS NOT NULL FROM ce;" pre="BEGIN;" end="ROLLBACK;" ;;
+			verify) q="SELECT count(*) FROM prolly_verify('${br}v');" ;;
 			esac
 			# the cache warm (a rolled-back commit empties it): no node read, only the rows' checks
 			echo "$warm"
@@ -308,17 +314,17 @@ interrupts() {
 		}
 		echo "CREATE TEMP TABLE full_ms (what text, ms int);"
 		for _ in 1 2; do
-			for what in scan diff diff_cold commit; do
+			for what in scan diff diff_cold commit verify; do
 				run $what ""
 				echo "\\echo full $what :ms"
 				echo "INSERT INTO full_ms VALUES ('$what', :ms);"
 			done
 		done
-		for what in scan diff diff_cold commit; do
+		for what in scan diff diff_cold commit verify; do
 			echo "SELECT greatest(10, min(ms) / 10) AS cut_$what FROM full_ms WHERE what = '$what' \\gset"
 		done
 		for round in 0 1 2 3 4 5; do
-			for what in scan diff diff_cold commit; do
+			for what in scan diff diff_cold commit verify; do
 				run $what ":cut_$what"
 				echo "\\echo cut $what :ms"
 			done
@@ -335,7 +341,7 @@ interrupts() {
 	timeouts=$(grep -c 'statement timeout' "$log")
 	# per kind: the fastest whole run against the median of the six cut ones (the third fastest)
 	slow=""
-	for what in scan diff diff_cold commit; do
+	for what in scan diff diff_cold commit verify; do
 		f=$(awk -v w=$what '$1 == "full" && $2 == w { print $3 }' "$log" | sort -n | head -n 1)
 		c=$(awk -v w=$what '$1 == "cut" && $2 == w { print $3 }' "$log" | sort -n | sed -n 3p)
 		# the time it ran on after its timeout (FULL / 10, at least 10 ms) under 0.3 FULL: on a
@@ -348,7 +354,7 @@ interrupts() {
 	first=$(echo "$rss" | cut -d' ' -f2) # after the second round: the first may still grow the heap
 	last=${rss##* }
 	rm -f "$log.sql"
-	[ "$timeouts" = 24 ] && [ -z "$slow" ] && grep -q '^untouched t$' "$log" && grep -q '^works t$' "$log" &&
+	[ "$timeouts" = 30 ] && [ -z "$slow" ] && grep -q '^untouched t$' "$log" && grep -q '^works t$' "$log" &&
 		[ -n "$first" ] && [ "$((last - first))" -lt 4096 ]
 }
 again=""

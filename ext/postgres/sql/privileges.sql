@@ -12,7 +12,9 @@ SELECT convert_from(prolly_get('main', 'k00001'), 'UTF8') AS v, prolly_count('de
        (SELECT count(*) FROM prolly_diff('main', 'dev')) AS changes;
 SELECT prolly_merge_base('main', 'dev') = prolly_resolve('v1') AS base,
        (SELECT count(*) FROM prolly_merge_conflicts('main', 'dev')) AS conflicts,
-       (SELECT count(*) > 0 FROM prolly_reflog('main')) AS reflog;
+       (SELECT count(*) > 0 FROM prolly_reflog('main')) AS reflog,
+       (SELECT records FROM prolly_stats('dev')) AS records,
+       (SELECT status FROM prolly_verify('dev')) AS verified;
 SELECT prolly_delete_range('dev', 'k', 'l');             -- 42501: a reader does not write
 RESET ROLE;
 
