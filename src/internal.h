@@ -729,6 +729,12 @@ int prolly__merge_base(prolly_id *out, prolly_db *db, const prolly_id *a, const 
  * any kind), which takes a non-commit's PROLLY_ECORRUPT as it comes, without a second read. */
 int prolly__log_walk(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload,
                      const char *what);
+/* The same walk from several heads at once (n may be 0): every commit reachable from any of them,
+ * each once, newest first across them. A head that is not stored is passed over as a commit that
+ * retention removed; a damaged commit fails the walk (PROLLY_ECORRUPT), as it fails
+ * prolly__log_walk. */
+int prolly__log_walk_heads(prolly_db *db, const prolly_id *heads, size_t n, prolly_commit_fn fn,
+                           void *payload);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The commit graph of a history walk (commit_graph.c), walked by merge_base.c and log.c      */

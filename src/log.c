@@ -41,22 +41,33 @@ static size_t heap_pop(const prolly__graph *g, size_t *h, size_t *n)
 	return top;
 }
 
-int prolly__log_walk(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload,
-                     const char *what)
+/* The walk from heads[0..n). With one head (n 1, strict) a head that is not stored is an error;
+ * without strict, a head that cannot be read is passed over like a commit retention removed. */
+static int walk(prolly_db *db, const prolly_id *heads, size_t n, int strict, prolly_commit_fn fn,
+                void *payload, const char *what)
 {
 	prolly__graph g;
 	prolly__ilist load = {0}, heap = {0};
-	size_t start;
-	int rc, reported = 0;
+	size_t start = 0;
+	int rc = 0, reported = 0;
 
 	prolly__graph_init(&g, db, 1);
-	if (!db || !commit || !fn) {
+	if (!db || (!heads && n) || !fn) {
 		rc = prolly_set_error(PROLLY_EINVAL, "prolly_log needs a handle, a commit and a callback");
 		goto cleanup;
 	}
-	if ((rc = prolly__graph_get(&g, commit, &start)) || (rc = prolly__ilist_push(&load, start)))
-		goto cleanup;
-	g.v[start].queued = 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+		if ((rc = prolly__graph_get(&g, &heads[i], &k)))
+			goto cleanup;
+		if (i == 0)
+			start = k;
+		if (!g.v[k].queued) {
+			g.v[k].queued = 1;
+			if ((rc = prolly__ilist_push(&load, k)))
+				goto cleanup;
+		}
+	}
 	for (;;) {
 		/* Every commit known but not yet loaded is loaded (one call) before the next is chosen,
 		 * so the one chosen is the newest of the whole frontier. */
@@ -66,8 +77,8 @@ int prolly__log_walk(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn
 			for (size_t i = 0; i < load.n; i++) {
 				size_t j = load.v[i];
 				if (g.v[j].state != PROLLY__G_LOADED) {
-					if (j == start) {
-						rc = prolly__commit_not_found(commit);
+					if (strict && j == start) {
+						rc = prolly__commit_not_found(heads);
 						goto cleanup;
 					}
 					continue; /* removed by retention: history stops here, quietly */
@@ -103,11 +114,23 @@ int prolly__log_walk(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn
 cleanup:
 	/* Before the first commit is reported, a "corrupt commit" may be the caller's wrong id. */
 	if (!reported && what)
-		rc = prolly__commit_named_error(db, rc, commit, what);
+		rc = prolly__commit_named_error(db, rc, heads, what);
 	free(load.v);
 	free(heap.v);
 	prolly__graph_dispose(&g);
 	return rc;
+}
+
+int prolly__log_walk(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload,
+                     const char *what)
+{
+	return walk(db, commit, 1, 1, fn, payload, what);
+}
+
+int prolly__log_walk_heads(prolly_db *db, const prolly_id *heads, size_t n, prolly_commit_fn fn,
+                           void *payload)
+{
+	return walk(db, heads, n, 0, fn, payload, NULL);
 }
 
 int prolly_log(prolly_db *db, const prolly_id *commit, prolly_commit_fn fn, void *payload)

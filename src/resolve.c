@@ -104,17 +104,26 @@ static int on_ref(void *payload, const char *name, const prolly_id *value)
 	return 0;
 }
 
-/* Without find_ids: every commit reachable from a ref, the ref's own commit included (the walk
- * reports it first). Refs that do not name a readable commit are passed over (a damaged history
- * is reported by the commands that read it): a ref's value is never a candidate unread. */
+/* Without find_ids: every commit reachable from a ref, the ref's own commit included. One walk
+ * from all the refs at once, so that a history the branches share is read once, not once per
+ * branch. Refs that do not name a readable commit are passed over (a damaged history is reported
+ * by the commands that read it): a ref's value is never a candidate unread. When the walk meets
+ * damage, each ref's history is walked alone, so that damage in one hides none of the others'. */
 static int walk_refs(prolly_db *db, cands *c)
 {
 	heads h = {NULL, 0, 0};
 	int rc = db->vt.list_refs(db->store, "", on_ref, &h);
-	for (size_t i = 0; i < h.n && !rc; i++) {
-		rc = prolly__log_walk(db, &h.v[i], on_logged, c, NULL);
-		if (rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT)
+	if (rc == 0) {
+		rc = prolly__log_walk_heads(db, h.v, h.n, on_logged, c);
+		if (rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT) {
+			c->n = 0;
 			rc = 0;
+			for (size_t i = 0; i < h.n && !rc; i++) {
+				rc = prolly__log_walk(db, &h.v[i], on_logged, c, NULL);
+				if (rc == PROLLY_ENOTFOUND || rc == PROLLY_ECORRUPT)
+					rc = 0;
+			}
+		}
 	}
 	free(h.v);
 	return rc;

@@ -176,6 +176,62 @@ PT_TEST(resolve_short_ids_without_find_ids)
 	tm_db_close(&t);
 }
 
+/* Without find_ids, a history that many branches share is read once, not once per branch: 40
+ * branches along a chain of 600 commits, and a short id reads 781 objects (each ref's own walk
+ * read 19,443). Damage in one branch's history hides none of the others': a
+ * commit of a side branch made unreadable, a short id of main's history still resolves. */
+PT_TEST(resolve_short_ids_without_find_ids_read_history_once)
+{
+	enum { N = 600, BRANCHES = 40 };
+	static prolly_id ids[N];
+	tm_db t;
+	prolly_txn *txn = NULL;
+	PT_REQUIRE(tm_db_open(&t, 0, "resolve", 1, 0, 0) == 0);
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	for (int i = 0; i < N; i++) {
+		char msg[32];
+		snprintf(msg, sizeof msg, "c%d", i);
+		PT_REQUIRE(make_commit(&ids[i], txn, i ? &ids[i - 1] : NULL, i ? 1 : 0, 1000 + i, msg) ==
+		           0);
+	}
+	prolly_id side;
+	PT_REQUIRE(make_commit(&side, txn, &ids[N / 2], 1, 5000, "side") == 0);
+	PT_REQUIRE(prolly_txn_move_branch(txn, "main", NULL, &ids[N - 1]) == 0);
+	for (int b = 0; b < BRANCHES; b++) {
+		char name[16];
+		snprintf(name, sizeof name, "b%02d", b);
+		PT_REQUIRE(prolly_txn_move_branch(txn, name, NULL, &ids[N - 1 - b * 7]) == 0);
+	}
+	PT_REQUIRE(prolly_txn_move_branch(txn, "side", NULL, &side) == 0);
+	PT_REQUIRE(prolly_txn_commit(txn, NULL, 0) == 0);
+	prolly_txn_free(txn);
+
+	char hex[PROLLY_ID_HEX_SIZE], spec[13];
+	prolly_id got;
+	prolly_id_to_hex(hex, &ids[3]);
+	memcpy(spec, hex, 12);
+	spec[12] = 0;
+	uint64_t before = t.tap->nodes_served;
+	PT_CHECK_RC(prolly_resolve(&got, t.db, spec), 0);
+	PT_CHECK(prolly_id_equal(&got, &ids[3]));
+	uint64_t served = t.tap->nodes_served - before;
+	/* (the read-ahead of get_ancestors may fetch a commit that another head's walk has) */
+	PT_CHECKF(served <= 2 * N, "%llu objects read for a history of %d commits",
+	          (unsigned long long)served, N);
+
+	/* the side branch's own commit unreadable: the walk falls back to one walk per ref */
+	t.tap->mode = TM_TAP_FLIP;
+	t.tap->target = side;
+	t.tap->pos = 40;
+	t.tap->mask = 0x01;
+	before = t.tap->nodes_served;
+	PT_CHECK_RC(prolly_resolve(&got, t.db, spec), 0);
+	PT_CHECK(prolly_id_equal(&got, &ids[3]));
+	PT_CHECK(t.tap->nodes_served - before > 2 * N); /* the walks one ref at a time */
+	t.tap->mode = TM_TAP_PASS;
+	tm_db_close(&t);
+}
+
 /* "main~N" over a chain of 20,000 commits: the steps read ahead where the store has
  * get_ancestors (N / 256 store calls, not N; on a server store, reads that double up to 4,096
  * commits: a handful of calls), the step graph starting afresh once on the way (past 16,384
