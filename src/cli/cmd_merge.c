@@ -66,12 +66,10 @@ static int read_commit(struct cli *cli, prolly_commit **out, const prolly_id *id
 static int merge_once(struct cli *cli, int argc, char **argv)
 {
 	const char *msg = NULL, *resolve = NULL, *base_spec = NULL;
-	int unrelated = 0;
-	struct opt opts[] = {{"resolve", 0, &resolve, NULL},
-	                     {"message", 'm', &msg, NULL},
-	                     {"base", 0, &base_spec, NULL},
-	                     {"allow-unrelated", 0, NULL, &unrelated},
-	                     {NULL, 0, NULL, NULL}};
+	int unrelated = 0, dry_run = 0;
+	struct opt opts[] = {{"resolve", 0, &resolve, NULL}, {"message", 'm', &msg, NULL},
+	                     {"base", 0, &base_spec, NULL},  {"allow-unrelated", 0, NULL, &unrelated},
+	                     {"dry-run", 0, NULL, &dry_run}, {NULL, 0, NULL, NULL}};
 	char *pos[2], *auto_msg = NULL;
 	prolly_commit *ours_c = NULL, *theirs_c = NULL, *base_c = NULL;
 	prolly_txn *txn = NULL;
@@ -86,7 +84,8 @@ static int merge_once(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	const char *into = pos[0], *from = pos[1];
 	if ((rc = parse_resolver(cli, &mo.resolve, resolve)) || (rc = need_branch_name(cli, into)) ||
-	    (rc = open_store(cli, STORE_WRITE, NULL)) || (rc = branch_commit(cli, &ours_c, into)) ||
+	    (rc = open_store(cli, dry_run ? STORE_READ : STORE_WRITE, NULL)) ||
+	    (rc = branch_commit(cli, &ours_c, into)) ||
 	    (rc = resolve_commit_read(cli, &theirs_c, from)))
 		goto cleanup;
 	/* Both commits are kept: the merge below reads neither again. */
@@ -99,6 +98,8 @@ static int merge_once(struct cli *cli, int argc, char **argv)
 		goto cleanup;
 	/* Already merged, or a fast-forward: no merge commit. */
 	if (prolly_id_equal(&ours, &theirs)) {
+		if (dry_run)
+			fputs("up-to-date\t", stdout);
 		print_id(&ours);
 		goto cleanup;
 	}
@@ -126,6 +127,8 @@ static int merge_once(struct cli *cli, int argc, char **argv)
 	have_base = err == 0;
 	/* With --base, always a three-way merge against it (never a fast-forward). */
 	if (have_base && !base_spec && prolly_id_equal(&base, &theirs)) {
+		if (dry_run)
+			fputs("up-to-date\t", stdout);
 		print_id(&ours);
 		goto cleanup;
 	}
@@ -140,6 +143,11 @@ static int merge_once(struct cli *cli, int argc, char **argv)
 		}
 		if (err) {
 			rc = fail_lib(cli, err, "cannot read the tree of '%s'", from);
+			goto cleanup;
+		}
+		if (dry_run) {
+			fputs("fast-forward\t", stdout);
+			print_id(&theirs);
 			goto cleanup;
 		}
 		if ((err = prolly_txn_begin(&txn, cli->db)) ||
@@ -195,6 +203,12 @@ static int merge_once(struct cli *cli, int argc, char **argv)
 	}
 	if (err) {
 		rc = fail_lib(cli, err, "cannot merge '%s' into '%s'", from, into);
+		goto cleanup;
+	}
+	if (dry_run) {
+		/* the changes taken from FROM, those made alike on both sides, the conflicts settled */
+		printf("merge\t%llu\t%llu\t%llu\n", (unsigned long long)ms.applied,
+		       (unsigned long long)ms.convergent, (unsigned long long)ms.conflicts);
 		goto cleanup;
 	}
 	if (!msg) {

@@ -104,7 +104,8 @@ const struct command commands[] = {
      "                 reflog removed, and print it (exit 1 if the reflog has none)\n"},
     {"branches", cmd_branches, "", "list branches",
      "Prints NAME<TAB>COMMIT<TAB>ROOT for every branch, in name order.\n"},
-    {"merge", cmd_merge, "INTO FROM [--resolve RESOLVER] [-m MSG] [--base REF] [--allow-unrelated]",
+    {"merge", cmd_merge,
+     "INTO FROM [--resolve RESOLVER] [-m MSG] [--base REF] [--allow-unrelated] [--dry-run]",
      "three-way merge FROM into branch INTO",
      "Merges FROM (a branch, BRANCH~N or a commit id) into branch INTO against their merge\n"
      "base and prints INTO's new head. If INTO's head is an ancestor of FROM, INTO fast-\n"
@@ -126,7 +127,12 @@ const struct command commands[] = {
      "                       these two a key both sides set differently stays a conflict\n"
      "  -m, --message MSG    commit message\n"
      "  --base REF           merge against REF instead of the merge base\n"
-     "  --allow-unrelated    without a merge base, merge against an empty tree\n"},
+     "  --allow-unrelated    without a merge base, merge against an empty tree\n"
+     "  --dry-run            change nothing (the store is opened read-only); print what the\n"
+     "                       merge would do: up-to-date<TAB>HEAD, fast-forward<TAB>COMMIT, or\n"
+     "                       merge<TAB>N<TAB>M<TAB>R (changes taken from FROM, changes both\n"
+     "                       sides made alike, conflicts the resolver settled); conflicts\n"
+     "                       left are printed and exit 3 as without it\n"},
     {"merge-base", cmd_merge_base, "A B", "print the best common ancestor of A and B",
      "Prints the id of the lowest common ancestor of commits A and B (the newest one when\n"
      "there are several). Exits 1 if they share no history (or retention removed it).\n"},
