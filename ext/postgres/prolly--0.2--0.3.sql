@@ -37,3 +37,8 @@ CREATE FUNCTION @extschema@.prolly_verify(ref text DEFAULT NULL, history boolean
 RETURNS TABLE (ref_name text, tree_id text, status text, nodes bigint, bytes bigint)
 AS 'MODULE_PATHNAME', 'pgx_verify'
 LANGUAGE C STABLE CALLED ON NULL INPUT PARALLEL RESTRICTED SECURITY INVOKER ROWS 10;
+
+CREATE FUNCTION @extschema@.prolly_restore_branch(name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgx_restore_branch'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER;

@@ -4,6 +4,8 @@
  *
  *   prolly_branch(name, from_ref)                    a new ref naming from_ref's commit
  *   prolly_delete_branch(name)                       the branch's ref removed (0.2)
+ *   prolly_restore_branch(name)                      a deleted branch made again from the
+ *                                                    reflog (0.3)
  *   prolly_reset(branch, ref)                        the branch moved to ref's commit (0.2)
  *   prolly_tag(name, ref), prolly_delete_tag(name)   a tag's ref created or removed (0.2)
  *   prolly_merge(into, from_ref, resolve)            fast-forward, or a three-way merge commit
@@ -14,7 +16,8 @@
  * Each follows write.c's protocol (arguments, pgx_open_write, pgx_write_lock on the ref written,
  * the engine, pgx_write_unlock, pgx_check) and is reflogged sql-branch, sql-merge,
  * sql-fast-forward, sql-revert or sql-cherry-pick; a deleted branch or tag with delete, a new tag
- * with tag, a reset with reset (the engine's own, as from the CLI).
+ * with tag, a reset with reset, a restored branch with restore (the engine's own, as from the
+ * CLI).
  */
 #include "prolly_ext.h"
 
@@ -110,6 +113,34 @@ PG_FUNCTION_INFO_V1(pgx_delete_branch);
 Datum pgx_delete_branch(PG_FUNCTION_ARGS)
 {
 	return delete_ref(fcinfo, false);
+}
+
+/* prolly_restore_branch (0.3): a deleted branch made again at the head its newest deletion
+ * removed (the reflog's), under the branch's row lock; returns that commit. */
+PG_FUNCTION_INFO_V1(pgx_restore_branch);
+Datum pgx_restore_branch(PG_FUNCTION_ARGS)
+{
+	char ref[PROLLY_MAX_REF_NAME + 1];
+	char *name = pgx_branch_arg(fcinfo, 0, "name", ref);
+	pgx_tables t;
+	prolly_db *db = pgx_open_write(fcinfo, &t, "prolly_restore_branch");
+	prolly_id cid;
+	int rc;
+	pgx_write_lock(ref);
+	rc = prolly_branch_restore(&cid, db, name);
+	pgx_write_unlock();
+	if (rc == PROLLY_ECONFLICT && !pgx_failed())
+		ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+		                errmsg("prolly: branch \"%s\" exists; nothing was restored", name)));
+	if (rc == PROLLY_ENOTFOUND && !pgx_failed())
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+		                errmsg("prolly: branch \"%s\" cannot be restored: %s", name,
+		                       pgx_engine_message())));
+	if (rc) {
+		char *what = psprintf("restore of \"%s\"", name);
+		pgx_check(rc, what);
+	}
+	PG_RETURN_TEXT_P(pgx_hex_text(&cid));
 }
 
 PG_FUNCTION_INFO_V1(pgx_reset);

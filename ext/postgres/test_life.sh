@@ -6,7 +6,7 @@
 #      there; ALTER EXTENSION prolly UPDATE takes it to 0.3 (prolly_commit declared once, with
 #      six arguments; the functions of 0.2 and 0.3 there), and has nothing more to do; a database
 #      made at 0.1 with the four-argument prolly_commit updates to 0.2's 21 functions, and from
-#      there to 0.3's 27, which run; DROP EXTENSION and CREATE EXTENSION in the same session give
+#      there to 0.3's 28, which run; DROP EXTENSION and CREATE EXTENSION in the same session give
 #      0.3's declarations, which read and write;
 #   b. one session kept open (its caches warm: reads, a commit, a branch) across a restore in
 #      place (pg_restore --clean --if-exists) of a dump taken before its commit, once at the
@@ -107,7 +107,7 @@ t
 NOTICE:  00000
 ERROR:  22023
 6|21
-0.3|27
+0.3|28
 t|t
 0.3|6
 t

@@ -1,6 +1,6 @@
 -- lineage: the reads of version 0.3 (prolly--0.2--0.3.sql): prolly_reflog, prolly_merge_base,
--- prolly_merge_conflicts. Commit ids hold the time they were made, so they are compared, never
--- shown.
+-- prolly_merge_conflicts; and prolly_restore_branch, which the reflog serves. Commit ids hold the
+-- time they were made, so they are compared, never shown.
 SELECT current_database() AS db \gset
 \setenv PROLLY_TEST_DB :db
 SELECT extversion FROM pg_extension WHERE extname = 'prolly';
@@ -87,9 +87,23 @@ SELECT count(*) AS one FROM prolly_reflog('lin', 1);
 SELECT count(*) AS none FROM prolly_reflog('lin', 0);
 SELECT count(DISTINCT ref_name) > 5 AS many_refs, count(*) FILTER (WHERE ref_name = 'refs/heads/lin') AS lin
 FROM prolly_reflog();
+SELECT prolly_resolve('lin') AS lin_head \gset
 SELECT prolly_delete_branch('lin') IS NOT NULL AS deleted;
 SELECT operation, new_commit IS NULL AS gone FROM prolly_reflog('lin', 1);
 SELECT count(*) AS never FROM prolly_reflog('never-made');
+-- prolly_restore_branch: a deleted branch made again at the head its deletion removed, from the
+-- reflog (reflogged restore); in a transaction that rolls back it stays deleted
+BEGIN;
+SELECT prolly_restore_branch('lin') = :'lin_head' AS restored;
+ROLLBACK;
+SELECT count(*) AS still_deleted FROM prolly_branches() WHERE name = 'lin';
+SELECT prolly_restore_branch('lin') = :'lin_head' AS restored;
+SELECT prolly_resolve('lin') = :'lin_head' AS at_its_head, operation FROM prolly_reflog('lin', 1);
+\! ./regress-cli.sh reflog lin | cut -f3 | head -n 2
+SELECT regress.err($q$SELECT prolly_restore_branch('lin')$q$);
+SELECT regress.err($q$SELECT prolly_restore_branch('never-made')$q$);
+SELECT regress.err($q$SELECT prolly_restore_branch(NULL)$q$);
+SELECT prolly_delete_branch('lin') IS NOT NULL AS deleted_again;
 -- errors: a bad name, a negative max_rows
 SELECT regress.err($q$SELECT * FROM prolly_reflog('main~1')$q$);
 SELECT regress.err($q$SELECT * FROM prolly_reflog('lin', -1)$q$);

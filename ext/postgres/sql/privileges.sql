@@ -16,6 +16,7 @@ SELECT prolly_merge_base('main', 'dev') = prolly_resolve('v1') AS base,
        (SELECT records FROM prolly_stats('dev')) AS records,
        (SELECT status FROM prolly_verify('dev')) AS verified;
 SELECT prolly_delete_range('dev', 'k', 'l');             -- 42501: a reader does not write
+SELECT prolly_restore_branch('gone');                    -- 42501
 RESET ROLE;
 
 SET ROLE regress_prolly_nobody;
