@@ -582,7 +582,7 @@ typedef struct prolly_db prolly_db;
 
 /* Options of a handle. Initialise with PROLLY_OPTIONS_INIT or prolly_options_init(), then set
  * what you need. */
-#define PROLLY_OPTIONS_VERSION 1
+#define PROLLY_OPTIONS_VERSION 2
 typedef struct prolly_options {
 	unsigned version;   /* PROLLY_OPTIONS_VERSION */
 	size_t cache_bytes; /* decoded-node cache budget, counted as the memory its nodes take
@@ -600,6 +600,15 @@ typedef struct prolly_options {
 	unsigned flags;       /* PROLLY_DB_* flags; 0 (default) for none; a bit this library does
 	                         not define (a flag of a newer header) is PROLLY_EINVAL, naming the
 	                         bits, where the options are taken */
+	/* Version 2. Asked, on the thread making the call, before each batch of nodes a call of the
+	 * handle loads (from the cache or the store: a diff, merge, edit, history or tree walk asks
+	 * it every few nodes, however much is cached): non-zero stops that call, which releases what
+	 * it holds and returns that value (a txn it worked in stays usable; an edit's *out_root is
+	 * untouched). For a host that cancels long calls from outside (a PostgreSQL backend's
+	 * interrupts). NULL (default): never asked. It must not call the library with this
+	 * handle. */
+	int (*interrupt)(void *payload);
+	void *interrupt_payload;
 } prolly_options;
 
 /* prolly_options.flags: the handle never starts a thread of its own. Commit flushes then run on
@@ -615,12 +624,13 @@ typedef struct prolly_options {
 #define PROLLY_CACHE_AUTO ((size_t)-1)
 
 /* clang-format off */
-#define PROLLY_OPTIONS_INIT {PROLLY_OPTIONS_VERSION, PROLLY_CACHE_AUTO, 0, (size_t)4 << 20, 14, 0, 0}
+#define PROLLY_OPTIONS_INIT {PROLLY_OPTIONS_VERSION, PROLLY_CACHE_AUTO, 0, (size_t)4 << 20, 14, 0, 0, NULL, NULL}
 /* clang-format on */
 
-/* Sets opts->version to version and every field to its default (as PROLLY_OPTIONS_INIT):
- * cache_bytes PROLLY_CACHE_AUTO, retain_commits 0, flush_bytes 4 MiB, reflog_days 14, clock_us 0,
- * flags 0. PROLLY_EINVAL (opts NULL, unknown version). Any thread. */
+/* Sets opts->version to version and every field of that version to its default (as
+ * PROLLY_OPTIONS_INIT): cache_bytes PROLLY_CACHE_AUTO, retain_commits 0, flush_bytes 4 MiB,
+ * reflog_days 14, clock_us 0, flags 0; version 2 also interrupt and interrupt_payload NULL.
+ * PROLLY_EINVAL (opts NULL, unknown version). Any thread. */
 PROLLY_API int prolly_options_init(prolly_options *opts, unsigned version);
 
 /* Opens the store named by url (see prolly_store_open) with opts (NULL for defaults; an unknown

@@ -5,9 +5,10 @@
  * Every struct the caller allocates starts with `unsigned version` (prolly.h, "Versioned
  * structs"). The library checks it here, once per struct, and every entry point that takes such
  * a struct calls the check before doing anything else. Output structs are filled through a
- * *_put function that writes only the fields of the caller's version. Today every struct is at
- * version 1, which is its whole current layout; when a struct grows, its *_VERSION goes up, the
- * old layout stays here as a private struct, and its check accepts 1..*_VERSION.
+ * *_put function that writes only the fields of the caller's version. prolly_options is at
+ * version 2 (interrupt and its payload; version 1's layout is options_v1 below); every other
+ * struct is at version 1, its whole current layout. When a struct grows, its *_VERSION goes up,
+ * the old layout stays here as a private struct, and its check accepts 1..*_VERSION.
  *
  * The stores' own structs (prolly_pg_options, prolly_pg_stats, prolly_lmdb_snapshot) are checked
  * by their store, the same way.
@@ -29,10 +30,21 @@ static int null_arg(const char *fn)
 
 /* ---- prolly_options ---- */
 
+/* Version 1's layout: the struct before interrupt and interrupt_payload. */
+typedef struct options_v1 {
+	unsigned version;
+	size_t cache_bytes;
+	unsigned retain_commits;
+	size_t flush_bytes;
+	unsigned reflog_days;
+	int64_t clock_us;
+	unsigned flags;
+} options_v1;
+
 int prolly__options_check(const prolly_options *opts)
 {
 	const unsigned known = PROLLY_DB_NO_THREADS;
-	if (opts && opts->version != PROLLY_OPTIONS_VERSION)
+	if (opts && (opts->version < 1 || opts->version > PROLLY_OPTIONS_VERSION))
 		return bad_version("prolly_options", "PROLLY_OPTIONS_INIT", opts->version,
 		                   PROLLY_OPTIONS_VERSION);
 	/* A flag of a newer header asks for something this library would not do (as NO_THREADS
@@ -49,11 +61,16 @@ int prolly_options_init(prolly_options *opts, unsigned version)
 {
 	if (!opts)
 		return null_arg("prolly_options_init");
-	if (version != PROLLY_OPTIONS_VERSION)
+	if (version < 1 || version > PROLLY_OPTIONS_VERSION)
 		return bad_version("prolly_options", "PROLLY_OPTIONS_INIT", version,
 		                   PROLLY_OPTIONS_VERSION);
 	const prolly_options defaults = PROLLY_OPTIONS_INIT;
-	*opts = defaults;
+	if (version == 1) { /* a caller's version-1 struct: its fields only */
+		memcpy(opts, &defaults, sizeof(options_v1));
+		opts->version = 1;
+	} else {
+		*opts = defaults;
+	}
 	return 0;
 }
 
@@ -63,8 +80,11 @@ int prolly__options_load(prolly_options *dst, const prolly_options *src)
 	if (rc)
 		return rc;
 	prolly_options_init(dst, PROLLY_OPTIONS_VERSION);
-	if (src)
-		*dst = *src; /* version 1 is the whole struct */
+	if (src && src->version == 1)
+		memcpy(dst, src, sizeof(options_v1)); /* interrupt stays NULL */
+	else if (src)
+		*dst = *src;
+	dst->version = PROLLY_OPTIONS_VERSION;
 	return 0;
 }
 

@@ -230,6 +230,11 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 	unsigned char *found = NULL;
 	size_t nmiss = 0;
 
+	/* The caller's interrupt (prolly_options, version 2): every long call loads nodes in
+	 * batches, so asking here stops any of them within a batch, cached or not. */
+	if (db->opts.interrupt && (rc = db->opts.interrupt(db->opts.interrupt_payload)))
+		return rc;
+
 	for (size_t i = 0; i < n; i++) {
 		if (prolly__nodeset_find(ws, &ids[i])) {
 			delta.cache_hits++;

@@ -207,6 +207,28 @@ PT_TEST(options)
 	}
 	tm_rmtree(dir);
 	free(dir);
+	/* Version 2 added interrupt and its payload, NULL by default. A program built against the
+	 * version-1 header has a struct that ends before them: init writes only its fields, and the
+	 * library reads only those (the bytes after hold garbage here, which a call would crash on). */
+	prolly_options o2, o1;
+	PT_REQUIRE(prolly_options_init(&o2, 2) == 0);
+	PT_CHECK(o2.version == 2 && options_defaults(&o2) && !o2.interrupt && !o2.interrupt_payload);
+	memset(&o1, 0xa5, sizeof(o1));
+	PT_REQUIRE(prolly_options_init(&o1, 1) == 0);
+	PT_CHECK(o1.version == 1 && options_defaults(&o1));
+	unsigned char garbage[sizeof(o1.interrupt)];
+	memset(garbage, 0xa5, sizeof(garbage));
+	PT_CHECK(memcmp(&o1.interrupt, garbage, sizeof(garbage)) == 0); /* not written */
+	prolly_db *db = NULL;
+	PT_REQUIRE(prolly_open(&db, "mem:", &o1) == 0);
+	prolly_id head;
+	prolly_buf v = PROLLY_BUF_INIT;
+	prolly_id empty;
+	prolly_id_empty_tree(&empty);
+	PT_CHECK_RC(prolly_get(&v, db, &empty, "k", 1), PROLLY_ENOTFOUND); /* loads: asks nothing */
+	PT_CHECK_RC(prolly_branch_head(&head, db, "main"), PROLLY_ENOTFOUND);
+	prolly_buf_dispose(&v);
+	prolly_close(db);
 }
 
 PT_TEST(stats)

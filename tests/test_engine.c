@@ -868,3 +868,125 @@ int main(int argc, char **argv)
 {
 	return pt_run(argc, argv);
 }
+
+/* prolly_options.interrupt (version 2): asked before each batch of node loads, from the cache
+ * too, so a long diff, merge, get_many, edit or walk stops within a batch with the value it
+ * returned, holding nothing (the sanitizer suite checks for leaks), and works again after. */
+typedef struct interrupter {
+	int armed;   /* non-zero: answer stop once asked this many more times */
+	long asked;  /* times asked */
+	int stop_rc; /* what to answer */
+} interrupter;
+
+static int ask_interrupt(void *payload)
+{
+	interrupter *x = payload;
+	x->asked++;
+	if (x->armed && --x->armed == 0)
+		return x->stop_rc;
+	return 0;
+}
+
+static int count_entry(void *payload, const prolly_diff_entry *e)
+{
+	(void)e;
+	++*(uint64_t *)payload;
+	return 0;
+}
+
+static int count_value(void *payload, size_t index, const void *value, size_t vlen)
+{
+	(void)index;
+	(void)value;
+	(void)vlen;
+	++*(uint64_t *)payload;
+	return 0;
+}
+
+PT_TEST(interrupt_stops_long_calls)
+{
+	enum { N = 40000 };
+	interrupter x = {0, 0, -77};
+	prolly_options o;
+	prolly_db *db = NULL;
+	prolly_store *st = NULL;
+	PT_REQUIRE(prolly_options_init(&o, PROLLY_OPTIONS_VERSION) == 0);
+	PT_CHECK(o.interrupt == NULL && o.interrupt_payload == NULL);
+	o.interrupt = ask_interrupt;
+	o.interrupt_payload = &x;
+	PT_REQUIRE(prolly_store_mem_new(&st) == 0 && prolly_db_new(&db, st, &o) == 0);
+	prolly_id a = build_range(db, N, 2), b = build_range(db, N, 3);
+	/* every node cached: the calls below read nothing from the store */
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	PT_REQUIRE(prolly_tree_stats_get(&ts, db, &a, 0) == 0 &&
+	           prolly_tree_stats_get(&ts, db, &b, 0) == 0);
+	static prolly_slice keys[N];
+	static char kbuf[N][32];
+	for (int i = 0; i < N; i++) {
+		key_of(kbuf[i], sizeof kbuf[i], (uint64_t)i * 5);
+		keys[i] = (prolly_slice){kbuf[i], strlen(kbuf[i])};
+	}
+	static prolly_edit edits[N];
+	for (int i = 0; i < N; i++)
+		edits[i] = (prolly_edit){PROLLY_PUT, keys[i], {"x", 1}};
+	for (int op = 0; op < 4; op++) {
+		uint64_t n = 0;
+		prolly_txn *txn = NULL;
+		prolly_id out;
+		int rc[2];
+		for (int pass = 0; pass < 2; pass++) {
+			/* the first pass stops at a later batch: the fifth, or for a diff or get_many (a
+			 * batch per level and window, here a few) the second */
+			int at = op <= 1 ? 2 : 5;
+			x.armed = pass == 0 ? at : 0;
+			x.asked = 0;
+			n = 0;
+			switch (op) {
+			case 0: rc[pass] = prolly_diff(db, &a, &b, NULL, count_entry, &n); break;
+			case 1: rc[pass] = prolly_get_many(db, &a, keys, N, count_value, &n); break;
+			case 2:
+				PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+				rc[pass] = prolly_merge(&out, NULL, txn, &a, &b, &a, NULL) == 0
+				               ? prolly_edit_tree(&out, txn, &a, edits, N)
+				               : -1;
+				prolly_txn_free(txn);
+				break;
+			default: {
+				prolly_id theirs, ours;
+				prolly_edit one = {PROLLY_PUT, {"zz", 2}, {"y", 1}};
+				PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+				/* a clean three-way merge: base a, ours a and one key, theirs a edited */
+				x.armed = 0;
+				rc[pass] = prolly_edit_tree(&theirs, txn, &a, edits, N / 4);
+				if (rc[pass] == 0)
+					rc[pass] = prolly_edit_tree(&ours, txn, &a, &one, 1);
+				x.armed = pass == 0 ? at : 0;
+				x.asked = 0;
+				if (rc[pass] == 0)
+					rc[pass] = prolly_merge(&out, NULL, txn, &a, &ours, &theirs, NULL);
+				prolly_txn_free(txn);
+				break;
+			}
+			}
+			if (pass == 0)
+				PT_CHECKF(rc[0] == -77 && x.asked == at, "op %d: rc %d after %ld asks", op, rc[0],
+				          x.asked);
+			else
+				PT_CHECKF(rc[1] == 0 && x.asked >= at, "op %d: rc %d, %ld asks, n %llu", op, rc[1],
+				          x.asked, (unsigned long long)n);
+		}
+	}
+	/* an edit stopped at each of its batches in turn leaves nothing behind */
+	for (int at = 1; at <= 8; at++) {
+		prolly_txn *txn = NULL;
+		prolly_id out;
+		PT_REQUIRE(prolly_txn_begin(&txn, db) == 0);
+		x.armed = at;
+		x.asked = 0;
+		int rc = prolly_edit_tree(&out, txn, &a, edits, N / 4);
+		PT_CHECKF(rc == -77 || (rc == 0 && x.asked < at), "stopped at %d: rc %d", at, rc);
+		prolly_txn_free(txn);
+	}
+	x.armed = 0;
+	prolly_close(db);
+}

@@ -87,6 +87,7 @@ prolly_db *pgx_handle(prolly_store *(*make)(void), unsigned node_size)
 		st->node_size = node_size == PROLLY_NODE_SIZE_DEFAULT ? 0 : node_size;
 		o.cache_bytes = (size_t)cache_size_kb * 1024;
 		o.flags = PROLLY_DB_NO_THREADS;
+		o.interrupt = pgx_interrupt;
 		rc = prolly_db_new(&db, st, &o);
 		pgx_check(rc, "opening the store");
 		handles[i].db = db;

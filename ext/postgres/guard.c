@@ -11,6 +11,8 @@
  */
 #include "prolly_ext.h"
 
+#include "miscadmin.h"
+
 #include "mb/pg_wchar.h"
 #include "utils/elog.h"
 #include "utils/memutils.h"
@@ -47,6 +49,27 @@ int pgx_keep_error(MemoryContext cxt)
 	if (!kept)
 		kept = e; /* the first error is the cause; later ones are consequences */
 	return prolly_set_error(PROLLY_ESTORE, "postgres: %s", e->message ? e->message : "error");
+}
+
+int pgx_interrupt(void *payload)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int rc = 0;
+	(void)payload;
+	if (pgx_failed())
+		return PROLLY_ESTORE;
+	if (!INTERRUPTS_PENDING_CONDITION())
+		return 0;
+	PG_TRY();
+	{
+		CHECK_FOR_INTERRUPTS();
+	}
+	PG_CATCH();
+	{
+		rc = pgx_keep_error(cxt);
+	}
+	PG_END_TRY();
+	return rc;
 }
 
 int pgx_sqlstate(int rc)

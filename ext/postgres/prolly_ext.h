@@ -79,6 +79,11 @@ int pgx_keep_error(MemoryContext cxt);
  * ("prolly: <what>: <the engine's message>"); returns when neither. */
 void pgx_check(int rc, const char *what);
 
+/* prolly_options.interrupt of the backend's handles: the engine asks it before each batch of
+ * node loads, the cache's included. A pending interrupt (a cancel, statement_timeout) is
+ * processed there under the guard and its error kept (PROLLY_ESTORE), so that the engine unwinds
+ * and pgx_check raises it: a long merge over cached nodes stops as promptly as a scan. */
+int pgx_interrupt(void *payload);
 /* The SQLSTATE an engine error code is reported with (docs/sql.md, "Errors"). */
 int pgx_sqlstate(int rc);
 

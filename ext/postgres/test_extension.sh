@@ -20,7 +20,8 @@
 #      savepoint, puts to a missing branch), by the backend's private memory;
 #   6c. statement_timeout inside ONE long engine call (a scan and a diff filling their
 #      tuplestore, the diff with the cache on and off; a commit of 600,000 edits; prolly_verify of
-#      800,000 records, read from the table) stops it in well under its whole time, and
+#      800,000 records, read from the table; a merge's conflicts over cached nodes) stops it in
+#      well under its whole time, and
 #      leaks nothing, leaves no node row and no ref moved, and the next call works;
 #   7. concurrent writers on the data the suite left: a commit to a branch whose row another
 #      transaction holds waits for it and builds on its commit; two sessions of 40 commits each
@@ -274,8 +275,10 @@ fi
 # of those must give up less than 0.3 FULL after its timeout: a check missing from the scan's loop, from the rows' callback (the
 # diff, cache on and off; with the cache off the node reader checks too), from the commit's sort
 # of its keys or between its batches (600,000 edits: its work used to be one piece, and the timeout fired only at its one
-# write, about half way), or from the node reader under prolly_verify (every node read from the
-# table) lets it run on. Then: RssAnon (the backend's private memory) after the
+# write, about half way), from the node reader under prolly_verify (every node read from the
+# table), or the engine's own asking (prolly_options.interrupt) in a merge whose nodes are all
+# cached (prolly_merge_conflicts of 200,001 changes: no row, no store read until its end) lets it
+# run on. Then: RssAnon (the backend's private memory) after the
 # sixth round is as after the second, no node row and no ref moved, and the same commit,
 # uncancelled, works.
 # One attempt (branch cancel$1 from big), its figures left in timeouts, slow, times, rss;
@@ -303,6 +306,7 @@ interrupts() {
 			diff_cold) pre="SET prolly.cache_size = 0;" ;;
 			commit) q="SELECT prolly_commit('$br', k, v) IS NOT NULL FROM ce;" pre="BEGIN;" end="ROLLBACK;" ;;
 			verify) q="SELECT count(*) FROM prolly_verify('${br}v');" ;;
+			merge) q="SELECT count(*) FROM prolly_merge_conflicts('dev', 'big');" warm=$q ;;
 			esac
 			# the cache warm (a rolled-back commit empties it): no node read, only the rows' checks
 			echo "$warm"
@@ -314,17 +318,17 @@ interrupts() {
 		}
 		echo "CREATE TEMP TABLE full_ms (what text, ms int);"
 		for _ in 1 2; do
-			for what in scan diff diff_cold commit verify; do
+			for what in scan diff diff_cold commit verify merge; do
 				run $what ""
 				echo "\\echo full $what :ms"
 				echo "INSERT INTO full_ms VALUES ('$what', :ms);"
 			done
 		done
-		for what in scan diff diff_cold commit verify; do
+		for what in scan diff diff_cold commit verify merge; do
 			echo "SELECT greatest(10, min(ms) / 10) AS cut_$what FROM full_ms WHERE what = '$what' \\gset"
 		done
 		for round in 0 1 2 3 4 5; do
-			for what in scan diff diff_cold commit verify; do
+			for what in scan diff diff_cold commit verify merge; do
 				run $what ":cut_$what"
 				echo "\\echo cut $what :ms"
 			done
@@ -341,7 +345,7 @@ interrupts() {
 	timeouts=$(grep -c 'statement timeout' "$log")
 	# per kind: the fastest whole run against the median of the six cut ones (the third fastest)
 	slow=""
-	for what in scan diff diff_cold commit verify; do
+	for what in scan diff diff_cold commit verify merge; do
 		f=$(awk -v w=$what '$1 == "full" && $2 == w { print $3 }' "$log" | sort -n | head -n 1)
 		c=$(awk -v w=$what '$1 == "cut" && $2 == w { print $3 }' "$log" | sort -n | sed -n 3p)
 		# the time it ran on after its timeout (FULL / 10, at least 10 ms) under 0.3 FULL: on a
@@ -354,7 +358,7 @@ interrupts() {
 	first=$(echo "$rss" | cut -d' ' -f2) # after the second round: the first may still grow the heap
 	last=${rss##* }
 	rm -f "$log.sql"
-	[ "$timeouts" = 30 ] && [ -z "$slow" ] && grep -q '^untouched t$' "$log" && grep -q '^works t$' "$log" &&
+	[ "$timeouts" = 36 ] && [ -z "$slow" ] && grep -q '^untouched t$' "$log" && grep -q '^works t$' "$log" &&
 		[ -n "$first" ] && [ "$((last - first))" -lt 4096 ]
 }
 again=""
