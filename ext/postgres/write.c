@@ -80,12 +80,16 @@ static prolly_slice slice_of(bytea *b)
 #define BATCH_BYTES ((size_t)16 << 20)
 
 typedef struct edit_src {
-	const prolly_edit *edits;      /* prolly_put, prolly_delete: n edits as given; else NULL */
-	bytea **keys, **vals;          /* prolly_commit: the arrays' elements, in place (a NULL value
-	                             deletes) */
-	uint32 *order;                 /* their indexes in key order, each key once: its last edit */
-	size_t n;                      /* edits, or entries of order */
-	const prolly_slice *from, *to; /* prolly_delete_range: its bounds (NULL: unbounded); n 0 */
+	/* prolly_put, prolly_delete: n edits as given; else NULL */
+	const prolly_edit *edits;
+	/* prolly_commit: the arrays' elements, in place (a NULL value deletes); their indexes in
+	 * key order, each key once (its last edit) */
+	bytea **keys, **vals;
+	uint32 *order;
+	/* edits, or entries of order */
+	size_t n;
+	/* prolly_delete_range (range true, n 0): its bounds, NULL for unbounded */
+	const prolly_slice *from, *to;
 	bool range;
 } edit_src;
 
