@@ -1034,6 +1034,18 @@ PROLLY_API int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prol
                             const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
                             const prolly_merge_options *opts);
 
+/* Decides the three-way merge prolly_merge(base, ours, theirs, opts) would make, without making
+ * it: the same reads, the same resolver calls (resolve_fn, in key order), the same conflicts
+ * reported to on_conflict and the same stats, but no node is created and no root computed.
+ * Returns 0 when the merge would succeed, PROLLY_EMERGE when it would leave conflicts
+ * unresolved. A dry run for a CLI or a SQL function: it needs no txn, so a read-only handle
+ * can preview. Its cost is a merge's reads (the diff of base and theirs, ours' values at those
+ * keys), without the edit that builds the merged tree. Errors: those of prolly_merge, with db
+ * in place of txn (PROLLY_EINVAL for a NULL db, base, ours or theirs). Thread rules: db's. */
+PROLLY_API int prolly_merge_preview(prolly_merge_stats *stats, prolly_db *db, const prolly_id *base,
+                                    const prolly_id *ours, const prolly_id *theirs,
+                                    const prolly_merge_options *opts);
+
 /* Applies the change commit made (from its parent's tree to its own) to tree onto, as a
  * three-way merge (base: the parent's tree, ours: onto, theirs: commit's tree), creating the
  * result in txn. prolly_revert undoes it (base: commit's tree, theirs: the parent's tree). The

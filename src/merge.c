@@ -20,7 +20,9 @@
  *      written, PROLLY_EMERGE. Otherwise the edits (strictly increasing keys) are applied to ours
  *      with prolly__apply_sorted, whose result depends only on the records (history
  *      independence), so the merged root equals the root of a tree built from the merged
- *      records.
+ *      records. prolly_merge_preview stops before applying: steps 1-3 and the reports of step 4
+ *      are the merge's own, so a preview and a merge never disagree on a key, and a preview
+ *      makes no node (it needs no txn).
  *
  * Invariants:
  *   M1  the collected changes are in strictly increasing key order (prolly_diff's order), so the
@@ -177,9 +179,33 @@ static int fast_count(prolly_db *db, const prolly_id *a, const prolly_id *b, uin
 	return prolly_diff(db, a, b, NULL, count_fn, out);
 }
 
-int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
-                 const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
-                 const prolly_merge_options *opts)
+/* The arguments prolly_merge and prolly_merge_preview share; opts NULL is the defaults. */
+static int check_args(const char *fn, const prolly_merge_options *opts,
+                      const prolly_merge_stats *stats, const void *handle, const prolly_id *base,
+                      const prolly_id *ours, const prolly_id *theirs)
+{
+	int rc;
+	if ((rc = prolly__merge_check(opts, stats)))
+		return rc;
+	if (!handle || !base || !ours || !theirs)
+		return prolly_set_error(PROLLY_EINVAL, "%s: NULL argument", fn);
+	if (!opts)
+		return 0;
+	if (opts->resolve != PROLLY_RESOLVE_FAIL && opts->resolve != PROLLY_RESOLVE_OURS &&
+	    opts->resolve != PROLLY_RESOLVE_THEIRS && opts->resolve != PROLLY_RESOLVE_CALLBACK &&
+	    opts->resolve != PROLLY_RESOLVE_DELETE_WINS && opts->resolve != PROLLY_RESOLVE_UPDATE_WINS)
+		return prolly_set_error(PROLLY_EINVAL, "%s: unknown resolver %d", fn, (int)opts->resolve);
+	if (opts->resolve == PROLLY_RESOLVE_CALLBACK && !opts->resolve_fn)
+		return prolly_set_error(PROLLY_EINVAL, "%s: PROLLY_RESOLVE_CALLBACK without resolve_fn",
+		                        fn);
+	return 0;
+}
+
+/* Steps 1-4. txn NULL is a preview: every key is decided and reported as for a merge, and
+ * step 4 stops before applying (out_root is then NULL and never written). */
+static int merge_run(prolly_id *out_root, prolly_merge_stats *stats, prolly_db *db, prolly_txn *txn,
+                     const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
+                     const prolly_merge_options *opts)
 {
 	int rc = 0;
 	mctx m;
@@ -188,43 +214,22 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 	prolly_edit *edits = NULL;
 	size_t nedits = 0, unresolved = 0;
 	const prolly_merge_options defaults = PROLLY_MERGE_OPTIONS_INIT;
-	prolly_db *db;
+	prolly_id root;
 	memset(&m, 0, sizeof(m));
-	if ((rc = prolly__merge_check(opts, stats)))
-		goto cleanup;
-	if (!out_root || !txn || !base || !ours || !theirs) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: NULL argument");
-		goto cleanup;
-	}
+	assert(!txn == !out_root);
 	if (!opts)
 		opts = &defaults;
-	if (opts->resolve != PROLLY_RESOLVE_FAIL && opts->resolve != PROLLY_RESOLVE_OURS &&
-	    opts->resolve != PROLLY_RESOLVE_THEIRS && opts->resolve != PROLLY_RESOLVE_CALLBACK &&
-	    opts->resolve != PROLLY_RESOLVE_DELETE_WINS &&
-	    opts->resolve != PROLLY_RESOLVE_UPDATE_WINS) {
-		rc = prolly_set_error(PROLLY_EINVAL, "prolly_merge: unknown resolver %d",
-		                      (int)opts->resolve);
-		goto cleanup;
-	}
-	if (opts->resolve == PROLLY_RESOLVE_CALLBACK && !opts->resolve_fn) {
-		rc = prolly_set_error(PROLLY_EINVAL,
-		                      "prolly_merge: PROLLY_RESOLVE_CALLBACK without resolve_fn");
-		goto cleanup;
-	}
-	if ((rc = prolly__txn_usable(txn, "prolly_merge")))
-		goto cleanup;
-	db = txn->db;
 
 	/* Fast paths. */
 	if (prolly_id_equal(theirs, base)) {
-		*out_root = *ours;
+		root = *ours;
 		goto done;
 	}
 	if (prolly_id_equal(ours, base) || prolly_id_equal(ours, theirs)) {
 		int ff = prolly_id_equal(ours, base);
 		if (stats && (rc = fast_count(db, base, theirs, ff ? &st.applied : &st.convergent)))
 			goto cleanup;
-		*out_root = ff ? *theirs : *ours;
+		root = ff ? *theirs : *ours;
 		goto done;
 	}
 
@@ -232,7 +237,7 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 	if ((rc = prolly_diff(db, base, theirs, NULL, collect_fn, &m)))
 		goto cleanup;
 	if (m.n == 0) { /* theirs has the same records as base (cannot happen with distinct ids) */
-		*out_root = *ours;
+		root = *ours;
 		goto done;
 	}
 
@@ -332,15 +337,12 @@ int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn
 		                      unresolved == 1 ? "" : "s");
 		goto cleanup; /* M4 */
 	}
-	if (nedits == 0) {
-		*out_root = *ours;
-	} else {
-		prolly_id r;
-		if ((rc = prolly__apply_sorted(&r, txn, ours, edits, nedits)))
-			goto cleanup;
-		*out_root = r;
-	}
+	root = *ours;
+	if (txn && nedits && (rc = prolly__apply_sorted(&root, txn, ours, edits, nedits)))
+		goto cleanup;
 done:
+	if (out_root)
+		*out_root = root;
 	prolly__merge_stats_put(stats, &st);
 cleanup:
 	free(keys);
@@ -349,4 +351,28 @@ cleanup:
 	prolly_buf_dispose(&m.arena);
 	prolly_buf_dispose(&m.ours_arena);
 	return rc;
+}
+
+int prolly_merge(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *txn,
+                 const prolly_id *base, const prolly_id *ours, const prolly_id *theirs,
+                 const prolly_merge_options *opts)
+{
+	int rc;
+	if ((rc = check_args("prolly_merge", opts, stats, txn, base, ours, theirs)))
+		return rc;
+	if (!out_root)
+		return prolly_set_error(PROLLY_EINVAL, "prolly_merge: NULL argument");
+	if ((rc = prolly__txn_usable(txn, "prolly_merge")))
+		return rc;
+	return merge_run(out_root, stats, txn->db, txn, base, ours, theirs, opts);
+}
+
+int prolly_merge_preview(prolly_merge_stats *stats, prolly_db *db, const prolly_id *base,
+                         const prolly_id *ours, const prolly_id *theirs,
+                         const prolly_merge_options *opts)
+{
+	int rc;
+	if ((rc = check_args("prolly_merge_preview", opts, stats, db, base, ours, theirs)))
+		return rc;
+	return merge_run(NULL, stats, db, NULL, base, ours, theirs, opts);
 }

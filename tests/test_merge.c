@@ -260,7 +260,21 @@ static void check_merge(scene *s, int resolver, uint64_t seed, const char *what)
 	prolly_id out, sentinel;
 	memset(&sentinel, 0x77, sizeof(sentinel));
 	out = sentinel;
+	/* The preview first: it must decide, report and count as the merge does, making nothing. */
+	reporter prep = {&x, 0, 0};
+	prolly_merge_stats pst = PROLLY_MERGE_STATS_INIT;
+	opts.payload = &prep;
+	int prc = prolly_merge_preview(&pst, s->db, &s->base, &s->ours, &s->theirs, &opts);
+	opts.payload = &rep;
 	int rc = prolly_merge(&out, &st, s->txn, &s->base, &s->ours, &s->theirs, &opts);
+	PT_CHECKF(prc == rc && prep.got == rep.got && !prep.bad && pst.applied == st.applied &&
+	              pst.convergent == st.convergent && pst.conflicts == st.conflicts,
+	          "seed %#llx %s: preview rc %d, %zu reported, stats %llu/%llu/%llu; merge rc %d, "
+	          "%zu reported, stats %llu/%llu/%llu",
+	          (unsigned long long)seed, what, prc, prep.got, (unsigned long long)pst.applied,
+	          (unsigned long long)pst.convergent, (unsigned long long)pst.conflicts, rc, rep.got,
+	          (unsigned long long)st.applied, (unsigned long long)st.convergent,
+	          (unsigned long long)st.conflicts);
 	if (resolver == PROLLY_RESOLVE_FAIL && x.nconf) {
 		PT_CHECKF(rc == PROLLY_EMERGE, "seed %#llx %s: rc %d (%s), %zu conflicts expected",
 		          (unsigned long long)seed, what, rc, prolly_last_error(), x.nconf);
@@ -517,6 +531,10 @@ PT_TEST(merge_callback_resolution)
 	opts.payload = &cs;
 	prolly_merge_stats st = PROLLY_MERGE_STATS_INIT;
 	prolly_id out;
+	/* the preview asks the callback the same questions, in the same order */
+	PT_CHECK_RC(prolly_merge_preview(&st, db, &s.base, &s.ours, &s.theirs, &opts), 0);
+	PT_CHECK(cs.calls == 3 && st.conflicts == 3 && st.applied == 1 && st.convergent == 0);
+	cs.calls = 0;
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, &opts), 0);
 	PT_CHECK(cs.calls == 3 && st.conflicts == 3 && st.applied == 1 && st.convergent == 0);
 	tm_model want;
@@ -552,16 +570,25 @@ PT_TEST(merge_callback_resolution)
 	cs.fail_with = PROLLY_ESTORE;
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, &o2), PROLLY_ESTORE);
 	PT_CHECK(prolly_id_equal(&out, &untouched));
+	PT_CHECK_RC(prolly_merge_preview(&st, db, &s.base, &s.ours, &s.theirs, &o2), PROLLY_ESTORE);
 
 	/* CALLBACK without a function is a bad argument */
 	o2.resolve_fn = NULL;
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, &o2), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_merge_preview(&st, db, &s.base, &s.ours, &s.theirs, &o2), PROLLY_EINVAL);
+	o2.resolve = (prolly_resolver)99;
+	PT_CHECK_RC(prolly_merge_preview(&st, db, &s.base, &s.ours, &s.theirs, &o2), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_merge_preview(&st, NULL, &s.base, &s.ours, &s.theirs, NULL), PROLLY_EINVAL);
+	PT_CHECK_RC(prolly_merge_preview(&st, db, &s.base, NULL, &s.theirs, NULL), PROLLY_EINVAL);
 
 	/* FAIL with the counting reporter */
 	prolly_merge_options o3 = PROLLY_MERGE_OPTIONS_INIT;
 	o3.on_conflict = count_conflict;
 	o3.payload = &reported;
 	PT_CHECK_RC(prolly_merge(&out, &st, s.txn, &s.base, &s.ours, &s.theirs, &o3), PROLLY_EMERGE);
+	PT_CHECK(reported == 3);
+	reported = 0;
+	PT_CHECK_RC(prolly_merge_preview(NULL, db, &s.base, &s.ours, &s.theirs, &o3), PROLLY_EMERGE);
 	PT_CHECK(reported == 3);
 	PT_CHECK_RC(prolly_merge(&out, NULL, s.txn, &s.base, &s.ours, &s.theirs, NULL), PROLLY_EMERGE);
 
@@ -610,6 +637,58 @@ PT_TEST(merge_fast_paths)
 	PT_CHECK(st.applied == 0 && st.convergent == 0 && st.conflicts == 0);
 	expect_free(&x);
 	PT_CHECK_RC(prolly_merge(NULL, &st, s.txn, &s.base, &s.ours, &s.base, NULL), PROLLY_EINVAL);
+	scene_free(&s);
+	edset_free(&eo);
+	edset_free(&et);
+	tm_model_dispose(&base);
+	prolly_close(db);
+}
+
+/* A preview of a clean merge reads no more than the merge reads, and hands the store
+ * nothing: it makes no node (the merge of the same trees makes hundreds). */
+PT_TEST(merge_preview_makes_nothing)
+{
+	prolly_db *db = tm_open_mem((size_t)64 << 20);
+	tm_model base;
+	edset eo, et;
+	scene s;
+	tm_rng r;
+	tm_rng_seed(&r, 0x5eed);
+	tm_model_init(&base);
+	tm_random_model(&base, &r, 20000);
+	make_edits(&eo, &et, &r, &base, 3000, 2000, 0, 1);
+	PT_REQUIRE(scene_make(&s, db, &base, &eo, &et) == 0);
+	PT_REQUIRE(prolly_txn_commit(s.txn, NULL, 0) == 0);
+	prolly_txn_free(s.txn);
+	s.txn = NULL;
+
+	prolly_merge_stats pst = PROLLY_MERGE_STATS_INIT, mst = PROLLY_MERGE_STATS_INIT;
+	prolly_stats ps = PROLLY_STATS_INIT, ms = PROLLY_STATS_INIT;
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_merge_preview(&pst, db, &s.base, &s.ours, &s.theirs, NULL), 0);
+	prolly_thread_stats(&ps);
+
+	prolly_id out;
+	PT_REQUIRE(prolly_txn_begin(&s.txn, db) == 0);
+	prolly_db_cache_clear(db);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_merge(&out, &mst, s.txn, &s.base, &s.ours, &s.theirs, NULL), 0);
+	PT_CHECK_RC(prolly_txn_commit(s.txn, NULL, 0), 0);
+	prolly_thread_stats(&ms);
+
+	PT_CHECKF(pst.applied > 2000 && pst.applied == mst.applied && pst.conflicts == 0 &&
+	              pst.convergent == mst.convergent,
+	          "preview %llu/%llu/%llu, merge %llu/%llu/%llu", (unsigned long long)pst.applied,
+	          (unsigned long long)pst.convergent, (unsigned long long)pst.conflicts,
+	          (unsigned long long)mst.applied, (unsigned long long)mst.convergent,
+	          (unsigned long long)mst.conflicts);
+	PT_CHECKF(ps.nodes_written == 0 && ps.store_writes == 0, "preview wrote %llu nodes",
+	          (unsigned long long)ps.nodes_written);
+	PT_CHECKF(ms.nodes_written > 100, "the merge wrote %llu nodes",
+	          (unsigned long long)ms.nodes_written);
+	PT_CHECKF(ps.nodes_read <= ms.nodes_read, "preview read %llu nodes, the merge %llu",
+	          (unsigned long long)ps.nodes_read, (unsigned long long)ms.nodes_read);
 	scene_free(&s);
 	edset_free(&eo);
 	edset_free(&et);

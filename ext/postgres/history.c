@@ -9,8 +9,8 @@
  *   prolly_merge_base(a, b) -> text           prolly_merge_base; NULL for unrelated histories
  *                                             (0.3)
  *   prolly_merge_conflicts(into_ref, from_ref)  what prolly_merge would report: the three-way
- *                                             merge made in a txn that is never committed, its
- *                                             conflicts as rows (0.3)
+ *                                             merge decided by prolly_merge_preview (no node
+ *                                             made), its conflicts as rows (0.3)
  *
  * Rows go through rows.c (a tuplestore, from the engine's callbacks under the guard).
  */
@@ -211,8 +211,6 @@ Datum pgx_merge_conflicts(PG_FUNCTION_ARGS)
 	prolly_id ours, theirs, base, trees[3]; /* trees: base, ours, theirs */
 	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
 	prolly_commit *bc = NULL;
-	prolly_txn *txn = NULL;
-	prolly_id root;
 	pgx_rows r;
 	int rc;
 
@@ -233,11 +231,8 @@ Datum pgx_merge_conflicts(PG_FUNCTION_ARGS)
 	mo.payload = &r;
 	if ((rc = prolly_commit_read(&bc, db, &base)) == 0) {
 		trees[0] = bc->tree;
-		if ((rc = prolly_txn_begin(&txn, db)) == 0)
-			rc = prolly_merge(&root, NULL, txn, &trees[0], &trees[1], &trees[2], &mo);
+		rc = prolly_merge_preview(NULL, db, &trees[0], &trees[1], &trees[2], &mo);
 	}
-	/* Never committed: nothing of the merge is written (with conflicts, nothing was made). */
-	prolly_txn_free(txn);
 	prolly_commit_free(bc);
 	if (rc == PROLLY_EMERGE && !pgx_failed())
 		rc = 0; /* the conflicts are the rows */

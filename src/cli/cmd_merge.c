@@ -189,11 +189,15 @@ static int merge_once(struct cli *cli, int argc, char **argv)
 	}
 	mo.on_conflict = print_conflict;
 	mo.payload = &n_conflicts;
-	if ((err = prolly_txn_begin(&txn, cli->db))) {
+	/* A dry run decides every key as the merge would and makes nothing. */
+	if (dry_run) {
+		err = prolly_merge_preview(&ms, cli->db, &base_tree, &ours_c->tree, &theirs_c->tree, &mo);
+	} else if ((err = prolly_txn_begin(&txn, cli->db))) {
 		rc = fail_lib(cli, err, "cannot begin a transaction");
 		goto cleanup;
+	} else {
+		err = prolly_merge(&merged, &ms, txn, &base_tree, &ours_c->tree, &theirs_c->tree, &mo);
 	}
-	err = prolly_merge(&merged, &ms, txn, &base_tree, &ours_c->tree, &theirs_c->tree, &mo);
 	if (err == PROLLY_EMERGE) {
 		rc = fail(cli, EXIT_MERGE,
 		          "%llu conflict%s merging '%s' into '%s'; nothing was "
