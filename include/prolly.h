@@ -1125,6 +1125,16 @@ PROLLY_API int prolly_commit_create(prolly_id *out, prolly_txn *txn, const proll
 PROLLY_API int64_t prolly_next_commit_time(const prolly_db *db, const prolly_commit *const *parents,
                                            size_t n);
 
+/* The message a revert (revert non-zero) or cherry-pick of picked gets when its caller gives
+ * none, the one the CLI and the SQL functions use: "revert ID: MESSAGE" or "MESSAGE (cherry
+ * picked from ID)", ID picked's full hex id, MESSAGE picked's message, cut (at a UTF-8 character
+ * boundary) so that the whole keeps within PROLLY_MAX_MESSAGE bytes. Writes at most cap - 1
+ * bytes and a NUL to out (nothing when cap is 0; out may then be NULL) and returns the length of
+ * the whole message, as snprintf does: a cap of PROLLY_MAX_MESSAGE + 1 always holds it. picked
+ * NULL gives "" (0). No error, no allocation; any thread. */
+PROLLY_API size_t prolly_pick_message(char *out, size_t cap, const prolly_commit *picked,
+                                      int revert);
+
 /* Branch names: 1..200 bytes of [A-Za-z0-9._/-], not starting with '-' or '/', no "..", no '~',
  * not 64 hex digits (that spells a commit id; shorter all-hex names are allowed and win over a
  * short commit id of the same spelling).

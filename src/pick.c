@@ -7,9 +7,12 @@
  * "C's parent" is its only parent, or for a merge commit the one `mainline` names (1-based);
  * a root commit's parent tree is the empty tree. Conflicts are prolly_merge's: reported through
  * opts->on_conflict, settled by opts->resolve. Commits made in the txn and not yet published are
- * read from it.
+ * read from it. prolly_pick_message is the message a caller gives the result's commit by
+ * default.
  */
 #include "internal.h"
+
+#include <stdio.h>
 
 /* A commit made in txn and not yet published, or one the handle read last as a branch head
  * (commits are immutable and were hash-checked: only their contents are needed here), or else
@@ -90,4 +93,29 @@ int prolly_revert(prolly_id *out_root, prolly_merge_stats *stats, prolly_txn *tx
                   const prolly_merge_options *opts)
 {
 	return pick(out_root, stats, txn, onto, commit, mainline, 1, opts);
+}
+
+size_t prolly_pick_message(char *out, size_t cap, const prolly_commit *picked, int revert)
+{
+	static const char rev_fmt[] = "revert %s: %.*s", pick_fmt[] = "%.*s (cherry picked from %s)";
+	char hex[PROLLY_ID_HEX_SIZE];
+	if (!picked) {
+		if (cap)
+			out[0] = '\0';
+		return 0;
+	}
+	/* the fixed part: the format without its three conversions (6 bytes), and the id */
+	size_t fixed = (revert ? sizeof(rev_fmt) : sizeof(pick_fmt)) - 1 - 6 + PROLLY_ID_HEX_SIZE - 1;
+	const char *msg = picked->message ? picked->message : "";
+	size_t keep = strlen(msg);
+	if (keep > PROLLY_MAX_MESSAGE - fixed) {
+		keep = PROLLY_MAX_MESSAGE - fixed;
+		while (keep > 0 && ((unsigned char)msg[keep] & 0xC0) == 0x80)
+			keep--; /* msg[keep] begins what is cut: never inside a UTF-8 character */
+	}
+	prolly_id_to_hex(hex, &picked->id);
+	int n = revert ? snprintf(out, cap, rev_fmt, hex, (int)keep, msg)
+	               : snprintf(out, cap, pick_fmt, (int)keep, msg, hex);
+	assert(n >= 0 && (size_t)n <= PROLLY_MAX_MESSAGE);
+	return n < 0 ? 0 : (size_t)n;
 }

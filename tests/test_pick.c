@@ -13,6 +13,7 @@
 #include "lib/model.h"
 #include "ptest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,62 @@ PT_TEST(pick_merge_commit_needs_mainline)
 	tm_model_dispose(&m);
 	tm_model_dispose(&want);
 	prolly_close(db);
+}
+
+/* The default message of a revert or cherry-pick: its two shapes, snprintf's rules for cap, and
+ * a message too long to keep whole cut within PROLLY_MAX_MESSAGE at a character boundary. */
+PT_TEST(pick_message)
+{
+	prolly_commit c;
+	char hex[PROLLY_ID_HEX_SIZE], want[256], out[256];
+	memset(&c, 0, sizeof(c));
+	memset(&c.id, 0xab, sizeof(c.id));
+	prolly_id_to_hex(hex, &c.id);
+	c.message = "add p1";
+
+	snprintf(want, sizeof(want), "revert %s: add p1", hex);
+	PT_CHECK(prolly_pick_message(out, sizeof(out), &c, 1) == strlen(want));
+	PT_CHECK(strcmp(out, want) == 0);
+	snprintf(want, sizeof(want), "add p1 (cherry picked from %s)", hex);
+	PT_CHECK(prolly_pick_message(out, sizeof(out), &c, 0) == strlen(want));
+	PT_CHECK(strcmp(out, want) == 0);
+	/* cap: the whole length returned, at most cap - 1 bytes written and a NUL */
+	PT_CHECK(prolly_pick_message(NULL, 0, &c, 0) == strlen(want));
+	memset(out, 'x', sizeof(out));
+	PT_CHECK(prolly_pick_message(out, 5, &c, 0) == strlen(want));
+	PT_CHECK(strcmp(out, "add ") == 0);
+	PT_CHECK(prolly_pick_message(out, sizeof(out), NULL, 1) == 0 && out[0] == '\0');
+	c.message = "";
+	snprintf(want, sizeof(want), "revert %s: ", hex);
+	PT_CHECK(prolly_pick_message(out, sizeof(out), &c, 1) == strlen(want));
+	PT_CHECK(strcmp(out, want) == 0);
+
+	/* a message of PROLLY_MAX_MESSAGE bytes, 3-byte characters ("\xe2\x82\xac") after one 'a':
+	 * the cut lands before a character, never inside one */
+	size_t n = PROLLY_MAX_MESSAGE;
+	char *msg = malloc(n + 1), *big = malloc(PROLLY_MAX_MESSAGE + 1);
+	PT_REQUIRE(msg && big);
+	msg[0] = 'a';
+	for (size_t i = 1; i + 3 <= n; i += 3)
+		memcpy(msg + i, "\xe2\x82\xac", 3);
+	msg[1 + (n - 1) / 3 * 3] = '\0';
+	c.message = msg;
+	for (int revert = 0; revert <= 1; revert++) {
+		size_t len = prolly_pick_message(big, PROLLY_MAX_MESSAGE + 1, &c, revert);
+		PT_CHECKF(len <= PROLLY_MAX_MESSAGE && len > PROLLY_MAX_MESSAGE - 3 - 100 &&
+		              strlen(big) == len,
+		          "revert %d: %zu bytes", revert, len);
+		const char *kept = revert ? big + strlen("revert : ") + PROLLY_ID_HEX_SIZE - 1 : big;
+		const char *end = revert ? big + len : strstr(big, " (cherry picked from ");
+		PT_REQUIRE(end != NULL);
+		PT_CHECKF((size_t)(end - kept - 1) % 3 == 0, "revert %d: %zu bytes kept", revert,
+		          (size_t)(end - kept));
+		snprintf(want, sizeof(want), " (cherry picked from %s)", hex);
+		if (!revert)
+			PT_CHECK(strcmp(end, want) == 0);
+	}
+	free(msg);
+	free(big);
 }
 
 int main(int argc, char **argv)

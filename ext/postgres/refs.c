@@ -382,7 +382,7 @@ static Datum pick(FunctionCallInfo fcinfo, bool revert)
 	char *message = pgx_arg_given(fcinfo, 4) ? text_to_cstring(PG_GETARG_TEXT_PP(4)) : NULL;
 	pgx_tables t;
 	prolly_db *db;
-	prolly_commit *head_c = NULL;
+	prolly_commit *head_c = NULL, *picked = NULL;
 	prolly_txn *txn = NULL;
 	prolly_id target, root, result;
 	prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
@@ -405,14 +405,19 @@ static Datum pick(FunctionCallInfo fcinfo, bool revert)
 	if (rc == 0) {
 		result = head_c->id;
 		prolly_id_to_hex(hex, &target);
-		if (!message)
-			message = psprintf("%s %s", revert ? "revert" : "cherry-pick", hex);
 	}
 	if (rc == 0 && (rc = prolly_txn_begin(&txn, db)) == 0)
 		rc = revert
 		         ? prolly_revert(&root, NULL, txn, &head_c->tree, &target, (unsigned)mainline, &mo)
 		         : prolly_cherry_pick(&root, NULL, txn, &head_c->tree, &target, (unsigned)mainline,
 		                              &mo);
+	/* the CLI's message by default: the picked commit was read (and checked) by the pick */
+	if (rc == 0 && !prolly_id_equal(&root, &head_c->tree) && !message &&
+	    (rc = prolly_commit_read(&picked, db, &target)) == 0) {
+		size_t n = prolly_pick_message(NULL, 0, picked, revert);
+		message = palloc(n + 1);
+		prolly_pick_message(message, n + 1, picked, revert);
+	}
 	if (rc == 0 && !prolly_id_equal(&root, &head_c->tree)) {
 		const prolly_commit *parent = head_c;
 		if ((rc = prolly_commit_create(&result, txn, &root, &head_c->id, 1,
@@ -423,6 +428,7 @@ static Datum pick(FunctionCallInfo fcinfo, bool revert)
 	}
 	prolly_txn_free(txn);
 	prolly_commit_free(head_c);
+	prolly_commit_free(picked);
 	pgx_write_unlock();
 	if (rc == PROLLY_EMERGE && !pgx_failed())
 		raise_conflicts(&cf,

@@ -92,16 +92,12 @@ static int run_pick(struct cli *cli, int argc, char **argv, int revert)
 		goto cleanup;
 	}
 	if (!msg) {
-		/* the picked message, cut so that the new one keeps within PROLLY_MAX_MESSAGE */
-		size_t room = PROLLY_MAX_MESSAGE - strlen(hex) -
-		              (revert ? strlen("revert : ") : strlen(" (cherry picked from )"));
-		int keep = (int)(strlen(pick_c->message) < room ? strlen(pick_c->message) : room);
-		auto_msg = revert ? format("revert %s: %.*s", hex, keep, pick_c->message)
-		                  : format("%.*s (cherry picked from %s)", keep, pick_c->message, hex);
-		if (!auto_msg) {
+		size_t n = prolly_pick_message(NULL, 0, pick_c, revert);
+		if (!(auto_msg = malloc(n + 1))) {
 			rc = fail(cli, EXIT_STORE, "out of memory");
 			goto cleanup;
 		}
+		prolly_pick_message(auto_msg, n + 1, pick_c, revert);
 		msg = auto_msg;
 	}
 	const prolly_commit *pc = head_c;

@@ -81,14 +81,19 @@ SELECT prolly_branch('picks-cli', 'picks') IS NOT NULL AS branched;
 SELECT prolly_revert('picks', :'c1') AS r1 \gset
 SELECT :'r1' = prolly_resolve('picks') AS reverted;
 SELECT prolly_get('picks', 'p1') IS NULL AS p1_gone, convert_from(prolly_get('picks', 'p2'), 'UTF8') AS p2,
-       (SELECT message = 'revert ' || :'c1' FROM prolly_log('picks', 1)) AS message,
+       (SELECT message = 'revert ' || :'c1' || ': ' || (SELECT message FROM prolly_log(:'c1', 1)) FROM prolly_log('picks', 1)) AS message,
        (SELECT parents = ARRAY[:'c2'] FROM prolly_log('picks', 1)) AS parent;
 \setenv C1 :c1
 \! ./regress-cli.sh revert picks-cli "$C1" >/dev/null
 SELECT (SELECT tree_id FROM prolly_branches() WHERE name = 'picks')
-     = (SELECT tree_id FROM prolly_branches() WHERE name = 'picks-cli') AS same_tree_as_cli;
+     = (SELECT tree_id FROM prolly_branches() WHERE name = 'picks-cli') AS same_tree_as_cli,
+       (SELECT message FROM prolly_log('picks', 1)) = (SELECT message FROM prolly_log('picks-cli', 1)) AS same_message_as_cli;
 SELECT prolly_revert('picks', :'c1') = prolly_resolve('picks') AS nothing_to_undo,
        (SELECT count(*) FROM prolly_log('picks')) = (SELECT count(*) FROM prolly_log('picks~1')) + 1 AS no_commit;
+-- picked again: the message names the commit picked, after its own message
+SELECT prolly_cherry_pick('picks', :'c1') IS NOT NULL AS picked_again;
+SELECT message = (SELECT message FROM prolly_log(:'c1', 1)) || ' (cherry picked from ' || :'c1' || ')' AS message
+FROM prolly_log('picks', 1);
 SELECT prolly_branch('picked', 'main') IS NOT NULL AS branched;
 SELECT prolly_cherry_pick('picked', :'c1', message => 'p1 again') IS NOT NULL AS picked;
 SELECT convert_from(prolly_get('picked', 'p1'), 'UTF8') AS p1, prolly_get('picked', 'p2') IS NULL AS no_p2,
