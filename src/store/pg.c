@@ -13,8 +13,8 @@
  * The store is split by concern (shared declarations in pg_int.h): this file holds the vtable's
  * node reads (get_nodes, has_nodes, get_ancestors, find_ids) and stat, open and close, the
  * counters and the test hook; pg_refs.c the ref reads; pg_sql.c the statements, the schema and
- * its migration; pg_pool.c connections, the pool and pipelines; pg_write.c the write; pg_gc.c
- * the gc.
+ * its migration; pg_pipe.c pipelines; pg_pool.c connections and the pool; pg_write.c the write;
+ * pg_gc.c the gc.
  *
  * Open connects once: the server answers, the schema exists (a missing one is created unless
  * no_create), an older version is migrated (unless no_create, or the role may not) and a newer

@@ -6,7 +6,8 @@
  *   pg_refs.c   the ref reads: get_ref, get_refs, get_ref_objects(_known), list_refs
  *   pg_sql.c    the statement texts, the schema DDL and its migration, the substitution helper,
  *               binary parameters (bytea[] and friends) and results
- *   pg_pool.c   connections, the pool, pipelines (pipe_*) and the translation of errors
+ *   pg_pipe.c   pipelines (pipe_*), the translation of errors, the session's settings and guard
+ *   pg_pool.c   connections, the pool, and the reads run again after a hot standby's cancel
  *   pg_write.c  write: one prolly_write statement, or the version-1 pipeline
  *   pg_gc.c     gc: mark, snapshot, sweep batches
  *   pg_epoch.c  the gc epoch as reported: one that only grows, also across a restore in place
@@ -112,9 +113,9 @@ typedef struct pgconn {
 	 * client prepared statements on; named alike for every client, those would run in its place
 	 * (another schema's text, another version's): with the tag, they are simply missing (26000). */
 	char tag[17];
-	/* The session mark this connection set (session_sql in pg_pool.c): names the tag. */
+	/* The session mark this connection set (session_sql in pg_pipe.c): names the tag. */
 	char mark[64];
-	/* The session's settings are in place (session_sql in pg_pool.c: sent once, on the open's
+	/* The session's settings are in place (session_sql in pg_pipe.c: sent once, on the open's
 	 * first round trip or when the slot is first made ready after the open). */
 	int session;
 	/* Bit q: statement q is prepared on this server session. A statement is prepared the first
@@ -123,7 +124,7 @@ typedef struct pgconn {
 	 * the transaction that made it, so a later failure in the pipeline leaves the bit set. */
 	uint32_t prepared;
 	/* A gc's connection (the one that holds the gc lock and takes the write lock exclusive):
-	 * its pipelines end with a beat (pipe_beat in pg_pool.c, at most every BEAT_EVERY_MS) that
+	 * its pipelines end with a beat (pipe_beat in pg_pipe.c, at most every BEAT_EVERY_MS) that
 	 * writers waiting for the lock read (prolly__pg_gc_advancing). */
 	int beat;
 	uint64_t beat_ns; /* when the last beat was sent (prolly__mono_ns) */
@@ -239,7 +240,7 @@ typedef struct sctx {
 } sctx;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Pipelines (pg_pool.c)                                                                      */
+/* Pipelines (pg_pipe.c)                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Called for every successful result, with its statement's index in the pipe (qi). */
@@ -262,7 +263,7 @@ typedef struct pipe {
 	/* What the pipe queued for itself, in queue order: item i comes just before the caller's
 	 * statement of index extra_at[i], and is the Parse of statement extra_q[i] (one not prepared
 	 * on c yet: pgconn.prepared) or, for EXTRA_GUARD, the check that the server session is the
-	 * one c set up, queued before the pipe's first Parse (pg_pool.c, guard_sql). Not the caller's
+	 * one c set up, queued before the pipe's first Parse (pg_pipe.c, guard_sql). Not the caller's
 	 * statements: the indexes fn sees and queued count only those. */
 	unsigned char extra_q[N_QUERIES + 1];
 	size_t extra_at[N_QUERIES + 1];
@@ -281,6 +282,13 @@ void prolly__pg_pipe_broken(pipe *p, const char *why);
 void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens);
 void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
 int prolly__pg_pipe_run(pipe *p);
+/* Queues on p the session's setup unless c has it (c->session is set by the caller once the
+ * pipeline committed: the settings are transactional until then). */
+void prolly__pg_send_session(pipe *p, pgconn *c);
+/* Whether the last pipeline run on the calling thread failed because a hot standby cancelled it
+ * or ended its session (a recovery conflict); cleared by prolly__pg_pool_acquire. */
+int prolly__pg_standby_conflict(void);
+void prolly__pg_standby_conflict_clear(void);
 /* One run of a read: from its pool_acquire to its pool_done (or release), with *handed set to the
  * rows it gave the engine (0 before each run). 0 or the read's error. */
 typedef int (*read_once_fn)(pg_store *st, void *ctx, uint64_t *handed);
@@ -331,9 +339,6 @@ void prolly__pg_conn_close(pg_store *st, pgconn *c, int broken);
 int prolly__pg_conn_renew(pg_store *st, pgconn *c);
 /* Sets c's session up (one round trip) unless it is. 0 or a store error. */
 int prolly__pg_conn_setup(pg_store *st, pgconn *c);
-/* Queues on p the session's setup unless c has it (c->session is set by the caller once the
- * pipeline committed: the settings are transactional until then). */
-void prolly__pg_send_session(pipe *p, pgconn *c);
 int prolly__pg_pool_acquire(pg_store *st, pgconn **out);
 void prolly__pg_pool_release(pg_store *st, pgconn *c, int broken);
 void prolly__pg_pool_done(pg_store *st, pgconn *c, const pipe *p);

@@ -6,7 +6,7 @@
  * Templates: '@' stands for the quoted schema name, '#' for the literal 'schema.meta' (hashed
  * into the second half of the advisory lock keys, listed in pg_int.h). prolly__pg_sql_init
  * substitutes them once per store at open; a connection prepares each statement the first time
- * it sends it (pg_pool.c).
+ * it sends it (pg_pipe.c).
  *
  * Schema versions: a new schema is created at version 6. Version 2 added prolly_write; version 3
  * replaced its body (refs are compared and swapped before the nodes are inserted); version 4
@@ -39,7 +39,7 @@
 /* The transaction that wrote the epoch row's version this statement sees (pg_epoch.c): a restore
  * in place writes the row again, with the dump's value, never with its old xmin. Its types and
  * its operator are named with their schema: the open's version read (version_tmpl) runs before
- * the session's search_path is set (pg_pool.c). */
+ * the session's search_path is set (pg_pipe.c). */
 #define EPOCH_XMIN                                                                                 \
 	"(SELECT xmin::pg_catalog.text::pg_catalog.int8 FROM @.meta WHERE key OPERATOR(pg_catalog.=) " \
 	"'epoch')"
@@ -126,7 +126,7 @@ static const char *const query_tmpl[N_QUERIES] = {
                      "LEFT JOIN @.nodes t ON octet_length(c.node) >= $2::int4 + 32 "
                      "AND t.id = substring(c.node FROM $2::int4 + 1 FOR 32)",
     /* Two statements, not one with "$2 IS NULL OR name < $2": a generic plan (every
-     * statement here runs with one, see pg_pool.c) of that could bound its index scan only
+     * statement here runs with one, see pg_pipe.c) of that could bound its index scan only
      * below, and would read every ref after the prefix. */
     [Q_LISTREFS] = "SELECT name, value FROM @.refs WHERE name >= $1::bytea AND name < $2::bytea "
                    "ORDER BY name",
