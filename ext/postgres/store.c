@@ -369,8 +369,7 @@ static int list_refs_spi(const char *prefix, prolly_store_ref_fn fn, void *paylo
 	args[0] = PointerGetDatum(pgx_bytea(prefix, plen));
 	args[1] = PointerGetDatum(pgx_bytea(succ, hlen));
 	q = psprintf("SELECT name, value FROM %s.refs WHERE name >= $1%s ORDER BY name",
-	             quote_identifier(get_namespace_name(pgx_call()->nsp)),
-	             hlen ? " AND name < $2" : "");
+	             pgx_schema_quoted(), hlen ? " AND name < $2" : "");
 	guc = pgx_spi_connect();
 	if (SPI_execute_with_args(q, hlen ? 2 : 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "prolly: listing refs failed");
@@ -681,12 +680,11 @@ static unsigned check_schema(void)
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		         version < 0 ? errmsg("prolly: the store in schema \"%s\" has no schema_version; "
 		                              "this extension reads schema versions %d to %d",
-		                              get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_OLDEST,
-		                              PGX_SCHEMA_VERSION)
+		                              pgx_schema_name(), PGX_SCHEMA_OLDEST, PGX_SCHEMA_VERSION)
 		                     : errmsg("prolly: the store in schema \"%s\" is at schema version "
 		                              "%lld; this extension reads schema versions %d to %d",
-		                              get_namespace_name(pgx_call()->nsp), (long long)version,
-		                              PGX_SCHEMA_OLDEST, PGX_SCHEMA_VERSION),
+		                              pgx_schema_name(), (long long)version, PGX_SCHEMA_OLDEST,
+		                              PGX_SCHEMA_VERSION),
 		         version >= 0 && version < PGX_SCHEMA_OLDEST
 		             ? errhint("Run prolly init as the tables' owner to migrate the store.")
 		             : errhint("Install the prolly extension that matches the store.")));
@@ -699,12 +697,11 @@ static unsigned check_schema(void)
 		         node_size == PG_INT64_MIN
 		             ? errmsg("prolly: the store in schema \"%s\" is at schema version %d but "
 		                      "its meta table has no node_size row",
-		                      get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_NODE_SIZE)
+		                      pgx_schema_name(), PGX_SCHEMA_NODE_SIZE)
 		             : errmsg("prolly: the store in schema \"%s\" is at schema version %d but "
 		                      "its meta table's node_size row holds %lld, not a node size of "
 		                      "such a store (1024, 2048 or 8192)",
-		                      get_namespace_name(pgx_call()->nsp), PGX_SCHEMA_NODE_SIZE,
-		                      (long long)node_size)));
+		                      pgx_schema_name(), PGX_SCHEMA_NODE_SIZE, (long long)node_size)));
 	return (unsigned)node_size;
 }
 
