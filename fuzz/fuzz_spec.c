@@ -1,7 +1,7 @@
 /*
  * fuzz_spec.c - libFuzzer target for the parsers of names and revision specs a user types,
  * through the public API only: prolly_resolve and prolly_resolve_commit (BRANCH~N^M, tags,
- * remote-tracking branches, short and full ids), prolly_branch_name_valid and the functions
+ * remote-tracking branches, short and full ids, BRANCH@{N} and BRANCH@{TIME}), prolly_branch_name_valid and the functions
  * that take a branch or tag name, and prolly_reflog's ref names. A memory store holding a small
  * fixed history (spec_history.h) is opened on the first call and kept. Each input is tried as a
  * C string (cut at its first NUL byte) and, when it holds one, so is what follows that byte.

@@ -1163,12 +1163,19 @@ PROLLY_API int prolly_branch_commit(prolly_commit **out, prolly_db *db, const ch
  *         id, 4 to 63 hex digits (a branch or tag spelled the same wins). The prefix is looked
  *         up with the store's find_ids (one round trip) where it has one, else by walking the
  *         history of every ref.
+ *   @{N}, @{TIME}: right after a branch or tag name, the commit it named N moves ago ("@{0}"
+ *         now, "@{1}" before its last move) or at TIME, from its reflog (so also for a branch
+ *         deleted since): TIME is YYYY-MM-DD, optionally followed by 'T' or a space and HH:MM,
+ *         HH:MM:SS or HH:MM:SS.FRACTION, optionally followed by Z, +HH, +HH:MM or +HHMM (or
+ *         '-'); UTC without a zone. "main@{2026-12-01 09:00:00+01}~1" is a spec.
  *   ~N:   N first-parent steps back (N required);  ^N: the N-th parent ("^" is "^1", "^0" the
  *         commit itself). Steps combine: "main~2^2", "3fa9c^^".
  * Every commit a step reaches is read and hash-checked. Errors: PROLLY_EINVAL for a malformed
  * spec or branch name, an id that names a tree or a reflog entry rather than a commit, or an
  * ambiguous short id (the message lists the candidates); PROLLY_ENOTFOUND for a missing branch
- * or commit, a walk past a root commit or a parent that does not exist; store errors. */
+ * or commit, a walk past a root commit or a parent that does not exist, and for @{...} a ref
+ * with no reflog or that did not exist then; PROLLY_EPRUNED when the reflog entries that would
+ * tell @{...} have expired (gc keeps opts.reflog_days of them); store errors. */
 PROLLY_API int prolly_resolve(prolly_id *out_commit, prolly_db *db, const char *spec);
 
 /* prolly_resolve, with the commit decoded in *out (free with prolly_commit_free; NULL on

@@ -685,6 +685,21 @@ int prolly__gc_history(prolly_db *db, const prolly_id *heads, size_t n, size_t n
 /* The library's clock: opts.clock_us when set, else (also for db NULL) the wall clock. */
 int64_t prolly__db_now(const prolly_db *db);
 
+/* resolve_at.c: the "@{...}" of a revision spec. A selector: a count of moves back, or a time. */
+typedef struct prolly__reflog_sel {
+	int is_count;
+	uint64_t count;  /* when is_count */
+	int64_t time_us; /* otherwise: microseconds since the epoch, UTC */
+} prolly__reflog_sel;
+/* Parses the text between "@{" and "}" (s[0..n)) of spec; PROLLY_EINVAL naming spec if it is
+ * neither a count nor a time. */
+int prolly__reflog_sel_parse(prolly__reflog_sel *out, const char *s, size_t n, const char *spec);
+/* The value branch or tag `name` had at sel, from its reflog (RA1-RA4 of resolve_at.c):
+ * PROLLY_ENOTFOUND when it did not exist then or has no reflog, PROLLY_EPRUNED when the entries
+ * that would tell have expired, PROLLY_EINVAL for a bad name; prolly_reflog's errors. */
+int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
+                       const prolly__reflog_sel *sel, const char *spec);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Branches (branch.c) and commits read together (commit.c)                                   */
 /* ------------------------------------------------------------------------------------------ */

@@ -41,7 +41,9 @@
  *   logs/<ref>@<16 hex digits: time_us><8 hex digits: the first 4 bytes of the entry id>
  *
  * The name sorts by time within a ref ('@' cannot occur in a branch or tag name, so a ref's
- * entries are exactly the names starting with "logs/<ref>@"). The longest is 5 + 211 + 1 + 24 =
+ * entries are exactly the names starting with "logs/<ref>@" and holding no other '@'; a ref
+ * another client wrote under a refused name such as "refs/heads/main@x" is reflogged too, and
+ * its entries, which start with "logs/refs/heads/main@", are left out of main's). The longest is 5 + 211 + 1 + 24 =
  * 241 bytes for a 200-byte branch name, within PROLLY_MAX_REF_NAME. The entry's ref is created
  * with PROLLY_REF_EXPECT_ANY: it can only exist already holding the same entry (same name, same
  * time and id prefix), so a reflog entry never makes a write fail.
@@ -346,6 +348,7 @@ typedef struct lref {
 } lref;
 
 typedef struct list_ctx {
+	size_t one_ref; /* the prefix's length when it names one ref ("logs/REF@"), else 0 */
 	lref *v;
 	size_t n, cap;
 	prolly__reflog *e; /* decoded, parallel to v */
@@ -356,6 +359,10 @@ typedef struct list_ctx {
 static int on_log_ref(void *payload, const char *name, const prolly_id *value)
 {
 	list_ctx *lc = payload;
+	/* "<time><id>" follows the prefix of one ref's entries; a name with another '@' there is
+	 * an entry of a longer ref ("logs/refs/heads/main@x@..."), written under a refused name */
+	if (lc->one_ref && strchr(name + lc->one_ref, '@'))
+		return 0;
 	if (PROLLY__GROW(lc->v, lc->cap, lc->n + 1, 32))
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory listing the reflog");
 	if (!(lc->v[lc->n].name = strdup(name)))
@@ -424,6 +431,7 @@ int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *pay
 		return prolly_set_error(PROLLY_EINVAL, "prolly_reflog needs a handle and a callback");
 	if ((rc = log_prefix(prefix, ref)))
 		return rc;
+	lc.one_ref = ref ? strlen(prefix) : 0;
 	if ((rc = db->vt.list_refs(db->store, prefix, on_log_ref, &lc)))
 		goto cleanup;
 	if (!lc.n)

@@ -8,6 +8,8 @@
  *          branch wins over a tag, a remote-tracking branch and a short id of the same spelling
  *          (branch names of 64 hex digits are refused: prolly_branch_name_valid; a branch an
  *          older library so named is read when no commit has that id).
+ *   @{N}, @{TIME}  right after a branch or tag name: the commit it named N moves ago or at TIME,
+ *          from its reflog (resolve_at.c);
  *   ~N     N first-parent steps back (N decimal, required);
  *   ^N     the N-th parent (1-based; "^" alone is "^1", "^0" the commit itself).
  *
@@ -26,6 +28,9 @@
  *       "main~5000" costs a handful of store calls, not 5000. The graph is started afresh past
  *       STEP_GRAPH_MAX commits, so memory stays bounded whatever N. A commit the graph cannot
  *       load (absent, a tree, damaged) is read on its own, which says which (S1, S2).
+ *   S5  "@{...}" comes at most once, right after the base, and names the base's value from its
+ *       reflog (RA1-RA4 of resolve_at.c); what it gives is read and hash-checked as any commit
+ *       a step reaches (S1).
  */
 #include "internal.h"
 
@@ -356,11 +361,13 @@ static int check_steps(const char *p, const char *spec)
 static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, const char *spec)
 {
 	char base[MAX_SPEC_BASE + 1];
+	const char *steps;
 	prolly_commit *c = NULL;
 	prolly_id cur;
 	prolly__graph g;
+	prolly__reflog_sel sel;
 	size_t blen;
-	int rc;
+	int rc, at = 0;
 
 	prolly__graph_init(&g, db, 0);
 	if (!out_commit || !db || !spec) {
@@ -374,18 +381,35 @@ static int resolve(prolly_id *out_commit, prolly_commit **out_c, prolly_db *db, 
 		rc = prolly_set_error(PROLLY_EINVAL, "an empty revision spec");
 		goto cleanup;
 	}
-	blen = strcspn(spec, "~^");
+	blen = strcspn(spec, "~^@");
+	if (spec[blen] == '@' && spec[blen + 1] != '{') /* not "@{": the base's, which refuses it */
+		blen += strcspn(spec + blen, "~^");
 	if (blen == 0 || blen > MAX_SPEC_BASE) {
 		rc = prolly_set_error(PROLLY_EINVAL, "bad revision spec '%.80s'", spec);
 		goto cleanup;
 	}
-	if ((rc = check_steps(spec + blen, spec)))
+	steps = spec + blen;
+	if (*steps == '@') { /* S5: @{N} or @{TIME}, before any step */
+		const char *close = strchr(steps + 2, '}');
+		if (!close) {
+			rc = prolly_set_error(PROLLY_EINVAL, "revision spec '%.200s': '@{' without its '}'",
+			                      spec);
+			goto cleanup;
+		}
+		if ((rc = prolly__reflog_sel_parse(&sel, steps + 2, (size_t)(close - steps - 2), spec)))
+			goto cleanup;
+		at = 1;
+		steps = close + 1;
+	}
+	if ((rc = check_steps(steps, spec)))
 		goto cleanup;
 	memcpy(base, spec, blen);
 	base[blen] = 0;
-	if ((rc = resolve_base(&cur, &c, db, base, blen, spec, out_c != NULL)))
+	rc = at ? prolly__resolve_at(&cur, db, base, &sel, spec)
+	        : resolve_base(&cur, &c, db, base, blen, spec, out_c != NULL);
+	if (rc)
 		goto cleanup;
-	for (const char *p = spec + blen; *p;) {
+	for (const char *p = steps; *p;) {
 		char op = *p++;
 		unsigned long n = 0;
 		if (op != '~' && op != '^') {

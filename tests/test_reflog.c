@@ -411,6 +411,37 @@ PT_TEST(reflog_keeps_tree_of_deleted_tag)
 	tm_db_close(&t);
 }
 
+/* A ref another client wrote under a name the library refuses, spelled as a branch's name, '@'
+ * and more ("refs/heads/main@x"), is reflogged under "logs/refs/heads/main@x@...": the listing
+ * of main's reflog, which asks for the names under "logs/refs/heads/main@", leaves its entries
+ * out (they reported main@x's moves as main's; found by fuzz_spec with "ma1o@{2024-02-21}"). */
+PT_TEST(reflog_of_a_branch_leaves_out_a_longer_name_with_at)
+{
+	tm_db t;
+	prolly_id c, got;
+	prolly_txn *txn = NULL;
+	prolly_ref_update u;
+	elist l;
+	PT_REQUIRE(open_db(&t, 0, 1) == 0);
+	PT_REQUIRE(put(&c, t.db, "main", "k", "v") == 0);
+	tick(t.db);
+	memset(&u, 0, sizeof(u));
+	u.name = "refs/heads/main@x";
+	u.expect = PROLLY_REF_EXPECT_ABSENT;
+	u.value = c;
+	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
+	PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
+	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
+	prolly_txn_free(txn);
+	PT_CHECK_RC(reflog_of(&l, t.db, "main"), 0);
+	PT_CHECKF(l.n == 1 && strcmp(l.v[0].ref, "refs/heads/main") == 0, "%d entries, the first of %s",
+	          l.n, l.n ? l.v[0].ref : "-");
+	PT_CHECK_RC(prolly_resolve(&got, t.db, "main@{0}"), 0);
+	PT_CHECK(prolly_id_equal(&got, &c));
+	PT_CHECK_RC(prolly_resolve(&got, t.db, "main@{1}"), PROLLY_ENOTFOUND);
+	tm_db_close(&t);
+}
+
 /* ---- retention never changes a merge ------------------------------------------------------- */
 
 /* Root of a merge of `from` into a scratch branch at `into`'s head (then deleted). */

@@ -26,7 +26,9 @@ void print_command_help(const struct command *cmd, FILE *f)
 	         strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover") &&
 	         strcmp(cmd->name, "remote") && strcmp(cmd->name, "clone") &&
 	         strcmp(cmd->name, "fetch") && strcmp(cmd->name, "check-proof"))
-		fputs("\nWhere a branch is read, BRANCH~N (N commits back) and a commit id work too.\n", f);
+		fputs("\nWhere a branch is read, BRANCH~N (N commits back), BRANCH@{TIME} (what it named\n"
+		      "then, from its reflog) and a commit id work too.\n",
+		      f);
 	if (strcmp(cmd->name, "init") && strcmp(cmd->name, "gc") && strcmp(cmd->name, "branches") &&
 	    strcmp(cmd->name, "tags") && strcmp(cmd->name, "reflog") && strcmp(cmd->name, "recover") &&
 	    strcmp(cmd->name, "remote") && strcmp(cmd->name, "clone") && strcmp(cmd->name, "fetch") &&

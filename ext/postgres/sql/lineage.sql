@@ -1,6 +1,6 @@
 -- lineage: the reads of version 0.3 (prolly--0.2--0.3.sql): prolly_reflog, prolly_merge_base,
--- prolly_merge_conflicts; and prolly_restore_branch, which the reflog serves. Commit ids hold the
--- time they were made, so they are compared, never shown.
+-- prolly_merge_conflicts; prolly_restore_branch and REF@{...}, which the reflog serves. Commit
+-- ids hold the time they were made, so they are compared, never shown.
 SELECT current_database() AS db \gset
 \setenv PROLLY_TEST_DB :db
 SELECT extversion FROM pg_extension WHERE extname = 'prolly';
@@ -107,3 +107,21 @@ SELECT prolly_delete_branch('lin') IS NOT NULL AS deleted_again;
 -- errors: a bad name, a negative max_rows
 SELECT regress.err($q$SELECT * FROM prolly_reflog('main~1')$q$);
 SELECT regress.err($q$SELECT * FROM prolly_reflog('lin', -1)$q$);
+
+-- REF@{N} and REF@{TIME}: what a branch named N moves ago, or at a time, from its reflog, also
+-- for a branch deleted since; a time as to_char writes it in UTC, or a timestamptz as PostgreSQL
+-- prints it with DateStyle ISO; before the branch existed, or while deleted, 42704; 22023 for
+-- what is not a count or a time
+SELECT prolly_resolve('lin@{1}') = :'lin_head' AS before_its_deletion;
+SELECT new_commit AS first_head, to_char(moved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS made_at
+FROM (SELECT *, row_number() OVER () AS i, count(*) OVER () AS n FROM prolly_reflog('lin')) r
+WHERE i = n \gset
+SELECT prolly_resolve('lin@{' || :'made_at' || '}') = :'first_head' AS at_its_creation;
+SET DateStyle = ISO;
+SELECT prolly_resolve('lin@{' || (:'made_at'::timestamptz + interval '0 s') || '}') = :'first_head' AS at_a_timestamptz;
+RESET DateStyle;
+SELECT prolly_get('lin@{' || :'made_at' || '}', 'k00001') = prolly_get(:'first_head', 'k00001') AS reads_there;
+SELECT regress.err($q$SELECT prolly_resolve('lin@{0}')$q$);
+SELECT regress.err($q$SELECT prolly_resolve('lin@{1999-12-31 23:59}')$q$);
+SELECT regress.err($q$SELECT prolly_resolve('lin@{yesterday}')$q$);
+SELECT regress.err($q$SELECT prolly_resolve('lin@{1')$q$);
