@@ -16,9 +16,11 @@
  *   RA1 the answer comes from the reflog of refs/heads/NAME, or of refs/tags/NAME when the
  *       branch has none; never from the ref itself, so a branch deleted since still answers.
  *   RA2 a value the reflog cannot tell is refused, never guessed: when the entries that would
- *       tell it have expired (gc keeps reflog_days of them) the answer is PROLLY_EPRUNED; when
- *       the ref did not exist then (the oldest entry created it, or the entry found deleted it)
- *       it is PROLLY_ENOTFOUND.
+ *       tell it are not there (gc expired them, keeping reflog_days; or they were never written,
+ *       for a ref an older library or another client made, or for identical moves at one
+ *       clock reading, which are one entry) the answer is PROLLY_EPRUNED; when the ref did not
+ *       exist then (the oldest entry created it, or the entry found deleted it) it is
+ *       PROLLY_ENOTFOUND.
  *   RA3 the selector is parsed before anything is read (resolve.c checks the whole spec first):
  *       a malformed one is PROLLY_EINVAL whatever the store holds.
  *   RA4 the entries are taken in the order prolly_reflog gives (newest first in the order the
@@ -231,8 +233,8 @@ int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
 		                        sel->is_count ? "" : "at ", when);
 	time_text(oldest, w.oldest_time);
 	return prolly_set_error(PROLLY_EPRUNED,
-	                        "'%.200s': the reflog of '%s' reaches back to %s (%llu move%s; older "
-	                        "entries expired), not to %s",
+	                        "'%.200s': the reflog of '%s' reaches back to %s (%llu move%s; the "
+	                        "entries before expired, or were never written), not to %s",
 	                        spec, name, oldest, (unsigned long long)w.seen, w.seen == 1 ? "" : "s",
 	                        when);
 }
