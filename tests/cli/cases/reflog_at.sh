@@ -41,3 +41,9 @@ prolly gc --reflog-days 14 >/dev/null
 p get 'main@{1}' k
 pe get 'main@{2}' k
 pe get 'main@{2023-11-14T22:13:45Z}' k
+# undoing the last move: reset to what main named before it (a second later: moves at one clock
+# reading that undo each other have no order to tell)
+export PROLLY_COMMIT_TIME=1702000001000000
+p reset main 'main@{1}'
+p get main k
+p get 'main@{1}' k
