@@ -26,6 +26,9 @@
  *   RA4 the entries are taken in the order prolly_reflog gives (newest first in the order the
  *       moves were written), so "the newest entry at or before TIME" follows the writes even
  *       where writers' clocks disagreed.
+ *   RA5 a branch or tag whose reflog holds no entry (gc with reflog_days 0 expires them all)
+ *       answers @{0} with its value now and anything else with PROLLY_EPRUNED; a name that is
+ *       neither, and has no reflog, is PROLLY_ENOTFOUND.
  */
 #include "internal.h"
 
@@ -211,9 +214,25 @@ int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
 		if (w.seen)
 			break;
 	}
-	if (!w.seen)
-		return prolly_set_error(PROLLY_ENOTFOUND, "'%.200s': no branch or tag '%s' has a reflog",
+	if (!w.seen) { /* RA5: no entry left; the ref as it is now tells @{0} only */
+		prolly_id now;
+		rc = prolly_branch_head(&now, db, name);
+		if (rc == PROLLY_ENOTFOUND)
+			rc = prolly_tag_get(&now, db, name);
+		if (rc == PROLLY_ENOTFOUND)
+			return prolly_set_error(rc, "'%.200s': no branch or tag '%s' (nor a reflog of one)",
+			                        spec, name);
+		if (rc)
+			return rc;
+		if (sel->is_count && sel->count == 0) {
+			*out = now;
+			return 0;
+		}
+		return prolly_set_error(PROLLY_EPRUNED,
+		                        "'%.200s': the reflog of '%s' holds no entry (they expired, or "
+		                        "none was written)",
 		                        spec, name);
+	}
 	if (w.found && w.exists) {
 		*out = w.value;
 		return 0;

@@ -6,7 +6,8 @@
  *     move included; steps follow (main@{1}~1);
  *   - a time before the branch existed, or while it was deleted, is PROLLY_ENOTFOUND; a deleted
  *     branch answers for the times it existed (RA1); a tag has a reflog too;
- *   - a time or count beyond the reflog's expired entries is PROLLY_EPRUNED (RA2);
+ *   - a time or count beyond the reflog's expired entries is PROLLY_EPRUNED (RA2); with every
+ *     entry expired, @{0} is the branch as it is now (RA5);
  *   - the time forms: a date, 'T' or a space, seconds and fractions, Z and numeric zones; and
  *     the malformed ones, PROLLY_EINVAL before anything is read (RA3);
  *   - what @{...} names is read and hash-checked (S1): a commit gc removed is PROLLY_ENOTFOUND.
@@ -166,6 +167,13 @@ PT_TEST(resolve_at_beyond_expired_entries)
 	expect_at(db, "main@{2023-11-25}", PROLLY_EPRUNED, NULL);
 	expect_at(db, "main@{2023-11-20}", PROLLY_EPRUNED, NULL);
 	expect_at(db, "main@{2023-11-14}", PROLLY_EPRUNED, NULL);
+	/* RA5: every entry expired; the branch as it is now answers @{0} alone */
+	db->opts.reflog_days = 0;
+	PT_REQUIRE(prolly_gc(db, &res) == 0);
+	expect_at(db, "main@{0}", 0, &c[2]);
+	expect_at(db, "main@{1}", PROLLY_EPRUNED, NULL);
+	expect_at(db, "main@{2099-01-01}", PROLLY_EPRUNED, NULL);
+	expect_at(db, "gone@{0}", PROLLY_ENOTFOUND, NULL);
 	tm_db_close(&t);
 }
 
