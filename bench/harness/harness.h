@@ -369,7 +369,8 @@ int hr_write_summary(hr_dir *d, const struct h_suite *s, char *err, size_t errn)
 
 /* Takes, on a new connection to url that *out receives (PQfinish it at the end of the run; the
  * lock goes with it), the session advisory lock of schema for harness runs: 0; -2 when another
- * run holds it (err says so; nothing was touched); -3 when schema is empty, over 40 bytes or
+ * run holds it for 2 s more (a run that just ended releases it a moment after; err says so;
+ * nothing was touched); -3 when schema is empty, over 40 bytes or
  * ends in a suffix the suites add to a run's schema (_ins_plain, _ins_client, _ins_sql, _scale,
  * _scale_plain, _tpcb, _pgbench): another run's schemas could then be this one's (err says so;
  * nothing was touched); -1 when the server cannot be reached. */

@@ -6,7 +6,10 @@
  * each other's cells: rows that fail validation at best. A run therefore holds, on a connection
  * of its own for its whole length, the session advisory lock (RUN_LOCK_CLASS, hashtext(schema));
  * the server releases it when that connection ends, however the run ends. The class is one the
- * store's own locks do not use (1886547820-1886547822, src/store/pg_int.h).
+ * store's own locks do not use (1886547820-1886547822, src/store/pg_int.h). The release comes a
+ * moment after the client closes (when its backend exits), so a run started right after another
+ * one ended tries for up to LOCK_WAIT_MS before it says the schema is taken: a test that locked
+ * again right after closing the first lock's connection lost that race once, in CI.
  *
  * Holding it, the run also owns what a killed run on the same schema left behind: the prolly
  * extension, which a suite's sql contender installs in the run's schema or the insert suite's
@@ -20,8 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RUN_LOCK_CLASS 1886547830
+#define LOCK_WAIT_MS 2000  /* how long a run waits for the lock of a run that just ended */
 #define INS_SCHEMA_BASE 40 /* hins_schema keeps this much of the run's schema: "%.40s_ins_%s" */
 
 /* What the suites add to the run's schema for the schemas they drop and fill: insert
@@ -81,11 +86,19 @@ int h_schema_lock(PGconn **out, const char *url, const char *schema, char *err, 
 	}
 	snprintf(sql, sizeof(sql), "SELECT pg_try_advisory_lock(%d, hashtext(%.256s))", RUN_LOCK_CLASS,
 	         lit);
-	if (bench_pg_exec(c, sql, &res) != 0) {
-		bench_seterr(err, errn, "%s", prolly_last_error());
-		goto cleanup;
+	for (int waited = 0;; waited += 50) {
+		PQclear(res);
+		res = NULL;
+		if (bench_pg_exec(c, sql, &res) != 0) {
+			bench_seterr(err, errn, "%s", prolly_last_error());
+			goto cleanup;
+		}
+		/* bench_pg_exec asks for binary results: a boolean is one byte, 1 for true. */
+		if ((PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 1) || waited >= LOCK_WAIT_MS)
+			break;
+		struct timespec pause = {0, 50 * 1000000L};
+		nanosleep(&pause, NULL);
 	}
-	/* bench_pg_exec asks for binary results: a boolean is one byte, 1 for true. */
 	if (PQntuples(res) != 1 || PQgetvalue(res, 0, 0)[0] != 1) {
 		bench_seterr(err, errn,
 		             "another harness run is using schema \"%.64s\" on this server (nothing "
