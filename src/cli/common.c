@@ -207,6 +207,15 @@ int arg_count(struct cli *cli, uint64_t *out, const char *arg, const char *what)
 	return 0;
 }
 
+/* A failed resolve of spec: the library's message names the spec and what is wrong with it
+ * (for PROLLY_EPRUNED, how far back the reflog of NAME@{...} reaches); other errors get it. */
+static int resolve_failed(struct cli *cli, int err, const char *spec)
+{
+	if (err == PROLLY_ENOTFOUND || err == PROLLY_EINVAL || err == PROLLY_EPRUNED)
+		return fail_lib(cli, err, NULL);
+	return fail_lib(cli, err, "cannot resolve '%s'", spec);
+}
+
 int resolve_commit(struct cli *cli, prolly_id *out, const char *spec)
 {
 	prolly_commit *c = NULL;
@@ -222,23 +231,13 @@ int resolve_commit(struct cli *cli, prolly_id *out, const char *spec)
 	} else {
 		err = prolly_resolve(out, cli->db, spec);
 	}
-	/* The library's message names the spec and what is wrong with it. */
-	if (err == PROLLY_ENOTFOUND || err == PROLLY_EINVAL)
-		return fail_lib(cli, err, NULL);
-	if (err)
-		return fail_lib(cli, err, "cannot resolve '%s'", spec);
-	return 0;
+	return err ? resolve_failed(cli, err, spec) : 0;
 }
 
 int resolve_commit_read(struct cli *cli, prolly_commit **out, const char *spec)
 {
 	int err = prolly_resolve_commit(out, cli->db, spec);
-	/* The library's message names the spec and what is wrong with it. */
-	if (err == PROLLY_ENOTFOUND || err == PROLLY_EINVAL)
-		return fail_lib(cli, err, NULL);
-	if (err)
-		return fail_lib(cli, err, "cannot resolve '%s'", spec);
-	return 0;
+	return err ? resolve_failed(cli, err, spec) : 0;
 }
 
 /* The tree of spec's commit: for a branch, its ref, commit and root in one round trip where the
