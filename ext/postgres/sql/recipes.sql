@@ -24,6 +24,10 @@ FROM prolly_diff('shop', 'shop-sale');
 SELECT prolly_merge('shop', 'shop-sale') IS NOT NULL AS merged;
 SELECT * FROM shop_prices ORDER BY item;
 
+-- what the branch named before its last move (from its reflog), and what that move changed
+SELECT convert_from(prolly_get('shop@{1}', 'price:pear'), 'UTF8') AS pear_before_merge;
+SELECT op, convert_from(key, 'UTF8') AS key FROM prolly_diff('shop@{1}', 'shop');
+
 -- the data as it was at a time: the newest commit made at or before it
 SELECT prolly_tag('shop-before-sale', 'shop~1') IS NOT NULL AS tagged;
 SELECT convert_from(value, 'UTF8') AS pear_then
