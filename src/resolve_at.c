@@ -14,7 +14,8 @@
  *
  * Invariants:
  *   RA1 the answer comes from the reflog of refs/heads/NAME, or of refs/tags/NAME when the
- *       branch has none; never from the ref itself, so a branch deleted since still answers.
+ *       branch has none, so a branch deleted since still answers; but @{0} of a branch or tag
+ *       that exists is its value now, as NAME alone (no reflog read).
  *   RA2 a value the reflog cannot tell is refused, never guessed: when the entries that would
  *       tell it are not there (gc expired them, keeping reflog_days; or they were never written,
  *       for a ref an older library or another client made, or for identical moves at one
@@ -27,8 +28,8 @@
  *       moves were written), so "the newest entry at or before TIME" follows the writes even
  *       where writers' clocks disagreed.
  *   RA5 a branch or tag whose reflog holds no entry (gc with reflog_days 0 expires them all)
- *       answers @{0} with its value now and anything else with PROLLY_EPRUNED; a name that is
- *       neither, and has no reflog, is PROLLY_ENOTFOUND.
+ *       answers anything but @{0} (RA1) with PROLLY_EPRUNED; a name that is neither, and has no
+ *       reflog, is PROLLY_ENOTFOUND.
  */
 #include "internal.h"
 
@@ -203,6 +204,13 @@ int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
 	if (rc)
 		return prolly_set_error(rc, "revision spec '%.200s': @{...} follows a branch or tag name",
 		                        spec);
+	if (sel->is_count && sel->count == 0) { /* RA1: the value now, where there is one */
+		rc = prolly_branch_head(out, db, name);
+		if (rc == PROLLY_ENOTFOUND)
+			rc = prolly_tag_get(out, db, name);
+		if (rc != PROLLY_ENOTFOUND)
+			return rc;
+	}
 	for (int k = 0; k < 2; k++) { /* RA1 */
 		memset(&w, 0, sizeof(w));
 		w.sel = sel;
@@ -214,7 +222,7 @@ int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
 		if (w.seen)
 			break;
 	}
-	if (!w.seen) { /* RA5: no entry left; the ref as it is now tells @{0} only */
+	if (!w.seen) { /* RA5: no entry left */
 		prolly_id now;
 		rc = prolly_branch_head(&now, db, name);
 		if (rc == PROLLY_ENOTFOUND)
@@ -224,10 +232,6 @@ int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
 			                        spec, name);
 		if (rc)
 			return rc;
-		if (sel->is_count && sel->count == 0) {
-			*out = now;
-			return 0;
-		}
 		return prolly_set_error(PROLLY_EPRUNED,
 		                        "'%.200s': the reflog of '%s' holds no entry (they expired, or "
 		                        "none was written)",
