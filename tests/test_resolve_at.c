@@ -177,6 +177,35 @@ PT_TEST(resolve_at_beyond_expired_entries)
 	tm_db_close(&t);
 }
 
+/* @{0} of a branch that exists reads it as NAME alone (RA1): a few items, never the reflog's
+ * 300 entries, which @{1} reads. */
+PT_TEST(resolve_at_zero_reads_no_reflog)
+{
+	tm_db t;
+	prolly_id c, got;
+	prolly_stats st = PROLLY_STATS_INIT;
+	PT_REQUIRE(open_db(&t, 0) == 0);
+	for (int i = 0; i < 300; i++) {
+		char v[16];
+		snprintf(v, sizeof(v), "v%d", i);
+		PT_REQUIRE(put_at(&c, t.db, "main", "k", v, SEC_US) == 0);
+	}
+	prolly_db_cache_clear(t.db);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_resolve(&got, t.db, "main@{0}"), 0);
+	PT_CHECK(prolly_id_equal(&got, &c));
+	prolly_thread_stats(&st);
+	PT_CHECKF(st.store_read_items <= 4, "@{0}: %llu items read",
+	          (unsigned long long)st.store_read_items);
+	prolly_db_cache_clear(t.db);
+	prolly_thread_stats_reset();
+	PT_CHECK_RC(prolly_resolve(&got, t.db, "main@{1}"), 0);
+	prolly_thread_stats(&st);
+	PT_CHECKF(st.store_read_items >= 300, "@{1}: %llu items read",
+	          (unsigned long long)st.store_read_items);
+	tm_db_close(&t);
+}
+
 PT_TEST(resolve_at_malformed)
 {
 	tm_db t;
