@@ -103,6 +103,24 @@ static void tick(prolly_db *db)
 	db->opts.clock_us += 1000000;
 }
 
+/* Creates ref name (any name, as another client may) at value through a txn of its own. */
+static int create_ref(prolly_db *db, const char *name, const prolly_id *value)
+{
+	prolly_txn *txn = NULL;
+	prolly_ref_update u;
+	memset(&u, 0, sizeof(u));
+	u.name = name;
+	u.expect = PROLLY_REF_EXPECT_ABSENT;
+	u.value = *value;
+	int rc = prolly_txn_begin(&txn, db);
+	if (!rc)
+		rc = prolly_txn_set_ref(txn, &u);
+	if (!rc)
+		rc = prolly_txn_commit(txn, NULL, 0);
+	prolly_txn_free(txn);
+	return rc;
+}
+
 /* ---- every move is recorded ---------------------------------------------------------------- */
 
 TM_BOTH_STORES(reflog_records_every_move)
@@ -376,8 +394,6 @@ PT_TEST(reflog_keeps_tree_of_deleted_tag)
 	tm_db t;
 	tm_model m;
 	prolly_id c, root;
-	prolly_txn *txn = NULL;
-	prolly_ref_update u;
 	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
 	PT_REQUIRE(open_db(&t, 0, 1) == 0);
 	tm_model_init(&m);
@@ -388,14 +404,7 @@ PT_TEST(reflog_keeps_tree_of_deleted_tag)
 	}
 	PT_REQUIRE(put(&c, t.db, "main", "k", "v") == 0);
 	PT_REQUIRE(tm_build_commit(&root, t.db, &m) == 0);
-	memset(&u, 0, sizeof(u));
-	u.name = "refs/tags/tree";
-	u.expect = PROLLY_REF_EXPECT_ABSENT;
-	u.value = root;
-	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
-	PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
-	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
-	prolly_txn_free(txn);
+	PT_CHECK_RC(create_ref(t.db, "refs/tags/tree", &root), 0);
 	tick(t.db);
 	PT_CHECK_RC(prolly_tag_delete(NULL, t.db, "tree"), 0);
 	PT_CHECK_RC(prolly_gc(t.db, &res), 0);
@@ -419,20 +428,11 @@ PT_TEST(reflog_of_a_branch_leaves_out_a_longer_name_with_at)
 {
 	tm_db t;
 	prolly_id c, got;
-	prolly_txn *txn = NULL;
-	prolly_ref_update u;
 	elist l;
 	PT_REQUIRE(open_db(&t, 0, 1) == 0);
 	PT_REQUIRE(put(&c, t.db, "main", "k", "v") == 0);
 	tick(t.db);
-	memset(&u, 0, sizeof(u));
-	u.name = "refs/heads/main@x";
-	u.expect = PROLLY_REF_EXPECT_ABSENT;
-	u.value = c;
-	PT_REQUIRE(prolly_txn_begin(&txn, t.db) == 0);
-	PT_CHECK_RC(prolly_txn_set_ref(txn, &u), 0);
-	PT_CHECK_RC(prolly_txn_commit(txn, NULL, 0), 0);
-	prolly_txn_free(txn);
+	PT_CHECK_RC(create_ref(t.db, "refs/heads/main@x", &c), 0);
 	PT_CHECK_RC(reflog_of(&l, t.db, "main"), 0);
 	PT_CHECKF(l.n == 1 && strcmp(l.v[0].ref, "refs/heads/main") == 0, "%d entries, the first of %s",
 	          l.n, l.n ? l.v[0].ref : "-");
