@@ -162,12 +162,11 @@ static void time_text(char buf[48], int64_t time_us)
 
 typedef struct at_walk {
 	const prolly__reflog_sel *sel;
-	uint64_t seen;        /* entries looked at */
-	int found, exists;    /* the entry that answers was found; the ref existed then */
-	prolly_id value;      /* its value then */
-	int oldest_has_old;   /* of the oldest entry looked at */
-	prolly_id oldest_old; /* its old value */
-	int64_t oldest_time;  /* its time */
+	uint64_t seen;       /* entries looked at */
+	int found, exists;   /* the entry that answers was found; the ref existed then */
+	prolly_id value;     /* its value then */
+	int oldest_has_old;  /* of the oldest entry looked at */
+	int64_t oldest_time; /* its time */
 } at_walk;
 
 enum { STOP = 1 }; /* from the callback: the answer is found (never a library code) */
@@ -189,9 +188,16 @@ static int on_entry(void *payload, const prolly_reflog_entry *e)
 		return STOP;
 	}
 	w->oldest_has_old = e->has_old;
-	w->oldest_old = e->old_id;
 	w->oldest_time = e->time_us;
 	return 0;
+}
+
+/* What branch name, else tag name, names now: 0, PROLLY_ENOTFOUND when neither exists, or an
+ * error of the reads. */
+static int value_now(prolly_id *out, prolly_db *db, const char *name)
+{
+	int rc = prolly_branch_head(out, db, name);
+	return rc == PROLLY_ENOTFOUND ? prolly_tag_get(out, db, name) : rc;
 }
 
 int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
@@ -204,13 +210,9 @@ int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
 	if (rc)
 		return prolly_set_error(rc, "revision spec '%.200s': @{...} follows a branch or tag name",
 		                        spec);
-	if (sel->is_count && sel->count == 0) { /* RA1: the value now, where there is one */
-		rc = prolly_branch_head(out, db, name);
-		if (rc == PROLLY_ENOTFOUND)
-			rc = prolly_tag_get(out, db, name);
-		if (rc != PROLLY_ENOTFOUND)
-			return rc;
-	}
+	/* RA1: the value now, where there is one */
+	if (sel->is_count && sel->count == 0 && (rc = value_now(out, db, name)) != PROLLY_ENOTFOUND)
+		return rc;
 	for (int k = 0; k < 2; k++) { /* RA1 */
 		memset(&w, 0, sizeof(w));
 		w.sel = sel;
@@ -224,10 +226,7 @@ int prolly__resolve_at(prolly_id *out, prolly_db *db, const char *name,
 	}
 	if (!w.seen) { /* RA5: no entry left */
 		prolly_id now;
-		rc = prolly_branch_head(&now, db, name);
-		if (rc == PROLLY_ENOTFOUND)
-			rc = prolly_tag_get(&now, db, name);
-		if (rc == PROLLY_ENOTFOUND)
+		if ((rc = value_now(&now, db, name)) == PROLLY_ENOTFOUND)
 			return prolly_set_error(rc, "'%.200s': no branch or tag '%s' (nor a reflog of one)",
 			                        spec, name);
 		if (rc)
