@@ -88,6 +88,7 @@ int cmd_scan(struct cli *cli, int argc, char **argv);
 int cmd_diff(struct cli *cli, int argc, char **argv);
 int cmd_branches(struct cli *cli, int argc, char **argv);
 int cmd_log(struct cli *cli, int argc, char **argv);
+int cmd_show(struct cli *cli, int argc, char **argv);
 int cmd_root(struct cli *cli, int argc, char **argv);
 int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_verify(struct cli *cli, int argc, char **argv);

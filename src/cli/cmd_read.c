@@ -122,11 +122,14 @@ cleanup:
 
 struct diff_out {
 	uint64_t max, shown;
+	int blank_first; /* show: an empty line before the first change, after the commit */
 };
 
 static int print_diff(void *payload, const prolly_diff_entry *e)
 {
 	struct diff_out *d = payload;
+	if (d->blank_first && d->shown == 0)
+		putchar('\n');
 	switch (e->kind) {
 	case PROLLY_DIFF_ADDED:
 		fputs("+\t", stdout);
@@ -181,50 +184,79 @@ static int narrow_to_prefix(prolly_range *range, struct bytes *lo, struct bytes 
 	return 0;
 }
 
+/* What diff and show take besides their revisions: a key range and a line limit. */
+struct diff_args {
+	const char *from, *to, *prefix, *limit;
+	struct bytes lo, hi, pre;
+	prolly_range range;
+	struct diff_out d;
+};
+#define DIFF_ARGS_INIT                                                                             \
+	{                                                                                              \
+		NULL, NULL, NULL, NULL, BYTES_INIT, BYTES_INIT, BYTES_INIT, PROLLY_RANGE_INIT,             \
+		{                                                                                          \
+			UINT64_MAX, 0, 0                                                                       \
+		}                                                                                          \
+	}
+#define DIFF_ARGS_OPTS(a)                                                                          \
+	{"from", 0, &(a).from, NULL}, {"to", 0, &(a).to, NULL}, {"prefix", 0, &(a).prefix, NULL},      \
+	{                                                                                              \
+		"limit", 0, &(a).limit, NULL                                                               \
+	}
+
+/* Turns the options into a->range and a->d.max. */
+static int diff_args_take(struct cli *cli, struct diff_args *a)
+{
+	int rc;
+	if ((a->from && (rc = arg_key_as(cli, &a->lo, a->from, "--from key"))) ||
+	    (a->to && (rc = arg_key_as(cli, &a->hi, a->to, "--to key"))) ||
+	    (a->prefix && (rc = arg_key_as(cli, &a->pre, a->prefix, "--prefix"))) ||
+	    (a->limit && (rc = arg_count(cli, &a->d.max, a->limit, "--limit"))))
+		return rc;
+	a->range.has_lo = a->from != NULL;
+	a->range.has_hi = a->to != NULL;
+	if (a->prefix && narrow_to_prefix(&a->range, &a->lo, &a->hi, &a->pre))
+		return fail(cli, EXIT_STORE, "out of memory");
+	a->range.lo = (prolly_slice){a->lo.ptr, a->lo.size};
+	a->range.hi = (prolly_slice){a->hi.ptr, a->hi.size};
+	return 0;
+}
+
+/* Prints the changes from tree `from` to tree `to` within the range, as diff does; the
+ * library's error code (negative) or 0. */
+static int diff_args_print(struct cli *cli, struct diff_args *a, const prolly_id *from,
+                           const prolly_id *to)
+{
+	if (a->d.max == 0 || (a->range.has_lo && a->range.has_hi &&
+	                      bytes_cmp(a->lo.ptr, a->lo.size, a->hi.ptr, a->hi.size) >= 0))
+		return 0; /* nothing to show */
+	int err = prolly_diff(cli->db, from, to, &a->range, print_diff, &a->d);
+	return err < 0 ? err : 0;
+}
+
+static void diff_args_dispose(struct diff_args *a)
+{
+	bytes_dispose(&a->lo);
+	bytes_dispose(&a->hi);
+	bytes_dispose(&a->pre);
+}
+
 int cmd_diff(struct cli *cli, int argc, char **argv)
 {
-	const char *from = NULL, *to = NULL, *prefix = NULL, *limit = NULL;
-	struct opt opts[] = {{"from", 0, &from, NULL},
-	                     {"to", 0, &to, NULL},
-	                     {"prefix", 0, &prefix, NULL},
-	                     {"limit", 0, &limit, NULL},
-	                     {NULL, 0, NULL, NULL}};
+	struct diff_args a = DIFF_ARGS_INIT;
+	struct opt opts[] = {DIFF_ARGS_OPTS(a), {NULL, 0, NULL, NULL}};
 	char *pos[2];
-	struct bytes lo = BYTES_INIT, hi = BYTES_INIT, pre = BYTES_INIT;
-	struct diff_out d = {UINT64_MAX, 0};
-	prolly_range range = PROLLY_RANGE_INIT;
-	prolly_id a, b;
+	prolly_id from, to;
 	int n_pos, rc, err;
 
-	rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos);
-	if (rc)
+	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)) ||
+	    (rc = diff_args_take(cli, &a)) || (rc = open_store(cli, STORE_READ, NULL)) ||
+	    (rc = resolve_tree(cli, &from, pos[0])) || (rc = resolve_tree(cli, &to, pos[1])))
 		goto cleanup;
-	if ((from && (rc = arg_key_as(cli, &lo, from, "--from key"))) ||
-	    (to && (rc = arg_key_as(cli, &hi, to, "--to key"))) ||
-	    (prefix && (rc = arg_key_as(cli, &pre, prefix, "--prefix"))) ||
-	    (limit && (rc = arg_count(cli, &d.max, limit, "--limit"))))
-		goto cleanup;
-	range.has_lo = from != NULL;
-	range.has_hi = to != NULL;
-	if (prefix && narrow_to_prefix(&range, &lo, &hi, &pre)) {
-		rc = fail(cli, EXIT_STORE, "out of memory");
-		goto cleanup;
-	}
-	range.lo = (prolly_slice){lo.ptr, lo.size};
-	range.hi = (prolly_slice){hi.ptr, hi.size};
-	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_tree(cli, &a, pos[0])) ||
-	    (rc = resolve_tree(cli, &b, pos[1])))
-		goto cleanup;
-	if (d.max == 0 ||
-	    (range.has_lo && range.has_hi && bytes_cmp(lo.ptr, lo.size, hi.ptr, hi.size) >= 0))
-		goto cleanup; /* nothing to show */
-	err = prolly_diff(cli->db, &a, &b, &range, print_diff, &d);
-	if (err < 0)
+	if ((err = diff_args_print(cli, &a, &from, &to)))
 		rc = fail_lib(cli, err, "cannot diff '%s' and '%s'", pos[0], pos[1]);
 cleanup:
-	bytes_dispose(&lo);
-	bytes_dispose(&hi);
-	bytes_dispose(&pre);
+	diff_args_dispose(&a);
 	return rc;
 }
 
@@ -351,6 +383,58 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	if (err && !(err == 1 && (st.shown == st.max || ferror(stdout))))
 		return fail_lib(cli, err, "cannot read the history of '%s'", pos[0]);
 	return 0;
+}
+
+/* ---- show -------------------------------------------------------------------------------- */
+
+int cmd_show(struct cli *cli, int argc, char **argv)
+{
+	const char *mainline = NULL;
+	struct diff_args a = DIFF_ARGS_INIT;
+	struct opt opts[] = {
+	    {"mainline", 'm', &mainline, NULL}, DIFF_ARGS_OPTS(a), {NULL, 0, NULL, NULL}};
+	char *pos[1];
+	struct log_state st = {1, 0};
+	prolly_commit *c = NULL, *pc = NULL;
+	prolly_id from;
+	uint64_t parent = 1;
+	int n_pos, rc, err;
+
+	if ((rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos)) ||
+	    (rc = diff_args_take(cli, &a)) ||
+	    (mainline && (rc = arg_count(cli, &parent, mainline, "-m (--mainline)"))))
+		goto cleanup;
+	if (parent == 0 || parent > 64) {
+		rc = usage_error(cli, "-m takes a parent number from 1, not '%s'", mainline);
+		goto cleanup;
+	}
+	if ((rc = open_store(cli, STORE_READ, NULL)) || (rc = resolve_commit_read(cli, &c, pos[0])))
+		goto cleanup;
+	if (parent > (c->n_parents > 1 ? c->n_parents : 1)) {
+		char hex[PROLLY_ID_HEX_SIZE];
+		prolly_id_to_hex(hex, &c->id);
+		rc = usage_error(cli, "%s has %zu parent%s; -m %llu names none", hex, c->n_parents,
+		                 c->n_parents == 1 ? "" : "s", (unsigned long long)parent);
+		goto cleanup;
+	}
+	/* The change is measured from the parent's tree; a first commit's from the empty tree. */
+	if (c->n_parents == 0) {
+		prolly_id_empty_tree(&from);
+	} else if ((err = prolly_commit_read(&pc, cli->db, &c->parents[parent - 1]))) {
+		rc = fail_lib(cli, err, "cannot read the parent of '%s'", pos[0]);
+		goto cleanup;
+	} else {
+		from = pc->tree;
+	}
+	print_commit(&st, c);
+	a.d.blank_first = 1;
+	if ((err = diff_args_print(cli, &a, &from, &c->tree)))
+		rc = fail_lib(cli, err, "cannot show the change of '%s'", pos[0]);
+cleanup:
+	prolly_commit_free(pc);
+	prolly_commit_free(c);
+	diff_args_dispose(&a);
+	return rc;
 }
 
 /* ---- root, stats, verify ----------------------------------------------------------------- */

@@ -177,6 +177,19 @@ const struct command commands[] = {
      "  message<TAB>MESSAGE    (escaped)\n"
      "\n"
      "  --limit N   at most N commits\n"},
+    {"show", cmd_show, "COMMIT [-m PARENT] [--from KEY] [--to KEY] [--prefix P] [--limit N]",
+     "show a commit and the change it made",
+     "Prints COMMIT (a branch, BRANCH~N, a tag or a commit id) as log prints a commit, then,\n"
+     "after an empty line, the change it made as diff prints it: from its parent's tree to its\n"
+     "own (a first commit: from the empty tree). A merge commit's change is shown against its\n"
+     "first parent, or the parent -m names. Nothing follows the commit when it changed\n"
+     "nothing (within the range).\n"
+     "\n"
+     "  -m, --mainline PARENT   the parent the change is measured from (default 1)\n"
+     "  --from KEY    only keys >= KEY\n"
+     "  --to KEY      only keys < KEY\n"
+     "  --prefix P    only keys starting with P\n"
+     "  --limit N     at most N changes\n"},
     {"history", cmd_history, "BRANCH KEY [--limit N]", "show the commits that changed KEY",
      "Prints COMMIT<TAB>VALUE for every commit in BRANCH's history that changed KEY, newest\n"
      "first, with KEY's value after that commit (\\- where the commit deleted it). A commit\n"
