@@ -191,18 +191,30 @@ struct diff_args {
 	prolly_range range;
 	struct diff_out d;
 };
-#define DIFF_ARGS_INIT                                                                             \
-	{                                                                                              \
-		NULL, NULL, NULL, NULL, BYTES_INIT, BYTES_INIT, BYTES_INIT, PROLLY_RANGE_INIT,             \
-		{                                                                                          \
-			UINT64_MAX, 0, 0                                                                       \
-		}                                                                                          \
-	}
-#define DIFF_ARGS_OPTS(a)                                                                          \
-	{"from", 0, &(a).from, NULL}, {"to", 0, &(a).to, NULL}, {"prefix", 0, &(a).prefix, NULL},      \
-	{                                                                                              \
-		"limit", 0, &(a).limit, NULL                                                               \
-	}
+/* The options diff_args_opts fills in. */
+#define DIFF_ARGS_OPTS 4
+
+static void diff_args_init(struct diff_args *a)
+{
+	const struct bytes none = BYTES_INIT;
+	const prolly_range all = PROLLY_RANGE_INIT;
+	a->from = a->to = a->prefix = a->limit = NULL;
+	a->lo = a->hi = a->pre = none;
+	a->range = all;
+	a->d.max = UINT64_MAX;
+	a->d.shown = 0;
+	a->d.blank_first = 0;
+}
+
+/* Fills opts[0..DIFF_ARGS_OPTS) with the options that set a's strings. */
+static void diff_args_opts(struct opt *opts, struct diff_args *a)
+{
+	const struct opt o[DIFF_ARGS_OPTS] = {{"from", 0, &a->from, NULL},
+	                                      {"to", 0, &a->to, NULL},
+	                                      {"prefix", 0, &a->prefix, NULL},
+	                                      {"limit", 0, &a->limit, NULL}};
+	memcpy(opts, o, sizeof(o));
+}
 
 /* Turns the options into a->range and a->d.max. */
 static int diff_args_take(struct cli *cli, struct diff_args *a)
@@ -243,12 +255,14 @@ static void diff_args_dispose(struct diff_args *a)
 
 int cmd_diff(struct cli *cli, int argc, char **argv)
 {
-	struct diff_args a = DIFF_ARGS_INIT;
-	struct opt opts[] = {DIFF_ARGS_OPTS(a), {NULL, 0, NULL, NULL}};
+	struct diff_args a;
+	struct opt opts[DIFF_ARGS_OPTS + 1] = {{NULL, 0, NULL, NULL}};
 	char *pos[2];
 	prolly_id from, to;
 	int n_pos, rc, err;
 
+	diff_args_init(&a);
+	diff_args_opts(opts, &a);
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 2, 2, &n_pos)) ||
 	    (rc = diff_args_take(cli, &a)) || (rc = open_store(cli, STORE_READ, NULL)) ||
 	    (rc = resolve_tree(cli, &from, pos[0])) || (rc = resolve_tree(cli, &to, pos[1])))
@@ -390,9 +404,8 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 int cmd_show(struct cli *cli, int argc, char **argv)
 {
 	const char *mainline = NULL;
-	struct diff_args a = DIFF_ARGS_INIT;
-	struct opt opts[] = {
-	    {"mainline", 'm', &mainline, NULL}, DIFF_ARGS_OPTS(a), {NULL, 0, NULL, NULL}};
+	struct diff_args a;
+	struct opt opts[DIFF_ARGS_OPTS + 2] = {{"mainline", 'm', &mainline, NULL}};
 	char *pos[1];
 	struct log_state st = {1, 0};
 	prolly_commit *c = NULL, *pc = NULL;
@@ -400,6 +413,8 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 	uint64_t parent = 1;
 	int n_pos, rc, err;
 
+	diff_args_init(&a);
+	diff_args_opts(&opts[1], &a);
 	if ((rc = parse_args(cli, argc, argv, opts, pos, 1, 1, &n_pos)) ||
 	    (rc = diff_args_take(cli, &a)) ||
 	    (mainline && (rc = arg_count(cli, &parent, mainline, "-m (--mainline)"))))
