@@ -198,6 +198,16 @@ pnode *prolly__cache_get(prolly__cache *c, const prolly_id *id)
 	return n;
 }
 
+int prolly__cache_has(prolly__cache *c, const prolly_id *id)
+{
+	stripe *s = stripe_of(c, id);
+	pthread_mutex_lock(&s->lock);
+	centry **pp = find_slot(s, id);
+	int has = pp && *pp;
+	pthread_mutex_unlock(&s->lock);
+	return has;
+}
+
 pnode *prolly__cache_get_pinned(prolly__cache *c, const prolly_id *id)
 {
 	stripe *s = stripe_of(c, id);

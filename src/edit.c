@@ -37,11 +37,18 @@
  *       and filled in when the level ends (feeder_collect), before the entries are sorted; the
  *       nodes join the txn in the order they were made, on this thread.
  *
- * Reads: prefetch loads the paths of all leaf edits, one store call per level, and the next
- * sibling of every leaf whose size an edit changes. A run may still go on past that sibling. On
- * a store whose reads are round trips (PROLLY_STORE_REMOTE), the probe finds those leaves for
- * every run at once (one more store call per probe round), so the edit itself rarely reads a
- * node on its own; on a local store the edit reads them as it reaches them.
+ * Reads: prefetch loads the paths of all leaf edits, one store call per level. On a store
+ * whose reads are round trips (PROLLY_STORE_REMOTE) that includes every leaf, and when an edit
+ * changes a leaf's size the probe (E6) finds the further leaves every run will reach, loaded
+ * together (one store call per probe round), so the edit itself rarely reads a node on its own
+ * and reads no node it does not use. (It used to load the next sibling of every such leaf as
+ * well, a guess that at 10M records made an insert batch read 70% more nodes than it used,
+ * for no fewer store calls: docs/benchmarks/engine.md, "The leaves of an edit".) On a local
+ * store the leaves' call asks only for those the cache lacks (prolly__cache_has, which touches
+ * no node), and the edit takes the cached ones as it reaches them: taking each into the
+ * working set first touched every leaf's memory twice, the second time out of the processor's
+ * caches again (the same section), and the leaves a run reaches beyond are read as it
+ * reaches them, as cheap there as a batch.
  */
 #include "internal.h"
 
@@ -408,63 +415,53 @@ static int resizes(const pnode *leaf, const prolly_edit *e)
 }
 
 /*
- * Loads, with one store call per level, every node on the paths of the leaf edits; then, with
- * one more call, the next sibling of each leaf whose size an edit changes, since re-chunking such
- * a leaf usually runs on into it. *resized: whether any edit changes a leaf's size.
+ * Loads, with one store call per level, every node on the paths of the leaf edits; of the
+ * leaves on a local store only those the cache lacks (the cached ones are not taken into ws:
+ * "Reads" above). *resized (remote only, where the probe needs it): whether any edit changes a leaf's
+ * size.
  */
 static int prefetch(editor *ed, const prolly_edit *edits, size_t n, int *resized)
 {
 	prolly_id *ids = NULL;
-	pnode **cur = NULL, **par = NULL;
-	uint32_t *pidx = NULL;
-	int rc = 0;
+	pnode **cur = NULL;
+	const prolly_id **child = NULL;
+	int rc = 0, remote = prolly__store_remote(ed->db);
 	if (ed->height == 0 || n == 0)
 		return 0;
 	ids = malloc(n * sizeof(*ids));
 	cur = malloc(n * sizeof(*cur));
-	par = malloc(n * sizeof(*par));
-	pidx = malloc(n * sizeof(*pidx));
-	if (!ids || !cur || !par || !pidx) {
+	child = malloc(n * sizeof(*child));
+	if (!ids || !cur || !child) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory planning %zu edits", n);
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++)
 		cur[i] = ed->root;
+	/* lev: the level of the nodes searched; their children, one level down, are loaded */
 	for (unsigned lev = ed->height; lev > 0; lev--) {
 		size_t nid = 0;
+		int local_leaves = lev == 1 && !remote;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t j = prolly__node_lower_bound(cur[i], edits[i].key.data, edits[i].key.size);
-			if (j == cur[i]->n)
-				j = cur[i]->n - 1;
-			par[i] = cur[i];
-			pidx[i] = j;
-			const prolly_id *c = prolly__node_child(cur[i], j);
-			if (!nid || !prolly_id_equal(&ids[nid - 1], c))
-				ids[nid++] = *c;
+			child[i] = prolly__node_child(cur[i], j == cur[i]->n ? j - 1 : j);
+			if ((nid && prolly_id_equal(&ids[nid - 1], child[i])) ||
+			    (local_leaves && prolly__cache_has(ed->db->cache, child[i])))
+				continue;
+			ids[nid++] = *child[i];
 		}
 		if ((rc = prolly__load(ed->db, &ed->ws, ids, nid, NULL)))
 			goto cleanup;
+		if (local_leaves)
+			break; /* cur[] stays at the leaves' parents: only a remote edit reads on */
 		for (size_t i = 0; i < n; i++)
-			cur[i] = prolly__nodeset_find(&ed->ws, prolly__node_child(par[i], pidx[i]));
+			cur[i] = prolly__nodeset_find(&ed->ws, child[i]);
 	}
-	size_t nid = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!resizes(cur[i], &edits[i]))
-			continue;
-		*resized = 1;
-		if (pidx[i] + 1 >= par[i]->n)
-			continue;
-		const prolly_id *c = prolly__node_child(par[i], pidx[i] + 1);
-		if (!nid || !prolly_id_equal(&ids[nid - 1], c))
-			ids[nid++] = *c;
-	}
-	if (nid)
-		rc = prolly__load(ed->db, &ed->ws, ids, nid, NULL);
+	for (size_t i = 0; remote && i < n && !*resized; i++)
+		*resized = resizes(cur[i], &edits[i]);
 cleanup:
 	free(ids);
 	free(cur);
-	free(par);
-	free(pidx);
+	free(child);
 	return rc;
 }
 

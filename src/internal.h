@@ -349,6 +349,9 @@ int prolly__cache_new(prolly__cache **out, size_t budget_bytes);
 void prolly__cache_free(prolly__cache *c);
 /* A new reference to the cached node, or NULL. Counts a hit or miss in *st. */
 pnode *prolly__cache_get(prolly__cache *c, const prolly_id *id);
+/* Whether id is cached now (a hint: it may be evicted the next moment). Touches neither the
+ * node nor the LRU, and counts no hit or miss. */
+int prolly__cache_has(prolly__cache *c, const prolly_id *id);
 /* The same for a pinned entry only (a node an open txn holds, or a flush in flight: made here
  * and maybe not stored yet); NULL for an entry that is merely cached. Does not touch the LRU. */
 pnode *prolly__cache_get_pinned(prolly__cache *c, const prolly_id *id);

@@ -312,6 +312,9 @@ PT_TEST(edit_probe_batches_sibling_reads_on_a_remote_store)
 	PT_CHECK(prolly_id_equal(&local, &remote)); /* E6: the probe changes no result */
 	PT_CHECKF(rn == ln, "the probe read %llu nodes, the local edit %llu", (unsigned long long)rn,
 	          (unsigned long long)ln);
+	/* Each edit is in a leaf of its own (one in ~7 leaves) and its run ends within a leaf or
+	 * two: no leaf is read on a guess (loading the next leaf of every resized one read 850). */
+	PT_CHECKF(ln < 2 * 400, "%llu nodes read for 400 edits", (unsigned long long)ln);
 	PT_CHECKF(rcalls < lc, "remote %llu calls, local %llu", (unsigned long long)rcalls,
 	          (unsigned long long)lc);
 	PT_CHECKF(rcalls <= 24, "%llu store calls", (unsigned long long)rcalls);
