@@ -335,9 +335,9 @@ static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const epoch_arg *ea,
 		vals[1] = (const char *)b->ptr;
 		lens[1] = (int)b->size;
 		prolly__pg_pipe_send(p, Q_WINSERT, 2, vals, lens);
-		/* Let the server start on this chunk while the next one is encoded. */
-		if (!p->broken && PQflush(p->c->pg) < 0)
-			prolly__pg_pipe_broken(p, NULL);
+		/* Out to the socket before the next chunk is queued ("libpq's output buffer",
+		 * pg_pipe.c). */
+		prolly__pg_pipe_push(p);
 	}
 	prolly__pg_pipe_send(p, Q_COMMIT, 0, NULL, NULL);
 	return 0;
