@@ -1676,11 +1676,12 @@ typedef int (*prolly_reflog_fn)(void *payload, const prolly_reflog_entry *e);
  * themselves, keeping each ref's order, for NULL; docs/commits.md, "The reflog"). ref is a
  * branch name, a full ref name ("refs/heads/NAME", "refs/tags/NAME"), or NULL for every ref.
  * One list_refs call and
- * one batched read of the entries. Returns what fn returned if non-zero; PROLLY_EINVAL for a bad
- * name (a full name too, when what follows refs/heads/ or refs/tags/ breaks the branch name
- * rules; a name of 64 hex digits, which older libraries made, is taken; db or fn NULL);
- * PROLLY_ECORRUPT for a damaged entry or one missing from the store; PROLLY_ENOMEM; store
- * errors. An empty reflog is not an error. */
+ * one batched read of the entries (and a ref read for each entry whose object the read did not
+ * find: one a gc expired meanwhile is left out). Returns what fn returned if non-zero;
+ * PROLLY_EINVAL for a bad name (a full name too, when what follows refs/heads/ or refs/tags/
+ * breaks the branch name rules; a name of 64 hex digits, which older libraries made, is taken;
+ * db or fn NULL); PROLLY_ECORRUPT for a damaged entry or one missing from the store while its
+ * ref is there; PROLLY_ENOMEM; store errors. An empty reflog is not an error. */
 PROLLY_API int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *payload);
 
 /* Re-creates deleted branch `name` at the head its newest "delete" reflog entry removed, and

@@ -50,7 +50,9 @@
  *
  * Which moves are recorded: every update of a ref under refs/heads/ or refs/tags/ that
  * prolly_txn_commit publishes, whoever queued it (invariant L1). gc expires entries older than
- * opts.reflog_days by deleting their refs (compare-and-swap), then sweeps their objects.
+ * opts.reflog_days by deleting their refs (compare-and-swap), then sweeps their objects; so a
+ * listing that meets an entry's ref but not its object skips it when the ref is gone by then
+ * (invariant L2, drop_expired), and reports the loss when it is not.
  */
 #include "internal.h"
 
@@ -383,6 +385,36 @@ static int on_entry(void *payload, size_t index, const void *data, size_t size)
 	return 0;
 }
 
+/* L2: an entry listed whose object the load did not find was expired by a gc in between (it
+ * deletes the entry's ref, then sweeps the object) when its ref is gone now: it is left out, as
+ * if the listing had come after the gc. When its ref is still there the store lost the object
+ * (PROLLY_ECORRUPT). Nothing is changed unless every missing entry is accounted for. */
+static int drop_expired(prolly_db *db, list_ctx *lc)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < lc->n; i++) {
+		if (lc->have[i])
+			continue;
+		int r = db->vt.get_ref(db->store, lc->v[i].name, NULL, NULL);
+		if (r == 0)
+			return prolly_set_error(PROLLY_ECORRUPT, "reflog entry '%s' is missing from the store",
+			                        lc->v[i].name);
+		if (r != PROLLY_ENOTFOUND)
+			return r;
+	}
+	for (size_t i = 0; i < lc->n; i++) {
+		if (!lc->have[i]) {
+			free(lc->v[i].name); /* never decoded: lc->e[i] holds nothing */
+			continue;
+		}
+		lc->v[k] = lc->v[i];
+		lc->e[k] = lc->e[i];
+		lc->have[k++] = 1;
+	}
+	lc->n = k;
+	return 0;
+}
+
 /* A name whose reflog is listed: a valid branch or tag name, or one of 64 hex digits that an
  * older library made, which is listed and read by that name too (branch.c BR1). */
 static int readable_name(const char *name)
@@ -448,14 +480,11 @@ int prolly_reflog(prolly_db *db, const char *ref, prolly_reflog_fn fn, void *pay
 		rc = lc.rc;
 	if (rc)
 		goto cleanup;
+	if ((rc = drop_expired(db, &lc)))
+		goto cleanup;
 	for (size_t i = 0; i < lc.n; i++) {
 		const char *at = strrchr(lc.v[i].name, '@');
 		size_t rlen = at ? (size_t)(at - lc.v[i].name) - PROLLY__LOGS_PREFIX_LEN : 0;
-		if (!lc.have[i]) {
-			rc = prolly_set_error(PROLLY_ECORRUPT, "reflog entry '%s' is missing from the store",
-			                      lc.v[i].name);
-			goto cleanup;
-		}
 		if (!at || strlen(lc.e[i].ref) != rlen ||
 		    memcmp(lc.e[i].ref, lc.v[i].name + PROLLY__LOGS_PREFIX_LEN, rlen) != 0) {
 			rc = corrupt(&lc.e[i].id, "it records another ref than its name says");

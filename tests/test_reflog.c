@@ -442,6 +442,65 @@ PT_TEST(reflog_of_a_branch_leaves_out_a_longer_name_with_at)
 	tm_db_close(&t);
 }
 
+/* L2: a gc that expires an entry between the listing of the entries' refs and the load of their
+ * objects. The listing below deletes the entry's ref right after listing it, and the entry's
+ * object was never stored (as after the gc's sweep). */
+static prolly_db *expiring_db;
+static const char *expiring_name;
+static int (*listing)(prolly_store *st, const char *prefix, prolly_store_ref_fn fn, void *payload);
+
+static int list_then_expire(prolly_store *st, const char *prefix, prolly_store_ref_fn fn,
+                            void *payload)
+{
+	int rc = listing(st, prefix, fn, payload);
+	if (rc == 0 && expiring_name) {
+		prolly_ref_update u;
+		prolly_store_write w;
+		memset(&u, 0, sizeof(u));
+		memset(&w, 0, sizeof(w));
+		u.name = expiring_name;
+		u.expect = PROLLY_REF_EXPECT_ANY;
+		u.remove = 1;
+		w.refs = &u;
+		w.n_refs = 1;
+		rc = expiring_db->vt.write(st, &w);
+	}
+	return rc;
+}
+
+TM_BOTH_STORES(reflog_skips_an_entry_a_gc_expires_while_it_reads)
+{
+	tm_db t;
+	prolly_id c0, c, bogus, got;
+	elist before, l;
+	const char *name = "logs/refs/heads/main@0000000000000001deadbeef";
+	PT_REQUIRE(open_db(&t, lmdb, 1) == 0);
+	PT_REQUIRE(put(&c0, t.db, "main", "k", "v") == 0);
+	tick(t.db);
+	PT_REQUIRE(put(&c, t.db, "main", "k2", "v2") == 0);
+	tick(t.db);
+	PT_REQUIRE(reflog_of(&before, t.db, "main") == 0 && before.n == 2);
+	memset(bogus.bytes, 0xab, sizeof(bogus.bytes)); /* no object has this id */
+	PT_REQUIRE(create_ref(t.db, name, &bogus) == 0);
+	/* the entry's ref is there and its object is not: the store lost it */
+	PT_CHECK_RC(reflog_of(&l, t.db, "main"), PROLLY_ECORRUPT);
+	PT_CHECK(strstr(prolly_last_error(), "is missing from the store") != NULL);
+	/* the ref goes between the listing and the load: as if listed after the gc */
+	expiring_db = t.db;
+	expiring_name = name;
+	listing = t.db->vt.list_refs;
+	t.db->vt.list_refs = list_then_expire;
+	PT_CHECK_RC(reflog_of(&l, t.db, "main"), 0);
+	PT_CHECKF(l.n == before.n, "%d entries, %d before", l.n, before.n);
+	/* and so does a revision spec read from the reflog (resolve_at.c) */
+	PT_REQUIRE(create_ref(t.db, name, &bogus) == 0);
+	PT_CHECK_RC(prolly_resolve(&got, t.db, "main@{1}"), 0);
+	PT_CHECK(prolly_id_equal(&got, &c0));
+	expiring_name = NULL;
+	t.db->vt.list_refs = listing;
+	tm_db_close(&t);
+}
+
 /* ---- retention never changes a merge ------------------------------------------------------- */
 
 /* Root of a merge of `from` into a scratch branch at `into`'s head (then deleted). */
