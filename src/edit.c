@@ -417,8 +417,8 @@ static int resizes(const pnode *leaf, const prolly_edit *e)
 /*
  * Loads, with one store call per level, every node on the paths of the leaf edits; of the
  * leaves on a local store only those the cache lacks (the cached ones are not taken into ws:
- * "Reads" above). *resized (remote only, where the probe needs it): whether any edit changes a leaf's
- * size.
+ * "Reads" above). *resized (remote only, where the probe needs it): whether any edit changes
+ * a leaf's size.
  */
 static int prefetch(editor *ed, const prolly_edit *edits, size_t n, int *resized)
 {

@@ -7,8 +7,8 @@
  * few statements it runs: the server's parse of all of them was 5 ms of every command).
  * An operation queues its statements, one Sync, then reads every result while flushing (so a
  * large pipeline cannot deadlock on full socket buffers); a write's large INSERT chunks are
- * pushed out one at a time as they are queued (prolly__pg_pipe_push, "libpq's output buffer"). Parameters and results are binary (their
- * encoding is in pg_sql.c). A statement that fails aborts the rest of the pipeline; a transaction
+ * pushed out one at a time as they are queued (prolly__pg_pipe_push, "libpq's output
+ * buffer"). Parameters and results are binary (their encoding is in pg_sql.c). A statement that fails aborts the rest of the pipeline; a transaction
  * left in error is rolled back in a second round trip. Errors:
  * SQLSTATE 53100 is PROLLY_EFULL, PLY* (the store's own), 40001 (but on a hot standby) and 40P01
  * PROLLY_ECONFLICT, 57014 PROLLY_ETIMEOUT, any other PROLLY_ESTORE; a lost connection is
@@ -270,10 +270,11 @@ static int wait_socket(PGconn *pg, int want_write)
 	return r < 0 ? -1 : 0;
 }
 
-/* libpq's output buffer. libpq keeps what is queued in one output buffer, and in non-blocking mode each flush that
- * the socket cannot take whole (a Unix socket takes about 200 KB at a time) moves the rest of
- * the buffer to its front: a pipeline that queues MiBs of node data and then drains pays a copy
- * of the remaining bytes for every ~200 KB sent, quadratic in what is queued. So a write's
+/* libpq's output buffer. libpq keeps what is queued in one output buffer, and in non-blocking
+ * mode each flush that the socket cannot take whole (a Unix socket takes about 200 KB at a
+ * time) moves the rest of the buffer to its front: a pipeline that queues MiBs of node data
+ * and then drains pays a copy of the remaining bytes for every ~200 KB sent, quadratic in what
+ * is queued. So a write's
  * INSERT chunks are pushed out one by one, waiting for the socket (and reading what the server
  * sends meanwhile, so neither side can block the other), before the next is queued: at 10M
  * records the 10k-update batch's client CPU fell by a third (docs/benchmarks/postgres-scale.md,
