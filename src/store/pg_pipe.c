@@ -8,8 +8,9 @@
  * An operation queues its statements, one Sync, then reads every result while flushing (so a
  * large pipeline cannot deadlock on full socket buffers); a write's large INSERT chunks are
  * pushed out one at a time as they are queued (prolly__pg_pipe_push, "libpq's output
- * buffer"). Parameters and results are binary (their encoding is in pg_sql.c). A statement that fails aborts the rest of the pipeline; a transaction
- * left in error is rolled back in a second round trip. Errors:
+ * buffer"). Parameters and results are binary (their encoding is in pg_sql.c). A statement
+ * that fails aborts the rest of the pipeline; a transaction left in error is rolled back in a
+ * second round trip. Errors:
  * SQLSTATE 53100 is PROLLY_EFULL, PLY* (the store's own), 40001 (but on a hot standby) and 40P01
  * PROLLY_ECONFLICT, 57014 PROLLY_ETIMEOUT, any other PROLLY_ESTORE; a lost connection is
  * PROLLY_ESTORE and is reopened by the next operation. No message carries the password
