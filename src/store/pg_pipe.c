@@ -273,13 +273,13 @@ static int wait_socket(PGconn *pg, int want_write)
 
 /* libpq's output buffer. libpq keeps what is queued in one output buffer, and in non-blocking
  * mode each flush that the socket cannot take whole (a Unix socket takes about 200 KB at a
- * time: Linux's default send buffer, net.core.wmem_default) moves the rest of the buffer to its front: a pipeline that queues MiBs of node data
- * and then drains pays a copy of the remaining bytes for every ~200 KB sent, quadratic in what
- * is queued. So a write's
- * INSERT chunks are pushed out one by one, waiting for the socket (and reading what the server
- * sends meanwhile, so neither side can block the other), before the next is queued: at 10M
- * records the 10k-update batch's client CPU fell by a third (docs/benchmarks/postgres-scale.md,
- * "libpq's output buffer"). */
+ * time: Linux's default send buffer, net.core.wmem_default) moves the rest of the buffer to its
+ * front: a pipeline that queues MiBs of node data and then drains pays a copy of the remaining
+ * bytes for every ~200 KB sent, quadratic in what is queued. So a write's INSERT chunks are
+ * pushed out one by one, waiting for the socket (and reading what the server sends meanwhile,
+ * so neither side can block the other), before the next is queued: at 10M records the
+ * 10k-update batch's client CPU fell by a third (docs/benchmarks/postgres-scale.md, "libpq's
+ * output buffer"). */
 void prolly__pg_pipe_push(pipe *p)
 {
 	PGconn *pg = p->c->pg;
