@@ -280,9 +280,9 @@ void prolly__pg_pipe_init(pipe *p, pg_store *st, pgconn *c, const char *what, re
                           void *ctx);
 void prolly__pg_pipe_broken(pipe *p, const char *why);
 void prolly__pg_pipe_send(pipe *p, int q, int n, const char *const *vals, const int *lens);
-/* Sends everything queued on p's connection before returning ("libpq's output buffer" in
- * pg_pipe.c). */
-void prolly__pg_pipe_push(pipe *p);
+/* prolly__pg_pipe_send, then sends everything queued on p's connection before returning (for
+ * large statements: "libpq's output buffer" in pg_pipe.c). */
+void prolly__pg_pipe_send_out(pipe *p, int q, int n, const char *const *vals, const int *lens);
 void prolly__pg_pipe_send_sql(pipe *p, const char *sql);
 int prolly__pg_pipe_run(pipe *p);
 /* Queues on p the session's setup unless c has it (c->session is set by the caller once the

@@ -7,7 +7,7 @@
  * few statements it runs: the server's parse of all of them was 5 ms of every command).
  * An operation queues its statements, one Sync, then reads every result while flushing (so a
  * large pipeline cannot deadlock on full socket buffers); a write's large INSERT chunks are
- * pushed out one at a time as they are queued (prolly__pg_pipe_push, "libpq's output
+ * sent out one at a time as they are queued (prolly__pg_pipe_send_out, "libpq's output
  * buffer"). Parameters and results are binary (their encoding is in pg_sql.c). A statement
  * that fails aborts the rest of the pipeline; a transaction left in error is rolled back in a
  * second round trip. Errors:
@@ -275,21 +275,28 @@ static int wait_socket(PGconn *pg, int want_write)
  * mode each flush that the socket cannot take whole (a Unix socket takes about 200 KB at a
  * time: Linux's default send buffer, net.core.wmem_default) moves the rest of the buffer to its
  * front: a pipeline that queues MiBs of node data and then drains pays a copy of the remaining
- * bytes for every ~200 KB sent, quadratic in what is queued. So a write's INSERT chunks are
- * pushed out one by one, waiting for the socket (and reading what the server sends meanwhile,
- * so neither side can block the other), before the next is queued: at 10M records the
- * 10k-update batch's client CPU fell by a third (docs/benchmarks/postgres-scale.md, "libpq's
- * output buffer"). */
-void prolly__pg_pipe_push(pipe *p)
+ * bytes for every ~200 KB sent, quadratic in what is queued. Queueing a statement flushes too
+ * (once its message passes 8 KiB), and so does PQconsumeInput. So a write's INSERT chunks are
+ * queued and sent with the connection blocking for that time: libpq's own loop then sends the
+ * whole message, waiting for the socket and reading what the server sends meanwhile (so neither
+ * side can block the other), and moves nothing until it is out. At 10M records the 10k-update
+ * batch's client CPU fell by a third when the chunks were first pushed out one by one, and
+ * the moves left in that push (flushes in non-blocking mode, 6% of the batch's samples) went
+ * with the blocking send (docs/benchmarks/postgres-scale.md, "libpq's output buffer"). */
+void prolly__pg_pipe_send_out(pipe *p, int q, int n, const char *const *vals, const int *lens)
 {
 	PGconn *pg = p->c->pg;
-	while (!p->broken) {
-		int fl = PQflush(pg);
-		if (fl == 0)
-			return;
-		if (fl < 0 || wait_socket(pg, 1) || !PQconsumeInput(pg))
-			prolly__pg_pipe_broken(p, NULL);
+	if (p->broken)
+		return;
+	if (PQsetnonblocking(pg, 0) != 0) {
+		prolly__pg_pipe_broken(p, NULL);
+		return;
 	}
+	prolly__pg_pipe_send(p, q, n, vals, lens);
+	if (!p->broken && PQflush(pg) != 0)
+		prolly__pg_pipe_broken(p, NULL);
+	if (PQsetnonblocking(pg, 1) != 0)
+		prolly__pg_pipe_broken(p, NULL);
 }
 
 /* The session statement's row: the server's start time. A new connection that reads another one

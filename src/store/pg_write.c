@@ -334,10 +334,9 @@ static int send_pipeline(pipe *p, wctx *x, const wplan *pl, const epoch_arg *ea,
 		lens[0] = (int)a->size;
 		vals[1] = (const char *)b->ptr;
 		lens[1] = (int)b->size;
-		prolly__pg_pipe_send(p, Q_WINSERT, 2, vals, lens);
 		/* Out to the socket before the next chunk is queued ("libpq's output buffer",
 		 * pg_pipe.c). */
-		prolly__pg_pipe_push(p);
+		prolly__pg_pipe_send_out(p, Q_WINSERT, 2, vals, lens);
 	}
 	prolly__pg_pipe_send(p, Q_COMMIT, 0, NULL, NULL);
 	return 0;
