@@ -7,6 +7,9 @@
  *   H2  a node is made only at a boundary or by prolly__chunker_finish.
  *   H3  with a maker (maker.c) the node is handed to it instead of being made here: *made is
  *       NULL and ch->queued 1 after the call; its caller collects the node from the maker.
+ *   H4  items of an old node go in without the rule (prolly__chunker_items) only when ch->s is
+ *       the old node's own running size before them: the rule then answers for each as it did
+ *       when that node was made, where it ended no chunk before the node's last item.
  */
 #include "internal.h"
 
@@ -80,13 +83,13 @@ int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const
 	return 0;
 }
 
-int prolly__chunker_prefix(prolly__chunker *ch, const pnode *x, uint32_t p)
+int prolly__chunker_items(prolly__chunker *ch, const pnode *x, uint32_t from, uint32_t to)
 {
-	assert(prolly__chunker_empty(ch) && ch->s == 0 && p < x->n);
-	int rc = prolly__enc_add_prefix(&ch->enc, x, p);
+	assert(from < to && to < x->n && ch->s == prolly__prefix_size(x, from)); /* H4 */
+	int rc = prolly__enc_add_items(&ch->enc, x, from, to);
 	if (rc)
 		return rc;
-	ch->s = prolly__prefix_size(x, p); /* H1 */
+	ch->s = prolly__prefix_size(x, to); /* H1 */
 	return 0;
 }
 

@@ -219,8 +219,8 @@ void prolly__enc_reset(prolly__enc *e);
 int prolly__enc_add_leaf(prolly__enc *e, const void *k, size_t klen, const void *v, size_t vlen);
 int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prolly_id *child,
                           uint64_t count);
-/* Appends items [0, p) of node x (of the encoder's level) in one go. */
-int prolly__enc_add_prefix(prolly__enc *e, const pnode *x, uint32_t p);
+/* Appends items [from, to) of node x (of the encoder's level) in one go. */
+int prolly__enc_add_items(prolly__enc *e, const pnode *x, uint32_t from, uint32_t to);
 /* The encoded size of the node of the accumulated items. */
 size_t prolly__enc_size(const prolly__enc *e);
 /* Encodes the accumulated items into out (replacing its contents). */
@@ -306,10 +306,13 @@ int prolly__chunker_leaf(prolly__chunker *ch, const void *k, size_t klen, const 
                          size_t vlen, pnode **made);
 int prolly__chunker_child(prolly__chunker *ch, const void *k, size_t klen, const prolly_id *id,
                           uint64_t count, pnode **made);
-/* With nothing pending, adds items [0, p) of old node x, p < x->n, without asking the boundary
- * rule: x was made by a chunker that started at its first item as this one does, so none of
- * those items ended a chunk then and none does now (chunk.c, C5). */
-int prolly__chunker_prefix(prolly__chunker *ch, const pnode *x, uint32_t p);
+/* Adds items [from, to) of old node x, from < to < x->n, without asking the boundary rule; only
+ * when the pending items' size ch->s is x's own size before item `from` (prolly__prefix_size:
+ * always so at x's first item with nothing pending). x was made by a chunker that started at
+ * its first item (chunk.c, C5) and ended no chunk before its last; the rule depends on nothing
+ * but an item's key and size and the running size, all the same now, so none of those items
+ * ends a chunk now either (H4). */
+int prolly__chunker_items(prolly__chunker *ch, const pnode *x, uint32_t from, uint32_t to);
 /* Makes a node of whatever is pending (end of the level); *made NULL if nothing was pending. */
 int prolly__chunker_finish(prolly__chunker *ch, pnode **made);
 static inline int prolly__chunker_empty(const prolly__chunker *ch)

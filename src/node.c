@@ -280,43 +280,49 @@ int prolly__enc_add_child(prolly__enc *e, const void *k, size_t klen, const prol
 	return 0;
 }
 
-/* Appends the offsets of items [0, p) of a table, rebased to `base`. */
-static int put_offsets(prolly_buf *b, const unsigned char *tab, uint32_t p, uint32_t base)
+/* Appends the end offsets of items [from, to) of a table, rebased from the start of item `from`
+ * to `base`. */
+static int put_offsets(prolly_buf *b, const unsigned char *tab, uint32_t from, uint32_t to,
+                       uint32_t base)
 {
-	int rc = prolly__buf_grow(b, b->size + 4 * (size_t)p + 1);
+	int rc = prolly__buf_grow(b, b->size + 4 * (size_t)(to - from) + 1);
 	if (rc)
 		return rc;
 	unsigned char *o = b->ptr + b->size;
-	for (uint32_t i = 1; i <= p; i++, o += 4)
-		prolly__wr32(o, base + prolly__rd32(tab + 4 * (size_t)i));
-	b->size += 4 * (size_t)p;
+	uint32_t start = prolly__rd32(tab + 4 * (size_t)from);
+	for (uint32_t i = from + 1; i <= to; i++, o += 4)
+		prolly__wr32(o, base + prolly__rd32(tab + 4 * (size_t)i) - start);
+	b->size += 4 * (size_t)(to - from);
 	b->ptr[b->size] = 0;
 	return 0;
 }
 
-int prolly__enc_add_prefix(prolly__enc *e, const pnode *x, uint32_t p)
+int prolly__enc_add_items(prolly__enc *e, const pnode *x, uint32_t from, uint32_t to)
 {
 	int rc;
-	assert(e->level == x->level && p <= x->n);
-	if (p == 0)
+	assert(e->level == x->level && from <= to && to <= x->n);
+	if (from == to)
 		return 0;
-	uint32_t kbytes = prolly__rd32(x->koff + 4 * (size_t)p);
-	if ((rc = put_offsets(&e->koffs, x->koff, p, (uint32_t)e->keys.size)) ||
-	    (rc = put(&e->keys, x->kheap, kbytes)))
+	uint32_t k0 = prolly__rd32(x->koff + 4 * (size_t)from);
+	uint32_t k1 = prolly__rd32(x->koff + 4 * (size_t)to);
+	if ((rc = put_offsets(&e->koffs, x->koff, from, to, (uint32_t)e->keys.size)) ||
+	    (rc = put(&e->keys, x->kheap + k0, k1 - k0)))
 		return rc;
 	if (x->level == 0) {
-		uint32_t vbytes = prolly__rd32(x->voff + 4 * (size_t)p);
-		if ((rc = put_offsets(&e->voffs, x->voff, p, (uint32_t)e->vals.size)) ||
-		    (rc = put(&e->vals, x->vheap, vbytes)))
+		uint32_t v0 = prolly__rd32(x->voff + 4 * (size_t)from);
+		uint32_t v1 = prolly__rd32(x->voff + 4 * (size_t)to);
+		if ((rc = put_offsets(&e->voffs, x->voff, from, to, (uint32_t)e->vals.size)) ||
+		    (rc = put(&e->vals, x->vheap + v0, v1 - v0)))
 			return rc;
-		e->count += p;
+		e->count += to - from;
 	} else {
-		if ((rc = put(&e->vals, x->kids, (size_t)PROLLY_CHILD_ENTRY * p)))
+		if ((rc = put(&e->vals, x->kids + (size_t)PROLLY_CHILD_ENTRY * from,
+		              (size_t)PROLLY_CHILD_ENTRY * (to - from))))
 			return rc;
-		for (uint32_t i = 0; i < p; i++)
+		for (uint32_t i = from; i < to; i++)
 			e->count += prolly__node_child_count(x, i);
 	}
-	e->n += p;
+	e->n += to - from;
 	return 0;
 }
 

@@ -320,6 +320,89 @@ PT_TEST(edit_probe_batches_sibling_reads_on_a_remote_store)
 	PT_CHECKF(rcalls <= 24, "%llu store calls", (unsigned long long)rcalls);
 }
 
+/*
+ * E7: where a run's chunk is as long as the old leaf's at the same item (after updates to values
+ * of the same length, or a delete and an insert of the same size), the edit adds the old items
+ * up to the next edit without the boundary rule. The tree must still be the one a build of the
+ * same records makes: on a local store, and on a remote one, whose probe (E6) skips the same
+ * way. Returns the edited root; *built the built one.
+ */
+static prolly_id same_size_case(int remote, prolly_id *built)
+{
+	prolly_store *mem;
+	tm_tap *tap;
+	prolly_db *db;
+	prolly_id root, out;
+	prolly_txn *txn;
+	tm_model m;
+	enum { N = 20000, E = 1200 };
+	static char kb[E][32], vb[E][32];
+	static prolly_edit e[E];
+	char k[32], v[32];
+	memset(&out, 0, sizeof(out));
+	memset(built, 0, sizeof(*built));
+	if (prolly_store_mem_new(&mem) || tm_tap_new(&tap, mem))
+		return out;
+	tap->tp.base.flags = remote ? PROLLY_STORE_REMOTE : 0;
+	if (prolly_db_new(&db, &tap->tp.base, NULL))
+		return out;
+	root = build_range(db, N, 2); /* even keys, values v<i> */
+	tm_model_init(&m);
+	for (uint64_t i = 0; i < N; i++) {
+		key_of(k, sizeof(k), 2 * i);
+		snprintf(v, sizeof(v), "v%llu", (unsigned long long)i);
+		tm_model_put(&m, k, strlen(k), v, strlen(v));
+	}
+	size_t n = 0;
+	for (uint64_t i = 0; i + 3 < N && n + 4 <= E; i += 37) {
+		/* record i gets a value of the same length */
+		key_of(kb[n], sizeof(kb[n]), 2 * i);
+		snprintf(vb[n], sizeof(vb[n]), "w%llu", (unsigned long long)i);
+		e[n] = tm_put(kb[n], vb[n]);
+		n++;
+		if (i % 3 == 0) { /* record i + 1 deleted, a record of the same size inserted after it */
+			key_of(kb[n], sizeof(kb[n]), 2 * (i + 1));
+			e[n] = tm_put(kb[n], "");
+			e[n++].op = PROLLY_DEL;
+			key_of(kb[n], sizeof(kb[n]), 2 * (i + 1) + 1);
+			snprintf(vb[n], sizeof(vb[n]), "x%llu", (unsigned long long)(i + 1));
+			e[n] = tm_put(kb[n], vb[n]);
+			n++;
+		}
+		if (i % 2 == 0) { /* and record i + 3, one record after the last edit */
+			key_of(kb[n], sizeof(kb[n]), 2 * (i + 3));
+			snprintf(vb[n], sizeof(vb[n]), "y%llu", (unsigned long long)(i + 3));
+			e[n] = tm_put(kb[n], vb[n]);
+			n++;
+		}
+	}
+	tm_model_apply(&m, e, n);
+	prolly_db_cache_clear(db);
+	if (prolly_txn_begin(&txn, db) == 0) {
+		if (prolly_edit_tree(&out, txn, &root, e, n) || prolly_txn_commit(txn, NULL, 0))
+			memset(&out, 0, sizeof(out));
+		prolly_txn_free(txn);
+	}
+	if (tm_build_commit(built, db, &m))
+		memset(built, 0, sizeof(*built));
+	tm_model_dispose(&m);
+	prolly_close(db);
+	return out;
+}
+
+PT_TEST(edit_keeping_item_sizes_makes_the_built_tree)
+{
+	prolly_id zero;
+	memset(&zero, 0, sizeof(zero));
+	for (int remote = 0; remote < 2; remote++) {
+		prolly_id built, edited = same_size_case(remote, &built);
+		PT_CHECKF(!prolly_id_equal(&edited, &zero) && !prolly_id_equal(&built, &zero),
+		          "remote %d: the edit or the build failed", remote);
+		PT_CHECKF(prolly_id_equal(&edited, &built),
+		          "remote %d: the edited tree is not the built one", remote);
+	}
+}
+
 /* T5: a commit of at least 2048 nodes writes them in two halves before the publishing write on a
  * remote store only; on a local store nodes and refs go in the commit's one write. */
 static uint64_t commit_writes(int remote, prolly_id *root, uint64_t *nodes)
