@@ -3,7 +3,7 @@
  * does, with no engine in the way: the floor under the store's write of a build and of a
  * batch (docs/benchmarks/engine.md, "What LMDB alone takes to write a batch").
  *
- *   build/bench/lmdb_floor [NODES] [BATCH] [ROUNDS]     (default 15838 7600 3)
+ *   build/bench/lmdb_floor [NODES] [BATCH] [ROUNDS]     (default 15838 7600 3; counts as "8.3k")
  *
  * Per round, in a fresh environment under $TMPDIR (or /tmp), removed afterwards:
  *   build  NODES values in transactions of 4 MiB (a builder's flush_bytes), each committed with
@@ -17,6 +17,7 @@
  * Prints a table: milliseconds of mdb_put, of commit and sync, and in all, per phase.
  */
 #include "clock.h"
+#include "count.h"
 #include "rng.h"
 
 #include <lmdb.h>
@@ -154,16 +155,25 @@ cleanup:
 	return rc;
 }
 
+/* argv[i] as a count (bench_parse_count: "7600", "8.3k"), or def when absent; 0 when bad. */
+static uint64_t arg_count(int argc, char **argv, int i, uint64_t def)
+{
+	uint64_t v;
+	if (argc <= i)
+		return def;
+	return bench_parse_count(argv[i], strlen(argv[i]), &v) || v > 100000000 ? 0 : v;
+}
+
 int main(int argc, char **argv)
 {
-	long nodes = argc > 1 ? atol(argv[1]) : 15838;
-	long batch = argc > 2 ? atol(argv[2]) : 7600;
-	int rounds = argc > 3 ? atoi(argv[3]) : 3;
+	long nodes = (long)arg_count(argc, argv, 1, 15838);
+	long batch = (long)arg_count(argc, argv, 2, 7600);
+	int rounds = (int)arg_count(argc, argv, 3, 3);
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char dir[4096], path[4200];
 
-	if (nodes <= 0 || batch <= 0 || rounds <= 0) {
-		fprintf(stderr, "usage: lmdb_floor [NODES] [BATCH] [ROUNDS]\n");
+	if (nodes <= 0 || batch <= 0 || rounds <= 0 || argc > 4) {
+		fprintf(stderr, "usage: lmdb_floor [NODES] [BATCH] [ROUNDS]  (counts from 1 to 100M)\n");
 		return 2;
 	}
 	printf("| round | build: put ms | commit and sync ms | all ms | batch of %ld: put ms | "
