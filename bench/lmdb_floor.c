@@ -85,12 +85,16 @@ static int round_run(const char *dir, long nodes, long batch, uint64_t seed, pha
 		goto cleanup;
 	}
 	if ((mrc = mdb_txn_begin(env, NULL, 0, &txn)) ||
-	    (mrc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &dbi)) || (mrc = mdb_txn_commit(txn))) {
-		txn = NULL;
+	    (mrc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &dbi))) {
+		rc = fail("create", mrc);
+		goto cleanup; /* aborts txn if it began */
+	}
+	mrc = mdb_txn_commit(txn);
+	txn = NULL; /* a commit frees the transaction, failed or not */
+	if (mrc) {
 		rc = fail("create", mrc);
 		goto cleanup;
 	}
-	txn = NULL;
 
 	memset(build, 0, sizeof(*build));
 	uint64_t t_all = bench_now_ns();
