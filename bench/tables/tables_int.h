@@ -1,5 +1,6 @@
 /*
- * tables_int.h - what session.c shares with the contenders behind it (bench/tables only).
+ * tables_int.h - what session.c shares with the contenders behind it (bench/tables, and the
+ * tests, which may look at a session's connection).
  *
  * session.c (databases, sessions, reads) and txn.c (loads, index builds, transactions) hold the
  * public entry points of table.h: they check arguments, keep the session's error, and dispatch.
