@@ -640,13 +640,14 @@ PT_TEST(plain_range_reads_the_index)
 		char sql[128], plan[2048] = "";
 		snprintf(sql, sizeof(sql), "EXPLAIN EXECUTE bt%u_r%d_1_0_1_0_0(5, 10)", (unsigned)items.id,
 		         index);
-		PGresult *r = PQexec(s->pg, sql);
-		int ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-		for (int row = 0; ok && row < PQntuples(r); row++) {
-			strncat(plan, PQgetvalue(r, row, 0), sizeof(plan) - strlen(plan) - 2);
-			strcat(plan, "\n");
+		PGresult *res = PQexec(s->pg, sql);
+		int ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+		size_t used = 0;
+		for (int row = 0; ok && row < PQntuples(res) && used + 1 < sizeof(plan); row++) {
+			int w = snprintf(plan + used, sizeof(plan) - used, "%s\n", PQgetvalue(res, row, 0));
+			used = w < 0 ? sizeof(plan) : used + (size_t)w;
 		}
-		PQclear(r);
+		PQclear(res);
 		PT_CHECKF(ok && strstr(plan, "Index") && !strstr(plan, "Sort") && !strstr(plan, "Seq Scan"),
 		          "index %d's range of ten: %s", index, ok ? plan : PQerrorMessage(s->pg));
 	}
