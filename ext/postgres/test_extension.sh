@@ -376,13 +376,23 @@ fi
 # ---- 7. concurrent writers ----
 q() { psql -X -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# Waits (10 s at most) until the session of application_name $1 runs its pg_sleep: the
+# statements it ran before have taken their locks and snapshots (a fixed sleep instead is a
+# race on a slow machine). pg_stat_activity shows every database's sessions.
+sleeping() {
+	for _ in $(seq 200); do
+		[ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1'
+			AND state = 'active' AND query LIKE 'SELECT pg_sleep%'")" = 1 ] && return
+		sleep 0.05
+	done
+}
 q -c "SELECT prolly_branch('conc', 'main'), prolly_branch('conc2', 'main')" >/dev/null 2>"$log"
 base=$(q -c "SELECT prolly_resolve('conc')")
 
 # a. One branch: B's commit waits for A's transaction, then builds on A's commit.
 PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'a', '1')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
 a_pid=$!
-sleep 0.3
+sleeping prolly_a
 t0=$(now_ms)
 PGAPPNAME=prolly_b q -c "SELECT prolly_put('conc', 'b', '2')" >"$log.b" 2>&1
 b_rc=$?
@@ -421,7 +431,7 @@ fi
 # c. Two branches: B's commit to another branch does not wait for A's open transaction.
 PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'c', '1')" -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>"$log.a" &
 a_pid=$!
-sleep 0.3
+sleeping prolly_a
 t0=$(now_ms)
 q -c "SET statement_timeout = '1s'" -c "SELECT prolly_put('conc2', 'c', '2')" >"$log.b" 2>&1
 b_rc=$?
@@ -442,7 +452,7 @@ fi
 q -c "SELECT prolly_branch('doomed', 'conc')" >/dev/null 2>>"$log"
 PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('doomed', 'x', '1')" -c "SELECT pg_sleep(1)" -c "COMMIT" >"$log.a" 2>&1 &
 a_pid=$!
-sleep 0.3
+sleeping prolly_a
 t0=$(now_ms)
 q -c "SELECT prolly_delete_branch('doomed')" >"$log.b" 2>&1
 b_rc=$?
@@ -463,7 +473,7 @@ fi
 #    and under REPEATABLE READ a SQL writer that waited gets 40001.
 PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'd', 'sql')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
 a_pid=$!
-sleep 0.3
+sleeping prolly_a
 PROLLY_CLI="$top/$BUILD/prolly" PROLLY_TEST_DB=$db "$here/regress-cli.sh" put conc d cli >"$log.c" 2>&1 &
 c_pid=$!
 PGAPPNAME=prolly_rr q -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SELECT count(*) FROM refs" \
@@ -482,7 +492,7 @@ fi
 #    writers' lock), then keeps what it wrote.
 PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_put('conc', 'g', 'during gc')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
 a_pid=$!
-sleep 0.3
+sleeping prolly_a
 t0=$(now_ms)
 PROLLY_CLI="$top/$BUILD/prolly" PROLLY_TEST_DB=$db "$here/regress-cli.sh" gc >"$log.c" 2>&1
 c_rc=$?
@@ -503,7 +513,7 @@ fi
 #    first's reflog entry only.
 PGAPPNAME=prolly_a q -c "BEGIN" -c "SELECT prolly_branch('race', 'main')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>"$log.a" &
 a_pid=$!
-sleep 0.3
+sleeping prolly_a
 t0=$(now_ms)
 q -c "SELECT prolly_branch('race', 'conc')" >"$log.b" 2>&1
 b_rc=$?

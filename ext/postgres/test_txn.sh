@@ -1,6 +1,6 @@
 # ext/postgres/test_txn.sh - the SQL functions inside PostgreSQL's transaction machinery, with
-# several sessions: a part of test_extension.sh, which sources it (its ok, not_ok, cli, $log),
-# in a database of its own (docs/sql.md, "Transactions and isolation levels"):
+# several sessions: a part of test_extension.sh, which sources it (its ok, not_ok, cli,
+# sleeping, $log), in a database of its own (docs/sql.md, "Transactions and isolation levels"):
 #   a. a gc that runs after a REPEATABLE READ or SERIALIZABLE transaction took its snapshot: that
 #      transaction's next write fails with 40001 and writes nothing (before, prolly_branch of a
 #      commit the gc had removed, still in the snapshot, made a branch naming deleted nodes);
@@ -26,15 +26,6 @@ psql -X -q -d "$db" -c "DROP DATABASE IF EXISTS $txn" -c "CREATE DATABASE $txn" 
 # The second session of a psql script: \! "$TXN_Q" -c '...' (run by the shell psql starts).
 export TXN_Q="psql -X -At -q -d $txn"
 
-# Waits (10 s at most) until the session of application_name $1 runs its pg_sleep: the
-# statements it ran before have taken their locks and snapshots.
-txn_sleeping() {
-	for _ in $(seq 200); do
-		[ "$(txn_q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1'
-			AND state = 'active' AND query LIKE 'SELECT pg_sleep%'")" = 1 ] && return
-		sleep 0.05
-	done
-}
 
 # a. A gc between the snapshot and the write.
 bad=
@@ -84,12 +75,12 @@ ROLLBACK;
 EOF
 	PGAPPNAME=prolly_txn_a txn_q -c "BEGIN" -c "SELECT prolly_put('$b', 'o2', '1')" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null 2>&1 &
 	a_pid=$!
-	txn_sleeping prolly_txn_a
+	sleeping prolly_txn_a
 	txn_q -v VERBOSITY=sqlstate -c "BEGIN ISOLATION LEVEL $level" -c "SELECT prolly_put('$b', 'm2', '1')" >>"$log.a" 2>&1
 	wait "$a_pid"
 	PGAPPNAME=prolly_txn_a txn_q -c "BEGIN" -c "SELECT prolly_put('$b', 'o3', '1')" -c "SELECT pg_sleep(2)" -c "ROLLBACK" >/dev/null 2>&1 &
 	a_pid=$!
-	txn_sleeping prolly_txn_a
+	sleeping prolly_txn_a
 	txn_q -c "BEGIN ISOLATION LEVEL $level" -c "SELECT prolly_put('$b', 'm3', '1') IS NOT NULL" -c "COMMIT" >>"$log.a" 2>&1
 	wait "$a_pid"
 	txn_q -c "SELECT string_agg(convert_from(key, 'UTF8'), ',') FROM prolly_scan('$b')
@@ -109,7 +100,7 @@ txn_q -c "SELECT prolly_branch('skew_a', 'main'), prolly_branch('skew_b', 'main'
 PGAPPNAME=prolly_txn_a txn_q -v VERBOSITY=sqlstate -c "BEGIN ISOLATION LEVEL SERIALIZABLE" -c "SELECT prolly_get('skew_a', 'x') IS NULL" \
 	-c "SELECT pg_sleep(1)" -c "SELECT prolly_put('skew_b', 'y', '1') IS NOT NULL" -c "COMMIT" >"$log.a" 2>&1 &
 a_pid=$!
-txn_sleeping prolly_txn_a
+sleeping prolly_txn_a
 txn_q -v VERBOSITY=sqlstate -c "BEGIN ISOLATION LEVEL SERIALIZABLE" -c "SELECT prolly_get('skew_b', 'y') IS NULL" \
 	-c "SELECT prolly_put('skew_a', 'x', '1') IS NOT NULL" -c "SELECT pg_sleep(1.5)" -c "COMMIT" >"$log.b" 2>&1
 wait "$a_pid"
