@@ -168,7 +168,13 @@ exhausted() {
 	before=$($psql "$(direct exhausted)" -c "$refs")
 	$psql "$url_exhausted" -c "SELECT pg_sleep(4)" &
 	hold=$!
-	sleep 0.5
+	# until the holder runs its sleep on the pool's one server connection (10 s at most): a
+	# fixed pause would race with psql's start on a slow machine
+	for _ in {1..200}; do
+		[ "$($psql "$(direct exhausted)" -c "SELECT count(*) FROM pg_stat_activity
+			WHERE state = 'active' AND query = 'SELECT pg_sleep(4)'")" = 1 ] && break
+		sleep 0.05
+	done
 	fails_each "$url_exhausted" 'query_wait_timeout (SQLSTATE 08P01) (pgbouncer: no server connection of its pool became free' \
 		"put main k v" "get main k" || return 1
 	wait "$hold"
@@ -251,9 +257,13 @@ check "transaction mode: 6 concurrent puts each stored, or refused naming the po
 # console, every command works.
 switched_to_session() {
 	local c rc admin
+	admin="postgresql://postgres@/pgbouncer?${url_transaction#*\?}"
 	sed -i 's/^pool_mode = transaction/pool_mode = session/' "$root/transaction/pgbouncer.ini"
 	kill -HUP "$(cat "$root/transaction/pid")" || return 1
-	sleep 0.3
+	for _ in {1..200}; do # until the reload has taken the new mode (10 s at most)
+		$psql "$admin" -c "SHOW CONFIG" 2>/dev/null | grep -q '^pool_mode|session|' && break
+		sleep 0.05
+	done
 	for c in "put main switched/1 yes" "get main switched/1" "gc --keep 1" "put main switched/2 yes" "gc --keep 1"; do
 		tcli $c >/dev/null 2>"$root/err"
 		rc=$?
@@ -261,7 +271,6 @@ switched_to_session() {
 		[ "$rc" = 0 ] || [ "$rc" = 1 ] && continue # 1: get of a key a refused put did not store
 		[ "$rc" = 5 ] && grep -q 'set up by another one (or by a client of a pooler since switched to session mode.*RECONNECT' "$root/err" || return 1
 	done
-	admin="postgresql://postgres@/pgbouncer?${url_transaction#*\?}"
 	$psql "$admin" -c "RECONNECT" || return 1
 	for c in 1 2 3; do
 		tcli put main "switched/$c" yes || return 1
