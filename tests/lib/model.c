@@ -947,6 +947,15 @@ static void pg_quiet(void *arg, const char *msg)
 	(void)msg;
 }
 
+int tm_pg_guard_tap(void)
+{
+	if (tm_pg_guard() == 0)
+		return 0;
+	printf("not ok 1 - could not start a PostgreSQL cluster with scripts/pg-cluster.sh (set "
+	       "PROLLY_PG_URL to use an existing server)\n# 0 passed, 1 failed\n");
+	return -1;
+}
+
 int tm_pg_schema_drop(const char *schema)
 {
 	const char *url = getenv("PROLLY_PG_URL");

@@ -213,6 +213,10 @@ int tm_stderr_of(int (*f)(void *), void *arg, char *out, size_t size);
  * no cluster could be started; the caller must then report a failure, never skip. */
 int tm_pg_guard(void);
 
+/* tm_pg_guard for a TAP program's main: on failure it prints the "not ok" line and the count
+ * line that report it, and returns -1 (main then returns 1). */
+int tm_pg_guard_tap(void);
+
 /* A fresh schema name, "prolly_<tag>_<pid>_<n>", into out (at most 63 bytes). */
 void tm_pg_schema_name(char out[64], const char *tag);
 
