@@ -490,46 +490,19 @@ static void w_branch(run *t)
 	point_at(t, "prolly_branch", b);
 }
 
-/* 1 when a and b are both absent or hold the same bytes. */
-static int rec_eq(const tm_rec *a, const tm_rec *b)
-{
-	return a && b ? same_val(a, b->v, b->vlen) : a == b;
-}
-
-/* The three-way merge of docs/diff-merge.md into out, per key of the three: theirs equal to
- * base keeps ours; ours equal to base takes theirs; ours equal to theirs keeps ours; otherwise a
- * conflict, settled by resolve (0 fail: counted only, 1 ours, 2 theirs). Returns the conflicts. */
+/* tm_model_merge into out with resolve (0 fail, 1 ours, 2 theirs: prolly_resolver's values); the
+ * conflicts it found. */
 static size_t merge_models(tm_model *out, const tm_model *base, const tm_model *ours,
                            const tm_model *theirs, int resolve)
 {
-	const tm_model *all[3] = {base, ours, theirs};
-	size_t conflicts = 0;
-	tm_model keys;
-	tm_model_init(&keys);
-	for (int s = 0; s < 3; s++)
-		for (size_t i = 0; i < all[s]->n; i++)
-			tm_model_put(&keys, all[s]->r[i].k, all[s]->r[i].klen, "", 0);
+	prolly_merge_stats st;
+	tm_model conflicts;
+	tm_model_init(&conflicts);
 	tm_model_init(out);
-	tm_model_copy(out, ours);
-	for (size_t i = 0; i < keys.n; i++) {
-		const unsigned char *k = keys.r[i].k;
-		size_t kn = keys.r[i].klen;
-		const tm_rec *b = tm_model_get(base, k, kn), *o = tm_model_get(ours, k, kn);
-		const tm_rec *th = tm_model_get(theirs, k, kn);
-		if (rec_eq(th, b) || rec_eq(o, th))
-			continue;
-		if (!rec_eq(o, b)) {
-			conflicts++;
-			if (resolve != 2)
-				continue;
-		}
-		if (th)
-			tm_model_put(out, k, kn, th->v, th->vlen);
-		else
-			tm_model_del(out, k, kn);
-	}
-	tm_model_dispose(&keys);
-	return conflicts;
+	tm_model_merge(out, &st, &conflicts, base, ours, theirs, (prolly_resolver)resolve);
+	size_t n = conflicts.n;
+	tm_model_dispose(&conflicts);
+	return n;
 }
 
 static void w_merge(run *t, int may_fail)

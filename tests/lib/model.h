@@ -95,6 +95,14 @@ void tm_model_cut(tm_model *m, size_t lo, size_t hi);
 void tm_model_apply(tm_model *m, const prolly_edit *edits, size_t n);
 /* 1 if both hold the same records. */
 int tm_model_equal(const tm_model *a, const tm_model *b);
+/* The three-way merge of docs/diff-merge.md on models (tests/lib/model_merge.c): out (initialised;
+ * its contents are replaced) gets ours with theirs' changes, each key's conflict (both sides
+ * changed it differently) settled by how (FAIL leaves ours; CALLBACK takes the value the model
+ * tests' resolver gives); st the counts prolly_merge reports; each conflicting key is put into
+ * conflicts (with an empty value). */
+void tm_model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflicts,
+                    const tm_model *base, const tm_model *ours, const tm_model *theirs,
+                    prolly_resolver how);
 /* Records in range (the engine's cursor semantics: bounds, prefix, reverse), as indexes into m
  * in visiting order. *out is malloc'd; returns the count. */
 size_t tm_model_range(const tm_model *m, const prolly_range *range, size_t **out);

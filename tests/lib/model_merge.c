@@ -1,7 +1,8 @@
 /*
- * model_merge.c - the model tests' merge step (model_run.h): two branches edited from the current
- * tree, merged three ways with a random resolver, checked against the model of the merge
- * (conflicts, their sides, the resolver's answers, the stats).
+ * model_merge.c - the model's three-way merge (tm_model_merge, model.h), and the model tests'
+ * merge step (model_run.h): two branches edited from the current tree, merged three ways with a
+ * random resolver, checked against the model of the merge (conflicts, their sides, the
+ * resolver's answers, the stats).
  */
 #include "model_run.h"
 
@@ -132,10 +133,9 @@ static int model_one_side_deleted(tm_model *out, side *res, const void *k, size_
 	return 1;
 }
 
-/* The model's three-way merge. */
-static void model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflicts,
-                        const tm_model *base, const tm_model *ours, const tm_model *theirs,
-                        prolly_resolver how)
+void tm_model_merge(tm_model *out, prolly_merge_stats *st, tm_model *conflicts,
+                    const tm_model *base, const tm_model *ours, const tm_model *theirs,
+                    prolly_resolver how)
 {
 	tm_model_copy(out, ours);
 	memset(st, 0, sizeof(*st));
@@ -243,7 +243,7 @@ void mr_step_merge(mr_run *r)
 	tm_model_apply(&mt, et, nt);
 	prolly_resolver how = (prolly_resolver)tm_rng_below(&r->rng, 6); /* FAIL .. UPDATE_WINS */
 	prolly_merge_stats wst = PROLLY_MERGE_STATS_INIT, gst = PROLLY_MERGE_STATS_INIT;
-	model_merge(&want, &wst, &conflicts, &r->m, &mo, &mt, how);
+	tm_model_merge(&want, &wst, &conflicts, &r->m, &mo, &mt, how);
 	r->n_merges++;
 	r->n_conflicts += (unsigned)conflicts.n;
 
@@ -286,7 +286,7 @@ void mr_step_merge(mr_run *r)
 			/* Then settle it by taking ours. */
 			if (!r->failed) {
 				how = PROLLY_RESOLVE_OURS;
-				model_merge(&want, &wst, &conflicts, &r->m, &mo, &mt, how);
+				tm_model_merge(&want, &wst, &conflicts, &r->m, &mo, &mt, how);
 				opts.resolve = how;
 				opts.on_conflict = NULL;
 				rc = prolly_merge(&res, &gst, txn, &r->root, &ido, &idt, &opts);
