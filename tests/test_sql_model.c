@@ -14,6 +14,8 @@
  *     prolly_cherry_pick; some inside an explicit transaction or savepoint that commits or rolls
  *     back;
  *   - writes through the C client on the same store (prolly_commit_edits), which SQL must see;
+ *   - a gc through the C client now and then: what branches and tags reach stays, the rest is
+ *     gone for SQL too;
  *   - reads through SQL of a branch, a tag, BRANCH~N or a full commit id: prolly_get,
  *     prolly_get_many (repeated and missing keys), prolly_scan (random bounds, prefix, max_rows,
  *     direction), prolly_count, prolly_diff of two refs in a key window, prolly_resolve;
@@ -44,8 +46,9 @@ static const char *const branch_names[NREFS] = {"main", "b1", "b2", "b3", "t1", 
 typedef struct crec {
 	char id[PROLLY_ID_HEX_SIZE];
 	tm_model m;
-	long parent; /* index of the first parent, -1 for the root commit */
-	int merge;   /* made by a three-way merge: two parents */
+	long parent;  /* index of the first parent, -1 for the root commit */
+	long parent2; /* a merge's second parent (the commit merged), -1 for others */
+	int dead;     /* unreachable from every branch and tag at a gc, which removed it */
 } crec;
 
 typedef struct run {
@@ -63,10 +66,21 @@ typedef struct run {
 	int in_txn; /* inside BEGIN: the C client must not write (it would wait for our locks) */
 	char step[200];
 	uint64_t seed;
-	unsigned done[8]; /* what the run did, for its summary line (enum below) */
+	unsigned done[10]; /* what the run did, for its summary line (enum below) */
 } run;
 
-enum { D_WRITE, D_CONFLICT, D_MERGE3, D_FAST, D_TXN, D_ROLLBACK, D_CLIENT, D_READ };
+enum {
+	D_WRITE,
+	D_CONFLICT,
+	D_MERGE3,
+	D_FAST,
+	D_TXN,
+	D_ROLLBACK,
+	D_CLIENT,
+	D_READ,
+	D_GC,
+	D_GC_GONE
+};
 
 typedef struct sqlp {
 	const char *v[MAXP];
@@ -196,7 +210,8 @@ static void land(run *t, int b, const char *id, size_t idlen, tm_model *m, long 
 		tm_model_move(&c->m, m);
 		tm_model_dispose(m);
 		c->parent = parent;
-		c->merge = 0;
+		c->parent2 = -1;
+		c->dead = 0;
 		at = (long)t->ncommits++;
 	}
 	if (b >= 0)
@@ -236,12 +251,23 @@ static int pick_branch(run *t, int live)
 	return live ? 0 : -1;
 }
 
+/* A random commit that no gc removed (main's head is one). */
+static long live_commit(run *t)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		long i = (long)tm_rng_below(&t->r, t->ncommits);
+		if (!t->commits[i].dead)
+			return i;
+	}
+	return t->head[0];
+}
+
 /* A REF for a read into ref (a live branch, BRANCH~N or a full commit id); its commit's index. */
 static long pick_ref(run *t, char ref[80])
 {
 	uint64_t how = tm_rng_below(&t->r, 10);
 	if (how < 2) {
-		long i = (long)tm_rng_below(&t->r, t->ncommits);
+		long i = live_commit(t);
 		snprintf(ref, 80, "%s", t->commits[i].id);
 		return i;
 	}
@@ -551,7 +577,7 @@ static void w_merge(run *t, int may_fail)
 	land_result(t, res, into, &m, t->head[into]);
 	t->done[t->ncommits > before ? D_MERGE3 : t->head[into] != was ? D_FAST : D_WRITE]++;
 	if (t->ncommits > before)
-		t->commits[t->ncommits - 1].merge = 1;
+		t->commits[t->ncommits - 1].parent2 = from;
 	PQclear(res);
 }
 
@@ -581,9 +607,10 @@ static void w_pick(run *t, int may_fail)
 	int resolve = (int)tm_rng_below(&t->r, may_fail ? 3 : 2) + !may_fail;
 	char ref[80];
 	long at = pick_ref(t, ref), first = at;
-	for (int tries = 0; tries < 8 && (t->commits[at].parent < 0 || t->commits[at].merge); tries++)
-		at = (long)tm_rng_below(&t->r, t->ncommits);
-	if (t->commits[at].parent < 0 || t->commits[at].merge)
+	for (int tries = 0; tries < 8 && (t->commits[at].parent < 0 || t->commits[at].parent2 >= 0);
+	     tries++)
+		at = live_commit(t);
+	if (t->commits[at].parent < 0 || t->commits[at].parent2 >= 0)
 		return;
 	if (at != first)
 		snprintf(ref, 80, "%s", t->commits[at].id);
@@ -650,6 +677,54 @@ static void w_client(run *t)
 	}
 	prolly_id_to_hex(hex, &cid);
 	land(t, b, hex, strlen(hex), &m, t->head[b]);
+}
+
+/* A gc through the C client (reflog_days 0: what only the reflog names goes too). Every commit
+ * a branch or tag reaches through its parents stays and reads as before; one that none reaches
+ * is gone, for SQL too (42704). */
+static void w_gc(run *t)
+{
+	prolly_gc_result res = PROLLY_GC_RESULT_INIT;
+	snprintf(t->step, sizeof(t->step), "gc");
+	int rc = prolly_gc(t->db, &res);
+	PT_CHECKF(rc == 0, "seed %#llx, step %s: %s", (unsigned long long)t->seed, t->step,
+	          prolly_last_error());
+	if (rc)
+		return;
+	char *seen = calloc(t->ncommits, 1);
+	long *stack = malloc(t->ncommits * 2 * sizeof(*stack) + sizeof(*stack) * NREFS);
+	size_t n = 0;
+	PT_REQUIRE(seen && stack);
+	for (int b = 0; b < NREFS; b++)
+		if (t->head[b] >= 0)
+			stack[n++] = t->head[b];
+	while (n) {
+		long i = stack[--n];
+		if (i < 0 || seen[i])
+			continue;
+		seen[i] = 1;
+		stack[n++] = t->commits[i].parent;
+		stack[n++] = t->commits[i].parent2;
+	}
+	long gone = -1;
+	for (size_t i = 0; i < t->ncommits; i++) {
+		if (!seen[i] && !t->commits[i].dead) {
+			t->commits[i].dead = 1;
+			t->done[D_GC_GONE]++;
+			if (gone < 0 || tm_rng_chance(&t->r, 1, 2))
+				gone = (long)i;
+		}
+	}
+	free(seen);
+	free(stack);
+	t->done[D_GC]++;
+	if (gone >= 0) {
+		sqlp p = {0};
+		p_text(&p, t->commits[gone].id);
+		snprintf(t->step, sizeof(t->step), "prolly_resolve of %s, which gc removed",
+		         t->commits[gone].id);
+		PQclear(q(t, "SELECT prolly_resolve($1)", &p, "42704"));
+	}
 }
 
 /* ---- reads ---------------------------------------------------------------------------------- */
@@ -1024,7 +1099,9 @@ static void sql_model_run(const char *name, uint64_t salt, unsigned node_size, i
 	PT_CHECK_RC(prolly_store_pg_open(&st, conn, &po), 0);
 	if (!st)
 		goto cleanup;
-	PT_CHECK_RC(prolly_db_new(&t.db, st, NULL), 0);
+	prolly_options o = PROLLY_OPTIONS_INIT;
+	o.reflog_days = 0; /* a gc keeps what branches and tags reach, nothing for the reflog */
+	PT_CHECK_RC(prolly_db_new(&t.db, st, &o), 0);
 	if (!t.db)
 		goto cleanup;
 	prolly_id init;
@@ -1051,15 +1128,17 @@ static void sql_model_run(const char *name, uint64_t salt, unsigned node_size, i
 		commit_n(&t, 0, 60, 0);
 	t.fresh = 0;
 	for (unsigned s = 0; s < steps && !pt_failed_now; s++) {
-		uint64_t what = tm_rng_below(&t.r, 20);
-		if (what < 9)
+		uint64_t what = tm_rng_below(&t.r, 40);
+		if (what < 18)
 			one_write(&t, 1);
-		else if (what < 17)
+		else if (what < 34)
 			one_read(&t);
-		else if (what < 19)
+		else if (what < 38)
 			one_txn(&t);
-		else
+		else if (what < 39)
 			r_client(&t, pick_branch(&t, 1));
+		else
+			w_gc(&t);
 	}
 	for (int b = 0; b < NBRANCH && !pt_failed_now; b++)
 		if (t.head[b] >= 0)
@@ -1070,10 +1149,11 @@ static void sql_model_run(const char *name, uint64_t salt, unsigned node_size, i
 	res = PQexec(t.c, "SELECT records || ' records, height ' || height FROM prolly_stats('main')");
 	printf("# %s: %u writes (%u through the C client), %u reads, %u transactions (%u rolled "
 	       "back), merges: %u three-way, %u fast-forward, %u refused for conflicts; %zu commits, "
-	       "%zu keys; main: %s\n",
+	       "%u gone in %u gc runs; %zu keys; main: %s\n",
 	       name, t.done[D_WRITE] + t.done[D_CLIENT], t.done[D_CLIENT], t.done[D_READ],
 	       t.done[D_TXN], t.done[D_ROLLBACK], t.done[D_MERGE3], t.done[D_FAST], t.done[D_CONFLICT],
-	       t.ncommits, t.nkeys, PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
+	       t.ncommits, t.done[D_GC_GONE], t.done[D_GC], t.nkeys,
+	       PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
 	PQclear(res);
 cleanup:
 	PQfinish(t.c);
