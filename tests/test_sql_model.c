@@ -16,10 +16,13 @@
  *   - writes through the C client on the same store (prolly_commit_edits), which SQL must see;
  *   - a gc through the C client now and then: what branches and tags reach stays, the rest is
  *     gone for SQL too;
- *   - reads through SQL of a branch, a tag, BRANCH~N or a full commit id: prolly_get,
+ *   - reads through SQL of a branch, a tag, a full or short commit id, with steps ~N and ^N:
+ *     prolly_get,
  *     prolly_get_many (repeated and missing keys), prolly_scan (random bounds, prefix, max_rows,
  *     direction), prolly_count, prolly_diff of two refs in a key window, prolly_resolve;
- *   - reads through the C client of what SQL wrote (tm_tree_check of a branch's tree).
+ *   - reads through the C client of what SQL wrote (tm_tree_check of a branch's tree);
+ *   - REFs spliced from pieces of the grammar and junk: resolved, or refused with a documented
+ *     SQLSTATE.
  * Without the extension installed in the server the cases skip (a failure under CI=true).
  * Re-run a failure with the seed it prints: PROLLY_TEST_SEED=0x... build/tests/test_sql_model NAME;
  * PROLLY_TEST_TRACE=1 prints every statement with its step. docs/testing.md describes the cases.
@@ -51,6 +54,22 @@ typedef struct crec {
 	int dead;     /* unreachable from every branch and tag at a gc, which removed it */
 } crec;
 
+/* What a run did, counted for its summary line. */
+enum {
+	D_WRITE,
+	D_CONFLICT,
+	D_MERGE3,
+	D_FAST,
+	D_TXN,
+	D_ROLLBACK,
+	D_CLIENT,
+	D_READ,
+	D_GC,
+	D_GC_GONE,
+	D_BAD_REF,
+	D_COUNT
+};
+
 typedef struct run {
 	PGconn *c;
 	prolly_db *db;
@@ -66,21 +85,8 @@ typedef struct run {
 	int in_txn; /* inside BEGIN: the C client must not write (it would wait for our locks) */
 	char step[200];
 	uint64_t seed;
-	unsigned done[10]; /* what the run did, for its summary line (enum below) */
+	unsigned done[D_COUNT];
 } run;
-
-enum {
-	D_WRITE,
-	D_CONFLICT,
-	D_MERGE3,
-	D_FAST,
-	D_TXN,
-	D_ROLLBACK,
-	D_CLIENT,
-	D_READ,
-	D_GC,
-	D_GC_GONE
-};
 
 typedef struct sqlp {
 	const char *v[MAXP];
@@ -262,35 +268,50 @@ static long live_commit(run *t)
 	return t->head[0];
 }
 
-/* A REF for a read into ref (a live branch, BRANCH~N or a full commit id); its commit's index. */
+/* A REF for a read into ref, and its commit's index: a live branch (most often), a tag, a full
+ * or a short commit id (8 to 16 hex digits of a live commit), then, one time in three, up to
+ * three steps of ~N or ^N (^ alone, ^0, ^1, ^2 of a merge) that the model can follow. */
 static long pick_ref(run *t, char ref[80])
 {
 	uint64_t how = tm_rng_below(&t->r, 10);
+	long at = -1;
 	if (how < 2) {
-		long i = live_commit(t);
-		snprintf(ref, 80, "%s", t->commits[i].id);
-		return i;
-	}
-	if (how == 4) {
+		at = live_commit(t);
+		int len = how == 0 ? PROLLY_ID_HEX_SIZE - 1 : 8 + (int)tm_rng_below(&t->r, 9);
+		snprintf(ref, 80, "%.*s", len, t->commits[at].id);
+	} else if (how == 2) {
 		int g = NBRANCH + (int)tm_rng_below(&t->r, NREFS - NBRANCH);
 		if (t->head[g] >= 0) {
 			snprintf(ref, 80, "%s", branch_names[g]);
-			return t->head[g];
+			at = t->head[g];
 		}
 	}
-	int b = pick_branch(t, 1);
-	long at = t->head[b];
-	if (how < 4) {
-		unsigned n = 0;
-		unsigned want = (unsigned)tm_rng_below(&t->r, 4);
-		while (n < want && t->commits[at].parent >= 0) {
-			at = t->commits[at].parent;
-			n++;
-		}
-		snprintf(ref, 80, "%s~%u", branch_names[b], n);
-		return at;
+	if (at < 0) {
+		int b = pick_branch(t, 1);
+		snprintf(ref, 80, "%s", branch_names[b]);
+		at = t->head[b];
 	}
-	snprintf(ref, 80, "%s", branch_names[b]);
+	for (int steps = tm_rng_chance(&t->r, 1, 3) ? 1 + (int)tm_rng_below(&t->r, 3) : 0; steps > 0;
+	     steps--) {
+		size_t len = strlen(ref);
+		const crec *c = &t->commits[at];
+		if (tm_rng_chance(&t->r, 1, 2)) {
+			unsigned n = 0, want = (unsigned)tm_rng_below(&t->r, 4);
+			while (n < want && t->commits[at].parent >= 0) {
+				at = t->commits[at].parent;
+				n++;
+			}
+			snprintf(ref + len, 80 - len, "~%u", n);
+		} else if (c->parent2 >= 0 && tm_rng_chance(&t->r, 1, 2)) {
+			snprintf(ref + len, 80 - len, "^2");
+			at = c->parent2;
+		} else if (c->parent >= 0 && tm_rng_chance(&t->r, 1, 2)) {
+			snprintf(ref + len, 80 - len, tm_rng_chance(&t->r, 1, 2) ? "^" : "^1");
+			at = c->parent;
+		} else {
+			snprintf(ref + len, 80 - len, "^0");
+		}
+	}
 	return at;
 }
 
@@ -923,6 +944,98 @@ static void r_resolve(run *t)
 	PQclear(res);
 }
 
+/* A REF spliced at random from pieces of the grammar and junk: whatever it is, it resolves or is
+ * refused with a documented SQLSTATE (22023 malformed, 42704 unknown, 55000 beyond the reflog);
+ * never another error, never a lost connection. */
+static void r_bad_ref(run *t)
+{
+	static const char *const pieces[] = {"main",
+	                                     "b1",
+	                                     "t1",
+	                                     "zz",
+	                                     "~",
+	                                     "^",
+	                                     "@{",
+	                                     "}",
+	                                     "{",
+	                                     "..",
+	                                     "/",
+	                                     "-",
+	                                     "0",
+	                                     "1",
+	                                     "2",
+	                                     "99999999999999999999",
+	                                     "-1",
+	                                     " ",
+	                                     "\xc3\xa9",
+	                                     "\x01",
+	                                     "HEAD",
+	                                     ":",
+	                                     "@{1}",
+	                                     "@{-1}",
+	                                     "@{2026-12-01}",
+	                                     "@{9999-99-99}",
+	                                     "refs/heads/main",
+	                                     "*",
+	                                     "%",
+	                                     "'",
+	                                     "\\",
+	                                     NULL};
+	size_t np = 0;
+	while (pieces[np])
+		np++;
+	char ref[200] = "";
+	size_t len = 0;
+	for (int k = 1 + (int)tm_rng_below(&t->r, 5); k > 0 && len < 120; k--) {
+		if (tm_rng_chance(&t->r, 1, 4)) { /* hex digits, some of a live commit's id */
+			const char *id = t->commits[live_commit(t)].id;
+			size_t n = 1 + (size_t)tm_rng_below(&t->r, 70);
+			for (size_t i = 0; i < n && len < sizeof(ref) - 1; i++)
+				ref[len++] = tm_rng_chance(&t->r, 1, 2) && i < 64
+				                 ? id[i]
+				                 : "0123456789abcdefABCDEF"[tm_rng_below(&t->r, 22)];
+			ref[len] = 0;
+		} else {
+			const char *pc = pieces[tm_rng_below(&t->r, np)];
+			len += (size_t)snprintf(ref + len, sizeof(ref) - len, "%s", pc);
+		}
+	}
+	/* The escapes above are for the C source only: make them bytes. */
+	for (char *x; (x = strstr(ref, "\\x")) != NULL;)
+		memmove(x, x + 1, strlen(x));
+	char *w = ref;
+	for (const char *r = ref; *r; r++) {
+		if (r[0] == '\\' && r[1] == 'x' && r[2] && r[3]) {
+			char hex[3] = {r[2], r[3], 0};
+			*w++ = (char)strtol(hex, NULL, 16);
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = 0;
+	sqlp p = {0};
+	p_text(&p, ref);
+	snprintf(t->step, sizeof(t->step), "a spliced REF %s", tm_bhex(ref, strlen(ref)));
+	if (t->in_txn) /* an error must not take the transaction's writes with it */
+		q0(t, "SAVEPOINT bad_ref");
+	PGresult *res = PQexecParams(
+	    t->c, tm_rng_chance(&t->r, 1, 2) ? "SELECT prolly_resolve($1)" : "SELECT prolly_count($1)",
+	    p.n, p.type, p.v, p.len, p.fmt, 1);
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	int ok = PQresultStatus(res) == PGRES_TUPLES_OK ||
+	         (state && (!strcmp(state, "22023") || !strcmp(state, "42704") ||
+	                    !strcmp(state, "55000") || !strcmp(state, "22021")));
+	PT_CHECKF(ok, "seed %#llx, step %s: %s", (unsigned long long)t->seed, t->step,
+	          PQresultErrorMessage(res));
+	if (getenv("PROLLY_TEST_TRACE"))
+		fprintf(stderr, "  [%s] -> %s\n", t->step, state ? state : "ok");
+	PQclear(res);
+	if (t->in_txn)
+		q0(t, "ROLLBACK TO SAVEPOINT bad_ref");
+	t->done[D_BAD_REF]++;
+}
+
 /* The C client reads a branch SQL wrote (outside any transaction of ours). */
 static void r_client(run *t, int b)
 {
@@ -973,7 +1086,8 @@ static void one_write(run *t, int may_fail)
 static void one_read(run *t)
 {
 	t->done[D_READ]++;
-	switch (tm_rng_below(&t->r, 6)) {
+	switch (tm_rng_below(&t->r, 7)) {
+	case 6: r_bad_ref(t); break;
 	case 0: r_get(t); break;
 	case 1: r_get_many(t); break;
 	case 2: r_scan(t); break;
