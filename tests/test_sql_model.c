@@ -17,9 +17,9 @@
  *   - a gc through the C client now and then: what branches and tags reach stays, the rest is
  *     gone for SQL too;
  *   - reads through SQL of a branch, a tag, a full or short commit id, with steps ~N and ^N:
- *     prolly_get,
- *     prolly_get_many (repeated and missing keys), prolly_scan (random bounds, prefix, max_rows,
- *     direction), prolly_count, prolly_diff of two refs in a key window, prolly_resolve;
+ *     prolly_get, prolly_get_many (repeated and missing keys), prolly_scan (random bounds,
+ *     prefix, max_rows, direction), prolly_count, prolly_diff of two refs in a key window,
+ *     prolly_resolve;
  *   - reads through the C client of what SQL wrote (tm_tree_check of a branch's tree);
  *   - REFs spliced from pieces of the grammar and junk: resolved, or refused with a documented
  *     SQLSTATE.
