@@ -51,7 +51,8 @@ int sf_put_range(prolly_id *out, prolly_db *db, const char *branch, int start, i
 int sf_make_history(prolly_db *db, prolly_id *main_head, prolly_id *feat_head);
 /* The tree of commit. */
 int sf_tree_of(prolly_id *tree, prolly_db *db, const prolly_id *commit);
-/* The history and trees of commit in b are those in a: the same commits, each tree complete. */
+/* 1 when the history and trees of commit in b are those in a: the same commits, each tree
+ * complete; 0 otherwise. */
 int sf_same_history(prolly_db *a, prolly_db *b, const prolly_id *commit);
 
 /* Sets n (at most 4) branches of dst to heads, copying what dst lacks from src. */
