@@ -11,15 +11,15 @@
  *     prolly_reset, prolly_tag, prolly_delete_tag, prolly_merge with each resolve (its merge base
  *     asked of prolly_merge_base, the result computed by the three-way rule of
  *     docs/diff-merge.md; 'fail' with conflicts must be PY001), prolly_revert and
- *     prolly_cherry_pick; some inside an explicit transaction or savepoint that commits or rolls
- *     back;
+ *     prolly_cherry_pick, prolly_commit with expected and merge; some inside an explicit
+ *     transaction or savepoint that commits or rolls back;
  *   - writes through the C client on the same store (prolly_commit_edits), which SQL must see;
  *   - a gc through the C client now and then: what branches and tags reach stays, the rest is
  *     gone for SQL too;
  *   - reads through SQL of a branch, a tag, a full or short commit id, with steps ~N and ^N:
  *     prolly_get, prolly_get_many (repeated and missing keys), prolly_scan (random bounds,
  *     prefix, max_rows, direction), prolly_count, prolly_diff of two refs in a key window,
- *     prolly_resolve;
+ *     prolly_resolve, prolly_log, prolly_merge_conflicts, prolly_stats;
  *   - reads through the C client of what SQL wrote (tm_tree_check of a branch's tree);
  *   - REFs spliced from pieces of the grammar and junk: resolved, or refused with a documented
  *     SQLSTATE.
@@ -40,8 +40,8 @@
 
 static void one_write(sm_run *t, int may_fail)
 {
-	uint64_t w = tm_rng_below(&t->r, 24);
-	t->done[w < 22 || t->in_txn ? SM_D_WRITE : SM_D_CLIENT]++;
+	uint64_t w = tm_rng_below(&t->r, 26);
+	t->done[w < 24 || t->in_txn ? SM_D_WRITE : SM_D_CLIENT]++;
 	if (w < 7)
 		sm_w_commit(t);
 	else if (w < 10)
@@ -58,6 +58,8 @@ static void one_write(sm_run *t, int may_fail)
 		sm_w_tag(t);
 	else if (w < 22)
 		sm_w_pick(t, may_fail);
+	else if (w < 24)
+		sm_w_commit_expected(t, may_fail);
 	else if (!t->in_txn)
 		sm_w_client(t);
 	else
@@ -67,8 +69,11 @@ static void one_write(sm_run *t, int may_fail)
 static void one_read(sm_run *t)
 {
 	t->done[SM_D_READ]++;
-	switch (tm_rng_below(&t->r, 7)) {
+	switch (tm_rng_below(&t->r, 10)) {
 	case 6: sm_r_bad_ref(t); break;
+	case 7: sm_r_log(t); break;
+	case 8: sm_r_conflicts(t); break;
+	case 9: sm_r_stats(t); break;
 	case 0: sm_r_get(t); break;
 	case 1: sm_r_get_many(t); break;
 	case 2: sm_r_scan(t); break;
@@ -245,11 +250,11 @@ static void sql_model_run(const char *name, uint64_t salt, unsigned node_size, i
 	res = PQexec(t.c, "SELECT records || ' records, height ' || height FROM prolly_stats('main')");
 	printf("# %s: %u writes (%u through the C client), %u reads, %u transactions (%u rolled "
 	       "back), merges: %u three-way, %u fast-forward, %u refused for conflicts; %zu commits, "
-	       "%u gone in %u gc runs; %zu keys; main: %s\n",
+	       "%u gone in %u gc runs, %u commits with expected; %zu keys; main: %s\n",
 	       name, t.done[SM_D_WRITE] + t.done[SM_D_CLIENT], t.done[SM_D_CLIENT], t.done[SM_D_READ],
 	       t.done[SM_D_TXN], t.done[SM_D_ROLLBACK], t.done[SM_D_MERGE3], t.done[SM_D_FAST],
-	       t.done[SM_D_CONFLICT], t.ncommits, t.done[SM_D_GC_GONE], t.done[SM_D_GC], t.nkeys,
-	       PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
+	       t.done[SM_D_CONFLICT], t.ncommits, t.done[SM_D_GC_GONE], t.done[SM_D_GC],
+	       t.done[SM_D_EXPECTED], t.nkeys, PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
 	PQclear(res);
 cleanup:
 	PQfinish(t.c);

@@ -72,7 +72,8 @@ PGresult *sm_q(sm_run *t, const char *sql, const sm_params *p, const char *want_
 	SM_CHECK(t, ok, "%s: %s%s", sql, want_state ? "expected SQLSTATE " : "",
 	         want_state ? want_state : PQresultErrorMessage(res));
 	if (!ok && want_state)
-		fprintf(stderr, "  got: %s", PQresultErrorMessage(res));
+		fprintf(stderr, "    got: %s\n",
+		        st == PGRES_FATAL_ERROR ? PQresultErrorMessage(res) : "no error");
 	return res;
 }
 

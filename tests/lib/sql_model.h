@@ -45,6 +45,7 @@ enum {
 	SM_D_GC,
 	SM_D_GC_GONE,
 	SM_D_BAD_REF,
+	SM_D_EXPECTED,
 	SM_D_COUNT
 };
 
@@ -168,6 +169,12 @@ void sm_r_count(sm_run *t);
 void sm_r_diff(sm_run *t);
 void sm_r_resolve(sm_run *t);
 void sm_r_bad_ref(sm_run *t);
+void sm_r_log(sm_run *t);
+void sm_r_conflicts(sm_run *t);
+void sm_r_stats(sm_run *t);
+/* prolly_commit with expected (and merge, at random): a compare-and-swap, or a snapshot-isolation
+ * commit that merges its edits into a moved head unless a key they change was written since. */
+void sm_w_commit_expected(sm_run *t, int may_fail);
 /* The C client reads branch b: its head and tree. */
 void sm_r_client(sm_run *t, int b);
 

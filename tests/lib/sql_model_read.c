@@ -197,6 +197,128 @@ void sm_r_resolve(sm_run *t)
 	PQclear(res);
 }
 
+/* The commits commit at reaches through its parents (both of a merge's), at included, marked in
+ * seen (t->ncommits bytes); their number. */
+static size_t ancestors(const sm_run *t, long at, char *seen)
+{
+	long *stack = malloc((t->ncommits * 2 + 1) * sizeof(*stack));
+	size_t n = 0, count = 0;
+	if (!stack)
+		abort();
+	stack[n++] = at;
+	while (n) {
+		long i = stack[--n];
+		if (i < 0 || seen[i])
+			continue;
+		seen[i] = 1;
+		count++;
+		stack[n++] = t->commits[i].parent;
+		stack[n++] = t->commits[i].parent2;
+	}
+	free(stack);
+	return count;
+}
+
+/* prolly_log of a REF: each commit its history holds once, all of them without max_rows. */
+void sm_r_log(sm_run *t)
+{
+	char ref[80], maxs[24];
+	long at = sm_pick_ref(t, ref);
+	long max = tm_rng_chance(&t->r, 1, 2) ? (long)tm_rng_below(&t->r, 12) : -1;
+	char *seen = calloc(t->ncommits, 1), *got = calloc(t->ncommits, 1);
+	SM_REQUIRE(t, seen && got);
+	size_t want = ancestors(t, at, seen);
+	if (max >= 0 && want > (size_t)max)
+		want = (size_t)max;
+	snprintf(maxs, sizeof(maxs), "%ld", max);
+	sm_params p = {0};
+	sm_p_text(&p, ref);
+	sm_p_text(&p, maxs);
+	snprintf(t->step, sizeof(t->step), "prolly_log(%s, max %ld)", ref, max);
+	PGresult *res = sm_q(t, "SELECT commit_id FROM prolly_log($1, nullif($2::int, -1))", &p, NULL);
+	SM_CHECK(t, (size_t)PQntuples(res) == want, "%d rows, want %zu", PQntuples(res), want);
+	for (int i = 0; i < PQntuples(res); i++) {
+		size_t n = 0;
+		const unsigned char *id = sm_val_at(res, i, 0, &n);
+		char hex[PROLLY_ID_HEX_SIZE] = "";
+		if (id && n == PROLLY_ID_HEX_SIZE - 1)
+			memcpy(hex, id, n);
+		long c = sm_find_commit(t, hex);
+		SM_CHECK(t, c >= 0 && seen[c] && !got[c], "row %d: %s, not in the history or twice", i,
+		         hex);
+		if (c >= 0)
+			got[c] = 1;
+	}
+	PQclear(res);
+	free(seen);
+	free(got);
+}
+
+/* prolly_merge_conflicts of two REFs: the model's conflicts against their merge base, with the
+ * three values, in key order. */
+void sm_r_conflicts(sm_run *t)
+{
+	char a[80], b[80], base_id[PROLLY_ID_HEX_SIZE] = "";
+	long ia = sm_pick_ref(t, a), ib = sm_pick_ref(t, b);
+	sm_params p = {0};
+	sm_p_text(&p, a);
+	sm_p_text(&p, b);
+	snprintf(t->step, sizeof(t->step), "prolly_merge_base(%s, %s)", a, b);
+	PGresult *res = sm_q(t, "SELECT prolly_merge_base($1, $2)", &p, NULL);
+	size_t n = 0;
+	const unsigned char *id = PQntuples(res) == 1 ? sm_val_at(res, 0, 0, &n) : NULL;
+	if (id && n == PROLLY_ID_HEX_SIZE - 1)
+		memcpy(base_id, id, n);
+	PQclear(res);
+	long base = sm_find_commit(t, base_id);
+	SM_REQUIRE(t, base >= 0);
+	tm_model merged, conflicts;
+	prolly_merge_stats st;
+	tm_model_init(&merged);
+	tm_model_init(&conflicts);
+	tm_model_merge(&merged, &st, &conflicts, &t->commits[base].m, &t->commits[ia].m,
+	               &t->commits[ib].m, PROLLY_RESOLVE_FAIL);
+	snprintf(t->step, sizeof(t->step), "prolly_merge_conflicts(%s, %s): %zu conflicts", a, b,
+	         conflicts.n);
+	res = sm_q(t,
+	           "SELECT key, base_value, ours_value, theirs_value FROM "
+	           "prolly_merge_conflicts($1, $2)",
+	           &p, NULL);
+	SM_CHECK(t, (size_t)PQntuples(res) == conflicts.n, "%d rows", PQntuples(res));
+	const tm_model *side[3] = {&t->commits[base].m, &t->commits[ia].m, &t->commits[ib].m};
+	for (int i = 0; i < PQntuples(res) && (size_t)i < conflicts.n; i++) {
+		const tm_rec *want = &conflicts.r[i];
+		size_t kn = 0;
+		const unsigned char *k = sm_val_at(res, i, 0, &kn);
+		int ok = k && kn == want->klen && !memcmp(k, want->k, kn);
+		for (int c = 0; c < 3 && ok; c++) {
+			size_t vn = 0;
+			const unsigned char *v = sm_val_at(res, i, 1 + c, &vn);
+			ok = sm_same_val(tm_model_get(side[c], want->k, want->klen), v, vn);
+		}
+		SM_CHECK(t, ok, "row %d, want %s", i, tm_bhex(want->k, want->klen));
+	}
+	PQclear(res);
+	tm_model_dispose(&merged);
+	tm_model_dispose(&conflicts);
+}
+
+/* prolly_stats of a REF: its records. */
+void sm_r_stats(sm_run *t)
+{
+	char ref[80];
+	long at = sm_pick_ref(t, ref);
+	sm_params p = {0};
+	size_t n = 0;
+	sm_p_text(&p, ref);
+	snprintf(t->step, sizeof(t->step), "prolly_stats(%s)", ref);
+	PGresult *res = sm_q(t, "SELECT records FROM prolly_stats($1)", &p, NULL);
+	const unsigned char *v = PQntuples(res) == 1 ? sm_val_at(res, 0, 0, &n) : NULL;
+	SM_CHECK(t, v && n == 8 && sm_be_uint(v, 8) == t->commits[at].m.n, "want %zu records",
+	         t->commits[at].m.n);
+	PQclear(res);
+}
+
 /* A REF spliced at random from pieces of the grammar and junk: whatever it is, it resolves or is
  * refused with a documented SQLSTATE (22023 malformed, 42704 unknown, 55000 beyond the reflog);
  * never another error, never a lost connection. */

@@ -12,55 +12,136 @@
 /* prolly_resolver's values 0, 1, 2, as SQL spells them. */
 static const char *const resolves[3] = {"fail", "ours", "theirs"};
 
+/* n random edits as parameters 2 .. 2n+1 of p (its first, the branch, already there): n keys,
+ * then n values, NULL (a delete) one time in del_den (0: never); the values' bytes in vbuf (n x
+ * 256 bytes) or, for one big value now and then, t->val. Each is applied to m in order. Then
+ * "ARRAY[keys]::bytea[], ARRAY[values]::bytea[]" into arrays. */
+static void make_edits(sm_run *t, sm_params *p, size_t n, unsigned del_den, unsigned char *vbuf,
+                       tm_model *m, char *arrays, size_t cap)
+{
+	int big = 0;
+	char keys_sql[1024], vals_sql[1024];
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *k;
+		size_t kn;
+		sm_pick_key(t, &k, &kn);
+		sm_p_bytes(p, k, kn);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *k = (const unsigned char *)p->v[1 + i];
+		size_t kn = (size_t)p->len[1 + i];
+		if (del_den && tm_rng_chance(&t->r, 1, del_den)) {
+			sm_p_null(p, SM_BYTEA);
+			tm_model_del(m, k, kn);
+			continue;
+		}
+		size_t vn;
+		const unsigned char *v;
+		if (t->big_den && !big && tm_rng_chance(&t->r, 1, t->big_den)) {
+			vn = tm_gen_value(&t->r, t->val, 2);
+			v = t->val;
+			big = 1;
+		} else {
+			vn = (size_t)tm_rng_below(&t->r, 200);
+			tm_rng_bytes(&t->r, vbuf + i * 256, vn);
+			v = vbuf + i * 256;
+		}
+		sm_p_bytes(p, v, vn);
+		tm_model_put(m, k, kn, v, vn);
+	}
+	sm_array_sql(keys_sql, sizeof(keys_sql), 2, n);
+	sm_array_sql(vals_sql, sizeof(vals_sql), 2 + (int)n, n);
+	snprintf(arrays, cap, "%s, %s", keys_sql, vals_sql);
+}
+
 /* prolly_commit of n edits to branch b, each a delete one time in del_den (0: never). */
 void sm_commit_n(sm_run *t, int b, size_t n, unsigned del_den)
 {
-	int big = 0;
 	sm_params p = {0};
 	tm_model m;
-	char keys_sql[1024], vals_sql[1024], sql[2200];
+	char arrays[2100], sql[2200];
 	unsigned char *vbuf = malloc(n * 256);
 	SM_REQUIRE(t, vbuf);
 	tm_model_init(&m);
 	tm_model_copy(&m, &t->commits[t->head[b]].m);
 	sm_p_text(&p, sm_names[b]);
-	for (size_t i = 0; i < n; i++) {
-		const unsigned char *k;
-		size_t kn;
-		sm_pick_key(t, &k, &kn);
-		sm_p_bytes(&p, k, kn);
-	}
-	for (size_t i = 0; i < n; i++) {
-		const unsigned char *k = (const unsigned char *)p.v[1 + i];
-		size_t kn = (size_t)p.len[1 + i];
-		if (del_den && tm_rng_chance(&t->r, 1, del_den)) {
-			sm_p_null(&p, SM_BYTEA);
-			tm_model_del(&m, k, kn);
-		} else {
-			/* Small values in vbuf; now and then a big one in t->val (one per commit). */
-			size_t vn;
-			const unsigned char *v;
-			if (t->big_den && !big && tm_rng_chance(&t->r, 1, t->big_den)) {
-				vn = tm_gen_value(&t->r, t->val, 2);
-				v = t->val;
-				big = 1;
-			} else {
-				vn = (size_t)tm_rng_below(&t->r, 200);
-				tm_rng_bytes(&t->r, vbuf + i * 256, vn);
-				v = vbuf + i * 256;
-			}
-			sm_p_bytes(&p, v, vn);
-			tm_model_put(&m, k, kn, v, vn);
-		}
-	}
-	sm_array_sql(keys_sql, sizeof(keys_sql), 2, n);
-	sm_array_sql(vals_sql, sizeof(vals_sql), 2 + (int)n, n);
-	snprintf(sql, sizeof(sql), "SELECT prolly_commit($1, %s, %s)", keys_sql, vals_sql);
+	make_edits(t, &p, n, del_den, vbuf, &m, arrays, sizeof(arrays));
+	snprintf(sql, sizeof(sql), "SELECT prolly_commit($1, %s)", arrays);
 	snprintf(t->step, sizeof(t->step), "prolly_commit of %zu edits to %s", n, sm_names[b]);
 	PGresult *res = sm_q(t, sql, &p, NULL);
 	sm_land_result(t, res, b, &m, t->head[b]);
 	PQclear(res);
 	free(vbuf);
+}
+
+/* prolly_commit with expected: the head (a plain commit), or another commit. Without merge, a
+ * head that is not expected is 40001. With merge, the edits are made on expected's tree and
+ * merged into the head's: 40001 when a key they change was also changed between expected and
+ * the head (to any value), else a commit on the head. An error expected inside a transaction
+ * runs behind a savepoint, so that it does not take the transaction with it. */
+void sm_w_commit_expected(sm_run *t, int may_fail)
+{
+	int b = sm_pick_branch(t, 1), merge = tm_rng_chance(&t->r, 1, 2);
+	long head = t->head[b], exp = head;
+	if (tm_rng_chance(&t->r, 1, 2))
+		exp = t->commits[head].parent >= 0 && tm_rng_chance(&t->r, 1, 2) ? t->commits[head].parent
+		                                                                 : sm_live_commit(t);
+	if (!may_fail && !merge)
+		exp = head;
+	size_t n = 1 + (size_t)tm_rng_below(&t->r, 8);
+	sm_params p = {0};
+	tm_model theirs, result;
+	char arrays[2100], sql[2300];
+	unsigned char *vbuf = malloc(n * 256);
+	SM_REQUIRE(t, vbuf);
+	tm_model_init(&theirs);
+	tm_model_copy(&theirs, &t->commits[exp].m);
+	sm_p_text(&p, sm_names[b]);
+	make_edits(t, &p, n, 4, vbuf, &theirs, arrays, sizeof(arrays));
+	const tm_model *base = &t->commits[exp].m, *ours = &t->commits[head].m;
+	int conflict = exp != head && !merge;
+	for (size_t i = 0; i < n && exp != head && merge && !conflict; i++) {
+		const void *k = p.v[1 + i];
+		size_t kn = (size_t)p.len[1 + i];
+		const tm_rec *x = tm_model_get(base, k, kn), *o = tm_model_get(ours, k, kn);
+		const tm_rec *th = tm_model_get(&theirs, k, kn);
+		int changed = x ? !sm_same_val(x, th ? th->v : NULL, th ? th->vlen : 0) : th != NULL;
+		int written = x ? !sm_same_val(x, o ? o->v : NULL, o ? o->vlen : 0) : o != NULL;
+		conflict = changed && written;
+	}
+	if (exp == head) {
+		tm_model_init(&result);
+		tm_model_move(&result, &theirs);
+	} else {
+		prolly_merge_stats st;
+		tm_model conflicts;
+		tm_model_init(&conflicts);
+		tm_model_init(&result);
+		tm_model_merge(&result, &st, &conflicts, base, ours, &theirs, PROLLY_RESOLVE_OURS);
+		tm_model_dispose(&conflicts);
+	}
+	tm_model_dispose(&theirs);
+	sm_p_text(&p, t->commits[exp].id);
+	sm_p_text(&p, merge ? "t" : "f");
+	snprintf(sql, sizeof(sql), "SELECT prolly_commit($1, %s, NULL, $%d, $%d::boolean)", arrays,
+	         p.n - 1, p.n);
+	snprintf(t->step, sizeof(t->step), "prolly_commit of %zu edits to %s, expected %s%s%s", n,
+	         sm_names[b], exp == head ? "the head" : t->commits[exp].id, merge ? ", merge" : "",
+	         conflict ? " (40001)" : "");
+	if (conflict) {
+		if (t->in_txn)
+			sm_q0(t, "SAVEPOINT expected");
+		PQclear(sm_q(t, sql, &p, "40001"));
+		if (t->in_txn)
+			sm_q0(t, "ROLLBACK TO SAVEPOINT expected");
+		tm_model_dispose(&result);
+	} else {
+		PGresult *res = sm_q(t, sql, &p, NULL);
+		sm_land_result(t, res, b, &result, head);
+		PQclear(res);
+	}
+	free(vbuf);
+	t->done[SM_D_EXPECTED] += !conflict;
 }
 
 void sm_w_commit(sm_run *t)
