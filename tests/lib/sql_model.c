@@ -151,6 +151,26 @@ void sm_land(sm_run *t, int b, const char *id, size_t idlen, tm_model *m, long p
 		t->head[b] = at;
 }
 
+size_t sm_ancestors(const sm_run *t, long at, char *seen)
+{
+	long *stack = malloc((t->ncommits * 2 + 1) * sizeof(*stack));
+	size_t n = 0, count = 0;
+	if (!stack)
+		abort();
+	stack[n++] = at;
+	while (n) {
+		long i = stack[--n];
+		if (i < 0 || seen[i])
+			continue;
+		seen[i] = 1;
+		count++;
+		stack[n++] = t->commits[i].parent;
+		stack[n++] = t->commits[i].parent2;
+	}
+	free(stack);
+	return count;
+}
+
 /* Back to ncommits records (the ones a rolled-back transaction made go). */
 void sm_forget_after(sm_run *t, size_t ncommits)
 {

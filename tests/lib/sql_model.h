@@ -126,6 +126,9 @@ void sm_land_result(sm_run *t, PGresult *res, int b, tm_model *m, long parent);
 void sm_check_id(sm_run *t, const PGresult *res, long at);
 /* The index of commit id (hex), or -1 when the run never saw it. */
 long sm_find_commit(const sm_run *t, const char *id);
+/* Marks in seen (t->ncommits bytes) the commits commit at reaches through its parents (both of
+ * a merge's), at included, that seen did not hold yet; returns how many it marked. */
+size_t sm_ancestors(const sm_run *t, long at, char *seen);
 /* Back to ncommits records (those a rolled-back transaction made go). */
 void sm_forget_after(sm_run *t, size_t ncommits);
 

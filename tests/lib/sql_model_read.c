@@ -197,28 +197,6 @@ void sm_r_resolve(sm_run *t)
 	PQclear(res);
 }
 
-/* The commits commit at reaches through its parents (both of a merge's), at included, marked in
- * seen (t->ncommits bytes); their number. */
-static size_t ancestors(const sm_run *t, long at, char *seen)
-{
-	long *stack = malloc((t->ncommits * 2 + 1) * sizeof(*stack));
-	size_t n = 0, count = 0;
-	if (!stack)
-		abort();
-	stack[n++] = at;
-	while (n) {
-		long i = stack[--n];
-		if (i < 0 || seen[i])
-			continue;
-		seen[i] = 1;
-		count++;
-		stack[n++] = t->commits[i].parent;
-		stack[n++] = t->commits[i].parent2;
-	}
-	free(stack);
-	return count;
-}
-
 /* prolly_log of a REF: each commit its history holds once, all of them without max_rows. */
 void sm_r_log(sm_run *t)
 {
@@ -227,7 +205,7 @@ void sm_r_log(sm_run *t)
 	long max = tm_rng_chance(&t->r, 1, 2) ? (long)tm_rng_below(&t->r, 12) : -1;
 	char *seen = calloc(t->ncommits, 1), *got = calloc(t->ncommits, 1);
 	SM_REQUIRE(t, seen && got);
-	size_t want = ancestors(t, at, seen);
+	size_t want = sm_ancestors(t, at, seen);
 	if (max >= 0 && want > (size_t)max)
 		want = (size_t)max;
 	snprintf(maxs, sizeof(maxs), "%ld", max);

@@ -436,20 +436,10 @@ void sm_w_gc(sm_run *t)
 	if (rc)
 		return;
 	char *seen = calloc(t->ncommits, 1);
-	long *stack = malloc(t->ncommits * 2 * sizeof(*stack) + sizeof(*stack) * SM_NREFS);
-	size_t n = 0;
-	SM_REQUIRE(t, seen && stack);
+	SM_REQUIRE(t, seen);
 	for (int b = 0; b < SM_NREFS; b++)
 		if (t->head[b] >= 0)
-			stack[n++] = t->head[b];
-	while (n) {
-		long i = stack[--n];
-		if (i < 0 || seen[i])
-			continue;
-		seen[i] = 1;
-		stack[n++] = t->commits[i].parent;
-		stack[n++] = t->commits[i].parent2;
-	}
+			sm_ancestors(t, t->head[b], seen);
 	long gone = -1;
 	for (size_t i = 0; i < t->ncommits; i++) {
 		if (!seen[i] && !t->commits[i].dead) {
@@ -460,7 +450,6 @@ void sm_w_gc(sm_run *t)
 		}
 	}
 	free(seen);
-	free(stack);
 	t->done[SM_D_GC]++;
 	if (gone >= 0) {
 		sm_params p = {0};
