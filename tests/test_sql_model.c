@@ -19,7 +19,7 @@
  *   - reads through SQL of a branch, a tag, a full or short commit id, with steps ~N and ^N:
  *     prolly_get, prolly_get_many (repeated and missing keys), prolly_scan (random bounds,
  *     prefix, max_rows, direction), prolly_count, prolly_diff of two refs in a key window,
- *     prolly_resolve, prolly_log, prolly_merge_conflicts, prolly_stats;
+ *     prolly_resolve, prolly_log, prolly_merge_conflicts, prolly_stats, prolly_history;
  *   - reads through the C client of what SQL wrote (tm_tree_check of a branch's tree);
  *   - REFs spliced from pieces of the grammar and junk: resolved, or refused with a documented
  *     SQLSTATE.
@@ -69,7 +69,8 @@ static void one_write(sm_run *t, int may_fail)
 static void one_read(sm_run *t)
 {
 	t->done[SM_D_READ]++;
-	switch (tm_rng_below(&t->r, 10)) {
+	switch (tm_rng_below(&t->r, 11)) {
+	case 10: sm_r_history(t); break;
 	case 6: sm_r_bad_ref(t); break;
 	case 7: sm_r_log(t); break;
 	case 8: sm_r_conflicts(t); break;

@@ -175,6 +175,7 @@ void sm_r_bad_ref(sm_run *t);
 void sm_r_log(sm_run *t);
 void sm_r_conflicts(sm_run *t);
 void sm_r_stats(sm_run *t);
+void sm_r_history(sm_run *t);
 /* prolly_commit with expected (and merge, at random): a compare-and-swap, or a snapshot-isolation
  * commit that merges its edits into a moved head unless a key they change was written since. */
 void sm_w_commit_expected(sm_run *t, int may_fail);

@@ -232,6 +232,82 @@ void sm_r_log(sm_run *t)
 	free(got);
 }
 
+/* 1 when records a and b (NULL: absent) are both absent or hold the same bytes. */
+static int rec_eq(const tm_rec *a, const tm_rec *b)
+{
+	return a && b ? sm_same_val(a, b->v, b->vlen) : a == b;
+}
+
+/* prolly_history of a REF and a key: the commits src/key_history.c says changed it (the value
+ * differs from every parent's, or a root that has the key; from a commit equal to a parent only
+ * that first such parent is followed), each with its value. */
+void sm_r_history(sm_run *t)
+{
+	char ref[80], maxs[24];
+	long at = sm_pick_ref(t, ref);
+	const unsigned char *k;
+	size_t kn;
+	sm_pick_key(t, &k, &kn);
+	long max = tm_rng_chance(&t->r, 1, 3) ? (long)tm_rng_below(&t->r, 6) : -1;
+	char *want = calloc(t->ncommits, 1), *done = calloc(t->ncommits, 1),
+	     *got = calloc(t->ncommits, 1);
+	long *stack = malloc((t->ncommits * 2 + 1) * sizeof(*stack));
+	SM_REQUIRE(t, want && done && got && stack);
+	size_t n = 0, nwant = 0;
+	stack[n++] = at;
+	while (n) {
+		long c = stack[--n];
+		if (c < 0 || done[c])
+			continue;
+		done[c] = 1;
+		const tm_rec *v = tm_model_get(&t->commits[c].m, k, kn);
+		long par[2] = {t->commits[c].parent, t->commits[c].parent2}, same = -1;
+		for (int i = 0; i < 2 && same < 0; i++)
+			if (par[i] >= 0 && rec_eq(tm_model_get(&t->commits[par[i]].m, k, kn), v))
+				same = par[i];
+		if (same >= 0) {
+			stack[n++] = same;
+			continue;
+		}
+		if (par[0] >= 0 || par[1] >= 0 || v) {
+			want[c] = 1;
+			nwant++;
+		}
+		stack[n++] = par[0];
+		stack[n++] = par[1];
+	}
+	snprintf(maxs, sizeof(maxs), "%ld", max);
+	sm_params p = {0};
+	sm_p_text(&p, ref);
+	sm_p_bytes(&p, k, kn);
+	sm_p_text(&p, maxs);
+	snprintf(t->step, sizeof(t->step), "prolly_history(%s, %s, max %ld): %zu commits", ref,
+	         tm_bhex(k, kn), max, nwant);
+	PGresult *res = sm_q(
+	    t, "SELECT commit_id, value FROM prolly_history($1, $2, nullif($3::int, -1))", &p, NULL);
+	size_t rows = max >= 0 && nwant > (size_t)max ? (size_t)max : nwant;
+	SM_CHECK(t, (size_t)PQntuples(res) == rows, "%d rows, want %zu", PQntuples(res), rows);
+	for (int i = 0; i < PQntuples(res); i++) {
+		size_t idn = 0, vn = 0;
+		const unsigned char *id = sm_val_at(res, i, 0, &idn), *v = sm_val_at(res, i, 1, &vn);
+		char hex[PROLLY_ID_HEX_SIZE] = "";
+		if (id && idn == PROLLY_ID_HEX_SIZE - 1)
+			memcpy(hex, id, idn);
+		long c = sm_find_commit(t, hex);
+		SM_CHECK(t,
+		         c >= 0 && want[c] && !got[c] &&
+		             sm_same_val(tm_model_get(&t->commits[c].m, k, kn), v, vn),
+		         "row %d: commit %s", i, hex);
+		if (c >= 0)
+			got[c] = 1;
+	}
+	PQclear(res);
+	free(want);
+	free(done);
+	free(got);
+	free(stack);
+}
+
 /* prolly_merge_conflicts of two REFs: the model's conflicts against their merge base, with the
  * three values, in key order. */
 void sm_r_conflicts(sm_run *t)
