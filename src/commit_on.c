@@ -190,7 +190,7 @@ static int attempt(prolly_id *out_commit, int *rebased, int *final, prolly_id *w
 		goto cleanup;
 	/* CO4: base for the head when this handle's last read of the branch found it there (the
 	 * head memo), without reading the head again. */
-	hc = *assumed ? prolly__head_memo_get(&db->heads, ref) : NULL;
+	hc = *assumed ? prolly__head_memo_get(&db->heads, ref, NULL) : NULL;
 	*assumed = hc && prolly_id_equal(&hc->id, base);
 	if (*assumed) {
 		head = *base;

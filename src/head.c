@@ -15,7 +15,9 @@
  * for the ref (head_memo.c) when that commit's root is in the cache; when the ref has not moved,
  * it returns the ref alone and the commit is decoded from the memo, which holds only commits
  * checked as above. (With the root evicted nothing is told, so the root still comes in the same
- * round trip.)
+ * round trip.) When reads of the ref seldom find it moved (H6 in head_memo.c), the ref is read
+ * alone first (get_ref), a cheaper statement on PostgreSQL than the one that joins the nodes
+ * table; only if it moved does the read above follow, in a second round trip.
  *
  * prolly__txn_read_head makes that read the first read of a txn (every txn that moves an existing
  * branch or ref starts with it: branch.c, branch_merge.c, refs.c) and adopts the gc epoch it
@@ -50,7 +52,7 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 {
 	prolly_commit *c = NULL, *memo = NULL;
 	head_ctx h;
-	int rc;
+	int rc = 0, ref_first = 0, fetch = 1;
 
 	*out = NULL;
 	*epoch = 0;
@@ -58,7 +60,7 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 		return db->vt.get_ref(db->store, ref, head, epoch);
 	memset(&h, 0, sizeof(h));
 	if (db->vt.get_ref_objects_known) {
-		memo = prolly__head_memo_get(&db->heads, ref);
+		memo = prolly__head_memo_get(&db->heads, ref, &ref_first);
 		if (memo && !prolly_id_equal(&memo->tree, &db->empty_tree)) {
 			/* The memo spares the commit's bytes, not the root's round trip: with the root
 			 * evicted, ask for both as if nothing were remembered. */
@@ -70,8 +72,15 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 				memo = NULL;
 			}
 		}
-		rc = db->vt.get_ref_objects_known(db->store, ref, HEAD_TREE_OFFSET, memo ? &memo->id : NULL,
-		                                  head, epoch, on_object, &h);
+		if (memo && ref_first) { /* H6: the ref alone first; if it moved, all of it again */
+			rc = db->vt.get_ref(db->store, ref, head, epoch);
+			fetch = rc == 0 && !prolly_id_equal(head, &memo->id);
+		}
+		if (fetch) {
+			*epoch = 0;
+			rc = db->vt.get_ref_objects_known(db->store, ref, HEAD_TREE_OFFSET,
+			                                  memo ? &memo->id : NULL, head, epoch, on_object, &h);
+		}
 	} else {
 		rc = db->vt.get_ref_objects(db->store, ref, HEAD_TREE_OFFSET, head, epoch, on_object, &h);
 	}
@@ -83,7 +92,7 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 		prolly__stats_add(db, &d);
 		*out = memo; /* the ref has not moved */
 		memo = NULL;
-		prolly__head_memo_unmoved(&db->heads, ref, head, *epoch); /* H5 */
+		prolly__head_memo_unmoved(&db->heads, ref, head, *epoch); /* H5, H6 */
 		prolly__seen_put(&db->heads, head, *epoch); /* H4: a ref's commit is kept by gc */
 		goto cleanup;
 	}
@@ -114,8 +123,11 @@ int prolly__head_read(prolly_db *db, const char *ref, prolly_id *head, uint64_t 
 		prolly__node_unref(nd);
 	}
 	prolly__stats_add(db, &d);
-	if (db->vt.get_ref_objects_known) /* H1: checked and decoded above */
+	if (db->vt.get_ref_objects_known) { /* H1: checked and decoded above */
 		prolly__head_memo_put(&db->heads, ref, head, h.obj[0].ptr, h.obj[0].size, *epoch, 0);
+		if (memo) /* H6: told the memo's commit, found another */
+			prolly__head_memo_moved(&db->heads, ref);
+	}
 	prolly__seen_put(&db->heads, head, *epoch);
 	*out = c;
 	c = NULL;

@@ -32,6 +32,17 @@
  *       and by prolly_db_cache_clear (a cold handle reads its heads).
  *       A wrong guess costs one failed write, never a wrong result: the write's compare-and-swap
  *       expects the guessed commit and its epoch check the slot's epoch.
+ *   H6  how the next head read of a slot's ref asks the store (head.c) follows how often reads
+ *       of it found it moved: a moving average (each read weighs 1/8) of the reads that were
+ *       told the slot's commit. Under H6_LIMIT (a fifth) the ref is read alone first, the
+ *       cheapest read a store has (on PostgreSQL a statement without the joins to the nodes
+ *       table, which cost the server its whole plan's setup even when they find nothing), and
+ *       the commit and root follow only if it moved, in a second round trip; at or above it,
+ *       one round trip asks for the ref, commit and root at once. The ref-first read costs a
+ *       round trip more when the ref moved, the joined one some server work when it did not:
+ *       break-even near a move every fifth read (docs/benchmarks/sysbench.md, "Run G"). A new
+ *       slot starts above the limit; a lost guess (H5) counts as a move. A wrong choice costs
+ *       time, never a wrong result.
  */
 #include "internal.h"
 
@@ -40,6 +51,13 @@
 
 /* Commits larger than this (a long message) are not remembered: they are read as before. */
 #define MEMO_MAX_COMMIT 4096
+
+/* H6: the moving average of moves found, in 1/256: each read's weight (1 >> H6_SHIFT), the
+ * level under which the ref is read alone first, and a new slot's start (two reads that find
+ * the ref still bring it under the limit). */
+#define H6_SHIFT 3
+#define H6_LIMIT 51
+#define H6_START 64
 
 void prolly__head_memo_init(prolly__head_memo *m)
 {
@@ -63,11 +81,13 @@ static prolly__head_slot *find(prolly__head_memo *m, const char *ref)
 	return NULL;
 }
 
-prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref)
+prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref, int *ref_first)
 {
 	prolly_commit *c = NULL;
 	pthread_mutex_lock(&m->lock);
 	prolly__head_slot *s = find(m, ref);
+	if (ref_first)
+		*ref_first = s && s->moves < H6_LIMIT;
 	if (s) {
 		s->used = ++m->clock;
 		/* A failure (out of memory) only means the head is read as if it were not remembered. */
@@ -104,6 +124,7 @@ static prolly__head_slot *fill(prolly__head_memo *m, const char *ref, const prol
 			if (!m->slot[i].bytes || m->slot[i].used < s->used)
 				s = &m->slot[i];
 		s->guess = 0;
+		s->moves = H6_START;
 	}
 	free(s->bytes);
 	memcpy(s->name, ref, strlen(ref) + 1);
@@ -142,8 +163,11 @@ void prolly__head_memo_unmoved(prolly__head_memo *m, const char *ref, const prol
 {
 	pthread_mutex_lock(&m->lock);
 	prolly__head_slot *s = find(m, ref);
-	if (s && prolly_id_equal(&s->commit, commit) && epoch)
-		s->epoch = epoch;
+	if (s && prolly_id_equal(&s->commit, commit)) {
+		s->moves -= s->moves >> H6_SHIFT;
+		if (epoch)
+			s->epoch = epoch;
+	}
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -172,12 +196,32 @@ prolly_commit *prolly__head_memo_guess(prolly__head_memo *m, const char *ref, ui
 	return c;
 }
 
+static void count_move(prolly__head_slot *s)
+{
+	s->moves += (256 - s->moves) >> H6_SHIFT;
+}
+
+void prolly__head_memo_moved(prolly__head_memo *m, const char *ref)
+{
+	pthread_mutex_lock(&m->lock);
+	prolly__head_slot *s = find(m, ref);
+	if (s)
+		count_move(s);
+	pthread_mutex_unlock(&m->lock);
+}
+
 void prolly__head_memo_distrust(prolly__head_memo *m, const char *ref)
 {
 	pthread_mutex_lock(&m->lock);
-	for (size_t i = 0; i < PROLLY__HEAD_MEMO; i++)
-		if (!ref || (m->slot[i].bytes && strcmp(m->slot[i].name, ref) == 0))
-			m->slot[i].guess = 0;
+	for (size_t i = 0; i < PROLLY__HEAD_MEMO; i++) {
+		prolly__head_slot *s = &m->slot[i];
+		if (!ref) {
+			s->guess = 0;
+		} else if (s->bytes && strcmp(s->name, ref) == 0) {
+			s->guess = 0;
+			count_move(s); /* H6: another writer */
+		}
+	}
 	pthread_mutex_unlock(&m->lock);
 }
 

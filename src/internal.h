@@ -385,6 +385,7 @@ typedef struct prolly__head_slot {
 	uint64_t used;  /* the memo's clock when last read or written */
 	uint64_t epoch; /* the gc epoch of the read or write that last saw ref name commit */
 	int guess;      /* H5: prolly_commit_edits may build on commit without reading the ref */
+	unsigned moves; /* H6: how often reads found the ref moved, in 1/256 (a moving average) */
 } prolly__head_slot;
 /* Commits a handle read as branch heads, each with the gc epoch of that read (H4 in
  * head_memo.c). */
@@ -402,8 +403,9 @@ typedef struct prolly__head_memo {
 } prolly__head_memo;
 void prolly__head_memo_init(prolly__head_memo *m);
 void prolly__head_memo_dispose(prolly__head_memo *m);
-/* A decoded copy of the commit remembered for ref (the caller frees it), or NULL. */
-prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref);
+/* A decoded copy of the commit remembered for ref (the caller frees it), or NULL; *ref_first
+ * (may be NULL) is set to 1 when the next head read should read the ref alone first (H6). */
+prolly_commit *prolly__head_memo_get(prolly__head_memo *m, const char *ref, int *ref_first);
 /* A decoded copy of commit if a slot holds it (whatever ref it was read for), or NULL: for a
  * reader that needs the commit's contents only (H3: never stale), not its presence in the store
  * now. */
@@ -416,7 +418,7 @@ prolly_commit *prolly__head_memo_find(prolly__head_memo *m, const prolly_id *com
 void prolly__head_memo_put(prolly__head_memo *m, const char *ref, const prolly_id *commit,
                            const void *bytes, size_t size, uint64_t epoch, int guess);
 /* A read found ref still naming the commit its slot holds, at gc epoch epoch: the slot's epoch
- * becomes epoch (H5). */
+ * becomes epoch (H5), and its H6 average counts a read that found the ref still. */
 void prolly__head_memo_unmoved(prolly__head_memo *m, const char *ref, const prolly_id *commit,
                                uint64_t epoch);
 /* The commit ref's slot holds (*commit) if there is a slot: 1, else 0. */
@@ -424,8 +426,10 @@ int prolly__head_memo_peek(prolly__head_memo *m, const char *ref, prolly_id *com
 /* H5: a decoded copy of the commit prolly_commit_edits may build on without reading ref, and
  * the epoch it was seen at, or NULL when the slot is absent, not flagged, or has no epoch. */
 prolly_commit *prolly__head_memo_guess(prolly__head_memo *m, const char *ref, uint64_t *epoch);
+/* A read that was told the commit ref's slot held found ref naming another (H6). */
+void prolly__head_memo_moved(prolly__head_memo *m, const char *ref);
 /* A guess for ref (NULL: every ref) lost its compare-and-swap, or the handle was made cold: no
- * more guesses until a quiet commit (H5). */
+ * more guesses until a quiet commit (H5); a lost guess (ref not NULL) counts as a move (H6). */
 void prolly__head_memo_distrust(prolly__head_memo *m, const char *ref);
 /* Remembers that a ref named commit in a read whose snapshot had gc epoch epoch (a head read,
  * or a write that moved the ref there: gc keeps a ref's commit and its whole tree). epoch 0 (a

@@ -168,15 +168,10 @@ PT_TEST(failure_in_third_chunk_leaves_nothing)
  * all of them or only those naming schema. */
 static long long pss_calls(PGconn *a, const char *schema)
 {
-	char q[512], like[96] = "%";
+	char like[96] = "%";
 	if (schema)
 		snprintf(like, sizeof(like), "%%\"%s\".%%", schema);
-	snprintf(q, sizeof(q),
-	         "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON "
-	         "d.oid = s.dbid WHERE d.datname = current_database() AND s.query NOT LIKE "
-	         "'%%pg_stat_statements%%' AND s.query LIKE '%s'",
-	         like);
-	return pgt_sql1(a, q);
+	return pgt_pss_calls(a, like);
 }
 
 PT_TEST(fast_write_is_one_statement)

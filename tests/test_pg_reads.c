@@ -226,6 +226,70 @@ PT_TEST(head_read_again_reads_no_objects)
 	prolly_close(w);
 }
 
+/* H6 (head_memo.c): once reads of a branch head seldom find it moved (here after three reads
+ * that found it still), it is read as the ref alone, in a statement that does not join the nodes
+ * table; when that finds the ref moved, the ref, commit and root follow in a second statement,
+ * and the next reads ask for all three at once until enough of them found the ref still. After a
+ * quiet commit of the handle's own the ref is read alone still. */
+PT_TEST(head_read_of_a_still_branch_reads_the_ref_alone)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st1 = pgt_open(schema, 0, 0, 0, 0), *st2 = pgt_open(schema, 0, 0, 0, 0);
+	PGconn *a = pgt_admin();
+	prolly_db *w = NULL, *r = NULL;
+	char nodes_like[96];
+	PT_REQUIRE(st1 && st2 && a);
+	snprintf(nodes_like, sizeof(nodes_like), "%%\"%s\".nodes%%", schema);
+	PT_REQUIRE(prolly_db_new(&w, st1, NULL) == 0);
+	PT_REQUIRE(prolly_db_new(&r, st2, NULL) == 0);
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v1", 2}};
+	prolly_id c1, c2, c3;
+	PT_REQUIRE(prolly_commit_edits(&c1, w, "m", &e, 1, "one") == 0);
+
+	/* reads: the commit each found, its statements, node rows and joins of the nodes table */
+	enum { N = 9, MOVE = 4 };
+	const long long stmts[N] = {1, 1, 1, 1, 2, 1, 1, 1, 1}, rows[N] = {2, 0, 0, 0, 2, 0, 0, 0, 0},
+	                joins[N] = {1, 1, 1, 0, 1, 1, 1, 1, 0};
+	prolly_buf v = PROLLY_BUF_INIT;
+	for (int i = 0; i < N; i++) {
+		if (i == MOVE) { /* another handle moves the branch */
+			e.value.data = "v2";
+			PT_REQUIRE(prolly_commit_edits(&c2, w, "m", &e, 1, "two") == 0);
+		}
+		prolly_pg_counters p0, p1;
+		prolly_commit *c = NULL;
+		long long j0 = pgt_pss_calls(a, nodes_like);
+		prolly_store_pg_counters(st2, &p0);
+		PT_CHECK_RC(prolly_branch_commit(&c, r, "m"), 0);
+		prolly_store_pg_counters(st2, &p1);
+		long long j1 = pgt_pss_calls(a, nodes_like);
+		PT_CHECKF(c && prolly_id_equal(&c->id, i < MOVE ? &c1 : &c2), "read %d: not the head", i);
+		PT_CHECKF((long long)(p1.statements - p0.statements) == stmts[i] &&
+		              (long long)(p1.rows_read - p0.rows_read) == rows[i] && j0 >= 0 &&
+		              j1 - j0 == joins[i],
+		          "read %d: %llu statements, %llu node rows, %lld joining nodes", i,
+		          (unsigned long long)(p1.statements - p0.statements),
+		          (unsigned long long)(p1.rows_read - p0.rows_read), j1 - j0);
+		if (c) {
+			PT_CHECK_RC(prolly_get(&v, r, &c->tree, "k", 1), 0);
+			PT_CHECK(v.size == 2 && memcmp(v.ptr, i < MOVE ? "v1" : "v2", 2) == 0);
+		}
+		prolly_commit_free(c);
+	}
+	/* The handle's own commit on a head it found still: the next read reads the ref alone. */
+	e.value.data = "v3";
+	PT_REQUIRE(prolly_commit_edits(&c3, r, "m", &e, 1, "three") == 0);
+	prolly_commit *c = NULL;
+	long long j0 = pgt_pss_calls(a, nodes_like);
+	PT_CHECK_RC(prolly_branch_commit(&c, r, "m"), 0);
+	PT_CHECK(c && prolly_id_equal(&c->id, &c3) && pgt_pss_calls(a, nodes_like) == j0);
+	prolly_commit_free(c);
+	prolly_buf_dispose(&v);
+	PQfinish(a);
+	prolly_close(r);
+	prolly_close(w);
+}
+
 /* A point read of a branch from a fresh handle (what every CLI get is): the open, then the ref,
  * its commit and the root in one round trip, then one per level below the root. Before
  * prolly_resolve_commit the CLI read the ref, the commit and the root in three, and before the
@@ -518,6 +582,30 @@ PT_TEST(malformed_ref_row_named)
 	const char *msg = prolly_last_error();
 	PT_CHECKF(strstr(msg, "'refs/heads/short'") && strstr(msg, "value of 2 bytes"), "%s", msg);
 	prolly_store_close(st);
+	PQfinish(a);
+}
+
+/* A meta table without its epoch row (every schema has one from its init on) is damage, named
+ * as such by both ref reads; before, the ref read alone said the ref was not found. */
+PT_TEST(missing_epoch_row_is_corrupt)
+{
+	const char *schema = pgt_new_schema();
+	prolly_store *st = pgt_open(schema, 0, 0, 0, 0);
+	PGconn *a = pgt_admin();
+	prolly_db *db = NULL;
+	char q[256];
+	PT_REQUIRE(st && a && prolly_db_new(&db, st, NULL) == 0);
+	prolly_edit e = {PROLLY_PUT, {"k", 1}, {"v", 1}};
+	prolly_id c1, got;
+	PT_REQUIRE(prolly_commit_edits(&c1, db, "m", &e, 1, "one") == 0);
+	snprintf(q, sizeof(q), "DELETE FROM \"%s\".meta WHERE key = 'epoch'", schema);
+	PT_CHECK(pgt_sql1(a, q) == -1); /* no row to return: -1, and no error printed */
+	PT_CHECK_RC(st->get_ref(st, "refs/heads/m", &got, NULL), PROLLY_ECORRUPT);
+	PT_CHECKF(strstr(prolly_last_error(), "no epoch row"), "%s", prolly_last_error());
+	PT_CHECK_RC(st->get_ref_objects(st, "refs/heads/m", 5, &got, NULL, pgt_seen_fn, NULL),
+	            PROLLY_ECORRUPT);
+	PT_CHECKF(strstr(prolly_last_error(), "no epoch row"), "%s", prolly_last_error());
+	prolly_close(db);
 	PQfinish(a);
 }
 

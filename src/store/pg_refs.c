@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 typedef struct rctx {
-	int found, bad, have_epoch;
+	int found, bad, have_epoch, no_row; /* no_row: meta has no epoch row (Q_GETREF*) */
 	prolly_id value;
 	uint64_t epoch, xmin; /* the epoch row's value and xmin (pg_epoch.c) */
 } rctx;
@@ -19,8 +19,10 @@ typedef struct rctx {
 /* ref_fn for a row whose epoch is column 1 and its xmin column xcol. */
 static void ref_row(rctx *x, const PGresult *r, int xcol)
 {
-	if (PQntuples(r) != 1)
+	if (PQntuples(r) != 1) {
+		x->no_row = 1;
 		return;
+	}
 	if (prolly__pg_read_int8(r, 0, 1, &x->epoch) == 0)
 		x->have_epoch = 1;
 	prolly__pg_read_int8(r, 0, xcol, &x->xmin);
@@ -32,6 +34,13 @@ static void ref_row(rctx *x, const PGresult *r, int xcol)
 			x->found = 1;
 		}
 	}
+}
+
+/* A ref read whose statement found no epoch row in meta: every schema has one from its init on. */
+static int no_epoch_row(pg_store *st)
+{
+	return prolly_set_error(PROLLY_ECORRUPT,
+	                        "postgres: the schema's meta table at %s has no epoch row", st->target);
 }
 
 static int ref_fn(void *ctx, size_t qi, const PGresult *r)
@@ -67,6 +76,8 @@ int prolly__pg_get_ref(prolly_store *base, const char *name, prolly_id *out, uin
 		return rc;
 	if (epoch && g.x.have_epoch)
 		*epoch = prolly__pg_epoch_seen((pg_store *)base, g.x.epoch, g.x.xmin);
+	if (g.x.no_row)
+		return no_epoch_row((pg_store *)base);
 	if (g.x.bad)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "postgres: ref '%s' holds a value that is not "
@@ -248,6 +259,8 @@ int prolly__pg_get_ref_objects_known(prolly_store *base, const char *name, size_
 		return rc;
 	if (epoch && g.x.ref.have_epoch)
 		*epoch = prolly__pg_epoch_seen((pg_store *)base, g.x.ref.epoch, g.x.ref.xmin);
+	if (g.x.ref.no_row)
+		return no_epoch_row((pg_store *)base);
 	if (g.x.ref.bad)
 		return prolly_set_error(PROLLY_ECORRUPT,
 		                        "postgres: ref '%s' holds a value that is not %d bytes", name,

@@ -108,23 +108,27 @@ static const char *const query_tmpl[N_QUERIES] = {
         "CROSS JOIN LATERAL (SELECT n.id, n.node FROM @.nodes n WHERE n.id = substring(a.node "
         "FROM $5::int4 + 1 + " C_ID " * g.j FOR " C_ID ") LIMIT 1) p) "
         "SELECT id, node FROM a LIMIT $2::int8",
-    [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), "
-                 "(SELECT value FROM @.meta WHERE key = 'epoch'), " EPOCH_XMIN,
-    /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it;
-     * neither object when the ref's value is $3 (the caller holds them): the join key is then
-     * NULL, and an index scan on a NULL key reads nothing. */
+    /* The ref, the epoch and its row's xmin, the epoch row read once; no row without it (a
+     * damaged store: pg_refs.c). The fewest plan nodes: on a connection that runs one such
+     * statement per read, setting up the plan is a third of the server's time. */
+    [Q_GETREF] = "SELECT (SELECT value FROM @.refs WHERE name = $1::bytea), e.value, "
+                 "e.xmin::text::int8 FROM @.meta e WHERE e.key = 'epoch'",
     /* One row per name: absent refs with a NULL value; the epoch's subquery runs once. */
     [Q_GETREFS] = "SELECT r.i, x.value, (SELECT value FROM @.meta WHERE key = 'epoch'), " EPOCH_XMIN
                   " "
                   "FROM unnest($1::bytea[]) WITH ORDINALITY AS r(name, i) "
                   "LEFT JOIN LATERAL (SELECT f.value FROM @.refs f WHERE f.name = r.name "
                   "LIMIT 1) x ON true",
-    [Q_GETREFOBJS] = "SELECT r.value, (SELECT value FROM @.meta WHERE key = 'epoch'), c.node, "
-                     "t.node, " EPOCH_XMIN " FROM (SELECT $1::bytea AS name) q "
-                     "LEFT JOIN @.refs r ON r.name = q.name "
+    /* The ref, the epoch, the object the ref names and the one whose id is at offset $2 of it;
+     * neither object when the ref's value is $3 (the caller holds them): the join key is then
+     * NULL, and an index scan on a NULL key reads nothing. */
+    [Q_GETREFOBJS] = "SELECT r.value, e.value, c.node, t.node, e.xmin::text::int8 "
+                     "FROM @.meta e "
+                     "LEFT JOIN @.refs r ON r.name = $1::bytea "
                      "LEFT JOIN @.nodes c ON c.id = NULLIF(r.value, $3::bytea) "
                      "LEFT JOIN @.nodes t ON octet_length(c.node) >= $2::int4 + 32 "
-                     "AND t.id = substring(c.node FROM $2::int4 + 1 FOR 32)",
+                     "AND t.id = substring(c.node FROM $2::int4 + 1 FOR 32) "
+                     "WHERE e.key = 'epoch'",
     /* Two statements, not one with "$2 IS NULL OR name < $2": a generic plan (every
      * statement here runs with one, see pg_pipe.c) of that could bound its index scan only
      * below, and would read every ref after the prefix. */

@@ -93,6 +93,17 @@ long long pgt_sql1(PGconn *c, const char *sql)
 	return v;
 }
 
+long long pgt_pss_calls(PGconn *c, const char *like)
+{
+	char q[512];
+	snprintf(q, sizeof(q),
+	         "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON "
+	         "d.oid = s.dbid WHERE d.datname = current_database() AND s.query NOT LIKE "
+	         "'%%pg_stat_statements%%' AND s.query LIKE '%s'",
+	         like);
+	return pgt_sql1(c, q);
+}
+
 void pgt_sql_text(PGconn *c, const char *sql, char *out, size_t size)
 {
 	PGresult *r = PQexec(c, sql);

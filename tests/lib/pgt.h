@@ -37,6 +37,9 @@ void pgt_quiet(void *arg, const char *msg);
 PGconn *pgt_admin(void);
 /* Runs sql; returns the first value of the first row as a number, or -1. */
 long long pgt_sql1(PGconn *c, const char *sql);
+/* Calls pg_stat_statements has counted in this database so far of statements whose text is LIKE
+ * like (its own queries left out); -1 on failure. like holds no quote. */
+long long pgt_pss_calls(PGconn *c, const char *like);
 /* Runs sql; the first value of the first row as text into out ("" if none). */
 void pgt_sql_text(PGconn *c, const char *sql, char *out, size_t size);
 /* Runs sql and says whether it ended with SQLSTATE state ("" for success). */
