@@ -673,20 +673,6 @@ cleanup:
 	return rc;
 }
 
-typedef struct sorted_edit {
-	prolly_edit e;
-	size_t index;
-} sorted_edit;
-
-static int cmp_sorted(const void *a, const void *b)
-{
-	const sorted_edit *x = a, *y = b;
-	int c = prolly__keycmp(x->e.key.data, x->e.key.size, y->e.key.data, y->e.key.size);
-	if (c)
-		return c;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
 int prolly__edits_check(const prolly_edit *edits, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -711,7 +697,7 @@ int prolly__edits_check(const prolly_edit *edits, size_t n)
 int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                      const prolly_edit *edits, size_t n)
 {
-	sorted_edit *s = NULL;
+	size_t *order = NULL;
 	prolly_edit *u = NULL;
 	size_t m = 0;
 	int rc = 0;
@@ -720,27 +706,27 @@ int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root
 	if ((rc = prolly__txn_usable(txn, "prolly_edit_tree")) || (rc = prolly__edits_check(edits, n)))
 		return rc;
 	if (n) {
-		s = malloc(n * sizeof(*s));
+		order = malloc(n * sizeof(*order));
 		u = malloc(n * sizeof(*u));
-		if (!s || !u) {
+		if (!order || !u) {
 			rc = prolly_set_error(PROLLY_ENOMEM, "out of memory sorting %zu edits", n);
 			goto cleanup;
 		}
-		for (size_t i = 0; i < n; i++) {
-			s[i].e = edits[i];
-			s[i].index = i;
-		}
-		qsort(s, n, sizeof(*s), cmp_sorted);
-		for (size_t i = 0; i < n; i++) { /* last write wins */
-			if (i + 1 < n && prolly__keycmp(s[i].e.key.data, s[i].e.key.size, s[i + 1].e.key.data,
-			                                s[i + 1].e.key.size) == 0)
-				continue;
-			u[m++] = s[i].e;
+		if ((rc = prolly__key_order(order, &edits[0].key, sizeof(*edits), n)))
+			goto cleanup;
+		for (size_t i = 0; i < n; i++) { /* last write wins: equal keys in index order */
+			const prolly_edit *e = &edits[order[i]];
+			if (i + 1 < n) {
+				const prolly_slice *k = &edits[order[i + 1]].key;
+				if (prolly__keycmp(e->key.data, e->key.size, k->data, k->size) == 0)
+					continue;
+			}
+			u[m++] = *e;
 		}
 	}
 	rc = prolly__apply_sorted(out_root, txn, root, u, m);
 cleanup:
-	free(s);
+	free(order);
 	free(u);
 	return rc;
 }

@@ -201,6 +201,16 @@ static inline prolly_slice prolly__node_last_key(const pnode *nd)
 
 /* Index of the first item whose key is >= key (n if none). Binary search over the encoding. */
 uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen);
+/* The same, when every item before `from` (<= n) is known to be < key, as for keys searched in
+ * ascending order in one node (the answer for the previous key is `from`): gallops from `from`,
+ * so a key next to the previous one costs one or two comparisons. */
+uint32_t prolly__node_lower_bound_from(const pnode *nd, const void *key, size_t klen,
+                                       uint32_t from);
+
+/* keysort.c: fills order[0..n) with 0..n-1 in the order of (key, index), the keys being the
+ * slices at first, first + stride bytes, ... (stride: the size of the struct each is in). A
+ * batch already in that order costs n - 1 comparisons. 0, or PROLLY_ENOMEM. */
+int prolly__key_order(size_t *order, const prolly_slice *first, size_t stride, size_t n);
 
 /* Encoder: accumulates items, then writes one node. Used by the chunker. */
 typedef struct prolly__enc {

@@ -207,6 +207,35 @@ uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen)
 	return lo;
 }
 
+uint32_t prolly__node_lower_bound_from(const pnode *nd, const void *key, size_t klen, uint32_t from)
+{
+	uint32_t lo = from, step = 1, hi;
+	assert(from <= nd->n);
+	/* Gallop: the first of from, from + 1, from + 3, from + 7, ... whose key is >= key bounds
+	 * the answer from above; the one before it, from below. */
+	for (;;) {
+		hi = lo + step - 1;
+		if (hi >= nd->n) {
+			hi = nd->n;
+			break;
+		}
+		prolly_slice k = prolly__node_key(nd, hi);
+		if (prolly__keycmp(k.data, k.size, key, klen) >= 0)
+			break;
+		lo = hi + 1;
+		step *= 2;
+	}
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		prolly_slice k = prolly__node_key(nd, mid);
+		if (prolly__keycmp(k.data, k.size, key, klen) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* ---- encoder ---- */
 
 void prolly__enc_init(prolly__enc *e, unsigned level)

@@ -52,19 +52,14 @@ typedef struct req {
 	int found;
 } req;
 
-static int cmp_req(const void *a, const void *b)
+/* The position of rq[i]'s key in its node: searched from rq[i - 1]'s when both are in the same
+ * node, every item before that being less than rq[i]'s key (rq is in key order). */
+static uint32_t req_bound(const req *rq, size_t i, uint32_t prev)
 {
-	const req *x = a, *y = b;
-	int c = prolly__keycmp(x->key->data, x->key->size, y->key->data, y->key->size);
-	if (c)
-		return c;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-static int cmp_index(const void *a, const void *b)
-{
-	const req *x = a, *y = b;
-	return x->index < y->index ? -1 : x->index > y->index;
+	const req *r = &rq[i];
+	if (i > 0 && rq[i - 1].node == r->node)
+		return prolly__node_lower_bound_from(r->node, r->key->data, r->key->size, prev);
+	return prolly__node_lower_bound(r->node, r->key->data, r->key->size);
 }
 
 int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys, size_t n,
@@ -73,6 +68,7 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 	prolly__nodeset ws;
 	req *rq = NULL;
 	prolly_id *ids = NULL;
+	size_t *order = NULL;
 	pnode *rootn;
 	int rc;
 	prolly__nodeset_init(&ws);
@@ -92,23 +88,26 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 		goto cleanup;
 	rq = calloc(n, sizeof(*rq));
 	ids = calloc(n, sizeof(*ids));
-	if (!rq || !ids) {
+	order = malloc(n * sizeof(*order));
+	if (!rq || !ids || !order) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory for %zu lookups", n);
 		goto cleanup;
 	}
-	for (size_t i = 0; i < n; i++) {
-		rq[i].key = &keys[i];
-		rq[i].index = i;
+	if ((rc = prolly__key_order(order, keys, sizeof(*keys), n)))
+		goto cleanup;
+	for (size_t i = 0; i < n; i++) { /* rq in key order */
+		rq[i].key = &keys[order[i]];
+		rq[i].index = order[i];
 		rq[i].node = rootn;
 	}
-	qsort(rq, n, sizeof(*rq), cmp_req);
 	for (unsigned level = rootn->level; level > 0; level--) {
 		size_t nid = 0;
+		uint32_t j = 0;
 		for (size_t i = 0; i < n; i++) {
 			pnode *nd = rq[i].node;
 			if (!nd)
 				continue;
-			uint32_t j = prolly__node_lower_bound(nd, rq[i].key->data, rq[i].key->size);
+			j = req_bound(rq, i, j);
 			if (j == nd->n) {
 				rq[i].node = NULL;
 				continue;
@@ -124,11 +123,12 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 			if (rq[i].node)
 				rq[i].node = prolly__nodeset_find(&ws, prolly__node_child(rq[i].node, rq[i].pos));
 	}
+	uint32_t j = 0;
 	for (size_t i = 0; i < n; i++) {
 		pnode *nd = rq[i].node;
 		if (!nd)
 			continue;
-		uint32_t j = prolly__node_lower_bound(nd, rq[i].key->data, rq[i].key->size);
+		j = req_bound(rq, i, j);
 		if (j < nd->n) {
 			prolly_slice k = prolly__node_key(nd, j);
 			if (prolly__keycmp(k.data, k.size, rq[i].key->data, rq[i].key->size) == 0) {
@@ -137,10 +137,12 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 			}
 		}
 	}
-	qsort(rq, n, sizeof(*rq), cmp_index);
+	for (size_t i = 0; i < n; i++) /* order becomes the inverse: where key i's request is */
+		order[rq[i].index] = i;
 	for (size_t i = 0; i < n; i++) {
-		if (rq[i].found) {
-			prolly_slice v = prolly__node_value(rq[i].node, rq[i].pos);
+		const req *r = &rq[order[i]];
+		if (r->found) {
+			prolly_slice v = prolly__node_value(r->node, r->pos);
 			rc = fn(payload, i, v.data, v.size);
 		} else {
 			rc = fn(payload, i, NULL, 0);
@@ -151,6 +153,7 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 cleanup:
 	free(rq);
 	free(ids);
+	free(order);
 	prolly__nodeset_dispose(&ws);
 	return rc;
 }
