@@ -4,8 +4,8 @@
  * prolly_get_many and prolly_edit_tree take keys in any order and work on them in key order.
  * A comparison sort of n keys (qsort with prolly__keycmp) makes about n log2 n calls through a
  * function pointer, each a memcmp of the keys' bytes, most of them a prefix every key shares
- * ("user:000..."): for 10k keys that was as long as the lookups it prepared on an in-memory
- * store. Here instead:
+ * ("user:000..."): for 10k random keys it was 28% of a get_many on the memory store (docs/
+ * benchmarks/engine.md, "One sort for a batch of keys"). Here instead:
  *
  *   KS1 a batch already in order (the keys of a diff, of a merge) costs n - 1 comparisons;
  *   KS2 otherwise each key is given a word: the 8 bytes after the prefix all keys share, big
@@ -107,7 +107,7 @@ int prolly__key_order(size_t *order, const prolly_slice *first, size_t stride, s
 			order[i] = i;
 		return 0;
 	}
-	kw *v = malloc(2 * n * sizeof(*v));
+	kw *v = n <= SIZE_MAX / (2 * sizeof(*v)) ? malloc(2 * n * sizeof(*v)) : NULL;
 	if (!v)
 		return prolly_set_error(PROLLY_ENOMEM, "out of memory ordering %zu keys", n);
 	/* The prefix every key shares: at most the first key's length. */
