@@ -38,6 +38,13 @@ void prolly__hex_nibbles(unsigned char *out, const char *hex, size_t n);
 
 /* SHA-256 of data (OpenSSL libcrypto). */
 void prolly__hash(prolly_id *out, const void *data, size_t size);
+/* hash_many.c: the SHA-256 of data[i][0..size[i]) into out[i], for i < n: prolly__hash's
+ * digests, sixteen buffers at a time where the CPU has AVX-512. No error; any thread. */
+void prolly__hash_many(prolly_id *out, const unsigned char *const *data, const size_t *size,
+                       size_t n);
+/* Tests: on 0, prolly__hash_many takes the one-at-a-time path; on 1 (the default), the AVX-512
+ * one where the CPU has it. Returns whether the AVX-512 path is now taken. */
+int prolly__hash_many_simd(int on);
 /* 0 if data hashes to id, else PROLLY_ECORRUPT naming the object (db.c). */
 int prolly__check_hash(const prolly_id *id, const void *data, size_t size);
 
