@@ -258,11 +258,6 @@ static int on_found(void *payload, size_t index, const void *data, size_t size)
 	return 0;
 }
 
-static int cmp_id(const void *a, const void *b)
-{
-	return memcmp(a, b, PROLLY_ID_SIZE);
-}
-
 int prolly__load(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, size_t n, pnode **out)
 {
 	return prolly__load_ex(db, ws, ids, n, out, 0);
@@ -332,7 +327,8 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 	}
 	if (nmiss) {
 		if (nmiss > 1) {
-			qsort(miss, nmiss, sizeof(*miss), cmp_id);
+			if ((rc = prolly__ids_sort(miss, nmiss)))
+				goto cleanup;
 			size_t u = 1;
 			for (size_t i = 1; i < nmiss; i++)
 				if (!prolly_id_equal(&miss[i], &miss[u - 1]))

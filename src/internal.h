@@ -218,6 +218,9 @@ uint32_t prolly__node_lower_bound_from(const pnode *nd, const void *key, size_t 
  * slices at first, first + stride bytes, ... (stride: the size of the struct each is in). A
  * batch already in that order costs n - 1 comparisons. 0, or PROLLY_ENOMEM. */
 int prolly__key_order(size_t *order, const prolly_slice *first, size_t stride, size_t n);
+/* keysort.c: sorts ids[0..n) in byte order, as qsort with memcmp would. 0, or PROLLY_ENOMEM
+ * (ids unchanged). */
+int prolly__ids_sort(prolly_id *ids, size_t n);
 
 /* Encoder: accumulates items, then writes one node. Used by the chunker. */
 typedef struct prolly__enc {

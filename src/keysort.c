@@ -1,5 +1,6 @@
 /*
- * keysort.c - the order of a batch of keys: the one sort behind batched lookups and edits.
+ * keysort.c - the order of a batch of keys: the one sort behind batched lookups and edits, and
+ * behind the batches of node ids a load asks a store for.
  *
  * prolly_get_many and prolly_edit_tree take keys in any order and work on them in key order.
  * A comparison sort of n keys (qsort with prolly__keycmp) makes about n log2 n calls through a
@@ -17,6 +18,9 @@
  *   KS3 a run of equal words is put in key order by comparisons (insertion below RUN_SMALL
  *       keys, qsort above), equal keys by their index, so the whole order is (key, index):
  *       stable, as the callers' rules for duplicates need.
+ *   KS4 node ids (prolly__ids_sort, the batch a load asks the store for) go the same way: their
+ *       first 8 bytes are a SHA-256's, so the radix sort alone nearly always orders them; a run
+ *       of equal first bytes (the same id twice, or a forged tree's ids made alike) by memcmp.
  */
 #include "internal.h"
 
@@ -94,6 +98,49 @@ static kw *radix(kw *v, kw *tmp, size_t n)
 		tmp = t;
 	}
 	return v;
+}
+
+static _Thread_local const prolly_id *sort_ids; /* KS4's qsort: the ids it sorts a run of */
+
+static int cmp_id_at(const void *a, const void *b)
+{
+	return memcmp(sort_ids[((const kw *)a)->index].bytes, sort_ids[((const kw *)b)->index].bytes,
+	              PROLLY_ID_SIZE);
+}
+
+int prolly__ids_sort(prolly_id *ids, size_t n)
+{
+	if (n < 2)
+		return 0;
+	kw *v = n <= SIZE_MAX / (2 * sizeof(*v)) ? malloc(2 * n * sizeof(*v)) : NULL;
+	prolly_id *tmp = v ? malloc(n * sizeof(*tmp)) : NULL;
+	if (!tmp) {
+		free(v);
+		return prolly_set_error(PROLLY_ENOMEM, "out of memory ordering %zu ids", n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = 0;
+		for (int j = 0; j < 8; j++)
+			w = w << 8 | ids[i].bytes[j];
+		v[i].word = w;
+		v[i].index = i;
+	}
+	kw *s = radix(v, v + n, n);
+	sort_ids = ids;
+	for (size_t i = 0; i < n;) { /* KS4 */
+		size_t j = i + 1;
+		while (j < n && s[j].word == s[i].word)
+			j++;
+		if (j - i > 1)
+			qsort(s + i, j - i, sizeof(*s), cmp_id_at);
+		i = j;
+	}
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = ids[s[i].index];
+	memcpy(ids, tmp, n * sizeof(*ids));
+	free(tmp);
+	free(v);
+	return 0;
 }
 
 int prolly__key_order(size_t *order, const prolly_slice *first, size_t stride, size_t n)

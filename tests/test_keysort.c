@@ -6,6 +6,8 @@
  *     every shape its shortcuts meet: sorted (KS1), random, shared prefixes, duplicates, keys
  *     that are prefixes of others or end in zero bytes (equal padded words, KS2), long runs of
  *     equal words (KS3's qsort), empty keys, 0 and 1 keys;
+ *   - prolly__ids_sort sorts node ids as qsort with memcmp does: random, repeated, and with
+ *     their first 8 bytes alike (KS4);
  *   - prolly__node_lower_bound_from(nd, key, from) equals prolly__node_lower_bound for every key
  *     and every `from` the rule allows;
  *   - prolly_get_many of large unsorted batches, with duplicates and absent keys, answers in
@@ -143,6 +145,39 @@ PT_TEST(key_order_matches_a_comparison_sort)
 			PT_CHECKF(order_matches(&b, what), "%s, %zu keys, seed %llu", what, n,
 			          (unsigned long long)PT_SEED());
 			batch_free(&b);
+		}
+	}
+}
+
+static int cmp_raw_id(const void *a, const void *b)
+{
+	return memcmp(a, b, PROLLY_ID_SIZE);
+}
+
+PT_TEST(ids_sort_matches_a_comparison_sort)
+{
+	tm_rng rng;
+	tm_rng_seed(&rng, PT_SEED() ^ 0x696473ULL);
+	static const size_t sizes[] = {0, 1, 2, 17, 1000, 20000};
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes); si++) {
+		size_t n = sizes[si];
+		for (int shape = 0; shape < 3; shape++) {
+			prolly_id *got = calloc(n + 1, sizeof(*got)), *want = calloc(n + 1, sizeof(*want));
+			PT_REQUIRE(got && want);
+			for (size_t i = 0; i < n; i++) {
+				tm_rng_bytes(&rng, got[i].bytes, PROLLY_ID_SIZE);
+				if (shape == 1 && i && tm_rng_chance(&rng, 1, 3)) /* the same id again */
+					got[i] = got[tm_rng_below(&rng, i)];
+				if (shape == 2) /* first 8 bytes alike: KS4's runs, long ones by qsort */
+					memset(got[i].bytes, i % 5 ? 0xab : 0x01, 8);
+			}
+			memcpy(want, got, n * sizeof(*got));
+			qsort(want, n, sizeof(*want), cmp_raw_id);
+			PT_CHECK_RC(prolly__ids_sort(got, n), 0);
+			PT_CHECKF(n == 0 || memcmp(got, want, n * sizeof(*got)) == 0,
+			          "shape %d, %zu ids, seed %llu", shape, n, (unsigned long long)PT_SEED());
+			free(got);
+			free(want);
 		}
 	}
 }
