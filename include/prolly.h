@@ -602,7 +602,8 @@ typedef struct prolly_options {
 	                         bits, where the options are taken */
 	/* Version 2. Asked, on the thread making the call, before each batch of nodes a call of the
 	 * handle loads (from the cache or the store: a diff, merge, edit, history or tree walk asks
-	 * it every few nodes, however much is cached): non-zero stops that call, which releases what
+	 * it every few nodes, however much is cached), and every 4,096 records or keys a diff,
+	 * get_many or merge handles between two batches: non-zero stops that call, which releases what
 	 * it holds and returns that value (a txn it worked in stays usable; an edit's *out_root is
 	 * untouched). For a host that cancels long calls from outside (a PostgreSQL backend's
 	 * interrupts). NULL (default): never asked. It must not call the library with this

@@ -69,6 +69,7 @@ typedef struct dctx {
 	prolly_diff_fn fn;
 	void *payload;
 	prolly__diff_node_fn node_fn; /* set: prolly__diff_nodes (D6), fn unused */
+	unsigned ticks;               /* records compared since the interrupt was last asked */
 } dctx;
 
 static int cmp_slice(prolly_slice a, prolly_slice b)
@@ -185,7 +186,9 @@ static int compare_leaves(dctx *x, pnode **la, size_t na, pnode **lb, size_t nb,
 	leafit_settle(&a);
 	leafit_settle(&c);
 	while (a.li < a.nl || c.li < c.nl) {
-		int cmp;
+		int cmp, rc;
+		if ((rc = prolly__tick(x->db, &x->ticks)))
+			return rc;
 		memset(&e, 0, sizeof(e));
 		if (a.li >= a.nl)
 			cmp = 1;
@@ -221,8 +224,7 @@ static int compare_leaves(dctx *x, pnode **la, size_t na, pnode **lb, size_t nb,
 			return prolly_set_error(PROLLY_ECORRUPT, "diff: keys out of order across leaves");
 		prev = e.key;
 		have_prev = 1;
-		int rc = x->fn(x->payload, &e);
-		if (rc)
+		if ((rc = x->fn(x->payload, &e)))
 			return rc;
 	}
 	return 0;
@@ -489,7 +491,7 @@ int prolly_diff(prolly_db *db, const prolly_id *from, const prolly_id *to,
 {
 	int rc = 0;
 	bound bd;
-	dctx x = {db, fn, payload, NULL};
+	dctx x = {db, fn, payload, NULL, 0};
 	prolly__nodeset ws;
 	prolly__nodeset_init(&ws);
 	memset(&bd, 0, sizeof(bd));
@@ -537,7 +539,7 @@ int prolly__diff_nodes(prolly_db *db, const prolly_id *from, const prolly_id *to
 {
 	int rc = 0;
 	bound bd;
-	dctx x = {db, NULL, payload, fn};
+	dctx x = {db, NULL, payload, fn, 0};
 	prolly__nodeset ws;
 	prolly__nodeset_init(&ws);
 	memset(&bd, 0, sizeof(bd));

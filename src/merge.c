@@ -213,6 +213,7 @@ static int merge_run(prolly_id *out_root, prolly_merge_stats *stats, prolly_db *
 	prolly_slice *keys = NULL;
 	prolly_edit *edits = NULL;
 	size_t nedits = 0, unresolved = 0;
+	unsigned ticks = 0;
 	const prolly_merge_options defaults = PROLLY_MERGE_OPTIONS_INIT;
 	prolly_id root;
 	memset(&m, 0, sizeof(m));
@@ -259,6 +260,8 @@ static int merge_run(prolly_id *out_root, prolly_merge_stats *stats, prolly_db *
 	/* 3. Decide per key, in key order. */
 	for (size_t i = 0; i < m.n; i++) {
 		change *c = &m.v[i];
+		if ((rc = prolly__tick(db, &ticks)))
+			goto cleanup;
 		assert(c->cls == CLS_APPLY || c->cls == CLS_CONVERGENT || c->cls == CLS_CONFLICT);
 		assert(i == 0 || prolly__keycmp(m.arena.ptr + m.v[i - 1].koff, m.v[i - 1].klen,
 		                                m.arena.ptr + c->koff, c->klen) < 0); /* M1 */

@@ -70,6 +70,7 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 	prolly_id *ids = NULL;
 	size_t *order = NULL;
 	pnode *rootn;
+	unsigned ticks = 0;
 	int rc;
 	prolly__nodeset_init(&ws);
 	if (!db || !root || !fn || (!keys && n)) {
@@ -105,6 +106,8 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 		uint32_t j = 0;
 		for (size_t i = 0; i < n; i++) {
 			pnode *nd = rq[i].node;
+			if ((rc = prolly__tick(db, &ticks)))
+				goto cleanup;
 			if (!nd)
 				continue;
 			j = req_bound(rq, i, j);
@@ -126,6 +129,8 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 	uint32_t j = 0;
 	for (size_t i = 0; i < n; i++) {
 		pnode *nd = rq[i].node;
+		if ((rc = prolly__tick(db, &ticks)))
+			goto cleanup;
 		if (!nd)
 			continue;
 		j = req_bound(rq, i, j);
@@ -141,6 +146,8 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 		order[rq[i].index] = i;
 	for (size_t i = 0; i < n; i++) {
 		const req *r = &rq[order[i]];
+		if ((rc = prolly__tick(db, &ticks)))
+			goto cleanup;
 		if (r->found) {
 			prolly_slice v = prolly__node_value(r->node, r->pos);
 			rc = fn(payload, i, v.data, v.size);

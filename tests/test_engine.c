@@ -989,29 +989,48 @@ static int count_value(void *payload, size_t index, const void *value, size_t vl
 	return 0;
 }
 
+/* What the interrupt tests work on: a memory store's handle that asks an interrupter, trees a
+ * (N keys of step 2) and b (step 3) with every node cached (the calls read nothing from the
+ * store), and keys[i] the key of i * kstep. */
+enum { N_INT = 40000 };
+typedef struct int_fixture {
+	prolly_db *db;
+	prolly_id a, b;
+	prolly_slice keys[N_INT];
+	char kbuf[N_INT][32];
+} int_fixture;
+
+static int int_fixture_open(int_fixture *f, interrupter *x, uint64_t kstep)
+{
+	prolly_options o;
+	prolly_store *st = NULL;
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	if (prolly_options_init(&o, PROLLY_OPTIONS_VERSION) || o.interrupt || o.interrupt_payload)
+		return -1;
+	o.interrupt = ask_interrupt;
+	o.interrupt_payload = x;
+	if (prolly_store_mem_new(&st) || prolly_db_new(&f->db, st, &o))
+		return -1;
+	f->a = build_range(f->db, N_INT, 2);
+	f->b = build_range(f->db, N_INT, 3);
+	if (prolly_tree_stats_get(&ts, f->db, &f->a, 0) || prolly_tree_stats_get(&ts, f->db, &f->b, 0))
+		return -1;
+	for (int i = 0; i < N_INT; i++) {
+		key_of(f->kbuf[i], sizeof f->kbuf[i], (uint64_t)i * kstep);
+		f->keys[i] = (prolly_slice){f->kbuf[i], strlen(f->kbuf[i])};
+	}
+	return 0;
+}
+
 PT_TEST(interrupt_stops_long_calls)
 {
-	enum { N = 40000 };
+	enum { N = N_INT };
 	interrupter x = {0, 0, -77};
-	prolly_options o;
-	prolly_db *db = NULL;
-	prolly_store *st = NULL;
-	PT_REQUIRE(prolly_options_init(&o, PROLLY_OPTIONS_VERSION) == 0);
-	PT_CHECK(o.interrupt == NULL && o.interrupt_payload == NULL);
-	o.interrupt = ask_interrupt;
-	o.interrupt_payload = &x;
-	PT_REQUIRE(prolly_store_mem_new(&st) == 0 && prolly_db_new(&db, st, &o) == 0);
-	prolly_id a = build_range(db, N, 2), b = build_range(db, N, 3);
-	/* every node cached: the calls below read nothing from the store */
-	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
-	PT_REQUIRE(prolly_tree_stats_get(&ts, db, &a, 0) == 0 &&
-	           prolly_tree_stats_get(&ts, db, &b, 0) == 0);
-	static prolly_slice keys[N];
-	static char kbuf[N][32];
-	for (int i = 0; i < N; i++) {
-		key_of(kbuf[i], sizeof kbuf[i], (uint64_t)i * 5);
-		keys[i] = (prolly_slice){kbuf[i], strlen(kbuf[i])};
-	}
+	static int_fixture f;
+	PT_REQUIRE(int_fixture_open(&f, &x, 5) == 0);
+	prolly_db *db = f.db;
+	prolly_id a = f.a, b = f.b;
+	const prolly_slice *keys = f.keys;
 	static prolly_edit edits[N];
 	for (int i = 0; i < N; i++)
 		edits[i] = (prolly_edit){PROLLY_PUT, keys[i], {"x", 1}};
@@ -1075,4 +1094,53 @@ PT_TEST(interrupt_stops_long_calls)
 	}
 	x.armed = 0;
 	prolly_close(db);
+}
+
+/* Between two batches of loads a call may handle many records: a diff's leaf merge of a window
+ * (up to 2,048 leaves), get_many's keys at each level, a merge's decisions. Each asks the
+ * interrupt every 4,096 of them, so a statement_timeout stops a merge over cached nodes
+ * promptly (it ran to its end in PostgreSQL: 100 ms of work past a 10 ms timeout). a (keys of
+ * step 2) and b (step 3) differ in most records, and all their nodes are cached: before, these
+ * calls asked a few times in all, once per level. */
+PT_TEST(interrupt_asked_within_records)
+{
+	enum { N = N_INT, EVERY = 4096 };
+	interrupter x = {0, 0, -77};
+	static int_fixture f;
+	PT_REQUIRE(int_fixture_open(&f, &x, 2) == 0);
+	prolly_id empty;
+	prolly_id_empty_tree(&empty);
+	for (int op = 0; op < 3; op++) {
+		uint64_t n = 0;
+		int rc = -1;
+		x.armed = 0;
+		x.asked = 0;
+		switch (op) {
+		case 0: rc = prolly_diff(f.db, &f.a, &f.b, NULL, count_entry, &n); break;
+		case 1: rc = prolly_get_many(f.db, &f.a, f.keys, N, count_value, &n); break;
+		default: /* base empty, ours a, theirs b: b's keys added, a's values at both conflicting */
+		{
+			prolly_merge_options mo = PROLLY_MERGE_OPTIONS_INIT;
+			mo.resolve = PROLLY_RESOLVE_THEIRS;
+			rc = prolly_merge_preview(NULL, f.db, &empty, &f.a, &f.b, &mo);
+			n = N;
+			break;
+		}
+		}
+		PT_CHECKF(rc == 0 && n >= N && x.asked >= N / EVERY, "op %d: rc %d, n %llu, %ld asks", op,
+		          rc, (unsigned long long)n, x.asked);
+		/* stopped at its third ask: past any load's, inside the records */
+		x.armed = 3;
+		x.asked = 0;
+		n = 0;
+		switch (op) {
+		case 0: rc = prolly_diff(f.db, &f.a, &f.b, NULL, count_entry, &n); break;
+		case 1: rc = prolly_get_many(f.db, &f.a, f.keys, N, count_value, &n); break;
+		default: rc = prolly_merge_preview(NULL, f.db, &empty, &f.a, &f.b, NULL); break;
+		}
+		PT_CHECKF(rc == -77 && x.asked == 3 && n < N, "op %d stopped: rc %d, n %llu", op, rc,
+		          (unsigned long long)n);
+	}
+	x.armed = 0;
+	prolly_close(f.db);
 }
