@@ -312,6 +312,58 @@ PT_TEST(proc_facts)
 	PT_CHECK(bench_children_csw(0, kids, kid_csw, 4) == 0);
 }
 
+/* A server's CPU time read while its backends come and go never falls (bench_server_cpu_ms): a
+ * child reaped while the scan of /proc was between the postmaster (whose reaped children's
+ * time was read before that child's was added) and the child (gone, or read with no times while
+ * it is released) was counted nowhere, and the sysbench suite's server_cpu_us_per_query once
+ * came out empty so. A "postmaster" here starts 100 children one after the other, each burning
+ * 10 ms of CPU, and reaps each; this process reads its server time as fast as it can meanwhile
+ * (before the fix, about one run in three saw a fall). */
+static void burn_cpu_ms(double ms)
+{
+	struct timespec t;
+	double start = -1, now;
+	do {
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+		now = (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+		if (start < 0)
+			start = now;
+	} while (now - start < ms);
+}
+
+PT_TEST(server_cpu_never_falls)
+{
+	pid_t pm = fork();
+	if (pm == 0) {
+		for (int i = 0; i < 100; i++) {
+			pid_t k = fork();
+			if (k == 0) {
+				burn_cpu_ms(10);
+				_exit(0);
+			}
+			if (k > 0)
+				waitpid(k, NULL, 0);
+		}
+		_exit(0);
+	}
+	PT_REQUIRE(pm > 0);
+	double prev = -1, low = 0, high = 0;
+	long reads = 0, falls = 0;
+	while (waitpid(pm, NULL, WNOHANG) == 0) {
+		double v = bench_server_cpu_ms(pm);
+		if (v < 0)
+			continue; /* the "postmaster" is exiting */
+		if (v < prev && falls++ == 0) {
+			high = prev;
+			low = v;
+		}
+		prev = v;
+		reads++;
+	}
+	PT_CHECKF(falls == 0 && reads > 10, "%ld of %ld reads fell (first: %.0f ms after %.0f)", falls,
+	          reads, low, high);
+}
+
 /* A server's context switches over a window in which a backend exits (bench_csw): the plain
  * total of the live processes falls, since the one that exited takes its count with it (the
  * sysbench suite's server_cs_per_query came out negative so, now and then, under load); the

@@ -248,12 +248,26 @@ static void add_cpu_ticks(long pid, const pid_stat *st, int is_postmaster, void 
 	                               (is_postmaster ? st->cutime + st->cstime : 0));
 }
 
+/* A child reaped while the scan is under way is in neither place: the postmaster's reaped time
+ * was read before it was added, the child is gone (or read without times while the kernel
+ * releases it), and the total falls. So the scan is taken again while the postmaster's reaped
+ * time moved during it (a few times at most: what changes is one exit). */
 double bench_server_cpu_ms(long postmaster_pid)
 {
 	long tck = sysconf(_SC_CLK_TCK);
 	double ticks = 0;
-	if (tck <= 0 || each_server_proc(postmaster_pid, add_cpu_ticks, &ticks) != 0)
+	pid_stat before, after;
+	if (tck <= 0 || postmaster_pid <= 0)
 		return -1;
+	for (int attempt = 0; attempt < 8; attempt++) {
+		ticks = 0;
+		if (read_stat(postmaster_pid, &before) != 0 ||
+		    each_server_proc(postmaster_pid, add_cpu_ticks, &ticks) != 0 ||
+		    read_stat(postmaster_pid, &after) != 0)
+			return -1;
+		if (after.cutime == before.cutime && after.cstime == before.cstime)
+			break;
+	}
 	return ticks * 1000.0 / (double)tck;
 }
 
