@@ -13,7 +13,8 @@
  * Invariants:
  *   HM1 the digests are prolly__hash's, whatever the path (tests/test_hash_many.c compares them
  *       for every length from 0 to 300 bytes and for random lengths up to 20 KB, both paths).
- *   HM2 a group's lanes go through their blocks in step, block b of every lane at once; a lane
+ *   HM2 a group's lanes go through their blocks in step, block b of every lane at once (its
+ *       words transposed into registers by transpose16, word t of every lane in w[t]); a lane
  *       whose message (with its padding) has ended is fed a zero block and its state is left as
  *       it was (a masked add), so buffers of any lengths share a group. Buffers are grouped in
  *       order of length, so that lanes of one group end at about the same block.
@@ -66,20 +67,47 @@ static int x16_supported(void)
 #define ROR(x, n) _mm512_ror_epi32(x, n)
 #define XOR3(a, b, c) _mm512_ternarylogic_epi32(a, b, c, 0x96)
 
+/* w[t] = big-endian word t of every lane's block (blk[l], 64 bytes), lane l in element l: the
+ * sixteen blocks loaded as rows, each 32-bit word byte-swapped, and the 16 x 16 matrix of words
+ * transposed in registers (words within 128-bit quarters, then quarters across registers). */
+__attribute__((target("avx512f"))) static void transpose16(__m512i w[16],
+                                                           const unsigned char *const blk[LANES])
+{
+	const __m512i hi = _mm512_set1_epi32((int)0xff00ff00u);
+	__m512i r[16], t[16], u[16];
+	for (int l = 0; l < LANES; l++) { /* bswap32: bytes 3 and 1 from ror 8, 2 and 0 from rol 8 */
+		__m512i x = _mm512_loadu_si512((const void *)blk[l]);
+		r[l] = _mm512_ternarylogic_epi32(hi, _mm512_ror_epi32(x, 8), _mm512_rol_epi32(x, 8), 0xca);
+	}
+	for (int i = 0; i < 16; i += 2) { /* quarter q of t[i]: rows i, i+1 at words 4q, 4q+1 */
+		t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+	}
+	for (int g = 0; g < 16; g += 4) { /* quarter q of u[g + j]: rows g..g+3 at word 4q + j */
+		u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+		u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+		u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+		u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+	}
+	for (int j = 0; j < 4; j++) { /* w[4q + j]'s quarter k is u[4k + j]'s quarter q */
+		__m512i x0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x44);
+		__m512i x1 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xee);
+		__m512i y0 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x44);
+		__m512i y1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xee);
+		w[j] = _mm512_shuffle_i32x4(x0, y0, 0x88);
+		w[4 + j] = _mm512_shuffle_i32x4(x0, y0, 0xdd);
+		w[8 + j] = _mm512_shuffle_i32x4(x1, y1, 0x88);
+		w[12 + j] = _mm512_shuffle_i32x4(x1, y1, 0xdd);
+	}
+}
+
 /* One block of each lane (blk[l], 64 bytes) into st; lanes outside `live` keep their state. */
 __attribute__((target("avx512f"))) static void compress16(__m512i st[8],
                                                           const unsigned char *const blk[LANES],
                                                           __mmask16 live)
 {
-	uint32_t t32[16][LANES];
 	__m512i w[16];
-	for (int l = 0; l < LANES; l++) /* transpose: word t of every lane in one register */
-		for (int t = 0; t < 16; t++) {
-			const unsigned char *p = blk[l] + 4 * t;
-			t32[t][l] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-		}
-	for (int t = 0; t < 16; t++)
-		w[t] = _mm512_loadu_si512((const void *)t32[t]);
+	transpose16(w, blk);
 	__m512i a = st[0], b = st[1], c = st[2], d = st[3], e = st[4], f = st[5], g = st[6], h = st[7];
 	for (int t = 0; t < 64; t++) {
 		__m512i wt;
