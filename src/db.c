@@ -298,7 +298,7 @@ int prolly__load_ex(prolly_db *db, prolly__nodeset *ws, const prolly_id *ids, si
 
 	/* The caller's interrupt (prolly_options, version 2): every long call loads nodes in
 	 * batches, so asking here stops any of them within a batch, cached or not. */
-	if (db->opts.interrupt && (rc = db->opts.interrupt(db->opts.interrupt_payload)))
+	if ((rc = prolly__interrupted(db)))
 		return rc;
 
 	for (size_t i = 0; i < n; i++) {

@@ -473,18 +473,25 @@ struct prolly_db {
 	prolly__head_memo heads; /* branch heads read last (head_memo.c) */
 };
 
-/* The caller's interrupt (prolly_options version 2) where a call handles many records or keys
- * between two batches of loads (a diff's leaf merge, get_many's levels, a merge's decisions):
- * asked once every PROLLY__TICK_EVERY steps counted in *ticks (zeroed by the caller before its
- * loop). 0 to go on, else the interrupt's value, which the call returns. About a millisecond of
- * work between two asks, so a statement_timeout stops a call of any size promptly. */
+/* The caller's interrupt (prolly_options version 2), asked: 0 to go on, else its value, which
+ * the call returns. prolly__load_ex asks it before each batch of loads. */
+static inline int prolly__interrupted(prolly_db *db)
+{
+	return db->opts.interrupt ? db->opts.interrupt(db->opts.interrupt_payload) : 0;
+}
+
+/* The interrupt where a call handles many records or keys between two batches of loads (a
+ * diff's leaf merge, get_many's levels, a merge's decisions): asked once every
+ * PROLLY__TICK_EVERY steps counted in *ticks (zeroed by the caller before its loop). About a
+ * millisecond of work between two asks, so a statement_timeout stops a call of any size
+ * promptly. */
 #define PROLLY__TICK_EVERY 4096u
 static inline int prolly__tick(prolly_db *db, unsigned *ticks)
 {
 	if (++*ticks < PROLLY__TICK_EVERY)
 		return 0;
 	*ticks = 0;
-	return db->opts.interrupt ? db->opts.interrupt(db->opts.interrupt_payload) : 0;
+	return prolly__interrupted(db);
 }
 
 /*
