@@ -39,7 +39,7 @@ internal_targets="node commit reflog"
 cli_targets="escape apply"
 cli_sources="src/cli/escape.c src/cli/input.c src/cli/report.c"
 
-cc -std=c11 -D_GNU_SOURCE -O1 -g -Iinclude -Isrc -Ibench/lib $(pkg-config --cflags $PKGS) \
+cc -std=c11 -D_GNU_SOURCE -O1 -g1 -Iinclude -Isrc -Ibench/lib $(pkg-config --cflags $PKGS) \
 	fuzz/gen_corpus.c bench/lib/hdr.c bench/lib/rng.c bench/lib/csv.c bench/lib/buf.c bench/lib/err.c \
 	build/libprolly.a $libs -o "$out/gen_corpus"
 rm -rf "$out/seeds"
@@ -54,7 +54,7 @@ cp bench/workloads/*.toml "$out/seeds/toml/"
 # with the targets' flags (coverage without libFuzzer's main); each target links what it needs.
 # Compiled into every target, they were most of the targets' build: 4 of 5 s of CPU each.
 bench_sources="bench/lib/toml*.c bench/lib/buf.c bench/lib/hdr.c bench/lib/csv.c bench/lib/err.c bench/lib/count.c"
-fuzz_cflags="-std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all"
+fuzz_cflags="-std=c11 -D_GNU_SOURCE -O1 -g1 -fno-omit-frame-pointer -fno-sanitize-recover=all"
 mkdir -p "$out/benchlib"
 rm -f "$out/benchlib/"*.o "$out/libbench.a"
 # shellcheck disable=SC2086

@@ -65,7 +65,7 @@ static void counts_and_times(int lmdb)
 	/* main: created at T0 by its first commit, then moves at T0+10 s, +20 s, +30 s */
 	PT_REQUIRE(put_at(&created, db, "main", "k", "first", 10 * SEC_US) == 0);
 	for (int i = 0; i < 3; i++) {
-		char v[8];
+		char v[16];
 		snprintf(v, sizeof(v), "v%d", i);
 		PT_REQUIRE(put_at(&c[i], db, "main", "k", v, 10 * SEC_US) == 0);
 	}
