@@ -40,7 +40,7 @@ BUILD   ?= build
 PKGS    := libcrypto libxxhash lmdb libpq
 # The sanitizer builds (SAN=1, SAN=thread) compile at -O1 with line tables only (-g1: reports
 # still name function, file and line, inlined frames too; a debugger sees no local variables):
-# the ASan build took 106 s of CPU against 164 at -O2 -g, and the suite under it no longer.
+# the ASan build took 106 s of CPU against 164 at -O2 -g, and the suite under it took no more.
 OPT     ?= $(if $(SAN),-O1 -g1,-O2 -g)
 WERROR  ?= -Werror
 comma    := ,

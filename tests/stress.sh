@@ -89,18 +89,18 @@ w_putdel() {
 	done
 }
 w_merge() {
-	local n=0 b j rc p1 p2
+	local n=0 b j rc p1 p2 race
 	while [ "$(date +%s)" -lt "$end" ]; do
-		b="side$n" n=$((n + 1))
+		# In odd rounds (side1, side3, ...) the side branch is deleted while the merge reads it
+		# (a gc may then take its nodes); on a slow build (TSan) the delete may win every such
+		# race, so even rounds, side0 first, delete it only after the merge, and some merge lands.
+		b="side$n" race=$((n % 2)) n=$((n + 1))
 		"$CLI" --store "$S" branch "$b" main >/dev/null 2>>"$W/merge.err" || continue
 		"$CLI" --store "$S" put "$b" "$b-1" "$(val "$b-1")" >/dev/null 2>>"$W/merge.err"
 		p1=$?
 		"$CLI" --store "$S" put "$b" "$b-2" "$(val "$b-2")" >/dev/null 2>>"$W/merge.err"
 		p2=$?
-		# In odd rounds the side branch is deleted while the merge reads it (a gc may then take
-		# its nodes): on a slow build (TSan) the delete may win every race, so even rounds,
-		# the first among them, delete it only after the merge, and some merge lands.
-		if [ $((n % 2)) = 0 ]; then
+		if [ "$race" = 1 ]; then
 			{ sleep "0.0$((RANDOM % 10))"; "$CLI" --store "$S" branch -d "$b" >/dev/null 2>>"$W/merge.err"; } &
 		fi
 		if [ "$sql" = 1 ]; then
@@ -109,7 +109,7 @@ w_merge() {
 			"$CLI" --store "$S" merge main "$b" >/dev/null 2>>"$W/merge.err"
 		fi
 		rc=$?
-		if [ $((n % 2)) = 0 ]; then
+		if [ "$race" = 1 ]; then
 			wait $!
 		else
 			"$CLI" --store "$S" branch -d "$b" >/dev/null 2>>"$W/merge.err"
