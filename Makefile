@@ -251,9 +251,14 @@ TEST_FIRST := test_extension.sh test_harness_tpcb test_harness_sysbench test_dif
               test_lmdb_safety test_sync_cost test_model test_pg_schema test_range_delete \
               pgbouncer.sh test_harness_scale test_harness_insert
 
+# The programs that start a PostgreSQL server of their own rather than take a database on the
+# run's (tests/run.sh): they restart it or crash it (test_pg, test_pg_conn, test_pg_life) or
+# make a hot standby of it (test_pg_standby).
+TEST_OWN_PG := test_pg test_pg_conn test_pg_life test_pg_standby
+
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) PROLLY_CLI=$(CURDIR)/$(BUILD)/prolly TEST_TIMEOUT=$(TEST_TIMEOUT) SAN=$(SAN) \
-	 TEST_FIRST='$(TEST_FIRST)' \
+	 TEST_FIRST='$(TEST_FIRST)' TEST_OWN_PG='$(TEST_OWN_PG)' \
 	 ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' LSAN_OPTIONS='$(LSAN_OPTIONS)' \
 	 TSAN_OPTIONS='$(TSAN_OPTIONS)' TEST_CLI=$(TEST_CLI) PROLLY_CLI_ANY_PG=$(CLI_ANY_PG) bash tests/run.sh $(TEST_BIN) $(if $(SAN),,tests/install.sh) tests/pgbouncer.sh tests/stress.sh $(if $(EXT),ext/postgres/test_extension.sh)
 

@@ -14,6 +14,9 @@
 #                                       until it accepts connections; print `export
 #                                       PROLLY_PG_STANDBY_URL=... PROLLY_PG_STANDBY_PORT=...`
 #                                       (also in DIR/standby/env); `stop DIR` stops it too
+#   scripts/pg-cluster.sh database DIR NAME   create database NAME on DIR's running cluster, a
+#                                       copy of "prolly"; print `export PROLLY_PG_URL=...
+#                                       PROLLY_PG_PW_URL=...` naming it
 #
 # Exported: PROLLY_PG_URL (superuser "postgres" over the socket, trust auth), PROLLY_PG_PW_URL
 # (role prolly_pw with a random password over TCP, scram-sha-256: for tests about passwords),
@@ -37,7 +40,7 @@ die() {
 }
 
 usage() {
-	echo "usage: $0 start [DIR] | stop DIR | env DIR | standby DIR" >&2
+	echo "usage: $0 start [DIR] | stop DIR | env DIR | standby DIR | database DIR NAME" >&2
 	exit 2
 }
 
@@ -213,6 +216,13 @@ cmd_stop() {
 	rm -rf "$dir"
 }
 
+# urls DIR PORT PASSWORD DATABASE: the `export` lines of the two URLs of database DATABASE on
+# the cluster in DIR (the only place that spells them).
+urls() {
+	echo "export PROLLY_PG_URL='postgresql://postgres@/$4?host=$1/sock&port=$2'"
+	echo "export PROLLY_PG_PW_URL='postgresql://prolly_pw:$3@127.0.0.1:$2/$4'"
+}
+
 cmd_start() {
 	local dir=${1:-} bin port pw t0 t1 log
 	t0=$(date +%s%N)
@@ -256,8 +266,7 @@ EOF
 ALTER ROLE prolly_pw PASSWORD '$pw';
 EOF
 	{
-		echo "export PROLLY_PG_URL='postgresql://postgres@/prolly?host=$dir/sock&port=$port'"
-		echo "export PROLLY_PG_PW_URL='postgresql://prolly_pw:$pw@127.0.0.1:$port/prolly'"
+		urls "$dir" "$port" "$pw" prolly
 		echo "export PROLLY_PG_DIR='$dir'"
 		echo "export PROLLY_PG_PORT='$port'"
 		echo "export PROLLY_PG_BIN='$bin'"
@@ -298,6 +307,30 @@ cmd_standby() {
 	cat "$sdir/env"
 }
 
+# A database NAME on the running cluster in $1: a copy of "prolly" (pg_stat_statements, the grants
+# inside it), with CREATE on it for prolly_pw as on "prolly". Prints the two URLs' export lines
+# for it. For a program that shares a server with others but needs a database of its own (the
+# prolly extension goes in one schema per database). Nobody may be connected to "prolly" then
+# (CREATE DATABASE copies it).
+cmd_database() {
+	local dir=$1 name=$2 bin port pw
+	[ -f "$dir/env" ] || die "no cluster in $dir (no $dir/env)"
+	[[ "$name" =~ ^[a-z_][a-z0-9_]{0,62}$ ]] ||
+		die "database name '$name': lower-case letters, digits and _, at most 63"
+	bin=$(cat "$dir/bin")
+	port=$(sed -n "s/^export PROLLY_PG_PORT='\(.*\)'$/\1/p" "$dir/env")
+	pw=$(sed -n "s/^export PROLLY_PG_PW_URL='[a-z]*:\/\/prolly_pw:\([0-9a-f]*\)@.*/\1/p" \
+		"$dir/env")
+	[ -n "$bin" ] && [ -n "$port" ] && [ -n "$pw" ] || die "$dir/env names no port or password"
+	as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/sock" -p "$port" -U postgres -d postgres \
+		-c "CREATE DATABASE $name TEMPLATE prolly" -c "GRANT ALL ON DATABASE $name TO prolly_pw" \
+		>"$dir/database-$name.log" 2>&1 || {
+		cat "$dir/database-$name.log" >&2
+		die "could not create database $name"
+	}
+	urls "$dir" "$port" "$pw" "$name"
+}
+
 case "${1:-}" in
 start)
 	[ $# -le 2 ] || usage
@@ -310,6 +343,10 @@ stop)
 standby)
 	[ $# -eq 2 ] || usage
 	cmd_standby "$2"
+	;;
+database)
+	[ $# -eq 3 ] || usage
+	cmd_database "$2" "$3"
 	;;
 env)
 	[ $# -eq 2 ] || usage
