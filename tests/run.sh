@@ -41,7 +41,7 @@ TEST_SHARED_PG=${TEST_SHARED_PG:-1}
 TEST_OWN_PG=${TEST_OWN_PG:-}
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/prolly-tests.XXXXXX") || exit 2
-pg_dir=""
+pg_dir="" pg_start_failed=""
 cleanup() {
 	if [ -n "$pg_dir" ]; then scripts/pg-cluster.sh stop "$pg_dir" >/dev/null 2>&1; fi
 	rm -rf "$scratch"
@@ -107,6 +107,9 @@ account() {
 	if grep -qE 'ERROR: (Address|Leak|UndefinedBehavior|Thread|Memory)Sanitizer|WARNING: ThreadSanitizer|: runtime error: ' "$out"; then
 		why="${why:+$why; }sanitizer report"
 	fi
+	if [ "${CI:-}" = true ] && [ -f "$scratch/$id.nodb" ]; then
+		why="${why:+$why; }no database on the shared server: $(tail -n 1 "$scratch/$id.nodb")"
+	fi
 	if [ -n "$why" ] && [ "$f" -eq 0 ]; then f=1; fi
 	if [ "$f" -ne 0 ]; then
 		echo "---- $name output ----"
@@ -129,6 +132,8 @@ if [ "$TEST_SHARED_PG" != 0 ] && [ -z "${PROLLY_PG_URL:-}" ] && [ -x scripts/pg-
 	if [ -z "$pg_dir" ]; then
 		echo "# note: no shared PostgreSQL server ($(tail -n 1 "$scratch/pg-start.err")):" \
 			"each program starts its own"
+		# Under CI=true that is a failure (below), as a skip is: it would hide a broken script.
+		pg_start_failed=$(tail -n 1 "$scratch/pg-start.err")
 	fi
 fi
 
@@ -146,6 +151,7 @@ share_pg() {
 		eval "$env_lines"
 	else
 		echo "# note: $name starts a server of its own: $(tail -n 1 "$scratch/${ids[$1]}.db.err")" >&2
+		cp "$scratch/${ids[$1]}.db.err" "$scratch/${ids[$1]}.nodb" # account() reads it
 	fi
 }
 
@@ -224,6 +230,11 @@ for i in "${!ids[@]}"; do
 	account "$id" "$name"
 done
 
+if [ "${CI:-}" = true ] && [ -n "$pg_start_failed" ]; then
+	echo "shared-pg: 0 passed, 1 failed (the shared server did not start: $pg_start_failed)"
+	failed=$((failed + 1))
+	failed_names+=(shared-pg)
+fi
 if [ "${#failed_names[@]}" -gt 0 ]; then
 	echo "# failing: ${failed_names[*]}"
 fi
