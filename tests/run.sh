@@ -142,16 +142,16 @@ fi
 # the program. Called in the job's subshell. If the database cannot be made, the program starts
 # a server of its own.
 share_pg() {
-	local name=${names[$1]} env_lines
+	local name=${names[$1]} err="$scratch/${ids[$1]}.db.err" db env_lines
 	[ -n "$pg_dir" ] && [ "${ids[$1]}" != cli ] || return 0
 	case "$name" in *.sh) return 0 ;; esac
 	case " $TEST_OWN_PG " in *" $name "*) return 0 ;; esac
-	if env_lines=$(scripts/pg-cluster.sh database "$pg_dir" \
-		"$(printf '%s' "$name" | tr -c 'a-z0-9_' _ | cut -c1-63)" 2>"$scratch/${ids[$1]}.db.err"); then
+	db=$(printf '%s' "$name" | tr -c 'a-z0-9_' _ | cut -c1-63)
+	if env_lines=$(scripts/pg-cluster.sh database "$pg_dir" "$db" 2>"$err"); then
 		eval "$env_lines"
 	else
-		echo "# note: $name starts a server of its own: $(tail -n 1 "$scratch/${ids[$1]}.db.err")" >&2
-		cp "$scratch/${ids[$1]}.db.err" "$scratch/${ids[$1]}.nodb" # account() reads it
+		echo "# note: $name starts a server of its own: $(tail -n 1 "$err")" >&2
+		cp "$err" "$scratch/${ids[$1]}.nodb" # account() reads it
 	fi
 }
 
@@ -225,7 +225,7 @@ for i in "${!ids[@]}"; do
 	if [ -n "$SAN" ] && grep -q 'LeakSanitizer does not work under ptrace' "$scratch/$id.out"; then
 		echo "# note: $name: LeakSanitizer cannot run here (ptrace); rerunning without leak detection"
 		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-		(start_job "$i")
+		(pg_dir="" && start_job "$i") # its database exists: a server of its own this time
 	fi
 	account "$id" "$name"
 done
