@@ -216,6 +216,11 @@ cmd_stop() {
 	rm -rf "$dir"
 }
 
+# env_of DIR NAME: the value of NAME in the env file of the cluster in DIR ("" if not there).
+env_of() {
+	(. "$1/env" && eval "printf '%s' \"\${$2:-}\"")
+}
+
 # urls DIR PORT PASSWORD DATABASE: the `export` lines of the two URLs of database DATABASE on
 # the cluster in DIR (the only place that spells them).
 urls() {
@@ -285,7 +290,7 @@ cmd_standby() {
 	[ -f "$dir/env" ] || die "no cluster in $dir (no $dir/env)"
 	[ ! -e "$dir/standby" ] || die "$dir/standby exists: one standby per cluster"
 	bin=$(cat "$dir/bin")
-	port=$(sed -n "s/^export PROLLY_PG_PORT='\(.*\)'$/\1/p" "$dir/env")
+	port=$(env_of "$dir" PROLLY_PG_PORT)
 	[ -n "$bin" ] && [ -n "$port" ] || die "$dir/env names no port"
 	sdir=$dir/standby
 	mkdir -p "$sdir/sock"
@@ -318,9 +323,9 @@ cmd_database() {
 	[[ "$name" =~ ^[a-z_][a-z0-9_]{0,62}$ ]] ||
 		die "database name '$name': lower-case letters, digits and _, at most 63"
 	bin=$(cat "$dir/bin")
-	port=$(sed -n "s/^export PROLLY_PG_PORT='\(.*\)'$/\1/p" "$dir/env")
-	pw=$(sed -n "s/^export PROLLY_PG_PW_URL='[a-z]*:\/\/prolly_pw:\([0-9a-f]*\)@.*/\1/p" \
-		"$dir/env")
+	port=$(env_of "$dir" PROLLY_PG_PORT)
+	pw=$(env_of "$dir" PROLLY_PG_PW_URL)
+	pw=${pw#*://prolly_pw:} && pw=${pw%%@*} # the password, as urls spells it
 	[ -n "$bin" ] && [ -n "$port" ] && [ -n "$pw" ] || die "$dir/env names no port or password"
 	as_owner "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/sock" -p "$port" -U postgres -d postgres \
 		-c "CREATE DATABASE $name TEMPLATE prolly" -c "GRANT ALL ON DATABASE $name TO prolly_pw" \
