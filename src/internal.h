@@ -214,6 +214,10 @@ uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen)
 uint32_t prolly__node_lower_bound_from(const pnode *nd, const void *key, size_t klen,
                                        uint32_t from);
 
+/* read.c: get_many's window (GM1 there): the most ids it loads per store call, and holds per
+ * level at once. Tests lower it, before any thread reads it. */
+extern size_t prolly__get_many_window;
+
 /* keysort.c: fills order[0..n) with 0..n-1 in the order of (key, index), the keys being the
  * slices at first, first + stride bytes, ... (stride: the size of the struct each is in). A
  * batch already in that order costs n - 1 comparisons. 0, or PROLLY_ENOMEM. */

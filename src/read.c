@@ -44,33 +44,138 @@ cleanup:
 	return rc;
 }
 
+/*
+ * get_many in windows. The requests, in key order, go down the tree together, but a level's
+ * children are loaded a window at a time (at most prolly__get_many_window ids per store call),
+ * and the requests of one window go all the way down before the next window is loaded; a
+ * window's nodes are let go (to the cache, which its budget bounds) once its requests have their
+ * values. The values found are copied out, since the answers go to the callback in request order
+ * at the end. So:
+ *   GM1 the nodes held at once are at most one window per level below the root, whatever n (a
+ *       million random keys fall in nearly every leaf: before, they held the tree's leaves, 0.9
+ *       GB in a PostgreSQL backend at 10M records: docs/benchmarks/sql.md, "get_many's memory,
+ *       and a backend's first calls");
+ *   GM2 a level whose children fit in one window is read with one store call, as before: a
+ *       request of up to a window of leaves (16,384: 10k random keys at 10M records need about
+ *       9,700) costs one call per level. A smaller window cost the extension's reads of 10k keys
+ *       at 10M about a tenth more (2,048 ids per index scan, the ids far apart in the index);
+ *   GM3 the memory of the answers is the values' bytes (and a req per key): what was asked for.
+ */
+#define GET_MANY_WINDOW 16384
+
+size_t prolly__get_many_window = GET_MANY_WINDOW;
+
 typedef struct req {
 	const prolly_slice *key;
 	size_t index;
 	pnode *node;  /* current node on the way down; NULL once known absent */
-	uint32_t pos; /* leaf position once found */
+	uint32_t pos; /* the child's position in node */
 	int found;
+	size_t off, len; /* the value's bytes in gm.vals, once found */
 } req;
 
-/* The position of rq[i]'s key in its node: searched from rq[i - 1]'s when both are in the same
- * node, every item before that being less than rq[i]'s key (rq is in key order). */
-static uint32_t req_bound(const req *rq, size_t i, uint32_t prev)
+typedef struct gm {
+	prolly_db *db;
+	req *rq;
+	prolly_id *ids; /* a window's child ids */
+	size_t window;
+	prolly_buf vals; /* GM3 */
+	unsigned ticks;
+} gm;
+
+/* The position of r's key in its node; searched from *last_pos when *last (the node of the
+ * request before it in this pass) is the same node, every item before that being less than r's
+ * key (requests are in key order). */
+static uint32_t req_bound(const req *r, const pnode **last, uint32_t *last_pos)
 {
-	const req *r = &rq[i];
-	if (i > 0 && rq[i - 1].node == r->node)
-		return prolly__node_lower_bound_from(r->node, r->key->data, r->key->size, prev);
-	return prolly__node_lower_bound(r->node, r->key->data, r->key->size);
+	uint32_t pos = *last == r->node ? prolly__node_lower_bound_from(r->node, r->key->data,
+	                                                                r->key->size, *last_pos)
+	                                : prolly__node_lower_bound(r->node, r->key->data, r->key->size);
+	*last = r->node;
+	*last_pos = pos;
+	return pos;
+}
+
+/* The leaves of rq[a, b): each request's value copied into g->vals if its key is there. */
+static int leaves(gm *g, size_t a, size_t b)
+{
+	const pnode *last = NULL;
+	uint32_t last_pos = 0;
+	for (size_t i = a; i < b; i++) {
+		req *r = &g->rq[i];
+		int rc;
+		if ((rc = prolly__tick(g->db, &g->ticks)))
+			return rc;
+		if (!r->node)
+			continue;
+		uint32_t j = req_bound(r, &last, &last_pos);
+		if (j == r->node->n)
+			continue;
+		prolly_slice k = prolly__node_key(r->node, j);
+		if (prolly__keycmp(k.data, k.size, r->key->data, r->key->size) != 0)
+			continue;
+		prolly_slice v = prolly__node_value(r->node, j);
+		r->off = g->vals.size;
+		r->len = v.size;
+		r->found = 1;
+		if ((rc = prolly__buf_put(&g->vals, v.data, v.size)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Takes rq[a, b), whose nodes are at `level` (or NULL), down to the leaves a window at a time. */
+static int descend(gm *g, unsigned level, size_t a, size_t b)
+{
+	int rc = 0;
+	if (level == 0)
+		return leaves(g, a, b);
+	for (size_t i = a; i < b && !rc;) {
+		prolly__nodeset ws;
+		const pnode *last = NULL;
+		uint32_t last_pos = 0;
+		size_t nid = 0, j;
+		for (j = i; j < b; j++) { /* the requests whose children fit in this window */
+			req *r = &g->rq[j];
+			if ((rc = prolly__tick(g->db, &g->ticks)))
+				return rc;
+			if (!r->node)
+				continue;
+			uint32_t pos = req_bound(r, &last, &last_pos);
+			if (pos == r->node->n) {
+				r->node = NULL;
+				continue;
+			}
+			const prolly_id *c = prolly__node_child(r->node, pos);
+			if (nid == 0 || !prolly_id_equal(&g->ids[nid - 1], c)) {
+				if (nid == g->window)
+					break;
+				g->ids[nid++] = *c;
+			}
+			r->pos = pos;
+		}
+		assert(nid <= g->window && j > i); /* GM1, and each window takes a request */
+		prolly__nodeset_init(&ws);
+		rc = prolly__load(g->db, &ws, g->ids, nid, NULL);
+		for (size_t k = i; k < j && !rc; k++)
+			if (g->rq[k].node)
+				g->rq[k].node = prolly__nodeset_find(
+				    &ws, prolly__node_child(g->rq[k].node, g->rq[k].pos));
+		if (!rc)
+			rc = descend(g, level - 1, i, j);
+		prolly__nodeset_dispose(&ws); /* GM1 */
+		i = j;
+	}
+	return rc;
 }
 
 int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *keys, size_t n,
                     prolly_value_fn fn, void *payload)
 {
 	prolly__nodeset ws;
-	req *rq = NULL;
-	prolly_id *ids = NULL;
+	gm g = {db, NULL, NULL, 0, PROLLY_BUF_INIT, 0};
 	size_t *order = NULL;
 	pnode *rootn;
-	unsigned ticks = 0;
 	int rc;
 	prolly__nodeset_init(&ws);
 	if (!db || !root || !fn || (!keys && n)) {
@@ -87,80 +192,38 @@ int prolly_get_many(prolly_db *db, const prolly_id *root, const prolly_slice *ke
 		goto cleanup;
 	if (n == 0)
 		goto cleanup;
-	rq = calloc(n, sizeof(*rq));
-	ids = calloc(n, sizeof(*ids));
+	g.window = prolly__get_many_window ? prolly__get_many_window : 1;
+	g.rq = calloc(n, sizeof(*g.rq));
+	g.ids = malloc((n < g.window ? n : g.window) * sizeof(*g.ids));
 	order = malloc(n * sizeof(*order));
-	if (!rq || !ids || !order) {
+	if (!g.rq || !g.ids || !order) {
 		rc = prolly_set_error(PROLLY_ENOMEM, "out of memory for %zu lookups", n);
 		goto cleanup;
 	}
 	if ((rc = prolly__key_order(order, keys, sizeof(*keys), n)))
 		goto cleanup;
 	for (size_t i = 0; i < n; i++) { /* rq in key order */
-		rq[i].key = &keys[order[i]];
-		rq[i].index = order[i];
-		rq[i].node = rootn;
+		g.rq[i].key = &keys[order[i]];
+		g.rq[i].index = order[i];
+		g.rq[i].node = rootn;
 	}
-	for (unsigned level = rootn->level; level > 0; level--) {
-		size_t nid = 0;
-		uint32_t j = 0;
-		for (size_t i = 0; i < n; i++) {
-			pnode *nd = rq[i].node;
-			if ((rc = prolly__tick(db, &ticks)))
-				goto cleanup;
-			if (!nd)
-				continue;
-			j = req_bound(rq, i, j);
-			if (j == nd->n) {
-				rq[i].node = NULL;
-				continue;
-			}
-			rq[i].pos = j;
-			const prolly_id *c = prolly__node_child(nd, j);
-			if (nid == 0 || !prolly_id_equal(&ids[nid - 1], c))
-				ids[nid++] = *c;
-		}
-		if ((rc = prolly__load(db, &ws, ids, nid, NULL)))
-			goto cleanup;
-		for (size_t i = 0; i < n; i++)
-			if (rq[i].node)
-				rq[i].node = prolly__nodeset_find(&ws, prolly__node_child(rq[i].node, rq[i].pos));
-	}
-	uint32_t j = 0;
-	for (size_t i = 0; i < n; i++) {
-		pnode *nd = rq[i].node;
-		if ((rc = prolly__tick(db, &ticks)))
-			goto cleanup;
-		if (!nd)
-			continue;
-		j = req_bound(rq, i, j);
-		if (j < nd->n) {
-			prolly_slice k = prolly__node_key(nd, j);
-			if (prolly__keycmp(k.data, k.size, rq[i].key->data, rq[i].key->size) == 0) {
-				rq[i].pos = j;
-				rq[i].found = 1;
-			}
-		}
-	}
+	if ((rc = descend(&g, rootn->level, 0, n)))
+		goto cleanup;
 	for (size_t i = 0; i < n; i++) /* order becomes the inverse: where key i's request is */
-		order[rq[i].index] = i;
+		order[g.rq[i].index] = i;
 	for (size_t i = 0; i < n; i++) {
-		const req *r = &rq[order[i]];
-		if ((rc = prolly__tick(db, &ticks)))
+		const req *r = &g.rq[order[i]];
+		if ((rc = prolly__tick(db, &g.ticks)))
 			goto cleanup;
-		if (r->found) {
-			prolly_slice v = prolly__node_value(r->node, r->pos);
-			rc = fn(payload, i, v.data, v.size);
-		} else {
-			rc = fn(payload, i, NULL, 0);
-		}
+		rc = r->found ? fn(payload, i, g.vals.ptr + r->off, r->len) : fn(payload, i, NULL, 0);
 		if (rc)
 			goto cleanup;
 	}
 cleanup:
-	free(rq);
-	free(ids);
+	free(g.rq);
+	free(g.ids);
 	free(order);
+	prolly_buf_dispose(&g.vals);
 	prolly__nodeset_dispose(&ws);
 	return rc;
 }

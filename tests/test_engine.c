@@ -234,6 +234,81 @@ PT_TEST(get_many_one_store_call_per_level)
 	prolly_close(db);
 }
 
+typedef struct held_check {
+	size_t before, at_answers; /* node memory in use before the call, at its first answer */
+	size_t answers, wrong;
+	const uint64_t *want; /* the record each request names, or UINT64_MAX for an absent key */
+} held_check;
+
+static int held_cb(void *p, size_t i, const void *v, size_t vl)
+{
+	held_check *h = p;
+	char want[32];
+	if (h->answers++ == 0)
+		h->at_answers = prolly__node_mem_in_use();
+	if (h->want[i] == UINT64_MAX) {
+		h->wrong += v != NULL;
+		return 0;
+	}
+	int wl = snprintf(want, sizeof(want), "v%llu", (unsigned long long)h->want[i]);
+	h->wrong += !v || vl != (size_t)wl || memcmp(v, want, vl) != 0;
+	return 0;
+}
+
+/* get_many loads a level's children a window at a time (GM1 of src/read.c) and lets each window
+ * go before the next: with the window lowered to 512 nodes, keys spread over every leaf of a tree
+ * of several windows hold no more than the cache's budget once their answers come, where the
+ * whole tree's leaves were held until the end before (10 MB here); each level is still read in
+ * as few store calls as its windows; and the answers are right across the windows: request
+ * order, duplicates, absent keys. Through LMDB (no node memory of its own) with a small cache;
+ * where node memory comes from malloc (sanitizer builds) there is no count. */
+PT_TEST(get_many_holds_a_window_at_a_time)
+{
+	const size_t budget = (size_t)1 << 20, n = 12000, records = 300000, window = 512;
+	char *dir = tm_tmpdir("get-many-window");
+	PT_REQUIRE(dir != NULL);
+	prolly_db *db = tm_open_lmdb(dir, budget);
+	prolly_id root = build_range(db, records, 2);
+	prolly_tree_stats ts = PROLLY_TREE_STATS_INIT;
+	PT_REQUIRE(prolly_tree_stats_get(&ts, db, &root, 0) == 0);
+	PT_CHECKF(ts.leaves > 3 * window && ts.height == 3, "%llu leaves, height %u",
+	          (unsigned long long)ts.leaves, ts.height);
+	prolly_slice *keys = calloc(n, sizeof(*keys));
+	char(*kb)[32] = calloc(n, sizeof(*kb));
+	uint64_t *want = calloc(n, sizeof(*want));
+	PT_REQUIRE(keys && kb && want);
+	for (size_t i = 0; i < n; i++) { /* descending, every 5th absent, every 7th a repeat */
+		uint64_t r = i % 7 == 6 ? (n - i) * 25 : (n - 1 - i) * 25;
+		key_of(kb[i], sizeof(kb[i]), i % 5 == 4 ? 2 * r + 1 : 2 * r);
+		keys[i].data = kb[i];
+		keys[i].size = strlen(kb[i]);
+		want[i] = i % 5 == 4 ? UINT64_MAX : r;
+	}
+	prolly_db_cache_clear(db);
+	prolly__get_many_window = window;
+	prolly_thread_stats_reset();
+	held_check h = {prolly__node_mem_in_use(), 0, 0, 0, want};
+	PT_CHECK_RC(prolly_get_many(db, &root, keys, n, held_cb, &h), 0);
+	prolly__get_many_window = 16384;
+	prolly_stats s = PROLLY_STATS_INIT;
+	prolly_thread_stats(&s);
+	PT_CHECKF(h.answers == n && h.wrong == 0, "%zu answers, %zu wrong", h.answers, h.wrong);
+	/* the root, its children (one window), then the leaves a window at a time */
+	uint64_t calls = 2 + (ts.leaves + window - 1) / window;
+	PT_CHECKF(s.store_reads >= calls - 1 && s.store_reads <= calls, "%llu store calls, %llu leaves",
+	          (unsigned long long)s.store_reads, (unsigned long long)ts.leaves);
+	if (h.before != SIZE_MAX)
+		PT_CHECKF(h.at_answers - h.before <= budget + PROLLY_CHUNK_MAX,
+		          "%zu bytes of node memory held at the answers, budget %zu",
+		          h.at_answers - h.before, budget);
+	free(keys);
+	free(kb);
+	free(want);
+	prolly_close(db);
+	tm_rmtree(dir);
+	free(dir);
+}
+
 PT_TEST(edit_cost_follows_edits_not_size)
 {
 	prolly_db *db = tm_open_mem((size_t)256 << 20);
@@ -686,12 +761,7 @@ PT_TEST(cache_budget_bounds_node_memory)
 	char *dir = tm_tmpdir("cache-budget");
 	PT_REQUIRE(dir != NULL);
 	size_t before = prolly__node_mem_in_use();
-	prolly_store *st;
-	prolly_db *db;
-	prolly_options o;
-	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
-	o.cache_bytes = budget;
-	PT_REQUIRE(prolly_store_lmdb_open(&st, dir, 0) == 0 && prolly_db_new(&db, st, &o) == 0);
+	prolly_db *db = tm_open_lmdb(dir, budget);
 	prolly_id root = build_range(db, 200000, 1);
 	prolly_db_cache_clear(db);
 	prolly_cursor *cur;

@@ -16,6 +16,7 @@
  * Re-run a failure with the seed it prints: PROLLY_TEST_SEED=0x... build/tests/test_model [NAME].
  * PROLLY_TEST_SCALE=N multiplies the number of steps and the tree sizes.
  */
+#include "internal.h"
 #include "lib/model_run.h"
 #include "ptest.h"
 
@@ -49,6 +50,17 @@ PT_TEST(model_mem_no_cache)
 PT_TEST(model_mem_tiny_cache)
 {
 	model_run("model_mem_tiny_cache", 0x4444, MR_MEM, 20000, 1, 80, 1500, 500);
+}
+
+/* get_many (and the merges and edits that call it) with a window of 3 nodes (GM1 of
+ * src/read.c): requests cut into windows at every level, absent and repeated keys at their
+ * edges. */
+PT_TEST(model_get_many_small_window)
+{
+	size_t was = prolly__get_many_window;
+	prolly__get_many_window = 3;
+	model_run("model_get_many_small_window", 0x6666, MR_MEM, 20000, 0, 60, 1500, 400);
+	prolly__get_many_window = was;
 }
 
 PT_TEST(model_small_trees)

@@ -997,6 +997,20 @@ prolly_db *tm_open_mem(size_t cache_bytes)
 	return db;
 }
 
+prolly_db *tm_open_lmdb(const char *dir, size_t cache_bytes)
+{
+	prolly_store *st;
+	prolly_db *db;
+	prolly_options o;
+	prolly_options_init(&o, PROLLY_OPTIONS_VERSION);
+	o.cache_bytes = cache_bytes;
+	if (prolly_store_lmdb_open(&st, dir, 0) || prolly_db_new(&db, st, &o)) {
+		fprintf(stderr, "cannot open an LMDB store in %s: %s\n", dir, prolly_last_error());
+		exit(2);
+	}
+	return db;
+}
+
 void tm_random_model_big(tm_model *m, tm_rng *r, size_t n, unsigned big_den)
 {
 	unsigned char k[TM_KEY_MAX];

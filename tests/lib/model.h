@@ -119,6 +119,8 @@ int tm_build_commit(prolly_id *out, prolly_db *db, const tm_model *m);
 /* A handle on a new memory store with the given cache budget; exits the test program (status 2)
  * if it cannot be made. */
 prolly_db *tm_open_mem(size_t cache_bytes);
+/* The same on a new LMDB store in directory dir (which must exist). */
+prolly_db *tm_open_lmdb(const char *dir, size_t cache_bytes);
 
 /* A PROLLY_PUT of string key k to string value v (both borrowed, NUL not included). */
 prolly_edit tm_put(const char *k, const char *v);
