@@ -871,14 +871,18 @@ typedef struct prolly_edit {
 	prolly_slice value; /* ignored for PROLLY_DEL */
 } prolly_edit;
 
-/* Applies n edits (any order; for equal keys the last one wins; deleting an absent key is a
- * no-op) to tree root, creating the new tree's nodes in txn. Cost is proportional to the number
- * of edits times the height. PROLLY_ETOOBIG for an oversized key or value (nothing changes);
- * PROLLY_EINVAL (out_root, txn or root NULL, edits NULL with n > 0, an edit whose key or value
- * is NULL with a size, an op outside prolly_op, a txn already committed); PROLLY_ENOTFOUND if
- * root is not stored; PROLLY_ECORRUPT if a node it reads cannot be decoded; PROLLY_ENOMEM; store
- * errors, also a failed earlier write of txn's nodes (see prolly_txn_commit). *out_root is
- * untouched on failure; n = 0 gives *root. */
+/* Applies n edits (any order; for equal keys the last one wins; deleting an absent key is a no-op)
+ * to tree root, creating the new tree's nodes in txn. Cost is proportional to the number of edits
+ * times the height. Memory: an edit of more than 65,536 distinct keys (or 16 MiB of keys and
+ * values) is made a key-ordered batch at a time, and the txn's nodes are written to the store
+ * between batches (unreferenced until the txn commits, as a builder's flushes; a txn freed
+ * uncommitted leaves them to gc), so it holds a batch's nodes, not all of them; such an edit on a
+ * handle that cannot write (PROLLY_OPEN_READONLY) fails with the store's error. PROLLY_ETOOBIG for
+ * an oversized key or value (nothing changes); PROLLY_EINVAL (out_root, txn or root NULL, edits
+ * NULL with n > 0, an edit whose key or value is NULL with a size, an op outside prolly_op, a txn
+ * already committed); PROLLY_ENOTFOUND if root is not stored; PROLLY_ECORRUPT if a node it reads
+ * cannot be decoded; PROLLY_ENOMEM; store errors, also a failed earlier write of txn's nodes (see
+ * prolly_txn_commit). *out_root is untouched on failure; n = 0 gives *root. */
 PROLLY_API int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                                 const prolly_edit *edits, size_t n);
 

@@ -40,6 +40,15 @@
  *       while this one merges the next items. Their parent entries are pushed in place, empty,
  *       and filled in when the level ends (feeder_collect), before the entries are sorted; the
  *       nodes join the txn in the order they were made, on this thread.
+ *   E9  an edit of more than prolly__edit_batch distinct keys (EDIT_BATCH, 65,536), or of more than
+ *       EDIT_BATCH_BYTES of keys and values, is applied a key-ordered batch at a time, each batch
+ *       to the tree the one before made, and the txn's nodes are written (prolly__txn_flush:
+ *       unreferenced until the txn commits, T4 and T8 of txn.c) before the next batch is made: the
+ *       nodes an edit reads and holds at once are a batch's, whatever n (a million random updates
+ *       at 10M records held 1.6 GB in `prolly apply` before: docs/benchmarks/engine.md, "An edit of
+ *       a million keys"). The tree is the one a single pass makes (the same records make the same
+ *       tree); the nodes of the trees between batches that the next replaces (their roots, the
+ *       nodes at their edges) are written too, unreferenced, for gc to take.
  *
  * Reads: prefetch loads the paths of all leaf edits, one store call per level. On a store
  * whose reads are round trips (PROLLY_STORE_REMOTE) that includes every leaf, and when an edit
@@ -57,6 +66,12 @@
 #include "internal.h"
 
 #include <stdlib.h>
+
+/* E9: the most distinct keys, and bytes of keys and values, an edit applies in one batch. */
+#define EDIT_BATCH 65536
+#define EDIT_BATCH_BYTES ((size_t)16 << 20)
+
+size_t prolly__edit_batch = EDIT_BATCH;
 
 /* E8: the fewest edits for which an edit starts a node maker (a thread start costs about as
  * much as making a few nodes). */
@@ -694,6 +709,46 @@ int prolly__edits_check(const prolly_edit *edits, size_t n)
 	return 0;
 }
 
+/* The length of the batch of u[0, m) that starts at u[0] (E9): at least one edit. */
+static size_t batch_len(const prolly_edit *u, size_t m)
+{
+	size_t b = 0, bytes = 0;
+	size_t most = prolly__edit_batch ? prolly__edit_batch : 1;
+	while (b < m && b < most) {
+		size_t sz = u[b].key.size + (u[b].op == PROLLY_DEL ? 0 : u[b].value.size);
+		if (b && bytes + sz > EDIT_BATCH_BYTES)
+			break;
+		bytes += sz;
+		b++;
+	}
+	return b;
+}
+
+/* Applies the key-ordered, distinct edits u[0, m) to root in batches (E9). The writes of the
+ * batches have landed when it returns 0 (the commit would wait for them anyway), so an edit that
+ * succeeds never names a node whose write failed. */
+static int apply_batches(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
+                         const prolly_edit *u, size_t m)
+{
+	size_t b = batch_len(u, m);
+	prolly_id cur, next;
+	int rc;
+	if (b == m)
+		return prolly__apply_sorted(out_root, txn, root, u, m);
+	cur = *root;
+	for (size_t at = 0; at < m; at += b) {
+		b = batch_len(u + at, m - at);
+		if ((at && (rc = prolly__txn_flush(txn))) ||
+		    (rc = prolly__apply_sorted(&next, txn, &cur, u + at, b)))
+			return rc;
+		cur = next;
+	}
+	if ((rc = prolly__txn_flush_wait(txn)))
+		return rc;
+	*out_root = cur;
+	return 0;
+}
+
 int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root,
                      const prolly_edit *edits, size_t n)
 {
@@ -724,7 +779,7 @@ int prolly_edit_tree(prolly_id *out_root, prolly_txn *txn, const prolly_id *root
 			u[m++] = *e;
 		}
 	}
-	rc = prolly__apply_sorted(out_root, txn, root, u, m);
+	rc = apply_batches(out_root, txn, root, u, m);
 cleanup:
 	free(order);
 	free(u);

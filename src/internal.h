@@ -214,6 +214,9 @@ uint32_t prolly__node_lower_bound(const pnode *nd, const void *key, size_t klen)
 uint32_t prolly__node_lower_bound_from(const pnode *nd, const void *key, size_t klen,
                                        uint32_t from);
 
+/* edit.c: the most distinct keys an edit applies in one batch (E9 there). Tests lower it, before
+ * any thread reads it. */
+extern size_t prolly__edit_batch;
 /* read.c: get_many's window (GM1 there): the most ids it loads per store call, and holds per
  * level at once. Tests lower it, before any thread reads it. */
 extern size_t prolly__get_many_window;

@@ -63,6 +63,17 @@ PT_TEST(model_get_many_small_window)
 	prolly__get_many_window = was;
 }
 
+/* Edits applied 5 distinct keys a batch, the txn's nodes written between batches (E9 of
+ * src/edit.c), on LMDB (written nodes are read back from the file): every tree is still the
+ * canonical one, every merge and discarded txn as before. */
+PT_TEST(model_edit_small_batches)
+{
+	size_t was = prolly__edit_batch;
+	prolly__edit_batch = 5;
+	model_run("model_edit_small_batches", 0x7777, MR_LMDB, 1u << 20, 1, 50, 1500, 400);
+	prolly__edit_batch = was;
+}
+
 PT_TEST(model_small_trees)
 {
 	/* Trees of a few records: single leaves, the empty tree, collapses to a leaf. */

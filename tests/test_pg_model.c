@@ -9,6 +9,7 @@
  *
  * Re-run a failure with the seed it prints: PROLLY_TEST_SEED=0x... build/tests/test_pg_model NAME.
  */
+#include "internal.h"
 #include "lib/model_run.h"
 #include "ptest.h"
 
@@ -45,6 +46,16 @@ PT_TEST(model_pg_small_chunks)
 	o.read_chunk = 4;
 	o.pool_size = 2;
 	model_run_pg("model_pg_small_chunks", 0x9393, 20000, 0, 30, 500, 200, &o);
+}
+
+PT_TEST(model_pg_edit_small_batches)
+{
+	/* Edits made 5 distinct keys a batch, the txn's nodes written between batches (E9 of
+	 * src/edit.c) through the store's flushes, in transactions of their own before the commit's. */
+	size_t was = prolly__edit_batch;
+	prolly__edit_batch = 5;
+	model_run_pg("model_pg_edit_small_batches", 0x9595, 1u << 20, 1, 24, 800, 300, NULL);
+	prolly__edit_batch = was;
 }
 
 PT_TEST(model_pg_small_trees)
