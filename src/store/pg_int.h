@@ -325,6 +325,10 @@ void prolly__pg_redact(char *out, size_t outsz, const char *msg, const pg_store 
  * read without it, the version of value seen last); 0 for value 0. A version not seen before whose
  * value is not above every one reported moves the reported epochs past all earlier ones. */
 uint64_t prolly__pg_epoch_seen(pg_store *st, uint64_t value, uint64_t xmin);
+/* The epoch to report for value, read by a write's function after its statement's snapshot saw
+ * another version of the row (its xmin unknown): written meanwhile, by a gc, never taken for a
+ * restore (pg_epoch.c). */
+uint64_t prolly__pg_epoch_moved(pg_store *st, uint64_t value);
 /* The same for a version of value known to differ from every one seen (a write's statement found
  * the row it expected written again): always a new epoch, above every earlier one. */
 uint64_t prolly__pg_epoch_rewritten(pg_store *st, uint64_t value);

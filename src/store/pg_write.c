@@ -466,8 +466,9 @@ int prolly__pg_write(prolly_store *base, prolly_store_write *w)
 	}
 
 	prolly__pg_cnt_add(&st->cnt.insert_statements, chunks);
-	if (x.have_epoch)
-		w->current_epoch = prolly__pg_epoch_seen(st, x.epoch, x.xmin);
+	if (x.have_epoch) /* no xmin: the row changed while the statement ran (pg_epoch.c) */
+		w->current_epoch = x.xmin ? prolly__pg_epoch_seen(st, x.epoch, x.xmin)
+		                          : prolly__pg_epoch_moved(st, x.epoch);
 	if (rc == 0 && x.bad)
 		rc = prolly_set_error(PROLLY_ECORRUPT, "postgres: a ref update returned a malformed row");
 	else if (rc == 0 && x.conflict) /* the fast path reports failed refs in its rows */
