@@ -8,6 +8,9 @@
 #                                       written to DIR/env) and nothing else on stdout
 #   scripts/pg-cluster.sh stop DIR      fast shutdown, then remove DIR (also after a failed start)
 #   scripts/pg-cluster.sh env DIR       print DIR/env again
+#   scripts/pg-cluster.sh bin           print the bin directory of the server `start` would run
+#                                       (its psql, pg_dump, pgbench: the same version, and not
+#                                       Debian's Perl wrappers in /usr/bin)
 #   scripts/pg-cluster.sh standby DIR   make a streaming replica of DIR's running cluster
 #                                       (pg_basebackup -R) in DIR/standby, start it as a hot
 #                                       standby on DIR/standby/sock and a free TCP port, wait
@@ -40,7 +43,7 @@ die() {
 }
 
 usage() {
-	echo "usage: $0 start [DIR] | stop DIR | env DIR | standby DIR | database DIR NAME" >&2
+	echo "usage: $0 start [DIR] | stop DIR | env DIR | standby DIR | database DIR NAME | bin" >&2
 	exit 2
 }
 
@@ -352,6 +355,10 @@ standby)
 database)
 	[ $# -eq 3 ] || usage
 	cmd_database "$2" "$3"
+	;;
+bin)
+	[ $# -eq 1 ] || usage
+	find_bin
 	;;
 env)
 	[ $# -eq 2 ] || usage
