@@ -4,22 +4,24 @@
  * decoded-node cache true to the tables.
  *
  * The write protocol of a SQL write function (write.c, refs.c), in the caller's transaction:
- *   1. pgx_write_lock: SELECT s.prolly_write_begin(NULL) takes the writers' shared advisory
- *      lock (the gc's epoch bump takes it exclusive, so no gc starts until this transaction
- *      ends; write_lock_bounded has taken it already, waiting 5 s at most when the session has
- *      no lock_timeout, as any role may hold it, and again while the holder is a gc that keeps
- *      working) and reads the epoch; SELECT ... FROM s.refs WHERE name = $1 FOR UPDATE locks the
- *      branch's row (writers to one branch queue here; to other branches, never); then, under
- *      READ COMMITTED, a fresh snapshot is pushed, so the engine reads the head and the nodes
- *      that the writer it waited for committed (under REPEATABLE READ or SERIALIZABLE the lock
- *      raises 40001 when the row moved after the transaction's snapshot, as for any UPDATE, and
- *      pgx_write_lock raises 40001 when a gc's epoch bump committed after that snapshot);
+ *   1. pgx_write_lock: write_lock_bounded takes the writers' shared advisory lock (the gc's
+ *      epoch bump takes it exclusive, so no gc starts until this transaction ends), waiting 5 s
+ *      at most when the session has no lock_timeout, as any role may hold it, and again while
+ *      the holder is a gc that keeps working; then one statement reads the epoch from s.meta and
+ *      locks the branch's row (SELECT ... FROM s.refs WHERE name = $1 FOR UPDATE: writers to one
+ *      branch queue here; to other branches, never); then, under READ COMMITTED, a fresh
+ *      snapshot is pushed, so the engine reads the head and the nodes that the writer it waited
+ *      for committed (under REPEATABLE READ or SERIALIZABLE the lock raises 40001 when the row
+ *      moved after the transaction's snapshot, as for any UPDATE, and pgx_write_lock raises
+ *      40001 when a gc's epoch bump committed after that snapshot). This is what the schema's
+ *      s.prolly_write_begin does, without its PL/pgSQL call;
  *   2. the engine reads the head, builds the commit and calls write(): SPI inserts the nodes
  *      (ON CONFLICT DO NOTHING, through a kept generic plan: insert_nodes) and then moves the
- *      refs by compare-and-swap (docs/postgres.md) through the schema's s.prolly_ref_cas, one
- *      call per ref, or, when more than one of them can lose, its s.prolly_write (all or none),
- *      all of which commits or rolls back with the caller's transaction; the command counter
- *      is then advanced so that this call's later reads see what it wrote;
+ *      refs by compare-and-swap (docs/postgres.md), one plain statement per ref with the rules
+ *      of the schema's s.prolly_ref_cas (PROLLY_PG_SQL_CAS in prolly/pg_sql.h), or, when more
+ *      than one of them can lose, through its s.prolly_write (all or none), all of which commits
+ *      or rolls back with the caller's transaction; the command counter is then advanced so that
+ *      this call's later reads see what it wrote;
  *   3. pgx_write_unlock pops the snapshot; the locks are held until the transaction ends.
  * The epoch check of prolly_write is not needed (p_epoch NULL): the gc lock is held since
  * before this call read anything, and the decoded-node cache is cleared whenever the epoch
@@ -91,7 +93,8 @@ static void on_subxact(SubXactEvent event, SubTransactionId mine, SubTransaction
 }
 
 /* This file's statements, planned once per backend (pgx_kept_plan). */
-static pgx_kept lock_plan, write_plan, insert_plan, cas_plan;
+static pgx_kept lock_plan, write_plan, insert_plan, value_plan;
+static pgx_kept cas_plans[3][2]; /* PROLLY_PG_SQL_CAS's, by expectation and removal */
 
 /* The first key of the writers' advisory lock, as the schema's functions take it; the second is
  * hashtext('"schema".meta'). */
@@ -255,17 +258,16 @@ void pgx_write_lock(const char *ref)
 	Assert(!writing && ref);
 	write_lock_bounded();
 	guc = pgx_spi_connect();
-	/* One statement: the function scan (the gc lock) runs before the row lock of the select
-	 * list, so the locks are taken in the order of the protocol above. The NULL is typed: an
-	 * untyped one would let an overload that a role with CREATE on the schema added, say
-	 * prolly_write_begin(text), win the call (unknown prefers text) and run with our rights. */
+	/* One statement, after the gc lock (write_lock_bounded): the epoch, and the branch's row
+	 * lock. What s.prolly_write_begin(NULL) would add, the same advisory lock, is held already;
+	 * its PL/pgSQL call cost more than the rest of the statement (docs/benchmarks/sql.md, "The
+	 * refs as plain statements"). */
 	args[0] = PointerGetDatum(pgx_bytea(ref, strlen(ref)));
-	if (SPI_execute_plan(
-	        pgx_kept_plan(&lock_plan,
-	                      "SELECT e, (SELECT 1 FROM %1$s.refs WHERE name = $1 FOR "
-	                      "UPDATE) FROM %1$s.prolly_write_begin(NULL::pg_catalog.int8) e",
-	                      1, types),
-	        args, NULL, false, 0) != SPI_OK_SELECT ||
+	if (SPI_execute_plan(pgx_kept_plan(&lock_plan,
+	                                   "SELECT (SELECT value FROM %1$s.meta WHERE key = 'epoch'), "
+	                                   "(SELECT 1 FROM %1$s.refs WHERE name = $1 FOR UPDATE)",
+	                                   1, types),
+	                     args, NULL, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != 1)
 		elog(ERROR, "prolly: taking the write lock failed");
 	e = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -386,65 +388,71 @@ static void insert_nodes(const prolly_store_node *const *v, size_t n)
 	}
 }
 
-/* The outcome of the compare-and-swap of u, from columns applied, cur_exists and cur of a row of
- * s.prolly_ref_cas or s.prolly_write: on a lost one, u's conflict fields and (the first time)
- * *rc and the error message. */
-static void ref_outcome(prolly_ref_update *u, HeapTuple tup, TupleDesc desc, int first_col, int *rc)
+/* The outcome of the compare-and-swap of u: nothing when it applied; when it lost, u's conflict
+ * fields from whether the ref exists and its value cur (NULL: none), and (the first time) *rc
+ * and the error message. */
+static void ref_outcome(prolly_ref_update *u, bool applied, bool exists, bytea *cur, int *rc)
 {
-	bool n_app, n_ex, n_cur;
-	Datum app = SPI_getbinval(tup, desc, first_col, &n_app);
-	Datum ex = SPI_getbinval(tup, desc, first_col + 1, &n_ex);
-	Datum curv = SPI_getbinval(tup, desc, first_col + 2, &n_cur);
-	if (!n_app && DatumGetBool(app))
+	if (applied)
 		return;
 	u->conflict = 1;
-	u->current_exists = !n_ex && DatumGetBool(ex);
-	if (u->current_exists && !n_cur) {
-		bytea *b = DatumGetByteaPP(curv);
-		if (VARSIZE_ANY_EXHDR(b) == PROLLY_ID_SIZE)
-			memcpy(u->current.bytes, VARDATA_ANY(b), PROLLY_ID_SIZE);
-	}
+	u->current_exists = exists;
+	if (exists && cur && VARSIZE_ANY_EXHDR(cur) == PROLLY_ID_SIZE)
+		memcpy(u->current.bytes, VARDATA_ANY(cur), PROLLY_ID_SIZE);
 	if (!*rc)
 		*rc = prolly_set_error(PROLLY_ECONFLICT, "ref %s %s; nothing was written", u->name,
-		                       u->current_exists ? "moved meanwhile" : "is absent");
+		                       exists ? "moved meanwhile" : "is absent");
 }
 
-/* The compare-and-swap of u by s.prolly_ref_cas (plan): 0, or PROLLY_ECONFLICT with u's
- * conflict fields set. In SPI. */
-static int ref_cas(SPIPlanPtr plan, prolly_ref_update *u)
+/* A ref's compare-and-swap by the statement of PROLLY_PG_SQL_CAS for its case: 0, or
+ * PROLLY_ECONFLICT with u's conflict fields set. In SPI. */
+static int ref_cas(prolly_ref_update *u)
 {
-	Datum args[5];
-	char nulls[6] = "     ";
-	int rc = 0;
+	static const char *const sql[3][2] = PROLLY_PG_SQL_CAS("%s");
+	Oid types[3] = {BYTEAOID, BYTEAOID, BYTEAOID};
+	Datum args[3];
+	char nulls[4] = "   ";
+	int e = (int)u->expect, rm = u->remove != 0, r, rc = 0;
+	bool applied;
+	Assert(e >= PROLLY_REF_EXPECT_ANY && e <= PROLLY_REF_EXPECT_VALUE);
 	args[0] = PointerGetDatum(pgx_bytea(u->name, strlen(u->name)));
-	args[1] = Int32GetDatum((int32)u->expect);
-	args[2] = u->expect == PROLLY_REF_EXPECT_VALUE
+	args[1] = e == PROLLY_REF_EXPECT_VALUE
 	              ? PointerGetDatum(pgx_bytea(u->expected.bytes, PROLLY_ID_SIZE))
 	              : (Datum)0;
-	nulls[2] = u->expect == PROLLY_REF_EXPECT_VALUE ? ' ' : 'n';
-	args[3] = BoolGetDatum(u->remove != 0);
-	args[4] = u->remove ? (Datum)0 : PointerGetDatum(pgx_bytea(u->value.bytes, PROLLY_ID_SIZE));
-	nulls[4] = u->remove ? 'n' : ' ';
-	if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "prolly: s.prolly_ref_cas returned no row");
-	ref_outcome(u, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &rc);
+	nulls[1] = e == PROLLY_REF_EXPECT_VALUE ? ' ' : 'n';
+	args[2] = rm ? (Datum)0 : PointerGetDatum(pgx_bytea(u->value.bytes, PROLLY_ID_SIZE));
+	nulls[2] = rm ? 'n' : ' ';
+	r = SPI_execute_plan(pgx_kept_plan(&cas_plans[e][rm], sql[e][rm], 3, types), args, nulls, false,
+	                     0);
+	if (r < 0)
+		elog(ERROR, "prolly: the compare-and-swap of a ref failed: %s", SPI_result_code_string(r));
+	applied = PROLLY_PG_CAS_APPLIED(e, rm, SPI_processed);
+	SPI_freetuptable(SPI_tuptable);
+	if (applied)
+		return 0;
+	if (SPI_execute_plan(pgx_kept_plan(&value_plan, PROLLY_PG_SQL_REF_VALUE("%s"), 1, types), args,
+	                     NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "prolly: reading a ref failed");
+	if (SPI_processed == 1) {
+		bool isnull;
+		Datum v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		ref_outcome(u, false, true, isnull ? NULL : DatumGetByteaPP(v), &rc);
+	} else
+		ref_outcome(u, false, false, NULL, &rc);
 	SPI_freetuptable(SPI_tuptable);
 	return rc;
 }
 
 /* The refs of w when at most one of them can lose its compare-and-swap (a commit: its branch,
- * with its reflog entry's ref, which expects nothing): each by s.prolly_ref_cas (the one home of
- * the compare-and-swap rules), the one that can lose first, so that when it loses nothing has
- * been applied and no subtransaction is needed; s.prolly_write would run one for two refs. In
- * SPI. */
+ * with its reflog entry's ref, which expects nothing): each by its statement (ref_cas), the one
+ * that can lose first, so that when it loses nothing has been applied and no subtransaction is
+ * needed; s.prolly_write would run one for two refs. In SPI. */
 static int refs_by_cas(prolly_store_write *w, size_t fallible)
 {
-	Oid types[5] = {BYTEAOID, INT4OID, BYTEAOID, BOOLOID, BYTEAOID};
-	SPIPlanPtr plan = pgx_kept_plan(&cas_plan, PROLLY_PG_SQL_REF_CAS("%s"), 5, types);
-	int rc = ref_cas(plan, &w->refs[fallible]); /* the one that can lose, first */
+	int rc = ref_cas(&w->refs[fallible]); /* the one that can lose, first */
 	for (size_t i = 0; i < w->n_refs && !rc; i++)
 		if (i != fallible)
-			rc = ref_cas(plan, &w->refs[i]);
+			rc = ref_cas(&w->refs[i]);
 	return rc;
 }
 
@@ -505,8 +513,15 @@ static int refs_by_prolly_write(prolly_store_write *w)
 	        args, nulls, false, 0) != SPI_OK_SELECT ||
 	    SPI_processed != nr)
 		elog(ERROR, "prolly: s.prolly_write returned no row per ref");
-	for (size_t i = 0; i < nr; i++)
-		ref_outcome(&w->refs[i], SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &rc);
+	for (size_t i = 0; i < nr; i++) {
+		HeapTuple t = SPI_tuptable->vals[i];
+		TupleDesc d = SPI_tuptable->tupdesc;
+		bool n_app, n_ex, n_cur;
+		Datum app = SPI_getbinval(t, d, 3, &n_app), ex = SPI_getbinval(t, d, 4, &n_ex),
+		      cur = SPI_getbinval(t, d, 5, &n_cur);
+		ref_outcome(&w->refs[i], !n_app && DatumGetBool(app), !n_ex && DatumGetBool(ex),
+		            n_cur ? NULL : DatumGetByteaPP(cur), &rc);
+	}
 	return rc;
 }
 

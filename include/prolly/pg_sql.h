@@ -91,6 +91,31 @@
 	"SELECT applied, cur_exists, cur FROM " S ".prolly_ref_cas($1::bytea, $2::int4, $3::bytea, "   \
 	"$4::bool, $5::bytea)"
 
+/* The same compare-and-swap as one plain statement per expectation and removal, with
+ * prolly_ref_cas's rules (docs/postgres.md): $1 the name, $2 the expected value, $3 the new
+ * value, bytea each (NULL where the case uses none). PROLLY_PG_SQL_CAS(S)[expect][remove] is the
+ * statement for a prolly_ref_expect and a removal (0 or 1); PROLLY_PG_CAS_APPLIED says whether it
+ * applied from the rows it affected (or, for ABSENT with a removal, a SELECT, returned: applied
+ * when none); after a loss, PROLLY_PG_SQL_REF_VALUE ($1 the name) reads the current value, no row
+ * when the ref is absent. Without PL/pgSQL's call around them (a function call, its search_path
+ * setting and a statement of its own inside) a ref costs a fraction of the function's time:
+ * the extension moves its refs with these (docs/benchmarks/sql.md, "The refs as plain
+ * statements"). tests/test_pg_cas.c holds them to prolly_ref_cas in every case. */
+/* clang-format off */
+#define PROLLY_PG_SQL_CAS(S) {                                                                     \
+	{"INSERT INTO " S ".refs (name, value) VALUES ($1, $3) "                                       \
+	 "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",     /* ANY, set */                 \
+	 "DELETE FROM " S ".refs WHERE name = $1"},                     /* ANY, remove */              \
+	{"INSERT INTO " S ".refs (name, value) VALUES ($1, $3) "                                       \
+	 "ON CONFLICT (name) DO NOTHING",                               /* ABSENT, create */           \
+	 "SELECT 1 FROM " S ".refs WHERE name = $1"},                   /* ABSENT, remove: a check */  \
+	{"UPDATE " S ".refs SET value = $3 WHERE name = $1 AND value = $2",    /* VALUE, move */       \
+	 "DELETE FROM " S ".refs WHERE name = $1 AND value = $2"}}             /* VALUE, remove */
+/* clang-format on */
+#define PROLLY_PG_CAS_APPLIED(expect, remove, rows)                                                \
+	((expect) == 0 || (((expect) == 1 && (remove)) ? (rows) == 0 : (rows) == 1))
+#define PROLLY_PG_SQL_REF_VALUE(S) "SELECT value FROM " S ".refs WHERE name = $1"
+
 /* The nodes whose ids are $1 (bytea[]): a row (i, node) per id the table holds, i its position
  * from 1. Each id is looked up in a LATERAL subquery with LIMIT 1, which the planner cannot turn
  * into a join: an index probe per id, even in a generic plan made while the table was small (a
