@@ -310,6 +310,17 @@ SELECT prolly_put('by-writer', 'who', 'writer') IS NOT NULL AS put;
 SELECT prolly_merge('w', 'by-writer') IS NOT NULL AS merged;
 SELECT convert_from(prolly_get('w', 'who'), 'UTF8') AS who;
 RESET ROLE;
+-- the write functions call neither prolly_write_begin nor prolly_ref_cas (the C client's writes
+-- do): a writer without EXECUTE on them writes
+REVOKE EXECUTE ON FUNCTION prolly_write_begin(bigint),
+  prolly_ref_cas(bytea, int, bytea, boolean, bytea) FROM PUBLIC;
+SET ROLE regress_prolly_writer;
+SELECT prolly_put('by-writer', 'who2', 'writer') IS NOT NULL AS put_without_them;
+SELECT prolly_branch('by-writer-2', 'by-writer') IS NOT NULL AS branched_without_them;
+SELECT prolly_delete_branch('by-writer-2') IS NOT NULL AS deleted_without_them;
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION prolly_write_begin(bigint),
+  prolly_ref_cas(bytea, int, bytea, boolean, bytea) TO PUBLIC;
 SET ROLE regress_prolly_reader;
 SELECT prolly_put('w', 'who', 'reader');
 SELECT prolly_branch('by-reader', 'main');
