@@ -34,26 +34,18 @@ typedef struct outcome {
 	char cur[80], after[80];
 } outcome;
 
-static void exec_ok(PGconn *c, const char *sql)
-{
-	PGresult *r = PQexec(c, sql);
-	PT_CHECKF(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
-	          "%s: %s", sql, PQerrorMessage(c));
-	PQclear(r);
-}
-
 /* Begins a transaction and puts the ref into state. */
 static void set_state(PGconn *c, const char *schema, int state)
 {
 	char q[512];
-	exec_ok(c, "BEGIN");
+	PT_CHECK(pgt_sql_state(c, "BEGIN", ""));
 	snprintf(q, sizeof(q), "DELETE FROM \"%s\".refs WHERE name = '" NAME "'::bytea", schema);
-	exec_ok(c, q);
+	PT_CHECK(pgt_sql_state(c, q, ""));
 	if (state != ABSENT) {
 		snprintf(q, sizeof(q),
 		         "INSERT INTO \"%s\".refs (name, value) VALUES ('" NAME "'::bytea, '%s'::bytea)",
 		         schema, state == SAME ? EXPECTED : OTHER_VALUE);
-		exec_ok(c, q);
+		PT_CHECK(pgt_sql_state(c, q, ""));
 	}
 }
 
@@ -66,7 +58,7 @@ static void after_and_rollback(PGconn *c, const char *schema, outcome *o)
 	         "'::bytea), '')",
 	         schema);
 	pgt_sql_text(c, q, o->after, sizeof(o->after));
-	exec_ok(c, "ROLLBACK");
+	PT_CHECK(pgt_sql_state(c, "ROLLBACK", ""));
 }
 
 static outcome by_function(PGconn *c, const char *schema, int expect, int remove, int state)
@@ -114,9 +106,7 @@ static outcome by_statement(PGconn *c, const char *schema, int expect, int remov
 	PQclear(r);
 	o.applied = PROLLY_PG_CAS_APPLIED(expect, remove, rows);
 	if (!o.applied) {
-		char fmt[256];
-		snprintf(fmt, sizeof(fmt), "%s", PROLLY_PG_SQL_REF_VALUE("\"%s\""));
-		snprintf(q, sizeof(q), fmt, schema);
+		snprintf(q, sizeof(q), PROLLY_PG_SQL_REF_VALUE("\"%s\""), schema);
 		r = PQexecParams(c, q, 1, types, params, NULL, NULL, 0);
 		PT_CHECKF(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", q, PQerrorMessage(c));
 		o.exists = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
